@@ -1,0 +1,203 @@
+"""The ``precision-lint`` command, with ruff's conventions.
+
+Exit codes: 0 no findings remain, 1 findings remain (or ``--diff`` has changes),
+2 usage, configuration or internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from typing import List, Optional, Sequence
+
+from . import __version__
+from .config import ConfigError, load
+from .engine import Engine, InternalError
+from .reporters import FORMATS, Report, render
+from .reporters.style import want_color
+from .rule_docs import page_text
+from .rules import all_rules, selected_codes
+from .sources import atomic_write
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+SUBCOMMANDS = ("check", "rule", "verify")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors exit 2, like ruff
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def _codes(value: str) -> List[str]:
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def check_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="precision-lint check", description="Check (and fix) mixed-precision misconfigurations.")
+    p.add_argument("paths", nargs="*", default=None, help="files or folders (default: .)")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes")
+    p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (with --fix/--diff)")
+    p.add_argument("--diff", action="store_true", help="print the diff of fixes; write nothing; exit 1 if any")
+    p.add_argument("--select", type=_codes, default=None, help="comma-separated codes or prefixes to enable")
+    p.add_argument("--ignore", type=_codes, default=[], help="comma-separated codes or prefixes to disable")
+    p.add_argument("--extend-select", type=_codes, default=[], help="codes to enable on top of the config")
+    p.add_argument("--output-format", choices=FORMATS, default=None, help="how to report (default: full)")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    p.add_argument("--statistics", action="store_true", help="print counts per rule code")
+    p.add_argument("--config", default=None, help="a pyproject.toml or precision-lint.toml to use")
+    p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes for parsing (default: cores)")
+    p.add_argument("--version", action="version", version=f"precision-lint {__version__}")
+    return p
+
+
+def main_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="precision-lint",
+        description="A linter and codemod for mixed-precision training code.",
+        epilog="Commands: check [PATH ...] (default), rule CODE | rule --all, verify [FIXTURE ...]. "
+        "`precision-lint check --help` lists the check options.",
+    )
+    p.add_argument("--version", action="version", version=f"precision-lint {__version__}")
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "rule":
+            return rule_command(argv[1:])
+        if argv and argv[0] == "verify":
+            from .harness import main as verify_main
+
+            return verify_main(argv[1:])
+        if argv and argv[0] == "check":
+            argv = argv[1:]
+        elif argv and argv[0] in ("-h", "--help"):
+            main_parser().print_help()
+            print()
+            check_parser().print_help()
+            return EXIT_OK
+        return check_command(argv)
+    except BrokenPipeError:  # `precision-lint ... | head`
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+
+
+def rule_command(argv: Sequence[str]) -> int:
+    p = _Parser(prog="precision-lint rule", description="Show a rule's page, or list every rule.")
+    p.add_argument("code", nargs="?")
+    p.add_argument("--all", action="store_true", help="list every rule")
+    args = p.parse_args(argv)
+    rules = all_rules()
+    if args.all or not args.code:
+        print(f"{'code':<7} {'name':<45} {'fix':<10} safety")
+        for code, rule in rules.items():
+            safety = rule.fix_applicability if rule.fix_availability != "never" else "-"
+            print(f"{code:<7} {rule.name:<45} {rule.fix_availability:<10} {safety}")
+        return EXIT_OK
+    code = args.code.upper()
+    if code not in rules:
+        print(f"precision-lint: unknown rule code {args.code!r} (see `precision-lint rule --all`)", file=sys.stderr)
+        return EXIT_ERROR
+    text = page_text(code)
+    if text is None:
+        rule = rules[code]
+        text = f"# {code} {rule.name}\n\n{rule.summary}\n"
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return EXIT_OK
+
+
+def _display(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def check_command(argv: Sequence[str]) -> int:
+    args = check_parser().parse_args(argv)
+    paths = args.paths or ["."]
+    try:
+        config = load(args.config, paths)
+        codes = selected_codes(config, args.select, args.ignore, args.extend_select)
+        engine = Engine(config, codes, jobs=args.jobs)
+    except ConfigError as exc:
+        print(f"precision-lint: configuration error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    for p in paths:
+        if not os.path.exists(p):
+            print(f"precision-lint: error: {p}: no such file or directory", file=sys.stderr)
+            return EXIT_ERROR
+    fixing = args.fix or args.diff
+    try:
+        result = engine.run_paths(paths, fix=fixing, unsafe=args.unsafe_fixes)
+    except InternalError as exc:
+        print(f"precision-lint: {exc}\nThis is a bug in precision-lint; please report it.", file=sys.stderr)
+        return EXIT_ERROR
+    for path, why in result.rejected:
+        print(f"precision-lint: warning: fixes for {_display(path)} were not applied: the result would not parse ({why})", file=sys.stderr)
+
+    changed = result.changed
+    if args.diff:
+        for path, (old, new) in sorted(changed.items()):
+            shown = _display(path)
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
+                )
+            )
+        if not args.quiet:
+            n = sum(result.fixes_applied.values())
+            print(f"Would fix {n} error{'s' * (n != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}.", file=sys.stderr)
+        return EXIT_FINDINGS if changed else EXIT_OK
+
+    if args.fix:
+        for path, (_old, new) in changed.items():
+            src = result.sources[path]
+            atomic_write(path, src.encode(new))
+
+    texts = dict(result.fixed_texts) if args.fix else {p: s.text for p, s in result.sources.items() if s.text is not None}
+    fmt = args.output_format or os.environ.get("PRECISION_LINT_OUTPUT_FORMAT") or "full"
+    if fmt not in FORMATS:
+        print(f"precision-lint: error: unknown output format {fmt!r}", file=sys.stderr)
+        return EXIT_ERROR
+    report = Report(
+        diagnostics=result.diagnostics,
+        texts=texts,
+        fixes_applied=sum(result.fixes_applied.values()) if args.fix else 0,
+        unsafe_held_back=result.unsafe_held_back,
+        fix_mode=args.fix,
+        color=want_color(sys.stdout),
+        rules={c: all_rules()[c] for c in engine.codes},
+        display_paths={p: _display(p) for p in result.sources},
+    )
+    if args.statistics:
+        _statistics(report)
+    else:
+        text = render(fmt, report)
+        if args.quiet and fmt in ("full", "concise"):
+            text = "\n".join(l for l in text.splitlines() if not _is_summary(l)) + "\n"
+            text = text if text.strip() else ""
+        sys.stdout.write(text)
+    if args.exit_zero:
+        return EXIT_OK
+    return EXIT_FINDINGS if result.diagnostics else EXIT_OK
+
+
+def _is_summary(line: str) -> bool:
+    return line.startswith(("Found ", "All checks passed", "[*] ", "No fixes available")) or "hidden fix" in line
+
+
+def _statistics(report: Report) -> None:
+    counts = {}
+    for d in report.diagnostics:
+        counts[d.code] = counts.get(d.code, 0) + 1
+    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = report.rules.get(code)
+        fixable = any(d.fix is not None and d.code == code and d.fix.applicability == "safe" for d in report.diagnostics)
+        print(f"{n:>5}\t{code}\t{'[*]' if fixable else '[ ]'} {rule.name if rule else ''}")

@@ -1,0 +1,246 @@
+"""``[tool.precision-lint]`` settings: loading and validation.
+
+Unknown keys and bad values raise :class:`ConfigError` with a message naming the
+file and key; the CLI turns it into exit code 2.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    pass
+
+
+# Compute capability (major*10+minor) of the GPUs users name in `target-gpus`.
+GPU_CAPABILITY = {
+    "k80": 37, "m60": 52, "p4": 61, "p40": 61, "p100": 60, "gtx1080": 61, "gtx1080ti": 61,
+    "v100": 70, "titan-v": 70, "t4": 75, "titan-rtx": 75, "rtx2060": 75, "rtx2070": 75,
+    "rtx2080": 75, "rtx2080ti": 75, "quadro-rtx6000": 75, "rtx6000": 75,
+    "a100": 80, "a30": 80, "a10": 86, "a10g": 86, "a40": 86, "rtx3060": 86, "rtx3070": 86,
+    "rtx3080": 86, "rtx3090": 86, "rtx-a6000": 86, "l4": 89, "l40": 89, "l40s": 89,
+    "rtx4090": 89, "rtx4080": 89, "h100": 90, "h200": 90, "gh200": 90, "b100": 100, "b200": 100,
+}
+# What Kaggle and Colab hand out: every CUDA GPU from the P100 (sm60) upward.
+DEFAULT_TARGETS = ("sm60",)
+
+KNOWN_KEYS = {
+    "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
+    "target-gpus", "transformers-version", "trl-version", "rules",
+}
+CODE = re.compile(r"^MP\d{0,3}$")
+
+
+def parse_gpu(name: str) -> int:
+    """``"t4"`` → 75, ``"sm80"`` → 80, ``"sm_86"`` → 86."""
+    key = str(name).strip().lower().replace(" ", "-").replace("nvidia-", "")
+    match = re.fullmatch(r"sm_?(\d)(\d+)", key)
+    if match:
+        return int(match.group(1)) * 10 + int(match.group(2)[:1])
+    if key in GPU_CAPABILITY:
+        return GPU_CAPABILITY[key]
+    raise ConfigError(
+        f"unknown GPU {name!r} in target-gpus (use a name such as t4, v100, p100, a100, h100, or smXY)"
+    )
+
+
+def parse_version(text: Optional[str]) -> Optional[Tuple[int, ...]]:
+    if text is None:
+        return None
+    parts = re.findall(r"\d+", str(text))[:3]
+    if not parts:
+        raise ConfigError(f"cannot read version {text!r}")
+    return tuple(int(p) for p in parts)
+
+
+def installed_version(dist: str) -> Optional[Tuple[int, ...]]:
+    """The version of an installed distribution, from its metadata (nothing is imported)."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        return parse_version(version(dist))
+    except (PackageNotFoundError, ConfigError):
+        return None
+
+
+@dataclass
+class Config:
+    select: Optional[List[str]] = None  # None: every rule
+    ignore: List[str] = field(default_factory=list)
+    extend_select: List[str] = field(default_factory=list)
+    exclude: List[str] = field(default_factory=list)
+    per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
+    target_gpus: Tuple[str, ...] = DEFAULT_TARGETS
+    transformers_version: Optional[Tuple[int, ...]] = None  # None: newest behaviour
+    trl_version: Optional[Tuple[int, ...]] = None
+    rule_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    path: Optional[Path] = None  # the file it came from
+    root: Optional[Path] = None  # its folder: exclude patterns are relative to it
+
+    @property
+    def target_capabilities(self) -> Tuple[int, ...]:
+        return tuple(parse_gpu(g) for g in self.target_gpus)
+
+    @property
+    def min_capability(self) -> int:
+        return min(self.target_capabilities)
+
+    def options_for(self, code: str) -> Dict[str, Any]:
+        return self.rule_options.get(code, {})
+
+    def ignored_for(self, path: str) -> List[str]:
+        out: List[str] = []
+        rel = self._relative(path)
+        for pattern, codes in self.per_file_ignores.items():
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(Path(rel).name, pattern):
+                out.extend(codes)
+        return out
+
+    def _relative(self, path: str) -> str:
+        p = Path(path).resolve()
+        if self.root is not None:
+            try:
+                return p.relative_to(self.root.resolve()).as_posix()
+            except ValueError:
+                pass
+        return Path(path).as_posix()
+
+
+def _codes(value: Any, key: str, where: str) -> List[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of rule codes")
+    out = []
+    for v in value:
+        code = v.strip().upper()
+        if code != "ALL" and not CODE.match(code):
+            raise ConfigError(f"{where}: `{key}` has {v!r}, which is not a rule code (like MP101 or MP1)")
+        out.append(code)
+    return out
+
+
+def _strings(value: Any, key: str, where: str) -> List[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings")
+    return list(value)
+
+
+def from_table(table: Dict[str, Any], where: str = "configuration", path: Optional[Path] = None) -> Config:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [tool.precision-lint] must be a table")
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)} in [tool.precision-lint] "
+            f"(known: {', '.join(sorted(KNOWN_KEYS))})"
+        )
+    cfg = Config(path=path, root=path.parent if path else None)
+    if "select" in table:
+        cfg.select = _codes(table["select"], "select", where)
+    if "ignore" in table:
+        cfg.ignore = _codes(table["ignore"], "ignore", where)
+    if "extend-select" in table:
+        cfg.extend_select = _codes(table["extend-select"], "extend-select", where)
+    cfg.exclude = _strings(table.get("exclude", []), "exclude", where) + _strings(
+        table.get("extend-exclude", []), "extend-exclude", where
+    )
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
+    cfg.per_file_ignores = {k: _codes(v, f"per-file-ignores.{k}", where) for k, v in pfi.items()}
+    if "target-gpus" in table:
+        gpus = _strings(table["target-gpus"], "target-gpus", where)
+        if not gpus:
+            raise ConfigError(f"{where}: `target-gpus` must name at least one GPU")
+        for g in gpus:
+            try:
+                parse_gpu(g)
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+        cfg.target_gpus = tuple(gpus)
+    for key, attr, dist in (
+        ("transformers-version", "transformers_version", "transformers"),
+        ("trl-version", "trl_version", "trl"),
+    ):
+        if key in table:
+            if not isinstance(table[key], str):
+                raise ConfigError(f"{where}: `{key}` must be a string such as \"4.45\"")
+            try:
+                setattr(cfg, attr, parse_version(table[key]))
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: `{key}`: {exc}") from None
+        else:
+            setattr(cfg, attr, installed_version(dist))
+    rules = table.get("rules", {})
+    if not isinstance(rules, dict) or not all(isinstance(v, dict) for v in rules.values()):
+        raise ConfigError(f"{where}: [tool.precision-lint.rules.MPxxx] must be tables of options")
+    cfg.rule_options = {k.upper(): dict(v) for k, v in rules.items()}
+    return cfg
+
+
+def load_file(path: Path) -> Config:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("precision-lint", {})
+    else:  # a dedicated precision-lint.toml / .precision-lint.toml
+        table = data.get("tool", {}).get("precision-lint", data)
+    return from_table(table, str(path), path)
+
+
+def find_config(start: Path) -> Optional[Path]:
+    """The nearest pyproject.toml with a [tool.precision-lint] table (or a precision-lint.toml)."""
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    for folder in (start, *start.parents):
+        for name in (".precision-lint.toml", "precision-lint.toml"):
+            if (folder / name).is_file():
+                return folder / name
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                text = candidate.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                if "precision-lint" in text:  # ours, but broken: say so rather than ignore it
+                    raise ConfigError(f"{candidate}: invalid TOML: {exc}") from None
+                continue
+            if "precision-lint" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load(config_file: Optional[str] = None, start: Optional[Sequence[str]] = None) -> Config:
+    if config_file:
+        path = Path(config_file)
+        if not path.is_file():
+            raise ConfigError(f"config file {config_file} does not exist")
+        return load_file(path)
+    first = Path(start[0]) if start else Path.cwd()
+    found = find_config(first if first.exists() else Path.cwd())
+    if found is None:
+        return from_table({}, "defaults")
+    return load_file(found)

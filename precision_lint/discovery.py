@@ -1,0 +1,130 @@
+"""Finding the files to lint, the way ruff does.
+
+Folders are walked recursively for Python files (and notebooks, where enabled);
+``.gitignore`` files, configured ``exclude`` patterns, VCS folders, virtual
+environments, caches and build output are skipped. A file named explicitly on
+the command line is always checked.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+try:
+    import pathspec
+except ImportError:  # pragma: no cover - pathspec is a declared dependency
+    pathspec = None
+
+SUFFIXES = (".py",)
+SKIPPED_DIRS = {
+    ".git", ".hg", ".svn", ".bzr", "__pycache__", ".venv", "venv", ".tox", ".nox",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".precision-lint-cache", "node_modules",
+    "build", "dist", "site-packages", ".eggs", ".ipynb_checkpoints",
+}
+
+
+def _is_virtualenv(folder: Path) -> bool:
+    return (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir()
+
+
+class _GitIgnores:
+    def __init__(self) -> None:
+        self._specs: List[Tuple[Path, object]] = []
+
+    def add_folder(self, folder: Path) -> None:
+        if pathspec is None:
+            return
+        ignore = folder / ".gitignore"
+        if ignore.is_file():
+            try:
+                lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                return
+            self._specs.append((folder, pathspec.PathSpec.from_lines("gitwildmatch", lines)))
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        for base, spec in self._specs:
+            try:
+                rel = path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+            if spec.match_file(rel + "/" if is_dir else rel):
+                return True
+        return False
+
+
+def _excluded(path: Path, patterns: Sequence[str], root: Optional[Path]) -> bool:
+    if not patterns:
+        return False
+    candidates = [path.name, path.as_posix()]
+    if root is not None:
+        try:
+            candidates.append(path.resolve().relative_to(root.resolve()).as_posix())
+        except ValueError:
+            pass
+    return any(fnmatch.fnmatch(c, p.rstrip("/")) for p in patterns for c in candidates)
+
+
+def discover(
+    paths: Iterable[str],
+    exclude: Sequence[str] = (),
+    root: Optional[Path] = None,
+    suffixes: Sequence[str] = SUFFIXES,
+) -> List[str]:
+    found: List[str] = []
+    seen = set()
+
+    def add(p: Path) -> None:
+        key = os.path.normcase(str(p.resolve()))
+        if key not in seen:
+            seen.add(key)
+            found.append(str(p))
+
+    for raw in paths:
+        start = Path(raw)
+        if start.is_file():
+            add(start)  # named explicitly: always checked
+            continue
+        if not start.is_dir():
+            raise FileNotFoundError(raw)
+        ignores = _GitIgnores()
+        # .gitignore files above the starting folder, up to the repository root
+        for parent in reversed(start.resolve().parents):
+            ignores.add_folder(parent)
+            if (parent / ".git").exists():
+                ignores = _GitIgnores()
+                ignores.add_folder(parent)
+        for folder, dirs, files in os.walk(start):
+            here = Path(folder)
+            ignores.add_folder(here.resolve())
+            keep = []
+            for d in sorted(dirs):
+                sub = here / d
+                if d in SKIPPED_DIRS or d.endswith(".egg-info") or _is_virtualenv(sub):
+                    continue
+                if ignores.ignored(sub.resolve(), True) or _excluded(sub, exclude, root):
+                    continue
+                keep.append(d)
+            dirs[:] = keep
+            for f in sorted(files):
+                p = here / f
+                if p.suffix not in suffixes:
+                    continue
+                if ignores.ignored(p.resolve(), False) or _excluded(p, exclude, root):
+                    continue
+                add(p)
+    return found
+
+
+def module_name(path: str) -> Tuple[str, bool, str]:
+    """(dotted module name, is a package ``__init__``, the folder the name is relative to)."""
+    p = Path(path).resolve()
+    is_package = p.stem == "__init__"
+    parts = [] if is_package else [p.stem]
+    folder = p.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts), is_package, str(folder)

@@ -1,0 +1,232 @@
+"""The pipeline: discover → read → facts → project → rules → fixes.
+
+Per-file work (read, parse, facts) is independent and produces plain data, so it
+is cached by content hash and can run in worker processes. The project join and
+the rules run in the parent. With ``fix=True`` the fixes are applied to the
+in-memory texts and the pipeline repeats until no fix is left; the caller
+(the CLI) decides whether to write files or print a diff.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from .config import Config, from_table
+from .diagnostics import SAFE, Diagnostic, Fix
+from .discovery import discover, module_name
+from .facts.extract import extract_facts
+from .facts.model import ModuleFacts, ParseError
+from .fixer import apply_fixes
+from .project import Project
+from .rules import all_rules, selected_codes
+from .rules.base import RuleContext
+from .sources import SourceFile
+
+MAX_FIX_PASSES = 10
+PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
+
+
+class InternalError(Exception):
+    """A bug in precision-lint itself, with the file it happened on."""
+
+
+@dataclass
+class RunResult:
+    diagnostics: List[Diagnostic] = field(default_factory=list)  # what remains
+    sources: Dict[str, SourceFile] = field(default_factory=dict)
+    fixed_texts: Dict[str, str] = field(default_factory=dict)  # path → text after fixes
+    fixes_applied: Dict[str, int] = field(default_factory=dict)
+    unsafe_held_back: int = 0
+    rejected: List[Tuple[str, str]] = field(default_factory=list)  # (path, why a fix was refused)
+    files: int = 0
+
+    @property
+    def changed(self) -> Dict[str, Tuple[str, str]]:
+        out = {}
+        for path, new in self.fixed_texts.items():
+            old = self.sources[path].text
+            if old is not None and new != old:
+                out[path] = (old, new)
+        return out
+
+
+def _facts_job(args) -> ModuleFacts:
+    text, path, module, is_package, root, evidence = args
+    try:
+        return extract_facts(text, path, module, is_package, root, evidence)
+    except Exception as exc:  # a bug of ours: say where, never lose the user's file
+        raise InternalError(f"internal error while reading facts of {path}: {type(exc).__name__}: {exc}") from exc
+
+
+class Engine:
+    def __init__(
+        self,
+        config: Optional[Config] = None,
+        codes: Optional[Sequence[str]] = None,
+        jobs: Optional[int] = None,
+    ) -> None:
+        self.config = config or from_table({}, "defaults")
+        self.codes = list(codes) if codes is not None else selected_codes(self.config)
+        rules = all_rules()
+        self.rules = [rules[c]() for c in self.codes if c in rules]
+        self.options = {r.code: type(r).resolve_options(self.config) for r in self.rules}
+        evidence: Optional[set] = set()
+        for r in self.rules:
+            if r.evidence is None:
+                evidence = None
+                break
+            evidence.update(r.evidence)
+        self.evidence = tuple(sorted(evidence)) if evidence is not None else None
+        self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+        self._cache: Dict[tuple, ModuleFacts] = {}
+
+    # --- facts ------------------------------------------------------------------
+    def _key(self, path: str, text: str, naming) -> tuple:
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return (path, digest, naming, self.evidence)
+
+    def facts(self, sources: Sequence[SourceFile], names: Optional[Dict[str, tuple]] = None) -> List[ModuleFacts]:
+        out: Dict[str, ModuleFacts] = {}
+        todo = []
+        for src in sources:
+            naming = (names or {}).get(src.path) or module_name(src.path)
+            if src.text is None:
+                facts = ModuleFacts(src.path, naming[0], naming[1], naming[2])
+                facts.parse_error = ParseError(src.error or "cannot read file", 1, 0)
+                out[src.path] = facts
+                continue
+            key = self._key(src.path, src.text, naming)
+            if key in self._cache:
+                out[src.path] = self._cache[key]
+            else:
+                todo.append((key, (src.text, src.path, *naming, self.evidence)))
+        if len(todo) >= PARALLEL_THRESHOLD and self.jobs > 1:
+            with ProcessPoolExecutor(max_workers=self.jobs) as pool:
+                results = list(pool.map(_facts_job, [a for _, a in todo], chunksize=16))
+        else:
+            results = [_facts_job(a) for _, a in todo]
+        for (key, args), facts in zip(todo, results):
+            self._cache[key] = facts
+            out[args[1]] = facts
+        return [out[s.path] for s in sources]
+
+    # --- judging ------------------------------------------------------------------
+    def judge(self, facts: Sequence[ModuleFacts], texts: Dict[str, str]) -> List[Diagnostic]:
+        project = Project(facts)
+        out: List[Diagnostic] = []
+        for module in facts:
+            if module.skip_file:
+                continue
+            ignored = self.config.ignored_for(module.path)
+            source = texts.get(module.path) or ""
+            for rule in self.rules:
+                if any(rule.code.startswith(i) for i in ignored):
+                    continue
+                if not module.parsed and rule.code != "MP000":
+                    continue
+                ctx = RuleContext(module, source, project, self.config, self.options[rule.code])
+                try:
+                    found = list(rule.check(ctx))
+                except Exception as exc:
+                    raise InternalError(
+                        f"internal error in {rule.code} on {module.path}: {type(exc).__name__}: {exc}"
+                    ) from exc
+                for d in found:
+                    codes = module.noqa.get(d.noqa_row, frozenset())
+                    if codes is None or d.code in codes:
+                        continue
+                    out.append(d)
+        out.sort(key=Diagnostic.sort_key)
+        return _dedupe(out)
+
+    # --- whole runs --------------------------------------------------------------------
+    def run_sources(
+        self,
+        sources: Sequence[SourceFile],
+        fix: bool = False,
+        unsafe: bool = False,
+        names: Optional[Dict[str, tuple]] = None,
+    ) -> RunResult:
+        result = RunResult(sources={s.path: s for s in sources}, files=len(sources))
+        texts = {s.path: s.text for s in sources if s.text is not None}
+        current = list(sources)
+        for _ in range(MAX_FIX_PASSES if fix else 1):
+            facts = self.facts(current, names)
+            diagnostics = self.judge(facts, texts)
+            result.diagnostics = diagnostics
+            if not fix:
+                break
+            by_path: Dict[str, List[Fix]] = {}
+            for d in diagnostics:
+                if d.fix is None or not d.fix.edits:
+                    continue
+                if d.fix.applicability != SAFE and not unsafe:
+                    continue
+                by_path.setdefault(d.path, []).append(d.fix)
+            progressed = False
+            for path, fixes in by_path.items():
+                new, applied, problem = apply_fixes(texts[path], fixes, path)
+                if problem is not None:
+                    result.rejected.append((path, problem))
+                    continue
+                if applied and new != texts[path]:
+                    texts[path] = new
+                    result.fixes_applied[path] = result.fixes_applied.get(path, 0) + len(applied)
+                    progressed = True
+            if not progressed:
+                break
+            current = [
+                SourceFile(s.path, s.raw, texts.get(s.path, s.text), s.error, s.bom) for s in sources
+            ]
+        result.fixed_texts = {p: t for p, t in texts.items() if p in result.sources}
+        result.unsafe_held_back = sum(
+            1 for d in result.diagnostics if d.fix is not None and d.fix.applicability != SAFE and not unsafe
+        )
+        return result
+
+    def run_paths(self, paths: Sequence[str], fix: bool = False, unsafe: bool = False) -> RunResult:
+        files = discover(paths, self.config.exclude, self.config.root)
+        sources = [SourceFile.read(p) for p in files]
+        return self.run_sources(sources, fix=fix, unsafe=unsafe)
+
+
+def _dedupe(diagnostics: Iterable[Diagnostic]) -> List[Diagnostic]:
+    seen = set()
+    out = []
+    for d in diagnostics:
+        key = (d.code, d.path, d.span, d.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+# --- the library API ---------------------------------------------------------------------
+def _engine(config: Optional[Config], select: Optional[Sequence[str]]) -> Engine:
+    config = config or from_table({}, "defaults")
+    codes = selected_codes(config, select) if select is not None else None
+    return Engine(config, codes, jobs=1)
+
+
+def check_source(source: str, path: str = "x.py", config: Optional[Config] = None, select=None) -> List[Diagnostic]:
+    """Diagnostics for one module given as text (it is its own project)."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    src = SourceFile(path, source.encode("utf-8"), source)
+    return _engine(config, select).run_sources([src], names={path: (name, False, "")}).diagnostics
+
+
+def fix_source(
+    source: str, path: str = "x.py", config: Optional[Config] = None, unsafe: bool = False, select=None
+) -> str:
+    """``source`` with every applicable fix applied (to a fixpoint)."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    src = SourceFile(path, source.encode("utf-8"), source)
+    result = _engine(config, select).run_sources([src], fix=True, unsafe=unsafe, names={path: (name, False, "")})
+    return result.fixed_texts.get(path, source)
+
+
+def check_paths(paths: Sequence[str], config: Optional[Config] = None, select=None) -> List[Diagnostic]:
+    return _engine(config, select).run_paths(paths).diagnostics

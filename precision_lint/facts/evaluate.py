@@ -1,0 +1,424 @@
+"""Possible-values evaluation of expressions over a :class:`ModuleIndex`.
+
+Follows what training scripts really do to pick a precision: literals, variables
+(every assignment in the scope counts: their union), ternaries (both branches,
+each remembering its guard), ``if`` blocks around assignments, ``dict(...)`` and
+``{...}`` literals splatted with ``**``, argparse options (``store_true`` may be
+True, ``default=``, ``choices=``), ``torch.cuda.is_available()`` (may be True),
+capability probes, and ``return`` values of local functions. Anything else is
+``unknown`` and stays unknown.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Iterable, List, Optional, Tuple
+
+import libcst as cst
+
+from .index import Assignment, ModuleIndex, Scope, keyword
+from .names import dotted
+from .values import (
+    CAPABILITY,
+    CONST,
+    COND,
+    CUDA,
+    DTYPE,
+    UNKNOWN,
+    UNKNOWN_VALUE,
+    Guard,
+    Possible,
+    Values,
+    dtype_of_qualname,
+)
+
+CUDA_AVAILABLE = "torch.cuda.is_available"
+# Functions whose result tells whether this GPU runs bf16 natively (or its compute capability).
+CAPABILITY_FUNCTIONS = frozenset(
+    {
+        "is_bf16_supported",
+        "get_device_capability",
+        "get_device_properties",
+        "is_torch_bf16_gpu_available",
+        "is_torch_bf16_available_on_device",
+        "is_bfloat16_supported",
+    }
+)
+_MAX_ATOMS = 64
+_MAX_DEPTH = 24
+
+
+@dataclass(frozen=True)
+class KwargSource:
+    """Where a keyword argument's value comes from.
+
+    ``key`` is the node that names the keyword (the ``Name`` of ``fp16=`` in the
+    call, the ``Name`` in ``dict(fp16=...)``, or the string key of ``{"fp16": ...}``);
+    ``value`` is its expression; ``via`` says which of the three it is.
+    """
+
+    name: str
+    key: cst.CSTNode
+    value: cst.BaseExpression
+    via: str  # "keyword", "dict-call", "dict-literal"
+    arg: Optional[cst.CSTNode] = None  # the whole Arg / DictElement
+
+
+def _const(value, guards=(), origin=None) -> Possible:
+    return Possible(CONST, value, tuple(guards), origin)
+
+
+def is_capability_callee(qualname: Optional[str], func: cst.BaseExpression) -> bool:
+    name = qualname or dotted(func) or ""
+    return name.rsplit(".", 1)[-1] in CAPABILITY_FUNCTIONS
+
+
+class Evaluator:
+    def __init__(self, index: ModuleIndex) -> None:
+        self.ix = index
+        self._active: set = set()
+        self._depth = 0
+
+    # --- public -------------------------------------------------------------
+    def values(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Values:
+        if expr is None:
+            return UNKNOWN_VALUE
+        key = (id(expr), id(scope))
+        if key in self._active or self._depth > _MAX_DEPTH:
+            return UNKNOWN_VALUE
+        self._active.add(key)
+        self._depth += 1
+        try:
+            out = self._eval(expr, scope)
+        finally:
+            self._active.discard(key)
+            self._depth -= 1
+        return _dedupe(out)
+
+    def guard(self, test: cst.BaseExpression, positive: bool, scope: Scope) -> Guard:
+        vals = self.values(test, scope)
+        return Guard(
+            text=self.ix.text(test),
+            positive=positive,
+            capability=any(v.kind == CAPABILITY or v.capability for v in vals),
+            cuda=any(v.kind == CUDA or v.cuda for v in vals),
+        )
+
+    def guards_of(self, guards, scope: Scope) -> Tuple[Guard, ...]:
+        return tuple(self.guard(test, pos, scope) for test, pos in guards)
+
+    def kwarg_sources(self, call: cst.Call, scope: Scope) -> List[KwargSource]:
+        """Every keyword a call receives: direct ones and those of ``**dict`` splats."""
+        out: List[KwargSource] = []
+        for arg in call.args:
+            if arg.keyword is not None:
+                out.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "keyword", arg))
+            elif arg.star == "**":
+                out.extend(self._dict_entries(arg.value, scope, set()))
+        return out
+
+    def kwarg(self, call: cst.Call, scope: Scope, name: str) -> List[KwargSource]:
+        return [s for s in self.kwarg_sources(call, scope) if s.name == name]
+
+    def kwarg_values(self, call: cst.Call, scope: Scope, name: str) -> Optional[Values]:
+        """The union of the values of keyword ``name``; None when it is not passed."""
+        sources = self.kwarg(call, scope, name)
+        if not sources:
+            return None
+        return _dedupe(v for s in sources for v in self.values(s.value, scope))
+
+    # --- dict splats --------------------------------------------------------------
+    def _dict_entries(self, expr, scope: Scope, seen: set) -> List[KwargSource]:
+        if isinstance(expr, cst.Dict):
+            out = []
+            for el in expr.elements:
+                if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
+                    key = el.key.evaluated_value
+                    if isinstance(key, str):
+                        out.append(KwargSource(key, el.key, el.value, "dict-literal", el))
+                elif isinstance(el, cst.StarredDictElement):
+                    out.extend(self._dict_entries(el.value, scope, seen))
+            return out
+        if isinstance(expr, cst.Call) and dotted(expr.func) == "dict":
+            out = []
+            for arg in expr.args:
+                if arg.keyword is not None:
+                    out.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "dict-call", arg))
+                elif arg.star == "**":
+                    out.extend(self._dict_entries(arg.value, scope, seen))
+            return out
+        if isinstance(expr, cst.Name) and expr.value not in seen:
+            seen.add(expr.value)
+            owner = scope.lookup_scope(expr.value)
+            if owner is None:
+                return []
+            out = []
+            for assignment in owner.assignments.get(expr.value, []):
+                if assignment.value is not None and assignment.unpack_index is None:
+                    out.extend(self._dict_entries(assignment.value, owner, seen))
+            return out
+        return []
+
+    # --- the evaluator proper ------------------------------------------------------
+    def _eval(self, expr: cst.BaseExpression, scope: Scope) -> List[Possible]:
+        origin = self.ix.span(expr)
+        if isinstance(expr, cst.SimpleString):
+            return [_const(expr.evaluated_value, origin=origin)]
+        if isinstance(expr, cst.ConcatenatedString):
+            value = expr.evaluated_value
+            return [_const(value, origin=origin)] if value is not None else list(UNKNOWN_VALUE)
+        if isinstance(expr, cst.Integer):
+            return [_const(int(expr.evaluated_value), origin=origin)]
+        if isinstance(expr, cst.Float):
+            return [_const(float(expr.evaluated_value), origin=origin)]
+        if isinstance(expr, cst.Name):
+            return self._name(expr, scope, origin)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr, scope, origin)
+        if isinstance(expr, cst.IfExp):
+            yes = self.guard(expr.test, True, scope)
+            no = self.guard(expr.test, False, scope)
+            return [
+                *(_with_guard(v, yes) for v in self.values(expr.body, scope)),
+                *(_with_guard(v, no) for v in self.values(expr.orelse, scope)),
+            ]
+        if isinstance(expr, cst.Call):
+            return self._call(expr, scope)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            return [_negate(v, self.ix.text(expr)) for v in self.values(expr.expression, scope)]
+        if isinstance(expr, cst.BooleanOperation):
+            return self._boolean(expr, scope)
+        if isinstance(expr, cst.Comparison):
+            return self._comparison(expr, scope)
+        if isinstance(expr, cst.Subscript):
+            return self._subscript(expr, scope)
+        return list(UNKNOWN_VALUE)
+
+    def _name(self, expr: cst.Name, scope: Scope, origin) -> List[Possible]:
+        if expr.value in ("True", "False", "None"):
+            return [_const({"True": True, "False": False, "None": None}[expr.value], origin=origin)]
+        owner = scope.lookup_scope(expr.value)
+        if owner is None:
+            qual = self.ix.qualify(expr)
+            dtype = dtype_of_qualname(qual)
+            return [Possible(DTYPE, dtype, origin=origin)] if dtype else list(UNKNOWN_VALUE)
+        out: List[Possible] = []
+        if expr.value in owner.params:
+            default = owner.params[expr.value]
+            out.extend(UNKNOWN_VALUE)  # a caller may pass anything
+            if default is not None:
+                out.extend(self.values(default, owner.parent or owner))
+        assignments = owner.assignments.get(expr.value, [])
+        # A variable reassigned under a capability test (`if major < 8: use_bf16 = False`)
+        # is capability-guarded as a whole.
+        guard_all = self._capability_guarded(assignments, owner)
+        for assignment in assignments:
+            guards = self.guards_of(assignment.guards, owner)
+            for v in self._assigned(assignment, owner):
+                v = _with_guards(v, guards)
+                if guard_all:
+                    v = _with_guard(v, guard_all)
+                out.append(v)
+        return out or list(UNKNOWN_VALUE)
+
+    def _capability_guarded(self, assignments: List[Assignment], owner: Scope) -> Optional[Guard]:
+        if len(assignments) < 2:
+            return None
+        for assignment in assignments:
+            for test, positive in assignment.guards:
+                guard = self.guard(test, positive, owner)
+                if guard.capability:
+                    return guard
+        return None
+
+    def _assigned(self, assignment: Assignment, owner: Scope) -> List[Possible]:
+        if assignment.value is None:
+            return list(UNKNOWN_VALUE)
+        vals = self.values(assignment.value, owner)
+        if assignment.unpack_index is None:
+            return list(vals)
+        # `major, minor = torch.cuda.get_device_capability()` keeps the capability taint
+        return [v if v.kind == CAPABILITY else Possible(UNKNOWN) for v in vals]
+
+    def _attribute(self, expr: cst.Attribute, scope: Scope, origin) -> List[Possible]:
+        qual = self.ix.qualify(expr)
+        dtype = dtype_of_qualname(qual)
+        if dtype:
+            return [Possible(DTYPE, dtype, origin=origin)]
+        base_vals = self.values(expr.value, scope) if not isinstance(expr.value, cst.Name) or scope.lookup_scope(expr.value.value) else ()
+        if any(v.kind == CAPABILITY for v in base_vals):  # props.major
+            return [Possible(CAPABILITY, text=self.ix.text(expr), capability=True)]
+        options = self.ix.arg_options.get(expr.attr.value)
+        if options and isinstance(expr.value, cst.Name):
+            out: List[Possible] = []
+            for option in options:
+                out.extend(self._arg_option_values(option.call, scope))
+            return out
+        return list(UNKNOWN_VALUE)
+
+    def _arg_option_values(self, call: cst.Call, scope: Scope) -> List[Possible]:
+        action = keyword(call, "action")
+        action_value = action.value.evaluated_value if action is not None and isinstance(action.value, cst.SimpleString) else None
+        default = keyword(call, "default")
+        choices = keyword(call, "choices")
+        out: List[Possible] = []
+        if action_value == "store_true":
+            out += [_const(True, origin=self.ix.span(call)), _const(False)]
+        elif action_value == "store_false":
+            out += [_const(False, origin=self.ix.span(call)), _const(True)]
+        if default is not None:
+            out += self.values(default.value, self.ix.root)
+        elif action_value is None:
+            out.append(_const(None))
+        if choices is not None and isinstance(choices.value, (cst.List, cst.Tuple, cst.Set)):
+            for el in choices.value.elements:
+                out += self.values(el.value, self.ix.root)
+        elif action_value not in ("store_true", "store_false"):
+            if keyword(call, "type") is None or choices is None:
+                out.extend(UNKNOWN_VALUE)  # a user may pass any value on the command line
+        return out
+
+    def _call(self, expr: cst.Call, scope: Scope) -> List[Possible]:
+        site = self.ix.call_of(expr)
+        qual = site.qualname if site else self.ix.qualify(expr.func)
+        text = self.ix.text(expr)
+        if qual == CUDA_AVAILABLE:
+            return [Possible(CUDA, text=text, cuda=True)]
+        if is_capability_callee(qual, expr.func):
+            return [Possible(CAPABILITY, text=text, capability=True, cuda=True)]
+        if qual in ("builtins.bool", "bool") or dotted(expr.func) == "bool":
+            args = [a for a in expr.args if a.keyword is None]
+            return list(self.values(args[0].value, scope)) if args else [_const(False)]
+        if dotted(expr.func) == "getattr" and len(expr.args) >= 2:
+            base = self.ix.qualify(expr.args[0].value)
+            if base == "torch":
+                out = []
+                for v in self.values(expr.args[1].value, scope):
+                    dtype = dtype_of_qualname(f"torch.{v.value}") if v.kind == CONST and isinstance(v.value, str) else None
+                    out.append(Possible(DTYPE, dtype, v.guards, v.origin) if dtype else Possible(UNKNOWN))
+                return out
+        # a local function: the union of what it returns
+        function = self._local_function(expr.func, scope)
+        if function is not None:
+            out = []
+            for value, guards in function.returns:
+                g = self.guards_of(guards, function)
+                out.extend(_with_guards(v, g) for v in self.values(value, function))
+            return out or list(UNKNOWN_VALUE)
+        return list(UNKNOWN_VALUE)
+
+    def _local_function(self, func: cst.BaseExpression, scope: Scope) -> Optional[Scope]:
+        if isinstance(func, cst.Name):
+            owner = scope.lookup_scope(func.value)
+            if owner is not None:
+                qual = f"{owner.qualname}.{func.value}" if owner.qualname else func.value
+                return self.ix.functions.get(qual)
+        return None
+
+    def _boolean(self, expr: cst.BooleanOperation, scope: Scope) -> List[Possible]:
+        left = self.values(expr.left, scope)
+        right = self.values(expr.right, scope)
+        is_and = isinstance(expr.operator, cst.And)
+        out: List[Possible] = []
+        for a, b in itertools.islice(itertools.product(left, right), _MAX_ATOMS):
+            if a.kind == CONST and b.kind == CONST:
+                out.append(_const((a.value and b.value) if is_and else (a.value or b.value), a.guards + b.guards))
+            elif is_and and a.kind == CONST and not a.value:
+                out.append(_const(a.value, a.guards))
+            elif not is_and and a.kind == CONST and a.value:
+                out.append(_const(a.value, a.guards))
+            elif UNKNOWN in (a.kind, b.kind) and not (a.capability or b.capability or a.kind == CUDA or b.kind == CUDA):
+                out.append(Possible(UNKNOWN))
+            else:
+                out.append(
+                    Possible(
+                        COND,
+                        None,
+                        a.guards + b.guards,
+                        text=self.ix.text(expr),
+                        capability=_consults(a, CAPABILITY) or _consults(b, CAPABILITY),
+                        cuda=_consults(a, CUDA) or _consults(b, CUDA),
+                    )
+                )
+        return out
+
+    def _comparison(self, expr: cst.Comparison, scope: Scope) -> List[Possible]:
+        left = self.values(expr.left, scope)
+        if len(expr.comparisons) != 1:
+            return [_cond(self.ix.text(expr), left)]
+        target = expr.comparisons[0]
+        right = self.values(target.comparator, scope)
+        op = target.operator
+        if all(v.kind == CONST for v in left + right) and isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+            out = []
+            for a, b in itertools.product(left, right):
+                eq = a.value == b.value
+                out.append(_const(eq if isinstance(op, (cst.Equal, cst.Is)) else not eq, a.guards + b.guards))
+            return out
+        return [_cond(self.ix.text(expr), left + right)]
+
+    def _subscript(self, expr: cst.Subscript, scope: Scope) -> List[Possible]:
+        base = self.values(expr.value, scope)
+        if any(v.kind == CAPABILITY for v in base):  # get_device_capability()[0]
+            return [Possible(CAPABILITY, text=self.ix.text(expr), capability=True, cuda=True)]
+        if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+            return list(UNKNOWN_VALUE)
+        keys = self.values(expr.slice[0].slice.value, scope)
+        if not keys or any(k.kind != CONST for k in keys):
+            return list(UNKNOWN_VALUE)
+        wanted = {k.value for k in keys}
+        out: List[Possible] = []
+        for entry in self._dict_entries(expr.value, scope, set()):
+            if entry.name in wanted:
+                out.extend(self.values(entry.value, scope))
+        return out or list(UNKNOWN_VALUE)
+
+
+def _consults(v: Possible, kind: str) -> bool:
+    if kind == CAPABILITY:
+        return v.kind == CAPABILITY or v.capability
+    return v.kind == CUDA or v.cuda or v.kind == CAPABILITY or v.capability
+
+
+def _cond(text: str, parts: Iterable[Possible]) -> Possible:
+    parts = list(parts)
+    if all(p.kind == UNKNOWN for p in parts):
+        return Possible(UNKNOWN)
+    return Possible(
+        COND,
+        None,
+        text=text,
+        capability=any(_consults(p, CAPABILITY) for p in parts),
+        cuda=any(_consults(p, CUDA) for p in parts),
+    )
+
+
+def _negate(v: Possible, text: str) -> Possible:
+    if v.kind == CONST:
+        return _const(not v.value, v.guards)
+    if v.kind == UNKNOWN:
+        return v
+    return Possible(COND, None, v.guards, text=text, capability=_consults(v, CAPABILITY), cuda=_consults(v, CUDA))
+
+
+def _with_guard(v: Possible, guard: Guard) -> Possible:
+    return Possible(v.kind, v.value, v.guards + (guard,), v.origin, v.text, v.capability, v.cuda)
+
+
+def _with_guards(v: Possible, guards: Tuple[Guard, ...]) -> Possible:
+    if not guards:
+        return v
+    return Possible(v.kind, v.value, guards + v.guards, v.origin, v.text, v.capability, v.cuda)
+
+
+def _dedupe(values: Iterable[Possible]) -> Values:
+    out = []
+    seen = set()
+    for v in values:
+        if v in seen:
+            continue
+        seen.add(v)
+        out.append(v)
+        if len(out) >= _MAX_ATOMS:
+            break
+    return tuple(out)

@@ -1,0 +1,125 @@
+"""Facts about ``tokenizer`` reaching Trainer-like constructors (read by MP301).
+
+Recorded per file, unjudged: every call that receives a ``tokenizer`` keyword
+(directly or through a ``**dict`` splat), ``super().__init__(..., tokenizer=...)``
+inside a class, and ``.tokenizer`` attribute uses with what their receiver is.
+Whether the callee really is a Trainer is decided later, with the whole
+project's class hierarchy.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+import libcst as cst
+
+from ...diagnostics import Span
+from ..evaluate import Evaluator
+from ..index import ModuleIndex
+
+SECTION = "trainer"
+KEY = "tokenizer"
+
+
+@dataclass(frozen=True)
+class KeywordUse:
+    key_span: Span  # the node naming the keyword: Name, or the string key of a dict literal
+    key_text: str  # its source text (e.g. `tokenizer` or `'tokenizer'`)
+    via: str  # "keyword", "dict-call", "dict-literal"
+    value_text: str
+    from_processor: bool  # value is `<processor>.tokenizer` of a multimodal processor
+
+
+@dataclass(frozen=True)
+class TokenizerCall:
+    callee: Optional[str]  # resolved qualname; "super" for super().__init__
+    klass: Optional[str]  # enclosing class (for super().__init__)
+    span: Span
+    uses: Tuple[KeywordUse, ...]
+    keywords: Tuple[str, ...]  # every keyword the call receives (splats included)
+
+
+@dataclass(frozen=True)
+class TokenizerAttr:
+    """``x.tokenizer``: renamed when ``x`` is a Trainer (``self`` in a subclass, or a variable)."""
+
+    name_span: Span  # the `tokenizer` name after the dot
+    receiver: str  # "self" or "name"
+    klass: Optional[str]  # enclosing class when receiver is self
+    sources: Tuple[str, ...]  # qualnames of the calls the receiver variable was assigned from
+
+
+def _from_processor(index: ModuleIndex, evaluator: Evaluator, value: cst.BaseExpression, scope) -> bool:
+    if not (isinstance(value, cst.Attribute) and value.attr.value == "tokenizer"):
+        return False
+    base = value.value
+    if isinstance(base, cst.Name):
+        if "processor" in base.value.lower():
+            return True
+        return any("Processor" in q for q in _assigned_callees(index, base.value, scope))
+    return False
+
+
+def _assigned_callees(index: ModuleIndex, name: str, scope) -> Tuple[str, ...]:
+    owner = scope.lookup_scope(name)
+    if owner is None:
+        return ()
+    out = []
+    for assignment in owner.assignments.get(name, []):
+        value = assignment.value
+        while isinstance(value, cst.Call):
+            site = index.call_of(value)
+            if site is not None and site.qualname:
+                out.append(site.qualname)
+                break
+            # `Trainer(...).something()` is not the trainer; `from_pretrained(...)` chains are
+            if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, (cst.Name, cst.Attribute)):
+                q = index.qualify(value.func)
+                if q:
+                    out.append(q)
+                break
+            break
+    return tuple(out)
+
+
+def extract(index: ModuleIndex, evaluator: Evaluator):
+    calls = []
+    for site in index.calls:
+        node = site.node
+        every = evaluator.kwarg_sources(node, site.scope)
+        sources = [s for s in every if s.name == KEY]
+        if not sources:
+            continue
+        callee = site.qualname
+        if (
+            site.method == "__init__"
+            and isinstance(site.receiver, cst.Call)
+            and isinstance(site.receiver.func, cst.Name)
+            and site.receiver.func.value == "super"
+        ):
+            callee = "super"
+        if callee is None:
+            continue
+        uses = tuple(
+            KeywordUse(
+                index.span(s.key),
+                index.text(s.key),
+                s.via,
+                index.text(s.value),
+                _from_processor(index, evaluator, s.value, site.scope),
+            )
+            for s in sources
+        )
+        keywords = tuple(sorted({s.name for s in every}))
+        calls.append(TokenizerCall(callee, site.klass, index.span(node), uses, keywords))
+    attrs = []
+    for use in index.attr_uses:
+        if use.attr != KEY:
+            continue
+        if isinstance(use.base, cst.Name) and use.base.value == "self":
+            attrs.append(TokenizerAttr(index.span(use.node.attr), "self", use.klass, ()))
+        elif isinstance(use.base, cst.Name):
+            sources = _assigned_callees(index, use.base.value, use.scope)
+            if sources:
+                attrs.append(TokenizerAttr(index.span(use.node.attr), "name", use.klass, sources))
+    return {"calls": tuple(calls), "attrs": tuple(attrs)}

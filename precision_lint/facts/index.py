@@ -1,0 +1,415 @@
+"""One pass over a parsed module that indexes what the fact extractors ask about.
+
+The index is the only place that walks the LibCST tree. It records scopes and
+their assignments (with the ``if`` guards around each), function returns and
+parameters, imports, class definitions, every call (resolved callee, enclosing
+``with`` contexts, guards, the names it is assigned to), argparse options and
+``.attr`` uses of interest. Fact extractors then read the index; they never walk
+the tree themselves. The index holds LibCST nodes and is therefore process-local:
+what leaves a worker are the plain-data facts built from it.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ..diagnostics import Span
+from .names import ImportMap, dotted
+
+# `.attr` names whose uses are recorded (receiver kind decides what they mean).
+TRACKED_ATTRS = frozenset({"tokenizer"})
+
+# (test expression, branch taken when the test is true)
+GuardNode = Tuple[cst.BaseExpression, bool]
+
+
+@dataclass
+class Assignment:
+    value: Optional[cst.BaseExpression]  # None: not statically known (loop target, +=, ...)
+    guards: Tuple[GuardNode, ...]
+    statement: cst.CSTNode
+    unpack_index: Optional[int] = None  # for `a, b = value`: which element
+
+
+@dataclass
+class Scope:
+    qualname: str
+    kind: str  # "module", "function" or "class"
+    parent: Optional["Scope"]
+    node: cst.CSTNode
+    assignments: Dict[str, List[Assignment]] = field(default_factory=dict)
+    returns: List[Tuple[cst.BaseExpression, Tuple[GuardNode, ...]]] = field(default_factory=list)
+    params: Dict[str, Optional[cst.BaseExpression]] = field(default_factory=dict)
+    globals: set = field(default_factory=set)
+
+    def lookup_scope(self, name: str) -> Optional["Scope"]:
+        """The scope whose binding of ``name`` a use in this scope sees."""
+        scope: Optional[Scope] = self
+        first = True
+        while scope is not None:
+            if name in scope.globals:
+                scope = self.module_scope()
+                continue
+            # class bodies are not visible from methods (Python's rule)
+            if first or scope.kind != "class":
+                if name in scope.assignments or name in scope.params:
+                    return scope
+            first = False
+            scope = scope.parent
+        return None
+
+    def module_scope(self) -> "Scope":
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+
+@dataclass
+class CallSite:
+    node: cst.Call
+    qualname: Optional[str]  # import-resolved callee (None for method calls on values)
+    method: Optional[str]  # `x.m(...)` → "m"
+    receiver: Optional[cst.BaseExpression]  # `x.m(...)` → x
+    scope: Scope
+    guards: Tuple[GuardNode, ...]
+    contexts: Tuple[str, ...]  # qualnames of enclosing `with` items, innermost last
+    klass: Optional[str]  # enclosing class qualname
+    assigned_to: Tuple[str, ...] = ()  # `a = b = call(...)` → ("a", "b")
+    statement: Optional[cst.CSTNode] = None
+
+
+@dataclass
+class ClassInfo:
+    qualname: str
+    name: str
+    bases: Tuple[str, ...]  # resolved qualnames (unresolvable bases are left out)
+    node: cst.ClassDef
+    self_attrs: set = field(default_factory=set)  # attributes assigned on `self` in methods
+    init_params: Optional[Tuple[str, ...]] = None  # parameters of its own __init__, if it defines one
+
+
+@dataclass
+class AttrUse:
+    node: cst.Attribute
+    base: cst.BaseExpression
+    attr: str
+    scope: Scope
+    klass: Optional[str]
+
+
+@dataclass
+class ArgOption:
+    """One ``parser.add_argument(...)`` call."""
+
+    dest: str
+    call: cst.Call
+
+
+class ModuleIndex:
+    def __init__(self, source: str, module: cst.Module, module_name: str, is_package: bool) -> None:
+        self.source = source
+        self.module = module
+        self.module_name = module_name
+        self.imports = ImportMap(module_name, is_package)
+        self.root = Scope(module_name, "module", None, module)
+        self.scopes: Dict[str, Scope] = {module_name: self.root}  # by qualname
+        self.functions: Dict[str, Scope] = {}
+        self.classes: Dict[str, ClassInfo] = {}
+        self.calls: List[CallSite] = []
+        self.calls_by_node: Dict[int, CallSite] = {}
+        self.attr_uses: List[AttrUse] = []
+        self.arg_options: Dict[str, List[ArgOption]] = {}
+        self.import_statements: List[cst.CSTNode] = []
+        self._positions = None
+        self._line_starts = [0]
+        for i, ch in enumerate(source):
+            if ch == "\n":
+                self._line_starts.append(i + 1)
+
+    # --- positions ---------------------------------------------------------
+    def span(self, node: cst.CSTNode) -> Span:
+        rng = self._positions[node]
+        start = self._line_starts[rng.start.line - 1] + rng.start.column
+        end = self._line_starts[rng.end.line - 1] + rng.end.column
+        return Span(rng.start.line, rng.start.column, rng.end.line, rng.end.column, start, end)
+
+    def offset_line(self, offset: int) -> int:
+        return bisect.bisect_right(self._line_starts, offset)
+
+    def text(self, node: cst.CSTNode) -> str:
+        span = self.span(node)
+        return self.source[span.start : span.end]
+
+    def qualify(self, node: cst.BaseExpression) -> Optional[str]:
+        return self.imports.qualify(node)
+
+    def call_of(self, node: cst.CSTNode) -> Optional[CallSite]:
+        return self.calls_by_node.get(id(node))
+
+
+def build_index(source: str, module_name: str = "", is_package: bool = False) -> ModuleIndex:
+    """Parse ``source`` and index it. Raises ``libcst.ParserSyntaxError`` on bad input."""
+    tree = cst.parse_module(source)
+    wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+    index = ModuleIndex(source, tree, module_name, is_package)
+    index._positions = wrapper.resolve(PositionProvider)
+    # Definitions and imports first, so that names used before their (module-level)
+    # definition in functions still resolve.
+    for stmt in tree.body:
+        _predeclare(index, stmt)
+    wrapper.visit(_Indexer(index))
+    return index
+
+
+def _predeclare(index: ModuleIndex, stmt: cst.CSTNode) -> None:
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        index.imports.define(stmt.name.value)
+    elif isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                index.imports.add_import(small)
+            elif isinstance(small, cst.ImportFrom):
+                index.imports.add_import_from(small)
+
+
+def _target_names(target: cst.BaseExpression) -> List[Tuple[str, Optional[int]]]:
+    """Names bound by an assignment target, with their unpacking position."""
+    if isinstance(target, cst.Name):
+        return [(target.value, None)]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out = []
+        for i, el in enumerate(target.elements):
+            value = el.value
+            if isinstance(value, cst.Name):
+                out.append((value.value, i))
+            elif isinstance(el, cst.StarredElement) and isinstance(value, cst.Name):
+                out.append((value.value, None))
+        return out
+    return []
+
+
+class _Indexer(cst.CSTVisitor):
+    def __init__(self, index: ModuleIndex) -> None:
+        super().__init__()
+        self.ix = index
+        self.scope = index.root
+        self.guards: List[GuardNode] = []
+        self.contexts: List[str] = []
+        self.classes: List[ClassInfo] = []
+        self.statement: Optional[cst.CSTNode] = None
+
+    # --- statements ----------------------------------------------------------
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.statement = node
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.ix.import_statements.append(node)
+        if self.scope is not self.ix.root:
+            self.ix.imports.add_import(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.ix.import_statements.append(node)
+        if self.scope is not self.ix.root:
+            self.ix.imports.add_import_from(node)
+
+    def _bind(self, name: str, value, statement, unpack_index=None) -> None:
+        self.scope.assignments.setdefault(name, []).append(
+            Assignment(value, tuple(self.guards), statement, unpack_index)
+        )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            names = _target_names(target.target)
+            for name, idx in names:
+                self._bind(name, node.value, node, idx)
+            if not names and isinstance(target.target, cst.Attribute):
+                self._self_attr(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        for name, idx in _target_names(node.target):
+            self._bind(name, node.value, node, idx)
+        if isinstance(node.target, cst.Attribute):
+            self._self_attr(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        for name, _ in _target_names(node.target):
+            self._bind(name, None, node)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        for name, idx in _target_names(node.target):
+            self._bind(name, node.value, node, idx)
+
+    def visit_For(self, node: cst.For) -> None:
+        for name, _ in _target_names(node.target):
+            self._bind(name, None, node)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            for name, _ in _target_names(node.asname.name):
+                self._bind(name, None, node)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.scope.globals.update(n.name.value for n in node.names)
+
+    def _self_attr(self, target: cst.Attribute) -> None:
+        if self.classes and isinstance(target.value, cst.Name) and target.value.value == "self":
+            self.classes[-1].self_attrs.add(target.attr.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.scope.returns.append((node.value, tuple(self.guards)))
+
+    # --- guards ----------------------------------------------------------------
+    def visit_If_body(self, node: cst.If) -> None:
+        self.guards.append((node.test, True))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self.guards.pop()
+
+    def visit_If_orelse(self, node: cst.If) -> None:
+        self.guards.append((node.test, False))
+
+    def leave_If_orelse(self, node: cst.If) -> None:
+        self.guards.pop()
+
+    def visit_With_body(self, node: cst.With) -> None:
+        for item in node.items:
+            call = item.item
+            target = call.func if isinstance(call, cst.Call) else call
+            self.contexts.append(self.ix.qualify(target) or dotted(target) or "")
+
+    def leave_With_body(self, node: cst.With) -> None:
+        for _ in node.items:
+            self.contexts.pop()
+
+    # --- scopes ----------------------------------------------------------------
+    def _enter(self, name: str, kind: str, node: cst.CSTNode) -> Scope:
+        qual = f"{self.scope.qualname}.{name}" if self.scope.qualname else name
+        scope = Scope(qual, kind, self.scope, node)
+        self.ix.scopes[qual] = scope
+        self.scope = scope
+        return scope
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scope.assignments.setdefault(node.name.value, []).append(
+            Assignment(None, tuple(self.guards), node)
+        )
+        if node.name.value == "__init__" and self.scope.kind == "class" and self.classes:
+            p = node.params
+            self.classes[-1].init_params = tuple(
+                x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)
+            )
+        scope = self._enter(node.name.value, "function", node)
+        self.ix.functions[scope.qualname] = scope
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            scope.params[param.name.value] = param.default
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.params[star.name.value] = None
+        # guards do not flow into a function body from where it is defined
+        self._saved_guards = getattr(self, "_saved_guards", [])
+        self._saved_guards.append((self.guards, self.contexts))
+        self.guards, self.contexts = [], []
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scope = self.scope.parent
+        self.guards, self.contexts = self._saved_guards.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return True
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        bases = tuple(
+            q for q in (self.ix.qualify(arg.value) or dotted(arg.value) for arg in node.bases) if q
+        )
+        self.scope.assignments.setdefault(node.name.value, []).append(
+            Assignment(None, tuple(self.guards), node)
+        )
+        scope = self._enter(node.name.value, "class", node)
+        info = ClassInfo(scope.qualname, node.name.value, bases, node)
+        self.ix.classes[scope.qualname] = info
+        self.classes.append(info)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope = self.scope.parent
+        self.classes.pop()
+
+    # --- expressions --------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        method = receiver = None
+        qualname = self.ix.qualify(func)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = func.value
+        site = CallSite(
+            node=node,
+            qualname=qualname,
+            method=method,
+            receiver=receiver,
+            scope=self.scope,
+            guards=tuple(self.guards),
+            contexts=tuple(self.contexts),
+            klass=self.classes[-1].qualname if self.classes else None,
+            statement=self.statement,
+        )
+        self.ix.calls.append(site)
+        self.ix.calls_by_node[id(node)] = site
+        if method == "add_argument":
+            self._arg_option(node)
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        site = self.ix.calls_by_node.get(id(node.value))
+        if site is not None:
+            names = []
+            for target in node.targets:
+                names.extend(n for n, idx in _target_names(target.target) if idx is None)
+            site.assigned_to = tuple(names)
+
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            site = self.ix.calls_by_node.get(id(node.value))
+            if site is not None:
+                site.assigned_to = tuple(n for n, idx in _target_names(node.target) if idx is None)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in TRACKED_ATTRS:
+            self.ix.attr_uses.append(
+                AttrUse(node, node.value, node.attr.value, self.scope,
+                        self.classes[-1].qualname if self.classes else None)
+            )
+
+    def _arg_option(self, node: cst.Call) -> None:
+        dest = None
+        flags: List[str] = []
+        for arg in node.args:
+            if arg.keyword is not None:
+                if arg.keyword.value == "dest" and isinstance(arg.value, cst.SimpleString):
+                    dest = arg.value.evaluated_value
+                continue
+            if isinstance(arg.value, cst.SimpleString):
+                flags.append(arg.value.evaluated_value)
+        if dest is None:
+            longs = [f for f in flags if isinstance(f, str) and f.startswith("--")]
+            chosen = longs[0] if longs else (flags[0] if flags else None)
+            if not isinstance(chosen, str):
+                return
+            dest = chosen.lstrip("-").replace("-", "_")
+        self.ix.arg_options.setdefault(dest, []).append(ArgOption(dest, node))
+
+
+def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def positional(call: cst.Call) -> Sequence[cst.Arg]:
+    return [a for a in call.args if a.keyword is None and not a.star]

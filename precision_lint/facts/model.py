@@ -1,0 +1,67 @@
+"""Per-file precision facts: plain, picklable data.
+
+A :class:`ModuleFacts` is everything the rules may know about one file. It is
+computed from the file's text alone (so it can be cached by content hash and
+built in worker processes) and joined with the facts of other files in
+``project.py``. Domain extractors (``facts/extractors/*.py``) fill ``sections``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, FrozenSet, Optional, Tuple
+
+from ..diagnostics import Span
+
+
+@dataclass(frozen=True)
+class ClassFact:
+    qualname: str
+    bases: Tuple[str, ...]
+    self_attrs: Tuple[str, ...]
+    span: Span
+    init_params: Optional[Tuple[str, ...]] = None  # its own __init__'s parameters, if defined
+
+
+@dataclass(frozen=True)
+class ProbeFact:
+    """A module-level capability probe such as ``BF16_OK = ... >= 8``."""
+
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where module-level code can be inserted, and what is already imported."""
+
+    insert_at: int  # offset after the docstring / __future__ / leading imports
+    torch_name: Optional[str]  # local name bound to the torch module (None: not imported)
+    probes: Tuple[ProbeFact, ...] = ()
+    newline: str = "\n"
+
+
+@dataclass(frozen=True)
+class ParseError:
+    message: str
+    line: int
+    col: int
+
+
+@dataclass
+class ModuleFacts:
+    path: str
+    module: str
+    is_package: bool = False
+    root: str = ""  # the folder the module name is relative to
+    parse_error: Optional[ParseError] = None
+    parsed: bool = False  # False also when the text cannot hold any finding
+    skip_file: bool = False
+    imports: Tuple[str, ...] = ()  # dotted names of modules this one may import
+    called: FrozenSet[str] = frozenset()  # qualnames of everything called here
+    classes: Tuple[ClassFact, ...] = ()
+    layout: Optional[Layout] = None
+    noqa: Dict[int, Optional[FrozenSet[str]]] = field(default_factory=dict)
+    sections: Dict[str, Any] = field(default_factory=dict)
+
+    def section(self, name: str):
+        return self.sections.get(name, ())

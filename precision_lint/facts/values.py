@@ -1,0 +1,147 @@
+"""The possible values of an expression, as plain data.
+
+The evaluator (``evaluate.py``) answers "which values may this expression take?"
+with a tuple of :class:`Possible`. A value that cannot be known statically is an
+``unknown`` atom and is never guessed: rules only act on what is certain to be
+possible. Each atom remembers the guards (``if``/ternary conditions) under which
+it is chosen, so a rule can tell ``torch.bfloat16`` from
+``torch.bfloat16 if BF16_OK else torch.float32``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Tuple
+
+from ..diagnostics import Span
+
+# kinds of atoms
+CONST = "const"  # a Python literal: bool, str, int, float, None
+DTYPE = "dtype"  # a torch dtype, canonical name: float16, bfloat16, float32, float64, auto
+CUDA = "cuda-available"  # torch.cuda.is_available(): True on a GPU machine, False elsewhere
+CAPABILITY = "capability"  # a bf16/compute-capability probe (True on sm80+)
+COND = "condition"  # some boolean expression built from the above
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A condition under which a value is chosen."""
+
+    text: str
+    positive: bool  # the value is chosen when the condition is true
+    capability: bool  # the condition consults the GPU's capability (bf16 support)
+    cuda: bool  # the condition consults torch.cuda.is_available()
+
+
+@dataclass(frozen=True)
+class Possible:
+    kind: str
+    value: Any = None
+    guards: Tuple[Guard, ...] = ()
+    # Where the literal that produced this value is written (for fixes), if known.
+    origin: Optional[Span] = None
+    # For conditions: the expression text and what it consults.
+    text: str = ""
+    capability: bool = False
+    cuda: bool = False
+
+    def guarded_by_capability(self) -> bool:
+        return self.capability or any(g.capability for g in self.guards)
+
+    def guarded_by_cuda(self) -> bool:
+        return self.cuda or self.capability or any(g.cuda or g.capability for g in self.guards)
+
+
+Values = Tuple[Possible, ...]
+
+UNKNOWN_VALUE: Values = (Possible(UNKNOWN),)
+
+# --- dtypes -----------------------------------------------------------------
+
+_DTYPE_ATTRS = {
+    "float16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "float32": "float32",
+    "float": "float32",
+    "float64": "float64",
+    "double": "float64",
+}
+
+_DTYPE_STRINGS = {
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "torch.float16": "float16",
+    "torch.half": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "torch.bfloat16": "bfloat16",
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+    "torch.float32": "float32",
+    "torch.float": "float32",
+    "auto": "auto",
+}
+
+
+def dtype_of_qualname(qualname: Optional[str]) -> Optional[str]:
+    """``torch.float16`` / ``torch.half`` → ``"float16"``; other names → None."""
+    if not qualname or not qualname.startswith("torch."):
+        return None
+    head, _, attr = qualname.rpartition(".")
+    if head != "torch":
+        return None
+    return _DTYPE_ATTRS.get(attr)
+
+
+def dtype_of_string(text: Any) -> Optional[str]:
+    """``"fp16"`` / ``"float16"`` → ``"float16"``; other values → None."""
+    if isinstance(text, str):
+        return _DTYPE_STRINGS.get(text.strip().lower())
+    return None
+
+
+def dtypes(values: Iterable[Possible]) -> Tuple[Possible, ...]:
+    """The atoms that denote a dtype, strings like ``"fp16"`` included."""
+    out = []
+    for v in values:
+        if v.kind == DTYPE:
+            out.append(v)
+        elif v.kind == CONST and dtype_of_string(v.value):
+            out.append(Possible(DTYPE, dtype_of_string(v.value), v.guards, v.origin))
+    return tuple(out)
+
+
+def may_be_dtype(values: Iterable[Possible], name: str) -> bool:
+    return any(v.value == name for v in dtypes(values))
+
+
+def may_be_true(values: Iterable[Possible]) -> bool:
+    """True when one of the values is certainly possible and truthy on some machine.
+
+    ``torch.cuda.is_available()`` and capability probes may be True (on a GPU);
+    unknown values are not guessed.
+    """
+    for v in values:
+        if v.kind == CONST and v.value not in (None, False, 0, "", "no", "false", "False"):
+            return True
+        if v.kind in (CUDA, CAPABILITY):
+            return True
+        if v.kind == COND and v.value is not False:
+            return True
+    return False
+
+
+def may_be_false(values: Iterable[Possible]) -> bool:
+    for v in values:
+        if v.kind == CONST and v.value in (None, False, 0, ""):
+            return True
+        if v.kind in (CUDA, CAPABILITY, COND):
+            return True
+    return False
+
+
+def is_unknown(values: Iterable[Possible]) -> bool:
+    return all(v.kind == UNKNOWN for v in values)

@@ -1,0 +1,80 @@
+"""Applying fixes to a text: without overlap, and never into a broken file.
+
+Fixes are text edits (offsets into the source). One pass applies every fix that
+does not overlap a fix already taken (identical edits, such as two rules adding
+the same capability probe, count once); the engine repeats passes until no fix
+is left (a fixpoint). A result that does not parse is rejected whole.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from .diagnostics import Edit, Fix
+
+
+def _overlaps(a: Edit, b: Edit) -> bool:
+    if a == b:
+        return False
+    if a.start == a.end and b.start == b.end:
+        return a.start == b.start  # two different insertions at one point: order unclear
+    return a.start < b.end and b.start < a.end or (a.start == a.end and b.start < a.start < b.end) or (
+        b.start == b.end and a.start < b.start < a.end
+    )
+
+
+def select_fixes(fixes: Sequence[Fix]) -> List[Fix]:
+    """The fixes of one pass: in source order, each skipped if it overlaps one already taken."""
+    taken: List[Fix] = []
+    taken_edits: List[Edit] = []
+    for fix in sorted(fixes, key=lambda f: (min(e.start for e in f.edits), f.message)):
+        if any(_overlaps(e, t) for e in fix.edits for t in taken_edits):
+            continue
+        taken.append(fix)
+        taken_edits.extend(fix.edits)
+    return taken
+
+
+def apply_edits(source: str, edits: Iterable[Edit]) -> str:
+    unique = sorted(set(edits), key=lambda e: (e.start, e.end))
+    out: List[str] = []
+    cursor = 0
+    for edit in unique:
+        out.append(source[cursor : edit.start])
+        out.append(edit.content)
+        cursor = max(cursor, edit.end)
+    out.append(source[cursor:])
+    return "".join(out)
+
+
+def still_valid(original: str, fixed: str, filename: str = "<fixed>") -> Optional[str]:
+    """None when ``fixed`` parses (and compiles, if the original did); else the reason."""
+    try:
+        cst.parse_module(fixed)
+    except cst.ParserSyntaxError as exc:
+        return str(exc).splitlines()[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(original, filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return None  # newer syntax than this interpreter: the LibCST parse must do
+        try:
+            compile(fixed, filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def apply_fixes(source: str, fixes: Sequence[Fix], filename: str = "<fixed>") -> Tuple[str, List[Fix], Optional[str]]:
+    """One pass: (new text, fixes applied, reason the result was rejected or None)."""
+    chosen = select_fixes(fixes)
+    if not chosen:
+        return source, [], None
+    fixed = apply_edits(source, (e for f in chosen for e in f.edits))
+    problem = still_valid(source, fixed, filename)
+    if problem is not None:
+        return source, [], problem
+    return fixed, chosen, None

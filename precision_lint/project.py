@@ -1,0 +1,121 @@
+"""Joining the facts of several files into one project.
+
+Real bugs span files: the model is loaded in ``model_utils.py`` and
+``TrainingArguments(fp16=True)`` is built in ``train.py``. Files are joined along
+the import graph of the linted files: a *unit* is a module plus every local
+module it imports, transitively. Two scripts in one folder that do not import
+each other are never joined.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, Iterable, List, Optional, Set
+
+from .facts.model import ClassFact, ModuleFacts
+
+
+class Project:
+    def __init__(self, modules: Iterable[ModuleFacts]) -> None:
+        self.modules: List[ModuleFacts] = [m for m in modules]
+        self.by_path: Dict[str, ModuleFacts] = {m.path: m for m in self.modules}
+        self._by_name: Dict[str, List[ModuleFacts]] = {}
+        for m in self.modules:
+            if m.module:
+                self._by_name.setdefault(m.module, []).append(m)
+        self.classes: Dict[str, ClassFact] = {}
+        for m in self.modules:
+            for c in m.classes:
+                self.classes.setdefault(c.qualname, c)
+        self._imports: Dict[str, List[ModuleFacts]] = {}
+        self._closure: Dict[str, Set[str]] = {}
+
+    # --- modules and imports ---------------------------------------------------
+    def module_named(self, name: str, near: Optional[ModuleFacts] = None) -> Optional[ModuleFacts]:
+        candidates = self._by_name.get(name, [])
+        if not candidates:
+            return None
+        if near is not None:
+            for c in candidates:
+                if c.root == near.root:
+                    return c
+        return candidates[0]
+
+    def imported_modules(self, module: ModuleFacts) -> List[ModuleFacts]:
+        """The linted modules that ``module`` imports directly."""
+        if module.path not in self._imports:
+            found = {}
+            for name in module.imports:
+                target = self.module_named(name, module)
+                if target is None and "." in name:
+                    # `from pkg.mod import func` also names pkg.mod.func
+                    target = self.module_named(name.rsplit(".", 1)[0], module)
+                if target is not None and target.path != module.path:
+                    found[target.path] = target
+            self._imports[module.path] = list(found.values())
+        return self._imports[module.path]
+
+    def unit(self, module: ModuleFacts) -> Set[str]:
+        """Paths of ``module`` and every linted module it imports, transitively."""
+        if module.path not in self._closure:
+            seen = {module.path}
+            stack = [module]
+            while stack:
+                for dep in self.imported_modules(stack.pop()):
+                    if dep.path not in seen:
+                        seen.add(dep.path)
+                        stack.append(dep)
+            self._closure[module.path] = seen
+        return self._closure[module.path]
+
+    def units_containing(self, module: ModuleFacts) -> List[ModuleFacts]:
+        """Entry modules whose unit includes ``module`` (itself first)."""
+        out = [module]
+        for other in self.modules:
+            if other.path != module.path and module.path in self.unit(other):
+                out.append(other)
+        return out
+
+    def unit_modules(self, entry: ModuleFacts) -> List[ModuleFacts]:
+        return [self.by_path[p] for p in sorted(self.unit(entry)) if p in self.by_path]
+
+    # --- classes -----------------------------------------------------------------
+    def class_inherits(self, qualname: Optional[str], predicate: Callable[[str], bool]) -> bool:
+        """Whether ``qualname`` is, or derives (through project classes) from, a matching class."""
+        seen: Set[str] = set()
+        stack = [qualname] if qualname else []
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if predicate(name):
+                return True
+            cls = self.classes.get(name)
+            if cls is None:
+                # `import pkg.trainers` then `pkg.trainers.MyTrainer`; or re-exports
+                cls = self._class_by_suffix(name)
+            if cls is not None:
+                stack.extend(cls.bases)
+        return False
+
+    def find_class(self, qualname: Optional[str]) -> Optional[ClassFact]:
+        if not qualname:
+            return None
+        return self.classes.get(qualname) or self._class_by_suffix(qualname)
+
+    def init_owner(self, qualname: Optional[str]) -> Optional[ClassFact]:
+        """The project class whose own ``__init__`` a call of ``qualname`` runs (None: a library's)."""
+        seen: Set[str] = set()
+        cls = self.find_class(qualname)
+        while cls is not None and cls.qualname not in seen:
+            seen.add(cls.qualname)
+            if cls.init_params is not None:
+                return cls
+            bases = [self.find_class(b) for b in cls.bases]
+            cls = next((b for b in bases if b is not None), None)
+        return None
+
+    def _class_by_suffix(self, name: str) -> Optional[ClassFact]:
+        """A re-exported project class (``from pkg import MyTrainer``), if its name is unique."""
+        short = name.rsplit(".", 1)[-1]
+        matches = [c for q, c in self.classes.items() if q.rsplit(".", 1)[-1] == short]
+        return matches[0] if len(matches) == 1 else None

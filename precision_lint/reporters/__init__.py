@@ -1,0 +1,88 @@
+"""Reporters turn diagnostics into text: one module per ``--output-format``."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+from ..diagnostics import Diagnostic, Span
+
+FORMATS = ("full", "concise", "json", "github", "sarif")
+DOCS_URL = "https://github.com/precision-lint/precision-lint/blob/main/rules/{code}.md"
+
+
+@dataclass
+class Report:
+    """What a reporter may show: the findings and the context of the run."""
+
+    diagnostics: Sequence[Diagnostic]
+    texts: Dict[str, str] = field(default_factory=dict)  # path → text the positions refer to
+    fixes_applied: int = 0
+    unsafe_held_back: int = 0
+    fix_mode: bool = False
+    color: bool = False
+    rules: Dict[str, type] = field(default_factory=dict)  # code → rule class (names, summaries)
+    display_paths: Dict[str, str] = field(default_factory=dict)  # path → how to show it
+
+    def shown(self, path: str) -> str:
+        return self.display_paths.get(path, path)
+
+
+def url(code: str) -> str:
+    return DOCS_URL.format(code=code)
+
+
+def row_col(text: Optional[str], offset: int) -> tuple:
+    """1-based (row, column) of a character offset."""
+    if not text:
+        return (1, 1)
+    offset = max(0, min(offset, len(text)))
+    row = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return (row, col)
+
+
+def start(span: Span) -> dict:
+    return {"row": span.line, "column": span.col + 1}
+
+
+def end(span: Span) -> dict:
+    return {"row": span.end_line, "column": span.end_col + 1}
+
+
+def render(fmt: str, report: Report) -> str:
+    from . import concise, full, github, json_format, sarif
+
+    module = {
+        "full": full,
+        "concise": concise,
+        "json": json_format,
+        "github": github,
+        "sarif": sarif,
+    }[fmt]
+    return module.render(report)
+
+
+def summary_lines(report: Report) -> List[str]:
+    """ruff-style closing lines: counts, fixes applied, fixes available."""
+    remaining = len(report.diagnostics)
+    lines: List[str] = []
+    if report.fix_mode and report.fixes_applied:
+        total = remaining + report.fixes_applied
+        lines.append(f"Found {total} error{'s' * (total != 1)} ({report.fixes_applied} fixed, {remaining} remaining).")
+    elif remaining:
+        lines.append(f"Found {remaining} error{'s' * (remaining != 1)}.")
+    elif not report.fix_mode or not report.fixes_applied:
+        lines.append("All checks passed!")
+    fixable = sum(1 for d in report.diagnostics if d.fix is not None and d.fix.applicability == "safe")
+    if fixable and not report.fix_mode:
+        hidden = report.unsafe_held_back
+        extra = f" ({hidden} hidden fix{'es' * (hidden != 1)} can be enabled with the `--unsafe-fixes` option)" if hidden else ""
+        lines.append(f"[*] {fixable} fixable with the `--fix` option{extra}.")
+    elif report.unsafe_held_back:
+        n = report.unsafe_held_back
+        lines.append(
+            f"No fixes available ({n} hidden fix{'es' * (n != 1)} can be enabled with the `--unsafe-fixes` option)."
+            if not fixable
+            else f"{n} hidden fix{'es' * (n != 1)} can be enabled with the `--unsafe-fixes` option."
+        )
+    return lines

@@ -1,0 +1,97 @@
+"""The rule interface.
+
+A rule is a small class that *judges* facts: it reads the :class:`ModuleFacts`
+of the file being checked (and, through the :class:`Project`, the facts of the
+files joined with it) and yields diagnostics, each with an optional fix. Rules
+never parse or walk source code themselves.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
+
+from ..config import Config, ConfigError
+from ..diagnostics import SAFE, Diagnostic, Edit, Fix, Related, Span
+from ..facts.model import ModuleFacts
+from ..project import Project
+
+
+@dataclass(frozen=True)
+class Option:
+    default: Any
+    choices: Optional[Tuple[Any, ...]] = None
+    kind: type = str
+    doc: str = ""
+
+    def validate(self, code: str, name: str, value: Any) -> Any:
+        if self.kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, self.kind) or (self.kind is int and isinstance(value, bool)):
+            raise ConfigError(f"rules.{code}.{name} must be a {self.kind.__name__}, not {value!r}")
+        if self.choices is not None and value not in self.choices:
+            raise ConfigError(
+                f"rules.{code}.{name} must be one of {', '.join(map(str, self.choices))}, not {value!r}"
+            )
+        return value
+
+
+class Rule:
+    code: str = ""
+    name: str = ""
+    summary: str = ""
+    # Substrings a file must contain for this rule to possibly fire in it (None: always parse).
+    evidence: Optional[Sequence[str]] = None
+    # "always", "sometimes" or "never": whether findings come with a fix.
+    fix_availability: str = "never"
+    fix_applicability: str = SAFE
+    options: Dict[str, Option] = {}
+
+    def check(self, ctx: "RuleContext") -> Iterable[Diagnostic]:
+        raise NotImplementedError
+
+    @classmethod
+    def resolve_options(cls, config: Config) -> Dict[str, Any]:
+        given = config.options_for(cls.code)
+        unknown = sorted(set(given) - set(cls.options))
+        if unknown:
+            known = ", ".join(sorted(cls.options)) or "none"
+            raise ConfigError(f"unknown option(s) {', '.join(unknown)} for {cls.code} (known: {known})")
+        return {
+            name: opt.validate(cls.code, name, given[name]) if name in given else opt.default
+            for name, opt in cls.options.items()
+        }
+
+
+@dataclass
+class RuleContext:
+    facts: ModuleFacts
+    source: str
+    project: Project
+    config: Config
+    options: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        return self.facts.path
+
+    def text(self, span: Span) -> str:
+        return self.source[span.start : span.end]
+
+    def diagnostic(
+        self,
+        code: str,
+        span: Span,
+        message: str,
+        fix: Optional[Fix] = None,
+        related: Sequence[Related] = (),
+        noqa_line: Optional[int] = None,
+    ) -> Diagnostic:
+        return Diagnostic(code, message, self.path, span, fix, tuple(related), noqa_line)
+
+
+def replace(span: Span, content: str) -> Edit:
+    return Edit(span.start, span.end, content)
+
+
+def insert(offset: int, content: str) -> Edit:
+    return Edit(offset, offset, content)

@@ -1,0 +1,69 @@
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+REPO = Path(__file__).resolve().parent.parent
+
+from precision_lint.config import from_table  # noqa: E402
+from precision_lint.engine import check_source, fix_source  # noqa: E402
+
+
+def dedent(src: str) -> str:
+    return textwrap.dedent(src).lstrip("\n")
+
+
+def config(**table):
+    """A Config from keyword arguments spelled with underscores (target_gpus=...)."""
+    table = {k.replace("_", "-"): v for k, v in table.items()}
+    return from_table(table, "test")
+
+
+def lint(src: str, code: str = None, cfg=None, path: str = "train.py"):
+    diags = check_source(dedent(src), path=path, config=cfg or config(**{"transformers_version": "5.23"}))
+    return [d for d in diags if code is None or d.code == code]
+
+
+def fix(src: str, code: str = None, cfg=None, unsafe: bool = False, path: str = "train.py") -> str:
+    return fix_source(
+        dedent(src),
+        path=path,
+        config=cfg or config(**{"transformers_version": "5.23"}),
+        unsafe=unsafe,
+        select=[code] if code else None,
+    )
+
+
+def run_cli(*args, cwd=None, env=None):
+    """Run the real command line in a subprocess."""
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+    full_env.pop("FORCE_COLOR", None)
+    full_env["NO_COLOR"] = "1"
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "precision_lint", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def write_tree(root: Path, files: dict) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(dedent(text))
+    return root
+
+
+@pytest.fixture
+def tree(tmp_path):
+    return lambda files: write_tree(tmp_path, files)

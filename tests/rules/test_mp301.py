@@ -1,0 +1,240 @@
+"""MP301 trainer-tokenizer-argument: before/after for every shape, and the negatives."""
+import pytest
+
+from conftest import config, dedent, fix, lint
+
+CODE = "MP301"
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (  # plain keyword, the library class
+            """
+            from transformers import Trainer
+            trainer = Trainer(model=model, args=args, tokenizer=tok)  # keep me
+            """,
+            """
+            from transformers import Trainer
+            trainer = Trainer(model=model, args=args, processing_class=tok)  # keep me
+            """,
+        ),
+        (  # module alias and Seq2SeqTrainer
+            """
+            import transformers as tf
+            t = tf.Seq2SeqTrainer(model, args,
+                                  tokenizer=tok,
+                                  data_collator=c)
+            """,
+            """
+            import transformers as tf
+            t = tf.Seq2SeqTrainer(model, args,
+                                  processing_class=tok,
+                                  data_collator=c)
+            """,
+        ),
+        (  # import alias
+            """
+            from transformers import Trainer as T
+            T(model, tokenizer=tok)
+            """,
+            """
+            from transformers import Trainer as T
+            T(model, processing_class=tok)
+            """,
+        ),
+        (  # TRL trainers
+            """
+            from trl import SFTTrainer, DPOTrainer
+            import trl
+            SFTTrainer(model=m, tokenizer=tok)
+            DPOTrainer(model=m, tokenizer=tok)
+            trl.GRPOTrainer(model=m, tokenizer=tok)
+            """,
+            """
+            from trl import SFTTrainer, DPOTrainer
+            import trl
+            SFTTrainer(model=m, processing_class=tok)
+            DPOTrainer(model=m, processing_class=tok)
+            trl.GRPOTrainer(model=m, processing_class=tok)
+            """,
+        ),
+        (  # a **kwargs dict literal (both spellings) that feeds a Trainer
+            """
+            from transformers import Trainer
+            kw = dict(model=m, tokenizer=tok)
+            other = {'args': a, 'tokenizer': tok}
+            Trainer(**kw)
+            Trainer(**other)
+            """,
+            """
+            from transformers import Trainer
+            kw = dict(model=m, processing_class=tok)
+            other = {'args': a, 'processing_class': tok}
+            Trainer(**kw)
+            Trainer(**other)
+            """,
+        ),
+        (  # a project subclass: the call, super().__init__, self.tokenizer
+            """
+            from transformers import Trainer
+
+            class DistillTrainer(Trainer):
+                def __init__(self, teacher, *args, **kwargs):
+                    super().__init__(*args, **kwargs)
+                    self.teacher = teacher
+
+                def compute_loss(self, model, inputs, return_outputs=False, **kw):
+                    pad = self.tokenizer.pad_token_id
+                    return 0.0
+
+            trainer = DistillTrainer(teacher, model=m, tokenizer=tok)
+            print(trainer.tokenizer)
+            """,
+            """
+            from transformers import Trainer
+
+            class DistillTrainer(Trainer):
+                def __init__(self, teacher, *args, **kwargs):
+                    super().__init__(*args, **kwargs)
+                    self.teacher = teacher
+
+                def compute_loss(self, model, inputs, return_outputs=False, **kw):
+                    pad = self.processing_class.pad_token_id
+                    return 0.0
+
+            trainer = DistillTrainer(teacher, model=m, processing_class=tok)
+            print(trainer.processing_class)
+            """,
+        ),
+        (  # a subclass that takes `tokenizer` itself: its own signature stays, super() is fixed
+            """
+            from transformers import Trainer
+
+            class MyTrainer(Trainer):
+                def __init__(self, *args, tokenizer=None, **kwargs):
+                    super().__init__(*args, tokenizer=tokenizer, **kwargs)
+
+            MyTrainer(model=m, tokenizer=tok)
+            """,
+            """
+            from transformers import Trainer
+
+            class MyTrainer(Trainer):
+                def __init__(self, *args, tokenizer=None, **kwargs):
+                    super().__init__(*args, processing_class=tokenizer, **kwargs)
+
+            MyTrainer(model=m, tokenizer=tok)
+            """,
+        ),
+    ],
+)
+def test_fix(before, after):
+    assert lint(before, CODE), "expected a finding"
+    fixed = fix(before, CODE)
+    assert fixed == dedent(after)
+    assert lint(fixed, CODE) == []  # a second run finds nothing
+    assert fix(fixed, CODE) == fixed  # idempotent
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # not a Trainer: pipelines, collators, the user's own functions and classes
+        """
+        from transformers import pipeline, DataCollatorWithPadding
+        pipe = pipeline("text-generation", model=m, tokenizer=tok)
+        collator = DataCollatorWithPadding(tokenizer=tok)
+        """,
+        """
+        def build(model, tokenizer=None):
+            return model
+        build(m, tokenizer=tok)
+        """,
+        """
+        class Trainer:  # a look-alike, not from transformers
+            def __init__(self, tokenizer):
+                self.tokenizer = tokenizer
+        t = Trainer(tokenizer=tok)
+        print(t.tokenizer)
+        """,
+        """
+        from mylib import Trainer
+        Trainer(tokenizer=tok)
+        """,
+        # already migrated
+        """
+        from transformers import Trainer
+        Trainer(model=m, processing_class=tok)
+        """,
+        # a trainer subclass that keeps its own `self.tokenizer`
+        """
+        from transformers import Trainer
+        class T2(Trainer):
+            def setup(self, tok):
+                self.tokenizer = tok
+            def log(self):
+                return self.tokenizer
+        """,
+        # a dict that does not feed a Trainer
+        """
+        cfg = dict(tokenizer="gpt2")
+        """,
+    ],
+)
+def test_negatives(src):
+    assert lint(src, CODE) == []
+
+
+def test_subclass_defined_in_another_file(tree):
+    from precision_lint.engine import Engine
+
+    root = tree(
+        {
+            "pkg/__init__.py": "",
+            "pkg/trainers.py": """
+                from transformers import Trainer
+                class KDTrainer(Trainer):
+                    pass
+            """,
+            "pkg/train.py": """
+                from .trainers import KDTrainer
+                KDTrainer(model=m, tokenizer=tok)
+            """,
+        }
+    )
+    engine = Engine(config(transformers_version="5.0"), [CODE])
+    diags = engine.run_paths([str(root)]).diagnostics
+    assert [(d.path.endswith("train.py"), d.span.line) for d in diags] == [(True, 2)]
+
+
+def test_version_awareness():
+    src = """
+    from transformers import Trainer
+    Trainer(model=m, tokenizer=tok)
+    """
+    assert lint(src, CODE, config(transformers_version="4.45.2")) == []
+    deprecated = lint(src, CODE, config(transformers_version="4.46.0"))
+    assert len(deprecated) == 1 and "deprecated since transformers 4.46" in deprecated[0].message
+    removed = lint(src, CODE, config(transformers_version="5.0.0"))
+    assert "removed in transformers 5" in removed[0].message
+    assert "unexpected keyword argument 'tokenizer'" in removed[0].message
+
+
+def test_processor_tokenizer_message():
+    src = """
+    from transformers import AutoProcessor, Trainer
+    processor = AutoProcessor.from_pretrained(path)
+    Trainer(model=m, tokenizer=processor.tokenizer)
+    """
+    (d,) = lint(src, CODE)
+    assert "the processor itself is usually what belongs" in d.message
+
+
+def test_both_names_passed_reports_without_fix():
+    src = """
+    from transformers import Trainer
+    Trainer(model=m, tokenizer=tok, processing_class=tok)
+    """
+    (d,) = lint(src, CODE)
+    assert d.fix is None and "passed as well" in d.message

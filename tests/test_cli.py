@@ -1,0 +1,183 @@
+"""The command line, through a real subprocess: exit codes, formats, --fix, --diff, noqa, config."""
+import json
+
+from conftest import dedent, run_cli
+
+BAD = """\
+from transformers import Trainer
+trainer = Trainer(model=m, tokenizer=tok)
+"""
+GOOD = """\
+from transformers import Trainer
+trainer = Trainer(model=m, processing_class=tok)
+"""
+PYPROJECT = '[tool.precision-lint]\ntransformers-version = "5.23"\n'
+
+
+def project(tmp_path, files):
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    for name, text in files.items():
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return tmp_path
+
+
+def test_exit_codes(tmp_path):
+    project(tmp_path, {"bad.py": BAD, "good.py": GOOD})
+    assert run_cli("good.py", cwd=tmp_path).returncode == 0
+    bad = run_cli("bad.py", cwd=tmp_path)
+    assert bad.returncode == 1
+    assert "bad.py:2:28: MP301" in bad.stdout
+    assert run_cli("--exit-zero", "bad.py", cwd=tmp_path).returncode == 0
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 1  # folder, explicit subcommand
+    assert run_cli(cwd=tmp_path).returncode == 1  # default path: .
+    usage = run_cli("--no-such-flag", cwd=tmp_path)
+    assert usage.returncode == 2 and "unrecognized arguments" in usage.stderr
+    missing = run_cli("nope.py", cwd=tmp_path)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_json_schema(tmp_path):
+    project(tmp_path, {"bad.py": BAD})
+    out = run_cli("--output-format", "json", "bad.py", cwd=tmp_path)
+    assert out.returncode == 1
+    (item,) = json.loads(out.stdout)
+    assert set(item) == {
+        "code", "message", "filename", "location", "end_location", "fix", "noqa_row", "url", "related",
+    }
+    assert item["code"] == "MP301"
+    assert item["filename"] == str(tmp_path / "bad.py")
+    assert item["location"] == {"row": 2, "column": 28}
+    assert item["end_location"] == {"row": 2, "column": 37}
+    assert item["noqa_row"] == 2
+    assert item["url"].endswith("/rules/MP301.md")
+    assert item["related"] == []
+    assert item["fix"]["applicability"] == "safe"
+    assert item["fix"]["edits"] == [
+        {"content": "processing_class", "location": {"row": 2, "column": 28}, "end_location": {"row": 2, "column": 37}}
+    ]
+    clean = run_cli("--output-format", "json", "bad.py", "--select", "MP1", cwd=tmp_path)
+    assert clean.returncode == 0 and json.loads(clean.stdout) == []
+
+
+def test_diff_writes_nothing(tmp_path):
+    project(tmp_path, {"bad.py": BAD})
+    out = run_cli("--diff", "bad.py", cwd=tmp_path)
+    assert out.returncode == 1
+    assert "-trainer = Trainer(model=m, tokenizer=tok)" in out.stdout
+    assert "+trainer = Trainer(model=m, processing_class=tok)" in out.stdout
+    assert (tmp_path / "bad.py").read_text() == BAD
+    assert run_cli("--diff", "bad.py", "--select", "MP2", cwd=tmp_path).returncode == 0
+
+
+def test_fix_writes_and_second_run_is_clean(tmp_path):
+    project(tmp_path, {"src/bad.py": BAD, "src/good.py": GOOD})
+    before_good = (tmp_path / "src/good.py").stat().st_mtime_ns
+    out = run_cli("--fix", "src", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 fixed, 0 remaining" in out.stdout
+    assert (tmp_path / "src/bad.py").read_text() == GOOD
+    assert (tmp_path / "src/good.py").stat().st_mtime_ns == before_good  # untouched
+    again = run_cli("src", cwd=tmp_path)
+    assert again.returncode == 0 and "All checks passed!" in again.stdout
+
+
+def test_noqa_and_skip_file(tmp_path):
+    project(
+        tmp_path,
+        {
+            "a.py": BAD.replace("tok)\n", "tok)  # noqa: MP301\n"),
+            "b.py": BAD.replace("tok)\n", "tok)  # noqa\n"),
+            "c.py": BAD.replace("tok)\n", "tok)  # noqa: MP101\n"),
+            "d.py": "# precision-lint: skip-file\n" + BAD,
+        },
+    )
+    out = run_cli("--output-format", "concise", ".", cwd=tmp_path)
+    assert out.returncode == 1
+    flagged = [line.split(":")[0] for line in out.stdout.splitlines() if "MP301" in line]
+    assert flagged == ["c.py"]
+
+
+def test_syntax_error_is_reported_and_left_untouched(tmp_path):
+    broken = "from transformers import Trainer\nTrainer(tokenizer=tok\n"
+    project(tmp_path, {"broken.py": broken, "bad.py": BAD})
+    out = run_cli("--fix", "--output-format", "json", ".", cwd=tmp_path)
+    assert out.returncode == 1
+    items = json.loads(out.stdout)
+    assert [i["code"] for i in items] == ["MP000"]
+    assert items[0]["filename"].endswith("broken.py")
+    assert (tmp_path / "broken.py").read_bytes() == broken.encode()
+    assert (tmp_path / "bad.py").read_text() == GOOD  # the rest is still fixed
+    assert "Traceback" not in out.stderr
+
+
+def test_undecodable_file_is_mp000(tmp_path):
+    project(tmp_path, {})
+    (tmp_path / "latin.py").write_bytes(b"x = '\xff tokenizer'\n")
+    out = run_cli("--output-format", "concise", ".", cwd=tmp_path)
+    assert out.returncode == 1 and "MP000" in out.stdout and "UTF-8" in out.stdout
+
+
+def test_config_errors_exit_2(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.precision-lint]\nselct = ["MP301"]\n')
+    (tmp_path / "a.py").write_text(GOOD)
+    out = run_cli("a.py", cwd=tmp_path)
+    assert out.returncode == 2 and "unknown key(s) selct" in out.stderr
+    (tmp_path / "pyproject.toml").write_text('[tool.precision-lint]\ntarget-gpus = ["gtx9999"]\n')
+    out = run_cli("a.py", cwd=tmp_path)
+    assert out.returncode == 2 and "unknown GPU 'gtx9999'" in out.stderr
+    (tmp_path / "pyproject.toml").write_text('[tool.precision-lint.rules.MP301]\nfoo = 1\n')
+    out = run_cli("a.py", cwd=tmp_path)
+    assert out.returncode == 2 and "unknown option(s) foo for MP301" in out.stderr
+    (tmp_path / "pyproject.toml").write_text("[tool.precision-lint\n")
+    out = run_cli("a.py", cwd=tmp_path)
+    assert out.returncode == 2 and "invalid TOML" in out.stderr
+    missing = run_cli("--config", "nope.toml", "a.py", cwd=tmp_path)
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_config_select_ignore_and_per_file_ignores(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        PYPROJECT + '[tool.precision-lint.per-file-ignores]\n"legacy/*.py" = ["MP301"]\n'
+    )
+    (tmp_path / "legacy").mkdir()
+    (tmp_path / "legacy" / "old.py").write_text(BAD)
+    (tmp_path / "new.py").write_text(BAD)
+    out = run_cli("--output-format", "concise", ".", cwd=tmp_path)
+    assert "new.py" in out.stdout and "old.py" not in out.stdout
+    assert run_cli("--ignore", "MP3", ".", cwd=tmp_path).returncode == 0
+    assert run_cli("--select", "MP301", "new.py", cwd=tmp_path).returncode == 1
+
+
+def test_discovery_honours_gitignore_and_skips_venvs(tmp_path):
+    project(tmp_path, {"kept.py": BAD, "generated/out.py": BAD, "venv2/lib.py": BAD, "build/x.py": BAD})
+    (tmp_path / ".gitignore").write_text("generated/\n")
+    (tmp_path / "venv2" / "pyvenv.cfg").write_text("home = /usr\n")
+    out = run_cli("--output-format", "concise", ".", cwd=tmp_path)
+    files = sorted({line.split(":")[0] for line in out.stdout.splitlines() if "MP301" in line})
+    assert files == ["kept.py"]
+    # named explicitly: always checked
+    assert run_cli("generated/out.py", cwd=tmp_path).returncode == 1
+
+
+def test_statistics_and_version(tmp_path):
+    project(tmp_path, {"bad.py": BAD + BAD.splitlines()[1] + "\n"})
+    out = run_cli("--statistics", "bad.py", cwd=tmp_path)
+    assert out.returncode == 1
+    assert out.stdout.split() == ["2", "MP301", "[*]", "trainer-tokenizer-argument"]
+    assert run_cli("--version").stdout.startswith("precision-lint ")
+
+
+def test_rule_command():
+    out = run_cli("rule", "MP301")
+    assert out.returncode == 0 and out.stdout.startswith("# MP301")
+    assert "unexpected keyword argument 'tokenizer'" in out.stdout
+    listing = run_cli("rule", "--all")
+    assert listing.returncode == 0 and "MP301" in listing.stdout and "trainer-tokenizer-argument" in listing.stdout
+    assert run_cli("rule", "MP999").returncode == 2
+
+
+def test_empty_folder_is_a_clean_silent_success(tmp_path):
+    out = run_cli("--fix", "--quiet", str(tmp_path))
+    assert out.returncode == 0 and out.stdout == "" and out.stderr == ""
