@@ -78,6 +78,7 @@ class Evaluator:
         self.ix = index
         self._active: set = set()
         self._depth = 0
+        self._taints: dict = {}
 
     # --- public -------------------------------------------------------------
     def values(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Values:
@@ -96,13 +97,48 @@ class Evaluator:
         return _dedupe(out)
 
     def guard(self, test: cst.BaseExpression, positive: bool, scope: Scope) -> Guard:
-        vals = self.values(test, scope)
-        return Guard(
-            text=self.ix.text(test),
-            positive=positive,
-            capability=any(v.kind == CAPABILITY or v.capability for v in vals),
-            cuda=any(v.kind == CUDA or v.cuda for v in vals),
-        )
+        key = (id(test), id(scope))
+        if key not in self._taints:
+            self._taints[key] = self.consults(test, scope, set())
+        capability, cuda = self._taints[key]
+        return Guard(text=self.ix.text(test), positive=positive, capability=capability, cuda=cuda or capability)
+
+    def consults(self, expr: cst.CSTNode, scope: Scope, seen: set) -> Tuple[bool, bool]:
+        """(consults a capability probe, consults torch.cuda.is_available()), through variables.
+
+        A taint walk rather than a value evaluation, so that it terminates on the
+        self-referencing guards of real code (`if use_bf16 and major < 8: use_bf16 = False`).
+        """
+        capability = cuda = False
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                site = self.ix.call_of(node)
+                qual = site.qualname if site else self.ix.qualify(node.func)
+                if qual == CUDA_AVAILABLE:
+                    cuda = True
+                elif is_capability_callee(qual, node.func):
+                    capability = True
+                else:
+                    function = self._local_function(node.func, scope)
+                    if function is not None and id(function) not in seen:
+                        seen.add(id(function))
+                        for value, _ in function.returns:
+                            c, u = self.consults(value, function, seen)
+                            capability, cuda = capability or c, cuda or u
+            elif isinstance(node, cst.Name):
+                owner = scope.lookup_scope(node.value)
+                key = (node.value, id(owner))
+                if owner is not None and key not in seen:
+                    seen.add(key)
+                    for a in owner.assignments.get(node.value, []):
+                        if a.value is not None:
+                            c, u = self.consults(a.value, owner, seen)
+                            capability, cuda = capability or c, cuda or u
+                continue
+            stack.extend(node.children)
+        return capability, cuda
 
     def guards_of(self, guards, scope: Scope) -> Tuple[Guard, ...]:
         return tuple(self.guard(test, pos, scope) for test, pos in guards)

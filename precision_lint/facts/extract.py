@@ -150,8 +150,14 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
     for name, assignments in index.root.assignments.items():
         if len(assignments) != 1 or assignments[0].value is None or assignments[0].guards:
             continue
-        vals = evaluator.values(assignments[0].value, index.root)
-        if vals and all(v.kind == CAPABILITY or (v.kind == COND and v.capability) for v in vals):
+        if assignments[0].unpack_index is not None:
+            continue
+        value = assignments[0].value
+        vals = evaluator.values(value, index.root)
+        boolean = isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)) or (
+            isinstance(value, cst.Call) and (index.qualify(value.func) or "").rsplit(".", 1)[-1].startswith("is_")
+        )
+        if boolean and vals and all(v.kind == CAPABILITY or (v.kind == COND and v.capability) for v in vals):
             probes.append(ProbeFact(name, index.span(assignments[0].statement)))
     newline = "\r\n" if "\r\n" in index.source[:2000] else "\n"
     return Layout(insert_at, torch_name, tuple(sorted(probes, key=lambda p: p.span.start)), newline)
