@@ -76,8 +76,16 @@ def fp32(torch: str, like: str = "") -> str:
     return f"{torch}.float32"
 
 
-def guarded_bf16_weights(torch: str, probe: str) -> str:
-    return f"{torch}.bfloat16 if {probe} else {torch}.float32"
+def guarded_bf16_weights(torch: str, probe: str, fallback: str = "float32") -> str:
+    """bf16 weights where bf16 runs natively; ``fallback`` (float32 for trained weights,
+    float16 for inference-only ones) elsewhere."""
+    return f"{torch}.bfloat16 if {probe} else {torch}.{fallback}"
+
+
+def guarded_bf16_mode(torch: str, probe: str, bf16: str, fallback: str) -> str:
+    """A bf16 *mode* that also runs on CPU (autocast dtype, ``Accelerator(mixed_precision=)``,
+    Lightning ``precision=``): kept on Ampere+ and on CPU, ``fallback`` on pre-Ampere GPUs."""
+    return f"{bf16} if {probe} or not {torch}.cuda.is_available() else {fallback}"
 
 
 def guarded_fp16_flag(torch: str, probe: str) -> str:
