@@ -187,7 +187,8 @@ class Bf16WithoutCapabilityGuard(Rule):
     code = "MP201"
     name = "bf16-without-capability-guard"
     summary = "bf16 switched on without checking that the GPU runs bf16 natively (compute capability 8.0+)"
-    evidence = ("bf16", "bfloat16", "trl")
+    # the last four: files that only train a model loaded elsewhere must be parsed to be joined
+    evidence = ("bf16", "bfloat16", "trl", "Trainer", "fp16", "backward", "optim")
     fix_availability = "sometimes"
     fix_applicability = SAFE
 
