@@ -46,6 +46,7 @@ class Arg:
     value_span: Span
     value_text: str
     via: str  # "keyword", "positional", "dict-call", "dict-literal"
+    checks_param_dtype: bool = False  # the expression itself checks the parameters' dtype
 
 
 @dataclass(frozen=True)
@@ -55,12 +56,25 @@ class PrecisionSite:
     span: Span
     args: Tuple[Tuple[str, Arg], ...]  # (name, Arg) for the arguments that matter to the kind
     insert_at: int  # offset where a new keyword argument can be inserted (before the closing paren)
-    needs_comma: bool  # whether an inserted argument needs a leading ", "
+    insert_style: str  # see _insertion(): "first", "comma", "after-comma", or a newline + indent
     scope: str
     scope_kind: str
     contexts: Tuple[str, ...]
     targets: Tuple[str, ...] = ()
     deepspeed: Optional[str] = None  # a literal path given as deepspeed=
+
+    def keyword_text(self, name: str, value: str) -> str:
+        """The text that adds ``name=value`` at ``insert_at``, in the call's own layout."""
+        style = self.insert_style
+        if style == "first":
+            return f"{name}={value}"
+        if style == "comma":
+            return f", {name}={value}"
+        if style == "after-comma":
+            return f" {name}={value},"
+        if style.startswith(","):  # one per line, no trailing comma
+            return f"{style}{name}={value}"
+        return f"{style}{name}={value},"  # one per line, trailing comma kept
 
     def arg(self, name: str) -> Optional[Arg]:
         for n, a in self.args:
@@ -85,17 +99,29 @@ def _scope(site: CallSite):
     return scope
 
 
-def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, bool]:
+def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:
+    """Where a new keyword argument goes, and the layout to give it.
+
+    Returns (offset, style): style "first" (no arguments yet), "comma" (append
+    ``, name=value``), "after-comma" (a trailing comma: append `` name=value``) or,
+    for one argument per line, the indentation (``"\n" + indent``) to reuse.
+    """
     span = index.span(call)
     close = index.source.rfind(")", span.start, span.end)
     if not call.args:
-        return close, False
+        return close, "first"
     last = call.args[-1]
-    if last.comma is not cst.MaybeSentinel.DEFAULT and isinstance(last.comma, cst.Comma):
-        # trailing comma: insert after it, keeping the author's layout
-        end = index.span(last).end
-        return end, False
-    return index.span(last.value).end, True
+    value_end = index.span(last.value).end
+    trailing = isinstance(last.comma, cst.Comma)
+    line_start = index.source.rfind("\n", 0, index.span(last).start) + 1
+    indent = index.source[line_start : index.span(last).start]
+    one_per_line = "\n" in index.source[value_end:close] and indent.strip() == ""
+    if trailing:
+        comma = index.source.find(",", value_end, close)
+        return comma + 1, ("\n" + indent) if one_per_line else "after-comma"
+    if one_per_line:
+        return value_end, ",\n" + indent
+    return value_end, "comma"
 
 
 def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, positions=()) -> Tuple[Tuple[str, Arg], ...]:
@@ -106,7 +132,14 @@ def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, posit
             out.append(
                 (
                     source.name,
-                    Arg(evaluator.values(source.value, site.scope), key_span, index.span(source.value), index.text(source.value), source.via),
+                    Arg(
+                        evaluator.values(source.value, site.scope),
+                        key_span,
+                        index.span(source.value),
+                        index.text(source.value),
+                        source.via,
+                        evaluator.consults(source.value, site.scope, set())[2],
+                    ),
                 )
             )
     given = {n for n, _ in out}
@@ -145,7 +178,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             args = _args(index, evaluator, site, ("device_type", "dtype", "enabled"), ((0, "device_type"),))
         if kind is None:
             continue
-        insert_at, needs_comma = _insertion(index, site.node)
+        insert_at, insert_style = _insertion(index, site.node)
         scope = _scope(site)
         out.append(
             PrecisionSite(
@@ -154,7 +187,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 span=index.span(site.node),
                 args=args,
                 insert_at=insert_at,
-                needs_comma=needs_comma,
+                insert_style=insert_style,
                 scope=scope.qualname,
                 scope_kind=scope.kind,
                 contexts=site.contexts,
@@ -184,7 +217,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                     span=index.span(info.node),
                     args=tuple(found),
                     insert_at=index.span(info.node).end,
-                    needs_comma=False,
+                    insert_style="first",
                     scope=index.module_name,
                     scope_kind="module",
                     contexts=(),

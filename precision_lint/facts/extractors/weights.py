@@ -33,6 +33,7 @@ MODEL_NAME = re.compile(
     r"(model|net|student|teacher|encoder|decoder|unet|vae|backbone|policy|critic|actor|transformer|lm)",
     re.IGNORECASE,
 )
+MODEL_FACTORIES = ("get_peft_model", "prepare_model_for_kbit_training", "AutoModel", "AutoModelForCausalLM")
 TENSOR_FACTORIES = re.compile(r"^torch\.(randn|rand|zeros|ones|empty|full|tensor|arange|randint|stack|cat)")
 
 
@@ -100,6 +101,8 @@ def _looks_like_model(index: ModuleIndex, receiver, scope: Scope) -> bool:
                 if isinstance(a.value, cst.Call):
                     site = index.call_of(a.value)
                     if site is not None and (_is_loader(site) or _chained_on_loader(index, a.value)):
+                        return True
+                    if site is not None and (site.qualname or "").endswith(MODEL_FACTORIES):
                         return True
                     q = site.qualname if site else None
                     if q and TENSOR_FACTORIES.match(q):
