@@ -141,22 +141,13 @@ def probe_and_torch(facts: ModuleFacts) -> Tuple[str, str, Tuple[Edit, ...]]:
     return probe, torch, edits
 
 
-def insert_keyword(source: str, at: int, needs_comma: bool, *keywords: str) -> Edit:
-    """New ``name=value`` arguments, laid out like the call's existing arguments."""
-    inline = ", ".join(keywords)
-    if needs_comma:
-        return Edit(at, at, f", {inline}")
-    if source[at : at + 1] == ",":  # the position of a trailing comma: go past it
-        at += 1
-    stripped = source[at:].lstrip(" \t")
-    if stripped.startswith(("\n", "\r")):  # trailing comma at a line end: one per line, same indent
-        line_start = source.rfind("\n", 0, at) + 1
-        indent = re.match(r"[ \t]*", source[line_start:at]).group(0)
-        newline = "\r\n" if stripped.startswith("\r\n") else "\n"
-        return Edit(at, at, "".join(f"{newline}{indent}{k}," for k in keywords))
-    if source[:at].rstrip().endswith("("):  # an empty call
-        return Edit(at, at, inline)
-    return Edit(at, at, f" {inline},")
+def insert_keywords(site, *keywords: Tuple[str, str]) -> Edit:
+    """New ``name=value`` arguments at the end of a precision site's call, in its own layout."""
+    if site.insert_style == "first":
+        text = ", ".join(f"{name}={value}" for name, value in keywords)
+    else:
+        text = "".join(site.keyword_text(name, value) for name, value in keywords)
+    return Edit(site.insert_at, site.insert_at, text)
 
 
 def rewrite_origins(
@@ -297,21 +288,21 @@ class Bf16WithoutCapabilityGuard(Rule):
             return
         probe, torch, _ = self._probe(ctx)
         if fp16 is None:
-            text = (f"bf16={probe}", f"fp16={plan.guarded_fp16_flag(torch, probe)}")
+            text = (("bf16", probe), ("fp16", plan.guarded_fp16_flag(torch, probe)))
             why = "neither `fp16` nor `bf16` is given"
         else:
             if not falsy(fp16.values, cap):
                 return
             if all(v.kind == CONST and not v.value for v in fp16.values):
-                text = (f"bf16={probe}",)
+                text = (("bf16", probe),)
             elif SIMPLE.match(fp16.value_text) or fp16.value_text.endswith(".is_available()"):
-                text = (f"bf16={probe} and not {fp16.value_text}",)
+                text = (("bf16", f"{probe} and not {fp16.value_text}"),)
             else:
                 text = None
             why = f"`fp16={fp16.value_text}` may be False"
         edits = None
         if text is not None:
-            edits = (insert_keyword(ctx.source, site.insert_at, site.needs_comma, *text),)
+            edits = (insert_keywords(site, *text),)
         message = (
             f"`{name}` turns bf16 on by default since TRL 0.19 when `fp16` is not set ({why}); "
             f"{targets_text(ctx)}, where it raises `{TRAINING_ERROR}`"
@@ -339,7 +330,7 @@ class Bf16WithoutCapabilityGuard(Rule):
         else:
             return None
         if fp16 is None:
-            edits = edits + (insert_keyword(ctx.source, site.insert_at, site.needs_comma, f"fp16={partner}"),)
+            edits = edits + (insert_keywords(site, ("fp16", partner)),)
         return edits
 
     def _training_args_class(self, ctx, cap, site):
