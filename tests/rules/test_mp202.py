@@ -188,3 +188,16 @@ def test_ampere_only_targets_get_nothing():
     assert len(lint(src, CODE)) == 1
     assert lint(src, CODE, cfg=config(target_gpus=["sm80", "sm90"])) == []
     assert len(lint(src, CODE, cfg=config(target_gpus=["v100", "a100"]))) == 1
+
+
+@pytest.mark.parametrize("code", ["MP201", "MP202"])
+def test_rule_page_example_is_what_the_fix_does(code):
+    import re
+
+    from conftest import REPO
+
+    page = (REPO / "rules" / f"{code}.md").read_text(encoding="utf-8")
+    before = re.search(r"Before[^\n]*:\n\n```python\n(.*?)```", page, re.S).group(1)
+    after = re.search(r"After `precision-lint --fix`:\n\n```python\n(.*?)```", page, re.S).group(1)
+    assert lint(before, code)
+    assert fix(before, code) == after
