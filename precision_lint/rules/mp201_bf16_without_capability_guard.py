@@ -377,7 +377,7 @@ class Bf16WithoutCapabilityGuard(Rule):
         # fp16 autocast without a GradScaler may underflow gradients: not safe for training
         applicability = SAFE if has_scaler or not unit_trains(ctx) else UNSAFE
         message = (
-            f"`torch.autocast(..., dtype={dtype.value_text})` on CUDA without a capability check; "
+            f"`{site.callee}(..., dtype={dtype.value_text})` on CUDA without a capability check; "
             f"{targets_text(ctx)}, where it raises `{AUTOCAST_ERROR}` (or runs emulated bf16)"
         )
         fix = self._fix(ctx, "Autocast to bf16 only where it is native, fp16 on other GPUs", edits, applicability)

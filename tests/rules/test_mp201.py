@@ -414,6 +414,65 @@ FIXES = [
         """,
         id="user_probe",
     ),
+    pytest.param(  # `.to(device, dtype=torch.bfloat16)` on a model trained by hand
+        """
+        import torch
+        from transformers import AutoModelForSeq2SeqLM
+
+        model = AutoModelForSeq2SeqLM.from_pretrained("t5-small")
+        model.to("cuda", dtype=torch.bfloat16)
+        model.train()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        """,
+        """
+        import torch
+        from transformers import AutoModelForSeq2SeqLM
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        model = AutoModelForSeq2SeqLM.from_pretrained("t5-small")
+        model.to("cuda", dtype=torch.bfloat16 if BF16_OK else torch.float32)
+        model.train()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        """,
+        id="to_device_dtype",
+    ),
+    pytest.param(  # the legacy CUDA autocast, inference: fp16 autocast is safe
+        """
+        import torch
+
+        with torch.cuda.amp.autocast(dtype=torch.bfloat16):
+            logits = model(inputs)
+        """,
+        """
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        with torch.cuda.amp.autocast(dtype=torch.bfloat16 if BF16_OK else torch.float16):
+            logits = model(inputs)
+        """,
+        id="cuda_amp_autocast",
+    ),
+    pytest.param(  # Lightning true-bf16 weights: fp16 mixed precision (fp32 weights) below sm80
+        """
+        from pytorch_lightning import Trainer
+
+        trainer = Trainer(accelerator="gpu", precision="bf16-true")
+        """,
+        """
+        from pytorch_lightning import Trainer
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        trainer = Trainer(accelerator="gpu", precision="bf16-true" if BF16_OK or not torch.cuda.is_available() else "16-mixed")
+        """,
+        id="lightning_bf16_true",
+    ),
 ]
 
 
