@@ -723,3 +723,27 @@ def test_across_files_weights_are_trained_by_the_importing_script(tree):
     result = Engine(config(), ["MP201"], jobs=1).run_paths([str(root)], fix=True)
     fixed = result.fixed_texts[str(root / "model_utils.py")]
     assert "torch_dtype=torch.bfloat16 if BF16_OK else torch.float32" in fixed
+
+
+def test_capability_facts_are_plain_picklable_data():
+    import pickle
+
+    from precision_lint.facts.extract import extract_facts
+
+    src = dedent(
+        """
+        import torch
+        from transformers import AutoModel, BitsAndBytesConfig
+        if torch.cuda.is_bf16_supported():
+            q = BitsAndBytesConfig(bnb_4bit_compute_dtype=torch.bfloat16)
+        m = AutoModel.from_pretrained("m", attn_implementation="flash_attention_2", dtype=torch.float32)
+        """
+    )
+    facts = extract_facts(src, "t.py", "t")
+    cap = pickle.loads(pickle.dumps(facts)).sections["capability"]
+    (bnb,) = cap.bnb
+    assert cap.call_guarded(bnb.span)
+    (attn,) = cap.attention
+    assert attn.key == "attn_implementation" and attn.loader
+    assert [d.value for d in attn.dtypes] == ["float32"]
+    assert not cap.call_guarded(attn.span)
