@@ -17,7 +17,7 @@ try:
 except ImportError:  # pragma: no cover - pathspec is a declared dependency
     pathspec = None
 
-SUFFIXES = (".py",)
+SUFFIXES = (".py", ".ipynb")  # notebooks: see notebook.py
 SKIPPED_DIRS = {
     ".git", ".hg", ".svn", ".bzr", "__pycache__", ".venv", "venv", ".tox", ".nox",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".precision-lint-cache", "node_modules",
