@@ -48,6 +48,11 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--output-format", choices=FORMATS, default=None, help="how to report (default: full)")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     p.add_argument("--statistics", action="store_true", help="print counts per rule code")
+    p.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply `exclude` to files named on the command line too (for pre-commit and editors)",
+    )
     p.add_argument("--config", default=None, help="a pyproject.toml or precision-lint.toml to use")
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes for parsing (default: cores)")
@@ -136,6 +141,12 @@ def check_command(argv: Sequence[str]) -> int:
         if not os.path.exists(p):
             print(f"precision-lint: error: {p}: no such file or directory", file=sys.stderr)
             return EXIT_ERROR
+    if args.force_exclude and args.paths:
+        from .discovery import is_excluded
+
+        paths = [p for p in paths if not (os.path.isfile(p) and is_excluded(p, config.exclude, config.root))]
+        if not paths:  # every file named was excluded: nothing to check
+            return EXIT_OK
     fixing = args.fix or args.diff
     try:
         result = engine.run_paths(paths, fix=fixing, unsafe=args.unsafe_fixes)
@@ -193,6 +204,7 @@ def check_command(argv: Sequence[str]) -> int:
         rules={c: all_rules()[c] for c in engine.codes},
         display_paths={p: _display(p) for p in result.sources},
         notebooks={p for p, s in result.sources.items() if s.notebook is not None},
+        display_texts=_notebook_display_texts(result, texts),
     )
     if args.statistics:
         _statistics(report)
@@ -207,6 +219,20 @@ def check_command(argv: Sequence[str]) -> int:
     return EXIT_FINDINGS if result.diagnostics else EXIT_OK
 
 
+def _notebook_display_texts(result, texts) -> dict:
+    """For excerpts: a notebook's joined text with its IPython lines shown as written."""
+    from .notebook import join
+
+    out = {}
+    for path, src in result.sources.items():
+        if src.notebook is not None and path in texts:
+            try:
+                out[path] = join(src.notebook.cell_sources(texts[path]))
+            except NotebookError:
+                pass
+    return out
+
+
 def _diff_parts(src, shown: str, old: str, new: str):
     """(label, before, after) to diff: the file, or each changed cell of a notebook."""
     if src.notebook is None:
@@ -215,11 +241,16 @@ def _diff_parts(src, shown: str, old: str, new: str):
         after = src.notebook.cell_sources(new)
     except NotebookError:
         return [(shown, old, new)]
+    # cells rarely end with a newline: end both sides with one so the hunk stays readable
     return [
-        (f"{shown}:cell {cell.number}", cell.source, text)
+        (f"{shown}:cell {cell.number}", _terminated(cell.source), _terminated(text))
         for cell, text in zip(src.notebook.cells, after)
         if text != cell.source
     ]
+
+
+def _terminated(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
 
 
 def _is_summary(line: str) -> bool:

@@ -1,6 +1,6 @@
 """Finding the files to lint, the way ruff does.
 
-Folders are walked recursively for Python files (and notebooks, where enabled);
+Folders are walked recursively for Python files and Jupyter notebooks;
 ``.gitignore`` files, configured ``exclude`` patterns, VCS folders, virtual
 environments, caches and build output are skipped. A file named explicitly on
 the command line is always checked.
@@ -65,6 +65,14 @@ def _excluded(path: Path, patterns: Sequence[str], root: Optional[Path]) -> bool
         except ValueError:
             pass
     return any(fnmatch.fnmatch(c, p.rstrip("/")) for p in patterns for c in candidates)
+
+
+def is_excluded(path: str, patterns: Sequence[str], root: Optional[Path] = None) -> bool:
+    """Whether a file matches the configured ``exclude`` patterns (for ``--force-exclude``)."""
+    p = Path(path)
+    if _excluded(p, patterns, root):
+        return True
+    return any(_excluded(parent, patterns, root) for parent in p.parents if parent.name)
 
 
 def discover(

@@ -24,6 +24,9 @@ class Report:
     rules: Dict[str, type] = field(default_factory=dict)  # code → rule class (names, summaries)
     display_paths: Dict[str, str] = field(default_factory=dict)  # path → how to show it
     notebooks: Set[str] = field(default_factory=set)  # paths whose text is a notebook's joined cells
+    # Texts to quote in excerpts where they differ from ``texts`` (same lines): a notebook's
+    # cells with their IPython lines (``%pip``, ``!nvidia-smi``) as written.
+    display_texts: Dict[str, str] = field(default_factory=dict)
 
     def shown(self, path: str) -> str:
         return self.display_paths.get(path, path)

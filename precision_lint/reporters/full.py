@@ -13,7 +13,7 @@ CONTEXT = 1  # lines shown above and below the finding's line
 
 
 def _excerpt(report: Report, path: str, span, label: str, style: Style, marker: str = "^") -> List[str]:
-    text = report.texts.get(path)
+    text = report.display_texts.get(path) or report.texts.get(path)
     if not text:
         return []
     lines = text.splitlines()
