@@ -6,11 +6,14 @@ next to the code a reader looks for) and are shipped inside the package as
 ``pip install``. ``[tool.setuptools.packages.find]`` cannot add a package whose
 folder lies outside the package tree, so the list is built here.
 """
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
+
+# Namespace discovery, as pyproject's [tool.setuptools.packages.find] does: some folders
+# (precision_lint/facts) have no __init__.py.
+PACKAGES = find_namespace_packages(include=["precision_lint", "precision_lint.*"], exclude=["*.__pycache__"])
 
 setup(
-    packages=find_packages(include=["precision_lint", "precision_lint.*"]) + ["precision_lint.rule_pages"],
+    packages=PACKAGES + ["precision_lint.rule_pages"],
     package_dir={"precision_lint.rule_pages": "rules"},
     package_data={"precision_lint.rule_pages": ["*.md"]},
-    include_package_data=False,
 )

@@ -49,3 +49,37 @@ def test_rule_all_lists_code_name_fix_and_safety():
         rule = RULES[code]
         assert name == rule.name and fix == rule.fix_availability
         assert safety == (rule.fix_applicability if rule.fix_availability != "never" else "-")
+
+
+def test_wheel_ships_every_package_and_the_rule_pages(tmp_path):
+    """`pip install .` must give `precision-lint rule CODE` its pages (and every subpackage)."""
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    pytest.importorskip("setuptools")
+    # build from a clean copy: a stale build/ folder in the checkout could hide a missing package
+    src = tmp_path / "src"
+    shutil.copytree(
+        REPO,
+        src,
+        ignore=shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".venv", "fixtures", "tests"),
+    )
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if build.returncode != 0 and "No module named" in build.stderr:
+        pytest.skip(f"cannot build a wheel here: {build.stderr.strip().splitlines()[-1]}")
+    assert build.returncode == 0, build.stderr
+    (wheel,) = tmp_path.glob("precision_lint-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for code in PAGES:
+        assert f"precision_lint/rule_pages/{code}.md" in names
+    for py in (REPO / "precision_lint").rglob("*.py"):
+        rel = py.relative_to(REPO).as_posix()
+        if "__pycache__" not in rel:
+            assert rel in names, f"{rel} is missing from the wheel"
