@@ -116,3 +116,34 @@ def test_hooks_manifest():
         assert h["require_serial"] is True  # files are joined along imports: one process sees all
     assert "--fix" in hooks["precision-lint-fix"]["entry"].split()
     assert "--fix" not in hooks["precision-lint"]["entry"].split()
+
+
+def test_composite_action_runs_the_installed_cli(tmp_path):
+    """action.yml: a composite action whose steps, run by bash as GitHub would, lint a tree."""
+    import yaml
+
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    assert set(action["inputs"]) == {"src", "args", "output-format", "sarif-file"}
+    install, run = action["runs"]["steps"]
+    for step in (install, run):
+        assert step["shell"] == "bash" and "${{" not in step["run"]  # inputs reach bash via env only
+    # Run the second step with a stand-in for the venv made by the first.
+    venv_bin = tmp_path / "runner" / "precision-lint-venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "precision-lint").write_text(
+        f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -m precision_lint \"$@\"\n"
+    )
+    (venv_bin / "precision-lint").chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "pyproject.toml").write_text(PYPROJECT)
+    (work / "train.py").write_text(BAD)
+    e = dict(os.environ, RUNNER_TEMP=str(tmp_path / "runner"), NO_COLOR="1", PL_SRC=".", PL_ARGS="--select MP3",
+             PL_FORMAT="github", PL_SARIF="out.sarif")
+    done = subprocess.run(["bash", "-e", "-c", run["run"]], cwd=work, env=e, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("::error file=train.py,line=2,col=28,")
+    import json
+
+    assert json.loads((work / "out.sarif").read_text())["runs"][0]["results"][0]["ruleId"] == "MP301"
