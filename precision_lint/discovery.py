@@ -129,8 +129,9 @@ def discover(
 def module_name(path: str) -> Tuple[str, bool, str]:
     """(dotted module name, is a package ``__init__``, the folder the name is relative to)."""
     p = Path(path).resolve()
-    is_package = p.stem == "__init__"
-    parts = [] if is_package else [p.stem]
+    is_package = p.stem == "__init__" and p.suffix == ".py"
+    # A notebook cannot be imported: its name must never shadow `train.py` beside `train.ipynb`.
+    parts = [] if is_package else [p.stem + "-ipynb" if p.suffix == ".ipynb" else p.stem]
     folder = p.parent
     while (folder / "__init__.py").is_file():
         parts.insert(0, folder.name)

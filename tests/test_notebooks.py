@@ -315,3 +315,17 @@ def test_a_fix_that_touches_an_ipython_line_is_refused():
         nb.cell_sources(text.replace("    " + PLACEHOLDER, "    x = 1", 1))
     with pytest.raises(NotebookError):  # a fix that removed a cell boundary
         nb.cell_sources(text.replace("# precision-lint: notebook cell 3 #\n", ""))
+
+
+def test_a_notebook_never_shadows_the_script_beside_it(project):
+    from precision_lint.discovery import module_name
+
+    assert module_name(str(project / "train.ipynb"))[0] == "train-ipynb"
+    assert module_name(str(project / "train.py"))[0] == "train"
+    (project / "train.py").write_text("from transformers import Trainer\n\nclass MyTrainer(Trainer):\n    pass\n")
+    nb = kaggle_notebook()
+    nb["cells"][4]["source"] = ["from train import MyTrainer\n", "t = MyTrainer(model=model, tokenizer=tok)"]
+    (project / "train.ipynb").write_bytes(nbformat_bytes(nb))
+    out = run_cli("--output-format", "concise", ".", cwd=project)
+    # the notebook imports the script's Trainer subclass: joined along the import, found in cell 4
+    assert "train.ipynb:cell 4:2:28: MP301" in out.stdout, out.stdout + out.stderr

@@ -238,3 +238,36 @@ def test_cli_prints_no_progress_when_stderr_is_not_a_tty(tmp_path):
     out = run_cli("--jobs", "1", ".", cwd=tmp_path)
     assert out.returncode == 0 and out.stderr == ""
     assert out.stdout == "All checks passed!\n"
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="needs a pseudo-terminal")
+def test_cli_draws_the_bar_on_a_terminal_stderr_only(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    for i in range(THRESHOLD + 10):
+        (tmp_path / f"m{i:03}.py").write_text(f"x = {i}\n")
+    master, slave = os.openpty()
+    env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1")
+    env.pop("PRECISION_LINT_NO_PROGRESS", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "precision_lint", "--jobs", "1", "."],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=slave, timeout=120,
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    stderr = b"".join(chunks).decode()
+    assert proc.returncode == 0
+    assert proc.stdout.decode() == "All checks passed!\n"  # stdout stays clean
+    assert f"{THRESHOLD + 10}/{THRESHOLD + 10} files" in stderr and stderr.endswith("\r\x1b[K")
