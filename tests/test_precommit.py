@@ -16,6 +16,8 @@ from conftest import REPO
 
 BAD = "from transformers import Trainer\ntrainer = Trainer(model=m, tokenizer=tok)\n"
 GOOD = BAD.replace("tokenizer=tok", "processing_class=tok")
+# pip's words for a package index it cannot reach (an install error of ours fails the test)
+NO_NETWORK = ("Failed to establish a new connection", "Temporary failure in name resolution", "Network is unreachable")
 PYPROJECT = '[tool.precision-lint]\ntransformers-version = "5.23"\nexclude = ["legacy"]\n'
 
 
@@ -83,6 +85,8 @@ def test_check_fails_fix_rewrites_rerun_passes(env, tmp_path):
 
     check = _try_repo(env, project, "precision-lint")
     out = check.stdout + check.stderr
+    if check.returncode != 0 and any(s in out for s in NO_NETWORK):
+        pytest.skip("pre-commit could not reach the package index to install the hook's environment")
     assert check.returncode == 1, out
     assert "precision-lint" in out and "Failed" in out
     assert "train.py:2:28: MP301" in out

@@ -27,6 +27,7 @@ class Report:
     # Texts to quote in excerpts where they differ from ``texts`` (same lines): a notebook's
     # cells with their IPython lines (``%pip``, ``!nvidia-smi``) as written.
     display_texts: Dict[str, str] = field(default_factory=dict)
+    _boundaries: Dict[str, List[int]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def shown(self, path: str) -> str:
         return self.display_paths.get(path, path)
@@ -36,10 +37,9 @@ class Report:
         in a notebook, the code cell and the line within it."""
         if path not in self.notebooks:
             return Where(None, line, col + 1)
-        cache = self.__dict__.setdefault("_boundaries", {})
-        if path not in cache:
-            cache[path] = boundary_lines(self.texts.get(path) or "")
-        cell, row = cell_position(cache[path], line)
+        if path not in self._boundaries:
+            self._boundaries[path] = boundary_lines(self.texts.get(path) or "")
+        cell, row = cell_position(self._boundaries[path], line)
         return Where(cell, row, col + 1)
 
     def where(self, path: str, line: int, col: int) -> str:
