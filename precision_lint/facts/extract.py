@@ -52,10 +52,17 @@ def parse_noqa(source: str):
     return out
 
 
+@lru_cache(maxsize=64)
+def _evidence_pattern(evidence: tuple):
+    return re.compile("|".join(f"(?:{e})" for e in evidence)) if evidence else None
+
+
 def may_hold_evidence(source: str, evidence: Optional[Iterable[str]]) -> bool:
+    """Whether the text matches one of the rules' evidence patterns (regular expressions)."""
     if evidence is None:
         return True
-    return any(word in source for word in evidence)
+    pattern = _evidence_pattern(tuple(evidence))
+    return bool(pattern and pattern.search(source))
 
 
 def extract_facts(
@@ -86,7 +93,7 @@ def extract_facts(
     facts.imports = tuple(sorted(m for m in index.imports.imported_modules if m))
     facts.called = frozenset(_called(index))
     facts.classes = tuple(
-        ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), index.span(c.node), c.init_params)
+        ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params)
         for c in index.classes.values()
     )
     facts.layout = _layout(index, evaluator)
@@ -129,31 +136,42 @@ def _is_docstring(stmt: cst.CSTNode) -> bool:
     )
 
 
-def _line_after(index: ModuleIndex, node: cst.CSTNode) -> int:
-    end = index.span(node).end
-    newline = index.source.find("\n", end)
-    return len(index.source) if newline < 0 else newline + 1
+def _statement_ends(index: ModuleIndex, upto: int):
+    """Offsets just after each of the first ``upto`` top-level statements.
+
+    Module code is its header followed by each statement's own code (leading
+    comment lines and trailing newline included), so the offsets come from
+    generating code for those statements only, without a positions pass.
+    """
+    module = index.module
+    offset = sum(len(module.code_for_node(line)) for line in module.header)
+    ends = []
+    for stmt in module.body[:upto]:
+        offset += len(module.code_for_node(stmt))
+        ends.append(offset)
+    return ends
 
 
 def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
     body = index.module.body
-    insert_at = 0
-    torch_import_end = None
+    last_header = -1
     for i, stmt in enumerate(body):
-        if i == 0 and _is_docstring(stmt):
-            insert_at = _line_after(index, stmt)
-            continue
-        if _is_import_line(stmt):
-            insert_at = _line_after(index, stmt)
+        if (i == 0 and _is_docstring(stmt)) or _is_import_line(stmt):
+            last_header = i
             continue
         break
-    for stmt in body:
-        if _is_import_line(stmt) and any(
-            isinstance(s, cst.Import) and any((a.evaluated_name == "torch") for a in s.names)
-            for s in stmt.body
-        ):
-            torch_import_end = _line_after(index, stmt)
-            break
+    torch_import = next(
+        (
+            i
+            for i, stmt in enumerate(body)
+            if _is_import_line(stmt)
+            and any(isinstance(s, cst.Import) and any(a.evaluated_name == "torch" for a in s.names) for s in stmt.body)
+        ),
+        -1,
+    )
+    ends = _statement_ends(index, max(last_header, torch_import) + 1)
+    insert_at = ends[last_header] if last_header >= 0 else 0
+    torch_import_end = ends[torch_import] if torch_import >= 0 else None
     if torch_import_end is not None and torch_import_end > insert_at:
         insert_at = torch_import_end
     torch_name = None
@@ -168,6 +186,8 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
         if assignments[0].unpack_index is not None:
             continue
         value = assignments[0].value
+        if not evaluator.consults(value, index.root, set())[0]:
+            continue  # cheap check first: only capability-derived values can be probes
         vals = evaluator.values(value, index.root)
         boolean = isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)) or (
             isinstance(value, cst.Call) and (index.qualify(value.func) or "").rsplit(".", 1)[-1].startswith("is_")

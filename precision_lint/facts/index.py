@@ -145,6 +145,7 @@ class ModuleIndex:
         self.for_loops: List[ForLoop] = []
         self.import_statements: List[cst.CSTNode] = []
         self._positions = None
+        self._wrapper = None
         self._line_starts = [0]
         for i, ch in enumerate(source):
             if ch == "\n":
@@ -152,6 +153,10 @@ class ModuleIndex:
 
     # --- positions ---------------------------------------------------------
     def span(self, node: cst.CSTNode) -> Span:
+        if self._positions is None:
+            # Positions need a full code-generation pass: computed on first use only, so a
+            # file with nothing to report never pays for them.
+            self._positions = self._wrapper.resolve(PositionProvider)
         rng = self._positions[node]
         start = self._line_starts[rng.start.line - 1] + rng.start.column
         end = self._line_starts[rng.end.line - 1] + rng.end.column
@@ -161,8 +166,8 @@ class ModuleIndex:
         return bisect.bisect_right(self._line_starts, offset)
 
     def text(self, node: cst.CSTNode) -> str:
-        span = self.span(node)
-        return self.source[span.start : span.end]
+        """The node's source text (generated from the node: no positions pass needed)."""
+        return self.module.code_for_node(node)
 
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
         return self.imports.qualify(node)
@@ -176,12 +181,12 @@ def build_index(source: str, module_name: str = "", is_package: bool = False) ->
     tree = cst.parse_module(source)
     wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
     index = ModuleIndex(source, tree, module_name, is_package)
-    index._positions = wrapper.resolve(PositionProvider)
+    index._wrapper = wrapper
     # Definitions and imports first, so that names used before their (module-level)
     # definition in functions still resolve.
     for stmt in tree.body:
         _predeclare(index, stmt)
-    wrapper.visit(_Indexer(index))
+    tree.visit(_Indexer(index))
     return index
 
 

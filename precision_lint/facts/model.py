@@ -18,7 +18,6 @@ class ClassFact:
     qualname: str
     bases: Tuple[str, ...]
     self_attrs: Tuple[str, ...]
-    span: Span
     init_params: Optional[Tuple[str, ...]] = None  # its own __init__'s parameters, if defined
 
 

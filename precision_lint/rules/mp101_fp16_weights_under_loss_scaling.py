@@ -107,7 +107,9 @@ class Fp16WeightsUnderLossScaling(Rule):
     code = "MP101"
     name = "fp16-weights-under-loss-scaling"
     summary = "Trainable float16 weights with fp16 loss scaling: `ValueError: Attempting to unscale FP16 gradients.`"
-    evidence = ("float16", "half", "fp16", "GradScaler", "mixed", "precision", "deepspeed")
+    evidence = (
+        r"float16", r"\bhalf\b", r"\bfp16\b", r"GradScaler", r"mixed_precision", r"precision\s*=", r"deepspeed",
+    )
     fix_availability = "sometimes"
     fix_applicability = SAFE
     options = {
