@@ -560,17 +560,16 @@ class _Shapes:
                     continue
                 # rewriting to log_softmax drops the eps: only where fp16 had already lost it
                 vanished = all(_half_roundtrip(_number(e)) == 0.0 for e in eps)
-                rewrite = vanished and (p_value is inner or not eps)
+                rewrite = vanished
                 out.append(self._operand(role, sm[0], sm[1], value, owner, rewrite=rewrite, log_root=value))
         return out
 
     def _operand(self, role, call, logits, value, owner, rewrite, log_root=None) -> Operand:
         ix = self.ix
-        lspan = ix.span(logits)
+        lspan, ltext, atomic = _logits_site(ix, logits)
         site = ix.call_of(call)
         protected = self.an.autocast_enabled(site) is not None
         paths = self.an.paths(logits, site.scope if site is not None else owner)
-        atomic = isinstance(logits, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not _has_parens(logits)
         template = None
         root = lspan
         if rewrite and log_root is not None:
@@ -582,7 +581,7 @@ class _Shapes:
             rewrite = False
             root = lspan
         tiny = _tiny_constants(ix, [log_root if log_root is not None else value])
-        return Operand(role, ix.text(logits), atomic, root, template, rewrite, protected, paths, tiny)
+        return Operand(role, ltext, atomic, root, template, rewrite, protected, paths, tiny)
 
     def _log_softmax_text(self, call: cst.Call, lspan: Span) -> Optional[str]:
         """The text of ``call`` (a softmax) as a log_softmax, with LOGITS in place of its logits."""
@@ -606,6 +605,30 @@ class _Shapes:
 
 def _has_parens(node: cst.CSTNode) -> bool:
     return bool(getattr(node, "lpar", ()))
+
+
+def _logits_site(index: ModuleIndex, node: cst.BaseExpression) -> Tuple[Span, str, bool]:
+    """(span, text, atomic) of the logits, with their own parentheses when they have some.
+
+    Positions exclude a node's parentheses; ``(t - t.max())`` is taken whole so that the fix
+    reads ``(t - t.max()).float()``.
+    """
+    span = index.span(node)
+    src = index.source
+    if _has_parens(node):
+        start, end = span.start, span.end
+        for _ in node.lpar:
+            start = src.rfind("(", 0, start)
+        for _ in node.rpar:
+            end = src.find(")", end) + 1
+        if 0 <= start and 0 < end and src[start] == "(" and src[end - 1] == ")":
+            line = index.offset_line(start)
+            col = start - (src.rfind("\n", 0, start) + 1)
+            end_line = index.offset_line(end)
+            end_col = end - (src.rfind("\n", 0, end) + 1)
+            return Span(line, col, end_line, end_col, start, end), src[start:end], True
+    atomic = isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+    return span, index.text(node), atomic
 
 
 def _logits_of(arg: cst.BaseExpression) -> cst.BaseExpression:
@@ -758,12 +781,9 @@ def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
 
 def _plain_operand(index: ModuleIndex, shapes: _Shapes, logits, site) -> Operand:
     """The raw logits a cross entropy turns into log-probabilities itself."""
-    span = index.span(logits)
-    atomic = isinstance(logits, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not _has_parens(logits)
+    span, text, atomic = _logits_site(index, logits)
     protected = shapes.an.autocast_enabled(site) is not None
-    return Operand(
-        "logits", index.text(logits), atomic, span, LOGITS, False, protected, shapes.an.paths(logits, site.scope)
-    )
+    return Operand("logits", text, atomic, span, LOGITS, False, protected, shapes.an.paths(logits, site.scope))
 
 
 def _flows(index: ModuleIndex, analysis: _Analysis) -> List[ArgFlow]:
