@@ -490,3 +490,74 @@ def test_fix_leaves_weight_dtypes_alone():
     assert changed == [
         ("    q = F.softmax(t_logits / T, dim=-1)", "    q = F.softmax(t_logits.float() / T, dim=-1)")
     ]
+
+
+def test_seed_002_style_script():
+    # seed 002: dtype from the command line, logits clamped to ±5, loss still in fp16
+    src = dedent(
+        """
+        import argparse
+        import torch
+        import torch.nn.functional as F
+        from transformers import AutoModelForCausalLM
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--model_dtype", default="float16", choices=["float16", "float32"])
+        args = parser.parse_args()
+        dtype = getattr(torch, args.model_dtype)
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=dtype).eval()
+        student = AutoModelForCausalLM.from_pretrained("s", torch_dtype=dtype)
+
+        def compute_losses(batch, T):
+            logits = student(**batch).logits
+            logits = torch.clamp(logits, -5, 5)  # Conservative range for stability
+            with torch.no_grad():
+                t_logits = teacher(**batch).logits
+            kd = F.kl_div(F.log_softmax(logits / T, dim=-1), F.softmax(t_logits / T, dim=-1), reduction="batchmean")
+            ce = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+            return kd * T * T, ce
+        """
+    )
+    (d,) = lint(src, CODE)
+    assert d.span.line == 18 and "`torch_dtype=dtype` (line 10)" in d.message
+    fixed = fix(src, CODE)
+    assert (
+        "F.kl_div(F.log_softmax(logits.float() / T, dim=-1), F.softmax(t_logits.float() / T, dim=-1), "
+        in fixed
+    )
+    assert "torch.clamp(logits, -5, 5)" in fixed  # the user's own clamp is theirs to remove
+    assert lint(fixed, CODE) == []
+
+
+def test_together_with_the_other_rules():
+    # a trainable fp16 student under a GradScaler (MP101's business) and a frozen fp16 teacher:
+    # every rule's fixes apply in one run, and a second run reports nothing from MP101 or MP401
+    src = dedent(
+        """
+        import torch
+        import torch.nn.functional as F
+        from transformers import AutoModelForCausalLM
+
+        student = AutoModelForCausalLM.from_pretrained("s", torch_dtype=torch.float16).cuda()
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16).cuda().eval()
+        for p in teacher.parameters():
+            p.requires_grad_(False)
+        optimizer = torch.optim.AdamW(student.parameters(), lr=5e-5)
+        scaler = torch.cuda.amp.GradScaler()
+        for batch in loader:
+            with torch.no_grad():
+                t_logits = teacher(**batch).logits
+            s_logits = student(**batch).logits
+            loss = F.kl_div(F.log_softmax(s_logits / 2.0, dim=-1), F.softmax(t_logits / 2.0, dim=-1),
+                            reduction="batchmean")
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+        """
+    )
+    assert lint(src, CODE)
+    fixed = fix(src)  # every rule
+    assert "F.softmax(t_logits.float() / 2.0, dim=-1)" in fixed  # the frozen teacher's softmax
+    assert [d for d in lint(fixed) if d.code in ("MP101", CODE)] == []
+    assert fix(fixed) == fixed

@@ -446,7 +446,15 @@ def _reaching(index: ModuleIndex, assignments, use: Optional[int]):
     """The assignments a use may see: the last unconditional one before it, and guarded later ones."""
     ordered = sorted(assignments, key=lambda a: index.span(a.statement).start)
     if use is not None:
-        before = [a for a in ordered if index.span(a.statement).start < use]
+        def sees(a) -> bool:
+            if index.span(a.statement).start >= use:
+                return False
+            if a.value is not None:  # `x = f(x)`: the use on the right sees the previous x
+                value = index.span(a.value)
+                return not value.start <= use < value.end
+            return True
+
+        before = [a for a in ordered if sees(a)]
         ordered = before or ordered
     out = []
     for a in reversed(ordered):
