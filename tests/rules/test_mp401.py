@@ -561,3 +561,70 @@ def test_together_with_the_other_rules():
     assert "F.softmax(t_logits.float() / 2.0, dim=-1)" in fixed  # the frozen teacher's softmax
     assert [d for d in lint(fixed) if d.code in ("MP101", CODE)] == []
     assert fix(fixed) == fixed
+
+
+def test_disabled_autocast_does_not_protect():
+    src = case(
+        """
+        t = teacher_logits.half()
+        with torch.autocast("cuda", enabled=False):
+            loss = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t / T, -1))
+        """
+    )
+    assert lint(src, CODE)
+    enabled = src.replace("enabled=False", "enabled=True")
+    assert lint(enabled, CODE) == []  # softmax under autocast runs in fp32
+
+
+def test_cross_entropy_criterion_with_soft_targets():
+    before = case(
+        """
+        ce = nn.CrossEntropyLoss()
+        t = teacher(x).half()
+        soft = ce(student_logits / T, F.softmax(t / T, dim=-1))
+        hard = ce(t, labels)
+        """
+    )
+    (d,) = lint(before, CODE)
+    assert d.span.line == 7 and "nn.CrossEntropyLoss with soft targets" in d.message
+    assert "F.softmax(t.float() / T, dim=-1)" in fix(before, CODE)
+
+
+def test_log_of_softmax_imported_by_name():
+    before = dedent(
+        """
+        import torch
+        from torch.nn.functional import softmax, kl_div
+        t = teacher(x).half()
+        s = student(x).half()
+        loss = kl_div(torch.log(softmax(s / 2, dim=-1)), softmax(t / 2, dim=-1))
+        """
+    )
+    fixed = fix(before, CODE)
+    assert (
+        "kl_div(torch.nn.functional.log_softmax(s.float() / 2, dim=-1), softmax(t.float() / 2, dim=-1))"
+        in fixed
+    )
+    assert lint(fixed, CODE) == []
+
+
+def test_teacher_loaded_in_init_of_a_trainer_subclass():
+    src = case(
+        """
+        from transformers import Trainer
+
+        class KD(Trainer):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                self.teacher = AutoModelForCausalLM.from_pretrained("t", dtype=torch.float16)
+
+            def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+                s = model(**inputs).logits
+                t = self.teacher(**inputs).logits
+                return (F.softmax(t / 2, -1) * (F.log_softmax(t / 2, -1) - F.log_softmax(s / 2, -1))).sum(-1).mean()
+        """
+    )
+    (d,) = lint(src, CODE)
+    assert "manual KL divergence" in d.message and "`dtype=torch.float16`" in d.message
+    fixed = fix(src, CODE)
+    assert "(F.softmax(t.float() / 2, -1) * (F.log_softmax(t.float() / 2, -1) - F.log_softmax(s / 2, -1)))" in fixed

@@ -206,7 +206,9 @@ class _Analysis:
             values = self.ev.kwarg_values(call, scope, name)
             if values is not None and any(v.value == "float16" for v in dtypes(values)):
                 src = self.ev.kwarg(call, scope, name)[0]
-                return f"`{name}={self.ix.text(src.value)}` (line {_line(self.ix, call)})"
+                func = self.ix.text(call.func)
+                func = func if len(func) <= 60 else "..." + func[-57:]
+                return f"`{func}(...)` with `{name}={self.ix.text(src.value)}` (line {_line(self.ix, call)})"
         return None
 
     def autocast_enabled(self, site) -> Optional[str]:
@@ -340,7 +342,7 @@ class _Analysis:
             return list(self.paths(args[0].value, scope)) if args else []
         half = self._dtype_kwarg_half(expr, scope)
         if half is not None:
-            return [Path(f"loaded/created with {half}", None)]
+            return [Path(f"created by {half}", None)]
         # --- methods on a value
         if isinstance(func, cst.Attribute) and (qual is None or not qual.startswith(("torch.", "transformers."))):
             method = func.attr.value
