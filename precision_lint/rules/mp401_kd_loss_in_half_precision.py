@@ -20,7 +20,7 @@ region (autocast runs softmax/log_softmax/kl_div in float32), logits with no flo
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Tuple
+from typing import Dict, Iterable, List
 
 from ..config import Config, ConfigError
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix
@@ -37,12 +37,6 @@ MAX_DEPTH = 8
 def _bound(value: float) -> str:
     text = f"{value:g}"
     return text if any(c in text for c in ".e") else f"{text}.0"
-
-
-def _fp16_round(value: float) -> float:
-    import struct
-
-    return struct.unpack("e", struct.pack("e", value))[0]
 
 
 class KDLossInHalfPrecision(Rule):
@@ -145,11 +139,10 @@ class KDLossInHalfPrecision(Rule):
             yield self._finding(ctx, loss, todo, mode, bound)
             tinies = {t.span: t for op, *_ in todo for t in op.tiny}
             for tiny in sorted(tinies.values(), key=lambda t: t.span.start):
-                rounded = _fp16_round(tiny.value)
                 yield ctx.diagnostic(
                     self.code,
                     tiny.span,
-                    f"`{tiny.text}` in this float16 KD loss rounds to {rounded:g} in half precision "
+                    f"`{tiny.text}` in this float16 KD loss rounds to 0 in half precision "
                     f"(its smallest positive value is 2**-24 ≈ 6e-08), so it no longer keeps `log` "
                     f"away from -inf; it takes effect once the loss is upcast (line {loss.span.line})",
                 )
@@ -159,12 +152,10 @@ class KDLossInHalfPrecision(Rule):
         for op, bad, _, _ in todo:
             if op.logits_text not in [s for s, _ in shown]:
                 shown.append((op.logits_text, bad[0].reason))
-        sources = "; ".join(f"`{text}` may be float16: {reason}" for text, reason in shown[:3])
+        sources = "; ".join(f"`{text}` may be half: {reason}" for text, reason in shown[:3])
         message = (
-            f"{loss.kind} is computed in float16 ({sources}). A half-precision KD loss is inf once "
-            f"a batchmean/sum total passes 65504 or a loss scale multiplies it, and NaN once a logit "
-            f"is ±inf; clamping the logits (±5) keeps it finite but flattens the teacher's "
-            f"distribution"
+            f"{loss.kind} runs in float16 ({sources}): the loss is inf once its batchmean/sum total "
+            f"passes 65504 or a loss scale multiplies it, and NaN once a logit is ±inf"
         )
         if loss.function.endswith(".compute_loss"):
             message += " (a Trainer's autocast does not cover a teacher called in compute_loss)"

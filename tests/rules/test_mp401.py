@@ -331,7 +331,7 @@ def test_message_says_why_and_where():
     src = case(FIXES[0].values[0])
     (d,) = lint(src, CODE)
     assert d.span.line == 11  # the kl_div call in the helper
-    assert "`t_logits` may be float16" in d.message
+    assert "`t_logits` may be half" in d.message
     assert "torch_dtype=torch.float16" in d.message and "(line 5)" in d.message
     assert "65504" in d.message and "NaN" in d.message
     assert d.fix.applicability == SAFE
@@ -628,3 +628,25 @@ def test_teacher_loaded_in_init_of_a_trainer_subclass():
     assert "manual KL divergence" in d.message and "`dtype=torch.float16`" in d.message
     fixed = fix(src, CODE)
     assert "(F.softmax(t.float() / 2, -1) * (F.log_softmax(t.float() / 2, -1) - F.log_softmax(s / 2, -1)))" in fixed
+
+
+def test_only_constants_that_round_to_zero_are_reported():
+    src = case(
+        """
+        t = teacher_logits.half()
+        p = F.softmax(t / T, -1)
+        a = (p * (torch.log(p + 1e-9) - torch.log(p.clamp(min=4e-8)))).sum(-1)
+        """
+    )
+    tiny = [d for d in lint(src, CODE) if "rounds to 0" in d.message]
+    assert [d.message.split("`")[1] for d in tiny] == ["1e-9"]  # 4e-8 rounds to 2**-24, not 0
+
+
+def test_facts_are_picklable():
+    import pickle
+
+    from precision_lint.facts.extract import extract_facts
+
+    facts = extract_facts(case(FIXES[-1].values[0]), "train.py", "train")
+    again = pickle.loads(pickle.dumps(facts))
+    assert again.sections["kd"] == facts.sections["kd"] and facts.sections["kd"]["losses"]

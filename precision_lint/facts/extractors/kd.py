@@ -27,7 +27,7 @@ import libcst as cst
 from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import ModuleIndex, Scope, keyword, positional
-from ..values import CONST, DTYPE, dtypes
+from ..values import CONST, dtypes
 
 SECTION = "kd"
 # Placeholder for the (rewritten) logits inside an operand template.
@@ -59,7 +59,7 @@ TRANSPARENT = frozenset(
 UPCAST_METHODS = frozenset({"float", "double"})
 CLAMP_METHODS = frozenset({"clamp", "clip", "clamp_", "clip_", "nan_to_num", "nan_to_num_"})
 MODEL_METHODS = frozenset({"forward", "generate", "get_text_features", "get_image_features", "encode_image", "encode_text"})
-FP16_SMALLEST = 2.0 ** -24  # float16's smallest positive (subnormal) value
+FP16_SMALLEST = 2.0 ** -24  # float16's smallest positive (subnormal) value; below half of it → 0
 
 
 @dataclass(frozen=True)
@@ -662,7 +662,7 @@ def _tiny_constants(index: ModuleIndex, nodes) -> Tuple[TinyConstant, ...]:
     class Visitor(cst.CSTVisitor):
         def visit_Float(self, node: cst.Float) -> None:
             value = float(node.evaluated_value)
-            if 0.0 < value < FP16_SMALLEST:
+            if 0.0 < value < FP16_SMALLEST and _half_roundtrip(value) == 0.0:
                 span = index.span(node)
                 found[span.start] = TinyConstant(span, index.text(node), value)
 
