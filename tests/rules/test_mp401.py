@@ -650,3 +650,17 @@ def test_facts_are_picklable():
     facts = extract_facts(case(FIXES[-1].values[0]), "train.py", "train")
     again = pickle.loads(pickle.dumps(facts))
     assert again.sections["kd"] == facts.sections["kd"] and facts.sections["kd"]["losses"]
+
+
+def test_odd_code_does_not_crash():
+    src = case(
+        """
+        a = b
+        b = a
+        a(F.log_softmax(x.half(), -1), F.softmax(y.half(), -1))
+        x = x
+        loss = F.kl_div(F.log_softmax(x / T, -1), F.softmax((((y))) / T, -1), reduction="sum")
+        weird = F.kl_div(F.log_softmax(), target=None)
+        """
+    )
+    assert lint(src, CODE) == []

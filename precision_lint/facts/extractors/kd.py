@@ -677,8 +677,10 @@ def _strip(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-def _criterion(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, wanted) -> bool:
+def _criterion(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, wanted, depth: int = 0) -> bool:
     """Whether ``expr`` is (or holds) an instance of one of the ``wanted`` loss classes."""
+    if depth > 8:
+        return False
     if isinstance(expr, cst.Call):
         site = index.call_of(expr)
         return bool(site and site.qualname in wanted)
@@ -687,7 +689,7 @@ def _criterion(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, wante
         if owner is None:
             return False
         return any(
-            a.value is not None and _criterion(index, a.value, owner, wanted)
+            a.value is not None and _criterion(index, a.value, owner, wanted, depth + 1)
             for a in owner.assignments.get(expr.value, [])
         )
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
@@ -696,7 +698,7 @@ def _criterion(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, wante
         if info is None:
             return False
         return any(
-            a.value is not None and _criterion(index, a.value, s, wanted)
+            a.value is not None and _criterion(index, a.value, s, wanted, depth + 1)
             for a, s in info.self_attr_values.get(expr.attr.value, [])
         )
     return False
