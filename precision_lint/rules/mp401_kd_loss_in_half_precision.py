@@ -100,6 +100,8 @@ class KDLossInHalfPrecision(Rule):
             if depth >= MAX_DEPTH or ref in seen:
                 continue
             for flow in flows.get(ref.function, ()):
+                if flow.protected:  # called under autocast: the helper's softmax runs in fp32
+                    continue
                 for position, kw, arg_paths in flow.args:
                     if kw == ref.name or (position >= 0 and position == ref.index):
                         for q in self._resolve(arg_paths, flows, depth + 1, (*seen, ref)):

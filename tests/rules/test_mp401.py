@@ -664,3 +664,24 @@ def test_odd_code_does_not_crash():
         """
     )
     assert lint(src, CODE) == []
+
+
+def test_helper_called_inside_autocast():
+    # autocast is dynamically scoped: a helper called inside the region runs its softmax in fp32
+    src = case(
+        """
+        def kd_loss(s, t, T=2.0):
+            return F.kl_div(F.log_softmax(s / T, -1), F.softmax(t / T, -1), reduction="batchmean")
+
+        with torch.autocast("cuda", dtype=torch.float16):
+            s = student(x)
+            t = teacher(x)
+            loss = kd_loss(s, t)
+        """
+    )
+    assert lint(src, CODE) == []
+    # the same helper called after the region gets float16 logits (autocast's outputs)
+    outside = src.replace("    loss = kd_loss(s, t)", "loss = kd_loss(s, t)")
+    (d,) = lint(outside, CODE)
+    assert "runs under torch.autocast" in d.message
+    assert "F.log_softmax(s.float() / T, -1), F.softmax(t.float() / T, -1)" in fix(outside, CODE)

@@ -121,6 +121,9 @@ class ArgFlow:
 
     callee: str
     args: Tuple[Tuple[int, str, Tuple[Path, ...]], ...]
+    # called inside an enabled torch.autocast region: autocast is dynamically scoped, so the
+    # callee's softmax runs in float32 there
+    protected: bool = False
 
 
 def _half_roundtrip(value: float) -> float:
@@ -386,6 +389,8 @@ class _Analysis:
                     return []
                 # a variable holding a model: its outputs have its weights' dtype
                 return self._model_output(expr, self.paths(func, scope))
+            if qual is None:  # defined elsewhere (a notebook cell, a star import): still autocast's
+                return self._model_output(expr, [])
             return []
         if isinstance(func, cst.Call):  # `AutoModel.from_pretrained(...).half()(x)`
             return self._model_output(expr, self.paths(func, scope))
@@ -821,5 +826,5 @@ def _flows(index: ModuleIndex, analysis: _Analysis) -> List[ArgFlow]:
                 args.append((position, "", paths))
             position += 1
         if args:
-            out.append(ArgFlow(callee, tuple(args)))
+            out.append(ArgFlow(callee, tuple(args), analysis.autocast_enabled(site) is not None))
     return out
