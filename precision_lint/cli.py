@@ -14,7 +14,9 @@ from typing import List, Optional, Sequence
 from . import __version__
 from .config import ConfigError, load
 from .engine import Engine, InternalError
+from .notebook import NotebookError
 from .reporters import FORMATS, Report, render
+from .reporters.progress import ProgressBar
 from .reporters.style import want_color
 from .rule_docs import page_text
 from .rules import all_rules, selected_codes
@@ -46,6 +48,11 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--output-format", choices=FORMATS, default=None, help="how to report (default: full)")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     p.add_argument("--statistics", action="store_true", help="print counts per rule code")
+    p.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply `exclude` to files named on the command line too (for pre-commit and editors)",
+    )
     p.add_argument("--config", default=None, help="a pyproject.toml or precision-lint.toml to use")
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes for parsing (default: cores)")
@@ -125,7 +132,8 @@ def check_command(argv: Sequence[str]) -> int:
     try:
         config = load(args.config, paths)
         codes = selected_codes(config, args.select, args.ignore, args.extend_select)
-        engine = Engine(config, codes, jobs=args.jobs)
+        progress = None if args.quiet else ProgressBar(sys.stderr)
+        engine = Engine(config, codes, jobs=args.jobs, progress=progress)
     except ConfigError as exc:
         print(f"precision-lint: configuration error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -133,24 +141,38 @@ def check_command(argv: Sequence[str]) -> int:
         if not os.path.exists(p):
             print(f"precision-lint: error: {p}: no such file or directory", file=sys.stderr)
             return EXIT_ERROR
+    if args.force_exclude and args.paths:
+        from .discovery import is_excluded
+
+        paths = [p for p in paths if not (os.path.isfile(p) and is_excluded(p, config.exclude, config.root))]
+        if not paths:  # every file named was excluded: nothing to check
+            return EXIT_OK
     fixing = args.fix or args.diff
     try:
         result = engine.run_paths(paths, fix=fixing, unsafe=args.unsafe_fixes)
     except InternalError as exc:
+        if progress is not None:
+            progress.close()
         print(f"precision-lint: {exc}\nThis is a bug in precision-lint; please report it.", file=sys.stderr)
         return EXIT_ERROR
+    if progress is not None:
+        progress.close()
     for path, why in result.rejected:
+        if result.sources[path].notebook is not None:
+            print(f"precision-lint: warning: fixes for {_display(path)} were not applied: {why}", file=sys.stderr)
+            continue
         print(f"precision-lint: warning: fixes for {_display(path)} were not applied: the result would not parse ({why})", file=sys.stderr)
 
     changed = result.changed
     if args.diff:
         for path, (old, new) in sorted(changed.items()):
             shown = _display(path)
-            sys.stdout.writelines(
-                difflib.unified_diff(
-                    old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
+            for label, before, after in _diff_parts(result.sources[path], shown, old, new):
+                sys.stdout.writelines(
+                    difflib.unified_diff(
+                        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{label}", f"b/{label}"
+                    )
                 )
-            )
         if not args.quiet:
             n = sum(result.fixes_applied.values())
             print(f"Would fix {n} error{'s' * (n != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}.", file=sys.stderr)
@@ -159,7 +181,13 @@ def check_command(argv: Sequence[str]) -> int:
     if args.fix:
         for path, (_old, new) in changed.items():
             src = result.sources[path]
-            atomic_write(path, src.encode(new))
+            try:
+                data = src.encode(new)
+            except NotebookError as exc:  # the engine checks this first; never write a notebook we cannot map
+                print(f"precision-lint: warning: fixes for {_display(path)} were not written: {exc}", file=sys.stderr)
+                continue
+            if data != src.raw:
+                atomic_write(path, data)
 
     texts = dict(result.fixed_texts) if args.fix else {p: s.text for p, s in result.sources.items() if s.text is not None}
     fmt = args.output_format or os.environ.get("PRECISION_LINT_OUTPUT_FORMAT") or "full"
@@ -175,6 +203,8 @@ def check_command(argv: Sequence[str]) -> int:
         color=want_color(sys.stdout),
         rules={c: all_rules()[c] for c in engine.codes},
         display_paths={p: _display(p) for p in result.sources},
+        notebooks={p for p, s in result.sources.items() if s.notebook is not None},
+        display_texts=_notebook_display_texts(result, texts),
     )
     if args.statistics:
         _statistics(report)
@@ -187,6 +217,40 @@ def check_command(argv: Sequence[str]) -> int:
     if args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if result.diagnostics else EXIT_OK
+
+
+def _notebook_display_texts(result, texts) -> dict:
+    """For excerpts: a notebook's joined text with its IPython lines shown as written."""
+    from .notebook import join
+
+    out = {}
+    for path, src in result.sources.items():
+        if src.notebook is not None and path in texts:
+            try:
+                out[path] = join(src.notebook.cell_sources(texts[path]))
+            except NotebookError:
+                pass
+    return out
+
+
+def _diff_parts(src, shown: str, old: str, new: str):
+    """(label, before, after) to diff: the file, or each changed cell of a notebook."""
+    if src.notebook is None:
+        return [(shown, old, new)]
+    try:
+        after = src.notebook.cell_sources(new)
+    except NotebookError:
+        return [(shown, old, new)]
+    # cells rarely end with a newline: end both sides with one so the hunk stays readable
+    return [
+        (f"{shown}:cell {cell.number}", _terminated(cell.source), _terminated(text))
+        for cell, text in zip(src.notebook.cells, after)
+        if text != cell.source
+    ]
+
+
+def _terminated(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
 
 
 def _is_summary(line: str) -> bool:

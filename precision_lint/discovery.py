@@ -1,6 +1,6 @@
 """Finding the files to lint, the way ruff does.
 
-Folders are walked recursively for Python files (and notebooks, where enabled);
+Folders are walked recursively for Python files and Jupyter notebooks;
 ``.gitignore`` files, configured ``exclude`` patterns, VCS folders, virtual
 environments, caches and build output are skipped. A file named explicitly on
 the command line is always checked.
@@ -17,7 +17,7 @@ try:
 except ImportError:  # pragma: no cover - pathspec is a declared dependency
     pathspec = None
 
-SUFFIXES = (".py",)
+SUFFIXES = (".py", ".ipynb")  # notebooks: see notebook.py
 SKIPPED_DIRS = {
     ".git", ".hg", ".svn", ".bzr", "__pycache__", ".venv", "venv", ".tox", ".nox",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".precision-lint-cache", "node_modules",
@@ -65,6 +65,14 @@ def _excluded(path: Path, patterns: Sequence[str], root: Optional[Path]) -> bool
         except ValueError:
             pass
     return any(fnmatch.fnmatch(c, p.rstrip("/")) for p in patterns for c in candidates)
+
+
+def is_excluded(path: str, patterns: Sequence[str], root: Optional[Path] = None) -> bool:
+    """Whether a file matches the configured ``exclude`` patterns (for ``--force-exclude``)."""
+    p = Path(path)
+    if _excluded(p, patterns, root):
+        return True
+    return any(_excluded(parent, patterns, root) for parent in p.parents if parent.name)
 
 
 def discover(
@@ -121,8 +129,9 @@ def discover(
 def module_name(path: str) -> Tuple[str, bool, str]:
     """(dotted module name, is a package ``__init__``, the folder the name is relative to)."""
     p = Path(path).resolve()
-    is_package = p.stem == "__init__"
-    parts = [] if is_package else [p.stem]
+    is_package = p.stem == "__init__" and p.suffix == ".py"
+    # A notebook cannot be imported: its name must never shadow `train.py` beside `train.ipynb`.
+    parts = [] if is_package else [p.stem + "-ipynb" if p.suffix == ".ipynb" else p.stem]
     folder = p.parent
     while (folder / "__init__.py").is_file():
         parts.insert(0, folder.name)

@@ -12,7 +12,7 @@ import hashlib
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from .config import Config, from_table
 from .diagnostics import SAFE, Diagnostic, Fix
@@ -67,7 +67,9 @@ class Engine:
         config: Optional[Config] = None,
         codes: Optional[Sequence[str]] = None,
         jobs: Optional[int] = None,
+        progress: Optional[Callable[[int, int], None]] = None,
     ) -> None:
+        self.progress = progress  # called as progress(files parsed, files to parse)
         self.config = config or from_table({}, "defaults")
         self.codes = list(codes) if codes is not None else selected_codes(self.config)
         rules = all_rules()
@@ -105,13 +107,22 @@ class Engine:
                 todo.append((key, (src.text, src.path, *naming, self.evidence)))
         if len(todo) >= PARALLEL_THRESHOLD and self.jobs > 1:
             with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-                results = list(pool.map(_facts_job, [a for _, a in todo], chunksize=16))
+                results = list(self._report(pool.map(_facts_job, [a for _, a in todo], chunksize=16), len(todo)))
         else:
-            results = [_facts_job(a) for _, a in todo]
+            results = list(self._report((_facts_job(a) for _, a in todo), len(todo)))
         for (key, args), facts in zip(todo, results):
             self._cache[key] = facts
             out[args[1]] = facts
         return [out[s.path] for s in sources]
+
+    def _report(self, results: Iterable[ModuleFacts], total: int) -> Iterator[ModuleFacts]:
+        if self.progress is None or not total:
+            yield from results
+            return
+        self.progress(0, total)
+        for done, facts in enumerate(results, start=1):
+            yield facts
+            self.progress(done, total)
 
     # --- judging ------------------------------------------------------------------
     def judge(self, facts: Sequence[ModuleFacts], texts: Dict[str, str]) -> List[Diagnostic]:
@@ -169,6 +180,8 @@ class Engine:
             progressed = False
             for path, fixes in by_path.items():
                 new, applied, problem = apply_fixes(texts[path], fixes, path)
+                if problem is None and applied:
+                    problem = _notebook_problem(result.sources.get(path), new)
                 if problem is not None:
                     result.rejected.append((path, problem))
                     continue
@@ -191,6 +204,19 @@ class Engine:
         files = discover(paths, self.config.exclude, self.config.root)
         sources = [SourceFile.read(p) for p in files]
         return self.run_sources(sources, fix=fix, unsafe=unsafe)
+
+
+def _notebook_problem(src: Optional[SourceFile], text: str) -> Optional[str]:
+    """Why fixed text could not be written back into a notebook's cells (None: it can)."""
+    if src is None or src.notebook is None:
+        return None
+    from .notebook import NotebookError
+
+    try:
+        src.notebook.cell_sources(text)
+    except NotebookError as exc:
+        return str(exc)
+    return None
 
 
 def _dedupe(diagnostics: Iterable[Diagnostic]) -> List[Diagnostic]:

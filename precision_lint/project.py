@@ -8,7 +8,9 @@ each other are never joined.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterable, List, Optional, Set
+import json
+import os
+from typing import Any, Callable, Dict, Iterable, List, Optional, Set
 
 from .facts.model import ClassFact, ModuleFacts
 
@@ -27,6 +29,26 @@ class Project:
                 self.classes.setdefault(c.qualname, c)
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}
+        self._json: Dict[str, Any] = {}
+
+    # --- side files ----------------------------------------------------------------
+    def read_json(self, near: ModuleFacts, relative: str) -> Optional[Any]:
+        """A JSON config named by a literal path (e.g. ``deepspeed="ds.json"``), or None.
+
+        Looked up next to the module and in the working directory, as a script run
+        from either place would; unreadable or invalid files give None.
+        """
+        for base in (os.path.dirname(os.path.abspath(near.path)), os.getcwd()):
+            path = os.path.normpath(os.path.join(base, relative))
+            if path not in self._json:
+                try:
+                    with open(path, encoding="utf-8") as fh:
+                        self._json[path] = json.load(fh)
+                except (OSError, ValueError):
+                    self._json[path] = None
+            if self._json[path] is not None:
+                return self._json[path]
+        return None
 
     # --- modules and imports ---------------------------------------------------
     def module_named(self, name: str, near: Optional[ModuleFacts] = None) -> Optional[ModuleFacts]:

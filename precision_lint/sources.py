@@ -11,7 +11,10 @@ import os
 import stat
 import tempfile
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .notebook import Notebook
 
 BOM = b"\xef\xbb\xbf"
 
@@ -23,6 +26,8 @@ class SourceFile:
     text: Optional[str]  # None when it cannot be decoded
     error: Optional[str] = None
     bom: bool = False
+    # A Jupyter notebook: ``text`` is its code cells joined into one module (see notebook.py).
+    notebook: Optional["Notebook"] = None
 
     @classmethod
     def read(cls, path: str) -> "SourceFile":
@@ -31,6 +36,14 @@ class SourceFile:
                 raw = fh.read()
         except OSError as exc:
             return cls(path, b"", None, f"cannot read file: {exc.strerror or exc}")
+        from .notebook import NotebookError, is_notebook, parse
+
+        if is_notebook(path):
+            try:
+                nb = parse(raw)
+            except NotebookError as exc:
+                return cls(path, raw, None, str(exc))
+            return cls(path, raw, nb.text, None, False, nb)
         bom = raw.startswith(BOM)
         try:
             text = raw[len(BOM) :].decode("utf-8") if bom else raw.decode("utf-8")
@@ -39,6 +52,10 @@ class SourceFile:
         return cls(path, raw, text, None, bom)
 
     def encode(self, text: str) -> bytes:
+        """The bytes to write for ``text``; for a notebook, the notebook with its cells updated
+        (raises ``notebook.NotebookError`` when the text cannot be mapped back to the cells)."""
+        if self.notebook is not None:
+            return self.notebook.encode(text)
         data = text.encode("utf-8")
         return BOM + data if self.bom else data
 

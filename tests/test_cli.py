@@ -44,9 +44,10 @@ def test_json_schema(tmp_path):
     assert out.returncode == 1
     (item,) = json.loads(out.stdout)
     assert set(item) == {
-        "code", "message", "filename", "location", "end_location", "fix", "noqa_row", "url", "related",
+        "code", "message", "filename", "cell", "location", "end_location", "fix", "noqa_row", "url", "related",
     }
     assert item["code"] == "MP301"
+    assert item["cell"] is None  # a notebook finding has its 1-based code cell here (ruff's convention)
     assert item["filename"] == str(tmp_path / "bad.py")
     assert item["location"] == {"row": 2, "column": 28}
     assert item["end_location"] == {"row": 2, "column": 37}

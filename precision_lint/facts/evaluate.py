@@ -30,6 +30,7 @@ from .values import (
     Possible,
     Values,
     dtype_of_qualname,
+    dtype_of_string,
 )
 
 CUDA_AVAILABLE = "torch.cuda.is_available"
@@ -78,6 +79,7 @@ class Evaluator:
         self.ix = index
         self._active: set = set()
         self._depth = 0
+        self._taints: dict = {}
 
     # --- public -------------------------------------------------------------
     def values(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Values:
@@ -96,13 +98,58 @@ class Evaluator:
         return _dedupe(out)
 
     def guard(self, test: cst.BaseExpression, positive: bool, scope: Scope) -> Guard:
-        vals = self.values(test, scope)
+        key = (id(test), id(scope))
+        if key not in self._taints:
+            self._taints[key] = self.consults(test, scope, set())
+        capability, cuda, param_dtype = self._taints[key]
         return Guard(
             text=self.ix.text(test),
             positive=positive,
-            capability=any(v.kind == CAPABILITY or v.capability for v in vals),
-            cuda=any(v.kind == CUDA or v.cuda for v in vals),
+            capability=capability,
+            cuda=cuda or capability,
+            param_dtype=param_dtype,
         )
+
+    def consults(self, expr: cst.CSTNode, scope: Scope, seen: set) -> Tuple[bool, bool, bool]:
+        """What an expression consults, through variables and local functions:
+        (a capability probe, ``torch.cuda.is_available()``, a parameter-dtype check
+        such as ``any(p.dtype == torch.float16 for p in model.parameters())``).
+
+        A taint walk rather than a value evaluation, so that it terminates on the
+        self-referencing guards of real code (`if use_bf16 and major < 8: use_bf16 = False`).
+        """
+        capability = cuda = param_dtype = False
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Comparison) and _is_param_dtype_check(node, self.ix):
+                param_dtype = True
+            if isinstance(node, cst.Call):
+                site = self.ix.call_of(node)
+                qual = site.qualname if site else self.ix.qualify(node.func)
+                if qual == CUDA_AVAILABLE:
+                    cuda = True
+                elif is_capability_callee(qual, node.func):
+                    capability = True
+                else:
+                    function = self._local_function(node.func, scope)
+                    if function is not None and id(function) not in seen:
+                        seen.add(id(function))
+                        for value, _ in function.returns:
+                            c, u, p = self.consults(value, function, seen)
+                            capability, cuda, param_dtype = capability or c, cuda or u, param_dtype or p
+            elif isinstance(node, cst.Name):
+                owner = scope.lookup_scope(node.value)
+                key = (node.value, id(owner))
+                if owner is not None and key not in seen:
+                    seen.add(key)
+                    for a in owner.assignments.get(node.value, []):
+                        if a.value is not None:
+                            c, u, p = self.consults(a.value, owner, seen)
+                            capability, cuda, param_dtype = capability or c, cuda or u, param_dtype or p
+                continue
+            stack.extend(node.children)
+        return capability, cuda, param_dtype
 
     def guards_of(self, guards, scope: Scope) -> Tuple[Guard, ...]:
         return tuple(self.guard(test, pos, scope) for test, pos in guards)
@@ -178,9 +225,14 @@ class Evaluator:
         if isinstance(expr, cst.IfExp):
             yes = self.guard(expr.test, True, scope)
             no = self.guard(expr.test, False, scope)
+            excluded = self._excluded_dtypes(expr.test, self.ix.text(expr.orelse), scope)
             return [
                 *(_with_guard(v, yes) for v in self.values(expr.body, scope)),
-                *(_with_guard(v, no) for v in self.values(expr.orelse, scope)),
+                *(
+                    _with_guard(v, no)
+                    for v in self.values(expr.orelse, scope)
+                    if not (excluded and v.kind in (DTYPE, CONST) and _dtype_name(v) in excluded)
+                ),
             ]
         if isinstance(expr, cst.Call):
             return self._call(expr, scope)
@@ -193,6 +245,28 @@ class Evaluator:
         if isinstance(expr, cst.Subscript):
             return self._subscript(expr, scope)
         return list(UNKNOWN_VALUE)
+
+    def _excluded_dtypes(self, test, orelse_text: str, scope: Scope) -> set:
+        """Dtypes the else-branch cannot be: ``X if E == torch.float16 else E`` narrows E."""
+        tests = [test]
+        while tests and isinstance(tests[0], cst.BooleanOperation) and isinstance(tests[0].operator, cst.Or):
+            t = tests.pop(0)
+            tests[:0] = [t.left, t.right]
+        out = set()
+        for t in tests:
+            if not (isinstance(t, cst.Comparison) and len(t.comparisons) == 1):
+                return set()
+            op = t.comparisons[0].operator
+            if not isinstance(op, (cst.Equal, cst.Is, cst.In)) or self.ix.text(t.left) != orelse_text:
+                return set()
+            comparator = t.comparisons[0].comparator
+            items = [e.value for e in comparator.elements] if isinstance(op, cst.In) and isinstance(comparator, (cst.Tuple, cst.List, cst.Set)) else [comparator]
+            for item in items:
+                for v in self.values(item, scope):
+                    name = _dtype_name(v)
+                    if name:
+                        out.add(name)
+        return out
 
     def _name(self, expr: cst.Name, scope: Scope, origin) -> List[Possible]:
         if expr.value in ("True", "False", "None"):
@@ -209,8 +283,9 @@ class Evaluator:
             if default is not None:
                 out.extend(self.values(default, owner.parent or owner))
         assignments = owner.assignments.get(expr.value, [])
-        # A variable reassigned under a capability test (`if major < 8: use_bf16 = False`)
-        # is capability-guarded as a whole.
+        # A variable reassigned under a capability test (`if major < 8: use_bf16 = False`),
+        # or under a parameter-dtype check (`if has_fp16_params: use_scaler = False`),
+        # is guarded as a whole.
         guard_all = self._capability_guarded(assignments, owner)
         for assignment in assignments:
             guards = self.guards_of(assignment.guards, owner)
@@ -227,7 +302,7 @@ class Evaluator:
         for assignment in assignments:
             for test, positive in assignment.guards:
                 guard = self.guard(test, positive, owner)
-                if guard.capability:
+                if guard.capability or guard.param_dtype:
                     return guard
         return None
 
@@ -372,6 +447,22 @@ class Evaluator:
             if entry.name in wanted:
                 out.extend(self.values(entry.value, scope))
         return out or list(UNKNOWN_VALUE)
+
+
+def _dtype_name(v: Possible) -> Optional[str]:
+    if v.kind == DTYPE:
+        return v.value
+    if v.kind == CONST:
+        return dtype_of_string(v.value)
+    return None
+
+
+def _is_param_dtype_check(node: cst.Comparison, index: ModuleIndex) -> bool:
+    """``p.dtype == torch.float16`` / ``x.dtype is torch.half`` / ``model.dtype != torch.float16``."""
+    sides = [node.left] + [c.comparator for c in node.comparisons]
+    has_dtype_attr = any(isinstance(s, cst.Attribute) and s.attr.value == "dtype" for s in sides)
+    has_fp16 = any(dtype_of_qualname(index.qualify(s)) == "float16" for s in sides if isinstance(s, (cst.Attribute, cst.Name)))
+    return has_dtype_attr and has_fp16
 
 
 def _consults(v: Possible, kind: str) -> bool:

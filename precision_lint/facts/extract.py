@@ -84,7 +84,7 @@ def extract_facts(
     facts.parsed = True
     evaluator = Evaluator(index)
     facts.imports = tuple(sorted(m for m in index.imports.imported_modules if m))
-    facts.called = frozenset(s.qualname for s in index.calls if s.qualname)
+    facts.called = frozenset(_called(index))
     facts.classes = tuple(
         ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), index.span(c.node), c.init_params)
         for c in index.classes.values()
@@ -93,6 +93,21 @@ def extract_facts(
     for extractor in extractors():
         facts.sections[extractor.SECTION] = extractor.extract(index, evaluator)
     return facts
+
+
+def _called(index: ModuleIndex):
+    """Qualnames of what this module calls, through simple aliases (``load = mu.load_model``)."""
+    for site in index.calls:
+        if site.qualname:
+            yield site.qualname
+        elif isinstance(site.node.func, cst.Name):
+            owner = site.scope.lookup_scope(site.node.func.value)
+            bound = owner.assignments.get(site.node.func.value, []) if owner else []
+            for a in bound:
+                if isinstance(a.value, (cst.Name, cst.Attribute)):
+                    target = index.qualify(a.value)
+                    if target:
+                        yield target
 
 
 def _first_line(message: str) -> str:
@@ -150,8 +165,14 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
     for name, assignments in index.root.assignments.items():
         if len(assignments) != 1 or assignments[0].value is None or assignments[0].guards:
             continue
-        vals = evaluator.values(assignments[0].value, index.root)
-        if vals and all(v.kind == CAPABILITY or (v.kind == COND and v.capability) for v in vals):
+        if assignments[0].unpack_index is not None:
+            continue
+        value = assignments[0].value
+        vals = evaluator.values(value, index.root)
+        boolean = isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)) or (
+            isinstance(value, cst.Call) and (index.qualify(value.func) or "").rsplit(".", 1)[-1].startswith("is_")
+        )
+        if boolean and vals and all(v.kind == CAPABILITY or (v.kind == COND and v.capability) for v in vals):
             probes.append(ProbeFact(name, index.span(assignments[0].statement)))
     newline = "\r\n" if "\r\n" in index.source[:2000] else "\n"
     return Layout(insert_at, torch_name, tuple(sorted(probes, key=lambda p: p.span.start)), newline)

@@ -108,6 +108,23 @@ class AttrUse:
 
 
 @dataclass
+class AttrAssign:
+    """``x.attr = value`` (e.g. ``p.requires_grad = False`` inside a loop)."""
+
+    target: cst.Attribute
+    value: cst.BaseExpression
+    scope: Scope
+    loops: Tuple["ForLoop", ...]  # enclosing for-loops, innermost last
+
+
+@dataclass
+class ForLoop:
+    target: cst.BaseExpression
+    iter: cst.BaseExpression
+    scope: Scope
+
+
+@dataclass
 class ArgOption:
     """One ``parser.add_argument(...)`` call."""
 
@@ -129,6 +146,8 @@ class ModuleIndex:
         self.calls_by_node: Dict[int, CallSite] = {}
         self.attr_uses: List[AttrUse] = []
         self.arg_options: Dict[str, List[ArgOption]] = {}
+        self.attr_assigns: List[AttrAssign] = []
+        self.for_loops: List[ForLoop] = []
         self.import_statements: List[cst.CSTNode] = []
         self._positions = None
         self._line_starts = [0]
@@ -207,6 +226,7 @@ class _Indexer(cst.CSTVisitor):
         self.contexts: List[str] = []
         self.context_items: List[cst.BaseExpression] = []
         self.classes: List[ClassInfo] = []
+        self.loops: List[ForLoop] = []
         self.statement: Optional[cst.CSTNode] = None
 
     # --- statements ----------------------------------------------------------
@@ -235,6 +255,9 @@ class _Indexer(cst.CSTVisitor):
                 self._bind(name, node.value, node, idx)
             if not names and isinstance(target.target, cst.Attribute):
                 self._self_attr(target.target, Assignment(node.value, tuple(self.guards), node))
+                self.ix.attr_assigns.append(
+                    AttrAssign(target.target, node.value, self.scope, tuple(self.loops))
+                )
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         for name, idx in _target_names(node.target):
@@ -253,6 +276,12 @@ class _Indexer(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         for name, _ in _target_names(node.target):
             self._bind(name, None, node)
+        loop = ForLoop(node.target, node.iter, self.scope)
+        self.ix.for_loops.append(loop)
+        self.loops.append(loop)
+
+    def leave_For(self, node: cst.For) -> None:
+        self.loops.pop()
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -326,12 +355,12 @@ class _Indexer(cst.CSTVisitor):
                 scope.params[star.name.value] = None
         # guards do not flow into a function body from where it is defined
         self._saved_guards = getattr(self, "_saved_guards", [])
-        self._saved_guards.append((self.guards, self.contexts, self.context_items))
-        self.guards, self.contexts, self.context_items = [], [], []
+        self._saved_guards.append((self.guards, self.contexts, self.context_items, self.loops))
+        self.guards, self.contexts, self.context_items, self.loops = [], [], [], []
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scope = self.scope.parent
-        self.guards, self.contexts, self.context_items = self._saved_guards.pop()
+        self.guards, self.contexts, self.context_items, self.loops = self._saved_guards.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return True
@@ -383,6 +412,8 @@ class _Indexer(cst.CSTVisitor):
             names = []
             for target in node.targets:
                 names.extend(n for n, idx in _target_names(target.target) if idx is None)
+                if isinstance(target.target, cst.Attribute) and dotted(target.target):
+                    names.append(dotted(target.target))
             site.assigned_to = tuple(names)
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:

@@ -31,6 +31,7 @@ class Guard:
     positive: bool  # the value is chosen when the condition is true
     capability: bool  # the condition consults the GPU's capability (bf16 support)
     cuda: bool  # the condition consults torch.cuda.is_available()
+    param_dtype: bool = False  # the condition checks parameters' dtype (`p.dtype == torch.float16`)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, NamedTuple, Optional, Sequence, Set
 
 from ..diagnostics import Diagnostic, Span
+from ..notebook import boundary_lines, cell_position
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
 DOCS_URL = "https://github.com/precision-lint/precision-lint/blob/main/rules/{code}.md"
@@ -22,9 +23,36 @@ class Report:
     color: bool = False
     rules: Dict[str, type] = field(default_factory=dict)  # code → rule class (names, summaries)
     display_paths: Dict[str, str] = field(default_factory=dict)  # path → how to show it
+    notebooks: Set[str] = field(default_factory=set)  # paths whose text is a notebook's joined cells
+    # Texts to quote in excerpts where they differ from ``texts`` (same lines): a notebook's
+    # cells with their IPython lines (``%pip``, ``!nvidia-smi``) as written.
+    display_texts: Dict[str, str] = field(default_factory=dict)
+    _boundaries: Dict[str, List[int]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def shown(self, path: str) -> str:
         return self.display_paths.get(path, path)
+
+    def locate(self, path: str, line: int, col: int) -> "Where":
+        """Where a position (1-based line, 0-based column of the linted text) is, for humans:
+        in a notebook, the code cell and the line within it."""
+        if path not in self.notebooks:
+            return Where(None, line, col + 1)
+        if path not in self._boundaries:
+            self._boundaries[path] = boundary_lines(self.texts.get(path) or "")
+        cell, row = cell_position(self._boundaries[path], line)
+        return Where(cell, row, col + 1)
+
+    def where(self, path: str, line: int, col: int) -> str:
+        """``train.py:12:5`` or ``notebook.ipynb:cell 3:12:5``."""
+        w = self.locate(path, line, col)
+        cell = f":cell {w.cell}" if w.cell is not None else ""
+        return f"{self.shown(path)}{cell}:{w.row}:{w.column}"
+
+
+class Where(NamedTuple):
+    cell: Optional[int]  # 1-based code cell of a notebook; None for a Python file
+    row: int  # 1-based, within the cell for a notebook
+    column: int  # 1-based
 
 
 def url(code: str) -> str:

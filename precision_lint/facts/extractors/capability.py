@@ -1,0 +1,188 @@
+"""Facts about code that needs an Ampere GPU (read by MP201, MP202).
+
+The precision extractor already records ``bf16=``/``torch.autocast(dtype=)``/
+``Accelerator``/Lightning sites and the weights extractor ``torch_dtype=``,
+``.bfloat16()`` and ``.to(torch.bfloat16)``. This one adds what only matters
+for compute-capability checks:
+
+- ``BitsAndBytesConfig(bnb_4bit_compute_dtype=...)`` (the QLoRA compute dtype);
+- ``attn_implementation=`` / ``use_flash_attention_2=`` given to a model loader
+  or a config (``from_pretrained``, ``from_config``, ``AutoConfig``, ``*Config``),
+  with the weights dtype passed to the same call;
+- calls that sit inside an ``if`` whose test consults the GPU's capability
+  (``if torch.cuda.is_bf16_supported(): args = TrainingArguments(bf16=True)``);
+- TRL ``*Config`` calls: whether a ``**kwargs`` splat of unknown content may pass
+  ``fp16``/``bf16`` (TRL turns bf16 on when neither is given);
+- where argparse options are declared, so that a value only reached when the
+  user opts in on the command line (``--bf16``, ``choices=``) is told apart from
+  a ``default=`` that selects bf16 by itself;
+- whether the module trains at all (``.backward()``, an optimizer, a Trainer).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from ...diagnostics import Span
+from ..evaluate import Evaluator
+from ..index import CallSite, ModuleIndex, keyword
+from ..values import Possible, dtypes as dtype_atoms
+from .precision import Arg, is_training_args
+
+SECTION = "capability"
+
+BNB_CONFIGS = ("transformers.BitsAndBytesConfig", "transformers.utils.quantization_config.BitsAndBytesConfig")
+ATTN_KEYS = ("attn_implementation", "use_flash_attention_2")
+LOADER_METHODS = ("from_pretrained", "from_config", "from_single_file")
+DTYPE_KWARGS = ("torch_dtype", "dtype")
+TRAINER_PREFIXES = ("transformers.", "trl.", "lightning.", "pytorch_lightning.")
+
+
+@dataclass(frozen=True)
+class BnbSite:
+    span: Span  # the BitsAndBytesConfig(...) call
+    arg: Arg  # bnb_4bit_compute_dtype
+
+
+@dataclass(frozen=True)
+class AttentionSite:
+    span: Span  # the call
+    callee: str
+    key: str  # "attn_implementation" or "use_flash_attention_2"
+    arg: Arg
+    other_key: bool  # both keys are passed
+    dtypes: Tuple[Possible, ...]  # dtype atoms given to the same call (torch_dtype=/dtype=)
+    loader: bool  # a weights loader (from_pretrained / from_config), not a config
+
+
+@dataclass(frozen=True)
+class ArgparseOption:
+    """``add_argument(...)``: values written inside it but outside ``default=`` are opt-ins."""
+
+    span: Span
+    default: Optional[Span]
+
+
+@dataclass(frozen=True)
+class CapabilityFacts:
+    bnb: Tuple[BnbSite, ...]
+    attention: Tuple[AttentionSite, ...]
+    guarded_calls: Tuple[Tuple[int, int], ...]  # (start, end) of calls inside a capability `if`
+    opaque_splats: Tuple[Tuple[int, int], ...]  # training-args calls with an unresolvable `**kwargs`
+    options: Tuple[ArgparseOption, ...]
+    trains: bool
+
+    def call_guarded(self, span: Span) -> bool:
+        return (span.start, span.end) in self.guarded_calls
+
+    def opaque(self, span: Span) -> bool:
+        return (span.start, span.end) in self.opaque_splats
+
+    def command_line_opt_in(self, origin: Optional[Span]) -> bool:
+        """Whether a value written at ``origin`` is only chosen when the user passes an option."""
+        if origin is None:
+            return False
+        for option in self.options:
+            if option.span.start <= origin.start and origin.end <= option.span.end:
+                inside_default = option.default is not None and (
+                    option.default.start <= origin.start and origin.end <= option.default.end
+                )
+                return not inside_default
+        return False
+
+
+def _arg(index: ModuleIndex, evaluator: Evaluator, site: CallSite, name: str) -> Optional[Arg]:
+    sources = evaluator.kwarg(site.node, site.scope, name)
+    if not sources:
+        return None
+    src = sources[-1]
+    return Arg(
+        evaluator.values(src.value, site.scope),
+        index.span(src.key),
+        index.span(src.value),
+        index.text(src.value),
+        src.via,
+    )
+
+
+def _opaque_splat(evaluator: Evaluator, site: CallSite) -> bool:
+    for arg in site.node.args:
+        if arg.star == "**" and not evaluator._dict_entries(arg.value, site.scope, set()):
+            return True
+    return False
+
+
+def _is_config_call(site: CallSite) -> bool:
+    q = site.qualname or ""
+    last = q.rsplit(".", 1)[-1] if q else (site.method or "")
+    return last.endswith("Config") or (site.method in LOADER_METHODS and "Config" in (q or ""))
+
+
+def _trains(site: CallSite) -> bool:
+    q = site.qualname or ""
+    if site.method in ("backward", "zero_grad"):
+        return True
+    if q.startswith("torch.optim.") or q.startswith("bitsandbytes.optim."):
+        return True
+    return q.startswith(TRAINER_PREFIXES) and q.endswith("Trainer")
+
+
+def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
+    bnb: List[BnbSite] = []
+    attention: List[AttentionSite] = []
+    guarded: List[Tuple[int, int]] = []
+    opaque: List[Tuple[int, int]] = []
+    trains = False
+    for site in index.calls:
+        q = site.qualname or ""
+        trains = trains or _trains(site)
+        if site.guards and any(evaluator.guard(t, p, site.scope).capability for t, p in site.guards):
+            span = index.span(site.node)
+            guarded.append((span.start, span.end))
+        if is_training_args(q) and _opaque_splat(evaluator, site):
+            span = index.span(site.node)
+            opaque.append((span.start, span.end))
+        if q in BNB_CONFIGS or q.endswith(".BitsAndBytesConfig"):
+            arg = _arg(index, evaluator, site, "bnb_4bit_compute_dtype")
+            if arg is not None:
+                bnb.append(BnbSite(index.span(site.node), arg))
+            continue
+        loader = site.method in LOADER_METHODS
+        if not (loader or _is_config_call(site)):
+            continue
+        given = {key: _arg(index, evaluator, site, key) for key in ATTN_KEYS}
+        given = {k: a for k, a in given.items() if a is not None}
+        if not given:
+            continue
+        dtypes: List[Possible] = []
+        for name in DTYPE_KWARGS:
+            for src in evaluator.kwarg(site.node, site.scope, name):
+                dtypes.extend(dtype_atoms(evaluator.values(src.value, site.scope)))
+        for key, arg in given.items():
+            attention.append(
+                AttentionSite(
+                    span=index.span(site.node),
+                    callee=q or (site.method or ""),
+                    key=key,
+                    arg=arg,
+                    other_key=len(given) > 1,
+                    dtypes=tuple(dtypes),
+                    loader=loader and "Config" not in q,
+                )
+            )
+    options = []
+    for found in index.arg_options.values():
+        for option in found:
+            default = keyword(option.call, "default")
+            options.append(ArgparseOption(index.span(option.call), index.span(default.value) if default else None))
+    return CapabilityFacts(
+        bnb=tuple(bnb),
+        attention=tuple(attention),
+        guarded_calls=tuple(guarded),
+        opaque_splats=tuple(opaque),
+        options=tuple(options),
+        trains=trains,
+    )
+

@@ -1,0 +1,226 @@
+"""Facts about where mixed precision is switched on (read by MP101, MP201).
+
+A *precision site* is a call that turns on fp16 loss scaling or bf16:
+``TrainingArguments``/``Seq2SeqTrainingArguments`` and TRL ``*Config`` (``fp16=``,
+``bf16=``), ``GradScaler(...)`` (``torch.amp``/``torch.cuda.amp``, ``enabled=``),
+``Accelerator(mixed_precision=...)``, Lightning ``Trainer(precision=...)``,
+``torch.autocast(..., dtype=...)``. Each records the possible values of the
+relevant arguments and where a fix can edit them. Project subclasses of
+``TrainingArguments`` whose field defaults turn fp16/bf16 on (the
+``HfArgumentParser`` pattern) are recorded as well.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from ...diagnostics import Span
+from ..evaluate import Evaluator
+from ..index import CallSite, ModuleIndex, keyword, positional
+from ..names import dotted
+from ..values import CONST, Possible, Values
+
+SECTION = "precision"
+
+TRAINING_ARGS = ("TrainingArguments", "Seq2SeqTrainingArguments")
+GRAD_SCALERS = (
+    "torch.amp.GradScaler",
+    "torch.cuda.amp.GradScaler",
+    "torch.amp.grad_scaler.GradScaler",
+    "torch.cuda.amp.grad_scaler.GradScaler",
+    "torch.cpu.amp.GradScaler",
+    "torch.GradScaler",
+)
+AUTOCASTS = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast")
+LIGHTNING_TRAINERS = ("lightning.Trainer", "pytorch_lightning.Trainer", "lightning.pytorch.Trainer")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a precision site: its values and where to edit it."""
+
+    values: Values
+    key_span: Optional[Span]  # the keyword name (None for positional)
+    value_span: Span
+    value_text: str
+    via: str  # "keyword", "positional", "dict-call", "dict-literal"
+    checks_param_dtype: bool = False  # the expression itself checks the parameters' dtype
+
+
+@dataclass(frozen=True)
+class PrecisionSite:
+    kind: str  # "training-args", "training-args-class", "grad-scaler", "accelerator", "lightning", "autocast"
+    callee: str
+    span: Span
+    args: Tuple[Tuple[str, Arg], ...]  # (name, Arg) for the arguments that matter to the kind
+    insert_at: int  # offset where a new keyword argument can be inserted (before the closing paren)
+    insert_style: str  # see _insertion(): "first", "comma", "after-comma", or a newline + indent
+    scope: str
+    scope_kind: str
+    contexts: Tuple[str, ...]
+    targets: Tuple[str, ...] = ()
+    deepspeed: Optional[str] = None  # a literal path given as deepspeed=
+
+    def keyword_text(self, name: str, value: str) -> str:
+        """The text that adds ``name=value`` at ``insert_at``, in the call's own layout."""
+        style = self.insert_style
+        if style == "first":
+            return f"{name}={value}"
+        if style == "comma":
+            return f", {name}={value}"
+        if style == "after-comma":
+            return f" {name}={value},"
+        if style.startswith(","):  # one per line, no trailing comma
+            return f"{style}{name}={value}"
+        return f"{style}{name}={value},"  # one per line, trailing comma kept
+
+    def arg(self, name: str) -> Optional[Arg]:
+        for n, a in self.args:
+            if n == name:
+                return a
+        return None
+
+
+def is_training_args(qualname: Optional[str]) -> bool:
+    if not qualname:
+        return False
+    parts = qualname.split(".")
+    if parts[0] == "transformers" and parts[-1] in TRAINING_ARGS:
+        return True
+    return parts[0] == "trl" and parts[-1].endswith("Config") and parts[-1] not in ("ModelConfig", "ScriptArguments")
+
+
+def _scope(site: CallSite):
+    scope = site.scope
+    while scope.kind == "class" and scope.parent is not None:
+        scope = scope.parent
+    return scope
+
+
+def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:
+    """Where a new keyword argument goes, and the layout to give it.
+
+    Returns (offset, style): style "first" (no arguments yet), "comma" (append
+    ``, name=value``), "after-comma" (a trailing comma: append `` name=value``) or,
+    for one argument per line, the indentation (``"\n" + indent``) to reuse.
+    """
+    span = index.span(call)
+    close = index.source.rfind(")", span.start, span.end)
+    if not call.args:
+        return close, "first"
+    last = call.args[-1]
+    value_end = index.span(last.value).end
+    trailing = isinstance(last.comma, cst.Comma)
+    line_start = index.source.rfind("\n", 0, index.span(last).start) + 1
+    indent = index.source[line_start : index.span(last).start]
+    one_per_line = "\n" in index.source[value_end:close] and indent.strip() == ""
+    if trailing:
+        comma = index.source.find(",", value_end, close)
+        return comma + 1, ("\n" + indent) if one_per_line else "after-comma"
+    if one_per_line:
+        return value_end, ",\n" + indent
+    return value_end, "comma"
+
+
+def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, positions=()) -> Tuple[Tuple[str, Arg], ...]:
+    out = []
+    for source in evaluator.kwarg_sources(site.node, site.scope):
+        if source.name in names:
+            key_span = index.span(source.key)
+            out.append(
+                (
+                    source.name,
+                    Arg(
+                        evaluator.values(source.value, site.scope),
+                        key_span,
+                        index.span(source.value),
+                        index.text(source.value),
+                        source.via,
+                        evaluator.consults(source.value, site.scope, set())[2],
+                    ),
+                )
+            )
+    given = {n for n, _ in out}
+    pos = positional(site.node)
+    for i, name in positions:
+        if name not in given and i < len(pos):
+            value = pos[i].value
+            out.append((name, Arg(evaluator.values(value, site.scope), None, index.span(value), index.text(value), "positional")))
+    return tuple(out)
+
+
+def extract(index: ModuleIndex, evaluator: Evaluator):
+    out: List[PrecisionSite] = []
+    for site in index.calls:
+        q = site.qualname or ""
+        kind = None
+        args: Tuple[Tuple[str, Arg], ...] = ()
+        deepspeed = None
+        if is_training_args(q):
+            kind = "training-args"
+            args = _args(index, evaluator, site, ("fp16", "bf16", "half_precision_backend", "deepspeed", "fp16_opt_level"))
+            ds = keyword(site.node, "deepspeed")
+            if ds is not None and isinstance(ds.value, cst.SimpleString):
+                deepspeed = ds.value.evaluated_value
+        elif q in GRAD_SCALERS or (q.endswith(".GradScaler") and q.startswith("torch")):
+            kind = "grad-scaler"
+            args = _args(index, evaluator, site, ("device", "enabled"), ((0, "device"),))
+        elif q in ("accelerate.Accelerator", "accelerate.accelerator.Accelerator"):
+            kind = "accelerator"
+            args = _args(index, evaluator, site, ("mixed_precision",))
+        elif q in LIGHTNING_TRAINERS or (q.endswith(".Trainer") and "lightning" in q):
+            kind = "lightning"
+            args = _args(index, evaluator, site, ("precision",))
+        elif q in AUTOCASTS:
+            kind = "autocast"
+            args = _args(index, evaluator, site, ("device_type", "dtype", "enabled"), ((0, "device_type"),))
+        if kind is None:
+            continue
+        insert_at, insert_style = _insertion(index, site.node)
+        scope = _scope(site)
+        out.append(
+            PrecisionSite(
+                kind=kind,
+                callee=q,
+                span=index.span(site.node),
+                args=args,
+                insert_at=insert_at,
+                insert_style=insert_style,
+                scope=scope.qualname,
+                scope_kind=scope.kind,
+                contexts=site.contexts,
+                targets=site.assigned_to,
+                deepspeed=deepspeed,
+            )
+        )
+    # `@dataclass class MyArgs(TrainingArguments): fp16: bool = True` (HfArgumentParser)
+    for info in index.classes.values():
+        if not any(is_training_args(b) for b in info.bases):
+            continue
+        scope = index.scopes.get(info.qualname)
+        if scope is None:
+            continue
+        found = []
+        for name in ("fp16", "bf16"):
+            for a in scope.assignments.get(name, []):
+                if a.value is not None:
+                    found.append(
+                        (name, Arg(evaluator.values(a.value, scope), None, index.span(a.value), index.text(a.value), "field-default"))
+                    )
+        if found:
+            out.append(
+                PrecisionSite(
+                    kind="training-args-class",
+                    callee=info.qualname,
+                    span=index.span(info.node),
+                    args=tuple(found),
+                    insert_at=index.span(info.node).end,
+                    insert_style="first",
+                    scope=index.module_name,
+                    scope_kind="module",
+                    contexts=(),
+                )
+            )
+    return tuple(out)

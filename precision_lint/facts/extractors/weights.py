@@ -1,0 +1,296 @@
+"""Facts about where model weights get a dtype (read by MP101, MP201, MP401).
+
+A *weights site* is a call that decides the dtype of a model's parameters:
+``from_pretrained(..., torch_dtype=X)`` / ``dtype=X`` (and ``from_config``),
+``model.half()``, ``model.bfloat16()``, ``model.float()``, ``model.to(torch.float16)``,
+``model.to(device, dtype=...)``. For each, the possible dtypes (through variables,
+ternaries, argparse options, config dicts), the variables the model is bound to,
+and whether those parameters are trained at all: a teacher frozen with
+``requires_grad_(False)``, or a model only ever called under ``torch.no_grad()``,
+never has its gradients unscaled, so fp16 weights are fine there.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from ...diagnostics import Span
+from ..evaluate import Evaluator
+from ..index import CallSite, ModuleIndex, Scope, keyword, positional
+from ..names import dotted
+from ..values import DTYPE, Possible, dtypes as dtype_atoms
+
+SECTION = "weights"
+
+LOADERS = ("from_pretrained", "from_config", "from_single_file")
+DTYPE_KWARGS = ("torch_dtype", "dtype")
+CAST_METHODS = {"half": "float16", "bfloat16": "bfloat16", "float": "float32", "double": "float64"}
+NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "no_grad", "inference_mode")
+MODEL_NAME = re.compile(
+    r"(model|net|student|teacher|encoder|decoder|unet|vae|backbone|policy|critic|actor|transformer|lm)",
+    re.IGNORECASE,
+)
+MODEL_FACTORIES = ("get_peft_model", "prepare_model_for_kbit_training", "AutoModel", "AutoModelForCausalLM")
+TENSOR_FACTORIES = re.compile(r"^torch\.(randn|rand|zeros|ones|empty|full|tensor|arange|randint|stack|cat)")
+
+
+@dataclass(frozen=True)
+class WeightsSite:
+    kind: str  # "dtype-kwarg", "half", "bfloat16", "float", "double", "to-dtype"
+    span: Span  # the whole call
+    edit_span: Optional[Span]  # what a fix rewrites: the dtype expression, or `.half()` incl. the dot
+    dtypes: Tuple[str, ...]  # possible canonical dtypes
+    values: Tuple[Possible, ...]
+    targets: Tuple[str, ...]  # names (or `self.x`) the model is bound to
+    scope: str  # qualname of the enclosing function, or the module name
+    scope_kind: str  # "module", "function"
+    trainable: bool
+    frozen: str  # why not trainable ("" when trainable)
+    peft: bool  # wrapped by get_peft_model afterwards (adapters default to fp32)
+    returned: bool  # a target is returned from the enclosing function
+    via: str = "keyword"  # for dtype-kwarg: "keyword", "dict-call", "dict-literal"
+    edit_text: str = ""  # source text of edit_span
+    receiver_text: str = ""  # `.half()` etc.: the text before the dot
+
+
+def _chain_targets(index: ModuleIndex) -> Dict[int, Tuple[str, ...]]:
+    """Call node id → names bound to its result, through method chains.
+
+    ``m = AutoModel.from_pretrained(...).half()`` binds ``m`` to both calls.
+    """
+    out: Dict[int, Tuple[str, ...]] = {}
+    for site in index.calls:
+        if not site.assigned_to:
+            continue
+        node: Optional[cst.BaseExpression] = site.node
+        while isinstance(node, cst.Call):
+            out[id(node)] = site.assigned_to
+            func = node.func
+            node = func.value if isinstance(func, cst.Attribute) else None
+    return out
+
+
+def _is_loader(site: CallSite) -> bool:
+    return site.method in LOADERS
+
+
+def _chained_on_loader(index: ModuleIndex, receiver) -> bool:
+    node = receiver
+    while isinstance(node, cst.Call):
+        site = index.call_of(node)
+        if site is not None and _is_loader(site):
+            return True
+        node = node.func.value if isinstance(node.func, cst.Attribute) else None
+    return False
+
+
+def _looks_like_model(index: ModuleIndex, receiver, scope: Scope) -> bool:
+    """Whether ``receiver`` in ``receiver.half()`` is a model rather than a tensor."""
+    if isinstance(receiver, cst.Call):
+        return _chained_on_loader(index, receiver)
+    text = dotted(receiver)
+    if text is None:
+        return False
+    if isinstance(receiver, cst.Name):
+        owner = scope.lookup_scope(receiver.value)
+        if owner is not None:
+            for a in owner.assignments.get(receiver.value, []):
+                if isinstance(a.value, cst.Call):
+                    site = index.call_of(a.value)
+                    if site is not None and (_is_loader(site) or _chained_on_loader(index, a.value)):
+                        return True
+                    if site is not None and (site.qualname or "").endswith(MODEL_FACTORIES):
+                        return True
+                    q = site.qualname if site else None
+                    if q and TENSOR_FACTORIES.match(q):
+                        return False
+    last = text.rsplit(".", 1)[-1]
+    return bool(MODEL_NAME.search(last)) and not re.search(r"(logits|loss|input|ids|mask|batch|tensor|emb)", last, re.I)
+
+
+def _to_dtype_arg(site: CallSite, evaluator: Evaluator):
+    """The dtype argument of ``.to(...)``: ``dtype=`` or a positional dtype."""
+    kw = keyword(site.node, "dtype")
+    if kw is not None:
+        return kw.value
+    for arg in positional(site.node):
+        vals = evaluator.values(arg.value, site.scope)
+        if any(v.kind == DTYPE for v in vals):
+            return arg.value
+    return None
+
+
+class _Uses:
+    """How the names bound to a model are used in the module."""
+
+    def __init__(self, index: ModuleIndex) -> None:
+        self.ix = index
+
+    def _refers(self, node, name: str) -> bool:
+        return dotted(node) == name
+
+    def frozen_reason(self, names: Tuple[str, ...], after: int) -> str:
+        if not names:
+            return ""
+        calls_under_no_grad = calls_outside = 0
+        trained = False
+        evaled = False
+        for site in self.ix.calls:
+            node = site.node
+            recv = site.receiver
+            for name in names:
+                if recv is not None and self._refers(recv, name):
+                    if site.method == "requires_grad_":
+                        arg = node.args[0].value if node.args else None
+                        if isinstance(arg, cst.Name) and arg.value == "False":
+                            return f"`{name}.requires_grad_(False)`"
+                    elif site.method == "eval":
+                        evaled = True
+                    elif site.method == "train":
+                        trained = True
+                    elif site.method in ("parameters", "named_parameters"):
+                        if not self._in_freeze_loop(node):
+                            trained = True
+                    elif site.method in ("forward", "generate", "__call__", "encode", "get_text_features", "get_image_features"):
+                        if any(c.rsplit(".", 1)[-1] in ("no_grad", "inference_mode") for c in site.contexts):
+                            calls_under_no_grad += 1
+                        else:
+                            calls_outside += 1
+                if self._refers(node.func, name):
+                    if any(c.rsplit(".", 1)[-1] in ("no_grad", "inference_mode") for c in site.contexts):
+                        calls_under_no_grad += 1
+                    else:
+                        calls_outside += 1
+                for arg in node.args:
+                    if self._refers(arg.value, name):
+                        callee = site.qualname or dotted(node.func) or ""
+                        if arg.keyword is not None and arg.keyword.value == "model" or callee.endswith("Trainer"):
+                            trained = True
+                        elif callee.endswith(("get_peft_model", "prepare", "prepare_model")):
+                            trained = True
+        for loop_assign in self.ix.attr_assigns:
+            if loop_assign.target.attr.value != "requires_grad":
+                continue
+            if not (isinstance(loop_assign.value, cst.Name) and loop_assign.value.value == "False"):
+                continue
+            for loop in loop_assign.loops:
+                it = loop.iter
+                if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute):
+                    if any(self._refers(it.func.value, n) for n in names) and it.func.attr.value in ("parameters", "named_parameters"):
+                        return f"parameters of `{dotted(it.func.value)}` set to requires_grad=False"
+        if trained:
+            return ""
+        if calls_under_no_grad and not calls_outside:
+            return "only used under `torch.no_grad()`"
+        if evaled:
+            return "put in `.eval()` and never trained"
+        return ""
+
+    def _in_freeze_loop(self, node: cst.Call) -> bool:
+        return any(loop.iter is node for loop in self.ix.for_loops) and any(
+            a.target.attr.value == "requires_grad" for a in self.ix.attr_assigns
+        )
+
+    def peft_after(self, names: Tuple[str, ...], after: int) -> bool:
+        for site in self.ix.calls:
+            q = site.qualname or dotted(site.node.func) or ""
+            if not q.endswith("get_peft_model"):
+                continue
+            args = positional(site.node)
+            first = args[0].value if args else (keyword(site.node, "model").value if keyword(site.node, "model") else None)
+            if first is None or not any(self._refers(first, n) for n in names):
+                continue
+            if self.ix.span(site.node).start < after:
+                continue
+            flag = keyword(site.node, "autocast_adapter_dtype")
+            if flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False":
+                continue
+            return True
+        return False
+
+    def returned(self, names: Tuple[str, ...], scope: Scope) -> bool:
+        for value, _ in scope.returns:
+            parts = value.elements if isinstance(value, cst.Tuple) else [value]
+            for p in parts:
+                node = p.value if isinstance(p, cst.Element) else p
+                if any(self._refers(node, n) for n in names):
+                    return True
+        return False
+
+
+def _function_scope(scope: Scope) -> Scope:
+    while scope.kind == "class" and scope.parent is not None:
+        scope = scope.parent
+    return scope
+
+
+def extract(index: ModuleIndex, evaluator: Evaluator):
+    chain = _chain_targets(index)
+    uses = _Uses(index)
+    out: List[WeightsSite] = []
+    for site in index.calls:
+        node = site.node
+        kind = None
+        edit_node = None
+        via = "keyword"
+        vals: Tuple[Possible, ...] = ()
+        if _is_loader(site):
+            sources = [s for s in evaluator.kwarg_sources(node, site.scope) if s.name in DTYPE_KWARGS]
+            if not sources:
+                continue
+            src = sources[-1]
+            kind, edit_node, via = "dtype-kwarg", src.value, src.via
+            vals = evaluator.values(src.value, site.scope)
+        elif site.method in CAST_METHODS and not node.args and site.receiver is not None:
+            if not _looks_like_model(index, site.receiver, site.scope):
+                continue
+            kind = site.method
+            vals = (Possible(DTYPE, CAST_METHODS[site.method]),)
+        elif site.method == "to" and site.receiver is not None:
+            arg = _to_dtype_arg(site, evaluator)
+            if arg is None or not _looks_like_model(index, site.receiver, site.scope):
+                continue
+            kind, edit_node = "to-dtype", arg
+            vals = evaluator.values(arg, site.scope)
+        else:
+            continue
+        found = tuple(sorted({v.value for v in dtype_atoms(vals) if v.value}))
+        if not found:
+            continue
+        targets = chain.get(id(node), ())
+        if not targets and site.receiver is not None and dotted(site.receiver) and kind != "dtype-kwarg":
+            targets = (dotted(site.receiver),)  # `model.half()` as a statement
+        span = index.span(node)
+        if kind in CAST_METHODS:
+            # the `.half()` part: from the end of the receiver to the end of the call
+            recv_end = index.span(site.receiver).end
+            edit_span = Span(span.line, span.col, span.end_line, span.end_col, recv_end, span.end)
+            edit_text = index.source[recv_end : span.end]
+        else:
+            edit_span = index.span(edit_node)
+            edit_text = index.text(edit_node)
+        frozen = uses.frozen_reason(targets, span.start)
+        scope = _function_scope(site.scope)
+        out.append(
+            WeightsSite(
+                kind=kind,
+                span=span,
+                edit_span=edit_span,
+                dtypes=found,
+                values=tuple(vals),
+                targets=targets,
+                scope=scope.qualname,
+                scope_kind=scope.kind,
+                trainable=not frozen,
+                frozen=frozen,
+                peft=uses.peft_after(targets, span.end),
+                returned=scope.kind == "function" and uses.returned(targets, scope),
+                via=via,
+                edit_text=edit_text,
+                receiver_text=index.text(site.receiver) if site.receiver is not None else "",
+            )
+        )
+    return tuple(out)

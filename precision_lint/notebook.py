@@ -1,0 +1,297 @@
+"""Jupyter notebooks (``.ipynb``): one Python module made of the code cells, and back.
+
+Kaggle and Colab users train in notebooks. A notebook is linted as one module:
+its code cells joined in cell order, each after a *boundary line* (a comment)
+that names the cell, so positions and fixed texts can always be mapped back to
+cells — also after fixes have added or removed lines.
+
+IPython syntax that is not Python (``%pip install``, ``!nvidia-smi``,
+``files = !ls``, ``obj?``, ``%%bash`` cells) is replaced, line for line, by a
+neutral placeholder (``pass`` or a comment) so the module parses; placeholders
+are put back when the cells are written. Columns of the other lines never move.
+
+Writing back keeps everything but the changed cells' ``source``: outputs,
+metadata, key order, indentation, ``ensure_ascii`` behaviour and the trailing
+newline. A notebook with no change is never rewritten.
+
+Cell numbers follow ruff: ``cell 3`` is the third *code* cell (markdown cells do
+not count).
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+SUFFIX = ".ipynb"
+BOUNDARY = "# precision-lint: notebook cell {n} #"
+_BOUNDARY_RE = re.compile(r"^# precision-lint: notebook cell (\d+) #$")
+PLACEHOLDER = "pass  # precision-lint: IPython line"
+CONTINUATION = "# precision-lint: IPython line"
+COMMENTED = "# precision-lint: IPython cell: "
+
+# Cell magics whose body is Python: only their first line is IPython syntax.
+PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit", "pypy"}
+# IPython line syntax: %magic, %%cellmagic, !shell, ?help / help?, x = !cmd, x = %magic
+_MAGIC_LINE = re.compile(r"^\s*(?:[%!?]|\?\?)")
+_MAGIC_ASSIGN = re.compile(r"^\s*[A-Za-z_][\w.,\s\[\]]*=\s*[%!]")
+_HELP_SUFFIX = re.compile(r"^\s*[A-Za-z_][\w.]*\?{1,2}\s*$")
+
+
+class NotebookError(Exception):
+    """A notebook that cannot be read, or fixed text that cannot be mapped back to its cells."""
+
+
+def is_notebook(path: str) -> bool:
+    return str(path).lower().endswith(SUFFIX)
+
+
+# --- IPython lines -----------------------------------------------------------------------
+def _is_magic(line: str) -> bool:
+    return bool(_MAGIC_LINE.match(line) or _MAGIC_ASSIGN.match(line) or _HELP_SUFFIX.match(line))
+
+
+def to_python(source: str) -> Tuple[str, Tuple[Tuple[int, str], ...]]:
+    """(Python text, ((line index, original line), ...)) for one cell's source.
+
+    Each IPython line becomes one placeholder line (same number of lines, other
+    lines untouched); the originals are returned so they can be put back.
+    """
+    lines = source.splitlines(keepends=True)
+    replaced: List[Tuple[int, str]] = []
+    out: List[str] = []
+
+    def swap(i: int, line: str, placeholder: str) -> None:
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
+        replaced.append((i, line))
+        out.append(placeholder + ending)
+
+    first = lines[0].strip() if lines else ""
+    if first.startswith("%%"):
+        name = first[2:].split(None, 1)[0] if len(first) > 2 else ""
+        if name not in PYTHON_CELL_MAGICS:  # %%bash, %%writefile, %%html ...: not this module's code
+            for i, line in enumerate(lines):
+                swap(i, line, COMMENTED + f"{i}")
+            return "".join(out), tuple(replaced)
+        swap(0, lines[0], PLACEHOLDER)
+        start = 1
+    else:
+        start = 0
+    in_string: Optional[str] = None  # inside a triple-quoted string: a `%` line there is text
+    continued = False  # the previous IPython line ended with a backslash
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if continued:
+            swap(i, line, CONTINUATION)
+            continued = line.rstrip("\r\n").endswith("\\")
+            continue
+        if in_string is None and _is_magic(line):
+            indent = line[: len(line) - len(line.lstrip(" \t"))]
+            swap(i, line, indent + PLACEHOLDER)
+            continued = line.rstrip("\r\n").endswith("\\")
+            continue
+        out.append(line)
+        for quote in ('"""', "'''"):
+            count = line.count(quote)
+            if in_string in (None, quote) and count % 2 == 1:
+                in_string = quote if in_string is None else None
+    return "".join(out), tuple(replaced)
+
+
+# --- the notebook ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CodeCell:
+    index: int  # position in the notebook's "cells" list
+    number: int  # 1-based among code cells
+    source: str  # as in the notebook
+    python: str  # with IPython lines replaced
+    magics: Tuple[Tuple[int, str], ...]  # (line index, original line)
+    as_list: bool  # "source" is stored as a list of lines
+
+
+@dataclass(frozen=True)
+class JsonStyle:
+    indent: Optional[str]
+    separators: Tuple[str, str]
+    ensure_ascii: bool
+    trailing_newline: bool
+    bom: bool = False
+
+
+class Notebook:
+    """A parsed notebook, its code cells, and how to write it back exactly."""
+
+    def __init__(self, raw: bytes, data: dict, cells: Sequence[CodeCell], style: JsonStyle, python: bool = True):
+        self.raw = raw
+        self.data = data
+        self.cells = list(cells)
+        self.style = style
+        self.is_python = python
+
+    # text ↔ cells
+    @property
+    def text(self) -> str:
+        return join([c.python for c in self.cells]) if self.is_python else ""
+
+    def cell(self, number: int) -> CodeCell:
+        return self.cells[number - 1]
+
+    def cell_sources(self, fixed_text: str) -> List[str]:
+        """Each code cell's source after fixes (IPython lines put back), in cell order."""
+        chunks = split(fixed_text)
+        if len(chunks) != len(self.cells) or not self.is_python:
+            raise NotebookError("the fixed text no longer has one part per code cell")
+        return [
+            cell.source if chunk == _terminated(cell.python) else _restore(cell, chunk)
+            for cell, chunk in zip(self.cells, chunks)
+        ]
+
+    def encode(self, fixed_text: str) -> bytes:
+        """The notebook's bytes with ``fixed_text`` (a fixed joined module) put back into its cells.
+
+        Only the ``source`` of changed cells is replaced; the original bytes come back when
+        nothing changed."""
+        sources = self.cell_sources(fixed_text)
+        changed = [(cell, new) for cell, new in zip(self.cells, sources) if new != cell.source]
+        if not changed:
+            return self.raw
+        data = json.loads(self.raw.decode("utf-8-sig"))
+        for cell, new in changed:
+            data["cells"][cell.index]["source"] = new.splitlines(keepends=True) if cell.as_list else new
+        return dump(data, self.style)
+
+
+def join(cells: Sequence[str]) -> str:
+    parts = []
+    for n, text in enumerate(cells, start=1):
+        if n > 1:
+            parts.append(BOUNDARY.format(n=n) + "\n")
+        parts.append(_terminated(text))
+    return "".join(parts)
+
+
+def _terminated(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def split(text: str) -> List[str]:
+    """The per-cell chunks of a joined text (each newline-terminated, or empty)."""
+    chunks: List[str] = [""]
+    for line in text.splitlines(keepends=True):
+        m = _BOUNDARY_RE.match(line.rstrip("\r\n"))
+        if m and int(m.group(1)) == len(chunks) + 1:
+            chunks.append("")
+        else:
+            chunks[-1] += line
+    return chunks
+
+
+def boundary_lines(text: str) -> List[int]:
+    """1-based line numbers of the boundary lines of a joined text (cell 2's first, ...)."""
+    out = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        m = _BOUNDARY_RE.match(line)
+        if m and int(m.group(1)) == len(out) + 2:
+            out.append(i)
+    return out
+
+
+def cell_position(boundaries: Sequence[int], line: int) -> Tuple[int, int]:
+    """(cell number, line within the cell) of a line of the joined text."""
+    cell, first = 1, 1
+    for n, b in enumerate(boundaries, start=2):
+        if b < line:
+            cell, first = n, b + 1
+        else:
+            break
+    return cell, line - first + 1
+
+
+def _restore(cell: CodeCell, chunk: str) -> str:
+    """Put the IPython lines back into a fixed chunk; refuse when a fix touched one."""
+    if not cell.source.endswith("\n") and chunk.endswith("\n"):
+        chunk = chunk[:-1]
+    if not cell.magics:
+        return chunk
+    old = cell.python.splitlines(keepends=True)
+    new = chunk.splitlines(keepends=True)
+    originals = dict(cell.magics)
+    # compare without line endings: the last line may have lost its newline above
+    matcher = difflib.SequenceMatcher(None, [l.rstrip("\r\n") for l in old], [l.rstrip("\r\n") for l in new], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                if i1 + k in originals:
+                    original = originals[i1 + k]
+                    body = original.rstrip("\r\n")
+                    new[j1 + k] = body + new[j1 + k][len(new[j1 + k].rstrip("\r\n")) :]
+        elif any(i in originals for i in range(i1, i2)):
+            raise NotebookError(f"a fix would change an IPython line of cell {cell.number}")
+    return "".join(new)
+
+
+# --- reading and writing JSON -----------------------------------------------------------------
+def detect_style(text: str) -> JsonStyle:
+    trailing = text.endswith("\n")
+    indent: Optional[str] = None
+    m = re.match(r"\{\r?\n([ \t]+)\"", text)
+    if m:
+        indent = m.group(1)
+    if indent is None:
+        separators = (",", ":") if re.search(r'"\s*:\S', text[:200]) and '": ' not in text[:200] else (", ", ": ")
+    else:
+        separators = (",", ": ")
+    ascii_only = all(ord(ch) < 128 for ch in text)
+    escaped_non_ascii = re.search(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])[0-9a-fA-F]{2}", text) is not None
+    return JsonStyle(indent, separators, ascii_only and escaped_non_ascii, trailing)
+
+
+def dump(data: dict, style: JsonStyle) -> bytes:
+    indent = style.indent
+    if indent is not None and set(indent) == {" "}:
+        indent = len(indent)
+    text = json.dumps(data, indent=indent, separators=style.separators, ensure_ascii=style.ensure_ascii)
+    if style.trailing_newline:
+        text += "\n"
+    return (b"\xef\xbb\xbf" if style.bom else b"") + text.encode("utf-8")
+
+
+def _python_kernel(data: dict) -> bool:
+    meta = data.get("metadata") or {}
+    lang = (meta.get("language_info") or {}).get("name") or (meta.get("kernelspec") or {}).get("language")
+    return lang is None or str(lang).lower() in ("python", "python3", "ipython", "ipython3")
+
+
+def parse(raw: bytes) -> Notebook:
+    """A :class:`Notebook` from a file's bytes; :class:`NotebookError` if it is not one."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NotebookError(f"cannot decode notebook as UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise NotebookError(f"invalid notebook JSON: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise NotebookError("not a notebook: no list of cells (only nbformat 4 is supported)")
+    cells: List[CodeCell] = []
+    for index, cell in enumerate(data["cells"]):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        as_list = isinstance(source, list)
+        if as_list:
+            if not all(isinstance(s, str) for s in source):
+                raise NotebookError(f"cell {len(cells) + 1}: source is not text")
+            source = "".join(source)
+        elif not isinstance(source, str):
+            raise NotebookError(f"cell {len(cells) + 1}: source is not text")
+        python, magics = to_python(source)
+        cells.append(CodeCell(index, len(cells) + 1, source, python, magics, as_list))
+    style = detect_style(text)
+    if raw.startswith(b"\xef\xbb\xbf"):
+        style = JsonStyle(style.indent, style.separators, style.ensure_ascii, style.trailing_newline, True)
+    return Notebook(raw, data, cells, style, _python_kernel(data))

@@ -1,0 +1,253 @@
+"""MP101 fp16-weights-under-loss-scaling: trainable float16 weights meet a GradScaler.
+
+fp16 mixed precision keeps *master weights in float32*: autocast runs the matmuls
+in float16, and the GradScaler multiplies the loss so small gradients survive,
+then divides them back (``unscale_``) before the optimizer step. That division is
+refused for float16 gradients, which is what float16 *parameters* produce::
+
+    ValueError: Attempting to unscale FP16 gradients.
+
+It happens at the first optimizer step (in the Trainer, inside gradient clipping)
+whenever the parameters are float16 — ``from_pretrained(..., torch_dtype=torch.float16)``,
+``model.half()``, ``model.to(torch.float16)`` — and loss scaling is on:
+``TrainingArguments(fp16=True)`` (and TRL configs), ``GradScaler(...)``,
+``Accelerator(mixed_precision="fp16")``, a DeepSpeed config with fp16 enabled,
+Lightning ``precision="16-mixed"``. The two halves are often in different files
+(seed 001: the model is loaded in ``model_utils.py``, ``fp16=True`` is set in the
+training script); files are joined along imports.
+
+Not a finding: frozen models (teachers, VAEs, encoders with ``requires_grad_(False)``,
+models only called under ``torch.no_grad()``), inference-only scripts, fp32
+weights under fp16 AMP (the correct set-up), PEFT adapters on an fp16 base
+(``get_peft_model`` keeps adapters in fp32 unless ``autocast_adapter_dtype=False``).
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable, List, Optional, Tuple
+
+from .. import plan
+from ..diagnostics import SAFE, Edit, Fix, Related
+from ..facts.extractors.precision import PrecisionSite
+from ..facts.extractors.weights import WeightsSite
+from ..facts.model import ModuleFacts
+from ..facts.values import CONST, DTYPE, may_be_true
+from ..project import Project
+from .base import Option, Rule, RuleContext, insert, replace
+
+ERROR = "ValueError: Attempting to unscale FP16 gradients."
+STRATEGIES = ("fp32-master", "bf16-if-supported", "disable-scaler")
+FP16_WORDS = ("float16", "fp16", "half")
+
+
+def _may_enable(arg) -> bool:
+    """Whether a flag may be true on some machine, unless it checks the parameters' dtype.
+
+    ``enabled=use_scaler and not any(p.dtype == torch.float16 ...)`` and the seed-000
+    form (``if has_fp16_params: use_scaler = False``) are already guarded.
+    """
+    if arg.checks_param_dtype:
+        return False
+    return may_be_true(v for v in arg.values if not any(g.param_dtype for g in v.guards))
+
+
+def _paren(text: str) -> str:
+    """``x`` stays ``x``; ``a or b`` becomes ``(a or b)`` before it is combined with ``and``."""
+    return text if re.fullmatch(r"[\w.]+(\([^()]*\))?", text.strip()) else f"({text})"
+
+
+def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -> Optional[str]:
+    """A short description of how ``site`` may switch fp16 loss scaling on, or None."""
+    if site.kind == "grad-scaler":
+        enabled = site.arg("enabled")
+        if enabled is None or _may_enable(enabled):
+            return "`GradScaler`"
+        return None
+    if site.kind in ("training-args", "training-args-class"):
+        name = site.callee.rsplit(".", 1)[-1]
+        fp16 = site.arg("fp16")
+        if fp16 is not None and _may_enable(fp16):
+            return f"`{name}(fp16={fp16.value_text})`" if site.kind == "training-args" else f"`{name}.fp16` defaulting to `{fp16.value_text}`"
+        if site.deepspeed:
+            config = project.read_json(module, site.deepspeed)
+            section = config.get("fp16") if isinstance(config, dict) else None
+            enabled = section.get("enabled") if isinstance(section, dict) else None
+            if enabled is True or (enabled == "auto" and fp16 is not None and may_be_true(fp16.values)):
+                return f"the DeepSpeed config `{site.deepspeed}` (fp16 enabled)"
+        return None
+    if site.kind == "accelerator":
+        mp = site.arg("mixed_precision")
+        if mp is not None and any(v.kind == CONST and v.value == "fp16" for v in mp.values):
+            return f"`Accelerator(mixed_precision={mp.value_text})`"
+        return None
+    if site.kind == "lightning":
+        precision = site.arg("precision")
+        if precision is not None and any(
+            v.kind == CONST and v.value in (16, "16", "16-mixed") for v in precision.values
+        ):
+            return f"Lightning `Trainer(precision={precision.value_text})`"
+        return None
+    return None
+
+
+def _reachable(site: WeightsSite, module: ModuleFacts, unit: List[ModuleFacts]) -> bool:
+    """Whether the weights site runs in the training run of ``unit``."""
+    if site.scope_kind == "module":
+        return True
+    called = set()
+    for m in unit:
+        called |= m.called
+    if site.scope in called:
+        return True
+    owner = site.scope.rsplit(".", 1)[0]
+    return any(c.qualname == owner for c in module.classes)  # a method: its class is in use
+
+
+class Fp16WeightsUnderLossScaling(Rule):
+    code = "MP101"
+    name = "fp16-weights-under-loss-scaling"
+    summary = "Trainable float16 weights with fp16 loss scaling: `ValueError: Attempting to unscale FP16 gradients.`"
+    evidence = ("float16", "half", "fp16", "GradScaler", "mixed", "precision", "deepspeed")
+    fix_availability = "sometimes"
+    fix_applicability = SAFE
+    options = {
+        "strategy": Option(
+            "fp32-master",
+            STRATEGIES,
+            doc="fp32-master: weights in float32 under fp16 autocast (default); "
+            "bf16-if-supported: bf16 weights and bf16 AMP on Ampere+, fp32 + fp16 AMP elsewhere; "
+            "disable-scaler: keep fp16 weights and turn the scaler off (pure fp16, NaN-prone)",
+        )
+    }
+
+    def check(self, ctx: RuleContext) -> Iterable:
+        candidates = [
+            w for w in ctx.facts.section("weights") if "float16" in w.dtypes and w.trainable and not w.peft
+        ]
+        if not candidates:
+            return
+        for weights in candidates:
+            seen = set()
+            for entry in ctx.project.units_containing(ctx.facts):
+                unit = ctx.project.unit_modules(entry)
+                if not _reachable(weights, ctx.facts, unit):
+                    continue
+                for module in unit:
+                    for site in module.section("precision"):
+                        key = (module.path, site.span.start)
+                        if key in seen:
+                            continue
+                        reason = scaling_reason(site, module, ctx.project)
+                        if reason is None:
+                            continue
+                        seen.add(key)
+                        yield self._finding(ctx, weights, module, site, reason)
+
+    # --- reporting ---------------------------------------------------------------------
+    def _finding(self, ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite, reason: str):
+        where = "" if module.path == ctx.path else f" in {module.path}"
+        what = {
+            "dtype-kwarg": f"`{weights.edit_text}` loads trainable weights in float16",
+            "half": f"`{weights.receiver_text}.half()` makes trainable weights float16",
+            "to-dtype": f"`.to({weights.edit_text})` makes trainable weights float16",
+        }.get(weights.kind, "trainable weights become float16")
+        message = (
+            f"{what}, and {reason}{where} (line {site.span.line}) turns on fp16 loss scaling: "
+            f"`{ERROR}` at the first optimizer step"
+        )
+        related = Related(module.path, site.span, f"fp16 loss scaling switched on here: {reason}")
+        fix = self._fix(ctx, weights, module, site)
+        return ctx.diagnostic(self.code, weights.span, message, fix, (related,), noqa_line=weights.span.line)
+
+    # --- fixes ----------------------------------------------------------------------------
+    def _fix(self, ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> Optional[Fix]:
+        strategy = ctx.options.get("strategy", "fp32-master")
+        if strategy == "fp32-master":
+            edits = self._weights_edits(ctx, weights, bf16=False)
+            return Fix(SAFE, "Keep trainable weights in float32 (fp16 autocast still does the fast math)", tuple(edits)) if edits else None
+        if strategy == "bf16-if-supported":
+            edits = self._weights_edits(ctx, weights, bf16=True)
+            if not edits:
+                return None
+            if module.path == ctx.path and site.kind == "training-args":
+                edits += self._args_edits(ctx, site)
+            return Fix(SAFE, "Use bf16 weights where the GPU supports bf16, float32 elsewhere", tuple(edits))
+        return self._disable_scaler(ctx, weights, module, site)
+
+    def _weights_edits(self, ctx: RuleContext, weights: WeightsSite, bf16: bool) -> List[Edit]:
+        edits: List[Edit] = []
+        torch, torch_edits = plan.ensure_torch(ctx.facts)
+        probe = None
+        if bf16:
+            probe, probe_edits = plan.capability_probe(ctx.facts)
+            torch_edits = probe_edits  # the probe brings `import torch` with it when needed
+            torch = plan.torch_name(ctx.facts)
+        target = plan.guarded_bf16_weights(torch, probe) if bf16 else None
+        if weights.kind in ("half",):
+            new = f".to({target})" if bf16 else ".float()"
+            return [replace(weights.edit_span, new), *(torch_edits if bf16 else ())]
+        if weights.edit_span is None:
+            return []
+        text = weights.edit_text
+        simple = set(weights.dtypes) <= {"float16", "float32"}
+        string_like = text[:1] in ("'", '"')
+        if simple:
+            if bf16:
+                return [replace(weights.edit_span, target), *torch_edits]
+            if string_like:
+                return [replace(weights.edit_span, plan.fp32(torch, text))]
+            return [replace(weights.edit_span, plan.fp32(torch)), *torch_edits]
+        # Several dtypes are possible (e.g. an argparse choice): replace only float16.
+        strings = sorted({v.value for v in weights.values if v.kind == CONST and isinstance(v.value, str) and v.value.lower() in FP16_WORDS})
+        tests = []
+        if any(v.kind == DTYPE and v.value == "float16" for v in weights.values):
+            tests.append(f"{text} == {torch}.float16")
+        if strings:
+            tests.append(f"{text} in ({', '.join(repr(s) for s in strings)},)")
+        if not tests:
+            return []
+        new = f"({target or plan.fp32(torch)} if {' or '.join(tests)} else {text})"
+        return [replace(weights.edit_span, new), *torch_edits]
+
+    def _args_edits(self, ctx: RuleContext, site: PrecisionSite) -> List[Edit]:
+        probe, _ = plan.capability_probe(ctx.facts)
+        torch = plan.torch_name(ctx.facts)
+        edits: List[Edit] = []
+        fp16 = site.arg("fp16")
+        if fp16 is not None:
+            # `True` and `torch.cuda.is_available()` both mean "mixed precision on every GPU"
+            literal = fp16.value_text.strip() in ("True", f"{torch}.cuda.is_available()")
+            value = _paren(fp16.value_text)
+            new = plan.guarded_fp16_flag(torch, probe) if literal else f"{value} and not {probe}"
+            edits.append(replace(fp16.value_span, new))
+            bf16_value = probe if literal else f"{value} and {probe}"
+        else:
+            bf16_value = probe
+        bf16 = site.arg("bf16")
+        if bf16 is None:
+            edits.append(insert(site.insert_at, site.keyword_text("bf16", bf16_value)))
+        elif bf16.value_text.strip() == "False":
+            edits.append(replace(bf16.value_span, bf16_value))
+        return edits
+
+    def _disable_scaler(self, ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> Optional[Fix]:
+        if module.path != ctx.path or not weights.targets:
+            return None
+        same_scope = weights.scope_kind == "module" or weights.scope == site.scope
+        if not same_scope or weights.span.start > site.span.start:
+            return None
+        torch, torch_edits = plan.ensure_torch(ctx.facts)
+        guard = plan.no_fp16_params(weights.targets[0], torch)
+        edits: List[Edit] = list(torch_edits)
+        if site.kind == "grad-scaler":
+            enabled = site.arg("enabled")
+            if enabled is None:
+                edits.append(insert(site.insert_at, site.keyword_text("enabled", guard)))
+            else:
+                edits.append(replace(enabled.value_span, f"{_paren(enabled.value_text)} and {guard}"))
+        elif site.kind == "training-args" and site.arg("fp16") is not None:
+            fp16 = site.arg("fp16")
+            edits.append(replace(fp16.value_span, f"{_paren(fp16.value_text)} and {guard}"))
+        else:
+            return None
+        return Fix(SAFE, "Turn loss scaling off while the weights are float16 (pure fp16 training)", tuple(edits))

@@ -1,0 +1,425 @@
+"""MP201 bf16-without-capability-guard: bf16 hard-coded for GPUs that cannot run it.
+
+bf16 runs natively only from compute capability 8.0 (Ampere: A100, RTX 30xx, and
+newer). The GPUs Kaggle and Colab hand out (P100 sm60, T4 sm75) and V100s, TITAN
+RTX and RTX 20xx cards do not have it. Code written on an A100 then fails there:
+
+- ``TrainingArguments(bf16=True)`` (and every TRL ``*Config``, which since TRL 0.19
+  turns bf16 on by itself when neither ``fp16`` nor ``bf16`` is given) raises in
+  ``__post_init__`` wherever ``torch.cuda.is_bf16_supported()`` is False, on a CPU
+  machine always (transformers 5.x)::
+
+      ValueError: Your setup doesn't support bf16/gpu. You need to assign use_cpu if you want to train the model on CPU. You need Ampere+ GPU with cuda>=11.0.
+
+  (transformers 4.x: ``Your setup doesn't support bf16/gpu. You need torch>=1.10,
+  using Ampere GPU with cuda>=11.0``);
+- ``torch.autocast("cuda", dtype=torch.bfloat16)``: ``RuntimeError: Current CUDA
+  Device does not support bfloat16. Please switch dtype to float16.``;
+- ``Accelerator(mixed_precision="bf16")``: ``ValueError: bf16 mixed precision
+  requires PyTorch >= 1.10 and a supported device.``;
+- bf16 weights served with vLLM: ``ValueError: Bfloat16 is only supported on GPUs
+  with compute capability of at least 8.0. Your Tesla T4 GPU has compute
+  capability 7.5.``
+
+On recent torch, ``is_bf16_supported()`` reports True on pre-Ampere GPUs that can
+*emulate* bf16, so the same code may instead run several times slower than fp16
+(bf16 weights, bf16 QLoRA compute dtype, bf16 autocast) — the failure users notice
+as a Kaggle session that times out.
+
+A site is fine when the value is chosen under a capability test
+(``torch.cuda.is_bf16_supported()``, ``get_device_capability()[0] >= 8``, seed
+001's ``if major < 8: use_bf16 = False``, ``get_device_properties(i).major``,
+``is_torch_bf16_gpu_available()``, unsloth's ``is_bfloat16_supported()``, or a
+variable derived from one), when the whole call sits inside such an ``if``, when
+the configured ``target-gpus`` are all sm80+, or when bf16 is only reached through
+a command-line opt-in (``--bf16``, ``choices=``) rather than a ``default=``.
+
+The fix follows the shared precision plan (``plan.py``): one ``BF16_OK`` probe per
+module, then guarded forms that keep the original on Ampere+ and change behaviour
+only where the original fails or crawls.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+from .. import plan
+from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
+from ..facts.extractors.capability import CapabilityFacts
+from ..facts.model import ModuleFacts
+from ..facts.values import CONST, COND, CUDA, Possible, dtypes as dtype_atoms
+from .base import Rule, RuleContext
+
+NATIVE_BF16 = 80
+TRL_BF16_DEFAULT_SINCE = (0, 19)
+TRAINING_ERROR = (
+    "ValueError: Your setup doesn't support bf16/gpu. You need to assign use_cpu if you want to "
+    "train the model on CPU. You need Ampere+ GPU with cuda>=11.0."
+)
+AUTOCAST_ERROR = "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16."
+ACCELERATE_ERROR = "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device."
+AMP_KINDS = ("training-args", "training-args-class", "grad-scaler", "accelerator", "lightning")
+LIGHTNING_BF16 = ("bf16-mixed", "bf16", "bf16-true")
+SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+# --- helpers shared with MP202 -------------------------------------------------------------
+def capability_facts(facts: ModuleFacts) -> Optional[CapabilityFacts]:
+    found = facts.sections.get("capability")
+    return found if isinstance(found, CapabilityFacts) else None
+
+
+def pre_ampere_targets(ctx: RuleContext) -> List[int]:
+    return sorted({c for c in ctx.config.target_capabilities if c < NATIVE_BF16})
+
+
+def targets_text(ctx: RuleContext, what: str = "native bf16") -> str:
+    caps = pre_ampere_targets(ctx)
+    shown = ", ".join(f"sm{c}" for c in caps)
+    return f"target-gpus include {shown} (no {what} below sm80: P100, V100, T4, TITAN RTX)"
+
+
+def unit_modules(ctx: RuleContext) -> List[ModuleFacts]:
+    """This module and every module joined with it (along imports), once each."""
+    seen = {}
+    for entry in ctx.project.units_containing(ctx.facts):
+        for m in ctx.project.unit_modules(entry):
+            seen.setdefault(m.path, m)
+    seen.setdefault(ctx.facts.path, ctx.facts)
+    return list(seen.values())
+
+
+def unit_precision_kinds(ctx: RuleContext) -> set:
+    return {s.kind for m in unit_modules(ctx) for s in m.section("precision")}
+
+
+def unit_trains(ctx: RuleContext) -> bool:
+    """Whether the unit trains: a Trainer/AMP site, an optimizer or ``.backward()``."""
+    if unit_precision_kinds(ctx) & set(AMP_KINDS):
+        return True
+    return any((capability_facts(m) or _EMPTY).trains for m in unit_modules(ctx))
+
+
+def unguarded(atoms: Iterable[Possible], cap: CapabilityFacts) -> List[Possible]:
+    return [a for a in atoms if not a.guarded_by_capability() and not cap.command_line_opt_in(a.origin)]
+
+
+def bf16_dtypes(values: Sequence[Possible], cap: CapabilityFacts) -> List[Possible]:
+    return unguarded((a for a in dtype_atoms(values) if a.value == "bfloat16"), cap)
+
+
+def truthy(values: Sequence[Possible], cap: CapabilityFacts) -> List[Possible]:
+    """Atoms that turn a flag on without consulting the GPU's capability."""
+    out = []
+    for v in values:
+        if v.kind == CONST and v.value not in (None, False, 0, "", "no", "false", "False"):
+            out.append(v)
+        elif v.kind == CUDA or (v.kind == COND and v.cuda and not v.capability):
+            out.append(v)
+    return unguarded(out, cap)
+
+
+def falsy(values: Sequence[Possible], cap: CapabilityFacts) -> List[Possible]:
+    """Atoms that may be False on some machine, without consulting the capability."""
+    out = []
+    for v in values:
+        if v.kind == CONST and v.value in (None, False, 0, ""):
+            out.append(v)
+        elif v.kind == CUDA or (v.kind == COND and v.cuda and not v.capability):
+            out.append(v)
+    return unguarded(out, cap)
+
+
+def probe_and_torch(facts: ModuleFacts) -> Tuple[str, str, Tuple[Edit, ...]]:
+    """(probe name, torch name, edits creating what is missing)."""
+    probe, edits = plan.capability_probe(facts)
+    torch = plan.torch_name(facts)
+    if not edits:
+        torch, edits = plan.ensure_torch(facts)
+    elif facts.layout is None or not facts.layout.torch_name:
+        torch = "torch"
+    return probe, torch, edits
+
+
+def insert_keywords(site, *keywords: Tuple[str, str]) -> Edit:
+    """New ``name=value`` arguments at the end of a precision site's call, in its own layout."""
+    if site.insert_style == "first":
+        text = ", ".join(f"{name}={value}" for name, value in keywords)
+    else:
+        text = "".join(site.keyword_text(name, value) for name, value in keywords)
+    return Edit(site.insert_at, site.insert_at, text)
+
+
+def rewrite_origins(
+    ctx: RuleContext, atoms: Sequence[Possible], value_span: Span, build
+) -> Optional[Tuple[Edit, ...]]:
+    """Replace each atom's literal with ``build(literal_text)``; None when one cannot be rewritten.
+
+    A literal that is the whole argument is replaced as it is; one elsewhere (a variable's
+    value, an argparse ``default=``, one branch of a ternary) is parenthesised.
+    """
+    edits = []
+    for atom in atoms:
+        origin = atom.origin
+        if origin is None:
+            return None
+        new = build(ctx.text(origin))
+        if new is None:
+            return None
+        whole = (origin.start, origin.end) == (value_span.start, value_span.end)
+        edits.append(Edit(origin.start, origin.end, new if whole else f"({new})"))
+    return tuple(sorted(set(edits), key=lambda e: e.start))
+
+
+_EMPTY = CapabilityFacts((), (), (), (), (), False)
+
+
+class Bf16WithoutCapabilityGuard(Rule):
+    code = "MP201"
+    name = "bf16-without-capability-guard"
+    summary = "bf16 switched on without checking that the GPU runs bf16 natively (compute capability 8.0+)"
+    # the last four: files that only train a model loaded elsewhere must be parsed to be joined
+    evidence = ("bf16", "bfloat16", "trl", "Trainer", "fp16", "backward", "optim")
+    fix_availability = "sometimes"
+    fix_applicability = SAFE
+
+    def check(self, ctx: RuleContext):
+        if not pre_ampere_targets(ctx):
+            return
+        cap = capability_facts(ctx.facts)
+        if cap is None:
+            return
+        self._plan = None
+        yield from self._weights(ctx, cap)
+        yield from self._precision(ctx, cap)
+        yield from self._bnb(ctx, cap)
+
+    # --- the shared plan ------------------------------------------------------------------
+    def _probe(self, ctx: RuleContext):
+        if self._plan is None:
+            self._plan = probe_and_torch(ctx.facts)
+        return self._plan
+
+    def _fix(self, ctx, message: str, edits, applicability: str = SAFE) -> Optional[Fix]:
+        if edits is None:
+            return None
+        _, _, setup = self._probe(ctx)
+        return Fix(applicability, message, tuple(setup) + tuple(edits))
+
+    # --- weights: torch_dtype=/dtype=, .bfloat16(), .to(torch.bfloat16) ----------------------
+    def _weights(self, ctx: RuleContext, cap: CapabilityFacts):
+        trains = None
+        for w in ctx.facts.section("weights"):
+            if cap.call_guarded(w.span):
+                continue
+            atoms = bf16_dtypes(w.values, cap)
+            if not atoms:
+                continue
+            if trains is None:
+                trains = unit_trains(ctx)
+            trained = w.trainable and trains
+            fallback = "float32" if trained else "float16"
+            probe, torch, _ = self._probe(ctx)
+            span = w.edit_span or w.span
+            if w.kind == "bfloat16":
+                shown = f"`{w.receiver_text}.bfloat16()`"
+                edits = (Edit(span.start, span.end, f".to({plan.guarded_bf16_weights(torch, probe, fallback)})"),)
+            else:
+                shown = f"`{w.edit_text}`"
+                edits = rewrite_origins(ctx, atoms, span, lambda text: self._dtype_text(text, torch, probe, fallback))
+            why = "trained weights keep fp32 master copies" if trained else "inference-only weights"
+            fix = self._fix(ctx, f"Load bf16 weights only where bf16 is native ({fallback} elsewhere: {why})", edits)
+            message = (
+                f"{shown} makes the weights bf16 on every GPU, but {targets_text(ctx)}: there bf16 is "
+                f"emulated (several times slower) or refused; choose it under a capability check"
+            )
+            yield ctx.diagnostic(self.code, span, message, fix)
+
+    @staticmethod
+    def _dtype_text(text: str, torch: str, probe: str, fallback: str) -> Optional[str]:
+        if text[:1] in ("'", '"'):
+            if text[1:-1] != "bfloat16":
+                return None  # "bf16", "torch.bfloat16": a project's own vocabulary, left to a human
+            q = text[0]
+            return f"{q}bfloat16{q} if {probe} else {q}{fallback}{q}"
+        if text.endswith(".bfloat16") or text == "bfloat16":
+            return f"{text} if {probe} else {torch}.{fallback}"
+        return None
+
+    # --- precision switches ------------------------------------------------------------------
+    def _precision(self, ctx: RuleContext, cap: CapabilityFacts):
+        kinds = None
+        for site in ctx.facts.section("precision"):
+            if cap.call_guarded(site.span):
+                continue
+            if site.kind == "training-args":
+                yield from self._training_args(ctx, cap, site)
+            elif site.kind == "training-args-class":
+                yield from self._training_args_class(ctx, cap, site)
+            elif site.kind == "autocast":
+                if kinds is None:
+                    kinds = unit_precision_kinds(ctx)
+                yield from self._autocast(ctx, cap, site, "grad-scaler" in kinds)
+            elif site.kind == "accelerator":
+                yield from self._mode(ctx, cap, site, "mixed_precision", ("bf16",), "fp16", ACCELERATE_ERROR)
+            elif site.kind == "lightning":
+                yield from self._mode(ctx, cap, site, "precision", LIGHTNING_BF16, "16-mixed", None)
+
+    def _training_args(self, ctx, cap, site):
+        bf16 = site.arg("bf16")
+        fp16 = site.arg("fp16")
+        name = site.callee.rsplit(".", 1)[-1]
+        if bf16 is not None:
+            atoms = truthy(bf16.values, cap)
+            if not atoms:
+                return
+            edits = self._bf16_flag_edits(ctx, site, bf16, fp16, atoms)
+            message = (
+                f"`bf16={bf16.value_text}` in `{name}` is not guarded by a capability check; "
+                f"{targets_text(ctx)}, where it raises `{TRAINING_ERROR}` (or trains emulated bf16, very slowly)"
+            )
+            fix = self._fix(ctx, "Use bf16 only where it is native, fp16 mixed precision on other GPUs", edits)
+            yield ctx.diagnostic(self.code, bf16.key_span or bf16.value_span, message, fix)
+            return
+        if not site.callee.startswith("trl.") or cap.opaque(site.span):
+            return
+        version = ctx.config.trl_version
+        if version is not None and version < TRL_BF16_DEFAULT_SINCE:
+            return
+        probe, torch, _ = self._probe(ctx)
+        if fp16 is None:
+            text = (("bf16", probe), ("fp16", plan.guarded_fp16_flag(torch, probe)))
+            why = "neither `fp16` nor `bf16` is given"
+        else:
+            if not falsy(fp16.values, cap):
+                return
+            if all(v.kind == CONST and not v.value for v in fp16.values):
+                text = (("bf16", probe),)
+            elif SIMPLE.match(fp16.value_text) or fp16.value_text.endswith(".is_available()"):
+                text = (("bf16", f"{probe} and not {fp16.value_text}"),)
+            else:
+                text = None
+            why = f"`fp16={fp16.value_text}` may be False"
+        edits = None
+        if text is not None:
+            edits = (insert_keywords(site, *text),)
+        message = (
+            f"`{name}` turns bf16 on by default since TRL 0.19 when `fp16` is not set ({why}); "
+            f"{targets_text(ctx)}, where it raises `{TRAINING_ERROR}`"
+        )
+        fix = self._fix(ctx, "Pass bf16 explicitly, only where it is native", edits)
+        head = Span(site.span.line, site.span.col, site.span.line, site.span.col, site.span.start, site.span.start)
+        yield ctx.diagnostic(self.code, head, message, fix)
+
+    def _bf16_flag_edits(self, ctx, site, bf16, fp16, atoms):
+        probe, torch, _ = self._probe(ctx)
+        text = bf16.value_text
+        values = bf16.values
+        if all(v.kind == CONST and v.value is True for v in values) and len(atoms) == len(values):
+            new, partner = probe, plan.guarded_fp16_flag(torch, probe)
+            edits = rewrite_origins(ctx, atoms, bf16.value_span, lambda _t: probe)
+            if edits is None:
+                return None
+        elif all(v.kind == CUDA for v in values):
+            new, partner = probe, plan.guarded_fp16_flag(torch, probe)
+            edits = (Edit(bf16.value_span.start, bf16.value_span.end, new),)
+        elif SIMPLE.match(text):
+            new = f"{text} and {probe}"
+            partner = f"{text} and {plan.guarded_fp16_flag(torch, probe)}"
+            edits = (Edit(bf16.value_span.start, bf16.value_span.end, new),)
+        else:
+            return None
+        if fp16 is None:
+            edits = edits + (insert_keywords(site, ("fp16", partner)),)
+        return edits
+
+    def _training_args_class(self, ctx, cap, site):
+        bf16 = site.arg("bf16")
+        if bf16 is None:
+            return
+        atoms = truthy(bf16.values, cap)
+        if not atoms:
+            return
+        probe, _, _ = self._probe(ctx)
+        edits = None
+        if bf16.value_text == "True":
+            edits = (Edit(bf16.value_span.start, bf16.value_span.end, probe),)
+        message = (
+            f"`{site.callee.rsplit('.', 1)[-1]}` defaults `bf16` to `{bf16.value_text}`; "
+            f"{targets_text(ctx)}, where it raises `{TRAINING_ERROR}`"
+        )
+        fix = self._fix(ctx, "Default bf16 to the capability probe", edits)
+        yield ctx.diagnostic(self.code, bf16.value_span, message, fix)
+
+    def _autocast(self, ctx, cap, site, has_scaler: bool):
+        dtype = site.arg("dtype")
+        if dtype is None:
+            return
+        atoms = bf16_dtypes(dtype.values, cap)
+        if not atoms:
+            return
+        device = site.arg("device_type")
+        cuda_only = "cuda" in site.callee
+        if device is not None:
+            names = [v.value for v in device.values if v.kind == CONST]
+            if names and len(names) == len(device.values) and not any(str(n).startswith("cuda") for n in names):
+                return  # CPU autocast runs bf16 on every CPU
+            cuda_only = cuda_only or (names and len(names) == len(device.values))
+        probe, torch, _ = self._probe(ctx)
+
+        def build(text):
+            if not (text.endswith(".bfloat16") or text == "bfloat16"):
+                return None
+            fallback = f"{torch}.float16"
+            return f"{text} if {probe} else {fallback}" if cuda_only else plan.guarded_bf16_mode(torch, probe, text, fallback)
+
+        edits = rewrite_origins(ctx, atoms, dtype.value_span, build)
+        # fp16 autocast without a GradScaler may underflow gradients: not safe for training
+        applicability = SAFE if has_scaler or not unit_trains(ctx) else UNSAFE
+        message = (
+            f"`{site.callee}(..., dtype={dtype.value_text})` on CUDA without a capability check; "
+            f"{targets_text(ctx)}, where it raises `{AUTOCAST_ERROR}` (or runs emulated bf16)"
+        )
+        fix = self._fix(ctx, "Autocast to bf16 only where it is native, fp16 on other GPUs", edits, applicability)
+        yield ctx.diagnostic(self.code, dtype.value_span, message, fix)
+
+    def _mode(self, ctx, cap, site, name, bf16_values, fallback, error):
+        arg = site.arg(name)
+        if arg is None:
+            return
+        atoms = unguarded((v for v in arg.values if v.kind == CONST and v.value in bf16_values), cap)
+        if not atoms:
+            return
+        probe, torch, _ = self._probe(ctx)
+
+        def build(text):
+            if text[:1] not in ("'", '"'):
+                return None
+            q = text[0]
+            return plan.guarded_bf16_mode(torch, probe, text, f"{q}{fallback}{q}")
+
+        edits = rewrite_origins(ctx, atoms, arg.value_span, build)
+        callee = site.callee.rsplit(".", 1)[-1]
+        fails = f"raises `{error}`" if error else "is refused or runs emulated bf16"
+        message = (
+            f"`{callee}({name}={arg.value_text})` without a capability check; {targets_text(ctx)}, where it {fails}"
+        )
+        fix = self._fix(ctx, f"Use bf16 where it is native (and on CPU), `{fallback}` on other GPUs", edits)
+        yield ctx.diagnostic(self.code, arg.value_span, message, fix)
+
+    # --- BitsAndBytesConfig(bnb_4bit_compute_dtype=torch.bfloat16) ------------------------------
+    def _bnb(self, ctx, cap):
+        for site in cap.bnb:
+            if cap.call_guarded(site.span):
+                continue
+            atoms = bf16_dtypes(site.arg.values, cap)
+            if not atoms:
+                continue
+            probe, torch, _ = self._probe(ctx)
+            edits = rewrite_origins(ctx, atoms, site.arg.value_span, lambda t: self._dtype_text(t, torch, probe, "float16"))
+            message = (
+                f"`bnb_4bit_compute_dtype={site.arg.value_text}` computes the 4-bit layers in bf16 on every GPU; "
+                f"{targets_text(ctx)}, where bf16 matmuls are emulated (QLoRA on a T4 uses float16)"
+            )
+            fix = self._fix(ctx, "Compute in bf16 where it is native, float16 elsewhere", edits)
+            yield ctx.diagnostic(self.code, site.arg.value_span, message, fix)

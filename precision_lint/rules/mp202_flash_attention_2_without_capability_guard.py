@@ -1,0 +1,126 @@
+"""MP202 flash-attention-2-without-capability-guard: FlashAttention-2 hard-coded.
+
+FlashAttention-2 kernels exist only for Ampere and newer GPUs (compute capability
+8.0+). ``from_pretrained(..., attn_implementation="flash_attention_2")`` (or the
+older ``use_flash_attention_2=True``) written on an A100 fails on a Kaggle P100, a
+Colab T4, a V100 or a TITAN RTX. Where the ``flash-attn`` package cannot be
+installed (no wheel for that GPU, or a CPU machine) transformers refuses at load
+time::
+
+    ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the package for FlashAttention2 doesn't seem to be installed.
+
+and where it is installed, the first forward pass dies in the kernel::
+
+    RuntimeError: FlashAttention only supports Ampere GPUs or newer.
+
+FlashAttention-2 also computes only in fp16/bf16: with float32 weights and no
+autocast, transformers warns ``Flash Attention 2 only supports torch.float16 and
+torch.bfloat16 dtypes, but the current dype in ... is torch.float32`` and the
+kernel raises ``RuntimeError: FlashAttention only support fp16 and bf16 data
+type``. That is reported as well (no fix: which dtype to use is a choice).
+
+The fix follows the shared plan (``plan.py``): ``"flash_attention_2" if BF16_OK
+else "sdpa"`` — the same attention where it works, PyTorch's fused
+scaled-dot-product attention (available on every GPU and CPU) where it cannot.
+"""
+from __future__ import annotations
+
+from .. import plan
+from ..diagnostics import SAFE, Edit, Fix
+from ..facts.values import CONST
+from .base import Rule, RuleContext
+from .mp201_bf16_without_capability_guard import (
+    capability_facts,
+    pre_ampere_targets,
+    probe_and_torch,
+    targets_text,
+    unguarded,
+    unit_precision_kinds,
+)
+
+FA2 = "flash_attention_2"
+LOAD_ERROR = (
+    "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: "
+    "the package for FlashAttention2 doesn't seem to be installed."
+)
+KERNEL_ERROR = "RuntimeError: FlashAttention only supports Ampere GPUs or newer."
+DTYPE_ERROR = "RuntimeError: FlashAttention only support fp16 and bf16 data type"
+AMP_KINDS = ("training-args", "training-args-class", "accelerator", "lightning", "autocast")
+
+
+class FlashAttention2WithoutCapabilityGuard(Rule):
+    code = "MP202"
+    name = "flash-attention-2-without-capability-guard"
+    summary = "FlashAttention-2 requested without checking for an Ampere+ GPU (or with float32 weights)"
+    evidence = ("flash_attention_2",)
+    fix_availability = "sometimes"
+    fix_applicability = SAFE
+
+    def check(self, ctx: RuleContext):
+        if not pre_ampere_targets(ctx):
+            return
+        cap = capability_facts(ctx.facts)
+        if cap is None or not cap.attention:
+            return
+        setup = None
+        for site in cap.attention:
+            if cap.call_guarded(site.span):
+                continue
+            arg = site.arg
+            if site.key == "attn_implementation":
+                atoms = [v for v in arg.values if v.kind == CONST and v.value == FA2]
+            else:
+                atoms = [v for v in arg.values if v.kind == CONST and v.value is True]
+            if not atoms:
+                continue
+            shown = f"`{site.key}={arg.value_text}`"
+            open_atoms = unguarded(atoms, cap)
+            if open_atoms:
+                if setup is None:
+                    setup = probe_and_torch(ctx.facts)
+                probe, _, probe_edits = setup
+                edits = self._edits(ctx, site, open_atoms, probe)
+                fix = None
+                if edits is not None:
+                    fix = Fix(SAFE, 'Use FlashAttention-2 where the GPU has it, "sdpa" elsewhere', tuple(probe_edits) + edits)
+                message = (
+                    f"{shown} without a capability check; {targets_text(ctx, 'FlashAttention-2')}, where it raises "
+                    f"`{LOAD_ERROR}` or `{KERNEL_ERROR}`"
+                )
+                if self._fp32_without_amp(ctx, site):
+                    message += f"; with float32 weights and no mixed precision it also raises `{DTYPE_ERROR}`"
+                yield ctx.diagnostic(self.code, arg.key_span or arg.value_span, message, fix)
+                continue
+            # guarded, but on Ampere it still needs half-precision weights or autocast
+            if self._fp32_without_amp(ctx, site):
+                message = (
+                    f"{shown} with float32 weights and no mixed precision: FlashAttention-2 computes only in "
+                    f"fp16/bf16 and raises `{DTYPE_ERROR}`; load the weights in bf16/fp16 or train under autocast"
+                )
+                yield ctx.diagnostic(self.code, arg.key_span or arg.value_span, message)
+
+    @staticmethod
+    def _fp32_without_amp(ctx: RuleContext, site) -> bool:
+        if not (site.loader and site.dtypes and all(d.value == "float32" for d in site.dtypes)):
+            return False
+        return not (unit_precision_kinds(ctx) & set(AMP_KINDS))
+
+    @staticmethod
+    def _edits(ctx: RuleContext, site, atoms, probe: str):
+        arg = site.arg
+        if site.key == "attn_implementation":
+            edits = []
+            for atom in atoms:
+                origin = atom.origin
+                if origin is None:
+                    return None
+                text = ctx.text(origin)
+                quote = text[:1] if text[:1] in ("'", '"') else '"'
+                new = plan.guarded_attention(probe, quote=quote)
+                whole = (origin.start, origin.end) == (arg.value_span.start, arg.value_span.end)
+                edits.append(Edit(origin.start, origin.end, new if whole else f"({new})"))
+            return tuple(sorted(set(edits), key=lambda e: e.start))
+        # use_flash_attention_2=True → the attn_implementation it stands for
+        if site.other_key or arg.key_span is None or arg.via != "keyword" or arg.value_text != "True":
+            return None
+        return (Edit(arg.key_span.start, arg.value_span.end, f"attn_implementation={plan.guarded_attention(probe)}"),)

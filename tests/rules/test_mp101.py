@@ -1,0 +1,399 @@
+"""MP101 fp16-weights-under-loss-scaling: every weights shape, every scaling shape,
+negatives, cross-file joins and the three fix strategies."""
+import json
+
+import pytest
+
+from conftest import config, dedent, fix, lint
+
+CODE = "MP101"
+
+
+def strategy(name):
+    return config(transformers_version="5.23", rules={CODE: {"strategy": name}})
+
+
+# --- weights shapes (with TrainingArguments(fp16=True) as the scaler) -------------------
+TA = "args = TrainingArguments(output_dir='o', fp16=True)\n"
+HEAD = "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+
+
+@pytest.mark.parametrize(
+    "weights, fixed",
+    [
+        ("m = AutoModelForCausalLM.from_pretrained('x', torch_dtype=torch.float16)",
+         "m = AutoModelForCausalLM.from_pretrained('x', torch_dtype=torch.float32)"),
+        ("m = AutoModelForCausalLM.from_pretrained('x', dtype=torch.half)",
+         "m = AutoModelForCausalLM.from_pretrained('x', dtype=torch.float32)"),
+        ("m = AutoModelForCausalLM.from_pretrained('x', torch_dtype='float16')",
+         "m = AutoModelForCausalLM.from_pretrained('x', torch_dtype='float32')"),
+        ("m = AutoModelForCausalLM.from_pretrained('x', dtype=\"fp16\")",
+         "m = AutoModelForCausalLM.from_pretrained('x', dtype=\"float32\")"),
+        ("DT = torch.float16\nm = AutoModelForCausalLM.from_pretrained('x', torch_dtype=DT)",
+         "DT = torch.float16\nm = AutoModelForCausalLM.from_pretrained('x', torch_dtype=torch.float32)"),
+        ("DT = torch.float16 if torch.cuda.is_available() else torch.float32\n"
+         "m = AutoModelForCausalLM.from_pretrained('x', torch_dtype=DT)",
+         "DT = torch.float16 if torch.cuda.is_available() else torch.float32\n"
+         "m = AutoModelForCausalLM.from_pretrained('x', torch_dtype=torch.float32)"),
+        ("cfg = {'torch_dtype': torch.float16, 'device_map': 'auto'}\n"
+         "m = AutoModelForCausalLM.from_pretrained('x', **cfg)",
+         "cfg = {'torch_dtype': torch.float32, 'device_map': 'auto'}\n"
+         "m = AutoModelForCausalLM.from_pretrained('x', **cfg)"),
+        ("m = AutoModelForCausalLM.from_pretrained('x').half()",
+         "m = AutoModelForCausalLM.from_pretrained('x').float()"),
+        ("m = AutoModelForCausalLM.from_pretrained('x')\nm.half()",
+         "m = AutoModelForCausalLM.from_pretrained('x')\nm.float()"),
+        ("m = AutoModelForCausalLM.from_pretrained('x')\nm.to(torch.float16)",
+         "m = AutoModelForCausalLM.from_pretrained('x')\nm.to(torch.float32)"),
+        ("m = AutoModelForCausalLM.from_pretrained('x').to('cuda', torch.float16)",
+         "m = AutoModelForCausalLM.from_pretrained('x').to('cuda', torch.float32)"),
+        ("weight_dtype = torch.float16\nunet = UNet()\nunet.to('cuda', dtype=weight_dtype)",
+         "weight_dtype = torch.float16\nunet = UNet()\nunet.to('cuda', dtype=torch.float32)"),
+    ],
+)
+def test_weights_shapes_fp32_master(weights, fixed):
+    src = HEAD + weights + "\n" + TA
+    (d,) = lint(src, CODE)
+    assert "Attempting to unscale FP16 gradients" in d.message
+    assert d.related and d.related[0].span.line == src.count("\n")  # the TrainingArguments line
+    out = fix(src, CODE)
+    assert out == HEAD + fixed + "\n" + TA
+    assert lint(out) == []  # no MP101 and no new finding of another rule
+    assert fix(out) == out
+
+
+def test_argparse_choice_is_guarded_not_replaced():
+    src = dedent(
+        """
+        import argparse
+        import torch
+        from transformers import AutoModelForCausalLM
+        p = argparse.ArgumentParser()
+        p.add_argument("--model_dtype", default="float32", choices=["float16", "bfloat16", "float32"])
+        args = p.parse_args()
+        student = AutoModelForCausalLM.from_pretrained("s", torch_dtype=getattr(torch, args.model_dtype))
+        scaler = torch.amp.GradScaler("cuda", enabled=torch.cuda.is_available())
+        """
+    )
+    (d,) = lint(src, CODE)
+    out = fix(src, CODE)
+    assert (
+        "torch_dtype=(torch.float32 if getattr(torch, args.model_dtype) == torch.float16 "
+        "else getattr(torch, args.model_dtype))" in out
+    )
+    assert lint(out, CODE) == [] or all(d.code != CODE for d in lint(out))
+
+
+# --- scaling shapes -------------------------------------------------------------------
+W = "import torch\nmodel = AutoModelForCausalLM.from_pretrained('x', torch_dtype=torch.float16)\n"
+
+
+@pytest.mark.parametrize(
+    "scaling",
+    [
+        "from transformers import TrainingArguments\nTrainingArguments('o', fp16=True)",
+        "from transformers import Seq2SeqTrainingArguments\nSeq2SeqTrainingArguments('o', fp16=True)",
+        "from trl import SFTConfig\nSFTConfig(output_dir='o', fp16=True)",
+        "from transformers import TrainingArguments\nTrainingArguments('o', fp16=torch.cuda.is_available())",
+        "from transformers import TrainingArguments\nuse_fp16 = True\nTrainingArguments('o', fp16=use_fp16)",
+        "import argparse\nfrom transformers import TrainingArguments\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--fp16', action='store_true')\nargs = p.parse_args()\nTrainingArguments('o', fp16=args.fp16)",
+        "from transformers import TrainingArguments\nkw = dict(output_dir='o', fp16=True)\nTrainingArguments(**kw)",
+        "from dataclasses import dataclass\nfrom transformers import TrainingArguments, HfArgumentParser\n"
+        "@dataclass\nclass Args(TrainingArguments):\n    fp16: bool = True\n",
+        "scaler = torch.amp.GradScaler('cuda')",
+        "scaler = torch.cuda.amp.GradScaler()",
+        "from torch.cuda.amp import GradScaler\nscaler = GradScaler(enabled=torch.cuda.is_available())",
+        "from accelerate import Accelerator\nacc = Accelerator(mixed_precision='fp16')",
+        "import lightning as L\ntrainer = L.Trainer(precision='16-mixed')",
+        "import pytorch_lightning as pl\ntrainer = pl.Trainer(precision=16)",
+    ],
+)
+def test_scaling_shapes(scaling):
+    src = "from transformers import AutoModelForCausalLM\n" + W + scaling + "\n"
+    (d,) = lint(src, CODE)
+    assert d.span.line == 3
+    assert lint(fix(src, CODE), CODE) == []
+
+
+def test_deepspeed_config_read_from_disk(tmp_path):
+    from precision_lint.engine import Engine
+
+    (tmp_path / "ds.json").write_text(json.dumps({"fp16": {"enabled": True}, "zero_optimization": {"stage": 2}}))
+    (tmp_path / "ds_auto.json").write_text(json.dumps({"fp16": {"enabled": "auto"}}))
+    (tmp_path / "ds_off.json").write_text(json.dumps({"bf16": {"enabled": True}}))
+    head = "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n" + W
+    (tmp_path / "a.py").write_text(head + "TrainingArguments('o', deepspeed='ds.json')\n")
+    (tmp_path / "b.py").write_text(head + "TrainingArguments('o', deepspeed='ds_auto.json', fp16=False)\n")
+    (tmp_path / "c.py").write_text(head + "TrainingArguments('o', deepspeed='ds_off.json')\n")
+    diags = Engine(config(), [CODE]).run_paths([str(tmp_path)]).diagnostics
+    assert [d.path.rsplit("/", 1)[-1] for d in diags] == ["a.py"]
+    assert "DeepSpeed config `ds.json`" in diags[0].message
+
+
+# --- negatives -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "src",
+    [
+        # inference only: fp16 weights, no scaler
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+        m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.float16)
+        out = m.generate(ids)
+        """,
+        # fp32 weights + fp16 AMP: the correct set-up
+        """
+        import torch
+        from transformers import AutoModelForCausalLM, TrainingArguments
+        m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.float32)
+        TrainingArguments("o", fp16=True)
+        """,
+        # bf16 weights + bf16 AMP
+        """
+        import torch
+        from transformers import AutoModelForCausalLM, TrainingArguments
+        m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.bfloat16)
+        TrainingArguments("o", bf16=True)
+        """,
+        # LoRA on an fp16 base: adapters are fp32
+        """
+        import torch
+        from peft import LoraConfig, get_peft_model
+        from transformers import AutoModelForCausalLM, TrainingArguments
+        m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.float16)
+        m = get_peft_model(m, LoraConfig(r=8))
+        TrainingArguments("o", fp16=True)
+        """,
+        # frozen fp16 teacher: requires_grad_(False)
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+        teacher.requires_grad_(False)
+        student = AutoModelForCausalLM.from_pretrained("s")
+        scaler = torch.amp.GradScaler("cuda")
+        """,
+        # frozen fp16 teacher: a requires_grad=False loop
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+        for p in teacher.parameters():
+            p.requires_grad = False
+        scaler = torch.amp.GradScaler("cuda")
+        """,
+        # fp16 teacher only used under no_grad
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+        scaler = torch.amp.GradScaler("cuda")
+        with torch.no_grad():
+            t_logits = teacher(ids).logits
+        """,
+        # scaler disabled
+        """
+        import torch
+        model = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.float16)
+        scaler = torch.amp.GradScaler("cuda", enabled=False)
+        """,
+        # seed 000's own guard: the scaler is switched off when parameters are fp16
+        """
+        import torch
+        model = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.float16)
+        use_scaler = torch.cuda.is_available()
+        has_fp16_params = any(p.dtype == torch.float16 for p in model.parameters())
+        if has_fp16_params and use_scaler:
+            use_scaler = False
+        scaler = torch.amp.GradScaler("cuda", enabled=use_scaler)
+        """,
+        # a loader function nobody calls
+        """
+        import torch
+        from transformers import AutoModelForCausalLM, TrainingArguments
+        def export_half(path):
+            m = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float16)
+            m.save_pretrained("out")
+        TrainingArguments("o", fp16=True)
+        """,
+        # tensors, not models
+        """
+        import torch
+        x = torch.randn(3).half()
+        logits = out.logits.half()
+        scaler = torch.amp.GradScaler("cuda")
+        """,
+    ],
+)
+def test_negatives(src):
+    assert lint(src, CODE) == []
+
+
+def test_peft_then_half_is_a_finding():
+    src = """
+    import torch
+    from peft import get_peft_model
+    from transformers import TrainingArguments
+    m = get_peft_model(base, cfg)
+    m.half()
+    TrainingArguments("o", fp16=True)
+    """
+    assert len(lint(src, CODE)) == 1
+    src2 = """
+    import torch
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM, TrainingArguments
+    m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.float16)
+    m = get_peft_model(m, cfg, autocast_adapter_dtype=False)
+    TrainingArguments("o", fp16=True)
+    """
+    assert len(lint(src2, CODE)) == 1
+
+
+# --- across files ---------------------------------------------------------------------
+HELPER = """
+import torch
+from transformers import AutoModelForCausalLM
+
+def load_model(name):
+    model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.float16, device_map="auto")
+    return model
+"""
+SCRIPT = """
+import argparse
+import torch
+from transformers import Trainer, TrainingArguments
+{import_line}
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fp16", action="store_true")
+args = parser.parse_args()
+use_bf16 = not args.fp16
+use_fp16 = args.fp16
+major, _ = torch.cuda.get_device_capability()
+if use_bf16 and major < 8:
+    use_bf16 = False
+    use_fp16 = True
+model = load_model("m")
+training_args = TrainingArguments(output_dir="o", bf16=use_bf16, fp16=use_fp16)
+Trainer(model=model, args=training_args).train()
+"""
+
+
+@pytest.mark.parametrize(
+    "layout, import_line",
+    [
+        ({"proj/pkg/__init__.py": "", "proj/pkg/model_utils.py": HELPER}, "from .model_utils import load_model"),
+        ({"proj/pkg/__init__.py": "", "proj/pkg/model_utils.py": HELPER}, "from pkg.model_utils import load_model"),
+        ({"proj/pkg/__init__.py": "", "proj/pkg/model_utils.py": HELPER}, "import pkg.model_utils as mu\nload_model = mu.load_model"),
+        ({"proj/model_utils.py": HELPER}, "from model_utils import load_model"),
+    ],
+)
+def test_seed_001_across_files(tree, layout, import_line):
+    from precision_lint.engine import Engine
+
+    script_path = "proj/pkg/train.py" if "proj/pkg/__init__.py" in layout else "proj/train.py"
+    files = dict(layout)
+    files[script_path] = SCRIPT.format(import_line=import_line)
+    root = tree(files)
+    engine = Engine(config(), [CODE])
+    result = engine.run_paths([str(root / "proj")])
+    (d,) = result.diagnostics
+    script = dedent(files[script_path]).splitlines()
+    args_line = next(i for i, l in enumerate(script, 1) if l.startswith("training_args ="))
+    assert d.path.endswith("model_utils.py") and d.span.line == 5
+    assert d.related[0].path.endswith("train.py") and d.related[0].span.line == args_line
+    assert "train.py" in d.message
+    fixed = engine.run_paths([str(root / "proj")], fix=True)
+    helper = [p for p in fixed.fixed_texts if p.endswith("model_utils.py")][0]
+    assert "torch_dtype=torch.float32" in fixed.fixed_texts[helper]
+    assert fixed.diagnostics == []
+
+
+def test_unrelated_scripts_are_not_joined(tree):
+    from precision_lint.engine import Engine
+
+    root = tree(
+        {
+            "scripts/infer.py": "import torch\nm = AutoModelForCausalLM.from_pretrained('x', torch_dtype=torch.float16)\n",
+            "scripts/train.py": "import torch\nfrom transformers import TrainingArguments\n"
+            "m = AutoModelForCausalLM.from_pretrained('x')\nTrainingArguments('o', fp16=True)\n",
+        }
+    )
+    assert Engine(config(), [CODE]).run_paths([str(root / "scripts")]).diagnostics == []
+
+
+# --- strategies -------------------------------------------------------------------------
+SEED_004 = """
+import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+model = AutoModelForCausalLM.from_pretrained(
+    MODEL_NAME,
+    torch_dtype=torch.float16,
+    device_map="auto",
+)
+training_args = TrainingArguments(
+    output_dir="out",
+    fp16=torch.cuda.is_available(),
+)
+trainer = Trainer(model=model, args=training_args)
+"""
+
+
+def test_strategy_fp32_master():
+    out = fix(SEED_004, CODE, strategy("fp32-master"))
+    assert "torch_dtype=torch.float32," in out
+    assert "fp16=torch.cuda.is_available()," in out  # autocast still does the fast math
+
+
+def test_strategy_bf16_if_supported():
+    out = fix(SEED_004, CODE, strategy("bf16-if-supported"))
+    assert out.startswith(
+        "import torch\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n\n"
+        "# bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.\n"
+        "BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8\n\n"
+    )
+    assert "bf16=BF16_OK" in out
+    assert "torch_dtype=torch.bfloat16 if BF16_OK else torch.float32," in out
+    assert "fp16=torch.cuda.is_available() and not BF16_OK," in out
+    assert out.count("BF16_OK = ") == 1
+    assert lint(out) == []  # in particular no unguarded bf16 (MP201) and no fp16+bf16 clash
+    assert fix(out, None, strategy("bf16-if-supported")) == out
+
+
+def test_strategy_disable_scaler():
+    src = """
+    import torch
+    model = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.float16)
+    use_amp = torch.cuda.is_available()
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    s2 = torch.cuda.amp.GradScaler()
+    """
+    out = fix(src, CODE, strategy("disable-scaler"))
+    assert 'enabled=use_amp and not any(p.dtype == torch.float16 for p in model.parameters())' in out
+    assert "GradScaler(enabled=not any(p.dtype == torch.float16 for p in model.parameters()))" in out
+    assert "torch_dtype=torch.float16" in out  # weights kept
+    assert lint(out, CODE, strategy("disable-scaler")) == []
+    assert fix(out, CODE, strategy("disable-scaler")) == out
+
+
+def test_strategy_option_is_validated():
+    from precision_lint.config import ConfigError
+    from precision_lint.engine import Engine
+
+    with pytest.raises(ConfigError, match="must be one of fp32-master, bf16-if-supported, disable-scaler"):
+        Engine(strategy("fp64"))
+
+
+def test_import_torch_added_when_missing():
+    src = """
+    from torch import float16
+    from transformers import AutoModelForCausalLM, TrainingArguments
+    m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=float16)
+    TrainingArguments("o", fp16=True)
+    """
+    out = fix(src, CODE)
+    assert out.startswith("from torch import float16\nfrom transformers import AutoModelForCausalLM, TrainingArguments\nimport torch\n")
+    assert "torch_dtype=torch.float32" in out

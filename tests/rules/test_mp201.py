@@ -1,0 +1,749 @@
+"""MP201 bf16-without-capability-guard: before/after for every site, the guards, the negatives."""
+import pytest
+
+from conftest import config, dedent, fix, lint
+
+CODE = "MP201"
+
+
+FIXES = [
+    pytest.param(  # seed 004: bf16 weights trained by a Trainer fall back to fp32 master weights
+        """
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.bfloat16)
+        trainer = Trainer(model=model, args=TrainingArguments(output_dir="out"))
+        trainer.train()
+        """,
+        """
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.bfloat16 if BF16_OK else torch.float32)
+        trainer = Trainer(model=model, args=TrainingArguments(output_dir="out"))
+        trainer.train()
+        """,
+        id="weights_trained",
+    ),
+    pytest.param(  # inference-only weights fall back to float16 (fast, no scaler needed)
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained("gpt2", dtype=torch.bfloat16, device_map="auto")
+        model.eval()
+        with torch.no_grad():
+            out = model.generate(ids)
+        """,
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        model = AutoModelForCausalLM.from_pretrained("gpt2", dtype=torch.bfloat16 if BF16_OK else torch.float16, device_map="auto")
+        model.eval()
+        with torch.no_grad():
+            out = model.generate(ids)
+        """,
+        id="weights_inference",
+    ),
+    pytest.param(  # `.bfloat16()` on a model that an optimizer trains
+        """
+        import torch
+        from transformers import AutoModel
+
+        model = AutoModel.from_pretrained("bert-base-uncased").bfloat16()
+        optimizer = torch.optim.AdamW(model.parameters())
+        """,
+        """
+        import torch
+        from transformers import AutoModel
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        model = AutoModel.from_pretrained("bert-base-uncased").to(torch.bfloat16 if BF16_OK else torch.float32)
+        optimizer = torch.optim.AdamW(model.parameters())
+        """,
+        id="bfloat16_method",
+    ),
+    pytest.param(  # a dtype string, and no `import torch` yet: the fix adds it
+        """
+        from transformers import AutoModel, Trainer
+
+        model = AutoModel.from_pretrained("bert-base-uncased", torch_dtype="bfloat16")
+        Trainer(model=model).train()
+        """,
+        """
+        from transformers import AutoModel, Trainer
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        model = AutoModel.from_pretrained("bert-base-uncased", torch_dtype="bfloat16" if BF16_OK else "float32")
+        Trainer(model=model).train()
+        """,
+        id="to_dtype_string_no_torch",
+    ),
+    pytest.param(  # bf16=True: bf16 where native, fp16 mixed precision on other GPUs, fp32 on CPU
+        """
+        from transformers import TrainingArguments
+
+        args = TrainingArguments(output_dir="out", bf16=True, per_device_train_batch_size=8)
+        """,
+        """
+        from transformers import TrainingArguments
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        args = TrainingArguments(output_dir="out", bf16=BF16_OK, per_device_train_batch_size=8, fp16=torch.cuda.is_available() and not BF16_OK)
+        """,
+        id="training_args_true",
+    ),
+    pytest.param(  # fp16 already set: only bf16 is guarded (trailing-comma layout kept)
+        """
+        from transformers import TrainingArguments
+
+        args = TrainingArguments(
+            output_dir="out",
+            bf16=True,
+            fp16=False,
+        )
+        """,
+        """
+        from transformers import TrainingArguments
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        args = TrainingArguments(
+            output_dir="out",
+            bf16=BF16_OK,
+            fp16=False,
+        )
+        """,
+        id="training_args_with_fp16",
+    ),
+    pytest.param(  # `bf16=torch.cuda.is_available()` still picks bf16 on a T4
+        """
+        import torch
+        from transformers import TrainingArguments
+
+        args = TrainingArguments(output_dir="out", bf16=torch.cuda.is_available())
+        """,
+        """
+        import torch
+        from transformers import TrainingArguments
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        args = TrainingArguments(output_dir="out", bf16=BF16_OK, fp16=torch.cuda.is_available() and not BF16_OK)
+        """,
+        id="training_args_cuda",
+    ),
+    pytest.param(  # a **kwargs dict feeding TrainingArguments
+        """
+        from transformers import TrainingArguments
+
+        kwargs = dict(output_dir="out", bf16=True)
+        args = TrainingArguments(**kwargs)
+        """,
+        """
+        from transformers import TrainingArguments
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        kwargs = dict(output_dir="out", bf16=BF16_OK)
+        args = TrainingArguments(**kwargs, fp16=torch.cuda.is_available() and not BF16_OK)
+        """,
+        id="dict_splat",
+    ),
+    pytest.param(  # an argparse default that turns bf16 on
+        """
+        import argparse
+        from transformers import TrainingArguments
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--bf16", action="store_true", default=True)
+        args = parser.parse_args()
+        training_args = TrainingArguments(output_dir="out", bf16=args.bf16)
+        """,
+        """
+        import argparse
+        from transformers import TrainingArguments
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--bf16", action="store_true", default=True)
+        args = parser.parse_args()
+        training_args = TrainingArguments(output_dir="out", bf16=args.bf16 and BF16_OK, fp16=args.bf16 and torch.cuda.is_available() and not BF16_OK)
+        """,
+        id="argparse_default",
+    ),
+    pytest.param(  # an argparse default dtype read with getattr(torch, ...)
+        """
+        import argparse
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--dtype", default="bfloat16")
+        args = parser.parse_args()
+        model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=getattr(torch, args.dtype))
+        """,
+        """
+        import argparse
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--dtype", default=("bfloat16" if BF16_OK else "float16"))
+        args = parser.parse_args()
+        model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=getattr(torch, args.dtype))
+        """,
+        id="argparse_dtype_default",
+    ),
+    pytest.param(  # a TRL config with neither flag turns bf16 on by itself (TRL >= 0.19)
+        """
+        from trl import SFTConfig, SFTTrainer
+
+        config = SFTConfig(
+            output_dir="out",
+            learning_rate=2e-5,
+        )
+        SFTTrainer(model="Qwen/Qwen2.5-0.5B", args=config).train()
+        """,
+        """
+        from trl import SFTConfig, SFTTrainer
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        config = SFTConfig(
+            output_dir="out",
+            learning_rate=2e-5,
+            bf16=BF16_OK,
+            fp16=torch.cuda.is_available() and not BF16_OK,
+        )
+        SFTTrainer(model="Qwen/Qwen2.5-0.5B", args=config).train()
+        """,
+        id="sft_no_flags",
+    ),
+    pytest.param(  # TRL: fp16=False means bf16=True
+        """
+        from trl import DPOConfig
+
+        config = DPOConfig(output_dir="out", fp16=False)
+        """,
+        """
+        from trl import DPOConfig
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        config = DPOConfig(output_dir="out", fp16=False, bf16=BF16_OK)
+        """,
+        id="sft_fp16_false",
+    ),
+    pytest.param(  # a TrainingArguments subclass (HfArgumentParser) defaulting bf16 to True
+        """
+        from dataclasses import dataclass
+        from transformers import TrainingArguments
+
+        @dataclass
+        class MyArguments(TrainingArguments):
+            bf16: bool = True
+        """,
+        """
+        from dataclasses import dataclass
+        from transformers import TrainingArguments
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        @dataclass
+        class MyArguments(TrainingArguments):
+            bf16: bool = BF16_OK
+        """,
+        id="args_class",
+    ),
+    pytest.param(  # bf16 autocast in a loop with a GradScaler: fp16 autocast on other GPUs
+        """
+        import torch
+
+        scaler = torch.amp.GradScaler("cuda")
+        for batch in loader:
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = model(batch)
+            scaler.scale(loss).backward()
+        """,
+        """
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        scaler = torch.amp.GradScaler("cuda")
+        for batch in loader:
+            with torch.autocast("cuda", dtype=torch.bfloat16 if BF16_OK else torch.float16):
+                loss = model(batch)
+            scaler.scale(loss).backward()
+        """,
+        id="autocast_scaler",
+    ),
+    pytest.param(  # device not known statically: CPU keeps bf16 autocast
+        """
+        import torch
+
+        def evaluate(model, batch, device):
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
+                return model(batch)
+        """,
+        """
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        def evaluate(model, batch, device):
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16 if BF16_OK or not torch.cuda.is_available() else torch.float16):
+                return model(batch)
+        """,
+        id="autocast_device_var",
+    ),
+    pytest.param(  # Accelerate: fp16 on pre-Ampere GPUs, bf16 kept on CPU
+        """
+        from accelerate import Accelerator
+
+        accelerator = Accelerator(mixed_precision="bf16", gradient_accumulation_steps=4)
+        """,
+        """
+        from accelerate import Accelerator
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        accelerator = Accelerator(mixed_precision="bf16" if BF16_OK or not torch.cuda.is_available() else "fp16", gradient_accumulation_steps=4)
+        """,
+        id="accelerator",
+    ),
+    pytest.param(  # Lightning precision string
+        """
+        import lightning as L
+
+        trainer = L.Trainer(max_epochs=3, precision="bf16-mixed")
+        """,
+        """
+        import lightning as L
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        trainer = L.Trainer(max_epochs=3, precision="bf16-mixed" if BF16_OK or not torch.cuda.is_available() else "16-mixed")
+        """,
+        id="lightning",
+    ),
+    pytest.param(  # QLoRA compute dtype: float16 on GPUs without bf16
+        """
+        import torch
+        from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+        bnb_config = BitsAndBytesConfig(
+            load_in_4bit=True,
+            bnb_4bit_quant_type="nf4",
+            bnb_4bit_compute_dtype=torch.bfloat16,
+        )
+        model = AutoModelForCausalLM.from_pretrained("m", quantization_config=bnb_config)
+        """,
+        """
+        import torch
+        from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        bnb_config = BitsAndBytesConfig(
+            load_in_4bit=True,
+            bnb_4bit_quant_type="nf4",
+            bnb_4bit_compute_dtype=torch.bfloat16 if BF16_OK else torch.float16,
+        )
+        model = AutoModelForCausalLM.from_pretrained("m", quantization_config=bnb_config)
+        """,
+        id="bnb",
+    ),
+    pytest.param(  # an existing module-level probe is reused
+        """
+        '''Fine-tune.'''
+        import torch
+        from transformers import TrainingArguments
+
+        HAS_BF16 = torch.cuda.is_bf16_supported()
+        args = TrainingArguments(output_dir="out", bf16=True)
+        """,
+        """
+        '''Fine-tune.'''
+        import torch
+        from transformers import TrainingArguments
+
+        HAS_BF16 = torch.cuda.is_bf16_supported()
+        args = TrainingArguments(output_dir="out", bf16=HAS_BF16, fp16=torch.cuda.is_available() and not HAS_BF16)
+        """,
+        id="user_probe",
+    ),
+    pytest.param(  # `.to(device, dtype=torch.bfloat16)` on a model trained by hand
+        """
+        import torch
+        from transformers import AutoModelForSeq2SeqLM
+
+        model = AutoModelForSeq2SeqLM.from_pretrained("t5-small")
+        model.to("cuda", dtype=torch.bfloat16)
+        model.train()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        """,
+        """
+        import torch
+        from transformers import AutoModelForSeq2SeqLM
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        model = AutoModelForSeq2SeqLM.from_pretrained("t5-small")
+        model.to("cuda", dtype=torch.bfloat16 if BF16_OK else torch.float32)
+        model.train()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        """,
+        id="to_device_dtype",
+    ),
+    pytest.param(  # the legacy CUDA autocast, inference: fp16 autocast is safe
+        """
+        import torch
+
+        with torch.cuda.amp.autocast(dtype=torch.bfloat16):
+            logits = model(inputs)
+        """,
+        """
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        with torch.cuda.amp.autocast(dtype=torch.bfloat16 if BF16_OK else torch.float16):
+            logits = model(inputs)
+        """,
+        id="cuda_amp_autocast",
+    ),
+    pytest.param(  # Lightning true-bf16 weights: fp16 mixed precision (fp32 weights) below sm80
+        """
+        from pytorch_lightning import Trainer
+
+        trainer = Trainer(accelerator="gpu", precision="bf16-true")
+        """,
+        """
+        from pytorch_lightning import Trainer
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        trainer = Trainer(accelerator="gpu", precision="bf16-true" if BF16_OK or not torch.cuda.is_available() else "16-mixed")
+        """,
+        id="lightning_bf16_true",
+    ),
+]
+
+
+@pytest.mark.parametrize("before, after", FIXES)
+def test_fix(before, after):
+    assert len(lint(before, CODE)) == 1
+    fixed = fix(before, CODE)
+    assert fixed == dedent(after)
+    # the guarded form is not reported again, and a second --fix changes nothing
+    assert lint(fixed, CODE) == []
+    assert fix(fixed, CODE) == fixed
+
+
+def test_message_names_the_runtime_error_and_targets():
+    (d,) = lint(
+        """
+        from transformers import TrainingArguments
+        args = TrainingArguments(output_dir="out", bf16=True)
+        """,
+        CODE,
+    )
+    assert "Your setup doesn't support bf16/gpu" in d.message
+    assert "sm60" in d.message
+    assert (d.span.line, d.span.col) == (2, 43)  # the `bf16` keyword
+
+
+GUARDED = [
+    pytest.param(  # seed 001: the user's own detection switches bf16 off below sm80
+        """
+        import argparse
+        import torch
+        from transformers import TrainingArguments
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--fp16", action="store_true")
+        args = parser.parse_args()
+        use_bf16 = not args.fp16
+        use_fp16 = args.fp16
+        major, _ = torch.cuda.get_device_capability()
+        if use_bf16 and major < 8:
+            use_bf16 = False
+            use_fp16 = True
+        training_args = TrainingArguments(output_dir="out", bf16=use_bf16, fp16=use_fp16)
+        """,
+        id="seed001_detection",
+    ),
+    pytest.param(
+        """
+        import torch
+        from transformers import TrainingArguments
+        if torch.cuda.is_bf16_supported():
+            args = TrainingArguments(output_dir="out", bf16=True)
+        else:
+            args = TrainingArguments(output_dir="out", fp16=True)
+        """,
+        id="if_block_around_the_call",
+    ),
+    pytest.param(
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+        dtype = torch.bfloat16 if torch.cuda.get_device_capability()[0] >= 8 else torch.float16
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+        """,
+        id="get_device_capability_ternary",
+    ),
+    pytest.param(
+        """
+        import torch
+        from transformers import TrainingArguments
+        props = torch.cuda.get_device_properties(0)
+        args = TrainingArguments(output_dir="out", bf16=props.major >= 8)
+        """,
+        id="get_device_properties_major",
+    ),
+    pytest.param(
+        """
+        from transformers import TrainingArguments
+        from transformers.utils import is_torch_bf16_gpu_available
+        args = TrainingArguments(output_dir="out", bf16=is_torch_bf16_gpu_available())
+        """,
+        id="is_torch_bf16_gpu_available",
+    ),
+    pytest.param(
+        """
+        from unsloth import is_bfloat16_supported
+        from trl import SFTConfig
+        cfg = SFTConfig(output_dir="out", fp16=not is_bfloat16_supported(), bf16=is_bfloat16_supported())
+        """,
+        id="unsloth_is_bfloat16_supported",
+    ),
+    pytest.param(
+        """
+        import torch
+        from transformers import TrainingArguments
+        native = torch.cuda.is_bf16_supported()
+        use_bf16 = native and not debug
+        args = TrainingArguments(output_dir="out", bf16=use_bf16, fp16=not use_bf16)
+        """,
+        id="derived_variable",
+    ),
+    pytest.param(  # seed 004's own fix
+        """
+        import torch
+        from transformers import AutoModelForCausalLM, TrainingArguments
+        model = AutoModelForCausalLM.from_pretrained(
+            "m",
+            torch_dtype=torch.bfloat16 if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else torch.float16,
+        )
+        args = TrainingArguments(output_dir="out", bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), fp16=False)
+        """,
+        id="seed004_fixed",
+    ),
+    pytest.param(  # bf16 only when the user asks for it on the command line
+        """
+        import argparse
+        import torch
+        from transformers import AutoModelForCausalLM, TrainingArguments
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--bf16", action="store_true")
+        parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
+        args = parser.parse_args()
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=getattr(torch, args.dtype))
+        training_args = TrainingArguments(output_dir="out", bf16=args.bf16)
+        """,
+        id="command_line_opt_in",
+    ),
+    pytest.param(  # CPU autocast runs bf16 on every CPU
+        """
+        import torch
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = model(x)
+        """,
+        id="cpu_autocast",
+    ),
+    pytest.param(  # a tensor, not a model
+        """
+        import torch
+        x = torch.randn(4, 4)
+        y = x.bfloat16()
+        """,
+        id="tensor_cast",
+    ),
+    pytest.param(
+        """
+        from trl import SFTConfig
+        cfg = SFTConfig(output_dir="out", fp16=True)
+        """,
+        id="trl_fp16_true",
+    ),
+    pytest.param(  # an unknown **kwargs may carry the flags
+        """
+        from trl import SFTConfig
+        def make(**overrides):
+            return SFTConfig(output_dir="out", **overrides)
+        """,
+        id="trl_opaque_kwargs",
+    ),
+    pytest.param(
+        """
+        from transformers import TrainingArguments
+        args = TrainingArguments(output_dir="out", bf16=False, fp16=True)
+        """,
+        id="bf16_false",
+    ),
+    pytest.param(
+        """
+        from transformers import TrainingArguments
+        args = TrainingArguments(output_dir="out", bf16=True)  # noqa: MP201
+        """,
+        id="noqa",
+    ),
+]
+
+
+@pytest.mark.parametrize("src", GUARDED)
+def test_not_reported(src):
+    assert lint(src, CODE) == []
+
+
+def test_ampere_only_targets_get_nothing():
+    src = """
+    import torch
+    from transformers import AutoModelForCausalLM, TrainingArguments
+    model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+    args = TrainingArguments(output_dir="out", bf16=True)
+    """
+    assert len(lint(src, CODE)) == 2
+    assert lint(src, CODE, cfg=config(target_gpus=["a100", "h100"])) == []
+    assert len(lint(src, CODE, cfg=config(target_gpus=["a100", "t4"]))) == 2
+    (d, _) = lint(src, CODE, cfg=config(target_gpus=["a100", "t4"]))
+    assert "sm75" in d.message and "sm60" not in d.message
+
+
+def test_trl_default_depends_on_trl_version():
+    src = """
+    from trl import SFTConfig
+    cfg = SFTConfig(output_dir="out")
+    """
+    assert len(lint(src, CODE, cfg=config(trl_version="0.19.0"))) == 1
+    assert lint(src, CODE, cfg=config(trl_version="0.18.2")) == []
+
+
+def test_autocast_without_scaler_in_training_is_an_unsafe_fix():
+    src = """
+    import torch
+    for batch in loader:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(batch)
+        loss.backward()
+    """
+    (d,) = lint(src, CODE)
+    assert d.fix is not None and d.fix.applicability == "unsafe"
+    assert fix(src, CODE) == dedent(src)  # held back without --unsafe-fixes
+    fixed = fix(src, CODE, unsafe=True)
+    assert 'dtype=torch.bfloat16 if BF16_OK else torch.float16' in fixed
+
+
+def test_bf16_from_an_unfixable_expression_is_reported_without_fix():
+    src = """
+    from transformers import TrainingArguments
+    args = TrainingArguments(output_dir="out", bf16=True if resume else torch.cuda.is_available())
+    """
+    (d,) = lint(src, CODE)
+    assert d.fix is None
+
+
+def test_across_files_weights_are_trained_by_the_importing_script(tree):
+    from precision_lint.engine import Engine
+
+    root = tree(
+        {
+            "model_utils.py": """
+                import torch
+                from transformers import AutoModelForCausalLM
+
+                def load():
+                    return AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+                """,
+            "train.py": """
+                from transformers import Trainer, TrainingArguments
+                from model_utils import load
+
+                Trainer(model=load(), args=TrainingArguments(output_dir="out", fp16=True)).train()
+                """,
+        }
+    )
+    result = Engine(config(), ["MP201"], jobs=1).run_paths([str(root)], fix=True)
+    fixed = result.fixed_texts[str(root / "model_utils.py")]
+    assert "torch_dtype=torch.bfloat16 if BF16_OK else torch.float32" in fixed
+
+
+def test_capability_facts_are_plain_picklable_data():
+    import pickle
+
+    from precision_lint.facts.extract import extract_facts
+
+    src = dedent(
+        """
+        import torch
+        from transformers import AutoModel, BitsAndBytesConfig
+        if torch.cuda.is_bf16_supported():
+            q = BitsAndBytesConfig(bnb_4bit_compute_dtype=torch.bfloat16)
+        m = AutoModel.from_pretrained("m", attn_implementation="flash_attention_2", dtype=torch.float32)
+        """
+    )
+    facts = extract_facts(src, "t.py", "t")
+    cap = pickle.loads(pickle.dumps(facts)).sections["capability"]
+    (bnb,) = cap.bnb
+    assert cap.call_guarded(bnb.span)
+    (attn,) = cap.attention
+    assert attn.key == "attn_implementation" and attn.loader
+    assert [d.value for d in attn.dtypes] == ["float32"]
+    assert not cap.call_guarded(attn.span)

@@ -1,0 +1,203 @@
+"""MP202 flash-attention-2-without-capability-guard: before/after, guards, float32 weights, negatives."""
+import pytest
+
+from conftest import config, dedent, fix, lint
+
+CODE = "MP202"
+
+FIXES = [
+    pytest.param(  # seed 001's model loading, written on an A100
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained(
+            "Qwen/Qwen2-Audio-7B",
+            torch_dtype=torch.float16,
+            attn_implementation="flash_attention_2",
+        )
+        """,
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        model = AutoModelForCausalLM.from_pretrained(
+            "Qwen/Qwen2-Audio-7B",
+            torch_dtype=torch.float16,
+            attn_implementation="flash_attention_2" if BF16_OK else "sdpa",
+        )
+        """,
+        id="from_pretrained",
+    ),
+    pytest.param(  # the pre-4.36 spelling becomes the attn_implementation it stands for; import torch added
+        """
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained("m", use_flash_attention_2=True, torch_dtype="auto")
+        """,
+        """
+        from transformers import AutoModelForCausalLM
+        import torch
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        model = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if BF16_OK else "sdpa", torch_dtype="auto")
+        """,
+        id="use_flash_attention_2",
+    ),
+    pytest.param(  # a config, from_config, a single-quoted literal and a variable
+        """
+        import torch
+        from transformers import AutoConfig, AutoModelForCausalLM
+
+        ATTN = 'flash_attention_2'
+        config = AutoConfig.from_pretrained("m", attn_implementation=ATTN)
+        model = AutoModelForCausalLM.from_config(config, attn_implementation='flash_attention_2', torch_dtype=torch.bfloat16)
+        """,
+        """
+        import torch
+        from transformers import AutoConfig, AutoModelForCausalLM
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        ATTN = ('flash_attention_2' if BF16_OK else 'sdpa')
+        config = AutoConfig.from_pretrained("m", attn_implementation=ATTN)
+        model = AutoModelForCausalLM.from_config(config, attn_implementation='flash_attention_2' if BF16_OK else 'sdpa', torch_dtype=torch.bfloat16)
+        """,
+        id="config_and_variable",
+    ),
+]
+
+
+@pytest.mark.parametrize("before, after", FIXES)
+def test_fix(before, after):
+    assert lint(before, CODE)
+    fixed = fix(before, CODE)
+    assert fixed == dedent(after)
+    assert lint(fixed, CODE) == []
+    assert fix(fixed, CODE) == fixed
+
+
+def test_message_names_the_runtime_errors():
+    (d,) = lint(
+        """
+        from transformers import AutoModel
+        m = AutoModel.from_pretrained("m", attn_implementation="flash_attention_2")
+        """,
+        CODE,
+    )
+    assert "FlashAttention only supports Ampere GPUs or newer" in d.message
+    assert "FlashAttention2 has been toggled on" in d.message
+    assert (d.span.line, d.span.col) == (2, 35)
+
+
+def test_float32_weights_without_mixed_precision():
+    src = """
+    import torch
+    from transformers import AutoModelForCausalLM
+    native = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+    model = AutoModelForCausalLM.from_pretrained(
+        "m",
+        torch_dtype=torch.float32,
+        attn_implementation="flash_attention_2" if native else "eager",
+    )
+    """
+    (d,) = lint(src, CODE)
+    assert "FlashAttention only support fp16 and bf16 data type" in d.message
+    assert d.fix is None
+    # under AMP the kernels see fp16/bf16 activations: fine
+    trained = dedent(src) + "from transformers import TrainingArguments\n" + 'args = TrainingArguments(output_dir="o", bf16=native)\n'
+    assert lint(trained, CODE) == []
+
+
+def test_unguarded_and_float32_says_both():
+    (d,) = lint(
+        """
+        import torch
+        from transformers import AutoModel
+        m = AutoModel.from_pretrained("m", attn_implementation="flash_attention_2", dtype=torch.float32)
+        """,
+        CODE,
+    )
+    assert "Ampere" in d.message and "fp16 and bf16 data type" in d.message
+
+
+NEGATIVES = [
+    pytest.param(
+        """
+        import torch
+        from transformers import AutoModel
+        attn = "flash_attention_2" if torch.cuda.get_device_capability()[0] >= 8 else "sdpa"
+        m = AutoModel.from_pretrained("m", attn_implementation=attn, torch_dtype=torch.bfloat16)
+        """,
+        id="capability_ternary",
+    ),
+    pytest.param(
+        """
+        import torch
+        from transformers import AutoModel
+        if torch.cuda.is_bf16_supported():
+            m = AutoModel.from_pretrained("m", attn_implementation="flash_attention_2")
+        """,
+        id="if_block",
+    ),
+    pytest.param(
+        """
+        from transformers import AutoModel
+        m = AutoModel.from_pretrained("m", attn_implementation="sdpa")
+        n = AutoModel.from_pretrained("m", use_flash_attention_2=False)
+        """,
+        id="other_attention",
+    ),
+    pytest.param(
+        """
+        import argparse
+        from transformers import AutoModel
+        p = argparse.ArgumentParser()
+        p.add_argument("--attn", default="sdpa", choices=["eager", "sdpa", "flash_attention_2"])
+        a = p.parse_args()
+        m = AutoModel.from_pretrained("m", attn_implementation=a.attn)
+        """,
+        id="command_line_opt_in",
+    ),
+    pytest.param(
+        """
+        from transformers import AutoModel
+        m = AutoModel.from_pretrained("m", attn_implementation="flash_attention_2")  # noqa: MP202
+        """,
+        id="noqa",
+    ),
+]
+
+
+@pytest.mark.parametrize("src", NEGATIVES)
+def test_not_reported(src):
+    assert lint(src, CODE) == []
+
+
+def test_ampere_only_targets_get_nothing():
+    src = """
+    from transformers import AutoModel
+    m = AutoModel.from_pretrained("m", attn_implementation="flash_attention_2")
+    """
+    assert len(lint(src, CODE)) == 1
+    assert lint(src, CODE, cfg=config(target_gpus=["sm80", "sm90"])) == []
+    assert len(lint(src, CODE, cfg=config(target_gpus=["v100", "a100"]))) == 1
+
+
+@pytest.mark.parametrize("code", ["MP201", "MP202"])
+def test_rule_page_example_is_what_the_fix_does(code):
+    import re
+
+    from conftest import REPO
+
+    page = (REPO / "rules" / f"{code}.md").read_text(encoding="utf-8")
+    before = re.search(r"Before[^\n]*:\n\n```python\n(.*?)```", page, re.S).group(1)
+    after = re.search(r"After `precision-lint --fix`:\n\n```python\n(.*?)```", page, re.S).group(1)
+    assert lint(before, code)
+    assert fix(before, code) == after

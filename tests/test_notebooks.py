@@ -1,0 +1,331 @@
+"""Jupyter notebooks: code cells linted as one module, positions per cell, fixes written back
+into the cells with outputs, metadata and the JSON formatting untouched."""
+import json
+
+import pytest
+
+from conftest import run_cli
+from precision_lint.discovery import discover
+from precision_lint.notebook import (
+    CONTINUATION,
+    PLACEHOLDER,
+    NotebookError,
+    boundary_lines,
+    cell_position,
+    parse,
+    to_python,
+)
+
+PYPROJECT = '[tool.precision-lint]\ntransformers-version = "5.23"\n'
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+def kaggle_notebook() -> dict:
+    """An nbformat 4.5 notebook as Kaggle/Colab users write them: installs, shell lines,
+    outputs (stream, image, error), markdown, and the MP301 problem in the 4th code cell."""
+    return {
+        "cells": [
+            {
+                "cell_type": "markdown",
+                "id": "intro",
+                "metadata": {},
+                "source": ["# Fine-tuning BERT on a T4 — ×2 faster with fp16\n", "Run all cells."],
+            },
+            {
+                "cell_type": "code",
+                "execution_count": 1,
+                "id": "install",
+                "metadata": {"_kg_hide-output": True, "trusted": True},
+                "outputs": [{"name": "stdout", "output_type": "stream", "text": ["Successfully installed transformers\n"]}],
+                "source": ["%pip install -q transformers==4.46.0 accelerate\n", "!nvidia-smi"],
+            },
+            {
+                "cell_type": "code",
+                "execution_count": 2,
+                "id": "imports",
+                "metadata": {},
+                "outputs": [],
+                "source": [
+                    "import torch\n",
+                    "from transformers import AutoTokenizer, Trainer, TrainingArguments\n",
+                    "gpus = !nvidia-smi -L\n",
+                    "if torch.cuda.is_available():\n",
+                    "    !nvidia-smi --query-gpu=name --format=csv\n",
+                    "%env TOKENIZERS_PARALLELISM=false",
+                ],
+            },
+            {
+                "cell_type": "code",
+                "execution_count": 3,
+                "id": "plot",
+                "metadata": {},
+                "outputs": [
+                    {
+                        "data": {"image/png": PNG, "text/plain": ["<Figure size 640x480 with 1 Axes>"]},
+                        "metadata": {"needs_background": "light"},
+                        "output_type": "display_data",
+                    }
+                ],
+                "source": ["tok = AutoTokenizer.from_pretrained('bert-base-uncased')\n", "AutoTokenizer?"],
+            },
+            {
+                "cell_type": "code",
+                "execution_count": 4,
+                "id": "train",
+                "metadata": {"scrolled": True},
+                "outputs": [
+                    {
+                        "ename": "TypeError",
+                        "evalue": "Trainer.__init__() got an unexpected keyword argument 'tokenizer'",
+                        "output_type": "error",
+                        "traceback": ["\u001b[0;31mTypeError\u001b[0m: unexpected keyword argument 'tokenizer'"],
+                    }
+                ],
+                "source": [
+                    "args = TrainingArguments('out', fp16=True)  # café: non-ASCII stays as is\n",
+                    "trainer = Trainer(model=model, args=args, tokenizer=tok)\n",
+                    "trainer.train()",
+                ],
+            },
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": "shell",
+                "metadata": {},
+                "outputs": [],
+                "source": ["%%bash\n", "python train.py --tokenizer=tok\n", "  echo done"],
+            },
+        ],
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python", "version": "3.10.12", "mimetype": "text/x-python"},
+            "accelerator": "GPU",
+            "kaggle": {"accelerator": "gpu", "isGpuEnabled": True},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def nbformat_bytes(nb: dict) -> bytes:
+    """What nbformat / Jupyter writes: sorted keys, indent 1, no ASCII escaping, final newline."""
+    return (json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    return tmp_path
+
+
+def test_lint_reports_cell_positions(project):
+    (project / "train.ipynb").write_bytes(nbformat_bytes(kaggle_notebook()))
+    out = run_cli("--output-format", "concise", "train.ipynb", cwd=project)
+    assert out.returncode == 1, out.stderr
+    lines = [l for l in out.stdout.splitlines() if "MP" in l]
+    # 4th code cell (markdown does not count), its 2nd line, column of `tokenizer=`
+    assert lines == [l for l in lines if l.startswith("train.ipynb:cell 4:2:43: MP301 [*] ")] and len(lines) == 1
+    full = run_cli("train.ipynb", cwd=project)
+    assert "train.ipynb:cell 4:2:43: MP301" in full.stdout
+    # the excerpt quotes the cell as written, numbered within the cell
+    assert "2 | trainer = Trainer(model=model, args=args, tokenizer=tok)" in full.stdout
+    assert "3 | trainer.train()" in full.stdout
+    assert "precision-lint: notebook cell" not in full.stdout  # the boundary lines are internal
+    (item,) = json.loads(run_cli("--output-format", "json", "train.ipynb", cwd=project).stdout)
+    assert item["cell"] == 4
+    assert item["location"] == {"row": 2, "column": 43} and item["end_location"] == {"row": 2, "column": 52}
+    assert item["noqa_row"] == 2
+    assert item["fix"]["edits"][0]["location"] == {"row": 2, "column": 43}
+
+
+def test_fix_round_trip_keeps_everything_but_the_fixed_line(project):
+    nb = kaggle_notebook()
+    before = nbformat_bytes(nb)
+    path = project / "train.ipynb"
+    path.write_bytes(before)
+    out = run_cli("--fix", "train.ipynb", cwd=project)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 fixed, 0 remaining" in out.stdout
+    after = path.read_bytes()
+    # byte-for-byte: only the keyword changed (indent, key order, "café", outputs, newline kept)
+    assert after == before.replace(b"tokenizer=tok)", b"processing_class=tok)", 1)
+    fixed = json.loads(after)
+    assert fixed["cells"][4]["outputs"] == nb["cells"][4]["outputs"]
+    assert fixed["cells"][3]["outputs"][0]["data"]["image/png"] == PNG
+    assert fixed["metadata"] == nb["metadata"]
+    assert fixed["cells"][1]["source"] == nb["cells"][1]["source"]  # magics untouched
+    assert fixed["cells"][5]["source"] == nb["cells"][5]["source"]  # %%bash cell untouched
+    assert run_cli("train.ipynb", cwd=project).returncode == 0
+
+
+def test_real_nbformat_round_trip(project):
+    nbformat = pytest.importorskip("nbformat", reason="nbformat is in the `test` extra")
+    nb = nbformat.from_dict(kaggle_notebook())
+    nbformat.validate(nb)
+    path = project / "train.ipynb"
+    nbformat.write(nb, str(path))
+    written = path.read_bytes()
+    assert run_cli("--fix", "train.ipynb", cwd=project).returncode == 0
+    fixed = nbformat.read(str(path), as_version=4)
+    nbformat.validate(fixed)
+    assert "processing_class=tok" in fixed.cells[4].source
+    assert fixed.cells[4].outputs == nb.cells[4].outputs
+    # nbformat itself writes the fixed notebook to the very bytes precision-lint wrote
+    assert nbformat.writes(fixed).encode("utf-8") + b"\n" == path.read_bytes()
+    assert path.read_bytes() == written.replace(b"tokenizer=tok)", b"processing_class=tok)", 1)
+
+
+def test_notebook_without_fix_is_never_rewritten(project):
+    nb = kaggle_notebook()
+    nb["cells"][4]["source"][1] = "trainer = Trainer(model=model, args=args, processing_class=tok)\n"
+    # odd formatting on purpose: would not survive a re-serialisation
+    raw = json.dumps(nb, indent=3, ensure_ascii=True).encode("ascii")
+    path = project / "clean.ipynb"
+    path.write_bytes(raw)
+    mtime = path.stat().st_mtime_ns
+    out = run_cli("--fix", ".", cwd=project)
+    assert out.returncode == 0 and "All checks passed!" in out.stdout, out.stdout + out.stderr
+    assert path.read_bytes() == raw and path.stat().st_mtime_ns == mtime
+
+
+def test_other_json_styles_are_kept(project):
+    nb = kaggle_notebook()
+    for indent, ascii_ in ((2, True), (None, False)):
+        raw = json.dumps(nb, indent=indent, ensure_ascii=ascii_).encode("utf-8")  # no final newline
+        path = project / "colab.ipynb"
+        path.write_bytes(raw)
+        assert run_cli("--fix", "colab.ipynb", cwd=project).returncode == 0
+        assert path.read_bytes() == raw.replace(b"tokenizer=tok)", b"processing_class=tok)", 1)
+
+
+def test_diff_is_per_cell_and_writes_nothing(project):
+    raw = nbformat_bytes(kaggle_notebook())
+    (project / "train.ipynb").write_bytes(raw)
+    out = run_cli("--diff", "train.ipynb", cwd=project)
+    assert out.returncode == 1
+    assert "--- a/train.ipynb:cell 4\n+++ b/train.ipynb:cell 4\n" in out.stdout
+    assert "-trainer = Trainer(model=model, args=args, tokenizer=tok)\n" in out.stdout
+    assert "+trainer = Trainer(model=model, args=args, processing_class=tok)\n" in out.stdout
+    assert (project / "train.ipynb").read_bytes() == raw
+
+
+def test_broken_notebooks_are_mp000_and_untouched(project):
+    (project / "bad_json.ipynb").write_bytes(b'{"cells": [')
+    nb = kaggle_notebook()
+    nb["cells"][5]["source"] = ["import torch\n", "x = = 1"]
+    broken_cell = nbformat_bytes(nb)
+    (project / "bad_cell.ipynb").write_bytes(broken_cell)
+    out = run_cli("--fix", "--output-format", "concise", ".", cwd=project)
+    assert out.returncode == 1
+    lines = sorted(l for l in out.stdout.splitlines() if "MP000" in l)
+    assert len(lines) == 2
+    assert lines[0].startswith("bad_cell.ipynb:cell 5:")
+    assert lines[1].startswith("bad_json.ipynb:1:1: MP000") and "invalid notebook JSON" in lines[1]
+    assert (project / "bad_json.ipynb").read_bytes() == b'{"cells": ['
+    assert (project / "bad_cell.ipynb").read_bytes() == broken_cell
+    assert "Traceback" not in out.stderr
+
+
+def test_noqa_in_a_cell(project):
+    nb = kaggle_notebook()
+    nb["cells"][4]["source"][1] = "trainer = Trainer(model=model, args=args, tokenizer=tok)  # noqa: MP301\n"
+    (project / "train.ipynb").write_bytes(nbformat_bytes(nb))
+    assert run_cli("train.ipynb", cwd=project).returncode == 0
+
+
+def test_discovery_finds_notebooks_but_not_checkpoints(project):
+    (project / "nb").mkdir()
+    (project / "nb" / "a.ipynb").write_text("{}")
+    (project / "nb" / ".ipynb_checkpoints").mkdir()
+    (project / "nb" / ".ipynb_checkpoints" / "a-checkpoint.ipynb").write_text("{}")
+    found = [p.replace("\\", "/") for p in discover([str(project / "nb")])]
+    assert found == [str(project / "nb" / "a.ipynb").replace("\\", "/")]
+
+
+def test_non_python_kernels_are_skipped(project):
+    nb = kaggle_notebook()
+    nb["metadata"]["kernelspec"] = {"display_name": "R", "language": "R", "name": "ir"}
+    nb["metadata"]["language_info"] = {"name": "R"}
+    (project / "r.ipynb").write_bytes(nbformat_bytes(nb))
+    out = run_cli("--fix", "r.ipynb", cwd=project)
+    assert out.returncode == 0 and (project / "r.ipynb").read_bytes() == nbformat_bytes(nb)
+
+
+# --- the IPython-line transformation itself -----------------------------------------------
+@pytest.mark.parametrize(
+    "line",
+    [
+        "%pip install transformers",
+        "!nvidia-smi",
+        "    !ls -la",
+        "files = !ls",
+        "x = %time f()",
+        "?Trainer",
+        "Trainer?",
+        "torch.cuda??",
+        "%matplotlib inline",
+    ],
+)
+def test_ipython_lines_become_placeholders(line):
+    head = "if torch:" if line.startswith(" ") else "import torch"
+    python, magics = to_python(f"{head}\n{line}\nprint(1)")
+    lines = python.splitlines()
+    assert lines[0] == head and lines[2] == "print(1)"
+    assert lines[1].strip() == PLACEHOLDER
+    assert lines[1].startswith(line[: len(line) - len(line.lstrip())])  # indentation kept
+    assert magics == ((1, line + "\n"),)
+    compile(python, "cell", "exec")
+
+
+def test_python_lines_are_left_alone():
+    source = 'x = 3 % 2\ns = """\n%not a magic inside a string\n!nor this\n"""\nd = {"a": 1}\nprint(x != 2)'
+    python, magics = to_python(source)
+    assert python == source and magics == ()
+
+
+def test_continued_shell_lines_and_cell_magics():
+    python, magics = to_python("!pip install a \\\n   b \\\n   c\nimport torch")
+    assert python.splitlines() == [PLACEHOLDER, CONTINUATION, CONTINUATION, "import torch"]
+    assert [i for i, _ in magics] == [0, 1, 2]
+    bash, magics = to_python("%%bash\nfor x in 1 2; do\n  echo $x\ndone")
+    assert all(l.startswith("#") for l in bash.splitlines()) and len(magics) == 4
+    timed, magics = to_python("%%time\nimport torch\nx = torch.ones(2)")
+    assert timed.splitlines() == [PLACEHOLDER, "import torch", "x = torch.ones(2)"] and len(magics) == 1
+
+
+def test_positions_map_back_to_cells():
+    nb = parse(nbformat_bytes(kaggle_notebook()))
+    text = nb.text
+    b = boundary_lines(text)
+    assert len(b) == len(nb.cells) - 1 == 4
+    lines = text.splitlines()
+    row = lines.index("trainer = Trainer(model=model, args=args, tokenizer=tok)") + 1
+    assert cell_position(b, row) == (4, 2)
+    assert cell_position(b, 1) == (1, 1)
+    # unchanged text maps back to the original sources
+    assert nb.cell_sources(text) == [c.source for c in nb.cells]
+    assert nb.encode(text) == nb.raw
+
+
+def test_a_fix_that_touches_an_ipython_line_is_refused():
+    nb = parse(nbformat_bytes(kaggle_notebook()))
+    text = nb.text
+    assert PLACEHOLDER in text
+    with pytest.raises(NotebookError):
+        nb.cell_sources(text.replace("    " + PLACEHOLDER, "    x = 1", 1))
+    with pytest.raises(NotebookError):  # a fix that removed a cell boundary
+        nb.cell_sources(text.replace("# precision-lint: notebook cell 3 #\n", ""))
+
+
+def test_a_notebook_never_shadows_the_script_beside_it(project):
+    from precision_lint.discovery import module_name
+
+    assert module_name(str(project / "train.ipynb"))[0] == "train-ipynb"
+    assert module_name(str(project / "train.py"))[0] == "train"
+    (project / "train.py").write_text("from transformers import Trainer\n\nclass MyTrainer(Trainer):\n    pass\n")
+    nb = kaggle_notebook()
+    nb["cells"][4]["source"] = ["from train import MyTrainer\n", "t = MyTrainer(model=model, tokenizer=tok)"]
+    (project / "train.ipynb").write_bytes(nbformat_bytes(nb))
+    out = run_cli("--output-format", "concise", ".", cwd=project)
+    # the notebook imports the script's Trainer subclass: joined along the import, found in cell 4
+    assert "train.ipynb:cell 4:2:28: MP301" in out.stdout, out.stdout + out.stderr
