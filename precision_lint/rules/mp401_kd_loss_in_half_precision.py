@@ -20,6 +20,7 @@ region (autocast runs softmax/log_softmax/kl_div in float32), logits with no flo
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Dict, Iterable, List
 
 from ..config import Config, ConfigError
@@ -32,6 +33,18 @@ UPCAST_AND_CLAMP = "upcast-and-clamp"
 CLAMP = "clamp"
 FP16_MAX = 65504.0
 MAX_DEPTH = 8
+
+
+def _short(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _located(paths, path: str):
+    """Reasons found in another file name it: `(line 5)` → `(models.py, line 5)`."""
+    where = _short(path)
+    return tuple(
+        replace(p, reason=p.reason.replace("(line ", f"({where}, line ")) if p.reason else p for p in paths
+    )
 
 
 def _bound(value: float) -> str:
@@ -84,22 +97,40 @@ class KDLossInHalfPrecision(Rule):
                 modules[m.path] = m
         modules[ctx.facts.path] = ctx.facts
         by_callee: Dict[str, list] = {}
+        returns: Dict[str, list] = {}
         for m in modules.values():
             section = m.section("kd")
+            here = m.path == ctx.facts.path
             for flow in section["flows"] if section else ():
+                if not here:
+                    flow = replace(flow, args=tuple((i, k, _located(ps, m.path)) for i, k, ps in flow.args))
                 by_callee.setdefault(flow.callee, []).append(flow)
-        return by_callee
+            for function, paths in section.get("returns", ()) if section else ():
+                returns.setdefault(function, []).extend(paths if here else _located(paths, m.path))
+            # MP101's weights facts: a loader returning a float16 model (`def load_teacher(): ...`)
+            for site in m.section("weights"):
+                if site.returned and "float16" in site.dtypes:
+                    returns.setdefault(site.scope, []).append(
+                        Path(f"`{site.scope.rsplit('.', 1)[-1]}()` returns a model with float16 weights "
+                             f"({_short(m.path)}, line {site.span.line})", None)
+                    )
+        return {"calls": by_callee, "returns": returns}
 
     def _resolve(self, paths: Iterable[Path], flows, depth: int = 0, seen=()) -> List[Path]:
         out: List[Path] = []
         for p in paths:
+            if p.returns_of is not None:
+                if depth < MAX_DEPTH and p.returns_of not in seen:
+                    for q in self._resolve(flows["returns"].get(p.returns_of, ()), flows, depth + 1, (*seen, p.returns_of)):
+                        out.append(Path(q.reason, q.param, q.upcast or p.upcast, q.clamped or p.clamped, q.returns_of))
+                continue
             if p.param is None:
                 out.append(p)
                 continue
             ref = p.param
             if depth >= MAX_DEPTH or ref in seen:
                 continue
-            for flow in flows.get(ref.function, ()):
+            for flow in flows["calls"].get(ref.function, ()):
                 if flow.protected:  # called under autocast: the helper's softmax runs in fp32
                     continue
                 for position, kw, arg_paths in flow.args:

@@ -540,8 +540,7 @@ def test_together_with_the_other_rules():
 
         student = AutoModelForCausalLM.from_pretrained("s", torch_dtype=torch.float16).cuda()
         teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16).cuda().eval()
-        for p in teacher.parameters():
-            p.requires_grad_(False)
+        teacher.requires_grad_(False)
         optimizer = torch.optim.AdamW(student.parameters(), lr=5e-5)
         scaler = torch.cuda.amp.GradScaler()
         for batch in loader:
@@ -559,6 +558,8 @@ def test_together_with_the_other_rules():
     assert lint(src, CODE)
     fixed = fix(src)  # every rule
     assert "F.softmax(t_logits.float() / 2.0, dim=-1)" in fixed  # the frozen teacher's softmax
+    # the frozen fp16 teacher keeps its weights: only the loss expression is this rule's
+    assert 'from_pretrained("t", torch_dtype=torch.float16)' in fixed
     assert [d for d in lint(fixed) if d.code in ("MP101", CODE)] == []
     assert fix(fixed) == fixed
 
@@ -685,3 +686,89 @@ def test_helper_called_inside_autocast():
     (d,) = lint(outside, CODE)
     assert "runs under torch.autocast" in d.message
     assert "F.log_softmax(s.float() / T, -1), F.softmax(t.float() / T, -1)" in fix(outside, CODE)
+
+
+def test_rule_page_example_is_what_the_fix_does():
+    import re
+
+    from conftest import REPO
+
+    page = (REPO / "rules" / f"{CODE}.md").read_text(encoding="utf-8")
+    before = re.search(r"Before[^\n]*:\n\n```python\n(.*?)```", page, re.S).group(1)
+    after = re.search(r"After `precision-lint --fix`:\n\n```python\n(.*?)```", page, re.S).group(1)
+    assert lint(before, CODE)
+    assert fix(before, CODE) == after
+    assert fix(before) == after  # every rule: nothing else (MP101 included) touches this script
+
+
+def test_models_and_logits_from_functions_in_other_files(tree):
+    from precision_lint.engine import Engine
+
+    root = tree(
+        {
+            "models.py": """
+                import torch
+                from transformers import AutoModelForCausalLM
+
+                def load_teacher(name):
+                    teacher = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.float16)
+                    teacher.eval()
+                    return teacher
+
+                def student_logits(student, batch):
+                    return student(**batch).logits.half()
+            """,
+            "train.py": """
+                import torch.nn.functional as F
+                from models import load_teacher, student_logits
+
+                teacher = load_teacher("big")
+                t = teacher(**batch).logits
+                s = student_logits(student, batch)
+                loss = F.kl_div(F.log_softmax(s / 2, -1), F.softmax(t / 2, -1), reduction="batchmean")
+            """,
+        }
+    )
+    engine = Engine(config(), [CODE])
+    (d,) = engine.run_paths([str(root)]).diagnostics
+    assert "`torch_dtype=torch.float16` (models.py, line 5)" in d.message
+    assert "`student(**batch).logits.half()` (models.py, line 10) casts to float16" in d.message
+    fixed = engine.run_paths([str(root)], fix=True).fixed_texts[str(root / "train.py")]
+    assert "F.kl_div(F.log_softmax(s.float() / 2, -1), F.softmax(t.float() / 2, -1)" in fixed
+
+
+def test_weights_facts_of_loaders_are_read(tree):
+    # the loaders MP101's weights facts know (returned fp16 models) are a second source of reasons
+    from precision_lint.engine import Engine
+    from precision_lint.project import Project
+    from precision_lint.rules.base import RuleContext
+    from precision_lint.rules.mp401_kd_loss_in_half_precision import KDLossInHalfPrecision
+    from precision_lint.sources import SourceFile
+
+    root = tree(
+        {
+            "models.py": """
+                import torch
+                from transformers import AutoModel
+
+                def load_teacher():
+                    teacher = AutoModel.from_pretrained("t", torch_dtype=torch.float16)
+                    return teacher
+            """,
+            "train.py": """
+                import torch.nn.functional as F
+                from models import load_teacher
+                t = load_teacher()(x)
+                loss = F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1))
+            """,
+        }
+    )
+    engine = Engine(config(), [CODE])
+    files = [str(root / "models.py"), str(root / "train.py")]
+    facts = engine.facts([SourceFile.read(p) for p in files])
+    project = Project(facts)
+    train = project.by_path[files[1]]
+    ctx = RuleContext(train, "", project, engine.config, engine.options[CODE])
+    reasons = [p.reason for p in KDLossInHalfPrecision()._flows(ctx)["returns"]["models.load_teacher"]]
+    assert "`load_teacher()` returns a model with float16 weights (models.py, line 5)" in reasons
+    assert any("`torch_dtype=torch.float16` (models.py, line 5)" in r for r in reasons)  # kd's own

@@ -59,6 +59,8 @@ TRANSPARENT = frozenset(
 UPCAST_METHODS = frozenset({"float", "double"})
 CLAMP_METHODS = frozenset({"clamp", "clip", "clamp_", "clip_", "nan_to_num", "nan_to_num_"})
 MODEL_METHODS = frozenset({"forward", "generate", "get_text_features", "get_image_features", "encode_image", "encode_text"})
+# Callees that are never project code.
+LIBRARIES = ("torch.", "transformers.", "builtins.", "numpy.", "clip.", "accelerate.", "peft.", "trl.")
 FP16_SMALLEST = 2.0 ** -24  # float16's smallest positive (subnormal) value; below half of it → 0
 
 
@@ -84,6 +86,7 @@ class Path:
     param: Optional[ParamRef]
     upcast: bool = False
     clamped: bool = False
+    returns_of: Optional[str] = None  # what a function of another project file returns
 
 
 @dataclass(frozen=True)
@@ -391,6 +394,8 @@ class _Analysis:
                 return self._model_output(expr, self.paths(func, scope))
             if qual is None:  # defined elsewhere (a notebook cell, a star import): still autocast's
                 return self._model_output(expr, [])
+            if not qual.startswith(LIBRARIES):  # `from helpers import load_teacher`
+                return self._model_output(expr, [Path(None, None, returns_of=qual)])
             return []
         if isinstance(func, cst.Call):  # `AutoModel.from_pretrained(...).half()(x)`
             return self._model_output(expr, self.paths(func, scope))
@@ -434,7 +439,7 @@ def _two_sided(call: cst.Call, first: int) -> bool:
 
 
 def _mark(p: Path, upcast: bool = False, clamped: bool = False) -> Path:
-    return Path(p.reason, p.param, p.upcast or upcast, p.clamped or clamped)
+    return Path(p.reason, p.param, p.upcast or upcast, p.clamped or clamped, p.returns_of)
 
 
 def _dedupe(paths) -> Tuple[Path, ...]:
@@ -730,7 +735,12 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             continue
         unique = tuple({(o.root, o.template, o.role): o for o in operands}.values())
         losses.append(KDLoss(kind, index.span(site.node), site.scope.qualname, site.klass, unique))
-    return {"losses": tuple(losses), "flows": tuple(_flows(index, analysis))}
+    returns = []
+    for qualname, function in index.functions.items():
+        paths = analysis._returns(function)
+        if paths:
+            returns.append((_function_ref(function), _dedupe(paths)))
+    return {"losses": tuple(losses), "flows": tuple(_flows(index, analysis)), "returns": tuple(returns)}
 
 
 def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
@@ -810,7 +820,7 @@ def _flows(index: ModuleIndex, analysis: _Analysis) -> List[ArgFlow]:
         callee = site.qualname
         if callee is None and isinstance(site.receiver, cst.Name) and site.receiver.value == "self" and site.klass:
             callee = f"{site.klass}.{site.method}"
-        if callee is None or callee.startswith(("torch.", "transformers.", "builtins.", "numpy.", "clip.")):
+        if callee is None or callee.startswith(LIBRARIES):
             continue
         args = []
         position = 0
