@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Dict, Iterable, List
 
 from ..config import Config, ConfigError
-from ..diagnostics import SAFE, UNSAFE, Edit, Fix
+from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from ..facts.extractors.kd import LOGITS, Path
 from .base import Option, Rule, RuleContext
 
@@ -43,7 +43,10 @@ def _located(paths, path: str):
     """Reasons found in another file name it: `(line 5)` → `(models.py, line 5)`."""
     where = _short(path)
     return tuple(
-        replace(p, reason=p.reason.replace("(line ", f"({where}, line ")) if p.reason else p for p in paths
+        replace(p, reason=p.reason.replace("(line ", f"({where}, line "), origin_path=p.origin_path or path)
+        if p.reason
+        else p
+        for p in paths
     )
 
 
@@ -112,7 +115,8 @@ class KDLossInHalfPrecision(Rule):
                 if site.returned and "float16" in site.dtypes:
                     returns.setdefault(site.scope, []).append(
                         Path(f"`{site.scope.rsplit('.', 1)[-1]}()` returns a model with float16 weights "
-                             f"({_short(m.path)}, line {site.span.line})", None)
+                             f"({_short(m.path)}, line {site.span.line})", None,
+                             origin=site.span, origin_path=m.path)
                     )
         return {"calls": by_callee, "returns": returns}
 
@@ -122,7 +126,7 @@ class KDLossInHalfPrecision(Rule):
             if p.returns_of is not None:
                 if depth < MAX_DEPTH and p.returns_of not in seen:
                     for q in self._resolve(flows["returns"].get(p.returns_of, ()), flows, depth + 1, (*seen, p.returns_of)):
-                        out.append(Path(q.reason, q.param, q.upcast or p.upcast, q.clamped or p.clamped, q.returns_of))
+                        out.append(replace(q, upcast=q.upcast or p.upcast, clamped=q.clamped or p.clamped))
                 continue
             if p.param is None:
                 out.append(p)
@@ -136,7 +140,7 @@ class KDLossInHalfPrecision(Rule):
                 for position, kw, arg_paths in flow.args:
                     if kw == ref.name or (position >= 0 and position == ref.index):
                         for q in self._resolve(arg_paths, flows, depth + 1, (*seen, ref)):
-                            out.append(Path(q.reason, q.param, q.upcast or p.upcast, q.clamped or p.clamped))
+                            out.append(replace(q, upcast=q.upcast or p.upcast, clamped=q.clamped or p.clamped))
         return out
 
     # --- judging ----------------------------------------------------------------------
@@ -182,9 +186,14 @@ class KDLossInHalfPrecision(Rule):
 
     def _finding(self, ctx: RuleContext, loss, todo, mode: str, bound: float):
         shown = []
+        related = {}
         for op, bad, _, _ in todo:
             if op.logits_text not in [s for s, _ in shown]:
                 shown.append((op.logits_text, bad[0].reason))
+            for p in bad:
+                if p.origin is not None and len(related) < 3:
+                    key = (p.origin_path or ctx.path, p.origin)
+                    related.setdefault(key, Related(key[0], p.origin, f"float16 from here: {p.reason}"))
         sources = "; ".join(f"`{text}` may be half: {reason}" for text, reason in shown[:3])
         message = (
             f"{loss.kind} runs in float16 ({sources}): the loss is inf once its batchmean/sum total "
@@ -213,4 +222,6 @@ class KDLossInHalfPrecision(Rule):
         if rewrites:
             what += "; use `log_softmax` instead of `softmax(...).log()`"
         message += f"; {what[0].lower()}{what[1:]}"
-        return ctx.diagnostic(self.code, loss.span, message, Fix(applicability, what, edits))
+        return ctx.diagnostic(
+            self.code, loss.span, message, Fix(applicability, what, edits), related=tuple(related.values())
+        )

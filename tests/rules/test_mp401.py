@@ -333,6 +333,7 @@ def test_message_says_why_and_where():
     assert d.span.line == 11  # the kl_div call in the helper
     assert "`t_logits` may be half" in d.message
     assert "torch_dtype=torch.float16" in d.message and "(line 5)" in d.message
+    assert [(r.path, r.span.line) for r in d.related] == [("train.py", 5)]
     assert "65504" in d.message and "NaN" in d.message
     assert d.fix.applicability == SAFE
 
@@ -733,6 +734,10 @@ def test_models_and_logits_from_functions_in_other_files(tree):
     (d,) = engine.run_paths([str(root)]).diagnostics
     assert "`torch_dtype=torch.float16` (models.py, line 5)" in d.message
     assert "`student(**batch).logits.half()` (models.py, line 10) casts to float16" in d.message
+    # the sources are related locations, in the file where they are
+    assert {(r.path, r.span.line) for r in d.related} >= {
+        (str(root / "models.py"), 5), (str(root / "models.py"), 10)
+    }
     fixed = engine.run_paths([str(root)], fix=True).fixed_texts[str(root / "train.py")]
     assert "F.kl_div(F.log_softmax(s.float() / 2, -1), F.softmax(t.float() / 2, -1)" in fixed
 

@@ -87,6 +87,8 @@ class Path:
     upcast: bool = False
     clamped: bool = False
     returns_of: Optional[str] = None  # what a function of another project file returns
+    origin: Optional[Span] = None  # where the float16 comes from (for `reason`)
+    origin_path: str = ""  # the file of ``origin`` when it is not the linted one (set when joined)
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,7 @@ class _Analysis:
         self._memo: Dict[Tuple[int, int], Tuple[Path, ...]] = {}
         self._active: set = set()
         # in-place casts as statements: (scope qualname, dotted receiver) → reasons
-        self.inplace: Dict[Tuple[str, str], List[str]] = {}
+        self.inplace: Dict[Tuple[str, str], List[Tuple[str, Span]]] = {}
         for site in index.calls:
             if site.method in ("half", "to") and site.receiver is not None and self._is_statement(site):
                 name = _dotted_receiver(site.receiver)
@@ -174,7 +176,7 @@ class _Analysis:
                 if site.method == "half" or self._cast_dtype(site.node, site.scope) == "float16":
                     owner = site.klass if name.startswith("self.") and site.klass else self._owner(name, site.scope)
                     reason = f"`{index.text(site.node)}` (line {_line(index, site.node)}) casts it to float16"
-                    self.inplace.setdefault((owner, name), []).append(reason)
+                    self.inplace.setdefault((owner, name), []).append((reason, index.span(site.node)))
 
     # --- helpers ---------------------------------------------------------------
     def _is_statement(self, site) -> bool:
@@ -286,7 +288,7 @@ class _Analysis:
             return []
         out: List[Path] = []
         for reason in self.inplace.get((owner.qualname, expr.value), ()):
-            out.append(Path(f"`{expr.value}`: {reason}", None))
+            out.append(Path(f"`{expr.value}`: {reason[0]}", None, origin=reason[1]))
         if expr.value in owner.params and owner.kind == "function":
             pos, kwonly = _param_names(owner)
             if expr.value in pos:
@@ -304,7 +306,7 @@ class _Analysis:
             if assignment.unpack_index == 0 and isinstance(value, cst.Call):
                 site = self.ix.call_of(value)
                 if site is not None and site.qualname in CLIP_LOAD:
-                    out.append(Path(self._clip_reason(value), None))
+                    out.append(Path(self._clip_reason(value), None, origin=self.ix.span(value)))
                     continue
             out.extend(self.paths(value, owner))
         return out
@@ -324,7 +326,7 @@ class _Analysis:
         name = expr.attr.value
         out: List[Path] = []
         for reason in self.inplace.get((klass.qualname, f"self.{name}"), ()):
-            out.append(Path(f"`self.{name}`: {reason}", None))
+            out.append(Path(f"`self.{name}`: {reason[0]}", None, origin=reason[1]))
         for assignment, method_scope in info.self_attr_values.get(name, []):
             out.extend(self.paths(assignment.value, method_scope))
         return out
@@ -342,13 +344,13 @@ class _Analysis:
                 return [_mark(p, clamped=True) for p in inner]
             return list(inner)
         if qual in CLIP_LOAD:
-            return [Path(self._clip_reason(expr), None)]
+            return [Path(self._clip_reason(expr), None, origin=ix.span(expr))]
         if qual in SOFTMAX or qual in LOG_SOFTMAX:
             args = positional(expr)
             return list(self.paths(args[0].value, scope)) if args else []
         half = self._dtype_kwarg_half(expr, scope)
         if half is not None:
-            return [Path(f"created by {half}", None)]
+            return [Path(f"created by {half}", None, origin=ix.span(expr))]
         # --- methods on a value
         if isinstance(func, cst.Attribute) and (qual is None or not qual.startswith(("torch.", "transformers."))):
             method = func.attr.value
@@ -361,11 +363,11 @@ class _Analysis:
             if method in UPCAST_METHODS:
                 return [_mark(p, upcast=True) for p in self.paths(receiver, scope)]
             if method == "half":
-                return [Path(f"`{ix.text(expr)}` (line {_line(ix, expr)}) casts to float16", None)]
+                return [Path(f"`{ix.text(expr)}` (line {_line(ix, expr)}) casts to float16", None, origin=ix.span(expr))]
             if method in ("to", "type"):
                 dtype = self._cast_dtype(expr, scope)
                 if dtype == "float16":
-                    return [Path(f"`{ix.text(expr)}` (line {_line(ix, expr)}) casts to float16", None)]
+                    return [Path(f"`{ix.text(expr)}` (line {_line(ix, expr)}) casts to float16", None, origin=ix.span(expr))]
                 if dtype == "float32":
                     return [_mark(p, upcast=True) for p in self.paths(receiver, scope)]
                 if dtype == "bfloat16":
@@ -410,6 +412,7 @@ class _Analysis:
                     f"`{self.ix.text(call.func)}(...)` runs under torch.autocast (line "
                     f"{_line(self.ix, call)}), which returns float16 logits",
                     None,
+                    origin=self.ix.span(call),
                 )
             )
         return out
@@ -439,7 +442,7 @@ def _two_sided(call: cst.Call, first: int) -> bool:
 
 
 def _mark(p: Path, upcast: bool = False, clamped: bool = False) -> Path:
-    return Path(p.reason, p.param, p.upcast or upcast, p.clamped or clamped, p.returns_of)
+    return Path(p.reason, p.param, p.upcast or upcast, p.clamped or clamped, p.returns_of, p.origin, p.origin_path)
 
 
 def _dedupe(paths) -> Tuple[Path, ...]:
