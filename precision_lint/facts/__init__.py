@@ -1,0 +1,1 @@
+"""Per-file precision facts: index → evaluate → extractors."""
