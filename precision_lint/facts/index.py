@@ -81,6 +81,9 @@ class CallSite:
     klass: Optional[str]  # enclosing class qualname
     assigned_to: Tuple[str, ...] = ()  # `a = b = call(...)` → ("a", "b")
     statement: Optional[cst.CSTNode] = None
+    # the enclosing `with` item expressions themselves (parallel to ``contexts``), so that
+    # their arguments (`torch.autocast(..., enabled=False)`) can be evaluated
+    context_items: Tuple[cst.BaseExpression, ...] = ()
 
 
 @dataclass
@@ -91,6 +94,8 @@ class ClassInfo:
     node: cst.ClassDef
     self_attrs: set = field(default_factory=set)  # attributes assigned on `self` in methods
     init_params: Optional[Tuple[str, ...]] = None  # parameters of its own __init__, if it defines one
+    # `self.x = value` in its methods: attribute → [(assignment, the method's scope)]
+    self_attr_values: Dict[str, List[Tuple["Assignment", "Scope"]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -224,6 +229,7 @@ class _Indexer(cst.CSTVisitor):
         self.scope = index.root
         self.guards: List[GuardNode] = []
         self.contexts: List[str] = []
+        self.context_items: List[cst.BaseExpression] = []
         self.classes: List[ClassInfo] = []
         self.loops: List[ForLoop] = []
         self.statement: Optional[cst.CSTNode] = None
@@ -253,7 +259,7 @@ class _Indexer(cst.CSTVisitor):
             for name, idx in names:
                 self._bind(name, node.value, node, idx)
             if not names and isinstance(target.target, cst.Attribute):
-                self._self_attr(target.target)
+                self._self_attr(target.target, Assignment(node.value, tuple(self.guards), node))
                 self.ix.attr_assigns.append(
                     AttrAssign(target.target, node.value, self.scope, tuple(self.loops))
                 )
@@ -262,7 +268,7 @@ class _Indexer(cst.CSTVisitor):
         for name, idx in _target_names(node.target):
             self._bind(name, node.value, node, idx)
         if isinstance(node.target, cst.Attribute):
-            self._self_attr(node.target)
+            self._self_attr(node.target, Assignment(node.value, tuple(self.guards), node))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         for name, _ in _target_names(node.target):
@@ -290,9 +296,13 @@ class _Indexer(cst.CSTVisitor):
     def visit_Global(self, node: cst.Global) -> None:
         self.scope.globals.update(n.name.value for n in node.names)
 
-    def _self_attr(self, target: cst.Attribute) -> None:
+    def _self_attr(self, target: cst.Attribute, assignment: Optional[Assignment] = None) -> None:
         if self.classes and isinstance(target.value, cst.Name) and target.value.value == "self":
             self.classes[-1].self_attrs.add(target.attr.value)
+            if assignment is not None:
+                self.classes[-1].self_attr_values.setdefault(target.attr.value, []).append(
+                    (assignment, self.scope)
+                )
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
@@ -316,10 +326,12 @@ class _Indexer(cst.CSTVisitor):
             call = item.item
             target = call.func if isinstance(call, cst.Call) else call
             self.contexts.append(self.ix.qualify(target) or dotted(target) or "")
+            self.context_items.append(call)
 
     def leave_With_body(self, node: cst.With) -> None:
         for _ in node.items:
             self.contexts.pop()
+            self.context_items.pop()
 
     # --- scopes ----------------------------------------------------------------
     def _enter(self, name: str, kind: str, node: cst.CSTNode) -> Scope:
@@ -348,12 +360,12 @@ class _Indexer(cst.CSTVisitor):
                 scope.params[star.name.value] = None
         # guards do not flow into a function body from where it is defined
         self._saved_guards = getattr(self, "_saved_guards", [])
-        self._saved_guards.append((self.guards, self.contexts, self.loops))
-        self.guards, self.contexts, self.loops = [], [], []
+        self._saved_guards.append((self.guards, self.contexts, self.context_items, self.loops))
+        self.guards, self.contexts, self.context_items, self.loops = [], [], [], []
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scope = self.scope.parent
-        self.guards, self.contexts, self.loops = self._saved_guards.pop()
+        self.guards, self.contexts, self.context_items, self.loops = self._saved_guards.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return True
@@ -390,6 +402,7 @@ class _Indexer(cst.CSTVisitor):
             scope=self.scope,
             guards=tuple(self.guards),
             contexts=tuple(self.contexts),
+            context_items=tuple(self.context_items),
             klass=self.classes[-1].qualname if self.classes else None,
             statement=self.statement,
         )

@@ -1,0 +1,779 @@
+"""MP401 kd-loss-in-half-precision: before/after for every KD shape, the negatives, the modes."""
+import pytest
+
+from conftest import config, dedent, fix, lint
+from precision_lint.config import ConfigError
+from precision_lint.diagnostics import SAFE, UNSAFE
+
+CODE = "MP401"
+
+HEAD = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from transformers import AutoModelForCausalLM
+"""
+
+
+def case(body: str) -> str:
+    return dedent(HEAD) + dedent(body)
+
+
+FIXES = [
+    pytest.param(  # a helper in the project; the teacher is loaded in fp16, the student is fp32
+        """
+        teacher = AutoModelForCausalLM.from_pretrained("big", torch_dtype=torch.float16)
+        student = AutoModelForCausalLM.from_pretrained("small")
+
+        def kd_loss(s_logits, t_logits, T=2.0):
+            log_p = F.log_softmax(s_logits / T, dim=-1)
+            q = F.softmax(t_logits / T, dim=-1)
+            return F.kl_div(log_p, q, reduction="batchmean") * T * T
+
+        for batch in loader:
+            with torch.no_grad():
+                t_out = teacher(**batch)
+            loss = kd_loss(student(**batch).logits, t_out.logits)
+        """,
+        """
+        teacher = AutoModelForCausalLM.from_pretrained("big", torch_dtype=torch.float16)
+        student = AutoModelForCausalLM.from_pretrained("small")
+
+        def kd_loss(s_logits, t_logits, T=2.0):
+            log_p = F.log_softmax(s_logits / T, dim=-1)
+            q = F.softmax(t_logits.float() / T, dim=-1)
+            return F.kl_div(log_p, q, reduction="batchmean") * T * T
+
+        for batch in loader:
+            with torch.no_grad():
+                t_out = teacher(**batch)
+            loss = kd_loss(student(**batch).logits, t_out.logits)
+        """,
+        id="kl_div-helper-fp16-teacher",
+    ),
+    pytest.param(  # both models `.half()`; the full module path; `.to(torch.float16)` tensors
+        """
+        student = build().half()
+        teacher = build()
+        teacher.half()
+        s = student(x)
+        t = teacher(x).to(torch.float16)
+        loss = torch.nn.functional.kl_div(
+            torch.nn.functional.log_softmax(s / 4.0, dim=-1),
+            torch.nn.functional.softmax(t / 4.0, dim=-1),
+            reduction="batchmean",
+        )
+        """,
+        """
+        student = build().half()
+        teacher = build()
+        teacher.half()
+        s = student(x)
+        t = teacher(x).to(torch.float16)
+        loss = torch.nn.functional.kl_div(
+            torch.nn.functional.log_softmax(s.float() / 4.0, dim=-1),
+            torch.nn.functional.softmax(t.float() / 4.0, dim=-1),
+            reduction="batchmean",
+        )
+        """,
+        id="kl_div-half-models",
+    ),
+    pytest.param(  # nn.KLDivLoss: called inline and through a variable; softmax(...).log() → log_softmax
+        """
+        s = logits_s.half()
+        t = logits_t.half()
+        crit = nn.KLDivLoss(reduction="batchmean")
+        a = crit(F.softmax(s / T, dim=-1).log(), F.softmax(t / T, dim=-1))
+        b = nn.KLDivLoss(reduction="sum")(torch.log(F.softmax(s / T, -1)), F.softmax(t / T, -1))
+        """,
+        """
+        s = logits_s.half()
+        t = logits_t.half()
+        crit = nn.KLDivLoss(reduction="batchmean")
+        a = crit(F.log_softmax(s.float() / T, dim=-1), F.softmax(t.float() / T, dim=-1))
+        b = nn.KLDivLoss(reduction="sum")(F.log_softmax(s.float() / T, -1), F.softmax(t.float() / T, -1))
+        """,
+        id="KLDivLoss-and-log-of-softmax",
+    ),
+    pytest.param(  # a criterion held on self, tensor methods, log_target=True
+        """
+        class Distiller(nn.Module):
+            def __init__(self, teacher):
+                super().__init__()
+                self.teacher = teacher.half()
+                self.kl = nn.KLDivLoss(reduction="batchmean", log_target=True)
+
+            def forward(self, x, s_logits):
+                t_logits = self.teacher(x)
+                return self.kl((s_logits / self.T).log_softmax(-1), (t_logits / self.T).log_softmax(-1))
+        """,
+        """
+        class Distiller(nn.Module):
+            def __init__(self, teacher):
+                super().__init__()
+                self.teacher = teacher.half()
+                self.kl = nn.KLDivLoss(reduction="batchmean", log_target=True)
+
+            def forward(self, x, s_logits):
+                t_logits = self.teacher(x)
+                return self.kl((s_logits / self.T).log_softmax(-1), (t_logits.float() / self.T).log_softmax(-1))
+        """,
+        id="self-criterion-log_target-methods",
+    ),
+    pytest.param(  # a manual KL with an epsilon that fp16 loses
+        """
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+        s = model(**a).logits
+        t = model(**b).logits.detach()
+        p_t = F.softmax(t / T, dim=-1)
+        kl = (p_t * (torch.log(p_t + 1e-8) - F.log_softmax(s / T, dim=-1))).sum(-1).mean()
+        """,
+        """
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+        s = model(**a).logits
+        t = model(**b).logits.detach()
+        p_t = F.softmax(t.float() / T, dim=-1)
+        kl = (p_t * (F.log_softmax(t.float() / T, dim=-1) - F.log_softmax(s.float() / T, dim=-1))).sum(-1).mean()
+        """,
+        id="manual-kl",
+    ),
+    pytest.param(  # soft-target cross entropy, by hand and with F.cross_entropy
+        """
+        s = student_logits.to(dtype=torch.float16)
+        t = teacher_logits.half()
+        ce1 = -(F.softmax(t / T, dim=-1) * F.log_softmax(s / T, dim=-1)).sum(-1).mean()
+        ce2 = F.cross_entropy(s / T, F.softmax(t / T, dim=-1))
+        """,
+        """
+        s = student_logits.to(dtype=torch.float16)
+        t = teacher_logits.half()
+        ce1 = -(F.softmax(t.float() / T, dim=-1) * F.log_softmax(s.float() / T, dim=-1)).sum(-1).mean()
+        ce2 = F.cross_entropy(s.float() / T, F.softmax(t.float() / T, dim=-1))
+        """,
+        id="soft-target-cross-entropy",
+    ),
+    pytest.param(  # an expression as logits gets parentheses
+        """
+        t = teacher_out.half()
+        q = F.softmax((t - t.max()) / T, dim=-1)
+        loss = F.kl_div(F.log_softmax(s / T, -1), q)
+        """,
+        """
+        t = teacher_out.half()
+        q = F.softmax((t - t.max()).float() / T, dim=-1)
+        loss = F.kl_div(F.log_softmax(s / T, -1), q)
+        """,
+        id="parenthesised-logits",
+    ),
+    pytest.param(  # CLIP: clip.load returns fp16 weights on CUDA
+        """
+        import clip
+        model, preprocess = clip.load("ViT-B/32", device="cuda")
+        logits_per_image, _ = model(images, texts)
+        loss = F.kl_div(F.log_softmax(student_logits / T, -1), F.softmax(logits_per_image / T, -1))
+        """,
+        """
+        import clip
+        model, preprocess = clip.load("ViT-B/32", device="cuda")
+        logits_per_image, _ = model(images, texts)
+        loss = F.kl_div(F.log_softmax(student_logits / T, -1), F.softmax(logits_per_image.float() / T, -1))
+        """,
+        id="clip-load",
+    ),
+    pytest.param(  # teacher logits computed under fp16 autocast, the loss outside it
+        """
+        model = build().cuda()
+        with torch.autocast("cuda", dtype=torch.float16):
+            t = model(x)
+        loss = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t / T, -1))
+        """,
+        """
+        model = build().cuda()
+        with torch.autocast("cuda", dtype=torch.float16):
+            t = model(x)
+        loss = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t.float() / T, -1))
+        """,
+        id="autocast-output-used-outside",
+    ),
+    pytest.param(  # a Trainer subclass: the fp16 teacher reaches compute_loss through __init__
+        """
+        from transformers import Trainer
+
+        class DistillTrainer(Trainer):
+            def __init__(self, *args, teacher_model=None, temperature=2.0, **kwargs):
+                super().__init__(*args, **kwargs)
+                self.teacher = teacher_model
+                self.T = temperature
+
+            def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+                out = model(**inputs)
+                with torch.no_grad():
+                    t_logits = self.teacher(**inputs).logits
+                kd = F.kl_div(
+                    F.log_softmax(out.logits / self.T, dim=-1),
+                    F.softmax(t_logits / self.T, dim=-1),
+                    reduction="batchmean",
+                )
+                return kd
+
+        teacher = AutoModelForCausalLM.from_pretrained("big", torch_dtype=torch.float16)
+        trainer = DistillTrainer(model=student, args=args, teacher_model=teacher)
+        """,
+        """
+        from transformers import Trainer
+
+        class DistillTrainer(Trainer):
+            def __init__(self, *args, teacher_model=None, temperature=2.0, **kwargs):
+                super().__init__(*args, **kwargs)
+                self.teacher = teacher_model
+                self.T = temperature
+
+            def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+                out = model(**inputs)
+                with torch.no_grad():
+                    t_logits = self.teacher(**inputs).logits
+                kd = F.kl_div(
+                    F.log_softmax(out.logits / self.T, dim=-1),
+                    F.softmax(t_logits.float() / self.T, dim=-1),
+                    reduction="batchmean",
+                )
+                return kd
+
+        teacher = AutoModelForCausalLM.from_pretrained("big", torch_dtype=torch.float16)
+        trainer = DistillTrainer(model=student, args=args, teacher_model=teacher)
+        """,
+        id="trainer-compute_loss",
+    ),
+]
+
+
+@pytest.mark.parametrize("before, after", FIXES)
+def test_fix(before, after):
+    before, after = case(before), case(after)
+    assert lint(before, CODE), "expected a finding"
+    fixed = fix(before, CODE)
+    assert fixed == after
+    assert lint(fixed, CODE) == []  # a second run finds nothing
+    assert fix(fixed, CODE) == fixed  # idempotent
+
+
+NEGATIVES = [
+    pytest.param(  # logits upcast before the softmax, three spellings
+        """
+        teacher = AutoModelForCausalLM.from_pretrained("big", torch_dtype=torch.float16)
+        t = teacher(**batch).logits
+        a = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t.float() / T, -1))
+        b = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t.to(torch.float32) / T, -1))
+        t64 = t.double()
+        c = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t64 / T, -1))
+        """,
+        id="upcast",
+    ),
+    pytest.param(  # fp32 weights under fp16 autocast: autocast runs softmax/kl_div in fp32
+        """
+        scaler = torch.cuda.amp.GradScaler()
+        with torch.autocast("cuda", dtype=torch.float16):
+            s = student(x)
+            t = teacher(x)
+            loss = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t / T, -1), reduction="batchmean")
+        """,
+        id="autocast-region",
+    ),
+    pytest.param(  # no fp16 anywhere
+        """
+        teacher = AutoModelForCausalLM.from_pretrained("big")
+        t = teacher(**batch).logits
+        loss = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t / T, -1))
+        """,
+        id="no-fp16",
+    ),
+    pytest.param(  # bf16 has fp32's range: not this rule's business
+        """
+        teacher = AutoModelForCausalLM.from_pretrained("big", torch_dtype=torch.bfloat16)
+        t = teacher(**batch).logits
+        loss = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t / T, -1))
+        """,
+        id="bf16",
+    ),
+    pytest.param(  # hard labels: an ordinary cross entropy, not distillation
+        """
+        logits = model(x).half()
+        loss = F.cross_entropy(logits, labels)
+        """,
+        id="hard-label-ce",
+    ),
+    pytest.param(  # a reassigned model: the last assignment wins
+        """
+        teacher = AutoModelForCausalLM.from_pretrained("big", torch_dtype=torch.float16)
+        teacher = teacher.float()
+        t = teacher(**batch).logits
+        loss = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t / T, -1))
+        """,
+        id="reassigned-to-fp32",
+    ),
+    pytest.param(  # a helper whose callers pass fp32 logits
+        """
+        def kd(s, t, T):
+            return F.kl_div(F.log_softmax(s / T, -1), F.softmax(t / T, -1))
+        kd(student(x), teacher(x).float(), 2.0)
+        """,
+        id="helper-fp32-callers",
+    ),
+]
+
+
+@pytest.mark.parametrize("src", NEGATIVES)
+def test_negatives(src):
+    assert lint(case(src), CODE) == []
+
+
+def test_message_says_why_and_where():
+    src = case(FIXES[0].values[0])
+    (d,) = lint(src, CODE)
+    assert d.span.line == 11  # the kl_div call in the helper
+    assert "`t_logits` may be half" in d.message
+    assert "torch_dtype=torch.float16" in d.message and "(line 5)" in d.message
+    assert [(r.path, r.span.line) for r in d.related] == [("train.py", 5)]
+    assert "65504" in d.message and "NaN" in d.message
+    assert d.fix.applicability == SAFE
+
+
+def test_compute_loss_message_mentions_trainer_autocast():
+    (d,) = lint(case(FIXES[-1].values[0]), CODE)
+    assert "does not cover a teacher called in compute_loss" in d.message
+
+
+def test_tiny_constants_reported_on_half_losses_only():
+    src = case(
+        """
+        t = teacher_logits.half()
+        p = F.softmax(t / T, -1)
+        q = F.softmax(s / T, -1)
+        kd = (p * (torch.log(p.clamp(min=1e-12)) - torch.log(q + 1e-8))).sum(-1).mean()
+        """
+    )
+    found = lint(src, CODE)
+    tiny = [d for d in found if "rounds to 0" in d.message]
+    # 1e-12 guards the half teacher side; 1e-8 guards the fp32 student side and stays useful
+    assert [d.span.line for d in tiny] == [8] and "`1e-12`" in tiny[0].message
+    assert tiny[0].fix is None
+    fixed = fix(src, CODE)
+    assert "F.log_softmax(t.float() / T, -1)" in fixed and "1e-12" not in fixed
+    assert "torch.log(q + 1e-8)" in fixed  # the student side is left alone
+    assert lint(fixed, CODE) == []
+
+
+def test_representable_epsilon_is_kept():
+    # 1e-6 survives in fp16 (a subnormal): dropping it would change results, so only upcast
+    src = case(
+        """
+        t = teacher_logits.half()
+        p = F.softmax(t / T, -1)
+        kd = (p * (torch.log(p + 1e-6) - F.log_softmax(s / T, -1))).sum(-1)
+        """
+    )
+    fixed = fix(src, CODE)
+    assert "torch.log(p + 1e-6)" in fixed and "F.softmax(t.float() / T, -1)" in fixed
+    assert lint(fixed, CODE) == []
+
+
+def test_helper_in_another_file(tree):
+    from precision_lint.engine import Engine
+
+    root = tree(
+        {
+            "losses.py": """
+                import torch.nn.functional as F
+
+                def distill(student_logits, teacher_logits, T=4.0):
+                    return F.kl_div(
+                        F.log_softmax(student_logits / T, dim=-1),
+                        F.softmax(teacher_logits / T, dim=-1),
+                        reduction="batchmean",
+                    ) * T * T
+            """,
+            "train.py": """
+                import torch
+                from losses import distill
+                from transformers import AutoModel
+                teacher = AutoModel.from_pretrained("t", torch_dtype=torch.float16)
+                loss = distill(student(x), teacher(x))
+            """,
+            "other.py": """
+                from losses import distill
+                loss = distill(a, b)
+            """,
+        }
+    )
+    engine = Engine(config(), [CODE])
+    result = engine.run_paths([str(root)], fix=True)
+    assert sorted(root.joinpath(p).name for p in result.fixes_applied) == ["losses.py"]
+    fixed = result.fixed_texts[str(root / "losses.py")]
+    assert "F.softmax(teacher_logits.float() / T, dim=-1)" in fixed
+    assert "F.log_softmax(student_logits / T, dim=-1)" in fixed  # the student is fp32
+
+
+def test_noqa():
+    src = case(
+        """
+        t = logits.half()
+        loss = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t / T, -1))  # noqa: MP401
+        """
+    )
+    assert lint(src, CODE) == []
+
+
+SEED = """
+s = student(x).half()
+t = teacher(x).half()
+loss = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t / T, -1), reduction="batchmean")
+"""
+
+
+def test_mode_upcast_and_clamp():
+    cfg = config(transformers_version="5.23", rules={CODE: {"mode": "upcast-and-clamp"}})
+    src = case(SEED)
+    (d,) = lint(src, CODE, cfg)
+    assert d.fix.applicability == SAFE  # B = 65504 touches no finite half logit
+    fixed = fix(src, CODE, cfg)
+    assert (
+        'F.kl_div(F.log_softmax(s.float().clamp(-65504.0, 65504.0) / T, -1), '
+        'F.softmax(t.float().clamp(-65504.0, 65504.0) / T, -1), reduction="batchmean")'
+    ) in fixed
+    assert lint(fixed, CODE, cfg) == [] and fix(fixed, CODE, cfg) == fixed
+    # code already upcast gets the clamp only
+    upcast_only = fix(src, CODE)
+    assert lint(upcast_only, CODE, cfg)
+    assert "s.float().clamp(-65504.0, 65504.0) / T" in fix(upcast_only, CODE, cfg)
+
+
+def test_small_clamp_bound_is_unsafe():
+    cfg = config(transformers_version="5.23", rules={CODE: {"mode": "upcast-and-clamp", "logit-clamp": 30}})
+    (d,) = lint(case(SEED), CODE, cfg)
+    assert d.fix.applicability == UNSAFE
+    assert fix(case(SEED), CODE, cfg) == case(SEED)  # held back without --unsafe-fixes
+    assert "s.float().clamp(-30.0, 30.0)" in fix(case(SEED), CODE, cfg, unsafe=True)
+
+
+def test_mode_clamp_is_seed_compatible_and_unsafe():
+    cfg = config(transformers_version="5.23", rules={CODE: {"mode": "clamp", "logit-clamp": 5}})
+    src = case(SEED)
+    (d,) = lint(src, CODE, cfg)
+    assert d.fix.applicability == UNSAFE
+    assert fix(src, CODE, cfg) == src
+    fixed = fix(src, CODE, cfg, unsafe=True)
+    assert "F.log_softmax(s.clamp(-5.0, 5.0) / T, -1), F.softmax(t.clamp(-5.0, 5.0) / T, -1)" in fixed
+    assert lint(fixed, CODE, cfg) == []
+    # already-clamped seed code is what this mode wants; the default mode still reports it
+    assert lint(fixed, CODE)
+
+
+@pytest.mark.parametrize(
+    "options, error",
+    [
+        ({"mode": "fp32"}, "must be one of upcast, upcast-and-clamp, clamp"),
+        ({"logit-clamp": "big"}, "must be a float"),
+        ({"logit-clamp": -1.0}, "must be positive"),
+        ({"clamp": 5}, "unknown option"),
+    ],
+)
+def test_option_validation(options, error):
+    with pytest.raises(ConfigError, match=error):
+        lint(case(SEED), CODE, config(rules={CODE: options}))
+
+
+def test_fix_leaves_weight_dtypes_alone():
+    # MP101 owns the weights' dtype; this rule only edits the loss expressions
+    src = case(FIXES[0].values[0])
+    fixed = fix(src, CODE)
+    assert 'from_pretrained("big", torch_dtype=torch.float16)' in fixed
+    changed = [(a, b) for a, b in zip(src.splitlines(), fixed.splitlines()) if a != b]
+    assert changed == [
+        ("    q = F.softmax(t_logits / T, dim=-1)", "    q = F.softmax(t_logits.float() / T, dim=-1)")
+    ]
+
+
+def test_seed_002_style_script():
+    # seed 002: dtype from the command line, logits clamped to ±5, loss still in fp16
+    src = dedent(
+        """
+        import argparse
+        import torch
+        import torch.nn.functional as F
+        from transformers import AutoModelForCausalLM
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--model_dtype", default="float16", choices=["float16", "float32"])
+        args = parser.parse_args()
+        dtype = getattr(torch, args.model_dtype)
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=dtype).eval()
+        student = AutoModelForCausalLM.from_pretrained("s", torch_dtype=dtype)
+
+        def compute_losses(batch, T):
+            logits = student(**batch).logits
+            logits = torch.clamp(logits, -5, 5)  # Conservative range for stability
+            with torch.no_grad():
+                t_logits = teacher(**batch).logits
+            kd = F.kl_div(F.log_softmax(logits / T, dim=-1), F.softmax(t_logits / T, dim=-1), reduction="batchmean")
+            ce = F.cross_entropy(logits.view(-1, logits.size(-1)), batch["labels"].view(-1))
+            return kd * T * T, ce
+        """
+    )
+    (d,) = lint(src, CODE)
+    assert d.span.line == 18 and "`torch_dtype=dtype` (line 10)" in d.message
+    fixed = fix(src, CODE)
+    assert (
+        "F.kl_div(F.log_softmax(logits.float() / T, dim=-1), F.softmax(t_logits.float() / T, dim=-1), "
+        in fixed
+    )
+    assert "torch.clamp(logits, -5, 5)" in fixed  # the user's own clamp is theirs to remove
+    assert lint(fixed, CODE) == []
+
+
+def test_together_with_the_other_rules():
+    # a trainable fp16 student under a GradScaler (MP101's business) and a frozen fp16 teacher:
+    # every rule's fixes apply in one run, and a second run reports nothing from MP101 or MP401
+    src = dedent(
+        """
+        import torch
+        import torch.nn.functional as F
+        from transformers import AutoModelForCausalLM
+
+        student = AutoModelForCausalLM.from_pretrained("s", torch_dtype=torch.float16).cuda()
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16).cuda().eval()
+        teacher.requires_grad_(False)
+        optimizer = torch.optim.AdamW(student.parameters(), lr=5e-5)
+        scaler = torch.cuda.amp.GradScaler()
+        for batch in loader:
+            with torch.no_grad():
+                t_logits = teacher(**batch).logits
+            s_logits = student(**batch).logits
+            loss = F.kl_div(F.log_softmax(s_logits / 2.0, dim=-1), F.softmax(t_logits / 2.0, dim=-1),
+                            reduction="batchmean")
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+        """
+    )
+    assert lint(src, CODE)
+    fixed = fix(src)  # every rule
+    assert "F.softmax(t_logits.float() / 2.0, dim=-1)" in fixed  # the frozen teacher's softmax
+    # the frozen fp16 teacher keeps its weights: only the loss expression is this rule's
+    assert 'from_pretrained("t", torch_dtype=torch.float16)' in fixed
+    assert [d for d in lint(fixed) if d.code in ("MP101", CODE)] == []
+    assert fix(fixed) == fixed
+
+
+def test_disabled_autocast_does_not_protect():
+    src = case(
+        """
+        t = teacher_logits.half()
+        with torch.autocast("cuda", enabled=False):
+            loss = F.kl_div(F.log_softmax(s / T, -1), F.softmax(t / T, -1))
+        """
+    )
+    assert lint(src, CODE)
+    enabled = src.replace("enabled=False", "enabled=True")
+    assert lint(enabled, CODE) == []  # softmax under autocast runs in fp32
+
+
+def test_cross_entropy_criterion_with_soft_targets():
+    before = case(
+        """
+        ce = nn.CrossEntropyLoss()
+        t = teacher(x).half()
+        soft = ce(student_logits / T, F.softmax(t / T, dim=-1))
+        hard = ce(t, labels)
+        """
+    )
+    (d,) = lint(before, CODE)
+    assert d.span.line == 7 and "nn.CrossEntropyLoss with soft targets" in d.message
+    assert "F.softmax(t.float() / T, dim=-1)" in fix(before, CODE)
+
+
+def test_log_of_softmax_imported_by_name():
+    before = dedent(
+        """
+        import torch
+        from torch.nn.functional import softmax, kl_div
+        t = teacher(x).half()
+        s = student(x).half()
+        loss = kl_div(torch.log(softmax(s / 2, dim=-1)), softmax(t / 2, dim=-1))
+        """
+    )
+    fixed = fix(before, CODE)
+    assert (
+        "kl_div(torch.nn.functional.log_softmax(s.float() / 2, dim=-1), softmax(t.float() / 2, dim=-1))"
+        in fixed
+    )
+    assert lint(fixed, CODE) == []
+
+
+def test_teacher_loaded_in_init_of_a_trainer_subclass():
+    src = case(
+        """
+        from transformers import Trainer
+
+        class KD(Trainer):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                self.teacher = AutoModelForCausalLM.from_pretrained("t", dtype=torch.float16)
+
+            def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+                s = model(**inputs).logits
+                t = self.teacher(**inputs).logits
+                return (F.softmax(t / 2, -1) * (F.log_softmax(t / 2, -1) - F.log_softmax(s / 2, -1))).sum(-1).mean()
+        """
+    )
+    (d,) = lint(src, CODE)
+    assert "manual KL divergence" in d.message and "`dtype=torch.float16`" in d.message
+    fixed = fix(src, CODE)
+    assert "(F.softmax(t.float() / 2, -1) * (F.log_softmax(t.float() / 2, -1) - F.log_softmax(s / 2, -1)))" in fixed
+
+
+def test_only_constants_that_round_to_zero_are_reported():
+    src = case(
+        """
+        t = teacher_logits.half()
+        p = F.softmax(t / T, -1)
+        a = (p * (torch.log(p + 1e-9) - torch.log(p.clamp(min=4e-8)))).sum(-1)
+        """
+    )
+    tiny = [d for d in lint(src, CODE) if "rounds to 0" in d.message]
+    assert [d.message.split("`")[1] for d in tiny] == ["1e-9"]  # 4e-8 rounds to 2**-24, not 0
+
+
+def test_facts_are_picklable():
+    import pickle
+
+    from precision_lint.facts.extract import extract_facts
+
+    facts = extract_facts(case(FIXES[-1].values[0]), "train.py", "train")
+    again = pickle.loads(pickle.dumps(facts))
+    assert again.sections["kd"] == facts.sections["kd"] and facts.sections["kd"]["losses"]
+
+
+def test_odd_code_does_not_crash():
+    src = case(
+        """
+        a = b
+        b = a
+        a(F.log_softmax(x.half(), -1), F.softmax(y.half(), -1))
+        x = x
+        loss = F.kl_div(F.log_softmax(x / T, -1), F.softmax((((y))) / T, -1), reduction="sum")
+        weird = F.kl_div(F.log_softmax(), target=None)
+        """
+    )
+    assert lint(src, CODE) == []
+
+
+def test_helper_called_inside_autocast():
+    # autocast is dynamically scoped: a helper called inside the region runs its softmax in fp32
+    src = case(
+        """
+        def kd_loss(s, t, T=2.0):
+            return F.kl_div(F.log_softmax(s / T, -1), F.softmax(t / T, -1), reduction="batchmean")
+
+        with torch.autocast("cuda", dtype=torch.float16):
+            s = student(x)
+            t = teacher(x)
+            loss = kd_loss(s, t)
+        """
+    )
+    assert lint(src, CODE) == []
+    # the same helper called after the region gets float16 logits (autocast's outputs)
+    outside = src.replace("    loss = kd_loss(s, t)", "loss = kd_loss(s, t)")
+    (d,) = lint(outside, CODE)
+    assert "runs under torch.autocast" in d.message
+    assert "F.log_softmax(s.float() / T, -1), F.softmax(t.float() / T, -1)" in fix(outside, CODE)
+
+
+def test_rule_page_example_is_what_the_fix_does():
+    import re
+
+    from conftest import REPO
+
+    page = (REPO / "rules" / f"{CODE}.md").read_text(encoding="utf-8")
+    before = re.search(r"Before[^\n]*:\n\n```python\n(.*?)```", page, re.S).group(1)
+    after = re.search(r"After `precision-lint --fix`:\n\n```python\n(.*?)```", page, re.S).group(1)
+    assert lint(before, CODE)
+    assert fix(before, CODE) == after
+    assert fix(before) == after  # every rule: nothing else (MP101 included) touches this script
+
+
+def test_models_and_logits_from_functions_in_other_files(tree):
+    from precision_lint.engine import Engine
+
+    root = tree(
+        {
+            "models.py": """
+                import torch
+                from transformers import AutoModelForCausalLM
+
+                def load_teacher(name):
+                    teacher = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.float16)
+                    teacher.eval()
+                    return teacher
+
+                def student_logits(student, batch):
+                    return student(**batch).logits.half()
+            """,
+            "train.py": """
+                import torch.nn.functional as F
+                from models import load_teacher, student_logits
+
+                teacher = load_teacher("big")
+                t = teacher(**batch).logits
+                s = student_logits(student, batch)
+                loss = F.kl_div(F.log_softmax(s / 2, -1), F.softmax(t / 2, -1), reduction="batchmean")
+            """,
+        }
+    )
+    engine = Engine(config(), [CODE])
+    (d,) = engine.run_paths([str(root)]).diagnostics
+    assert "`torch_dtype=torch.float16` (models.py, line 5)" in d.message
+    assert "`student(**batch).logits.half()` (models.py, line 10) casts to float16" in d.message
+    # the sources are related locations, in the file where they are
+    assert {(r.path, r.span.line) for r in d.related} >= {
+        (str(root / "models.py"), 5), (str(root / "models.py"), 10)
+    }
+    fixed = engine.run_paths([str(root)], fix=True).fixed_texts[str(root / "train.py")]
+    assert "F.kl_div(F.log_softmax(s.float() / 2, -1), F.softmax(t.float() / 2, -1)" in fixed
+
+
+def test_weights_facts_of_loaders_are_read(tree):
+    # the loaders MP101's weights facts know (returned fp16 models) are a second source of reasons
+    from precision_lint.engine import Engine
+    from precision_lint.project import Project
+    from precision_lint.rules.base import RuleContext
+    from precision_lint.rules.mp401_kd_loss_in_half_precision import KDLossInHalfPrecision
+    from precision_lint.sources import SourceFile
+
+    root = tree(
+        {
+            "models.py": """
+                import torch
+                from transformers import AutoModel
+
+                def load_teacher():
+                    teacher = AutoModel.from_pretrained("t", torch_dtype=torch.float16)
+                    return teacher
+            """,
+            "train.py": """
+                import torch.nn.functional as F
+                from models import load_teacher
+                t = load_teacher()(x)
+                loss = F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1))
+            """,
+        }
+    )
+    engine = Engine(config(), [CODE])
+    files = [str(root / "models.py"), str(root / "train.py")]
+    facts = engine.facts([SourceFile.read(p) for p in files])
+    project = Project(facts)
+    train = project.by_path[files[1]]
+    ctx = RuleContext(train, "", project, engine.config, engine.options[CODE])
+    reasons = [p.reason for p in KDLossInHalfPrecision()._flows(ctx)["returns"]["models.load_teacher"]]
+    assert "`load_teacher()` returns a model with float16 weights (models.py, line 5)" in reasons
+    assert any("`torch_dtype=torch.float16` (models.py, line 5)" in r for r in reasons)  # kd's own
