@@ -80,6 +80,7 @@ class CallSite:
     contexts: Tuple[str, ...]  # qualnames of enclosing `with` items, innermost last
     klass: Optional[str]  # enclosing class qualname
     assigned_to: Tuple[str, ...] = ()  # `a = b = call(...)` → ("a", "b")
+    loops: Tuple["ForLoop", ...] = ()  # enclosing for-loops, innermost last
     statement: Optional[cst.CSTNode] = None
     # the enclosing `with` item expressions themselves (parallel to ``contexts``), so that
     # their arguments (`torch.autocast(..., enabled=False)`) can be evaluated
@@ -405,6 +406,7 @@ class _Indexer(cst.CSTVisitor):
             context_items=tuple(self.context_items),
             klass=self.classes[-1].qualname if self.classes else None,
             statement=self.statement,
+            loops=tuple(self.loops),
         )
         self.ix.calls.append(site)
         self.ix.calls_by_node[id(node)] = site

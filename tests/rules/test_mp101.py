@@ -183,6 +183,15 @@ def test_deepspeed_config_read_from_disk(tmp_path):
             p.requires_grad = False
         scaler = torch.amp.GradScaler("cuda")
         """,
+        # frozen fp16 teacher: a requires_grad_(False) loop
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+        for p in teacher.parameters():
+            p.requires_grad_(False)
+        scaler = torch.amp.GradScaler("cuda")
+        """,
         # fp16 teacher only used under no_grad
         """
         import torch

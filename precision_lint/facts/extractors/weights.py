@@ -171,6 +171,21 @@ class _Uses:
                             trained = True
                         elif callee.endswith(("get_peft_model", "prepare", "prepare_model")):
                             trained = True
+        for site in self.ix.calls:  # for p in teacher.parameters(): p.requires_grad_(False)
+            if site.method != "requires_grad_" or not site.loops or not site.node.args:
+                continue
+            arg = site.node.args[0].value
+            if not (isinstance(arg, cst.Name) and arg.value == "False"):
+                continue
+            for loop in site.loops:
+                it = loop.iter
+                if (
+                    isinstance(it, cst.Call)
+                    and isinstance(it.func, cst.Attribute)
+                    and it.func.attr.value in ("parameters", "named_parameters")
+                    and any(self._refers(it.func.value, n) for n in names)
+                ):
+                    return f"parameters of `{dotted(it.func.value)}` set to requires_grad_(False)"
         for loop_assign in self.ix.attr_assigns:
             if loop_assign.target.attr.value != "requires_grad":
                 continue
