@@ -7,6 +7,7 @@ domain extractor in ``facts/extractors`` add its section.
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import re
@@ -83,7 +84,7 @@ def extract_facts(
     try:
         index = build_index(source, module, is_package)
     except cst.ParserSyntaxError as exc:
-        facts.parse_error = ParseError(_first_line(exc.message), exc.raw_line, exc.raw_column)
+        facts.parse_error = _parse_error(source, path, exc)
         return facts
     except (RecursionError, ValueError) as exc:  # pathological input; still never a traceback
         facts.parse_error = ParseError(str(exc) or type(exc).__name__, 1, 0)
@@ -115,6 +116,22 @@ def _called(index: ModuleIndex):
                     target = index.qualify(a.value)
                     if target:
                         yield target
+
+
+def _parse_error(source: str, path: str, exc: "cst.ParserSyntaxError") -> ParseError:
+    """Where and why the file does not parse, in CPython's words when it agrees.
+
+    LibCST's native parser often places the error at the start of a line; CPython's
+    own parser names the exact column and a readable reason (``'(' was never closed``).
+    """
+    try:
+        compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as err:
+        if err.lineno:
+            return ParseError(f"SyntaxError: {err.msg}", err.lineno, max((err.offset or 1) - 1, 0))
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return ParseError(_first_line(exc.message), exc.raw_line, exc.raw_column)
 
 
 def _first_line(message: str) -> str:
