@@ -18,6 +18,7 @@ Nothing here decides whether a finding is due: the rule does, with its options a
 """
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
@@ -30,6 +31,10 @@ from ..index import ModuleIndex, Scope, keyword, positional
 from ..values import CONST, dtypes
 
 SECTION = "kd"
+
+# Text a module must contain to hold a KD loss or a half-precision logits source; the
+# analysis (which walks every function's returns) is skipped for every other module.
+RELEVANT = re.compile(r"kl_div|KLDivLoss|softmax|cross_entropy|CrossEntropyLoss|half|float16|fp16|clip\.load")
 # Placeholder for the (rewritten) logits inside an operand template.
 LOGITS = "\x00LOGITS\x00"
 
@@ -726,6 +731,8 @@ def _arg(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpressio
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator):
+    if not RELEVANT.search(index.source):
+        return {"losses": (), "flows": (), "returns": ()}
     analysis = _Analysis(index, evaluator)
     shapes = _Shapes(index, analysis)
     losses: List[KDLoss] = []
