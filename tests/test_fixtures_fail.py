@@ -147,7 +147,7 @@ def outcomes(tmp_path_factory):
                 "entry": str(entry), "args": list(fx.args), "cwd": str(entry.parent),
                 "result": str(work / "result.json"), "stdout": str(work / "stdout.txt"),
                 "stderr": str(work / "stderr.txt"), "timeout": RUN_TIMEOUT,
-                "emulate": _emulation(fx),
+                "emulate": _emulation(fx), "tmpdir": str(work / "tmp"),
             })
             keys.append((fx.name, kind))
     spec = base / "spec.json"

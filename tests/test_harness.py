@@ -403,13 +403,16 @@ def test_run_script_records_exception_and_argv(tmp_path):
 def test_run_script_sees_fixture_env(tmp_path):
     script = tmp_path / "s.py"
     script.write_text(
-        "import os\n"
+        "import os, tempfile\n"
         "print('OMP', os.environ['OMP_NUM_THREADS'], 'CUDA', repr(os.environ.get('CUDA_VISIBLE_DEVICES')))\n"
+        "print('TMP', tempfile.mkdtemp(prefix='leak-'))\n"
         "print('PRECISION-LINT-DONE steps=1 loss=0.25')\n"
     )
     outcome = run_script(script, cwd=tmp_path, device="cpu", timeout=30)
     assert outcome.status == "completed" and outcome.done_loss == 0.25
     assert "OMP 1 CUDA ''" in outcome.stdout_tail
+    leaked = Path(outcome.stdout_tail.split("TMP ")[1].split()[0])
+    assert leaked.name.startswith("leak-") and not leaked.exists()  # private TMPDIR, removed
 
 
 # ------------------------------------------------------------------------- reporting

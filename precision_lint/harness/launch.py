@@ -22,7 +22,8 @@ is the same for a list of runs in one interpreter: heavy imports (torch, transfo
 happen once, then every run is a ``fork()`` of that interpreter with its own stdout /
 stderr files, working directory and timeout, so runs cannot see each other's state.
 ``SPEC.json`` is a list of objects with keys ``entry``, ``args``, ``cwd``, ``result``,
-``stdout``, ``stderr``, ``timeout`` and optionally ``emulate``. The test-suite uses it
+``stdout``, ``stderr``, ``timeout`` and optionally ``emulate`` and ``tmpdir`` (the run's
+``TMPDIR``). The test-suite uses it
 to keep the number of (slow to start) interpreters small.
 
 Emulations (label ``cpu-emulated`` in every report) stand in for a CUDA-only code path
@@ -41,6 +42,7 @@ import os
 import runpy
 import signal
 import sys
+import tempfile
 import time
 import traceback
 
@@ -148,6 +150,10 @@ def run_batch(spec_path):
                 os.dup2(out, 1)
                 os.dup2(err, 2)
                 os.chdir(run["cwd"])
+                if run.get("tmpdir"):
+                    os.makedirs(run["tmpdir"], exist_ok=True)
+                    os.environ["TMPDIR"] = run["tmpdir"]
+                    tempfile.tempdir = run["tmpdir"]  # gettempdir() may be cached already
                 code = run_one(run["entry"], run.get("args", []), run["result"], run.get("emulate"))
             except BaseException:  # noqa: BLE001
                 traceback.print_exc()

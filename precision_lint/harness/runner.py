@@ -177,8 +177,12 @@ def parse_progress(stdout: str):
     return progress, done_steps, done_loss
 
 
-def fixture_env(device: str, base: Optional[dict] = None) -> dict:
-    """Environment for a fixture run: one CPU thread, offline, CUDA hidden on cpu runs."""
+def fixture_env(device: str, base: Optional[dict] = None, tmpdir: Optional[Path] = None) -> dict:
+    """Environment for a fixture run: one CPU thread, offline, CUDA hidden on cpu runs.
+
+    ``tmpdir`` becomes TMPDIR, so what the script puts in ``tempfile`` folders (saved
+    checkpoints, output dirs) is removed with the caller's scratch folder.
+    """
     env = dict(os.environ if base is None else base)
     env.update({
         "OMP_NUM_THREADS": "1",
@@ -192,6 +196,8 @@ def fixture_env(device: str, base: Optional[dict] = None) -> dict:
     })
     if device in ("cpu", "cpu-emulated"):
         env["CUDA_VISIBLE_DEVICES"] = ""
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
     return env
 
 
@@ -210,13 +216,15 @@ def run_script(
     cwd = Path(cwd) if cwd is not None else entry.parent
     with tempfile.TemporaryDirectory(prefix="precision-lint-run-") as tmp:
         result_path = Path(tmp) / "result.json"
+        script_tmp = Path(tmp) / "tmp"
+        script_tmp.mkdir()
         cmd = [python, str(LAUNCHER), "--result", str(result_path)]
         if emulate:
             cmd += ["--emulate", emulate]
         cmd += ["--", str(entry), *args]
         started = time.monotonic()
         proc = subprocess.Popen(
-            cmd, cwd=str(cwd), env=fixture_env(device), stdout=subprocess.PIPE,
+            cmd, cwd=str(cwd), env=fixture_env(device, tmpdir=script_tmp), stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
         )
         timed_out = False
