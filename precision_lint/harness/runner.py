@@ -1,0 +1,280 @@
+"""Run one fixture script in a subprocess and read what happened.
+
+The script runs under ``launch.py`` (a fresh interpreter, by path), which records how it
+ended (completed / uncaught exception / exit status) in a small JSON file. Progress is
+read from the script's stdout::
+
+    PRECISION-LINT-PROGRESS step=3 loss=2.3125
+    PRECISION-LINT-DONE steps=4 loss=2.2969
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .fixture import Expectation
+
+LAUNCHER = Path(__file__).resolve().with_name("launch.py")
+
+_PROGRESS_RE = re.compile(r"^PRECISION-LINT-PROGRESS\s+step=(\S+)\s+loss=(\S+)\s*$")
+_DONE_RE = re.compile(r"^PRECISION-LINT-DONE\s+steps=(\S+)\s+loss=(\S+)\s*$")
+TAIL_CHARS = 4000
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
+
+
+def _int(text: str) -> Optional[int]:
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+@dataclass
+class Outcome:
+    """How one run of a fixture script ended."""
+
+    status: str  # completed | exception | exit | timeout | crashed
+    exit_code: Optional[int] = None
+    exc_type: Optional[str] = None
+    exc_module: Optional[str] = None
+    exc_message: Optional[str] = None
+    progress: list = field(default_factory=list)  # [[step, loss], ...]
+    done_steps: Optional[int] = None
+    done_loss: Optional[float] = None
+    duration_s: float = 0.0
+    emulation: Optional[str] = None
+    emulation_installed: bool = False
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+
+    # -- reading progress -------------------------------------------------------------
+    def losses(self) -> list:
+        values = [loss for _, loss in self.progress]
+        if self.done_loss is not None:
+            values.append(self.done_loss)
+        return values
+
+    @property
+    def has_nonfinite_loss(self) -> bool:
+        return any(not math.isfinite(v) for v in self.losses())
+
+    @property
+    def final_loss(self) -> Optional[float]:
+        if self.done_loss is not None:
+            return self.done_loss
+        return self.progress[-1][1] if self.progress else None
+
+    @property
+    def steps(self) -> Optional[int]:
+        if self.done_steps is not None:
+            return self.done_steps
+        return self.progress[-1][0] if self.progress else None
+
+    # -- judging ------------------------------------------------------------------------
+    def matches(self, expect: Expectation) -> bool:
+        """Did the run fail exactly as ``expect`` declares?"""
+        if expect.kind == "non-finite":
+            return self.status in ("completed", "exit") and self.has_nonfinite_loss
+        if self.status != "exception" or self.exc_type is None:
+            return False
+        declared = expect.exc_type
+        if "." in declared:
+            type_ok = declared == f"{self.exc_module}.{self.exc_type}"
+        else:
+            type_ok = declared == self.exc_type
+        return type_ok and expect.message in (self.exc_message or "")
+
+    def completion_problem(self, steps: int) -> Optional[str]:
+        """None when the run completed ``steps`` steps with finite losses, else why not."""
+        if self.status != "completed":
+            return self.summary()
+        if self.done_steps is None:
+            return "no PRECISION-LINT-DONE line"
+        if self.has_nonfinite_loss:
+            return f"non-finite loss ({_fmt_loss(self.first_nonfinite())})"
+        if self.done_steps != steps:
+            return f"completed {self.done_steps} of {steps} steps"
+        return None
+
+    def first_nonfinite(self) -> Optional[float]:
+        for v in self.losses():
+            if not math.isfinite(v):
+                return v
+        return None
+
+    def summary(self, width: int = 0) -> str:
+        """One line: 'ValueError: ...', 'non-finite loss (inf)', '4 steps, loss 2.3', ..."""
+        if self.status == "exception":
+            text = f"{self.exc_type}: {self.exc_message}"
+        elif self.status == "timeout":
+            text = f"timed out after {self.duration_s:.0f}s"
+        elif self.status == "crashed":
+            text = f"crashed (exit status {self.exit_code})"
+        elif self.has_nonfinite_loss:
+            text = f"non-finite loss ({_fmt_loss(self.first_nonfinite())})"
+            if self.status == "exit":
+                text += f", exit status {self.exit_code}"
+        elif self.status == "exit":
+            text = f"exit status {self.exit_code}"
+        elif self.done_steps is None:
+            text = "completed without PRECISION-LINT-DONE"
+        else:
+            text = f"{self.done_steps} steps, loss {_fmt_loss(self.done_loss)}"
+        text = " ".join(text.split())
+        if width and len(text) > width:
+            text = text[: width - 1] + "\u2026"
+        return text
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["progress"] = [[s, _json_float(l)] for s, l in self.progress]
+        data["done_loss"] = _json_float(self.done_loss)
+        return data
+
+
+def _fmt_loss(value: Optional[float]) -> str:
+    if value is None:
+        return "-"
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value:.4g}"
+
+
+def _json_float(value):
+    """JSON has no inf/nan: keep them as strings ("inf", "nan")."""
+    if value is None or math.isfinite(value):
+        return value
+    return str(value)
+
+
+def parse_progress(stdout: str):
+    progress, done_steps, done_loss = [], None, None
+    for line in stdout.splitlines():
+        line = line.strip()
+        m = _PROGRESS_RE.match(line)
+        if m:
+            progress.append([_int(m.group(1)), _float(m.group(2))])
+            continue
+        m = _DONE_RE.match(line)
+        if m:
+            done_steps, done_loss = _int(m.group(1)), _float(m.group(2))
+    return progress, done_steps, done_loss
+
+
+def fixture_env(device: str, base: Optional[dict] = None, tmpdir: Optional[Path] = None) -> dict:
+    """Environment for a fixture run: one CPU thread, offline, CUDA hidden on cpu runs.
+
+    ``tmpdir`` becomes TMPDIR, so what the script puts in ``tempfile`` folders (saved
+    checkpoints, output dirs) is removed with the caller's scratch folder.
+    """
+    env = dict(os.environ if base is None else base)
+    env.update({
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    })
+    if device in ("cpu", "cpu-emulated"):
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
+    return env
+
+
+def run_script(
+    entry: Path,
+    args=(),
+    cwd: Optional[Path] = None,
+    device: str = "cpu",
+    emulate: Optional[str] = None,
+    timeout: float = 300.0,
+    python: str = sys.executable,
+    log_dir: Optional[Path] = None,
+) -> Outcome:
+    """Run ``python launch.py -- entry args`` with a timeout and return its Outcome."""
+    entry = Path(entry).resolve()
+    cwd = Path(cwd) if cwd is not None else entry.parent
+    with tempfile.TemporaryDirectory(prefix="precision-lint-run-") as tmp:
+        result_path = Path(tmp) / "result.json"
+        script_tmp = Path(tmp) / "tmp"
+        script_tmp.mkdir()
+        cmd = [python, str(LAUNCHER), "--result", str(result_path)]
+        if emulate:
+            cmd += ["--emulate", emulate]
+        cmd += ["--", str(entry), *args]
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            cmd, cwd=str(cwd), env=fixture_env(device, tmpdir=script_tmp), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
+        )
+        timed_out = False
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            stdout, stderr = proc.communicate()
+        duration = time.monotonic() - started
+        record = {}
+        if result_path.exists():
+            try:
+                record = json.loads(result_path.read_text())
+            except ValueError:
+                record = {}
+    if log_dir is not None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        (log_dir / "stdout.txt").write_text(stdout)
+        (log_dir / "stderr.txt").write_text(stderr)
+    return outcome_from(record, stdout, stderr, duration, proc.returncode, timed_out)
+
+
+def outcome_from(record: dict, stdout: str, stderr: str, duration: float,
+                 returncode: Optional[int] = None, timed_out: bool = False) -> Outcome:
+    progress, done_steps, done_loss = parse_progress(stdout)
+    if timed_out:
+        status = "timeout"
+    elif record.get("status") in ("completed", "exception", "exit", "timeout", "crashed"):
+        status = record["status"]
+    else:  # killed, segfault, launcher failure: no result file
+        status = "crashed"
+    exit_code = record.get("exit_code", returncode)
+    if status == "crashed" and returncode is not None:
+        exit_code = returncode
+    return Outcome(
+        status=status,
+        exit_code=exit_code,
+        exc_type=record.get("exc_type"),
+        exc_module=record.get("exc_module"),
+        exc_message=record.get("exc_message"),
+        progress=progress,
+        done_steps=done_steps,
+        done_loss=done_loss,
+        duration_s=round(record.get("duration_s", duration), 3),
+        emulation=record.get("emulation"),
+        emulation_installed=bool(record.get("emulation_installed")),
+        stdout_tail=stdout[-TAIL_CHARS:],
+        stderr_tail=stderr[-TAIL_CHARS:],
+    )
