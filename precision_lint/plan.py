@@ -10,9 +10,10 @@ Ampere and newer), reused by every guarded form:
 - ``bf16=BF16_OK, fp16=torch.cuda.is_available() and not BF16_OK``;
 - ``"flash_attention_2" if BF16_OK else "sdpa"``.
 
-Why a strict probe: ``torch.cuda.is_bf16_supported()`` returns True on GPUs that
-only *emulate* bf16 (pre-Ampere, recent torch), where bf16 training is very slow
-and ``TrainingArguments(bf16=True)`` is still refused by transformers.
+Why a strict probe: in recent torch, ``torch.cuda.is_bf16_supported()`` also
+returns True on GPUs that only *emulate* bf16 (pre-Ampere), so transformers and
+accelerate accept ``bf16=True`` on a T4 and the job runs, very slowly, instead of
+using the fp16 tensor cores the card has.
 Two rules that add the probe to the same module produce the identical edit,
 which the fixer applies once.
 """
@@ -64,6 +65,8 @@ def capability_probe(facts: ModuleFacts) -> Tuple[str, Tuple[Edit, ...]]:
     text = f"{nl}{PROBE_COMMENT}{nl}{PROBE_NAME} = {probe_expression(torch)}{nl}"
     if at == 0:
         text = text[len(nl):] + nl
+    elif layout is not None and not layout.blank_after:
+        text += nl  # keep the probe apart from the code that follows the imports
     if edits:  # one insertion: the import, then the probe
         return PROBE_NAME, (Edit(at, at, edits[0].content + text),)
     return PROBE_NAME, (Edit(at, at, text),)

@@ -74,6 +74,36 @@ def test_verify_all_fixtures():
     assert report["summary"]["failed"] == report["summary"]["broken"] == report["summary"]["error"] == 0
 
 
+def _cuda_available() -> bool:
+    if not HAVE_TORCH:
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+CUDA_FIXTURES = sorted(f.name for f in discover([FIXTURES], FIXTURES) if f.needs == "cuda")
+
+
+@pytest.mark.skipif(not _cuda_available(), reason="needs a CUDA GPU: the Trainer's fp16 GradScaler path only runs on CUDA")
+@pytest.mark.parametrize("name", CUDA_FIXTURES)
+def test_cuda_fixture_on_gpu(name):
+    """On a GPU machine: the real CUDA run fails as declared, and trains after --fix."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    proc = subprocess.run(
+        [sys.executable, "-m", "precision_lint", "verify", "--device", "cuda", "--output-format", "json",
+         str(FIXTURES / name)],
+        cwd=str(REPO), env=env, capture_output=True, text=True, timeout=900,
+    )
+    rows = [r for r in json.loads(proc.stdout)["results"] if r["device"] == "cuda"]
+    assert rows and all(r["verdict"] == "passed" for r in rows), proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_there_are_cuda_fixtures():
+    assert CUDA_FIXTURES, "the Trainer(fp16=True) stories need real CUDA fixtures"
+
+
 # ----------------------------------------------------------------- fixture headers
 def test_repo_fixtures_parse():
     fixtures = discover([FIXTURES], FIXTURES)

@@ -424,9 +424,15 @@ class Evaluator:
         target = expr.comparisons[0]
         right = self.values(target.comparator, scope)
         op = target.operator
-        if all(v.kind == CONST for v in left + right) and isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+        if isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) and any(v.kind == CONST for v in left) and all(
+            v.kind in (CONST, UNKNOWN) for v in left + right
+        ):
+            # `args.precision == "bf16"`: known operands compare; unknown ones stay unknown
             out = []
-            for a, b in itertools.product(left, right):
+            for a, b in itertools.islice(itertools.product(left, right), _MAX_ATOMS):
+                if a.kind != CONST or b.kind != CONST:
+                    out.append(Possible(UNKNOWN))
+                    continue
                 eq = a.value == b.value
                 out.append(_const(eq if isinstance(op, (cst.Equal, cst.Is)) else not eq, a.guards + b.guards))
             return out

@@ -212,4 +212,6 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
         if boolean and vals and all(v.kind == CAPABILITY or (v.kind == COND and v.capability) for v in vals):
             probes.append(ProbeFact(name, index.span(assignments[0].statement)))
     newline = "\r\n" if "\r\n" in index.source[:2000] else "\n"
-    return Layout(insert_at, torch_name, tuple(sorted(probes, key=lambda p: p.span.start)), newline)
+    following = index.source[insert_at : insert_at + 2]
+    blank_after = following in ("", "\n", "\r\n") or following.startswith("\n")
+    return Layout(insert_at, torch_name, tuple(sorted(probes, key=lambda p: p.span.start)), newline, blank_after)

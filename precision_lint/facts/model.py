@@ -37,6 +37,7 @@ class Layout:
     torch_name: Optional[str]  # local name bound to the torch module (None: not imported)
     probes: Tuple[ProbeFact, ...] = ()
     newline: str = "\n"
+    blank_after: bool = True  # a blank line (or the end of the file) follows insert_at
 
 
 @dataclass(frozen=True)
