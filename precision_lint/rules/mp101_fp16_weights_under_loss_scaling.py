@@ -159,7 +159,9 @@ class Fp16WeightsUnderLossScaling(Rule):
         )
         related = Related(module.path, site.span, f"fp16 loss scaling switched on here: {reason}")
         fix = self._fix(ctx, weights, module, site)
-        return ctx.diagnostic(self.code, weights.span, message, fix, (related,), noqa_line=weights.span.line)
+        # Reported where the fix edits: the dtype expression (or `.half()`), not the whole call.
+        span = weights.edit_span or weights.span
+        return ctx.diagnostic(self.code, span, message, fix, (related,))
 
     # --- fixes ----------------------------------------------------------------------------
     def _fix(self, ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> Optional[Fix]:
