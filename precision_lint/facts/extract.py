@@ -80,6 +80,9 @@ def extract_facts(
         facts.skip_file = True
         return facts
     if not may_hold_evidence(source, evidence):
+        # Not parsed, but its imports still link the files around it (a package
+        # `__init__.py` that re-exports `load_model` from the module that loads fp16).
+        facts.imports = _imports_from_text(source, module, is_package)
         return facts
     try:
         index = build_index(source, module, is_package)
@@ -101,6 +104,36 @@ def extract_facts(
     for extractor in extractors():
         facts.sections[extractor.SECTION] = extractor.extract(index, evaluator)
     return facts
+
+
+_IMPORT_LINE = re.compile(
+    r"^[ \t]*(?:from[ \t]+(?P<base>\.*[\w.]*)[ \t]+import[ \t]+\(?(?P<names>[^#\n]*)|import[ \t]+(?P<mods>[^#\n]+))",
+    re.MULTILINE,
+)
+
+
+def _imports_from_text(source: str, module: str, is_package: bool):
+    """The modules a file imports, read from its text alone (for files that are not parsed)."""
+    from .names import resolve_relative
+
+    found = set()
+    for match in _IMPORT_LINE.finditer(source):
+        if match.group("mods"):
+            for part in match.group("mods").split(","):
+                name = part.strip().split(" as ")[0].strip()
+                if re.fullmatch(r"[\w.]+", name):
+                    found.add(name)
+            continue
+        raw = match.group("base")
+        level = len(raw) - len(raw.lstrip("."))
+        base = resolve_relative(module, is_package, level, raw.lstrip("."))
+        if base:
+            found.add(base)
+        for part in (match.group("names") or "").replace(")", "").split(","):
+            name = part.strip().split(" as ")[0].strip()
+            if re.fullmatch(r"\w+", name):
+                found.add(f"{base}.{name}" if base else name)
+    return tuple(sorted(found))
 
 
 def _called(index: ModuleIndex):

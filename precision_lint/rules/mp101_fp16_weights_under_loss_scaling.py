@@ -90,14 +90,23 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
     return None
 
 
-def _reachable(site: WeightsSite, module: ModuleFacts, unit: List[ModuleFacts]) -> bool:
-    """Whether the weights site runs in the training run of ``unit``."""
+def _reachable(site, module: ModuleFacts, unit: List[ModuleFacts]) -> bool:
+    """Whether a weights or scaling site runs in the training run of ``unit``.
+
+    Module-level code runs; a function runs when something in the unit calls it; a
+    method runs when its class is in use (its module defines it).
+    """
     if site.scope_kind == "module":
         return True
     called = set()
     for m in unit:
         called |= m.called
     if site.scope in called:
+        return True
+    # re-exported by a parent package: `from pkg import load_model` for pkg.models.load_model
+    module_name, _, func = site.scope.rpartition(".")
+    parts = module_name.split(".")
+    if any(".".join(parts[:i] + [func]) in called for i in range(1, len(parts))):
         return True
     owner = site.scope.rsplit(".", 1)[0]
     return any(c.qualname == owner for c in module.classes)  # a method: its class is in use
@@ -126,42 +135,53 @@ class Fp16WeightsUnderLossScaling(Rule):
         candidates = [
             w for w in ctx.facts.section("weights") if "float16" in w.dtypes and w.trainable and not w.peft
         ]
-        if not candidates:
-            return
         for weights in candidates:
-            seen = set()
-            for entry in ctx.project.units_containing(ctx.facts):
-                unit = ctx.project.unit_modules(entry)
-                if not _reachable(weights, ctx.facts, unit):
-                    continue
-                for module in unit:
-                    for site in module.section("precision"):
-                        key = (module.path, site.span.start)
-                        if key in seen:
-                            continue
-                        reason = scaling_reason(site, module, ctx.project)
-                        if reason is None:
-                            continue
-                        seen.add(key)
-                        yield self._finding(ctx, weights, module, site, reason)
+            conflicts = self._conflicts(ctx, weights)
+            if conflicts:
+                yield self._finding(ctx, weights, conflicts)
+
+    def _conflicts(self, ctx: RuleContext, weights: WeightsSite) -> List[Tuple[ModuleFacts, PrecisionSite, str]]:
+        """Every scaling site in a training run that also runs this weights site."""
+        found = {}
+        for entry in ctx.project.units_containing(ctx.facts):
+            unit = ctx.project.unit_modules(entry)
+            if not _reachable(weights, ctx.facts, unit):
+                continue
+            for module in unit:
+                for site in module.section("precision"):
+                    key = (module.path, site.span.start)
+                    if key in found or not _reachable(site, module, unit):
+                        continue
+                    reason = scaling_reason(site, module, ctx.project)
+                    if reason is not None:
+                        found[key] = (module, site, reason)
+        # the one to name first: in this file, then a Trainer configuration, then the earliest
+        return sorted(
+            found.values(),
+            key=lambda c: (c[0].path != ctx.path, c[1].kind != "training-args", c[0].path, c[1].span.start),
+        )
 
     # --- reporting ---------------------------------------------------------------------
-    def _finding(self, ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite, reason: str):
+    def _finding(self, ctx: RuleContext, weights: WeightsSite, conflicts):
+        module, site, reason = conflicts[0]
         where = "" if module.path == ctx.path else f" in {module.path}"
         what = {
             "dtype-kwarg": f"`{weights.edit_text}` loads trainable weights in float16",
             "half": f"`{weights.receiver_text}.half()` makes trainable weights float16",
             "to-dtype": f"`.to({weights.edit_text})` makes trainable weights float16",
         }.get(weights.kind, "trainable weights become float16")
+        more = f" (and {len(conflicts) - 1} more place{'s' * (len(conflicts) > 2)})" if len(conflicts) > 1 else ""
         message = (
-            f"{what}, and {reason}{where} (line {site.span.line}) turns on fp16 loss scaling: "
+            f"{what}, and {reason}{where} (line {site.span.line}){more} turns on fp16 loss scaling: "
             f"`{ERROR}` at the first optimizer step"
         )
-        related = Related(module.path, site.span, f"fp16 loss scaling switched on here: {reason}")
+        related = tuple(
+            Related(m.path, s.span, f"fp16 loss scaling switched on here: {r}") for m, s, r in conflicts
+        )
         fix = self._fix(ctx, weights, module, site)
         # Reported where the fix edits: the dtype expression (or `.half()`), not the whole call.
         span = weights.edit_span or weights.span
-        return ctx.diagnostic(self.code, span, message, fix, (related,))
+        return ctx.diagnostic(self.code, span, message, fix, related)
 
     # --- fixes ----------------------------------------------------------------------------
     def _fix(self, ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> Optional[Fix]:

@@ -297,6 +297,10 @@ Trainer(model=model, args=training_args).train()
         ({"proj/pkg/__init__.py": "", "proj/pkg/model_utils.py": HELPER}, "from pkg.model_utils import load_model"),
         ({"proj/pkg/__init__.py": "", "proj/pkg/model_utils.py": HELPER}, "import pkg.model_utils as mu\nload_model = mu.load_model"),
         ({"proj/model_utils.py": HELPER}, "from model_utils import load_model"),
+        (  # re-exported by the package
+            {"proj/pkg/__init__.py": "from .model_utils import load_model\n", "proj/pkg/model_utils.py": HELPER},
+            "from pkg import load_model",
+        ),
     ],
 )
 def test_seed_001_across_files(tree, layout, import_line):
