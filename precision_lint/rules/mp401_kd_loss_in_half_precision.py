@@ -154,6 +154,8 @@ class KDLossInHalfPrecision(Rule):
         for loss in section["losses"]:
             if flows is None:
                 flows = self._flows(ctx)
+            if _only_called_under_autocast(loss.function, flows):
+                continue  # autocast is dynamically scoped: softmax/log_softmax/kl_div run in fp32
             todo = []
             for op in loss.operands:
                 if op.protected:
@@ -225,3 +227,9 @@ class KDLossInHalfPrecision(Rule):
         return ctx.diagnostic(
             self.code, loss.span, message, Fix(applicability, what, edits), related=tuple(related.values())
         )
+
+
+def _only_called_under_autocast(function: str, flows) -> bool:
+    """Whether every known call of ``function`` runs inside an enabled autocast region."""
+    calls = flows["calls"].get(function, ())
+    return bool(calls) and all(c.protected for c in calls)

@@ -777,3 +777,32 @@ def test_weights_facts_of_loaders_are_read(tree):
     reasons = [p.reason for p in KDLossInHalfPrecision()._flows(ctx)["returns"]["models.load_teacher"]]
     assert "`load_teacher()` returns a model with float16 weights (models.py, line 5)" in reasons
     assert any("`torch_dtype=torch.float16` (models.py, line 5)" in r for r in reasons)  # kd's own
+
+
+def test_method_of_a_project_object_called_inside_autocast():
+    # the fp16 models reach the method through __init__; the method itself only runs
+    # under autocast, where softmax/log_softmax/kl_div are computed in fp32
+    body = """
+        class Distiller:
+            def __init__(self, student, teacher, T):
+                self.student = student
+                self.teacher = teacher
+                self.T = T
+
+            def loss(self, batch):
+                with torch.no_grad():
+                    t = self.teacher(**batch).logits
+                s = self.student(**batch).logits
+                return F.kl_div(F.log_softmax(s / self.T, -1), F.softmax(t / self.T, -1), reduction="batchmean")
+
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+        student = AutoModelForCausalLM.from_pretrained("s", torch_dtype=torch.float16)
+        distiller = Distiller(student, teacher, 4.0)
+        for batch in loader:
+            {call}
+        """
+    inside = case(body.replace("{call}", 'with torch.autocast("cuda", dtype=torch.float16):\n                loss = distiller.loss(batch)'))
+    assert lint(inside, CODE) == []
+    outside = case(body.replace("{call}", "loss = distiller.loss(batch)"))
+    (d,) = lint(outside, CODE)
+    assert "F.log_softmax(s.float() / self.T, -1), F.softmax(t.float() / self.T, -1)" in fix(outside, CODE)

@@ -830,6 +830,9 @@ def _flows(index: ModuleIndex, analysis: _Analysis) -> List[ArgFlow]:
         callee = site.qualname
         if callee is None and isinstance(site.receiver, cst.Name) and site.receiver.value == "self" and site.klass:
             callee = f"{site.klass}.{site.method}"
+        if callee is None and isinstance(site.receiver, cst.Name) and site.method:
+            klass = _instance_class(index, site.receiver, site.scope)  # `distiller.loss(batch)`
+            callee = f"{klass}.{site.method}" if klass else None
         if callee is None or callee.startswith(LIBRARIES):
             continue
         args = []
@@ -845,6 +848,20 @@ def _flows(index: ModuleIndex, analysis: _Analysis) -> List[ArgFlow]:
             if paths:
                 args.append((position, "", paths))
             position += 1
-        if args:
-            out.append(ArgFlow(callee, tuple(args), analysis.autocast_enabled(site) is not None))
+        # Recorded even without arguments of interest: whether every call of a function runs
+        # under autocast decides whether a KD loss inside it runs in float32.
+        out.append(ArgFlow(callee, tuple(args), analysis.autocast_enabled(site) is not None))
     return out
+
+
+def _instance_class(index: ModuleIndex, receiver: cst.Name, scope: Scope) -> Optional[str]:
+    """The project class a variable was made from (``d = Distiller(...)`` → ``mod.Distiller``)."""
+    owner = scope.lookup_scope(receiver.value)
+    if owner is None:
+        return None
+    for a in owner.assignments.get(receiver.value, []):
+        if isinstance(a.value, cst.Call):
+            site = index.call_of(a.value)
+            if site is not None and site.qualname in index.classes:
+                return site.qualname
+    return None
