@@ -747,3 +747,19 @@ def test_capability_facts_are_plain_picklable_data():
     assert attn.key == "attn_implementation" and attn.loader
     assert [d.value for d in attn.dtypes] == ["float32"]
     assert not cap.call_guarded(attn.span)
+
+
+def test_comparison_with_an_argparse_default_that_selects_bf16():
+    src = """
+    import argparse
+    from transformers import TrainingArguments
+    p = argparse.ArgumentParser()
+    p.add_argument("--precision", default="bf16")
+    args = p.parse_args()
+    TrainingArguments("o", bf16=(args.precision == "bf16"))
+    """
+    (d,) = lint(src, "MP201")
+    assert "bf16=(args.precision == \"bf16\")" in d.message
+    assert d.fix is None  # the flag is derived: no literal to guard in place
+    fp32_default = src.replace('default="bf16"', 'default="fp32"')
+    assert lint(fp32_default, "MP201") == []
