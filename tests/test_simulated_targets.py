@@ -151,7 +151,7 @@ def simulated(machine, plan):
         yield
 
     with contextlib.ExitStack() as stack:
-        stack.enter_context(mock.patch.dict(sys.modules, _fake_modules(plan)))
+        stack.enter_context(_swapped_modules(_fake_modules(plan)))
         stack.enter_context(mock.patch.object(torch.cuda, "is_available", lambda: cap is not None))
         stack.enter_context(mock.patch.object(torch.cuda, "get_device_capability", capability))
         stack.enter_context(
@@ -165,6 +165,27 @@ def simulated(machine, plan):
         stack.enter_context(mock.patch.object(torch, "autocast", autocast))
         stack.enter_context(mock.patch.object(sys, "argv", ["train.py"]))
         yield
+
+
+@contextlib.contextmanager
+def _swapped_modules(fakes):
+    """Put fake modules in sys.modules and restore exactly those names afterwards.
+
+    ``mock.patch.dict(sys.modules, ...)`` restores the whole dict, which also drops torch
+    submodules first imported meanwhile; importing those again later fails
+    ("Only a single TORCH_LIBRARY can be used to register the namespace ...").
+    """
+    missing = object()
+    saved = {name: sys.modules.get(name, missing) for name in fakes}
+    sys.modules.update(fakes)
+    try:
+        yield
+    finally:
+        for name, previous in saved.items():
+            if previous is missing:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = previous
 
 
 def run_plan(source: str, machine: str) -> Plan:

@@ -16,7 +16,7 @@ from typing import Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from .index import Assignment, ModuleIndex, Scope, keyword
+from .index import Assignment, ModuleIndex, Scope, children, keyword
 from .names import dotted
 from .values import (
     CAPABILITY,
@@ -110,6 +110,46 @@ class Evaluator:
             param_dtype=param_dtype,
         )
 
+    def mentions_dtype(self, expr: cst.CSTNode, scope: Scope, seen: Optional[set] = None) -> bool:
+        """Whether a torch dtype (or a dtype string such as ``"fp16"``) may reach ``expr``.
+
+        A cheap syntactic walk through variables, argparse options and local returns: hot
+        paths (every ``x.to(device)`` of a module) ask this before evaluating values, which
+        needs source positions.
+        """
+        seen = set() if seen is None else seen
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                if dtype_of_qualname(self.ix.qualify(node)):
+                    return True
+                if isinstance(node, cst.Attribute) and node.attr.value in self.ix.arg_options:
+                    for option in self.ix.arg_options[node.attr.value]:
+                        if id(option.call) not in seen:
+                            seen.add(id(option.call))
+                            stack.append(option.call)
+            if isinstance(node, cst.SimpleString) and dtype_of_string(node.evaluated_value):
+                return True
+            if isinstance(node, cst.Name):
+                owner = scope.lookup_scope(node.value)
+                key = (node.value, id(owner))
+                if owner is not None and key not in seen:
+                    seen.add(key)
+                    stack.extend(a.value for a in owner.assignments.get(node.value, []) if a.value is not None)
+                    default = owner.params.get(node.value)
+                    if default is not None:
+                        stack.append(default)
+                continue
+            if isinstance(node, cst.Call):
+                function = self._local_function(node.func, scope)
+                if function is not None and id(function) not in seen:
+                    seen.add(id(function))
+                    if any(self.mentions_dtype(value, function, seen) for value, _ in function.returns):
+                        return True
+            stack.extend(children(node))
+        return False
+
     def consults(self, expr: cst.CSTNode, scope: Scope, seen: set) -> Tuple[bool, bool, bool]:
         """What an expression consults, through variables and local functions:
         (a capability probe, ``torch.cuda.is_available()``, a parameter-dtype check
@@ -148,7 +188,7 @@ class Evaluator:
                             c, u, p = self.consults(a.value, owner, seen)
                             capability, cuda, param_dtype = capability or c, cuda or u, param_dtype or p
                 continue
-            stack.extend(node.children)
+            stack.extend(children(node))
         return capability, cuda, param_dtype
 
     def guards_of(self, guards, scope: Scope) -> Tuple[Guard, ...]:

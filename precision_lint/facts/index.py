@@ -11,6 +11,7 @@ what leaves a worker are the plain-data facts built from it.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -148,6 +149,9 @@ class ModuleIndex:
         self.attr_uses: List[AttrUse] = []
         self.arg_options: Dict[str, List[ArgOption]] = {}
         self.attr_assigns: List[AttrAssign] = []
+        # id(node) → (pre-order number, number after its last descendant): source order and
+        # containment without a positions pass
+        self.order_of: Dict[int, Tuple[int, int]] = {}
         self.for_loops: List[ForLoop] = []
         self.import_statements: List[cst.CSTNode] = []
         self._positions = None
@@ -167,6 +171,12 @@ class ModuleIndex:
         start = self._line_starts[rng.start.line - 1] + rng.start.column
         end = self._line_starts[rng.end.line - 1] + rng.end.column
         return Span(rng.start.line, rng.start.column, rng.end.line, rng.end.column, start, end)
+
+    def order(self, node: cst.CSTNode) -> Tuple[int, int]:
+        """(first, last + 1) in a pre-order numbering of the tree: ``a`` comes before ``b`` in
+        the source when ``order(a)[0] < order(b)[0]``; ``b`` lies inside ``a`` when
+        ``order(a)[0] <= order(b)[0] < order(a)[1]``."""
+        return self.order_of[id(node)]
 
     def offset_line(self, offset: int) -> int:
         return bisect.bisect_right(self._line_starts, offset)
@@ -192,8 +202,93 @@ def build_index(source: str, module_name: str = "", is_package: bool = False) ->
     # definition in functions still resolve.
     for stmt in tree.body:
         _predeclare(index, stmt)
-    tree.visit(_Indexer(index))
+    _walk(tree, _Indexer(index))
     return index
+
+
+# Fields that only hold whitespace, comments and punctuation: never walked.
+_SKIPPED_FIELDS = frozenset(
+    {
+        "leading_lines", "lines_after_decorators", "header", "footer", "lpar", "rpar", "comma",
+        "semicolon", "trailing_whitespace", "equal", "colon", "operator", "dot", "star_tok",
+    }
+)
+_PLAN: Dict[type, Tuple[str, ...]] = {}
+
+
+def _fields(cls: type) -> Tuple[str, ...]:
+    names = _PLAN.get(cls)
+    if names is None:
+        names = _PLAN[cls] = tuple(
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        )
+    return names
+
+
+def children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """A node's children that can hold code (no whitespace or punctuation), in source order.
+
+    Much cheaper than ``CSTNode.children``, which rebuilds the node to list them.
+    """
+    out: List[cst.CSTNode] = []
+    for field in _fields(type(node)):
+        value = getattr(node, field)
+        if isinstance(value, cst.CSTNode):
+            out.append(value)
+        elif isinstance(value, (list, tuple)):
+            out.extend(c for c in value if isinstance(c, cst.CSTNode))
+    return out
+
+
+def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
+    """A depth-first walk in source order calling the visitor's ``visit_X``/``leave_X``
+    (and ``visit_If_body``-style hooks), like ``CSTNode.visit`` but without rebuilding
+    each node on the way back up: about four times faster on large modules."""
+    hooks: Dict[type, tuple] = {}
+
+    def walk(node: cst.CSTNode) -> None:
+        cls = type(node)
+        entry = hooks.get(cls)
+        if entry is None:
+            name = cls.__name__
+            entry = hooks[cls] = (getattr(visitor, f"visit_{name}", None), getattr(visitor, f"leave_{name}", None))
+        visit, leave = entry
+        pre = counter[0]
+        counter[0] += 1
+        if visit is None or visit(node) is not False:
+            if cls is cst.If:
+                walk(node.test)
+                visitor.visit_If_body(node)
+                walk(node.body)
+                visitor.leave_If_body(node)
+                if node.orelse is not None:
+                    visitor.visit_If_orelse(node)
+                    walk(node.orelse)
+                    visitor.leave_If_orelse(node)
+            elif cls is cst.With:
+                for item in node.items:
+                    walk(item)
+                visitor.visit_With_body(node)
+                walk(node.body)
+                visitor.leave_With_body(node)
+            else:
+                for field in _fields(cls):
+                    value = getattr(node, field)
+                    if isinstance(value, cst.CSTNode):
+                        walk(value)
+                    elif isinstance(value, (list, tuple)):
+                        for child in value:
+                            if isinstance(child, cst.CSTNode):
+                                walk(child)
+        order[id(node)] = (pre, counter[0])
+        if leave is not None:
+            leave(node)
+
+    counter = [0]
+    order = visitor.ix.order_of
+    walk(root)
 
 
 def _predeclare(index: ModuleIndex, stmt: cst.CSTNode) -> None:

@@ -204,6 +204,8 @@ class _Analysis:
             exprs.append(kw.value)
         found = set()
         for e in exprs:
+            if not self.ev.mentions_dtype(e, scope):
+                continue  # `.to(device)`: no dtype can reach it
             for v in dtypes(self.ev.values(e, scope)):
                 found.add(v.value)
         if "float16" in found:
@@ -216,6 +218,9 @@ class _Analysis:
 
     def _dtype_kwarg_half(self, call: cst.Call, scope: Scope) -> Optional[str]:
         for name in ("torch_dtype", "dtype"):
+            sources = self.ev.kwarg(call, scope, name)
+            if not any(self.ev.mentions_dtype(src.value, scope) for src in sources):
+                continue  # `dtype=x.dtype`: no literal dtype can reach it
             values = self.ev.kwarg_values(call, scope, name)
             if values is not None and any(v.value == "float16" for v in dtypes(values)):
                 src = self.ev.kwarg(call, scope, name)[0]
@@ -303,7 +308,7 @@ class _Analysis:
             default = owner.params[expr.value]
             if default is not None:
                 out.extend(self.paths(default, owner.parent or owner))
-        use = self.ix.span(expr).start
+        use = self.ix.order(expr)[0]
         for assignment in _reaching(self.ix, owner.assignments.get(expr.value, []), use if owner is scope else None):
             value = assignment.value
             if value is None:
@@ -463,15 +468,18 @@ def _dotted_receiver(node: cst.BaseExpression) -> Optional[str]:
 
 
 def _reaching(index: ModuleIndex, assignments, use: Optional[int]):
-    """The assignments a use may see: the last unconditional one before it, and guarded later ones."""
-    ordered = sorted(assignments, key=lambda a: index.span(a.statement).start)
+    """The assignments a use may see: the last unconditional one before it, and guarded later ones.
+
+    ``use`` is the use's pre-order number (``index.order(expr)[0]``), so no positions are needed.
+    """
+    ordered = sorted(assignments, key=lambda a: index.order(a.statement)[0])
     if use is not None:
         def sees(a) -> bool:
-            if index.span(a.statement).start >= use:
+            if index.order(a.statement)[0] >= use:
                 return False
             if a.value is not None:  # `x = f(x)`: the use on the right sees the previous x
-                value = index.span(a.value)
-                return not value.start <= use < value.end
+                first, after = index.order(a.value)
+                return not first <= use < after
             return True
 
         before = [a for a in ordered if sees(a)]
@@ -508,7 +516,7 @@ class _Shapes:
         if isinstance(expr, cst.Name):
             owner = scope.lookup_scope(expr.value)
             if owner is not None and expr.value not in owner.params:
-                found = _reaching(self.ix, owner.assignments.get(expr.value, []), self.ix.span(expr).start if owner is scope else None)
+                found = _reaching(self.ix, owner.assignments.get(expr.value, []), self.ix.order(expr)[0] if owner is scope else None)
                 values = [(a.value, owner) for a in found if a.value is not None and a.unpack_index is None]
                 if values:
                     return values

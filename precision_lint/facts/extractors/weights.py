@@ -117,6 +117,8 @@ def _to_dtype_arg(site: CallSite, evaluator: Evaluator):
     if kw is not None:
         return kw.value
     for arg in positional(site.node):
+        if not evaluator.mentions_dtype(arg.value, site.scope):
+            continue  # `.to(device)`: no dtype can reach it
         vals = evaluator.values(arg.value, site.scope)
         if any(v.kind == DTYPE for v in vals):
             return arg.value
