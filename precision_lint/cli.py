@@ -12,6 +12,7 @@ import sys
 from typing import List, Optional, Sequence
 
 from . import __version__
+from .cache import default_cache_dir
 from .config import ConfigError, load
 from .engine import Engine, InternalError
 from .notebook import NotebookError
@@ -56,6 +57,13 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default=None, help="a pyproject.toml or precision-lint.toml to use")
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes for parsing (default: cores)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the facts cache")
+    p.add_argument(
+        "--cache-dir",
+        default=None,
+        help="where per-file facts are cached (default: $PRECISION_LINT_CACHE_DIR, else "
+        ".precision-lint-cache next to the configuration, else in the current folder)",
+    )
     p.add_argument("--version", action="version", version=f"precision-lint {__version__}")
     return p
 
@@ -133,7 +141,8 @@ def check_command(argv: Sequence[str]) -> int:
         config = load(args.config, paths)
         codes = selected_codes(config, args.select, args.ignore, args.extend_select)
         progress = None if args.quiet else ProgressBar(sys.stderr)
-        engine = Engine(config, codes, jobs=args.jobs, progress=progress)
+        cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir(config.root))
+        engine = Engine(config, codes, jobs=args.jobs, progress=progress, cache_dir=cache_dir)
     except ConfigError as exc:
         print(f"precision-lint: configuration error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -14,6 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from .cache import FactsCache
 from .config import Config, from_table
 from .diagnostics import SAFE, Diagnostic, Fix
 from .discovery import discover, module_name
@@ -68,6 +69,7 @@ class Engine:
         codes: Optional[Sequence[str]] = None,
         jobs: Optional[int] = None,
         progress: Optional[Callable[[int, int], None]] = None,
+        cache_dir: Optional[str] = None,
     ) -> None:
         self.progress = progress  # called as progress(files parsed, files to parse)
         self.config = config or from_table({}, "defaults")
@@ -84,6 +86,7 @@ class Engine:
         self.evidence = tuple(sorted(evidence)) if evidence is not None else None
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self._cache: Dict[tuple, ModuleFacts] = {}
+        self.disk = FactsCache(cache_dir) if cache_dir else None
 
     # --- facts ------------------------------------------------------------------
     def _key(self, path: str, text: str, naming) -> tuple:
@@ -101,8 +104,11 @@ class Engine:
                 out[src.path] = facts
                 continue
             key = self._key(src.path, src.text, naming)
-            if key in self._cache:
-                out[src.path] = self._cache[key]
+            cached = self._cache.get(key)
+            if cached is None and self.disk is not None:
+                cached = self.disk.get(key)
+            if cached is not None:
+                self._cache[key] = out[src.path] = cached
             else:
                 todo.append((key, (src.text, src.path, *naming, self.evidence)))
         if len(todo) >= PARALLEL_THRESHOLD and self.jobs > 1:
@@ -112,6 +118,8 @@ class Engine:
             results = list(self._report((_facts_job(a) for _, a in todo), len(todo)))
         for (key, args), facts in zip(todo, results):
             self._cache[key] = facts
+            if self.disk is not None:
+                self.disk.put(key, facts)
             out[args[1]] = facts
         return [out[s.path] for s in sources]
 

@@ -182,3 +182,21 @@ def test_rule_command():
 def test_empty_folder_is_a_clean_silent_success(tmp_path):
     out = run_cli("--fix", "--quiet", str(tmp_path))
     assert out.returncode == 0 and out.stdout == "" and out.stderr == ""
+
+
+def test_facts_cache_is_used_and_invalidated_by_content(tmp_path):
+    project(tmp_path, {"bad.py": BAD})
+    cache = tmp_path / "cache"
+    first = run_cli("--cache-dir", str(cache), "--output-format", "json", "bad.py", cwd=tmp_path)
+    entries = sorted(cache.rglob("*.pickle"))
+    assert first.returncode == 1 and len(entries) == 1
+    assert (cache / ".gitignore").read_text().strip().endswith("*")
+    again = run_cli("--cache-dir", str(cache), "--output-format", "json", "bad.py", cwd=tmp_path)
+    assert again.stdout == first.stdout  # answered from the cache, same findings
+    entries[0].write_bytes(b"not a pickle")  # a damaged entry is recomputed, never trusted
+    assert run_cli("--cache-dir", str(cache), "--output-format", "json", "bad.py", cwd=tmp_path).stdout == first.stdout
+    (tmp_path / "bad.py").write_text(GOOD)  # new content, new key
+    assert run_cli("--cache-dir", str(cache), "bad.py", cwd=tmp_path).returncode == 0
+    no_cache = tmp_path / "unused"
+    run_cli("--no-cache", "--cache-dir", str(no_cache), "bad.py", cwd=tmp_path)
+    assert not no_cache.exists()

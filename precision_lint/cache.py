@@ -1,0 +1,90 @@
+"""A disk cache of per-file facts, keyed by content, so a re-run parses only what changed.
+
+Facts depend only on a file's text, its module name, the evidence of the enabled rules and
+precision-lint's own fact-extraction code: all of those are in the key (the code by a
+fingerprint of the ``facts`` package's sources, the interpreter and LibCST versions). Rules
+are never cached, so changing configuration or rule options needs no invalidation. Entries
+are written atomically; an unreadable or stale entry is simply recomputed.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+CACHE_DIR_NAME = ".precision-lint-cache"
+
+
+@lru_cache(maxsize=None)
+def fingerprint() -> str:
+    """Changes whenever the code that computes facts (or what it runs on) changes."""
+    from . import __version__
+
+    try:
+        import libcst
+
+        libcst_version = getattr(libcst, "__version__", "") or _dist_version("libcst")
+    except ImportError:  # pragma: no cover
+        libcst_version = ""
+    digest = hashlib.sha1(f"{__version__}|{sys.version}|{libcst_version}".encode())
+    facts_dir = Path(__file__).resolve().parent / "facts"
+    for path in sorted(facts_dir.rglob("*.py")):
+        digest.update(path.relative_to(facts_dir).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _dist_version(name: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(name)
+    except Exception:  # pragma: no cover - metadata missing
+        return ""
+
+
+class FactsCache:
+    def __init__(self, root: str) -> None:
+        self.folder = Path(root) / fingerprint()
+
+    def _path(self, key: tuple) -> Path:
+        name = hashlib.sha1(repr(key).encode("utf-8", "surrogatepass")).hexdigest()
+        return self.folder / name[:2] / f"{name}.pickle"
+
+    def get(self, key: tuple):
+        try:
+            with open(self._path(key), "rb") as fh:
+                stored_key, facts = pickle.load(fh)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+            return None
+        return facts if stored_key == key else None
+
+    def put(self, key: tuple, facts) -> None:
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _ensure_gitignore(self.folder.parent)
+            fd, tmp = tempfile.mkstemp(dir=str(path.parent), suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump((key, facts), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only tree: run without caching
+
+
+def _ensure_gitignore(folder: Path) -> None:
+    marker = folder / ".gitignore"
+    if not marker.exists():
+        marker.write_text("# Automatically created by precision-lint.\n*\n")
+
+
+def default_cache_dir(config_root: Optional[Path]) -> str:
+    env = os.environ.get("PRECISION_LINT_CACHE_DIR")
+    if env:
+        return env
+    return str((config_root or Path.cwd()) / CACHE_DIR_NAME)
