@@ -19,7 +19,7 @@ which the fixer applies once.
 """
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import Tuple
 
 from .diagnostics import Edit
 from .facts.model import ModuleFacts
@@ -101,10 +101,3 @@ def guarded_attention(probe: str, fallback: str = "sdpa", quote: str = '"') -> s
 
 def no_fp16_params(model: str, torch: str) -> str:
     return f"not any(p.dtype == {torch}.float16 for p in {model}.parameters())"
-
-
-def join_edits(*groups) -> List[Edit]:
-    out: List[Edit] = []
-    for g in groups:
-        out.extend(g)
-    return out

@@ -1,7 +1,7 @@
 """The command line, through a real subprocess: exit codes, formats, --fix, --diff, noqa, config."""
 import json
 
-from conftest import dedent, run_cli
+from conftest import run_cli
 
 BAD = """\
 from transformers import Trainer

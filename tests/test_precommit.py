@@ -78,8 +78,6 @@ def _try_repo(env, cwd, hook):
 
 
 def test_check_fails_fix_rewrites_rerun_passes(env, tmp_path):
-    from test_notebooks import kaggle_notebook, nbformat_bytes
-
     project = _project(tmp_path / "proj")
     notebook_before = (project / "train.ipynb").read_bytes()
 

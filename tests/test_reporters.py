@@ -2,7 +2,6 @@
 escaping, full/concise layout with related locations, colour rules, and the progress bar."""
 import io
 import json
-from pathlib import Path
 
 import pytest
 
@@ -10,7 +9,6 @@ from conftest import REPO, run_cli
 from precision_lint.diagnostics import Diagnostic, Edit, Fix, Related, Span
 from precision_lint.engine import Engine
 from precision_lint.config import from_table
-from precision_lint.notebook import parse
 from precision_lint.reporters import Report, render
 from precision_lint.reporters.github import escape_data, escape_property
 from precision_lint.reporters.progress import THRESHOLD, ProgressBar, render_bar, wanted

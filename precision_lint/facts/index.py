@@ -233,8 +233,8 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     Much cheaper than ``CSTNode.children``, which rebuilds the node to list them.
     """
     out: List[cst.CSTNode] = []
-    for field in _fields(type(node)):
-        value = getattr(node, field)
+    for attr in _fields(type(node)):
+        value = getattr(node, attr)
         if isinstance(value, cst.CSTNode):
             out.append(value)
         elif isinstance(value, (list, tuple)):
@@ -274,8 +274,8 @@ def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
                 walk(node.body)
                 visitor.leave_With_body(node)
             else:
-                for field in _fields(cls):
-                    value = getattr(node, field)
+                for attr in _fields(cls):
+                    value = getattr(node, attr)
                     if isinstance(value, cst.CSTNode):
                         walk(value)
                     elif isinstance(value, (list, tuple)):

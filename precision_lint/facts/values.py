@@ -115,10 +115,6 @@ def dtypes(values: Iterable[Possible]) -> Tuple[Possible, ...]:
     return tuple(out)
 
 
-def may_be_dtype(values: Iterable[Possible], name: str) -> bool:
-    return any(v.value == name for v in dtypes(values))
-
-
 def may_be_true(values: Iterable[Possible]) -> bool:
     """True when one of the values is certainly possible and truthy on some machine.
 
@@ -133,16 +129,3 @@ def may_be_true(values: Iterable[Possible]) -> bool:
         if v.kind == COND and v.value is not False:
             return True
     return False
-
-
-def may_be_false(values: Iterable[Possible]) -> bool:
-    for v in values:
-        if v.kind == CONST and v.value in (None, False, 0, ""):
-            return True
-        if v.kind in (CUDA, CAPABILITY, COND):
-            return True
-    return False
-
-
-def is_unknown(values: Iterable[Possible]) -> bool:
-    return all(v.kind == UNKNOWN for v in values)

@@ -199,7 +199,6 @@ class Fp16WeightsUnderLossScaling(Rule):
         return self._disable_scaler(ctx, weights, module, site)
 
     def _weights_edits(self, ctx: RuleContext, weights: WeightsSite, bf16: bool) -> List[Edit]:
-        edits: List[Edit] = []
         torch, torch_edits = plan.ensure_torch(ctx.facts)
         probe = None
         if bf16:

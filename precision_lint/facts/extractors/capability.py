@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-import libcst as cst
 
 from ...diagnostics import Span
 from ..evaluate import Evaluator

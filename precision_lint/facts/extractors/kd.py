@@ -268,7 +268,6 @@ class _Analysis:
         return out
 
     def _paths(self, expr: cst.BaseExpression, scope: Scope) -> List[Path]:
-        ix = self.ix
         if isinstance(expr, cst.Name):
             return self._name(expr, scope)
         if isinstance(expr, cst.Attribute):

@@ -19,8 +19,7 @@ import libcst as cst
 from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import CallSite, ModuleIndex, keyword, positional
-from ..names import dotted
-from ..values import CONST, Possible, Values
+from ..values import Values
 
 SECTION = "precision"
 
