@@ -102,6 +102,10 @@ def extract_facts(
     )
     facts.layout = _layout(index, evaluator)
     for extractor in extractors():
+        evidence = getattr(extractor, "EVIDENCE", None)
+        if evidence is not None and not evidence.search(source):
+            facts.sections[extractor.SECTION] = extractor.EMPTY
+            continue
         facts.sections[extractor.SECTION] = extractor.extract(index, evaluator)
     return facts
 

@@ -34,7 +34,8 @@ SECTION = "kd"
 
 # Text a module must contain to hold a KD loss or a half-precision logits source; the
 # analysis (which walks every function's returns) is skipped for every other module.
-RELEVANT = re.compile(r"kl_div|KLDivLoss|softmax|cross_entropy|CrossEntropyLoss|half|float16|fp16|clip\.load")
+EVIDENCE = re.compile(r"kl_div|KLDivLoss|softmax|cross_entropy|CrossEntropyLoss|half|float16|fp16|clip\.load")
+EMPTY = {"losses": (), "flows": (), "returns": ()}
 # Placeholder for the (rewritten) logits inside an operand template.
 LOGITS = "\x00LOGITS\x00"
 
@@ -738,8 +739,6 @@ def _arg(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpressio
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator):
-    if not RELEVANT.search(index.source):
-        return {"losses": (), "flows": (), "returns": ()}
     analysis = _Analysis(index, evaluator)
     shapes = _Shapes(index, analysis)
     losses: List[KDLoss] = []
