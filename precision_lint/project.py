@@ -27,6 +27,10 @@ class Project:
         for m in self.modules:
             for c in m.classes:
                 self.classes.setdefault(c.qualname, c)
+        self._by_short_name: Dict[str, List[ClassFact]] = {}
+        for q, c in self.classes.items():
+            self._by_short_name.setdefault(q.rsplit(".", 1)[-1], []).append(c)
+        self._containing: Dict[str, List[ModuleFacts]] = {}
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}
         self._json: Dict[str, Any] = {}
@@ -90,11 +94,13 @@ class Project:
 
     def units_containing(self, module: ModuleFacts) -> List[ModuleFacts]:
         """Entry modules whose unit includes ``module`` (itself first)."""
-        out = [module]
-        for other in self.modules:
-            if other.path != module.path and module.path in self.unit(other):
-                out.append(other)
-        return out
+        if module.path not in self._containing:
+            out = [module]
+            for other in self.modules:
+                if other.path != module.path and module.path in self.unit(other):
+                    out.append(other)
+            self._containing[module.path] = out
+        return self._containing[module.path]
 
     def unit_modules(self, entry: ModuleFacts) -> List[ModuleFacts]:
         return [self.by_path[p] for p in sorted(self.unit(entry)) if p in self.by_path]
@@ -111,15 +117,14 @@ class Project:
             seen.add(name)
             if predicate(name):
                 return True
-            cls = self.classes.get(name)
-            if cls is None:
-                # `import pkg.trainers` then `pkg.trainers.MyTrainer`; or re-exports
-                cls = self._class_by_suffix(name)
+            cls = self.find_class(name)
             if cls is not None:
                 stack.extend(cls.bases)
         return False
 
     def find_class(self, qualname: Optional[str]) -> Optional[ClassFact]:
+        """A project class by qualname, or by its unique short name when re-exported
+        (``from pkg import MyTrainer`` names ``pkg.MyTrainer`` for ``pkg.trainers.MyTrainer``)."""
         if not qualname:
             return None
         return self.classes.get(qualname) or self._class_by_suffix(qualname)
@@ -137,7 +142,5 @@ class Project:
         return None
 
     def _class_by_suffix(self, name: str) -> Optional[ClassFact]:
-        """A re-exported project class (``from pkg import MyTrainer``), if its name is unique."""
-        short = name.rsplit(".", 1)[-1]
-        matches = [c for q, c in self.classes.items() if q.rsplit(".", 1)[-1] == short]
+        matches = self._by_short_name.get(name.rsplit(".", 1)[-1], ())
         return matches[0] if len(matches) == 1 else None
