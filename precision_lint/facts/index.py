@@ -63,6 +63,13 @@ class Scope:
             scope = scope.parent
         return None
 
+    def code_scope(self) -> "Scope":
+        """The function or module whose code runs here (a class body belongs to its surroundings)."""
+        scope = self
+        while scope.kind == "class" and scope.parent is not None:
+            scope = scope.parent
+        return scope
+
     def module_scope(self) -> "Scope":
         scope = self
         while scope.parent is not None:

@@ -91,13 +91,6 @@ def is_training_args(qualname: Optional[str]) -> bool:
     return parts[0] == "trl" and parts[-1].endswith("Config") and parts[-1] not in ("ModelConfig", "ScriptArguments")
 
 
-def _scope(site: CallSite):
-    scope = site.scope
-    while scope.kind == "class" and scope.parent is not None:
-        scope = scope.parent
-    return scope
-
-
 def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:
     """Where a new keyword argument goes, and the layout to give it.
 
@@ -178,7 +171,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if kind is None:
             continue
         insert_at, insert_style = _insertion(index, site.node)
-        scope = _scope(site)
+        scope = site.scope.code_scope()
         out.append(
             PrecisionSite(
                 kind=kind,

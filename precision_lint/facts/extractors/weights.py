@@ -134,7 +134,7 @@ class _Uses:
     def _refers(self, node, name: str) -> bool:
         return dotted(node) == name
 
-    def frozen_reason(self, names: Tuple[str, ...], after: int) -> str:
+    def frozen_reason(self, names: Tuple[str, ...]) -> str:
         if not names:
             return ""
         calls_under_no_grad = calls_outside = 0
@@ -238,12 +238,6 @@ class _Uses:
         return False
 
 
-def _function_scope(scope: Scope) -> Scope:
-    while scope.kind == "class" and scope.parent is not None:
-        scope = scope.parent
-    return scope
-
-
 def extract(index: ModuleIndex, evaluator: Evaluator):
     chain = _chain_targets(index)
     uses = _Uses(index)
@@ -289,8 +283,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         else:
             edit_span = index.span(edit_node)
             edit_text = index.text(edit_node)
-        frozen = uses.frozen_reason(targets, span.start)
-        scope = _function_scope(site.scope)
+        frozen = uses.frozen_reason(targets)
+        scope = site.scope.code_scope()
         out.append(
             WeightsSite(
                 kind=kind,
