@@ -110,85 +110,69 @@ class Evaluator:
             param_dtype=param_dtype,
         )
 
-    def mentions_dtype(self, expr: cst.CSTNode, scope: Scope, seen: Optional[set] = None) -> bool:
-        """Whether a torch dtype (or a dtype string such as ``"fp16"``) may reach ``expr``.
+    def _reached(self, expr: cst.CSTNode, scope: Scope, seen: set, inputs: bool = False):
+        """Every node whose value may flow into ``expr``, with the scope it belongs to.
 
-        A cheap syntactic walk through variables, argparse options and local returns: hot
-        paths (every ``x.to(device)`` of a module) ask this before evaluating values, which
-        needs source positions.
+        Walks the expression, the assignments of the variables it names and the returns of
+        the local functions it calls; with ``inputs``, also parameter defaults and the
+        argparse options read as ``args.<dest>``. A taint walk rather than an evaluation,
+        so it terminates on self-referencing code (`if use_bf16 and major < 8: use_bf16 = False`).
         """
-        seen = set() if seen is None else seen
-        stack = [expr]
+        stack = [(expr, scope)]
         while stack:
-            node = stack.pop()
-            if isinstance(node, (cst.Name, cst.Attribute)):
-                if dtype_of_qualname(self.ix.qualify(node)):
-                    return True
-                if isinstance(node, cst.Attribute) and node.attr.value in self.ix.arg_options:
-                    for option in self.ix.arg_options[node.attr.value]:
-                        if id(option.call) not in seen:
-                            seen.add(id(option.call))
-                            stack.append(option.call)
-            if isinstance(node, cst.SimpleString) and dtype_of_string(node.evaluated_value):
-                return True
+            node, here = stack.pop()
+            yield node, here
             if isinstance(node, cst.Name):
-                owner = scope.lookup_scope(node.value)
+                owner = here.lookup_scope(node.value)
                 key = (node.value, id(owner))
                 if owner is not None and key not in seen:
                     seen.add(key)
-                    stack.extend(a.value for a in owner.assignments.get(node.value, []) if a.value is not None)
-                    default = owner.params.get(node.value)
+                    stack.extend((a.value, owner) for a in owner.assignments.get(node.value, []) if a.value is not None)
+                    default = owner.params.get(node.value) if inputs else None
                     if default is not None:
-                        stack.append(default)
+                        stack.append((default, owner))
                 continue
             if isinstance(node, cst.Call):
-                function = self._local_function(node.func, scope)
+                function = self._local_function(node.func, here)
                 if function is not None and id(function) not in seen:
                     seen.add(id(function))
-                    if any(self.mentions_dtype(value, function, seen) for value, _ in function.returns):
-                        return True
-            stack.extend(children(node))
+                    stack.extend((value, function) for value, _ in function.returns)
+            elif inputs and isinstance(node, cst.Attribute) and node.attr.value in self.ix.arg_options:
+                for option in self.ix.arg_options[node.attr.value]:
+                    if id(option.call) not in seen:
+                        seen.add(id(option.call))
+                        stack.append((option.call, here))
+            stack.extend((child, here) for child in children(node))
+
+    def mentions_dtype(self, expr: cst.CSTNode, scope: Scope, seen: Optional[set] = None) -> bool:
+        """Whether a torch dtype (or a dtype string such as ``"fp16"``) may reach ``expr``.
+
+        Cheap and syntactic: hot paths (every ``x.to(device)`` of a module) ask this before
+        evaluating values, which needs source positions.
+        """
+        for node, _ in self._reached(expr, scope, set() if seen is None else seen, inputs=True):
+            if isinstance(node, (cst.Name, cst.Attribute)) and dtype_of_qualname(self.ix.qualify(node)):
+                return True
+            if isinstance(node, cst.SimpleString) and dtype_of_string(node.evaluated_value):
+                return True
         return False
 
     def consults(self, expr: cst.CSTNode, scope: Scope, seen: set) -> Tuple[bool, bool, bool]:
         """What an expression consults, through variables and local functions:
         (a capability probe, ``torch.cuda.is_available()``, a parameter-dtype check
         such as ``any(p.dtype == torch.float16 for p in model.parameters())``).
-
-        A taint walk rather than a value evaluation, so that it terminates on the
-        self-referencing guards of real code (`if use_bf16 and major < 8: use_bf16 = False`).
         """
         capability = cuda = param_dtype = False
-        stack = [expr]
-        while stack:
-            node = stack.pop()
+        for node, _ in self._reached(expr, scope, seen):
             if isinstance(node, cst.Comparison) and _is_param_dtype_check(node, self.ix):
                 param_dtype = True
-            if isinstance(node, cst.Call):
+            elif isinstance(node, cst.Call):
                 site = self.ix.call_of(node)
                 qual = site.qualname if site else self.ix.qualify(node.func)
                 if qual == CUDA_AVAILABLE:
                     cuda = True
                 elif is_capability_callee(qual, node.func):
                     capability = True
-                else:
-                    function = self._local_function(node.func, scope)
-                    if function is not None and id(function) not in seen:
-                        seen.add(id(function))
-                        for value, _ in function.returns:
-                            c, u, p = self.consults(value, function, seen)
-                            capability, cuda, param_dtype = capability or c, cuda or u, param_dtype or p
-            elif isinstance(node, cst.Name):
-                owner = scope.lookup_scope(node.value)
-                key = (node.value, id(owner))
-                if owner is not None and key not in seen:
-                    seen.add(key)
-                    for a in owner.assignments.get(node.value, []):
-                        if a.value is not None:
-                            c, u, p = self.consults(a.value, owner, seen)
-                            capability, cuda, param_dtype = capability or c, cuda or u, param_dtype or p
-                continue
-            stack.extend(children(node))
         return capability, cuda, param_dtype
 
     def guards_of(self, guards, scope: Scope) -> Tuple[Guard, ...]:
