@@ -48,13 +48,18 @@ class Scope:
     globals: set = field(default_factory=set)
 
     def lookup_scope(self, name: str) -> Optional["Scope"]:
-        """The scope whose binding of ``name`` a use in this scope sees."""
+        """The scope whose binding of ``name`` a use in this scope sees.
+
+        One walk outwards, never back in: ``global x`` in a function sends the look-up
+        straight to the module scope (and ends there); at module level, where ``global``
+        is legal and means nothing, it is ignored. So the walk always ends.
+        """
+        if name in self.globals and self.kind != "module":
+            root = self.module_scope()
+            return root if (name in root.assignments or name in root.params) else None
         scope: Optional[Scope] = self
         first = True
         while scope is not None:
-            if name in scope.globals:
-                scope = self.module_scope()
-                continue
             # class bodies are not visible from methods (Python's rule)
             if first or scope.kind != "class":
                 if name in scope.assignments or name in scope.params:

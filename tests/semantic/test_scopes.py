@@ -1,0 +1,62 @@
+"""Scopes: which binding a name sees. ``global`` at module level is legal and must not hang."""
+import subprocess
+import sys
+
+from conftest import REPO, dedent, lint
+
+from precision_lint.facts.index import build_index
+
+
+def test_module_level_global_resolves_to_the_module_binding():
+    ix = build_index(dedent(
+        """
+        import torch
+        if __name__ == "__main__":
+            global dtype
+            dtype = torch.float16
+        """
+    ))
+    assert ix.root.lookup_scope("dtype") is ix.root
+    assert ix.root.lookup_scope("missing") is None
+
+
+def test_global_in_a_function_sees_the_module_binding_and_nothing_else():
+    ix = build_index(dedent(
+        """
+        dtype = None
+        def outer():
+            dtype = 1
+            def setup():
+                global dtype, other
+                dtype = 2
+        """
+    ))
+    setup = ix.functions["outer.setup"]
+    assert setup.lookup_scope("dtype") is ix.root
+    assert setup.lookup_scope("other") is None  # global, but never bound at module level
+
+
+def test_a_file_with_a_module_level_global_is_linted_to_the_end():
+    # The real shape (a worker script's `if __name__ == "__main__": global model`): the run must
+    # end, with the finding that is there.
+    src = dedent(
+        """
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+        global model
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+        args = TrainingArguments(output_dir="o", fp16=True)
+        Trainer(model=model, args=args).train()
+        """
+    )
+    code = (
+        "import sys; from precision_lint.engine import check_source;"
+        "print(sorted(d.code for d in check_source(sys.stdin.read(), 'train.py')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=src, capture_output=True, text=True, timeout=60,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "MP101" in done.stdout
+    assert [d.code for d in lint(src, "MP101")] == ["MP101"]
