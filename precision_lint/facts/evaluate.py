@@ -150,8 +150,8 @@ class Evaluator:
         Cheap and syntactic: hot paths (every ``x.to(device)`` of a module) ask this before
         evaluating values, which needs source positions.
         """
-        for node, _ in self._reached(expr, scope, set() if seen is None else seen, inputs=True):
-            if isinstance(node, (cst.Name, cst.Attribute)) and dtype_of_qualname(self.ix.qualify(node)):
+        for node, here in self._reached(expr, scope, set() if seen is None else seen, inputs=True):
+            if isinstance(node, (cst.Name, cst.Attribute)) and dtype_of_qualname(self.ix.qualify(node, here)):
                 return True
             if isinstance(node, cst.SimpleString) and dtype_of_string(node.evaluated_value):
                 return True
@@ -163,12 +163,12 @@ class Evaluator:
         such as ``any(p.dtype == torch.float16 for p in model.parameters())``).
         """
         capability = cuda = param_dtype = False
-        for node, _ in self._reached(expr, scope, seen):
-            if isinstance(node, cst.Comparison) and _is_param_dtype_check(node, self.ix):
+        for node, here in self._reached(expr, scope, seen):
+            if isinstance(node, cst.Comparison) and _is_param_dtype_check(node, self.ix, here):
                 param_dtype = True
             elif isinstance(node, cst.Call):
                 site = self.ix.call_of(node)
-                qual = site.qualname if site else self.ix.qualify(node.func)
+                qual = site.qualname if site else self.ix.qualify(node.func, here)
                 if qual == CUDA_AVAILABLE:
                     cuda = True
                 elif is_capability_callee(qual, node.func):
@@ -297,9 +297,7 @@ class Evaluator:
             return [_const({"True": True, "False": False, "None": None}[expr.value], origin=origin)]
         owner = scope.lookup_scope(expr.value)
         if owner is None:
-            qual = self.ix.qualify(expr)
-            dtype = dtype_of_qualname(qual)
-            return [Possible(DTYPE, dtype, origin=origin)] if dtype else list(UNKNOWN_VALUE)
+            return list(UNKNOWN_VALUE)
         out: List[Possible] = []
         if expr.value in owner.params:
             default = owner.params[expr.value]
@@ -313,6 +311,10 @@ class Evaluator:
         guard_all = self._capability_guarded(assignments, owner)
         for assignment in assignments:
             guards = self.guards_of(assignment.guards, owner)
+            if assignment.imported is not None:  # `from torch import float16 as half`
+                dtype = dtype_of_qualname(assignment.imported)
+                out.append(_with_guards(Possible(DTYPE, dtype, origin=origin) if dtype else Possible(UNKNOWN), guards))
+                continue
             for v in self._assigned(assignment, owner):
                 v = _with_guards(v, guards)
                 if guard_all:
@@ -340,7 +342,7 @@ class Evaluator:
         return [v if v.kind == CAPABILITY else Possible(UNKNOWN) for v in vals]
 
     def _attribute(self, expr: cst.Attribute, scope: Scope, origin) -> List[Possible]:
-        qual = self.ix.qualify(expr)
+        qual = self.ix.qualify(expr, scope)
         dtype = dtype_of_qualname(qual)
         if dtype:
             return [Possible(DTYPE, dtype, origin=origin)]
@@ -379,7 +381,7 @@ class Evaluator:
 
     def _call(self, expr: cst.Call, scope: Scope) -> List[Possible]:
         site = self.ix.call_of(expr)
-        qual = site.qualname if site else self.ix.qualify(expr.func)
+        qual = site.qualname if site else self.ix.qualify(expr.func, scope)
         text = self.ix.text(expr)
         if qual == CUDA_AVAILABLE:
             return [Possible(CUDA, text=text, cuda=True)]
@@ -389,7 +391,7 @@ class Evaluator:
             args = [a for a in expr.args if a.keyword is None]
             return list(self.values(args[0].value, scope)) if args else [_const(False)]
         if dotted(expr.func) == "getattr" and len(expr.args) >= 2:
-            base = self.ix.qualify(expr.args[0].value)
+            base = self.ix.qualify(expr.args[0].value, scope)
             if base == "torch":
                 out = []
                 for v in self.values(expr.args[1].value, scope):
@@ -487,11 +489,11 @@ def _dtype_name(v: Possible) -> Optional[str]:
     return None
 
 
-def _is_param_dtype_check(node: cst.Comparison, index: ModuleIndex) -> bool:
+def _is_param_dtype_check(node: cst.Comparison, index: ModuleIndex, scope: Scope) -> bool:
     """``p.dtype == torch.float16`` / ``x.dtype is torch.half`` / ``model.dtype != torch.float16``."""
     sides = [node.left] + [c.comparator for c in node.comparisons]
     has_dtype_attr = any(isinstance(s, cst.Attribute) and s.attr.value == "dtype" for s in sides)
-    has_fp16 = any(dtype_of_qualname(index.qualify(s)) == "float16" for s in sides if isinstance(s, (cst.Attribute, cst.Name)))
+    has_fp16 = any(dtype_of_qualname(index.qualify(s, scope)) == "float16" for s in sides if isinstance(s, (cst.Attribute, cst.Name)))
     return has_dtype_attr and has_fp16
 
 

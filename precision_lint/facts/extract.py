@@ -141,18 +141,9 @@ def _imports_from_text(source: str, module: str, is_package: bool):
 
 
 def _called(index: ModuleIndex):
-    """Qualnames of what this module calls, through simple aliases (``load = mu.load_model``)."""
-    for site in index.calls:
-        if site.qualname:
-            yield site.qualname
-        elif isinstance(site.node.func, cst.Name):
-            owner = site.scope.lookup_scope(site.node.func.value)
-            bound = owner.assignments.get(site.node.func.value, []) if owner else []
-            for a in bound:
-                if isinstance(a.value, (cst.Name, cst.Attribute)):
-                    target = index.qualify(a.value)
-                    if target:
-                        yield target
+    """Qualified names of what this module calls (aliases such as ``load = mu.load_model``
+    are resolved by the index)."""
+    return (site.qualname for site in index.calls if site.qualname)
 
 
 def _parse_error(source: str, path: str, exc: "cst.ParserSyntaxError") -> ParseError:

@@ -34,6 +34,7 @@ class Assignment:
     guards: Tuple[GuardNode, ...]
     statement: cst.CSTNode
     unpack_index: Optional[int] = None  # for `a, b = value`: which element
+    imported: Optional[str] = None  # an import binding: the qualified name it binds
 
 
 @dataclass
@@ -67,6 +68,11 @@ class Scope:
             first = False
             scope = scope.parent
         return None
+
+    def is_import(self, name: str) -> bool:
+        """Whether every binding of ``name`` in this scope is an import."""
+        bindings = self.assignments.get(name)
+        return bool(bindings) and name not in self.params and all(b.imported is not None for b in bindings)
 
     def code_scope(self) -> "Scope":
         """The function or module whose code runs here (a class body belongs to its surroundings)."""
@@ -168,6 +174,8 @@ class ModuleIndex:
         self.import_statements: List[cst.CSTNode] = []
         self._positions = None
         self._wrapper = None
+        self._scope_spans = None
+        self._scope_starts = []
         self._line_starts = [0]
         for i, ch in enumerate(source):
             if ch == "\n":
@@ -197,8 +205,76 @@ class ModuleIndex:
         """The node's source text (generated from the node: no positions pass needed)."""
         return self.module.code_for_node(node)
 
-    def qualify(self, node: cst.BaseExpression) -> Optional[str]:
-        return self.imports.qualify(node)
+    def scope_of(self, node: cst.CSTNode) -> Scope:
+        """The innermost scope whose code contains ``node`` (a function's own scope for
+        nodes in its body; its parameters' defaults and decorators belong outside)."""
+        if self._scope_spans is None:
+            spans = []
+            for scope in self.scopes.values():
+                if scope.kind != "module":
+                    body = scope.node.body
+                    spans.append((*self.order(body), scope))
+            spans.sort(key=lambda t: t[0])
+            self._scope_spans = spans
+            self._scope_starts = [t[0] for t in spans]
+        at = self.order(node)[0]
+        i = bisect.bisect_right(self._scope_starts, at) - 1
+        while i >= 0:
+            start, end, scope = self._scope_spans[i]
+            if start <= at < end:
+                return scope
+            i -= 1
+        return self.root
+
+    def qualify(self, node: cst.BaseExpression, scope: Optional[Scope] = None) -> Optional[str]:
+        """The fully qualified name a dotted expression refers to, or None.
+
+        Goes through the binding the use sees (ruff's ``resolve_qualified_name``): an
+        import binds a qualified name, a module-level ``def``/``class`` its own
+        ``<module>.<name>``, a simple alias (``T = transformers.Trainer``) what it
+        aliases; a parameter or any other local shadows them all (None).
+        """
+        text = dotted(node)
+        if text is None:
+            return None
+        if scope is None:
+            scope = self.scope_of(node) if id(node) in self.order_of else self.root
+        at = self.order_of.get(id(node), (None,))[0]
+        head, _, rest = text.partition(".")
+        full = self._resolve_name(head, scope, at, 0)
+        if full is None:
+            return None
+        return f"{full}.{rest}" if rest else full
+
+    def _resolve_name(self, name: str, scope: Scope, at: Optional[int], depth: int) -> Optional[str]:
+        owner = scope.lookup_scope(name)
+        if owner is None or name in owner.params or depth > 8:
+            return None
+        bindings = owner.assignments.get(name, [])
+        if owner is scope and at is not None:
+            # in the scope's own code, the bindings written before the use (flow order)
+            before = [b for b in bindings if self.order_of.get(id(b.statement), (at,))[0] < at]
+            bindings = before or bindings
+        for binding in reversed(bindings):
+            if binding.imported is not None:
+                return binding.imported
+            stmt = binding.statement
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value == name:
+                return f"{owner.qualname}.{name}" if owner.qualname else name
+            value = binding.value
+            if isinstance(value, cst.Name) and value.value == "None":
+                continue  # `except ImportError: amp = None`: the import is what is used
+            if isinstance(value, (cst.Name, cst.Attribute)) and binding.unpack_index is None:
+                # `Trainer = transformers.Trainer`, `load = mu.load_model`
+                text = dotted(value)
+                if text and text.partition(".")[0] != name:
+                    head, _, rest = text.partition(".")
+                    full = self._resolve_name(head, owner, self.order_of.get(id(value), (None,))[0], depth + 1)
+                    if full is not None:
+                        return f"{full}.{rest}" if rest else full
+                return None
+            return None
+        return None
 
     def call_of(self, node: cst.CSTNode) -> Optional[CallSite]:
         return self.calls_by_node.get(id(node))
@@ -210,12 +286,31 @@ def build_index(source: str, module_name: str = "", is_package: bool = False) ->
     wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
     index = ModuleIndex(source, tree, module_name, is_package)
     index._wrapper = wrapper
-    # Definitions and imports first, so that names used before their (module-level)
-    # definition in functions still resolve.
-    for stmt in tree.body:
-        _predeclare(index, stmt)
     _walk(tree, _Indexer(index))
+    _resolve_names(index)
     return index
+
+
+def _resolve_names(index: ModuleIndex) -> None:
+    """Qualify callees, ``with`` contexts and class bases once every binding is known.
+
+    Function bodies run after the module has been executed, so a use inside a function
+    sees the module's bindings as they are at its end (pyright's binder order); a use
+    in the module's own code sees the bindings written before it.
+    """
+    for site in index.calls:
+        site.qualname = index.qualify(site.node.func, site.scope)
+        site.contexts = tuple(
+            index.qualify(item.func if isinstance(item, cst.Call) else item, site.scope)
+            or dotted(item.func if isinstance(item, cst.Call) else item)
+            or ""
+            for item in site.context_items
+        )
+    for info in index.classes.values():
+        scope = index.scopes[info.qualname].parent or index.root
+        info.bases = tuple(
+            q for q in (index.qualify(arg.value, scope) or dotted(arg.value) for arg in info.node.bases) if q
+        )
 
 
 # Fields that only hold whitespace, comments and punctuation: never walked.
@@ -303,17 +398,6 @@ def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
     walk(root)
 
 
-def _predeclare(index: ModuleIndex, stmt: cst.CSTNode) -> None:
-    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-        index.imports.define(stmt.name.value)
-    elif isinstance(stmt, cst.SimpleStatementLine):
-        for small in stmt.body:
-            if isinstance(small, cst.Import):
-                index.imports.add_import(small)
-            elif isinstance(small, cst.ImportFrom):
-                index.imports.add_import_from(small)
-
-
 def _target_names(target: cst.BaseExpression) -> List[Tuple[str, Optional[int]]]:
     """Names bound by an assignment target, with their unpacking position."""
     if isinstance(target, cst.Name):
@@ -347,14 +431,19 @@ class _Indexer(cst.CSTVisitor):
         self.statement = node
 
     def visit_Import(self, node: cst.Import) -> None:
-        self.ix.import_statements.append(node)
-        if self.scope is not self.ix.root:
-            self.ix.imports.add_import(node)
+        self._import(node)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._import(node)
+
+    def _import(self, node) -> None:
+        """An import binds names in the scope it runs in (a function's imports are its own;
+        a module-level import under ``try:`` or ``if`` is a module binding with its guards)."""
         self.ix.import_statements.append(node)
-        if self.scope is not self.ix.root:
-            self.ix.imports.add_import_from(node)
+        for local, full in self.ix.imports.add(node, self.scope.kind == "module"):
+            self.scope.assignments.setdefault(local, []).append(
+                Assignment(None, tuple(self.guards), node, imported=full)
+            )
 
     def _bind(self, name: str, value, statement, unpack_index=None) -> None:
         self.scope.assignments.setdefault(name, []).append(
@@ -431,10 +520,8 @@ class _Indexer(cst.CSTVisitor):
 
     def visit_With_body(self, node: cst.With) -> None:
         for item in node.items:
-            call = item.item
-            target = call.func if isinstance(call, cst.Call) else call
-            self.contexts.append(self.ix.qualify(target) or dotted(target) or "")
-            self.context_items.append(call)
+            self.contexts.append("")  # qualified once every binding is known (_resolve_names)
+            self.context_items.append(item.item)
 
     def leave_With_body(self, node: cst.With) -> None:
         for _ in node.items:
@@ -479,9 +566,7 @@ class _Indexer(cst.CSTVisitor):
         return True
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        bases = tuple(
-            q for q in (self.ix.qualify(arg.value) or dotted(arg.value) for arg in node.bases) if q
-        )
+        bases = ()  # qualified once every binding is known (_resolve_names)
         self.scope.assignments.setdefault(node.name.value, []).append(
             Assignment(None, tuple(self.guards), node)
         )
@@ -498,7 +583,7 @@ class _Indexer(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         method = receiver = None
-        qualname = self.ix.qualify(func)
+        qualname = None  # qualified once every binding is known (_resolve_names)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             receiver = func.value

@@ -45,8 +45,48 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str) -> st
     return base
 
 
+def import_bindings(node, module: str, is_package: bool):
+    """The names an import statement binds, with what each refers to.
+
+    ``import a.b`` binds ``a`` (to the package ``a``); ``import a.b as c`` binds ``c``
+    to ``a.b``; ``from .x import y as z`` binds ``z`` to ``<package>.x.y``. Returns
+    ``(bindings, modules)``: ``[(local, qualified)]`` and the dotted names of every
+    module the statement may import (``from pkg import mod`` may import a module).
+    """
+    bindings = []
+    modules = []
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = dotted(alias.name) or ""
+            modules.append(full)
+            if alias.asname is not None:
+                bindings.append((alias.asname.name.value, full))
+            else:
+                head = full.split(".")[0]
+                bindings.append((head, head))
+        return bindings, modules
+    level = len(node.relative)
+    base = resolve_relative(module, is_package, level, module_dotted(node.module))
+    modules.append(base)
+    if isinstance(node.names, cst.ImportStar):
+        return bindings, modules
+    for alias in node.names:
+        name = dotted(alias.name) or ""
+        local = alias.asname.name.value if alias.asname is not None else name
+        full = f"{base}.{name}" if base else name
+        bindings.append((local, full))
+        modules.append(full)
+    return bindings, modules
+
+
 class ImportMap:
-    """Local name → fully qualified name, from the module's imports and definitions."""
+    """What a module imports: every module it may import (for joining files), and the
+    aliases bound by its *module-level* imports (``torch`` bound as ``th``).
+
+    Resolving a name used somewhere is the index's job (``ModuleIndex.qualify``): it
+    goes through the binding the use sees, so parameters, locals and imports made
+    inside a function shadow these.
+    """
 
     def __init__(self, module: str, is_package: bool = False) -> None:
         self.module = module
@@ -54,41 +94,10 @@ class ImportMap:
         self.aliases: Dict[str, str] = {}
         self.imported_modules: set = set()
 
-    def add_import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            full = dotted(alias.name) or ""
-            self.imported_modules.add(full)
-            if alias.asname is not None:
-                self.aliases[alias.asname.name.value] = full
-            else:
-                head = full.split(".")[0]
-                self.aliases.setdefault(head, head)
-
-    def add_import_from(self, node: cst.ImportFrom) -> None:
-        level = len(node.relative)
-        base = resolve_relative(self.module, self.is_package, level, module_dotted(node.module))
-        if isinstance(node.names, cst.ImportStar):
-            self.imported_modules.add(base)
-            return
-        for alias in node.names:
-            name = dotted(alias.name) or ""
-            local = alias.asname.name.value if alias.asname is not None else name
-            full = f"{base}.{name}" if base else name
-            self.aliases[local] = full
-            # `from pkg import mod` may import a module: remember both candidates.
-            self.imported_modules.add(full)
-            self.imported_modules.add(base)
-
-    def define(self, local: str) -> None:
-        """A def/class at module level shadows imports of the same name."""
-        self.aliases[local] = f"{self.module}.{local}" if self.module else local
-
-    def qualify(self, node: cst.BaseExpression) -> Optional[str]:
-        text = dotted(node)
-        if text is None:
-            return None
-        head, _, rest = text.partition(".")
-        if head not in self.aliases:
-            return None
-        full = self.aliases[head]
-        return f"{full}.{rest}" if rest else full
+    def add(self, node, module_level: bool):
+        bindings, modules = import_bindings(node, self.module, self.is_package)
+        self.imported_modules.update(m for m in modules if m)
+        if module_level:
+            for local, full in bindings:
+                self.aliases.setdefault(local, full)
+        return bindings

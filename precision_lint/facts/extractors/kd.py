@@ -396,7 +396,7 @@ class _Analysis:
         # --- a local function: what it returns
         if isinstance(func, cst.Name):
             owner = scope.lookup_scope(func.value)
-            if owner is not None:
+            if owner is not None and not owner.is_import(func.value):
                 qualname = f"{owner.qualname}.{func.value}" if owner.qualname else func.value
                 if qualname in ix.functions:
                     return self._returns(ix.functions[qualname])
