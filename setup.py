@@ -15,5 +15,5 @@ PACKAGES = find_namespace_packages(include=["precision_lint", "precision_lint.*"
 setup(
     packages=PACKAGES + ["precision_lint.rule_pages"],
     package_dir={"precision_lint.rule_pages": "rules"},
-    package_data={"precision_lint.rule_pages": ["*.md"]},
+    package_data={"precision_lint.rule_pages": ["*.md"], "precision_lint.knowledge": ["*.toml"]},
 )

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Dict, Iterable, List, Optional, Set
+from typing import Any, Dict, Iterable, List, Optional, Set
 
-from .facts.model import ClassFact, ModuleFacts
+from .facts.model import ModuleFacts
+from .symbols import ProjectSymbols
 
 
 class Project:
@@ -23,13 +24,7 @@ class Project:
         for m in self.modules:
             if m.module:
                 self._by_name.setdefault(m.module, []).append(m)
-        self.classes: Dict[str, ClassFact] = {}
-        for m in self.modules:
-            for c in m.classes:
-                self.classes.setdefault(c.qualname, c)
-        self._by_short_name: Dict[str, List[ClassFact]] = {}
-        for q, c in self.classes.items():
-            self._by_short_name.setdefault(q.rsplit(".", 1)[-1], []).append(c)
+        self.symbols = ProjectSymbols(self.module_named)
         self._containing: Dict[str, List[ModuleFacts]] = {}
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}
@@ -104,43 +99,3 @@ class Project:
 
     def unit_modules(self, entry: ModuleFacts) -> List[ModuleFacts]:
         return [self.by_path[p] for p in sorted(self.unit(entry)) if p in self.by_path]
-
-    # --- classes -----------------------------------------------------------------
-    def class_inherits(self, qualname: Optional[str], predicate: Callable[[str], bool]) -> bool:
-        """Whether ``qualname`` is, or derives (through project classes) from, a matching class."""
-        seen: Set[str] = set()
-        stack = [qualname] if qualname else []
-        while stack:
-            name = stack.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            if predicate(name):
-                return True
-            cls = self.find_class(name)
-            if cls is not None:
-                stack.extend(cls.bases)
-        return False
-
-    def find_class(self, qualname: Optional[str]) -> Optional[ClassFact]:
-        """A project class by qualname, or by its unique short name when re-exported
-        (``from pkg import MyTrainer`` names ``pkg.MyTrainer`` for ``pkg.trainers.MyTrainer``)."""
-        if not qualname:
-            return None
-        return self.classes.get(qualname) or self._class_by_suffix(qualname)
-
-    def init_owner(self, qualname: Optional[str]) -> Optional[ClassFact]:
-        """The project class whose own ``__init__`` a call of ``qualname`` runs (None: a library's)."""
-        seen: Set[str] = set()
-        cls = self.find_class(qualname)
-        while cls is not None and cls.qualname not in seen:
-            seen.add(cls.qualname)
-            if cls.init_params is not None:
-                return cls
-            bases = [self.find_class(b) for b in cls.bases]
-            cls = next((b for b in bases if b is not None), None)
-        return None
-
-    def _class_by_suffix(self, name: str) -> Optional[ClassFact]:
-        matches = self._by_short_name.get(name.rsplit(".", 1)[-1], ())
-        return matches[0] if len(matches) == 1 else None

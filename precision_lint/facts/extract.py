@@ -82,7 +82,7 @@ def extract_facts(
     if not may_hold_evidence(source, evidence):
         # Not parsed, but its imports still link the files around it (a package
         # `__init__.py` that re-exports `load_model` from the module that loads fp16).
-        facts.imports = _imports_from_text(source, module, is_package)
+        facts.imports, facts.exports = _imports_from_text(source, module, is_package)
         return facts
     try:
         index = build_index(source, module, is_package)
@@ -95,6 +95,7 @@ def extract_facts(
     facts.parsed = True
     evaluator = Evaluator(index)
     facts.imports = tuple(sorted(m for m in index.imports.imported_modules if m))
+    facts.exports, facts.definitions = _exports(index)
     facts.called = frozenset(_called(index))
     facts.classes = tuple(
         ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params)
@@ -117,16 +118,21 @@ _IMPORT_LINE = re.compile(
 
 
 def _imports_from_text(source: str, module: str, is_package: bool):
-    """The modules a file imports, read from its text alone (for files that are not parsed)."""
+    """The modules a file imports and the names its unindented imports bind, read from its
+    text alone (for files that are not parsed): ``(modules, exports)``."""
     from .names import resolve_relative
 
     found = set()
+    exports = {}
     for match in _IMPORT_LINE.finditer(source):
+        top_level = not match.group(0)[:1].isspace()
         if match.group("mods"):
             for part in match.group("mods").split(","):
-                name = part.strip().split(" as ")[0].strip()
+                name, _, alias = (p.strip() for p in part.strip().partition(" as "))
                 if re.fullmatch(r"[\w.]+", name):
                     found.add(name)
+                    if top_level and alias:
+                        exports[alias] = name
             continue
         raw = match.group("base")
         level = len(raw) - len(raw.lstrip("."))
@@ -134,10 +140,29 @@ def _imports_from_text(source: str, module: str, is_package: bool):
         if base:
             found.add(base)
         for part in (match.group("names") or "").replace(")", "").split(","):
-            name = part.strip().split(" as ")[0].strip()
+            name, _, alias = (p.strip() for p in part.strip().partition(" as "))
             if re.fullmatch(r"\w+", name):
-                found.add(f"{base}.{name}" if base else name)
-    return tuple(sorted(found))
+                full = f"{base}.{name}" if base else name
+                found.add(full)
+                if top_level:
+                    exports[alias or name] = full
+    return tuple(sorted(found)), tuple(sorted(exports.items()))
+
+
+def _exports(index: ModuleIndex):
+    """Module-level names bound to something defined elsewhere (imports, simple aliases),
+    and the names of the module's own functions and classes."""
+    exports = []
+    definitions = set()
+    own = f"{index.module_name}." if index.module_name else ""
+    for name, bindings in index.root.assignments.items():
+        if any(isinstance(b.statement, (cst.FunctionDef, cst.ClassDef)) for b in bindings):
+            definitions.add(name)
+            continue
+        target = index.resolve_name(name, index.root, None, 0)
+        if target is not None and target != f"{own}{name}":
+            exports.append((name, target))
+    return tuple(sorted(exports)), frozenset(definitions)
 
 
 def _called(index: ModuleIndex):

@@ -241,12 +241,12 @@ class ModuleIndex:
             scope = self.scope_of(node) if id(node) in self.order_of else self.root
         at = self.order_of.get(id(node), (None,))[0]
         head, _, rest = text.partition(".")
-        full = self._resolve_name(head, scope, at, 0)
+        full = self.resolve_name(head, scope, at, 0)
         if full is None:
             return None
         return f"{full}.{rest}" if rest else full
 
-    def _resolve_name(self, name: str, scope: Scope, at: Optional[int], depth: int) -> Optional[str]:
+    def resolve_name(self, name: str, scope: Scope, at: Optional[int], depth: int) -> Optional[str]:
         owner = scope.lookup_scope(name)
         if owner is None or name in owner.params or depth > 8:
             return None
@@ -269,7 +269,7 @@ class ModuleIndex:
                 text = dotted(value)
                 if text and text.partition(".")[0] != name:
                     head, _, rest = text.partition(".")
-                    full = self._resolve_name(head, owner, self.order_of.get(id(value), (None,))[0], depth + 1)
+                    full = self.resolve_name(head, owner, self.order_of.get(id(value), (None,))[0], depth + 1)
                     if full is not None:
                         return f"{full}.{rest}" if rest else full
                 return None

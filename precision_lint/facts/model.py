@@ -62,6 +62,19 @@ class ModuleFacts:
     layout: Optional[Layout] = None
     noqa: Dict[int, Optional[FrozenSet[str]]] = field(default_factory=dict)
     sections: Dict[str, Any] = field(default_factory=dict)
+    # module-level names bound to something defined elsewhere: (local name, qualified name),
+    # from imports and simple aliases (re-exports through a package `__init__`)
+    exports: Tuple[Tuple[str, str], ...] = ()
+    definitions: FrozenSet[str] = frozenset()  # names of module-level functions and classes
 
     def section(self, name: str):
         return self.sections.get(name, ())
+
+    def exports_map(self) -> Dict[str, str]:
+        return dict(self.exports)
+
+    def defines(self, name: str) -> bool:
+        return name in self.definitions
+
+    def class_named(self, qualname: str) -> Optional[ClassFact]:
+        return next((c for c in self.classes if c.qualname == qualname), None)

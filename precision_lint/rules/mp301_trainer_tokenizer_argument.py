@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 from ..diagnostics import SAFE, Fix
+from ..knowledge import patched_keywords
 from .base import Rule, RuleContext, replace
 
 NEW = "processing_class"
@@ -51,7 +52,16 @@ class TrainerTokenizerArgument(Rule):
         return None
 
     def _is_trainer(self, ctx: RuleContext, qualname: Optional[str]) -> bool:
-        return bool(qualname) and ctx.project.class_inherits(qualname, is_library_trainer)
+        return bool(qualname) and ctx.project.symbols.class_inherits(qualname, is_library_trainer, ctx.facts)
+
+    def _patched(self, ctx: RuleContext, qualname: str) -> bool:
+        """Whether a library imported in this file's training run patches the trainer to
+        accept ``tokenizer=`` (a row of the library table)."""
+        imported = {m for entry in ctx.project.units_containing(ctx.facts) for mod in ctx.project.unit_modules(entry) for m in mod.imports}
+        return any(
+            "tokenizer" in patched_keywords(imported, name)
+            for name, _, _ in ctx.project.symbols.ancestry(qualname, ctx.facts)
+        )
 
     def check(self, ctx: RuleContext):
         stage = self._stage(ctx)
@@ -66,7 +76,9 @@ class TrainerTokenizerArgument(Rule):
                     continue
                 shown = f"{call.klass.rsplit('.', 1)[-1]}'s base class"
             elif self._is_trainer(ctx, call.callee):
-                owner = ctx.project.init_owner(call.callee)
+                if self._patched(ctx, call.callee):
+                    continue  # e.g. unsloth maps `tokenizer=` to `processing_class=`: no TypeError
+                owner = ctx.project.symbols.init_owner(call.callee, ctx.facts)
                 if owner is not None and "tokenizer" in owner.init_params:
                     continue  # the user's own __init__ takes `tokenizer`: their signature, not ours
                 shown = f"`{call.callee.rsplit('.', 1)[-1]}`"
@@ -77,7 +89,7 @@ class TrainerTokenizerArgument(Rule):
                 yield self._keyword_finding(ctx, stage, shown, use, clash)
         for attr in section["attrs"]:
             if attr.receiver == "self":
-                cls = ctx.project.classes.get(attr.klass or "")
+                cls = ctx.facts.class_named(attr.klass or "")
                 if cls is None or "tokenizer" in cls.self_attrs or not self._is_trainer(ctx, attr.klass):
                     continue
                 shown = "self.tokenizer"

@@ -1,0 +1,100 @@
+"""Project symbols: what a qualified name refers to, through the linted modules only.
+
+``from pkg import load_teacher`` names ``pkg.load_teacher``; when ``pkg/__init__.py``
+re-exports it from ``pkg.models``, the definition is ``pkg.models.load_teacher``. A
+name is resolved by the longest prefix that is a linted module (in the importing
+module's own root), then through that module's definitions and exports, with a
+visited set (pyright's ``resolveAliasDeclaration``). A prefix that is no linted module
+is a library's name and stays as it is. Nothing is ever matched by short name, so an
+unrelated ``class Trainer`` elsewhere in the tree changes no finding.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
+
+from .facts.model import ClassFact, ModuleFacts
+from .knowledge import library_bases
+
+_MAX_HOPS = 16
+
+
+class ProjectSymbols:
+    def __init__(self, module_named: Callable[[str, Optional[ModuleFacts]], Optional[ModuleFacts]]) -> None:
+        self._module_named = module_named
+        self._memo: Dict[Tuple[str, str], Tuple[Optional[ModuleFacts], str]] = {}
+
+    def resolve(self, qualname: str, near: Optional[ModuleFacts]) -> Tuple[Optional[ModuleFacts], str]:
+        """(the linted module that defines it, its canonical qualified name); the module is
+        None for a library name (returned unchanged) or a name no linted module defines."""
+        key = (qualname, near.path if near is not None else "")
+        if key not in self._memo:
+            self._memo[key] = self._resolve(qualname, near, set())
+        return self._memo[key]
+
+    def _resolve(self, qualname: str, near: Optional[ModuleFacts], seen: Set[str]) -> Tuple[Optional[ModuleFacts], str]:
+        if qualname in seen or len(seen) > _MAX_HOPS:
+            return None, qualname
+        seen.add(qualname)
+        parts = qualname.split(".")
+        for i in range(len(parts), 0, -1):
+            module = self._module_named(".".join(parts[:i]), near)
+            if module is None:
+                continue
+            rest = parts[i:]
+            if not rest:
+                return module, qualname
+            target = module.exports_map().get(rest[0])
+            if target is not None and not module.defines(rest[0]):
+                return self._resolve(".".join([target, *rest[1:]]), module, seen)
+            return module, ".".join([module.module, *rest]) if module.module else ".".join(rest)
+        return None, qualname
+
+    def canonical(self, qualname: Optional[str], near: Optional[ModuleFacts]) -> Optional[str]:
+        if not qualname:
+            return qualname
+        return self.resolve(qualname, near)[1]
+
+    def find_class(self, qualname: Optional[str], near: Optional[ModuleFacts]) -> Tuple[Optional[ModuleFacts], Optional[ClassFact]]:
+        """The project class a name refers to, with the module that defines it."""
+        if not qualname:
+            return None, None
+        module, canonical = self.resolve(qualname, near)
+        if module is None:
+            return None, None
+        return module, module.class_named(canonical)
+
+    def ancestry(self, qualname: Optional[str], near: Optional[ModuleFacts]) -> Iterator[Tuple[str, Optional[ModuleFacts], Optional[ClassFact]]]:
+        """The class and every base it derives from (project classes through their modules,
+        library classes through the library table), each once: ``(canonical name, defining
+        module or None, ClassFact or None)``."""
+        seen: Set[str] = set()
+        stack: List[Tuple[str, Optional[ModuleFacts]]] = [(qualname, near)] if qualname else []
+        while stack:
+            name, where = stack.pop()
+            module, canonical = self.resolve(name, where)
+            if canonical in seen:
+                continue
+            seen.add(canonical)
+            cls = module.class_named(canonical) if module is not None else None
+            yield canonical, module, cls
+            if cls is not None:
+                stack.extend((b, module) for b in reversed(cls.bases))
+            elif module is None:
+                stack.extend((b, None) for b in reversed(library_bases().get(_short_library_name(canonical), ())))
+
+    def class_inherits(self, qualname: Optional[str], predicate: Callable[[str], bool], near: Optional[ModuleFacts]) -> bool:
+        """Whether ``qualname`` is, or derives from, a class ``predicate`` accepts."""
+        return any(predicate(name) for name, _, _ in self.ancestry(qualname, near))
+
+    def init_owner(self, qualname: Optional[str], near: Optional[ModuleFacts]) -> Optional[ClassFact]:
+        """The project class whose own ``__init__`` a call of ``qualname`` runs (None: a library's)."""
+        for _, _, cls in self.ancestry(qualname, near):
+            if cls is not None and cls.init_params is not None:
+                return cls
+        return None
+
+
+def _short_library_name(qualname: str) -> str:
+    """``trl.trainer.sft_trainer.SFTTrainer`` -> ``trl.SFTTrainer`` (the table's spelling)."""
+    parts = qualname.split(".")
+    return f"{parts[0]}.{parts[-1]}" if len(parts) > 2 else qualname
