@@ -136,7 +136,7 @@ class Engine:
     def judge(self, facts: Sequence[ModuleFacts], texts: Dict[str, str]) -> List[Diagnostic]:
         project = Project(facts)
         out: List[Diagnostic] = []
-        for module in facts:
+        for module in project.modules:  # with parameters substituted across calls
             if module.skip_file:
                 continue
             ignored = self.config.ignored_for(module.path)

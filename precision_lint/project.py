@@ -13,18 +13,28 @@ import os
 from typing import Any, Dict, Iterable, List, Optional, Set
 
 from .facts.model import ModuleFacts
+from .interproc import CallGraphValues
 from .symbols import ProjectSymbols
 
 
 class Project:
     def __init__(self, modules: Iterable[ModuleFacts]) -> None:
         self.modules: List[ModuleFacts] = [m for m in modules]
+        self._index()
+        self.symbols = ProjectSymbols(self.module_named)
+        # Parameters become what their callers pass (interproc.py); rules see the result.
+        self.calls = CallGraphValues(self.modules, self.symbols)
+        resolved = [self.calls.resolve_facts(m) for m in self.modules]
+        if any(r is not m for r, m in zip(resolved, self.modules)):
+            self.modules = resolved
+            self._index()
+
+    def _index(self) -> None:
         self.by_path: Dict[str, ModuleFacts] = {m.path: m for m in self.modules}
         self._by_name: Dict[str, List[ModuleFacts]] = {}
         for m in self.modules:
             if m.module:
                 self._by_name.setdefault(m.module, []).append(m)
-        self.symbols = ProjectSymbols(self.module_named)
         self._containing: Dict[str, List[ModuleFacts]] = {}
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}

@@ -10,6 +10,7 @@ capability probes, and ``return`` values of local functions. Anything else is
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Tuple
@@ -24,9 +25,11 @@ from .values import (
     COND,
     CUDA,
     DTYPE,
+    PARAM,
     UNKNOWN,
     UNKNOWN_VALUE,
     Guard,
+    ParamRef,
     Possible,
     Values,
     dtype_of_qualname,
@@ -253,7 +256,7 @@ class Evaluator:
             return [
                 *(_with_guard(v, yes) for v in self.values(expr.body, scope)),
                 *(
-                    _with_guard(v, no)
+                    _with_guard(_narrowed(v, excluded), no)
                     for v in self.values(expr.orelse, scope)
                     if not (excluded and v.kind in (DTYPE, CONST) and _dtype_name(v) in excluded)
                 ),
@@ -261,7 +264,7 @@ class Evaluator:
         if isinstance(expr, cst.Call):
             return self._call(expr, scope)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
-            return [_negate(v, self.ix.text(expr)) for v in self.values(expr.expression, scope)]
+            return [_negate(v, self.ix.text(expr)) for v in _opaque(self.values(expr.expression, scope))]
         if isinstance(expr, cst.BooleanOperation):
             return self._boolean(expr, scope)
         if isinstance(expr, cst.Comparison):
@@ -301,7 +304,8 @@ class Evaluator:
         out: List[Possible] = []
         if expr.value in owner.params:
             default = owner.params[expr.value]
-            out.extend(UNKNOWN_VALUE)  # a caller may pass anything
+            # what the callers pass: known at the join, where calls across files are seen
+            out.append(Possible(PARAM, param_ref(owner, expr.value), origin=origin))
             if default is not None:
                 out.extend(self.values(default, owner.parent or owner))
         assignments = owner.assignments.get(expr.value, [])
@@ -349,6 +353,9 @@ class Evaluator:
         base_vals = self.values(expr.value, scope) if not isinstance(expr.value, cst.Name) or scope.lookup_scope(expr.value.value) else ()
         if any(v.kind == CAPABILITY for v in base_vals):  # props.major
             return [Possible(CAPABILITY, text=self.ix.text(expr), capability=True)]
+        attrs = self._self_attribute(expr, scope)
+        if attrs is not None:
+            return attrs
         options = self.ix.arg_options.get(expr.attr.value)
         if options and isinstance(expr.value, cst.Name):
             out: List[Possible] = []
@@ -356,6 +363,25 @@ class Evaluator:
                 out.extend(self._arg_option_values(option.call, scope))
             return out
         return list(UNKNOWN_VALUE)
+
+    def _self_attribute(self, expr: cst.Attribute, scope: Scope) -> Optional[List[Possible]]:
+        """``self.dtype`` in a method: every value its class assigns to it (``self.dtype = dtype``
+        in ``__init__`` is the constructor's parameter, resolved at the join)."""
+        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return None
+        method = scope.code_scope()
+        klass = method.parent
+        if method.kind != "function" or klass is None or klass.kind != "class" or "self" not in method.params:
+            return None
+        info = self.ix.classes.get(klass.qualname)
+        assigned = info.self_attr_values.get(expr.attr.value) if info is not None else None
+        if not assigned:
+            return None
+        out: List[Possible] = []
+        for assignment, where in assigned:
+            guards = self.guards_of(assignment.guards, where)
+            out.extend(_with_guards(v, guards) for v in self._assigned(assignment, where))
+        return out
 
     def _arg_option_values(self, call: cst.Call, scope: Scope) -> List[Possible]:
         action = keyword(call, "action")
@@ -417,8 +443,8 @@ class Evaluator:
         return None
 
     def _boolean(self, expr: cst.BooleanOperation, scope: Scope) -> List[Possible]:
-        left = self.values(expr.left, scope)
-        right = self.values(expr.right, scope)
+        left = _opaque(self.values(expr.left, scope))
+        right = _opaque(self.values(expr.right, scope))
         is_and = isinstance(expr.operator, cst.And)
         out: List[Possible] = []
         for a, b in itertools.islice(itertools.product(left, right), _MAX_ATOMS):
@@ -444,11 +470,11 @@ class Evaluator:
         return out
 
     def _comparison(self, expr: cst.Comparison, scope: Scope) -> List[Possible]:
-        left = self.values(expr.left, scope)
+        left = _opaque(self.values(expr.left, scope))
         if len(expr.comparisons) != 1:
             return [_cond(self.ix.text(expr), left)]
         target = expr.comparisons[0]
-        right = self.values(target.comparator, scope)
+        right = _opaque(self.values(target.comparator, scope))
         op = target.operator
         if isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) and any(v.kind == CONST for v in left) and all(
             v.kind in (CONST, UNKNOWN) for v in left + right
@@ -479,6 +505,33 @@ class Evaluator:
             if entry.name in wanted:
                 out.extend(self.values(entry.value, scope))
         return out or list(UNKNOWN_VALUE)
+
+
+def param_ref(function: Scope, name: str) -> ParamRef:
+    """How callers reach parameter ``name`` of ``function`` (``Class(...)`` for ``__init__``)."""
+    positional = list(function.positional)
+    key = function.qualname
+    parent = function.parent
+    if parent is not None and parent.kind == "class" and positional and positional[0] in ("self", "cls"):
+        positional = positional[1:]
+        if key.endswith(".__init__"):
+            key = parent.qualname
+    index = positional.index(name) if name in positional else None
+    return ParamRef(key, name, index)
+
+
+def _narrowed(v: Possible, excluded: set) -> Possible:
+    """A parameter in the else-branch of a dtype test keeps the exclusion until its callers'
+    values replace it."""
+    if not excluded or v.kind != PARAM:
+        return v
+    return dataclasses.replace(v, value=dataclasses.replace(v.value, excluded=v.value.excluded | frozenset(excluded)))
+
+
+def _opaque(values: Iterable[Possible]) -> List[Possible]:
+    """Parameters inside a larger expression (``not flag``, ``a and b``) are not followed
+    across calls: only a parameter passed on as it is keeps its symbolic value."""
+    return [Possible(UNKNOWN) if v.kind == PARAM else v for v in values]
 
 
 def _dtype_name(v: Possible) -> Optional[str]:
@@ -525,13 +578,13 @@ def _negate(v: Possible, text: str) -> Possible:
 
 
 def _with_guard(v: Possible, guard: Guard) -> Possible:
-    return Possible(v.kind, v.value, v.guards + (guard,), v.origin, v.text, v.capability, v.cuda)
+    return dataclasses.replace(v, guards=v.guards + (guard,))
 
 
 def _with_guards(v: Possible, guards: Tuple[Guard, ...]) -> Possible:
     if not guards:
         return v
-    return Possible(v.kind, v.value, guards + v.guards, v.origin, v.text, v.capability, v.cuda)
+    return dataclasses.replace(v, guards=guards + v.guards)
 
 
 def _dedupe(values: Iterable[Possible]) -> Values:

@@ -17,6 +17,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from . import extractors as _extractors_pkg
+from .calls import call_records
 from .evaluate import Evaluator
 from .index import ModuleIndex, build_index
 from .model import ClassFact, Layout, ModuleFacts, ParseError, ProbeFact
@@ -96,6 +97,7 @@ def extract_facts(
     evaluator = Evaluator(index)
     facts.imports = tuple(sorted(m for m in index.imports.imported_modules if m))
     facts.exports, facts.definitions = _exports(index)
+    facts.calls = call_records(index, evaluator)
     facts.called = frozenset(_called(index))
     facts.classes = tuple(
         ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params)

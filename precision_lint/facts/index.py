@@ -47,6 +47,7 @@ class Scope:
     returns: List[Tuple[cst.BaseExpression, Tuple[GuardNode, ...]]] = field(default_factory=list)
     params: Dict[str, Optional[cst.BaseExpression]] = field(default_factory=dict)
     globals: set = field(default_factory=set)
+    positional: Tuple[str, ...] = ()  # parameters a caller may fill by position, in order
 
     def lookup_scope(self, name: str) -> Optional["Scope"]:
         """The scope whose binding of ``name`` a use in this scope sees.
@@ -550,6 +551,7 @@ class _Indexer(cst.CSTVisitor):
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             scope.params[param.name.value] = param.default
+        scope.positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.params[star.name.value] = None

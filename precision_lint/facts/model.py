@@ -22,6 +22,25 @@ class ClassFact:
 
 
 @dataclass(frozen=True)
+class CallArg:
+    """One argument of a recorded call: by position (``index``) or by ``keyword``."""
+
+    index: Optional[int]
+    keyword: Optional[str]
+    values: Tuple[Any, ...]  # Possible atoms, evaluated in the caller
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """A call of a project function, class or method, with the arguments that may carry a
+    precision (dtypes, flags, strings): what the callee's parameters receive at the join."""
+
+    callee: str  # qualified in the caller's namespace (``Class`` for a constructor, ``Class.method``)
+    args: Tuple[CallArg, ...]
+    guards: Tuple[Any, ...] = ()  # Guard: the conditions the call runs under
+
+
+@dataclass(frozen=True)
 class ProbeFact:
     """A module-level capability probe such as ``BF16_OK = ... >= 8``."""
 
@@ -66,6 +85,7 @@ class ModuleFacts:
     # from imports and simple aliases (re-exports through a package `__init__`)
     exports: Tuple[Tuple[str, str], ...] = ()
     definitions: FrozenSet[str] = frozenset()  # names of module-level functions and classes
+    calls: Tuple[CallRecord, ...] = ()  # calls of project code, for values across calls
 
     def section(self, name: str):
         return self.sections.get(name, ())

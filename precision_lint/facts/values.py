@@ -10,7 +10,7 @@ it is chosen, so a rule can tell ``torch.bfloat16`` from
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Tuple
+from typing import Any, FrozenSet, Iterable, Optional, Tuple
 
 from ..diagnostics import Span
 
@@ -20,7 +20,22 @@ DTYPE = "dtype"  # a torch dtype, canonical name: float16, bfloat16, float32, fl
 CUDA = "cuda-available"  # torch.cuda.is_available(): True on a GPU machine, False elsewhere
 CAPABILITY = "capability"  # a bf16/compute-capability probe (True on sm80+)
 COND = "condition"  # some boolean expression built from the above
+PARAM = "param"  # a function's parameter: its values are the arguments of its callers (join)
 UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class ParamRef:
+    """A parameter, named as callers reach it: ``function`` is the function's qualified name,
+    ``Class`` for ``__init__`` (callers write ``Class(...)``) or ``Class.method``; ``index`` is
+    its position among the arguments a caller passes positionally (``self`` excluded), None
+    for keyword-only parameters."""
+
+    function: str
+    name: str
+    index: Optional[int]
+    # dtypes the code has already ruled out (`torch.float32 if dtype == torch.float16 else dtype`)
+    excluded: FrozenSet[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,8 @@ class Possible:
     text: str = ""
     capability: bool = False
     cuda: bool = False
+    # The file ``origin`` lies in, when the value came from another file (a caller's argument).
+    where: str = ""
 
     def guarded_by_capability(self) -> bool:
         return self.capability or any(g.capability for g in self.guards)

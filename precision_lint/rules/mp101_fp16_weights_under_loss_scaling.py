@@ -31,7 +31,7 @@ from ..diagnostics import SAFE, Edit, Fix, Related
 from ..facts.extractors.precision import PrecisionSite
 from ..facts.extractors.weights import WeightsSite
 from ..facts.model import ModuleFacts
-from ..facts.values import CONST, DTYPE, may_be_true
+from ..facts.values import CONST, DTYPE, dtype_of_string, may_be_true
 from ..project import Project
 from .base import Option, Rule, RuleContext, insert, replace
 
@@ -49,6 +49,12 @@ def _may_enable(arg) -> bool:
     if arg.checks_param_dtype:
         return False
     return may_be_true(v for v in arg.values if not any(g.param_dtype for g in v.guards))
+
+
+def _dtype_of(v) -> Optional[str]:
+    if v.kind == DTYPE:
+        return v.value
+    return dtype_of_string(v.value) if v.kind == CONST else None
 
 
 def _paren(text: str) -> str:
@@ -118,6 +124,8 @@ class Fp16WeightsUnderLossScaling(Rule):
     summary = "Trainable float16 weights with fp16 loss scaling: `ValueError: Attempting to unscale FP16 gradients.`"
     evidence = (
         r"float16", r"\bhalf\b", r"\bfp16\b", r"GradScaler", r"mixed_precision", r"precision\s*=", r"deepspeed",
+        # a dtype that a caller passes in (`torch_dtype=dtype`, `.to(dtype)`)
+        r"dtype\s*=\s*\w", r"\.to\(\s*\w*dtype\b",
     )
     fix_availability = "sometimes"
     fix_applicability = SAFE
@@ -178,6 +186,12 @@ class Fp16WeightsUnderLossScaling(Rule):
         related = tuple(
             Related(m.path, s.span, f"fp16 loss scaling switched on here: {r}") for m, s, r in conflicts
         )
+        callers = [v for v in weights.values if v.where and v.origin is not None and "float16" in (_dtype_of(v),)]
+        if callers:
+            first = callers[0]
+            shown = "" if first.where == ctx.path else f"{first.where}:"
+            message += f"; float16 is passed in by a caller ({shown}line {first.origin.line})"
+            related += tuple(Related(v.where, v.origin, "float16 passed in here") for v in callers)
         fix = self._fix(ctx, weights, module, site)
         # Reported where the fix edits: the dtype expression (or `.half()`), not the whole call.
         span = weights.edit_span or weights.span
@@ -212,7 +226,8 @@ class Fp16WeightsUnderLossScaling(Rule):
         if weights.edit_span is None:
             return []
         text = weights.edit_text
-        simple = set(weights.dtypes) <= {"float16", "float32"}
+        # A dtype a caller passes in keeps its other values: only float16 is replaced.
+        simple = set(weights.dtypes) <= {"float16", "float32"} and not any(v.where for v in weights.values)
         string_like = text[:1] in ("'", '"')
         if simple:
             if bf16:

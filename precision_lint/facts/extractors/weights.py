@@ -11,6 +11,7 @@ never has its gradients unscaled, so fp16 weights are fine there.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
@@ -21,7 +22,7 @@ from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import CallSite, ModuleIndex, Scope, keyword, positional
 from ..names import dotted
-from ..values import DTYPE, Possible, dtypes as dtype_atoms
+from ..values import DTYPE, PARAM, Possible, dtypes as dtype_atoms
 
 SECTION = "weights"
 
@@ -54,6 +55,14 @@ class WeightsSite:
     via: str = "keyword"  # for dtype-kwarg: "keyword", "dict-call", "dict-literal"
     edit_text: str = ""  # source text of edit_span
     receiver_text: str = ""  # `.half()` etc.: the text before the dot
+
+    def after_substitution(self) -> "WeightsSite":
+        """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
+        return dataclasses.replace(self, dtypes=_dtype_names(self.values))
+
+
+def _dtype_names(values) -> Tuple[str, ...]:
+    return tuple(sorted({v.value for v in dtype_atoms(values) if v.value}))
 
 
 def _chain_targets(index: ModuleIndex) -> Dict[int, Tuple[str, ...]]:
@@ -117,12 +126,19 @@ def _to_dtype_arg(site: CallSite, evaluator: Evaluator):
     if kw is not None:
         return kw.value
     for arg in positional(site.node):
-        if not evaluator.mentions_dtype(arg.value, site.scope):
-            continue  # `.to(device)`: no dtype can reach it
+        if not (evaluator.mentions_dtype(arg.value, site.scope) or _is_parameter(arg.value, site.scope)):
+            continue  # `.to(device)`: no dtype can reach it (a parameter's callers may pass one)
         vals = evaluator.values(arg.value, site.scope)
-        if any(v.kind == DTYPE for v in vals):
+        if any(v.kind in (DTYPE, PARAM) for v in vals):
             return arg.value
     return None
+
+
+def _is_parameter(expr, scope: Scope) -> bool:
+    if not isinstance(expr, cst.Name):
+        return False
+    owner = scope.lookup_scope(expr.value)
+    return owner is not None and expr.value in owner.params
 
 
 class _Uses:
@@ -268,9 +284,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             vals = evaluator.values(arg, site.scope)
         else:
             continue
-        found = tuple(sorted({v.value for v in dtype_atoms(vals) if v.value}))
-        if not found:
-            continue
+        found = _dtype_names(vals)
+        if not found and not any(v.kind == PARAM for v in vals):
+            continue  # no dtype here, and none can come from a caller
         targets = chain.get(id(node), ())
         if not targets and site.receiver is not None and dotted(site.receiver) and kind != "dtype-kwarg":
             targets = (dotted(site.receiver),)  # `model.half()` as a statement

@@ -1,0 +1,149 @@
+"""Values across calls: a parameter is what its callers pass (constructors, helpers in other
+files, `self.` attributes, chains of helpers), substituted at the join."""
+from conftest import config, dedent, lint
+
+from precision_lint.engine import Engine
+
+
+def _findings(root, code="MP101", *names):
+    engine = Engine(config(), [code], jobs=1)
+    paths = [str(root / n) for n in names] if names else [str(root)]
+    return sorted((d.path.replace(str(root) + "/", ""), d.span.line) for d in engine.run_paths(paths).diagnostics)
+
+
+def test_seed000_dtype_passed_to_a_constructor_and_used_in_init():
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        class Distiller:
+            def __init__(self, name, dtype):
+                self.student = AutoModelForCausalLM.from_pretrained(name, torch_dtype=dtype)
+                self.opt = torch.optim.AdamW(self.student.parameters())
+
+        distiller = Distiller("s", torch.float16)
+        scaler = torch.amp.GradScaler("cuda")
+        """
+    (d,) = lint(src, "MP101")
+    assert d.span.line == 6 and "float16" in d.message
+
+
+def test_the_same_constructor_called_with_float32_is_not_a_finding():
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        class Distiller:
+            def __init__(self, name, dtype=torch.float32):
+                self.student = AutoModelForCausalLM.from_pretrained(name, torch_dtype=dtype)
+
+        distiller = Distiller("s", dtype=torch.float32)
+        scaler = torch.amp.GradScaler("cuda")
+        """
+    assert lint(src, "MP101") == []
+
+
+def test_a_loader_in_another_file_gets_float16_from_its_caller(tree):
+    root = tree(
+        {
+            "loaders.py": """
+                from transformers import AutoModelForCausalLM
+
+                def load_student(name, dtype):
+                    return AutoModelForCausalLM.from_pretrained(name, torch_dtype=dtype)
+                """,
+            "train.py": """
+                import torch
+                from transformers import Trainer, TrainingArguments
+                from loaders import load_student
+
+                model = load_student("s", torch.float16)
+                Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=True)).train()
+                """,
+        }
+    )
+    assert _findings(root) == [("loaders.py", 4)]
+    # with float32 at the only call, nothing
+    (root / "train.py").write_text((root / "train.py").read_text().replace("float16", "float32"))
+    assert _findings(root) == []
+
+
+def test_a_chain_of_helpers_and_a_self_attribute():
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        class Runner:
+            def __init__(self, precision):
+                self.dtype = precision
+
+            def build(self, name):
+                return AutoModelForCausalLM.from_pretrained(name, torch_dtype=self.dtype)
+
+        def make_runner(dtype):
+            return Runner(dtype)
+
+        runner = make_runner(torch.float16)
+        model = runner.build("s")
+        optimizer = torch.optim.AdamW(model.parameters())
+        scaler = torch.amp.GradScaler()
+        """
+    (d,) = lint(src, "MP101")
+    assert d.span.line == 9
+
+
+def test_to_with_a_parameter_dtype_and_a_guarded_call():
+    src = """
+        import torch
+
+        def prepare(model, dtype):
+            return model.to(dtype)
+
+        net = prepare(build_net(), torch.float16 if args.half else torch.float32)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler()
+        """
+    (d,) = lint(src, "MP101")
+    assert d.span.line == 4
+
+
+def test_a_parameter_nobody_passes_float16_to_stays_silent():
+    src = """
+        import torch
+
+        def prepare(model, device):
+            return model.to(device)
+
+        net = prepare(build_net(), "cuda")
+        scaler = torch.amp.GradScaler()
+        """
+    assert lint(src, "MP101") == []
+
+
+def test_the_fix_keeps_what_other_callers_pass_and_is_idempotent(tree):
+    root = tree(
+        {
+            "loaders.py": """
+                from transformers import AutoModelForCausalLM
+
+                def load_student(name, dtype):
+                    return AutoModelForCausalLM.from_pretrained(name, torch_dtype=dtype)
+                """,
+            "train.py": """
+                import torch
+                from transformers import Trainer, TrainingArguments
+                from loaders import load_student
+
+                model = load_student("s", torch.float16)
+                Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=True)).train()
+                """,
+        }
+    )
+    engine = Engine(config(), ["MP101"], jobs=1)
+    result = engine.run_paths([str(root)], fix=True)
+    assert result.diagnostics == []
+    fixed = result.fixed_texts[str(root / "loaders.py")]
+    assert "torch_dtype=(torch.float32 if dtype == torch.float16 else dtype)" in fixed
+    (root / "loaders.py").write_text(fixed)
+    again = Engine(config(), ["MP101"], jobs=1).run_paths([str(root)], fix=True)
+    assert again.diagnostics == [] and again.fixed_texts[str(root / "loaders.py")] == fixed
