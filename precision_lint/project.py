@@ -13,6 +13,7 @@ import os
 from typing import Any, Dict, Iterable, List, Optional, Set
 
 from .facts.model import ModuleFacts
+from .callgraph import CallGraph
 from .interproc import CallGraphValues
 from .symbols import ProjectSymbols
 
@@ -28,6 +29,7 @@ class Project:
         if any(r is not m for r, m in zip(resolved, self.modules)):
             self.modules = resolved
             self._index()
+        self.callgraph = CallGraph(self.modules, self.symbols)
 
     def _index(self) -> None:
         self.by_path: Dict[str, ModuleFacts] = {m.path: m for m in self.modules}

@@ -29,7 +29,7 @@ LIBRARIES = frozenset(
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)
 
 
-def _callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
+def project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
     """The callee as a qualified name in this module's namespace, or None (a library, a builtin,
     an unknown object)."""
     if site.qualname:
@@ -62,7 +62,7 @@ def _worth_recording(evaluator: Evaluator, expr: cst.BaseExpression, site: CallS
 def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
     out: List[CallRecord] = []
     for site in index.calls:
-        callee = _callee(index, site)
+        callee = project_callee(index, site)
         if callee is None:
             continue
         args: List[CallArg] = []
@@ -88,3 +88,21 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
             out.append(CallRecord(callee, tuple(args), evaluator.guards_of(site.guards, site.scope)))
     return tuple(out)
 
+
+
+def call_edges(index: ModuleIndex) -> tuple:
+    """``(caller, callee)`` for the call graph: the function (or module) a call runs in, and
+    what it calls or hands over to be called (``fire.Fire(main)``, ``Thread(target=run)``,
+    ``app.command()(train)``): a function passed as an argument is a callee too."""
+    edges = set()
+    for site in index.calls:
+        caller = site.scope.code_scope().qualname
+        callee = project_callee(index, site)
+        if callee is not None:
+            edges.add((caller, callee))
+        for arg in site.node.args:
+            if isinstance(arg.value, (cst.Name, cst.Attribute)):
+                target = index.qualify(arg.value, site.scope)
+                if target is not None and target.split(".")[0] not in LIBRARIES:
+                    edges.add((caller, target))
+    return tuple(sorted(edges))

@@ -17,7 +17,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from . import extractors as _extractors_pkg
-from .calls import call_records
+from .calls import call_edges, call_records
 from .evaluate import Evaluator
 from .index import ModuleIndex, build_index
 from .model import ClassFact, Layout, ModuleFacts, ParseError, ProbeFact
@@ -98,7 +98,8 @@ def extract_facts(
     facts.imports = tuple(sorted(m for m in index.imports.imported_modules if m))
     facts.exports, facts.definitions = _exports(index)
     facts.calls = call_records(index, evaluator)
-    facts.called = frozenset(_called(index))
+    facts.functions = tuple(index.functions)
+    facts.call_edges = call_edges(index)
     facts.classes = tuple(
         ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params)
         for c in index.classes.values()
@@ -165,12 +166,6 @@ def _exports(index: ModuleIndex):
         if target is not None and target != f"{own}{name}":
             exports.append((name, target))
     return tuple(sorted(exports)), frozenset(definitions)
-
-
-def _called(index: ModuleIndex):
-    """Qualified names of what this module calls (aliases such as ``load = mu.load_model``
-    are resolved by the index)."""
-    return (site.qualname for site in index.calls if site.qualname)
 
 
 def _parse_error(source: str, path: str, exc: "cst.ParserSyntaxError") -> ParseError:

@@ -375,6 +375,16 @@ def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
                     visitor.visit_If_orelse(node)
                     walk(node.orelse)
                     visitor.leave_If_orelse(node)
+            elif cls is cst.Module or cls is cst.IndentedBlock:
+                # statements in order; an early exit or an `assert` guards the rest of the block
+                pushed = 0
+                for stmt in node.body:
+                    walk(stmt)
+                    guard = _dominating_guard(stmt)
+                    if guard is not None:
+                        visitor.guards.append(guard)
+                        pushed += 1
+                del visitor.guards[len(visitor.guards) - pushed:]
             elif cls is cst.With:
                 for item in node.items:
                     walk(item)
@@ -397,6 +407,39 @@ def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
     counter = [0]
     order = visitor.ix.order_of
     walk(root)
+
+
+_EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit", "SystemExit"})
+
+
+def _dominating_guard(stmt: cst.CSTNode) -> Optional[GuardNode]:
+    """The condition that holds after ``stmt`` for the rest of its block, if any:
+    ``assert ok`` (ok holds), ``if not ok: return/raise/sys.exit()`` with no ``else``
+    (``not ok`` is false)."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            if isinstance(small, cst.Assert):
+                return (small.test, True)
+        return None
+    if isinstance(stmt, cst.If) and stmt.orelse is None and _exits(stmt.body):
+        return (stmt.test, False)
+    return None
+
+
+def _exits(block: cst.BaseSuite) -> bool:
+    """Whether a block always leaves its function or the program (its last statement)."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    if not body:
+        return False
+    last = body[-1]
+    smalls = last.body if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+    for small in smalls:
+        if isinstance(small, (cst.Return, cst.Raise)):
+            return True
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if dotted(small.value.func) in _EXIT_CALLS:
+                return True
+    return False
 
 
 def _target_names(target: cst.BaseExpression) -> List[Tuple[str, Optional[int]]]:

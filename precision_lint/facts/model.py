@@ -76,7 +76,6 @@ class ModuleFacts:
     parsed: bool = False  # False also when the text cannot hold any finding
     skip_file: bool = False
     imports: Tuple[str, ...] = ()  # dotted names of modules this one may import
-    called: FrozenSet[str] = frozenset()  # qualnames of everything called here
     classes: Tuple[ClassFact, ...] = ()
     layout: Optional[Layout] = None
     noqa: Dict[int, Optional[FrozenSet[str]]] = field(default_factory=dict)
@@ -86,6 +85,8 @@ class ModuleFacts:
     exports: Tuple[Tuple[str, str], ...] = ()
     definitions: FrozenSet[str] = frozenset()  # names of module-level functions and classes
     calls: Tuple[CallRecord, ...] = ()  # calls of project code, for values across calls
+    functions: Tuple[str, ...] = ()  # qualified names of every function and method defined here
+    call_edges: Tuple[Tuple[str, str], ...] = ()  # (calling function or module, callee)
 
     def section(self, name: str):
         return self.sections.get(name, ())

@@ -96,28 +96,6 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
     return None
 
 
-def _reachable(site, module: ModuleFacts, unit: List[ModuleFacts]) -> bool:
-    """Whether a weights or scaling site runs in the training run of ``unit``.
-
-    Module-level code runs; a function runs when something in the unit calls it; a
-    method runs when its class is in use (its module defines it).
-    """
-    if site.scope_kind == "module":
-        return True
-    called = set()
-    for m in unit:
-        called |= m.called
-    if site.scope in called:
-        return True
-    # re-exported by a parent package: `from pkg import load_model` for pkg.models.load_model
-    module_name, _, func = site.scope.rpartition(".")
-    parts = module_name.split(".")
-    if any(".".join(parts[:i] + [func]) in called for i in range(1, len(parts))):
-        return True
-    owner = site.scope.rsplit(".", 1)[0]
-    return any(c.qualname == owner for c in module.classes)  # a method: its class is in use
-
-
 class Fp16WeightsUnderLossScaling(Rule):
     code = "MP101"
     name = "fp16-weights-under-loss-scaling"
@@ -151,14 +129,13 @@ class Fp16WeightsUnderLossScaling(Rule):
     def _conflicts(self, ctx: RuleContext, weights: WeightsSite) -> List[Tuple[ModuleFacts, PrecisionSite, str]]:
         """Every scaling site in a training run that also runs this weights site."""
         found = {}
+        runs_together = ctx.project.callgraph.runs_together
         for entry in ctx.project.units_containing(ctx.facts):
             unit = ctx.project.unit_modules(entry)
-            if not _reachable(weights, ctx.facts, unit):
-                continue
             for module in unit:
                 for site in module.section("precision"):
                     key = (module.path, site.span.start)
-                    if key in found or not _reachable(site, module, unit):
+                    if key in found or not runs_together(unit, weights.scope, site.scope):
                         continue
                     reason = scaling_reason(site, module, ctx.project)
                     if reason is not None:

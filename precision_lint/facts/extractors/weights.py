@@ -150,12 +150,13 @@ class _Uses:
     def _refers(self, node, name: str) -> bool:
         return dotted(node) == name
 
-    def frozen_reason(self, names: Tuple[str, ...]) -> str:
+    def frozen_reason(self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None) -> str:
         if not names:
             return ""
         calls_under_no_grad = calls_outside = 0
         trained = False
         evaled = False
+        escapes = any("." in n for n in names)  # `self.model = ...`: used wherever self is
         for site in self.ix.calls:
             node = site.node
             recv = site.receiver
@@ -189,6 +190,8 @@ class _Uses:
                             trained = True
                         elif callee.endswith(("get_peft_model", "prepare", "prepare_model")):
                             trained = True
+                        else:
+                            escapes = True  # handed to code that may train it
         for site in self.ix.calls:  # for p in teacher.parameters(): p.requires_grad_(False)
             if site.method != "requires_grad_" or not site.loops or not site.node.args:
                 continue
@@ -220,6 +223,11 @@ class _Uses:
             return "only used under `torch.no_grad()`"
         if evaled:
             return "put in `.eval()` and never trained"
+        if scope.kind == "function" and not escapes and not calls_outside and not self.returned(names, scope, call):
+            # A local that is loaded, perhaps cast and saved, and dies with the function: its
+            # parameters never reach an optimizer. (A module-level model may be used by any
+            # code that imports it, so it is not judged this way.)
+            return "never trained: a local that is not called, returned or handed to other code"
         return ""
 
     def _in_freeze_loop(self, node: cst.Call) -> bool:
@@ -244,13 +252,19 @@ class _Uses:
             return True
         return False
 
-    def returned(self, names: Tuple[str, ...], scope: Scope) -> bool:
+    def returned(self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None) -> bool:
+        """Whether a name bound to the model, or the call itself (``return model.to(dtype)``,
+        also at the head of a method chain), is returned from ``scope``."""
         for value, _ in scope.returns:
             parts = value.elements if isinstance(value, cst.Tuple) else [value]
             for p in parts:
                 node = p.value if isinstance(p, cst.Element) else p
                 if any(self._refers(node, n) for n in names):
                     return True
+                while call is not None and isinstance(node, cst.Call):
+                    if node is call:
+                        return True
+                    node = node.func.value if isinstance(node.func, cst.Attribute) else None
         return False
 
 
@@ -299,8 +313,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         else:
             edit_span = index.span(edit_node)
             edit_text = index.text(edit_node)
-        frozen = uses.frozen_reason(targets)
         scope = site.scope.code_scope()
+        frozen = uses.frozen_reason(targets, scope, node)
         out.append(
             WeightsSite(
                 kind=kind,
@@ -314,7 +328,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 trainable=not frozen,
                 frozen=frozen,
                 peft=uses.peft_after(targets, span.end),
-                returned=scope.kind == "function" and uses.returned(targets, scope),
+                returned=scope.kind == "function" and uses.returned(targets, scope, node),
                 via=via,
                 edit_text=edit_text,
                 receiver_text=index.text(site.receiver) if site.receiver is not None else "",

@@ -1,0 +1,75 @@
+"""Which code runs in one training run: the project call graph and its entry points.
+
+Module-level code of every module in a unit runs (importing a module runs it), and with it
+every function it calls, transitively. A function that nothing in the project calls is an
+entry point of its own (a ``main`` behind ``fire``/``typer``/``click``, a Trainer method
+the library calls, a function a notebook or another program calls): it runs after the
+module-level code, with the functions it calls. Two sites run in one training run when
+the module-level code reaches both, when one is reached from module-level code and the
+other from any entry, or when one entry function reaches both.
+"""
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, Iterable, List, Set, Tuple
+
+from .facts.model import ModuleFacts
+
+MODULE_LEVEL = "<module-level>"
+
+
+class CallGraph:
+    def __init__(self, modules: List[ModuleFacts], symbols) -> None:
+        self._modules = modules
+        self._symbols = symbols
+        self._callers: Dict[str, Set[str]] = {}  # canonical callee -> callers (functions or module names)
+        self._called: Set[str] = set()
+        self._modules_named: Set[str] = set()
+        self._entries: Dict[Tuple[str, str], FrozenSet[str]] = {}
+        for module in modules:
+            if module.module:
+                self._modules_named.add(module.module)
+            for caller, callee in module.call_edges:
+                target = symbols.canonical(callee, module)
+                owner = symbols.init_owner(callee, module)
+                for name in {target, f"{owner.qualname}.__init__" if owner is not None else target}:
+                    self._callers.setdefault(name, set()).add(caller)
+                    self._called.add(name)
+
+    def entries(self, scope: str, unit: Iterable[ModuleFacts]) -> FrozenSet[str]:
+        """The entries from which code in ``scope`` runs, within ``unit``: ``MODULE_LEVEL``
+        and/or the qualified names of uncalled functions that reach it."""
+        unit = list(unit)
+        names = {m.module for m in unit}
+        key = (scope, "|".join(sorted(names)))
+        if key in self._entries:
+            return self._entries[key]
+        functions = {f for m in unit for f in m.functions}
+        found: Set[str] = set()
+        seen = {scope}
+        stack = [scope]
+        while stack:
+            node = stack.pop()
+            if node in names:
+                found.add(MODULE_LEVEL)
+                continue
+            callers = self._callers.get(node, ())
+            if node in functions and node not in self._called:
+                found.add(node)
+            if not callers and node not in functions and node not in names:
+                # a function of a module outside the unit: whoever runs it is outside too
+                continue
+            for caller in callers:
+                if caller not in seen:
+                    seen.add(caller)
+                    stack.append(caller)
+        result = frozenset(found)
+        self._entries[key] = result
+        return result
+
+    def runs_together(self, unit: List[ModuleFacts], a: str, b: str) -> bool:
+        """Whether code in scope ``a`` and code in scope ``b`` run in one run of ``unit``."""
+        ea = self.entries(a, unit)
+        eb = self.entries(b, unit)
+        if not ea or not eb:
+            return False
+        return MODULE_LEVEL in ea or MODULE_LEVEL in eb or bool(ea & eb)

@@ -1,0 +1,115 @@
+"""Control flow that matters: dominating guards (``assert``, early exits) and entry points
+(code that runs although nothing in the project calls it, and code that never runs)."""
+import pytest
+
+from conftest import lint
+
+MAIN_BODY = (
+    'model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)\n'
+    'args = TrainingArguments(output_dir="o", fp16=True)\n'
+    "Trainer(model=model, args=args).train()\n"
+)
+HEADER = "import torch\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+
+
+def _in_main(decorator: str = "", tail: str = "") -> str:
+    body = "".join(f"    {line}\n" for line in MAIN_BODY.splitlines())
+    return f"{HEADER}{decorator}def main():\n{body}{tail}"
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        _in_main(tail='\nif __name__ == "__main__":\n    main()\n'),
+        _in_main(tail="\nimport fire\nfire.Fire(main)\n"),
+        "import typer\napp = typer.Typer()\n" + _in_main("@app.command()\n"),
+        "import click\n" + _in_main("@click.command()\n"),
+        _in_main(),  # nobody calls it here: a console script or a notebook does
+    ],
+    ids=["__main__", "fire", "typer", "click", "uncalled"],
+)
+def test_an_entry_function_body_is_analysed(src):
+    assert [d.code for d in lint(src, "MP101")] == ["MP101"]
+
+
+def test_a_main_imported_from_another_file_runs(tree):
+    from conftest import config
+    from precision_lint.engine import Engine
+
+    root = tree(
+        {
+            "pkg/__init__.py": "",
+            "pkg/cli.py": HEADER + "def main():\n" + "".join(f"    {line}\n" for line in MAIN_BODY.splitlines()),
+            "run.py": 'from pkg.cli import main\nif __name__ == "__main__":\n    main()\n',
+        }
+    )
+    found = Engine(config(), ["MP101"], jobs=1).run_paths([str(root)]).diagnostics
+    assert [(d.code, d.path.endswith("cli.py")) for d in found] == [("MP101", True)]
+
+
+def test_two_separate_entry_functions_do_not_run_together():
+    src = HEADER + (
+        "def export(path):\n"
+        "    m = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float16)\n"
+        "    upload(m)\n"
+        "def train():\n"
+        "    return TrainingArguments(output_dir='o', fp16=True)\n"
+    )
+    assert lint(src, "MP101") == []
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "assert torch.cuda.is_bf16_supported()",
+        "if not torch.cuda.is_bf16_supported():\n    raise SystemExit('needs an Ampere GPU')",
+        "if torch.cuda.get_device_capability()[0] < 8:\n    sys.exit(1)",
+        "if not torch.cuda.is_bf16_supported(): raise RuntimeError('bf16')",
+    ],
+)
+def test_a_dominating_capability_check_guards_what_follows(guard):
+    src = (
+        "import sys\nimport torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+        f"{guard}\n"
+        "model = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.bfloat16)\n"
+        "args = TrainingArguments(output_dir='o', bf16=True)\n"
+    )
+    assert lint(src, "MP201") == []
+
+
+@pytest.mark.parametrize(
+    "not_a_guard",
+    [
+        # the exit is conditional on something else, or does not leave
+        "if not torch.cuda.is_bf16_supported():\n    print('slow')",
+        "if not torch.cuda.is_bf16_supported():\n    warn()\nelse:\n    raise SystemExit(0)",
+        # the check comes after the site
+        None,
+    ],
+)
+def test_what_does_not_dominate_does_not_guard(not_a_guard):
+    site = (
+        "model = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.bfloat16)\n"
+        "args = TrainingArguments(output_dir='o', bf16=True)\n"
+    )
+    head = "import sys\nimport torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+    if not_a_guard is None:
+        src = head + site + "assert torch.cuda.is_bf16_supported()\n"
+    else:
+        src = head + not_a_guard + "\n" + site
+    assert len(lint(src, "MP201")) == 2
+
+
+def test_an_early_return_in_a_function_guards_only_that_function():
+    src = (
+        "import torch\nfrom transformers import TrainingArguments\n"
+        "def fast_args():\n"
+        "    if not torch.cuda.is_bf16_supported():\n"
+        "        return None\n"
+        "    return TrainingArguments(output_dir='o', bf16=True)\n"
+        "def plain_args():\n"
+        "    return TrainingArguments(output_dir='o', bf16=True)\n"
+        "fast_args(); plain_args()\n"
+    )
+    (d,) = lint(src, "MP201")
+    assert d.span.line == 8
