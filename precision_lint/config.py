@@ -36,17 +36,21 @@ DEFAULT_TARGETS = ("sm60",)
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
-    "target-gpus", "transformers-version", "trl-version", "rules",
+    "target-gpus", "transformers-version", "trl-version", "rules", "test-files",
 }
+# Test code is not a training entry point: it runs on CI hardware chosen for it, behind skip
+# decorators. The portability rules (MP2xx) stay silent there unless `test-files = []`.
+DEFAULT_TEST_FILES = ("tests/*", "test/*", "*/tests/*", "*/test/*", "test_*.py", "*_test.py", "conftest.py")
+TEST_FILE_IGNORES = ("MP2",)
 CODE = re.compile(r"^MP\d{0,3}$")
 
 
 def parse_gpu(name: str) -> int:
     """``"t4"`` → 75, ``"sm80"`` → 80, ``"sm_86"`` → 86."""
     key = str(name).strip().lower().replace(" ", "-").replace("nvidia-", "")
-    match = re.fullmatch(r"sm_?(\d)(\d+)", key)
+    match = re.fullmatch(r"sm_?(\d+)(\d)", key)  # the last digit is the minor version
     if match:
-        return int(match.group(1)) * 10 + int(match.group(2)[:1])
+        return int(match.group(1)) * 10 + int(match.group(2))
     if key in GPU_CAPABILITY:
         return GPU_CAPABILITY[key]
     raise ConfigError(
@@ -86,6 +90,7 @@ class Config:
     transformers_version: Optional[Tuple[int, ...]] = None  # None: newest behaviour
     trl_version: Optional[Tuple[int, ...]] = None
     rule_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    test_files: Tuple[str, ...] = DEFAULT_TEST_FILES
     path: Optional[Path] = None  # the file it came from
     root: Optional[Path] = None  # its folder: exclude patterns are relative to it
 
@@ -106,7 +111,13 @@ class Config:
         for pattern, codes in self.per_file_ignores.items():
             if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(Path(rel).name, pattern):
                 out.extend(codes)
+        if self.is_test_file(path):
+            out.extend(TEST_FILE_IGNORES)
         return out
+
+    def is_test_file(self, path: str) -> bool:
+        rel = self._relative(path)
+        return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(Path(rel).name, p) for p in self.test_files)
 
     def _relative(self, path: str) -> str:
         p = Path(path).resolve()
@@ -163,6 +174,8 @@ def from_table(table: Dict[str, Any], where: str = "configuration", path: Option
     if not isinstance(pfi, dict):
         raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
     cfg.per_file_ignores = {k: _codes(v, f"per-file-ignores.{k}", where) for k, v in pfi.items()}
+    if "test-files" in table:
+        cfg.test_files = tuple(_strings(table["test-files"], "test-files", where))
     if "target-gpus" in table:
         gpus = _strings(table["target-gpus"], "target-gpus", where)
         if not gpus:
