@@ -111,7 +111,38 @@ class Evaluator:
             capability=capability,
             cuda=cuda or capability,
             param_dtype=param_dtype,
+            user_choice=positive and not (capability or cuda) and self._follows_user_input(test, scope),
         )
+
+    def _follows_user_input(self, test: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether a condition is true only when the user asks for it: it reads an input (an
+        attribute or item of an arguments/config object, a parameter) and nothing in it is on by
+        default (a negation, or an argparse option whose ``default=`` may select it, makes it
+        the default). Syntactic, through variables: cheap enough for every guard."""
+        follows = False
+        for node, here in self._reached(test, scope, set()):
+            if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+                return False  # `not args.no_bf16`: on unless the user opts out
+            head = node
+            while isinstance(head, (cst.Attribute, cst.Subscript)):
+                head = head.value
+            if head is node or not isinstance(head, cst.Name):
+                if isinstance(node, cst.Name) and _is_parameter(node, here):
+                    follows = True
+                continue
+            owner = here.lookup_scope(head.value)
+            if owner is not None and owner.is_import(head.value):
+                continue  # a module's attribute (torch.cuda...), not an input
+            follows = True
+            if isinstance(node, cst.Attribute):
+                for option in self.ix.arg_options.get(node.attr.value, ()):
+                    default = keyword(option.call, "default")
+                    action = keyword(option.call, "action")
+                    if action is not None and isinstance(action.value, cst.SimpleString) and action.value.evaluated_value == "store_false":
+                        return False
+                    if default is not None and not _falsy_literal(default.value):
+                        return False
+        return follows
 
     def _reached(self, expr: cst.CSTNode, scope: Scope, seen: set, inputs: bool = False):
         """Every node whose value may flow into ``expr``, with the scope it belongs to.
@@ -505,6 +536,21 @@ class Evaluator:
             if entry.name in wanted:
                 out.extend(self.values(entry.value, scope))
         return out or list(UNKNOWN_VALUE)
+
+
+def _is_parameter(node: cst.Name, scope: Scope) -> bool:
+    owner = scope.lookup_scope(node.value)
+    return owner is not None and node.value in owner.params
+
+
+def _falsy_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "False")
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value in ("", "no", "none", "fp32", "float32", "32")
+    if isinstance(node, cst.Integer):
+        return node.value in ("0", "32")
+    return False
 
 
 def param_ref(function: Scope, name: str) -> ParamRef:

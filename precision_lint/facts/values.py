@@ -47,6 +47,11 @@ class Guard:
     capability: bool  # the condition consults the GPU's capability (bf16 support)
     cuda: bool  # the condition consults torch.cuda.is_available()
     param_dtype: bool = False  # the condition checks parameters' dtype (`p.dtype == torch.float16`)
+    # The branch is taken only when the user opts in: the condition follows an input (a
+    # command-line option that is off by default, a config or arguments object, a parameter),
+    # as in `torch.bfloat16 if args.bf16 else torch.float32`. What follows the user's own
+    # switch is not hard-coded.
+    user_choice: bool = False
 
 
 @dataclass(frozen=True)

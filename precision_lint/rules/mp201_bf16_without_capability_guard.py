@@ -101,7 +101,15 @@ def unit_trains(ctx: RuleContext) -> bool:
 
 
 def unguarded(atoms: Iterable[Possible], cap: CapabilityFacts) -> List[Possible]:
-    return [a for a in atoms if not a.guarded_by_capability() and not cap.command_line_opt_in(a.origin)]
+    """The atoms that select bf16 by themselves: not under a capability check, not only reached
+    when the user opts in (a command-line option, a branch on the user's own switch)."""
+    return [
+        a
+        for a in atoms
+        if not a.guarded_by_capability()
+        and not cap.command_line_opt_in(a.origin)
+        and not any(g.user_choice for g in a.guards)
+    ]
 
 
 def bf16_dtypes(values: Sequence[Possible], cap: CapabilityFacts) -> List[Possible]:

@@ -68,7 +68,8 @@ class ArgparseOption:
 class CapabilityFacts:
     bnb: Tuple[BnbSite, ...]
     attention: Tuple[AttentionSite, ...]
-    guarded_calls: Tuple[Tuple[int, int], ...]  # (start, end) of calls inside a capability `if`
+    # (start, end) of calls inside a capability `if`, or inside an `if` on the user's own switch
+    guarded_calls: Tuple[Tuple[int, int], ...]
     opaque_splats: Tuple[Tuple[int, int], ...]  # training-args calls with an unresolvable `**kwargs`
     options: Tuple[ArgparseOption, ...]
     trains: bool
@@ -128,6 +129,11 @@ def _trains(site: CallSite) -> bool:
     return q.startswith(TRAINER_PREFIXES) and q.endswith("Trainer")
 
 
+def _chosen_or_checked(guard) -> bool:
+    """A call under a capability test, or under the user's own switch, is not hard-coded."""
+    return guard.capability or guard.user_choice
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     bnb: List[BnbSite] = []
     attention: List[AttentionSite] = []
@@ -137,7 +143,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     for site in index.calls:
         q = site.qualname or ""
         trains = trains or _trains(site)
-        if site.guards and any(evaluator.guard(t, p, site.scope).capability for t, p in site.guards):
+        if site.guards and any(_chosen_or_checked(evaluator.guard(t, p, site.scope)) for t, p in site.guards):
             span = index.span(site.node)
             guarded.append((span.start, span.end))
         if is_training_args(q) and _opaque_splat(evaluator, site):

@@ -1,0 +1,101 @@
+"""MP201 reports *hard-coded* bf16. bf16 that only follows the user's own switch (an option that
+is off by default, an arguments or config object, a parameter) is not hard-coded; a switch
+whose default selects bf16 is."""
+import pytest
+
+from conftest import lint
+
+CODE = "MP201"
+HEAD = """
+import argparse
+import torch
+from transformers import AutoModelForCausalLM, HfArgumentParser, TrainingArguments
+parser = argparse.ArgumentParser()
+"""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # diffusers' shape: the weights dtype mirrors Accelerate's mixed precision
+        """
+        weight_dtype = torch.float32
+        if accelerator.mixed_precision == "fp16":
+            weight_dtype = torch.float16
+        elif accelerator.mixed_precision == "bf16":
+            weight_dtype = torch.bfloat16
+        vae.to("cuda", dtype=weight_dtype)
+        """,
+        # a store_true option
+        """
+        parser.add_argument("--bf16", action="store_true")
+        args = parser.parse_args()
+        dtype = torch.bfloat16 if args.bf16 else torch.float32
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+        """,
+        # the Trainer's own flag, parsed from the command line
+        """
+        (training_args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+        model = AutoModelForCausalLM.from_pretrained("m")
+        if training_args.bf16:
+            model.to(torch.bfloat16)
+        """,
+        # a parameter: the caller decides
+        """
+        def load(name, use_bf16):
+            return AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.bfloat16 if use_bf16 else torch.float32)
+        """,
+        # through a variable
+        """
+        parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+        args = parser.parse_args()
+        wants_bf16 = cfg.mixed_precision == "bf16"
+        if wants_bf16:
+            model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+        """,
+    ],
+    ids=["accelerate-mixed-precision", "store-true", "training-args-flag", "parameter", "config-variable"],
+)
+def test_bf16_that_follows_the_users_switch_is_not_reported(body):
+    import textwrap
+
+    assert lint(HEAD + textwrap.dedent(body), CODE) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the option's default selects bf16
+        """
+        parser.add_argument("--bf16", type=bool, default=True)
+        args = parser.parse_args()
+        dtype = torch.bfloat16 if args.bf16 else torch.float32
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+        """,
+        # bf16 is the else-branch: chosen unless the user opts out
+        """
+        parser.add_argument("--fp32", action="store_true")
+        args = parser.parse_args()
+        dtype = torch.float32 if args.fp32 else torch.bfloat16
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+        """,
+        # a negated opt-out flag: on by default
+        """
+        parser.add_argument("--no_bf16", action="store_true")
+        args = parser.parse_args()
+        if not args.no_bf16:
+            model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+        """,
+        # a literal switch is no user choice
+        """
+        use_bf16 = True
+        if use_bf16:
+            model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+        """,
+    ],
+    ids=["default-true", "else-branch", "negated-opt-out", "literal-switch"],
+)
+def test_bf16_selected_by_default_is_still_reported(body):
+    import textwrap
+
+    assert [d.code for d in lint(HEAD + textwrap.dedent(body), CODE)] == [CODE]
