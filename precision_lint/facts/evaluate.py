@@ -530,11 +530,12 @@ class Evaluator:
         keys = self.values(expr.slice[0].slice.value, scope)
         if not keys or any(k.kind != CONST for k in keys):
             return list(UNKNOWN_VALUE)
-        wanted = {k.value for k in keys}
+        entries = self._dict_entries(expr.value, scope, set())
         out: List[Possible] = []
-        for entry in self._dict_entries(expr.value, scope, set()):
-            if entry.name in wanted:
-                out.extend(self.values(entry.value, scope))
+        for key in keys:  # `{"bfloat16": torch.bfloat16, ...}[dtype]`: the key's guards carry over
+            for entry in entries:
+                if entry.name == key.value:
+                    out.extend(_with_guards(v, key.guards) for v in self.values(entry.value, scope))
         return out or list(UNKNOWN_VALUE)
 
 

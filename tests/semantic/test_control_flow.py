@@ -113,3 +113,16 @@ def test_an_early_return_in_a_function_guards_only_that_function():
     )
     (d,) = lint(src, "MP201")
     assert d.span.line == 8
+
+
+def test_a_dict_lookup_keeps_the_guard_of_its_key():
+    # nanoGPT's shape: the key is chosen under a capability check, the dict maps it to a dtype
+    src = (
+        "import torch\n"
+        "dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'\n"
+        "ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]\n"
+        "ctx = torch.amp.autocast(device_type='cuda', dtype=ptdtype)\n"
+    )
+    assert lint(src, "MP201") == []
+    unguarded = src.replace(" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'", "")
+    assert [d.code for d in lint(unguarded, "MP201")] == ["MP201"]
