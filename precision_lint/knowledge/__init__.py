@@ -37,3 +37,19 @@ def patched_keywords(imported_modules: Iterable[str], target: str) -> Tuple[str,
         if patch["library"] in imported and any(fnmatch.fnmatchcase(target, t) for t in patch["targets"]):
             out.extend(patch.get("accepts", ()))
     return tuple(out)
+
+
+def derives_from(qualname: str, base: str) -> bool:
+    """Whether a library class (``trl.GRPOConfig``, also as ``trl.trainer.grpo_config.GRPOConfig``)
+    is, or derives from, ``base`` according to the table."""
+    parts = qualname.split(".")
+    stack = [f"{parts[0]}.{parts[-1]}" if len(parts) > 2 else qualname]
+    seen = set()
+    while stack:
+        name = stack.pop()
+        if name == base:
+            return True
+        if name not in seen:
+            seen.add(name)
+            stack.extend(library_bases().get(name, ()))
+    return False

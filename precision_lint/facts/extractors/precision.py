@@ -18,6 +18,7 @@ import libcst as cst
 
 from ...diagnostics import Span
 from ..evaluate import Evaluator
+from ...knowledge import derives_from
 from ..index import CallSite, ModuleIndex, keyword, positional
 from ..values import Values
 
@@ -88,7 +89,8 @@ def is_training_args(qualname: Optional[str]) -> bool:
     parts = qualname.split(".")
     if parts[0] == "transformers" and parts[-1] in TRAINING_ARGS:
         return True
-    return parts[0] == "trl" and parts[-1].endswith("Config") and parts[-1] not in ("ModelConfig", "ScriptArguments")
+    # TRL's training configs, from the library table (MergeConfig, DatasetConfig... are not)
+    return parts[0] == "trl" and derives_from(qualname, "transformers.TrainingArguments")
 
 
 def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:

@@ -1,0 +1,40 @@
+"""The library table is checked against the installed libraries, so it cannot rot."""
+import importlib
+
+import pytest
+
+from precision_lint.knowledge import derives_from, library_bases, patched_keywords
+
+
+def _resolve(qualname):
+    module, _, name = qualname.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except Exception:  # noqa: BLE001 - optional heavy libraries (unsloth needs a GPU)
+        return None
+
+
+@pytest.mark.parametrize("library_class, bases", sorted(library_bases().items()))
+def test_each_row_matches_the_installed_library(library_class, bases):
+    pytest.importorskip(library_class.split(".")[0])
+    cls = _resolve(library_class)
+    if cls is None:
+        pytest.skip(f"{library_class} is not in the installed version")
+    for base in bases:
+        base_cls = _resolve(base)
+        if base_cls is None:
+            pytest.skip(f"{base} is not in the installed version")
+        assert issubclass(cls, base_cls), f"{library_class} does not derive from {base}"
+
+
+def test_training_configs_and_other_configs():
+    assert derives_from("trl.GRPOConfig", "transformers.TrainingArguments")
+    assert derives_from("trl.trainer.gkd_config.GKDConfig", "transformers.TrainingArguments")
+    assert not derives_from("trl.MergeConfig", "transformers.TrainingArguments")
+    assert not derives_from("trl.ModelConfig", "transformers.TrainingArguments")
+
+
+def test_patches_need_the_patching_library():
+    assert patched_keywords(["unsloth", "trl"], "trl.SFTTrainer") == ("tokenizer",)
+    assert patched_keywords(["trl"], "trl.SFTTrainer") == ()
+    assert patched_keywords(["unsloth"], "transformers.Trainer") == ()
