@@ -87,6 +87,7 @@ class Config:
     exclude: List[str] = field(default_factory=list)
     per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
     target_gpus: Tuple[str, ...] = DEFAULT_TARGETS
+    target_gpus_explicit: bool = False  # set in the configuration (else inferred from the code)
     transformers_version: Optional[Tuple[int, ...]] = None  # None: newest behaviour
     trl_version: Optional[Tuple[int, ...]] = None
     rule_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
@@ -186,6 +187,7 @@ def from_table(table: Dict[str, Any], where: str = "configuration", path: Option
             except ConfigError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
         cfg.target_gpus = tuple(gpus)
+        cfg.target_gpus_explicit = True
     for key, attr, dist in (
         ("transformers-version", "transformers_version", "transformers"),
         ("trl-version", "trl_version", "trl"),

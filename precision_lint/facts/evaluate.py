@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Tuple
 
@@ -47,6 +48,11 @@ CAPABILITY_FUNCTIONS = frozenset(
         "is_torch_bf16_available_on_device",
         "is_bfloat16_supported",
     }
+)
+# A condition that selects a non-CUDA device (Intel XPU, Habana HPU, Ascend NPU, Apple MPS,
+# XLA/TPU, the CPU).
+OTHER_DEVICE = re.compile(
+    r"""\b(?:xpu|hpu|npu|mps|xla|tpu|is_torch_(?:xla|tpu|xpu|hpu|npu|mps)_available|use_cpu|no_cuda)\b|["'](?:cpu|xpu|hpu|npu|mps|xla|tpu)(?::\d+)?["']"""
 )
 _MAX_ATOMS = 64
 _MAX_DEPTH = 24
@@ -112,6 +118,7 @@ class Evaluator:
             cuda=cuda or capability,
             param_dtype=param_dtype,
             user_choice=positive and not (capability or cuda) and self._follows_user_input(test, scope),
+            other_device=positive and bool(OTHER_DEVICE.search(self.ix.text(test))),
         )
 
     def _follows_user_input(self, test: cst.BaseExpression, scope: Scope) -> bool:

@@ -52,6 +52,9 @@ class Guard:
     # as in `torch.bfloat16 if args.bf16 else torch.float32`. What follows the user's own
     # switch is not hard-coded.
     user_choice: bool = False
+    # The branch runs on another device than a CUDA GPU (`if device == "xpu":`, XLA/TPU, HPU,
+    # NPU, MPS, CPU): CUDA capability rules say nothing about it.
+    other_device: bool = False
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,20 @@ def capability_facts(facts: ModuleFacts) -> Optional[CapabilityFacts]:
     return found if isinstance(found, CapabilityFacts) else None
 
 
+def target_capabilities(ctx: RuleContext) -> Tuple[int, ...]:
+    """The GPUs the code runs on: `target-gpus` from the configuration; else, when the code of
+    the unit names only Ampere-or-newer GPUs (an H100 in a docstring, FP8 dtypes, SLURM
+    `--gres=gpu:a100`), those; else every CUDA GPU from the P100 up."""
+    if ctx.config.target_gpus_explicit:
+        return ctx.config.target_capabilities
+    stated = [c.stated_capability for m in unit_modules(ctx) if (c := capability_facts(m)) and c.stated_capability is not None]
+    if stated and min(stated) >= NATIVE_BF16:
+        return (min(stated),)
+    return ctx.config.target_capabilities
+
+
 def pre_ampere_targets(ctx: RuleContext) -> List[int]:
-    return sorted({c for c in ctx.config.target_capabilities if c < NATIVE_BF16})
+    return sorted({c for c in target_capabilities(ctx) if c < NATIVE_BF16})
 
 
 def targets_text(ctx: RuleContext, what: str = "native bf16") -> str:
@@ -101,14 +113,15 @@ def unit_trains(ctx: RuleContext) -> bool:
 
 
 def unguarded(atoms: Iterable[Possible], cap: CapabilityFacts) -> List[Possible]:
-    """The atoms that select bf16 by themselves: not under a capability check, not only reached
-    when the user opts in (a command-line option, a branch on the user's own switch)."""
+    """The atoms that select bf16 by themselves on a CUDA GPU: not under a capability check, not
+    only reached when the user opts in (a command-line option, a branch on the user's own
+    switch), not in a branch for another device."""
     return [
         a
         for a in atoms
         if not a.guarded_by_capability()
         and not cap.command_line_opt_in(a.origin)
-        and not any(g.user_choice for g in a.guards)
+        and not any(g.user_choice or g.other_device for g in a.guards)
     ]
 
 
@@ -275,6 +288,11 @@ class Bf16WithoutCapabilityGuard(Rule):
                 yield from self._mode(ctx, cap, site, "precision", LIGHTNING_BF16, "16-mixed", None)
 
     def _training_args(self, ctx, cap, site):
+        if any(
+            (arg := site.arg(name)) is not None and all(v.kind == CONST and v.value is True for v in arg.values)
+            for name in ("use_cpu", "no_cuda")
+        ):
+            return  # trains on the CPU, where bf16 always works
         bf16 = site.arg("bf16")
         fp16 = site.arg("fp16")
         name = site.callee.rsplit(".", 1)[-1]

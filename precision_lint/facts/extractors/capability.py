@@ -20,6 +20,7 @@ for compute-capability checks:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -73,6 +74,10 @@ class CapabilityFacts:
     opaque_splats: Tuple[Tuple[int, int], ...]  # training-args calls with an unresolvable `**kwargs`
     options: Tuple[ArgparseOption, ...]
     trains: bool
+    # The GPUs the code says it is written for (comments, docstrings, SLURM `--gres=gpu:a100`,
+    # FP8 dtypes): the lowest compute capability named; 0 when a GPU without native bf16 is
+    # named (P100, V100, T4...); None when it names none.
+    stated_capability: Optional[int] = None
 
     def call_guarded(self, span: Span) -> bool:
         return (span.start, span.end) in self.guarded_calls
@@ -129,9 +134,37 @@ def _trains(site: CallSite) -> bool:
     return q.startswith(TRAINER_PREFIXES) and q.endswith("Trainer")
 
 
+# GPUs a text may name, with their compute capability (P100 60 ... H100 90).
+_STATED_GPUS = {
+    "a100": 80, "a800": 80, "a30": 80, "a10": 86, "a10g": 86, "a40": 86, "a6000": 86, "a5000": 86,
+    "rtx3090": 86, "rtx4090": 89, "l4": 89, "l40": 89, "l40s": 89, "h100": 90, "h800": 90, "h200": 90,
+    "gh200": 90, "b100": 100, "b200": 100,
+    "p100": 60, "v100": 70, "t4": 75, "k80": 37, "p40": 61, "titan": 75, "rtx2080": 75, "rtx2080ti": 75,
+}
+_GPU_WORD = re.compile(r"\b(?:nvidia[ -]?)?(a100|a800|a30|a10g?|a40|a[56]000|rtx ?[234]0[89]0(?: ?ti)?|l40s?|l4|h100|h800|h200|gh200|b[12]00|p100|v100|t4|k80|p40|titan)\b", re.IGNORECASE)
+_FP8 = re.compile(r"\bfloat8_e[45]m[23]\w*|\btransformer_engine\b|\bfp8_recipe\b|mixed_precision\s*=\s*[\"']fp8[\"']")
+
+
+def stated_capability(source: str) -> Optional[int]:
+    """The lowest compute capability among the GPUs the code names (FP8 means sm89+): 0 when
+    one of them has no native bf16 (P100, V100, T4...), None when it names none."""
+    found = []
+    for match in _GPU_WORD.finditer(source):
+        key = match.group(1).lower().replace(" ", "")
+        capability = _STATED_GPUS.get(key) or _STATED_GPUS.get(key.rstrip("ti"))
+        if capability is not None:
+            found.append(capability)
+    if _FP8.search(source):
+        found.append(89)
+    if not found:
+        return None
+    return 0 if min(found) < 80 else min(found)
+
+
 def _chosen_or_checked(guard) -> bool:
-    """A call under a capability test, or under the user's own switch, is not hard-coded."""
-    return guard.capability or guard.user_choice
+    """A call under a capability test, under the user's own switch, or in a branch for another
+    device is not hard-coded bf16 for every CUDA GPU."""
+    return guard.capability or guard.user_choice or guard.other_device
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
@@ -183,6 +216,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             default = keyword(option.call, "default")
             options.append(ArgparseOption(index.span(option.call), index.span(default.value) if default else None))
     return CapabilityFacts(
+        stated_capability=stated_capability(index.source),
         bnb=tuple(bnb),
         attention=tuple(attention),
         guarded_calls=tuple(guarded),

@@ -154,7 +154,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         deepspeed = None
         if is_training_args(q):
             kind = "training-args"
-            args = _args(index, evaluator, site, ("fp16", "bf16", "half_precision_backend", "deepspeed", "fp16_opt_level"))
+            args = _args(
+                index, evaluator, site, ("fp16", "bf16", "half_precision_backend", "deepspeed", "fp16_opt_level", "use_cpu", "no_cuda")
+            )
             ds = keyword(site.node, "deepspeed")
             if ds is not None and isinstance(ds.value, cst.SimpleString):
                 deepspeed = ds.value.evaluated_value

@@ -1,0 +1,81 @@
+"""MP201/MP202 judge bf16 for the GPUs the code runs on: branches for other devices, CPU-only
+training and GPUs the code itself names (target-gpus in the configuration overrides)."""
+import textwrap
+
+import pytest
+
+from conftest import config, lint
+
+HEAD = "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+
+
+def _codes(body, cfg=None):
+    return [d.code for d in lint(HEAD + textwrap.dedent(body), cfg=cfg) if d.code.startswith("MP2")]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        """
+        if device == "xpu":
+            model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+        """,
+        """
+        if is_torch_xla_available():
+            args = TrainingArguments(output_dir="o", bf16=True)
+        """,
+        """
+        dtype = torch.bfloat16 if args.device.startswith("hpu") else torch.float16
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+        """,
+        """
+        args = TrainingArguments(output_dir="o", bf16=True, use_cpu=True)
+        """,
+        '''
+        """Fine-tunes the model on one H100 80GB."""
+        args = TrainingArguments(output_dir="o", bf16=True)
+        ''',
+        """
+        # SBATCH --gres=gpu:a100:8
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+        """,
+        """
+        scale_dtype = torch.float8_e4m3fn
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+        """,
+    ],
+    ids=["xpu-branch", "xla-branch", "hpu-ternary", "use-cpu", "h100-docstring", "slurm-a100", "fp8"],
+)
+def test_other_devices_and_stated_gpus_are_not_reported(body):
+    assert _codes(body) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a T4 is named as well: bf16 must still be guarded
+        '''
+        """Runs on an A100, or a Colab T4."""
+        args = TrainingArguments(output_dir="o", bf16=True)
+        ''',
+        # the CUDA branch of a device switch
+        """
+        if device == "cuda":
+            model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+        """,
+        """
+        args = TrainingArguments(output_dir="o", bf16=True, use_cpu=False)
+        """,
+    ],
+    ids=["a100-and-t4", "cuda-branch", "use-cpu-false"],
+)
+def test_cuda_code_for_every_gpu_is_still_reported(body):
+    assert _codes(body) == ["MP201"]
+
+
+def test_configured_targets_override_what_the_code_states():
+    body = '''
+        """Fine-tunes the model on one H100 80GB."""
+        args = TrainingArguments(output_dir="o", bf16=True)
+        '''
+    assert _codes(body, config(target_gpus=["t4"], transformers_version="5.23")) == ["MP201"]
