@@ -70,12 +70,15 @@ def capability_facts(facts: ModuleFacts) -> Optional[CapabilityFacts]:
 
 
 def target_capabilities(ctx: RuleContext) -> Tuple[int, ...]:
-    """The GPUs the code runs on: `target-gpus` from the configuration; else, when the code of
-    the unit names only Ampere-or-newer GPUs (an H100 in a docstring, FP8 dtypes, SLURM
-    `--gres=gpu:a100`), those; else every CUDA GPU from the P100 up."""
+    """The GPUs the code runs on: `target-gpus` from the configuration; else, when this module
+    and the entry scripts that run it name only Ampere-or-newer GPUs (an H100 in a docstring,
+    FP8 dtypes, SLURM `--gres=gpu:a100`), those; else every CUDA GPU from the P100 up. What the
+    modules it imports say does not count: a library's docstrings describe their own hardware."""
     if ctx.config.target_gpus_explicit:
         return ctx.config.target_capabilities
-    stated = [c.stated_capability for m in unit_modules(ctx) if (c := capability_facts(m)) and c.stated_capability is not None]
+    runs = {m.path: m for m in ctx.project.units_containing(ctx.facts)}
+    runs.setdefault(ctx.facts.path, ctx.facts)
+    stated = [c.stated_capability for m in runs.values() if (c := capability_facts(m)) and c.stated_capability is not None]
     if stated and min(stated) >= NATIVE_BF16:
         return (min(stated),)
     return ctx.config.target_capabilities

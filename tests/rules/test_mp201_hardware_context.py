@@ -79,3 +79,16 @@ def test_configured_targets_override_what_the_code_states():
         args = TrainingArguments(output_dir="o", bf16=True)
         '''
     assert _codes(body, config(target_gpus=["t4"], transformers_version="5.23")) == ["MP201"]
+
+
+def test_gpus_named_by_an_imported_library_module_do_not_count(tree):
+    from precision_lint.engine import Engine
+
+    root = tree(
+        {
+            "mylib/__init__.py": '"""Tuned on H100 80GB nodes."""\n',
+            "train.py": "import mylib\nfrom transformers import TrainingArguments\nTrainingArguments(output_dir='o', bf16=True)\n",
+        }
+    )
+    found = Engine(config(transformers_version="5.23"), ["MP201"], jobs=1).run_paths([str(root)]).diagnostics
+    assert [d.path.endswith("train.py") for d in found] == [True]
