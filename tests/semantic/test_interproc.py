@@ -1,8 +1,27 @@
 """Values across calls: a parameter is what its callers pass (constructors, helpers in other
 files, `self.` attributes, chains of helpers), substituted at the join."""
-from conftest import config, dedent, lint
+from conftest import config, lint
 
 from precision_lint.engine import Engine
+
+
+# A loader whose dtype is a parameter; its only caller, in another file, passes float16.
+LOADER_IN_ANOTHER_FILE = {
+    "loaders.py": """
+        from transformers import AutoModelForCausalLM
+
+        def load_student(name, dtype):
+            return AutoModelForCausalLM.from_pretrained(name, torch_dtype=dtype)
+        """,
+    "train.py": """
+        import torch
+        from transformers import Trainer, TrainingArguments
+        from loaders import load_student
+
+        model = load_student("s", torch.float16)
+        Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=True)).train()
+        """,
+}
 
 
 def _findings(root, code="MP101", *names):
@@ -44,24 +63,7 @@ def test_the_same_constructor_called_with_float32_is_not_a_finding():
 
 
 def test_a_loader_in_another_file_gets_float16_from_its_caller(tree):
-    root = tree(
-        {
-            "loaders.py": """
-                from transformers import AutoModelForCausalLM
-
-                def load_student(name, dtype):
-                    return AutoModelForCausalLM.from_pretrained(name, torch_dtype=dtype)
-                """,
-            "train.py": """
-                import torch
-                from transformers import Trainer, TrainingArguments
-                from loaders import load_student
-
-                model = load_student("s", torch.float16)
-                Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=True)).train()
-                """,
-        }
-    )
+    root = tree(dict(LOADER_IN_ANOTHER_FILE))
     assert _findings(root) == [("loaders.py", 4)]
     # with float32 at the only call, nothing
     (root / "train.py").write_text((root / "train.py").read_text().replace("float16", "float32"))
@@ -121,24 +123,7 @@ def test_a_parameter_nobody_passes_float16_to_stays_silent():
 
 
 def test_the_fix_keeps_what_other_callers_pass_and_is_idempotent(tree):
-    root = tree(
-        {
-            "loaders.py": """
-                from transformers import AutoModelForCausalLM
-
-                def load_student(name, dtype):
-                    return AutoModelForCausalLM.from_pretrained(name, torch_dtype=dtype)
-                """,
-            "train.py": """
-                import torch
-                from transformers import Trainer, TrainingArguments
-                from loaders import load_student
-
-                model = load_student("s", torch.float16)
-                Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=True)).train()
-                """,
-        }
-    )
+    root = tree(dict(LOADER_IN_ANOTHER_FILE))
     engine = Engine(config(), ["MP101"], jobs=1)
     result = engine.run_paths([str(root)], fix=True)
     assert result.diagnostics == []
