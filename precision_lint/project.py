@@ -30,7 +30,7 @@ class Project:
         self._by_short_name: Dict[str, List[ClassFact]] = {}
         for q, c in self.classes.items():
             self._by_short_name.setdefault(q.rsplit(".", 1)[-1], []).append(c)
-        self._containing: Dict[str, List[ModuleFacts]] = {}
+        self._containing: Optional[Dict[str, List[ModuleFacts]]] = None
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}
         self._json: Dict[str, Any] = {}
@@ -93,14 +93,17 @@ class Project:
         return self._closure[module.path]
 
     def units_containing(self, module: ModuleFacts) -> List[ModuleFacts]:
-        """Entry modules whose unit includes ``module`` (itself first)."""
-        if module.path not in self._containing:
-            out = [module]
-            for other in self.modules:
-                if other.path != module.path and module.path in self.unit(other):
-                    out.append(other)
-            self._containing[module.path] = out
-        return self._containing[module.path]
+        """Entry modules whose unit includes ``module``: itself first, then the others in
+        the project's order."""
+        if self._containing is None:
+            # every unit once, inverted: linear in the total size of the units
+            containing: Dict[str, List[ModuleFacts]] = {}
+            for entry in self.modules:
+                for path in self.unit(entry):
+                    if path != entry.path:
+                        containing.setdefault(path, []).append(entry)
+            self._containing = containing
+        return [module, *self._containing.get(module.path, ())]
 
     def unit_modules(self, entry: ModuleFacts) -> List[ModuleFacts]:
         return [self.by_path[p] for p in sorted(self.unit(entry)) if p in self.by_path]
