@@ -36,7 +36,7 @@ DEFAULT_TARGETS = ("sm60",)
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
-    "target-gpus", "transformers-version", "trl-version", "rules",
+    "target-gpus", "transformers-version", "trl-version", "rules", "src",
 }
 CODE = re.compile(r"^MP\d{0,3}$")
 
@@ -86,6 +86,8 @@ class Config:
     transformers_version: Optional[Tuple[int, ...]] = None  # None: newest behaviour
     trl_version: Optional[Tuple[int, ...]] = None
     rule_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    # extra folders imports are resolved in (ruff's `src`), relative to the config's folder
+    src: Tuple[Path, ...] = ()
     path: Optional[Path] = None  # the file it came from
     root: Optional[Path] = None  # its folder: exclude patterns are relative to it
 
@@ -159,6 +161,7 @@ def from_table(table: Dict[str, Any], where: str = "configuration", path: Option
     cfg.exclude = _strings(table.get("exclude", []), "exclude", where) + _strings(
         table.get("extend-exclude", []), "extend-exclude", where
     )
+    cfg.src = tuple((cfg.root or Path.cwd()) / s for s in _strings(table.get("src", []), "src", where))
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
         raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")

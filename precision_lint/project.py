@@ -4,25 +4,35 @@ Real bugs span files: the model is loaded in ``model_utils.py`` and
 ``TrainingArguments(fp16=True)`` is built in ``train.py``. Files are joined along
 the import graph of the linted files: a *unit* is a module plus every local
 module it imports, transitively. Two scripts in one folder that do not import
-each other are never joined.
+each other are never joined, and an import only ever finds a module in the folders
+it could be imported from (``discovery.ImportRoots``): a same-named ``utils.py`` in
+an unrelated folder is not the one it means.
 """
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Dict, Iterable, List, Optional, Set
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 from .facts.model import ClassFact, ModuleFacts
 
 
 class Project:
-    def __init__(self, modules: Iterable[ModuleFacts]) -> None:
+    def __init__(
+        self,
+        modules: Iterable[ModuleFacts],
+        import_roots: Optional[Callable[[ModuleFacts], Sequence[str]]] = None,
+    ) -> None:
+        """``import_roots(module)``: the folders, nearest first, where an import written in
+        ``module`` finds local modules (default: only the folder its own name is relative to)."""
         self.modules: List[ModuleFacts] = [m for m in modules]
         self.by_path: Dict[str, ModuleFacts] = {m.path: m for m in self.modules}
-        self._by_name: Dict[str, List[ModuleFacts]] = {}
-        for m in self.modules:
+        self._import_roots = import_roots or (lambda m: (m.root,))
+        self._by_name: Dict[str, Dict[str, ModuleFacts]] = {}  # name -> root -> module
+        # a package `pkg/a/__init__.py` wins over a module `pkg/a.py`, as in Python
+        for m in sorted(self.modules, key=lambda m: (not m.is_package, m.path)):
             if m.module:
-                self._by_name.setdefault(m.module, []).append(m)
+                self._by_name.setdefault(m.module, {}).setdefault(m.root, m)
         self.classes: Dict[str, ClassFact] = {}
         for m in self.modules:
             for c in m.classes:
@@ -56,14 +66,17 @@ class Project:
 
     # --- modules and imports ---------------------------------------------------
     def module_named(self, name: str, near: Optional[ModuleFacts] = None) -> Optional[ModuleFacts]:
-        candidates = self._by_name.get(name, [])
-        if not candidates:
+        """The linted module ``name`` that an import written in ``near`` finds: the first of
+        ``near``'s import roots that holds one. Without ``near`` nothing is found: which
+        module a name means depends on where it is imported."""
+        by_root = self._by_name.get(name)
+        if not by_root or near is None:
             return None
-        if near is not None:
-            for c in candidates:
-                if c.root == near.root:
-                    return c
-        return candidates[0]
+        for root in self._import_roots(near):
+            found = by_root.get(root)
+            if found is not None:
+                return found
+        return None
 
     def imported_modules(self, module: ModuleFacts) -> List[ModuleFacts]:
         """The linted modules that ``module`` imports directly."""
