@@ -36,7 +36,7 @@ DEFAULT_TARGETS = ("sm60",)
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
-    "target-gpus", "transformers-version", "trl-version", "rules", "test-files",
+    "target-gpus", "transformers-version", "trl-version", "rules", "test-files", "src",
 }
 # Test code is not a training entry point: it runs on CI hardware chosen for it, behind skip
 # decorators. The portability rules (MP2xx) stay silent there unless `test-files = []`.
@@ -95,6 +95,8 @@ class Config:
     # where each library version came from: "configuration", "pin" (the project's requirements)
     # or "installed" (metadata of the installed distribution, else the newest behaviour)
     version_sources: Dict[str, str] = field(default_factory=dict)
+    # extra folders imports are resolved in (ruff's `src`), relative to the config's folder
+    src: Tuple[Path, ...] = ()
     path: Optional[Path] = None  # the file it came from
     root: Optional[Path] = None  # its folder: exclude patterns are relative to it
 
@@ -174,6 +176,7 @@ def from_table(table: Dict[str, Any], where: str = "configuration", path: Option
     cfg.exclude = _strings(table.get("exclude", []), "exclude", where) + _strings(
         table.get("extend-exclude", []), "extend-exclude", where
     )
+    cfg.src = tuple((cfg.root or Path.cwd()) / s for s in _strings(table.get("src", []), "src", where))
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
         raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 try:
     import pathspec
@@ -137,3 +137,64 @@ def module_name(path: str) -> Tuple[str, bool, str]:
         parts.insert(0, folder.name)
         folder = folder.parent
     return ".".join(parts), is_package, str(folder)
+
+
+# What marks the top of a project, as ruff and pyright look for it.
+PROJECT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+
+
+class ImportRoots:
+    """Where an import written in a module may find a local module, nearest first.
+
+    A module is imported relative to a folder on ``sys.path``; for a file being linted
+    those are, in order: the folder its own name is relative to (``module_name``), its
+    project root and the project's ``src`` folder (ruff's default ``src = [".", "src"]``),
+    then the configured ``src`` folders. A module elsewhere, such as a same-named
+    ``utils.py`` in an unrelated folder, is never what the import means.
+
+    File-system answers are cached per instance: make one per run.
+    """
+
+    def __init__(self, src: Sequence[Path] = ()) -> None:
+        self.src = tuple(str(Path(s).resolve()) for s in src)
+        self._marked: Dict[str, Optional[str]] = {}
+        self._roots: Dict[Tuple[str, str], Tuple[str, ...]] = {}
+
+    def project_root(self, path: str) -> str:
+        """The nearest folder at or above the file's own that holds a project marker
+        (pyproject.toml, setup.cfg, setup.py, .git); without one, the folder the file's
+        module name is relative to (its own folder for a script, the top of its package)."""
+        folder = str(Path(path).resolve().parent)
+        found = self._marked_folder(folder)
+        return found if found is not None else module_name(path)[2]
+
+    def _marked_folder(self, folder: str) -> Optional[str]:
+        trail = []
+        current: Optional[str] = folder
+        found = None
+        while current is not None:
+            if current in self._marked:
+                found = self._marked[current]
+                break
+            trail.append(current)
+            if any(os.path.exists(os.path.join(current, m)) for m in PROJECT_MARKERS):
+                found = current
+                break
+            parent = os.path.dirname(current)
+            current = parent if parent != current else None
+        for f in trail:
+            self._marked[f] = found
+        return found
+
+    def __call__(self, path: str, module_root: str) -> Tuple[str, ...]:
+        """The folders, in order, where an import in the file ``path`` (whose module name is
+        relative to ``module_root``) finds local modules."""
+        if not module_root:  # text given without a place on disk: only its own name space
+            return (module_root,)
+        key = (os.path.dirname(os.path.abspath(path)), module_root)
+        if key not in self._roots:
+            project = self.project_root(path)
+            roots = [module_root, project, os.path.join(project, "src"), *self.src]
+            self._roots[key] = tuple(dict.fromkeys(roots))
+        return self._roots[key]
+

@@ -17,7 +17,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 from .cache import FactsCache
 from .config import Config, from_table
 from .diagnostics import SAFE, Diagnostic, Fix
-from .discovery import discover, module_name
+from .discovery import ImportRoots, discover, module_name
 from .facts.extract import extract_facts
 from .facts.model import ModuleFacts, ParseError
 from .fixer import apply_fixes
@@ -87,6 +87,7 @@ class Engine:
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self._cache: Dict[tuple, ModuleFacts] = {}
         self.disk = FactsCache(cache_dir) if cache_dir else None
+        self.import_roots = ImportRoots(self.config.src)  # renewed by each run: it caches the file system
 
     # --- facts ------------------------------------------------------------------
     def _key(self, path: str, text: str, naming) -> tuple:
@@ -134,7 +135,8 @@ class Engine:
 
     # --- judging ------------------------------------------------------------------
     def judge(self, facts: Sequence[ModuleFacts], texts: Dict[str, str]) -> List[Diagnostic]:
-        project = Project(facts)
+        # one order whatever order the files came in
+        project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root))
         out: List[Diagnostic] = []
         for module in project.modules:  # with parameters substituted across calls
             if module.skip_file:
@@ -209,6 +211,7 @@ class Engine:
         return result
 
     def run_paths(self, paths: Sequence[str], fix: bool = False, unsafe: bool = False) -> RunResult:
+        self.import_roots = ImportRoots(self.config.src)
         files = discover(paths, self.config.exclude, self.config.root)
         sources = [SourceFile.read(p) for p in files]
         return self.run_sources(sources, fix=fix, unsafe=unsafe)

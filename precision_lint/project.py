@@ -4,13 +4,15 @@ Real bugs span files: the model is loaded in ``model_utils.py`` and
 ``TrainingArguments(fp16=True)`` is built in ``train.py``. Files are joined along
 the import graph of the linted files: a *unit* is a module plus every local
 module it imports, transitively. Two scripts in one folder that do not import
-each other are never joined.
+each other are never joined, and an import only ever finds a module in the folders
+it could be imported from (``discovery.ImportRoots``): a same-named ``utils.py`` in
+an unrelated folder is not the one it means.
 """
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterable, List, Optional, Set
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 from .facts.model import ModuleFacts
 from .callgraph import CallGraph
@@ -19,8 +21,15 @@ from .symbols import ProjectSymbols
 
 
 class Project:
-    def __init__(self, modules: Iterable[ModuleFacts]) -> None:
+    def __init__(
+        self,
+        modules: Iterable[ModuleFacts],
+        import_roots: Optional[Callable[[ModuleFacts], Sequence[str]]] = None,
+    ) -> None:
+        """``import_roots(module)``: the folders, nearest first, where an import written in
+        ``module`` finds local modules (default: only the folder its own name is relative to)."""
         self.modules: List[ModuleFacts] = [m for m in modules]
+        self._import_roots = import_roots or (lambda m: (m.root,))
         self._index()
         self.symbols = ProjectSymbols(self.module_named)
         # Parameters become what their callers pass (interproc.py); rules see the result.
@@ -33,11 +42,12 @@ class Project:
 
     def _index(self) -> None:
         self.by_path: Dict[str, ModuleFacts] = {m.path: m for m in self.modules}
-        self._by_name: Dict[str, List[ModuleFacts]] = {}
-        for m in self.modules:
+        self._by_name: Dict[str, Dict[str, ModuleFacts]] = {}  # name -> root -> module
+        # a package `pkg/a/__init__.py` wins over a module `pkg/a.py`, as in Python
+        for m in sorted(self.modules, key=lambda m: (not m.is_package, m.path)):
             if m.module:
-                self._by_name.setdefault(m.module, []).append(m)
-        self._containing: Dict[str, List[ModuleFacts]] = {}
+                self._by_name.setdefault(m.module, {}).setdefault(m.root, m)
+        self._containing: Optional[Dict[str, List[ModuleFacts]]] = None
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}
         self._json: Dict[str, Any] = {}
@@ -63,14 +73,17 @@ class Project:
 
     # --- modules and imports ---------------------------------------------------
     def module_named(self, name: str, near: Optional[ModuleFacts] = None) -> Optional[ModuleFacts]:
-        candidates = self._by_name.get(name, [])
-        if not candidates:
+        """The linted module ``name`` that an import written in ``near`` finds: the first of
+        ``near``'s import roots that holds one. Without ``near`` nothing is found: which
+        module a name means depends on where it is imported."""
+        by_root = self._by_name.get(name)
+        if not by_root or near is None:
             return None
-        if near is not None:
-            for c in candidates:
-                if c.root == near.root:
-                    return c
-        return candidates[0]
+        for root in self._import_roots(near):
+            found = by_root.get(root)
+            if found is not None:
+                return found
+        return None
 
     def imported_modules(self, module: ModuleFacts) -> List[ModuleFacts]:
         """The linted modules that ``module`` imports directly."""
@@ -100,14 +113,17 @@ class Project:
         return self._closure[module.path]
 
     def units_containing(self, module: ModuleFacts) -> List[ModuleFacts]:
-        """Entry modules whose unit includes ``module`` (itself first)."""
-        if module.path not in self._containing:
-            out = [module]
-            for other in self.modules:
-                if other.path != module.path and module.path in self.unit(other):
-                    out.append(other)
-            self._containing[module.path] = out
-        return self._containing[module.path]
+        """Entry modules whose unit includes ``module``: itself first, then the others in
+        the project's order."""
+        if self._containing is None:
+            # every unit once, inverted: linear in the total size of the units
+            containing: Dict[str, List[ModuleFacts]] = {}
+            for entry in self.modules:
+                for path in self.unit(entry):
+                    if path != entry.path:
+                        containing.setdefault(path, []).append(entry)
+            self._containing = containing
+        return [module, *self._containing.get(module.path, ())]
 
     def unit_modules(self, entry: ModuleFacts) -> List[ModuleFacts]:
         return [self.by_path[p] for p in sorted(self.unit(entry)) if p in self.by_path]
