@@ -25,7 +25,7 @@ from .rules import all_rules, selected_codes
 from .sources import atomic_write
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule", "verify")
+SUBCOMMANDS = ("check", "rule", "verify", "server")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -90,7 +90,8 @@ def main_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="precision-lint",
         description="A linter and codemod for mixed-precision training code.",
-        epilog="Commands: check [PATH ...] (default), rule CODE | rule --all, verify [FIXTURE ...]. "
+        epilog="Commands: check [PATH ...] (default), rule CODE | rule --all, verify [FIXTURE ...], "
+        "server (the language server for editors). "
         "`precision-lint check --help` lists the check options.",
     )
     p.add_argument("--version", action="version", version=f"precision-lint {__version__}")
@@ -102,6 +103,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if argv and argv[0] == "rule":
             return rule_command(argv[1:])
+        if argv and argv[0] == "server":
+            return server_command(argv[1:])
         if argv and argv[0] == "verify":
             from .harness import main as verify_main
 
@@ -118,6 +121,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         return 130
+
+
+def server_command(argv: Sequence[str]) -> int:
+    """The language server: pygls is imported only here, so the linter itself stays light."""
+    from importlib.util import find_spec
+
+    if find_spec("pygls") is None:
+        print(
+            "precision-lint: the language server needs pygls: pip install 'precision-lint[lsp]'",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    from .lsp.server import main as server_main
+
+    return server_main(argv)
 
 
 def rule_command(argv: Sequence[str]) -> int:
