@@ -2,17 +2,12 @@
 disk (the entry point of the language server and ``--stdin-filename``)."""
 import os
 
-from conftest import config
+from conftest import config, dedent
+from cross_file import HELPERS, TRAIN
 from precision_lint.discovery import project_root
 from precision_lint.engine import Engine
 from precision_lint.sources import SourceFile
 
-HELPERS = "from transformers import TrainingArguments\n\ndef make_args(out):\n    return TrainingArguments(out, fp16=True)\n"
-TRAIN = (
-    "import torch\nfrom transformers import AutoModelForCausalLM, Trainer\nfrom helpers import make_args\n"
-    "model = AutoModelForCausalLM.from_pretrained('gpt2', torch_dtype=torch.float16)\n"
-    "Trainer(model=model, args=make_args('o'), tokenizer=tok)\n"
-)
 OTHER = "from transformers import Trainer\nTrainer(tokenizer=tok)\n"
 
 
@@ -21,11 +16,11 @@ def buffer(path, text):
 
 
 def test_a_buffer_takes_its_files_place_and_only_buffers_are_judged(tmp_path):
-    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "helpers.py").write_text(dedent(HELPERS))
     (tmp_path / "train.py").write_text("# saved long ago\n")
     (tmp_path / "other.py").write_text(OTHER)  # on disk, with a finding of its own
     engine = Engine(config(transformers_version="5.23"), jobs=1)
-    result = engine.run_buffers([buffer(tmp_path / "train.py", TRAIN)], str(tmp_path))
+    result = engine.run_buffers([buffer(tmp_path / "train.py", dedent(TRAIN))], str(tmp_path))
     found = [(os.path.basename(d.path), d.code) for d in result.diagnostics]
     assert found == [("train.py", "MP101"), ("train.py", "MP301")]
     assert os.path.basename(result.diagnostics[0].related[0].path) == "helpers.py"
@@ -33,11 +28,11 @@ def test_a_buffer_takes_its_files_place_and_only_buffers_are_judged(tmp_path):
 
 
 def test_fixing_a_buffer_leaves_the_other_files_alone(tmp_path):
-    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "helpers.py").write_text(dedent(HELPERS))
     (tmp_path / "other.py").write_text(OTHER)
     engine = Engine(config(transformers_version="5.23"), jobs=1)
     path = str(tmp_path / "train.py")
-    result = engine.run_buffers([buffer(path, TRAIN)], str(tmp_path), fix=True)
+    result = engine.run_buffers([buffer(path, dedent(TRAIN))], str(tmp_path), fix=True)
     assert list(result.changed) == [path]
     assert "processing_class=tok" in result.fixed_texts[path] and "torch.float32" in result.fixed_texts[path]
     assert result.fixed_codes == {path: {"MP101": 1, "MP301": 1}}
@@ -46,10 +41,10 @@ def test_fixing_a_buffer_leaves_the_other_files_alone(tmp_path):
 
 
 def test_unsaved_text_is_not_written_to_the_disk_cache(tmp_path):
-    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "helpers.py").write_text(dedent(HELPERS))
     cache = tmp_path / "cache"
     engine = Engine(config(transformers_version="5.23"), jobs=1, cache_dir=str(cache))
-    engine.run_buffers([buffer(tmp_path / "train.py", TRAIN)], str(tmp_path))
+    engine.run_buffers([buffer(tmp_path / "train.py", dedent(TRAIN))], str(tmp_path))
     entries = [p for p in cache.rglob("*.pickle")]
     assert len(entries) == 1  # helpers.py, read from disk; the buffer stays in memory
 
@@ -58,7 +53,7 @@ def test_memory_cache_keeps_one_text_per_file(tmp_path):
     engine = Engine(config(transformers_version="5.23"), jobs=1)
     path = str(tmp_path / "train.py")
     for n in range(5):  # keystrokes
-        engine.run_buffers([buffer(path, TRAIN + f"x = {n}\n")], None)
+        engine.run_buffers([buffer(path, dedent(TRAIN) + f"x = {n}\n")], None)
     assert list(engine._cache) == [path]
 
 

@@ -6,27 +6,8 @@ import sys
 from lsprotocol import types as lsp
 
 from conftest import REPO, dedent
+from cross_file import FIXED, HELPERS, PYPROJECT, TRAIN
 from lsp_client import Editor, apply_text_edit, capabilities, run, uri
-
-PYPROJECT = '[tool.precision-lint]\ntransformers-version = "5.23"\n'
-HELPERS = """
-from transformers import TrainingArguments
-
-
-def make_args(out):
-    return TrainingArguments(out, fp16=True)
-"""
-TRAIN = """
-import torch
-from transformers import AutoModelForCausalLM, Trainer
-
-from helpers import make_args
-
-model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)
-trainer = Trainer(model=model, args=make_args("out"), tokenizer=tok)
-trainer.train()
-"""
-FIXED = TRAIN.replace("torch.float16", "torch.float32").replace("tokenizer=tok", "processing_class=tok")
 
 
 def project(tmp_path, **files):
@@ -34,6 +15,7 @@ def project(tmp_path, **files):
     root.mkdir()
     (root / "pyproject.toml").write_text(PYPROJECT)
     for name, text in {"helpers.py": HELPERS, "train.py": TRAIN, **files}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(dedent(text))
     return root
 
@@ -150,14 +132,20 @@ def test_a_change_refreshes_the_open_files_joined_with_it(tmp_path):
         doc = editor.open(new, dedent(TRAIN))
         await editor.until(lambda: editor.codes(doc) == ["MP101", "MP301"])
         assert not new.exists()
+        # an untitled buffer has no project: it is checked on its own
+        editor.versions["untitled:Untitled-1"], editor.texts["untitled:Untitled-1"] = 1, dedent(TRAIN)
+        editor.client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem("untitled:Untitled-1", "python", 1, dedent(TRAIN)))
+        )
+        await editor.until(lambda: editor.codes("untitled:Untitled-1") == ["MP301"])
         await editor.stop()
 
     run(session())
 
 
 def test_settings_select_ignore_and_config_from_pyproject(tmp_path):
-    root = project(tmp_path)
-    (root / "pyproject.toml").write_text(PYPROJECT + 'ignore = ["MP101"]\n')
+    root = project(tmp_path, **{"generated/train.py": TRAIN})
+    (root / "pyproject.toml").write_text(PYPROJECT + 'ignore = ["MP101"]\nexclude = ["generated/*"]\n')
 
     async def session():
         editor = Editor(settings={})  # the editor has no settings of its own: initializationOptions hold
@@ -167,6 +155,8 @@ def test_settings_select_ignore_and_config_from_pyproject(tmp_path):
         editor.settings = {"select": ["MP1", "MP3"], "ignore": []}  # keys sent replace the initial ones
         editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
         await editor.until(lambda: editor.codes(doc) == ["MP301"], "the setting's select; pyproject's ignore holds")
+        excluded = editor.open(root / "generated" / "train.py")  # pyproject's exclude, as --force-exclude
+        await editor.until(lambda: editor.codes(excluded) == [] and editor.codes(doc) == ["MP301"])
         editor.client.workspace_did_change_configuration(
             lsp.DidChangeConfigurationParams(settings={"precision-lint": {"select": ["MP2"]}})
         )

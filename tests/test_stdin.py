@@ -7,25 +7,8 @@ import subprocess
 import sys
 
 from conftest import REPO, dedent
+from cross_file import FIXED, HELPERS, PYPROJECT, TRAIN
 
-PYPROJECT = '[tool.precision-lint]\ntransformers-version = "5.23"\n'
-HELPERS = """
-from transformers import TrainingArguments
-
-
-def make_args(out):
-    return TrainingArguments(out, fp16=True)
-"""
-TRAIN = """
-import torch
-from transformers import AutoModelForCausalLM, Trainer
-
-from helpers import make_args
-
-model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)
-trainer = Trainer(model=model, args=make_args("out"), tokenizer=tok)
-trainer.train()
-"""
 # bf16 autocast without a GradScaler: the fix (fp16 on old GPUs) is unsafe, held back by --fix
 AUTOCAST = """import torch
 for batch in loader:
@@ -33,7 +16,6 @@ for batch in loader:
         loss = model(batch)
     loss.backward()
 """
-FIXED = TRAIN.replace("torch.float16", "torch.float32").replace("tokenizer=tok", "processing_class=tok")
 
 
 def pipe(text, *args, cwd):

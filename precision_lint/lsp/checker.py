@@ -194,9 +194,10 @@ class Checker:
         except ConfigError as exc:
             return Outcome(None, error=str(exc))
         outcome = Outcome(root)
-        if not mates:  # excluded by the configuration, as `--force-exclude` would
+        if not mates or mates[0].uri != trigger:  # excluded by the configuration, as `--force-exclude` would
             first = next(b for b in buffers if b.uri == trigger)
             outcome.checked[trigger] = Checked(first, first.source(first.path))
+        if not mates:
             return outcome
         with _working_folder(root):
             sources = self._sources(mates, root)
