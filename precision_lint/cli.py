@@ -17,6 +17,7 @@ from .config import ConfigError, load
 from .engine import Engine, InternalError
 from .notebook import NotebookError
 from .reporters import FORMATS, Report, render
+from .reporters.counts import show_fixes, statistics
 from .reporters.progress import ProgressBar
 from .reporters.style import want_color
 from .rule_docs import page_text
@@ -24,7 +25,7 @@ from .rules import all_rules, selected_codes
 from .sources import atomic_write
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule", "verify")
+SUBCOMMANDS = ("check", "rule", "verify", "server")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,6 +51,23 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     p.add_argument("--statistics", action="store_true", help="print counts per rule code")
     p.add_argument(
+        "--show-fixes",
+        action="store_true",
+        help="list the fixes applied (with --fix) or available, and those hidden behind --unsafe-fixes",
+    )
+    p.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        default=None,
+        help="read the source from stdin and check it as the file PATH of its project; with --fix, "
+        "print the fixed source to stdout (findings go to stderr)",
+    )
+    p.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="add `# noqa: CODE` to the line of every current finding (to adopt on an existing codebase)",
+    )
+    p.add_argument(
         "--force-exclude",
         action="store_true",
         help="apply `exclude` to files named on the command line too (for pre-commit and editors)",
@@ -72,7 +90,8 @@ def main_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="precision-lint",
         description="A linter and codemod for mixed-precision training code.",
-        epilog="Commands: check [PATH ...] (default), rule CODE | rule --all, verify [FIXTURE ...]. "
+        epilog="Commands: check [PATH ...] (default), rule CODE | rule --all, verify [FIXTURE ...], "
+        "server (the language server for editors). "
         "`precision-lint check --help` lists the check options.",
     )
     p.add_argument("--version", action="version", version=f"precision-lint {__version__}")
@@ -84,6 +103,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if argv and argv[0] == "rule":
             return rule_command(argv[1:])
+        if argv and argv[0] == "server":
+            return server_command(argv[1:])
         if argv and argv[0] == "verify":
             from .harness import main as verify_main
 
@@ -100,6 +121,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         return 130
+
+
+def server_command(argv: Sequence[str]) -> int:
+    """The language server: pygls is imported only here, so the linter itself stays light."""
+    from importlib.util import find_spec
+
+    if find_spec("pygls") is None:
+        print(
+            "precision-lint: the language server needs pygls: pip install 'precision-lint[lsp]'",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    from .lsp.server import main as server_main
+
+    return server_main(argv)
 
 
 def rule_command(argv: Sequence[str]) -> int:
@@ -135,10 +171,16 @@ def _display(path: str) -> str:
 
 
 def check_command(argv: Sequence[str]) -> int:
-    args = check_parser().parse_args(argv)
+    parser = check_parser()
+    args = parser.parse_args(argv)
+    stdin = args.stdin_filename
+    if stdin is not None and args.paths:
+        parser.error("--stdin-filename checks the text on stdin: name no paths with it")
+    if args.add_noqa and (args.fix or args.diff or stdin is not None):
+        parser.error("--add-noqa cannot be combined with --fix, --diff or --stdin-filename")
     paths = args.paths or ["."]
     try:
-        config = load(args.config, paths)
+        config = load(args.config, [os.path.dirname(os.path.abspath(stdin))] if stdin is not None else paths)
         codes = selected_codes(config, args.select, args.ignore, args.extend_select)
         progress = None if args.quiet else ProgressBar(sys.stderr)
         cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir(config.root))
@@ -146,19 +188,26 @@ def check_command(argv: Sequence[str]) -> int:
     except ConfigError as exc:
         print(f"precision-lint: configuration error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    for p in paths:
+    for p in paths if stdin is None else ():
         if not os.path.exists(p):
             print(f"precision-lint: error: {p}: no such file or directory", file=sys.stderr)
             return EXIT_ERROR
-    if args.force_exclude and args.paths:
+    if args.force_exclude and (args.paths or stdin is not None):
         from .discovery import is_excluded
 
+        if stdin is not None and is_excluded(stdin, config.exclude, config.root):
+            if args.fix:  # an editor replaces its buffer with what comes back: the text as it was
+                sys.stdout.buffer.write(sys.stdin.buffer.read())
+            return EXIT_OK
         paths = [p for p in paths if not (os.path.isfile(p) and is_excluded(p, config.exclude, config.root))]
         if not paths:  # every file named was excluded: nothing to check
             return EXIT_OK
     fixing = args.fix or args.diff
     try:
-        result = engine.run_paths(paths, fix=fixing, unsafe=args.unsafe_fixes)
+        if stdin is not None:
+            result = _run_stdin(engine, stdin, fixing, args.unsafe_fixes)
+        else:
+            result = engine.run_paths(paths, fix=fixing, unsafe=args.unsafe_fixes)
     except InternalError as exc:
         if progress is not None:
             progress.close()
@@ -171,6 +220,12 @@ def check_command(argv: Sequence[str]) -> int:
             print(f"precision-lint: warning: fixes for {_display(path)} were not applied: {why}", file=sys.stderr)
             continue
         print(f"precision-lint: warning: fixes for {_display(path)} were not applied: the result would not parse ({why})", file=sys.stderr)
+
+    if args.add_noqa:
+        from .noqa import write_noqa
+
+        write_noqa(result, _display)
+        return EXIT_OK
 
     changed = result.changed
     if args.diff:
@@ -187,7 +242,15 @@ def check_command(argv: Sequence[str]) -> int:
             print(f"Would fix {n} error{'s' * (n != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}.", file=sys.stderr)
         return EXIT_FINDINGS if changed else EXIT_OK
 
-    if args.fix:
+    if args.fix and stdin is not None:  # the fixed source to stdout, findings to stderr (as ruff)
+        src = result.sources[stdin]
+        try:
+            data = src.encode(result.fixed_texts[stdin]) if stdin in changed else src.raw
+        except NotebookError:
+            data = src.raw
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    elif args.fix:
         for path, (_old, new) in changed.items():
             src = result.sources[path]
             try:
@@ -215,14 +278,18 @@ def check_command(argv: Sequence[str]) -> int:
         notebooks={p for p, s in result.sources.items() if s.notebook is not None},
         display_texts=_notebook_display_texts(result, texts),
     )
+    out = sys.stderr if args.fix and stdin is not None else sys.stdout
     if args.statistics:
-        _statistics(report)
+        out.write(statistics(report, args.unsafe_fixes))
     else:
         text = render(fmt, report)
         if args.quiet and fmt in ("full", "concise"):
             text = "\n".join(l for l in text.splitlines() if not _is_summary(l)) + "\n"
             text = text if text.strip() else ""
-        sys.stdout.write(text)
+        out.write(text)
+    if args.show_fixes:
+        shown = show_fixes(report, result.fixed_codes if args.fix else {}, args.unsafe_fixes)
+        (out if fmt in ("full", "concise") or args.statistics else sys.stderr).write(shown)
     if args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if result.diagnostics else EXIT_OK
@@ -266,11 +333,11 @@ def _is_summary(line: str) -> bool:
     return line.startswith(("Found ", "All checks passed", "[*] ", "No fixes available")) or "hidden fix" in line
 
 
-def _statistics(report: Report) -> None:
-    counts = {}
-    for d in report.diagnostics:
-        counts[d.code] = counts.get(d.code, 0) + 1
-    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        rule = report.rules.get(code)
-        fixable = any(d.fix is not None and d.code == code and d.fix.applicability == "safe" for d in report.diagnostics)
-        print(f"{n:>5}\t{code}\t{'[*]' if fixable else '[ ]'} {rule.name if rule else ''}")
+def _run_stdin(engine: Engine, path: str, fix: bool, unsafe: bool):
+    """The text on stdin checked (and fixed) as the file ``path``, joined with its project on disk."""
+    from .discovery import project_root
+    from .sources import SourceFile
+
+    src = SourceFile.from_bytes(path, sys.stdin.buffer.read(), unsaved=True)
+    root = _display(project_root(path, engine.config.root))  # relative: messages name files as a run of `.` would
+    return engine.run_buffers([src], root, fix=fix, unsafe=unsafe)

@@ -198,3 +198,17 @@ class ImportRoots:
             self._roots[key] = tuple(dict.fromkeys(roots))
         return self._roots[key]
 
+
+def project_root(path: str, config_root: Optional[Path] = None, folders: Sequence[str] = ()) -> str:
+    """The folder whose files are joined with ``path`` when it is checked on its own (an editor's
+    buffer, stdin): the folder of the configuration that applies to it, else the innermost of
+    ``folders`` (an editor's workspace folders) holding it, else the folder its import name is
+    relative to (the folder a script's own imports are found in)."""
+    target = Path(path).resolve()
+    candidates = [config_root] if config_root is not None else []
+    candidates += sorted((Path(f) for f in folders), key=lambda f: len(f.resolve().parts), reverse=True)
+    for folder in candidates:
+        folder = folder.resolve()
+        if folder == target or folder in target.parents:
+            return str(folder)
+    return module_name(str(target))[2]

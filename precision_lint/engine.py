@@ -5,14 +5,19 @@ is cached by content hash and can run in worker processes. The project join and
 the rules run in the parent. With ``fix=True`` the fixes are applied to the
 in-memory texts and the pipeline repeats until no fix is left; the caller
 (the CLI) decides whether to write files or print a diff.
+
+Editors and ``--stdin-filename`` check text that is not on disk yet:
+:meth:`Engine.run_buffers` puts each buffer in its file's place in the project on
+disk, joins them all, and judges only the buffers.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from .cache import FactsCache
 from .config import Config, from_table
@@ -40,6 +45,7 @@ class RunResult:
     sources: Dict[str, SourceFile] = field(default_factory=dict)
     fixed_texts: Dict[str, str] = field(default_factory=dict)  # path → text after fixes
     fixes_applied: Dict[str, int] = field(default_factory=dict)
+    fixed_codes: Dict[str, Dict[str, int]] = field(default_factory=dict)  # path → code → fixes applied
     unsafe_held_back: int = 0
     rejected: List[Tuple[str, str]] = field(default_factory=list)  # (path, why a fix was refused)
     files: int = 0
@@ -70,8 +76,11 @@ class Engine:
         jobs: Optional[int] = None,
         progress: Optional[Callable[[int, int], None]] = None,
         cache_dir: Optional[str] = None,
+        mp_context=None,
     ) -> None:
         self.progress = progress  # called as progress(files parsed, files to parse)
+        # How worker processes start: the language server, a process with threads, spawns them.
+        self.mp_context = mp_context
         self.config = config or from_table({}, "defaults")
         self.codes = list(codes) if codes is not None else selected_codes(self.config)
         rules = all_rules()
@@ -85,7 +94,9 @@ class Engine:
             evidence.update(r.evidence)
         self.evidence = tuple(sorted(evidence)) if evidence is not None else None
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-        self._cache: Dict[tuple, ModuleFacts] = {}
+        # path → (key, facts) of its latest text: a long-lived engine (the language server) sees
+        # a new text at every keystroke and must not keep the facts of each.
+        self._cache: Dict[str, Tuple[tuple, ModuleFacts]] = {}
         self.disk = FactsCache(cache_dir) if cache_dir else None
         self.import_roots = ImportRoots(self.config.src)  # renewed by each run: it caches the file system
 
@@ -105,21 +116,23 @@ class Engine:
                 out[src.path] = facts
                 continue
             key = self._key(src.path, src.text, naming)
-            cached = self._cache.get(key)
+            latest = self._cache.get(src.path)
+            cached = latest[1] if latest is not None and latest[0] == key else None
             if cached is None and self.disk is not None:
                 cached = self.disk.get(key)
             if cached is not None:
-                self._cache[key] = out[src.path] = cached
+                self._cache[src.path] = (key, cached)
+                out[src.path] = cached
             else:
-                todo.append((key, (src.text, src.path, *naming, self.evidence)))
+                todo.append((key, (src.text, src.path, *naming, self.evidence), src.unsaved))
         if len(todo) >= PARALLEL_THRESHOLD and self.jobs > 1:
-            with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-                results = list(self._report(pool.map(_facts_job, [a for _, a in todo], chunksize=16), len(todo)))
+            with ProcessPoolExecutor(max_workers=self.jobs, mp_context=self.mp_context) as pool:
+                results = list(self._report(pool.map(_facts_job, [a for _, a, _ in todo], chunksize=16), len(todo)))
         else:
-            results = list(self._report((_facts_job(a) for _, a in todo), len(todo)))
-        for (key, args), facts in zip(todo, results):
-            self._cache[key] = facts
-            if self.disk is not None:
+            results = list(self._report((_facts_job(a) for _, a, _ in todo), len(todo)))
+        for (key, args, unsaved), facts in zip(todo, results):
+            self._cache[args[1]] = (key, facts)
+            if self.disk is not None and not unsaved:
                 self.disk.put(key, facts)
             out[args[1]] = facts
         return [out[s.path] for s in sources]
@@ -134,12 +147,15 @@ class Engine:
             self.progress(done, total)
 
     # --- judging ------------------------------------------------------------------
-    def judge(self, facts: Sequence[ModuleFacts], texts: Dict[str, str]) -> List[Diagnostic]:
+    def judge(
+        self, facts: Sequence[ModuleFacts], texts: Dict[str, str], only: Optional[Collection[str]] = None
+    ) -> List[Diagnostic]:
+        """Diagnostics of every module (or of the paths in ``only``), the project joined from all."""
         # one order whatever order the files came in
         project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root))
         out: List[Diagnostic] = []
         for module in project.modules:  # with parameters substituted across calls
-            if module.skip_file:
+            if module.skip_file or (only is not None and module.path not in only):
                 continue
             ignored = self.config.ignored_for(module.path)
             source = texts.get(module.path) or ""
@@ -170,23 +186,28 @@ class Engine:
         fix: bool = False,
         unsafe: bool = False,
         names: Optional[Dict[str, tuple]] = None,
+        only: Optional[Collection[str]] = None,
     ) -> RunResult:
+        """Check (and with ``fix``, fix) ``sources`` as one project; ``only``: the paths to judge
+        and fix (the others still join with them)."""
         result = RunResult(sources={s.path: s for s in sources}, files=len(sources))
         texts = {s.path: s.text for s in sources if s.text is not None}
         current = list(sources)
         for _ in range(MAX_FIX_PASSES if fix else 1):
             facts = self.facts(current, names)
-            diagnostics = self.judge(facts, texts)
+            diagnostics = self.judge(facts, texts, only)
             result.diagnostics = diagnostics
             if not fix:
                 break
             by_path: Dict[str, List[Fix]] = {}
+            code_of: Dict[Fix, str] = {}
             for d in diagnostics:
                 if d.fix is None or not d.fix.edits:
                     continue
                 if d.fix.applicability != SAFE and not unsafe:
                     continue
                 by_path.setdefault(d.path, []).append(d.fix)
+                code_of.setdefault(d.fix, d.code)
             progressed = False
             for path, fixes in by_path.items():
                 new, applied, problem = apply_fixes(texts[path], fixes, path)
@@ -198,12 +219,13 @@ class Engine:
                 if applied and new != texts[path]:
                     texts[path] = new
                     result.fixes_applied[path] = result.fixes_applied.get(path, 0) + len(applied)
+                    counts = result.fixed_codes.setdefault(path, {})
+                    for f in applied:
+                        counts[code_of[f]] = counts.get(code_of[f], 0) + 1
                     progressed = True
             if not progressed:
                 break
-            current = [
-                SourceFile(s.path, s.raw, texts.get(s.path, s.text), s.error, s.bom) for s in sources
-            ]
+            current = [dataclasses.replace(s, text=texts.get(s.path, s.text)) for s in sources]
         result.fixed_texts = {p: t for p, t in texts.items() if p in result.sources}
         result.unsafe_held_back = sum(
             1 for d in result.diagnostics if d.fix is not None and d.fix.applicability != SAFE and not unsafe
@@ -215,6 +237,33 @@ class Engine:
         files = discover(paths, self.config.exclude, self.config.root)
         sources = [SourceFile.read(p) for p in files]
         return self.run_sources(sources, fix=fix, unsafe=unsafe)
+
+    def run_buffers(
+        self,
+        buffers: Sequence[SourceFile],
+        root: Optional[str],
+        fix: bool = False,
+        unsafe: bool = False,
+        read: Callable[[str], SourceFile] = SourceFile.read,
+        only: Optional[Collection[str]] = None,
+    ) -> RunResult:
+        """Check texts that are not saved yet (an editor's buffers, stdin) as the files they name.
+
+        The project is what ``precision-lint ROOT`` would check; each buffer takes its file's
+        place (or joins it, for a new file), so an unsaved ``train.py`` meets the model loader
+        it imports as it would on disk. Only the buffers (or the paths in ``only``) are judged
+        and fixed. ``read`` reads the other files (the language server passes one that
+        remembers unchanged files).
+        """
+        mine = {_same_file(b.path) for b in buffers}
+        on_disk = discover([root], self.config.exclude, self.config.root) if root and os.path.isdir(root) else []
+        others = [read(p) for p in on_disk if _same_file(p) not in mine]
+        judged = set(only) if only is not None else {b.path for b in buffers}
+        return self.run_sources([*buffers, *others], fix=fix, unsafe=unsafe, only=judged)
+
+
+def _same_file(path: str) -> str:
+    return os.path.normcase(os.path.abspath(path))
 
 
 def _notebook_problem(src: Optional[SourceFile], text: str) -> Optional[str]:

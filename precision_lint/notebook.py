@@ -295,3 +295,13 @@ def parse(raw: bytes) -> Notebook:
     if raw.startswith(b"\xef\xbb\xbf"):
         style = JsonStyle(style.indent, style.separators, style.ensure_ascii, style.trailing_newline, True)
     return Notebook(raw, data, cells, style, _python_kernel(data))
+
+
+def from_cells(sources: Sequence[str]) -> bytes:
+    """A minimal notebook holding these code cells, as file bytes: what an editor's open
+    notebook (cell texts, no file yet) is checked as."""
+    cells = [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s} for s in sources
+    ]
+    data = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(data, indent=1).encode("utf-8")

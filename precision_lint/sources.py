@@ -28,6 +28,9 @@ class SourceFile:
     bom: bool = False
     # A Jupyter notebook: ``text`` is its code cells joined into one module (see notebook.py).
     notebook: Optional["Notebook"] = None
+    # An editor's buffer (or stdin) whose text is not what the file on disk holds: its facts
+    # are kept in memory only, never written to the disk cache.
+    unsaved: bool = False
 
     @classmethod
     def read(cls, path: str) -> "SourceFile":
@@ -36,20 +39,25 @@ class SourceFile:
                 raw = fh.read()
         except OSError as exc:
             return cls(path, b"", None, f"cannot read file: {exc.strerror or exc}")
+        return cls.from_bytes(path, raw)
+
+    @classmethod
+    def from_bytes(cls, path: str, raw: bytes, unsaved: bool = False) -> "SourceFile":
+        """A file's content as if read from ``path`` (a Python file or, by its suffix, a notebook)."""
         from .notebook import NotebookError, is_notebook, parse
 
         if is_notebook(path):
             try:
                 nb = parse(raw)
             except NotebookError as exc:
-                return cls(path, raw, None, str(exc))
-            return cls(path, raw, nb.text, None, False, nb)
+                return cls(path, raw, None, str(exc), unsaved=unsaved)
+            return cls(path, raw, nb.text, None, False, nb, unsaved)
         bom = raw.startswith(BOM)
         try:
             text = raw[len(BOM) :].decode("utf-8") if bom else raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            return cls(path, raw, None, f"cannot decode as UTF-8 ({exc.reason} at byte {exc.start})")
-        return cls(path, raw, text, None, bom)
+            return cls(path, raw, None, f"cannot decode as UTF-8 ({exc.reason} at byte {exc.start})", unsaved=unsaved)
+        return cls(path, raw, text, None, bom, unsaved=unsaved)
 
     def encode(self, text: str) -> bytes:
         """The bytes to write for ``text``; for a notebook, the notebook with its cells updated
