@@ -126,3 +126,36 @@ def test_a_dict_lookup_keeps_the_guard_of_its_key():
     assert lint(src, "MP201") == []
     unguarded = src.replace(" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'", "")
     assert [d.code for d in lint(unguarded, "MP201")] == ["MP201"]
+
+
+AUTOCAST_KD = """
+    import argparse
+    import torch
+    import torch.nn.functional as F
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--amp", action="store_true")
+    args = parser.parse_args()
+
+    def distill(student, teacher, batches):
+        student.half()
+        teacher.half()
+        opt = torch.optim.SGD(student.parameters(), lr=0.1)
+        for x in batches:
+            with torch.autocast("cuda", dtype=torch.float16, enabled={enabled}):
+                s = student(x)
+                t = teacher(x)
+                loss = F.kl_div(F.log_softmax(s, dim=-1), F.softmax(t, dim=-1), reduction="batchmean")
+            loss.backward()
+            opt.step()
+    """
+
+
+def test_autocast_that_may_be_switched_off_does_not_protect_a_half_kd_loss():
+    # seed 003: the distillation loss ran in fp16 because autocast was off
+    assert [d.code for d in lint(AUTOCAST_KD.format(enabled="args.amp"), "MP401")] == ["MP401"]
+    assert [d.code for d in lint(AUTOCAST_KD.format(enabled="False"), "MP401")] == ["MP401"]
+
+
+def test_autocast_that_is_always_on_protects_it():
+    assert lint(AUTOCAST_KD.format(enabled="True"), "MP401") == []
