@@ -23,7 +23,7 @@ from .cache import FactsCache
 from .config import Config, from_table
 from .diagnostics import SAFE, Diagnostic, Fix
 from .discovery import ImportRoots, discover, module_name
-from .facts.extract import extract_facts
+from .facts.extract import SUMMARY_EVIDENCE, extract_facts
 from .facts.model import ModuleFacts, ParseError
 from .fixer import apply_fixes
 from .project import Project
@@ -92,6 +92,9 @@ class Engine:
                 evidence = None
                 break
             evidence.update(r.evidence)
+        if evidence is not None:
+            # files whose summaries other files read: a helper that loads a config file
+            evidence.update(SUMMARY_EVIDENCE)
         self.evidence = tuple(sorted(evidence)) if evidence is not None else None
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         # path → (key, facts) of its latest text: a long-lived engine (the language server) sees

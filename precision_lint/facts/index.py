@@ -531,8 +531,10 @@ class _Indexer(cst.CSTVisitor):
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
-            for name, _ in _target_names(node.asname.name):
-                self._bind(name, None, node)
+            # `with open("c.yaml") as f`: f is what the context manager gives, followed no
+            # further than its call (config loaders read the path from it)
+            for name, idx in _target_names(node.asname.name):
+                self._bind(name, node.item if idx is None else None, node)
 
     def visit_Global(self, node: cst.Global) -> None:
         self.scope.globals.update(n.name.value for n in node.names)

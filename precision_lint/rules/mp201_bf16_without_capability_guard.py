@@ -185,8 +185,8 @@ def rewrite_origins(
     edits = []
     for atom in atoms:
         origin = atom.origin
-        if origin is None:
-            return None
+        if origin is None or (atom.where and atom.where != ctx.path):
+            return None  # written in another file (a caller, a config file): not edited here
         new = build(ctx.text(origin))
         if new is None:
             return None

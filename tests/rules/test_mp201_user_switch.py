@@ -99,3 +99,15 @@ def test_bf16_selected_by_default_is_still_reported(body):
     import textwrap
 
     assert [d.code for d in lint(HEAD + textwrap.dedent(body), CODE)] == [CODE]
+
+
+def test_a_switch_about_something_else_does_not_excuse_bf16():
+    import textwrap
+
+    body = """
+        def compute_loss(self, model, inputs):
+            if self.args.skip_empty_batches:
+                with torch.amp.autocast(device_type="cuda", dtype=torch.bfloat16):
+                    return model(**inputs).loss
+        """
+    assert [d.code for d in lint(HEAD + textwrap.dedent(body), CODE)] == [CODE]

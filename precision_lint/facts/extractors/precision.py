@@ -17,14 +17,12 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ...knowledge import derives_from
+from ..evaluate import ARGUMENT_PARSERS, Evaluator, is_training_arguments
 from ..index import CallSite, ModuleIndex, keyword, positional
 from ..values import Values
 
 SECTION = "precision"
 
-TRAINING_ARGS = ("TrainingArguments", "Seq2SeqTrainingArguments")
 GRAD_SCALERS = (
     "torch.amp.GradScaler",
     "torch.cuda.amp.GradScaler",
@@ -45,8 +43,15 @@ class Arg:
     key_span: Optional[Span]  # the keyword name (None for positional)
     value_span: Span
     value_text: str
-    via: str  # "keyword", "positional", "dict-call", "dict-literal"
+    via: str  # "keyword", "positional", "dict-call", "dict-literal", "config-splat", "command-line", "field-default"
     checks_param_dtype: bool = False  # the expression itself checks the parameters' dtype
+
+    @property
+    def in_code(self) -> bool:
+        """Whether the value is written in the call (a fix may edit it), not spread from a
+        config file's table (``**cfg["training"]``) or read from the command line by a
+        parser (``--fp16``): a fix there is a hint."""
+        return self.via not in ("config-splat", "command-line")
 
 
 @dataclass(frozen=True)
@@ -83,14 +88,10 @@ class PrecisionSite:
         return None
 
 
-def is_training_args(qualname: Optional[str]) -> bool:
-    if not qualname:
-        return False
-    parts = qualname.split(".")
-    if parts[0] == "transformers" and parts[-1] in TRAINING_ARGS:
-        return True
-    # TRL's training configs, from the library table (MergeConfig, DatasetConfig... are not)
-    return parts[0] == "trl" and derives_from(qualname, "transformers.TrainingArguments")
+def is_training_args(qualname: Optional[str], index: Optional[ModuleIndex] = None) -> bool:
+    """TrainingArguments, a TRL training config, or (given ``index``) a class of the module
+    derived from one."""
+    return is_training_arguments(qualname, index)
 
 
 def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:
@@ -137,12 +138,56 @@ def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, posit
                 )
             )
     given = {n for n, _ in out}
+    for source in evaluator.kwarg_sources(site.node, site.scope):
+        if source.via != "config-splat":
+            continue
+        for name in names:
+            if name not in given:  # an explicit keyword wins (a duplicate raises anyway)
+                span = index.span(source.arg)
+                values = evaluator.splat_values(source, name, site.scope)
+                out.append((name, Arg(values, None, span, index.text(source.arg), source.via)))
+    given = {n for n, _ in out}
     pos = positional(site.node)
     for i, name in positions:
         if name not in given and i < len(pos):
             value = pos[i].value
             out.append((name, Arg(evaluator.values(value, site.scope), None, index.span(value), index.text(value), "positional")))
     return tuple(out)
+
+
+def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> List["PrecisionSite"]:
+    """``HfArgumentParser((ModelArguments, TrainingArguments))``: the TrainingArguments it
+    fills take ``--fp16``/``--bf16`` from the command line (the user's switches). Nothing
+    in the code can be edited for them: a fix is a hint."""
+    classes = evaluator.parsed_classes(
+        cst.Call(func=cst.Attribute(value=site.node, attr=cst.Name("parse_args_into_dataclasses"))), site.scope
+    ) or []
+    out = []
+    scope = site.scope.code_scope()
+    for cls in classes:
+        q = index.qualify(cls, site.scope)
+        if not is_training_args(q, index):
+            continue
+        span = index.span(cls)
+        args = tuple(
+            (name, Arg(tuple(evaluator.command_line_flag(cls, name)), None, span, f"--{name}", "command-line"))
+            for name in ("fp16", "bf16")
+        )
+        out.append(
+            PrecisionSite(
+                kind="training-args",
+                callee=q,
+                span=index.span(site.node),
+                args=args,
+                insert_at=span.end,
+                insert_style="first",
+                scope=scope.qualname,
+                scope_kind=scope.kind,
+                contexts=site.contexts,
+                targets=site.assigned_to,
+            )
+        )
+    return out
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator):
@@ -152,7 +197,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         kind = None
         args: Tuple[Tuple[str, Arg], ...] = ()
         deepspeed = None
-        if is_training_args(q):
+        if q in ARGUMENT_PARSERS:
+            out.extend(_parser_sites(index, evaluator, site))
+            continue
+        if is_training_args(q, index):
             kind = "training-args"
             args = _args(
                 index, evaluator, site, ("fp16", "bf16", "half_precision_backend", "deepspeed", "fp16_opt_level", "use_cpu", "no_cuda")

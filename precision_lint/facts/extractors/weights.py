@@ -22,7 +22,7 @@ from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import CallSite, ModuleIndex, Scope, keyword, positional
 from ..names import dotted
-from ..values import DTYPE, PARAM, Possible, dtypes as dtype_atoms
+from ..values import DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
 SECTION = "weights"
 
@@ -299,8 +299,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         else:
             continue
         found = _dtype_names(vals)
-        if not found and not any(v.kind == PARAM for v in vals):
-            continue  # no dtype here, and none can come from a caller
+        if not found and not any(v.kind in SYMBOLIC for v in vals):
+            continue  # no dtype here, and none can come from a caller or a config file
         targets = chain.get(id(node), ())
         if not targets and site.receiver is not None and dotted(site.receiver) and kind != "dtype-kwarg":
             targets = (dotted(site.receiver),)  # `model.half()` as a statement
