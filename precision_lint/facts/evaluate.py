@@ -502,17 +502,20 @@ class Evaluator:
             made = [b.value for b in owner.assignments.get(receiver.value, [])] if owner is not None else []
             scope = owner or scope
         for call in made:
-            if not isinstance(call, cst.Call) or self.ix.qualify(call.func, scope) not in ARGUMENT_PARSERS:
-                continue
-            args = [a.value for a in call.args if a.keyword is None] or [
-                a.value for a in call.args if a.keyword is not None and a.keyword.value == "dataclass_types"
-            ]
-            if not args:
-                return None
-            if isinstance(args[0], (cst.Tuple, cst.List)):
-                return [el.value for el in args[0].elements]
-            return [args[0]]
+            if isinstance(call, cst.Call) and self.ix.qualify(call.func, scope) in ARGUMENT_PARSERS:
+                return self.parser_classes(call)
         return None
+
+    def parser_classes(self, call: cst.Call) -> Optional[List[cst.BaseExpression]]:
+        """``HfArgumentParser((A, B))`` → ``[A, B]``; ``HfArgumentParser(A)`` → ``[A]``."""
+        args = [a.value for a in call.args if a.keyword is None] or [
+            a.value for a in call.args if a.keyword is not None and a.keyword.value == "dataclass_types"
+        ]
+        if not args:
+            return None
+        if isinstance(args[0], (cst.Tuple, cst.List)):
+            return [el.value for el in args[0].elements]
+        return [args[0]]
 
     def command_line_flag(self, where: cst.CSTNode, name: str) -> List[Possible]:
         """A TrainingArguments switch such as ``--fp16`` that a parser reads from the command

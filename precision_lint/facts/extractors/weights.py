@@ -86,11 +86,29 @@ def _is_loader(site: CallSite) -> bool:
     return site.method in LOADERS
 
 
+def _constructs_module(index: ModuleIndex, site) -> bool:
+    """A call that builds a ``torch.nn.Module``: a ``torch.nn`` layer or container
+    (``nn.Linear``, ``nn.Sequential``), or a class of this module derived from one."""
+    q = site.qualname or ""
+    seen = set()
+    while q and q not in seen:
+        seen.add(q)
+        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+            return True
+        info = index.classes.get(q)
+        if info is None:
+            return False
+        q = next((b for b in info.bases if b.startswith("torch.nn.") or b in index.classes), "")
+    return False
+
+
 def _chained_on_loader(index: ModuleIndex, receiver) -> bool:
+    """``AutoModel.from_pretrained(...).cuda()``, ``nn.Linear(2, 2).to(device)``: a chain of
+    calls that starts by loading or building a model."""
     node = receiver
     while isinstance(node, cst.Call):
         site = index.call_of(node)
-        if site is not None and _is_loader(site):
+        if site is not None and (_is_loader(site) or _constructs_module(index, site)):
             return True
         node = node.func.value if isinstance(node.func, cst.Attribute) else None
     return False
