@@ -114,8 +114,9 @@ class KwargSource:
     name: str
     key: cst.CSTNode
     value: cst.BaseExpression
-    via: str  # "keyword", "dict-call", "dict-literal", "config-splat" (name: SPLAT)
+    via: str  # "keyword", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat" (name: SPLAT)
     arg: Optional[cst.CSTNode] = None  # the whole Arg / DictElement
+    conditional: bool = False  # set under a condition of its own: it may not override
 
 
 SPLAT = "**"  # the name of a `**table` of a config file: its keys are read at the join
@@ -307,6 +308,13 @@ class Evaluator:
 
     # --- dict splats --------------------------------------------------------------
     def _dict_entries(self, expr, scope: Scope, seen: set) -> List[KwargSource]:
+        """The entries of a dict, in order, a later unconditional entry of a key overriding
+        the earlier ones (``{**base, "fp16": False}``, ``dict(base, fp16=False)``,
+        ``base | {"fp16": False}``, ``d["fp16"] = False`` and ``d.update(fp16=False)`` after
+        ``d = {...}``); an entry set under a condition joins the earlier ones instead."""
+        return _override(self._entries(expr, scope, seen))
+
+    def _entries(self, expr, scope: Scope, seen: set) -> List[KwargSource]:
         if isinstance(expr, cst.Dict):
             out = []
             for el in expr.elements:
@@ -315,27 +323,52 @@ class Evaluator:
                     if isinstance(key, str):
                         out.append(KwargSource(key, el.key, el.value, "dict-literal", el))
                 elif isinstance(el, cst.StarredDictElement):
-                    out.extend(self._dict_entries(el.value, scope, seen))
+                    out.extend(self._entries(el.value, scope, seen))
             return out
         if isinstance(expr, cst.Call) and dotted(expr.func) == "dict":
             out = []
             for arg in expr.args:
                 if arg.keyword is not None:
                     out.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "dict-call", arg))
-                elif arg.star == "**":
-                    out.extend(self._dict_entries(arg.value, scope, seen))
+                else:  # `dict(base, ...)` and `dict(**base)`
+                    out.extend(self._entries(arg.value, scope, seen))
             return out
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+            return self._entries(expr.left, scope, seen) + self._entries(expr.right, scope, seen)
         if isinstance(expr, cst.Name) and expr.value not in seen:
             seen.add(expr.value)
             owner = scope.lookup_scope(expr.value)
             if owner is None:
                 return []
             out = []
-            for assignment in owner.assignments.get(expr.value, []):
+            bound = owner.assignments.get(expr.value, [])
+            for assignment in bound:
                 if assignment.value is not None and assignment.unpack_index is None:
-                    out.extend(self._dict_entries(assignment.value, owner, seen))
+                    out.extend(self._entries(assignment.value, owner, seen))
+            if out:
+                out.extend(self._mutations(expr.value, owner, min(len(a.guards) for a in bound)))
             return out
         return []
+
+    def _mutations(self, name: str, owner: Scope, depth: int) -> List[KwargSource]:
+        """``d["k"] = v`` and ``d.update(...)`` on the dict ``name`` of scope ``owner``, in
+        source order; ``conditional`` when under an ``if`` of their own (more conditions
+        than the dict's assignment, ``depth``)."""
+        found = []
+        for item in self.ix.item_assigns.get(name, ()):
+            if item.scope is owner and isinstance(item.key, cst.SimpleString) and isinstance(item.key.evaluated_value, str):
+                source = KwargSource(item.key.evaluated_value, item.key, item.value, "item-assign", item.statement, len(item.guards) > depth)
+                found.append((self.ix.order(item.statement)[0], [source]))
+        for site in self.ix.calls:
+            if site.method == "update" and isinstance(site.receiver, cst.Name) and site.receiver.value == name and site.scope is owner:
+                entries = []
+                for arg in site.node.args:
+                    if arg.keyword is not None:
+                        entries.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "dict-update", arg, len(site.guards) > depth))
+                    elif not arg.star or arg.star == "**":
+                        entries.extend(dataclasses.replace(e, conditional=len(site.guards) > depth) for e in self._entries(arg.value, owner, set()))
+                found.append((self.ix.order(site.node)[0], entries))
+        return [e for _, entries in sorted(found, key=lambda f: f[0]) for e in entries]
 
     # --- the evaluator proper ------------------------------------------------------
     def _eval(self, expr: cst.BaseExpression, scope: Scope) -> List[Possible]:
@@ -837,6 +870,16 @@ class Evaluator:
                 if entry.name == key.value:
                     out.extend(_with_guards(v, key.guards) for v in self.values(entry.value, scope))
         return out or list(UNKNOWN_VALUE)
+
+
+def _override(entries: List[KwargSource]) -> List[KwargSource]:
+    """Entries with those a later unconditional entry of the same key replaces left out."""
+    out: List[KwargSource] = []
+    for entry in entries:
+        if not entry.conditional:
+            out = [e for e in out if e.name != entry.name]
+        out.append(entry)
+    return out
 
 
 def is_training_arguments(qualname: Optional[str], index: Optional[ModuleIndex] = None) -> bool:

@@ -139,6 +139,17 @@ class AttrAssign:
 
 
 @dataclass
+class ItemAssign:
+    """``d["k"] = value`` (a dict filled after it is built)."""
+
+    key: cst.BaseExpression
+    value: cst.BaseExpression
+    scope: "Scope"
+    guards: Tuple[GuardNode, ...]
+    statement: cst.CSTNode
+
+
+@dataclass
 class ForLoop:
     target: cst.BaseExpression
     iter: cst.BaseExpression
@@ -168,6 +179,7 @@ class ModuleIndex:
         self.attr_uses: List[AttrUse] = []
         self.arg_options: Dict[str, List[ArgOption]] = {}
         self.attr_assigns: List[AttrAssign] = []
+        self.item_assigns: Dict[str, List[ItemAssign]] = {}  # by the dict's variable name
         # id(node) → (pre-order number, number after its last descendant): source order and
         # containment without a positions pass
         self.order_of: Dict[int, Tuple[int, int]] = {}
@@ -499,6 +511,16 @@ class _Indexer(cst.CSTVisitor):
             names = _target_names(target.target)
             for name, idx in names:
                 self._bind(name, node.value, node, idx)
+            sub = target.target
+            if (
+                isinstance(sub, cst.Subscript)
+                and isinstance(sub.value, cst.Name)
+                and len(sub.slice) == 1
+                and isinstance(sub.slice[0].slice, cst.Index)
+            ):
+                self.ix.item_assigns.setdefault(sub.value.value, []).append(
+                    ItemAssign(sub.slice[0].slice.value, node.value, self.scope, tuple(self.guards), node)
+                )
             if not names and isinstance(target.target, cst.Attribute):
                 self._self_attr(target.target, Assignment(node.value, tuple(self.guards), node))
                 self.ix.attr_assigns.append(

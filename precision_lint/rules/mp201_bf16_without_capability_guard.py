@@ -325,7 +325,7 @@ class Bf16WithoutCapabilityGuard(Rule):
                 return
             if all(v.kind == CONST and not v.value for v in fp16.values):
                 text = (("bf16", probe),)
-            elif SIMPLE.match(fp16.value_text) or fp16.value_text.endswith(".is_available()"):
+            elif fp16.in_code and (SIMPLE.match(fp16.value_text) or fp16.value_text.endswith(".is_available()")):
                 text = (("bf16", f"{probe} and not {fp16.value_text}"),)
             else:
                 text = None
@@ -342,6 +342,8 @@ class Bf16WithoutCapabilityGuard(Rule):
         yield ctx.diagnostic(self.code, head, message, fix)
 
     def _bf16_flag_edits(self, ctx, site, bf16, fp16, atoms):
+        if not bf16.in_code or (fp16 is not None and not fp16.in_code):
+            return None  # a config file's or the command line's value: the message says where
         probe, torch, _ = self._probe(ctx)
         text = bf16.value_text
         values = bf16.values

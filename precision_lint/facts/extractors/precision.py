@@ -46,15 +46,15 @@ class Arg:
     key_span: Optional[Span]  # the keyword name (None for positional)
     value_span: Span
     value_text: str
-    via: str  # "keyword", "positional", "dict-call", "dict-literal", "config-splat", "command-line", "field-default"
+    via: str  # "keyword", "positional", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat", "command-line", "several", "field-default"
     checks_param_dtype: bool = False  # the expression itself checks the parameters' dtype
 
     @property
     def in_code(self) -> bool:
         """Whether the value is written in the call (a fix may edit it), not spread from a
         config file's table (``**cfg["training"]``) or read from the command line by a
-        parser (``--fp16``): a fix there is a hint."""
-        return self.via not in ("config-splat", "command-line")
+        parser (``--fp16``), nor set in several places: a fix there is a hint."""
+        return self.via not in ("config-splat", "command-line", "several")
 
 
 @dataclass(frozen=True)
@@ -140,6 +140,15 @@ def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, posit
                     ),
                 )
             )
+    # a key set in several places (`d = {...}` then `if ...: d["fp16"] = True`): one argument
+    # with the union of their values, which no fix edits
+    merged: dict = {}
+    for name, arg in out:
+        if name in merged:
+            first = merged[name]
+            arg = dataclasses.replace(arg, values=first.values + arg.values, via="several")
+        merged[name] = arg
+    out = list(merged.items())
     given = {n for n, _ in out}
     for source in evaluator.kwarg_sources(site.node, site.scope):
         if source.via != "config-splat":
