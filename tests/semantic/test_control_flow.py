@@ -159,3 +159,44 @@ def test_autocast_that_may_be_switched_off_does_not_protect_a_half_kd_loss():
 
 def test_autocast_that_is_always_on_protects_it():
     assert lint(AUTOCAST_KD.format(enabled="True"), "MP401") == []
+
+
+def test_library_code_the_script_never_calls_does_not_run(tmp_path):
+    # an inference script that imports a local library: the library's scaler factory and
+    # the methods of a class the script never creates are not part of its run
+    from conftest import config, write_tree
+
+    from precision_lint.engine import Engine
+
+    write_tree(
+        tmp_path,
+        {
+            "mylib/__init__.py": "from .amp import get_scaler, Engine\nfrom .state import State\n",
+            "mylib/state.py": "class State:\n    pass\n",
+            "mylib/amp.py": """
+                import torch
+
+                def get_scaler():
+                    return torch.amp.GradScaler()
+
+                class Engine:
+                    def __init__(self, fp16):
+                        self.scaler = torch.amp.GradScaler(enabled=fp16)
+                """,
+            "infer.py": """
+                import torch
+                from transformers import AutoModelForCausalLM
+                from mylib import State
+
+                state = State()
+                model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)
+                opt = torch.optim.AdamW(model.parameters())
+                """,
+        },
+    )
+    run = lambda: Engine(config(), ["MP101"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    assert run() == []
+    # once the script creates the Engine, its scaler is part of the run
+    script = tmp_path / "infer.py"
+    script.write_text(script.read_text().replace("from mylib import State", "from mylib import Engine, State") + "engine = Engine(True)\n")
+    assert [d.code for d in run()] == ["MP101"]
