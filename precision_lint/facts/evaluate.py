@@ -59,7 +59,8 @@ CAPABILITY_FUNCTIONS = frozenset(
 )
 # Names and strings that say a condition is about the precision (`args.bf16`,
 # `accelerator.mixed_precision == "bf16"`, `cfg.dtype`, `training_args.fp16`).
-PRECISION_WORD = re.compile(r"bf16|bfloat16|fp16|float16|half|precision|dtype|amp\b|mixed", re.IGNORECASE)
+# The attention implementation is such a switch too (`if args.attn == "flash_attn_2":`).
+PRECISION_WORD = re.compile(r"bf16|bfloat16|fp16|float16|half|precision|dtype|amp\b|mixed|attn|attention|flash|sdpa", re.IGNORECASE)
 # A condition that selects a non-CUDA device (Intel XPU, Habana HPU, Ascend NPU, Apple MPS,
 # XLA/TPU, the CPU).
 OTHER_DEVICE = re.compile(

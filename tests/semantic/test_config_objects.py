@@ -151,3 +151,29 @@ def test_a_project_subclass_of_training_arguments_is_training_arguments():
         """
     assert [d.code for d in lint(src, "MP101")] == ["MP101"]
     assert lint(src.replace("fp16=True", "fp16=False"), "MP101") == []
+
+
+POST_INIT = """
+    from dataclasses import dataclass, field
+    from transformers import AutoModelForCausalLM, HfArgumentParser
+
+    @dataclass
+    class ModelArguments:
+        attn_implementation: str = field(default={default})
+        attn_type: str = field(default=None)
+
+        def __post_init__(self):
+            if self.attn_type == "flash_attn_2":
+                self.attn_implementation = "flash_attention_2"
+
+    (model_args,) = HfArgumentParser(ModelArguments).parse_args_into_dataclasses()
+    model = AutoModelForCausalLM.from_pretrained("gpt2", attn_implementation=model_args.attn_implementation)
+    """
+
+
+def test_an_attention_picked_by_a_command_line_field_is_the_users_choice():
+    assert lint(POST_INIT.format(default="None"), "MP202") == []
+
+
+def test_an_attention_field_defaulting_to_flash_attention_2_is_hard_coded():
+    assert [d.code for d in lint(POST_INIT.format(default='"flash_attention_2"'), "MP202")] == ["MP202"]

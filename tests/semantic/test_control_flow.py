@@ -200,3 +200,38 @@ def test_library_code_the_script_never_calls_does_not_run(tmp_path):
     script = tmp_path / "infer.py"
     script.write_text(script.read_text().replace("from mylib import State", "from mylib import Engine, State") + "engine = Engine(True)\n")
     assert [d.code for d in run()] == ["MP101"]
+
+
+def test_a_frozen_teacher_prepared_with_the_student_is_not_trained():
+    src = """
+        import torch
+        from accelerate import Accelerator
+        from transformers import AutoModelForCausalLM
+
+        accelerator = Accelerator(mixed_precision="fp16")
+        student = AutoModelForCausalLM.from_pretrained("s")
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+        optimizer = torch.optim.AdamW(student.parameters())
+        student, teacher, optimizer = accelerator.prepare(student, teacher, optimizer)
+        teacher.eval()
+        for batch in []:
+            with torch.no_grad():
+                targets = teacher(**batch).logits
+            loss = student(**batch).loss
+            accelerator.backward(loss)
+            optimizer.step()
+        """
+    assert lint(src, "MP101") == []
+    assert [d.code for d in lint(src.replace("teacher.eval()", "teacher.train()"), "MP101")] == ["MP101"]
+
+
+def test_a_hidden_state_cast_to_the_teacher_dtype_is_a_tensor_not_a_model():
+    src = """
+        import torch
+        from accelerate import Accelerator
+
+        accelerator = Accelerator(mixed_precision="fp16")
+        teacher_dtype = torch.float16
+        encoder_outputs = student_outputs.encoder_last_hidden_state.to(dtype=teacher_dtype)
+        """
+    assert lint(src, "MP101") == []

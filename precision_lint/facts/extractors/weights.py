@@ -34,6 +34,8 @@ MODEL_NAME = re.compile(
     r"(model|net|student|teacher|encoder|decoder|unet|vae|backbone|policy|critic|actor|transformer|lm)",
     re.IGNORECASE,
 )
+# names of tensors that contain a model's name (`encoder_last_hidden_state`, `teacher_logits`)
+TENSOR_NAME = re.compile(r"(logits|loss|input|ids|mask|batch|tensor|emb|hidden|state|output|feature|label|prob|score)", re.I)
 MODEL_FACTORIES = ("get_peft_model", "prepare_model_for_kbit_training", "AutoModel", "AutoModelForCausalLM")
 TENSOR_FACTORIES = re.compile(r"^torch\.(randn|rand|zeros|ones|empty|full|tensor|arange|randint|stack|cat)")
 
@@ -135,7 +137,7 @@ def _looks_like_model(index: ModuleIndex, receiver, scope: Scope) -> bool:
                     if q and TENSOR_FACTORIES.match(q):
                         return False
     last = text.rsplit(".", 1)[-1]
-    return bool(MODEL_NAME.search(last)) and not re.search(r"(logits|loss|input|ids|mask|batch|tensor|emb)", last, re.I)
+    return bool(MODEL_NAME.search(last)) and not TENSOR_NAME.search(last)
 
 
 def _to_dtype_arg(site: CallSite, evaluator: Evaluator):
@@ -172,7 +174,7 @@ class _Uses:
         if not names:
             return ""
         calls_under_no_grad = calls_outside = 0
-        trained = False
+        trained = prepared = False
         evaled = False
         escapes = any("." in n for n in names)  # `self.model = ...`: used wherever self is
         for site in self.ix.calls:
@@ -206,8 +208,12 @@ class _Uses:
                         callee = site.qualname or dotted(node.func) or ""
                         if arg.keyword is not None and arg.keyword.value == "model" or callee.endswith("Trainer"):
                             trained = True
-                        elif callee.endswith(("get_peft_model", "prepare", "prepare_model")):
+                        elif callee.endswith("get_peft_model"):
                             trained = True
+                        elif callee.endswith(("prepare", "prepare_model")):
+                            # `accelerator.prepare(student, teacher, optimizer)` wraps a frozen
+                            # teacher too: trained unless its use says otherwise (below)
+                            prepared = True
                         else:
                             escapes = True  # handed to code that may train it
         for site in self.ix.calls:  # for p in teacher.parameters(): p.requires_grad_(False)
@@ -241,6 +247,8 @@ class _Uses:
             return "only used under `torch.no_grad()`"
         if evaled:
             return "put in `.eval()` and never trained"
+        if prepared:
+            return ""
         if scope.kind == "function" and not escapes and not calls_outside and not self.returned(names, scope, call):
             # A local that is loaded, perhaps cast and saved, and dies with the function: its
             # parameters never reach an optimizer. (A module-level model may be used by any
