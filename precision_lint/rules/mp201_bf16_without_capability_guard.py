@@ -235,8 +235,8 @@ class Bf16WithoutCapabilityGuard(Rule):
     def _weights(self, ctx: RuleContext, cap: CapabilityFacts):
         trains = None
         for w in ctx.facts.section("weights"):
-            if cap.call_guarded(w.span):
-                continue
+            if cap.call_guarded(w.span) or w.on_cpu:
+                continue  # checked, or kept on the CPU (a conversion script): bf16 is native there
             atoms = bf16_dtypes(w.values, cap)
             if not atoms:
                 continue

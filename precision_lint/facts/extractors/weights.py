@@ -22,7 +22,7 @@ from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import CallSite, ModuleIndex, Scope, keyword, positional
 from ..names import dotted
-from ..values import DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
+from ..values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
 SECTION = "weights"
 
@@ -57,6 +57,7 @@ class WeightsSite:
     via: str = "keyword"  # for dtype-kwarg: "keyword", "dict-call", "dict-literal"
     edit_text: str = ""  # source text of edit_span
     receiver_text: str = ""  # `.half()` etc.: the text before the dot
+    on_cpu: bool = False  # loaded with `device_map="cpu"`: no GPU capability matters
 
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
@@ -302,6 +303,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         node = site.node
         kind = None
         edit_node = None
+        on_cpu = False
         via = "keyword"
         vals: Tuple[Possible, ...] = ()
         if _is_loader(site):
@@ -311,6 +313,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             src = sources[-1]
             kind, edit_node, via = "dtype-kwarg", src.value, src.via
             vals = evaluator.values(src.value, site.scope)
+            placed = evaluator.kwarg_values(node, site.scope, "device_map")
+            on_cpu = bool(placed) and all(v.kind == CONST and v.value == "cpu" for v in placed)
         elif site.method in CAST_METHODS and not node.args and site.receiver is not None:
             if not _looks_like_model(index, site.receiver, site.scope):
                 continue
@@ -358,6 +362,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 via=via,
                 edit_text=edit_text,
                 receiver_text=index.text(site.receiver) if site.receiver is not None else "",
+                on_cpu=on_cpu,
             )
         )
     return tuple(out)
