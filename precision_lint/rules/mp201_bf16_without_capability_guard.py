@@ -104,6 +104,12 @@ def unit_modules(ctx: RuleContext) -> List[ModuleFacts]:
     return list(seen.values())
 
 
+def in_library_itself(module, qualname: str) -> bool:
+    """Whether ``module`` is part of the library that defines ``qualname`` (TRL's own
+    trainers building a default ``GRPOConfig``): library internals, not a user's setup."""
+    return bool(module.module) and module.module.split(".")[0] == qualname.split(".")[0]
+
+
 def unit_precision_kinds(ctx: RuleContext) -> set:
     return {s.kind for m in unit_modules(ctx) for s in m.section("precision")}
 
@@ -311,8 +317,8 @@ class Bf16WithoutCapabilityGuard(Rule):
             fix = self._fix(ctx, "Use bf16 only where it is native, fp16 mixed precision on other GPUs", edits)
             yield ctx.diagnostic(self.code, bf16.key_span or bf16.value_span, message, fix)
             return
-        if not site.callee.startswith("trl.") or cap.opaque(site.span):
-            return
+        if not site.callee.startswith("trl.") or cap.opaque(site.span) or in_library_itself(ctx.facts, site.callee):
+            return  # (TRL's own `args = GRPOConfig(...)` when none is given: the user's to override)
         version = ctx.config.trl_version
         if version is not None and version < TRL_BF16_DEFAULT_SINCE:
             return
