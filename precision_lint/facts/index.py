@@ -115,6 +115,7 @@ class ClassInfo:
     node: cst.ClassDef
     self_attrs: set = field(default_factory=set)  # attributes assigned on `self` in methods
     init_params: Optional[Tuple[str, ...]] = None  # parameters of its own __init__, if it defines one
+    more_nodes: List[cst.ClassDef] = field(default_factory=list)  # other definitions of the same name
     # `self.x = value` in its methods: attribute → [(assignment, the method's scope)]
     self_attr_values: Dict[str, List[Tuple["Assignment", "Scope"]]] = field(default_factory=dict)
 
@@ -322,7 +323,12 @@ def _resolve_names(index: ModuleIndex) -> None:
     for info in index.classes.values():
         scope = index.scopes[info.qualname].parent or index.root
         info.bases = tuple(
-            q for q in (index.qualify(arg.value, scope) or dotted(arg.value) for arg in info.node.bases) if q
+            dict.fromkeys(
+                q
+                for node in (info.node, *info.more_nodes)
+                for q in (index.qualify(arg.value, scope) or dotted(arg.value) for arg in node.bases)
+                if q
+            )
         )
 
 
@@ -640,8 +646,12 @@ class _Indexer(cst.CSTVisitor):
             Assignment(None, tuple(self.guards), node)
         )
         scope = self._enter(node.name.value, "class", node)
-        info = ClassInfo(scope.qualname, node.name.value, bases, node)
-        self.ix.classes[scope.qualname] = info
+        info = self.ix.classes.get(scope.qualname)
+        if info is not None:  # defined twice (`try: class A(X) ... except: class A(Y)`): both count
+            info.more_nodes.append(node)
+        else:
+            info = ClassInfo(scope.qualname, node.name.value, bases, node)
+            self.ix.classes[scope.qualname] = info
         self.classes.append(info)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
