@@ -208,6 +208,9 @@ class Engine:
         result = RunResult(sources={s.path: s for s in sources}, files=len(sources))
         texts = {s.path: s.text for s in sources if s.text is not None}
         current = list(sources)
+        # per path: the text before the last pass's fixes and the fixable findings it had
+        before: Dict[str, tuple] = {}
+        stuck: set = set()
         for _ in range(MAX_FIX_PASSES if fix else 1):
             facts = self.facts(current, names)
             diagnostics = self.judge(facts, texts, only, related)
@@ -223,8 +226,26 @@ class Engine:
                     continue
                 by_path.setdefault(d.path, []).append(d.fix)
                 code_of.setdefault(d.fix, d.code)
+            # A fix that must rewrite its own output again is not converging (it would nest
+            # itself pass after pass): that file keeps its text from before it.
+            for path, (text, edited, applied_before, codes_before) in before.items():
+                if any(
+                    code_of[f] == code and e.start < end and e.end > start
+                    for f in by_path.get(path, ())
+                    for e in f.edits
+                    for code, start, end in edited
+                ):
+                    texts[path] = text
+                    result.fixes_applied[path] = applied_before
+                    result.fixed_codes[path] = codes_before
+                    stuck.add(path)
+                    result.rejected.append((path, "a fix did not converge (its finding came back after it): left as before that fix"))
+            before = {}
             progressed = False
             for path, fixes in by_path.items():
+                if path in stuck:
+                    continue
+                snapshot = [texts[path], (), result.fixes_applied.get(path, 0), dict(result.fixed_codes.get(path, {}))]
                 new, applied, problem = apply_fixes(texts[path], fixes, path)
                 if problem is None and applied:
                     problem = _notebook_problem(result.sources.get(path), new)
@@ -232,6 +253,8 @@ class Engine:
                     result.rejected.append((path, problem))
                     continue
                 if applied and new != texts[path]:
+                    snapshot[1] = _edited_ranges(applied, code_of)
+                    before[path] = tuple(snapshot)
                     texts[path] = new
                     result.fixes_applied[path] = result.fixes_applied.get(path, 0) + len(applied)
                     counts = result.fixed_codes.setdefault(path, {})
@@ -241,6 +264,8 @@ class Engine:
             if not progressed:
                 break
             current = [dataclasses.replace(s, text=texts.get(s.path, s.text)) for s in sources]
+        if stuck:  # the findings of the texts as they are left
+            result.diagnostics = self.judge(self.facts(current, names), texts, only, related)
         result.fixed_texts = {p: t for p, t in texts.items() if p in result.sources}
         result.unsafe_held_back = sum(
             1 for d in result.diagnostics if d.fix is not None and d.fix.applicability != SAFE and not unsafe
@@ -317,6 +342,18 @@ class Engine:
         others = [read(p) for p in on_disk if _same_file(p) not in mine]
         judged = set(only) if only is not None else {b.path for b in buffers}
         return self.run_sources([*buffers, *others], fix=fix, unsafe=unsafe, only=judged)
+
+
+def _edited_ranges(applied: Iterable[Fix], code_of: Dict[Fix, str]) -> Tuple[Tuple[str, int, int], ...]:
+    """(code, start, end) of the text each applied edit wrote, in the new text: a fix that
+    must edit its own output again in the next pass is not converging."""
+    edits = sorted(((e, code_of[f]) for f in applied for e in f.edits), key=lambda x: (x[0].start, x[0].end))
+    out, shift = [], 0
+    for e, code in edits:
+        start = e.start + shift
+        out.append((code, start, start + max(len(e.content), 1)))
+        shift += len(e.content) - (e.end - e.start)
+    return tuple(out)
 
 
 def _shown_path(path: str) -> str:
