@@ -75,8 +75,9 @@ def run_text(outcome, steps: int) -> str:
     text += ": finite" if problem is None else f": NOT finite ({problem})"
     skipped = skipped_steps(outcome)
     if skipped:
-        text += (f"; {skipped} of {made} steps skipped by GradScaler (inf/nan gradients: it lowers "
-                 "its scale until they fit, usual in the first steps)")
+        text += f"; {skipped} of {made} steps skipped by GradScaler (inf/nan gradients"
+        text += (": it lowers its scale until they fit, usual in the first steps)" if problem is None
+                 else ")")
     return text
 
 
