@@ -83,12 +83,11 @@ def script_parser() -> argparse.ArgumentParser:
 
 
 def _is_script(argv: List[str]) -> bool:
-    """``verify train.py`` (a file without the fixture header), or anything with ``--``."""
+    """``verify train.py [OPTIONS]`` (a file without the fixture header), or anything with ``--``."""
     if "--" in argv:
         return True
-    paths = [a for a in argv if not a.startswith("-")]
-    return (len(paths) == 1 and paths[0].endswith(".py") and Path(paths[0]).is_file()
-            and not has_header(Path(paths[0])))
+    scripts = [Path(a) for a in argv if a.endswith(".py") and Path(a).is_file()]
+    return len(scripts) == 1 and not has_header(scripts[0])
 
 
 def script_main(argv: List[str]) -> int:

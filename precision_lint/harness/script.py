@@ -273,14 +273,12 @@ class ScriptVerifier:
         self.linter.fix_files([fixed_root / f for f in files], cwd=fixed_root)
         result.fix_diff = _diff(pristine, fixed_root, files)
         result.findings_after = _findings(self.linter, fixed_root, files)
+        if offline_download(original):  # a fixed copy would stop at the same download
+            result.verdict, result.reason = OFFLINE, run_problem(original, self.steps)
+            return
         if not result.fix_diff:
             result.verdict = NOTHING_TO_FIX
-            problem = run_problem(original, self.steps)
-            result.reason = problem or ""
-            return
-
-        if offline_download(original):  # the fixed copy would stop at the same download
-            result.verdict, result.reason = OFFLINE, run_problem(original, self.steps)
+            result.reason = run_problem(original, self.steps) or ""
             return
 
         # 3. the fixed copy, the same way
