@@ -27,7 +27,10 @@ if str(REPO) not in sys.path:
 
 from precision_lint.harness import main as verify_main  # noqa: E402
 from precision_lint.harness.runner import Outcome  # noqa: E402
-from precision_lint.harness.script import run_problem  # noqa: E402
+from precision_lint.harness.linter import Linter  # noqa: E402
+from precision_lint.harness.script import ScriptVerifier, run_problem  # noqa: E402
+from precision_lint.harness.script_report import text as script_text  # noqa: E402
+from precision_lint.harness.script_report import to_json as script_json  # noqa: E402
 
 SCRIPTS = REPO / "tests" / "user_scripts"
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
@@ -68,27 +71,19 @@ def finite(values) -> bool:
 # --------------------------------------------------- custom loop: fp16 weights + GradScaler
 @pytest.fixture(scope="module")
 def custom_loop(tmp_path_factory):
+    """One verify of the custom loop, in process; both renderings of its result."""
     folder = user_project(tmp_path_factory, "custom_loop_fp16_gradscaler.py")
     before = snapshot(folder)
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
-    runs = {}
-    for fmt in ("json", "text"):
-        runs[fmt] = subprocess.run(
-            [sys.executable, "-m", "precision_lint", "verify", "custom_loop_fp16_gradscaler.py",
-             "--device", "cpu", "--output-format", fmt],
-            cwd=str(folder), env=env, capture_output=True, text=True, timeout=600,
-        )
-    return folder, before, runs
+    verifier = ScriptVerifier(Linter(), steps=3, device="cpu", timeout=600)
+    result = verifier.verify(folder / "custom_loop_fp16_gradscaler.py", cwd=folder)
+    return folder, before, result, json.loads(json.dumps(script_json(result))), script_text(result)
 
 
 @needs_torch
 def test_custom_loop_fails_before_and_trains_three_steps_after(custom_loop):
-    folder, before, runs = custom_loop
-    proc = runs["json"]
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    report = json.loads(proc.stdout)
-    assert report["verdict"] == "fixed"
+    folder, before, result, report, _ = custom_loop
+    assert report["verdict"] == "fixed", report["verdict_text"]
+    assert result.ok
 
     original = report["original"]
     assert original["status"] == "exception" and original["exc_type"] == "ValueError"
@@ -115,14 +110,12 @@ def test_custom_loop_fails_before_and_trains_three_steps_after(custom_loop):
 
 @needs_torch
 def test_custom_loop_text_report_and_user_files_untouched(custom_loop):
-    folder, before, runs = custom_loop
-    proc = runs["text"]
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    text = proc.stdout
+    folder, before, _, _, text = custom_loop
     assert ("original: failed at custom_loop_fp16_gradscaler.py:28 after 0 steps: "
             "ValueError: Attempting to unscale FP16 gradients.") in text
     assert "plan in force: trainable weights float16 on cpu (AdamW); autocast cpu float16; " \
            "GradScaler('cpu') enabled" in text
+    assert "  -model.half()\n  +model.float()" in text
     assert "fixed:    stopped after 3 steps, losses " in text and ": finite" in text
     assert "verdict: fixed: the original fails, the fixed copy trains 3 steps with finite losses" in text
     assert snapshot(folder) == before  # nothing written, nothing changed in the user's folder
@@ -172,19 +165,27 @@ def test_kd_loop_non_finite_before_finite_after(tmp_path_factory, capsys):
 
 # ---------------------------------------------------------------- nothing to fix: one run
 @needs_torch
-def test_nothing_to_fix_runs_once_with_script_args(tmp_path_factory, capsys):
+def test_nothing_to_fix_runs_once_with_script_args(tmp_path_factory):
+    """Through the real command line: options, then the script's own arguments after ``--``."""
     folder = user_project(tmp_path_factory, "fp32_regression_loop.py")
     before = snapshot(folder)
-    code, report = verify_in_process(
-        folder, ["fp32_regression_loop.py", "--steps", "20", "--", "--epochs", "1", "--lr", "0.05"], capsys)
-    assert code == 0
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    command = [sys.executable, "-m", "precision_lint", "verify", "fp32_regression_loop.py",
+               "--steps", "20", "--device", "cpu"]
+    proc = subprocess.run(command + ["--output-format", "json", "--", "--epochs", "1", "--lr", "0.05"],
+                          cwd=str(folder), env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
     assert report["verdict"] == "nothing to fix" and report["reason"] == ""
-    assert "nothing to fix" in report["verdict_text"]
+    assert report["verdict_text"] == ("nothing to fix: the script trains and precision-lint changes "
+                                      "nothing; no second run needed")
     assert report["fixed"] is None and report["fix_diff"] == "" and report["findings_before"] == []
     original = report["original"]
     # `--epochs 1` reached the script: 128 samples in batches of 16 = 8 steps, then it ended
     assert original["status"] == "completed" and original["stopped"] is False
     assert original["steps_made"] == 8 and finite(original["losses"])
+    assert original["plan_text"] == "trainable weights float32 on cpu (SGD); no autocast; no GradScaler"
     assert report["args"] == ["--epochs", "1", "--lr", "0.05"]
     assert snapshot(folder) == before
 
