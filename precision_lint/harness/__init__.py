@@ -69,7 +69,7 @@ def script_parser() -> argparse.ArgumentParser:
                     "only read) and report each run's error or losses and the precision plan "
                     "in force. Arguments after `--` go to the script.",
     )
-    parser.add_argument("script", metavar="SCRIPT", help="a training script (.py)")
+    parser.add_argument("script", metavar="SCRIPT", help="a training script (.py) or notebook (.ipynb)")
     parser.add_argument("--steps", type=int, default=3, metavar="N",
                         help="optimizer steps each run makes before it is stopped (default: 3)")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
@@ -86,7 +86,7 @@ def _is_script(argv: List[str]) -> bool:
     """``verify train.py [OPTIONS]`` (a file without the fixture header), or anything with ``--``."""
     if "--" in argv:
         return True
-    scripts = [Path(a) for a in argv if a.endswith(".py") and Path(a).is_file()]
+    scripts = [Path(a) for a in argv if a.endswith((".py", ".ipynb")) and Path(a).is_file()]
     return len(scripts) == 1 and not has_header(scripts[0])
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Optional
 
 from .linter import Linter, LinterError
+from .notebook_script import NotebookScriptError, cell_of, to_script
 from .runner import Outcome, run_probed
 
 NOTHING_TO_FIX = "nothing to fix"
@@ -148,6 +149,13 @@ def offline_download(outcome) -> bool:
 
 
 
+def _runnable(rel_script: Path) -> Path:
+    """The script that runs: the script itself, or the text of a notebook's code cells."""
+    if rel_script.suffix == ".ipynb":
+        return rel_script.with_name(f".{rel_script.stem}.ipynb-cells.py")
+    return rel_script
+
+
 # ---------------------------------------------------------------------------- the copies
 def _tree(root: Path) -> list:
     """Files under ``root`` worth copying (no VCS, caches, virtualenvs); None if too many."""
@@ -227,8 +235,8 @@ class ScriptVerifier:
         script = Path(script).resolve()
         if not script.is_file():
             raise ScriptError(f"{script}: no such file")
-        if script.suffix != ".py":
-            raise ScriptError(f"{script}: not a Python script (.py)")
+        if script.suffix not in (".py", ".ipynb"):
+            raise ScriptError(f"{script}: not a Python script (.py) or notebook (.ipynb)")
         cwd = Path(cwd or os.getcwd()).resolve()
         root = copy_root(script, cwd)
         result = ScriptResult(script, tuple(args), self.device, self.steps)
@@ -246,9 +254,23 @@ class ScriptVerifier:
         return result
 
     def _run(self, copy: Path, rel_script: Path, rel_cwd: Path, result, name: str) -> Outcome:
-        return run_probed(copy / rel_script, result.args, cwd=copy / rel_cwd, device=self.device,
-                          steps=self.steps, root=copy, timeout=self.timeout, python=self.python,
-                          log_dir=copy.parent / "logs" / name)
+        entry = copy / rel_script
+        notebook_text = None
+        if rel_script.suffix == ".ipynb":  # run its code cells as a script next to it
+            try:
+                notebook_text = to_script(entry)
+            except NotebookScriptError as exc:
+                raise ScriptError(str(exc)) from None
+            entry = copy / _runnable(rel_script)
+            entry.write_text(notebook_text, encoding="utf-8")
+        outcome = run_probed(entry, result.args, cwd=copy / rel_cwd, device=self.device,
+                             steps=self.steps, root=copy, timeout=self.timeout, python=self.python,
+                             log_dir=copy.parent / "logs" / name)
+        if notebook_text is not None and outcome.where and outcome.where.get("file") == _runnable(rel_script).as_posix():
+            place = cell_of(notebook_text, outcome.where["line"])
+            if place:
+                outcome.where = {"file": rel_script.as_posix(), "cell": place[0], "line": place[1]}
+        return outcome
 
     def _verify(self, script: Path, root: Path, cwd: Path, work: Path, result: ScriptResult) -> None:
         rel_script, rel_cwd = script.relative_to(root), cwd.relative_to(root)
@@ -262,6 +284,8 @@ class ScriptVerifier:
         copy_tree(root, fixed_root)
         files = [rel_script.as_posix()]
         for name in (original.probe or {}).get("local_modules", []):
+            if name == _runnable(rel_script).as_posix():
+                continue
             if name not in files and (fixed_root / name).is_file():
                 files.append(name)
         result.files = files

@@ -62,7 +62,11 @@ def run_text(outcome, steps: int) -> str:
     losses = ", ".join(_loss(v) for v in step_losses(outcome))
     if outcome.status == "exception":
         where = outcome.where
-        at = f" at {where['file']}:{where['line']}" if where else ""
+        at = ""
+        if where and "cell" in where:
+            at = f" at {where['file']} cell {where['cell']}, line {where['line']}"
+        elif where:
+            at = f" at {where['file']}:{where['line']}"
         text = f"failed{at} after {made} steps: {outcome.exc_type}: {outcome.exc_message}"
         pending = [_loss(v) for v in (outcome.probe or {}).get("pending_losses", [])]
         if pending:
