@@ -190,6 +190,34 @@ def test_nothing_to_fix_runs_once_with_script_args(tmp_path_factory):
     assert snapshot(folder) == before
 
 
+# --------------------------------------------------------------------------- a notebook
+@needs_torch
+def test_notebook_runs_its_code_cells(tmp_path, capsys):
+    """The custom loop as a notebook with IPython lines: run as cells, fixed in the .ipynb."""
+    source = (SCRIPTS / "custom_loop_fp16_gradscaler.py").read_text()
+    setup, loop = source.split('"""', 2)[2].split("inputs = torch.randn")
+    cells = ["%pip install torch\n!nvidia-smi", setup.strip(), "inputs = torch.randn" + loop]
+    notebook = {
+        "cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# Training\n"]}] + [
+            {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+             "source": cell.splitlines(True)} for cell in cells],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }
+    (tmp_path / "finetune.ipynb").write_text(json.dumps(notebook, indent=1))
+    before = snapshot(tmp_path)
+    code, report = verify_in_process(tmp_path, ["finetune.ipynb", "--device", "cpu"], capsys)
+    assert report["verdict"] == "fixed", report["verdict_text"]
+    assert code == 0
+    original, fixed = report["original"], report["fixed"]
+    assert original["exc_message"] == "Attempting to unscale FP16 gradients."
+    assert original["where"] == {"file": "finetune.ipynb", "cell": 3, "line": 12}  # scaler.unscale_
+    assert [(f["code"], f["cell"]) for f in report["findings_before"]] == [("MP101", 2)]
+    assert '-    "model.half()\\n",' in report["fix_diff"]
+    assert fixed["steps_made"] == 3 and finite(fixed["losses"])
+    assert snapshot(tmp_path) == before
+
+
 # ------------------------------------------------------------------ offline model download
 @needs_transformers
 def test_offline_download_is_said_clearly(tmp_path, capsys, monkeypatch):

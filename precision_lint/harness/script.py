@@ -214,7 +214,8 @@ def _findings(linter: Linter, root: Path, files) -> list:
             filename = Path(filename).resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             pass
-        found.append({"code": item.get("code"), "file": filename, "row": location.get("row"),
+        found.append({"code": item.get("code"), "file": filename, "cell": item.get("cell"),
+                      "row": location.get("row"),
                       "column": location.get("column"), "message": item.get("message", ""),
                       "fixable": item.get("fix") is not None})
     return found

@@ -122,7 +122,8 @@ def text(result) -> str:
         out.append(f"findings ({len(result.findings_before)}, {len(fixable)} fixable):")
         for f in result.findings_before:
             mark = "[*]" if f["fixable"] else "[ ]"
-            out.append(f"  {f['file']}:{f['row']}:{f['column']}: {f['code']} {mark} {f['message']}")
+            cell = f"cell {f['cell']}:" if f.get("cell") else ""
+            out.append(f"  {f['file']}:{cell}{f['row']}:{f['column']}: {f['code']} {mark} {f['message']}")
     if result.fix_diff:
         out.append("")
         out.append("precision-lint check --fix changed:")
