@@ -79,6 +79,10 @@ def script_parser() -> argparse.ArgumentParser:
                         help="auto: CUDA when present, else CPU (default); cpu: hide CUDA; "
                              "cuda: require CUDA")
     parser.add_argument("--keep", action="store_true", help="keep the scratch copies and their logs")
+    parser.add_argument("--reference", choices=("fp32",), default=None,
+                        help="fp32: run the copy that trained once more with half precision switched "
+                             "off (autocast, GradScaler, half casts, fp16/bf16 flags) and report the "
+                             "relative difference of the losses")
     return parser
 
 
@@ -108,7 +112,7 @@ def script_main(argv: List[str]) -> int:
             print("precision-lint verify: --device cuda but CUDA is not available", file=sys.stderr)
             return 2
     verifier = ScriptVerifier(Linter(python=python), steps=args.steps, device=device,
-                              timeout=args.timeout, keep=args.keep)
+                              timeout=args.timeout, keep=args.keep, reference=args.reference)
     print(f"verify: running {args.script} ({device}, {args.steps} steps a run)...",
           file=sys.stderr, flush=True)
     try:

@@ -22,8 +22,8 @@ runs an ordinary training script (no header, no progress prints) under ``probe.p
 it is stopped after N optimizer steps (``"stopped": true``, status ``completed``), its
 losses and precision plan go to STATE.json, and a failure records ``"where"`` (the
 failing line in the script's own files under DIR) and ``"loading"`` (what
-``from_pretrained`` was loading, if it failed there). This is ``precision-lint verify
-train.py``.
+``from_pretrained`` was loading, if it failed there). ``--fp32`` makes it the fp32
+reference run (see probe.py). This is ``precision-lint verify train.py``.
 
     python launch.py --batch SPEC.json
 
@@ -106,7 +106,8 @@ def _load_probe():
     return module
 
 
-def run_one(entry, args, result_path, emulate=None, probe_state=None, steps=3, root=None):
+def run_one(entry, args, result_path, emulate=None, probe_state=None, steps=3, root=None,
+            fp32=False):
     """Run ``entry`` as __main__ in this interpreter; returns the exit status.
 
     With ``probe_state``, the script runs under ``probe.py`` (see there): it is stopped
@@ -133,8 +134,9 @@ def run_one(entry, args, result_path, emulate=None, probe_state=None, steps=3, r
             EMULATIONS[emulate](record)
         if probe_state:
             probe_module = _load_probe()
-            probe = probe_module.install(steps, probe_state, _emulate_trainer_fp16_scaler,
-                                         root or os.path.dirname(entry))
+            emulation = None if fp32 else _emulate_trainer_fp16_scaler
+            probe = probe_module.install(steps, probe_state, emulation,
+                                         root or os.path.dirname(entry), fp32)
         runpy.run_path(entry, run_name="__main__")
     except SystemExit as exc:
         if exc.code is None or exc.code == 0:
@@ -250,6 +252,8 @@ def main(argv=None):
                         help="run under probe.py, writing its state (steps, losses, plan) here")
     parser.add_argument("--steps", type=int, default=3, help="with --probe: stop after N optimizer steps")
     parser.add_argument("--root", help="with --probe: the folder of the script's own files")
+    parser.add_argument("--fp32", action="store_true",
+                        help="with --probe: the fp32 reference run (half precision switched off)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
     if ns.batch:
@@ -257,7 +261,8 @@ def main(argv=None):
     command = ns.command[1:] if ns.command[:1] == ["--"] else ns.command
     if not ns.result or not command:
         parser.error("need --result R.json -- ENTRY [ARGS ...] (or --batch SPEC.json)")
-    return run_one(command[0], command[1:], ns.result, ns.emulate, ns.probe, ns.steps, ns.root)
+    return run_one(command[0], command[1:], ns.result, ns.emulate, ns.probe, ns.steps, ns.root,
+                   ns.fp32)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,17 @@ user's script, so the script needs no header and no special prints. What it does
   the optimizers train, the autocast contexts entered (device, dtype), each ``GradScaler``
   (device, enabled) and the ``TrainingArguments`` precision flags, with the device
   (CUDA name and capability, or CPU);
+- **seeds** ``random``, numpy and torch with 0 before the script starts, so that the runs
+  of one script (original, fixed, fp32 reference) start from the same weights and data
+  unless the script seeds itself;
 - **caps the Trainer**: ``TrainingArguments`` get ``max_steps=N``, no saving, no
   evaluation, no reporting integrations, no hub push, before their own checks run;
 - where CUDA is absent, installs the ``trainer-fp16-scaler`` emulation given by
-  ``launch.py`` on ``Trainer.train`` (labelled ``cpu-emulated`` in the report).
+  ``launch.py`` on ``Trainer.train`` (labelled ``cpu-emulated`` in the report);
+- for the **fp32 reference** run (``--fp32``): autocast contexts are entered disabled,
+  every ``GradScaler`` is disabled, ``module.half()`` / ``.bfloat16()`` / ``.to(half dtype)``
+  keep the module's dtype, ``from_pretrained`` loads float32 and ``TrainingArguments`` get
+  ``fp16=bf16=False`` -- the same script and data, in float32, to compare losses with.
 
 The state is written to STATE.json after every step and at the end, so a run that times
 out or crashes still reports the steps it made. ``transformers`` is patched only if the
@@ -81,8 +88,9 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
 
 class Probe:
-    def __init__(self, steps, state_path, emulate_trainer=None, root=None):
+    def __init__(self, steps, state_path, emulate_trainer=None, root=None, fp32=False):
         self.limit = int(steps)
+        self.fp32 = bool(fp32)  # the fp32 reference run: half precision switched off
         self.root = os.path.abspath(root) + os.sep if root else None
         self.state_path = state_path
         self.emulate_trainer = emulate_trainer  # callable(Trainer class, record) or None
@@ -112,6 +120,7 @@ class Probe:
             "scalers": self.scalers,
             "training_args": self.training_args,
             "emulation_installed": self.emulation_installed,
+            "fp32_reference": self.fp32,
             "notes": self.notes,
             "local_modules": self.local_modules(),
             "duration_s": round(time.monotonic() - self.started, 3),
@@ -235,6 +244,8 @@ class Probe:
 
         def scaler_init(self, *args, **kwargs):
             original_init(self, *args, **kwargs)
+            if probe.fp32:
+                self._enabled = False  # the fp32 reference: no loss scaling
             probe.scalers.append({"class": type(self).__name__, "device": str(getattr(self, "_device", "?")),
                                   "enabled": bool(getattr(self, "_enabled", False))})
 
@@ -267,6 +278,8 @@ class Probe:
         original_enter = autocast.__enter__
 
         def enter(self):
+            if probe.fp32 and getattr(self, "_enabled", False):
+                self._enabled = False  # the fp32 reference: autocast off
             if getattr(self, "_enabled", False):
                 key = [str(getattr(self, "device", "?")), _dtype_name(getattr(self, "fast_dtype", "?"))]
                 if key not in probe.autocast:
@@ -274,6 +287,32 @@ class Probe:
             return original_enter(self)
 
         autocast.__enter__ = enter
+
+        if self.fp32:
+            self._keep_modules_fp32(torch)
+
+    def _keep_modules_fp32(self, torch):
+        """The fp32 reference: ``module.half()``, ``.bfloat16()``, ``.to(torch.float16)`` keep
+        the module's dtype (the device part of ``.to`` still applies)."""
+        Module = torch.nn.Module
+        half_dtypes = (torch.float16, torch.bfloat16)
+        original_to = Module.to
+
+        def keep(self, *args, **kwargs):
+            return self
+
+        def to(self, *args, **kwargs):
+            try:
+                device, dtype, non_blocking, _ = torch._C._nn._parse_to(*args, **kwargs)
+            except Exception:  # noqa: BLE001 - let torch report its own argument error
+                return original_to(self, *args, **kwargs)
+            if dtype in half_dtypes:
+                return original_to(self, device, non_blocking=non_blocking) if device is not None else self
+            return original_to(self, *args, **kwargs)
+
+        Module.half = keep
+        Module.bfloat16 = keep
+        Module.to = to
 
     # -- transformers --------------------------------------------------------------------
     def patch_training_args(self, module):
@@ -297,7 +336,12 @@ class Probe:
             for name, value in caps.items():
                 if hasattr(self, name):
                     setattr(self, name, value)
-            return original(self, *args, **kwargs)
+            if probe.fp32:
+                self.fp16 = self.bf16 = False
+            result = original(self, *args, **kwargs)
+            asked["in_force"] = {name: getattr(self, name) for name in ("fp16", "bf16", "max_steps")
+                                 if isinstance(getattr(self, name, None), (bool, int))}
+            return result
 
         TrainingArguments.__post_init__ = __post_init__
 
@@ -315,9 +359,27 @@ class Probe:
 
         self.emulate_trainer(Trainer, Record())
 
+    def patch_from_pretrained(self, module):
+        """The fp32 reference: every ``from_pretrained`` loads float32 weights."""
+        PreTrainedModel = getattr(module, "PreTrainedModel", None)
+        if PreTrainedModel is None:
+            return
+        import torch
+
+        original = PreTrainedModel.__dict__["from_pretrained"].__func__
+
+        def from_pretrained(cls, *args, **kwargs):
+            kwargs.pop("torch_dtype", None)
+            kwargs["dtype"] = torch.float32
+            return original(cls, *args, **kwargs)
+
+        PreTrainedModel.from_pretrained = classmethod(from_pretrained)
+
     def install_transformers(self):
         hooks = {"transformers.training_args": self.patch_training_args,
                  "transformers.trainer": self.patch_trainer}
+        if self.fp32:
+            hooks["transformers.modeling_utils"] = self.patch_from_pretrained
         already = {name: hook for name, hook in hooks.items() if name in sys.modules}
         for name, hook in already.items():
             hook(sys.modules[name])
@@ -326,11 +388,28 @@ class Probe:
             sys.meta_path.insert(0, _AfterImport(pending))
 
 
-def install(steps, state_path, emulate_trainer=None, root=None):
+def seed_everything(seed=0):
+    """The same seeds in every run, so that runs of one script are comparable (a script that
+    seeds itself keeps its own seeds: its calls come later)."""
+    import random
+
+    random.seed(seed)
+    try:
+        import numpy
+        numpy.random.seed(seed)
+    except ImportError:
+        pass
+    import torch
+
+    torch.manual_seed(seed)
+
+
+def install(steps, state_path, emulate_trainer=None, root=None, fp32=False):
     """Install the probe in this interpreter; returns it (``StopRun`` is ``probe.StopRun``)."""
-    probe = Probe(steps, state_path, emulate_trainer, root)
+    probe = Probe(steps, state_path, emulate_trainer, root, fp32)
     try:
         probe.install_torch()
+        seed_everything()
     except ImportError:
         probe.notes.append("torch is not importable: optimizer steps cannot be counted")
     probe.install_transformers()

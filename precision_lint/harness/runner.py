@@ -251,12 +251,16 @@ def run_probed(
     timeout: float = 600.0,
     python: str = sys.executable,
     log_dir: Optional[Path] = None,
+    fp32: bool = False,
 ) -> Outcome:
     """Run an ordinary training script under ``probe.py``, stopped after ``steps`` steps.
 
     The Outcome's ``probe`` holds what the probe recorded (steps, losses, plan in force).
+    ``fp32``: the fp32 reference run (half precision switched off by the probe).
     """
     launch = ["--steps", str(steps), "--root", str(Path(root or Path(entry).parent).resolve())]
+    if fp32:
+        launch.append("--fp32")
     return _launch(entry, args, cwd, launch, lambda tmp: script_env(device, tmpdir=tmp),
                    timeout, python, log_dir, probe=True)
 

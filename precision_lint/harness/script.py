@@ -63,6 +63,8 @@ class ScriptResult:
     findings_after: list = field(default_factory=list)
     fix_diff: str = ""
     linked: list = field(default_factory=list)  # large files linked into the scratch copies
+    reference: Optional[Outcome] = None  # --reference fp32: the last run's copy, in float32
+    reference_of: str = ""  # "fixed" | "original": which copy the reference run ran
     duration_s: float = 0.0
     workdir: Optional[str] = None
 
@@ -224,8 +226,10 @@ def _findings(linter: Linter, root: Path, files) -> list:
 # ---------------------------------------------------------------------------- the procedure
 class ScriptVerifier:
     def __init__(self, linter: Optional[Linter] = None, steps: int = 3, device: str = "cpu",
-                 timeout: float = 600.0, keep: bool = False, python: Optional[str] = None):
+                 timeout: float = 600.0, keep: bool = False, python: Optional[str] = None,
+                 reference: Optional[str] = None):
         self.linter = linter or Linter()
+        self.reference = reference  # None | "fp32"
         self.steps = steps
         self.device = device
         self.timeout = timeout
@@ -254,7 +258,8 @@ class ScriptVerifier:
                 shutil.rmtree(work, ignore_errors=True)
         return result
 
-    def _run(self, copy: Path, rel_script: Path, rel_cwd: Path, result, name: str) -> Outcome:
+    def _run(self, copy: Path, rel_script: Path, rel_cwd: Path, result, name: str,
+             fp32: bool = False) -> Outcome:
         entry = copy / rel_script
         notebook_text = None
         if rel_script.suffix == ".ipynb":  # run its code cells as a script next to it
@@ -266,7 +271,7 @@ class ScriptVerifier:
             entry.write_text(notebook_text, encoding="utf-8")
         outcome = run_probed(entry, result.args, cwd=copy / rel_cwd, device=self.device,
                              steps=self.steps, root=copy, timeout=self.timeout, python=self.python,
-                             log_dir=copy.parent / "logs" / name)
+                             log_dir=copy.parent / "logs" / name, fp32=fp32)
         if notebook_text is not None and outcome.where and outcome.where.get("file") == _runnable(rel_script).as_posix():
             place = cell_of(notebook_text, outcome.where["line"])
             if place:
@@ -304,6 +309,8 @@ class ScriptVerifier:
         if not result.fix_diff:
             result.verdict = NOTHING_TO_FIX
             result.reason = run_problem(original, self.steps) or ""
+            if result.reason == "":
+                self._reference(work / "original", rel_script, rel_cwd, result, "original")
             return
 
         # 3. the fixed copy, the same way
@@ -311,6 +318,30 @@ class ScriptVerifier:
         before, after = run_problem(original, self.steps), run_problem(fixed, self.steps)
         if after is None:
             result.verdict = FIXED if before is not None else WORKS
+            self._reference(fixed_root, rel_script, rel_cwd, result, "fixed")
         else:
             result.verdict = STILL_FAILS if before is not None else BROKE
             result.reason = after
+
+    def _reference(self, copy: Path, rel_script: Path, rel_cwd: Path, result, of: str) -> None:
+        """``--reference fp32``: the run that trained, again with half precision switched off."""
+        if self.reference != "fp32":
+            return
+        result.reference_of = of
+        result.reference = self._run(copy, rel_script, rel_cwd, result, "reference-fp32", fp32=True)
+
+
+def relative_differences(outcome: Outcome, reference: Outcome) -> list:
+    """|loss - reference| / |reference| for each step both runs made (None where undefined).
+
+    The first step's loss is computed before any update, so it compares the precision of
+    the forward pass alone; later steps also differ by the updates (a step that GradScaler
+    skipped changes nothing, the reference never skips).
+    """
+    diffs = []
+    for a, b in zip(step_losses(outcome), step_losses(reference)):
+        if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)) or b == 0:
+            diffs.append(None)
+        else:
+            diffs.append(abs(a - b) / abs(b))
+    return diffs

@@ -4,7 +4,8 @@ from __future__ import annotations
 import math
 
 from .script import (BROKE, FIXED, NOTHING_TO_FIX, OFFLINE, STILL_FAILS, WORKS, all_losses,
-                     offline_download, run_problem, skipped_steps, step_losses, steps_made)
+                     offline_download, relative_differences, run_problem, skipped_steps,
+                     step_losses, steps_made)
 
 def offline_message(outcome) -> str:
     what = f"`{outcome.loading}`" if outcome.loading else "a model or file"
@@ -45,7 +46,13 @@ def plan_text(outcome) -> str:
     else:
         parts.append("no GradScaler")
     for args in probe.get("training_args") or []:
-        flags = [f"{k}={args[k]}" for k in ("fp16", "bf16") if k in args]
+        in_force = args.get("in_force") or {}
+        flags = []
+        for k in ("fp16", "bf16"):
+            if k in in_force and k in args and in_force[k] != args[k]:
+                flags.append(f"{k}={in_force[k]} (the script asked {args[k]})")
+            elif k in in_force or k in args:
+                flags.append(f"{k}={in_force.get(k, args.get(k))}")
         parts.append(f"{args.get('class', 'TrainingArguments')}({', '.join(flags)})")
     cuda = plan.get("cuda")
     if cuda:
@@ -135,6 +142,17 @@ def text(result) -> str:
         out.append("")
         out.append(f"fixed:    {run_text(result.fixed, result.steps)}")
         out.append(f"  plan in force: {plan_text(result.fixed)}")
+    if result.reference is not None:
+        out.append("")
+        out.append(f"fp32 reference ({result.reference_of} copy, half precision switched off): "
+                   f"{run_text(result.reference, result.steps)}")
+        out.append(f"  plan in force: {plan_text(result.reference)}")
+        compared = result.fixed if result.reference_of == "fixed" else result.original
+        diffs = relative_differences(compared, result.reference)
+        if diffs:
+            shown = ", ".join("-" if d is None else f"{d:.2e}" for d in diffs)
+            out.append(f"  relative difference of the {result.reference_of} run's losses: {shown} "
+                       "(step 1: the forward pass alone; later steps also differ by the updates)")
     out.append("")
     out.append(f"verdict: {_verdict_text(result)}")
     return "\n".join(out)
@@ -168,6 +186,11 @@ def to_json(result) -> dict:
         "ok": result.ok,
         "original": _outcome_json(result.original, result.steps),
         "fixed": _outcome_json(result.fixed, result.steps),
+        "reference": _outcome_json(result.reference, result.steps),
+        "reference_of": result.reference_of or None,
+        "reference_relative_differences": (
+            relative_differences(result.fixed if result.reference_of == "fixed" else result.original,
+                                 result.reference) if result.reference is not None else None),
         "files": result.files,
         "findings_before": result.findings_before,
         "findings_after": result.findings_after,
