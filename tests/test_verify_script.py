@@ -126,7 +126,8 @@ def test_custom_loop_text_report_and_user_files_untouched(custom_loop):
 def test_trainer_script_cpu_emulated(tmp_path_factory, capsys):
     folder = user_project(tmp_path_factory, "trainer_fp16_tiny_gpt2.py")
     before = snapshot(folder)
-    code, report = verify_in_process(folder, ["trainer_fp16_tiny_gpt2.py", "--device", "cpu"], capsys)
+    code, report = verify_in_process(
+        folder, ["trainer_fp16_tiny_gpt2.py", "--device", "cpu", "--reference", "fp32"], capsys)
     assert report["verdict"] == "fixed", report["verdict_text"]
     assert code == 0
 
@@ -141,6 +142,21 @@ def test_trainer_script_cpu_emulated(tmp_path_factory, capsys):
     assert set(original["probe"]["plan"]["param_dtypes"]) == {"float16"}
     assert set(fixed["probe"]["plan"]["param_dtypes"]) == {"float32"}
     assert fixed["steps_made"] == 3 and fixed["stopped"] and finite(fixed["losses"])
+
+    # --reference fp32: the fixed copy again, with fp16 switched off by the probe
+    reference = report["reference"]
+    assert report["reference_of"] == "fixed"
+    assert reference["emulation_installed"] is False and reference["probe"]["autocast"] == []
+    assert reference["probe"]["scalers"] == []  # fp16=False: accelerate makes no GradScaler
+    [asked] = reference["probe"]["training_args"]
+    assert asked["fp16"] is True and asked["in_force"]["fp16"] is False
+    assert set(reference["probe"]["plan"]["param_dtypes"]) == {"float32"}
+    assert reference["steps_made"] == 3 and finite(reference["losses"])
+    diffs = report["reference_relative_differences"]
+    assert len(diffs) == 3 and all(d is not None and d < 0.05 for d in diffs)
+    # the same seeds in every run: the original failed on the loss the fixed run starts from
+    assert original["probe"]["pending_losses"][0] == pytest.approx(fixed["losses"][0], rel=1e-2)
+
     # capped: no checkpoint at step 10, no tensorboard run, no final save_model, no output dir
     assert snapshot(folder) == before
 
