@@ -26,8 +26,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from precision_lint.harness import main as verify_main  # noqa: E402
-from precision_lint.harness.runner import Outcome  # noqa: E402
 from precision_lint.harness.linter import Linter  # noqa: E402
+from precision_lint.harness.runner import Outcome  # noqa: E402
 from precision_lint.harness.script import ScriptVerifier, run_problem  # noqa: E402
 from precision_lint.harness.script_report import text as script_text  # noqa: E402
 from precision_lint.harness.script_report import to_json as script_json  # noqa: E402

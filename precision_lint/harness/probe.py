@@ -204,8 +204,7 @@ class Probe:
     # -- torch -------------------------------------------------------------------------
     def install_torch(self):
         import torch
-        from torch.amp import grad_scaler
-        from torch.amp import autocast_mode
+        from torch.amp import autocast_mode, grad_scaler
         from torch.optim import optimizer as optimizer_module
 
         probe = self

@@ -272,7 +272,8 @@ class ScriptVerifier:
         outcome = run_probed(entry, result.args, cwd=copy / rel_cwd, device=self.device,
                              steps=self.steps, root=copy, timeout=self.timeout, python=self.python,
                              log_dir=copy.parent / "logs" / name, fp32=fp32)
-        if notebook_text is not None and outcome.where and outcome.where.get("file") == _runnable(rel_script).as_posix():
+        ran = _runnable(rel_script).as_posix()
+        if notebook_text is not None and outcome.where and outcome.where.get("file") == ran:
             place = cell_of(notebook_text, outcome.where["line"])
             if place:
                 outcome.where = {"file": rel_script.as_posix(), "cell": place[0], "line": place[1]}

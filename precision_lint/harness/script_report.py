@@ -3,9 +3,22 @@ from __future__ import annotations
 
 import math
 
-from .script import (BROKE, FIXED, NOTHING_TO_FIX, OFFLINE, STILL_FAILS, WORKS, all_losses,
-                     offline_download, relative_differences, run_problem, skipped_steps,
-                     step_losses, steps_made)
+from .script import (
+    BROKE,
+    FIXED,
+    NOTHING_TO_FIX,
+    OFFLINE,
+    STILL_FAILS,
+    WORKS,
+    all_losses,
+    offline_download,
+    relative_differences,
+    run_problem,
+    skipped_steps,
+    step_losses,
+    steps_made,
+)
+
 
 def offline_message(outcome) -> str:
     what = f"`{outcome.loading}`" if outcome.loading else "a model or file"
@@ -101,7 +114,7 @@ def _verdict_text(result) -> str:
     if result.verdict == FIXED:
         return f"fixed: the original fails, the fixed copy trains {n} steps with finite losses"
     if result.verdict == WORKS:
-        return f"works before and after: the fix changed the script, and both train with finite losses"
+        return "works before and after: the fix changed the script, and both train with finite losses"
     if result.verdict == STILL_FAILS:
         return f"still fails after the fix: {result.reason}"
     if result.verdict == OFFLINE:
