@@ -256,6 +256,54 @@ def test_offline_download_is_said_clearly(tmp_path, capsys, monkeypatch):
         "Face Hub and this machine is offline")
 
 
+# ------------------------------------------- --tiny: the plan without the weights
+TINY_SCRIPT = """\
+import torch
+from transformers import AutoModelForCausalLM
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = AutoModelForCausalLM.from_pretrained("checkpoints/llama-like", dtype=torch.float16).to(device)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+scaler = torch.amp.GradScaler(device)
+for step in range(1000):
+    ids = torch.randint(0, 1000, (2, 32), device=device)
+    with torch.autocast(device_type=device, dtype=torch.float16):
+        loss = model(input_ids=ids, labels=ids).loss
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad()
+"""
+
+
+@needs_transformers
+def test_tiny_builds_a_two_layer_model_of_the_config_class(tmp_path, capsys):
+    """A 1B-parameter Llama whose weights are not here (only its config.json): --tiny runs the
+    script's precision plan on a 2-layer LlamaForCausalLM built in code, and says so."""
+    checkpoint = tmp_path / "checkpoints" / "llama-like"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "config.json").write_text(json.dumps({
+        "model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 2048,
+        "intermediate_size": 5632, "num_hidden_layers": 22, "num_attention_heads": 32,
+        "num_key_value_heads": 4, "vocab_size": 1000, "max_position_embeddings": 2048,
+    }))
+    (tmp_path / "train.py").write_text(TINY_SCRIPT)
+    code, report = verify_in_process(tmp_path, ["train.py", "--device", "cpu", "--tiny"], capsys)
+    assert report["verdict"] == "fixed", report["verdict_text"]
+    assert code == 0
+    original, fixed = report["original"], report["fixed"]
+    assert original["exc_message"] == "Attempting to unscale FP16 gradients."
+    for run, dtype in ((original, "float16"), (fixed, "float32")):
+        [tiny] = run["probe"]["tiny_models"]
+        assert tiny["name"] == "checkpoints/llama-like" and tiny["class"] == "LlamaForCausalLM"
+        assert tiny["dtype"] == dtype and tiny["parameters"] < 1_000_000
+        assert "--tiny: checkpoints/llama-like is a 2-layer LlamaForCausalLM built in code" in run["plan_text"]
+        assert set(run["probe"]["plan"]["param_dtypes"]) == {dtype}
+    assert fixed["steps_made"] == 3 and finite(fixed["losses"])
+
+
 # ------------------------------------------------------------------------ cheap unit tests
 def test_run_problem():
     def run(status="completed", steps=(), pending=(), **kw):

@@ -83,6 +83,10 @@ def script_parser() -> argparse.ArgumentParser:
                         help="fp32: run the copy that trained once more with half precision switched "
                              "off (autocast, GradScaler, half casts, fp16/bf16 flags) and report the "
                              "relative difference of the losses")
+    parser.add_argument("--tiny", action="store_true",
+                        help="from_pretrained reads only the model's config and builds a 2-layer "
+                             "model of the same class in code (random weights; labelled in the "
+                             "report): exercises the precision plan without the weights")
     return parser
 
 
@@ -112,7 +116,8 @@ def script_main(argv: List[str]) -> int:
             print("precision-lint verify: --device cuda but CUDA is not available", file=sys.stderr)
             return 2
     verifier = ScriptVerifier(Linter(python=python), steps=args.steps, device=device,
-                              timeout=args.timeout, keep=args.keep, reference=args.reference)
+                              timeout=args.timeout, keep=args.keep, reference=args.reference,
+                              tiny=args.tiny)
     print(f"verify: running {args.script} ({device}, {args.steps} steps a run)...",
           file=sys.stderr, flush=True)
     try:

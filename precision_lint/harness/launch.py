@@ -107,7 +107,7 @@ def _load_probe():
 
 
 def run_one(entry, args, result_path, emulate=None, probe_state=None, steps=3, root=None,
-            fp32=False):
+            fp32=False, tiny=False):
     """Run ``entry`` as __main__ in this interpreter; returns the exit status.
 
     With ``probe_state``, the script runs under ``probe.py`` (see there): it is stopped
@@ -136,7 +136,7 @@ def run_one(entry, args, result_path, emulate=None, probe_state=None, steps=3, r
             probe_module = _load_probe()
             emulation = None if fp32 else _emulate_trainer_fp16_scaler
             probe = probe_module.install(steps, probe_state, emulation,
-                                         root or os.path.dirname(entry), fp32)
+                                         root or os.path.dirname(entry), fp32, tiny)
         runpy.run_path(entry, run_name="__main__")
     except SystemExit as exc:
         if exc.code is None or exc.code == 0:
@@ -254,6 +254,8 @@ def main(argv=None):
     parser.add_argument("--root", help="with --probe: the folder of the script's own files")
     parser.add_argument("--fp32", action="store_true",
                         help="with --probe: the fp32 reference run (half precision switched off)")
+    parser.add_argument("--tiny", action="store_true",
+                        help="with --probe: from_pretrained builds a 2-layer model of the config's class")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
     if ns.batch:
@@ -262,7 +264,7 @@ def main(argv=None):
     if not ns.result or not command:
         parser.error("need --result R.json -- ENTRY [ARGS ...] (or --batch SPEC.json)")
     return run_one(command[0], command[1:], ns.result, ns.emulate, ns.probe, ns.steps, ns.root,
-                   ns.fp32)
+                   ns.fp32, ns.tiny)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,10 @@ user's script, so the script needs no header and no special prints. What it does
 - for the **fp32 reference** run (``--fp32``): autocast contexts are entered disabled,
   every ``GradScaler`` is disabled, ``module.half()`` / ``.bfloat16()`` / ``.to(half dtype)``
   keep the module's dtype, ``from_pretrained`` loads float32 and ``TrainingArguments`` get
-  ``fp16=bf16=False`` -- the same script and data, in float32, to compare losses with.
+  ``fp16=bf16=False`` -- the same script and data, in float32, to compare losses with;
+- with ``--tiny``: ``from_pretrained`` (Auto classes and model classes) reads only the
+  config and builds a 2-layer, narrow model of the same class with random weights, in the
+  dtype the script asked for -- the precision plan runs without the weights (reported).
 
 The state is written to STATE.json after every step and at the end, so a run that times
 out or crashes still reports the steps it made. ``transformers`` is patched only if the
@@ -88,9 +91,11 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
 
 class Probe:
-    def __init__(self, steps, state_path, emulate_trainer=None, root=None, fp32=False):
+    def __init__(self, steps, state_path, emulate_trainer=None, root=None, fp32=False, tiny=False):
         self.limit = int(steps)
         self.fp32 = bool(fp32)  # the fp32 reference run: half precision switched off
+        self.tiny = bool(tiny)  # from_pretrained builds a 2-layer model of the config's class
+        self.tiny_models = []  # [{"name", "class", "config", "dtype"}]
         self.root = os.path.abspath(root) + os.sep if root else None
         self.state_path = state_path
         self.emulate_trainer = emulate_trainer  # callable(Trainer class, record) or None
@@ -121,6 +126,7 @@ class Probe:
             "training_args": self.training_args,
             "emulation_installed": self.emulation_installed,
             "fp32_reference": self.fp32,
+            "tiny_models": self.tiny_models,
             "notes": self.notes,
             "local_modules": self.local_modules(),
             "duration_s": round(time.monotonic() - self.started, 3),
@@ -374,17 +380,109 @@ class Probe:
 
         PreTrainedModel.from_pretrained = classmethod(from_pretrained)
 
+    def tiny_model(self, build, config, name, kwargs):
+        """``--tiny``: a 2-layer, narrow model of ``config``'s class, random weights, built in
+        code, in the dtype the script asked ``from_pretrained`` for."""
+        import torch
+
+        small = shrink_config(config)
+        dtype = kwargs.get("dtype", kwargs.get("torch_dtype"))
+        if isinstance(dtype, str) and dtype != "auto":
+            dtype = getattr(torch, dtype, None)
+        if dtype == "auto" or dtype is None:
+            dtype = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
+            dtype = getattr(torch, dtype, None) if isinstance(dtype, str) else dtype
+        if self.fp32 or not isinstance(dtype, torch.dtype):
+            dtype = torch.float32
+        model = build(small).to(dtype)
+        self.tiny_models.append({"name": str(name), "class": type(model).__name__,
+                                 "config": type(config).__name__, "dtype": _dtype_name(dtype),
+                                 "parameters": sum(p.numel() for p in model.parameters())})
+        return model
+
+    def patch_tiny_auto(self, module):
+        Base = getattr(module, "_BaseAutoModelClass", None)
+        if Base is None:
+            return
+        probe = self
+
+        def from_pretrained(cls, pretrained_model_name_or_path, *model_args, **kwargs):
+            from transformers import AutoConfig
+
+            config = kwargs.get("config")
+            if config is None or isinstance(config, (str, os.PathLike)):
+                config = AutoConfig.from_pretrained(
+                    config or pretrained_model_name_or_path,
+                    trust_remote_code=kwargs.get("trust_remote_code", False))
+            return probe.tiny_model(lambda c: cls.from_config(c), config, pretrained_model_name_or_path, kwargs)
+
+        Base.from_pretrained = classmethod(from_pretrained)
+
+    def patch_from_pretrained(self, module):
+        """The fp32 reference: every ``from_pretrained`` loads float32 weights; ``--tiny``:
+        builds the 2-layer model instead."""
+        PreTrainedModel = getattr(module, "PreTrainedModel", None)
+        if PreTrainedModel is None:
+            return
+        import torch
+
+        original = PreTrainedModel.__dict__["from_pretrained"].__func__
+        probe = self
+
+        def from_pretrained(cls, *args, **kwargs):
+            if probe.tiny:
+                name = args[0] if args else kwargs.get("pretrained_model_name_or_path")
+                config = kwargs.get("config")
+                if config is None or isinstance(config, (str, os.PathLike)):
+                    config = cls.config_class.from_pretrained(config or name)
+                return probe.tiny_model(lambda c: cls(c), config, name, kwargs)
+            kwargs.pop("torch_dtype", None)
+            kwargs["dtype"] = torch.float32
+            return original(cls, *args, **kwargs)
+
+        PreTrainedModel.from_pretrained = classmethod(from_pretrained)
+
     def install_transformers(self):
         hooks = {"transformers.training_args": self.patch_training_args,
                  "transformers.trainer": self.patch_trainer}
-        if self.fp32:
+        if self.fp32 or self.tiny:
             hooks["transformers.modeling_utils"] = self.patch_from_pretrained
+        if self.tiny:
+            hooks["transformers.models.auto.auto_factory"] = self.patch_tiny_auto
         already = {name: hook for name, hook in hooks.items() if name in sys.modules}
         for name, hook in already.items():
             hook(sys.modules[name])
         pending = {name: hook for name, hook in hooks.items() if name not in already}
         if pending:
             sys.meta_path.insert(0, _AfterImport(pending))
+
+
+_LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "decoder_layers", "encoder_layers")
+_WIDTH = (("hidden_size", 64), ("n_embd", 64), ("d_model", 64), ("dim", 64),
+          ("intermediate_size", 128), ("n_inner", 128), ("ffn_dim", 128), ("hidden_dim", 128),
+          ("num_attention_heads", 4), ("n_head", 4), ("encoder_attention_heads", 4),
+          ("decoder_attention_heads", 4), ("head_dim", 16))
+
+
+def shrink_config(config):
+    """A copy of ``config`` with 2 layers and, where the names are the usual ones, a width of
+    64 (4 heads of 16); the vocabulary is kept so the script's token ids still fit."""
+    import copy
+
+    small = copy.deepcopy(config)
+    for name in _LAYERS:
+        if isinstance(getattr(small, name, None), int):
+            setattr(small, name, min(getattr(small, name), 2))
+    for name, value in _WIDTH:
+        if isinstance(getattr(small, name, None), int):
+            setattr(small, name, min(getattr(small, name), value))
+    kv = getattr(small, "num_key_value_heads", None)
+    if isinstance(kv, int):
+        heads = getattr(small, "num_attention_heads", 4)
+        small.num_key_value_heads = kv if kv <= heads and heads % kv == 0 else heads
+    if isinstance(getattr(small, "layer_types", None), list):
+        small.layer_types = small.layer_types[:2]
+    return small
 
 
 def seed_everything(seed=0):
@@ -403,9 +501,9 @@ def seed_everything(seed=0):
     torch.manual_seed(seed)
 
 
-def install(steps, state_path, emulate_trainer=None, root=None, fp32=False):
+def install(steps, state_path, emulate_trainer=None, root=None, fp32=False, tiny=False):
     """Install the probe in this interpreter; returns it (``StopRun`` is ``probe.StopRun``)."""
-    probe = Probe(steps, state_path, emulate_trainer, root, fp32)
+    probe = Probe(steps, state_path, emulate_trainer, root, fp32, tiny)
     try:
         probe.install_torch()
         seed_everything()

@@ -252,15 +252,19 @@ def run_probed(
     python: str = sys.executable,
     log_dir: Optional[Path] = None,
     fp32: bool = False,
+    tiny: bool = False,
 ) -> Outcome:
     """Run an ordinary training script under ``probe.py``, stopped after ``steps`` steps.
 
     The Outcome's ``probe`` holds what the probe recorded (steps, losses, plan in force).
-    ``fp32``: the fp32 reference run (half precision switched off by the probe).
+    ``fp32``: the fp32 reference run (half precision switched off by the probe); ``tiny``:
+    ``from_pretrained`` builds a 2-layer model of the config's class (see probe.py).
     """
     launch = ["--steps", str(steps), "--root", str(Path(root or Path(entry).parent).resolve())]
     if fp32:
         launch.append("--fp32")
+    if tiny:
+        launch.append("--tiny")
     return _launch(entry, args, cwd, launch, lambda tmp: script_env(device, tmpdir=tmp),
                    timeout, python, log_dir, probe=True)
 

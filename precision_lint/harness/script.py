@@ -227,8 +227,9 @@ def _findings(linter: Linter, root: Path, files) -> list:
 class ScriptVerifier:
     def __init__(self, linter: Optional[Linter] = None, steps: int = 3, device: str = "cpu",
                  timeout: float = 600.0, keep: bool = False, python: Optional[str] = None,
-                 reference: Optional[str] = None):
+                 reference: Optional[str] = None, tiny: bool = False):
         self.linter = linter or Linter()
+        self.tiny = tiny
         self.reference = reference  # None | "fp32"
         self.steps = steps
         self.device = device
@@ -271,7 +272,7 @@ class ScriptVerifier:
             entry.write_text(notebook_text, encoding="utf-8")
         outcome = run_probed(entry, result.args, cwd=copy / rel_cwd, device=self.device,
                              steps=self.steps, root=copy, timeout=self.timeout, python=self.python,
-                             log_dir=copy.parent / "logs" / name, fp32=fp32)
+                             log_dir=copy.parent / "logs" / name, fp32=fp32, tiny=self.tiny)
         ran = _runnable(rel_script).as_posix()
         if notebook_text is not None and outcome.where and outcome.where.get("file") == ran:
             place = cell_of(notebook_text, outcome.where["line"])

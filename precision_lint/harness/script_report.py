@@ -67,6 +67,9 @@ def plan_text(outcome) -> str:
             elif k in in_force or k in args:
                 flags.append(f"{k}={in_force.get(k, args.get(k))}")
         parts.append(f"{args.get('class', 'TrainingArguments')}({', '.join(flags)})")
+    for tiny in probe.get("tiny_models") or []:
+        parts.append(f"--tiny: {tiny['name']} is a 2-layer {tiny['class']} built in code "
+                     f"({tiny['parameters']:,} random weights, {tiny['dtype']})")
     cuda = plan.get("cuda")
     if cuda:
         parts.append(f"{cuda['name']} {cuda['capability']}")
