@@ -150,7 +150,6 @@ def offline_download(outcome) -> bool:
     return outcome.exc_type in _OFFLINE_TYPES or bool(_OFFLINE.search(outcome.exc_message or ""))
 
 
-
 def _runnable(rel_script: Path) -> Path:
     """The script that runs: the script itself, or the text of a notebook's code cells."""
     if rel_script.suffix == ".ipynb":
@@ -160,10 +159,16 @@ def _runnable(rel_script: Path) -> Path:
 
 # ---------------------------------------------------------------------------- the copies
 def _tree(root: Path) -> list:
-    """Files under ``root`` worth copying (no VCS, caches, virtualenvs); None if too many."""
+    """Files under ``root`` worth copying (no VCS, caches, virtualenvs); None if too many.
+
+    A symlinked folder (a dataset link) is listed as one entry, not walked: it is linked.
+    """
     files = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        for name in [d for d in dirs if (Path(folder) / d).is_symlink()]:
+            dirs.remove(name)
+            files.append(Path(folder) / name)
         for name in sorted(names):
             files.append(Path(folder) / name)
             if len(files) > MAX_FILES:
@@ -183,7 +188,8 @@ def copy_root(script: Path, cwd: Path) -> Path:
 
 
 def copy_tree(root: Path, dest: Path) -> list:
-    """Copy ``root`` to ``dest``; files over LINK_OVER_BYTES are symlinked. Returns those."""
+    """Copy ``root`` to ``dest``; files over LINK_OVER_BYTES and symlinks are linked (to
+    what they point to). Returns those."""
     linked = []
     for path in _tree(root) or []:
         target = dest / path.relative_to(root)

@@ -139,6 +139,9 @@ def text(result) -> str:
         out.append(f"  plan in force: {plan_text(result.original)}")
         if offline_download(result.original):
             out.append(f"  offline: {offline_message(result.original)}")
+    if result.linked:
+        shown = ", ".join(result.linked[:5]) + (f" and {len(result.linked) - 5} more" if len(result.linked) > 5 else "")
+        out.append(f"  linked into the scratch copies, not copied (links, or over 16 MB): {shown}")
     fixable = [f for f in result.findings_before if f["fixable"]]
     if result.findings_before:
         out.append("")
