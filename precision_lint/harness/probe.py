@@ -364,22 +364,6 @@ class Probe:
 
         self.emulate_trainer(Trainer, Record())
 
-    def patch_from_pretrained(self, module):
-        """The fp32 reference: every ``from_pretrained`` loads float32 weights."""
-        PreTrainedModel = getattr(module, "PreTrainedModel", None)
-        if PreTrainedModel is None:
-            return
-        import torch
-
-        original = PreTrainedModel.__dict__["from_pretrained"].__func__
-
-        def from_pretrained(cls, *args, **kwargs):
-            kwargs.pop("torch_dtype", None)
-            kwargs["dtype"] = torch.float32
-            return original(cls, *args, **kwargs)
-
-        PreTrainedModel.from_pretrained = classmethod(from_pretrained)
-
     def tiny_model(self, build, config, name, kwargs):
         """``--tiny``: a 2-layer, narrow model of ``config``'s class, random weights, built in
         code, in the dtype the script asked ``from_pretrained`` for."""
