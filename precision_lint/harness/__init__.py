@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="precision-lint verify",
         description="Run fixtures before and after `precision-lint check --fix` and report "
                     "whether each fix turns the declared failure into a finite training run.",
+        epilog="On your own training script or notebook (no header needed): "
+               "`precision-lint verify train.py [--steps N] [-- SCRIPT ARGS]`; "
+               "`precision-lint verify train.py --help` lists its options.",
     )
     parser.add_argument("fixtures", nargs="*", metavar="FIXTURES",
                         help=f"fixture files or folders (default: {DEFAULT_FIXTURES})")
