@@ -91,6 +91,7 @@ def main_parser() -> argparse.ArgumentParser:
         prog="precision-lint",
         description="A linter and codemod for mixed-precision training code.",
         epilog="Commands: check [PATH ...] (default), rule CODE | rule --all, verify [FIXTURE ...], "
+        "verify SCRIPT.py|NOTEBOOK.ipynb [-- SCRIPT ARGS] (run your script before and after --fix), "
         "server (the language server for editors). "
         "`precision-lint check --help` lists the check options.",
     )

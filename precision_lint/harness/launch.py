@@ -16,6 +16,15 @@ first on ``sys.path``, like ``python ENTRY.py ARGS`` would) and writes R.json::
 The traceback still goes to stderr, unchanged. The process exit status mirrors the
 script's (1 after an uncaught exception).
 
+    python launch.py --result R.json --probe STATE.json --steps N [--root DIR] -- ENTRY.py ...
+
+runs an ordinary training script (no header, no progress prints) under ``probe.py``:
+it is stopped after N optimizer steps (``"stopped": true``, status ``completed``), its
+losses and precision plan go to STATE.json, and a failure records ``"where"`` (the
+failing line in the script's own files under DIR) and ``"loading"`` (what
+``from_pretrained`` was loading, if it failed there). ``--fp32`` makes it the fp32
+reference run (see probe.py). This is ``precision-lint verify train.py``.
+
     python launch.py --batch SPEC.json
 
 is the same for a list of runs in one interpreter: heavy imports (torch, transformers)
@@ -48,8 +57,13 @@ import traceback
 
 
 def _install_trainer_fp16_scaler(record):
-    import torch
     from transformers import Trainer
+
+    _emulate_trainer_fp16_scaler(Trainer, record)
+
+
+def _emulate_trainer_fp16_scaler(Trainer, record):
+    import torch
 
     original_train = Trainer.train
 
@@ -81,8 +95,26 @@ def _write(path, record):
     os.replace(tmp, path)
 
 
-def run_one(entry, args, result_path, emulate=None):
-    """Run ``entry`` as __main__ in this interpreter; returns the exit status."""
+def _load_probe():
+    """``probe.py`` next to this file, loaded by path (this folder is not on sys.path)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py")
+    spec = importlib.util.spec_from_file_location("_precision_lint_probe", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_one(entry, args, result_path, emulate=None, probe_state=None, steps=3, root=None,
+            fp32=False, tiny=False):
+    """Run ``entry`` as __main__ in this interpreter; returns the exit status.
+
+    With ``probe_state``, the script runs under ``probe.py`` (see there): it is stopped
+    after ``steps`` optimizer steps (recorded as completed, ``"stopped": true``) and the
+    Trainer CUDA fp16 path is emulated where CUDA is absent; ``root`` is the folder whose
+    files count as the script's own when the failing line is looked up.
+    """
     entry = os.path.abspath(entry)
     record = {
         "status": "completed",
@@ -96,9 +128,15 @@ def run_one(entry, args, result_path, emulate=None):
     sys.argv = [entry] + list(args)
     sys.path.insert(0, os.path.dirname(entry))
     code = 0
+    probe_module = probe = None
     try:
         if emulate:
             EMULATIONS[emulate](record)
+        if probe_state:
+            probe_module = _load_probe()
+            emulation = None if fp32 else _emulate_trainer_fp16_scaler
+            probe = probe_module.install(steps, probe_state, emulation,
+                                         root or os.path.dirname(entry), fp32, tiny)
         runpy.run_path(entry, run_name="__main__")
     except SystemExit as exc:
         if exc.code is None or exc.code == 0:
@@ -109,13 +147,24 @@ def run_one(entry, args, result_path, emulate=None):
             if not isinstance(exc.code, int):
                 print(exc.code, file=sys.stderr)
     except BaseException as exc:  # noqa: BLE001 - we record whatever ended the script
-        traceback.print_exc()
-        code = 1
-        record["status"] = "exception"
-        record["exc_type"] = type(exc).__name__
-        record["exc_module"] = type(exc).__module__
-        record["exc_message"] = str(exc)
+        if probe_module is not None and isinstance(exc, probe_module.StopRun):
+            record["stopped"] = True
+        else:
+            traceback.print_exc()
+            code = 1
+            record["status"] = "exception"
+            record["exc_type"] = type(exc).__name__
+            record["exc_module"] = type(exc).__module__
+            record["exc_message"] = str(exc)
+            if probe_module is not None:
+                where, loading = probe_module.failure_context(exc, root or os.path.dirname(entry))
+                record["where"], record["loading"] = where, loading
     record["exit_code"] = code
+    if probe is not None:
+        record["emulation_installed"] = record["emulation_installed"] or probe.emulation_installed
+        if probe.emulation_installed:
+            record["emulation"] = "trainer-fp16-scaler"
+        probe.finish()
     sys.stdout.flush()
     sys.stderr.flush()
     _write(result_path, record)
@@ -199,6 +248,14 @@ def main(argv=None):
     parser.add_argument("--result")
     parser.add_argument("--emulate", choices=sorted(EMULATIONS))
     parser.add_argument("--batch", metavar="SPEC.json")
+    parser.add_argument("--probe", metavar="STATE.json",
+                        help="run under probe.py, writing its state (steps, losses, plan) here")
+    parser.add_argument("--steps", type=int, default=3, help="with --probe: stop after N optimizer steps")
+    parser.add_argument("--root", help="with --probe: the folder of the script's own files")
+    parser.add_argument("--fp32", action="store_true",
+                        help="with --probe: the fp32 reference run (half precision switched off)")
+    parser.add_argument("--tiny", action="store_true",
+                        help="with --probe: from_pretrained builds a 2-layer model of the config's class")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
     if ns.batch:
@@ -206,7 +263,8 @@ def main(argv=None):
     command = ns.command[1:] if ns.command[:1] == ["--"] else ns.command
     if not ns.result or not command:
         parser.error("need --result R.json -- ENTRY [ARGS ...] (or --batch SPEC.json)")
-    return run_one(command[0], command[1:], ns.result, ns.emulate)
+    return run_one(command[0], command[1:], ns.result, ns.emulate, ns.probe, ns.steps, ns.root,
+                   ns.fp32, ns.tiny)
 
 
 if __name__ == "__main__":

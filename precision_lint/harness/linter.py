@@ -95,6 +95,24 @@ class Linter:
             raise LinterError(f"`check --fix` failed: {result.describe()}")
         return result
 
+    def fix_files(self, targets: Sequence[Path], cwd: Path) -> CLIResult:
+        """``check --fix --no-cache FILES``: the files are checked (and joined) together."""
+        result = self.run(["check", "--fix", "--no-cache", *map(str, targets)], cwd=cwd)
+        if result.returncode not in (0, 1):
+            raise LinterError(f"`check --fix` failed: {result.describe()}")
+        return result
+
+    def report(self, targets: Sequence[Path], cwd: Path) -> list:
+        """Every finding on FILES (all rules), as the JSON items of ``--output-format json``."""
+        args = ["check", "--no-cache", "--output-format", "json", *map(str, targets)]
+        result = self.run(args, cwd=cwd)
+        if result.returncode not in (0, 1):
+            raise LinterError(f"`check` failed: {result.describe()}")
+        try:
+            return _items(json.loads(result.stdout))
+        except ValueError:
+            raise LinterError(f"`check --output-format json` printed no JSON: {result.stdout[:200]!r}") from None
+
     def findings(self, target: Path, rules: Sequence[str]) -> dict:
         """{code: [finding, ...]} from ``check --select RULES --output-format json``."""
         args = ["check", "--select", ",".join(rules), "--output-format", "json", str(target)]

@@ -62,6 +62,11 @@ class Outcome:
     emulation_installed: bool = False
     stdout_tail: str = ""
     stderr_tail: str = ""
+    # only for ordinary scripts run under probe.py (``verify train.py``):
+    probe: Optional[dict] = None  # what probe.py recorded: steps, losses, plan in force
+    where: Optional[dict] = None  # {"file", "line"}: the failing line in the script's files
+    loading: Optional[str] = None  # what from_pretrained was loading when it failed
+    stopped: bool = False  # stopped on purpose after the requested steps
 
     # -- reading progress -------------------------------------------------------------
     def losses(self) -> list:
@@ -201,6 +206,25 @@ def fixture_env(device: str, base: Optional[dict] = None, tmpdir: Optional[Path]
     return env
 
 
+def script_env(device: str, tmpdir: Optional[Path] = None, base: Optional[dict] = None) -> dict:
+    """Environment for a user's script (``verify train.py``): like ``fixture_env`` but online.
+
+    The script's models and data are the user's: Hugging Face offline switches are left as
+    the user set them (a download on an offline machine is reported as such). Reporting
+    integrations that the script may start by itself are switched off.
+    """
+    env = fixture_env(device, base=base, tmpdir=tmpdir)
+    source = os.environ if base is None else base
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        if name in source:
+            env[name] = source[name]
+        else:
+            env.pop(name, None)
+    env.update({"WANDB_MODE": "disabled", "WANDB_DISABLED": "true", "COMET_MODE": "disabled",
+                "HF_HUB_DISABLE_TELEMETRY": "1"})
+    return env
+
+
 def run_script(
     entry: Path,
     args=(),
@@ -212,19 +236,54 @@ def run_script(
     log_dir: Optional[Path] = None,
 ) -> Outcome:
     """Run ``python launch.py -- entry args`` with a timeout and return its Outcome."""
+    launch = ["--emulate", emulate] if emulate else []
+    return _launch(entry, args, cwd, launch, lambda tmp: fixture_env(device, tmpdir=tmp),
+                   timeout, python, log_dir)
+
+
+def run_probed(
+    entry: Path,
+    args=(),
+    cwd: Optional[Path] = None,
+    device: str = "cpu",
+    steps: int = 3,
+    root: Optional[Path] = None,
+    timeout: float = 600.0,
+    python: str = sys.executable,
+    log_dir: Optional[Path] = None,
+    fp32: bool = False,
+    tiny: bool = False,
+) -> Outcome:
+    """Run an ordinary training script under ``probe.py``, stopped after ``steps`` steps.
+
+    The Outcome's ``probe`` holds what the probe recorded (steps, losses, plan in force).
+    ``fp32``: the fp32 reference run (half precision switched off by the probe); ``tiny``:
+    ``from_pretrained`` builds a 2-layer model of the config's class (see probe.py).
+    """
+    launch = ["--steps", str(steps), "--root", str(Path(root or Path(entry).parent).resolve())]
+    if fp32:
+        launch.append("--fp32")
+    if tiny:
+        launch.append("--tiny")
+    return _launch(entry, args, cwd, launch, lambda tmp: script_env(device, tmpdir=tmp),
+                   timeout, python, log_dir, probe=True)
+
+
+def _launch(entry, args, cwd, launch_args, make_env, timeout, python, log_dir, probe=False) -> Outcome:
     entry = Path(entry).resolve()
     cwd = Path(cwd) if cwd is not None else entry.parent
     with tempfile.TemporaryDirectory(prefix="precision-lint-run-") as tmp:
         result_path = Path(tmp) / "result.json"
+        probe_path = Path(tmp) / "probe.json"
         script_tmp = Path(tmp) / "tmp"
         script_tmp.mkdir()
-        cmd = [python, str(LAUNCHER), "--result", str(result_path)]
-        if emulate:
-            cmd += ["--emulate", emulate]
+        cmd = [python, str(LAUNCHER), "--result", str(result_path), *launch_args]
+        if probe:
+            cmd += ["--probe", str(probe_path)]
         cmd += ["--", str(entry), *args]
         started = time.monotonic()
         proc = subprocess.Popen(
-            cmd, cwd=str(cwd), env=fixture_env(device, tmpdir=script_tmp), stdout=subprocess.PIPE,
+            cmd, cwd=str(cwd), env=make_env(script_tmp), stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
         )
         timed_out = False
@@ -238,17 +297,28 @@ def run_script(
                 pass
             stdout, stderr = proc.communicate()
         duration = time.monotonic() - started
-        record = {}
-        if result_path.exists():
-            try:
-                record = json.loads(result_path.read_text())
-            except ValueError:
-                record = {}
+        record = _read_json(result_path)
+        probe_state = _read_json(probe_path) if probe else None
     if log_dir is not None:
         log_dir.mkdir(parents=True, exist_ok=True)
         (log_dir / "stdout.txt").write_text(stdout)
         (log_dir / "stderr.txt").write_text(stderr)
-    return outcome_from(record, stdout, stderr, duration, proc.returncode, timed_out)
+    outcome = outcome_from(record, stdout, stderr, duration, proc.returncode, timed_out)
+    if probe:
+        outcome.probe = probe_state or {}
+        outcome.where = record.get("where")
+        outcome.loading = record.get("loading")
+        outcome.stopped = bool(record.get("stopped"))
+    return outcome
+
+
+def _read_json(path: Path) -> dict:
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except ValueError:
+        return {}
 
 
 def outcome_from(record: dict, stdout: str, stderr: str, duration: float,
