@@ -770,7 +770,9 @@ class Evaluator:
         """``cfg.get("fp16", False)`` on a config file's table or a dict built in the code: the
         key's value where it is there, else the default (None without one)."""
         func = expr.func
-        args = [a.value for a in expr.args if a.keyword is None]
+        args = [a.value for a in expr.args if a.keyword is None and not a.star]
+        if not args or len(args) != len([a for a in expr.args if a.keyword is None]):
+            return None  # `d.get(key=...)`, `d.get(*keys)`: not a dict's get
         keys = self.values(args[0], scope)
         if not keys or any(k.kind != CONST for k in keys):
             return None

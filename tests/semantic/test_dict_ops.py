@@ -45,3 +45,14 @@ def test_a_key_set_under_a_condition_joins_the_earlier_value():
     assert [d.code for d in lint(src, "MP101")] == ["MP101"]
     src = HEAD.replace('"fp16": False', '"fp16": True') + 'kwargs = dict(base)\n    if not torch.cuda.is_available():\n        kwargs["fp16"] = False' + TAIL
     assert [d.code for d in lint(src, "MP101")] == ["MP101"]  # still True on a GPU
+
+
+@pytest.mark.parametrize("call", ["cache.get(key='a')", "cache.get(*names)", "cache.get()", "store.get(**opts)"])
+def test_get_calls_that_are_not_a_dicts_get_are_unknown_never_an_error(call):
+    src = f"""
+        import torch
+        cache = {{"a": torch.float16}}
+        dtype = {call}
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+        """
+    assert lint(src, "MP101") == []
