@@ -51,6 +51,10 @@ HAND_FIXES = {
     "MP101/seed001_trainer_fp16_helper_module": {
         "MP101": [("model_utility_configs.py", "torch_dtype=torch.float16,", "torch_dtype=torch.float32,")],
     },
+    "MP103/clip_before_unscale_no_progress": {
+        "MP103": [("", "        torch.nn.utils.clip_grad_norm_(",
+                   "        scaler.unscale_(optimizer)\n        torch.nn.utils.clip_grad_norm_(")],
+    },
     "MP201/seed001_bf16_on_pre_ampere": {
         "MP201": [
             _MP201_PROBE,
