@@ -55,6 +55,10 @@ HAND_FIXES = {
         "MP103": [("", "        torch.nn.utils.clip_grad_norm_(",
                    "        scaler.unscale_(optimizer)\n        torch.nn.utils.clip_grad_norm_(")],
     },
+    "MP402/masked_fill_minus_1e9_under_fp16_autocast": {
+        "MP402": [("", "masked_fill(~self.causal[:t, :t], -1e9)",
+                   "masked_fill(~self.causal[:t, :t], torch.finfo(scores.dtype).min)")],
+    },
     "MP201/seed001_bf16_on_pre_ampere": {
         "MP201": [
             _MP201_PROBE,
