@@ -59,6 +59,9 @@ HAND_FIXES = {
         "MP402": [("", "masked_fill(~self.causal[:t, :t], -1e9)",
                    "masked_fill(~self.causal[:t, :t], torch.finfo(scores.dtype).min)")],
     },
+    "MP104/adamw_default_eps_fp16_model": {
+        "MP104": [("", "AdamW(model.parameters(), lr=1e-3)", "AdamW(model.parameters(), lr=1e-3, eps=1e-4)")],
+    },
     "MP201/seed001_bf16_on_pre_ampere": {
         "MP201": [
             _MP201_PROBE,

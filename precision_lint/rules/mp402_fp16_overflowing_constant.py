@@ -87,8 +87,8 @@ class Fp16OverflowingConstant(Rule):
                         where = Related(module.path, site.span, "float16 weights here")
                         found.append((0, "the run loads float16 weights", where, "weights"))
                 casts = module.section("half_constants")
-                for qualname, span in casts["half_casts"] if casts else ():
-                    if ctx.project.symbols.class_inherits(qualname, _is_model_class, module):
+                for qualname, span, _ in casts["half_casts"] if casts else ():
+                    if qualname and ctx.project.symbols.class_inherits(qualname, _is_model_class, module):
                         where = Related(module.path, span, "the model is cast to float16 here")
                         found.append((0, "the run casts the model to float16", where, "weights"))
                 for site in module.section("precision"):

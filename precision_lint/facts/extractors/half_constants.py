@@ -200,8 +200,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
 
 def _half_casts(index: ModuleIndex, evaluator: Evaluator):
     """``Model().half()``, ``model.half()``, ``model.to(torch.float16)`` where the receiver is
-    built by a call of a named class or function: (its qualified name, the cast's span)."""
+    built by a call of a named class or function: (its qualified name, the cast's span, the names
+    the float16 model is bound to)."""
     out = []
+    chained = {id(s.receiver): s for s in index.calls if isinstance(s.receiver, cst.Call)}
     for site in index.calls:
         if site.method == "half" and not site.node.args:
             pass
@@ -212,10 +214,17 @@ def _half_casts(index: ModuleIndex, evaluator: Evaluator):
         else:
             continue
         receiver = site.receiver
+        targets = tuple(site.assigned_to)
+        outer = chained.get(id(site.node))
+        while outer is not None:  # `m = Model().half().to(device)`
+            targets += tuple(outer.assigned_to)
+            outer = chained.get(id(outer.node))
+        if isinstance(receiver, (cst.Name, cst.Attribute)) and dotted(receiver):
+            targets += (dotted(receiver),)
         if isinstance(receiver, cst.Name):
             values = [b.value for b in _bindings(site.scope, receiver.value)]
             receiver = next((v for v in values if isinstance(v, cst.Call)), None)
         made = index.call_of(receiver) if isinstance(receiver, cst.Call) else None
-        if made is not None and made.qualname:
-            out.append((made.qualname, index.span(site.node)))
+        if made is not None:
+            out.append((made.qualname or "", index.span(site.node), targets))
     return tuple(out)
