@@ -51,6 +51,13 @@ HAND_FIXES = {
     "MP101/seed001_trainer_fp16_helper_module": {
         "MP101": [("model_utility_configs.py", "torch_dtype=torch.float16,", "torch_dtype=torch.float32,")],
     },
+    "MP102/fp16_and_bf16_both_true": {
+        "MP102": [
+            ("", "WORDS = [", PROBE + "\nWORDS = ["),
+            ("", "fp16=True,", "fp16=torch.cuda.is_available() and not BF16_OK,"),
+            ("", "bf16=True,", "bf16=BF16_OK,"),
+        ],
+    },
     "MP103/clip_before_unscale_no_progress": {
         "MP103": [("", "        torch.nn.utils.clip_grad_norm_(",
                    "        scaler.unscale_(optimizer)\n        torch.nn.utils.clip_grad_norm_(")],
