@@ -15,7 +15,6 @@ autocast), or an eps float16 can hold — the fix writes ``eps=1e-4``.
 """
 from __future__ import annotations
 
-from typing import Optional
 
 from ..diagnostics import UNSAFE, Fix, Related
 from .base import Rule, RuleContext, insert, replace

@@ -20,7 +20,7 @@ from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import FP16_MAX, CallSite, ModuleIndex, keyword, misfits_half, number, positional
 from ..names import dotted
-from ..values import CONST, DTYPE, dtypes
+from ..values import CONST, dtypes
 
 SECTION = "half_constants"
 EVIDENCE = re.compile(r"\d[eE]-?\d|\d{6,}|masked_fill|where|half|float16")
