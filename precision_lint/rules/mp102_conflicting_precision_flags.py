@@ -56,25 +56,29 @@ def _states(arg, option) -> List[Tuple[str, object]]:
     return out
 
 
-def _exclusive(a, b, a_text: str = "", b_text: str = "") -> bool:
-    """Whether two atoms cannot hold together: opposite branches of one test, or one's
-    condition is the negation of the other's (``bf16=OK, fp16=... and not OK``; ``a_text`` and
-    ``b_text`` are the flags' values as written)."""
-    if a is None or b is None:
-        return False
-    for t, o in ((a_text, b_text), (b_text, a_text)):
-        if t and o and re.search(rf"\bnot\s+\(?{re.escape(o)}(?![\w.(])", t):
-            return True
-    for g in a.guards:
-        for h in b.guards:
-            if g.text == h.text and g.positive != h.positive:
-                return True
-    for x, y in ((a, b), (b, a)):
-        texts = [x.text] + [g.text for g in x.guards if g.positive]
-        others = [y.text] + [g.text for g in y.guards if g.positive]
-        for t in texts:
-            for o in others:
-                if t and o and re.search(rf"\bnot\s+\(?{re.escape(o)}(?![\w.(])", t):
+def _names(atom, written: Tuple[str, ...]) -> List[str]:
+    """The texts that say when a flag is on: its condition, its positive guards, and how the
+    flag is written (the keyword's value, the option it reads)."""
+    out = list(written)
+    if atom is not None:
+        out.append(atom.text)
+        out.extend(g.text for g in atom.guards if g.positive)
+    return [t for t in out if t]
+
+
+def _exclusive(a, b, a_written: Tuple[str, ...] = (), b_written: Tuple[str, ...] = ()) -> bool:
+    """Whether two ways of being on cannot hold together: opposite branches of one test, or one
+    is the negation of the other (``bf16=OK, fp16=... and not OK``; ``bf16=not args.fp16``)."""
+    if a is not None and b is not None:
+        for g in a.guards:
+            for h in b.guards:
+                if g.text == h.text and g.positive != h.positive:
+                    return True
+    a_names, b_names = _names(a, a_written), _names(b, b_written)
+    for xs, ys in ((a_names, b_names), (b_names, a_names)):
+        for t in xs:
+            for o in ys:
+                if re.search(rf"\bnot\s+\(?{re.escape(o)}(?![\w.(])", t):
                     return True
     return False
 
@@ -116,9 +120,12 @@ class ConflictingPrecisionFlags(Rule):
         pair = None
         for a_state, a in fp16_states:
             for b_state, b in bf16_states:
-                if a_state == "switch" and b_state == "switch":
-                    continue  # both only when the user asks for both
-                if _exclusive(a, b, fp16.value_text if fp16 else "", bf16.value_text if bf16 else ""):
+                if "switch" in (a_state, b_state) and "on" not in (a_state, b_state):
+                    # a user switch conflicts with a flag that is certainly on; next to another
+                    # switch it is the user asking for both, next to a condition the facts cannot
+                    # tell (`use_bf16 = not args.fp16`)
+                    continue
+                if _exclusive(a, b, self._written(fp16, fp16_option), self._written(bf16, bf16_option)):
                     continue
                 pair = (a_state, b_state)
                 break
@@ -147,6 +154,10 @@ class ConflictingPrecisionFlags(Rule):
             related.append(Related(ctx.path, fp16.key_span or fp16.value_span, f"fp16 switched on here: {fp16_text}"))
         fix = self._fix(ctx, fp16, bf16) if pair == ("on", "on") and not over and not (fp16_option or bf16_option) else None
         return ctx.diagnostic(self.code, span, message, fix, tuple(related))
+
+    @staticmethod
+    def _written(arg, option) -> Tuple[str, ...]:
+        return tuple(t for t in ((arg.value_text if arg is not None else ""), (option.text if option else "")) if t)
 
     @staticmethod
     def _shown(name, arg, option) -> str:

@@ -105,6 +105,21 @@ def test_reported(src, line):
         opts = p.parse_args()
         args = TrainingArguments("o", fp16=opts.fp16, bf16=opts.bf16)
         """,
+        # bf16 is the negation of the user's --fp16 switch (seed 001's script), reassigned on old GPUs
+        """
+        import argparse
+        import torch
+        from transformers import TrainingArguments
+        p = argparse.ArgumentParser()
+        p.add_argument("--fp16", action="store_true")
+        args = p.parse_args()
+        use_bf16 = not args.fp16
+        use_fp16 = args.fp16
+        if use_bf16 and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] < 8:
+            use_bf16 = False
+            use_fp16 = True
+        training_args = TrainingArguments("o", bf16=use_bf16, fp16=use_fp16)
+        """,
         # one flag only
         "from transformers import TrainingArguments\nargs = TrainingArguments('o', fp16=True, bf16=False)\n",
         # not a training config

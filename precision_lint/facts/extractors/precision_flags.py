@@ -35,6 +35,7 @@ class OptionFlag:
     flag: str
     option: str  # the option's dest
     default_on: bool
+    text: str = ""  # the expression that reads it (`args.fp16`)
 
 
 @dataclass(frozen=True)
@@ -70,13 +71,21 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         for target in site.assigned_to:
             built[target] = span
         for source in evaluator.kwarg_sources(site.node, site.scope):
-            if source.name not in FLAGS or not isinstance(source.value, cst.Attribute):
+            if source.name not in FLAGS:
                 continue
-            dest = source.value.attr.value
-            found = index.arg_options.get(dest)
-            if found:
-                default_on = any(_default_on(evaluator, o.call, site.scope) for o in found)
-                options.append(OptionFlag(span, source.name, dest, default_on))
+            # `fp16=args.fp16`, or `use_fp16 = args.fp16` ... `fp16=use_fp16`
+            candidates = [source.value]
+            if isinstance(source.value, cst.Name):
+                owner = site.scope.lookup_scope(source.value.value)
+                candidates += [b.value for b in (owner.assignments.get(source.value.value, []) if owner else [])]
+            for value in candidates:
+                if not isinstance(value, cst.Attribute):
+                    continue
+                found = index.arg_options.get(value.attr.value)
+                if found:
+                    default_on = any(_default_on(evaluator, o.call, site.scope) for o in found)
+                    options.append(OptionFlag(span, source.name, value.attr.value, default_on, index.text(value)))
+                    break
     overrides = []
     for assign in index.attr_assigns:
         target = assign.target
