@@ -43,6 +43,8 @@ class DeprecatedTorchCudaAmp(Rule):
         uses = section["uses"]
         rewritable = self._rewritable_imports(ctx, section["imports"], uses)
         for use in uses:
+            if use.version_gated:
+                continue  # the fallback for torch versions without torch.amp: meant to be there
             yield self._finding(ctx, use, rewritable)
 
     # --- imports ----------------------------------------------------------------

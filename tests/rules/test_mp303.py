@@ -57,6 +57,18 @@ CODE = "MP303"
                 pass
             """,
         ),
+        (  # a CUDA check is not a version gate
+            """
+            import torch
+            if torch.cuda.is_available():
+                scaler = torch.cuda.amp.GradScaler()
+            """,
+            """
+            import torch
+            if torch.cuda.is_available():
+                scaler = torch.amp.GradScaler("cuda")
+            """,
+        ),
         (  # a module alias
             """
             from torch.cuda import amp
@@ -154,6 +166,10 @@ def test_fix(before, after):
         "from apex import amp\nmodel, opt = amp.initialize(model, opt)\n",
         "class GradScaler:\n    pass\nGradScaler()\n",  # a look-alike
         "def f(amp):\n    return amp.GradScaler()\n",  # a parameter, not the module
+        # compatibility code for torch versions without torch.amp
+        "import torch\ndef make(**kw):\n    if is_torch_version('>=', '2.3'):\n        return torch.amp.GradScaler('cuda', **kw)\n"
+        "    else:\n        return torch.cuda.amp.GradScaler(**kw)\n",
+        "import torch\nif hasattr(torch, 'amp'):\n    ac = torch.amp.autocast('cuda')\nelse:\n    ac = torch.cuda.amp.autocast()\n",
     ],
 )
 def test_negatives(src):

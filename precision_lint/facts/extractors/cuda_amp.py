@@ -42,6 +42,9 @@ class AmpUse:
     open_paren: int  # offset just after `(` (calls only)
     # (start offset, keyword or None, end offset) for each argument, in order; keyword "*" / "**" for splats
     args: Tuple[Tuple[int, Optional[str], int], ...] = ()
+    # the use sits in a branch chosen by the torch version or by what torch has
+    # (`if is_torch_version(">=", "2.3"): torch.amp... else: torch.cuda.amp...`): compatibility code
+    version_gated: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,13 @@ def _target(qualname: Optional[str]) -> Optional[str]:
     # `torch.cuda.amp.autocast_mode.autocast` is the same object
     last = rest.rsplit(".", 1)[-1]
     return last if last in NAMES else None
+
+
+_VERSION_TEST = re.compile(r"version|hasattr\(\s*torch|TORCH_\w*\d", re.IGNORECASE)
+
+
+def _version_gated(index: ModuleIndex, guards) -> bool:
+    return any(_VERSION_TEST.search(index.text(test)) for test, _ in guards)
 
 
 def _head_binding(index: ModuleIndex, expr: cst.BaseExpression, scope) -> Tuple[str, str]:
@@ -97,7 +107,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         paren = index.source.index("(", func_span.end) + 1
         head, bound = _head_binding(index, site.node.func, site.scope)
         uses.append(
-            AmpUse(name, func_span, index.text(site.node.func), head, bound, True, paren, _args(index, site.node))
+            AmpUse(name, func_span, index.text(site.node.func), head, bound, True, paren, _args(index, site.node),
+                   _version_gated(index, site.guards))
         )
     for scope in index.functions.values():
         outer = scope.parent or index.root
