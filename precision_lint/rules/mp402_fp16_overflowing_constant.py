@@ -52,10 +52,11 @@ class Fp16OverflowingConstant(Rule):
         unit_reason = None
         for const in section["constants"]:
             reason, related = self._why_half(ctx, const)
-            if reason is None and const.klass and (const.kind != "additive" or const.cast):
+            model_class = const.klass or self._called_from_model(ctx, const.scope)
+            if reason is None and model_class and (const.kind != "additive" or const.cast):
                 if unit_reason is None:
                     unit_reason = self._unit_fp16(ctx) or ("", None, "")
-                if unit_reason[0] and self._model_code(ctx, const.klass, weights_only=const.kind == "eps", found=unit_reason):
+                if unit_reason[0] and self._model_code(ctx, model_class, weights_only=const.kind == "eps", found=unit_reason):
                     reason, related = f"model code, and {unit_reason[0]}", unit_reason[1]
             if reason is None:
                 continue
@@ -68,6 +69,16 @@ class Fp16OverflowingConstant(Rule):
         if "autocast" in const.evidence and (const.kind != "additive" or const.cast):
             return "inside an fp16 autocast region", None
         return None, None
+
+    @staticmethod
+    def _called_from_model(ctx: RuleContext, function: str) -> str:
+        """A class of this file whose methods call ``function`` (a masking helper of model code)."""
+        for caller, callee in ctx.facts.call_edges:
+            if callee == function and caller.count(".") >= 1:
+                klass = caller.rsplit(".", 1)[0]
+                if ctx.facts.class_named(klass) is not None:
+                    return klass
+        return ""
 
     def _model_code(self, ctx: RuleContext, klass: str, weights_only: bool, found) -> bool:
         if weights_only and found[2] != "weights":

@@ -79,6 +79,27 @@ def test_fix(before, after):
     assert fix(fixed, CODE) == fixed
 
 
+def test_a_masking_helper_called_from_model_code():
+    src = """
+    import torch
+    from torch import nn
+
+    def hide(scores, mask):
+        return scores.masked_fill(mask, -1e9)
+
+    class Attention(nn.Module):
+        def forward(self, q, k, mask):
+            return hide(q @ k.transpose(-1, -2), mask).softmax(-1)
+
+    model = Attention().half()
+    """
+    (d,) = lint(src, CODE)
+    assert d.span.line == 5 and "model code" in d.message
+    assert "torch.finfo(scores.dtype).min" in fix(src, CODE)
+    # the same helper, called only from code that is not a model: silent
+    assert not lint(src.replace("class Attention(nn.Module)", "class Attention"), CODE)
+
+
 def test_additive_mask_and_eps_are_reported_without_a_fix():
     src = """
     import torch
