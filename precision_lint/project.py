@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
+import re
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .facts.extract import extractors
+from .diagnostics import Span
 from .facts.model import ModuleFacts
 from .callgraph import CallGraph
 from .interproc import CallGraphValues
@@ -80,6 +82,38 @@ class Project:
             if self._json[path] is not None:
                 return self._json[path]
         return None
+
+    def json_path(self, near: ModuleFacts, relative: str) -> Optional[str]:
+        """The file ``read_json`` reads for ``relative`` (None: none found)."""
+        for base in (os.path.dirname(os.path.abspath(near.path)), os.getcwd()):
+            path = os.path.normpath(os.path.join(base, relative))
+            if self.read_json(near, relative) is not None and self._json.get(path) is not None:
+                return path
+        return None
+
+    def json_value_span(self, near: ModuleFacts, relative: str, keys: Sequence[str]) -> Optional[Tuple[str, Span]]:
+        """Where the value of ``keys`` (``("fp16", "enabled")``) is written in that JSON file:
+        the first ``"key":`` of each level in turn, read from the text (for pointing at it)."""
+        path = self.json_path(near, relative)
+        if path is None:
+            return None
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError:
+            return None
+        at = 0
+        for key in keys:
+            match = re.compile(r'"%s"\s*:\s*' % re.escape(key)).search(text, at)
+            if match is None:
+                return None
+            at = match.end()
+        end = at
+        while end < len(text) and text[end] not in ",}\n":
+            end += 1
+        line = text.count("\n", 0, at) + 1
+        col = at - (text.rfind("\n", 0, at) + 1)
+        return path, Span(line, col, line, col + (end - at), at, end)
 
     # --- modules and imports ---------------------------------------------------
     def module_named(self, name: str, near: Optional[ModuleFacts] = None) -> Optional[ModuleFacts]:

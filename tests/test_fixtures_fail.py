@@ -51,6 +51,24 @@ HAND_FIXES = {
     "MP101/seed001_trainer_fp16_helper_module": {
         "MP101": [("model_utility_configs.py", "torch_dtype=torch.float16,", "torch_dtype=torch.float32,")],
     },
+    "MP102/fp16_and_bf16_both_true": {
+        "MP102": [
+            ("", "WORDS = [", PROBE + "\nWORDS = ["),
+            ("", "fp16=True,", "fp16=torch.cuda.is_available() and not BF16_OK,"),
+            ("", "bf16=True,", "bf16=BF16_OK,"),
+        ],
+    },
+    "MP103/clip_before_unscale_no_progress": {
+        "MP103": [("", "        torch.nn.utils.clip_grad_norm_(",
+                   "        scaler.unscale_(optimizer)\n        torch.nn.utils.clip_grad_norm_(")],
+    },
+    "MP402/masked_fill_minus_1e9_under_fp16_autocast": {
+        "MP402": [("", "masked_fill(~self.causal[:t, :t], -1e9)",
+                   "masked_fill(~self.causal[:t, :t], torch.finfo(scores.dtype).min)")],
+    },
+    "MP104/adamw_default_eps_fp16_model": {
+        "MP104": [("", "AdamW(model.parameters(), lr=1e-3)", "AdamW(model.parameters(), lr=1e-3, eps=1e-4)")],
+    },
     "MP201/seed001_bf16_on_pre_ampere": {
         "MP201": [
             _MP201_PROBE,

@@ -151,6 +151,47 @@ class ItemAssign:
 
 
 @dataclass
+class HalfMisfit:
+    """A numeric literal that float16 cannot hold (beyond ±65504, or so small that it rounds
+    to 0), written as an operand of arithmetic (``(1 - mask) * -1e9``, ``norm + 1e-8``) or
+    assigned into a subscript (``x[mask] = -1e20``). Calls with such arguments
+    (``masked_fill(mask, -1e9)``) are found through :attr:`ModuleIndex.calls`."""
+
+    node: cst.CSTNode  # the BinaryOperation, or the Assign
+    literal: cst.BaseExpression  # the literal (with its minus sign)
+    value: float
+    other: cst.BaseExpression  # the other operand, or the subscript target's base
+    kind: str  # "binary" or "subscript"
+    scope: "Scope"
+    klass: Optional[str]
+    context_items: Tuple[cst.BaseExpression, ...]  # enclosing `with` items, innermost last
+
+
+FP16_MAX = 65504.0
+FP16_ROUNDS_TO_ZERO = 2.0 ** -25  # half of float16's smallest subnormal (2**-24)
+
+
+def number(node: Optional[cst.BaseExpression]) -> Optional[float]:
+    """The value of a numeric literal, optionally negated (``-1e9``), else None."""
+    sign = 1.0
+    while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        if isinstance(node.operator, cst.Minus):
+            sign = -sign
+        node = node.expression
+    if isinstance(node, (cst.Float, cst.Integer)):
+        try:
+            return sign * float(node.evaluated_value)
+        except (OverflowError, ValueError, TypeError):
+            return None
+    return None
+
+
+def misfits_half(value: Optional[float]) -> bool:
+    """Whether float16 turns ``value`` into ±inf or 0."""
+    return value is not None and (abs(value) > FP16_MAX or 0 < abs(value) < FP16_ROUNDS_TO_ZERO)
+
+
+@dataclass
 class ForLoop:
     target: cst.BaseExpression
     iter: cst.BaseExpression
@@ -181,6 +222,7 @@ class ModuleIndex:
         self.arg_options: Dict[str, List[ArgOption]] = {}
         self.attr_assigns: List[AttrAssign] = []
         self.item_assigns: Dict[str, List[ItemAssign]] = {}  # by the dict's variable name
+        self.half_misfits: List[HalfMisfit] = []
         # id(node) → (pre-order number, number after its last descendant): source order and
         # containment without a positions pass
         self.order_of: Dict[int, Tuple[int, int]] = {}
@@ -527,11 +569,25 @@ class _Indexer(cst.CSTVisitor):
                 self.ix.item_assigns.setdefault(sub.value.value, []).append(
                     ItemAssign(sub.slice[0].slice.value, node.value, self.scope, tuple(self.guards), node)
                 )
+            if isinstance(target.target, cst.Subscript) and misfits_half(number(node.value)):
+                self._half_misfit(node, node.value, target.target.value, "subscript")
             if not names and isinstance(target.target, cst.Attribute):
                 self._self_attr(target.target, Assignment(node.value, tuple(self.guards), node))
                 self.ix.attr_assigns.append(
                     AttrAssign(target.target, node.value, self.scope, tuple(self.loops))
                 )
+
+    def _half_misfit(self, node, literal, other, kind) -> None:
+        self.ix.half_misfits.append(
+            HalfMisfit(node, literal, number(literal), other, kind, self.scope,
+                       self.classes[-1].qualname if self.classes else None, tuple(self.context_items))
+        )
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        for literal, other in ((node.right, node.left), (node.left, node.right)):
+            if misfits_half(number(literal)):
+                self._half_misfit(node, literal, other, "binary")
+                break
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         for name, idx in _target_names(node.target):

@@ -12,7 +12,8 @@ NON_FINITE = "non-finite loss"
 NEEDS = ("cpu", "cuda")
 DEVICES = ("auto", "cpu")
 EMULATIONS = ("trainer-fp16-scaler",)  # implemented in launch.py
-SINGLE_KEYS = ("rule", "needs", "device", "emulate", "expect", "args", "steps", "story", "files")
+SINGLE_KEYS = ("rule", "needs", "device", "emulate", "expect", "args", "steps", "story", "files", "fixes")
+FIXES = ("safe", "unsafe")  # which fixes `verify` applies: `check --fix` [--unsafe-fixes]
 REQUIRED_KEYS = ("rule", "needs", "expect", "steps")
 
 _RULE = r"[A-Z]+[0-9]+"
@@ -75,6 +76,7 @@ class Fixture:
     steps: int
     story: str
     files: tuple = field(default=())
+    fixes: str = "safe"  # "unsafe": the rule's fix is unsafe, verify runs `check --fix --unsafe-fixes`
 
     @property
     def is_dir(self) -> bool:
@@ -192,6 +194,9 @@ def load_fixture(entry: Path, root: Optional[Path] = None) -> Fixture:
         raise FixtureError(f"{where}args: {exc}") from None
 
     files = tuple(f for f in re.split(r"[\s,]+", values.get("files", "")) if f)
+    fixes = values.get("fixes", "safe").strip()
+    if fixes not in FIXES:
+        raise FixtureError(f"{where}fixes must be one of {', '.join(FIXES)}, got {fixes!r}")
     if files:
         path = entry.parent
         for name in files:
@@ -215,7 +220,7 @@ def load_fixture(entry: Path, root: Optional[Path] = None) -> Fixture:
     return Fixture(
         name=name, path=path, entry=entry, rules=rules, needs=needs, device=device,
         emulate=emulate, expect=expect, stages=tuple(stages), args=args, steps=steps,
-        story=values.get("story", ""), files=files,
+        story=values.get("story", ""), files=files, fixes=fixes,
     )
 
 

@@ -85,9 +85,9 @@ class Linter:
             raise LinterError(f"`{' '.join(args)}` timed out after {self.timeout:.0f}s") from None
         return CLIResult(command, proc.returncode, proc.stdout, proc.stderr)
 
-    def fix(self, target: Path, select: Sequence[str] = ()) -> CLIResult:
-        """``check --fix [--select CODES] TARGET``; exit 0 or 1 is fine, 2 is an error."""
-        args = ["check", "--fix"]
+    def fix(self, target: Path, select: Sequence[str] = (), unsafe: bool = False) -> CLIResult:
+        """``check --fix [--unsafe-fixes] [--select CODES] TARGET``; exit 0 or 1 is fine, 2 is an error."""
+        args = ["check", "--fix"] + (["--unsafe-fixes"] if unsafe else [])
         if select:
             args += ["--select", ",".join(select)]
         result = self.run([*args, str(target)], cwd=Path(target).parent)

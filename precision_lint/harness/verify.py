@@ -171,7 +171,7 @@ class Verifier:
         # 3. staged fixes: fixing only some rules exposes the next declared failure
         for number, stage in enumerate(fx.stages, start=1):
             target, entry = _copy(fx, work / f"stage{number}")
-            self.linter.fix(target, select=stage.rules)
+            self.linter.fix(target, select=stage.rules, **_fix_options(fx))
             outcome = self._run(p, entry, work / "logs" / f"stage{number}")
             ok = outcome.matches(stage.expect)
             result.stages.append({"rules": list(stage.rules), "expect": stage.expect.describe(),
@@ -184,7 +184,7 @@ class Verifier:
 
         # 4. the real --fix, then nothing reported and a finite run
         target, entry = _copy(fx, work / "fixed")
-        self.linter.fix(target)
+        self.linter.fix(target, **_fix_options(fx))
         result.fix_diff = _diff(pristine, target)
         remaining = self.linter.findings(target, fx.rules)
         result.remaining = {rule: len(items) for rule, items in remaining.items()}
@@ -214,3 +214,8 @@ def cuda_available(python: str) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return proc.returncode == 0
+
+
+def _fix_options(fixture) -> dict:
+    """``unsafe=True`` for fixtures whose rule's fix is unsafe (header ``fixes: unsafe``)."""
+    return {"unsafe": True} if fixture.fixes == "unsafe" else {}

@@ -1,0 +1,86 @@
+"""Facts about bf16 capability checks that also accept emulated bf16 (read by MP203).
+
+Recorded per file, unjudged: every call of ``torch.cuda.is_bf16_supported()``
+(unless it passes ``including_emulation``), transformers'
+``is_torch_bf16_gpu_available()`` and accelerate's ``is_bf16_available()``,
+with the names its result is assigned to (``use_bf16 = ... and
+torch.cuda.is_bf16_supported()``), so a rule can tell which bf16 choices of the
+file's precision and weights facts it decides.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+import libcst as cst
+
+from ...diagnostics import Span
+from ..evaluate import Evaluator
+from ..index import ModuleIndex, keyword, positional
+from ..index import _target_names
+
+SECTION = "bf16_probes"
+EVIDENCE = re.compile(r"is_bf16_supported|is_torch_bf16_gpu_available|is_bf16_available")
+EMPTY = ()
+
+TORCH = ("torch.cuda.is_bf16_supported",)
+LIBRARIES = (
+    "transformers.is_torch_bf16_gpu_available",
+    "transformers.utils.is_torch_bf16_gpu_available",
+    "transformers.utils.import_utils.is_torch_bf16_gpu_available",
+    "accelerate.utils.is_bf16_available",
+    "accelerate.utils.imports.is_bf16_available",
+)
+
+
+@dataclass(frozen=True)
+class WeakProbe:
+    callee: str
+    library: str  # "torch" or the library whose helper calls torch's check
+    span: Span  # the call
+    text: str
+    close: int  # offset of the closing parenthesis
+    has_args: bool
+    names: Tuple[str, ...]  # names (or `self.x`) the statement holding the call assigns
+    statement: Optional[Span]  # that statement, when it is an assignment
+
+
+def _assigned(index: ModuleIndex, site) -> Tuple[Tuple[str, ...], Optional[Span]]:
+    stmt = site.statement
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return (), None
+    first, last = index.order(stmt)
+    if not first <= index.order(site.node)[0] < last:
+        return (), None
+    names = []
+    for small in stmt.body:
+        targets = []
+        if isinstance(small, cst.Assign):
+            targets = [t.target for t in small.targets]
+        elif isinstance(small, cst.AnnAssign):
+            targets = [small.target]
+        for target in targets:
+            names.extend(n for n, _ in _target_names(target))
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+                names.append(f"{target.value.value}.{target.attr.value}")
+    return tuple(names), (index.span(stmt) if names else None)
+
+
+def extract(index: ModuleIndex, evaluator: Evaluator):
+    out = []
+    for site in index.calls:
+        q = site.qualname or ""
+        if q in TORCH:
+            if keyword(site.node, "including_emulation") is not None or positional(site.node):
+                continue  # the caller decided
+            library = "torch"
+        elif q in LIBRARIES:
+            library = q.split(".")[0]
+        else:
+            continue
+        span = index.span(site.node)
+        close = index.source.rfind(")", span.start, span.end)
+        names, statement = _assigned(index, site)
+        out.append(WeakProbe(q, library, span, index.text(site.node), close, bool(site.node.args), names, statement))
+    return tuple(out)

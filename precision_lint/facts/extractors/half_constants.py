@@ -1,0 +1,230 @@
+"""Facts about constants that float16 cannot hold (read by MP402).
+
+Recorded per file, unjudged: ``masked_fill(mask, -1e9)`` (method, in-place and
+``torch.masked_fill``), ``torch.where(m, x, -1e10)``, ``x[mask] = -1e20``,
+additive masks ``(1 - mask) * -1e9`` and tiny eps terms ``norm + 1e-8`` — each
+with the tensor whose dtype a fix would read, and the local evidence that the
+tensor may be float16: an fp16 autocast region around it, or a tensor made
+float16 (``.half()``, ``dtype=torch.float16``) in the same function.
+Whether model code runs in fp16 through the rest of the project is judged later.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from ...diagnostics import Span
+from ..evaluate import Evaluator
+from ..index import FP16_MAX, CallSite, ModuleIndex, keyword, misfits_half, number, positional
+from ..names import dotted
+from ..values import CONST, dtypes
+
+SECTION = "half_constants"
+EVIDENCE = re.compile(r"\d[eE]-?\d|\d{6,}|masked_fill|where|half|float16")
+EMPTY = {"constants": (), "half_casts": ()}
+
+AUTOCAST_NAMES = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast_mode.autocast")
+_CASTS = re.compile(r"\.(?:to|half|type_as|type)\(")
+_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+@dataclass(frozen=True)
+class HalfConstant:
+    kind: str  # "masked_fill", "where", "subscript", "additive", "eps"
+    value: float
+    span: Span  # the constant (or the name holding it) as written at the use
+    text: str
+    tensor: str  # the tensor whose dtype a fix reads (a plain dotted name), or ""
+    evidence: Tuple[str, ...]  # local reasons the tensor may be float16
+    klass: Optional[str]  # the enclosing class (model code)
+    scope: str
+    cast: bool = False  # the other operand is cast to some dtype (`mask.to(dtype)`), for additive masks
+
+
+def _simple(index: ModuleIndex, expr: Optional[cst.BaseExpression]) -> str:
+    return index.text(expr) if expr is not None and dotted(expr) else ""
+
+
+def _autocast_half(index: ModuleIndex, evaluator: Evaluator, items, scope) -> bool:
+    for item in items:
+        if not isinstance(item, cst.Call):
+            continue
+        q = index.qualify(item.func, scope) or ""
+        if q not in AUTOCAST_NAMES:
+            continue
+        dtype = keyword(item, "dtype")
+        if dtype is not None:
+            if any(d.value == "float16" for d in dtypes(evaluator.values(dtype.value, scope))):
+                return True
+            continue
+        if q == "torch.cuda.amp.autocast":
+            return True
+        device = keyword(item, "device_type")
+        args = positional(item)
+        device_expr = device.value if device is not None else (args[0].value if args else None)
+        values = evaluator.values(device_expr, scope) if device_expr is not None else ()
+        if values and all(v.kind == CONST and v.value != "cuda" for v in values):
+            continue  # autocast on another device ("cpu" defaults to bfloat16)
+        return True  # CUDA autocast defaults to float16
+    return False
+
+
+def _made_half(index: ModuleIndex, evaluator: Evaluator, expr: cst.CSTNode, scope) -> bool:
+    """``x.half()``, ``torch.zeros(..., dtype=torch.float16)``, ``x.to(torch.float16)``."""
+    if not isinstance(expr, cst.Call):
+        return False
+    site = index.call_of(expr)
+    if site is not None and site.method == "half":
+        return True
+    for arg in expr.args:
+        if (arg.keyword is None or arg.keyword.value == "dtype") and evaluator.mentions_dtype(arg.value, scope):
+            if any(d.value == "float16" for d in dtypes(evaluator.values(arg.value, scope))):
+                return True
+    return False
+
+
+def _bindings(scope, name: str):
+    owner = scope.lookup_scope(name)
+    return owner.assignments.get(name, []) if owner is not None else []
+
+
+def _half_tensor(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.BaseExpression], scope, depth: int = 0) -> bool:
+    """The expression is a tensor made float16 here, or computed from one (``n = h.norm()``)."""
+    if expr is None or depth > 4:
+        return False
+    if _made_half(index, evaluator, expr, scope):
+        return True
+    if isinstance(expr, cst.Name):
+        return any(
+            b.value is not None and b.value is not expr and _half_tensor(index, evaluator, b.value, scope, depth + 1)
+            for b in _bindings(scope, expr.value)
+        )
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        # `x.half().masked_fill(...)`, `h.norm()` of a float16 `h`
+        return _half_tensor(index, evaluator, expr.func.value, scope, depth + 1)
+    return False
+
+
+def _cast(index: ModuleIndex, expr: cst.BaseExpression, scope) -> bool:
+    """The operand, or a name in it, is cast to some dtype (``mask.to(dtype=self.dtype)``)."""
+    text = index.text(expr)
+    if _CASTS.search(text):
+        return True
+    for name in set(_IDENT.findall(text)):
+        for b in _bindings(scope, name):
+            if b.value is not None and _CASTS.search(index.text(b.value)):
+                return True
+    return False
+
+
+def _call_constant(index: ModuleIndex, evaluator: Evaluator, site: CallSite):
+    """(kind, constant expression, tensor expression) for a masking call with a constant, or None."""
+    args = positional(site.node)
+    if site.method in ("masked_fill", "masked_fill_") and site.qualname is None:
+        value = keyword(site.node, "value")
+        expr = value.value if value is not None else (args[1].value if len(args) > 1 else None)
+        return ("masked_fill", expr, site.receiver) if expr is not None else None
+    if site.qualname == "torch.masked_fill":
+        value = keyword(site.node, "value")
+        expr = value.value if value is not None else (args[2].value if len(args) > 2 else None)
+        return ("masked_fill", expr, args[0].value if args else None) if expr is not None else None
+    if site.qualname == "torch.where" and len(args) == 3:
+        for mine, other in ((args[2].value, args[1].value), (args[1].value, args[2].value)):
+            if _constant_value(evaluator, mine, site.scope) is not None:
+                return ("where", mine, other)
+    return None
+
+
+def _constant_value(evaluator: Evaluator, expr: cst.BaseExpression, scope) -> Optional[float]:
+    value = number(expr)
+    if value is None and isinstance(expr, (cst.Name, cst.Attribute)):
+        values = evaluator.values(expr, scope)
+        nums = {v.value for v in values if v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool)}
+        if len(nums) == 1 and all(v.kind == CONST for v in values):
+            value = float(nums.pop())
+    return value if misfits_half(value) and abs(value) > FP16_MAX else None
+
+
+def extract(index: ModuleIndex, evaluator: Evaluator):
+    out: List[HalfConstant] = []
+    for site in index.calls:
+        if site.method not in ("masked_fill", "masked_fill_", "where"):
+            continue
+        found = _call_constant(index, evaluator, site)
+        if found is None:
+            continue
+        kind, expr, tensor = found
+        value = _constant_value(evaluator, expr, site.scope)
+        if value is None:
+            continue
+        evidence = []
+        if _autocast_half(index, evaluator, site.context_items, site.scope):
+            evidence.append("autocast")
+        if _half_tensor(index, evaluator, tensor, site.scope):
+            evidence.append("half-tensor")
+        out.append(
+            HalfConstant(kind, value, index.span(expr), index.text(expr), _simple(index, tensor), tuple(evidence),
+                         site.klass, site.scope.code_scope().qualname)
+        )
+    for misfit in index.half_misfits:
+        big = abs(misfit.value) > FP16_MAX
+        if misfit.kind == "subscript":
+            kind = "subscript"
+        elif big:
+            kind = "additive"
+        elif isinstance(misfit.node.operator, (cst.Add, cst.Subtract)):
+            kind = "eps"
+        else:
+            continue
+        if kind == "subscript" and not big:
+            continue
+        evidence = []
+        if kind != "eps" and _autocast_half(index, evaluator, misfit.context_items, misfit.scope):
+            evidence.append("autocast")
+        if _half_tensor(index, evaluator, misfit.other, misfit.scope):
+            evidence.append("half-tensor")
+        out.append(
+            HalfConstant(
+                kind, misfit.value, index.span(misfit.literal), index.text(misfit.literal),
+                _simple(index, misfit.other) if kind == "subscript" else "", tuple(evidence),
+                misfit.klass, misfit.scope.code_scope().qualname,
+                cast=kind == "additive" and _cast(index, misfit.other, misfit.scope),
+            )
+        )
+    out.sort(key=lambda c: c.span.start)
+    return {"constants": tuple(out), "half_casts": _half_casts(index, evaluator)}
+
+
+def _half_casts(index: ModuleIndex, evaluator: Evaluator):
+    """``Model().half()``, ``model.half()``, ``model.to(torch.float16)`` where the receiver is
+    built by a call of a named class or function: (its qualified name, the cast's span, the names
+    the float16 model is bound to)."""
+    out = []
+    chained = {id(s.receiver): s for s in index.calls if isinstance(s.receiver, cst.Call)}
+    for site in index.calls:
+        if site.method == "half" and not site.node.args:
+            pass
+        elif site.method == "to" and any(
+            d.value == "float16" for a in site.node.args for d in dtypes(evaluator.values(a.value, site.scope))
+        ):
+            pass
+        else:
+            continue
+        receiver = site.receiver
+        targets = tuple(site.assigned_to)
+        outer = chained.get(id(site.node))
+        while outer is not None:  # `m = Model().half().to(device)`
+            targets += tuple(outer.assigned_to)
+            outer = chained.get(id(outer.node))
+        if isinstance(receiver, (cst.Name, cst.Attribute)) and dotted(receiver):
+            targets += (dotted(receiver),)
+        if isinstance(receiver, cst.Name):
+            values = [b.value for b in _bindings(site.scope, receiver.value)]
+            receiver = next((v for v in values if isinstance(v, cst.Call)), None)
+        made = index.call_of(receiver) if isinstance(receiver, cst.Call) else None
+        if made is not None:
+            out.append((made.qualname or "", index.span(site.node), targets))
+    return tuple(out)

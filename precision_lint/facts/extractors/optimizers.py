@@ -1,0 +1,118 @@
+"""Facts about Adam-family optimizers and their ``eps`` (read by MP104).
+
+Recorded per file, unjudged: each construction of an Adam-family optimizer
+(torch, transformers, bitsandbytes) with the possible values of its ``eps``
+(its default when not given), where a fix edits or adds it, and the names whose
+``.parameters()`` it updates (``model.parameters()``, a list or param groups built
+from ``model.named_parameters()``). Whether those parameters are float16 is
+judged with the weights facts.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from ...diagnostics import Span
+from ..evaluate import Evaluator
+from ..index import ModuleIndex, keyword, positional
+from ..values import CONST
+from .precision import _insertion
+
+SECTION = "optimizers"
+EVIDENCE = re.compile(r"Adam")
+EMPTY = ()
+
+DEFAULT_EPS = 1e-8
+ADAM_FAMILY = frozenset(
+    {
+        "torch.optim.Adam", "torch.optim.AdamW", "torch.optim.adam.Adam", "torch.optim.adamw.AdamW",
+        "torch.optim.NAdam", "torch.optim.RAdam", "torch.optim.Adamax",
+        "transformers.AdamW", "transformers.optimization.AdamW",
+        "bitsandbytes.optim.Adam", "bitsandbytes.optim.AdamW", "bitsandbytes.optim.Adam32bit",
+        "bitsandbytes.optim.AdamW32bit", "bitsandbytes.optim.PagedAdam", "bitsandbytes.optim.PagedAdamW",
+        "bitsandbytes.optim.PagedAdamW32bit",
+    }
+)
+EPS_POSITION = 3  # (params, lr, betas, eps, ...) in every optimizer above
+_PARAMS_OF = re.compile(r"([A-Za-z_][\w.]*)\.(?:named_)?parameters\(")
+
+
+@dataclass(frozen=True)
+class AdamSite:
+    callee: str
+    span: Span  # the call
+    func_span: Span
+    eps: Tuple[Optional[float], ...]  # possible values (None: not a known number)
+    eps_span: Optional[Span]  # the eps value as written (None: the default is used)
+    eps_text: str
+    insert_at: int  # where `eps=` can be added
+    insert_style: str  # see PrecisionSite.keyword_text
+    owners: Tuple[str, ...]  # `model` for `model.parameters()`
+    scope: str
+
+    def keyword_text(self, name: str, value: str) -> str:
+        style = self.insert_style
+        if style == "first":
+            return f"{name}={value}"
+        if style == "comma":
+            return f", {name}={value}"
+        if style == "after-comma":
+            return f" {name}={value},"
+        if style.startswith(","):
+            return f"{style}{name}={value}"
+        return f"{style}{name}={value},"
+
+
+def _owners(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope) -> Tuple[str, ...]:
+    if expr is None:
+        return ()
+    texts = [index.text(expr)]
+    if isinstance(expr, cst.Name):  # `params = [p for p in model.parameters() if ...]`
+        owner = scope.lookup_scope(expr.value)
+        for b in owner.assignments.get(expr.value, []) if owner is not None else []:
+            if b.value is not None:
+                texts.append(index.text(b.value))
+    found: List[str] = []
+    for text in texts:
+        for name in _PARAMS_OF.findall(text):
+            if name not in found:
+                found.append(name)
+    return tuple(found)
+
+
+def extract(index: ModuleIndex, evaluator: Evaluator):
+    out = []
+    for site in index.calls:
+        if site.qualname not in ADAM_FAMILY:
+            continue
+        args = positional(site.node)
+        given = keyword(site.node, "eps")
+        eps_expr = given.value if given is not None else (args[EPS_POSITION].value if len(args) > EPS_POSITION else None)
+        if eps_expr is None:
+            eps: Tuple[Optional[float], ...] = (DEFAULT_EPS,)
+        else:
+            eps = tuple(
+                float(v.value) if v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool) else None
+                for v in evaluator.values(eps_expr, site.scope)
+            ) or (None,)
+        params = keyword(site.node, "params")
+        params_expr = params.value if params is not None else (args[0].value if args else None)
+        insert_at, style = _insertion(index, site.node)
+        out.append(
+            AdamSite(
+                site.qualname,
+                index.span(site.node),
+                index.span(site.node.func),
+                eps,
+                index.span(eps_expr) if eps_expr is not None else None,
+                index.text(eps_expr) if eps_expr is not None else "",
+                insert_at,
+                style,
+                _owners(index, params_expr, site.scope),
+                site.scope.code_scope().qualname,
+            )
+        )
+    return tuple(out)

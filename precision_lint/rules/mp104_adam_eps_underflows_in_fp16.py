@@ -1,0 +1,77 @@
+"""MP104 adam-eps-underflows-in-fp16: Adam's eps is 0 for float16 parameters.
+
+Adam divides by ``sqrt(v) + eps``. For float16 parameters, torch keeps the moment
+estimates in float16 too, and float16's smallest positive value is 2**-24 ≈ 6e-8:
+the default ``eps=1e-8`` rounds to exactly 0. Wherever a gradient is 0 (an
+embedding row not in the batch, a masked position) or so small that its square
+underflows, the update is ``0 / 0`` or ``m / 0``: NaN or inf in the parameters
+after the first ``optimizer.step()``, and ``loss=nan`` from the next step on.
+Nothing raises. This reproduces on CPU with a ``.half()`` model and
+``torch.optim.AdamW``.
+
+Two ways out, both changing the run (so the fix is unsafe): keep float32 master
+weights (MP101's ``fp32-master`` plan: weights in float32, fp16 only under
+autocast), or an eps float16 can hold — the fix writes ``eps=1e-4``.
+"""
+from __future__ import annotations
+
+
+from ..diagnostics import UNSAFE, Fix, Related
+from .base import Rule, RuleContext, insert, replace
+
+FP16_SMALLEST = 2.0 ** -24  # smallest positive float16 (subnormal)
+SAFE_EPS = "1e-4"
+
+
+def _half_owners(ctx: RuleContext):
+    """Names bound to float16 models in this file, with where they become float16."""
+    found = {}
+    for site in ctx.facts.section("weights"):
+        if "float16" in site.dtypes:
+            for target in site.targets:
+                found.setdefault(target, Related(ctx.path, site.span, "float16 parameters made here"))
+    casts = ctx.facts.section("half_constants")
+    for _, span, targets in casts["half_casts"] if casts else ():
+        for target in targets:
+            found.setdefault(target, Related(ctx.path, span, "float16 parameters made here"))
+    return found
+
+
+class AdamEpsUnderflowsInFp16(Rule):
+    code = "MP104"
+    name = "adam-eps-underflows-in-fp16"
+    summary = "Adam/AdamW updating float16 parameters with eps below float16's smallest value (default 1e-8): NaN parameters"
+    evidence = (r"Adam",)
+    fix_availability = "always"
+    fix_applicability = UNSAFE
+
+    def check(self, ctx: RuleContext):
+        sites = ctx.facts.section("optimizers")
+        if not sites:
+            return
+        owners = None
+        for site in sites:
+            if not site.owners or not all(e is not None and e < FP16_SMALLEST for e in site.eps):
+                continue
+            if owners is None:
+                owners = _half_owners(ctx)
+            model = next((o for o in site.owners if o in owners), None)
+            if model is None:
+                continue
+            yield self._finding(ctx, site, model, owners[model])
+
+    def _finding(self, ctx: RuleContext, site, model: str, where: Related):
+        name = site.callee.rsplit(".", 1)[-1]
+        eps = f"eps={site.eps_text}" if site.eps_span is not None else "the default eps=1e-8"
+        message = (
+            f"`{name}` updates the float16 parameters of `{model}` with {eps}, which rounds to 0 in float16 "
+            f"(smallest value ≈ 6e-8): where a gradient is 0 or tiny, `sqrt(v) + eps` is 0 and the first "
+            f"step writes NaN/inf into the parameters (`loss=nan` afterwards); keep float32 master weights "
+            f"(MP101 `fp32-master`) or use `eps={SAFE_EPS}`"
+        )
+        if site.eps_span is not None:
+            edit = replace(site.eps_span, SAFE_EPS)
+        else:
+            edit = insert(site.insert_at, site.keyword_text("eps", SAFE_EPS))
+        fix = Fix(UNSAFE, f"Use `eps={SAFE_EPS}` (representable in float16)", (edit,))
+        return ctx.diagnostic(self.code, site.func_span, message, fix, (where,))

@@ -1,0 +1,129 @@
+"""MP203 bf16-guard-counts-emulation: a bf16 guard that is also true on T4/V100.
+
+Since torch 2.3, ``torch.cuda.is_bf16_supported()`` takes
+``including_emulation=True`` by default: on a GPU below compute capability 8.0
+(P100, V100, T4, TITAN RTX) it returns True as soon as a bfloat16 tensor can be
+*allocated*. transformers' ``is_torch_bf16_gpu_available()`` and accelerate's
+``is_bf16_available()`` call it, so transformers no longer raises
+``ValueError: Your setup doesn't support bf16/gpu.`` either. The guard most code
+writes — ``torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16``
+— therefore picks bf16 on a T4: the run is emulated (several times slower than
+fp16 on the same card), and convolutions fail, since cuDNN has no bf16 engines
+below sm80.
+
+The fix asks for native bf16: ``torch.cuda.is_bf16_supported(including_emulation=False)``
+(safe: identical on Ampere+, on CPU and on ROCm), or, for the library helpers,
+the precision plan's capability probe (unsafe: those helpers also answer for
+XPU/NPU/MPS, where the probe is False).
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Iterable, Optional, Tuple
+
+from ..config import installed_version
+from ..diagnostics import SAFE, UNSAFE, Fix, Related
+from ..plan import capability_probe, ensure_torch, probe_expression
+from ..facts.values import CAPABILITY, COND, CONST, DTYPE
+from .base import Rule, RuleContext, insert, replace
+
+EMULATION_SINCE = (2, 3)  # torch versions before it answer for native bf16 only
+BF16_STRINGS = ("bf16", "bf16-mixed", "bf16-true", "bfloat16")
+
+
+@lru_cache(maxsize=1)
+def torch_version() -> Optional[Tuple[int, ...]]:
+    """The installed torch, from its metadata (nothing is imported); None: unknown (newest)."""
+    return installed_version("torch")
+
+
+def _selections(ctx: RuleContext) -> Iterable[tuple]:
+    """Every bf16 choice of the file: (the texts that decide it, the expression that makes it,
+    where the chosen value is written, what it is)."""
+    for site in ctx.facts.section("precision"):
+        for name, arg in site.args:
+            for v in arg.values:
+                texts = tuple(g.text for g in v.guards)
+                shown = f"`{name}={arg.value_text}`"
+                if v.kind == DTYPE and v.value == "bfloat16":
+                    yield texts, arg.value_span, v.origin, shown
+                elif v.kind == CONST and isinstance(v.value, str) and v.value.lower() in BF16_STRINGS:
+                    yield texts, arg.value_span, v.origin, shown
+                elif name == "bf16" and (v.kind in (CAPABILITY, COND) or (v.kind == CONST and v.value is True)):
+                    yield texts + (v.text,), arg.value_span, v.origin, shown
+    for site in ctx.facts.section("weights"):
+        for v in site.values:
+            if v.kind == DTYPE and v.value == "bfloat16":
+                yield tuple(g.text for g in v.guards), site.edit_span or site.span, v.origin, "bfloat16 weights"
+
+
+def _within(inner, outer) -> bool:
+    return inner is not None and outer is not None and outer.start <= inner.start and inner.end <= outer.end
+
+
+def _decides(probe, selection) -> bool:
+    """Whether the probe call decides this bf16 choice: the choice's condition is the call itself
+    (written in the choice, or in the assignment that also writes the chosen value), or a name
+    the call's result is assigned to."""
+    texts, region, origin, _ = selection
+    for text in texts:
+        if not text:
+            continue
+        if probe.text in text and (
+            _within(probe.span, region)
+            or _within(origin, probe.statement)
+            # a condition followed through a name (`bf16=use_bf16`) to the assignment of the call
+            or (origin is None and probe.statement is not None)
+        ):
+            return True
+        if any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text) for n in probe.names):
+            return True
+    return False
+
+
+class Bf16GuardCountsEmulation(Rule):
+    code = "MP203"
+    name = "bf16-guard-counts-emulation"
+    summary = "bf16 chosen by `torch.cuda.is_bf16_supported()` / `is_torch_bf16_gpu_available()`, which are True on T4/V100 (emulated bf16)"
+    evidence = (r"is_bf16_supported", r"is_torch_bf16_gpu_available", r"is_bf16_available")
+    fix_availability = "always"
+    fix_applicability = SAFE
+
+    def check(self, ctx: RuleContext):
+        probes = ctx.facts.section("bf16_probes")
+        if not probes:
+            return
+        version = torch_version()
+        if version is not None and version < EMULATION_SINCE:
+            return  # is_bf16_supported() still required compute capability 8.0 there
+        selections = list(_selections(ctx))
+        for probe in probes:
+            chosen = next((sel for sel in selections if _decides(probe, sel)), None)
+            if chosen is None:
+                continue
+            yield self._finding(ctx, probe, chosen[2] or chosen[1], chosen[3])
+
+    def _finding(self, ctx: RuleContext, probe, span, what):
+        shown = probe.callee.rsplit(".", 1)[-1]
+        message = (
+            f"`{shown}()` also returns True where bf16 is only emulated (T4, V100, P100: compute capability "
+            f"< 8.0), so this guard picks bf16 there: a run several times slower than fp16, and convolutions "
+            f"fail (cuDNN has no bf16 engines below sm80)"
+        )
+        related = (Related(ctx.path, span, f"bf16 chosen here: {what}"),)
+        if probe.library == "torch":
+            added = ", including_emulation=False" if probe.has_args else "including_emulation=False"
+            fix = Fix(SAFE, "Ask for native bf16: `including_emulation=False`", (insert(probe.close, added),))
+            message += "; pass `including_emulation=False`"
+        else:
+            name, edits = capability_probe(ctx.facts)
+            layout = ctx.facts.layout
+            own = next((p for p in (layout.probes if layout else ()) if p.name == name), None)
+            if name in probe.names or (own is not None and own.span.start <= probe.span.start < own.span.end):
+                # the call defines the probe itself: write the check in its place
+                torch, edits = ensure_torch(ctx.facts)
+                name = f"({probe_expression(torch)})"
+            fix = Fix(UNSAFE, f"Use the native-bf16 probe `{name}`", (replace(probe.span, name),) + tuple(edits))
+            message += f"; check the compute capability instead (`{probe_expression('torch')}`)"
+        return ctx.diagnostic(self.code, probe.span, message, fix, related)

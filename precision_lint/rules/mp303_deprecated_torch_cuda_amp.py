@@ -1,0 +1,148 @@
+"""MP303 deprecated-torch-cuda-amp: ``torch.cuda.amp.*`` instead of ``torch.amp.*``.
+
+torch 2.4 deprecated the CUDA-only AMP entry points in favour of the
+device-generic ones, and every call now warns::
+
+    FutureWarning: `torch.cuda.amp.GradScaler(args...)` is deprecated. Please use
+    `torch.amp.GradScaler('cuda', args...)` instead.
+
+(the same for ``autocast`` and ``custom_fwd``/``custom_bwd``, which want
+``device_type='cuda'``). The old names are thin wrappers slated for removal.
+The fix rewrites each use to ``torch.amp`` with the device made explicit,
+keeping every argument and comment: ``torch.cuda.amp.autocast(True,
+torch.float16)`` becomes ``torch.amp.autocast("cuda", enabled=True,
+dtype=torch.float16)`` because the new signature puts ``dtype`` before
+``enabled``.
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional, Tuple
+
+from ..diagnostics import SAFE, Edit, Fix
+from ..plan import ensure_torch
+from .base import Rule, RuleContext, insert, replace
+
+OLD = "torch.cuda.amp"
+AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's order
+DEVICE = '"cuda"'
+
+
+class DeprecatedTorchCudaAmp(Rule):
+    code = "MP303"
+    name = "deprecated-torch-cuda-amp"
+    summary = "`torch.cuda.amp.GradScaler/autocast/custom_fwd/custom_bwd` are deprecated: use `torch.amp` with the device"
+    evidence = (r"\bamp\b",)
+    fix_availability = "sometimes"
+    fix_applicability = SAFE
+
+    def check(self, ctx: RuleContext):
+        section = ctx.facts.section("cuda_amp")
+        if not section:
+            return
+        uses = section["uses"]
+        rewritable = self._rewritable_imports(ctx, section["imports"], uses)
+        for use in uses:
+            if use.version_gated:
+                continue  # the fallback for torch versions without torch.amp: meant to be there
+            yield self._finding(ctx, use, rewritable)
+
+    # --- imports ----------------------------------------------------------------
+    def _rewritable_imports(self, ctx: RuleContext, imports, uses) -> Dict[str, Edit]:
+        """Local names whose import can move to ``torch.amp`` as it is (every mention of the
+        name in the file is the import itself or a use this rule rewrites), with that edit."""
+        out: Dict[str, Edit] = {}
+        for imp in imports:
+            edit = self._import_edit(imp)
+            if edit is None:
+                continue
+            locals_ = [local for local, _ in imp.bindings]
+            if all(self._only_rewritten_mentions(ctx, local, imp, uses) for local in locals_):
+                for local in locals_:
+                    out[local] = edit
+        return out
+
+    @staticmethod
+    def _import_edit(imp) -> Optional[Edit]:
+        from ..facts.extractors.cuda_amp import NAMES
+
+        if imp.kind == "import":
+            span = imp.alias_spans[0]
+            if imp.module_text != OLD:
+                return None
+            return replace(span, "torch.amp")
+        if imp.module_text == OLD and all(full.rsplit(".", 1)[-1] in NAMES for _, full in imp.bindings):
+            return replace(imp.module_span, "torch.amp")
+        if imp.module_text == "torch.cuda" and all(full == OLD for _, full in imp.bindings):
+            return replace(imp.module_span, "torch")
+        return None
+
+    @staticmethod
+    def _only_rewritten_mentions(ctx: RuleContext, local: str, imp, uses) -> bool:
+        word = re.compile(rf"\b{re.escape(local)}\b")
+        mine = [u for u in uses if u.head == local]
+        if any(u.func_text not in (local, f"{local}.{u.name}") for u in mine):
+            return False
+        expected = len(word.findall(imp.text)) + sum(len(word.findall(u.func_text)) for u in uses)
+        return len(word.findall(ctx.source)) == expected
+
+    # --- uses -------------------------------------------------------------------
+    def _callee(self, ctx: RuleContext, use, rewritable) -> Tuple[str, Tuple[Edit, ...]]:
+        """The new callee text, with the edits (an import) it needs."""
+        if use.head_binds == "torch" and use.func_text.startswith(f"{use.head}.cuda.amp."):
+            return f"{use.head}.amp.{use.name}", ()
+        if use.head in rewritable and use.head_binds.startswith(OLD):
+            return use.func_text, (rewritable[use.head],)
+        torch, edits = ensure_torch(ctx.facts)
+        return f"{torch}.amp.{use.name}", edits
+
+    def _argument_edits(self, use) -> Optional[List[Edit]]:
+        edits: List[Edit] = []
+        if use.name in ("custom_fwd", "custom_bwd"):
+            keyword = f"device_type={DEVICE}"
+            if not use.args:
+                return [insert(use.open_paren, keyword)]
+            first_kw = next((a for a in use.args if a[1] is not None and a[1] != "*"), None)
+            if first_kw is not None:
+                return [insert(first_kw[0], f"{keyword}, ")]
+            return [insert(use.args[-1][2], f", {keyword}")]
+        if not use.args:
+            return [insert(use.open_paren, DEVICE)]
+        if use.name == "autocast":
+            position = 0
+            for start, kw, _ in use.args:
+                if kw == "*":
+                    return None  # positions after a splat are unknown
+                if kw is None:
+                    if position >= len(AUTOCAST_POSITIONAL):
+                        return None
+                    edits.append(insert(start, f"{AUTOCAST_POSITIONAL[position]}="))
+                    position += 1
+        first = use.args[0][0]
+        if edits and edits[0].start == first:
+            edits[0] = insert(first, f"{DEVICE}, {edits[0].content}")
+        else:
+            edits.insert(0, insert(first, f"{DEVICE}, "))
+        return edits
+
+    def _finding(self, ctx: RuleContext, use, rewritable):
+        old = f"{OLD}.{use.name}"
+        if use.name in ("custom_fwd", "custom_bwd"):
+            new = f"torch.amp.{use.name}(..., device_type='cuda')"
+        else:
+            new = f"torch.amp.{use.name}('cuda', ...)"
+        message = (
+            f"`{old}` is deprecated (`FutureWarning: `{old}(args...)` is deprecated`) and will be "
+            f"removed; use `{new}`"
+        )
+        callee, extra = self._callee(ctx, use, rewritable)
+        if use.is_call:
+            arg_edits = self._argument_edits(use)
+            if arg_edits is None:
+                return ctx.diagnostic(self.code, use.func_span, message + " (no fix: arguments through `*args`)")
+            edits = [replace(use.func_span, callee)] if callee != use.func_text else []
+            edits += arg_edits
+        else:
+            edits = [replace(use.func_span, f"{callee}(device_type={DEVICE})")]
+        fix = Fix(SAFE, f"Use `{new}`", tuple(edits) + tuple(extra))
+        return ctx.diagnostic(self.code, use.func_span, message, fix)

@@ -1,0 +1,147 @@
+"""MP402 fp16-overflowing-constant: a mask or eps constant that float16 cannot hold.
+
+float16's largest finite value is 65504 and its smallest positive one about
+6e-8. Masking code written for float32 uses -1e9 or -1e20 as "minus infinity",
+and normalisation code adds eps = 1e-8; on a float16 tensor (a ``.half()``
+model, fp16 weights, an fp16 autocast region):
+
+- ``scores.masked_fill(mask, -1e9)`` raises
+  ``RuntimeError: value cannot be converted to type c10::Half without overflow``;
+- ``torch.where(mask, scores, -1e10)``, ``scores[mask] = -1e20`` and an additive
+  mask ``(1.0 - mask) * -1e9`` (mask cast to the model's dtype) silently give
+  ``-inf``: a fully masked row then softmaxes to NaN;
+- ``x / (norm + 1e-8)`` adds 0 — eps rounds away, and a zero norm gives inf.
+
+The fix for the masking calls and assignments is ``torch.finfo(<tensor>.dtype).min``
+(``.max`` for a positive constant): the most negative value of the tensor's own
+dtype, what transformers' models use. Additive masks and eps terms are reported
+without a fix (the operand's dtype may be an integer one, and a larger eps
+changes float32 results).
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from ..diagnostics import SAFE, Fix, Related
+from ..plan import ensure_torch
+from .base import Rule, RuleContext, replace
+from .mp101_fp16_weights_under_loss_scaling import scaling_reason
+
+OVERFLOW = "RuntimeError: value cannot be converted to type c10::Half without overflow"
+MODEL_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
+
+
+def _is_model_class(name: str) -> bool:
+    return name in MODEL_BASES or name.startswith("transformers.") and name.rsplit(".", 1)[-1].endswith(
+        ("Model", "PreTrainedModel", "Attention", "Layer", "Block", "MLP")
+    )
+
+
+class Fp16OverflowingConstant(Rule):
+    code = "MP402"
+    name = "fp16-overflowing-constant"
+    summary = "masking/eps constant outside float16's range (-1e9, 1e-8) on a tensor that may be float16"
+    evidence = (r"\d[eE]-?\d", r"\d{6,}", r"\bhalf\b", r"float16", r"fp16", r"autocast", r"GradScaler", r"mixed_precision")
+    fix_availability = "sometimes"
+    fix_applicability = SAFE
+
+    def check(self, ctx: RuleContext):
+        section = ctx.facts.section("half_constants")
+        if not section:
+            return
+        unit_reason = None
+        for const in section["constants"]:
+            reason, related = self._why_half(ctx, const)
+            model_class = const.klass or self._called_from_model(ctx, const.scope)
+            if reason is None and model_class and (const.kind != "additive" or const.cast):
+                if unit_reason is None:
+                    unit_reason = self._unit_fp16(ctx) or ("", None, "")
+                if unit_reason[0] and self._model_code(ctx, model_class, weights_only=const.kind == "eps", found=unit_reason):
+                    reason, related = f"model code, and {unit_reason[0]}", unit_reason[1]
+            if reason is None:
+                continue
+            yield self._finding(ctx, const, reason, related)
+
+    # --- may the tensor be float16? --------------------------------------------------
+    def _why_half(self, ctx: RuleContext, const) -> Tuple[Optional[str], Optional[Related]]:
+        if "half-tensor" in const.evidence:
+            return "the tensor is float16", None
+        if "autocast" in const.evidence and (const.kind != "additive" or const.cast):
+            return "inside an fp16 autocast region", None
+        return None, None
+
+    @staticmethod
+    def _called_from_model(ctx: RuleContext, function: str) -> str:
+        """A class of this file whose methods call ``function`` (a masking helper of model code)."""
+        for caller, callee in ctx.facts.call_edges:
+            if callee == function and caller.count(".") >= 1:
+                klass = caller.rsplit(".", 1)[0]
+                if ctx.facts.class_named(klass) is not None:
+                    return klass
+        return ""
+
+    def _model_code(self, ctx: RuleContext, klass: str, weights_only: bool, found) -> bool:
+        if weights_only and found[2] != "weights":
+            return False
+        return ctx.project.symbols.class_inherits(klass, _is_model_class, ctx.facts)
+
+    def _unit_fp16(self, ctx: RuleContext):
+        """How the training run this file belongs to makes model tensors float16, if it does:
+        (description, related location, "weights" or "amp"); float16 weights first, then fp16
+        autocast, then the switches that turn it on (``fp16=True``, ``mixed_precision="fp16"``,
+        a ``GradScaler``)."""
+        found = []
+        for entry in ctx.project.units_containing(ctx.facts):
+            for module in ctx.project.unit_modules(entry):
+                for site in module.section("weights"):
+                    if "float16" in site.dtypes:
+                        where = Related(module.path, site.span, "float16 weights here")
+                        found.append((0, "the run loads float16 weights", where, "weights"))
+                casts = module.section("half_constants")
+                for qualname, span, _ in casts["half_casts"] if casts else ():
+                    if qualname and ctx.project.symbols.class_inherits(qualname, _is_model_class, module):
+                        where = Related(module.path, span, "the model is cast to float16 here")
+                        found.append((0, "the run casts the model to float16", where, "weights"))
+                for site in module.section("precision"):
+                    if site.kind == "autocast":
+                        dtype = site.arg("dtype")
+                        if dtype is None or any(getattr(v, "value", None) == "float16" for v in dtype.values):
+                            where = Related(module.path, site.span, "fp16 autocast here")
+                            found.append((1, "the run uses fp16 autocast", where, "amp"))
+                        continue
+                    text = scaling_reason(site, module, ctx.project)
+                    if text:
+                        rank = 3 if site.kind == "grad-scaler" else 2
+                        where = Related(module.path, site.span, "fp16 switched on here")
+                        found.append((rank, f"the run uses {text}", where, "amp"))
+        if not found:
+            return None
+        best = min(found, key=lambda f: (f[0], f[2].path, f[2].span.start))
+        return best[1:]
+
+    # --- the finding ------------------------------------------------------------------
+    def _finding(self, ctx: RuleContext, const, reason: str, related: Optional[Related]):
+        shown = const.text
+        if const.kind == "masked_fill":
+            what = f"`masked_fill(..., {shown})` raises `{OVERFLOW}` on a float16 tensor"
+        elif const.kind == "where":
+            what = f"`torch.where(..., {shown})` turns into -inf on a float16 tensor (a fully masked row softmaxes to NaN)"
+        elif const.kind == "subscript":
+            what = f"`{const.tensor}[...] = {shown}` stores -inf in a float16 tensor (a fully masked row softmaxes to NaN)"
+        elif const.kind == "additive":
+            what = f"the additive mask constant `{shown}` overflows to -inf in float16 (a fully masked row softmaxes to NaN)"
+        else:
+            what = f"`+ {shown}` adds 0 in float16 (its smallest positive value is about 6e-8), so it guards nothing"
+        message = f"{what} ({reason})" + ("; float16 holds at most ±65504" if const.kind != "eps" else "")
+        fix = None
+        if const.kind in ("masked_fill", "where", "subscript") and const.tensor:
+            torch, edits = ensure_torch(ctx.facts)
+            bound = "min" if const.value < 0 else "max"
+            new = f"{torch}.finfo({const.tensor}.dtype).{bound}"
+            message += f"; use `{new}`"
+            fix = Fix(SAFE, f"Use `{new}`", (replace(const.span, new),) + tuple(edits))
+        elif const.kind == "additive":
+            message += "; use `torch.finfo(<the scores>.dtype).min`"
+        else:
+            message += "; compute in float32 or use an eps float16 can hold (1e-4 … 1e-6)"
+        return ctx.diagnostic(self.code, const.span, message, fix, (related,) if related else ())

@@ -1,0 +1,160 @@
+"""MP102 conflicting-precision-flags: one config, options, late assignments, DeepSpeed JSON."""
+import json
+
+import pytest
+
+from conftest import dedent, fix, lint
+from precision_lint.engine import check_paths
+
+CODE = "MP102"
+
+
+def test_both_literally_true_is_fixed_with_the_plan():
+    src = """
+    import torch
+    from transformers import TrainingArguments
+    args = TrainingArguments(output_dir="o", fp16=True, bf16=True)  # merged recipes
+    """
+    (d,) = lint(src, CODE)
+    assert "At most one of fp16 and bf16 can be True, but not both" in d.message
+    assert d.related and d.related[0].span.col == d.span.col - len("fp16=True, ")
+    fixed = fix(src, CODE)
+    assert fixed == dedent("""
+    import torch
+    from transformers import TrainingArguments
+
+    # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+    BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+    args = TrainingArguments(output_dir="o", fp16=torch.cuda.is_available() and not BF16_OK, bf16=BF16_OK)  # merged recipes
+    """)
+    assert not lint(fixed, CODE)
+    assert fix(src) == fixed  # with every rule's fixes (MP201 also reports bf16=True): one plan
+    assert not lint(fixed)
+
+
+@pytest.mark.parametrize(
+    "src, line",
+    [
+        (  # a merged dict, and a machine check next to a hard-coded flag (both on an A100)
+            """
+            import torch
+            from transformers import TrainingArguments
+            base = dict(output_dir="o", fp16=True)
+            args = TrainingArguments(**base, bf16=torch.cuda.is_bf16_supported(including_emulation=False))
+            """,
+            4,
+        ),
+        (  # an option that defaults to on, and a switch for the other
+            """
+            import argparse
+            from transformers import TrainingArguments
+            p = argparse.ArgumentParser()
+            p.add_argument("--fp16", action="store_true", default=True)
+            p.add_argument("--bf16", action="store_true")
+            opts = p.parse_args()
+            args = TrainingArguments("o", fp16=opts.fp16, bf16=opts.bf16)
+            """,
+            7,
+        ),
+        (  # set after construction: not validated again
+            """
+            from transformers import TrainingArguments
+            args = TrainingArguments("o", fp16=True)
+            args.bf16 = True
+            """,
+            3,
+        ),
+        (  # TRL configs are training arguments too
+            """
+            from trl import SFTConfig
+            cfg = SFTConfig(output_dir="o", bf16=True, fp16=True)
+            """,
+            2,
+        ),
+    ],
+)
+def test_reported(src, line):
+    (d,) = lint(src, CODE)
+    assert d.span.line == line
+    assert d.fix is None or "BF16_OK" in fix(src, CODE)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # the precision plan's pair is exclusive
+        """
+        import torch
+        from transformers import TrainingArguments
+        OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+        args = TrainingArguments("o", bf16=OK, fp16=torch.cuda.is_available() and not OK)
+        """,
+        # opposite branches of one test
+        """
+        from transformers import TrainingArguments
+        args = TrainingArguments("o", fp16=True if big else False, bf16=False if big else True)
+        """,
+        # two switches that are both off by default: the user's choice
+        """
+        import argparse
+        from transformers import TrainingArguments
+        p = argparse.ArgumentParser()
+        p.add_argument("--fp16", action="store_true")
+        p.add_argument("--bf16", action="store_true")
+        opts = p.parse_args()
+        args = TrainingArguments("o", fp16=opts.fp16, bf16=opts.bf16)
+        """,
+        # bf16 is the negation of the user's --fp16 switch (seed 001's script), reassigned on old GPUs
+        """
+        import argparse
+        import torch
+        from transformers import TrainingArguments
+        p = argparse.ArgumentParser()
+        p.add_argument("--fp16", action="store_true")
+        args = p.parse_args()
+        use_bf16 = not args.fp16
+        use_fp16 = args.fp16
+        if use_bf16 and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] < 8:
+            use_bf16 = False
+            use_fp16 = True
+        training_args = TrainingArguments("o", bf16=use_bf16, fp16=use_fp16)
+        """,
+        # one flag only
+        "from transformers import TrainingArguments\nargs = TrainingArguments('o', fp16=True, bf16=False)\n",
+        # not a training config
+        "def f(**kw): pass\nf(fp16=True, bf16=True)\n",
+    ],
+)
+def test_negatives(src):
+    assert not lint(src, CODE)
+
+
+def _check_tree(root, name="train.py"):
+    return [d for d in check_paths([str(root / name)], select=[CODE])]
+
+
+@pytest.mark.parametrize(
+    "ds, flags, expected",
+    [
+        ({"fp16": {"enabled": True}}, "bf16=True", ["fp16"]),  # ds fp16 on, TrainingArguments fp16 off
+        ({"fp16": {"enabled": "true"}}, "fp16=True", ["fp16"]),  # a string is never True
+        ({"bf16": {"enabled": False}}, "bf16=True", ["bf16"]),
+        ({"fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"}}, "bf16=True", []),
+        ({"fp16": {"enabled": True}}, "fp16=True", []),
+    ],
+)
+def test_deepspeed_config_against_training_arguments(tree, ds, flags, expected):
+    root = tree({
+        "train.py": f"""
+        from transformers import TrainingArguments
+        args = TrainingArguments("o", deepspeed="ds_config.json", {flags})
+        """,
+    })
+    (root / "ds_config.json").write_text(json.dumps(ds, indent=2))
+    found = _check_tree(root)
+    assert [d.message.split("`")[3].split(".")[0] for d in found] == expected
+    for d in found:
+        assert "mismatch TrainingArguments values" in d.message
+        (rel,) = d.related
+        assert rel.path.endswith("ds_config.json") and rel.span.line >= 2

@@ -1,0 +1,218 @@
+"""MP103 clip-before-unscale: before/after for the loop shapes, and the negatives."""
+import pytest
+
+from conftest import dedent, fix, lint
+
+CODE = "MP103"
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (  # plain step; comments kept
+            """
+            import torch
+            scaler = torch.amp.GradScaler("cuda")
+            def step(model, opt, x):
+                scaler.scale(model(x)).backward()
+                # keep the norm in check
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                scaler.step(opt)
+                scaler.update()
+            """,
+            """
+            import torch
+            scaler = torch.amp.GradScaler("cuda")
+            def step(model, opt, x):
+                scaler.scale(model(x)).backward()
+                # keep the norm in check
+                scaler.unscale_(opt)
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                scaler.step(opt)
+                scaler.update()
+            """,
+        ),
+        (  # gradient accumulation: the clip in the branch that steps
+            """
+            from torch import nn
+            from torch.amp import GradScaler
+            def train(model, optimizer, loader, accum):
+                scaler = GradScaler()
+                for i, x in enumerate(loader):
+                    loss = model(x) / accum
+                    scaler.scale(loss).backward()
+                    if (i + 1) % accum == 0:
+                        nn.utils.clip_grad_value_(model.parameters(), 0.5)
+                        scaler.step(optimizer)
+                        scaler.update()
+                        optimizer.zero_grad()
+            """,
+            """
+            from torch import nn
+            from torch.amp import GradScaler
+            def train(model, optimizer, loader, accum):
+                scaler = GradScaler()
+                for i, x in enumerate(loader):
+                    loss = model(x) / accum
+                    scaler.scale(loss).backward()
+                    if (i + 1) % accum == 0:
+                        scaler.unscale_(optimizer)
+                        nn.utils.clip_grad_value_(model.parameters(), 0.5)
+                        scaler.step(optimizer)
+                        scaler.update()
+                        optimizer.zero_grad()
+            """,
+        ),
+        (  # an unscale_ that comes too late is moved; a scaler attribute, the step in a loop before backward
+            """
+            import torch
+            class Loop:
+                def __init__(self):
+                    self.scaler = torch.cuda.amp.GradScaler()
+                def run(self, batches):
+                    for x in batches:
+                        if self.ready:
+                            torch.nn.utils.clip_grad_norm_(self.params, self.max_norm)
+                            self.scaler.unscale_(self.opt)
+                            self.scaler.step(self.opt)
+                            self.scaler.update()
+                        self.scaler.scale(self.loss(x)).backward()
+            """,
+            """
+            import torch
+            class Loop:
+                def __init__(self):
+                    self.scaler = torch.cuda.amp.GradScaler()
+                def run(self, batches):
+                    for x in batches:
+                        if self.ready:
+                            self.scaler.unscale_(self.opt)
+                            torch.nn.utils.clip_grad_norm_(self.params, self.max_norm)
+                            self.scaler.step(self.opt)
+                            self.scaler.update()
+                        self.scaler.scale(self.loss(x)).backward()
+            """,
+        ),
+        (  # two optimizers stepped by one scaler: both unscaled, once, before the first clip
+            """
+            def step(scaler, model, g_opt, d_opt, loss):
+                scaler.scale(loss).backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                torch.nn.utils.clip_grad_value_(model.parameters(), 1.0)
+                scaler.step(g_opt)
+                scaler.step(d_opt)
+                scaler.update()
+            import torch
+            """,
+            """
+            def step(scaler, model, g_opt, d_opt, loss):
+                scaler.scale(loss).backward()
+                scaler.unscale_(g_opt)
+                scaler.unscale_(d_opt)
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                torch.nn.utils.clip_grad_value_(model.parameters(), 1.0)
+                scaler.step(g_opt)
+                scaler.step(d_opt)
+                scaler.update()
+            import torch
+            """,
+        ),
+    ],
+)
+def test_fix(before, after):
+    assert lint(before, CODE)
+    fixed = fix(before, CODE)
+    assert fixed == dedent(after)
+    assert not lint(fixed, CODE)
+    assert fix(fixed, CODE) == fixed
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # the recipe: unscale_ first
+        """
+        import torch
+        scaler = torch.amp.GradScaler()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        """,
+        # no loss scaling at all
+        """
+        import torch
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        """,
+        # accelerate unscales inside its own clip_grad_norm_
+        """
+        accelerator.backward(loss)
+        accelerator.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        """,
+        # clipping after the step (of the next iteration's gradients? no: after zero_grad) is not between
+        """
+        import torch
+        scaler = torch.amp.GradScaler()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        """,
+        # a receiver that is not known to be a GradScaler (no update(), not bound to one)
+        """
+        import torch
+        helper.scale(loss).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        helper.step(opt)
+        """,
+    ],
+)
+def test_negatives(src):
+    assert not lint(src, CODE)
+
+
+def test_clip_in_a_loop_of_its_own_is_reported_without_a_fix():
+    src = """
+    import torch
+    scaler = torch.amp.GradScaler()
+    scaler.scale(loss).backward()
+    for group in opt.param_groups:
+        torch.nn.utils.clip_grad_norm_(group["params"], 1.0)
+    scaler.step(opt)
+    scaler.update()
+    """
+    (d,) = lint(src, CODE)
+    assert d.fix is None  # an unscale_ inside the loop would run twice: RuntimeError
+    assert "scaler.unscale_(opt)" in d.message
+    assert [r.span.line for r in d.related] == [3, 6]
+
+
+def test_clipping_scaled_gradients_is_measurably_wrong():
+    """What the rule is about, on CPU: the clip before unscale_ shrinks the applied gradient to
+    max_norm / scale; the fixed order applies exactly max_norm."""
+    torch = pytest.importorskip("torch")
+
+    def applied_norm(fixed: bool) -> float:
+        torch.manual_seed(0)
+        model = torch.nn.Linear(8, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=1.0)
+        scaler = torch.amp.GradScaler("cpu", init_scale=2.0**16)
+        seen = []
+        opt.register_step_pre_hook(
+            lambda o, a, k: seen.append(torch.cat([p.grad.flatten() for p in model.parameters()]).norm().item())
+        )
+        loss = (model(torch.randn(4, 8) * 100).square()).mean()
+        scaler.scale(loss).backward()
+        if fixed:
+            scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        return seen[0]
+
+    assert applied_norm(fixed=True) == pytest.approx(1.0, rel=1e-4)
+    assert applied_norm(fixed=False) < 1e-4

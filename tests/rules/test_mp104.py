@@ -1,0 +1,141 @@
+"""MP104 adam-eps-underflows-in-fp16: positives with the unsafe fix, negatives, the numerics."""
+import pytest
+
+from conftest import dedent, fix, lint
+
+CODE = "MP104"
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (  # the default eps, a model cast with .half() in a chain
+            """
+            import torch
+            from transformers import GPT2LMHeadModel
+            model = GPT2LMHeadModel(config).half().to("cuda")
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+            """,
+            """
+            import torch
+            from transformers import GPT2LMHeadModel
+            model = GPT2LMHeadModel(config).half().to("cuda")
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, eps=1e-4)
+            """,
+        ),
+        (  # an explicit tiny eps; float16 weights from from_pretrained; parameter groups
+            """
+            import torch
+            from torch.optim import Adam
+            from transformers import AutoModelForCausalLM
+            student = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+            groups = [{"params": [p for n, p in student.named_parameters() if "bias" not in n]}]
+            opt = Adam(groups, lr=1e-4, eps=1e-10)
+            """,
+            """
+            import torch
+            from torch.optim import Adam
+            from transformers import AutoModelForCausalLM
+            student = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+            groups = [{"params": [p for n, p in student.named_parameters() if "bias" not in n]}]
+            opt = Adam(groups, lr=1e-4, eps=1e-4)
+            """,
+        ),
+        (  # a project module cast in place; one argument per line
+            """
+            import torch
+            from torch import nn
+            class Net(nn.Module):
+                pass
+            net = Net()
+            net.half()
+            opt = torch.optim.AdamW(
+                net.parameters(),
+                lr=1e-3
+            )
+            """,
+            """
+            import torch
+            from torch import nn
+            class Net(nn.Module):
+                pass
+            net = Net()
+            net.half()
+            opt = torch.optim.AdamW(
+                net.parameters(),
+                lr=1e-3,
+                eps=1e-4
+            )
+            """,
+        ),
+    ],
+)
+def test_unsafe_fix(before, after):
+    (d,) = lint(before, CODE)
+    assert d.fix.applicability == "unsafe"
+    assert fix(before, CODE) == dedent(before)  # never applied without --unsafe-fixes
+    fixed = fix(before, CODE, unsafe=True)
+    assert fixed == dedent(after)
+    assert not lint(fixed, CODE)
+    assert fix(fixed, CODE, unsafe=True) == fixed
+
+
+def test_message_and_related_location():
+    src = """
+    import torch
+    model = MyModel().half()
+    opt = torch.optim.Adam(model.parameters())
+    """
+    (d,) = lint(src, CODE)
+    assert "default eps=1e-8" in d.message and "rounds to 0" in d.message and "fp32-master" in d.message
+    assert d.related[0].span.line == 2
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # float32 parameters
+        "import torch\nmodel = Net()\nopt = torch.optim.AdamW(model.parameters())\n",
+        # float16 model, but an eps float16 can hold
+        "import torch\nmodel = Net().half()\nopt = torch.optim.AdamW(model.parameters(), eps=1e-6)\n",
+        "import torch\nmodel = Net().half()\nopt = torch.optim.Adam(model.parameters(), 1e-3, (0.9, 0.999), 1e-4)\n",
+        # another model is float16; this optimizer updates the float32 one
+        "import torch\nteacher = Net().half()\nstudent = Net()\nopt = torch.optim.AdamW(student.parameters())\n",
+        # not the Adam family
+        "import torch\nmodel = Net().half()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+        # an eps that is not a known number
+        "import torch\nmodel = Net().half()\nopt = torch.optim.AdamW(model.parameters(), eps=args.eps)\n",
+    ],
+)
+def test_negatives(src):
+    assert not lint(src, CODE)
+
+
+def test_default_eps_gives_nan_parameters_on_cpu():
+    """The failure the rule is about, and what eps=1e-4 changes, with float16 tensors on CPU."""
+    torch = pytest.importorskip("torch")
+
+    def step(eps):
+        torch.manual_seed(0)
+        emb = torch.nn.Embedding(8, 4).half()
+        opt = torch.optim.AdamW(emb.parameters(), lr=1e-3, eps=eps)
+        emb(torch.tensor([1, 2])).float().sum().backward()  # rows 0, 3..7 get zero gradients
+        opt.step()
+        return emb.weight
+
+    assert torch.isnan(step(1e-8)).any()
+    assert torch.isfinite(step(1e-4)).all()
+
+
+def test_fixture_header_fixes_unsafe(tmp_path):
+    from precision_lint.harness.fixture import FixtureError, load_fixture
+
+    head = "# precision-lint fixture\n# rule: MP104\n# needs: cpu\n# expect: non-finite loss\n# steps: 2\n"
+    path = tmp_path / "fx.py"
+    path.write_text(head + "# fixes: unsafe\nprint(1)\n")
+    assert load_fixture(path).fixes == "unsafe"
+    path.write_text(head + "print(1)\n")
+    assert load_fixture(path).fixes == "safe"
+    path.write_text(head + "# fixes: maybe\nprint(1)\n")
+    with pytest.raises(FixtureError, match="fixes must be"):
+        load_fixture(path)

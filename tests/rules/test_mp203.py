@@ -1,0 +1,139 @@
+"""MP203 bf16-guard-counts-emulation: weak guards that pick bf16, their fixes, the negatives."""
+import pytest
+
+from conftest import dedent, fix, lint
+from precision_lint.rules import mp203_bf16_guard_counts_emulation as mp203
+
+CODE = "MP203"
+
+
+@pytest.fixture(autouse=True)
+def modern_torch(monkeypatch):
+    monkeypatch.setattr(mp203, "torch_version", lambda: (2, 13))
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (  # the nanoGPT-style autocast dtype
+            """
+            import torch
+            with torch.autocast("cuda", dtype=torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16):
+                pass
+            """,
+            """
+            import torch
+            with torch.autocast("cuda", dtype=torch.bfloat16 if torch.cuda.is_bf16_supported(including_emulation=False) else torch.float16):
+                pass
+            """,
+        ),
+        (  # a flag assigned first, then TrainingArguments(bf16=...)
+            """
+            import torch
+            from transformers import TrainingArguments
+            use_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()  # Ampere?
+            args = TrainingArguments("out", bf16=use_bf16, fp16=torch.cuda.is_available() and not use_bf16)
+            """,
+            """
+            import torch
+            from transformers import TrainingArguments
+            use_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported(including_emulation=False)  # Ampere?
+            args = TrainingArguments("out", bf16=use_bf16, fp16=torch.cuda.is_available() and not use_bf16)
+            """,
+        ),
+        (  # weights dtype chosen in an assignment, then loaded; an argument is kept
+            """
+            import torch
+            from transformers import AutoModelForCausalLM
+            dtype = torch.bfloat16 if torch.cuda.is_bf16_supported(0) else torch.float32
+            model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+            """,
+            """
+            import torch
+            from transformers import AutoModelForCausalLM
+            dtype = torch.bfloat16 if torch.cuda.is_bf16_supported(0) else torch.float32
+            model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+            """,
+        ),
+    ],
+)
+def test_fix(before, after):
+    fixed = fix(before, CODE)
+    assert fixed == dedent(after)
+    if before != after:
+        assert lint(before, CODE)
+    assert not lint(fixed, CODE)
+    assert fix(fixed, CODE) == fixed
+
+
+def test_keyword_only_argument_form():
+    src = """
+    import torch
+    from transformers import AutoModelForCausalLM
+    dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float32
+    model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+    """
+    (d,) = lint(src, CODE)
+    assert d.span.line == 3 and d.related[0].span.line == 3
+    assert "T4" in d.message and "including_emulation=False" in d.message
+    assert "is_bf16_supported(including_emulation=False) else" in fix(src, CODE)
+
+
+def test_transformers_helper_gets_the_plan_probe_as_an_unsafe_fix():
+    src = """
+    import torch
+    from transformers import TrainingArguments
+    from transformers.utils import is_torch_bf16_gpu_available
+
+    args = TrainingArguments("out", bf16=is_torch_bf16_gpu_available())
+    """
+    (d,) = lint(src, CODE)
+    assert d.fix is not None and d.fix.applicability == "unsafe"
+    assert fix(src, CODE) == dedent(src)  # safe fixes only: unchanged
+    fixed = fix(src, CODE, unsafe=True)
+    assert "bf16=BF16_OK" in fixed
+    assert "BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8" in fixed
+    assert not lint(fixed, CODE)
+
+
+def test_the_probe_itself_is_rewritten_inline():
+    src = """
+    import torch
+    from accelerate.utils import is_bf16_available
+
+    BF16_OK = is_bf16_available()
+    model = model.to(torch.bfloat16 if BF16_OK else torch.float32)
+    """
+    fixed = fix(src, CODE, unsafe=True)
+    assert "BF16_OK = (torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8)" in fixed
+    assert not lint(fixed, CODE)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # not deciding any bf16 choice
+        "import torch\nprint(torch.cuda.is_bf16_supported())\n",
+        # the caller already decided
+        "import torch\nd = torch.bfloat16 if torch.cuda.is_bf16_supported(including_emulation=False) else torch.float16\n"
+        "m = AutoModel.from_pretrained('x', torch_dtype=d)\nfrom transformers import AutoModel\n",
+        "import torch\nwith torch.autocast('cuda', dtype=torch.bfloat16 if torch.cuda.is_bf16_supported(True) else torch.float16):\n    pass\n",
+        # a strict probe
+        "import torch\nok = torch.cuda.get_device_capability()[0] >= 8\nwith torch.autocast('cuda', dtype=torch.bfloat16 if ok else torch.float16):\n    pass\n",
+        # the weak call picks fp16, not bf16 (a different statement)
+        "import torch\nx = torch.cuda.is_bf16_supported()\nwith torch.autocast('cuda', dtype=torch.float16):\n    pass\n",
+    ],
+)
+def test_negatives(src):
+    assert not lint(src, CODE)
+
+
+def test_older_torch_has_no_emulation(monkeypatch):
+    monkeypatch.setattr(mp203, "torch_version", lambda: (2, 2, 2))
+    src = "import torch\nwith torch.autocast('cuda', dtype=torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16):\n    pass\n"
+    assert not lint(src, CODE)
+
+
+def test_installed_torch_accepts_the_fixed_call():
+    torch = pytest.importorskip("torch")
+    assert torch.cuda.is_bf16_supported(including_emulation=False) in (True, False)

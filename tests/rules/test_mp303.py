@@ -1,0 +1,219 @@
+"""MP303 deprecated-torch-cuda-amp: before/after for every spelling, and the negatives."""
+import warnings
+
+import pytest
+
+from conftest import dedent, fix, lint
+
+CODE = "MP303"
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (  # through the torch module; arguments and comments kept
+            """
+            import torch
+            scaler = torch.cuda.amp.GradScaler(
+                2.0**16,  # initial scale
+                enabled=True,
+            )
+            """,
+            """
+            import torch
+            scaler = torch.amp.GradScaler(
+                "cuda", 2.0**16,  # initial scale
+                enabled=True,
+            )
+            """,
+        ),
+        (  # autocast: the old positional order (enabled, dtype, cache_enabled) becomes keywords
+            """
+            import torch as th
+            with th.cuda.amp.autocast(True, th.float16):
+                pass
+            with th.cuda.amp.autocast():
+                pass
+            """,
+            """
+            import torch as th
+            with th.amp.autocast("cuda", enabled=True, dtype=th.float16):
+                pass
+            with th.amp.autocast("cuda"):
+                pass
+            """,
+        ),
+        (  # names imported from torch.cuda.amp: the import moves to torch.amp
+            """
+            from torch.cuda.amp import GradScaler, autocast as ac  # amp
+            scaler = GradScaler(init_scale=1024)
+            with ac(dtype=dt):
+                pass
+            """,
+            """
+            from torch.amp import GradScaler, autocast as ac  # amp
+            scaler = GradScaler("cuda", init_scale=1024)
+            with ac("cuda", dtype=dt):
+                pass
+            """,
+        ),
+        (  # a CUDA check is not a version gate
+            """
+            import torch
+            if torch.cuda.is_available():
+                scaler = torch.cuda.amp.GradScaler()
+            """,
+            """
+            import torch
+            if torch.cuda.is_available():
+                scaler = torch.amp.GradScaler("cuda")
+            """,
+        ),
+        (  # a module alias
+            """
+            from torch.cuda import amp
+            scaler = amp.GradScaler()
+            """,
+            """
+            from torch import amp
+            scaler = amp.GradScaler("cuda")
+            """,
+        ),
+        (
+            """
+            import torch.cuda.amp as amp
+            scaler = amp.GradScaler()
+            """,
+            """
+            import torch.amp as amp
+            scaler = amp.GradScaler("cuda")
+            """,
+        ),
+        (  # custom_fwd / custom_bwd: bare and called decorators
+            """
+            import torch
+            class F(torch.autograd.Function):
+                @staticmethod
+                @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)
+                def forward(ctx, x):
+                    return x
+
+                @staticmethod
+                @torch.cuda.amp.custom_bwd
+                def backward(ctx, g):
+                    return g
+            """,
+            """
+            import torch
+            class F(torch.autograd.Function):
+                @staticmethod
+                @torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)
+                def forward(ctx, x):
+                    return x
+
+                @staticmethod
+                @torch.amp.custom_bwd(device_type="cuda")
+                def backward(ctx, g):
+                    return g
+            """,
+        ),
+        (  # the imported name is used otherwise too: the import stays, the call goes through torch
+            """
+            import torch
+            from torch.cuda.amp import GradScaler
+            scaler = GradScaler()
+            assert isinstance(scaler, GradScaler)
+            """,
+            """
+            import torch
+            from torch.cuda.amp import GradScaler
+            scaler = torch.amp.GradScaler("cuda")
+            assert isinstance(scaler, GradScaler)
+            """,
+        ),
+        (  # ... and torch is imported when missing
+            """
+            from torch.cuda.amp import custom_fwd
+            helper = custom_fwd
+            @custom_fwd
+            def f(ctx, x):
+                return x
+            """,
+            """
+            from torch.cuda.amp import custom_fwd
+            import torch
+            helper = custom_fwd
+            @torch.amp.custom_fwd(device_type="cuda")
+            def f(ctx, x):
+                return x
+            """,
+        ),
+    ],
+)
+def test_fix(before, after):
+    assert lint(before, CODE)
+    fixed = fix(before, CODE)
+    assert fixed == dedent(after)
+    assert not lint(fixed, CODE)
+    assert fix(fixed, CODE) == fixed  # idempotent
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import torch\nscaler = torch.amp.GradScaler('cuda')\nwith torch.autocast('cuda'):\n    pass\n",
+        "import torch\nwith torch.cpu.amp.autocast():\n    pass\n",  # not this rule's business
+        "from apex import amp\nmodel, opt = amp.initialize(model, opt)\n",
+        "class GradScaler:\n    pass\nGradScaler()\n",  # a look-alike
+        "def f(amp):\n    return amp.GradScaler()\n",  # a parameter, not the module
+        # compatibility code for torch versions without torch.amp
+        "import torch\ndef make(**kw):\n    if is_torch_version('>=', '2.3'):\n        return torch.amp.GradScaler('cuda', **kw)\n"
+        "    else:\n        return torch.cuda.amp.GradScaler(**kw)\n",
+        "import torch\nif hasattr(torch, 'amp'):\n    ac = torch.amp.autocast('cuda')\nelse:\n    ac = torch.cuda.amp.autocast()\n",
+    ],
+)
+def test_negatives(src):
+    assert not lint(src, CODE)
+
+
+def test_message_names_the_warning_and_the_replacement():
+    (d,) = lint("import torch\ns = torch.cuda.amp.GradScaler()\n", CODE)
+    assert "deprecated" in d.message and "torch.amp.GradScaler('cuda', ...)" in d.message
+    assert (d.span.line, d.span.col) == (2, 4)
+
+
+def test_fixed_code_runs_without_the_deprecation_warning():
+    """The rewritten calls are accepted by the installed torch and no longer warn."""
+    torch = pytest.importorskip("torch")
+    src = """
+    import torch
+    from torch.cuda.amp import GradScaler, autocast
+    scaler = GradScaler(init_scale=1024.0, enabled=False)
+    with torch.cuda.amp.autocast(False, torch.float16, True):
+        pass
+    with autocast(enabled=False):
+        pass
+    class F(torch.autograd.Function):
+        @staticmethod
+        @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)
+        def forward(ctx, x):
+            return x * 2
+        @staticmethod
+        @torch.cuda.amp.custom_bwd
+        def backward(ctx, g):
+            return g * 2
+    out = F.apply(torch.ones(2))
+    """
+    fixed = fix(src, CODE)
+    assert "torch.cuda.amp" not in fixed
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(compile(dedent(src), "before", "exec"), {})
+    assert any(issubclass(w.category, FutureWarning) for w in caught)
+    namespace = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(compile(fixed, "after", "exec"), namespace)
+    assert not [w for w in caught if issubclass(w.category, FutureWarning)]
+    assert not namespace["scaler"].is_enabled()
+    assert torch.equal(namespace["out"], torch.full((2,), 2.0))

@@ -1,0 +1,164 @@
+"""MP402 fp16-overflowing-constant: positives with fixes, report-only shapes, negatives."""
+import pytest
+
+from conftest import dedent, fix, lint
+
+CODE = "MP402"
+
+MODEL = """
+import torch
+from torch import nn
+
+class Attention(nn.Module):
+    def forward(self, q, k, mask):
+        scores = q @ k.transpose(-1, -2)
+        {line}
+        return scores.softmax(-1)
+"""
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (  # model code in a run with fp16 autocast (in another function of the file)
+            MODEL.format(line="scores = scores.masked_fill(mask, -1e9)  # hide padding")
+            + "\ndef train(model, x):\n    with torch.autocast('cuda', dtype=torch.float16):\n        return model(x)\n",
+            MODEL.format(line="scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)  # hide padding")
+            + "\ndef train(model, x):\n    with torch.autocast('cuda', dtype=torch.float16):\n        return model(x)\n",
+        ),
+        (  # in-place, a keyword value, a half model
+            MODEL.format(line="scores.masked_fill_(mask, value=-1e20)") + "\nmodel = Attention().half()\n",
+            MODEL.format(line="scores.masked_fill_(mask, value=torch.finfo(scores.dtype).min)") + "\nmodel = Attention().half()\n",
+        ),
+        (  # a positive constant becomes .max; a module constant is replaced at the use
+            MODEL.format(line="scores = torch.masked_fill(scores, mask, BIG)")
+            + "\nBIG = 1e9\nscaler = torch.amp.GradScaler('cuda')\n",
+            MODEL.format(line="scores = torch.masked_fill(scores, mask, torch.finfo(scores.dtype).max)")
+            + "\nBIG = 1e9\nscaler = torch.amp.GradScaler('cuda')\n",
+        ),
+        (  # torch.where and subscript assignment inside a CUDA autocast region (default dtype: fp16)
+            """
+            import torch as th
+            def run(x, m):
+                with th.autocast("cuda"):
+                    y = x @ x
+                    y = th.where(m, y, -1e10)
+                    y[m] = -1e20
+                return y
+            """,
+            """
+            import torch as th
+            def run(x, m):
+                with th.autocast("cuda"):
+                    y = x @ x
+                    y = th.where(m, y, th.finfo(y.dtype).min)
+                    y[m] = th.finfo(y.dtype).min
+                return y
+            """,
+        ),
+        (  # an explicitly float16 tensor; torch imported by the fix when missing
+            """
+            from torch import zeros, float16
+            s = zeros(4, dtype=float16)
+            s2 = s.masked_fill(s > 0, -1e9)
+            """,
+            """
+            from torch import zeros, float16
+            import torch
+            s = zeros(4, dtype=float16)
+            s2 = s.masked_fill(s > 0, torch.finfo(s.dtype).min)
+            """,
+        ),
+    ],
+)
+def test_fix(before, after):
+    assert lint(before, CODE)
+    fixed = fix(before, CODE)
+    assert fixed == dedent(after)
+    assert not lint(fixed, CODE)
+    assert fix(fixed, CODE) == fixed
+
+
+def test_a_masking_helper_called_from_model_code():
+    src = """
+    import torch
+    from torch import nn
+
+    def hide(scores, mask):
+        return scores.masked_fill(mask, -1e9)
+
+    class Attention(nn.Module):
+        def forward(self, q, k, mask):
+            return hide(q @ k.transpose(-1, -2), mask).softmax(-1)
+
+    model = Attention().half()
+    """
+    (d,) = lint(src, CODE)
+    assert d.span.line == 5 and "model code" in d.message
+    assert "torch.finfo(scores.dtype).min" in fix(src, CODE)
+    # the same helper, called only from code that is not a model: silent
+    assert not lint(src.replace("class Attention(nn.Module)", "class Attention"), CODE)
+
+
+def test_additive_mask_and_eps_are_reported_without_a_fix():
+    src = """
+    import torch
+    from torch import nn
+    class Encoder(nn.Module):
+        def forward(self, x, mask):
+            ext = (1.0 - mask.to(x.dtype)) * -1e9
+            return x + ext
+    def normalise(x):
+        h = x.half()
+        n = h.norm()
+        return h / (n + 1e-8)
+    model = Encoder().half()
+    """
+    found = lint(src, CODE)
+    assert [(d.span.line, d.fix) for d in found] == [(5, None), (10, None)]
+    assert "-inf" in found[0].message and "adds 0" in found[1].message
+    assert found[0].related and found[0].related[0].span.line == 11  # the float16 weights
+
+
+def test_masked_fill_message_names_the_runtime_error():
+    (d,) = lint(MODEL.format(line="scores = scores.masked_fill(mask, -1e9)") + "\nm = Attention().half()\n", CODE)
+    assert "value cannot be converted to type c10::Half without overflow" in d.message
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # no float16 anywhere in the run: float32 masking is fine
+        MODEL.format(line="scores = scores.masked_fill(mask, -1e9)"),
+        # constants float16 holds, or -inf itself
+        MODEL.format(line="scores = scores.masked_fill(mask, -1e4)") + "\nm = Attention().half()\n",
+        MODEL.format(line="scores = scores.masked_fill(mask, float('-inf'))") + "\nm = Attention().half()\n",
+        MODEL.format(line="scores = scores.masked_fill(mask, -65504.0)") + "\nm = Attention().half()\n",
+        MODEL.format(line="scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)") + "\nm = Attention().half()\n",
+        # an int mask times -1e9 is float32, whatever the model runs in
+        MODEL.format(line="ext = (1 - mask) * -1e9") + "\nm = Attention().half()\n",
+        # autocast on CPU (bfloat16) or explicitly bf16
+        """
+        import torch
+        with torch.autocast("cpu"):
+            y = torch.where(m, x @ x, -1e10)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            y = torch.where(m, x @ x, -1e10)
+        """,
+        # eps added to a float32 tensor; plain numbers
+        "import torch\nn = x.float().norm()\ny = x / (n + 1e-8)\nz = 1e-9 + 2\nbig = 10 ** 12\n",
+    ],
+)
+def test_negatives(src):
+    assert not lint(src, CODE)
+
+
+def test_the_failures_and_the_fix_on_cpu():
+    torch = pytest.importorskip("torch")
+    scores = torch.randn(2, 3).half()
+    mask = torch.tensor([[True, False, True], [True, True, True]])
+    with pytest.raises(RuntimeError, match="without overflow"):
+        scores.masked_fill(mask, -1e9)
+    assert torch.isnan(torch.where(mask, -1e10, scores).softmax(-1)[1]).all()  # a fully masked row
+    fixed = scores.masked_fill(mask, torch.finfo(scores.dtype).min).softmax(-1)
+    assert torch.isfinite(fixed).all() and fixed[0, 1] == 1
