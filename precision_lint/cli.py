@@ -13,7 +13,7 @@ from typing import List, Optional, Sequence
 
 from . import __version__
 from .cache import default_cache_dir
-from .config import ConfigError, load
+from .config import ConfigError, format_size, load
 from .engine import Engine, InternalError
 from .notebook import NotebookError
 from .reporters import FORMATS, Report, render
@@ -21,8 +21,8 @@ from .reporters.counts import show_fixes, statistics
 from .reporters.progress import ProgressBar
 from .reporters.style import want_color
 from .rule_docs import page_text
-from .rules import all_rules, selected_codes
-from .sources import atomic_write
+from .rules import all_rules, selected_codes, unknown_selectors
+from .sources import WriteRefused, write_over
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "verify", "server")
@@ -178,6 +178,10 @@ def check_command(argv: Sequence[str]) -> int:
         parser.error("--stdin-filename checks the text on stdin: name no paths with it")
     if args.add_noqa and (args.fix or args.diff or stdin is not None):
         parser.error("--add-noqa cannot be combined with --fix, --diff or --stdin-filename")
+    for flag, given in (("--select", args.select or []), ("--ignore", args.ignore), ("--extend-select", args.extend_select)):
+        unknown = unknown_selectors(given)
+        if unknown:  # as ruff: a typo is an error, never a silent "All checks passed!"
+            parser.error(f"{flag}: unknown rule code(s) {', '.join(unknown)} (see `precision-lint rule --all`)")
     paths = args.paths or ["."]
     try:
         config = load(args.config, [os.path.dirname(os.path.abspath(stdin))] if stdin is not None else paths)
@@ -203,6 +207,7 @@ def check_command(argv: Sequence[str]) -> int:
         if not paths:  # every file named was excluded: nothing to check
             return EXIT_OK
     fixing = args.fix or args.diff
+    unwritten: List[str] = []
     try:
         if stdin is not None:
             result = _run_stdin(engine, stdin, fixing, args.unsafe_fixes)
@@ -215,6 +220,13 @@ def check_command(argv: Sequence[str]) -> int:
         return EXIT_ERROR
     if progress is not None:
         progress.close()
+    for path, size in result.skipped:
+        print(
+            f"precision-lint: warning: {_display(path)} skipped: {format_size(size)} of code is more than "
+            f"max-file-size ({format_size(config.max_file_size)}); raise `max-file-size` in "
+            "[tool.precision-lint] to check it",
+            file=sys.stderr,
+        )
     for path, why in result.rejected:
         if result.sources[path].notebook is not None:
             print(f"precision-lint: warning: fixes for {_display(path)} were not applied: {why}", file=sys.stderr)
@@ -251,15 +263,9 @@ def check_command(argv: Sequence[str]) -> int:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     elif args.fix:
-        for path, (_old, new) in changed.items():
-            src = result.sources[path]
-            try:
-                data = src.encode(new)
-            except NotebookError as exc:  # the engine checks this first; never write a notebook we cannot map
-                print(f"precision-lint: warning: fixes for {_display(path)} were not written: {exc}", file=sys.stderr)
-                continue
-            if data != src.raw:
-                atomic_write(path, data)
+        unwritten = _write_fixes(result, changed, config)
+        if unwritten:
+            _unfix(engine, result, unwritten)
 
     texts = dict(result.fixed_texts) if args.fix else {p: s.text for p, s in result.sources.items() if s.text is not None}
     fmt = args.output_format or os.environ.get("PRECISION_LINT_OUTPUT_FORMAT") or "full"
@@ -290,9 +296,55 @@ def check_command(argv: Sequence[str]) -> int:
     if args.show_fixes:
         shown = show_fixes(report, result.fixed_codes if args.fix else {}, args.unsafe_fixes)
         (out if fmt in ("full", "concise") or args.statistics else sys.stderr).write(shown)
+    if args.fix and stdin is None and unwritten:
+        return EXIT_ERROR  # a file we meant to fix is as it was: never a quiet success
     if args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if result.diagnostics else EXIT_OK
+
+
+def _write_fixes(result, changed, config) -> List[str]:
+    """Write each fixed file (through links, keeping permissions); the paths left unwritten, each
+    with a one-line message. The other files of the run are still written."""
+    root = os.path.realpath(str(config.root)) if config.root is not None else os.path.realpath(os.getcwd())
+    unwritten = []
+    for path, (_old, new) in sorted(changed.items()):
+        src = result.sources[path]
+        try:
+            data = src.encode(new)
+        except (NotebookError, UnicodeEncodeError) as exc:  # never write a notebook we cannot map
+            print(f"precision-lint: error: fixes for {_display(path)} were not written: {exc}", file=sys.stderr)
+            unwritten.append(path)
+            continue
+        if data == src.raw:
+            continue
+        try:
+            target = write_over(src, data)
+        except WriteRefused as exc:
+            print(f"precision-lint: error: fixes for {_display(path)} were not written: {exc}", file=sys.stderr)
+            unwritten.append(path)
+            continue
+        if os.path.realpath(path) != os.path.abspath(path) and os.path.commonpath([root, target]) != root:
+            print(
+                f"precision-lint: note: {_display(path)} links to {target}, outside the project ({root}); "
+                "the fixes were written there",
+                file=sys.stderr,
+            )
+    return unwritten
+
+
+def _unfix(engine: Engine, result, paths: Sequence[str]) -> None:
+    """Report the files whose fixes were not written as they are on disk: their findings as
+    they were, nothing counted as fixed."""
+    before = engine.run_sources(list(result.sources.values()), only=set(paths))
+    unwritten = set(paths)
+    result.diagnostics = sorted(
+        [d for d in result.diagnostics if d.path not in unwritten] + before.diagnostics, key=lambda d: d.sort_key()
+    )
+    for path in paths:
+        result.fixed_texts[path] = result.sources[path].text
+        result.fixes_applied.pop(path, None)
+        result.fixed_codes.pop(path, None)
 
 
 def _notebook_display_texts(result, texts) -> dict:

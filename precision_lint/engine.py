@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -48,6 +49,7 @@ class RunResult:
     fixed_codes: Dict[str, Dict[str, int]] = field(default_factory=dict)  # path → code → fixes applied
     unsafe_held_back: int = 0
     rejected: List[Tuple[str, str]] = field(default_factory=list)  # (path, why a fix was refused)
+    skipped: List[Tuple[str, int]] = field(default_factory=list)  # (path, bytes of code) over max-file-size
     files: int = 0
 
     @property
@@ -112,7 +114,8 @@ class Engine:
             naming = (names or {}).get(src.path) or module_name(src.path)
             if src.text is None:
                 facts = ModuleFacts(src.path, naming[0], naming[1], naming[2])
-                facts.parse_error = ParseError(src.error or "cannot read file", 1, 0)
+                line = _error_line(src.error or "")
+                facts.parse_error = ParseError(src.error or "cannot read file", line, 0, src.error_kind or "read")
                 out[src.path] = facts
                 continue
             key = self._key(src.path, src.text, naming)
@@ -162,7 +165,7 @@ class Engine:
             for rule in self.rules:
                 if any(rule.code.startswith(i) for i in ignored):
                     continue
-                if not module.parsed and rule.code != "MP000":
+                if not module.parsed and not rule.judges_unparsed:
                     continue
                 ctx = RuleContext(module, source, project, self.config, self.options[rule.code])
                 try:
@@ -235,8 +238,25 @@ class Engine:
     def run_paths(self, paths: Sequence[str], fix: bool = False, unsafe: bool = False) -> RunResult:
         self.import_roots = ImportRoots(self.config.src)
         files = discover(paths, self.config.exclude, self.config.root)
-        sources = [SourceFile.read(p) for p in files]
-        return self.run_sources(sources, fix=fix, unsafe=unsafe)
+        sources, skipped = self._within_size([SourceFile.read(p) for p in files])
+        result = self.run_sources(sources, fix=fix, unsafe=unsafe)
+        result.skipped = skipped
+        result.files += len(skipped)
+        return result
+
+    def _within_size(self, sources: Sequence[SourceFile]) -> Tuple[List[SourceFile], List[Tuple[str, int]]]:
+        """The sources to check, and those with more code than ``max-file-size`` (with their size):
+        a notebook counts its code cells, not its outputs."""
+        limit = self.config.max_file_size
+        kept: List[SourceFile] = []
+        skipped: List[Tuple[str, int]] = []
+        for src in sources:
+            size = len(src.text.encode("utf-8", "surrogatepass")) if src.text is not None and limit else 0
+            if limit and size > limit:
+                skipped.append((src.path, size))
+            else:
+                kept.append(src)
+        return kept, skipped
 
     def run_buffers(
         self,
@@ -257,9 +277,15 @@ class Engine:
         """
         mine = {_same_file(b.path) for b in buffers}
         on_disk = discover([root], self.config.exclude, self.config.root) if root and os.path.isdir(root) else []
-        others = [read(p) for p in on_disk if _same_file(p) not in mine]
+        others, _ = self._within_size([read(p) for p in on_disk if _same_file(p) not in mine])
         judged = set(only) if only is not None else {b.path for b in buffers}
         return self.run_sources([*buffers, *others], fix=fix, unsafe=unsafe, only=judged)
+
+
+def _error_line(message: str) -> int:
+    """The line a decoding error names (``..., line 3)``), else 1."""
+    match = re.search(r"\bline (\d+)\)", message)
+    return int(match.group(1)) if match else 1
 
 
 def _same_file(path: str) -> str:

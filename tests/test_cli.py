@@ -113,11 +113,11 @@ def test_syntax_error_is_reported_and_left_untouched(tmp_path):
     assert "Traceback" not in out.stderr
 
 
-def test_undecodable_file_is_mp000(tmp_path):
+def test_undecodable_file_is_mp001(tmp_path):
     project(tmp_path, {})
     (tmp_path / "latin.py").write_bytes(b"x = '\xff tokenizer'\n")
     out = run_cli("--output-format", "concise", ".", cwd=tmp_path)
-    assert out.returncode == 1 and "MP000" in out.stdout and "UTF-8" in out.stdout
+    assert out.returncode == 1 and "MP001" in out.stdout and "UTF-8" in out.stdout
 
 
 def test_config_errors_exit_2(tmp_path):

@@ -64,6 +64,8 @@ class ParseError:
     message: str
     line: int
     col: int
+    # "syntax" (MP000), or "read" / "decode" (MP001): the file's bytes never became text.
+    kind: str = "syntax"
 
 
 @dataclass

@@ -46,6 +46,8 @@ class Rule:
     fix_availability: str = "never"
     fix_applicability: str = SAFE
     options: Dict[str, Option] = {}
+    # Judges files that were not parsed (MP000, MP001); every other rule needs a parsed module.
+    judges_unparsed: bool = False
 
     def check(self, ctx: "RuleContext") -> Iterable[Diagnostic]:
         raise NotImplementedError
