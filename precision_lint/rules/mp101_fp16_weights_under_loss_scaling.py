@@ -57,6 +57,16 @@ def _dtype_of(v) -> Optional[str]:
     return dtype_of_string(v.value) if v.kind == CONST else None
 
 
+def _whole_argument(source: str, span) -> bool:
+    """Whether ``source[span]`` is a whole call argument or keyword value (``f(x)``, ``k=x,``):
+    a conditional expression put there needs no parentheses (ruff's UP034 flags them)."""
+    before = source[: span.start].rstrip()
+    after = source[span.end :].lstrip()
+    if not before.endswith(("(", ",")) and not (before.endswith("=") and not before.endswith(("==", "!=", "<=", ">="))):
+        return False
+    return after.startswith((")", ","))
+
+
 def _paren(text: str) -> str:
     """``x`` stays ``x``; ``a or b`` becomes ``(a or b)`` before it is combined with ``and``."""
     return text if re.fullmatch(r"[\w.]+(\([^()]*\))?", text.strip()) else f"({text})"
@@ -221,7 +231,9 @@ class Fp16WeightsUnderLossScaling(Rule):
             tests.append(f"{text} in ({', '.join(repr(s) for s in strings)},)")
         if not tests:
             return []
-        new = f"({target or plan.fp32(torch)} if {' or '.join(tests)} else {text})"
+        new = f"{target or plan.fp32(torch)} if {' or '.join(tests)} else {text}"
+        if not _whole_argument(ctx.source, weights.edit_span):
+            new = f"({new})"
         return [replace(weights.edit_span, new), *torch_edits]
 
     def _args_edits(self, ctx: RuleContext, site: PrecisionSite) -> List[Edit]:
