@@ -226,12 +226,12 @@ class Fp16WeightsUnderLossScaling(Rule):
         strings = sorted({v.value for v in weights.values if v.kind == CONST and isinstance(v.value, str) and v.value.lower() in FP16_WORDS})
         tests = []
         if any(v.kind == DTYPE and v.value == "float16" for v in weights.values):
-            tests.append(f"{text} == {torch}.float16")
+            tests.append(f"{_paren(text)} == {torch}.float16")
         if strings:
-            tests.append(f"{text} in ({', '.join(repr(s) for s in strings)},)")
+            tests.append(f"{_paren(text)} in ({', '.join(repr(s) for s in strings)},)")
         if not tests:
             return []
-        new = f"{target or plan.fp32(torch)} if {' or '.join(tests)} else {text}"
+        new = f"{target or plan.fp32(torch)} if {' or '.join(tests)} else {_paren(text)}"
         if not _whole_argument(ctx.source, weights.edit_span):
             new = f"({new})"
         return [replace(weights.edit_span, new), *torch_edits]
