@@ -6,23 +6,18 @@ Exit codes: 0 no findings remain, 1 findings remain (or ``--diff`` has changes),
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
 from . import __version__
-from .cache import default_cache_dir
-from .config import ConfigError, format_size, load
-from .engine import Engine, InternalError
-from .notebook import NotebookError
-from .reporters import FORMATS, Report, render
-from .reporters.counts import show_fixes, statistics
-from .reporters.progress import ProgressBar
-from .reporters.style import want_color
-from .rule_docs import page_text
-from .rules import all_rules, selected_codes, unknown_selectors
-from .sources import WriteRefused, write_over
+from .reporters import FORMATS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Engine
+
+# `--version`, `--help` and the usage errors import nothing more: LibCST, the rules and the
+# engine (about a second and a half) are imported by the commands that run them.
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "verify", "server")
@@ -143,6 +138,9 @@ def rule_command(argv: Sequence[str]) -> int:
     p.add_argument("code", nargs="?")
     p.add_argument("--all", action="store_true", help="list every rule")
     args = p.parse_args(argv)
+    from .rule_docs import page_text
+    from .rules import all_rules
+
     rules = all_rules()
     if args.all or not args.code:
         print(f"{'code':<7} {'name':<45} {'fix':<10} safety")
@@ -173,6 +171,18 @@ def _display(path: str) -> str:
 def check_command(argv: Sequence[str]) -> int:
     parser = check_parser()
     args = parser.parse_args(argv)
+    import difflib
+
+    from .cache import default_cache_dir
+    from .config import ConfigError, format_size, load
+    from .engine import Engine, InternalError
+    from .notebook import NotebookError
+    from .reporters import Report, render
+    from .reporters.counts import show_fixes, statistics
+    from .reporters.progress import ProgressBar
+    from .reporters.style import want_color
+    from .rules import all_rules, selected_codes, unknown_selectors
+
     stdin = args.stdin_filename
     if stdin is not None and args.paths:
         parser.error("--stdin-filename checks the text on stdin: name no paths with it")
@@ -306,6 +316,9 @@ def check_command(argv: Sequence[str]) -> int:
 def _write_fixes(result, changed, config) -> List[str]:
     """Write each fixed file (through links, keeping permissions); the paths left unwritten, each
     with a one-line message. The other files of the run are still written."""
+    from .notebook import NotebookError
+    from .sources import WriteRefused, write_over
+
     root = os.path.realpath(str(config.root)) if config.root is not None else os.path.realpath(os.getcwd())
     unwritten = []
     for path, (_old, new) in sorted(changed.items()):
@@ -333,7 +346,7 @@ def _write_fixes(result, changed, config) -> List[str]:
     return unwritten
 
 
-def _unfix(engine: Engine, result, paths: Sequence[str]) -> None:
+def _unfix(engine: "Engine", result, paths: Sequence[str]) -> None:
     """Report the files whose fixes were not written as they are on disk: their findings as
     they were, nothing counted as fixed."""
     before = engine.run_sources(list(result.sources.values()), only=set(paths))
@@ -349,7 +362,7 @@ def _unfix(engine: Engine, result, paths: Sequence[str]) -> None:
 
 def _notebook_display_texts(result, texts) -> dict:
     """For excerpts: a notebook's joined text with its IPython lines shown as written."""
-    from .notebook import join
+    from .notebook import NotebookError, join
 
     out = {}
     for path, src in result.sources.items():
@@ -363,6 +376,8 @@ def _notebook_display_texts(result, texts) -> dict:
 
 def _diff_parts(src, shown: str, old: str, new: str):
     """(label, before, after) to diff: the file, or each changed cell of a notebook."""
+    from .notebook import NotebookError
+
     if src.notebook is None:
         return [(shown, old, new)]
     try:
@@ -385,7 +400,7 @@ def _is_summary(line: str) -> bool:
     return line.startswith(("Found ", "All checks passed", "[*] ", "No fixes available")) or "hidden fix" in line
 
 
-def _run_stdin(engine: Engine, path: str, fix: bool, unsafe: bool):
+def _run_stdin(engine: "Engine", path: str, fix: bool, unsafe: bool):
     """The text on stdin checked (and fixed) as the file ``path``, joined with its project on disk."""
     from .discovery import project_root
     from .sources import SourceFile

@@ -16,12 +16,11 @@ from functools import lru_cache
 from typing import Iterable, Optional, Tuple
 
 import libcst as cst
-import libcst.matchers as m
 
 from . import extractors as _extractors_pkg
 from .calls import call_edges, call_records
 from .evaluate import Evaluator
-from .index import ModuleIndex, build_index
+from .index import ModuleIndex, build_index, children
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from .values import CAPABILITY, COND
 
@@ -247,7 +246,7 @@ def _import_block(index: ModuleIndex) -> int:
         if (i == 0 and _is_docstring(stmt)) or _is_import_line(stmt):
             last = i
         elif isinstance(stmt, (cst.If, cst.Try, cst.With)) and _only_setup(stmt):
-            if m.findall(stmt, m.Import() | m.ImportFrom()):
+            if any(isinstance(n, (cst.Import, cst.ImportFrom)) for n in _nodes(stmt)):
                 last = i
         elif isinstance(stmt, cst.SimpleStatementLine) and _E402_EXEMPT.match(index.module.code_for_node(stmt).lstrip("\n")):
             continue
@@ -259,18 +258,29 @@ def _import_block(index: ModuleIndex) -> int:
 def _only_setup(block: cst.CSTNode) -> bool:
     """Whether a compound statement holds only imports, constants and exempt setup (no call
     outside ``sys.path``/``os.environ``, no definitions): nothing a fix could rewrite."""
-    if m.findall(block, m.FunctionDef() | m.ClassDef() | m.For() | m.While() | m.Lambda()):
+    nodes = _nodes(block)
+    if any(isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.Lambda)) for n in nodes):
         return False
-    for line in m.findall(block, m.SimpleStatementLine()):
+    for line in (n for n in nodes if isinstance(n, cst.SimpleStatementLine)):
         for small in line.body:
             if isinstance(small, (cst.Import, cst.ImportFrom, cst.Pass, cst.Raise)):
                 continue
             code = cst.Module([]).code_for_node(small)
             if _E402_EXEMPT.match(code):
                 continue
-            if m.findall(small, m.Call()):
+            if any(isinstance(n, cst.Call) for n in _nodes(small)):
                 return False
     return True
+
+
+def _nodes(root: cst.CSTNode) -> list:
+    """``root`` and every node below it (the index's own child order)."""
+    out, todo = [], [root]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        todo.extend(children(node))
+    return out
 
 
 def _probe_name(source: str) -> str:
