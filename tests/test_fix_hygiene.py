@@ -211,6 +211,89 @@ HYGIENE = [
         """,
         id="mp202-reuses-the-users-check",
     ),
+
+
+    pytest.param(  # MP101: float16 only fails under the user's own --fp16: kept where that is off
+        """
+        import argparse
+
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        p = argparse.ArgumentParser()
+        p.add_argument("--fp16", action="store_true")
+        args = p.parse_args()
+        model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)
+        Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=args.fp16)).train()
+        """,
+        """
+        import argparse
+
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        p = argparse.ArgumentParser()
+        p.add_argument("--fp16", action="store_true")
+        args = p.parse_args()
+        model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float32 if args.fp16 else torch.float16)
+        Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=args.fp16)).train()
+        """,
+        id="mp101-conditioned-on-the-users-fp16-switch",
+    ),
+    pytest.param(  # ... and an explicit --dtype choice is kept whenever --fp16 is off
+        """
+        import argparse
+
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        p = argparse.ArgumentParser()
+        p.add_argument("--dtype", default="float32", choices=["float32", "float16"])
+        p.add_argument("--fp16", action="store_true")
+        args = p.parse_args()
+        model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=getattr(torch, args.dtype))
+        Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=args.fp16)).train()
+        """,
+        """
+        import argparse
+
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        p = argparse.ArgumentParser()
+        p.add_argument("--dtype", default="float32", choices=["float32", "float16"])
+        p.add_argument("--fp16", action="store_true")
+        args = p.parse_args()
+        model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float32 if args.fp16 else getattr(torch, args.dtype))
+        Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=args.fp16)).train()
+        """,
+        id="mp101-dtype-choice-kept-without-fp16",
+    ),
+    pytest.param(  # a second, unconditional scaler: the switch is not what the crash needs
+        """
+        import argparse
+
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        args = argparse.ArgumentParser().parse_args()
+        model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)
+        Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=args.fp16)).train()
+        Trainer(model=model, args=TrainingArguments(output_dir="p", fp16=True)).train()
+        """,
+        """
+        import argparse
+
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        args = argparse.ArgumentParser().parse_args()
+        model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float32)
+        Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=args.fp16)).train()
+        Trainer(model=model, args=TrainingArguments(output_dir="p", fp16=True)).train()
+        """,
+        id="mp101-two-scalers-plain-float32",
+    ),
 ]
 
 
