@@ -323,21 +323,48 @@ def _engine(config: Optional[Config], select: Optional[Sequence[str]]) -> Engine
     return Engine(config, codes, jobs=1)
 
 
+def _text_source(source: str, path: str) -> Tuple[SourceFile, Optional[bool]]:
+    """``source`` as the file ``path``: Python text; for a notebook path, the notebook's JSON or,
+    when it is not JSON, the code of one cell (IPython lines such as ``%pip install`` or
+    ``!nvidia-smi`` are skipped, as ``check`` skips them). The flag says which (None: Python)."""
+    from .notebook import from_cells, is_notebook
+
+    if not is_notebook(path):
+        return SourceFile(path, source.encode("utf-8"), source), None
+    as_json = source.lstrip().startswith("{")
+    raw = source.encode("utf-8") if as_json else from_cells([source])
+    return SourceFile.from_bytes(path, raw), as_json
+
+
 def check_source(source: str, path: str = "x.py", config: Optional[Config] = None, select=None) -> List[Diagnostic]:
-    """Diagnostics for one module given as text (it is its own project)."""
+    """Diagnostics for one module given as text (it is its own project). With a ``.ipynb`` path,
+    ``source`` is a notebook's JSON or one cell's code, IPython lines and all."""
     name = os.path.splitext(os.path.basename(path))[0]
-    src = SourceFile(path, source.encode("utf-8"), source)
+    src, _ = _text_source(source, path)
     return _engine(config, select).run_sources([src], names={path: (name, False, "")}).diagnostics
 
 
 def fix_source(
     source: str, path: str = "x.py", config: Optional[Config] = None, unsafe: bool = False, select=None
 ) -> str:
-    """``source`` with every applicable fix applied (to a fixpoint)."""
+    """``source`` with every applicable fix applied (to a fixpoint); for a notebook path, the
+    notebook's JSON (or the cell's code) with the fixed cells."""
     name = os.path.splitext(os.path.basename(path))[0]
-    src = SourceFile(path, source.encode("utf-8"), source)
+    src, as_json = _text_source(source, path)
     result = _engine(config, select).run_sources([src], fix=True, unsafe=unsafe, names={path: (name, False, "")})
-    return result.fixed_texts.get(path, source)
+    fixed = result.fixed_texts.get(path)
+    if as_json is None:
+        return fixed if fixed is not None else source
+    if fixed is None or fixed == src.text or src.notebook is None:
+        return source
+    from .notebook import NotebookError
+
+    try:
+        if as_json:
+            return src.notebook.encode(fixed).decode("utf-8")
+        return src.notebook.cell_sources(fixed)[0]
+    except NotebookError:  # the engine refuses such fixes first; never return a broken notebook
+        return source
 
 
 def check_paths(paths: Sequence[str], config: Optional[Config] = None, select=None) -> List[Diagnostic]:

@@ -378,3 +378,22 @@ def test_cell_references_leave_other_files_alone():
     line_of_z = text.splitlines().index("z = 3") + 1
     message = f"set here (line {line_of_z}); a loader in models.py (line 4); caller (models.py, line 9)"
     assert cell_references(message, text) == "set here (cell 3, line 1); a loader in models.py (line 4); caller (models.py, line 9)"
+
+
+def test_check_source_and_fix_source_take_a_cell_or_a_notebook():
+    """The library API skips IPython lines as `check` does: with a `.ipynb` path, the text is
+    one cell's code (magics and all) or a whole notebook's JSON."""
+    from conftest import config
+    from precision_lint import check_source, fix_source
+
+    cfg = config(transformers_version="5.23")
+    cell = "%pip install -q transformers\n!nvidia-smi\nfrom transformers import Trainer\ntrainer = Trainer(model=m, tokenizer=tok)"
+    (d,) = check_source(cell, "cell.ipynb", config=cfg)
+    assert (d.code, d.span.line, d.span.col) == ("MP301", 4, 27)
+    assert fix_source(cell, "cell.ipynb", config=cfg) == cell.replace("tokenizer=", "processing_class=")
+    assert [d.code for d in check_source(cell, "cell.py", config=cfg)] == ["MP000"]  # not Python
+    text = nbformat_bytes(kaggle_notebook()).decode("utf-8")
+    assert [d.code for d in check_source(text, "train.ipynb", config=cfg)] == ["MP301"]
+    fixed = fix_source(text, "train.ipynb", config=cfg)
+    assert fixed == text.replace("args=args, tokenizer=tok", "args=args, processing_class=tok")  # not the %%bash cell
+    assert fix_source(fixed, "train.ipynb", config=cfg) == fixed
