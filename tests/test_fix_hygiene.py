@@ -294,6 +294,23 @@ HYGIENE = [
         """,
         id="mp101-two-scalers-plain-float32",
     ),
+    pytest.param(  # `from torch import float16` used only for the dtype: float32 imported in its place (no F401)
+        """
+        from torch import float16
+        from transformers import AutoModelForCausalLM, TrainingArguments
+
+        m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=float16)
+        TrainingArguments("o", fp16=True)
+        """,
+        """
+        from torch import float32
+        from transformers import AutoModelForCausalLM, TrainingArguments
+
+        m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=float32)
+        TrainingArguments("o", fp16=True)
+        """,
+        id="mp101-from-torch-import-float16-renamed",
+    ),
 ]
 
 
@@ -331,16 +348,6 @@ def _programs():
     return [(name, text) for text, name in seen.items()]
 
 
-# Known and left: MP101 rewrites `torch_dtype=float16` (from `from torch import float16`) to
-# `torch.float32`, and the `float16` import it leaves unused is F401. Its own test below is a
-# strict xfail, so fixing it is noticed.
-KNOWN = {"from torch import float16\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"}
-
-
-def _known(text: str) -> bool:
-    return any(text.startswith(k) for k in KNOWN)
-
-
 def _ruff_counts(folder: Path):
     out = subprocess.run(
         [RUFF, "check", "--isolated", "--no-cache", "--exit-zero", "--output-format", "json", str(folder)],
@@ -373,16 +380,10 @@ def _introduced(tmp_path, programs):
 
 @pytest.mark.skipif(not Path(RUFF).exists(), reason="ruff is in the `test` extra")
 def test_fixed_programs_have_no_new_ruff_findings(tmp_path):
-    programs = [(name, text) for name, text in _programs() if not _known(text)]
+    programs = _programs()
     assert len(programs) > 100  # the suite's programs were found
     names, introduced = _introduced(tmp_path, programs)
     assert len(names) > 50  # and most of them are fixed
     assert introduced == {}
 
 
-@pytest.mark.skipif(not Path(RUFF).exists(), reason="ruff is in the `test` extra")
-@pytest.mark.xfail(strict=True, reason="MP101 leaves `from torch import float16` unused (F401)")
-def test_known_new_ruff_findings(tmp_path):
-    programs = [(name, text) for name, text in _programs() if _known(text)]
-    assert programs
-    assert _introduced(tmp_path, programs)[1] == {}

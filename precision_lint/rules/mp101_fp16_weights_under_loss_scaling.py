@@ -79,6 +79,22 @@ def _dtype_of(v) -> Optional[str]:
     return dtype_of_string(v.value) if v.kind == CONST else None
 
 
+def _renamed_import(ctx: RuleContext, text: str) -> Optional[Edit]:
+    """For ``torch_dtype=float16`` bound by ``from torch import float16`` and used nowhere else:
+    the edit that imports ``float32`` in its place (writing ``torch.float32`` would leave that
+    import unused, ruff's F401). None when the name has other uses or another origin."""
+    name = text.strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*", name) or dict(ctx.facts.exports).get(name) != "torch.float16":
+        return None
+    source = ctx.source
+    if len(re.findall(rf"\b{name}\b", source)) != 2 or re.search(r"\bfloat32\b", source):
+        return None  # used elsewhere too (or float32 already bound): leave the imports alone
+    line = re.search(rf"(?m)^from[ \t]+torch[ \t]+import[ \t]+[^\n#]*?\b({name})\b(?![ \t]+as\b)", source)
+    if line is None:
+        return None
+    return Edit(line.start(1), line.end(1), "float32")
+
+
 def _whole_argument(source: str, span) -> bool:
     """Whether ``source[span]`` is a whole call argument or keyword value (``f(x)``, ``k=x,``):
     a conditional expression put there needs no parentheses (ruff's UP034 flags them)."""
@@ -271,6 +287,9 @@ class Fp16WeightsUnderLossScaling(Rule):
         if simple:
             if bf16:
                 return [replace(weights.edit_span, target), *torch_edits]
+            renamed = None if string_like or when is not None else _renamed_import(ctx, text)
+            if renamed is not None:  # `from torch import float16` used only here: import float32 instead
+                return [replace(weights.edit_span, "float32"), renamed]
             fp32 = plan.fp32(torch, text) if string_like else plan.fp32(torch)
             if when is not None:  # float32 only where the switch turns scaling on
                 fp32 = f"{fp32} if {when} else {_paren(text)}"

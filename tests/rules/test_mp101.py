@@ -405,6 +405,7 @@ def test_import_torch_added_when_missing():
     from torch import float16
     from transformers import AutoModelForCausalLM, TrainingArguments
     m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=float16)
+    print(float16)
     TrainingArguments("o", fp16=True)
     """
     out = fix(src, CODE)
