@@ -276,6 +276,7 @@ def check_command(argv: Sequence[str]) -> int:
         unwritten = _write_fixes(result, changed, config)
         if unwritten:
             _unfix(engine, result, unwritten)
+        _note_stale_comments(result, {p: c for p, c in changed.items() if p not in unwritten})
 
     texts = dict(result.fixed_texts) if args.fix else {p: s.text for p, s in result.sources.items() if s.text is not None}
     fmt = args.output_format or os.environ.get("PRECISION_LINT_OUTPUT_FORMAT") or "full"
@@ -344,6 +345,20 @@ def _write_fixes(result, changed, config) -> List[str]:
                 file=sys.stderr,
             )
     return unwritten
+
+
+def _note_stale_comments(result, changed) -> None:
+    """Point at comments next to fixed lines that still speak of the precision the fix removed
+    (``# load in fp16 to save memory``): a fix never rewrites comments."""
+    from .notebook import boundary_lines, cell_position
+    from .stale import stale_comments
+
+    for path, (old, new) in sorted(changed.items()):
+        notebook = result.sources[path].notebook is not None
+        bounds = boundary_lines(new) if notebook else []
+        for line, comment in stale_comments(old, new):
+            where = "{}:cell {}:{}".format(_display(path), *cell_position(bounds, line)) if notebook else f"{_display(path)}:{line}"
+            print(f"precision-lint: note: {where}: this comment may be stale after the fix: {comment}", file=sys.stderr)
 
 
 def _unfix(engine: "Engine", result, paths: Sequence[str]) -> None:

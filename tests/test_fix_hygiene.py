@@ -387,3 +387,41 @@ def test_fixed_programs_have_no_new_ruff_findings(tmp_path):
     assert introduced == {}
 
 
+
+
+# --- comments a fix makes stale -----------------------------------------------------------------
+
+STALE_BEFORE = """\
+import torch
+from transformers import AutoModelForCausalLM, TrainingArguments
+
+# load in fp16 to save memory
+model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)  # half precision
+note = "# fp16 in a string is no comment"
+args = TrainingArguments("o", fp16=True)  # fp16 AMP stays true
+"""
+
+
+def test_stale_comments_are_the_ones_next_to_a_removed_precision():
+    from precision_lint.stale import stale_comments
+
+    after = STALE_BEFORE.replace("torch.float16", "torch.float32")
+    assert stale_comments(STALE_BEFORE, after) == [(4, "# load in fp16 to save memory"), (5, "# half precision")]
+    # float16 still chosen somewhere on the line (a conditioned fix): nothing is stale
+    kept = STALE_BEFORE.replace("torch.float16", "torch.float32 if args.fp16 else torch.float16")
+    assert stale_comments(STALE_BEFORE, kept) == []
+
+
+def test_fix_points_out_stale_comments(tmp_path, monkeypatch, capsys):
+    from precision_lint import cli
+
+    (tmp_path / "pyproject.toml").write_text('[tool.precision-lint]\ntransformers-version = "5.23"\n')
+    (tmp_path / "train.py").write_text(STALE_BEFORE)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--fix", "--no-cache", "train.py"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "precision-lint: note: train.py:4: this comment may be stale after the fix: # load in fp16 to save memory",
+        "precision-lint: note: train.py:5: this comment may be stale after the fix: # half precision",
+    ]
+    assert (tmp_path / "train.py").read_text() == STALE_BEFORE.replace("torch.float16", "torch.float32")  # comments untouched
