@@ -105,6 +105,21 @@ def _edited_while_running(tmp_path, monkeypatch):
     monkeypatch.setattr(Engine, "run_paths", run_paths)
 
 
+def _fixtures_not_installed(tmp_path, monkeypatch):
+    """As after a plain `pip install .`: no fixtures folder beside the package."""
+    import precision_lint.harness as harness
+
+    monkeypatch.setattr(harness, "DEFAULT_FIXTURES", tmp_path / "site-packages" / "fixtures")
+
+
+def _no_torch(tmp_path, monkeypatch):
+    """As after a plain `pip install .`: neither torch nor transformers importable."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("torch", "transformers") else real(name, *a))
+
+
 def _big(n: int) -> bytes:
     return BAD + b"".join(b"x%d = %d\n" % (i, i) for i in range(n))
 
@@ -287,6 +302,31 @@ CASES = [
             "unknown rule code(s) MP399 (see `precision-lint rule --all`)"
         ],
     ),
+    # --- verify after a plain `pip install .` -------------------------------------------
+    Case(
+        "verify-without-installed-fixtures-says-where",
+        {},
+        ["verify"],
+        rc=2,
+        stderr=[
+            "precision-lint verify: the fixtures are not installed with the package (a `pip install .` ships the "
+            "linter only): run it in a checkout of the repository, or name the folder: "
+            "precision-lint verify path/to/precision-lint/fixtures"
+        ],
+        setup=_fixtures_not_installed,
+    ),
+    Case(
+        "verify-without-torch-names-the-extra",
+        {},
+        ["verify"],
+        rc=2,
+        stderr=[
+            "precision-lint verify: the fixtures train real models and need torch and transformers: "
+            "pip install 'precision-lint[harness]' (torch==2.13.0 from PyPI is a CUDA build on a GPU machine; "
+            "see the README for a CPU-only install)"
+        ],
+        setup=_no_torch,
+    ),
     Case(
         "known-prefixes-and-ALL-are-accepted",
         {"a.py": BAD},
@@ -308,7 +348,7 @@ def test_bad_input(case: Case, tmp_path, monkeypatch, capsys):
     if case.setup is not None:
         case.setup(tmp_path, monkeypatch)
     try:
-        rc = cli.main(["--no-cache", *case.args])
+        rc = cli.main(list(case.args) if case.args[:1] == ["verify"] else ["--no-cache", *case.args])
     except SystemExit as exc:  # argparse's usage errors
         rc = exc.code
     out, err = capsys.readouterr()
