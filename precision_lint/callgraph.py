@@ -2,9 +2,11 @@
 
 Module-level code of every module in a unit runs (importing a module runs it), and with it
 every function it calls, transitively. A function that nothing in the project calls is an
-entry point of its own (a ``main`` behind ``fire``/``typer``/``click``, a Trainer method
-the library calls, a function a notebook or another program calls): it runs after the
-module-level code, with the functions it calls. Two sites run in one training run when
+entry point of its own when something outside the project may call it: a function of a
+script (a ``main`` behind ``fire``/``typer``/``click``, one a notebook calls), or a method
+of a class the unit creates (a Trainer method the library calls, ``forward``). A function
+of an imported module that nothing calls, or a method of a class nobody creates, does
+not run. Two sites run in one training run when
 the module-level code reaches both, when one is reached from module-level code and the
 other from any entry, or when one entry function reaches both.
 """
@@ -25,6 +27,11 @@ class CallGraph:
         self._called: Set[str] = set()
         self._modules_named: Set[str] = set()
         self._entries: Dict[Tuple[str, str], FrozenSet[str]] = {}
+        self._unit_key: Tuple[str, ...] = ()
+        self._created: Set[str] = set()
+        self._imported: Set[str] = set()
+        self._classes: Set[str] = set()
+        self._module_of: Dict[str, ModuleFacts] = {}
         for module in modules:
             if module.module:
                 self._modules_named.add(module.module)
@@ -53,7 +60,7 @@ class CallGraph:
                 found.add(MODULE_LEVEL)
                 continue
             callers = self._callers.get(node, ())
-            if node in functions and node not in self._called:
+            if node in functions and node not in self._called and self._runs_uncalled(node, unit):
                 found.add(node)
             if not callers and node not in functions and node not in names:
                 # a function of a module outside the unit: whoever runs it is outside too
@@ -65,6 +72,34 @@ class CallGraph:
         result = frozenset(found)
         self._entries[key] = result
         return result
+
+    def _runs_uncalled(self, function: str, unit: List[ModuleFacts]) -> bool:
+        """Whether a function that no code of the unit calls still runs: a method of a class
+        the unit creates (the library calls ``compute_loss``, ``forward``, callbacks), or a
+        function of a script (``main`` behind ``fire``), but not a function of a module
+        the script imports (its API, unused) nor a method of a class nobody creates."""
+        key = ("|".join(sorted(m.path for m in unit)),)
+        if self._unit_key != key:
+            self._unit_key = key
+            self._created = self._created_classes(unit)
+            self._imported = {name for m in unit for name in m.imports}
+            self._classes = {c.qualname for m in unit for c in m.classes}
+            self._module_of = {f: m for m in unit for f in m.functions}
+        owner, _, _ = function.rpartition(".")
+        if owner in self._classes:
+            return owner in self._created
+        module = self._module_of.get(function)
+        return module is None or module.module not in self._imported
+
+    def _created_classes(self, unit: List[ModuleFacts]) -> Set[str]:
+        """Classes of the unit that are created (called, or passed on to be called), with every
+        project class they derive from."""
+        out: Set[str] = set()
+        for module in unit:
+            for cls in module.classes:
+                if cls.qualname in self._called or f"{cls.qualname}.__init__" in self._called:
+                    out.update(name for name, _, _ in self._symbols.ancestry(cls.qualname, module))
+        return out
 
     def runs_together(self, unit: List[ModuleFacts], a: str, b: str) -> bool:
         """Whether code in scope ``a`` and code in scope ``b`` run in one run of ``unit``."""

@@ -24,7 +24,7 @@ from .cache import FactsCache
 from .config import Config, from_table
 from .diagnostics import SAFE, Diagnostic, Fix
 from .discovery import ImportRoots, discover, module_name
-from .facts.extract import extract_facts
+from .facts.extract import SUMMARY_EVIDENCE, extract_facts
 from .facts.model import ModuleFacts, ParseError
 from .fixer import apply_fixes
 from .project import Project
@@ -94,6 +94,9 @@ class Engine:
                 evidence = None
                 break
             evidence.update(r.evidence)
+        if evidence is not None:
+            # files whose summaries other files read: a helper that loads a config file
+            evidence.update(SUMMARY_EVIDENCE)
         self.evidence = tuple(sorted(evidence)) if evidence is not None else None
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         # path → (key, facts) of its latest text: a long-lived engine (the language server) sees
@@ -151,14 +154,20 @@ class Engine:
 
     # --- judging ------------------------------------------------------------------
     def judge(
-        self, facts: Sequence[ModuleFacts], texts: Dict[str, str], only: Optional[Collection[str]] = None
+        self,
+        facts: Sequence[ModuleFacts],
+        texts: Dict[str, str],
+        only: Optional[Collection[str]] = None,
+        related: bool = False,
     ) -> List[Diagnostic]:
-        """Diagnostics of every module (or of the paths in ``only``), the project joined from all."""
+        """Diagnostics of every module (or of the paths in ``only``), the project joined from all;
+        with ``related``, also those of other modules that name a path of ``only``, unfixed."""
         # one order whatever order the files came in
         project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root))
         out: List[Diagnostic] = []
         for module in project.modules:  # with parameters substituted across calls
-            if module.skip_file or (only is not None and module.path not in only):
+            context = only is not None and module.path not in only
+            if module.skip_file or (context and not related):
                 continue
             ignored = self.config.ignored_for(module.path)
             source = texts.get(module.path) or ""
@@ -178,6 +187,10 @@ class Engine:
                     codes = module.noqa.get(d.noqa_row, frozenset())
                     if codes is None or d.code in codes:
                         continue
+                    if context:  # a neighbour read from disk: only what concerns the named files
+                        if not any(r.path in only for r in d.related):
+                            continue
+                        d = dataclasses.replace(d, fix=None)
                     out.append(d)
         out.sort(key=Diagnostic.sort_key)
         return _dedupe(out)
@@ -190,15 +203,17 @@ class Engine:
         unsafe: bool = False,
         names: Optional[Dict[str, tuple]] = None,
         only: Optional[Collection[str]] = None,
+        related: bool = False,
     ) -> RunResult:
         """Check (and with ``fix``, fix) ``sources`` as one project; ``only``: the paths to judge
-        and fix (the others still join with them)."""
+        and fix (the others still join with them); with ``related``, a finding in another file
+        is reported too where it names one of ``only`` (never fixed there)."""
         result = RunResult(sources={s.path: s for s in sources}, files=len(sources))
         texts = {s.path: s.text for s in sources if s.text is not None}
         current = list(sources)
         for _ in range(MAX_FIX_PASSES if fix else 1):
             facts = self.facts(current, names)
-            diagnostics = self.judge(facts, texts, only)
+            diagnostics = self.judge(facts, texts, only, related)
             result.diagnostics = diagnostics
             if not fix:
                 break
@@ -239,10 +254,55 @@ class Engine:
         self.import_roots = ImportRoots(self.config.src)
         files = discover(paths, self.config.exclude, self.config.root)
         sources, skipped = self._within_size([SourceFile.read(p) for p in files])
-        result = self.run_sources(sources, fix=fix, unsafe=unsafe)
+        result = self._run_named(paths, sources, fix, unsafe)
         result.skipped = skipped
         result.files += len(skipped)
         return result
+
+    def _run_named(self, paths: Sequence[str], sources: List[SourceFile], fix: bool, unsafe: bool) -> RunResult:
+        named = [s.path for s in sources if os.path.isfile(s.path) and any(_same_file(s.path) == _same_file(p) for p in paths)]
+        if not named:
+            return self.run_sources(sources, fix=fix, unsafe=unsafe)
+        # files named one by one (pre-commit, an editor): read their unit on disk as well
+        neighbours = self._neighbours(sources, named)
+        if not neighbours:
+            return self.run_sources(sources, fix=fix, unsafe=unsafe)
+        result = self.run_sources(
+            [*sources, *neighbours], fix=fix, unsafe=unsafe, only={s.path for s in sources}, related=True
+        )
+        result.files = len(sources)
+        return result
+
+    def _neighbours(self, sources: Sequence[SourceFile], named: Sequence[str]) -> List[SourceFile]:
+        """The files the named files join with on disk (``neighbours.py``): the local modules
+        they import, and the modules of their projects that import them."""
+        from . import neighbours
+
+        have = {_same_file(s.path) for s in sources}
+        read: Dict[str, SourceFile] = {}
+
+        def source(path: str) -> SourceFile:
+            if path not in read:
+                read[path] = next((s for s in sources if s.path == path), None) or SourceFile.read(path)
+            return read[path]
+
+        def imports_of(path: str) -> Sequence[str]:
+            src = source(path)
+            return self.facts([src])[0].imports if src.text is not None else ()
+
+        def roots_of(path: str) -> Sequence[str]:
+            return self.import_roots(path, module_name(path)[2])
+
+        found = neighbours.imported_closure(named, imports_of, roots_of)
+        roots = {p: self.import_roots.project_root(p) for p in named}
+        found += neighbours.importer_candidates(named, roots, self.config.exclude, self.config.root)
+        out, seen = [], set(have)
+        for path in found:
+            key = _same_file(path)
+            if key not in seen:
+                seen.add(key)
+                out.append(source(_shown_path(path)))
+        return out
 
     def _within_size(self, sources: Sequence[SourceFile]) -> Tuple[List[SourceFile], List[Tuple[str, int]]]:
         """The sources to check, and those with more code than ``max-file-size`` (with their size):
@@ -280,6 +340,13 @@ class Engine:
         others, _ = self._within_size([read(p) for p in on_disk if _same_file(p) not in mine])
         judged = set(only) if only is not None else {b.path for b in buffers}
         return self.run_sources([*buffers, *others], fix=fix, unsafe=unsafe, only=judged)
+
+
+def _shown_path(path: str) -> str:
+    """A path found on disk as the named paths are usually given: relative to the working
+    directory when it lies inside it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
 def _error_line(message: str) -> int:

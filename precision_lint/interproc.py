@@ -7,6 +7,10 @@ by the union of the matching arguments of every recorded call of that function, 
 or method in the project (classic summary-based substitution), with the guards the call
 runs under. It is bounded: chains of helpers are followed a few calls deep, and a
 parameter nobody is seen to call stays unknown.
+
+Values of config files (``CONFIG`` atoms: ``yaml.safe_load(open("config.yaml"))["fp16"]``)
+are read here too, from the file next to the module that loads it (``configfiles.py``):
+each becomes the value written in the file, with its line there.
 """
 from __future__ import annotations
 
@@ -14,18 +18,35 @@ import dataclasses
 from typing import Dict, List, Optional, Tuple
 
 from .facts.model import CallRecord, ModuleFacts
-from .facts.values import CONST, DTYPE, PARAM, UNKNOWN, Possible, ParamRef, dtype_of_string
+from .configfiles import ConfigFiles
+from .facts.values import (
+    CONFIG,
+    CONST,
+    DTYPE,
+    RETURN,
+    SYMBOLIC,
+    UNKNOWN,
+    Possible,
+    ParamRef,
+    ReturnRef,
+    dtype_of_qualname,
+    dtype_of_string,
+    select,
+)
 
 MAX_DEPTH = 4
 _MAX_ATOMS = 64
 
 
 class CallGraphValues:
-    def __init__(self, modules: List[ModuleFacts], symbols) -> None:
+    def __init__(self, modules: List[ModuleFacts], symbols, configs: Optional[ConfigFiles] = None) -> None:
         self._symbols = symbols
+        self._configs = configs or ConfigFiles()
         self._modules = modules
         self._by_callee: Optional[Dict[str, List[Tuple[ModuleFacts, CallRecord]]]] = None
         self._memo: Dict[ParamRef, Tuple[Possible, ...]] = {}
+        self._by_path = {m.path: m for m in modules}
+        self._returns_memo: Dict[Tuple[str, str], Tuple[Possible, ...]] = {}
 
     def _callers(self) -> Dict[str, List[Tuple[ModuleFacts, CallRecord]]]:
         if self._by_callee is None:
@@ -55,55 +76,107 @@ class CallGraphValues:
         for module, record in self._callers().get(ref.function, ()):
             for arg in record.args:
                 if arg.keyword == ref.name or (arg.keyword is None and ref.index is not None and arg.index == ref.index):
-                    for v in self.substitute(arg.values, depth + 1):
-                        if ref.excluded and _dtype_name(v) in ref.excluded:
-                            continue  # ruled out where the parameter is used
+                    for v in self.substitute(_follow(arg.values, ref.keys, ref.missing), module.path, depth + 1):
                         out.append(dataclasses.replace(v, guards=tuple(record.guards) + v.guards, where=v.where or module.path))
         result = _dedupe(out) if out else (Possible(UNKNOWN),)
         self._memo[ref] = result
         return result
 
-    def substitute(self, values, depth: int = 0) -> Tuple[Possible, ...]:
-        if not any(v.kind == PARAM for v in values):
+    def substitute(self, values, near: str, depth: int = 0) -> Tuple[Possible, ...]:
+        """``values`` with their symbolic atoms replaced; ``near``: the file they were
+        evaluated in (config paths are relative to it)."""
+        if not any(v.kind in SYMBOLIC for v in values):
             return tuple(values)
         out: List[Possible] = []
         for v in values:
-            if v.kind != PARAM:
+            if v.kind not in SYMBOLIC:
                 out.append(v)
+                continue
+            if v.kind == CONFIG:
+                found: Tuple[Possible, ...] = (self.config_value(v, v.where or near),)
             elif depth >= MAX_DEPTH:
-                out.append(Possible(UNKNOWN))
+                found = (Possible(UNKNOWN),)
+            elif v.kind == RETURN:
+                found = self.returned(v.value, v.where or near, depth)
             else:
-                out.extend(dataclasses.replace(a, guards=v.guards + a.guards) for a in self.arguments(v.value, depth))
+                found = self.arguments(v.value, depth)
+            for a in found:
+                if v.torch_attr:  # `getattr(torch, name)`
+                    a = _torch_attr(a)
+                if v.excluded and _dtype_name(a) in v.excluded:
+                    continue  # ruled out where the value is used
+                out.append(dataclasses.replace(a, guards=v.guards + a.guards) if v.kind != CONFIG else a)
         return _dedupe(out)
+
+    def returned(self, ref: ReturnRef, near: str, depth: int) -> Tuple[Possible, ...]:
+        """What the project function ``ref.callee`` (as named in the module at ``near``)
+        returns, its keys followed and substituted in turn; ``(UNKNOWN,)`` for a library's or
+        an unknown function."""
+        key = (ref, near)
+        if key in self._returns_memo:
+            return self._returns_memo[key]
+        self._returns_memo[key] = (Possible(UNKNOWN),)  # a recursive chain ends here
+        module, canonical = self._symbols.resolve(ref.callee, self._by_path.get(near))
+        values = module.returns_of(canonical) if module is not None else None
+        keys = ref.keys
+        if values is None and module is not None and keys:
+            # an instance's attribute: the class's (or a base class's) field or `self.` value
+            for name, where, _ in self._symbols.ancestry(canonical, module):
+                values = where.returns_of(f"{name}.{keys[0]}") if where is not None else None
+                if values is not None:
+                    module, keys = where, keys[1:]
+                    break
+        result = (Possible(UNKNOWN),)
+        if values:
+            values = _follow(values, keys, ref.missing)
+            result = self.substitute(
+                tuple(v if v.where else dataclasses.replace(v, where=module.path) for v in values),
+                module.path,
+                depth + 1,
+            ) or result
+        self._returns_memo[key] = result
+        return result
+
+    def config_value(self, atom: Possible, near: str) -> Possible:
+        """The value a ``CONFIG`` atom names, as written in its file (``where``: that file)."""
+        ref = atom.value
+        found = self._configs.lookup(near, ref.path, ref.keys)
+        if found is None:
+            if ref.missing and self._configs.locate(near, ref.path) is not None:
+                return Possible(CONST, ref.missing[0], atom.guards)  # `cfg.get("fp16", False)`
+            return Possible(UNKNOWN)
+        if found.keys is not None:
+            return Possible(UNKNOWN)  # a whole table: no single value
+        return Possible(CONST, found.value, atom.guards, origin=found.span, where=found.path)
 
     # --- facts with parameters substituted ---------------------------------------------
     def resolve_facts(self, module: ModuleFacts) -> ModuleFacts:
-        """``module`` with every ``PARAM`` atom of its sections substituted (a copy: cached
+        """``module`` with every symbolic atom of its sections substituted (a copy: cached
         facts are shared and never changed)."""
-        sections = {name: self._resolve(value) for name, value in module.sections.items()}
+        sections = {name: self._resolve(value, module.path) for name, value in module.sections.items()}
         if all(sections[name] is module.sections[name] for name in sections):
             return module
         return dataclasses.replace(module, sections=sections)
 
-    def _resolve(self, obj):
+    def _resolve(self, obj, near: str):
         if isinstance(obj, Possible):
             return obj
         if isinstance(obj, tuple):
             if obj and all(isinstance(v, Possible) for v in obj):
-                return self.substitute(obj) if any(v.kind == PARAM for v in obj) else obj
-            new = tuple(self._resolve(v) for v in obj)
+                return self.substitute(obj, near) if any(v.kind in SYMBOLIC for v in obj) else obj
+            new = tuple(self._resolve(v, near) for v in obj)
             return obj if all(a is b for a, b in zip(new, obj)) else new
         if isinstance(obj, list):
-            new = [self._resolve(v) for v in obj]
+            new = [self._resolve(v, near) for v in obj]
             return obj if all(a is b for a, b in zip(new, obj)) else new
         if isinstance(obj, dict):
-            new = {k: self._resolve(v) for k, v in obj.items()}
+            new = {k: self._resolve(v, near) for k, v in obj.items()}
             return obj if all(new[k] is obj[k] for k in obj) else new
         if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
             changes = {}
             for f in dataclasses.fields(obj):
                 value = getattr(obj, f.name)
-                new = self._resolve(value)
+                new = self._resolve(value, near)
                 if new is not value:
                     changes[f.name] = new
             if not changes:
@@ -112,6 +185,27 @@ class CallGraphValues:
             hook = getattr(resolved, "after_substitution", None)
             return hook() if hook is not None else resolved
         return obj
+
+
+def _torch_attr(a: Possible) -> Possible:
+    """``getattr(torch, "float16")`` is ``torch.float16``; any other value is unknown."""
+    if a.kind in SYMBOLIC:
+        return dataclasses.replace(a, torch_attr=True)
+    dtype = dtype_of_qualname(f"torch.{a.value}") if a.kind == CONST and isinstance(a.value, str) else None
+    return dataclasses.replace(a, kind=DTYPE, value=dtype) if dtype else Possible(UNKNOWN)
+
+
+def _follow(values, keys, missing) -> Tuple[Possible, ...]:
+    """``values[k1][k2]...``: each atom with the keys a caller follows into it (only symbolic
+    atoms can be followed; any other is unknown)."""
+    if not keys:
+        return tuple(values)
+    out = []
+    for v in values:
+        for i, key in enumerate(keys):
+            v = select(v, key, missing if i == len(keys) - 1 else ()) if v is not None else None
+        out.append(v if v is not None else Possible(UNKNOWN))
+    return tuple(out)
 
 
 def _dedupe(values) -> Tuple[Possible, ...]:

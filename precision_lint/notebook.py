@@ -38,6 +38,8 @@ PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit", "py
 _MAGIC_LINE = re.compile(r"^\s*(?:[%!?]|\?\?)")
 _MAGIC_ASSIGN = re.compile(r"^\s*[A-Za-z_][\w.,\s\[\]]*=\s*[%!]")
 _HELP_SUFFIX = re.compile(r"^\s*[A-Za-z_][\w.]*\?{1,2}\s*$")
+# IPython's automagic: `pip install x` without `%` runs `%pip` (on by default)
+_AUTOMAGIC = re.compile(r"^\s*(?:pip|conda|mamba)\s+(?:install|uninstall|list|show|freeze|download)\b")
 
 
 class NotebookError(Exception):
@@ -50,7 +52,7 @@ def is_notebook(path: str) -> bool:
 
 # --- IPython lines -----------------------------------------------------------------------
 def _is_magic(line: str) -> bool:
-    return bool(_MAGIC_LINE.match(line) or _MAGIC_ASSIGN.match(line) or _HELP_SUFFIX.match(line))
+    return bool(_MAGIC_LINE.match(line) or _MAGIC_ASSIGN.match(line) or _HELP_SUFFIX.match(line) or _AUTOMAGIC.match(line))
 
 
 def to_python(source: str) -> Tuple[str, Tuple[Tuple[int, str], ...]]:

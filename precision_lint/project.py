@@ -14,6 +14,7 @@ import json
 import os
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
+from .facts.extract import extractors
 from .facts.model import ModuleFacts
 from .callgraph import CallGraph
 from .interproc import CallGraphValues
@@ -34,7 +35,7 @@ class Project:
         self.symbols = ProjectSymbols(self.module_named)
         # Parameters become what their callers pass (interproc.py); rules see the result.
         self.calls = CallGraphValues(self.modules, self.symbols)
-        resolved = [self.calls.resolve_facts(m) for m in self.modules]
+        resolved = [self._join_sections(self.calls.resolve_facts(m)) for m in self.modules]
         if any(r is not m for r, m in zip(resolved, self.modules)):
             self.modules = resolved
             self._index()
@@ -51,6 +52,15 @@ class Project:
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}
         self._json: Dict[str, Any] = {}
+
+    def _join_sections(self, module: ModuleFacts) -> ModuleFacts:
+        """Each extractor's own join step (``join(module, symbols)``), where its facts need the
+        project's classes (a call of a project subclass of ``GradScaler`` is a scaler)."""
+        for extractor in extractors():
+            hook = getattr(extractor, "join", None)
+            if hook is not None and module.sections.get(extractor.SECTION):
+                module = hook(module, self.symbols)
+        return module
 
     # --- side files ----------------------------------------------------------------
     def read_json(self, near: ModuleFacts, relative: str) -> Optional[Any]:

@@ -264,6 +264,8 @@ def test_non_python_kernels_are_skipped(project):
         "Trainer?",
         "torch.cuda??",
         "%matplotlib inline",
+        "pip install transformers==4.40",  # automagic: runs as %pip
+        "conda install -y pytorch",
     ],
 )
 def test_ipython_lines_become_placeholders(line):
@@ -278,7 +280,7 @@ def test_ipython_lines_become_placeholders(line):
 
 
 def test_python_lines_are_left_alone():
-    source = 'x = 3 % 2\ns = """\n%not a magic inside a string\n!nor this\n"""\nd = {"a": 1}\nprint(x != 2)'
+    source = 'x = 3 % 2\ns = """\n%not a magic inside a string\n!nor this\n"""\nd = {"a": 1}\nprint(x != 2)\npip = 1\npip_install = pip + 1'
     python, magics = to_python(source)
     assert python == source and magics == ()
 

@@ -8,43 +8,17 @@ precision: anything a dtype may reach, literals, and parameters passed on as the
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 import libcst as cst
 
+from .callees import LIBRARIES, project_callee
 from .evaluate import Evaluator
 from .index import CallSite, ModuleIndex
 from .model import CallArg, CallRecord
+from .values import CONFIG, RETURN, UNKNOWN
 
-# Calls into these libraries never reach project code.
-LIBRARIES = frozenset(
-    {
-        "torch", "transformers", "trl", "accelerate", "peft", "datasets", "numpy", "np", "os", "sys",
-        "json", "yaml", "re", "math", "random", "logging", "time", "argparse", "pathlib", "typing",
-        "collections", "itertools", "functools", "dataclasses", "bitsandbytes", "deepspeed", "lightning",
-        "pytorch_lightning", "tqdm", "wandb", "evaluate", "sklearn", "pandas", "tokenizers", "safetensors",
-        "diffusers", "huggingface_hub", "builtins", "subprocess", "shutil", "copy", "warnings",
-    }
-)
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)
-
-
-def project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
-    """The callee as a qualified name in this module's namespace, or None (a library, a builtin,
-    an unknown object)."""
-    if site.qualname:
-        return None if site.qualname.split(".")[0] in LIBRARIES else site.qualname
-    receiver = site.receiver
-    if site.method and isinstance(receiver, cst.Name):
-        if receiver.value == "self" and site.klass:
-            return f"{site.klass}.{site.method}"
-        owner = site.scope.lookup_scope(receiver.value)
-        bindings = owner.assignments.get(receiver.value, []) if owner is not None else []
-        if len(bindings) == 1 and isinstance(bindings[0].value, cst.Call):  # d = Distiller(...); d.setup(x)
-            made = index.call_of(bindings[0].value)
-            if made is not None and made.qualname and made.qualname.split(".")[0] not in LIBRARIES:
-                return f"{made.qualname}.{site.method}"
-    return None
 
 
 def _worth_recording(evaluator: Evaluator, expr: cst.BaseExpression, site: CallSite) -> bool:
@@ -56,7 +30,12 @@ def _worth_recording(evaluator: Evaluator, expr: cst.BaseExpression, site: CallS
         owner = site.scope.lookup_scope(expr.value)
         if owner is not None and expr.value in owner.params:
             return True  # passed on as it is: a chain of helpers
-    return evaluator.mentions_dtype(expr, site.scope)
+    if evaluator.mentions_dtype(expr, site.scope):
+        return True
+    # a config file's table or value (`build_model(cfg["model"])`), or what a helper returned
+    return isinstance(expr, (cst.Name, cst.Subscript, cst.Attribute)) and any(
+        v.kind in (CONFIG, RETURN) for v in evaluator.values(expr, site.scope)
+    )
 
 
 def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
@@ -106,3 +85,23 @@ def call_edges(index: ModuleIndex) -> tuple:
                 if target is not None and target.split(".")[0] not in LIBRARIES:
                     edges.add((caller, target))
     return tuple(sorted(edges))
+
+
+def return_summaries(index: ModuleIndex, evaluator: Evaluator) -> tuple:
+    """``(function, values)`` for every function whose return value is known in part (a
+    dtype, a literal, a config value, a parameter passed back): what a call of it in
+    another file evaluates to, once the join substitutes the symbolic parts."""
+    out = []
+    for qualname, function in index.functions.items():
+        if not function.returns:
+            continue
+        values = evaluator.returned(function)
+        if any(v.kind != UNKNOWN for v in values):
+            out.append((qualname, values))
+    # an attribute of a class's instances (``Class.attr``): a dataclass field's default, or
+    # what its methods assign to ``self.attr`` (a constructor's parameter, substituted at the join)
+    for qualname in index.classes:
+        for attr, values in evaluator.instance_attributes(qualname).items():
+            if any(v.kind != UNKNOWN for v in values):
+                out.append((f"{qualname}.{attr}", values))
+    return tuple(out)

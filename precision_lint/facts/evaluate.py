@@ -18,19 +18,27 @@ from typing import Iterable, List, Optional, Tuple
 
 import libcst as cst
 
+from ..knowledge import derives_from
+from .callees import project_callee
 from .index import Assignment, ModuleIndex, Scope, children, keyword
 from .names import dotted
 from .values import (
     CAPABILITY,
+    CONFIG,
     CONST,
     COND,
     CUDA,
     DTYPE,
     PARAM,
+    RETURN,
     UNKNOWN,
     UNKNOWN_VALUE,
+    SYMBOLIC,
+    ConfigRef,
     Guard,
     ParamRef,
+    ReturnRef,
+    select,
     Possible,
     Values,
     dtype_of_qualname,
@@ -49,11 +57,48 @@ CAPABILITY_FUNCTIONS = frozenset(
         "is_bfloat16_supported",
     }
 )
+# Names and strings that say a condition is about the precision (`args.bf16`,
+# `accelerator.mixed_precision == "bf16"`, `cfg.dtype`, `training_args.fp16`).
+# The attention implementation is such a switch too (`if args.attn == "flash_attn_2":`).
+PRECISION_WORD = re.compile(r"bf16|bfloat16|fp16|float16|half|precision|dtype|amp\b|mixed|attn|attention|flash|sdpa", re.IGNORECASE)
 # A condition that selects a non-CUDA device (Intel XPU, Habana HPU, Ascend NPU, Apple MPS,
 # XLA/TPU, the CPU).
 OTHER_DEVICE = re.compile(
     r"""\b(?:xpu|hpu|npu|mps|xla|tpu|is_torch_(?:xla|tpu|xpu|hpu|npu|mps)_available|use_cpu|no_cuda)\b|["'](?:cpu|xpu|hpu|npu|mps|xla|tpu)(?::\d+)?["']"""
 )
+# Functions that read a config file into plain data (never executing it).
+CONFIG_LOADERS = frozenset(
+    {
+        "yaml.safe_load",
+        "yaml.load",
+        "yaml.full_load",
+        "yaml.unsafe_load",
+        "json.load",
+        "json.loads",
+        "tomllib.load",
+        "tomllib.loads",
+        "tomli.load",
+        "tomli.loads",
+        "toml.load",
+        "toml.loads",
+        "omegaconf.OmegaConf.load",
+        "omegaconf.omegaconf.OmegaConf.load",
+    }
+)
+# Parsers that fill dataclasses (TrainingArguments among them) from the command line.
+ARGUMENT_PARSERS = frozenset(
+    {
+        "transformers.HfArgumentParser",
+        "transformers.hf_argparser.HfArgumentParser",
+        "trl.TrlParser",
+        "trl.scripts.utils.TrlParser",
+    }
+)
+PARSE_METHODS = frozenset(
+    {"parse_args_into_dataclasses", "parse_args_and_config", "parse_known_args", "parse_dict", "parse_yaml_file", "parse_json_file"}
+)
+# TrainingArguments' switches that a command line turns on (`--fp16`), off by default.
+COMMAND_LINE_FLAGS = frozenset({"fp16", "bf16", "tf32", "half_precision_backend"})
 _MAX_ATOMS = 64
 _MAX_DEPTH = 24
 
@@ -70,8 +115,12 @@ class KwargSource:
     name: str
     key: cst.CSTNode
     value: cst.BaseExpression
-    via: str  # "keyword", "dict-call", "dict-literal"
+    via: str  # "keyword", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat" (name: SPLAT)
     arg: Optional[cst.CSTNode] = None  # the whole Arg / DictElement
+    conditional: bool = False  # set under a condition of its own: it may not override
+
+
+SPLAT = "**"  # the name of a `**table` of a config file: its keys are read at the join
 
 
 def _const(value, guards=(), origin=None) -> Possible:
@@ -122,14 +171,19 @@ class Evaluator:
         )
 
     def _follows_user_input(self, test: cst.BaseExpression, scope: Scope) -> bool:
-        """Whether a condition is true only when the user asks for it: it reads an input (an
-        attribute or item of an arguments/config object, a parameter) and nothing in it is on by
-        default (a negation, or an argparse option whose ``default=`` may select it, makes it
-        the default). Syntactic, through variables: cheap enough for every guard."""
-        follows = False
+        """Whether a condition is the user's own precision switch: it reads an input (an
+        attribute or item of an arguments/config object, a parameter), names a precision
+        (``bf16``, ``mixed_precision``, ``dtype``...), and nothing in it is on by default (a
+        negation, or an argparse option whose ``default=`` may select it, makes it the
+        default). Syntactic, through variables: cheap enough for every guard."""
+        follows = about_precision = False
         for node, here in self._reached(test, scope, set()):
             if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
                 return False  # `not args.no_bf16`: on unless the user opts out
+            if isinstance(node, (cst.Name, cst.SimpleString)) and PRECISION_WORD.search(
+                node.value if isinstance(node, cst.Name) else str(node.evaluated_value)
+            ):
+                about_precision = True
             head = node
             while isinstance(head, (cst.Attribute, cst.Subscript)):
                 head = head.value
@@ -149,7 +203,8 @@ class Evaluator:
                         return False
                     if default is not None and not _falsy_literal(default.value):
                         return False
-        return follows
+        # only the user's *precision* switch: bf16 under `if args.skip_batches:` is still hard-coded
+        return follows and about_precision
 
     def _reached(self, expr: cst.CSTNode, scope: Scope, seen: set, inputs: bool = False):
         """Every node whose value may flow into ``expr``, with the scope it belongs to.
@@ -226,8 +281,21 @@ class Evaluator:
             if arg.keyword is not None:
                 out.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "keyword", arg))
             elif arg.star == "**":
-                out.extend(self._dict_entries(arg.value, scope, set()))
+                entries = self._dict_entries(arg.value, scope, set())
+                if not entries and any(v.kind == CONFIG for v in self.values(arg.value, scope)):
+                    # `**cfg["training"]`: which keys it holds is known when the file is read
+                    entries = [KwargSource(SPLAT, arg, arg.value, "config-splat", arg)]
+                out.extend(entries)
         return out
+
+    def splat_values(self, source: KwargSource, name: str, scope: Scope) -> Values:
+        """The value keyword ``name`` gets from a config table spread with ``**``: the
+        file's value, or None (the callee's default) when the table has no such key."""
+        return tuple(
+            Possible(CONFIG, v.value.child(name, (None,)), v.guards, origin=v.origin)
+            for v in self.values(source.value, scope)
+            if v.kind == CONFIG
+        )
 
     def kwarg(self, call: cst.Call, scope: Scope, name: str) -> List[KwargSource]:
         return [s for s in self.kwarg_sources(call, scope) if s.name == name]
@@ -241,6 +309,13 @@ class Evaluator:
 
     # --- dict splats --------------------------------------------------------------
     def _dict_entries(self, expr, scope: Scope, seen: set) -> List[KwargSource]:
+        """The entries of a dict, in order, a later unconditional entry of a key overriding
+        the earlier ones (``{**base, "fp16": False}``, ``dict(base, fp16=False)``,
+        ``base | {"fp16": False}``, ``d["fp16"] = False`` and ``d.update(fp16=False)`` after
+        ``d = {...}``); an entry set under a condition joins the earlier ones instead."""
+        return _override(self._entries(expr, scope, seen))
+
+    def _entries(self, expr, scope: Scope, seen: set) -> List[KwargSource]:
         if isinstance(expr, cst.Dict):
             out = []
             for el in expr.elements:
@@ -249,27 +324,52 @@ class Evaluator:
                     if isinstance(key, str):
                         out.append(KwargSource(key, el.key, el.value, "dict-literal", el))
                 elif isinstance(el, cst.StarredDictElement):
-                    out.extend(self._dict_entries(el.value, scope, seen))
+                    out.extend(self._entries(el.value, scope, seen))
             return out
         if isinstance(expr, cst.Call) and dotted(expr.func) == "dict":
             out = []
             for arg in expr.args:
                 if arg.keyword is not None:
                     out.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "dict-call", arg))
-                elif arg.star == "**":
-                    out.extend(self._dict_entries(arg.value, scope, seen))
+                else:  # `dict(base, ...)` and `dict(**base)`
+                    out.extend(self._entries(arg.value, scope, seen))
             return out
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+            return self._entries(expr.left, scope, seen) + self._entries(expr.right, scope, seen)
         if isinstance(expr, cst.Name) and expr.value not in seen:
             seen.add(expr.value)
             owner = scope.lookup_scope(expr.value)
             if owner is None:
                 return []
             out = []
-            for assignment in owner.assignments.get(expr.value, []):
+            bound = owner.assignments.get(expr.value, [])
+            for assignment in bound:
                 if assignment.value is not None and assignment.unpack_index is None:
-                    out.extend(self._dict_entries(assignment.value, owner, seen))
+                    out.extend(self._entries(assignment.value, owner, seen))
+            if out:
+                out.extend(self._mutations(expr.value, owner, min(len(a.guards) for a in bound)))
             return out
         return []
+
+    def _mutations(self, name: str, owner: Scope, depth: int) -> List[KwargSource]:
+        """``d["k"] = v`` and ``d.update(...)`` on the dict ``name`` of scope ``owner``, in
+        source order; ``conditional`` when under an ``if`` of their own (more conditions
+        than the dict's assignment, ``depth``)."""
+        found = []
+        for item in self.ix.item_assigns.get(name, ()):
+            if item.scope is owner and isinstance(item.key, cst.SimpleString) and isinstance(item.key.evaluated_value, str):
+                source = KwargSource(item.key.evaluated_value, item.key, item.value, "item-assign", item.statement, len(item.guards) > depth)
+                found.append((self.ix.order(item.statement)[0], [source]))
+        for site in self.ix.calls:
+            if site.method == "update" and isinstance(site.receiver, cst.Name) and site.receiver.value == name and site.scope is owner:
+                entries = []
+                for arg in site.node.args:
+                    if arg.keyword is not None:
+                        entries.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "dict-update", arg, len(site.guards) > depth))
+                    elif not arg.star or arg.star == "**":
+                        entries.extend(dataclasses.replace(e, conditional=len(site.guards) > depth) for e in self._entries(arg.value, owner, set()))
+                found.append((self.ix.order(site.node)[0], entries))
+        return [e for _, entries in sorted(found, key=lambda f: f[0]) for e in entries]
 
     # --- the evaluator proper ------------------------------------------------------
     def _eval(self, expr: cst.BaseExpression, scope: Scope) -> List[Possible]:
@@ -377,6 +477,16 @@ class Evaluator:
     def _assigned(self, assignment: Assignment, owner: Scope) -> List[Possible]:
         if assignment.value is None:
             return list(UNKNOWN_VALUE)
+        if assignment.unpack_index is not None:
+            # `model_args, training_args = parser.parse_args_into_dataclasses()`
+            parsed = self.parsed_classes(assignment.value, owner)
+            if parsed is not None:
+                if assignment.unpack_index >= len(parsed):
+                    return list(UNKNOWN_VALUE)
+                qual = self.ix.qualify(parsed[assignment.unpack_index], owner)
+                if not qual:
+                    return list(UNKNOWN_VALUE)
+                return [Possible(RETURN, ReturnRef(qual, command_line=True), origin=self.ix.span(assignment.value))]
         vals = self.values(assignment.value, owner)
         if assignment.unpack_index is None:
             return list(vals)
@@ -391,6 +501,18 @@ class Evaluator:
         base_vals = self.values(expr.value, scope) if not isinstance(expr.value, cst.Name) or scope.lookup_scope(expr.value.value) else ()
         if any(v.kind == CAPABILITY for v in base_vals):  # props.major
             return [Possible(CAPABILITY, text=self.ix.text(expr), capability=True)]
+        constructed = self._constructed(expr, scope)
+        if constructed is not None:
+            return constructed
+        # OmegaConf / EasyDict: `cfg.training.fp16`, also on what a helper returns
+        selected = [select(v, expr.attr.value) for v in base_vals if v.kind in (CONFIG, RETURN)]
+        if selected:
+            out = [dataclasses.replace(v, origin=origin) for v in selected]
+            if expr.attr.value in COMMAND_LINE_FLAGS:  # `training_args.fp16` of HfArgumentParser
+                for v in base_vals:
+                    if v.kind == RETURN and v.value.command_line and is_training_arguments(v.value.callee, self.ix):
+                        out.extend(self.command_line_flag(expr, expr.attr.value))
+            return out
         attrs = self._self_attribute(expr, scope)
         if attrs is not None:
             return attrs
@@ -401,6 +523,129 @@ class Evaluator:
                 out.extend(self._arg_option_values(option.call, scope))
             return out
         return list(UNKNOWN_VALUE)
+
+    def parsed_classes(self, expr: cst.BaseExpression, scope: Scope) -> Optional[List[cst.BaseExpression]]:
+        """For ``parser.parse_args_into_dataclasses()`` of ``parser = HfArgumentParser((A, B))``:
+        the class expressions, in the order the parse returns their instances; else None."""
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in PARSE_METHODS):
+            return None
+        receiver = expr.func.value
+        made = [receiver]
+        if isinstance(receiver, cst.Name):
+            owner = scope.lookup_scope(receiver.value)
+            made = [b.value for b in owner.assignments.get(receiver.value, [])] if owner is not None else []
+            scope = owner or scope
+        for call in made:
+            if isinstance(call, cst.Call) and self.ix.qualify(call.func, scope) in ARGUMENT_PARSERS:
+                return self.parser_classes(call)
+        return None
+
+    def parser_classes(self, call: cst.Call) -> Optional[List[cst.BaseExpression]]:
+        """``HfArgumentParser((A, B))`` → ``[A, B]``; ``HfArgumentParser(A)`` → ``[A]``."""
+        args = [a.value for a in call.args if a.keyword is None] or [
+            a.value for a in call.args if a.keyword is not None and a.keyword.value == "dataclass_types"
+        ]
+        if not args:
+            return None
+        if isinstance(args[0], (cst.Tuple, cst.List)):
+            return [el.value for el in args[0].elements]
+        return [args[0]]
+
+    def command_line_flag(self, where: cst.CSTNode, name: str) -> List[Possible]:
+        """A TrainingArguments switch such as ``--fp16`` that a parser reads from the command
+        line: off unless the user passes it (the user's own choice)."""
+        choice = Guard(f"--{name}", True, False, False, user_choice=True)
+        return [_const(True, (choice,), self.ix.span(where)), _const(False)]
+
+    def instance_attributes(self, klass: str) -> dict:
+        """``attr -> values`` for the instances of class ``klass`` of this module: class-level
+        fields (a dataclass's ``weights_dtype: str = "float16"``, ``field(default=...)``)
+        and ``self.attr = ...`` in its methods."""
+        info = self.ix.classes.get(klass)
+        scope = self.ix.scopes.get(klass)
+        if info is None or scope is None:
+            return {}
+        out: dict = {}
+        for name, bound in scope.assignments.items():
+            if name.startswith("__"):
+                continue
+            values: List[Possible] = []
+            for assignment in bound:
+                if assignment.value is None or assignment.imported is not None:
+                    continue
+                values.extend(self._field_default(assignment.value, scope))
+            if values:
+                out[name] = _dedupe(values)
+        for name, assigned in info.self_attr_values.items():
+            values = []
+            for assignment, where in assigned:
+                guards = self.guards_of(assignment.guards, where)
+                values.extend(_with_guards(v, guards) for v in self._assigned(assignment, where))
+            out[name] = _dedupe([*out.get(name, ()), *values])
+        return out
+
+    def _field_default(self, value: cst.BaseExpression, scope: Scope) -> List[Possible]:
+        """A class-level field's value; ``field(default=x, metadata={"choices": [...]})`` is
+        ``x`` (the choices are the user's to pick on a command line)."""
+        if isinstance(value, cst.Call) and (self.ix.qualify(value.func, scope) or "").endswith("dataclasses.field"):
+            default = keyword(value, "default")
+            out = list(self.values(default.value, scope)) if default is not None else list(UNKNOWN_VALUE)
+            metadata = keyword(value, "metadata")
+            if metadata is not None:
+                for entry in self._dict_entries(metadata.value, scope, set()):
+                    if entry.name == "choices" and isinstance(entry.value, (cst.List, cst.Tuple, cst.Set)):
+                        choice = Guard("a command-line choice", True, False, False, user_choice=True)
+                        for el in entry.value.elements:
+                            out.extend(_with_guard(v, choice) for v in self.values(el.value, scope))
+            return out
+        return list(self.values(value, scope))
+
+    def _constructed(self, expr: cst.Attribute, scope: Scope) -> Optional[List[Possible]]:
+        """``cfg.attr`` where ``cfg`` is built by a call of a project class: the keyword the
+        call passes for ``attr``, else the class's own value (its summary, at the join)."""
+        if not isinstance(expr.value, cst.Name):
+            return None
+        owner = scope.lookup_scope(expr.value.value)
+        bound = owner.assignments.get(expr.value.value, []) if owner is not None else []
+        if not bound or expr.value.value in owner.params or any(
+            not isinstance(b.value, cst.Call) or b.unpack_index is not None for b in bound
+        ):
+            return None
+        out: List[Possible] = []
+        for b in bound:
+            made = [v for v in self.values(b.value, owner) if v.kind == RETURN and not v.value.keys]
+            if not made:
+                return None
+            given = keyword(b.value, expr.attr.value)
+            fields = self._local_fields(made[0].value.callee)
+            positional = [a for a in b.value.args if a.keyword is None]
+            if given is not None:
+                out.extend(self.values(given.value, owner))
+            elif positional and fields is not None:  # a dataclass of this module: fields in order
+                if any(a.star for a in positional):
+                    out.append(Possible(UNKNOWN))
+                elif expr.attr.value in fields[: len(positional)]:
+                    out.extend(self.values(positional[fields.index(expr.attr.value)].value, owner))
+                else:
+                    out.extend(dataclasses.replace(select(v, expr.attr.value), origin=self.ix.span(expr)) for v in made)
+            elif positional and not self._has_own_init(made[0].value.callee):
+                out.append(Possible(UNKNOWN))  # which field each position fills is the class's
+            else:
+                out.extend(dataclasses.replace(select(v, expr.attr.value), origin=self.ix.span(expr)) for v in made)
+        return out
+
+    def _local_fields(self, klass: str) -> Optional[List[str]]:
+        """The fields of a dataclass defined in this module without its own ``__init__``, in
+        order (what positional constructor arguments fill); None for any other class."""
+        info = self.ix.classes.get(klass)
+        if info is None or info.init_params is not None or any(b.split(".")[-1] != "object" for b in info.bases):
+            return None
+        scope = self.ix.scopes[klass]
+        return [name for name, bound in scope.assignments.items() if any(b.value is not None or isinstance(b.statement, cst.AnnAssign) for b in bound)]
+
+    def _has_own_init(self, klass: str) -> bool:
+        info = self.ix.classes.get(klass)
+        return info is not None and info.init_params is not None
 
     def _self_attribute(self, expr: cst.Attribute, scope: Scope) -> Optional[List[Possible]]:
         """``self.dtype`` in a method: every value its class assigns to it (``self.dtype = dtype``
@@ -459,18 +704,95 @@ class Evaluator:
             if base == "torch":
                 out = []
                 for v in self.values(expr.args[1].value, scope):
+                    if v.kind in SYMBOLIC:  # a name known at the join: "float16" becomes torch.float16
+                        out.append(dataclasses.replace(v, torch_attr=True))
+                        continue
                     dtype = dtype_of_qualname(f"torch.{v.value}") if v.kind == CONST and isinstance(v.value, str) else None
                     out.append(Possible(DTYPE, dtype, v.guards, v.origin) if dtype else Possible(UNKNOWN))
                 return out
+        if qual in CONFIG_LOADERS:
+            paths = [a.value for a in expr.args if a.keyword is None][:1]
+            origin = self.ix.span(expr)
+            refs = [Possible(CONFIG, ConfigRef(p), origin=origin) for p in self._config_paths(paths[0], scope, 0)] if paths else []
+            return refs or list(UNKNOWN_VALUE)
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get" and expr.args:
+            got = self._mapping_get(expr, scope)
+            if got is not None:
+                return got
         # a local function: the union of what it returns
         function = self._local_function(expr.func, scope)
         if function is not None:
-            out = []
-            for value, guards in function.returns:
-                g = self.guards_of(guards, function)
-                out.extend(_with_guards(v, g) for v in self.values(value, function))
-            return out or list(UNKNOWN_VALUE)
+            return list(self.returned(function)) or list(UNKNOWN_VALUE)
+        # a function of another module (or one this module cannot see into): its summary,
+        # substituted at the join
+        callee = project_callee(self.ix, site) if site is not None and site.qualname else None
+        if callee is not None and callee not in self.ix.functions:
+            return [Possible(RETURN, ReturnRef(callee), origin=self.ix.span(expr))]
         return list(UNKNOWN_VALUE)
+
+    def returned(self, function: Scope) -> Values:
+        """What ``function`` may return (its summary for callers in other files)."""
+        out = []
+        for value, guards in function.returns:
+            g = self.guards_of(guards, function)
+            out.extend(_with_guards(v, g) for v in self.values(value, function))
+        return _dedupe(out)
+
+    def _config_paths(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> List[str]:
+        """The literal paths a loader's argument may read: ``open("c.yaml")``, a name bound by
+        ``with open(path) as f``, ``Path(dir) / "c.yaml"``, ``os.path.join(d, "c.yaml")``,
+        ``Path(p).read_text()``, or the path itself (``OmegaConf.load(args.config)`` with an
+        argparse ``default=``). Only string values that are certain are kept."""
+        if depth > 6:
+            return []
+        if isinstance(expr, cst.Name) and not scope.is_import(expr.value):
+            owner = scope.lookup_scope(expr.value)
+            bound = owner.assignments.get(expr.value, []) if owner is not None else []
+            if bound and all(a.value is not None and isinstance(a.value, cst.Call) for a in bound):
+                return [p for a in bound for p in self._config_paths(a.value, owner, depth + 1)]
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            name = dotted(func) or ""
+            args = [a.value for a in expr.args if a.keyword is None]
+            if isinstance(func, cst.Attribute) and func.attr.value in ("read", "read_text", "open", "read_bytes"):
+                return self._config_paths(func.value, scope, depth + 1)
+            last = name.rsplit(".", 1)[-1]
+            if last in ("open", "Path", "PurePath") and args:
+                return self._config_paths(args[0], scope, depth + 1)
+            if name in ("os.path.join", "path.join", "osp.join") and args:
+                return self._config_paths(args[-1], scope, depth + 1)
+            return []
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+            return self._config_paths(expr.right, scope, depth + 1)  # `Path(__file__).parent / "c.yaml"`
+        return [v.value for v in self.values(expr, scope) if v.kind == CONST and isinstance(v.value, str)]
+
+    def _mapping_get(self, expr: cst.Call, scope: Scope) -> Optional[List[Possible]]:
+        """``cfg.get("fp16", False)`` on a config file's table or a dict built in the code: the
+        key's value where it is there, else the default (None without one)."""
+        func = expr.func
+        args = [a.value for a in expr.args if a.keyword is None]
+        keys = self.values(args[0], scope)
+        if not keys or any(k.kind != CONST for k in keys):
+            return None
+        default = self.values(args[1], scope) if len(args) > 1 else (_const(None),)
+        base = self.values(func.value, scope)
+        out: List[Possible] = []
+        single = len(default) == 1 and default[0].kind == CONST
+        missing = (default[0].value,) if single else ()
+        for v in base:
+            for k in keys:
+                chosen = select(v, k.value, missing)
+                if chosen is not None:
+                    out.append(dataclasses.replace(chosen, guards=chosen.guards + k.guards, origin=self.ix.span(expr)))
+        entries = self._dict_entries(func.value, scope, set())
+        if entries:
+            for key in keys:
+                found = [e for e in entries if e.name == key.value]
+                for e in found:
+                    out.extend(_with_guards(v, key.guards) for v in self.values(e.value, scope))
+                if not found:
+                    out.extend(default)
+        return out or None
 
     def _local_function(self, func: cst.BaseExpression, scope: Scope) -> Optional[Scope]:
         if isinstance(func, cst.Name):
@@ -537,13 +859,49 @@ class Evaluator:
         keys = self.values(expr.slice[0].slice.value, scope)
         if not keys or any(k.kind != CONST for k in keys):
             return list(UNKNOWN_VALUE)
+        out: List[Possible] = [
+            dataclasses.replace(chosen, guards=chosen.guards + key.guards, origin=self.ix.span(expr))
+            for v in base
+            for key in keys
+            if (chosen := select(v, key.value)) is not None
+        ]
         entries = self._dict_entries(expr.value, scope, set())
-        out: List[Possible] = []
         for key in keys:  # `{"bfloat16": torch.bfloat16, ...}[dtype]`: the key's guards carry over
             for entry in entries:
                 if entry.name == key.value:
                     out.extend(_with_guards(v, key.guards) for v in self.values(entry.value, scope))
         return out or list(UNKNOWN_VALUE)
+
+
+def _override(entries: List[KwargSource]) -> List[KwargSource]:
+    """Entries with those a later unconditional entry of the same key replaces left out."""
+    out: List[KwargSource] = []
+    for entry in entries:
+        if not entry.conditional:
+            out = [e for e in out if e.name != entry.name]
+        out.append(entry)
+    return out
+
+
+def is_training_arguments(qualname: Optional[str], index: Optional[ModuleIndex] = None) -> bool:
+    """``transformers.TrainingArguments``, a TRL training config (from the library table),
+    or a class of this module derived from one."""
+    seen = set()
+    stack = [qualname] if qualname else []
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        if parts[0] in ("transformers", "trl") and (
+            parts[-1] in ("TrainingArguments", "Seq2SeqTrainingArguments") or derives_from(name, "transformers.TrainingArguments")
+        ):
+            return True
+        info = index.classes.get(name) if index is not None else None
+        if info is not None:
+            stack.extend(info.bases)
+    return False
 
 
 def _is_parameter(node: cst.Name, scope: Scope) -> bool:
@@ -575,17 +933,17 @@ def param_ref(function: Scope, name: str) -> ParamRef:
 
 
 def _narrowed(v: Possible, excluded: set) -> Possible:
-    """A parameter in the else-branch of a dtype test keeps the exclusion until its callers'
-    values replace it."""
-    if not excluded or v.kind != PARAM:
+    """A parameter, config value or returned value in the else-branch of a dtype test keeps
+    the exclusion until the join replaces it."""
+    if not excluded or v.kind not in SYMBOLIC:
         return v
-    return dataclasses.replace(v, value=dataclasses.replace(v.value, excluded=v.value.excluded | frozenset(excluded)))
+    return dataclasses.replace(v, excluded=v.excluded | frozenset(excluded))
 
 
 def _opaque(values: Iterable[Possible]) -> List[Possible]:
-    """Parameters inside a larger expression (``not flag``, ``a and b``) are not followed
-    across calls: only a parameter passed on as it is keeps its symbolic value."""
-    return [Possible(UNKNOWN) if v.kind == PARAM else v for v in values]
+    """Parameters and config values inside a larger expression (``not flag``, ``a and b``)
+    are not followed to the join: only a value passed on as it is keeps its symbolic value."""
+    return [Possible(UNKNOWN) if v.kind in SYMBOLIC else v for v in values]
 
 
 def _dtype_name(v: Possible) -> Optional[str]:

@@ -18,7 +18,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from . import extractors as _extractors_pkg
-from .calls import call_edges, call_records
+from .calls import call_edges, call_records, return_summaries
 from .evaluate import Evaluator
 from .index import ModuleIndex, build_index, children
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
@@ -27,6 +27,15 @@ from .values import CAPABILITY, COND
 SKIP_FILE = re.compile(r"#\s*precision-lint:\s*skip-file\b", re.IGNORECASE)
 NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
+)
+
+
+# Text that a file whose facts other files read may hold, beyond the rules' own evidence:
+# a config file loaded by a helper (``load_settings()`` returns ``yaml.safe_load(...)``), a
+# class derived from TrainingArguments, GradScaler or Accelerator (its calls elsewhere are those).
+SUMMARY_EVIDENCE = (
+    r"\byaml\b", r"\bjson\b", r"\btoml", r"OmegaConf",
+    r"\bclass\s+\w+\([^)]*(?:Arguments|GradScaler|Accelerator|Config)\b",
 )
 
 
@@ -101,6 +110,7 @@ def extract_facts(
     facts.calls = call_records(index, evaluator)
     facts.functions = tuple(index.functions)
     facts.call_edges = call_edges(index)
+    facts.returns = return_summaries(index, evaluator)
     facts.classes = tuple(
         ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params)
         for c in index.classes.values()

@@ -115,6 +115,7 @@ class ClassInfo:
     node: cst.ClassDef
     self_attrs: set = field(default_factory=set)  # attributes assigned on `self` in methods
     init_params: Optional[Tuple[str, ...]] = None  # parameters of its own __init__, if it defines one
+    more_nodes: List[cst.ClassDef] = field(default_factory=list)  # other definitions of the same name
     # `self.x = value` in its methods: attribute → [(assignment, the method's scope)]
     self_attr_values: Dict[str, List[Tuple["Assignment", "Scope"]]] = field(default_factory=dict)
 
@@ -136,6 +137,17 @@ class AttrAssign:
     value: cst.BaseExpression
     scope: Scope
     loops: Tuple["ForLoop", ...]  # enclosing for-loops, innermost last
+
+
+@dataclass
+class ItemAssign:
+    """``d["k"] = value`` (a dict filled after it is built)."""
+
+    key: cst.BaseExpression
+    value: cst.BaseExpression
+    scope: "Scope"
+    guards: Tuple[GuardNode, ...]
+    statement: cst.CSTNode
 
 
 @dataclass
@@ -168,6 +180,7 @@ class ModuleIndex:
         self.attr_uses: List[AttrUse] = []
         self.arg_options: Dict[str, List[ArgOption]] = {}
         self.attr_assigns: List[AttrAssign] = []
+        self.item_assigns: Dict[str, List[ItemAssign]] = {}  # by the dict's variable name
         # id(node) → (pre-order number, number after its last descendant): source order and
         # containment without a positions pass
         self.order_of: Dict[int, Tuple[int, int]] = {}
@@ -310,7 +323,12 @@ def _resolve_names(index: ModuleIndex) -> None:
     for info in index.classes.values():
         scope = index.scopes[info.qualname].parent or index.root
         info.bases = tuple(
-            q for q in (index.qualify(arg.value, scope) or dotted(arg.value) for arg in info.node.bases) if q
+            dict.fromkeys(
+                q
+                for node in (info.node, *info.more_nodes)
+                for q in (index.qualify(arg.value, scope) or dotted(arg.value) for arg in node.bases)
+                if q
+            )
         )
 
 
@@ -499,6 +517,16 @@ class _Indexer(cst.CSTVisitor):
             names = _target_names(target.target)
             for name, idx in names:
                 self._bind(name, node.value, node, idx)
+            sub = target.target
+            if (
+                isinstance(sub, cst.Subscript)
+                and isinstance(sub.value, cst.Name)
+                and len(sub.slice) == 1
+                and isinstance(sub.slice[0].slice, cst.Index)
+            ):
+                self.ix.item_assigns.setdefault(sub.value.value, []).append(
+                    ItemAssign(sub.slice[0].slice.value, node.value, self.scope, tuple(self.guards), node)
+                )
             if not names and isinstance(target.target, cst.Attribute):
                 self._self_attr(target.target, Assignment(node.value, tuple(self.guards), node))
                 self.ix.attr_assigns.append(
@@ -531,8 +559,10 @@ class _Indexer(cst.CSTVisitor):
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
-            for name, _ in _target_names(node.asname.name):
-                self._bind(name, None, node)
+            # `with open("c.yaml") as f`: f is what the context manager gives, followed no
+            # further than its call (config loaders read the path from it)
+            for name, idx in _target_names(node.asname.name):
+                self._bind(name, node.item if idx is None else None, node)
 
     def visit_Global(self, node: cst.Global) -> None:
         self.scope.globals.update(n.name.value for n in node.names)
@@ -616,8 +646,12 @@ class _Indexer(cst.CSTVisitor):
             Assignment(None, tuple(self.guards), node)
         )
         scope = self._enter(node.name.value, "class", node)
-        info = ClassInfo(scope.qualname, node.name.value, bases, node)
-        self.ix.classes[scope.qualname] = info
+        info = self.ix.classes.get(scope.qualname)
+        if info is not None:  # defined twice (`try: class A(X) ... except: class A(Y)`): both count
+            info.more_nodes.append(node)
+        else:
+            info = ClassInfo(scope.qualname, node.name.value, bases, node)
+            self.ix.classes[scope.qualname] = info
         self.classes.append(info)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:

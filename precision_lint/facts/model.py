@@ -106,6 +106,9 @@ class ModuleFacts:
     calls: Tuple[CallRecord, ...] = ()  # calls of project code, for values across calls
     functions: Tuple[str, ...] = ()  # qualified names of every function and method defined here
     call_edges: Tuple[Tuple[str, str], ...] = ()  # (calling function or module, callee)
+    # per-function summaries: what a function may return, for callers in other files
+    # (function qualname, Possible atoms; parameters, config values and calls stay symbolic)
+    returns: Tuple[Tuple[str, Tuple[Any, ...]], ...] = ()
 
     def section(self, name: str):
         return self.sections.get(name, ())
@@ -115,6 +118,12 @@ class ModuleFacts:
 
     def defines(self, name: str) -> bool:
         return name in self.definitions
+
+    def returns_of(self, qualname: str) -> Optional[Tuple[Any, ...]]:
+        for name, values in self.returns:
+            if name == qualname:
+                return values
+        return None
 
     def class_named(self, qualname: str) -> Optional[ClassFact]:
         return next((c for c in self.classes if c.qualname == qualname), None)

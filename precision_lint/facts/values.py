@@ -9,6 +9,7 @@ it is chosen, so a rule can tell ``torch.bfloat16`` from
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, FrozenSet, Iterable, Optional, Tuple
 
@@ -21,6 +22,8 @@ CUDA = "cuda-available"  # torch.cuda.is_available(): True on a GPU machine, Fal
 CAPABILITY = "capability"  # a bf16/compute-capability probe (True on sm80+)
 COND = "condition"  # some boolean expression built from the above
 PARAM = "param"  # a function's parameter: its values are the arguments of its callers (join)
+CONFIG = "config"  # a value read from a config file at a literal path: read at the join
+RETURN = "return"  # what a project function in another file returns: its summary, at the join
 UNKNOWN = "unknown"
 
 
@@ -34,8 +37,60 @@ class ParamRef:
     function: str
     name: str
     index: Optional[int]
-    # dtypes the code has already ruled out (`torch.float32 if dtype == torch.float16 else dtype`)
-    excluded: FrozenSet[str] = frozenset()
+    # `cfg["training"]["fp16"]` of a parameter `cfg`: the keys followed into what callers pass
+    keys: Tuple[Any, ...] = ()
+    missing: Tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReturnRef:
+    """What a function of another module returns (``load_settings()``), as the caller names
+    it, with the keys the caller follows into it (``load_settings()["fp16"]``)."""
+
+    callee: str
+    keys: Tuple[Any, ...] = ()
+    missing: Tuple[Any, ...] = ()
+    # an instance that ``HfArgumentParser`` fills from the command line: its flags are the user's
+    command_line: bool = False
+
+
+# The value of a key that a config file does not hold: unknown (``cfg["fp16"]`` raises).
+MISSING_UNKNOWN: Tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConfigRef:
+    """A value of a config file that the code loads from a literal path
+    (``yaml.safe_load(open("config.yaml"))["training"]["fp16"]``): ``path`` as written
+    in the code, ``keys`` followed from the file's top. ``missing`` is what the code gets
+    when the file has no such key: ``MISSING_UNKNOWN``, or ``(default,)`` for
+    ``cfg.get("fp16", False)`` and for a key spread into a call by ``**cfg`` (absent: the
+    callee's default)."""
+
+    path: str
+    keys: Tuple[Any, ...] = ()
+    missing: Tuple[Any, ...] = MISSING_UNKNOWN
+
+    def child(self, key: Any, missing: Tuple[Any, ...] = MISSING_UNKNOWN) -> "ConfigRef":
+        return ConfigRef(self.path, self.keys + (key,), missing)
+
+    def __str__(self) -> str:
+        return self.path + "".join(f"[{k!r}]" for k in self.keys)
+
+
+# atoms whose values are known only when files are joined
+SYMBOLIC = frozenset({PARAM, CONFIG, RETURN})
+
+
+def select(atom: "Possible", key: Any, missing: Tuple[Any, ...] = ()) -> Optional["Possible"]:
+    """``atom[key]`` for a symbolic atom (a config table, a parameter or a returned value
+    that may hold one); None for any other atom."""
+    ref = atom.value
+    if atom.kind == CONFIG:
+        return dataclasses.replace(atom, value=ref.child(key, missing))
+    if atom.kind in (PARAM, RETURN):
+        return dataclasses.replace(atom, value=dataclasses.replace(ref, keys=ref.keys + (key,), missing=missing))
+    return None
 
 
 @dataclass(frozen=True)
@@ -70,6 +125,11 @@ class Possible:
     cuda: bool = False
     # The file ``origin`` lies in, when the value came from another file (a caller's argument).
     where: str = ""
+    # For a symbolic atom: dtypes the code has already ruled out where it is used
+    # (`torch.float32 if dtype == torch.float16 else dtype`), dropped when it is substituted.
+    excluded: FrozenSet[str] = frozenset()
+    # For a symbolic atom read through `getattr(torch, name)`: its string becomes that dtype.
+    torch_attr: bool = False
 
     def guarded_by_capability(self) -> bool:
         return self.capability or any(g.capability for g in self.guards)

@@ -28,6 +28,7 @@ from typing import Iterable, List, Optional, Tuple
 
 from .. import plan
 from ..diagnostics import SAFE, Edit, Fix, Related
+from ..configfiles import is_config_file, shown_from
 from ..facts.extractors.precision import PrecisionSite
 from ..facts.extractors.weights import WeightsSite
 from ..facts.model import ModuleFacts
@@ -49,6 +50,18 @@ def _may_enable(arg) -> bool:
     if arg.checks_param_dtype:
         return False
     return may_be_true(v for v in arg.values if not any(g.param_dtype for g in v.guards))
+
+
+def _opt_in(atoms) -> bool:
+    """Whether every one of ``atoms`` is chosen only by the user (a command-line choice)."""
+    atoms = list(atoms)
+    return bool(atoms) and all(any(g.user_choice for g in v.guards) for v in atoms)
+
+
+def _switched_by_user(site: PrecisionSite) -> bool:
+    """Whether fp16 loss scaling at ``site`` is on only when the user switches it on."""
+    flag = site.arg("fp16") if site.kind in ("training-args", "training-args-class") else site.arg("enabled")
+    return flag is not None and _opt_in(v for v in flag.values if may_be_true((v,)))
 
 
 _SWITCH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -110,6 +123,14 @@ def _paren(text: str) -> str:
     return text if re.fullmatch(r"[\w.]+(\([^()]*\))?", text.strip()) else f"({text})"
 
 
+def _written_in_config(arg, key: str, near: str) -> str:
+    """``; `fp16: true` is set in config.yaml (line 5)`` for a value read from a config file."""
+    for v in arg.values if arg is not None else ():
+        if v.where and is_config_file(v.where) and v.origin is not None and may_be_true((v,)):
+            return f"; `{key}: {str(v.value).lower()}` is set in {shown_from(v.where, near)} (line {v.origin.line})"
+    return ""
+
+
 def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -> Optional[str]:
     """A short description of how ``site`` may switch fp16 loss scaling on, or None."""
     if site.kind == "grad-scaler":
@@ -121,7 +142,13 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
         name = site.callee.rsplit(".", 1)[-1]
         fp16 = site.arg("fp16")
         if fp16 is not None and _may_enable(fp16):
-            return f"`{name}(fp16={fp16.value_text})`" if site.kind == "training-args" else f"`{name}.fp16` defaulting to `{fp16.value_text}`"
+            if fp16.via == "command-line":
+                return f"`--fp16` (a command-line switch of the `{name}` that the parser fills)"
+            if not fp16.in_code:
+                return f"`{name}({fp16.value_text})`"
+            if site.kind == "training-args":
+                return f"`{name}(fp16={fp16.value_text})`"
+            return f"`{name}.fp16` defaulting to `{fp16.value_text}`"
         if site.deepspeed:
             config = project.read_json(module, site.deepspeed)
             section = config.get("fp16") if isinstance(config, dict) else None
@@ -171,6 +198,10 @@ class Fp16WeightsUnderLossScaling(Rule):
         ]
         for weights in candidates:
             conflicts = self._conflicts(ctx, weights)
+            if _opt_in(v for v in weights.values if _dtype_of(v) == "float16"):
+                # float16 weights only when the user picks them (a command-line choice): a
+                # crash needs a second choice of theirs as well, `--fp16`
+                conflicts = [c for c in conflicts if not _switched_by_user(c[1])]
             if conflicts:
                 yield self._finding(ctx, weights, conflicts)
 
@@ -218,17 +249,27 @@ class Fp16WeightsUnderLossScaling(Rule):
         more = f" (and {len(conflicts) - 1} more place{'s' * (len(conflicts) > 2)})" if len(conflicts) > 1 else ""
         message = (
             f"{what}, and {reason}{where} (line {site.span.line}){more} turns on fp16 loss scaling: "
-            f"`{ERROR}` at the first optimizer step"
+            f"`{ERROR}` at the first optimizer step{_written_in_config(site.arg('fp16'), 'fp16', module.path)}"
         )
         related = tuple(
             Related(m.path, s.span, f"fp16 loss scaling switched on here: {r}") for m, s, r in conflicts
+        ) + tuple(
+            Related(v.where, v.origin, "fp16 switched on here")
+            for v in (site.arg("fp16").values if site.arg("fp16") is not None else ())
+            if v.where and is_config_file(v.where) and v.origin is not None and may_be_true((v,))
         )
         callers = [v for v in weights.values if v.where and v.origin is not None and "float16" in (_dtype_of(v),)]
         if callers:
             first = callers[0]
-            shown = "" if first.where == ctx.path else f"{first.where}:"
-            message += f"; float16 is passed in by a caller ({shown}line {first.origin.line})"
-            related += tuple(Related(v.where, v.origin, "float16 passed in here") for v in callers)
+            shown = "" if first.where == ctx.path else f"{shown_from(first.where, ctx.path)}, "
+            if is_config_file(first.where):
+                message += f"; float16 is set in {shown_from(first.where, ctx.path)} (line {first.origin.line})"
+            else:
+                message += f"; the float16 comes from {shown}line {first.origin.line}"
+            related += tuple(
+                Related(v.where, v.origin, "float16 set here" if is_config_file(v.where) else "the float16 comes from here")
+                for v in callers
+            )
         fix = self._fix(ctx, weights, module, site, conflicts)
         # Reported where the fix edits: the dtype expression (or `.half()`), not the whole call.
         span = weights.edit_span or weights.span
@@ -314,6 +355,8 @@ class Fp16WeightsUnderLossScaling(Rule):
         return [replace(weights.edit_span, new), *torch_edits]
 
     def _args_edits(self, ctx: RuleContext, site: PrecisionSite) -> List[Edit]:
+        if any(a is not None and not a.in_code for a in (site.arg("fp16"), site.arg("bf16"))):
+            return []  # the flags are a config file's (`**cfg["training"]`): edited there, by hand
         probe, _ = plan.capability_probe(ctx.facts)
         torch = plan.torch_name(ctx.facts)
         edits: List[Edit] = []

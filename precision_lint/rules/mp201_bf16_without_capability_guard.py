@@ -104,6 +104,12 @@ def unit_modules(ctx: RuleContext) -> List[ModuleFacts]:
     return list(seen.values())
 
 
+def in_library_itself(module, qualname: str) -> bool:
+    """Whether ``module`` is part of the library that defines ``qualname`` (TRL's own
+    trainers building a default ``GRPOConfig``): library internals, not a user's setup."""
+    return bool(module.module) and module.module.split(".")[0] == qualname.split(".")[0]
+
+
 def unit_precision_kinds(ctx: RuleContext) -> set:
     return {s.kind for m in unit_modules(ctx) for s in m.section("precision")}
 
@@ -185,8 +191,8 @@ def rewrite_origins(
     edits = []
     for atom in atoms:
         origin = atom.origin
-        if origin is None:
-            return None
+        if origin is None or (atom.where and atom.where != ctx.path):
+            return None  # written in another file (a caller, a config file): not edited here
         new = build(ctx.text(origin))
         if new is None:
             return None
@@ -235,8 +241,8 @@ class Bf16WithoutCapabilityGuard(Rule):
     def _weights(self, ctx: RuleContext, cap: CapabilityFacts):
         trains = None
         for w in ctx.facts.section("weights"):
-            if cap.call_guarded(w.span):
-                continue
+            if cap.call_guarded(w.span) or w.on_cpu:
+                continue  # checked, or kept on the CPU (a conversion script): bf16 is native there
             atoms = bf16_dtypes(w.values, cap)
             if not atoms:
                 continue
@@ -311,8 +317,8 @@ class Bf16WithoutCapabilityGuard(Rule):
             fix = self._fix(ctx, "Use bf16 only where it is native, fp16 mixed precision on other GPUs", edits)
             yield ctx.diagnostic(self.code, bf16.key_span or bf16.value_span, message, fix)
             return
-        if not site.callee.startswith("trl.") or cap.opaque(site.span):
-            return
+        if not site.callee.startswith("trl.") or cap.opaque(site.span) or in_library_itself(ctx.facts, site.callee):
+            return  # (TRL's own `args = GRPOConfig(...)` when none is given: the user's to override)
         version = ctx.config.trl_version
         if version is not None and version < TRL_BF16_DEFAULT_SINCE:
             return
@@ -325,7 +331,7 @@ class Bf16WithoutCapabilityGuard(Rule):
                 return
             if all(v.kind == CONST and not v.value for v in fp16.values):
                 text = (("bf16", probe),)
-            elif SIMPLE.match(fp16.value_text) or fp16.value_text.endswith(".is_available()"):
+            elif fp16.in_code and (SIMPLE.match(fp16.value_text) or fp16.value_text.endswith(".is_available()")):
                 text = (("bf16", f"{probe} and not {fp16.value_text}"),)
             else:
                 text = None
@@ -342,6 +348,8 @@ class Bf16WithoutCapabilityGuard(Rule):
         yield ctx.diagnostic(self.code, head, message, fix)
 
     def _bf16_flag_edits(self, ctx, site, bf16, fp16, atoms):
+        if not bf16.in_code or (fp16 is not None and not fp16.in_code):
+            return None  # a config file's or the command line's value: the message says where
         probe, torch, _ = self._probe(ctx)
         text = bf16.value_text
         values = bf16.values

@@ -120,8 +120,8 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
             edits = []
             for atom in atoms:
                 origin = atom.origin
-                if origin is None:
-                    return None
+                if origin is None or (atom.where and atom.where != ctx.path):
+                    return None  # written in another file: not edited here
                 text = ctx.text(origin)
                 quote = text[:1] if text[:1] in ("'", '"') else '"'
                 new = plan.guarded_attention(probe, quote=quote, available=available)

@@ -120,3 +120,28 @@ def test_a_patching_library_in_the_unit_silences_what_it_makes_true(tree):
     assert _codes(tree(files)) == [("train.py", "MP301")]
     files["helpers.py"] = "from unsloth import FastLanguageModel\n"
     assert _codes(tree(files)) == []
+
+
+def test_a_class_defined_twice_under_one_name_keeps_both_bases():
+    from conftest import lint
+
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        try:
+            from fast_args import FastArguments as Base
+        except ImportError:
+            Base = None
+
+        if Base is None:
+            class RunArguments(TrainingArguments):
+                pass
+        else:
+            class RunArguments(Base):
+                pass
+
+        model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)
+        Trainer(model=model, args=RunArguments(output_dir="o", fp16=True)).train()
+        """
+    assert [d.code for d in lint(src, "MP101")] == ["MP101"]

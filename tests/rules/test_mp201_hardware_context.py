@@ -92,3 +92,15 @@ def test_gpus_named_by_an_imported_library_module_do_not_count(tree):
     )
     found = Engine(config(transformers_version="5.23"), ["MP201"], jobs=1).run_paths([str(root)]).diagnostics
     assert [d.path.endswith("train.py") for d in found] == [True]
+
+
+def test_weights_loaded_on_the_cpu_need_no_capability_check():
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained("m", device_map="cpu", torch_dtype=torch.bfloat16)
+        model.save_pretrained("out")
+        """
+    assert lint(src, "MP201") == []
+    assert [d.code for d in lint(src.replace('device_map="cpu"', 'device_map="auto"'), "MP201")] == ["MP201"]

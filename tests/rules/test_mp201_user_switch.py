@@ -99,3 +99,34 @@ def test_bf16_selected_by_default_is_still_reported(body):
     import textwrap
 
     assert [d.code for d in lint(HEAD + textwrap.dedent(body), CODE)] == [CODE]
+
+
+def test_a_switch_about_something_else_does_not_excuse_bf16():
+    import textwrap
+
+    body = """
+        def compute_loss(self, model, inputs):
+            if self.args.skip_empty_batches:
+                with torch.amp.autocast(device_type="cuda", dtype=torch.bfloat16):
+                    return model(**inputs).loss
+        """
+    assert [d.code for d in lint(HEAD + textwrap.dedent(body), CODE)] == [CODE]
+
+
+def test_a_libraries_own_default_config_is_not_a_users_setup(tmp_path):
+    from conftest import config, write_tree
+
+    from precision_lint.engine import Engine
+
+    trainer = """
+        from trl import GRPOConfig
+
+        class GRPOTrainer:
+            def __init__(self, model, args=None):
+                if args is None:
+                    args = GRPOConfig(f"{model}-GRPO")
+        """
+    write_tree(tmp_path, {"trl/__init__.py": "", "trl/trainer/__init__.py": "", "trl/trainer/grpo_trainer.py": trainer, "mytrainer.py": trainer})
+    cfg = config(transformers_version="5.23", trl_version="1.16")
+    found = Engine(cfg, [CODE], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    assert [d.path.rsplit("/", 1)[-1] for d in found] == ["mytrainer.py"]

@@ -126,3 +126,112 @@ def test_a_dict_lookup_keeps_the_guard_of_its_key():
     assert lint(src, "MP201") == []
     unguarded = src.replace(" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'", "")
     assert [d.code for d in lint(unguarded, "MP201")] == ["MP201"]
+
+
+AUTOCAST_KD = """
+    import argparse
+    import torch
+    import torch.nn.functional as F
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--amp", action="store_true")
+    args = parser.parse_args()
+
+    def distill(student, teacher, batches):
+        student.half()
+        teacher.half()
+        opt = torch.optim.SGD(student.parameters(), lr=0.1)
+        for x in batches:
+            with torch.autocast("cuda", dtype=torch.float16, enabled={enabled}):
+                s = student(x)
+                t = teacher(x)
+                loss = F.kl_div(F.log_softmax(s, dim=-1), F.softmax(t, dim=-1), reduction="batchmean")
+            loss.backward()
+            opt.step()
+    """
+
+
+def test_autocast_that_may_be_switched_off_does_not_protect_a_half_kd_loss():
+    # seed 003: the distillation loss ran in fp16 because autocast was off
+    assert [d.code for d in lint(AUTOCAST_KD.format(enabled="args.amp"), "MP401")] == ["MP401"]
+    assert [d.code for d in lint(AUTOCAST_KD.format(enabled="False"), "MP401")] == ["MP401"]
+
+
+def test_autocast_that_is_always_on_protects_it():
+    assert lint(AUTOCAST_KD.format(enabled="True"), "MP401") == []
+
+
+def test_library_code_the_script_never_calls_does_not_run(tmp_path):
+    # an inference script that imports a local library: the library's scaler factory and
+    # the methods of a class the script never creates are not part of its run
+    from conftest import config, write_tree
+
+    from precision_lint.engine import Engine
+
+    write_tree(
+        tmp_path,
+        {
+            "mylib/__init__.py": "from .amp import get_scaler, Engine\nfrom .state import State\n",
+            "mylib/state.py": "class State:\n    pass\n",
+            "mylib/amp.py": """
+                import torch
+
+                def get_scaler():
+                    return torch.amp.GradScaler()
+
+                class Engine:
+                    def __init__(self, fp16):
+                        self.scaler = torch.amp.GradScaler(enabled=fp16)
+                """,
+            "infer.py": """
+                import torch
+                from transformers import AutoModelForCausalLM
+                from mylib import State
+
+                state = State()
+                model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)
+                opt = torch.optim.AdamW(model.parameters())
+                """,
+        },
+    )
+    run = lambda: Engine(config(), ["MP101"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    assert run() == []
+    # once the script creates the Engine, its scaler is part of the run
+    script = tmp_path / "infer.py"
+    script.write_text(script.read_text().replace("from mylib import State", "from mylib import Engine, State") + "engine = Engine(True)\n")
+    assert [d.code for d in run()] == ["MP101"]
+
+
+def test_a_frozen_teacher_prepared_with_the_student_is_not_trained():
+    src = """
+        import torch
+        from accelerate import Accelerator
+        from transformers import AutoModelForCausalLM
+
+        accelerator = Accelerator(mixed_precision="fp16")
+        student = AutoModelForCausalLM.from_pretrained("s")
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+        optimizer = torch.optim.AdamW(student.parameters())
+        student, teacher, optimizer = accelerator.prepare(student, teacher, optimizer)
+        teacher.eval()
+        for batch in []:
+            with torch.no_grad():
+                targets = teacher(**batch).logits
+            loss = student(**batch).loss
+            accelerator.backward(loss)
+            optimizer.step()
+        """
+    assert lint(src, "MP101") == []
+    assert [d.code for d in lint(src.replace("teacher.eval()", "teacher.train()"), "MP101")] == ["MP101"]
+
+
+def test_a_hidden_state_cast_to_the_teacher_dtype_is_a_tensor_not_a_model():
+    src = """
+        import torch
+        from accelerate import Accelerator
+
+        accelerator = Accelerator(mixed_precision="fp16")
+        teacher_dtype = torch.float16
+        encoder_outputs = student_outputs.encoder_last_hidden_state.to(dtype=teacher_dtype)
+        """
+    assert lint(src, "MP101") == []

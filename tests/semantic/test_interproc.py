@@ -1,6 +1,6 @@
 """Values across calls: a parameter is what its callers pass (constructors, helpers in other
 files, `self.` attributes, chains of helpers), substituted at the join."""
-from conftest import config, lint
+from conftest import config, lint, write_tree
 
 from precision_lint.engine import Engine
 
@@ -132,3 +132,48 @@ def test_the_fix_keeps_what_other_callers_pass_and_is_idempotent(tree):
     (root / "loaders.py").write_text(fixed)
     again = Engine(config(), ["MP101"], jobs=1).run_paths([str(root)], fix=True)
     assert again.diagnostics == [] and again.fixed_texts[str(root / "loaders.py")] == fixed
+
+
+def test_a_dtype_returned_by_a_helper_in_another_file(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "precision.py": """
+                import torch
+
+                def pick_dtype(fast):
+                    return torch.float16 if fast else torch.float32
+                """,
+            "train.py": """
+                import torch
+                from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+                from precision import pick_dtype
+
+                model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=pick_dtype(True))
+                Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=True)).train()
+                """,
+        },
+    )
+    assert _findings(tmp_path) == [("train.py", 5)]
+
+
+def test_a_helper_in_another_file_that_returns_float32_is_silent(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "precision.py": """
+                import torch
+
+                def pick_dtype():
+                    return torch.float32
+                """,
+            "train.py": """
+                from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+                from precision import pick_dtype
+
+                model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=pick_dtype())
+                Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=True)).train()
+                """,
+        },
+    )
+    assert _findings(tmp_path) == []

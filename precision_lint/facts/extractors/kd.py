@@ -231,7 +231,8 @@ class _Analysis:
         return None
 
     def autocast_enabled(self, site) -> Optional[str]:
-        """The dtype of the innermost enabled autocast region around ``site`` (None: none)."""
+        """The dtype of the innermost autocast region around ``site`` that is certainly
+        enabled (None: none; a region whose ``enabled=`` may be False does not count)."""
         if site is None:
             return None
         for qual, item in zip(reversed(site.contexts), reversed(site.context_items)):
@@ -239,7 +240,9 @@ class _Analysis:
                 continue
             if isinstance(item, cst.Call):
                 enabled = self.ev.kwarg_values(item, site.scope, "enabled")
-                if enabled is not None and all(v.kind == CONST and not v.value for v in enabled):
+                if enabled is not None and any(v.kind == CONST and not v.value for v in enabled):
+                    # `enabled=args.amp` that may be False protects nothing on the runs where
+                    # it is (seed 003: the loss in fp16 because autocast was switched off)
                     continue
                 dtype_values = self.ev.kwarg_values(item, site.scope, "dtype")
                 if dtype_values is not None:

@@ -11,20 +11,20 @@ relevant arguments and where a fix can edit them. Project subclasses of
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ...knowledge import derives_from
+from ..callees import project_callee
+from ..evaluate import ARGUMENT_PARSERS, Evaluator, is_training_arguments
 from ..index import CallSite, ModuleIndex, keyword, positional
 from ..values import Values
 
 SECTION = "precision"
 
-TRAINING_ARGS = ("TrainingArguments", "Seq2SeqTrainingArguments")
 GRAD_SCALERS = (
     "torch.amp.GradScaler",
     "torch.cuda.amp.GradScaler",
@@ -34,6 +34,7 @@ GRAD_SCALERS = (
     "torch.GradScaler",
 )
 AUTOCASTS = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast")
+ACCELERATORS = ("accelerate.Accelerator", "accelerate.accelerator.Accelerator")
 LIGHTNING_TRAINERS = ("lightning.Trainer", "pytorch_lightning.Trainer", "lightning.pytorch.Trainer")
 
 
@@ -45,8 +46,15 @@ class Arg:
     key_span: Optional[Span]  # the keyword name (None for positional)
     value_span: Span
     value_text: str
-    via: str  # "keyword", "positional", "dict-call", "dict-literal"
+    via: str  # "keyword", "positional", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat", "command-line", "several", "field-default"
     checks_param_dtype: bool = False  # the expression itself checks the parameters' dtype
+
+    @property
+    def in_code(self) -> bool:
+        """Whether the value is written in the call (a fix may edit it), not spread from a
+        config file's table (``**cfg["training"]``) or read from the command line by a
+        parser (``--fp16``), nor set in several places: a fix there is a hint."""
+        return self.via not in ("config-splat", "command-line", "several")
 
 
 @dataclass(frozen=True)
@@ -83,14 +91,10 @@ class PrecisionSite:
         return None
 
 
-def is_training_args(qualname: Optional[str]) -> bool:
-    if not qualname:
-        return False
-    parts = qualname.split(".")
-    if parts[0] == "transformers" and parts[-1] in TRAINING_ARGS:
-        return True
-    # TRL's training configs, from the library table (MergeConfig, DatasetConfig... are not)
-    return parts[0] == "trl" and derives_from(qualname, "transformers.TrainingArguments")
+def is_training_args(qualname: Optional[str], index: Optional[ModuleIndex] = None) -> bool:
+    """TrainingArguments, a TRL training config, or (given ``index``) a class of the module
+    derived from one."""
+    return is_training_arguments(qualname, index)
 
 
 def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:
@@ -136,6 +140,24 @@ def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, posit
                     ),
                 )
             )
+    # a key set in several places (`d = {...}` then `if ...: d["fp16"] = True`): one argument
+    # with the union of their values, which no fix edits
+    merged: dict = {}
+    for name, arg in out:
+        if name in merged:
+            first = merged[name]
+            arg = dataclasses.replace(arg, values=first.values + arg.values, via="several")
+        merged[name] = arg
+    out = list(merged.items())
+    given = {n for n, _ in out}
+    for source in evaluator.kwarg_sources(site.node, site.scope):
+        if source.via != "config-splat":
+            continue
+        for name in names:
+            if name not in given:  # an explicit keyword wins (a duplicate raises anyway)
+                span = index.span(source.arg)
+                values = evaluator.splat_values(source, name, site.scope)
+                out.append((name, Arg(values, None, span, index.text(source.arg), source.via)))
     given = {n for n, _ in out}
     pos = positional(site.node)
     for i, name in positions:
@@ -145,6 +167,115 @@ def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, posit
     return tuple(out)
 
 
+# The arguments that matter to each kind of site: (keywords, (position, name) pairs).
+ARGUMENTS = {
+    "training-args": (("fp16", "bf16", "half_precision_backend", "deepspeed", "fp16_opt_level", "use_cpu", "no_cuda"), ()),
+    "grad-scaler": (("device", "enabled"), ((0, "device"),)),
+    "accelerator": (("mixed_precision",), ()),
+    "lightning": (("precision",), ()),
+    "autocast": (("device_type", "dtype", "enabled"), ((0, "device_type"),)),
+}
+# A call of a project class whose bases are known only at the join.
+PROJECT_CLASS = "project-class"
+ARGUMENTS[PROJECT_CLASS] = (
+    tuple(dict.fromkeys(n for k in ("training-args", "grad-scaler", "accelerator") for n in ARGUMENTS[k][0])),
+    (),
+)
+
+
+def library_kind(qualname: Optional[str], index: Optional[ModuleIndex] = None) -> Optional[str]:
+    """The kind of precision site a call of ``qualname`` is, for library classes (and, given
+    ``index``, classes of the same module derived from one); None for any other callee."""
+    q = qualname or ""
+    if not q:
+        return None
+    if is_training_args(q, index):
+        return "training-args"
+    if q in GRAD_SCALERS or (q.endswith(".GradScaler") and q.startswith("torch")):
+        return "grad-scaler"
+    if q in ACCELERATORS:
+        return "accelerator"
+    if q in LIGHTNING_TRAINERS or (q.endswith(".Trainer") and "lightning" in q):
+        return "lightning"
+    if q in AUTOCASTS:
+        return "autocast"
+    if index is not None and q in index.classes:  # a subclass defined in this module
+        for base in index.classes[q].bases:
+            kind = library_kind(base, None) if base not in index.classes else library_kind(base, index)
+            if kind is not None:
+                return kind
+    return None
+
+
+def _project_class(index: ModuleIndex, site: CallSite) -> bool:
+    """A call of a class that another project module may define (``from .args import MyArgs``)."""
+    callee = project_callee(index, site) if site.qualname else None
+    return bool(callee) and callee.rsplit(".", 1)[-1][:1].isupper() and callee not in index.classes
+
+
+def join(module, symbols):
+    """At the join: a call of a project class derived from TrainingArguments, GradScaler or
+    Accelerator (through any chain of project modules) is that kind of site; other project
+    classes are dropped."""
+    sites = module.sections.get(SECTION)
+    if not sites or not any(s.kind == PROJECT_CLASS for s in sites):
+        return module
+    out = []
+    for site in sites:
+        if site.kind != PROJECT_CLASS:
+            out.append(site)
+            continue
+        kind = next(
+            (k for name, _, _ in symbols.ancestry(site.callee, module) if (k := library_kind(name)) is not None),
+            None,
+        )
+        if kind is None or kind == "autocast":
+            continue
+        names = ARGUMENTS[kind][0]
+        out.append(
+            dataclasses.replace(
+                site,
+                kind=kind,
+                args=tuple((n, a) for n, a in site.args if n in names),
+                deepspeed=site.deepspeed if kind == "training-args" else None,
+            )
+        )
+    return dataclasses.replace(module, sections={**module.sections, SECTION: tuple(out)})
+
+
+def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> List["PrecisionSite"]:
+    """``HfArgumentParser((ModelArguments, TrainingArguments))``: the TrainingArguments it
+    fills take ``--fp16``/``--bf16`` from the command line (the user's switches). Nothing
+    in the code can be edited for them: a fix is a hint."""
+    classes = evaluator.parser_classes(site.node) or []
+    out = []
+    scope = site.scope.code_scope()
+    for cls in classes:
+        q = index.qualify(cls, site.scope)
+        if not is_training_args(q, index):
+            continue
+        span = index.span(cls)
+        args = tuple(
+            (name, Arg(tuple(evaluator.command_line_flag(cls, name)), None, span, f"--{name}", "command-line"))
+            for name in ("fp16", "bf16")
+        )
+        out.append(
+            PrecisionSite(
+                kind="training-args",
+                callee=q,
+                span=index.span(site.node),
+                args=args,
+                insert_at=span.end,
+                insert_style="first",
+                scope=scope.qualname,
+                scope_kind=scope.kind,
+                contexts=site.contexts,
+                targets=site.assigned_to,
+            )
+        )
+    return out
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator):
     out: List[PrecisionSite] = []
     for site in index.calls:
@@ -152,26 +283,19 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         kind = None
         args: Tuple[Tuple[str, Arg], ...] = ()
         deepspeed = None
-        if is_training_args(q):
-            kind = "training-args"
-            args = _args(
-                index, evaluator, site, ("fp16", "bf16", "half_precision_backend", "deepspeed", "fp16_opt_level", "use_cpu", "no_cuda")
-            )
+        if q in ARGUMENT_PARSERS:
+            out.extend(_parser_sites(index, evaluator, site))
+            continue
+        kind = library_kind(q, index)
+        if kind is None and _project_class(index, site):
+            # a class of another module, maybe derived from one of these (judged at the join)
+            kind = PROJECT_CLASS
+        if kind is not None:
+            names, positions = ARGUMENTS[kind]
+            args = _args(index, evaluator, site, names, positions)
             ds = keyword(site.node, "deepspeed")
-            if ds is not None and isinstance(ds.value, cst.SimpleString):
+            if ds is not None and isinstance(ds.value, cst.SimpleString) and kind in ("training-args", PROJECT_CLASS):
                 deepspeed = ds.value.evaluated_value
-        elif q in GRAD_SCALERS or (q.endswith(".GradScaler") and q.startswith("torch")):
-            kind = "grad-scaler"
-            args = _args(index, evaluator, site, ("device", "enabled"), ((0, "device"),))
-        elif q in ("accelerate.Accelerator", "accelerate.accelerator.Accelerator"):
-            kind = "accelerator"
-            args = _args(index, evaluator, site, ("mixed_precision",))
-        elif q in LIGHTNING_TRAINERS or (q.endswith(".Trainer") and "lightning" in q):
-            kind = "lightning"
-            args = _args(index, evaluator, site, ("precision",))
-        elif q in AUTOCASTS:
-            kind = "autocast"
-            args = _args(index, evaluator, site, ("device_type", "dtype", "enabled"), ((0, "device_type"),))
         if kind is None:
             continue
         insert_at, insert_style = _insertion(index, site.node)

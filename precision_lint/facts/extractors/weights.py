@@ -22,7 +22,7 @@ from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import CallSite, ModuleIndex, Scope, keyword, positional
 from ..names import dotted
-from ..values import DTYPE, PARAM, Possible, dtypes as dtype_atoms
+from ..values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
 SECTION = "weights"
 
@@ -34,6 +34,8 @@ MODEL_NAME = re.compile(
     r"(model|net|student|teacher|encoder|decoder|unet|vae|backbone|policy|critic|actor|transformer|lm)",
     re.IGNORECASE,
 )
+# names of tensors that contain a model's name (`encoder_last_hidden_state`, `teacher_logits`)
+TENSOR_NAME = re.compile(r"(logits|loss|input|ids|mask|batch|tensor|emb|hidden|state|output|feature|label|prob|score)", re.I)
 MODEL_FACTORIES = ("get_peft_model", "prepare_model_for_kbit_training", "AutoModel", "AutoModelForCausalLM")
 TENSOR_FACTORIES = re.compile(r"^torch\.(randn|rand|zeros|ones|empty|full|tensor|arange|randint|stack|cat)")
 
@@ -55,6 +57,7 @@ class WeightsSite:
     via: str = "keyword"  # for dtype-kwarg: "keyword", "dict-call", "dict-literal"
     edit_text: str = ""  # source text of edit_span
     receiver_text: str = ""  # `.half()` etc.: the text before the dot
+    on_cpu: bool = False  # loaded with `device_map="cpu"`: no GPU capability matters
 
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
@@ -86,11 +89,29 @@ def _is_loader(site: CallSite) -> bool:
     return site.method in LOADERS
 
 
+def _constructs_module(index: ModuleIndex, site) -> bool:
+    """A call that builds a ``torch.nn.Module``: a ``torch.nn`` layer or container
+    (``nn.Linear``, ``nn.Sequential``), or a class of this module derived from one."""
+    q = site.qualname or ""
+    seen = set()
+    while q and q not in seen:
+        seen.add(q)
+        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+            return True
+        info = index.classes.get(q)
+        if info is None:
+            return False
+        q = next((b for b in info.bases if b.startswith("torch.nn.") or b in index.classes), "")
+    return False
+
+
 def _chained_on_loader(index: ModuleIndex, receiver) -> bool:
+    """``AutoModel.from_pretrained(...).cuda()``, ``nn.Linear(2, 2).to(device)``: a chain of
+    calls that starts by loading or building a model."""
     node = receiver
     while isinstance(node, cst.Call):
         site = index.call_of(node)
-        if site is not None and _is_loader(site):
+        if site is not None and (_is_loader(site) or _constructs_module(index, site)):
             return True
         node = node.func.value if isinstance(node.func, cst.Attribute) else None
     return False
@@ -117,7 +138,7 @@ def _looks_like_model(index: ModuleIndex, receiver, scope: Scope) -> bool:
                     if q and TENSOR_FACTORIES.match(q):
                         return False
     last = text.rsplit(".", 1)[-1]
-    return bool(MODEL_NAME.search(last)) and not re.search(r"(logits|loss|input|ids|mask|batch|tensor|emb)", last, re.I)
+    return bool(MODEL_NAME.search(last)) and not TENSOR_NAME.search(last)
 
 
 def _to_dtype_arg(site: CallSite, evaluator: Evaluator):
@@ -154,7 +175,7 @@ class _Uses:
         if not names:
             return ""
         calls_under_no_grad = calls_outside = 0
-        trained = False
+        trained = prepared = False
         evaled = False
         escapes = any("." in n for n in names)  # `self.model = ...`: used wherever self is
         for site in self.ix.calls:
@@ -188,8 +209,12 @@ class _Uses:
                         callee = site.qualname or dotted(node.func) or ""
                         if arg.keyword is not None and arg.keyword.value == "model" or callee.endswith("Trainer"):
                             trained = True
-                        elif callee.endswith(("get_peft_model", "prepare", "prepare_model")):
+                        elif callee.endswith("get_peft_model"):
                             trained = True
+                        elif callee.endswith(("prepare", "prepare_model")):
+                            # `accelerator.prepare(student, teacher, optimizer)` wraps a frozen
+                            # teacher too: trained unless its use says otherwise (below)
+                            prepared = True
                         else:
                             escapes = True  # handed to code that may train it
         for site in self.ix.calls:  # for p in teacher.parameters(): p.requires_grad_(False)
@@ -223,6 +248,8 @@ class _Uses:
             return "only used under `torch.no_grad()`"
         if evaled:
             return "put in `.eval()` and never trained"
+        if prepared:
+            return ""
         if scope.kind == "function" and not escapes and not calls_outside and not self.returned(names, scope, call):
             # A local that is loaded, perhaps cast and saved, and dies with the function: its
             # parameters never reach an optimizer. (A module-level model may be used by any
@@ -276,6 +303,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         node = site.node
         kind = None
         edit_node = None
+        on_cpu = False
         via = "keyword"
         vals: Tuple[Possible, ...] = ()
         if _is_loader(site):
@@ -285,6 +313,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             src = sources[-1]
             kind, edit_node, via = "dtype-kwarg", src.value, src.via
             vals = evaluator.values(src.value, site.scope)
+            placed = evaluator.kwarg_values(node, site.scope, "device_map")
+            on_cpu = bool(placed) and all(v.kind == CONST and v.value == "cpu" for v in placed)
         elif site.method in CAST_METHODS and not node.args and site.receiver is not None:
             if not _looks_like_model(index, site.receiver, site.scope):
                 continue
@@ -299,8 +329,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         else:
             continue
         found = _dtype_names(vals)
-        if not found and not any(v.kind == PARAM for v in vals):
-            continue  # no dtype here, and none can come from a caller
+        if not found and not any(v.kind in SYMBOLIC for v in vals):
+            continue  # no dtype here, and none can come from a caller or a config file
         targets = chain.get(id(node), ())
         if not targets and site.receiver is not None and dotted(site.receiver) and kind != "dtype-kwarg":
             targets = (dotted(site.receiver),)  # `model.half()` as a statement
@@ -332,6 +362,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 via=via,
                 edit_text=edit_text,
                 receiver_text=index.text(site.receiver) if site.receiver is not None else "",
+                on_cpu=on_cpu,
             )
         )
     return tuple(out)
