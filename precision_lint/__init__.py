@@ -1,8 +1,18 @@
 """precision-lint: find and fix mixed-precision misconfigurations in training code."""
 from .diagnostics import Diagnostic, Edit, Fix, Related, Span
-from .engine import check_paths, check_source, fix_source
 
 __version__ = "0.1.0"
+_LAZY = {"check_paths", "check_source", "fix_source"}
+
+
+def __getattr__(name: str):
+    """The library API, imported on first use: ``precision-lint --version`` and ``--help``
+    need neither LibCST nor the rules."""
+    if name in _LAZY:
+        from . import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Diagnostic",

@@ -6,23 +6,18 @@ Exit codes: 0 no findings remain, 1 findings remain (or ``--diff`` has changes),
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
 from . import __version__
-from .cache import default_cache_dir
-from .config import ConfigError, load
-from .engine import Engine, InternalError
-from .notebook import NotebookError
-from .reporters import FORMATS, Report, render
-from .reporters.counts import show_fixes, statistics
-from .reporters.progress import ProgressBar
-from .reporters.style import want_color
-from .rule_docs import page_text
-from .rules import all_rules, selected_codes
-from .sources import atomic_write
+from .reporters import FORMATS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Engine
+
+# `--version`, `--help` and the usage errors import nothing more: LibCST, the rules and the
+# engine (about a second and a half) are imported by the commands that run them.
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "verify", "server")
@@ -144,6 +139,9 @@ def rule_command(argv: Sequence[str]) -> int:
     p.add_argument("code", nargs="?")
     p.add_argument("--all", action="store_true", help="list every rule")
     args = p.parse_args(argv)
+    from .rule_docs import page_text
+    from .rules import all_rules
+
     rules = all_rules()
     if args.all or not args.code:
         print(f"{'code':<7} {'name':<45} {'fix':<10} safety")
@@ -174,11 +172,27 @@ def _display(path: str) -> str:
 def check_command(argv: Sequence[str]) -> int:
     parser = check_parser()
     args = parser.parse_args(argv)
+    import difflib
+
+    from .cache import default_cache_dir
+    from .config import ConfigError, format_size, load
+    from .engine import Engine, InternalError
+    from .notebook import NotebookError
+    from .reporters import Report, render
+    from .reporters.counts import show_fixes, statistics
+    from .reporters.progress import ProgressBar
+    from .reporters.style import want_color
+    from .rules import all_rules, selected_codes, unknown_selectors
+
     stdin = args.stdin_filename
     if stdin is not None and args.paths:
         parser.error("--stdin-filename checks the text on stdin: name no paths with it")
     if args.add_noqa and (args.fix or args.diff or stdin is not None):
         parser.error("--add-noqa cannot be combined with --fix, --diff or --stdin-filename")
+    for flag, given in (("--select", args.select or []), ("--ignore", args.ignore), ("--extend-select", args.extend_select)):
+        unknown = unknown_selectors(given)
+        if unknown:  # as ruff: a typo is an error, never a silent "All checks passed!"
+            parser.error(f"{flag}: unknown rule code(s) {', '.join(unknown)} (see `precision-lint rule --all`)")
     paths = args.paths or ["."]
     try:
         config = load(args.config, [os.path.dirname(os.path.abspath(stdin))] if stdin is not None else paths)
@@ -204,6 +218,7 @@ def check_command(argv: Sequence[str]) -> int:
         if not paths:  # every file named was excluded: nothing to check
             return EXIT_OK
     fixing = args.fix or args.diff
+    unwritten: List[str] = []
     try:
         if stdin is not None:
             result = _run_stdin(engine, stdin, fixing, args.unsafe_fixes)
@@ -216,6 +231,13 @@ def check_command(argv: Sequence[str]) -> int:
         return EXIT_ERROR
     if progress is not None:
         progress.close()
+    for path, size in result.skipped:
+        print(
+            f"precision-lint: warning: {_display(path)} skipped: {format_size(size)} of code is more than "
+            f"max-file-size ({format_size(config.max_file_size)}); raise `max-file-size` in "
+            "[tool.precision-lint] to check it",
+            file=sys.stderr,
+        )
     for path, why in result.rejected:
         if result.sources[path].notebook is not None:
             print(f"precision-lint: warning: fixes for {_display(path)} were not applied: {why}", file=sys.stderr)
@@ -252,15 +274,10 @@ def check_command(argv: Sequence[str]) -> int:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     elif args.fix:
-        for path, (_old, new) in changed.items():
-            src = result.sources[path]
-            try:
-                data = src.encode(new)
-            except NotebookError as exc:  # the engine checks this first; never write a notebook we cannot map
-                print(f"precision-lint: warning: fixes for {_display(path)} were not written: {exc}", file=sys.stderr)
-                continue
-            if data != src.raw:
-                atomic_write(path, data)
+        unwritten = _write_fixes(result, changed, config)
+        if unwritten:
+            _unfix(engine, result, unwritten)
+        _note_stale_comments(result, {p: c for p, c in changed.items() if p not in unwritten})
 
     texts = dict(result.fixed_texts) if args.fix else {p: s.text for p, s in result.sources.items() if s.text is not None}
     fmt = args.output_format or os.environ.get("PRECISION_LINT_OUTPUT_FORMAT") or "full"
@@ -291,14 +308,77 @@ def check_command(argv: Sequence[str]) -> int:
     if args.show_fixes:
         shown = show_fixes(report, result.fixed_codes if args.fix else {}, args.unsafe_fixes)
         (out if fmt in ("full", "concise") or args.statistics else sys.stderr).write(shown)
+    if args.fix and stdin is None and unwritten:
+        return EXIT_ERROR  # a file we meant to fix is as it was: never a quiet success
     if args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if result.diagnostics else EXIT_OK
 
 
+def _write_fixes(result, changed, config) -> List[str]:
+    """Write each fixed file (through links, keeping permissions); the paths left unwritten, each
+    with a one-line message. The other files of the run are still written."""
+    from .notebook import NotebookError
+    from .sources import WriteRefused, write_over
+
+    root = os.path.realpath(str(config.root)) if config.root is not None else os.path.realpath(os.getcwd())
+    unwritten = []
+    for path, (_old, new) in sorted(changed.items()):
+        src = result.sources[path]
+        try:
+            data = src.encode(new)
+        except (NotebookError, UnicodeEncodeError) as exc:  # never write a notebook we cannot map
+            print(f"precision-lint: error: fixes for {_display(path)} were not written: {exc}", file=sys.stderr)
+            unwritten.append(path)
+            continue
+        if data == src.raw:
+            continue
+        try:
+            target = write_over(src, data)
+        except WriteRefused as exc:
+            print(f"precision-lint: error: fixes for {_display(path)} were not written: {exc}", file=sys.stderr)
+            unwritten.append(path)
+            continue
+        if os.path.realpath(path) != os.path.abspath(path) and os.path.commonpath([root, target]) != root:
+            print(
+                f"precision-lint: note: {_display(path)} links to {target}, outside the project ({root}); "
+                "the fixes were written there",
+                file=sys.stderr,
+            )
+    return unwritten
+
+
+def _note_stale_comments(result, changed) -> None:
+    """Point at comments next to fixed lines that still speak of the precision the fix removed
+    (``# load in fp16 to save memory``): a fix never rewrites comments."""
+    from .notebook import boundary_lines, cell_position
+    from .stale import stale_comments
+
+    for path, (old, new) in sorted(changed.items()):
+        notebook = result.sources[path].notebook is not None
+        bounds = boundary_lines(new) if notebook else []
+        for line, comment in stale_comments(old, new):
+            where = "{}:cell {}:{}".format(_display(path), *cell_position(bounds, line)) if notebook else f"{_display(path)}:{line}"
+            print(f"precision-lint: note: {where}: this comment may be stale after the fix: {comment}", file=sys.stderr)
+
+
+def _unfix(engine: "Engine", result, paths: Sequence[str]) -> None:
+    """Report the files whose fixes were not written as they are on disk: their findings as
+    they were, nothing counted as fixed."""
+    before = engine.run_sources(list(result.sources.values()), only=set(paths))
+    unwritten = set(paths)
+    result.diagnostics = sorted(
+        [d for d in result.diagnostics if d.path not in unwritten] + before.diagnostics, key=lambda d: d.sort_key()
+    )
+    for path in paths:
+        result.fixed_texts[path] = result.sources[path].text
+        result.fixes_applied.pop(path, None)
+        result.fixed_codes.pop(path, None)
+
+
 def _notebook_display_texts(result, texts) -> dict:
     """For excerpts: a notebook's joined text with its IPython lines shown as written."""
-    from .notebook import join
+    from .notebook import NotebookError, join
 
     out = {}
     for path, src in result.sources.items():
@@ -312,6 +392,8 @@ def _notebook_display_texts(result, texts) -> dict:
 
 def _diff_parts(src, shown: str, old: str, new: str):
     """(label, before, after) to diff: the file, or each changed cell of a notebook."""
+    from .notebook import NotebookError
+
     if src.notebook is None:
         return [(shown, old, new)]
     try:
@@ -334,7 +416,7 @@ def _is_summary(line: str) -> bool:
     return line.startswith(("Found ", "All checks passed", "[*] ", "No fixes available")) or "hidden fix" in line
 
 
-def _run_stdin(engine: Engine, path: str, fix: bool, unsafe: bool):
+def _run_stdin(engine: "Engine", path: str, fix: bool, unsafe: bool):
     """The text on stdin checked (and fixed) as the file ``path``, joined with its project on disk."""
     from .discovery import project_root
     from .sources import SourceFile

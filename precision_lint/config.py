@@ -37,7 +37,11 @@ DEFAULT_TARGETS = ("sm60",)
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores",
     "target-gpus", "transformers-version", "trl-version", "rules", "test-files", "src",
+    "max-file-size",
 }
+# Files with more code than this are skipped with a warning: a generated 5 MB module costs
+# minutes and gigabytes to parse, and is not where a training script's precision is set.
+DEFAULT_MAX_FILE_SIZE = 1_000_000
 # Test code is not a training entry point: it runs on CI hardware chosen for it, behind skip
 # decorators. The portability rules (MP2xx) stay silent there unless `test-files = []`.
 DEFAULT_TEST_FILES = ("tests/*", "test/*", "*/tests/*", "*/test/*", "test_*.py", "*_test.py", "conftest.py")
@@ -97,6 +101,7 @@ class Config:
     version_sources: Dict[str, str] = field(default_factory=dict)
     # extra folders imports are resolved in (ruff's `src`), relative to the config's folder
     src: Tuple[Path, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes of code; 0: no limit
     path: Optional[Path] = None  # the file it came from
     root: Optional[Path] = None  # its folder: exclude patterns are relative to it
 
@@ -149,6 +154,27 @@ def _codes(value: Any, key: str, where: str) -> List[str]:
     return out
 
 
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?)b?\s*$", re.IGNORECASE)
+_UNIT = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
+
+
+def parse_size(value: Any, where: str = "configuration") -> int:
+    """``max-file-size``: bytes as an integer, or a string such as ``"500KB"`` or ``"2MB"``."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    match = _SIZE.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ConfigError(f"{where}: `max-file-size` must be a number of bytes or a size such as \"2MB\", not {value!r}")
+    return int(float(match.group(1)) * _UNIT[match.group(2).lower()])
+
+
+def format_size(n: int) -> str:
+    for unit, size in (("GB", 1_000_000_000), ("MB", 1_000_000), ("KB", 1_000)):
+        if n >= size:
+            return f"{n // size} {unit}" if n % size == 0 else f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
 def _strings(value: Any, key: str, where: str) -> List[str]:
     if isinstance(value, str):
         value = [value]
@@ -181,6 +207,8 @@ def from_table(table: Dict[str, Any], where: str = "configuration", path: Option
     if not isinstance(pfi, dict):
         raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
     cfg.per_file_ignores = {k: _codes(v, f"per-file-ignores.{k}", where) for k, v in pfi.items()}
+    if "max-file-size" in table:
+        cfg.max_file_size = parse_size(table["max-file-size"], where)
     if "test-files" in table:
         cfg.test_files = tuple(_strings(table["test-files"], "test-files", where))
     if "target-gpus" in table:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -48,6 +49,7 @@ class RunResult:
     fixed_codes: Dict[str, Dict[str, int]] = field(default_factory=dict)  # path → code → fixes applied
     unsafe_held_back: int = 0
     rejected: List[Tuple[str, str]] = field(default_factory=list)  # (path, why a fix was refused)
+    skipped: List[Tuple[str, int]] = field(default_factory=list)  # (path, bytes of code) over max-file-size
     files: int = 0
 
     @property
@@ -115,7 +117,8 @@ class Engine:
             naming = (names or {}).get(src.path) or module_name(src.path)
             if src.text is None:
                 facts = ModuleFacts(src.path, naming[0], naming[1], naming[2])
-                facts.parse_error = ParseError(src.error or "cannot read file", 1, 0)
+                line = _error_line(src.error or "")
+                facts.parse_error = ParseError(src.error or "cannot read file", line, 0, src.error_kind or "read")
                 out[src.path] = facts
                 continue
             key = self._key(src.path, src.text, naming)
@@ -171,7 +174,7 @@ class Engine:
             for rule in self.rules:
                 if any(rule.code.startswith(i) for i in ignored):
                     continue
-                if not module.parsed and rule.code != "MP000":
+                if not module.parsed and not rule.judges_unparsed:
                     continue
                 ctx = RuleContext(module, source, project, self.config, self.options[rule.code])
                 try:
@@ -275,7 +278,13 @@ class Engine:
     def run_paths(self, paths: Sequence[str], fix: bool = False, unsafe: bool = False) -> RunResult:
         self.import_roots = ImportRoots(self.config.src)
         files = discover(paths, self.config.exclude, self.config.root)
-        sources = [SourceFile.read(p) for p in files]
+        sources, skipped = self._within_size([SourceFile.read(p) for p in files])
+        result = self._run_named(paths, sources, fix, unsafe)
+        result.skipped = skipped
+        result.files += len(skipped)
+        return result
+
+    def _run_named(self, paths: Sequence[str], sources: List[SourceFile], fix: bool, unsafe: bool) -> RunResult:
         named = [s.path for s in sources if os.path.isfile(s.path) and any(_same_file(s.path) == _same_file(p) for p in paths)]
         if not named:
             return self.run_sources(sources, fix=fix, unsafe=unsafe)
@@ -320,6 +329,20 @@ class Engine:
                 out.append(source(_shown_path(path)))
         return out
 
+    def _within_size(self, sources: Sequence[SourceFile]) -> Tuple[List[SourceFile], List[Tuple[str, int]]]:
+        """The sources to check, and those with more code than ``max-file-size`` (with their size):
+        a notebook counts its code cells, not its outputs."""
+        limit = self.config.max_file_size
+        kept: List[SourceFile] = []
+        skipped: List[Tuple[str, int]] = []
+        for src in sources:
+            size = len(src.text.encode("utf-8", "surrogatepass")) if src.text is not None and limit else 0
+            if limit and size > limit:
+                skipped.append((src.path, size))
+            else:
+                kept.append(src)
+        return kept, skipped
+
     def run_buffers(
         self,
         buffers: Sequence[SourceFile],
@@ -339,7 +362,7 @@ class Engine:
         """
         mine = {_same_file(b.path) for b in buffers}
         on_disk = discover([root], self.config.exclude, self.config.root) if root and os.path.isdir(root) else []
-        others = [read(p) for p in on_disk if _same_file(p) not in mine]
+        others, _ = self._within_size([read(p) for p in on_disk if _same_file(p) not in mine])
         judged = set(only) if only is not None else {b.path for b in buffers}
         return self.run_sources([*buffers, *others], fix=fix, unsafe=unsafe, only=judged)
 
@@ -361,6 +384,12 @@ def _shown_path(path: str) -> str:
     directory when it lies inside it."""
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative
+
+
+def _error_line(message: str) -> int:
+    """The line a decoding error names (``..., line 3)``), else 1."""
+    match = re.search(r"\bline (\d+)\)", message)
+    return int(match.group(1)) if match else 1
 
 
 def _same_file(path: str) -> str:
@@ -398,21 +427,48 @@ def _engine(config: Optional[Config], select: Optional[Sequence[str]]) -> Engine
     return Engine(config, codes, jobs=1)
 
 
+def _text_source(source: str, path: str) -> Tuple[SourceFile, Optional[bool]]:
+    """``source`` as the file ``path``: Python text; for a notebook path, the notebook's JSON or,
+    when it is not JSON, the code of one cell (IPython lines such as ``%pip install`` or
+    ``!nvidia-smi`` are skipped, as ``check`` skips them). The flag says which (None: Python)."""
+    from .notebook import from_cells, is_notebook
+
+    if not is_notebook(path):
+        return SourceFile(path, source.encode("utf-8"), source), None
+    as_json = source.lstrip().startswith("{")
+    raw = source.encode("utf-8") if as_json else from_cells([source])
+    return SourceFile.from_bytes(path, raw), as_json
+
+
 def check_source(source: str, path: str = "x.py", config: Optional[Config] = None, select=None) -> List[Diagnostic]:
-    """Diagnostics for one module given as text (it is its own project)."""
+    """Diagnostics for one module given as text (it is its own project). With a ``.ipynb`` path,
+    ``source`` is a notebook's JSON or one cell's code, IPython lines and all."""
     name = os.path.splitext(os.path.basename(path))[0]
-    src = SourceFile(path, source.encode("utf-8"), source)
+    src, _ = _text_source(source, path)
     return _engine(config, select).run_sources([src], names={path: (name, False, "")}).diagnostics
 
 
 def fix_source(
     source: str, path: str = "x.py", config: Optional[Config] = None, unsafe: bool = False, select=None
 ) -> str:
-    """``source`` with every applicable fix applied (to a fixpoint)."""
+    """``source`` with every applicable fix applied (to a fixpoint); for a notebook path, the
+    notebook's JSON (or the cell's code) with the fixed cells."""
     name = os.path.splitext(os.path.basename(path))[0]
-    src = SourceFile(path, source.encode("utf-8"), source)
+    src, as_json = _text_source(source, path)
     result = _engine(config, select).run_sources([src], fix=True, unsafe=unsafe, names={path: (name, False, "")})
-    return result.fixed_texts.get(path, source)
+    fixed = result.fixed_texts.get(path)
+    if as_json is None:
+        return fixed if fixed is not None else source
+    if fixed is None or fixed == src.text or src.notebook is None:
+        return source
+    from .notebook import NotebookError
+
+    try:
+        if as_json:
+            return src.notebook.encode(fixed).decode("utf-8")
+        return src.notebook.cell_sources(fixed)[0]
+    except NotebookError:  # the engine refuses such fixes first; never return a broken notebook
+        return source
 
 
 def check_paths(paths: Sequence[str], config: Optional[Config] = None, select=None) -> List[Diagnostic]:

@@ -109,13 +109,17 @@ def add_noqa(text: str, rows: Dict[int, Set[str]]) -> NoqaEdits:
     return result
 
 
+# Files whose text was never checked: a syntax error (MP000), bytes that are not text (MP001).
+UNCHECKED = ("MP000", "MP001")
+
+
 def rows_by_path(diagnostics: Iterable[Diagnostic]) -> Dict[str, Dict[int, Set[str]]]:
     """path → line → codes to silence there (files that do not parse are left out: a comment
-    cannot be placed safely in a file that is reported as MP000)."""
+    cannot be placed safely in a file that is reported as MP000 or MP001)."""
     out: Dict[str, Dict[int, Set[str]]] = {}
     broken = set()
     for d in diagnostics:
-        if d.code == "MP000":
+        if d.code in UNCHECKED:
             broken.add(d.path)
             continue
         out.setdefault(d.path, {}).setdefault(d.noqa_row, set()).add(d.code)
@@ -128,7 +132,7 @@ def write_noqa(result, display=str, err=None) -> int:
     import sys
 
     from .notebook import NotebookError
-    from .sources import atomic_write
+    from .sources import WriteRefused, write_over
 
     err = err or sys.stderr
     total = 0
@@ -150,11 +154,15 @@ def write_noqa(result, display=str, err=None) -> int:
         except NotebookError as exc:
             err.write(f"precision-lint: warning: {display(path)}: noqa comments not added: {exc}\n")
             continue
-        atomic_write(path, data)
+        try:
+            write_over(src, data)
+        except WriteRefused as exc:
+            err.write(f"precision-lint: warning: {display(path)}: noqa comments not added: {exc}\n")
+            continue
         total += done.added
-    broken = sorted({d.path for d in result.diagnostics if d.code == "MP000"})
-    for path in broken:
-        err.write(f"precision-lint: warning: {display(path)}: does not parse; no noqa comments added\n")
+    for path, code in sorted({(d.path, d.code) for d in result.diagnostics if d.code in UNCHECKED}):
+        why = "does not parse" if code == "MP000" else "cannot be read as text"
+        err.write(f"precision-lint: warning: {display(path)}: {why}; no noqa comments added\n")
     err.write(f"Added {total} noqa directive{'s' * (total != 1)}.\n")
     return total
 

@@ -212,6 +212,27 @@ def cell_position(boundaries: Sequence[int], line: int) -> Tuple[int, int]:
     return cell, line - first + 1
 
 
+_LINE_REF = re.compile(r"\(line (\d+)")
+_OTHER_FILE = re.compile(r" in \S+ $")
+
+
+def cell_references(message: str, text: str) -> str:
+    """A message about a notebook with its ``(line N)`` references to the joined text made
+    ``(cell C, line L)``, as its positions are shown; references to another file
+    (``in models.py (line 5)``, ``(models.py, line 5)``) are left as they are."""
+    if "(line " not in message:
+        return message
+    boundaries = boundary_lines(text)
+
+    def swap(match: "re.Match") -> str:
+        if _OTHER_FILE.search(message[: match.start()]):
+            return match.group(0)
+        cell, row = cell_position(boundaries, int(match.group(1)))
+        return f"(cell {cell}, line {row}"
+
+    return _LINE_REF.sub(swap, message)
+
+
 def _restore(cell: CodeCell, chunk: str) -> str:
     """Put the IPython lines back into a fixed chunk; refuse when a fix touched one."""
     if not cell.source.endswith("\n") and chunk.endswith("\n"):

@@ -2,13 +2,16 @@
 
 Rules that rewrite precision (MP101, MP201, MP202) build their replacement code
 here, so that their fixes agree: one capability probe per module, named
-``BF16_OK``, true only where bf16 runs natively (compute capability 8.0+, i.e.
-Ampere and newer), reused by every guarded form:
+``BF16_OK`` (or, when the module already uses that name for something of its own,
+the first free one of ``NATIVE_BF16``, ``BF16_SUPPORTED``, ``BF16_OK_2`` ...), true
+only where bf16 runs natively (compute capability 8.0+, i.e. Ampere and newer),
+reused by every guarded form:
 
 - weights that are trained under fp16 autocast: ``torch.float32`` (fp32 master
   weights), or ``torch.bfloat16 if BF16_OK else torch.float32``;
 - ``bf16=BF16_OK, fp16=torch.cuda.is_available() and not BF16_OK``;
-- ``"flash_attention_2" if BF16_OK else "sdpa"``.
+- ``"flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa"`` (the
+  flash-attn package must import too).
 
 Why a strict probe: in recent torch, ``torch.cuda.is_bf16_supported()`` also
 returns True on GPUs that only *emulate* bf16 (pre-Ampere), so transformers and
@@ -16,10 +19,15 @@ accelerate accept ``bf16=True`` on a T4 and the job runs, very slowly, instead o
 using the fp16 tensor cores the card has.
 Two rules that add the probe to the same module produce the identical edit,
 which the fixer applies once.
+
+Where the edits go: the probe after the module's whole import block (so no import
+of the user's ends up below code: no new E402 for ruff/flake8 users), and a
+missing ``import torch`` in its sorted place among the third-party imports (no new
+I001 for isort users). The layout (``facts/extract.py``) finds both places.
 """
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from .diagnostics import Edit
 from .facts.model import ModuleFacts
@@ -42,34 +50,88 @@ def ensure_torch(facts: ModuleFacts) -> Tuple[str, Tuple[Edit, ...]]:
     layout = facts.layout
     if layout is not None and layout.torch_name:
         return layout.torch_name, ()
-    at = layout.insert_at if layout is not None else 0
-    return "torch", (Edit(at, at, f"import torch{_newline(facts)}"),)
+    return "torch", (import_edit(facts, "import torch", "torch", plain=True),)
+
+
+def import_edit(facts: ModuleFacts, line: str, module: str, plain: bool) -> Edit:
+    """The insertion of ``line`` (``import torch``, ``from transformers.utils import x``), a
+    third-party import of ``module``, in its sorted place as ruff's isort (I001) orders the
+    module's imports: in the third-party section, plain ``import`` lines first, by module
+    name; a section of its own after the standard library's when there is no third-party
+    one; at the end of the import block when the module has no import line."""
+    layout = facts.layout
+    nl = _newline(facts)
+    text = f"{line}{nl}"
+    if layout is None:
+        return Edit(0, 0, text)
+    key = (not plain, module.lower())
+    third = [i for i in layout.imports if i.section == "third"]
+    if third:
+        later = [i for i in third if (not i.plain, i.key) > key]
+        if later:
+            return Edit(later[0].start, later[0].start, text)
+        return Edit(third[-1].end, third[-1].end, text)
+    before = [i for i in layout.imports if i.section in ("future", "stdlib")]
+    if before:
+        last = before[-1]
+        return Edit(last.end, last.end, f"{nl}{text}" + ("" if last.blank_after else nl))
+    return Edit(layout.insert_at, layout.insert_at, text)
 
 
 def probe_expression(torch: str) -> str:
     return f"{torch}.cuda.is_available() and {torch}.cuda.get_device_capability()[0] >= 8"
 
 
-def capability_probe(facts: ModuleFacts) -> Tuple[str, Tuple[Edit, ...]]:
-    """The module's bf16 probe name, with the edits that create it (and ``import torch``) if missing.
+# An import a fix needs: (line, module, plain), e.g. ("import torch", "torch", True).
+ImportSpec = Tuple[str, str, bool]
+TORCH_IMPORT: ImportSpec = ("import torch", "torch", True)
+
+
+def import_edits(facts: ModuleFacts, specs: Sequence[ImportSpec]) -> Tuple[Edit, ...]:
+    """The insertions of several imports, each in its sorted place; imports that go to the same
+    place are one edit, in sorted order (the fixer never has to guess the order of two)."""
+    groups: Dict[int, List[Tuple[Tuple[bool, str], Edit]]] = {}
+    for line, module, plain in specs:
+        edit = import_edit(facts, line, module, plain)
+        groups.setdefault(edit.start, []).append(((not plain, module.lower()), edit))
+    nl = _newline(facts)
+    out = []
+    for at, items in sorted(groups.items()):
+        items.sort(key=lambda item: item[0])
+        first = items[0][1].content
+        lead = first[: len(first) - len(first.lstrip("\r\n"))]
+        trail = first[len(first.rstrip("\r\n")) :]
+        body = nl.join(dict.fromkeys(e.content.strip("\r\n") for _, e in items))
+        out.append(Edit(at, at, lead + body + trail))
+    return tuple(out)
+
+
+def capability_probe(facts: ModuleFacts, imports: Sequence[ImportSpec] = ()) -> Tuple[str, Tuple[Edit, ...]]:
+    """The module's bf16 probe name, with the edits that create it (and ``import torch``) if
+    missing, and the other ``imports`` the fix needs, each in its sorted place.
 
     An existing module-level probe the user wrote (``BF16_OK = torch.cuda.is_bf16_supported()``,
     ``use_bf16 = major >= 8`` ...) is reused as it is.
     """
     layout = facts.layout
     if layout is not None and layout.probes:
-        return layout.probes[0].name, ()
-    torch, edits = ensure_torch(facts)
+        return layout.probes[0].name, import_edits(facts, imports)
+    torch = torch_name(facts) if layout is not None and layout.torch_name else "torch"
+    specs = list(imports) if layout is not None and layout.torch_name else [TORCH_IMPORT, *imports]
+    edits = list(import_edits(facts, specs))
+    name = layout.probe_name if layout is not None else PROBE_NAME
     nl = _newline(facts)
     at = layout.insert_at if layout is not None else 0
-    text = f"{nl}{PROBE_COMMENT}{nl}{PROBE_NAME} = {probe_expression(torch)}{nl}"
+    text = f"{nl}{PROBE_COMMENT}{nl}{name} = {probe_expression(torch)}{nl}"
     if at == 0:
         text = text[len(nl):] + nl
     elif layout is not None and not layout.blank_after:
         text += nl  # keep the probe apart from the code that follows the imports
-    if edits:  # one insertion: the import, then the probe
-        return PROBE_NAME, (Edit(at, at, edits[0].content + text),)
-    return PROBE_NAME, (Edit(at, at, text),)
+    same = [e for e in edits if e.start == at]
+    if same:  # one insertion: the imports, then the probe
+        edits.remove(same[0])
+        return name, (*edits, Edit(at, at, same[0].content.rstrip("\r\n") + nl + text))
+    return name, (*edits, Edit(at, at, text))
 
 
 def fp32(torch: str, like: str = "") -> str:
@@ -95,8 +157,25 @@ def guarded_fp16_flag(torch: str, probe: str) -> str:
     return f"{torch}.cuda.is_available() and not {probe}"
 
 
-def guarded_attention(probe: str, fallback: str = "sdpa", quote: str = '"') -> str:
-    return f'{quote}flash_attention_2{quote} if {probe} else {quote}{fallback}{quote}'
+FLASH_CHECK = "is_flash_attn_2_available"
+FLASH_CHECK_MODULE = "transformers.utils"
+
+
+def flash_attention_check(facts: ModuleFacts) -> Tuple[str, Tuple[ImportSpec, ...]]:
+    """transformers' own test that the ``flash-attn`` package is importable (what it checks
+    before it raises ``ImportError: FlashAttention2 has been toggled on ...``), with the import
+    that brings it when the module has none."""
+    for local, target in facts.exports:
+        if target.rsplit(".", 1)[-1] == FLASH_CHECK and target.startswith("transformers."):
+            return local, ()
+    return FLASH_CHECK, ((f"from {FLASH_CHECK_MODULE} import {FLASH_CHECK}", FLASH_CHECK_MODULE, False),)
+
+
+def guarded_attention(probe: str, fallback: str = "sdpa", quote: str = '"', available: str = "") -> str:
+    """FlashAttention-2 where the GPU runs it (``probe``) and, with ``available``, where the
+    ``flash-attn`` package imports (an A100 on Colab has the GPU but not the package)."""
+    condition = f"{probe} and {available}()" if available else probe
+    return f'{quote}flash_attention_2{quote} if {condition} else {quote}{fallback}{quote}'
 
 
 def no_fp16_params(model: str, torch: str) -> str:

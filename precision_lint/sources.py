@@ -2,14 +2,21 @@
 
 A :class:`SourceFile` keeps the exact bytes read, so a file that is not changed
 is never rewritten, and one that cannot be decoded is reported and left alone.
+A PEP 263 coding cookie (``# -*- coding: latin-1 -*-``) is honoured as Python
+honours it: the file is read in that encoding and written back in it.
 Writes are atomic: a temporary file in the same folder replaces the original in
-one ``os.replace``, keeping its permission bits.
+one ``os.replace``, keeping its permission bits; through a symbolic link the
+target is written and the link stays a link.
 """
 from __future__ import annotations
 
+import codecs
+import hashlib
+import io
 import os
 import stat
 import tempfile
+import tokenize
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
@@ -26,6 +33,11 @@ class SourceFile:
     text: Optional[str]  # None when it cannot be decoded
     error: Optional[str] = None
     bom: bool = False
+    # The file's PEP 263 encoding when it is not UTF-8 (``iso-8859-1`` ...); None: UTF-8.
+    encoding: Optional[str] = None
+    # Why ``text`` is None: "read" (an OS error), "decode" (bytes not in its encoding) or
+    # "syntax" (a notebook that is not valid notebook JSON).
+    error_kind: Optional[str] = None
     # A Jupyter notebook: ``text`` is its code cells joined into one module (see notebook.py).
     notebook: Optional["Notebook"] = None
     # An editor's buffer (or stdin) whose text is not what the file on disk holds: its facts
@@ -38,7 +50,7 @@ class SourceFile:
             with open(path, "rb") as fh:
                 raw = fh.read()
         except OSError as exc:
-            return cls(path, b"", None, f"cannot read file: {exc.strerror or exc}")
+            return cls(path, b"", None, f"cannot read file: {exc.strerror or exc}", error_kind="read")
         return cls.from_bytes(path, raw)
 
     @classmethod
@@ -50,25 +62,83 @@ class SourceFile:
             try:
                 nb = parse(raw)
             except NotebookError as exc:
-                return cls(path, raw, None, str(exc), unsaved=unsaved)
-            return cls(path, raw, nb.text, None, False, nb, unsaved)
+                return cls(path, raw, None, str(exc), unsaved=unsaved, error_kind="syntax")
+            return cls(path, raw, nb.text, None, False, notebook=nb, unsaved=unsaved)
+        try:
+            encoding = source_encoding(raw)
+        except SyntaxError as exc:  # an unknown codec named in the cookie, or a cookie against the BOM
+            if "invalid or missing" not in str(exc.msg):
+                return cls(path, raw, None, f"bad coding cookie: {exc.msg}", unsaved=unsaved, error_kind="decode")
+            encoding = "utf-8"  # no cookie, first lines not UTF-8: say where below
         bom = raw.startswith(BOM)
         try:
-            text = raw[len(BOM) :].decode("utf-8") if bom else raw.decode("utf-8")
+            text = raw[len(BOM) :].decode("utf-8") if bom else raw.decode(encoding)
         except UnicodeDecodeError as exc:
-            return cls(path, raw, None, f"cannot decode as UTF-8 ({exc.reason} at byte {exc.start})", unsaved=unsaved)
-        return cls(path, raw, text, None, bom, unsaved=unsaved)
+            line = raw[: exc.start].count(b"\n") + 1
+            name = "UTF-8" if encoding == "utf-8" else encoding
+            hint = " and has no PEP 263 coding cookie" if encoding == "utf-8" else ""
+            return cls(
+                path,
+                raw,
+                None,
+                f"cannot decode as {name} ({exc.reason} at byte {exc.start}, line {line}){hint}",
+                unsaved=unsaved,
+                error_kind="decode",
+            )
+        return cls(path, raw, text, None, bom, None if encoding == "utf-8" else encoding, unsaved=unsaved)
 
     def encode(self, text: str) -> bytes:
         """The bytes to write for ``text``; for a notebook, the notebook with its cells updated
         (raises ``notebook.NotebookError`` when the text cannot be mapped back to the cells)."""
         if self.notebook is not None:
             return self.notebook.encode(text)
-        data = text.encode("utf-8")
+        data = text.encode(self.encoding or "utf-8")
         return BOM + data if self.bom else data
 
 
+def source_encoding(raw: bytes) -> str:
+    """The codec Python reads ``raw`` with: its PEP 263 cookie, else UTF-8 (normalised names:
+    ``latin-1`` is ``iso-8859-1``). Raises SyntaxError as Python does for a bad cookie."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    encoding = codecs.lookup(encoding).name
+    return "utf-8" if encoding in ("utf-8", "utf-8-sig") else encoding
+
+
+def write_target(path: str) -> str:
+    """The file a write to ``path`` lands in: through symbolic links, their final target
+    (replacing the link itself would turn it into a copy)."""
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+class WriteRefused(Exception):
+    """Why fixed bytes were not written over a file (one line, for the user)."""
+
+
+def write_over(src: SourceFile, data: bytes) -> str:
+    """Write ``data`` over the file ``src`` was read from; returns the file written (a link's
+    target). Refuses, leaving the file as it is, when it changed on disk since it was read
+    (another editor or a formatter wrote it), is read-only, or cannot be written."""
+    target = write_target(src.path)
+    try:
+        with open(target, "rb") as fh:
+            now = fh.read()
+        mode = os.stat(target).st_mode
+    except OSError as exc:
+        raise WriteRefused(f"cannot read it back: {exc.strerror or exc}") from None
+    if hashlib.sha256(now).digest() != hashlib.sha256(src.raw).digest():
+        raise WriteRefused("it changed on disk after it was read; run precision-lint again")
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
+        raise WriteRefused("the file is read-only")
+    try:
+        atomic_write(target, data)
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename and exc.filename != target else ""
+        raise WriteRefused(f"cannot write{where}: {exc.strerror or exc}") from None
+    return target
+
+
 def atomic_write(path: str, data: bytes) -> None:
+    path = write_target(path)
     folder = os.path.dirname(os.path.abspath(path))
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)

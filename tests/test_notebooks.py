@@ -135,7 +135,7 @@ def test_lint_reports_cell_positions(project):
     assert item["cell"] == 4
     assert item["location"] == {"row": 2, "column": 43} and item["end_location"] == {"row": 2, "column": 52}
     assert item["noqa_row"] == 2
-    assert item["fix"]["edits"][0]["location"] == {"row": 2, "column": 43}
+    assert item["fix"]["edits"][0]["location"] == {"row": 2, "column": 43} and item["fix"]["edits"][0]["cell"] == 4
 
 
 def test_fix_round_trip_keeps_everything_but_the_fixed_line(project):
@@ -331,3 +331,71 @@ def test_a_notebook_never_shadows_the_script_beside_it(project):
     out = run_cli("--output-format", "concise", ".", cwd=project)
     # the notebook imports the script's Trainer subclass: joined along the import, found in cell 4
     assert "train.ipynb:cell 4:2:28: MP301" in out.stdout, out.stdout + out.stderr
+
+
+def _code_notebook(*cells: str) -> bytes:
+    nb = {
+        "cells": [
+            {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [], "source": c.splitlines(True)}
+            for i, c in enumerate(cells)
+        ],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return nbformat_bytes(nb)
+
+
+def test_messages_related_and_every_edit_say_cell_and_line(project):
+    """`(line 7)` of the joined cells would point nowhere a user can see: every position a
+    finding names is `cell N, line L`, and an edit that lands in another cell (the capability
+    probe after the imports of cell 1) carries that cell."""
+    (project / "train.ipynb").write_bytes(
+        _code_notebook(
+            "import torch\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments",
+            "%pip install -q transformers\nmodel = AutoModelForCausalLM.from_pretrained('gpt2', torch_dtype=torch.float16)",
+            "args = TrainingArguments(output_dir='out', fp16=True)\ntrainer = Trainer(model=model, args=args)",
+            "model = AutoModelForCausalLM.from_pretrained('gpt2', torch_dtype=torch.bfloat16)\nTrainer(model=model).train()",
+        )
+    )
+    out = run_cli("--output-format", "json", "train.ipynb", cwd=project)
+    items = {i["code"]: i for i in json.loads(out.stdout)}
+    mp101 = items["MP101"]
+    assert mp101["cell"] == 2 and mp101["location"] == {"row": 2, "column": 66}
+    assert "`TrainingArguments(fp16=True)` (cell 3, line 1) turns on fp16 loss scaling" in mp101["message"]
+    assert "(line " not in mp101["message"]
+    assert [(r["cell"], r["location"]["row"]) for r in mp101["related"]] == [(3, 1)]
+    mp201 = items["MP201"]
+    assert mp201["cell"] == 4
+    cells = sorted({(e["cell"], e["location"]["row"]) for e in mp201["fix"]["edits"]})
+    assert cells == [(1, 3), (4, 1)]  # the probe goes below cell 1's two import lines; the dtype in cell 4
+    concise = run_cli("--output-format", "concise", "train.ipynb", cwd=project).stdout
+    assert "train.ipynb:cell 2:2:66: MP101" in concise and "(cell 3, line 1)" in concise
+
+
+def test_cell_references_leave_other_files_alone():
+    from precision_lint.notebook import cell_references, join
+
+    text = join(["import torch\n", "x = 1\ny = 2\n", "z = 3\n"])
+    line_of_z = text.splitlines().index("z = 3") + 1
+    message = f"set here (line {line_of_z}); a loader in models.py (line 4); caller (models.py, line 9)"
+    assert cell_references(message, text) == "set here (cell 3, line 1); a loader in models.py (line 4); caller (models.py, line 9)"
+
+
+def test_check_source_and_fix_source_take_a_cell_or_a_notebook():
+    """The library API skips IPython lines as `check` does: with a `.ipynb` path, the text is
+    one cell's code (magics and all) or a whole notebook's JSON."""
+    from conftest import config
+    from precision_lint import check_source, fix_source
+
+    cfg = config(transformers_version="5.23")
+    cell = "%pip install -q transformers\n!nvidia-smi\nfrom transformers import Trainer\ntrainer = Trainer(model=m, tokenizer=tok)"
+    (d,) = check_source(cell, "cell.ipynb", config=cfg)
+    assert (d.code, d.span.line, d.span.col) == ("MP301", 4, 27)
+    assert fix_source(cell, "cell.ipynb", config=cfg) == cell.replace("tokenizer=", "processing_class=")
+    assert [d.code for d in check_source(cell, "cell.py", config=cfg)] == ["MP000"]  # not Python
+    text = nbformat_bytes(kaggle_notebook()).decode("utf-8")
+    assert [d.code for d in check_source(text, "train.ipynb", config=cfg)] == ["MP301"]
+    fixed = fix_source(text, "train.ipynb", config=cfg)
+    assert fixed == text.replace("args=args, tokenizer=tok", "args=args, processing_class=tok")  # not the %%bash cell
+    assert fix_source(fixed, "train.ipynb", config=cfg) == fixed

@@ -1,8 +1,9 @@
 """Proof by simulated targets: every fixed module runs a valid precision plan on every GPU.
 
 Each script below is fixed with every rule (``--fix``, MP101 included), then executed —
-the original and the fixed text — on three simulated machines: CPU only, a T4
-(sm75) and an A100 (sm80). The capability queries are patched
+the original and the fixed text — on four simulated machines: CPU only, a T4
+(sm75), an A100 (sm80) with the flash-attn package and an A100 without it (Colab's,
+where transformers raises ``ImportError: FlashAttention2 has been toggled on ...``). The capability queries are patched
 (``torch.cuda.is_available``, ``get_device_capability``, ``get_device_properties``,
 ``is_bf16_supported`` — the latter answering for native bf16, as torch did before it
 counted emulation) and the Hugging Face entry points are replaced by recorders, so no
@@ -26,7 +27,8 @@ from conftest import config, dedent, fix, lint
 
 torch = pytest.importorskip("torch")
 
-MACHINES = {"cpu": None, "sm75": (7, 5), "sm80": (8, 0)}
+MACHINES = {"cpu": None, "sm75": (7, 5), "sm80": (8, 0), "sm80-no-flash-attn": (8, 0)}
+FLASH_ATTN_INSTALLED = {"sm80"}
 TRL_CONFIGS = ("SFTConfig", "DPOConfig", "GRPOConfig")
 
 
@@ -81,7 +83,7 @@ class FakeModel:
         return lambda *a, **k: None
 
 
-def _fake_modules(plan):
+def _fake_modules(plan, flash_attn=True):
     def loader(*args, **kwargs):
         dtype = kwargs.get("torch_dtype", kwargs.get("dtype"))
         if isinstance(dtype, str):
@@ -132,7 +134,10 @@ def _fake_modules(plan):
     trl.SFTTrainer = trainer
     accelerate = types.ModuleType("accelerate")
     accelerate.Accelerator = accelerator
-    return {"transformers": transformers, "trl": trl, "accelerate": accelerate}
+    utils = types.ModuleType("transformers.utils")
+    utils.is_flash_attn_2_available = lambda: flash_attn
+    transformers.utils = utils
+    return {"transformers": transformers, "transformers.utils": utils, "trl": trl, "accelerate": accelerate}
 
 
 @contextlib.contextmanager
@@ -151,7 +156,7 @@ def simulated(machine, plan):
         yield
 
     with contextlib.ExitStack() as stack:
-        stack.enter_context(_swapped_modules(_fake_modules(plan)))
+        stack.enter_context(_swapped_modules(_fake_modules(plan, machine in FLASH_ATTN_INSTALLED)))
         stack.enter_context(mock.patch.object(torch.cuda, "is_available", lambda: cap is not None))
         stack.enter_context(mock.patch.object(torch.cuda, "get_device_capability", capability))
         stack.enter_context(
@@ -212,6 +217,8 @@ def problems(plan: Plan, machine: str):
         found.append("bf16 weights below sm80")
     if (cap is None or below) and "flash_attention_2" in plan.attention:
         found.append("FlashAttention-2 without an Ampere GPU")
+    elif machine not in FLASH_ATTN_INSTALLED and "flash_attention_2" in plan.attention:
+        found.append("FlashAttention-2 without the flash-attn package")
     if below and torch.bfloat16 in plan.autocast:
         found.append("bf16 autocast below sm80")
     if below and torch.bfloat16 in plan.bnb:
@@ -347,3 +354,6 @@ def test_simulation_catches_an_unguarded_plan():
     assert "bf16=True below sm80" in t4 and "bf16 weights below sm80" in t4
     assert "FlashAttention-2 without an Ampere GPU" in t4
     assert "mixed precision flags on a CPU machine" in problems(run_plan(src, "cpu"), "cpu")
+    assert problems(run_plan(src, "sm80-no-flash-attn"), "sm80-no-flash-attn") == [
+        "FlashAttention-2 without the flash-attn package"
+    ]

@@ -87,7 +87,7 @@ def test_fix_keeps_bytes_it_cannot_decode_and_exits_1(tmp_path):
     raw = b"x = '\xff'\nTrainer(tokenizer=tok)\n"
     out = pipe(raw, "--fix", "--stdin-filename", "train.py", cwd=tmp_path)
     assert out.stdout == raw
-    assert out.returncode == 1 and b"MP000" in out.stderr
+    assert out.returncode == 1 and b"MP001" in out.stderr
 
 
 def test_diff_from_stdin(tmp_path):

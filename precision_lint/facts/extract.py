@@ -11,6 +11,7 @@ import ast
 import importlib
 import pkgutil
 import re
+import sys
 from functools import lru_cache
 from typing import Iterable, Optional
 
@@ -19,8 +20,8 @@ import libcst as cst
 from . import extractors as _extractors_pkg
 from .calls import call_edges, call_records, return_summaries
 from .evaluate import Evaluator
-from .index import ModuleIndex, build_index
-from .model import ClassFact, Layout, ModuleFacts, ParseError, ProbeFact
+from .index import ModuleIndex, build_index, children
+from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from .values import CAPABILITY, COND
 
 SKIP_FILE = re.compile(r"#\s*precision-lint:\s*skip-file\b", re.IGNORECASE)
@@ -229,14 +230,102 @@ def _statement_ends(index: ModuleIndex, upto: int):
     return ends
 
 
-def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
+# Top-level statements that do not end a module's import block for pycodestyle/ruff (E402):
+# changes of sys.path and the environment made before the imports they affect.
+_E402_EXEMPT = re.compile(r"^\s*(?:sys\.path\b|os\.environ\b|os\.putenv\b|os\.unsetenv\b)")
+# Candidate names of a new capability probe, in order of preference.
+PROBE_NAMES = ("BF16_OK", "NATIVE_BF16", "BF16_SUPPORTED")
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) or frozenset(
+    "abc argparse ast asyncio collections contextlib copy dataclasses functools glob importlib io itertools "
+    "json logging math os pathlib pickle random re shutil subprocess sys tempfile time typing warnings".split()
+)
+
+
+def _import_block(index: ModuleIndex) -> int:
+    """The index of the last top-level statement of the module's import block (-1: none).
+
+    The block is what pycodestyle's E402 treats as the top of the file: the docstring, the
+    imports, ``try:``/``if``/``with`` blocks of imports (``try: import yaml`` / ``except
+    ImportError: yaml = None``), and ``sys.path`` / ``os.environ`` changes between imports.
+    Code inserted after it (the capability probe) never pushes a user's import below code.
+    A block is only stepped over when it holds no call that a fix could rewrite.
+    """
     body = index.module.body
-    last_header = -1
+    last = -1
     for i, stmt in enumerate(body):
         if (i == 0 and _is_docstring(stmt)) or _is_import_line(stmt):
-            last_header = i
+            last = i
+        elif isinstance(stmt, (cst.If, cst.Try, cst.With)) and _only_setup(stmt):
+            if any(isinstance(n, (cst.Import, cst.ImportFrom)) for n in _nodes(stmt)):
+                last = i
+        elif isinstance(stmt, cst.SimpleStatementLine) and _E402_EXEMPT.match(index.module.code_for_node(stmt).lstrip("\n")):
             continue
-        break
+        else:
+            break
+    return last
+
+
+def _only_setup(block: cst.CSTNode) -> bool:
+    """Whether a compound statement holds only imports, constants and exempt setup (no call
+    outside ``sys.path``/``os.environ``, no definitions): nothing a fix could rewrite."""
+    nodes = _nodes(block)
+    if any(isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.Lambda)) for n in nodes):
+        return False
+    for line in (n for n in nodes if isinstance(n, cst.SimpleStatementLine)):
+        for small in line.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom, cst.Pass, cst.Raise)):
+                continue
+            code = cst.Module([]).code_for_node(small)
+            if _E402_EXEMPT.match(code):
+                continue
+            if any(isinstance(n, cst.Call) for n in _nodes(small)):
+                return False
+    return True
+
+
+def _nodes(root: cst.CSTNode) -> list:
+    """``root`` and every node below it (the index's own child order)."""
+    out, todo = [], [root]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        todo.extend(children(node))
+    return out
+
+
+def _probe_name(source: str) -> str:
+    """A name for a new probe that no binding or use in the module has (a user's own
+    ``BF16_OK = args.bf16`` is never shadowed)."""
+    for name in PROBE_NAMES:
+        if not re.search(rf"\b{name}\b", source):
+            return name
+    n = 2
+    while re.search(rf"\bBF16_OK_{n}\b", source):
+        n += 1
+    return f"BF16_OK_{n}"
+
+
+def _import_line(index: ModuleIndex, stmt: cst.SimpleStatementLine, start: int, end: int) -> ImportLine:
+    """An import line with its isort section and sort key."""
+    small = stmt.body[0]
+    code = cst.Module([]).code_for_node
+    if isinstance(small, cst.ImportFrom):
+        name = code(small.module) if small.module is not None else ""
+        section = "local" if small.relative else None
+    else:
+        name = code(small.names[0].name)
+        section = None
+    top = name.split(".")[0]
+    if section is None:
+        section = "future" if top == "__future__" else "stdlib" if top in _STDLIB else "third"
+    following = index.source[end : end + 2]
+    blank = not following or following.startswith(("\n", "\r\n"))
+    return ImportLine(start, end, section, isinstance(small, cst.Import), name.lower(), blank)
+
+
+def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
+    body = index.module.body
+    last_header = _import_block(index)
     torch_import = next(
         (
             i
@@ -247,6 +336,7 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
         -1,
     )
     ends = _statement_ends(index, max(last_header, torch_import) + 1)
+    header = "".join(index.module.code_for_node(h) for h in index.module.header)
     insert_at = ends[last_header] if last_header >= 0 else 0
     torch_import_end = ends[torch_import] if torch_import >= 0 else None
     if torch_import_end is not None and torch_import_end > insert_at:
@@ -274,4 +364,16 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
     newline = "\r\n" if "\r\n" in index.source[:2000] else "\n"
     following = index.source[insert_at : insert_at + 2]
     blank_after = following in ("", "\n", "\r\n") or following.startswith("\n")
-    return Layout(insert_at, torch_name, tuple(sorted(probes, key=lambda p: p.span.start)), newline, blank_after)
+    return Layout(
+        insert_at,
+        torch_name,
+        tuple(sorted(probes, key=lambda p: p.span.start)),
+        newline,
+        blank_after,
+        _probe_name(index.source),
+        tuple(
+            _import_line(index, body[i], ends[i - 1] if i else len(header), ends[i])
+            for i in range(last_header + 1)
+            if _is_import_line(body[i])
+        ),
+    )

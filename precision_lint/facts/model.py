@@ -57,6 +57,23 @@ class Layout:
     probes: Tuple[ProbeFact, ...] = ()
     newline: str = "\n"
     blank_after: bool = True  # a blank line (or the end of the file) follows insert_at
+    # The name a new capability probe takes: ``BF16_OK`` unless the module already uses it.
+    probe_name: str = "BF16_OK"
+    # The top-level import lines of the import block, in order: where a missing import goes
+    # in sorted position (plan.import_edit).
+    imports: Tuple["ImportLine", ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportLine:
+    """One top-level import line as isort/ruff sort it."""
+
+    start: int
+    end: int  # after its newline
+    section: str  # "future", "stdlib", "third" (any other absolute import) or "local" (relative)
+    plain: bool  # ``import x`` (sorted before ``from x import y`` within a section)
+    key: str  # the module name, lower-cased
+    blank_after: bool = False  # a blank line (or the end of the file) follows it
 
 
 @dataclass(frozen=True)
@@ -64,6 +81,8 @@ class ParseError:
     message: str
     line: int
     col: int
+    # "syntax" (MP000), or "read" / "decode" (MP001): the file's bytes never became text.
+    kind: str = "syntax"
 
 
 @dataclass

@@ -21,6 +21,7 @@ Nothing here imports the rest of ``precision_lint``.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -149,6 +150,23 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("precision-lint verify: --jobs must be >= 1", file=sys.stderr)
         return 2
 
+    if not args.fixtures and not DEFAULT_FIXTURES.is_dir():
+        print(
+            "precision-lint verify: the fixtures are not installed with the package (a `pip install .` "
+            "ships the linter only): run it in a checkout of the repository, or name the folder: "
+            "precision-lint verify path/to/precision-lint/fixtures",
+            file=sys.stderr,
+        )
+        return 2
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(
+            f"precision-lint verify: the fixtures train real models and need {' and '.join(missing)}: "
+            "pip install 'precision-lint[harness]' (torch==2.13.0 from PyPI is a CUDA build on a GPU "
+            "machine; see the README for a CPU-only install)",
+            file=sys.stderr,
+        )
+        return 2
     paths = args.fixtures or [DEFAULT_FIXTURES]
     root = DEFAULT_FIXTURES if DEFAULT_FIXTURES.is_dir() else None
     try:

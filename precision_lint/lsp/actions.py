@@ -20,7 +20,7 @@ from lsprotocol import types as lsp
 from ..diagnostics import SAFE, Diagnostic
 from ..fixer import apply_edits, apply_fixes
 from ..notebook import NotebookError
-from ..noqa import commentable_lines, line_edit
+from ..noqa import UNCHECKED, commentable_lines, line_edit
 from .checker import Checked
 from .convert import Locator, Related, diagnostic, document_edits, locator, workspace_edit
 
@@ -81,7 +81,7 @@ class Actions:
         return sorted(out, key=lambda a: (not a.is_preferred, "Disable" in a.title))
 
     def quick_fix(self, d: Diagnostic, item: lsp.Diagnostic) -> Optional[lsp.CodeAction]:
-        if d.fix is None or not d.fix.edits or d.code == "MP000":
+        if d.fix is None or not d.fix.edits or d.code in UNCHECKED:
             return None
         new, applied, _problem = apply_fixes(self.text, [d.fix], d.path)
         if not applied:
@@ -94,7 +94,7 @@ class Actions:
         return lsp.CodeAction(title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[item], is_preferred=safe, edit=edit)
 
     def noqa(self, d: Diagnostic, item: lsp.Diagnostic) -> Optional[lsp.CodeAction]:
-        if d.code == "MP000":
+        if d.code in UNCHECKED:
             return None
         if self._commentable is None:
             self._commentable = commentable_lines(self.text)

@@ -1,7 +1,9 @@
 """``--output-format json``: one JSON array, ruff's fields plus ``related``.
 
 For a notebook, ``cell`` is the 1-based code cell (as in ruff) and every row is
-a row within that cell; for a Python file ``cell`` is null.
+a row within that cell; for a Python file ``cell`` is null. Each edit of a fix
+carries its own ``cell`` too: the capability probe a fix adds can land in another
+cell than the finding.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ def _edit(report: Report, path: str, edit) -> dict:
     r1, c1 = row_col(text, edit.end)
     return {
         "content": edit.content,
+        "cell": report.locate(path, r0, c0 - 1).cell,
         "location": _point(report, path, r0, c0 - 1),
         "end_location": _point(report, path, r1, c1 - 1),
     }

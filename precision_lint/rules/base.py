@@ -7,12 +7,14 @@ never parse or walk source code themselves.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
 from ..config import Config, ConfigError
 from ..diagnostics import SAFE, Diagnostic, Edit, Fix, Related, Span
 from ..facts.model import ModuleFacts
+from ..notebook import cell_references, is_notebook
 from ..project import Project
 
 
@@ -46,6 +48,8 @@ class Rule:
     fix_availability: str = "never"
     fix_applicability: str = SAFE
     options: Dict[str, Option] = {}
+    # Judges files that were not parsed (MP000, MP001); every other rule needs a parsed module.
+    judges_unparsed: bool = False
 
     def check(self, ctx: "RuleContext") -> Iterable[Diagnostic]:
         raise NotImplementedError
@@ -87,6 +91,12 @@ class RuleContext:
         related: Sequence[Related] = (),
         noqa_line: Optional[int] = None,
     ) -> Diagnostic:
+        if is_notebook(self.path):  # "(line 7)" of the joined cells → "(cell 3, line 1)", as positions are shown
+            message = cell_references(message, self.source)
+            related = [
+                dataclasses.replace(r, message=cell_references(r.message, self.source)) if r.path == self.path else r
+                for r in related
+            ]
         return Diagnostic(code, message, self.path, span, fix, tuple(related), noqa_line)
 
 

@@ -10,10 +10,11 @@ class ParseFailure(Rule):
     name = "syntax-error"
     summary = "File could not be parsed; it was not checked and is never rewritten"
     evidence = ()  # judges the parse itself: never the reason to parse a file
+    judges_unparsed = True
 
     def check(self, ctx: RuleContext):
         error = ctx.facts.parse_error
-        if error is None:
+        if error is None or error.kind != "syntax":  # bytes that never became text: MP001
             return
         line = max(error.line, 1)
         lines = ctx.source.splitlines(keepends=True)

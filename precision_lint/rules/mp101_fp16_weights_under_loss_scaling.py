@@ -64,10 +64,58 @@ def _switched_by_user(site: PrecisionSite) -> bool:
     return flag is not None and _opt_in(v for v in flag.values if may_be_true((v,)))
 
 
+_SWITCH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def scaling_switch(site: PrecisionSite) -> Optional[str]:
+    """The user's own switch that turns this site's loss scaling on (``fp16=args.fp16``,
+    ``GradScaler(enabled=use_amp)``): a name or attribute, not a literal."""
+    arg = site.arg("fp16") if site.kind == "training-args" else site.arg("enabled") if site.kind == "grad-scaler" else None
+    if arg is None or arg.checks_param_dtype:
+        return None
+    text = arg.value_text.strip()
+    if not _SWITCH.fullmatch(text) or text in ("True", "False", "None"):
+        return None
+    return text
+
+
+def _off_when(value, switch: str) -> bool:
+    """Whether a value is only chosen when ``switch`` is off (``... if args.fp16 else torch.float16``)."""
+    return any(
+        (g.text == switch and not g.positive) or (g.text == f"not {switch}" and g.positive) for g in value.guards
+    )
+
+
 def _dtype_of(v) -> Optional[str]:
     if v.kind == DTYPE:
         return v.value
     return dtype_of_string(v.value) if v.kind == CONST else None
+
+
+def _renamed_import(ctx: RuleContext, text: str) -> Optional[Edit]:
+    """For ``torch_dtype=float16`` bound by ``from torch import float16`` and used nowhere else:
+    the edit that imports ``float32`` in its place (writing ``torch.float32`` would leave that
+    import unused, ruff's F401). None when the name has other uses or another origin."""
+    name = text.strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*", name) or dict(ctx.facts.exports).get(name) != "torch.float16":
+        return None
+    source = ctx.source
+    if len(re.findall(rf"\b{name}\b", source)) != 2 or re.search(r"\bfloat32\b", source):
+        return None  # used elsewhere too (or float32 already bound): leave the imports alone
+    line = re.search(rf"(?m)^from[ \t]+torch[ \t]+import[ \t]+[^\n#]*?\b({name})\b(?![ \t]+as\b)", source)
+    if line is None:
+        return None
+    return Edit(line.start(1), line.end(1), "float32")
+
+
+def _whole_argument(source: str, span) -> bool:
+    """Whether ``source[span]`` is a whole call argument or keyword value (``f(x)``, ``k=x,``):
+    a conditional expression put there needs no parentheses (ruff's UP034 flags them)."""
+    before = source[: span.start].rstrip()
+    after = source[span.end :].lstrip()
+    if not before.endswith(("(", ",")) and not (before.endswith("=") and not before.endswith(("==", "!=", "<=", ">="))):
+        return False
+    return after.startswith((")", ","))
 
 
 def _paren(text: str) -> str:
@@ -157,6 +205,16 @@ class Fp16WeightsUnderLossScaling(Rule):
             if conflicts:
                 yield self._finding(ctx, weights, conflicts)
 
+    @staticmethod
+    def _switched_apart(ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> bool:
+        """float16 weights chosen only when the site's own switch is off (``torch.float32 if
+        args.fp16 else torch.float16`` with ``fp16=args.fp16``, in one scope): never together."""
+        switch = scaling_switch(site)
+        if switch is None or module.path != ctx.path or site.scope != weights.scope:
+            return False
+        half = [v for v in weights.values if _dtype_of(v) == "float16"]
+        return bool(half) and all(_off_when(v, switch) for v in half)
+
     def _conflicts(self, ctx: RuleContext, weights: WeightsSite) -> List[Tuple[ModuleFacts, PrecisionSite, str]]:
         """Every scaling site in a training run that also runs this weights site."""
         found = {}
@@ -167,6 +225,8 @@ class Fp16WeightsUnderLossScaling(Rule):
                 for site in module.section("precision"):
                     key = (module.path, site.span.start)
                     if key in found or not runs_together(unit, weights.scope, site.scope):
+                        continue
+                    if self._switched_apart(ctx, weights, module, site):
                         continue
                     reason = scaling_reason(site, module, ctx.project)
                     if reason is not None:
@@ -210,16 +270,34 @@ class Fp16WeightsUnderLossScaling(Rule):
                 Related(v.where, v.origin, "float16 set here" if is_config_file(v.where) else "the float16 comes from here")
                 for v in callers
             )
-        fix = self._fix(ctx, weights, module, site)
+        fix = self._fix(ctx, weights, module, site, conflicts)
         # Reported where the fix edits: the dtype expression (or `.half()`), not the whole call.
         span = weights.edit_span or weights.span
         return ctx.diagnostic(self.code, span, message, fix, related)
 
     # --- fixes ----------------------------------------------------------------------------
-    def _fix(self, ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> Optional[Fix]:
+    @staticmethod
+    def _failing_switch(ctx: RuleContext, weights: WeightsSite, conflicts) -> Optional[str]:
+        """The user's switch the crash needs, when the only loss scaling is behind it and it can
+        be read where the weights are set (same file and scope, bound above them): the fix then
+        keeps float16 where the switch is off, where the original never failed."""
+        if len(conflicts) != 1:
+            return None
+        module, site, _ = conflicts[0]
+        switch = scaling_switch(site)
+        if switch is None or module.path != ctx.path or site.scope != weights.scope:
+            return None
+        root = re.escape(switch.split(".")[0])
+        before = ctx.source[: weights.span.start]
+        bound = re.search(rf"(?m)^[ \t]*{root}[ \t]*(?::[^=\n]*)?=(?!=)", before) or re.search(
+            rf"\bdef\s+\w+\s*\([^)]*\b{root}\b", before
+        )
+        return switch if bound else None
+
+    def _fix(self, ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite, conflicts=()) -> Optional[Fix]:
         strategy = ctx.options.get("strategy", "fp32-master")
         if strategy == "fp32-master":
-            edits = self._weights_edits(ctx, weights, bf16=False)
+            edits = self._weights_edits(ctx, weights, bf16=False, when=self._failing_switch(ctx, weights, conflicts))
             return Fix(SAFE, "Keep trainable weights in float32 (fp16 autocast still does the fast math)", tuple(edits)) if edits else None
         if strategy == "bf16-if-supported":
             edits = self._weights_edits(ctx, weights, bf16=True)
@@ -230,7 +308,7 @@ class Fp16WeightsUnderLossScaling(Rule):
             return Fix(SAFE, "Use bf16 weights where the GPU supports bf16, float32 elsewhere", tuple(edits))
         return self._disable_scaler(ctx, weights, module, site)
 
-    def _weights_edits(self, ctx: RuleContext, weights: WeightsSite, bf16: bool) -> List[Edit]:
+    def _weights_edits(self, ctx: RuleContext, weights: WeightsSite, bf16: bool, when: Optional[str] = None) -> List[Edit]:
         torch, torch_edits = plan.ensure_torch(ctx.facts)
         probe = None
         if bf16:
@@ -250,19 +328,30 @@ class Fp16WeightsUnderLossScaling(Rule):
         if simple:
             if bf16:
                 return [replace(weights.edit_span, target), *torch_edits]
-            if string_like:
-                return [replace(weights.edit_span, plan.fp32(torch, text))]
-            return [replace(weights.edit_span, plan.fp32(torch)), *torch_edits]
+            renamed = None if string_like or when is not None else _renamed_import(ctx, text)
+            if renamed is not None:  # `from torch import float16` used only here: import float32 instead
+                return [replace(weights.edit_span, "float32"), renamed]
+            fp32 = plan.fp32(torch, text) if string_like else plan.fp32(torch)
+            if when is not None:  # float32 only where the switch turns scaling on
+                fp32 = f"{fp32} if {when} else {_paren(text)}"
+                if not _whole_argument(ctx.source, weights.edit_span):
+                    fp32 = f"({fp32})"
+            return [replace(weights.edit_span, fp32), *(() if string_like else torch_edits)]
         # Several dtypes are possible (e.g. an argparse choice): replace only float16.
         strings = sorted({v.value for v in weights.values if v.kind == CONST and isinstance(v.value, str) and v.value.lower() in FP16_WORDS})
         tests = []
         if any(v.kind == DTYPE and v.value == "float16" for v in weights.values):
-            tests.append(f"{text} == {torch}.float16")
+            tests.append(f"{_paren(text)} == {torch}.float16")
         if strings:
-            tests.append(f"{text} in ({', '.join(repr(s) for s in strings)},)")
+            tests.append(f"{_paren(text)} in ({', '.join(repr(s) for s in strings)},)")
         if not tests:
             return []
-        new = f"({target or plan.fp32(torch)} if {' or '.join(tests)} else {text})"
+        test = " or ".join(tests)
+        if when is not None:
+            test = f"{when} and ({test})" if len(tests) > 1 else f"{when} and {test}"
+        new = f"{target or plan.fp32(torch)} if {test} else {_paren(text)}"
+        if not _whole_argument(ctx.source, weights.edit_span):
+            new = f"({new})"
         return [replace(weights.edit_span, new), *torch_edits]
 
     def _args_edits(self, ctx: RuleContext, site: PrecisionSite) -> List[Edit]:

@@ -160,15 +160,15 @@ def falsy(values: Sequence[Possible], cap: CapabilityFacts) -> List[Possible]:
     return unguarded(out, cap)
 
 
-def probe_and_torch(facts: ModuleFacts) -> Tuple[str, str, Tuple[Edit, ...]]:
-    """(probe name, torch name, edits creating what is missing)."""
-    probe, edits = plan.capability_probe(facts)
-    torch = plan.torch_name(facts)
-    if not edits:
-        torch, edits = plan.ensure_torch(facts)
-    elif facts.layout is None or not facts.layout.torch_name:
-        torch = "torch"
-    return probe, torch, edits
+def probe_and_torch(facts: ModuleFacts, imports: Sequence[plan.ImportSpec] = ()) -> Tuple[str, str, Tuple[Edit, ...]]:
+    """(probe name, torch name, edits creating what is missing, ``imports`` included)."""
+    probe, edits = plan.capability_probe(facts, imports)
+    layout = facts.layout
+    if layout is not None and layout.torch_name:
+        return probe, layout.torch_name, edits
+    if layout is not None and layout.probes:  # the user's probe is reused, but torch is not imported
+        return probe, "torch", plan.import_edits(facts, [plan.TORCH_IMPORT, *imports])
+    return probe, "torch", edits  # the new probe brings `import torch` with it
 
 
 def insert_keywords(site, *keywords: Tuple[str, str]) -> Edit:

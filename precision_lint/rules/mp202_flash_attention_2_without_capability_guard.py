@@ -20,8 +20,11 @@ kernel raises ``RuntimeError: FlashAttention only support fp16 and bf16 data
 type``. That is reported as well (no fix: which dtype to use is a choice).
 
 The fix follows the shared plan (``plan.py``): ``"flash_attention_2" if BF16_OK
-else "sdpa"`` — the same attention where it works, PyTorch's fused
-scaled-dot-product attention (available on every GPU and CPU) where it cannot.
+and is_flash_attn_2_available() else "sdpa"`` — the same attention where it works,
+PyTorch's fused scaled-dot-product attention (available on every GPU and CPU) where
+it cannot. The second test is transformers' own (``transformers.utils``): an Ampere
+GPU without the ``flash-attn`` package (a Colab A100) still raises the ImportError
+above, so the capability alone is not enough.
 """
 from __future__ import annotations
 
@@ -77,12 +80,17 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
             open_atoms = unguarded(atoms, cap)
             if open_atoms:
                 if setup is None:
-                    setup = probe_and_torch(ctx.facts)
-                probe, _, probe_edits = setup
-                edits = self._edits(ctx, site, open_atoms, probe)
+                    available, check_imports = plan.flash_attention_check(ctx.facts)
+                    setup = (*probe_and_torch(ctx.facts, check_imports), available)
+                probe, _, probe_edits, available = setup
+                edits = self._edits(ctx, site, open_atoms, probe, available)
                 fix = None
                 if edits is not None:
-                    fix = Fix(SAFE, 'Use FlashAttention-2 where the GPU has it, "sdpa" elsewhere', tuple(probe_edits) + edits)
+                    fix = Fix(
+                        SAFE,
+                        'Use FlashAttention-2 where the GPU and the flash-attn package have it, "sdpa" elsewhere',
+                        tuple(probe_edits) + edits,
+                    )
                 message = (
                     f"{shown} without a capability check; {targets_text(ctx, 'FlashAttention-2')}, where it raises "
                     f"`{LOAD_ERROR}` or `{KERNEL_ERROR}`"
@@ -106,7 +114,7 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
         return not (unit_precision_kinds(ctx) & set(AMP_KINDS))
 
     @staticmethod
-    def _edits(ctx: RuleContext, site, atoms, probe: str):
+    def _edits(ctx: RuleContext, site, atoms, probe: str, available: str):
         arg = site.arg
         if site.key == "attn_implementation":
             edits = []
@@ -116,11 +124,12 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
                     return None  # written in another file: not edited here
                 text = ctx.text(origin)
                 quote = text[:1] if text[:1] in ("'", '"') else '"'
-                new = plan.guarded_attention(probe, quote=quote)
+                new = plan.guarded_attention(probe, quote=quote, available=available)
                 whole = (origin.start, origin.end) == (arg.value_span.start, arg.value_span.end)
                 edits.append(Edit(origin.start, origin.end, new if whole else f"({new})"))
             return tuple(sorted(set(edits), key=lambda e: e.start))
         # use_flash_attention_2=True → the attn_implementation it stands for
         if site.other_key or arg.key_span is None or arg.via != "keyword" or arg.value_text != "True":
             return None
-        return (Edit(arg.key_span.start, arg.value_span.end, f"attn_implementation={plan.guarded_attention(probe)}"),)
+        return (Edit(arg.key_span.start, arg.value_span.end, f"attn_implementation={plan.guarded_attention(probe, available=available)}"),)
+

@@ -78,8 +78,8 @@ def test_argparse_choice_is_guarded_not_replaced():
     (d,) = lint(src, CODE)
     out = fix(src, CODE)
     assert (
-        "torch_dtype=(torch.float32 if getattr(torch, args.model_dtype) == torch.float16 "
-        "else getattr(torch, args.model_dtype))" in out
+        "torch_dtype=torch.float32 if getattr(torch, args.model_dtype) == torch.float16 "
+        "else getattr(torch, args.model_dtype))\n" in out  # a whole keyword value: no parentheses (UP034)
     )
     assert lint(out, CODE) == [] or all(d.code != CODE for d in lint(out))
 
@@ -405,8 +405,10 @@ def test_import_torch_added_when_missing():
     from torch import float16
     from transformers import AutoModelForCausalLM, TrainingArguments
     m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=float16)
+    print(float16)
     TrainingArguments("o", fp16=True)
     """
     out = fix(src, CODE)
-    assert out.startswith("from torch import float16\nfrom transformers import AutoModelForCausalLM, TrainingArguments\nimport torch\n")
+    # in isort's order: plain imports of the third-party section before its `from` imports
+    assert out.startswith("import torch\nfrom torch import float16\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n")
     assert "torch_dtype=torch.float32" in out

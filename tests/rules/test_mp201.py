@@ -81,8 +81,8 @@ FIXES = [
         Trainer(model=model).train()
         """,
         """
-        from transformers import AutoModel, Trainer
         import torch
+        from transformers import AutoModel, Trainer
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
@@ -99,8 +99,8 @@ FIXES = [
         args = TrainingArguments(output_dir="out", bf16=True, per_device_train_batch_size=8)
         """,
         """
-        from transformers import TrainingArguments
         import torch
+        from transformers import TrainingArguments
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
@@ -120,8 +120,8 @@ FIXES = [
         )
         """,
         """
-        from transformers import TrainingArguments
         import torch
+        from transformers import TrainingArguments
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
@@ -160,8 +160,8 @@ FIXES = [
         args = TrainingArguments(**kwargs)
         """,
         """
-        from transformers import TrainingArguments
         import torch
+        from transformers import TrainingArguments
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
@@ -183,8 +183,8 @@ FIXES = [
         """,
         """
         import argparse
-        from transformers import TrainingArguments
         import torch
+        from transformers import TrainingArguments
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
@@ -233,8 +233,8 @@ FIXES = [
         SFTTrainer(model="Qwen/Qwen2.5-0.5B", args=config).train()
         """,
         """
-        from trl import SFTConfig, SFTTrainer
         import torch
+        from trl import SFTConfig, SFTTrainer
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
@@ -256,8 +256,8 @@ FIXES = [
         config = DPOConfig(output_dir="out", fp16=False)
         """,
         """
-        from trl import DPOConfig
         import torch
+        from trl import DPOConfig
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
@@ -277,8 +277,8 @@ FIXES = [
         """,
         """
         from dataclasses import dataclass
-        from transformers import TrainingArguments
         import torch
+        from transformers import TrainingArguments
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
@@ -340,8 +340,8 @@ FIXES = [
         accelerator = Accelerator(mixed_precision="bf16", gradient_accumulation_steps=4)
         """,
         """
-        from accelerate import Accelerator
         import torch
+        from accelerate import Accelerator
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
@@ -463,8 +463,8 @@ FIXES = [
         trainer = Trainer(accelerator="gpu", precision="bf16-true")
         """,
         """
-        from pytorch_lightning import Trainer
         import torch
+        from pytorch_lightning import Trainer
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8

@@ -20,6 +20,7 @@ FIXES = [
         """
         import torch
         from transformers import AutoModelForCausalLM
+        from transformers.utils import is_flash_attn_2_available
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
@@ -27,7 +28,7 @@ FIXES = [
         model = AutoModelForCausalLM.from_pretrained(
             "Qwen/Qwen2-Audio-7B",
             torch_dtype=torch.float16,
-            attn_implementation="flash_attention_2" if BF16_OK else "sdpa",
+            attn_implementation="flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa",
         )
         """,
         id="from_pretrained",
@@ -39,13 +40,14 @@ FIXES = [
         model = AutoModelForCausalLM.from_pretrained("m", use_flash_attention_2=True, torch_dtype="auto")
         """,
         """
-        from transformers import AutoModelForCausalLM
         import torch
+        from transformers import AutoModelForCausalLM
+        from transformers.utils import is_flash_attn_2_available
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
 
-        model = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if BF16_OK else "sdpa", torch_dtype="auto")
+        model = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa", torch_dtype="auto")
         """,
         id="use_flash_attention_2",
     ),
@@ -61,13 +63,14 @@ FIXES = [
         """
         import torch
         from transformers import AutoConfig, AutoModelForCausalLM
+        from transformers.utils import is_flash_attn_2_available
 
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
 
-        ATTN = ('flash_attention_2' if BF16_OK else 'sdpa')
+        ATTN = ('flash_attention_2' if BF16_OK and is_flash_attn_2_available() else 'sdpa')
         config = AutoConfig.from_pretrained("m", attn_implementation=ATTN)
-        model = AutoModelForCausalLM.from_config(config, attn_implementation='flash_attention_2' if BF16_OK else 'sdpa', torch_dtype=torch.bfloat16)
+        model = AutoModelForCausalLM.from_config(config, attn_implementation='flash_attention_2' if BF16_OK and is_flash_attn_2_available() else 'sdpa', torch_dtype=torch.bfloat16)
         """,
         id="config_and_variable",
     ),

@@ -128,7 +128,7 @@ def test_the_fix_keeps_what_other_callers_pass_and_is_idempotent(tree):
     result = engine.run_paths([str(root)], fix=True)
     assert result.diagnostics == []
     fixed = result.fixed_texts[str(root / "loaders.py")]
-    assert "torch_dtype=(torch.float32 if dtype == torch.float16 else dtype)" in fixed
+    assert "torch_dtype=torch.float32 if dtype == torch.float16 else dtype" in fixed
     (root / "loaders.py").write_text(fixed)
     again = Engine(config(), ["MP101"], jobs=1).run_paths([str(root)], fix=True)
     assert again.diagnostics == [] and again.fixed_texts[str(root / "loaders.py")] == fixed

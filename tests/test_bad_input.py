@@ -1,0 +1,366 @@
+"""Odd files and odd command lines: what the user sees, and that nothing is lost.
+
+One table, one row per case. Each row builds a small project, runs the command line
+(in this process, so a row can also simulate what a test cannot provoke as root: an
+unwritable folder, a file edited while we run) and states the exit code, the lines on
+stderr and stdout, and what every file holds afterwards.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Optional, Sequence
+
+import pytest
+
+from precision_lint import cli
+from precision_lint.engine import Engine
+
+PYPROJECT = '[tool.precision-lint]\ntransformers-version = "5.23"\n'
+BAD = b"from transformers import Trainer\nTrainer(model=m, tokenizer=tok)\n"
+GOOD = b"from transformers import Trainer\nTrainer(model=m, processing_class=tok)\n"
+LATIN1 = "# -*- coding: latin-1 -*-\n# Entraînement du modèle\nfrom transformers import Trainer\nTrainer(model=m, tokenizer=tok)  # élève\n"
+CP1252_NO_COOKIE = b"from transformers import Trainer\n# \x93smart quotes\x94\nTrainer(model=m, tokenizer=tok)\n"
+
+
+@dataclass
+class Case:
+    id: str
+    files: Dict[str, bytes]
+    args: Sequence[str]
+    rc: int
+    stderr: Sequence[str] = ()  # lines that must be on stderr, exactly
+    stdout: Sequence[str] = ()  # text that must be in stdout
+    after: Dict[str, bytes] = field(default_factory=dict)  # the bytes of these files afterwards
+    setup: Optional[Callable] = None  # setup(tmp_path, monkeypatch), after the files are written
+    check: Optional[Callable] = None  # check(tmp_path), after the run
+    pyproject: str = PYPROJECT
+
+
+def _symlink_in_project(tmp_path, monkeypatch):
+    (tmp_path / "lib").mkdir()
+    os.replace(tmp_path / "real.py", tmp_path / "lib" / "real.py")
+    os.symlink(os.path.join("lib", "real.py"), tmp_path / "link.py")
+
+
+def _link_stays_a_link(tmp_path):
+    assert os.path.islink(tmp_path / "link.py")
+    assert os.readlink(tmp_path / "link.py") == os.path.join("lib", "real.py")
+    assert (tmp_path / "lib" / "real.py").read_bytes() == GOOD
+
+
+def _symlink_out_of_project(tmp_path, monkeypatch):
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.py"
+    outside.write_bytes(BAD)
+    os.symlink(outside, tmp_path / "link.py")
+
+
+def _outside_fixed(tmp_path):
+    assert os.path.islink(tmp_path / "link.py")
+    assert (tmp_path.parent / f"{tmp_path.name}-outside.py").read_bytes() == GOOD
+
+
+def _outside_note(tmp_path):
+    return (
+        f"precision-lint: note: link.py links to {tmp_path.parent / (tmp_path.name + '-outside.py')}, "
+        f"outside the project ({tmp_path}); the fixes were written there"
+    )
+
+
+def _mode(path, mode):
+    return lambda tmp_path, monkeypatch: os.chmod(tmp_path / path, mode)
+
+
+def _mode_is(path, mode):
+    def check(tmp_path):
+        assert stat.S_IMODE(os.stat(tmp_path / path).st_mode) == mode
+
+    return check
+
+
+def _folder_unwritable(tmp_path, monkeypatch):
+    """As root every folder is writable: refuse the temporary file as a read-only folder would."""
+    locked = str(tmp_path / "locked")
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, dir=None, **kwargs):
+        if dir == locked:
+            raise PermissionError(13, "Permission denied", os.path.join(locked, ".precision-lint-x.tmp"))
+        return real(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+
+
+def _edited_while_running(tmp_path, monkeypatch):
+    """Another editor saves b.py after precision-lint read it and before it writes."""
+    real = Engine.run_paths
+
+    def run_paths(self, *args, **kwargs):
+        result = real(self, *args, **kwargs)
+        (tmp_path / "b.py").write_bytes(BAD + b"# saved by the editor\n")
+        return result
+
+    monkeypatch.setattr(Engine, "run_paths", run_paths)
+
+
+def _fixtures_not_installed(tmp_path, monkeypatch):
+    """As after a plain `pip install .`: no fixtures folder beside the package."""
+    import precision_lint.harness as harness
+
+    monkeypatch.setattr(harness, "DEFAULT_FIXTURES", tmp_path / "site-packages" / "fixtures")
+
+
+def _no_torch(tmp_path, monkeypatch):
+    """As after a plain `pip install .`: neither torch nor transformers importable."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("torch", "transformers") else real(name, *a))
+
+
+def _big(n: int) -> bytes:
+    return BAD + b"".join(b"x%d = %d\n" % (i, i) for i in range(n))
+
+
+CASES = [
+    # --- encodings -------------------------------------------------------------------------
+    Case(
+        "latin1-cookie-checked",
+        {"lat.py": LATIN1.encode("latin-1")},
+        ["--output-format", "concise", "lat.py"],
+        rc=1,
+        stdout=["lat.py:4:18: MP301 [*]"],
+    ),
+    Case(
+        "latin1-cookie-fixed-in-latin1",
+        {"lat.py": LATIN1.encode("latin-1")},
+        ["--fix", "lat.py"],
+        rc=0,
+        after={"lat.py": LATIN1.replace("tokenizer=", "processing_class=").encode("latin-1")},
+    ),
+    Case(
+        "cp1252-without-cookie-is-MP001-and-left-alone",
+        {"win.py": CP1252_NO_COOKIE, "b.py": BAD},
+        ["--fix", "--output-format", "concise", "."],
+        rc=1,
+        stdout=[
+            "win.py:2:1: MP001 Cannot check file: cannot decode as UTF-8 (invalid start byte at byte 35, line 2) "
+            "and has no PEP 263 coding cookie"
+        ],
+        after={"win.py": CP1252_NO_COOKIE, "b.py": GOOD},
+    ),
+    Case(
+        "unknown-codec-in-cookie-is-MP001",
+        {"k.py": b"# coding: klingon\n" + BAD},
+        ["--fix", "--output-format", "concise", "k.py"],
+        rc=1,
+        stdout=["k.py:1:1: MP001 Cannot check file: bad coding cookie: unknown encoding: klingon"],
+        after={"k.py": b"# coding: klingon\n" + BAD},
+    ),
+    # --- links and permissions ----------------------------------------------------------
+    Case(
+        "fix-through-symlink-writes-the-target",
+        {"real.py": BAD},
+        ["--fix", "link.py"],
+        rc=0,
+        setup=_symlink_in_project,
+        check=_link_stays_a_link,
+    ),
+    Case(
+        "fix-through-symlink-out-of-the-project-says-so",
+        {},
+        ["--fix", "link.py"],
+        rc=0,
+        stderr=[_outside_note],
+        setup=_symlink_out_of_project,
+        check=_outside_fixed,
+    ),
+    Case(
+        "fix-keeps-permissions",
+        {"a.py": BAD},
+        ["--fix", "a.py"],
+        rc=0,
+        after={"a.py": GOOD},
+        setup=_mode("a.py", 0o751),
+        check=_mode_is("a.py", 0o751),
+    ),
+    Case(
+        "read-only-file-one-line-exit-2-others-fixed",
+        {"a.py": BAD, "b.py": BAD},
+        ["--fix", "--output-format", "concise", "."],
+        rc=2,
+        stderr=["precision-lint: error: fixes for b.py were not written: the file is read-only"],
+        stdout=["b.py:2:18: MP301 [*]", "Found 2 errors (1 fixed, 1 remaining)."],
+        after={"a.py": GOOD, "b.py": BAD},
+        setup=_mode("b.py", 0o444),
+        check=_mode_is("b.py", 0o444),
+    ),
+    Case(
+        "unwritable-folder-one-line-exit-2-others-fixed",
+        {"a.py": BAD, "locked/b.py": BAD},
+        ["--fix", "--output-format", "concise", "."],
+        rc=2,
+        stderr=[
+            lambda tmp: f"precision-lint: error: fixes for {os.path.join('locked', 'b.py')} were not written: "
+            f"cannot write {tmp / 'locked' / '.precision-lint-x.tmp'}: Permission denied"
+        ],
+        after={"a.py": GOOD, "locked/b.py": BAD},
+        setup=_folder_unwritable,
+    ),
+    Case(
+        "file-changed-on-disk-is-not-overwritten",
+        {"a.py": BAD, "b.py": BAD},
+        ["--fix", "--output-format", "concise", "."],
+        rc=2,
+        stderr=[
+            "precision-lint: error: fixes for b.py were not written: it changed on disk after it was read; "
+            "run precision-lint again"
+        ],
+        after={"a.py": GOOD, "b.py": BAD + b"# saved by the editor\n"},
+        setup=_edited_while_running,
+    ),
+    # --- size -----------------------------------------------------------------------------
+    Case(
+        "file-over-max-file-size-skipped-with-a-message",
+        {"big.py": _big(300), "small.py": BAD},
+        ["--output-format", "concise", "."],
+        rc=1,
+        pyproject=PYPROJECT + 'max-file-size = "2KB"\n',
+        stderr=[
+            "precision-lint: warning: big.py skipped: 3.1 KB of code is more than max-file-size (2 KB); "
+            "raise `max-file-size` in [tool.precision-lint] to check it"
+        ],
+        stdout=["small.py:2:18: MP301", "Found 1 error."],
+        after={"big.py": _big(300)},
+    ),
+    Case(
+        "max-file-size-0-checks-everything",
+        {"big.py": _big(300)},
+        ["--output-format", "concise", "."],
+        rc=1,
+        pyproject=PYPROJECT + "max-file-size = 0\n",
+        stdout=["big.py:2:18: MP301"],
+    ),
+    Case(
+        "bad-max-file-size-is-a-config-error",
+        {"a.py": GOOD},
+        ["a.py"],
+        rc=2,
+        pyproject=PYPROJECT + 'max-file-size = "huge"\n',
+        stderr=[
+            lambda tmp: f"precision-lint: configuration error: {tmp / 'pyproject.toml'}: `max-file-size` must be "
+            "a number of bytes or a size such as \"2MB\", not 'huge'"
+        ],
+    ),
+    # --- unknown codes ------------------------------------------------------------------
+    Case(
+        "unknown-code-in-select",
+        {"a.py": BAD},
+        ["--select", "MP999", "a.py"],
+        rc=2,
+        stderr=["precision-lint check: error: --select: unknown rule code(s) MP999 (see `precision-lint rule --all`)"],
+        after={"a.py": BAD},
+    ),
+    Case(
+        "unknown-prefix-in-ignore",
+        {"a.py": BAD},
+        ["--fix", "--ignore", "MP9,MP301", "a.py"],
+        rc=2,
+        stderr=["precision-lint check: error: --ignore: unknown rule code(s) MP9 (see `precision-lint rule --all`)"],
+        after={"a.py": BAD},
+    ),
+    Case(
+        "unknown-code-in-extend-select",
+        {"a.py": BAD},
+        ["--extend-select", "MP3,MP777", "a.py"],
+        rc=2,
+        stderr=[
+            "precision-lint check: error: --extend-select: unknown rule code(s) MP777 (see `precision-lint rule --all`)"
+        ],
+    ),
+    Case(
+        "unknown-code-in-config-select",
+        {"a.py": BAD},
+        ["a.py"],
+        rc=2,
+        pyproject=PYPROJECT + 'select = ["MP3", "MP999"]\n',
+        stderr=[
+            lambda tmp: f"precision-lint: configuration error: {tmp / 'pyproject.toml'}: `select` has unknown rule "
+            "code(s) MP999 (see `precision-lint rule --all`)"
+        ],
+    ),
+    Case(
+        "unknown-code-in-per-file-ignores",
+        {"a.py": BAD},
+        ["a.py"],
+        rc=2,
+        pyproject=PYPROJECT + '[tool.precision-lint.per-file-ignores]\n"a.py" = ["MP30"]\n"b.py" = ["MP399"]\n',
+        stderr=[
+            lambda tmp: f"precision-lint: configuration error: {tmp / 'pyproject.toml'}: `per-file-ignores.b.py` has "
+            "unknown rule code(s) MP399 (see `precision-lint rule --all`)"
+        ],
+    ),
+    # --- verify after a plain `pip install .` -------------------------------------------
+    Case(
+        "verify-without-installed-fixtures-says-where",
+        {},
+        ["verify"],
+        rc=2,
+        stderr=[
+            "precision-lint verify: the fixtures are not installed with the package (a `pip install .` ships the "
+            "linter only): run it in a checkout of the repository, or name the folder: "
+            "precision-lint verify path/to/precision-lint/fixtures"
+        ],
+        setup=_fixtures_not_installed,
+    ),
+    Case(
+        "verify-without-torch-names-the-extra",
+        {},
+        ["verify"],
+        rc=2,
+        stderr=[
+            "precision-lint verify: the fixtures train real models and need torch and transformers: "
+            "pip install 'precision-lint[harness]' (torch==2.13.0 from PyPI is a CUDA build on a GPU machine; "
+            "see the README for a CPU-only install)"
+        ],
+        setup=_no_torch,
+    ),
+    Case(
+        "known-prefixes-and-ALL-are-accepted",
+        {"a.py": BAD},
+        ["--output-format", "concise", "--select", "ALL", "--ignore", "MP1,MP20", "a.py"],
+        rc=1,
+        stdout=["a.py:2:18: MP301"],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case: Case, tmp_path, monkeypatch, capsys):
+    (tmp_path / "pyproject.toml").write_text(case.pyproject)
+    for rel, data in case.files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NO_COLOR", "1")
+    if case.setup is not None:
+        case.setup(tmp_path, monkeypatch)
+    try:
+        rc = cli.main(list(case.args) if case.args[:1] == ["verify"] else ["--no-cache", *case.args])
+    except SystemExit as exc:  # argparse's usage errors
+        rc = exc.code
+    out, err = capsys.readouterr()
+    assert rc == case.rc, f"exit {rc}\nstdout:\n{out}\nstderr:\n{err}"
+    assert "Traceback" not in err
+    err_lines = err.splitlines()
+    for expected in case.stderr:
+        line = expected(tmp_path) if callable(expected) else expected
+        assert line in err_lines, f"{line!r} not a line of stderr:\n{err}"
+    for expected in case.stdout:
+        assert expected in out, f"{expected!r} not in stdout:\n{out}"
+    for rel, data in case.after.items():
+        assert (tmp_path / rel).read_bytes() == data, rel
+    if case.check is not None:
+        case.check(tmp_path)
