@@ -19,10 +19,13 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostics import Span
+from ..knowledge import migrated_names
 from .names import ImportMap, dotted
 
 # `.attr` names whose uses are recorded (receiver kind decides what they mean).
-TRACKED_ATTRS = frozenset({"tokenizer"})
+# Attribute reads recorded for the rules: `x.tokenizer` (MP301) and the removed names of the
+# migration table (`tok.encode_plus`, `transformers.TRANSFORMERS_CACHE`).
+TRACKED_ATTRS = frozenset({"tokenizer"}) | migrated_names("attribute") | migrated_names("import")
 
 # (test expression, branch taken when the test is true)
 GuardNode = Tuple[cst.BaseExpression, bool]

@@ -6,6 +6,7 @@ libraries patch others on import; the facts of the user's code never say that.
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -61,7 +62,7 @@ KINDS = ("keyword", "attribute", "import")
 FIXES = ("rename", "move", "none")
 _REQUIRED = ("library", "kind", "owner", "names", "replacement", "fix", "error")
 _OPTIONAL = (
-    "also", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
+    "also", "unlike", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
     "move_as", "move_since", "safety", "code", "verify_on",
 )
 
@@ -82,6 +83,7 @@ class Migration:
     fix: str  # "rename", "move", "none"
     error: str  # the runtime error, `{name}` filled in
     also: Tuple[str, ...] = ()
+    unlike: Tuple[str, ...] = ()  # patterns `also` must not match (GenerationConfig is no model config)
     method: Optional[str] = None  # keyword of this method of `owner` (None: the constructor)
     deprecated_in: Optional[Tuple[int, ...]] = None
     removed_in: Optional[Tuple[int, ...]] = None
@@ -104,7 +106,12 @@ class Migration:
         ``trl.SFTTrainer``)."""
         parts = qualname.split(".")
         short = f"{parts[0]}.{parts[-1]}" if len(parts) > 2 else qualname
-        return any(q == self.owner or any(fnmatch.fnmatchcase(q, p) for p in self.also) for q in {qualname, short})
+        for q in {qualname, short}:
+            if q == self.owner:
+                return True
+            if any(fnmatch.fnmatchcase(q, p) for p in self.also) and not any(fnmatch.fnmatchcase(q, p) for p in self.unlike):
+                return True
+        return False
 
     def stage(self, version: Optional[Tuple[int, ...]]) -> Optional[str]:
         """``"removed"``, ``"deprecated"`` or None (nothing to say) for the targeted version
@@ -148,7 +155,7 @@ def migrations() -> Tuple[Migration, ...]:
                     library=row["library"], kind=row["kind"], owner=row["owner"], name=name,
                     replacement=row["replacement"], fix=row["fix"],
                     error=row["error"].replace("{name}", name),
-                    also=tuple(row.get("also", ())), method=row.get("method"),
+                    also=tuple(row.get("also", ())), unlike=tuple(row.get("unlike", ())), method=row.get("method"),
                     deprecated_in=parse_version(row.get("deprecated_in")),
                     removed_in=parse_version(row.get("removed_in")),
                     rename_to=row.get("rename_to"), rename_since=parse_version(row.get("rename_since")),
@@ -164,3 +171,19 @@ def migrations() -> Tuple[Migration, ...]:
 def migrated_names(kind: str) -> FrozenSet[str]:
     """The old names of one kind (what the facts layer records uses of)."""
     return frozenset(m.name for m in migrations() if m.kind == kind and m.name)
+
+
+@lru_cache(maxsize=None)
+def migration_evidence() -> Tuple[str, ...]:
+    """Regular expressions one of which a file must match to use a table name: a keyword
+    (``name=`` or a quoted dict key), an attribute (``.name``) or an imported name."""
+
+    def alternatives(names) -> str:
+        return "|".join(sorted(re.escape(n) for n in names if n))
+
+    return (
+        rf"\b(?:{alternatives(migrated_names('keyword'))})\s*=(?!=)",
+        rf"[\"'](?:{alternatives(migrated_names('keyword'))})[\"']",
+        rf"\.(?:{alternatives(migrated_names('attribute'))})\b",
+        rf"\b(?:{alternatives(migrated_names('import') | {'deepspeed'})})\b",
+    )

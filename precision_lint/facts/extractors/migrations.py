@@ -1,0 +1,219 @@
+"""Facts about names that transformers / TRL removed or renamed (read by MP302, MP304).
+
+Recorded per file, unjudged: calls that receive a keyword named in the migration table
+(directly or through ``**dict`` splats), with what the callee is (an import-resolved name,
+``super`` inside a class, or a method of a variable and the calls that variable was assigned
+from) and, for trainers, the config object passed as ``args=`` (so a keyword can move into
+it); attribute reads of table names with what their receiver was built by; and imports or
+qualified uses of table names. Whether the callee really is the library's class, and
+whether the targeted version has removed the name, is decided later with the whole
+project's classes and the configuration.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+import libcst as cst
+
+from ...diagnostics import Span
+from ...knowledge import migrated_names, migration_evidence
+from ..evaluate import Evaluator
+from ..index import ModuleIndex
+from ..names import dotted
+from .trainer import _assigned_callees
+
+SECTION = "migrations"
+EMPTY = {"calls": (), "attrs": (), "imports": ()}
+
+
+EVIDENCE = re.compile("|".join(f"(?:{e})" for e in migration_evidence()))
+
+
+@dataclass(frozen=True)
+class KeywordUse:
+    name: str
+    key_span: Span  # the Name of `name=`, or the string key of a dict entry
+    key_text: str
+    via: str  # "keyword", "dict-call", "dict-literal"
+    value_text: str
+    position: Optional[int]  # its index among the call's arguments (direct keywords only)
+
+
+@dataclass(frozen=True)
+class ConfigTarget:
+    """The config object a trainer call passes as ``args=`` (``SFTConfig(...)``), where
+    keywords moved out of the trainer call can go."""
+
+    callee: Optional[str]
+    keywords: Tuple[str, ...]
+    insert_at: int  # offset where a new keyword argument goes
+    lead: str  # text before each new argument (", " or a newline and indentation)
+    trail: str  # text after each new argument ("," in trailing-comma style)
+    same_scope: bool  # built in the scope of the trainer call (a shared config is not)
+
+
+@dataclass(frozen=True)
+class MigrationCall:
+    callee: Optional[str]  # import-resolved; "super" for super().__init__
+    method: Optional[str]  # `x.m(...)`: "m"
+    klass: Optional[str]  # enclosing class
+    sources: Tuple[str, ...]  # for `x.m(...)`: the calls `x` was assigned from
+    span: Span
+    uses: Tuple[KeywordUse, ...]
+    keywords: Tuple[str, ...]  # every keyword the call receives
+    config: Optional[ConfigTarget]
+    # each argument's (start, end, end with its comma and the blanks after it)
+    arg_spans: Tuple[Tuple[int, int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class MigrationAttr:
+    name: str
+    name_span: Span
+    receiver: str  # "self" or "name"
+    klass: Optional[str]
+    sources: Tuple[str, ...]
+    receiver_text: str = "self"
+
+
+@dataclass(frozen=True)
+class MigrationImport:
+    module: str  # `from module import name`; for a module import, the module and name ""
+    name: str
+    span: Span
+    how: str  # "from-import", "import", "qualified"
+
+
+def _config_target(index: ModuleIndex, call: cst.Call, scope) -> Optional[ConfigTarget]:
+    value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "args"), None)
+    same_scope = True
+    if isinstance(value, cst.Name):
+        owner = scope.lookup_scope(value.value)
+        bindings = owner.assignments.get(value.value, []) if owner is not None else []
+        if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call):
+            return None
+        same_scope = owner is scope
+        value = bindings[0].value
+    if not isinstance(value, cst.Call):
+        return None
+    site = index.call_of(value)
+    args = [a for a in value.args]
+    keywords = tuple(a.keyword.value for a in args if a.keyword is not None)
+    if not args:
+        open_paren = index.span(value.func).end + len(index.text(value.whitespace_after_func)) + 1
+        return ConfigTarget(site.qualname if site else None, keywords, open_paren, "", "", same_scope)
+    last = args[-1]
+    text = index.text(value)
+    multiline = "\n" in text
+    last_span = index.span(last)
+    if multiline:
+        line_start = index.source.rfind("\n", 0, last_span.start) + 1
+        indent = index.source[line_start:last_span.start]
+        if not indent.strip() == "":
+            indent = " " * 4
+        if isinstance(last.comma, cst.Comma):
+            comma_at = index.source.index(",", last_span.end)
+            return ConfigTarget(site.qualname if site else None, keywords, comma_at + 1, "\n" + indent, ",", same_scope)
+        return ConfigTarget(site.qualname if site else None, keywords, last_span.end, ",\n" + indent, "", same_scope)
+    if isinstance(last.comma, cst.Comma):
+        comma_at = index.source.index(",", last_span.end)
+        return ConfigTarget(site.qualname if site else None, keywords, comma_at + 1, " ", ",", same_scope)
+    return ConfigTarget(site.qualname if site else None, keywords, last_span.end, ", ", "", same_scope)
+
+
+def _calls(index: ModuleIndex, evaluator: Evaluator):
+    wanted = migrated_names("keyword")
+    out = []
+    for site in index.calls:
+        every = evaluator.kwarg_sources(site.node, site.scope)
+        sources = [s for s in every if s.name in wanted]
+        if not sources:
+            continue
+        callee, receivers = site.qualname, ()
+        if (
+            site.method == "__init__"
+            and isinstance(site.receiver, cst.Call)
+            and isinstance(site.receiver.func, cst.Name)
+            and site.receiver.func.value == "super"
+        ):
+            callee = "super"
+        elif callee is None and site.method and isinstance(site.receiver, cst.Name):
+            receivers = _assigned_callees(index, site.receiver.value, site.scope)
+        if callee is None and not receivers:
+            continue
+        args = list(site.node.args)
+        uses = []
+        for s in sources:
+            position = next(i for i, a in enumerate(args) if a is s.arg) if s.via == "keyword" else None
+            uses.append(KeywordUse(s.name, index.span(s.key), index.text(s.key), s.via, index.text(s.value), position))
+        arg_spans = tuple(
+            (index.span(a).start, index.span(a).end, index.span(a).start + len(index.text(a))) for a in args
+        )
+        out.append(
+            MigrationCall(
+                callee, site.method, site.klass, receivers, index.span(site.node), tuple(uses),
+                tuple(sorted({s.name for s in every})), _config_target(index, site.node, site.scope),
+                arg_spans,
+            )
+        )
+    return tuple(out)
+
+
+def _attrs(index: ModuleIndex):
+    wanted = migrated_names("attribute")
+    out = []
+    for use in index.attr_uses:
+        if use.attr not in wanted:
+            continue
+        if isinstance(use.base, cst.Name) and use.base.value == "self":
+            out.append(MigrationAttr(use.attr, index.span(use.node.attr), "self", use.klass, ()))
+        elif isinstance(use.base, cst.Name):
+            sources = _assigned_callees(index, use.base.value, use.scope)
+            if sources:
+                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "name", use.klass, sources, use.base.value))
+    return tuple(out)
+
+
+def _imports(index: ModuleIndex):
+    wanted = migrated_names("import")
+    out = []
+    for statement in index.import_statements:
+        if isinstance(statement, cst.ImportFrom):
+            if isinstance(statement.names, cst.ImportStar) or statement.relative:
+                continue
+            module = dotted(statement.module) if statement.module is not None else ""
+            if module == "transformers" and any(dotted(a.name) == "deepspeed" for a in statement.names):
+                alias = next(a for a in statement.names if dotted(a.name) == "deepspeed")
+                out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "from-import"))
+            if module == "transformers.deepspeed":
+                out.append(MigrationImport(module, "", index.span(statement.module), "import"))
+            for alias in statement.names:
+                name = dotted(alias.name) or ""
+                if name in wanted:
+                    out.append(MigrationImport(module or "", name, index.span(alias.name), "from-import"))
+        else:
+            for alias in statement.names:
+                name = dotted(alias.name) or ""
+                if name == "transformers.deepspeed" or name.startswith("transformers.deepspeed."):
+                    out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "import"))
+    for site in index.calls:  # `transformers.AdamW(...)`
+        q = site.qualname or ""
+        module, _, name = q.rpartition(".")
+        if name in wanted and isinstance(site.node.func, cst.Attribute):
+            out.append(MigrationImport(module, name, index.span(site.node.func), "qualified"))
+    for use in index.attr_uses:  # `transformers.TRANSFORMERS_CACHE`
+        if use.attr not in wanted or not isinstance(use.base, (cst.Name, cst.Attribute)):
+            continue
+        q = index.qualify(use.node, use.scope) or ""
+        module, _, name = q.rpartition(".")
+        if name == use.attr and module and index.qualify(use.base, use.scope) == module:
+            if any(i.span == index.span(use.node) for i in out):
+                continue
+            out.append(MigrationImport(module, name, index.span(use.node), "qualified"))
+    return tuple(out)
+
+
+def extract(index: ModuleIndex, evaluator: Evaluator):
+    return {"calls": _calls(index, evaluator), "attrs": _attrs(index), "imports": _imports(index)}
