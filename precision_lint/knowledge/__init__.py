@@ -71,6 +71,12 @@ def parse_version(text: Optional[str]) -> Optional[Tuple[int, ...]]:
     return tuple(int(p) for p in text.split(".")) if text else None
 
 
+def at_least(version: Tuple[int, ...], bound: Tuple[int, ...]) -> bool:
+    """``version >= bound`` with missing parts read as 0 (``5`` is ``5.0.0``)."""
+    width = max(len(version), len(bound), 3)
+    return tuple(version) + (0,) * (width - len(version)) >= tuple(bound) + (0,) * (width - len(bound))
+
+
 @dataclass(frozen=True)
 class Migration:
     """One removed or renamed name of a library (a row of migrations.toml, one name)."""
@@ -116,16 +122,16 @@ class Migration:
     def stage(self, version: Optional[Tuple[int, ...]]) -> Optional[str]:
         """``"removed"``, ``"deprecated"`` or None (nothing to say) for the targeted version
         (None: the newest)."""
-        if self.removed_in is not None and (version is None or version >= self.removed_in):
+        if self.removed_in is not None and (version is None or at_least(version, self.removed_in)):
             return "removed"
-        if self.deprecated_in is not None and (version is None or version >= self.deprecated_in):
+        if self.deprecated_in is not None and (version is None or at_least(version, self.deprecated_in)):
             return "deprecated"
         return None
 
     def new_name_exists(self, version: Optional[Tuple[int, ...]]) -> bool:
         """Whether the targeted version has what the fix writes (never the reverse rename)."""
         since = self.move_since if self.fix == "move" else self.rename_since
-        return since is None or version is None or version >= since
+        return since is None or version is None or at_least(version, since)
 
 
 def _row_error(where: str, message: str) -> ValueError:
@@ -176,7 +182,8 @@ def migrated_names(kind: str) -> FrozenSet[str]:
 @lru_cache(maxsize=None)
 def migration_evidence() -> Tuple[str, ...]:
     """Regular expressions one of which a file must match to use a table name: a keyword
-    (``name=`` or a quoted dict key), an attribute (``.name``) or an imported name."""
+    (``name=`` or a quoted dict key), an attribute (``.name``) or an imported name; or to
+    define a class the other files' uses go through."""
 
     def alternatives(names) -> str:
         return "|".join(sorted(re.escape(n) for n in names if n))
@@ -186,4 +193,6 @@ def migration_evidence() -> Tuple[str, ...]:
         rf"[\"'](?:{alternatives(migrated_names('keyword'))})[\"']",
         rf"\.(?:{alternatives(migrated_names('attribute'))})\b",
         rf"\b(?:{alternatives(migrated_names('import') | {'deepspeed'})})\b",
+        # a class deriving from a library class: its file must be parsed for the hierarchy
+        r"class\s+\w+\s*\([^)]*(?:Arguments|Config|Trainer|Tokenizer\w*|Model\w*)\s*[,)]",
     )

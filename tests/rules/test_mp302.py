@@ -333,3 +333,47 @@ def test_no_rename_where_the_target_predates_the_new_name():
 )
 def test_negatives(src):
     assert lint302(src) == []
+
+
+def test_a_major_version_alone_is_that_version():
+    src = "from transformers import TrainingArguments\nTrainingArguments('o', no_cuda=True)\n"
+    assert lint302(src, config(transformers_version="5"))
+    assert lint302(src, config(transformers_version="4")) == []
+
+
+@pytest.mark.parametrize("pin, reported", [("trl==0.12.0", False), ("trl==0.13.0", True), ("trl<0.13", False)])
+def test_gated_on_the_projects_trl_pin(tmp_path, pin, reported):
+    from conftest import write_tree
+    from precision_lint.config import load
+    from precision_lint.engine import Engine
+
+    root = write_tree(
+        tmp_path,
+        {
+            "requirements.txt": f"{pin}\n",
+            "setup.py": "",
+            "train.py": "from trl import SFTTrainer\nSFTTrainer(m, dataset_text_field='text')\n",
+        },
+    )
+    cfg = load(start=[str(root)])
+    found = Engine(cfg, ["MP302"], jobs=1).run_paths([str(root)]).diagnostics
+    assert bool(found) is reported
+
+
+def test_a_subclass_defined_in_another_file(tmp_path):
+    """The dominant shape: a helper module defines the project's arguments class, the script
+    builds it with a removed keyword."""
+    from conftest import write_tree
+    from precision_lint.engine import check_paths
+
+    root = write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/arguments.py": "from transformers import TrainingArguments\nclass RunArgs(TrainingArguments):\n    pass\n",
+            "train.py": "from pkg.arguments import RunArgs\nargs = RunArgs('o', per_gpu_train_batch_size=8)\n",
+        },
+    )
+    found = [d for d in check_paths([str(root)], NEW, select=["MP302"])]
+    assert [(d.path.endswith("train.py"), d.span.line) for d in found] == [(True, 2)]
+    assert "`RunArgs`" in found[0].message
