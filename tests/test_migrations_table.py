@@ -156,6 +156,10 @@ def test_attribute_row(row, trainer, tokenizer):
             getattr(instance, row.name)
         assert kind == "AttributeError"
         assert str(info.value) == text
+        if row.owner == "transformers.PreTrainedTokenizerBase":  # slow tokenizers too
+            for backend in ("PythonBackend", "SentencePieceBackend", "PreTrainedTokenizerBase"):
+                cls = getattr(transformers, backend, None)
+                assert cls is None or not hasattr(cls, row.name), f"{backend} still has {row.name}"
     else:
         getattr(instance, row.name)
     if row.fix == "rename":

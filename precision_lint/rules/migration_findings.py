@@ -113,8 +113,9 @@ class MigrationJudge:
                         break  # the project's own __init__ takes it: their signature, not the library's
                     if any(use.name in patched_keywords(self._imported_modules(), a) for a in ancestry):
                         break  # a patching library (unsloth) translates it
-                shown = next((a for a in ancestry if not self._is_project_class(a)), cls)
-                return row, shown if skip_first or cls == shown else cls
+                if skip_first:  # super().__init__: the library base it reaches
+                    return row, next((a for a in ancestry if not self._is_project_class(a)), cls)
+                return row, cls
         return None
 
     def calls(self) -> Iterator[Finding]:
@@ -173,8 +174,10 @@ class MigrationJudge:
         return Finding(row, self.stage, use.key_span, message, fix)
 
     def _config_ok(self, call, row) -> bool:
-        config = call.config
-        return config is not None and any(a == row.move_to or a.endswith("." + row.move_to.rsplit(".", 1)[-1]) for a in self._ancestry(config.callee))
+        """Whether ``args=`` is the config class the keyword moves into (or a subclass)."""
+        if call.config is None:
+            return False
+        return any(_same_library_class(a, row.move_to) for a in self._ancestry(call.config.callee))
 
     def _why_not_moved(self, call, use, row) -> str:
         config_name = row.move_to.rsplit(".", 1)[-1]
@@ -186,7 +189,8 @@ class MigrationJudge:
             return f"not moved automatically: `args=` is not a `{config_name}`"
         if row.move_as in call.config.keywords:
             return f"`{config_name}` already sets `{row.move_as}`: remove this one"
-        return f"not moved automatically: {VERSION_TEXT[row.library]} {version_text(targeted_version(self.ctx, row))} has no `{config_name}({row.move_as}=)`"
+        version = version_text(targeted_version(self.ctx, row))
+        return f"not moved automatically: {VERSION_TEXT[row.library]} {version} has no `{config_name}({row.move_as}=)`"
 
     def _moves(self, call, hits) -> dict:
         """One fix for every keyword of the call that moves into its config: deleting them all
@@ -217,7 +221,8 @@ class MigrationJudge:
         safety = SAFE if config.same_scope and all(r.safety == "safe" for _, r in movable) else UNSAFE
         moved = ", ".join(f"`{use.name}`" for use, _ in movable)
         config_name = movable[0][1].move_to.rsplit(".", 1)[-1]
-        fix = Fix(safety, f"Move {moved} into the `{config_name}(...)` passed as `args=`", tuple(sorted(edits, key=lambda e: e.start)))
+        edits = tuple(sorted(edits, key=lambda e: e.start))
+        fix = Fix(safety, f"Move {moved} into the `{config_name}(...)` passed as `args=`", edits)
         return {use.name: fix for use, _ in movable}
 
     # --- attributes -----------------------------------------------------------------------
@@ -245,7 +250,8 @@ class MigrationJudge:
                 message = f"`{shown}.{attr.name}` {self._consequence(row, error)}"
                 fix = None
                 if row.fix == "rename" and row.new_name_exists(targeted_version(self.ctx, row)):
-                    fix = Fix(_safety(row), f"Rename `.{attr.name}` to `.{row.rename_to}`", (replace(attr.name_span, row.rename_to),))
+                    edit = replace(attr.name_span, row.rename_to)
+                    fix = Fix(_safety(row), f"Rename `.{attr.name}` to `.{row.rename_to}`", (edit,))
                 yield Finding(row, self.stage, attr.name_span, message, fix)
                 break
 
@@ -255,7 +261,7 @@ class MigrationJudge:
             return
         for imp in self.ctx.facts.section("migrations")["imports"]:
             row = next(
-                (r for r in migrations() if r.kind == "import" and r.owner == imp.module and r.name == imp.name and self._applies(r)),
+                (r for r in self._rows("import", imp.name) if r.owner == imp.module),
                 None,
             )
             if row is None:
@@ -267,14 +273,20 @@ class MigrationJudge:
             message = f"`{shown}` {self._consequence(row, error)}"
             fix = None
             if row.fix == "rename" and imp.how == "import" and row.new_name_exists(targeted_version(self.ctx, row)):
-                text = self.ctx.text(imp.span)
-                fix = Fix(_safety(row), f"Import `{row.rename_to}` instead", (replace(imp.span, text.replace(row.owner, row.rename_to, 1)),))
+                edit = replace(imp.span, self.ctx.text(imp.span).replace(row.owner, row.rename_to, 1))
+                fix = Fix(_safety(row), f"Import `{row.rename_to}` instead", (edit,))
             yield Finding(row, self.stage, imp.span, message, fix)
 
     def findings(self) -> Iterator[Finding]:
         yield from self.calls()
         yield from self.attrs()
         yield from self.imports()
+
+
+def _same_library_class(qualname: str, table_name: str) -> bool:
+    """``trl.trainer.sft_config.SFTConfig`` is the table's ``trl.SFTConfig``."""
+    parts = qualname.split(".")
+    return qualname == table_name or f"{parts[0]}.{parts[-1]}" == table_name
 
 
 def _safety(row: Migration) -> str:

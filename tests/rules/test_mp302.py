@@ -377,3 +377,21 @@ def test_a_subclass_defined_in_another_file(tmp_path):
     found = [d for d in check_paths([str(root)], NEW, select=["MP302"])]
     assert [(d.path.endswith("train.py"), d.span.line) for d in found] == [(True, 2)]
     assert "`RunArgs`" in found[0].message
+
+
+def test_super_init_in_a_library_subclass():
+    found = lint302(
+        """
+        from transformers import TrainingArguments
+        from trl import SFTTrainer
+        class RunArgs(TrainingArguments):
+            def __init__(self, out):
+                super().__init__(output_dir=out, evaluation_strategy="epoch")
+        class MyTrainer(SFTTrainer):
+            def __init__(self, model, cfg):
+                super().__init__(model=model, args=cfg, max_seq_length=256)
+        """
+    )
+    assert [(d.span.line, d.fix is not None) for d in found] == [(5, True), (8, False)]
+    assert "passed to `TrainingArguments`" in found[0].message
+    assert "passed to `SFTTrainer`" in found[1].message
