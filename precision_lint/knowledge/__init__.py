@@ -194,5 +194,6 @@ def migration_evidence() -> Tuple[str, ...]:
         rf"\.(?:{alternatives(migrated_names('attribute'))})\b",
         rf"\b(?:{alternatives(migrated_names('import') | {'deepspeed'})})\b",
         # a class deriving from a library class: its file must be parsed for the hierarchy
-        r"class\s+\w+\s*\([^)]*(?:Arguments|Config|Trainer|Tokenizer\w*|Model\w*)\s*[,)]",
+        # (the classes users subclass: training arguments and TRL configs, trainers, tokenizers)
+        r"class\s+\w+\s*\([^)]*(?:Arguments|Trainer|Tokenizer\w*|(?:SFT|DPO|GRPO|KTO|Reward|RLOO|ORPO|CPO|GKD)Config)\s*[,)]",
     )
