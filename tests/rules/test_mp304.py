@@ -62,3 +62,11 @@ def test_kto_import_still_works_but_is_deprecated():
     (d,) = lint304("from trl import KTOTrainer\n", trl_version="1.16")
     assert "trl.experimental.kto" in d.message and d.fix is None
     assert lint304("from trl import KTOTrainer\n", trl_version="0.28") == []
+
+
+def test_pipeline_torch_dtype_too():
+    src = "import torch\nfrom transformers import pipeline\npipe = pipeline('text-generation', model='m', torch_dtype=torch.float16)\n"
+    (d,) = lint304(src, transformers_version="5.23")
+    assert "passed to `pipeline`" in d.message
+    assert "dtype=torch.float16)" in fix304(src, transformers_version="5.23")
+    assert lint304(src, transformers_version="4.55") == []
