@@ -303,14 +303,14 @@ def test_gated_on_the_trl_version(version, reported):
 
 def test_no_rename_where_the_target_predates_the_new_name():
     """TRL 0.14 has removed SFTTrainer(max_seq_length=) but SFTConfig has no max_length yet
-    (0.20): moving it as `max_length` would break; report only."""
+    (0.16): moving it as `max_length` would break; report only."""
     src = """
         from trl import SFTConfig, SFTTrainer
         SFTTrainer(m, args=SFTConfig("o"), max_seq_length=64)
         """
     (d,) = lint302(src, config(trl_version="0.14"))
     assert d.fix is None and "TRL 0.14 has no `SFTConfig(max_length=)`" in d.message
-    (d,) = lint302(src, config(trl_version="0.20"))
+    (d,) = lint302(src, config(trl_version="0.16"))
     assert d.fix is not None
 
 
