@@ -395,3 +395,25 @@ def test_super_init_in_a_library_subclass():
     assert [(d.span.line, d.fix is not None) for d in found] == [(5, True), (8, False)]
     assert "passed to `TrainingArguments`" in found[0].message
     assert "passed to `SFTTrainer`" in found[1].message
+
+
+def test_tokenizer_and_max_seq_length_in_one_call_are_fixed_together():
+    """trl#6168's shape: MP301's rename and MP302's move touch one call without clashing."""
+    from precision_lint.engine import fix_source
+
+    before = dedent(
+        """
+        from trl import SFTConfig, SFTTrainer
+        cfg = SFTConfig(output_dir="o", bf16=False, fp16=False)
+        trainer = SFTTrainer(model=m, max_seq_length=512, tokenizer=tok, args=cfg, packing=True)
+        """
+    )
+    after = dedent(
+        """
+        from trl import SFTConfig, SFTTrainer
+        cfg = SFTConfig(output_dir="o", bf16=False, fp16=False, max_length=512, packing=True)
+        trainer = SFTTrainer(model=m, processing_class=tok, args=cfg)
+        """
+    )
+    assert fix_source(before, path="train.py", config=NEW) == after
+    assert lint(after, None, NEW) == []
