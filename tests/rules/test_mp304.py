@@ -58,10 +58,11 @@ def test_trl_config_rename_during_its_deprecation():
     assert lint304(src, trl_version="0.20") == []  # removed there: MP302's
 
 
-def test_kto_import_still_works_but_is_deprecated():
-    (d,) = lint304("from trl import KTOTrainer\n", trl_version="1.16")
-    assert "trl.experimental.kto" in d.message and d.fix is None
-    assert lint304("from trl import KTOTrainer\n", trl_version="0.28") == []
+def test_the_experimental_kto_path_is_deprecated_and_the_stable_one_is_not():
+    (d,) = lint304("from trl.experimental.kto import KTOTrainer\n", trl_version="1.16")
+    assert "from trl import KTOTrainer, KTOConfig" in d.message and d.fix is None
+    assert lint304("from trl import KTOTrainer\n", trl_version="1.16") == []
+    assert lint304("from trl.experimental.kto import KTOTrainer\n", trl_version="0.29") == []
 
 
 def test_pipeline_torch_dtype_too():
