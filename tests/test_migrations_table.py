@@ -213,6 +213,10 @@ def test_import_row(row):
             assert row.error.removeprefix("warning: ") in source, f"{row.owner} no longer warns {row.error!r}"
     if row.rename_to:
         exec(f"from {row.owner} import {row.rename_to}", {})  # noqa: S102
+    if row.moved_to:
+        assert hasattr(importlib.import_module(row.moved_to), row.name), f"{row.moved_to} has no {row.name}"
+    elif row.replacement.startswith(("trl.", "transformers.")):  # a module named as the new home
+        importlib.import_module(row.replacement.split()[0])
 
 
 # --- the table itself ---------------------------------------------------------------------------

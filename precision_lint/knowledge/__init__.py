@@ -63,7 +63,7 @@ FIXES = ("rename", "move", "none")
 _REQUIRED = ("library", "kind", "owner", "names", "replacement", "fix", "error")
 _OPTIONAL = (
     "also", "unlike", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
-    "move_as", "move_since", "safety", "code", "verify_on",
+    "move_as", "move_since", "moved_to", "safety", "code", "verify_on",
 )
 
 
@@ -98,6 +98,7 @@ class Migration:
     move_to: Optional[str] = None
     move_as: Optional[str] = None
     move_since: Optional[Tuple[int, ...]] = None
+    moved_to: Optional[str] = None  # for imports: the module that has the name now
     safety: str = "safe"
     code: Optional[str] = None  # the rule that owns the row when not MP302/MP304
     verify_on: Optional[str] = None  # a concrete class the table check builds
@@ -167,7 +168,7 @@ def migrations() -> Tuple[Migration, ...]:
                     rename_to=row.get("rename_to"), rename_since=parse_version(row.get("rename_since")),
                     move_to=row.get("move_to"), move_as=row.get("move_as") or (name if row["fix"] == "move" else None),
                     move_since=parse_version(row.get("move_since")),
-                    safety=row.get("safety", "safe"), code=row.get("code"), verify_on=row.get("verify_on"),
+                    moved_to=row.get("moved_to"), safety=row.get("safety", "safe"), code=row.get("code"), verify_on=row.get("verify_on"),
                 )
             )
     return tuple(out)
