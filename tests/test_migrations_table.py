@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import re
 import warnings
 
 import pytest
@@ -124,6 +125,9 @@ def test_keyword_row(row, tiny_model_dir):
         assert _accepts(function, row.rename_to), f"{row.owner} has no {row.rename_to!r}"
     if row.fix == "move":
         assert row.move_as in _fields(_resolve(row.move_to)), f"{row.move_to} has no {row.move_as!r}"
+    if dataclasses.is_dataclass(owner):  # every keyword the message tells users to write exists
+        for keyword in re.findall(r"\b(\w+)=", row.replacement):
+            assert keyword in _fields(owner), f"{row.owner} has no {keyword!r} (named in the replacement)"
 
 
 def _check_from_pretrained(row, model_dir):
