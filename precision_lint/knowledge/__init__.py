@@ -197,4 +197,6 @@ def migration_evidence() -> Tuple[str, ...]:
         # a class deriving from a library class: its file must be parsed for the hierarchy
         # (the classes users subclass: training arguments and TRL configs, trainers, tokenizers)
         r"class\s+\w+\s*\([^)]*(?:Arguments|Trainer|Tokenizer\w*|(?:SFT|DPO|GRPO|KTO|Reward|RLOO|ORPO|CPO|GKD)Config)\s*[,)]",
+        # a helper that hands its **kwargs to a library call (`TrainingArguments(out, **kw)`)
+        r"(?:Arguments|Trainer|Config|from_pretrained)\((?:[^()]|\([^()]*\))*\*\*\w+",
     )

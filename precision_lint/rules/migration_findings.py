@@ -36,6 +36,16 @@ def _instance_class(source: str) -> str:
 
 
 @dataclass(frozen=True)
+class _Forwarded:
+    """The library call inside a forwarding helper, shaped like a call fact."""
+
+    callee: Optional[str]
+    method: Optional[str]
+    klass: Optional[str]
+    sources: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Finding:
     row: Migration
     stage: str  # "removed" or "deprecated"
@@ -128,6 +138,42 @@ class MigrationJudge:
             moves = self._moves(call, hits)
             for use, row, shown in hits:
                 yield self._keyword_finding(call, use, row, shown, moves)
+
+    def forwarded(self) -> Iterator[Finding]:
+        """Table keywords passed to a project function that hands its ``**kwargs`` to a library
+        call (``make_args("o", evaluation_strategy="steps")``), also in another file."""
+        if not self._has_section():
+            return
+        symbols = self.ctx.project.symbols
+        for call in self.ctx.facts.section("migrations").get("project_calls", ()):
+            module, function = symbols.resolve(call.callee, self.ctx.facts)
+            if module is None:
+                continue
+            section = module.section("migrations")
+            forwards = [f for f in section.get("forwards", ()) if f.function == function] if section else []
+            for forward in forwards:
+                for use in call.uses:
+                    if use.name in forward.own_params or use.name in forward.keywords:
+                        continue
+                    inner = _Forwarded(forward.callee, forward.method, forward.klass, forward.sources)
+                    found = self._keyword_row(inner, use)
+                    if found is None:
+                        continue
+                    row, shown = found
+                    short = shown.rsplit(".", 1)[-1]
+                    target = f"`{short}.{row.method}`" if row.method else f"`{short}`"
+                    helper = function.rsplit(".", 1)[-1]
+                    message = (
+                        f"`{use.name}=` passed to `{helper}`, which hands its **kwargs to {target} "
+                        f"(line {forward.span.line}{'' if module is self.ctx.facts else ' of ' + module.path}), "
+                        f"{self._consequence(row, self._error(row, shown))}"
+                    )
+                    fix = None
+                    passed = set(call.keywords) | set(forward.keywords)
+                    if row.fix == "rename" and row.new_name_exists(targeted_version(self.ctx, row)) and row.rename_to not in passed:
+                        edit = replace(use.key_span, use.key_text.replace(use.name, row.rename_to))
+                        fix = Fix(_safety(row), f"Rename `{use.name}` to `{row.rename_to}`", (edit,))
+                    yield Finding(row, self.stage, use.key_span, message, fix)
 
     def _has_section(self) -> bool:
         return bool(self.ctx.facts.section("migrations"))
@@ -279,6 +325,7 @@ class MigrationJudge:
 
     def findings(self) -> Iterator[Finding]:
         yield from self.calls()
+        yield from self.forwarded()
         yield from self.attrs()
         yield from self.imports()
 

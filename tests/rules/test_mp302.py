@@ -417,3 +417,59 @@ def test_tokenizer_and_max_seq_length_in_one_call_are_fixed_together():
     )
     assert fix_source(before, path="train.py", config=NEW) == after
     assert lint(after, None, NEW) == []
+
+
+# --- keywords handed on through a helper's **kwargs ---------------------------------------------
+def test_keyword_forwarded_through_a_helpers_kwargs():
+    before = """
+        from transformers import TrainingArguments
+        def make_args(out, **overrides):
+            return TrainingArguments(output_dir=out, **overrides)
+        args = make_args("o", evaluation_strategy="steps", logging_steps=5)
+        """
+    (d,) = lint302(before)
+    assert "passed to `make_args`, which hands its **kwargs to `TrainingArguments` (line 3)" in d.message
+    assert fix302(before) == dedent(before).replace("evaluation_strategy=", "eval_strategy=")
+
+
+def test_keyword_forwarded_by_a_helper_module_in_another_file(tmp_path):
+    """The dominant shape of the reference's threads: a helper module calls Hugging Face."""
+    from conftest import write_tree
+    from precision_lint.engine import check_paths
+
+    root = write_tree(
+        tmp_path,
+        {
+            "helpers/__init__.py": "",
+            "helpers/hf.py": """
+                from trl import SFTConfig
+
+                def sft_config(out, **extra):
+                    return SFTConfig(output_dir=out, bf16=False, **extra)
+                """,
+            "train.py": "from helpers.hf import sft_config\ncfg = sft_config('o', max_seq_length=512, no_cuda=True)\n",
+        },
+    )
+    found = check_paths([str(root)], NEW, select=["MP302"])
+    assert sorted((d.path.rsplit("/", 1)[-1], d.message.split("`")[1]) for d in found) == [
+        ("train.py", "max_seq_length="), ("train.py", "no_cuda=")
+    ]
+    assert all("helpers/hf.py" in d.message and d.fix is not None for d in found)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # the helper names the keyword itself: it never reaches **kwargs
+        "from transformers import TrainingArguments\n"
+        "def make(no_cuda=False, **kw):\n    return TrainingArguments('o', use_cpu=no_cuda, **kw)\n"
+        "make(no_cuda=True)\n",
+        # the helper hands **kwargs to something that is not a library class of the table
+        "def make(**kw):\n    return dict(**kw)\nmake(evaluation_strategy='no')\n",
+        # no **kwargs at all
+        "from transformers import TrainingArguments\n"
+        "def make(out):\n    return TrainingArguments(out)\nmake(evaluation_strategy='no')\n",
+    ],
+)
+def test_forwarding_negatives(src):
+    assert lint302(src) == []

@@ -21,11 +21,12 @@ from ...diagnostics import Span
 from ...knowledge import migrated_names, migration_evidence
 from ..evaluate import Evaluator
 from ..index import ModuleIndex
+from ..calls import project_callee
 from ..names import dotted
 from .trainer import _assigned_callees
 
 SECTION = "migrations"
-EMPTY = {"calls": (), "attrs": (), "imports": ()}
+EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": ()}
 
 
 EVIDENCE = re.compile("|".join(f"(?:{e})" for e in migration_evidence()))
@@ -84,6 +85,30 @@ class MigrationImport:
     name: str
     span: Span
     how: str  # "from-import", "import", "qualified"
+
+
+@dataclass(frozen=True)
+class Forward:
+    """A project function that hands its ``**kwargs`` to a call (``def make_args(**kw):
+    return TrainingArguments(output_dir="o", **kw)``): keywords its callers pass go there."""
+
+    function: str  # the function's qualified name
+    own_params: Tuple[str, ...]  # its named parameters (these do not reach **kwargs)
+    callee: Optional[str]
+    method: Optional[str]
+    sources: Tuple[str, ...]
+    klass: Optional[str]
+    keywords: Tuple[str, ...]  # keywords the inner call passes itself
+    span: Span
+
+
+@dataclass(frozen=True)
+class ProjectCall:
+    """A call of a project function with table keywords (which may be forwarded)."""
+
+    callee: str  # qualified in this module's namespace
+    uses: Tuple[KeywordUse, ...]
+    keywords: Tuple[str, ...]
 
 
 def _config_target(index: ModuleIndex, call: cst.Call, scope) -> Optional[ConfigTarget]:
@@ -161,6 +186,53 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
     return tuple(out)
 
 
+def _forwards(index: ModuleIndex):
+    out = []
+    for site in index.calls:
+        scope = site.scope.code_scope()
+        node = scope.node
+        if scope.kind != "function" or not isinstance(node, cst.FunctionDef):
+            continue
+        star = node.params.star_kwarg
+        if not isinstance(star, cst.Param):
+            continue
+        name = star.name.value
+        if not any(a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == name for a in site.node.args):
+            continue
+        receivers = ()
+        if site.qualname is None and site.method and isinstance(site.receiver, cst.Name):
+            receivers = _assigned_callees(index, site.receiver.value, site.scope)
+        if site.qualname is None and not receivers:
+            continue
+        params = node.params
+        own = tuple(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+        keywords = tuple(a.keyword.value for a in site.node.args if a.keyword is not None)
+        out.append(
+            Forward(scope.qualname, own, site.qualname, site.method, receivers, site.klass, keywords, index.span(site.node))
+        )
+    return tuple(out)
+
+
+def _project_calls(index: ModuleIndex, evaluator: Evaluator):
+    wanted = migrated_names("keyword")
+    out = []
+    for site in index.calls:
+        keywords = [a for a in site.node.args if a.keyword is not None]
+        if not any(a.keyword.value in wanted for a in keywords):
+            continue
+        callee = project_callee(index, site)
+        if callee is None:
+            continue
+        args = list(site.node.args)
+        uses = tuple(
+            KeywordUse(a.keyword.value, index.span(a.keyword), index.text(a.keyword), "keyword", index.text(a.value), i)
+            for i, a in enumerate(args)
+            if a.keyword is not None and a.keyword.value in wanted
+        )
+        out.append(ProjectCall(callee, uses, tuple(a.keyword.value for a in keywords)))
+    return tuple(out)
+
+
 def _attrs(index: ModuleIndex):
     wanted = migrated_names("attribute")
     out = []
@@ -216,4 +288,10 @@ def _imports(index: ModuleIndex):
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator):
-    return {"calls": _calls(index, evaluator), "attrs": _attrs(index), "imports": _imports(index)}
+    return {
+        "calls": _calls(index, evaluator),
+        "attrs": _attrs(index),
+        "imports": _imports(index),
+        "forwards": _forwards(index),
+        "project_calls": _project_calls(index, evaluator),
+    }
