@@ -473,3 +473,32 @@ def test_keyword_forwarded_by_a_helper_module_in_another_file(tmp_path):
 )
 def test_forwarding_negatives(src):
     assert lint302(src) == []
+
+
+# --- code written for several versions ----------------------------------------------------------
+@pytest.mark.parametrize(
+    "src",
+    [
+        # a fallback import for old versions under a version check (peft's shape)
+        "import transformers\nfrom packaging import version\n"
+        "if version.parse(transformers.__version__) >= version.parse('4.33.0'):\n"
+        "    from transformers.integrations import deepspeed_config\n"
+        "else:\n    from transformers.deepspeed import deepspeed_config\n",
+        # tried first, the ImportError caught
+        "try:\n    from transformers import AdamW\nexcept ImportError:\n    from torch.optim import AdamW\n",
+        # the old keyword as the fallback after a TypeError
+        "from transformers import TrainingArguments\n"
+        "try:\n    args = TrainingArguments('o', eval_strategy='no')\n"
+        "except TypeError:\n    args = TrainingArguments('o', evaluation_strategy='no')\n",
+    ],
+)
+def test_code_that_expects_the_failure_is_left_alone(src):
+    assert lint302(src) == []
+
+
+def test_an_unrelated_try_does_not_hide_the_crash():
+    src = (
+        "from transformers import TrainingArguments\n"
+        "try:\n    args = TrainingArguments('o', evaluation_strategy='no')\nexcept KeyError:\n    pass\n"
+    )
+    assert len(lint302(src)) == 1

@@ -67,6 +67,7 @@ class MigrationCall:
     config: Optional[ConfigTarget]
     # each argument's (start, end, end with its comma and the blanks after it)
     arg_spans: Tuple[Tuple[int, int, int], ...] = ()
+    tolerated: bool = False  # under a version check, or where a TypeError is caught
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class MigrationImport:
     name: str
     span: Span
     how: str  # "from-import", "import", "qualified"
+    tolerated: bool = False  # under a version check, or where an ImportError is caught
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,18 @@ class ProjectCall:
     callee: str  # qualified in this module's namespace
     uses: Tuple[KeywordUse, ...]
     keywords: Tuple[str, ...]
+
+
+# Code that expects the failure: a `try` whose handlers catch it, an `except` block (a fallback),
+# or a branch of a version check (`if transformers.__version__ >= ...`, `is_transformers_version`).
+_IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException", "*", "<handler>"})
+_CALL_FAILURES = frozenset({"TypeError", "Exception", "BaseException", "*", "<handler>"})
+
+
+def _tolerated(index: ModuleIndex, guards, caught, failures) -> bool:
+    if failures.intersection(caught):
+        return True
+    return any("version" in index.text(test).lower() for test, _ in guards)
 
 
 def _config_target(index: ModuleIndex, call: cst.Call, scope) -> Optional[ConfigTarget]:
@@ -180,7 +194,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
             MigrationCall(
                 callee, site.method, site.klass, receivers, index.span(site.node), tuple(uses),
                 tuple(sorted({s.name for s in every})), _config_target(index, site.node, site.scope),
-                arg_spans,
+                arg_spans, _tolerated(index, site.guards, site.caught, _CALL_FAILURES),
             )
         )
     return tuple(out)
@@ -252,29 +266,32 @@ def _imports(index: ModuleIndex):
     wanted = migrated_names("import")
     out = []
     for statement in index.import_statements:
+        guards, caught = index.import_context.get(id(statement), ((), ()))
+        tolerated = _tolerated(index, guards, caught, _IMPORT_FAILURES)
         if isinstance(statement, cst.ImportFrom):
             if isinstance(statement.names, cst.ImportStar) or statement.relative:
                 continue
             module = dotted(statement.module) if statement.module is not None else ""
             if module == "transformers" and any(dotted(a.name) == "deepspeed" for a in statement.names):
                 alias = next(a for a in statement.names if dotted(a.name) == "deepspeed")
-                out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "from-import"))
+                out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "from-import", tolerated))
             if module == "transformers.deepspeed":
-                out.append(MigrationImport(module, "", index.span(statement.module), "import"))
+                out.append(MigrationImport(module, "", index.span(statement.module), "import", tolerated))
             for alias in statement.names:
                 name = dotted(alias.name) or ""
                 if name in wanted:
-                    out.append(MigrationImport(module or "", name, index.span(alias.name), "from-import"))
+                    out.append(MigrationImport(module or "", name, index.span(alias.name), "from-import", tolerated))
         else:
             for alias in statement.names:
                 name = dotted(alias.name) or ""
                 if name == "transformers.deepspeed" or name.startswith("transformers.deepspeed."):
-                    out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "import"))
+                    out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "import", tolerated))
     for site in index.calls:  # `transformers.AdamW(...)`
         q = site.qualname or ""
         module, _, name = q.rpartition(".")
         if name in wanted and isinstance(site.node.func, cst.Attribute):
-            out.append(MigrationImport(module, name, index.span(site.node.func), "qualified"))
+            tolerated = _tolerated(index, site.guards, site.caught, _IMPORT_FAILURES)
+            out.append(MigrationImport(module, name, index.span(site.node.func), "qualified", tolerated))
     for use in index.attr_uses:  # `transformers.TRANSFORMERS_CACHE`
         if use.attr not in wanted or not isinstance(use.base, (cst.Name, cst.Attribute)):
             continue
