@@ -4,10 +4,13 @@ Recorded per file, unjudged: calls that receive a keyword named in the migration
 (directly or through ``**dict`` splats), with what the callee is (an import-resolved name,
 ``super`` inside a class, or a method of a variable and the calls that variable was assigned
 from) and, for trainers, the config object passed as ``args=`` (so a keyword can move into
-it); attribute reads of table names with what their receiver was built by; and imports or
-qualified uses of table names. Whether the callee really is the library's class, and
-whether the targeted version has removed the name, is decided later with the whole
-project's classes and the configuration.
+it); attribute reads of table names with what their receiver was built by; imports or
+qualified uses of table names; project functions that hand their ``**kwargs`` to a call,
+and calls of project functions with table keywords (so a keyword is followed into a helper
+module). Each use says whether the code expects the failure (a version check around it, a
+``try`` that catches it, an ``except`` fallback). Whether the callee really is the library's
+class, and whether the targeted version has removed the name, is decided later with the
+whole project's classes and the configuration.
 """
 from __future__ import annotations
 
