@@ -17,6 +17,7 @@ from ..knowledge import Migration, migrations, patched_keywords
 from .base import RuleContext, replace
 
 VERSION_TEXT = {"transformers": "transformers", "trl": "TRL"}
+CONFIG_CLASS = "transformers.PretrainedConfig"  # what `model.config` is
 
 
 def version_text(version: Optional[Tuple[int, ...]]) -> str:
@@ -177,6 +178,13 @@ class MigrationJudge:
                         fix = Fix(_safety(row), f"Rename `{use.name}` to `{row.rename_to}`", (edit,))
                     yield Finding(row, self.stage, use.key_span, message, fix)
 
+    def _builds_a_model(self, source: str) -> bool:
+        """Whether a call builds a transformers model (``AutoModelForCausalLM.from_pretrained``,
+        ``GPT2LMHeadModel(config)``): the classes the table's ``from_pretrained`` rows cover."""
+        model_rows = [r for r in migrations() if r.method == "from_pretrained"]
+        cls = _instance_class(source)
+        return any(r.matches_owner(a) for r in model_rows[:1] for a in self._ancestry(cls))
+
     def _has_section(self) -> bool:
         return bool(self.ctx.facts.section("migrations"))
 
@@ -286,6 +294,8 @@ class MigrationJudge:
                 if cls is None or attr.name in cls.self_attrs:
                     continue
                 classes = [attr.klass]
+            elif attr.receiver == "config":  # `model.config`: a model's config is a PretrainedConfig
+                classes = [CONFIG_CLASS] if any(self._builds_a_model(s) for s in attr.sources) else []
             else:
                 classes = [_instance_class(s) for s in attr.sources]
             for cls in classes:

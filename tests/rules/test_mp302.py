@@ -502,3 +502,20 @@ def test_an_unrelated_try_does_not_hide_the_crash():
         "try:\n    args = TrainingArguments('o', evaluation_strategy='no')\nexcept KeyError:\n    pass\n"
     )
     assert len(lint302(src)) == 1
+
+
+def test_attributes_of_a_models_config():
+    found = lint302(
+        """
+        from transformers import AutoModelForCausalLM, Trainer
+        model = AutoModelForCausalLM.from_pretrained("m")
+        theta = model.config.rope_theta
+        n = model.config.max_length
+        trainer = Trainer(model=model)
+        other = trainer.config.max_length
+        """
+    )
+    assert [(d.span.line, d.message.split("`")[1]) for d in found] == [
+        (3, "model.config.rope_theta"), (4, "model.config.max_length")
+    ]
+    assert "model.generation_config.<name>" in found[1].message

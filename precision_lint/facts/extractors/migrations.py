@@ -77,7 +77,7 @@ class MigrationCall:
 class MigrationAttr:
     name: str
     name_span: Span
-    receiver: str  # "self" or "name"
+    receiver: str  # "self", "name", or "config" (`name.config`, the config of what `name` holds)
     klass: Optional[str]
     sources: Tuple[str, ...]
     receiver_text: str = "self"
@@ -262,6 +262,15 @@ def _attrs(index: ModuleIndex):
             sources = _assigned_callees(index, use.base.value, use.scope)
             if sources:
                 out.append(MigrationAttr(use.attr, index.span(use.node.attr), "name", use.klass, sources, use.base.value))
+        elif (
+            isinstance(use.base, cst.Attribute)
+            and use.base.attr.value == "config"
+            and isinstance(use.base.value, cst.Name)
+        ):  # `model.config.max_length`: the config of a model a library call built
+            sources = _assigned_callees(index, use.base.value.value, use.scope)
+            if sources:
+                text = f"{use.base.value.value}.config"
+                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "config", use.klass, sources, text))
     return tuple(out)
 
 
