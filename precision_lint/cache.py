@@ -22,7 +22,8 @@ CACHE_DIR_NAME = ".precision-lint-cache"
 
 @lru_cache(maxsize=None)
 def fingerprint() -> str:
-    """Changes whenever the code that computes facts (or what it runs on) changes."""
+    """Changes whenever the code that computes facts (or what it runs on, or the library
+    tables it reads) changes."""
     from . import __version__
 
     try:
@@ -35,6 +36,11 @@ def fingerprint() -> str:
     facts_dir = Path(__file__).resolve().parent / "facts"
     for path in sorted(facts_dir.rglob("*.py")):
         digest.update(path.relative_to(facts_dir).as_posix().encode())
+        digest.update(path.read_bytes())
+    # the library tables decide what facts record (the migration table's names, for one)
+    knowledge_dir = facts_dir.parent / "knowledge"
+    for path in sorted(knowledge_dir.glob("*.toml")):
+        digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 

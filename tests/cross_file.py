@@ -17,7 +17,7 @@ from transformers import AutoModelForCausalLM, Trainer
 
 from helpers import make_args
 
-model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)
+model = AutoModelForCausalLM.from_pretrained("gpt2", dtype=torch.float16)
 trainer = Trainer(model=model, args=make_args("out"), tokenizer=tok)
 trainer.train()
 """

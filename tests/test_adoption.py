@@ -14,7 +14,7 @@ from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
 
 model = AutoModelForCausalLM.from_pretrained(
     "gpt2",
-    torch_dtype=torch.float16,   # loaded in half to save memory
+    dtype=torch.float16,   # loaded in half to save memory
 )
 args = TrainingArguments("out", fp16=True)
 trainer = Trainer(model=model, args=args, tokenizer=tok)  # noqa: E501

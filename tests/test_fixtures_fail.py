@@ -91,6 +91,18 @@ HAND_FIXES = {
     "MP301/seed004_trainer_tokenizer_kwarg": {
         "MP301": [("", "tokenizer=tokenizer,", "processing_class=tokenizer,")],
     },
+    "MP301/trainer_tokenizer_attribute": {
+        "MP301": [("", "    trainer.tokenizer.save_pretrained(output_dir)", "    trainer.processing_class.save_pretrained(output_dir)")],
+    },
+    "MP302/training_arguments_evaluation_strategy": {
+        "MP302": [("", 'evaluation_strategy="steps",', 'eval_strategy="steps",')],
+    },
+    "MP302/sft_trainer_max_seq_length": {
+        "MP302": [
+            ("", "        max_seq_length=32,\n        dataset_text_field=\"text\",\n", ""),
+            ("", "        fp16=False,\n", "        fp16=False,\n        max_length=32,\n        dataset_text_field=\"text\",\n"),
+        ],
+    },
     "MP401/seed002_kd_batchmean_fp16_logits": {
         "MP401": [
             ("", "F.log_softmax(student_logits / TEMPERATURE", "F.log_softmax(student_logits.float() / TEMPERATURE"),

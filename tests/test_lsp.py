@@ -40,8 +40,8 @@ def test_open_fix_all_and_the_diagnostics_go_away(tmp_path):
         await editor.until(lambda: editor.codes(doc) == ["MP101", "MP301"])
         mp101, mp301 = editor.diagnostics[doc]
         # where, what, how bad, and the rule's page
-        assert (mp101.range.start.line, mp101.range.start.character) == (5, 65)
-        assert (mp101.range.end.line, mp101.range.end.character) == (5, 78)
+        assert (mp101.range.start.line, mp101.range.start.character) == (5, 59)
+        assert (mp101.range.end.line, mp101.range.end.character) == (5, 72)
         assert mp101.severity == lsp.DiagnosticSeverity.Error and mp101.source == "precision-lint"
         assert mp101.code_description.href.endswith("/rules/MP101.md")
         assert "helpers.py (line 5)" in mp101.message
@@ -98,7 +98,7 @@ def test_quick_fixes_one_per_finding_and_noqa(tmp_path):
         assert editor.texts[doc].splitlines()[6].endswith("tokenizer=tok)  # noqa: MP301")
         await editor.until(lambda: editor.codes(doc) == ["MP101"])
         editor.apply((await editor.code_actions(doc, editor.diagnostics[doc][0].range))[0].edit)
-        assert "torch_dtype=torch.float32" in editor.texts[doc]
+        assert "dtype=torch.float32" in editor.texts[doc]
         await editor.until(lambda: editor.diagnostics[doc] == [])
 
         # an unsafe fix is offered, labelled, and never preferred; fix-all leaves it alone
@@ -201,7 +201,7 @@ def notebook_cells(root):
     cells = [
         "%pip install -q transformers\nimport torch\nfrom transformers import AutoModelForCausalLM, Trainer",
         "# notes",
-        'model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)',
+        'model = AutoModelForCausalLM.from_pretrained("gpt2", dtype=torch.float16)',
         "from helpers import make_args\ntrainer = Trainer(model=model, args=make_args('o'), tokenizer=tok)",
     ]
     kinds = [lsp.NotebookCellKind.Code, lsp.NotebookCellKind.Markup, lsp.NotebookCellKind.Code, lsp.NotebookCellKind.Code]
@@ -231,7 +231,7 @@ def test_notebook_documents(tmp_path):
         await editor.until(lambda: editor.codes(docs[2]) == ["MP101"] and editor.codes(docs[3]) == ["MP301"])
         assert editor.codes(docs[0]) == [] and docs[1] not in editor.diagnostics  # the markdown cell
         (mp101,) = editor.diagnostics[docs[2]]
-        assert mp101.range.start == lsp.Position(0, 65)  # row within the cell
+        assert mp101.range.start == lsp.Position(0, 59)  # row within the cell
         (mp301,) = editor.diagnostics[docs[3]]
         assert mp301.range.start == lsp.Position(1, 52)
         (fix_all,) = await editor.code_actions(docs[3], everything(docs[3]), only=["source.fixAll"])

@@ -19,10 +19,13 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostics import Span
+from ..knowledge import migrated_names
 from .names import ImportMap, dotted
 
 # `.attr` names whose uses are recorded (receiver kind decides what they mean).
-TRACKED_ATTRS = frozenset({"tokenizer"})
+# Attribute reads recorded for the rules: `x.tokenizer` (MP301) and the removed names of the
+# migration table (`tok.encode_plus`, `transformers.TRANSFORMERS_CACHE`).
+TRACKED_ATTRS = frozenset({"tokenizer"}) | migrated_names("attribute") | migrated_names("import")
 
 # (test expression, branch taken when the test is true)
 GuardNode = Tuple[cst.BaseExpression, bool]
@@ -105,6 +108,9 @@ class CallSite:
     # the enclosing `with` item expressions themselves (parallel to ``contexts``), so that
     # their arguments (`torch.autocast(..., enabled=False)`) can be evaluated
     context_items: Tuple[cst.BaseExpression, ...] = ()
+    # exceptions caught around it: the names of enclosing `try` bodies' handlers ("*": a bare
+    # `except:`), and "<handler>" inside an `except` block (code that runs only after a failure)
+    caught: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -228,6 +234,8 @@ class ModuleIndex:
         self.order_of: Dict[int, Tuple[int, int]] = {}
         self.for_loops: List[ForLoop] = []
         self.import_statements: List[cst.CSTNode] = []
+        # id(import statement) → (its guards, the exceptions caught around it; see CallSite.caught)
+        self.import_context: Dict[int, Tuple[Tuple[GuardNode, ...], Tuple[str, ...]]] = {}
         self._positions = None
         self._wrapper = None
         self._scope_spans = None
@@ -445,6 +453,13 @@ def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
                         visitor.guards.append(guard)
                         pushed += 1
                 del visitor.guards[len(visitor.guards) - pushed:]
+            elif cls is cst.Try:
+                visitor.caught.append(_caught_names(node))
+                walk(node.body)
+                visitor.caught.pop()
+                for part in (*node.handlers, node.orelse, node.finalbody):
+                    if part is not None:
+                        walk(part)
             elif cls is cst.With:
                 for item in node.items:
                     walk(item)
@@ -470,6 +485,21 @@ def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
 
 
 _EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit", "SystemExit"})
+
+
+def _caught_names(node: cst.Try) -> Tuple[str, ...]:
+    """The exception names a ``try``'s handlers catch (last component; "*" for ``except:``)."""
+    out = []
+    for handler in node.handlers:
+        if handler.type is None:
+            out.append("*")
+            continue
+        types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+        for t in types:
+            value = t.value if isinstance(t, cst.Element) else t
+            name = dotted(value)
+            out.append(name.rsplit(".", 1)[-1] if name else "*")
+    return tuple(out)
 
 
 def _dominating_guard(stmt: cst.CSTNode) -> Optional[GuardNode]:
@@ -529,6 +559,7 @@ class _Indexer(cst.CSTVisitor):
         self.classes: List[ClassInfo] = []
         self.loops: List[ForLoop] = []
         self.statement: Optional[cst.CSTNode] = None
+        self.caught: List[Tuple[str, ...]] = []  # per enclosing try body / except block
 
     # --- statements ----------------------------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -544,6 +575,7 @@ class _Indexer(cst.CSTVisitor):
         """An import binds names in the scope it runs in (a function's imports are its own;
         a module-level import under ``try:`` or ``if`` is a module binding with its guards)."""
         self.ix.import_statements.append(node)
+        self.ix.import_context[id(node)] = (tuple(self.guards), self._caught())
         for local, full in self.ix.imports.add(node, self.scope.kind == "module"):
             self.scope.assignments.setdefault(local, []).append(
                 Assignment(None, tuple(self.guards), node, imported=full)
@@ -636,6 +668,15 @@ class _Indexer(cst.CSTVisitor):
             self.scope.returns.append((node.value, tuple(self.guards)))
 
     # --- guards ----------------------------------------------------------------
+    def _caught(self) -> Tuple[str, ...]:
+        return tuple(name for names in self.caught for name in names)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.caught.append(("<handler>",))
+
+    def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.caught.pop()
+
     def visit_If_body(self, node: cst.If) -> None:
         self.guards.append((node.test, True))
 
@@ -734,6 +775,7 @@ class _Indexer(cst.CSTVisitor):
             klass=self.classes[-1].qualname if self.classes else None,
             statement=self.statement,
             loops=tuple(self.loops),
+            caught=self._caught(),
         )
         self.ix.calls.append(site)
         self.ix.calls_by_node[id(node)] = site

@@ -6,9 +6,11 @@ libraries patch others on import; the facts of the user's code never say that.
 from __future__ import annotations
 
 import fnmatch
+import re
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Dict, Iterable, Tuple
+from typing import Dict, FrozenSet, Iterable, Optional, Tuple
 
 try:
     import tomllib
@@ -53,3 +55,148 @@ def derives_from(qualname: str, base: str) -> bool:
             seen.add(name)
             stack.extend(library_bases().get(name, ()))
     return False
+
+
+# --- removed and renamed names (migrations.toml) -------------------------------------------
+KINDS = ("keyword", "attribute", "import")
+FIXES = ("rename", "move", "none")
+_REQUIRED = ("library", "kind", "owner", "names", "replacement", "fix", "error")
+_OPTIONAL = (
+    "also", "unlike", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
+    "move_as", "move_since", "moved_to", "safety", "code", "verify_on",
+)
+
+
+def parse_version(text: Optional[str]) -> Optional[Tuple[int, ...]]:
+    return tuple(int(p) for p in text.split(".")) if text else None
+
+
+def at_least(version: Tuple[int, ...], bound: Tuple[int, ...]) -> bool:
+    """``version >= bound`` with missing parts read as 0 (``5`` is ``5.0.0``)."""
+    width = max(len(version), len(bound), 3)
+    return tuple(version) + (0,) * (width - len(version)) >= tuple(bound) + (0,) * (width - len(bound))
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One removed or renamed name of a library (a row of migrations.toml, one name)."""
+
+    library: str  # "transformers" or "trl": whose version gates it
+    kind: str  # "keyword", "attribute" or "import"
+    owner: str  # class (keyword, attribute) or module (import)
+    name: str  # the old name ("" for an import of the module `owner` itself)
+    replacement: str
+    fix: str  # "rename", "move", "none"
+    error: str  # the runtime error, `{name}` filled in
+    also: Tuple[str, ...] = ()
+    unlike: Tuple[str, ...] = ()  # patterns `also` must not match (GenerationConfig is no model config)
+    method: Optional[str] = None  # keyword of this method of `owner` (None: the constructor)
+    deprecated_in: Optional[Tuple[int, ...]] = None
+    removed_in: Optional[Tuple[int, ...]] = None
+    rename_to: Optional[str] = None
+    rename_since: Optional[Tuple[int, ...]] = None
+    move_to: Optional[str] = None
+    move_as: Optional[str] = None
+    move_since: Optional[Tuple[int, ...]] = None
+    moved_to: Optional[str] = None  # for imports: the module that has the name now
+    safety: str = "safe"
+    code: Optional[str] = None  # the rule that owns the row when not MP302/MP304
+    verify_on: Optional[str] = None  # a concrete class the table check builds
+
+    @property
+    def owner_short(self) -> str:
+        return self.owner.rsplit(".", 1)[-1]
+
+    def matches_owner(self, qualname: str) -> bool:
+        """Whether a library class (or function), as users import it, is this row's owner or
+        one of its `also` patterns (``trl.trainer.sft_trainer.SFTTrainer`` counts as
+        ``trl.SFTTrainer``)."""
+        parts = qualname.split(".")
+        short = f"{parts[0]}.{parts[-1]}" if len(parts) > 2 else qualname
+        for q in {qualname, short}:
+            if q == self.owner:
+                return True
+            if any(fnmatch.fnmatchcase(q, p) for p in self.also) and not any(fnmatch.fnmatchcase(q, p) for p in self.unlike):
+                return True
+        return False
+
+    def stage(self, version: Optional[Tuple[int, ...]]) -> Optional[str]:
+        """``"removed"``, ``"deprecated"`` or None (nothing to say) for the targeted version
+        (None: the newest)."""
+        if self.removed_in is not None and (version is None or at_least(version, self.removed_in)):
+            return "removed"
+        if self.deprecated_in is not None and (version is None or at_least(version, self.deprecated_in)):
+            return "deprecated"
+        return None
+
+    def new_name_exists(self, version: Optional[Tuple[int, ...]]) -> bool:
+        """Whether the targeted version has what the fix writes (never the reverse rename)."""
+        since = self.move_since if self.fix == "move" else self.rename_since
+        return since is None or version is None or at_least(version, since)
+
+
+def _row_error(where: str, message: str) -> ValueError:
+    return ValueError(f"migrations.toml, {where}: {message}")
+
+
+@lru_cache(maxsize=None)
+def migrations() -> Tuple[Migration, ...]:
+    """Every row of migrations.toml, one per name."""
+    out = []
+    for i, row in enumerate(_table("migrations.toml").get("migration", [])):
+        where = f"row {i + 1} ({row.get('owner', '?')})"
+        missing = [k for k in _REQUIRED if k not in row]
+        unknown = sorted(set(row) - set(_REQUIRED) - set(_OPTIONAL))
+        if missing or unknown:
+            raise _row_error(where, f"missing {missing} / unknown {unknown}")
+        if row["kind"] not in KINDS or row["fix"] not in FIXES:
+            raise _row_error(where, f"kind {row['kind']!r} or fix {row['fix']!r} is not known")
+        if row["fix"] == "rename" and not row.get("rename_to"):
+            raise _row_error(where, "a rename needs `rename_to`")
+        if row["fix"] == "move" and not row.get("move_to"):
+            raise _row_error(where, "a move needs `move_to`")
+        names = row["names"] or [""]
+        for name in names:
+            out.append(
+                Migration(
+                    library=row["library"], kind=row["kind"], owner=row["owner"], name=name,
+                    replacement=row["replacement"], fix=row["fix"],
+                    error=row["error"].replace("{name}", name),
+                    also=tuple(row.get("also", ())), unlike=tuple(row.get("unlike", ())), method=row.get("method"),
+                    deprecated_in=parse_version(row.get("deprecated_in")),
+                    removed_in=parse_version(row.get("removed_in")),
+                    rename_to=row.get("rename_to"), rename_since=parse_version(row.get("rename_since")),
+                    move_to=row.get("move_to"), move_as=row.get("move_as") or (name if row["fix"] == "move" else None),
+                    move_since=parse_version(row.get("move_since")),
+                    moved_to=row.get("moved_to"), safety=row.get("safety", "safe"), code=row.get("code"), verify_on=row.get("verify_on"),
+                )
+            )
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def migrated_names(kind: str) -> FrozenSet[str]:
+    """The old names of one kind (what the facts layer records uses of)."""
+    return frozenset(m.name for m in migrations() if m.kind == kind and m.name)
+
+
+@lru_cache(maxsize=None)
+def migration_evidence() -> Tuple[str, ...]:
+    """Regular expressions one of which a file must match to use a table name: a keyword
+    (``name=`` or a quoted dict key), an attribute (``.name``) or an imported name; or to
+    define a class the other files' uses go through."""
+
+    def alternatives(names) -> str:
+        return "|".join(sorted(re.escape(n) for n in names if n))
+
+    return (
+        rf"\b(?:{alternatives(migrated_names('keyword'))})\s*=(?!=)",
+        rf"[\"'](?:{alternatives(migrated_names('keyword'))})[\"']",
+        rf"\.(?:{alternatives(migrated_names('attribute'))})\b",
+        rf"\b(?:{alternatives(migrated_names('import') | {'deepspeed'})})\b",
+        # a class deriving from a library class: its file must be parsed for the hierarchy
+        # (the classes users subclass: training arguments and TRL configs, trainers, tokenizers)
+        r"class\s+\w+\s*\([^)]*(?:Arguments|Trainer|Tokenizer\w*|(?:SFT|DPO|GRPO|KTO|Reward|RLOO|ORPO|CPO|GKD)Config)\s*[,)]",
+        # a helper that hands its **kwargs to a library call (`TrainingArguments(out, **kw)`)
+        r"(?:Arguments|Trainer|Config|from_pretrained)\((?:[^()]|\([^()]*\))*\*\*\w+",
+    )

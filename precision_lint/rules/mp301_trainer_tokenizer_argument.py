@@ -16,13 +16,16 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 from ..diagnostics import SAFE, Fix
-from ..knowledge import patched_keywords
+from ..knowledge import migrations, patched_keywords
 from .base import Rule, RuleContext, replace
 
-NEW = "processing_class"
-DEPRECATED_IN = (4, 46)
-REMOVED_IN = (5,)
-ERROR = "TypeError: Trainer.__init__() got an unexpected keyword argument 'tokenizer'"
+# The rule's row of the migration table (knowledge/migrations.toml, checked against the
+# installed transformers): the keyword's versions, its new name and the exact error.
+ROW = next(m for m in migrations() if m.code == "MP301" and m.kind == "keyword" and m.owner == "transformers.Trainer")
+NEW = ROW.rename_to
+DEPRECATED_IN = ROW.deprecated_in
+REMOVED_IN = ROW.removed_in
+ERROR = ROW.error
 
 
 def is_library_trainer(qualname: str) -> bool:
@@ -45,11 +48,7 @@ class TrainerTokenizerArgument(Rule):
 
     def _stage(self, ctx: RuleContext) -> Optional[str]:
         version: Optional[Tuple[int, ...]] = ctx.config.transformers_version
-        if version is None or version >= REMOVED_IN:
-            return "removed"
-        if version >= DEPRECATED_IN:
-            return "deprecated"
-        return None
+        return ROW.stage(version)
 
     def _is_trainer(self, ctx: RuleContext, qualname: Optional[str]) -> bool:
         return bool(qualname) and ctx.project.symbols.class_inherits(qualname, is_library_trainer, ctx.facts)

@@ -238,3 +238,14 @@ def test_both_names_passed_reports_without_fix():
     """
     (d,) = lint(src, CODE)
     assert d.fix is None and "passed as well" in d.message
+
+
+def test_its_versions_and_error_are_the_tables():
+    from precision_lint.knowledge import migrations
+    from precision_lint.rules.mp301_trainer_tokenizer_argument import ERROR, REMOVED_IN
+
+    row = next(m for m in migrations() if m.code == CODE and m.kind == "keyword" and m.owner == "transformers.Trainer")
+    assert (ERROR, REMOVED_IN) == (row.error, row.removed_in)
+    src = "from transformers import Trainer\nTrainer(model=m, tokenizer=tok)\n"
+    (d,) = lint(src, CODE, config(transformers_version="5"))
+    assert "was removed in transformers 5" in d.message

@@ -560,7 +560,8 @@ def test_together_with_the_other_rules():
     fixed = fix(src)  # every rule
     assert "F.softmax(t_logits.float() / 2.0, dim=-1)" in fixed  # the frozen teacher's softmax
     # the frozen fp16 teacher keeps its weights: only the loss expression is this rule's
-    assert 'from_pretrained("t", torch_dtype=torch.float16)' in fixed
+    # (and MP304 spells the deprecated `torch_dtype` as `dtype`)
+    assert 'from_pretrained("t", dtype=torch.float16)' in fixed
     assert [d for d in lint(fixed) if d.code in ("MP101", CODE)] == []
     assert fix(fixed) == fixed
 

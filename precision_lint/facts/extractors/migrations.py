@@ -1,0 +1,326 @@
+"""Facts about names that transformers / TRL removed or renamed (read by MP302, MP304).
+
+Recorded per file, unjudged: calls that receive a keyword named in the migration table
+(directly or through ``**dict`` splats), with what the callee is (an import-resolved name,
+``super`` inside a class, or a method of a variable and the calls that variable was assigned
+from) and, for trainers, the config object passed as ``args=`` (so a keyword can move into
+it); attribute reads of table names with what their receiver was built by; imports or
+qualified uses of table names; project functions that hand their ``**kwargs`` to a call,
+and calls of project functions with table keywords (so a keyword is followed into a helper
+module). Each use says whether the code expects the failure (a version check around it, a
+``try`` that catches it, an ``except`` fallback). Whether the callee really is the library's
+class, and whether the targeted version has removed the name, is decided later with the
+whole project's classes and the configuration.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+import libcst as cst
+
+from ...diagnostics import Span
+from ...knowledge import migrated_names, migration_evidence
+from ..evaluate import Evaluator
+from ..index import ModuleIndex
+from ..calls import project_callee
+from ..names import dotted
+from .trainer import _assigned_callees
+
+SECTION = "migrations"
+EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": ()}
+
+
+EVIDENCE = re.compile("|".join(f"(?:{e})" for e in migration_evidence()))
+
+
+@dataclass(frozen=True)
+class KeywordUse:
+    name: str
+    key_span: Span  # the Name of `name=`, or the string key of a dict entry
+    key_text: str
+    via: str  # "keyword", "dict-call", "dict-literal"
+    value_text: str
+    position: Optional[int]  # its index among the call's arguments (direct keywords only)
+
+
+@dataclass(frozen=True)
+class ConfigTarget:
+    """The config object a trainer call passes as ``args=`` (``SFTConfig(...)``), where
+    keywords moved out of the trainer call can go."""
+
+    callee: Optional[str]
+    keywords: Tuple[str, ...]
+    insert_at: int  # offset where a new keyword argument goes
+    lead: str  # text before each new argument (", " or a newline and indentation)
+    trail: str  # text after each new argument ("," in trailing-comma style)
+    same_scope: bool  # built in the scope of the trainer call (a shared config is not)
+
+
+@dataclass(frozen=True)
+class MigrationCall:
+    callee: Optional[str]  # import-resolved; "super" for super().__init__
+    method: Optional[str]  # `x.m(...)`: "m"
+    klass: Optional[str]  # enclosing class
+    sources: Tuple[str, ...]  # for `x.m(...)`: the calls `x` was assigned from
+    span: Span
+    uses: Tuple[KeywordUse, ...]
+    keywords: Tuple[str, ...]  # every keyword the call receives
+    config: Optional[ConfigTarget]
+    # each argument's (start, end, end with its comma and the blanks after it)
+    arg_spans: Tuple[Tuple[int, int, int], ...] = ()
+    tolerated: bool = False  # under a version check, or where a TypeError is caught
+
+
+@dataclass(frozen=True)
+class MigrationAttr:
+    name: str
+    name_span: Span
+    receiver: str  # "self", "name", or "config" (`name.config`, the config of what `name` holds)
+    klass: Optional[str]
+    sources: Tuple[str, ...]
+    receiver_text: str = "self"
+
+
+@dataclass(frozen=True)
+class MigrationImport:
+    module: str  # `from module import name`; for a module import, the module and name ""
+    name: str
+    span: Span
+    how: str  # "from-import", "import", "qualified"
+    tolerated: bool = False  # under a version check, or where an ImportError is caught
+
+
+@dataclass(frozen=True)
+class Forward:
+    """A project function that hands its ``**kwargs`` to a call (``def make_args(**kw):
+    return TrainingArguments(output_dir="o", **kw)``): keywords its callers pass go there."""
+
+    function: str  # the function's qualified name
+    own_params: Tuple[str, ...]  # its named parameters (these do not reach **kwargs)
+    callee: Optional[str]
+    method: Optional[str]
+    sources: Tuple[str, ...]
+    klass: Optional[str]
+    keywords: Tuple[str, ...]  # keywords the inner call passes itself
+    span: Span
+
+
+@dataclass(frozen=True)
+class ProjectCall:
+    """A call of a project function with table keywords (which may be forwarded)."""
+
+    callee: str  # qualified in this module's namespace
+    uses: Tuple[KeywordUse, ...]
+    keywords: Tuple[str, ...]
+
+
+# Code that expects the failure: a `try` whose handlers catch it, an `except` block (a fallback),
+# or a branch of a version check (`if transformers.__version__ >= ...`, `is_transformers_version`).
+_IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException", "*", "<handler>"})
+_CALL_FAILURES = frozenset({"TypeError", "Exception", "BaseException", "*", "<handler>"})
+
+
+def _tolerated(index: ModuleIndex, guards, caught, failures) -> bool:
+    if failures.intersection(caught):
+        return True
+    return any("version" in index.text(test).lower() for test, _ in guards)
+
+
+def _config_target(index: ModuleIndex, call: cst.Call, scope) -> Optional[ConfigTarget]:
+    value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "args"), None)
+    same_scope = True
+    if isinstance(value, cst.Name):
+        owner = scope.lookup_scope(value.value)
+        bindings = owner.assignments.get(value.value, []) if owner is not None else []
+        if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call):
+            return None
+        same_scope = owner is scope
+        value = bindings[0].value
+    if not isinstance(value, cst.Call):
+        return None
+    site = index.call_of(value)
+    args = [a for a in value.args]
+    keywords = tuple(a.keyword.value for a in args if a.keyword is not None)
+    if not args:
+        open_paren = index.span(value.func).end + len(index.text(value.whitespace_after_func)) + 1
+        return ConfigTarget(site.qualname if site else None, keywords, open_paren, "", "", same_scope)
+    last = args[-1]
+    text = index.text(value)
+    multiline = "\n" in text
+    last_span = index.span(last)
+    if multiline:
+        line_start = index.source.rfind("\n", 0, last_span.start) + 1
+        indent = index.source[line_start:last_span.start]
+        if not indent.strip() == "":
+            indent = " " * 4
+        if isinstance(last.comma, cst.Comma):
+            comma_at = index.source.index(",", last_span.end)
+            return ConfigTarget(site.qualname if site else None, keywords, comma_at + 1, "\n" + indent, ",", same_scope)
+        return ConfigTarget(site.qualname if site else None, keywords, last_span.end, ",\n" + indent, "", same_scope)
+    if isinstance(last.comma, cst.Comma):
+        comma_at = index.source.index(",", last_span.end)
+        return ConfigTarget(site.qualname if site else None, keywords, comma_at + 1, " ", ",", same_scope)
+    return ConfigTarget(site.qualname if site else None, keywords, last_span.end, ", ", "", same_scope)
+
+
+def _calls(index: ModuleIndex, evaluator: Evaluator):
+    wanted = migrated_names("keyword")
+    out = []
+    for site in index.calls:
+        every = evaluator.kwarg_sources(site.node, site.scope)
+        sources = [s for s in every if s.name in wanted]
+        if not sources:
+            continue
+        callee, receivers = site.qualname, ()
+        if (
+            site.method == "__init__"
+            and isinstance(site.receiver, cst.Call)
+            and isinstance(site.receiver.func, cst.Name)
+            and site.receiver.func.value == "super"
+        ):
+            callee = "super"
+        elif callee is None and site.method and isinstance(site.receiver, cst.Name):
+            receivers = _assigned_callees(index, site.receiver.value, site.scope)
+        if callee is None and not receivers:
+            continue
+        args = list(site.node.args)
+        uses = []
+        for s in sources:
+            position = next(i for i, a in enumerate(args) if a is s.arg) if s.via == "keyword" else None
+            uses.append(KeywordUse(s.name, index.span(s.key), index.text(s.key), s.via, index.text(s.value), position))
+        arg_spans = tuple(
+            (index.span(a).start, index.span(a).end, index.span(a).start + len(index.text(a))) for a in args
+        )
+        out.append(
+            MigrationCall(
+                callee, site.method, site.klass, receivers, index.span(site.node), tuple(uses),
+                tuple(sorted({s.name for s in every})), _config_target(index, site.node, site.scope),
+                arg_spans, _tolerated(index, site.guards, site.caught, _CALL_FAILURES),
+            )
+        )
+    return tuple(out)
+
+
+def _forwards(index: ModuleIndex):
+    out = []
+    for site in index.calls:
+        scope = site.scope.code_scope()
+        node = scope.node
+        if scope.kind != "function" or not isinstance(node, cst.FunctionDef):
+            continue
+        star = node.params.star_kwarg
+        if not isinstance(star, cst.Param):
+            continue
+        name = star.name.value
+        if not any(a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == name for a in site.node.args):
+            continue
+        receivers = ()
+        if site.qualname is None and site.method and isinstance(site.receiver, cst.Name):
+            receivers = _assigned_callees(index, site.receiver.value, site.scope)
+        if site.qualname is None and not receivers:
+            continue
+        params = node.params
+        own = tuple(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+        keywords = tuple(a.keyword.value for a in site.node.args if a.keyword is not None)
+        out.append(
+            Forward(scope.qualname, own, site.qualname, site.method, receivers, site.klass, keywords, index.span(site.node))
+        )
+    return tuple(out)
+
+
+def _project_calls(index: ModuleIndex, evaluator: Evaluator):
+    wanted = migrated_names("keyword")
+    out = []
+    for site in index.calls:
+        keywords = [a for a in site.node.args if a.keyword is not None]
+        if not any(a.keyword.value in wanted for a in keywords):
+            continue
+        callee = project_callee(index, site)
+        if callee is None:
+            continue
+        args = list(site.node.args)
+        uses = tuple(
+            KeywordUse(a.keyword.value, index.span(a.keyword), index.text(a.keyword), "keyword", index.text(a.value), i)
+            for i, a in enumerate(args)
+            if a.keyword is not None and a.keyword.value in wanted
+        )
+        out.append(ProjectCall(callee, uses, tuple(a.keyword.value for a in keywords)))
+    return tuple(out)
+
+
+def _attrs(index: ModuleIndex):
+    wanted = migrated_names("attribute")
+    out = []
+    for use in index.attr_uses:
+        if use.attr not in wanted:
+            continue
+        if isinstance(use.base, cst.Name) and use.base.value == "self":
+            out.append(MigrationAttr(use.attr, index.span(use.node.attr), "self", use.klass, ()))
+        elif isinstance(use.base, cst.Name):
+            sources = _assigned_callees(index, use.base.value, use.scope)
+            if sources:
+                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "name", use.klass, sources, use.base.value))
+        elif (
+            isinstance(use.base, cst.Attribute)
+            and use.base.attr.value == "config"
+            and isinstance(use.base.value, cst.Name)
+        ):  # `model.config.max_length`: the config of a model a library call built
+            sources = _assigned_callees(index, use.base.value.value, use.scope)
+            if sources:
+                text = f"{use.base.value.value}.config"
+                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "config", use.klass, sources, text))
+    return tuple(out)
+
+
+def _imports(index: ModuleIndex):
+    wanted = migrated_names("import")
+    out = []
+    for statement in index.import_statements:
+        guards, caught = index.import_context.get(id(statement), ((), ()))
+        tolerated = _tolerated(index, guards, caught, _IMPORT_FAILURES)
+        if isinstance(statement, cst.ImportFrom):
+            if isinstance(statement.names, cst.ImportStar) or statement.relative:
+                continue
+            module = dotted(statement.module) if statement.module is not None else ""
+            if module == "transformers" and any(dotted(a.name) == "deepspeed" for a in statement.names):
+                alias = next(a for a in statement.names if dotted(a.name) == "deepspeed")
+                out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "from-import", tolerated))
+            if module == "transformers.deepspeed":
+                out.append(MigrationImport(module, "", index.span(statement.module), "import", tolerated))
+            for alias in statement.names:
+                name = dotted(alias.name) or ""
+                if name in wanted:
+                    out.append(MigrationImport(module or "", name, index.span(alias.name), "from-import", tolerated))
+        else:
+            for alias in statement.names:
+                name = dotted(alias.name) or ""
+                if name == "transformers.deepspeed" or name.startswith("transformers.deepspeed."):
+                    out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "import", tolerated))
+    for site in index.calls:  # `transformers.AdamW(...)`
+        q = site.qualname or ""
+        module, _, name = q.rpartition(".")
+        if name in wanted and isinstance(site.node.func, cst.Attribute):
+            tolerated = _tolerated(index, site.guards, site.caught, _IMPORT_FAILURES)
+            out.append(MigrationImport(module, name, index.span(site.node.func), "qualified", tolerated))
+    for use in index.attr_uses:  # `transformers.TRANSFORMERS_CACHE`
+        if use.attr not in wanted or not isinstance(use.base, (cst.Name, cst.Attribute)):
+            continue
+        q = index.qualify(use.node, use.scope) or ""
+        module, _, name = q.rpartition(".")
+        if name == use.attr and module and index.qualify(use.base, use.scope) == module:
+            if any(i.span == index.span(use.node) for i in out):
+                continue
+            out.append(MigrationImport(module, name, index.span(use.node), "qualified"))
+    return tuple(out)
+
+
+def extract(index: ModuleIndex, evaluator: Evaluator):
+    return {
+        "calls": _calls(index, evaluator),
+        "attrs": _attrs(index),
+        "imports": _imports(index),
+        "forwards": _forwards(index),
+        "project_calls": _project_calls(index, evaluator),
+    }

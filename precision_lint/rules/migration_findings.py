@@ -1,0 +1,376 @@
+"""Findings for removed and renamed transformers / TRL names (shared by MP302 and MP304).
+
+The facts (``facts/extractors/migrations.py``) say which table names a file uses and on
+what; the table (``knowledge/migrations.toml``) says which library class owns each name,
+when it was deprecated and removed, and what replaces it. This module joins the two with
+the project's class hierarchy (a ``TrainingArguments`` subclass, a ``trainer`` variable,
+``AutoModelForCausalLM.from_pretrained``) and the targeted library versions, and builds the
+fixes: renames, and keywords moved from a TRL trainer into the config it is given.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
+from ..knowledge import Migration, migrations, patched_keywords
+from .base import RuleContext, replace
+
+VERSION_TEXT = {"transformers": "transformers", "trl": "TRL"}
+CONFIG_CLASS = "transformers.PretrainedConfig"  # what `model.config` is
+
+
+def version_text(version: Optional[Tuple[int, ...]]) -> str:
+    return ".".join(map(str, version)) if version else "?"
+
+
+def targeted_version(ctx: RuleContext, row: Migration) -> Optional[Tuple[int, ...]]:
+    return ctx.config.transformers_version if row.library == "transformers" else ctx.config.trl_version
+
+
+def _instance_class(source: str) -> str:
+    """What a call assigned to a variable builds: ``X.from_pretrained`` builds an ``X``."""
+    for suffix in (".from_pretrained", ".from_config"):
+        if source.endswith(suffix):
+            return source[: -len(suffix)]
+    return source
+
+
+@dataclass(frozen=True)
+class _Forwarded:
+    """The library call inside a forwarding helper, shaped like a call fact."""
+
+    callee: Optional[str]
+    method: Optional[str]
+    klass: Optional[str]
+    sources: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    row: Migration
+    stage: str  # "removed" or "deprecated"
+    span: Span
+    message: str
+    fix: Optional[Fix]
+
+
+class MigrationJudge:
+    """Which table rows a file's uses hit, for one stage."""
+
+    def __init__(self, ctx: RuleContext, stage: str) -> None:
+        self.ctx = ctx
+        self.stage = stage
+        self._imported = None
+
+    # --- classes --------------------------------------------------------------------------
+    def _ancestry(self, qualname: Optional[str]) -> List[str]:
+        if not qualname:
+            return []
+        return [name for name, _, _ in self.ctx.project.symbols.ancestry(qualname, self.ctx.facts)]
+
+    def _is_project_class(self, qualname: str) -> bool:
+        return self.ctx.project.symbols.find_class(qualname, self.ctx.facts)[1] is not None
+
+    def _imported_modules(self):
+        if self._imported is None:
+            ctx = self.ctx
+            self._imported = {
+                m
+                for entry in ctx.project.units_containing(ctx.facts)
+                for mod in ctx.project.unit_modules(entry)
+                for m in mod.imports
+            }
+        return self._imported
+
+    def _applies(self, row: Migration) -> bool:
+        return row.code is None and row.stage(targeted_version(self.ctx, row)) == self.stage
+
+    def _rows(self, kind: str, name: str) -> List[Migration]:
+        return [r for r in migrations() if r.kind == kind and r.name == name and self._applies(r)]
+
+    # --- keywords -------------------------------------------------------------------------
+    def _call_targets(self, call) -> List[Tuple[str, Optional[str], bool]]:
+        """(class, method, skip_first) pairs a call may run: a constructor, or a method."""
+        if call.callee == "super":
+            return [(call.klass, None, True)] if call.klass else []
+        out = []
+        if call.callee:
+            out.append((call.callee, None, False))
+            head, _, last = call.callee.rpartition(".")
+            if head:
+                out.append((head, last, False))
+        for source in call.sources:
+            out.append((_instance_class(source), call.method, False))
+        return out
+
+    def _keyword_row(self, call, use) -> Optional[Tuple[Migration, str]]:
+        rows = self._rows("keyword", use.name)
+        if not rows:
+            return None
+        symbols = self.ctx.project.symbols
+        for cls, method, skip_first in self._call_targets(call):
+            ancestry = self._ancestry(cls)
+            if skip_first:
+                ancestry = ancestry[1:]
+            for row in rows:
+                if row.method != method or not any(row.matches_owner(a) for a in ancestry):
+                    continue
+                if method is None:
+                    owner = symbols.init_owner(cls, self.ctx.facts)
+                    if skip_first and owner is not None and owner.qualname == cls:
+                        owner = None  # super().__init__ runs the base's __init__, not this one
+                    if owner is not None and owner.init_params and use.name in owner.init_params:
+                        break  # the project's own __init__ takes it: their signature, not the library's
+                    if any(use.name in patched_keywords(self._imported_modules(), a) for a in ancestry):
+                        break  # a patching library (unsloth) translates it
+                if skip_first:  # super().__init__: the library base it reaches
+                    return row, next((a for a in ancestry if not self._is_project_class(a)), cls)
+                return row, cls
+        return None
+
+    def calls(self) -> Iterator[Finding]:
+        for call in self.ctx.facts.section("migrations").get("calls", ()) if self._has_section() else ():
+            if call.tolerated:
+                continue  # written for several versions: a version check, or the TypeError is caught
+            hits = []
+            for use in call.uses:
+                found = self._keyword_row(call, use)
+                if found is not None:
+                    hits.append((use, found[0], found[1]))
+            moves = self._moves(call, hits)
+            for use, row, shown in hits:
+                yield self._keyword_finding(call, use, row, shown, moves)
+
+    def forwarded(self) -> Iterator[Finding]:
+        """Table keywords passed to a project function that hands its ``**kwargs`` to a library
+        call (``make_args("o", evaluation_strategy="steps")``), also in another file."""
+        if not self._has_section():
+            return
+        symbols = self.ctx.project.symbols
+        for call in self.ctx.facts.section("migrations").get("project_calls", ()):
+            module, function = symbols.resolve(call.callee, self.ctx.facts)
+            if module is None:
+                continue
+            section = module.section("migrations")
+            forwards = [f for f in section.get("forwards", ()) if f.function == function] if section else []
+            for forward in forwards:
+                for use in call.uses:
+                    if use.name in forward.own_params or use.name in forward.keywords:
+                        continue
+                    inner = _Forwarded(forward.callee, forward.method, forward.klass, forward.sources)
+                    found = self._keyword_row(inner, use)
+                    if found is None:
+                        continue
+                    row, shown = found
+                    short = shown.rsplit(".", 1)[-1]
+                    target = f"`{short}.{row.method}`" if row.method else f"`{short}`"
+                    helper = function.rsplit(".", 1)[-1]
+                    message = (
+                        f"`{use.name}=` passed to `{helper}`, which hands its **kwargs to {target} "
+                        f"(line {forward.span.line}{'' if module is self.ctx.facts else ' of ' + module.path}), "
+                        f"{self._consequence(row, self._error(row, shown))}"
+                    )
+                    fix = None
+                    passed = set(call.keywords) | set(forward.keywords)
+                    if row.fix == "rename" and row.new_name_exists(targeted_version(self.ctx, row)) and row.rename_to not in passed:
+                        edit = replace(use.key_span, use.key_text.replace(use.name, row.rename_to))
+                        fix = Fix(_safety(row), f"Rename `{use.name}` to `{row.rename_to}`", (edit,))
+                    yield Finding(row, self.stage, use.key_span, message, fix)
+
+    def _builds_a_model(self, source: str) -> bool:
+        """Whether a call builds a transformers model (``AutoModelForCausalLM.from_pretrained``,
+        ``GPT2LMHeadModel(config)``): the classes the table's ``from_pretrained`` rows cover."""
+        model_rows = [r for r in migrations() if r.method == "from_pretrained"]
+        cls = _instance_class(source)
+        return any(r.matches_owner(a) for r in model_rows[:1] for a in self._ancestry(cls))
+
+    def _has_section(self) -> bool:
+        return bool(self.ctx.facts.section("migrations"))
+
+    def _error(self, row: Migration, shown: str) -> str:
+        error = row.error.replace("{model}", "<model class>").replace("{tokenizer}", "<tokenizer class>")
+        short = shown.rsplit(".", 1)[-1]
+        if not self._is_project_class(shown) and f"{row.owner_short}.__init__()" in error:
+            error = error.replace(f"{row.owner_short}.__init__()", f"{short}.__init__()")
+        return error
+
+    def _consequence(self, row: Migration, error: str) -> str:
+        """``was removed in X and raises `E`; use R`` and its deprecated forms."""
+        lib = VERSION_TEXT[row.library]
+        if self.stage == "removed":
+            said = f"was removed in {lib} {version_text(row.removed_in)} and raises `{error}`"
+        elif row.removed_in:
+            said = (
+                f"is deprecated since {lib} {version_text(row.deprecated_in)} and raises `{error}` "
+                f"from {lib} {version_text(row.removed_in)} on"
+            )
+        else:
+            said = f"is deprecated since {lib} {version_text(row.deprecated_in)} (it warns: {error.removeprefix('warning: ')})"
+        replacement = row.replacement
+        return f"{said}; {replacement}" if replacement.startswith("remove") else f"{said}; use {replacement}"
+
+    def _keyword_finding(self, call, use, row, shown, moves) -> Finding:
+        short = shown.rsplit(".", 1)[-1]
+        target = f"`{short}.{row.method}`" if row.method else f"`{short}`"
+        kind = f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`"
+        message = f"{kind} passed to {target} {self._consequence(row, self._error(row, shown))}"
+        version = targeted_version(self.ctx, row)
+        fix = None
+        if row.fix == "rename" and row.new_name_exists(version):
+            if row.rename_to in call.keywords:
+                message += f"; `{row.rename_to}` is passed as well, so remove one of them"
+            else:
+                new_key = use.key_text.replace(use.name, row.rename_to)
+                fix = Fix(_safety(row), f"Rename `{use.name}` to `{row.rename_to}`", (replace(use.key_span, new_key),))
+        elif row.fix == "move":
+            fix = moves.get(use.name)
+            if fix is None:
+                message += f" ({self._why_not_moved(call, use, row)})"
+        return Finding(row, self.stage, use.key_span, message, fix)
+
+    def _config_ok(self, call, row) -> bool:
+        """Whether ``args=`` is the config class the keyword moves into (or a subclass)."""
+        if call.config is None:
+            return False
+        return any(_same_library_class(a, row.move_to) for a in self._ancestry(call.config.callee))
+
+    def _why_not_moved(self, call, use, row) -> str:
+        config_name = row.move_to.rsplit(".", 1)[-1]
+        if use.via != "keyword":
+            return f"move it from the **kwargs dict into the `{config_name}` given as `args=`"
+        if call.config is None:
+            return f"not moved automatically: the call passes no `{config_name}(...)` built in this file as `args=`"
+        if not self._config_ok(call, row):
+            return f"not moved automatically: `args=` is not a `{config_name}`"
+        if row.move_as in call.config.keywords:
+            return f"`{config_name}` already sets `{row.move_as}`: remove this one"
+        version = version_text(targeted_version(self.ctx, row))
+        return f"not moved automatically: {VERSION_TEXT[row.library]} {version} has no `{config_name}({row.move_as}=)`"
+
+    def _moves(self, call, hits) -> dict:
+        """One fix for every keyword of the call that moves into its config: deleting them all
+        and inserting them all at once, so that a call with several is fixed in one pass (each
+        finding carries the same edits)."""
+        movable = []
+        for use, row, _ in hits:
+            if row.fix != "move" or use.via != "keyword" or use.position is None:
+                continue
+            if not self._config_ok(call, row) or row.move_as in call.config.keywords:
+                continue
+            if not row.new_name_exists(targeted_version(self.ctx, row)):
+                continue
+            movable.append((use, row))
+        if not movable:
+            return {}
+        config = call.config
+        names = {row.move_as for _, row in movable}
+        if len(names) != len(movable):
+            return {}
+        items = [f"{row.move_as}={use.value_text}" for use, row in movable]
+        if config.lead:
+            text = "".join(f"{config.lead}{item}{config.trail}" for item in items)
+        else:  # an empty call
+            text = ", ".join(items)
+        edits = [Edit(config.insert_at, config.insert_at, text)]
+        edits.extend(_deletions(call.arg_spans, {use.position for use, _ in movable}))
+        safety = SAFE if config.same_scope and all(r.safety == "safe" for _, r in movable) else UNSAFE
+        moved = ", ".join(f"`{use.name}`" for use, _ in movable)
+        config_name = movable[0][1].move_to.rsplit(".", 1)[-1]
+        edits = tuple(sorted(edits, key=lambda e: e.start))
+        fix = Fix(safety, f"Move {moved} into the `{config_name}(...)` passed as `args=`", edits)
+        return {use.name: fix for use, _ in movable}
+
+    # --- attributes -----------------------------------------------------------------------
+    def attrs(self) -> Iterator[Finding]:
+        if not self._has_section():
+            return
+        for attr in self.ctx.facts.section("migrations")["attrs"]:
+            rows = self._rows("attribute", attr.name)
+            if not rows:
+                continue
+            if attr.receiver == "self":
+                cls = self.ctx.facts.class_named(attr.klass or "")
+                if cls is None or attr.name in cls.self_attrs:
+                    continue
+                classes = [attr.klass]
+            elif attr.receiver == "config":  # `model.config`: a model's config is a PretrainedConfig
+                classes = [CONFIG_CLASS] if any(self._builds_a_model(s) for s in attr.sources) else []
+            else:
+                classes = [_instance_class(s) for s in attr.sources]
+            for cls in classes:
+                ancestry = self._ancestry(cls)
+                row = next((r for r in rows if any(r.matches_owner(a) for a in ancestry)), None)
+                if row is None:
+                    continue
+                shown = attr.receiver_text
+                error = row.error.replace("{tokenizer}", "<tokenizer class>")
+                message = f"`{shown}.{attr.name}` {self._consequence(row, error)}"
+                fix = None
+                if row.fix == "rename" and row.new_name_exists(targeted_version(self.ctx, row)):
+                    edit = replace(attr.name_span, row.rename_to)
+                    fix = Fix(_safety(row), f"Rename `.{attr.name}` to `.{row.rename_to}`", (edit,))
+                yield Finding(row, self.stage, attr.name_span, message, fix)
+                break
+
+    # --- imports --------------------------------------------------------------------------
+    def imports(self) -> Iterator[Finding]:
+        if not self._has_section():
+            return
+        for imp in self.ctx.facts.section("migrations")["imports"]:
+            if imp.tolerated:
+                continue  # a fallback import, or one under a version check
+            row = next(
+                (r for r in self._rows("import", imp.name) if r.owner == imp.module),
+                None,
+            )
+            if row is None:
+                continue
+            shown = f"{imp.module}.{imp.name}" if imp.name else imp.module
+            error = row.error
+            if imp.how == "qualified" and error.startswith("ImportError: cannot import name"):
+                error = f"AttributeError: module {imp.module} has no attribute {imp.name}"
+            message = f"`{shown}` {self._consequence(row, error)}"
+            fix = None
+            if row.fix == "rename" and imp.how == "import" and row.new_name_exists(targeted_version(self.ctx, row)):
+                edit = replace(imp.span, self.ctx.text(imp.span).replace(row.owner, row.rename_to, 1))
+                fix = Fix(_safety(row), f"Import `{row.rename_to}` instead", (edit,))
+            yield Finding(row, self.stage, imp.span, message, fix)
+
+    def findings(self) -> Iterator[Finding]:
+        yield from self.calls()
+        yield from self.forwarded()
+        yield from self.attrs()
+        yield from self.imports()
+
+
+def _same_library_class(qualname: str, table_name: str) -> bool:
+    """``trl.trainer.sft_config.SFTConfig`` is the table's ``trl.SFTConfig``."""
+    parts = qualname.split(".")
+    return qualname == table_name or f"{parts[0]}.{parts[-1]}" == table_name
+
+
+def _safety(row: Migration) -> str:
+    return SAFE if row.safety == "safe" else UNSAFE
+
+
+def _deletions(arg_spans: Sequence[Tuple[int, int, int]], positions: set) -> List[Edit]:
+    """Edits that delete the arguments at ``positions`` and leave a well-formed call."""
+    kept = [i for i in range(len(arg_spans)) if i not in positions]
+    ranges = []
+    for i in sorted(positions):
+        later = [k for k in kept if k > i]
+        earlier = [k for k in kept if k < i]
+        if later:
+            ranges.append((arg_spans[i][0], arg_spans[later[0]][0]))
+        elif earlier:
+            ranges.append((arg_spans[earlier[-1]][1], arg_spans[i][1]))
+        else:
+            ranges.append((arg_spans[i][0], arg_spans[i][2]))
+    merged: List[List[int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [Edit(start, end, "") for start, end in merged]

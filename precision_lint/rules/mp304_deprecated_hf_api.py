@@ -1,0 +1,33 @@
+"""MP304 deprecated-hf-api: a transformers / TRL name that warns now and crashes later.
+
+The same table as MP302 (``knowledge/migrations.toml``), for rows that the targeted
+version has deprecated but not yet removed. The best known is ``from_pretrained(torch_dtype=)``:
+transformers 4.56 renamed it ``dtype``, and 5.x still accepts the old name with::
+
+    `torch_dtype` is deprecated! Use `dtype` instead!
+
+Others are removals announced for a later version: on transformers 5.0–5.14
+``TrainingArguments(warmup_ratio=)`` warns, on 5.15 it raises ``TypeError``. The rule is
+silent for versions older than the deprecation (so it is off for old pins), and its rename
+is offered only where the targeted version has the new name: never the reverse.
+"""
+from __future__ import annotations
+
+from ..diagnostics import SAFE
+from .base import Rule, RuleContext
+from .migration_findings import MigrationJudge
+from ..knowledge import migration_evidence
+
+
+class DeprecatedHfApi(Rule):
+    code = "MP304"
+    name = "deprecated-hf-api"
+    summary = "a transformers / TRL name the targeted version deprecates (warns now, removed later)"
+    evidence = migration_evidence()
+    fix_availability = "sometimes"
+    fix_applicability = SAFE
+    stage = "deprecated"
+
+    def check(self, ctx: RuleContext):
+        for finding in MigrationJudge(ctx, self.stage).findings():
+            yield ctx.diagnostic(self.code, finding.span, finding.message, finding.fix)

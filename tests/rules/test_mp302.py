@@ -1,0 +1,521 @@
+"""MP302 removed-hf-api: every kind of table row (keyword, attribute, import), before/after
+for the fixes (renames, keywords moved into the TRL config), version gating, negatives."""
+import pytest
+
+from conftest import config, dedent, fix, lint
+
+CODE = "MP302"
+NEW = config(transformers_version="5.23", trl_version="1.16")
+
+
+def lint302(src, cfg=NEW):
+    return lint(src, CODE, cfg)
+
+
+def fix302(src, cfg=NEW, unsafe=False):
+    return fix(src, CODE, cfg, unsafe=unsafe)
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (  # TrainingArguments keyword, the error's own row (removed in 4.51)
+            """
+            from transformers import TrainingArguments
+            args = TrainingArguments(output_dir="o", evaluation_strategy="steps")  # keep
+            """,
+            """
+            from transformers import TrainingArguments
+            args = TrainingArguments(output_dir="o", eval_strategy="steps")  # keep
+            """,
+        ),
+        (  # module-qualified, a subclass of the library (Seq2Seq) and of the project's own
+            """
+            import transformers as tf
+            class MyArgs(tf.TrainingArguments):
+                pass
+            a = tf.Seq2SeqTrainingArguments("o", per_gpu_train_batch_size=2)
+            b = MyArgs("o", no_cuda=True)
+            """,
+            """
+            import transformers as tf
+            class MyArgs(tf.TrainingArguments):
+                pass
+            a = tf.Seq2SeqTrainingArguments("o", per_device_train_batch_size=2)
+            b = MyArgs("o", use_cpu=True)
+            """,
+        ),
+        (  # **kwargs dicts (literal and dict()) and a TRL config (a TrainingArguments subclass)
+            """
+            from trl import SFTConfig
+            extra = {"push_to_hub_token": tok}
+            more = dict(per_gpu_eval_batch_size=8)
+            cfg = SFTConfig(output_dir="o", **extra, **more)
+            """,
+            """
+            from trl import SFTConfig
+            extra = {"hub_token": tok}
+            more = dict(per_device_eval_batch_size=8)
+            cfg = SFTConfig(output_dir="o", **extra, **more)
+            """,
+        ),
+        (  # a method keyword on a trainer variable; from_pretrained on an Auto class
+            """
+            from transformers import AutoModelForCausalLM, Trainer
+            model = AutoModelForCausalLM.from_pretrained("m", use_auth_token=True)
+            trainer = Trainer(model=model)
+            trainer.train(model_path="ckpt")
+            """,
+            """
+            from transformers import AutoModelForCausalLM, Trainer
+            model = AutoModelForCausalLM.from_pretrained("m", token=True)
+            trainer = Trainer(model=model)
+            trainer.train(resume_from_checkpoint="ckpt")
+            """,
+        ),
+        (  # an attribute of a tokenizer variable; a TRL config keyword
+            """
+            from transformers import AutoTokenizer
+            from trl import SFTConfig, GRPOConfig
+            tok = AutoTokenizer.from_pretrained("m")
+            print(tok.additional_special_tokens)
+            SFTConfig(output_dir="o", max_seq_length=512, use_liger=True)
+            GRPOConfig(output_dir="o", vllm_guided_decoding_regex=r"\\d+")
+            """,
+            """
+            from transformers import AutoTokenizer
+            from trl import SFTConfig, GRPOConfig
+            tok = AutoTokenizer.from_pretrained("m")
+            print(tok.extra_special_tokens)
+            SFTConfig(output_dir="o", max_length=512, use_liger_kernel=True)
+            GRPOConfig(output_dir="o", vllm_structured_outputs_regex=r"\\d+")
+            """,
+        ),
+        (  # a removed module
+            """
+            import transformers.deepspeed
+            """,
+            """
+            import transformers.integrations.deepspeed
+            """,
+        ),
+    ],
+)
+def test_fixes(before, after):
+    assert lint302(before)
+    assert fix302(before) == dedent(after)
+    assert lint302(after) == []
+
+
+def test_message_names_the_error_the_class_and_the_replacement():
+    (d,) = lint302(
+        """
+        from transformers import Seq2SeqTrainingArguments
+        Seq2SeqTrainingArguments(output_dir="o", evaluation_strategy="epoch")
+        """
+    )
+    assert "`evaluation_strategy=` passed to `Seq2SeqTrainingArguments` was removed in transformers 4.51" in d.message
+    assert "TypeError: Seq2SeqTrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'" in d.message
+    assert "use eval_strategy=" in d.message
+
+
+@pytest.mark.parametrize(
+    "src, shown",
+    [
+        ('from transformers import AdamW\n', "ImportError: cannot import name 'AdamW' from 'transformers'"),
+        ("import transformers\nopt = transformers.AdamW(params)\n", "AttributeError: module transformers has no attribute AdamW"),
+        ("from trl import DataCollatorForCompletionOnlyLM\n", "from 'trl'"),
+        ("from trl import PPOTrainer, PPOConfig\n", "cannot import name 'PPOConfig'"),
+        ("from transformers.utils import is_torch_bf16_available\n", "is_torch_bf16_available"),
+        ("import transformers\nprint(transformers.TRANSFORMERS_CACHE)\n", "TRANSFORMERS_CACHE"),
+    ],
+)
+def test_imports_are_report_only(src, shown):
+    found = lint302(src)
+    assert found and any(shown in d.message for d in found)
+    assert all(d.fix is None for d in found)
+
+
+def test_report_only_rows_say_what_to_do_instead():
+    found = lint302(
+        """
+        from transformers import AutoModelForCausalLM, TrainingArguments
+        m = AutoModelForCausalLM.from_pretrained("m", load_in_8bit=True)
+        TrainingArguments("o", group_by_length=True, fp16_backend="amp")
+        """
+    )
+    assert [d.fix for d in found] == [None, None, None]
+    text = " ".join(d.message for d in found)
+    assert "quantization_config=BitsAndBytesConfig" in text
+    assert 'train_sampling_strategy="group_by_length"' in text
+    assert "remove it (mixed precision is torch.amp only)" in text
+
+
+# --- SFTTrainer keywords moved into SFTConfig -------------------------------------------------
+def test_move_into_the_config_of_the_same_scope_is_safe_and_one_pass():
+    before = """
+        from trl import SFTConfig, SFTTrainer
+        def main():
+            cfg = SFTConfig(
+                output_dir="o",
+                max_steps=4,
+            )
+            trainer = SFTTrainer(model=m, args=cfg, max_seq_length=128, packing=True, train_dataset=ds)
+        """
+    after = """
+        from trl import SFTConfig, SFTTrainer
+        def main():
+            cfg = SFTConfig(
+                output_dir="o",
+                max_steps=4,
+                max_length=128,
+                packing=True,
+            )
+            trainer = SFTTrainer(model=m, args=cfg, train_dataset=ds)
+        """
+    found = lint302(before)
+    assert len(found) == 2 and all(d.fix is not None and d.fix.applicability == "safe" for d in found)
+    assert found[0].fix.edits == found[1].fix.edits  # one edit set: the whole call in one pass
+    from precision_lint.fixer import apply_fixes
+
+    fixed, applied, problem = apply_fixes(dedent(before), [d.fix for d in found])
+    assert problem is None and len(applied) == 2 and fixed == dedent(after)
+    assert fix302(before) == dedent(after)
+
+
+def test_move_into_an_inline_config_and_out_of_the_last_position():
+    before = """
+        from trl import SFTConfig, SFTTrainer
+        SFTTrainer(m, args=SFTConfig("o"), dataset_text_field="text")
+        """
+    after = """
+        from trl import SFTConfig, SFTTrainer
+        SFTTrainer(m, args=SFTConfig("o", dataset_text_field="text"))
+        """
+    assert fix302(before) == dedent(after)
+
+
+def test_move_into_a_shared_config_is_unsafe():
+    before = """
+        from trl import SFTConfig, SFTTrainer
+        CFG = SFTConfig(output_dir="o")
+        def train(m):
+            return SFTTrainer(m, args=CFG, max_seq_length=64)
+        """
+    (d,) = lint302(before)
+    assert d.fix is not None and d.fix.applicability == "unsafe"
+    assert fix302(before) == dedent(before)
+    assert "max_length=64" in fix302(before, unsafe=True)
+
+
+@pytest.mark.parametrize(
+    "src, why",
+    [
+        (  # nothing to move into
+            "from trl import SFTTrainer\ndef f(cfg):\n    SFTTrainer(m, args=cfg, max_seq_length=64)\n",
+            "passes no `SFTConfig(...)`",
+        ),
+        (  # args= is not an SFTConfig
+            "from trl import SFTTrainer\nfrom transformers import TrainingArguments\n"
+            "SFTTrainer(m, args=TrainingArguments('o'), max_seq_length=64)\n",
+            "is not a `SFTConfig`",
+        ),
+        (  # the config sets it already
+            "from trl import SFTConfig, SFTTrainer\nSFTTrainer(m, args=SFTConfig('o', max_length=32), max_seq_length=64)\n",
+            "already sets `max_length`",
+        ),
+        (  # a **kwargs dict
+            "from trl import SFTConfig, SFTTrainer\nkw = {'packing': True}\nSFTTrainer(m, args=SFTConfig('o'), **kw)\n",
+            "from the **kwargs dict",
+        ),
+    ],
+)
+def test_move_is_report_only_where_it_cannot_be_done(src, why):
+    (d,) = lint302(src)
+    assert d.fix is None and why in d.message
+
+
+def test_dpo_trainer_keywords_move_into_dpo_config():
+    before = """
+        from trl import DPOConfig, DPOTrainer
+        DPOTrainer(m, ref, args=DPOConfig("o"), beta=0.1, max_prompt_length=64)
+        """
+    found = lint302(before)
+    assert {d.message.split("`")[1] for d in found} == {"beta=", "max_prompt_length="}
+    fixed = fix302(before)
+    assert 'DPOConfig("o", beta=0.1)' in fixed and "max_prompt_length=64" in fixed  # no 1:1 home in TRL 1
+
+
+# --- attributes ---------------------------------------------------------------------------------
+def test_attributes_on_typed_receivers_only():
+    found = lint302(
+        """
+        from transformers import AutoConfig, GenerationConfig, LlamaConfig, PreTrainedTokenizerFast
+        cfg = LlamaConfig()
+        print(cfg.rope_theta)
+        auto = AutoConfig.from_pretrained("m")
+        print(auto.max_length)
+        gen = GenerationConfig(max_length=20)
+        print(gen.max_length)
+        tok = PreTrainedTokenizerFast(tokenizer_file="t.json")
+        tok.batch_encode_plus(["a"])
+        other = make_something()
+        print(other.rope_theta, other.encode_plus)
+        """
+    )
+    assert [(d.span.line, d.message.split("`")[1]) for d in found] == [
+        (3, "cfg.rope_theta"), (5, "auto.max_length"), (9, "tok.batch_encode_plus")
+    ]
+
+
+def test_self_attribute_in_a_library_subclass_unless_it_sets_it():
+    found = lint302(
+        """
+        from transformers import PreTrainedTokenizerFast
+        class Tok(PreTrainedTokenizerFast):
+            def go(self):
+                return self.encode_plus("a")
+        class Own(PreTrainedTokenizerFast):
+            def __init__(self):
+                self.encode_plus = print
+            def go(self):
+                return self.encode_plus("a")
+        """
+    )
+    assert [d.span.line for d in found] == [4]
+
+
+# --- version gating ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "version, reported",
+    [("4.40", False), ("4.50.3", False), ("4.51", True), ("5.23", True)],
+)
+def test_gated_on_the_transformers_version(version, reported):
+    src = "from transformers import TrainingArguments\nTrainingArguments('o', evaluation_strategy='no')\n"
+    assert bool(lint302(src, config(transformers_version=version))) is reported
+
+
+@pytest.mark.parametrize("version, reported", [("0.12", False), ("0.13", True), ("1.16", True)])
+def test_gated_on_the_trl_version(version, reported):
+    src = "from trl import SFTTrainer\nSFTTrainer(m, dataset_text_field='text')\n"
+    assert bool(lint302(src, config(trl_version=version))) is reported
+
+
+def test_no_rename_where_the_target_predates_the_new_name():
+    """TRL 0.14 has removed SFTTrainer(max_seq_length=) but SFTConfig has no max_length yet
+    (0.16): moving it as `max_length` would break; report only."""
+    src = """
+        from trl import SFTConfig, SFTTrainer
+        SFTTrainer(m, args=SFTConfig("o"), max_seq_length=64)
+        """
+    (d,) = lint302(src, config(trl_version="0.14"))
+    assert d.fix is None and "TRL 0.14 has no `SFTConfig(max_length=)`" in d.message
+    (d,) = lint302(src, config(trl_version="0.16"))
+    assert d.fix is not None
+
+
+# --- negatives --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "src",
+    [
+        # a function of the user's own with the same keyword
+        "def TrainingArguments(**kw): pass\nTrainingArguments(evaluation_strategy='no')\n",
+        # the project's subclass takes the keyword in its own __init__
+        "from transformers import TrainingArguments\nclass A(TrainingArguments):\n"
+        "    def __init__(self, no_cuda=False, **kw):\n        super().__init__(use_cpu=no_cuda, **kw)\nA(no_cuda=True)\n",
+        # an unrelated library with a keyword of the same name
+        "import optuna\noptuna.create_study(evaluation_strategy='x')\n",
+        # tokenizers accept use_auth_token silently (only models reject it)
+        "from transformers import AutoTokenizer\nAutoTokenizer.from_pretrained('m', use_auth_token=True)\n",
+        # the tokenizer keyword belongs to MP301
+        "from transformers import Trainer\nTrainer(model=m, tokenizer=tok)\n",
+    ],
+)
+def test_negatives(src):
+    assert lint302(src) == []
+
+
+def test_a_major_version_alone_is_that_version():
+    src = "from transformers import TrainingArguments\nTrainingArguments('o', no_cuda=True)\n"
+    assert lint302(src, config(transformers_version="5"))
+    assert lint302(src, config(transformers_version="4")) == []
+
+
+@pytest.mark.parametrize("pin, reported", [("trl==0.12.0", False), ("trl==0.13.0", True), ("trl<0.13", False)])
+def test_gated_on_the_projects_trl_pin(tmp_path, pin, reported):
+    from conftest import write_tree
+    from precision_lint.config import load
+    from precision_lint.engine import Engine
+
+    root = write_tree(
+        tmp_path,
+        {
+            "requirements.txt": f"{pin}\n",
+            "setup.py": "",
+            "train.py": "from trl import SFTTrainer\nSFTTrainer(m, dataset_text_field='text')\n",
+        },
+    )
+    cfg = load(start=[str(root)])
+    found = Engine(cfg, ["MP302"], jobs=1).run_paths([str(root)]).diagnostics
+    assert bool(found) is reported
+
+
+def test_a_subclass_defined_in_another_file(tmp_path):
+    """The dominant shape: a helper module defines the project's arguments class, the script
+    builds it with a removed keyword."""
+    from conftest import write_tree
+    from precision_lint.engine import check_paths
+
+    root = write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/arguments.py": "from transformers import TrainingArguments\nclass RunArgs(TrainingArguments):\n    pass\n",
+            "train.py": "from pkg.arguments import RunArgs\nargs = RunArgs('o', per_gpu_train_batch_size=8)\n",
+        },
+    )
+    found = [d for d in check_paths([str(root)], NEW, select=["MP302"])]
+    assert [(d.path.endswith("train.py"), d.span.line) for d in found] == [(True, 2)]
+    assert "`RunArgs`" in found[0].message
+
+
+def test_super_init_in_a_library_subclass():
+    found = lint302(
+        """
+        from transformers import TrainingArguments
+        from trl import SFTTrainer
+        class RunArgs(TrainingArguments):
+            def __init__(self, out):
+                super().__init__(output_dir=out, evaluation_strategy="epoch")
+        class MyTrainer(SFTTrainer):
+            def __init__(self, model, cfg):
+                super().__init__(model=model, args=cfg, max_seq_length=256)
+        """
+    )
+    assert [(d.span.line, d.fix is not None) for d in found] == [(5, True), (8, False)]
+    assert "passed to `TrainingArguments`" in found[0].message
+    assert "passed to `SFTTrainer`" in found[1].message
+
+
+def test_tokenizer_and_max_seq_length_in_one_call_are_fixed_together():
+    """trl#6168's shape: MP301's rename and MP302's move touch one call without clashing."""
+    from precision_lint.engine import fix_source
+
+    before = dedent(
+        """
+        from trl import SFTConfig, SFTTrainer
+        cfg = SFTConfig(output_dir="o", bf16=False, fp16=False)
+        trainer = SFTTrainer(model=m, max_seq_length=512, tokenizer=tok, args=cfg, packing=True)
+        """
+    )
+    after = dedent(
+        """
+        from trl import SFTConfig, SFTTrainer
+        cfg = SFTConfig(output_dir="o", bf16=False, fp16=False, max_length=512, packing=True)
+        trainer = SFTTrainer(model=m, processing_class=tok, args=cfg)
+        """
+    )
+    assert fix_source(before, path="train.py", config=NEW) == after
+    assert lint(after, None, NEW) == []
+
+
+# --- keywords handed on through a helper's **kwargs ---------------------------------------------
+def test_keyword_forwarded_through_a_helpers_kwargs():
+    before = """
+        from transformers import TrainingArguments
+        def make_args(out, **overrides):
+            return TrainingArguments(output_dir=out, **overrides)
+        args = make_args("o", evaluation_strategy="steps", logging_steps=5)
+        """
+    (d,) = lint302(before)
+    assert "passed to `make_args`, which hands its **kwargs to `TrainingArguments` (line 3)" in d.message
+    assert fix302(before) == dedent(before).replace("evaluation_strategy=", "eval_strategy=")
+
+
+def test_keyword_forwarded_by_a_helper_module_in_another_file(tmp_path):
+    """The dominant shape of the reference's threads: a helper module calls Hugging Face."""
+    from conftest import write_tree
+    from precision_lint.engine import check_paths
+
+    root = write_tree(
+        tmp_path,
+        {
+            "helpers/__init__.py": "",
+            "helpers/hf.py": """
+                from trl import SFTConfig
+
+                def sft_config(out, **extra):
+                    return SFTConfig(output_dir=out, bf16=False, **extra)
+                """,
+            "train.py": "from helpers.hf import sft_config\ncfg = sft_config('o', max_seq_length=512, no_cuda=True)\n",
+        },
+    )
+    found = check_paths([str(root)], NEW, select=["MP302"])
+    assert sorted((d.path.rsplit("/", 1)[-1], d.message.split("`")[1]) for d in found) == [
+        ("train.py", "max_seq_length="), ("train.py", "no_cuda=")
+    ]
+    assert all("helpers/hf.py" in d.message and d.fix is not None for d in found)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # the helper names the keyword itself: it never reaches **kwargs
+        "from transformers import TrainingArguments\n"
+        "def make(no_cuda=False, **kw):\n    return TrainingArguments('o', use_cpu=no_cuda, **kw)\n"
+        "make(no_cuda=True)\n",
+        # the helper hands **kwargs to something that is not a library class of the table
+        "def make(**kw):\n    return dict(**kw)\nmake(evaluation_strategy='no')\n",
+        # no **kwargs at all
+        "from transformers import TrainingArguments\n"
+        "def make(out):\n    return TrainingArguments(out)\nmake(evaluation_strategy='no')\n",
+    ],
+)
+def test_forwarding_negatives(src):
+    assert lint302(src) == []
+
+
+# --- code written for several versions ----------------------------------------------------------
+@pytest.mark.parametrize(
+    "src",
+    [
+        # a fallback import for old versions under a version check (peft's shape)
+        "import transformers\nfrom packaging import version\n"
+        "if version.parse(transformers.__version__) >= version.parse('4.33.0'):\n"
+        "    from transformers.integrations import deepspeed_config\n"
+        "else:\n    from transformers.deepspeed import deepspeed_config\n",
+        # tried first, the ImportError caught
+        "try:\n    from transformers import AdamW\nexcept ImportError:\n    from torch.optim import AdamW\n",
+        # the old keyword as the fallback after a TypeError
+        "from transformers import TrainingArguments\n"
+        "try:\n    args = TrainingArguments('o', eval_strategy='no')\n"
+        "except TypeError:\n    args = TrainingArguments('o', evaluation_strategy='no')\n",
+    ],
+)
+def test_code_that_expects_the_failure_is_left_alone(src):
+    assert lint302(src) == []
+
+
+def test_an_unrelated_try_does_not_hide_the_crash():
+    src = (
+        "from transformers import TrainingArguments\n"
+        "try:\n    args = TrainingArguments('o', evaluation_strategy='no')\nexcept KeyError:\n    pass\n"
+    )
+    assert len(lint302(src)) == 1
+
+
+def test_attributes_of_a_models_config():
+    found = lint302(
+        """
+        from transformers import AutoModelForCausalLM, Trainer
+        model = AutoModelForCausalLM.from_pretrained("m")
+        theta = model.config.rope_theta
+        n = model.config.max_length
+        trainer = Trainer(model=model)
+        other = trainer.config.max_length
+        """
+    )
+    assert [(d.span.line, d.message.split("`")[1]) for d in found] == [
+        (3, "model.config.rope_theta"), (4, "model.config.max_length")
+    ]
+    assert "model.generation_config.<name>" in found[1].message

@@ -1,0 +1,240 @@
+"""The migration table (knowledge/migrations.toml) checked against the installed wheels.
+
+For every row (one removed or renamed name): when the installed library has reached the row's
+``removed_in``, using the old name must fail there with exactly the row's ``error``; before
+that (and for deprecated-only rows) it must still be accepted. A replacement the fix writes
+(``rename_to``, ``move_to``/``move_as``) must exist. So a table that drifts from the libraries
+fails here, in CI, instead of misleading users.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import re
+import warnings
+
+import pytest
+
+from precision_lint.config import installed_version
+from precision_lint.knowledge import Migration, migrations
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("trl")
+pytest.importorskip("tokenizers")
+
+ROWS = migrations()
+
+
+def _id(row: Migration) -> str:
+    where = f"{row.owner}.{row.method}" if row.method else row.owner
+    return f"{row.kind}:{where}:{row.name or '<module>'}"
+
+
+def _resolve(qualname: str):
+    module, _, name = qualname.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def _message(row: Migration, **fill) -> str:
+    """The row's error without its exception type, placeholders filled."""
+    kind, _, text = row.error.partition(": ")
+    for key, value in fill.items():
+        text = text.replace("{" + key + "}", value)
+    return kind, text
+
+
+def _removed(row: Migration) -> bool:
+    return row.stage(installed_version(row.library)) == "removed"
+
+
+# --- things to call ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("tiny-gpt2")
+    transformers.GPT2LMHeadModel(
+        transformers.GPT2Config(n_layer=1, n_embd=8, n_head=2, vocab_size=16, n_positions=16,
+                                bos_token_id=0, eos_token_id=0)
+    ).save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from tokenizers import Tokenizer, models
+
+    backend = Tokenizer(models.WordLevel({"<unk>": 0, "a": 1}, unk_token="<unk>"))
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", pad_token="<unk>")
+
+
+@pytest.fixture(scope="module")
+def trainer(tmp_path_factory, tokenizer):
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_layer=1, n_embd=8, n_head=2, vocab_size=16, n_positions=16))
+    args = transformers.TrainingArguments(output_dir=str(tmp_path_factory.mktemp("out")), report_to="none", use_cpu=True)
+    return transformers.Trainer(model=model, args=args, processing_class=tokenizer)
+
+
+def _accepts(callable_, name: str) -> bool:
+    """A parameter of that name, or ``**kwargs`` whose code handles it by name."""
+    params = inspect.signature(callable_).parameters
+    if name in params:
+        return True
+    var_keyword = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return var_keyword and f'"{name}"' in inspect.getsource(callable_)
+
+
+def _warns(row: Migration, callable_) -> None:
+    """A deprecated-only row's warning is the library's own text."""
+    if row.error.startswith("warning: ") and "`" in row.error:
+        source = inspect.getsource(inspect.getmodule(callable_))
+        assert row.error.removeprefix("warning: ") in source, f"{row.owner} no longer warns {row.error!r}"
+
+
+def _fields(cls) -> set:
+    return {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set(inspect.signature(cls.__init__).parameters)
+
+
+# --- keyword rows --------------------------------------------------------------------------------
+KEYWORDS = [r for r in ROWS if r.kind == "keyword"]
+
+
+@pytest.mark.parametrize("row", KEYWORDS, ids=_id)
+def test_keyword_row(row, tiny_model_dir):
+    owner = _resolve(row.owner)
+    if row.method == "from_pretrained":
+        _check_from_pretrained(row, tiny_model_dir)
+        return
+    if inspect.isfunction(owner):
+        function = owner
+    else:
+        function = getattr(owner, row.method) if row.method else owner.__init__
+    has_var_keyword = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(function).parameters.values())
+    if _removed(row):
+        assert not has_var_keyword, f"{row.owner} takes **kwargs: the table cannot say that {row.name!r} fails"
+        kind, text = _message(row)
+        bound = () if function is owner else (owner.__new__(owner),)
+        with pytest.raises(TypeError) as info:
+            function(*bound, **{row.name: None})
+        assert kind == "TypeError"
+        assert str(info.value) == text
+    else:
+        assert _accepts(function, row.name), f"{row.owner} no longer accepts {row.name!r}: set removed_in"
+        _warns(row, function)
+    if row.fix == "rename":
+        assert _accepts(function, row.rename_to), f"{row.owner} has no {row.rename_to!r}"
+    if row.fix == "move":
+        assert row.move_as in _fields(_resolve(row.move_to)), f"{row.move_to} has no {row.move_as!r}"
+    if dataclasses.is_dataclass(owner):  # every keyword the message tells users to write exists
+        for keyword in re.findall(r"\b(\w+)=", row.replacement):
+            assert keyword in _fields(owner), f"{row.owner} has no {keyword!r} (named in the replacement)"
+
+
+def _check_from_pretrained(row, model_dir):
+    model_class = transformers.GPT2LMHeadModel
+    value = torch.float32 if row.name == "torch_dtype" else True
+    if _removed(row):
+        kind, text = _message(row, model=model_class.__name__)
+        with pytest.raises(TypeError) as info:
+            model_class.from_pretrained(model_dir, **{row.name: value})
+        assert kind == "TypeError"
+        assert str(info.value) == text
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model_class.from_pretrained(model_dir, **{row.name: value})  # still accepted
+        _warns(row, transformers.PreTrainedModel.from_pretrained)
+    if row.fix == "rename":
+        new_value = torch.float32 if row.rename_to == "dtype" else None
+        model_class.from_pretrained(model_dir, **{row.rename_to: new_value})
+
+
+# --- attribute rows ---------------------------------------------------------------------------
+ATTRIBUTES = [r for r in ROWS if r.kind == "attribute"]
+
+
+def _instance(row, trainer, tokenizer):
+    if row.owner == "transformers.Trainer":
+        return trainer
+    if row.owner == "transformers.PreTrainedTokenizerBase":
+        return tokenizer
+    cls = _resolve(row.verify_on or row.owner)
+    if issubclass(cls, torch.nn.Module):
+        # an nn.Module with its bookkeeping but no weights: attribute lookup as on a built model
+        instance = cls.__new__(cls)
+        torch.nn.Module.__init__(instance)
+        return instance
+    return cls()
+
+
+@pytest.mark.parametrize("row", ATTRIBUTES, ids=_id)
+def test_attribute_row(row, trainer, tokenizer):
+    instance = _instance(row, trainer, tokenizer)
+    if _removed(row):
+        kind, text = _message(row, tokenizer=type(instance).__name__)
+        with pytest.raises(AttributeError) as info:
+            getattr(instance, row.name)
+        assert kind == "AttributeError"
+        assert str(info.value) == text
+        if row.owner == "transformers.PreTrainedTokenizerBase":  # slow tokenizers too
+            for backend in ("PythonBackend", "SentencePieceBackend", "PreTrainedTokenizerBase"):
+                cls = getattr(transformers, backend, None)
+                assert cls is None or not hasattr(cls, row.name), f"{backend} still has {row.name}"
+    else:
+        getattr(instance, row.name)
+    if row.fix == "rename":
+        getattr(instance, row.rename_to)
+
+
+# --- import rows ------------------------------------------------------------------------------
+IMPORTS = [r for r in ROWS if r.kind == "import"]
+
+
+@pytest.mark.parametrize("row", IMPORTS, ids=_id)
+def test_import_row(row):
+    kind, text = _message(row)
+    if not row.name:  # the module itself
+        if _removed(row):
+            with pytest.raises(ModuleNotFoundError) as info:
+                importlib.import_module(row.owner)
+            assert kind == "ModuleNotFoundError" and str(info.value) == text
+        if row.fix == "rename":
+            importlib.import_module(row.rename_to)
+        return
+    statement = f"from {row.owner} import {row.name}"
+    if _removed(row):
+        with pytest.raises(ImportError) as info:
+            exec(statement, {})  # noqa: S102 - the import statement itself is what fails
+        assert kind == "ImportError"
+        # the message goes on with the package's path: ` (/…/site-packages/trl/__init__.py)`
+        assert str(info.value) == text or str(info.value).startswith(text + " (")
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(statement, {})  # noqa: S102 - the import statement itself is what fails
+        if row.error.startswith("warning: "):  # the library's own deprecation text
+            source = inspect.getsource(importlib.import_module(row.owner))
+            assert row.error.removeprefix("warning: ") in source, f"{row.owner} no longer warns {row.error!r}"
+    if row.rename_to:
+        exec(f"from {row.owner} import {row.rename_to}", {})  # noqa: S102
+    if row.moved_to:
+        assert hasattr(importlib.import_module(row.moved_to), row.name), f"{row.moved_to} has no {row.name}"
+    elif row.replacement.startswith(("trl.", "transformers.")):  # a module named as the new home
+        importlib.import_module(row.replacement.split()[0])
+
+
+# --- the table itself ---------------------------------------------------------------------------
+def test_table_covers_the_reference_families():
+    """At least the rows of the reference's 85 that still apply, one name each or more."""
+    by_library = {lib: {(r.kind, r.owner, r.name) for r in ROWS if r.library == lib} for lib in ("transformers", "trl")}
+    assert len(by_library["transformers"]) >= 50 and len(by_library["trl"]) >= 60
+    assert {r.kind for r in ROWS} == {"keyword", "attribute", "import"}
+
+
+def test_every_rename_and_move_has_a_version():
+    for row in ROWS:
+        if row.fix == "rename":
+            assert row.rename_since is not None, _id(row)
+        if row.fix == "move":
+            assert row.move_since is not None and row.move_as, _id(row)
+        assert row.removed_in or row.deprecated_in, _id(row)
