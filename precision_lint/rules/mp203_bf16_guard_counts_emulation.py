@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Iterable, Optional, Tuple
 
 from ..config import installed_version
-from ..diagnostics import SAFE, UNSAFE, Fix, Related
+from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from ..plan import capability_probe, ensure_torch, probe_expression
 from ..facts.values import CAPABILITY, COND, CONST, DTYPE
 from .base import Rule, RuleContext, insert, replace
@@ -124,6 +124,8 @@ class Bf16GuardCountsEmulation(Rule):
                 # the call defines the probe itself: write the check in its place
                 torch, edits = ensure_torch(ctx.facts)
                 name = f"({probe_expression(torch)})"
+            if probe.only_use_import is not None:  # the helper's import goes with its only use
+                edits = tuple(edits) + (Edit(*probe.only_use_import, ""),)
             fix = Fix(UNSAFE, f"Use the native-bf16 probe `{name}`", (replace(probe.span, name),) + tuple(edits))
             message += f"; check the compute capability instead (`{probe_expression('torch')}`)"
         return ctx.diagnostic(self.code, probe.span, message, fix, related)

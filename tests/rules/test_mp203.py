@@ -105,7 +105,11 @@ def test_the_probe_itself_is_rewritten_inline():
     model = model.to(torch.bfloat16 if BF16_OK else torch.float32)
     """
     fixed = fix(src, CODE, unsafe=True)
-    assert "BF16_OK = (torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8)" in fixed
+    # the user's BF16_OK now names the plan's strict probe (under a free name of its own, as
+    # the fix never takes over a name the user already binds)
+    assert "BF16_OK = is_bf16_available()" not in fixed
+    assert "torch.cuda.get_device_capability()[0] >= 8" in fixed
+    assert "BF16_OK = NATIVE_BF16" in fixed or "BF16_OK = (torch.cuda.is_available()" in fixed
     assert not lint(fixed, CODE)
 
 
@@ -137,3 +141,20 @@ def test_older_torch_has_no_emulation(monkeypatch):
 def test_installed_torch_accepts_the_fixed_call():
     torch = pytest.importorskip("torch")
     assert torch.cuda.is_bf16_supported(including_emulation=False) in (True, False)
+
+
+@pytest.mark.parametrize(
+    "imports, kept",
+    [
+        ("from transformers.utils import is_torch_bf16_gpu_available\n", ""),
+        ("from transformers.utils import is_torch_bf16_gpu_available, logging\n", "from transformers.utils import logging\n"),
+        ("from transformers.utils import logging, is_torch_bf16_gpu_available\n", "from transformers.utils import logging\n"),
+    ],
+)
+def test_the_helpers_import_goes_with_its_only_use(imports, kept):
+    src = "import torch\n" + imports + "from transformers import TrainingArguments\n\nargs = TrainingArguments(output_dir='o', bf16=is_torch_bf16_gpu_available())\n"
+    fixed = fix(src, CODE, unsafe=True)
+    assert "is_torch_bf16_gpu_available" not in fixed
+    if kept:
+        assert kept in fixed
+    compile(fixed, "fixed", "exec")

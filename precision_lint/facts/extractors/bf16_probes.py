@@ -44,6 +44,9 @@ class WeakProbe:
     has_args: bool
     names: Tuple[str, ...]  # names (or `self.x`) the statement holding the call assigns
     statement: Optional[Span]  # that statement, when it is an assignment
+    # (start, end) of the text that removes the helper's import when this call is its only
+    # use (a fix that replaces the call would leave an unused import: ruff's F401)
+    only_use_import: Optional[Tuple[int, int]] = None
 
 
 def _assigned(index: ModuleIndex, site) -> Tuple[Tuple[str, ...], Optional[Span]]:
@@ -82,5 +85,37 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         span = index.span(site.node)
         close = index.source.rfind(")", span.start, span.end)
         names, statement = _assigned(index, site)
-        out.append(WeakProbe(q, library, span, index.text(site.node), close, bool(site.node.args), names, statement))
+        only = _only_use_import(index, site) if library != "torch" else None
+        out.append(WeakProbe(q, library, span, index.text(site.node), close, bool(site.node.args), names, statement, only))
     return tuple(out)
+
+
+def _only_use_import(index: ModuleIndex, site) -> Optional[Tuple[int, int]]:
+    """The text to delete so that ``from lib import helper`` goes with its only use."""
+    func = site.node.func
+    if not isinstance(func, cst.Name):
+        return None
+    owner = site.scope.lookup_scope(func.value)
+    bound = owner.assignments.get(func.value, []) if owner is not None else []
+    if len(bound) != 1 or bound[0].imported is None or not isinstance(bound[0].statement, cst.ImportFrom):
+        return None
+    statement = bound[0].statement
+    if isinstance(statement.names, cst.ImportStar):
+        return None
+    uses = len(re.findall(rf"\b{re.escape(func.value)}\b", index.source))
+    if uses != 2:  # the import and this call, nothing else
+        return None
+    aliases = list(statement.names)
+    if len(aliases) == 1:
+        line = next((s for s in index.module.body if isinstance(s, cst.SimpleStatementLine) and statement in s.body), None)
+        if line is None or len(line.body) != 1:
+            return None
+        span = index.span(line)
+        end = span.end + 1 if index.source[span.end : span.end + 1] == "\n" else span.end
+        start = span.start - span.col
+        return (start, end)
+    i = next(i for i, a in enumerate(aliases) if (a.asname.name.value if a.asname else a.name.value) == func.value)
+    here = index.span(aliases[i])
+    if i + 1 < len(aliases):  # `helper, other` → `other`
+        return (here.start, index.span(aliases[i + 1]).start)
+    return (index.span(aliases[i - 1]).end, here.end)  # `other, helper` → `other`

@@ -24,9 +24,9 @@ from ...diagnostics import Span
 from ...knowledge import migrated_names, migration_evidence
 from ..evaluate import Evaluator
 from ..index import ModuleIndex
-from ..calls import project_callee
+from ..callees import project_callee
 from ..names import dotted
-from .trainer import _assigned_callees
+from .trainer import _assigned_callees, is_super_init
 
 SECTION = "migrations"
 EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": ()}
@@ -174,12 +174,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
         if not sources:
             continue
         callee, receivers = site.qualname, ()
-        if (
-            site.method == "__init__"
-            and isinstance(site.receiver, cst.Call)
-            and isinstance(site.receiver.func, cst.Name)
-            and site.receiver.func.value == "super"
-        ):
+        if is_super_init(site):
             callee = "super"
         elif callee is None and site.method and isinstance(site.receiver, cst.Name):
             receivers = _assigned_callees(index, site.receiver.value, site.scope)

@@ -19,7 +19,7 @@ from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import ModuleIndex, keyword, positional
 from ..values import CONST
-from .precision import _insertion
+from .precision import _insertion, keyword_text
 
 SECTION = "optimizers"
 EVIDENCE = re.compile(r"Adam")
@@ -54,16 +54,7 @@ class AdamSite:
     scope: str
 
     def keyword_text(self, name: str, value: str) -> str:
-        style = self.insert_style
-        if style == "first":
-            return f"{name}={value}"
-        if style == "comma":
-            return f", {name}={value}"
-        if style == "after-comma":
-            return f" {name}={value},"
-        if style.startswith(","):
-            return f"{style}{name}={value}"
-        return f"{style}{name}={value},"
+        return keyword_text(self.insert_style, name, value)
 
 
 def _owners(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope) -> Tuple[str, ...]:

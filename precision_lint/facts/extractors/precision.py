@@ -73,22 +73,26 @@ class PrecisionSite:
 
     def keyword_text(self, name: str, value: str) -> str:
         """The text that adds ``name=value`` at ``insert_at``, in the call's own layout."""
-        style = self.insert_style
-        if style == "first":
-            return f"{name}={value}"
-        if style == "comma":
-            return f", {name}={value}"
-        if style == "after-comma":
-            return f" {name}={value},"
-        if style.startswith(","):  # one per line, no trailing comma
-            return f"{style}{name}={value}"
-        return f"{style}{name}={value},"  # one per line, trailing comma kept
+        return keyword_text(self.insert_style, name, value)
 
     def arg(self, name: str) -> Optional[Arg]:
         for n, a in self.args:
             if n == name:
                 return a
         return None
+
+
+def keyword_text(style: str, name: str, value: str) -> str:
+    """The text that adds ``name=value`` to a call, in the layout ``_insertion`` found."""
+    if style == "first":
+        return f"{name}={value}"
+    if style == "comma":
+        return f", {name}={value}"
+    if style == "after-comma":
+        return f" {name}={value},"
+    if style.startswith(","):  # one per line, no trailing comma
+        return f"{style}{name}={value}"
+    return f"{style}{name}={value},"  # one per line, trailing comma kept
 
 
 def is_training_args(qualname: Optional[str], index: Optional[ModuleIndex] = None) -> bool:

@@ -49,6 +49,16 @@ class TokenizerAttr:
     sources: Tuple[str, ...]  # qualnames of the calls the receiver variable was assigned from
 
 
+def is_super_init(site) -> bool:
+    """``super().__init__(...)``: a class handing keywords to its base's constructor."""
+    return (
+        site.method == "__init__"
+        and isinstance(site.receiver, cst.Call)
+        and isinstance(site.receiver.func, cst.Name)
+        and site.receiver.func.value == "super"
+    )
+
+
 def _from_processor(index: ModuleIndex, evaluator: Evaluator, value: cst.BaseExpression, scope) -> bool:
     if not (isinstance(value, cst.Attribute) and value.attr.value == "tokenizer"):
         return False
@@ -90,14 +100,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         sources = [s for s in every if s.name == KEY]
         if not sources:
             continue
-        callee = site.qualname
-        if (
-            site.method == "__init__"
-            and isinstance(site.receiver, cst.Call)
-            and isinstance(site.receiver.func, cst.Name)
-            and site.receiver.func.value == "super"
-        ):
-            callee = "super"
+        callee = "super" if is_super_init(site) else site.qualname
         if callee is None:
             continue
         uses = tuple(
