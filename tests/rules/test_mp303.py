@@ -140,8 +140,8 @@ CODE = "MP303"
                 return x
             """,
             """
-            from torch.cuda.amp import custom_fwd
             import torch
+            from torch.cuda.amp import custom_fwd
             helper = custom_fwd
             @torch.amp.custom_fwd(device_type="cuda")
             def f(ctx, x):

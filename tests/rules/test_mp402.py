@@ -63,8 +63,8 @@ class Attention(nn.Module):
             s2 = s.masked_fill(s > 0, -1e9)
             """,
             """
-            from torch import zeros, float16
             import torch
+            from torch import zeros, float16
             s = zeros(4, dtype=float16)
             s2 = s.masked_fill(s > 0, torch.finfo(s.dtype).min)
             """,
