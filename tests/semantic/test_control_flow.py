@@ -235,3 +235,16 @@ def test_a_hidden_state_cast_to_the_teacher_dtype_is_a_tensor_not_a_model():
         encoder_outputs = student_outputs.encoder_last_hidden_state.to(dtype=teacher_dtype)
         """
     assert lint(src, "MP101") == []
+
+
+def test_a_pipeline_that_generates_class_images_is_not_trained():
+    src = """
+        import torch
+        from accelerate import Accelerator
+        from diffusers import DiffusionPipeline
+
+        accelerator = Accelerator(mixed_precision="fp16")
+        pipeline = DiffusionPipeline.from_pretrained("sd", torch_dtype=torch.float16)
+        images = pipeline("a photo").images
+        """
+    assert lint(src, "MP101") == []

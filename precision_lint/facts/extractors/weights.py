@@ -89,6 +89,17 @@ def _is_loader(site: CallSite) -> bool:
     return site.method in LOADERS
 
 
+def _pipeline(site) -> str:
+    """Why weights loaded into an inference pipeline are not trained: a diffusers
+    ``DiffusionPipeline`` or a transformers ``pipeline(...)`` is no ``nn.Module`` an optimizer
+    can take (it generates under ``no_grad``); "" for any other loader."""
+    q = site.qualname or ""
+    owner = q.rsplit(".", 1)[0] if site.method in ("from_pretrained", "from_single_file") else q
+    if owner.rsplit(".", 1)[-1].endswith("Pipeline") or q in ("transformers.pipeline", "transformers.pipelines.pipeline"):
+        return "an inference pipeline (not an nn.Module an optimizer trains)"
+    return ""
+
+
 def _constructs_module(index: ModuleIndex, site) -> bool:
     """A call that builds a ``torch.nn.Module``: a ``torch.nn`` layer or container
     (``nn.Linear``, ``nn.Sequential``), or a class of this module derived from one."""
@@ -344,7 +355,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             edit_span = index.span(edit_node)
             edit_text = index.text(edit_node)
         scope = site.scope.code_scope()
-        frozen = uses.frozen_reason(targets, scope, node)
+        frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node)
         out.append(
             WeightsSite(
                 kind=kind,
