@@ -36,6 +36,7 @@ from .base import Rule, RuleContext, replace
 BOTH_ERROR = "ValueError: At most one of fp16 and bf16 can be True, but not both"
 DS_ERROR = "ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values"
 TRAINING_KINDS = ("training-args", "training-args-class")
+_EQUALS = re.compile(r"\(?\s*([\w.\[\]\"']+)\s*==\s*([\w.\"']+)\s*\)?")
 
 
 def _truthy(value) -> bool:
@@ -49,7 +50,9 @@ def _states(arg, option) -> List[Tuple[str, object]]:
         return [("on" if option.default_on else "switch", None)]
     out = []
     for v in arg.values if arg is not None else ():
-        if v.kind == CONST and _truthy(v.value):
+        if v.kind == CONST and _truthy(v.value) and any(g.user_choice for g in v.guards):
+            out.append(("switch", v))  # `--fp16` of a parser's TrainingArguments: the user's to pass
+        elif v.kind == CONST and _truthy(v.value):
             out.append(("on" if not v.guards else "cond", v))
         elif v.kind in (CAPABILITY, COND, CUDA):
             out.append(("cond", v))
@@ -75,6 +78,11 @@ def _exclusive(a, b, a_written: Tuple[str, ...] = (), b_written: Tuple[str, ...]
                 if g.text == h.text and g.positive != h.positive:
                     return True
     a_names, b_names = _names(a, a_written), _names(b, b_written)
+    for t in a_names:  # `x == torch.float16` and `x == torch.bfloat16`: one value, two tests
+        for o in b_names:
+            ta, to = _EQUALS.fullmatch(t.strip()), _EQUALS.fullmatch(o.strip())
+            if ta and to and ta.group(1) == to.group(1) and ta.group(2) != to.group(2):
+                return True
     for xs, ys in ((a_names, b_names), (b_names, a_names)):
         for t in xs:
             for o in ys:

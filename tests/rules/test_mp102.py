@@ -158,3 +158,23 @@ def test_deepspeed_config_against_training_arguments(tree, ds, flags, expected):
         assert "mismatch TrainingArguments values" in d.message
         (rel,) = d.related
         assert rel.path.endswith("ds_config.json") and rel.span.line >= 2
+
+
+def test_the_command_line_switches_of_a_parser_are_the_users_to_pass():
+    src = """
+        from transformers import HfArgumentParser, TrainingArguments
+
+        (training_args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+        """
+    assert lint(src, CODE) == []
+
+
+def test_one_value_compared_with_two_dtypes_is_never_both():
+    src = """
+        import torch
+        from transformers import TrainingArguments
+
+        compute_dtype = torch.bfloat16 if args.bf16 else torch.float16
+        args = TrainingArguments("o", fp16=compute_dtype == torch.float16, bf16=compute_dtype == torch.bfloat16)
+        """
+    assert lint(src, CODE) == []
