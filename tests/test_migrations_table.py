@@ -171,7 +171,7 @@ def _instance(row, trainer, tokenizer):
 def test_attribute_row(row, trainer, tokenizer):
     instance = _instance(row, trainer, tokenizer)
     if _removed(row):
-        kind, text = _message(row, tokenizer=type(instance).__name__)
+        kind, text = _message(row, tokenizer=type(instance).__name__, config=type(instance).__name__)
         with pytest.raises(AttributeError) as info:
             getattr(instance, row.name)
         assert kind == "AttributeError"

@@ -189,7 +189,11 @@ class MigrationJudge:
         return bool(self.ctx.facts.section("migrations"))
 
     def _error(self, row: Migration, shown: str) -> str:
-        error = row.error.replace("{model}", "<model class>").replace("{tokenizer}", "<tokenizer class>")
+        error = (
+            row.error.replace("{model}", "<model class>")
+            .replace("{tokenizer}", "<tokenizer class>")
+            .replace("{config}", "<config class>")
+        )
         short = shown.rsplit(".", 1)[-1]
         if not self._is_project_class(shown) and f"{row.owner_short}.__init__()" in error:
             error = error.replace(f"{row.owner_short}.__init__()", f"{short}.__init__()")
