@@ -16,7 +16,7 @@ from .callees import LIBRARIES, project_callee
 from .evaluate import Evaluator
 from .index import CallSite, ModuleIndex
 from .model import CallArg, CallRecord
-from .values import CONFIG, RETURN, UNKNOWN
+from .values import UNKNOWN
 
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)
 
@@ -33,9 +33,7 @@ def _worth_recording(evaluator: Evaluator, expr: cst.BaseExpression, site: CallS
     if evaluator.mentions_dtype(expr, site.scope):
         return True
     # a config file's table or value (`build_model(cfg["model"])`), or what a helper returned
-    return isinstance(expr, (cst.Name, cst.Subscript, cst.Attribute)) and any(
-        v.kind in (CONFIG, RETURN) for v in evaluator.values(expr, site.scope)
-    )
+    return isinstance(expr, (cst.Name, cst.Subscript, cst.Attribute)) and evaluator.may_carry(expr, site.scope)
 
 
 def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
@@ -93,7 +91,7 @@ def return_summaries(index: ModuleIndex, evaluator: Evaluator) -> tuple:
     another file evaluates to, once the join substitutes the symbolic parts."""
     out = []
     for qualname, function in index.functions.items():
-        if not function.returns:
+        if not function.returns or not evaluator.worth_summarising(function):
             continue
         values = evaluator.returned(function)
         if any(v.kind != UNKNOWN for v in values):

@@ -253,6 +253,23 @@ class Evaluator:
                 return True
         return False
 
+    def may_carry(self, expr: cst.CSTNode, scope: Scope) -> bool:
+        """Whether a value worth following to the join may reach ``expr``: a dtype, a config
+        file's value, or what a function of another module returns. Syntactic, like
+        :meth:`mentions_dtype`, so that summaries and call records of code that carries no
+        precision never pay for source positions."""
+        for node, here in self._reached(expr, scope, set(), inputs=True):
+            if isinstance(node, (cst.Name, cst.Attribute)) and dtype_of_qualname(self.ix.qualify(node, here)):
+                return True
+            if isinstance(node, cst.SimpleString) and dtype_of_string(node.evaluated_value):
+                return True
+            if isinstance(node, cst.Call):
+                site = self.ix.call_of(node)
+                qual = site.qualname if site else None
+                if qual in CONFIG_LOADERS or (qual and project_callee(self.ix, site) and qual not in self.ix.functions):
+                    return True
+        return False
+
     def consults(self, expr: cst.CSTNode, scope: Scope, seen: set) -> Tuple[bool, bool, bool]:
         """What an expression consults, through variables and local functions:
         (a capability probe, ``torch.cuda.is_available()``, a parameter-dtype check
@@ -566,6 +583,10 @@ class Evaluator:
         if info is None or scope is None:
             return {}
         out: dict = {}
+        dataclass = any(
+            (dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "").endswith("dataclass")
+            for d in info.node.decorators
+        )
         for name, bound in scope.assignments.items():
             if name.startswith("__"):
                 continue
@@ -573,11 +594,16 @@ class Evaluator:
             for assignment in bound:
                 if assignment.value is None or assignment.imported is not None:
                     continue
+                literal = _bool_literal(assignment.value) or (dataclass and _literal_field(assignment.value))
+                if not literal and not self.may_carry(assignment.value, scope):
+                    continue  # a field no precision can reach: not worth its source positions
                 values.extend(self._field_default(assignment.value, scope))
             if values:
                 out[name] = _dedupe(values)
         for name, assigned in info.self_attr_values.items():
             values = []
+            if not any(a.value is not None and (self.may_carry(a.value, w) or _is_parameter_name(a.value, w)) for a, w in assigned):
+                continue
             for assignment, where in assigned:
                 guards = self.guards_of(assignment.guards, where)
                 values.extend(_with_guards(v, guards) for v in self._assigned(assignment, where))
@@ -729,6 +755,9 @@ class Evaluator:
         if callee is not None and callee not in self.ix.functions:
             return [Possible(RETURN, ReturnRef(callee), origin=self.ix.span(expr))]
         return list(UNKNOWN_VALUE)
+
+    def worth_summarising(self, function: Scope) -> bool:
+        return any(self.may_carry(value, function) for value, _ in function.returns)
 
     def returned(self, function: Scope) -> Values:
         """What ``function`` may return (its summary for callers in other files)."""
@@ -904,6 +933,23 @@ def is_training_arguments(qualname: Optional[str], index: Optional[ModuleIndex] 
         if info is not None:
             stack.extend(info.bases)
     return False
+
+
+def _bool_literal(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("True", "False")
+
+
+def _literal_field(node: cst.BaseExpression) -> bool:
+    """A dataclass field whose default is written as a literal (``"flash_attention_2"``,
+    ``field(default="fp16")``): a command line or a config may choose it."""
+    if isinstance(node, cst.Call) and (dotted(node.func) or "").endswith("field"):
+        default = keyword(node, "default")
+        node = default.value if default is not None else None
+    return isinstance(node, (cst.SimpleString, cst.Integer, cst.Float)) or _bool_literal(node) if node is not None else False
+
+
+def _is_parameter_name(node: cst.BaseExpression, scope: Scope) -> bool:
+    return isinstance(node, cst.Name) and _is_parameter(node, scope)
 
 
 def _is_parameter(node: cst.Name, scope: Scope) -> bool:
