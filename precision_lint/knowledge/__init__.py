@@ -113,12 +113,9 @@ class Migration:
         ``trl.SFTTrainer``)."""
         parts = qualname.split(".")
         short = f"{parts[0]}.{parts[-1]}" if len(parts) > 2 else qualname
-        for q in {qualname, short}:
-            if q == self.owner:
-                return True
-            if any(fnmatch.fnmatchcase(q, p) for p in self.also) and not any(fnmatch.fnmatchcase(q, p) for p in self.unlike):
-                return True
-        return False
+        if any(fnmatch.fnmatchcase(q, p) for q in {qualname, short} for p in self.unlike):
+            return False  # `transformers.generation.GenerationConfig` is the GenerationConfig
+        return any(q == self.owner or any(fnmatch.fnmatchcase(q, p) for p in self.also) for q in {qualname, short})
 
     def stage(self, version: Optional[Tuple[int, ...]]) -> Optional[str]:
         """``"removed"``, ``"deprecated"`` or None (nothing to say) for the targeted version

@@ -304,11 +304,15 @@ class MigrationJudge:
                 classes = [_instance_class(s) for s in attr.sources]
             for cls in classes:
                 ancestry = self._ancestry(cls)
-                row = next((r for r in rows if any(r.matches_owner(a) for a in ancestry)), None)
+                # only library classes match the table (a project's own `class DecisionConfig:`
+                # is no PretrainedConfig, whatever its name)
+                library = [a for a in ancestry if not self._is_project_class(a)]
+                row = next((r for r in rows if any(r.matches_owner(a) for a in library)), None)
                 if row is None:
                     continue
                 shown = attr.receiver_text
-                error = row.error.replace("{tokenizer}", "<tokenizer class>")
+                known = cls.rsplit(".", 1)[-1] if cls and cls != CONFIG_CLASS else None
+                error = row.error.replace("{tokenizer}", "<tokenizer class>").replace("{config}", known or "<config class>")
                 message = f"`{shown}.{attr.name}` {self._consequence(row, error)}"
                 fix = None
                 if row.fix == "rename" and row.new_name_exists(targeted_version(self.ctx, row)):

@@ -519,3 +519,27 @@ def test_attributes_of_a_models_config():
         (3, "model.config.rope_theta"), (4, "model.config.max_length")
     ]
     assert "model.generation_config.<name>" in found[1].message
+
+
+def test_a_project_class_named_like_a_config_is_no_pretrained_config():
+    src = """
+        class DecisionConfig:
+            def __init__(self):
+                self.scale = 1.0
+
+            def warper(self):
+                return self.temperature
+        """
+    assert lint(src, "MP302") == []
+
+
+def test_a_generation_config_keeps_its_sampling_attributes():
+    src = """
+        import copy
+        from transformers import GenerationConfig
+
+        gen = GenerationConfig(max_new_tokens=8)
+        gen.do_sample = False
+        gen.top_p = 0.9
+        """
+    assert lint(src, "MP302") == []
