@@ -118,6 +118,7 @@ class KwargSource:
     via: str  # "keyword", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat" (name: SPLAT)
     arg: Optional[cst.CSTNode] = None  # the whole Arg / DictElement
     conditional: bool = False  # set under a condition of its own: it may not override
+    guards: Tuple = ()  # for `d["k"] = v` / `d.update(...)`: the conditions it is set under
 
 
 SPLAT = "**"  # the name of a `**table` of a config file: its keys are read at the join
@@ -317,12 +318,20 @@ class Evaluator:
     def kwarg(self, call: cst.Call, scope: Scope, name: str) -> List[KwargSource]:
         return [s for s in self.kwarg_sources(call, scope) if s.name == name]
 
+    def source_values(self, source: "KwargSource", scope: Scope) -> Values:
+        """The values of a keyword's source, with the conditions a ``d["k"] = v`` is set under."""
+        values = self.values(source.value, scope)
+        if not source.guards:
+            return values
+        guards = self.guards_of(source.guards, scope)
+        return tuple(_with_guards(v, guards) for v in values)
+
     def kwarg_values(self, call: cst.Call, scope: Scope, name: str) -> Optional[Values]:
         """The union of the values of keyword ``name``; None when it is not passed."""
         sources = self.kwarg(call, scope, name)
         if not sources:
             return None
-        return _dedupe(v for s in sources for v in self.values(s.value, scope))
+        return _dedupe(v for s in sources for v in self.source_values(s, scope))
 
     # --- dict splats --------------------------------------------------------------
     def _dict_entries(self, expr, scope: Scope, seen: set) -> List[KwargSource]:
@@ -375,16 +384,16 @@ class Evaluator:
         found = []
         for item in self.ix.item_assigns.get(name, ()):
             if item.scope is owner and isinstance(item.key, cst.SimpleString) and isinstance(item.key.evaluated_value, str):
-                source = KwargSource(item.key.evaluated_value, item.key, item.value, "item-assign", item.statement, len(item.guards) > depth)
+                source = KwargSource(item.key.evaluated_value, item.key, item.value, "item-assign", item.statement, len(item.guards) > depth, item.guards)
                 found.append((self.ix.order(item.statement)[0], [source]))
         for site in self.ix.calls:
             if site.method == "update" and isinstance(site.receiver, cst.Name) and site.receiver.value == name and site.scope is owner:
                 entries = []
                 for arg in site.node.args:
                     if arg.keyword is not None:
-                        entries.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "dict-update", arg, len(site.guards) > depth))
+                        entries.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "dict-update", arg, len(site.guards) > depth, site.guards))
                     elif not arg.star or arg.star == "**":
-                        entries.extend(dataclasses.replace(e, conditional=len(site.guards) > depth) for e in self._entries(arg.value, owner, set()))
+                        entries.extend(dataclasses.replace(e, conditional=len(site.guards) > depth, guards=site.guards) for e in self._entries(arg.value, owner, set()))
                 found.append((self.ix.order(site.node)[0], entries))
         return [e for _, entries in sorted(found, key=lambda f: f[0]) for e in entries]
 

@@ -56,3 +56,20 @@ def test_get_calls_that_are_not_a_dicts_get_are_unknown_never_an_error(call):
         model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
         """
     assert lint(src, "MP101") == []
+
+
+def test_a_key_set_under_the_users_own_switch_keeps_that_condition():
+    src = """
+        import torch
+        import transformers
+
+        def load(config):
+            extra = {"trust_remote_code": True}
+            if config.use_flash_attention:
+                extra["attn_implementation"] = "flash_attention_2"
+                extra["torch_dtype"] = torch.bfloat16
+            return transformers.AutoModelForCausalLM.from_pretrained(config.model, **extra)
+        """
+    assert lint(src, "MP201") == [] and lint(src, "MP202") == []
+    hard_coded = src.replace("if config.use_flash_attention:", "if True:")
+    assert [d.code for d in lint(hard_coded, "MP202")] == ["MP202"]

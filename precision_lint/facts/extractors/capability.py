@@ -104,7 +104,7 @@ def _arg(index: ModuleIndex, evaluator: Evaluator, site: CallSite, name: str) ->
         return None
     src = sources[-1]
     return Arg(
-        evaluator.values(src.value, site.scope),
+        evaluator.source_values(src, site.scope),
         index.span(src.key),
         index.span(src.value),
         index.text(src.value),
@@ -197,7 +197,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         dtypes: List[Possible] = []
         for name in DTYPE_KWARGS:
             for src in evaluator.kwarg(site.node, site.scope, name):
-                dtypes.extend(dtype_atoms(evaluator.values(src.value, site.scope)))
+                dtypes.extend(dtype_atoms(evaluator.source_values(src, site.scope)))
         for key, arg in given.items():
             attention.append(
                 AttentionSite(

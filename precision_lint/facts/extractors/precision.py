@@ -135,7 +135,7 @@ def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, posit
                 (
                     source.name,
                     Arg(
-                        evaluator.values(source.value, site.scope),
+                        evaluator.source_values(source, site.scope),
                         key_span,
                         index.span(source.value),
                         index.text(source.value),

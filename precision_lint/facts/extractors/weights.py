@@ -323,7 +323,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 continue
             src = sources[-1]
             kind, edit_node, via = "dtype-kwarg", src.value, src.via
-            vals = evaluator.values(src.value, site.scope)
+            vals = evaluator.source_values(src, site.scope)
             placed = evaluator.kwarg_values(node, site.scope, "device_map")
             on_cpu = bool(placed) and all(v.kind == CONST and v.value == "cpu" for v in placed)
         elif site.method in CAST_METHODS and not node.args and site.receiver is not None:
