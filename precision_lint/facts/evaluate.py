@@ -196,7 +196,10 @@ class Evaluator:
             if owner is not None and owner.is_import(head.value):
                 continue  # a module's attribute (torch.cuda...), not an input
             follows = True
-            if isinstance(node, cst.Attribute):
+            # an option's default decides only for the precision switch itself (`--mixed_precision`
+            # read through `accelerator.mixed_precision`), not for every option the walk passes
+            # (`Accelerator(gradient_accumulation_steps=args.accum, ...)`)
+            if isinstance(node, cst.Attribute) and PRECISION_WORD.search(node.attr.value):
                 for option in self.ix.arg_options.get(node.attr.value, ()):
                     default = keyword(option.call, "default")
                     action = keyword(option.call, "action")

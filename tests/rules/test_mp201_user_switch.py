@@ -130,3 +130,32 @@ def test_a_libraries_own_default_config_is_not_a_users_setup(tmp_path):
     cfg = config(transformers_version="5.23", trl_version="1.16")
     found = Engine(cfg, [CODE], jobs=1).run_paths([str(tmp_path)]).diagnostics
     assert [d.path.rsplit("/", 1)[-1] for d in found] == ["mytrainer.py"]
+
+
+def test_the_accelerators_mixed_precision_is_the_users_switch():
+    import textwrap
+
+    src = textwrap.dedent(
+        """
+        import argparse
+        import torch
+        from accelerate import Accelerator
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--mixed_precision", default=None, choices=["no", "fp16", "bf16"])
+        parser.add_argument("--gradient_accumulation_steps", type=int, default=1)
+        args = parser.parse_args()
+
+        def main(args, vae):
+            accelerator = Accelerator(gradient_accumulation_steps=args.gradient_accumulation_steps, mixed_precision=args.mixed_precision)
+            weight_dtype = torch.float32
+            if accelerator.mixed_precision == "fp16":
+                weight_dtype = torch.float16
+            elif accelerator.mixed_precision == "bf16":
+                weight_dtype = torch.bfloat16
+            vae.to(accelerator.device, dtype=weight_dtype)
+        """
+    )
+    from conftest import lint as lint_
+
+    assert lint_(src, CODE) == []
