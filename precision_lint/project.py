@@ -71,6 +71,11 @@ class Project:
         Looked up next to the module and in the working directory, as a script run
         from either place would; unreadable or invalid files give None.
         """
+        path = self.json_path(near, relative)
+        return self._json[path] if path is not None else None
+
+    def json_path(self, near: ModuleFacts, relative: str) -> Optional[str]:
+        """The file ``read_json`` reads for ``relative`` (None: none found)."""
         for base in (os.path.dirname(os.path.abspath(near.path)), os.getcwd()):
             path = os.path.normpath(os.path.join(base, relative))
             if path not in self._json:
@@ -80,14 +85,6 @@ class Project:
                 except (OSError, ValueError):
                     self._json[path] = None
             if self._json[path] is not None:
-                return self._json[path]
-        return None
-
-    def json_path(self, near: ModuleFacts, relative: str) -> Optional[str]:
-        """The file ``read_json`` reads for ``relative`` (None: none found)."""
-        for base in (os.path.dirname(os.path.abspath(near.path)), os.getcwd()):
-            path = os.path.normpath(os.path.join(base, relative))
-            if self.read_json(near, relative) is not None and self._json.get(path) is not None:
                 return path
         return None
 
