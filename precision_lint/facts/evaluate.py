@@ -14,7 +14,7 @@ import dataclasses
 import itertools
 import re
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
@@ -138,7 +138,8 @@ class Evaluator:
         self.ix = index
         self._active: set = set()
         self._depth = 0
-        self._taints: dict = {}
+        self._guards: dict = {}
+        self._flow_memo: Dict[tuple, Tuple[bool, bool]] = {}  # (test, scope, positive) → Guard
 
     # --- public -------------------------------------------------------------
     def values(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Values:
@@ -157,19 +158,22 @@ class Evaluator:
         return _dedupe(out)
 
     def guard(self, test: cst.BaseExpression, positive: bool, scope: Scope) -> Guard:
-        key = (id(test), id(scope))
-        if key not in self._taints:
-            self._taints[key] = self.consults(test, scope, set())
-        capability, cuda, param_dtype = self._taints[key]
-        return Guard(
-            text=self.ix.text(test),
-            positive=positive,
-            capability=capability,
-            cuda=cuda or capability,
-            param_dtype=param_dtype,
-            user_choice=positive and not (capability or cuda) and self._follows_user_input(test, scope),
-            other_device=positive and bool(OTHER_DEVICE.search(self.ix.text(test))),
-        )
+        # the same test guards every value evaluated under it: worked out once
+        key = (id(test), id(scope), positive)
+        found = self._guards.get(key)
+        if found is None:
+            capability, cuda, param_dtype = self.consults(test, scope, set())
+            text = self.ix.text(test)
+            found = self._guards[key] = Guard(
+                text=text,
+                positive=positive,
+                capability=capability,
+                cuda=cuda or capability,
+                param_dtype=param_dtype,
+                user_choice=positive and not (capability or cuda) and self._follows_user_input(test, scope),
+                other_device=positive and bool(OTHER_DEVICE.search(text)),
+            )
+        return found
 
     def _follows_user_input(self, test: cst.BaseExpression, scope: Scope) -> bool:
         """Whether a condition is the user's own precision switch: it reads an input (an
@@ -250,29 +254,44 @@ class Evaluator:
         Cheap and syntactic: hot paths (every ``x.to(device)`` of a module) ask this before
         evaluating values, which needs source positions.
         """
-        for node, here in self._reached(expr, scope, set() if seen is None else seen, inputs=True):
-            if isinstance(node, (cst.Name, cst.Attribute)) and dtype_of_qualname(self.ix.qualify(node, here)):
-                return True
-            if isinstance(node, cst.SimpleString) and dtype_of_string(node.evaluated_value):
-                return True
-        return False
+        if seen is not None:
+            return self._walk_flows(expr, scope, seen, dtype_only=True)[0]
+        return self._flows(expr, scope)[0]
 
     def may_carry(self, expr: cst.CSTNode, scope: Scope) -> bool:
         """Whether a value worth following to the join may reach ``expr``: a dtype, a config
         file's value, or what a function of another module returns. Syntactic, like
         :meth:`mentions_dtype`, so that summaries and call records of code that carries no
         precision never pay for source positions."""
-        for node, here in self._reached(expr, scope, set(), inputs=True):
+        return self._flows(expr, scope)[1]
+
+    def _flows(self, expr: cst.CSTNode, scope: Scope) -> Tuple[bool, bool]:
+        """(a dtype may reach ``expr``, something worth following may), worked out once per
+        expression; a variable's answer is the same wherever it is read (the walk is
+        flow-insensitive), so it is kept per variable."""
+        if isinstance(expr, cst.Name):
+            owner = scope.lookup_scope(expr.value)
+            key = ("name", expr.value, id(owner))
+        else:
+            key = ("node", id(expr), id(scope))
+        found = self._flow_memo.get(key)
+        if found is None:
+            found = self._flow_memo[key] = self._walk_flows(expr, scope, set(), dtype_only=False)
+        return found
+
+    def _walk_flows(self, expr: cst.CSTNode, scope: Scope, seen: set, dtype_only: bool) -> Tuple[bool, bool]:
+        carry = False
+        for node, here in self._reached(expr, scope, seen, inputs=True):
             if isinstance(node, (cst.Name, cst.Attribute)) and dtype_of_qualname(self.ix.qualify(node, here)):
-                return True
+                return True, True
             if isinstance(node, cst.SimpleString) and dtype_of_string(node.evaluated_value):
-                return True
-            if isinstance(node, cst.Call):
+                return True, True
+            if not carry and not dtype_only and isinstance(node, cst.Call):
                 site = self.ix.call_of(node)
                 qual = site.qualname if site else None
                 if qual in CONFIG_LOADERS or (qual and project_callee(self.ix, site) and qual not in self.ix.functions):
-                    return True
-        return False
+                    carry = True
+        return False, carry
 
     def consults(self, expr: cst.CSTNode, scope: Scope, seen: set) -> Tuple[bool, bool, bool]:
         """What an expression consults, through variables and local functions:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostics import Span
+from .positions import Positions
 from ..knowledge import migrated_names
 from .names import ImportMap, dotted
 
@@ -236,8 +236,7 @@ class ModuleIndex:
         self.import_statements: List[cst.CSTNode] = []
         # id(import statement) → (its guards, the exceptions caught around it; see CallSite.caught)
         self.import_context: Dict[int, Tuple[Tuple[GuardNode, ...], Tuple[str, ...]]] = {}
-        self._positions = None
-        self._wrapper = None
+        self._positions: Optional[Positions] = None
         self._scope_spans = None
         self._scope_starts = []
         self._line_starts = [0]
@@ -248,13 +247,9 @@ class ModuleIndex:
     # --- positions ---------------------------------------------------------
     def span(self, node: cst.CSTNode) -> Span:
         if self._positions is None:
-            # Positions need a full code-generation pass: computed on first use only, so a
-            # file with nothing to report never pays for them.
-            self._positions = self._wrapper.resolve(PositionProvider)
-        rng = self._positions[node]
-        start = self._line_starts[rng.start.line - 1] + rng.start.column
-        end = self._line_starts[rng.end.line - 1] + rng.end.column
-        return Span(rng.start.line, rng.start.column, rng.end.line, rng.end.column, start, end)
+            # computed on first use only: a file with nothing to report never pays for them
+            self._positions = Positions(self.source, self.module, self._line_starts)
+        return self._positions.span(node)
 
     def order(self, node: cst.CSTNode) -> Tuple[int, int]:
         """(first, last + 1) in a pre-order numbering of the tree: ``a`` comes before ``b`` in
@@ -347,9 +342,7 @@ class ModuleIndex:
 def build_index(source: str, module_name: str = "", is_package: bool = False) -> ModuleIndex:
     """Parse ``source`` and index it. Raises ``libcst.ParserSyntaxError`` on bad input."""
     tree = cst.parse_module(source)
-    wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
     index = ModuleIndex(source, tree, module_name, is_package)
-    index._wrapper = wrapper
     _walk(tree, _Indexer(index))
     _resolve_names(index)
     return index

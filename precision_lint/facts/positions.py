@@ -1,0 +1,502 @@
+"""Where a CST node is in the text, from CPython's own parser instead of LibCST's positions pass.
+
+LibCST finds positions by generating the whole module's code again while it records where
+each node starts and ends: on real library code that pass costs more than the parse itself
+(about a quarter of a second for a 2,000-line module). CPython's ``ast`` parser gives the
+same positions for expressions, in C, for a few milliseconds.
+
+The two trees are paired family by family: the calls of a module, taken in source order, are
+the same calls in both trees, and so are its attributes, subscripts, names in expression
+position, constants and the other expression kinds listed in ``_FAMILIES``. Every pair is
+checked (a name's identifier, a literal's exact text, an operator's kind), and a family whose
+counts or checks disagree anywhere in the module is not used for that module: its nodes, and
+every node of a kind this module does not pair (a ``Tuple``, a chained ``and``), are placed by
+LibCST's own pass, run once for the module on first need. The result is always LibCST's answer:
+``tests/semantic/test_positions.py`` compares the two on real modules and generated programs.
+
+Differences handled here: LibCST's range of a parenthesized expression leaves its parentheses
+out, as CPython's does; an argument (``Arg``) has no node of its own in ``ast``, so it is placed
+from its value and its star or keyword; columns are characters, where CPython counts UTF-8 bytes.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import dataclasses
+import re
+from typing import Callable, Dict, List, Optional, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ..diagnostics import Span
+
+_SKIPPED_FIELDS = frozenset(
+    {
+        "leading_lines", "lines_after_decorators", "header", "footer", "lpar", "rpar", "comma",
+        "semicolon", "trailing_whitespace", "equal", "colon", "operator", "dot", "star_tok",
+        "lbracket", "rbracket", "lbrace", "rbrace", "first_colon", "second_colon", "asynchronous",
+        "posonly_ind", "trailing_comma", "indent",
+    }
+)
+
+# Children in source order where LibCST's field order is not (and names that are not expressions
+# in ``ast``: a def's or a class's name, a keyword, an attribute's name, ``except E as name``).
+_SOURCE_ORDER: Dict[type, Tuple[str, ...]] = {
+    cst.FunctionDef: ("decorators", "params", "returns", "body"),
+    cst.ClassDef: ("decorators", "bases", "keywords", "body"),
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.ExceptHandler: ("type", "body"),
+    cst.ExceptStarHandler: ("type", "body"),
+    cst.MatchCase: ("pattern", "guard", "body"),
+    cst.Parameters: ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
+    cst.Param: ("annotation", "default"),
+    cst.Arg: ("value",),
+    cst.Attribute: ("value",),
+    cst.MatchAs: ("pattern",),
+    cst.MatchKeywordElement: ("pattern",),
+    cst.MatchMapping: ("elements",),
+    # not expressions in ``ast`` (names as strings), or not paired at all
+    cst.Import: (),
+    cst.ImportFrom: (),
+    cst.Global: (),
+    cst.MatchStar: (),
+    cst.MatchSingleton: (),
+    cst.Nonlocal: (),
+    cst.FormattedString: (),
+}
+
+_DEF_HEAD = re.compile(r"(?:async\s+)?(?:def|class)\s+")
+_CONSTANT_NAMES = frozenset({"True", "False", "None"})
+
+
+def _fields(cls: type) -> Tuple[str, ...]:
+    names = _SOURCE_ORDER.get(cls)
+    if names is None:
+        names = _SOURCE_ORDER[cls] = tuple(
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        )
+    return names
+
+
+def _cst_family(node: cst.CSTNode) -> Optional[str]:
+    cls = type(node)
+    if cls is cst.Name:
+        return "Constant" if node.value in _CONSTANT_NAMES else "Name"
+    if cls in (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis):
+        return "Constant"
+    return _CST_FAMILIES.get(cls)
+
+
+# LibCST class → the ``ast`` class of the same node (one to one, in source order).
+_CST_FAMILIES: Dict[type, str] = {
+    cst.Call: "Call",
+    cst.Attribute: "Attribute",
+    cst.Subscript: "Subscript",
+    cst.BinaryOperation: "BinOp",
+    cst.UnaryOperation: "UnaryOp",
+    cst.Comparison: "Compare",
+    cst.IfExp: "IfExp",
+    cst.Dict: "Dict",
+    cst.List: "List",
+    cst.Set: "Set",
+    cst.ListComp: "ListComp",
+    cst.SetComp: "SetComp",
+    cst.DictComp: "DictComp",
+    cst.Await: "Await",
+    cst.Lambda: "Lambda",
+    cst.NamedExpr: "NamedExpr",
+    cst.Tuple: "Tuple",
+    cst.FormattedString: "JoinedStr",
+}
+_AST_FAMILIES = frozenset(_CST_FAMILIES.values()) | {"Name", "Constant", "ClassDef", "FunctionDef", "arg"}
+
+
+# Nodes paired only to place the names they hold (a def's name, a parameter's name): their own
+# ranges differ between the trees (LibCST's def ends after trailing comments, its parameter
+# includes the default).
+_HOLDERS: Dict[type, str] = {cst.FunctionDef: "FunctionDef", cst.ClassDef: "ClassDef", cst.Param: "arg"}
+
+
+def _collect_cst(module: cst.Module) -> Tuple[Dict[str, List[cst.CSTNode]], Dict[int, cst.CSTNode]]:
+    """The module's nodes of each family in source order, and the node that holds each
+    argument (its call) and each name that is no expression in ``ast`` (an attribute's name,
+    a keyword, a def's, a class's or a parameter's name)."""
+    found: Dict[str, List[cst.CSTNode]] = {}
+    holder: Dict[int, cst.CSTNode] = {}
+    stack: List[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        cls = type(node)
+        if cls is cst.ConcatenatedString:
+            # one constant (or one f-string) in ``ast``: paired whole, never its parts
+            formatted = any(isinstance(part, cst.FormattedString) for part in _string_parts(node))
+            found.setdefault("JoinedStr" if formatted else "Constant", []).append(node)
+            continue
+        if cls is cst.Del and type(node.target) is cst.Tuple and not node.target.lpar:
+            # `del a, b`: a list of targets in ``ast``, no tuple
+            stack.extend(reversed([e.value for e in node.target.elements]))
+            continue
+        family = _cst_family(node)
+        if family is not None:
+            found.setdefault(family, []).append(node)
+        if cls is cst.Call:
+            for arg in node.args:
+                holder[id(arg)] = node
+                if arg.keyword is not None:
+                    holder[id(arg.keyword)] = arg
+        elif cls is cst.Attribute:
+            holder[id(node.attr)] = node
+        elif cls in _HOLDERS:
+            found.setdefault(_HOLDERS[cls], []).append(node)
+            holder[id(node.name)] = node
+        children = []
+        for attr in _fields(cls):
+            value = getattr(node, attr)
+            if isinstance(value, cst.CSTNode):
+                children.append(value)
+            elif isinstance(value, (list, tuple)):
+                children.extend(c for c in value if isinstance(c, cst.CSTNode))
+        stack.extend(reversed(children))
+    return found, holder
+
+
+def _string_parts(node: cst.ConcatenatedString):
+    for side in (node.left, node.right):
+        if isinstance(side, cst.ConcatenatedString):
+            yield from _string_parts(side)
+        else:
+            yield side
+
+
+def _collect_ast(tree: ast.AST) -> Dict[str, List[ast.AST]]:
+    found: Dict[str, List[ast.AST]] = {}
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        name = type(node).__name__
+        if name == "AsyncFunctionDef":
+            name = "FunctionDef"
+        if name == "JoinedStr":
+            found.setdefault(name, []).append(node)
+            continue  # an f-string's parts are placed by LibCST's pass
+        if name in _AST_FAMILIES:
+            found.setdefault(name, []).append(node)
+        if name == "Subscript" and type(node.slice) is ast.Tuple and node.slice.elts:
+            # ``x[a, b]``: no tuple in LibCST's tree (a list of subscript elements) unless written ``x[(a, b)]``
+            first = node.slice.elts[0]
+            if (first.lineno, first.col_offset) == (node.slice.lineno, node.slice.col_offset):
+                stack.append(node.value)
+                stack.extend(node.slice.elts)
+                continue
+        stack.extend(ast.iter_child_nodes(node))
+    for nodes in found.values():
+        # source order; of two nodes that start together the outer one first
+        nodes.sort(key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
+    return found
+
+
+class Positions:
+    """``span(node)`` for the nodes of one parsed module."""
+
+    def __init__(self, source: str, module: cst.Module, line_starts: List[int]) -> None:
+        self._source = source
+        self._module = module
+        self._line_starts = line_starts
+        self._lines = source.splitlines(keepends=True)
+        self._spans: Dict[int, Span] = {}
+        self._holder: Dict[int, cst.CSTNode] = {}  # id(argument or name) → its call, attribute, def...
+        self._paired: Dict[int, Tuple[str, ast.AST]] = {}  # id(CST node) → (family, ast node)
+        self._families: Dict[str, Tuple[list, list]] = {}
+        self._checked: Dict[str, bool] = {}
+        self._libcst = None
+        self._ready = False
+        self.unpaired: List[tuple] = []  # (family, why): placed by LibCST's pass in this module
+
+    # --- public ------------------------------------------------------------------
+    def span(self, node: cst.CSTNode) -> Span:
+        if not self._ready:
+            self._pair()
+        key = id(node)
+        found = self._spans.get(key)
+        if found is None:
+            found = self._placed(node)
+            if found is None:
+                found = self._from_libcst(node)
+            self._spans[key] = found
+        return found
+
+    def _placed(self, node: cst.CSTNode) -> Optional[Span]:
+        """The span from the paired ``ast`` node, or None (not paired in this module)."""
+        cls = type(node)
+        if cls is cst.Arg:
+            return self._arg_span(node)
+        if cls is cst.Name and id(node) in self._holder:
+            return self._name_span(node, self._holder[id(node)])
+        if cls in _HOLDERS:
+            return None
+        if cls is cst.BooleanOperation:
+            # its own parentheses are left out of its range, its operands' are not
+            return self._between(node.left, node.right)
+        paired = self._partner(node)
+        if paired is None:
+            return None
+        span = self._ast_span(paired)
+        if cls is cst.Tuple and node.lpar:
+            # CPython's tuple includes its parentheses, LibCST's leaves them out
+            return self._shrunk(span, node)
+        return span
+
+    # --- pairing -----------------------------------------------------------------
+    def _pair(self) -> None:
+        self._ready = True
+        try:
+            tree = ast.parse(self._source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return  # LibCST accepts what CPython 3.11 does not (3.12 syntax): its pass places all
+        cst_nodes, self._holder = _collect_cst(self._module)
+        ast_nodes = _collect_ast(tree)
+        for family, nodes in cst_nodes.items():
+            others = ast_nodes.get(family, [])
+            if len(others) != len(nodes):
+                self.unpaired.append((family, len(nodes), len(others)))
+                continue
+            self._families[family] = (nodes, others)
+            for c, a in zip(nodes, others):
+                self._paired[id(c)] = (family, a)
+
+    def _partner(self, node: cst.CSTNode) -> Optional[ast.AST]:
+        """The ``ast`` node paired with ``node``, once every pair of its family is checked
+        (checked on first need: most families of a module are never asked for)."""
+        found = self._paired.get(id(node))
+        if found is None:
+            return None
+        family, partner = found
+        ok = self._checked.get(family)
+        if ok is None:
+            check = _CHECKS.get(family, _same_text)
+            ok = self._checked[family] = all(check(self, c, a) for c, a in zip(*self._families[family]))
+            if not ok:
+                self.unpaired.append((family, "check"))
+        return partner if ok else None
+
+    def _ast_span(self, node: ast.AST) -> Span:
+        line, end_line = node.lineno, node.end_lineno
+        col = self._column(line, node.col_offset)
+        end_col = self._column(end_line, node.end_col_offset)
+        start = self._line_starts[line - 1] + col
+        end = self._line_starts[end_line - 1] + end_col
+        return Span(line, col, end_line, end_col, start, end)
+
+    def _shrunk(self, span: Span, node: cst.Tuple) -> Optional[Span]:
+        if len(node.lpar) != 1 or len(node.rpar) != 1:
+            return None
+        if self._module.code_for_node(node.lpar[0]) != "(" or self._module.code_for_node(node.rpar[0]) != ")":
+            return None  # LibCST's range of a tuple laid out over lines: left to its own pass
+        start = span.start + len(self._module.code_for_node(node.lpar[0]))
+        end = span.end - len(self._module.code_for_node(node.rpar[0]))
+        line, end_line = self.offset_line(start), self.offset_line(end)
+        return Span(
+            line, start - self._line_starts[line - 1], end_line, end - self._line_starts[end_line - 1], start, end
+        )
+
+    def _column(self, line: int, byte_col: int) -> int:
+        text = self._lines[line - 1] if line - 1 < len(self._lines) else ""
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+    def _arg_span(self, arg: cst.Arg) -> Optional[Span]:
+        """An argument runs from its star or keyword (or its value's first parenthesis) to its
+        value's last parenthesis."""
+        value = self._placed(arg.value)
+        call = self._holder.get(id(arg))
+        if value is None or call is None:
+            return None
+        start, line, col = value.start, value.line, value.col
+        end = self._closing(value.end, len(arg.value.rpar))
+        opening = self._opening(arg.value)
+        if end is None or opening is None:
+            return None
+        if arg.star or arg.keyword is not None:
+            head = self._head_of(arg, call)
+            if head is None:
+                return None
+            line, col, start = head
+        elif opening:
+            start -= opening
+            line = self.offset_line(start)
+            col = start - self._line_starts[line - 1]
+        end_line = self.offset_line(end) if end != value.end else value.end_line
+        end_col = end - self._line_starts[end_line - 1]
+        return Span(line, col, end_line, end_col, start, end)
+
+    def _name_span(self, name: cst.Name, holder: cst.CSTNode) -> Optional[Span]:
+        """A name that ``ast`` keeps as a string, placed from the node that holds it."""
+        width = len(name.value)
+        if type(holder) is cst.Attribute:
+            outer = self._placed(holder)
+            start = None if outer is None else outer.end - width
+        elif type(holder) is cst.Arg:
+            call = self._holder.get(id(holder))
+            head = None if call is None else self._head_of(holder, call)
+            start = None if head is None else head[2]
+        else:
+            paired = self._partner(holder)
+            if paired is None:
+                return None
+            start = self._ast_span(paired).start
+            if type(holder) is not cst.Param:
+                match = _DEF_HEAD.match(self._source, start)
+                start = None if match is None else match.end()
+        if start is None or self._source[start : start + width] != name.value:
+            return None
+        return self._offsets_span(start, start + width)
+
+    def _between(self, first: cst.BaseExpression, last: cst.BaseExpression) -> Optional[Span]:
+        """From ``first``'s opening parenthesis to ``last``'s closing one (``a and b``: CPython has
+        one node for ``a and b and c``, LibCST two)."""
+        left, right = self._placed(first), self._placed(last)
+        if left is None or right is None:
+            return None
+        opening = self._opening(first)
+        end = self._closing(right.end, len(last.rpar))
+        if opening is None or end is None:
+            return None
+        return self._offsets_span(left.start - opening, end)
+
+    def _opening(self, node: cst.BaseExpression) -> Optional[int]:
+        """How many characters ``node``'s opening parentheses take (None: laid out over lines,
+        where only LibCST's pass knows)."""
+        width = 0
+        for paren in node.lpar:
+            if not isinstance(paren.whitespace_after, cst.SimpleWhitespace):
+                return None
+            width += 1 + len(paren.whitespace_after.value)
+        return width
+
+    def _closing(self, end: int, count: int) -> Optional[int]:
+        """Where the ``count`` closing parentheses after offset ``end`` end: only whitespace,
+        line continuations and comments can stand between an expression and its ``)``."""
+        text = self._source
+        for _ in range(count):
+            while end < len(text):
+                ch = text[end]
+                if ch in " \t\f\r\n\\":
+                    end += 1
+                elif ch == "#":
+                    newline = text.find("\n", end)
+                    end = len(text) if newline < 0 else newline
+                else:
+                    break
+            if end >= len(text) or text[end] != ")":
+                return None
+            end += 1
+        return end
+
+    def _offsets_span(self, start: int, end: int) -> Span:
+        line, end_line = self.offset_line(start), self.offset_line(end)
+        return Span(line, start - self._line_starts[line - 1], end_line, end - self._line_starts[end_line - 1], start, end)
+
+    def _head_of(self, arg: cst.Arg, call: cst.Call) -> Optional[Tuple[int, int, int]]:
+        """Where a starred or keyword argument begins, from ``ast``'s ``Starred``/``keyword``."""
+        paired = self._partner(call)
+        if paired is None:
+            return None
+        named = [a for a in call.args if a.keyword is not None or a.star == "**"]
+        positional = [a for a in call.args if a.keyword is None and a.star != "**"]
+        if len(named) != len(paired.keywords) or len(positional) != len(paired.args):
+            return None
+        if arg in named:
+            node = paired.keywords[named.index(arg)]
+        else:
+            node = paired.args[positional.index(arg)]
+        span = self._ast_span(node)
+        return span.line, span.col, span.start
+
+    def offset_line(self, offset: int) -> int:
+        return bisect.bisect_right(self._line_starts, offset)
+
+    def _from_libcst(self, node: cst.CSTNode) -> Span:
+        if self._libcst is None:
+            self._libcst = MetadataWrapper(self._module, unsafe_skip_copy=True).resolve(PositionProvider)
+        rng = self._libcst[node]
+        start = self._line_starts[rng.start.line - 1] + rng.start.column
+        end = self._line_starts[rng.end.line - 1] + rng.end.column
+        return Span(rng.start.line, rng.start.column, rng.end.line, rng.end.column, start, end)
+
+    # --- checks: does this ``ast`` node stand for that CST node? ------------------
+    def _text(self, node: ast.AST) -> str:
+        span = self._ast_span(node)
+        return self._source[span.start : span.end]
+
+
+def _same_name(pos: Positions, c: cst.Name, a: ast.AST) -> bool:
+    return a.id == c.value
+
+
+def _same_constant(pos: Positions, c: cst.CSTNode, a: ast.AST) -> bool:
+    if isinstance(c, cst.Name):
+        return repr(a.value) == c.value and pos._text(a) == c.value
+    if isinstance(c, (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary)):
+        return pos._text(a) == c.value
+    if isinstance(c, cst.Ellipsis):
+        return a.value is Ellipsis
+    return _same_text(pos, c, a)
+
+
+def _same_call(pos: Positions, c: cst.Call, a: ast.AST) -> bool:
+    return _same_head(c.func, a.func) and pos._source[_end(pos, a) - 1] == ")"
+
+
+def _same_attribute(pos: Positions, c: cst.Attribute, a: ast.AST) -> bool:
+    return a.attr == c.attr.value and _same_head(c.value, a.value)
+
+
+def _same_subscript(pos: Positions, c: cst.Subscript, a: ast.AST) -> bool:
+    return _same_head(c.value, a.value) and pos._source[_end(pos, a) - 1] == "]"
+
+
+def _same_head(c: cst.BaseExpression, a: ast.AST) -> bool:
+    """The called (or subscripted) expression is the same kind of thing with the same name."""
+    if isinstance(c, cst.Name):
+        return isinstance(a, ast.Name) and a.id == c.value or isinstance(a, ast.Constant)
+    if isinstance(c, cst.Attribute):
+        return isinstance(a, ast.Attribute) and a.attr == c.attr.value
+    return type(a).__name__ == _cst_family(c) or not isinstance(a, (ast.Name, ast.Attribute))
+
+
+def _same_text(pos: Positions, c: cst.CSTNode, a: ast.AST) -> bool:
+    """The less common families: the same text but for whitespace (LibCST generates a nested
+    node's code at its own indentation), parentheses left out as LibCST leaves them."""
+    if type(c) is cst.Tuple:
+        # CPython's range holds one pair of the tuple's parentheses, LibCST's code all of them
+        return _squeezed(pos._text(a)).strip("()") == _squeezed(pos._module.code_for_node(c)).strip("()")
+    bare = c.with_changes(lpar=(), rpar=()) if getattr(c, "lpar", None) else c
+    return _squeezed(pos._text(a)) == _squeezed(pos._module.code_for_node(bare))
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def _end(pos: Positions, a: ast.AST) -> int:
+    return pos._line_starts[a.end_lineno - 1] + pos._column(a.end_lineno, a.end_col_offset)
+
+
+def _same_holder(pos: Positions, c: cst.CSTNode, a: ast.AST) -> bool:
+    return (a.arg if isinstance(a, ast.arg) else a.name) == c.name.value
+
+
+_CHECKS: Dict[str, Callable[[Positions, cst.CSTNode, ast.AST], bool]] = {
+    "FunctionDef": _same_holder,
+    "ClassDef": _same_holder,
+    "arg": _same_holder,
+    "Name": _same_name,
+    "Constant": _same_constant,
+    "Call": _same_call,
+    "Attribute": _same_attribute,
+    "Subscript": _same_subscript,
+}
