@@ -132,8 +132,14 @@ class Engine:
             else:
                 todo.append((key, (src.text, src.path, *naming, self.evidence), src.unsaved))
         if len(todo) >= PARALLEL_THRESHOLD and self.jobs > 1:
+            # largest files first, one at a time: no worker is left with the one huge module at
+            # the end while the others wait (the results come back in the order asked)
+            order = sorted(range(len(todo)), key=lambda i: -len(todo[i][1][0]))
             with ProcessPoolExecutor(max_workers=self.jobs, mp_context=self.mp_context) as pool:
-                results = list(self._report(pool.map(_facts_job, [a for _, a, _ in todo], chunksize=16), len(todo)))
+                done = list(self._report(pool.map(_facts_job, [todo[i][1] for i in order]), len(todo)))
+            results = [None] * len(todo)
+            for i, facts in zip(order, done):
+                results[i] = facts
         else:
             results = list(self._report((_facts_job(a) for _, a, _ in todo), len(todo)))
         for (key, args, unsaved), facts in zip(todo, results):
