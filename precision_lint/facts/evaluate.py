@@ -210,6 +210,37 @@ class Evaluator:
         # only the user's *precision* switch: bf16 under `if args.skip_batches:` is still hard-coded
         return follows and about_precision
 
+    def reads_input(self, expr: cst.BaseExpression, scope: Scope, seen: Optional[set] = None) -> bool:
+        """Whether ``expr`` is a switch the user sets: a parameter, an attribute or item of an
+        arguments/config object (``args.amp``, ``cfg["fp16"]``, ``self.args.fp16``), or a
+        variable every assignment of which is one (``use_amp = args.amp``), possibly negated.
+        Not a module's attribute (``torch.cuda``...), a call or a literal. Where such a value
+        is unknown statically, it is whatever the user passes: on when they turn it on."""
+        seen = set() if seen is None else seen
+        while isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            expr = expr.expression
+        head = expr
+        while isinstance(head, (cst.Attribute, cst.Subscript)):
+            head = head.value
+        if not isinstance(head, cst.Name) or head.value in ("True", "False", "None"):
+            return False
+        owner = scope.lookup_scope(head.value)
+        if owner is None:
+            return False
+        if owner.is_import(head.value):
+            return False  # `torch.cuda...`: a library's value, not an input
+        if head is not expr or head.value in owner.params:
+            return True
+        key = (head.value, id(owner))
+        if key in seen:
+            return False
+        seen.add(key)
+        bound = owner.assignments.get(head.value, [])
+        return bool(bound) and all(
+            a.value is not None and a.unpack_index is None and a.imported is None and self.reads_input(a.value, owner, seen)
+            for a in bound
+        )
+
     def _reached(self, expr: cst.CSTNode, scope: Scope, seen: set, inputs: bool = False):
         """Every node whose value may flow into ``expr``, with the scope it belongs to.
 
@@ -551,7 +582,9 @@ class Evaluator:
             for option in options:
                 out.extend(self._arg_option_values(option.call, scope))
             return out
-        return list(UNKNOWN_VALUE)
+        # `cfg.fp16` of a parameter `cfg`: that field of what the callers pass (`train(Config())`)
+        fields = [dataclasses.replace(select(v, expr.attr.value), origin=origin) for v in base_vals if v.kind == PARAM]
+        return fields or list(UNKNOWN_VALUE)
 
     def parsed_classes(self, expr: cst.BaseExpression, scope: Scope) -> Optional[List[cst.BaseExpression]]:
         """For ``parser.parse_args_into_dataclasses()`` of ``parser = HfArgumentParser((A, B))``:

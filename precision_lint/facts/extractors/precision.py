@@ -21,7 +21,7 @@ from ...diagnostics import Span
 from ..callees import project_callee
 from ..evaluate import ARGUMENT_PARSERS, Evaluator, is_training_arguments
 from ..index import CallSite, ModuleIndex, keyword, positional
-from ..values import Values
+from ..values import CONFIG, Values, as_switch
 
 SECTION = "precision"
 
@@ -48,6 +48,15 @@ class Arg:
     value_text: str
     via: str  # "keyword", "positional", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat", "command-line", "several", "field-default"
     checks_param_dtype: bool = False  # the expression itself checks the parameters' dtype
+    # The user's switch the value is read from (``enabled=args.amp``, ``fp16=cfg.fp16``), as
+    # written; "" when it is not one (a literal, a call, a library's value).
+    switch: str = ""
+
+    def possible(self) -> Values:
+        """The values, where the value of the user's switch is unknown read as the switch
+        itself: on when the user turns it on (``GradScaler(enabled=args.amp)`` scales the
+        loss whenever ``--amp`` is passed)."""
+        return as_switch(self.values, self.switch, self.value_span) if self.switch else self.values
 
     @property
     def in_code(self) -> bool:
@@ -126,21 +135,31 @@ def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:
     return value_end, "comma"
 
 
+def _switch(index: ModuleIndex, evaluator: Evaluator, expr: cst.BaseExpression, scope, values: Values) -> str:
+    """``expr``'s text when it is the user's switch (``args.amp``, ``cfg.fp16``, a parameter);
+    "" otherwise, and for a value of a config file (a missing file or key stays unknown)."""
+    if any(v.kind == CONFIG for v in values) or not evaluator.reads_input(expr, scope):
+        return ""
+    return index.text(expr)
+
+
 def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, positions=()) -> Tuple[Tuple[str, Arg], ...]:
     out = []
     for source in evaluator.kwarg_sources(site.node, site.scope):
         if source.name in names:
             key_span = index.span(source.key)
+            values = evaluator.source_values(source, site.scope)
             out.append(
                 (
                     source.name,
                     Arg(
-                        evaluator.source_values(source, site.scope),
+                        values,
                         key_span,
                         index.span(source.value),
                         index.text(source.value),
                         source.via,
                         evaluator.consults(source.value, site.scope, set())[2],
+                        _switch(index, evaluator, source.value, site.scope, values),
                     ),
                 )
             )
@@ -167,7 +186,9 @@ def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, posit
     for i, name in positions:
         if name not in given and i < len(pos):
             value = pos[i].value
-            out.append((name, Arg(evaluator.values(value, site.scope), None, index.span(value), index.text(value), "positional")))
+            values = evaluator.values(value, site.scope)
+            switch = _switch(index, evaluator, value, site.scope, values)
+            out.append((name, Arg(values, None, index.span(value), index.text(value), "positional", switch=switch)))
     return tuple(out)
 
 
