@@ -156,6 +156,8 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
         name = site.callee.rsplit(".", 1)[-1]
         fp16 = site.arg("fp16")
         if fp16 is not None and _may_enable(fp16):
+            if fp16.via == "parsed":
+                return f"`{name}` filled by `{fp16.value_text}`"
             if fp16.via == "command-line":
                 return f"`--fp16` (a command-line switch of the `{name}` that the parser fills)"
             if not fp16.in_code:

@@ -46,7 +46,7 @@ class Arg:
     key_span: Optional[Span]  # the keyword name (None for positional)
     value_span: Span
     value_text: str
-    via: str  # "keyword", "positional", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat", "command-line", "several", "field-default"
+    via: str  # "keyword", "positional", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat", "command-line", "parsed", "several", "field-default"
     checks_param_dtype: bool = False  # the expression itself checks the parameters' dtype
     # The user's switch the value is read from (``enabled=args.amp``, ``fp16=cfg.fp16``), as
     # written; "" when it is not one (a literal, a call, a library's value).
@@ -62,8 +62,10 @@ class Arg:
     def in_code(self) -> bool:
         """Whether the value is written in the call (a fix may edit it), not spread from a
         config file's table (``**cfg["training"]``) or read from the command line by a
-        parser (``--fp16``), nor set in several places: a fix there is a hint."""
-        return self.via not in ("config-splat", "command-line", "several")
+        parser (``--fp16``) or filled by a parse of a file, dict or argument list
+        (``parser.parse_yaml_file("train.yaml")``), nor set in several places: a fix there is
+        a hint."""
+        return self.via not in ("config-splat", "command-line", "parsed", "several")
 
 
 @dataclass(frozen=True)
@@ -275,29 +277,48 @@ def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> L
     classes = evaluator.parser_classes(site.node) or []
     out = []
     scope = site.scope.code_scope()
+    # Each parse that reads fields from the code's own file, dict or argument list is a site
+    # of its own, with those values (`parse_yaml_file("train.yaml")`: `fp16: true` there);
+    # the user's command line (or a file they name on it) is one site at the parser.
+    parses = []
+    for call in evaluator.parse_calls(site):
+        at = index.call_of(call)
+        where = at.scope if at is not None else site.scope
+        if evaluator.parse_source(call, where)[0] != "command-line":
+            parses.append((call, where, at))
+    if not parses or len(parses) < len(evaluator.parse_calls(site)):
+        parses.append((None, site.scope, site))
     for cls in classes:
         q = index.qualify(cls, site.scope)
         if not is_training_args(q, index):
             continue
         span = index.span(cls)
-        args = tuple(
-            (name, Arg(tuple(evaluator.command_line_flag(cls, name)), None, span, f"--{name}", "command-line"))
-            for name in ("fp16", "bf16")
-        )
-        out.append(
-            PrecisionSite(
-                kind="training-args",
-                callee=q,
-                span=index.span(site.node),
-                args=args,
-                insert_at=span.end,
-                insert_style="first",
-                scope=scope.qualname,
-                scope_kind=scope.kind,
-                contexts=site.contexts,
-                targets=site.assigned_to,
+        for call, where, at in parses:
+            if call is None:
+                args = tuple(
+                    (name, Arg(tuple(evaluator.command_line_flag(cls, name)), None, span, f"--{name}", "command-line"))
+                    for name in ("fp16", "bf16")
+                )
+            else:
+                args = tuple(
+                    (name, Arg(tuple(evaluator.parsed_field(call, where, name)), None, index.span(call), index.text(call), "parsed"))
+                    for name in ("fp16", "bf16")
+                )
+            here = where.code_scope()
+            out.append(
+                PrecisionSite(
+                    kind="training-args",
+                    callee=q,
+                    span=index.span(site.node if call is None else call),
+                    args=args,
+                    insert_at=span.end,
+                    insert_style="first",
+                    scope=here.qualname,
+                    scope_kind=here.kind,
+                    contexts=(at or site).contexts,
+                    targets=site.assigned_to,
+                )
             )
-        )
     return out
 
 
