@@ -69,11 +69,6 @@ def framework_of(qualname: str) -> Optional[str]:
     return None
 
 
-def framework_modules() -> Dict[str, Tuple[str, ...]]:
-    """Framework name -> the top-level modules that are it (``jax``, ``flax``...)."""
-    return {f["name"]: tuple(f["modules"]) for f in _table("libraries.toml").get("frameworks", [])}
-
-
 # --- removed and renamed names (migrations.toml) -------------------------------------------
 KINDS = ("keyword", "attribute", "import")
 FIXES = ("rename", "move", "none")
