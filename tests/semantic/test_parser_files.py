@@ -132,3 +132,16 @@ def test_a_field_read_from_the_parsed_instance_takes_the_files_value(tmp_path):
     write_tree(tmp_path, {"train.yaml": YAML_ON})
     (d,) = _run(tmp_path)
     assert "`fp16: true` is set in train.yaml (line 3)" in d.message
+
+
+def test_a_dict_the_code_cannot_see_into_is_the_users_like_their_command_line(tmp_path):
+    # `parse_dict(options)` of what a caller read from the user's own file: fp16 is theirs to
+    # turn on, and float16 weights written in the code crash when they do
+    src = _script("model_args, training_args = parser.parse_dict(load_options())").replace(
+        "parser = HfArgumentParser", "from options import load_options\n\nparser = HfArgumentParser"
+    )
+    write_tree(tmp_path, {"train.py": src, "options.py": "import sys\nimport yaml\n\ndef load_options():\n    return yaml.safe_load(open(sys.argv[1]))\n"})
+    (d,) = _run(tmp_path)
+    assert "filled by `parser.parse_dict(load_options())` (line 17) turns on fp16 loss scaling whenever `fp16` is on" in d.message
+    write_tree(tmp_path, {"train.py": src.replace("dtype=torch.float16", "dtype=torch.float32")})
+    assert _run(tmp_path, "MP201") == []

@@ -300,8 +300,21 @@ def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> L
                     for name in ("fp16", "bf16")
                 )
             else:
+                # a dict the code cannot see into (`parse_dict(args)` of what a caller read from
+                # the user's file) is the user's, like their command line
+                kind = evaluator.parse_source(call, where)[0]
                 args = tuple(
-                    (name, Arg(tuple(evaluator.parsed_field(call, where, name)), None, index.span(call), index.text(call), "parsed"))
+                    (
+                        name,
+                        Arg(
+                            tuple(evaluator.parsed_field(call, where, name)),
+                            None,
+                            index.span(call),
+                            index.text(call),
+                            "parsed",
+                            switch=name if kind == "mapping" else "",
+                        ),
+                    )
                     for name in ("fp16", "bf16")
                 )
             here = where.code_scope()
