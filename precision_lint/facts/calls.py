@@ -32,6 +32,10 @@ def _worth_recording(evaluator: Evaluator, expr: cst.BaseExpression, site: CallS
             return True  # passed on as it is: a chain of helpers
     if evaluator.mentions_dtype(expr, site.scope):
         return True
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.attr.value in evaluator.ix.arg_options:
+        return True  # a command-line option passed on (`main(args.amp)`): the user's switch
+    if isinstance(expr, cst.Call) and not expr.args and evaluator.may_carry(expr, site.scope):
+        return True  # `train(Config())`: an instance whose fields are all the class's defaults
     # a config file's table or value (`build_model(cfg["model"])`), or what a helper returned
     return isinstance(expr, (cst.Name, cst.Subscript, cst.Attribute)) and evaluator.may_carry(expr, site.scope)
 

@@ -20,7 +20,7 @@ import libcst as cst
 
 from ..knowledge import derives_from
 from .callees import project_callee
-from .index import Assignment, ModuleIndex, Scope, children, keyword
+from .index import Assignment, CallSite, ModuleIndex, Scope, children, keyword
 from .names import dotted
 from .values import (
     CAPABILITY,
@@ -213,6 +213,37 @@ class Evaluator:
                         return False
         # only the user's *precision* switch: bf16 under `if args.skip_batches:` is still hard-coded
         return follows and about_precision
+
+    def reads_input(self, expr: cst.BaseExpression, scope: Scope, seen: Optional[set] = None) -> bool:
+        """Whether ``expr`` is a switch the user sets: a parameter, an attribute or item of an
+        arguments/config object (``args.amp``, ``cfg["fp16"]``, ``self.args.fp16``), or a
+        variable every assignment of which is one (``use_amp = args.amp``), possibly negated.
+        Not a module's attribute (``torch.cuda``...), a call or a literal. Where such a value
+        is unknown statically, it is whatever the user passes: on when they turn it on."""
+        seen = set() if seen is None else seen
+        while isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            expr = expr.expression
+        head = expr
+        while isinstance(head, (cst.Attribute, cst.Subscript)):
+            head = head.value
+        if not isinstance(head, cst.Name) or head.value in ("True", "False", "None"):
+            return False
+        owner = scope.lookup_scope(head.value)
+        if owner is None:
+            return False
+        if owner.is_import(head.value):
+            return False  # `torch.cuda...`: a library's value, not an input
+        if head is not expr or head.value in owner.params:
+            return True
+        key = (head.value, id(owner))
+        if key in seen:
+            return False
+        seen.add(key)
+        bound = owner.assignments.get(head.value, [])
+        return bool(bound) and all(
+            a.value is not None and a.unpack_index is None and a.imported is None and self.reads_input(a.value, owner, seen)
+            for a in bound
+        )
 
     def _reached(self, expr: cst.CSTNode, scope: Scope, seen: set, inputs: bool = False):
         """Every node whose value may flow into ``expr``, with the scope it belongs to.
@@ -559,7 +590,7 @@ class Evaluator:
             if expr.attr.value in COMMAND_LINE_FLAGS:  # `training_args.fp16` of HfArgumentParser
                 for v in base_vals:
                     if v.kind == RETURN and v.value.command_line and is_training_arguments(v.value.callee, self.ix):
-                        out.extend(self.command_line_flag(expr, expr.attr.value))
+                        out.extend(self._parsed_flag(expr, scope))
             return out
         attrs = self._self_attribute(expr, scope)
         if attrs is not None:
@@ -570,7 +601,9 @@ class Evaluator:
             for option in options:
                 out.extend(self._arg_option_values(option.call, scope))
             return out
-        return list(UNKNOWN_VALUE)
+        # `cfg.fp16` of a parameter `cfg`: that field of what the callers pass (`train(Config())`)
+        fields = [dataclasses.replace(select(v, expr.attr.value), origin=origin) for v in base_vals if v.kind == PARAM]
+        return fields or list(UNKNOWN_VALUE)
 
     def parsed_classes(self, expr: cst.BaseExpression, scope: Scope) -> Optional[List[cst.BaseExpression]]:
         """For ``parser.parse_args_into_dataclasses()`` of ``parser = HfArgumentParser((A, B))``:
@@ -598,6 +631,92 @@ class Evaluator:
         if isinstance(args[0], (cst.Tuple, cst.List)):
             return [el.value for el in args[0].elements]
         return [args[0]]
+
+    def _parsed_flag(self, expr: cst.Attribute, scope: Scope) -> List[Possible]:
+        """``training_args.fp16`` of ``(..., training_args) = parser.parse_...(...)``: what that
+        parse gives the field (a file's key, a dict's entry), else the user's ``--fp16``."""
+        parses = []
+        if isinstance(expr.value, cst.Name):
+            owner = scope.lookup_scope(expr.value.value)
+            for a in owner.assignments.get(expr.value.value, []) if owner is not None else ():
+                if a.value is not None and a.unpack_index is not None and self.parsed_classes(a.value, owner) is not None:
+                    parses.append((a.value, owner))
+        if not parses:
+            return self.command_line_flag(expr, expr.attr.value)
+        return [v for call, owner in parses for v in self.parsed_field(call, owner, expr.attr.value)]
+
+    def parse_calls(self, parser: CallSite) -> List[cst.Call]:
+        """The parse calls of the parser ``parser`` builds (``parser = HfArgumentParser(...)``
+        then ``parser.parse_yaml_file(...)``, or ``HfArgumentParser(A).parse_dict(d)``)."""
+        out = []
+        for site in self.ix.calls:
+            if site.method not in PARSE_METHODS:
+                continue
+            receiver = site.receiver
+            if receiver is parser.node:
+                out.append(site.node)
+            elif isinstance(receiver, cst.Name) and receiver.value in parser.assigned_to:
+                if site.scope.lookup_scope(receiver.value) is parser.scope.lookup_scope(receiver.value):
+                    out.append(site.node)
+        return out
+
+    def parse_source(self, call: cst.Call, scope: Scope) -> Tuple[str, Optional[cst.BaseExpression], Tuple[str, ...]]:
+        """Where a parse call takes the fields it fills from: ``("file", arg, paths)`` for a
+        YAML/JSON file at a literal path (``parse_yaml_file("train.yaml")``), ``("mapping", d,
+        ())`` for ``parse_dict(d)``, ``("arguments", list, ())`` for
+        ``parse_args_into_dataclasses(args=[...])`` with a literal list, else ``("command-line",
+        None, ())``: the user's own command line, or a file they name there (``sys.argv[1]``)."""
+        method = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+        first = next((a.value for a in call.args if a.keyword is None), None)
+        named = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if method in ("parse_yaml_file", "parse_json_file"):
+            arg = first if first is not None else named.get("yaml_file", named.get("json_file"))
+            paths = tuple(p for p in self._config_paths(arg, scope, 0) if p.lower().endswith((".yaml", ".yml", ".json"))) if arg is not None else ()
+            if paths:
+                return "file", arg, paths
+        elif method == "parse_dict":
+            arg = first if first is not None else named.get("args")
+            if arg is not None:
+                return "mapping", arg, ()
+        elif method == "parse_args_into_dataclasses":
+            arg = first if first is not None else named.get("args")
+            if isinstance(arg, (cst.List, cst.Tuple)):
+                return "arguments", arg, ()
+        return "command-line", None, ()
+
+    def parsed_field(self, call: cst.Call, scope: Scope, name: str) -> List[Possible]:
+        """The values a parse call gives field ``name`` of the TrainingArguments it fills: the
+        file's key (read at the join, with its line; absent: the field's default, off), the
+        dict's entry, the ``--name`` of a literal argument list, or the user's command line."""
+        kind, arg, paths = self.parse_source(call, scope)
+        off = (False,) if name in COMMAND_LINE_FLAGS else ()
+        if kind == "file":
+            return [Possible(CONFIG, ConfigRef(p, (name,), off), origin=self.ix.span(call)) for p in paths]
+        if kind == "mapping":
+            entries = [e for e in self._dict_entries(arg, scope, set()) if e.name == name]
+            if entries:
+                return [v for e in entries for v in self.values(e.value, scope)]
+            loaded = [select(v, name, off) for v in self.values(arg, scope) if v.kind in SYMBOLIC]
+            if loaded:  # `parse_dict(yaml.safe_load(open("train.yaml")))`
+                return [dataclasses.replace(v, origin=self.ix.span(call)) for v in loaded if v is not None]
+            if isinstance(arg, cst.Dict) or self._dict_entries(arg, scope, set()):
+                return [_const(off[0])] if off else list(UNKNOWN_VALUE)
+            return list(UNKNOWN_VALUE)
+        if kind == "arguments":
+            items = [el.value for el in arg.elements]
+            if not all(isinstance(i, cst.SimpleString) for i in items):
+                return list(UNKNOWN_VALUE)
+            words = [i.evaluated_value for i in items]
+            flag = f"--{name}"
+            if flag not in words:
+                return [_const(off[0])] if off else list(UNKNOWN_VALUE)
+            at = words.index(flag)
+            following = words[at + 1] if at + 1 < len(words) else None
+            if following is not None and not following.startswith("--"):
+                value = following.lower() in ("true", "yes", "1")
+                return [_const(value, origin=self.ix.span(items[at + 1]))]
+            return [_const(True, origin=self.ix.span(items[at]))]
+        return self.command_line_flag(call, name) if name in COMMAND_LINE_FLAGS else list(UNKNOWN_VALUE)
 
     def command_line_flag(self, where: cst.CSTNode, name: str) -> List[Possible]:
         """A TrainingArguments switch such as ``--fp16`` that a parser reads from the command

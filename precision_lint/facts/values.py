@@ -200,6 +200,22 @@ def dtypes(values: Iterable[Possible]) -> Tuple[Possible, ...]:
     return tuple(out)
 
 
+def as_switch(values: Iterable[Possible], text: str, origin: Optional[Span] = None) -> Values:
+    """``values`` of an expression that is the user's switch (``args.amp``, ``cfg.fp16``), with
+    each unknown atom read as the switch itself: True when the user turns ``text`` on, False
+    when they leave it off. A switch the user cannot turn on has known values (its callers pass
+    ``False``, its option is ``store_false``...) and keeps them."""
+    out = []
+    for v in values:
+        if v.kind != UNKNOWN:
+            out.append(v)
+            continue
+        on = Guard(text, True, False, False, user_choice=True)
+        off = Guard(text, False, False, False)
+        out += [Possible(CONST, True, v.guards + (on,), origin), Possible(CONST, False, v.guards + (off,))]
+    return tuple(dict.fromkeys(out))
+
+
 def may_be_true(values: Iterable[Possible]) -> bool:
     """True when one of the values is certainly possible and truthy on some machine.
 

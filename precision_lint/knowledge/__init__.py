@@ -57,6 +57,18 @@ def derives_from(qualname: str, base: str) -> bool:
     return False
 
 
+def framework_of(qualname: str) -> Optional[str]:
+    """The framework other than PyTorch a library class is written for (``"jax"`` for
+    ``transformers.FlaxAutoModel``, also as ``transformers.modeling_flax_utils.FlaxPreTrainedModel``),
+    or None."""
+    parts = qualname.split(".")
+    names = {qualname, f"{parts[0]}.{parts[-1]}"}
+    for framework in _table("libraries.toml").get("frameworks", []):
+        if any(fnmatch.fnmatchcase(n, p) for n in names for p in framework["classes"]):
+            return framework["name"]
+    return None
+
+
 # --- removed and renamed names (migrations.toml) -------------------------------------------
 KINDS = ("keyword", "attribute", "import")
 FIXES = ("rename", "move", "none")
@@ -115,6 +127,8 @@ class Migration:
         short = f"{parts[0]}.{parts[-1]}" if len(parts) > 2 else qualname
         if any(fnmatch.fnmatchcase(q, p) for q in {qualname, short} for p in self.unlike):
             return False  # `transformers.generation.GenerationConfig` is the GenerationConfig
+        if framework_of(qualname) is not None and framework_of(self.owner) is None:
+            return False  # a Flax/TensorFlow class is not the PyTorch class the row is about
         return any(q == self.owner or any(fnmatch.fnmatchcase(q, p) for p in self.also) for q in {qualname, short})
 
     def stage(self, version: Optional[Tuple[int, ...]]) -> Optional[str]:

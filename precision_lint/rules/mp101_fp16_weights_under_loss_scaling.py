@@ -49,7 +49,7 @@ def _may_enable(arg) -> bool:
     """
     if arg.checks_param_dtype:
         return False
-    return may_be_true(v for v in arg.values if not any(g.param_dtype for g in v.guards))
+    return may_be_true(v for v in arg.possible() if not any(g.param_dtype for g in v.guards))
 
 
 def _opt_in(atoms) -> bool:
@@ -61,7 +61,7 @@ def _opt_in(atoms) -> bool:
 def _switched_by_user(site: PrecisionSite) -> bool:
     """Whether fp16 loss scaling at ``site`` is on only when the user switches it on."""
     flag = site.arg("fp16") if site.kind in ("training-args", "training-args-class") else site.arg("enabled")
-    return flag is not None and _opt_in(v for v in flag.values if may_be_true((v,)))
+    return flag is not None and _opt_in(v for v in flag.possible() if may_be_true((v,)))
 
 
 _SWITCH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -77,6 +77,18 @@ def scaling_switch(site: PrecisionSite) -> Optional[str]:
     if not _SWITCH.fullmatch(text) or text in ("True", "False", "None"):
         return None
     return text
+
+
+def scaling_condition(site: PrecisionSite) -> str:
+    """`` whenever `args.amp` is on`` when the site's loss scaling follows the user's switch
+    (``GradScaler(enabled=args.amp)``, ``fp16=cfg.fp16``), which may also be off; else ""."""
+    arg = site.arg("fp16") if site.kind == "training-args" else site.arg("enabled") if site.kind == "grad-scaler" else None
+    if arg is None or not arg.switch or arg.via == "command-line":
+        return ""
+    values = arg.possible()
+    if all(may_be_true((v,)) for v in values):
+        return ""  # on whatever the switch is
+    return f" whenever `{arg.switch}` is on"
 
 
 def _off_when(value, switch: str) -> bool:
@@ -135,13 +147,17 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
     """A short description of how ``site`` may switch fp16 loss scaling on, or None."""
     if site.kind == "grad-scaler":
         enabled = site.arg("enabled")
-        if enabled is None or _may_enable(enabled):
+        if enabled is None:
             return "`GradScaler`"
+        if _may_enable(enabled):
+            return f"`GradScaler(enabled={enabled.value_text})`" if enabled.switch else "`GradScaler`"
         return None
     if site.kind in ("training-args", "training-args-class"):
         name = site.callee.rsplit(".", 1)[-1]
         fp16 = site.arg("fp16")
         if fp16 is not None and _may_enable(fp16):
+            if fp16.via == "parsed":
+                return f"`{name}` filled by `{fp16.value_text}`"
             if fp16.via == "command-line":
                 return f"`--fp16` (a command-line switch of the `{name}` that the parser fills)"
             if not fp16.in_code:
@@ -248,7 +264,8 @@ class Fp16WeightsUnderLossScaling(Rule):
         }.get(weights.kind, "trainable weights become float16")
         more = f" (and {len(conflicts) - 1} more place{'s' * (len(conflicts) > 2)})" if len(conflicts) > 1 else ""
         message = (
-            f"{what}, and {reason}{where} (line {site.span.line}){more} turns on fp16 loss scaling: "
+            f"{what}, and {reason}{where} (line {site.span.line}){more} turns on fp16 loss scaling"
+            f"{scaling_condition(site)}: "
             f"`{ERROR}` at the first optimizer step{_written_in_config(site.arg('fp16'), 'fp16', module.path)}"
         )
         related = tuple(

@@ -21,7 +21,7 @@ from ...diagnostics import Span
 from ..callees import project_callee
 from ..evaluate import ARGUMENT_PARSERS, Evaluator, is_training_arguments
 from ..index import CallSite, ModuleIndex, keyword, positional
-from ..values import Values
+from ..values import CONFIG, Values, as_switch
 
 SECTION = "precision"
 
@@ -46,15 +46,26 @@ class Arg:
     key_span: Optional[Span]  # the keyword name (None for positional)
     value_span: Span
     value_text: str
-    via: str  # "keyword", "positional", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat", "command-line", "several", "field-default"
+    via: str  # "keyword", "positional", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat", "command-line", "parsed", "several", "field-default"
     checks_param_dtype: bool = False  # the expression itself checks the parameters' dtype
+    # The user's switch the value is read from (``enabled=args.amp``, ``fp16=cfg.fp16``), as
+    # written; "" when it is not one (a literal, a call, a library's value).
+    switch: str = ""
+
+    def possible(self) -> Values:
+        """The values, where the value of the user's switch is unknown read as the switch
+        itself: on when the user turns it on (``GradScaler(enabled=args.amp)`` scales the
+        loss whenever ``--amp`` is passed)."""
+        return as_switch(self.values, self.switch, self.value_span) if self.switch else self.values
 
     @property
     def in_code(self) -> bool:
         """Whether the value is written in the call (a fix may edit it), not spread from a
         config file's table (``**cfg["training"]``) or read from the command line by a
-        parser (``--fp16``), nor set in several places: a fix there is a hint."""
-        return self.via not in ("config-splat", "command-line", "several")
+        parser (``--fp16``) or filled by a parse of a file, dict or argument list
+        (``parser.parse_yaml_file("train.yaml")``), nor set in several places: a fix there is
+        a hint."""
+        return self.via not in ("config-splat", "command-line", "parsed", "several")
 
 
 @dataclass(frozen=True)
@@ -126,21 +137,31 @@ def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:
     return value_end, "comma"
 
 
+def _switch(index: ModuleIndex, evaluator: Evaluator, expr: cst.BaseExpression, scope, values: Values) -> str:
+    """``expr``'s text when it is the user's switch (``args.amp``, ``cfg.fp16``, a parameter);
+    "" otherwise, and for a value of a config file (a missing file or key stays unknown)."""
+    if any(v.kind == CONFIG for v in values) or not evaluator.reads_input(expr, scope):
+        return ""
+    return index.text(expr)
+
+
 def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, positions=()) -> Tuple[Tuple[str, Arg], ...]:
     out = []
     for source in evaluator.kwarg_sources(site.node, site.scope):
         if source.name in names:
             key_span = index.span(source.key)
+            values = evaluator.source_values(source, site.scope)
             out.append(
                 (
                     source.name,
                     Arg(
-                        evaluator.source_values(source, site.scope),
+                        values,
                         key_span,
                         index.span(source.value),
                         index.text(source.value),
                         source.via,
                         evaluator.consults(source.value, site.scope, set())[2],
+                        _switch(index, evaluator, source.value, site.scope, values),
                     ),
                 )
             )
@@ -167,7 +188,9 @@ def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, posit
     for i, name in positions:
         if name not in given and i < len(pos):
             value = pos[i].value
-            out.append((name, Arg(evaluator.values(value, site.scope), None, index.span(value), index.text(value), "positional")))
+            values = evaluator.values(value, site.scope)
+            switch = _switch(index, evaluator, value, site.scope, values)
+            out.append((name, Arg(values, None, index.span(value), index.text(value), "positional", switch=switch)))
     return tuple(out)
 
 
@@ -254,29 +277,61 @@ def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> L
     classes = evaluator.parser_classes(site.node) or []
     out = []
     scope = site.scope.code_scope()
+    # Each parse that reads fields from the code's own file, dict or argument list is a site
+    # of its own, with those values (`parse_yaml_file("train.yaml")`: `fp16: true` there);
+    # the user's command line (or a file they name on it) is one site at the parser.
+    parses = []
+    for call in evaluator.parse_calls(site):
+        at = index.call_of(call)
+        where = at.scope if at is not None else site.scope
+        if evaluator.parse_source(call, where)[0] != "command-line":
+            parses.append((call, where, at))
+    if not parses or len(parses) < len(evaluator.parse_calls(site)):
+        parses.append((None, site.scope, site))
     for cls in classes:
         q = index.qualify(cls, site.scope)
         if not is_training_args(q, index):
             continue
         span = index.span(cls)
-        args = tuple(
-            (name, Arg(tuple(evaluator.command_line_flag(cls, name)), None, span, f"--{name}", "command-line"))
-            for name in ("fp16", "bf16")
-        )
-        out.append(
-            PrecisionSite(
-                kind="training-args",
-                callee=q,
-                span=index.span(site.node),
-                args=args,
-                insert_at=span.end,
-                insert_style="first",
-                scope=scope.qualname,
-                scope_kind=scope.kind,
-                contexts=site.contexts,
-                targets=site.assigned_to,
+        for call, where, at in parses:
+            if call is None:
+                args = tuple(
+                    (name, Arg(tuple(evaluator.command_line_flag(cls, name)), None, span, f"--{name}", "command-line"))
+                    for name in ("fp16", "bf16")
+                )
+            else:
+                # a dict the code cannot see into (`parse_dict(args)` of what a caller read from
+                # the user's file) is the user's, like their command line
+                kind = evaluator.parse_source(call, where)[0]
+                args = tuple(
+                    (
+                        name,
+                        Arg(
+                            tuple(evaluator.parsed_field(call, where, name)),
+                            None,
+                            index.span(call),
+                            index.text(call),
+                            "parsed",
+                            switch=name if kind == "mapping" else "",
+                        ),
+                    )
+                    for name in ("fp16", "bf16")
+                )
+            here = where.code_scope()
+            out.append(
+                PrecisionSite(
+                    kind="training-args",
+                    callee=q,
+                    span=index.span(site.node if call is None else call),
+                    args=args,
+                    insert_at=span.end,
+                    insert_style="first",
+                    scope=here.qualname,
+                    scope_kind=here.kind,
+                    contexts=(at or site).contexts,
+                    targets=site.assigned_to,
+                )
             )
-        )
     return out
 
 

@@ -1,0 +1,158 @@
+"""MP101 under a scaler the user switches on: ``GradScaler(enabled=args.amp)``,
+``GradScaler(enabled=use_amp)``, ``enabled=cfg.fp16``. Unscaling float16 gradients fails
+whenever the switch is on, so float16 weights meet it as soon as the user passes it. A
+switch that no caller can turn on (``enabled=False``, only ``False`` passed, a config whose
+default is off and nobody sets) is silent."""
+from conftest import fix, lint
+
+CODE = "MP101"
+
+HALF_LINEAR = """
+    import argparse
+    import torch
+    from torch import nn
+
+    def main(use_amp):
+        model = nn.Linear(8, 8).cuda().half()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        for x in [torch.randn(2, 8)]:
+            scaler.scale(model(x).sum()).backward()
+            scaler.step(optimizer)
+            scaler.update()
+
+    if __name__ == "__main__":
+        p = argparse.ArgumentParser()
+        p.add_argument("--amp", action="store_true")
+        main(p.parse_args().amp)
+    """
+
+
+def test_a_parameter_switch_fed_by_a_command_line_option_is_a_finding():
+    (d,) = lint(HALF_LINEAR, CODE)
+    assert d.span.line == 6
+    assert "`GradScaler(enabled=use_amp)` (line 8)" in d.message
+    assert "whenever `use_amp` is on" in d.message
+
+
+def test_an_option_passed_on_by_name_is_followed_to_the_parameter():
+    src = HALF_LINEAR.replace('main(p.parse_args().amp)', 'args = p.parse_args()\n        main(args.amp)')
+    (d,) = lint(src, CODE)
+    assert "whenever `use_amp` is on" in d.message
+
+
+def test_the_only_caller_passing_false_is_silent():
+    src = HALF_LINEAR.replace(
+        'p = argparse.ArgumentParser()\n        p.add_argument("--amp", action="store_true")\n        main(p.parse_args().amp)',
+        "main(False)",
+    )
+    assert "main(False)" in src
+    assert lint(src, CODE) == []
+
+
+def test_a_literal_false_stays_silent():
+    src = HALF_LINEAR.replace("enabled=use_amp", "enabled=False")
+    assert lint(src, CODE) == []
+
+
+def test_a_switch_that_checks_the_parameters_dtype_stays_silent():
+    src = HALF_LINEAR.replace(
+        "enabled=use_amp", "enabled=use_amp and not any(p.dtype == torch.float16 for p in model.parameters())"
+    )
+    assert lint(src, CODE) == []
+
+
+def test_float32_weights_under_the_switch_are_the_correct_set_up():
+    src = HALF_LINEAR.replace(".cuda().half()", ".cuda()")
+    assert lint(src, CODE) == []
+
+
+# `self.scaler = GradScaler(enabled=args.amp)` where `args` reaches the class from a parse
+# the linter cannot read (an int option): the user's `--amp 1` turns it on.
+CLASS_WITH_ARGS = """
+    import argparse
+    import torch
+    from torch import nn
+
+    class Runner:
+        def __init__(self, args):
+            self.model = nn.Linear(8, 8).cuda().half()
+            self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+            self.scaler = torch.cuda.amp.GradScaler(enabled=args.amp)
+
+        def step(self, x):
+            self.scaler.scale(self.model(x).sum()).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--amp", type=int, default=0)
+        Runner(parser.parse_args()).step(torch.randn(2, 8))
+    """
+
+
+def test_an_unknown_attribute_of_an_arguments_object_is_the_users_switch():
+    (d,) = lint(CLASS_WITH_ARGS, CODE)
+    assert d.span.line == 7
+    assert "whenever `args.amp` is on" in d.message
+
+
+def test_the_fix_keeps_float32_weights():
+    out = fix(CLASS_WITH_ARGS, CODE)
+    assert "nn.Linear(8, 8).cuda().float()" in out
+    assert lint(out, CODE) == []
+
+
+# `enabled=cfg.fp16` of a config dataclass: what the callers build decides.
+CONFIG_OBJECT = """
+    from dataclasses import dataclass
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    @dataclass
+    class RunConfig:
+        fp16: bool = False
+        lr: float = 1e-4
+
+    def train(cfg):
+        model = AutoModelForCausalLM.from_pretrained("m", dtype=torch.float16)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+        scaler = torch.amp.GradScaler("cuda", enabled=cfg.fp16)
+        for batch in []:
+            scaler.scale(model(**batch).loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+
+    if __name__ == "__main__":
+        train(CALLER)
+    """
+
+
+def test_a_config_object_with_its_switch_on_is_a_finding():
+    (d,) = lint(CONFIG_OBJECT.replace("CALLER", "RunConfig(fp16=True)"), CODE)
+    assert d.span.line == 11 and "whenever `cfg.fp16` is on" in d.message
+
+
+def test_a_config_object_left_at_its_default_off_is_silent():
+    assert lint(CONFIG_OBJECT.replace("CALLER", "RunConfig()"), CODE) == []
+
+
+def test_a_config_object_whose_default_is_on_is_a_finding():
+    src = CONFIG_OBJECT.replace("fp16: bool = False", "fp16: bool = True").replace("CALLER", "RunConfig()")
+    (d,) = lint(src, CODE)
+    assert d.span.line == 11
+
+
+def test_training_arguments_fed_by_an_unknown_switch_is_a_finding():
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        def run(opts):
+            model = AutoModelForCausalLM.from_pretrained("m", dtype=torch.float16)
+            args = TrainingArguments(output_dir="o", fp16=opts.fp16)
+            Trainer(model=model, args=args).train()
+        """
+    (d,) = lint(src, CODE)
+    assert d.span.line == 5 and "whenever `opts.fp16` is on" in d.message
