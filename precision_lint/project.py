@@ -15,6 +15,7 @@ import os
 import re
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .configfiles import ConfigFiles
 from .facts.extract import extractors
 from .diagnostics import Span
 from .facts.model import ModuleFacts
@@ -35,8 +36,10 @@ class Project:
         self._import_roots = import_roots or (lambda m: (m.root,))
         self._index()
         self.symbols = ProjectSymbols(self.module_named)
+        # The config files of the run (YAML/JSON/TOML at literal paths), each read once.
+        self.configs = ConfigFiles()
         # Parameters become what their callers pass (interproc.py); rules see the result.
-        self.calls = CallGraphValues(self.modules, self.symbols)
+        self.calls = CallGraphValues(self.modules, self.symbols, self.configs)
         resolved = [self._join_sections(self.calls.resolve_facts(m)) for m in self.modules]
         if any(r is not m for r, m in zip(resolved, self.modules)):
             self.modules = resolved
