@@ -19,6 +19,19 @@ turns bf16 on next to a hard-coded ``fp16=True`` (both on an A100), or when
 ``args.bf16 = True`` is set after construction (no error at all then: the
 Trainer silently runs one of them).
 
+Across the launch: ``accelerate launch --config_file accel.yaml train.py`` exports the
+config's ``mixed_precision`` as ``ACCELERATE_MIXED_PRECISION``, which ``Accelerator`` reads only
+when its ``mixed_precision`` argument is None and ``TrainingArguments`` only when fp16 and bf16
+are both off (a TRL config's ``bf16`` defaults to ``not fp16``). A script that asks for another
+precision silently wins (the config has no effect); ``fp16=False`` does not turn the config's fp16
+off. With a DeepSpeed JSON named by the config, the other half precision enabled there raises::
+
+    ValueError: `--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file.
+
+Only a launch command written in Python (``subprocess.run([...])``, ``os.system``) ties a config
+to a script: accelerate reads no config from the project by itself (its default config lives in
+the user's cache folder), and a config file names no script.
+
 When both flags are literally ``True`` the run can never start, so the fix is
 safe: the precision plan's guarded pair ``bf16=BF16_OK, fp16=torch.cuda.is_available()
 and not BF16_OK`` (bf16 where it is native, fp16 on other GPUs, fp32 on CPU).
