@@ -110,7 +110,10 @@ def _exclusive(a, b, a_written: Tuple[str, ...] = (), b_written: Tuple[str, ...]
 class ConflictingPrecisionFlags(Rule):
     code = "MP102"
     name = "conflicting-precision-flags"
-    summary = "fp16 and bf16 both on for one run (one config, or the DeepSpeed config vs TrainingArguments)"
+    summary = (
+        "fp16 and bf16 both on for one run (one config, or the DeepSpeed config vs TrainingArguments), "
+        "or a script that overrides the accelerate config it is launched with"
+    )
     # against a launch config: `mixed_precision="no"`, a TRL config whose bf16 is on by default;
     # `--config_file`: a module that launches a script with one
     evidence = (r"\bfp16\b", r"\bbf16\b", r"\bmixed_precision\b", r"\btrl\b", r"--config_file")
@@ -266,6 +269,8 @@ class ConflictingPrecisionFlags(Rule):
         ran = f"`accelerate launch` in {_shown(launcher.path, ctx.path)}:{launch.span.line}"
         related = [Related(launcher.path, launch.span, f"this script is launched here: {launch.script}")]
         if asked.deepspeed is not None:  # the DeepSpeed JSON decides; accelerate checks the script's choice
+            if site.arg("deepspeed") is not None:
+                return None  # `TrainingArguments(deepspeed=...)`: its own JSON is the one checked
             other = "bf16" if precision == "fp16" else "fp16"
             enabled = asked.deepspeed.get(other)
             if precision in (None, "no") or enabled is None or str(enabled.value).lower() != "true":

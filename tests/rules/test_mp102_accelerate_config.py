@@ -93,6 +93,8 @@ def test_the_launch_files_are_never_edited(tree):
     [
         # one string, through the shell
         'import os\nos.system("accelerate launch --config_file configs/accelerate.yaml train.py")\n',
+        # run from another folder: the paths are read from there
+        'import subprocess\nsubprocess.run(["accelerate", "launch", "--config_file", "accelerate.yaml", "../train.py"], cwd="configs")\n',
         # a list named once, `python -m accelerate.commands.launch`, `--config_file=...`
         'import subprocess, sys\ncmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file=configs/accelerate.yaml", "--num_processes", "2", "train.py"]\nsubprocess.check_call(cmd)\n',
     ],
@@ -140,6 +142,9 @@ def test_command_line_mixed_precision_wins_over_the_config(tree):
         # without --config_file accelerate reads the user's default config: not the project's
         ('from transformers import TrainingArguments\nargs = TrainingArguments("o", bf16=True)\n',
          'import subprocess\nsubprocess.run(["accelerate", "launch", "train.py"])\n', None),
+        # a `cwd` that is not known: the paths cannot be read
+        ('from transformers import TrainingArguments\nargs = TrainingArguments("o", bf16=True)\n',
+         'import subprocess, sys\nsubprocess.run(["accelerate", "launch", "--config_file", "configs/accelerate.yaml", "train.py"], cwd=sys.argv[1])\n', None),
         # a word of the command is not known before the script: it might be another --config_file
         ('from transformers import TrainingArguments\nargs = TrainingArguments("o", bf16=True)\n',
          'import subprocess, sys\nsubprocess.run(["accelerate", "launch", sys.argv[1], "configs/accelerate.yaml", "train.py"])\n', None),
@@ -168,6 +173,8 @@ num_processes: 2
         ({"fp16": {"enabled": True}}, 'args = TrainingArguments("o", fp16=True)', None),
         ({"fp16": {"enabled": "auto"}}, 'args = TrainingArguments("o", bf16=True)', None),
         ({"fp16": {"enabled": True}}, 'args = TrainingArguments("o")', None),  # the JSON decides
+        # the script's own DeepSpeed config is the one accelerate checks (compared by the check above)
+        ({"fp16": {"enabled": True}}, 'args = TrainingArguments("o", bf16=True, deepspeed=ds)', None),
     ],
 )
 def test_deepspeed_config_file_of_the_accelerate_config(tree, ds, train, expected):

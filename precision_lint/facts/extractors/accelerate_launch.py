@@ -8,11 +8,13 @@ configs/fp16.yaml train.py``. accelerate itself never looks for one in a project
 the user's, not the project's. Shell scripts and READMEs are not linted, so what is
 recorded here is a launch command built in Python: ``subprocess.run([...])``,
 ``subprocess.Popen``, ``check_call``, ``check_output``, ``call`` and ``os.system``, with the
-command a list of strings or one string, every word up to the script known. Nothing is
-judged here: the rule reads the config file and the script.
+command a list of strings or one string, every word up to the script known, and a ``cwd=``
+the paths are then read from (a ``cwd`` that is not known: not recorded). Nothing is judged
+here: the rule reads the config file and the script.
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -136,5 +138,12 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if parsed is None:
             continue
         script, config, config_span, precision, precision_span = parsed
+        cwd = next((a for a in site.node.args if a.keyword is not None and a.keyword.value == "cwd"), None)
+        if cwd is not None:  # `cwd="examples"`: the command's paths are read from there
+            folder = _word(evaluator, cwd.value, site.scope)
+            if folder is None:
+                continue
+            script = os.path.join(folder, script)
+            config = os.path.join(folder, config) if config else config
         out.append(AccelerateLaunch(index.span(site.node), script, config, config_span, precision, precision_span))
     return tuple(out)
