@@ -28,6 +28,11 @@ off. With a DeepSpeed JSON named by the config, the other half precision enabled
 
     ValueError: `--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file.
 
+A ``mixed_precision`` written next to a ``deepspeed_config_file`` in the accelerate config is
+refused by the DeepSpeedPlugin the script builds (``ValueError: When using
+`deepspeed_config_file`, the following accelerate config variables will be ignored: [...,
+'mixed_precision']``).
+
 Only a launch command written in Python (``subprocess.run([...])``, ``os.system``) ties a config
 to a script: accelerate reads no config from the project by itself (its default config lives in
 the user's cache folder), and a config file names no script.
@@ -40,6 +45,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from ..diagnostics import SAFE, Fix, Related
@@ -50,6 +56,10 @@ from .base import Rule, RuleContext, replace
 
 BOTH_ERROR = "ValueError: At most one of fp16 and bf16 can be True, but not both"
 DS_LAUNCH_ERROR = "ValueError: `--mixed_precision` arg cannot be set to `{mine}` when `{other}` is set in the DeepSpeed config file."
+DS_FIELDS_ERROR = (
+    "ValueError: When using `deepspeed_config_file`, the following accelerate config variables will be ignored: "
+    "[..., 'mixed_precision']"
+)
 DS_ERROR = "ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values"
 TRAINING_KINDS = ("training-args", "training-args-class")
 _EQUALS = re.compile(r"\(?\s*([\w.\[\]\"']+)\s*==\s*([\w.\"']+)\s*\)?")
@@ -114,9 +124,14 @@ class ConflictingPrecisionFlags(Rule):
         "fp16 and bf16 both on for one run (one config, or the DeepSpeed config vs TrainingArguments), "
         "or a script that overrides the accelerate config it is launched with"
     )
-    # against a launch config: `mixed_precision="no"`, a TRL config whose bf16 is on by default;
-    # `--config_file`: a module that launches a script with one
-    evidence = (r"\bfp16\b", r"\bbf16\b", r"\bmixed_precision\b", r"\btrl\b", r"--config_file")
+    # Beyond the flags: against a launch config, `mixed_precision="no"` and a TRL config whose bf16
+    # is on by default; a script launched with one builds an Accelerator or TrainingArguments (most
+    # such files are parsed anyway: MP201 looks for `Trainer`, `trl`, `.backward(`, `optim`);
+    # `--config_file`: a module that launches a script with an accelerate config.
+    evidence = (
+        r"\bfp16\b", r"\bbf16\b", r"\bmixed_precision\b", r"\btrl\b", r"\bAccelerator\b", r"\bTrainingArguments\b",
+        r"--config_file",
+    )
     fix_availability = "sometimes"
     fix_applicability = SAFE
 
@@ -130,6 +145,7 @@ class ConflictingPrecisionFlags(Rule):
                 yield found
             yield from self._deepspeed(ctx, site, flags)
         yield from self._launch_configs(ctx, flags)
+        yield from self._launch_deepspeed_fields(ctx)
 
     # --- one config ------------------------------------------------------------------
     def _flag(self, site, flags, name):
@@ -260,6 +276,27 @@ class ConflictingPrecisionFlags(Rule):
                     seen.add((found.span, found.message))
                     yield found
 
+    def _launch_deepspeed_fields(self, ctx: RuleContext):
+        """A launch command of this module whose accelerate config has a ``deepspeed_config_file``
+        and its own ``mixed_precision``: the JSON alone decides, and the DeepSpeedPlugin that any
+        Accelerator or TrainingArguments of the launched script builds refuses the launch."""
+        for launch in ctx.facts.section("accelerate_launches"):
+            if launch.mixed_precision:
+                continue  # `--mixed_precision` on the command line: the config's value is not passed on
+            asked = _launch_precision(ctx, ctx.facts, launch)
+            if asked is None or asked.deepspeed is None or not asked.key:
+                continue
+            script = _script_module(ctx, launch)
+            if script is None or not any(s.kind in ("accelerator", "training-args") for s in script.section("precision")):
+                continue  # the launched script is not linted, or builds no DeepSpeedPlugin
+            message = (
+                f"the accelerate config `{asked.config}` of this launch names a `deepspeed_config_file` and also "
+                f"has `{asked.key}`: with a DeepSpeed config file its precision comes from the "
+                f"JSON alone, and accelerate refuses the run of `{launch.script}`: `{DS_FIELDS_ERROR}`; remove "
+                f"`mixed_precision` from the accelerate config (set fp16/bf16 in the DeepSpeed JSON)"
+            )
+            yield ctx.diagnostic(self.code, launch.span, message, None, (asked.where,))
+
     def _against_launch(self, ctx: RuleContext, site, flags, launcher, launch, asked):
         mine = _script_precision(site, flags, self._flag)
         if mine is None:
@@ -309,15 +346,17 @@ class ConflictingPrecisionFlags(Rule):
         return None
 
 
+@dataclass(frozen=True)
 class _Asked:
     """The mixed precision a launch command asks for, and where it is written."""
 
-    def __init__(self, value, text, where, config=None, deepspeed=None):
-        self.value = value  # "no", "fp16", "bf16", "fp8"
-        self.text = text  # for messages: "`mixed_precision: fp16` of the accelerate config `x.yaml`"
-        self.where = where  # Related, or None
-        self.config = config  # the accelerate config as shown
-        self.deepspeed = deepspeed  # {"fp16": ConfigValue, "bf16": ConfigValue} of its deepspeed_config_file
+    value: str  # "no", "fp16", "bf16", "fp8"
+    text: str  # for messages: "`mixed_precision: fp16` of the accelerate config `x.yaml`"
+    where: Optional[Related]
+    config: Optional[str] = None  # the accelerate config as shown
+    # {"fp16": ConfigValue, "bf16": ConfigValue} of the config's deepspeed_config_file, when it has one
+    deepspeed: Optional[dict] = None
+    key: str = ""  # the config's own `mixed_precision: X` as written (empty: not set there)
 
 
 def _shown(path: str, near: str) -> str:
@@ -335,6 +374,16 @@ def _launches_of(ctx: RuleContext):
                 if os.path.normcase(os.path.normpath(os.path.join(base, launch.script))) == me:
                     yield module, launch
                     break
+
+
+def _script_module(ctx: RuleContext, launch):
+    """The linted module a launch command of this module runs, if any."""
+    for base in (os.path.dirname(os.path.abspath(ctx.path)), os.getcwd()):
+        path = os.path.normcase(os.path.normpath(os.path.join(base, launch.script)))
+        for module in ctx.project.modules:
+            if os.path.normcase(os.path.abspath(module.path)) == path:
+                return module
+    return None
 
 
 def _launch_precision(ctx: RuleContext, launcher, launch) -> Optional[_Asked]:
@@ -378,7 +427,7 @@ def _launch_precision(ctx: RuleContext, launcher, launch) -> Optional[_Asked]:
         value = "no" if found.value is None else str(found.value).lower()
         key = f"mixed_precision: {value}"
     where = Related(found.path, found.span, f"{key} here")
-    return _Asked(value, f"`{key}` of the accelerate config `{config}`", where, config, deepspeed)
+    return _Asked(value, f"`{key}` of the accelerate config `{config}`", where, config, deepspeed, key if found.value is not None else "")
 
 
 def _constant(arg, default):

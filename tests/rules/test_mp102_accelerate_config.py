@@ -227,12 +227,49 @@ def test_what_accelerate_and_transformers_really_do(tmp_path):
             plugin.set_mixed_precision("bf16")
         except ValueError as e:
             print(e)
+        os.environ["ACCELERATE_CONFIG_DS_FIELDS"] = "zero3_init_flag,mixed_precision"
+        try:
+            DeepSpeedPlugin(hf_ds_config={{"zero_optimization": {{"stage": 2}}}})
+        except ValueError as e:
+            print(str(e).splitlines()[0])
     """)
     env = dict(os.environ, OMP_NUM_THREADS="1", ACCELERATE_USE_CPU="1")
     run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     lines = run.stdout.strip().splitlines()
-    assert lines == [
+    assert lines[:-1] == [
         "fp16", "bf16", "bf16", "bf16",
         "`--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file.",
     ]
+    assert lines[-1].startswith("When using `deepspeed_config_file`, the following accelerate config variables will be ignored: [")
+    assert lines[-1].endswith(", 'mixed_precision'].")
+
+
+@pytest.mark.parametrize(
+    "yaml_extra, launch_extra, found",
+    [
+        ("mixed_precision: bf16\n", "", True),  # hand-added next to the JSON: refused
+        ("mixed_precision: 'no'\n", "", True),  # any value is passed on, 'no' too
+        ("", "", False),  # what `accelerate config` writes with a DeepSpeed file: no mixed_precision
+        ("mixed_precision: bf16\n", '"--mixed_precision", "bf16", ', False),  # the command's wins
+    ],
+)
+def test_mixed_precision_next_to_a_deepspeed_config_file(tree, yaml_extra, launch_extra, found):
+    launch = LAUNCH.replace('"train.py"', launch_extra + '"train.py"')
+    root = tree({
+        "launch.py": launch,
+        "train.py": "from transformers import TrainingArguments\nargs = TrainingArguments('o')\n",
+        "configs/accelerate.yaml": DS_YAML + yaml_extra,
+        "configs/ds_zero2.json": json.dumps({"bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 2}}),
+    })
+    diags = [d for d in check_paths([str(root)], select=[CODE])]
+    if not found:
+        assert diags == []
+        return
+    (d,) = diags
+    assert d.path.endswith("launch.py") and d.span.line == 3
+    assert "following accelerate config variables will be ignored" in d.message
+    assert d.related[0].path.endswith("accelerate.yaml") and d.related[0].span.line == 7
+    # a launched script that builds no Accelerator / TrainingArguments never meets the check
+    (root / "train.py").write_text("import torch\nprint(torch.ones(2, dtype=torch.bfloat16))\n")
+    assert check_paths([str(root)], select=[CODE]) == []
