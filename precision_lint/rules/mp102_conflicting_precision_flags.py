@@ -286,7 +286,7 @@ class ConflictingPrecisionFlags(Rule):
             asked = _launch_precision(ctx, ctx.facts, launch)
             if asked is None or asked.deepspeed is None or not asked.key:
                 continue
-            script = _script_module(ctx, launch)
+            script = _script_module(ctx, ctx.path, launch)
             if script is None or not any(s.kind in ("accelerator", "training-args") for s in script.section("precision")):
                 continue  # the launched script is not linted, or builds no DeepSpeedPlugin
             message = (
@@ -365,25 +365,25 @@ def _shown(path: str, near: str) -> str:
 
 
 def _launches_of(ctx: RuleContext):
-    """The launch commands of the project whose script is this module (the script's path is
-    read from the launcher's folder and from the working directory, as ConfigFiles does)."""
-    me = os.path.normcase(os.path.abspath(ctx.path))
+    """The launch commands of the project whose script is this module."""
     for module in ctx.project.modules:
         for launch in module.section("accelerate_launches"):
-            for base in (os.path.dirname(os.path.abspath(module.path)), os.getcwd()):
-                if os.path.normcase(os.path.normpath(os.path.join(base, launch.script))) == me:
-                    yield module, launch
-                    break
+            script = _script_module(ctx, module.path, launch)
+            if script is not None and script.path == ctx.path:
+                yield module, launch
 
 
-def _script_module(ctx: RuleContext, launch):
-    """The linted module a launch command of this module runs, if any."""
-    for base in (os.path.dirname(os.path.abspath(ctx.path)), os.getcwd()):
-        path = os.path.normcase(os.path.normpath(os.path.join(base, launch.script)))
-        for module in ctx.project.modules:
-            if os.path.normcase(os.path.abspath(module.path)) == path:
-                return module
-    return None
+def _script_module(ctx: RuleContext, launcher_path: str, launch):
+    """The linted module a launch command runs, or None. Its path is read from the launcher's
+    folder and from the working directory (where the command may run): when the two name two
+    different linted files, which one runs is not known, and none is tied."""
+    found = {
+        m.path: m
+        for base in (os.path.dirname(os.path.abspath(launcher_path)), os.getcwd())
+        for m in (ctx.project.module_at(os.path.join(base, launch.script)),)
+        if m is not None
+    }
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def _launch_precision(ctx: RuleContext, launcher, launch) -> Optional[_Asked]:

@@ -105,6 +105,18 @@ def test_launch_commands(tree, launch):
     assert "ACCELERATE_MIXED_PRECISION=fp16" in d.message
 
 
+def test_a_script_path_that_names_two_files_ties_none(tree, monkeypatch):
+    """`train.py` next to the launcher and in the working directory: which one runs depends on
+    where the command is started, so neither is tied."""
+    train = 'from transformers import TrainingArguments\nargs = TrainingArguments("o", bf16=True)\n'
+    root = tree({"scripts/launch.py": LAUNCH.replace("configs/", "../configs/"), "scripts/train.py": train, "train.py": train})
+    (root / "configs").mkdir()
+    (root / "configs" / "accelerate.yaml").write_text(YAML.format(mp="fp16"))
+    assert len(check_paths([str(root / "scripts")], select=[CODE])) == 1  # only scripts/ is linted
+    monkeypatch.chdir(root)
+    assert check_paths([str(root)], select=[CODE]) == []
+
+
 def test_command_line_mixed_precision_wins_over_the_config(tree):
     train = 'from transformers import TrainingArguments\nargs = TrainingArguments("o", bf16=True)\n'
     agree = LAUNCH.replace('"train.py"', '"--mixed_precision", "bf16", "train.py"')
