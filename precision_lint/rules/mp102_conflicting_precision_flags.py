@@ -313,9 +313,10 @@ class ConflictingPrecisionFlags(Rule):
             if precision in (None, "no") or enabled is None or str(enabled.value).lower() != "true":
                 return None
             related.insert(0, Related(enabled.path, enabled.span, f"DeepSpeed {other}.enabled here"))
+            shown = f'"{enabled.value}"' if isinstance(enabled.value, str) else str(enabled.value).lower()
             message = (
                 f"{how} asks for {precision}, but the DeepSpeed config `{enabled.path}` of the accelerate config "
-                f"`{asked.config}` ({ran}) has `{other}.enabled: {enabled.value}`: accelerate raises "
+                f"`{asked.config}` ({ran}) has `{other}.enabled: {shown}`: accelerate raises "
                 f"`{DS_LAUNCH_ERROR.format(mine=precision, other=other)}`"
             )
             return ctx.diagnostic(self.code, span, message, None, tuple(related))
