@@ -15,6 +15,7 @@ import os
 import re
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .configfiles import ConfigFiles
 from .facts.extract import extractors
 from .diagnostics import Span
 from .facts.model import ModuleFacts
@@ -35,8 +36,10 @@ class Project:
         self._import_roots = import_roots or (lambda m: (m.root,))
         self._index()
         self.symbols = ProjectSymbols(self.module_named)
+        # The config files of the run (YAML/JSON/TOML at literal paths), each read once.
+        self.configs = ConfigFiles()
         # Parameters become what their callers pass (interproc.py); rules see the result.
-        self.calls = CallGraphValues(self.modules, self.symbols)
+        self.calls = CallGraphValues(self.modules, self.symbols, self.configs)
         resolved = [self._join_sections(self.calls.resolve_facts(m)) for m in self.modules]
         if any(r is not m for r, m in zip(resolved, self.modules)):
             self.modules = resolved
@@ -54,6 +57,7 @@ class Project:
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}
         self._json: Dict[str, Any] = {}
+        self._by_file: Optional[Dict[str, ModuleFacts]] = None
 
     def _join_sections(self, module: ModuleFacts) -> ModuleFacts:
         """Each extractor's own join step (``join(module, symbols)``), where its facts need the
@@ -111,6 +115,12 @@ class Project:
         line = text.count("\n", 0, at) + 1
         col = at - (text.rfind("\n", 0, at) + 1)
         return path, Span(line, col, line, col + (end - at), at, end)
+
+    def module_at(self, path: str) -> Optional[ModuleFacts]:
+        """The linted module whose file is ``path`` (any spelling of it: relative, absolute)."""
+        if self._by_file is None:
+            self._by_file = {os.path.normcase(os.path.abspath(m.path)): m for m in self.modules}
+        return self._by_file.get(os.path.normcase(os.path.abspath(path)))
 
     # --- modules and imports ---------------------------------------------------
     def module_named(self, name: str, near: Optional[ModuleFacts] = None) -> Optional[ModuleFacts]:

@@ -38,3 +38,24 @@ def test_patches_need_the_patching_library():
     assert patched_keywords(["unsloth", "trl"], "trl.SFTTrainer") == ("tokenizer",)
     assert patched_keywords(["trl"], "trl.SFTTrainer") == ()
     assert patched_keywords(["unsloth"], "transformers.Trainer") == ()
+
+
+def test_bf16_defaults_match_the_installed_trl():
+    """TRL configs listed as `bf16 = not fp16` have a None default that their __post_init__ turns
+    on; TrainingArguments' own default is off; a project class is not judged."""
+    import dataclasses
+
+    from precision_lint.knowledge import _table, bf16_default_on
+
+    pytest.importorskip("trl")
+    listed = _table("libraries.toml")["bf16_defaults"]["not_fp16"]
+    for name in listed:
+        cls = _resolve(name)
+        if cls is None:
+            continue
+        (field,) = [f for f in dataclasses.fields(cls) if f.name == "bf16"]
+        assert field.default is None, f"{name}.bf16 defaults to {field.default!r}"
+        assert bf16_default_on(name)
+    assert bf16_default_on("trl.trainer.gkd_config.GKDConfig")  # a subclass of SFTConfig
+    assert bf16_default_on("transformers.TrainingArguments") is False
+    assert bf16_default_on("train.MyConfig") is None

@@ -69,6 +69,16 @@ def framework_of(qualname: str) -> Optional[str]:
     return None
 
 
+def bf16_default_on(qualname: str) -> Optional[bool]:
+    """Whether a library training config turns ``bf16`` on when neither flag is given
+    (TRL's ``bf16 = not fp16``): True, False for the other library configs, None for a
+    name the table does not know (a project class: its default is not judged)."""
+    parts = qualname.split(".")
+    if parts[0] not in ("transformers", "trl", "sentence_transformers", "unsloth"):
+        return None
+    return any(derives_from(qualname, base) for base in _table("libraries.toml").get("bf16_defaults", {}).get("not_fp16", ()))
+
+
 # --- removed and renamed names (migrations.toml) -------------------------------------------
 KINDS = ("keyword", "attribute", "import")
 FIXES = ("rename", "move", "none")

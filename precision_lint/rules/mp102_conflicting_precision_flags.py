@@ -19,21 +19,47 @@ turns bf16 on next to a hard-coded ``fp16=True`` (both on an A100), or when
 ``args.bf16 = True`` is set after construction (no error at all then: the
 Trainer silently runs one of them).
 
+Across the launch: ``accelerate launch --config_file accel.yaml train.py`` exports the
+config's ``mixed_precision`` as ``ACCELERATE_MIXED_PRECISION``, which ``Accelerator`` reads only
+when its ``mixed_precision`` argument is None and ``TrainingArguments`` only when fp16 and bf16
+are both off (a TRL config's ``bf16`` defaults to ``not fp16``). A script that asks for another
+precision silently wins (the config has no effect); ``fp16=False`` does not turn the config's fp16
+off. With a DeepSpeed JSON named by the config, the other half precision enabled there raises::
+
+    ValueError: `--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file.
+
+A ``mixed_precision`` written next to a ``deepspeed_config_file`` in the accelerate config is
+refused by the DeepSpeedPlugin the script builds (``ValueError: When using
+`deepspeed_config_file`, the following accelerate config variables will be ignored: [...,
+'mixed_precision']``).
+
+Only a launch command written in Python (``subprocess.run([...])``, ``os.system``) ties a config
+to a script: accelerate reads no config from the project by itself (its default config lives in
+the user's cache folder), and a config file names no script.
+
 When both flags are literally ``True`` the run can never start, so the fix is
 safe: the precision plan's guarded pair ``bf16=BF16_OK, fp16=torch.cuda.is_available()
 and not BF16_OK`` (bf16 where it is native, fp16 on other GPUs, fp32 on CPU).
 """
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from ..diagnostics import SAFE, Fix, Related
 from ..facts.values import CAPABILITY, COND, CONST, CUDA
+from ..knowledge import bf16_default_on
 from ..plan import capability_probe, guarded_fp16_flag, torch_name
 from .base import Rule, RuleContext, replace
 
 BOTH_ERROR = "ValueError: At most one of fp16 and bf16 can be True, but not both"
+DS_LAUNCH_ERROR = "ValueError: `--mixed_precision` arg cannot be set to `{mine}` when `{other}` is set in the DeepSpeed config file."
+DS_FIELDS_ERROR = (
+    "ValueError: When using `deepspeed_config_file`, the following accelerate config variables will be ignored: "
+    "[..., 'mixed_precision']"
+)
 DS_ERROR = "ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values"
 TRAINING_KINDS = ("training-args", "training-args-class")
 _EQUALS = re.compile(r"\(?\s*([\w.\[\]\"']+)\s*==\s*([\w.\"']+)\s*\)?")
@@ -94,8 +120,18 @@ def _exclusive(a, b, a_written: Tuple[str, ...] = (), b_written: Tuple[str, ...]
 class ConflictingPrecisionFlags(Rule):
     code = "MP102"
     name = "conflicting-precision-flags"
-    summary = "fp16 and bf16 both on for one run (one config, or the DeepSpeed config vs TrainingArguments)"
-    evidence = (r"\bfp16\b", r"\bbf16\b")
+    summary = (
+        "fp16 and bf16 both on for one run (one config, or the DeepSpeed config vs TrainingArguments), "
+        "or a script that overrides the accelerate config it is launched with"
+    )
+    # Beyond the flags: against a launch config, `mixed_precision="no"` and a TRL config whose bf16
+    # is on by default; a script launched with one builds an Accelerator or TrainingArguments (most
+    # such files are parsed anyway: MP201 looks for `Trainer`, `trl`, `.backward(`, `optim`);
+    # `--config_file`: a module that launches a script with an accelerate config.
+    evidence = (
+        r"\bfp16\b", r"\bbf16\b", r"\bmixed_precision\b", r"\btrl\b", r"\bAccelerator\b", r"\bTrainingArguments\b",
+        r"--config_file",
+    )
     fix_availability = "sometimes"
     fix_applicability = SAFE
 
@@ -108,6 +144,8 @@ class ConflictingPrecisionFlags(Rule):
             if found is not None:
                 yield found
             yield from self._deepspeed(ctx, site, flags)
+        yield from self._launch_configs(ctx, flags)
+        yield from self._launch_deepspeed_fields(ctx)
 
     # --- one config ------------------------------------------------------------------
     def _flag(self, site, flags, name):
@@ -221,3 +259,226 @@ class ConflictingPrecisionFlags(Rule):
             related = (Related(where[0], where[1], f"DeepSpeed {name}.enabled here"),) if where else ()
             span = (arg.key_span or arg.value_span) if arg is not None else site.span
             yield ctx.diagnostic(self.code, span, message, None, related)
+
+    # --- the accelerate config of the command that launches this script ----------------
+    def _launch_configs(self, ctx: RuleContext, flags):
+        sites = [s for s in ctx.facts.section("precision") if s.kind in ("accelerator", "training-args")]
+        if not sites:
+            return
+        seen = set()
+        for launcher, launch in _launches_of(ctx):
+            asked = _launch_precision(ctx, launcher, launch)
+            if asked is None:
+                continue
+            for site in sites:
+                found = self._against_launch(ctx, site, flags, launcher, launch, asked)
+                if found is not None and (found.span, found.message) not in seen:
+                    seen.add((found.span, found.message))
+                    yield found
+
+    def _launch_deepspeed_fields(self, ctx: RuleContext):
+        """A launch command of this module whose accelerate config has a ``deepspeed_config_file``
+        and its own ``mixed_precision``: the JSON alone decides, and the DeepSpeedPlugin that any
+        Accelerator or TrainingArguments of the launched script builds refuses the launch."""
+        for launch in ctx.facts.section("accelerate_launches"):
+            if launch.mixed_precision:
+                continue  # `--mixed_precision` on the command line: the config's value is not passed on
+            asked = _launch_precision(ctx, ctx.facts, launch)
+            if asked is None or asked.deepspeed is None or not asked.key:
+                continue
+            script = _script_module(ctx, ctx.path, launch)
+            if script is None or not any(s.kind in ("accelerator", "training-args") for s in script.section("precision")):
+                continue  # the launched script is not linted, or builds no DeepSpeedPlugin
+            message = (
+                f"the accelerate config `{asked.config}` of this launch names a `deepspeed_config_file` and also "
+                f"has `{asked.key}`: with a DeepSpeed config file its precision comes from the "
+                f"JSON alone, and accelerate refuses the run of `{launch.script}`: `{DS_FIELDS_ERROR}`; remove "
+                f"`mixed_precision` from the accelerate config (set fp16/bf16 in the DeepSpeed JSON)"
+            )
+            yield ctx.diagnostic(self.code, launch.span, message, None, (asked.where,))
+
+    def _against_launch(self, ctx: RuleContext, site, flags, launcher, launch, asked):
+        mine = _script_precision(site, flags, self._flag)
+        if mine is None:
+            return None
+        precision, span, how, written_off = mine
+        name = site.callee.rsplit(".", 1)[-1]
+        ran = f"`accelerate launch` in {_shown(launcher.path, ctx.path)}:{launch.span.line}"
+        related = [Related(launcher.path, launch.span, f"this script is launched here: {launch.script}")]
+        if asked.deepspeed is not None:  # the DeepSpeed JSON decides; accelerate checks the script's choice
+            if site.arg("deepspeed") is not None:
+                return None  # `TrainingArguments(deepspeed=...)`: its own JSON is the one checked
+            other = "bf16" if precision == "fp16" else "fp16"
+            enabled = asked.deepspeed.get(other)
+            if precision in (None, "no") or enabled is None or str(enabled.value).lower() != "true":
+                return None
+            related.insert(0, Related(enabled.path, enabled.span, f"DeepSpeed {other}.enabled here"))
+            shown = f'"{enabled.value}"' if isinstance(enabled.value, str) else str(enabled.value).lower()
+            message = (
+                f"{how} asks for {precision}, but the DeepSpeed config `{enabled.path}` of the accelerate config "
+                f"`{asked.config}` ({ran}) has `{other}.enabled: {shown}`: accelerate raises "
+                f"`{DS_LAUNCH_ERROR.format(mine=precision, other=other)}`"
+            )
+            return ctx.diagnostic(self.code, span, message, None, tuple(related))
+        if asked.value not in ("fp16", "bf16", "fp8"):
+            return None  # the config asks for no mixed precision (accelerate config's default answer)
+        if asked.where is not None:
+            related.insert(0, asked.where)
+        if precision is not None and precision != asked.value:
+            result = "full precision (fp32)" if precision == "no" else precision
+            reads = (
+                "reads it only when `mixed_precision` is None" if site.kind == "accelerator"
+                else "reads it only when fp16 and bf16 are both off"
+            )
+            message = (
+                f"{how} overrides {asked.text} ({ran}): the launch sets ACCELERATE_MIXED_PRECISION={asked.value} "
+                f"and `{name}` {reads}; the run is silently {result} and the config's {asked.value} has no effect "
+                f"(make them agree, or leave the precision to one of them)"
+            )
+            return ctx.diagnostic(self.code, span, message, None, tuple(related))
+        if precision is None and written_off and asked.value in written_off:
+            flag, off_span = asked.value, written_off[asked.value]
+            message = (
+                f"`{flag}=False` does not turn {flag} off: with fp16 and bf16 both off, `{name}` takes its mixed "
+                f"precision from ACCELERATE_MIXED_PRECISION={asked.value}, which {asked.text} sets ({ran}); "
+                f"the Trainer silently runs {asked.value} while `args.{flag}` reads False"
+            )
+            return ctx.diagnostic(self.code, off_span, message, None, tuple(related))
+        return None
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """The mixed precision a launch command asks for, and where it is written."""
+
+    value: str  # "no", "fp16", "bf16", "fp8"
+    text: str  # for messages: "`mixed_precision: fp16` of the accelerate config `x.yaml`"
+    where: Optional[Related]
+    config: Optional[str] = None  # the accelerate config as shown
+    # {"fp16": ConfigValue, "bf16": ConfigValue} of the config's deepspeed_config_file, when it has one
+    deepspeed: Optional[dict] = None
+    key: str = ""  # the config's own `mixed_precision: X` as written (empty: not set there)
+
+
+def _shown(path: str, near: str) -> str:
+    relative = os.path.relpath(os.path.abspath(path), os.path.dirname(os.path.abspath(near)))
+    return os.path.basename(path) if relative.startswith("..") else relative
+
+
+def _launches_of(ctx: RuleContext):
+    """The launch commands of the project whose script is this module."""
+    for module in ctx.project.modules:
+        for launch in module.section("accelerate_launches"):
+            script = _script_module(ctx, module.path, launch)
+            if script is not None and script.path == ctx.path:
+                yield module, launch
+
+
+def _script_module(ctx: RuleContext, launcher_path: str, launch):
+    """The linted module a launch command runs, or None. Its path is read from the launcher's
+    folder and from the working directory (where the command may run): when the two name two
+    different linted files, which one runs is not known, and none is tied."""
+    found = {
+        m.path: m
+        for base in (os.path.dirname(os.path.abspath(launcher_path)), os.getcwd())
+        for m in (ctx.project.module_at(os.path.join(base, launch.script)),)
+        if m is not None
+    }
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def _launch_precision(ctx: RuleContext, launcher, launch) -> Optional[_Asked]:
+    """What the launch asks for: ``--mixed_precision`` of the command, else the accelerate
+    config's ``mixed_precision`` (legacy ``fp16: true``), as ``accelerate launch`` decides it.
+    None when there is no config file the linter can read (the user's default config is in
+    their home, not the project) or the file is no accelerate config for this machine."""
+    configs = ctx.project.configs
+    config = deepspeed = None
+    if launch.config_file:
+        top = configs.lookup(launcher.path, launch.config_file, ())
+        if top is None or top.keys is None or "distributed_type" not in top.keys:
+            return None  # accelerate refuses a config without distributed_type
+        env = configs.lookup(launcher.path, launch.config_file, ("compute_environment",))
+        if env is not None and env.value not in (None, "LOCAL_MACHINE"):
+            return None  # SageMaker: another launcher
+        config = top.path
+        kind = configs.lookup(launcher.path, launch.config_file, ("distributed_type",))
+        ds_file = configs.lookup(launcher.path, launch.config_file, ("deepspeed_config", "deepspeed_config_file"))
+        if kind is not None and kind.value == "DEEPSPEED" and ds_file is not None and isinstance(ds_file.value, str):
+            found = {}
+            for name in ("fp16", "bf16"):
+                value = configs.lookup(launcher.path, ds_file.value, (name, "enabled"))
+                if value is not None:
+                    found[name] = value
+            deepspeed = found
+    if launch.mixed_precision:
+        value = launch.mixed_precision.lower()
+        where = Related(launcher.path, launch.mixed_precision_span or launch.span, f"--mixed_precision {value} here")
+        return _Asked(value, f"`--mixed_precision {value}` of the launch command", where, config, deepspeed)
+    if config is None:
+        return None
+    found = configs.lookup(launcher.path, launch.config_file, ("mixed_precision",))
+    if found is None:
+        legacy = configs.lookup(launcher.path, launch.config_file, ("fp16",))
+        if legacy is None or legacy.value is not True:
+            return _Asked("no", "", None, config, deepspeed)
+        found, key = legacy, "fp16: true"
+        value = "fp16"
+    else:
+        value = "no" if found.value is None else str(found.value).lower()
+        key = f"mixed_precision: {value}"
+    where = Related(found.path, found.span, f"{key} here")
+    return _Asked(value, f"`{key}` of the accelerate config `{config}`", where, config, deepspeed, key if found.value is not None else "")
+
+
+def _constant(arg, default):
+    """A flag's one certain truth value (``default`` when not given), else None."""
+    if arg is None:
+        return default
+    truths = {bool(_truthy(v.value)) for v in arg.values if v.kind == CONST and not v.guards}
+    if len(truths) != 1 or len(arg.values) != sum(1 for v in arg.values if v.kind == CONST and not v.guards):
+        return None
+    return truths.pop()
+
+
+def _script_precision(site, flags, flag_of):
+    """(precision or None, span, how it is asked, (flag, span) of a flag written False) of a
+    site whose precision is certain; None when it depends on input or the machine."""
+    name = site.callee.rsplit(".", 1)[-1]
+    if site.kind == "accelerator":
+        arg = site.arg("mixed_precision")
+        if arg is None or not arg.values:
+            return None
+        if any(v.kind != CONST or v.guards or not isinstance(v.value, str) for v in arg.values):
+            return None
+        values = {v.value.lower() for v in arg.values}
+        if len(values) != 1:
+            return None
+        return values.pop(), arg.key_span or arg.value_span, f"`{name}(mixed_precision={arg.value_text})`", None
+    fp16, fp16_option, fp16_over = flag_of(site, flags, "fp16")
+    bf16, bf16_option, bf16_over = flag_of(site, flags, "bf16")
+    if fp16_option or bf16_option or fp16_over or bf16_over:
+        return None  # the user's switch, or set again later
+    fp16_on = _constant(fp16, False)
+    if fp16_on is None:
+        return None
+    default = bf16_default_on(site.callee)
+    bf16_on = _constant(bf16, None if default is None else (default and not fp16_on))
+    if bf16_on is None or (fp16_on and bf16_on):
+        return None  # unknown, or both (the ValueError above)
+    if fp16_on:
+        return "fp16", fp16.key_span or fp16.value_span, f"`{name}(fp16={fp16.value_text})`", None
+    if bf16_on and bf16 is None:
+        return "bf16", site.span, f"`{name}(...)` (bf16 left unset: TRL turns it on when fp16 is off)", None
+    if bf16_on:
+        return "bf16", bf16.key_span or bf16.value_span, f"`{name}(bf16={bf16.value_text})`", None
+    return None, site.span, f"`{name}(...)`", _written_off(fp16, bf16)
+
+
+def _written_off(fp16, bf16):
+    """Both flags off: the ones written ``=False`` as keywords, {flag: span}."""
+    return {
+        flag: arg.key_span or arg.value_span
+        for flag, arg in (("fp16", fp16), ("bf16", bf16))
+        if arg is not None and arg.via == "keyword" and arg.value_text == "False"
+    }
