@@ -215,8 +215,7 @@ class Engine:
         before: Dict[str, tuple] = {}
         stuck: set = set()
         for _ in range(MAX_FIX_PASSES if fix else 1):
-            facts = self.facts(current, names)
-            diagnostics = self.judge(facts, texts, only, related)
+            diagnostics = self._judge_texts(current, names, only, related)
             result.diagnostics = diagnostics
             if not fix:
                 break
@@ -268,12 +267,56 @@ class Engine:
                 break
             current = [dataclasses.replace(s, text=texts.get(s.path, s.text)) for s in sources]
         if stuck:  # the findings of the texts as they are left
-            result.diagnostics = self.judge(self.facts(current, names), texts, only, related)
+            current = [dataclasses.replace(s, text=texts.get(s.path, s.text)) for s in sources]
+            result.diagnostics = self._judge_texts(current, names, only, related)
         result.fixed_texts = {p: t for p, t in texts.items() if p in result.sources}
         result.unsafe_held_back = sum(
             1 for d in result.diagnostics if d.fix is not None and d.fix.applicability != SAFE and not unsafe
         )
         return result
+
+    def _judge_texts(
+        self,
+        current: Sequence[SourceFile],
+        names: Optional[Dict[str, tuple]],
+        only: Optional[Collection[str]],
+        related: bool,
+    ) -> List[Diagnostic]:
+        """Facts and findings of the sources as they are now. A notebook's ``%%writefile x.py``
+        cells are checked as the modules they write (``written.py``): the notebook's own module
+        is read without them, and their findings are moved into their cells."""
+        texts = {s.path: s.text for s in current if s.text is not None}
+        if not any(s.notebook is not None and s.text is not None and s.notebook.writes_python for s in current):
+            return self.judge(self.facts(current, names), texts, only, related)
+        from . import written
+
+        sources: List[SourceFile] = []
+        names = dict(names or {})
+        found: List[written.WrittenModule] = []
+        judged = dict(texts)
+        for src in current:
+            modules = []
+            if src.notebook is not None and src.text is not None and src.notebook.writes_python:
+                naming = names.get(src.path) or module_name(src.path)
+                modules = written.modules(src.path, src.notebook, src.text, naming)
+            if not modules:
+                sources.append(src)
+                continue
+            judged[src.path] = written.masked(src.text, modules)
+            sources.append(dataclasses.replace(src, text=judged[src.path]))
+            sources.extend(written.sources(src, modules))
+            for m in modules:
+                judged[m.path] = m.text
+                names[m.path] = m.naming
+            found.extend(modules)
+        if only is not None:
+            only = set(only) | {m.path for m in found if m.notebook in only}
+        diagnostics = self.judge(self.facts(sources, names), judged, only, related)
+        if not found:
+            return diagnostics
+        remap = written.Remapper(found, texts)
+        moved = sorted((remap.diagnostic(d) for d in diagnostics), key=Diagnostic.sort_key)
+        return _dedupe(moved)
 
     def run_paths(self, paths: Sequence[str], fix: bool = False, unsafe: bool = False) -> RunResult:
         self.import_roots = ImportRoots(self.config.src)
