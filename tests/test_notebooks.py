@@ -399,3 +399,151 @@ def test_check_source_and_fix_source_take_a_cell_or_a_notebook():
     fixed = fix_source(text, "train.ipynb", config=cfg)
     assert fixed == text.replace("args=args, tokenizer=tok", "args=args, processing_class=tok")  # not the %%bash cell
     assert fix_source(fixed, "train.ipynb", config=cfg) == fixed
+
+
+# --- %%writefile cells: the module a notebook writes ------------------------------------------
+LOADER = "import torch\nfrom transformers import AutoModelForCausalLM\n\ndef load(name):\n    return AutoModelForCausalLM.from_pretrained(name, dtype=torch.float16)\n"
+FP16_SCRIPT = (
+    "import torch\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+    "model = AutoModelForCausalLM.from_pretrained('gpt2', dtype=torch.float16)\n"
+    "Trainer(model=model, args=TrainingArguments(output_dir='out', fp16=True)).train()\n"
+)
+USES_LOADER = (
+    "from transformers import Trainer, TrainingArguments\nmodel = load('gpt2')\n"
+    "args = TrainingArguments(output_dir='out', fp16=True)\nTrainer(model=model, args=args).train()\n"
+)
+
+
+@pytest.mark.parametrize(
+    "name, cells, expected",
+    [
+        # (code, cell, line within the cell): the body's line 3 is the cell's line 4
+        ("writefile", ["!pip install -q transformers", "%%writefile train.py\n" + FP16_SCRIPT, "!python train.py"], [("MP101", 2, 4)]),
+        ("file alias", ["%%file train.py\n" + FP16_SCRIPT, "!accelerate launch train.py"], [("MP101", 1, 4)]),
+        ("quoted name", ['%%writefile "train.py"\n' + FP16_SCRIPT], [("MP101", 1, 4)]),
+        # the module's names are its own: the notebook's Trainer never sees the module's model
+        ("own namespace", ["%%writefile m.py\nimport torch\nfrom transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('gpt2', dtype=torch.float16)\n",
+                           "from transformers import Trainer, TrainingArguments\nTrainer(model=model, args=TrainingArguments(output_dir='o', fp16=True)).train()"], []),
+        # `import` of the module it writes joins the two, as the kernel finds the file it wrote
+        ("imported", ["%%writefile model_utils.py\n" + LOADER, "from model_utils import load\n" + USES_LOADER], [("MP101", 1, 6)]),
+        ("imported as module", ["%%writefile model_utils.py\n" + LOADER, "import model_utils\nload = model_utils.load\n" + USES_LOADER], [("MP101", 1, 6)]),
+        # -a appends: the two cells are one module (loader in cell 1, its use in cell 2)
+        ("append", ["%%writefile train.py\n" + LOADER, "%%writefile -a train.py\n" + USES_LOADER], [("MP101", 1, 6)]),
+        ("append long option", ["%%writefile train.py\n" + LOADER, "%%writefile --append train.py\n" + USES_LOADER], [("MP101", 1, 6)]),
+        # written again without -a: a new file, the loader is gone from it
+        ("overwritten", ["%%writefile train.py\n" + LOADER, "%%writefile train.py\n" + USES_LOADER], []),
+        # the body is written verbatim: an IPython line in it is a syntax error of train.py
+        ("shell line in body", ["%%writefile train.py\nimport torch\nmodel = model.half()\n!nvidia-smi\n"], [("MP000", 1, 4)]),
+        ("syntax error", ["import torch", "%%writefile train.py\nimport torch\nmodel = model.half()\nx = = 1\n"], [("MP000", 2, 4)]),
+        ("noqa in body", ["%%writefile train.py\n" + FP16_SCRIPT.replace("float16)\n", "float16)  # noqa: MP101\n")], []),
+        # not Python files, and cell magics whose body is not Python: skipped
+        ("yaml", ["%%writefile config.yaml\nfp16: true\nx = = 1\n"], []),
+        ("bash", ["%%bash\npython - <<EOF\nx = = 1\nEOF"], []),
+        ("no file name", ["%%writefile\nx = = 1\n"], []),
+        # %%capture runs its body in the kernel: it is the notebook's own code
+        ("capture", ["%%capture out\n" + FP16_SCRIPT], [("MP101", 1, 4)]),
+        ("time", ["import torch", "%%time\n" + FP16_SCRIPT], [("MP101", 2, 4)]),
+    ],
+)
+def test_writefile_cells_are_the_modules_they_write(name, cells, expected):
+    from conftest import config
+    from precision_lint import check_source
+    from precision_lint.notebook import boundary_lines, cell_position
+
+    text = _code_notebook(*cells).decode("utf-8")
+    found = check_source(text, "nb.ipynb", config=config(transformers_version="5.23"), select=["MP000", "MP101"])
+    joined = parse(text.encode("utf-8")).text
+    where = [(d.code, *cell_position(boundary_lines(joined), d.span.line)) for d in found]
+    assert where == expected, [d.message for d in found]
+    for d in found:
+        assert d.path == "nb.ipynb" and "(line " not in d.message and "nb.ipynb:cell" not in d.message
+        assert all(r.path == "nb.ipynb" for r in d.related)
+
+
+def test_writefile_finding_names_the_importing_cell():
+    from conftest import config
+    from precision_lint import check_source
+    from precision_lint.notebook import boundary_lines, cell_position
+
+    text = _code_notebook("%%writefile model_utils.py\n" + LOADER, "!ls", "from model_utils import load\n" + USES_LOADER).decode()
+    (d,) = check_source(text, "nb.ipynb", config=config(transformers_version="5.23"), select=["MP101"])
+    assert "`TrainingArguments(fp16=True)` (cell 3, line 4) turns on fp16 loss scaling" in d.message
+    joined = parse(text.encode()).text
+    assert [cell_position(boundary_lines(joined), r.span.line) for r in d.related] == [(3, 4)]
+
+
+@pytest.mark.parametrize(
+    "first_line, target, append",
+    [
+        ("%%writefile train.py", "train.py", False),
+        ("%%file src/train.py", "src/train.py", False),
+        ("%%writefile -a train.py", "train.py", True),
+        ("%%writefile --append /kaggle/working/train.py", "/kaggle/working/train.py", True),
+        ("%%writefile 'my script.py'", "my script.py", False),
+        ("%%writefile config.yaml", "config.yaml", False),
+        ("%%writefile", None, None),
+        ("%%writefile -x train.py", None, None),
+        ("%%writefile a.py b.py", None, None),
+        ("%%writefile 'train.py", None, None),
+        ("%%bash", None, None),
+        ("%%capture out", None, None),
+    ],
+)
+def test_writefile_first_lines(first_line, target, append):
+    from precision_lint.notebook import write_target
+
+    found = write_target(first_line + "\n")
+    assert (found.target, found.append) == (target, append) if target else found is None
+    python, magics = to_python(first_line + "\nimport torch\n!ls\n")
+    if target and target.endswith(".py"):  # the body as written; only the magic line is swapped
+        assert python == PLACEHOLDER + "\nimport torch\n!ls\n" and magics == ((0, first_line + "\n"),)
+    elif not first_line.startswith("%%capture"):
+        assert "import torch" not in python
+
+
+def test_writefile_fix_edits_the_cell_in_place(project):
+    """`--fix` on a finding in a `%%writefile` cell changes that cell's source (the rest of the
+    notebook byte for byte) and never writes the file the cell writes."""
+    before = _code_notebook(
+        "!pip install -q transformers",
+        "%%writefile train.py\n" + FP16_SCRIPT.replace("dtype=", "torch_dtype="),
+        "!python train.py",
+        "%%writefile model_utils.py\n" + LOADER,
+        "from model_utils import load\n" + USES_LOADER,
+    )
+    path = project / "kaggle.ipynb"
+    path.write_bytes(before)
+    report = run_cli("--output-format", "concise", "kaggle.ipynb", cwd=project)
+    assert report.returncode == 1
+    assert sorted(l.split(" [")[0] for l in report.stdout.splitlines() if ": MP" in l) == [
+        "kaggle.ipynb:cell 2:4:54: MP304",
+        "kaggle.ipynb:cell 2:4:66: MP101",
+        "kaggle.ipynb:cell 4:6:61: MP101",
+    ]
+    out = run_cli("--fix", "--unsafe-fixes", "kaggle.ipynb", cwd=project)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "3 fixed, 0 remaining" in out.stdout
+    expected = before.replace(b"torch_dtype=torch.float16", b"dtype=torch.float32").replace(
+        b"(name, dtype=torch.float16)", b"(name, dtype=torch.float32)"
+    )
+    assert path.read_bytes() == expected
+    assert sorted(p.name for p in project.iterdir() if not p.name.startswith(".")) == ["kaggle.ipynb", "pyproject.toml"]  # no train.py
+    assert run_cli("kaggle.ipynb", cwd=project).returncode == 0
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "json", "github", "sarif"])
+def test_writefile_positions_in_every_output_format(project, fmt):
+    (project / "nb.ipynb").write_bytes(_code_notebook("import os", "%%writefile train.py\n" + FP16_SCRIPT))
+    out = run_cli("--output-format", fmt, "--select", "MP101", "nb.ipynb", cwd=project).stdout
+    assert "nb.ipynb:cell2:train.py" not in out  # the path of the module in the run is never shown
+    if fmt in ("full", "concise"):
+        assert "nb.ipynb:cell 2:4:60: MP101" in out and "(cell 2, line 5)" in out
+    elif fmt == "json":
+        (item,) = json.loads(out)
+        assert (item["cell"], item["location"], item["fix"]["edits"][0]["cell"]) == (2, {"row": 4, "column": 60}, 2)
+        assert [(r["cell"], r["location"]["row"]) for r in item["related"]] == [(2, 5)]
+    else:
+        assert "cell 2, line 4, column 60: " in out
+    if fmt == "full":  # the excerpt is the cell as written, the next cell's boundary never shown
+        assert "4 | model = AutoModelForCausalLM.from_pretrained('gpt2', dtype=torch.float16)" in out
+        assert "precision-lint:" not in out
