@@ -119,7 +119,8 @@ def to_python(source: str) -> Tuple[str, Tuple[Tuple[int, str], ...]]:
     first = lines[0].strip() if lines else ""
     written = write_target(first) if first.startswith("%%") else None
     if written is not None and written.is_python:  # the module it writes, verbatim (IPython lines and all)
-        swap(0, lines[0], PLACEHOLDER)
+        # a comment, not `pass`: the notebook's own module has no statement in this cell
+        swap(0, lines[0], COMMENTED + "0")
         out.extend(lines[1:])
         return "".join(out), tuple(replaced)
     if first.startswith("%%"):

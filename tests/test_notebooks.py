@@ -7,6 +7,7 @@ import pytest
 from conftest import run_cli
 from precision_lint.discovery import discover
 from precision_lint.notebook import (
+    COMMENTED,
     CONTINUATION,
     PLACEHOLDER,
     NotebookError,
@@ -496,7 +497,7 @@ def test_writefile_first_lines(first_line, target, append):
     assert (found.target, found.append) == (target, append) if target else found is None
     python, magics = to_python(first_line + "\nimport torch\n!ls\n")
     if target and target.endswith(".py"):  # the body as written; only the magic line is swapped
-        assert python == PLACEHOLDER + "\nimport torch\n!ls\n" and magics == ((0, first_line + "\n"),)
+        assert python == COMMENTED + "0\nimport torch\n!ls\n" and magics == ((0, first_line + "\n"),)
     elif not first_line.startswith("%%capture"):
         assert "import torch" not in python
 
@@ -547,3 +548,31 @@ def test_writefile_positions_in_every_output_format(project, fmt):
     if fmt == "full":  # the excerpt is the cell as written, the next cell's boundary never shown
         assert "4 | model = AutoModelForCausalLM.from_pretrained('gpt2', dtype=torch.float16)" in out
         assert "precision-lint:" not in out
+
+
+def test_the_notebooks_own_fixes_stay_out_of_writefile_cells():
+    """The notebook's own module sees a `%%writefile` cell as comments: `import torch` and the
+    capability probe a fix adds go into the notebook's first code, never into the written file;
+    an edit that would still land there is not offered."""
+    from conftest import config
+    from precision_lint import fix_source
+    from precision_lint.diagnostics import Edit, Fix
+    from precision_lint.written import Remapper, modules
+
+    written = "%%writefile train.py\nimport os\nprint(os.getcwd())\n"
+    text = _code_notebook(
+        written,
+        "from transformers import AutoModelForCausalLM, TrainingArguments\n"
+        "model = AutoModelForCausalLM.from_pretrained('gpt2', dtype='bfloat16')\n",
+    ).decode()
+    fixed = json.loads(fix_source(text, "nb.ipynb", config=config(transformers_version="5.23"), unsafe=True))
+    sources = ["".join(c["source"]) for c in fixed["cells"]]
+    assert sources[0] == written
+    assert sources[1].startswith("import torch\nfrom transformers import") and "BF16_OK" in sources[1]
+    nb = parse(text.encode())
+    (m,) = modules("nb.ipynb", nb, nb.text, ("nb-ipynb", False, ""))
+    remap = Remapper([m], {"nb.ipynb": nb.text})
+    inside = Fix("safe", "f", (Edit(m.segments[0].start + 3, m.segments[0].start + 3, "x"),))
+    at_magic = Fix("safe", "f", (Edit(0, 0, "import torch\n"),))
+    after = Fix("safe", "f", (Edit(len(nb.text), len(nb.text), "x"),))
+    assert [remap.touches_cell("nb.ipynb", f) for f in (inside, at_magic, after)] == [True, True, False]
