@@ -311,6 +311,12 @@ class Engine:
             found.extend(modules)
         if only is not None:
             only = set(only) | {m.path for m in found if m.notebook in only}
+        # a copy on disk of a file a notebook writes is not what imports find: the cell's is
+        overwritten = {_same_file(m.file) for m in found if m.file}
+        for src in current:
+            if src.notebook is None and _same_file(src.path) in overwritten:
+                name, is_package, root = names.get(src.path) or module_name(src.path)
+                names[src.path] = (f"{name}-overwritten", is_package, root)
         diagnostics = self.judge(self.facts(sources, names), judged, only, related)
         if not found:
             return diagnostics

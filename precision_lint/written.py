@@ -24,7 +24,9 @@ holds each such body verbatim. Here
 
 The file itself is never read or written. A file written twice (``%%writefile
 train.py`` in two cells) is two versions: the last one is the module ``train``; an
-earlier one is checked under a name no import finds. A written ``.yaml``/``.json``
+earlier one is checked under a name no import finds. A ``train.py`` found on disk where
+the notebook writes it (left by an earlier run) is still checked as the file it is, but
+imports find the cell's module: running the notebook overwrites that file. A written ``.yaml``/``.json``
 cell is not read as the config file it writes (``configfiles.py`` reads files on disk).
 """
 from __future__ import annotations
@@ -60,6 +62,9 @@ class WrittenModule:
     naming: Tuple[str, bool, str]  # (module name, is a package, root), as discovery.module_name
     text: str
     segments: Tuple[Segment, ...]
+    # The file on disk the notebook leaves behind (the last version of it), where the notebook
+    # has a place on disk: a file found there is a stale copy, never the module imports find.
+    file: Optional[str] = None
 
     def segment_at(self, offset: int, end: bool = False) -> Optional[Segment]:
         """The segment holding module offset ``offset`` (an end offset may close a segment)."""
@@ -129,6 +134,7 @@ def modules(path: str, notebook: Notebook, text: str, naming: Tuple[str, bool, s
                 naming=_naming(path, target, naming, None if latest else first_cell),
                 text="".join(parts),
                 segments=tuple(segments),
+                file=_file(path, target) if latest and naming[2] else None,
             )
         )
     return out
@@ -150,6 +156,13 @@ def _naming(notebook: str, target: str, naming: Tuple[str, bool, str], version: 
     if version is not None:
         name = f"{name}-cell{version}"
     return name, is_package, root
+
+
+def _file(notebook: str, target: str) -> str:
+    """The file a cell writes, for a kernel started in the notebook's folder."""
+    if os.path.isabs(target):
+        target = os.path.basename(target)  # as _naming: the working directory stands for it
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(notebook)), target))
 
 
 def sources(src: SourceFile, written: Sequence[WrittenModule]) -> List[SourceFile]:

@@ -576,3 +576,13 @@ def test_the_notebooks_own_fixes_stay_out_of_writefile_cells():
     at_magic = Fix("safe", "f", (Edit(0, 0, "import torch\n"),))
     after = Fix("safe", "f", (Edit(len(nb.text), len(nb.text), "x"),))
     assert [remap.touches_cell("nb.ipynb", f) for f in (inside, at_magic, after)] == [True, True, False]
+
+
+def test_a_file_on_disk_that_the_notebook_writes_is_not_what_it_imports(project):
+    """`train.py` left on disk by an earlier run is checked as itself, but the notebook's
+    `from model_utils import load` finds the module its `%%writefile` cell writes (running the
+    notebook overwrites the file) — whatever the names sort as."""
+    (project / "model_utils.py").write_text(LOADER.replace("torch.float16", "torch.float32"))
+    (project / "zz.ipynb").write_bytes(_code_notebook("%%writefile model_utils.py\n" + LOADER, "from model_utils import load\n" + USES_LOADER))
+    out = run_cli("--output-format", "concise", "--select", "MP101", ".", cwd=project)
+    assert [l.split(" [")[0] for l in out.stdout.splitlines() if ": MP" in l] == ["zz.ipynb:cell 1:6:61: MP101"], out.stdout + out.stderr
