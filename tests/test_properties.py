@@ -176,6 +176,31 @@ def test_a_writefile_cell_is_the_module_it_writes(source):
 
 
 @SETTINGS
+@given(programs(), st.data())
+def test_a_module_appended_cell_by_cell_is_still_one_module(source, data):
+    """`%%writefile train.py` then `%%writefile -a train.py`, split at any line: the same
+    findings as the file, each in the cell that holds its line; the fixed cells still make
+    one module that compiles and is fixed for good."""
+    lines = source.splitlines(keepends=True)
+    cut = data.draw(st.integers(0, len(lines)))
+    first, rest = "".join(lines[:cut]), "".join(lines[cut:])
+    nb = _notebook("%%writefile train.py\n" + first, "x = 1", "%%writefile -a train.py\n" + rest)
+    joined = parse(nb.encode("utf-8")).text
+    expected = sorted(
+        (d.code, 1, d.span.line + 1, d.span.col) if d.span.line <= cut else (d.code, 3, d.span.line - cut + 1, d.span.col)
+        for d in check_source(source, "train.py", config=CFG)
+    )
+    found = sorted((d.code, *cell_position(boundary_lines(joined), d.span.line), d.span.col) for d in check_source(nb, "nb.ipynb", config=CFG))
+    assert found == expected
+    fixed = fix_source(nb, "nb.ipynb", config=CFG, unsafe=True)
+    cells = [c["source"] for c in json.loads(fixed)["cells"]]
+    assert cells[0].startswith("%%writefile train.py\n") and cells[1] == "x = 1" and cells[2].startswith("%%writefile -a train.py\n")
+    module = cells[0].split("\n", 1)[1] + cells[2].split("\n", 1)[1]
+    _compiles(module)
+    assert fix_source(fixed, "nb.ipynb", config=CFG, unsafe=True) == fixed
+
+
+@SETTINGS
 @given(st.text(max_size=300))
 def test_any_text_is_checked_without_raising(text):
     found = check_source(text, "x.py", config=CFG)
