@@ -43,6 +43,7 @@ COMMENTED = "# precision-lint: IPython cell: "
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit", "pypy"}
 # Cell magics that write their body to a file (``%%file`` is IPython's alias of ``%%writefile``).
 WRITEFILE_MAGICS = {"writefile", "file"}
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")  # as configfiles.SUFFIXES
 # IPython line syntax: %magic, %%cellmagic, !shell, ?help / help?, x = !cmd, x = %magic
 _MAGIC_LINE = re.compile(r"^\s*(?:[%!?]|\?\?)")
 _MAGIC_ASSIGN = re.compile(r"^\s*[A-Za-z_][\w.,\s\[\]]*=\s*[%!]")
@@ -74,6 +75,18 @@ class WriteFile:
     @property
     def is_python(self) -> bool:
         return self.target.lower().endswith(".py")
+
+    @property
+    def is_config(self) -> bool:
+        """A config file a script may load by its path (``configfiles.py`` reads it from the cell)."""
+        return self.target.lower().endswith(CONFIG_SUFFIXES)
+
+
+def blank_line(line: str) -> str:
+    """A line as a comment of the same length (``#`` and spaces), its line ending kept: a
+    placeholder whose every column is where the original's is."""
+    content = line.rstrip("\r\n")
+    return ("#" + " " * (len(content) - 1) if content else "") + line[len(content) :]
 
 
 def write_target(first_line: str) -> Optional[WriteFile]:
@@ -123,6 +136,11 @@ def to_python(source: str) -> Tuple[str, Tuple[Tuple[int, str], ...]]:
         swap(0, lines[0], COMMENTED + "0")
         out.extend(lines[1:])
         return "".join(out), tuple(replaced)
+    if written is not None and written.is_config:  # a config file: comments of the same length
+        swap(0, lines[0], COMMENTED + "0")
+        for i in range(1, len(lines)):
+            swap(i, lines[i], blank_line(lines[i].rstrip("\r\n")))  # swap keeps the line ending
+        return "".join(out), tuple(replaced)
     if first.startswith("%%"):
         name = first[2:].split(None, 1)[0] if len(first) > 2 else ""
         if name not in PYTHON_CELL_MAGICS:  # %%bash, %%writefile, %%html ...: not this module's code
@@ -167,10 +185,16 @@ class CodeCell:
     @property
     def writes(self) -> Optional[WriteFile]:
         """The Python file a ``%%writefile x.py`` cell writes (its body is that module), else None."""
+        written = self.written
+        return written if written is not None and written.is_python else None
+
+    @property
+    def written(self) -> Optional[WriteFile]:
+        """The file a ``%%writefile`` cell writes (Python or a config file), else None."""
         if not self.magics or self.magics[0][0] != 0:
             return None
         written = write_target(self.magics[0][1])
-        return written if written is not None and written.is_python else None
+        return written if written is not None and (written.is_python or written.is_config) else None
 
 
 @dataclass(frozen=True)
@@ -198,9 +222,9 @@ class Notebook:
         return join([c.python for c in self.cells]) if self.is_python else ""
 
     @property
-    def writes_python(self) -> bool:
-        """Whether a ``%%writefile x.py`` cell writes a module (``written.py`` checks it)."""
-        return any(c.writes is not None for c in self.cells)
+    def writes_files(self) -> bool:
+        """Whether a ``%%writefile`` cell writes a module or a config file (see ``written.py``)."""
+        return any(c.written is not None for c in self.cells)
 
     def cell(self, number: int) -> CodeCell:
         return self.cells[number - 1]

@@ -19,6 +19,7 @@ from .facts.extract import extractors
 from .diagnostics import Span
 from .facts.model import ModuleFacts
 from .callgraph import CallGraph
+from .configfiles import ConfigFiles
 from .interproc import CallGraphValues
 from .symbols import ProjectSymbols
 
@@ -28,15 +29,17 @@ class Project:
         self,
         modules: Iterable[ModuleFacts],
         import_roots: Optional[Callable[[ModuleFacts], Sequence[str]]] = None,
+        configs: Optional[ConfigFiles] = None,
     ) -> None:
         """``import_roots(module)``: the folders, nearest first, where an import written in
-        ``module`` finds local modules (default: only the folder its own name is relative to)."""
+        ``module`` finds local modules (default: only the folder its own name is relative to);
+        ``configs``: how config files named by a literal path are read (default: from disk)."""
         self.modules: List[ModuleFacts] = [m for m in modules]
         self._import_roots = import_roots or (lambda m: (m.root,))
         self._index()
         self.symbols = ProjectSymbols(self.module_named)
         # Parameters become what their callers pass (interproc.py); rules see the result.
-        self.calls = CallGraphValues(self.modules, self.symbols)
+        self.calls = CallGraphValues(self.modules, self.symbols, configs)
         resolved = [self._join_sections(self.calls.resolve_facts(m)) for m in self.modules]
         if any(r is not m for r, m in zip(resolved, self.modules)):
             self.modules = resolved

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .diagnostics import Diagnostic, Edit, Fix, Related, Span
-from .notebook import _OTHER_FILE, Notebook, boundary_lines, cell_position, cell_references
+from .notebook import _OTHER_FILE, CONFIG_SUFFIXES, Notebook, blank_line, boundary_lines, cell_position, cell_references
 from .sources import SourceFile
 
 
@@ -66,6 +66,10 @@ class WrittenModule:
     # has a place on disk: a file found there is a stale copy, never the module imports find.
     file: Optional[str] = None
 
+    @property
+    def is_config(self) -> bool:
+        return is_config(self.target)
+
     def segment_at(self, offset: int, end: bool = False) -> Optional[Segment]:
         """The segment holding module offset ``offset`` (an end offset may close a segment)."""
         for seg in self.segments:
@@ -76,6 +80,11 @@ class WrittenModule:
         if self.segments and offset == len(self.text):  # an insertion at the very end
             return self.segments[-1]
         return None
+
+
+def is_config(target: str) -> bool:
+    """A written config file (``config.yaml``), not a module."""
+    return target.lower().endswith(CONFIG_SUFFIXES)
 
 
 def _chunks(text: str) -> List[Tuple[int, int, str]]:
@@ -95,9 +104,11 @@ def _chunks(text: str) -> List[Tuple[int, int, str]]:
 
 
 def modules(path: str, notebook: Notebook, text: str, naming: Tuple[str, bool, str]) -> List[WrittenModule]:
-    """The Python modules the ``%%writefile`` cells of ``notebook`` write, cut from its joined
-    ``text``; ``naming`` is the notebook's own (its root is theirs: the kernel's folder)."""
-    writers = [c for c in notebook.cells if c.writes is not None]
+    """The Python modules and config files the ``%%writefile`` cells of ``notebook`` write, cut
+    from its joined ``text``; ``naming`` is the notebook's own (its root is theirs: the
+    kernel's folder). A config file's lines are comments in ``text``, of the same length: its
+    text is the cell's as written."""
+    writers = [c for c in notebook.cells if c.written is not None]
     if not writers:
         return []
     chunks = _chunks(text)
@@ -109,13 +120,16 @@ def modules(path: str, notebook: Notebook, text: str, naming: Tuple[str, bool, s
         offset, line, chunk = chunks[cell.number - 1]
         first = chunk.splitlines(keepends=True)[:1]
         skip = len(first[0]) if first else 0
-        key = os.path.normpath(cell.writes.target)
-        body = (cell.number, offset + skip, line + 1, chunk[skip:])
-        if cell.writes.append and key in current:
-            versions[current[key]][1].append(body)
+        key = os.path.normpath(cell.written.target)
+        body = chunk[skip:]
+        if cell.written.is_config:
+            original = "".join(cell.source.splitlines(keepends=True)[1:])
+            body = original if len(original) == len(body) else original + "\n"
+        if cell.written.append and key in current:
+            versions[current[key]][1].append((cell.number, offset + skip, line + 1, body))
         else:  # a new file (appending to a file the notebook never wrote: it starts here)
             current[key] = len(versions)
-            versions.append((cell.writes.target, [body]))
+            versions.append((cell.written.target, [(cell.number, offset + skip, line + 1, body)]))
     out = []
     for index, (target, bodies) in enumerate(versions):
         latest = current[os.path.normpath(target)] == index
@@ -134,7 +148,7 @@ def modules(path: str, notebook: Notebook, text: str, naming: Tuple[str, bool, s
                 naming=_naming(path, target, naming, None if latest else first_cell),
                 text="".join(parts),
                 segments=tuple(segments),
-                file=_file(path, target) if latest and naming[2] else None,
+                file=_file(path, target) if latest and (naming[2] or is_config(target)) else None,
             )
         )
     return out
@@ -167,13 +181,19 @@ def _file(notebook: str, target: str) -> str:
 
 def sources(src: SourceFile, written: Sequence[WrittenModule]) -> List[SourceFile]:
     """The written modules as sources of a run (never read from or written to disk)."""
-    return [SourceFile(m.path, b"", m.text, unsaved=src.unsaved) for m in written]
+    return [SourceFile(m.path, b"", m.text, unsaved=src.unsaved) for m in written if not m.is_config]
+
+
+def config_files(written: Iterable[WrittenModule]) -> Dict[str, Tuple[str, str]]:
+    """The config files the notebooks write: file on disk → (its path in the run, its text);
+    ``configfiles.ConfigFiles`` reads them from here before the disk (the last one written wins)."""
+    return {m.file: (m.path, m.text) for m in written if m.is_config and m.file}
 
 
 def masked(text: str, written: Iterable[WrittenModule]) -> str:
     """``text`` with every written module's body replaced by comments of the same length:
     what the notebook's own module is read from."""
-    spans = sorted((s.start, s.start + s.length) for m in written for s in m.segments)
+    spans = sorted((s.start, s.start + s.length) for m in written if not m.is_config for s in m.segments)
     if not spans:
         return text
     parts, at = [], 0
@@ -187,11 +207,7 @@ def masked(text: str, written: Iterable[WrittenModule]) -> str:
 
 def _blank(body: str) -> str:
     """Each line as a comment of the same length (``#`` and spaces); endings kept."""
-    out = []
-    for line in body.splitlines(keepends=True):
-        content = line.rstrip("\r\n")
-        out.append(("#" + " " * (len(content) - 1) if content else "") + line[len(content) :])
-    return "".join(out)
+    return "".join(blank_line(line) for line in body.splitlines(keepends=True))
 
 
 # --- findings back into the notebook ------------------------------------------------------
@@ -261,7 +277,8 @@ class Remapper:
 
             message = re.sub(re.escape(f" in {notebook} (line ") + r"(\d+)", joined, message)
         for m in self.by_path.values():
-            if m.path not in message:
+            name = os.path.basename(m.path)  # shown as given, or relative to the reader's folder
+            if name not in message:
                 continue
 
             def other(match: "re.Match", m: WrittenModule = m) -> str:
@@ -269,7 +286,7 @@ class Remapper:
                 cell, row = cell_position(boundaries, _joined_line(m, int(match.group(1))))
                 return (f" in {m.notebook}" if path != m.notebook else "") + f" (cell {cell}, line {row}"
 
-            message = re.sub(re.escape(f" in {m.path} (line ") + r"(\d+)", other, message)
+            message = re.sub(r" in (?:\S*[/\\])?" + re.escape(f"{name} (line ") + r"(\d+)", other, message)
         return message
 
     def related(self, r: Related) -> Related:

@@ -586,3 +586,52 @@ def test_a_file_on_disk_that_the_notebook_writes_is_not_what_it_imports(project)
     (project / "zz.ipynb").write_bytes(_code_notebook("%%writefile model_utils.py\n" + LOADER, "from model_utils import load\n" + USES_LOADER))
     out = run_cli("--output-format", "concise", "--select", "MP101", ".", cwd=project)
     assert [l.split(" [")[0] for l in out.stdout.splitlines() if ": MP" in l] == ["zz.ipynb:cell 1:6:61: MP101"], out.stdout + out.stderr
+
+
+CONFIG_CELL = "%%writefile config.yaml\nmodel: gpt2\nfp16: true\n"
+LOADS_CONFIG = (
+    "import torch\nimport yaml\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+    "cfg = yaml.safe_load(open('config.yaml'))\n"
+    "model = AutoModelForCausalLM.from_pretrained(cfg['model'], dtype=torch.float16)\n"
+    "args = TrainingArguments(output_dir='out', fp16=cfg['fp16'])\n"
+)
+
+
+@pytest.mark.parametrize(
+    "cells, finding",
+    [
+        # the script a cell writes loads the config a cell writes: both read from their cells
+        ([CONFIG_CELL, "%%writefile train.py\n" + LOADS_CONFIG, "!python train.py"], (2, 6)),
+        # the notebook's own code loads it
+        ([CONFIG_CELL, LOADS_CONFIG], (2, 5)),
+        ([CONFIG_CELL.replace("%%writefile", "%%file"), LOADS_CONFIG], (2, 5)),
+    ],
+)
+def test_a_config_file_written_by_a_cell_is_read_from_the_cell(cells, finding):
+    from conftest import config
+    from precision_lint import check_source
+
+    text = _code_notebook(*cells).decode()
+    (d,) = check_source(text, "nb.ipynb", config=config(transformers_version="5.23"), select=["MP101"])
+    joined = parse(text.encode()).text
+    assert cell_position(boundary_lines(joined), d.span.line) == finding
+    assert d.message.endswith("; `fp16: true` is set (cell 1, line 3)"), d.message
+    places = [(r.path, cell_position(boundary_lines(joined), r.span.line), r.span.col, r.message) for r in d.related]
+    assert ("nb.ipynb", (1, 3), 6, "fp16 switched on here") in places
+    # the cell is comments of the same length in the joined text, and comes back as written
+    nb = parse(text.encode())
+    assert [len(l) for l in nb.cells[0].python.splitlines()[1:]] == [len(l) for l in CONFIG_CELL.splitlines()[1:]]
+    assert nb.cell_sources(joined)[0] == cells[0] and nb.encode(joined) == nb.raw
+
+
+def test_the_config_a_cell_writes_wins_over_the_file_on_disk(project):
+    """`config.yaml` on disk (`fp16: false`, from an earlier run) is what the cell overwrites:
+    the script reads the cell's `fp16: true`, and a script on disk that loads it too."""
+    (project / "config.yaml").write_text("model: gpt2\nfp16: false\n")
+    (project / "finetune.py").write_text(LOADS_CONFIG)
+    (project / "nb.ipynb").write_bytes(_code_notebook(CONFIG_CELL, "!python finetune.py"))
+    out = run_cli("--output-format", "concise", "--select", "MP101", ".", cwd=project)
+    (line,) = [l for l in out.stdout.splitlines() if ": MP101" in l]
+    assert line.startswith("finetune.py:5:") and line.endswith("`fp16: true` is set in nb.ipynb (cell 1, line 3)"), line
+    (project / "nb.ipynb").write_bytes(_code_notebook("!python finetune.py"))
+    assert "All checks passed!" in run_cli("--select", "MP101", ".", cwd=project).stdout
