@@ -461,6 +461,16 @@ def test_writefile_cells_are_the_modules_they_write(name, cells, expected):
         assert all(r.path == "nb.ipynb" for r in d.related)
 
 
+def test_check_source_and_fix_source_take_one_writefile_cell():
+    from conftest import config
+    from precision_lint import check_source, fix_source
+
+    cell = "%%writefile train.py\n" + FP16_SCRIPT
+    cfg = config(transformers_version="5.23")
+    assert [(d.code, d.span.line, d.span.col) for d in check_source(cell, "cell.ipynb", config=cfg)] == [("MP101", 4, 59)]
+    assert fix_source(cell, "cell.ipynb", config=cfg) == cell.replace("torch.float16", "torch.float32")
+
+
 def test_writefile_finding_names_the_importing_cell():
     from conftest import config
     from precision_lint import check_source
