@@ -14,7 +14,9 @@ A ``%%writefile train.py`` cell (also ``-a``/``--append``, and its alias ``%%fil
 keeps its body as written: that body is the Python module the notebook writes, not
 code the kernel runs. The joined text holds it verbatim (so positions and fixes
 land in the cell as for any other cell), and ``written.py`` checks it as the module
-``train`` instead of as part of the notebook's own code.
+``train`` instead of as part of the notebook's own code. A ``%%writefile config.yaml``
+cell becomes comments of the same length (its columns stay where they are): a script
+that loads that file reads the cell (``written.py``).
 
 Writing back keeps everything but the changed cells' ``source``: outputs,
 metadata, key order, indentation, ``ensure_ascii`` behaviour and the trailing

@@ -17,17 +17,22 @@ holds each such body verbatim. Here
 - :func:`masked` is the joined text with those bodies blanked to comments of the same
   length, what the notebook's own module is read from: every offset, line and column
   of the rest stays what it is in the joined text;
-- :func:`remap` moves the findings of a written module to the notebook: a position in
+- :class:`Remapper` moves the findings of a written module to the notebook: a position in
   the module is the same character in its cell of the joined text (a shift by the
   segment's offset), so fixes edit the cell in place, and the reporters, ``--add-noqa``
   and the language server see a finding in ``cell N, line L`` like any other.
+
+A ``%%writefile config.yaml`` cell (``.yml``, ``.json``, ``.toml``) is a config file the same
+way: its lines are comments of the same length in the joined text, and
+:func:`config_files` hands its text to ``configfiles.ConfigFiles``, so a script that loads
+``config.yaml`` by that literal path reads the cell (before any file on disk), and a value
+found there points into the cell.
 
 The file itself is never read or written. A file written twice (``%%writefile
 train.py`` in two cells) is two versions: the last one is the module ``train``; an
 earlier one is checked under a name no import finds. A ``train.py`` found on disk where
 the notebook writes it (left by an earlier run) is still checked as the file it is, but
-imports find the cell's module: running the notebook overwrites that file. A written ``.yaml``/``.json``
-cell is not read as the config file it writes (``configfiles.py`` reads files on disk).
+imports find the cell's module: running the notebook overwrites that file.
 """
 from __future__ import annotations
 
