@@ -61,9 +61,14 @@ class _Node:
 class ConfigFiles:
     """The config files of one run, each read once."""
 
-    def __init__(self, cwd: Optional[str] = None) -> None:
+    def __init__(self, cwd: Optional[str] = None, written: Optional[Dict[str, Tuple[str, str]]] = None) -> None:
+        """``written``: files a notebook's ``%%writefile config.yaml`` cell writes, file on disk →
+        (the cell's path in the run, the text); read from the cell before the disk (running the
+        notebook writes them there), their values pointing into the cell."""
         self._cwd = cwd or os.getcwd()
         self._parsed: Dict[str, Optional[_Node]] = {}
+        self._written = {os.path.normpath(k): v for k, v in (written or {}).items()}
+        self._shown: Dict[str, str] = {}  # the path locate() gave → the key of its parse
 
     def lookup(self, near: str, relative: str, keys: Sequence[Any]) -> Optional[ConfigValue]:
         """The value at ``keys`` in the config file ``relative`` as loaded by the module at
@@ -71,7 +76,7 @@ class ConfigFiles:
         path = self.locate(near, relative)
         if path is None:
             return None
-        node = self._parsed[os.path.normpath(os.path.join(self._cwd, path))]
+        node = self._parsed[self._shown[path]]
         for key in keys:
             value = node.value
             if isinstance(value, dict) and isinstance(key, str) and key in value:
@@ -94,9 +99,11 @@ class ConfigFiles:
         for base in bases:
             path = os.path.normpath(os.path.join(base, os.path.expanduser(relative)))
             if path not in self._parsed:
-                self._parsed[path] = _read(path)
+                self._parsed[path] = _parse(path, self._written[path][1]) if path in self._written else _read(path)
             if self._parsed[path] is not None:
-                return _shown(path, self._cwd)
+                shown = self._written[path][0] if path in self._written else _shown(path, self._cwd)
+                self._shown[shown] = path
+                return shown
         return None
 
 
@@ -113,6 +120,12 @@ def _read(path: str) -> Optional[_Node]:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except (OSError, UnicodeDecodeError):
+        return None
+    return _parse(path, text)
+
+
+def _parse(path: str, text: str) -> Optional[_Node]:
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         return None
     try:
         if path.lower().endswith(".toml"):

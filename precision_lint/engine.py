@@ -22,6 +22,7 @@ from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optiona
 
 from .cache import FactsCache
 from .config import Config, from_table
+from .configfiles import ConfigFiles
 from .diagnostics import SAFE, Diagnostic, Fix
 from .discovery import ImportRoots, discover, module_name
 from .facts.extract import SUMMARY_EVIDENCE, extract_facts
@@ -165,11 +166,12 @@ class Engine:
         texts: Dict[str, str],
         only: Optional[Collection[str]] = None,
         related: bool = False,
+        configs: Optional[ConfigFiles] = None,
     ) -> List[Diagnostic]:
         """Diagnostics of every module (or of the paths in ``only``), the project joined from all;
         with ``related``, also those of other modules that name a path of ``only``, unfixed."""
         # one order whatever order the files came in
-        project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root))
+        project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root), configs)
         out: List[Diagnostic] = []
         for module in project.modules:  # with parameters substituted across calls
             context = only is not None and module.path not in only
@@ -221,8 +223,7 @@ class Engine:
         before: Dict[str, tuple] = {}
         stuck: set = set()
         for _ in range(MAX_FIX_PASSES if fix else 1):
-            facts = self.facts(current, names)
-            diagnostics = self.judge(facts, texts, only, related)
+            diagnostics = self._judge_texts(current, names, only, related)
             result.diagnostics = diagnostics
             if not fix:
                 break
@@ -274,12 +275,66 @@ class Engine:
                 break
             current = [dataclasses.replace(s, text=texts.get(s.path, s.text)) for s in sources]
         if stuck:  # the findings of the texts as they are left
-            result.diagnostics = self.judge(self.facts(current, names), texts, only, related)
+            current = [dataclasses.replace(s, text=texts.get(s.path, s.text)) for s in sources]
+            result.diagnostics = self._judge_texts(current, names, only, related)
         result.fixed_texts = {p: t for p, t in texts.items() if p in result.sources}
         result.unsafe_held_back = sum(
             1 for d in result.diagnostics if d.fix is not None and d.fix.applicability != SAFE and not unsafe
         )
         return result
+
+    def _judge_texts(
+        self,
+        current: Sequence[SourceFile],
+        names: Optional[Dict[str, tuple]],
+        only: Optional[Collection[str]],
+        related: bool,
+    ) -> List[Diagnostic]:
+        """Facts and findings of the sources as they are now. A notebook's ``%%writefile x.py``
+        cells are checked as the modules they write (``written.py``): the notebook's own module
+        is read without them, and their findings are moved into their cells. A config file it
+        writes (``%%writefile config.yaml``) is read from its cell by a script that loads it."""
+        texts = {s.path: s.text for s in current if s.text is not None}
+        if not any(s.notebook is not None and s.text is not None and s.notebook.writes_files for s in current):
+            return self.judge(self.facts(current, names), texts, only, related)
+        from . import written
+
+        sources: List[SourceFile] = []
+        names = dict(names or {})
+        found: List[written.WrittenModule] = []
+        judged = dict(texts)
+        for src in current:
+            modules = []
+            if src.notebook is not None and src.text is not None and src.notebook.writes_files:
+                naming = names.get(src.path) or module_name(src.path)
+                modules = written.modules(src.path, src.notebook, src.text, naming)
+            if not modules:
+                sources.append(src)
+                continue
+            judged[src.path] = written.masked(src.text, modules)
+            sources.append(dataclasses.replace(src, text=judged[src.path]))
+            sources.extend(written.sources(src, modules))
+            for m in modules:
+                if not m.is_config:
+                    judged[m.path] = m.text
+                    names[m.path] = m.naming
+            found.extend(modules)
+        if only is not None:
+            only = set(only) | {m.path for m in found if m.notebook in only}
+        # a copy on disk of a file a notebook writes is not what imports find: the cell's is
+        overwritten = {_same_file(m.file) for m in found if m.file and not m.is_config}
+        for src in current:
+            if src.notebook is None and _same_file(src.path) in overwritten:
+                name, is_package, root = names.get(src.path) or module_name(src.path)
+                names[src.path] = (f"{name}-overwritten", is_package, root)
+        configs = written.config_files(found)
+        configs = ConfigFiles(written=configs) if configs else None
+        diagnostics = self.judge(self.facts(sources, names), judged, only, related, configs)
+        if not found:
+            return diagnostics
+        remap = written.Remapper(found, texts)
+        moved = sorted((remap.diagnostic(d) for d in diagnostics), key=Diagnostic.sort_key)
+        return _dedupe(moved)
 
     def run_paths(self, paths: Sequence[str], fix: bool = False, unsafe: bool = False) -> RunResult:
         self.import_roots = ImportRoots(self.config.src)

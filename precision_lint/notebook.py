@@ -10,6 +10,14 @@ IPython syntax that is not Python (``%pip install``, ``!nvidia-smi``,
 neutral placeholder (``pass`` or a comment) so the module parses; placeholders
 are put back when the cells are written. Columns of the other lines never move.
 
+A ``%%writefile train.py`` cell (also ``-a``/``--append``, and its alias ``%%file``)
+keeps its body as written: that body is the Python module the notebook writes, not
+code the kernel runs. The joined text holds it verbatim (so positions and fixes
+land in the cell as for any other cell), and ``written.py`` checks it as the module
+``train`` instead of as part of the notebook's own code. A ``%%writefile config.yaml``
+cell becomes comments of the same length (its columns stay where they are): a script
+that loads that file reads the cell (``written.py``).
+
 Writing back keeps everything but the changed cells' ``source``: outputs,
 metadata, key order, indentation, ``ensure_ascii`` behaviour and the trailing
 newline. A notebook with no change is never rewritten.
@@ -22,6 +30,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import shlex
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
@@ -34,6 +43,9 @@ COMMENTED = "# precision-lint: IPython cell: "
 
 # Cell magics whose body is Python: only their first line is IPython syntax.
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit", "pypy"}
+# Cell magics that write their body to a file (``%%file`` is IPython's alias of ``%%writefile``).
+WRITEFILE_MAGICS = {"writefile", "file"}
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")  # as configfiles.SUFFIXES
 # IPython line syntax: %magic, %%cellmagic, !shell, ?help / help?, x = !cmd, x = %magic
 _MAGIC_LINE = re.compile(r"^\s*(?:[%!?]|\?\?)")
 _MAGIC_ASSIGN = re.compile(r"^\s*[A-Za-z_][\w.,\s\[\]]*=\s*[%!]")
@@ -55,6 +67,54 @@ def _is_magic(line: str) -> bool:
     return bool(_MAGIC_LINE.match(line) or _MAGIC_ASSIGN.match(line) or _HELP_SUFFIX.match(line) or _AUTOMAGIC.match(line))
 
 
+@dataclass(frozen=True)
+class WriteFile:
+    """What a ``%%writefile [-a] PATH`` cell writes: the path as given, and whether it appends."""
+
+    target: str
+    append: bool
+
+    @property
+    def is_python(self) -> bool:
+        return self.target.lower().endswith(".py")
+
+    @property
+    def is_config(self) -> bool:
+        """A config file a script may load by its path (``configfiles.py`` reads it from the cell)."""
+        return self.target.lower().endswith(CONFIG_SUFFIXES)
+
+
+def blank_line(line: str) -> str:
+    """A line as a comment of the same length (``#`` and spaces), its line ending kept: a
+    placeholder whose every column is where the original's is."""
+    content = line.rstrip("\r\n")
+    return ("#" + " " * (len(content) - 1) if content else "") + line[len(content) :]
+
+
+def write_target(first_line: str) -> Optional[WriteFile]:
+    """The file a cell's first line writes (``%%writefile -a src/train.py``), else None
+    (another cell magic, or a line IPython would refuse: no file name, an unknown option)."""
+    line = first_line.strip()
+    if not line.startswith("%%"):
+        return None
+    try:
+        words = shlex.split(line[2:])
+    except ValueError:  # an unclosed quote: IPython's argument parser refuses it too
+        return None
+    if not words or words[0] not in WRITEFILE_MAGICS:
+        return None
+    append = False
+    names = []
+    for word in words[1:]:
+        if word in ("-a", "--append"):
+            append = True
+        elif word.startswith("-"):
+            return None
+        else:
+            names.append(word)
+    return WriteFile(names[0], append) if len(names) == 1 else None
+
+
 def to_python(source: str) -> Tuple[str, Tuple[Tuple[int, str], ...]]:
     """(Python text, ((line index, original line), ...)) for one cell's source.
 
@@ -72,6 +132,17 @@ def to_python(source: str) -> Tuple[str, Tuple[Tuple[int, str], ...]]:
         out.append(placeholder + ending)
 
     first = lines[0].strip() if lines else ""
+    written = write_target(first) if first.startswith("%%") else None
+    if written is not None and written.is_python:  # the module it writes, verbatim (IPython lines and all)
+        # a comment, not `pass`: the notebook's own module has no statement in this cell
+        swap(0, lines[0], COMMENTED + "0")
+        out.extend(lines[1:])
+        return "".join(out), tuple(replaced)
+    if written is not None and written.is_config:  # a config file: comments of the same length
+        swap(0, lines[0], COMMENTED + "0")
+        for i in range(1, len(lines)):
+            swap(i, lines[i], blank_line(lines[i].rstrip("\r\n")))  # swap keeps the line ending
+        return "".join(out), tuple(replaced)
     if first.startswith("%%"):
         name = first[2:].split(None, 1)[0] if len(first) > 2 else ""
         if name not in PYTHON_CELL_MAGICS:  # %%bash, %%writefile, %%html ...: not this module's code
@@ -113,6 +184,20 @@ class CodeCell:
     magics: Tuple[Tuple[int, str], ...]  # (line index, original line)
     as_list: bool  # "source" is stored as a list of lines
 
+    @property
+    def writes(self) -> Optional[WriteFile]:
+        """The Python file a ``%%writefile x.py`` cell writes (its body is that module), else None."""
+        written = self.written
+        return written if written is not None and written.is_python else None
+
+    @property
+    def written(self) -> Optional[WriteFile]:
+        """The file a ``%%writefile`` cell writes (Python or a config file), else None."""
+        if not self.magics or self.magics[0][0] != 0:
+            return None
+        written = write_target(self.magics[0][1])
+        return written if written is not None and (written.is_python or written.is_config) else None
+
 
 @dataclass(frozen=True)
 class JsonStyle:
@@ -137,6 +222,11 @@ class Notebook:
     @property
     def text(self) -> str:
         return join([c.python for c in self.cells]) if self.is_python else ""
+
+    @property
+    def writes_files(self) -> bool:
+        """Whether a ``%%writefile`` cell writes a module or a config file (see ``written.py``)."""
+        return any(c.written is not None for c in self.cells)
 
     def cell(self, number: int) -> CodeCell:
         return self.cells[number - 1]

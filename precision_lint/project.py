@@ -20,6 +20,7 @@ from .facts.extract import extractors
 from .diagnostics import Span
 from .facts.model import ModuleFacts
 from .callgraph import CallGraph
+from .configfiles import ConfigFiles
 from .interproc import CallGraphValues
 from .symbols import ProjectSymbols
 
@@ -29,15 +30,17 @@ class Project:
         self,
         modules: Iterable[ModuleFacts],
         import_roots: Optional[Callable[[ModuleFacts], Sequence[str]]] = None,
+        configs: Optional[ConfigFiles] = None,
     ) -> None:
         """``import_roots(module)``: the folders, nearest first, where an import written in
-        ``module`` finds local modules (default: only the folder its own name is relative to)."""
+        ``module`` finds local modules (default: only the folder its own name is relative to);
+        ``configs``: how config files named by a literal path are read (default: from disk)."""
         self.modules: List[ModuleFacts] = [m for m in modules]
         self._import_roots = import_roots or (lambda m: (m.root,))
         self._index()
         self.symbols = ProjectSymbols(self.module_named)
         # The config files of the run (YAML/JSON/TOML at literal paths), each read once.
-        self.configs = ConfigFiles()
+        self.configs = configs or ConfigFiles()
         # Parameters become what their callers pass (interproc.py); rules see the result.
         self.calls = CallGraphValues(self.modules, self.symbols, self.configs)
         resolved = [self._join_sections(self.calls.resolve_facts(m)) for m in self.modules]

@@ -283,3 +283,44 @@ def test_the_linter_does_not_import_pygls_and_server_says_what_it_needs():
         timeout=60,
     )
     assert blocked.returncode == 2 and "pip install 'precision-lint[lsp]'" in blocked.stderr
+
+
+def test_a_writefile_cell_is_checked_and_fixed_in_place(tmp_path):
+    """A `%%writefile train.py` cell is the module it writes: its finding is published to that
+    cell (rows within it) and fixAll edits that cell, not a file train.py."""
+    root = project(tmp_path)
+    on_disk = (root / "train.py").read_bytes()  # the project's own train.py: another file
+    cells = [
+        "%%writefile train.py\nimport torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+        "model = AutoModelForCausalLM.from_pretrained('gpt2', dtype=torch.float16)\n"
+        "args = TrainingArguments(output_dir='out', fp16=True)",
+        "!python train.py",
+    ]
+    nb_uri = uri(root / "kaggle.ipynb")
+    docs = [f"vscode-notebook-cell:{(root / 'kaggle.ipynb').as_posix()}#cell{i}" for i in range(len(cells))]
+
+    async def session():
+        editor = Editor()
+        await editor.start(root)
+        editor.client.notebook_document_did_open(
+            lsp.DidOpenNotebookDocumentParams(
+                lsp.NotebookDocument(nb_uri, "jupyter-notebook", 1, [lsp.NotebookCell(lsp.NotebookCellKind.Code, d) for d in docs]),
+                [lsp.TextDocumentItem(d, "python", 1, c) for d, c in zip(docs, cells)],
+            )
+        )
+        for d, c in zip(docs, cells):
+            editor.versions[d], editor.texts[d] = 1, c
+        await editor.until(lambda: editor.codes(docs[0]) == ["MP101"])
+        (mp101,) = editor.diagnostics[docs[0]]
+        assert mp101.range.start == lsp.Position(3, 59)  # 0-based: the body's line 3 is the cell's 4th line
+        assert [r.location.range.start for r in mp101.related_information] == [lsp.Position(4, 7)]
+        (fix_all,) = await editor.code_actions(docs[0], everything(docs[0]), only=["source.fixAll"])
+        assert {c.text_document.uri for c in fix_all.edit.document_changes} == {docs[0]}
+        for change in fix_all.edit.document_changes:
+            for e in sorted(change.edits, key=lambda e: e.range.start.line, reverse=True):
+                editor.texts[docs[0]] = apply_text_edit(editor.texts[docs[0]], e)
+        assert editor.texts[docs[0]] == cells[0].replace("torch.float16", "torch.float32")
+        await editor.stop()
+
+    run(session())
+    assert (root / "train.py").read_bytes() == on_disk

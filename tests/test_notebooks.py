@@ -7,6 +7,7 @@ import pytest
 from conftest import run_cli
 from precision_lint.discovery import discover
 from precision_lint.notebook import (
+    COMMENTED,
     CONTINUATION,
     PLACEHOLDER,
     NotebookError,
@@ -399,3 +400,248 @@ def test_check_source_and_fix_source_take_a_cell_or_a_notebook():
     fixed = fix_source(text, "train.ipynb", config=cfg)
     assert fixed == text.replace("args=args, tokenizer=tok", "args=args, processing_class=tok")  # not the %%bash cell
     assert fix_source(fixed, "train.ipynb", config=cfg) == fixed
+
+
+# --- %%writefile cells: the module a notebook writes ------------------------------------------
+LOADER = "import torch\nfrom transformers import AutoModelForCausalLM\n\ndef load(name):\n    return AutoModelForCausalLM.from_pretrained(name, dtype=torch.float16)\n"
+FP16_SCRIPT = (
+    "import torch\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+    "model = AutoModelForCausalLM.from_pretrained('gpt2', dtype=torch.float16)\n"
+    "Trainer(model=model, args=TrainingArguments(output_dir='out', fp16=True)).train()\n"
+)
+USES_LOADER = (
+    "from transformers import Trainer, TrainingArguments\nmodel = load('gpt2')\n"
+    "args = TrainingArguments(output_dir='out', fp16=True)\nTrainer(model=model, args=args).train()\n"
+)
+
+
+@pytest.mark.parametrize(
+    "name, cells, expected",
+    [
+        # (code, cell, line within the cell): the body's line 3 is the cell's line 4
+        ("writefile", ["!pip install -q transformers", "%%writefile train.py\n" + FP16_SCRIPT, "!python train.py"], [("MP101", 2, 4)]),
+        ("file alias", ["%%file train.py\n" + FP16_SCRIPT, "!accelerate launch train.py"], [("MP101", 1, 4)]),
+        ("quoted name", ['%%writefile "train.py"\n' + FP16_SCRIPT], [("MP101", 1, 4)]),
+        # the module's names are its own: the notebook's Trainer never sees the module's model
+        ("own namespace", ["%%writefile m.py\nimport torch\nfrom transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('gpt2', dtype=torch.float16)\n",
+                           "from transformers import Trainer, TrainingArguments\nTrainer(model=model, args=TrainingArguments(output_dir='o', fp16=True)).train()"], []),
+        # `import` of the module it writes joins the two, as the kernel finds the file it wrote
+        ("imported", ["%%writefile model_utils.py\n" + LOADER, "from model_utils import load\n" + USES_LOADER], [("MP101", 1, 6)]),
+        ("imported as module", ["%%writefile model_utils.py\n" + LOADER, "import model_utils\nload = model_utils.load\n" + USES_LOADER], [("MP101", 1, 6)]),
+        # -a appends: the two cells are one module (loader in cell 1, its use in cell 2)
+        ("append", ["%%writefile train.py\n" + LOADER, "%%writefile -a train.py\n" + USES_LOADER], [("MP101", 1, 6)]),
+        ("append long option", ["%%writefile train.py\n" + LOADER, "%%writefile --append train.py\n" + USES_LOADER], [("MP101", 1, 6)]),
+        # written again without -a: a new file, the loader is gone from it
+        ("overwritten", ["%%writefile train.py\n" + LOADER, "%%writefile train.py\n" + USES_LOADER], []),
+        # the body is written verbatim: an IPython line in it is a syntax error of train.py
+        ("shell line in body", ["%%writefile train.py\nimport torch\nmodel = model.half()\n!nvidia-smi\n"], [("MP000", 1, 4)]),
+        ("syntax error", ["import torch", "%%writefile train.py\nimport torch\nmodel = model.half()\nx = = 1\n"], [("MP000", 2, 4)]),
+        ("noqa in body", ["%%writefile train.py\n" + FP16_SCRIPT.replace("float16)\n", "float16)  # noqa: MP101\n")], []),
+        # not Python files, and cell magics whose body is not Python: skipped
+        ("yaml", ["%%writefile config.yaml\nfp16: true\nx = = 1\n"], []),
+        ("bash", ["%%bash\npython - <<EOF\nx = = 1\nEOF"], []),
+        ("no file name", ["%%writefile\nx = = 1\n"], []),
+        # %%capture runs its body in the kernel: it is the notebook's own code
+        ("capture", ["%%capture out\n" + FP16_SCRIPT], [("MP101", 1, 4)]),
+        ("time", ["import torch", "%%time\n" + FP16_SCRIPT], [("MP101", 2, 4)]),
+    ],
+)
+def test_writefile_cells_are_the_modules_they_write(name, cells, expected):
+    from conftest import config
+    from precision_lint import check_source
+    from precision_lint.notebook import boundary_lines, cell_position
+
+    text = _code_notebook(*cells).decode("utf-8")
+    found = check_source(text, "nb.ipynb", config=config(transformers_version="5.23"), select=["MP000", "MP101"])
+    joined = parse(text.encode("utf-8")).text
+    where = [(d.code, *cell_position(boundary_lines(joined), d.span.line)) for d in found]
+    assert where == expected, [d.message for d in found]
+    for d in found:
+        assert d.path == "nb.ipynb" and "(line " not in d.message and "nb.ipynb:cell" not in d.message
+        assert all(r.path == "nb.ipynb" for r in d.related)
+
+
+def test_check_source_and_fix_source_take_one_writefile_cell():
+    from conftest import config
+    from precision_lint import check_source, fix_source
+
+    cell = "%%writefile train.py\n" + FP16_SCRIPT
+    cfg = config(transformers_version="5.23")
+    assert [(d.code, d.span.line, d.span.col) for d in check_source(cell, "cell.ipynb", config=cfg)] == [("MP101", 4, 59)]
+    assert fix_source(cell, "cell.ipynb", config=cfg) == cell.replace("torch.float16", "torch.float32")
+
+
+def test_writefile_finding_names_the_importing_cell():
+    from conftest import config
+    from precision_lint import check_source
+    from precision_lint.notebook import boundary_lines, cell_position
+
+    text = _code_notebook("%%writefile model_utils.py\n" + LOADER, "!ls", "from model_utils import load\n" + USES_LOADER).decode()
+    (d,) = check_source(text, "nb.ipynb", config=config(transformers_version="5.23"), select=["MP101"])
+    assert "`TrainingArguments(fp16=True)` (cell 3, line 4) turns on fp16 loss scaling" in d.message
+    joined = parse(text.encode()).text
+    assert [cell_position(boundary_lines(joined), r.span.line) for r in d.related] == [(3, 4)]
+
+
+@pytest.mark.parametrize(
+    "first_line, target, append",
+    [
+        ("%%writefile train.py", "train.py", False),
+        ("%%file src/train.py", "src/train.py", False),
+        ("%%writefile -a train.py", "train.py", True),
+        ("%%writefile --append /kaggle/working/train.py", "/kaggle/working/train.py", True),
+        ("%%writefile 'my script.py'", "my script.py", False),
+        ("%%writefile config.yaml", "config.yaml", False),
+        ("%%writefile", None, None),
+        ("%%writefile -x train.py", None, None),
+        ("%%writefile a.py b.py", None, None),
+        ("%%writefile 'train.py", None, None),
+        ("%%bash", None, None),
+        ("%%capture out", None, None),
+    ],
+)
+def test_writefile_first_lines(first_line, target, append):
+    from precision_lint.notebook import write_target
+
+    found = write_target(first_line + "\n")
+    assert (found.target, found.append) == (target, append) if target else found is None
+    python, magics = to_python(first_line + "\nimport torch\n!ls\n")
+    if target and target.endswith(".py"):  # the body as written; only the magic line is swapped
+        assert python == COMMENTED + "0\nimport torch\n!ls\n" and magics == ((0, first_line + "\n"),)
+    elif not first_line.startswith("%%capture"):
+        assert "import torch" not in python
+
+
+def test_writefile_fix_edits_the_cell_in_place(project):
+    """`--fix` on a finding in a `%%writefile` cell changes that cell's source (the rest of the
+    notebook byte for byte) and never writes the file the cell writes."""
+    before = _code_notebook(
+        "!pip install -q transformers",
+        "%%writefile train.py\n" + FP16_SCRIPT.replace("dtype=", "torch_dtype="),
+        "!python train.py",
+        "%%writefile model_utils.py\n" + LOADER,
+        "from model_utils import load\n" + USES_LOADER,
+    )
+    path = project / "kaggle.ipynb"
+    path.write_bytes(before)
+    report = run_cli("--output-format", "concise", "kaggle.ipynb", cwd=project)
+    assert report.returncode == 1
+    assert sorted(l.split(" [")[0] for l in report.stdout.splitlines() if ": MP" in l) == [
+        "kaggle.ipynb:cell 2:4:54: MP304",
+        "kaggle.ipynb:cell 2:4:66: MP101",
+        "kaggle.ipynb:cell 4:6:61: MP101",
+    ]
+    out = run_cli("--fix", "--unsafe-fixes", "kaggle.ipynb", cwd=project)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "3 fixed, 0 remaining" in out.stdout
+    expected = before.replace(b"torch_dtype=torch.float16", b"dtype=torch.float32").replace(
+        b"(name, dtype=torch.float16)", b"(name, dtype=torch.float32)"
+    )
+    assert path.read_bytes() == expected
+    assert sorted(p.name for p in project.iterdir() if not p.name.startswith(".")) == ["kaggle.ipynb", "pyproject.toml"]  # no train.py
+    assert run_cli("kaggle.ipynb", cwd=project).returncode == 0
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "json", "github", "sarif"])
+def test_writefile_positions_in_every_output_format(project, fmt):
+    (project / "nb.ipynb").write_bytes(_code_notebook("import os", "%%writefile train.py\n" + FP16_SCRIPT))
+    out = run_cli("--output-format", fmt, "--select", "MP101", "nb.ipynb", cwd=project).stdout
+    assert "nb.ipynb:cell2:train.py" not in out  # the path of the module in the run is never shown
+    if fmt in ("full", "concise"):
+        assert "nb.ipynb:cell 2:4:60: MP101" in out and "(cell 2, line 5)" in out
+    elif fmt == "json":
+        (item,) = json.loads(out)
+        assert (item["cell"], item["location"], item["fix"]["edits"][0]["cell"]) == (2, {"row": 4, "column": 60}, 2)
+        assert [(r["cell"], r["location"]["row"]) for r in item["related"]] == [(2, 5)]
+    else:
+        assert "cell 2, line 4, column 60: " in out
+    if fmt == "full":  # the excerpt is the cell as written, the next cell's boundary never shown
+        assert "4 | model = AutoModelForCausalLM.from_pretrained('gpt2', dtype=torch.float16)" in out
+        assert "precision-lint:" not in out
+
+
+def test_the_notebooks_own_fixes_stay_out_of_writefile_cells():
+    """The notebook's own module sees a `%%writefile` cell as comments: `import torch` and the
+    capability probe a fix adds go into the notebook's first code, never into the written file;
+    an edit that would still land there is not offered."""
+    from conftest import config
+    from precision_lint import fix_source
+    from precision_lint.diagnostics import Edit, Fix
+    from precision_lint.written import Remapper, modules
+
+    written = "%%writefile train.py\nimport os\nprint(os.getcwd())\n"
+    text = _code_notebook(
+        written,
+        "from transformers import AutoModelForCausalLM, TrainingArguments\n"
+        "model = AutoModelForCausalLM.from_pretrained('gpt2', dtype='bfloat16')\n",
+    ).decode()
+    fixed = json.loads(fix_source(text, "nb.ipynb", config=config(transformers_version="5.23"), unsafe=True))
+    sources = ["".join(c["source"]) for c in fixed["cells"]]
+    assert sources[0] == written
+    assert sources[1].startswith("import torch\nfrom transformers import") and "BF16_OK" in sources[1]
+    nb = parse(text.encode())
+    (m,) = modules("nb.ipynb", nb, nb.text, ("nb-ipynb", False, ""))
+    remap = Remapper([m], {"nb.ipynb": nb.text})
+    inside = Fix("safe", "f", (Edit(m.segments[0].start + 3, m.segments[0].start + 3, "x"),))
+    at_magic = Fix("safe", "f", (Edit(0, 0, "import torch\n"),))
+    after = Fix("safe", "f", (Edit(len(nb.text), len(nb.text), "x"),))
+    assert [remap.touches_cell("nb.ipynb", f) for f in (inside, at_magic, after)] == [True, True, False]
+
+
+def test_a_file_on_disk_that_the_notebook_writes_is_not_what_it_imports(project):
+    """`train.py` left on disk by an earlier run is checked as itself, but the notebook's
+    `from model_utils import load` finds the module its `%%writefile` cell writes (running the
+    notebook overwrites the file) — whatever the names sort as."""
+    (project / "model_utils.py").write_text(LOADER.replace("torch.float16", "torch.float32"))
+    (project / "zz.ipynb").write_bytes(_code_notebook("%%writefile model_utils.py\n" + LOADER, "from model_utils import load\n" + USES_LOADER))
+    out = run_cli("--output-format", "concise", "--select", "MP101", ".", cwd=project)
+    assert [l.split(" [")[0] for l in out.stdout.splitlines() if ": MP" in l] == ["zz.ipynb:cell 1:6:61: MP101"], out.stdout + out.stderr
+
+
+CONFIG_CELL = "%%writefile config.yaml\nmodel: gpt2\nfp16: true\n"
+LOADS_CONFIG = (
+    "import torch\nimport yaml\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+    "cfg = yaml.safe_load(open('config.yaml'))\n"
+    "model = AutoModelForCausalLM.from_pretrained(cfg['model'], dtype=torch.float16)\n"
+    "args = TrainingArguments(output_dir='out', fp16=cfg['fp16'])\n"
+)
+
+
+@pytest.mark.parametrize(
+    "cells, finding",
+    [
+        # the script a cell writes loads the config a cell writes: both read from their cells
+        ([CONFIG_CELL, "%%writefile train.py\n" + LOADS_CONFIG, "!python train.py"], (2, 6)),
+        # the notebook's own code loads it
+        ([CONFIG_CELL, LOADS_CONFIG], (2, 5)),
+        ([CONFIG_CELL.replace("%%writefile", "%%file"), LOADS_CONFIG], (2, 5)),
+    ],
+)
+def test_a_config_file_written_by_a_cell_is_read_from_the_cell(cells, finding):
+    from conftest import config
+    from precision_lint import check_source
+
+    text = _code_notebook(*cells).decode()
+    (d,) = check_source(text, "nb.ipynb", config=config(transformers_version="5.23"), select=["MP101"])
+    joined = parse(text.encode()).text
+    assert cell_position(boundary_lines(joined), d.span.line) == finding
+    assert d.message.endswith("; `fp16: true` is set (cell 1, line 3)"), d.message
+    places = [(r.path, cell_position(boundary_lines(joined), r.span.line), r.span.col, r.message) for r in d.related]
+    assert ("nb.ipynb", (1, 3), 6, "fp16 switched on here") in places
+    # the cell is comments of the same length in the joined text, and comes back as written
+    nb = parse(text.encode())
+    assert [len(l) for l in nb.cells[0].python.splitlines()[1:]] == [len(l) for l in CONFIG_CELL.splitlines()[1:]]
+    assert nb.cell_sources(joined)[0] == cells[0] and nb.encode(joined) == nb.raw
+
+
+def test_the_config_a_cell_writes_wins_over_the_file_on_disk(project):
+    """`config.yaml` on disk (`fp16: false`, from an earlier run) is what the cell overwrites:
+    the script reads the cell's `fp16: true`, and a script on disk that loads it too."""
+    (project / "config.yaml").write_text("model: gpt2\nfp16: false\n")
+    (project / "finetune.py").write_text(LOADS_CONFIG)
+    (project / "nb.ipynb").write_bytes(_code_notebook(CONFIG_CELL, "!python finetune.py"))
+    out = run_cli("--output-format", "concise", "--select", "MP101", ".", cwd=project)
+    (line,) = [l for l in out.stdout.splitlines() if ": MP101" in l]
+    assert line.startswith("finetune.py:5:") and line.endswith("`fp16: true` is set in nb.ipynb (cell 1, line 3)"), line
+    (project / "nb.ipynb").write_bytes(_code_notebook("!python finetune.py"))
+    assert "All checks passed!" in run_cli("--select", "MP101", ".", cwd=project).stdout

@@ -9,10 +9,13 @@ hypothesmith, from Python's whole grammar. For every program:
 - ``check_source`` never raises;
 - ``fix_source``'s output parses (and compiles);
 - fixing is idempotent: ``fix(fix(x)) == fix(x)``;
-- a program with no finding comes back byte for byte.
+- a program with no finding comes back byte for byte;
+- written from a notebook's ``%%writefile train.py`` cell, a program has the same findings
+  (one line lower: the magic line) and the same fixed text as the file ``train.py``.
 """
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -23,6 +26,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from conftest import config  # noqa: E402
 from precision_lint.engine import check_source, fix_source  # noqa: E402
+from precision_lint.notebook import boundary_lines, cell_position, parse  # noqa: E402
 
 CFG = config(transformers_version="5.23", trl_version="0.20")
 # PRECISION_LINT_EXAMPLES=2000 for a longer hunt than the suite's
@@ -148,6 +152,54 @@ def test_generated_training_scripts(source):
         assert not [d for d in left if d.fix is not None and d.fix.applicability == "safe"], left
 
 
+def _notebook(*cells: str) -> str:
+    code = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c} for c in cells]
+    return json.dumps({"cells": code, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+@SETTINGS
+@given(programs())
+def test_a_writefile_cell_is_the_module_it_writes(source):
+    magic = "%%writefile train.py\n"
+    nb = _notebook("%pip install -q transformers", magic + source, "!python train.py")
+    joined = parse(nb.encode("utf-8")).text
+    as_file = sorted((d.code, d.span.line + 1, d.span.col) for d in check_source(source, "train.py", config=CFG))
+    in_cell = []
+    for d in check_source(nb, "nb.ipynb", config=CFG):
+        cell, row = cell_position(boundary_lines(joined), d.span.line)
+        assert cell == 2, d
+        in_cell.append((d.code, row, d.span.col))
+    assert sorted(in_cell) == as_file
+    fixed = json.loads(fix_source(nb, "nb.ipynb", config=CFG, unsafe=True))
+    cells = [c["source"] for c in fixed["cells"]]
+    assert cells == ["%pip install -q transformers", magic + fix_source(source, "train.py", config=CFG, unsafe=True), "!python train.py"]
+
+
+@SETTINGS
+@given(programs(), st.data())
+def test_a_module_appended_cell_by_cell_is_still_one_module(source, data):
+    """`%%writefile train.py` then `%%writefile -a train.py`, split at any line: the same
+    findings as the file, each in the cell that holds its line; the fixed cells still make
+    one module that compiles and is fixed for good."""
+    lines = source.splitlines(keepends=True)
+    cut = data.draw(st.integers(0, len(lines)))
+    first, rest = "".join(lines[:cut]), "".join(lines[cut:])
+    nb = _notebook("%%writefile train.py\n" + first, "x = 1", "%%writefile -a train.py\n" + rest)
+    joined = parse(nb.encode("utf-8")).text
+    expected = sorted(
+        (d.code, 1, d.span.line + 1, d.span.col) if d.span.line <= cut else (d.code, 3, d.span.line - cut + 1, d.span.col)
+        for d in check_source(source, "train.py", config=CFG)
+    )
+    found = sorted((d.code, *cell_position(boundary_lines(joined), d.span.line), d.span.col) for d in check_source(nb, "nb.ipynb", config=CFG))
+    assert found == expected
+    fixed = fix_source(nb, "nb.ipynb", config=CFG, unsafe=True)
+    cells = [c["source"] for c in json.loads(fixed)["cells"]]
+    assert cells[0].startswith("%%writefile train.py\n") and cells[1] == "x = 1" and cells[2].startswith("%%writefile -a train.py\n")
+    module = cells[0].split("\n", 1)[1] + cells[2].split("\n", 1)[1]
+    _compiles(module)
+    assert fix_source(fixed, "nb.ipynb", config=CFG, unsafe=True) == fixed
+
+
 @SETTINGS
 @given(st.text(max_size=300))
 def test_any_text_is_checked_without_raising(text):
@@ -158,11 +210,15 @@ def test_any_text_is_checked_without_raising(text):
         assert fixed == text
 
 
-hypothesmith = pytest.importorskip("hypothesmith")
+try:  # only the grammar-wide test needs it: without it, the tests above still run
+    import hypothesmith
+except ImportError:
+    hypothesmith = None
 
 
+@pytest.mark.skipif(hypothesmith is None, reason="hypothesmith is in the `test` extra")
 @settings(max_examples=max(EXAMPLES // 2, 1), deadline=None, database=None, suppress_health_check=list(HealthCheck))
-@given(hypothesmith.from_grammar())
+@given(hypothesmith.from_grammar() if hypothesmith is not None else st.nothing())
 def test_any_python_module(source):
     """hypothesmith's programs: anything Python's grammar allows, with our words mixed in."""
     for text in (source, "import torch\nfrom transformers import Trainer, TrainingArguments\n" + source):

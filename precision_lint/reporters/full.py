@@ -25,10 +25,9 @@ def _excerpt(report: Report, path: str, span, label: str, style: Style, marker: 
     last = min(len(lines), span.line + CONTEXT)
     if w.cell is not None:  # never show another cell's lines (or the cell boundary)
         first = max(first, span.line - (w.row - 1))
-        nxt = report.locate(path, last, 0)
-        while last > span.line and nxt.cell != w.cell:
+        # the line after a cell's last line is the next cell's boundary line
+        while last > span.line and report.locate(path, last + 1, 0).cell != w.cell:
             last -= 1
-            nxt = report.locate(path, last, 0)
     width = len(str(last + shift))
     gutter = " " * width
     bar = style.blue("|")
