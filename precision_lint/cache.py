@@ -1,4 +1,5 @@
-"""A disk cache of per-file facts, keyed by content, so a re-run parses only what changed.
+"""Disk caches: per-file facts keyed by content, so a re-run parses only what changed; and
+whole runs, so a re-run over an unchanged tree answers from one file.
 
 Facts depend only on a file's text, its module name, the evidence of the enabled rules and
 precision-lint's own fact-extraction code: all of those are in the key (the code by a
@@ -94,3 +95,49 @@ def default_cache_dir(config_root: Optional[Path]) -> str:
     if env:
         return env
     return str((config_root or Path.cwd()) / CACHE_DIR_NAME)
+
+
+class RunCache:
+    """The findings of a whole check, keyed by every file's content, the configuration and the
+    rules: a re-run over an unchanged tree reads one entry instead of every file's facts and
+    joining them again. The config files the join read (``train.yaml``, a DeepSpeed JSON) are
+    not linted files: the entry keeps their content digests (or that they were missing) and is
+    used only while they still match."""
+
+    def __init__(self, root: str) -> None:
+        self.folder = Path(root) / fingerprint() / "runs"
+
+    def _path(self, key: str) -> Path:
+        return self.folder / f"{key}.pickle"
+
+    def get(self, key: str):
+        try:
+            with open(self._path(key), "rb") as fh:
+                stored_key, side_files, diagnostics = pickle.load(fh)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+            return None
+        if stored_key != key or any(file_state(p) != state for p, state in side_files):
+            return None
+        return diagnostics
+
+    def put(self, key: str, side_files, diagnostics) -> None:
+        states = tuple((p, file_state(p)) for p in sorted(side_files))
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _ensure_gitignore(self.folder.parent.parent)
+            fd, tmp = tempfile.mkstemp(dir=str(path.parent), suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump((key, states, diagnostics), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+
+
+def file_state(path: str) -> Optional[str]:
+    """A side file's content digest; None when it cannot be read (missing counts too)."""
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha1(fh.read()).hexdigest()
+    except OSError:
+        return None

@@ -18,7 +18,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .diagnostics import Span
 
@@ -90,6 +90,10 @@ class ConfigFiles:
         if isinstance(node.value, list):
             return ConfigValue(path, None, node.span, ())
         return ConfigValue(path, node.value, node.span)
+
+    def looked_for(self) -> List[str]:
+        """The files on disk looked for so far, found or not (a notebook's written files aside)."""
+        return [p for p in self._parsed if p not in self._written]
 
     def locate(self, near: str, relative: str) -> Optional[str]:
         """The readable config file ``relative`` names, seen from the module at ``near``."""

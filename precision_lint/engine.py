@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from .cache import FactsCache
+from .cache import FactsCache, RunCache, fingerprint
 from .config import Config, from_table
 from .configfiles import ConfigFiles
 from .diagnostics import SAFE, Diagnostic, Fix
@@ -104,6 +104,8 @@ class Engine:
         # a new text at every keystroke and must not keep the facts of each.
         self._cache: Dict[str, Tuple[tuple, ModuleFacts]] = {}
         self.disk = FactsCache(cache_dir) if cache_dir else None
+        self.runs = RunCache(cache_dir) if cache_dir else None
+        self._side_files: Tuple[str, ...] = ()  # the config files the last judge's join read
         self.import_roots = ImportRoots(self.config.src)  # renewed by each run: it caches the file system
 
     # --- facts ------------------------------------------------------------------
@@ -172,6 +174,7 @@ class Engine:
         with ``related``, also those of other modules that name a path of ``only``, unfixed."""
         # one order whatever order the files came in
         project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root), configs)
+        self._side_files = project.side_files()
         out: List[Diagnostic] = []
         for module in project.modules:  # with parameters substituted across calls
             context = only is not None and module.path not in only
@@ -218,6 +221,17 @@ class Engine:
         is reported too where it names one of ``only`` (never fixed there)."""
         result = RunResult(sources={s.path: s for s in sources}, files=len(sources))
         texts = {s.path: s.text for s in sources if s.text is not None}
+        run_key = None
+        if not fix and self.runs is not None and not any(s.unsaved for s in sources):
+            run_key = self._run_key(sources, names, only, related)
+            cached = self.runs.get(run_key)
+            if cached is not None:
+                result.diagnostics = cached
+                result.fixed_texts = texts
+                result.unsafe_held_back = sum(
+                    1 for d in cached if d.fix is not None and d.fix.applicability != SAFE and not unsafe
+                )
+                return result
         current = list(sources)
         # per path: the text before the last pass's fixes and the fixable findings it had
         before: Dict[str, tuple] = {}
@@ -281,7 +295,21 @@ class Engine:
         result.unsafe_held_back = sum(
             1 for d in result.diagnostics if d.fix is not None and d.fix.applicability != SAFE and not unsafe
         )
+        if run_key is not None:
+            self.runs.put(run_key, self._side_files, result.diagnostics)
         return result
+
+    def _run_key(self, sources, names, only, related) -> str:
+        """What a whole check's findings depend on: each file's path, name and content, the
+        configuration, the rules and their options, and where the run starts from."""
+        digest = hashlib.sha1()
+        digest.update(repr((fingerprint(), os.getcwd(), repr(self.config), self.codes, repr(self.options))).encode())
+        digest.update(repr((sorted(only) if only is not None else None, related)).encode())
+        for src in sorted(sources, key=lambda s: s.path):
+            naming = (names or {}).get(src.path) or module_name(src.path)
+            digest.update(repr((src.path, naming, src.error, src.error_kind)).encode("utf-8", "surrogatepass"))
+            digest.update(hashlib.sha1((src.text or "").encode("utf-8", "surrogatepass")).digest())
+        return digest.hexdigest()
 
     def _judge_texts(
         self,

@@ -72,6 +72,11 @@ class Project:
         return module
 
     # --- side files ----------------------------------------------------------------
+    def side_files(self) -> Tuple[str, ...]:
+        """Every file on disk the join looked for (config files, DeepSpeed JSONs), found or not:
+        what a cached result of this run also depends on."""
+        return tuple(sorted({*self.configs.looked_for(), *self._json}))
+
     def read_json(self, near: ModuleFacts, relative: str) -> Optional[Any]:
         """A JSON config named by a literal path (e.g. ``deepspeed="ds.json"``), or None.
 

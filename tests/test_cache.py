@@ -1,0 +1,106 @@
+"""The caches never change what is reported: a project checked cold, warm, in one process or
+in several gives the same findings; a warm run over an unchanged tree is answered from one
+entry; an edited file is parsed again alone; an edited config file is read again."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from conftest import config, dedent
+from precision_lint import engine as engine_module
+from precision_lint.engine import PARALLEL_THRESHOLD, Engine
+
+HELPER = '''
+import torch
+from transformers import AutoModelForCausalLM
+
+
+def load_{i}(name, dtype=torch.float32):
+    return AutoModelForCausalLM.from_pretrained(name, torch_dtype=dtype)
+'''
+
+TRAIN = '''
+import torch
+import yaml
+from transformers import Trainer, TrainingArguments
+from helper_0 import load_0
+from helper_1 import load_1
+
+cfg = yaml.safe_load(open("train.yaml"))
+model = load_0("gpt2", torch.float16)
+student = load_1("gpt2", torch.bfloat16)
+args = TrainingArguments(output_dir="out", fp16=cfg["fp16"])
+Trainer(model=model, args=args, tokenizer=tok).train()
+'''
+
+
+def _project(tmp_path, files: int = PARALLEL_THRESHOLD + 4):
+    """A project large enough to be parsed in worker processes, with findings across files."""
+    for i in range(files):
+        (tmp_path / f"helper_{i}.py").write_text(dedent(HELPER.format(i=i)))
+    (tmp_path / "train.py").write_text(dedent(TRAIN))
+    (tmp_path / "train.yaml").write_text("fp16: true\n")
+
+
+def _check(tmp_path, jobs: int, cache=None):
+    engine = Engine(config(transformers_version="5.23"), jobs=jobs, cache_dir=str(cache) if cache else None)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = engine.run_paths(["."])
+    finally:
+        os.chdir(cwd)
+    return [(d.path, d.code, d.span, d.message, d.fix) for d in result.diagnostics]
+
+
+def test_findings_are_the_same_cold_warm_serial_and_parallel(tmp_path):
+    _project(tmp_path)
+    serial = _check(tmp_path, jobs=1)
+    assert {code for _, code, *_ in serial} >= {"MP101", "MP201", "MP301"}
+    assert _check(tmp_path, jobs=2) == serial
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    assert _check(tmp_path, jobs=2, cache=cache) == serial  # cold, filling the caches
+    assert _check(tmp_path, jobs=1, cache=cache) == serial  # warm
+    assert _check(tmp_path, jobs=2, cache=cache) == serial
+
+
+def test_a_warm_run_over_an_unchanged_tree_reads_no_facts(tmp_path, monkeypatch):
+    _project(tmp_path, files=3)
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    first = _check(tmp_path, jobs=1, cache=cache)
+
+    def no_facts(*args, **kwargs):
+        raise AssertionError("facts were read: the run's own entry should have answered")
+
+    monkeypatch.setattr(Engine, "facts", no_facts)
+    assert _check(tmp_path, jobs=1, cache=cache) == first
+
+
+def test_an_edited_file_alone_is_parsed_again(tmp_path, monkeypatch):
+    _project(tmp_path, files=3)
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    _check(tmp_path, jobs=1, cache=cache)
+    parsed = []
+    real = engine_module.extract_facts
+
+    def counting(text, path, *args):
+        parsed.append(os.path.basename(path))
+        return real(text, path, *args)
+
+    monkeypatch.setattr(engine_module, "extract_facts", counting)
+    (tmp_path / "helper_2.py").write_text(dedent(HELPER.format(i=2)) + "\nVERSION = 2\n")
+    _check(tmp_path, jobs=1, cache=cache)
+    assert parsed == ["helper_2.py"]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_edited_config_file_is_read_again(tmp_path, jobs):
+    _project(tmp_path, files=3 if jobs == 1 else PARALLEL_THRESHOLD)
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    on = _check(tmp_path, jobs=jobs, cache=cache)
+    assert any(code == "MP101" for _, code, *_ in on)  # fp16: true in train.yaml with fp16 weights
+    (tmp_path / "train.yaml").write_text("fp16: false\n")
+    off = _check(tmp_path, jobs=jobs, cache=cache)
+    assert not any(code == "MP101" for _, code, *_ in off)
+    assert off == _check(tmp_path, jobs=jobs)  # what a run without caches says
