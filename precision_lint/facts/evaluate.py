@@ -139,7 +139,8 @@ class Evaluator:
         self._active: set = set()
         self._depth = 0
         self._guards: dict = {}
-        self._flow_memo: Dict[tuple, Tuple[bool, bool]] = {}  # (test, scope, positive) → Guard
+        self._flow_memo: Dict[tuple, Tuple[bool, bool]] = {}
+        self._updates: Optional[Dict[str, list]] = None  # dict name → its `.update(...)` calls  # (test, scope, positive) → Guard
 
     # --- public -------------------------------------------------------------
     def values(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Values:
@@ -426,11 +427,11 @@ class Evaluator:
                 if assignment.value is not None and assignment.unpack_index is None:
                     out.extend(self._entries(assignment.value, owner, seen))
             if out:
-                out.extend(self._mutations(expr.value, owner, min(len(a.guards) for a in bound)))
+                out.extend(self._mutations(expr.value, owner, min(len(a.guards) for a in bound), seen))
             return out
         return []
 
-    def _mutations(self, name: str, owner: Scope, depth: int) -> List[KwargSource]:
+    def _mutations(self, name: str, owner: Scope, depth: int, seen: set) -> List[KwargSource]:
         """``d["k"] = v`` and ``d.update(...)`` on the dict ``name`` of scope ``owner``, in
         source order; ``conditional`` when under an ``if`` of their own (more conditions
         than the dict's assignment, ``depth``)."""
@@ -439,14 +440,19 @@ class Evaluator:
             if item.scope is owner and isinstance(item.key, cst.SimpleString) and isinstance(item.key.evaluated_value, str):
                 source = KwargSource(item.key.evaluated_value, item.key, item.value, "item-assign", item.statement, len(item.guards) > depth, item.guards)
                 found.append((self.ix.order(item.statement)[0], [source]))
-        for site in self.ix.calls:
-            if site.method == "update" and isinstance(site.receiver, cst.Name) and site.receiver.value == name and site.scope is owner:
+        if self._updates is None:
+            self._updates = {}
+            for site in self.ix.calls:
+                if site.method == "update" and isinstance(site.receiver, cst.Name):
+                    self._updates.setdefault(site.receiver.value, []).append(site)
+        for site in self._updates.get(name, ()):
+            if site.scope is owner:
                 entries = []
                 for arg in site.node.args:
                     if arg.keyword is not None:
                         entries.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "dict-update", arg, len(site.guards) > depth, site.guards))
                     elif not arg.star or arg.star == "**":
-                        entries.extend(dataclasses.replace(e, conditional=len(site.guards) > depth, guards=site.guards) for e in self._entries(arg.value, owner, set()))
+                        entries.extend(dataclasses.replace(e, conditional=len(site.guards) > depth, guards=site.guards) for e in self._entries(arg.value, owner, seen))
                 found.append((self.ix.order(site.node)[0], entries))
         return [e for _, entries in sorted(found, key=lambda f: f[0]) for e in entries]
 

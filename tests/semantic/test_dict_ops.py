@@ -73,3 +73,9 @@ def test_a_key_set_under_the_users_own_switch_keeps_that_condition():
     assert lint(src, "MP201") == [] and lint(src, "MP202") == []
     hard_coded = src.replace("if config.use_flash_attention:", "if True:")
     assert [d.code for d in lint(hard_coded, "MP202")] == ["MP202"]
+
+
+def test_dicts_that_update_each_other_end():
+    # each dict's `.update` names the other: followed once, never round and round
+    src = HEAD + 'kwargs = {**base, "fp16": True}\n    extra = {"seed": 1}\n    kwargs.update(extra)\n    extra.update(kwargs)\n    kwargs.update(kwargs)' + TAIL
+    assert [d.code for d in lint(src, "MP101")] == ["MP101"]
