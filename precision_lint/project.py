@@ -60,6 +60,8 @@ class Project:
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}
         self._json: Dict[str, Any] = {}
+        self._roots: Optional[Dict[str, Tuple[str, ...]]] = None
+        self._joined: Dict[tuple, List[ModuleFacts]] = {}
         self._by_file: Optional[Dict[str, ModuleFacts]] = None
 
     def _join_sections(self, module: ModuleFacts) -> ModuleFacts:
@@ -186,3 +188,102 @@ class Project:
 
     def unit_modules(self, entry: ModuleFacts) -> List[ModuleFacts]:
         return [self.by_path[p] for p in sorted(self.unit(entry)) if p in self.by_path]
+
+    def joined_modules(self, module: ModuleFacts, *sections: str) -> List[ModuleFacts]:
+        """``module`` and every module that shares a unit with it (the union of the units that
+        contain it), once each in path order; with ``sections``, only those that hold one of
+        them.
+
+        Worked out from the units of the *root* entries alone: every entry is imported, through
+        some chain, from a group of modules nothing else imports (a script; files that import
+        each other in a cycle), and its unit lies inside that root's. So the union is that of
+        the few root units containing ``module``, and modules under the same roots share one
+        answer: in a package where everything imports everything, one list, not one per module.
+        """
+        roots = self._roots_containing().get(module.path, ())
+        key = (roots, sections)
+        found = self._joined.get(key)
+        if found is None:
+            paths = set()
+            for root in roots:
+                paths |= self.unit(self.by_path[root])
+            found = [self.by_path[p] for p in sorted(paths) if p in self.by_path]
+            if sections:
+                found = [m for m in found if any(m.section(s) for s in sections)]
+            self._joined[key] = found
+        return found
+
+    def joined_imports(self, module: ModuleFacts) -> Set[str]:
+        """Every name imported by ``module`` or a module joined with it."""
+        key = ("imports", self._roots_containing().get(module.path, ()))
+        found = self._joined.get(key)
+        if found is None:
+            found = self._joined[key] = {name for m in self.joined_modules(module) for name in m.imports}
+        return found
+
+    def _roots_containing(self) -> Dict[str, Tuple[str, ...]]:
+        """path → the root entries whose unit holds it (a root: one module, the first by path,
+        of each group of modules that import each other and that no other module imports)."""
+        if self._roots is None:
+            groups = self._import_groups()
+            imported_from_outside = set()
+            for m in self.modules:
+                for dep in self.imported_modules(m):
+                    if groups[dep.path] != groups[m.path]:
+                        imported_from_outside.add(groups[dep.path])
+            firsts: Dict[int, str] = {}
+            for m in sorted(self.modules, key=lambda m: m.path):
+                firsts.setdefault(groups[m.path], m.path)
+            roots = [path for group, path in sorted(firsts.items(), key=lambda t: t[1]) if group not in imported_from_outside]
+            found: Dict[str, List[str]] = {}
+            for root in roots:
+                for path in self.unit(self.by_path[root]):
+                    found.setdefault(path, []).append(root)
+            self._roots = {path: tuple(r) for path, r in found.items()}
+        return self._roots
+
+    def _import_groups(self) -> Dict[str, int]:
+        """Each module's strongly connected group of the import graph (Tarjan's algorithm,
+        iterative: real import chains are deeper than Python's recursion limit)."""
+        index: Dict[str, int] = {}
+        low: Dict[str, int] = {}
+        group: Dict[str, int] = {}
+        on_stack: Set[str] = set()
+        stack: List[str] = []
+        counter = 0
+        for start in self.modules:
+            if start.path in index:
+                continue
+            work = [(start, iter(self.imported_modules(start)))]
+            index[start.path] = low[start.path] = counter
+            counter += 1
+            stack.append(start.path)
+            on_stack.add(start.path)
+            while work:
+                node, deps = work[-1]
+                advanced = False
+                for dep in deps:
+                    if dep.path not in index:
+                        index[dep.path] = low[dep.path] = counter
+                        counter += 1
+                        stack.append(dep.path)
+                        on_stack.add(dep.path)
+                        work.append((dep, iter(self.imported_modules(dep))))
+                        advanced = True
+                        break
+                    if dep.path in on_stack:
+                        low[node.path] = min(low[node.path], index[dep.path])
+                if advanced:
+                    continue
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent.path] = min(low[parent.path], low[node.path])
+                if low[node.path] == index[node.path]:
+                    while True:
+                        path = stack.pop()
+                        on_stack.discard(path)
+                        group[path] = index[node.path]
+                        if path == node.path:
+                            break
+        return group

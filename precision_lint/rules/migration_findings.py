@@ -75,12 +75,7 @@ class MigrationJudge:
     def _imported_modules(self):
         if self._imported is None:
             ctx = self.ctx
-            self._imported = {
-                m
-                for entry in ctx.project.units_containing(ctx.facts)
-                for mod in ctx.project.unit_modules(entry)
-                for m in mod.imports
-            }
+            self._imported = ctx.project.joined_imports(ctx.facts)
         return self._imported
 
     def _applies(self, row: Migration) -> bool:

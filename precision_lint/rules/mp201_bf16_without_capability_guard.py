@@ -96,12 +96,7 @@ def targets_text(ctx: RuleContext, what: str = "native bf16") -> str:
 
 def unit_modules(ctx: RuleContext) -> List[ModuleFacts]:
     """This module and every module joined with it (along imports), once each."""
-    seen = {}
-    for entry in ctx.project.units_containing(ctx.facts):
-        for m in ctx.project.unit_modules(entry):
-            seen.setdefault(m.path, m)
-    seen.setdefault(ctx.facts.path, ctx.facts)
-    return list(seen.values())
+    return ctx.project.joined_modules(ctx.facts)
 
 
 def in_library_itself(module, qualname: str) -> bool:
@@ -111,7 +106,7 @@ def in_library_itself(module, qualname: str) -> bool:
 
 
 def unit_precision_kinds(ctx: RuleContext) -> set:
-    return {s.kind for m in unit_modules(ctx) for s in m.section("precision")}
+    return {s.kind for m in ctx.project.joined_modules(ctx.facts, "precision") for s in m.section("precision")}
 
 
 def unit_trains(ctx: RuleContext) -> bool:

@@ -56,7 +56,7 @@ class TrainerTokenizerArgument(Rule):
     def _patched(self, ctx: RuleContext, qualname: str) -> bool:
         """Whether a library imported in this file's training run patches the trainer to
         accept ``tokenizer=`` (a row of the library table)."""
-        imported = {m for entry in ctx.project.units_containing(ctx.facts) for mod in ctx.project.unit_modules(entry) for m in mod.imports}
+        imported = ctx.project.joined_imports(ctx.facts)
         return any(
             "tokenizer" in patched_keywords(imported, name)
             for name, _, _ in ctx.project.symbols.ancestry(qualname, ctx.facts)

@@ -94,10 +94,7 @@ class KDLossInHalfPrecision(Rule):
 
     # --- following logits into helpers and constructors -----------------------------
     def _flows(self, ctx: RuleContext) -> Dict[str, list]:
-        modules = {}
-        for entry in ctx.project.units_containing(ctx.facts):
-            for m in ctx.project.unit_modules(entry):
-                modules[m.path] = m
+        modules = {m.path: m for m in ctx.project.joined_modules(ctx.facts, "kd")}
         modules[ctx.facts.path] = ctx.facts
         by_callee: Dict[str, list] = {}
         returns: Dict[str, list] = {}

@@ -91,29 +91,28 @@ class Fp16OverflowingConstant(Rule):
         autocast, then the switches that turn it on (``fp16=True``, ``mixed_precision="fp16"``,
         a ``GradScaler``)."""
         found = []
-        for entry in ctx.project.units_containing(ctx.facts):
-            for module in ctx.project.unit_modules(entry):
-                for site in module.section("weights"):
-                    if "float16" in site.dtypes:
-                        where = Related(module.path, site.span, "float16 weights here")
-                        found.append((0, "the run loads float16 weights", where, "weights"))
-                casts = module.section("half_constants")
-                for qualname, span, _ in casts["half_casts"] if casts else ():
-                    if qualname and ctx.project.symbols.class_inherits(qualname, _is_model_class, module):
-                        where = Related(module.path, span, "the model is cast to float16 here")
-                        found.append((0, "the run casts the model to float16", where, "weights"))
-                for site in module.section("precision"):
-                    if site.kind == "autocast":
-                        dtype = site.arg("dtype")
-                        if dtype is None or any(getattr(v, "value", None) == "float16" for v in dtype.values):
-                            where = Related(module.path, site.span, "fp16 autocast here")
-                            found.append((1, "the run uses fp16 autocast", where, "amp"))
-                        continue
-                    text = scaling_reason(site, module, ctx.project)
-                    if text:
-                        rank = 3 if site.kind == "grad-scaler" else 2
-                        where = Related(module.path, site.span, "fp16 switched on here")
-                        found.append((rank, f"the run uses {text}", where, "amp"))
+        for module in ctx.project.joined_modules(ctx.facts, "weights", "half_constants", "precision"):
+            for site in module.section("weights"):
+                if "float16" in site.dtypes:
+                    where = Related(module.path, site.span, "float16 weights here")
+                    found.append((0, "the run loads float16 weights", where, "weights"))
+            casts = module.section("half_constants")
+            for qualname, span, _ in casts["half_casts"] if casts else ():
+                if qualname and ctx.project.symbols.class_inherits(qualname, _is_model_class, module):
+                    where = Related(module.path, span, "the model is cast to float16 here")
+                    found.append((0, "the run casts the model to float16", where, "weights"))
+            for site in module.section("precision"):
+                if site.kind == "autocast":
+                    dtype = site.arg("dtype")
+                    if dtype is None or any(getattr(v, "value", None) == "float16" for v in dtype.values):
+                        where = Related(module.path, site.span, "fp16 autocast here")
+                        found.append((1, "the run uses fp16 autocast", where, "amp"))
+                    continue
+                text = scaling_reason(site, module, ctx.project)
+                if text:
+                    rank = 3 if site.kind == "grad-scaler" else 2
+                    where = Related(module.path, site.span, "fp16 switched on here")
+                    found.append((rank, f"the run uses {text}", where, "amp"))
         if not found:
             return None
         best = min(found, key=lambda f: (f[0], f[2].path, f[2].span.start))

@@ -1,0 +1,47 @@
+"""``Project.joined_modules``: the modules that share a unit with a module, worked out from the
+root units alone, equal the union of every unit that contains it — on import graphs with
+cycles, chains, diamonds and modules nothing imports."""
+import random
+
+import pytest
+
+from precision_lint.facts.model import ModuleFacts
+from precision_lint.project import Project
+
+
+def _graph(seed: int, size: int):
+    rng = random.Random(seed)
+    modules = []
+    for i in range(size):
+        targets = rng.sample(range(size), k=rng.randint(0, 3))
+        imports = tuple(sorted(f"m{t}" for t in targets if t != i))
+        modules.append(ModuleFacts(path=f"/p/m{i}.py", module=f"m{i}", is_package=False, root="/p", imports=imports))
+    return modules
+
+
+def _by_units(project: Project, module: ModuleFacts):
+    paths = set()
+    for entry in project.units_containing(module):
+        paths |= project.unit(entry)
+    return sorted(paths)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_joined_modules_are_the_union_of_the_units_that_contain_a_module(seed):
+    project = Project(_graph(seed, size=3 + seed % 17))
+    for module in project.modules:
+        assert [m.path for m in project.joined_modules(module)] == _by_units(project, module)
+
+
+def test_a_cycle_nothing_imports_is_its_own_root():
+    # a ⇄ b, and c imported by b: no module is imported from outside the cycle
+    modules = [
+        ModuleFacts(path="/p/a.py", module="a", is_package=False, root="/p", imports=("b",)),
+        ModuleFacts(path="/p/b.py", module="b", is_package=False, root="/p", imports=("a", "c")),
+        ModuleFacts(path="/p/c.py", module="c", is_package=False, root="/p", imports=()),
+        ModuleFacts(path="/p/d.py", module="d", is_package=False, root="/p", imports=()),
+    ]
+    project = Project(modules)
+    c = project.by_path["/p/c.py"]
+    assert [m.path for m in project.joined_modules(c)] == ["/p/a.py", "/p/b.py", "/p/c.py"]
+    assert [m.path for m in project.joined_modules(project.by_path["/p/d.py"])] == ["/p/d.py"]
