@@ -1,91 +1,276 @@
-"""How fast is precision-lint next to ruff, on the same files, in the same run?
+"""precision-lint's speed next to its peers, on the same files, in the same run.
 
-The corpus is a copy of an installed package's source (transformers by default:
-thousands of real modules, many of them about precision), copied to a temporary
-folder so that no .gitignore hides it. Both tools lint the same copy; each is
-timed over ``--repeat`` runs and the best time is kept (precision-lint without its facts
-cache, like ``ruff --no-cache``; a warm re-run is shown separately). The result is a ratio,
-never an absolute target: machines differ, the ratio is what to track.
+One command builds the corpora, runs every tool on them in turn, and prints a table:
 
-    python benchmarks/bench_lint.py                 # 300 files of transformers
-    python benchmarks/bench_lint.py --files 0       # the whole package
-    python benchmarks/bench_lint.py --package torch --files 500 --jobs 2
+    python benchmarks/bench_lint.py                  # the full benchmark (about 20 minutes on 2 cores)
+    python benchmarks/bench_lint.py --quick          # one run each, transformers only
 
-Needs ruff (``pip install ruff``) for the peer; without it only precision-lint is timed.
+Corpora (built once under ``--work``, reproducibly): the ``.py`` files of the pinned
+``transformers`` and ``torch`` wheels (``pip download``; the wheel of the installed version
+when it is the pinned one), and the *slice*: transformers' trainer, modeling utilities,
+generation and five model families, the files TorchFix is timed on.
+
+What is timed, alternating tools within each round, ``--repeat`` rounds, median kept:
+
+- precision-lint cold (``--no-cache``) and warm (its caches filled, nothing changed), with
+  one worker process per core;
+- ``ruff check --no-cache --select ALL`` (the speed a user compares with);
+- TorchFix on the slice, from its own virtual environment (it pins an old LibCST): made by
+  ``--torchfix-venv`` on first use;
+- a single small file (the pre-commit case), precision-lint against ruff;
+- growth: precision-lint cold on a quarter, a half and all of transformers.
+
+Peak memory is the largest resident set of any one process of a run (the parent or one
+worker). Ratios, not seconds, are what to compare between machines.
 """
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
+PINS = {"transformers": "5.23.0", "torch": "2.13.0"}
+SLICE = (
+    "transformers/trainer*.py",
+    "transformers/training_args.py",
+    "transformers/modeling_utils.py",
+    "transformers/generation/**/*.py",
+    "transformers/models/bert/*.py",
+    "transformers/models/gpt2/*.py",
+    "transformers/models/llama/*.py",
+    "transformers/models/t5/*.py",
+    "transformers/models/whisper/*.py",
+)
+SMALL_FILE = '''import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
 
-def package_dir(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit(f"package {name!r} is not installed")
-    return Path(list(spec.submodule_search_locations)[0])
+model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)
+args = TrainingArguments(output_dir="out", fp16=True)
+Trainer(model=model, args=args).train()
+'''
+# Runs a command and prints the largest resident set of its processes (KiB on Linux).
+MEASURE = (
+    "import resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "t = time.perf_counter() - t\n"
+    "print(t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
 
 
-def make_corpus(source: Path, limit: int, dest: Path) -> int:
-    files = sorted(p for p in source.rglob("*.py") if "__pycache__" not in p.parts)
-    if limit:
-        files = files[:limit]
-    for f in files:
-        target = dest / f.relative_to(source.parent)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f, target)
-    return len(files)
+# --- corpora -------------------------------------------------------------------------------
+def wheel(package: str, work: Path) -> Path:
+    """The pinned wheel of ``package``, downloaded once into ``work/wheels``."""
+    folder = work / "wheels"
+    found = sorted(folder.glob(f"{package}-{PINS[package]}*.whl"))
+    if not found:
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(folder),
+             f"{package}=={PINS[package]}"],
+            check=True,
+        )
+        found = sorted(folder.glob(f"{package}-{PINS[package]}*.whl"))
+    return found[0]
 
 
-def best_time(cmd, repeat: int, env) -> float:
-    best = float("inf")
+def corpus(package: str, work: Path) -> Path:
+    """``work/corpora/<package>``: the ``.py`` files of its pinned wheel."""
+    dest = work / "corpora" / package
+    marker = dest / ".complete"
+    if not marker.exists():
+        shutil.rmtree(dest, ignore_errors=True)
+        with zipfile.ZipFile(wheel(package, work)) as zf:
+            for name in zf.namelist():
+                if name.endswith(".py") and name.startswith(f"{package}/"):
+                    zf.extract(name, dest)
+        marker.write_text(PINS[package])
+    return dest
+
+
+def subset(source: Path, patterns, dest: Path) -> Path:
+    """A copy of the files of ``source`` that match ``patterns`` (or a fraction of them)."""
+    if not (dest / ".complete").exists():
+        shutil.rmtree(dest, ignore_errors=True)
+        files = sorted({p for pattern in patterns for p in source.glob(pattern)})
+        for f in files:
+            target = dest / f.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, target)
+        (dest / ".complete").write_text("")
+    return dest
+
+
+def fraction(source: Path, part: float, dest: Path) -> Path:
+    files = sorted(p.relative_to(source).as_posix() for p in (source / "transformers").rglob("*.py"))
+    return subset(source, files[: max(1, int(len(files) * part))], dest)
+
+
+def size(folder: Path):
+    files = [p for p in folder.rglob("*.py")]
+    lines = sum(p.read_bytes().count(b"\n") for p in files)
+    return len(files), lines
+
+
+# --- tools -----------------------------------------------------------------------------------
+def torchfix_command(venv: Path):
+    exe = venv / "bin" / "torchfix"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "torchfix==0.7.0"], check=True)
+    return [str(exe)]
+
+
+def ruff_command():
+    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    return [ruff] if Path(ruff).exists() else None
+
+
+def ours(jobs: int, *extra):
+    return [sys.executable, "-m", "precision_lint", "--exit-zero", "-q", "--jobs", str(jobs), *extra]
+
+
+def measure(command, cwd: Path, env) -> tuple:
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, *command], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    seconds, rss = out.stdout.split()
+    return float(seconds), int(rss) / 1024  # MiB
+
+
+def run_rounds(cases, repeat: int, env):
+    """Each case once per round, in turn: a slow moment of the machine falls on every tool."""
+    times = {name: [] for name, *_ in cases}
+    rss = {name: 0.0 for name, *_ in cases}
     for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        best = min(best, time.perf_counter() - start)
-    return best
+        for name, command, cwd, before in cases:
+            if before is not None:
+                before()
+            seconds, peak = measure(command, cwd, env)
+            times[name].append(seconds)
+            rss[name] = max(rss[name], peak)
+    return {name: (statistics.median(t), rss[name]) for name, t in times.items()}
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--package", default="transformers")
-    p.add_argument("--files", type=int, default=300, help="how many files (0: all)")
+    p.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "precision-lint-bench"))
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--torchfix-venv", default=None, help="virtual environment for TorchFix (default: under --work)")
+    p.add_argument("--quick", action="store_true", help="one round, transformers only, no growth")
+    p.add_argument("--json", help="also write the results here")
     args = p.parse_args(argv)
+    repeat = 1 if args.quick else args.repeat
 
-    env = dict(os.environ, NO_COLOR="1")
+    work = Path(args.work)
+    env = dict(os.environ, NO_COLOR="1", OMP_NUM_THREADS="1")
     repo = Path(__file__).resolve().parent.parent
     env["PYTHONPATH"] = str(repo) + os.pathsep + env.get("PYTHONPATH", "")
-    with tempfile.TemporaryDirectory() as tmp:
-        n = make_corpus(package_dir(args.package), args.files, Path(tmp))
-        corpus = str(Path(tmp) / args.package)
-        ours = [sys.executable, "-m", "precision_lint", "--exit-zero", "-q", "--jobs", str(args.jobs), corpus]
-        t_ours = best_time(ours + ["--no-cache"], args.repeat, env)
-        warm = ours + ["--cache-dir", str(Path(tmp) / "cache")]
-        best_time(warm, 1, env)  # fills the facts cache
-        t_warm = best_time(warm, args.repeat, env)
-        ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
-        t_ruff = None
-        if Path(ruff).exists():
-            peer = [ruff, "check", "--exit-zero", "--no-cache", "--quiet", "--isolated", "--select", "ALL", corpus]
-            t_ruff = best_time(peer, args.repeat, env)
-    print(f"corpus: {n} files of {args.package}; best of {args.repeat}; {args.jobs} job(s)")
-    print(f"precision-lint: {t_ours:8.2f} s  ({n / t_ours:7.1f} files/s)")
-    print(f"precision-lint, facts cached: {t_warm:5.2f} s  (a re-run with nothing changed)")
-    if t_ruff is not None:
-        print(f"ruff --select ALL: {t_ruff:5.2f} s  ({n / t_ruff:7.1f} files/s)")
-        print(f"ratio precision-lint / ruff: {t_ours / t_ruff:.1f}x")
-    else:
-        print("ruff not installed: no peer measured (pip install ruff)")
+
+    tf = corpus("transformers", work)
+    both = work / "corpora" / "torch+transformers"
+    if not args.quick:
+        th = corpus("torch", work)
+        if not (both / ".complete").exists():
+            shutil.rmtree(both, ignore_errors=True)
+            # both packages under their own names: `from torch import nn` in transformers finds torch's files
+            shutil.copytree(tf / "transformers", both / "transformers")
+            shutil.copytree(th / "torch", both / "torch")
+            (both / ".complete").write_text("")
+    piece = subset(tf, SLICE, work / "corpora" / "slice")
+    small = work / "corpora" / "small"
+    small.mkdir(parents=True, exist_ok=True)
+    (small / "train.py").write_text(SMALL_FILE)
+
+    cache = work / "cache"
+    ruff = ruff_command()
+    torchfix = torchfix_command(Path(args.torchfix_venv) if args.torchfix_venv else work / "torchfix-venv")
+
+    def clear_cache():
+        shutil.rmtree(cache, ignore_errors=True)
+
+    def fill_cache(folder):
+        def fill():
+            if not cache.exists():  # the first warm run of a corpus finds its caches filled
+                subprocess.run(ours(args.jobs, "--cache-dir", str(cache), "."), cwd=folder, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        return fill
+
+    rows = []
+    corpora = [("transformers", tf)] + ([] if args.quick else [("torch + transformers", both)])
+    for label, folder in corpora:
+        cases = [
+            ("cold", ours(args.jobs, "--no-cache", "."), folder, None),
+            ("warm", ours(args.jobs, "--cache-dir", str(cache), "."), folder, fill_cache(folder)),
+        ]
+        if ruff:
+            cases.append(("ruff", [*ruff, "check", "--exit-zero", "--no-cache", "--quiet", "--isolated", "--select", "ALL", "."], folder, None))
+        clear_cache()
+        got = run_rounds(cases, repeat, env)
+        files, lines = size(folder)
+        rows.append((label, files, lines, got))
+        clear_cache()
+
+    got = run_rounds(
+        [("cold", ours(args.jobs, "--no-cache", "."), piece, None),
+         ("torchfix", [*torchfix, "--select", "ALL", "."], piece, None)],
+        repeat, env,
+    )
+    rows.append(("the slice (TorchFix's corpus)", *size(piece), got))
+
+    cases = [("cold", ours(1, "--no-cache", "train.py"), small, None)]
+    if ruff:
+        cases.append(("ruff", [*ruff, "check", "--exit-zero", "--no-cache", "--quiet", "--isolated", "--select", "ALL", "train.py"], small, None))
+    rows.append(("one small file (pre-commit)", *size(small), run_rounds(cases, max(repeat, 5), env)))
+
+    growth = []
+    if not args.quick:
+        for part in (0.25, 0.5, 1.0):
+            folder = tf if part == 1.0 else fraction(tf, part, work / "corpora" / f"transformers-{int(part * 100)}")
+            growth.append((part, *size(folder), run_rounds([("cold", ours(args.jobs, "--no-cache", "."), folder, None)], repeat, env)["cold"][0]))
+
+    print(table(rows, growth, repeat, args.jobs))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"rows": rows, "growth": growth}, indent=2, default=str))
     return 0
+
+
+def table(rows, growth, repeat: int, jobs: int) -> str:
+    out = [
+        f"median of {repeat} run(s), {jobs} job(s); peak RSS: the largest process of a run",
+        "",
+        "| corpus | files | lines | tool | median wall | peak RSS | ratio |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for label, files, lines, got in rows:
+        base = got.get("cold", (None,))[0]
+        for tool, (seconds, rss) in got.items():
+            name = {"cold": "precision-lint (no cache)", "warm": "precision-lint (warm cache)",
+                    "ruff": "ruff check --no-cache", "torchfix": "TorchFix 0.7"}[tool]
+            if tool == "cold":
+                ratio = ""
+            elif tool == "torchfix":
+                ratio = f"precision-lint {seconds / base:.1f}x faster"
+            elif tool == "warm":
+                ratio = f"{seconds / got['ruff'][0]:.2f}x ruff's time" if "ruff" in got else ""
+            else:
+                ratio = f"precision-lint {base / seconds:.1f}x ruff's time"
+            out.append(f"| {label} | {files} | {lines} | {name} | {seconds:.2f} s | {rss:.0f} MiB | {ratio} |")
+    if growth:
+        out += ["", "| share of transformers | files | lines | precision-lint (no cache) | time / quarter's time |", "|---|---|---|---|---|"]
+        first = growth[0][3]
+        for part, files, lines, seconds in growth:
+            out.append(f"| {part:.0%} | {files} | {lines} | {seconds:.2f} s | {seconds / first:.2f}x |")
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

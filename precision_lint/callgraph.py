@@ -32,6 +32,8 @@ class CallGraph:
         self._imported: Set[str] = set()
         self._classes: Set[str] = set()
         self._module_of: Dict[str, ModuleFacts] = {}
+        self._names_key = None
+        self._names: tuple = (set(), set())
         for module in modules:
             if module.module:
                 self._modules_named.add(module.module)
@@ -42,15 +44,15 @@ class CallGraph:
                     self._callers.setdefault(name, set()).add(caller)
                     self._called.add(name)
 
-    def entries(self, scope: str, unit: Iterable[ModuleFacts]) -> FrozenSet[str]:
+    def entries(self, scope: str, unit: Iterable[ModuleFacts], unit_key: str = "") -> FrozenSet[str]:
         """The entries from which code in ``scope`` runs, within ``unit``: ``MODULE_LEVEL``
         and/or the qualified names of uncalled functions that reach it."""
         unit = list(unit)
-        names = {m.module for m in unit}
-        key = (scope, "|".join(sorted(names)))
+        unit_key = unit_key or "|".join(sorted(m.path for m in unit))
+        key = (scope, unit_key)
         if key in self._entries:
             return self._entries[key]
-        functions = {f for m in unit for f in m.functions}
+        names, functions = self._unit_names(unit, unit_key)
         found: Set[str] = set()
         seen = {scope}
         stack = [scope]
@@ -60,7 +62,7 @@ class CallGraph:
                 found.add(MODULE_LEVEL)
                 continue
             callers = self._callers.get(node, ())
-            if node in functions and node not in self._called and self._runs_uncalled(node, unit):
+            if node in functions and node not in self._called and self._runs_uncalled(node, unit, unit_key):
                 found.add(node)
             if not callers and node not in functions and node not in names:
                 # a function of a module outside the unit: whoever runs it is outside too
@@ -73,12 +75,19 @@ class CallGraph:
         self._entries[key] = result
         return result
 
-    def _runs_uncalled(self, function: str, unit: List[ModuleFacts]) -> bool:
+    def _unit_names(self, unit: List[ModuleFacts], unit_key: str):
+        """(module names, function names) of a unit, kept for the unit asked about last."""
+        if self._names_key != unit_key:
+            self._names_key = unit_key
+            self._names = ({m.module for m in unit}, {f for m in unit for f in m.functions})
+        return self._names
+
+    def _runs_uncalled(self, function: str, unit: List[ModuleFacts], unit_key: str) -> bool:
         """Whether a function that no code of the unit calls still runs: a method of a class
         the unit creates (the library calls ``compute_loss``, ``forward``, callbacks), or a
         function of a script (``main`` behind ``fire``), but not a function of a module
         the script imports (its API, unused) nor a method of a class nobody creates."""
-        key = ("|".join(sorted(m.path for m in unit)),)
+        key = (unit_key,)
         if self._unit_key != key:
             self._unit_key = key
             self._created = self._created_classes(unit)
@@ -101,10 +110,11 @@ class CallGraph:
                     out.update(name for name, _, _ in self._symbols.ancestry(cls.qualname, module))
         return out
 
-    def runs_together(self, unit: List[ModuleFacts], a: str, b: str) -> bool:
-        """Whether code in scope ``a`` and code in scope ``b`` run in one run of ``unit``."""
-        ea = self.entries(a, unit)
-        eb = self.entries(b, unit)
+    def runs_together(self, unit: List[ModuleFacts], a: str, b: str, unit_key: str = "") -> bool:
+        """Whether code in scope ``a`` and code in scope ``b`` run in one run of ``unit``
+        (``unit_key``: a name for the unit, its entry's path, saving the work of naming it)."""
+        ea = self.entries(a, unit, unit_key)
+        eb = self.entries(b, unit, unit_key)
         if not ea or not eb:
             return False
         return MODULE_LEVEL in ea or MODULE_LEVEL in eb or bool(ea & eb)

@@ -235,12 +235,17 @@ class Fp16WeightsUnderLossScaling(Rule):
         """Every scaling site in a training run that also runs this weights site."""
         found = {}
         runs_together = ctx.project.callgraph.runs_together
+        scaling = ctx.project.joined_modules(ctx.facts, "precision")
         for entry in ctx.project.units_containing(ctx.facts):
+            paths = ctx.project.unit(entry)
+            here = [m for m in scaling if m.path in paths]
+            if not here:
+                continue  # no precision site in this run: nothing to join with
             unit = ctx.project.unit_modules(entry)
-            for module in unit:
+            for module in here:
                 for site in module.section("precision"):
                     key = (module.path, site.span.start)
-                    if key in found or not runs_together(unit, weights.scope, site.scope):
+                    if key in found or not runs_together(unit, weights.scope, site.scope, entry.path):
                         continue
                     if self._switched_apart(ctx, weights, module, site):
                         continue
