@@ -25,46 +25,59 @@ class CallGraph:
         self._symbols = symbols
         self._callers: Dict[str, Set[str]] = {}  # canonical callee -> callers (functions or module names)
         self._called: Set[str] = set()
-        self._modules_named: Set[str] = set()
         self._entries: Dict[Tuple[str, str], FrozenSet[str]] = {}
-        self._unit_key: Tuple[str, ...] = ()
-        self._created: Set[str] = set()
-        self._imported: Set[str] = set()
-        self._classes: Set[str] = set()
-        self._module_of: Dict[str, ModuleFacts] = {}
-        self._names_key = None
-        self._names: tuple = (set(), set())
+        # where each name is defined, by module path: a unit is then just a set of paths
+        self._module_paths: Dict[str, Set[str]] = {}
+        self._function_paths: Dict[str, Set[str]] = {}
+        self._class_paths: Dict[str, Set[str]] = {}
+        self._importer_paths: Dict[str, Set[str]] = {}  # module name → paths of modules importing it
+        self._name_of_path: Dict[str, str] = {}
         for module in modules:
             if module.module:
-                self._modules_named.add(module.module)
+                self._module_paths.setdefault(module.module, set()).add(module.path)
+                self._name_of_path[module.path] = module.module
+            for function in module.functions:
+                self._function_paths.setdefault(function, set()).add(module.path)
+            for cls in module.classes:
+                self._class_paths.setdefault(cls.qualname, set()).add(module.path)
+            for name in module.imports:
+                self._importer_paths.setdefault(name, set()).add(module.path)
             for caller, callee in module.call_edges:
                 target = symbols.canonical(callee, module)
                 owner = symbols.init_owner(callee, module)
                 for name in {target, f"{owner.qualname}.__init__" if owner is not None else target}:
                     self._callers.setdefault(name, set()).add(caller)
                     self._called.add(name)
+        # class (or a project class it derives from) → paths of modules with a created subclass
+        self._created_in: Dict[str, Set[str]] = {}
+        for module in modules:
+            for cls in module.classes:
+                if cls.qualname in self._called or f"{cls.qualname}.__init__" in self._called:
+                    for name, _, _ in symbols.ancestry(cls.qualname, module):
+                        self._created_in.setdefault(name, set()).add(module.path)
 
-    def entries(self, scope: str, unit: Iterable[ModuleFacts], unit_key: str = "") -> FrozenSet[str]:
-        """The entries from which code in ``scope`` runs, within ``unit``: ``MODULE_LEVEL``
-        and/or the qualified names of uncalled functions that reach it."""
-        unit = list(unit)
-        unit_key = unit_key or "|".join(sorted(m.path for m in unit))
-        key = (scope, unit_key)
+    def entries(self, scope: str, unit: Iterable, unit_key: str = "") -> FrozenSet[str]:
+        """The entries from which code in ``scope`` runs, within ``unit`` (its modules, or the
+        set of their paths): ``MODULE_LEVEL`` and/or the qualified names of uncalled functions
+        that reach it."""
+        paths = unit if isinstance(unit, (set, frozenset)) else {m.path for m in unit}
+        key = (scope, unit_key or "|".join(sorted(paths)))
         if key in self._entries:
             return self._entries[key]
-        names, functions = self._unit_names(unit, unit_key)
         found: Set[str] = set()
         seen = {scope}
         stack = [scope]
         while stack:
             node = stack.pop()
-            if node in names:
+            is_module = _within(self._module_paths.get(node), paths)
+            if is_module:
                 found.add(MODULE_LEVEL)
                 continue
             callers = self._callers.get(node, ())
-            if node in functions and node not in self._called and self._runs_uncalled(node, unit, unit_key):
+            is_function = _within(self._function_paths.get(node), paths)
+            if is_function and node not in self._called and self._runs_uncalled(node, paths):
                 found.add(node)
-            if not callers and node not in functions and node not in names:
+            if not callers and not is_function:
                 # a function of a module outside the unit: whoever runs it is outside too
                 continue
             for caller in callers:
@@ -75,46 +88,33 @@ class CallGraph:
         self._entries[key] = result
         return result
 
-    def _unit_names(self, unit: List[ModuleFacts], unit_key: str):
-        """(module names, function names) of a unit, kept for the unit asked about last."""
-        if self._names_key != unit_key:
-            self._names_key = unit_key
-            self._names = ({m.module for m in unit}, {f for m in unit for f in m.functions})
-        return self._names
-
-    def _runs_uncalled(self, function: str, unit: List[ModuleFacts], unit_key: str) -> bool:
+    def _runs_uncalled(self, function: str, paths) -> bool:
         """Whether a function that no code of the unit calls still runs: a method of a class
         the unit creates (the library calls ``compute_loss``, ``forward``, callbacks), or a
         function of a script (``main`` behind ``fire``), but not a function of a module
         the script imports (its API, unused) nor a method of a class nobody creates."""
-        key = (unit_key,)
-        if self._unit_key != key:
-            self._unit_key = key
-            self._created = self._created_classes(unit)
-            self._imported = {name for m in unit for name in m.imports}
-            self._classes = {c.qualname for m in unit for c in m.classes}
-            self._module_of = {f: m for m in unit for f in m.functions}
         owner, _, _ = function.rpartition(".")
-        if owner in self._classes:
-            return owner in self._created
-        module = self._module_of.get(function)
-        return module is None or module.module not in self._imported
+        if _within(self._class_paths.get(owner), paths):
+            return _within(self._created_in.get(owner), paths)
+        defined = sorted(p for p in self._function_paths.get(function, ()) if p in paths)
+        if not defined:
+            return True
+        module = self._module_name(defined[-1])
+        return not module or not _within(self._importer_paths.get(module), paths)
 
-    def _created_classes(self, unit: List[ModuleFacts]) -> Set[str]:
-        """Classes of the unit that are created (called, or passed on to be called), with every
-        project class they derive from."""
-        out: Set[str] = set()
-        for module in unit:
-            for cls in module.classes:
-                if cls.qualname in self._called or f"{cls.qualname}.__init__" in self._called:
-                    out.update(name for name, _, _ in self._symbols.ancestry(cls.qualname, module))
-        return out
+    def _module_name(self, path: str) -> str:
+        return self._name_of_path.get(path, "")
 
-    def runs_together(self, unit: List[ModuleFacts], a: str, b: str, unit_key: str = "") -> bool:
-        """Whether code in scope ``a`` and code in scope ``b`` run in one run of ``unit``
-        (``unit_key``: a name for the unit, its entry's path, saving the work of naming it)."""
+    def runs_together(self, unit, a: str, b: str, unit_key: str = "") -> bool:
+        """Whether code in scope ``a`` and code in scope ``b`` run in one run of ``unit`` (its
+        modules or their paths; ``unit_key``: a name for it, its entry's path)."""
         ea = self.entries(a, unit, unit_key)
         eb = self.entries(b, unit, unit_key)
         if not ea or not eb:
             return False
         return MODULE_LEVEL in ea or MODULE_LEVEL in eb or bool(ea & eb)
+
+
+def _within(defined, paths) -> bool:
+    """Whether one of the paths a name is defined in is in the unit."""
+    return bool(defined) and any(p in paths for p in defined)

@@ -241,11 +241,10 @@ class Fp16WeightsUnderLossScaling(Rule):
             here = [m for m in scaling if m.path in paths]
             if not here:
                 continue  # no precision site in this run: nothing to join with
-            unit = ctx.project.unit_modules(entry)
             for module in here:
                 for site in module.section("precision"):
                     key = (module.path, site.span.start)
-                    if key in found or not runs_together(unit, weights.scope, site.scope, entry.path):
+                    if key in found or not runs_together(paths, weights.scope, site.scope, entry.path):
                         continue
                     if self._switched_apart(ctx, weights, module, site):
                         continue
