@@ -60,7 +60,8 @@ class CallGraph:
         """The entries from which code in ``scope`` runs, within ``unit`` (its modules, or the
         set of their paths): ``MODULE_LEVEL`` and/or the qualified names of uncalled functions
         that reach it."""
-        paths = unit if isinstance(unit, (set, frozenset)) else {m.path for m in unit}
+        # a list of modules, or anything that answers `path in unit` (a set, a project's unit view)
+        paths = {m.path for m in unit} if isinstance(unit, (list, tuple)) else unit
         key = (scope, unit_key or "|".join(sorted(paths)))
         if key in self._entries:
             return self._entries[key]

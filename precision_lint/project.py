@@ -56,12 +56,14 @@ class Project:
         for m in sorted(self.modules, key=lambda m: (not m.is_package, m.path)):
             if m.module:
                 self._by_name.setdefault(m.module, {}).setdefault(m.root, m)
-        self._containing: Optional[Dict[str, List[ModuleFacts]]] = None
+        self._importers: Optional[Dict[str, List[ModuleFacts]]] = None
+        self._importers_memo: Dict[str, Set[str]] = {}
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}
         self._json: Dict[str, Any] = {}
         self._roots: Optional[Dict[str, Tuple[str, ...]]] = None
         self._joined: Dict[tuple, List[ModuleFacts]] = {}
+        self._memo: Dict[str, Any] = {}
         self._by_file: Optional[Dict[str, ModuleFacts]] = None
 
     def _join_sections(self, module: ModuleFacts) -> ModuleFacts:
@@ -175,16 +177,38 @@ class Project:
 
     def units_containing(self, module: ModuleFacts) -> List[ModuleFacts]:
         """Entry modules whose unit includes ``module``: itself first, then the others in
-        the project's order."""
-        if self._containing is None:
-            # every unit once, inverted: linear in the total size of the units
-            containing: Dict[str, List[ModuleFacts]] = {}
-            for entry in self.modules:
-                for path in self.unit(entry):
-                    if path != entry.path:
-                        containing.setdefault(path, []).append(entry)
-            self._containing = containing
-        return [module, *self._containing.get(module.path, ())]
+        the project's order (every module that imports it, directly or through others)."""
+        reach = self.importers_of(module)
+        return [module, *(m for m in self.modules if m.path in reach and m.path != module.path)]
+
+    def unit_view(self, entry: ModuleFacts) -> "UnitView":
+        """``entry``'s unit as a container of paths, answered by walking the import graph back
+        from each path asked about, without listing the unit."""
+        return UnitView(self, entry.path)
+
+    def importers_of(self, module: ModuleFacts) -> Set[str]:
+        """Paths of the modules that import ``module``, directly or through others: walked
+        back along the import graph, without the unit of every module."""
+        found = self._importers_memo.get(module.path)
+        if found is None:
+            found = self._importers_memo[module.path] = self._walk_importers(module)
+        return found
+
+    def _walk_importers(self, module: ModuleFacts) -> Set[str]:
+        if self._importers is None:
+            importers: Dict[str, List[ModuleFacts]] = {}
+            for m in self.modules:
+                for dep in self.imported_modules(m):
+                    importers.setdefault(dep.path, []).append(m)
+            self._importers = importers
+        seen: Set[str] = set()
+        stack = [module.path]
+        while stack:
+            for m in self._importers.get(stack.pop(), ()):
+                if m.path not in seen:
+                    seen.add(m.path)
+                    stack.append(m.path)
+        return seen
 
     def unit_modules(self, entry: ModuleFacts) -> List[ModuleFacts]:
         return [self.by_path[p] for p in sorted(self.unit(entry)) if p in self.by_path]
@@ -212,6 +236,16 @@ class Project:
                 found = [m for m in found if any(m.section(s) for s in sections)]
             self._joined[key] = found
         return found
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A project-wide answer a rule works out once per run (``compute()``), under ``key``."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def entries_among(self, module: ModuleFacts, candidates: Iterable[ModuleFacts]) -> List[ModuleFacts]:
+        """Those of ``candidates`` whose unit holds ``module`` (itself included when it is one)."""
+        return [c for c in candidates if c.path == module.path or module.path in self.unit(c)]
 
     def joined_imports(self, module: ModuleFacts) -> Set[str]:
         """Every name imported by ``module`` or a module joined with it."""
@@ -287,3 +321,18 @@ class Project:
                         if path == node.path:
                             break
         return group
+
+
+class UnitView:
+    """The paths of one entry's unit, as ``path in view``: a path is in it when the entry is
+    that module or imports it, directly or through others."""
+
+    def __init__(self, project: Project, entry: str) -> None:
+        self._project = project
+        self._entry = entry
+
+    def __contains__(self, path: str) -> bool:
+        if path == self._entry:
+            return True
+        module = self._project.by_path.get(path)
+        return module is not None and self._entry in self._project.importers_of(module)

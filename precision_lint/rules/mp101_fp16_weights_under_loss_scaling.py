@@ -236,11 +236,13 @@ class Fp16WeightsUnderLossScaling(Rule):
         found = {}
         runs_together = ctx.project.callgraph.runs_together
         scaling = ctx.project.joined_modules(ctx.facts, "precision")
+        # the runs that hold a precision site: the site's module and the modules importing it
+        running = {m.path: ctx.project.importers_of(m) | {m.path} for m in scaling}
         for entry in ctx.project.units_containing(ctx.facts):
-            paths = ctx.project.unit(entry)
-            here = [m for m in scaling if m.path in paths]
+            here = [m for m in scaling if entry.path in running[m.path]]
             if not here:
                 continue  # no precision site in this run: nothing to join with
+            paths = ctx.project.unit_view(entry)
             for module in here:
                 for site in module.section("precision"):
                     key = (module.path, site.span.start)

@@ -76,9 +76,12 @@ def target_capabilities(ctx: RuleContext) -> Tuple[int, ...]:
     modules it imports say does not count: a library's docstrings describe their own hardware."""
     if ctx.config.target_gpus_explicit:
         return ctx.config.target_capabilities
-    runs = {m.path: m for m in ctx.project.units_containing(ctx.facts)}
-    runs.setdefault(ctx.facts.path, ctx.facts)
-    stated = [c.stated_capability for m in runs.values() if (c := capability_facts(m)) and c.stated_capability is not None]
+    stating = ctx.project.memo(
+        "modules stating a GPU",
+        lambda: [m for m in ctx.project.modules if (c := capability_facts(m)) and c.stated_capability is not None],
+    )
+    runs = ctx.project.entries_among(ctx.facts, stating)
+    stated = [capability_facts(m).stated_capability for m in runs]
     if stated and min(stated) >= NATIVE_BF16:
         return (min(stated),)
     return ctx.config.target_capabilities
