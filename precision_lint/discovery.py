@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -84,8 +85,8 @@ def discover(
     found: List[str] = []
     seen = set()
 
-    def add(p: Path) -> None:
-        key = os.path.normcase(str(p.resolve()))
+    def add(p: Path, real: Optional[Path] = None) -> None:
+        key = os.path.normcase(str(real or p.resolve()))
         if key not in seen:
             seen.add(key)
             found.append(str(p))
@@ -106,13 +107,15 @@ def discover(
                 ignores.add_folder(parent)
         for folder, dirs, files in os.walk(start):
             here = Path(folder)
-            ignores.add_folder(here.resolve())
+            resolved = here.resolve()  # once per folder: only links need their own
+            ignores.add_folder(resolved)
             keep = []
             for d in sorted(dirs):
                 sub = here / d
                 if d in SKIPPED_DIRS or d.endswith(".egg-info") or _is_virtualenv(sub):
                     continue
-                if ignores.ignored(sub.resolve(), True) or _excluded(sub, exclude, root):
+                real = sub.resolve() if os.path.islink(sub) else resolved / d
+                if ignores.ignored(real, True) or _excluded(sub, exclude, root):
                     continue
                 keep.append(d)
             dirs[:] = keep
@@ -120,23 +123,35 @@ def discover(
                 p = here / f
                 if p.suffix not in suffixes:
                     continue
-                if ignores.ignored(p.resolve(), False) or _excluded(p, exclude, root):
+                real = p.resolve() if os.path.islink(p) else resolved / f
+                if ignores.ignored(real, False) or _excluded(p, exclude, root):
                     continue
-                add(p)
+                add(p, real)
     return found
 
 
 def module_name(path: str) -> Tuple[str, bool, str]:
     """(dotted module name, is a package ``__init__``, the folder the name is relative to)."""
-    p = Path(path).resolve()
+    p = Path(os.path.realpath(path))
     is_package = p.stem == "__init__" and p.suffix == ".py"
     # A notebook cannot be imported: its name must never shadow `train.py` beside `train.ipynb`.
     parts = [] if is_package else [p.stem + "-ipynb" if p.suffix == ".ipynb" else p.stem]
-    folder = p.parent
-    while (folder / "__init__.py").is_file():
-        parts.insert(0, folder.name)
-        folder = folder.parent
-    return ".".join(parts), is_package, str(folder)
+    packages, folder = _package_chain(str(p.parent))
+    return ".".join([*packages, *parts]), is_package, folder
+
+
+@lru_cache(maxsize=4096)
+def _package_chain(folder: str) -> Tuple[Tuple[str, ...], str]:
+    """The package names a folder is inside (``("transformers", "models")``) and the folder
+    above the outermost one; asked once per folder of a run (``ImportRoots``, made once per
+    run, forgets the answers)."""
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return (), folder
+    parent = os.path.dirname(folder)
+    if parent == folder:
+        return (), folder
+    packages, top = _package_chain(parent)
+    return (*packages, os.path.basename(folder)), top
 
 
 # What marks the top of a project, as ruff and pyright look for it.
@@ -156,6 +171,7 @@ class ImportRoots:
     """
 
     def __init__(self, src: Sequence[Path] = ()) -> None:
+        _package_chain.cache_clear()  # a new run sees the file system anew (packages made since)
         self.src = tuple(str(Path(s).resolve()) for s in src)
         self._marked: Dict[str, Optional[str]] = {}
         self._roots: Dict[Tuple[str, str], Tuple[str, ...]] = {}

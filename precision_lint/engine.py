@@ -25,10 +25,8 @@ from .config import Config, from_table
 from .configfiles import ConfigFiles
 from .diagnostics import SAFE, Diagnostic, Fix
 from .discovery import ImportRoots, discover, module_name
-from .facts.extract import SUMMARY_EVIDENCE, extract_facts
+from .facts.evidence import SUMMARY_EVIDENCE
 from .facts.model import ModuleFacts, ParseError
-from .fixer import apply_fixes
-from .project import Project
 from .rules import all_rules, selected_codes
 from .rules.base import RuleContext
 from .sources import SourceFile
@@ -61,6 +59,14 @@ class RunResult:
             if old is not None and new != old:
                 out[path] = (old, new)
         return out
+
+
+def extract_facts(*args) -> ModuleFacts:
+    """``facts.extract.extract_facts``, imported on first use: a run answered from its cache
+    never loads the parser."""
+    from .facts.extract import extract_facts as extract
+
+    return extract(*args)
 
 
 def _facts_job(args) -> ModuleFacts:
@@ -173,6 +179,8 @@ class Engine:
         """Diagnostics of every module (or of the paths in ``only``), the project joined from all;
         with ``related``, also those of other modules that name a path of ``only``, unfixed."""
         # one order whatever order the files came in
+        from .project import Project  # the join: only when something is judged
+
         project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root), configs)
         self._side_files = project.side_files()
         out: List[Diagnostic] = []
@@ -270,6 +278,8 @@ class Engine:
                 if path in stuck:
                     continue
                 snapshot = [texts[path], (), result.fixes_applied.get(path, 0), dict(result.fixed_codes.get(path, {}))]
+                from .fixer import apply_fixes  # LibCST: only when something is fixed
+
                 new, applied, problem = apply_fixes(texts[path], fixes, path)
                 if problem is None and applied:
                     problem = _notebook_problem(result.sources.get(path), new)

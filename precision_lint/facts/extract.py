@@ -29,14 +29,7 @@ NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
 
-
-# Text that a file whose facts other files read may hold, beyond the rules' own evidence:
-# a config file loaded by a helper (``load_settings()`` returns ``yaml.safe_load(...)``), a
-# class derived from TrainingArguments, GradScaler or Accelerator (its calls elsewhere are those).
-SUMMARY_EVIDENCE = (
-    r"\byaml\b", r"\bjson\b", r"\btoml", r"OmegaConf",
-    r"\bclass\s+\w+\([^)]*(?:Arguments|GradScaler|Accelerator|Config)\b",
-)
+from .evidence import SUMMARY_EVIDENCE  # noqa: F401  (read here by older callers)
 
 
 @lru_cache(maxsize=None)

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Sequence, Tuple
 
 from ..config import Config, ConfigError
 from ..diagnostics import SAFE, Diagnostic, Edit, Fix, Related, Span
 from ..facts.model import ModuleFacts
 from ..notebook import cell_references, is_notebook
-from ..project import Project
+
+if TYPE_CHECKING:  # pragma: no cover - the join is imported only when something is judged
+    from ..project import Project
 
 
 @dataclass(frozen=True)
