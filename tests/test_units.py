@@ -146,9 +146,12 @@ def test_units_containing_equals_its_definition(seed):
         assert [x.path for x in project.units_containing(m)] == [x.path for x in _old_units_containing(reference, m)]
 
 
-def test_units_containing_computes_each_unit_once(monkeypatch):
+def test_units_containing_walks_back_without_computing_units(monkeypatch):
     modules = _synthetic(200, 7)
     project = Project(modules)
+    expected = {
+        m.path: [m.path, *(e.path for e in modules if e.path != m.path and m.path in project.unit(e))] for m in modules
+    }
     calls = []
     original = Project.unit
 
@@ -157,6 +160,7 @@ def test_units_containing_computes_each_unit_once(monkeypatch):
         return original(self, module)
 
     monkeypatch.setattr(Project, "unit", counting)
+    fresh = Project(modules)
     for m in modules:
-        project.units_containing(m)
-    assert sorted(calls) == sorted(m.path for m in modules)  # n calls, not n * n
+        assert [e.path for e in fresh.units_containing(m)] == expected[m.path]
+    assert calls == []  # no module's unit: linear in the modules that import it, not n * n
