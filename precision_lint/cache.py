@@ -64,24 +64,36 @@ class FactsCache:
         return self.folder / name[:2] / f"{name}.pickle"
 
     def get(self, key: tuple):
-        try:
-            with open(self._path(key), "rb") as fh:
-                stored_key, facts = pickle.load(fh)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+        entry = _load(self._path(key))
+        if entry is None:
             return None
+        stored_key, facts = entry
         return facts if stored_key == key else None
 
     def put(self, key: tuple, facts) -> None:
-        path = self._path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _ensure_gitignore(self.folder.parent)
-            fd, tmp = tempfile.mkstemp(dir=str(path.parent), suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump((key, facts), fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only tree: run without caching
+        _store(self._path(key), (key, facts), self.folder.parent)
+
+
+def _load(path: Path):
+    """A pickled entry, or None when it is missing, damaged or from other code."""
+    try:
+        with open(path, "rb") as fh:
+            return pickle.load(fh)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+        return None
+
+
+def _store(path: Path, entry, cache_root: Path) -> None:
+    """Write ``entry`` atomically; a read-only tree just runs without caching."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _ensure_gitignore(cache_root)
+        fd, tmp = tempfile.mkstemp(dir=str(path.parent), suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(entry, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _ensure_gitignore(folder: Path) -> None:
@@ -111,27 +123,17 @@ class RunCache:
         return self.folder / f"{key}.pickle"
 
     def get(self, key: str):
-        try:
-            with open(self._path(key), "rb") as fh:
-                stored_key, side_files, diagnostics = pickle.load(fh)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+        entry = _load(self._path(key))
+        if entry is None:
             return None
+        stored_key, side_files, diagnostics = entry
         if stored_key != key or any(file_state(p) != state for p, state in side_files):
             return None
         return diagnostics
 
     def put(self, key: str, side_files, diagnostics) -> None:
         states = tuple((p, file_state(p)) for p in sorted(side_files))
-        path = self._path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _ensure_gitignore(self.folder.parent.parent)
-            fd, tmp = tempfile.mkstemp(dir=str(path.parent), suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump((key, states, diagnostics), fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
-        except OSError:
-            pass
+        _store(self._path(key), (key, states, diagnostics), self.folder.parent.parent)
 
 
 def file_state(path: str) -> Optional[str]:

@@ -69,6 +69,11 @@ def extract_facts(*args) -> ModuleFacts:
     return extract(*args)
 
 
+def _held_back(diagnostics: Sequence[Diagnostic], unsafe: bool) -> int:
+    """How many findings have an unsafe fix that this run does not apply."""
+    return sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability != SAFE and not unsafe)
+
+
 def _facts_job(args) -> ModuleFacts:
     text, path, module, is_package, root, evidence = args
     try:
@@ -236,9 +241,7 @@ class Engine:
             if cached is not None:
                 result.diagnostics = cached
                 result.fixed_texts = texts
-                result.unsafe_held_back = sum(
-                    1 for d in cached if d.fix is not None and d.fix.applicability != SAFE and not unsafe
-                )
+                result.unsafe_held_back = _held_back(cached, unsafe)
                 return result
         current = list(sources)
         # per path: the text before the last pass's fixes and the fixable findings it had
@@ -302,9 +305,7 @@ class Engine:
             current = [dataclasses.replace(s, text=texts.get(s.path, s.text)) for s in sources]
             result.diagnostics = self._judge_texts(current, names, only, related)
         result.fixed_texts = {p: t for p, t in texts.items() if p in result.sources}
-        result.unsafe_held_back = sum(
-            1 for d in result.diagnostics if d.fix is not None and d.fix.applicability != SAFE and not unsafe
-        )
+        result.unsafe_held_back = _held_back(result.diagnostics, unsafe)
         if run_key is not None:
             self.runs.put(run_key, self._side_files, result.diagnostics)
         return result

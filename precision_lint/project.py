@@ -13,14 +13,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .configfiles import ConfigFiles
 from .facts.extract import extractors
 from .diagnostics import Span
 from .facts.model import ModuleFacts
 from .callgraph import CallGraph
-from .configfiles import ConfigFiles
 from .interproc import CallGraphValues
 from .symbols import ProjectSymbols
 
@@ -62,8 +61,7 @@ class Project:
         self._closure: Dict[str, Set[str]] = {}
         self._json: Dict[str, Any] = {}
         self._roots: Optional[Dict[str, Tuple[str, ...]]] = None
-        self._joined: Dict[tuple, List[ModuleFacts]] = {}
-        self._memo: Dict[str, Any] = {}
+        self._memo: Dict[Hashable, Any] = {}
         self._by_file: Optional[Dict[str, ModuleFacts]] = None
 
     def _join_sections(self, module: ModuleFacts) -> ModuleFacts:
@@ -225,19 +223,17 @@ class Project:
         answer: in a package where everything imports everything, one list, not one per module.
         """
         roots = self._roots_containing().get(module.path, ())
-        key = (roots, sections)
-        found = self._joined.get(key)
-        if found is None:
+
+        def compute() -> List[ModuleFacts]:
             paths = set()
             for root in roots:
                 paths |= self.unit(self.by_path[root])
             found = [self.by_path[p] for p in sorted(paths) if p in self.by_path]
-            if sections:
-                found = [m for m in found if any(m.section(s) for s in sections)]
-            self._joined[key] = found
-        return found
+            return [m for m in found if any(m.section(s) for s in sections)] if sections else found
 
-    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        return self.memo(("joined", roots, sections), compute)
+
+    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         """A project-wide answer a rule works out once per run (``compute()``), under ``key``."""
         if key not in self._memo:
             self._memo[key] = compute()
@@ -249,11 +245,8 @@ class Project:
 
     def joined_imports(self, module: ModuleFacts) -> Set[str]:
         """Every name imported by ``module`` or a module joined with it."""
-        key = ("imports", self._roots_containing().get(module.path, ()))
-        found = self._joined.get(key)
-        if found is None:
-            found = self._joined[key] = {name for m in self.joined_modules(module) for name in m.imports}
-        return found
+        roots = self._roots_containing().get(module.path, ())
+        return self.memo(("imports", roots), lambda: {name for m in self.joined_modules(module) for name in m.imports})
 
     def _roots_containing(self) -> Dict[str, Tuple[str, ...]]:
         """path → the root entries whose unit holds it (a root: one module, the first by path,

@@ -29,8 +29,6 @@ NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
 
-from .evidence import SUMMARY_EVIDENCE  # noqa: F401  (read here by older callers)
-
 
 @lru_cache(maxsize=None)
 def extractors():

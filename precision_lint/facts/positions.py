@@ -295,12 +295,7 @@ class Positions:
             return None
         if self._module.code_for_node(node.lpar[0]) != "(" or self._module.code_for_node(node.rpar[0]) != ")":
             return None  # LibCST's range of a tuple laid out over lines: left to its own pass
-        start = span.start + len(self._module.code_for_node(node.lpar[0]))
-        end = span.end - len(self._module.code_for_node(node.rpar[0]))
-        line, end_line = self.offset_line(start), self.offset_line(end)
-        return Span(
-            line, start - self._line_starts[line - 1], end_line, end - self._line_starts[end_line - 1], start, end
-        )
+        return self._offsets_span(span.start + 1, span.end - 1)  # "(" and ")", checked above
 
     def _column(self, line: int, byte_col: int) -> int:
         text = self._lines[line - 1] if line - 1 < len(self._lines) else ""
@@ -315,23 +310,12 @@ class Positions:
         call = self._holder.get(id(arg))
         if value is None or call is None:
             return None
-        start, line, col = value.start, value.line, value.col
         end = self._closing(value.end, len(arg.value.rpar))
         opening = self._opening(arg.value)
         if end is None or opening is None:
             return None
-        if arg.star or arg.keyword is not None:
-            head = self._head_of(arg, call)
-            if head is None:
-                return None
-            line, col, start = head
-        elif opening:
-            start -= opening
-            line = self.offset_line(start)
-            col = start - self._line_starts[line - 1]
-        end_line = self.offset_line(end) if end != value.end else value.end_line
-        end_col = end - self._line_starts[end_line - 1]
-        return Span(line, col, end_line, end_col, start, end)
+        start = self._head_of(arg, call) if arg.star or arg.keyword is not None else value.start - opening
+        return None if start is None else self._offsets_span(start, end)
 
     def _name_span(self, name: cst.Name, holder: cst.CSTNode) -> Optional[Span]:
         """A name that ``ast`` keeps as a string, placed from the node that holds it."""
@@ -341,8 +325,7 @@ class Positions:
             start = None if outer is None else outer.end - width
         elif type(holder) is cst.Arg:
             call = self._holder.get(id(holder))
-            head = None if call is None else self._head_of(holder, call)
-            start = None if head is None else head[2]
+            start = None if call is None else self._head_of(holder, call)
         else:
             paired = self._partner(holder)
             if paired is None:
@@ -400,8 +383,9 @@ class Positions:
         line, end_line = self.offset_line(start), self.offset_line(end)
         return Span(line, start - self._line_starts[line - 1], end_line, end - self._line_starts[end_line - 1], start, end)
 
-    def _head_of(self, arg: cst.Arg, call: cst.Call) -> Optional[Tuple[int, int, int]]:
-        """Where a starred or keyword argument begins, from ``ast``'s ``Starred``/``keyword``."""
+    def _head_of(self, arg: cst.Arg, call: cst.Call) -> Optional[int]:
+        """Where (the offset) a starred or keyword argument begins, from ``ast``'s
+        ``Starred``/``keyword``."""
         paired = self._partner(call)
         if paired is None:
             return None
@@ -413,8 +397,7 @@ class Positions:
             node = paired.keywords[named.index(arg)]
         else:
             node = paired.args[positional.index(arg)]
-        span = self._ast_span(node)
-        return span.line, span.col, span.start
+        return self._ast_span(node).start
 
     def offset_line(self, offset: int) -> int:
         return bisect.bisect_right(self._line_starts, offset)
