@@ -23,6 +23,7 @@ from .facts.values import (
     CONFIG,
     CONST,
     DTYPE,
+    HALF,
     RETURN,
     SYMBOLIC,
     UNKNOWN,
@@ -77,10 +78,22 @@ class CallGraphValues:
             for arg in record.args:
                 if arg.keyword == ref.name or (arg.keyword is None and ref.index is not None and arg.index == ref.index):
                     for v in self.substitute(_follow(arg.values, ref.keys, ref.missing), module.path, depth + 1):
-                        out.append(dataclasses.replace(v, guards=tuple(record.guards) + v.guards, where=v.where or module.path))
+                        out.append(
+                            dataclasses.replace(
+                                v,
+                                guards=tuple(record.guards) + v.guards,
+                                where=v.where or module.path,
+                                autocast=v.autocast or record.autocast,
+                            )
+                        )
         result = _dedupe(out) if out else (Possible(UNKNOWN),)
         self._memo[ref] = result
         return result
+
+    def calls_of(self, function: str) -> Tuple[CallRecord, ...]:
+        """Every recorded call of the project function, class or method ``function``
+        (its canonical name), in any module."""
+        return tuple(record for _, record in self._callers().get(function, ()))
 
     def substitute(self, values, near: str, depth: int = 0) -> Tuple[Possible, ...]:
         """``values`` with their symbolic atoms replaced; ``near``: the file they were
@@ -103,9 +116,15 @@ class CallGraphValues:
             for a in found:
                 if v.torch_attr:  # `getattr(torch, name)`
                     a = _torch_attr(a)
+                if v.tensor_of:  # the dtype a model is made with: float16 makes it half
+                    if _dtype_name(a) != "float16":
+                        continue
+                    a = Possible(HALF, _made_half(v.tensor_of, a), a.guards, origin=v.origin, where=v.where or near)
                 if v.excluded and _dtype_name(a) in v.excluded:
                     continue  # ruled out where the value is used
-                out.append(dataclasses.replace(a, guards=v.guards + a.guards) if v.kind != CONFIG else a)
+                if v.kind != CONFIG:
+                    a = dataclasses.replace(a, guards=v.guards + a.guards)
+                out.append(_casts_kept(a, v))
         return _dedupe(out)
 
     def returned(self, ref: ReturnRef, near: str, depth: int) -> Tuple[Possible, ...]:
@@ -185,6 +204,24 @@ class CallGraphValues:
             hook = getattr(resolved, "after_substitution", None)
             return hook() if hook is not None else resolved
         return obj
+
+
+def _made_half(reason: str, dtype: Possible) -> str:
+    """Why a tensor made with a substituted dtype is float16: where that float16 comes from."""
+    if dtype.origin is not None and dtype.where:
+        where = dtype.where.replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{reason}, float16 as given in {where}, line {dtype.origin.line}"
+    return f"{reason}, float16 as its callers give it"
+
+
+def _casts_kept(a: Possible, atom: Possible) -> Possible:
+    """``a``, which replaces the symbolic ``atom``, with the casts met between ``atom`` and its
+    use (a parameter that its function upcasts is upcast whatever the callers pass)."""
+    if (a.upcast or not atom.upcast) and (a.clamped or not atom.clamped) and (a.autocast or not atom.autocast):
+        return a
+    return dataclasses.replace(
+        a, upcast=a.upcast or atom.upcast, clamped=a.clamped or atom.clamped, autocast=a.autocast or atom.autocast
+    )
 
 
 def _torch_attr(a: Possible) -> Possible:

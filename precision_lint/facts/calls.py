@@ -16,6 +16,7 @@ from .callees import LIBRARIES, project_callee
 from .evaluate import Evaluator
 from .index import CallSite, ModuleIndex
 from .model import CallArg, CallRecord
+from .tensors import half_tensors
 from .values import UNKNOWN
 
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)
@@ -41,6 +42,7 @@ def _worth_recording(evaluator: Evaluator, expr: cst.BaseExpression, site: CallS
 
 
 def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
+    tensors = half_tensors(index, evaluator)
     out: List[CallRecord] = []
     for site in index.calls:
         callee = project_callee(index, site)
@@ -53,22 +55,21 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
                 continue  # its entries come below, with the dict's own keys
             if arg.star:
                 break  # `*args`: the positions after it are unknown
-            if _worth_recording(evaluator, arg.value, site):
-                values = evaluator.values(arg.value, site.scope)
-                if arg.keyword is not None:
-                    args.append(CallArg(None, arg.keyword.value, values))
-                else:
-                    args.append(CallArg(position, None, values))
+            values = evaluator.values(arg.value, site.scope) if _worth_recording(evaluator, arg.value, site) else ()
+            if tensors is not None:  # a float16 tensor or model handed over (`distil(s_logits, t_logits)`)
+                values = tuple(dict.fromkeys((*values, *tensors.values(arg.value, site.scope))))
+            if values:
+                args.append(CallArg(position if arg.keyword is None else None, arg.keyword.value if arg.keyword else None, values))
             if arg.keyword is None:
                 position += 1
         if any(arg.star == "**" for arg in site.node.args):
             for source in evaluator.kwarg_sources(site.node, site.scope):
                 if source.via != "keyword" and _worth_recording(evaluator, source.value, site):
                     args.append(CallArg(None, source.name, evaluator.values(source.value, site.scope)))
-        if args:
-            out.append(CallRecord(callee, tuple(args), evaluator.guards_of(site.guards, site.scope)))
+        guards = evaluator.guards_of(site.guards, site.scope) if args else ()
+        autocast = tensors is not None and tensors.autocast_enabled(site) is not None
+        out.append(CallRecord(callee, tuple(args), guards, autocast))
     return tuple(out)
-
 
 
 def call_edges(index: ModuleIndex) -> tuple:
@@ -91,13 +92,16 @@ def call_edges(index: ModuleIndex) -> tuple:
 
 def return_summaries(index: ModuleIndex, evaluator: Evaluator) -> tuple:
     """``(function, values)`` for every function whose return value is known in part (a
-    dtype, a literal, a config value, a parameter passed back): what a call of it in
+    dtype, a literal, a config value, a parameter passed back, a float16 tensor): what a call of it in
     another file evaluates to, once the join substitutes the symbolic parts."""
+    tensors = half_tensors(index, evaluator)
     out = []
     for qualname, function in index.functions.items():
-        if not function.returns or not evaluator.worth_summarising(function):
+        if not function.returns:
             continue
-        values = evaluator.returned(function)
+        values = evaluator.returned(function) if evaluator.worth_summarising(function) else ()
+        if tensors is not None:  # a float16 model or logits (`def load_teacher(): ... return t`)
+            values = tuple(dict.fromkeys((*values, *tensors.returned(function))))
         if any(v.kind != UNKNOWN for v in values):
             out.append((qualname, values))
     # an attribute of a class's instances (``Class.attr``): a dataclass field's default, or

@@ -20,7 +20,7 @@ import libcst as cst
 
 from ..knowledge import derives_from
 from .callees import project_callee
-from .index import Assignment, CallSite, ModuleIndex, Scope, children, keyword
+from .index import Assignment, CallSite, ModuleIndex, Scope, children, element, keyword
 from .names import dotted
 from .values import (
     CAPABILITY,
@@ -140,7 +140,10 @@ class Evaluator:
         self._depth = 0
         self._guards: dict = {}
         self._flow_memo: Dict[tuple, Tuple[bool, bool]] = {}
-        self._updates: Optional[Dict[str, list]] = None  # dict name → its `.update(...)` calls  # (test, scope, positive) → Guard
+        self._updates: Optional[Dict[str, list]] = None  # dict name → its `.update(...)` calls
+        # analyses built on this evaluator once per module and shared by the extractors
+        # (``tensors.half_tensors``), keyed by name
+        self.analyses: Dict[str, object] = {}
 
     # --- public -------------------------------------------------------------
     def values(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Values:
@@ -572,6 +575,9 @@ class Evaluator:
                 if not qual:
                     return list(UNKNOWN_VALUE)
                 return [Possible(RETURN, ReturnRef(qual, command_line=True), origin=self.ix.span(assignment.value))]
+        item = element(assignment.value, assignment.unpack_index) if assignment.unpack_index is not None else None
+        if item is not None:  # `dtype, device = torch.bfloat16, "cuda"`
+            return list(self.values(item, owner))
         vals = self.values(assignment.value, owner)
         if assignment.unpack_index is None:
             return list(vals)

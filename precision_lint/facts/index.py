@@ -826,3 +826,13 @@ def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
 
 def positional(call: cst.Call) -> Sequence[cst.Arg]:
     return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def element(value: Optional[cst.BaseExpression], position: int) -> Optional[cst.BaseExpression]:
+    """The expression a ``position``-th target takes from ``value`` when it is a literal tuple
+    or list (``s, t = student(x), teacher(x)``); None when it is anything else, or when a
+    starred element makes positions unknown."""
+    if not isinstance(value, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return None
+    elements = value.elements
+    return elements[position].value if 0 <= position < len(elements) else None

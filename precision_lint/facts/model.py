@@ -33,11 +33,15 @@ class CallArg:
 @dataclass(frozen=True)
 class CallRecord:
     """A call of a project function, class or method, with the arguments that may carry a
-    precision (dtypes, flags, strings): what the callee's parameters receive at the join."""
+    precision (dtypes, flags, strings, float16 tensors): what the callee's parameters receive
+    at the join. Every call is recorded, with or without such arguments: whether *every* call
+    of a function runs under autocast decides the precision of what it computes."""
 
     callee: str  # qualified in the caller's namespace (``Class`` for a constructor, ``Class.method``)
     args: Tuple[CallArg, ...]
     guards: Tuple[Any, ...] = ()  # Guard: the conditions the call runs under
+    # made inside an enabled torch.autocast region (whose ops then run in autocast's precision)
+    autocast: bool = False
 
 
 @dataclass(frozen=True)

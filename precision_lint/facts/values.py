@@ -24,6 +24,7 @@ COND = "condition"  # some boolean expression built from the above
 PARAM = "param"  # a function's parameter: its values are the arguments of its callers (join)
 CONFIG = "config"  # a value read from a config file at a literal path: read at the join
 RETURN = "return"  # what a project function in another file returns: its summary, at the join
+HALF = "half"  # a tensor or model that may be float16; ``value`` says why (``facts/tensors.py``)
 UNKNOWN = "unknown"
 
 
@@ -130,6 +131,19 @@ class Possible:
     excluded: FrozenSet[str] = frozenset()
     # For a symbolic atom read through `getattr(torch, name)`: its string becomes that dtype.
     torch_attr: bool = False
+    # For a tensor (a ``HALF`` atom, or a symbolic atom standing for one): an fp32 upcast
+    # (``.float()``) / a two-sided clamp lies between its source and where it is used. The
+    # substitution at the join keeps both on what replaces a symbolic atom.
+    upcast: bool = False
+    clamped: bool = False
+    # For a symbolic atom that is the dtype of a tensor or model (``from_pretrained(name,
+    # torch_dtype=dtype)`` with ``dtype`` a parameter or a config value): why that tensor would
+    # be float16. Substituted, a float16 value makes it a ``HALF`` atom with this reason (and
+    # ``origin``: where the tensor is made); any other value makes it nothing.
+    tensor_of: str = ""
+    # Reached through a call made inside an enabled ``torch.autocast`` region: autocast is
+    # dynamically scoped, so the callee's softmax/log_softmax/kl_div run in float32 there.
+    autocast: bool = False
 
     def guarded_by_capability(self) -> bool:
         return self.capability or any(g.capability for g in self.guards)

@@ -20,34 +20,28 @@ region (autocast runs softmax/log_softmax/kl_div in float32), logits with no flo
 """
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Dict, Iterable, List
-
 from ..config import Config, ConfigError
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
-from ..facts.extractors.kd import LOGITS, Path
+from ..facts.extractors.kd import LOGITS
+from ..facts.values import HALF, Possible
 from .base import Option, Rule, RuleContext
 
 UPCAST = "upcast"
 UPCAST_AND_CLAMP = "upcast-and-clamp"
 CLAMP = "clamp"
 FP16_MAX = 65504.0
-MAX_DEPTH = 8
 
 
 def _short(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def _located(paths, path: str):
-    """Reasons found in another file name it: `(line 5)` → `(models.py, line 5)`."""
-    where = _short(path)
-    return tuple(
-        replace(p, reason=p.reason.replace("(line ", f"({where}, line "), origin_path=p.origin_path or path)
-        if p.reason
-        else p
-        for p in paths
-    )
+def _reason(value: Possible, path: str) -> str:
+    """Why ``value`` may be float16; a reason found in another file names it:
+    `(line 5)` → `(models.py, line 5)`."""
+    if value.where and value.where != path:
+        return value.value.replace("(line ", f"({_short(value.where)}, line ")
+    return value.value
 
 
 def _bound(value: float) -> str:
@@ -64,7 +58,7 @@ class KDLossInHalfPrecision(Rule):
     )
     evidence = (
         "softmax", "kl_div", "KLDivLoss", "cross_entropy", "CrossEntropyLoss",
-        "float16", "half", "clip", "autocast",
+        "float16", "half", "clip", "autocast", r"dtype\s*=",
     )
     fix_availability = "always"
     fix_applicability = SAFE
@@ -92,54 +86,6 @@ class KDLossInHalfPrecision(Rule):
             raise ConfigError(f"rules.{cls.code}.logit-clamp must be positive, not {options['logit-clamp']!r}")
         return options
 
-    # --- following logits into helpers and constructors -----------------------------
-    def _flows(self, ctx: RuleContext) -> Dict[str, list]:
-        modules = {m.path: m for m in ctx.project.joined_modules(ctx.facts, "kd")}
-        modules[ctx.facts.path] = ctx.facts
-        by_callee: Dict[str, list] = {}
-        returns: Dict[str, list] = {}
-        for m in modules.values():
-            section = m.section("kd")
-            here = m.path == ctx.facts.path
-            for flow in section["flows"] if section else ():
-                if not here:
-                    flow = replace(flow, args=tuple((i, k, _located(ps, m.path)) for i, k, ps in flow.args))
-                by_callee.setdefault(flow.callee, []).append(flow)
-            for function, paths in section.get("returns", ()) if section else ():
-                returns.setdefault(function, []).extend(paths if here else _located(paths, m.path))
-            # MP101's weights facts: a loader returning a float16 model (`def load_teacher(): ...`)
-            for site in m.section("weights"):
-                if site.returned and "float16" in site.dtypes:
-                    returns.setdefault(site.scope, []).append(
-                        Path(f"`{site.scope.rsplit('.', 1)[-1]}()` returns a model with float16 weights "
-                             f"({_short(m.path)}, line {site.span.line})", None,
-                             origin=site.span, origin_path=m.path)
-                    )
-        return {"calls": by_callee, "returns": returns}
-
-    def _resolve(self, paths: Iterable[Path], flows, depth: int = 0, seen=()) -> List[Path]:
-        out: List[Path] = []
-        for p in paths:
-            if p.returns_of is not None:
-                if depth < MAX_DEPTH and p.returns_of not in seen:
-                    for q in self._resolve(flows["returns"].get(p.returns_of, ()), flows, depth + 1, (*seen, p.returns_of)):
-                        out.append(replace(q, upcast=q.upcast or p.upcast, clamped=q.clamped or p.clamped))
-                continue
-            if p.param is None:
-                out.append(p)
-                continue
-            ref = p.param
-            if depth >= MAX_DEPTH or ref in seen:
-                continue
-            for flow in flows["calls"].get(ref.function, ()):
-                if flow.protected:  # called under autocast: the helper's softmax runs in fp32
-                    continue
-                for position, kw, arg_paths in flow.args:
-                    if kw == ref.name or (position >= 0 and position == ref.index):
-                        for q in self._resolve(arg_paths, flows, depth + 1, (*seen, ref)):
-                            out.append(replace(q, upcast=q.upcast or p.upcast, clamped=q.clamped or p.clamped))
-        return out
-
     # --- judging ----------------------------------------------------------------------
     def check(self, ctx: RuleContext):
         section = ctx.facts.section("kd")
@@ -147,17 +93,16 @@ class KDLossInHalfPrecision(Rule):
             return
         mode = ctx.options.get("mode", UPCAST)
         bound = float(ctx.options.get("logit-clamp", FP16_MAX))
-        flows = None
         for loss in section["losses"]:
-            if flows is None:
-                flows = self._flows(ctx)
-            if _only_called_under_autocast(loss.function, flows):
+            if _only_called_under_autocast(loss.function, ctx.project):
                 continue  # autocast is dynamically scoped: softmax/log_softmax/kl_div run in fp32
             todo = []
             for op in loss.operands:
                 if op.protected:
                     continue
-                half = [p for p in self._resolve(op.paths, flows) if p.reason]
+                # the join has substituted parameters and other modules' returns; a value
+                # handed over by a call under autocast is softmaxed in float32 there
+                half = [v for v in op.values if v.kind == HALF and not v.autocast]
                 if mode == UPCAST:
                     bad = [p for p in half if not p.upcast]
                     need_upcast, need_clamp = bool(bad), False
@@ -188,11 +133,11 @@ class KDLossInHalfPrecision(Rule):
         related = {}
         for op, bad, _, _ in todo:
             if op.logits_text not in [s for s, _ in shown]:
-                shown.append((op.logits_text, bad[0].reason))
-            for p in bad:
-                if p.origin is not None and len(related) < 3:
-                    key = (p.origin_path or ctx.path, p.origin)
-                    related.setdefault(key, Related(key[0], p.origin, f"float16 from here: {p.reason}"))
+                shown.append((op.logits_text, _reason(bad[0], ctx.path)))
+            for v in bad:
+                if v.origin is not None and len(related) < 3:
+                    key = (v.where or ctx.path, v.origin)
+                    related.setdefault(key, Related(key[0], v.origin, f"float16 from here: {_reason(v, ctx.path)}"))
         sources = "; ".join(f"`{text}` may be half: {reason}" for text, reason in shown[:3])
         message = (
             f"{loss.kind} runs in float16 ({sources}): the loss is inf once its batchmean/sum total "
@@ -226,7 +171,7 @@ class KDLossInHalfPrecision(Rule):
         )
 
 
-def _only_called_under_autocast(function: str, flows) -> bool:
+def _only_called_under_autocast(function: str, project) -> bool:
     """Whether every known call of ``function`` runs inside an enabled autocast region."""
-    calls = flows["calls"].get(function, ())
-    return bool(calls) and all(c.protected for c in calls)
+    calls = project.calls.calls_of(function)
+    return bool(calls) and all(c.autocast for c in calls)

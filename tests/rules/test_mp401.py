@@ -743,41 +743,150 @@ def test_models_and_logits_from_functions_in_other_files(tree):
     assert "F.kl_div(F.log_softmax(s.float() / 2, -1), F.softmax(t.float() / 2, -1)" in fixed
 
 
-def test_weights_facts_of_loaders_are_read(tree):
-    # the loaders MP101's weights facts know (returned fp16 models) are a second source of reasons
-    from precision_lint.engine import Engine
-    from precision_lint.project import Project
-    from precision_lint.rules.base import RuleContext
-    from precision_lint.rules.mp401_kd_loss_in_half_precision import KDLossInHalfPrecision
-    from precision_lint.sources import SourceFile
+LOADER = """
+    import torch
+    from transformers import AutoModel
 
-    root = tree(
+    def load_teacher(name, dtype):
+        return AutoModel.from_pretrained(name, torch_dtype=dtype)
+"""
+
+TRAIN_WITH_LOADER = """
+    import torch
+    import torch.nn.functional as F
+    from models import load_teacher
+
+    teacher = load_teacher("big", {dtype})
+    t = teacher(**batch).logits
+    s = student(**batch).logits
+    loss = F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1), reduction="batchmean")
+"""
+
+
+def test_a_model_made_with_the_dtype_its_caller_passes_in_another_file(tree):
+    # `load_teacher(name, dtype)` makes the model with its parameter: the call in train.py
+    # passes torch.float16, and the join makes the teacher's logits float16 there
+    from precision_lint.engine import Engine
+
+    root = tree({"models.py": LOADER, "train.py": TRAIN_WITH_LOADER.format(dtype="torch.float16")})
+    (d,) = Engine(config(), [CODE]).run_paths([str(root)]).diagnostics
+    assert d.path == str(root / "train.py") and d.span.line == 8
+    assert "`torch_dtype=dtype` (models.py, line 5), float16 as given in train.py, line 5" in d.message
+    assert (str(root / "models.py"), 5) in {(r.path, r.span.line) for r in d.related}
+    # named alone, train.py reads the loader it imports (the same finding)
+    alone = Engine(config(), [CODE]).run_paths([str(root / "train.py")]).diagnostics
+    assert [(x.code, x.span.line) for x in alone] == [(CODE, 8)]
+
+
+@pytest.mark.parametrize("dtype", ["torch.float32", "torch.bfloat16", "args.dtype"])
+def test_a_model_made_with_another_dtype_its_caller_passes_is_not_half(tree, dtype):
+    from precision_lint.engine import Engine
+
+    root = tree({"models.py": LOADER, "train.py": TRAIN_WITH_LOADER.format(dtype=dtype)})
+    assert Engine(config(), [CODE]).run_paths([str(root)]).diagnostics == []
+
+
+def test_a_model_made_with_the_dtype_of_a_yaml_config(tree):
+    from precision_lint.engine import Engine
+
+    train = """
+        import torch
+        import torch.nn.functional as F
+        import yaml
+        from transformers import AutoModel
+
+        cfg = yaml.safe_load(open("kd.yaml"))
+        teacher = AutoModel.from_pretrained("big", dtype=getattr(torch, cfg["teacher_dtype"]))
+        t = teacher(**batch).logits
+        loss = F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1), reduction="batchmean")
+    """
+    half = tree({"train.py": train, "kd.yaml": "teacher_dtype: float16\n"})
+    (d,) = Engine(config(), [CODE]).run_paths([str(half)]).diagnostics
+    assert d.span.line == 9 and "float16 as given in kd.yaml, line 1" in d.message
+
+
+def test_a_model_made_with_a_float32_yaml_dtype_is_not_half(tmp_path):
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+
+    root = write_tree(
+        tmp_path,
         {
-            "models.py": """
+            "train.py": """
                 import torch
+                import torch.nn.functional as F
+                import yaml
                 from transformers import AutoModel
 
-                def load_teacher():
-                    teacher = AutoModel.from_pretrained("t", torch_dtype=torch.float16)
-                    return teacher
+                cfg = yaml.safe_load(open("kd.yaml"))
+                teacher = AutoModel.from_pretrained("big", dtype=getattr(torch, cfg["teacher_dtype"]))
+                t = teacher(**batch).logits
+                loss = F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1), reduction="batchmean")
             """,
-            "train.py": """
-                import torch.nn.functional as F
-                from models import load_teacher
-                t = load_teacher()(x)
-                loss = F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1))
-            """,
-        }
+            "kd.yaml": "teacher_dtype: float32\n",
+        },
     )
-    engine = Engine(config(), [CODE])
-    files = [str(root / "models.py"), str(root / "train.py")]
-    facts = engine.facts([SourceFile.read(p) for p in files])
-    project = Project(facts)
-    train = project.by_path[files[1]]
-    ctx = RuleContext(train, "", project, engine.config, engine.options[CODE])
-    reasons = [p.reason for p in KDLossInHalfPrecision()._flows(ctx)["returns"]["models.load_teacher"]]
-    assert "`load_teacher()` returns a model with float16 weights (models.py, line 5)" in reasons
-    assert any("`torch_dtype=torch.float16` (models.py, line 5)" in r for r in reasons)  # kd's own
+    assert Engine(config(), [CODE]).run_paths([str(root)]).diagnostics == []
+
+
+UNPACKED = [
+    pytest.param(  # a literal tuple of both models' logits
+        """
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+        s_logits, t_logits = student(**batch).logits, teacher(**batch).logits
+        loss = F.kl_div(F.log_softmax(s_logits, -1), F.softmax(t_logits, -1), reduction="batchmean")
+        """,
+        "t_logits",
+        id="literal-tuple",
+    ),
+    pytest.param(  # the tuple a local helper returns
+        """
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+
+        def forward_both(batch):
+            return student(**batch).logits, teacher(**batch).logits
+
+        s_logits, t_logits = forward_both(batch)
+        loss = F.kl_div(F.log_softmax(s_logits, -1), F.softmax(t_logits, -1), reduction="batchmean")
+        """,
+        "t_logits",
+        id="helper-returns-a-tuple",
+    ),
+    pytest.param(  # the softmaxes themselves unpacked
+        """
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+        t = teacher(**batch).logits
+        log_p, q = F.log_softmax(s / 2, -1), F.softmax(t / 2, -1)
+        loss = F.kl_div(log_p, q, reduction="batchmean")
+        """,
+        "t",
+        id="unpacked-softmaxes",
+    ),
+]
+
+
+@pytest.mark.parametrize("body, logits", UNPACKED)
+def test_logits_unpacked_from_a_tuple(body, logits):
+    (d,) = lint(case(body), CODE)
+    assert f"`{logits}` may be half" in d.message
+
+
+@pytest.mark.parametrize("body, logits", UNPACKED)
+def test_logits_unpacked_from_a_tuple_and_upcast_are_not_reported(body, logits):
+    # the same shapes with the teacher's logits upcast where they are made
+    upcast = body.replace("teacher(**batch).logits", "teacher(**batch).logits.float()")
+    assert upcast != body
+    assert lint(case(upcast), CODE) == []
+
+
+def test_the_other_element_of_a_tuple_is_not_half():
+    # only the teacher is float16; the student's logits (element 0) are what is softmaxed
+    body = """
+        teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+        s_logits, t_logits = student(**batch).logits, teacher(**batch).logits
+        loss = F.cross_entropy(s_logits, F.softmax(s_logits.detach(), -1))
+    """
+    assert lint(case(body), CODE) == []
 
 
 def test_method_of_a_project_object_called_inside_autocast():

@@ -60,3 +60,27 @@ def test_a_file_with_a_module_level_global_is_linted_to_the_end():
     assert done.returncode == 0, done.stderr
     assert "MP101" in done.stdout
     assert [d.code for d in lint(src, "MP101")] == ["MP101"]
+
+
+UNPACKED_DTYPE = """
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    {target} = {value}
+    model = AutoModelForCausalLM.from_pretrained("m", dtype=dtype)
+"""
+
+
+def test_a_dtype_unpacked_from_a_literal_tuple_is_that_element():
+    # `dtype, device = torch.bfloat16, "cuda"`: dtype is the first element
+    src = UNPACKED_DTYPE.format(target="dtype, device", value='torch.bfloat16, "cuda"')
+    assert [(d.code, d.span.line) for d in lint(src, "MP201")] == [("MP201", 5)]
+
+
+def test_the_other_elements_of_an_unpacked_tuple_are_not_the_dtype():
+    # the bf16 literal is bound to another name; `dtype` is float32
+    src = UNPACKED_DTYPE.format(target="amp_dtype, dtype", value="torch.bfloat16, torch.float32")
+    assert lint(src, "MP201") == []
+    # a starred element makes positions unknown: nothing is guessed
+    src = UNPACKED_DTYPE.format(target="dtype, device", value='*dtypes, torch.bfloat16')
+    assert lint(src, "MP201") == []

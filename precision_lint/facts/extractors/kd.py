@@ -7,18 +7,16 @@ Recorded per file, unjudged:
   with soft (softmax) targets, and manual sums ``(p * (log p - log q)).sum()`` /
   ``-(p * log q).sum()``, whose operands are (directly or through variables) ``softmax``,
   ``log_softmax``, ``softmax(...).log()`` or ``torch.log(softmax(...))``;
-- for each operand: the logits inside the softmax, a text template for rewriting it, and the
-  *paths* its logits may take (see :class:`Path`): which ones may be float16 and why, which pass
-  through an upcast or a clamp, which come from a parameter of the enclosing function;
-- tiny float literals inside those losses (``+ 1e-8``), which vanish in float16;
-- calls that pass possibly-half values (or parameters) to other functions, so that the project
-  join can follow logits into helper functions defined in other files.
+- for each operand: the logits inside the softmax, a text template for rewriting it, and what
+  its logits may be, as values of the shared domain (``facts/tensors.py``): ``HALF`` sources
+  with their reasons, and the parameters and other modules' returns that the join substitutes
+  through the project's call records, upcasts and clamps included;
+- tiny float literals inside those losses (``+ 1e-8``), which vanish in float16.
 
 Nothing here decides whether a finding is due: the rule does, with its options and the project.
 """
 from __future__ import annotations
 
-import re
 import struct
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
@@ -27,74 +25,27 @@ import libcst as cst
 
 from ...diagnostics import Span
 from ..evaluate import Evaluator
-from ..index import ModuleIndex, Scope, keyword, positional
-from ..values import CONST, dtypes
+from ..index import ModuleIndex, Scope, element, keyword, positional
+from .. import tensors
+from ..tensors import LOG_SOFTMAX, SOFTMAX, HalfTensors, enclosing_class, half_tensors, reaching
+from ..values import Possible
 
 SECTION = "kd"
 
-# Text a module must contain to hold a KD loss or a half-precision logits source; the
-# analysis (which walks every function's returns) is skipped for every other module.
-EVIDENCE = re.compile(r"kl_div|KLDivLoss|softmax|cross_entropy|CrossEntropyLoss|half|float16|fp16|clip\.load")
-EMPTY = {"losses": (), "flows": (), "returns": ()}
+# The analysis (which walks every function's returns) is skipped for modules whose text
+# holds no KD loss and no half-precision logits source.
+EVIDENCE = tensors.EVIDENCE
+EMPTY = {"losses": ()}
 # Placeholder for the (rewritten) logits inside an operand template.
 LOGITS = "\x00LOGITS\x00"
 
-SOFTMAX = frozenset({"torch.nn.functional.softmax", "torch.softmax", "torch.special.softmax"})
-LOG_SOFTMAX = frozenset(
-    {"torch.nn.functional.log_softmax", "torch.log_softmax", "torch.special.log_softmax"}
-)
 KL_DIV = frozenset({"torch.nn.functional.kl_div", "torch.kl_div"})
 KL_LOSS = frozenset({"torch.nn.KLDivLoss", "torch.nn.modules.loss.KLDivLoss"})
 CROSS_ENTROPY = frozenset({"torch.nn.functional.cross_entropy"})
 CE_LOSS = frozenset({"torch.nn.CrossEntropyLoss", "torch.nn.modules.loss.CrossEntropyLoss"})
 TORCH_LOG = frozenset({"torch.log"})
 TORCH_REDUCE = frozenset({"torch.sum", "torch.mean"})
-TORCH_CLAMP = frozenset({"torch.clamp", "torch.clip", "torch.nan_to_num"})
-CLIP_LOAD = frozenset({"clip.load"})
-AUTOCAST = frozenset(
-    {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast_mode.autocast"}
-)
-# Tensor methods that keep the dtype of their receiver.
-TRANSPARENT = frozenset(
-    {
-        "detach", "contiguous", "view", "reshape", "squeeze", "unsqueeze", "permute", "transpose",
-        "flatten", "clone", "cuda", "cpu", "expand", "expand_as", "view_as", "narrow", "masked_fill",
-        "softmax", "log_softmax", "requires_grad_", "eval", "train", "squeeze_", "unsqueeze_",
-    }
-)
-UPCAST_METHODS = frozenset({"float", "double"})
-CLAMP_METHODS = frozenset({"clamp", "clip", "clamp_", "clip_", "nan_to_num", "nan_to_num_"})
-MODEL_METHODS = frozenset({"forward", "generate", "get_text_features", "get_image_features", "encode_image", "encode_text"})
-# Callees that are never project code.
-LIBRARIES = ("torch.", "transformers.", "builtins.", "numpy.", "clip.", "accelerate.", "peft.", "trl.")
 FP16_SMALLEST = 2.0 ** -24  # float16's smallest positive (subnormal) value; below half of it → 0
-
-
-@dataclass(frozen=True)
-class ParamRef:
-    """A value that is a parameter of ``function`` (a class qualname for ``__init__``)."""
-
-    function: str
-    name: str
-    index: int  # position among the positional parameters (``self`` not counted); -1: keyword-only
-
-
-@dataclass(frozen=True)
-class Path:
-    """One way a value may be computed.
-
-    ``reason`` says why it may be float16 (None when it comes from ``param`` instead); ``upcast``
-    and ``clamped`` say whether an fp32 upcast / a two-sided clamp lies between that source and
-    the softmax.
-    """
-
-    reason: Optional[str]
-    param: Optional[ParamRef]
-    upcast: bool = False
-    clamped: bool = False
-    returns_of: Optional[str] = None  # what a function of another project file returns
-    origin: Optional[Span] = None  # where the float16 comes from (for `reason`)
-    origin_path: str = ""  # the file of ``origin`` when it is not the linted one (set when joined)
 
 
 @dataclass(frozen=True)
@@ -113,7 +64,8 @@ class Operand:
     template: str  # replacement for ``root``, with LOGITS where the logits go
     rewrites_log: bool  # the template turns `softmax(...).log()` into `log_softmax(...)`
     protected: bool  # the softmax runs inside an enabled torch.autocast region (fp32 there)
-    paths: Tuple[Path, ...]
+    # what the logits may be: HALF atoms, and PARAM/RETURN atoms substituted at the join
+    values: Tuple[Possible, ...]
     tiny: Tuple[TinyConstant, ...] = ()  # float literals in it that vanish in float16 (`+ 1e-8`)
 
 
@@ -126,17 +78,6 @@ class KDLoss:
     operands: Tuple[Operand, ...]
 
 
-@dataclass(frozen=True)
-class ArgFlow:
-    """A call passing values of interest: ``callee`` with (position or -1, keyword or "", paths)."""
-
-    callee: str
-    args: Tuple[Tuple[int, str, Tuple[Path, ...]], ...]
-    # called inside an enabled torch.autocast region: autocast is dynamically scoped, so the
-    # callee's softmax runs in float32 there
-    protected: bool = False
-
-
 def _half_roundtrip(value: float) -> float:
     try:
         return struct.unpack("e", struct.pack("e", value))[0]
@@ -144,360 +85,9 @@ def _half_roundtrip(value: float) -> float:
         return float("inf")
 
 
-def _line(index: ModuleIndex, node: cst.CSTNode) -> int:
-    return index.span(node).line
-
-
-def _param_names(scope: Scope) -> Tuple[List[str], List[str]]:
-    node = scope.node
-    if not isinstance(node, cst.FunctionDef):
-        return [], []
-    p = node.params
-    pos = [x.name.value for x in (*p.posonly_params, *p.params)]
-    if scope.parent is not None and scope.parent.kind == "class" and pos:
-        pos = pos[1:]  # self / cls
-    return pos, [x.name.value for x in p.kwonly_params]
-
-
-def _function_ref(scope: Scope) -> str:
-    """What callers call: the class for ``__init__``, else the function's qualname."""
-    if scope.qualname.endswith(".__init__") and scope.parent is not None and scope.parent.kind == "class":
-        return scope.parent.qualname
-    return scope.qualname
-
-
-class _Analysis:
-    def __init__(self, index: ModuleIndex, evaluator: Evaluator) -> None:
-        self.ix = index
-        self.ev = evaluator
-        self._memo: Dict[Tuple[int, int], Tuple[Path, ...]] = {}
-        self._active: set = set()
-        # in-place casts as statements: (scope qualname, dotted receiver) → reasons
-        self.inplace: Dict[Tuple[str, str], List[Tuple[str, Span]]] = {}
-        for site in index.calls:
-            if site.method in ("half", "to") and site.receiver is not None and self._is_statement(site):
-                name = _dotted_receiver(site.receiver)
-                if not name:
-                    continue
-                if site.method == "half" or self._cast_dtype(site.node, site.scope) == "float16":
-                    owner = site.klass if name.startswith("self.") and site.klass else self._owner(name, site.scope)
-                    reason = f"`{index.text(site.node)}` (line {_line(index, site.node)}) casts it to float16"
-                    self.inplace.setdefault((owner, name), []).append((reason, index.span(site.node)))
-
-    # --- helpers ---------------------------------------------------------------
-    def _is_statement(self, site) -> bool:
-        stmt = site.statement
-        return (
-            isinstance(stmt, cst.SimpleStatementLine)
-            and any(isinstance(s, cst.Expr) and s.value is site.node for s in stmt.body)
-        )
-
-    def _owner(self, name: str, scope: Scope) -> str:
-        head = name.split(".")[0]
-        owner = scope.lookup_scope(head)
-        return (owner or scope.module_scope()).qualname
-
-    def _cast_dtype(self, call: cst.Call, scope: Scope) -> Optional[str]:
-        """The dtype a ``.to(...)`` / ``.type(...)`` call casts to, if it names one."""
-        exprs = [a.value for a in positional(call)]
-        kw = keyword(call, "dtype")
-        if kw is not None:
-            exprs.append(kw.value)
-        found = set()
-        for e in exprs:
-            if not self.ev.mentions_dtype(e, scope):
-                continue  # `.to(device)`: no dtype can reach it
-            for v in dtypes(self.ev.values(e, scope)):
-                found.add(v.value)
-        if "float16" in found:
-            return "float16"
-        if found & {"float32", "float64"}:
-            return "float32"
-        if "bfloat16" in found:
-            return "bfloat16"
-        return None
-
-    def _dtype_kwarg_half(self, call: cst.Call, scope: Scope) -> Optional[str]:
-        for name in ("torch_dtype", "dtype"):
-            sources = self.ev.kwarg(call, scope, name)
-            if not any(self.ev.mentions_dtype(src.value, scope) for src in sources):
-                continue  # `dtype=x.dtype`: no literal dtype can reach it
-            values = self.ev.kwarg_values(call, scope, name)
-            if values is not None and any(v.value == "float16" for v in dtypes(values)):
-                src = self.ev.kwarg(call, scope, name)[0]
-                func = self.ix.text(call.func)
-                func = func if len(func) <= 60 else "..." + func[-57:]
-                return f"`{func}(...)` with `{name}={self.ix.text(src.value)}` (line {_line(self.ix, call)})"
-        return None
-
-    def autocast_enabled(self, site) -> Optional[str]:
-        """The dtype of the innermost autocast region around ``site`` that is certainly
-        enabled (None: none; a region whose ``enabled=`` may be False does not count)."""
-        if site is None:
-            return None
-        for qual, item in zip(reversed(site.contexts), reversed(site.context_items)):
-            if not (qual in AUTOCAST or qual.rsplit(".", 1)[-1] == "autocast") or "cpu" in qual:
-                continue
-            if isinstance(item, cst.Call):
-                enabled = self.ev.kwarg_values(item, site.scope, "enabled")
-                if enabled is not None and any(v.kind == CONST and not v.value for v in enabled):
-                    # `enabled=args.amp` that may be False protects nothing on the runs where
-                    # it is (seed 003: the loss in fp16 because autocast was switched off)
-                    continue
-                dtype_values = self.ev.kwarg_values(item, site.scope, "dtype")
-                if dtype_values is not None:
-                    names = {v.value for v in dtypes(dtype_values)}
-                    return "float16" if "float16" in names or not names else sorted(names)[0]
-                args = positional(item)
-                if args and isinstance(args[0].value, cst.SimpleString) and args[0].value.evaluated_value == "cpu":
-                    continue
-            return "float16"
-        return None
-
-    # --- where a value comes from ------------------------------------------------
-    def paths(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Tuple[Path, ...]:
-        if expr is None:
-            return ()
-        key = (id(expr), id(scope))
-        if key in self._memo:
-            return self._memo[key]
-        if key in self._active or len(self._active) > 40:
-            return ()
-        self._active.add(key)
-        try:
-            out = _dedupe(self._paths(expr, scope))
-        finally:
-            self._active.discard(key)
-        self._memo[key] = out
-        return out
-
-    def _paths(self, expr: cst.BaseExpression, scope: Scope) -> List[Path]:
-        if isinstance(expr, cst.Name):
-            return self._name(expr, scope)
-        if isinstance(expr, cst.Attribute):
-            if isinstance(expr.value, cst.Name) and expr.value.value == "self":
-                return self._self_attr(expr, scope)
-            return list(self.paths(expr.value, scope))
-        if isinstance(expr, cst.Subscript):
-            return list(self.paths(expr.value, scope))
-        if isinstance(expr, cst.UnaryOperation):
-            return list(self.paths(expr.expression, scope))
-        if isinstance(expr, cst.BinaryOperation):
-            left = self.paths(expr.left, scope)
-            right = self.paths(expr.right, scope)
-            both = list(left) + list(right)
-            if any(p.upcast for p in both):  # type promotion: one fp32 tensor makes the result fp32
-                both = [_mark(p, upcast=True) for p in both]
-            return both
-        if isinstance(expr, cst.IfExp):
-            return list(self.paths(expr.body, scope)) + list(self.paths(expr.orelse, scope))
-        if isinstance(expr, cst.Call):
-            return self._call(expr, scope)
-        return []
-
-    def _name(self, expr: cst.Name, scope: Scope) -> List[Path]:
-        owner = scope.lookup_scope(expr.value)
-        if owner is None:
-            return []
-        out: List[Path] = []
-        for reason in self.inplace.get((owner.qualname, expr.value), ()):
-            out.append(Path(f"`{expr.value}`: {reason[0]}", None, origin=reason[1]))
-        if expr.value in owner.params and owner.kind == "function":
-            pos, kwonly = _param_names(owner)
-            if expr.value in pos:
-                out.append(Path(None, ParamRef(_function_ref(owner), expr.value, pos.index(expr.value))))
-            elif expr.value in kwonly:
-                out.append(Path(None, ParamRef(_function_ref(owner), expr.value, -1)))
-            default = owner.params[expr.value]
-            if default is not None:
-                out.extend(self.paths(default, owner.parent or owner))
-        use = self.ix.order(expr)[0]
-        for assignment in _reaching(self.ix, owner.assignments.get(expr.value, []), use if owner is scope else None):
-            value = assignment.value
-            if value is None:
-                continue
-            if assignment.unpack_index == 0 and isinstance(value, cst.Call):
-                site = self.ix.call_of(value)
-                if site is not None and site.qualname in CLIP_LOAD:
-                    out.append(Path(self._clip_reason(value), None, origin=self.ix.span(value)))
-                    continue
-            out.extend(self.paths(value, owner))
-        return out
-
-    def _clip_reason(self, call: cst.Call) -> str:
-        return (
-            f"`{self.ix.text(call)}` (line {_line(self.ix, call)}) returns a float16 model on CUDA"
-        )
-
-    def _self_attr(self, expr: cst.Attribute, scope: Scope) -> List[Path]:
-        klass = _enclosing_class(scope)
-        if klass is None:
-            return []
-        info = self.ix.classes.get(klass.qualname)
-        if info is None:
-            return []
-        name = expr.attr.value
-        out: List[Path] = []
-        for reason in self.inplace.get((klass.qualname, f"self.{name}"), ()):
-            out.append(Path(f"`self.{name}`: {reason[0]}", None, origin=reason[1]))
-        for assignment, method_scope in info.self_attr_values.get(name, []):
-            out.extend(self.paths(assignment.value, method_scope))
-        return out
-
-    def _call(self, expr: cst.Call, scope: Scope) -> List[Path]:
-        ix = self.ix
-        site = ix.call_of(expr)
-        qual = site.qualname if site is not None else ix.qualify(expr.func)
-        func = expr.func
-        # --- functions of torch and friends
-        if qual in TORCH_CLAMP:
-            args = positional(expr)
-            inner = self.paths(args[0].value, scope) if args else ()
-            if qual == "torch.nan_to_num" or _two_sided(expr, 1):
-                return [_mark(p, clamped=True) for p in inner]
-            return list(inner)
-        if qual in CLIP_LOAD:
-            return [Path(self._clip_reason(expr), None, origin=ix.span(expr))]
-        if qual in SOFTMAX or qual in LOG_SOFTMAX:
-            args = positional(expr)
-            return list(self.paths(args[0].value, scope)) if args else []
-        half = self._dtype_kwarg_half(expr, scope)
-        if half is not None:
-            return [Path(f"created by {half}", None, origin=ix.span(expr))]
-        # --- methods on a value
-        if isinstance(func, cst.Attribute) and (qual is None or not qual.startswith(("torch.", "transformers."))):
-            method = func.attr.value
-            receiver = func.value
-            if isinstance(receiver, cst.Name) and receiver.value == "self":
-                klass = _enclosing_class(scope)
-                if klass is not None and f"{klass.qualname}.{method}" in ix.functions:
-                    return self._returns(ix.functions[f"{klass.qualname}.{method}"])
-                return self._model_output(expr, self._self_attr(func, scope))
-            if method in UPCAST_METHODS:
-                return [_mark(p, upcast=True) for p in self.paths(receiver, scope)]
-            if method == "half":
-                return [Path(f"`{ix.text(expr)}` (line {_line(ix, expr)}) casts to float16", None, origin=ix.span(expr))]
-            if method in ("to", "type"):
-                dtype = self._cast_dtype(expr, scope)
-                if dtype == "float16":
-                    return [Path(f"`{ix.text(expr)}` (line {_line(ix, expr)}) casts to float16", None, origin=ix.span(expr))]
-                if dtype == "float32":
-                    return [_mark(p, upcast=True) for p in self.paths(receiver, scope)]
-                if dtype == "bfloat16":
-                    return []
-                return list(self.paths(receiver, scope))
-            if method in CLAMP_METHODS:
-                inner = self.paths(receiver, scope)
-                if method.startswith("nan_to_num") or _two_sided(expr, 0):
-                    return [_mark(p, clamped=True) for p in inner]
-                return list(inner)
-            if method in TRANSPARENT:
-                return list(self.paths(receiver, scope))
-            if method in MODEL_METHODS:
-                return self._model_output(expr, self.paths(receiver, scope))
-            return []
-        # --- a local function: what it returns
-        if isinstance(func, cst.Name):
-            owner = scope.lookup_scope(func.value)
-            if owner is not None and not owner.is_import(func.value):
-                qualname = f"{owner.qualname}.{func.value}" if owner.qualname else func.value
-                if qualname in ix.functions:
-                    return self._returns(ix.functions[qualname])
-                if qualname in ix.classes:
-                    return []
-                # a variable holding a model: its outputs have its weights' dtype
-                return self._model_output(expr, self.paths(func, scope))
-            if qual is None:  # defined elsewhere (a notebook cell, a star import): still autocast's
-                return self._model_output(expr, [])
-            if not qual.startswith(LIBRARIES):  # `from helpers import load_teacher`
-                return self._model_output(expr, [Path(None, None, returns_of=qual)])
-            return []
-        if isinstance(func, cst.Call):  # `AutoModel.from_pretrained(...).half()(x)`
-            return self._model_output(expr, self.paths(func, scope))
-        return []
-
-    def _model_output(self, call: cst.Call, model_paths) -> List[Path]:
-        out = list(model_paths)
-        dtype = self.autocast_enabled(self.ix.call_of(call))
-        if dtype == "float16":
-            out.append(
-                Path(
-                    f"`{self.ix.text(call.func)}(...)` runs under torch.autocast (line "
-                    f"{_line(self.ix, call)}), which returns float16 logits",
-                    None,
-                    origin=self.ix.span(call),
-                )
-            )
-        return out
-
-    def _returns(self, function: Scope) -> List[Path]:
-        out: List[Path] = []
-        for value, _guards in function.returns:
-            out.extend(self.paths(value, function))
-        return out
-
-
-def _enclosing_class(scope: Scope) -> Optional[Scope]:
-    s: Optional[Scope] = scope
-    while s is not None:
-        if s.kind == "class":
-            return s
-        s = s.parent
-    return None
-
-
-def _two_sided(call: cst.Call, first: int) -> bool:
-    """``clamp(x, lo, hi)`` / ``x.clamp(lo, hi)`` / ``min=`` and ``max=``: both bounds given."""
-    args = positional(call)
-    bounds = len(args) - first
-    names = {a.keyword.value for a in call.args if a.keyword is not None}
-    return bounds >= 2 or (bounds >= 1 and "max" in names) or {"min", "max"} <= names
-
-
-def _mark(p: Path, upcast: bool = False, clamped: bool = False) -> Path:
-    return Path(p.reason, p.param, p.upcast or upcast, p.clamped or clamped, p.returns_of, p.origin, p.origin_path)
-
-
-def _dedupe(paths) -> Tuple[Path, ...]:
-    return tuple(dict.fromkeys(paths))
-
-
-def _dotted_receiver(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-        return f"{node.value.value}.{node.attr.value}"
-    return None
-
-
-def _reaching(index: ModuleIndex, assignments, use: Optional[int]):
-    """The assignments a use may see: the last unconditional one before it, and guarded later ones.
-
-    ``use`` is the use's pre-order number (``index.order(expr)[0]``), so no positions are needed.
-    """
-    ordered = sorted(assignments, key=lambda a: index.order(a.statement)[0])
-    if use is not None:
-        def sees(a) -> bool:
-            if index.order(a.statement)[0] >= use:
-                return False
-            if a.value is not None:  # `x = f(x)`: the use on the right sees the previous x
-                first, after = index.order(a.value)
-                return not first <= use < after
-            return True
-
-        before = [a for a in ordered if sees(a)]
-        ordered = before or ordered
-    out = []
-    for a in reversed(ordered):
-        out.append(a)
-        if not a.guards:
-            break
-    return out
-
-
 # --- the shapes of a KD loss ----------------------------------------------------------------
 class _Shapes:
-    def __init__(self, index: ModuleIndex, analysis: _Analysis) -> None:
+    def __init__(self, index: ModuleIndex, analysis: HalfTensors) -> None:
         self.ix = index
         self.an = analysis
         self._torch_functional = None
@@ -519,8 +109,14 @@ class _Shapes:
         if isinstance(expr, cst.Name):
             owner = scope.lookup_scope(expr.value)
             if owner is not None and expr.value not in owner.params:
-                found = _reaching(self.ix, owner.assignments.get(expr.value, []), self.ix.order(expr)[0] if owner is scope else None)
-                values = [(a.value, owner) for a in found if a.value is not None and a.unpack_index is None]
+                found = reaching(self.ix, owner.assignments.get(expr.value, []), self.ix.order(expr)[0] if owner is scope else None)
+                # `p_s, p_t = log_softmax(s / T, -1), softmax(t / T, -1)`: the element it takes
+                values = [
+                    (a.value if a.unpack_index is None else element(a.value, a.unpack_index), owner)
+                    for a in found
+                    if a.value is not None
+                ]
+                values = [(v, o) for v, o in values if v is not None]
                 if values:
                     return values
         return [(expr, scope)]
@@ -608,7 +204,7 @@ class _Shapes:
         lspan, ltext, atomic = _logits_site(ix, logits)
         site = ix.call_of(call)
         protected = self.an.autocast_enabled(site) is not None
-        paths = self.an.paths(logits, site.scope if site is not None else owner)
+        values = self.an.values(logits, site.scope if site is not None else owner)
         template = None
         root = lspan
         if rewrite and log_root is not None:
@@ -620,7 +216,7 @@ class _Shapes:
             rewrite = False
             root = lspan
         tiny = _tiny_constants(ix, [log_root if log_root is not None else value])
-        return Operand(role, ltext, atomic, root, template, rewrite, protected, paths, tiny)
+        return Operand(role, ltext, atomic, root, template, rewrite, protected, values, tiny)
 
     def _log_softmax_text(self, call: cst.Call, lspan: Span) -> Optional[str]:
         """The text of ``call`` (a softmax) as a log_softmax, with LOGITS in place of its logits."""
@@ -722,7 +318,7 @@ def _criterion(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, wante
             for a in owner.assignments.get(expr.value, [])
         )
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        klass = _enclosing_class(scope)
+        klass = enclosing_class(scope)
         info = index.classes.get(klass.qualname) if klass is not None else None
         if info is None:
             return False
@@ -742,8 +338,7 @@ def _arg(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpressio
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator):
-    analysis = _Analysis(index, evaluator)
-    shapes = _Shapes(index, analysis)
+    shapes = _Shapes(index, half_tensors(index, evaluator))
     losses: List[KDLoss] = []
     for site in index.calls:
         found = _kd_loss(index, shapes, site)
@@ -754,12 +349,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             continue
         unique = tuple({(o.root, o.template, o.role): o for o in operands}.values())
         losses.append(KDLoss(kind, index.span(site.node), site.scope.qualname, site.klass, unique))
-    returns = []
-    for qualname, function in index.functions.items():
-        paths = analysis._returns(function)
-        if paths:
-            returns.append((_function_ref(function), _dedupe(paths)))
-    return {"losses": tuple(losses), "flows": tuple(_flows(index, analysis)), "returns": tuple(returns)}
+    return {"losses": tuple(losses)}
 
 
 def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
@@ -829,48 +419,4 @@ def _plain_operand(index: ModuleIndex, shapes: _Shapes, logits, site) -> Operand
     """The raw logits a cross entropy turns into log-probabilities itself."""
     span, text, atomic = _logits_site(index, logits)
     protected = shapes.an.autocast_enabled(site) is not None
-    return Operand("logits", text, atomic, span, LOGITS, False, protected, shapes.an.paths(logits, site.scope))
-
-
-def _flows(index: ModuleIndex, analysis: _Analysis) -> List[ArgFlow]:
-    """Calls that hand possibly-half values (or parameters) to project functions and classes."""
-    out: List[ArgFlow] = []
-    for site in index.calls:
-        callee = site.qualname
-        if callee is None and isinstance(site.receiver, cst.Name) and site.receiver.value == "self" and site.klass:
-            callee = f"{site.klass}.{site.method}"
-        if callee is None and isinstance(site.receiver, cst.Name) and site.method:
-            klass = _instance_class(index, site.receiver, site.scope)  # `distiller.loss(batch)`
-            callee = f"{klass}.{site.method}" if klass else None
-        if callee is None or callee.startswith(LIBRARIES):
-            continue
-        args = []
-        position = 0
-        for arg in site.node.args:
-            if arg.star:
-                break
-            paths = analysis.paths(arg.value, site.scope)
-            if arg.keyword is not None:
-                if paths:
-                    args.append((-1, arg.keyword.value, paths))
-                continue
-            if paths:
-                args.append((position, "", paths))
-            position += 1
-        # Recorded even without arguments of interest: whether every call of a function runs
-        # under autocast decides whether a KD loss inside it runs in float32.
-        out.append(ArgFlow(callee, tuple(args), analysis.autocast_enabled(site) is not None))
-    return out
-
-
-def _instance_class(index: ModuleIndex, receiver: cst.Name, scope: Scope) -> Optional[str]:
-    """The project class a variable was made from (``d = Distiller(...)`` → ``mod.Distiller``)."""
-    owner = scope.lookup_scope(receiver.value)
-    if owner is None:
-        return None
-    for a in owner.assignments.get(receiver.value, []):
-        if isinstance(a.value, cst.Call):
-            site = index.call_of(a.value)
-            if site is not None and site.qualname in index.classes:
-                return site.qualname
-    return None
+    return Operand("logits", text, atomic, span, LOGITS, False, protected, shapes.an.values(logits, site.scope))

@@ -276,7 +276,6 @@ def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> L
     in the code can be edited for them: a fix is a hint."""
     classes = evaluator.parser_classes(site.node) or []
     out = []
-    scope = site.scope.code_scope()
     # Each parse that reads fields from the code's own file, dict or argument list is a site
     # of its own, with those values (`parse_yaml_file("train.yaml")`: `fp16: true` there);
     # the user's command line (or a file they name on it) is one site at the parser.
