@@ -85,6 +85,7 @@ def extract_facts(
         # Not parsed, but its imports still link the files around it (a package
         # `__init__.py` that re-exports `load_model` from the module that loads fp16).
         facts.imports, facts.exports = _imports_from_text(source, module, is_package)
+        facts.classes, facts.definitions = _classes_from_text(source, module, dict(facts.exports))
         return facts
     try:
         index = build_index(source, module, is_package)
@@ -152,6 +153,44 @@ def _imports_from_text(source: str, module: str, is_package: bool):
                 if top_level:
                     exports[alias or name] = full
     return tuple(sorted(found)), tuple(sorted(exports.items()))
+
+
+def _classes_from_text(source: str, module: str, imported: dict):
+    """The module-level classes of a file that is not parsed, with their bases and their own
+    ``__init__``'s parameters, and the names it defines: ``(classes, definitions)``. A model
+    class in a file that mentions no precision (``class Net(Block)``) is still a model where
+    another file builds and casts it. Read with CPython's ``ast`` (nothing runs)."""
+    if "class " not in source and "def " not in source:
+        return (), frozenset()
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return (), frozenset()
+    own = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
+    prefix = f"{module}." if module else ""
+
+    def qualified(base: ast.expr) -> Optional[str]:
+        parts = []
+        while isinstance(base, ast.Attribute):
+            parts.append(base.attr)
+            base = base.value
+        if not isinstance(base, ast.Name):
+            return None
+        head = imported.get(base.id) or (f"{prefix}{base.id}" if base.id in own else None)
+        return ".".join([head, *reversed(parts)]) if head else None
+
+    classes = []
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = tuple(q for q in map(qualified, node.bases) if q)
+        init = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+        params = None
+        if init is not None:
+            names = [a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)]
+            params = tuple(names)
+        classes.append(ClassFact(f"{prefix}{node.name}", bases, (), params))
+    return tuple(classes), frozenset(own)
 
 
 def _exports(index: ModuleIndex):

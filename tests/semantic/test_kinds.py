@@ -95,3 +95,52 @@ def test_a_tensor_chain_is_no_model():
         scaler = torch.amp.GradScaler()
         """
     assert lint(src, "MP101") == []
+
+
+MODELS = {
+    "pkg/layers.py": """
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+        """,
+    "pkg/net.py": """
+        from pkg.layers import Block
+
+        class Net(Block):
+            pass
+
+        class Batch:
+            def __init__(self, cfg):
+                self.cfg = cfg
+
+            def half(self):
+                return self
+        """,
+}
+
+BUILT_ELSEWHERE = """
+    import torch
+    from {module} import {name}
+
+    f = {name}(cfg).cuda().half()
+    opt = torch.optim.AdamW(f.parameters())
+    scaler = torch.amp.GradScaler("cuda")
+    """
+
+
+def test_a_class_of_another_module_derived_from_nn_module_builds_a_model(tmp_path):
+    # `Net` derives from nn.Module through `Block` in a third module; the call chain is a model
+    # whatever it is called, and the same finding comes when train.py is named alone
+    (d,) = _run(tmp_path, {**MODELS, "train.py": BUILT_ELSEWHERE.format(module="pkg.net", name="Net")})
+    assert d.path.endswith("train.py") and d.span.line == 4
+    alone = Engine(config(), ["MP101"], jobs=1).run_paths([str(tmp_path / "train.py")]).diagnostics
+    assert [(x.code, x.span.line) for x in alone] == [("MP101", 4)]
+
+
+def test_a_class_of_another_module_that_is_no_module_builds_no_model(tmp_path):
+    assert _run(tmp_path, {**MODELS, "train.py": BUILT_ELSEWHERE.format(module="pkg.net", name="Batch")}) == []
+    # a class the project does not define (an uninstalled library): nothing is guessed
+    assert _run(tmp_path, {**MODELS, "train.py": BUILT_ELSEWHERE.format(module="vendor.nets", name="Net")}) == []

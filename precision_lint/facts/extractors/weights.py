@@ -20,6 +20,7 @@ import libcst as cst
 
 from ...diagnostics import Span
 from ..evaluate import Evaluator
+from ..callees import project_callee
 from ..index import CallSite, ModuleIndex, Scope, keyword, positional
 from ..names import dotted
 from ..values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
@@ -58,6 +59,9 @@ class WeightsSite:
     edit_text: str = ""  # source text of edit_span
     receiver_text: str = ""  # `.half()` etc.: the text before the dot
     on_cpu: bool = False  # loaded with `device_map="cpu"`: no GPU capability matters
+    # `Net(cfg).half()` with `Net` a class of another project module: a model only if that
+    # class derives from a torch.nn.Module, which the join decides (``join``); "" otherwise
+    builds: str = ""
 
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
@@ -126,6 +130,21 @@ def _chained_on_loader(index: ModuleIndex, receiver) -> bool:
             return True
         node = node.func.value if isinstance(node.func, cst.Attribute) else None
     return False
+
+
+def _imported_class(index: ModuleIndex, receiver) -> str:
+    """The class of another project module that a chain starts by building
+    (``Net(cfg).cuda()``): its qualified name, or "" for anything else."""
+    node = receiver
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        node = node.func.value
+    if not isinstance(node, cst.Call):
+        return ""
+    site = index.call_of(node)
+    callee = project_callee(index, site) if site is not None else None
+    if not callee or callee in index.classes or callee in index.functions:
+        return ""
+    return callee if callee.rsplit(".", 1)[-1][:1].isupper() else ""
 
 
 def _looks_like_model(index: ModuleIndex, receiver, scope: Scope) -> bool:
@@ -316,6 +335,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         edit_node = None
         on_cpu = False
         via = "keyword"
+        builds = ""
         vals: Tuple[Possible, ...] = ()
         if _is_loader(site):
             sources = [s for s in evaluator.kwarg_sources(node, site.scope) if s.name in DTYPE_KWARGS]
@@ -328,13 +348,19 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             on_cpu = bool(placed) and all(v.kind == CONST and v.value == "cpu" for v in placed)
         elif site.method in CAST_METHODS and not node.args and site.receiver is not None:
             if not _looks_like_model(index, site.receiver, site.scope):
-                continue
+                builds = _imported_class(index, site.receiver)
+                if not builds:
+                    continue
             kind = site.method
             vals = (Possible(DTYPE, CAST_METHODS[site.method]),)
         elif site.method == "to" and site.receiver is not None:
             arg = _to_dtype_arg(site, evaluator)
-            if arg is None or not _looks_like_model(index, site.receiver, site.scope):
+            if arg is None:
                 continue
+            if not _looks_like_model(index, site.receiver, site.scope):
+                builds = _imported_class(index, site.receiver)
+                if not builds:
+                    continue
             kind, edit_node = "to-dtype", arg
             vals = evaluator.values(arg, site.scope)
         else:
@@ -374,6 +400,30 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 edit_text=edit_text,
                 receiver_text=index.text(site.receiver) if site.receiver is not None else "",
                 on_cpu=on_cpu,
+                builds=builds,
             )
         )
     return tuple(out)
+
+
+def join(module, symbols):
+    """At the join: a cast of what a class of another project module builds
+    (``Net(cfg).half()``) is a model's only when that class derives, through any chain of
+    project modules, from a ``torch.nn.Module``; other such casts are dropped."""
+    sites = module.sections.get(SECTION)
+    if not sites or not any(s.builds for s in sites):
+        return module
+    out = []
+    for site in sites:
+        if not site.builds:
+            out.append(site)
+        elif _derives_from_module(site.builds, module, symbols):
+            out.append(dataclasses.replace(site, builds=""))
+    return dataclasses.replace(module, sections={**module.sections, SECTION: tuple(out)})
+
+
+def _derives_from_module(qualname: str, module, symbols) -> bool:
+    return any(
+        name.startswith("torch.nn.") or (name.startswith("transformers.") and name.endswith(("PreTrainedModel", "Model")))
+        for name, _, _ in symbols.ancestry(qualname, module)
+    )
