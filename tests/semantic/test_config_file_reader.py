@@ -8,6 +8,8 @@ TOML positions come from the table a key is written in, not from the first ``key
 file: ``fp16`` under ``[eval]`` is the line under ``[eval]``."""
 import json
 import os
+import re
+import tomllib
 
 import pytest
 from conftest import config, dedent, write_tree
@@ -162,6 +164,117 @@ def test_inline_tables_and_arrays_over_several_lines(tmp_path):
 
 def test_an_invalid_toml_file_gives_no_values(tmp_path):
     assert _at(tmp_path, "c.toml", "[training]\nfp16 = true\nfp16 = false\n", "training", "fp16") is None
+
+
+# --- TOML, generated: every key's span holds that key and its value ----------------------------
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+# keys and strings that a line search would trip on: a key spelled like a table header or a
+# pair, a dot inside a quoted key, `fp16 = true` inside a (multi-line) string
+KEYS = st.sampled_from(["fp16", "bf16", "a-b", "1", "with space", "dot.ted", "fp16 = true", "[eval]", ""])
+TEXTS = st.sampled_from(["float16", "fp16 = true\n[eval]\nfp16 = false", "# no comment", 'a " quote', "x]"])
+SCALARS = st.one_of(st.booleans(), st.integers(-3, 3), TEXTS, st.lists(st.integers(0, 3), max_size=3))
+TABLES = st.recursive(
+    st.fixed_dictionaries({"pairs": st.dictionaries(KEYS, SCALARS, max_size=3)}),
+    lambda inner: st.fixed_dictionaries({
+        "pairs": st.dictionaries(KEYS, SCALARS, max_size=3),
+        "tables": st.dictionaries(KEYS, inner, max_size=2),
+        "arrays": st.dictionaries(KEYS, st.lists(inner, min_size=1, max_size=2), max_size=1),
+    }),
+    max_leaves=6,
+)
+
+
+def _toml_key(key):
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def _toml_value(value, draw):
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[\n  " + ",\n  ".join(map(str, value)) + ",\n]" if value and draw(st.booleans()) else repr(value)
+    style = draw(st.sampled_from(["basic", "multi-basic", "multi-literal"]))
+    if style == "basic":
+        return json.dumps(value)
+    return ('"""' if style == "multi-basic" else "'''") + value + ('"""' if style == "multi-basic" else "'''")
+
+
+def _render(table, path, draw, lines):
+    """TOML for ``table`` under the header ``path`` (appended to ``lines``) and its plain value;
+    a table of pairs alone is sometimes written as dotted keys in its parent."""
+    plain, used, later = {}, set(), []
+    for key, value in table["pairs"].items():
+        lines.append(f"{_toml_key(key)} = {_toml_value(value, draw)}")
+        plain[key] = value
+        used.add(key)
+    for key, sub in table.get("tables", {}).items():
+        if key in used:
+            continue
+        used.add(key)
+        if set(sub) == {"pairs"} and sub["pairs"] and draw(st.booleans()):
+            plain[key] = {}
+            for k, v in sub["pairs"].items():
+                lines.append(f"{_toml_key(key)} . {_toml_key(k)} = {_toml_value(v, draw)}")
+                plain[key][k] = v
+        else:
+            later.append((key, sub, False))
+    for key, elements in table.get("arrays", {}).items():
+        if key not in used:
+            used.add(key)
+            later.append((key, elements, True))
+    for key, sub, is_array in later:
+        header = ".".join(_toml_key(p) for p in path + (key,))
+        if is_array:
+            plain[key] = []
+            for element in sub:
+                lines.append(f"[[{header}]]  # element")
+                plain[key].append(_render(element, path + (key,), draw, lines))
+        else:
+            lines.append(f"[ {header} ]")
+            plain[key] = _render(sub, path + (key,), draw, lines)
+    return plain
+
+
+def _leaves(value, path=()):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, path + (key,))
+    elif isinstance(value, list) and not (value and all(isinstance(v, dict) for v in value)):
+        yield path, value
+        for n, item in enumerate(value):
+            yield path + (n,), item
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            yield from _leaves(item, path + (n,))
+    else:
+        yield path, value
+
+
+@settings(max_examples=int(os.environ.get("PRECISION_LINT_EXAMPLES", "60")), deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(TABLES, st.data())
+def test_every_generated_toml_key_points_at_its_own_pair(tmp_path_factory, table, data):
+    lines = []
+    plain = _render(table, (), data.draw, lines)
+    text = "\n".join(lines) + "\n"
+    assert tomllib.loads(text) == plain  # the generator writes valid TOML
+    folder = tmp_path_factory.mktemp("toml")
+    (folder / "c.toml").write_text(text)
+    configs = ConfigFiles(cwd=str(folder))
+    for path, value in _leaves(plain):
+        found = configs.lookup(str(folder / "train.py"), "c.toml", path)
+        written = text[found.span.start : found.span.end]
+        if isinstance(path[-1], int):
+            assert tomllib.loads("x = " + written)["x"] == value  # an element of an inline array
+            continue
+        pair, key = tomllib.loads(written), None  # `key = value`, the key maybe dotted
+        while isinstance(pair, dict) and len(pair) == 1 and not isinstance(value, dict):
+            ((key, pair),) = pair.items()
+        assert (key, pair) == (path[-1], value), (path, written)
 
 
 # --- JSON: as json.loads reads it, each value with its own span ------------------------------
