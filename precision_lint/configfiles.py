@@ -1,19 +1,26 @@
-"""Config files that a script loads from a literal path, read at the join.
+"""Config files that a script names by a literal path, read at the join: the one reader.
 
 The most common real shape of a precision bug in issue threads is a value that lives in
 a YAML file: ``fp16: true`` or ``torch_dtype: bfloat16`` in ``config.yaml``, loaded with
 ``yaml.safe_load(open("config.yaml"))`` and passed on as ``cfg["fp16"]``. The evaluator
 (``facts/evaluate.py``) records such a value as a symbolic ``CONFIG`` atom (the path as
 written and the keys); here, when files are joined, the atom becomes the value written in
-the file, with the line it is written on, so that a finding can point there.
+the file, with the line it is written on, so that a finding can point there. Rules read the
+files their calls name the same way: the DeepSpeed JSON of ``TrainingArguments(deepspeed=
+"ds.json")`` (MP101, MP102), the accelerate config of a launch command (MP102). One policy for
+all of them: where a file is looked for, which suffixes are read, how large a file may be,
+how its path is shown, and which files a cached result depends on (:meth:`looked_for`).
 
-Reading never executes anything: YAML through the safe loader, JSON, TOML. A file is
+Reading never executes anything: YAML through the safe loader, JSON through ``json``, TOML
+through ``tomllib``; each value keeps the span it is written at (YAML's marks; for JSON and
+TOML, the text read again along the grammar, a key found in its own table). A file is
 looked up next to the module that loads it and in the working directory, as a script run
 from either place would find it. A missing, unreadable, too large or invalid file, and a
 key that is not in it, give no value (``unknown``): nothing is guessed.
 """
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -135,18 +142,64 @@ def _parse(path: str, text: str) -> Optional[_Node]:
         if path.lower().endswith(".toml"):
             return _toml(text)
         if path.lower().endswith(".json"):
-            json.loads(text)  # JSON's own verdict first: YAML accepts more than JSON does
+            return _json(text)
         return _yaml(text)
-    except Exception:  # any parse error: the file gives no values
+    except Exception:  # any parse error (or nesting too deep to walk): the file gives no values
         return None
 
 
-def _line_starts(text: str):
-    starts = [0]
-    for i, ch in enumerate(text):
-        if ch == "\n":
-            starts.append(i + 1)
-    return starts
+class _Lines:
+    """Character offsets of ``text`` → spans with 1-based lines and 0-based columns."""
+
+    def __init__(self, text: str) -> None:
+        self._starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+
+    def span(self, start: int, end: int) -> Span:
+        line = bisect.bisect_right(self._starts, start)
+        end_line = bisect.bisect_right(self._starts, end)
+        return Span(line, start - self._starts[line - 1], end_line, end - self._starts[end_line - 1], start, end)
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_JSON_SCALAR = json.JSONDecoder()
+
+
+def _json(text: str) -> _Node:
+    """JSON as ``json.loads`` reads it (its verdict and its values: YAML would accept more,
+    and refuses the tabs many JSON files are indented with), each value with its own span."""
+    json.loads(text)  # invalid JSON raises here: the walk below only ever sees valid JSON
+    lines = _Lines(text)
+
+    def skip(i: int) -> int:
+        return _JSON_SPACE.match(text, i).end()
+
+    def value(i: int) -> Tuple[_Node, int]:
+        opening = text[i]
+        if opening == "{":
+            table: Dict[str, _Node] = {}
+            j = skip(i + 1)
+            while text[j] != "}":
+                key, j = json.decoder.scanstring(text, j + 1)  # text[j] is the key's opening quote
+                j = skip(skip(j) + 1)  # past the ':'
+                table[key], j = value(j)  # a repeated key: the last one, as json.loads
+                j = skip(j)
+                if text[j] == ",":
+                    j = skip(j + 1)
+            return _Node(table, lines.span(i, j + 1)), j + 1
+        if opening == "[":
+            items: List[_Node] = []
+            j = skip(i + 1)
+            while text[j] != "]":
+                item, j = value(j)
+                items.append(item)
+                j = skip(j)
+                if text[j] == ",":
+                    j = skip(j + 1)
+            return _Node(items, lines.span(i, j + 1)), j + 1
+        scalar, end = _JSON_SCALAR.raw_decode(text, i)
+        return _Node(scalar, lines.span(i, end)), end
+
+    return value(skip(0))[0]
 
 
 def _yaml(text: str) -> Optional[_Node]:
@@ -177,30 +230,174 @@ def _yaml(text: str) -> Optional[_Node]:
         loader.dispose()
 
 
-_TOML_KEY = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
 
 
-def _toml(text: str) -> Optional[_Node]:
-    """TOML through the standard library (3.11); each key's line found by its ``key =``."""
+def _toml(text: str) -> _Node:
+    """TOML through the standard library (3.11): its verdict and its values; each value's span
+    found by :class:`_TomlSpans`, which reads the text as TOML's grammar does, so that ``fp16``
+    under ``[eval]`` points at the line in ``[eval]``, not at the first ``fp16 =`` of the file."""
     import tomllib
 
-    data = tomllib.loads(text)
-    starts = _line_starts(text)
-    lines = text.splitlines()
+    data = tomllib.loads(text)  # invalid TOML raises here: the spans are only read of valid TOML
+    spans = _TomlSpans(text).spans
 
-    def span_of(key: str, after: int) -> Span:
-        for number in range(after, len(lines)):
-            match = _TOML_KEY.match(lines[number])
-            if match and match.group(1) == key:
-                offset = starts[number] + match.start(1)
-                return Span(number + 1, match.start(1), number + 1, len(lines[number]), offset, starts[number] + len(lines[number]))
-        return Span(1, 0, 1, 0, 0, 0)
-
-    def convert(value: Any, span: Span, after: int) -> _Node:
+    def convert(value: Any, path: Tuple[Any, ...], around: Span) -> _Node:
+        span = spans.get(path, around)  # never missing for valid TOML; else the enclosing one
         if isinstance(value, dict):
-            return _Node({k: convert(v, span_of(k, after), after) for k, v in value.items()}, span)
+            return _Node({k: convert(v, path + (k,), span) for k, v in value.items()}, span)
         if isinstance(value, list):
-            return _Node([convert(v, span, after) for v in value], span)
+            return _Node([convert(v, path + (n,), span) for n, v in enumerate(value)], span)
         return _Node(value, span)
 
-    return convert(data, Span(1, 0, 1, 0, 0, 0), 0)
+    return convert(data, (), Span(1, 0, 1, 0, 0, 0))
+
+
+_TOML_VALUE_END = re.compile(r"[,\]}#\n]")
+
+
+class _TomlSpans:
+    """Where each key path of a TOML file is written: ``spans[("eval", "fp16")]`` is the span of
+    ``fp16 = false`` under ``[eval]``; ``("runs", 1, "fp16")`` is the key in the second
+    ``[[runs]]``; a table's span is its header (an implicit one: where it first appears); an
+    element of an inline array is its own span. Strings (multi-line ones included) and comments
+    are stepped over, never searched. Only ever given text that ``tomllib`` accepted."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.spans: Dict[Tuple[Any, ...], Span] = {}
+        self._lines = _Lines(text)
+        self._arrays: Dict[Tuple[Any, ...], int] = {}  # an array of tables → its elements so far
+        self._read()
+
+    def _read(self) -> None:
+        text, table, i = self.text, (), self._blank(0)
+        while i < len(text):
+            if text.startswith("[[", i):  # [[a.b]]: a new element of the array of tables a.b
+                parts, end = self._key(i + 2, "]")
+                span = self._lines.span(i, end + 2)
+                path = self._resolve(parts[:-1]) + parts[-1:]
+                n = self._arrays.get(path, 0)
+                self._arrays[path] = n + 1
+                self._implicit(path, span)
+                table = path + (n,)
+                self.spans[table] = span
+                i = end + 2
+            elif text[i] == "[":  # [a.b]
+                parts, end = self._key(i + 1, "]")
+                span = self._lines.span(i, end + 1)
+                table = self._resolve(parts)
+                self._implicit(table[:-1], span)
+                self.spans[table] = span  # an explicit header wins over an implicit mention
+                i = end + 1
+            else:
+                i = self._pair(i, table)
+            i = self._blank(i)
+
+    def _pair(self, i: int, table: Tuple[Any, ...]) -> int:
+        """``key = value`` at ``i`` in ``table``; the offset after the value."""
+        parts, equals = self._key(i, "=")
+        path = table + parts
+        end = self._value(self._blank(equals + 1, newlines=False), path)
+        span = self._lines.span(i, end)
+        self._implicit(path[:-1], span)  # a.b.c = 1 also writes the tables a and a.b here
+        self.spans[path] = span
+        return end
+
+    def _resolve(self, parts: Tuple[str, ...]) -> Tuple[Any, ...]:
+        """A header's key path: through an array of tables, its latest element."""
+        path: Tuple[Any, ...] = ()
+        for part in parts:
+            path += (part,)
+            if path in self._arrays:
+                path += (self._arrays[path] - 1,)
+        return path
+
+    def _implicit(self, path: Tuple[Any, ...], span: Span) -> None:
+        """The tables along ``path``, where first mentioned (unless already placed)."""
+        for n in range(1, len(path) + 1):
+            self.spans.setdefault(path[:n], span)
+
+    def _blank(self, i: int, newlines: bool = True) -> int:
+        """Past spaces, comments and (with ``newlines``) line ends."""
+        text = self.text
+        while i < len(text):
+            ch = text[i]
+            if ch in " \t" or (newlines and ch in "\r\n"):
+                i += 1
+            elif ch == "#":
+                end = text.find("\n", i)
+                i = len(text) if end < 0 else end
+            else:
+                break
+        return i
+
+    def _key(self, i: int, stop: str) -> Tuple[Tuple[str, ...], int]:
+        """The (dotted, maybe quoted) key from ``i`` up to ``stop`` outside quotes: its parts
+        and the offset of ``stop``."""
+        text, j, quoted = self.text, i, False
+        while text[j] != stop:
+            if text[j] in "\"'":
+                j, quoted = self._string_end(j), True
+            else:
+                j += 1
+        raw = text[i:j].strip()
+        if not quoted:
+            return tuple(part.strip() for part in raw.split(".")), j
+        import tomllib
+
+        nested: Any = tomllib.loads(raw + " = 0")  # the quoted parts decoded as tomllib does
+        parts = []
+        while isinstance(nested, dict):
+            ((part, nested),) = nested.items()
+            parts.append(part)
+        return tuple(parts), j
+
+    def _string_end(self, i: int) -> int:
+        """The offset after the string that opens at ``i`` (basic, literal, multi-line)."""
+        text = self.text
+        quote = text[i]
+        if text.startswith(quote * 3, i):
+            j = i + 3
+            while True:
+                if quote == '"' and text[j] == "\\":
+                    j += 2
+                elif text.startswith(quote * 3, j):
+                    end = j + 3
+                    while end < len(text) and end - j < 5 and text[end] == quote:
+                        end += 1  # up to two quotes just before the closing three are content
+                    return end
+                else:
+                    j += 1
+        j = i + 1
+        while text[j] != quote:
+            j += 2 if quote == '"' and text[j] == "\\" else 1
+        return j + 1
+
+    def _value(self, i: int, path: Tuple[Any, ...]) -> int:
+        """The offset after the value at ``i``; the keys of inline tables and the elements of
+        arrays inside it placed under ``path``."""
+        text = self.text
+        if text[i] in "\"'":
+            return self._string_end(i)
+        if text[i] == "[":
+            j, n = self._blank(i + 1), 0
+            while text[j] != "]":
+                end = self._value(j, path + (n,))
+                self.spans[path + (n,)] = self._lines.span(j, end)
+                j, n = self._blank(end), n + 1
+                if text[j] == ",":
+                    j = self._blank(j + 1)
+            return j + 1
+        if text[i] == "{":
+            j = self._blank(i + 1)
+            while text[j] != "}":
+                j = self._blank(self._pair(j, path))
+                if text[j] == ",":
+                    j = self._blank(j + 1)
+            return j + 1
+        # a number, boolean or date-time (which may hold a space): up to what ends a value
+        found = _TOML_VALUE_END.search(text, i)
+        end = found.start() if found else len(text)
+        while end > i and text[end - 1] in " \t\r":
+            end -= 1
+        return end

@@ -187,7 +187,6 @@ class Engine:
         from .project import Project  # the join: only when something is judged
 
         project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root), configs)
-        self._side_files = project.side_files()
         out: List[Diagnostic] = []
         for module in project.modules:  # with parameters substituted across calls
             context = only is not None and module.path not in only
@@ -216,6 +215,7 @@ class Engine:
                             continue
                         d = dataclasses.replace(d, fix=None)
                     out.append(d)
+        self._side_files = project.side_files()  # after the rules: they read config files too
         out.sort(key=Diagnostic.sort_key)
         return _dedupe(out)
 

@@ -10,14 +10,11 @@ an unrelated folder is not the one it means.
 """
 from __future__ import annotations
 
-import json
 import os
-import re
 from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .configfiles import ConfigFiles
 from .facts.extract import extractors
-from .diagnostics import Span
 from .facts.model import ModuleFacts
 from .callgraph import CallGraph
 from .interproc import CallGraphValues
@@ -59,7 +56,6 @@ class Project:
         self._importers_memo: Dict[str, Set[str]] = {}
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}
-        self._json: Dict[str, Any] = {}
         self._roots: Optional[Dict[str, Tuple[str, ...]]] = None
         self._memo: Dict[Hashable, Any] = {}
         self._by_file: Optional[Dict[str, ModuleFacts]] = None
@@ -75,56 +71,10 @@ class Project:
 
     # --- side files ----------------------------------------------------------------
     def side_files(self) -> Tuple[str, ...]:
-        """Every file on disk the join looked for (config files, DeepSpeed JSONs), found or not:
-        what a cached result of this run also depends on."""
-        return tuple(sorted({*self.configs.looked_for(), *self._json}))
-
-    def read_json(self, near: ModuleFacts, relative: str) -> Optional[Any]:
-        """A JSON config named by a literal path (e.g. ``deepspeed="ds.json"``), or None.
-
-        Looked up next to the module and in the working directory, as a script run
-        from either place would; unreadable or invalid files give None.
-        """
-        path = self.json_path(near, relative)
-        return self._json[path] if path is not None else None
-
-    def json_path(self, near: ModuleFacts, relative: str) -> Optional[str]:
-        """The file ``read_json`` reads for ``relative`` (None: none found)."""
-        for base in (os.path.dirname(os.path.abspath(near.path)), os.getcwd()):
-            path = os.path.normpath(os.path.join(base, relative))
-            if path not in self._json:
-                try:
-                    with open(path, encoding="utf-8") as fh:
-                        self._json[path] = json.load(fh)
-                except (OSError, ValueError):
-                    self._json[path] = None
-            if self._json[path] is not None:
-                return path
-        return None
-
-    def json_value_span(self, near: ModuleFacts, relative: str, keys: Sequence[str]) -> Optional[Tuple[str, Span]]:
-        """Where the value of ``keys`` (``("fp16", "enabled")``) is written in that JSON file:
-        the first ``"key":`` of each level in turn, read from the text (for pointing at it)."""
-        path = self.json_path(near, relative)
-        if path is None:
-            return None
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError:
-            return None
-        at = 0
-        for key in keys:
-            match = re.compile(r'"%s"\s*:\s*' % re.escape(key)).search(text, at)
-            if match is None:
-                return None
-            at = match.end()
-        end = at
-        while end < len(text) and text[end] not in ",}\n":
-            end += 1
-        line = text.count("\n", 0, at) + 1
-        col = at - (text.rfind("\n", 0, at) + 1)
-        return path, Span(line, col, line, col + (end - at), at, end)
+        """Every file on disk the join and the rules looked for through :attr:`configs` (config
+        files, DeepSpeed JSONs, accelerate configs), found or not: what a cached result of this
+        run also depends on. Complete only once the rules have run: they read files too."""
+        return tuple(sorted(self.configs.looked_for()))
 
     def module_at(self, path: str) -> Optional[ModuleFacts]:
         """The linted module whose file is ``path`` (any spelling of it: relative, absolute)."""

@@ -104,3 +104,23 @@ def test_an_edited_config_file_is_read_again(tmp_path, jobs):
     off = _check(tmp_path, jobs=jobs, cache=cache)
     assert not any(code == "MP101" for _, code, *_ in off)
     assert off == _check(tmp_path, jobs=jobs)  # what a run without caches says
+
+
+def test_an_edited_deepspeed_json_that_a_rule_reads_is_read_again(tmp_path):
+    """The rules read files too (MP102 the DeepSpeed JSON of ``deepspeed="ds.json"``): a cached
+    run depends on them as on the files the join reads."""
+    (tmp_path / "train.py").write_text(
+        dedent(
+            """
+            from transformers import TrainingArguments
+            args = TrainingArguments("o", deepspeed="ds.json", bf16=True)
+            """
+        )
+    )
+    (tmp_path / "ds.json").write_text('{"bf16": {"enabled": false}}')
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    assert any(code == "MP102" for _, code, *_ in _check(tmp_path, jobs=1, cache=cache))
+    (tmp_path / "ds.json").write_text('{"bf16": {"enabled": true}}')
+    warm = _check(tmp_path, jobs=1, cache=cache)
+    assert not any(code == "MP102" for _, code, *_ in warm)
+    assert warm == _check(tmp_path, jobs=1)  # what a run without caches says

@@ -166,9 +166,8 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
                 return f"`{name}(fp16={fp16.value_text})`"
             return f"`{name}.fp16` defaulting to `{fp16.value_text}`"
         if site.deepspeed:
-            config = project.read_json(module, site.deepspeed)
-            section = config.get("fp16") if isinstance(config, dict) else None
-            enabled = section.get("enabled") if isinstance(section, dict) else None
+            found = project.configs.lookup(module.path, site.deepspeed, ("fp16", "enabled"))
+            enabled = found.value if found is not None else None
             if enabled is True or (enabled == "auto" and fp16 is not None and may_be_true(fp16.values)):
                 return f"the DeepSpeed config `{site.deepspeed}` (fp16 enabled)"
         return None

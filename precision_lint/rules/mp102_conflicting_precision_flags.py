@@ -228,14 +228,11 @@ class ConflictingPrecisionFlags(Rule):
     def _deepspeed(self, ctx: RuleContext, site, flags):
         if not site.deepspeed:
             return
-        config = ctx.project.read_json(ctx.facts, site.deepspeed)
-        if not isinstance(config, dict):
-            return
         for name in ("fp16", "bf16"):
-            section = config.get(name)
-            if not isinstance(section, dict) or "enabled" not in section:
-                continue
-            ds = section["enabled"]
+            found = ctx.project.configs.lookup(ctx.path, site.deepspeed, (name, "enabled"))
+            if found is None or found.keys is not None:
+                continue  # no such file or key, or a table where DeepSpeed wants a value
+            ds = found.value
             if ds == "auto":
                 continue
             arg, option, overrides = self._flag(site, flags, name)
@@ -248,7 +245,6 @@ class ConflictingPrecisionFlags(Rule):
             if all(ds == hf for hf in hf_values):
                 continue
             hf = next(hf for hf in hf_values if ds != hf)
-            where = ctx.project.json_value_span(ctx.facts, site.deepspeed, (name, "enabled"))
             shown_ds = f'"{ds}"' if isinstance(ds, str) else str(ds).lower()
             message = (
                 f"the DeepSpeed config `{site.deepspeed}` has `{name}.enabled: {shown_ds}` but "
@@ -256,7 +252,7 @@ class ConflictingPrecisionFlags(Rule):
                 + (" (a string is never equal to a boolean)" if isinstance(ds, str) else "")
                 + f": `{DS_ERROR}`; set it to \"auto\" (or make both agree)"
             )
-            related = (Related(where[0], where[1], f"DeepSpeed {name}.enabled here"),) if where else ()
+            related = (Related(found.path, found.span, f"DeepSpeed {name}.enabled here"),)
             span = (arg.key_span or arg.value_span) if arg is not None else site.span
             yield ctx.diagnostic(self.code, span, message, None, related)
 

@@ -151,13 +151,34 @@ def test_deepspeed_config_against_training_arguments(tree, ds, flags, expected):
         args = TrainingArguments("o", deepspeed="ds_config.json", {flags})
         """,
     })
-    (root / "ds_config.json").write_text(json.dumps(ds, indent=2))
+    text = json.dumps(ds, indent=2)
+    (root / "ds_config.json").write_text(text)
     found = _check_tree(root)
     assert [d.message.split("`")[3].split(".")[0] for d in found] == expected
-    for d in found:
+    for d, name in zip(found, expected):
         assert "mismatch TrainingArguments values" in d.message
         (rel,) = d.related
-        assert rel.path.endswith("ds_config.json") and rel.span.line >= 2
+        # the related location is the value of `enabled` in the JSON: its line and the value itself
+        lines = text.splitlines()
+        line = next(i for i in range(lines.index(f'  "{name}": {{'), len(lines)) if '"enabled"' in lines[i]) + 1
+        assert rel.path.endswith("ds_config.json") and rel.span.line == line
+        assert text[rel.span.start : rel.span.end] == json.dumps(ds[name]["enabled"])
+
+
+def test_the_deepspeed_key_is_found_by_its_table_not_by_the_first_match_in_the_text(tree):
+    root = tree({
+        "train.py": """
+        from transformers import TrainingArguments
+        args = TrainingArguments("o", deepspeed="ds_config.json", bf16=True)
+        """,
+    })
+    # a `"bf16": {"enabled": ...}` nested under another key comes first in the text
+    text = '{\n\t"comment": {"bf16": {"enabled": true}},\n\t"bf16": {\n\t\t"enabled": false\n\t}\n}\n'
+    (root / "ds_config.json").write_text(text)
+    (d,) = _check_tree(root)
+    assert "`bf16.enabled: false`" in d.message
+    (rel,) = d.related
+    assert (rel.span.line, text[rel.span.start : rel.span.end]) == (4, "false")
 
 
 def test_the_command_line_switches_of_a_parser_are_the_users_to_pass():
