@@ -34,6 +34,8 @@ import shlex
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
+from .configfiles import is_config_file
+
 SUFFIX = ".ipynb"
 BOUNDARY = "# precision-lint: notebook cell {n} #"
 _BOUNDARY_RE = re.compile(r"^# precision-lint: notebook cell (\d+) #$")
@@ -45,7 +47,6 @@ COMMENTED = "# precision-lint: IPython cell: "
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit", "pypy"}
 # Cell magics that write their body to a file (``%%file`` is IPython's alias of ``%%writefile``).
 WRITEFILE_MAGICS = {"writefile", "file"}
-CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")  # as configfiles.SUFFIXES
 # IPython line syntax: %magic, %%cellmagic, !shell, ?help / help?, x = !cmd, x = %magic
 _MAGIC_LINE = re.compile(r"^\s*(?:[%!?]|\?\?)")
 _MAGIC_ASSIGN = re.compile(r"^\s*[A-Za-z_][\w.,\s\[\]]*=\s*[%!]")
@@ -81,7 +82,7 @@ class WriteFile:
     @property
     def is_config(self) -> bool:
         """A config file a script may load by its path (``configfiles.py`` reads it from the cell)."""
-        return self.target.lower().endswith(CONFIG_SUFFIXES)
+        return is_config_file(self.target)
 
 
 def blank_line(line: str) -> str:

@@ -42,8 +42,9 @@ import re
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .configfiles import is_config_file
 from .diagnostics import Diagnostic, Edit, Fix, Related, Span
-from .notebook import _OTHER_FILE, CONFIG_SUFFIXES, Notebook, blank_line, boundary_lines, cell_position, cell_references
+from .notebook import _OTHER_FILE, Notebook, blank_line, boundary_lines, cell_position, cell_references
 from .sources import SourceFile
 
 
@@ -89,7 +90,7 @@ class WrittenModule:
 
 def is_config(target: str) -> bool:
     """A written config file (``config.yaml``), not a module."""
-    return target.lower().endswith(CONFIG_SUFFIXES)
+    return is_config_file(target)
 
 
 def _chunks(text: str) -> List[Tuple[int, int, str]]:

@@ -169,7 +169,8 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
             found = project.configs.lookup(module.path, site.deepspeed, ("fp16", "enabled"))
             enabled = found.value if found is not None else None
             if enabled is True or (enabled == "auto" and fp16 is not None and may_be_true(fp16.values)):
-                return f"the DeepSpeed config `{site.deepspeed}` (fp16 enabled)"
+                written = "true" if enabled is True else f'"{enabled}"'
+                return f'the DeepSpeed config `{site.deepspeed}` (`"enabled": {written}` of `"fp16"`, line {found.span.line})'
         return None
     if site.kind == "accelerator":
         mp = site.arg("mixed_precision")

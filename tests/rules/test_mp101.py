@@ -148,7 +148,7 @@ def test_deepspeed_config_read_from_disk(tmp_path):
     (tmp_path / "c.py").write_text(head + "TrainingArguments('o', deepspeed='ds_off.json')\n")
     diags = Engine(config(), [CODE]).run_paths([str(tmp_path)]).diagnostics
     assert [d.path.rsplit("/", 1)[-1] for d in diags] == ["a.py"]
-    assert "DeepSpeed config `ds.json`" in diags[0].message
+    assert 'DeepSpeed config `ds.json` (`"enabled": true` of `"fp16"`, line 1)' in diags[0].message
 
 
 # --- negatives -----------------------------------------------------------------------
