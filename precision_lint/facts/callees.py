@@ -27,17 +27,54 @@ LIBRARIES = frozenset(
 
 def project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
     """The callee as a qualified name in this module's namespace, or None (a library, a builtin,
-    an unknown object)."""
+    an unknown object). Calling an instance of a project class runs its ``forward``
+    (``criterion = DistillLoss(); criterion(s, t)``; an ``nn.Module``'s ``__call__`` does)."""
+    receiver = site.receiver
+    if isinstance(site.node.func, cst.Name):
+        made = _instance_of(index, site.scope, site.node.func.value)
+        if made is not None:
+            return f"{made}.{_call_method(index, made)}"
     if site.qualname:
         return None if site.qualname.split(".")[0] in LIBRARIES else site.qualname
-    receiver = site.receiver
     if site.method and isinstance(receiver, cst.Name):
         if receiver.value == "self" and site.klass:
-            return f"{site.klass}.{site.method}"
-        owner = site.scope.lookup_scope(receiver.value)
-        bindings = owner.assignments.get(receiver.value, []) if owner is not None else []
-        if len(bindings) == 1 and isinstance(bindings[0].value, cst.Call):  # d = Distiller(...); d.setup(x)
-            made = index.call_of(bindings[0].value)
-            if made is not None and made.qualname and made.qualname.split(".")[0] not in LIBRARIES:
-                return f"{made.qualname}.{site.method}"
+            held = _held_on_self(index, site.klass, site.method)  # self.criterion = DistillLoss()
+            return f"{held}.{_call_method(index, held)}" if held else f"{site.klass}.{site.method}"
+        made = _instance_of(index, site.scope, receiver.value)  # d = Distiller(...); d.setup(x)
+        if made is not None:
+            return f"{made}.{site.method}"
     return None
+
+
+def _instance_of(index: ModuleIndex, scope, name: str) -> Optional[str]:
+    """The project class whose instance the variable ``name`` holds (its only binding is a call
+    of that class), or None."""
+    owner = scope.lookup_scope(name)
+    bindings = owner.assignments.get(name, []) if owner is not None else []
+    if len(bindings) == 1 and isinstance(bindings[0].value, cst.Call) and bindings[0].unpack_index is None:
+        return _project_class(index, bindings[0].value)
+    return None
+
+
+def _held_on_self(index: ModuleIndex, klass: str, attr: str) -> Optional[str]:
+    """The project class an attribute ``self.attr`` is always made from, or None."""
+    info = index.classes.get(klass)
+    bound = info.self_attr_values.get(attr, []) if info is not None else []
+    classes = {_project_class(index, a.value) if isinstance(a.value, cst.Call) else None for a, _ in bound}
+    return classes.pop() if len(classes) == 1 else None
+
+
+def _project_class(index: ModuleIndex, call: cst.Call) -> Optional[str]:
+    made = index.call_of(call)
+    q = made.qualname if made is not None else None
+    if not q or q.split(".")[0] in LIBRARIES or q in index.functions:
+        return None
+    if q in index.classes or q.rsplit(".", 1)[-1][:1].isupper():
+        return q
+    return None
+
+
+def _call_method(index: ModuleIndex, klass: str) -> str:
+    """What calling an instance runs: its own ``__call__`` when this module defines one, else
+    ``forward`` (``nn.Module.__call__`` runs it)."""
+    return "__call__" if f"{klass}.__call__" in index.functions else "forward"

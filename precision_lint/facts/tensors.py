@@ -263,12 +263,12 @@ class HalfTensors:
         site = self.ix.call_of(value)
         if site is not None and site.qualname in CLIP_LOAD:
             return [half(self._clip_reason(value), self.ix.span(value))] if position == 0 else []
-        function = self._local_function(value.func, scope)
+        function = self.local_function(value.func, scope)
         if function is not None:
             return self.returned(function, position)
         return list(self.values(value, scope))  # `logits, hidden = teacher(x)`: the model's outputs
 
-    def _local_function(self, func: cst.BaseExpression, scope: Scope) -> Optional[Scope]:
+    def local_function(self, func: cst.BaseExpression, scope: Scope) -> Optional[Scope]:
         """The function of this module a call runs: ``helper(...)`` or ``self.method(...)``."""
         if isinstance(func, cst.Name):
             owner = scope.lookup_scope(func.value)
@@ -340,7 +340,7 @@ class HalfTensors:
         method = func.attr.value
         receiver = func.value
         if isinstance(receiver, cst.Name) and receiver.value == "self":
-            function = self._local_function(func, scope)
+            function = self.local_function(func, scope)
             if function is not None:
                 return self.returned(function)
             return self._model_output(expr, self._self_attr(func, scope))

@@ -916,3 +916,60 @@ def test_method_of_a_project_object_called_inside_autocast():
     outside = case(body.replace("{call}", "loss = distiller.loss(batch)"))
     (d,) = lint(outside, CODE)
     assert "F.log_softmax(s.float() / self.T, -1), F.softmax(t.float() / self.T, -1)" in fix(outside, CODE)
+
+
+CRITERION = """
+    class DistillLoss(nn.Module):
+        def __init__(self, T=2.0):
+            super().__init__()
+            self.T = T
+
+        def forward(self, s_logits, t_logits):
+            log_p = F.log_softmax(s_logits / self.T, -1)
+            return F.kl_div(log_p, F.softmax(t_logits / self.T, -1), reduction="batchmean")
+
+    teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+"""
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        pytest.param("criterion = DistillLoss()\nloss = criterion(student(**b).logits, {t})", id="a-variable"),
+        pytest.param(
+            "class Trainer:\n"
+            "    def __init__(self):\n"
+            "        self.kd = DistillLoss(4.0)\n\n"
+            "    def step(self, b):\n"
+            "        return self.kd(student(**b).logits, {t})\n\n"
+            "Trainer().step(batch)",
+            id="held-on-self",
+        ),
+    ],
+)
+def test_a_criterion_object_runs_its_forward(use):
+    # calling an nn.Module instance runs its forward: the teacher's float16 logits reach it
+    src = case(dedent(CRITERION) + dedent(use.format(t="teacher(**b).logits")))
+    (d,) = lint(src, CODE)
+    assert d.span.line == 12 and "`t_logits` may be half" in d.message
+    assert "F.softmax(t_logits.float() / self.T, -1)" in fix(src, CODE)
+    # the same objects given upcast logits
+    assert lint(case(dedent(CRITERION) + dedent(use.format(t="teacher(**b).logits.float()"))), CODE) == []
+
+
+SOFT_TARGETS = """
+    def soft_targets(logits, T):
+        return F.softmax(logits / T, -1)
+
+    teacher = AutoModelForCausalLM.from_pretrained("t", torch_dtype=torch.float16)
+    t = teacher(**b).logits{cast}
+    loss = F.kl_div(F.log_softmax(s / 2, -1), soft_targets(t, 2), reduction="batchmean")
+"""
+
+
+def test_a_softmax_returned_by_a_helper():
+    src = case(SOFT_TARGETS.format(cast=""))
+    (d,) = lint(src, CODE)
+    assert d.span.line == 10 and "`logits` may be half" in d.message
+    assert "return F.softmax(logits.float() / T, -1)" in fix(src, CODE)
+    assert lint(case(SOFT_TARGETS.format(cast=".float()")), CODE) == []

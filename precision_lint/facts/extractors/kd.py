@@ -105,21 +105,28 @@ class _Shapes:
         return site.qualname if site is not None else self.ix.qualify(call.func)
 
     def _resolve(self, expr: cst.BaseExpression, scope: Scope) -> List[Tuple[cst.BaseExpression, Scope]]:
-        """``expr`` itself, or the values of the variable it names (one level)."""
+        """``expr`` itself, or the values of the variable it names (one level); a call of a
+        function of this module stands for what it returns (``soft_targets(t, T)`` returning
+        a softmax: its logits are the helper's, which its callers' arguments fill)."""
+        values = [(expr, scope)]
         if isinstance(expr, cst.Name):
             owner = scope.lookup_scope(expr.value)
             if owner is not None and expr.value not in owner.params:
                 found = reaching(self.ix, owner.assignments.get(expr.value, []), self.ix.order(expr)[0] if owner is scope else None)
                 # `p_s, p_t = log_softmax(s / T, -1), softmax(t / T, -1)`: the element it takes
-                values = [
+                bound = [
                     (a.value if a.unpack_index is None else element(a.value, a.unpack_index), owner)
                     for a in found
                     if a.value is not None
                 ]
-                values = [(v, o) for v, o in values if v is not None]
-                if values:
-                    return values
-        return [(expr, scope)]
+                values = [(v, o) for v, o in bound if v is not None] or values
+        out = []
+        for value, owner in values:
+            out.append((value, owner))
+            function = self.an.local_function(value.func, owner) if isinstance(value, cst.Call) else None
+            if function is not None:
+                out.extend((returned, function) for returned, _ in function.returns)
+        return out
 
     def softmax_call(self, expr, scope, log: bool) -> Optional[Tuple[cst.Call, cst.BaseExpression]]:
         """(call, logits) when ``expr`` is ``softmax(logits...)`` (``log_softmax`` when ``log``)."""
