@@ -416,6 +416,11 @@ class Evaluator:
             return out
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
             return self._entries(expr.left, scope, seen) + self._entries(expr.right, scope, seen)
+        if isinstance(expr, cst.Subscript):  # `cfg["train"]` of `cfg = {"train": {...}}`: the inner dict's
+            key = _literal_key(expr)
+            if key is not None:
+                return [e for entry in self._dict_entries(expr.value, scope, seen) if entry.name == key for e in self._entries(entry.value, scope, seen)]
+            return []
         if isinstance(expr, cst.Name) and expr.value not in seen:
             seen.add(expr.value)
             owner = scope.lookup_scope(expr.value)
@@ -976,7 +981,7 @@ class Evaluator:
             for key in keys:
                 found = [e for e in entries if e.name == key.value]
                 for e in found:
-                    out.extend(_with_guards(v, key.guards) for v in self.values(e.value, scope))
+                    out.extend(self._looked_up(v, key) for v in self.values(e.value, scope))
                 if not found:
                     out.extend(default)
         return out or None
@@ -1043,10 +1048,14 @@ class Evaluator:
             return [Possible(CAPABILITY, text=self.ix.text(expr), capability=True, cuda=True)]
         if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
             return list(UNKNOWN_VALUE)
-        keys = self.values(expr.slice[0].slice.value, scope)
-        if not keys or any(k.kind != CONST for k in keys):
+        all_keys = self.values(expr.slice[0].slice.value, scope)
+        keys = [k for k in all_keys if k.kind == CONST]
+        if not keys:
             return list(UNKNOWN_VALUE)
-        out: List[Possible] = [
+        # a key that may be anything (`choices=` the code computes) looks up anything: unknown,
+        # beside what the known keys (the option's `default=`) look up
+        out: List[Possible] = [Possible(UNKNOWN)] if len(keys) < len(all_keys) else []
+        out += [
             dataclasses.replace(chosen, guards=chosen.guards + key.guards, origin=self.ix.span(expr))
             for v in base
             for key in keys
@@ -1056,8 +1065,29 @@ class Evaluator:
         for key in keys:  # `{"bfloat16": torch.bfloat16, ...}[dtype]`: the key's guards carry over
             for entry in entries:
                 if entry.name == key.value:
-                    out.extend(_with_guards(v, key.guards) for v in self.values(entry.value, scope))
+                    out.extend(self._looked_up(v, key) for v in self.values(entry.value, scope))
         return out or list(UNKNOWN_VALUE)
+
+    def _looked_up(self, value: Possible, key: Possible) -> Possible:
+        """A dict's ``value`` as looked up by ``key``: chosen under the key's guards, and where the
+        key is a command-line choice (``choices=[...]`` of an argparse option, not its
+        ``default=``), chosen there — an opt-in stays an opt-in through ``DTYPES[args.precision]``."""
+        value = _with_guards(value, key.guards)
+        if key.origin is not None and self._command_line_choice(key.origin):
+            value = dataclasses.replace(value, origin=key.origin)
+        return value
+
+    def _command_line_choice(self, origin) -> bool:
+        for options in self.ix.arg_options.values():
+            for option in options:
+                span = self.ix.span(option.call)
+                if span.start <= origin.start and origin.end <= span.end:
+                    default = keyword(option.call, "default")
+                    if default is None:
+                        return True
+                    inside = self.ix.span(default.value)
+                    return not (inside.start <= origin.start and origin.end <= inside.end)
+        return False
 
 
 def _override(entries: List[KwargSource]) -> List[KwargSource]:
@@ -1089,6 +1119,15 @@ def is_training_arguments(qualname: Optional[str], index: Optional[ModuleIndex] 
         if info is not None:
             stack.extend(info.bases)
     return False
+
+
+def _literal_key(expr: cst.Subscript) -> Optional[str]:
+    """The key of ``d["k"]`` when it is a string literal."""
+    if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        key = expr.slice[0].slice.value
+        if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+            return key.evaluated_value
+    return None
 
 
 def _bool_literal(node: cst.BaseExpression) -> bool:
