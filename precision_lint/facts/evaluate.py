@@ -99,6 +99,11 @@ PARSE_METHODS = frozenset(
 )
 # TrainingArguments' switches that a command line turns on (`--fp16`), off by default.
 COMMAND_LINE_FLAGS = frozenset({"fp16", "bf16", "tf32", "half_precision_backend"})
+# Field specifiers whose ``default=`` (pydantic's: also its first argument) is a class-level
+# field's default: dataclasses, pydantic models, attrs classes.
+FIELD_SPECIFIERS = frozenset(
+    {"dataclasses.field", "pydantic.Field", "pydantic.fields.Field", "attrs.field", "attr.field", "attr.ib", "attr.attrib"}
+)
 _MAX_ATOMS = 64
 _MAX_DEPTH = 24
 
@@ -755,7 +760,7 @@ class Evaluator:
             for assignment in bound:
                 if assignment.value is None or assignment.imported is not None:
                     continue
-                literal = _bool_literal(assignment.value) or (dataclass and _literal_field(assignment.value))
+                literal = _bool_literal(assignment.value) or (dataclass and self._literal_field(assignment.value, scope))
                 if not literal and not self.may_carry(assignment.value, scope):
                     continue  # a field no precision can reach: not worth its source positions
                 values.extend(self._field_default(assignment.value, scope))
@@ -771,12 +776,28 @@ class Evaluator:
             out[name] = _dedupe([*out.get(name, ()), *values])
         return out
 
+    def _field_call(self, value: cst.BaseExpression, scope: Scope) -> Optional[cst.Call]:
+        """``value`` when it is a dataclass ``field(...)``, qualified through the module's imports
+        (``dataclasses.field``, ``from dataclasses import field as f``); a project's own
+        ``field()`` (a local ``def field``, a ``utils/dataclasses.py``) is a call like any other."""
+        if isinstance(value, cst.Call) and self.ix.qualify(value.func, scope) in FIELD_SPECIFIERS:
+            return value
+        return None
+
+    def _literal_field(self, value: cst.BaseExpression, scope: Scope) -> bool:
+        """A dataclass field whose default is written as a literal (``"flash_attention_2"``,
+        ``field(default="fp16")``): a command line or a config may choose it."""
+        call = self._field_call(value, scope)
+        if call is not None:
+            value = _specified_default(call)
+        return value is not None and (isinstance(value, (cst.SimpleString, cst.Integer, cst.Float)) or _bool_literal(value))
+
     def _field_default(self, value: cst.BaseExpression, scope: Scope) -> List[Possible]:
         """A class-level field's value; ``field(default=x, metadata={"choices": [...]})`` is
         ``x`` (the choices are the user's to pick on a command line)."""
-        if isinstance(value, cst.Call) and (self.ix.qualify(value.func, scope) or "").endswith("dataclasses.field"):
-            default = keyword(value, "default")
-            out = list(self.values(default.value, scope)) if default is not None else list(UNKNOWN_VALUE)
+        if self._field_call(value, scope) is not None:
+            default = _specified_default(value)
+            out = list(self.values(default, scope)) if default is not None else list(UNKNOWN_VALUE)
             metadata = keyword(value, "metadata")
             if metadata is not None:
                 for entry in self._dict_entries(metadata.value, scope, set()):
@@ -1130,17 +1151,20 @@ def _literal_key(expr: cst.Subscript) -> Optional[str]:
     return None
 
 
+def _specified_default(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The default a field specifier gives: ``default=``, or pydantic's first argument
+    (``Field("float16", description=...)``); None for ``default_factory=`` or a required
+    pydantic field (``Field(...)``)."""
+    default = keyword(call, "default")
+    if default is None:
+        default = next((a for a in call.args if a.keyword is None and not a.star), None)
+    if default is None or isinstance(default.value, cst.Ellipsis):
+        return None
+    return default.value
+
+
 def _bool_literal(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value in ("True", "False")
-
-
-def _literal_field(node: cst.BaseExpression) -> bool:
-    """A dataclass field whose default is written as a literal (``"flash_attention_2"``,
-    ``field(default="fp16")``): a command line or a config may choose it."""
-    if isinstance(node, cst.Call) and (dotted(node.func) or "").endswith("field"):
-        default = keyword(node, "default")
-        node = default.value if default is not None else None
-    return isinstance(node, (cst.SimpleString, cst.Integer, cst.Float)) or _bool_literal(node) if node is not None else False
 
 
 def _is_parameter_name(node: cst.BaseExpression, scope: Scope) -> bool:
