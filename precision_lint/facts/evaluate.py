@@ -1099,6 +1099,7 @@ class Evaluator:
         return value
 
     def _command_line_choice(self, origin) -> bool:
+        """Whether ``origin`` lies inside an argparse option but outside its ``default=``."""
         for options in self.ix.arg_options.values():
             for option in options:
                 span = self.ix.span(option.call)
