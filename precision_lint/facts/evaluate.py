@@ -99,6 +99,11 @@ PARSE_METHODS = frozenset(
 )
 # TrainingArguments' switches that a command line turns on (`--fp16`), off by default.
 COMMAND_LINE_FLAGS = frozenset({"fp16", "bf16", "tf32", "half_precision_backend"})
+# Field specifiers whose ``default=`` (pydantic's: also its first argument) is a class-level
+# field's default: dataclasses, pydantic models, attrs classes.
+FIELD_SPECIFIERS = frozenset(
+    {"dataclasses.field", "pydantic.Field", "pydantic.fields.Field", "attrs.field", "attr.field", "attr.ib", "attr.attrib"}
+)
 _MAX_ATOMS = 64
 _MAX_DEPTH = 24
 
@@ -419,6 +424,11 @@ class Evaluator:
             return out
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
             return self._entries(expr.left, scope, seen) + self._entries(expr.right, scope, seen)
+        if isinstance(expr, cst.Subscript):  # `cfg["train"]` of `cfg = {"train": {...}}`: the inner dict's
+            key = _literal_key(expr)
+            if key is not None:
+                return [e for entry in self._dict_entries(expr.value, scope, seen) if entry.name == key for e in self._entries(entry.value, scope, seen)]
+            return []
         if isinstance(expr, cst.Name) and expr.value not in seen:
             seen.add(expr.value)
             owner = scope.lookup_scope(expr.value)
@@ -756,7 +766,7 @@ class Evaluator:
             for assignment in bound:
                 if assignment.value is None or assignment.imported is not None:
                     continue
-                literal = _bool_literal(assignment.value) or (dataclass and _literal_field(assignment.value))
+                literal = _bool_literal(assignment.value) or (dataclass and self._literal_field(assignment.value, scope))
                 if not literal and not self.may_carry(assignment.value, scope):
                     continue  # a field no precision can reach: not worth its source positions
                 values.extend(self._field_default(assignment.value, scope))
@@ -772,12 +782,28 @@ class Evaluator:
             out[name] = _dedupe([*out.get(name, ()), *values])
         return out
 
+    def _field_call(self, value: cst.BaseExpression, scope: Scope) -> Optional[cst.Call]:
+        """``value`` when it is a dataclass ``field(...)``, qualified through the module's imports
+        (``dataclasses.field``, ``from dataclasses import field as f``); a project's own
+        ``field()`` (a local ``def field``, a ``utils/dataclasses.py``) is a call like any other."""
+        if isinstance(value, cst.Call) and self.ix.qualify(value.func, scope) in FIELD_SPECIFIERS:
+            return value
+        return None
+
+    def _literal_field(self, value: cst.BaseExpression, scope: Scope) -> bool:
+        """A dataclass field whose default is written as a literal (``"flash_attention_2"``,
+        ``field(default="fp16")``): a command line or a config may choose it."""
+        call = self._field_call(value, scope)
+        if call is not None:
+            value = _specified_default(call)
+        return value is not None and (isinstance(value, (cst.SimpleString, cst.Integer, cst.Float)) or _bool_literal(value))
+
     def _field_default(self, value: cst.BaseExpression, scope: Scope) -> List[Possible]:
         """A class-level field's value; ``field(default=x, metadata={"choices": [...]})`` is
         ``x`` (the choices are the user's to pick on a command line)."""
-        if isinstance(value, cst.Call) and (self.ix.qualify(value.func, scope) or "").endswith("dataclasses.field"):
-            default = keyword(value, "default")
-            out = list(self.values(default.value, scope)) if default is not None else list(UNKNOWN_VALUE)
+        if self._field_call(value, scope) is not None:
+            default = _specified_default(value)
+            out = list(self.values(default, scope)) if default is not None else list(UNKNOWN_VALUE)
             metadata = keyword(value, "metadata")
             if metadata is not None:
                 for entry in self._dict_entries(metadata.value, scope, set()):
@@ -982,7 +1008,7 @@ class Evaluator:
             for key in keys:
                 found = [e for e in entries if e.name == key.value]
                 for e in found:
-                    out.extend(_with_guards(v, key.guards) for v in self.values(e.value, scope))
+                    out.extend(self._looked_up(v, key) for v in self.values(e.value, scope))
                 if not found:
                     out.extend(default)
         return out or None
@@ -1049,10 +1075,14 @@ class Evaluator:
             return [Possible(CAPABILITY, text=self.ix.text(expr), capability=True, cuda=True)]
         if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
             return list(UNKNOWN_VALUE)
-        keys = self.values(expr.slice[0].slice.value, scope)
-        if not keys or any(k.kind != CONST for k in keys):
+        all_keys = self.values(expr.slice[0].slice.value, scope)
+        keys = [k for k in all_keys if k.kind == CONST]
+        if not keys:
             return list(UNKNOWN_VALUE)
-        out: List[Possible] = [
+        # a key that may be anything (`choices=` the code computes) looks up anything: unknown,
+        # beside what the known keys (the option's `default=`) look up
+        out: List[Possible] = [Possible(UNKNOWN)] if len(keys) < len(all_keys) else []
+        out += [
             dataclasses.replace(chosen, guards=chosen.guards + key.guards, origin=self.ix.span(expr))
             for v in base
             for key in keys
@@ -1062,8 +1092,30 @@ class Evaluator:
         for key in keys:  # `{"bfloat16": torch.bfloat16, ...}[dtype]`: the key's guards carry over
             for entry in entries:
                 if entry.name == key.value:
-                    out.extend(_with_guards(v, key.guards) for v in self.values(entry.value, scope))
+                    out.extend(self._looked_up(v, key) for v in self.values(entry.value, scope))
         return out or list(UNKNOWN_VALUE)
+
+    def _looked_up(self, value: Possible, key: Possible) -> Possible:
+        """A dict's ``value`` as looked up by ``key``: chosen under the key's guards, and where the
+        key is a command-line choice (``choices=[...]`` of an argparse option, not its
+        ``default=``), chosen there — an opt-in stays an opt-in through ``DTYPES[args.precision]``."""
+        value = _with_guards(value, key.guards)
+        if key.origin is not None and self._command_line_choice(key.origin):
+            value = dataclasses.replace(value, origin=key.origin)
+        return value
+
+    def _command_line_choice(self, origin) -> bool:
+        """Whether ``origin`` lies inside an argparse option but outside its ``default=``."""
+        for options in self.ix.arg_options.values():
+            for option in options:
+                span = self.ix.span(option.call)
+                if span.start <= origin.start and origin.end <= span.end:
+                    default = keyword(option.call, "default")
+                    if default is None:
+                        return True
+                    inside = self.ix.span(default.value)
+                    return not (inside.start <= origin.start and origin.end <= inside.end)
+        return False
 
 
 def _override(entries: List[KwargSource]) -> List[KwargSource]:
@@ -1097,17 +1149,29 @@ def is_training_arguments(qualname: Optional[str], index: Optional[ModuleIndex] 
     return False
 
 
+def _literal_key(expr: cst.Subscript) -> Optional[str]:
+    """The key of ``d["k"]`` when it is a string literal."""
+    if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        key = expr.slice[0].slice.value
+        if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+            return key.evaluated_value
+    return None
+
+
+def _specified_default(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The default a field specifier gives: ``default=``, or pydantic's first argument
+    (``Field("float16", description=...)``); None for ``default_factory=`` or a required
+    pydantic field (``Field(...)``)."""
+    default = keyword(call, "default")
+    if default is None:
+        default = next((a for a in call.args if a.keyword is None and not a.star), None)
+    if default is None or isinstance(default.value, cst.Ellipsis):
+        return None
+    return default.value
+
+
 def _bool_literal(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value in ("True", "False")
-
-
-def _literal_field(node: cst.BaseExpression) -> bool:
-    """A dataclass field whose default is written as a literal (``"flash_attention_2"``,
-    ``field(default="fp16")``): a command line or a config may choose it."""
-    if isinstance(node, cst.Call) and (dotted(node.func) or "").endswith("field"):
-        default = keyword(node, "default")
-        node = default.value if default is not None else None
-    return isinstance(node, (cst.SimpleString, cst.Integer, cst.Float)) or _bool_literal(node) if node is not None else False
 
 
 def _is_parameter_name(node: cst.BaseExpression, scope: Scope) -> bool:

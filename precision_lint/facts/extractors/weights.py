@@ -172,15 +172,23 @@ def _looks_like_model(index: ModuleIndex, receiver, scope: Scope) -> bool:
 
 
 def _to_dtype_arg(site: CallSite, evaluator: Evaluator):
-    """The dtype argument of ``.to(...)``: ``dtype=`` or a positional dtype."""
+    """The dtype argument of ``.to(...)``: ``dtype=`` or a positional dtype.
+
+    A value known only at the join (a config file's ``dtype:``, what a function of another
+    module returns) is taken from the dtype's own place — ``.to(dtype)``, ``.to(device, dtype)``
+    — so that ``.to(cfg["device"], ...)`` is not read as the dtype; a written dtype or a
+    parameter from any place."""
     kw = keyword(site.node, "dtype")
     if kw is not None:
         return kw.value
-    for arg in positional(site.node):
-        if not (evaluator.mentions_dtype(arg.value, site.scope) or _is_parameter(arg.value, site.scope)):
+    args = positional(site.node)
+    slot = 1 if len(args) > 1 else 0
+    for i, arg in enumerate(args):
+        joined = i == slot and evaluator.may_carry(arg.value, site.scope)
+        if not (joined or evaluator.mentions_dtype(arg.value, site.scope) or _is_parameter(arg.value, site.scope)):
             continue  # `.to(device)`: no dtype can reach it (a parameter's callers may pass one)
         vals = evaluator.values(arg.value, site.scope)
-        if any(v.kind in (DTYPE, PARAM) for v in vals):
+        if any(v.kind in (DTYPE, PARAM) or (i == slot and v.kind in SYMBOLIC) for v in vals):
             return arg.value
     return None
 

@@ -1,0 +1,67 @@
+"""Entry points, the near misses: the commands of one command line (``fire.Fire({...})``, a
+``typer`` app, a ``click`` group) are separate runs, and a ``main`` imported from another
+module runs with the script's own code only when the ``if __name__ == "__main__":`` block
+calls it."""
+import pytest
+from conftest import config, lint
+
+from precision_lint.engine import Engine
+
+HEAD = "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+EXPORT = "def export(path):\n    m = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float16)\n    upload(m)\n"
+TRAIN = "def train():\n    return TrainingArguments(output_dir='o', fp16=True)\n"
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        HEAD + EXPORT + TRAIN + "import fire\nfire.Fire({'export': export, 'train': train})\n",
+        "import typer\n" + HEAD + "app = typer.Typer()\n@app.command()\n" + EXPORT + "@app.command()\n" + TRAIN,
+        "import click\n" + HEAD + "@click.group()\ndef cli():\n    pass\n@cli.command()\n" + EXPORT + "@cli.command()\n" + TRAIN,
+    ],
+    ids=["fire-dict", "typer", "click-group"],
+)
+def test_two_commands_of_one_command_line_do_not_run_together(src):
+    assert lint(src, "MP101") == []
+
+
+def test_one_command_that_does_both_is_a_finding():
+    both = "def run(path):\n    export(path)\n    return train()\n"
+    src = HEAD + EXPORT + TRAIN + both + "import fire\nfire.Fire({'run': run})\n"
+    assert [(d.code, d.span.line) for d in lint(src, "MP101")] == [("MP101", 4)]
+
+
+CLI = """
+    import torch
+
+    def main(model):
+        optimizer = torch.optim.AdamW(model.parameters())
+        scaler = torch.amp.GradScaler("cuda")
+        return optimizer, scaler
+    """
+RUN = """
+    import torch
+    from transformers import AutoModelForCausalLM
+    from pkg.cli import main
+
+    model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+    if __name__ == "__main__":
+        {call}
+    """
+
+
+def _run(tree, call, *names):
+    root = tree({"pkg/__init__.py": "", "pkg/cli.py": CLI, "run.py": RUN.format(call=call)})
+    engine = Engine(config(), ["MP101"], jobs=1)
+    paths = [str(root / n) for n in names] if names else [str(root)]
+    return sorted((d.path.replace(str(root) + "/", ""), d.span.line) for d in engine.run_paths(paths).diagnostics)
+
+
+@pytest.mark.parametrize("names", [(), ("run.py",), ("pkg/cli.py",)])
+def test_an_imported_main_called_under_main_runs_with_the_script(tree, names):
+    # the model is the script's, the loss scaling is main's: one run
+    assert _run(tree, "main(model)", *names) == [("run.py", 5)]
+
+
+def test_an_imported_main_the_script_never_calls_does_not_run_with_it(tree):
+    assert _run(tree, "print(model)") == []
