@@ -418,9 +418,10 @@ class Engine:
         def roots_of(path: str) -> Sequence[str]:
             return self.import_roots(path, module_name(path)[2])
 
-        found = neighbours.imported_closure(named, imports_of, roots_of)
         roots = {p: self.import_roots.project_root(p) for p in named}
-        found += neighbours.importer_candidates(named, roots, self.config.exclude, self.config.root)
+        importers = neighbours.importer_candidates(named, roots, self.config.exclude, self.config.root)
+        # the local modules the named files and their importers import: every unit they are in
+        found = importers + neighbours.imported_closure([*named, *importers], imports_of, roots_of)
         out, seen = [], set(have)
         for path in found:
             key = _same_file(path)

@@ -35,7 +35,9 @@ from .facts.values import (
     select,
 )
 
-MAX_DEPTH = 4
+# how many substitutions one value may go through: a parameter passed on by helpers, a
+# returned model made with its caller's dtype (KD chains reach 4 or 5)
+MAX_DEPTH = 8
 _MAX_ATOMS = 64
 
 
@@ -95,9 +97,12 @@ class CallGraphValues:
         (its canonical name), in any module."""
         return tuple(record for _, record in self._callers().get(function, ()))
 
-    def substitute(self, values, near: str, depth: int = 0) -> Tuple[Possible, ...]:
+    def substitute(self, values, near: str, depth: int = 0, call=None) -> Tuple[Possible, ...]:
         """``values`` with their symbolic atoms replaced; ``near``: the file they were
-        evaluated in (config paths are relative to it)."""
+        evaluated in (config paths are relative to it). ``call``: ``(function, ReturnRef, the
+        caller's file)`` when ``values`` are what that one call of ``function`` returns and the
+        call's arguments are known: the function's own parameters take those arguments, not
+        every caller's (``load("s", torch.float32)`` and ``load("t", torch.float16)``)."""
         if not any(v.kind in SYMBOLIC for v in values):
             return tuple(values)
         out: List[Possible] = []
@@ -111,6 +116,8 @@ class CallGraphValues:
                 found = (Possible(UNKNOWN),)
             elif v.kind == RETURN:
                 found = self.returned(v.value, v.where or near, depth)
+            elif call is not None and v.value.function == call[0]:
+                found = self._passed(v.value, call[1], call[2], depth)
             else:
                 found = self.arguments(v.value, depth)
             for a in found:
@@ -126,6 +133,14 @@ class CallGraphValues:
                     a = dataclasses.replace(a, guards=v.guards + a.guards)
                 out.append(_casts_kept(a, v))
         return _dedupe(out)
+
+    def _passed(self, param: ParamRef, ref: ReturnRef, caller: str, depth: int) -> Tuple[Possible, ...]:
+        """What the call ``ref`` (made in the file ``caller``) passes for ``param``."""
+        for index, keyword, values in ref.args:
+            if keyword == param.name or (keyword is None and param.index is not None and index == param.index):
+                found = self.substitute(_follow(values, param.keys, param.missing), caller, depth + 1)
+                return tuple(v if v.where else dataclasses.replace(v, where=caller) for v in found)
+        return (Possible(UNKNOWN),)  # not passed: the parameter's default, or nothing we know
 
     def returned(self, ref: ReturnRef, near: str, depth: int) -> Tuple[Possible, ...]:
         """What the project function ``ref.callee`` (as named in the module at ``near``)
@@ -152,6 +167,7 @@ class CallGraphValues:
                 tuple(v if v.where else dataclasses.replace(v, where=module.path) for v in values),
                 module.path,
                 depth + 1,
+                (canonical, ref, near) if ref.args is not None else None,
             ) or result
         self._returns_memo[key] = result
         return result

@@ -5,9 +5,12 @@ pre-commit and editors pass only the changed files. A commit that turns on
 the same conflict as when the whole tree is checked, so the run must read ``models.py``
 too. For each named file this finds, within its project:
 
-- the local modules it imports, transitively (as ``Project`` would join them), and
-- the modules that import it (a named ``models.py`` meets the ``train.py`` that trains
-  what it loads), found by a cheap text search and confirmed by the join itself.
+- the modules that import it, directly or through other modules (a named ``models.py``
+  meets the ``train.py`` that trains what it loads), found by a cheap text search of the
+  import statements and confirmed by the join itself, and
+- the local modules that it and those importers import, transitively (as ``Project`` would
+  join them): every unit the named file is part of, whole, so that its findings are those of
+  a run over the whole tree.
 
 They are read for their facts only: findings are reported for the named files, and for
 a neighbour only where the finding names a named file (``related``); a neighbour is never
@@ -62,40 +65,67 @@ def imported_closure(
     return out
 
 
+_IMPORT_STATEMENT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([^#\n]*)|import[ \t]+([^#\n]*))", re.MULTILINE)
+
+
+def _imported_words(text: str) -> Set[str]:
+    """The names a file's import statements mention (``from pkg.models import load`` →
+    pkg, models, load): a module whose last name is among them may be imported by it."""
+    words: Set[str] = set()
+    for match in _IMPORT_STATEMENT.finditer(text):
+        for part in match.groups():
+            if part:
+                words.update(re.findall(r"\w+", part))
+    return words
+
+
 def importer_candidates(named: Sequence[str], project_roots: Dict[str, str], exclude, config_root) -> List[str]:
-    """Files of the named files' projects whose text may import one of them (``import models``,
-    ``from models import``, ``from . import models``, ``from .models import``)."""
+    """Files of the named files' projects whose imports may reach one of them, directly or
+    through other modules (``import models``, ``from . import models``, ``from .models
+    import``, and the scripts that import those): every unit a named file belongs to starts
+    at one of them, and each unit's own imports are then read too."""
     out: List[str] = []
     named_set = {_same(p) for p in named}
     by_root: Dict[str, Set[str]] = {}
     for path in named:
-        name = module_name(path)[0]
-        last = name.rsplit(".", 1)[-1]
-        if last == "__init__" or not last:
-            continue
-        by_root.setdefault(project_roots[path], set()).add(last)
+        last = _last_name(path)
+        if last:
+            by_root.setdefault(project_roots[path], set()).add(last)
     for root, names in by_root.items():
-        pattern = re.compile(
-            r"^\s*(?:from\s+[\w.]*\b(?:%s)\b|from\s+[\w.]+\s+import\s+.*\b(?:%s)\b|import\s+.*\b(?:%s)\b)"
-            % (("|".join(map(re.escape, sorted(names))),) * 3),
-            re.MULTILINE,
-        )
         files = discover([root], exclude, config_root)
         if len(files) > MAX_SCANNED:
             continue  # too large to search: only the imports of the named files are followed
+        words: Dict[str, Set[str]] = {}
         for path in files:
             if _same(path) in named_set:
                 continue
             try:
                 with open(path, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
+                    words[path] = _imported_words(fh.read())
             except OSError:
                 continue
-            if pattern.search(text):
+        found = True
+        while found:  # importers of importers, until no new file joins (bounded by the files)
+            found = False
+            for path in [p for p, w in words.items() if w & names]:
+                del words[path]
                 out.append(path)
                 if len(out) >= MAX_NEIGHBOURS:
                     return out
+                last = _last_name(path)
+                if last and last not in names:
+                    names.add(last)
+                    found = True
     return out
+
+
+def _last_name(path: str) -> str:
+    """The last part of a file's module name (a package's own name for its ``__init__``)."""
+    name = module_name(path)[0]
+    parts = name.split(".")
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return parts[-1] if parts else ""
 
 
 def _same(path: str) -> str:

@@ -14,31 +14,10 @@ import libcst as cst
 
 from .callees import LIBRARIES, project_callee
 from .evaluate import Evaluator
-from .index import CallSite, ModuleIndex
+from .index import ModuleIndex
 from .model import CallArg, CallRecord
 from .tensors import half_tensors
 from .values import UNKNOWN
-
-_LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)
-
-
-def _worth_recording(evaluator: Evaluator, expr: cst.BaseExpression, site: CallSite) -> bool:
-    if isinstance(expr, _LITERALS):
-        return True
-    if isinstance(expr, cst.Name):
-        if expr.value in ("True", "False"):
-            return True
-        owner = site.scope.lookup_scope(expr.value)
-        if owner is not None and expr.value in owner.params:
-            return True  # passed on as it is: a chain of helpers
-    if evaluator.mentions_dtype(expr, site.scope):
-        return True
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.attr.value in evaluator.ix.arg_options:
-        return True  # a command-line option passed on (`main(args.amp)`): the user's switch
-    if isinstance(expr, cst.Call) and not expr.args and evaluator.may_carry(expr, site.scope):
-        return True  # `train(Config())`: an instance whose fields are all the class's defaults
-    # a config file's table or value (`build_model(cfg["model"])`), or what a helper returned
-    return isinstance(expr, (cst.Name, cst.Subscript, cst.Attribute)) and evaluator.may_carry(expr, site.scope)
 
 
 def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
@@ -55,7 +34,7 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
                 continue  # its entries come below, with the dict's own keys
             if arg.star:
                 break  # `*args`: the positions after it are unknown
-            values = evaluator.values(arg.value, site.scope) if _worth_recording(evaluator, arg.value, site) else ()
+            values = evaluator.values(arg.value, site.scope) if evaluator.worth_passing(arg.value, site.scope) else ()
             if tensors is not None:  # a float16 tensor or model handed over (`distil(s_logits, t_logits)`)
                 values = tuple(dict.fromkeys((*values, *tensors.values(arg.value, site.scope))))
             if values:
@@ -64,7 +43,7 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
                 position += 1
         if any(arg.star == "**" for arg in site.node.args):
             for source in evaluator.kwarg_sources(site.node, site.scope):
-                if source.via != "keyword" and _worth_recording(evaluator, source.value, site):
+                if source.via != "keyword" and evaluator.worth_passing(source.value, site.scope):
                     args.append(CallArg(None, source.name, evaluator.values(source.value, site.scope)))
         guards = evaluator.guards_of(site.guards, site.scope) if args else ()
         autocast = tensors is not None and tensors.autocast_enabled(site) is not None

@@ -138,6 +138,9 @@ def is_capability_callee(qualname: Optional[str], func: cst.BaseExpression) -> b
     return name.rsplit(".", 1)[-1] in CAPABILITY_FUNCTIONS
 
 
+_LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)
+
+
 class Evaluator:
     def __init__(self, index: ModuleIndex) -> None:
         self.ix = index
@@ -941,8 +944,43 @@ class Evaluator:
         # substituted at the join
         callee = project_callee(self.ix, site) if site is not None and site.qualname else None
         if callee is not None and callee not in self.ix.functions:
-            return [Possible(RETURN, ReturnRef(callee), origin=self.ix.span(expr))]
+            return [Possible(RETURN, ReturnRef(callee, args=self.call_arguments(expr, scope)), origin=self.ix.span(expr))]
         return list(UNKNOWN_VALUE)
+
+    def worth_passing(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether an argument may carry a precision into the function it is passed to: a
+        literal, a parameter passed on as it is (a chain of helpers), anything a dtype may
+        reach, a command-line option, or a config value, instance or returned value."""
+        if isinstance(expr, _LITERALS):
+            return True
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False"):
+                return True
+            owner = scope.lookup_scope(expr.value)
+            if owner is not None and expr.value in owner.params:
+                return True
+        if self.mentions_dtype(expr, scope):
+            return True
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.attr.value in self.ix.arg_options:
+            return True  # a command-line option passed on (`main(args.amp)`): the user's switch
+        if isinstance(expr, cst.Call) and not expr.args and self.may_carry(expr, scope):
+            return True  # `train(Config())`: an instance whose fields are all the class's defaults
+        return isinstance(expr, (cst.Name, cst.Subscript, cst.Attribute)) and self.may_carry(expr, scope)
+
+    def call_arguments(self, call: cst.Call, scope: Scope):
+        """``(position, keyword, values)`` of the arguments of ``call`` that may carry a
+        precision; None when ``*args``/``**kwargs`` hide which parameter gets what."""
+        out = []
+        position = 0
+        for arg in call.args:
+            if arg.star:
+                return None
+            if self.worth_passing(arg.value, scope):
+                keyword = arg.keyword.value if arg.keyword is not None else None
+                out.append((position if keyword is None else None, keyword, self.values(arg.value, scope)))
+            if arg.keyword is None:
+                position += 1
+        return tuple(out)
 
     def worth_summarising(self, function: Scope) -> bool:
         return any(self.may_carry(value, function) for value, _ in function.returns)

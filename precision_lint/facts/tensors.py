@@ -33,8 +33,9 @@ from .index import CallSite, ModuleIndex, Scope, element, keyword, positional
 from .values import CONST, HALF, PARAM, RETURN, SYMBOLIC, Possible, ReturnRef, dtypes
 
 # Text a module must contain to hold a float16 tensor source or a softmax over one (``dtype=``:
-# a model made with a dtype that its callers or a config file choose).
-EVIDENCE = re.compile(r"kl_div|KLDivLoss|softmax|cross_entropy|CrossEntropyLoss|half|float16|fp16|clip\.load|dtype\s*=")
+# a model made with a dtype that its callers or a config file choose; ``logits``/``teacher``:
+# a distillation step that passes a teacher or its logits on to a loss elsewhere).
+EVIDENCE = re.compile(r"kl_div|KLDivLoss|softmax|cross_entropy|CrossEntropyLoss|half|float16|fp16|clip\.load|dtype\s*=|logits|teacher")
 
 SOFTMAX = frozenset({"torch.nn.functional.softmax", "torch.softmax", "torch.special.softmax"})
 LOG_SOFTMAX = frozenset(
@@ -329,7 +330,8 @@ class HalfTensors:
             if qual is None:  # defined elsewhere (a notebook cell, a star import): still autocast's
                 return self._model_output(expr, [])
             if not qual.startswith(LIBRARIES):  # `from helpers import load_teacher`
-                return self._model_output(expr, [Possible(RETURN, ReturnRef(qual))])
+                returned = ReturnRef(qual, args=self.ev.call_arguments(expr, scope))
+                return self._model_output(expr, [Possible(RETURN, returned)])
             return []
         if isinstance(func, cst.Call):  # `AutoModel.from_pretrained(...).half()(x)`
             return self._model_output(expr, self.values(func, scope))

@@ -53,6 +53,9 @@ class ReturnRef:
     missing: Tuple[Any, ...] = ()
     # an instance that ``HfArgumentParser`` fills from the command line: its flags are the user's
     command_line: bool = False
+    # The arguments of the one call it stands for, when known: ``(position, keyword, values)``.
+    # The callee's own parameters in what it returns then take these, not every caller's.
+    args: Optional[Tuple[Tuple[Optional[int], Optional[str], Tuple[Any, ...]], ...]] = None
 
 
 # The value of a key that a config file does not hold: unknown (``cfg["fp16"]`` raises).

@@ -54,3 +54,46 @@ def test_a_neighbour_is_never_fixed(tmp_path):
 
 def test_a_file_whose_unit_has_no_conflict_stays_clean(tmp_path):
     assert _run(tmp_path, "eval.py").diagnostics == []
+
+
+def test_a_helper_named_alone_is_read_with_every_unit_it_is_part_of(tmp_path):
+    # losses.py is imported by a package module that distill.py imports; the teacher's dtype
+    # comes from a loader that only distill.py imports: all of it is the unit losses.py is in
+    write_tree(
+        tmp_path,
+        {
+            "kd/__init__.py": "",
+            "kd/losses.py": """
+                import torch.nn.functional as F
+
+                def kd_loss(s_logits, t_logits):
+                    return F.kl_div(F.log_softmax(s_logits, -1), F.softmax(t_logits, -1), reduction="batchmean")
+                """,
+            "kd/step.py": """
+                from kd.losses import kd_loss
+
+                def step(student, teacher, batch):
+                    return kd_loss(student(**batch).logits, teacher(**batch).logits)
+                """,
+            "loaders.py": """
+                from transformers import AutoModelForCausalLM
+
+                def load(name, dtype):
+                    return AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
+                """,
+            "distill.py": """
+                import torch
+                from kd.step import step
+                from loaders import load
+
+                step(load("s", torch.float32), load("t", torch.float16), batch)
+                """,
+            "unrelated.py": "import torch\nx = torch.zeros(2, dtype=torch.float16)\n",
+        },
+    )
+    engine = Engine(config(), ["MP401"], jobs=1)
+    alone = engine.run_paths([str(tmp_path / "kd" / "losses.py")]).diagnostics
+    whole = engine.run_paths([str(tmp_path)]).diagnostics
+    assert [(d.path, d.span.line) for d in alone] == [(d.path, d.span.line) for d in whole]
+    assert [(d.path.rsplit("/", 1)[-1], d.span.line) for d in alone] == [("losses.py", 4)]
+    assert "float16 as given in distill.py, line 5" in alone[0].message

@@ -62,6 +62,49 @@ PROJECTS = {
             Trainer(model=teacher, args=args).train()
             """,
     },
+    "kd-across-files": {
+        "pyproject.toml": '[tool.precision-lint]\ntransformers-version = "5.23"\n',
+        "kdlib/__init__.py": "",
+        "kdlib/layers.py": """
+            import torch.nn as nn
+
+            class Head(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.fc = nn.Linear(dim, dim)
+            """,
+        "kdlib/models.py": """
+            from transformers import AutoModelForCausalLM
+
+            def load_teacher(name, dtype):
+                return AutoModelForCausalLM.from_pretrained(name, dtype=dtype)
+            """,
+        "kdlib/losses.py": """
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            class DistillLoss(nn.Module):
+                def forward(self, s_logits, t_logits):
+                    log_p = F.log_softmax(s_logits / 2, -1)
+                    return F.kl_div(log_p, F.softmax(t_logits / 2, -1), reduction="batchmean")
+            """,
+        "distill.py": """
+            import torch
+            from kdlib.layers import Head
+            from kdlib.losses import DistillLoss
+            from kdlib.models import load_teacher
+
+            teacher = load_teacher("big", torch.float16)
+            head = Head(8).cuda().half()
+            opt = torch.optim.AdamW(head.parameters(), lr=1e-4)
+            scaler = torch.amp.GradScaler("cuda")
+            criterion = DistillLoss()
+            for batch in loader:
+                s_logits, t_logits = head(batch["x"]), teacher(**batch).logits
+                loss = criterion(s_logits, t_logits)
+                scaler.scale(loss).backward()
+            """,
+    },
 }
 
 
@@ -70,6 +113,7 @@ EXPECTED = {
     "fixtures": {"MP101", "MP201", "MP202", "MP301", "MP401"},
     "loader-elsewhere": {("models.py", "MP101"), ("train.py", "MP301")},
     "package-and-config": {("kd/loading.py", "MP201")},
+    "kd-across-files": {("distill.py", "MP101"), ("kdlib/losses.py", "MP401")},
 }
 
 

@@ -973,3 +973,26 @@ def test_a_softmax_returned_by_a_helper():
     assert d.span.line == 10 and "`logits` may be half" in d.message
     assert "return F.softmax(logits.float() / T, -1)" in fix(src, CODE)
     assert lint(case(SOFT_TARGETS.format(cast=".float()")), CODE) == []
+
+
+def test_each_call_of_a_loader_keeps_its_own_dtype(tree):
+    # one loader, two calls: the student in float32, the teacher in float16. Only the teacher's
+    # logits are half, so only they are upcast (what a call returns takes that call's arguments)
+    from precision_lint.engine import Engine
+
+    train = """
+        import torch
+        import torch.nn.functional as F
+        from models import load_teacher
+
+        student = load_teacher("small", torch.float32)
+        teacher = load_teacher("big", torch.float16)
+        s, t = student(**batch).logits, teacher(**batch).logits
+        loss = F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1), reduction="batchmean")
+    """
+    root = tree({"models.py": LOADER, "train.py": train})
+    engine = Engine(config(), [CODE])
+    (d,) = engine.run_paths([str(root)]).diagnostics
+    assert "`t` may be half" in d.message and "`s` may be half" not in d.message
+    fixed = engine.run_paths([str(root)], fix=True).fixed_texts[str(root / "train.py")]
+    assert "F.kl_div(F.log_softmax(s, -1), F.softmax(t.float(), -1)" in fixed
