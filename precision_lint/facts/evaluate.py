@@ -20,7 +20,7 @@ import libcst as cst
 
 from ..knowledge import derives_from
 from .callees import project_callee
-from .index import Assignment, CallSite, ModuleIndex, Scope, children, element, keyword
+from .index import Assignment, CallSite, ModuleIndex, Scope, children, element, item_owner, keyword
 from .names import dotted
 from .values import (
     CAPABILITY,
@@ -429,9 +429,15 @@ class Evaluator:
             return self._entries(expr.left, scope, seen) + self._entries(expr.right, scope, seen)
         if isinstance(expr, cst.Subscript):  # `cfg["train"]` of `cfg = {"train": {...}}`: the inner dict's
             key = _literal_key(expr)
-            if key is not None:
-                return [e for entry in self._dict_entries(expr.value, scope, seen) if entry.name == key for e in self._entries(entry.value, scope, seen)]
-            return []
+            if key is None:
+                return []
+            out = [e for entry in self._dict_entries(expr.value, scope, seen) if entry.name == key for e in self._entries(entry.value, scope, seen)]
+            owner_name = item_owner(expr)  # and what `cfg["train"]["fp16"] = v` sets in it afterwards
+            root = scope.lookup_scope(owner_name.split("\x00")[0]) if owner_name else None
+            if root is not None:
+                bound = root.assignments.get(owner_name.split("\x00")[0], [])
+                out.extend(self._mutations(owner_name, root, min((len(a.guards) for a in bound), default=0), seen))
+            return out
         if isinstance(expr, cst.Name) and expr.value not in seen:
             seen.add(expr.value)
             owner = scope.lookup_scope(expr.value)

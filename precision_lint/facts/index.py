@@ -525,6 +525,20 @@ def _exits(block: cst.BaseSuite) -> bool:
     return False
 
 
+def item_owner(node: cst.BaseExpression) -> Optional[str]:
+    """The key under which ``node[k] = v`` is indexed: the dict's name (``cfg``), or for a dict
+    nested in one by literal keys (``cfg["model"]["dtype"] = v``) the name and the keys,
+    ``cfg\x00model``; None for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        key = node.slice[0].slice.value
+        outer = item_owner(node.value)
+        if outer is not None and isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+            return f"{outer}\x00{key.evaluated_value}"
+    return None
+
+
 def _target_names(target: cst.BaseExpression) -> List[Tuple[str, Optional[int]]]:
     """Names bound by an assignment target, with their unpacking position."""
     if isinstance(target, cst.Name):
@@ -585,13 +599,9 @@ class _Indexer(cst.CSTVisitor):
             for name, idx in names:
                 self._bind(name, node.value, node, idx)
             sub = target.target
-            if (
-                isinstance(sub, cst.Subscript)
-                and isinstance(sub.value, cst.Name)
-                and len(sub.slice) == 1
-                and isinstance(sub.slice[0].slice, cst.Index)
-            ):
-                self.ix.item_assigns.setdefault(sub.value.value, []).append(
+            owner = item_owner(sub.value) if isinstance(sub, cst.Subscript) else None
+            if owner is not None and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index):
+                self.ix.item_assigns.setdefault(owner, []).append(
                     ItemAssign(sub.slice[0].slice.value, node.value, self.scope, tuple(self.guards), node)
                 )
             if isinstance(target.target, cst.Subscript) and misfits_half(number(node.value)):
