@@ -59,3 +59,26 @@ def test_bf16_defaults_match_the_installed_trl():
     assert bf16_default_on("trl.trainer.gkd_config.GKDConfig")  # a subclass of SFTConfig
     assert bf16_default_on("transformers.TrainingArguments") is False
     assert bf16_default_on("train.MyConfig") is None
+
+
+def test_model_init_configs_match_the_installed_trl():
+    """Every TRL config listed under [model_init] has the keyword the table names, and every
+    TRL training config that has it is listed (or derives from one that is)."""
+    import dataclasses
+
+    from precision_lint.knowledge import _table, model_init_keyword
+
+    trl = pytest.importorskip("trl")
+    table = _table("libraries.toml")["model_init"]
+    for name in table["configs"]:
+        cls = _resolve(name)
+        assert cls is not None, f"{name} is not in the installed trl"
+        assert table["keyword"] in {f.name for f in dataclasses.fields(cls)}
+        assert model_init_keyword(name) == "model_init_kwargs"
+    for name in dir(trl):
+        cls = getattr(trl, name, None)
+        if name.endswith("Config") and dataclasses.is_dataclass(cls):
+            if table["keyword"] in {f.name for f in dataclasses.fields(cls)}:
+                assert model_init_keyword(f"trl.{name}"), f"trl.{name} takes model_init_kwargs"
+    assert model_init_keyword("transformers.TrainingArguments") is None
+    assert model_init_keyword("train.MyConfig") is None

@@ -399,6 +399,10 @@ class Evaluator:
         return _dedupe(v for s in sources for v in self.source_values(s, scope))
 
     # --- dict splats --------------------------------------------------------------
+    def dict_entries(self, expr: cst.BaseExpression, scope: Scope) -> List[KwargSource]:
+        """The entries of the dict ``expr`` builds or names, as ``_dict_entries`` gives them."""
+        return self._dict_entries(expr, scope, set())
+
     def _dict_entries(self, expr, scope: Scope, seen: set) -> List[KwargSource]:
         """The entries of a dict, in order, a later unconditional entry of a key overriding
         the earlier ones (``{**base, "fp16": False}``, ``dict(base, fp16=False)``,

@@ -432,3 +432,43 @@ def test_import_torch_added_when_missing():
     # in isort's order: plain imports of the third-party section before its `from` imports
     assert out.startswith("import torch\nfrom torch import float16\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n")
     assert "torch_dtype=torch.float32" in out
+
+
+TRL_LOADS = """
+    import torch
+    from trl import SFTConfig, SFTTrainer
+
+    args = SFTConfig(output_dir="o", fp16={fp16}, model_init_kwargs={kwargs})
+    SFTTrainer(model="facebook/opt-350m", args=args, train_dataset=ds).train()
+"""
+
+
+@pytest.mark.parametrize(
+    "kwargs, dtype",
+    [
+        ('{"dtype": torch.float16}', "torch.float16"),
+        ('{"torch_dtype": "float16", "attn_implementation": "sdpa"}', '"float16"'),
+        ('dict(dtype=torch.half)', "torch.half"),
+    ],
+)
+def test_a_trl_config_that_loads_the_model_in_float16(kwargs, dtype):
+    # given the model's name, the trainer loads it with model_init_kwargs: float16 weights,
+    # trained under the config's own fp16 loss scaling
+    src = TRL_LOADS.format(fp16="True", kwargs=kwargs)
+    (d,) = lint(src, CODE)
+    assert d.span.line == 4 and f"`{dtype}` loads trainable weights in float16" in d.message
+    assert "SFTConfig(fp16=True)" in d.message
+    fixed = fix(src, CODE)
+    assert dtype not in fixed.splitlines()[3] and lint(fixed, CODE) == []
+
+
+@pytest.mark.parametrize(
+    "fp16, kwargs",
+    [
+        ("False", '{"dtype": torch.float16}'),  # no loss scaling
+        ("True", '{"dtype": torch.float32}'),
+        ("True", '{"attn_implementation": "sdpa"}'),  # no dtype: TRL loads float32
+    ],
+)
+def test_a_trl_config_that_loads_the_model_in_float32_or_without_scaling(fp16, kwargs):
+    assert lint(TRL_LOADS.format(fp16=fp16, kwargs=kwargs), CODE) == []

@@ -20,6 +20,7 @@ import libcst as cst
 
 from ...diagnostics import Span
 from ..evaluate import Evaluator
+from ...knowledge import model_init_keyword
 from ..callees import project_callee
 from ..index import CallSite, ModuleIndex, Scope, keyword, positional
 from ..names import dotted
@@ -354,6 +355,15 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             vals = evaluator.source_values(src, site.scope)
             placed = evaluator.kwarg_values(node, site.scope, "device_map")
             on_cpu = bool(placed) and all(v.kind == CONST and v.value == "cpu" for v in placed)
+        elif site.qualname and model_init_keyword(site.qualname) and keyword(node, model_init_keyword(site.qualname)):
+            # `SFTConfig(model_init_kwargs={"dtype": torch.float16})`: the trainer loads the model
+            entries = evaluator.dict_entries(keyword(node, model_init_keyword(site.qualname)).value, site.scope)
+            sources = [s for s in entries if s.name in DTYPE_KWARGS]
+            if not sources:
+                continue
+            src = sources[-1]
+            kind, edit_node, via = "dtype-kwarg", src.value, src.via
+            vals = evaluator.source_values(src, site.scope)
         elif site.method in CAST_METHODS and not node.args and site.receiver is not None:
             if not _looks_like_model(index, site.receiver, site.scope):
                 builds = _imported_class(index, site.receiver)
