@@ -143,6 +143,7 @@ class AttrAssign:
     value: cst.BaseExpression
     scope: Scope
     loops: Tuple["ForLoop", ...]  # enclosing for-loops, innermost last
+    guards: Tuple[GuardNode, ...] = ()  # the `if` conditions around it
 
 
 @dataclass
@@ -609,7 +610,7 @@ class _Indexer(cst.CSTVisitor):
             if not names and isinstance(target.target, cst.Attribute):
                 self._self_attr(target.target, Assignment(node.value, tuple(self.guards), node))
                 self.ix.attr_assigns.append(
-                    AttrAssign(target.target, node.value, self.scope, tuple(self.loops))
+                    AttrAssign(target.target, node.value, self.scope, tuple(self.loops), tuple(self.guards))
                 )
 
     def _half_misfit(self, node, literal, other, kind) -> None:

@@ -204,3 +204,51 @@ def test_rule_page_example_is_what_the_fix_does(code):
     after = re.search(r"After `precision-lint --fix`:\n\n```python\n(.*?)```", page, re.S).group(1)
     assert lint(before, code)
     assert fix(before, code) == after
+
+
+ON_A_CONFIG = """
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained("m")
+    {setting}
+    model = AutoModelForCausalLM.from_config(config)
+"""
+
+
+def test_flash_attention_set_on_a_config_object():
+    src = ON_A_CONFIG.format(setting='config._attn_implementation = "flash_attention_2"')
+    (d,) = lint(src, CODE)
+    assert d.span.line == 5
+    fixed = fix(src, CODE)
+    assert 'config._attn_implementation = "flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa"' in fixed
+    assert lint(fixed, CODE) == []
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        'config._attn_implementation = "sdpa"',
+        'if torch.cuda.get_device_capability()[0] >= 8:\n    config._attn_implementation = "flash_attention_2"',
+        'config.attention_backend = "flash_attention_2"',  # another attribute: not the loader's
+    ],
+)
+def test_a_config_object_without_unguarded_flash_attention(setting):
+    src = dedent(ON_A_CONFIG).replace("{setting}", setting)
+    assert lint(src, CODE) == []
+
+
+TRL = """
+    from trl import SFTConfig, SFTTrainer
+
+    args = SFTConfig(output_dir="o", model_init_kwargs={{"attn_implementation": {attn}}})
+    SFTTrainer(model="m", args=args, train_dataset=ds).train()
+"""
+
+
+def test_flash_attention_in_the_model_init_kwargs_of_a_trl_config():
+    src = TRL.format(attn='"flash_attention_2"')
+    (d,) = lint(src, CODE)
+    assert d.span.line == 3
+    assert '"attn_implementation": "flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa"' in fix(src, CODE)
+    assert lint(TRL.format(attn='"sdpa"'), CODE) == []

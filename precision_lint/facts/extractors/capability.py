@@ -7,8 +7,9 @@ for compute-capability checks:
 
 - ``BitsAndBytesConfig(bnb_4bit_compute_dtype=...)`` (the QLoRA compute dtype);
 - ``attn_implementation=`` / ``use_flash_attention_2=`` given to a model loader
-  or a config (``from_pretrained``, ``from_config``, ``AutoConfig``, ``*Config``),
-  with the weights dtype passed to the same call;
+  or a config (``from_pretrained``, ``from_config``, ``AutoConfig``, ``*Config``, a TRL
+  config's ``model_init_kwargs``), with the weights dtype passed to the same call, and
+  ``config._attn_implementation = ...`` set on a config object;
 - calls that sit inside an ``if`` whose test consults the GPU's capability
   (``if torch.cuda.is_bf16_supported(): args = TrainingArguments(bf16=True)``);
 - TRL ``*Config`` calls: whether a ``**kwargs`` splat of unknown content may pass
@@ -28,6 +29,7 @@ from typing import List, Optional, Tuple
 from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import CallSite, ModuleIndex, keyword
+from ...knowledge import model_init_keyword
 from ..values import Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args
 
@@ -100,6 +102,11 @@ class CapabilityFacts:
 
 def _arg(index: ModuleIndex, evaluator: Evaluator, site: CallSite, name: str) -> Optional[Arg]:
     sources = evaluator.kwarg(site.node, site.scope, name)
+    init = model_init_keyword(site.qualname) if site.qualname else None
+    passed = keyword(site.node, init) if init else None
+    if not sources and passed is not None:
+        # `SFTConfig(model_init_kwargs={"attn_implementation": ...})`: what its trainer loads with
+        sources = [s for s in evaluator.dict_entries(passed.value, site.scope) if s.name == name]
     if not sources:
         return None
     src = sources[-1]
@@ -210,6 +217,16 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
                     loader=loader and "Config" not in q,
                 )
             )
+    for assign in index.attr_assigns:
+        # `config._attn_implementation = "flash_attention_2"` before `from_config(config)`
+        if assign.target.attr.value.lstrip("_") != "attn_implementation":
+            continue
+        span = index.span(assign.target)
+        if assign.guards and any(_chosen_or_checked(evaluator.guard(t, p, assign.scope)) for t, p in assign.guards):
+            guarded.append((span.start, span.end))
+        value = index.span(assign.value)
+        arg = Arg(evaluator.values(assign.value, assign.scope), index.span(assign.target.attr), value, index.text(assign.value), "attribute")
+        attention.append(AttentionSite(span, index.text(assign.target), "attn_implementation", arg, False, (), False))
     options = []
     for found in index.arg_options.values():
         for option in found:
