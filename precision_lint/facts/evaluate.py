@@ -139,6 +139,16 @@ def is_capability_callee(qualname: Optional[str], func: cst.BaseExpression) -> b
 
 
 _LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)
+# how deep in an evaluation a call still records its own arguments as the context of what it
+# returns (``call_arguments``)
+_CONTEXT_DEPTH = 3
+
+
+def _without_context(v: Possible) -> Possible:
+    """A returned value kept without the arguments of its own call (contexts do not nest)."""
+    if v.kind == RETURN and v.value.args is not None:
+        return dataclasses.replace(v, value=dataclasses.replace(v.value, args=None))
+    return v
 
 
 class Evaluator:
@@ -978,19 +988,34 @@ class Evaluator:
         return isinstance(expr, (cst.Name, cst.Subscript, cst.Attribute)) and self.may_carry(expr, scope)
 
     def call_arguments(self, call: cst.Call, scope: Scope):
-        """``(position, keyword, values)`` of the arguments of ``call`` that may carry a
-        precision; None when ``*args``/``**kwargs`` hide which parameter gets what."""
+        """``(position, keyword, values)`` of the arguments of ``call`` that a dtype may reach
+        (literals, dtypes, parameters and command-line options passed on): the context of what
+        that one call returns. None when ``*args``/``**kwargs`` hide which parameter gets what,
+        or when the call is met deep inside another evaluation (its callers' context is then
+        used instead: nested contexts would multiply)."""
+        if self._depth > _CONTEXT_DEPTH:
+            return None
         out = []
         position = 0
         for arg in call.args:
             if arg.star:
                 return None
-            if self.worth_passing(arg.value, scope):
+            if self._passes_dtype(arg.value, scope):
                 keyword = arg.keyword.value if arg.keyword is not None else None
-                out.append((position if keyword is None else None, keyword, self.values(arg.value, scope)))
+                values = tuple(_without_context(v) for v in self.values(arg.value, scope))
+                out.append((position if keyword is None else None, keyword, values))
             if arg.keyword is None:
                 position += 1
         return tuple(out)
+
+    def _passes_dtype(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        if isinstance(expr, _LITERALS) or (isinstance(expr, cst.Name) and expr.value in ("True", "False")):
+            return True
+        if isinstance(expr, cst.Name) and _is_parameter(expr, scope):
+            return True
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.attr.value in self.ix.arg_options:
+            return True
+        return self.mentions_dtype(expr, scope)
 
     def worth_summarising(self, function: Scope) -> bool:
         return any(self.may_carry(value, function) for value, _ in function.returns)
