@@ -205,7 +205,10 @@ class Positions:
         self._source = source
         self._module = module
         self._line_starts = line_starts
-        self._lines = source.splitlines(keepends=True)
+        # lines as the tokenizer counts them: split at "\n" only (str.splitlines also splits at
+        # form feeds, "\x1c"-"\x1e", "\x85", "\u2028"..., which a comment may hold)
+        ends = [*line_starts[1:], len(source)]
+        self._lines = [source[start:end] for start, end in zip(line_starts, ends)]
         self._spans: Dict[int, Span] = {}
         self._holder: Dict[int, cst.CSTNode] = {}  # id(argument or name) → its call, attribute, def...
         self._paired: Dict[int, Tuple[str, ast.AST]] = {}  # id(CST node) → (family, ast node)

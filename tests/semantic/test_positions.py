@@ -157,6 +157,21 @@ def test_windows_line_ends_and_no_final_newline():
     assert not wrong and placed >= 5
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "A#\x0c\nA^\u00c0\u00b7()\n",  # found by the generated programs: a form feed in a comment
+        "x = 1  # \u2028 \u00e9\nf('\u00e9', b)\n",  # a line separator in a comment
+        "#\x1c\x1d\x1e\x85\n\u00df = g(\u00e4, h('\u00e9'))\n",
+    ],
+)
+def test_characters_str_splitlines_breaks_at_but_python_does_not(source):
+    # columns of non-ASCII lines are counted on the line the tokenizer sees, not on the pieces
+    # str.splitlines() makes at form feeds and other separators a comment may hold
+    placed, wrong = compare(source)
+    assert not wrong and placed >= 2
+
+
 def test_syntax_only_libcst_reads_falls_back():
     # `type X = ...` is 3.12 syntax: CPython 3.11's parser rejects it, LibCST parses it
     source = "type X = list[int]\ny = f(x)\n"
