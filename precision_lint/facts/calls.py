@@ -20,6 +20,10 @@ from .tensors import half_tensors
 from .values import UNKNOWN
 
 
+# arguments that are never a tensor or a model
+_NO_TENSOR = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float, cst.Lambda, cst.Dict, cst.Comparison)
+
+
 def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
     tensors = half_tensors(index, evaluator)
     out: List[CallRecord] = []
@@ -35,7 +39,7 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
             if arg.star:
                 break  # `*args`: the positions after it are unknown
             values = evaluator.values(arg.value, site.scope) if evaluator.worth_passing(arg.value, site.scope) else ()
-            if tensors is not None:  # a float16 tensor or model handed over (`distil(s_logits, t_logits)`)
+            if tensors is not None and not isinstance(arg.value, _NO_TENSOR):  # a float16 tensor or model handed over
                 values = tuple(dict.fromkeys((*values, *tensors.values(arg.value, site.scope))))
             if values:
                 args.append(CallArg(position if arg.keyword is None else None, arg.keyword.value if arg.keyword else None, values))

@@ -159,6 +159,7 @@ class Evaluator:
         self._guards: dict = {}
         self._flow_memo: Dict[tuple, Tuple[bool, bool]] = {}
         self._updates: Optional[Dict[str, list]] = None  # dict name → its `.update(...)` calls
+        self._contexts: Dict[tuple, tuple] = {}  # (call, scope) → its call_arguments
         # analyses built on this evaluator once per module and shared by the extractors
         # (``tensors.half_tensors``), keyed by name
         self.analyses: Dict[str, object] = {}
@@ -995,20 +996,26 @@ class Evaluator:
         used instead: nested contexts would multiply)."""
         if self._depth > _CONTEXT_DEPTH:
             return None
+        key = (id(call), id(scope))
+        if key in self._contexts:  # a call bound once and used in many places
+            return self._contexts[key]
         out = []
         position = 0
         for arg in call.args:
             if arg.star:
                 return None
-            if self._passes_dtype(arg.value, scope):
+            if self.passes_dtype(arg.value, scope):
                 keyword = arg.keyword.value if arg.keyword is not None else None
                 values = tuple(_without_context(v) for v in self.values(arg.value, scope))
                 out.append((position if keyword is None else None, keyword, values))
             if arg.keyword is None:
                 position += 1
-        return tuple(out)
+        self._contexts[key] = tuple(out)
+        return self._contexts[key]
 
-    def _passes_dtype(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+    def passes_dtype(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether a dtype may reach an argument: a literal, a parameter or a command-line option
+        passed on, or an expression a dtype flows into."""
         if isinstance(expr, _LITERALS) or (isinstance(expr, cst.Name) and expr.value in ("True", "False")):
             return True
         if isinstance(expr, cst.Name) and _is_parameter(expr, scope):

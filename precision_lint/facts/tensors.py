@@ -33,9 +33,9 @@ from .index import CallSite, ModuleIndex, Scope, element, keyword, positional
 from .values import CONST, HALF, PARAM, RETURN, SYMBOLIC, Possible, ReturnRef, dtypes
 
 # Text a module must contain to hold a float16 tensor source or a softmax over one (``dtype=``:
-# a model made with a dtype that its callers or a config file choose; ``logits``/``teacher``:
-# a distillation step that passes a teacher or its logits on to a loss elsewhere).
-EVIDENCE = re.compile(r"kl_div|KLDivLoss|softmax|cross_entropy|CrossEntropyLoss|half|float16|fp16|clip\.load|dtype\s*=|logits|teacher")
+# a model made with a dtype that its callers or a config file choose; ``teacher``: a
+# distillation step that passes a teacher's logits on to a loss elsewhere).
+EVIDENCE = re.compile(r"kl_div|KLDivLoss|softmax|cross_entropy|CrossEntropyLoss|half|float16|fp16|clip\.load|dtype\s*=|teacher")
 
 SOFTMAX = frozenset({"torch.nn.functional.softmax", "torch.softmax", "torch.special.softmax"})
 LOG_SOFTMAX = frozenset(
@@ -189,6 +189,8 @@ class HalfTensors:
             sources = self.ev.kwarg(call, scope, name)
             if not sources:
                 continue
+            if not any(self.ev.passes_dtype(src.value, scope) or self.ev.may_carry(src.value, scope) for src in sources):
+                return []  # `dtype=x.dtype`: neither a dtype nor a caller's or a config's value reaches it
             values = self.ev.kwarg_values(call, scope, name) or ()
             func = self.ix.text(call.func)
             func = func if len(func) <= 60 else "..." + func[-57:]

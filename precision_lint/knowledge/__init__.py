@@ -79,6 +79,7 @@ def bf16_default_on(qualname: str) -> Optional[bool]:
     return any(derives_from(qualname, base) for base in _table("libraries.toml").get("bf16_defaults", {}).get("not_fp16", ()))
 
 
+@lru_cache(maxsize=None)
 def model_init_keyword(qualname: str) -> Optional[str]:
     """The keyword whose dict a training config of ``qualname`` passes to ``from_pretrained``
     when its trainer loads the model itself (``model_init_kwargs``), or None."""

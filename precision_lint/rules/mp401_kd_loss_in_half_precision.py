@@ -58,7 +58,7 @@ class KDLossInHalfPrecision(Rule):
     )
     evidence = (
         "softmax", "kl_div", "KLDivLoss", "cross_entropy", "CrossEntropyLoss",
-        "float16", "half", "clip", "autocast", r"dtype\s*=", "logits", "teacher",
+        "float16", "half", "clip", "autocast", r"dtype\s*=", "teacher",
     )
     fix_availability = "always"
     fix_applicability = SAFE

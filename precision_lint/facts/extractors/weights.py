@@ -357,7 +357,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             on_cpu = bool(placed) and all(v.kind == CONST and v.value == "cpu" for v in placed)
         elif site.qualname and model_init_keyword(site.qualname) and keyword(node, model_init_keyword(site.qualname)):
             # `SFTConfig(model_init_kwargs={"dtype": torch.float16})`: the trainer loads the model
-            entries = evaluator.dict_entries(keyword(node, model_init_keyword(site.qualname)).value, site.scope)
+            passed = keyword(node, model_init_keyword(site.qualname))
+            entries = evaluator.dict_entries(passed.value, site.scope)
             sources = [s for s in entries if s.name in DTYPE_KWARGS]
             if not sources:
                 continue
