@@ -120,6 +120,8 @@ class CallGraphValues:
                 found = self._passed(v.value, call[1], call[2], depth)
             else:
                 found = self.arguments(v.value, depth)
+            if v.lookup:  # `DTYPES[cfg["dtype"]]`: the key's value picks the table's entry
+                found = _looked_up(v, found, v.where or near)
             for a in found:
                 if v.torch_attr:  # `getattr(torch, name)`
                     a = _torch_attr(a)
@@ -220,6 +222,24 @@ class CallGraphValues:
             hook = getattr(resolved, "after_substitution", None)
             return hook() if hook is not None else resolved
         return obj
+
+
+def _looked_up(atom: Possible, keys, near: str) -> Tuple[Possible, ...]:
+    """The entries of ``atom``'s table that the substituted ``keys`` pick, each chosen under its
+    key's guards (the table lies in the file ``near``); an unknown key picks an unknown value,
+    a key the table does not hold picks nothing."""
+    out: List[Possible] = []
+    for key in keys:
+        if key.kind == UNKNOWN:
+            out.append(key)
+            continue
+        for name, values in atom.lookup:
+            if key.kind == CONST and key.value == name:
+                out += [
+                    dataclasses.replace(v, guards=key.guards + v.guards, where=v.where or near)
+                    for v in values
+                ]
+    return tuple(out)
 
 
 def _made_half(reason: str, dtype: Possible) -> str:

@@ -142,6 +142,7 @@ _LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)
 # how deep in an evaluation a call still records its own arguments as the context of what it
 # returns (``call_arguments``)
 _CONTEXT_DEPTH = 3
+_MAX_TABLE = 32  # entries of a table looked up by a key known only at the join
 
 
 def _without_context(v: Possible) -> Possible:
@@ -1157,8 +1158,28 @@ class Evaluator:
             return list(UNKNOWN_VALUE)
         all_keys = self.values(expr.slice[0].slice.value, scope)
         keys = [k for k in all_keys if k.kind == CONST]
+        symbolic = [k for k in all_keys if k.kind in SYMBOLIC]
+        if symbolic:  # `DTYPES[cfg["dtype"]]`: the key is known at the join, the table here
+            table = self._table(expr.value, scope)
+            if table:
+                origin = self.ix.span(expr)
+                looked = [dataclasses.replace(k, lookup=table, origin=origin) for k in symbolic]
+                if not keys:
+                    return looked
+                return looked + [v for v in self._subscript_known(expr, scope, base, keys, all_keys) if v.kind != UNKNOWN]
         if not keys:
             return list(UNKNOWN_VALUE)
+        return self._subscript_known(expr, scope, base, keys, all_keys)
+
+    def _table(self, expr: cst.BaseExpression, scope: Scope):
+        """A dict written in the code with literal keys, as ``(key, values)`` pairs (at most
+        :data:`_MAX_TABLE` of them); () for anything else."""
+        entries = self._dict_entries(expr, scope, set())
+        if not entries or len(entries) > _MAX_TABLE:
+            return ()
+        return tuple((e.name, tuple(self.source_values(e, scope))) for e in entries)
+
+    def _subscript_known(self, expr: cst.Subscript, scope: Scope, base, keys, all_keys) -> List[Possible]:
         # a key that may be anything (`choices=` the code computes) looks up anything: unknown,
         # beside what the known keys (the option's `default=`) look up
         out: List[Possible] = [Possible(UNKNOWN)] if len(keys) < len(all_keys) else []

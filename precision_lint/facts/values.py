@@ -139,6 +139,10 @@ class Possible:
     # substitution at the join keeps both on what replaces a symbolic atom.
     upcast: bool = False
     clamped: bool = False
+    # For a symbolic key into a table the code writes (``DTYPES[cfg["dtype"]]``): the table's
+    # literal keys and their values. Substituted, the key's value picks its entry; a key the
+    # table does not hold picks nothing (the code raises KeyError there).
+    lookup: Tuple[Tuple[Any, Tuple[Any, ...]], ...] = ()
     # For a symbolic atom that is the dtype of a tensor or model (``from_pretrained(name,
     # torch_dtype=dtype)`` with ``dtype`` a parameter or a config value): why that tensor would
     # be float16. Substituted, a float16 value makes it a ``HALF`` atom with this reason (and

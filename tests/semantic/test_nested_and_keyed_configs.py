@@ -123,3 +123,54 @@ def test_a_config_file_with_fp16_off_is_clean_however_it_is_loaded(tmp_path, how
     (tmp_path / name).write_text(text.replace("false", "true"))  # the same file switched on: found
     assert [(d.code, d.span.line) for d in run()] == [("MP101", 6)]
     assert dedent(script).splitlines()[5].startswith("model = ")
+
+
+TABLE_BY_CONFIG = """
+    import torch
+    import yaml
+    from transformers import AutoModelForCausalLM
+
+    DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+    cfg = yaml.safe_load(open("train.yaml"))
+    model = AutoModelForCausalLM.from_pretrained("m", dtype=DTYPES[cfg["dtype"]])
+"""
+
+
+def _table_run(tmp_path, yaml_text):
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+
+    files = {"train.py": TABLE_BY_CONFIG}
+    if yaml_text is not None:
+        files["train.yaml"] = yaml_text
+    write_tree(tmp_path, files)
+    return [(d.code, d.span.line) for d in Engine(config(), ["MP201"], jobs=1).run_paths([str(tmp_path)]).diagnostics]
+
+
+def test_a_dtype_table_keyed_by_a_config_file_value(tmp_path):
+    # the key is read from train.yaml at the join; the table is the script's
+    assert _table_run(tmp_path, "dtype: bf16\n") == [("MP201", 7)]
+
+
+@pytest.mark.parametrize("yaml_text", ["dtype: fp32\n", "dtype: fp16\n", "dtype: int8\n", "other: 1\n", None])
+def test_a_dtype_table_keyed_by_a_config_value_that_picks_no_bf16(tmp_path, yaml_text):
+    # another entry, a key the table lacks (KeyError in the code), a missing key or file: nothing
+    assert _table_run(tmp_path, yaml_text) == []
+
+
+TABLE_BY_PARAMETER = """
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+    def load(name, precision):
+        return AutoModelForCausalLM.from_pretrained(name, dtype=DTYPES[precision])
+
+    model = load("m", "{precision}")
+"""
+
+
+def test_a_dtype_table_keyed_by_what_a_caller_passes():
+    assert [(d.code, d.span.line) for d in lint(TABLE_BY_PARAMETER.replace("{precision}", "bf16"), "MP201")] == [("MP201", 7)]
+    assert lint(TABLE_BY_PARAMETER.replace("{precision}", "fp32"), "MP201") == []
