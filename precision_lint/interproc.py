@@ -78,7 +78,7 @@ class CallGraphValues:
         out: List[Possible] = []
         for module, record in self._callers().get(ref.function, ()):
             for arg in record.args:
-                if arg.keyword == ref.name or (arg.keyword is None and ref.index is not None and arg.index == ref.index):
+                if _fills(ref, arg.index, arg.keyword):
                     for v in self.substitute(_follow(arg.values, ref.keys, ref.missing), module.path, depth + 1):
                         out.append(
                             dataclasses.replace(
@@ -139,7 +139,7 @@ class CallGraphValues:
     def _passed(self, param: ParamRef, ref: ReturnRef, caller: str, depth: int) -> Tuple[Possible, ...]:
         """What the call ``ref`` (made in the file ``caller``) passes for ``param``."""
         for index, keyword, values in ref.args:
-            if keyword == param.name or (keyword is None and param.index is not None and index == param.index):
+            if _fills(param, index, keyword):
                 found = self.substitute(_follow(values, param.keys, param.missing), caller, depth + 1)
                 return tuple(v if v.where else dataclasses.replace(v, where=caller) for v in found)
         return (Possible(UNKNOWN),)  # not passed: the parameter's default, or nothing we know
@@ -222,6 +222,11 @@ class CallGraphValues:
             hook = getattr(resolved, "after_substitution", None)
             return hook() if hook is not None else resolved
         return obj
+
+
+def _fills(param: ParamRef, index: Optional[int], keyword: Optional[str]) -> bool:
+    """Whether an argument at position ``index`` or named ``keyword`` fills ``param``."""
+    return keyword == param.name or (keyword is None and param.index is not None and index == param.index)
 
 
 def _looked_up(atom: Possible, keys, near: str) -> Tuple[Possible, ...]:

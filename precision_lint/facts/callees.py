@@ -52,7 +52,7 @@ def _instance_of(index: ModuleIndex, scope, name: str) -> Optional[str]:
     owner = scope.lookup_scope(name)
     bindings = owner.assignments.get(name, []) if owner is not None else []
     if len(bindings) == 1 and isinstance(bindings[0].value, cst.Call) and bindings[0].unpack_index is None:
-        return _project_class(index, bindings[0].value)
+        return project_class(index, bindings[0].value)
     return None
 
 
@@ -60,11 +60,13 @@ def _held_on_self(index: ModuleIndex, klass: str, attr: str) -> Optional[str]:
     """The project class an attribute ``self.attr`` is always made from, or None."""
     info = index.classes.get(klass)
     bound = info.self_attr_values.get(attr, []) if info is not None else []
-    classes = {_project_class(index, a.value) if isinstance(a.value, cst.Call) else None for a, _ in bound}
+    classes = {project_class(index, a.value) if isinstance(a.value, cst.Call) else None for a, _ in bound}
     return classes.pop() if len(classes) == 1 else None
 
 
-def _project_class(index: ModuleIndex, call: cst.Call) -> Optional[str]:
+def project_class(index: ModuleIndex, call: cst.Call) -> Optional[str]:
+    """The project class ``call`` makes an instance of (one of this module, or a capitalised
+    name imported from project code), or None."""
     made = index.call_of(call)
     q = made.qualname if made is not None else None
     if not q or q.split(".")[0] in LIBRARIES or q in index.functions:

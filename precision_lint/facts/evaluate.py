@@ -18,9 +18,9 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from ..knowledge import derives_from
+from ..knowledge import derives_from, model_init_keyword
 from .callees import project_callee
-from .index import Assignment, CallSite, ModuleIndex, Scope, children, element, item_owner, keyword
+from .index import Assignment, CallSite, ModuleIndex, Scope, children, element, item_owner, keyword, literal_key
 from .names import dotted
 from .values import (
     CAPABILITY,
@@ -411,9 +411,13 @@ class Evaluator:
         return _dedupe(v for s in sources for v in self.source_values(s, scope))
 
     # --- dict splats --------------------------------------------------------------
-    def dict_entries(self, expr: cst.BaseExpression, scope: Scope) -> List[KwargSource]:
-        """The entries of the dict ``expr`` builds or names, as ``_dict_entries`` gives them."""
-        return self._dict_entries(expr, scope, set())
+    def model_init_entries(self, site: CallSite) -> List[KwargSource]:
+        """The entries of the dict a training config hands to ``from_pretrained`` when its
+        trainer loads the model itself (``SFTConfig(model_init_kwargs={"dtype": ...})``);
+        [] for any other call."""
+        name = model_init_keyword(site.qualname) if site.qualname else None
+        passed = keyword(site.node, name) if name else None
+        return self._dict_entries(passed.value, site.scope, set()) if passed is not None else []
 
     def _dict_entries(self, expr, scope: Scope, seen: set) -> List[KwargSource]:
         """The entries of a dict, in order, a later unconditional entry of a key overriding
@@ -444,14 +448,15 @@ class Evaluator:
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
             return self._entries(expr.left, scope, seen) + self._entries(expr.right, scope, seen)
         if isinstance(expr, cst.Subscript):  # `cfg["train"]` of `cfg = {"train": {...}}`: the inner dict's
-            key = _literal_key(expr)
+            key = literal_key(expr)
             if key is None:
                 return []
             out = [e for entry in self._dict_entries(expr.value, scope, seen) if entry.name == key for e in self._entries(entry.value, scope, seen)]
             owner_name = item_owner(expr)  # and what `cfg["train"]["fp16"] = v` sets in it afterwards
-            root = scope.lookup_scope(owner_name.split("\x00")[0]) if owner_name else None
+            name = owner_name.split("\x00")[0] if owner_name else None
+            root = scope.lookup_scope(name) if name else None
             if root is not None:
-                bound = root.assignments.get(owner_name.split("\x00")[0], [])
+                bound = root.assignments.get(name, [])
                 out.extend(self._mutations(owner_name, root, min((len(a.guards) for a in bound), default=0), seen))
             return out
         if isinstance(expr, cst.Name) and expr.value not in seen:
@@ -973,18 +978,8 @@ class Evaluator:
         """Whether an argument may carry a precision into the function it is passed to: a
         literal, a parameter passed on as it is (a chain of helpers), anything a dtype may
         reach, a command-line option, or a config value, instance or returned value."""
-        if isinstance(expr, _LITERALS):
+        if self.passes_dtype(expr, scope):
             return True
-        if isinstance(expr, cst.Name):
-            if expr.value in ("True", "False"):
-                return True
-            owner = scope.lookup_scope(expr.value)
-            if owner is not None and expr.value in owner.params:
-                return True
-        if self.mentions_dtype(expr, scope):
-            return True
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.attr.value in self.ix.arg_options:
-            return True  # a command-line option passed on (`main(args.amp)`): the user's switch
         if isinstance(expr, cst.Call) and not expr.args and self.may_carry(expr, scope):
             return True  # `train(Config())`: an instance whose fields are all the class's defaults
         return isinstance(expr, (cst.Name, cst.Subscript, cst.Attribute)) and self.may_carry(expr, scope)
@@ -1020,9 +1015,9 @@ class Evaluator:
         if isinstance(expr, _LITERALS) or (isinstance(expr, cst.Name) and expr.value in ("True", "False")):
             return True
         if isinstance(expr, cst.Name) and _is_parameter(expr, scope):
-            return True
+            return True  # passed on as it is: a chain of helpers
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.attr.value in self.ix.arg_options:
-            return True
+            return True  # a command-line option passed on (`main(args.amp)`): the user's switch
         return self.mentions_dtype(expr, scope)
 
     def worth_summarising(self, function: Scope) -> bool:
@@ -1248,15 +1243,6 @@ def is_training_arguments(qualname: Optional[str], index: Optional[ModuleIndex] 
         if info is not None:
             stack.extend(info.bases)
     return False
-
-
-def _literal_key(expr: cst.Subscript) -> Optional[str]:
-    """The key of ``d["k"]`` when it is a string literal."""
-    if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-        key = expr.slice[0].slice.value
-        if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
-            return key.evaluated_value
-    return None
 
 
 def _specified_default(call: cst.Call) -> Optional[cst.BaseExpression]:

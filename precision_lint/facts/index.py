@@ -526,17 +526,26 @@ def _exits(block: cst.BaseSuite) -> bool:
     return False
 
 
+def literal_key(node: cst.Subscript) -> Optional[str]:
+    """The key of ``d["k"]`` when it is a string literal."""
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        key = node.slice[0].slice.value
+        if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+            return key.evaluated_value
+    return None
+
+
 def item_owner(node: cst.BaseExpression) -> Optional[str]:
     """The key under which ``node[k] = v`` is indexed: the dict's name (``cfg``), or for a dict
     nested in one by literal keys (``cfg["model"]["dtype"] = v``) the name and the keys,
     ``cfg\x00model``; None for anything else."""
     if isinstance(node, cst.Name):
         return node.value
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        key = node.slice[0].slice.value
-        outer = item_owner(node.value)
-        if outer is not None and isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
-            return f"{outer}\x00{key.evaluated_value}"
+    if isinstance(node, cst.Subscript):
+        key = literal_key(node)
+        outer = item_owner(node.value) if key is not None else None
+        if outer is not None:
+            return f"{outer}\x00{key}"
     return None
 
 

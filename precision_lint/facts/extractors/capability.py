@@ -29,7 +29,6 @@ from typing import List, Optional, Tuple
 from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import CallSite, ModuleIndex, keyword
-from ...knowledge import model_init_keyword
 from ..values import Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args
 
@@ -101,12 +100,10 @@ class CapabilityFacts:
 
 
 def _arg(index: ModuleIndex, evaluator: Evaluator, site: CallSite, name: str) -> Optional[Arg]:
-    sources = evaluator.kwarg(site.node, site.scope, name)
-    init = model_init_keyword(site.qualname) if site.qualname else None
-    passed = keyword(site.node, init) if init else None
-    if not sources and passed is not None:
-        # `SFTConfig(model_init_kwargs={"attn_implementation": ...})`: what its trainer loads with
-        sources = [s for s in evaluator.dict_entries(passed.value, site.scope) if s.name == name]
+    # or `SFTConfig(model_init_kwargs={"attn_implementation": ...})`: what its trainer loads with
+    sources = evaluator.kwarg(site.node, site.scope, name) or [
+        s for s in evaluator.model_init_entries(site) if s.name == name
+    ]
     if not sources:
         return None
     src = sources[-1]

@@ -20,8 +20,7 @@ import libcst as cst
 
 from ...diagnostics import Span
 from ..evaluate import Evaluator
-from ...knowledge import model_init_keyword
-from ..callees import project_callee
+from ..callees import project_class
 from ..index import CallSite, ModuleIndex, Scope, keyword, positional
 from ..names import dotted
 from ..values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
@@ -139,13 +138,8 @@ def _imported_class(index: ModuleIndex, receiver) -> str:
     node = receiver
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         node = node.func.value
-    if not isinstance(node, cst.Call):
-        return ""
-    site = index.call_of(node)
-    callee = project_callee(index, site) if site is not None else None
-    if not callee or callee in index.classes or callee in index.functions:
-        return ""
-    return callee if callee.rsplit(".", 1)[-1][:1].isupper() else ""
+    made = project_class(index, node) if isinstance(node, cst.Call) else None
+    return made if made and made not in index.classes else ""
 
 
 def _looks_like_model(index: ModuleIndex, receiver, scope: Scope) -> bool:
@@ -355,13 +349,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             vals = evaluator.source_values(src, site.scope)
             placed = evaluator.kwarg_values(node, site.scope, "device_map")
             on_cpu = bool(placed) and all(v.kind == CONST and v.value == "cpu" for v in placed)
-        elif site.qualname and model_init_keyword(site.qualname) and keyword(node, model_init_keyword(site.qualname)):
+        elif sources := [s for s in evaluator.model_init_entries(site) if s.name in DTYPE_KWARGS]:
             # `SFTConfig(model_init_kwargs={"dtype": torch.float16})`: the trainer loads the model
-            passed = keyword(node, model_init_keyword(site.qualname))
-            entries = evaluator.dict_entries(passed.value, site.scope)
-            sources = [s for s in entries if s.name in DTYPE_KWARGS]
-            if not sources:
-                continue
             src = sources[-1]
             kind, edit_node, via = "dtype-kwarg", src.value, src.via
             vals = evaluator.source_values(src, site.scope)
