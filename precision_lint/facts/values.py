@@ -151,6 +151,20 @@ class Possible:
     # Reached through a call made inside an enabled ``torch.autocast`` region: autocast is
     # dynamically scoped, so the callee's softmax/log_softmax/kl_div run in float32 there.
     autocast: bool = False
+    # For a condition: what it being true implies, as (test, truth) pairs, the test named by
+    # the text of the expression that defines it (through variables: ``bf16 = BF16_OK`` is the
+    # probe's own text). ``a and not b`` implies (a, True) and (b, False); two values are
+    # exclusive when one implies a test the other denies (``bf16=BF16_OK`` and
+    # ``fp16=torch.cuda.is_available() and not BF16_OK``).
+    terms: FrozenSet[Tuple[str, bool]] = frozenset()
+
+    def implies(self) -> FrozenSet[Tuple[str, bool]]:
+        """The tests this value being true implies (itself, for a test without parts)."""
+        if self.terms:
+            return self.terms
+        if self.kind in ("condition", "capability", "cuda-available"):
+            return frozenset({(self.text or self.kind, True)})
+        return frozenset()
 
     def guarded_by_capability(self) -> bool:
         return self.capability or any(g.capability for g in self.guards)

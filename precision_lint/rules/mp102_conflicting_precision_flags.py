@@ -99,6 +99,9 @@ def _exclusive(a, b, a_written: Tuple[str, ...] = (), b_written: Tuple[str, ...]
     """Whether two ways of being on cannot hold together: opposite branches of one test, or one
     is the negation of the other (``bf16=OK, fp16=... and not OK``; ``bf16=not args.fp16``)."""
     if a is not None and b is not None:
+        a_terms, b_terms = a.implies(), b.implies()
+        if any((t, not truth) in b_terms for t, truth in a_terms):
+            return True  # one implies a test the other denies, whatever names carry them
         for g in a.guards:
             for h in b.guards:
                 if g.text == h.text and g.positive != h.positive:

@@ -48,7 +48,7 @@ from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
 from ..facts.extractors.capability import CapabilityFacts
 from ..facts.model import ModuleFacts
 from ..facts.values import CONST, COND, CUDA, Possible, dtypes as dtype_atoms
-from .base import Rule, RuleContext
+from .base import Rule, RuleContext, is_parameter_default
 
 NATIVE_BF16 = 80
 TRL_BF16_DEFAULT_SINCE = (0, 19)
@@ -191,11 +191,14 @@ def rewrite_origins(
         origin = atom.origin
         if origin is None or (atom.where and atom.where != ctx.path):
             return None  # written in another file (a caller, a config file): not edited here
+        if is_parameter_default(ctx.source, origin):
+            return None  # a default argument: evaluated at import, and every caller's (no fix)
         new = build(ctx.text(origin))
         if new is None:
             return None
         whole = (origin.start, origin.end) == (value_span.start, value_span.end)
-        edits.append(Edit(origin.start, origin.end, new if whole else f"({new})"))
+        bare = whole or re.fullmatch(r"[A-Za-z_][\w.]*", new)  # a name needs no parentheses (`bf16 = BF16_OK`)
+        edits.append(Edit(origin.start, origin.end, new if bare else f"({new})"))
     return tuple(sorted(set(edits), key=lambda e: e.start))
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 from .. import plan
 from ..diagnostics import SAFE, Edit, Fix
 from ..facts.values import CONST
-from .base import Rule, RuleContext
+from .base import Rule, RuleContext, is_parameter_default
 from .mp201_bf16_without_capability_guard import (
     capability_facts,
     pre_ampere_targets,
@@ -122,6 +122,8 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
                 origin = atom.origin
                 if origin is None or (atom.where and atom.where != ctx.path):
                     return None  # written in another file: not edited here
+                if is_parameter_default(ctx.source, origin):
+                    return None  # a default argument: evaluated at import, and every caller's
                 text = ctx.text(origin)
                 quote = text[:1] if text[:1] in ("'", '"') else '"'
                 new = plan.guarded_attention(probe, quote=quote, available=available)
