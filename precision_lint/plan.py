@@ -57,17 +57,18 @@ def import_edit(facts: ModuleFacts, line: str, module: str, plain: bool) -> Edit
     """The insertion of ``line`` (``import torch``, ``from transformers.utils import x``), a
     third-party import of ``module``, in its sorted place as ruff's isort (I001) orders the
     module's imports: in the third-party section, plain ``import`` lines first, by module
-    name; a section of its own after the standard library's when there is no third-party
+    name (by name alone where the file sorts that way); a section of its own after the standard library's when there is no third-party
     one; at the end of the import block when the module has no import line."""
     layout = facts.layout
     nl = _newline(facts)
     text = f"{line}{nl}"
     if layout is None:
         return Edit(0, 0, text)
-    key = (not plain, module.lower())
     third = [i for i in layout.imports if i.section == "third"]
+    by_name = _sorted_by_name_only(third)
+    key = (False, module.lower()) if by_name else (not plain, module.lower())
     if third:
-        later = [i for i in third if (not i.plain, i.key) > key]
+        later = [i for i in third if ((False if by_name else not i.plain), i.key) > key]
         if later:
             return Edit(later[0].start, later[0].start, text)
         return Edit(third[-1].end, third[-1].end, text)
@@ -76,6 +77,15 @@ def import_edit(facts: ModuleFacts, line: str, module: str, plain: bool) -> Edit
         last = before[-1]
         return Edit(last.end, last.end, f"{nl}{text}" + ("" if last.blank_after else nl))
     return Edit(layout.insert_at, layout.insert_at, text)
+
+
+def _sorted_by_name_only(imports) -> bool:
+    """Whether a section sorts ``import x`` and ``from x import y`` together, by module name
+    alone (isort's ``force_sort_within_sections``, Google style), and not plain imports first
+    (ruff's and isort's default): the new import then goes where its name alone puts it."""
+    names = [i.key for i in imports]
+    styled = [(not i.plain, i.key) for i in imports]
+    return len({i.plain for i in imports}) > 1 and names == sorted(names) and styled != sorted(styled)
 
 
 def probe_expression(torch: str) -> str:

@@ -290,9 +290,18 @@ def _import_block(index: ModuleIndex) -> int:
                 last = i
         elif isinstance(stmt, cst.SimpleStatementLine) and _E402_EXEMPT.match(index.module.code_for_node(stmt).lstrip("\n")):
             continue
+        elif _is_ipython_line(index, stmt):
+            continue  # `%pip install x` / `!nvidia-smi` in a notebook: no code for E402 either
         else:
             break
     return last
+
+
+def _is_ipython_line(index: ModuleIndex, stmt: cst.CSTNode) -> bool:
+    """A notebook's IPython line, as the notebook reader stands it in (``notebook.PLACEHOLDER``)."""
+    from ..notebook import PLACEHOLDER
+
+    return isinstance(stmt, cst.SimpleStatementLine) and index.module.code_for_node(stmt).strip().endswith(PLACEHOLDER)
 
 
 def _only_setup(block: cst.CSTNode) -> bool:
