@@ -65,3 +65,56 @@ def test_the_same_literal_at_the_call_is_still_fixed():
     src = DEFAULT_ARGUMENT.replace("name, dtype=torch.bfloat16,", "name,").replace("dtype=dtype", "dtype=torch.bfloat16")
     fixed = fix(src, "MP201", config(transformers_version="5.23"))
     assert "dtype=torch.bfloat16 if BF16_OK else torch.float16" in fixed
+
+
+# --- a probe in a module others import is a cached function -----------------------------------
+
+LIBRARY = """
+import torch
+from transformers import AutoModelForCausalLM
+
+
+def load(name):
+    return AutoModelForCausalLM.from_pretrained(name, dtype=torch.bfloat16, attn_implementation="flash_attention_2").eval()
+"""
+SCRIPT = """
+from models import load
+
+model = load("gpt2")
+"""
+
+
+def _fix_tree(tmp_path, monkeypatch, files):
+    from conftest import dedent
+
+    from precision_lint.engine import Engine
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(dedent(text))
+    monkeypatch.chdir(tmp_path)
+    result = Engine(config(transformers_version="5.23"), None, jobs=1).run_paths(["."], fix=True)
+    return {p.replace("./", ""): t for p, t in result.fixed_texts.items()}, result
+
+
+def test_a_library_module_gets_a_lazy_probe(tmp_path, monkeypatch):
+    texts, result = _fix_tree(tmp_path, monkeypatch, {"models.py": LIBRARY, "train.py": SCRIPT})
+    fixed = texts["models.py"]
+    assert fixed.startswith("import functools\n\nimport torch\n")  # stdlib section, sorted
+    assert (
+        "@functools.cache\ndef bf16_ok() -> bool:\n"
+        "    return torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8\n"
+    ) in fixed
+    assert "dtype=torch.bfloat16 if bf16_ok() else torch.float16" in fixed
+    assert '"flash_attention_2" if bf16_ok() and is_flash_attn_2_available() else "sdpa"' in fixed
+    assert "BF16_OK" not in fixed and "\nBF16" not in fixed  # nothing runs at import
+    assert result.diagnostics == []
+    compile(fixed, "models.py", "exec")
+    # a second run finds nothing and changes nothing
+    again, second = _fix_tree(tmp_path, monkeypatch, {"models.py": fixed, "train.py": SCRIPT})
+    assert again["models.py"] == fixed and second.diagnostics == []
+
+
+def test_a_script_keeps_a_module_level_probe(tmp_path, monkeypatch):
+    texts, _ = _fix_tree(tmp_path, monkeypatch, {"train.py": LIBRARY + '\nmodel = load("gpt2")\n'})
+    assert "\nBF16_OK = torch.cuda.is_available()" in texts["train.py"]
+    assert "functools" not in texts["train.py"]

@@ -362,7 +362,7 @@ class Fp16WeightsUnderLossScaling(Rule):
         torch, torch_edits = plan.ensure_torch(ctx.facts)
         probe = None
         if bf16:
-            probe, probe_edits = plan.capability_probe(ctx.facts)
+            probe, probe_edits = plan.capability_probe(ctx.facts, lazy=plan.lazy_probe(ctx))
             torch_edits = probe_edits  # the probe brings `import torch` with it when needed
             torch = plan.torch_name(ctx.facts)
         target = plan.guarded_bf16_weights(torch, probe) if bf16 else None
@@ -409,7 +409,7 @@ class Fp16WeightsUnderLossScaling(Rule):
     def _args_edits(self, ctx: RuleContext, site: PrecisionSite) -> List[Edit]:
         if any(a is not None and not a.in_code for a in (site.arg("fp16"), site.arg("bf16"))):
             return []  # the flags are a config file's (`**cfg["training"]`): edited there, by hand
-        probe, _ = plan.capability_probe(ctx.facts)
+        probe, _ = plan.capability_probe(ctx.facts, lazy=plan.lazy_probe(ctx))
         torch = plan.torch_name(ctx.facts)
         edits: List[Edit] = []
         fp16 = site.arg("fp16")

@@ -158,9 +158,12 @@ def falsy(values: Sequence[Possible], cap: CapabilityFacts) -> List[Possible]:
     return unguarded(out, cap)
 
 
-def probe_and_torch(facts: ModuleFacts, imports: Sequence[plan.ImportSpec] = ()) -> Tuple[str, str, Tuple[Edit, ...]]:
-    """(probe name, torch name, edits creating what is missing, ``imports`` included)."""
-    probe, edits = plan.capability_probe(facts, imports)
+def probe_and_torch(
+    facts: ModuleFacts, imports: Sequence[plan.ImportSpec] = (), lazy: bool = False
+) -> Tuple[str, str, Tuple[Edit, ...]]:
+    """(probe expression, torch name, edits creating what is missing, ``imports`` included);
+    ``lazy``: a cached probe function (``plan.lazy_probe``)."""
+    probe, edits = plan.capability_probe(facts, imports, lazy)
     layout = facts.layout
     if layout is not None and layout.torch_name:
         return probe, layout.torch_name, edits
@@ -229,7 +232,7 @@ class Bf16WithoutCapabilityGuard(Rule):
     # --- the shared plan ------------------------------------------------------------------
     def _probe(self, ctx: RuleContext):
         if self._plan is None:
-            self._plan = probe_and_torch(ctx.facts)
+            self._plan = probe_and_torch(ctx.facts, lazy=plan.lazy_probe(ctx))
         return self._plan
 
     def _fix(self, ctx, message: str, edits, applicability: str = SAFE) -> Optional[Fix]:

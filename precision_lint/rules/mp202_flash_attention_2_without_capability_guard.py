@@ -81,7 +81,7 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
             if open_atoms:
                 if setup is None:
                     available, check_imports = plan.flash_attention_check(ctx.facts)
-                    setup = (*probe_and_torch(ctx.facts, check_imports), available)
+                    setup = (*probe_and_torch(ctx.facts, check_imports, plan.lazy_probe(ctx)), available)
                 probe, _, probe_edits, available = setup
                 edits = self._edits(ctx, site, open_atoms, probe, available)
                 fix = None

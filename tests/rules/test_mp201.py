@@ -723,7 +723,8 @@ def test_across_files_weights_are_trained_by_the_importing_script(tree):
     )
     result = Engine(config(), ["MP201"], jobs=1).run_paths([str(root)], fix=True)
     fixed = result.fixed_texts[str(root / "model_utils.py")]
-    assert "torch_dtype=torch.bfloat16 if BF16_OK else torch.float32" in fixed
+    # a module the script imports: the probe is a cached function, run at its first use, never at import
+    assert "torch_dtype=torch.bfloat16 if bf16_ok() else torch.float32" in fixed
 
 
 def test_capability_facts_are_plain_picklable_data():
