@@ -249,7 +249,7 @@ class Engine:
                 result.fixed_texts = texts
                 result.unsafe_held_back = _held_back(cached, unsafe)
                 return result
-        first = self._judge_texts(sources, names, only, related)
+        first = self._vendored(self._judge_texts(sources, names, only, related), result.sources)
         wanted = lambda d: _applicable(d, unsafe) and d.code in self._selected_codes
         if not any(wanted(d) for d in first):
             result.diagnostics = self._reported(first)
@@ -271,7 +271,7 @@ class Engine:
 
         def judge(now: Dict[str, str]) -> List[Diagnostic]:
             current = [dataclasses.replace(s, text=now.get(s.path, s.text)) for s in sources]
-            return self._judge_texts(current, names, only, related)
+            return self._vendored(self._judge_texts(current, names, only, related), result.sources)
 
         def valid(path: str, old: str, new: str) -> Optional[str]:
             return still_valid(old, new, path) or _notebook_problem(by_path.get(path), new)
@@ -303,6 +303,24 @@ class Engine:
         result.fixed_texts = {p: t for p, t in trial.texts.items() if p in result.sources}
         result.fixes_applied = dict(trial.fixes_applied)
         result.fixed_codes = {p: dict(c) for p, c in trial.fixed_codes.items()}
+
+    def _vendored(self, diagnostics: List[Diagnostic], sources: Dict[str, SourceFile]) -> List[Diagnostic]:
+        """The findings of vendored third-party files without their fixes (``vendored.py``)."""
+        from .fixplan import refuse
+        from .vendored import vendored_reason
+
+        root = str(self.config.root) if self.config.root is not None else None
+        why: Dict[str, Optional[str]] = {}
+        out = []
+        for d in diagnostics:
+            if d.fix is not None:
+                if d.path not in why:
+                    src = sources.get(d.path)
+                    why[d.path] = vendored_reason(d.path, src.text if src is not None else None, root)
+                if why[d.path] is not None:
+                    d = refuse(d, why[d.path])
+            out.append(d)
+        return out
 
     def _reported(self, diagnostics: Iterable[Diagnostic]) -> List[Diagnostic]:
         """The findings of the selected rules (every rule judges, to check the plan of fixes)."""

@@ -118,3 +118,53 @@ def test_a_script_keeps_a_module_level_probe(tmp_path, monkeypatch):
     texts, _ = _fix_tree(tmp_path, monkeypatch, {"train.py": LIBRARY + '\nmodel = load("gpt2")\n'})
     assert "\nBF16_OK = torch.cuda.is_available()" in texts["train.py"]
     assert "functools" not in texts["train.py"]
+
+
+# --- vendored third-party code is reported, never fixed -----------------------------------------
+
+FORCED_FA2 = """
+import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2", dtype=torch.float16).eval()
+"""
+HF_HEADER = "# Copyright 2022 EleutherAI and the HuggingFace Inc. team. All rights reserved.\n#\n# Licensed under the Apache License, Version 2.0\n"
+
+
+def _check_tree(tmp_path, monkeypatch, files):
+    from conftest import dedent
+
+    from precision_lint.engine import Engine
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(dedent(text) if name.endswith(".py") else text)
+    monkeypatch.chdir(tmp_path)
+    found = Engine(config(transformers_version="5.23"), ["MP202"], jobs=1).run_paths(["."]).diagnostics
+    return {d.path.replace("./", ""): d for d in found}
+
+
+def test_vendored_code_keeps_its_findings_without_fixes(tmp_path, monkeypatch):
+    found = _check_tree(
+        tmp_path,
+        monkeypatch,
+        {
+            "LICENSE": "MIT License\n\nCopyright (c) 2024 Alice Example\n",
+            "third_party/fastattn/model.py": FORCED_FA2,
+            "libcopy/setup.py": "",
+            "libcopy/mod.py": FORCED_FA2,
+            "models/llama.py": HF_HEADER + FORCED_FA2.lstrip("\n"),
+            "own.py": "# Copyright (c) 2025 Alice Example\n" + FORCED_FA2.lstrip("\n"),
+        },
+    )
+    assert set(found) == {"third_party/fastattn/model.py", "libcopy/mod.py", "models/llama.py", "own.py"}
+    assert "it lies in `third_party/`" in found["third_party/fastattn/model.py"].message
+    assert "`libcopy/` is a copy of another distribution" in found["libcopy/mod.py"].message
+    assert "licence header names another copyright holder" in found["models/llama.py"].message
+    assert all(d.fix is None for p, d in found.items() if p != "own.py")
+    assert found["own.py"].fix is not None  # the project's own header, the project's own code
+
+
+def test_a_licence_header_alone_decides_nothing_without_a_project_licence(tmp_path, monkeypatch):
+    found = _check_tree(tmp_path, monkeypatch, {"models/llama.py": HF_HEADER + FORCED_FA2.lstrip("\n")})
+    assert found["models/llama.py"].fix is not None
