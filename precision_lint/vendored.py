@@ -34,8 +34,10 @@ VENDOR_FOLDERS = frozenset(
     {"site-packages", "dist-packages", "_vendor", "vendor", "vendored", "third_party", "third-party", "thirdparty", "3rdparty"}
 )
 _DIST_MARKERS = ("setup.py", "PKG-INFO")
+_YEARS = r"\d{4}(?:\s*[-–,]\s*(?:\d{4}|present))*"
+# a copyright *notice*: with a year or a (c)/© mark, never the word in a licence's prose
 _COPYRIGHT = re.compile(
-    r"copyright\s*(?:\(c\)|©)?\s*(?:\d{4}(?:\s*[-–,]\s*(?:\d{4}|present))*\s*)?(?:\(c\)|©)?\s*(?:by\s+)?(?P<holder>[^\n]*)",
+    rf"copyright\s*(?:(?:\(c\)|©)\s*(?:{_YEARS}\s*)?|{_YEARS}\s*(?:\(c\)|©)?\s*)(?:by\s+)?(?P<holder>[^\n]*)",
     re.IGNORECASE,
 )
 _HEADER_LINES = 40

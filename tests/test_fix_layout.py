@@ -119,3 +119,16 @@ def test_added_import_in_the_default_order_stays_plain_imports_first():
         PRECISION_ONLY,
     )
     assert fixed.startswith("import numpy as np\nimport torch\nimport wandb\nfrom peft import LoraConfig\n")
+
+
+def test_notebook_probe_after_the_imports_of_a_later_cell():
+    """`import torch` in a cell below code: the probe goes after that cell's imports, not
+    between `import torch` and the next import (ruff checks E402 per cell)."""
+    nb = _notebook(
+        "from huggingface_hub import login\nlogin(token='')\n",
+        "import torch\nfrom transformers import AutoModelForCausalLM\n\n"
+        "model = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.bfloat16).eval()\n",
+    )
+    fixed = json.loads(fix_source(nb, path="nb.ipynb", config=PRECISION_ONLY))
+    second = "".join(fixed["cells"][1]["source"])
+    assert second.startswith(f"import torch\nfrom transformers import AutoModelForCausalLM\n\n{PROBE}\nBF16_OK = {EXPR}\n")

@@ -376,6 +376,13 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
         ),
         -1,
     )
+    if torch_import > last_header:
+        # `import torch` below code (a later notebook cell): the probe goes after the imports
+        # that follow it too, never between two imports (E402, per cell in a notebook)
+        while torch_import + 1 < len(body) and (
+            _is_import_line(body[torch_import + 1]) or _is_ipython_line(index, body[torch_import + 1])
+        ):
+            torch_import += 1
     ends = _statement_ends(index, max(last_header, torch_import) + 1)
     header = "".join(index.module.code_for_node(h) for h in index.module.header)
     insert_at = ends[last_header] if last_header >= 0 else 0
