@@ -132,3 +132,15 @@ def test_notebook_probe_after_the_imports_of_a_later_cell():
     fixed = json.loads(fix_source(nb, path="nb.ipynb", config=PRECISION_ONLY))
     second = "".join(fixed["cells"][1]["source"])
     assert second.startswith(f"import torch\nfrom transformers import AutoModelForCausalLM\n\n{PROBE}\nBF16_OK = {EXPR}\n")
+
+
+def test_notebook_import_goes_into_the_import_cell_not_the_install_cell():
+    nb = _notebook(
+        '%pip install "transformers>=4.40"\n',
+        "from transformers import AutoModelForCausalLM\n",
+        "model = AutoModelForCausalLM.from_pretrained('m', torch_dtype='bfloat16').eval()\n",
+    )
+    fixed = json.loads(fix_source(nb, path="nb.ipynb", config=PRECISION_ONLY))
+    assert "".join(fixed["cells"][0]["source"]) == '%pip install "transformers>=4.40"\n'  # installs first, untouched
+    second = "".join(fixed["cells"][1]["source"])
+    assert second.startswith("import torch\nfrom transformers import AutoModelForCausalLM\n\n")

@@ -347,7 +347,15 @@ def _probe_name(source: str, names: Tuple[str, ...] = PROBE_NAMES) -> str:
 
 
 def _import_line(index: ModuleIndex, stmt: cst.SimpleStatementLine, start: int, end: int) -> ImportLine:
-    """An import line with its isort section and sort key."""
+    """An import line with its isort section and sort key. In a notebook, an import that opens
+    a cell starts after the cell's boundary: an import put before it lands in that cell, not at
+    the end of the one above (an install cell)."""
+    from ..notebook import BOUNDARY
+
+    marker = BOUNDARY.split("{", 1)[0]
+    boundary = index.source.rfind(marker, start, index.span(stmt.body[0]).start)
+    if boundary >= 0:
+        start = index.source.index("\n", boundary) + 1
     small = stmt.body[0]
     code = cst.Module([]).code_for_node
     if isinstance(small, cst.ImportFrom):
