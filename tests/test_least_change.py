@@ -58,6 +58,8 @@ def test_a_default_argument_is_reported_but_never_rewritten():
     found = {d.code: d for d in lint(DEFAULT_ARGUMENT)}
     assert {"MP201", "MP202"} <= set(found)
     assert found["MP201"].fix is None and found["MP202"].fix is None
+    assert "(no automatic fix: `torch.bfloat16` is a default argument, evaluated at import" in found["MP201"].message
+    assert '(no automatic fix: `"flash_attention_2"` is a default argument' in found["MP202"].message
     assert fix(DEFAULT_ARGUMENT) == fix(DEFAULT_ARGUMENT.lstrip("\n")) and "BF16_OK" not in fix(DEFAULT_ARGUMENT)
 
 

@@ -129,6 +129,18 @@ def is_parameter_default(source: str, span: Span) -> bool:
     return False
 
 
+def default_note(ctx: "RuleContext", atoms) -> str:
+    """Why a finding has no fix when its value is a parameter's default: appended to its message."""
+    for atom in atoms:
+        origin = getattr(atom, "origin", None)
+        if origin is not None and not getattr(atom, "where", "") and is_parameter_default(ctx.source, origin):
+            return (
+                f" (no automatic fix: `{ctx.text(origin)}` is a default argument, evaluated at import and shared by "
+                "every caller; choose the value where the function is called)"
+            )
+    return ""
+
+
 def replace(span: Span, content: str) -> Edit:
     return Edit(span.start, span.end, content)
 

@@ -48,7 +48,7 @@ from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
 from ..facts.extractors.capability import CapabilityFacts
 from ..facts.model import ModuleFacts
 from ..facts.values import CONST, COND, CUDA, Possible, dtypes as dtype_atoms
-from .base import Rule, RuleContext, is_parameter_default
+from .base import Rule, RuleContext, default_note, is_parameter_default
 
 NATIVE_BF16 = 80
 TRL_BF16_DEFAULT_SINCE = (0, 19)
@@ -268,6 +268,8 @@ class Bf16WithoutCapabilityGuard(Rule):
                 f"{shown} makes the weights bf16 on every GPU, but {targets_text(ctx)}: there bf16 is "
                 f"emulated (several times slower) or refused; choose it under a capability check"
             )
+            if fix is None:
+                message += default_note(ctx, atoms)
             yield ctx.diagnostic(self.code, span, message, fix)
 
     @staticmethod

@@ -31,7 +31,7 @@ from __future__ import annotations
 from .. import plan
 from ..diagnostics import SAFE, Edit, Fix
 from ..facts.values import CONST
-from .base import Rule, RuleContext, is_parameter_default
+from .base import Rule, RuleContext, default_note, is_parameter_default
 from .mp201_bf16_without_capability_guard import (
     capability_facts,
     pre_ampere_targets,
@@ -97,6 +97,8 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
                 )
                 if self._fp32_without_amp(ctx, site):
                     message += f"; with float32 weights and no mixed precision it also raises `{DTYPE_ERROR}`"
+                if fix is None:
+                    message += default_note(ctx, open_atoms)
                 yield ctx.diagnostic(self.code, arg.key_span or arg.value_span, message, fix)
                 continue
             # guarded, but on Ampere it still needs half-precision weights or autocast
