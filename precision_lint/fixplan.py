@@ -196,8 +196,8 @@ def run_trial(
         diagnostics = judge(trial.texts)
     for path, passes in trial.passes.items():  # one entry per pass for every changed path
         passes.extend([[]] * (max(len(p) for p in trial.passes.values()) - len(passes)))
-    if not trial.problems:
-        trial.diagnostics = diagnostics if not trial.passes else judge(trial.texts)
+    if not trial.problems:  # the findings of the texts as left: each change above was judged at once
+        trial.diagnostics = diagnostics
     return trial
 
 
