@@ -170,3 +170,29 @@ def test_vendored_code_keeps_its_findings_without_fixes(tmp_path, monkeypatch):
 def test_a_licence_header_alone_decides_nothing_without_a_project_licence(tmp_path, monkeypatch):
     found = _check_tree(tmp_path, monkeypatch, {"models/llama.py": HF_HEADER + FORCED_FA2.lstrip("\n")})
     assert found["models/llama.py"].fix is not None
+
+
+def test_the_lazy_probe_runs_no_cuda_call_at_import(tmp_path, monkeypatch):
+    """At run time: importing the fixed library module asks torch.cuda nothing (no CUDA
+    initialisation in the importing process); the first use asks once, later uses are cached."""
+    import subprocess
+    import sys
+
+    texts, _ = _fix_tree(tmp_path, monkeypatch, {"models.py": LIBRARY, "train.py": SCRIPT})
+    (tmp_path / "models.py").write_text(texts["models.py"])
+    check = """
+import torch
+
+calls = []
+for name in ("is_available", "get_device_capability", "is_bf16_supported", "init"):
+    real = getattr(torch.cuda, name)
+    setattr(torch.cuda, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+import models
+
+assert calls == [], calls
+assert models.bf16_ok() is False and models.bf16_ok() is False  # CPU: no native bf16
+assert calls == ["is_available"], calls
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
