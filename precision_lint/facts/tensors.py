@@ -233,7 +233,7 @@ class HalfTensors:
         return []
 
     def _name(self, expr: cst.Name, scope: Scope) -> List[Possible]:
-        owner = scope.lookup_scope(expr.value)
+        owner, reached = self.ix.bindings_of(expr, scope)
         if owner is None:
             return []
         out: List[Possible] = [
@@ -244,8 +244,7 @@ class HalfTensors:
             default = owner.params[expr.value]
             if default is not None:
                 out.extend(self.values(default, owner.parent or owner))
-        use = self.ix.order(expr)[0]
-        for assignment in reaching(self.ix, owner.assignments.get(expr.value, []), use if owner is scope else None):
+        for assignment in reached:
             value = assignment.value
             if value is None:
                 continue
@@ -412,28 +411,3 @@ def _dotted_receiver(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
         return f"{node.value.value}.{node.attr.value}"
     return None
-
-
-def reaching(index: ModuleIndex, assignments, use: Optional[int]):
-    """The assignments a use may see: the last unconditional one before it, and guarded later ones.
-
-    ``use`` is the use's pre-order number (``index.order(expr)[0]``), so no positions are needed.
-    """
-    ordered = sorted(assignments, key=lambda a: index.order(a.statement)[0])
-    if use is not None:
-        def sees(a) -> bool:
-            if index.order(a.statement)[0] >= use:
-                return False
-            if a.value is not None:  # `x = f(x)`: the use on the right sees the previous x
-                first, after = index.order(a.value)
-                return not first <= use < after
-            return True
-
-        before = [a for a in ordered if sees(a)]
-        ordered = before or ordered
-    out = []
-    for a in reversed(ordered):
-        out.append(a)
-        if not a.guards:
-            break
-    return out

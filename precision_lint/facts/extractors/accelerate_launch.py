@@ -60,8 +60,7 @@ def _word(evaluator: Evaluator, expr: cst.BaseExpression, scope) -> Optional[str
 def _command(index: ModuleIndex, evaluator: Evaluator, expr: cst.BaseExpression, scope):
     """The command's words with the span of each (None when a word is not known), or None."""
     if isinstance(expr, cst.Name):  # `cmd = [...]` once, then `subprocess.run(cmd)`
-        owner = scope.lookup_scope(expr.value)
-        bindings = owner.assignments.get(expr.value, []) if owner is not None else []
+        _, bindings = index.bindings_of(expr, scope)
         if len(bindings) == 1 and isinstance(bindings[0].value, (cst.List, cst.Tuple)) and not bindings[0].guards:
             expr = bindings[0].value
     if isinstance(expr, (cst.List, cst.Tuple)):

@@ -62,8 +62,7 @@ def _owners(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope) -> Tu
         return ()
     texts = [index.text(expr)]
     if isinstance(expr, cst.Name):  # `params = [p for p in model.parameters() if ...]`
-        owner = scope.lookup_scope(expr.value)
-        for b in owner.assignments.get(expr.value, []) if owner is not None else []:
+        for b in index.bindings_of(expr, scope)[1]:
             if b.value is not None:
                 texts.append(index.text(b.value))
     found: List[str] = []

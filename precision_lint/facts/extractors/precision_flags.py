@@ -76,8 +76,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             # `fp16=args.fp16`, or `use_fp16 = args.fp16` ... `fp16=use_fp16`
             candidates = [source.value]
             if isinstance(source.value, cst.Name):
-                owner = site.scope.lookup_scope(source.value.value)
-                candidates += [b.value for b in (owner.assignments.get(source.value.value, []) if owner else [])]
+                candidates += [b.value for b in index.bindings_of(source.value, site.scope)[1]]
             for value in candidates:
                 if not isinstance(value, cst.Attribute):
                     continue

@@ -150,9 +150,9 @@ def _looks_like_model(index: ModuleIndex, receiver, scope: Scope) -> bool:
     if text is None:
         return False
     if isinstance(receiver, cst.Name):
-        owner = scope.lookup_scope(receiver.value)
+        owner, reached = index.bindings_of(receiver, scope)
         if owner is not None:
-            for a in owner.assignments.get(receiver.value, []):
+            for a in reached:
                 if isinstance(a.value, cst.Call):
                     site = index.call_of(a.value)
                     if site is not None and (_is_loader(site) or _chained_on_loader(index, a.value)):
