@@ -15,7 +15,6 @@ here: the rule reads the config file and the script.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
@@ -28,7 +27,6 @@ from ..index import ModuleIndex, positional
 from ..values import CONST
 
 SECTION = "accelerate_launches"
-EVIDENCE = re.compile(r"\baccelerate\b")
 EMPTY = ()
 
 RUNNERS = (

@@ -21,7 +21,6 @@ from ..index import ModuleIndex, keyword, positional
 from ..index import _target_names
 
 SECTION = "bf16_probes"
-EVIDENCE = re.compile(r"is_bf16_supported|is_torch_bf16_gpu_available|is_bf16_available")
 EMPTY = ()
 
 TORCH = ("torch.cuda.is_bf16_supported",)

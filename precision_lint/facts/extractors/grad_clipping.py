@@ -9,7 +9,6 @@ compare them) and what a fix needs to insert or move a statement.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
@@ -22,7 +21,6 @@ from ..names import dotted
 from .precision import GRAD_SCALERS
 
 SECTION = "clipping"
-EVIDENCE = re.compile(r"clip_grad_(?:norm|value)")
 EMPTY = {"scopes": ()}
 
 CLIPS = {

@@ -23,7 +23,6 @@ from ..names import dotted
 from ..values import CONST, dtypes
 
 SECTION = "half_constants"
-EVIDENCE = re.compile(r"\d[eE]-?\d|\d{6,}|masked_fill|where|half|float16")
 EMPTY = {"constants": (), "half_casts": ()}
 
 AUTOCAST_NAMES = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast_mode.autocast")

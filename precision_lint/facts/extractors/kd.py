@@ -26,7 +26,6 @@ import libcst as cst
 from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import ModuleIndex, Scope, element, keyword, positional
-from .. import tensors
 from ..tensors import LOG_SOFTMAX, SOFTMAX, HalfTensors, enclosing_class, half_tensors
 from ..values import Possible
 
@@ -34,7 +33,6 @@ SECTION = "kd"
 
 # The analysis (which walks every function's returns) is skipped for modules whose text
 # holds no KD loss and no half-precision logits source.
-EVIDENCE = tensors.EVIDENCE
 EMPTY = {"losses": ()}
 # Placeholder for the (rewritten) logits inside an operand template.
 LOGITS = "\x00LOGITS\x00"

@@ -14,14 +14,13 @@ whole project's classes and the configuration.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
 import libcst as cst
 
 from ...diagnostics import Span
-from ...knowledge import migrated_names, migration_evidence
+from ...knowledge import migrated_names
 from ..evaluate import Evaluator
 from ..index import ModuleIndex
 from ..callees import project_callee
@@ -32,7 +31,6 @@ SECTION = "migrations"
 EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": ()}
 
 
-EVIDENCE = re.compile("|".join(f"(?:{e})" for e in migration_evidence()))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from ..values import CONST
 from .precision import _insertion, keyword_text
 
 SECTION = "optimizers"
-EVIDENCE = re.compile(r"Adam")
 EMPTY = ()
 
 DEFAULT_EPS = 1e-8

@@ -9,7 +9,6 @@ are the user's choice), and flags set on the arguments object after it is built
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -22,7 +21,6 @@ from ..values import CONST, Values
 from .precision import is_training_args
 
 SECTION = "precision_flags"
-EVIDENCE = re.compile(r"\b(?:fp16|bf16)\b")
 EMPTY = {"options": (), "overrides": ()}
 FLAGS = ("fp16", "bf16")
 
