@@ -73,6 +73,20 @@ def test_a_helper_module_with_no_library_import_is_analysed_with_its_unit():
     assert analysed(files) == {"a.py", "b.py", "c.py", "broken.py"}
 
 
+def test_a_file_whose_unit_imports_no_library_is_not_analysed():
+    # `AutoModelForCausalLM` is a name this file never binds: the code raises NameError before
+    # any precision matters, and nothing here is PyTorch code (the fix hygiene case of "only the
+    # standard library imported" went with text gating).
+    from conftest import lint
+
+    src = """
+        import os
+        model = AutoModelForCausalLM.from_pretrained(os.environ["M"], torch_dtype="bfloat16").eval()
+        """
+    assert lint(src) == []
+    assert [d.code for d in lint("import torch\n" + dedent(src))] == ["MP201"]
+
+
 def test_imports_are_read_from_the_tree_not_the_text():
     text = '"""\nimport torch\n"""\n# import transformers\nimport os\nfrom . import sibling\n'
     assert imported_modules(text, "pkg.mod", False) == ("os", "pkg", "pkg.sibling")
