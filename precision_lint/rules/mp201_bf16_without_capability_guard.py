@@ -208,7 +208,6 @@ class Bf16WithoutCapabilityGuard(Rule):
     summary = "bf16 switched on without checking that the GPU runs bf16 natively (compute capability 8.0+)"
     # the last four: files that only train a model loaded elsewhere must be parsed to be joined
     # Beyond bf16 itself: files that train (a model loaded in bf16 elsewhere is judged by them).
-    evidence = (r"bf16", r"bfloat16", r"\btrl\b", r"Trainer\b", r"\bfp16\b", r"\.backward\(", r"\boptim\b")
     fix_availability = "sometimes"
     fix_applicability = SAFE
 
