@@ -19,6 +19,7 @@ from .facts.model import ModuleFacts
 from .callgraph import CallGraph
 from .interproc import CallGraphValues
 from .symbols import ProjectSymbols
+from .versions import Targets, VersionResolver
 
 
 class Project:
@@ -44,6 +45,11 @@ class Project:
             self.modules = resolved
             self._index()
         self.callgraph = CallGraph(self.modules, self.symbols)
+        # The library versions each file targets (versions.py); the engine gives the one that
+        # knows the configuration and the installed versions, and the notebooks' `%pip` lines.
+        self.versions = VersionResolver()
+        self.notebook_lines: Dict[str, Tuple[str, ...]] = {}
+        self._targets: Dict[str, Targets] = {}
 
     def _index(self) -> None:
         self.by_path: Dict[str, ModuleFacts] = {m.path: m for m in self.modules}
@@ -74,7 +80,16 @@ class Project:
         """Every file on disk the join and the rules looked for through :attr:`configs` (config
         files, DeepSpeed JSONs, accelerate configs), found or not: what a cached result of this
         run also depends on. Complete only once the rules have run: they read files too."""
-        return tuple(sorted(self.configs.looked_for()))
+        return tuple(sorted({*self.configs.looked_for(), *self.versions.looked_for()}))
+
+    def targets_of(self, module: ModuleFacts, source: str = "") -> Targets:
+        """The library versions ``module`` targets (its configuration, its own
+        ``require_version`` and ``%pip install`` lines, its project's requirements)."""
+        found = self._targets.get(module.path)
+        if found is None:
+            found = self.versions.targets(module.path, source, self.notebook_lines.get(module.path, ()))
+            self._targets[module.path] = found
+        return found
 
     def module_at(self, path: str) -> Optional[ModuleFacts]:
         """The linted module whose file is ``path`` (any spelling of it: relative, absolute)."""
