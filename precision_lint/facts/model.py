@@ -19,6 +19,8 @@ class ClassFact:
     bases: Tuple[str, ...]
     self_attrs: Tuple[str, ...]
     init_params: Optional[Tuple[str, ...]] = None  # its own __init__'s parameters, if defined
+    # names its body defines: fields (`x: int = 0`), class attributes, methods and properties
+    members: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

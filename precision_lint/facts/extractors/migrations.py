@@ -117,7 +117,9 @@ class ProjectCall:
 
 
 # Code that expects the failure: a `try` whose handlers catch it, an `except` block (a fallback),
-# or a branch of a version check (`if transformers.__version__ >= ...`, `is_transformers_version`).
+# a branch of a version check (`if transformers.__version__ >= ...`, `is_transformers_version`),
+# or of a signature check (`if "processing_class" in inspect.signature(Trainer).parameters`).
+_SIGNATURE_CHECK = re.compile(r"\b(?:signature|getfullargspec|getargspec|co_varnames|__dataclass_fields__)\b|\.parameters\b")
 _IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException", "*", "<handler>"})
 _CALL_FAILURES = frozenset({"TypeError", "Exception", "BaseException", "*", "<handler>"})
 
@@ -125,7 +127,11 @@ _CALL_FAILURES = frozenset({"TypeError", "Exception", "BaseException", "*", "<ha
 def _tolerated(index: ModuleIndex, guards, caught, failures) -> bool:
     if failures.intersection(caught):
         return True
-    return any("version" in index.text(test).lower() for test, _ in guards)
+    for test, _ in guards:
+        text = index.text(test)
+        if "version" in text.lower() or _SIGNATURE_CHECK.search(text):
+            return True
+    return False
 
 
 def _config_target(index: ModuleIndex, call: cst.Call, scope) -> Optional[ConfigTarget]:

@@ -37,6 +37,7 @@ class TokenizerCall:
     span: Span
     uses: Tuple[KeywordUse, ...]
     keywords: Tuple[str, ...]  # every keyword the call receives (splats included)
+    tolerated: bool = False  # under a version or signature check, or where a TypeError is caught
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             for s in sources
         )
         keywords = tuple(sorted({s.name for s in every}))
-        calls.append(TokenizerCall(callee, site.klass, index.span(node), uses, keywords))
+        from .migrations import _CALL_FAILURES, _tolerated
+
+        tolerated = _tolerated(index, site.guards, site.caught, _CALL_FAILURES)
+        calls.append(TokenizerCall(callee, site.klass, index.span(node), uses, keywords, tolerated))
     attrs = []
     for use in index.attr_uses:
         if use.attr != KEY:
