@@ -32,7 +32,6 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
@@ -429,7 +428,6 @@ class Vendored:
     version: Optional[Version]
 
 
-@lru_cache(maxsize=4096)
 def vendored_at(folder: Path) -> Optional[Vendored]:
     """The library ``folder`` is a copy of: a package named after a library with a
     ``__version__`` (``transformers/__init__.py``), or a checkout whose ``setup.py`` /
@@ -454,8 +452,7 @@ def vendored_at(folder: Path) -> Optional[Vendored]:
     return None
 
 
-@lru_cache(maxsize=4096)
-def _vendored_children(folder: Path) -> Tuple[Vendored, ...]:
+def _vendored_children(folder: Path, vendored_at=vendored_at) -> Tuple[Vendored, ...]:
     """Copies of a library right inside ``folder`` (or one level deeper: ``third_party/x``)."""
     out = []
     try:
@@ -548,7 +545,8 @@ def _combine(found: List[Allowed]) -> Optional[Allowed]:
 @dataclass(frozen=True)
 class Targets:
     """What one file targets: a range per library, and the library it is part of (a vendored
-    copy), if any."""
+    copy, or the library's own repository), if any: the rows about that library's API do not
+    judge its own code (it defines them, at its own version)."""
 
     versions: Dict[str, Allowed]
     library_code: Optional[Vendored] = None
@@ -565,6 +563,18 @@ class VersionResolver:
         self.installed = installed or {}
         self._folders: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._read: Set[str] = set()
+        self._copies: Dict[Path, Optional[Vendored]] = {}  # per join: an editor's later run sees edits
+        self._children: Dict[Path, Tuple[Vendored, ...]] = {}
+
+    def _vendored_at(self, folder: Path) -> Optional[Vendored]:
+        if folder not in self._copies:
+            self._copies[folder] = vendored_at(folder)
+        return self._copies[folder]
+
+    def _vendored_children(self, folder: Path) -> Tuple[Vendored, ...]:
+        if folder not in self._children:
+            self._children[folder] = _vendored_children(folder, self._vendored_at)
+        return self._children[folder]
 
     def looked_for(self) -> List[str]:
         """The requirement files read (a cached result depends on them)."""
@@ -584,7 +594,7 @@ class VersionResolver:
             if mentions:
                 combined = _combine(mentions)
                 return replace(combined, source=_shown(folder / mentions[0].source, start))
-            copy = next((v for v in _vendored_children(folder) if v.dist == dist and v.version), None)
+            copy = next((v for v in self._vendored_children(folder) if v.dist == dist and v.version), None)
             if copy is not None:
                 return Allowed.point(dist, copy.version, f"the copy of {dist} in {_shown(copy.folder, start)}")
             if (folder / ".git").exists():
@@ -593,7 +603,7 @@ class VersionResolver:
 
     def targets(self, path: str, source: str = "", notebook_lines: Iterable[str] = ()) -> Targets:
         here = Path(os.path.abspath(path)).parent
-        library = next((v for v in map(vendored_at, (here, *here.parents)) if v is not None), None)
+        library = next((v for v in map(self._vendored_at, (here, *here.parents)) if v is not None), None)
         name = Path(path).name
         inline = in_file_requirements(source, name) + pip_requirements(notebook_lines, name)
         versions: Dict[str, Allowed] = {}

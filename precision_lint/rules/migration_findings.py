@@ -30,6 +30,13 @@ def allowed_versions(ctx: RuleContext, row: Migration) -> Allowed:
     return ctx.targets.of(row.library)
 
 
+def own_library(ctx: RuleContext, row: Migration) -> bool:
+    """Whether the file is part of the library the row is about (a vendored copy of
+    transformers, or its repository): its code defines the API at its own version."""
+    library = ctx.targets.library_code
+    return library is not None and library.dist == row.library
+
+
 def stage_of(row: Migration, allowed: Allowed) -> Optional[str]:
     """``"removed"`` where every allowed version has removed the name (it crashes: MP302),
     ``"removed-in-some"`` where only the newer ones have (a warning that names them: MP304),
@@ -54,6 +61,16 @@ def new_name_exists(row: Migration, allowed: Allowed) -> bool:
     return allowed.has_since(row.move_since if row.fix == "move" else row.rename_since)
 
 
+def no_fix_reason(row: Migration, allowed: Allowed) -> str:
+    """Why a rename or move is not offered: the new spelling is newer than the lowest version
+    the file allows."""
+    since = row.move_since if row.fix == "move" else row.rename_since
+    new = row.move_as if row.fix == "move" else row.rename_to
+    lib = VERSION_TEXT[row.library]
+    why = row.since_note or f"`{new}` is new in {lib} {version_text(since)}"
+    return f"no fix: {why}, and {allowed.where()} allows older versions"
+
+
 def consequence(row: Migration, stage: str, error: str, allowed: Allowed) -> str:
     """``was removed in X and raises `E`; use R`` and its deprecated forms, with the versions
     the file targets where its project states them."""
@@ -62,7 +79,7 @@ def consequence(row: Migration, stage: str, error: str, allowed: Allowed) -> str
     if stage == "removed":
         said = f"was removed in {lib} {version_text(row.removed_in)} and raises `{error}`"
         if pinned:
-            said += f" (every version {allowed.where()} allows)"
+            said += f" ({allowed.where()})" if allowed.is_point else f" (every version {allowed.where()} allows)"
     elif stage == "removed-in-some":
         said = (
             f"was removed in {lib} {version_text(row.removed_in)} and raises `{error}` there: "
@@ -138,7 +155,7 @@ class MigrationJudge:
         return stage_of(row, self._allowed(row))
 
     def _applies(self, row: Migration) -> bool:
-        return row.code is None and rule_stage(self._stage(row)) == self.stage
+        return row.code is None and not own_library(self.ctx, row) and rule_stage(self._stage(row)) == self.stage
 
     def _new_name_exists(self, row: Migration) -> bool:
         return new_name_exists(row, self._allowed(row))
@@ -148,7 +165,7 @@ class MigrationJudge:
         return [
             r for r in migrations()
             if r.kind == kind and r.name == name
-            and (self._applies(r) if not any_stage else r.code is None and self._stage(r) is not None)
+            and (self._applies(r) if not any_stage else r.code is None and not own_library(self.ctx, r) and self._stage(r) is not None)
         ]
 
     # --- keywords -------------------------------------------------------------------------
@@ -316,6 +333,8 @@ class MigrationJudge:
         kind = f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`"
         message = f"{kind} passed to {target} {self._consequence(row, self._error(row, shown))}"
         fix = None
+        if row.fix == "rename" and not self._new_name_exists(row):
+            message += f" ({no_fix_reason(row, self._allowed(row))})"
         if row.fix == "rename" and self._new_name_exists(row):
             if row.rename_to in call.keywords:
                 message += f"; `{row.rename_to}` is passed as well, so remove one of them"
@@ -449,8 +468,6 @@ class MigrationJudge:
             yield Finding(row, self.stage, imp.span, message, fix)
 
     def findings(self) -> Iterator[Finding]:
-        if self.ctx.targets.library_code is not None:
-            return  # a vendored copy of a library: it is that library's code, at its own version
         yield from self.calls()
         yield from self.forwarded()
         yield from self.attrs()

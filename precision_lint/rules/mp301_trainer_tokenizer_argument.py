@@ -27,7 +27,7 @@ from typing import Optional, Tuple
 from ..diagnostics import SAFE, Fix
 from ..knowledge import Migration, migrations, patched_keywords
 from .base import Rule, RuleContext, replace
-from .migration_findings import MigrationJudge, consequence, declared_by_project, new_name_exists, stage_of
+from .migration_findings import MigrationJudge, consequence, declared_by_project, new_name_exists, no_fix_reason, own_library, stage_of
 
 # The rule's row of the migration table (knowledge/migrations.toml, checked against the
 # installed transformers): the keyword's versions, its new name and the exact error.
@@ -79,7 +79,7 @@ class TrainerTokenizerArgument(Rule):
 
     def check(self, ctx: RuleContext):
         section = ctx.facts.section("trainer")
-        if not section or ctx.targets.library_code is not None:
+        if not section:
             return
         judge = MigrationJudge(ctx, "removed")
         migration_calls = {c.span: c for c in (ctx.facts.section("migrations") or {}).get("calls", ())}
@@ -104,7 +104,7 @@ class TrainerTokenizerArgument(Rule):
             else:
                 continue
             allowed = ctx.targets.of(row.library)
-            stage = stage_of(row, allowed)
+            stage = None if own_library(ctx, row) else stage_of(row, allowed)
             if stage is None:
                 continue
             kept = None
@@ -135,6 +135,8 @@ class TrainerTokenizerArgument(Rule):
         row = ATTR_ROW
         gate = self._row(ctx, klass)
         allowed = ctx.targets.of(gate.library)
+        if own_library(ctx, gate) or own_library(ctx, row):
+            return  # the library's own code (a vendored copy): it defines `.tokenizer` itself
         stage = stage_of(gate if gate is TRL_ROW else row, allowed)
         if stage is None:
             return
@@ -143,6 +145,8 @@ class TrainerTokenizerArgument(Rule):
         fix = None
         if new_name_exists(gate, allowed) and (gate is ROW or new_name_exists(ROW, ctx.targets.of("transformers"))):
             fix = Fix(SAFE, f"Rename `.tokenizer` to `.{NEW}`", (replace(attr.name_span, NEW),))
+        else:
+            message += f" ({no_fix_reason(gate, allowed)})"
         yield ctx.diagnostic(self.code, attr.name_span, message, fix)
 
     def _keyword_finding(self, ctx, row, stage, allowed, shown, use, clash, kept):
@@ -158,7 +162,7 @@ class TrainerTokenizerArgument(Rule):
         if clash:
             message += f"; `{NEW}` is passed as well, so remove one of them"
         elif not new_name_exists(row, allowed):
-            message += f" (no fix: `{NEW}=` is not in every version {allowed.where()} allows)"
+            message += f" ({no_fix_reason(row, allowed)})"
         elif kept:
             message += f" ({kept})"
         else:

@@ -266,3 +266,16 @@ def test_a_version_check_is_a_guard_for_mp301():
         trainer = Trainer(model=m, tokenizer=tok)
     """
     assert lint(src, "MP301", NEWEST) == []
+
+
+def test_another_librarys_own_code_is_still_judged_against_its_transformers_pin(tmp_path):
+    # a copy of a library built on transformers is that library, not transformers: its calls
+    # of transformers are judged against the transformers its own setup.py pins
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "third_party/peft/setup.py": 'setup(name="peft", install_requires=["transformers>=5.0"])\n',
+        "third_party/peft/src/peft/__init__.py": '__version__ = "0.7.0"\n',
+        "third_party/peft/src/peft/tuners.py": TRAINER,
+    })
+    (d,) = run(root)
+    assert d.code == "MP301" and "was removed in transformers 5.0" in d.message
