@@ -10,6 +10,7 @@ an unrelated folder is not the one it means.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -19,7 +20,7 @@ from .facts.model import ModuleFacts
 from .callgraph import CallGraph
 from .interproc import CallGraphValues
 from .symbols import ProjectSymbols
-from .versions import Targets, VersionResolver
+from .versions import Allowed, Targets, VersionResolver
 
 
 class Project:
@@ -50,6 +51,7 @@ class Project:
         self.versions = VersionResolver()
         self.notebook_lines: Dict[str, Tuple[str, ...]] = {}
         self._targets: Dict[str, Targets] = {}
+        self._launches: Optional[Dict[str, List[Allowed]]] = None  # script → what its launchers pin
 
     def _index(self) -> None:
         self.by_path: Dict[str, ModuleFacts] = {m.path: m for m in self.modules}
@@ -87,9 +89,36 @@ class Project:
         ``require_version`` and ``%pip install`` lines, its project's requirements)."""
         found = self._targets.get(module.path)
         if found is None:
-            found = self.versions.targets(module.path, source, self.notebook_lines.get(module.path, ()))
+            run = self._run_requirements(module)
+            found = self.versions.targets(module.path, source, self.notebook_lines.get(module.path, ()), run)
             self._targets[module.path] = found
         return found
+
+    def _run_requirements(self, module: ModuleFacts) -> List["Allowed"]:
+        """What the notebooks that run ``module`` install: a notebook whose ``%pip install``
+        lines pin versions and whose ``!python``/``!torchrun``/``!accelerate launch`` line runs
+        the module, or a script that imports it (any of those runs, when several do)."""
+        from .versions import any_of, launched_scripts, pip_requirements
+
+        if self._launches is None:
+            self._launches = {}
+            for path, lines in self.notebook_lines.items():
+                name = os.path.basename(path)
+                pins = pip_requirements(lines, name)
+                if not pins:
+                    continue
+                pins = [dataclasses.replace(a, source=f"{a.source}, which runs it") for a in pins]
+                for script in launched_scripts(lines, os.path.dirname(os.path.abspath(path))):
+                    self._launches.setdefault(os.path.normcase(script), []).extend(pins)
+        if not self._launches:
+            return []
+        own = self._launches.get(os.path.normcase(os.path.abspath(module.path)))
+        if own:
+            return any_of(own)
+        found = []
+        for path in sorted(self.importers_of(module)):
+            found.extend(self._launches.get(os.path.normcase(os.path.abspath(path)), ()))
+        return any_of(found)
 
     def module_at(self, path: str) -> Optional[ModuleFacts]:
         """The linted module whose file is ``path`` (any spelling of it: relative, absolute)."""

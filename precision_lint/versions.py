@@ -5,10 +5,10 @@ fix only where the new name exists; both depend on which versions the code runs 
 are what its project says, nearest first:
 
 1. ``transformers-version`` / ``trl-version`` in the configuration (one version, for every file);
-2. the file itself: ``require_version("trl>=0.8.6,<=0.9.6")``, ``check_min_version("4.36.0")``,
-   a notebook's ``%pip install transformers==4.31.0`` / ``!pip install`` lines;
-3. a vendored copy of the library the file lies in (a folder that *is* transformers, with its
+2. a vendored copy of the library the file lies in (a folder that *is* transformers, with its
    own ``setup.py`` or ``__version__``): that library at its own version, and library code;
+3. the file itself: ``require_version("trl>=0.8.6,<=0.9.6")``, ``check_min_version("4.36.0")``,
+   a notebook's ``%pip install transformers==4.31.0`` / ``!pip install`` lines;
 4. the nearest folder, walking up from the file (and stopping at the repository's ``.git``),
    whose requirements name the library: ``requirements*.txt``, ``pyproject.toml`` (PEP 621
    dependencies and optional dependencies, PEP 735 / uv dependency groups, Poetry),
@@ -503,9 +503,11 @@ def in_file_requirements(source: str, where: str = "this file") -> List[Allowed]
 
 
 def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List[Allowed]:
-    """The requirements of ``%pip install`` / ``!pip install`` lines (options skipped)."""
+    """The requirements of ``%pip install`` / ``!pip install`` lines (options skipped; a line
+    ending in a backslash goes on in the next)."""
     out = []
-    for line in lines:
+    joined = _joined(lines)
+    for line in joined:
         match = _PIP.match(line.strip())
         if match is None:
             continue
@@ -527,6 +529,57 @@ def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List
             if found is not None:
                 out.append(found)
     return out
+
+
+_LAUNCHERS = frozenset({"python", "python3", "torchrun", "deepspeed", "accelerate", "%run", "run", "uv", "srun"})
+
+
+def _joined(lines: Iterable[str]) -> List[str]:
+    """Shell lines with their backslash continuations joined."""
+    joined: List[str] = []
+    pending = ""
+    for line in lines:
+        text = line.rstrip("\r\n")
+        if text.rstrip().endswith("\\"):
+            pending += text.rstrip()[:-1] + " "
+            continue
+        joined.append(pending + text)
+        pending = ""
+    if pending:
+        joined.append(pending)
+    return joined
+
+
+def launched_scripts(lines: Iterable[str], folder: str) -> List[str]:
+    """The Python scripts a notebook's shell lines run (``!python scripts/train.py``,
+    ``!torchrun --nproc_per_node 8 train.py``, ``!accelerate launch x.py``, ``%run x.py``),
+    as absolute paths seen from the notebook's folder (where its kernel runs)."""
+    out = []
+    for line in _joined(lines):
+        text = line.strip().lstrip("!%").strip()
+        try:
+            words = shlex.split(text, comments=True)
+        except ValueError:
+            words = text.split()
+        launched = False
+        for word in words:
+            name = os.path.basename(word)
+            if name in _LAUNCHERS or (line.strip().startswith("%run") and not launched):
+                launched = True
+                if name != "%run":
+                    continue
+            if launched and word.endswith(".py") and not word.startswith("-"):
+                out.append(os.path.normpath(os.path.join(folder, word)))
+                break
+    return out
+
+
+def any_of(found: Iterable[Allowed]) -> List[Allowed]:
+    """One range per library for several runs, each with its own pins: any of them."""
+    out: Dict[str, Allowed] = {}
+    for allowed in found:
+        out[allowed.dist] = out[allowed.dist].hull(allowed) if allowed.dist in out else allowed
+    return list(out.values())
 
 
 def _combine(found: List[Allowed]) -> Optional[Allowed]:
@@ -601,11 +654,15 @@ class VersionResolver:
                 break
         return None
 
-    def targets(self, path: str, source: str = "", notebook_lines: Iterable[str] = ()) -> Targets:
+    def targets(
+        self, path: str, source: str = "", notebook_lines: Iterable[str] = (), run: Iterable[Allowed] = ()
+    ) -> Targets:
+        """``run``: what the runs this file is part of install (a notebook's ``%pip install``
+        lines, where the notebook launches the file or a script that imports it)."""
         here = Path(os.path.abspath(path)).parent
         library = next((v for v in map(self._vendored_at, (here, *here.parents)) if v is not None), None)
         name = Path(path).name
-        inline = in_file_requirements(source, name) + pip_requirements(notebook_lines, name)
+        inline = in_file_requirements(source, name) + pip_requirements(notebook_lines, name) + list(run)
         versions: Dict[str, Allowed] = {}
         for dist in LIBRARIES:
             if dist in self.configured:

@@ -208,6 +208,11 @@ def test_notebook_pip_lines():
     assert {(a.dist, a.low, a.high) for a in found} == {("transformers", (4, 31, 0), (4, 31, 0)), ("trl", (0, 7), (0, 8))}
 
 
+def test_notebook_pip_lines_continued_with_a_backslash():
+    found = pip_requirements(["%pip install  --upgrade \\\n", '  "transformers[sentencepiece]==4.37.2" \\\n', '  "trl==0.7.11" \\\n', '  "pillow"\n'])
+    assert {(a.dist, a.low) for a in found} == {("transformers", (4, 37, 2)), ("trl", (0, 7, 11))}
+
+
 def test_the_configuration_wins_over_pins(tmp_path):
     root = write_tree(tmp_path, {
         "requirements.txt": "transformers==4.44.2\n",

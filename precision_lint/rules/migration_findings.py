@@ -230,10 +230,12 @@ class MigrationJudge:
 
     def kept_old_keywords(self, call, renamed: str, row: Migration, moves=None) -> Optional[str]:
         """Why renaming ``renamed`` on ``call`` alone would give a call no allowed version
-        accepts (the new name exists from ``rename_since``, and the call keeps a keyword of
-        the old API, removed by then, that no fix changes), or None. ``SFTTrainer(tokenizer=t,
-        max_seq_length=512)``: ``processing_class=`` with ``max_seq_length=`` fails on every
-        TRL where either fails."""
+        accepts, or None: the call keeps a keyword of the API the new name replaces (deprecated
+        by the time the new name came) that no fix changes, and every allowed version that has
+        the new name has removed it. ``SFTTrainer(tokenizer=t, max_seq_length=512)`` on a current
+        TRL: ``processing_class=`` with ``max_seq_length=`` fails there as the original does. A
+        keyword deprecated later (``logging_dir=`` beside ``evaluation_strategy=``) is another
+        migration: it does not hold the rename back."""
         moves = moves if moves is not None else {}
         allowed = self._allowed(row)
         until, which = None, None
@@ -250,6 +252,8 @@ class MigrationJudge:
                 continue  # moved out of the call by its own fix
             if other.fix == "rename" and self._new_name_exists(other):
                 continue  # renamed by its own fix
+            if compare(other.deprecated_in or other.removed_in, row.rename_since or (0,)) > 0:
+                continue  # on its way out only after the new name came: not the API it replaces
             if until is None or compare(other.removed_in, until) < 0:
                 until, which = other.removed_in, use.name
         if until is None or allowed.accepts_between(row.rename_since, until):

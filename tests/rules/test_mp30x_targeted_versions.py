@@ -107,7 +107,7 @@ def test_require_version_in_the_file_keeps_trl_09(tmp_path):
     root = write_tree(tmp_path, {".git/HEAD": "", "train.py": src})
     assert run(root) == []  # no bf16= added to a TRL 0.9 PPOConfig, no `.tokenizer` renamed
     unpinned = write_tree(tmp_path / "new", {".git/HEAD": "", "train.py": src.replace('require_version("trl>=0.8.6,<=0.9.6", "pip install trl==0.9.6")', "")})
-    assert {d.code for d in run(unpinned)} >= {"MP301"}
+    assert {d.code for d in run(unpinned)} >= {"MP301", "MP201", "MP302"}  # bf16 default, PPO gone in TRL 0.29
 
 
 def test_trl_trainer_tokenizer_is_judged_by_trls_pin(tmp_path):
@@ -279,3 +279,32 @@ def test_another_librarys_own_code_is_still_judged_against_its_transformers_pin(
     })
     (d,) = run(root)
     assert d.code == "MP301" and "was removed in transformers 5.0" in d.message
+
+
+def test_a_keyword_deprecated_after_the_new_name_came_does_not_hold_a_rename_back():
+    src = "from transformers import TrainingArguments\nargs = TrainingArguments('o', evaluation_strategy='steps', logging_dir='logs')\n"
+    (d,) = [d for d in lint(src, "MP302", NEWEST) if "evaluation_strategy" in d.message]
+    assert d.fix is not None
+
+
+def _notebook(*cells):
+    return json.dumps({
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    })
+
+
+def test_a_script_a_notebook_launches_targets_the_notebooks_pins(tmp_path):
+    helper = "from transformers import TrainingArguments\ndef make():\n    return TrainingArguments('o', evaluation_strategy='steps')\n"
+    script = "from helpers import make\nfrom transformers import Trainer\nargs = make()\nTrainer(model=m, args=args, tokenizer=tok)\n"
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "run.ipynb": _notebook('%pip install --upgrade \\\n  "transformers==4.38.2" \\\n  "datasets"\n', "!torchrun --nproc_per_node 2 scripts/train.py --epochs 1\n"),
+        "scripts/train.py": script,
+        "scripts/helpers.py": helper,
+        "other/train.py": script,
+        "other/helpers.py": helper,
+    })
+    found = run(root)
+    assert [d for d in found if "scripts/" in d.path] == []  # run by the notebook, on 4.38.2
+    assert sorted(d.code for d in found if "other/" in d.path) == ["MP301", "MP302"]  # nothing runs these
