@@ -380,6 +380,19 @@ def _setup_cfg(text: str, source: str) -> List[Allowed]:
     return requirements_in_text(text, source)  # install_requires is one requirement a line
 
 
+def _is_project_folder(folder: Path) -> bool:
+    """Whether a folder is a project's root: a repository, a package definition, or a
+    requirements file (of any library)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return any(
+        n in (".git", *REQUIREMENT_FILES) or (n.lower().startswith("requirements") and n.lower().endswith((".txt", ".in")))
+        for n in names
+    )
+
+
 def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
     """Every requirement of :data:`LIBRARIES` that the files of one folder write."""
     out: List[Tuple[Allowed, Path]] = []
@@ -647,7 +660,11 @@ class VersionResolver:
             if mentions:
                 combined = _combine(mentions)
                 return replace(combined, source=_shown(folder / mentions[0].source, start))
-            copy = next((v for v in self._vendored_children(folder) if v.dist == dist and v.version), None)
+            # a copy beside the code: in its own folder, or in a folder that is a project's root
+            # (a sibling checkout in a folder of unrelated downloads is not this code's library)
+            looks_like_root = folder == start or _is_project_folder(folder)
+            copies = self._vendored_children(folder) if looks_like_root else ()
+            copy = next((v for v in copies if v.dist == dist and v.version), None)
             if copy is not None:
                 return Allowed.point(dist, copy.version, f"the copy of {dist} in {_shown(copy.folder, start)}")
             if (folder / ".git").exists():

@@ -245,3 +245,20 @@ def test_an_mp301_project_pinned_before_the_rename_is_silent(tmp_path):
     )
     cfg = load(start=[str(root)])
     assert Engine(cfg, ["MP301"], jobs=1).run_paths([str(root)]).diagnostics == []
+
+
+def test_a_checkout_of_the_library_among_unrelated_downloads_is_not_a_vendored_copy(tmp_path):
+    root = write_tree(tmp_path, {
+        "downloads/transformers/setup.py": 'setup(name="transformers")\n',
+        "downloads/transformers/src/transformers/__init__.py": '__version__ = "4.20.0"\n',
+        "downloads/someproject/scripts/train.py": "",
+    })
+    found = _targets(root, "downloads/someproject/scripts/train.py").of("transformers")
+    assert found.newest  # nothing known: not the neighbour's 4.20
+    beside = write_tree(tmp_path / "p", {
+        "requirements.txt": "torch\n",
+        "transformers/setup.py": 'setup(name="transformers")\n',
+        "transformers/src/transformers/__init__.py": '__version__ = "4.20.0"\n',
+        "scripts/train.py": "",
+    })
+    assert _targets(beside, "scripts/train.py").of("transformers").low == (4, 20, 0)
