@@ -193,6 +193,7 @@ class Engine:
         project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root), configs)
         project.versions = resolver_for(self.config)
         project.notebook_lines = dict(notebook_lines or {})
+        project.texts = texts
         out: List[Diagnostic] = []
         for module in project.modules:  # with parameters substituted across calls
             context = only is not None and module.path not in only

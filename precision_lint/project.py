@@ -50,8 +50,10 @@ class Project:
         # knows the configuration and the installed versions, and the notebooks' `%pip` lines.
         self.versions = VersionResolver()
         self.notebook_lines: Dict[str, Tuple[str, ...]] = {}
+        self.texts: Dict[str, str] = {}  # each module's text (its `require_version` holds for what it imports)
         self._targets: Dict[str, Targets] = {}
         self._launches: Optional[Dict[str, List[Allowed]]] = None  # script → what its launchers pin
+        self._pinning_texts = False  # some module calls require_version / check_min_version
 
     def _index(self) -> None:
         self.by_path: Dict[str, ModuleFacts] = {m.path: m for m in self.modules}
@@ -98,7 +100,7 @@ class Project:
         """What the notebooks that run ``module`` install: a notebook whose ``%pip install``
         lines pin versions and whose ``!python``/``!torchrun``/``!accelerate launch`` line runs
         the module, or a script that imports it (any of those runs, when several do)."""
-        from .versions import any_of, launched_scripts, pip_requirements
+        from .versions import any_of, in_file_requirements, launched_scripts, pip_requirements
 
         if self._launches is None:
             self._launches = {}
@@ -110,14 +112,23 @@ class Project:
                 pins = [dataclasses.replace(a, source=f"{a.source}, which runs it") for a in pins]
                 for script in launched_scripts(lines, os.path.dirname(os.path.abspath(path))):
                     self._launches.setdefault(os.path.normcase(script), []).extend(pins)
-        if not self._launches:
-            return []
+            self._pinning_texts = any("require_version" in t or "check_min_version" in t for t in self.texts.values())
         own = self._launches.get(os.path.normcase(os.path.abspath(module.path)))
         if own:
             return any_of(own)
+        if not self._launches and not self._pinning_texts:
+            return []  # nothing in the run pins a version: no import graph to walk
         found = []
         for path in sorted(self.importers_of(module)):
+            if path == module.path:
+                continue
             found.extend(self._launches.get(os.path.normcase(os.path.abspath(path)), ()))
+            text = self.texts.get(path, "")
+            if "require_version" in text or "check_min_version" in text:  # the script that imports it
+                found.extend(
+                    dataclasses.replace(a, source=f"{a.source}, which imports it")
+                    for a in in_file_requirements(text, os.path.basename(path))
+                )
         return any_of(found)
 
     def module_at(self, path: str) -> Optional[ModuleFacts]:

@@ -643,13 +643,16 @@ class VersionResolver:
         return self._children[folder]
 
     def looked_for(self) -> List[str]:
-        """The requirement files read (a cached result depends on them)."""
+        """The requirement files read, and the usual ones looked for (a cached result depends
+        on them)."""
         return sorted(self._read)
 
     def _requirements(self, folder: Path) -> List[Tuple[Allowed, Path]]:
         if folder not in self._folders:
             found = folder_requirements(folder)
             self._read.update(str(p) for _, p in found)
+            # the usual names, found or not: one written later changes what a file targets
+            self._read.update(str(folder / n) for n in ("requirements.txt", *REQUIREMENT_FILES))
             self._folders[folder] = found
         return self._folders[folder]
 

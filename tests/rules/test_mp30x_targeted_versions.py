@@ -308,3 +308,17 @@ def test_a_script_a_notebook_launches_targets_the_notebooks_pins(tmp_path):
     found = run(root)
     assert [d for d in found if "scripts/" in d.path] == []  # run by the notebook, on 4.38.2
     assert sorted(d.code for d in found if "other/" in d.path) == ["MP301", "MP302"]  # nothing runs these
+
+
+def test_the_require_version_of_the_script_holds_for_the_modules_it_imports(tmp_path):
+    helper = "from transformers import TrainingArguments\ndef make():\n    return TrainingArguments('o', evaluation_strategy='steps')\n"
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "a/train.py": 'from transformers.utils.versions import require_version\nrequire_version("transformers>=4.30,<4.40")\nfrom helpers import make\nmake()\n',
+        "a/helpers.py": helper,
+        "b/train.py": "from helpers import make\nmake()\n",
+        "b/helpers.py": helper,
+    })
+    found = run(root)
+    assert by_file(found, "a/helpers.py") == []
+    assert [d.code for d in by_file(found, "b/helpers.py")] == ["MP302"]
