@@ -115,6 +115,8 @@ class TrainerTokenizerArgument(Rule):
             for use in call.uses:
                 yield self._keyword_finding(ctx, row, stage, allowed, shown, use, clash, kept)
         for attr in section["attrs"]:
+            if getattr(attr, "tolerated", False):
+                continue  # `x.processing_class if hasattr(x, "processing_class") else x.tokenizer`
             if attr.receiver == "self":
                 cls = ctx.facts.class_named(attr.klass or "")
                 if cls is None or not self._is_trainer(ctx, attr.klass):

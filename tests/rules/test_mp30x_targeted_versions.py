@@ -322,3 +322,20 @@ def test_the_require_version_of_the_script_holds_for_the_modules_it_imports(tmp_
     found = run(root)
     assert by_file(found, "a/helpers.py") == []
     assert [d.code for d in by_file(found, "b/helpers.py")] == ["MP302"]
+
+
+def test_an_attribute_read_under_hasattr_or_where_attributeerror_is_caught_is_honoured():
+    src = """\
+    from transformers import Trainer
+    trainer = Trainer(model=m, processing_class=tok)
+    a = trainer.processing_class if hasattr(trainer, "processing_class") else trainer.tokenizer
+    if not hasattr(trainer, "processing_class"):
+        b = trainer.tokenizer
+    try:
+        c = trainer.tokenizer
+    except AttributeError:
+        c = trainer.processing_class
+    """
+    assert lint(src, "MP301", NEWEST) == []
+    unrelated = src.replace('hasattr(trainer, "processing_class")', 'hasattr(trainer, "model")').replace("AttributeError", "KeyError")
+    assert len(lint(unrelated, "MP301", NEWEST)) == 3
