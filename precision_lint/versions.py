@@ -631,6 +631,7 @@ class VersionResolver:
         self._read: Set[str] = set()
         self._copies: Dict[Path, Optional[Vendored]] = {}  # per join: an editor's later run sees edits
         self._children: Dict[Path, Tuple[Vendored, ...]] = {}
+        self._walks: Dict[Tuple[Path, str], Optional[Allowed]] = {}
 
     def _vendored_at(self, folder: Path) -> Optional[Vendored]:
         if folder not in self._copies:
@@ -657,7 +658,14 @@ class VersionResolver:
         return self._folders[folder]
 
     def _project(self, start: Path, dist: str) -> Optional[Allowed]:
-        """The nearest folder's requirement of ``dist``, else a vendored copy of it beside."""
+        """The nearest folder's requirement of ``dist``, else a vendored copy of it beside
+        (once per folder: the files of a folder share it)."""
+        key = (start, dist)
+        if key not in self._walks:
+            self._walks[key] = self._walk(start, dist)
+        return self._walks[key]
+
+    def _walk(self, start: Path, dist: str) -> Optional[Allowed]:
         for folder in (start, *start.parents):
             mentions = [r for r, _ in self._requirements(folder) if r.dist == dist]
             if mentions:
