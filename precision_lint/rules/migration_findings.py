@@ -265,10 +265,10 @@ class MigrationJudge:
         )
 
     def _declared_by_project(self, qualname: Optional[str], name: str, attribute: bool = False) -> bool:
-        """Whether a project class in the MRO of ``qualname`` declares ``name`` itself (a
-        dataclass field, a class attribute, a property or method; for an ``attribute``, also
-        one its methods assign on ``self``): a mixin that re-declares a removed field and
-        converts it in ``__post_init__`` keeps the old name working."""
+        """Whether a project class in the MRO of ``qualname`` declares ``name`` itself: for a
+        keyword, a (dataclass) field; for an ``attribute``, also a class attribute, property
+        or method, or one its methods assign on ``self``. A mixin that re-declares a removed
+        field and converts it in ``__post_init__`` keeps the old name working."""
         return declared_by_project(self.ctx, qualname, name, attribute)
 
     def forwarded(self) -> Iterator[Finding]:
@@ -481,11 +481,14 @@ class MigrationJudge:
 
 
 def declared_by_project(ctx: RuleContext, qualname: Optional[str], name: str, attribute: bool = False) -> bool:
-    """See :meth:`MigrationJudge._declared_by_project` (MP301 asks the same)."""
+    """See :meth:`MigrationJudge._declared_by_project` (MP301 asks the same). For a keyword,
+    only a field counts (a dataclass's ``__init__`` takes it; a property does not)."""
     if not qualname:
         return False
     for _, _, cls in ctx.project.symbols.ancestry(qualname, ctx.facts):
-        if cls is not None and (name in cls.members or (attribute and name in cls.self_attrs)):
+        if cls is None:
+            continue
+        if name in cls.fields or (attribute and (name in cls.members or name in cls.self_attrs)):
             return True
     return False
 

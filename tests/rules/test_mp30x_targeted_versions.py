@@ -339,3 +339,9 @@ def test_an_attribute_read_under_hasattr_or_where_attributeerror_is_caught_is_ho
     assert lint(src, "MP301", NEWEST) == []
     unrelated = src.replace('hasattr(trainer, "processing_class")', 'hasattr(trainer, "model")').replace("AttributeError", "KeyError")
     assert len(lint(unrelated, "MP301", NEWEST)) == 3
+
+
+def test_a_tokenizer_property_does_not_make_the_constructor_take_tokenizer():
+    src = TOKENIZER_PROPERTY + "trainer = MyTrainer(model=m, tokenizer=tok)\n"
+    found = lint(src, "MP301", NEWEST)
+    assert len(found) == 1 and "tokenizer=" in found[0].message  # the keyword: still a TypeError
