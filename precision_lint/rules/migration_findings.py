@@ -65,10 +65,11 @@ def no_fix_reason(row: Migration, allowed: Allowed) -> str:
     """Why a rename or move is not offered: the new spelling is newer than the lowest version
     the file allows."""
     since = row.move_since if row.fix == "move" else row.rename_since
-    new = row.move_as if row.fix == "move" else row.rename_to
+    new = f"{row.move_to.rsplit('.', 1)[-1]}({row.move_as}=)" if row.fix == "move" else row.rename_to
     lib = VERSION_TEXT[row.library]
     why = row.since_note or f"`{new}` is new in {lib} {version_text(since)}"
-    return f"no fix: {why}, and {allowed.where()} allows older versions"
+    older = f"{allowed.where()} is older" if allowed.is_point else f"{allowed.where()} allows older versions"
+    return f"{why}, and {older}" if row.fix == "move" else f"no fix: {why}, and {older}"
 
 
 def consequence(row: Migration, stage: str, error: str, allowed: Allowed) -> str:
@@ -348,7 +349,10 @@ class MigrationJudge:
         elif row.fix == "move":
             fix = moves.get(use.name)
             if fix is None:
-                message += f" ({self._why_not_moved(call, use, row)})"
+                why = self._why_not_moved(call, use, row)
+                message += f" ({why})"
+                if not self._new_name_exists(row) and "allows older" not in why and " has no " not in why and " is older" not in why:
+                    message += f" ({no_fix_reason(row, self._allowed(row))})"  # the spelling the message names is newer
         return Finding(row, self.stage, use.key_span, message, fix)
 
     def _config_ok(self, call, row) -> bool:

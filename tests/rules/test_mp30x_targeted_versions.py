@@ -345,3 +345,15 @@ def test_a_tokenizer_property_does_not_make_the_constructor_take_tokenizer():
     src = TOKENIZER_PROPERTY + "trainer = MyTrainer(model=m, tokenizer=tok)\n"
     found = lint(src, "MP301", NEWEST)
     assert len(found) == 1 and "tokenizer=" in found[0].message  # the keyword: still a TypeError
+
+
+def test_a_move_whose_new_spelling_is_newer_than_the_pin_says_so():
+    src = """\
+    from trl import SFTTrainer
+    from transformers import TrainingArguments
+    trainer = SFTTrainer(model=m, max_seq_length=512, args=TrainingArguments("o"))
+    """
+    (d,) = lint(src, "MP304", config(transformers_version="4.44", trl_version="0.9.6"))
+    assert "deprecated since TRL 0.9" in d.message and "`SFTConfig(max_length=)` is new in TRL 0.16" in d.message
+    (d,) = lint(src, "MP302", NEWEST)
+    assert "is new in" not in d.message
