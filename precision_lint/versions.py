@@ -302,7 +302,8 @@ def _read(path: Path) -> Optional[str]:
 
 
 def requirements_in_text(text: str, source: str) -> List[Allowed]:
-    """Requirements of a requirements file (one per line; ``-r`` includes are not followed)."""
+    """Requirements of a requirements text (one per line; see ``_requirements_file`` for a
+    file and what it includes)."""
     out = []
     for line in text.splitlines():
         found = parse_requirement(line, source)
@@ -393,19 +394,53 @@ def _is_project_folder(folder: Path) -> bool:
     )
 
 
+def _requirements_file(path: Path, source: str, seen: Set[Path]) -> List[Tuple[Allowed, Path]]:
+    """A requirements file's requirements, with the files its ``-r`` / ``-c`` lines include
+    (relative to it, each once)."""
+    resolved = path.resolve()
+    if resolved in seen or len(seen) > 20:
+        return []
+    seen.add(resolved)
+    text = _read(path)
+    if not text:
+        return []
+    out = []
+    for line in text.splitlines():
+        include = re.match(r"^\s*(?:-r|--requirement|-c|--constraint)[\s=]+(\S+)", line)
+        if include is not None:
+            target = path.parent / include.group(1)
+            out.extend(_requirements_file(target, target.name, seen))
+            continue
+        found = parse_requirement(line, source)
+        if found is not None:
+            out.append((found, path))
+    return out
+
+
 def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
-    """Every requirement of :data:`LIBRARIES` that the files of one folder write."""
+    """Every requirement of :data:`LIBRARIES` that the files of one folder write (also in a
+    ``requirements/`` folder of it, and what ``-r`` lines include)."""
     out: List[Tuple[Allowed, Path]] = []
     try:
         names = sorted(os.listdir(folder))
     except OSError:
         return out
+    seen: Set[Path] = set()
     for name in names:
         lower = name.lower()
         path = folder / name
         if lower.startswith("requirements") and lower.endswith((".txt", ".in")):
-            reader = requirements_in_text
-        elif lower == "pyproject.toml":
+            out.extend(_requirements_file(path, name, seen))
+            continue
+        if lower == "requirements" and path.is_dir():  # requirements/train.txt, requirements/base.txt
+            try:
+                inner = sorted(n for n in os.listdir(path) if n.lower().endswith((".txt", ".in")))
+            except OSError:
+                inner = []
+            for n in inner:
+                out.extend(_requirements_file(path / n, f"{name}/{n}", seen))
+            continue
+        if lower == "pyproject.toml":
             reader = _pyproject
         elif lower == "setup.py":
             reader = _quoted_requirements
@@ -667,10 +702,10 @@ class VersionResolver:
 
     def _walk(self, start: Path, dist: str) -> Optional[Allowed]:
         for folder in (start, *start.parents):
-            mentions = [r for r, _ in self._requirements(folder) if r.dist == dist]
+            mentions = [(r, p) for r, p in self._requirements(folder) if r.dist == dist]
             if mentions:
-                combined = _combine(mentions)
-                return replace(combined, source=_shown(folder / mentions[0].source, start))
+                combined = _combine([r for r, _ in mentions])
+                return replace(combined, source=_shown(mentions[0][1], start))
             # a copy beside the code: in its own folder, or in a folder that is a project's root
             # (a sibling checkout in a folder of unrelated downloads is not this code's library)
             looks_like_root = folder == start or _is_project_folder(folder)

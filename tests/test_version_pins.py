@@ -262,3 +262,16 @@ def test_a_checkout_of_the_library_among_unrelated_downloads_is_not_a_vendored_c
         "scripts/train.py": "",
     })
     assert _targets(beside, "scripts/train.py").of("transformers").low == (4, 20, 0)
+
+
+def test_requirements_folders_and_includes(tmp_path):
+    root = write_tree(tmp_path, {
+        "a/requirements.txt": "-r requirements/base.txt\ntorch\n",
+        "a/requirements/base.txt": "transformers==4.38.2\n",
+        "a/train.py": "",
+        "b/requirements/train.txt": "trl>=0.7,<0.8\n",
+        "b/train.py": "",
+    })
+    a = _targets(root, "a/train.py").of("transformers")
+    assert a.low == (4, 38, 2) and a.source.endswith("base.txt")
+    assert _targets(root, "b/train.py").of("trl").high == (0, 8)
