@@ -27,7 +27,6 @@ Nothing is imported or run; files are read as text (TOML through ``tomllib``).
 """
 from __future__ import annotations
 
-import ast
 import os
 import re
 import shlex

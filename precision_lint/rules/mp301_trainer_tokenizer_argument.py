@@ -22,7 +22,7 @@ version or signature check, a ``tokenizer`` property of a project class in the M
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Optional
 
 from ..diagnostics import SAFE, Fix
 from ..knowledge import Migration, migrations, patched_keywords

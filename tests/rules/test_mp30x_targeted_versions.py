@@ -3,7 +3,7 @@
 compatibility code. Every shape has its negative beside it."""
 import json
 
-from conftest import config, dedent, lint, write_tree
+from conftest import config, lint, write_tree
 
 from precision_lint.config import from_table
 from precision_lint.engine import Engine
