@@ -28,6 +28,7 @@ from .discovery import ImportRoots, discover, module_name
 from .facts.model import ModuleFacts, ParseError
 from .rules import all_rules, selected_codes
 from .rules.base import RuleContext
+from .versions import resolver_for
 from .sources import SourceFile
 
 MAX_FIX_PASSES = 10
@@ -183,13 +184,19 @@ class Engine:
         only: Optional[Collection[str]] = None,
         related: bool = False,
         configs: Optional[ConfigFiles] = None,
+        notebook_lines: Optional[Dict[str, Tuple[str, ...]]] = None,
     ) -> List[Diagnostic]:
         """Diagnostics of every module (or of the paths in ``only``), the project joined from all;
-        with ``related``, also those of other modules that name a path of ``only``, unfixed."""
+        with ``related``, also those of other modules that name a path of ``only``, unfixed.
+        ``notebook_lines``: a notebook's IPython lines (``%pip install``), which say the
+        versions it installs."""
         # one order whatever order the files came in
         from .project import Project  # the join: only when something is judged
 
         project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root), configs)
+        project.versions = resolver_for(self.config)
+        project.notebook_lines = dict(notebook_lines or {})
+        project.texts = texts
         out: List[Diagnostic] = []
         for module in project.modules:  # with parameters substituted across calls
             context = only is not None and module.path not in only
@@ -323,6 +330,8 @@ class Engine:
             naming = (names or {}).get(src.path) or module_name(src.path)
             digest.update(repr((src.path, naming, src.error, src.error_kind)).encode("utf-8", "surrogatepass"))
             digest.update(hashlib.sha1((src.text or "").encode("utf-8", "surrogatepass")).digest())
+            if src.notebook is not None:  # its `%pip install` lines (placeholders in the text) pin versions
+                digest.update(repr([line for cell in src.notebook.cells for _, line in cell.magics]).encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
 
     def _judge_texts(
@@ -337,8 +346,13 @@ class Engine:
         is read without them, and their findings are moved into their cells. A config file it
         writes (``%%writefile config.yaml``) is read from its cell by a script that loads it."""
         texts = {s.path: s.text for s in current if s.text is not None}
+        lines = {
+            s.path: tuple(line for cell in s.notebook.cells for _, line in cell.magics)
+            for s in current
+            if s.notebook is not None
+        }
         if not any(s.notebook is not None and s.text is not None and s.notebook.writes_files for s in current):
-            return self.judge(self.facts(current, names), texts, only, related)
+            return self.judge(self.facts(current, names), texts, only, related, notebook_lines=lines)
         from . import written
 
         sources: List[SourceFile] = []
@@ -371,7 +385,7 @@ class Engine:
                 names[src.path] = (f"{name}-overwritten", is_package, root)
         configs = written.config_files(found)
         configs = ConfigFiles(written=configs) if configs else None
-        diagnostics = self.judge(self.facts(sources, names), judged, only, related, configs)
+        diagnostics = self.judge(self.facts(sources, names), judged, only, related, configs, lines)
         if not found:
             return diagnostics
         remap = written.Remapper(found, texts)

@@ -93,7 +93,7 @@ def extract_facts(
     facts.call_edges = call_edges(index)
     facts.returns = return_summaries(index, evaluator)
     facts.classes = tuple(
-        ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params)
+        ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params, *_members(c.node, *c.more_nodes))
         for c in index.classes.values()
     )
     facts.layout = _layout(index, evaluator)
@@ -140,6 +140,25 @@ def _imports_from_text(source: str, module: str, is_package: bool):
     return tuple(sorted(found)), tuple(sorted(exports.items()))
 
 
+def _members(*nodes: cst.ClassDef):
+    """The names a class body defines (fields, class attributes, methods, properties), and
+    its annotated fields: ``(members, fields)``."""
+    out, fields = set(), set()
+    for node in nodes:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for item in body:
+            if isinstance(item, (cst.FunctionDef, cst.ClassDef)):
+                out.add(item.name.value)
+            elif isinstance(item, cst.SimpleStatementLine):
+                for small in item.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        out.add(small.target.value)
+                        fields.add(small.target.value)
+                    elif isinstance(small, cst.Assign):
+                        out.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+    return tuple(sorted(out)), tuple(sorted(fields))
+
+
 def _classes_from_text(source: str, module: str, imported: dict):
     """The module-level classes of a file that is not parsed, with their bases and their own
     ``__init__``'s parameters, and the names it defines: ``(classes, definitions)``. A model
@@ -174,7 +193,16 @@ def _classes_from_text(source: str, module: str, imported: dict):
         if init is not None:
             names = [a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)]
             params = tuple(names)
-        classes.append(ClassFact(f"{prefix}{node.name}", bases, (), params))
+        members, fields = set(), set()
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                members.add(item.name)
+            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                members.add(item.target.id)
+                fields.add(item.target.id)
+            elif isinstance(item, ast.Assign):
+                members.update(t.id for t in item.targets if isinstance(t, ast.Name))
+        classes.append(ClassFact(f"{prefix}{node.name}", bases, (), params, tuple(sorted(members)), tuple(sorted(fields))))
     return tuple(classes), frozenset(own)
 
 

@@ -133,6 +133,10 @@ class AttrUse:
     attr: str
     scope: Scope
     klass: Optional[str]
+    # the conditions it is read under (`if` statements, and `a if test else b` around it) and
+    # the exceptions caught around it (see CallSite.caught)
+    guards: Tuple[Tuple[cst.BaseExpression, bool], ...] = ()
+    caught: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -563,6 +567,14 @@ def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
                 for part in (*node.handlers, node.orelse, node.finalbody):
                     if part is not None:
                         walk(part)
+            elif cls is cst.IfExp:
+                walk(node.test)
+                visitor.visit_IfExp_body(node)
+                walk(node.body)
+                visitor.leave_IfExp_body(node)
+                visitor.visit_IfExp_orelse(node)
+                walk(node.orelse)
+                visitor.leave_IfExp_orelse(node)
             elif cls is cst.With:
                 for item in node.items:
                     walk(item)
@@ -726,6 +738,7 @@ class _Indexer(cst.CSTVisitor):
         self.loops: List[ForLoop] = []
         self.statement: Optional[cst.CSTNode] = None
         self.caught: List[Tuple[str, ...]] = []  # per enclosing try body / except block
+        self.expression_guards: List[Tuple[cst.BaseExpression, bool]] = []
 
     # --- statements ----------------------------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -844,6 +857,20 @@ class _Indexer(cst.CSTVisitor):
 
     def leave_If_body(self, node: cst.If) -> None:
         self.guards.pop()
+
+    # `a if test else b`: a condition for what each side reads (kept apart from `guards`, which
+    # the rules read for calls)
+    def visit_IfExp_body(self, node: cst.IfExp) -> None:
+        self.expression_guards.append((node.test, True))
+
+    def leave_IfExp_body(self, node: cst.IfExp) -> None:
+        self.expression_guards.pop()
+
+    def visit_IfExp_orelse(self, node: cst.IfExp) -> None:
+        self.expression_guards.append((node.test, False))
+
+    def leave_IfExp_orelse(self, node: cst.IfExp) -> None:
+        self.expression_guards.pop()
 
     def visit_If_orelse(self, node: cst.If) -> None:
         self.guards.append((node.test, False))
@@ -964,7 +991,8 @@ class _Indexer(cst.CSTVisitor):
         if node.attr.value in TRACKED_ATTRS:
             self.ix.attr_uses.append(
                 AttrUse(node, node.value, node.attr.value, self.scope,
-                        self.classes[-1].qualname if self.classes else None)
+                        self.classes[-1].qualname if self.classes else None,
+                        (*self.guards, *self.expression_guards), self._caught())
             )
 
     def _arg_option(self, node: cst.Call) -> None:

@@ -19,6 +19,10 @@ class ClassFact:
     bases: Tuple[str, ...]
     self_attrs: Tuple[str, ...]
     init_params: Optional[Tuple[str, ...]] = None  # its own __init__'s parameters, if defined
+    # names its body defines: fields (`x: int = 0`), class attributes, methods and properties
+    members: Tuple[str, ...] = ()
+    # its annotated fields (`x: Optional[str] = None`): a dataclass's __init__ takes them
+    fields: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ FIXES = ("rename", "move", "none")
 _REQUIRED = ("library", "kind", "owner", "names", "replacement", "fix", "error")
 _OPTIONAL = (
     "also", "unlike", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
-    "move_as", "move_since", "moved_to", "safety", "code", "verify_on",
+    "move_as", "move_since", "moved_to", "safety", "code", "verify_on", "since_note",
 )
 
 
@@ -133,6 +133,7 @@ class Migration:
     safety: str = "safe"
     code: Optional[str] = None  # the rule that owns the row when not MP302/MP304
     verify_on: Optional[str] = None  # a concrete class the table check builds
+    since_note: Optional[str] = None  # why the new name is new in `rename_since` when it is older
 
     @property
     def owner_short(self) -> str:
@@ -199,6 +200,7 @@ def migrations() -> Tuple[Migration, ...]:
                     move_to=row.get("move_to"), move_as=row.get("move_as") or (name if row["fix"] == "move" else None),
                     move_since=parse_version(row.get("move_since")),
                     moved_to=row.get("moved_to"), safety=row.get("safety", "safe"), code=row.get("code"), verify_on=row.get("verify_on"),
+                    since_note=row.get("since_note"),
                 )
             )
     return tuple(out)

@@ -316,9 +316,8 @@ class Bf16WithoutCapabilityGuard(Rule):
             return
         if not site.callee.startswith("trl.") or cap.opaque(site.span) or in_library_itself(ctx.facts, site.callee):
             return  # (TRL's own `args = GRPOConfig(...)` when none is given: the user's to override)
-        version = ctx.config.trl_version
-        if version is not None and version < TRL_BF16_DEFAULT_SINCE:
-            return
+        if not ctx.targets.of("trl").some_at_least(TRL_BF16_DEFAULT_SINCE):
+            return  # no TRL the file targets turns bf16 on by default (a TRL 0.9 PPOConfig has no bf16)
         probe, torch, _ = self._probe(ctx)
         if fp16 is None:
             text = (("bf16", probe), ("fp16", plan.guarded_fp16_flag(torch, probe)))

@@ -37,6 +37,7 @@ class TokenizerCall:
     span: Span
     uses: Tuple[KeywordUse, ...]
     keywords: Tuple[str, ...]  # every keyword the call receives (splats included)
+    tolerated: bool = False  # under a version or signature check, or where a TypeError is caught
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class TokenizerAttr:
     receiver: str  # "self" or "name"
     klass: Optional[str]  # enclosing class when receiver is self
     sources: Tuple[str, ...]  # qualnames of the calls the receiver variable was assigned from
+    tolerated: bool = False  # under a version / signature / hasattr check, or AttributeError caught
 
 
 def is_super_init(site) -> bool:
@@ -115,15 +117,20 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             for s in sources
         )
         keywords = tuple(sorted({s.name for s in every}))
-        calls.append(TokenizerCall(callee, site.klass, index.span(node), uses, keywords))
+        from .migrations import _CALL_FAILURES, _tolerated
+
+        tolerated = _tolerated(index, site.guards, site.caught, _CALL_FAILURES)
+        calls.append(TokenizerCall(callee, site.klass, index.span(node), uses, keywords, tolerated))
+    from .migrations import attr_tolerated
+
     attrs = []
     for use in index.attr_uses:
         if use.attr != KEY:
             continue
         if isinstance(use.base, cst.Name) and use.base.value == "self":
-            attrs.append(TokenizerAttr(index.span(use.node.attr), "self", use.klass, ()))
+            attrs.append(TokenizerAttr(index.span(use.node.attr), "self", use.klass, (), attr_tolerated(index, use)))
         elif isinstance(use.base, cst.Name):
             sources = _assigned_callees(index, use.base, use.scope)
             if sources:
-                attrs.append(TokenizerAttr(index.span(use.node.attr), "name", use.klass, sources))
+                attrs.append(TokenizerAttr(index.span(use.node.attr), "name", use.klass, sources, attr_tolerated(index, use)))
     return {"calls": tuple(calls), "attrs": tuple(attrs)}
