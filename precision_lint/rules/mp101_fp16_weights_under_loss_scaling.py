@@ -235,6 +235,8 @@ class Fp16WeightsUnderLossScaling(Rule):
         """Every scaling site in a training run that also runs this weights site."""
         found = {}
         runs_together = ctx.project.callgraph.runs_together
+        run_scope = ctx.project.run_scope
+        weights_scope = run_scope(ctx.facts, weights.scope, weights.span.line)
         scaling = ctx.project.joined_modules(ctx.facts, "precision")
         # the runs that hold a precision site: the site's module and the modules importing it
         running = {m.path: ctx.project.importers_of(m) | {m.path} for m in scaling}
@@ -246,7 +248,10 @@ class Fp16WeightsUnderLossScaling(Rule):
             for module in here:
                 for site in module.section("precision"):
                     key = (module.path, site.span.start)
-                    if key in found or not runs_together(paths, weights.scope, site.scope, entry.path):
+                    if key in found:
+                        continue
+                    scope = run_scope(module, site.scope, site.span.line)
+                    if not runs_together(paths, weights_scope, scope, entry.path):
                         continue
                     if self._switched_apart(ctx, weights, module, site):
                         continue
