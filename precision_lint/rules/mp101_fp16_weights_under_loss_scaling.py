@@ -34,6 +34,7 @@ from ..facts.extractors.weights import WeightsSite
 from ..facts.model import ModuleFacts
 from ..facts.values import CONST, DTYPE, dtype_of_string, may_be_true
 from ..project import Project
+from ..runs import training_site
 from .base import Option, Rule, RuleContext, insert, replace
 
 ERROR = "ValueError: Attempting to unscale FP16 gradients."
@@ -195,6 +196,8 @@ class Fp16WeightsUnderLossScaling(Rule):
         r"float16", r"\bhalf\b", r"\bfp16\b", r"GradScaler", r"mixed_precision", r"precision\s*=", r"deepspeed",
         # a dtype that a caller passes in (`torch_dtype=dtype`, `.to(dtype)`)
         r"dtype\s*=\s*\w", r"\.to\(\s*\w*dtype\b",
+        # where a run trains (facts/extractors/training.py): a helper that steps the optimizer
+        r"\.backward\(", r"\boptim\b", r"Trainer\b", r"def training_step\b", r"def configure_optimizers\b",
     )
     fix_availability = "sometimes"
     fix_applicability = SAFE
@@ -232,7 +235,8 @@ class Fp16WeightsUnderLossScaling(Rule):
         return bool(half) and all(_off_when(v, switch) for v in half)
 
     def _conflicts(self, ctx: RuleContext, weights: WeightsSite) -> List[Tuple[ModuleFacts, PrecisionSite, str]]:
-        """Every scaling site in a training run that also runs this weights site."""
+        """Every scaling site in a training run that also runs this weights site (a run that
+        trains: an optimizer, a trainer or a backward pass runs with the weights site)."""
         found = {}
         runs_together = ctx.project.callgraph.runs_together
         run_scope = ctx.project.run_scope
@@ -245,6 +249,8 @@ class Fp16WeightsUnderLossScaling(Rule):
             if not here:
                 continue  # no precision site in this run: nothing to join with
             paths = ctx.project.unit_view(entry)
+            if training_site(ctx.project, entry, ctx.facts, weights.scope, weights.span.line, paths) is None:
+                continue  # this run steps no optimizer: no gradients are ever unscaled
             for module in here:
                 for site in module.section("precision"):
                     key = (module.path, site.span.start)

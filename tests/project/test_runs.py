@@ -63,3 +63,62 @@ def test_module_level_loss_scaling_of_an_imported_module_is_joined(tree):
     lib = NETLIB.format(cast="").replace('if __name__ == "__main__":', "if True:")
     files = {"proj/netlib.py": lib, "proj/infer.py": INFER}
     assert [d.path.rsplit("/", 1)[-1] for d in _lint(tree, files, "MP101")] == ["infer.py"]
+
+
+# --- a run that trains nothing never unscales gradients ---------------------------------
+GENERATE = """
+import torch
+from accelerate import Accelerator
+from diffusers import UNet2DConditionModel
+
+accelerator = Accelerator(mixed_precision="fp16")
+unet = UNet2DConditionModel.from_pretrained("m", subfolder="unet", torch_dtype=torch.float16)
+unet = accelerator.prepare(unet)
+latents = unet(noise, t, text).sample
+{train}
+"""
+
+
+def test_an_inference_script_with_fp16_accelerate_trains_nothing():
+    from conftest import lint
+
+    assert lint(GENERATE.format(train=""), "MP101") == []
+
+
+def test_the_same_script_with_a_backward_pass_trains():
+    from conftest import lint
+
+    (d,) = lint(GENERATE.format(train="accelerator.backward(latents.mean())"), "MP101")
+    assert "Accelerator(mixed_precision=" in d.message
+
+
+HELPER_TRAINS = """
+import torch
+
+
+def fit(model, loader):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+"""
+SCRIPT_CALLS = """
+import torch
+from transformers import AutoModel
+from trainlib import fit
+
+scaler = torch.amp.GradScaler("cuda")
+model = AutoModel.from_pretrained("m", dtype=torch.float16)
+{call}
+"""
+
+
+def test_a_run_trains_through_a_helper_of_another_module(tree):
+    files = {"proj/trainlib.py": HELPER_TRAINS, "proj/train.py": SCRIPT_CALLS.format(call="fit(model, loader)")}
+    assert [d.path.rsplit("/", 1)[-1] for d in _lint(tree, files, "MP101")] == ["train.py"]
+
+
+def test_an_uncalled_training_helper_of_an_imported_module_trains_nothing(tree):
+    files = {"proj/trainlib.py": HELPER_TRAINS, "proj/train.py": SCRIPT_CALLS.format(call="print(model)")}
+    assert _lint(tree, files, "MP101") == []

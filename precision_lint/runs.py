@@ -1,0 +1,42 @@
+"""Runs: which code executes together in one process, and whether that process trains.
+
+A *run* is an entry (a script, a console-script function, a notebook, a test file), the
+module-level code of every module it imports — never their ``if __name__ == "__main__":``
+blocks — and what is reachable from the entry (``callgraph.py``). A rule that joins facts of
+several files asks its questions per run: a float16 model and a GradScaler crash together
+only when one run holds both *and steps an optimizer* (``ValueError: Attempting to unscale
+FP16 gradients.`` is raised by ``unscale_`` before ``optimizer.step()``). An inference
+script that builds ``Accelerator(mixed_precision="fp16")`` to generate, a LoRA merge CLI
+and a benchmark of a model library train nothing.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from .facts.extractors.training import SECTION as TRAINING, TrainingSite
+from .facts.model import ModuleFacts
+
+
+def training_site(
+    project, entry: ModuleFacts, module: ModuleFacts, scope: str, line: int, paths=None
+) -> Optional[Tuple[ModuleFacts, TrainingSite]]:
+    """Where the run of ``entry`` trains, in a way that runs together with the code of
+    ``scope`` (at ``line`` of ``module``): an optimizer built, a trainer built, a backward
+    pass, a Lightning hook; or a Trainer's configuration (``TrainingArguments``), which is
+    only ever built to train. None when the run trains nothing there."""
+    if paths is None:
+        paths = project.unit_view(entry)
+    here = project.run_scope(module, scope, line)
+    runs_together = project.callgraph.runs_together
+    for other in project.joined_modules(module, TRAINING, "precision"):
+        if other.path not in paths:
+            continue
+        for site in other.section(TRAINING):
+            if runs_together(paths, here, project.run_scope(other, site.scope, site.span.line), entry.path):
+                return other, site
+        for site in other.section("precision"):
+            if site.kind not in ("training-args", "training-args-class"):
+                continue
+            if runs_together(paths, here, project.run_scope(other, site.scope, site.span.line), entry.path):
+                return other, TrainingSite("trainer", site.span, site.scope, site.callee)
+    return None
