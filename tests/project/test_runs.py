@@ -122,3 +122,68 @@ def test_a_run_trains_through_a_helper_of_another_module(tree):
 def test_an_uncalled_training_helper_of_an_imported_module_trains_nothing(tree):
     files = {"proj/trainlib.py": HELPER_TRAINS, "proj/train.py": SCRIPT_CALLS.format(call="print(model)")}
     assert _lint(tree, files, "MP101") == []
+
+
+# --- training state in order -------------------------------------------------------------
+UNFROZEN = """
+import torch
+from accelerate import Accelerator
+from diffusers import UNet2DConditionModel
+
+accelerator = Accelerator(mixed_precision="fp16")
+weight_dtype = torch.float16 if accelerator.mixed_precision == "fp16" else torch.float32
+unet = UNet2DConditionModel.from_pretrained("m", subfolder="unet")
+unet.requires_grad_(False)
+{then}
+unet.to(accelerator.device, dtype=weight_dtype)
+optimizer = torch.optim.AdamW(filter(lambda p: p.requires_grad, unet.parameters()))
+unet, optimizer = accelerator.prepare(unet, optimizer)
+accelerator.backward(unet(noise, t, text).sample.mean())
+"""
+
+
+def test_frozen_then_made_trainable_again_is_trained():
+    from conftest import lint
+
+    (d,) = lint(UNFROZEN.format(then="unet.requires_grad_(True)"), "MP101")
+    assert "weight_dtype" in d.message and d.span.line == 10
+
+
+def test_frozen_then_given_lora_parameters_stays_frozen():
+    from conftest import lint
+
+    assert lint(UNFROZEN.format(then="unet.add_adapter(lora_config)"), "MP101") == []
+
+
+MERGE_AFTER_TRAINING = """
+import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+from peft import AutoPeftModelForCausalLM
+
+
+def main(out):
+    model = AutoModelForCausalLM.from_pretrained("m")
+    trainer = Trainer(model=model, args=TrainingArguments(out, fp16=True))
+    trainer.train()
+    trainer.save_model(out)
+    model = AutoPeftModelForCausalLM.from_pretrained(out, torch_dtype=torch.float16)
+    merged = model.merge_and_unload()
+    merged.save_pretrained(out)
+{loop}
+
+main("out")
+"""
+
+
+def test_a_model_loaded_after_training_to_merge_is_not_trained():
+    from conftest import lint
+
+    assert lint(MERGE_AFTER_TRAINING.format(loop=""), "MP101") == []
+
+
+def test_a_model_loaded_after_an_earlier_trainer_and_trained_again_is_trained():
+    from conftest import lint
+
+    again = "    Trainer(model=model, args=TrainingArguments(out, fp16=True)).train()"
+    (d,) = lint(MERGE_AFTER_TRAINING.format(loop=again), "MP101")
+    assert d.span.line == 11

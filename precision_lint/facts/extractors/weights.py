@@ -23,6 +23,7 @@ from ..evaluate import Evaluator
 from ..callees import project_class
 from ..index import CallSite, ModuleIndex, Scope, keyword, positional
 from ..names import dotted
+from ..training_state import frozen_at_end, runs_before
 from ..values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
 SECTION = "weights"
@@ -204,9 +205,20 @@ class _Uses:
     def _refers(self, node, name: str) -> bool:
         return dotted(node) == name
 
-    def frozen_reason(self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None) -> str:
+    def frozen_reason(
+        self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None, fresh: bool = False
+    ) -> str:
+        """Why the model bound to ``names`` is not trained ("" when it may be). ``fresh``: the
+        call makes a new model (a loader), so code of its scope written before it uses an
+        earlier one; a cast (``.half()``) changes the model in place, whose uses all count."""
         if not names:
             return ""
+        made = call if fresh else None
+        after = self.ix.order(call)[0] if fresh and call is not None and id(call) in self.ix.order_of else -1
+        # the last freeze wins, unless `requires_grad_(True)` comes after it (training_state.py)
+        frozen = frozen_at_end(self.ix, names, after)
+        if frozen:
+            return frozen
         calls_under_no_grad = calls_outside = 0
         trained = prepared = False
         evaled = False
@@ -214,12 +226,12 @@ class _Uses:
         for site in self.ix.calls:
             node = site.node
             recv = site.receiver
+            if runs_before(self.ix, node, site.scope.code_scope(), made, scope):
+                continue  # ran before this model was made: uses an earlier one
             for name in names:
                 if recv is not None and self._refers(recv, name):
                     if site.method == "requires_grad_":
-                        arg = node.args[0].value if node.args else None
-                        if isinstance(arg, cst.Name) and arg.value == "False":
-                            return f"`{name}.requires_grad_(False)`"
+                        pass  # judged in order above
                     elif site.method == "eval":
                         evaled = True
                     elif site.method == "train":
@@ -250,31 +262,6 @@ class _Uses:
                             prepared = True
                         else:
                             escapes = True  # handed to code that may train it
-        for site in self.ix.calls:  # for p in teacher.parameters(): p.requires_grad_(False)
-            if site.method != "requires_grad_" or not site.loops or not site.node.args:
-                continue
-            arg = site.node.args[0].value
-            if not (isinstance(arg, cst.Name) and arg.value == "False"):
-                continue
-            for loop in site.loops:
-                it = loop.iter
-                if (
-                    isinstance(it, cst.Call)
-                    and isinstance(it.func, cst.Attribute)
-                    and it.func.attr.value in ("parameters", "named_parameters")
-                    and any(self._refers(it.func.value, n) for n in names)
-                ):
-                    return f"parameters of `{dotted(it.func.value)}` set to requires_grad_(False)"
-        for loop_assign in self.ix.attr_assigns:
-            if loop_assign.target.attr.value != "requires_grad":
-                continue
-            if not (isinstance(loop_assign.value, cst.Name) and loop_assign.value.value == "False"):
-                continue
-            for loop in loop_assign.loops:
-                it = loop.iter
-                if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute):
-                    if any(self._refers(it.func.value, n) for n in names) and it.func.attr.value in ("parameters", "named_parameters"):
-                        return f"parameters of `{dotted(it.func.value)}` set to requires_grad=False"
         if trained:
             return ""
         if calls_under_no_grad and not calls_outside:
@@ -389,7 +376,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             edit_span = index.span(edit_node)
             edit_text = index.text(edit_node)
         scope = site.scope.code_scope()
-        frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node)
+        frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg")
         out.append(
             WeightsSite(
                 kind=kind,
