@@ -15,6 +15,7 @@ from typing import Optional, Tuple
 
 from .facts.extractors.training import SECTION as TRAINING, TrainingSite
 from .facts.model import ModuleFacts
+from .facts.values import CONST, DTYPE, dtype_of_string
 
 
 def training_site(
@@ -40,3 +41,28 @@ def training_site(
             if runs_together(paths, here, project.run_scope(other, site.scope, site.span.line), entry.path):
                 return other, TrainingSite("trainer", site.span, site.scope, site.callee)
     return None
+
+
+def run_name(entry: ModuleFacts) -> str:
+    """How a message names the run of ``entry``: its file name (``train.py``)."""
+    return entry.path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def value_in_run(project, value, paths) -> bool:
+    """Whether ``value`` (an atom substituted at the join) is one the run of ``paths`` passes:
+    a value a caller in another linted module passes reaches the helper only in runs that hold
+    that caller (``load_vae(path, torch.float16)`` in the caching script and
+    ``load_vae(path, torch.float32)`` in the training script: each run has its own)."""
+    where = getattr(value, "where", None)
+    if not where or project.module_at(where) is None:
+        return True  # written here, or read from a config file
+    return project.module_at(where).path in paths
+
+
+def half_in_run(project, values, paths) -> bool:
+    """Whether one of the float16 ``values`` of a weights site is passed in the run of ``paths``."""
+    return any(
+        value_in_run(project, v, paths)
+        for v in values
+        if v.kind in (DTYPE, CONST) and (v.value == "float16" if v.kind == DTYPE else dtype_of_string(v.value) == "float16")
+    )

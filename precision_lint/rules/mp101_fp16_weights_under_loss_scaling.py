@@ -34,7 +34,7 @@ from ..facts.extractors.weights import WeightsSite
 from ..facts.model import ModuleFacts
 from ..facts.values import CONST, DTYPE, dtype_of_string, may_be_true
 from ..project import Project
-from ..runs import training_site
+from ..runs import half_in_run, run_name, training_site, value_in_run
 from .base import Option, Rule, RuleContext, insert, replace
 
 ERROR = "ValueError: Attempting to unscale FP16 gradients."
@@ -234,7 +234,7 @@ class Fp16WeightsUnderLossScaling(Rule):
         half = [v for v in weights.values if _dtype_of(v) == "float16"]
         return bool(half) and all(_off_when(v, switch) for v in half)
 
-    def _conflicts(self, ctx: RuleContext, weights: WeightsSite) -> List[Tuple[ModuleFacts, PrecisionSite, str]]:
+    def _conflicts(self, ctx: RuleContext, weights: WeightsSite) -> List[Tuple[ModuleFacts, PrecisionSite, str, ModuleFacts]]:
         """Every scaling site in a training run that also runs this weights site (a run that
         trains: an optimizer, a trainer or a backward pass runs with the weights site)."""
         found = {}
@@ -249,6 +249,8 @@ class Fp16WeightsUnderLossScaling(Rule):
             if not here:
                 continue  # no precision site in this run: nothing to join with
             paths = ctx.project.unit_view(entry)
+            if not half_in_run(ctx.project, weights.values, paths):
+                continue  # the float16 comes from another run's call (each run has its own arguments)
             if training_site(ctx.project, entry, ctx.facts, weights.scope, weights.span.line, paths) is None:
                 continue  # this run steps no optimizer: no gradients are ever unscaled
             for module in here:
@@ -263,7 +265,7 @@ class Fp16WeightsUnderLossScaling(Rule):
                         continue
                     reason = scaling_reason(site, module, ctx.project)
                     if reason is not None:
-                        found[key] = (module, site, reason)
+                        found[key] = (module, site, reason, entry)
         # the one to name first: in this file, then a Trainer configuration, then the earliest
         return sorted(
             found.values(),
@@ -272,8 +274,10 @@ class Fp16WeightsUnderLossScaling(Rule):
 
     # --- reporting ---------------------------------------------------------------------
     def _finding(self, ctx: RuleContext, weights: WeightsSite, conflicts):
-        module, site, reason = conflicts[0]
+        module, site, reason, entry = conflicts[0]
         where = "" if module.path == ctx.path else f" in {module.path}"
+        if entry.path != ctx.path and module.path != ctx.path:
+            where += f" in the run of `{run_name(entry)}`"
         what = {
             "dtype-kwarg": f"`{weights.edit_text}` loads trainable weights in float16",
             "half": f"`{weights.receiver_text}.half()` makes trainable weights float16",
@@ -286,13 +290,17 @@ class Fp16WeightsUnderLossScaling(Rule):
             f"`{ERROR}` at the first optimizer step{_written_in_config(site.arg('fp16'), 'fp16', module.path)}"
         )
         related = tuple(
-            Related(m.path, s.span, f"fp16 loss scaling switched on here: {r}") for m, s, r in conflicts
+            Related(m.path, s.span, f"fp16 loss scaling switched on here: {r}") for m, s, r, _ in conflicts
         ) + tuple(
             Related(v.where, v.origin, "fp16 switched on here")
             for v in (site.arg("fp16").values if site.arg("fp16") is not None else ())
             if v.where and is_config_file(v.where) and v.origin is not None and may_be_true((v,))
         )
-        callers = [v for v in weights.values if v.where and v.origin is not None and "float16" in (_dtype_of(v),)]
+        run = ctx.project.unit_view(entry)
+        callers = [
+            v for v in weights.values
+            if v.where and v.origin is not None and "float16" in (_dtype_of(v),) and value_in_run(ctx.project, v, run)
+        ]
         if callers:
             first = callers[0]
             shown = "" if first.where == ctx.path else f"{shown_from(first.where, ctx.path)}, "
@@ -317,7 +325,7 @@ class Fp16WeightsUnderLossScaling(Rule):
         keeps float16 where the switch is off, where the original never failed."""
         if len(conflicts) != 1:
             return None
-        module, site, _ = conflicts[0]
+        module, site, _, _ = conflicts[0]
         switch = scaling_switch(site)
         if switch is None or module.path != ctx.path or site.scope != weights.scope:
             return None

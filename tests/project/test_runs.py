@@ -187,3 +187,55 @@ def test_a_model_loaded_after_an_earlier_trainer_and_trained_again_is_trained():
     again = "    Trainer(model=model, args=TrainingArguments(out, fp16=True)).train()"
     (d,) = lint(MERGE_AFTER_TRAINING.format(loop=again), "MP101")
     assert d.span.line == 11
+
+
+# --- one helper, two runs, each with its own arguments ------------------------------------
+LOAD_VAE = """
+import torch
+from diffusers import AutoencoderKL
+
+
+def load_vae(path, dtype):
+    vae = AutoencoderKL.from_pretrained(path, subfolder="vae", torch_dtype=dtype)
+    return vae
+"""
+CACHE_LATENTS = """
+import torch
+from models import load_vae
+
+vae = load_vae("m", torch.float16)
+vae.eval()
+with torch.no_grad():
+    latents = [vae.encode(x).latent_dist.sample() for x in images]
+torch.save(latents, "latents.pt")
+"""
+TRAIN_VAE = """
+import argparse
+import torch
+from accelerate import Accelerator
+from models import load_vae
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--mixed_precision", default="fp16", choices=["no", "fp16", "bf16"])
+args = parser.parse_args()
+accelerator = Accelerator(mixed_precision=args.mixed_precision)
+vae = load_vae("m", {dtype})
+optimizer = torch.optim.AdamW(vae.parameters(), lr=1e-5)
+vae, optimizer = accelerator.prepare(vae, optimizer)
+for batch in loader:
+    loss = vae(batch).sample.float().pow(2).mean()
+    accelerator.backward(loss)
+    optimizer.step()
+"""
+
+
+def test_a_helper_called_by_two_runs_takes_each_runs_arguments(tree):
+    files = {"proj/models.py": LOAD_VAE, "proj/cache_latents.py": CACHE_LATENTS, "proj/train.py": TRAIN_VAE.format(dtype="torch.float32")}
+    assert _lint(tree, files, "MP101") == []
+
+
+def test_a_helper_given_float16_by_the_training_run_is_reported_naming_the_run(tree):
+    files = {"proj/models.py": LOAD_VAE, "proj/cache_latents.py": CACHE_LATENTS, "proj/train.py": TRAIN_VAE.format(dtype="torch.float16")}
+    (d,) = _lint(tree, files, "MP101")
+    assert d.path.endswith("models.py")
+    assert "in the run of `train.py`" in d.message and "the float16 comes from train.py" in d.message
