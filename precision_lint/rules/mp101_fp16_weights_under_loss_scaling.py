@@ -183,7 +183,8 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
         if precision is not None and any(
             v.kind == CONST and v.value in (16, "16", "16-mixed") for v in precision.values
         ):
-            return f"Lightning `Trainer(precision={precision.value_text})`"
+            name = site.callee.rsplit(".", 1)[-1]  # `Trainer`, `Fabric`
+            return f"Lightning `{name}(precision={precision.value_text})`"
         return None
     return None
 

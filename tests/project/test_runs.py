@@ -239,3 +239,33 @@ def test_a_helper_given_float16_by_the_training_run_is_reported_naming_the_run(t
     (d,) = _lint(tree, files, "MP101")
     assert d.path.endswith("models.py")
     assert "in the run of `train.py`" in d.message and "the float16 comes from train.py" in d.message
+
+
+# --- Lightning Fabric is modelled like Lightning's Trainer ------------------------------------
+FABRIC = """
+import lightning as L
+import torch
+from transformers import AutoModelForCausalLM
+
+fabric = L.Fabric(accelerator="cuda", precision={precision})
+model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+model, optimizer = fabric.setup(model, optimizer)
+for batch in loader:
+    fabric.backward(model(**batch).loss)
+    optimizer.step()
+"""
+
+
+def test_fabric_16_mixed_scales_the_loss():
+    from conftest import lint
+
+    (d,) = lint(FABRIC.format(precision='"16-mixed"'), "MP101")
+    assert 'Lightning `Fabric(precision="16-mixed")`' in d.message
+
+
+def test_fabric_bf16_or_true_half_does_not_scale():
+    from conftest import lint
+
+    assert lint(FABRIC.format(precision='"bf16-mixed"'), "MP101") == []
+    assert lint(FABRIC.format(precision='"16-true"'), "MP101") == []
