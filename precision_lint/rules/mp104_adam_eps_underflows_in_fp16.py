@@ -39,7 +39,7 @@ def _half_owners(ctx: RuleContext):
         for target in site.targets:
             found.setdefault(target, (Related(ctx.path, site.span, "float16 parameters made here"), site))
     casts = ctx.facts.section("half_constants")
-    for _, span, targets in casts["half_casts"] if casts else ():
+    for _, span, targets, _ in casts["half_casts"] if casts else ():
         for target in targets:
             if target not in untrained:
                 found.setdefault(target, (Related(ctx.path, span, "float16 parameters made here"), None))
