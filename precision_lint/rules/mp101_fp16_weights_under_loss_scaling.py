@@ -277,8 +277,8 @@ class Fp16WeightsUnderLossScaling(Rule):
     def _finding(self, ctx: RuleContext, weights: WeightsSite, conflicts):
         module, site, reason, entry = conflicts[0]
         where = "" if module.path == ctx.path else f" in {module.path}"
-        if entry.path != ctx.path and module.path != ctx.path:
-            where += f" in the run of `{run_name(entry)}`"
+        if entry.path not in (ctx.path, module.path):
+            where += f" in the run of `{run_name(entry)}`"  # a third file joins the two
         what = {
             "dtype-kwarg": f"`{weights.edit_text}` loads trainable weights in float16",
             "half": f"`{weights.receiver_text}.half()` makes trainable weights float16",

@@ -238,7 +238,21 @@ def test_a_helper_given_float16_by_the_training_run_is_reported_naming_the_run(t
     files = {"proj/models.py": LOAD_VAE, "proj/cache_latents.py": CACHE_LATENTS, "proj/train.py": TRAIN_VAE.format(dtype="torch.float16")}
     (d,) = _lint(tree, files, "MP101")
     assert d.path.endswith("models.py")
-    assert "in the run of `train.py`" in d.message and "the float16 comes from train.py" in d.message
+    assert "`Accelerator(mixed_precision=args.mixed_precision)` in " in d.message
+    assert "the float16 comes from train.py" in d.message
+
+
+def test_a_message_names_the_run_when_a_third_file_joins_the_two(tree):
+    files = {
+        "proj/models.py": "import torch\nfrom transformers import AutoModel\n\n\ndef load():\n"
+        "    return AutoModel.from_pretrained('m', dtype=torch.float16)\n",
+        "proj/scaling.py": "import torch\n\nscaler = torch.amp.GradScaler('cuda')\n",
+        "proj/train.py": "from models import load\nfrom scaling import scaler\n\nmodel = load()\n"
+        "scaler.scale(model(**batch).loss).backward()\n",
+    }
+    (d,) = _lint(tree, files, "MP101")
+    assert d.path.endswith("models.py")
+    assert "scaling.py in the run of `train.py` (line 3)" in d.message
 
 
 # --- Lightning Fabric is modelled like Lightning's Trainer ------------------------------------
