@@ -4,6 +4,7 @@ A run is its entry (a script, a console-script function, a notebook, a test file
 module-level code of every module it imports — never their ``if __name__ == "__main__":``
 blocks — and what is reachable from the entry. Each shape has a positive and a negative case.
 """
+import pytest
 from conftest import config
 
 from precision_lint.engine import Engine
@@ -283,3 +284,52 @@ def test_fabric_bf16_or_true_half_does_not_scale():
 
     assert lint(FABRIC.format(precision='"bf16-mixed"'), "MP101") == []
     assert lint(FABRIC.format(precision='"16-true"'), "MP101") == []
+
+
+# --- PEFT: the trained parameters are float32 adapters, on every path that wraps ---------------
+PEFT_HEAD = """
+import argparse
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig, Trainer, TrainingArguments
+from trl import SFTConfig, SFTTrainer
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--use_peft", action="store_true")
+args = parser.parse_args()
+"""
+
+
+def test_a_peft_wrap_taken_only_with_use_peft_leaves_the_full_fine_tune_path():
+    from conftest import lint
+
+    src = PEFT_HEAD + (
+        "model = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.float16)\n"
+        "if args.use_peft:\n"
+        "    model = get_peft_model(model, LoraConfig(r=8))\n"
+        "Trainer(model=model, args=TrainingArguments('o', fp16=True)).train()\n"
+    )
+    (d,) = lint(src, "MP101")
+    assert d.span.line == 10
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # wrapped on every path
+        "model = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.float16)\n"
+        "model = get_peft_model(model, LoraConfig(r=8))\n"
+        "Trainer(model=model, args=TrainingArguments('o', fp16=True)).train()\n",
+        # TRL wraps it: SFTTrainer(peft_config=...)
+        "model = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.float16)\n"
+        "SFTTrainer(model=model, args=SFTConfig(output_dir='o', fp16=True), peft_config=LoraConfig(r=8)).train()\n",
+        # a 4-bit base: its weights are integers no optimizer updates
+        "bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.float16)\n"
+        "model = AutoModelForCausalLM.from_pretrained('m', quantization_config=bnb, torch_dtype=torch.float16)\n"
+        "Trainer(model=model, args=TrainingArguments('o', fp16=True)).train()\n",
+    ],
+)
+def test_adapters_on_an_fp16_base_are_float32(body):
+    from conftest import lint
+
+    assert lint(PEFT_HEAD + body, "MP101") == []

@@ -282,13 +282,25 @@ class _Uses:
             a.target.attr.value == "requires_grad" for a in self.ix.attr_assigns
         )
 
-    def peft_after(self, names: Tuple[str, ...], after: int) -> bool:
+    def peft_after(self, names: Tuple[str, ...], after: int, guards=()) -> bool:
+        """Whether every path wraps the model for adapter training after ``after``: a
+        ``get_peft_model(model, ...)`` / ``prepare_model_for_kbit_training(model)`` or a
+        trainer given ``model=model`` with ``peft_config=`` (TRL's ``SFTTrainer``), run under no
+        condition the weights site itself is not under. A wrap taken only when ``use_peft``
+        leaves the full fine-tune path training the float16 weights themselves."""
+        mine = {(id(expr), positive) for expr, positive in guards}
         for site in self.ix.calls:
             q = site.qualname or dotted(site.node.func) or ""
-            if not q.endswith("get_peft_model"):
+            if q.endswith(("get_peft_model", "prepare_model_for_kbit_training")):
+                args = positional(site.node)
+                given = keyword(site.node, "model")
+                first = args[0].value if args else (given.value if given is not None else None)
+            elif q.rsplit(".", 1)[-1].endswith("Trainer") and _given(keyword(site.node, "peft_config")):
+                given = keyword(site.node, "model")
+                args = positional(site.node)
+                first = given.value if given is not None else (args[0].value if args else None)
+            else:
                 continue
-            args = positional(site.node)
-            first = args[0].value if args else (keyword(site.node, "model").value if keyword(site.node, "model") else None)
             if first is None or not any(self._refers(first, n) for n in names):
                 continue
             if self.ix.span(site.node).start < after:
@@ -296,6 +308,8 @@ class _Uses:
             flag = keyword(site.node, "autocast_adapter_dtype")
             if flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False":
                 continue
+            if any((id(expr), positive) not in mine for expr, positive in site.guards):
+                continue  # only on some paths (`if args.use_peft:`): the others train the weights
             return True
         return False
 
@@ -313,6 +327,24 @@ class _Uses:
                         return True
                     node = node.func.value if isinstance(node.func, cst.Attribute) else None
         return False
+
+
+def _given(arg) -> bool:
+    """A keyword argument passed with a value other than ``None``."""
+    return arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+
+
+def _quantized(index: ModuleIndex, evaluator: Evaluator, site) -> bool:
+    """``from_pretrained(..., quantization_config=...)`` or ``load_in_4bit=True`` /
+    ``load_in_8bit=True``: the base weights are 4/8-bit integers no optimizer updates (only
+    adapters on top of them train), whatever dtype the other parameters get."""
+    if _given(keyword(site.node, "quantization_config")):
+        return True
+    for name in ("load_in_4bit", "load_in_8bit"):
+        arg = keyword(site.node, name)
+        if arg is not None and any(v.kind == CONST and v.value is True for v in evaluator.values(arg.value, site.scope)):
+            return True
+    return False
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator):
@@ -377,6 +409,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             edit_text = index.text(edit_node)
         scope = site.scope.code_scope()
         frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg")
+        if not frozen and _is_loader(site) and _quantized(index, evaluator, site):
+            frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
         out.append(
             WeightsSite(
                 kind=kind,
@@ -389,7 +423,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 scope_kind=scope.kind,
                 trainable=not frozen,
                 frozen=frozen,
-                peft=uses.peft_after(targets, span.end),
+                peft=uses.peft_after(targets, span.end, site.guards),
                 returned=scope.kind == "function" and uses.returned(targets, scope, node),
                 via=via,
                 edit_text=edit_text,
