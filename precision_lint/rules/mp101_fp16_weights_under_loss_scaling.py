@@ -189,6 +189,18 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
     return None
 
 
+def _fix_stays_in_runs(ctx: RuleContext, weights: WeightsSite, conflicts) -> bool:
+    """Whether rewriting this weights site touches only models the failing runs train. A helper
+    (``load_vae(path, dtype)``) given float16 by a caller outside every failing run — a caching
+    or inference script that trains nothing — would be rewritten for that caller too: the
+    finding is then reported without a fix."""
+    runs = [ctx.project.unit_view(entry) for *_, entry in conflicts]
+    for v in weights.values:
+        if _dtype_of(v) == "float16" and not any(value_in_run(ctx.project, v, run) for run in runs):
+            return False
+    return True
+
+
 class Fp16WeightsUnderLossScaling(Rule):
     code = "MP101"
     name = "fp16-weights-under-loss-scaling"
@@ -313,7 +325,7 @@ class Fp16WeightsUnderLossScaling(Rule):
                 Related(v.where, v.origin, "float16 set here" if is_config_file(v.where) else "the float16 comes from here")
                 for v in callers
             )
-        fix = self._fix(ctx, weights, module, site, conflicts)
+        fix = self._fix(ctx, weights, module, site, conflicts) if _fix_stays_in_runs(ctx, weights, conflicts) else None
         # Reported where the fix edits: the dtype expression (or `.half()`), not the whole call.
         span = weights.edit_span or weights.span
         return ctx.diagnostic(self.code, span, message, fix, related)

@@ -333,3 +333,16 @@ def test_adapters_on_an_fp16_base_are_float32(body):
     from conftest import lint
 
     assert lint(PEFT_HEAD + body, "MP101") == []
+
+
+def test_no_fix_touches_a_helper_that_a_run_training_nothing_also_gives_float16(tree):
+    files = {"proj/models.py": LOAD_VAE, "proj/cache_latents.py": CACHE_LATENTS, "proj/train.py": TRAIN_VAE.format(dtype="torch.float16")}
+    (d,) = _lint(tree, files, "MP101")
+    assert d.fix is None  # the caching run loads the same helper in float16 and trains nothing
+
+
+def test_a_helper_only_training_runs_give_float16_is_fixed(tree):
+    cache = CACHE_LATENTS.replace("torch.float16", "torch.float32")
+    files = {"proj/models.py": LOAD_VAE, "proj/cache_latents.py": cache, "proj/train.py": TRAIN_VAE.format(dtype="torch.float16")}
+    (d,) = _lint(tree, files, "MP101")
+    assert d.fix is not None
