@@ -89,3 +89,54 @@ def frozen_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1) -
         if at > after:
             last = "" if trainable else what
     return last
+
+
+SAVES = ("save_pretrained", "save_model", "push_to_hub", "save", "save_file", "save_state_dict", "export")
+TRAINING_CALLS = ("train", "fit", "backward", "step", "manual_backward", "training_step")
+
+
+def save_time_cast(index: ModuleIndex, names: Tuple[str, ...], cast: cst.Call, scope: Scope) -> str:
+    """Why a cast of a model is an export, not training: in its scope, the model is saved after
+    the cast (``model.half().save_pretrained(out)``, ``torch.save(model.state_dict(), p)``) and
+    nothing trains after it (no ``.train()``, ``.fit()``, backward pass or optimizer step). A
+    float16 export after training never has its gradients unscaled; "" otherwise."""
+    if id(cast) not in index.order_of:
+        return ""
+    at = index.order(cast)[0]
+    saved = trains_after = False
+    for site in index.calls:
+        if site.scope.code_scope() is not scope or id(site.node) not in index.order_of:
+            continue
+        first, last = index.order(site.node)
+        method = site.method or (site.qualname or "").rsplit(".", 1)[-1]
+        if first <= at < last and site.node is not cast:
+            # `torch.save(model.half().state_dict(), p)`: the cast made for the save around it
+            saved = saved or method in SAVES
+            continue
+        if first <= at:
+            continue
+        if method in TRAINING_CALLS or (site.qualname or "").rsplit(".", 1)[-1].endswith("Trainer"):
+            trains_after = True
+            break
+        if method in SAVES and _mentions(site, names, cast):
+            saved = True
+    return "cast for saving after training (nothing trains after it)" if saved and not trains_after else ""
+
+
+def _mentions(site, names: Tuple[str, ...], cast: cst.Call) -> bool:
+    """Whether a save call is on the model: its receiver, or an argument, is one of ``names``
+    (or ``names[i].state_dict()``), or the cast itself heads its chain."""
+    node = site.receiver
+    while isinstance(node, cst.Call):
+        if node is cast:
+            return True
+        node = node.func.value if isinstance(node.func, cst.Attribute) else None
+    if node is not None and dotted(node) in names:
+        return True
+    for arg in site.node.args:
+        value = arg.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            value = value.func.value  # `model.state_dict()`
+        if dotted(value) in names:
+            return True
+    return False

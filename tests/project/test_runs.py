@@ -346,3 +346,28 @@ def test_a_helper_only_training_runs_give_float16_is_fixed(tree):
     files = {"proj/models.py": LOAD_VAE, "proj/cache_latents.py": cache, "proj/train.py": TRAIN_VAE.format(dtype="torch.float16")}
     (d,) = _lint(tree, files, "MP101")
     assert d.fix is not None
+
+
+# --- export and save-time casts --------------------------------------------------------------
+EXPORT = """
+import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+model = AutoModelForCausalLM.from_pretrained("m")
+trainer = Trainer(model=model, args=TrainingArguments("o", fp16=True))
+{body}
+"""
+
+
+def test_a_float16_export_after_training_is_not_trained():
+    from conftest import lint
+
+    body = "trainer.train()\nmodel.half()\nmodel.save_pretrained('out-fp16')\ntorch.save(model.half().state_dict(), 'w.pt')"
+    assert lint(EXPORT.format(body=body), "MP101") == []
+
+
+def test_a_cast_saved_and_then_trained_is_trained():
+    from conftest import lint
+
+    (d,) = lint(EXPORT.format(body="model.half()\nmodel.save_pretrained('init')\ntrainer.train()"), "MP101")
+    assert d.span.line == 6

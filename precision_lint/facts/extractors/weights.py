@@ -23,7 +23,7 @@ from ..evaluate import Evaluator
 from ..callees import project_class
 from ..index import CallSite, ModuleIndex, Scope, keyword, positional
 from ..names import dotted
-from ..training_state import frozen_at_end, runs_before
+from ..training_state import frozen_at_end, runs_before, save_time_cast
 from ..values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
 SECTION = "weights"
@@ -409,6 +409,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             edit_text = index.text(edit_node)
         scope = site.scope.code_scope()
         frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg")
+        if not frozen and kind != "dtype-kwarg":
+            frozen = save_time_cast(index, targets, node, scope)
         if not frozen and _is_loader(site) and _quantized(index, evaluator, site):
             frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
         out.append(
