@@ -140,3 +140,31 @@ def _mentions(site, names: Tuple[str, ...], cast: cst.Call) -> bool:
         if dotted(value) in names:
             return True
     return False
+
+
+NO_GRAD = ("no_grad", "inference_mode")
+
+
+def no_grad_function(scope: Scope) -> str:
+    """The ``@torch.no_grad()`` / ``@torch.inference_mode()`` decorator of the function whose
+    code ``scope`` is, or of a function around it ("" when none): nothing in it builds a graph,
+    so no gradient of a model made or called there is ever unscaled."""
+    while scope is not None and scope.kind != "module":
+        node = scope.node
+        for decorator in getattr(node, "decorators", ()):
+            expr = decorator.decorator
+            if isinstance(expr, cst.Call):
+                expr = expr.func
+            name = dotted(expr) or ""
+            if name.rsplit(".", 1)[-1] in NO_GRAD:
+                return f"@{name}()" if isinstance(decorator.decorator, cst.Call) else f"@{name}"
+        scope = scope.parent
+    return ""
+
+
+def without_grad(site) -> bool:
+    """Whether a call runs with gradients off: inside ``with torch.no_grad()`` /
+    ``inference_mode()``, or in a function decorated with one."""
+    if any(c.rsplit(".", 1)[-1] in NO_GRAD for c in site.contexts):
+        return True
+    return bool(no_grad_function(site.scope.code_scope()))

@@ -371,3 +371,38 @@ def test_a_cast_saved_and_then_trained_is_trained():
 
     (d,) = lint(EXPORT.format(body="model.half()\nmodel.save_pretrained('init')\ntrainer.train()"), "MP101")
     assert d.span.line == 6
+
+
+# --- a function decorated with @torch.no_grad() builds no graph ---------------------------------
+NO_GRAD_ENTRY = """
+import torch
+from accelerate import Accelerator
+from transformers import AutoModelForCausalLM
+
+accelerator = Accelerator(mixed_precision="fp16")
+
+
+{decorator}
+def generate(prompt_ids):
+    model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16).cuda()
+    out = model(prompt_ids)
+    accelerator.backward(out.logits.float().mean())
+    return out
+
+
+generate(ids)
+"""
+
+
+def test_a_model_made_inside_a_no_grad_function_is_not_trained():
+    from conftest import lint
+
+    assert lint(NO_GRAD_ENTRY.format(decorator="@torch.no_grad()"), "MP101") == []
+    assert lint(NO_GRAD_ENTRY.format(decorator="@torch.inference_mode()"), "MP101") == []
+
+
+def test_the_same_function_without_the_decorator_trains():
+    from conftest import lint
+
+    (d,) = lint(NO_GRAD_ENTRY.format(decorator=""), "MP101")
+    assert d.span.line == 10

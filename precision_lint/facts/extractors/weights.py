@@ -23,7 +23,7 @@ from ..evaluate import Evaluator
 from ..callees import project_class
 from ..index import CallSite, ModuleIndex, Scope, keyword, positional
 from ..names import dotted
-from ..training_state import frozen_at_end, runs_before, save_time_cast
+from ..training_state import frozen_at_end, no_grad_function, runs_before, save_time_cast, without_grad
 from ..values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
 SECTION = "weights"
@@ -219,6 +219,9 @@ class _Uses:
         frozen = frozen_at_end(self.ix, names, after)
         if frozen:
             return frozen
+        decorated = no_grad_function(scope)
+        if decorated and not self.returned(names, scope, call):
+            return f"made inside `{decorated}` (no gradients there)"
         calls_under_no_grad = calls_outside = 0
         trained = prepared = False
         evaled = False
@@ -240,12 +243,12 @@ class _Uses:
                         if not self._in_freeze_loop(node):
                             trained = True
                     elif site.method in ("forward", "generate", "__call__", "encode", "get_text_features", "get_image_features"):
-                        if any(c.rsplit(".", 1)[-1] in ("no_grad", "inference_mode") for c in site.contexts):
+                        if without_grad(site):
                             calls_under_no_grad += 1
                         else:
                             calls_outside += 1
                 if self._refers(node.func, name):
-                    if any(c.rsplit(".", 1)[-1] in ("no_grad", "inference_mode") for c in site.contexts):
+                    if without_grad(site):
                         calls_under_no_grad += 1
                     else:
                         calls_outside += 1
