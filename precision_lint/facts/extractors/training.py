@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import List, Tuple
+from typing import List
 
 from ...diagnostics import Span
 from ..evaluate import Evaluator
@@ -70,21 +70,19 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     out: List[TrainingSite] = []
     for site in index.calls:
         q = site.qualname or ""
+        named = q or dotted(site.node.func) or ""  # a project subclass `DistillTrainer(...)` too
         kind = ""
         if q and _optimizer(q):
             kind = "optimizer"
-        elif (q or dotted(site.node.func) or "") and _trainer(q or dotted(site.node.func) or ""):
+        elif named and _trainer(named):
             kind = "trainer"
         elif site.method in ("backward", "manual_backward") or q.endswith((".backward", ".manual_backward")):
             kind = "backward"
         if kind:
-            text = q or dotted(site.node.func) or site.method or ""
+            text = named or site.method or ""
             out.append(TrainingSite(kind, index.span(site.node), site.scope.code_scope().qualname, text))
     for qualname, scope in index.functions.items():
         if qualname.rsplit(".", 1)[-1] in HOOKS and "." in qualname:
             out.append(TrainingSite("lightning-hook", index.span(scope.node.name), qualname, qualname.rsplit(".", 1)[-1]))
     return tuple(out)
 
-
-def sites(module) -> Tuple[TrainingSite, ...]:
-    return tuple(module.section(SECTION))
