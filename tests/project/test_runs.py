@@ -406,3 +406,51 @@ def test_the_same_function_without_the_decorator_trains():
 
     (d,) = lint(NO_GRAD_ENTRY.format(decorator=""), "MP101")
     assert d.span.line == 10
+
+
+# --- entries: what a launcher runs is part of the run -------------------------------------------
+LAUNCHED = """
+import torch
+from transformers import AutoModelForCausalLM
+{imports}
+
+
+def train_fn({params}):
+    model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16).cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    scaler = torch.amp.GradScaler("cuda")
+    scaler.scale(model(**batch).loss).backward()
+    scaler.step(optimizer)
+
+
+{launch}
+"""
+
+
+@pytest.mark.parametrize(
+    "imports, params, launch",
+    [
+        ("import torch.multiprocessing as mp", "rank", 'if __name__ == "__main__":\n    mp.spawn(train_fn, nprocs=2)'),
+        ("from accelerate import notebook_launcher", "", "notebook_launcher(train_fn, num_processes=2)"),
+        ("import fire", "", 'if __name__ == "__main__":\n    fire.Fire(train_fn)'),
+        ("import typer\napp = typer.Typer()", "", "app.command()(train_fn)\napp()"),
+    ],
+)
+def test_a_function_a_launcher_runs_is_judged_in_the_run(imports, params, launch):
+    from conftest import lint
+
+    (d,) = lint(LAUNCHED.format(imports=imports, params=params, launch=launch), "MP101")
+    assert "GradScaler" in d.message
+
+
+def test_two_clis_of_one_package_are_two_runs(tree):
+    files = {
+        "proj/pkg/__init__.py": "",
+        "proj/pkg/common.py": "import torch\n\n\ndef batches():\n    return [torch.zeros(2)]\n",
+        "proj/pkg/train_cli.py": "import torch\nfrom pkg.common import batches\nfrom transformers import AutoModel\n\n"
+        "model = AutoModel.from_pretrained('m')\nopt = torch.optim.AdamW(model.parameters())\n"
+        "scaler = torch.amp.GradScaler('cuda')\nfor b in batches():\n    scaler.scale(model(b).loss).backward()\n",
+        "proj/pkg/infer_cli.py": "import torch\nfrom pkg.common import batches\nfrom transformers import AutoModel\n\n"
+        "model = AutoModel.from_pretrained('m', dtype=torch.float16)\nprint([model(b) for b in batches()])\n",
+    }
+    assert _lint(tree, files, "MP101") == []
