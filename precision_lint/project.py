@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequ
 
 from .configfiles import ConfigFiles
 from .facts.extract import extractors
+from .facts.main_block import in_main_block, main_scope
 from .facts.model import ModuleFacts
 from .callgraph import CallGraph
 from .interproc import CallGraphValues
@@ -78,6 +79,15 @@ class Project:
             if hook is not None and module.sections.get(extractor.SECTION):
                 module = hook(module, self.symbols)
         return module
+
+    @staticmethod
+    def run_scope(module: ModuleFacts, scope: str, line: int) -> str:
+        """The scope a site of ``module`` runs under in the call graph: its own, except for
+        module-level code inside ``if __name__ == "__main__":``, which runs only when the
+        module is the script (``<module>.__main__``)."""
+        if module.main_lines and scope == module.module and in_main_block(module.main_lines, line):
+            return main_scope(scope)
+        return scope
 
     # --- side files ----------------------------------------------------------------
     def side_files(self) -> Tuple[str, ...]:

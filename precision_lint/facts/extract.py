@@ -21,6 +21,7 @@ from . import extractors as _extractors_pkg
 from .calls import call_edges, call_records, return_summaries
 from .evaluate import Evaluator
 from .index import ModuleIndex, build_index, children
+from .main_block import main_block_lines
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from .values import CAPABILITY, COND
 
@@ -67,6 +68,7 @@ def extract_facts(
     imports a library the rules are about: only its imports, exports and classes are read."""
     facts = ModuleFacts(path=path, module=module, is_package=is_package, root=root)
     facts.noqa = parse_noqa(source)
+    facts.main_lines = main_block_lines(source)
     if SKIP_FILE.search(source):
         facts.skip_file = True
         return facts

@@ -117,6 +117,9 @@ class ModuleFacts:
     # per-function summaries: what a function may return, for callers in other files
     # (function qualname, Possible atoms; parameters, config values and calls stay symbolic)
     returns: Tuple[Tuple[str, Tuple[Any, ...]], ...] = ()
+    # (first, last) lines of its top-level `if __name__ == "__main__":` blocks: code that runs
+    # only when this module is the script, never when it is imported (``facts/main_block.py``)
+    main_lines: Tuple[Tuple[int, int], ...] = ()
 
     def section(self, name: str):
         return self.sections.get(name, ())

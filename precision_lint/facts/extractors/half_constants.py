@@ -107,6 +107,34 @@ def _half_tensor(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.Ba
     return False
 
 
+_INTEGER_CASTS = ("long", "int", "short", "bool", "count_nonzero", "numel", "argmax", "argmin")
+_COUNTS = ("sum", "count_nonzero")
+
+
+def _integer(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope, depth: int = 0) -> bool:
+    """The operand is an integer tensor or number: a count of a mask (``(ids != pad).sum(-1)``,
+    ``mask.long().sum()``), an integer cast, ``len(...)``. ``count + 1e-8`` then promotes to
+    float32 whatever the model's dtype: the eps is not added in float16."""
+    if expr is None or depth > 4:
+        return False
+    if isinstance(expr, (cst.Integer, cst.Comparison)):
+        return True
+    if isinstance(expr, cst.Name):
+        values = [b.value for b in _bindings(index, scope, expr)]
+        return bool(values) and all(v is not None and _integer(index, v, scope, depth + 1) for v in values)
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Name) and func.value == "len":
+            return True
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _INTEGER_CASTS:
+                return True
+            if method in _COUNTS and not any(a.keyword and a.keyword.value == "dtype" for a in expr.args):
+                return _integer(index, func.value, scope, depth + 1)  # a sum of booleans or integers
+    return False
+
+
 def _cast(index: ModuleIndex, expr: cst.BaseExpression, scope) -> bool:
     """The operand, or a name in it, is cast to some dtype (``mask.to(dtype=self.dtype)``)."""
     text = index.text(expr)
@@ -181,6 +209,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             continue
         if kind == "subscript" and not big:
             continue
+        if kind == "eps" and _integer(index, misfit.other, misfit.scope):
+            continue  # an integer count: `count + 1e-8` is float32
         evidence = []
         if kind != "eps" and _autocast_half(index, evaluator, misfit.context_items, misfit.scope):
             evidence.append("autocast")
@@ -201,7 +231,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
 def _half_casts(index: ModuleIndex, evaluator: Evaluator):
     """``Model().half()``, ``model.half()``, ``model.to(torch.float16)`` where the receiver is
     built by a call of a named class or function: (its qualified name, the cast's span, the names
-    the float16 model is bound to)."""
+    the float16 model is bound to, the scope the cast runs in)."""
     out = []
     chained = {id(s.receiver): s for s in index.calls if isinstance(s.receiver, cst.Call)}
     for site in index.calls:
@@ -225,6 +255,8 @@ def _half_casts(index: ModuleIndex, evaluator: Evaluator):
             values = [b.value for b in _bindings(index, site.scope, receiver)]
             receiver = next((v for v in values if isinstance(v, cst.Call)), None)
         made = index.call_of(receiver) if isinstance(receiver, cst.Call) else None
+        while made is not None and not made.qualname and isinstance(made.receiver, cst.Call):
+            made = index.call_of(made.receiver)  # `Encoder().cuda()`: the class that builds it
         if made is not None:
-            out.append((made.qualname or "", index.span(site.node), targets))
+            out.append((made.qualname or "", index.span(site.node), targets, site.scope.code_scope().qualname))
     return tuple(out)

@@ -17,6 +17,8 @@ Nothing here decides whether a finding is due: the rule does, with its options a
 """
 from __future__ import annotations
 
+import dataclasses
+
 import struct
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
@@ -65,6 +67,7 @@ class Operand:
     # what the logits may be: HALF atoms, and PARAM/RETURN atoms substituted at the join
     values: Tuple[Possible, ...]
     tiny: Tuple[TinyConstant, ...] = ()  # float literals in it that vanish in float16 (`+ 1e-8`)
+    side: str = ""  # of a kl_div: "input" (the student's log-probabilities) or "target"
 
 
 @dataclass(frozen=True)
@@ -367,8 +370,11 @@ def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
         target = _arg(call, 1, "target")
         if inp is None or target is None:
             return None
-        ops = shapes.operands(inp, scope, "log-probabilities")
-        ops += shapes.operands(target, scope, "probabilities") + shapes.operands(target, scope, "log-probabilities")
+        ops = [dataclasses.replace(o, side="input") for o in shapes.operands(inp, scope, "log-probabilities")]
+        ops += [
+            dataclasses.replace(o, side="target")
+            for o in shapes.operands(target, scope, "probabilities") + shapes.operands(target, scope, "log-probabilities")
+        ]
         kind = (index.text(call.func) if functional else "nn.KLDivLoss")
         return kind, ops
     is_ce = q in CROSS_ENTROPY or (

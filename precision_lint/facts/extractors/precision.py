@@ -36,6 +36,8 @@ GRAD_SCALERS = (
 AUTOCASTS = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast")
 ACCELERATORS = ("accelerate.Accelerator", "accelerate.accelerator.Accelerator")
 LIGHTNING_TRAINERS = ("lightning.Trainer", "pytorch_lightning.Trainer", "lightning.pytorch.Trainer")
+# Lightning Fabric takes the same `precision=` ("16-mixed": fp16 autocast and a GradScaler)
+FABRICS = ("lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric", "lightning.fabric.fabric.Fabric")
 
 
 @dataclass(frozen=True)
@@ -222,7 +224,7 @@ def library_kind(qualname: Optional[str], index: Optional[ModuleIndex] = None) -
         return "grad-scaler"
     if q in ACCELERATORS:
         return "accelerator"
-    if q in LIGHTNING_TRAINERS or (q.endswith(".Trainer") and "lightning" in q):
+    if q in LIGHTNING_TRAINERS or q in FABRICS or (q.endswith((".Trainer", ".Fabric")) and "lightning" in q):
         return "lightning"
     if q in AUTOCASTS:
         return "autocast"
