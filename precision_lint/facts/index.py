@@ -397,6 +397,8 @@ class ModuleIndex:
                     first, after = self.order_of[id(b.value)]
                     if first <= at < after:
                         continue  # `x = f(x)`: the use is in the value
+                if isinstance(b.statement, (cst.ClassDef, cst.FunctionDef)) and at < self.order_of[id(b.statement)][1]:
+                    continue  # `class Dataset(Dataset)`: a def binds its name once its bases, decorators and defaults ran
                 before.append(b)
             elif use_loops and use_loops & self.flow_of(b):
                 later.append(b)

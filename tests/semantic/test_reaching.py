@@ -243,3 +243,30 @@ def test_mp401_fires_when_the_float16_dtype_reaches_the_tensor():
         loss = F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1), reduction="batchmean")
     """
     assert [d.code for d in lint(src, "MP401")] == ["MP401"]
+
+
+def test_a_class_named_like_its_base_sees_the_imported_base():
+    # `class Dataset(Dataset)`: the class's own name is bound after its bases are evaluated
+    # (a cycle here sent the kind lookup into infinite recursion on a real diffusion repo).
+    ix = build_index(dedent(
+        """
+        from torch.utils.data import Dataset
+        class Dataset(Dataset):
+            pass
+        """
+    ), "m")
+    assert ix.classes["m.Dataset"].bases == ("torch.utils.data.Dataset",)
+
+
+def test_a_module_with_a_class_named_like_its_base_is_linted():
+    src = """
+        import torch
+        from torch.utils.data import Dataset
+        class Dataset(Dataset):
+            pass
+        model = torch.nn.Linear(2, 2).half()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cuda")
+        model(torch.randn(2, 2)).sum().backward()
+        """
+    assert [d.code for d in lint(src, "MP101")] == ["MP101"]

@@ -212,12 +212,14 @@ ARGUMENTS[PROJECT_CLASS] = (
 )
 
 
-def library_kind(qualname: Optional[str], index: Optional[ModuleIndex] = None) -> Optional[str]:
+def library_kind(qualname: Optional[str], index: Optional[ModuleIndex] = None, seen: Optional[set] = None) -> Optional[str]:
     """The kind of precision site a call of ``qualname`` is, for library classes (and, given
     ``index``, classes of the same module derived from one); None for any other callee."""
     q = qualname or ""
-    if not q:
+    seen = set() if seen is None else seen
+    if not q or q in seen:
         return None
+    seen.add(q)
     if is_training_args(q, index):
         return "training-args"
     if q in GRAD_SCALERS or (q.endswith(".GradScaler") and q.startswith("torch")):
@@ -230,7 +232,7 @@ def library_kind(qualname: Optional[str], index: Optional[ModuleIndex] = None) -
         return "autocast"
     if index is not None and q in index.classes:  # a subclass defined in this module
         for base in index.classes[q].bases:
-            kind = library_kind(base, None) if base not in index.classes else library_kind(base, index)
+            kind = library_kind(base, None, seen) if base not in index.classes else library_kind(base, index, seen)
             if kind is not None:
                 return kind
     return None
