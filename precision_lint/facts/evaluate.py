@@ -205,6 +205,8 @@ class Evaluator:
         (``bf16``, ``mixed_precision``, ``dtype``...), and nothing in it is on by default (a
         negation, or an argparse option whose ``default=`` may select it, makes it the
         default). Syntactic, through variables: cheap enough for every guard."""
+        if tests_absence(test):
+            return False  # `if precision is None: precision = "bf16-mixed"`: the code's default
         follows = about_precision = False
         for node, here in self._reached(test, scope, set()):
             if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
@@ -573,7 +575,7 @@ class Evaluator:
             # what the callers pass: known at the join, where calls across files are seen
             out.append(Possible(PARAM, param_ref(owner, expr.value), origin=origin))
             if default is not None:
-                out.extend(self.values(default, owner.parent or owner))
+                out.extend(self.parameter_default(owner, expr.value, default))
         assignments = owner.assignments.get(expr.value, [])
         # A variable reassigned under a capability test (`if major < 8: use_bf16 = False`),
         # or under a parameter-dtype check (`if has_fp16_params: use_scaler = False`),
@@ -591,6 +593,12 @@ class Evaluator:
                     v = _with_guard(v, guard_all)
                 out.append(v)
         return out or list(UNKNOWN_VALUE)
+
+    def parameter_default(self, function: Scope, name: str, default: cst.BaseExpression) -> List[Possible]:
+        """The values of parameter ``name``'s default, each marked as that default: the join
+        keeps them only where some call may leave the parameter out."""
+        ref = param_ref(function, name)
+        return [dataclasses.replace(v, default_of=ref) for v in self.values(default, function.parent or function)]
 
     def _capability_guarded(self, assignments: List[Assignment], owner: Scope) -> Optional[Guard]:
         if len(assignments) < 2:
@@ -1109,6 +1117,9 @@ class Evaluator:
                 out.append(_const(a.value, a.guards))
             elif not is_and and a.kind == CONST and a.value:
                 out.append(_const(a.value, a.guards))
+            elif not is_and and a.kind == UNKNOWN and b.kind == CONST and b.value:
+                # `precision or "bf16-mixed"`: the code's default where nothing is given
+                out.extend((Possible(UNKNOWN), dataclasses.replace(b, guards=a.guards + b.guards)))
             elif UNKNOWN in (a.kind, b.kind) and not (a.capability or b.capability or a.kind == CUDA or b.kind == CUDA):
                 out.append(Possible(UNKNOWN))
             else:
@@ -1212,6 +1223,18 @@ class Evaluator:
                     inside = self.ix.span(default.value)
                     return not (inside.start <= origin.start and origin.end <= inside.end)
         return False
+
+
+def tests_absence(test: cst.BaseExpression) -> bool:
+    """Whether a condition asks if a value was left out: ``x is None``, ``x == None`` (alone or
+    joined with ``and``/``or``). The branch it guards fills in the code's own default."""
+    if isinstance(test, cst.BooleanOperation):
+        return tests_absence(test.left) or tests_absence(test.right)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if isinstance(target.operator, (cst.Is, cst.Equal)):
+            return any(isinstance(side, cst.Name) and side.value == "None" for side in (test.left, target.comparator))
+    return False
 
 
 def _override(entries: List[KwargSource]) -> List[KwargSource]:

@@ -65,7 +65,8 @@ def _within(inner, outer) -> bool:
 def _decides(probe, selection) -> bool:
     """Whether the probe call decides this bf16 choice: the choice's condition is the call itself
     (written in the choice, or in the assignment that also writes the chosen value), or a name
-    the call's result is assigned to."""
+    the call's result is assigned to, or the branches of the `if` whose test holds the call
+    (a helper's ``if is_bf16_supported(): return torch.bfloat16``)."""
     texts, region, origin, _ = selection
     for text in texts:
         if not text:
@@ -73,6 +74,10 @@ def _decides(probe, selection) -> bool:
         if probe.text in text and (
             _within(probe.span, region)
             or _within(origin, probe.statement)
+            # chosen in the branch the probe's `if` (or ternary) picks: in a helper too
+            or _within(origin, probe.governs)
+            # the probe's own answer returned by a helper (`bf16=use_bf16()`)
+            or (origin is None and probe.returned)
             # a condition followed through a name (`bf16=use_bf16`) to the assignment of the call
             or (origin is None and probe.statement is not None)
         ):

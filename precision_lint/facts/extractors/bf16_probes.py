@@ -9,9 +9,10 @@ file's precision and weights facts it decides.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -47,6 +48,11 @@ class WeakProbe:
     # (start, end) of the text that removes the helper's import when this call is its only
     # use (a fix that replaces the call would leave an unused import: ruff's F401)
     only_use_import: Optional[Tuple[int, int]] = None
+    # The code the probe's answer chooses between: the `if` statement or the ternary whose test
+    # holds the call (`if is_bf16_supported(): return torch.bfloat16` in a helper), so that a
+    # choice made there decides the bf16 a caller uses (`from_pretrained(dtype=default_dtype())`).
+    governs: Optional[Span] = None
+    returned: bool = False  # the call is (part of) what a function returns: `return is_bf16_supported()`
 
 
 def _assigned(index: ModuleIndex, site) -> Tuple[Tuple[str, ...], Optional[Span]]:
@@ -71,7 +77,7 @@ def _assigned(index: ModuleIndex, site) -> Tuple[Tuple[str, ...], Optional[Span]
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator):
-    out = []
+    found = []
     for site in index.calls:
         q = site.qualname or ""
         if q in TORCH:
@@ -86,8 +92,46 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         close = index.source.rfind(")", span.start, span.end)
         names, statement = _assigned(index, site)
         only = _only_use_import(index, site) if library != "torch" else None
-        out.append(WeakProbe(q, library, span, index.text(site.node), close, bool(site.node.args), names, statement, only))
-    return tuple(out)
+        found.append((site, WeakProbe(q, library, span, index.text(site.node), close, bool(site.node.args), names, statement, only)))
+    if not found:
+        return EMPTY
+    governs, returned = _surroundings(index, {id(site.node) for site, _ in found})
+    return tuple(
+        dataclasses.replace(probe, governs=governs.get(id(site.node)), returned=id(site.node) in returned)
+        for site, probe in found
+    )
+
+
+def _surroundings(index: ModuleIndex, calls: set) -> Tuple[dict, set]:
+    """For the probe calls ``calls`` (ids): the span of the innermost `if` statement or ternary
+    whose test holds each, and which of them lie in a ``return`` value."""
+    governs: dict = {}
+    returned: set = set()
+
+    def inside(node) -> List[int]:
+        stack, out = [node], []
+        while stack:
+            n = stack.pop()
+            if id(n) in calls:
+                out.append(id(n))
+            stack.extend(n.children)
+        return out
+
+    class Visitor(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> None:
+            for call in inside(node.test):
+                governs[call] = index.span(node)
+
+        def visit_IfExp(self, node: cst.IfExp) -> None:
+            for call in inside(node.test):
+                governs[call] = index.span(node)
+
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is not None:
+                returned.update(inside(node.value))
+
+    index.module.visit(Visitor())
+    return governs, returned
 
 
 def _only_use_import(index: ModuleIndex, site) -> Optional[Tuple[int, int]]:

@@ -26,9 +26,12 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 
+import libcst as cst
+
 from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import CallSite, ModuleIndex, keyword
+from ..names import dotted
 from .. import hardware
 from ..values import CONST, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args
@@ -188,6 +191,60 @@ def other_device(source: str) -> Optional[str]:
     return None
 
 
+# Test decorators that skip unless the GPU has what bf16/FlashAttention need (transformers'
+# and accelerate's testing utilities), and skip conditions that read as a capability check
+# through a helper defined elsewhere (`@pytest.mark.skipif(not ampere())`).
+REQUIRE_CAPABILITY = re.compile(r"^require_\w*(?:bf16|bfloat16|flash_?attn|ampere|hopper|fp8|capability)\w*$")
+CAPABILITY_WORDS = re.compile(r"ampere|hopper|bf16|bfloat16|capability|sm_?[89]\d|flash", re.IGNORECASE)
+SKIP_IF = ("skipif", "skipIf")
+SKIP_UNLESS = ("skipUnless",)
+
+
+def _skip_test(evaluator: Evaluator, decorator: cst.BaseExpression, scope) -> bool:
+    """Whether a decorator skips the test it decorates unless the GPU runs bf16 natively."""
+    func = decorator.func if isinstance(decorator, cst.Call) else decorator
+    name = dotted(func) or ""
+    last = name.rsplit(".", 1)[-1]
+    if REQUIRE_CAPABILITY.match(last):
+        return True
+    if last not in SKIP_IF + SKIP_UNLESS or not isinstance(decorator, cst.Call) or not decorator.args:
+        return False
+    condition = decorator.args[0].value
+    if evaluator.consults(condition, scope, set())[0]:
+        return True
+    return bool(CAPABILITY_WORDS.search(evaluator.ix.text(condition)))
+
+
+def decorator_guarded(evaluator: Evaluator, scope) -> bool:
+    """Whether code in ``scope`` runs only where a test decorator (on its function or class, or
+    the module's ``pytestmark``) found a GPU with native bf16: a guard in any file, not only in
+    files named like tests."""
+    key = ("decorator guarded", id(scope))
+    found = evaluator.analyses.get(key)
+    if found is None:
+        found = False
+        here = scope
+        while here is not None and not found:
+            node = here.node
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                outer = here.parent or here
+                found = any(_skip_test(evaluator, d.decorator, outer) for d in node.decorators)
+            elif here.parent is None:
+                marks = here.assignments.get("pytestmark", ())
+                found = any(
+                    a.value is not None and any(_skip_test(evaluator, e, here) for e in _marks(a.value)) for a in marks
+                )
+            here = here.parent
+        evaluator.analyses[key] = found
+    return found
+
+
+def _marks(value: cst.BaseExpression):
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return [e.value for e in value.elements]
+    return [value]
+
+
 def _chosen_or_checked(guard) -> bool:
     """A call under a capability test, under the user's own switch, or in a branch for another
     device is not hard-coded bf16 for every CUDA GPU."""
@@ -204,7 +261,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         q = site.qualname or ""
         trains = trains or _trains(site)
         fp8 = fp8 or _fp8_compute(site, evaluator)
-        if site.guards and any(_chosen_or_checked(evaluator.guard(t, p, site.scope)) for t, p in site.guards):
+        if (site.guards and any(_chosen_or_checked(evaluator.guard(t, p, site.scope)) for t, p in site.guards)) or (
+            decorator_guarded(evaluator, site.scope)
+        ):
             span = index.span(site.node)
             guarded.append((span.start, span.end))
         if is_training_args(q) and _opaque_splat(evaluator, site):
@@ -243,7 +302,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         if assign.target.attr.value.lstrip("_") != "attn_implementation":
             continue
         span = index.span(assign.target)
-        if assign.guards and any(_chosen_or_checked(evaluator.guard(t, p, assign.scope)) for t, p in assign.guards):
+        if (assign.guards and any(_chosen_or_checked(evaluator.guard(t, p, assign.scope)) for t, p in assign.guards)) or (
+            decorator_guarded(evaluator, assign.scope)
+        ):
             guarded.append((span.start, span.end))
         value = index.span(assign.value)
         arg = Arg(evaluator.values(assign.value, assign.scope), index.span(assign.target.attr), value, index.text(assign.value), "attribute")

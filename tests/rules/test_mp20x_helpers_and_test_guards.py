@@ -1,0 +1,210 @@
+"""Choices and guards made through helpers (MP201, MP203): a helper's returned choice and the
+probe around it, `is None` / `or` defaults (the code's default, not the user's switch),
+parameter defaults no call leaves in place; and test decorators as guards in any file."""
+import textwrap
+
+import pytest
+
+from conftest import lint
+
+
+def _codes(src, path="train.py"):
+    return [(d.code, d.span.line) for d in lint(textwrap.dedent(src), path=path) if d.code.startswith("MP2")]
+
+
+# --- a helper's choice and the guard around it ------------------------------------------------
+HELPERS = {
+    "if-return": """
+        def default_dtype():
+            if torch.cuda.is_bf16_supported():
+                return torch.bfloat16
+            return torch.float16
+        """,
+    "if-else-variable": """
+        def default_dtype():
+            if torch.cuda.is_bf16_supported():
+                dtype = torch.bfloat16
+            else:
+                dtype = torch.float16
+            return dtype
+        """,
+    "ternary": """
+        def default_dtype():
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        """,
+}
+
+
+@pytest.mark.parametrize("helper", list(HELPERS.values()), ids=list(HELPERS))
+def test_a_helpers_emulation_counting_guard_is_reported_where_it_chooses(helper):
+    src = "import torch\nfrom transformers import AutoModelForCausalLM\n" + textwrap.dedent(helper)
+    src += 'model = AutoModelForCausalLM.from_pretrained("m", dtype=default_dtype())\n'
+    found = _codes(src)
+    assert [c for c, _ in found] == ["MP203"]
+    assert "is_bf16_supported" in src.splitlines()[found[0][1] - 1]
+
+
+def test_a_helper_returning_the_probe_decides_the_bf16_flag():
+    src = """
+        import torch
+        from transformers import TrainingArguments
+        def use_bf16():
+            return torch.cuda.is_bf16_supported()
+        args = TrainingArguments(output_dir="o", bf16=use_bf16(), fp16=not use_bf16())
+        """
+    assert _codes(src) == [("MP203", 4)]
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        # the probe chooses something else than the precision
+        """
+        def batch_size():
+            if torch.cuda.is_bf16_supported():
+                return 16
+            return 8
+        """,
+        # native bf16 asked for: nothing to report
+        """
+        def default_dtype():
+            if torch.cuda.is_bf16_supported(including_emulation=False):
+                return torch.bfloat16
+            return torch.float16
+        """,
+    ],
+    ids=["probe-chooses-batch-size", "native-probe"],
+)
+def test_a_helper_whose_probe_does_not_count_emulation_for_bf16_is_silent(helper):
+    src = "import torch\nfrom transformers import AutoModelForCausalLM\n" + textwrap.dedent(helper)
+    src += 'model = AutoModelForCausalLM.from_pretrained("m", dtype=torch.float16)\nbs = batch_size() if "batch_size" in dir() else 1\n'
+    assert _codes(src) == []
+
+
+# --- the code's own defaults are not the user's switch --------------------------------------------
+@pytest.mark.parametrize(
+    "body",
+    [
+        """
+        def main(precision=None):
+            if precision is None:
+                precision = "bf16-mixed"
+            return L.Trainer(precision=precision)
+        """,
+        """
+        def main(args):
+            precision = args.precision or "bf16-mixed"
+            return L.Trainer(precision=precision)
+        """,
+        """
+        def main(precision):
+            precision = precision or "bf16-mixed"
+            return L.Trainer(precision=precision)
+        """,
+    ],
+    ids=["is-none", "or-default-of-args", "or-default-of-parameter"],
+)
+def test_a_default_filled_in_by_the_code_is_reported(body):
+    assert [c for c, _ in _codes("import lightning as L\n" + textwrap.dedent(body))] == ["MP201"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        """
+        def main(precision=None):
+            if precision == "bf16":
+                precision = "bf16-mixed"
+            return L.Trainer(precision=precision)
+        """,
+        """
+        def main(args):
+            precision = args.precision or "16-mixed"
+            return L.Trainer(precision=precision)
+        """,
+    ],
+    ids=["users-switch", "or-default-fp16"],
+)
+def test_the_users_switch_and_non_bf16_defaults_are_not_reported(body):
+    assert _codes("import lightning as L\n" + textwrap.dedent(body)) == []
+
+
+# --- parameter defaults count only where a call can leave them -------------------------------------
+LOADER = """
+    import torch
+    from transformers import AutoModelForCausalLM
+    def load(dtype=torch.bfloat16):
+        return AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+    major, _ = torch.cuda.get_device_capability()
+    model = load(torch.bfloat16 if major >= 8 else torch.float16)
+    """
+
+
+def test_a_default_every_call_overrides_with_a_capability_check_is_not_reported():
+    assert _codes(LOADER) == []
+
+
+@pytest.mark.parametrize("extra", ["other = load()\n", "other = load(dtype=None) if False else load()\n"], ids=["call-without", "second-call-without"])
+def test_a_default_some_call_leaves_is_reported(extra):
+    assert [c for c, _ in _codes(LOADER + extra)] == ["MP201"]
+
+
+def test_a_default_of_a_function_nobody_calls_is_reported():
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM
+        def load(dtype=torch.bfloat16):
+            return AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+        """
+    assert [c for c, _ in _codes(src)] == ["MP201"]
+
+
+# --- tests by shape, not by file name ------------------------------------------------------------
+CHECK = """
+    import torch, pytest, unittest
+    from transformers import AutoModelForCausalLM, TrainingArguments
+    from transformers.testing_utils import require_torch_bf16_gpu, require_torch_gpu, require_flash_attn
+    from accelerate.test_utils import require_bf16
+    def ampere():
+        return torch.cuda.get_device_capability()[0] >= 8
+    {decorator}
+    def check_training():
+        args = TrainingArguments(output_dir="o", bf16=True)
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16, attn_implementation="flash_attention_2")
+    """
+
+
+@pytest.mark.parametrize(
+    "decorator",
+    [
+        "@pytest.mark.skipif(not ampere(), reason='needs Ampere')",
+        "@pytest.mark.skipif(not is_ampere_or_newer(), reason='needs Ampere')",  # a helper of another file
+        "@unittest.skipUnless(torch.cuda.get_device_capability()[0] >= 8, 'needs Ampere')",
+        "@require_torch_bf16_gpu\n@require_flash_attn",
+        "@require_bf16\n@require_flash_attn",
+        "pytestmark = pytest.mark.skipif(not ampere(), reason='needs Ampere')",
+    ],
+    ids=["skipif-local-helper", "skipif-named-helper", "skip-unless", "transformers-require", "accelerate-require", "pytestmark"],
+)
+def test_capability_skip_decorators_guard_in_any_file(decorator):
+    src = textwrap.dedent(CHECK).replace("{decorator}", decorator)
+    assert sorted(c for c, _ in _codes(src.replace(decorator, ""), path="checks/bf16_smoke.py")) == ["MP201", "MP202"]
+    assert _codes(src, path="checks/bf16_smoke.py") == []
+
+
+@pytest.mark.parametrize(
+    "decorator",
+    ["", "@require_torch_gpu", "@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a GPU')"],
+    ids=["none", "require-gpu", "skipif-cuda"],
+)
+def test_skips_that_do_not_check_the_capability_guard_nothing(decorator):
+    src = textwrap.dedent(CHECK).replace("{decorator}", decorator)
+    assert sorted(c for c, _ in _codes(src, path="checks/bf16_smoke.py")) == ["MP201", "MP202"]
+
+
+@pytest.mark.parametrize("decorators,expected", [("@require_torch_bf16_gpu\n@require_flash_attn\n", []), ("", ["MP201", "MP202"])], ids=["decorated", "bare"])
+def test_a_class_decorator_guards_its_methods(decorators, expected):
+    src = textwrap.dedent(CHECK).replace("{decorator}\ndef check_training():", decorators + "class BF16Checks:\n    def check_training(self):")
+    src = src.replace("\n    args", "\n        args").replace("\n    model", "\n        model")
+    assert "class BF16Checks" in src
+    assert sorted(c for c, _ in _codes(src, path="checks/bf16_smoke.py")) == expected
