@@ -21,7 +21,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from typing import Iterable, List, Optional
+from typing import Iterable, List, Optional, Tuple
 
 # GPUs a text may name, with their compute capability (major*10+minor).
 GPU_CAPABILITY = {
@@ -71,9 +71,17 @@ def _capability(name: str) -> Optional[int]:
     return GPU_CAPABILITY.get(key) or GPU_CAPABILITY.get(key[:-2] if key.endswith("ti") else key)
 
 
+# A sentence about a precision feature names GPUs to say what the feature needs ("bf16
+# (requires an A100)"), unless it says the code was run there ("tested on an H100 in bf16").
+_FEATURE = re.compile(r"bf16|bfloat16|fp16|float16|flash|tf32|fp8|precision|\bamp\b|mixed", re.IGNORECASE)
+_RAN = re.compile(r"\b(?:tested|trained|ran|runs|run on|validated|benchmarked|developed|created|written|designed|measured)\b", re.IGNORECASE)
+
+
 def _advice(sentence: str, start: int) -> bool:
     """Whether the GPU named at ``start`` of ``sentence`` is only named as a condition or advice."""
-    return bool(_CONDITIONAL.search(sentence) or _IMPERATIVE.search(sentence) or _HYPOTHETICAL.search(sentence[:start]))
+    if _CONDITIONAL.search(sentence) or _IMPERATIVE.search(sentence) or _HYPOTHETICAL.search(sentence[:start]):
+        return True
+    return bool(_FEATURE.search(sentence)) and not _RAN.search(sentence)
 
 
 def stated_in_text(text: str) -> List[int]:
@@ -116,39 +124,38 @@ def summarise(capabilities: Iterable[int]) -> Optional[int]:
     return 0 if min(found) < NATIVE_BF16 else min(found)
 
 
-def prose(source: str) -> List[str]:
-    """The comments and docstrings of a Python source (not its code, nor the strings the code
-    computes with: ``if "A100" in torch.cuda.get_device_name()`` states nothing)."""
-    out: List[str] = []
+def split_source(source: str) -> Tuple[List[str], str]:
+    """(the comments and docstrings of a Python source, its code with the comments cut out).
+    Strings the code computes with are code, not prose: ``if "A100" in
+    torch.cuda.get_device_name()`` states nothing, and ``"cuda"`` is a device."""
+    prose: List[str] = []
+    lines = source.splitlines(keepends=True)
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        return [line.split("#", 1)[1] for line in source.splitlines() if "#" in line]
+        return [line.split("#", 1)[1] for line in lines if "#" in line], "".join(line.split("#", 1)[0] for line in lines)
     previous = tokenize.NEWLINE
     for i, token in enumerate(tokens):
         if token.type == tokenize.COMMENT:
-            out.append(token.string.lstrip("#"))
-        elif token.type == tokenize.STRING and previous in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL):
-            following = next((t.type for t in tokens[i + 1 :] if t.type not in (tokenize.COMMENT,)), tokenize.NEWLINE)
+            prose.append(token.string.lstrip("#"))
+            (row, col), (_, end) = token.start, token.end
+            if row - 1 < len(lines):
+                line = lines[row - 1]
+                lines[row - 1] = line[:col] + " " * (end - col) + line[end:]
+            continue
+        if token.type == tokenize.STRING and previous in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL):
+            following = next((t.type for t in tokens[i + 1 :] if t.type != tokenize.COMMENT), tokenize.NEWLINE)
             if following in (tokenize.NEWLINE, tokenize.ENDMARKER):
-                out.append(token.string)  # a string alone as a statement: a docstring
-        if token.type not in (tokenize.COMMENT, tokenize.NL):
+                prose.append(token.string)  # a string alone as a statement: a docstring
+        if token.type != tokenize.NL:
             previous = token.type
-    return out
+    return prose, "".join(lines)
 
 
-def code_only(source: str) -> str:
-    """The source without its comments (strings kept: ``"cuda"`` is a device)."""
-    try:
-        tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-        return " ".join(t.string for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return "\n".join(line.split("#", 1)[0] for line in source.splitlines())
-
-
-def stated_capability(source: str) -> Optional[int]:
-    """What a Python source's comments and docstrings state (see :func:`stated_in_text`)."""
-    return summarise(c for text in prose(source) for c in stated_in_text(text))
+def stated_capability(prose: Iterable[str]) -> Optional[int]:
+    """What a Python source's comments and docstrings (:func:`split_source`) state (see
+    :func:`stated_in_text`)."""
+    return summarise(c for text in prose for c in stated_in_text(text))
 
 
 # --- notebooks -------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from conftest import config
 
 from precision_lint.engine import Engine
 from precision_lint.facts.extractors.capability import other_device
-from precision_lint.facts.hardware import notebook_capability, stated_capability, stated_in_text
+from precision_lint.facts.hardware import notebook_capability, split_source, stated_capability, stated_in_text
 
 
 @pytest.mark.parametrize(
@@ -23,6 +23,8 @@ from precision_lint.facts.hardware import notebook_capability, stated_capability
         ("Tested on an A100; on a T4 set fp16 instead.", [80, 75]),
         ("created for consumer GPUs, e.g. NVIDIA A10G, but can be adapted to bigger GPUs", [86]),
         ("a t4-based sampler", []),
+        ("bf16 (requires an A100)", []),
+        ("Tested on an H100 in bf16.", [90]),
     ],
 )
 def test_statements_advice_and_requests(text, expected):
@@ -30,9 +32,13 @@ def test_statements_advice_and_requests(text, expected):
 
 
 def test_only_comments_and_docstrings_state_a_target():
-    assert stated_capability('"""Runs on an H100."""\nx = 1  # on 8xA100\n') == 80
-    assert stated_capability('name = "A100"\nif "H100" in gpu: pass\n') is None
-    assert stated_capability("# Runs on an H100 or a T4\n") == 0
+    def stated(source):
+        return stated_capability(split_source(source)[0])
+
+    assert stated('"""Runs on an H100."""\nx = 1  # on 8xA100\n') == 80
+    assert stated('name = "A100"\nif "H100" in gpu: pass\n') is None
+    assert stated("# Runs on an H100 or a T4\n") == 0
+    assert split_source('x = "cuda"  # not on xla\n')[1].rstrip() == 'x = "cuda"'
 
 
 @pytest.mark.parametrize(
@@ -59,6 +65,7 @@ def test_notebook_metadata(metadata, expected):
         ("import torch_xla.core.xla_model as xm\nx = x.cuda()\n", None),
         ("try:\n    import torch_xla\nexcept ImportError:\n    pass\n", None),  # indented: optional
         ("x = 1  # runs on xla\n", None),
+        ('if args.device == "xla":\n    pass\n', None),  # a branch, not the device
     ],
 )
 def test_other_device(source, expected):

@@ -156,7 +156,10 @@ BACKEND_IMPORTS = re.compile(
     re.MULTILINE,
 )
 BACKEND_DEVICE = {"torch_xla": "xla", "habana_frameworks": "hpu", "optimum.habana": "hpu", "intel_extension_for_pytorch": "xpu", "torch_npu": "npu"}
-DEVICE_LITERAL = re.compile(r"""["'](xla|hpu|xpu|mps|npu)(?::\d+)?["']|\bxla_device\(""")
+# The device itself, not a word compared against (`if args.device == "xla":` is a branch).
+DEVICE_LITERAL = re.compile(
+    r"""(?:torch\.device\(\s*|\.to\(\s*|\bdevice\s*=\s*)["'](xla|hpu|xpu|mps|npu)(?::\d+)?["']|\bxla_device\("""
+)
 CUDA_WORD = re.compile(r"\bcuda\b|\bnccl\b|\bflash_attn", re.IGNORECASE)
 
 
@@ -175,11 +178,12 @@ def _fp8_compute(site: CallSite, evaluator: Evaluator) -> bool:
     return False
 
 
-def other_device(source: str) -> Optional[str]:
+def other_device(source: str, code: Optional[str] = None) -> Optional[str]:
     """The non-CUDA device a module is written for (``xla``, ``hpu``, ``xpu``, ``npu``,
     ``mps``): it imports that backend at the top level or names the device, and nothing in its
-    code (comments aside) says ``cuda``. A module that has both picks at run time: None."""
-    code = hardware.code_only(source)
+    code (comments aside, ``code``) says ``cuda``. A module that has both picks at run time: None."""
+    if code is None:
+        code = hardware.split_source(source)[1]
     if CUDA_WORD.search(code):
         return None
     imported = BACKEND_IMPORTS.search(source)
@@ -309,15 +313,16 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         value = index.span(assign.value)
         arg = Arg(evaluator.values(assign.value, assign.scope), index.span(assign.target.attr), value, index.text(assign.value), "attribute")
         attention.append(AttentionSite(span, index.text(assign.target), "attn_implementation", arg, False, (), False))
+    prose, code = hardware.split_source(index.source)
     options = []
     for found in index.arg_options.values():
         for option in found:
             default = keyword(option.call, "default")
             options.append(ArgparseOption(index.span(option.call), index.span(default.value) if default else None))
     return CapabilityFacts(
-        stated_capability=hardware.stated_capability(index.source),
+        stated_capability=hardware.stated_capability(prose),
         fp8_compute=fp8,
-        device=other_device(index.source),
+        device=other_device(index.source, code),
         bnb=tuple(bnb),
         attention=tuple(attention),
         guarded_calls=tuple(guarded),
