@@ -105,9 +105,10 @@ class Bf16GuardCountsEmulation(Rule):
         selections = list(_selections(ctx))
         for probe in probes:
             chosen = next((sel for sel in selections if _decides(probe, sel)), None)
-            if chosen is None:
-                continue
-            yield self._finding(ctx, probe, chosen[2] or chosen[1], chosen[3])
+            if chosen is not None:
+                yield self._finding(ctx, probe, chosen[2] or chosen[1], chosen[3])
+            elif probe.returns_bf16 is not None:  # a helper's choice, for callers in any file
+                yield self._finding(ctx, probe, probe.returns_bf16, "bf16 returned to the helper's callers")
 
     def _finding(self, ctx: RuleContext, probe, span, what):
         shown = probe.callee.rsplit(".", 1)[-1]

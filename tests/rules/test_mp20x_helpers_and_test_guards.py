@@ -208,3 +208,25 @@ def test_a_class_decorator_guards_its_methods(decorators, expected):
     src = src.replace("\n    args", "\n        args").replace("\n    model", "\n        model")
     assert "class BF16Checks" in src
     assert sorted(c for c, _ in _codes(src, path="checks/bf16_smoke.py")) == expected
+
+
+# --- a helper's choice for callers in other files ----------------------------------------------------
+@pytest.mark.parametrize("helper", list(HELPERS.values()) + ['\n        def precision():\n            return "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"\n        '], ids=[*HELPERS, "lightning-string"])
+def test_a_helper_returning_bf16_under_an_emulation_counting_probe_is_reported_in_its_own_file(helper):
+    src = "import torch\n" + textwrap.dedent(helper)
+    found = _codes(src, path="utils.py")
+    assert [c for c, _ in found] == ["MP203"]
+    assert "is_bf16_supported" in textwrap.dedent(src).lstrip("\n").splitlines()[found[0][1] - 1]
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        "def batch_size():\n    if torch.cuda.is_bf16_supported():\n        return 16\n    return 8\n",
+        "def report():\n    if torch.cuda.is_bf16_supported():\n        print('bf16 supported')\n    return None\n",
+        "def default_dtype():\n    if not torch.cuda.is_bf16_supported():\n        return torch.float16\n    return torch.float32\n",
+    ],
+    ids=["batch-size", "no-return", "fp16-under-probe"],
+)
+def test_a_helper_whose_probe_returns_no_bf16_is_silent(helper):
+    assert _codes("import torch\n" + helper, path="utils.py") == []
