@@ -96,9 +96,12 @@ def hardware_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
 def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
     own = capability_facts(ctx.facts)
     if own is not None and own.device is not None:
-        return (), "device"
+        # a CPU-only module counts as such only as a script: one that others import may hand
+        # its model to a trainer that moves it to the GPU
+        if own.device != "cpu" or not ctx.project.importers_of(ctx.facts):
+            return (), "device"
     roots = [m for m in ctx.project.roots_of(ctx.facts) if m.path != ctx.facts.path]
-    if roots and all((c := capability_facts(m)) is not None and c.device is not None for m in roots):
+    if roots and all((c := capability_facts(m)) is not None and c.device not in (None, "cpu") for m in roots):
         return (), "device"  # every script that runs it is written for another device
     stating = ctx.project.memo(
         "modules stating a GPU",

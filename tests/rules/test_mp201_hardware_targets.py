@@ -165,6 +165,23 @@ def test_a_module_run_only_by_a_tpu_script_is_not_judged_for_cuda(tree):
     assert _run(tree({"model.py": model, "train_tpu.py": tpu, "train_gpu.py": gpu})) == [("model.py", "MP201")]
 
 
+def test_a_conversion_script_on_the_cpu_is_not_judged_for_cuda():
+    src = """
+        device = "cpu"
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16).to(device)
+        model.save_pretrained("out")
+        """
+    assert _codes(src) == []
+    assert _codes(src.replace('"cpu"', '"cuda"')) == ["MP201"]
+
+
+def test_a_cpu_module_imported_by_a_trainer_is_still_judged(tree):
+    model = "import torch\nfrom transformers import AutoModelForCausalLM\ndevice = 'cpu'\nmodel = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.bfloat16).to(device)\n"
+    train = "from transformers import Trainer\nfrom model import model\nTrainer(model=model).train()\n"
+    assert _run(tree({"model.py": model})) == []
+    assert _run(tree({"model.py": model, "train.py": train})) == [("model.py", "MP201")]
+
+
 # --- CPU autocast -----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "call",

@@ -72,6 +72,21 @@ def test_other_device(source, expected):
     assert other_device(source) == expected
 
 
+@pytest.mark.parametrize(
+    "source,trains,expected",
+    [
+        ('device = "cpu"\n', False, "cpu"),
+        ('device = torch.device("cpu")\n', False, "cpu"),
+        ('device = "cpu"\n', True, None),  # a trainer places the model itself
+        ('device = "cpu"\nm = load(device_map="auto")\n', False, None),
+        ('device = "cpu"\ny = x.to("cuda")\n', False, None),
+        ('y = x.to("cpu")\n', False, None),  # moving a result back is not the device
+    ],
+)
+def test_a_cpu_script(source, trains, expected):
+    assert other_device(source, trains=trains) == expected
+
+
 def test_a_changed_launch_script_is_not_answered_from_the_run_cache(tmp_path):
     src = tmp_path / "src"
     src.mkdir()

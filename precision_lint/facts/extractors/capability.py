@@ -160,6 +160,8 @@ BACKEND_DEVICE = {"torch_xla": "xla", "habana_frameworks": "hpu", "optimum.haban
 DEVICE_LITERAL = re.compile(
     r"""(?:torch\.device\(\s*|\.to\(\s*|\bdevice\s*=\s*)["'](xla|hpu|xpu|mps|npu)(?::\d+)?["']|\bxla_device\("""
 )
+CPU_DEVICE = re.compile(r"""(?:torch\.device\(\s*|\bdevice\s*=\s*)["']cpu["']""")
+GPU_PLACEMENT = re.compile(r"""device_map\s*=|\bdevice\s*=\s*\d|\.to\(\s*\d|accelerate|Accelerator|local_rank""")
 CUDA_WORD = re.compile(r"\bcuda\b|\bnccl\b|\bflash_attn", re.IGNORECASE)
 
 
@@ -178,10 +180,13 @@ def _fp8_compute(site: CallSite, evaluator: Evaluator) -> bool:
     return False
 
 
-def other_device(source: str, code: Optional[str] = None) -> Optional[str]:
+def other_device(source: str, code: Optional[str] = None, trains: bool = True) -> Optional[str]:
     """The non-CUDA device a module is written for (``xla``, ``hpu``, ``xpu``, ``npu``,
     ``mps``): it imports that backend at the top level or names the device, and nothing in its
-    code (comments aside, ``code``) says ``cuda``. A module that has both picks at run time: None."""
+    code (comments aside, ``code``) says ``cuda``. A module that has both picks at run time: None.
+    ``"cpu"`` for a module that does not train (``trains``), names ``"cpu"`` as its device and
+    nothing that places a model on a GPU (``device_map="auto"``, ``device=0``): a conversion or
+    inference script on the CPU, where bf16 always works."""
     if code is None:
         code = hardware.split_source(source)[1]
     if CUDA_WORD.search(code):
@@ -192,6 +197,8 @@ def other_device(source: str, code: Optional[str] = None) -> Optional[str]:
     literal = DEVICE_LITERAL.search(code)
     if literal is not None:
         return literal.group(1) or "xla"
+    if not trains and CPU_DEVICE.search(code) and not GPU_PLACEMENT.search(code):
+        return "cpu"
     return None
 
 
@@ -322,7 +329,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     return CapabilityFacts(
         stated_capability=hardware.stated_capability(prose),
         fp8_compute=fp8,
-        device=other_device(index.source, code),
+        device=other_device(index.source, code, trains),
         bnb=tuple(bnb),
         attention=tuple(attention),
         guarded_calls=tuple(guarded),
