@@ -8,8 +8,9 @@ A training script's GPU is often stated outside it: the SLURM script that launch
   to two folders above it, or their ``scripts/``, ``jobs/``, ``slurm/`` folders, that names the module's file (``python scripts/train.py``,
   ``!torchrun scripts/train.py``); a script's ``#SBATCH`` requests and comments are read, not
   its commands, a notebook's metadata and markdown cells;
-- the README of the module's own folder (a README higher up describes a whole collection of
-  examples, each of its own hardware).
+- the nearest README: the module's folder's, else the one above it, up to the project's root
+  ("This code has been tested up to 1024 A100s"). A folder of examples with a README of its own
+  is described by that one, not by the repository's.
 
 A module whose file is not on disk (an editor's buffer, standard input) has no neighbours.
 Every file looked at is reported as a side file of the run, so a cached result is used only
@@ -28,6 +29,8 @@ LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
 READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
 MAX_BYTES = 4 * 1024 * 1024
 LEVELS = 2  # folders above the module searched for its launch scripts
+README_LEVELS = 6  # folders above the module searched for its README
+PROJECT_ROOT = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers")  # and these folders of each
 
 
@@ -63,6 +66,23 @@ class ShippedFiles:
             self._listings[folder] = [n for n in names if n.endswith(LAUNCH_SUFFIXES)]
         return self._listings[folder]
 
+    def _nearest_readme(self, folder: str) -> List[int]:
+        """What the nearest README above the module states: its folder's, else its parent's, up
+        to the project's root (a folder with ``.git``, ``pyproject.toml`` or ``setup.py``)."""
+        here = folder
+        for _ in range(README_LEVELS):
+            for name in READMES:
+                text = self._read(os.path.join(here, name))
+                if text is not None:
+                    return stated_in_text(text)
+            if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
+                return []
+            parent = os.path.dirname(here)
+            if parent == here:
+                return []
+            here = parent
+        return []
+
     def stated_for(self, module_path: str) -> Optional[int]:
         """What the module's launch scripts and its folder's README state (as
         :func:`facts.hardware.summarise`): None when they state nothing."""
@@ -72,11 +92,7 @@ class ShippedFiles:
         found: List[int] = []
         if os.path.isfile(path):
             folder = os.path.dirname(path)
-            for name in READMES:
-                text = self._read(os.path.join(folder, name))
-                if text is not None:
-                    found.extend(stated_in_text(text))
-                    break
+            found.extend(self._nearest_readme(folder))
             runs = re.compile(rf"(?<![\w-]){re.escape(os.path.basename(path))}(?![\w-])")
             here = folder
             for _ in range(LEVELS + 1):

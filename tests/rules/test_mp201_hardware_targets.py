@@ -244,9 +244,10 @@ TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(ou
         {"launch.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\nsrun python train.py\n"},
         {"../jobs/run.sh": "#!/bin/bash\n#SBATCH --partition=hopper-prod\ntorchrun src/train.py\n"},
         {"README.md": "# Fine-tuning\n\nTested on 4x A100 80GB.\n"},
+        {"../README.md": "This code has been tested up to 1024 A100s.\n"},
         {"../walkthrough.ipynb": _notebook("!torchrun src/train.py", markdown=("Validated on NVIDIA A10G GPUs.",))},
     ],
-    ids=["slurm-gres", "slurm-partition-above", "readme-own-folder", "notebook-launcher"],
+    ids=["slurm-gres", "slurm-partition-above", "readme-own-folder", "readme-of-the-project", "notebook-launcher"],
 )
 def test_launchers_and_the_folders_readme_state_the_target(tree, files):
     root = tree({"src/train.py": TRAIN, **{f"src/{k}": v for k, v in files.items()}})
@@ -258,10 +259,11 @@ def test_launchers_and_the_folders_readme_state_the_target(tree, files):
     "files",
     [
         {"src/launch.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\nsrun python other.py\n"},  # launches another script
-        {"README.md": "Every example was tested on an A100.\n"},  # a README above the module's folder
+        {"README.md": "Every example was tested on an A100.\n", "src/README.md": "# Examples\n"},  # a nearer README
+        {"docs/README.md": "Tested on 4x A100 80GB.\n"},  # another folder's
         {"src/launch.sh": "#!/bin/bash\n# runs on a T4\npython train.py  # A100\n"},  # commands are not read
     ],
-    ids=["slurm-other-script", "readme-above", "script-command"],
+    ids=["slurm-other-script", "nearer-readme", "other-folders-readme", "script-command"],
 )
 def test_files_that_do_not_speak_about_the_module_state_nothing(tree, files):
     assert _run(tree({"src/train.py": TRAIN, **files})) == [("src/train.py", "MP201")]
