@@ -210,6 +210,28 @@ def test_a_class_decorator_guards_its_methods(decorators, expected):
     assert sorted(c for c, _ in _codes(src, path="checks/bf16_smoke.py")) == expected
 
 
+# --- a helper of another module chooses the dtype ----------------------------------------------------
+TRAIN = "import torch\nfrom transformers import AutoModelForCausalLM\nfrom utils import default_dtype\nmodel = AutoModelForCausalLM.from_pretrained('m', torch_dtype=default_dtype())\n"
+
+
+@pytest.mark.parametrize(
+    "utils,expected",
+    [
+        ("import torch\ndef default_dtype():\n    return torch.bfloat16\n", [("train.py", "MP201")]),
+        ("import torch\ndef default_dtype():\n    if torch.cuda.get_device_capability()[0] >= 8:\n        return torch.bfloat16\n    return torch.float16\n", []),
+        ("import torch\ndef default_dtype():\n    if torch.cuda.is_bf16_supported():\n        return torch.bfloat16\n    return torch.float16\n", [("utils.py", "MP203")]),
+    ],
+    ids=["unguarded", "capability-guarded", "emulation-counting-guard"],
+)
+def test_a_dtype_chosen_by_a_helper_of_another_module(tree, utils, expected):
+    from precision_lint.engine import Engine
+    from conftest import config
+
+    root = tree({"utils.py": utils, "train.py": TRAIN})
+    found = Engine(config(transformers_version="5.23"), ["MP201", "MP203"], jobs=1).run_paths([str(root)]).diagnostics
+    assert sorted((d.path.rsplit("/", 1)[-1], d.code) for d in found) == expected
+
+
 # --- a helper's choice for callers in other files ----------------------------------------------------
 @pytest.mark.parametrize("helper", list(HELPERS.values()) + ['\n        def precision():\n            return "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"\n        '], ids=[*HELPERS, "lightning-string"])
 def test_a_helper_returning_bf16_under_an_emulation_counting_probe_is_reported_in_its_own_file(helper):
