@@ -15,6 +15,9 @@ The fix asks for native bf16: ``torch.cuda.is_bf16_supported(including_emulation
 (safe: identical on Ampere+, on CPU and on ROCm), or, for the library helpers,
 the precision plan's capability probe (unsafe: those helpers also answer for
 XPU/NPU/MPS, where the probe is False).
+
+Emulation happens only below sm80: code whose run states only Ampere-or-newer GPUs, or is
+written for another device, is not reported (the hardware targets of MP201).
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from ..plan import capability_probe, ensure_torch, probe_expression
 from ..facts.values import CAPABILITY, COND, CONST, DTYPE
 from .base import Rule, RuleContext, insert, replace
+from .mp201_bf16_without_capability_guard import pre_ampere_targets
 
 EMULATION_SINCE = (2, 3)  # torch versions before it answer for native bf16 only
 BF16_STRINGS = ("bf16", "bf16-mixed", "bf16-true", "bfloat16")
@@ -97,8 +101,8 @@ class Bf16GuardCountsEmulation(Rule):
 
     def check(self, ctx: RuleContext):
         probes = ctx.facts.section("bf16_probes")
-        if not probes:
-            return
+        if not probes or not pre_ampere_targets(ctx):
+            return  # (emulation only happens below sm80: code for Ampere+ or another device is fine)
         version = torch_version()
         if version is not None and version < EMULATION_SINCE:
             return  # is_bf16_supported() still required compute capability 8.0 there

@@ -252,3 +252,29 @@ def test_a_helper_returning_bf16_under_an_emulation_counting_probe_is_reported_i
 )
 def test_a_helper_whose_probe_returns_no_bf16_is_silent(helper):
     assert _codes("import torch\n" + helper, path="utils.py") == []
+
+
+# --- MP203 follows the hardware targets ------------------------------------------------------------
+PROBED = "import torch\nfrom transformers import AutoModelForCausalLM\n{head}dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16\nmodel = AutoModelForCausalLM.from_pretrained('m', torch_dtype=dtype)\n"
+
+
+@pytest.mark.parametrize(
+    "head,expected",
+    [
+        ("", ["MP203"]),
+        ("# Tested on 8xH100 80GB\n", []),
+        ("#SBATCH --gres=gpu:a100:8\n", []),
+        ("# Tested on an H100 and a T4\n", ["MP203"]),
+    ],
+    ids=["nothing-stated", "h100-stated", "slurm-a100", "t4-stated"],
+)
+def test_emulation_matters_only_where_pre_ampere_gpus_are_targeted(head, expected):
+    assert [c for c, _ in _codes(PROBED.replace("{head}", head))] == expected
+
+
+def test_configured_ampere_targets_silence_mp203():
+    from conftest import config
+
+    src = PROBED.replace("{head}", "")
+    assert [d.code for d in lint(src, "MP203", cfg=config(target_gpus=["a100"], transformers_version="5.23"))] == []
+    assert [d.code for d in lint(src, "MP203", cfg=config(target_gpus=["a100", "t4"], transformers_version="5.23"))] == ["MP203"]
