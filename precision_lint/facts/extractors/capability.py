@@ -17,7 +17,12 @@ for compute-capability checks:
 - where argparse options are declared, so that a value only reached when the
   user opts in on the command line (``--bf16``, ``choices=``) is told apart from
   a ``default=`` that selects bf16 by itself;
-- whether the module trains at all (``.backward()``, an optimizer, a Trainer).
+- whether the module trains at all (``.backward()``, an optimizer, a Trainer);
+- the hardware it is written for (read by the rules' ``hardware_targets``): what its comments
+  and docstrings state (``facts/hardware.py``), FP8/FP4 *compute* (not an fp8 cast of the
+  weights), a non-CUDA device it is written for (``torch_xla``, Gaudi, XPU, NPU, MPS, a CPU
+  script), and calls under test decorators that skip below Ampere (``@require_torch_bf16_gpu``,
+  ``@pytest.mark.skipif(not ampere())``), which count as guarded.
 """
 from __future__ import annotations
 
