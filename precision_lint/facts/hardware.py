@@ -84,10 +84,12 @@ def _advice(sentence: str, start: int) -> bool:
     return bool(_FEATURE.search(sentence)) and not _RAN.search(sentence)
 
 
-def stated_in_text(text: str) -> List[int]:
+def stated_in_text(text: str, note: bool = False) -> List[int]:
     """The capabilities of the GPUs a prose text states it runs on: every GPU named in a
     stating sentence, and every pre-Ampere GPU named at all (advice to a T4 user says T4
-    users are expected). SLURM requests count as statements."""
+    users are expected). SLURM requests count as statements. A ``note`` (a comment at the end
+    of a line of code: ``bf16=True,  # A100``) says what that line needs, not where the code
+    runs: only the pre-Ampere GPUs it names count."""
     found: List[int] = []
     text = _COUNT.sub(r"\1 x ", text)
     for match in _SLURM.finditer(text):
@@ -105,13 +107,13 @@ def stated_in_text(text: str) -> List[int]:
             name = match.group(1).lower().split("-")[0]
             known = name in ("a2", "a3", "g2") or "." in match.group(0)  # `g5.2xlarge`, `a2-highgpu-1g`
             capability = _INSTANCE_GPU.get(name)
-            if known and capability is not None and (capability < NATIVE_BF16 or not _advice(sentence, match.start())):
+            if known and capability is not None and (capability < NATIVE_BF16 or not (note or _advice(sentence, match.start()))):
                 found.append(capability)
         for match in _GPU_WORD.finditer(sentence):
             capability = _capability(match.group(1))
             if capability is None:
                 continue
-            if capability < NATIVE_BF16 or not _advice(sentence, match.start()):
+            if capability < NATIVE_BF16 or not (note or _advice(sentence, match.start())):
                 found.append(capability)
     return found
 
@@ -124,38 +126,42 @@ def summarise(capabilities: Iterable[int]) -> Optional[int]:
     return 0 if min(found) < NATIVE_BF16 else min(found)
 
 
-def split_source(source: str) -> Tuple[List[str], str]:
-    """(the comments and docstrings of a Python source, its code with the comments cut out).
-    Strings the code computes with are code, not prose: ``if "A100" in
-    torch.cuda.get_device_name()`` states nothing, and ``"cuda"`` is a device."""
-    prose: List[str] = []
+def split_source(source: str) -> Tuple[List[Tuple[str, bool]], str]:
+    """(the comments and docstrings of a Python source, each with whether it is a note at the
+    end of a line of code; its code with the comments cut out). Strings the code computes with
+    are code, not prose: ``if "A100" in torch.cuda.get_device_name()`` states nothing, and
+    ``"cuda"`` is a device."""
+    prose: List[Tuple[str, bool]] = []
     lines = source.splitlines(keepends=True)
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        return [line.split("#", 1)[1] for line in lines if "#" in line], "".join(line.split("#", 1)[0] for line in lines)
+        return (
+            [(line.split("#", 1)[1], bool(line.split("#", 1)[0].strip())) for line in lines if "#" in line],
+            "".join(line.split("#", 1)[0] for line in lines),
+        )
     previous = tokenize.NEWLINE
     for i, token in enumerate(tokens):
         if token.type == tokenize.COMMENT:
-            prose.append(token.string.lstrip("#"))
             (row, col), (_, end) = token.start, token.end
-            if row - 1 < len(lines):
-                line = lines[row - 1]
+            line = lines[row - 1] if row - 1 < len(lines) else ""
+            prose.append((token.string.lstrip("#"), bool(line[:col].strip())))
+            if line:
                 lines[row - 1] = line[:col] + " " * (end - col) + line[end:]
             continue
         if token.type == tokenize.STRING and previous in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL):
             following = next((t.type for t in tokens[i + 1 :] if t.type != tokenize.COMMENT), tokenize.NEWLINE)
             if following in (tokenize.NEWLINE, tokenize.ENDMARKER):
-                prose.append(token.string)  # a string alone as a statement: a docstring
+                prose.append((token.string, False))  # a string alone as a statement: a docstring
         if token.type != tokenize.NL:
             previous = token.type
     return prose, "".join(lines)
 
 
-def stated_capability(prose: Iterable[str]) -> Optional[int]:
+def stated_capability(prose: Iterable[Tuple[str, bool]]) -> Optional[int]:
     """What a Python source's comments and docstrings (:func:`split_source`) state (see
     :func:`stated_in_text`)."""
-    return summarise(c for text in prose for c in stated_in_text(text))
+    return summarise(c for text, note in prose for c in stated_in_text(text, note))
 
 
 # --- notebooks -------------------------------------------------------------------------

@@ -55,8 +55,10 @@ def test_a_stated_ampere_target_is_not_reported(body):
         "# Training takes 2h on a g4dn.xlarge\n" + BF16_ARGS,
         "# Tested on an A100; on a T4 set fp16 instead\n" + BF16_ARGS,
         "# if you have an A100 set this to flash_attention_2\n" + FA2,
+        # a note on the line itself says what the line needs
+        'args = TrainingArguments(output_dir="o", bf16=True)  # A100\n',
     ],
-    ids=["with-an-a100", "if-you-have", "only-supported", "advice", "code-string", "aws-g4dn", "a100-and-t4-advice", "fa2-advice"],
+    ids=["with-an-a100", "if-you-have", "only-supported", "advice", "code-string", "aws-g4dn", "a100-and-t4-advice", "fa2-advice", "line-note"],
 )
 def test_advice_and_code_strings_state_no_target(body):
     assert _codes(body) in (["MP201"], ["MP202"])

@@ -35,7 +35,11 @@ def test_only_comments_and_docstrings_state_a_target():
     def stated(source):
         return stated_capability(split_source(source)[0])
 
-    assert stated('"""Runs on an H100."""\nx = 1  # on 8xA100\n') == 80
+    assert stated('"""Runs on an H100."""\n# on 8xA100\n') == 80
+    # a note at the end of a line says what the line needs, not where the code runs
+    assert stated('"""Runs on an H100."""\nx = 1  # on 8xA100\n') == 90
+    assert stated("args = make(bf16=True)  # A100\n") is None
+    assert stated("args = make(bf16=True)  # not on a T4\n") == 0
     assert stated('name = "A100"\nif "H100" in gpu: pass\n') is None
     assert stated("# Runs on an H100 or a T4\n") == 0
     assert split_source('x = "cuda"  # not on xla\n')[1].rstrip() == 'x = "cuda"'
