@@ -207,6 +207,7 @@ class Evaluator:
         default). Syntactic, through variables: cheap enough for every guard."""
         if tests_absence(test):
             return False  # `if precision is None: precision = "bf16-mixed"`: the code's default
+        compared = compared_literals(test)
         follows = about_precision = False
         for node, here in self._reached(test, scope, set()):
             if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
@@ -235,7 +236,7 @@ class Evaluator:
                     action = keyword(option.call, "action")
                     if action is not None and isinstance(action.value, cst.SimpleString) and action.value.evaluated_value == "store_false":
                         return False
-                    if default is not None and not _falsy_literal(default.value):
+                    if default is not None and not _falsy_literal(default.value) and not _other_than(default.value, compared):
                         return False
         # only the user's *precision* switch: bf16 under `if args.skip_batches:` is still hard-coded
         return follows and about_precision
@@ -1223,6 +1224,27 @@ class Evaluator:
                     inside = self.ix.span(default.value)
                     return not (inside.start <= origin.start and origin.end <= inside.end)
         return False
+
+
+def compared_literals(test: cst.BaseExpression) -> Optional[Tuple[object, ...]]:
+    """The literals a condition compares a value with: ``x == "bf16"`` → ``("bf16",)``,
+    ``x in ("bf16", "bfloat16")`` → both; None for any other condition."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    target = test.comparisons[0]
+    if isinstance(target.operator, cst.Equal) and isinstance(target.comparator, cst.SimpleString):
+        return (target.comparator.evaluated_value,)
+    if isinstance(target.operator, cst.In) and isinstance(target.comparator, (cst.Tuple, cst.List, cst.Set)):
+        items = [e.value for e in target.comparator.elements]
+        if items and all(isinstance(i, cst.SimpleString) for i in items):
+            return tuple(i.evaluated_value for i in items)
+    return None
+
+
+def _other_than(default: cst.BaseExpression, compared: Optional[Tuple[object, ...]]) -> bool:
+    """Whether an option's literal ``default=`` is none of the values a condition selects:
+    ``--dtype`` defaulting to "float16" makes ``args.dtype == "bfloat16"`` an opt-in."""
+    return compared is not None and isinstance(default, cst.SimpleString) and default.evaluated_value not in compared
 
 
 def tests_absence(test: cst.BaseExpression) -> bool:

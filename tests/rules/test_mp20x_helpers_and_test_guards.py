@@ -278,3 +278,35 @@ def test_configured_ampere_targets_silence_mp203():
     src = PROBED.replace("{head}", "")
     assert [d.code for d in lint(src, "MP203", cfg=config(target_gpus=["a100"], transformers_version="5.23"))] == []
     assert [d.code for d in lint(src, "MP203", cfg=config(target_gpus=["a100", "t4"], transformers_version="5.23"))] == ["MP203"]
+
+
+# --- an option's default decides only for the value the branch compares with ---------------------------
+OPTION_BRANCHES = """
+    import argparse, torch
+    from transformers import AutoModelForCausalLM
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dtype", choices=["float16", "float32", "bfloat16"], default="{default}")
+    args = parser.parse_args()
+    if args.dtype == "float16":
+        dtype = torch.float16
+    elif args.dtype {test}:
+        dtype = torch.bfloat16
+    else:
+        dtype = torch.float32
+    model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+    """
+
+
+@pytest.mark.parametrize(
+    "default,test,expected",
+    [
+        ("float16", '== "bfloat16"', []),
+        ("float32", 'in ("bf16", "bfloat16")', []),
+        ("bfloat16", '== "bfloat16"', ["MP201"]),
+        ("bf16", 'in ("bf16", "bfloat16")', ["MP201"]),
+    ],
+    ids=["default-fp16", "default-fp32-in", "default-bf16", "default-bf16-in"],
+)
+def test_a_branch_on_an_option_is_an_opt_in_unless_its_default_selects_it(default, test, expected):
+    src = OPTION_BRANCHES.replace("{default}", default).replace("{test}", test)
+    assert [c for c, _ in _codes(src)] == expected
