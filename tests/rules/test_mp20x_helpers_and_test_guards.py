@@ -182,9 +182,10 @@ CHECK = """
         "@unittest.skipUnless(torch.cuda.get_device_capability()[0] >= 8, 'needs Ampere')",
         "@require_torch_bf16_gpu\n@require_flash_attn",
         "@require_bf16\n@require_flash_attn",
+        "@require_torch_gpu_capability(8, 0)",
         "pytestmark = pytest.mark.skipif(not ampere(), reason='needs Ampere')",
     ],
-    ids=["skipif-local-helper", "skipif-named-helper", "skip-unless", "transformers-require", "accelerate-require", "pytestmark"],
+    ids=["skipif-local-helper", "skipif-named-helper", "skip-unless", "transformers-require", "accelerate-require", "capability-require", "pytestmark"],
 )
 def test_capability_skip_decorators_guard_in_any_file(decorator):
     src = textwrap.dedent(CHECK).replace("{decorator}", decorator)

@@ -210,7 +210,7 @@ def other_device(source: str, code: Optional[str] = None, trains: bool = True) -
 # Test decorators that skip unless the GPU has what bf16/FlashAttention need (transformers'
 # and accelerate's testing utilities), and skip conditions that read as a capability check
 # through a helper defined elsewhere (`@pytest.mark.skipif(not ampere())`).
-REQUIRE_CAPABILITY = re.compile(r"^require_\w*(?:bf16|bfloat16|flash_?attn|ampere|hopper|fp8|capability)\w*$")
+REQUIRE_CAPABILITY = re.compile(r"^require_\w*(?:bf16|bfloat16|flash_?attn|ampere|hopper|fp8|tf32|capability)\w*$")
 CAPABILITY_WORDS = re.compile(r"ampere|hopper|bf16|bfloat16|capability|sm_?[89]\d|flash", re.IGNORECASE)
 SKIP_IF = ("skipif", "skipIf")
 SKIP_UNLESS = ("skipUnless",)
