@@ -131,6 +131,8 @@ def targets_text(ctx: RuleContext, what: str = "native bf16") -> str:
     found = hardware_targets(ctx)[1]
     if found == "default":
         return f"no GPU stated: pre-Ampere assumed (target-gpus {shown}; no {what} below sm80: P100, V100, T4, TITAN RTX)"
+    if found == "stated":
+        return f"the code names a GPU without {what} (target-gpus {shown}; none below sm80: P100, V100, T4, TITAN RTX)"
     return f"target-gpus include {shown} (no {what} below sm80: P100, V100, T4, TITAN RTX)"
 
 

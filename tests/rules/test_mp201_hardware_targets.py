@@ -69,6 +69,8 @@ def test_the_message_says_when_no_gpu_is_stated():
     assert "no GPU stated: pre-Ampere assumed" in found.message
     (configured,) = lint(HEAD + BF16_ARGS, "MP201", cfg=config(target_gpus=["t4"], transformers_version="5.23"))
     assert "no GPU stated" not in configured.message and "sm75" in configured.message
+    (named,) = lint(HEAD + "# Runs on a T4\n" + BF16_ARGS, "MP201")
+    assert "the code names a GPU without native bf16" in named.message
 
 
 # --- FP8 compute, not FP8 storage ---------------------------------------------------------------
