@@ -26,7 +26,6 @@ from .configfiles import ConfigFiles
 from .diagnostics import SAFE, Diagnostic, Fix
 from .discovery import ImportRoots, discover, module_name
 from .facts import hardware
-from .facts.evidence import SUMMARY_EVIDENCE
 from .facts.model import ModuleFacts, ParseError
 from .rules import all_rules, selected_codes
 from .rules.base import RuleContext
@@ -102,9 +101,9 @@ def _held_back(diagnostics: Sequence[Diagnostic], unsafe: bool) -> int:
 
 
 def _facts_job(args) -> ModuleFacts:
-    text, path, module, is_package, root, evidence = args
+    text, path, module, is_package, root, analyse = args
     try:
-        return extract_facts(text, path, module, is_package, root, evidence)
+        return extract_facts(text, path, module, is_package, root, analyse)
     except Exception as exc:  # a bug of ours: say where, never lose the user's file
         raise InternalError(f"internal error while reading facts of {path}: {type(exc).__name__}: {exc}") from exc
 
@@ -127,16 +126,6 @@ class Engine:
         rules = all_rules()
         self.rules = [rules[c]() for c in self.codes if c in rules]
         self.options = {r.code: type(r).resolve_options(self.config) for r in self.rules}
-        evidence: Optional[set] = set()
-        for r in self.rules:
-            if r.evidence is None:
-                evidence = None
-                break
-            evidence.update(r.evidence)
-        if evidence is not None:
-            # files whose summaries other files read: a helper that loads a config file
-            evidence.update(SUMMARY_EVIDENCE)
-        self.evidence = tuple(sorted(evidence)) if evidence is not None else None
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         # path → (key, facts) of its latest text: a long-lived engine (the language server) sees
         # a new text at every keystroke and must not keep the facts of each.
@@ -147,22 +136,36 @@ class Engine:
         self.import_roots = ImportRoots(self.config.src)  # renewed by each run: it caches the file system
 
     # --- facts ------------------------------------------------------------------
-    def _key(self, path: str, text: str, naming) -> tuple:
+    def _key(self, path: str, text: str, naming, analyse: bool) -> tuple:
         digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-        return (path, digest, naming, self.evidence)
+        return (path, digest, naming, analyse)
 
     def facts(self, sources: Sequence[SourceFile], names: Optional[Dict[str, tuple]] = None) -> List[ModuleFacts]:
+        from .facts import gate
+
         out: Dict[str, ModuleFacts] = {}
         todo = []
+        naming_of = {src.path: (names or {}).get(src.path) or module_name(src.path) for src in sources}
+        analysed = gate.analysed(
+            {
+                src.path: (
+                    naming_of[src.path][0],
+                    naming_of[src.path][2],
+                    gate.imported_modules(src.text, *naming_of[src.path][:2]),
+                )
+                for src in sources
+                if src.text is not None
+            }
+        )
         for src in sources:
-            naming = (names or {}).get(src.path) or module_name(src.path)
+            naming = naming_of[src.path]
             if src.text is None:
                 facts = ModuleFacts(src.path, naming[0], naming[1], naming[2])
                 line = _error_line(src.error or "")
                 facts.parse_error = ParseError(src.error or "cannot read file", line, 0, src.error_kind or "read")
                 out[src.path] = facts
                 continue
-            key = self._key(src.path, src.text, naming)
+            key = self._key(src.path, src.text, naming, src.path in analysed)
             latest = self._cache.get(src.path)
             cached = latest[1] if latest is not None and latest[0] == key else None
             if cached is None and self.disk is not None:
@@ -171,7 +174,7 @@ class Engine:
                 self._cache[src.path] = (key, cached)
                 out[src.path] = cached
             else:
-                todo.append((key, (src.text, src.path, *naming, self.evidence), src.unsaved))
+                todo.append((key, (src.text, src.path, *naming, src.path in analysed), src.unsaved))
         if len(todo) >= PARALLEL_THRESHOLD and self.jobs > 1:
             # largest files first, one at a time: no worker is left with the one huge module at
             # the end while the others wait (the results come back in the order asked)

@@ -266,7 +266,7 @@ class Evaluator:
         if key in seen:
             return False
         seen.add(key)
-        bound = owner.assignments.get(head.value, [])
+        _, bound = self.ix.bindings_of(head, scope)
         return bool(bound) and all(
             a.value is not None and a.unpack_index is None and a.imported is None and self.reads_input(a.value, owner, seen)
             for a in bound
@@ -285,11 +285,12 @@ class Evaluator:
             node, here = stack.pop()
             yield node, here
             if isinstance(node, cst.Name):
-                owner = here.lookup_scope(node.value)
+                # flow-insensitive on purpose: what may ever reach a variable (memoised per name)
+                owner, bound = self.ix.bindings_anywhere(node.value, here)
                 key = (node.value, id(owner))
                 if owner is not None and key not in seen:
                     seen.add(key)
-                    stack.extend((a.value, owner) for a in owner.assignments.get(node.value, []) if a.value is not None)
+                    stack.extend((a.value, owner) for a in bound if a.value is not None)
                     default = owner.params.get(node.value) if inputs else None
                     if default is not None:
                         stack.append((default, owner))
@@ -457,18 +458,16 @@ class Evaluator:
             out = [e for entry in self._dict_entries(expr.value, scope, seen) if entry.name == key for e in self._entries(entry.value, scope, seen)]
             owner_name = item_owner(expr)  # and what `cfg["train"]["fp16"] = v` sets in it afterwards
             name = owner_name.split("\x00")[0] if owner_name else None
-            root = scope.lookup_scope(name) if name else None
+            root, bound = self.ix.bindings_anywhere(name, scope) if name else (None, [])
             if root is not None:
-                bound = root.assignments.get(name, [])
                 out.extend(self._mutations(owner_name, root, min((len(a.guards) for a in bound), default=0), seen))
             return out
         if isinstance(expr, cst.Name) and expr.value not in seen:
             seen.add(expr.value)
-            owner = scope.lookup_scope(expr.value)
+            owner, bound = self.ix.bindings_of(expr, scope)
             if owner is None:
                 return []
             out = []
-            bound = owner.assignments.get(expr.value, [])
             for assignment in bound:
                 if assignment.value is not None and assignment.unpack_index is None:
                     out.extend(self._entries(assignment.value, owner, seen))
@@ -567,7 +566,7 @@ class Evaluator:
     def _name(self, expr: cst.Name, scope: Scope, origin) -> List[Possible]:
         if expr.value in ("True", "False", "None"):
             return [_const({"True": True, "False": False, "None": None}[expr.value], origin=origin)]
-        owner = scope.lookup_scope(expr.value)
+        owner, assignments = self.ix.bindings_of(expr, scope)
         if owner is None:
             return list(UNKNOWN_VALUE)
         out: List[Possible] = []
@@ -577,7 +576,6 @@ class Evaluator:
             out.append(Possible(PARAM, param_ref(owner, expr.value), origin=origin))
             if default is not None:
                 out.extend(self.parameter_default(owner, expr.value, default))
-        assignments = owner.assignments.get(expr.value, [])
         # A variable reassigned under a capability test (`if major < 8: use_bf16 = False`),
         # or under a parameter-dtype check (`if has_fp16_params: use_scaler = False`),
         # is guarded as a whole.
@@ -674,8 +672,8 @@ class Evaluator:
         receiver = expr.func.value
         made = [receiver]
         if isinstance(receiver, cst.Name):
-            owner = scope.lookup_scope(receiver.value)
-            made = [b.value for b in owner.assignments.get(receiver.value, [])] if owner is not None else []
+            owner, reached = self.ix.bindings_of(receiver, scope)
+            made = [b.value for b in reached]
             scope = owner or scope
         for call in made:
             if isinstance(call, cst.Call) and self.ix.qualify(call.func, scope) in ARGUMENT_PARSERS:
@@ -698,8 +696,8 @@ class Evaluator:
         parse gives the field (a file's key, a dict's entry), else the user's ``--fp16``."""
         parses = []
         if isinstance(expr.value, cst.Name):
-            owner = scope.lookup_scope(expr.value.value)
-            for a in owner.assignments.get(expr.value.value, []) if owner is not None else ():
+            owner, reached = self.ix.bindings_of(expr.value, scope)
+            for a in reached:
                 if a.value is not None and a.unpack_index is not None and self.parsed_classes(a.value, owner) is not None:
                     parses.append((a.value, owner))
         if not parses:
@@ -858,8 +856,7 @@ class Evaluator:
         call passes for ``attr``, else the class's own value (its summary, at the join)."""
         if not isinstance(expr.value, cst.Name):
             return None
-        owner = scope.lookup_scope(expr.value.value)
-        bound = owner.assignments.get(expr.value.value, []) if owner is not None else []
+        owner, bound = self.ix.bindings_of(expr.value, scope)
         if not bound or expr.value.value in owner.params or any(
             not isinstance(b.value, cst.Call) or b.unpack_index is not None for b in bound
         ):
@@ -1048,8 +1045,7 @@ class Evaluator:
         if depth > 6:
             return []
         if isinstance(expr, cst.Name) and not scope.is_import(expr.value):
-            owner = scope.lookup_scope(expr.value)
-            bound = owner.assignments.get(expr.value, []) if owner is not None else []
+            owner, bound = self.ix.bindings_of(expr, scope)
             if bound and all(a.value is not None and isinstance(a.value, cst.Call) for a in bound):
                 return [p for a in bound for p in self._config_paths(a.value, owner, depth + 1)]
         if isinstance(expr, cst.Call):

@@ -1,7 +1,7 @@
 """Text of one file → :class:`ModuleFacts`.
 
-Steps: honour ``# precision-lint: skip-file``; skip parsing when the text holds
-none of the evidence the selected rules need; parse with LibCST; build the
+Steps: honour ``# precision-lint: skip-file``; skip analysis of a file whose unit
+imports none of the libraries the rules are about (``gate.py``); parse with LibCST; build the
 index; record imports, classes, layout and ``# noqa`` comments; then let every
 domain extractor in ``facts/extractors`` add its section.
 """
@@ -13,7 +13,7 @@ import pkgutil
 import re
 import sys
 from functools import lru_cache
-from typing import Iterable, Optional
+from typing import Optional
 
 import libcst as cst
 
@@ -55,33 +55,22 @@ def parse_noqa(source: str):
     return out
 
 
-@lru_cache(maxsize=64)
-def _evidence_pattern(evidence: tuple):
-    return re.compile("|".join(f"(?:{e})" for e in evidence)) if evidence else None
-
-
-def may_hold_evidence(source: str, evidence: Optional[Iterable[str]]) -> bool:
-    """Whether the text matches one of the rules' evidence patterns (regular expressions)."""
-    if evidence is None:
-        return True
-    pattern = _evidence_pattern(tuple(evidence))
-    return bool(pattern and pattern.search(source))
-
-
 def extract_facts(
     source: str,
     path: str,
     module: str = "",
     is_package: bool = False,
     root: str = "",
-    evidence: Optional[Iterable[str]] = None,
+    analyse: bool = True,
 ) -> ModuleFacts:
+    """The facts of one file. ``analyse`` (see ``gate.py``) is False for a file of no unit that
+    imports a library the rules are about: only its imports, exports and classes are read."""
     facts = ModuleFacts(path=path, module=module, is_package=is_package, root=root)
     facts.noqa = parse_noqa(source)
     if SKIP_FILE.search(source):
         facts.skip_file = True
         return facts
-    if not may_hold_evidence(source, evidence):
+    if not analyse:
         # Not parsed, but its imports still link the files around it (a package
         # `__init__.py` that re-exports `load_model` from the module that loads fp16).
         facts.imports, facts.exports = _imports_from_text(source, module, is_package)
@@ -109,10 +98,6 @@ def extract_facts(
     )
     facts.layout = _layout(index, evaluator)
     for extractor in extractors():
-        evidence = getattr(extractor, "EVIDENCE", None)
-        if evidence is not None and not evidence.search(source):
-            facts.sections[extractor.SECTION] = extractor.EMPTY
-            continue
         facts.sections[extractor.SECTION] = extractor.extract(index, evaluator)
     return facts
 

@@ -6,7 +6,6 @@ libraries patch others on import; the facts of the user's code never say that.
 from __future__ import annotations
 
 import fnmatch
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -211,23 +210,3 @@ def migrated_names(kind: str) -> FrozenSet[str]:
     return frozenset(m.name for m in migrations() if m.kind == kind and m.name)
 
 
-@lru_cache(maxsize=None)
-def migration_evidence() -> Tuple[str, ...]:
-    """Regular expressions one of which a file must match to use a table name: a keyword
-    (``name=`` or a quoted dict key), an attribute (``.name``) or an imported name; or to
-    define a class the other files' uses go through."""
-
-    def alternatives(names) -> str:
-        return "|".join(sorted(re.escape(n) for n in names if n))
-
-    return (
-        rf"\b(?:{alternatives(migrated_names('keyword'))})\s*=(?!=)",
-        rf"[\"'](?:{alternatives(migrated_names('keyword'))})[\"']",
-        rf"\.(?:{alternatives(migrated_names('attribute'))})\b",
-        rf"\b(?:{alternatives(migrated_names('import') | {'deepspeed'})})\b",
-        # a class deriving from a library class: its file must be parsed for the hierarchy
-        # (the classes users subclass: training arguments and TRL configs, trainers, tokenizers)
-        r"class\s+\w+\s*\([^)]*(?:Arguments|Trainer|Tokenizer\w*|(?:SFT|DPO|GRPO|KTO|Reward|RLOO|ORPO|CPO|GKD)Config)\s*[,)]",
-        # a helper that hands its **kwargs to a library call (`TrainingArguments(out, **kw)`)
-        r"(?:Arguments|Trainer|Config|from_pretrained)\((?:[^()]|\([^()]*\))*\*\*\w+",
-    )

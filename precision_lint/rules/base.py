@@ -43,9 +43,6 @@ class Rule:
     code: str = ""
     name: str = ""
     summary: str = ""
-    # Regular expressions, one of which a file must match for this rule to possibly fire in
-    # it (or to hold a fact the rule needs from it): other files are never parsed. None: always parse.
-    evidence: Optional[Sequence[str]] = None
     # "always", "sometimes" or "never": whether findings come with a fix.
     fix_availability: str = "never"
     fix_applicability: str = SAFE

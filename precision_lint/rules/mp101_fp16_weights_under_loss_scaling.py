@@ -191,11 +191,6 @@ class Fp16WeightsUnderLossScaling(Rule):
     code = "MP101"
     name = "fp16-weights-under-loss-scaling"
     summary = "Trainable float16 weights with fp16 loss scaling: `ValueError: Attempting to unscale FP16 gradients.`"
-    evidence = (
-        r"float16", r"\bhalf\b", r"\bfp16\b", r"GradScaler", r"mixed_precision", r"precision\s*=", r"deepspeed",
-        # a dtype that a caller passes in (`torch_dtype=dtype`, `.to(dtype)`)
-        r"dtype\s*=\s*\w", r"\.to\(\s*\w*dtype\b",
-    )
     fix_availability = "sometimes"
     fix_applicability = SAFE
     options = {

@@ -41,7 +41,6 @@ class AdamEpsUnderflowsInFp16(Rule):
     code = "MP104"
     name = "adam-eps-underflows-in-fp16"
     summary = "Adam/AdamW updating float16 parameters with eps below float16's smallest value (default 1e-8): NaN parameters"
-    evidence = (r"Adam",)
     fix_availability = "always"
     fix_applicability = UNSAFE
 

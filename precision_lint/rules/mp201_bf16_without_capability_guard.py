@@ -247,14 +247,6 @@ class Bf16WithoutCapabilityGuard(Rule):
     summary = "bf16 switched on without checking that the GPU runs bf16 natively (compute capability 8.0+)"
     # the last four: files that only train a model loaded elsewhere must be parsed to be joined
     # Beyond bf16 itself: files that train (a model loaded in bf16 elsewhere is judged by them).
-    # What states the hardware of a run: FP8 compute, another device's backend. A dtype a helper
-    # of another module chooses (`from_pretrained(..., torch_dtype=default_dtype())`) names no
-    # bf16 in the file that uses it.
-    evidence = (
-        r"bf16", r"bfloat16", r"\btrl\b", r"Trainer\b", r"\bfp16\b", r"\.backward\(", r"\boptim\b",
-        r"fp8_autocast|_scaled_mm|float8|mx_formats", r"torch_xla|habana_frameworks|intel_extension_for_pytorch|torch_npu",
-        r"(?:torch_|compute_|\b)dtype\s*=\s*[A-Za-z_][\w.]*\(",
-    )
     fix_availability = "sometimes"
     fix_applicability = SAFE
 

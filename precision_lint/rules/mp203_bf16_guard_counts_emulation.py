@@ -95,7 +95,6 @@ class Bf16GuardCountsEmulation(Rule):
     code = "MP203"
     name = "bf16-guard-counts-emulation"
     summary = "bf16 chosen by `torch.cuda.is_bf16_supported()` / `is_torch_bf16_gpu_available()`, which are True on T4/V100 (emulated bf16)"
-    evidence = (r"is_bf16_supported", r"is_torch_bf16_gpu_available", r"is_bf16_available")
     fix_availability = "always"
     fix_applicability = SAFE
 

@@ -42,7 +42,6 @@ class TrainerTokenizerArgument(Rule):
     summary = "`tokenizer=` passed to a Trainer: removed in transformers 5, use `processing_class=`"
     # A `tokenizer` keyword, key or attribute; or a class deriving from a *Trainer (a subclass
     # defined in another file is only known if that file is parsed).
-    evidence = (r"\btokenizer\s*=", r"[\"']tokenizer[\"']", r"\.tokenizer\b", r"class\s+\w+\s*\([^)]*Trainer")
     fix_availability = "always"
     fix_applicability = SAFE
 

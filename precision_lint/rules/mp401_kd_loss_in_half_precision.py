@@ -56,10 +56,6 @@ class KDLossInHalfPrecision(Rule):
         "knowledge-distillation loss computed on float16 logits: inf/NaN once sums pass 65504 or a "
         "loss scale multiplies it; upcast the logits instead of clamping them"
     )
-    evidence = (
-        "softmax", "kl_div", "KLDivLoss", "cross_entropy", "CrossEntropyLoss",
-        "float16", "half", "clip", "autocast", r"dtype\s*=", "teacher",
-    )
     fix_availability = "always"
     fix_applicability = SAFE
     options = {

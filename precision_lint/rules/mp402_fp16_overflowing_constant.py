@@ -41,7 +41,6 @@ class Fp16OverflowingConstant(Rule):
     code = "MP402"
     name = "fp16-overflowing-constant"
     summary = "masking/eps constant outside float16's range (-1e9, 1e-8) on a tensor that may be float16"
-    evidence = (r"\d[eE]-?\d", r"\d{6,}", r"\bhalf\b", r"float16", r"fp16", r"autocast", r"GradScaler", r"mixed_precision")
     fix_availability = "sometimes"
     fix_applicability = SAFE
 

@@ -67,8 +67,11 @@ HEAD = "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArg
          "m = AutoModelForCausalLM.from_pretrained('x')\nm.to(torch.float32)"),
         ("m = AutoModelForCausalLM.from_pretrained('x').to('cuda', torch.float16)",
          "m = AutoModelForCausalLM.from_pretrained('x').to('cuda', torch.float32)"),
-        ("weight_dtype = torch.float16\nunet = UNet()\nunet.to('cuda', dtype=weight_dtype)",
-         "weight_dtype = torch.float16\nunet = UNet()\nunet.to('cuda', dtype=torch.float32)"),
+        # a project class derived from torch.nn.Module (what makes `unet` a model, not its name)
+        ("class UNet(torch.nn.Module):\n    pass\nweight_dtype = torch.float16\nunet = UNet()\n"
+         "unet.to('cuda', dtype=weight_dtype)",
+         "class UNet(torch.nn.Module):\n    pass\nweight_dtype = torch.float16\nunet = UNet()\n"
+         "unet.to('cuda', dtype=torch.float32)"),
     ],
 )
 def test_weights_shapes_fp32_master(weights, fixed):

@@ -23,7 +23,6 @@ from ..index import _target_names
 from ..values import CONST, DTYPE
 
 SECTION = "bf16_probes"
-EVIDENCE = re.compile(r"is_bf16_supported|is_torch_bf16_gpu_available|is_bf16_available")
 EMPTY = ()
 
 TORCH = ("torch.cuda.is_bf16_supported",)
@@ -173,8 +172,7 @@ def _only_use_import(index: ModuleIndex, site) -> Optional[Tuple[int, int]]:
     func = site.node.func
     if not isinstance(func, cst.Name):
         return None
-    owner = site.scope.lookup_scope(func.value)
-    bound = owner.assignments.get(func.value, []) if owner is not None else []
+    _, bound = index.bindings_anywhere(func.value, site.scope)  # the import must be its only binding
     if len(bound) != 1 or bound[0].imported is None or not isinstance(bound[0].statement, cst.ImportFrom):
         return None
     statement = bound[0].statement

@@ -23,7 +23,6 @@ from ..names import dotted
 from ..values import CONST, dtypes
 
 SECTION = "half_constants"
-EVIDENCE = re.compile(r"\d[eE]-?\d|\d{6,}|masked_fill|where|half|float16")
 EMPTY = {"constants": (), "half_casts": ()}
 
 AUTOCAST_NAMES = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast_mode.autocast")
@@ -86,9 +85,9 @@ def _made_half(index: ModuleIndex, evaluator: Evaluator, expr: cst.CSTNode, scop
     return False
 
 
-def _bindings(scope, name: str):
-    owner = scope.lookup_scope(name)
-    return owner.assignments.get(name, []) if owner is not None else []
+def _bindings(index: ModuleIndex, scope, name: cst.Name):
+    """The bindings that reach the use ``name``."""
+    return index.bindings_of(name, scope)[1]
 
 
 def _half_tensor(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.BaseExpression], scope, depth: int = 0) -> bool:
@@ -100,7 +99,7 @@ def _half_tensor(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.Ba
     if isinstance(expr, cst.Name):
         return any(
             b.value is not None and b.value is not expr and _half_tensor(index, evaluator, b.value, scope, depth + 1)
-            for b in _bindings(scope, expr.value)
+            for b in _bindings(index, scope, expr)
         )
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         # `x.half().masked_fill(...)`, `h.norm()` of a float16 `h`
@@ -114,7 +113,8 @@ def _cast(index: ModuleIndex, expr: cst.BaseExpression, scope) -> bool:
     if _CASTS.search(text):
         return True
     for name in set(_IDENT.findall(text)):
-        for b in _bindings(scope, name):
+        # a name of the operand's text, at the operand's place
+        for b in index.bindings_at(name, scope, index.order_of.get(id(expr), (None,))[0])[1]:
             if b.value is not None and _CASTS.search(index.text(b.value)):
                 return True
     return False
@@ -222,7 +222,7 @@ def _half_casts(index: ModuleIndex, evaluator: Evaluator):
         if isinstance(receiver, (cst.Name, cst.Attribute)) and dotted(receiver):
             targets += (dotted(receiver),)
         if isinstance(receiver, cst.Name):
-            values = [b.value for b in _bindings(site.scope, receiver.value)]
+            values = [b.value for b in _bindings(index, site.scope, receiver)]
             receiver = next((v for v in values if isinstance(v, cst.Call)), None)
         made = index.call_of(receiver) if isinstance(receiver, cst.Call) else None
         if made is not None:

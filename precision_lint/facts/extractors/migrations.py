@@ -14,14 +14,13 @@ whole project's classes and the configuration.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
 import libcst as cst
 
 from ...diagnostics import Span
-from ...knowledge import migrated_names, migration_evidence
+from ...knowledge import migrated_names
 from ..evaluate import Evaluator
 from ..index import ModuleIndex
 from ..callees import project_callee
@@ -32,7 +31,6 @@ SECTION = "migrations"
 EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": ()}
 
 
-EVIDENCE = re.compile("|".join(f"(?:{e})" for e in migration_evidence()))
 
 
 @dataclass(frozen=True)
@@ -132,8 +130,7 @@ def _config_target(index: ModuleIndex, call: cst.Call, scope) -> Optional[Config
     value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "args"), None)
     same_scope = True
     if isinstance(value, cst.Name):
-        owner = scope.lookup_scope(value.value)
-        bindings = owner.assignments.get(value.value, []) if owner is not None else []
+        owner, bindings = index.bindings_of(value, scope)
         if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call):
             return None
         same_scope = owner is scope
@@ -177,7 +174,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
         if is_super_init(site):
             callee = "super"
         elif callee is None and site.method and isinstance(site.receiver, cst.Name):
-            receivers = _assigned_callees(index, site.receiver.value, site.scope)
+            receivers = _assigned_callees(index, site.receiver, site.scope)
         if callee is None and not receivers:
             continue
         args = list(site.node.args)
@@ -213,7 +210,7 @@ def _forwards(index: ModuleIndex):
             continue
         receivers = ()
         if site.qualname is None and site.method and isinstance(site.receiver, cst.Name):
-            receivers = _assigned_callees(index, site.receiver.value, site.scope)
+            receivers = _assigned_callees(index, site.receiver, site.scope)
         if site.qualname is None and not receivers:
             continue
         params = node.params
@@ -254,7 +251,7 @@ def _attrs(index: ModuleIndex):
         if isinstance(use.base, cst.Name) and use.base.value == "self":
             out.append(MigrationAttr(use.attr, index.span(use.node.attr), "self", use.klass, ()))
         elif isinstance(use.base, cst.Name):
-            sources = _assigned_callees(index, use.base.value, use.scope)
+            sources = _assigned_callees(index, use.base, use.scope)
             if sources:
                 out.append(MigrationAttr(use.attr, index.span(use.node.attr), "name", use.klass, sources, use.base.value))
         elif (
@@ -262,7 +259,7 @@ def _attrs(index: ModuleIndex):
             and use.base.attr.value == "config"
             and isinstance(use.base.value, cst.Name)
         ):  # `model.config.max_length`: the config of a model a library call built
-            sources = _assigned_callees(index, use.base.value.value, use.scope)
+            sources = _assigned_callees(index, use.base.value, use.scope)
             if sources:
                 text = f"{use.base.value.value}.config"
                 out.append(MigrationAttr(use.attr, index.span(use.node.attr), "config", use.klass, sources, text))

@@ -382,7 +382,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             continue
         found = []
         for name in ("fp16", "bf16"):
-            for a in scope.assignments.get(name, []):
+            # a class body's field: the default is the binding the class body ends with
+            owner, reached = index.bindings_at(name, scope, None)
+            for a in reached if owner is scope else ():
                 if a.value is not None:
                     found.append(
                         (name, Arg(evaluator.values(a.value, scope), None, index.span(a.value), index.text(a.value), "field-default"))

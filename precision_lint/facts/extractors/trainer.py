@@ -66,16 +66,17 @@ def _from_processor(index: ModuleIndex, evaluator: Evaluator, value: cst.BaseExp
     if isinstance(base, cst.Name):
         if "processor" in base.value.lower():
             return True
-        return any("Processor" in q for q in _assigned_callees(index, base.value, scope))
+        return any("Processor" in q for q in _assigned_callees(index, base, scope))
     return False
 
 
-def _assigned_callees(index: ModuleIndex, name: str, scope) -> Tuple[str, ...]:
-    owner = scope.lookup_scope(name)
+def _assigned_callees(index: ModuleIndex, name: cst.Name, scope) -> Tuple[str, ...]:
+    """The callees of the calls whose results reach the use ``name``."""
+    owner, reached = index.bindings_of(name, scope)
     if owner is None:
         return ()
     out = []
-    for assignment in owner.assignments.get(name, []):
+    for assignment in reached:
         value = assignment.value
         while isinstance(value, cst.Call):
             site = index.call_of(value)
@@ -122,7 +123,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if isinstance(use.base, cst.Name) and use.base.value == "self":
             attrs.append(TokenizerAttr(index.span(use.node.attr), "self", use.klass, ()))
         elif isinstance(use.base, cst.Name):
-            sources = _assigned_callees(index, use.base.value, use.scope)
+            sources = _assigned_callees(index, use.base, use.scope)
             if sources:
                 attrs.append(TokenizerAttr(index.span(use.node.attr), "name", use.klass, sources))
     return {"calls": tuple(calls), "attrs": tuple(attrs)}

@@ -12,7 +12,6 @@ never has its gradients unscaled, so fp16 weights are fine there.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
@@ -22,23 +21,15 @@ from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..callees import project_class
 from ..index import CallSite, ModuleIndex, Scope, keyword, positional
+from ..kinds import constructs_module, is_loader, object_kinds
 from ..names import dotted
 from ..values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
 SECTION = "weights"
 
-LOADERS = ("from_pretrained", "from_config", "from_single_file")
 DTYPE_KWARGS = ("torch_dtype", "dtype")
 CAST_METHODS = {"half": "float16", "bfloat16": "bfloat16", "float": "float32", "double": "float64"}
 NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "no_grad", "inference_mode")
-MODEL_NAME = re.compile(
-    r"(model|net|student|teacher|encoder|decoder|unet|vae|backbone|policy|critic|actor|transformer|lm)",
-    re.IGNORECASE,
-)
-# names of tensors that contain a model's name (`encoder_last_hidden_state`, `teacher_logits`)
-TENSOR_NAME = re.compile(r"(logits|loss|input|ids|mask|batch|tensor|emb|hidden|state|output|feature|label|prob|score)", re.I)
-MODEL_FACTORIES = ("get_peft_model", "prepare_model_for_kbit_training", "AutoModel", "AutoModelForCausalLM")
-TENSOR_FACTORIES = re.compile(r"^torch\.(randn|rand|zeros|ones|empty|full|tensor|arange|randint|stack|cat)")
 
 
 @dataclass(frozen=True)
@@ -89,10 +80,6 @@ def _chain_targets(index: ModuleIndex) -> Dict[int, Tuple[str, ...]]:
     return out
 
 
-def _is_loader(site: CallSite) -> bool:
-    return site.method in LOADERS
-
-
 def _pipeline(site) -> str:
     """Why weights loaded into an inference pipeline are not trained: a diffusers
     ``DiffusionPipeline`` or a transformers ``pipeline(...)`` is no ``nn.Module`` an optimizer
@@ -104,29 +91,13 @@ def _pipeline(site) -> str:
     return ""
 
 
-def _constructs_module(index: ModuleIndex, site) -> bool:
-    """A call that builds a ``torch.nn.Module``: a ``torch.nn`` layer or container
-    (``nn.Linear``, ``nn.Sequential``), or a class of this module derived from one."""
-    q = site.qualname or ""
-    seen = set()
-    while q and q not in seen:
-        seen.add(q)
-        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
-            return True
-        info = index.classes.get(q)
-        if info is None:
-            return False
-        q = next((b for b in info.bases if b.startswith("torch.nn.") or b in index.classes), "")
-    return False
-
-
 def _chained_on_loader(index: ModuleIndex, receiver) -> bool:
     """``AutoModel.from_pretrained(...).cuda()``, ``nn.Linear(2, 2).to(device)``: a chain of
     calls that starts by loading or building a model."""
     node = receiver
     while isinstance(node, cst.Call):
         site = index.call_of(node)
-        if site is not None and (_is_loader(site) or _constructs_module(index, site)):
+        if site is not None and (is_loader(site) or constructs_module(index, site)):
             return True
         node = node.func.value if isinstance(node.func, cst.Attribute) else None
     return False
@@ -140,30 +111,6 @@ def _imported_class(index: ModuleIndex, receiver) -> str:
         node = node.func.value
     made = project_class(index, node) if isinstance(node, cst.Call) else None
     return made if made and made not in index.classes else ""
-
-
-def _looks_like_model(index: ModuleIndex, receiver, scope: Scope) -> bool:
-    """Whether ``receiver`` in ``receiver.half()`` is a model rather than a tensor."""
-    if isinstance(receiver, cst.Call):
-        return _chained_on_loader(index, receiver)
-    text = dotted(receiver)
-    if text is None:
-        return False
-    if isinstance(receiver, cst.Name):
-        owner = scope.lookup_scope(receiver.value)
-        if owner is not None:
-            for a in owner.assignments.get(receiver.value, []):
-                if isinstance(a.value, cst.Call):
-                    site = index.call_of(a.value)
-                    if site is not None and (_is_loader(site) or _chained_on_loader(index, a.value)):
-                        return True
-                    if site is not None and (site.qualname or "").endswith(MODEL_FACTORIES):
-                        return True
-                    q = site.qualname if site else None
-                    if q and TENSOR_FACTORIES.match(q):
-                        return False
-    last = text.rsplit(".", 1)[-1]
-    return bool(MODEL_NAME.search(last)) and not TENSOR_NAME.search(last)
 
 
 def _to_dtype_arg(site: CallSite, evaluator: Evaluator):
@@ -331,6 +278,7 @@ class _Uses:
 def extract(index: ModuleIndex, evaluator: Evaluator):
     chain = _chain_targets(index)
     uses = _Uses(index)
+    kinds = object_kinds(index)
     out: List[WeightsSite] = []
     for site in index.calls:
         node = site.node
@@ -340,7 +288,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         via = "keyword"
         builds = ""
         vals: Tuple[Possible, ...] = ()
-        if _is_loader(site):
+        if is_loader(site):
             sources = [s for s in evaluator.kwarg_sources(node, site.scope) if s.name in DTYPE_KWARGS]
             if not sources:
                 continue
@@ -355,7 +303,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             kind, edit_node, via = "dtype-kwarg", src.value, src.via
             vals = evaluator.source_values(src, site.scope)
         elif site.method in CAST_METHODS and not node.args and site.receiver is not None:
-            if not _looks_like_model(index, site.receiver, site.scope):
+            if not kinds.is_model(site.receiver, site.scope, site.klass):
                 builds = _imported_class(index, site.receiver)
                 if not builds:
                     continue
@@ -365,7 +313,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             arg = _to_dtype_arg(site, evaluator)
             if arg is None:
                 continue
-            if not _looks_like_model(index, site.receiver, site.scope):
+            if not kinds.is_model(site.receiver, site.scope, site.klass):
                 builds = _imported_class(index, site.receiver)
                 if not builds:
                     continue
