@@ -25,6 +25,7 @@ from .config import Config, from_table
 from .configfiles import ConfigFiles
 from .diagnostics import SAFE, Diagnostic, Fix
 from .discovery import ImportRoots, discover, module_name
+from .facts import hardware
 from .facts.model import ModuleFacts, ParseError
 from .rules import all_rules, selected_codes
 from .rules.base import RuleContext
@@ -67,6 +68,32 @@ def extract_facts(*args) -> ModuleFacts:
     from .facts.extract import extract_facts as extract
 
     return extract(*args)
+
+
+def _with_notebook_targets(facts: ModuleFacts, notebook) -> ModuleFacts:
+    """A notebook's facts with what its metadata (Colab's ``gpuType``, Kaggle's accelerator, a
+    TPU session) and its markdown cells state about its hardware: not in the code cells the
+    facts are read (and cached) from, so added on each run."""
+    cap = facts.sections.get("capability") if notebook is not None else None
+    if not cap:
+        return facts
+    metadata = notebook.data.get("metadata") or {}
+    markdown = [
+        "".join(c["source"]) if isinstance(c.get("source"), list) else str(c.get("source", ""))
+        for c in notebook.data.get("cells", ())
+        if isinstance(c, dict) and c.get("cell_type") == "markdown"
+    ]
+    stated = hardware.notebook_capability(metadata, markdown)
+    device = hardware.notebook_device(metadata)
+    if stated is None and device is None:
+        return facts
+    if stated is not None and cap.stated_capability is not None:
+        stated = hardware.summarise((stated, cap.stated_capability))
+    new = dataclasses.replace(
+        cap, stated_capability=cap.stated_capability if stated is None else stated, device=cap.device or device
+    )
+    out = dataclasses.replace(facts, sections={**facts.sections, "capability": new})
+    return out
 
 
 def _held_back(diagnostics: Sequence[Diagnostic], unsafe: bool) -> int:
@@ -165,7 +192,7 @@ class Engine:
             if self.disk is not None and not unsaved:
                 self.disk.put(key, facts)
             out[args[1]] = facts
-        return [out[s.path] for s in sources]
+        return [_with_notebook_targets(out[s.path], s.notebook) for s in sources]
 
     def _report(self, results: Iterable[ModuleFacts], total: int) -> Iterator[ModuleFacts]:
         if self.progress is None or not total:
@@ -330,8 +357,10 @@ class Engine:
             naming = (names or {}).get(src.path) or module_name(src.path)
             digest.update(repr((src.path, naming, src.error, src.error_kind)).encode("utf-8", "surrogatepass"))
             digest.update(hashlib.sha1((src.text or "").encode("utf-8", "surrogatepass")).digest())
-            if src.notebook is not None:  # its `%pip install` lines (placeholders in the text) pin versions
-                digest.update(repr([line for cell in src.notebook.cells for _, line in cell.magics]).encode("utf-8", "surrogatepass"))
+            if src.notebook is not None:
+                # its raw bytes: the `%pip install` lines (placeholders in the text) pin versions,
+                # its metadata and markdown state its hardware
+                digest.update(hashlib.sha1(src.raw).digest())
         return digest.hexdigest()
 
     def _judge_texts(

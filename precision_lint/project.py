@@ -20,6 +20,7 @@ from .facts.main_block import in_main_block, main_scope
 from .facts.model import ModuleFacts
 from .callgraph import CallGraph
 from .interproc import CallGraphValues
+from .shipped import ShippedFiles
 from .symbols import ProjectSymbols
 from .versions import Allowed, Targets, VersionResolver
 
@@ -40,6 +41,8 @@ class Project:
         self.symbols = ProjectSymbols(self.module_named)
         # The config files of the run (YAML/JSON/TOML at literal paths), each read once.
         self.configs = configs or ConfigFiles()
+        # The launch scripts and READMEs beside the code (the hardware they state).
+        self.shipped = ShippedFiles()
         # Parameters become what their callers pass (interproc.py); rules see the result.
         self.calls = CallGraphValues(self.modules, self.symbols, self.configs)
         resolved = [self._join_sections(self.calls.resolve_facts(m)) for m in self.modules]
@@ -94,7 +97,7 @@ class Project:
         """Every file on disk the join and the rules looked for through :attr:`configs` (config
         files, DeepSpeed JSONs, accelerate configs), found or not: what a cached result of this
         run also depends on. Complete only once the rules have run: they read files too."""
-        return tuple(sorted({*self.configs.looked_for(), *self.versions.looked_for()}))
+        return tuple(sorted({*self.configs.looked_for(), *self.versions.looked_for(), *self.shipped.looked_for()}))
 
     def targets_of(self, module: ModuleFacts, source: str = "") -> Targets:
         """The library versions ``module`` targets (its configuration, its own
@@ -257,6 +260,11 @@ class Project:
     def entries_among(self, module: ModuleFacts, candidates: Iterable[ModuleFacts]) -> List[ModuleFacts]:
         """Those of ``candidates`` whose unit holds ``module`` (itself included when it is one)."""
         return [c for c in candidates if c.path == module.path or module.path in self.unit(c)]
+
+    def roots_of(self, module: ModuleFacts) -> List[ModuleFacts]:
+        """The root entries whose unit holds ``module`` (scripts nothing imports; see
+        :meth:`joined_modules`): the runs it is part of."""
+        return [self.by_path[p] for p in self._roots_containing().get(module.path, ()) if p in self.by_path]
 
     def joined_imports(self, module: ModuleFacts) -> Set[str]:
         """Every name imported by ``module`` or a module joined with it."""

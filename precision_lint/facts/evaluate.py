@@ -205,6 +205,9 @@ class Evaluator:
         (``bf16``, ``mixed_precision``, ``dtype``...), and nothing in it is on by default (a
         negation, or an argparse option whose ``default=`` may select it, makes it the
         default). Syntactic, through variables: cheap enough for every guard."""
+        if tests_absence(test):
+            return False  # `if precision is None: precision = "bf16-mixed"`: the code's default
+        compared = compared_literals(test)
         follows = about_precision = False
         for node, here in self._reached(test, scope, set()):
             if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
@@ -233,7 +236,7 @@ class Evaluator:
                     action = keyword(option.call, "action")
                     if action is not None and isinstance(action.value, cst.SimpleString) and action.value.evaluated_value == "store_false":
                         return False
-                    if default is not None and not _falsy_literal(default.value):
+                    if default is not None and not _falsy_literal(default.value) and not _other_than(default.value, compared):
                         return False
         # only the user's *precision* switch: bf16 under `if args.skip_batches:` is still hard-coded
         return follows and about_precision
@@ -572,7 +575,7 @@ class Evaluator:
             # what the callers pass: known at the join, where calls across files are seen
             out.append(Possible(PARAM, param_ref(owner, expr.value), origin=origin))
             if default is not None:
-                out.extend(self.values(default, owner.parent or owner))
+                out.extend(self.parameter_default(owner, expr.value, default))
         # A variable reassigned under a capability test (`if major < 8: use_bf16 = False`),
         # or under a parameter-dtype check (`if has_fp16_params: use_scaler = False`),
         # is guarded as a whole.
@@ -589,6 +592,12 @@ class Evaluator:
                     v = _with_guard(v, guard_all)
                 out.append(v)
         return out or list(UNKNOWN_VALUE)
+
+    def parameter_default(self, function: Scope, name: str, default: cst.BaseExpression) -> List[Possible]:
+        """The values of parameter ``name``'s default, each marked as that default: the join
+        keeps them only where some call may leave the parameter out."""
+        ref = param_ref(function, name)
+        return [dataclasses.replace(v, default_of=ref) for v in self.values(default, function.parent or function)]
 
     def _capability_guarded(self, assignments: List[Assignment], owner: Scope) -> Optional[Guard]:
         if len(assignments) < 2:
@@ -1105,6 +1114,9 @@ class Evaluator:
                 out.append(_const(a.value, a.guards))
             elif not is_and and a.kind == CONST and a.value:
                 out.append(_const(a.value, a.guards))
+            elif not is_and and a.kind == UNKNOWN and b.kind == CONST and b.value:
+                # `precision or "bf16-mixed"`: the code's default where nothing is given
+                out.extend((Possible(UNKNOWN), dataclasses.replace(b, guards=a.guards + b.guards)))
             elif UNKNOWN in (a.kind, b.kind) and not (a.capability or b.capability or a.kind == CUDA or b.kind == CUDA):
                 out.append(Possible(UNKNOWN))
             else:
@@ -1208,6 +1220,39 @@ class Evaluator:
                     inside = self.ix.span(default.value)
                     return not (inside.start <= origin.start and origin.end <= inside.end)
         return False
+
+
+def compared_literals(test: cst.BaseExpression) -> Optional[Tuple[object, ...]]:
+    """The literals a condition compares a value with: ``x == "bf16"`` → ``("bf16",)``,
+    ``x in ("bf16", "bfloat16")`` → both; None for any other condition."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    target = test.comparisons[0]
+    if isinstance(target.operator, cst.Equal) and isinstance(target.comparator, cst.SimpleString):
+        return (target.comparator.evaluated_value,)
+    if isinstance(target.operator, cst.In) and isinstance(target.comparator, (cst.Tuple, cst.List, cst.Set)):
+        items = [e.value for e in target.comparator.elements]
+        if items and all(isinstance(i, cst.SimpleString) for i in items):
+            return tuple(i.evaluated_value for i in items)
+    return None
+
+
+def _other_than(default: cst.BaseExpression, compared: Optional[Tuple[object, ...]]) -> bool:
+    """Whether an option's literal ``default=`` is none of the values a condition selects:
+    ``--dtype`` defaulting to "float16" makes ``args.dtype == "bfloat16"`` an opt-in."""
+    return compared is not None and isinstance(default, cst.SimpleString) and default.evaluated_value not in compared
+
+
+def tests_absence(test: cst.BaseExpression) -> bool:
+    """Whether a condition asks if a value was left out: ``x is None``, ``x == None`` (alone or
+    joined with ``and``/``or``). The branch it guards fills in the code's own default."""
+    if isinstance(test, cst.BooleanOperation):
+        return tests_absence(test.left) or tests_absence(test.right)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if isinstance(target.operator, (cst.Is, cst.Equal)):
+            return any(isinstance(side, cst.Name) and side.value == "None" for side in (test.left, target.comparator))
+    return False
 
 
 def _override(entries: List[KwargSource]) -> List[KwargSource]:
