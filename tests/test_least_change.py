@@ -29,7 +29,9 @@ def test_peft_half_upcasts_only_the_trainable_parameters():
 
 
 def test_a_plain_model_half_still_becomes_float():
-    src = PEFT_HALF.replace("model = get_peft_model(base, LoraConfig(r=8))\n", "model = base\n")
+    src = PEFT_HALF.replace("base = AutoModelForCausalLM.from_pretrained(p)\n", "").replace(
+        "model = get_peft_model(base, LoraConfig(r=8))\n", "model = AutoModelForCausalLM.from_pretrained(p)\n"
+    )
     assert "model.float()  # fits a T4" in fix(src, "MP101")
 
 

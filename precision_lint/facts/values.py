@@ -151,6 +151,9 @@ class Possible:
     # Reached through a call made inside an enabled ``torch.autocast`` region: autocast is
     # dynamically scoped, so the callee's softmax/log_softmax/kl_div run in float32 there.
     autocast: bool = False
+    # A parameter's default value: which parameter (dropped at the join when every recorded
+    # call passes that parameter: a default no call can leave is not the code's choice).
+    default_of: Optional["ParamRef"] = None
     # For a condition: what it being true implies, as (test, truth) pairs, the test named by
     # the text of the expression that defines it (through variables: ``bf16 = BF16_OK`` is the
     # probe's own text). ``a and not b`` implies (a, True) and (b, False); two values are
