@@ -292,7 +292,9 @@ class Engine:
             result.diagnostics = self._reported(first)
             result.fixed_texts = texts
         else:
+            side = self._side_files  # what the findings reported read; the copies the plan checks may read less
             self._plan(result, sources, texts, first, wanted, fix, unsafe, names, only, related)
+            self._side_files = tuple(sorted({*side, *self._side_files}))
         result.unsafe_held_back = _held_back(result.diagnostics, unsafe)
         if run_key is not None:
             self.runs.put(run_key, self._side_files, result.diagnostics)
