@@ -32,7 +32,6 @@ from .rules.base import RuleContext
 from .versions import resolver_for
 from .sources import SourceFile
 
-MAX_FIX_PASSES = 10
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
 
 
@@ -68,6 +67,11 @@ def extract_facts(*args) -> ModuleFacts:
     from .facts.extract import extract_facts as extract
 
     return extract(*args)
+
+
+def _applicable(d: Diagnostic, unsafe: bool) -> bool:
+    """Whether this run may apply the fix of ``d`` (safe, or unsafe with ``--unsafe-fixes``)."""
+    return d.fix is not None and bool(d.fix.edits) and (d.fix.applicability == SAFE or unsafe)
 
 
 def _with_notebook_targets(facts: ModuleFacts, notebook) -> ModuleFacts:
@@ -124,8 +128,10 @@ class Engine:
         self.mp_context = mp_context
         self.config = config or from_table({}, "defaults")
         self.codes = list(codes) if codes is not None else selected_codes(self.config)
-        rules = all_rules()
-        self.rules = [rules[c]() for c in self.codes if c in rules]
+        # Every rule judges: the selected ones are reported, and all of them check that a plan of
+        # fixes neither hides nor creates a finding (``fixplan.py``), whatever --select says.
+        self._selected_codes = frozenset(self.codes)
+        self.rules = [rule() for rule in all_rules().values()]
         self.options = {r.code: type(r).resolve_options(self.config) for r in self.rules}
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         # path → (key, facts) of its latest text: a long-lived engine (the language server) sees
@@ -280,72 +286,84 @@ class Engine:
                 result.fixed_texts = texts
                 result.unsafe_held_back = _held_back(cached, unsafe)
                 return result
-        current = list(sources)
-        # per path: the text before the last pass's fixes and the fixable findings it had
-        before: Dict[str, tuple] = {}
-        stuck: set = set()
-        for _ in range(MAX_FIX_PASSES if fix else 1):
-            diagnostics = self._judge_texts(current, names, only, related)
-            result.diagnostics = diagnostics
-            if not fix:
-                break
-            by_path: Dict[str, List[Fix]] = {}
-            code_of: Dict[Fix, str] = {}
-            for d in diagnostics:
-                if d.fix is None or not d.fix.edits:
-                    continue
-                if d.fix.applicability != SAFE and not unsafe:
-                    continue
-                by_path.setdefault(d.path, []).append(d.fix)
-                code_of.setdefault(d.fix, d.code)
-            # A fix that must rewrite its own output again is not converging (it would nest
-            # itself pass after pass): that file keeps its text from before it.
-            for path, (text, edited, applied_before, codes_before) in before.items():
-                if any(
-                    code_of[f] == code and e.start < end and e.end > start
-                    for f in by_path.get(path, ())
-                    for e in f.edits
-                    for code, start, end in edited
-                ):
-                    texts[path] = text
-                    result.fixes_applied[path] = applied_before
-                    result.fixed_codes[path] = codes_before
-                    stuck.add(path)
-                    result.rejected.append((path, "a fix did not converge (its finding came back after it): left as before that fix"))
-            before = {}
-            progressed = False
-            for path, fixes in by_path.items():
-                if path in stuck:
-                    continue
-                snapshot = [texts[path], (), result.fixes_applied.get(path, 0), dict(result.fixed_codes.get(path, {}))]
-                from .fixer import apply_fixes  # LibCST: only when something is fixed
-
-                new, applied, problem = apply_fixes(texts[path], fixes, path)
-                if problem is None and applied:
-                    problem = _notebook_problem(result.sources.get(path), new)
-                if problem is not None:
-                    result.rejected.append((path, problem))
-                    continue
-                if applied and new != texts[path]:
-                    snapshot[1] = _edited_ranges(applied, code_of)
-                    before[path] = tuple(snapshot)
-                    texts[path] = new
-                    result.fixes_applied[path] = result.fixes_applied.get(path, 0) + len(applied)
-                    counts = result.fixed_codes.setdefault(path, {})
-                    for f in applied:
-                        counts[code_of[f]] = counts.get(code_of[f], 0) + 1
-                    progressed = True
-            if not progressed:
-                break
-            current = [dataclasses.replace(s, text=texts.get(s.path, s.text)) for s in sources]
-        if stuck:  # the findings of the texts as they are left
-            current = [dataclasses.replace(s, text=texts.get(s.path, s.text)) for s in sources]
-            result.diagnostics = self._judge_texts(current, names, only, related)
-        result.fixed_texts = {p: t for p, t in texts.items() if p in result.sources}
+        first = self._vendored(self._judge_texts(sources, names, only, related), result.sources)
+        wanted = lambda d: _applicable(d, unsafe) and d.code in self._selected_codes
+        if not any(wanted(d) for d in first):
+            result.diagnostics = self._reported(first)
+            result.fixed_texts = texts
+        else:
+            side = self._side_files  # what the findings reported read; the copies the plan checks may read less
+            self._plan(result, sources, texts, first, wanted, fix, unsafe, names, only, related)
+            self._side_files = tuple(sorted({*side, *self._side_files}))
         result.unsafe_held_back = _held_back(result.diagnostics, unsafe)
         if run_key is not None:
             self.runs.put(run_key, self._side_files, result.diagnostics)
         return result
+
+    def _plan(self, result, sources, texts, first, wanted, fix, unsafe, names, only, related) -> None:
+        """The fixes of the run planned together and checked whole (``fixplan.py``): refused
+        fixes leave their findings without a fix; with ``fix``, the texts as the plan leaves them."""
+        from . import fixplan
+        from .fixer import still_valid
+
+        by_path = {s.path: s for s in sources}
+
+        def judge(now: Dict[str, str]) -> List[Diagnostic]:
+            current = [dataclasses.replace(s, text=now.get(s.path, s.text)) for s in sources]
+            return self._vendored(self._judge_texts(current, names, only, related), result.sources)
+
+        def valid(path: str, old: str, new: str) -> Optional[str]:
+            return still_valid(old, new, path) or _notebook_problem(by_path.get(path), new)
+
+        original = {fixplan.key(d): d for d in first}
+        refused: Dict[fixplan.Key, str] = {}
+        trial = None
+        for _ in range(fixplan.MAX_ROUNDS):
+            trial = fixplan.run_trial(judge, texts, first, wanted, refused, valid, lambda d: _applicable(d, unsafe))
+            found = dict(trial.problems)
+            if not found:
+                resolvable = lambda d: _applicable(d, unsafe) and fixplan.key(d) not in refused
+                found = fixplan.compare(first, trial, resolvable, texts, judge)
+            found = {k: why for k, why in found.items() if k not in refused}
+            if not found and trial.problems:  # blamed on fixes refused already: refuse what it applied
+                found = {k: "no fix plan of this run re-lints clean" for k in trial.planned if k not in refused}
+            if not found:
+                break
+            refused.update(found)
+            result.rejected.extend(p for p in trial.rejected if p not in result.rejected)
+        else:  # no clean plan in a few rounds: nothing is applied
+            refused.update({fixplan.key(d): "no fix plan of this run re-lints clean" for d in first if wanted(d)})
+            trial = fixplan.run_trial(judge, texts, first, wanted, refused, valid, lambda d: _applicable(d, unsafe))
+        if not fix:
+            result.diagnostics = self._reported(fixplan.with_refusals(first, refused, original))
+            result.fixed_texts = texts
+            return
+        result.diagnostics = self._reported(fixplan.with_refusals(trial.diagnostics, refused, original, trial))
+        result.fixed_texts = {p: t for p, t in trial.texts.items() if p in result.sources}
+        result.fixes_applied = dict(trial.fixes_applied)
+        result.fixed_codes = {p: dict(c) for p, c in trial.fixed_codes.items()}
+
+    def _vendored(self, diagnostics: List[Diagnostic], sources: Dict[str, SourceFile]) -> List[Diagnostic]:
+        """The findings of vendored third-party files without their fixes (``vendored.py``)."""
+        from .fixplan import refuse
+        from .vendored import vendored_reason
+
+        root = str(self.config.root) if self.config.root is not None else None
+        why: Dict[str, Optional[str]] = {}
+        out = []
+        for d in diagnostics:
+            if d.fix is not None:
+                if d.path not in why:
+                    src = sources.get(d.path)
+                    why[d.path] = vendored_reason(d.path, src.text if src is not None else None, root)
+                if why[d.path] is not None:
+                    d = refuse(d, why[d.path])
+            out.append(d)
+        return out
+
+    def _reported(self, diagnostics: Iterable[Diagnostic]) -> List[Diagnostic]:
+        """The findings of the selected rules (every rule judges, to check the plan of fixes)."""
+        return [d for d in diagnostics if d.code in self._selected_codes]
 
     def _run_key(self, sources, names, only, related) -> str:
         """What a whole check's findings depend on: each file's path, name and content, the
@@ -512,18 +530,6 @@ class Engine:
         others, _ = self._within_size([read(p) for p in on_disk if _same_file(p) not in mine])
         judged = set(only) if only is not None else {b.path for b in buffers}
         return self.run_sources([*buffers, *others], fix=fix, unsafe=unsafe, only=judged)
-
-
-def _edited_ranges(applied: Iterable[Fix], code_of: Dict[Fix, str]) -> Tuple[Tuple[str, int, int], ...]:
-    """(code, start, end) of the text each applied edit wrote, in the new text: a fix that
-    must edit its own output again in the next pass is not converging."""
-    edits = sorted(((e, code_of[f]) for f in applied for e in f.edits), key=lambda x: (x[0].start, x[0].end))
-    out, shift = [], 0
-    for e, code in edits:
-        start = e.start + shift
-        out.append((code, start, start + max(len(e.content), 1)))
-        shift += len(e.content) - (e.end - e.start)
-    return tuple(out)
 
 
 def _shown_path(path: str) -> str:

@@ -57,17 +57,18 @@ def import_edit(facts: ModuleFacts, line: str, module: str, plain: bool) -> Edit
     """The insertion of ``line`` (``import torch``, ``from transformers.utils import x``), a
     third-party import of ``module``, in its sorted place as ruff's isort (I001) orders the
     module's imports: in the third-party section, plain ``import`` lines first, by module
-    name; a section of its own after the standard library's when there is no third-party
+    name (by name alone where the file sorts that way); a section of its own after the standard library's when there is no third-party
     one; at the end of the import block when the module has no import line."""
     layout = facts.layout
     nl = _newline(facts)
     text = f"{line}{nl}"
     if layout is None:
         return Edit(0, 0, text)
-    key = (not plain, module.lower())
     third = [i for i in layout.imports if i.section == "third"]
+    by_name = _sorted_by_name_only(third)
+    key = (False, module.lower()) if by_name else (not plain, module.lower())
     if third:
-        later = [i for i in third if (not i.plain, i.key) > key]
+        later = [i for i in third if ((False if by_name else not i.plain), i.key) > key]
         if later:
             return Edit(later[0].start, later[0].start, text)
         return Edit(third[-1].end, third[-1].end, text)
@@ -76,6 +77,15 @@ def import_edit(facts: ModuleFacts, line: str, module: str, plain: bool) -> Edit
         last = before[-1]
         return Edit(last.end, last.end, f"{nl}{text}" + ("" if last.blank_after else nl))
     return Edit(layout.insert_at, layout.insert_at, text)
+
+
+def _sorted_by_name_only(imports) -> bool:
+    """Whether a section sorts ``import x`` and ``from x import y`` together, by module name
+    alone (isort's ``force_sort_within_sections``, Google style), and not plain imports first
+    (ruff's and isort's default): the new import then goes where its name alone puts it."""
+    names = [i.key for i in imports]
+    styled = [(not i.plain, i.key) for i in imports]
+    return len({i.plain for i in imports}) > 1 and names == sorted(names) and styled != sorted(styled)
 
 
 def probe_expression(torch: str) -> str:
@@ -106,12 +116,57 @@ def import_edits(facts: ModuleFacts, specs: Sequence[ImportSpec]) -> Tuple[Edit,
     return tuple(out)
 
 
-def capability_probe(facts: ModuleFacts, imports: Sequence[ImportSpec] = ()) -> Tuple[str, Tuple[Edit, ...]]:
-    """The module's bf16 probe name, with the edits that create it (and ``import torch``) if
-    missing, and the other ``imports`` the fix needs, each in its sorted place.
+def lazy_probe(ctx) -> bool:
+    """Whether a new probe must be a cached function rather than a module-level constant: the
+    module is a library module, one that other modules of the project import (a model adapter
+    every worker imports, a Ray actor module), and not a notebook.
+
+    A constant there runs ``torch.cuda.get_device_capability()`` at import, which initialises
+    CUDA in the importing process: ``notebook_launcher`` then refuses to start (``ValueError: To
+    launch a multi-GPU training from your notebook, the Accelerator should only be initialized
+    inside your training function``) and forked data-loader workers fail with ``RuntimeError:
+    Cannot re-initialize CUDA in forked subprocess``. A script or a notebook runs it once, at
+    the top, where that is harmless.
+    """
+    from .notebook import is_notebook
+
+    return not is_notebook(ctx.path) and bool(ctx.project.importers_of(ctx.facts))
+
+
+def stdlib_import_edit(facts: ModuleFacts, module: str) -> Edit:
+    """``import module`` (a standard-library module) in its sorted place among the module's
+    standard-library imports, or a section of its own before the third-party imports."""
+    layout = facts.layout
+    nl = _newline(facts)
+    text = f"import {module}{nl}"
+    if layout is None:
+        return Edit(0, 0, text)
+    std = [i for i in layout.imports if i.section == "stdlib"]
+    if std:
+        later = [i for i in std if (not i.plain, i.key) > (False, module)]
+        at = later[0].start if later else std[-1].end
+        return Edit(at, at, text)
+    future = [i for i in layout.imports if i.section == "future"]
+    if future:
+        last = future[-1]
+        return Edit(last.end, last.end, f"{nl}{text}" + ("" if last.blank_after else nl))
+    if layout.imports:
+        first = layout.imports[0]
+        return Edit(first.start, first.start, f"{text}{nl}")
+    return Edit(layout.insert_at, layout.insert_at, text)
+
+
+def capability_probe(
+    facts: ModuleFacts, imports: Sequence[ImportSpec] = (), lazy: bool = False
+) -> Tuple[str, Tuple[Edit, ...]]:
+    """The module's bf16 probe as an expression (``BF16_OK``, or ``bf16_ok()`` when ``lazy``),
+    with the edits that create it (and ``import torch``) if missing, and the other ``imports``
+    the fix needs, each in its sorted place.
 
     An existing module-level probe the user wrote (``BF16_OK = torch.cuda.is_bf16_supported()``,
-    ``use_bf16 = major >= 8`` ...) is reused as it is.
+    ``use_bf16 = major >= 8``, a probe function ``def bf16_ok(): return ...``) is reused as it is.
+    ``lazy`` (see :func:`lazy_probe`): a ``functools.cache``d function (``lru_cache`` without a
+    limit, Python 3.9+ as torch), run at its first use and once per process.
     """
     layout = facts.layout
     if layout is not None and layout.probes:
@@ -119,9 +174,29 @@ def capability_probe(facts: ModuleFacts, imports: Sequence[ImportSpec] = ()) -> 
     torch = torch_name(facts) if layout is not None and layout.torch_name else "torch"
     specs = list(imports) if layout is not None and layout.torch_name else [TORCH_IMPORT, *imports]
     edits = list(import_edits(facts, specs))
-    name = layout.probe_name if layout is not None else PROBE_NAME
     nl = _newline(facts)
     at = layout.insert_at if layout is not None else 0
+    if lazy:
+        function = layout.lazy_probe_name if layout is not None else "bf16_ok"
+        functools = layout.functools_name if layout is not None else ""
+        if not functools:
+            functools = "functools"
+            edits.insert(0, stdlib_import_edit(facts, "functools"))
+        name = f"{function}()"
+        text = (
+            f"{nl}{nl}{PROBE_COMMENT}{nl}@{functools}.cache{nl}def {function}() -> bool:{nl}"
+            f"    return {probe_expression(torch)}{nl}"
+        )
+        if at == 0:
+            text = text[2 * len(nl):]
+        # two blank lines around a function (E302/E305), with those already there
+        text += nl * max(0, 2 - (layout.blank_lines_after if layout is not None else 0))
+        merged = [e for e in edits if e.start == at]
+        for e in merged:
+            edits.remove(e)
+        prefix = "".join(e.content.rstrip("\r\n") + nl for e in merged)
+        return name, (*edits, Edit(at, at, prefix + text))
+    name = layout.probe_name if layout is not None else PROBE_NAME
     text = f"{nl}{PROBE_COMMENT}{nl}{name} = {probe_expression(torch)}{nl}"
     if at == 0:
         text = text[len(nl):] + nl

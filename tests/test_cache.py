@@ -91,7 +91,8 @@ def test_an_edited_file_alone_is_parsed_again(tmp_path, monkeypatch):
     monkeypatch.setattr(engine_module, "extract_facts", counting)
     (tmp_path / "helper_2.py").write_text(dedent(HELPER.format(i=2)) + "\nVERSION = 2\n")
     _check(tmp_path, jobs=1, cache=cache)
-    assert parsed == ["helper_2.py"]
+    # the edited file, and the copy its fixes make (a fix is marked fixable once its result is checked)
+    assert set(parsed) == {"helper_2.py"}
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -520,15 +520,19 @@ class Evaluator:
         if isinstance(expr, cst.IfExp):
             yes = self.guard(expr.test, True, scope)
             no = self.guard(expr.test, False, scope)
-            excluded = self._excluded_dtypes(expr.test, self.ix.text(expr.orelse), scope)
-            return [
-                *(_with_guard(v, yes) for v in self.values(expr.body, scope)),
-                *(
-                    _with_guard(_narrowed(v, excluded), no)
-                    for v in self.values(expr.orelse, scope)
-                    if not (excluded and v.kind in (DTYPE, CONST) and _dtype_name(v) in excluded)
-                ),
-            ]
+            orelse = self.ix.text(expr.orelse)
+            excluded = self._excluded_dtypes(expr.test, orelse, scope)
+            out = [_with_guard(v, yes) for v in self.values(expr.body, scope)]
+            switch, narrowing = self._switch_and_test(expr.test, orelse, scope)
+            for v in self.values(expr.orelse, scope):
+                if narrowing and (v.kind in SYMBOLIC or (v.kind in (DTYPE, CONST) and _dtype_name(v) in narrowing)):
+                    # `X if S and E == float16 else E`: E is float16 here only where S is false
+                    out.append(_with_guard(v, self.guard(switch, False, scope)))
+                    if v.kind in SYMBOLIC:  # ... and any other value where the test failed
+                        out.append(_with_guard(_narrowed(v, narrowing), no))
+                elif not (excluded and v.kind in (DTYPE, CONST) and _dtype_name(v) in excluded):
+                    out.append(_with_guard(_narrowed(v, excluded), no))
+            return out
         if isinstance(expr, cst.Call):
             return self._call(expr, scope)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
@@ -540,6 +544,15 @@ class Evaluator:
         if isinstance(expr, cst.Subscript):
             return self._subscript(expr, scope)
         return list(UNKNOWN_VALUE)
+
+    def _switch_and_test(self, test, orelse_text: str, scope: Scope):
+        """(S, dtypes) for a test ``S and <E == torch.float16>`` of ``... else E``: the else
+        branch is E's dtype only where the switch S is off. (None, empty) for other tests."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            narrowing = self._excluded_dtypes(test.right, orelse_text, scope)
+            if narrowing:
+                return test.left, narrowing
+        return None, set()
 
     def _excluded_dtypes(self, test, orelse_text: str, scope: Scope) -> set:
         """Dtypes the else-branch cannot be: ``X if E == torch.float16 else E`` narrows E."""
@@ -1120,14 +1133,18 @@ class Evaluator:
             elif UNKNOWN in (a.kind, b.kind) and not (a.capability or b.capability or a.kind == CUDA or b.kind == CUDA):
                 out.append(Possible(UNKNOWN))
             else:
+                text = self.ix.text(expr)
+                # `a and b` true: both are; `a or b` true: only itself
+                terms = frozenset({(text, True)}) | (a.implies() | b.implies() if is_and else frozenset())
                 out.append(
                     Possible(
                         COND,
                         None,
                         a.guards + b.guards,
-                        text=self.ix.text(expr),
+                        text=text,
                         capability=_consults(a, CAPABILITY) or _consults(b, CAPABILITY),
                         cuda=_consults(a, CUDA) or _consults(b, CUDA),
+                        terms=terms,
                     )
                 )
         return out
@@ -1388,7 +1405,12 @@ def _negate(v: Possible, text: str) -> Possible:
         return _const(not v.value, v.guards)
     if v.kind == UNKNOWN:
         return v
-    return Possible(COND, None, v.guards, text=text, capability=_consults(v, CAPABILITY), cuda=_consults(v, CUDA))
+    # `not x` true: x's test is false (and so is each test x implies alone)
+    denied = frozenset((t, not truth) for t, truth in v.implies() if len(v.implies()) == 1 or t == (v.text or v.kind))
+    terms = frozenset({(text, True)}) | denied
+    return Possible(
+        COND, None, v.guards, text=text, capability=_consults(v, CAPABILITY), cuda=_consults(v, CUDA), terms=terms
+    )
 
 
 def _with_guard(v: Possible, guard: Guard) -> Possible:

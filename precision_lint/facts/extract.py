@@ -13,7 +13,7 @@ import pkgutil
 import re
 import sys
 from functools import lru_cache
-from typing import Optional
+from typing import Iterable, Optional, Tuple
 
 import libcst as cst
 
@@ -280,6 +280,8 @@ def _statement_ends(index: ModuleIndex, upto: int):
 _E402_EXEMPT = re.compile(r"^\s*(?:sys\.path\b|os\.environ\b|os\.putenv\b|os\.unsetenv\b)")
 # Candidate names of a new capability probe, in order of preference.
 PROBE_NAMES = ("BF16_OK", "NATIVE_BF16", "BF16_SUPPORTED")
+# ... and of a cached probe function (a module that others import).
+LAZY_PROBE_NAMES = ("bf16_ok", "native_bf16", "bf16_supported")
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) or frozenset(
     "abc argparse ast asyncio collections contextlib copy dataclasses functools glob importlib io itertools "
     "json logging math os pathlib pickle random re shutil subprocess sys tempfile time typing warnings".split()
@@ -305,9 +307,18 @@ def _import_block(index: ModuleIndex) -> int:
                 last = i
         elif isinstance(stmt, cst.SimpleStatementLine) and _E402_EXEMPT.match(index.module.code_for_node(stmt).lstrip("\n")):
             continue
+        elif _is_ipython_line(index, stmt):
+            continue  # `%pip install x` / `!nvidia-smi` in a notebook: no code for E402 either
         else:
             break
     return last
+
+
+def _is_ipython_line(index: ModuleIndex, stmt: cst.CSTNode) -> bool:
+    """A notebook's IPython line, as the notebook reader stands it in (``notebook.PLACEHOLDER``)."""
+    from ..notebook import PLACEHOLDER
+
+    return isinstance(stmt, cst.SimpleStatementLine) and index.module.code_for_node(stmt).strip().endswith(PLACEHOLDER)
 
 
 def _only_setup(block: cst.CSTNode) -> bool:
@@ -338,20 +349,28 @@ def _nodes(root: cst.CSTNode) -> list:
     return out
 
 
-def _probe_name(source: str) -> str:
+def _probe_name(source: str, names: Tuple[str, ...] = PROBE_NAMES) -> str:
     """A name for a new probe that no binding or use in the module has (a user's own
     ``BF16_OK = args.bf16`` is never shadowed)."""
-    for name in PROBE_NAMES:
+    for name in names:
         if not re.search(rf"\b{name}\b", source):
             return name
     n = 2
-    while re.search(rf"\bBF16_OK_{n}\b", source):
+    while re.search(rf"\b{names[0]}_{n}\b", source):
         n += 1
-    return f"BF16_OK_{n}"
+    return f"{names[0]}_{n}"
 
 
 def _import_line(index: ModuleIndex, stmt: cst.SimpleStatementLine, start: int, end: int) -> ImportLine:
-    """An import line with its isort section and sort key."""
+    """An import line with its isort section and sort key. In a notebook, an import that opens
+    a cell starts after the cell's boundary: an import put before it lands in that cell, not at
+    the end of the one above (an install cell)."""
+    from ..notebook import BOUNDARY
+
+    marker = BOUNDARY.split("{", 1)[0]
+    boundary = index.source.rfind(marker, start, index.span(stmt.body[0]).start)
+    if boundary >= 0:
+        start = index.source.index("\n", boundary) + 1
     small = stmt.body[0]
     code = cst.Module([]).code_for_node
     if isinstance(small, cst.ImportFrom):
@@ -380,6 +399,13 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
         ),
         -1,
     )
+    if torch_import > last_header:
+        # `import torch` below code (a later notebook cell): the probe goes after the imports
+        # that follow it too, never between two imports (E402, per cell in a notebook)
+        while torch_import + 1 < len(body) and (
+            _is_import_line(body[torch_import + 1]) or _is_ipython_line(index, body[torch_import + 1])
+        ):
+            torch_import += 1
     ends = _statement_ends(index, max(last_header, torch_import) + 1)
     header = "".join(index.module.code_for_node(h) for h in index.module.header)
     insert_at = ends[last_header] if last_header >= 0 else 0
@@ -406,9 +432,25 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
         )
         if boolean and vals and all(v.kind == CAPABILITY or (v.kind == COND and v.capability) for v in vals):
             probes.append(ProbeFact(name, index.span(assignments[0].statement)))
+    for qualname, function in index.functions.items():
+        # a cached probe function (`def bf16_ok(): return ... >= 8`, what a fix writes in a
+        # module others import): reused as `bf16_ok()`
+        if function.parent is not index.root or function.params or len(function.returns) != 1:
+            continue
+        if function.returns[0][0] is None:
+            continue
+        value = function.returns[0][0]
+        if not evaluator.consults(value, function, set())[0]:
+            continue
+        vals = evaluator.values(value, function)
+        if vals and all(v.kind == CAPABILITY or (v.kind == COND and v.capability) for v in vals):
+            probes.append(ProbeFact(f"{qualname.rsplit('.', 1)[-1]}()", index.span(function.node)))
     newline = "\r\n" if "\r\n" in index.source[:2000] else "\n"
     following = index.source[insert_at : insert_at + 2]
     blank_after = following in ("", "\n", "\r\n") or following.startswith("\n")
+    rest = index.source[insert_at:]
+    blank_lines = len(rest) - len(rest.lstrip("\r\n"))
+    blank_lines = (rest[:blank_lines].count("\n")) if rest.strip() else 2
     return Layout(
         insert_at,
         torch_name,
@@ -421,4 +463,7 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
             for i in range(last_header + 1)
             if _is_import_line(body[i])
         ),
+        _probe_name(index.source, LAZY_PROBE_NAMES),
+        next((local for local, full in index.imports.aliases.items() if full == "functools"), ""),
+        blank_lines,
     )

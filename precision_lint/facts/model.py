@@ -70,6 +70,11 @@ class Layout:
     # The top-level import lines of the import block, in order: where a missing import goes
     # in sorted position (plan.import_edit).
     imports: Tuple["ImportLine", ...] = ()
+    # The name of a new cached probe function (``bf16_ok``), and the module's own name for
+    # ``functools`` ("" when it is not imported): see plan.capability_probe(lazy=True).
+    lazy_probe_name: str = "bf16_ok"
+    functools_name: str = ""
+    blank_lines_after: int = 1  # blank lines between insert_at and the code that follows (2: none follows)
 
 
 @dataclass(frozen=True)

@@ -154,6 +154,20 @@ class Possible:
     # A parameter's default value: which parameter (dropped at the join when every recorded
     # call passes that parameter: a default no call can leave is not the code's choice).
     default_of: Optional["ParamRef"] = None
+    # For a condition: what it being true implies, as (test, truth) pairs, the test named by
+    # the text of the expression that defines it (through variables: ``bf16 = BF16_OK`` is the
+    # probe's own text). ``a and not b`` implies (a, True) and (b, False); two values are
+    # exclusive when one implies a test the other denies (``bf16=BF16_OK`` and
+    # ``fp16=torch.cuda.is_available() and not BF16_OK``).
+    terms: FrozenSet[Tuple[str, bool]] = frozenset()
+
+    def implies(self) -> FrozenSet[Tuple[str, bool]]:
+        """The tests this value being true implies (itself, for a test without parts)."""
+        if self.terms:
+            return self.terms
+        if self.kind in ("condition", "capability", "cuda-available"):
+            return frozenset({(self.text or self.kind, True)})
+        return frozenset()
 
     def guarded_by_capability(self) -> bool:
         return self.capability or any(g.capability for g in self.guards)

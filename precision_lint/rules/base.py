@@ -8,6 +8,7 @@ never parse or walk source code themselves.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Sequence, Tuple
 
@@ -104,6 +105,44 @@ class RuleContext:
                 for r in related
             ]
         return Diagnostic(code, message, self.path, span, fix, tuple(related), noqa_line)
+
+
+_DEF_HEAD = re.compile(r"(?:^|[\s;:])(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*$")
+
+
+def is_parameter_default(source: str, span: Span) -> bool:
+    """Whether ``source[span]`` is a default value in a ``def`` line (``def load(dtype=torch.bfloat16)``).
+
+    A fix never rewrites one: the default is evaluated once, when the module is imported, so a
+    capability probe there runs at import time (it initialises CUDA, and ``notebook_launcher``
+    and forked data-loader workers then refuse to start) and its value is frozen in whichever
+    process imported first; and every caller that relies on the default changes with it.
+    """
+    before = source[: span.start].rstrip()
+    if not before.endswith("=") or before.endswith(("==", "!=", "<=", ">=")):
+        return False
+    depth = 0
+    for i in range(len(before) - 1, -1, -1):  # back to the bracket the default is inside
+        c = before[i]
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth == 0:
+                return c == "(" and bool(_DEF_HEAD.search(before[:i]))
+            depth -= 1
+    return False
+
+
+def default_note(ctx: "RuleContext", atoms) -> str:
+    """Why a finding has no fix when its value is a parameter's default: appended to its message."""
+    for atom in atoms:
+        origin = getattr(atom, "origin", None)
+        if origin is not None and not getattr(atom, "where", "") and is_parameter_default(ctx.source, origin):
+            return (
+                f" (no automatic fix: `{ctx.text(origin)}` is a default argument, evaluated at import and shared by "
+                "every caller; choose the value where the function is called)"
+            )
+    return ""
 
 
 def replace(span: Span, content: str) -> Edit:

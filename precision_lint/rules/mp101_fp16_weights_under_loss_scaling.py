@@ -121,6 +121,33 @@ def _renamed_import(ctx: RuleContext, text: str) -> Optional[Edit]:
     return Edit(line.start(1), line.end(1), "float32")
 
 
+def _adapters_upcast(ctx: RuleContext, weights: WeightsSite) -> List[Edit]:
+    """For ``model.half()`` of a PEFT model: the trainable parameters (the adapters) cast back to
+    float32 on the lines below, the frozen base left float16. ``.float()`` would upcast the base
+    too: twice its memory (a 7B base on a 16 GB T4 no longer fits), where only the adapters'
+    gradients needed fp32 for the GradScaler. Only for a cast that is a statement of its own
+    (``model.half()``, ``model = model.half()``): [] otherwise (no fix)."""
+    source, span = ctx.source, weights.span
+    start = source.rfind("\n", 0, span.start) + 1
+    end = source.find("\n", span.end)
+    end = len(source) if end < 0 else end
+    if end > 0 and source[end - 1] == "\r":
+        end -= 1
+    head, tail = source[start : span.start], source[span.end : end]
+    indent = head[: len(head) - len(head.lstrip())]
+    bound = re.fullmatch(r"[ \t]*(?:[A-Za-z_][\w.]*[ \t]*=[ \t]*)?", head)
+    if not weights.targets or bound is None or (tail.strip() and not tail.strip().startswith("#")):
+        return []
+    name = next(n for n in ("param", "parameter", "adapter_param", "p_") if not re.search(rf"\b{n}\b", source))
+    nl = "\r\n" if source[end : end + 2] == "\r\n" else "\n"
+    loop = (
+        f"{nl}{indent}for {name} in {weights.targets[0]}.parameters():  # the adapters train in float32; the frozen base stays float16"
+        f"{nl}{indent}    if {name}.requires_grad:"
+        f"{nl}{indent}        {name}.data = {name}.data.float()"
+    )
+    return [insert(end, loop)]
+
+
 def _whole_argument(source: str, span) -> bool:
     """Whether ``source[span]`` is a whole call argument or keyword value (``f(x)``, ``k=x,``):
     a conditional expression put there needs no parentheses (ruff's UP034 flags them)."""
@@ -360,11 +387,13 @@ class Fp16WeightsUnderLossScaling(Rule):
         torch, torch_edits = plan.ensure_torch(ctx.facts)
         probe = None
         if bf16:
-            probe, probe_edits = plan.capability_probe(ctx.facts)
+            probe, probe_edits = plan.capability_probe(ctx.facts, lazy=plan.lazy_probe(ctx))
             torch_edits = probe_edits  # the probe brings `import torch` with it when needed
             torch = plan.torch_name(ctx.facts)
         target = plan.guarded_bf16_weights(torch, probe) if bf16 else None
         if weights.kind in ("half",):
+            if weights.adapters and not bf16:
+                return _adapters_upcast(ctx, weights)
             new = f".to({target})" if bf16 else ".float()"
             return [replace(weights.edit_span, new), *(torch_edits if bf16 else ())]
         if weights.edit_span is None:
@@ -405,7 +434,7 @@ class Fp16WeightsUnderLossScaling(Rule):
     def _args_edits(self, ctx: RuleContext, site: PrecisionSite) -> List[Edit]:
         if any(a is not None and not a.in_code for a in (site.arg("fp16"), site.arg("bf16"))):
             return []  # the flags are a config file's (`**cfg["training"]`): edited there, by hand
-        probe, _ = plan.capability_probe(ctx.facts)
+        probe, _ = plan.capability_probe(ctx.facts, lazy=plan.lazy_probe(ctx))
         torch = plan.torch_name(ctx.facts)
         edits: List[Edit] = []
         fp16 = site.arg("fp16")

@@ -51,7 +51,7 @@ from typing import List, Optional, Tuple
 from ..diagnostics import SAFE, Fix, Related
 from ..facts.values import CAPABILITY, COND, CONST, CUDA
 from ..knowledge import bf16_default_on
-from ..plan import capability_probe, guarded_fp16_flag, torch_name
+from ..plan import capability_probe, guarded_fp16_flag, lazy_probe, torch_name
 from .base import Rule, RuleContext, replace
 
 BOTH_ERROR = "ValueError: At most one of fp16 and bf16 can be True, but not both"
@@ -99,6 +99,9 @@ def _exclusive(a, b, a_written: Tuple[str, ...] = (), b_written: Tuple[str, ...]
     """Whether two ways of being on cannot hold together: opposite branches of one test, or one
     is the negation of the other (``bf16=OK, fp16=... and not OK``; ``bf16=not args.fp16``)."""
     if a is not None and b is not None:
+        a_terms, b_terms = a.implies(), b.implies()
+        if any((t, not truth) in b_terms for t, truth in a_terms):
+            return True  # one implies a test the other denies, whatever names carry them
         for g in a.guards:
             for h in b.guards:
                 if g.text == h.text and g.positive != h.positive:
@@ -208,7 +211,7 @@ class ConflictingPrecisionFlags(Rule):
     def _fix(self, ctx: RuleContext, fp16, bf16) -> Optional[Fix]:
         if fp16 is None or bf16 is None or fp16.via != "keyword" or bf16.via != "keyword":
             return None
-        probe, edits = capability_probe(ctx.facts)
+        probe, edits = capability_probe(ctx.facts, lazy=lazy_probe(ctx))
         torch = torch_name(ctx.facts)
         return Fix(
             SAFE,

@@ -49,7 +49,7 @@ from ..facts.extractors.capability import SECTION, CapabilityFacts
 from ..facts.hardware import FP8_CAPABILITY
 from ..facts.model import ModuleFacts
 from ..facts.values import CONST, COND, CUDA, Possible, dtypes as dtype_atoms
-from .base import Rule, RuleContext
+from .base import Rule, RuleContext, default_note, is_parameter_default
 
 NATIVE_BF16 = 80
 TRL_BF16_DEFAULT_SINCE = (0, 19)
@@ -197,9 +197,12 @@ def falsy(values: Sequence[Possible], cap: CapabilityFacts) -> List[Possible]:
     return unguarded(out, cap)
 
 
-def probe_and_torch(facts: ModuleFacts, imports: Sequence[plan.ImportSpec] = ()) -> Tuple[str, str, Tuple[Edit, ...]]:
-    """(probe name, torch name, edits creating what is missing, ``imports`` included)."""
-    probe, edits = plan.capability_probe(facts, imports)
+def probe_and_torch(
+    facts: ModuleFacts, imports: Sequence[plan.ImportSpec] = (), lazy: bool = False
+) -> Tuple[str, str, Tuple[Edit, ...]]:
+    """(probe expression, torch name, edits creating what is missing, ``imports`` included);
+    ``lazy``: a cached probe function (``plan.lazy_probe``)."""
+    probe, edits = plan.capability_probe(facts, imports, lazy)
     layout = facts.layout
     if layout is not None and layout.torch_name:
         return probe, layout.torch_name, edits
@@ -230,11 +233,14 @@ def rewrite_origins(
         origin = atom.origin
         if origin is None or (atom.where and atom.where != ctx.path):
             return None  # written in another file (a caller, a config file): not edited here
+        if is_parameter_default(ctx.source, origin):
+            return None  # a default argument: evaluated at import, and every caller's (no fix)
         new = build(ctx.text(origin))
         if new is None:
             return None
         whole = (origin.start, origin.end) == (value_span.start, value_span.end)
-        edits.append(Edit(origin.start, origin.end, new if whole else f"({new})"))
+        bare = whole or re.fullmatch(r"[A-Za-z_][\w.]*", new)  # a name needs no parentheses (`bf16 = BF16_OK`)
+        edits.append(Edit(origin.start, origin.end, new if bare else f"({new})"))
     return tuple(sorted(set(edits), key=lambda e: e.start))
 
 
@@ -264,7 +270,7 @@ class Bf16WithoutCapabilityGuard(Rule):
     # --- the shared plan ------------------------------------------------------------------
     def _probe(self, ctx: RuleContext):
         if self._plan is None:
-            self._plan = probe_and_torch(ctx.facts)
+            self._plan = probe_and_torch(ctx.facts, lazy=plan.lazy_probe(ctx))
         return self._plan
 
     def _fix(self, ctx, message: str, edits, applicability: str = SAFE) -> Optional[Fix]:
@@ -300,6 +306,8 @@ class Bf16WithoutCapabilityGuard(Rule):
                 f"{shown} makes the weights bf16 on every GPU, but {targets_text(ctx)}: there bf16 is "
                 f"emulated (several times slower) or refused; choose it under a capability check"
             )
+            if fix is None:
+                message += default_note(ctx, atoms)
             yield ctx.diagnostic(self.code, span, message, fix)
 
     @staticmethod

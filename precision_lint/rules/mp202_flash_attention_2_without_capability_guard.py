@@ -31,7 +31,7 @@ from __future__ import annotations
 from .. import plan
 from ..diagnostics import SAFE, Edit, Fix
 from ..facts.values import CONST
-from .base import Rule, RuleContext
+from .base import Rule, RuleContext, default_note, is_parameter_default
 from .mp201_bf16_without_capability_guard import (
     capability_facts,
     pre_ampere_targets,
@@ -80,7 +80,7 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
             if open_atoms:
                 if setup is None:
                     available, check_imports = plan.flash_attention_check(ctx.facts)
-                    setup = (*probe_and_torch(ctx.facts, check_imports), available)
+                    setup = (*probe_and_torch(ctx.facts, check_imports, plan.lazy_probe(ctx)), available)
                 probe, _, probe_edits, available = setup
                 edits = self._edits(ctx, site, open_atoms, probe, available)
                 fix = None
@@ -96,6 +96,8 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
                 )
                 if self._fp32_without_amp(ctx, site):
                     message += f"; with float32 weights and no mixed precision it also raises `{DTYPE_ERROR}`"
+                if fix is None:
+                    message += default_note(ctx, open_atoms)
                 yield ctx.diagnostic(self.code, arg.key_span or arg.value_span, message, fix)
                 continue
             # guarded, but on Ampere it still needs half-precision weights or autocast
@@ -121,6 +123,8 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
                 origin = atom.origin
                 if origin is None or (atom.where and atom.where != ctx.path):
                     return None  # written in another file: not edited here
+                if is_parameter_default(ctx.source, origin):
+                    return None  # a default argument: evaluated at import, and every caller's
                 text = ctx.text(origin)
                 quote = text[:1] if text[:1] in ("'", '"') else '"'
                 new = plan.guarded_attention(probe, quote=quote, available=available)

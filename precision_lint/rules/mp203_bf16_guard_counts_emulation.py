@@ -27,7 +27,7 @@ from typing import Iterable, Optional, Tuple
 
 from ..config import installed_version
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
-from ..plan import capability_probe, ensure_torch, probe_expression
+from ..plan import capability_probe, ensure_torch, lazy_probe, probe_expression
 from ..facts.values import CAPABILITY, COND, CONST, DTYPE
 from .base import Rule, RuleContext, insert, replace
 from .mp201_bf16_without_capability_guard import pre_ampere_targets
@@ -126,7 +126,7 @@ class Bf16GuardCountsEmulation(Rule):
             fix = Fix(SAFE, "Ask for native bf16: `including_emulation=False`", (insert(probe.close, added),))
             message += "; pass `including_emulation=False`"
         else:
-            name, edits = capability_probe(ctx.facts)
+            name, edits = capability_probe(ctx.facts, lazy=lazy_probe(ctx))
             layout = ctx.facts.layout
             own = next((p for p in (layout.probes if layout else ()) if p.name == name), None)
             if name in probe.names or (own is not None and own.span.start <= probe.span.start < own.span.end):

@@ -47,8 +47,10 @@ FIXES = [
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
 
-        model = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa", torch_dtype="auto")
+        model = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa", dtype="auto")
         """,
+        # the call works on transformers 5 once fixed, so its `torch_dtype=` now warns (MP304): the
+        # plan fixes what its own fix brings out, whatever is selected (fixplan.py)
         id="use_flash_attention_2",
     ),
     pytest.param(  # a config, from_config, a single-quoted literal and a variable
@@ -70,8 +72,10 @@ FIXES = [
 
         ATTN = ('flash_attention_2' if BF16_OK and is_flash_attn_2_available() else 'sdpa')
         config = AutoConfig.from_pretrained("m", attn_implementation=ATTN)
-        model = AutoModelForCausalLM.from_config(config, attn_implementation='flash_attention_2' if BF16_OK and is_flash_attn_2_available() else 'sdpa', torch_dtype=torch.bfloat16)
+        model = AutoModelForCausalLM.from_config(config, attn_implementation='flash_attention_2' if BF16_OK and is_flash_attn_2_available() else 'sdpa', torch_dtype=torch.bfloat16 if BF16_OK else torch.float16)
         """,
+        # with an sdpa fallback the script runs on pre-Ampere GPUs too, where its bf16 weights are
+        # emulated (MP201, silent while FA2 pinned it to Ampere): the plan fixes that as well
         id="config_and_variable",
     ),
 ]

@@ -103,6 +103,8 @@ def keyword_text(style: str, name: str, value: str) -> str:
         return f", {name}={value}"
     if style == "after-comma":
         return f" {name}={value},"
+    if style.startswith("^"):  # one per line, above the last argument (a comment ends its line)
+        return f"{style[1:]}{name}={value},\n"
     if style.startswith(","):  # one per line, no trailing comma
         return f"{style}{name}={value}"
     return f"{style}{name}={value},"  # one per line, trailing comma kept
@@ -119,7 +121,9 @@ def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:
 
     Returns (offset, style): style "first" (no arguments yet), "comma" (append
     ``, name=value``), "after-comma" (a trailing comma: append `` name=value``) or,
-    for one argument per line, the indentation (``"\n" + indent``) to reuse.
+    for one argument per line, the indentation (``"\n" + indent``) to reuse; ``"^" + indent``:
+    a line of its own above the last argument, whose line ends in a comment and has no comma
+    (a comment stays on the line it was written on, never on the inserted one).
     """
     span = index.span(call)
     close = index.source.rfind(")", span.start, span.end)
@@ -133,10 +137,27 @@ def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:
     one_per_line = "\n" in index.source[value_end:close] and indent.strip() == ""
     if trailing:
         comma = index.source.find(",", value_end, close)
+        if one_per_line and _comment_follows(index.source, comma + 1):
+            # `bf16=True,  # why`: the new line goes below the comment, which stays on its line
+            return _line_end(index.source, comma + 1), "\n" + indent
         return comma + 1, ("\n" + indent) if one_per_line else "after-comma"
     if one_per_line:
+        if _comment_follows(index.source, value_end) and (last.keyword is not None or last.star == "**"):
+            # `bf16=True  # why` with no comma to put after it: the new line goes above it
+            return line_start, "^" + indent
         return value_end, ",\n" + indent
     return value_end, "comma"
+
+
+def _comment_follows(source: str, offset: int) -> bool:
+    """Whether the rest of the line from ``offset`` is a comment."""
+    return source[offset : _line_end(source, offset)].strip().startswith("#")
+
+
+def _line_end(source: str, offset: int) -> int:
+    end = source.find("\n", offset)
+    end = len(source) if end < 0 else end
+    return end - 1 if end > 0 and source[end - 1] == "\r" else end
 
 
 def _switch(index: ModuleIndex, evaluator: Evaluator, expr: cst.BaseExpression, scope, values: Values) -> str:

@@ -54,6 +54,9 @@ class WeightsSite:
     # `Net(cfg).half()` with `Net` a class of another project module: a model only if that
     # class derives from a torch.nn.Module, which the join decides (``join``); "" otherwise
     builds: str = ""
+    # `.half()` of a PEFT model (bound to `get_peft_model(...)` above): the base is frozen, only
+    # the adapters train, so only they need float32 (upcasting the base doubles its memory)
+    adapters: bool = False
 
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
@@ -263,6 +266,35 @@ class _Uses:
             return True
         return False
 
+    def adapters_before(self, names: Tuple[str, ...], before: int) -> bool:
+        """Whether one of ``names`` is bound to ``get_peft_model(...)`` above ``before``."""
+        for site in self.ix.calls:
+            q = site.qualname or dotted(site.node.func) or ""
+            if q.endswith("get_peft_model") and set(site.assigned_to) & set(names) and self.ix.span(site.node).start < before:
+                return True
+        return False
+
+    def trainable_upcast_after(self, names: Tuple[str, ...], after: int) -> bool:
+        """``for p in model.parameters(): if p.requires_grad: p.data = p.data.float()`` below
+        ``after``: the trainable parameters are float32 again (what MP101's fix of a PEFT
+        model's ``.half()`` writes; the frozen base stays float16)."""
+        for a in self.ix.attr_assigns:
+            if a.target.attr.value != "data" or not a.loops or self.ix.span(a.target).start < after:
+                continue
+            value = a.value
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "float"):
+                continue
+            for loop in a.loops:
+                it = loop.iter
+                if (
+                    isinstance(it, cst.Call)
+                    and isinstance(it.func, cst.Attribute)
+                    and it.func.attr.value == "parameters"
+                    and any(self._refers(it.func.value, n) for n in names)
+                ):
+                    return True
+        return False
+
     def returned(self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None) -> bool:
         """Whether a name bound to the model, or the call itself (``return model.to(dtype)``,
         also at the head of a method chain), is returned from ``scope``."""
@@ -364,6 +396,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             frozen = save_time_cast(index, targets, node, scope)
         if not frozen and is_loader(site) and _quantized(index, evaluator, site):
             frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
+        if not frozen and kind == "half" and uses.trainable_upcast_after(targets, span.end):
+            frozen = "its trainable parameters are cast back to float32 below"
         out.append(
             WeightsSite(
                 kind=kind,
@@ -383,6 +417,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 receiver_text=index.text(site.receiver) if site.receiver is not None else "",
                 on_cpu=on_cpu,
                 builds=builds,
+                adapters=kind == "half" and uses.adapters_before(targets, span.start),
             )
         )
     return tuple(out)
