@@ -23,7 +23,7 @@ from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optiona
 from .cache import FactsCache, RunCache, fingerprint
 from .config import Config, from_table
 from .configfiles import ConfigFiles
-from .diagnostics import SAFE, Diagnostic, Fix
+from .diagnostics import SAFE, Diagnostic
 from .discovery import ImportRoots, discover, module_name
 from .facts import hardware
 from .facts.model import ModuleFacts, ParseError

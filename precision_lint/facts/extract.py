@@ -13,7 +13,7 @@ import pkgutil
 import re
 import sys
 from functools import lru_cache
-from typing import Iterable, Optional, Tuple
+from typing import Optional, Tuple
 
 import libcst as cst
 
