@@ -175,7 +175,7 @@ def check_command(argv: Sequence[str]) -> int:
     import difflib
 
     from .cache import default_cache_dir
-    from .config import ConfigError, format_size, load
+    from .config import ConfigError, load
     from .engine import Engine, InternalError
     from .notebook import NotebookError
     from .reporters import Report, render
@@ -231,13 +231,6 @@ def check_command(argv: Sequence[str]) -> int:
         return EXIT_ERROR
     if progress is not None:
         progress.close()
-    for path, size in result.skipped:
-        print(
-            f"precision-lint: warning: {_display(path)} skipped: {format_size(size)} of code is more than "
-            f"max-file-size ({format_size(config.max_file_size)}); raise `max-file-size` in "
-            "[tool.precision-lint] to check it",
-            file=sys.stderr,
-        )
     for path, why in result.rejected:
         if result.sources[path].notebook is not None:
             print(f"precision-lint: warning: fixes for {_display(path)} were not applied: {why}", file=sys.stderr)

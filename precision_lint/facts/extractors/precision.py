@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -210,9 +210,11 @@ ARGUMENTS[PROJECT_CLASS] = (
 )
 
 
-def library_kind(qualname: Optional[str], index: Optional[ModuleIndex] = None) -> Optional[str]:
+def library_kind(qualname: Optional[str], index: Optional[ModuleIndex] = None, _seen: FrozenSet[str] = frozenset()) -> Optional[str]:
     """The kind of precision site a call of ``qualname`` is, for library classes (and, given
-    ``index``, classes of the same module derived from one); None for any other callee."""
+    ``index``, classes of the same module derived from one); None for any other callee.
+    A class whose bases lead back to itself (``class Dataset(Dataset)`` after importing
+    ``Dataset``) is followed once."""
     q = qualname or ""
     if not q:
         return None
@@ -226,9 +228,9 @@ def library_kind(qualname: Optional[str], index: Optional[ModuleIndex] = None) -
         return "lightning"
     if q in AUTOCASTS:
         return "autocast"
-    if index is not None and q in index.classes:  # a subclass defined in this module
+    if index is not None and q in index.classes and q not in _seen:  # a subclass defined in this module
         for base in index.classes[q].bases:
-            kind = library_kind(base, None) if base not in index.classes else library_kind(base, index)
+            kind = library_kind(base, None) if base not in index.classes else library_kind(base, index, _seen | {q})
             if kind is not None:
                 return kind
     return None
