@@ -185,8 +185,12 @@ def check_command(argv: Sequence[str]) -> int:
     from .rules import all_rules, selected_codes, unknown_selectors
 
     stdin = args.stdin_filename
+    if stdin is not None and args.paths == ["-"]:
+        args.paths = []  # `--stdin-filename train.py -`: ruff's form, what editors send
     if stdin is not None and args.paths:
-        parser.error("--stdin-filename checks the text on stdin: name no paths with it")
+        parser.error("--stdin-filename checks the text on stdin: name no paths with it (or only `-`)")
+    if stdin is None and "-" in (args.paths or []):
+        parser.error("`-` reads the source from stdin: give --stdin-filename PATH, the file it is")
     if args.add_noqa and (args.fix or args.diff or stdin is not None):
         parser.error("--add-noqa cannot be combined with --fix, --diff or --stdin-filename")
     for flag, given in (("--select", args.select or []), ("--ignore", args.ignore), ("--extend-select", args.extend_select)):
@@ -415,5 +419,7 @@ def _run_stdin(engine: "Engine", path: str, fix: bool, unsafe: bool):
     from .sources import SourceFile
 
     src = SourceFile.from_bytes(path, sys.stdin.buffer.read(), unsaved=True)
+    if engine.config.root is None:  # no configuration: what the file joins when named alone
+        return engine.run_piped(src, fix=fix, unsafe=unsafe)
     root = _display(project_root(path, engine.config.root))  # relative: messages name files as a run of `.` would
     return engine.run_buffers([src], root, fix=fix, unsafe=unsafe)

@@ -409,6 +409,15 @@ class Engine:
         result.files = len(sources)
         return result
 
+    def run_piped(self, src: SourceFile, fix: bool = False, unsafe: bool = False) -> RunResult:
+        """Text piped in as the file ``src.path`` where no configuration marks its project: it is
+        joined with the files it would join on disk when named alone (``_neighbours``: the local
+        modules it imports, also from the project root above a ``scripts/`` folder, and the
+        modules that import it), and only it is judged and fixed."""
+        self.import_roots = ImportRoots(self.config.src)
+        neighbours = self._neighbours([src], [src.path])
+        return self.run_sources([src, *neighbours], fix=fix, unsafe=unsafe, only={src.path})
+
     def _neighbours(self, sources: Sequence[SourceFile], named: Sequence[str]) -> List[SourceFile]:
         """The files the named files join with on disk (``neighbours.py``): the local modules
         they import, and the modules of their projects that import them."""
