@@ -74,6 +74,7 @@ class TrainerTokenizerArgument(Rule):
                 if not (call.klass and self._is_trainer(ctx, call.klass)):
                     continue
                 shown = f"{call.klass.rsplit('.', 1)[-1]}'s base class"
+                called = call.klass
             elif self._is_trainer(ctx, call.callee):
                 if self._patched(ctx, call.callee):
                     continue  # e.g. unsloth maps `tokenizer=` to `processing_class=`: no TypeError
@@ -81,11 +82,13 @@ class TrainerTokenizerArgument(Rule):
                 if owner is not None and "tokenizer" in owner.init_params:
                     continue  # the user's own __init__ takes `tokenizer`: their signature, not ours
                 shown = f"`{call.callee.rsplit('.', 1)[-1]}`"
+                called = call.callee
             else:
                 continue
             clash = NEW in call.keywords
+            error = self._error(ctx, called)
             for use in call.uses:
-                yield self._keyword_finding(ctx, stage, shown, use, clash)
+                yield self._keyword_finding(ctx, stage, shown, use, clash, error)
         for attr in section["attrs"]:
             if attr.receiver == "self":
                 cls = ctx.facts.class_named(attr.klass or "")
@@ -101,14 +104,22 @@ class TrainerTokenizerArgument(Rule):
             fix = Fix(SAFE, f"Rename `.tokenizer` to `.{NEW}`", (replace(attr.name_span, NEW),))
             yield ctx.diagnostic(self.code, attr.name_span, message, fix)
 
-    def _keyword_finding(self, ctx, stage, shown, use, clash):
+    def _error(self, ctx: RuleContext, qualname: str) -> str:
+        """The TypeError as the library class the call reaches words it: ``SFTTrainer.__init__()``
+        for TRL's SFTTrainer (and a subclass of it), ``Trainer.__init__()`` for transformers'."""
+        for name, _, _ in ctx.project.symbols.ancestry(qualname, ctx.facts):
+            if is_library_trainer(name):
+                return ERROR.replace("Trainer.__init__()", f"{name.rsplit('.', 1)[-1]}.__init__()", 1)
+        return ERROR
+
+    def _keyword_finding(self, ctx, stage, shown, use, clash, error=ERROR):
         kind = "key `tokenizer` of the **kwargs dict" if use.via != "keyword" else "`tokenizer=`"
         if stage == "removed":
-            message = f"{kind} passed to {shown} was removed in transformers 5 and raises `{ERROR}`; use `{NEW}=`"
+            message = f"{kind} passed to {shown} was removed in transformers 5 and raises `{error}`; use `{NEW}=`"
         else:
             message = (
                 f"{kind} passed to {shown} is deprecated since transformers 4.46 and raises "
-                f"`{ERROR}` in transformers 5; use `{NEW}=`"
+                f"`{error}` in transformers 5; use `{NEW}=`"
             )
         if use.from_processor:
             message += (
