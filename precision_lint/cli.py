@@ -258,7 +258,7 @@ def check_command(argv: Sequence[str]) -> int:
                     )
                 )
         if not args.quiet:
-            n = sum(result.fixes_applied.values())
+            n = result.errors_fixed()
             print(f"Would fix {n} error{'s' * (n != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}.", file=sys.stderr)
         return EXIT_FINDINGS if changed else EXIT_OK
 
@@ -284,7 +284,7 @@ def check_command(argv: Sequence[str]) -> int:
     report = Report(
         diagnostics=result.diagnostics,
         texts=texts,
-        fixes_applied=sum(result.fixes_applied.values()) if args.fix else 0,
+        fixes_applied=result.errors_fixed() if args.fix else 0,
         unsafe_held_back=result.unsafe_held_back,
         fix_mode=args.fix,
         color=want_color(sys.stdout),

@@ -47,8 +47,23 @@ class RunResult:
     fixes_applied: Dict[str, int] = field(default_factory=dict)
     fixed_codes: Dict[str, Dict[str, int]] = field(default_factory=dict)  # path → code → fixes applied
     unsafe_held_back: int = 0
+    found_first: Dict[str, int] = field(default_factory=dict)  # path → findings before any fix
     rejected: List[Tuple[str, str]] = field(default_factory=list)  # (path, why a fix was refused)
     files: int = 0
+
+    def errors_fixed(self) -> int:
+        """How many findings the applied fixes resolved, per file the more of: the fixes applied,
+        and the findings the check found before fixing less those that remain. One fix may
+        resolve several findings (MP102's and MP201's on one ``bf16=True``): "Found 3 errors
+        (2 fixed, 1 remaining)", as ruff counts, never "Found 1 error (1 fixed)"."""
+        remaining: Dict[str, int] = {}
+        for d in self.diagnostics:
+            remaining[d.path] = remaining.get(d.path, 0) + 1
+        return sum(
+            max(applied, self.found_first.get(path, 0) - remaining.get(path, 0))
+            for path, applied in self.fixes_applied.items()
+            if applied
+        )
 
     @property
     def changed(self) -> Dict[str, Tuple[str, str]]:
@@ -261,11 +276,14 @@ class Engine:
         # per path: the text before the last pass's fixes and the fixable findings it had
         before: Dict[str, tuple] = {}
         stuck: set = set()
-        for _ in range(MAX_FIX_PASSES if fix else 1):
+        for attempt in range(MAX_FIX_PASSES if fix else 1):
             diagnostics = self._judge_texts(current, names, only, related)
             result.diagnostics = diagnostics
             if not fix:
                 break
+            if attempt == 0:
+                for d in diagnostics:
+                    result.found_first[d.path] = result.found_first.get(d.path, 0) + 1
             by_path: Dict[str, List[Fix]] = {}
             code_of: Dict[Fix, str] = {}
             for d in diagnostics:
