@@ -458,6 +458,18 @@ CASES = [
         ],
         setup=_no_torch,
     ),
+    Case(  # the user's own script: the missing extra is named, never "the fix broke it" (exit 1)
+        "verify-a-script-without-torch-names-the-extra",
+        {"train.py": b"import torch\nprint(torch.ones(1))\n"},
+        ["verify", "train.py"],
+        rc=2,
+        stderr=[
+            "precision-lint verify: running a training script needs torch: "
+            "pip install 'precision-lint[harness]' (torch==2.13.0 from PyPI is a CUDA build on a GPU machine; "
+            "see the README for a CPU-only install)"
+        ],
+        setup=_no_torch,
+    ),
     Case(
         "known-prefixes-and-ALL-are-accepted",
         {"a.py": BAD},
