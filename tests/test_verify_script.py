@@ -188,6 +188,26 @@ def test_kd_loop_non_finite_before_finite_after(tmp_path_factory, capsys):
     assert max(fixed["losses"]) > 65504  # the sum that fp16 could not hold
 
 
+# ------------------------------------- a silent bug: it runs, and only the reference shows it
+@slow
+@needs_torch
+def test_reference_shows_the_original_trained_silently_wrong(tmp_path_factory, capsys):
+    """clip_grad_norm_ on scaled gradients: finite losses before and after the fix, so without a
+    reference it would read "works before and after"; against the fp32 reference the original
+    drifts (its updates are 65536 times too small) and the fixed copy does not."""
+    folder = user_project(tmp_path_factory, "clip_before_unscale_silent.py")
+    argv = ["clip_before_unscale_silent.py", "--device", "cpu", "--steps", "4", "--reference", "fp32"]
+    code, report = verify_in_process(folder, argv, capsys)
+    assert [f["code"] for f in report["findings_before"]] == ["MP103"]
+    assert report["original"]["losses_finite"] is True and report["original"]["problem"] is None
+    assert report["verdict"] == "fixed", report["verdict_text"]
+    assert "the original trained silently wrong" in report["verdict_text"]
+    assert code == 0
+    before = [d for d in report["reference_relative_differences_original"] if d is not None]
+    after = [d for d in report["reference_relative_differences"] if d is not None]
+    assert max(before) > 1e-2 and max(before) > 10 * max(after)
+
+
 # ---------------------------------------------------------------- nothing to fix: one run
 @slow
 @needs_torch
