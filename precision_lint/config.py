@@ -168,6 +168,15 @@ def parse_size(value: Any, where: str = "configuration") -> int:
     return int(float(match.group(1)) * _UNIT[match.group(2).lower()])
 
 
+def format_sizes(size: int, limit: int) -> Tuple[str, str]:
+    """``size`` and ``limit`` as a message shows them, in bytes where rounding would show a size
+    just over the limit as the limit itself ("1.0 MB, more than 1 MB")."""
+    shown, limit_shown = format_size(size), format_size(limit)
+    if float(shown.split()[0]) <= float(limit_shown.split()[0]) and shown.split()[1] == limit_shown.split()[1]:
+        return f"{size:,} bytes", f"{limit:,} bytes"
+    return shown, limit_shown
+
+
 def format_size(n: int) -> str:
     for unit, size in (("GB", 1_000_000_000), ("MB", 1_000_000), ("KB", 1_000)):
         if n >= size:

@@ -184,10 +184,11 @@ def _parse(path: str, text: str, max_bytes: int = MAX_BYTES) -> Tuple[Optional[_
 
 
 def _too_large(size: int, limit: int) -> str:
-    from .config import format_size
+    from .config import format_sizes
 
+    shown, limit_shown = format_sizes(size, limit)
     return (
-        f"it is {format_size(size)}, more than max-file-size ({format_size(limit)}); raise `max-file-size` "
+        f"it is {shown}, more than max-file-size ({limit_shown}); raise `max-file-size` "
         "in [tool.precision-lint] to check it"
     )
 

@@ -471,15 +471,16 @@ class Engine:
     def _within_size(self, sources: Sequence[SourceFile]) -> List[SourceFile]:
         """The sources, those with more code than ``max-file-size`` without their text: they are
         not read further, and MP002 says so (a notebook counts its code cells, not its outputs)."""
-        from .config import format_size
+        from .config import format_sizes
 
         limit = self.config.max_file_size
         out: List[SourceFile] = []
         for src in sources:
             size = len(src.text.encode("utf-8", "surrogatepass")) if src.text is not None and limit else 0
             if limit and size > limit:
+                shown, limit_shown = format_sizes(size, limit)
                 why = (
-                    f"{format_size(size)} of code is more than max-file-size ({format_size(limit)}); "
+                    f"{shown} of code is more than max-file-size ({limit_shown}); "
                     "raise `max-file-size` in [tool.precision-lint] to check it"
                 )
                 src = dataclasses.replace(src, text=None, error=why, error_kind="size", notebook=None)
