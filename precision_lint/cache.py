@@ -1,7 +1,7 @@
 """Disk caches: per-file facts keyed by content, so a re-run parses only what changed; and
 whole runs, so a re-run over an unchanged tree answers from one file.
 
-Facts depend only on a file's text, its module name, the evidence of the enabled rules and
+Facts depend only on a file's text, its module name, whether its unit is analysed and
 precision-lint's own fact-extraction code: all of those are in the key (the code by a
 fingerprint of the ``facts`` package's sources, the interpreter and LibCST versions). Rules
 are never cached, so changing configuration or rule options needs no invalidation. Entries

@@ -6,7 +6,9 @@ entry point of its own when something outside the project may call it: a functio
 script (a ``main`` behind ``fire``/``typer``/``click``, one a notebook calls), or a method
 of a class the unit creates (a Trainer method the library calls, ``forward``). A function
 of an imported module that nothing calls, or a method of a class nobody creates, does
-not run. Two sites run in one training run when
+not run. Code under a module's ``if __name__ == "__main__":`` has its own scope
+(``<module>.__main__``, ``facts/main_block.py``): it runs only in the run whose entry is that
+module, never in the runs of the scripts that import it. Two sites run in one training run when
 the module-level code reaches both, when one is reached from module-level code and the
 other from any entry, or when one entry function reaches both.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, Iterable, List, Set, Tuple
 
+from .facts.main_block import is_main_scope, module_of_main
 from .facts.model import ModuleFacts
 
 MODULE_LEVEL = "<module-level>"
@@ -70,6 +73,11 @@ class CallGraph:
         stack = [scope]
         while stack:
             node = stack.pop()
+            if is_main_scope(node):
+                # `if __name__ == "__main__":` code runs in its own module's run only
+                if self._main_runs(node, paths, unit_key):
+                    found.add(node)
+                continue
             is_module = _within(self._module_paths.get(node), paths)
             if is_module:
                 found.add(MODULE_LEVEL)
@@ -102,6 +110,18 @@ class CallGraph:
             return True
         module = self._module_name(defined[-1])
         return not module or not _within(self._importer_paths.get(module), paths)
+
+    def _main_runs(self, scope: str, paths, unit_key: str) -> bool:
+        """Whether the ``__main__`` block ``scope`` runs in the run of ``paths``: when its module
+        is the run's entry (``unit_key``, the entry's path), or, with no entry named, when no
+        module of the run imports it."""
+        module = module_of_main(scope)
+        defined = [p for p in self._module_paths.get(module, ()) if p in paths]
+        if not defined:
+            return False
+        if unit_key:
+            return unit_key in defined
+        return not _within(self._importer_paths.get(module), paths)
 
     def _module_name(self, path: str) -> str:
         return self._name_of_path.get(path, "")

@@ -96,8 +96,9 @@ class Config:
     trl_version: Optional[Tuple[int, ...]] = None
     rule_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     test_files: Tuple[str, ...] = DEFAULT_TEST_FILES
-    # where each library version came from: "configuration", "pin" (the project's requirements)
-    # or "installed" (metadata of the installed distribution, else the newest behaviour)
+    # where each library version came from: "configuration" (it wins for every file) or
+    # "installed" (metadata of the installed distribution: the fallback where a file's project
+    # pins nothing; versions.py reads the pins per file)
     version_sources: Dict[str, str] = field(default_factory=dict)
     # extra folders imports are resolved in (ruff's `src`), relative to the config's folder
     src: Tuple[Path, ...] = ()
@@ -304,57 +305,7 @@ def load(config_file: Optional[str] = None, start: Optional[Sequence[str]] = Non
     else:
         found = find_config(first)
         cfg = from_table({}, "defaults") if found is None else load_file(found)
-    apply_pins(cfg, project_pins(first))
+    # Versions a project pins are read per file, where its rules judge it (versions.py).
     return cfg
 
 
-# --- the versions a project pins -----------------------------------------------------------
-_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-_REQUIREMENT = re.compile(r"""(?im)(?:^|["'])\s*(transformers|trl)\s*(?:\[[^\]]*\])?\s*((?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)+)""")
-
-
-def project_pins(start: Path) -> Dict[str, Tuple[int, ...]]:
-    """The transformers/TRL versions the project targets, from its own pins: ``==X`` (or
-    ``~=X``) is X, an upper bound ``<=X`` is X and ``<X`` the version before it (as far as it
-    can be told: ``<5`` targets 4.x); a lower bound alone says nothing. Read from
-    requirements*.txt, pyproject.toml and setup.py/setup.cfg of the nearest project root."""
-    folder = start.resolve()
-    if folder.is_file():
-        folder = folder.parent
-    root = next((f for f in (folder, *folder.parents) if any((f / m).exists() for m in _ROOT_MARKERS)), None)
-    if root is None:
-        return {}
-    texts = []
-    for candidate in (*sorted(root.glob("requirements*.txt")), root / "pyproject.toml", root / "setup.py", root / "setup.cfg"):
-        try:
-            if candidate.is_file() and candidate.stat().st_size < 1_000_000:
-                texts.append(candidate.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            continue
-    pins: Dict[str, Tuple[int, ...]] = {}
-    for text in texts:
-        for match in _REQUIREMENT.finditer(text):
-            version = _targeted(match.group(2))
-            if version is not None:
-                pins.setdefault(match.group(1).lower(), version)
-    return pins
-
-
-def _targeted(spec: str) -> Optional[Tuple[int, ...]]:
-    for op, text in re.findall(r"(==|~=|<=|<)\s*([\d.]+)", spec):
-        version = parse_version(text.rstrip("."))
-        if op != "<":
-            return version
-        if version and version[-1] > 0:  # <0.10 -> 0.9, <5 -> 4.x (minor unknown)
-            return version[:-1] + (version[-1] - 1,)
-        if len(version) > 1 and version[-2] > 0:  # <5.0 -> 4
-            return version[:-2] + (version[-2] - 1,)
-    return None
-
-
-def apply_pins(cfg: Config, pins: Dict[str, Tuple[int, ...]]) -> None:
-    """Pinned versions replace installed ones; the configuration still wins."""
-    for dist, attr in (("transformers", "transformers_version"), ("trl", "trl_version")):
-        if dist in pins and cfg.version_sources.get(dist) != "configuration":
-            setattr(cfg, attr, pins[dist])
-            cfg.version_sources[dist] = "pin"

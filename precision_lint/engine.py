@@ -25,10 +25,11 @@ from .config import Config, from_table
 from .configfiles import ConfigFiles
 from .diagnostics import SAFE, Diagnostic, Fix
 from .discovery import ImportRoots, discover, module_name
-from .facts.evidence import SUMMARY_EVIDENCE
+from .facts import hardware
 from .facts.model import ModuleFacts, ParseError
 from .rules import all_rules, selected_codes
 from .rules.base import RuleContext
+from .versions import resolver_for
 from .sources import SourceFile
 
 MAX_FIX_PASSES = 10
@@ -83,15 +84,41 @@ def extract_facts(*args) -> ModuleFacts:
     return extract(*args)
 
 
+def _with_notebook_targets(facts: ModuleFacts, notebook) -> ModuleFacts:
+    """A notebook's facts with what its metadata (Colab's ``gpuType``, Kaggle's accelerator, a
+    TPU session) and its markdown cells state about its hardware: not in the code cells the
+    facts are read (and cached) from, so added on each run."""
+    cap = facts.sections.get("capability") if notebook is not None else None
+    if not cap:
+        return facts
+    metadata = notebook.data.get("metadata") or {}
+    markdown = [
+        "".join(c["source"]) if isinstance(c.get("source"), list) else str(c.get("source", ""))
+        for c in notebook.data.get("cells", ())
+        if isinstance(c, dict) and c.get("cell_type") == "markdown"
+    ]
+    stated = hardware.notebook_capability(metadata, markdown)
+    device = hardware.notebook_device(metadata)
+    if stated is None and device is None:
+        return facts
+    if stated is not None and cap.stated_capability is not None:
+        stated = hardware.summarise((stated, cap.stated_capability))
+    new = dataclasses.replace(
+        cap, stated_capability=cap.stated_capability if stated is None else stated, device=cap.device or device
+    )
+    out = dataclasses.replace(facts, sections={**facts.sections, "capability": new})
+    return out
+
+
 def _held_back(diagnostics: Sequence[Diagnostic], unsafe: bool) -> int:
     """How many findings have an unsafe fix that this run does not apply."""
     return sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability != SAFE and not unsafe)
 
 
 def _facts_job(args) -> ModuleFacts:
-    text, path, module, is_package, root, evidence = args
+    text, path, module, is_package, root, analyse = args
     try:
-        return extract_facts(text, path, module, is_package, root, evidence)
+        return extract_facts(text, path, module, is_package, root, analyse)
     except Exception as exc:  # a bug of ours: say where, never lose the user's file
         raise InternalError(f"internal error while reading facts of {path}: {type(exc).__name__}: {exc}") from exc
 
@@ -114,16 +141,6 @@ class Engine:
         rules = all_rules()
         self.rules = [rules[c]() for c in self.codes if c in rules]
         self.options = {r.code: type(r).resolve_options(self.config) for r in self.rules}
-        evidence: Optional[set] = set()
-        for r in self.rules:
-            if r.evidence is None:
-                evidence = None
-                break
-            evidence.update(r.evidence)
-        if evidence is not None:
-            # files whose summaries other files read: a helper that loads a config file
-            evidence.update(SUMMARY_EVIDENCE)
-        self.evidence = tuple(sorted(evidence)) if evidence is not None else None
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         # path → (key, facts) of its latest text: a long-lived engine (the language server) sees
         # a new text at every keystroke and must not keep the facts of each.
@@ -134,22 +151,36 @@ class Engine:
         self.import_roots = ImportRoots(self.config.src)  # renewed by each run: it caches the file system
 
     # --- facts ------------------------------------------------------------------
-    def _key(self, path: str, text: str, naming) -> tuple:
+    def _key(self, path: str, text: str, naming, analyse: bool) -> tuple:
         digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-        return (path, digest, naming, self.evidence)
+        return (path, digest, naming, analyse)
 
     def facts(self, sources: Sequence[SourceFile], names: Optional[Dict[str, tuple]] = None) -> List[ModuleFacts]:
+        from .facts import gate
+
         out: Dict[str, ModuleFacts] = {}
         todo = []
+        naming_of = {src.path: (names or {}).get(src.path) or module_name(src.path) for src in sources}
+        analysed = gate.analysed(
+            {
+                src.path: (
+                    naming_of[src.path][0],
+                    naming_of[src.path][2],
+                    gate.imported_modules(src.text, *naming_of[src.path][:2]),
+                )
+                for src in sources
+                if src.text is not None
+            }
+        )
         for src in sources:
-            naming = (names or {}).get(src.path) or module_name(src.path)
+            naming = naming_of[src.path]
             if src.text is None:
                 facts = ModuleFacts(src.path, naming[0], naming[1], naming[2])
                 line = _error_line(src.error or "")
                 facts.parse_error = ParseError(src.error or "cannot read file", line, 0, src.error_kind or "read")
                 out[src.path] = facts
                 continue
-            key = self._key(src.path, src.text, naming)
+            key = self._key(src.path, src.text, naming, src.path in analysed)
             latest = self._cache.get(src.path)
             cached = latest[1] if latest is not None and latest[0] == key else None
             if cached is None and self.disk is not None:
@@ -158,7 +189,7 @@ class Engine:
                 self._cache[src.path] = (key, cached)
                 out[src.path] = cached
             else:
-                todo.append((key, (src.text, src.path, *naming, self.evidence), src.unsaved))
+                todo.append((key, (src.text, src.path, *naming, src.path in analysed), src.unsaved))
         if len(todo) >= PARALLEL_THRESHOLD and self.jobs > 1:
             # largest files first, one at a time: no worker is left with the one huge module at
             # the end while the others wait (the results come back in the order asked)
@@ -175,7 +206,7 @@ class Engine:
             if self.disk is not None and not unsaved:
                 self.disk.put(key, facts)
             out[args[1]] = facts
-        return [out[s.path] for s in sources]
+        return [_with_notebook_targets(out[s.path], s.notebook) for s in sources]
 
     def _report(self, results: Iterable[ModuleFacts], total: int) -> Iterator[ModuleFacts]:
         if self.progress is None or not total:
@@ -194,15 +225,21 @@ class Engine:
         only: Optional[Collection[str]] = None,
         related: bool = False,
         configs: Optional[ConfigFiles] = None,
+        notebook_lines: Optional[Dict[str, Tuple[str, ...]]] = None,
     ) -> List[Diagnostic]:
         """Diagnostics of every module (or of the paths in ``only``), the project joined from all;
-        with ``related``, also those of other modules that name a path of ``only``, unfixed."""
+        with ``related``, also those of other modules that name a path of ``only``, unfixed.
+        ``notebook_lines``: a notebook's IPython lines (``%pip install``), which say the
+        versions it installs."""
         # one order whatever order the files came in
         from .project import Project  # the join: only when something is judged
 
         if configs is None:
             configs = ConfigFiles(max_bytes=self.config.max_file_size)
         project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root), configs)
+        project.versions = resolver_for(self.config)
+        project.notebook_lines = dict(notebook_lines or {})
+        project.texts = texts
         out: List[Diagnostic] = []
         first = [r for r in self.rules if not r.after_others]
         for rules in (first, [r for r in self.rules if r.after_others]):
@@ -352,6 +389,10 @@ class Engine:
             naming = (names or {}).get(src.path) or module_name(src.path)
             digest.update(repr((src.path, naming, src.error, src.error_kind)).encode("utf-8", "surrogatepass"))
             digest.update(hashlib.sha1((src.text or "").encode("utf-8", "surrogatepass")).digest())
+            if src.notebook is not None:
+                # its raw bytes: the `%pip install` lines (placeholders in the text) pin versions,
+                # its metadata and markdown state its hardware
+                digest.update(hashlib.sha1(src.raw).digest())
         return digest.hexdigest()
 
     def _judge_texts(
@@ -366,8 +407,13 @@ class Engine:
         is read without them, and their findings are moved into their cells. A config file it
         writes (``%%writefile config.yaml``) is read from its cell by a script that loads it."""
         texts = {s.path: s.text for s in current if s.text is not None}
+        lines = {
+            s.path: tuple(line for cell in s.notebook.cells for _, line in cell.magics)
+            for s in current
+            if s.notebook is not None
+        }
         if not any(s.notebook is not None and s.text is not None and s.notebook.writes_files for s in current):
-            return self.judge(self.facts(current, names), texts, only, related)
+            return self.judge(self.facts(current, names), texts, only, related, notebook_lines=lines)
         from . import written
 
         sources: List[SourceFile] = []
@@ -400,7 +446,7 @@ class Engine:
                 names[src.path] = (f"{name}-overwritten", is_package, root)
         configs = written.config_files(found)
         configs = ConfigFiles(written=configs, max_bytes=self.config.max_file_size) if configs else None
-        diagnostics = self.judge(self.facts(sources, names), judged, only, related, configs)
+        diagnostics = self.judge(self.facts(sources, names), judged, only, related, configs, lines)
         if not found:
             return diagnostics
         remap = written.Remapper(found, texts)

@@ -92,6 +92,11 @@ class CallGraphValues:
         self._memo[ref] = result
         return result
 
+    def always_passed(self, ref: ParamRef) -> bool:
+        """Whether calls of ``ref``'s function are seen and every one passes the parameter."""
+        records = self._callers().get(ref.function, ())
+        return bool(records) and all(any(_fills(ref, a.index, a.keyword) for a in r.args) for _, r in records)
+
     def calls_of(self, function: str) -> Tuple[CallRecord, ...]:
         """Every recorded call of the project function, class or method ``function``
         (its canonical name), in any module."""
@@ -107,6 +112,8 @@ class CallGraphValues:
             return tuple(values)
         out: List[Possible] = []
         for v in values:
+            if v.default_of is not None and self.always_passed(v.default_of):
+                continue  # a parameter default no call leaves in place
             if v.kind not in SYMBOLIC:
                 out.append(v)
                 continue

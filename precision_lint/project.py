@@ -10,15 +10,19 @@ an unrelated folder is not the one it means.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .configfiles import ConfigFiles
 from .facts.extract import extractors
+from .facts.main_block import in_main_block, main_scope
 from .facts.model import ModuleFacts
 from .callgraph import CallGraph
 from .interproc import CallGraphValues
+from .shipped import ShippedFiles
 from .symbols import ProjectSymbols
+from .versions import Allowed, Targets, VersionResolver
 
 
 class Project:
@@ -37,6 +41,8 @@ class Project:
         self.symbols = ProjectSymbols(self.module_named)
         # The config files of the run (YAML/JSON/TOML at literal paths), each read once.
         self.configs = configs or ConfigFiles()
+        # The launch scripts and READMEs beside the code (the hardware they state).
+        self.shipped = ShippedFiles()
         # Parameters become what their callers pass (interproc.py); rules see the result.
         self.calls = CallGraphValues(self.modules, self.symbols, self.configs)
         resolved = [self._join_sections(self.calls.resolve_facts(m)) for m in self.modules]
@@ -44,6 +50,14 @@ class Project:
             self.modules = resolved
             self._index()
         self.callgraph = CallGraph(self.modules, self.symbols)
+        # The library versions each file targets (versions.py); the engine gives the one that
+        # knows the configuration and the installed versions, and the notebooks' `%pip` lines.
+        self.versions = VersionResolver()
+        self.notebook_lines: Dict[str, Tuple[str, ...]] = {}
+        self.texts: Dict[str, str] = {}  # each module's text (its `require_version` holds for what it imports)
+        self._targets: Dict[str, Targets] = {}
+        self._launches: Optional[Dict[str, List[Allowed]]] = None  # script → what its launchers pin
+        self._pinning_texts = False  # some module calls require_version / check_min_version
 
     def _index(self) -> None:
         self.by_path: Dict[str, ModuleFacts] = {m.path: m for m in self.modules}
@@ -69,12 +83,66 @@ class Project:
                 module = hook(module, self.symbols)
         return module
 
+    @staticmethod
+    def run_scope(module: ModuleFacts, scope: str, line: int) -> str:
+        """The scope a site of ``module`` runs under in the call graph: its own, except for
+        module-level code inside ``if __name__ == "__main__":``, which runs only when the
+        module is the script (``<module>.__main__``)."""
+        if module.main_lines and scope == module.module and in_main_block(module.main_lines, line):
+            return main_scope(scope)
+        return scope
+
     # --- side files ----------------------------------------------------------------
     def side_files(self) -> Tuple[str, ...]:
         """Every file on disk the join and the rules looked for through :attr:`configs` (config
         files, DeepSpeed JSONs, accelerate configs), found or not: what a cached result of this
         run also depends on. Complete only once the rules have run: they read files too."""
-        return tuple(sorted(self.configs.looked_for()))
+        return tuple(sorted({*self.configs.looked_for(), *self.versions.looked_for(), *self.shipped.looked_for()}))
+
+    def targets_of(self, module: ModuleFacts, source: str = "") -> Targets:
+        """The library versions ``module`` targets (its configuration, its own
+        ``require_version`` and ``%pip install`` lines, its project's requirements)."""
+        found = self._targets.get(module.path)
+        if found is None:
+            run = self._run_requirements(module)
+            found = self.versions.targets(module.path, source, self.notebook_lines.get(module.path, ()), run)
+            self._targets[module.path] = found
+        return found
+
+    def _run_requirements(self, module: ModuleFacts) -> List["Allowed"]:
+        """What the notebooks that run ``module`` install: a notebook whose ``%pip install``
+        lines pin versions and whose ``!python``/``!torchrun``/``!accelerate launch`` line runs
+        the module, or a script that imports it (any of those runs, when several do)."""
+        from .versions import any_of, in_file_requirements, launched_scripts, pip_requirements
+
+        if self._launches is None:
+            self._launches = {}
+            for path, lines in self.notebook_lines.items():
+                name = os.path.basename(path)
+                pins = pip_requirements(lines, name)
+                if not pins:
+                    continue
+                pins = [dataclasses.replace(a, source=f"{a.source}, which runs it") for a in pins]
+                for script in launched_scripts(lines, os.path.dirname(os.path.abspath(path))):
+                    self._launches.setdefault(os.path.normcase(script), []).extend(pins)
+            self._pinning_texts = any("require_version" in t or "check_min_version" in t for t in self.texts.values())
+        own = self._launches.get(os.path.normcase(os.path.abspath(module.path)))
+        if own:
+            return any_of(own)
+        if not self._launches and not self._pinning_texts:
+            return []  # nothing in the run pins a version: no import graph to walk
+        found = []
+        for path in sorted(self.importers_of(module)):
+            if path == module.path:
+                continue
+            found.extend(self._launches.get(os.path.normcase(os.path.abspath(path)), ()))
+            text = self.texts.get(path, "")
+            if "require_version" in text or "check_min_version" in text:  # the script that imports it
+                found.extend(
+                    dataclasses.replace(a, source=f"{a.source}, which imports it")
+                    for a in in_file_requirements(text, os.path.basename(path))
+                )
+        return any_of(found)
 
     def module_at(self, path: str) -> Optional[ModuleFacts]:
         """The linted module whose file is ``path`` (any spelling of it: relative, absolute)."""
@@ -192,6 +260,11 @@ class Project:
     def entries_among(self, module: ModuleFacts, candidates: Iterable[ModuleFacts]) -> List[ModuleFacts]:
         """Those of ``candidates`` whose unit holds ``module`` (itself included when it is one)."""
         return [c for c in candidates if c.path == module.path or module.path in self.unit(c)]
+
+    def roots_of(self, module: ModuleFacts) -> List[ModuleFacts]:
+        """The root entries whose unit holds ``module`` (scripts nothing imports; see
+        :meth:`joined_modules`): the runs it is part of."""
+        return [self.by_path[p] for p in self._roots_containing().get(module.path, ()) if p in self.by_path]
 
     def joined_imports(self, module: ModuleFacts) -> Set[str]:
         """Every name imported by ``module`` or a module joined with it."""

@@ -124,3 +124,34 @@ def test_an_edited_deepspeed_json_that_a_rule_reads_is_read_again(tmp_path):
     warm = _check(tmp_path, jobs=1, cache=cache)
     assert not any(code == "MP102" for _, code, *_ in warm)
     assert warm == _check(tmp_path, jobs=1)  # what a run without caches says
+
+
+def test_an_edited_requirements_file_is_read_again(tmp_path):
+    """The pins a file targets are files the result depends on: a warm run after an edit of
+    requirements.txt judges the new versions."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text("from transformers import Trainer\nTrainer(model=m, tokenizer=tok)\n")
+    (tmp_path / "requirements.txt").write_text("transformers==4.38.0\n")
+    cache = tmp_path / ".cache-dir"
+
+    def check():
+        engine = Engine(config(), ["MP301"], jobs=1, cache_dir=str(cache))
+        return engine.run_paths([str(tmp_path / "train.py")]).diagnostics
+
+    assert check() == []
+    (tmp_path / "requirements.txt").write_text("transformers==5.1.0\n")
+    assert [d.code for d in check()] == ["MP301"]
+
+
+def test_a_requirements_file_written_later_is_read(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text("from transformers import Trainer\nTrainer(model=m, tokenizer=tok)\n")
+    cache = tmp_path / ".cache-dir"
+
+    def check():
+        engine = Engine(config(), ["MP301"], jobs=1, cache_dir=str(cache))
+        return engine.run_paths([str(tmp_path / "train.py")]).diagnostics
+
+    assert [d.code for d in check()] == ["MP301"]  # the installed transformers 5
+    (tmp_path / "requirements.txt").write_text("transformers==4.38.0\n")
+    assert check() == []

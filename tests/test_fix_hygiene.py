@@ -153,25 +153,6 @@ HYGIENE = [
         """,
         id="import-torch-sorted-among-plain-imports",
     ),
-    pytest.param(  # only the standard library imported: a third-party section of its own
-        """
-        import os
-        import sys
-        model = AutoModelForCausalLM.from_pretrained(os.environ["M"], torch_dtype="bfloat16").eval()
-        """,
-        f"""
-        import os
-        import sys
-
-        import torch
-
-        {PROBE}
-        BF16_OK = {EXPR}
-
-        model = AutoModelForCausalLM.from_pretrained(os.environ["M"], torch_dtype="bfloat16" if BF16_OK else "float16").eval()
-        """,
-        id="import-torch-its-own-section",
-    ),
     pytest.param(  # MP202: transformers' own check that flash-attn imports, its import in sorted place
         """
         import torch

@@ -1,46 +1,235 @@
-"""The library versions a project targets come from its own pins (requirements, pyproject,
-setup.py), else the configuration says, else the installed metadata."""
+"""The library versions a file targets (versions.py): ranges read from the file's own project
+(requirements, pyproject in its dialects, setup.py/cfg, environment.yml), its own
+`require_version` / `%pip install` lines, a vendored copy of the library; else the
+configuration says, else the installed metadata."""
 import pytest
 
-from conftest import write_tree
+from conftest import config, write_tree
 
-from precision_lint.config import _targeted, load, project_pins
+from precision_lint.config import load
+from precision_lint.versions import (
+    Allowed, VersionResolver, in_file_requirements, parse_requirement, parse_spec, pip_requirements, resolver_for,
+)
+
+
+def allowed(spec, dist="transformers"):
+    return parse_spec(dist, spec, "test")
 
 
 @pytest.mark.parametrize(
-    "spec, version",
-    [("==4.36.2", (4, 36, 2)), (">=0.8.6,<=0.9.6", (0, 9, 6)), ("<0.10", (0, 9)), ("<5", (4,)), ("<5.0", (4,)), (">=4.40", None), ("~=4.46.0", (4, 46, 0))],
+    "spec, inside, outside",
+    [
+        ("==4.36.2", [(4, 36, 2)], [(4, 36, 3), (4, 36, 1)]),
+        (">=0.8.6,<=0.9.6", [(0, 8, 6), (0, 9, 6)], [(0, 9, 7), (0, 8, 5)]),
+        ("<5.0", [(4, 99), (0, 1)], [(5, 0), (5, 0, 1)]),
+        (">=4.36,<5.0", [(4, 36), (4, 57, 1)], [(5,), (4, 35, 9)]),
+        (">=4.36 <5.0", [(4, 36)], [(5,)]),  # Poetry writes the clauses apart
+        ("^4.36", [(4, 36), (4, 99)], [(5,), (4, 35)]),  # Poetry's caret
+        ("^0.9.6", [(0, 9, 6), (0, 9, 99)], [(0, 10)]),
+        ("~4.36", [(4, 36, 9)], [(4, 37)]),  # Poetry's tilde
+        ("~=4.46.0", [(4, 46, 3)], [(4, 47)]),
+        ("~=4.46", [(4, 99)], [(5,)]),
+        ("==4.36.*", [(4, 36, 4)], [(4, 37)]),
+        ("4.31.0", [(4, 31, 0)], [(4, 31, 1)]),  # Poetry's bare version is exact
+        (">=4.30,!=4.34.0", [(4, 34, 0), (5, 1)], [(4, 29)]),  # one excluded version: still the range
+    ],
 )
-def test_what_a_requirement_targets(spec, version):
-    assert _targeted(spec) == version
+def test_a_range_is_a_range(spec, inside, outside):
+    r = allowed(spec)
+    for v in inside:
+        assert r.accepts_between(v, v + (0, 0, 0, 1)), (spec, v)
+    for v in outside:
+        assert not r.accepts_between(v, v + (0, 0, 0, 1)), (spec, v)
 
 
-def test_pins_from_requirements_and_pyproject(tmp_path):
-    root = write_tree(
-        tmp_path,
-        {
-            "requirements.txt": "torch>=2.0\ntransformers==4.44.2\n",
-            "pyproject.toml": '[project]\nname = "x"\ndependencies = ["trl>=0.8.6,<=0.9.6", "peft"]\n',
-            "src/train.py": "print(1)\n",
-        },
+def test_every_some_and_lowest():
+    below_5 = allowed("<5.0")
+    assert not below_5.every_at_least((5, 0)) and not below_5.some_at_least((5, 0))  # `<5.0` is no "4"
+    assert below_5.some_at_least((4, 46)) and not below_5.every_at_least((4, 46))
+    assert not below_5.has_since((4, 46))  # its lowest version is unknown: nothing new
+    poetry = allowed(">=4.36,<5.0")
+    assert poetry.some_at_least((4, 46)) and not poetry.some_at_least((5, 0))
+    assert poetry.has_since((4, 33)) and not poetry.has_since((4, 46))
+    assert allowed(">=5.0").every_at_least((5, 0))
+    installed = Allowed.point("transformers", (5, 24), "installed")
+    assert installed.every_at_least((5, 0)) and installed.has_since((4, 56))
+    newest = Allowed.unknown("transformers")
+    assert newest.every_at_least((99,)) and newest.has_since((99,))
+
+
+@pytest.mark.parametrize(
+    "line, dist, low, high",
+    [
+        ("transformers[torch]>=4.36,<5; python_version > '3.8'", "transformers", (4, 36), (5,)),
+        ("trl==0.9.6  # the last with PPOTrainer v1", "trl", (0, 9, 6), (0, 9, 6)),
+        ("git+https://github.com/huggingface/transformers@v4.31.0", "transformers", (4, 31, 0), (4, 31, 0)),
+        ("Transformers >= 4.40", "transformers", (4, 40), None),
+    ],
+)
+def test_requirement_lines(line, dist, low, high):
+    found = parse_requirement(line, "requirements.txt")
+    assert (found.dist, found.low, found.high) == (dist, low, high)
+
+
+def test_requirement_lines_of_other_libraries_and_options_are_not_read():
+    assert parse_requirement("transformers-stream-generator==0.0.4", "r") is None
+    assert parse_requirement("-r base.txt", "r") is None
+    assert parse_requirement("torch==2.1", "r") is None
+
+
+def _targets(root, rel, source="", lines=()):
+    return VersionResolver().targets(str(root / rel), source, lines)
+
+
+def test_pep621_with_optional_dependencies(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "pyproject.toml": '[project]\nname = "x"\ndependencies = ["peft"]\n'
+                          '[project.optional-dependencies]\ntrain = ["transformers>=4.36,<5.0", "trl>=0.8.6,<=0.9.6"]\n',
+        "src/train.py": "",
+    })
+    t = _targets(root, "src/train.py")
+    assert (t.of("transformers").low, t.of("transformers").high) == ((4, 36), (5, 0))
+    assert (t.of("trl").low, t.of("trl").high) == ((0, 8, 6), (0, 9, 6))
+    assert "pyproject.toml" in t.of("trl").source
+
+
+def test_poetry_and_uv(tmp_path):
+    root = write_tree(tmp_path, {
+        "a/pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.10"\ntransformers = ">=4.36,<5.0"\n'
+                            '[tool.poetry.group.rl.dependencies]\ntrl = {version = "^0.9.4", extras = ["peft"]}\n',
+        "a/train.py": "",
+        "b/pyproject.toml": '[project]\nname = "b"\n[dependency-groups]\ntrain = ["transformers==4.44.2"]\n',
+        "b/train.py": "",
+    })
+    a = _targets(root, "a/train.py")
+    assert (a.of("transformers").low, a.of("transformers").high) == ((4, 36), (5, 0))
+    assert (a.of("trl").low, a.of("trl").high) == ((0, 9, 4), (0, 10))
+    assert _targets(root, "b/train.py").of("transformers").is_point
+
+
+def test_setup_py_setup_cfg_and_environment_yml(tmp_path):
+    root = write_tree(tmp_path, {
+        "p/setup.py": 'from setuptools import setup\nsetup(name="p", install_requires=["transformers==4.38.2", "torch"])\n',
+        "p/m.py": "",
+        "q/setup.cfg": "[options]\ninstall_requires =\n    trl>=0.7,<0.8\n",
+        "q/m.py": "",
+        "r/environment.yml": "name: r\ndependencies:\n  - python=3.10\n  - conda-forge::transformers=4.31\n  - pip:\n    - trl==0.4.7\n",
+        "r/m.py": "",
+    })
+    assert _targets(root, "p/m.py").of("transformers").low == (4, 38, 2)
+    assert _targets(root, "q/m.py").of("trl").high == (0, 8)
+    r = _targets(root, "r/m.py")
+    assert (r.of("transformers").low, r.of("transformers").high) == ((4, 31), (4, 32))  # conda's `=` is the series
+    assert r.of("trl").is_point
+
+
+def test_a_sub_project_uses_its_own_pins_not_the_repository_root(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "requirements.txt": "transformers>=5.0\n",
+        "examples/old_example/requirements.txt": "transformers==4.38.0\n",
+        "examples/old_example/run.py": "",
+        "examples/other/run.py": "",
+    })
+    assert _targets(root, "examples/old_example/run.py").of("transformers").low == (4, 38, 0)
+    assert _targets(root, "examples/other/run.py").of("transformers").low == (5, 0)
+
+
+def test_a_downloaded_zip_without_markers_still_has_its_requirements_read(tmp_path):
+    root = write_tree(tmp_path, {"proj/requirements.txt": "transformers==4.38.0\n", "proj/train.py": ""})
+    assert _targets(root, "proj/train.py").of("transformers").low == (4, 38, 0)
+
+
+def test_the_walk_stops_at_the_repository_root(tmp_path):
+    root = write_tree(tmp_path, {"requirements.txt": "transformers==4.38.0\n", "repo/.git/HEAD": "", "repo/train.py": ""})
+    installed = Allowed.point("transformers", (5, 24), "installed")
+    found = VersionResolver(installed={"transformers": installed}).targets(str(root / "repo/train.py"))
+    assert found.of("transformers") == installed
+
+
+def test_a_bare_requirement_is_the_newest_not_the_roots_pin(tmp_path):
+    root = write_tree(tmp_path, {
+        "requirements.txt": "transformers==4.38.0\n",
+        "sub/requirements.txt": "transformers\n",
+        "sub/run.py": "",
+    })
+    assert _targets(root, "sub/run.py").of("transformers").newest
+
+
+def test_a_vendored_copy_is_that_library_at_its_own_version_and_library_code(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "requirements.txt": "transformers>=5.0\n",
+        "third_party/transformers/setup.py": 'setup(name="transformers", version="4.36.0")\n',
+        "third_party/transformers/src/transformers/__init__.py": '__version__ = "4.36.0"\n',
+        "third_party/transformers/src/transformers/trainer.py": "",
+        "train.py": "",
+    })
+    inside = _targets(root, "third_party/transformers/src/transformers/trainer.py")
+    assert inside.library_code is not None and inside.library_code.dist == "transformers"
+    assert inside.of("transformers").low == (4, 36, 0)
+    outside = _targets(root, "train.py")
+    assert outside.library_code is None and outside.of("transformers").low == (5, 0)  # its own pin wins
+
+
+def test_a_vendored_copy_beside_unpinned_code_is_its_version(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "transformers/__init__.py": '__version__ = "4.36.2"\n',
+        "scripts/train.py": "",
+    })
+    found = _targets(root, "scripts/train.py").of("transformers")
+    assert found.is_point and found.low == (4, 36, 2) and "copy of transformers" in found.source
+
+
+def test_require_version_and_check_min_version_in_the_file():
+    found = in_file_requirements(
+        'from transformers.utils.versions import require_version\nrequire_version("trl>=0.8.6,<=0.9.6", "pip install trl==0.9.6")\n'
+        'from transformers.utils import check_min_version\ncheck_min_version("4.36.0.dev0")\n'
     )
-    assert project_pins(root / "src" / "train.py") == {"transformers": (4, 44, 2), "trl": (0, 9, 6)}
-    cfg = load(start=[str(root / "src" / "train.py")])
-    assert cfg.transformers_version == (4, 44, 2) and cfg.trl_version == (0, 9, 6)
-    assert cfg.version_sources == {"transformers": "pin", "trl": "pin"}
+    assert {(a.dist, a.low, a.high) for a in found} == {("trl", (0, 8, 6), (0, 9, 6)), ("transformers", (4, 36, 0), None)}
+    # diffusers' check_min_version is about diffusers
+    assert in_file_requirements('from diffusers.utils import check_min_version\ncheck_min_version("0.21.0")\n') == []
+
+
+def test_the_file_and_its_project_are_intersected(tmp_path):
+    root = write_tree(tmp_path, {"requirements.txt": "transformers>=4.30,<4.40\n", "run.py": ""})
+    found = _targets(root, "run.py", 'check_min_version("4.36.0")\n').of("transformers")
+    assert (found.low, found.high) == ((4, 36, 0), (4, 40))
+
+
+def test_notebook_pip_lines():
+    found = pip_requirements([
+        "!pip install -q -U transformers==4.31.0 accelerate",
+        "%pip install 'trl>=0.7,<0.8' --no-deps",
+        "!pip install -r requirements.txt",
+    ])
+    assert {(a.dist, a.low, a.high) for a in found} == {("transformers", (4, 31, 0), (4, 31, 0)), ("trl", (0, 7), (0, 8))}
+
+
+def test_notebook_pip_lines_continued_with_a_backslash():
+    found = pip_requirements(["%pip install  --upgrade \\\n", '  "transformers[sentencepiece]==4.37.2" \\\n', '  "trl==0.7.11" \\\n', '  "pillow"\n'])
+    assert {(a.dist, a.low) for a in found} == {("transformers", (4, 37, 2)), ("trl", (0, 7, 11))}
 
 
 def test_the_configuration_wins_over_pins(tmp_path):
-    root = write_tree(
-        tmp_path,
-        {
-            "requirements.txt": "transformers==4.44.2\n",
-            "pyproject.toml": '[tool.precision-lint]\ntransformers-version = "5.0"\n',
-            "train.py": "print(1)\n",
-        },
-    )
+    root = write_tree(tmp_path, {
+        "requirements.txt": "transformers==4.44.2\n",
+        "pyproject.toml": '[tool.precision-lint]\ntransformers-version = "5.0"\n',
+        "train.py": 'require_version("transformers<4.40")\n',
+    })
     cfg = load(start=[str(root / "train.py")])
     assert cfg.transformers_version == (5, 0)
+    found = resolver_for(cfg).targets(str(root / "train.py"), 'require_version("transformers<4.40")\n')
+    assert found.of("transformers").is_point and found.of("transformers").low == (5, 0)
+
+
+def test_the_installed_version_is_the_fallback(tmp_path):
+    root = write_tree(tmp_path, {".git/HEAD": "", "train.py": ""})
+    cfg = config()
+    found = resolver_for(cfg).targets(str(root / "train.py"))
+    assert found.of("transformers").source == "installed"
 
 
 def test_an_mp301_project_pinned_before_the_rename_is_silent(tmp_path):
@@ -56,3 +245,33 @@ def test_an_mp301_project_pinned_before_the_rename_is_silent(tmp_path):
     )
     cfg = load(start=[str(root)])
     assert Engine(cfg, ["MP301"], jobs=1).run_paths([str(root)]).diagnostics == []
+
+
+def test_a_checkout_of_the_library_among_unrelated_downloads_is_not_a_vendored_copy(tmp_path):
+    root = write_tree(tmp_path, {
+        "downloads/transformers/setup.py": 'setup(name="transformers")\n',
+        "downloads/transformers/src/transformers/__init__.py": '__version__ = "4.20.0"\n',
+        "downloads/someproject/scripts/train.py": "",
+    })
+    found = _targets(root, "downloads/someproject/scripts/train.py").of("transformers")
+    assert found.newest  # nothing known: not the neighbour's 4.20
+    beside = write_tree(tmp_path / "p", {
+        "requirements.txt": "torch\n",
+        "transformers/setup.py": 'setup(name="transformers")\n',
+        "transformers/src/transformers/__init__.py": '__version__ = "4.20.0"\n',
+        "scripts/train.py": "",
+    })
+    assert _targets(beside, "scripts/train.py").of("transformers").low == (4, 20, 0)
+
+
+def test_requirements_folders_and_includes(tmp_path):
+    root = write_tree(tmp_path, {
+        "a/requirements.txt": "-r requirements/base.txt\ntorch\n",
+        "a/requirements/base.txt": "transformers==4.38.2\n",
+        "a/train.py": "",
+        "b/requirements/train.txt": "trl>=0.7,<0.8\n",
+        "b/train.py": "",
+    })
+    a = _targets(root, "a/train.py").of("transformers")
+    assert a.low == (4, 38, 2) and a.source.endswith("base.txt")
+    assert _targets(root, "b/train.py").of("trl").high == (0, 8)

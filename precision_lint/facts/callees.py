@@ -31,7 +31,7 @@ def project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
     (``criterion = DistillLoss(); criterion(s, t)``; an ``nn.Module``'s ``__call__`` does)."""
     receiver = site.receiver
     if isinstance(site.node.func, cst.Name):
-        made = _instance_of(index, site.scope, site.node.func.value)
+        made = _instance_of(index, site.scope, site.node.func)
         if made is not None:
             return f"{made}.{_call_method(index, made)}"
     if site.qualname:
@@ -40,17 +40,16 @@ def project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
         if receiver.value == "self" and site.klass:
             held = _held_on_self(index, site.klass, site.method)  # self.criterion = DistillLoss()
             return f"{held}.{_call_method(index, held)}" if held else f"{site.klass}.{site.method}"
-        made = _instance_of(index, site.scope, receiver.value)  # d = Distiller(...); d.setup(x)
+        made = _instance_of(index, site.scope, receiver)  # d = Distiller(...); d.setup(x)
         if made is not None:
             return f"{made}.{site.method}"
     return None
 
 
-def _instance_of(index: ModuleIndex, scope, name: str) -> Optional[str]:
+def _instance_of(index: ModuleIndex, scope, name: cst.Name) -> Optional[str]:
     """The project class whose instance the variable ``name`` holds (its only binding is a call
     of that class), or None."""
-    owner = scope.lookup_scope(name)
-    bindings = owner.assignments.get(name, []) if owner is not None else []
+    _, bindings = index.bindings_of(name, scope)
     if len(bindings) == 1 and isinstance(bindings[0].value, cst.Call) and bindings[0].unpack_index is None:
         return project_class(index, bindings[0].value)
     return None

@@ -15,6 +15,7 @@ import libcst as cst
 from .callees import LIBRARIES, project_callee
 from .evaluate import Evaluator
 from .index import ModuleIndex
+from .main_block import main_block_orders, main_scope
 from .model import CallArg, CallRecord
 from .tensors import half_tensors
 from .values import UNKNOWN
@@ -60,8 +61,12 @@ def call_edges(index: ModuleIndex) -> tuple:
     what it calls or hands over to be called (``fire.Fire(main)``, ``Thread(target=run)``,
     ``app.command()(train)``): a function passed as an argument is a callee too."""
     edges = set()
+    mains = main_block_orders(index)
     for site in index.calls:
-        caller = site.scope.code_scope().qualname
+        scope = site.scope.code_scope()
+        caller = scope.qualname
+        if mains and scope.kind == "module" and _inside(index.order(site.node)[0], mains):
+            caller = main_scope(caller)  # runs only when this module is the script
         callee = project_callee(index, site)
         if callee is not None:
             edges.add((caller, callee))
@@ -71,6 +76,10 @@ def call_edges(index: ModuleIndex) -> tuple:
                 if target is not None and target.split(".")[0] not in LIBRARIES:
                     edges.add((caller, target))
     return tuple(sorted(edges))
+
+
+def _inside(at: int, ranges) -> bool:
+    return any(first <= at < last for first, last in ranges)
 
 
 def return_summaries(index: ModuleIndex, evaluator: Evaluator) -> tuple:

@@ -205,6 +205,9 @@ class Evaluator:
         (``bf16``, ``mixed_precision``, ``dtype``...), and nothing in it is on by default (a
         negation, or an argparse option whose ``default=`` may select it, makes it the
         default). Syntactic, through variables: cheap enough for every guard."""
+        if tests_absence(test):
+            return False  # `if precision is None: precision = "bf16-mixed"`: the code's default
+        compared = compared_literals(test)
         follows = about_precision = False
         for node, here in self._reached(test, scope, set()):
             if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
@@ -233,7 +236,7 @@ class Evaluator:
                     action = keyword(option.call, "action")
                     if action is not None and isinstance(action.value, cst.SimpleString) and action.value.evaluated_value == "store_false":
                         return False
-                    if default is not None and not _falsy_literal(default.value):
+                    if default is not None and not _falsy_literal(default.value) and not _other_than(default.value, compared):
                         return False
         # only the user's *precision* switch: bf16 under `if args.skip_batches:` is still hard-coded
         return follows and about_precision
@@ -263,7 +266,7 @@ class Evaluator:
         if key in seen:
             return False
         seen.add(key)
-        bound = owner.assignments.get(head.value, [])
+        _, bound = self.ix.bindings_of(head, scope)
         return bool(bound) and all(
             a.value is not None and a.unpack_index is None and a.imported is None and self.reads_input(a.value, owner, seen)
             for a in bound
@@ -282,11 +285,12 @@ class Evaluator:
             node, here = stack.pop()
             yield node, here
             if isinstance(node, cst.Name):
-                owner = here.lookup_scope(node.value)
+                # flow-insensitive on purpose: what may ever reach a variable (memoised per name)
+                owner, bound = self.ix.bindings_anywhere(node.value, here)
                 key = (node.value, id(owner))
                 if owner is not None and key not in seen:
                     seen.add(key)
-                    stack.extend((a.value, owner) for a in owner.assignments.get(node.value, []) if a.value is not None)
+                    stack.extend((a.value, owner) for a in bound if a.value is not None)
                     default = owner.params.get(node.value) if inputs else None
                     if default is not None:
                         stack.append((default, owner))
@@ -454,18 +458,16 @@ class Evaluator:
             out = [e for entry in self._dict_entries(expr.value, scope, seen) if entry.name == key for e in self._entries(entry.value, scope, seen)]
             owner_name = item_owner(expr)  # and what `cfg["train"]["fp16"] = v` sets in it afterwards
             name = owner_name.split("\x00")[0] if owner_name else None
-            root = scope.lookup_scope(name) if name else None
+            root, bound = self.ix.bindings_anywhere(name, scope) if name else (None, [])
             if root is not None:
-                bound = root.assignments.get(name, [])
                 out.extend(self._mutations(owner_name, root, min((len(a.guards) for a in bound), default=0), seen))
             return out
         if isinstance(expr, cst.Name) and expr.value not in seen:
             seen.add(expr.value)
-            owner = scope.lookup_scope(expr.value)
+            owner, bound = self.ix.bindings_of(expr, scope)
             if owner is None:
                 return []
             out = []
-            bound = owner.assignments.get(expr.value, [])
             for assignment in bound:
                 if assignment.value is not None and assignment.unpack_index is None:
                     out.extend(self._entries(assignment.value, owner, seen))
@@ -564,7 +566,7 @@ class Evaluator:
     def _name(self, expr: cst.Name, scope: Scope, origin) -> List[Possible]:
         if expr.value in ("True", "False", "None"):
             return [_const({"True": True, "False": False, "None": None}[expr.value], origin=origin)]
-        owner = scope.lookup_scope(expr.value)
+        owner, assignments = self.ix.bindings_of(expr, scope)
         if owner is None:
             return list(UNKNOWN_VALUE)
         out: List[Possible] = []
@@ -573,8 +575,7 @@ class Evaluator:
             # what the callers pass: known at the join, where calls across files are seen
             out.append(Possible(PARAM, param_ref(owner, expr.value), origin=origin))
             if default is not None:
-                out.extend(self.values(default, owner.parent or owner))
-        assignments = owner.assignments.get(expr.value, [])
+                out.extend(self.parameter_default(owner, expr.value, default))
         # A variable reassigned under a capability test (`if major < 8: use_bf16 = False`),
         # or under a parameter-dtype check (`if has_fp16_params: use_scaler = False`),
         # is guarded as a whole.
@@ -591,6 +592,12 @@ class Evaluator:
                     v = _with_guard(v, guard_all)
                 out.append(v)
         return out or list(UNKNOWN_VALUE)
+
+    def parameter_default(self, function: Scope, name: str, default: cst.BaseExpression) -> List[Possible]:
+        """The values of parameter ``name``'s default, each marked as that default: the join
+        keeps them only where some call may leave the parameter out."""
+        ref = param_ref(function, name)
+        return [dataclasses.replace(v, default_of=ref) for v in self.values(default, function.parent or function)]
 
     def _capability_guarded(self, assignments: List[Assignment], owner: Scope) -> Optional[Guard]:
         if len(assignments) < 2:
@@ -665,8 +672,8 @@ class Evaluator:
         receiver = expr.func.value
         made = [receiver]
         if isinstance(receiver, cst.Name):
-            owner = scope.lookup_scope(receiver.value)
-            made = [b.value for b in owner.assignments.get(receiver.value, [])] if owner is not None else []
+            owner, reached = self.ix.bindings_of(receiver, scope)
+            made = [b.value for b in reached]
             scope = owner or scope
         for call in made:
             if isinstance(call, cst.Call) and self.ix.qualify(call.func, scope) in ARGUMENT_PARSERS:
@@ -689,8 +696,8 @@ class Evaluator:
         parse gives the field (a file's key, a dict's entry), else the user's ``--fp16``."""
         parses = []
         if isinstance(expr.value, cst.Name):
-            owner = scope.lookup_scope(expr.value.value)
-            for a in owner.assignments.get(expr.value.value, []) if owner is not None else ():
+            owner, reached = self.ix.bindings_of(expr.value, scope)
+            for a in reached:
                 if a.value is not None and a.unpack_index is not None and self.parsed_classes(a.value, owner) is not None:
                     parses.append((a.value, owner))
         if not parses:
@@ -849,8 +856,7 @@ class Evaluator:
         call passes for ``attr``, else the class's own value (its summary, at the join)."""
         if not isinstance(expr.value, cst.Name):
             return None
-        owner = scope.lookup_scope(expr.value.value)
-        bound = owner.assignments.get(expr.value.value, []) if owner is not None else []
+        owner, bound = self.ix.bindings_of(expr.value, scope)
         if not bound or expr.value.value in owner.params or any(
             not isinstance(b.value, cst.Call) or b.unpack_index is not None for b in bound
         ):
@@ -1039,8 +1045,7 @@ class Evaluator:
         if depth > 6:
             return []
         if isinstance(expr, cst.Name) and not scope.is_import(expr.value):
-            owner = scope.lookup_scope(expr.value)
-            bound = owner.assignments.get(expr.value, []) if owner is not None else []
+            owner, bound = self.ix.bindings_of(expr, scope)
             if bound and all(a.value is not None and isinstance(a.value, cst.Call) for a in bound):
                 return [p for a in bound for p in self._config_paths(a.value, owner, depth + 1)]
         if isinstance(expr, cst.Call):
@@ -1109,6 +1114,9 @@ class Evaluator:
                 out.append(_const(a.value, a.guards))
             elif not is_and and a.kind == CONST and a.value:
                 out.append(_const(a.value, a.guards))
+            elif not is_and and a.kind == UNKNOWN and b.kind == CONST and b.value:
+                # `precision or "bf16-mixed"`: the code's default where nothing is given
+                out.extend((Possible(UNKNOWN), dataclasses.replace(b, guards=a.guards + b.guards)))
             elif UNKNOWN in (a.kind, b.kind) and not (a.capability or b.capability or a.kind == CUDA or b.kind == CUDA):
                 out.append(Possible(UNKNOWN))
             else:
@@ -1212,6 +1220,39 @@ class Evaluator:
                     inside = self.ix.span(default.value)
                     return not (inside.start <= origin.start and origin.end <= inside.end)
         return False
+
+
+def compared_literals(test: cst.BaseExpression) -> Optional[Tuple[object, ...]]:
+    """The literals a condition compares a value with: ``x == "bf16"`` → ``("bf16",)``,
+    ``x in ("bf16", "bfloat16")`` → both; None for any other condition."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    target = test.comparisons[0]
+    if isinstance(target.operator, cst.Equal) and isinstance(target.comparator, cst.SimpleString):
+        return (target.comparator.evaluated_value,)
+    if isinstance(target.operator, cst.In) and isinstance(target.comparator, (cst.Tuple, cst.List, cst.Set)):
+        items = [e.value for e in target.comparator.elements]
+        if items and all(isinstance(i, cst.SimpleString) for i in items):
+            return tuple(i.evaluated_value for i in items)
+    return None
+
+
+def _other_than(default: cst.BaseExpression, compared: Optional[Tuple[object, ...]]) -> bool:
+    """Whether an option's literal ``default=`` is none of the values a condition selects:
+    ``--dtype`` defaulting to "float16" makes ``args.dtype == "bfloat16"`` an opt-in."""
+    return compared is not None and isinstance(default, cst.SimpleString) and default.evaluated_value not in compared
+
+
+def tests_absence(test: cst.BaseExpression) -> bool:
+    """Whether a condition asks if a value was left out: ``x is None``, ``x == None`` (alone or
+    joined with ``and``/``or``). The branch it guards fills in the code's own default."""
+    if isinstance(test, cst.BooleanOperation):
+        return tests_absence(test.left) or tests_absence(test.right)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if isinstance(target.operator, (cst.Is, cst.Equal)):
+            return any(isinstance(side, cst.Name) and side.value == "None" for side in (test.left, target.comparator))
+    return False
 
 
 def _override(entries: List[KwargSource]) -> List[KwargSource]:

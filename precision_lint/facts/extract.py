@@ -1,7 +1,7 @@
 """Text of one file → :class:`ModuleFacts`.
 
-Steps: honour ``# precision-lint: skip-file``; skip parsing when the text holds
-none of the evidence the selected rules need; parse with LibCST; build the
+Steps: honour ``# precision-lint: skip-file``; skip analysis of a file whose unit
+imports none of the libraries the rules are about (``gate.py``); parse with LibCST; build the
 index; record imports, classes, layout and ``# noqa`` comments; then let every
 domain extractor in ``facts/extractors`` add its section.
 """
@@ -13,7 +13,7 @@ import pkgutil
 import re
 import sys
 from functools import lru_cache
-from typing import Iterable, Optional, Tuple
+from typing import Optional, Tuple
 
 import libcst as cst
 
@@ -23,6 +23,7 @@ from . import syntax
 from .calls import call_edges, call_records, return_summaries
 from .evaluate import Evaluator
 from .index import ModuleIndex, build_index, children
+from .main_block import main_block_lines
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from .values import CAPABILITY, COND
 
@@ -57,29 +58,19 @@ def parse_noqa(source: str):
     return out
 
 
-@lru_cache(maxsize=64)
-def _evidence_pattern(evidence: tuple):
-    return re.compile("|".join(f"(?:{e})" for e in evidence)) if evidence else None
-
-
-def may_hold_evidence(source: str, evidence: Optional[Iterable[str]]) -> bool:
-    """Whether the text matches one of the rules' evidence patterns (regular expressions)."""
-    if evidence is None:
-        return True
-    pattern = _evidence_pattern(tuple(evidence))
-    return bool(pattern and pattern.search(source))
-
-
 def extract_facts(
     source: str,
     path: str,
     module: str = "",
     is_package: bool = False,
     root: str = "",
-    evidence: Optional[Iterable[str]] = None,
+    analyse: bool = True,
 ) -> ModuleFacts:
+    """The facts of one file. ``analyse`` (see ``gate.py``) is False for a file of no unit that
+    imports a library the rules are about: only its imports, exports and classes are read."""
     facts = ModuleFacts(path=path, module=module, is_package=is_package, root=root)
     facts.noqa = parse_noqa(source)
+    facts.main_lines = main_block_lines(source)
     if SKIP_FILE.search(source):
         facts.skip_file = True
         return facts
@@ -89,7 +80,7 @@ def extract_facts(
         facts.parse_error = error
         return facts
     facts.cell_errors = notebook_cell_errors(source, path)
-    if not may_hold_evidence(source, evidence):
+    if not analyse:
         # Not parsed, but its imports still link the files around it (a package
         # `__init__.py` that re-exports `load_model` from the module that loads fp16).
         facts.imports, facts.exports = _imports_from_text(source, module, is_package)
@@ -129,15 +120,11 @@ def _extract_parsed(facts: ModuleFacts, source: str, path: str, module: str, is_
     facts.call_edges = call_edges(index)
     facts.returns = return_summaries(index, evaluator)
     facts.classes = tuple(
-        ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params)
+        ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params, *_members(c.node, *c.more_nodes))
         for c in index.classes.values()
     )
     facts.layout = _layout(index, evaluator)
     for extractor in extractors():
-        evidence = getattr(extractor, "EVIDENCE", None)
-        if evidence is not None and not evidence.search(source):
-            facts.sections[extractor.SECTION] = extractor.EMPTY
-            continue
         facts.sections[extractor.SECTION] = extractor.extract(index, evaluator)
     return facts
 
@@ -195,6 +182,25 @@ def _imports_from_text(source: str, module: str, is_package: bool):
     return tuple(sorted(found)), tuple(sorted(exports.items()))
 
 
+def _members(*nodes: cst.ClassDef):
+    """The names a class body defines (fields, class attributes, methods, properties), and
+    its annotated fields: ``(members, fields)``."""
+    out, fields = set(), set()
+    for node in nodes:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for item in body:
+            if isinstance(item, (cst.FunctionDef, cst.ClassDef)):
+                out.add(item.name.value)
+            elif isinstance(item, cst.SimpleStatementLine):
+                for small in item.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        out.add(small.target.value)
+                        fields.add(small.target.value)
+                    elif isinstance(small, cst.Assign):
+                        out.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+    return tuple(sorted(out)), tuple(sorted(fields))
+
+
 def _classes_from_text(tree: ast.Module, module: str, imported: dict):
     """The module-level classes of a file that is not parsed, with their bases and their own
     ``__init__``'s parameters, and the names it defines: ``(classes, definitions)``. A model
@@ -223,7 +229,16 @@ def _classes_from_text(tree: ast.Module, module: str, imported: dict):
         if init is not None:
             names = [a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)]
             params = tuple(names)
-        classes.append(ClassFact(f"{prefix}{node.name}", bases, (), params))
+        members, fields = set(), set()
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                members.add(item.name)
+            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                members.add(item.target.id)
+                fields.add(item.target.id)
+            elif isinstance(item, ast.Assign):
+                members.update(t.id for t in item.targets if isinstance(t, ast.Name))
+        classes.append(ClassFact(f"{prefix}{node.name}", bases, (), params, tuple(sorted(members)), tuple(sorted(fields))))
     return tuple(classes), frozenset(own)
 
 

@@ -133,6 +133,10 @@ class AttrUse:
     attr: str
     scope: Scope
     klass: Optional[str]
+    # the conditions it is read under (`if` statements, and `a if test else b` around it) and
+    # the exceptions caught around it (see CallSite.caught)
+    guards: Tuple[Tuple[cst.BaseExpression, bool], ...] = ()
+    caught: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -238,6 +242,11 @@ class ModuleIndex:
         # id(import statement) → (its guards, the exceptions caught around it; see CallSite.caught)
         self.import_context: Dict[int, Tuple[Tuple[GuardNode, ...], Tuple[str, ...]]] = {}
         self._positions: Optional[Positions] = None
+        # (start, end, key, parent index) of every conditional region, by start (see flow_at)
+        self._flow_nodes: List[tuple] = []
+        self._flow_ranges: List[Tuple[int, int, tuple, int]] = []
+        self._flow_starts: List[int] = []
+        self._flow_memo: Dict[int, frozenset] = {}
         self._scope_spans = None
         self._scope_starts = []
         self._line_starts = [0]
@@ -307,15 +316,10 @@ class ModuleIndex:
         return f"{full}.{rest}" if rest else full
 
     def resolve_name(self, name: str, scope: Scope, at: Optional[int], depth: int) -> Optional[str]:
-        owner = scope.lookup_scope(name)
+        owner, bindings = self.bindings_at(name, scope, at)
         if owner is None or name in owner.params or depth > 8:
             return None
-        bindings = owner.assignments.get(name, [])
-        if owner is scope and at is not None:
-            # in the scope's own code, the bindings written before the use (flow order)
-            before = [b for b in bindings if self.order_of.get(id(b.statement), (at,))[0] < at]
-            bindings = before or bindings
-        for binding in reversed(bindings):
+        for binding in bindings:
             if binding.imported is not None:
                 return binding.imported
             stmt = binding.statement
@@ -335,6 +339,113 @@ class ModuleIndex:
                 return None
             return None
         return None
+
+    # --- which bindings a use sees: the one policy ------------------------------
+    def bindings_of(self, node: cst.Name, scope: Scope) -> Tuple[Optional[Scope], List[Assignment]]:
+        """The scope that binds the name ``node`` uses, and the bindings that reach the use.
+
+        See :meth:`bindings_at`. A node that is not part of this module's tree (built by a
+        rule) is treated as a use at the end of its scope's code."""
+        return self.bindings_at(node.value, scope, self.order_of.get(id(node), (None,))[0])
+
+    def bindings_at(self, name: str, scope: Scope, at: Optional[int]) -> Tuple[Optional[Scope], List[Assignment]]:
+        """The scope whose binding of ``name`` a use in ``scope`` sees, and the bindings that
+        reach the use, latest first (reaching definitions with their guards).
+
+        - A use in the binding scope's own code (``at`` its pre-order number) sees the bindings
+          written before it: walking back from the use, each binding reaches it until one that
+          runs whenever the use runs (its ``if`` branches, loops and ``try`` blocks all enclose
+          the use too) hides the older ones. A binding later in a loop that also holds the use
+          reaches it on the next iteration. ``x = f(x)``: the ``x`` on the right sees the
+          previous ``x``.
+        - A use in a nested function sees the enclosing scope as it is when its code has run to
+          the end (functions are called after the module has executed: pyright's binder
+          order): the last binding that always runs, and the conditional ones after it.
+
+        Where no binding precedes a use (a name used before any assignment, which would raise
+        at run time unless a loop brings it round), every binding is returned.
+        """
+        owner = scope.lookup_scope(name)
+        if owner is None:
+            return None, []
+        bindings = owner.assignments.get(name, [])
+        if not bindings:
+            return owner, []
+        if owner is scope and at is not None:
+            return owner, self._reaching_use(bindings, at)
+        return owner, self._reaching_end(bindings, owner)
+
+    def bindings_anywhere(self, name: str, scope: Scope) -> Tuple[Optional[Scope], List[Assignment]]:
+        """Every binding of ``name`` in the scope a use in ``scope`` sees, whatever the use's
+        place: only for flow-insensitive questions asked once per variable ("may a dtype ever
+        reach this name?", "is it always made by one call?"), whose answer must hold for every
+        use. Which bindings reach one use is :meth:`bindings_of`'s question."""
+        owner = scope.lookup_scope(name)
+        return owner, (owner.assignments.get(name, []) if owner is not None else [])
+
+    def _reaching_use(self, bindings: List[Assignment], at: int) -> List[Assignment]:
+        use_flow = self.flow_at(at)
+        use_loops = {key for key in use_flow if key[0] == "loop"}
+        before: List[Assignment] = []
+        later: List[Assignment] = []
+        for b in bindings:
+            start = self.order_of.get(id(b.statement), (None,))[0]
+            if start is None:
+                continue
+            if start < at:
+                if b.value is not None and id(b.value) in self.order_of:
+                    first, after = self.order_of[id(b.value)]
+                    if first <= at < after:
+                        continue  # `x = f(x)`: the use is in the value
+                if isinstance(b.statement, (cst.ClassDef, cst.FunctionDef)) and at < self.order_of[id(b.statement)][1]:
+                    continue  # `class Dataset(Dataset)`: a def binds its name once its bases, decorators and defaults ran
+                before.append(b)
+            elif use_loops and use_loops & self.flow_of(b):
+                later.append(b)
+        out: List[Assignment] = []
+        for b in reversed(before):
+            out.append(b)
+            if self.flow_of(b) <= use_flow:
+                break
+        out.extend(reversed(later))
+        return out or list(reversed(bindings))
+
+    def _reaching_end(self, bindings: List[Assignment], owner: Scope) -> List[Assignment]:
+        base = self.flow_at(self.order_of[id(owner.node.body)][0]) if owner.kind != "module" else frozenset()
+        out: List[Assignment] = []
+        for b in reversed(bindings):
+            out.append(b)
+            if self.flow_of(b) <= base:
+                break
+        return out
+
+    def flow_of(self, binding: Assignment) -> frozenset:
+        """The conditions under which a binding's statement runs (see :meth:`flow_at`)."""
+        start = self.order_of.get(id(binding.statement), (None,))[0]
+        return self.flow_at(start) if start is not None else frozenset()
+
+    def flow_at(self, at: int) -> frozenset:
+        """The conditions under which code at pre-order number ``at`` runs: the ``if`` branches
+        (with their polarity) and dominating early exits around it, the loops it is in, and
+        the ``try`` bodies or ``except`` handlers it is in (code there may not run to its end).
+        Keys are ``(id(test), polarity)`` for guards, ``("loop", id)``, ``("try", id)`` and
+        ``("handler", id)`` for the rest."""
+        memo = self._flow_memo
+        found = memo.get(at)
+        if found is not None:
+            return found
+        ranges = self._flow_ranges
+        i = bisect.bisect_right(self._flow_starts, at) - 1
+        keys = []
+        while i >= 0:
+            start, end, key, parent = ranges[i]
+            if start <= at < end:
+                keys.append(key)
+                i = parent
+            else:
+                i = parent if parent >= 0 and ranges[parent][1] > at else i - 1
+        found = memo[at] = frozenset(keys)
+        return found
 
     def call_of(self, node: cst.CSTNode) -> Optional[CallSite]:
         return self.calls_by_node.get(id(node))
@@ -423,9 +534,11 @@ def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
     it is (CPython keeps it flat)."""
     hooks: Dict[type, tuple] = {}
     order = visitor.ix.order_of
+    flow_nodes = visitor.ix._flow_nodes
     counter = 0
-    # (action, node): _ENTER a node; _LEAVE it (with its pre-order number); _CALL a hook;
-    # _GUARD after a block's statement; _UNGUARD at the end of a block
+    # (action, node, extra): _ENTER a node; _LEAVE it (extra: its pre-order number and hook);
+    # _CALL a hook (extra) with node; _GUARD after a block's statement (extra: the block, the
+    # statement's index, the block's count of pushed guards); _UNGUARD at the end of a block
     stack: List[tuple] = [(_ENTER, root, None)]
     pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
@@ -441,6 +554,8 @@ def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
             counter += 1
             if visit is not None and visit(node) is False:
                 continue
+            if cls in _FLOW_NODES:
+                flow_nodes.append(node)
             if cls is cst.If:
                 todo = [(_ENTER, node.test, None), (_CALL, node, visitor.visit_If_body), (_ENTER, node.body, None), (_CALL, node, visitor.leave_If_body)]
                 if node.orelse is not None:
@@ -449,13 +564,19 @@ def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
                 # statements in order; an early exit or an `assert` guards the rest of the block
                 pushed = [0]
                 todo = []
-                for stmt in node.body:
+                for i, stmt in enumerate(node.body):
                     todo.append((_ENTER, stmt, None))
-                    todo.append((_GUARD, stmt, pushed))
+                    todo.append((_GUARD, stmt, (node, i, pushed)))
                 todo.append((_UNGUARD, node, pushed))
             elif cls is cst.Try:
                 todo = [(_CALL, _caught_names(node), visitor.caught.append), (_ENTER, node.body, None), (_CALL, None, _pop_caught(visitor))]
                 todo += [(_ENTER, part, None) for part in (*node.handlers, node.orelse, node.finalbody) if part is not None]
+            elif cls is cst.IfExp:
+                todo = [
+                    (_ENTER, node.test, None), (_CALL, node, visitor.visit_IfExp_body), (_ENTER, node.body, None),
+                    (_CALL, node, visitor.leave_IfExp_body), (_CALL, node, visitor.visit_IfExp_orelse),
+                    (_ENTER, node.orelse, None), (_CALL, node, visitor.leave_IfExp_orelse),
+                ]
             elif cls is cst.With:
                 todo = [(_ENTER, item, None) for item in node.items]
                 todo += [(_CALL, node, visitor.visit_With_body), (_ENTER, node.body, None), (_CALL, node, visitor.leave_With_body)]
@@ -479,10 +600,14 @@ def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
         elif action is _GUARD:
             guard = _dominating_guard(node)
             if guard is not None:  # the list of the scope the block is in (a function has its own)
+                block, i, pushed = extra
                 visitor.guards.append(guard)
-                extra[0] += 1
+                pushed[0] += 1
+                if i + 1 < len(block.body):
+                    flow_nodes.append((block, block.body[i + 1], guard))
         else:  # _UNGUARD
             del visitor.guards[len(visitor.guards) - extra[0]:]
+    _flow_ranges(visitor.ix)
 
 
 _ENTER, _LEAVE, _CALL, _GUARD, _UNGUARD = "enter", "leave", "call", "guard", "unguard"
@@ -490,6 +615,44 @@ _ENTER, _LEAVE, _CALL, _GUARD, _UNGUARD = "enter", "leave", "call", "guard", "un
 
 def _pop_caught(visitor: "_Indexer"):
     return lambda _: visitor.caught.pop()
+
+
+_FLOW_NODES = frozenset({cst.If, cst.For, cst.While, cst.Try, cst.TryStar})
+
+
+def _flow_ranges(index: "ModuleIndex") -> None:
+    """The conditional regions of the module as nested pre-order ranges (see ``flow_at``)."""
+    order = index.order_of
+    ranges: List[Tuple[int, int, tuple]] = []
+    for item in index._flow_nodes:
+        if isinstance(item, tuple):  # an early exit guards the rest of its block
+            block, first, (test, positive) = item
+            ranges.append((order[id(first)][0], order[id(block)][1], (id(test), positive)))
+            continue
+        node = item
+        if isinstance(node, cst.If):
+            ranges.append((*order[id(node.body)], (id(node.test), True)))
+            if node.orelse is not None:
+                ranges.append((*order[id(node.orelse)], (id(node.test), False)))
+        elif isinstance(node, (cst.For, cst.While)):
+            ranges.append((*order[id(node)], ("loop", id(node))))
+        else:  # try / try*: the body and its else may stop part-way; a handler may not run
+            ranges.append((*order[id(node.body)], ("try", id(node))))
+            if node.orelse is not None:
+                ranges.append((*order[id(node.orelse)], ("try", id(node))))
+            for handler in node.handlers:
+                ranges.append((*order[id(handler)], ("handler", id(handler))))
+    ranges.sort(key=lambda r: (r[0], -r[1]))
+    out: List[Tuple[int, int, tuple, int]] = []
+    stack: List[int] = []
+    for start, end, key in ranges:
+        while stack and not (out[stack[-1]][0] <= start and end <= out[stack[-1]][1]):
+            stack.pop()
+        out.append((start, end, key, stack[-1] if stack else -1))
+        stack.append(len(out) - 1)
+    index._flow_ranges = out
+    index._flow_starts = [r[0] for r in out]
+    index._flow_nodes = []
 
 
 _EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit", "SystemExit"})
@@ -591,6 +754,7 @@ class _Indexer(cst.CSTVisitor):
         self.loops: List[ForLoop] = []
         self.statement: Optional[cst.CSTNode] = None
         self.caught: List[Tuple[str, ...]] = []  # per enclosing try body / except block
+        self.expression_guards: List[Tuple[cst.BaseExpression, bool]] = []
 
     # --- statements ----------------------------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -709,6 +873,20 @@ class _Indexer(cst.CSTVisitor):
 
     def leave_If_body(self, node: cst.If) -> None:
         self.guards.pop()
+
+    # `a if test else b`: a condition for what each side reads (kept apart from `guards`, which
+    # the rules read for calls)
+    def visit_IfExp_body(self, node: cst.IfExp) -> None:
+        self.expression_guards.append((node.test, True))
+
+    def leave_IfExp_body(self, node: cst.IfExp) -> None:
+        self.expression_guards.pop()
+
+    def visit_IfExp_orelse(self, node: cst.IfExp) -> None:
+        self.expression_guards.append((node.test, False))
+
+    def leave_IfExp_orelse(self, node: cst.IfExp) -> None:
+        self.expression_guards.pop()
 
     def visit_If_orelse(self, node: cst.If) -> None:
         self.guards.append((node.test, False))
@@ -829,7 +1007,8 @@ class _Indexer(cst.CSTVisitor):
         if node.attr.value in TRACKED_ATTRS:
             self.ix.attr_uses.append(
                 AttrUse(node, node.value, node.attr.value, self.scope,
-                        self.classes[-1].qualname if self.classes else None)
+                        self.classes[-1].qualname if self.classes else None,
+                        (*self.guards, *self.expression_guards), self._caught())
             )
 
     def _arg_option(self, node: cst.Call) -> None:

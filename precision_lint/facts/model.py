@@ -19,6 +19,10 @@ class ClassFact:
     bases: Tuple[str, ...]
     self_attrs: Tuple[str, ...]
     init_params: Optional[Tuple[str, ...]] = None  # its own __init__'s parameters, if defined
+    # names its body defines: fields (`x: int = 0`), class attributes, methods and properties
+    members: Tuple[str, ...] = ()
+    # its annotated fields (`x: Optional[str] = None`): a dataclass's __init__ takes them
+    fields: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,9 @@ class ModuleFacts:
     # per-function summaries: what a function may return, for callers in other files
     # (function qualname, Possible atoms; parameters, config values and calls stay symbolic)
     returns: Tuple[Tuple[str, Tuple[Any, ...]], ...] = ()
+    # (first, last) lines of its top-level `if __name__ == "__main__":` blocks: code that runs
+    # only when this module is the script, never when it is imported (``facts/main_block.py``)
+    main_lines: Tuple[Tuple[int, int], ...] = ()
 
     def section(self, name: str):
         return self.sections.get(name, ())

@@ -56,9 +56,11 @@ _SOURCE_ORDER: Dict[type, Tuple[str, ...]] = {
     cst.MatchAs: ("pattern",),
     cst.MatchKeywordElement: ("pattern",),
     cst.MatchMapping: ("elements",),
-    # not expressions in ``ast`` (names as strings), or not paired at all
-    cst.Import: (),
-    cst.ImportFrom: (),
+    # not expressions in ``ast`` (names as strings), or not paired at all; an import's aliases
+    # are ``alias`` nodes (placed, with the name each holds)
+    cst.Import: ("names",),
+    cst.ImportFrom: ("names",),
+    cst.ImportAlias: (),
     cst.Global: (),
     cst.MatchStar: (),
     cst.MatchSingleton: (),
@@ -110,9 +112,14 @@ _CST_FAMILIES: Dict[type, str] = {
     cst.NamedExpr: "NamedExpr",
     cst.Tuple: "Tuple",
     cst.FormattedString: "JoinedStr",
+    cst.ImportAlias: "alias",
 }
 _AST_FAMILIES = frozenset(_CST_FAMILIES.values()) | {"Name", "Constant", "ClassDef", "FunctionDef", "arg"}
+# the name an import alias holds: ``a.b`` of ``import a.b as c`` (an Attribute), ``x`` of ``from m import x``
 
+
+# Nodes whose inner nodes are placed by their text within the holder's range (see _found_in).
+_TEXT_HOLDERS = (cst.FormattedString, cst.ConcatenatedString, cst.ImportAlias)
 
 # Nodes paired only to place the names they hold (a def's name, a parameter's name): their own
 # ranges differ between the trees (LibCST's def ends after trailing comments, its parameter
@@ -123,17 +130,32 @@ _HOLDERS: Dict[type, str] = {cst.FunctionDef: "FunctionDef", cst.ClassDef: "Clas
 def _collect_cst(module: cst.Module) -> Tuple[Dict[str, List[cst.CSTNode]], Dict[int, cst.CSTNode]]:
     """The module's nodes of each family in source order, and the node that holds each
     argument (its call) and each name that is no expression in ``ast`` (an attribute's name,
-    a keyword, a def's, a class's or a parameter's name)."""
+    a keyword, a def's, a class's or a parameter's name, an import's name); every node inside
+    an f-string is held by that f-string (CPython 3.11 places an f-string's parts unreliably)."""
     found: Dict[str, List[cst.CSTNode]] = {}
     holder: Dict[int, cst.CSTNode] = {}
     stack: List[cst.CSTNode] = [module]
     while stack:
         node = stack.pop()
         cls = type(node)
+        if cls is cst.FormattedString:
+            found.setdefault("JoinedStr", []).append(node)
+            _hold_inside(node, node, holder)
+            continue
+        if cls is cst.ImportAlias:
+            found.setdefault("alias", []).append(node)
+            for part in _dotted_parts(node.name):
+                holder[id(part)] = node
+            continue
         if cls is cst.ConcatenatedString:
             # one constant (or one f-string) in ``ast``: paired whole, never its parts
-            formatted = any(isinstance(part, cst.FormattedString) for part in _string_parts(node))
+            parts = list(_string_parts(node))
+            formatted = any(isinstance(part, cst.FormattedString) for part in parts)
             found.setdefault("JoinedStr" if formatted else "Constant", []).append(node)
+            for part in parts:
+                if isinstance(part, cst.FormattedString):
+                    holder[id(part)] = node
+                    _hold_inside(node, part, holder)
             continue
         if cls is cst.Del and type(node.target) is cst.Tuple and not node.target.lpar:
             # `del a, b`: a list of targets in ``ast``, no tuple
@@ -161,6 +183,34 @@ def _collect_cst(module: cst.Module) -> Tuple[Dict[str, List[cst.CSTNode]], Dict
                 children.extend(c for c in value if isinstance(c, cst.CSTNode))
         stack.extend(reversed(children))
     return found, holder
+
+
+def _hold_inside(fstring: cst.CSTNode, node: cst.CSTNode, holder: Dict[int, cst.CSTNode]) -> None:
+    stack = [node]
+    while stack:
+        for child in stack.pop().children:
+            holder[id(child)] = fstring
+            stack.append(child)
+
+
+def _held_in_order(outer: cst.CSTNode) -> List[cst.CSTNode]:
+    """Every node inside ``outer``, in source order."""
+    out: List[cst.CSTNode] = []
+    stack = list(reversed(outer.children))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(reversed(node.children))
+    return out
+
+
+def _dotted_parts(node: cst.BaseExpression) -> List[cst.CSTNode]:
+    """``a.b.c`` and every Name and Attribute inside it."""
+    out: List[cst.CSTNode] = []
+    while isinstance(node, cst.Attribute):
+        out += [node, node.attr]
+        node = node.value
+    return out + [node]
 
 
 def _string_parts(node: cst.ConcatenatedString):
@@ -215,6 +265,7 @@ class Positions:
         self._families: Dict[str, Tuple[list, list]] = {}
         self._checked: Dict[str, bool] = {}
         self._libcst = None
+        self._same_text_nodes: Dict[tuple, List[cst.CSTNode]] = {}
         self._ready = False
         self.unpaired: List[tuple] = []  # (family, why): placed by LibCST's pass in this module
 
@@ -234,6 +285,9 @@ class Positions:
     def _placed(self, node: cst.CSTNode) -> Optional[Span]:
         """The span from the paired ``ast`` node, or None (not paired in this module)."""
         cls = type(node)
+        held = self._holder.get(id(node))
+        if held is not None and type(held) in _TEXT_HOLDERS:
+            return self._found_in(node, held)
         if cls is cst.Arg:
             return self._arg_span(node)
         if cls is cst.Name and id(node) in self._holder:
@@ -340,6 +394,33 @@ class Positions:
         if start is None or self._source[start : start + width] != name.value:
             return None
         return self._offsets_span(start, start + width)
+
+    def _found_in(self, node: cst.CSTNode, outer: cst.CSTNode) -> Optional[Span]:
+        """A node inside an f-string or an import alias, placed by its text within the outer
+        node's range: the k-th node of that text is the k-th occurrence of the text, where the
+        text occurs there exactly as often as nodes of it do (else LibCST's pass decides)."""
+        where = self._placed(outer)
+        if where is None:
+            return None
+        code = self._module.code_for_node
+        text = code(node) if type(node) is cst.Name else code(node).strip()
+        if not text:
+            return None
+        pattern = re.escape(text)
+        if text[0].isidentifier():
+            pattern = r"(?<!\w)" + pattern
+        if text[-1].isalnum() or text[-1] == "_":
+            pattern += r"(?!\w)"
+        found = [m.start() for m in re.finditer(pattern, self._source[where.start : where.end])]
+        same = self._same_text_nodes.get((id(outer), text))
+        if same is None:
+            same = [n for n in _held_in_order(outer) if type(n) is type(node) and
+                    (code(n) if type(n) is cst.Name else code(n).strip()) == text]
+            self._same_text_nodes[(id(outer), text)] = same
+        if len(found) != len(same) or not any(n is node for n in same):
+            return None
+        start = where.start + found[next(i for i, n in enumerate(same) if n is node)]
+        return self._offsets_span(start, start + len(text))
 
     def _between(self, first: cst.BaseExpression, last: cst.BaseExpression) -> Optional[Span]:
         """From ``first``'s opening parenthesis to ``last``'s closing one (``a and b``: CPython has
@@ -476,7 +557,13 @@ def _same_holder(pos: Positions, c: cst.CSTNode, a: ast.AST) -> bool:
     return (a.arg if isinstance(a, ast.arg) else a.name) == c.name.value
 
 
+def _same_alias(pos: Positions, c: cst.ImportAlias, a: ast.AST) -> bool:
+    asname = c.asname.name.value if c.asname is not None and isinstance(c.asname.name, cst.Name) else None
+    return a.name == pos._module.code_for_node(c.name) and a.asname == asname
+
+
 _CHECKS: Dict[str, Callable[[Positions, cst.CSTNode, ast.AST], bool]] = {
+    "alias": _same_alias,
     "FunctionDef": _same_holder,
     "ClassDef": _same_holder,
     "arg": _same_holder,

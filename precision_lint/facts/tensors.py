@@ -16,14 +16,10 @@ Every atom carries the casts met on the way from its source: ``upcast`` (``.floa
 ``.to(torch.float32)``, a binary operation with an fp32 operand) and ``clamped`` (a two-sided
 ``clamp``/``nan_to_num``). The substitution at the join keeps them, so a parameter that a
 helper upcasts stays upcast whatever its callers pass.
-
-The analysis runs only on modules whose text mentions a half-precision source or a softmax
-(:data:`EVIDENCE`); elsewhere no tensor has a known precision.
 """
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -35,7 +31,6 @@ from .values import CONST, HALF, PARAM, RETURN, SYMBOLIC, Possible, ReturnRef, d
 # Text a module must contain to hold a float16 tensor source or a softmax over one (``dtype=``:
 # a model made with a dtype that its callers or a config file choose; ``teacher``: a
 # distillation step that passes a teacher's logits on to a loss elsewhere).
-EVIDENCE = re.compile(r"kl_div|KLDivLoss|softmax|cross_entropy|CrossEntropyLoss|half|float16|fp16|clip\.load|dtype\s*=|teacher")
 
 SOFTMAX = frozenset({"torch.nn.functional.softmax", "torch.softmax", "torch.special.softmax"})
 LOG_SOFTMAX = frozenset(
@@ -63,11 +58,10 @@ _MAX_ACTIVE = 40
 
 
 def half_tensors(index: ModuleIndex, evaluator: Evaluator) -> Optional["HalfTensors"]:
-    """The module's tensor analysis, built once per module (None when its text holds no
-    evidence: no tensor of it has a known precision)."""
+    """The module's tensor analysis, built once per module (its answers are worked out on demand)."""
     memo = evaluator.analyses
     if "tensors" not in memo:
-        memo["tensors"] = HalfTensors(index, evaluator) if EVIDENCE.search(index.source) else None
+        memo["tensors"] = HalfTensors(index, evaluator)
     return memo["tensors"]
 
 
@@ -233,7 +227,7 @@ class HalfTensors:
         return []
 
     def _name(self, expr: cst.Name, scope: Scope) -> List[Possible]:
-        owner = scope.lookup_scope(expr.value)
+        owner, reached = self.ix.bindings_of(expr, scope)
         if owner is None:
             return []
         out: List[Possible] = [
@@ -244,8 +238,7 @@ class HalfTensors:
             default = owner.params[expr.value]
             if default is not None:
                 out.extend(self.values(default, owner.parent or owner))
-        use = self.ix.order(expr)[0]
-        for assignment in reaching(self.ix, owner.assignments.get(expr.value, []), use if owner is scope else None):
+        for assignment in reached:
             value = assignment.value
             if value is None:
                 continue
@@ -412,28 +405,3 @@ def _dotted_receiver(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
         return f"{node.value.value}.{node.attr.value}"
     return None
-
-
-def reaching(index: ModuleIndex, assignments, use: Optional[int]):
-    """The assignments a use may see: the last unconditional one before it, and guarded later ones.
-
-    ``use`` is the use's pre-order number (``index.order(expr)[0]``), so no positions are needed.
-    """
-    ordered = sorted(assignments, key=lambda a: index.order(a.statement)[0])
-    if use is not None:
-        def sees(a) -> bool:
-            if index.order(a.statement)[0] >= use:
-                return False
-            if a.value is not None:  # `x = f(x)`: the use on the right sees the previous x
-                first, after = index.order(a.value)
-                return not first <= use < after
-            return True
-
-        before = [a for a in ordered if sees(a)]
-        ordered = before or ordered
-    out = []
-    for a in reversed(ordered):
-        out.append(a)
-        if not a.guards:
-            break
-    return out

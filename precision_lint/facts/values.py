@@ -151,6 +151,9 @@ class Possible:
     # Reached through a call made inside an enabled ``torch.autocast`` region: autocast is
     # dynamically scoped, so the callee's softmax/log_softmax/kl_div run in float32 there.
     autocast: bool = False
+    # A parameter's default value: which parameter (dropped at the join when every recorded
+    # call passes that parameter: a default no call can leave is not the code's choice).
+    default_of: Optional["ParamRef"] = None
 
     def guarded_by_capability(self) -> bool:
         return self.capability or any(g.capability for g in self.guards)

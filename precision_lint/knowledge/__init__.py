@@ -6,7 +6,6 @@ libraries patch others on import; the facts of the user's code never say that.
 from __future__ import annotations
 
 import fnmatch
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -95,7 +94,7 @@ FIXES = ("rename", "move", "none")
 _REQUIRED = ("library", "kind", "owner", "names", "replacement", "fix", "error")
 _OPTIONAL = (
     "also", "unlike", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
-    "move_as", "move_since", "moved_to", "safety", "code", "verify_on",
+    "move_as", "move_since", "moved_to", "safety", "code", "verify_on", "since_note",
 )
 
 
@@ -134,6 +133,7 @@ class Migration:
     safety: str = "safe"
     code: Optional[str] = None  # the rule that owns the row when not MP302/MP304
     verify_on: Optional[str] = None  # a concrete class the table check builds
+    since_note: Optional[str] = None  # why the new name is new in `rename_since` when it is older
 
     @property
     def owner_short(self) -> str:
@@ -200,6 +200,7 @@ def migrations() -> Tuple[Migration, ...]:
                     move_to=row.get("move_to"), move_as=row.get("move_as") or (name if row["fix"] == "move" else None),
                     move_since=parse_version(row.get("move_since")),
                     moved_to=row.get("moved_to"), safety=row.get("safety", "safe"), code=row.get("code"), verify_on=row.get("verify_on"),
+                    since_note=row.get("since_note"),
                 )
             )
     return tuple(out)
@@ -211,23 +212,3 @@ def migrated_names(kind: str) -> FrozenSet[str]:
     return frozenset(m.name for m in migrations() if m.kind == kind and m.name)
 
 
-@lru_cache(maxsize=None)
-def migration_evidence() -> Tuple[str, ...]:
-    """Regular expressions one of which a file must match to use a table name: a keyword
-    (``name=`` or a quoted dict key), an attribute (``.name``) or an imported name; or to
-    define a class the other files' uses go through."""
-
-    def alternatives(names) -> str:
-        return "|".join(sorted(re.escape(n) for n in names if n))
-
-    return (
-        rf"\b(?:{alternatives(migrated_names('keyword'))})\s*=(?!=)",
-        rf"[\"'](?:{alternatives(migrated_names('keyword'))})[\"']",
-        rf"\.(?:{alternatives(migrated_names('attribute'))})\b",
-        rf"\b(?:{alternatives(migrated_names('import') | {'deepspeed'})})\b",
-        # a class deriving from a library class: its file must be parsed for the hierarchy
-        # (the classes users subclass: training arguments and TRL configs, trainers, tokenizers)
-        r"class\s+\w+\s*\([^)]*(?:Arguments|Trainer|Tokenizer\w*|(?:SFT|DPO|GRPO|KTO|Reward|RLOO|ORPO|CPO|GKD)Config)\s*[,)]",
-        # a helper that hands its **kwargs to a library call (`TrainingArguments(out, **kw)`)
-        r"(?:Arguments|Trainer|Config|from_pretrained)\((?:[^()]|\([^()]*\))*\*\*\w+",
-    )

@@ -18,6 +18,7 @@ from ..notebook import cell_references, is_notebook
 
 if TYPE_CHECKING:  # pragma: no cover - the join is imported only when something is judged
     from ..project import Project
+    from ..versions import Targets
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,6 @@ class Rule:
     code: str = ""
     name: str = ""
     summary: str = ""
-    # Regular expressions, one of which a file must match for this rule to possibly fire in
-    # it (or to hold a fact the rule needs from it): other files are never parsed. None: always parse.
-    evidence: Optional[Sequence[str]] = None
     # "always", "sometimes" or "never": whether findings come with a fix.
     fix_availability: str = "never"
     fix_applicability: str = SAFE
@@ -86,6 +84,12 @@ class RuleContext:
 
     def text(self, span: Span) -> str:
         return self.source[span.start : span.end]
+
+    @property
+    def targets(self) -> "Targets":
+        """The library versions this file targets (``versions.py``): configuration, the file's
+        own ``require_version`` / ``%pip install``, its project's requirements, else installed."""
+        return self.project.targets_of(self.facts, self.source)
 
     def diagnostic(
         self,

@@ -14,6 +14,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
 from ..knowledge import Migration, migrations, patched_keywords
+from ..versions import Allowed, compare
 from .base import RuleContext, replace
 
 VERSION_TEXT = {"transformers": "transformers", "trl": "TRL"}
@@ -24,8 +25,78 @@ def version_text(version: Optional[Tuple[int, ...]]) -> str:
     return ".".join(map(str, version)) if version else "?"
 
 
-def targeted_version(ctx: RuleContext, row: Migration) -> Optional[Tuple[int, ...]]:
-    return ctx.config.transformers_version if row.library == "transformers" else ctx.config.trl_version
+def allowed_versions(ctx: RuleContext, row: Migration) -> Allowed:
+    """The versions of the row's library the file targets (a range: versions.py)."""
+    return ctx.targets.of(row.library)
+
+
+def own_library(ctx: RuleContext, row: Migration) -> bool:
+    """Whether the file is part of the library the row is about (a vendored copy of
+    transformers, or its repository): its code defines the API at its own version."""
+    library = ctx.targets.library_code
+    return library is not None and library.dist == row.library
+
+
+def stage_of(row: Migration, allowed: Allowed) -> Optional[str]:
+    """``"removed"`` where every allowed version has removed the name (it crashes: MP302),
+    ``"removed-in-some"`` where only the newer ones have (a warning that names them: MP304),
+    ``"deprecated"`` where some allowed version warns, else None (nothing to say)."""
+    if allowed.every_at_least(row.removed_in):
+        return "removed"
+    if allowed.some_at_least(row.removed_in):
+        return "removed-in-some"
+    if allowed.some_at_least(row.deprecated_in):
+        return "deprecated"
+    return None
+
+
+def rule_stage(stage: Optional[str]) -> Optional[str]:
+    """The stage of the rule that reports a row's stage (MP302 "removed", MP304 the rest)."""
+    return "deprecated" if stage == "removed-in-some" else stage
+
+
+def new_name_exists(row: Migration, allowed: Allowed) -> bool:
+    """Whether the lowest allowed version has what the fix writes (never the reverse rename;
+    a version of unknown age has nothing newer than the oldest)."""
+    return allowed.has_since(row.move_since if row.fix == "move" else row.rename_since)
+
+
+def no_fix_reason(row: Migration, allowed: Allowed) -> str:
+    """Why a rename or move is not offered: the new spelling is newer than the lowest version
+    the file allows."""
+    since = row.move_since if row.fix == "move" else row.rename_since
+    new = f"{row.move_to.rsplit('.', 1)[-1]}({row.move_as}=)" if row.fix == "move" else row.rename_to
+    lib = VERSION_TEXT[row.library]
+    why = row.since_note or f"`{new}` is new in {lib} {version_text(since)}"
+    older = f"{allowed.where()} is older" if allowed.is_point else f"{allowed.where()} allows older versions"
+    return f"{why}, and {older}" if row.fix == "move" else f"no fix: {why}, and {older}"
+
+
+def consequence(row: Migration, stage: str, error: str, allowed: Allowed) -> str:
+    """``was removed in X and raises `E`; use R`` and its deprecated forms, with the versions
+    the file targets where its project states them."""
+    lib = VERSION_TEXT[row.library]
+    pinned = allowed.source not in ("configuration", "installed", "newest")
+    if stage == "removed":
+        said = f"was removed in {lib} {version_text(row.removed_in)} and raises `{error}`"
+        if pinned:
+            said += f" ({allowed.where()})" if allowed.is_point else f" (every version {allowed.where()} allows)"
+    elif stage == "removed-in-some":
+        said = (
+            f"was removed in {lib} {version_text(row.removed_in)} and raises `{error}` there: "
+            f"{allowed.where()} allows {lib} {allowed.from_version(row.removed_in)}"
+        )
+    elif row.removed_in:
+        said = (
+            f"is deprecated since {lib} {version_text(row.deprecated_in)} and raises `{error}` "
+            f"from {lib} {version_text(row.removed_in)} on"
+        )
+    else:
+        said = f"is deprecated since {lib} {version_text(row.deprecated_in)} (it warns: {error.removeprefix('warning: ')})"
+    if pinned and stage != "removed" and stage != "removed-in-some":
+        said += f" ({allowed.where()})"
+    replacement = row.replacement
+    return f"{said}; {replacement}" if replacement.startswith("remove") else f"{said}; use {replacement}"
 
 
 def _instance_class(source: str) -> str:
@@ -78,11 +149,25 @@ class MigrationJudge:
             self._imported = ctx.project.joined_imports(ctx.facts)
         return self._imported
 
-    def _applies(self, row: Migration) -> bool:
-        return row.code is None and row.stage(targeted_version(self.ctx, row)) == self.stage
+    def _allowed(self, row: Migration) -> Allowed:
+        return allowed_versions(self.ctx, row)
 
-    def _rows(self, kind: str, name: str) -> List[Migration]:
-        return [r for r in migrations() if r.kind == kind and r.name == name and self._applies(r)]
+    def _stage(self, row: Migration) -> Optional[str]:
+        return stage_of(row, self._allowed(row))
+
+    def _applies(self, row: Migration) -> bool:
+        return row.code is None and not own_library(self.ctx, row) and rule_stage(self._stage(row)) == self.stage
+
+    def _new_name_exists(self, row: Migration) -> bool:
+        return new_name_exists(row, self._allowed(row))
+
+    def _rows(self, kind: str, name: str, any_stage: bool = False) -> List[Migration]:
+        """The rows of a name that this rule reports (``any_stage``: that any rule reports)."""
+        return [
+            r for r in migrations()
+            if r.kind == kind and r.name == name
+            and (self._applies(r) if not any_stage else r.code is None and not own_library(self.ctx, r) and self._stage(r) is not None)
+        ]
 
     # --- keywords -------------------------------------------------------------------------
     def _call_targets(self, call) -> List[Tuple[str, Optional[str], bool]]:
@@ -99,8 +184,8 @@ class MigrationJudge:
             out.append((_instance_class(source), call.method, False))
         return out
 
-    def _keyword_row(self, call, use) -> Optional[Tuple[Migration, str]]:
-        rows = self._rows("keyword", use.name)
+    def _keyword_row(self, call, use, any_stage: bool = False) -> Optional[Tuple[Migration, str]]:
+        rows = self._rows("keyword", use.name, any_stage)
         if not rows:
             return None
         symbols = self.ctx.project.symbols
@@ -117,6 +202,8 @@ class MigrationJudge:
                         owner = None  # super().__init__ runs the base's __init__, not this one
                     if owner is not None and owner.init_params and use.name in owner.init_params:
                         break  # the project's own __init__ takes it: their signature, not the library's
+                    if self._declared_by_project(cls, use.name):
+                        break  # a project class of its MRO declares it (a compatibility field)
                     if any(use.name in patched_keywords(self._imported_modules(), a) for a in ancestry):
                         break  # a patching library (unsloth) translates it
                 if skip_first:  # super().__init__: the library base it reaches
@@ -135,7 +222,55 @@ class MigrationJudge:
                     hits.append((use, found[0], found[1]))
             moves = self._moves(call, hits)
             for use, row, shown in hits:
-                yield self._keyword_finding(call, use, row, shown, moves)
+                finding = self._keyword_finding(call, use, row, shown, moves)
+                if finding.fix is not None and row.fix == "rename":
+                    kept = self.kept_old_keywords(call, use.name, row, moves)
+                    if kept:
+                        finding = Finding(row, finding.stage, finding.span, f"{finding.message} ({kept})", None)
+                yield finding
+
+    def kept_old_keywords(self, call, renamed: str, row: Migration, moves=None) -> Optional[str]:
+        """Why renaming ``renamed`` on ``call`` alone would give a call no allowed version
+        accepts, or None: the call keeps a keyword of the API the new name replaces (deprecated
+        by the time the new name came) that no fix changes, and every allowed version that has
+        the new name has removed it. ``SFTTrainer(tokenizer=t, max_seq_length=512)`` on a current
+        TRL: ``processing_class=`` with ``max_seq_length=`` fails there as the original does. A
+        keyword deprecated later (``logging_dir=`` beside ``evaluation_strategy=``) is another
+        migration: it does not hold the rename back."""
+        moves = moves if moves is not None else {}
+        allowed = self._allowed(row)
+        until, which = None, None
+        for use in call.uses:
+            if use.name == renamed:
+                continue
+            found = self._keyword_row(call, use, any_stage=True)
+            if found is None:
+                continue
+            other = found[0]
+            if other.library != row.library or other.removed_in is None:
+                continue
+            if other.fix == "move" and use.name in moves:
+                continue  # moved out of the call by its own fix
+            if other.fix == "rename" and self._new_name_exists(other):
+                continue  # renamed by its own fix
+            if compare(other.deprecated_in or other.removed_in, row.rename_since or (0,)) > 0:
+                continue  # on its way out only after the new name came: not the API it replaces
+            if until is None or compare(other.removed_in, until) < 0:
+                until, which = other.removed_in, use.name
+        if until is None or allowed.accepts_between(row.rename_since, until):
+            return None
+        lib = VERSION_TEXT[row.library]
+        return (
+            f"not renamed alone: the call keeps `{which}=`, removed in {lib} {version_text(until)}, and no "
+            f"version of {allowed.where()} takes both `{which}=` and `{row.rename_to}=`"
+        )
+
+    def _declared_by_project(self, qualname: Optional[str], name: str, attribute: bool = False) -> bool:
+        """Whether a project class in the MRO of ``qualname`` declares ``name`` itself: for a
+        keyword, a (dataclass) field; for an ``attribute``, also a class attribute, property
+        or method, or one its methods assign on ``self``. A mixin that re-declares a removed
+        field and converts it in ``__post_init__`` keeps the old name working."""
+        return declared_by_project(self.ctx, qualname, name, attribute)
 
     def forwarded(self) -> Iterator[Finding]:
         """Table keywords passed to a project function that hands its ``**kwargs`` to a library
@@ -168,7 +303,7 @@ class MigrationJudge:
                     )
                     fix = None
                     passed = set(call.keywords) | set(forward.keywords)
-                    if row.fix == "rename" and row.new_name_exists(targeted_version(self.ctx, row)) and row.rename_to not in passed:
+                    if row.fix == "rename" and self._new_name_exists(row) and row.rename_to not in passed:
                         edit = replace(use.key_span, use.key_text.replace(use.name, row.rename_to))
                         fix = Fix(_safety(row), f"Rename `{use.name}` to `{row.rename_to}`", (edit,))
                     yield Finding(row, self.stage, use.key_span, message, fix)
@@ -195,28 +330,17 @@ class MigrationJudge:
         return error
 
     def _consequence(self, row: Migration, error: str) -> str:
-        """``was removed in X and raises `E`; use R`` and its deprecated forms."""
-        lib = VERSION_TEXT[row.library]
-        if self.stage == "removed":
-            said = f"was removed in {lib} {version_text(row.removed_in)} and raises `{error}`"
-        elif row.removed_in:
-            said = (
-                f"is deprecated since {lib} {version_text(row.deprecated_in)} and raises `{error}` "
-                f"from {lib} {version_text(row.removed_in)} on"
-            )
-        else:
-            said = f"is deprecated since {lib} {version_text(row.deprecated_in)} (it warns: {error.removeprefix('warning: ')})"
-        replacement = row.replacement
-        return f"{said}; {replacement}" if replacement.startswith("remove") else f"{said}; use {replacement}"
+        return consequence(row, self._stage(row) or self.stage, error, self._allowed(row))
 
     def _keyword_finding(self, call, use, row, shown, moves) -> Finding:
         short = shown.rsplit(".", 1)[-1]
         target = f"`{short}.{row.method}`" if row.method else f"`{short}`"
         kind = f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`"
         message = f"{kind} passed to {target} {self._consequence(row, self._error(row, shown))}"
-        version = targeted_version(self.ctx, row)
         fix = None
-        if row.fix == "rename" and row.new_name_exists(version):
+        if row.fix == "rename" and not self._new_name_exists(row):
+            message += f" ({no_fix_reason(row, self._allowed(row))})"
+        if row.fix == "rename" and self._new_name_exists(row):
             if row.rename_to in call.keywords:
                 message += f"; `{row.rename_to}` is passed as well, so remove one of them"
             else:
@@ -225,7 +349,10 @@ class MigrationJudge:
         elif row.fix == "move":
             fix = moves.get(use.name)
             if fix is None:
-                message += f" ({self._why_not_moved(call, use, row)})"
+                why = self._why_not_moved(call, use, row)
+                message += f" ({why})"
+                if not self._new_name_exists(row) and "allows older" not in why and " has no " not in why and " is older" not in why:
+                    message += f" ({no_fix_reason(row, self._allowed(row))})"  # the spelling the message names is newer
         return Finding(row, self.stage, use.key_span, message, fix)
 
     def _config_ok(self, call, row) -> bool:
@@ -244,8 +371,14 @@ class MigrationJudge:
             return f"not moved automatically: `args=` is not a `{config_name}`"
         if row.move_as in call.config.keywords:
             return f"`{config_name}` already sets `{row.move_as}`: remove this one"
-        version = version_text(targeted_version(self.ctx, row))
-        return f"not moved automatically: {VERSION_TEXT[row.library]} {version} has no `{config_name}({row.move_as}=)`"
+        allowed = self._allowed(row)
+        lib = VERSION_TEXT[row.library]
+        if allowed.is_point:
+            return f"not moved automatically: {lib} {version_text(allowed.low)} has no `{config_name}({row.move_as}=)`"
+        return (
+            f"not moved automatically: `{config_name}({row.move_as}=)` is new in {lib} "
+            f"{version_text(row.move_since)}, and {allowed.where()} allows older versions"
+        )
 
     def _moves(self, call, hits) -> dict:
         """One fix for every keyword of the call that moves into its config: deleting them all
@@ -257,7 +390,7 @@ class MigrationJudge:
                 continue
             if not self._config_ok(call, row) or row.move_as in call.config.keywords:
                 continue
-            if not row.new_name_exists(targeted_version(self.ctx, row)):
+            if not self._new_name_exists(row):
                 continue
             movable.append((use, row))
         if not movable:
@@ -285,12 +418,14 @@ class MigrationJudge:
         if not self._has_section():
             return
         for attr in self.ctx.facts.section("migrations")["attrs"]:
+            if getattr(attr, "tolerated", False):
+                continue  # written for several versions: a version / hasattr check, or the error caught
             rows = self._rows("attribute", attr.name)
             if not rows:
                 continue
             if attr.receiver == "self":
                 cls = self.ctx.facts.class_named(attr.klass or "")
-                if cls is None or attr.name in cls.self_attrs:
+                if cls is None or self._declared_by_project(attr.klass, attr.name, attribute=True):
                     continue
                 classes = [attr.klass]
             elif attr.receiver == "config":  # `model.config`: a model's config is a PretrainedConfig
@@ -298,6 +433,8 @@ class MigrationJudge:
             else:
                 classes = [_instance_class(s) for s in attr.sources]
             for cls in classes:
+                if self._declared_by_project(cls, attr.name, attribute=True):
+                    break  # the project's class (or a mixin of it) defines the name itself
                 ancestry = self._ancestry(cls)
                 # only library classes match the table (a project's own `class DecisionConfig:`
                 # is no PretrainedConfig, whatever its name)
@@ -310,7 +447,7 @@ class MigrationJudge:
                 error = row.error.replace("{tokenizer}", "<tokenizer class>").replace("{config}", known or "<config class>")
                 message = f"`{shown}.{attr.name}` {self._consequence(row, error)}"
                 fix = None
-                if row.fix == "rename" and row.new_name_exists(targeted_version(self.ctx, row)):
+                if row.fix == "rename" and self._new_name_exists(row):
                     edit = replace(attr.name_span, row.rename_to)
                     fix = Fix(_safety(row), f"Rename `.{attr.name}` to `.{row.rename_to}`", (edit,))
                 yield Finding(row, self.stage, attr.name_span, message, fix)
@@ -335,7 +472,7 @@ class MigrationJudge:
                 error = f"AttributeError: module {imp.module} has no attribute {imp.name}"
             message = f"`{shown}` {self._consequence(row, error)}"
             fix = None
-            if row.fix == "rename" and imp.how == "import" and row.new_name_exists(targeted_version(self.ctx, row)):
+            if row.fix == "rename" and imp.how == "import" and self._new_name_exists(row):
                 edit = replace(imp.span, self.ctx.text(imp.span).replace(row.owner, row.rename_to, 1))
                 fix = Fix(_safety(row), f"Import `{row.rename_to}` instead", (edit,))
             yield Finding(row, self.stage, imp.span, message, fix)
@@ -345,6 +482,19 @@ class MigrationJudge:
         yield from self.forwarded()
         yield from self.attrs()
         yield from self.imports()
+
+
+def declared_by_project(ctx: RuleContext, qualname: Optional[str], name: str, attribute: bool = False) -> bool:
+    """See :meth:`MigrationJudge._declared_by_project` (MP301 asks the same). For a keyword,
+    only a field counts (a dataclass's ``__init__`` takes it; a property does not)."""
+    if not qualname:
+        return False
+    for _, _, cls in ctx.project.symbols.ancestry(qualname, ctx.facts):
+        if cls is None:
+            continue
+        if name in cls.fields or (attribute and (name in cls.members or name in cls.self_attrs)):
+            return True
+    return False
 
 
 def _same_library_class(qualname: str, table_name: str) -> bool:

@@ -9,7 +9,6 @@ class ParseFailure(Rule):
     code = "MP000"
     name = "syntax-error"
     summary = "File could not be parsed; it was not checked and is never rewritten"
-    evidence = ()  # judges the parse itself: never the reason to parse a file
     judges_unparsed = True
 
     def check(self, ctx: RuleContext):

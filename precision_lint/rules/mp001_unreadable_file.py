@@ -20,7 +20,6 @@ class UnreadableFile(Rule):
     code = "MP001"
     name = "unreadable-file"
     summary = "File is not UTF-8 and has no PEP 263 coding cookie (or cannot be read); it was not checked and is never rewritten"
-    evidence = ()  # judges how the file was read: never the reason to parse one
     judges_unparsed = True
 
     def check(self, ctx: RuleContext):

@@ -34,6 +34,7 @@ from ..facts.extractors.weights import WeightsSite
 from ..facts.model import ModuleFacts
 from ..facts.values import CONST, DTYPE, dtype_of_string, may_be_true
 from ..project import Project
+from ..runs import half_in_run, run_name, training_site, value_in_run
 from .base import Option, Rule, RuleContext, insert, replace
 
 ERROR = "ValueError: Attempting to unscale FP16 gradients."
@@ -182,20 +183,28 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
         if precision is not None and any(
             v.kind == CONST and v.value in (16, "16", "16-mixed") for v in precision.values
         ):
-            return f"Lightning `Trainer(precision={precision.value_text})`"
+            name = site.callee.rsplit(".", 1)[-1]  # `Trainer`, `Fabric`
+            return f"Lightning `{name}(precision={precision.value_text})`"
         return None
     return None
+
+
+def _fix_stays_in_runs(ctx: RuleContext, weights: WeightsSite, conflicts) -> bool:
+    """Whether rewriting this weights site touches only models the failing runs train. A helper
+    (``load_vae(path, dtype)``) given float16 by a caller outside every failing run — a caching
+    or inference script that trains nothing — would be rewritten for that caller too: the
+    finding is then reported without a fix."""
+    runs = [ctx.project.unit_view(entry) for *_, entry in conflicts]
+    for v in weights.values:
+        if _dtype_of(v) == "float16" and not any(value_in_run(ctx.project, v, run) for run in runs):
+            return False
+    return True
 
 
 class Fp16WeightsUnderLossScaling(Rule):
     code = "MP101"
     name = "fp16-weights-under-loss-scaling"
     summary = "Trainable float16 weights with fp16 loss scaling: `ValueError: Attempting to unscale FP16 gradients.`"
-    evidence = (
-        r"float16", r"\bhalf\b", r"\bfp16\b", r"GradScaler", r"mixed_precision", r"precision\s*=", r"deepspeed",
-        # a dtype that a caller passes in (`torch_dtype=dtype`, `.to(dtype)`)
-        r"dtype\s*=\s*\w", r"\.to\(\s*\w*dtype\b",
-    )
     fix_availability = "sometimes"
     fix_applicability = SAFE
     options = {
@@ -231,10 +240,13 @@ class Fp16WeightsUnderLossScaling(Rule):
         half = [v for v in weights.values if _dtype_of(v) == "float16"]
         return bool(half) and all(_off_when(v, switch) for v in half)
 
-    def _conflicts(self, ctx: RuleContext, weights: WeightsSite) -> List[Tuple[ModuleFacts, PrecisionSite, str]]:
-        """Every scaling site in a training run that also runs this weights site."""
+    def _conflicts(self, ctx: RuleContext, weights: WeightsSite) -> List[Tuple[ModuleFacts, PrecisionSite, str, ModuleFacts]]:
+        """Every scaling site in a training run that also runs this weights site (a run that
+        trains: an optimizer, a trainer or a backward pass runs with the weights site)."""
         found = {}
         runs_together = ctx.project.callgraph.runs_together
+        run_scope = ctx.project.run_scope
+        weights_scope = run_scope(ctx.facts, weights.scope, weights.span.line)
         scaling = ctx.project.joined_modules(ctx.facts, "precision")
         # the runs that hold a precision site: the site's module and the modules importing it
         running = {m.path: ctx.project.importers_of(m) | {m.path} for m in scaling}
@@ -243,16 +255,23 @@ class Fp16WeightsUnderLossScaling(Rule):
             if not here:
                 continue  # no precision site in this run: nothing to join with
             paths = ctx.project.unit_view(entry)
+            if not half_in_run(ctx.project, weights.values, paths):
+                continue  # the float16 comes from another run's call (each run has its own arguments)
+            if training_site(ctx.project, entry, ctx.facts, weights.scope, weights.span.line, paths) is None:
+                continue  # this run steps no optimizer: no gradients are ever unscaled
             for module in here:
                 for site in module.section("precision"):
                     key = (module.path, site.span.start)
-                    if key in found or not runs_together(paths, weights.scope, site.scope, entry.path):
+                    if key in found:
+                        continue
+                    scope = run_scope(module, site.scope, site.span.line)
+                    if not runs_together(paths, weights_scope, scope, entry.path):
                         continue
                     if self._switched_apart(ctx, weights, module, site):
                         continue
                     reason = scaling_reason(site, module, ctx.project)
                     if reason is not None:
-                        found[key] = (module, site, reason)
+                        found[key] = (module, site, reason, entry)
         # the one to name first: in this file, then a Trainer configuration, then the earliest
         return sorted(
             found.values(),
@@ -261,8 +280,10 @@ class Fp16WeightsUnderLossScaling(Rule):
 
     # --- reporting ---------------------------------------------------------------------
     def _finding(self, ctx: RuleContext, weights: WeightsSite, conflicts):
-        module, site, reason = conflicts[0]
+        module, site, reason, entry = conflicts[0]
         where = "" if module.path == ctx.path else f" in {module.path}"
+        if entry.path not in (ctx.path, module.path):
+            where += f" in the run of `{run_name(entry)}`"  # a third file joins the two
         what = {
             "dtype-kwarg": f"`{weights.edit_text}` loads trainable weights in float16",
             "half": f"`{weights.receiver_text}.half()` makes trainable weights float16",
@@ -275,13 +296,17 @@ class Fp16WeightsUnderLossScaling(Rule):
             f"`{ERROR}` at the first optimizer step{_written_in_config(site.arg('fp16'), 'fp16', module.path)}"
         )
         related = tuple(
-            Related(m.path, s.span, f"fp16 loss scaling switched on here: {r}") for m, s, r in conflicts
+            Related(m.path, s.span, f"fp16 loss scaling switched on here: {r}") for m, s, r, _ in conflicts
         ) + tuple(
             Related(v.where, v.origin, "fp16 switched on here")
             for v in (site.arg("fp16").values if site.arg("fp16") is not None else ())
             if v.where and is_config_file(v.where) and v.origin is not None and may_be_true((v,))
         )
-        callers = [v for v in weights.values if v.where and v.origin is not None and "float16" in (_dtype_of(v),)]
+        run = ctx.project.unit_view(entry)
+        callers = [
+            v for v in weights.values
+            if v.where and v.origin is not None and "float16" in (_dtype_of(v),) and value_in_run(ctx.project, v, run)
+        ]
         if callers:
             first = callers[0]
             shown = "" if first.where == ctx.path else f"{shown_from(first.where, ctx.path)}, "
@@ -293,7 +318,7 @@ class Fp16WeightsUnderLossScaling(Rule):
                 Related(v.where, v.origin, "float16 set here" if is_config_file(v.where) else "the float16 comes from here")
                 for v in callers
             )
-        fix = self._fix(ctx, weights, module, site, conflicts)
+        fix = self._fix(ctx, weights, module, site, conflicts) if _fix_stays_in_runs(ctx, weights, conflicts) else None
         # Reported where the fix edits: the dtype expression (or `.half()`), not the whole call.
         span = weights.edit_span or weights.span
         return ctx.diagnostic(self.code, span, message, fix, related)
@@ -306,7 +331,7 @@ class Fp16WeightsUnderLossScaling(Rule):
         keeps float16 where the switch is off, where the original never failed."""
         if len(conflicts) != 1:
             return None
-        module, site, _ = conflicts[0]
+        module, site, _, _ = conflicts[0]
         switch = scaling_switch(site)
         if switch is None or module.path != ctx.path or site.scope != weights.scope:
             return None

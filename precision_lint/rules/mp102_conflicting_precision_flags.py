@@ -124,14 +124,6 @@ class ConflictingPrecisionFlags(Rule):
         "fp16 and bf16 both on for one run (one config, or the DeepSpeed config vs TrainingArguments), "
         "or a script that overrides the accelerate config it is launched with"
     )
-    # Beyond the flags: against a launch config, `mixed_precision="no"` and a TRL config whose bf16
-    # is on by default; a script launched with one builds an Accelerator or TrainingArguments (most
-    # such files are parsed anyway: MP201 looks for `Trainer`, `trl`, `.backward(`, `optim`);
-    # `--config_file`: a module that launches a script with an accelerate config.
-    evidence = (
-        r"\bfp16\b", r"\bbf16\b", r"\bmixed_precision\b", r"\btrl\b", r"\bAccelerator\b", r"\bTrainingArguments\b",
-        r"--config_file",
-    )
     fix_availability = "sometimes"
     fix_applicability = SAFE
 

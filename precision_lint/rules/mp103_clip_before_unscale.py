@@ -31,7 +31,6 @@ class ClipBeforeUnscale(Rule):
     code = "MP103"
     name = "clip-before-unscale"
     summary = "gradients clipped between `scaler.scale(loss).backward()` and `scaler.step(opt)` without `scaler.unscale_(opt)`"
-    evidence = (r"clip_grad_(?:norm|value)",)
     fix_availability = "sometimes"
     fix_applicability = SAFE
 

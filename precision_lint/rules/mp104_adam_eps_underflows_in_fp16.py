@@ -24,24 +24,43 @@ SAFE_EPS = "1e-4"
 
 
 def _half_owners(ctx: RuleContext):
-    """Names bound to float16 models in this file, with where they become float16."""
+    """Names bound to float16 models in this file whose parameters an optimizer updates, with
+    where they become float16: (name → (Related, the weights site or None)). A frozen model
+    (``requires_grad_(False)``, only called under ``no_grad``) has no gradients, so Adam never
+    updates it; a model wrapped by ``get_peft_model`` trains its float32 adapters only."""
     found = {}
+    untrained = set()
     for site in ctx.facts.section("weights"):
-        if "float16" in site.dtypes:
-            for target in site.targets:
-                found.setdefault(target, Related(ctx.path, site.span, "float16 parameters made here"))
+        if "float16" not in site.dtypes:
+            continue
+        if not site.trainable or site.peft:
+            untrained.update(site.targets)
+            continue
+        for target in site.targets:
+            found.setdefault(target, (Related(ctx.path, site.span, "float16 parameters made here"), site))
     casts = ctx.facts.section("half_constants")
-    for _, span, targets in casts["half_casts"] if casts else ():
+    for _, span, targets, _ in casts["half_casts"] if casts else ():
         for target in targets:
-            found.setdefault(target, Related(ctx.path, span, "float16 parameters made here"))
+            if target not in untrained:
+                found.setdefault(target, (Related(ctx.path, span, "float16 parameters made here"), None))
     return found
+
+
+def _made_after(weights, optimizer) -> bool:
+    """A model *loaded* in float16 after the optimizer was built, in the same scope: a new
+    object, not the one whose parameters the optimizer holds."""
+    return (
+        weights is not None
+        and weights.kind == "dtype-kwarg"
+        and weights.scope == optimizer.scope
+        and weights.span.start > optimizer.span.start
+    )
 
 
 class AdamEpsUnderflowsInFp16(Rule):
     code = "MP104"
     name = "adam-eps-underflows-in-fp16"
     summary = "Adam/AdamW updating float16 parameters with eps below float16's smallest value (default 1e-8): NaN parameters"
-    evidence = (r"Adam",)
     fix_availability = "always"
     fix_applicability = UNSAFE
 
@@ -55,10 +74,10 @@ class AdamEpsUnderflowsInFp16(Rule):
                 continue
             if owners is None:
                 owners = _half_owners(ctx)
-            model = next((o for o in site.owners if o in owners), None)
+            model = next((o for o in site.owners if o in owners and not _made_after(owners[o][1], site)), None)
             if model is None:
                 continue
-            yield self._finding(ctx, site, model, owners[model])
+            yield self._finding(ctx, site, model, owners[model][0])
 
     def _finding(self, ctx: RuleContext, site, model: str, where: Related):
         name = site.callee.rsplit(".", 1)[-1]

@@ -45,7 +45,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 from .. import plan
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
-from ..facts.extractors.capability import CapabilityFacts
+from ..facts.extractors.capability import SECTION, CapabilityFacts
+from ..facts.hardware import FP8_CAPABILITY
 from ..facts.model import ModuleFacts
 from ..facts.values import CONST, COND, CUDA, Possible, dtypes as dtype_atoms
 from .base import Rule, RuleContext
@@ -70,21 +71,54 @@ def capability_facts(facts: ModuleFacts) -> Optional[CapabilityFacts]:
 
 
 def target_capabilities(ctx: RuleContext) -> Tuple[int, ...]:
-    """The GPUs the code runs on: `target-gpus` from the configuration; else, when this module
-    and the entry scripts that run it name only Ampere-or-newer GPUs (an H100 in a docstring,
-    FP8 dtypes, SLURM `--gres=gpu:a100`), those; else every CUDA GPU from the P100 up. What the
-    modules it imports say does not count: a library's docstrings describe their own hardware."""
+    """The GPUs the code runs on (see :func:`hardware_targets`)."""
+    return hardware_targets(ctx)[0]
+
+
+def hardware_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
+    """(the compute capabilities the code runs on, where that was found):
+
+    - ``"configuration"``: `target-gpus` from the configuration, which overrides everything;
+    - ``"device"``: nothing (``()``): the run is written for a TPU/XLA, Gaudi/HPU, XPU, NPU or
+      MPS device (a backend imported, a device named, a TPU notebook), not a CUDA GPU;
+    - ``"stated"``: the GPUs this module, or an entry script that runs it, states (a docstring's
+      "runs on an H100", SLURM ``--gres=gpu:a100``, a notebook's metadata), together with FP8
+      compute anywhere in the run (sm89+) — when all of them are Ampere or newer;
+    - ``"default"``: the configuration's default targets (every CUDA GPU from the P100 up).
+
+    What an imported module *says* does not count (a library's docstrings describe their own
+    hardware); what a module of the run *does* (FP8 compute) does."""
     if ctx.config.target_gpus_explicit:
-        return ctx.config.target_capabilities
+        return ctx.config.target_capabilities, "configuration"
+    return ctx.project.memo(("hardware targets", ctx.facts.path), lambda: _inferred_targets(ctx))
+
+
+def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
+    own = capability_facts(ctx.facts)
+    if own is not None and own.device is not None:
+        # a CPU-only module counts as such only as a script: one that others import may hand
+        # its model to a trainer that moves it to the GPU
+        if own.device != "cpu" or not ctx.project.importers_of(ctx.facts):
+            return (), "device"
+    roots = [m for m in ctx.project.roots_of(ctx.facts) if m.path != ctx.facts.path]
+    if roots and all((c := capability_facts(m)) is not None and c.device not in (None, "cpu") for m in roots):
+        return (), "device"  # every script that runs it is written for another device
     stating = ctx.project.memo(
         "modules stating a GPU",
         lambda: [m for m in ctx.project.modules if (c := capability_facts(m)) and c.stated_capability is not None],
     )
-    runs = ctx.project.entries_among(ctx.facts, stating)
-    stated = [capability_facts(m).stated_capability for m in runs]
+    stated = [capability_facts(m).stated_capability for m in ctx.project.entries_among(ctx.facts, stating)]
+    for m in {m.path: m for m in [ctx.facts, *roots]}.values():  # launch scripts, the folder's README
+        shipped = ctx.project.shipped.stated_for(m.path)
+        if shipped is not None:
+            stated.append(shipped)
+    if any((capability_facts(m) or _EMPTY).fp8_compute for m in ctx.project.joined_modules(ctx.facts, SECTION)):
+        stated.append(FP8_CAPABILITY)
     if stated and min(stated) >= NATIVE_BF16:
-        return (min(stated),)
-    return ctx.config.target_capabilities
+        return (min(stated),), "stated"
+    if stated:
+        return ctx.config.target_capabilities, "stated"
+    return ctx.config.target_capabilities, "default"
 
 
 def pre_ampere_targets(ctx: RuleContext) -> List[int]:
@@ -94,6 +128,11 @@ def pre_ampere_targets(ctx: RuleContext) -> List[int]:
 def targets_text(ctx: RuleContext, what: str = "native bf16") -> str:
     caps = pre_ampere_targets(ctx)
     shown = ", ".join(f"sm{c}" for c in caps)
+    found = hardware_targets(ctx)[1]
+    if found == "default":
+        return f"no GPU stated: pre-Ampere assumed (target-gpus {shown}; no {what} below sm80: P100, V100, T4, TITAN RTX)"
+    if found == "stated":
+        return f"the code names a GPU without {what} (target-gpus {shown}; none below sm80: P100, V100, T4, TITAN RTX)"
     return f"target-gpus include {shown} (no {what} below sm80: P100, V100, T4, TITAN RTX)"
 
 
@@ -208,7 +247,6 @@ class Bf16WithoutCapabilityGuard(Rule):
     summary = "bf16 switched on without checking that the GPU runs bf16 natively (compute capability 8.0+)"
     # the last four: files that only train a model loaded elsewhere must be parsed to be joined
     # Beyond bf16 itself: files that train (a model loaded in bf16 elsewhere is judged by them).
-    evidence = (r"bf16", r"bfloat16", r"\btrl\b", r"Trainer\b", r"\bfp16\b", r"\.backward\(", r"\boptim\b")
     fix_availability = "sometimes"
     fix_applicability = SAFE
 
@@ -317,9 +355,8 @@ class Bf16WithoutCapabilityGuard(Rule):
             return
         if not site.callee.startswith("trl.") or cap.opaque(site.span) or in_library_itself(ctx.facts, site.callee):
             return  # (TRL's own `args = GRPOConfig(...)` when none is given: the user's to override)
-        version = ctx.config.trl_version
-        if version is not None and version < TRL_BF16_DEFAULT_SINCE:
-            return
+        if not ctx.targets.of("trl").some_at_least(TRL_BF16_DEFAULT_SINCE):
+            return  # no TRL the file targets turns bf16 on by default (a TRL 0.9 PPOConfig has no bf16)
         probe, torch, _ = self._probe(ctx)
         if fp16 is None:
             text = (("bf16", probe), ("fp16", plan.guarded_fp16_flag(torch, probe)))
@@ -394,6 +431,8 @@ class Bf16WithoutCapabilityGuard(Rule):
         atoms = bf16_dtypes(dtype.values, cap)
         if not atoms:
             return
+        if ".cpu." in site.callee:
+            return  # `torch.cpu.amp.autocast`: CPU autocast runs bf16 on every CPU
         device = site.arg("device_type")
         cuda_only = "cuda" in site.callee
         if device is not None:

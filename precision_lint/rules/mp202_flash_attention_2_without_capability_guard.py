@@ -55,7 +55,6 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
     code = "MP202"
     name = "flash-attention-2-without-capability-guard"
     summary = "FlashAttention-2 requested without checking for an Ampere+ GPU (or with float32 weights)"
-    evidence = ("flash_attention_2",)
     fix_availability = "sometimes"
     fix_applicability = SAFE
 

@@ -15,6 +15,9 @@ The fix asks for native bf16: ``torch.cuda.is_bf16_supported(including_emulation
 (safe: identical on Ampere+, on CPU and on ROCm), or, for the library helpers,
 the precision plan's capability probe (unsafe: those helpers also answer for
 XPU/NPU/MPS, where the probe is False).
+
+Emulation happens only below sm80: code whose run states only Ampere-or-newer GPUs, or is
+written for another device, is not reported (the hardware targets of MP201).
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from ..plan import capability_probe, ensure_torch, probe_expression
 from ..facts.values import CAPABILITY, COND, CONST, DTYPE
 from .base import Rule, RuleContext, insert, replace
+from .mp201_bf16_without_capability_guard import pre_ampere_targets
 
 EMULATION_SINCE = (2, 3)  # torch versions before it answer for native bf16 only
 BF16_STRINGS = ("bf16", "bf16-mixed", "bf16-true", "bfloat16")
@@ -65,7 +69,8 @@ def _within(inner, outer) -> bool:
 def _decides(probe, selection) -> bool:
     """Whether the probe call decides this bf16 choice: the choice's condition is the call itself
     (written in the choice, or in the assignment that also writes the chosen value), or a name
-    the call's result is assigned to."""
+    the call's result is assigned to, or the branches of the `if` whose test holds the call
+    (a helper's ``if is_bf16_supported(): return torch.bfloat16``)."""
     texts, region, origin, _ = selection
     for text in texts:
         if not text:
@@ -73,6 +78,10 @@ def _decides(probe, selection) -> bool:
         if probe.text in text and (
             _within(probe.span, region)
             or _within(origin, probe.statement)
+            # chosen in the branch the probe's `if` (or ternary) picks: in a helper too
+            or _within(origin, probe.governs)
+            # the probe's own answer returned by a helper (`bf16=use_bf16()`)
+            or (origin is None and probe.returned)
             # a condition followed through a name (`bf16=use_bf16`) to the assignment of the call
             or (origin is None and probe.statement is not None)
         ):
@@ -86,23 +95,23 @@ class Bf16GuardCountsEmulation(Rule):
     code = "MP203"
     name = "bf16-guard-counts-emulation"
     summary = "bf16 chosen by `torch.cuda.is_bf16_supported()` / `is_torch_bf16_gpu_available()`, which are True on T4/V100 (emulated bf16)"
-    evidence = (r"is_bf16_supported", r"is_torch_bf16_gpu_available", r"is_bf16_available")
     fix_availability = "always"
     fix_applicability = SAFE
 
     def check(self, ctx: RuleContext):
         probes = ctx.facts.section("bf16_probes")
-        if not probes:
-            return
+        if not probes or not pre_ampere_targets(ctx):
+            return  # (emulation only happens below sm80: code for Ampere+ or another device is fine)
         version = torch_version()
         if version is not None and version < EMULATION_SINCE:
             return  # is_bf16_supported() still required compute capability 8.0 there
         selections = list(_selections(ctx))
         for probe in probes:
             chosen = next((sel for sel in selections if _decides(probe, sel)), None)
-            if chosen is None:
-                continue
-            yield self._finding(ctx, probe, chosen[2] or chosen[1], chosen[3])
+            if chosen is not None:
+                yield self._finding(ctx, probe, chosen[2] or chosen[1], chosen[3])
+            elif probe.returns_bf16 is not None:  # a helper's choice, for callers in any file
+                yield self._finding(ctx, probe, probe.returns_bf16, "bf16 returned to the helper's callers")
 
     def _finding(self, ctx: RuleContext, probe, span, what):
         shown = probe.callee.rsplit(".", 1)[-1]

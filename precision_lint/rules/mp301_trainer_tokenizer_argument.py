@@ -2,26 +2,40 @@
 
 transformers 4.46 deprecated ``Trainer(tokenizer=...)`` in favour of
 ``processing_class=`` (a tokenizer, image processor, feature extractor or
-processor). transformers 5 removed it, and TRL followed (0.16)::
+processor). transformers 5 removed it, and TRL's trainers followed (0.12 renamed,
+0.16 removed)::
 
     TypeError: Trainer.__init__() got an unexpected keyword argument 'tokenizer'
 
-``trainer.tokenizer`` is gone as well. The fix renames the keyword (or the key of
-the ``**kwargs`` dict that feeds the constructor) and the attribute. It is safe:
-for transformers ≥ 4.46 both names mean the same thing, and before 4.46 the rule
-stays silent because ``processing_class`` does not exist there.
+``trainer.tokenizer`` is gone as well. Which versions a file targets is read as for
+MP302/MP304 (``versions.py``, one mechanism): a transformers trainer is judged by the
+transformers row of the migration table, a TRL trainer by the TRL row. Removed in every
+allowed version: "raises"; in some: a warning naming them; deprecated only: a warning.
+
+The fix renames the keyword (or the key of the ``**kwargs`` dict that feeds the
+constructor) and the attribute. It is offered only where the *lowest* allowed version
+has ``processing_class`` (a TRL 0.9 ``PPOTrainer`` has ``self.tokenizer`` and no
+``processing_class``), and not where the call keeps keywords of the old API that no
+version taking ``processing_class=`` accepts (``SFTTrainer(tokenizer=t,
+max_seq_length=512)`` on a current TRL). Compatibility code is honoured: a call under a
+version or signature check, a ``tokenizer`` property of a project class in the MRO.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+import re
+
+from typing import Optional
 
 from ..diagnostics import SAFE, Fix
-from ..knowledge import migrations, patched_keywords
+from ..knowledge import Migration, migrations, patched_keywords
 from .base import Rule, RuleContext, replace
+from .migration_findings import MigrationJudge, consequence, declared_by_project, new_name_exists, no_fix_reason, own_library, stage_of
 
 # The rule's row of the migration table (knowledge/migrations.toml, checked against the
 # installed transformers): the keyword's versions, its new name and the exact error.
 ROW = next(m for m in migrations() if m.code == "MP301" and m.kind == "keyword" and m.owner == "transformers.Trainer")
+ATTR_ROW = next(m for m in migrations() if m.code == "MP301" and m.kind == "attribute" and m.owner == "transformers.Trainer")
+TRL_ROW = next(m for m in migrations() if m.code == "MP301" and m.kind == "keyword" and m.library == "trl")
 NEW = ROW.rename_to
 DEPRECATED_IN = ROW.deprecated_in
 REMOVED_IN = ROW.removed_in
@@ -40,18 +54,18 @@ class TrainerTokenizerArgument(Rule):
     code = "MP301"
     name = "trainer-tokenizer-argument"
     summary = "`tokenizer=` passed to a Trainer: removed in transformers 5, use `processing_class=`"
-    # A `tokenizer` keyword, key or attribute; or a class deriving from a *Trainer (a subclass
-    # defined in another file is only known if that file is parsed).
-    evidence = (r"\btokenizer\s*=", r"[\"']tokenizer[\"']", r"\.tokenizer\b", r"class\s+\w+\s*\([^)]*Trainer")
-    fix_availability = "always"
+    fix_availability = "sometimes"
     fix_applicability = SAFE
-
-    def _stage(self, ctx: RuleContext) -> Optional[str]:
-        version: Optional[Tuple[int, ...]] = ctx.config.transformers_version
-        return ROW.stage(version)
 
     def _is_trainer(self, ctx: RuleContext, qualname: Optional[str]) -> bool:
         return bool(qualname) and ctx.project.symbols.class_inherits(qualname, is_library_trainer, ctx.facts)
+
+    def _row(self, ctx: RuleContext, qualname: Optional[str]) -> Migration:
+        """The TRL row for a TRL trainer (its own signature), else transformers'."""
+        trl = bool(qualname) and ctx.project.symbols.class_inherits(
+            qualname, lambda q: q.startswith("trl.") and is_library_trainer(q), ctx.facts
+        )
+        return TRL_ROW if trl else ROW
 
     def _patched(self, ctx: RuleContext, qualname: str) -> bool:
         """Whether a library imported in this file's training run patches the trainer to
@@ -63,17 +77,19 @@ class TrainerTokenizerArgument(Rule):
         )
 
     def check(self, ctx: RuleContext):
-        stage = self._stage(ctx)
-        if stage is None:
-            return
         section = ctx.facts.section("trainer")
         if not section:
             return
+        judge = MigrationJudge(ctx, "removed")
+        migration_calls = {c.span: c for c in (ctx.facts.section("migrations") or {}).get("calls", ())}
         for call in section["calls"]:
+            if getattr(call, "tolerated", False):
+                continue  # under a version or signature check, or where the TypeError is caught
             if call.callee == "super":
                 if not (call.klass and self._is_trainer(ctx, call.klass)):
                     continue
                 shown = f"{call.klass.rsplit('.', 1)[-1]}'s base class"
+                row = self._row(ctx, call.klass)
                 called = call.klass
             elif self._is_trainer(ctx, call.callee):
                 if self._patched(ctx, call.callee):
@@ -81,46 +97,73 @@ class TrainerTokenizerArgument(Rule):
                 owner = ctx.project.symbols.init_owner(call.callee, ctx.facts)
                 if owner is not None and "tokenizer" in owner.init_params:
                     continue  # the user's own __init__ takes `tokenizer`: their signature, not ours
+                if declared_by_project(ctx, call.callee, "tokenizer"):
+                    continue  # a project class of its MRO declares the field itself
                 shown = f"`{call.callee.rsplit('.', 1)[-1]}`"
+                row = self._row(ctx, call.callee)
                 called = call.callee
             else:
                 continue
+            allowed = ctx.targets.of(row.library)
+            stage = None if own_library(ctx, row) else stage_of(row, allowed)
+            if stage is None:
+                continue
+            kept = None
+            migration_call = migration_calls.get(call.span)
+            if migration_call is not None:
+                kept = judge.kept_old_keywords(migration_call, "tokenizer", row)
             clash = NEW in call.keywords
-            error = self._error(ctx, called)
             for use in call.uses:
-                yield self._keyword_finding(ctx, stage, shown, use, clash, error)
+                yield self._keyword_finding(ctx, row, stage, allowed, shown, use, clash, kept, self._error(ctx, called, row))
         for attr in section["attrs"]:
+            if getattr(attr, "tolerated", False):
+                continue  # `x.processing_class if hasattr(x, "processing_class") else x.tokenizer`
             if attr.receiver == "self":
                 cls = ctx.facts.class_named(attr.klass or "")
-                if cls is None or "tokenizer" in cls.self_attrs or not self._is_trainer(ctx, attr.klass):
+                if cls is None or not self._is_trainer(ctx, attr.klass):
                     continue
-                shown = "self.tokenizer"
-            elif any(self._is_trainer(ctx, s) for s in attr.sources):
-                shown = "trainer.tokenizer"
+                if declared_by_project(ctx, attr.klass, "tokenizer", attribute=True):
+                    continue  # set or defined by the project's own classes (a compatibility property)
+                shown, klass = "self.tokenizer", attr.klass
             else:
-                continue
-            when = "was removed in transformers 5" if stage == "removed" else "is deprecated since transformers 4.46"
-            message = f"`{shown}` {when} (AttributeError in 5.x); use `.{NEW}`"
-            fix = Fix(SAFE, f"Rename `.tokenizer` to `.{NEW}`", (replace(attr.name_span, NEW),))
-            yield ctx.diagnostic(self.code, attr.name_span, message, fix)
+                klass = next((s for s in attr.sources if self._is_trainer(ctx, s)), None)
+                if klass is None or declared_by_project(ctx, klass, "tokenizer", attribute=True):
+                    continue
+                shown = "trainer.tokenizer"
+            yield from self._attr_finding(ctx, attr, shown, klass)
 
-    def _error(self, ctx: RuleContext, qualname: str) -> str:
-        """The TypeError as the library class the call reaches words it: ``SFTTrainer.__init__()``
-        for TRL's SFTTrainer (and a subclass of it), ``Trainer.__init__()`` for transformers'."""
+    def _attr_finding(self, ctx: RuleContext, attr, shown: str, klass: str):
+        """A TRL trainer has ``.tokenizer`` as long as its TRL does (0.9's ``PPOTrainer`` is no
+        transformers Trainer at all): its versions are TRL's, the message transformers'."""
+        row = ATTR_ROW
+        gate = self._row(ctx, klass)
+        allowed = ctx.targets.of(gate.library)
+        if own_library(ctx, gate) or own_library(ctx, row):
+            return  # the library's own code (a vendored copy): it defines `.tokenizer` itself
+        stage = stage_of(gate if gate is TRL_ROW else row, allowed)
+        if stage is None:
+            return
+        message = f"`{shown}` {consequence(row if gate is ROW else _as_attribute(gate), stage, ATTR_ROW.error, allowed)}"
+        message = message.replace("; use trainer.processing_class", f"; use `.{NEW}`")
+        fix = None
+        if new_name_exists(gate, allowed) and (gate is ROW or new_name_exists(ROW, ctx.targets.of("transformers"))):
+            fix = Fix(SAFE, f"Rename `.tokenizer` to `.{NEW}`", (replace(attr.name_span, NEW),))
+        else:
+            message += f" ({no_fix_reason(gate, allowed)})"
+        yield ctx.diagnostic(self.code, attr.name_span, message, fix)
+
+    def _error(self, ctx: RuleContext, qualname: str, row: Migration) -> str:
+        """The row's TypeError as the library class the call reaches words it: TRL's trainers each
+        have their own ``__init__`` (``DPOTrainer.__init__()``, not ``SFTTrainer.__init__()``)."""
         for name, _, _ in ctx.project.symbols.ancestry(qualname, ctx.facts):
             if is_library_trainer(name):
-                return ERROR.replace("Trainer.__init__()", f"{name.rsplit('.', 1)[-1]}.__init__()", 1)
-        return ERROR
+                return re.sub(r"\w+\.__init__\(\)", f"{name.rsplit('.', 1)[-1]}.__init__()", row.error, count=1)
+        return row.error
 
-    def _keyword_finding(self, ctx, stage, shown, use, clash, error=ERROR):
+    def _keyword_finding(self, ctx, row, stage, allowed, shown, use, clash, kept, error=None):
         kind = "key `tokenizer` of the **kwargs dict" if use.via != "keyword" else "`tokenizer=`"
-        if stage == "removed":
-            message = f"{kind} passed to {shown} was removed in transformers 5 and raises `{error}`; use `{NEW}=`"
-        else:
-            message = (
-                f"{kind} passed to {shown} is deprecated since transformers 4.46 and raises "
-                f"`{error}` in transformers 5; use `{NEW}=`"
-            )
+        message = f"{kind} passed to {shown} {consequence(row, stage, error or row.error, allowed)}"
+        message = message.replace(f"; use {row.replacement}", f"; use `{NEW}=`")
         if use.from_processor:
             message += (
                 f" (`{use.value_text}` is the tokenizer of a multimodal processor: the processor "
@@ -129,7 +172,18 @@ class TrainerTokenizerArgument(Rule):
         fix = None
         if clash:
             message += f"; `{NEW}` is passed as well, so remove one of them"
+        elif not new_name_exists(row, allowed):
+            message += f" ({no_fix_reason(row, allowed)})"
+        elif kept:
+            message += f" ({kept})"
         else:
             new_key = use.key_text.replace("tokenizer", NEW)
             fix = Fix(SAFE, f"Rename `tokenizer` to `{NEW}`", (replace(use.key_span, new_key),))
         return ctx.diagnostic(self.code, use.key_span, message, fix)
+
+
+def _as_attribute(row: Migration) -> Migration:
+    """The TRL keyword row's versions with the attribute's replacement text."""
+    import dataclasses
+
+    return dataclasses.replace(row, replacement=ATTR_ROW.replacement)

@@ -24,7 +24,6 @@ keeps its own code, MP301.
 from __future__ import annotations
 
 from ..diagnostics import SAFE
-from ..knowledge import migration_evidence
 from .base import Rule, RuleContext
 from .migration_findings import MigrationJudge
 
@@ -33,7 +32,6 @@ class RemovedHfApi(Rule):
     code = "MP302"
     name = "removed-hf-api"
     summary = "a transformers / TRL keyword, attribute or import that the targeted version removed (crashes)"
-    evidence = migration_evidence()
     fix_availability = "sometimes"
     fix_applicability = SAFE
     stage = "removed"

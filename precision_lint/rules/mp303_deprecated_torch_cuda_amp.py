@@ -32,7 +32,6 @@ class DeprecatedTorchCudaAmp(Rule):
     code = "MP303"
     name = "deprecated-torch-cuda-amp"
     summary = "`torch.cuda.amp.GradScaler/autocast/custom_fwd/custom_bwd` are deprecated: use `torch.amp` with the device"
-    evidence = (r"\bamp\b",)
     fix_availability = "sometimes"
     fix_applicability = SAFE
 

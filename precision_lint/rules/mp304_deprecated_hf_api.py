@@ -16,14 +16,12 @@ from __future__ import annotations
 from ..diagnostics import SAFE
 from .base import Rule, RuleContext
 from .migration_findings import MigrationJudge
-from ..knowledge import migration_evidence
 
 
 class DeprecatedHfApi(Rule):
     code = "MP304"
     name = "deprecated-hf-api"
     summary = "a transformers / TRL name the targeted version deprecates (warns now, removed later)"
-    evidence = migration_evidence()
     fix_availability = "sometimes"
     fix_applicability = SAFE
     stage = "deprecated"

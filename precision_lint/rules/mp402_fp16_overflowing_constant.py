@@ -31,6 +31,17 @@ OVERFLOW = "RuntimeError: value cannot be converted to type c10::Half without ov
 MODEL_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
 
 
+def _calls_unknown(project, module, paths) -> bool:
+    """Whether a module of the run that imports ``module`` was not parsed (its text held no
+    evidence of the selected rules): its calls are unknown, so whether it runs the evidence
+    is too — counted as running, as before runs were modelled."""
+    return any(
+        not other.parsed and other.parse_error is None and not other.skip_file
+        for path in project.importers_of(module)
+        if path in paths and (other := project.by_path.get(path)) is not None
+    )
+
+
 def _is_model_class(name: str) -> bool:
     return name in MODEL_BASES or name.startswith("transformers.") and name.rsplit(".", 1)[-1].endswith(
         ("Model", "PreTrainedModel", "Attention", "Layer", "Block", "MLP")
@@ -41,7 +52,6 @@ class Fp16OverflowingConstant(Rule):
     code = "MP402"
     name = "fp16-overflowing-constant"
     summary = "masking/eps constant outside float16's range (-1e9, 1e-8) on a tensor that may be float16"
-    evidence = (r"\d[eE]-?\d", r"\d{6,}", r"\bhalf\b", r"float16", r"fp16", r"autocast", r"GradScaler", r"mixed_precision")
     fix_availability = "sometimes"
     fix_applicability = SAFE
 
@@ -49,15 +59,17 @@ class Fp16OverflowingConstant(Rule):
         section = ctx.facts.section("half_constants")
         if not section:
             return
-        unit_reason = None
+        evidence = None
         for const in section["constants"]:
             reason, related = self._why_half(ctx, const)
             model_class = const.klass or self._called_from_model(ctx, const.scope)
             if reason is None and model_class and (const.kind != "additive" or const.cast):
-                if unit_reason is None:
-                    unit_reason = self._unit_fp16(ctx) or ("", None, "")
-                if unit_reason[0] and self._model_code(ctx, model_class, weights_only=const.kind == "eps", found=unit_reason):
-                    reason, related = f"model code, and {unit_reason[0]}", unit_reason[1]
+                if evidence is None:
+                    evidence = self._run_evidence(ctx)
+                if self._model_code(ctx, model_class):
+                    found = self._in_a_run(ctx, const, model_class, evidence)
+                    if found is not None:
+                        reason, related = f"model code, and {found[0]}", found[1]
             if reason is None:
                 continue
             yield self._finding(ctx, const, reason, related)
@@ -80,43 +92,66 @@ class Fp16OverflowingConstant(Rule):
                     return klass
         return ""
 
-    def _model_code(self, ctx: RuleContext, klass: str, weights_only: bool, found) -> bool:
-        if weights_only and found[2] != "weights":
-            return False
+    def _model_code(self, ctx: RuleContext, klass: str) -> bool:
         return ctx.project.symbols.class_inherits(klass, _is_model_class, ctx.facts)
 
-    def _unit_fp16(self, ctx: RuleContext):
-        """How the training run this file belongs to makes model tensors float16, if it does:
-        (description, related location, "weights" or "amp"); float16 weights first, then fp16
-        autocast, then the switches that turn it on (``fp16=True``, ``mixed_precision="fp16"``,
-        a ``GradScaler``)."""
+    def _in_a_run(self, ctx: RuleContext, const, klass: str, evidence):
+        """The first piece of ``evidence`` that runs in a run holding the constant's model code
+        (never an imported module's ``__main__`` block, never an uncalled helper of an
+        imported module): (description, related location), or None.
+
+        An eps (``x / (norm + 1e-8)``) is judged by the dtype of what it meets: only a cast of
+        its own model class to float16 (``Net().half()``) makes that float16. A frozen float16
+        VAE elsewhere in the run, fp16 autocast (which runs ``norm``/``sum`` reductions in
+        float32) or an integer count (``token_counts + 1e-8`` is float32) are not evidence.
+        Masking constants meet attention scores, which fp16 autocast and float16 weights of
+        the run make float16."""
+        project = ctx.project
+        for rank, text, where, kind, cast_class, module, scope in evidence:
+            if const.kind == "eps" and not (
+                cast_class and project.symbols.class_inherits(cast_class, lambda n: n == klass, module)
+            ):
+                continue
+            # a model's methods run wherever its instances are called (often built through a
+            # registry or config): the evidence must run in a run that holds the model's module
+            there = project.run_scope(module, scope, where.span.line)
+            for entry in project.units_containing(ctx.facts):
+                paths = project.unit_view(entry)
+                if module.path not in paths:
+                    continue
+                if project.callgraph.entries(there, paths, entry.path) or _calls_unknown(project, module, paths):
+                    return text, where
+        return None
+
+    def _run_evidence(self, ctx: RuleContext):
+        """How the runs this file belongs to may make model tensors float16, best first:
+        (rank, description, related location, "weights" or "amp", the class cast to float16
+        or "", its module, its scope); float16 weights first, then fp16 autocast, then the
+        switches that turn it on (``fp16=True``, ``mixed_precision="fp16"``, a ``GradScaler``)."""
         found = []
         for module in ctx.project.joined_modules(ctx.facts, "weights", "half_constants", "precision"):
             for site in module.section("weights"):
                 if "float16" in site.dtypes:
                     where = Related(module.path, site.span, "float16 weights here")
-                    found.append((0, "the run loads float16 weights", where, "weights"))
+                    found.append((0, "the run loads float16 weights", where, "weights", "", module, site.scope))
             casts = module.section("half_constants")
-            for qualname, span, _ in casts["half_casts"] if casts else ():
+            for qualname, span, _, scope in casts["half_casts"] if casts else ():
                 if qualname and ctx.project.symbols.class_inherits(qualname, _is_model_class, module):
                     where = Related(module.path, span, "the model is cast to float16 here")
-                    found.append((0, "the run casts the model to float16", where, "weights"))
+                    found.append((0, "the run casts the model to float16", where, "weights", qualname, module, scope))
             for site in module.section("precision"):
                 if site.kind == "autocast":
                     dtype = site.arg("dtype")
                     if dtype is None or any(getattr(v, "value", None) == "float16" for v in dtype.values):
                         where = Related(module.path, site.span, "fp16 autocast here")
-                        found.append((1, "the run uses fp16 autocast", where, "amp"))
+                        found.append((1, "the run uses fp16 autocast", where, "amp", "", module, site.scope))
                     continue
                 text = scaling_reason(site, module, ctx.project)
                 if text:
                     rank = 3 if site.kind == "grad-scaler" else 2
                     where = Related(module.path, site.span, "fp16 switched on here")
-                    found.append((rank, f"the run uses {text}", where, "amp"))
-        if not found:
-            return None
-        best = min(found, key=lambda f: (f[0], f[2].path, f[2].span.start))
-        return best[1:]
+                    found.append((rank, f"the run uses {text}", where, "amp", "", module, site.scope))
+        return sorted(found, key=lambda f: (f[0], f[2].path, f[2].span.start))
 
     # --- the finding ------------------------------------------------------------------
     def _finding(self, ctx: RuleContext, const, reason: str, related: Optional[Related]):

@@ -57,7 +57,7 @@ def test_a_file_whose_unit_has_no_conflict_stays_clean(tmp_path):
 
 
 def test_a_helper_named_alone_is_read_with_every_unit_it_is_part_of(tmp_path):
-    # losses.py is imported by a package module that distill.py imports; the teacher's dtype
+    # losses.py is imported by a package module that distill.py imports; the student's dtype
     # comes from a loader that only distill.py imports: all of it is the unit losses.py is in
     write_tree(
         tmp_path,
@@ -86,7 +86,7 @@ def test_a_helper_named_alone_is_read_with_every_unit_it_is_part_of(tmp_path):
                 from kd.step import step
                 from loaders import load
 
-                step(load("s", torch.float32), load("t", torch.float16), batch)
+                step(load("s", torch.float16), load("t", torch.float32), batch)
                 """,
             "unrelated.py": "import torch\nx = torch.zeros(2, dtype=torch.float16)\n",
         },

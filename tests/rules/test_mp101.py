@@ -67,8 +67,11 @@ HEAD = "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArg
          "m = AutoModelForCausalLM.from_pretrained('x')\nm.to(torch.float32)"),
         ("m = AutoModelForCausalLM.from_pretrained('x').to('cuda', torch.float16)",
          "m = AutoModelForCausalLM.from_pretrained('x').to('cuda', torch.float32)"),
-        ("weight_dtype = torch.float16\nunet = UNet()\nunet.to('cuda', dtype=weight_dtype)",
-         "weight_dtype = torch.float16\nunet = UNet()\nunet.to('cuda', dtype=torch.float32)"),
+        # a project class derived from torch.nn.Module (what makes `unet` a model, not its name)
+        ("class UNet(torch.nn.Module):\n    pass\nweight_dtype = torch.float16\nunet = UNet()\n"
+         "unet.to('cuda', dtype=weight_dtype)",
+         "class UNet(torch.nn.Module):\n    pass\nweight_dtype = torch.float16\nunet = UNet()\n"
+         "unet.to('cuda', dtype=torch.float32)"),
     ],
 )
 def test_weights_shapes_fp32_master(weights, fixed):
@@ -93,6 +96,7 @@ def test_argparse_choice_is_guarded_not_replaced():
         args = p.parse_args()
         student = AutoModelForCausalLM.from_pretrained("s", torch_dtype=getattr(torch, args.model_dtype))
         scaler = torch.amp.GradScaler("cuda", enabled=torch.cuda.is_available())
+        scaler.scale(student(**batch).loss).backward()
         """
     )
     (d,) = lint(src, CODE)
@@ -105,6 +109,8 @@ def test_argparse_choice_is_guarded_not_replaced():
 
 
 # --- scaling shapes -------------------------------------------------------------------
+# the run trains: fp16 gradients are unscaled only where an optimizer steps
+STEP = "loss = model(**batch).loss\nloss.backward()\n"
 W = "import torch\nmodel = AutoModelForCausalLM.from_pretrained('x', torch_dtype=torch.float16)\n"
 
 
@@ -130,7 +136,7 @@ W = "import torch\nmodel = AutoModelForCausalLM.from_pretrained('x', torch_dtype
     ],
 )
 def test_scaling_shapes(scaling):
-    src = "from transformers import AutoModelForCausalLM\n" + W + scaling + "\n"
+    src = "from transformers import AutoModelForCausalLM\n" + W + scaling + "\n" + STEP
     (d,) = lint(src, CODE)
     assert d.span.line == 3
     assert lint(fix(src, CODE), CODE) == []
@@ -403,6 +409,7 @@ def test_strategy_disable_scaler():
     use_amp = torch.cuda.is_available()
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     s2 = torch.cuda.amp.GradScaler()
+    scaler.scale(model(**batch).loss).backward()
     """
     out = fix(src, CODE, strategy("disable-scaler"))
     assert 'enabled=use_amp and not any(p.dtype == torch.float16 for p in model.parameters())' in out

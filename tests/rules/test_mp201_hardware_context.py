@@ -40,11 +40,13 @@ def _codes(body, cfg=None):
         model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
         """,
         """
-        scale_dtype = torch.float8_e4m3fn
+        import transformer_engine.pytorch as te
         model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+        with te.fp8_autocast(enabled=True):
+            loss = model(x).loss
         """,
     ],
-    ids=["xpu-branch", "xla-branch", "hpu-ternary", "use-cpu", "h100-docstring", "slurm-a100", "fp8"],
+    ids=["xpu-branch", "xla-branch", "hpu-ternary", "use-cpu", "h100-docstring", "slurm-a100", "fp8-compute"],
 )
 def test_other_devices_and_stated_gpus_are_not_reported(body):
     assert _codes(body) == []
@@ -66,8 +68,13 @@ def test_other_devices_and_stated_gpus_are_not_reported(body):
         """
         args = TrainingArguments(output_dir="o", bf16=True, use_cpu=False)
         """,
+        # a float8 dtype named (fp8 storage, or no use at all) says nothing about the GPU
+        """
+        scale_dtype = torch.float8_e4m3fn
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+        """,
     ],
-    ids=["a100-and-t4", "cuda-branch", "use-cpu-false"],
+    ids=["a100-and-t4", "cuda-branch", "use-cpu-false", "fp8-word"],
 )
 def test_cuda_code_for_every_gpu_is_still_reported(body):
     assert _codes(body) == ["MP201"]

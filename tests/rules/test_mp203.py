@@ -100,7 +100,9 @@ def test_the_probe_itself_is_rewritten_inline():
     src = """
     import torch
     from accelerate.utils import is_bf16_available
+    from transformers import AutoModelForCausalLM
 
+    model = AutoModelForCausalLM.from_pretrained("m")
     BF16_OK = is_bf16_available()
     model = model.to(torch.bfloat16 if BF16_OK else torch.float32)
     """

@@ -1,4 +1,3 @@
 """Domain extractors. Each module defines ``SECTION`` (a name) and
-``extract(index, evaluator)`` returning plain, picklable facts. A module may also define
-``EVIDENCE`` (a compiled regular expression) and ``EMPTY`` (its section when the text does
-not match): a module whose text cannot hold its facts is then skipped without analysis."""
+``extract(index, evaluator)`` returning plain, picklable facts, and may define ``EMPTY`` (its
+section for a file that is not analysed: see ``facts/gate.py``)."""

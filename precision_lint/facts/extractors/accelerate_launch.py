@@ -15,7 +15,6 @@ here: the rule reads the config file and the script.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
@@ -28,7 +27,6 @@ from ..index import ModuleIndex, positional
 from ..values import CONST
 
 SECTION = "accelerate_launches"
-EVIDENCE = re.compile(r"\baccelerate\b")
 EMPTY = ()
 
 RUNNERS = (
@@ -60,8 +58,7 @@ def _word(evaluator: Evaluator, expr: cst.BaseExpression, scope) -> Optional[str
 def _command(index: ModuleIndex, evaluator: Evaluator, expr: cst.BaseExpression, scope):
     """The command's words with the span of each (None when a word is not known), or None."""
     if isinstance(expr, cst.Name):  # `cmd = [...]` once, then `subprocess.run(cmd)`
-        owner = scope.lookup_scope(expr.value)
-        bindings = owner.assignments.get(expr.value, []) if owner is not None else []
+        _, bindings = index.bindings_of(expr, scope)
         if len(bindings) == 1 and isinstance(bindings[0].value, (cst.List, cst.Tuple)) and not bindings[0].guards:
             expr = bindings[0].value
     if isinstance(expr, (cst.List, cst.Tuple)):

@@ -9,6 +9,7 @@ file's precision and weights facts it decides.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
@@ -19,9 +20,9 @@ from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import ModuleIndex, keyword, positional
 from ..index import _target_names
+from ..values import CONST, DTYPE
 
 SECTION = "bf16_probes"
-EVIDENCE = re.compile(r"is_bf16_supported|is_torch_bf16_gpu_available|is_bf16_available")
 EMPTY = ()
 
 TORCH = ("torch.cuda.is_bf16_supported",)
@@ -47,6 +48,14 @@ class WeakProbe:
     # (start, end) of the text that removes the helper's import when this call is its only
     # use (a fix that replaces the call would leave an unused import: ruff's F401)
     only_use_import: Optional[Tuple[int, int]] = None
+    # The code the probe's answer chooses between: the `if` statement or the ternary whose test
+    # holds the call (`if is_bf16_supported(): return torch.bfloat16` in a helper), so that a
+    # choice made there decides the bf16 a caller uses (`from_pretrained(dtype=default_dtype())`).
+    governs: Optional[Span] = None
+    returned: bool = False  # the call is (part of) what a function returns: `return is_bf16_supported()`
+    # A helper returning bf16 where the probe says yes: where that bf16 is written (the helper
+    # makes a bf16 choice for its callers, in whatever file they are).
+    returns_bf16: Optional[Span] = None
 
 
 def _assigned(index: ModuleIndex, site) -> Tuple[Tuple[str, ...], Optional[Span]]:
@@ -71,7 +80,7 @@ def _assigned(index: ModuleIndex, site) -> Tuple[Tuple[str, ...], Optional[Span]
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator):
-    out = []
+    found = []
     for site in index.calls:
         q = site.qualname or ""
         if q in TORCH:
@@ -86,8 +95,76 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         close = index.source.rfind(")", span.start, span.end)
         names, statement = _assigned(index, site)
         only = _only_use_import(index, site) if library != "torch" else None
-        out.append(WeakProbe(q, library, span, index.text(site.node), close, bool(site.node.args), names, statement, only))
-    return tuple(out)
+        found.append((site, WeakProbe(q, library, span, index.text(site.node), close, bool(site.node.args), names, statement, only)))
+    if not found:
+        return EMPTY
+    governs, returned, chooses = _surroundings(index, evaluator, {id(site.node): site.scope for site, _ in found})
+    return tuple(
+        dataclasses.replace(
+            probe, governs=governs.get(id(site.node)), returned=id(site.node) in returned, returns_bf16=chooses.get(id(site.node))
+        )
+        for site, probe in found
+    )
+
+
+BF16_STRINGS = ("bf16", "bf16-mixed", "bf16-true", "bfloat16")
+
+
+def _surroundings(index: ModuleIndex, evaluator: Evaluator, calls: dict) -> Tuple[dict, set, dict]:
+    """For the probe calls ``calls`` (id → scope): the span of the innermost `if` statement or
+    ternary whose test holds each; which of them lie in a ``return`` value; and, for a helper
+    that returns bf16 where the probe says yes (``if is_bf16_supported(): return
+    torch.bfloat16``, ``return torch.bfloat16 if is_bf16_supported() else ...``), where that
+    bf16 is written."""
+    governs: dict = {}
+    returned: set = set()
+    chooses: dict = {}
+
+    def inside(node):
+        stack, out = [node], []
+        while stack:
+            n = stack.pop()
+            if id(n) in calls:
+                out.append(n)
+            stack.extend(n.children)
+        return out
+
+    def chosen_bf16(call, branch) -> Optional[Span]:
+        """Where the function holding ``call`` returns bf16 written in ``branch`` (what the
+        probe's `if`/ternary picks when it says yes), directly or through a variable."""
+        function = calls[id(call)].code_scope()
+        if function.kind != "function":
+            return None
+        region = index.span(branch)
+        for value, _ in function.returns:
+            for v in evaluator.values(value, function):
+                bf16 = (v.kind == DTYPE and v.value == "bfloat16") or (
+                    v.kind == CONST and isinstance(v.value, str) and v.value.lower() in BF16_STRINGS
+                )
+                if bf16 and v.origin is not None and region.start <= v.origin.start and v.origin.end <= region.end:
+                    return v.origin
+        return None
+
+    class Visitor(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> None:
+            self._governed(node, node.test, node.body)
+
+        def visit_IfExp(self, node: cst.IfExp) -> None:
+            self._governed(node, node.test, node.body)
+
+        def _governed(self, node, test, branch) -> None:
+            for call in (n for n in inside(test) if id(n) in calls):
+                governs[id(call)] = index.span(node)
+                found = chosen_bf16(call, branch)
+                if found is not None:
+                    chooses[id(call)] = found
+
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is not None:
+                returned.update(id(n) for n in inside(node.value) if id(n) in calls)
+
+    index.module.visit(Visitor())
+    return governs, returned, chooses
 
 
 def _only_use_import(index: ModuleIndex, site) -> Optional[Tuple[int, int]]:
@@ -95,8 +172,7 @@ def _only_use_import(index: ModuleIndex, site) -> Optional[Tuple[int, int]]:
     func = site.node.func
     if not isinstance(func, cst.Name):
         return None
-    owner = site.scope.lookup_scope(func.value)
-    bound = owner.assignments.get(func.value, []) if owner is not None else []
+    _, bound = index.bindings_anywhere(func.value, site.scope)  # the import must be its only binding
     if len(bound) != 1 or bound[0].imported is None or not isinstance(bound[0].statement, cst.ImportFrom):
         return None
     statement = bound[0].statement

@@ -17,7 +17,12 @@ for compute-capability checks:
 - where argparse options are declared, so that a value only reached when the
   user opts in on the command line (``--bf16``, ``choices=``) is told apart from
   a ``default=`` that selects bf16 by itself;
-- whether the module trains at all (``.backward()``, an optimizer, a Trainer).
+- whether the module trains at all (``.backward()``, an optimizer, a Trainer);
+- the hardware it is written for (read by the rules' ``hardware_targets``): what its comments
+  and docstrings state (``facts/hardware.py``), FP8/FP4 *compute* (not an fp8 cast of the
+  weights), a non-CUDA device it is written for (``torch_xla``, Gaudi, XPU, NPU, MPS, a CPU
+  script), and calls under test decorators that skip below Ampere (``@require_torch_bf16_gpu``,
+  ``@pytest.mark.skipif(not ampere())``), which count as guarded.
 """
 from __future__ import annotations
 
@@ -26,10 +31,14 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 
+import libcst as cst
+
 from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import CallSite, ModuleIndex, keyword
-from ..values import Possible, dtypes as dtype_atoms
+from ..names import dotted
+from .. import hardware
+from ..values import CONST, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args
 
 SECTION = "capability"
@@ -76,9 +85,11 @@ class CapabilityFacts:
     options: Tuple[ArgparseOption, ...]
     trains: bool
     # The GPUs the code says it is written for (comments, docstrings, SLURM `--gres=gpu:a100`,
-    # FP8 dtypes): the lowest compute capability named; 0 when a GPU without native bf16 is
-    # named (P100, V100, T4...); None when it names none.
+    # a notebook's metadata; see facts/hardware.py): the lowest compute capability stated; 0
+    # when a GPU without native bf16 is named (P100, V100, T4...); None when it states none.
     stated_capability: Optional[int] = None
+    fp8_compute: bool = False  # computes in FP8/FP4 (TransformerEngine, torchao float8, _scaled_mm)
+    device: Optional[str] = None  # the non-CUDA device it is written for ("xla", "hpu", ...)
 
     def call_guarded(self, span: Span) -> bool:
         return (span.start, span.end) in self.guarded_calls
@@ -138,31 +149,117 @@ def _trains(site: CallSite) -> bool:
     return q.startswith(TRAINER_PREFIXES) and q.endswith("Trainer")
 
 
-# GPUs a text may name, with their compute capability (P100 60 ... H100 90).
-_STATED_GPUS = {
-    "a100": 80, "a800": 80, "a30": 80, "a10": 86, "a10g": 86, "a40": 86, "a6000": 86, "a5000": 86,
-    "rtx3090": 86, "rtx4090": 89, "l4": 89, "l40": 89, "l40s": 89, "h100": 90, "h800": 90, "h200": 90,
-    "gh200": 90, "b100": 100, "b200": 100,
-    "p100": 60, "v100": 70, "t4": 75, "k80": 37, "p40": 61, "titan": 75, "rtx2080": 75, "rtx2080ti": 75,
-}
-_GPU_WORD = re.compile(r"\b(?:nvidia[ -]?)?(a100|a800|a30|a10g?|a40|a[56]000|rtx ?[234]0[89]0(?: ?ti)?|l40s?|l4|h100|h800|h200|gh200|b[12]00|p100|v100|t4|k80|p40|titan)\b", re.IGNORECASE)
-_FP8 = re.compile(r"\bfloat8_e[45]m[23]\w*|\btransformer_engine\b|\bfp8_recipe\b|mixed_precision\s*=\s*[\"']fp8[\"']")
+# Calls that compute in FP8/FP4 (tensor cores of sm89+): a run that makes them targets Ada,
+# Hopper or newer. Casting weights to a float8 dtype is storage, not compute: it is how models
+# are made to fit consumer GPUs, and says nothing about the GPU.
+FP8_COMPUTE_CALLS = ("fp8_autocast", "fp8_model_init", "convert_to_float8_training", "float8_dynamic_activation_float8_weight", "Float8DynamicActivationFloat8WeightConfig", "_scaled_mm", "_scaled_grouped_mm")
+FP8_COMPUTE_PREFIXES = ("transformer_engine.", "torchao.", "torch._scaled")
+MX_PREFIX = "torchao.prototype.mx_formats."
+# Imports that put a module on a device other than a CUDA GPU (module prefix -> device).
+BACKEND_IMPORTS = re.compile(
+    r"^(?:import|from)[ \t]+(torch_xla|habana_frameworks|optimum\.habana|intel_extension_for_pytorch|torch_npu)\b",
+    re.MULTILINE,
+)
+BACKEND_DEVICE = {"torch_xla": "xla", "habana_frameworks": "hpu", "optimum.habana": "hpu", "intel_extension_for_pytorch": "xpu", "torch_npu": "npu"}
+# The device itself, not a word compared against (`if args.device == "xla":` is a branch).
+DEVICE_LITERAL = re.compile(
+    r"""(?:torch\.device\(\s*|\.to\(\s*|\bdevice\s*=\s*)["'](xla|hpu|xpu|mps|npu)(?::\d+)?["']|\bxla_device\("""
+)
+CPU_DEVICE = re.compile(r"""(?:torch\.device\(\s*|\bdevice\s*=\s*)["']cpu["']""")
+GPU_PLACEMENT = re.compile(r"""device_map\s*=|\bdevice\s*=\s*\d|\.to\(\s*\d|accelerate|Accelerator|local_rank""")
+CUDA_WORD = re.compile(r"\bcuda\b|\bnccl\b|\bflash_attn", re.IGNORECASE)
 
 
-def stated_capability(source: str) -> Optional[int]:
-    """The lowest compute capability among the GPUs the code names (FP8 means sm89+): 0 when
-    one of them has no native bf16 (P100, V100, T4...), None when it names none."""
-    found = []
-    for match in _GPU_WORD.finditer(source):
-        key = match.group(1).lower().replace(" ", "")
-        capability = _STATED_GPUS.get(key) or _STATED_GPUS.get(key.rstrip("ti"))
-        if capability is not None:
-            found.append(capability)
-    if _FP8.search(source):
-        found.append(89)
-    if not found:
+def _fp8_compute(site: CallSite, evaluator: Evaluator) -> bool:
+    """Whether a call computes in FP8/FP4 (not where it is switched off by a literal)."""
+    q = site.qualname or ""
+    last = q.rsplit(".", 1)[-1]
+    if q.startswith(MX_PREFIX):
+        return True
+    if q.startswith(FP8_COMPUTE_PREFIXES) and last in FP8_COMPUTE_CALLS:
+        enabled = evaluator.kwarg_values(site.node, site.scope, "enabled")
+        return not (enabled and all(v.kind == CONST and not v.value for v in enabled))
+    if q.startswith("accelerate.") and last == "Accelerator":
+        mode = evaluator.kwarg_values(site.node, site.scope, "mixed_precision")
+        return bool(mode) and all(v.kind == CONST and v.value == "fp8" for v in mode)
+    return False
+
+
+def other_device(source: str, code: Optional[str] = None, trains: bool = True) -> Optional[str]:
+    """The non-CUDA device a module is written for (``xla``, ``hpu``, ``xpu``, ``npu``,
+    ``mps``): it imports that backend at the top level or names the device, and nothing in its
+    code (comments aside, ``code``) says ``cuda``. A module that has both picks at run time: None.
+    ``"cpu"`` for a module that does not train (``trains``), names ``"cpu"`` as its device and
+    nothing that places a model on a GPU (``device_map="auto"``, ``device=0``): a conversion or
+    inference script on the CPU, where bf16 always works."""
+    if code is None:
+        code = hardware.split_source(source)[1]
+    if CUDA_WORD.search(code):
         return None
-    return 0 if min(found) < 80 else min(found)
+    imported = BACKEND_IMPORTS.search(source)
+    if imported is not None:
+        return BACKEND_DEVICE[imported.group(1)]
+    literal = DEVICE_LITERAL.search(code)
+    if literal is not None:
+        return literal.group(1) or "xla"
+    if not trains and CPU_DEVICE.search(code) and not GPU_PLACEMENT.search(code):
+        return "cpu"
+    return None
+
+
+# Test decorators that skip unless the GPU has what bf16/FlashAttention need (transformers'
+# and accelerate's testing utilities), and skip conditions that read as a capability check
+# through a helper defined elsewhere (`@pytest.mark.skipif(not ampere())`).
+REQUIRE_CAPABILITY = re.compile(r"^require_\w*(?:bf16|bfloat16|flash_?attn|ampere|hopper|fp8|tf32|capability)\w*$")
+CAPABILITY_WORDS = re.compile(r"ampere|hopper|bf16|bfloat16|capability|sm_?[89]\d|flash", re.IGNORECASE)
+SKIP_IF = ("skipif", "skipIf")
+SKIP_UNLESS = ("skipUnless",)
+
+
+def _skip_test(evaluator: Evaluator, decorator: cst.BaseExpression, scope) -> bool:
+    """Whether a decorator skips the test it decorates unless the GPU runs bf16 natively."""
+    func = decorator.func if isinstance(decorator, cst.Call) else decorator
+    name = dotted(func) or ""
+    last = name.rsplit(".", 1)[-1]
+    if REQUIRE_CAPABILITY.match(last):
+        return True
+    if last not in SKIP_IF + SKIP_UNLESS or not isinstance(decorator, cst.Call) or not decorator.args:
+        return False
+    condition = decorator.args[0].value
+    if evaluator.consults(condition, scope, set())[0]:
+        return True
+    return bool(CAPABILITY_WORDS.search(evaluator.ix.text(condition)))
+
+
+def decorator_guarded(evaluator: Evaluator, scope) -> bool:
+    """Whether code in ``scope`` runs only where a test decorator (on its function or class, or
+    the module's ``pytestmark``) found a GPU with native bf16: a guard in any file, not only in
+    files named like tests."""
+    key = ("decorator guarded", id(scope))
+    found = evaluator.analyses.get(key)
+    if found is None:
+        found = False
+        here = scope
+        while here is not None and not found:
+            node = here.node
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                outer = here.parent or here
+                found = any(_skip_test(evaluator, d.decorator, outer) for d in node.decorators)
+            elif here.parent is None:
+                # pytest reads the module's `pytestmark` once the module has run
+                _, marks = evaluator.ix.bindings_at("pytestmark", here, None)
+                found = any(
+                    a.value is not None and any(_skip_test(evaluator, e, here) for e in _marks(a.value)) for a in marks
+                )
+            here = here.parent
+        evaluator.analyses[key] = found
+    return found
+
+
+def _marks(value: cst.BaseExpression):
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return [e.value for e in value.elements]
+    return [value]
 
 
 def _chosen_or_checked(guard) -> bool:
@@ -176,11 +273,14 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     attention: List[AttentionSite] = []
     guarded: List[Tuple[int, int]] = []
     opaque: List[Tuple[int, int]] = []
-    trains = False
+    trains = fp8 = False
     for site in index.calls:
         q = site.qualname or ""
         trains = trains or _trains(site)
-        if site.guards and any(_chosen_or_checked(evaluator.guard(t, p, site.scope)) for t, p in site.guards):
+        fp8 = fp8 or _fp8_compute(site, evaluator)
+        if (site.guards and any(_chosen_or_checked(evaluator.guard(t, p, site.scope)) for t, p in site.guards)) or (
+            decorator_guarded(evaluator, site.scope)
+        ):
             span = index.span(site.node)
             guarded.append((span.start, span.end))
         if is_training_args(q) and _opaque_splat(evaluator, site):
@@ -219,18 +319,23 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         if assign.target.attr.value.lstrip("_") != "attn_implementation":
             continue
         span = index.span(assign.target)
-        if assign.guards and any(_chosen_or_checked(evaluator.guard(t, p, assign.scope)) for t, p in assign.guards):
+        if (assign.guards and any(_chosen_or_checked(evaluator.guard(t, p, assign.scope)) for t, p in assign.guards)) or (
+            decorator_guarded(evaluator, assign.scope)
+        ):
             guarded.append((span.start, span.end))
         value = index.span(assign.value)
         arg = Arg(evaluator.values(assign.value, assign.scope), index.span(assign.target.attr), value, index.text(assign.value), "attribute")
         attention.append(AttentionSite(span, index.text(assign.target), "attn_implementation", arg, False, (), False))
+    prose, code = hardware.split_source(index.source)
     options = []
     for found in index.arg_options.values():
         for option in found:
             default = keyword(option.call, "default")
             options.append(ArgparseOption(index.span(option.call), index.span(default.value) if default else None))
     return CapabilityFacts(
-        stated_capability=stated_capability(index.source),
+        stated_capability=hardware.stated_capability(prose),
+        fp8_compute=fp8,
+        device=other_device(index.source, code, trains),
         bnb=tuple(bnb),
         attention=tuple(attention),
         guarded_calls=tuple(guarded),

@@ -22,7 +22,6 @@ from ..index import ModuleIndex
 from ..names import dotted
 
 SECTION = "cuda_amp"
-EVIDENCE = re.compile(r"\bamp\b")
 EMPTY = {"uses": (), "imports": ()}
 
 OLD = "torch.cuda.amp"

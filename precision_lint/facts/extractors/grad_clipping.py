@@ -9,7 +9,6 @@ compare them) and what a fix needs to insert or move a statement.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
@@ -22,7 +21,6 @@ from ..names import dotted
 from .precision import GRAD_SCALERS
 
 SECTION = "clipping"
-EVIDENCE = re.compile(r"clip_grad_(?:norm|value)")
 EMPTY = {"scopes": ()}
 
 CLIPS = {
@@ -79,8 +77,7 @@ def _scale_receiver(index: ModuleIndex, site: CallSite) -> Optional[str]:
     """``scaler`` for ``scaler.scale(loss).backward()`` (or ``s = scaler.scale(loss); s.backward()``)."""
     receiver = site.receiver
     if isinstance(receiver, cst.Name):
-        owner = site.scope.lookup_scope(receiver.value)
-        bindings = owner.assignments.get(receiver.value, []) if owner is not None else []
+        _, bindings = index.bindings_of(receiver, site.scope)
         if len(bindings) == 1 and isinstance(bindings[0].value, cst.Call):
             receiver = bindings[0].value
     if not isinstance(receiver, cst.Call):
@@ -96,8 +93,7 @@ def _is_grad_scaler(index: ModuleIndex, text: str, site: CallSite) -> bool:
     if head == "self" and rest and site.klass in index.classes:
         values = [a.value for a, _ in index.classes[site.klass].self_attr_values.get(rest, [])]
     elif not rest:
-        owner = site.scope.lookup_scope(head)
-        values = [b.value for b in (owner.assignments.get(head, []) if owner is not None else [])]
+        values = [b.value for b in index.bindings_at(head, site.scope, index.order(site.node)[0])[1]]
     else:
         return False
     for value in values:

@@ -23,7 +23,6 @@ from ..names import dotted
 from ..values import CONST, dtypes
 
 SECTION = "half_constants"
-EVIDENCE = re.compile(r"\d[eE]-?\d|\d{6,}|masked_fill|where|half|float16")
 EMPTY = {"constants": (), "half_casts": ()}
 
 AUTOCAST_NAMES = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast_mode.autocast")
@@ -86,9 +85,9 @@ def _made_half(index: ModuleIndex, evaluator: Evaluator, expr: cst.CSTNode, scop
     return False
 
 
-def _bindings(scope, name: str):
-    owner = scope.lookup_scope(name)
-    return owner.assignments.get(name, []) if owner is not None else []
+def _bindings(index: ModuleIndex, scope, name: cst.Name):
+    """The bindings that reach the use ``name``."""
+    return index.bindings_of(name, scope)[1]
 
 
 def _half_tensor(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.BaseExpression], scope, depth: int = 0) -> bool:
@@ -100,11 +99,39 @@ def _half_tensor(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.Ba
     if isinstance(expr, cst.Name):
         return any(
             b.value is not None and b.value is not expr and _half_tensor(index, evaluator, b.value, scope, depth + 1)
-            for b in _bindings(scope, expr.value)
+            for b in _bindings(index, scope, expr)
         )
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         # `x.half().masked_fill(...)`, `h.norm()` of a float16 `h`
         return _half_tensor(index, evaluator, expr.func.value, scope, depth + 1)
+    return False
+
+
+_INTEGER_CASTS = ("long", "int", "short", "bool", "count_nonzero", "numel", "argmax", "argmin")
+_COUNTS = ("sum", "count_nonzero")
+
+
+def _integer(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope, depth: int = 0) -> bool:
+    """The operand is an integer tensor or number: a count of a mask (``(ids != pad).sum(-1)``,
+    ``mask.long().sum()``), an integer cast, ``len(...)``. ``count + 1e-8`` then promotes to
+    float32 whatever the model's dtype: the eps is not added in float16."""
+    if expr is None or depth > 4:
+        return False
+    if isinstance(expr, (cst.Integer, cst.Comparison)):
+        return True
+    if isinstance(expr, cst.Name):
+        values = [b.value for b in _bindings(index, scope, expr)]
+        return bool(values) and all(v is not None and _integer(index, v, scope, depth + 1) for v in values)
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Name) and func.value == "len":
+            return True
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _INTEGER_CASTS:
+                return True
+            if method in _COUNTS and not any(a.keyword and a.keyword.value == "dtype" for a in expr.args):
+                return _integer(index, func.value, scope, depth + 1)  # a sum of booleans or integers
     return False
 
 
@@ -114,7 +141,8 @@ def _cast(index: ModuleIndex, expr: cst.BaseExpression, scope) -> bool:
     if _CASTS.search(text):
         return True
     for name in set(_IDENT.findall(text)):
-        for b in _bindings(scope, name):
+        # a name of the operand's text, at the operand's place
+        for b in index.bindings_at(name, scope, index.order_of.get(id(expr), (None,))[0])[1]:
             if b.value is not None and _CASTS.search(index.text(b.value)):
                 return True
     return False
@@ -181,6 +209,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             continue
         if kind == "subscript" and not big:
             continue
+        if kind == "eps" and _integer(index, misfit.other, misfit.scope):
+            continue  # an integer count: `count + 1e-8` is float32
         evidence = []
         if kind != "eps" and _autocast_half(index, evaluator, misfit.context_items, misfit.scope):
             evidence.append("autocast")
@@ -201,7 +231,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
 def _half_casts(index: ModuleIndex, evaluator: Evaluator):
     """``Model().half()``, ``model.half()``, ``model.to(torch.float16)`` where the receiver is
     built by a call of a named class or function: (its qualified name, the cast's span, the names
-    the float16 model is bound to)."""
+    the float16 model is bound to, the scope the cast runs in)."""
     out = []
     chained = {id(s.receiver): s for s in index.calls if isinstance(s.receiver, cst.Call)}
     for site in index.calls:
@@ -222,9 +252,11 @@ def _half_casts(index: ModuleIndex, evaluator: Evaluator):
         if isinstance(receiver, (cst.Name, cst.Attribute)) and dotted(receiver):
             targets += (dotted(receiver),)
         if isinstance(receiver, cst.Name):
-            values = [b.value for b in _bindings(site.scope, receiver.value)]
+            values = [b.value for b in _bindings(index, site.scope, receiver)]
             receiver = next((v for v in values if isinstance(v, cst.Call)), None)
         made = index.call_of(receiver) if isinstance(receiver, cst.Call) else None
+        while made is not None and not made.qualname and isinstance(made.receiver, cst.Call):
+            made = index.call_of(made.receiver)  # `Encoder().cuda()`: the class that builds it
         if made is not None:
-            out.append((made.qualname or "", index.span(site.node), targets))
+            out.append((made.qualname or "", index.span(site.node), targets, site.scope.code_scope().qualname))
     return tuple(out)

@@ -17,6 +17,8 @@ Nothing here decides whether a finding is due: the rule does, with its options a
 """
 from __future__ import annotations
 
+import dataclasses
+
 import struct
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
@@ -26,15 +28,13 @@ import libcst as cst
 from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..index import ModuleIndex, Scope, element, keyword, positional
-from .. import tensors
-from ..tensors import LOG_SOFTMAX, SOFTMAX, HalfTensors, enclosing_class, half_tensors, reaching
+from ..tensors import LOG_SOFTMAX, SOFTMAX, HalfTensors, enclosing_class, half_tensors
 from ..values import Possible
 
 SECTION = "kd"
 
 # The analysis (which walks every function's returns) is skipped for modules whose text
 # holds no KD loss and no half-precision logits source.
-EVIDENCE = tensors.EVIDENCE
 EMPTY = {"losses": ()}
 # Placeholder for the (rewritten) logits inside an operand template.
 LOGITS = "\x00LOGITS\x00"
@@ -67,6 +67,7 @@ class Operand:
     # what the logits may be: HALF atoms, and PARAM/RETURN atoms substituted at the join
     values: Tuple[Possible, ...]
     tiny: Tuple[TinyConstant, ...] = ()  # float literals in it that vanish in float16 (`+ 1e-8`)
+    side: str = ""  # of a kl_div: "input" (the student's log-probabilities) or "target"
 
 
 @dataclass(frozen=True)
@@ -110,9 +111,8 @@ class _Shapes:
         a softmax: its logits are the helper's, which its callers' arguments fill)."""
         values = [(expr, scope)]
         if isinstance(expr, cst.Name):
-            owner = scope.lookup_scope(expr.value)
+            owner, found = self.ix.bindings_of(expr, scope)
             if owner is not None and expr.value not in owner.params:
-                found = reaching(self.ix, owner.assignments.get(expr.value, []), self.ix.order(expr)[0] if owner is scope else None)
                 # `p_s, p_t = log_softmax(s / T, -1), softmax(t / T, -1)`: the element it takes
                 bound = [
                     (a.value if a.unpack_index is None else element(a.value, a.unpack_index), owner)
@@ -317,13 +317,10 @@ def _criterion(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, wante
         site = index.call_of(expr)
         return bool(site and site.qualname in wanted)
     if isinstance(expr, cst.Name):
-        owner = scope.lookup_scope(expr.value)
+        owner, reached = index.bindings_of(expr, scope)
         if owner is None:
             return False
-        return any(
-            a.value is not None and _criterion(index, a.value, owner, wanted, depth + 1)
-            for a in owner.assignments.get(expr.value, [])
-        )
+        return any(a.value is not None and _criterion(index, a.value, owner, wanted, depth + 1) for a in reached)
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         klass = enclosing_class(scope)
         info = index.classes.get(klass.qualname) if klass is not None else None
@@ -373,8 +370,11 @@ def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
         target = _arg(call, 1, "target")
         if inp is None or target is None:
             return None
-        ops = shapes.operands(inp, scope, "log-probabilities")
-        ops += shapes.operands(target, scope, "probabilities") + shapes.operands(target, scope, "log-probabilities")
+        ops = [dataclasses.replace(o, side="input") for o in shapes.operands(inp, scope, "log-probabilities")]
+        ops += [
+            dataclasses.replace(o, side="target")
+            for o in shapes.operands(target, scope, "probabilities") + shapes.operands(target, scope, "log-probabilities")
+        ]
         kind = (index.text(call.func) if functional else "nn.KLDivLoss")
         return kind, ops
     is_ce = q in CROSS_ENTROPY or (

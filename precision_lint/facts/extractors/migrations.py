@@ -21,10 +21,10 @@ from typing import Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ...knowledge import migrated_names, migration_evidence
+from ...knowledge import migrated_names, migrations
+from ..callees import project_callee
 from ..evaluate import Evaluator
 from ..index import ModuleIndex
-from ..callees import project_callee
 from ..names import dotted
 from .trainer import _assigned_callees, is_super_init
 
@@ -32,7 +32,6 @@ SECTION = "migrations"
 EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": ()}
 
 
-EVIDENCE = re.compile("|".join(f"(?:{e})" for e in migration_evidence()))
 
 
 @dataclass(frozen=True)
@@ -81,6 +80,7 @@ class MigrationAttr:
     klass: Optional[str]
     sources: Tuple[str, ...]
     receiver_text: str = "self"
+    tolerated: bool = False  # under a version / signature / hasattr check, or AttributeError caught
 
 
 @dataclass(frozen=True)
@@ -117,23 +117,44 @@ class ProjectCall:
 
 
 # Code that expects the failure: a `try` whose handlers catch it, an `except` block (a fallback),
-# or a branch of a version check (`if transformers.__version__ >= ...`, `is_transformers_version`).
+# a branch of a version check (`if transformers.__version__ >= ...`, `is_transformers_version`),
+# or of a signature check (`if "processing_class" in inspect.signature(Trainer).parameters`).
+_SIGNATURE_CHECK = re.compile(r"\b(?:signature|getfullargspec|getargspec|co_varnames|__dataclass_fields__)\b|\.parameters\b")
 _IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException", "*", "<handler>"})
 _CALL_FAILURES = frozenset({"TypeError", "Exception", "BaseException", "*", "<handler>"})
 
 
-def _tolerated(index: ModuleIndex, guards, caught, failures) -> bool:
+_ATTR_FAILURES = frozenset({"AttributeError", "Exception", "BaseException", "*", "<handler>"})
+# an attribute read under `hasattr(x, "processing_class")` / `hasattr(x, "tokenizer")`
+_HASATTR = re.compile(r"\bhasattr\s*\(")
+
+
+def _tolerated(index: ModuleIndex, guards, caught, failures, names=()) -> bool:
+    """``names``: for an attribute, a ``hasattr`` check of one of them (the name or what
+    replaced it) is a guard as well."""
     if failures.intersection(caught):
         return True
-    return any("version" in index.text(test).lower() for test, _ in guards)
+    for test, _ in guards:
+        text = index.text(test)
+        if "version" in text.lower() or _SIGNATURE_CHECK.search(text):
+            return True
+        if names and _HASATTR.search(text) and any(f"'{n}'" in text or f'"{n}"' in text for n in names):
+            return True
+    return False
+
+
+def attr_tolerated(index: ModuleIndex, use) -> bool:
+    """Whether an attribute read is written for several versions: under a version, signature
+    or ``hasattr`` check (an ``if`` or ``a if test else b``), or where AttributeError is caught."""
+    names = {use.attr} | {m.rename_to for m in migrations() if m.kind == "attribute" and m.name == use.attr and m.rename_to}
+    return _tolerated(index, use.guards, use.caught, _ATTR_FAILURES, names)
 
 
 def _config_target(index: ModuleIndex, call: cst.Call, scope) -> Optional[ConfigTarget]:
     value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "args"), None)
     same_scope = True
     if isinstance(value, cst.Name):
-        owner = scope.lookup_scope(value.value)
-        bindings = owner.assignments.get(value.value, []) if owner is not None else []
+        owner, bindings = index.bindings_of(value, scope)
         if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call):
             return None
         same_scope = owner is scope
@@ -177,7 +198,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
         if is_super_init(site):
             callee = "super"
         elif callee is None and site.method and isinstance(site.receiver, cst.Name):
-            receivers = _assigned_callees(index, site.receiver.value, site.scope)
+            receivers = _assigned_callees(index, site.receiver, site.scope)
         if callee is None and not receivers:
             continue
         args = list(site.node.args)
@@ -213,7 +234,7 @@ def _forwards(index: ModuleIndex):
             continue
         receivers = ()
         if site.qualname is None and site.method and isinstance(site.receiver, cst.Name):
-            receivers = _assigned_callees(index, site.receiver.value, site.scope)
+            receivers = _assigned_callees(index, site.receiver, site.scope)
         if site.qualname is None and not receivers:
             continue
         params = node.params
@@ -252,20 +273,20 @@ def _attrs(index: ModuleIndex):
         if use.attr not in wanted:
             continue
         if isinstance(use.base, cst.Name) and use.base.value == "self":
-            out.append(MigrationAttr(use.attr, index.span(use.node.attr), "self", use.klass, ()))
+            out.append(MigrationAttr(use.attr, index.span(use.node.attr), "self", use.klass, (), "self", attr_tolerated(index, use)))
         elif isinstance(use.base, cst.Name):
-            sources = _assigned_callees(index, use.base.value, use.scope)
+            sources = _assigned_callees(index, use.base, use.scope)
             if sources:
-                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "name", use.klass, sources, use.base.value))
+                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "name", use.klass, sources, use.base.value, attr_tolerated(index, use)))
         elif (
             isinstance(use.base, cst.Attribute)
             and use.base.attr.value == "config"
             and isinstance(use.base.value, cst.Name)
         ):  # `model.config.max_length`: the config of a model a library call built
-            sources = _assigned_callees(index, use.base.value.value, use.scope)
+            sources = _assigned_callees(index, use.base.value, use.scope)
             if sources:
                 text = f"{use.base.value.value}.config"
-                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "config", use.klass, sources, text))
+                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "config", use.klass, sources, text, attr_tolerated(index, use)))
     return tuple(out)
 
 

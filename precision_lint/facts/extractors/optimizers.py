@@ -22,7 +22,6 @@ from ..values import CONST
 from .precision import _insertion, keyword_text
 
 SECTION = "optimizers"
-EVIDENCE = re.compile(r"Adam")
 EMPTY = ()
 
 DEFAULT_EPS = 1e-8
@@ -62,8 +61,7 @@ def _owners(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope) -> Tu
         return ()
     texts = [index.text(expr)]
     if isinstance(expr, cst.Name):  # `params = [p for p in model.parameters() if ...]`
-        owner = scope.lookup_scope(expr.value)
-        for b in owner.assignments.get(expr.value, []) if owner is not None else []:
+        for b in index.bindings_of(expr, scope)[1]:
             if b.value is not None:
                 texts.append(index.text(b.value))
     found: List[str] = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import FrozenSet, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -36,6 +36,8 @@ GRAD_SCALERS = (
 AUTOCASTS = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast")
 ACCELERATORS = ("accelerate.Accelerator", "accelerate.accelerator.Accelerator")
 LIGHTNING_TRAINERS = ("lightning.Trainer", "pytorch_lightning.Trainer", "lightning.pytorch.Trainer")
+# Lightning Fabric takes the same `precision=` ("16-mixed": fp16 autocast and a GradScaler)
+FABRICS = ("lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric", "lightning.fabric.fabric.Fabric")
 
 
 @dataclass(frozen=True)
@@ -210,27 +212,27 @@ ARGUMENTS[PROJECT_CLASS] = (
 )
 
 
-def library_kind(qualname: Optional[str], index: Optional[ModuleIndex] = None, _seen: FrozenSet[str] = frozenset()) -> Optional[str]:
+def library_kind(qualname: Optional[str], index: Optional[ModuleIndex] = None, seen: Optional[set] = None) -> Optional[str]:
     """The kind of precision site a call of ``qualname`` is, for library classes (and, given
-    ``index``, classes of the same module derived from one); None for any other callee.
-    A class whose bases lead back to itself (``class Dataset(Dataset)`` after importing
-    ``Dataset``) is followed once."""
+    ``index``, classes of the same module derived from one); None for any other callee."""
     q = qualname or ""
-    if not q:
+    seen = set() if seen is None else seen
+    if not q or q in seen:
         return None
+    seen.add(q)
     if is_training_args(q, index):
         return "training-args"
     if q in GRAD_SCALERS or (q.endswith(".GradScaler") and q.startswith("torch")):
         return "grad-scaler"
     if q in ACCELERATORS:
         return "accelerator"
-    if q in LIGHTNING_TRAINERS or (q.endswith(".Trainer") and "lightning" in q):
+    if q in LIGHTNING_TRAINERS or q in FABRICS or (q.endswith((".Trainer", ".Fabric")) and "lightning" in q):
         return "lightning"
     if q in AUTOCASTS:
         return "autocast"
-    if index is not None and q in index.classes and q not in _seen:  # a subclass defined in this module
+    if index is not None and q in index.classes:  # a subclass defined in this module
         for base in index.classes[q].bases:
-            kind = library_kind(base, None) if base not in index.classes else library_kind(base, index, _seen | {q})
+            kind = library_kind(base, None, seen) if base not in index.classes else library_kind(base, index, seen)
             if kind is not None:
                 return kind
     return None
@@ -384,7 +386,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             continue
         found = []
         for name in ("fp16", "bf16"):
-            for a in scope.assignments.get(name, []):
+            # a class body's field: the default is the binding the class body ends with
+            owner, reached = index.bindings_at(name, scope, None)
+            for a in reached if owner is scope else ():
                 if a.value is not None:
                     found.append(
                         (name, Arg(evaluator.values(a.value, scope), None, index.span(a.value), index.text(a.value), "field-default"))

@@ -9,7 +9,6 @@ are the user's choice), and flags set on the arguments object after it is built
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -22,7 +21,6 @@ from ..values import CONST, Values
 from .precision import is_training_args
 
 SECTION = "precision_flags"
-EVIDENCE = re.compile(r"\b(?:fp16|bf16)\b")
 EMPTY = {"options": (), "overrides": ()}
 FLAGS = ("fp16", "bf16")
 
@@ -76,8 +74,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             # `fp16=args.fp16`, or `use_fp16 = args.fp16` ... `fp16=use_fp16`
             candidates = [source.value]
             if isinstance(source.value, cst.Name):
-                owner = site.scope.lookup_scope(source.value.value)
-                candidates += [b.value for b in (owner.assignments.get(source.value.value, []) if owner else [])]
+                candidates += [b.value for b in index.bindings_of(source.value, site.scope)[1]]
             for value in candidates:
                 if not isinstance(value, cst.Attribute):
                     continue

@@ -37,6 +37,7 @@ class TokenizerCall:
     span: Span
     uses: Tuple[KeywordUse, ...]
     keywords: Tuple[str, ...]  # every keyword the call receives (splats included)
+    tolerated: bool = False  # under a version or signature check, or where a TypeError is caught
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class TokenizerAttr:
     receiver: str  # "self" or "name"
     klass: Optional[str]  # enclosing class when receiver is self
     sources: Tuple[str, ...]  # qualnames of the calls the receiver variable was assigned from
+    tolerated: bool = False  # under a version / signature / hasattr check, or AttributeError caught
 
 
 def is_super_init(site) -> bool:
@@ -66,16 +68,17 @@ def _from_processor(index: ModuleIndex, evaluator: Evaluator, value: cst.BaseExp
     if isinstance(base, cst.Name):
         if "processor" in base.value.lower():
             return True
-        return any("Processor" in q for q in _assigned_callees(index, base.value, scope))
+        return any("Processor" in q for q in _assigned_callees(index, base, scope))
     return False
 
 
-def _assigned_callees(index: ModuleIndex, name: str, scope) -> Tuple[str, ...]:
-    owner = scope.lookup_scope(name)
+def _assigned_callees(index: ModuleIndex, name: cst.Name, scope) -> Tuple[str, ...]:
+    """The callees of the calls whose results reach the use ``name``."""
+    owner, reached = index.bindings_of(name, scope)
     if owner is None:
         return ()
     out = []
-    for assignment in owner.assignments.get(name, []):
+    for assignment in reached:
         value = assignment.value
         while isinstance(value, cst.Call):
             site = index.call_of(value)
@@ -114,15 +117,20 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             for s in sources
         )
         keywords = tuple(sorted({s.name for s in every}))
-        calls.append(TokenizerCall(callee, site.klass, index.span(node), uses, keywords))
+        from .migrations import _CALL_FAILURES, _tolerated
+
+        tolerated = _tolerated(index, site.guards, site.caught, _CALL_FAILURES)
+        calls.append(TokenizerCall(callee, site.klass, index.span(node), uses, keywords, tolerated))
+    from .migrations import attr_tolerated
+
     attrs = []
     for use in index.attr_uses:
         if use.attr != KEY:
             continue
         if isinstance(use.base, cst.Name) and use.base.value == "self":
-            attrs.append(TokenizerAttr(index.span(use.node.attr), "self", use.klass, ()))
+            attrs.append(TokenizerAttr(index.span(use.node.attr), "self", use.klass, (), attr_tolerated(index, use)))
         elif isinstance(use.base, cst.Name):
-            sources = _assigned_callees(index, use.base.value, use.scope)
+            sources = _assigned_callees(index, use.base, use.scope)
             if sources:
-                attrs.append(TokenizerAttr(index.span(use.node.attr), "name", use.klass, sources))
+                attrs.append(TokenizerAttr(index.span(use.node.attr), "name", use.klass, sources, attr_tolerated(index, use)))
     return {"calls": tuple(calls), "attrs": tuple(attrs)}

@@ -12,7 +12,6 @@ never has its gradients unscaled, so fp16 weights are fine there.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
@@ -22,23 +21,16 @@ from ...diagnostics import Span
 from ..evaluate import Evaluator
 from ..callees import project_class
 from ..index import CallSite, ModuleIndex, Scope, keyword, positional
+from ..kinds import constructs_module, is_loader, object_kinds
 from ..names import dotted
+from ..training_state import frozen_at_end, no_grad_function, runs_before, save_time_cast, without_grad
 from ..values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
 SECTION = "weights"
 
-LOADERS = ("from_pretrained", "from_config", "from_single_file")
 DTYPE_KWARGS = ("torch_dtype", "dtype")
 CAST_METHODS = {"half": "float16", "bfloat16": "bfloat16", "float": "float32", "double": "float64"}
 NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "no_grad", "inference_mode")
-MODEL_NAME = re.compile(
-    r"(model|net|student|teacher|encoder|decoder|unet|vae|backbone|policy|critic|actor|transformer|lm)",
-    re.IGNORECASE,
-)
-# names of tensors that contain a model's name (`encoder_last_hidden_state`, `teacher_logits`)
-TENSOR_NAME = re.compile(r"(logits|loss|input|ids|mask|batch|tensor|emb|hidden|state|output|feature|label|prob|score)", re.I)
-MODEL_FACTORIES = ("get_peft_model", "prepare_model_for_kbit_training", "AutoModel", "AutoModelForCausalLM")
-TENSOR_FACTORIES = re.compile(r"^torch\.(randn|rand|zeros|ones|empty|full|tensor|arange|randint|stack|cat)")
 
 
 @dataclass(frozen=True)
@@ -89,10 +81,6 @@ def _chain_targets(index: ModuleIndex) -> Dict[int, Tuple[str, ...]]:
     return out
 
 
-def _is_loader(site: CallSite) -> bool:
-    return site.method in LOADERS
-
-
 def _pipeline(site) -> str:
     """Why weights loaded into an inference pipeline are not trained: a diffusers
     ``DiffusionPipeline`` or a transformers ``pipeline(...)`` is no ``nn.Module`` an optimizer
@@ -104,29 +92,13 @@ def _pipeline(site) -> str:
     return ""
 
 
-def _constructs_module(index: ModuleIndex, site) -> bool:
-    """A call that builds a ``torch.nn.Module``: a ``torch.nn`` layer or container
-    (``nn.Linear``, ``nn.Sequential``), or a class of this module derived from one."""
-    q = site.qualname or ""
-    seen = set()
-    while q and q not in seen:
-        seen.add(q)
-        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
-            return True
-        info = index.classes.get(q)
-        if info is None:
-            return False
-        q = next((b for b in info.bases if b.startswith("torch.nn.") or b in index.classes), "")
-    return False
-
-
 def _chained_on_loader(index: ModuleIndex, receiver) -> bool:
     """``AutoModel.from_pretrained(...).cuda()``, ``nn.Linear(2, 2).to(device)``: a chain of
     calls that starts by loading or building a model."""
     node = receiver
     while isinstance(node, cst.Call):
         site = index.call_of(node)
-        if site is not None and (_is_loader(site) or _constructs_module(index, site)):
+        if site is not None and (is_loader(site) or constructs_module(index, site)):
             return True
         node = node.func.value if isinstance(node.func, cst.Attribute) else None
     return False
@@ -140,30 +112,6 @@ def _imported_class(index: ModuleIndex, receiver) -> str:
         node = node.func.value
     made = project_class(index, node) if isinstance(node, cst.Call) else None
     return made if made and made not in index.classes else ""
-
-
-def _looks_like_model(index: ModuleIndex, receiver, scope: Scope) -> bool:
-    """Whether ``receiver`` in ``receiver.half()`` is a model rather than a tensor."""
-    if isinstance(receiver, cst.Call):
-        return _chained_on_loader(index, receiver)
-    text = dotted(receiver)
-    if text is None:
-        return False
-    if isinstance(receiver, cst.Name):
-        owner = scope.lookup_scope(receiver.value)
-        if owner is not None:
-            for a in owner.assignments.get(receiver.value, []):
-                if isinstance(a.value, cst.Call):
-                    site = index.call_of(a.value)
-                    if site is not None and (_is_loader(site) or _chained_on_loader(index, a.value)):
-                        return True
-                    if site is not None and (site.qualname or "").endswith(MODEL_FACTORIES):
-                        return True
-                    q = site.qualname if site else None
-                    if q and TENSOR_FACTORIES.match(q):
-                        return False
-    last = text.rsplit(".", 1)[-1]
-    return bool(MODEL_NAME.search(last)) and not TENSOR_NAME.search(last)
 
 
 def _to_dtype_arg(site: CallSite, evaluator: Evaluator):
@@ -204,9 +152,23 @@ class _Uses:
     def _refers(self, node, name: str) -> bool:
         return dotted(node) == name
 
-    def frozen_reason(self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None) -> str:
+    def frozen_reason(
+        self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None, fresh: bool = False
+    ) -> str:
+        """Why the model bound to ``names`` is not trained ("" when it may be). ``fresh``: the
+        call makes a new model (a loader), so code of its scope written before it uses an
+        earlier one; a cast (``.half()``) changes the model in place, whose uses all count."""
         if not names:
             return ""
+        made = call if fresh else None
+        after = self.ix.order(call)[0] if fresh and call is not None and id(call) in self.ix.order_of else -1
+        # the last freeze wins, unless `requires_grad_(True)` comes after it (training_state.py)
+        frozen = frozen_at_end(self.ix, names, after)
+        if frozen:
+            return frozen
+        decorated = no_grad_function(scope)
+        if decorated and not self.returned(names, scope, call):
+            return f"made inside `{decorated}` (no gradients there)"
         calls_under_no_grad = calls_outside = 0
         trained = prepared = False
         evaled = False
@@ -214,12 +176,12 @@ class _Uses:
         for site in self.ix.calls:
             node = site.node
             recv = site.receiver
+            if runs_before(self.ix, node, site.scope.code_scope(), made, scope):
+                continue  # ran before this model was made: uses an earlier one
             for name in names:
                 if recv is not None and self._refers(recv, name):
                     if site.method == "requires_grad_":
-                        arg = node.args[0].value if node.args else None
-                        if isinstance(arg, cst.Name) and arg.value == "False":
-                            return f"`{name}.requires_grad_(False)`"
+                        pass  # judged in order above
                     elif site.method == "eval":
                         evaled = True
                     elif site.method == "train":
@@ -228,12 +190,12 @@ class _Uses:
                         if not self._in_freeze_loop(node):
                             trained = True
                     elif site.method in ("forward", "generate", "__call__", "encode", "get_text_features", "get_image_features"):
-                        if any(c.rsplit(".", 1)[-1] in ("no_grad", "inference_mode") for c in site.contexts):
+                        if without_grad(site):
                             calls_under_no_grad += 1
                         else:
                             calls_outside += 1
                 if self._refers(node.func, name):
-                    if any(c.rsplit(".", 1)[-1] in ("no_grad", "inference_mode") for c in site.contexts):
+                    if without_grad(site):
                         calls_under_no_grad += 1
                     else:
                         calls_outside += 1
@@ -250,31 +212,6 @@ class _Uses:
                             prepared = True
                         else:
                             escapes = True  # handed to code that may train it
-        for site in self.ix.calls:  # for p in teacher.parameters(): p.requires_grad_(False)
-            if site.method != "requires_grad_" or not site.loops or not site.node.args:
-                continue
-            arg = site.node.args[0].value
-            if not (isinstance(arg, cst.Name) and arg.value == "False"):
-                continue
-            for loop in site.loops:
-                it = loop.iter
-                if (
-                    isinstance(it, cst.Call)
-                    and isinstance(it.func, cst.Attribute)
-                    and it.func.attr.value in ("parameters", "named_parameters")
-                    and any(self._refers(it.func.value, n) for n in names)
-                ):
-                    return f"parameters of `{dotted(it.func.value)}` set to requires_grad_(False)"
-        for loop_assign in self.ix.attr_assigns:
-            if loop_assign.target.attr.value != "requires_grad":
-                continue
-            if not (isinstance(loop_assign.value, cst.Name) and loop_assign.value.value == "False"):
-                continue
-            for loop in loop_assign.loops:
-                it = loop.iter
-                if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute):
-                    if any(self._refers(it.func.value, n) for n in names) and it.func.attr.value in ("parameters", "named_parameters"):
-                        return f"parameters of `{dotted(it.func.value)}` set to requires_grad=False"
         if trained:
             return ""
         if calls_under_no_grad and not calls_outside:
@@ -295,13 +232,25 @@ class _Uses:
             a.target.attr.value == "requires_grad" for a in self.ix.attr_assigns
         )
 
-    def peft_after(self, names: Tuple[str, ...], after: int) -> bool:
+    def peft_after(self, names: Tuple[str, ...], after: int, guards=()) -> bool:
+        """Whether every path wraps the model for adapter training after ``after``: a
+        ``get_peft_model(model, ...)`` / ``prepare_model_for_kbit_training(model)`` or a
+        trainer given ``model=model`` with ``peft_config=`` (TRL's ``SFTTrainer``), run under no
+        condition the weights site itself is not under. A wrap taken only when ``use_peft``
+        leaves the full fine-tune path training the float16 weights themselves."""
+        mine = {(id(expr), positive) for expr, positive in guards}
         for site in self.ix.calls:
             q = site.qualname or dotted(site.node.func) or ""
-            if not q.endswith("get_peft_model"):
+            if q.endswith(("get_peft_model", "prepare_model_for_kbit_training")):
+                args = positional(site.node)
+                given = keyword(site.node, "model")
+                first = args[0].value if args else (given.value if given is not None else None)
+            elif q.rsplit(".", 1)[-1].endswith("Trainer") and _given(keyword(site.node, "peft_config")):
+                given = keyword(site.node, "model")
+                args = positional(site.node)
+                first = given.value if given is not None else (args[0].value if args else None)
+            else:
                 continue
-            args = positional(site.node)
-            first = args[0].value if args else (keyword(site.node, "model").value if keyword(site.node, "model") else None)
             if first is None or not any(self._refers(first, n) for n in names):
                 continue
             if self.ix.span(site.node).start < after:
@@ -309,6 +258,8 @@ class _Uses:
             flag = keyword(site.node, "autocast_adapter_dtype")
             if flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False":
                 continue
+            if any((id(expr), positive) not in mine for expr, positive in site.guards):
+                continue  # only on some paths (`if args.use_peft:`): the others train the weights
             return True
         return False
 
@@ -328,9 +279,28 @@ class _Uses:
         return False
 
 
+def _given(arg) -> bool:
+    """A keyword argument passed with a value other than ``None``."""
+    return arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+
+
+def _quantized(index: ModuleIndex, evaluator: Evaluator, site) -> bool:
+    """``from_pretrained(..., quantization_config=...)`` or ``load_in_4bit=True`` /
+    ``load_in_8bit=True``: the base weights are 4/8-bit integers no optimizer updates (only
+    adapters on top of them train), whatever dtype the other parameters get."""
+    if _given(keyword(site.node, "quantization_config")):
+        return True
+    for name in ("load_in_4bit", "load_in_8bit"):
+        arg = keyword(site.node, name)
+        if arg is not None and any(v.kind == CONST and v.value is True for v in evaluator.values(arg.value, site.scope)):
+            return True
+    return False
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator):
     chain = _chain_targets(index)
     uses = _Uses(index)
+    kinds = object_kinds(index)
     out: List[WeightsSite] = []
     for site in index.calls:
         node = site.node
@@ -340,7 +310,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         via = "keyword"
         builds = ""
         vals: Tuple[Possible, ...] = ()
-        if _is_loader(site):
+        if is_loader(site):
             sources = [s for s in evaluator.kwarg_sources(node, site.scope) if s.name in DTYPE_KWARGS]
             if not sources:
                 continue
@@ -355,7 +325,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             kind, edit_node, via = "dtype-kwarg", src.value, src.via
             vals = evaluator.source_values(src, site.scope)
         elif site.method in CAST_METHODS and not node.args and site.receiver is not None:
-            if not _looks_like_model(index, site.receiver, site.scope):
+            if not kinds.is_model(site.receiver, site.scope, site.klass):
                 builds = _imported_class(index, site.receiver)
                 if not builds:
                     continue
@@ -365,7 +335,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             arg = _to_dtype_arg(site, evaluator)
             if arg is None:
                 continue
-            if not _looks_like_model(index, site.receiver, site.scope):
+            if not kinds.is_model(site.receiver, site.scope, site.klass):
                 builds = _imported_class(index, site.receiver)
                 if not builds:
                     continue
@@ -389,7 +359,11 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             edit_span = index.span(edit_node)
             edit_text = index.text(edit_node)
         scope = site.scope.code_scope()
-        frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node)
+        frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg")
+        if not frozen and kind != "dtype-kwarg":
+            frozen = save_time_cast(index, targets, node, scope)
+        if not frozen and is_loader(site) and _quantized(index, evaluator, site):
+            frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
         out.append(
             WeightsSite(
                 kind=kind,
@@ -402,7 +376,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 scope_kind=scope.kind,
                 trainable=not frozen,
                 frozen=frozen,
-                peft=uses.peft_after(targets, span.end),
+                peft=uses.peft_after(targets, span.end, site.guards),
                 returned=scope.kind == "function" and uses.returned(targets, scope, node),
                 via=via,
                 edit_text=edit_text,

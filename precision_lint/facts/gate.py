@@ -1,0 +1,120 @@
+"""Which files are analysed: those of a unit that imports a library the rules are about.
+
+Every rule is about PyTorch or a library built on it, so a file is analysed when it, or a
+project module it is linked to by imports (either way, transitively: a ``losses.py`` fed by the
+``models.py`` that loads fp16 weights, a config helper a training script calls), imports one of
+:data:`LIBRARIES` (ruff's ``seen_module``, per unit). The answer never depends on a comment, a
+string, the selected rules or the order files are given in. A file that does not parse is
+always analysed, so that its syntax error is reported.
+"""
+from __future__ import annotations
+
+import ast
+import warnings
+from typing import Dict, Iterable, Optional, Set, Tuple
+
+from .names import resolve_relative
+
+# The libraries the rules are about (top-level package names).
+LIBRARIES = frozenset(
+    {
+        "torch", "transformers", "accelerate", "trl", "peft", "deepspeed", "lightning", "pytorch_lightning",
+        "lightning_fabric", "diffusers", "bitsandbytes", "apex", "timm", "open_clip", "clip", "sentence_transformers",
+        "setfit", "unsloth", "fairscale", "optimum", "xformers", "flash_attn", "torchvision", "torchaudio",
+        "torchdistill", "composer", "colossalai", "megatron", "vllm", "auto_gptq", "awq", "torch_xla",
+        "habana_frameworks", "intel_extension_for_pytorch", "transformer_engine", "ignite", "fastai", "keras",
+    }
+)
+
+
+def imported_modules(text: str, module: str = "", is_package: bool = False) -> Optional[Tuple[str, ...]]:
+    """Every module the text imports (relative imports resolved against ``module``), read with
+    CPython's ``ast``; None when the text does not parse.
+
+    A command that launches one of the libraries' launchers (``subprocess.run(["accelerate",
+    "launch", ...])``, ``os.system("torchrun ...")``) counts as an import of that library: the
+    script it launches runs under it."""
+    try:
+        with warnings.catch_warnings():  # `"str"()`, invalid escapes: the user's business, not ours
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    found: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve_relative(module, is_package, node.level, node.module or "")
+            if base:
+                found.add(base)
+            for alias in node.names:
+                if alias.name != "*":
+                    found.add(f"{base}.{alias.name}" if base else alias.name)
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            found.update(_launched([e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]))
+        elif isinstance(node, ast.Call) and node.args and _callee_name(node.func) in COMMAND_CALLS:
+            command = node.args[0]  # os.system("accelerate launch train.py"), f"torchrun {script}"
+            if isinstance(command, ast.JoinedStr) and command.values:
+                command = command.values[0]
+            if isinstance(command, ast.Constant) and isinstance(command.value, str):
+                found.update(_launched(command.value.split()))
+    return tuple(sorted(found))
+
+
+# functions that run a shell command given as one string
+COMMAND_CALLS = frozenset({"system", "run", "call", "Popen", "check_call", "check_output", "getoutput", "getstatusoutput"})
+
+
+def _callee_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+# launcher command → the library it belongs to
+LAUNCHERS = {"accelerate": "accelerate", "torchrun": "torch", "deepspeed": "deepspeed"}
+
+
+def _launched(words) -> Tuple[str, ...]:
+    """The libraries a command's words launch: a launcher as the first word, or the module of
+    ``python -m MODULE``."""
+    out = []
+    if words and words[0] in LAUNCHERS:
+        out.append(LAUNCHERS[words[0]])
+    for flag, module in zip(words, words[1:]):
+        if flag == "-m":
+            out.append(module)
+    return tuple(out)
+
+
+def seen_library(imports: Iterable[str]) -> bool:
+    return any(name.partition(".")[0] in LIBRARIES for name in imports)
+
+
+def analysed(files: Dict[str, Tuple[str, str, Optional[Tuple[str, ...]]]]) -> Set[str]:
+    """The paths to analyse among ``files`` (path → (module name, import root, imported modules
+    or None)): every file of an import-linked group in which some file imports one of
+    :data:`LIBRARIES`, and every file that does not parse. An import finds the module of its own
+    root first (two example folders may each have a ``models.py``), else that module anywhere."""
+    by_module: Dict[str, Dict[str, str]] = {}
+    for path, (module, root, _) in files.items():
+        if module:
+            by_module.setdefault(module, {})[root] = path
+    links: Dict[str, Set[str]] = {path: set() for path in files}
+    for path, (_, root, imports) in files.items():
+        for name in imports or ():
+            parts = name.split(".")
+            for i in range(len(parts), 0, -1):  # `a.b.c` imports the packages `a.b` and `a` too
+                found = by_module.get(".".join(parts[:i]), {})
+                others = [found[root]] if root in found else list(found.values())
+                for other in others:
+                    if other != path:
+                        links[path].add(other)
+                        links[other].add(path)
+    todo = [p for p, (_, _, imports) in files.items() if imports is None or seen_library(imports)]
+    out: Set[str] = set(todo)
+    while todo:
+        for other in links[todo.pop()]:
+            if other not in out:
+                out.add(other)
+                todo.append(other)
+    return out

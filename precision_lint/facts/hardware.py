@@ -1,0 +1,200 @@
+"""What hardware a piece of code says it is written for (read by MP201, MP202).
+
+bf16 and FlashAttention-2 fail only below compute capability 8.0, so whether a hard-coded
+bf16 is a bug depends on the GPUs the code targets. Code states them in a few ways:
+
+- a sentence in a comment, a docstring, a notebook's markdown or a README that *states* the
+  target ("runs on 8xA100", "tested on an H100 80GB") — never conditional advice ("set bf16
+  to True with an A100", "if you have an A100, use bf16"), which says the opposite: that other
+  GPUs are expected. A pre-Ampere GPU named even in advice ("on a T4 use fp16") counts: the
+  author has that GPU in mind;
+- a SLURM request (``#SBATCH --gres=gpu:a100:8``, ``--constraint=h100``) in the code or a
+  launch script shipped with it;
+- a notebook's metadata (Colab's ``"accelerator": "GPU"`` with ``"gpuType": "A100"``,
+  Kaggle's ``"accelerator": "nvidiaTeslaT4"``).
+
+Only text is read here: plain functions, no parsing. What the *code* does (FP8 compute, a
+TPU/Gaudi/XPU backend) is recorded by the capability extractor.
+"""
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from typing import Iterable, List, Optional, Tuple
+
+# GPUs a text may name, with their compute capability (major*10+minor).
+GPU_CAPABILITY = {
+    "a100": 80, "a800": 80, "a30": 80, "a10": 86, "a10g": 86, "a40": 86, "a6000": 86, "a5000": 86,
+    "a4000": 86, "rtx3090": 86, "rtx3080": 86, "rtx4090": 89, "rtx4080": 89, "rtx5090": 120,
+    "l4": 89, "l40": 89, "l40s": 89, "h100": 90, "h800": 90, "h200": 90, "h20": 90, "gh200": 90,
+    "b100": 100, "b200": 100, "gb200": 100,
+    "p100": 60, "v100": 70, "t4": 75, "k80": 37, "p40": 61, "titan": 75, "rtx2080": 75,
+    "rtx2080ti": 75, "gtx1080": 61, "gtx1080ti": 61,
+}
+NATIVE_BF16 = 80
+FP8_CAPABILITY = 89  # Ada and Hopper: the first GPUs with FP8 tensor cores
+
+_GPU_WORD = re.compile(
+    r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?)*"
+    r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?[2345]0[89]0(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|b[12]00|p100|v100|t4|k80|p40|titan)"
+    r"s?(?![\w-])",
+    re.IGNORECASE,
+)
+_COUNT = re.compile(r"(\d)\s*[x×]\s*(?=[a-zA-Z])")  # "8xA100" → "8 x A100"
+# A SLURM request for a GPU model: `--gres=gpu:a100:8`, `--gpus=h100:4`, `--constraint=a100`.
+_SLURM = re.compile(r"--(?:gres|gpus(?:-per-node|-per-task)?|constraint|partition)[= ](?:gpu:)?([\w-]+)", re.IGNORECASE)
+# GPU architectures as cluster partitions and constraints name them.
+_ARCHITECTURES = {"pascal": 60, "volta": 70, "turing": 75, "ampere": 80, "ada": 89, "hopper": 90, "blackwell": 100}
+_ARCHITECTURE = re.compile(r"(?<![a-z])(pascal|volta|turing|ampere|ada|hopper|blackwell)(?![a-z])", re.IGNORECASE)
+# What makes a sentence advice about a GPU rather than a statement of the one the code runs on.
+_CONDITIONAL = re.compile(
+    r"\b(?:if|when|whenever|unless|otherwise|whether|instead|recommend\w*|suggest\w*|should|could|might|may|"
+    r"can|try|consider|depending|optional(?:ly)?|faster|slower|vs|versus|compared?|only|available|support\w*)\b|\?",
+    re.IGNORECASE,
+)
+# "... with an A100": a hypothetical GPU, as in "set bf16 to True with an A100".
+_HYPOTHETICAL = re.compile(r"\b(?:with|for)\s+an?\s+(?:nvidia\s+|tesla\s+)?$", re.IGNORECASE)
+_IMPERATIVE = re.compile(
+    r"^\W*(?:set|use|change|enable|disable|switch|turn|uncomment|comment|pass|add|remove|replace|select|choose|pick)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n|,?\s+but\s+")
+# Cloud instances by the GPU they carry: AWS (g4dn T4, p3 V100, g5 A10G, g6 L4, p4d A100, p5
+# H100) and Google Cloud (a2 A100, a3 H100, g2 L4).
+_INSTANCE = re.compile(r"\b(g4dn|g4ad|p3dn|p3|p2|g5|g5g|g6e?|p4de?|p5e?n?|a2-\w+|a3-\w+|g2-\w+)\.?\w*", re.IGNORECASE)
+_INSTANCE_GPU = {"g4dn": 75, "g4ad": 0, "p3": 70, "p3dn": 70, "p2": 37, "g5": 86, "g5g": 75, "g6": 89, "g6e": 89, "p4d": 80, "p4de": 80, "p5": 90, "p5e": 90, "p5en": 90, "a2": 80, "a3": 90, "g2": 89}
+
+
+def _capability(name: str) -> Optional[int]:
+    key = name.lower().replace(" ", "")
+    return GPU_CAPABILITY.get(key) or GPU_CAPABILITY.get(key[:-2] if key.endswith("ti") else key)
+
+
+# A sentence about a precision feature names GPUs to say what the feature needs ("bf16
+# (requires an A100)"), unless it says the code was run there ("tested on an H100 in bf16").
+_FEATURE = re.compile(r"bf16|bfloat16|fp16|float16|flash|tf32|fp8|precision|\bamp\b|mixed", re.IGNORECASE)
+_RAN = re.compile(r"\b(?:tested|trained|ran|runs|run on|validated|benchmarked|developed|created|written|designed|measured)\b", re.IGNORECASE)
+
+
+def _advice(sentence: str, start: int) -> bool:
+    """Whether the GPU named at ``start`` of ``sentence`` is only named as a condition or advice."""
+    if _CONDITIONAL.search(sentence) or _IMPERATIVE.search(sentence) or _HYPOTHETICAL.search(sentence[:start]):
+        return True
+    return bool(_FEATURE.search(sentence)) and not _RAN.search(sentence)
+
+
+def stated_in_text(text: str, note: bool = False) -> List[int]:
+    """The capabilities of the GPUs a prose text states it runs on: every GPU named in a
+    stating sentence, and every pre-Ampere GPU named at all (advice to a T4 user says T4
+    users are expected). SLURM requests count as statements. A ``note`` (a comment at the end
+    of a line of code: ``bf16=True,  # A100``) says what that line needs, not where the code
+    runs: only the pre-Ampere GPUs it names count."""
+    found: List[int] = []
+    text = _COUNT.sub(r"\1 x ", text)
+    for match in _SLURM.finditer(text):
+        for gpu in _GPU_WORD.finditer(match.group(1)):
+            capability = _capability(gpu.group(1))
+            if capability is not None:
+                found.append(capability)
+        architecture = _ARCHITECTURE.search(match.group(1))  # `--partition=hopper-prod`
+        if architecture is not None:
+            found.append(_ARCHITECTURES[architecture.group(1).lower()])
+    for sentence in _SENTENCE.split(text):
+        if "--" in sentence and _SLURM.search(sentence):
+            continue  # read above
+        for match in _INSTANCE.finditer(sentence):
+            name = match.group(1).lower().split("-")[0]
+            known = name in ("a2", "a3", "g2") or "." in match.group(0)  # `g5.2xlarge`, `a2-highgpu-1g`
+            capability = _INSTANCE_GPU.get(name)
+            if known and capability is not None and (capability < NATIVE_BF16 or not (note or _advice(sentence, match.start()))):
+                found.append(capability)
+        for match in _GPU_WORD.finditer(sentence):
+            capability = _capability(match.group(1))
+            if capability is None:
+                continue
+            if capability < NATIVE_BF16 or not (note or _advice(sentence, match.start())):
+                found.append(capability)
+    return found
+
+
+def summarise(capabilities: Iterable[int]) -> Optional[int]:
+    """The lowest capability stated; 0 when a GPU without native bf16 is among them; None: none."""
+    found = list(capabilities)
+    if not found:
+        return None
+    return 0 if min(found) < NATIVE_BF16 else min(found)
+
+
+def split_source(source: str) -> Tuple[List[Tuple[str, bool]], str]:
+    """(the comments and docstrings of a Python source, each with whether it is a note at the
+    end of a line of code; its code with the comments cut out). Strings the code computes with
+    are code, not prose: ``if "A100" in torch.cuda.get_device_name()`` states nothing, and
+    ``"cuda"`` is a device."""
+    prose: List[Tuple[str, bool]] = []
+    lines = source.splitlines(keepends=True)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return (
+            [(line.split("#", 1)[1], bool(line.split("#", 1)[0].strip())) for line in lines if "#" in line],
+            "".join(line.split("#", 1)[0] for line in lines),
+        )
+    previous = tokenize.NEWLINE
+    for i, token in enumerate(tokens):
+        if token.type == tokenize.COMMENT:
+            (row, col), (_, end) = token.start, token.end
+            line = lines[row - 1] if row - 1 < len(lines) else ""
+            prose.append((token.string.lstrip("#"), bool(line[:col].strip())))
+            if line:
+                lines[row - 1] = line[:col] + " " * (end - col) + line[end:]
+            continue
+        if token.type == tokenize.STRING and previous in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL):
+            following = next((t.type for t in tokens[i + 1 :] if t.type != tokenize.COMMENT), tokenize.NEWLINE)
+            if following in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                prose.append((token.string, False))  # a string alone as a statement: a docstring
+        if token.type != tokenize.NL:
+            previous = token.type
+    return prose, "".join(lines)
+
+
+def stated_capability(prose: Iterable[Tuple[str, bool]]) -> Optional[int]:
+    """What a Python source's comments and docstrings (:func:`split_source`) state (see
+    :func:`stated_in_text`)."""
+    return summarise(c for text, note in prose for c in stated_in_text(text, note))
+
+
+# --- notebooks -------------------------------------------------------------------------
+# Kaggle's accelerator names (`"gpu"` is the legacy P100 session).
+_KAGGLE = {"gpu": 60, "nvidiateslap100": 60, "nvidiateslat4": 75, "nvidiat4": 75, "nvidial4": 89, "nvidiaa100": 80, "nvidiah100": 90}
+
+
+def notebook_capability(metadata: dict, markdown: Iterable[str] = ()) -> Optional[int]:
+    """What a notebook's metadata (Colab's ``gpuType``, Kaggle's ``accelerator``) and its
+    markdown cells state about its GPU."""
+    found: List[int] = []
+    if not isinstance(metadata, dict):
+        metadata = {}
+    colab = metadata.get("colab") if isinstance(metadata.get("colab"), dict) else {}
+    gpu_type = colab.get("gpuType") or metadata.get("gpuType")
+    if isinstance(gpu_type, str) and _capability(gpu_type.replace("-", "").replace("_", "")) is not None:
+        found.append(_capability(gpu_type.replace("-", "").replace("_", "")))
+    elif str(metadata.get("accelerator", "")).upper() == "GPU":
+        found.append(75)  # a Colab GPU session without a type: the free T4
+    kaggle = metadata.get("kaggle") if isinstance(metadata.get("kaggle"), dict) else {}
+    accelerator = str(kaggle.get("accelerator", "")).lower().replace("_", "").replace("-", "")
+    if accelerator in _KAGGLE:
+        found.append(_KAGGLE[accelerator])
+    for text in markdown:
+        found.extend(stated_in_text(text))
+    return summarise(found)
+
+
+def notebook_device(metadata: dict) -> Optional[str]:
+    """``"tpu"`` when the notebook's session is a TPU one (Colab or Kaggle), else None."""
+    if not isinstance(metadata, dict):
+        return None
+    kaggle = metadata.get("kaggle") if isinstance(metadata.get("kaggle"), dict) else {}
+    if str(metadata.get("accelerator", "")).upper() == "TPU" or str(kaggle.get("accelerator", "")).lower().startswith("tpu"):
+        return "tpu"
+    return None

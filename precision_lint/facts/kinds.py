@@ -1,0 +1,193 @@
+"""Object kinds: is this value a model (a ``torch.nn.Module``) or a tensor?
+
+``x.half()`` and ``x.to(torch.float16)`` cast a model's parameters or make a new tensor:
+only the first decides what an optimizer trains (MP101). The answer comes from what the
+value *is*, never from what its variable is called:
+
+- **how it is made**: a ``from_pretrained``/``from_config`` load, a ``torch.nn`` layer or a
+  project class derived from ``torch.nn.Module`` (through the project's classes), a model
+  factory (``get_peft_model``), or a chain of calls that starts with one of these; a tensor
+  factory (``torch.randn``, ``torch.zeros``...) makes a tensor;
+- **how it is used**, where it is made elsewhere (a parameter, a helper's return, an attribute
+  set in ``__init__``): only a module has ``.parameters()``, ``.eval()``, ``.state_dict()``,
+  ``.named_modules()``...; a value that is called (``m(x)``) and cast is a module too (a
+  tensor cannot be called, a function cannot be cast);
+- **for a parameter, what its callers do** (in this module): the argument they pass for it is
+  a model, or the function returns it (``return model.to(dtype)``) and what they get back is
+  used as one.
+
+A value with no such evidence is no model: nothing is guessed.
+"""
+from __future__ import annotations
+
+from typing import Optional, Set, Tuple
+
+import libcst as cst
+
+from .index import CallSite, ModuleIndex, Scope
+from .names import dotted
+
+LOADERS = ("from_pretrained", "from_config", "from_single_file")
+MODEL_FACTORIES = (
+    "peft.get_peft_model", "peft.mapping.get_peft_model", "peft.prepare_model_for_kbit_training",
+    "peft.PeftModel.from_pretrained",
+)
+TENSOR_FACTORIES = frozenset(
+    f"torch.{name}"
+    for name in (
+        "randn", "rand", "zeros", "ones", "empty", "full", "tensor", "as_tensor", "from_numpy", "arange",
+        "randint", "stack", "cat", "randn_like", "zeros_like", "ones_like", "empty_like", "full_like", "linspace",
+    )
+)
+# Methods only an ``nn.Module`` (or a Hugging Face model) has; a tensor has none of them.
+MODULE_METHODS = frozenset(
+    {
+        "parameters", "named_parameters", "eval", "train", "state_dict", "load_state_dict", "modules",
+        "named_modules", "children", "named_children", "apply", "zero_grad", "buffers", "named_buffers",
+        "register_forward_hook", "register_forward_pre_hook", "gradient_checkpointing_enable", "generate",
+        "save_pretrained", "print_trainable_parameters", "get_input_embeddings", "resize_token_embeddings",
+        "enable_input_require_grads", "merge_and_unload",
+    }
+)
+
+
+def is_loader(site: CallSite) -> bool:
+    return site.method in LOADERS
+
+
+def constructs_module(index: ModuleIndex, site: CallSite) -> bool:
+    """A call that builds a ``torch.nn.Module``: a ``torch.nn`` layer or container
+    (``nn.Linear``, ``nn.Sequential``), or a class of this module derived from one."""
+    q = site.qualname or ""
+    seen = set()
+    while q and q not in seen:
+        seen.add(q)
+        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
+            return True
+        info = index.classes.get(q)
+        if info is None:
+            return False
+        q = next((b for b in info.bases if b.startswith("torch.nn.") or b in index.classes), "")
+    return False
+
+
+class ObjectKinds:
+    """Answers "is this expression a model?" for one module (built once, on first use)."""
+
+    def __init__(self, index: ModuleIndex) -> None:
+        self.ix = index
+        self._used_as_module: Optional[Set[Tuple[str, str]]] = None
+
+    # --- how it is made ---------------------------------------------------------
+    def made_as(self, expr: Optional[cst.BaseExpression]) -> Optional[str]:
+        """"model" or "tensor" for a call chain that makes one, else None."""
+        node = expr
+        while isinstance(node, cst.Call):
+            site = self.ix.call_of(node)
+            if site is not None:
+                if is_loader(site) or constructs_module(self.ix, site) or (site.qualname or "") in MODEL_FACTORIES:
+                    return "model"
+                if (site.qualname or "") in TENSOR_FACTORIES:
+                    return "tensor"
+            node = node.func.value if isinstance(node.func, cst.Attribute) else None
+        return None
+
+    # --- how it is used -----------------------------------------------------------
+    def _uses(self) -> Set[Tuple[str, str]]:
+        """(where, text) of every receiver of a module-only method, and of every called name
+        that is also cast; ``where`` is the class for ``self.x``, else the code scope."""
+        if self._used_as_module is None:
+            called: Set[Tuple[str, str]] = set()
+            used: Set[Tuple[str, str]] = set()
+            cast: Set[Tuple[str, str]] = set()
+            for site in self.ix.calls:
+                if site.method in MODULE_METHODS and site.receiver is not None:
+                    key = self._key(site.receiver, site.scope, site.klass)
+                    if key:
+                        used.add(key)
+                elif site.method in ("half", "to", "bfloat16", "float") and site.receiver is not None:
+                    key = self._key(site.receiver, site.scope, site.klass)
+                    if key:
+                        cast.add(key)
+                elif site.method is None or isinstance(site.node.func, cst.Attribute):
+                    key = self._key(site.node.func, site.scope, site.klass)
+                    if key:
+                        called.add(key)
+            self._used_as_module = used | (called & cast)
+        return self._used_as_module
+
+    def _key(self, expr: cst.BaseExpression, scope: Scope, klass: Optional[str]) -> Optional[Tuple[str, str]]:
+        text = dotted(expr)
+        if text is None:
+            return None
+        if text.startswith("self.") and klass:
+            return (klass, text)
+        if "." in text:
+            return None  # `cfg.model.half()`: an attribute of something else
+        owner = scope.lookup_scope(text)
+        return ((owner or scope).qualname, text)
+
+    # --- a parameter: what the callers of its function do ---------------------------------
+    def _parameter_is_model(self, name: str, function: Scope, depth: int) -> bool:
+        index = self.ix
+        position = function.positional.index(name) if name in function.positional else None
+        returned = any(_base_name(value) == name for value, _ in function.returns)
+        for site in index.calls:
+            if site.qualname != function.qualname:
+                continue
+            arg = next((a.value for a in site.node.args if a.keyword is not None and a.keyword.value == name), None)
+            if arg is None and position is not None:
+                plain = [a for a in site.node.args if a.keyword is None and not a.star]
+                arg = plain[position].value if position < len(plain) else None
+            if arg is not None and self.is_model(arg, site.scope, site.klass, depth + 1):
+                return True
+            if returned and any(self._key(cst.Name(t), site.scope, site.klass) in self._uses()
+                                for t in site.assigned_to if "." not in t):
+                return True
+        return False
+
+    # --- the question ---------------------------------------------------------------
+    def is_model(self, expr: cst.BaseExpression, scope: Scope, klass: Optional[str] = None, depth: int = 0) -> bool:
+        """Whether ``expr`` (the receiver of ``.half()``/``.to(dtype)``) is a model."""
+        if depth > 3:
+            return False
+        made = self.made_as(expr)
+        if made is not None:
+            return made == "model"
+        if isinstance(expr, cst.Name):
+            owner, reached = self.ix.bindings_of(expr, scope)
+            if owner is not None and owner.kind == "function" and expr.value in owner.params:
+                if self._parameter_is_model(expr.value, owner, depth):
+                    return True
+            kinds = {self.made_as(b.value) for b in reached}
+            if "tensor" in kinds and "model" not in kinds:
+                return False
+            if "model" in kinds:
+                return True
+        elif isinstance(expr, cst.Attribute) and dotted(expr) and klass and dotted(expr).startswith("self."):
+            info = self.ix.classes.get(klass)
+            values = info.self_attr_values.get(dotted(expr)[5:], []) if info is not None else []
+            kinds = {self.made_as(a.value) for a, _ in values}
+            if "model" in kinds:
+                return True
+            if "tensor" in kinds:
+                return False
+        key = self._key(expr, scope, klass)
+        return key is not None and key in self._uses()
+
+
+def object_kinds(index: ModuleIndex) -> ObjectKinds:
+    """The module's object kinds, built once per index."""
+    found = getattr(index, "_object_kinds", None)
+    if found is None:
+        found = index._object_kinds = ObjectKinds(index)
+    return found
+
+
+def _base_name(expr: Optional[cst.BaseExpression]) -> Optional[str]:
+    """``model`` for ``model``, ``model.to(dtype)``, ``model.half().cuda()``: the name a chain of
+    method calls starts from."""
+    node = expr
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        node = node.func.value
+    return node.value if isinstance(node, cst.Name) else None

@@ -1,0 +1,68 @@
+"""Runs: which code executes together in one process, and whether that process trains.
+
+A *run* is an entry (a script, a console-script function, a notebook, a test file), the
+module-level code of every module it imports — never their ``if __name__ == "__main__":``
+blocks — and what is reachable from the entry (``callgraph.py``). A rule that joins facts of
+several files asks its questions per run: a float16 model and a GradScaler crash together
+only when one run holds both *and steps an optimizer* (``ValueError: Attempting to unscale
+FP16 gradients.`` is raised by ``unscale_`` before ``optimizer.step()``). An inference
+script that builds ``Accelerator(mixed_precision="fp16")`` to generate, a LoRA merge CLI
+and a benchmark of a model library train nothing.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from .facts.extractors.training import SECTION as TRAINING, TrainingSite
+from .facts.model import ModuleFacts
+from .facts.values import CONST, DTYPE, dtype_of_string
+
+
+def training_site(
+    project, entry: ModuleFacts, module: ModuleFacts, scope: str, line: int, paths=None
+) -> Optional[Tuple[ModuleFacts, TrainingSite]]:
+    """Where the run of ``entry`` trains, in a way that runs together with the code of
+    ``scope`` (at ``line`` of ``module``): an optimizer built, a trainer built, a backward
+    pass, a Lightning hook; or a Trainer's configuration (``TrainingArguments``), which is
+    only ever built to train. None when the run trains nothing there."""
+    if paths is None:
+        paths = project.unit_view(entry)
+    here = project.run_scope(module, scope, line)
+    runs_together = project.callgraph.runs_together
+    for other in project.joined_modules(module, TRAINING, "precision"):
+        if other.path not in paths:
+            continue
+        for site in other.section(TRAINING):
+            if runs_together(paths, here, project.run_scope(other, site.scope, site.span.line), entry.path):
+                return other, site
+        for site in other.section("precision"):
+            if site.kind not in ("training-args", "training-args-class"):
+                continue
+            if runs_together(paths, here, project.run_scope(other, site.scope, site.span.line), entry.path):
+                return other, TrainingSite("trainer", site.span, site.scope, site.callee)
+    return None
+
+
+def run_name(entry: ModuleFacts) -> str:
+    """How a message names the run of ``entry``: its file name (``train.py``)."""
+    return entry.path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def value_in_run(project, value, paths) -> bool:
+    """Whether ``value`` (an atom substituted at the join) is one the run of ``paths`` passes:
+    a value a caller in another linted module passes reaches the helper only in runs that hold
+    that caller (``load_vae(path, torch.float16)`` in the caching script and
+    ``load_vae(path, torch.float32)`` in the training script: each run has its own)."""
+    where = getattr(value, "where", None)
+    if not where or project.module_at(where) is None:
+        return True  # written here, or read from a config file
+    return project.module_at(where).path in paths
+
+
+def half_in_run(project, values, paths) -> bool:
+    """Whether one of the float16 ``values`` of a weights site is passed in the run of ``paths``."""
+    return any(
+        value_in_run(project, v, paths)
+        for v in values
+        if v.kind in (DTYPE, CONST) and (v.value == "float16" if v.kind == DTYPE else dtype_of_string(v.value) == "float16")
+    )

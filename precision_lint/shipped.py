@@ -1,0 +1,134 @@
+"""Hardware stated by the files shipped beside the code (read by MP201, MP202).
+
+A training script's GPU is often stated outside it: the SLURM script that launches it
+(``#SBATCH --gres=gpu:a100:8``, ``--partition=hopper-prod``), or the README of its folder
+("tested on 8xH100 80GB"). Only files that speak about *this* module count:
+
+- a launcher (``*.sh``, ``*.slurm``, ``*.sbatch``, a notebook) in the module's folder or up
+  to two folders above it, or their ``scripts/``, ``jobs/``, ``slurm/`` folders, that names the module's file (``python scripts/train.py``,
+  ``!torchrun scripts/train.py``); a script's ``#SBATCH`` requests and comments are read, not
+  its commands, a notebook's metadata and markdown cells;
+- the nearest README: the module's folder's, else the one above it, up to the project's root
+  ("This code has been tested up to 1024 A100s"). A folder of examples with a README of its own
+  is described by that one, not by the repository's.
+
+A module whose file is not on disk (an editor's buffer, standard input) has no neighbours.
+Every file looked at is reported as a side file of the run, so a cached result is used only
+while they are unchanged.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Dict, List, Optional
+
+from .facts.hardware import notebook_capability, stated_in_text, summarise
+
+LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
+READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
+MAX_BYTES = 4 * 1024 * 1024
+LEVELS = 2  # folders above the module searched for its launch scripts
+README_LEVELS = 6  # folders above the module searched for its README
+PROJECT_ROOT = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers")  # and these folders of each
+
+
+class ShippedFiles:
+    """The launch scripts and READMEs of one run, each read once."""
+
+    def __init__(self) -> None:
+        self._texts: Dict[str, Optional[str]] = {}
+        self._listings: Dict[str, List[str]] = {}
+        self._stated: Dict[str, Optional[int]] = {}
+
+    def looked_for(self) -> List[str]:
+        return list(self._texts)
+
+    def _read(self, path: str) -> Optional[str]:
+        if path not in self._texts:
+            text = None
+            try:
+                if os.path.getsize(path) <= MAX_BYTES:
+                    with open(path, encoding="utf-8", errors="replace") as fh:
+                        text = fh.read()
+            except OSError:
+                pass
+            self._texts[path] = text
+        return self._texts[path]
+
+    def _listing(self, folder: str) -> List[str]:
+        if folder not in self._listings:
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                names = []
+            self._listings[folder] = [n for n in names if n.endswith(LAUNCH_SUFFIXES)]
+        return self._listings[folder]
+
+    def _nearest_readme(self, folder: str) -> List[int]:
+        """What the nearest README above the module states: its folder's, else its parent's, up
+        to the project's root (a folder with ``.git``, ``pyproject.toml`` or ``setup.py``)."""
+        here = folder
+        for _ in range(README_LEVELS):
+            for name in READMES:
+                text = self._read(os.path.join(here, name))
+                if text is not None:
+                    return stated_in_text(text)
+            if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
+                return []
+            parent = os.path.dirname(here)
+            if parent == here:
+                return []
+            here = parent
+        return []
+
+    def stated_for(self, module_path: str) -> Optional[int]:
+        """What the module's launch scripts and its folder's README state (as
+        :func:`facts.hardware.summarise`): None when they state nothing."""
+        path = os.path.abspath(module_path)
+        if path in self._stated:
+            return self._stated[path]
+        found: List[int] = []
+        if os.path.isfile(path):
+            folder = os.path.dirname(path)
+            found.extend(self._nearest_readme(folder))
+            runs = re.compile(rf"(?<![\w-]){re.escape(os.path.basename(path))}(?![\w-])")
+            here = folder
+            for _ in range(LEVELS + 1):
+                for where in (here, *(os.path.join(here, d) for d in LAUNCH_FOLDERS)):
+                    for name in self._listing(where):
+                        text = self._read(os.path.join(where, name))
+                        if text is not None and runs.search(text):
+                            found.extend(_stated_by_launcher(name, text))
+                parent = os.path.dirname(here)
+                if parent == here:
+                    break
+                here = parent
+        self._stated[path] = summarise(found)
+        return self._stated[path]
+
+
+def _stated_by_launcher(name: str, text: str) -> List[int]:
+    """What a launcher states: a notebook's metadata and markdown (``!torchrun train.py`` in a
+    notebook tested on an A10G), a shell script's ``#`` lines."""
+    if name.endswith(".ipynb"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return []
+        if not isinstance(data, dict):
+            return []
+        markdown = [
+            "".join(c["source"]) if isinstance(c.get("source"), list) else str(c.get("source", ""))
+            for c in data.get("cells", ())
+            if isinstance(c, dict) and c.get("cell_type") == "markdown"
+        ]
+        stated = notebook_capability(data.get("metadata") or {}, markdown)
+        return [] if stated is None else [stated]
+    return stated_in_text(_comments(text))
+
+
+def _comments(script: str) -> str:
+    """A shell script's ``#`` lines (``#SBATCH`` requests and comments), not its commands."""
+    return "\n".join(line.strip()[1:] for line in script.splitlines() if line.strip().startswith("#") and not line.startswith("#!"))

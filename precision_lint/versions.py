@@ -1,0 +1,770 @@
+"""The library versions a file targets: a range per library, read from the file's own project.
+
+A removed keyword crashes only where the installed library has removed it, and a rename is a
+fix only where the new name exists; both depend on which versions the code runs with. Those
+are what its project says, nearest first:
+
+1. ``transformers-version`` / ``trl-version`` in the configuration (one version, for every file);
+2. a vendored copy of the library the file lies in (a folder that *is* transformers, with its
+   own ``setup.py`` or ``__version__``): that library at its own version, and library code;
+3. the file itself: ``require_version("trl>=0.8.6,<=0.9.6")``, ``check_min_version("4.36.0")``,
+   a notebook's ``%pip install transformers==4.31.0`` / ``!pip install`` lines;
+4. the nearest folder, walking up from the file (and stopping at the repository's ``.git``),
+   whose requirements name the library: ``requirements*.txt``, ``pyproject.toml`` (PEP 621
+   dependencies and optional dependencies, PEP 735 / uv dependency groups, Poetry),
+   ``setup.py`` / ``setup.cfg`` (``install_requires``), ``environment.yml`` (conda and its
+   ``pip:`` list); failing a requirement, a vendored copy of the library next to the code
+   (``./transformers/__init__.py`` with a ``__version__``, or a checkout with a ``setup.py``);
+5. the installed distribution's metadata, else the newest behaviour.
+
+The in-file constraints and the project's are both true at once, so they are intersected.
+A requirement is a *range* (:class:`Allowed`): ``<5.0`` is every 4.x, Poetry's ``^4.36`` is
+``>=4.36,<5``. A rule asks whether *every* allowed version has removed a name (an error),
+whether *some* have (a warning that names them), and whether the *lowest* allowed version
+has the new spelling a fix writes.
+
+Nothing is imported or run; files are read as text (TOML through ``tomllib``).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+    import tomli as tomllib
+
+Version = Tuple[int, ...]
+
+# The libraries whose versions the rules read, as requirement names (lower case, `_` as `-`).
+LIBRARIES = ("transformers", "trl")
+# Libraries whose vendored copy is library code (its own files are not judged as user code).
+VENDORED_LIBRARIES = (
+    "transformers", "trl", "peft", "accelerate", "diffusers", "deepspeed", "sentence-transformers",
+    "unsloth", "torch", "bitsandbytes", "timm", "open-clip-torch", "lightning", "pytorch-lightning",
+)
+MAX_BYTES = 1_000_000
+REQUIREMENT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
+
+
+def normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name.strip().lower())
+
+
+def _pad(v: Version, width: int = 4) -> Version:
+    return tuple(v) + (0,) * max(0, width - len(v))
+
+
+def compare(a: Version, b: Version) -> int:
+    width = max(len(a), len(b), 3)
+    pa, pb = _pad(a, width), _pad(b, width)
+    return (pa > pb) - (pa < pb)
+
+
+def version_text(v: Optional[Version]) -> str:
+    return ".".join(map(str, v)) if v else "?"
+
+
+def read_version(text: str) -> Optional[Version]:
+    """The release part of a version: ``4.36.0.dev0`` → (4, 36, 0), ``v4.31`` → (4, 31)."""
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(text))
+    return tuple(int(p) for p in match.group(1).split(".")) if match else None
+
+
+def _bump(v: Version, at: int) -> Version:
+    """The first version past the series: ``_bump((4, 36, 2), 1)`` → (4, 37)."""
+    head = list(v[: at + 1]) + [0] * max(0, at + 1 - len(v))
+    head[at] += 1
+    return tuple(head)
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """The versions of one library a file may run with: an interval ``[low, high)`` (either
+    end open when None, ``high_inclusive`` for ``<=``), where it was read, and as written."""
+
+    dist: str
+    low: Optional[Version] = None
+    high: Optional[Version] = None
+    high_inclusive: bool = False
+    spec: str = ""  # as written ("transformers>=4.36,<5.0"); "" for a single version
+    source: str = "installed"  # "configuration", "installed", "newest", or the file it came from
+    newest: bool = False  # nothing known: the newest release (every removal has happened)
+
+    # --- construction -------------------------------------------------------------------
+    @classmethod
+    def point(cls, dist: str, version: Version, source: str) -> "Allowed":
+        return cls(dist, tuple(version), tuple(version), True, "", source)
+
+    @classmethod
+    def unknown(cls, dist: str) -> "Allowed":
+        return cls(dist, source="newest", newest=True)
+
+    @property
+    def is_point(self) -> bool:
+        return self.low is not None and self.high is not None and self.high_inclusive and compare(self.low, self.high) == 0
+
+    @property
+    def is_empty(self) -> bool:
+        if self.low is None or self.high is None:
+            return False
+        c = compare(self.low, self.high)
+        return c > 0 or (c == 0 and not self.high_inclusive)
+
+    def intersect(self, other: "Allowed") -> "Allowed":
+        low = self.low if other.low is None or (self.low is not None and compare(self.low, other.low) >= 0) else other.low
+        if self.high is None:
+            high, inclusive = other.high, other.high_inclusive
+        elif other.high is None:
+            high, inclusive = self.high, self.high_inclusive
+        else:
+            c = compare(self.high, other.high)
+            high, inclusive = (self.high, self.high_inclusive) if c < 0 else (other.high, other.high_inclusive)
+            if c == 0:
+                inclusive = self.high_inclusive and other.high_inclusive
+        specs = " and ".join(s for s in (self.described, other.described) if s)
+        return Allowed(self.dist, low, high, inclusive, specs, self.source)
+
+    def hull(self, other: "Allowed") -> "Allowed":
+        low = None if self.low is None or other.low is None else min(self.low, other.low, key=_pad)
+        if self.high is None or other.high is None:
+            high, inclusive = None, False
+        else:
+            c = compare(self.high, other.high)
+            high, inclusive = (other.high, other.high_inclusive) if c < 0 else (self.high, self.high_inclusive)
+            if c == 0:
+                inclusive = self.high_inclusive or other.high_inclusive
+        return Allowed(self.dist, low, high, inclusive, f"{self.described} or {other.described}", self.source)
+
+    # --- questions ------------------------------------------------------------------------
+    def every_at_least(self, bound: Optional[Version]) -> bool:
+        """Whether every allowed version is ``>= bound`` (a removal has happened everywhere)."""
+        if bound is None:
+            return False
+        if self.newest:
+            return True
+        return self.low is not None and compare(self.low, bound) >= 0
+
+    def some_at_least(self, bound: Optional[Version]) -> bool:
+        """Whether some allowed version is ``>= bound``."""
+        if bound is None:
+            return False
+        if self.newest or self.high is None:
+            return True
+        c = compare(self.high, bound)
+        return c > 0 or (c == 0 and self.high_inclusive)
+
+    def has_since(self, since: Optional[Version]) -> bool:
+        """Whether the lowest allowed version already has what appeared in ``since``: what a
+        fix may write (an unknown lowest version has nothing newer than the oldest)."""
+        return since is None or self.every_at_least(since)
+
+    def accepts_between(self, since: Optional[Version], until: Optional[Version]) -> bool:
+        """Whether some allowed version is ``>= since`` and ``< until`` (None: open)."""
+        low = self.low if since is None or (self.low is not None and compare(self.low, since) >= 0) else since
+        if until is not None and low is not None and compare(low, until) >= 0:
+            return False
+        if until is not None and self.newest:
+            return False
+        if self.high is None or low is None:
+            return True
+        c = compare(low, self.high)
+        return c < 0 or (c == 0 and self.high_inclusive)
+
+    # --- text -------------------------------------------------------------------------
+    @property
+    def described(self) -> str:
+        """``transformers==4.36.2`` or the requirement as written."""
+        if self.spec:
+            return self.spec
+        if self.is_point:
+            return f"{self.dist}=={version_text(self.low)}"
+        return self.dist
+
+    def where(self) -> str:
+        """``transformers>=4.36,<5.0 in requirements.txt``, for messages."""
+        if self.source in ("configuration", "installed", "newest"):
+            return f"{self.described} ({self.source})"
+        return f"{self.described} in {self.source}"
+
+    def from_version(self, bound: Version) -> str:
+        """The allowed versions from ``bound`` on: ``5.0 and later`` / ``5.0 to 5.2``."""
+        if self.high is None or self.newest:
+            return f"{version_text(bound)} and later"
+        upper = f"up to {version_text(self.high)}" if self.high_inclusive else f"below {version_text(self.high)}"
+        return f"{version_text(bound)} {upper}"
+
+
+# --- requirement specifiers ----------------------------------------------------------------
+_CLAUSE = re.compile(r"(===|==|~=|!=|<=|>=|<|>|\^|~|=)?\s*v?(\d+(?:\.\d+)*)(\.\*)?")
+
+
+def parse_spec(dist: str, spec: str, source: str = "", written: str = "") -> Allowed:
+    """The range a specifier allows: PEP 440 (``>=4.36,<5.0``, ``~=4.46.0``, ``==4.36.*``),
+    Poetry (``^4.36``, ``~4.36``, ``4.36.2``, ``>=4.36 <5``, ``a || b``), conda (``=4.36``)."""
+    written = written or f"{dist}{spec.strip()}"
+    spec = spec.strip().strip("\"'")
+    alternatives = [a for a in spec.split("||") if a.strip()]
+    if len(alternatives) > 1:
+        ranges = [parse_spec(dist, a, source, written) for a in alternatives]
+        out = ranges[0]
+        for r in ranges[1:]:
+            out = out.hull(r)
+        return replace(out, spec=written, source=source)
+    out = Allowed(dist, spec=written, source=source)
+    spec = re.sub(r"(===|==|~=|!=|<=|>=|<|>|\^|~|=)\s+", r"\1", spec)  # `>= 4.40` is one clause
+    for clause in re.split(r"[,\s]+(?=[<>=!~^\d])", spec):
+        clause = clause.strip().strip(",")
+        if not clause or clause == "*":
+            continue
+        match = _CLAUSE.fullmatch(clause) or _CLAUSE.match(clause)
+        if match is None:
+            continue
+        op, version, star = match.group(1) or "==", read_version(match.group(2)), match.group(3)
+        if version is None:
+            continue
+        bound = _clause_range(dist, op, version, bool(star))
+        if bound is not None:
+            out = out.intersect(bound)
+    return replace(out, spec=written, source=source)
+
+
+def _clause_range(dist: str, op: str, v: Version, star: bool) -> Optional[Allowed]:
+    if op in ("==", "===", "=") and (star or op == "="):
+        # `==4.36.*`, conda's `=4.36` (a prefix match): the whole series
+        return Allowed(dist, v, _bump(v, len(v) - 1))
+    if op in ("==", "==="):
+        return Allowed(dist, v, v, True)
+    if op == ">=":
+        return Allowed(dist, low=v)
+    if op == ">":
+        return Allowed(dist, low=v + (0, 0, 0, 1)[len(v):] if len(v) < 4 else v)  # just above v
+    if op == "<=":
+        return Allowed(dist, high=v, high_inclusive=True)
+    if op == "<":
+        return Allowed(dist, high=v)
+    if op == "~=":
+        return Allowed(dist, v, _bump(v, max(0, len(v) - 2)))
+    if op == "^":  # Poetry: the leftmost non-zero part may not change
+        nonzero = next((i for i, p in enumerate(v) if p != 0), len(v) - 1)
+        return Allowed(dist, v, _bump(v, nonzero))
+    if op == "~":  # Poetry: ~4.36 is >=4.36,<4.37; ~4 is >=4,<5
+        return Allowed(dist, v, _bump(v, min(1, len(v) - 1)))
+    return None  # `!=` excludes one version: the range stays
+
+
+_REQUIREMENT = re.compile(
+    r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*((?:(?:===|==|~=|!=|<=|>=|<|>|=)\s*[\w.*+!-]+\s*,?\s*)*)\s*(?:;.*)?$"
+)
+
+
+def parse_requirement(line: str, source: str) -> Optional[Allowed]:
+    """A requirement of one of :data:`LIBRARIES` in PEP 508 form (``transformers[torch]>=4.36,<5;
+    python_version>'3.8'``), or None. ``transformers @ git+...`` and a bare name allow any."""
+    line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("git+") else line.strip()
+    if not line or line.startswith("-"):
+        return None
+    at = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*@", line)
+    if at is not None:
+        dist = normalize(at.group(1))
+        return Allowed(dist, spec=line.split(";")[0].strip(), source=source) if dist in LIBRARIES else None
+    git = re.search(r"github\.com/[\w.-]+/(transformers|trl)(?:\.git)?(?:@v?([\d.]+))?", line)
+    if git is not None:  # `git+https://github.com/huggingface/transformers[@v4.36.0]`
+        version = read_version(git.group(2)) if git.group(2) else None
+        if version is not None:
+            return Allowed(git.group(1), version, version, True, line, source)
+        return Allowed(git.group(1), spec=line, source=source)  # the main branch: the newest
+    match = _REQUIREMENT.match(line)
+    if match is None:
+        return None
+    dist = normalize(match.group(1))
+    if dist not in LIBRARIES:
+        return None
+    spec = match.group(3).strip()
+    written = f"{match.group(1)}{spec}" if spec else match.group(1)
+    return parse_spec(dist, spec, source, written)
+
+
+# --- where requirements are written ----------------------------------------------------------
+def _read(path: Path) -> Optional[str]:
+    try:
+        if path.is_file() and path.stat().st_size <= MAX_BYTES:
+            return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        pass
+    return None
+
+
+def requirements_in_text(text: str, source: str) -> List[Allowed]:
+    """Requirements of a requirements text (one per line; see ``_requirements_file`` for a
+    file and what it includes)."""
+    out = []
+    for line in text.splitlines():
+        found = parse_requirement(line, source)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _quoted_requirements(text: str, source: str) -> List[Allowed]:
+    """Quoted requirement strings anywhere in a file (``setup.py``'s ``install_requires``)."""
+    out = []
+    for match in re.finditer(r"""["']\s*((?:transformers|trl)\b[^"'\n]*)["']""", text, re.IGNORECASE):
+        found = parse_requirement(match.group(1), source)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _pyproject(text: str, source: str) -> List[Allowed]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return _quoted_requirements(text, source)
+    strings: List[str] = []
+    project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
+    strings.extend(s for s in project.get("dependencies", []) if isinstance(s, str))
+    for group in (project.get("optional-dependencies") or {}).values():
+        strings.extend(s for s in group if isinstance(s, str))
+    for group in (data.get("dependency-groups") or {}).values():  # PEP 735 (uv)
+        strings.extend(s for s in group if isinstance(s, str))
+    tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
+    uv = tool.get("uv", {}) if isinstance(tool.get("uv"), dict) else {}
+    for key in ("dev-dependencies", "constraint-dependencies", "override-dependencies"):
+        strings.extend(s for s in uv.get(key, []) if isinstance(s, str))
+    out = [r for r in (parse_requirement(s, source) for s in strings) if r is not None]
+    poetry = tool.get("poetry", {}) if isinstance(tool.get("poetry"), dict) else {}
+    tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
+    tables += [g.get("dependencies") for g in (poetry.get("group") or {}).values() if isinstance(g, dict)]
+    for table in tables:
+        if not isinstance(table, dict):
+            continue
+        for name, value in table.items():
+            dist = normalize(name)
+            if dist not in LIBRARIES:
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, dict):
+                    item = item.get("version", "*")
+                if isinstance(item, str):
+                    out.append(parse_spec(dist, item, source, f"{name} = \"{item}\""))
+    return out
+
+
+def _environment(text: str, source: str) -> List[Allowed]:
+    """conda's ``- transformers=4.36`` (``=`` is a prefix match) and its ``pip:`` list."""
+    out = []
+    for line in text.splitlines():
+        match = re.match(r"^\s*-\s*([^\s#]+(?:\s*[<>=!~,][^#]*)?)", line)
+        if match is None:
+            continue
+        item = match.group(1).strip().strip("\"'")
+        conda = re.match(r"^(?:[\w-]+::)?([A-Za-z0-9._-]+)=(?!=)([\w.*]+)$", item)
+        if conda is not None:
+            dist = normalize(conda.group(1))
+            if dist in LIBRARIES:
+                out.append(parse_spec(dist, "=" + conda.group(2).rstrip(".*"), source, item))
+            continue
+        found = parse_requirement(item, source)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _setup_cfg(text: str, source: str) -> List[Allowed]:
+    return requirements_in_text(text, source)  # install_requires is one requirement a line
+
+
+def _is_project_folder(folder: Path) -> bool:
+    """Whether a folder is a project's root: a repository, a package definition, or a
+    requirements file (of any library)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return any(
+        n in (".git", *REQUIREMENT_FILES) or (n.lower().startswith("requirements") and n.lower().endswith((".txt", ".in")))
+        for n in names
+    )
+
+
+def _requirements_file(path: Path, source: str, seen: Set[Path]) -> List[Tuple[Allowed, Path]]:
+    """A requirements file's requirements, with the files its ``-r`` / ``-c`` lines include
+    (relative to it, each once)."""
+    resolved = path.resolve()
+    if resolved in seen or len(seen) > 20:
+        return []
+    seen.add(resolved)
+    text = _read(path)
+    if not text:
+        return []
+    out = []
+    for line in text.splitlines():
+        include = re.match(r"^\s*(?:-r|--requirement|-c|--constraint)[\s=]+(\S+)", line)
+        if include is not None:
+            target = path.parent / include.group(1)
+            out.extend(_requirements_file(target, target.name, seen))
+            continue
+        found = parse_requirement(line, source)
+        if found is not None:
+            out.append((found, path))
+    return out
+
+
+def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
+    """Every requirement of :data:`LIBRARIES` that the files of one folder write (also in a
+    ``requirements/`` folder of it, and what ``-r`` lines include)."""
+    out: List[Tuple[Allowed, Path]] = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return out
+    seen: Set[Path] = set()
+    for name in names:
+        lower = name.lower()
+        path = folder / name
+        if lower.startswith("requirements") and lower.endswith((".txt", ".in")):
+            out.extend(_requirements_file(path, name, seen))
+            continue
+        if lower == "requirements" and path.is_dir():  # requirements/train.txt, requirements/base.txt
+            try:
+                inner = sorted(n for n in os.listdir(path) if n.lower().endswith((".txt", ".in")))
+            except OSError:
+                inner = []
+            for n in inner:
+                out.extend(_requirements_file(path / n, f"{name}/{n}", seen))
+            continue
+        if lower == "pyproject.toml":
+            reader = _pyproject
+        elif lower == "setup.py":
+            reader = _quoted_requirements
+        elif lower == "setup.cfg":
+            reader = _setup_cfg
+        elif lower in ("environment.yml", "environment.yaml"):
+            reader = _environment
+        else:
+            continue
+        text = _read(path)
+        if text:
+            out.extend((r, path) for r in reader(text, name))
+    return out
+
+
+# --- vendored copies ----------------------------------------------------------------------------
+_VERSION_ASSIGN = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", re.MULTILINE)
+_SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+def _package_version(init: Path) -> Optional[Version]:
+    text = _read(init)
+    match = _VERSION_ASSIGN.search(text) if text else None
+    return read_version(match.group(1)) if match else None
+
+
+@dataclass(frozen=True)
+class Vendored:
+    """A copy of a library inside the tree: its folder, name and version."""
+
+    folder: Path
+    dist: str
+    version: Optional[Version]
+
+
+def vendored_at(folder: Path) -> Optional[Vendored]:
+    """The library ``folder`` is a copy of: a package named after a library with a
+    ``__version__`` (``transformers/__init__.py``), or a checkout whose ``setup.py`` /
+    ``pyproject.toml`` names it (with ``src/<package>`` or ``<package>`` beside)."""
+    name = normalize(folder.name)
+    if name in VENDORED_LIBRARIES and (folder / "__init__.py").is_file():
+        version = _package_version(folder / "__init__.py")
+        if version is not None:
+            return Vendored(folder, name, version)
+    for marker in ("setup.py", "pyproject.toml"):
+        text = _read(folder / marker)
+        if not text:
+            continue
+        names = [normalize(n) for n in _SETUP_NAME.findall(text)]
+        dist = next((n for n in names if n in VENDORED_LIBRARIES), None)
+        if dist is None:
+            continue
+        package = dist.replace("-", "_")
+        for init in (folder / "src" / package / "__init__.py", folder / package / "__init__.py"):
+            if init.is_file():
+                return Vendored(folder, dist, _package_version(init))
+    return None
+
+
+def _vendored_children(folder: Path, vendored_at=vendored_at) -> Tuple[Vendored, ...]:
+    """Copies of a library right inside ``folder`` (or one level deeper: ``third_party/x``)."""
+    out = []
+    try:
+        children = [folder / n for n in os.listdir(folder) if not n.startswith(".")]
+    except OSError:
+        return ()
+    for child in sorted(children):
+        if not child.is_dir():
+            continue
+        found = vendored_at(child)
+        if found is not None:
+            out.append(found)
+            continue
+        if normalize(child.name) in ("third-party", "thirdparty", "vendor", "vendored", "external", "libs", "lib"):
+            try:
+                grandchildren = sorted(child / n for n in os.listdir(child))
+            except OSError:
+                continue
+            out.extend(v for v in map(vendored_at, (g for g in grandchildren if g.is_dir())) if v is not None)
+    return tuple(out)
+
+
+# --- the file's own constraints -----------------------------------------------------------------
+_REQUIRE_VERSION = re.compile(r"""\brequire_version(?:_core)?\(\s*[rbuf]?["']([^"']+)["']""")
+_CHECK_MIN = re.compile(r"""\bcheck_min_version\(\s*[rbuf]?["']([^"']+)["']""")
+_CHECK_MIN_FROM = re.compile(r"^\s*from\s+([\w]+)[\w.]*\s+import\s+[^\n]*\bcheck_min_version\b", re.MULTILINE)
+_PIP = re.compile(r"^\s*(?:[%!]\s*)?(?:python3?\s+-m\s+)?(?:pip3?|uv\s+pip)\s+install\s+(.*)$")
+
+
+def in_file_requirements(source: str, where: str = "this file") -> List[Allowed]:
+    """``require_version("trl>=0.8.6,<=0.9.6")`` and ``check_min_version("4.36.0")`` (of the
+    library it is imported from: transformers' examples, diffusers' check diffusers)."""
+    out = []
+    if "require_version" in source:
+        for match in _REQUIRE_VERSION.finditer(source):
+            found = parse_requirement(match.group(1), f"require_version(...) in {where}")
+            if found is not None:
+                out.append(found)
+    if "check_min_version" in source:
+        origin = _CHECK_MIN_FROM.search(source)
+        dist = normalize(origin.group(1)) if origin else "transformers"
+        if dist in LIBRARIES:
+            for match in _CHECK_MIN.finditer(source):
+                version = read_version(match.group(1))
+                if version is not None:
+                    out.append(Allowed(dist, low=version, spec=f"{dist}>={match.group(1)}", source=f"check_min_version(...) in {where}"))
+    return out
+
+
+def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List[Allowed]:
+    """The requirements of ``%pip install`` / ``!pip install`` lines (options skipped; a line
+    ending in a backslash goes on in the next)."""
+    out = []
+    joined = _joined(lines)
+    for line in joined:
+        match = _PIP.match(line.strip())
+        if match is None:
+            continue
+        try:
+            words = shlex.split(match.group(1), comments=True)
+        except ValueError:
+            words = match.group(1).split()
+        skip_next = False
+        for word in words:
+            if skip_next:
+                skip_next = False
+                continue
+            if word in ("-r", "-c", "-e", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--target", "-t"):
+                skip_next = word not in ("-e",)
+                continue
+            if word.startswith("-") or word in ("&&", "|", ";"):
+                continue
+            found = parse_requirement(word, f"`pip install` in {where}")
+            if found is not None:
+                out.append(found)
+    return out
+
+
+_LAUNCHERS = frozenset({"python", "python3", "torchrun", "deepspeed", "accelerate", "%run", "run", "uv", "srun"})
+
+
+def _joined(lines: Iterable[str]) -> List[str]:
+    """Shell lines with their backslash continuations joined."""
+    joined: List[str] = []
+    pending = ""
+    for line in lines:
+        text = line.rstrip("\r\n")
+        if text.rstrip().endswith("\\"):
+            pending += text.rstrip()[:-1] + " "
+            continue
+        joined.append(pending + text)
+        pending = ""
+    if pending:
+        joined.append(pending)
+    return joined
+
+
+def launched_scripts(lines: Iterable[str], folder: str) -> List[str]:
+    """The Python scripts a notebook's shell lines run (``!python scripts/train.py``,
+    ``!torchrun --nproc_per_node 8 train.py``, ``!accelerate launch x.py``, ``%run x.py``),
+    as absolute paths seen from the notebook's folder (where its kernel runs)."""
+    out = []
+    for line in _joined(lines):
+        text = line.strip().lstrip("!%").strip()
+        try:
+            words = shlex.split(text, comments=True)
+        except ValueError:
+            words = text.split()
+        launched = False
+        for word in words:
+            name = os.path.basename(word)
+            if name in _LAUNCHERS or (line.strip().startswith("%run") and not launched):
+                launched = True
+                if name != "%run":
+                    continue
+            if launched and word.endswith(".py") and not word.startswith("-"):
+                out.append(os.path.normpath(os.path.join(folder, word)))
+                break
+    return out
+
+
+def any_of(found: Iterable[Allowed]) -> List[Allowed]:
+    """One range per library for several runs, each with its own pins: any of them."""
+    out: Dict[str, Allowed] = {}
+    for allowed in found:
+        out[allowed.dist] = out[allowed.dist].hull(allowed) if allowed.dist in out else allowed
+    return list(out.values())
+
+
+def _combine(found: List[Allowed]) -> Optional[Allowed]:
+    """One range from several statements of one place: all at once, or (where they contradict,
+    alternatives such as requirements-old.txt / requirements-new.txt) any of them."""
+    if not found:
+        return None
+    out = found[0]
+    for other in found[1:]:
+        both = out.intersect(other)
+        out = both if not both.is_empty else out.hull(other)
+    return out
+
+
+# --- the resolver ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Targets:
+    """What one file targets: a range per library, and the library it is part of (a vendored
+    copy, or the library's own repository), if any: the rows about that library's API do not
+    judge its own code (it defines them, at its own version)."""
+
+    versions: Dict[str, Allowed]
+    library_code: Optional[Vendored] = None
+
+    def of(self, dist: str) -> Allowed:
+        return self.versions.get(dist) or Allowed.unknown(dist)
+
+
+class VersionResolver:
+    """Per-file targets, the file system read once per folder (one per join)."""
+
+    def __init__(self, configured: Optional[Dict[str, Allowed]] = None, installed: Optional[Dict[str, Allowed]] = None) -> None:
+        self.configured = configured or {}
+        self.installed = installed or {}
+        self._folders: Dict[Path, List[Tuple[Allowed, Path]]] = {}
+        self._read: Set[str] = set()
+        self._copies: Dict[Path, Optional[Vendored]] = {}  # per join: an editor's later run sees edits
+        self._children: Dict[Path, Tuple[Vendored, ...]] = {}
+        self._walks: Dict[Tuple[Path, str], Optional[Allowed]] = {}
+
+    def _vendored_at(self, folder: Path) -> Optional[Vendored]:
+        if folder not in self._copies:
+            self._copies[folder] = vendored_at(folder)
+        return self._copies[folder]
+
+    def _vendored_children(self, folder: Path) -> Tuple[Vendored, ...]:
+        if folder not in self._children:
+            self._children[folder] = _vendored_children(folder, self._vendored_at)
+        return self._children[folder]
+
+    def looked_for(self) -> List[str]:
+        """The requirement files read, and the usual ones looked for (a cached result depends
+        on them)."""
+        return sorted(self._read)
+
+    def _requirements(self, folder: Path) -> List[Tuple[Allowed, Path]]:
+        if folder not in self._folders:
+            found = folder_requirements(folder)
+            self._read.update(str(p) for _, p in found)
+            # the usual names, found or not: one written later changes what a file targets
+            self._read.update(str(folder / n) for n in ("requirements.txt", *REQUIREMENT_FILES))
+            self._folders[folder] = found
+        return self._folders[folder]
+
+    def _project(self, start: Path, dist: str) -> Optional[Allowed]:
+        """The nearest folder's requirement of ``dist``, else a vendored copy of it beside
+        (once per folder: the files of a folder share it)."""
+        key = (start, dist)
+        if key not in self._walks:
+            self._walks[key] = self._walk(start, dist)
+        return self._walks[key]
+
+    def _walk(self, start: Path, dist: str) -> Optional[Allowed]:
+        for folder in (start, *start.parents):
+            mentions = [(r, p) for r, p in self._requirements(folder) if r.dist == dist]
+            if mentions:
+                combined = _combine([r for r, _ in mentions])
+                return replace(combined, source=_shown(mentions[0][1], start))
+            # a copy beside the code: in its own folder, or in a folder that is a project's root
+            # (a sibling checkout in a folder of unrelated downloads is not this code's library)
+            looks_like_root = folder == start or _is_project_folder(folder)
+            copies = self._vendored_children(folder) if looks_like_root else ()
+            copy = next((v for v in copies if v.dist == dist and v.version), None)
+            if copy is not None:
+                return Allowed.point(dist, copy.version, f"the copy of {dist} in {_shown(copy.folder, start)}")
+            if (folder / ".git").exists():
+                break
+        return None
+
+    def targets(
+        self, path: str, source: str = "", notebook_lines: Iterable[str] = (), run: Iterable[Allowed] = ()
+    ) -> Targets:
+        """``run``: what the runs this file is part of install (a notebook's ``%pip install``
+        lines, where the notebook launches the file or a script that imports it)."""
+        here = Path(os.path.abspath(path)).parent
+        library = next((v for v in map(self._vendored_at, (here, *here.parents)) if v is not None), None)
+        name = Path(path).name
+        inline = in_file_requirements(source, name) + pip_requirements(notebook_lines, name) + list(run)
+        versions: Dict[str, Allowed] = {}
+        for dist in LIBRARIES:
+            if dist in self.configured:
+                versions[dist] = self.configured[dist]
+                continue
+            if library is not None and library.dist == dist and library.version:
+                versions[dist] = Allowed.point(dist, library.version, f"the library's own version ({library.folder.name})")
+                continue
+            own = _combine([r for r in inline if r.dist == dist])
+            project = self._project(here, dist)
+            if own is not None and project is not None:
+                both = own.intersect(project)
+                found = both if not both.is_empty else own
+                found = replace(found, source=f"{own.source} and {project.source}" if found is both else own.source)
+            else:
+                found = own or project
+            if found is not None and found.low is None and found.high is None:
+                found = None  # named without a version (`transformers`, the main branch): the newest
+            versions[dist] = found or self.installed.get(dist) or Allowed.unknown(dist)
+        return Targets(versions, library)
+
+
+def _shown(path: Path, start: Path) -> str:
+    try:
+        return os.path.relpath(path, start)
+    except ValueError:  # another drive
+        return str(path)
+
+
+def resolver_for(config) -> VersionResolver:
+    """The resolver of a run: versions the configuration sets win everywhere; the installed
+    metadata is the fallback where a file's project says nothing."""
+    configured: Dict[str, Allowed] = {}
+    installed: Dict[str, Allowed] = {}
+    for dist, attr in (("transformers", "transformers_version"), ("trl", "trl_version")):
+        version = getattr(config, attr, None)
+        if version is None:
+            continue
+        if config.version_sources.get(dist, "configuration") == "configuration":
+            configured[dist] = Allowed.point(dist, version, "configuration")
+        else:
+            installed[dist] = Allowed.point(dist, version, "installed")
+    return VersionResolver(configured, installed)

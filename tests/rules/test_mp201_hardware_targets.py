@@ -1,0 +1,273 @@
+"""MP201/MP202 judge bf16 and FlashAttention-2 for the hardware the code targets: what it
+states (not advice), FP8 compute (not storage) in its run, other devices' backends, CPU
+autocast, notebook metadata, and the launch scripts and README shipped with it."""
+import json
+import textwrap
+
+import pytest
+
+from conftest import config, lint
+
+from precision_lint.engine import Engine, check_source
+
+HEAD = "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+BF16_ARGS = 'args = TrainingArguments(output_dir="o", bf16=True)\n'
+FA2 = 'model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16, attn_implementation="flash_attention_2")\n'
+
+
+def _codes(body, cfg=None):
+    return [d.code for d in lint(HEAD + textwrap.dedent(body), cfg=cfg) if d.code.startswith("MP2")]
+
+
+def _run(root, codes=("MP201", "MP202"), cfg=None):
+    found = Engine(cfg or config(transformers_version="5.23"), list(codes), jobs=1).run_paths([str(root)]).diagnostics
+    return sorted((d.path.replace(str(root), "").lstrip("/"), d.code) for d in found)
+
+
+# --- statements in comments and docstrings ---------------------------------------------------
+@pytest.mark.parametrize(
+    "body",
+    [
+        "# Tested on 8xH100 80GB\n" + BF16_ARGS,
+        '"""Fine-tuning script; runs on 8×A100."""\n' + BF16_ARGS,
+        "# We trained on 4 A100s.\n" + BF16_ARGS,
+        "# Training takes 2h on a g5.2xlarge\n" + BF16_ARGS,  # AWS g5: A10G
+        "# one a2-highgpu-1g node\n" + BF16_ARGS,  # Google Cloud a2: A100
+        "# Tested on 8xH100 80GB\n" + FA2,
+    ],
+    ids=["comment-h100", "docstring-a100", "plural", "aws-g5", "gcp-a2", "fa2-h100"],
+)
+def test_a_stated_ampere_target_is_not_reported(body):
+    assert _codes(body) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # conditional advice: other GPUs are expected (a Colab T4 crashed on exactly this)
+        "# set bf16 to True with an A100\n" + BF16_ARGS,
+        "# If you have an A100, use bf16\n" + BF16_ARGS,
+        "# bf16 is only supported on Ampere GPUs (A100, H100, ...)\n" + BF16_ARGS,
+        "# For faster training use an H100\n" + BF16_ARGS,
+        # a GPU name the code computes with states nothing
+        'ON_A100 = "A100" in torch.cuda.get_device_name()\n' + BF16_ARGS,
+        # a pre-Ampere instance or GPU, even in advice
+        "# Training takes 2h on a g4dn.xlarge\n" + BF16_ARGS,
+        "# Tested on an A100; on a T4 set fp16 instead\n" + BF16_ARGS,
+        "# if you have an A100 set this to flash_attention_2\n" + FA2,
+        # a note on the line itself says what the line needs
+        'args = TrainingArguments(output_dir="o", bf16=True)  # A100\n',
+    ],
+    ids=["with-an-a100", "if-you-have", "only-supported", "advice", "code-string", "aws-g4dn", "a100-and-t4-advice", "fa2-advice", "line-note"],
+)
+def test_advice_and_code_strings_state_no_target(body):
+    assert _codes(body) in (["MP201"], ["MP202"])
+
+
+def test_the_message_says_when_no_gpu_is_stated():
+    (found,) = lint(HEAD + BF16_ARGS, "MP201")
+    assert "no GPU stated: pre-Ampere assumed" in found.message
+    (configured,) = lint(HEAD + BF16_ARGS, "MP201", cfg=config(target_gpus=["t4"], transformers_version="5.23"))
+    assert "no GPU stated" not in configured.message and "sm75" in configured.message
+    (named,) = lint(HEAD + "# Runs on a T4\n" + BF16_ARGS, "MP201")
+    assert "the code names a GPU without native bf16" in named.message
+
+
+# --- FP8 compute, not FP8 storage ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    "body",
+    [
+        """
+        import transformer_engine.pytorch as te
+        with te.fp8_autocast(enabled=True):
+            pass
+        """,
+        """
+        from torchao.float8 import convert_to_float8_training
+        convert_to_float8_training(model)
+        """,
+        """
+        out = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+        """,
+        """
+        from accelerate import Accelerator
+        accelerator = Accelerator(mixed_precision="fp8")
+        """,
+    ],
+    ids=["transformer-engine", "torchao-float8", "scaled-mm", "accelerate-fp8"],
+)
+def test_fp8_compute_targets_ada_or_hopper(body):
+    assert _codes(BF16_ARGS + textwrap.dedent(body)) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "model = model.to(torch.float8_e4m3fn)  # fits a 16 GB card\n",
+        "FP8 = torch.float8_e4m3fn\n",
+        "import transformer_engine\n",
+        """
+        import transformer_engine.pytorch as te
+        with te.fp8_autocast(enabled=False):
+            pass
+        """,
+    ],
+    ids=["fp8-storage-cast", "fp8-word", "te-import-alone", "fp8-autocast-disabled"],
+)
+def test_fp8_storage_or_a_word_silences_nothing(body):
+    assert _codes(BF16_ARGS + textwrap.dedent(body)) == ["MP201"]
+
+
+def test_fp8_compute_in_a_module_of_the_run_counts(tree):
+    files = {
+        "fp8_utils.py": "import transformer_engine.pytorch as te\n\ndef step(model, x):\n    with te.fp8_autocast(enabled=True):\n        return model(x)\n",
+        "train.py": "from transformers import TrainingArguments\nfrom fp8_utils import step\nargs = TrainingArguments(output_dir='o', bf16=True)\n",
+    }
+    assert _run(tree(files)) == []
+
+
+def test_fp8_compute_in_a_script_outside_the_run_does_not_count(tree):
+    files = {
+        "bench_fp8.py": "import transformer_engine.pytorch as te\nwith te.fp8_autocast(enabled=True):\n    pass\n",
+        "train.py": "from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', bf16=True)\n",
+    }
+    assert _run(tree(files)) == [("train.py", "MP201")]
+
+
+# --- other devices ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "body",
+    [
+        "import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\n",
+        "import habana_frameworks.torch.core as htcore\n",
+        "import intel_extension_for_pytorch as ipex\n",
+        'device = torch.device("mps")\n',
+    ],
+    ids=["xla", "hpu", "xpu", "mps"],
+)
+def test_code_written_for_another_device_is_not_judged_for_cuda_gpus(body):
+    assert _codes(body + BF16_ARGS) == []
+    assert _codes(body + FA2) == []
+
+
+def test_a_backend_beside_cuda_code_is_a_choice_at_run_time():
+    body = """
+        try:
+            import torch_xla.core.xla_model as xm
+        except ImportError:
+            xm = None
+        device = "cuda"
+        """
+    assert _codes(textwrap.dedent(body) + BF16_ARGS) == ["MP201"]
+
+
+def test_a_module_run_only_by_a_tpu_script_is_not_judged_for_cuda(tree):
+    model = "import torch\nfrom transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.bfloat16)\n"
+    tpu = "import torch_xla.core.xla_model as xm\nimport model\n"
+    assert _run(tree({"model.py": model, "train_tpu.py": tpu})) == []
+    gpu = "import model\nmodel.model.to('cuda')\n"
+    assert _run(tree({"model.py": model, "train_tpu.py": tpu, "train_gpu.py": gpu})) == [("model.py", "MP201")]
+
+
+def test_a_conversion_script_on_the_cpu_is_not_judged_for_cuda():
+    src = """
+        device = "cpu"
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16).to(device)
+        model.save_pretrained("out")
+        """
+    assert _codes(src) == []
+    assert _codes(src.replace('"cpu"', '"cuda"')) == ["MP201"]
+
+
+def test_a_cpu_module_imported_by_a_trainer_is_still_judged(tree):
+    model = "import torch\nfrom transformers import AutoModelForCausalLM\ndevice = 'cpu'\nmodel = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.bfloat16).to(device)\n"
+    train = "from transformers import Trainer\nfrom model import model\nTrainer(model=model).train()\n"
+    assert _run(tree({"model.py": model})) == []
+    assert _run(tree({"model.py": model, "train.py": train})) == [("model.py", "MP201")]
+
+
+# --- CPU autocast -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "call",
+    ["torch.cpu.amp.autocast(dtype=torch.bfloat16)", 'torch.autocast("cpu", dtype=torch.bfloat16)'],
+    ids=["torch-cpu-amp", "positional-cpu"],
+)
+def test_cpu_autocast_is_not_cuda(call):
+    assert _codes(f"with {call}:\n    y = model(x)\n") == []
+    assert _codes(f"with {call.replace('cpu', 'cuda')}:\n    y = model(x)\n") == ["MP201"]
+
+
+# --- notebooks ----------------------------------------------------------------------------------
+def _notebook(code, metadata=None, markdown=()):
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": m} for m in markdown]
+    cells.append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": code})
+    return json.dumps({"cells": cells, "metadata": metadata or {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def _notebook_codes(code, metadata=None, markdown=()):
+    found = check_source(_notebook(code, metadata, markdown), path="nb.ipynb", config=config(transformers_version="5.23"))
+    return [d.code for d in found if d.code.startswith("MP2")]
+
+
+@pytest.mark.parametrize(
+    "metadata,markdown",
+    [
+        ({"accelerator": "GPU", "colab": {"gpuType": "A100"}}, ()),
+        ({"kaggle": {"accelerator": "tpu1vmV38"}}, ()),
+        ({"accelerator": "TPU"}, ()),
+        ({}, ("_Note: this notebook was tested on an NVIDIA H100 80GB._",)),
+    ],
+    ids=["colab-a100", "kaggle-tpu", "colab-tpu", "markdown-h100"],
+)
+def test_a_notebook_states_its_hardware_in_metadata_and_markdown(metadata, markdown):
+    assert _notebook_codes(HEAD + BF16_ARGS, metadata, markdown) == []
+
+
+@pytest.mark.parametrize(
+    "metadata,markdown",
+    [
+        ({"accelerator": "GPU", "colab": {"gpuType": "T4"}}, ()),
+        ({"kaggle": {"accelerator": "nvidiaTeslaT4"}}, ()),
+        ({"accelerator": "GPU"}, ()),
+        ({"accelerator": "GPU", "colab": {"gpuType": "T4"}}, ("Set bf16 to True with an A100.",)),
+        ({}, ("If you have an A100 you can use bf16.",)),
+    ],
+    ids=["colab-t4", "kaggle-t4", "colab-default-gpu", "t4-with-advice", "markdown-advice"],
+)
+def test_a_pre_ampere_notebook_or_advice_is_still_reported(metadata, markdown):
+    assert _notebook_codes(HEAD + "# set bf16 to True with an A100\n" + BF16_ARGS, metadata, markdown) == ["MP201"]
+
+
+# --- launch scripts and READMEs shipped with the code ----------------------------------------------
+TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', bf16=True)\n"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"launch.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\nsrun python train.py\n"},
+        {"../jobs/run.sh": "#!/bin/bash\n#SBATCH --partition=hopper-prod\ntorchrun src/train.py\n"},
+        {"README.md": "# Fine-tuning\n\nTested on 4x A100 80GB.\n"},
+        {"../README.md": "This code has been tested up to 1024 A100s.\n"},
+        {"../walkthrough.ipynb": _notebook("!torchrun src/train.py", markdown=("Validated on NVIDIA A10G GPUs.",))},
+    ],
+    ids=["slurm-gres", "slurm-partition-above", "readme-own-folder", "readme-of-the-project", "notebook-launcher"],
+)
+def test_launchers_and_the_folders_readme_state_the_target(tree, files):
+    root = tree({"src/train.py": TRAIN, **{f"src/{k}": v for k, v in files.items()}})
+    assert _run(root) == []
+    assert _run(root, cfg=config(target_gpus=["t4"], transformers_version="5.23")) == [("src/train.py", "MP201")]
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"src/launch.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\nsrun python other.py\n"},  # launches another script
+        {"README.md": "Every example was tested on an A100.\n", "src/README.md": "# Examples\n"},  # a nearer README
+        {"docs/README.md": "Tested on 4x A100 80GB.\n"},  # another folder's
+        {"src/launch.sh": "#!/bin/bash\n# runs on a T4\npython train.py  # A100\n"},  # commands are not read
+    ],
+    ids=["slurm-other-script", "nearer-readme", "other-folders-readme", "script-command"],
+)
+def test_files_that_do_not_speak_about_the_module_state_nothing(tree, files):
+    assert _run(tree({"src/train.py": TRAIN, **files})) == [("src/train.py", "MP201")]

@@ -1,0 +1,359 @@
+"""MP301-MP304 judge the versions each file targets (a range from its own project, its own
+`require_version` / `%pip install`, a vendored copy) and honour the project's own
+compatibility code. Every shape has its negative beside it."""
+import json
+
+from conftest import config, lint, write_tree
+
+from precision_lint.config import from_table
+from precision_lint.engine import Engine
+
+NEWEST = config(transformers_version="5.23", trl_version="1.16")
+
+
+def run(root, codes=("MP301", "MP302", "MP304", "MP201")):
+    cfg = from_table({}, "defaults")  # nothing configured: the files' projects say
+    found = Engine(cfg, list(codes), jobs=1).run_paths([str(root)]).diagnostics
+    return sorted(found, key=lambda d: (d.path, d.span.start))
+
+
+def by_file(found, name):
+    return [d for d in found if d.path.endswith(name)]
+
+
+TRAINER = """\
+from transformers import Trainer
+trainer = Trainer(model=model, tokenizer=tok)
+"""
+
+EVAL_STRATEGY = """\
+from transformers import TrainingArguments
+args = TrainingArguments("out", evaluation_strategy="steps")
+"""
+
+
+# --- a range is a range ---------------------------------------------------------------------
+def test_poetry_range_below_5_is_a_deprecation_warning_without_a_fix(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "pyproject.toml": '[tool.poetry.dependencies]\ntransformers = ">=4.36,<5.0"\n',
+        "train.py": TRAINER,
+    })
+    (d,) = run(root)
+    assert d.code == "MP301"
+    assert "deprecated since transformers 4.46" in d.message and "raises" in d.message
+    assert "was removed" not in d.message
+    assert d.fix is None  # 4.36, the lowest allowed, has no processing_class=
+
+
+def test_every_allowed_version_removed_is_the_error_with_a_fix(tmp_path):
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=5.0,<6\n", "train.py": TRAINER})
+    (d,) = run(root)
+    assert "was removed in transformers 5.0" in d.message and "requirements.txt" in d.message
+    assert d.fix is not None
+
+
+def test_pep621_upper_bound_is_not_one_version(tmp_path):
+    # `<5.0` allows 4.51+, which removed evaluation_strategy: a warning naming them, no fix
+    # (the lowest allowed version is unknown: eval_strategy may not exist there)
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "pyproject.toml": '[project]\nname = "x"\ndependencies = ["transformers<5.0"]\n',
+        "train.py": EVAL_STRATEGY,
+    })
+    (d,) = run(root)
+    assert d.code == "MP304"
+    assert "was removed in transformers 4.51" in d.message and "4.51 below 5.0" in d.message
+    assert d.fix is None
+
+
+def test_a_range_whose_every_version_still_has_the_name_is_silent(tmp_path):
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.30,<4.41\n", "train.py": EVAL_STRATEGY})
+    assert run(root) == []
+
+
+def test_torch_dtype_under_a_pin_that_allows_versions_without_dtype_gets_no_fix(tmp_path):
+    src = "from transformers import AutoModel\nm = AutoModel.from_pretrained('x', torch_dtype='auto')\n"
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.33\n", "train.py": src})
+    (d,) = run(root)
+    assert d.code == "MP304" and d.fix is None
+    newer = write_tree(tmp_path / "newer", {".git/HEAD": "", "requirements.txt": "transformers>=4.56\n", "train.py": src})
+    (d,) = run(newer)
+    assert d.code == "MP304" and d.fix is not None
+
+
+def test_warmup_ratio_is_not_renamed_where_4x_reads_warmup_steps_as_steps(tmp_path):
+    src = "from transformers import TrainingArguments\nargs = TrainingArguments('o', warmup_ratio=0.03)\n"
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.40\n", "train.py": src})
+    (d,) = run(root)
+    assert d.code == "MP304" and d.fix is None
+    newer = write_tree(tmp_path / "newer", {".git/HEAD": "", "requirements.txt": "transformers>=5.2\n", "train.py": src})
+    (d,) = run(newer)
+    assert d.fix is not None and "warmup_steps" in d.fix.message
+
+
+# --- where the versions come from -----------------------------------------------------------
+def test_require_version_in_the_file_keeps_trl_09(tmp_path):
+    src = """\
+    from transformers.utils.versions import require_version
+    from trl import PPOConfig, PPOTrainer
+    require_version("trl>=0.8.6,<=0.9.6", "pip install trl==0.9.6")
+    config = PPOConfig(model_name="gpt2", learning_rate=1e-5)
+
+    class MyPPO(PPOTrainer):
+        def decode(self, ids):
+            return self.tokenizer.decode(ids)
+    """
+    root = write_tree(tmp_path, {".git/HEAD": "", "train.py": src})
+    assert run(root) == []  # no bf16= added to a TRL 0.9 PPOConfig, no `.tokenizer` renamed
+    unpinned = write_tree(tmp_path / "new", {".git/HEAD": "", "train.py": src.replace('require_version("trl>=0.8.6,<=0.9.6", "pip install trl==0.9.6")', "")})
+    assert {d.code for d in run(unpinned)} >= {"MP301", "MP201", "MP302"}  # bf16 default, PPO gone in TRL 0.29
+
+
+def test_trl_trainer_tokenizer_is_judged_by_trls_pin(tmp_path):
+    src = "from trl import SFTTrainer\nt = SFTTrainer(model=m, tokenizer=tok)\n"
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "trl==0.9.6\ntransformers>=5.0\n", "train.py": src})
+    assert run(root) == []  # TRL 0.9's SFTTrainer takes tokenizer=
+    newer = write_tree(tmp_path / "n", {".git/HEAD": "", "requirements.txt": "trl>=0.16\n", "train.py": src})
+    (d,) = run(newer)
+    assert d.code == "MP301" and "TRL 0.16" in d.message and d.fix is not None
+
+
+def test_notebook_pip_install_pins_the_version(tmp_path):
+    def notebook(pip):
+        cells = [pip, EVAL_STRATEGY]
+        return json.dumps({
+            "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+        })
+
+    root = write_tree(tmp_path, {".git/HEAD": "", "old.ipynb": notebook("!pip install -q transformers==4.31.0 accelerate\n")})
+    assert run(root) == []
+    new = write_tree(tmp_path / "new", {".git/HEAD": "", "new.ipynb": notebook("!pip install -q transformers==4.52.0\n")})
+    (d,) = run(new)
+    assert d.code == "MP302" and d.fix is not None
+
+
+def test_a_sub_projects_own_requirements_win(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "requirements.txt": "transformers>=5.0\n",
+        "examples/legacy/requirements.txt": "transformers==4.38.0\n",
+        "examples/legacy/run.py": TRAINER,
+        "examples/current/run.py": TRAINER,
+    })
+    found = run(root)
+    assert by_file(found, "legacy/run.py") == []
+    assert [d.code for d in by_file(found, "current/run.py")] == ["MP301"]
+
+
+def test_a_downloaded_zip_has_its_requirements_read(tmp_path):
+    root = write_tree(tmp_path, {"requirements.txt": "transformers==4.38.0\n", "train.py": TRAINER})
+    assert run(root) == []
+
+
+def test_a_vendored_copy_of_transformers_is_library_code(tmp_path):
+    library = """\
+    class Trainer:
+        def __init__(self, model=None, tokenizer=None):
+            self.model = model
+
+        def log(self):
+            return self.tokenizer
+    """
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "vendor_transformers/setup.py": 'setup(name="transformers", version="4.36.0")\n',
+        "vendor_transformers/src/transformers/__init__.py": '__version__ = "4.36.0"\n',
+        "vendor_transformers/src/transformers/trainer.py": library,
+        "vendor_transformers/src/transformers/args.py": EVAL_STRATEGY,
+        "train.py": TRAINER,
+    })
+    found = run(root)
+    assert [d for d in found if "vendor_transformers" in d.path] == []
+    assert by_file(found, "train.py") == []  # the scripts beside it target the copy's 4.36
+
+
+# --- fixes never mix old and new API --------------------------------------------------------
+def test_tokenizer_is_not_renamed_alone_on_an_old_trl_sft_call():
+    src = """\
+    from trl import SFTTrainer
+    from transformers import TrainingArguments
+    trainer = SFTTrainer(model=m, tokenizer=tok, max_seq_length=512, packing=True, args=TrainingArguments("o"))
+    """
+    found = lint(src, "MP301", NEWEST)
+    (d,) = found
+    assert d.fix is None and "max_seq_length" in d.message
+
+
+def test_tokenizer_alone_on_a_trl_call_is_renamed():
+    src = "from trl import SFTTrainer\ntrainer = SFTTrainer(model=m, tokenizer=tok, train_dataset=ds)\n"
+    (d,) = lint(src, "MP301", NEWEST)
+    assert d.fix is not None
+
+
+# --- the project's own compatibility code ----------------------------------------------------
+MIXIN_FIELD = """\
+from dataclasses import dataclass
+from typing import Optional
+from transformers import TrainingArguments
+
+@dataclass
+class LegacyArgsMixin:
+    evaluation_strategy: Optional[str] = None
+
+    def __post_init__(self):
+        if self.evaluation_strategy is not None:
+            self.eval_strategy = self.evaluation_strategy
+        super().__post_init__()
+
+@dataclass
+class MyArgs(LegacyArgsMixin, TrainingArguments):
+    pass
+
+args = MyArgs(output_dir="o", evaluation_strategy="steps")
+"""
+
+
+def test_a_mixin_that_redeclares_a_removed_field_is_honoured():
+    assert lint(MIXIN_FIELD, "MP302", NEWEST) == []
+    without = MIXIN_FIELD.replace("    evaluation_strategy: Optional[str] = None\n", "    pass\n")
+    assert [d.code for d in lint(without, "MP302", NEWEST)] == ["MP302"]
+
+
+TOKENIZER_PROPERTY = """\
+from transformers import Trainer
+
+class CompatMixin:
+    @property
+    def tokenizer(self):
+        return self.processing_class
+
+class MyTrainer(CompatMixin, Trainer):
+    def save(self):
+        self.tokenizer.save_pretrained("out")
+"""
+
+
+def test_a_trainer_mixin_with_a_tokenizer_property_is_honoured():
+    assert lint(TOKENIZER_PROPERTY, "MP301", NEWEST) == []
+    without = TOKENIZER_PROPERTY.replace("class MyTrainer(CompatMixin, Trainer)", "class MyTrainer(Trainer)")
+    assert [d.code for d in lint(without, "MP301", NEWEST)] == ["MP301"]
+
+
+def test_a_signature_check_is_a_guard():
+    src = """\
+    import inspect
+    from transformers import Trainer
+    if "processing_class" in inspect.signature(Trainer.__init__).parameters:
+        trainer = Trainer(model=m, processing_class=tok)
+    else:
+        trainer = Trainer(model=m, tokenizer=tok)
+    """
+    assert lint(src, "MP301", NEWEST) == []
+    plain = src.replace('"processing_class" in inspect.signature(Trainer.__init__).parameters', "use_new_api")
+    assert [d.code for d in lint(plain, "MP301", NEWEST)] == ["MP301"]
+
+
+def test_a_version_check_is_a_guard_for_mp301():
+    src = """\
+    import transformers
+    from packaging import version
+    from transformers import Trainer
+    if version.parse(transformers.__version__) >= version.parse("4.46"):
+        trainer = Trainer(model=m, processing_class=tok)
+    else:
+        trainer = Trainer(model=m, tokenizer=tok)
+    """
+    assert lint(src, "MP301", NEWEST) == []
+
+
+def test_another_librarys_own_code_is_still_judged_against_its_transformers_pin(tmp_path):
+    # a copy of a library built on transformers is that library, not transformers: its calls
+    # of transformers are judged against the transformers its own setup.py pins
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "third_party/peft/setup.py": 'setup(name="peft", install_requires=["transformers>=5.0"])\n',
+        "third_party/peft/src/peft/__init__.py": '__version__ = "0.7.0"\n',
+        "third_party/peft/src/peft/tuners.py": TRAINER,
+    })
+    (d,) = run(root)
+    assert d.code == "MP301" and "was removed in transformers 5.0" in d.message
+
+
+def test_a_keyword_deprecated_after_the_new_name_came_does_not_hold_a_rename_back():
+    src = "from transformers import TrainingArguments\nargs = TrainingArguments('o', evaluation_strategy='steps', logging_dir='logs')\n"
+    (d,) = [d for d in lint(src, "MP302", NEWEST) if "evaluation_strategy" in d.message]
+    assert d.fix is not None
+
+
+def _notebook(*cells):
+    return json.dumps({
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    })
+
+
+def test_a_script_a_notebook_launches_targets_the_notebooks_pins(tmp_path):
+    helper = "from transformers import TrainingArguments\ndef make():\n    return TrainingArguments('o', evaluation_strategy='steps')\n"
+    script = "from helpers import make\nfrom transformers import Trainer\nargs = make()\nTrainer(model=m, args=args, tokenizer=tok)\n"
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "run.ipynb": _notebook('%pip install --upgrade \\\n  "transformers==4.38.2" \\\n  "datasets"\n', "!torchrun --nproc_per_node 2 scripts/train.py --epochs 1\n"),
+        "scripts/train.py": script,
+        "scripts/helpers.py": helper,
+        "other/train.py": script,
+        "other/helpers.py": helper,
+    })
+    found = run(root)
+    assert [d for d in found if "scripts/" in d.path] == []  # run by the notebook, on 4.38.2
+    assert sorted(d.code for d in found if "other/" in d.path) == ["MP301", "MP302"]  # nothing runs these
+
+
+def test_the_require_version_of_the_script_holds_for_the_modules_it_imports(tmp_path):
+    helper = "from transformers import TrainingArguments\ndef make():\n    return TrainingArguments('o', evaluation_strategy='steps')\n"
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "a/train.py": 'from transformers.utils.versions import require_version\nrequire_version("transformers>=4.30,<4.40")\nfrom helpers import make\nmake()\n',
+        "a/helpers.py": helper,
+        "b/train.py": "from helpers import make\nmake()\n",
+        "b/helpers.py": helper,
+    })
+    found = run(root)
+    assert by_file(found, "a/helpers.py") == []
+    assert [d.code for d in by_file(found, "b/helpers.py")] == ["MP302"]
+
+
+def test_an_attribute_read_under_hasattr_or_where_attributeerror_is_caught_is_honoured():
+    src = """\
+    from transformers import Trainer
+    trainer = Trainer(model=m, processing_class=tok)
+    a = trainer.processing_class if hasattr(trainer, "processing_class") else trainer.tokenizer
+    if not hasattr(trainer, "processing_class"):
+        b = trainer.tokenizer
+    try:
+        c = trainer.tokenizer
+    except AttributeError:
+        c = trainer.processing_class
+    """
+    assert lint(src, "MP301", NEWEST) == []
+    unrelated = src.replace('hasattr(trainer, "processing_class")', 'hasattr(trainer, "model")').replace("AttributeError", "KeyError")
+    assert len(lint(unrelated, "MP301", NEWEST)) == 3
+
+
+def test_a_tokenizer_property_does_not_make_the_constructor_take_tokenizer():
+    src = TOKENIZER_PROPERTY + "trainer = MyTrainer(model=m, tokenizer=tok)\n"
+    found = lint(src, "MP301", NEWEST)
+    assert len(found) == 1 and "tokenizer=" in found[0].message  # the keyword: still a TypeError
+
+
+def test_a_move_whose_new_spelling_is_newer_than_the_pin_says_so():
+    src = """\
+    from trl import SFTTrainer
+    from transformers import TrainingArguments
+    trainer = SFTTrainer(model=m, max_seq_length=512, args=TrainingArguments("o"))
+    """
+    (d,) = lint(src, "MP304", config(transformers_version="4.44", trl_version="0.9.6"))
+    assert "deprecated since TRL 0.9" in d.message and "`SFTConfig(max_length=)` is new in TRL 0.16" in d.message
+    (d,) = lint(src, "MP302", NEWEST)
+    assert "is new in" not in d.message

@@ -1,0 +1,108 @@
+"""The model of what code states about its hardware (facts/hardware.py, shipped.py)."""
+import pytest
+
+from conftest import config
+
+from precision_lint.engine import Engine
+from precision_lint.facts.extractors.capability import other_device
+from precision_lint.facts.hardware import notebook_capability, split_source, stated_capability, stated_in_text
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Tested on 8xH100 80GB.", [90]),
+        ("We trained on 4 A100s and one L4.", [80, 89]),
+        ("Runs on a p4d.24xlarge", [80]),
+        ("#SBATCH --gres=gpu:a100:8", [80]),
+        ("#SBATCH --partition=hopper-prod  # Adjust this for your cluster", [90]),
+        ("#SBATCH --gres=gpu:4", []),
+        ("Set bf16 to True with an A100.", []),
+        ("If you have an A100, use bf16.", []),
+        ("FlashAttention is only available for Ampere (A10, A40, A100, ...) GPUs.", []),
+        ("Tested on an A100; on a T4 set fp16 instead.", [80, 75]),
+        ("created for consumer GPUs, e.g. NVIDIA A10G, but can be adapted to bigger GPUs", [86]),
+        ("a t4-based sampler", []),
+        ("bf16 (requires an A100)", []),
+        ("Tested on an H100 in bf16.", [90]),
+    ],
+)
+def test_statements_advice_and_requests(text, expected):
+    assert stated_in_text(text) == expected
+
+
+def test_only_comments_and_docstrings_state_a_target():
+    def stated(source):
+        return stated_capability(split_source(source)[0])
+
+    assert stated('"""Runs on an H100."""\n# on 8xA100\n') == 80
+    # a note at the end of a line says what the line needs, not where the code runs
+    assert stated('"""Runs on an H100."""\nx = 1  # on 8xA100\n') == 90
+    assert stated("args = make(bf16=True)  # A100\n") is None
+    assert stated("args = make(bf16=True)  # not on a T4\n") == 0
+    assert stated('name = "A100"\nif "H100" in gpu: pass\n') is None
+    assert stated("# Runs on an H100 or a T4\n") == 0
+    assert split_source('x = "cuda"  # not on xla\n')[1].rstrip() == 'x = "cuda"'
+
+
+@pytest.mark.parametrize(
+    "metadata,expected",
+    [
+        ({"accelerator": "GPU", "colab": {"gpuType": "A100"}}, 80),
+        ({"accelerator": "GPU", "colab": {"gpuType": "L4"}}, 89),
+        ({"accelerator": "GPU"}, 0),
+        ({"kaggle": {"accelerator": "nvidiaTeslaT4"}}, 0),
+        ({"kaggle": {"accelerator": "gpu"}}, 0),
+        ({}, None),
+    ],
+)
+def test_notebook_metadata(metadata, expected):
+    assert notebook_capability(metadata) == expected
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        ("import torch_xla.core.xla_model as xm\n", "xla"),
+        ("import habana_frameworks.torch.core as htcore\n", "hpu"),
+        ('device = torch.device("mps")\n', "mps"),
+        ("import torch_xla.core.xla_model as xm\nx = x.cuda()\n", None),
+        ("try:\n    import torch_xla\nexcept ImportError:\n    pass\n", None),  # indented: optional
+        ("x = 1  # runs on xla\n", None),
+        ('if args.device == "xla":\n    pass\n', None),  # a branch, not the device
+    ],
+)
+def test_other_device(source, expected):
+    assert other_device(source) == expected
+
+
+@pytest.mark.parametrize(
+    "source,trains,expected",
+    [
+        ('device = "cpu"\n', False, "cpu"),
+        ('device = torch.device("cpu")\n', False, "cpu"),
+        ('device = "cpu"\n', True, None),  # a trainer places the model itself
+        ('device = "cpu"\nm = load(device_map="auto")\n', False, None),
+        ('device = "cpu"\ny = x.to("cuda")\n', False, None),
+        ('y = x.to("cpu")\n', False, None),  # moving a result back is not the device
+    ],
+)
+def test_a_cpu_script(source, trains, expected):
+    assert other_device(source, trains=trains) == expected
+
+
+def test_a_changed_launch_script_is_not_answered_from_the_run_cache(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "train.py").write_text("from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', bf16=True)\n")
+    launcher = src / "launch.slurm"
+    launcher.write_text("#!/bin/bash\n#SBATCH --gres=gpu:a100:8\npython train.py\n")
+    cache = tmp_path / "cache"
+
+    def codes():
+        engine = Engine(config(transformers_version="5.23"), ["MP201"], jobs=1, cache_dir=str(cache))
+        return [d.code for d in engine.run_paths([str(src)]).diagnostics]
+
+    assert codes() == []
+    launcher.write_text("#!/bin/bash\n#SBATCH --gres=gpu:t4:1\npython train.py\n")
+    assert codes() == ["MP201"]

@@ -1,0 +1,119 @@
+"""Object kinds: a model is known by how it is made and used, never by its variable's name.
+
+``x.half()`` casts a model's parameters (MP101's business) or makes a float16 tensor (not).
+"""
+import libcst as cst
+import pytest
+from conftest import dedent, lint
+
+from precision_lint.facts.index import build_index
+from precision_lint.facts.kinds import object_kinds
+
+LOOP = """
+    import torch
+    {made}
+    {name}.half()
+    opt = torch.optim.AdamW({name}.parameters(), lr=1e-4)
+    scaler = torch.amp.GradScaler("cuda")
+    """
+
+
+@pytest.mark.parametrize("name", ["m", "model", "thing"])
+def test_a_model_used_as_one_is_a_model_whatever_its_name(name):
+    # A8: MP101 fired for `model` and said nothing for `m` (a regex on variable names).
+    src = LOOP.format(made=f"{name} = build()", name=name)
+    (d,) = lint(src, "MP101")
+    assert d.span.line == 3
+
+
+def test_a_tensor_named_like_a_model_is_a_tensor():
+    src = """
+        import torch
+        model_input = torch.randn(4, 8)
+        model_input.half()
+        teacher = torch.zeros(3)
+        teacher.half()
+        scaler = torch.amp.GradScaler("cuda")
+        """
+    assert lint(src, "MP101") == []
+
+
+def test_an_unknown_value_with_no_module_use_is_no_model():
+    src = """
+        import torch
+        model = make_something()
+        model.half()
+        scaler = torch.amp.GradScaler("cuda")
+        """
+    assert lint(src, "MP101") == []
+
+
+def _receivers(src):
+    ix = build_index(dedent(src), "m")
+    kinds = object_kinds(ix)
+    return {
+        ix.text(site.receiver): kinds.is_model(site.receiver, site.scope, site.klass)
+        for site in ix.calls
+        if site.method in ("half", "to") and site.receiver is not None
+    }
+
+
+def test_kinds_from_how_values_are_made():
+    assert _receivers(
+        """
+        import torch
+        from transformers import AutoModel
+        class Net(torch.nn.Module):
+            pass
+        a = AutoModel.from_pretrained("x")
+        b = Net()
+        c = torch.nn.Linear(2, 2).cuda()
+        t = torch.ones(3)
+        a.half(); b.half(); c.half(); t.half()
+        """
+    ) == {"a": True, "b": True, "c": True, "t": False}
+
+
+def test_a_called_and_cast_value_is_a_module_a_cast_alone_is_not():
+    assert _receivers(
+        """
+        def step(net, x, batch):
+            net.half()
+            batch.half()
+            return net(x)
+        """
+    ) == {"net": True, "batch": False}
+
+
+def test_an_attribute_on_self_is_known_by_what_init_sets_or_how_it_is_used():
+    assert _receivers(
+        """
+        import torch
+        class Wrapper:
+            def __init__(self):
+                self.body = torch.nn.Linear(2, 2)
+                self.buf = torch.zeros(2)
+                self.other = load()
+            def cast(self):
+                self.body.half()
+                self.buf.half()
+                self.other.half()
+            def freeze(self):
+                self.other.eval()
+        """
+    ) == {"self.body": True, "self.buf": False, "self.other": True}
+
+
+def test_a_parameter_is_a_model_when_its_callers_pass_or_get_back_one():
+    assert _receivers(
+        """
+        import torch
+        def cast(module, dtype):
+            return module.to(dtype)
+        def to_half(x):
+            return x.half()
+        net = cast(build(), torch.float16)
+        net.train()
+        y = to_half(torch.ones(2))
+        """
+    ) == {"module": True, "x": False}

@@ -1,0 +1,272 @@
+"""Reaching definitions: the one policy that decides which bindings a name's use sees.
+
+Every question "what does this name hold here" goes through ``ModuleIndex.bindings_of``: the
+evaluator, the tensor-dtype walk, KD's operands and import resolution. These tests pin the
+policy itself; the rule tests at the bottom are the repros that three policies got wrong.
+"""
+import libcst as cst
+import pytest
+from conftest import config, dedent, lint
+
+from precision_lint.facts.index import build_index
+
+
+def _uses(ix, name):
+    """Every load of ``name`` (targets of assignments left out), in source order."""
+    found = []
+
+    class Uses(cst.CSTVisitor):
+        def visit_Assign(self, node):
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    skip.add(id(t.target))
+
+        def visit_For(self, node):
+            if isinstance(node.target, cst.Name):
+                skip.add(id(node.target))
+
+        def visit_Name(self, node):
+            if node.value == name and id(node) not in skip:
+                found.append(node)
+
+    skip = set()
+    ix.module.visit(Uses())
+    return found
+
+
+def _seen(src, name, which=-1):
+    """The first lines of the statements whose bindings reach the ``which``-th use of ``name``."""
+    ix = build_index(dedent(src), "m")
+    use = _uses(ix, name)[which]
+    _, bindings = ix.bindings_of(use, ix.scope_of(use))
+    return [ix.text(b.statement).strip().splitlines()[0] for b in bindings]
+
+
+def test_a_later_assignment_does_not_reach_an_earlier_use():
+    assert _seen(
+        """
+        dtype = torch.float32
+        load(dtype=dtype)
+        dtype = torch.float16
+        """,
+        "dtype",
+    ) == ["dtype = torch.float32"]
+
+
+def test_an_unconditional_assignment_hides_the_older_ones():
+    assert _seen(
+        """
+        dtype = torch.float16
+        dtype = torch.float32
+        load(dtype=dtype)
+        """,
+        "dtype",
+    ) == ["dtype = torch.float32"]
+
+
+def test_a_guarded_assignment_adds_to_the_one_before_it():
+    assert _seen(
+        """
+        dtype = torch.float32
+        if args.half:
+            dtype = torch.float16
+        load(dtype=dtype)
+        """,
+        "dtype",
+    ) == ["dtype = torch.float16", "dtype = torch.float32"]
+
+
+def test_both_branches_of_an_if_reach_and_nothing_before_them_is_hidden():
+    assert _seen(
+        """
+        dtype = None
+        if a:
+            dtype = torch.float16
+        else:
+            dtype = torch.bfloat16
+        load(dtype=dtype)
+        """,
+        "dtype",
+    ) == ["dtype = torch.bfloat16", "dtype = torch.float16", "dtype = None"]
+
+
+def test_inside_the_same_branch_the_branch_assignment_hides_the_older_one():
+    assert _seen(
+        """
+        dtype = torch.float32
+        if args.half:
+            dtype = torch.float16
+            load(dtype=dtype)
+        """,
+        "dtype",
+    ) == ["dtype = torch.float16"]
+
+
+def test_a_loop_body_may_not_run_so_it_hides_nothing():
+    assert _seen(
+        """
+        scale = 1.0
+        for step in steps:
+            scale = step.scale
+        use(scale)
+        """,
+        "scale",
+    ) == ["scale = step.scale", "scale = 1.0"]
+
+
+def test_a_binding_later_in_the_loop_reaches_the_next_iteration():
+    assert _seen(
+        """
+        prev = None
+        for x in xs:
+            use(prev)
+            prev = x
+        """,
+        "prev",
+    ) == ["prev = None", "prev = x"]
+
+
+def test_the_value_of_an_assignment_sees_the_previous_binding():
+    assert _seen(
+        """
+        x = torch.randn(3)
+        x = x.half()
+        """,
+        "x",
+    ) == ["x = torch.randn(3)"]
+
+
+def test_an_except_handler_and_a_try_body_may_not_run():
+    assert _seen(
+        """
+        try:
+            from apex import amp
+        except ImportError:
+            amp = None
+        amp.initialize(model)
+        """,
+        "amp",
+    ) == ["amp = None", "from apex import amp"]
+
+
+def test_an_early_exit_guards_the_rest_of_the_block_for_binding_and_use_alike():
+    assert _seen(
+        """
+        def f(ok):
+            dtype = torch.float16
+            if not ok:
+                return
+            dtype = torch.float32
+            load(dtype=dtype)
+        """,
+        "dtype",
+    ) == ["dtype = torch.float32"]
+
+
+def test_a_function_sees_the_module_as_it_is_at_its_end():
+    assert _seen(
+        """
+        dtype = torch.float32
+        def load():
+            return from_pretrained(dtype=dtype)
+        dtype = torch.float16
+        if args.bf16:
+            dtype = torch.bfloat16
+        """,
+        "dtype",
+    ) == ["dtype = torch.bfloat16", "dtype = torch.float16"]
+
+
+def test_a_parameter_shadows_the_module_binding():
+    ix = build_index(dedent(
+        """
+        import torch
+        def f(torch):
+            return torch.float16
+        """
+    ), "m")
+    use = _uses(ix, "torch")[-1]
+    owner, bindings = ix.bindings_of(use, ix.scope_of(use))
+    assert owner is ix.functions["m.f"] and bindings == []
+
+
+# --- the repros of three policies (one rule each) -----------------------------
+
+def test_mp101_does_not_fire_on_a_float32_load_before_the_name_is_reassigned():
+    # A6: the union of every assignment made this load "float16" and offered a safe fix that
+    # would have rewritten a float32 load.
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM, TrainingArguments
+        dtype = torch.float32
+        model = AutoModelForCausalLM.from_pretrained("m", dtype=dtype)
+        dtype = torch.float16
+        args = TrainingArguments(output_dir="o", fp16=True)
+    """
+    assert lint(src, "MP101") == []
+
+
+def test_mp101_still_fires_when_the_float16_assignment_reaches_the_load():
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM, TrainingArguments
+        dtype = torch.float32
+        dtype = torch.float16
+        model = AutoModelForCausalLM.from_pretrained("m", dtype=dtype)
+        args = TrainingArguments(output_dir="o", fp16=True)
+    """
+    assert [d.code for d in lint(src, "MP101")] == ["MP101"]
+
+
+def test_mp401_does_not_call_a_tensor_half_because_a_later_line_assigns_float16():
+    # A7: the tensor walk's own policy saw a later `dtype = torch.float16`.
+    src = """
+        import torch
+        import torch.nn.functional as F
+        dtype = torch.float32
+        t = torch.randn(4, 10, dtype=dtype)
+        s = torch.randn(4, 10)
+        dtype = torch.float16
+        loss = F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1), reduction="batchmean")
+    """
+    assert lint(src, "MP401") == []
+
+
+def test_mp401_fires_when_the_float16_dtype_reaches_the_tensor():
+    src = """
+        import torch
+        import torch.nn.functional as F
+        dtype = torch.float32
+        dtype = torch.float16
+        t = torch.randn(4, 10, dtype=dtype)
+        s = torch.randn(4, 10, dtype=dtype)
+        loss = F.kl_div(F.log_softmax(s, -1), F.softmax(t, -1), reduction="batchmean")
+    """
+    assert [d.code for d in lint(src, "MP401")] == ["MP401"]
+
+
+def test_a_class_named_like_its_base_sees_the_imported_base():
+    # `class Dataset(Dataset)`: the class's own name is bound after its bases are evaluated
+    # (a cycle here sent the kind lookup into infinite recursion on a real diffusion repo).
+    ix = build_index(dedent(
+        """
+        from torch.utils.data import Dataset
+        class Dataset(Dataset):
+            pass
+        """
+    ), "m")
+    assert ix.classes["m.Dataset"].bases == ("torch.utils.data.Dataset",)
+
+
+def test_a_module_with_a_class_named_like_its_base_is_linted():
+    src = """
+        import torch
+        from torch.utils.data import Dataset
+        class Dataset(Dataset):
+            pass
+        model = torch.nn.Linear(2, 2).half()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cuda")
+        model(torch.randn(2, 2)).sum().backward()
+        """
+    assert [d.code for d in lint(src, "MP101")] == ["MP101"]
