@@ -175,7 +175,7 @@ def check_command(argv: Sequence[str]) -> int:
     import difflib
 
     from .cache import default_cache_dir
-    from .config import ConfigError, format_size, load
+    from .config import ConfigError, load
     from .engine import Engine, InternalError
     from .notebook import NotebookError
     from .reporters import Report, render
@@ -185,8 +185,12 @@ def check_command(argv: Sequence[str]) -> int:
     from .rules import all_rules, selected_codes, unknown_selectors
 
     stdin = args.stdin_filename
+    if stdin is not None and args.paths == ["-"]:
+        args.paths = []  # `--stdin-filename train.py -`: ruff's form, what editors send
     if stdin is not None and args.paths:
-        parser.error("--stdin-filename checks the text on stdin: name no paths with it")
+        parser.error("--stdin-filename checks the text on stdin: name no paths with it (or only `-`)")
+    if stdin is None and "-" in (args.paths or []):
+        parser.error("`-` reads the source from stdin: give --stdin-filename PATH, the file it is")
     if args.add_noqa and (args.fix or args.diff or stdin is not None):
         parser.error("--add-noqa cannot be combined with --fix, --diff or --stdin-filename")
     for flag, given in (("--select", args.select or []), ("--ignore", args.ignore), ("--extend-select", args.extend_select)):
@@ -231,13 +235,6 @@ def check_command(argv: Sequence[str]) -> int:
         return EXIT_ERROR
     if progress is not None:
         progress.close()
-    for path, size in result.skipped:
-        print(
-            f"precision-lint: warning: {_display(path)} skipped: {format_size(size)} of code is more than "
-            f"max-file-size ({format_size(config.max_file_size)}); raise `max-file-size` in "
-            "[tool.precision-lint] to check it",
-            file=sys.stderr,
-        )
     for path, why in result.rejected:
         if result.sources[path].notebook is not None:
             print(f"precision-lint: warning: fixes for {_display(path)} were not applied: {why}", file=sys.stderr)
@@ -261,7 +258,7 @@ def check_command(argv: Sequence[str]) -> int:
                     )
                 )
         if not args.quiet:
-            n = sum(result.fixes_applied.values())
+            n = result.errors_fixed()
             print(f"Would fix {n} error{'s' * (n != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}.", file=sys.stderr)
         return EXIT_FINDINGS if changed else EXIT_OK
 
@@ -287,7 +284,7 @@ def check_command(argv: Sequence[str]) -> int:
     report = Report(
         diagnostics=result.diagnostics,
         texts=texts,
-        fixes_applied=sum(result.fixes_applied.values()) if args.fix else 0,
+        fixes_applied=result.errors_fixed() if args.fix else 0,
         unsafe_held_back=result.unsafe_held_back,
         fix_mode=args.fix,
         color=want_color(sys.stdout),
@@ -422,5 +419,7 @@ def _run_stdin(engine: "Engine", path: str, fix: bool, unsafe: bool):
     from .sources import SourceFile
 
     src = SourceFile.from_bytes(path, sys.stdin.buffer.read(), unsaved=True)
+    if engine.config.root is None:  # no configuration: what the file joins when named alone
+        return engine.run_piped(src, fix=fix, unsafe=unsafe)
     root = _display(project_root(path, engine.config.root))  # relative: messages name files as a run of `.` would
     return engine.run_buffers([src], root, fix=fix, unsafe=unsafe)

@@ -39,7 +39,7 @@ KNOWN_KEYS = {
     "target-gpus", "transformers-version", "trl-version", "rules", "test-files", "src",
     "max-file-size",
 }
-# Files with more code than this are skipped with a warning: a generated 5 MB module costs
+# Files with more code than this are not read (MP002 names each: never a silent pass): a generated 5 MB module costs
 # minutes and gigabytes to parse, and is not where a training script's precision is set.
 DEFAULT_MAX_FILE_SIZE = 1_000_000
 # Test code is not a training entry point: it runs on CI hardware chosen for it, behind skip
@@ -167,6 +167,15 @@ def parse_size(value: Any, where: str = "configuration") -> int:
     if match is None:
         raise ConfigError(f"{where}: `max-file-size` must be a number of bytes or a size such as \"2MB\", not {value!r}")
     return int(float(match.group(1)) * _UNIT[match.group(2).lower()])
+
+
+def format_sizes(size: int, limit: int) -> Tuple[str, str]:
+    """``size`` and ``limit`` as a message shows them, in bytes where rounding would show a size
+    just over the limit as the limit itself ("1.0 MB, more than 1 MB")."""
+    shown, limit_shown = format_size(size), format_size(limit)
+    if float(shown.split()[0]) <= float(limit_shown.split()[0]) and shown.split()[1] == limit_shown.split()[1]:
+        return f"{size:,} bytes", f"{limit:,} bytes"
+    return shown, limit_shown
 
 
 def format_size(n: int) -> str:

@@ -15,8 +15,12 @@ Reading never executes anything: YAML through the safe loader, JSON through ``js
 through ``tomllib``; each value keeps the span it is written at (YAML's marks; for JSON and
 TOML, the text read again along the grammar, a key found in its own table). A file is
 looked up next to the module that loads it and in the working directory, as a script run
-from either place would find it. A missing, unreadable, too large or invalid file, and a
-key that is not in it, give no value (``unknown``): nothing is guessed.
+from either place would find it. A missing file, and a key that is not in it, give no value
+(``unknown``): nothing is guessed. A file that is there but cannot be read — larger than
+``max-file-size``, not UTF-8, or invalid (a trailing comma in a DeepSpeed JSON, which
+DeepSpeed's own ``json.load`` refuses too) — gives no value either, and is remembered
+(:meth:`ConfigFiles.problems_for`): MP002 reports it where the code names it, so that what a
+rule could not check is never a silent pass.
 """
 from __future__ import annotations
 
@@ -68,12 +72,22 @@ class _Node:
 class ConfigFiles:
     """The config files of one run, each read once."""
 
-    def __init__(self, cwd: Optional[str] = None, written: Optional[Dict[str, Tuple[str, str]]] = None) -> None:
+    def __init__(
+        self,
+        cwd: Optional[str] = None,
+        written: Optional[Dict[str, Tuple[str, str]]] = None,
+        max_bytes: int = MAX_BYTES,
+    ) -> None:
         """``written``: files a notebook's ``%%writefile config.yaml`` cell writes, file on disk →
         (the cell's path in the run, the text); read from the cell before the disk (running the
-        notebook writes them there), their values pointing into the cell."""
+        notebook writes them there), their values pointing into the cell. ``max_bytes``: the
+        largest file read (the configuration's ``max-file-size``; 0: no limit)."""
         self._cwd = cwd or os.getcwd()
+        self._max_bytes = max_bytes
         self._parsed: Dict[str, Optional[_Node]] = {}
+        self._problems: Dict[str, str] = {}  # a file that is there but gives no values → why
+        # (module that named it, the path as written, the file as shown, why): in asking order
+        self._unread: Dict[Tuple[str, str, str], str] = {}
         self._written = {os.path.normpath(k): v for k, v in (written or {}).items()}
         self._shown: Dict[str, str] = {}  # the path locate() gave → the key of its parse
 
@@ -110,12 +124,24 @@ class ConfigFiles:
         for base in bases:
             path = os.path.normpath(os.path.join(base, os.path.expanduser(relative)))
             if path not in self._parsed:
-                self._parsed[path] = _parse(path, self._written[path][1]) if path in self._written else _read(path)
+                if path in self._written:
+                    self._parsed[path], problem = _parse(path, self._written[path][1], self._max_bytes)
+                else:
+                    self._parsed[path], problem = _read(path, self._max_bytes)
+                if problem is not None:
+                    self._problems[path] = problem
+            shown = self._written[path][0] if path in self._written else _shown(path, self._cwd)
             if self._parsed[path] is not None:
-                shown = self._written[path][0] if path in self._written else _shown(path, self._cwd)
                 self._shown[shown] = path
                 return shown
+            if path in self._problems:
+                self._unread.setdefault((near, relative, shown), self._problems[path])
         return None
+
+    def problems_for(self, near: str) -> List[Tuple[str, str, str]]:
+        """(the path as the module ``near`` writes it, the file as shown, why it gave no values)
+        for each file that module's code names and that is there but could not be read."""
+        return [(relative, shown, why) for (module, relative, shown), why in self._unread.items() if module == near]
 
 
 def _shown(path: str, cwd: str) -> str:
@@ -124,28 +150,57 @@ def _shown(path: str, cwd: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def _read(path: str) -> Optional[_Node]:
+def _read(path: str, max_bytes: int = MAX_BYTES) -> Tuple[Optional[_Node], Optional[str]]:
+    """The file's values, or None and why (None: the file is not there, nothing to say)."""
+    if not os.path.isfile(path):
+        return None, None
     try:
-        if os.path.getsize(path) > MAX_BYTES:
-            return None
+        size = os.path.getsize(path)
+        if max_bytes and size > max_bytes:
+            return None, _too_large(size, max_bytes)
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return _parse(path, text)
+    except UnicodeDecodeError as exc:
+        return None, f"it is not UTF-8 ({exc.reason} at byte {exc.start})"
+    except OSError as exc:
+        return None, f"it cannot be read ({exc.strerror or exc})"
+    return _parse(path, text, max_bytes)
 
 
-def _parse(path: str, text: str) -> Optional[_Node]:
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
-        return None
+def _parse(path: str, text: str, max_bytes: int = MAX_BYTES) -> Tuple[Optional[_Node], Optional[str]]:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if max_bytes and size > max_bytes:
+        return None, _too_large(size, max_bytes)
     try:
         if path.lower().endswith(".toml"):
-            return _toml(text)
+            return _toml(text), None
         if path.lower().endswith(".json"):
-            return _json(text)
-        return _yaml(text)
-    except Exception:  # any parse error (or nesting too deep to walk): the file gives no values
-        return None
+            return _json(text), None
+        return _yaml(text), None  # an empty file: no values, nothing wrong
+    except RecursionError:
+        return None, "it nests too deeply to be read"
+    except Exception as exc:  # any parse error: the file gives no values, and says why
+        return None, f"it is not valid {_format(path)} ({_first_line(exc)})"
+
+
+def _too_large(size: int, limit: int) -> str:
+    from .config import format_sizes
+
+    shown, limit_shown = format_sizes(size, limit)
+    return (
+        f"it is {shown}, more than max-file-size ({limit_shown}); raise `max-file-size` "
+        "in [tool.precision-lint] to check it"
+    )
+
+
+def _format(path: str) -> str:
+    lowered = path.lower()
+    return "TOML" if lowered.endswith(".toml") else "JSON" if lowered.endswith(".json") else "YAML"
+
+
+def _first_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
 
 
 class _Lines:

@@ -47,9 +47,23 @@ class RunResult:
     fixes_applied: Dict[str, int] = field(default_factory=dict)
     fixed_codes: Dict[str, Dict[str, int]] = field(default_factory=dict)  # path → code → fixes applied
     unsafe_held_back: int = 0
+    found_first: Dict[str, int] = field(default_factory=dict)  # path → findings before any fix
     rejected: List[Tuple[str, str]] = field(default_factory=list)  # (path, why a fix was refused)
-    skipped: List[Tuple[str, int]] = field(default_factory=list)  # (path, bytes of code) over max-file-size
     files: int = 0
+
+    def errors_fixed(self) -> int:
+        """How many findings the applied fixes resolved, per file the more of: the fixes applied,
+        and the findings the check found before fixing less those that remain. One fix may
+        resolve several findings (MP102's and MP201's on one ``bf16=True``): "Found 3 errors
+        (2 fixed, 1 remaining)", as ruff counts, never "Found 1 error (1 fixed)"."""
+        remaining: Dict[str, int] = {}
+        for d in self.diagnostics:
+            remaining[d.path] = remaining.get(d.path, 0) + 1
+        return sum(
+            max(applied, self.found_first.get(path, 0) - remaining.get(path, 0))
+            for path, applied in self.fixes_applied.items()
+            if applied
+        )
 
     @property
     def changed(self) -> Dict[str, Tuple[str, str]]:
@@ -226,41 +240,56 @@ class Engine:
         # one order whatever order the files came in
         from .project import Project  # the join: only when something is judged
 
+        if configs is None:
+            configs = ConfigFiles(max_bytes=self.config.max_file_size)
         project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root), configs)
         project.versions = resolver_for(self.config)
         project.notebook_lines = dict(notebook_lines or {})
         project.texts = texts
         out: List[Diagnostic] = []
-        for module in project.modules:  # with parameters substituted across calls
-            context = only is not None and module.path not in only
-            if module.skip_file or (context and not related):
-                continue
-            ignored = self.config.ignored_for(module.path)
-            source = texts.get(module.path) or ""
-            for rule in self.rules:
-                if any(rule.code.startswith(i) for i in ignored):
+        first = [r for r in self.rules if not r.after_others]
+        for rules in (first, [r for r in self.rules if r.after_others]):
+            for module in project.modules:  # with parameters substituted across calls
+                context = only is not None and module.path not in only
+                if module.skip_file or (context and not related):
                     continue
-                if not module.parsed and not rule.judges_unparsed:
-                    continue
-                ctx = RuleContext(module, source, project, self.config, self.options[rule.code])
-                try:
-                    found = list(rule.check(ctx))
-                except Exception as exc:
-                    raise InternalError(
-                        f"internal error in {rule.code} on {module.path}: {type(exc).__name__}: {exc}"
-                    ) from exc
-                for d in found:
-                    codes = module.noqa.get(d.noqa_row, frozenset())
-                    if codes is None or d.code in codes:
+                ignored = self.config.ignored_for(module.path)
+                source = texts.get(module.path) or ""
+                for rule in rules:
+                    if any(rule.code.startswith(i) for i in ignored):
                         continue
-                    if context:  # a neighbour read from disk: only what concerns the named files
-                        if not any(r.path in only for r in d.related):
-                            continue
-                        d = dataclasses.replace(d, fix=None)
-                    out.append(d)
+                    if not module.parsed and not rule.judges_unparsed:
+                        continue
+                    out.extend(self._judged(rule, module, source, project, only, context))
         self._side_files = project.side_files()  # after the rules: they read config files too
         out.sort(key=Diagnostic.sort_key)
         return _dedupe(out)
+
+    def _judged(self, rule, module, source: str, project, only, context: bool) -> List[Diagnostic]:
+        """One rule's findings in one module, after ``# noqa``; for a neighbour read only for
+        context, those that concern the named files, unfixed."""
+        ctx = RuleContext(module, source, project, self.config, self.options[rule.code])
+        try:
+            found = list(rule.check(ctx))
+        except Exception as exc:
+            raise InternalError(
+                f"internal error in {rule.code} on {module.path}: {type(exc).__name__}: {exc}"
+            ) from exc
+        out = []
+        for d in found:
+            codes = module.noqa.get(d.noqa_row, frozenset())
+            if codes is None or d.code in codes:
+                continue
+            if context:  # a neighbour read from disk: only what concerns the named files
+                if not any(r.path in only for r in d.related):
+                    continue
+                d = dataclasses.replace(d, fix=None)
+            elif module.cell_errors and d.fix is not None:
+                # a notebook with a cell that does not compile is checked, never rewritten: as a
+                # file that does not parse, it is left as it is until it compiles
+                d = dataclasses.replace(d, fix=None)
+            out.append(d)
+        return out
 
     # --- whole runs --------------------------------------------------------------------
     def run_sources(
@@ -287,6 +316,9 @@ class Engine:
                 result.unsafe_held_back = _held_back(cached, unsafe)
                 return result
         first = self._vendored(self._judge_texts(sources, names, only, related), result.sources)
+        if fix:  # what a check finds, for the summary ("Found 3 errors (2 fixed, 1 remaining)")
+            for d in self._reported(first):
+                result.found_first[d.path] = result.found_first.get(d.path, 0) + 1
         wanted = lambda d: _applicable(d, unsafe) and d.code in self._selected_codes
         if not any(wanted(d) for d in first):
             result.diagnostics = self._reported(first)
@@ -431,7 +463,7 @@ class Engine:
                 name, is_package, root = names.get(src.path) or module_name(src.path)
                 names[src.path] = (f"{name}-overwritten", is_package, root)
         configs = written.config_files(found)
-        configs = ConfigFiles(written=configs) if configs else None
+        configs = ConfigFiles(written=configs, max_bytes=self.config.max_file_size) if configs else None
         diagnostics = self.judge(self.facts(sources, names), judged, only, related, configs, lines)
         if not found:
             return diagnostics
@@ -442,11 +474,8 @@ class Engine:
     def run_paths(self, paths: Sequence[str], fix: bool = False, unsafe: bool = False) -> RunResult:
         self.import_roots = ImportRoots(self.config.src)
         files = discover(paths, self.config.exclude, self.config.root)
-        sources, skipped = self._within_size([SourceFile.read(p) for p in files])
-        result = self._run_named(paths, sources, fix, unsafe)
-        result.skipped = skipped
-        result.files += len(skipped)
-        return result
+        sources = self._within_size([SourceFile.read(p) for p in files])
+        return self._run_named(paths, sources, fix, unsafe)
 
     def _run_named(self, paths: Sequence[str], sources: List[SourceFile], fix: bool, unsafe: bool) -> RunResult:
         named = [s.path for s in sources if os.path.isfile(s.path) and any(_same_file(s.path) == _same_file(p) for p in paths)]
@@ -461,6 +490,15 @@ class Engine:
         )
         result.files = len(sources)
         return result
+
+    def run_piped(self, src: SourceFile, fix: bool = False, unsafe: bool = False) -> RunResult:
+        """Text piped in as the file ``src.path`` where no configuration marks its project: it is
+        joined with the files it would join on disk when named alone (``_neighbours``: the local
+        modules it imports, also from the project root above a ``scripts/`` folder, and the
+        modules that import it), and only it is judged and fixed."""
+        self.import_roots = ImportRoots(self.config.src)
+        neighbours = self._neighbours([src], [src.path])
+        return self.run_sources([src, *neighbours], fix=fix, unsafe=unsafe, only={src.path})
 
     def _neighbours(self, sources: Sequence[SourceFile], named: Sequence[str]) -> List[SourceFile]:
         """The files the named files join with on disk (``neighbours.py``): the local modules
@@ -494,19 +532,24 @@ class Engine:
                 out.append(source(_shown_path(path)))
         return out
 
-    def _within_size(self, sources: Sequence[SourceFile]) -> Tuple[List[SourceFile], List[Tuple[str, int]]]:
-        """The sources to check, and those with more code than ``max-file-size`` (with their size):
-        a notebook counts its code cells, not its outputs."""
+    def _within_size(self, sources: Sequence[SourceFile]) -> List[SourceFile]:
+        """The sources, those with more code than ``max-file-size`` without their text: they are
+        not read further, and MP002 says so (a notebook counts its code cells, not its outputs)."""
+        from .config import format_sizes
+
         limit = self.config.max_file_size
-        kept: List[SourceFile] = []
-        skipped: List[Tuple[str, int]] = []
+        out: List[SourceFile] = []
         for src in sources:
             size = len(src.text.encode("utf-8", "surrogatepass")) if src.text is not None and limit else 0
             if limit and size > limit:
-                skipped.append((src.path, size))
-            else:
-                kept.append(src)
-        return kept, skipped
+                shown, limit_shown = format_sizes(size, limit)
+                why = (
+                    f"{shown} of code is more than max-file-size ({limit_shown}); "
+                    "raise `max-file-size` in [tool.precision-lint] to check it"
+                )
+                src = dataclasses.replace(src, text=None, error=why, error_kind="size", notebook=None)
+            out.append(src)
+        return out
 
     def run_buffers(
         self,
@@ -527,7 +570,7 @@ class Engine:
         """
         mine = {_same_file(b.path) for b in buffers}
         on_disk = discover([root], self.config.exclude, self.config.root) if root and os.path.isdir(root) else []
-        others, _ = self._within_size([read(p) for p in on_disk if _same_file(p) not in mine])
+        others = self._within_size([read(p) for p in on_disk if _same_file(p) not in mine])
         judged = set(only) if only is not None else {b.path for b in buffers}
         return self.run_sources([*buffers, *others], fix=fix, unsafe=unsafe, only=judged)
 

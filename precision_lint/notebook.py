@@ -42,6 +42,10 @@ _BOUNDARY_RE = re.compile(r"^# precision-lint: notebook cell (\d+) #$")
 PLACEHOLDER = "pass  # precision-lint: IPython line"
 CONTINUATION = "# precision-lint: IPython line"
 COMMENTED = "# precision-lint: IPython cell: "
+# A cell that does not compile is masked line for line like an IPython cell; the line of its
+# error says where and why (the column, then CPython's message): that cell is its own MP000,
+# and the notebook's other cells are still checked.
+CELL_ERROR_PREFIX = "# precision-lint: cell does not parse at column "
 
 # Cell magics whose body is Python: only their first line is IPython syntax.
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit", "pypy"}
@@ -154,6 +158,12 @@ def to_python(source: str) -> Tuple[str, Tuple[Tuple[int, str], ...]]:
         start = 1
     else:
         start = 0
+    text, replaced_lines = _ipython_lines(lines, start, out, replaced, swap)
+    return _masked_if_broken(text, replaced_lines, lines)
+
+
+def _ipython_lines(lines, start, out, replaced, swap):
+    """The cell's lines from ``start`` with each IPython line swapped for a placeholder."""
     in_string: Optional[str] = None  # inside a triple-quoted string: a `%` line there is text
     continued = False  # the previous IPython line ended with a backslash
     for i in range(start, len(lines)):
@@ -173,6 +183,31 @@ def to_python(source: str) -> Tuple[str, Tuple[Tuple[int, str], ...]]:
             if in_string in (None, quote) and count % 2 == 1:
                 in_string = quote if in_string is None else None
     return "".join(out), tuple(replaced)
+
+
+def _masked_if_broken(text: str, replaced: Tuple[Tuple[int, str], ...], lines: List[str]):
+    """A cell as :func:`to_python` gives it; one that does not compile as IPython compiles it
+    (top-level ``await`` allowed) becomes comments, one per line, its error on its line."""
+    import ast
+
+    flags = ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+    try:
+        compile(text, "<cell>", "exec", flags, dont_inherit=True)
+        return text, replaced
+    except SyntaxError as err:
+        where, col, message = (err.lineno or 1) - 1, max((err.offset or 1) - 1, 0), f"SyntaxError: {err.msg}"
+    except (RecursionError, MemoryError, ValueError) as err:
+        where, col, message = 0, 0, f"{type(err).__name__}: {err}"
+    where = min(max(where, 0), max(len(lines) - 1, 0))
+    originals = dict(replaced)
+    out, masked = [], []
+    for i, line in enumerate(lines):
+        original = originals.get(i, line)
+        body = line.rstrip("\r\n")
+        note = f"{CELL_ERROR_PREFIX}{col}: {message}" if i == where else COMMENTED + f"{i}"
+        out.append(note.replace("\n", " ").replace("\r", " ") + line[len(body):])
+        masked.append((i, original))
+    return "".join(out), tuple(masked)
 
 
 # --- the notebook ------------------------------------------------------------------------------

@@ -120,6 +120,12 @@ def _no_torch(tmp_path, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("torch", "transformers") else real(name, *a))
 
 
+def _fixed_and_nothing_else(path):
+    text = path.read_text()
+    assert "processing_class=tok" in text and "tokenizer=" not in text
+    assert text.count(" + ") == 999
+
+
 def _big(n: int) -> bytes:
     return BAD + b"".join(b"x%d = %d\n" % (i, i) for i in range(n))
 
@@ -222,18 +228,34 @@ CASES = [
         setup=_edited_while_running,
     ),
     # --- size -----------------------------------------------------------------------------
-    Case(
-        "file-over-max-file-size-skipped-with-a-message",
+    Case(  # never a pass: a finding of its own code (exit 1), also with --fix
+        "file-over-max-file-size-is-mp002",
         {"big.py": _big(300), "small.py": BAD},
-        ["--output-format", "concise", "."],
+        ["--output-format", "concise", "--fix", "."],
         rc=1,
         pyproject=PYPROJECT + 'max-file-size = "2KB"\n',
-        stderr=[
-            "precision-lint: warning: big.py skipped: 3.1 KB of code is more than max-file-size (2 KB); "
-            "raise `max-file-size` in [tool.precision-lint] to check it"
+        stdout=[
+            "big.py:1:1: MP002 Not checked: 3.1 KB of code is more than max-file-size (2 KB); "
+            "raise `max-file-size` in [tool.precision-lint] to check it",
+            "Found 2 errors (1 fixed, 1 remaining).",
         ],
-        stdout=["small.py:2:18: MP301", "Found 1 error."],
-        after={"big.py": _big(300)},
+        after={"big.py": _big(300), "small.py": GOOD},
+    ),
+    Case(
+        "only-file-over-max-file-size-is-not-all-checks-passed",
+        {"big.py": b"x = 1\n" * 500},
+        ["--output-format", "concise", "big.py"],
+        rc=1,
+        pyproject=PYPROJECT + 'max-file-size = "2KB"\n',
+        stdout=["big.py:1:1: MP002 Not checked: 3 KB of code is more than max-file-size (2 KB)", "Found 1 error."],
+    ),
+    Case(
+        "max-file-size-finding-can-be-ignored-per-file",
+        {"big.py": _big(300)},
+        ["--output-format", "concise", "."],
+        rc=0,
+        pyproject=PYPROJECT + 'max-file-size = "2KB"\n[tool.precision-lint.per-file-ignores]\n"big.py" = ["MP002"]\n',
+        stdout=["All checks passed!"],
     ),
     Case(
         "max-file-size-0-checks-everything",
@@ -253,6 +275,115 @@ CASES = [
             lambda tmp: f"precision-lint: configuration error: {tmp / 'pyproject.toml'}: `max-file-size` must be "
             "a number of bytes or a size such as \"2MB\", not 'huge'"
         ],
+    ),
+    # --- what does not parse, and what the analysis must still read -------------------------
+    Case(  # no precision word at all: still CPython's verdict, never "All checks passed!"
+        "syntax-error-without-precision-words-is-MP000",
+        {"a.py": b"def f(:\n    pass\n"},
+        ["--output-format", "concise", "a.py"],
+        rc=1,
+        stdout=["a.py:1:7: MP000 Cannot parse file: SyntaxError: invalid syntax", "Found 1 error."],
+        after={"a.py": b"def f(:\n    pass\n"},
+    ),
+    Case(  # LibCST parses 300 nested parentheses; CPython (and so Python) refuses them
+        "too-many-parentheses-for-cpython-is-MP000",
+        {"a.py": b"import torch\nx = torch.float16\ny = " + b"(" * 300 + b"a" + b")" * 300 + b"\n"},
+        ["--output-format", "concise", "a.py"],
+        rc=1,
+        stdout=["a.py:3:205: MP000 Cannot parse file: SyntaxError: too many nested parentheses"],
+    ),
+    Case(  # CPython gives up at once; LibCST took minutes and then crashed the process
+        "chain-too-deep-for-cpython-is-MP000-at-once",
+        {"a.py": b"import torch\nx = torch.float16\ny = " + b" + ".join([b"a"] * 20_000) + b"\n"},
+        ["--output-format", "concise", "a.py"],
+        rc=1,
+        stdout=["a.py:1:1: MP000 Cannot parse file: RecursionError: maximum recursion depth exceeded during ast construction"],
+    ),
+    Case(  # valid Python, 1,000 levels deep in LibCST's tree: checked like any file
+        "a-1000-term-chain-is-checked",
+        {"a.py": b"from transformers import Trainer\ny = " + b" + ".join([b"a"] * 1_000) + b"\nTrainer(model=m, tokenizer=tok)\n"},
+        ["--output-format", "concise", "--fix", "a.py"],
+        rc=0,
+        stdout=["Found 1 error (1 fixed, 0 remaining)."],
+        check=lambda tmp: _fixed_and_nothing_else(tmp / "a.py"),
+    ),
+    Case(  # CPython keeps `x and y and ...` flat, LibCST nests it one level per operand
+        "a-long-and-chain-is-checked",
+        {"a.py": b"from transformers import Trainer\nok = " + b" and ".join([b"a"] * 5_000) + b"\nTrainer(model=m, tokenizer=tok)\n"},
+        ["--output-format", "concise", "a.py"],
+        rc=1,
+        stdout=["a.py:3:18: MP301", "Found 1 error."],
+    ),
+    Case(  # DeepSpeed's json.load fails on it too: the conflict the rules would compare is unknown
+        "invalid-deepspeed-json-is-MP002-where-the-code-names-it",
+        {
+            "train.py": b'from transformers import TrainingArguments\nargs = TrainingArguments("o", deepspeed="ds.json", bf16=True)\n',
+            "ds.json": b'{\n  "bf16": {"enabled": false},\n}\n',
+        },
+        ["--output-format", "concise", "--select", "MP1", "--extend-select", "MP002", "train.py"],
+        rc=1,
+        stdout=[
+            "train.py:2:41: MP002 `ds.json` was not checked: it is not valid JSON (Expecting property name "
+            "enclosed in double quotes: line 3 column 1 (char 32))",
+            "Found 1 error.",
+        ],
+        after={"ds.json": b'{\n  "bf16": {"enabled": false},\n}\n'},
+    ),
+    Case(  # the finding it hid (MP101 from the YAML's fp16 + float16) is not silently gone
+        "yaml-config-over-max-file-size-is-MP002",
+        {
+            "train.py": b'import yaml\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n'
+            b'cfg = yaml.safe_load(open("config.yaml"))\n'
+            b'model = AutoModelForCausalLM.from_pretrained("gpt2", dtype=cfg["model"]["dtype"])\n'
+            b'args = TrainingArguments(output_dir="out", fp16=cfg["training"]["fp16"])\n',
+            "config.yaml": b"model:\n  dtype: float16\ntraining:\n  fp16: true\n" + b"# a comment line\n" * 200,
+        },
+        ["--output-format", "concise", "--select", "MP101,MP002", "train.py"],
+        rc=1,
+        pyproject=PYPROJECT + 'max-file-size = "2KB"\n',
+        stdout=[
+            "train.py:3:27: MP002 `config.yaml` was not checked: it is 3.4 KB, more than max-file-size (2 KB)",
+            "Found 1 error.",
+        ],
+    ),
+    Case(  # the same file, within the limit: MP101 from its values
+        "yaml-config-within-max-file-size-is-read",
+        {
+            "train.py": b'import yaml\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n'
+            b'cfg = yaml.safe_load(open("config.yaml"))\n'
+            b'model = AutoModelForCausalLM.from_pretrained("gpt2", dtype=cfg["model"]["dtype"])\n'
+            b'args = TrainingArguments(output_dir="out", fp16=cfg["training"]["fp16"])\n',
+            "config.yaml": b"model:\n  dtype: float16\ntraining:\n  fp16: true\n" + b"# a comment line\n" * 200,
+        },
+        ["--output-format", "concise", "--select", "MP101,MP002", "train.py"],
+        rc=1,
+        pyproject=PYPROJECT + 'max-file-size = "5KB"\n',
+        stdout=["train.py:4:60: MP101", "Found 1 error."],
+    ),
+    Case(  # a file that is not there is a path relative to somewhere else: no value, no finding
+        "missing-config-file-is-not-reported",
+        {"train.py": b'from transformers import TrainingArguments\nargs = TrainingArguments("o", deepspeed="ds.json", bf16=True)\n'},
+        ["--output-format", "concise", "--select", "MP1,MP002", "train.py"],
+        rc=0,
+        stdout=["All checks passed!"],
+    ),
+    Case(  # the class binding shadows the import it derives from: followed once, never forever
+        "class-named-as-its-imported-base-is-no-internal-error",
+        {"a.py": b"import torch\nfrom torch.utils.data import Dataset\n\nclass Dataset(Dataset):\n    pass\n\n"
+         b"ds = Dataset()\nx = torch.zeros(1, dtype=torch.float16)\n"},
+        ["--output-format", "concise", "a.py"],
+        rc=0,
+        stdout=["All checks passed!"],
+    ),
+    Case(  # one fix (MP101's fp32 weights) resolves two findings: counted as ruff counts them
+        "fix-summary-counts-the-findings-the-fixes-resolved",
+        {"a.py": b'import torch\n\nmodel = torch.nn.Linear(4, 4).cuda().half()\n'
+         b'opt = torch.optim.AdamW(model.parameters(), lr=1e-3)\nscaler = torch.amp.GradScaler("cuda")\n'
+         b'for x in loader:\n    with torch.autocast("cuda", dtype=torch.float16):\n        loss = model(x).sum()\n'
+         b'    scaler.scale(loss).backward()\n    scaler.step(opt)\n    scaler.update()\n'},
+        ["--output-format", "concise", "--fix", "a.py"],
+        rc=0,
+        stdout=["Found 2 errors (2 fixed, 0 remaining)."],
     ),
     # --- unknown codes ------------------------------------------------------------------
     Case(
@@ -322,6 +453,18 @@ CASES = [
         rc=2,
         stderr=[
             "precision-lint verify: the fixtures train real models and need torch and transformers: "
+            "pip install 'precision-lint[harness]' (torch==2.13.0 from PyPI is a CUDA build on a GPU machine; "
+            "see the README for a CPU-only install)"
+        ],
+        setup=_no_torch,
+    ),
+    Case(  # the user's own script: the missing extra is named, never "the fix broke it" (exit 1)
+        "verify-a-script-without-torch-names-the-extra",
+        {"train.py": b"import torch\nprint(torch.ones(1))\n"},
+        ["verify", "train.py"],
+        rc=2,
+        stderr=[
+            "precision-lint verify: running a training script needs torch: "
             "pip install 'precision-lint[harness]' (torch==2.13.0 from PyPI is a CUDA build on a GPU machine; "
             "see the README for a CPU-only install)"
         ],

@@ -117,6 +117,9 @@ HAND_FIXES = {
     },
 }
 
+# real training steps: run with `-m slow` (CI runs them; the default run skips them)
+slow = pytest.mark.slow
+
 
 def runnable_here(fixture) -> bool:
     return fixture.needs == "cpu" or fixture.emulate is not None
@@ -214,6 +217,7 @@ def test_every_runnable_fixture_has_a_hand_fix():
         assert set(fixes) == set(BY_NAME[name].rules), name
 
 
+@slow
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_original_fails_as_declared(outcomes, name):
     fx = BY_NAME[name]
@@ -226,6 +230,7 @@ def test_original_fails_as_declared(outcomes, name):
         assert outcome.emulation_installed, "the emulation was never switched on"
 
 
+@slow
 @pytest.mark.parametrize(
     "name,number",
     [(f.name, i) for f in CPU_FIXTURES for i in range(1, len(f.stages) + 1)],
@@ -239,6 +244,7 @@ def test_stage_fails_as_declared(outcomes, name, number):
     )
 
 
+@slow
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_hand_fixed_copy_trains(outcomes, name):
     fx = BY_NAME[name]

@@ -34,6 +34,7 @@ HAVE_TORCH = all(importlib.util.find_spec(m) for m in ("torch", "transformers", 
 
 
 # --------------------------------------------------------------------------- end to end
+@pytest.mark.slow
 @pytest.mark.skipif(not HAVE_TORCH, reason="torch / transformers / tokenizers not installed")
 def test_verify_all_fixtures():
     env = dict(os.environ, OMP_NUM_THREADS="1")
@@ -85,6 +86,7 @@ def _cuda_available() -> bool:
 CUDA_FIXTURES = sorted(f.name for f in discover([FIXTURES], FIXTURES) if f.needs == "cuda")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _cuda_available(), reason="needs a CUDA GPU: the Trainer's fp16 GradScaler path only runs on CUDA")
 @pytest.mark.parametrize("name", CUDA_FIXTURES)
 def test_cuda_fixture_on_gpu(name):

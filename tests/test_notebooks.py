@@ -6,6 +6,7 @@ import pytest
 
 from conftest import run_cli
 from precision_lint.discovery import discover
+from precision_lint.engine import check_source
 from precision_lint.notebook import (
     COMMENTED,
     CONTINUATION,
@@ -13,6 +14,7 @@ from precision_lint.notebook import (
     NotebookError,
     boundary_lines,
     cell_position,
+    from_cells,
     parse,
     to_python,
 )
@@ -645,3 +647,32 @@ def test_the_config_a_cell_writes_wins_over_the_file_on_disk(project):
     assert line.startswith("finetune.py:5:") and line.endswith("`fp16: true` is set in nb.ipynb (cell 1, line 3)"), line
     (project / "nb.ipynb").write_bytes(_code_notebook("!python finetune.py"))
     assert "All checks passed!" in run_cli("--select", "MP101", ".", cwd=project).stdout
+
+
+def test_a_cell_that_does_not_compile_hides_nothing_in_the_other_cells(project):
+    """Each broken cell is its own MP000 at its own position; the other cells are checked (the
+    MP301 in cell 4 is found), and the notebook is not rewritten until every cell compiles."""
+    nb = kaggle_notebook()
+    nb["cells"][5]["source"] = ["import torch\n", "x = = 1"]
+    nb["cells"].append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": "y = (\n"})
+    raw = nbformat_bytes(nb)
+    (project / "train.ipynb").write_bytes(raw)
+    out = run_cli("--fix", "--output-format", "concise", "train.ipynb", cwd=project)
+    assert out.returncode == 1, out.stderr
+    lines = [l for l in out.stdout.splitlines() if ": MP" in l]
+    assert [l.split(" [*]")[0].split(" `")[0] for l in lines] == [
+        "train.ipynb:cell 4:2:43: MP301",
+        "train.ipynb:cell 5:2:5: MP000 Cannot parse cell: SyntaxError: invalid syntax",
+        "train.ipynb:cell 6:1:5: MP000 Cannot parse cell: SyntaxError: '(' was never closed",
+    ]
+    assert "[*]" not in out.stdout
+    assert (project / "train.ipynb").read_bytes() == raw
+
+
+def test_top_level_await_compiles_in_a_cell():
+    """IPython runs `await` at the top of a cell: such a cell is code, not a syntax error."""
+    python, magics = to_python("import asyncio\nawait asyncio.sleep(0)\n")
+    assert python == "import asyncio\nawait asyncio.sleep(0)\n" and magics == ()
+    cells = ["import asyncio\nfrom transformers import Trainer\nawait asyncio.sleep(0)\n", "Trainer(model=m, tokenizer=tok)\n"]
+    found = check_source(from_cells(cells).decode(), "train.ipynb")
+    assert [(d.code, d.span.line) for d in found] == [("MP301", 5)]  # the joined module: cell 2, line 1

@@ -129,3 +129,31 @@ def test_stdin_usage_errors_and_force_exclude(tmp_path):
     echoed = pipe(text, "--fix", "--force-exclude", "--stdin-filename", "generated/train.py", cwd=tmp_path)
     assert echoed.returncode == 0 and echoed.stdout.decode() == text  # an editor gets its buffer back
     assert pipe(text, "--stdin-filename", "generated/train.py", cwd=tmp_path).returncode == 1  # not forced
+
+
+def test_a_dash_names_stdin_as_ruff_and_editors_write_it(tmp_path):
+    project(tmp_path, train_on_disk=FIXED)
+    out = pipe(dedent(TRAIN), "--stdin-filename", "train.py", "--output-format", "concise", "-", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert [line.split(": ")[1].split()[0] for line in out.stdout.decode().splitlines() if ": MP" in line] == ["MP101", "MP301"]
+    fixed = pipe(dedent(TRAIN), "--fix", "--stdin-filename", "train.py", "-", cwd=tmp_path)
+    assert fixed.returncode == 0 and fixed.stdout.decode() == dedent(FIXED)
+    lone = pipe(dedent(TRAIN), "-", cwd=tmp_path)  # `-` without saying which file it is
+    assert lone.returncode == 2 and b"give --stdin-filename PATH" in lone.stderr
+
+
+def test_a_piped_script_without_configuration_joins_what_it_joins_on_disk(tmp_path):
+    """No [tool.precision-lint]: a script in scripts/ importing the package at the project root
+    gets the cross-file MP101 from stdin as it gets it named on the command line."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    (tmp_path / "mylib").mkdir()
+    (tmp_path / "mylib" / "__init__.py").write_text("")
+    (tmp_path / "mylib" / "helpers.py").write_text(dedent(HELPERS))
+    (tmp_path / "scripts").mkdir()
+    script = dedent(TRAIN).replace("from helpers import", "from mylib.helpers import").replace("tokenizer=tok", "processing_class=tok")
+    (tmp_path / "scripts" / "train.py").write_text(script)
+    named = pipe("", "--no-cache", "--output-format", "concise", "scripts/train.py", cwd=tmp_path)
+    piped = pipe(script, "--no-cache", "--output-format", "concise", "--stdin-filename", "scripts/train.py", cwd=tmp_path)
+    assert named.returncode == piped.returncode == 1, (named.stdout, piped.stdout)
+    assert piped.stdout == named.stdout
+    assert b"scripts/train.py:6:60: MP101" in piped.stdout and b"mylib/helpers.py (line 5)" in piped.stdout

@@ -39,6 +39,9 @@ HAVE_TRANSFORMERS = HAVE_TORCH and importlib.util.find_spec("transformers") is n
 needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch is not installed")
 needs_transformers = pytest.mark.skipif(not HAVE_TRANSFORMERS, reason="transformers is not installed")
 
+# real training steps: run with `-m slow` (CI runs them; the default run skips them)
+slow = pytest.mark.slow
+
 
 def snapshot(folder: Path) -> dict:
     """Every file under ``folder`` with the hash of its bytes."""
@@ -79,6 +82,7 @@ def custom_loop(tmp_path_factory):
     return folder, before, result, json.loads(json.dumps(script_json(result))), script_text(result)
 
 
+@slow
 @needs_torch
 def test_custom_loop_fails_before_and_trains_three_steps_after(custom_loop):
     folder, before, result, report, _ = custom_loop
@@ -110,6 +114,7 @@ def test_custom_loop_fails_before_and_trains_three_steps_after(custom_loop):
     assert fixed["losses"][0] == pytest.approx(original["probe"]["pending_losses"][0], rel=1e-3)
 
 
+@slow
 @needs_torch
 def test_custom_loop_text_report_and_user_files_untouched(custom_loop):
     folder, before, _, _, text = custom_loop
@@ -124,6 +129,7 @@ def test_custom_loop_text_report_and_user_files_untouched(custom_loop):
 
 
 # ------------------------------------------------------------------ a Trainer script, fp16
+@slow
 @needs_transformers
 def test_trainer_script_cpu_emulated(tmp_path_factory, capsys):
     folder = user_project(tmp_path_factory, "trainer_fp16_tiny_gpt2.py")
@@ -164,6 +170,7 @@ def test_trainer_script_cpu_emulated(tmp_path_factory, capsys):
 
 
 # -------------------------------------------------------- KD loop: fp16 KL that overflows
+@slow
 @needs_torch
 def test_kd_loop_non_finite_before_finite_after(tmp_path_factory, capsys):
     folder = user_project(tmp_path_factory, "kd_fp16_teacher_kl.py")
@@ -181,7 +188,28 @@ def test_kd_loop_non_finite_before_finite_after(tmp_path_factory, capsys):
     assert max(fixed["losses"]) > 65504  # the sum that fp16 could not hold
 
 
+# ------------------------------------- a silent bug: it runs, and only the reference shows it
+@slow
+@needs_torch
+def test_reference_shows_the_original_trained_silently_wrong(tmp_path_factory, capsys):
+    """clip_grad_norm_ on scaled gradients: finite losses before and after the fix, so without a
+    reference it would read "works before and after"; against the fp32 reference the original
+    drifts (its updates are 65536 times too small) and the fixed copy does not."""
+    folder = user_project(tmp_path_factory, "clip_before_unscale_silent.py")
+    argv = ["clip_before_unscale_silent.py", "--device", "cpu", "--steps", "4", "--reference", "fp32"]
+    code, report = verify_in_process(folder, argv, capsys)
+    assert [f["code"] for f in report["findings_before"]] == ["MP103"]
+    assert report["original"]["losses_finite"] is True and report["original"]["problem"] is None
+    assert report["verdict"] == "fixed", report["verdict_text"]
+    assert "the original trained silently wrong" in report["verdict_text"]
+    assert code == 0
+    before = [d for d in report["reference_relative_differences_original"] if d is not None]
+    after = [d for d in report["reference_relative_differences"] if d is not None]
+    assert max(before) > 1e-2 and max(before) > 10 * max(after)
+
+
 # ---------------------------------------------------------------- nothing to fix: one run
+@slow
 @needs_torch
 def test_nothing_to_fix_runs_once_with_script_args(tmp_path_factory):
     """Through the real command line: options, then the script's own arguments after ``--``."""
@@ -209,6 +237,7 @@ def test_nothing_to_fix_runs_once_with_script_args(tmp_path_factory):
 
 
 # --------------------------------------------------------------------------- a notebook
+@slow
 @needs_torch
 def test_notebook_runs_its_code_cells(tmp_path, capsys):
     """The custom loop as a notebook with IPython lines: run as cells, fixed in the .ipynb."""
@@ -237,6 +266,7 @@ def test_notebook_runs_its_code_cells(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------ offline model download
+@slow
 @needs_transformers
 def test_offline_download_is_said_clearly(tmp_path, capsys, monkeypatch):
     script = tmp_path / "finetune.py"
@@ -280,6 +310,7 @@ for step in range(1000):
 """
 
 
+@slow
 @needs_transformers
 def test_tiny_builds_a_two_layer_model_of_the_config_class(tmp_path, capsys):
     """A 1B-parameter Llama whose weights are not here (only its config.json): --tiny runs the

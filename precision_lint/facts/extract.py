@@ -17,7 +17,9 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
+from ..notebook import CELL_ERROR_PREFIX, is_notebook
 from . import extractors as _extractors_pkg
+from . import syntax
 from .calls import call_edges, call_records, return_summaries
 from .evaluate import Evaluator
 from .index import ModuleIndex, build_index, children
@@ -72,19 +74,42 @@ def extract_facts(
     if SKIP_FILE.search(source):
         facts.skip_file = True
         return facts
+    # CPython's verdict first: a file it refuses is MP000 at once, whatever it mentions
+    tree, error = syntax.cpython_tree(source, path, syntax.CELL_FLAGS if is_notebook(path) else ast.PyCF_ONLY_AST)
+    if error is not None:
+        facts.parse_error = error
+        return facts
+    facts.cell_errors = notebook_cell_errors(source, path)
     if not analyse:
         # Not parsed, but its imports still link the files around it (a package
         # `__init__.py` that re-exports `load_model` from the module that loads fp16).
         facts.imports, facts.exports = _imports_from_text(source, module, is_package)
-        facts.classes, facts.definitions = _classes_from_text(source, module, dict(facts.exports))
+        facts.classes, facts.definitions = _classes_from_text(tree, module, dict(facts.exports))
         return facts
+    depth, line, col = syntax.nesting_depth(tree)
+    if depth > syntax.MAX_DEPTH:
+        facts.parse_error = syntax.too_deep(depth, line, col)
+        return facts
+    return syntax.run_deep(depth, _extract_parsed, facts, source, path, module, is_package)
+
+
+def _extract_parsed(facts: ModuleFacts, source: str, path: str, module: str, is_package: bool) -> ModuleFacts:
+    """The facts of a file CPython compiles, read from LibCST's tree of it."""
     try:
         index = build_index(source, module, is_package)
-    except cst.ParserSyntaxError as exc:
-        facts.parse_error = _parse_error(source, path, exc)
+    except cst.ParserSyntaxError as exc:  # CPython compiles it: syntax LibCST cannot read
+        error = _parse_error(source, path, exc)
+        facts.parse_error = ParseError(
+            f"LibCST, the parser precision-lint reads code with, cannot parse it ({error.message}); "
+            "CPython compiles it, but it was not checked",
+            error.line,
+            error.col,
+            "unsupported",
+        )
         return facts
     except (RecursionError, ValueError) as exc:  # pathological input; still never a traceback
-        facts.parse_error = ParseError(str(exc) or type(exc).__name__, 1, 0)
+        message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        facts.parse_error = ParseError(f"the analysis failed on it ({message}); it was not checked", 1, 0, "unsupported")
         return facts
     facts.parsed = True
     evaluator = Evaluator(index)
@@ -102,6 +127,21 @@ def extract_facts(
     for extractor in extractors():
         facts.sections[extractor.SECTION] = extractor.extract(index, evaluator)
     return facts
+
+
+_CELL_ERROR = re.compile(r"^" + re.escape(CELL_ERROR_PREFIX) + r"(\d+): (.*)$", re.MULTILINE)
+
+
+def notebook_cell_errors(source: str, path: str) -> Tuple[ParseError, ...]:
+    """The code cells of a notebook that do not compile (``notebook.to_python`` masks each and
+    leaves the error on the line it is on): each is its own MP000, the other cells are checked."""
+    if not is_notebook(path) or CELL_ERROR_PREFIX not in source:
+        return ()
+    out = []
+    for match in _CELL_ERROR.finditer(source):
+        line = source.count("\n", 0, match.start()) + 1
+        out.append(ParseError(match.group(2), line, int(match.group(1))))
+    return tuple(out)
 
 
 _IMPORT_LINE = re.compile(
@@ -161,17 +201,11 @@ def _members(*nodes: cst.ClassDef):
     return tuple(sorted(out)), tuple(sorted(fields))
 
 
-def _classes_from_text(source: str, module: str, imported: dict):
+def _classes_from_text(tree: ast.Module, module: str, imported: dict):
     """The module-level classes of a file that is not parsed, with their bases and their own
     ``__init__``'s parameters, and the names it defines: ``(classes, definitions)``. A model
     class in a file that mentions no precision (``class Net(Block)``) is still a model where
-    another file builds and casts it. Read with CPython's ``ast`` (nothing runs)."""
-    if "class " not in source and "def " not in source:
-        return (), frozenset()
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return (), frozenset()
+    another file builds and casts it. Read from CPython's ``ast`` (nothing runs)."""
     own = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
     prefix = f"{module}." if module else ""
 

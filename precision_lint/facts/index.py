@@ -526,81 +526,95 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
 def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
     """A depth-first walk in source order calling the visitor's ``visit_X``/``leave_X``
     (and ``visit_If_body``-style hooks), like ``CSTNode.visit`` but without rebuilding
-    each node on the way back up: about four times faster on large modules."""
-    hooks: Dict[type, tuple] = {}
+    each node on the way back up: about four times faster on large modules.
 
-    def walk(node: cst.CSTNode) -> None:
-        cls = type(node)
-        entry = hooks.get(cls)
-        if entry is None:
-            name = cls.__name__
-            entry = hooks[cls] = (getattr(visitor, f"visit_{name}", None), getattr(visitor, f"leave_{name}", None))
-        visit, leave = entry
-        pre = counter[0]
-        counter[0] += 1
-        if visit is None or visit(node) is not False:
+    The walk keeps its own stack instead of recursing: a chain of 2,000 operators
+    (``a + a + ...``, which CPython compiles) nests 2,000 LibCST nodes deep, past
+    Python's recursion limit, and ``x and y and ...`` is nested by LibCST however long
+    it is (CPython keeps it flat)."""
+    hooks: Dict[type, tuple] = {}
+    order = visitor.ix.order_of
+    flow_nodes = visitor.ix._flow_nodes
+    counter = 0
+    # (action, node, extra): _ENTER a node; _LEAVE it (extra: its pre-order number and hook);
+    # _CALL a hook (extra) with node; _GUARD after a block's statement (extra: the block, the
+    # statement's index, the block's count of pushed guards); _UNGUARD at the end of a block
+    stack: List[tuple] = [(_ENTER, root, None)]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        action, node, extra = pop()
+        if action is _ENTER:
+            cls = type(node)
+            entry = hooks.get(cls)
+            if entry is None:
+                name = cls.__name__
+                entry = hooks[cls] = (getattr(visitor, f"visit_{name}", None), getattr(visitor, f"leave_{name}", None))
+            visit, leave = entry
+            push((_LEAVE, node, (counter, leave)))
+            counter += 1
+            if visit is not None and visit(node) is False:
+                continue
             if cls in _FLOW_NODES:
                 flow_nodes.append(node)
             if cls is cst.If:
-                walk(node.test)
-                visitor.visit_If_body(node)
-                walk(node.body)
-                visitor.leave_If_body(node)
+                todo = [(_ENTER, node.test, None), (_CALL, node, visitor.visit_If_body), (_ENTER, node.body, None), (_CALL, node, visitor.leave_If_body)]
                 if node.orelse is not None:
-                    visitor.visit_If_orelse(node)
-                    walk(node.orelse)
-                    visitor.leave_If_orelse(node)
+                    todo += [(_CALL, node, visitor.visit_If_orelse), (_ENTER, node.orelse, None), (_CALL, node, visitor.leave_If_orelse)]
             elif cls is cst.Module or cls is cst.IndentedBlock:
                 # statements in order; an early exit or an `assert` guards the rest of the block
-                pushed = 0
+                pushed = [0]
+                todo = []
                 for i, stmt in enumerate(node.body):
-                    walk(stmt)
-                    guard = _dominating_guard(stmt)
-                    if guard is not None:
-                        visitor.guards.append(guard)
-                        pushed += 1
-                        if i + 1 < len(node.body):
-                            flow_nodes.append((node, node.body[i + 1], guard))
-                del visitor.guards[len(visitor.guards) - pushed:]
+                    todo.append((_ENTER, stmt, None))
+                    todo.append((_GUARD, stmt, (node, i, pushed)))
+                todo.append((_UNGUARD, node, pushed))
             elif cls is cst.Try:
-                visitor.caught.append(_caught_names(node))
-                walk(node.body)
-                visitor.caught.pop()
-                for part in (*node.handlers, node.orelse, node.finalbody):
-                    if part is not None:
-                        walk(part)
+                todo = [(_CALL, _caught_names(node), visitor.caught.append), (_ENTER, node.body, None), (_CALL, None, _pop_caught(visitor))]
+                todo += [(_ENTER, part, None) for part in (*node.handlers, node.orelse, node.finalbody) if part is not None]
             elif cls is cst.IfExp:
-                walk(node.test)
-                visitor.visit_IfExp_body(node)
-                walk(node.body)
-                visitor.leave_IfExp_body(node)
-                visitor.visit_IfExp_orelse(node)
-                walk(node.orelse)
-                visitor.leave_IfExp_orelse(node)
+                todo = [
+                    (_ENTER, node.test, None), (_CALL, node, visitor.visit_IfExp_body), (_ENTER, node.body, None),
+                    (_CALL, node, visitor.leave_IfExp_body), (_CALL, node, visitor.visit_IfExp_orelse),
+                    (_ENTER, node.orelse, None), (_CALL, node, visitor.leave_IfExp_orelse),
+                ]
             elif cls is cst.With:
-                for item in node.items:
-                    walk(item)
-                visitor.visit_With_body(node)
-                walk(node.body)
-                visitor.leave_With_body(node)
+                todo = [(_ENTER, item, None) for item in node.items]
+                todo += [(_CALL, node, visitor.visit_With_body), (_ENTER, node.body, None), (_CALL, node, visitor.leave_With_body)]
             else:
+                todo = []
                 for attr in _fields(cls):
                     value = getattr(node, attr)
                     if isinstance(value, cst.CSTNode):
-                        walk(value)
+                        todo.append((_ENTER, value, None))
                     elif isinstance(value, (list, tuple)):
-                        for child in value:
-                            if isinstance(child, cst.CSTNode):
-                                walk(child)
-        order[id(node)] = (pre, counter[0])
-        if leave is not None:
-            leave(node)
-
-    counter = [0]
-    order = visitor.ix.order_of
-    flow_nodes = visitor.ix._flow_nodes
-    walk(root)
+                        todo.extend((_ENTER, child, None) for child in value if isinstance(child, cst.CSTNode))
+            todo.reverse()
+            extend(todo)
+        elif action is _LEAVE:
+            pre, leave = extra
+            order[id(node)] = (pre, counter)
+            if leave is not None:
+                leave(node)
+        elif action is _CALL:
+            extra(node)
+        elif action is _GUARD:
+            guard = _dominating_guard(node)
+            if guard is not None:  # the list of the scope the block is in (a function has its own)
+                block, i, pushed = extra
+                visitor.guards.append(guard)
+                pushed[0] += 1
+                if i + 1 < len(block.body):
+                    flow_nodes.append((block, block.body[i + 1], guard))
+        else:  # _UNGUARD
+            del visitor.guards[len(visitor.guards) - extra[0]:]
     _flow_ranges(visitor.ix)
+
+
+_ENTER, _LEAVE, _CALL, _GUARD, _UNGUARD = "enter", "leave", "call", "guard", "unguard"
+
+
+def _pop_caught(visitor: "_Indexer"):
+    return lambda _: visitor.caught.pop()
 
 
 _FLOW_NODES = frozenset({cst.If, cst.For, cst.While, cst.Try, cst.TryStar})

@@ -94,7 +94,9 @@ class ParseError:
     message: str
     line: int
     col: int
-    # "syntax" (MP000), or "read" / "decode" (MP001): the file's bytes never became text.
+    # "syntax" (MP000); "read" / "decode" (MP001): the file's bytes never became text;
+    # "size" / "depth" (MP002): text that was not analysed (over max-file-size, nested deeper
+    # than the analysis goes).
     kind: str = "syntax"
 
 
@@ -105,6 +107,8 @@ class ModuleFacts:
     is_package: bool = False
     root: str = ""  # the folder the module name is relative to
     parse_error: Optional[ParseError] = None
+    # a notebook's code cells that do not compile, each its own MP000 (the others are checked)
+    cell_errors: Tuple[ParseError, ...] = ()
     parsed: bool = False  # False also when the text cannot hold any finding
     skip_file: bool = False
     imports: Tuple[str, ...] = ()  # dotted names of modules this one may import

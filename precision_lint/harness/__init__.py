@@ -111,6 +111,16 @@ def script_main(argv: List[str]) -> int:
     if args.steps < 1:
         print("precision-lint verify: --steps must be >= 1", file=sys.stderr)
         return 2
+    if importlib.util.find_spec("torch") is None:
+        # the runs are watched from inside (probe.py counts optimizer steps with torch): without
+        # torch nothing can run, and that is no verdict on the fix
+        print(
+            "precision-lint verify: running a training script needs torch: "
+            "pip install 'precision-lint[harness]' (torch==2.13.0 from PyPI is a CUDA build on a GPU "
+            "machine; see the README for a CPU-only install)",
+            file=sys.stderr,
+        )
+        return 2
     python = sys.executable
     if args.device == "cpu":
         device = "cpu"

@@ -327,6 +327,9 @@ class ScriptVerifier:
         if after is None:
             result.verdict = FIXED if before is not None else WORKS
             self._reference(fixed_root, rel_script, rel_cwd, result, "fixed")
+            silent = silent_divergence(original, fixed, result.reference) if before is None else None
+            if silent is not None:  # it ran, but trained wrong: the fix is what made it right
+                result.verdict, result.reason = FIXED, silent
         else:
             result.verdict = STILL_FAILS if before is not None else BROKE
             result.reason = after
@@ -337,6 +340,35 @@ class ScriptVerifier:
             return
         result.reference_of = of
         result.reference = self._run(copy, rel_script, rel_cwd, result, "reference-fp32", fp32=True)
+
+
+# Drift of a run's losses from the fp32 reference beyond which, when the fixed copy tracks the
+# reference ten times closer, the original is said to train silently wrong.
+SILENT_TOLERANCE = 1e-2
+
+
+def worst_difference(outcome: Optional[Outcome], reference: Optional[Outcome]) -> Optional[float]:
+    """The largest relative difference of ``outcome``'s step losses from the reference's."""
+    if outcome is None or reference is None:
+        return None
+    found = [d for d in relative_differences(outcome, reference) if d is not None]
+    return max(found) if found else None
+
+
+def silent_divergence(original: Outcome, fixed: Outcome, reference: Optional[Outcome]) -> Optional[str]:
+    """Why the original, which made its steps with finite losses, still trained wrong: its
+    losses drift from the fp32 reference (the same program with half precision switched off)
+    where the fixed copy's do not — a clip on scaled gradients (MP103), a KD loss that loses
+    precision in float16 (MP401). None when the reference cannot tell them apart."""
+    before, after = worst_difference(original, reference), worst_difference(fixed, reference)
+    if before is None or after is None:
+        return None
+    if before > SILENT_TOLERANCE and before > 10 * after:
+        return (
+            f"the original trained silently wrong: its losses drift up to {before:.1%} from the fp32 "
+            f"reference, the fixed copy's {after:.2%}"
+        )
+    return None
 
 
 def relative_differences(outcome: Outcome, reference: Outcome) -> list:

@@ -114,6 +114,8 @@ def _verdict_text(result) -> str:
         if result.reason:
             return f"nothing to fix: precision-lint has no fix for this script (the original: {result.reason})"
         return "nothing to fix: the script trains and precision-lint changes nothing; no second run needed"
+    if result.verdict == FIXED and result.reason:  # it ran, but the fp32 reference shows it trained wrong
+        return f"fixed: {result.reason}; the fixed copy trains {n} steps with finite losses"
     if result.verdict == FIXED:
         return f"fixed: the original fails, the fixed copy trains {n} steps with finite losses"
     if result.verdict == WORKS:
@@ -166,12 +168,15 @@ def text(result) -> str:
         out.append(f"fp32 reference ({result.reference_of} copy, half precision switched off): "
                    f"{run_text(result.reference, result.steps)}")
         out.append(f"  plan in force: {plan_text(result.reference)}")
-        compared = result.fixed if result.reference_of == "fixed" else result.original
-        diffs = relative_differences(compared, result.reference)
-        if diffs:
-            shown = ", ".join("-" if d is None else f"{d:.2e}" for d in diffs)
-            out.append(f"  relative difference of the {result.reference_of} run's losses: {shown} "
-                       "(step 1: the forward pass alone; later steps also differ by the updates)")
+        compared = [("fixed", result.fixed), ("original", result.original)] if result.reference_of == "fixed" else [("original", result.original)]
+        for name, outcome in compared:
+            if outcome is None or run_problem(outcome, result.steps) is not None:
+                continue  # a run that failed has nothing to compare
+            diffs = relative_differences(outcome, result.reference)
+            if diffs:
+                shown = ", ".join("-" if d is None else f"{d:.2e}" for d in diffs)
+                out.append(f"  relative difference of the {name} run's losses: {shown} "
+                           "(step 1: the forward pass alone; later steps also differ by the updates)")
     out.append("")
     out.append(f"verdict: {_verdict_text(result)}")
     return "\n".join(out)
@@ -210,6 +215,11 @@ def to_json(result) -> dict:
         "reference_relative_differences": (
             relative_differences(result.fixed if result.reference_of == "fixed" else result.original,
                                  result.reference) if result.reference is not None else None),
+        # the original against the same reference (when it ran): a silent bug drifts from it
+        "reference_relative_differences_original": (
+            relative_differences(result.original, result.reference)
+            if result.reference is not None and result.original is not None
+            and run_problem(result.original, result.steps) is None else None),
         "files": result.files,
         "findings_before": result.findings_before,
         "findings_after": result.findings_after,

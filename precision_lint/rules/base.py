@@ -51,6 +51,9 @@ class Rule:
     options: Dict[str, Option] = {}
     # Judges files that were not parsed (MP000, MP001); every other rule needs a parsed module.
     judges_unparsed: bool = False
+    # Judged once every other rule has judged every module (MP002: the config files the others
+    # could not read are known only then).
+    after_others: bool = False
 
     def check(self, ctx: "RuleContext") -> Iterable[Diagnostic]:
         raise NotImplementedError

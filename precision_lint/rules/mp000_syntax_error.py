@@ -13,11 +13,15 @@ class ParseFailure(Rule):
 
     def check(self, ctx: RuleContext):
         error = ctx.facts.parse_error
-        if error is None or error.kind != "syntax":  # bytes that never became text: MP001
-            return
+        if error is not None and error.kind == "syntax":  # bytes that never became text: MP001
+            yield self._diagnostic(ctx, error, "Cannot parse file")
+        for cell_error in ctx.facts.cell_errors:  # a notebook's other cells are still checked
+            yield self._diagnostic(ctx, cell_error, "Cannot parse cell")
+
+    def _diagnostic(self, ctx: RuleContext, error, what: str):
         line = max(error.line, 1)
         lines = ctx.source.splitlines(keepends=True)
         start = sum(len(l) for l in lines[: line - 1]) + max(error.col, 0)
         start = min(start, len(ctx.source))
         span = Span(line, max(error.col, 0), line, max(error.col, 0), start, start)
-        yield ctx.diagnostic(self.code, span, f"Cannot parse file: {error.message}")
+        return ctx.diagnostic(self.code, span, f"{what}: {error.message}")

@@ -22,6 +22,8 @@ version or signature check, a ``tokenizer`` property of a project class in the M
 """
 from __future__ import annotations
 
+import re
+
 from typing import Optional
 
 from ..diagnostics import SAFE, Fix
@@ -88,6 +90,7 @@ class TrainerTokenizerArgument(Rule):
                     continue
                 shown = f"{call.klass.rsplit('.', 1)[-1]}'s base class"
                 row = self._row(ctx, call.klass)
+                called = call.klass
             elif self._is_trainer(ctx, call.callee):
                 if self._patched(ctx, call.callee):
                     continue  # e.g. unsloth maps `tokenizer=` to `processing_class=`: no TypeError
@@ -98,6 +101,7 @@ class TrainerTokenizerArgument(Rule):
                     continue  # a project class of its MRO declares the field itself
                 shown = f"`{call.callee.rsplit('.', 1)[-1]}`"
                 row = self._row(ctx, call.callee)
+                called = call.callee
             else:
                 continue
             allowed = ctx.targets.of(row.library)
@@ -110,7 +114,7 @@ class TrainerTokenizerArgument(Rule):
                 kept = judge.kept_old_keywords(migration_call, "tokenizer", row)
             clash = NEW in call.keywords
             for use in call.uses:
-                yield self._keyword_finding(ctx, row, stage, allowed, shown, use, clash, kept)
+                yield self._keyword_finding(ctx, row, stage, allowed, shown, use, clash, kept, self._error(ctx, called, row))
         for attr in section["attrs"]:
             if getattr(attr, "tolerated", False):
                 continue  # `x.processing_class if hasattr(x, "processing_class") else x.tokenizer`
@@ -148,9 +152,17 @@ class TrainerTokenizerArgument(Rule):
             message += f" ({no_fix_reason(gate, allowed)})"
         yield ctx.diagnostic(self.code, attr.name_span, message, fix)
 
-    def _keyword_finding(self, ctx, row, stage, allowed, shown, use, clash, kept):
+    def _error(self, ctx: RuleContext, qualname: str, row: Migration) -> str:
+        """The row's TypeError as the library class the call reaches words it: TRL's trainers each
+        have their own ``__init__`` (``DPOTrainer.__init__()``, not ``SFTTrainer.__init__()``)."""
+        for name, _, _ in ctx.project.symbols.ancestry(qualname, ctx.facts):
+            if is_library_trainer(name):
+                return re.sub(r"\w+\.__init__\(\)", f"{name.rsplit('.', 1)[-1]}.__init__()", row.error, count=1)
+        return row.error
+
+    def _keyword_finding(self, ctx, row, stage, allowed, shown, use, clash, kept, error=None):
         kind = "key `tokenizer` of the **kwargs dict" if use.via != "keyword" else "`tokenizer=`"
-        message = f"{kind} passed to {shown} {consequence(row, stage, row.error, allowed)}"
+        message = f"{kind} passed to {shown} {consequence(row, stage, error or row.error, allowed)}"
         message = message.replace(f"; use {row.replacement}", f"; use `{NEW}=`")
         if use.from_processor:
             message += (

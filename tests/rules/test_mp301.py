@@ -249,3 +249,18 @@ def test_its_versions_and_error_are_the_tables():
     src = "from transformers import Trainer\nTrainer(model=m, tokenizer=tok)\n"
     (d,) = lint(src, CODE, config(transformers_version="5"))
     assert "was removed in transformers 5" in d.message
+
+
+@pytest.mark.parametrize(
+    "src, named",
+    [
+        ("from trl import SFTTrainer\nSFTTrainer(model=m, tokenizer=tok)\n", "SFTTrainer"),
+        ("from trl import SFTTrainer\nclass Mine(SFTTrainer):\n    pass\nMine(model=m, tokenizer=tok)\n", "SFTTrainer"),
+        ("from transformers import Seq2SeqTrainer\nSeq2SeqTrainer(model=m, tokenizer=tok)\n", "Seq2SeqTrainer"),
+        ("from transformers import Trainer\nclass Mine(Trainer):\n    pass\nMine(model=m, tokenizer=tok)\n", "Trainer"),
+    ],
+)
+def test_the_error_names_the_init_the_call_reaches(src, named):
+    """TRL's trainers have their own __init__: the TypeError names `SFTTrainer.__init__()`."""
+    (d,) = lint(src, CODE, config(**{"transformers-version": "5.23"}))
+    assert f"`TypeError: {named}.__init__() got an unexpected keyword argument 'tokenizer'`" in d.message

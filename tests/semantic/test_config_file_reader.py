@@ -333,6 +333,24 @@ def test_a_file_over_the_size_limit_gives_no_values_but_is_looked_for(tmp_path):
     assert str(tmp_path / "ds.json") in configs.looked_for()
 
 
+def test_a_file_that_is_there_but_gives_no_values_says_why(tmp_path):
+    """What MP002 reports: too large, invalid, not UTF-8 — each named for the module that asked;
+    a file that is not there at all is no problem (a path relative to somewhere else)."""
+    configs, near = _reader(tmp_path, "ds.json", '{\n  "fp16": {"enabled": true},\n}\n')
+    (tmp_path / "big.yaml").write_text("fp16: true\n" + "#\n" * (MAX_BYTES // 2))
+    (tmp_path / "latin.yaml").write_bytes(b"fp16: true # \xe9\n")
+    for name in ("ds.json", "big.yaml", "latin.yaml", "missing.json"):
+        assert configs.lookup(near, name, ("fp16",)) is None
+    assert configs.problems_for(str(tmp_path / "other.py")) == []
+    assert configs.problems_for(near) == [
+        ("ds.json", "ds.json", "it is not valid JSON (Expecting property name enclosed in double quotes: line 3 column 1 (char 31))"),
+        ("big.yaml", "big.yaml", "it is 1,000,011 bytes, more than max-file-size (1,000,000 bytes); raise `max-file-size` in [tool.precision-lint] to check it"),
+        ("latin.yaml", "latin.yaml", "it is not UTF-8 (invalid continuation byte at byte 13)"),
+    ]
+    unlimited = ConfigFiles(cwd=str(tmp_path), max_bytes=0)  # max-file-size = 0: no limit
+    assert unlimited.lookup(near, "big.yaml", ("fp16",)).value is True
+
+
 def test_a_notebook_cell_that_writes_the_file_is_read_before_the_disk(tmp_path):
     disk = str(tmp_path / "ds.json")
     (tmp_path / "ds.json").write_text('{"fp16": {"enabled": false}}')

@@ -1,0 +1,128 @@
+"""Whether CPython compiles a text, and how deeply it nests: asked before LibCST reads it.
+
+CPython's verdict is the one that matters: a file it refuses never runs, so it is MP000
+whatever else it holds (also a file that mentions no precision at all: ``def f(:``), and it
+is refused at once — LibCST accepts some such files (300 nested parentheses: CPython says
+``too many nested parentheses``) and takes minutes on others before crashing the process
+(a 200,000-term ``a + a + ...``, for which CPython gives up with ``RecursionError`` in
+milliseconds).
+
+A file CPython compiles must be checked, however deep it nests: a 2,000-term ``a + a + ...``
+is a LibCST tree 2,000 nodes deep, and ``x and y and ...`` is nested by LibCST however long
+it is (CPython keeps it flat). LibCST's own code (its parser in Rust, ``code_for_node``)
+recurses over such trees, past Python's recursion limit and, for the parser, past the main
+thread's C stack. :func:`run_deep` runs the analysis of a deep file on a thread with a large
+stack and a recursion limit sized to the file; a file deeper than :data:`MAX_DEPTH` is not
+analysed at all and says so (MP002), never a crash and never a pass.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+import threading
+from typing import Any, Callable, Optional, Tuple
+
+from .model import ParseError
+
+# Deeper than this (LibCST's nesting, see nesting_depth), a file is analysed on a thread of
+# its own with room for the recursion; at most MAX_DEPTH, beyond which it is not analysed.
+SHALLOW = 100
+MAX_DEPTH = 25_000
+FRAMES_PER_LEVEL = 12  # Python frames the analysis may stack per level of nesting
+STACK_BYTES = 512 * 1024 * 1024  # reserved, not used: a thread's stack is mapped as it grows
+
+# How IPython compiles a cell: `await` at the top level is allowed there.
+CELL_FLAGS = ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+
+
+def cpython_tree(source: str, path: str, flags: int = ast.PyCF_ONLY_AST) -> Tuple[Optional[ast.AST], Optional[ParseError]]:
+    """CPython's tree of ``source``, or why CPython refuses it (as MP000 reports it)."""
+    try:
+        return compile(source, path, "exec", flags, dont_inherit=True), None
+    except SyntaxError as err:
+        line = err.lineno or 1
+        return None, ParseError(f"SyntaxError: {err.msg}", line, max((err.offset or 1) - 1, 0))
+    except RecursionError:
+        # Python itself fails the same way before running a line of it
+        return None, ParseError(
+            "RecursionError: maximum recursion depth exceeded during ast construction "
+            "(CPython cannot compile it either: it nests too deeply)",
+            1,
+            0,
+        )
+    except MemoryError:
+        return None, ParseError("MemoryError: CPython runs out of memory compiling it", 1, 0)
+    except ValueError as err:  # a NUL byte in the source
+        return None, ParseError(f"ValueError: {err}", 1, 0)
+
+
+def nesting_depth(tree: ast.AST) -> Tuple[int, int, int]:
+    """How deep LibCST's tree of the same text nests, and where (line, column) it is deepest.
+
+    CPython's tree, walked without recursion; ``a and b and c`` counts one level per
+    operand (LibCST nests it as ``(a and b) and c``, CPython keeps one node)."""
+    best, where = 0, (1, 0)
+    stack = [(tree, 1)]
+    pop, push = stack.pop, stack.append
+    children = ast.iter_child_nodes
+    while stack:
+        node, depth = pop()
+        if depth > best:
+            best = depth
+            where = (getattr(node, "lineno", where[0]), getattr(node, "col_offset", where[1]))
+        if type(node) is ast.BoolOp:
+            n = len(node.values)
+            for i, value in enumerate(node.values):
+                push((value, depth + max(n - i, 1)))
+            continue
+        for child in children(node):
+            push((child, depth + 1))
+    return best, where[0], where[1]
+
+
+def too_deep(depth: int, line: int, col: int) -> ParseError:
+    """What MP002 says about a file nested deeper than the analysis goes."""
+    return ParseError(
+        f"its code nests {depth:,} levels deep (line {line}), more than the {MAX_DEPTH:,} levels "
+        "precision-lint analyses; CPython compiles it, but it was not checked",
+        line,
+        col,
+        "depth",
+    )
+
+
+def run_deep(depth: int, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` with room for recursion ``depth`` levels deep: directly for an ordinary
+    file, else on a thread with a large stack and a recursion limit to match (restored after)."""
+    if depth <= SHALLOW:
+        return fn(*args)
+    result: list = []
+    failure: list = []
+
+    def target() -> None:
+        try:
+            result.append(fn(*args))
+        except BaseException as exc:  # re-raised in the caller's thread
+            failure.append(exc)
+
+    limit = sys.getrecursionlimit()
+    needed = depth * FRAMES_PER_LEVEL + 1000
+    with _LOCK:
+        if needed > limit:
+            sys.setrecursionlimit(needed)
+        old_size = threading.stack_size(STACK_BYTES)  # the size a thread gets when it starts
+        try:
+            thread = threading.Thread(target=target, name="precision-lint-deep-file")
+            thread.start()
+        finally:
+            threading.stack_size(old_size)
+        try:
+            thread.join()
+        finally:
+            sys.setrecursionlimit(limit)
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
+_LOCK = threading.Lock()
