@@ -77,6 +77,11 @@ _FEATURE = re.compile(r"bf16|bfloat16|fp16|float16|flash|tf32|fp8|precision|\bam
 _RAN = re.compile(r"\b(?:tested|trained|ran|runs|run on|validated|benchmarked|developed|created|written|designed|measured)\b", re.IGNORECASE)
 
 
+# A link names a GPU without stating anything of the code (a datasheet cited for a FLOPs table:
+# `# source: https://.../volta-v100-datasheet.pdf`).
+_URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
+
+
 def _advice(sentence: str, start: int) -> bool:
     """Whether the GPU named at ``start`` of ``sentence`` is only named as a condition or advice."""
     if _CONDITIONAL.search(sentence) or _IMPERATIVE.search(sentence) or _HYPOTHETICAL.search(sentence[:start]):
@@ -91,7 +96,7 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
     of a line of code: ``bf16=True,  # A100``) says what that line needs, not where the code
     runs: only the pre-Ampere GPUs it names count."""
     found: List[int] = []
-    text = _COUNT.sub(r"\1 x ", text)
+    text = _COUNT.sub(r"\1 x ", _URL.sub(" ", text))
     for match in _SLURM.finditer(text):
         for gpu in _GPU_WORD.finditer(match.group(1)):
             capability = _capability(gpu.group(1))

@@ -25,6 +25,9 @@ from precision_lint.facts.hardware import notebook_capability, split_source, sta
         ("a t4-based sampler", []),
         ("bf16 (requires an A100)", []),
         ("Tested on an H100 in bf16.", [90]),
+        # a link names a GPU without stating anything (a FLOPs table citing its datasheets)
+        ("source: https://images.nvidia.com/content/volta/pdf/volta-v100-datasheet.pdf", []),
+        ("see www.nvidia.com/t4-tensor-core-datasheet for T4 numbers", [75]),
     ],
 )
 def test_statements_advice_and_requests(text, expected):
