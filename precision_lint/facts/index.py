@@ -249,10 +249,7 @@ class ModuleIndex:
         self._flow_memo: Dict[int, frozenset] = {}
         self._scope_spans = None
         self._scope_starts = []
-        self._line_starts = [0]
-        for i, ch in enumerate(source):
-            if ch == "\n":
-                self._line_starts.append(i + 1)
+        self._line_starts = line_starts(source)
 
     # --- positions ---------------------------------------------------------
     def span(self, node: cst.CSTNode) -> Span:
@@ -449,6 +446,25 @@ class ModuleIndex:
 
     def call_of(self, node: cst.CSTNode) -> Optional[CallSite]:
         return self.calls_by_node.get(id(node))
+
+
+def line_starts(source: str) -> List[int]:
+    """The offset where each line starts, as Python's tokenizer splits lines: at ``\n``,
+    ``\r\n`` and a lone ``\r`` (never at the form feeds and separators ``str.splitlines``
+    also breaks at)."""
+    starts = [0]
+    find = source.find
+    i = find("\r")
+    if i < 0:  # the common case: only "\n"
+        i = find("\n")
+        while i >= 0:
+            starts.append(i + 1)
+            i = find("\n", i + 1)
+        return starts
+    for i, ch in enumerate(source):
+        if ch == "\n" or (ch == "\r" and source[i + 1 : i + 2] != "\n"):
+            starts.append(i + 1)
+    return starts
 
 
 def build_index(source: str, module_name: str = "", is_package: bool = False) -> ModuleIndex:

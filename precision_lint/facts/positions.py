@@ -255,8 +255,9 @@ class Positions:
         self._source = source
         self._module = module
         self._line_starts = line_starts
-        # lines as the tokenizer counts them: split at "\n" only (str.splitlines also splits at
-        # form feeds, "\x1c"-"\x1e", "\x85", "\u2028"..., which a comment may hold)
+        # lines as the tokenizer counts them (``index.line_starts``: at "\n", "\r\n" and a lone
+        # "\r"; str.splitlines also splits at form feeds, "\x1c"-"\x1e", "\x85", "\u2028"...,
+        # which a comment may hold)
         ends = [*line_starts[1:], len(source)]
         self._lines = [source[start:end] for start, end in zip(line_starts, ends)]
         self._spans: Dict[int, Span] = {}

@@ -22,7 +22,7 @@ from precision_lint.facts.positions import Positions
 def _line_starts(source: str):
     starts = [0]
     for i, ch in enumerate(source):
-        if ch == "\n":
+        if ch == "\n" or (ch == "\r" and source[i + 1 : i + 2] != "\n"):
             starts.append(i + 1)
     return starts
 
@@ -155,6 +155,15 @@ def test_corner_cases_match_libcst(name):
 def test_windows_line_ends_and_no_final_newline():
     placed, wrong = compare("x = f(a)\r\ny = (g(b),\r\n     c)")
     assert not wrong and placed >= 5
+
+
+def test_a_lone_carriage_return_ends_a_line():
+    # old Mac line ends: Python's tokenizer (and LibCST) break lines at a lone "\r" too; found by
+    # the generated programs ("#\r0" raised IndexError)
+    placed, wrong = compare("#\r0")
+    assert not wrong and placed == 1
+    placed, wrong = compare("x = f(a)\ry = (g(b),\r     c)\r\nz = h(\u00e9)\n")
+    assert not wrong and placed >= 8
 
 
 @pytest.mark.parametrize(
