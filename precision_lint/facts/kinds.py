@@ -20,6 +20,7 @@ A value with no such evidence is no model: nothing is guessed.
 """
 from __future__ import annotations
 
+import re
 from typing import Optional, Set, Tuple
 
 import libcst as cst
@@ -49,6 +50,24 @@ MODULE_METHODS = frozenset(
         "enable_input_require_grads", "merge_and_unload",
     }
 )
+
+
+# Libraries whose model classes follow Hugging Face's naming: `GPT2LMHeadModel`, `BertModel`,
+# `LlamaForCausalLM`, `UNet2DConditionModel`, `PeftModel` are `torch.nn.Module`s (a
+# `GPT2Config`, a tokenizer, a processor or a pipeline are not).
+MODEL_LIBRARIES = ("transformers.", "diffusers.", "peft.", "sentence_transformers.", "timm.", "open_clip.")
+_MODEL_CLASS = re.compile(r"(?:Model|LMHeadModel|For[A-Z]\w*|Transformer|Encoder|Decoder)$")
+_NOT_MODEL_CLASS = re.compile(r"(?:Config|Tokenizer\w*|Processor|Pipeline|Output|Mixin|Trainer|Arguments)$")
+# Calls whose `model=` (or first) argument is a model they train or wrap.
+TAKES_MODEL = ("Trainer", "get_peft_model", "prepare_model_for_kbit_training", "PeftModel")
+
+
+def is_library_model_class(qualname: str) -> bool:
+    """A model class of a library that names its model classes by Hugging Face's convention."""
+    if not qualname.startswith(MODEL_LIBRARIES):
+        return False
+    last = qualname.rsplit(".", 1)[-1]
+    return bool(_MODEL_CLASS.search(last)) and not _NOT_MODEL_CLASS.search(last)
 
 
 def is_loader(site: CallSite) -> bool:
@@ -85,7 +104,8 @@ class ObjectKinds:
         while isinstance(node, cst.Call):
             site = self.ix.call_of(node)
             if site is not None:
-                if is_loader(site) or constructs_module(self.ix, site) or (site.qualname or "") in MODEL_FACTORIES:
+                q = site.qualname or ""
+                if is_loader(site) or constructs_module(self.ix, site) or q in MODEL_FACTORIES or is_library_model_class(q):
                     return "model"
                 if (site.qualname or "") in TENSOR_FACTORIES:
                     return "tensor"
@@ -101,6 +121,11 @@ class ObjectKinds:
             used: Set[Tuple[str, str]] = set()
             cast: Set[Tuple[str, str]] = set()
             for site in self.ix.calls:
+                taken = _model_argument(site)
+                if taken is not None:  # `Trainer(model=m)`, `get_peft_model(m, cfg)`
+                    key = self._key(taken, site.scope, site.klass)
+                    if key:
+                        used.add(key)
                 if site.method in MODULE_METHODS and site.receiver is not None:
                     key = self._key(site.receiver, site.scope, site.klass)
                     if key:
@@ -191,3 +216,15 @@ def _base_name(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         node = node.func.value
     return node.value if isinstance(node, cst.Name) else None
+
+
+def _model_argument(site: CallSite) -> Optional[cst.BaseExpression]:
+    """The model a trainer or a PEFT wrapper is given: its ``model=`` argument, else its first."""
+    callee = (site.qualname or "").rsplit(".", 1)[-1]
+    if not callee.endswith(TAKES_MODEL) or not (site.qualname or "").split(".")[0] in ("transformers", "trl", "peft", "setfit"):
+        return None
+    for arg in site.node.args:
+        if arg.keyword is not None and arg.keyword.value == "model":
+            return arg.value
+    first = next((a for a in site.node.args if a.keyword is None and not a.star), None)
+    return first.value if first is not None else None

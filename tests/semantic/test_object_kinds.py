@@ -117,3 +117,33 @@ def test_a_parameter_is_a_model_when_its_callers_pass_or_get_back_one():
         y = to_half(torch.ones(2))
         """
     ) == {"module": True, "x": False}
+
+
+def test_a_library_model_class_and_a_model_handed_to_a_trainer_are_models():
+    # `GPT2LMHeadModel(config)` is built, not loaded; `Trainer(model=m)` and `get_peft_model(m, c)`
+    # take a model (found by the slow verify test of a user's Trainer script, silent for a while)
+    assert _receivers(
+        """
+        from transformers import GPT2Config, GPT2LMHeadModel, Trainer
+        from peft import get_peft_model
+        a = GPT2LMHeadModel(GPT2Config())
+        cfg = GPT2Config()
+        b = build()
+        c = build()
+        a.half(); cfg.half(); b.half(); c.half()
+        Trainer(model=b)
+        get_peft_model(c, lora)
+        """
+    ) == {"a": True, "cfg": False, "b": True, "c": True}
+
+
+def test_mp101_on_a_built_library_model_cast_to_half_under_a_trainer():
+    src = """
+        from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+        model = GPT2LMHeadModel(GPT2Config(n_layer=2))
+        model.half()
+        args = TrainingArguments(output_dir="out", fp16=True)
+        Trainer(model=model, args=args).train()
+        """
+    (d,) = lint(src, "MP101")
+    assert d.span.line == 3
