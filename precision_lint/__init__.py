@@ -1,7 +1,6 @@
 """precision-lint: find and fix mixed-precision misconfigurations in training code."""
+from ._version import __version__
 from .diagnostics import Diagnostic, Edit, Fix, Related, Span
-
-__version__ = "0.1.0"
 _LAZY = {"check_paths", "check_source", "fix_source"}
 
 

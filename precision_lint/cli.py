@@ -10,7 +10,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
-from . import __version__
+from ._version import __version__
 from .reporters import FORMATS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -102,7 +102,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if argv and argv[0] == "server":
             return server_command(argv[1:])
         if argv and argv[0] == "verify":
-            from .harness import main as verify_main
+            from .verify import main as verify_main
 
             return verify_main(argv[1:])
         if argv and argv[0] == "check":
@@ -174,10 +174,10 @@ def check_command(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     import difflib
 
-    from .cache import default_cache_dir
-    from .config import ConfigError, load
+    from .workspace.cache import default_cache_dir
+    from .workspace.config import ConfigError, load
     from .engine import Engine, InternalError
-    from .notebook import NotebookError
+    from .workspace.notebook import NotebookError
     from .reporters import Report, render
     from .reporters.counts import show_fixes, statistics
     from .reporters.progress import ProgressBar
@@ -212,7 +212,7 @@ def check_command(argv: Sequence[str]) -> int:
             print(f"precision-lint: error: {p}: no such file or directory", file=sys.stderr)
             return EXIT_ERROR
     if args.force_exclude and (args.paths or stdin is not None):
-        from .discovery import is_excluded
+        from .workspace.discovery import is_excluded
 
         if stdin is not None and is_excluded(stdin, config.exclude, config.root):
             if args.fix:  # an editor replaces its buffer with what comes back: the text as it was
@@ -242,7 +242,7 @@ def check_command(argv: Sequence[str]) -> int:
         print(f"precision-lint: warning: fixes for {_display(path)} were not applied: the result would not parse ({why})", file=sys.stderr)
 
     if args.add_noqa:
-        from .noqa import write_noqa
+        from .fixes.noqa import write_noqa
 
         write_noqa(result, _display)
         return EXIT_OK
@@ -315,8 +315,8 @@ def check_command(argv: Sequence[str]) -> int:
 def _write_fixes(result, changed, config) -> List[str]:
     """Write each fixed file (through links, keeping permissions); the paths left unwritten, each
     with a one-line message. The other files of the run are still written."""
-    from .notebook import NotebookError
-    from .sources import WriteRefused, write_over
+    from .workspace.notebook import NotebookError
+    from .workspace.sources import WriteRefused, write_over
 
     root = os.path.realpath(str(config.root)) if config.root is not None else os.path.realpath(os.getcwd())
     unwritten = []
@@ -348,8 +348,8 @@ def _write_fixes(result, changed, config) -> List[str]:
 def _note_stale_comments(result, changed) -> None:
     """Point at comments next to fixed lines that still speak of the precision the fix removed
     (``# load in fp16 to save memory``): a fix never rewrites comments."""
-    from .notebook import boundary_lines, cell_position
-    from .stale import stale_comments
+    from .workspace.notebook import boundary_lines, cell_position
+    from .fixes.stale import stale_comments
 
     for path, (old, new) in sorted(changed.items()):
         notebook = result.sources[path].notebook is not None
@@ -375,7 +375,7 @@ def _unfix(engine: "Engine", result, paths: Sequence[str]) -> None:
 
 def _notebook_display_texts(result, texts) -> dict:
     """For excerpts: a notebook's joined text with its IPython lines shown as written."""
-    from .notebook import NotebookError, join
+    from .workspace.notebook import NotebookError, join
 
     out = {}
     for path, src in result.sources.items():
@@ -389,7 +389,7 @@ def _notebook_display_texts(result, texts) -> dict:
 
 def _diff_parts(src, shown: str, old: str, new: str):
     """(label, before, after) to diff: the file, or each changed cell of a notebook."""
-    from .notebook import NotebookError
+    from .workspace.notebook import NotebookError
 
     if src.notebook is None:
         return [(shown, old, new)]
@@ -415,8 +415,8 @@ def _is_summary(line: str) -> bool:
 
 def _run_stdin(engine: "Engine", path: str, fix: bool, unsafe: bool):
     """The text on stdin checked (and fixed) as the file ``path``, joined with its project on disk."""
-    from .discovery import project_root
-    from .sources import SourceFile
+    from .workspace.discovery import project_root
+    from .workspace.sources import SourceFile
 
     src = SourceFile.from_bytes(path, sys.stdin.buffer.read(), unsaved=True)
     if engine.config.root is None:  # no configuration: what the file joins when named alone

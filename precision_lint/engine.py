@@ -20,17 +20,17 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from .cache import FactsCache, RunCache, fingerprint
-from .config import Config, from_table
-from .configfiles import ConfigFiles
+from .workspace.cache import FactsCache, RunCache, fingerprint
+from .workspace.config import Config, from_table
+from .workspace.configfiles import ConfigFiles
 from .diagnostics import SAFE, Diagnostic
-from .discovery import ImportRoots, discover, module_name
+from .workspace.discovery import ImportRoots, discover, module_name
 from .facts import hardware
 from .facts.model import ModuleFacts, ParseError
 from .rules import all_rules, selected_codes
 from .rules.base import RuleContext
-from .versions import resolver_for
-from .sources import SourceFile
+from .workspace.versions import resolver_for
+from .workspace.sources import SourceFile
 
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
 
@@ -143,7 +143,7 @@ class Engine:
         self.config = config or from_table({}, "defaults")
         self.codes = list(codes) if codes is not None else selected_codes(self.config)
         # Every rule judges: the selected ones are reported, and all of them check that a plan of
-        # fixes neither hides nor creates a finding (``fixplan.py``), whatever --select says.
+        # fixes neither hides nor creates a finding (``checked.py``), whatever --select says.
         self._selected_codes = frozenset(self.codes)
         self.rules = [rule() for rule in all_rules().values()]
         self.options = {r.code: type(r).resolve_options(self.config) for r in self.rules}
@@ -162,7 +162,7 @@ class Engine:
         return (path, digest, naming, analyse)
 
     def facts(self, sources: Sequence[SourceFile], names: Optional[Dict[str, tuple]] = None) -> List[ModuleFacts]:
-        from .facts import gate
+        from .semantic import gate
 
         out: Dict[str, ModuleFacts] = {}
         todo = []
@@ -238,7 +238,7 @@ class Engine:
         ``notebook_lines``: a notebook's IPython lines (``%pip install``), which say the
         versions it installs."""
         # one order whatever order the files came in
-        from .project import Project  # the join: only when something is judged
+        from .project.model import Project  # the join: only when something is judged
 
         if configs is None:
             configs = ConfigFiles(max_bytes=self.config.max_file_size)
@@ -333,10 +333,10 @@ class Engine:
         return result
 
     def _plan(self, result, sources, texts, first, wanted, fix, unsafe, names, only, related) -> None:
-        """The fixes of the run planned together and checked whole (``fixplan.py``): refused
+        """The fixes of the run planned together and checked whole (``checked.py``): refused
         fixes leave their findings without a fix; with ``fix``, the texts as the plan leaves them."""
-        from . import fixplan
-        from .fixer import still_valid
+        from .fixes import checked
+        from .fixes.fixer import still_valid
 
         by_path = {s.path: s for s in sources}
 
@@ -347,15 +347,15 @@ class Engine:
         def valid(path: str, old: str, new: str) -> Optional[str]:
             return still_valid(old, new, path) or _notebook_problem(by_path.get(path), new)
 
-        original = {fixplan.key(d): d for d in first}
-        refused: Dict[fixplan.Key, str] = {}
+        original = {checked.key(d): d for d in first}
+        refused: Dict[checked.Key, str] = {}
         trial = None
-        for _ in range(fixplan.MAX_ROUNDS):
-            trial = fixplan.run_trial(judge, texts, first, wanted, refused, valid, lambda d: _applicable(d, unsafe))
+        for _ in range(checked.MAX_ROUNDS):
+            trial = checked.run_trial(judge, texts, first, wanted, refused, valid, lambda d: _applicable(d, unsafe))
             found = dict(trial.problems)
             if not found:
-                resolvable = lambda d: _applicable(d, unsafe) and fixplan.key(d) not in refused
-                found = fixplan.compare(first, trial, resolvable, texts, judge)
+                resolvable = lambda d: _applicable(d, unsafe) and checked.key(d) not in refused
+                found = checked.compare(first, trial, resolvable, texts, judge)
             found = {k: why for k, why in found.items() if k not in refused}
             if not found and trial.problems:  # blamed on fixes refused already: refuse what it applied
                 found = {k: "no fix plan of this run re-lints clean" for k in trial.planned if k not in refused}
@@ -364,21 +364,21 @@ class Engine:
             refused.update(found)
             result.rejected.extend(p for p in trial.rejected if p not in result.rejected)
         else:  # no clean plan in a few rounds: nothing is applied
-            refused.update({fixplan.key(d): "no fix plan of this run re-lints clean" for d in first if wanted(d)})
-            trial = fixplan.run_trial(judge, texts, first, wanted, refused, valid, lambda d: _applicable(d, unsafe))
+            refused.update({checked.key(d): "no fix plan of this run re-lints clean" for d in first if wanted(d)})
+            trial = checked.run_trial(judge, texts, first, wanted, refused, valid, lambda d: _applicable(d, unsafe))
         if not fix:
-            result.diagnostics = self._reported(fixplan.with_refusals(first, refused, original))
+            result.diagnostics = self._reported(checked.with_refusals(first, refused, original))
             result.fixed_texts = texts
             return
-        result.diagnostics = self._reported(fixplan.with_refusals(trial.diagnostics, refused, original, trial))
+        result.diagnostics = self._reported(checked.with_refusals(trial.diagnostics, refused, original, trial))
         result.fixed_texts = {p: t for p, t in trial.texts.items() if p in result.sources}
         result.fixes_applied = dict(trial.fixes_applied)
         result.fixed_codes = {p: dict(c) for p, c in trial.fixed_codes.items()}
 
     def _vendored(self, diagnostics: List[Diagnostic], sources: Dict[str, SourceFile]) -> List[Diagnostic]:
         """The findings of vendored third-party files without their fixes (``vendored.py``)."""
-        from .fixplan import refuse
-        from .vendored import vendored_reason
+        from .fixes.checked import refuse
+        from .workspace.vendored import vendored_reason
 
         root = str(self.config.root) if self.config.root is not None else None
         why: Dict[str, Optional[str]] = {}
@@ -432,7 +432,7 @@ class Engine:
         }
         if not any(s.notebook is not None and s.text is not None and s.notebook.writes_files for s in current):
             return self.judge(self.facts(current, names), texts, only, related, notebook_lines=lines)
-        from . import written
+        from .workspace import written
 
         sources: List[SourceFile] = []
         names = dict(names or {})
@@ -503,7 +503,7 @@ class Engine:
     def _neighbours(self, sources: Sequence[SourceFile], named: Sequence[str]) -> List[SourceFile]:
         """The files the named files join with on disk (``neighbours.py``): the local modules
         they import, and the modules of their projects that import them."""
-        from . import neighbours
+        from .workspace import neighbours
 
         have = {_same_file(s.path) for s in sources}
         read: Dict[str, SourceFile] = {}
@@ -535,7 +535,7 @@ class Engine:
     def _within_size(self, sources: Sequence[SourceFile]) -> List[SourceFile]:
         """The sources, those with more code than ``max-file-size`` without their text: they are
         not read further, and MP002 says so (a notebook counts its code cells, not its outputs)."""
-        from .config import format_sizes
+        from .workspace.config import format_sizes
 
         limit = self.config.max_file_size
         out: List[SourceFile] = []
@@ -596,7 +596,7 @@ def _notebook_problem(src: Optional[SourceFile], text: str) -> Optional[str]:
     """Why fixed text could not be written back into a notebook's cells (None: it can)."""
     if src is None or src.notebook is None:
         return None
-    from .notebook import NotebookError
+    from .workspace.notebook import NotebookError
 
     try:
         src.notebook.cell_sources(text)
@@ -627,7 +627,7 @@ def _text_source(source: str, path: str) -> Tuple[SourceFile, Optional[bool]]:
     """``source`` as the file ``path``: Python text; for a notebook path, the notebook's JSON or,
     when it is not JSON, the code of one cell (IPython lines such as ``%pip install`` or
     ``!nvidia-smi`` are skipped, as ``check`` skips them). The flag says which (None: Python)."""
-    from .notebook import from_cells, is_notebook
+    from .workspace.notebook import from_cells, is_notebook
 
     if not is_notebook(path):
         return SourceFile(path, source.encode("utf-8"), source), None
@@ -657,7 +657,7 @@ def fix_source(
         return fixed if fixed is not None else source
     if fixed is None or fixed == src.text or src.notebook is None:
         return source
-    from .notebook import NotebookError
+    from .workspace.notebook import NotebookError
 
     try:
         if as_json:

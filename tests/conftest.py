@@ -9,7 +9,7 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 REPO = Path(__file__).resolve().parent.parent
 
-from precision_lint.config import from_table  # noqa: E402
+from precision_lint.workspace.config import from_table  # noqa: E402
 from precision_lint.engine import check_source, fix_source  # noqa: E402
 
 

@@ -4,8 +4,8 @@ on new findings, and ``--statistics`` / ``--show-fixes`` counting what only
 import json
 
 from conftest import dedent, run_cli
-from precision_lint.noqa import add_noqa, commentable_lines, line_edit
-from precision_lint.fixer import apply_edits
+from precision_lint.fixes.noqa import add_noqa, commentable_lines, line_edit
+from precision_lint.fixes.fixer import apply_edits
 
 PYPROJECT = '[tool.precision-lint]\ntransformers-version = "5.23"\n'
 LEGACY = """

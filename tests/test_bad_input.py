@@ -107,7 +107,7 @@ def _edited_while_running(tmp_path, monkeypatch):
 
 def _fixtures_not_installed(tmp_path, monkeypatch):
     """As after a plain `pip install .`: no fixtures folder beside the package."""
-    import precision_lint.harness as harness
+    import precision_lint.verify as harness
 
     monkeypatch.setattr(harness, "DEFAULT_FIXTURES", tmp_path / "site-packages" / "fixtures")
 

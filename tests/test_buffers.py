@@ -4,9 +4,9 @@ import os
 
 from conftest import config, dedent
 from cross_file import HELPERS, TRAIN
-from precision_lint.discovery import project_root
+from precision_lint.workspace.discovery import project_root
 from precision_lint.engine import Engine
-from precision_lint.sources import SourceFile
+from precision_lint.workspace.sources import SourceFile
 
 OTHER = "from transformers import Trainer\nTrainer(tokenizer=tok)\n"
 

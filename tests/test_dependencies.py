@@ -10,7 +10,7 @@ from conftest import REPO
 # import name → distribution name, where they differ
 DISTRIBUTIONS = {"yaml": "pyyaml"}
 # folders whose imports belong to an extra: (folder, extra)
-EXTRAS = {"harness": "harness", "lsp": "lsp"}
+EXTRAS = {"verify": "harness", "lsp": "lsp"}
 
 
 def _imported(path):

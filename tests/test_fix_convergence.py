@@ -6,7 +6,7 @@ from conftest import config, dedent
 from precision_lint.diagnostics import SAFE, Edit, Fix, Span
 from precision_lint.engine import Engine
 from precision_lint.rules.base import Rule
-from precision_lint.sources import SourceFile
+from precision_lint.workspace.sources import SourceFile
 
 
 class _WrapsForever(Rule):

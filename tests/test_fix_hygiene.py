@@ -388,7 +388,7 @@ args = TrainingArguments("o", fp16=True)  # fp16 AMP stays true
 
 
 def test_stale_comments_are_the_ones_next_to_a_removed_precision():
-    from precision_lint.stale import stale_comments
+    from precision_lint.fixes.stale import stale_comments
 
     after = STALE_BEFORE.replace("torch.float16", "torch.float32")
     assert stale_comments(STALE_BEFORE, after) == [(4, "# load in fp16 to save memory"), (5, "# half precision")]

@@ -31,8 +31,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from precision_lint.harness.fixture import discover  # noqa: E402
-from precision_lint.harness.runner import LAUNCHER, fixture_env, outcome_from  # noqa: E402
+from precision_lint.verify.fixture import discover  # noqa: E402
+from precision_lint.verify.runner import LAUNCHER, fixture_env, outcome_from  # noqa: E402
 
 FIXTURES = REPO / "fixtures"
 RUN_TIMEOUT = 300

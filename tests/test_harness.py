@@ -23,11 +23,11 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from precision_lint.harness import main as verify_main  # noqa: E402
-from precision_lint.harness.fixture import Expectation, FixtureError, discover, load_fixture, parse_header  # noqa: E402
-from precision_lint.harness.report import table, to_json  # noqa: E402
-from precision_lint.harness.runner import Outcome, parse_progress, run_script  # noqa: E402
-from precision_lint.harness.verify import Verifier, plan  # noqa: E402
+from precision_lint.verify import main as verify_main  # noqa: E402
+from precision_lint.verify.fixture import Expectation, FixtureError, discover, load_fixture, parse_header  # noqa: E402
+from precision_lint.verify.report import table, to_json  # noqa: E402
+from precision_lint.verify.runner import Outcome, parse_progress, run_script  # noqa: E402
+from precision_lint.verify.verify import Verifier, plan  # noqa: E402
 
 FIXTURES = REPO / "fixtures"
 HAVE_TORCH = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "tokenizers"))

@@ -16,7 +16,7 @@ import warnings
 
 import pytest
 
-from precision_lint.config import installed_version
+from precision_lint.workspace.config import installed_version
 from precision_lint.knowledge import Migration, migrations
 
 torch = pytest.importorskip("torch")

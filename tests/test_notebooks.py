@@ -5,19 +5,9 @@ import json
 import pytest
 
 from conftest import run_cli
-from precision_lint.discovery import discover
+from precision_lint.workspace.discovery import discover
 from precision_lint.engine import check_source
-from precision_lint.notebook import (
-    COMMENTED,
-    CONTINUATION,
-    PLACEHOLDER,
-    NotebookError,
-    boundary_lines,
-    cell_position,
-    from_cells,
-    parse,
-    to_python,
-)
+from precision_lint.workspace.notebook import COMMENTED, CONTINUATION, PLACEHOLDER, NotebookError, boundary_lines, cell_position, from_cells, parse, to_python
 
 PYPROJECT = '[tool.precision-lint]\ntransformers-version = "5.23"\n'
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -323,7 +313,7 @@ def test_a_fix_that_touches_an_ipython_line_is_refused():
 
 
 def test_a_notebook_never_shadows_the_script_beside_it(project):
-    from precision_lint.discovery import module_name
+    from precision_lint.workspace.discovery import module_name
 
     assert module_name(str(project / "train.ipynb"))[0] == "train-ipynb"
     assert module_name(str(project / "train.py"))[0] == "train"
@@ -377,7 +367,7 @@ def test_messages_related_and_every_edit_say_cell_and_line(project):
 
 
 def test_cell_references_leave_other_files_alone():
-    from precision_lint.notebook import cell_references, join
+    from precision_lint.workspace.notebook import cell_references, join
 
     text = join(["import torch\n", "x = 1\ny = 2\n", "z = 3\n"])
     line_of_z = text.splitlines().index("z = 3") + 1
@@ -451,7 +441,7 @@ USES_LOADER = (
 def test_writefile_cells_are_the_modules_they_write(name, cells, expected):
     from conftest import config
     from precision_lint import check_source
-    from precision_lint.notebook import boundary_lines, cell_position
+    from precision_lint.workspace.notebook import boundary_lines, cell_position
 
     text = _code_notebook(*cells).decode("utf-8")
     found = check_source(text, "nb.ipynb", config=config(transformers_version="5.23"), select=["MP000", "MP101"])
@@ -476,7 +466,7 @@ def test_check_source_and_fix_source_take_one_writefile_cell():
 def test_writefile_finding_names_the_importing_cell():
     from conftest import config
     from precision_lint import check_source
-    from precision_lint.notebook import boundary_lines, cell_position
+    from precision_lint.workspace.notebook import boundary_lines, cell_position
 
     text = _code_notebook("%%writefile model_utils.py\n" + LOADER, "!ls", "from model_utils import load\n" + USES_LOADER).decode()
     (d,) = check_source(text, "nb.ipynb", config=config(transformers_version="5.23"), select=["MP101"])
@@ -503,7 +493,7 @@ def test_writefile_finding_names_the_importing_cell():
     ],
 )
 def test_writefile_first_lines(first_line, target, append):
-    from precision_lint.notebook import write_target
+    from precision_lint.workspace.notebook import write_target
 
     found = write_target(first_line + "\n")
     assert (found.target, found.append) == (target, append) if target else found is None
@@ -569,7 +559,7 @@ def test_the_notebooks_own_fixes_stay_out_of_writefile_cells():
     from conftest import config
     from precision_lint import fix_source
     from precision_lint.diagnostics import Edit, Fix
-    from precision_lint.written import Remapper, modules
+    from precision_lint.workspace.written import Remapper, modules
 
     written = "%%writefile train.py\nimport os\nprint(os.getcwd())\n"
     text = _code_notebook(

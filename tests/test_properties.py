@@ -26,7 +26,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from conftest import config  # noqa: E402
 from precision_lint.engine import check_source, fix_source  # noqa: E402
-from precision_lint.notebook import boundary_lines, cell_position, parse  # noqa: E402
+from precision_lint.workspace.notebook import boundary_lines, cell_position, parse  # noqa: E402
 
 CFG = config(transformers_version="5.23", trl_version="0.20")
 # PRECISION_LINT_EXAMPLES=2000 for a longer hunt than the suite's

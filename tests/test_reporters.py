@@ -8,13 +8,13 @@ import pytest
 from conftest import REPO, run_cli
 from precision_lint.diagnostics import Diagnostic, Edit, Fix, Related, Span
 from precision_lint.engine import Engine
-from precision_lint.config import from_table
+from precision_lint.workspace.config import from_table
 from precision_lint.reporters import Report, render
 from precision_lint.reporters.github import escape_data, escape_property
 from precision_lint.reporters.progress import THRESHOLD, ProgressBar, render_bar, wanted
 from precision_lint.reporters.style import want_color
 from precision_lint.rules import all_rules
-from precision_lint.sources import SourceFile
+from precision_lint.workspace.sources import SourceFile
 
 jsonschema = pytest.importorskip("jsonschema")
 

@@ -4,7 +4,7 @@ import pytest
 
 from conftest import config, dedent
 
-from precision_lint.config import ConfigError, from_table, parse_gpu
+from precision_lint.workspace.config import ConfigError, from_table, parse_gpu
 from precision_lint.engine import check_source
 
 BF16_AND_TOKENIZER = """

@@ -9,11 +9,11 @@ import random
 import pytest
 
 from conftest import config, write_tree
-from precision_lint.discovery import ImportRoots, module_name
+from precision_lint.workspace.discovery import ImportRoots, module_name
 from precision_lint.engine import Engine
 from precision_lint.facts.extract import extract_facts
 from precision_lint.facts.model import ModuleFacts
-from precision_lint.project import Project
+from precision_lint.project.model import Project
 
 MODELS = """
 import torch
@@ -105,7 +105,7 @@ def test_imports_resolve_in_the_project_root_and_its_src_folders(tmp_path):
     project, f = _project(root, rels)
     assert project.module_named("vendored", f["scripts/b.py"]) is None
     # the configuration's `src` reaches the engine
-    from precision_lint.config import load
+    from precision_lint.workspace.config import load
 
     cfg = load(None, [str(root)])
     assert ImportRoots(cfg.src)(str(root / "scripts" / "b.py"), str(root / "scripts"))[-1] == str(root / "lib")

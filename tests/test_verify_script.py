@@ -25,12 +25,12 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from precision_lint.harness import main as verify_main  # noqa: E402
-from precision_lint.harness.linter import Linter  # noqa: E402
-from precision_lint.harness.runner import Outcome  # noqa: E402
-from precision_lint.harness.script import ScriptVerifier, run_problem  # noqa: E402
-from precision_lint.harness.script_report import text as script_text  # noqa: E402
-from precision_lint.harness.script_report import to_json as script_json  # noqa: E402
+from precision_lint.verify import main as verify_main  # noqa: E402
+from precision_lint.verify.linter import Linter  # noqa: E402
+from precision_lint.verify.runner import Outcome  # noqa: E402
+from precision_lint.verify.script import ScriptVerifier, run_problem  # noqa: E402
+from precision_lint.verify.script_report import text as script_text  # noqa: E402
+from precision_lint.verify.script_report import to_json as script_json  # noqa: E402
 
 SCRIPTS = REPO / "tests" / "user_scripts"
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
@@ -355,7 +355,7 @@ def test_run_problem():
 
 
 def test_script_mode_dispatch(tmp_path, capsys):
-    from precision_lint.harness import _is_script
+    from precision_lint.verify import _is_script
 
     plain = tmp_path / "train.py"
     plain.write_text("print('hi')\n")

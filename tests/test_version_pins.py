@@ -6,10 +6,8 @@ import pytest
 
 from conftest import config, write_tree
 
-from precision_lint.config import load
-from precision_lint.versions import (
-    Allowed, VersionResolver, in_file_requirements, parse_requirement, parse_spec, pip_requirements, resolver_for,
-)
+from precision_lint.workspace.config import load
+from precision_lint.workspace.versions import Allowed, VersionResolver, in_file_requirements, parse_requirement, parse_spec, pip_requirements, resolver_for
 
 
 def allowed(spec, dist="transformers"):

@@ -17,15 +17,15 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
-from ..notebook import CELL_ERROR_PREFIX, is_notebook
+from ..workspace.notebook import CELL_ERROR_PREFIX, is_notebook
 from . import extractors as _extractors_pkg
-from . import syntax
-from .calls import call_edges, call_records, return_summaries
-from .evaluate import Evaluator
-from .index import ModuleIndex, build_index, children
-from .main_block import main_block_lines
+from ..semantic import syntax
+from ..semantic.calls import call_edges, call_records, return_summaries
+from ..semantic.evaluate import Evaluator
+from ..semantic.index import ModuleIndex, build_index, children
+from ..semantic.main_block import main_block_lines
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
-from .values import CAPABILITY, COND
+from ..semantic.values import CAPABILITY, COND
 
 SKIP_FILE = re.compile(r"#\s*precision-lint:\s*skip-file\b", re.IGNORECASE)
 NOQA = re.compile(
@@ -153,7 +153,7 @@ _IMPORT_LINE = re.compile(
 def _imports_from_text(source: str, module: str, is_package: bool):
     """The modules a file imports and the names its unindented imports bind, read from its
     text alone (for files that are not parsed): ``(modules, exports)``."""
-    from .names import resolve_relative
+    from ..semantic.names import resolve_relative
 
     found = set()
     exports = {}
@@ -350,7 +350,7 @@ def _import_block(index: ModuleIndex) -> int:
 
 def _is_ipython_line(index: ModuleIndex, stmt: cst.CSTNode) -> bool:
     """A notebook's IPython line, as the notebook reader stands it in (``notebook.PLACEHOLDER``)."""
-    from ..notebook import PLACEHOLDER
+    from ..workspace.notebook import PLACEHOLDER
 
     return isinstance(stmt, cst.SimpleStatementLine) and index.module.code_for_node(stmt).strip().endswith(PLACEHOLDER)
 
@@ -399,7 +399,7 @@ def _import_line(index: ModuleIndex, stmt: cst.SimpleStatementLine, start: int, 
     """An import line with its isort section and sort key. In a notebook, an import that opens
     a cell starts after the cell's boundary: an import put before it lands in that cell, not at
     the end of the one above (an install cell)."""
-    from ..notebook import BOUNDARY
+    from ..workspace.notebook import BOUNDARY
 
     marker = BOUNDARY.split("{", 1)[0]
     boundary = index.source.rfind(marker, start, index.span(stmt.body[0]).start)

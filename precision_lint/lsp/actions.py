@@ -18,9 +18,9 @@ from typing import List, Optional, Sequence
 from lsprotocol import types as lsp
 
 from ..diagnostics import SAFE, Diagnostic
-from ..fixer import apply_edits, apply_fixes
-from ..notebook import NotebookError
-from ..noqa import UNCHECKED, commentable_lines, line_edit
+from ..fixes.fixer import apply_edits, apply_fixes
+from ..workspace.notebook import NotebookError
+from ..fixes.noqa import UNCHECKED, commentable_lines, line_edit
 from .checker import Checked
 from .convert import Locator, Related, diagnostic, document_edits, locator, workspace_edit
 

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from ..cache import default_cache_dir
-from ..config import CODE, Config, ConfigError, load
+from ..workspace.cache import default_cache_dir
+from ..workspace.config import CODE, Config, ConfigError, load
 from ..diagnostics import Diagnostic
-from ..discovery import is_excluded, project_root
+from ..workspace.discovery import is_excluded, project_root
 from ..engine import Engine, RunResult
 from ..rules import selected_codes
-from ..sources import SourceFile
+from ..workspace.sources import SourceFile
 from .documents import Buffer, DiskFiles
 
 _CWD_LOCK = threading.Lock()

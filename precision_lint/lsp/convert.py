@@ -15,9 +15,9 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
 from ..diagnostics import Diagnostic, Edit
-from ..notebook import boundary_lines, cell_position
+from ..workspace.notebook import boundary_lines, cell_position
 from ..reporters import url
-from ..sources import SourceFile
+from ..workspace.sources import SourceFile
 from .checker import Checked
 from .documents import Buffer
 from .text import LineIndex, diff_edits

@@ -11,8 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
-from ..notebook import from_cells, is_notebook
-from ..sources import SourceFile
+from ..workspace.notebook import from_cells, is_notebook
+from ..workspace.sources import SourceFile
 
 
 @dataclass(frozen=True)

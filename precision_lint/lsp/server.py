@@ -30,7 +30,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from .. import __version__
+from .._version import __version__
 from ..engine import InternalError
 from .actions import FIX_ALL, Actions, wanted
 from .checker import Checked, Checker, Outcome, Settings, SettingsError

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, NamedTuple, Optional, Sequence, Set
 
 from ..diagnostics import Diagnostic, Span
-from ..notebook import boundary_lines, cell_position
+from ..workspace.notebook import boundary_lines, cell_position
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
 DOCS_URL = "https://github.com/precision-lint/precision-lint/blob/main/rules/{code}.md"

@@ -123,7 +123,7 @@ def _rule_descriptor(code: str, rule) -> dict:
 
 
 def as_sarif(report: Report) -> dict:
-    from .. import __version__
+    from .._version import __version__
 
     codes = sorted(set(report.rules) | {d.code for d in report.diagnostics})
     index = {c: i for i, c in enumerate(codes)}

@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence
 
-from ..config import Config, ConfigError
+from ..workspace.config import Config, ConfigError
 from .base import Rule
 
 _RULE_MODULE = re.compile(r"^mp\d{3}_")

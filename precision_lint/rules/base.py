@@ -12,14 +12,14 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Sequence, Tuple
 
-from ..config import Config, ConfigError
+from ..workspace.config import Config, ConfigError
 from ..diagnostics import SAFE, Diagnostic, Edit, Fix, Related, Span
 from ..facts.model import ModuleFacts
-from ..notebook import cell_references, is_notebook
+from ..workspace.notebook import cell_references, is_notebook
 
 if TYPE_CHECKING:  # pragma: no cover - the join is imported only when something is judged
-    from ..project import Project
-    from ..versions import Targets
+    from ..project.model import Project
+    from ..workspace.versions import Targets
 
 
 @dataclass(frozen=True)

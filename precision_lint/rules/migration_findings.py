@@ -14,7 +14,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
 from ..knowledge import Migration, migrations, patched_keywords
-from ..versions import Allowed, compare
+from ..workspace.versions import Allowed, compare
 from .base import RuleContext, replace
 
 VERSION_TEXT = {"transformers": "transformers", "trl": "TRL"}

@@ -26,15 +26,15 @@ from __future__ import annotations
 import re
 from typing import Iterable, List, Optional, Tuple
 
-from .. import plan
+from ..fixes import plan
 from ..diagnostics import SAFE, Edit, Fix, Related
-from ..configfiles import is_config_file, shown_from
+from ..workspace.configfiles import is_config_file, shown_from
 from ..facts.extractors.precision import PrecisionSite
 from ..facts.extractors.weights import WeightsSite
 from ..facts.model import ModuleFacts
-from ..facts.values import CONST, DTYPE, dtype_of_string, may_be_true
-from ..project import Project
-from ..runs import half_in_run, run_name, training_site, value_in_run
+from ..semantic.values import CONST, DTYPE, dtype_of_string, may_be_true
+from ..project.model import Project
+from ..project.runs import half_in_run, run_name, training_site, value_in_run
 from .base import Option, Rule, RuleContext, insert, replace
 
 ERROR = "ValueError: Attempting to unscale FP16 gradients."

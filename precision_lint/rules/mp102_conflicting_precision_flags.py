@@ -49,9 +49,9 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from ..diagnostics import SAFE, Fix, Related
-from ..facts.values import CAPABILITY, COND, CONST, CUDA
+from ..semantic.values import CAPABILITY, COND, CONST, CUDA
 from ..knowledge import bf16_default_on
-from ..plan import capability_probe, guarded_fp16_flag, lazy_probe, torch_name
+from ..fixes.plan import capability_probe, guarded_fp16_flag, lazy_probe, torch_name
 from .base import Rule, RuleContext, replace
 
 BOTH_ERROR = "ValueError: At most one of fp16 and bf16 can be True, but not both"

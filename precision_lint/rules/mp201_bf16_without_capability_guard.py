@@ -43,12 +43,12 @@ from __future__ import annotations
 import re
 from typing import Iterable, List, Optional, Sequence, Tuple
 
-from .. import plan
+from ..fixes import plan
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
 from ..facts.extractors.capability import SECTION, CapabilityFacts
 from ..facts.hardware import FP8_CAPABILITY
 from ..facts.model import ModuleFacts
-from ..facts.values import CONST, COND, CUDA, Possible, dtypes as dtype_atoms
+from ..semantic.values import CONST, COND, CUDA, Possible, dtypes as dtype_atoms
 from .base import Rule, RuleContext, default_note, is_parameter_default
 
 NATIVE_BF16 = 80

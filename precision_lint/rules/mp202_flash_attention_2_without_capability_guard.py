@@ -28,9 +28,9 @@ above, so the capability alone is not enough.
 """
 from __future__ import annotations
 
-from .. import plan
+from ..fixes import plan
 from ..diagnostics import SAFE, Edit, Fix
-from ..facts.values import CONST
+from ..semantic.values import CONST
 from .base import Rule, RuleContext, default_note, is_parameter_default
 from .mp201_bf16_without_capability_guard import (
     capability_facts,

@@ -25,10 +25,10 @@ import re
 from functools import lru_cache
 from typing import Iterable, Optional, Tuple
 
-from ..config import installed_version
+from ..workspace.config import installed_version
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
-from ..plan import capability_probe, ensure_torch, lazy_probe, probe_expression
-from ..facts.values import CAPABILITY, COND, CONST, DTYPE
+from ..fixes.plan import capability_probe, ensure_torch, lazy_probe, probe_expression
+from ..semantic.values import CAPABILITY, COND, CONST, DTYPE
 from .base import Rule, RuleContext, insert, replace
 from .mp201_bf16_without_capability_guard import pre_ampere_targets
 

@@ -20,7 +20,7 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from ..diagnostics import SAFE, Edit, Fix
-from ..plan import ensure_torch
+from ..fixes.plan import ensure_torch
 from .base import Rule, RuleContext, insert, replace
 
 OLD = "torch.cuda.amp"

@@ -20,10 +20,10 @@ region (autocast runs softmax/log_softmax/kl_div in float32), logits with no flo
 """
 from __future__ import annotations
 
-from ..config import Config, ConfigError
+from ..workspace.config import Config, ConfigError
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from ..facts.extractors.kd import LOGITS
-from ..facts.values import HALF, Possible
+from ..semantic.values import HALF, Possible
 from .base import Option, Rule, RuleContext
 
 UPCAST = "upcast"

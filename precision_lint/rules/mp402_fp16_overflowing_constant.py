@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 from ..diagnostics import SAFE, Fix, Related
-from ..plan import ensure_torch
+from ..fixes.plan import ensure_torch
 from .base import Rule, RuleContext, replace
 from .mp101_fp16_weights_under_loss_scaling import scaling_reason
 

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from precision_lint.facts.model import ModuleFacts
-from precision_lint.project import Project
+from precision_lint.project.model import Project
 
 
 def _graph(seed: int, size: int):

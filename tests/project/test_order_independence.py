@@ -12,7 +12,7 @@ import shutil
 from conftest import REPO, config, write_tree
 
 from precision_lint import engine as engine_module
-from precision_lint.discovery import discover
+from precision_lint.workspace.discovery import discover
 from precision_lint.engine import Engine
 
 PROJECTS = {

@@ -99,7 +99,7 @@ def test_two_classes_with_one_qualname_in_two_roots_are_not_confused(tree):
 
 def test_library_bases_come_from_the_knowledge_table(tree):
     from precision_lint.facts.extract import extract_facts
-    from precision_lint.project import Project
+    from precision_lint.project.model import Project
 
     root = tree({"train.py": "from unsloth import UnslothTrainer\nclass MyTrainer(UnslothTrainer):\n    pass\n"})
     facts = extract_facts((root / "train.py").read_text(), str(root / "train.py"), "train", False, str(root))

@@ -420,7 +420,7 @@ def test_strategy_disable_scaler():
 
 
 def test_strategy_option_is_validated():
-    from precision_lint.config import ConfigError
+    from precision_lint.workspace.config import ConfigError
     from precision_lint.engine import Engine
 
     with pytest.raises(ConfigError, match="must be one of fp32-master, bf16-if-supported, disable-scaler"):

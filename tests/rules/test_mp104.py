@@ -128,7 +128,7 @@ def test_default_eps_gives_nan_parameters_on_cpu():
 
 
 def test_fixture_header_fixes_unsafe(tmp_path):
-    from precision_lint.harness.fixture import FixtureError, load_fixture
+    from precision_lint.verify.fixture import FixtureError, load_fixture
 
     head = "# precision-lint fixture\n# rule: MP104\n# needs: cpu\n# expect: non-finite loss\n# steps: 2\n"
     path = tmp_path / "fx.py"

@@ -176,7 +176,7 @@ def test_move_into_the_config_of_the_same_scope_is_safe_and_one_pass():
     found = lint302(before)
     assert len(found) == 2 and all(d.fix is not None and d.fix.applicability == "safe" for d in found)
     assert found[0].fix.edits == found[1].fix.edits  # one edit set: the whole call in one pass
-    from precision_lint.fixer import apply_fixes
+    from precision_lint.fixes.fixer import apply_fixes
 
     fixed, applied, problem = apply_fixes(dedent(before), [d.fix for d in found])
     assert problem is None and len(applied) == 2 and fixed == dedent(after)
@@ -344,7 +344,7 @@ def test_a_major_version_alone_is_that_version():
 @pytest.mark.parametrize("pin, reported", [("trl==0.12.0", False), ("trl==0.13.0", True), ("trl<0.13", False)])
 def test_gated_on_the_projects_trl_pin(tmp_path, pin, reported):
     from conftest import write_tree
-    from precision_lint.config import load
+    from precision_lint.workspace.config import load
     from precision_lint.engine import Engine
 
     root = write_tree(

@@ -5,7 +5,7 @@ import json
 
 from conftest import config, lint, write_tree
 
-from precision_lint.config import from_table
+from precision_lint.workspace.config import from_table
 from precision_lint.engine import Engine
 
 NEWEST = config(transformers_version="5.23", trl_version="1.16")

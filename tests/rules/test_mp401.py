@@ -2,7 +2,7 @@
 import pytest
 
 from conftest import config, dedent, fix, lint
-from precision_lint.config import ConfigError
+from precision_lint.workspace.config import ConfigError
 from precision_lint.diagnostics import SAFE, UNSAFE
 
 CODE = "MP401"

@@ -14,7 +14,7 @@ import tomllib
 import pytest
 from conftest import config, dedent, write_tree
 
-from precision_lint.configfiles import MAX_BYTES, ConfigFiles
+from precision_lint.workspace.configfiles import MAX_BYTES, ConfigFiles
 from precision_lint.engine import Engine
 
 

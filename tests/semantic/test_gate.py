@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from precision_lint.engine import Engine
-from precision_lint.facts.gate import analysed, imported_modules
+from precision_lint.semantic.gate import analysed, imported_modules
 
 # A9's shape: a KD loss in losses.py, an fp16 reference model loaded in models.py, and the
 # script that joins them, whose text holds no precision word at all (whether MP401 should fire

@@ -4,7 +4,7 @@ import pytest
 
 from conftest import dedent, lint
 
-from precision_lint.facts.index import build_index
+from precision_lint.semantic.index import build_index
 
 
 def _callees(src: str, module: str = "train"):

@@ -6,8 +6,8 @@ import libcst as cst
 import pytest
 from conftest import dedent, lint
 
-from precision_lint.facts.index import build_index
-from precision_lint.facts.kinds import object_kinds
+from precision_lint.semantic.index import build_index
+from precision_lint.semantic.kinds import object_kinds
 
 LOOP = """
     import torch

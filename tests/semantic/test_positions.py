@@ -16,7 +16,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from precision_lint.facts.positions import Positions
+from precision_lint.semantic.positions import Positions
 
 
 def _line_starts(source: str):

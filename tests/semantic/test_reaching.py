@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from conftest import config, dedent, lint
 
-from precision_lint.facts.index import build_index
+from precision_lint.semantic.index import build_index
 
 
 def _uses(ix, name):

@@ -4,7 +4,7 @@ import sys
 
 from conftest import REPO, dedent, lint
 
-from precision_lint.facts.index import build_index
+from precision_lint.semantic.index import build_index
 
 
 def test_module_level_global_resolves_to_the_module_binding():

@@ -22,9 +22,9 @@ from typing import List, Optional, Sequence, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ..index import ModuleIndex, positional
-from ..values import CONST
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import ModuleIndex, positional
+from ...semantic.values import CONST
 
 SECTION = "accelerate_launches"
 EMPTY = ()

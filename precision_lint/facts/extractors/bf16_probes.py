@@ -17,10 +17,10 @@ from typing import Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ..index import ModuleIndex, keyword, positional
-from ..index import _target_names
-from ..values import CONST, DTYPE
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import ModuleIndex, keyword, positional
+from ...semantic.index import _target_names
+from ...semantic.values import CONST, DTYPE
 
 SECTION = "bf16_probes"
 EMPTY = ()

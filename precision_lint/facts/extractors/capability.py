@@ -34,11 +34,11 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ..index import CallSite, ModuleIndex, keyword
-from ..names import dotted
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import CallSite, ModuleIndex, keyword
+from ...semantic.names import dotted
 from .. import hardware
-from ..values import CONST, Possible, dtypes as dtype_atoms
+from ...semantic.values import CONST, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args
 
 SECTION = "capability"

@@ -17,9 +17,9 @@ from typing import Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ..index import ModuleIndex
-from ..names import dotted
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import ModuleIndex
+from ...semantic.names import dotted
 
 SECTION = "cuda_amp"
 EMPTY = {"uses": (), "imports": ()}

@@ -15,9 +15,9 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ..index import CallSite, ModuleIndex, positional
-from ..names import dotted
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import CallSite, ModuleIndex, positional
+from ...semantic.names import dotted
 from .precision import GRAD_SCALERS
 
 SECTION = "clipping"

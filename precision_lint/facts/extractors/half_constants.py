@@ -17,10 +17,10 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ..index import FP16_MAX, CallSite, ModuleIndex, keyword, misfits_half, number, positional
-from ..names import dotted
-from ..values import CONST, dtypes
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, keyword, misfits_half, number, positional
+from ...semantic.names import dotted
+from ...semantic.values import CONST, dtypes
 
 SECTION = "half_constants"
 EMPTY = {"constants": (), "half_casts": ()}

@@ -26,10 +26,10 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ..index import ModuleIndex, Scope, element, keyword, positional
-from ..tensors import LOG_SOFTMAX, SOFTMAX, HalfTensors, enclosing_class, half_tensors
-from ..values import Possible
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import ModuleIndex, Scope, element, keyword, positional
+from ...semantic.tensors import LOG_SOFTMAX, SOFTMAX, HalfTensors, enclosing_class, half_tensors
+from ...semantic.values import Possible
 
 SECTION = "kd"
 

@@ -22,10 +22,10 @@ import libcst as cst
 
 from ...diagnostics import Span
 from ...knowledge import migrated_names, migrations
-from ..callees import project_callee
-from ..evaluate import Evaluator
-from ..index import ModuleIndex
-from ..names import dotted
+from ...semantic.callees import project_callee
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import ModuleIndex
+from ...semantic.names import dotted
 from .trainer import _assigned_callees, is_super_init
 
 SECTION = "migrations"

@@ -16,9 +16,9 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ..index import ModuleIndex, keyword, positional
-from ..values import CONST
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import ModuleIndex, keyword, positional
+from ...semantic.values import CONST
 from .precision import _insertion, keyword_text
 
 SECTION = "optimizers"

@@ -18,10 +18,10 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ..callees import project_callee
-from ..evaluate import ARGUMENT_PARSERS, Evaluator, is_training_arguments
-from ..index import CallSite, ModuleIndex, keyword, positional
-from ..values import CONFIG, Values, as_switch
+from ...semantic.callees import project_callee
+from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator, is_training_arguments
+from ...semantic.index import CallSite, ModuleIndex, keyword, positional
+from ...semantic.values import CONFIG, Values, as_switch
 
 SECTION = "precision"
 

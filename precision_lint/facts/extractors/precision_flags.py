@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ..index import ModuleIndex, keyword
-from ..names import dotted
-from ..values import CONST, Values
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import ModuleIndex, keyword
+from ...semantic.names import dotted
+from ...semantic.values import CONST, Values
 from .precision import is_training_args
 
 SECTION = "precision_flags"

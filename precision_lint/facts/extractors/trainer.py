@@ -14,8 +14,8 @@ from typing import Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ..index import ModuleIndex
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import ModuleIndex
 
 SECTION = "trainer"
 KEY = "tokenizer"

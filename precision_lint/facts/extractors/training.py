@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import List
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ..index import ModuleIndex
-from ..names import dotted
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import ModuleIndex
+from ...semantic.names import dotted
 
 SECTION = "training"
 EMPTY = ()

@@ -18,13 +18,13 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ..evaluate import Evaluator
-from ..callees import project_class
-from ..index import CallSite, ModuleIndex, Scope, keyword, positional
-from ..kinds import constructs_module, is_loader, object_kinds
-from ..names import dotted
-from ..training_state import frozen_at_end, no_grad_function, runs_before, save_time_cast, without_grad
-from ..values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
+from ...semantic.evaluate import Evaluator
+from ...semantic.callees import project_class
+from ...semantic.index import CallSite, ModuleIndex, Scope, keyword, positional
+from ...semantic.kinds import constructs_module, is_loader, object_kinds
+from ...semantic.names import dotted
+from ...semantic.training_state import frozen_at_end, no_grad_function, runs_before, save_time_cast, without_grad
+from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
 SECTION = "weights"
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from .facts.extractors.training import SECTION as TRAINING, TrainingSite
-from .facts.model import ModuleFacts
-from .facts.values import CONST, DTYPE, dtype_of_string
+from ..facts.extractors.training import SECTION as TRAINING, TrainingSite
+from ..facts.model import ModuleFacts
+from ..semantic.values import CONST, DTYPE, dtype_of_string
 
 
 def training_site(

@@ -14,15 +14,15 @@ import dataclasses
 import os
 from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .configfiles import ConfigFiles
-from .facts.extract import extractors
-from .facts.main_block import in_main_block, main_scope
-from .facts.model import ModuleFacts
+from ..workspace.configfiles import ConfigFiles
+from ..facts.extract import extractors
+from ..semantic.main_block import in_main_block, main_scope
+from ..facts.model import ModuleFacts
 from .callgraph import CallGraph
 from .interproc import CallGraphValues
-from .shipped import ShippedFiles
+from ..workspace.shipped import ShippedFiles
 from .symbols import ProjectSymbols
-from .versions import Allowed, Targets, VersionResolver
+from ..workspace.versions import Allowed, Targets, VersionResolver
 
 
 class Project:
@@ -113,7 +113,7 @@ class Project:
         """What the notebooks that run ``module`` install: a notebook whose ``%pip install``
         lines pin versions and whose ``!python``/``!torchrun``/``!accelerate launch`` line runs
         the module, or a script that imports it (any of those runs, when several do)."""
-        from .versions import any_of, in_file_requirements, launched_scripts, pip_requirements
+        from ..workspace.versions import any_of, in_file_requirements, launched_scripts, pip_requirements
 
         if self._launches is None:
             self._launches = {}

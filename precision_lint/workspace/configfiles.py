@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .diagnostics import Span
+from ..diagnostics import Span
 
 MAX_BYTES = 1_000_000  # a config file is small; anything larger is data, not configuration
 SUFFIXES = (".yaml", ".yml", ".json", ".toml")

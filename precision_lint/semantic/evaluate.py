@@ -22,28 +22,7 @@ from ..knowledge import derives_from, model_init_keyword
 from .callees import project_callee
 from .index import Assignment, CallSite, ModuleIndex, Scope, children, element, item_owner, keyword, literal_key
 from .names import dotted
-from .values import (
-    CAPABILITY,
-    CONFIG,
-    CONST,
-    COND,
-    CUDA,
-    DTYPE,
-    PARAM,
-    RETURN,
-    UNKNOWN,
-    UNKNOWN_VALUE,
-    SYMBOLIC,
-    ConfigRef,
-    Guard,
-    ParamRef,
-    ReturnRef,
-    select,
-    Possible,
-    Values,
-    dtype_of_qualname,
-    dtype_of_string,
-)
+from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string
 
 CUDA_AVAILABLE = "torch.cuda.is_available"
 # Functions whose result tells whether this GPU runs bf16 natively (or its compute capability).

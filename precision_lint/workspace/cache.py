@@ -25,7 +25,7 @@ CACHE_DIR_NAME = ".precision-lint-cache"
 def fingerprint() -> str:
     """Changes whenever the code that computes facts (or what it runs on, or the library
     tables it reads) changes."""
-    from . import __version__
+    from .._version import __version__
 
     try:
         import libcst
@@ -34,12 +34,16 @@ def fingerprint() -> str:
     except ImportError:  # pragma: no cover
         libcst_version = ""
     digest = hashlib.sha1(f"{__version__}|{sys.version}|{libcst_version}".encode())
-    facts_dir = Path(__file__).resolve().parent / "facts"
-    for path in sorted(facts_dir.rglob("*.py")):
-        digest.update(path.relative_to(facts_dir).as_posix().encode())
-        digest.update(path.read_bytes())
+    package = Path(__file__).resolve().parent.parent
+    # what reads the code (semantic/, facts/) and what judges it (project/, rules/): a cached
+    # run's findings depend on both
+    for part in ("semantic", "facts", "project", "rules", "workspace"):
+        folder = package / part
+        for path in sorted(folder.rglob("*.py")):
+            digest.update(path.relative_to(package).as_posix().encode())
+            digest.update(path.read_bytes())
     # the library tables decide what facts record (the migration table's names, for one)
-    knowledge_dir = facts_dir.parent / "knowledge"
+    knowledge_dir = package / "knowledge"
     for path in sorted(knowledge_dir.glob("*.toml")):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())

@@ -18,8 +18,8 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set
 
-from .diagnostics import Diagnostic, Edit
-from .facts.extract import NOQA  # the one definition of what a noqa comment looks like
+from ..diagnostics import Diagnostic, Edit
+from ..facts.extract import NOQA  # the one definition of what a noqa comment looks like
 from .fixer import apply_edits, still_valid
 
 _ENDING = re.compile(r"\r\n|\r|\n")
@@ -131,8 +131,8 @@ def write_noqa(result, display=str, err=None) -> int:
     into its file, atomically; say what was added and what could not be. Returns lines changed."""
     import sys
 
-    from .notebook import NotebookError
-    from .sources import WriteRefused, write_over
+    from ..workspace.notebook import NotebookError
+    from ..workspace.sources import WriteRefused, write_over
 
     err = err or sys.stderr
     total = 0
@@ -170,7 +170,7 @@ def write_noqa(result, display=str, err=None) -> int:
 def _where(src, row: int) -> str:
     if src.notebook is None:
         return f"line {row}"
-    from .notebook import boundary_lines, cell_position
+    from ..workspace.notebook import boundary_lines, cell_position
 
     cell, line = cell_position(boundary_lines(src.text or ""), row)
     return f"cell {cell}, line {line}"

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, Iterable, List, Set, Tuple
 
-from .facts.main_block import is_main_scope, module_of_main
-from .facts.model import ModuleFacts
+from ..semantic.main_block import is_main_scope, module_of_main
+from ..facts.model import ModuleFacts
 
 MODULE_LEVEL = "<module-level>"
 

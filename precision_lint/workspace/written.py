@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .configfiles import is_config_file
-from .diagnostics import Diagnostic, Edit, Fix, Related, Span
+from ..diagnostics import Diagnostic, Edit, Fix, Related, Span
 from .notebook import _OTHER_FILE, Notebook, blank_line, boundary_lines, cell_position, cell_references
 from .sources import SourceFile
 

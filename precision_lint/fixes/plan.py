@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
 
-from .diagnostics import Edit
-from .facts.model import ModuleFacts
+from ..diagnostics import Edit
+from ..facts.model import ModuleFacts
 
 PROBE_NAME = "BF16_OK"
 PROBE_COMMENT = "# bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back."
@@ -128,7 +128,7 @@ def lazy_probe(ctx) -> bool:
     Cannot re-initialize CUDA in forked subprocess``. A script or a notebook runs it once, at
     the top, where that is harmless.
     """
-    from .notebook import is_notebook
+    from ..workspace.notebook import is_notebook
 
     return not is_notebook(ctx.path) and bool(ctx.project.importers_of(ctx.facts))
 

@@ -3,21 +3,7 @@ from __future__ import annotations
 
 import math
 
-from .script import (
-    BROKE,
-    FIXED,
-    NOTHING_TO_FIX,
-    OFFLINE,
-    STILL_FAILS,
-    WORKS,
-    all_losses,
-    offline_download,
-    relative_differences,
-    run_problem,
-    skipped_steps,
-    step_losses,
-    steps_made,
-)
+from .script import BROKE, FIXED, NOTHING_TO_FIX, OFFLINE, STILL_FAILS, WORKS, all_losses, offline_download, relative_differences, run_problem, skipped_steps, step_losses, steps_made
 
 
 def offline_message(outcome) -> str:

@@ -23,7 +23,7 @@ import os
 import re
 from typing import Dict, List, Optional
 
-from .facts.hardware import notebook_capability, stated_in_text, summarise
+from ..facts.hardware import notebook_capability, stated_in_text, summarise
 
 LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
 READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")

@@ -17,23 +17,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, List, Optional, Tuple
 
-from .facts.model import CallRecord, ModuleFacts
-from .configfiles import ConfigFiles
-from .facts.values import (
-    CONFIG,
-    CONST,
-    DTYPE,
-    HALF,
-    RETURN,
-    SYMBOLIC,
-    UNKNOWN,
-    Possible,
-    ParamRef,
-    ReturnRef,
-    dtype_of_qualname,
-    dtype_of_string,
-    select,
-)
+from ..facts.model import CallRecord, ModuleFacts
+from ..workspace.configfiles import ConfigFiles
+from ..semantic.values import CONFIG, CONST, DTYPE, HALF, RETURN, SYMBOLIC, UNKNOWN, Possible, ParamRef, ReturnRef, dtype_of_qualname, dtype_of_string, select
 
 # how many substitutions one value may go through: a parameter passed on by helpers, a
 # returned model made with its caller's dtype (KD chains reach 4 or 5)

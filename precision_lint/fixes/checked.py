@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .diagnostics import Diagnostic, Edit, Fix
+from ..diagnostics import Diagnostic, Edit, Fix
 
 MAX_FIX_PASSES = 10
 MAX_ROUNDS = 6

@@ -12,7 +12,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from .diagnostics import Edit, Fix
+from ..diagnostics import Edit, Fix
 
 
 def _overlaps(a: Edit, b: Edit) -> bool:

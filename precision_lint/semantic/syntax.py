@@ -22,7 +22,7 @@ import sys
 import threading
 from typing import Any, Callable, Optional, Tuple
 
-from .model import ParseError
+from ..facts.model import ParseError
 
 # Deeper than this (LibCST's nesting, see nesting_depth), a file is analysed on a thread of
 # its own with room for the recursion; at most MAX_DEPTH, beyond which it is not analysed.

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
-from .facts.model import ClassFact, ModuleFacts
-from .knowledge import library_bases
+from ..facts.model import ClassFact, ModuleFacts
+from ..knowledge import library_bases
 
 _MAX_HOPS = 16
 

@@ -1,6 +1,0 @@
-"""``python -m precision_lint.harness verify ...`` (same as ``precision-lint verify``)."""
-import sys
-
-from . import main
-
-sys.exit(main())
