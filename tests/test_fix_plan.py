@@ -1,4 +1,4 @@
-"""One plan of fixes, checked whole (``fixplan.py``): the fixes of a run are applied to a copy,
+"""One plan of fixes, checked whole (``fixes/checked.py``): the fixes of a run are applied to a copy,
 the copy is linted again with every rule and the config files it reads, and a fix that hides a
 finding, creates one, or does not converge is refused: its finding keeps no fix (no ``[*]``)
 and says why."""
@@ -147,3 +147,19 @@ def test_a_switch_and_a_dtype_test_narrow_the_else_branch():
     assert lint(src, "MP101") == []
     # without the switch in the test, float16 stays possible under fp16
     assert lint(src.replace("args.fp16 and dtype == torch.float16", "args.bf16"), "MP101")
+
+
+def test_a_finding_that_stood_before_the_fix_is_left_to_its_own_rule():
+    # `--select MP202 --fix` guards FlashAttention-2 and leaves the unguarded bf16 weights, which
+    # MP201 reported before the fix, to MP201: the plan fixes only the findings its fixes create
+    from conftest import dedent, fix, lint
+
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2", torch_dtype=torch.bfloat16)
+        """
+    assert {d.code for d in lint(src)} >= {"MP201", "MP202"}
+    fixed = fix(src, "MP202")
+    assert "is_flash_attn_2_available()" in fixed and "torch_dtype=torch.bfloat16)" in fixed
+    assert [d.code for d in lint(fixed) if d.code in ("MP201", "MP202")] == ["MP201"]

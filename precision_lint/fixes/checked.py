@@ -141,6 +141,16 @@ def run_trial(
             return True
         start, end = trial.to_original(d.path, d.span.start, n), trial.to_original(d.path, d.span.end, n)
         return any(o.code == d.code and o.path == d.path and o.span.start <= end and start <= o.span.end for o in refused_first)
+    def stood_before(d: Diagnostic, n: int) -> bool:
+        """The finding was in the texts before the plan (its words, or its place): not one the
+        plan created, so it is fixed only if its rule is selected (``--select MP202 --fix``
+        leaves the unguarded bf16 of MP201 to MP201)."""
+        if _loose(d) in known:
+            return True
+        start, end = trial.to_original(d.path, d.span.start, n), trial.to_original(d.path, d.span.end, n)
+        # the same text at the same place (a span inside text a fix wrote maps only roughly)
+        return any(o.code == d.code and o.path == d.path and (o.span.start, o.span.end) == (start, end) for o in first)
+
     # per path: (code, start, end) of the text each fix of the previous pass wrote
     written: Dict[str, List[Tuple[str, int, int, Diagnostic]]] = {}
     for n in range(MAX_FIX_PASSES):
@@ -148,7 +158,7 @@ def run_trial(
         for d in diagnostics:
             if d.fix is None or not d.fix.edits or is_refused(d, n):
                 continue
-            created = n > 0 and applicable is not None and _loose(d) not in known
+            created = n > 0 and applicable is not None and not stood_before(d, n)
             if not (wanted(d) or (created and applicable(d))):
                 continue
             by_path.setdefault(d.path, []).append(d)

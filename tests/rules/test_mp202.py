@@ -47,10 +47,10 @@ FIXES = [
         # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
         BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
 
-        model = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa", dtype="auto")
+        model = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa", torch_dtype="auto")
         """,
-        # the call works on transformers 5 once fixed, so its `torch_dtype=` now warns (MP304): the
-        # plan fixes what its own fix brings out, whatever is selected (fixplan.py)
+        # `torch_dtype=` (MP304) was reported before the fix too: with MP202 alone selected it is
+        # left to MP304 (the plan fixes only what its own fixes create: fixes/checked.py)
         id="use_flash_attention_2",
     ),
     pytest.param(  # a config, from_config, a single-quoted literal and a variable
@@ -72,10 +72,10 @@ FIXES = [
 
         ATTN = ('flash_attention_2' if BF16_OK and is_flash_attn_2_available() else 'sdpa')
         config = AutoConfig.from_pretrained("m", attn_implementation=ATTN)
-        model = AutoModelForCausalLM.from_config(config, attn_implementation='flash_attention_2' if BF16_OK and is_flash_attn_2_available() else 'sdpa', torch_dtype=torch.bfloat16 if BF16_OK else torch.float16)
+        model = AutoModelForCausalLM.from_config(config, attn_implementation='flash_attention_2' if BF16_OK and is_flash_attn_2_available() else 'sdpa', torch_dtype=torch.bfloat16)
         """,
-        # with an sdpa fallback the script runs on pre-Ampere GPUs too, where its bf16 weights are
-        # emulated (MP201, silent while FA2 pinned it to Ampere): the plan fixes that as well
+        # the unguarded bf16 weights (MP201) were reported before the fix too: with MP202 alone
+        # selected they are left to MP201, as ruff's --select does
         id="config_and_variable",
     ),
 ]
