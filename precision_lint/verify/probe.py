@@ -209,11 +209,15 @@ class Probe:
             major, minor = torch.cuda.get_device_capability(index)
             cuda = {"name": torch.cuda.get_device_name(index), "capability": f"sm{major}{minor}",
                     "bf16_supported": bool(torch.cuda.is_bf16_supported())}
+        try:
+            frozen = {k: {"tensors": v[0], "numel": v[1]} for k, v in _frozen_dtypes(torch, trainable).items()}
+        except Exception as exc:  # noqa: BLE001 - the run goes on; the report says what is missing
+            frozen = {}
+            self.notes.append(f"frozen weights not readable: {type(exc).__name__}: {exc}")
         self.plan = {
             "optimizer": type(optimizer).__name__,
             "param_dtypes": {k: {"tensors": v[0], "numel": v[1]} for k, v in dtypes.items()},
-            "frozen_param_dtypes": {k: {"tensors": v[0], "numel": v[1]}
-                                    for k, v in _frozen_dtypes(torch, trainable).items()},
+            "frozen_param_dtypes": frozen,
             "param_devices": devices,
             "cuda": cuda,
         }
