@@ -35,9 +35,11 @@ from precision_lint.verify.script_report import to_json as script_json  # noqa: 
 SCRIPTS = REPO / "tests" / "user_scripts"
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 HAVE_TRANSFORMERS = HAVE_TORCH and importlib.util.find_spec("transformers") is not None
+HAVE_PEFT = HAVE_TRANSFORMERS and importlib.util.find_spec("peft") is not None
 
 needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch is not installed")
 needs_transformers = pytest.mark.skipif(not HAVE_TRANSFORMERS, reason="transformers is not installed")
+needs_peft = pytest.mark.skipif(not HAVE_PEFT, reason="peft is not installed")
 
 # real training steps: run with `-m slow` (CI runs them; the default run skips them)
 slow = pytest.mark.slow
@@ -166,6 +168,60 @@ def test_trainer_script_cpu_emulated(tmp_path_factory, capsys):
     assert original["probe"]["pending_losses"][0] == pytest.approx(fixed["losses"][0], rel=1e-2)
 
     # capped: no checkpoint at step 10, no tensorboard run, no final save_model, no output dir
+    assert snapshot(folder) == before
+
+
+# ------------------------------------------- PEFT: LoRA on a model cast to half, GradScaler
+@slow
+@needs_peft
+def test_peft_half_fix_upcasts_the_adapters_and_keeps_the_base_float16(tmp_path_factory):
+    """``get_peft_model(base, ...)`` then ``model.half()`` under a GradScaler: the adapters'
+    gradients are float16 and ``unscale_`` refuses them. The fix (through the real ``--fix``)
+    casts only the trainable parameters back to float32: the fixed copy trains, its LoRA
+    weights are float32 and the frozen base is still float16 -- the least change, where
+    ``model.float()`` would have doubled the base's memory too."""
+    name = "peft_lora_fp16_half.py"
+    folder = user_project(tmp_path_factory, name)
+    before = snapshot(folder)
+    verifier = ScriptVerifier(Linter(), steps=3, device="cpu", timeout=600)
+    result = verifier.verify(folder / name, cwd=folder)
+    report, text = json.loads(json.dumps(script_json(result))), script_text(result)
+    assert report["verdict"] == "fixed", report["verdict_text"]
+    assert result.ok
+
+    original, fixed = report["original"], report["fixed"]
+    assert original["exc_type"] == "ValueError"
+    assert original["exc_message"] == "Attempting to unscale FP16 gradients."
+    assert original["where"] == {"file": name, "line": 34}  # scaler.unscale_(optimizer)
+    assert original["steps_made"] == 0
+    assert [f["code"] for f in report["findings_before"]][:1] == ["MP101"]
+    assert report["findings_after"] == []
+
+    # the fix: a loop over the trainable parameters after `model.half()`, no `model.float()`
+    diff = report["fix_diff"]
+    assert "+for param in model.parameters():" in diff and "+        param.data = param.data.float()" in diff
+    added = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    assert removed == []  # `model.half()` stays: the whole model is never upcast
+    casts = [line for line in added if ".float()" in line or ".to(" in line or "float32" in line.split("#")[0]]
+    assert casts == ["+        param.data = param.data.float()"]
+
+    lora = {"tensors": 4, "numel": 1024}  # A (4x32) and B (96x4) on c_attn, in 2 layers
+    plan = original["probe"]["plan"]
+    assert plan["param_dtypes"] == {"float16": lora}
+    assert set(plan["frozen_param_dtypes"]) == {"float16"}
+    frozen = plan["frozen_param_dtypes"]["float16"]
+    assert frozen["numel"] == 32640 - 1024  # all params, less the adapters
+
+    assert fixed["status"] == "completed" and fixed["stopped"] is True
+    assert fixed["steps_made"] == 3 and finite(fixed["losses"]) and fixed["problem"] is None
+    fixed_plan = fixed["probe"]["plan"]
+    assert fixed_plan["param_dtypes"] == {"float32": lora}  # the adapters train in float32
+    assert fixed_plan["frozen_param_dtypes"] == {"float16": frozen}  # the base stays float16
+    assert ("plan in force: trainable weights float32 on cpu (AdamW); frozen weights float16; "
+            "autocast cpu float16; GradScaler('cpu') enabled") in text
+    # the same seeds: the fixed run's first loss is the one the original failed on
+    assert fixed["losses"][0] == pytest.approx(original["probe"]["pending_losses"][0], rel=1e-2)
     assert snapshot(folder) == before
 
 

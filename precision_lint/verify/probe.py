@@ -13,7 +13,8 @@ user's script, so the script needs no header and no special prints. What it does
   before scaling) or to ``backward``; several backward calls in one step (gradient
   accumulation) are kept as a list;
 - **records the precision plan in force** at the first step: the dtypes of the parameters
-  the optimizers train, the autocast contexts entered (device, dtype), each ``GradScaler``
+  the optimizers train, the dtypes of the frozen parameters of the models they belong to
+  (a PEFT model's base: a fix must leave it as it was), the autocast contexts entered (device, dtype), each ``GradScaler``
   (device, enabled) and the ``TrainingArguments`` precision flags, with the device
   (CUDA name and capability, or CPU);
 - **seeds** ``random``, numpy and torch with 0 before the script starts, so that the runs
@@ -52,6 +53,33 @@ class StopRun(BaseException):
 
 def _dtype_name(dtype):
     return str(dtype).replace("torch.", "")
+
+
+def _frozen_dtypes(torch, trainable):
+    """The dtypes of the frozen parameters (``requires_grad=False``) of every model that holds
+    one of the ``trainable`` tensors: {dtype: [tensors, numel]}. The optimizer knows only what
+    it trains; the models are found among the live modules (``gc``), their roots being the
+    modules no other module holds as a child. Read once, at the first step."""
+    import gc
+
+    modules = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module)]
+    children = {id(c) for m in modules for c in m._modules.values() if c is not None}
+    wanted = {id(p) for p in trainable}
+    seen, dtypes = set(), {}
+    for root in modules:
+        if id(root) in children:
+            continue
+        params = list(root.parameters())
+        if not any(id(p) in wanted for p in params):
+            continue
+        for p in params:
+            if p.requires_grad or id(p) in seen:
+                continue
+            seen.add(id(p))
+            entry = dtypes.setdefault(_dtype_name(p.dtype), [0, 0])
+            entry[0] += 1
+            entry[1] += p.numel()
+    return dtypes
 
 
 def _finite_or_text(value):
@@ -165,11 +193,12 @@ class Probe:
             return
         import torch
 
-        dtypes, devices = {}, {}
+        dtypes, devices, trainable = {}, {}, []
         for group in optimizer.param_groups:
             for p in group["params"]:
                 if not isinstance(p, torch.Tensor) or not p.requires_grad:
                     continue
+                trainable.append(p)
                 entry = dtypes.setdefault(_dtype_name(p.dtype), [0, 0])
                 entry[0] += 1
                 entry[1] += p.numel()
@@ -180,9 +209,15 @@ class Probe:
             major, minor = torch.cuda.get_device_capability(index)
             cuda = {"name": torch.cuda.get_device_name(index), "capability": f"sm{major}{minor}",
                     "bf16_supported": bool(torch.cuda.is_bf16_supported())}
+        try:
+            frozen = {k: {"tensors": v[0], "numel": v[1]} for k, v in _frozen_dtypes(torch, trainable).items()}
+        except Exception as exc:  # noqa: BLE001 - the run goes on; the report says what is missing
+            frozen = {}
+            self.notes.append(f"frozen weights not readable: {type(exc).__name__}: {exc}")
         self.plan = {
             "optimizer": type(optimizer).__name__,
             "param_dtypes": {k: {"tensors": v[0], "numel": v[1]} for k, v in dtypes.items()},
+            "frozen_param_dtypes": frozen,
             "param_devices": devices,
             "cuda": cuda,
         }

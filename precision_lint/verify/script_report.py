@@ -21,6 +21,13 @@ def _loss(value) -> str:
     return f"{value:.4g}"
 
 
+def _dtype_shares(dtypes: dict) -> str:
+    """``float16``, or ``float32 (75%), float16 (25%)`` by share of elements."""
+    total = sum(d["numel"] for d in dtypes.values()) or 1
+    return ", ".join(f"{name} ({d['numel'] / total:.0%})" if len(dtypes) > 1 else name
+                     for name, d in sorted(dtypes.items(), key=lambda kv: -kv[1]["numel"]))
+
+
 def plan_text(outcome) -> str:
     """The precision plan in force, in one line."""
     probe = (outcome.probe or {}) if outcome else {}
@@ -28,12 +35,12 @@ def plan_text(outcome) -> str:
     plan = probe.get("plan") or {}
     dtypes = plan.get("param_dtypes") or {}
     if dtypes:
-        total = sum(d["numel"] for d in dtypes.values()) or 1
-        weights = ", ".join(
-            f"{name} ({d['numel'] / total:.0%})" if len(dtypes) > 1 else name
-            for name, d in sorted(dtypes.items(), key=lambda kv: -kv[1]["numel"]))
+        weights = _dtype_shares(dtypes)
         devices = "/".join(sorted(plan.get("param_devices") or {})) or "?"
         parts.append(f"trainable weights {weights} on {devices} ({plan.get('optimizer')})")
+        frozen = plan.get("frozen_param_dtypes") or {}
+        if frozen:  # a PEFT model's base, a frozen encoder: a fix must not upcast them
+            parts.append(f"frozen weights {_dtype_shares(frozen)}")
     else:
         parts.append("no optimizer seen")
     autocast = probe.get("autocast") or []
