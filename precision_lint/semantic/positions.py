@@ -113,6 +113,9 @@ _CST_FAMILIES: Dict[type, str] = {
     cst.Tuple: "Tuple",
     cst.FormattedString: "JoinedStr",
     cst.ImportAlias: "alias",
+    # import statements: where an added import or the probe goes (``facts/extract.py``'s layout)
+    cst.Import: "Import",
+    cst.ImportFrom: "ImportFrom",
 }
 _AST_FAMILIES = frozenset(_CST_FAMILIES.values()) | {"Name", "Constant", "ClassDef", "FunctionDef", "arg"}
 # the name an import alias holds: ``a.b`` of ``import a.b as c`` (an Attribute), ``x`` of ``from m import x``
@@ -563,8 +566,15 @@ def _same_alias(pos: Positions, c: cst.ImportAlias, a: ast.AST) -> bool:
     return a.name == pos._module.code_for_node(c.name) and a.asname == asname
 
 
+def _same_import(pos: Positions, c: cst.CSTNode, a: ast.AST) -> bool:
+    """An import statement: the same text but for whitespace (its parentheses are its own)."""
+    return _squeezed(pos._text(a)) == _squeezed(pos._module.code_for_node(c)).rstrip(";")
+
+
 _CHECKS: Dict[str, Callable[[Positions, cst.CSTNode, ast.AST], bool]] = {
     "alias": _same_alias,
+    "Import": _same_import,
+    "ImportFrom": _same_import,
     "FunctionDef": _same_holder,
     "ClassDef": _same_holder,
     "arg": _same_holder,

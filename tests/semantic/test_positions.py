@@ -27,6 +27,11 @@ def _line_starts(source: str):
     return starts
 
 
+# what the analysis asks positions of: expressions, arguments, and import statements and their
+# names (where a fix adds an import or the capability probe)
+PLACED = (cst.BaseExpression, cst.Arg, cst.Import, cst.ImportFrom, cst.ImportAlias)
+
+
 def compare(source: str):
     """(nodes placed from ``ast`` and equal to LibCST's range, the ones that differ)."""
     module = cst.parse_module(source)
@@ -36,7 +41,7 @@ def compare(source: str):
     placed, wrong = 0, []
     lines = _line_starts(source)
     for node, rng in expected.items():
-        if not isinstance(node, (cst.BaseExpression, cst.Arg)):
+        if not isinstance(node, PLACED):
             continue
         span = positions._placed(node)
         if span is None:
@@ -50,7 +55,7 @@ def compare(source: str):
             placed += 1
     # whatever is asked for, the answer is LibCST's
     for node, rng in expected.items():
-        if isinstance(node, (cst.BaseExpression, cst.Arg)):
+        if isinstance(node, PLACED):
             span = positions.span(node)
             assert (span.line, span.col, span.end_line, span.end_col) == (
                 rng.start.line, rng.start.column, rng.end.line, rng.end.column,
