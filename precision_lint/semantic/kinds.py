@@ -143,14 +143,7 @@ class ObjectKinds:
 
     def _key(self, expr: cst.BaseExpression, scope: Scope, klass: Optional[str]) -> Optional[Tuple[str, str]]:
         text = dotted(expr)
-        if text is None:
-            return None
-        if text.startswith("self.") and klass:
-            return (klass, text)
-        if "." in text:
-            return None  # `cfg.model.half()`: an attribute of something else
-        owner = scope.lookup_scope(text)
-        return ((owner or scope).qualname, text)
+        return None if text is None else _text_key(text, scope, klass)
 
     # --- a parameter: what the callers of its function do ---------------------------------
     def _parameter_is_model(self, name: str, function: Scope, depth: int) -> bool:
@@ -166,7 +159,7 @@ class ObjectKinds:
                 arg = plain[position].value if position < len(plain) else None
             if arg is not None and self.is_model(arg, site.scope, site.klass, depth + 1):
                 return True
-            if returned and any(self._key(cst.Name(t), site.scope, site.klass) in self._uses()
+            if returned and any(_text_key(t, site.scope, site.klass) in self._uses()
                                 for t in site.assigned_to if "." not in t):
                 return True
         return False
@@ -207,6 +200,17 @@ def object_kinds(index: ModuleIndex) -> ObjectKinds:
     if found is None:
         found = index._object_kinds = ObjectKinds(index)
     return found
+
+
+def _text_key(text: str, scope: Scope, klass: Optional[str]) -> Optional[Tuple[str, str]]:
+    """(where, text) of a dotted name: the class for ``self.x``, else the scope that binds it;
+    None for an attribute of something else (``cfg.model``)."""
+    if text.startswith("self.") and klass:
+        return (klass, text)
+    if "." in text:
+        return None
+    owner = scope.lookup_scope(text)
+    return ((owner or scope).qualname, text)
 
 
 def _base_name(expr: Optional[cst.BaseExpression]) -> Optional[str]:
