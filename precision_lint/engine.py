@@ -151,15 +151,26 @@ class Engine:
         # path → (key, facts) of its latest text: a long-lived engine (the language server) sees
         # a new text at every keystroke and must not keep the facts of each.
         self._cache: Dict[str, Tuple[tuple, ModuleFacts]] = {}
+        self._imports_of: Dict[str, tuple] = {}  # path → (digest, naming, imported modules): see _imports
         self.disk = FactsCache(cache_dir) if cache_dir else None
         self.runs = RunCache(cache_dir) if cache_dir else None
         self._side_files: Tuple[str, ...] = ()  # the config files the last judge's join read
         self.import_roots = ImportRoots(self.config.src)  # renewed by each run: it caches the file system
 
     # --- facts ------------------------------------------------------------------
-    def _key(self, path: str, text: str, naming, analyse: bool) -> tuple:
-        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-        return (path, digest, naming, analyse)
+    def _imports(self, src: SourceFile, naming) -> Tuple[str, Optional[Tuple[str, ...]]]:
+        """(the text's digest, the modules it imports: ``gate.imported_modules``), kept per path
+        while the text is unchanged: a run asks again for the files its neighbour search read,
+        the language server at every keystroke for the files that did not change."""
+        from .semantic import gate
+
+        digest = hashlib.sha1(src.text.encode("utf-8", "surrogatepass")).hexdigest()
+        kept = self._imports_of.get(src.path)
+        if kept is not None and kept[:2] == (digest, naming):
+            return digest, kept[2]
+        imports = gate.imported_modules(src.text, *naming[:2])
+        self._imports_of[src.path] = (digest, naming, imports)
+        return digest, imports
 
     def facts(self, sources: Sequence[SourceFile], names: Optional[Dict[str, tuple]] = None) -> List[ModuleFacts]:
         from .semantic import gate
@@ -167,16 +178,9 @@ class Engine:
         out: Dict[str, ModuleFacts] = {}
         todo = []
         naming_of = {src.path: (names or {}).get(src.path) or module_name(src.path) for src in sources}
+        read = {src.path: self._imports(src, naming_of[src.path]) for src in sources if src.text is not None}
         analysed = gate.analysed(
-            {
-                src.path: (
-                    naming_of[src.path][0],
-                    naming_of[src.path][2],
-                    gate.imported_modules(src.text, *naming_of[src.path][:2]),
-                )
-                for src in sources
-                if src.text is not None
-            }
+            {path: (naming_of[path][0], naming_of[path][2], imports) for path, (_, imports) in read.items()}
         )
         for src in sources:
             naming = naming_of[src.path]
@@ -186,7 +190,7 @@ class Engine:
                 facts.parse_error = ParseError(src.error or "cannot read file", line, 0, src.error_kind or "read")
                 out[src.path] = facts
                 continue
-            key = self._key(src.path, src.text, naming, src.path in analysed)
+            key = (src.path, read[src.path][0], naming, src.path in analysed)
             latest = self._cache.get(src.path)
             cached = latest[1] if latest is not None and latest[0] == key else None
             if cached is None and self.disk is not None:
