@@ -8,7 +8,9 @@ are what its project says, nearest first:
 2. a vendored copy of the library the file lies in (a folder that *is* transformers, with its
    own ``setup.py`` or ``__version__``): that library at its own version, and library code;
 3. the file itself: ``require_version("trl>=0.8.6,<=0.9.6")``, ``check_min_version("4.36.0")``,
-   a notebook's ``%pip install transformers==4.31.0`` / ``!pip install`` lines;
+   a notebook's ``%pip install transformers==4.31.0`` / ``!pip install`` lines, and those of a
+   notebook or a shell / SLURM launcher (``run.sh``: ``pip install ...`` then ``python
+   train.py``, ``shipped.pins_for``) that runs the file or a script importing it;
 4. the nearest folder, walking up from the file (and stopping at the repository's ``.git``),
    whose requirements name the library: ``requirements*.txt``, ``pyproject.toml`` (PEP 621
    dependencies and optional dependencies, PEP 735 / uv dependency groups, Poetry),
@@ -16,6 +18,15 @@ are what its project says, nearest first:
    ``pip:`` list); failing a requirement, a vendored copy of the library next to the code
    (``./transformers/__init__.py`` with a ``__version__``, or a checkout with a ``setup.py``);
 5. the installed distribution's metadata, else the newest behaviour.
+
+torch is read the same way, and where its range has no upper bound (unpinned, or
+``torch>=1.10``) it is capped by the torch of the time of the file's pinned transformers,
+accelerate or TRL (:func:`implied_torch`): for the highest minor M such a pin allows, the
+newest torch minor released on or before the day M's next minor came out (the release days
+are data, ``knowledge/torch.toml``). A project pinning ``transformers==4.27.1`` targets the
+torch of spring 2023 (2.0), not today's; the next minor's day is used because a minor stays
+current until its successor ships, so the cap is the newest torch that could have been used
+with it. The project's own torch pin wins where it contradicts the cap.
 
 The in-file constraints and the project's are both true at once, so they are intersected.
 A requirement is a *range* (:class:`Allowed`): ``<5.0`` is every 4.x, Poetry's ``^4.36`` is
