@@ -83,10 +83,13 @@ class CallGraphValues:
         records = self._callers().get(ref.function, ())
         return bool(records) and all(any(_fills(ref, a.index, a.keyword) for a in r.args) for _, r in records)
 
-    def calls_of(self, function: str) -> Tuple[CallRecord, ...]:
+    def calls_of(self, function: str, paths=None) -> Tuple[CallRecord, ...]:
         """Every recorded call of the project function, class or method ``function``
-        (its canonical name), in any module."""
-        return tuple(record for _, record in self._callers().get(function, ()))
+        (its canonical name), in any module; with ``paths`` (a run's modules), only the calls
+        written in those modules."""
+        return tuple(
+            record for module, record in self._callers().get(function, ()) if paths is None or module.path in paths
+        )
 
     def substitute(self, values, near: str, depth: int = 0, call=None) -> Tuple[Possible, ...]:
         """``values`` with their symbolic atoms replaced; ``near``: the file they were
