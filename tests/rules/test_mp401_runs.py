@@ -268,3 +268,71 @@ def test_a_kd_trainer_that_no_run_creates_runs_nowhere(tree):
         print(KD.__name__)
     """
     assert _lint(tree, {"proj/kd.py": KD_TRAINER, "proj/train.py": train})[1].diagnostics == []
+
+
+# --- a float16 made in a shared module from the dtype one run passes ----------------------
+# the model is made in models.py (in every run) with the dtype that the Distiller's caller
+# passes: which run it is half in is the run of that caller, not of the file that makes it
+LOADER = """
+    from transformers import AutoModelForCausalLM
+
+    def load(name, dtype):
+        return AutoModelForCausalLM.from_pretrained(name, torch_dtype=dtype)
+"""
+
+DISTILLER_LOADS = """
+    import torch.nn.functional as F
+    from models import load
+
+    class Distiller:
+        def __init__(self, dtype, T=2.0):
+            self.student = load("s", dtype)
+            self.teacher = load("t", dtype)
+            self.T = T
+
+        def loss(self, batch):
+            t = self.teacher(**batch).logits
+            s = self.student(**batch).logits
+            return F.kl_div(F.log_softmax(s / self.T, -1), F.softmax(t / self.T, -1), reduction="batchmean")
+"""
+
+TRAIN_LOADS = """
+    import torch
+    from distiller import Distiller
+
+    distiller = Distiller({dtype})
+    opt = torch.optim.AdamW(distiller.student.parameters(), lr=1e-4)
+    for batch in loader:
+        loss = distiller.loss(batch)
+        loss.backward()
+        opt.step()
+"""
+
+EXPORT_LOADS = """
+    import torch
+    from distiller import Distiller
+
+    distiller = Distiller(torch.float16)
+    distiller.student.save_pretrained("export-fp16")
+"""
+
+
+def test_a_model_a_shared_loader_makes_half_for_another_run_is_not_this_runs(tree):
+    files = {
+        "proj/models.py": LOADER,
+        "proj/distiller.py": DISTILLER_LOADS,
+        "proj/train.py": TRAIN_LOADS.format(dtype=F32),
+        "proj/export.py": EXPORT_LOADS,
+    }
+    assert _lint(tree, files)[1].diagnostics == []
+
+
+def test_a_model_a_shared_loader_makes_half_for_this_run_is_reported(tree):
+    files = {
+        "proj/models.py": LOADER,
+        "proj/distiller.py": DISTILLER_LOADS,
+        "proj/train.py": TRAIN_LOADS.format(dtype=F16),
+        "proj/export.py": EXPORT_LOADS.replace("torch.float16", "torch.float32"),
+    }
+    (d,) = _lint(tree, files)[1].diagnostics
+    assert "in the run of `train.py`" in d.message and "float16 as given in train.py" in d.message
