@@ -24,6 +24,7 @@ from ..semantic.calls import call_edges, call_records, return_summaries
 from ..semantic.evaluate import Evaluator
 from ..semantic.index import ModuleIndex, build_index, children
 from ..semantic.main_block import main_block_lines
+from ..semantic.programs import top_level_acts
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from ..semantic.values import CAPABILITY, COND
 
@@ -80,6 +81,7 @@ def extract_facts(
         facts.parse_error = error
         return facts
     facts.cell_errors = notebook_cell_errors(source, path)
+    facts.acts = top_level_acts(tree)
     if not analyse:
         # Not parsed, but its imports still link the files around it (a package
         # `__init__.py` that re-exports `load_model` from the module that loads fp16).

@@ -129,6 +129,10 @@ class ModuleFacts:
     # (first, last) lines of its top-level `if __name__ == "__main__":` blocks: code that runs
     # only when this module is the script, never when it is imported (``facts/main_block.py``)
     main_lines: Tuple[Tuple[int, int], ...] = ()
+    # its top level does something besides binding names (a call statement, a loop, a `with`):
+    # it is written to be run, so a function of it nothing calls may be run by a hand-over the
+    # join cannot see; a module of imports, definitions and assignments only is not (``programs.py``)
+    acts: bool = False
 
     def section(self, name: str):
         return self.sections.get(name, ())
