@@ -50,7 +50,13 @@ class CallGraph:
                 self._class_paths.setdefault(cls.qualname, set()).add(module.path)
             for name in module.imports:
                 self._importer_paths.setdefault(name, set()).add(module.path)
+            functions = set(module.functions)
             for caller, callee in module.call_edges:
+                if caller not in functions and caller != module.module and not is_main_scope(caller):
+                    # an object commands are registered with (`app` of `@app.command()`): it
+                    # runs, uncalled, as a function of its module would (a console script
+                    # may name it: `pkg.cli:app`)
+                    self._function_paths.setdefault(caller, set()).add(module.path)
                 target = symbols.canonical(callee, module)
                 owner = symbols.init_owner(callee, module)
                 for name in {target, f"{owner.qualname}.__init__" if owner is not None else target}:

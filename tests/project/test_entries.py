@@ -143,6 +143,17 @@ def test_a_registered_command_of_an_app_nobody_calls_does_not_run(tree, head, de
     assert _lint(tree, files) == []
 
 
+def test_a_console_script_may_name_the_app_its_commands_are_registered_with(tree):
+    files = {
+        "proj/pkg/__init__.py": "",
+        "proj/pkg/commands.py": COMMANDS.format(head="import typer\n\napp = typer.Typer()", decorator="@app.command()"),
+        "proj/pyproject.toml": '[project]\nname = "pkg"\n\n[project.scripts]\npkg = "pkg.commands:app"\n',
+    }
+    assert [name for name, _ in _lint(tree, files)] == ["commands.py"]
+    files["proj/pyproject.toml"] = '[project]\nname = "pkg"\n'  # nothing names the app
+    assert _lint(tree, files) == []
+
+
 @pytest.mark.parametrize(
     "head, decorator, tail",
     [
