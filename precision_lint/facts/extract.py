@@ -20,7 +20,7 @@ import libcst as cst
 from ..workspace.notebook import CELL_ERROR_PREFIX, is_notebook
 from . import extractors as _extractors_pkg
 from ..semantic import syntax
-from ..semantic.calls import call_edges, call_records, return_summaries
+from ..semantic.calls import call_edges, call_records, registered_commands, return_summaries
 from ..semantic.evaluate import Evaluator
 from ..semantic.index import ModuleIndex, build_index, children
 from ..semantic.main_block import main_block_lines
@@ -120,6 +120,7 @@ def _extract_parsed(facts: ModuleFacts, source: str, path: str, module: str, is_
     facts.calls = call_records(index, evaluator)
     facts.functions = tuple(index.functions)
     facts.call_edges = call_edges(index)
+    facts.registered = registered_commands(index)
     facts.returns = return_summaries(index, evaluator)
     facts.classes = tuple(
         ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params, *_members(c.node, *c.more_nodes))

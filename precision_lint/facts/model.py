@@ -123,6 +123,9 @@ class ModuleFacts:
     calls: Tuple[CallRecord, ...] = ()  # calls of project code, for values across calls
     functions: Tuple[str, ...] = ()  # qualified names of every function and method defined here
     call_edges: Tuple[Tuple[str, str], ...] = ()  # (calling function or module, callee)
+    # (object, command): a function a decorator registers with a project object that runs one
+    # of its commands per process when called (`@app.command()`, `@cli.command()`)
+    registered: Tuple[Tuple[str, str], ...] = ()
     # per-function summaries: what a function may return, for callers in other files
     # (function qualname, Possible atoms; parameters, config values and calls stay symbolic)
     returns: Tuple[Tuple[str, Tuple[Any, ...]], ...] = ()

@@ -40,6 +40,7 @@ class CallGraph:
         self._class_paths: Dict[str, Set[str]] = {}
         self._importer_paths: Dict[str, Set[str]] = {}  # module name → paths of modules importing it
         self._name_of_path: Dict[str, str] = {}
+        self._holders: Set[str] = set()  # objects commands are registered with (`app`)
         for module in modules:
             if module.module:
                 self._module_paths.setdefault(module.module, set()).add(module.path)
@@ -50,13 +51,16 @@ class CallGraph:
                 self._class_paths.setdefault(cls.qualname, set()).add(module.path)
             for name in module.imports:
                 self._importer_paths.setdefault(name, set()).add(module.path)
-            functions = set(module.functions)
+            for holder, command in module.registered:
+                # an object commands are registered with (`app` of `@app.command()`): it runs,
+                # uncalled, as a function of its module would (a console script may name it:
+                # `pkg.cli:app`); its commands run one per process (``entries``)
+                holder = symbols.canonical(holder, module)
+                self._function_paths.setdefault(holder, set()).add(module.path)
+                self._holders.add(holder)
+                self._callers.setdefault(command, set()).add(holder)
+                self._called.add(command)
             for caller, callee in module.call_edges:
-                if caller not in functions and caller != module.module and not is_main_scope(caller):
-                    # an object commands are registered with (`app` of `@app.command()`): it
-                    # runs, uncalled, as a function of its module would (a console script
-                    # may name it: `pkg.cli:app`)
-                    self._function_paths.setdefault(caller, set()).add(module.path)
                 target = symbols.canonical(callee, module)
                 owner = symbols.init_owner(callee, module)
                 for name in {target, f"{owner.qualname}.__init__" if owner is not None else target}:
@@ -102,6 +106,12 @@ class CallGraph:
                 # a function of a module outside the unit: whoever runs it is outside too
                 continue
             for caller in callers:
+                if caller in self._holders:
+                    # a command of an app: one command runs per process, so the command is an
+                    # entry of its own wherever its app runs (never joined with its siblings)
+                    if self.entries(caller, unit, unit_key):
+                        found.add(node)
+                    continue
                 if caller not in seen:
                     seen.add(caller)
                     stack.append(caller)

@@ -75,11 +75,10 @@ def call_edges(index: ModuleIndex) -> tuple:
                 target = index.qualify(arg.value, site.scope)
                 if target is not None and target.split(".")[0] not in LIBRARIES:
                     edges.add((caller, target))
-    edges.update(_registered(index))
     return tuple(sorted(edges))
 
 
-def _registered(index: ModuleIndex):
+def registered_commands(index: ModuleIndex) -> tuple:
     """``(object, function)`` for a function a decorator hands to a project object that runs it
     when called: ``@app.command()`` of ``app = typer.Typer()``, ``@cli.command()`` of a
     ``@click.group()`` function, ``@app.callback()``. Calling ``app()`` (in ``__main__.py``, a
@@ -98,7 +97,7 @@ def _registered(index: ModuleIndex):
             holder = _project_object(index, func.value, scope.parent or index.root)
             if holder is not None:
                 out.add((holder, qualname))
-    return out
+    return tuple(sorted(out))
 
 
 def _project_object(index: ModuleIndex, name: cst.Name, scope) -> Optional[str]:
