@@ -19,6 +19,8 @@ from ..facts.extract import extractors
 from ..semantic.main_block import in_main_block, main_scope
 from ..facts.model import ModuleFacts
 from .callgraph import CallGraph
+from .entries import programs_and_entries
+from ..workspace.declared import DeclaredEntries
 from .interproc import CallGraphValues
 from ..workspace.shipped import ShippedFiles
 from .symbols import ProjectSymbols
@@ -49,7 +51,10 @@ class Project:
         if any(r is not m for r, m in zip(resolved, self.modules)):
             self.modules = resolved
             self._index()
-        self.callgraph = CallGraph(self.modules, self.symbols)
+        # what the project declares and launches (console scripts, shell and job files)
+        self.declared = DeclaredEntries()
+        programs, entry_functions = programs_and_entries(self.modules, self.symbols, self.declared)
+        self.callgraph = CallGraph(self.modules, self.symbols, programs, entry_functions)
         # The library versions each file targets (versions.py); the engine gives the one that
         # knows the configuration and the installed versions, and the notebooks' `%pip` lines.
         self.versions = VersionResolver()
@@ -96,7 +101,7 @@ class Project:
         """Every file on disk the join and the rules looked for through :attr:`configs` (config
         files, DeepSpeed JSONs, accelerate configs), found or not: what a cached result of this
         run also depends on. Complete only once the rules have run: they read files too."""
-        return tuple(sorted({*self.configs.looked_for(), *self.versions.looked_for(), *self.shipped.looked_for()}))
+        return tuple(sorted({*self.configs.looked_for(), *self.versions.looked_for(), *self.shipped.looked_for(), *self.declared.looked_for()}))
 
     def targets_of(self, module: ModuleFacts, source: str = "") -> Targets:
         """The library versions ``module`` targets (its configuration, its own

@@ -601,9 +601,6 @@ def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List
     return out
 
 
-_LAUNCHERS = frozenset({"python", "python3", "torchrun", "deepspeed", "accelerate", "%run", "run", "uv", "srun"})
-
-
 def _joined(lines: Iterable[str]) -> List[str]:
     """Shell lines with their backslash continuations joined."""
     joined: List[str] = []
@@ -623,25 +620,11 @@ def _joined(lines: Iterable[str]) -> List[str]:
 def launched_scripts(lines: Iterable[str], folder: str) -> List[str]:
     """The Python scripts a notebook's shell lines run (``!python scripts/train.py``,
     ``!torchrun --nproc_per_node 8 train.py``, ``!accelerate launch x.py``, ``%run x.py``),
-    as absolute paths seen from the notebook's folder (where its kernel runs)."""
-    out = []
-    for line in _joined(lines):
-        text = line.strip().lstrip("!%").strip()
-        try:
-            words = shlex.split(text, comments=True)
-        except ValueError:
-            words = text.split()
-        launched = False
-        for word in words:
-            name = os.path.basename(word)
-            if name in _LAUNCHERS or (line.strip().startswith("%run") and not launched):
-                launched = True
-                if name != "%run":
-                    continue
-            if launched and word.endswith(".py") and not word.startswith("-"):
-                out.append(os.path.normpath(os.path.join(folder, word)))
-                break
-    return out
+    as absolute paths seen from the notebook's folder (where its kernel runs); the command
+    lines are read by ``launches.py``, which steps over the launchers' options and env prefixes."""
+    from .launches import launches, scripts_of
+
+    return scripts_of(launches("\n".join(line.rstrip("\r\n") for line in lines)), (folder,))
 
 
 def any_of(found: Iterable[Allowed]) -> List[Allowed]:
