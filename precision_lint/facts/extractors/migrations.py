@@ -26,6 +26,7 @@ from ...semantic.callees import project_callee
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
 from ...semantic.names import dotted
+from ...semantic.values import SYMBOL, SYMBOLIC
 from .trainer import _assigned_callees, is_super_init
 
 SECTION = "migrations"
@@ -70,6 +71,11 @@ class MigrationCall:
     # each argument's (start, end, end with its comma and the blanks after it)
     arg_spans: Tuple[Tuple[int, int, int], ...] = ()
     tolerated: bool = False  # under a version check, or where a TypeError is caught
+    # for `x.m(...)` whose `x` is a class (`cls = KINDS[kind]`, `self.model_cls`, a parameter
+    # its callers pass a class for): what `x` may be (``SYMBOL`` atoms, parameters substituted
+    # at the join), and `x` as written
+    receiver_values: Tuple = ()
+    receiver_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -199,7 +205,10 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
             callee = "super"
         elif callee is None and site.method and isinstance(site.receiver, cst.Name):
             receivers = _assigned_callees(index, site.receiver, site.scope)
-        if callee is None and not receivers:
+        named: Tuple = ()
+        if callee is None and not receivers and site.method and site.receiver is not None:
+            named = _receiver_classes(evaluator, site)
+        if callee is None and not receivers and not named:
             continue
         args = list(site.node.args)
         uses = []
@@ -214,9 +223,19 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
                 callee, site.method, site.klass, receivers, index.span(site.node), tuple(uses),
                 tuple(sorted({s.name for s in every})), _config_target(index, site.node, site.scope),
                 arg_spans, _tolerated(index, site.guards, site.caught, _CALL_FAILURES),
+                named, index.text(site.receiver) if named else "",
             )
         )
     return tuple(out)
+
+
+def _receiver_classes(evaluator: Evaluator, site) -> Tuple:
+    """What the receiver of ``x.m(...)`` may be where it names a class: the evaluator's
+    ``SYMBOL`` atoms (and parameters, known at the join); () where nothing names one."""
+    values = evaluator.symbols(site.receiver, site.scope)
+    if any(v.kind in (SYMBOL, *SYMBOLIC) for v in values):
+        return tuple(values)
+    return ()
 
 
 def _forwards(index: ModuleIndex):
