@@ -122,3 +122,110 @@ def pick(registry, name, path):
 """
     root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.56\n", "load.py": src})
     assert run(root) == []
+
+
+# --- a module imported only under a version test ------------------------------------------------
+LEGACY = """\
+from transformers import Trainer
+
+
+class OldTrainer(Trainer):
+    def reconfigure(self):
+        from transformers.deepspeed import HfTrainerDeepSpeedConfig
+        return HfTrainerDeepSpeedConfig(self.args.deepspeed)
+"""
+HELPER = """\
+from importlib import metadata
+from packaging.version import Version
+
+
+def at_least(name, wanted):
+    try:
+        if Version(metadata.version(name)) < Version(wanted):
+            return False
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+"""
+
+
+def _gated(tmp_path, registry, **more):
+    return write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "requirements.txt": "transformers>=4.31.0\n",
+        "pkg/__init__.py": "",
+        "pkg/vers.py": HELPER,
+        "pkg/legacy.py": LEGACY,
+        "pkg/registry.py": registry,
+        **more,
+    })
+
+
+def test_a_module_imported_only_under_a_project_helpers_version_test_runs_below_it(tmp_path):
+    root = _gated(tmp_path, 'from pkg.vers import at_least\n\nif not at_least("transformers", "4.35.0"):\n    from pkg.legacy import OldTrainer\n')
+    (d,) = run(root)
+    # removed in 4.46, which the gate never reaches: only 4.34's deprecation is left
+    assert "was removed" not in d.message and "deprecated since transformers 4.34" in d.message
+    assert "transformers<4.35.0 where registry.py imports it" in d.message
+
+
+def test_a_library_version_test_in_the_importer_narrows_too(tmp_path):
+    registry = (
+        "import transformers\nfrom packaging import version\n\n"
+        'if version.parse(transformers.__version__) < version.parse("4.34"):\n    from pkg.legacy import OldTrainer\n'
+    )
+    assert run(_gated(tmp_path, registry)) == []  # 4.31 to 4.33: nothing deprecated yet
+
+
+def test_one_importer_without_a_test_keeps_the_whole_range(tmp_path):
+    gated = 'from pkg.vers import at_least\n\nif not at_least("transformers", "4.35.0"):\n    from pkg.legacy import OldTrainer\n'
+    root = _gated(tmp_path, gated, **{"pkg/cli.py": "from pkg.legacy import OldTrainer\n"})
+    (d,) = run(root)
+    assert "was removed in transformers 4.46" in d.message
+
+
+def test_an_import_with_no_version_test_or_a_test_of_something_else_keeps_the_range(tmp_path):
+    registry = (
+        "import torch\nversion = '2'\n\n"
+        "if version == '2' and torch.cuda.is_available():\n    from pkg.legacy import OldTrainer\n"
+    )
+    (d,) = run(_gated(tmp_path, registry))
+    assert "was removed in transformers 4.46" in d.message
+
+
+# --- a version branch in the file: by what it compares, not by the word --------------------------
+def test_a_variable_named_version_is_no_version_branch(tmp_path):
+    src = """\
+from transformers import TrainingArguments
+
+version = "v2"
+if version == "v2":
+    args = TrainingArguments("out", evaluation_strategy="steps")
+"""
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.51\n", "train.py": src})
+    (d,) = run(root)
+    assert d.code == "MP302" or "removed" in d.message
+
+
+def test_a_branch_on_another_modules_version_helper_is_compatibility_code(tmp_path):
+    src = """\
+from transformers import TrainingArguments
+from pkg.vers import at_least
+
+if at_least("transformers", "4.41"):
+    args = TrainingArguments("out", eval_strategy="steps")
+else:
+    args = TrainingArguments("out", evaluation_strategy="steps")
+"""
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "", "requirements.txt": "transformers>=4.51\n",
+        "pkg/__init__.py": "", "pkg/vers.py": HELPER, "train.py": src,
+    })
+    assert run(root) == []
+    plain = src.replace('at_least("transformers", "4.41")', 'flag("transformers", "4.41")').replace(
+        "from pkg.vers import at_least", "from pkg.vers import flag")
+    other = write_tree(tmp_path / "other", {
+        ".git/HEAD": "", "requirements.txt": "transformers>=4.51\n", "pkg/__init__.py": "",
+        "pkg/vers.py": "def flag(name, wanted):\n    return name == wanted\n", "train.py": plain,
+    })
+    assert len(run(other)) == 1  # a helper that tests no version is no version branch
