@@ -229,3 +229,20 @@ else:
         "pkg/vers.py": "def flag(name, wanted):\n    return name == wanted\n", "train.py": plain,
     })
     assert len(run(other)) == 1  # a helper that tests no version is no version branch
+
+
+def test_a_class_from_a_table_keyed_by_a_parameter_passed_by_keyword_from_another_method(tmp_path):
+    src = KINDS + """\
+
+class Mixin:
+    def __init__(self, model_args):
+        self.model_cls = KINDS[model_args.kind]
+
+    def activate(self):
+        self._load(path="org/m", model_cls=self.model_cls)
+
+    def _load(self, path, model_cls):
+        return model_cls.from_pretrained(path, torch_dtype=torch.bfloat16)
+"""
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.56\n", "mixin.py": src})
+    assert lines(run(root)) == [("mixin.py", 14, "MP304")]
