@@ -277,3 +277,87 @@ def test_requirements_folders_and_includes(tmp_path):
     a = _targets(root, "a/train.py").of("transformers")
     assert a.low == (4, 38, 2) and a.source.endswith("base.txt")
     assert _targets(root, "b/train.py").of("trl").high == (0, 8)
+
+
+def test_requirement_txt_singular_and_dashed_variants_are_pin_files(tmp_path):
+    root = write_tree(tmp_path, {
+        "a/requirement.txt": "transformers==4.31.0\n",
+        "a/train.py": "",
+        "b/requirements-gpu.txt": "trl>=0.7,<0.8\n",
+        "b/train.py": "",
+        "c/requirements_old.txt": "transformers<4.40\n",
+        "c/train.py": "",
+        "d/requirementsfoo.txt": "transformers==4.31.0\n",  # not a requirements file's name
+        "d/requirement.md": "transformers==4.31.0\n",
+        "d/train.py": "",
+    })
+    assert _targets(root, "a/train.py").of("transformers").is_point
+    assert _targets(root, "a/train.py").of("transformers").source == "requirement.txt"
+    assert _targets(root, "b/train.py").of("trl").high == (0, 8)
+    assert _targets(root, "c/train.py").of("transformers").high == (4, 40)
+    assert _targets(root, "d/train.py").of("transformers").newest
+
+
+README_PINNED = """\
+# Demo
+
+Tested with transformers 4.20 and any recent trl.
+
+```bash
+conda create -n demo python=3.10
+pip install transformers==4.31.0 "trl>=0.7,<0.8"
+```
+
+    pip install transformers==4.99.0
+"""
+
+
+def test_a_readme_code_block_pins_what_no_requirement_file_names(tmp_path):
+    root = write_tree(tmp_path, {".git/HEAD": "", "sub/README.md": README_PINNED, "sub/train.py": ""})
+    t = _targets(root, "sub/train.py")
+    assert t.of("transformers").is_point and t.of("transformers").low == (4, 31, 0)
+    assert "README.md" in t.of("transformers").source
+    assert (t.of("trl").low, t.of("trl").high) == ((0, 7), (0, 8))
+
+
+def test_a_readme_is_below_the_requirement_files_of_its_folder(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "sub/README.md": README_PINNED,
+        "sub/requirements.txt": "transformers>=4.36\n",
+        "sub/train.py": "",
+    })
+    t = _targets(root, "sub/train.py")
+    assert t.of("transformers").low == (4, 36) and t.of("transformers").source == "requirements.txt"
+    assert t.of("trl").high == (0, 8)  # the README still states what the requirements do not name
+
+
+def test_a_nearer_readme_wins_over_the_roots_requirements(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "requirements.txt": "transformers>=4.31\n",
+        "experimental/x/README.md": "```\npip install transformers==4.36.2\n```\n",
+        "experimental/x/requirement.txt": "diffusers\n",
+        "experimental/x/train.py": "",
+    })
+    assert _targets(root, "experimental/x/train.py").of("transformers").low == (4, 36, 2)
+
+
+def test_readme_prose_indented_text_and_bare_installs_are_not_pins(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "sub/README.md": "Use transformers==4.31.0.\n\n    pip install transformers==4.30.0\n\n"
+                         "```\npip install transformers trl\n```\n",
+        "sub/train.py": "",
+    })
+    t = _targets(root, "sub/train.py")
+    assert t.of("transformers").newest and t.of("trl").newest
+
+
+def test_a_restructuredtext_code_block_pins(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "README.rst": "Install\n=======\n\n.. code-block:: bash\n\n    $ pip install trl==0.9.6\n\nThen run.\n",
+        "train.py": "",
+    })
+    assert _targets(root, "train.py").of("trl").low == (0, 9, 6)

@@ -56,6 +56,17 @@ def derives_from(qualname: str, base: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=None)
+def version_helpers() -> Dict[str, Tuple[str, str]]:
+    """Library functions that test a library's version: qualified name -> (library, op)
+    (``libraries.toml`` ``[[version_helpers]]``; "" where an argument says it)."""
+    out: Dict[str, Tuple[str, str]] = {}
+    for helper in _table("libraries.toml").get("version_helpers", []):
+        for name in helper["names"]:
+            out[name] = (helper.get("library", ""), helper.get("op", ""))
+    return out
+
+
 def framework_of(qualname: str) -> Optional[str]:
     """The framework other than PyTorch a library class is written for (``"jax"`` for
     ``transformers.FlaxAutoModel``, also as ``transformers.modeling_flax_utils.FlaxPreTrainedModel``),

@@ -110,8 +110,110 @@ class Project:
         if found is None:
             run = self._run_requirements(module)
             found = self.versions.targets(module.path, source, self.notebook_lines.get(module.path, ()), run)
+            found = self._narrowed_by_importers(module, found)
             self._targets[module.path] = found
         return found
+
+    # --- modules imported only under a version test ----------------------------------
+    def _narrowed_by_importers(self, module: ModuleFacts, found: Targets) -> Targets:
+        """``found`` narrowed to the versions under which ``module`` is imported at all: where
+        every importer imports it only under a version test (``if not at_least("transformers",
+        "4.35"): from .legacy import OldTrainer``), it runs only on the versions those tests
+        admit (all importers: any of them). The configuration's versions stay as they are."""
+        if not any(m.section("version_gates") for m in self.modules):
+            return found
+        versions = dict(found.versions)
+        changed = False
+        for dist, allowed in found.versions.items():
+            if allowed.source == "configuration" or (found.library_code is not None and found.library_code.dist == dist):
+                continue
+            gate = self._import_gate(module, dist, set())
+            if gate is None:
+                continue
+            both = allowed.intersect(gate[0]) if not allowed.newest else gate[0]
+            if both.is_empty:
+                continue  # the pins and the gate contradict: the pins are what is installed
+            where = f"{gate[0].described} where {gate[1]} imports it"
+            versions[dist] = dataclasses.replace(
+                both, spec=allowed.described if not allowed.newest else gate[0].described,
+                source=where if allowed.newest or allowed.source in ("installed", "newest") else f"{allowed.source}; {where}",
+            )
+            changed = True
+        return dataclasses.replace(found, versions=versions) if changed else found
+
+    def _import_gate(self, module: ModuleFacts, dist: str, seen: Set[str]) -> Optional[Tuple[Allowed, str]]:
+        """The versions of ``dist`` under which any importer imports ``module`` (and, in turn,
+        is imported itself), with the importer's file; None when one imports it without a test
+        of ``dist``, or nothing imports it (a script, a public module)."""
+        if module.path in seen or len(seen) > 32:
+            return None
+        seen = seen | {module.path}
+        importers = [m for m in self.modules if m.path != module.path and module in self.imported_modules(m)]
+        if not importers:
+            return None
+        out: Optional[Allowed] = None
+        shown = ""
+        for importer in importers:
+            own = self._gate_in(importer, module, dist)
+            if own is None:
+                return None
+            above = self._import_gate(importer, dist, seen)
+            if own is True:  # imported freely: only what its importer is imported under
+                if above is None:
+                    return None
+                own = above[0]
+            elif above is not None:
+                both = own.intersect(above[0])
+                own = both if not both.is_empty else own
+            out = own if out is None else out.hull(own)
+            shown = shown or os.path.basename(importer.path)
+        return (out, shown) if out is not None else None
+
+    def _gate_in(self, importer: ModuleFacts, module: ModuleFacts, dist: str):
+        """How ``importer`` imports ``module``: the versions of ``dist`` its version tests admit
+        (an ``Allowed``), True where it imports it with no version test at all, None where its
+        tests say nothing of ``dist`` (or where they cannot be read as a range)."""
+        section = importer.section("version_gates")
+        gates = section.get("imports", ()) if section else ()
+        free = set(section.get("free", ())) if section else set()
+        mine = [g for g in gates if any(self._names(importer, name, module) for name in g.modules)]
+        if not mine:
+            return True
+        if any(self._names(importer, name, module) for name in free):
+            return True
+        out: Optional[Allowed] = None
+        for gate in mine:
+            admitted = None
+            for test in (*gate.tests, *self._helper_tests(importer, gate.helpers)):
+                if test.dist == dist and test.allowed is not None:
+                    admitted = test.allowed if admitted is None else admitted.intersect(test.allowed)
+            if admitted is None:
+                return None
+            out = admitted if out is None else out.hull(admitted)
+        return out
+
+    def _names(self, importer: ModuleFacts, name: str, module: ModuleFacts) -> bool:
+        found = self.module_named(name, importer)
+        if found is None and "." in name:
+            found = self.module_named(name.rsplit(".", 1)[0], importer)
+        return found is not None and found.path == module.path
+
+    def _helper_tests(self, importer: ModuleFacts, helpers) -> list:
+        """Calls of another module's version test (its ``version_gates`` predicates), read as
+        the tests they are with their literal arguments."""
+        from ..semantic.version_tests import _applied
+
+        out = []
+        for helper in helpers:
+            where, canonical = self.symbols.resolve(helper.callee, importer)
+            section = where.section("version_gates") if where is not None else None
+            shapes = dict(section.get("predicates", ())) if section else {}
+            shape = shapes.get(canonical)
+            if shape is not None:
+                found = _applied(shape[0], shape[1], list(helper.args), helper.positive)
+                if found is not None:
+                    out.append(found)
+        return out
 
     def _run_requirements(self, module: ModuleFacts) -> List["Allowed"]:
         """What the notebooks and shell launchers that run ``module`` install: a notebook whose

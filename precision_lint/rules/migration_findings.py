@@ -14,6 +14,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
 from ..knowledge import Migration, migrations, patched_keywords
+from ..semantic.values import SYMBOL
 from ..workspace.versions import Allowed, compare
 from .base import RuleContext, replace
 
@@ -97,6 +98,16 @@ def consequence(row: Migration, stage: str, error: str, allowed: Allowed) -> str
         said += f" ({allowed.where()})"
     replacement = row.replacement
     return f"{said}; {replacement}" if replacement.startswith("remove") else f"{said}; use {replacement}"
+
+
+def receiver_classes(call) -> Tuple[str, ...]:
+    """The classes the receiver of ``cls.m(...)`` may be (its ``SYMBOL`` atoms, parameters
+    substituted by what callers pass), or () unless every value is a known class: an unknown
+    value, or a parameter no caller is seen to fill, may be any class."""
+    values = getattr(call, "receiver_values", ())
+    if not values or any(v.kind != SYMBOL for v in values):
+        return ()
+    return tuple(dict.fromkeys(v.value for v in values))
 
 
 def _instance_class(source: str) -> str:
@@ -188,8 +199,22 @@ class MigrationJudge:
         rows = self._rows("keyword", use.name, any_stage)
         if not rows:
             return None
+        found = self._row_for_targets(self._call_targets(call), use, rows)
+        if found is not None:
+            return found
+        classes = receiver_classes(call)
+        if not classes:
+            return None
+        # `cls.from_pretrained(...)` with `cls` one of several classes: the row must hold for
+        # every one of them (a class it does not apply to may be the one that runs)
+        each = [self._row_for_targets([(c, call.method, False)], use, rows) for c in classes]
+        if any(e is None for e in each) or len({e[0] for e in each}) != 1:
+            return None
+        return each[0]
+
+    def _row_for_targets(self, targets, use, rows) -> Optional[Tuple[Migration, str]]:
         symbols = self.ctx.project.symbols
-        for cls, method, skip_first in self._call_targets(call):
+        for cls, method, skip_first in targets:
             ancestry = self._ancestry(cls)
             if skip_first:
                 ancestry = ancestry[1:]
@@ -335,6 +360,10 @@ class MigrationJudge:
     def _keyword_finding(self, call, use, row, shown, moves) -> Finding:
         short = shown.rsplit(".", 1)[-1]
         target = f"`{short}.{row.method}`" if row.method else f"`{short}`"
+        classes = receiver_classes(call) if not call.callee and not call.sources else ()
+        if classes and row.method:  # `cls.from_pretrained` with `cls` a class the code picks
+            shorts = list(dict.fromkeys(c.rsplit(".", 1)[-1] for c in classes))
+            target = f"`{call.receiver_text}.{row.method}` ({' or '.join(f'`{c}`' for c in shorts)})"
         kind = f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`"
         message = f"{kind} passed to {target} {self._consequence(row, self._error(row, shown))}"
         fix = None

@@ -18,7 +18,7 @@ from .index import ModuleIndex
 from .main_block import main_block_orders, main_scope
 from ..facts.model import CallArg, CallRecord
 from .tensors import half_tensors
-from .values import UNKNOWN
+from .values import SYMBOL, UNKNOWN
 
 
 # arguments that are never a tensor or a model
@@ -42,6 +42,12 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
             values = evaluator.values(arg.value, site.scope) if evaluator.worth_passing(arg.value, site.scope) else ()
             if tensors is not None and not isinstance(arg.value, _NO_TENSOR):  # a float16 tensor or model handed over
                 values = tuple(dict.fromkeys((*values, *tensors.values(arg.value, site.scope))))
+            if not any(v.kind != UNKNOWN for v in values) and isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)):
+                # a class handed over (`self._load(path, self.model_cls)`): what the callee's
+                # parameter is, for the receiver of its `model_cls.from_pretrained(...)`
+                named = evaluator.symbols(arg.value, site.scope)
+                if any(v.kind == SYMBOL for v in named):
+                    values = named
             if values:
                 args.append(CallArg(position if arg.keyword is None else None, arg.keyword.value if arg.keyword else None, values))
             if arg.keyword is None:

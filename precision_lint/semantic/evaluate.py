@@ -22,7 +22,7 @@ from ..knowledge import derives_from, model_init_keyword
 from .callees import project_callee
 from .index import Assignment, CallSite, ModuleIndex, Scope, children, element, item_owner, keyword, literal_key
 from .names import dotted
-from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string
+from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, SYMBOL, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string
 
 CUDA_AVAILABLE = "torch.cuda.is_available"
 # Functions whose result tells whether this GPU runs bf16 natively (or its compute capability).
@@ -143,6 +143,8 @@ class Evaluator:
         # analyses built on this evaluator once per module and shared by the extractors
         # (``tensors.half_tensors``), keyed by name
         self.analyses: Dict[str, object] = {}
+        # while True, a name of a class or function is a ``SYMBOL`` atom, not unknown
+        self._symbols = False
 
     # --- public -------------------------------------------------------------
     def values(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Values:
@@ -159,6 +161,29 @@ class Evaluator:
             self._active.discard(key)
             self._depth -= 1
         return _dedupe(out)
+
+    def symbols(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Values:
+        """The values of ``expr`` where it names a class or function: an imported or defined
+        name is a ``SYMBOL`` atom of its qualified name, through variables, ``self.`` attributes,
+        dict tables (``KINDS[kind]``: any of the table's values where the key is not known),
+        ternaries and parameters (``PARAM``: what the callers pass, at the join). The receiver
+        of ``cls.from_pretrained(...)`` is read so."""
+        before = self._symbols
+        self._symbols = True
+        try:
+            return self.values(expr, scope)
+        finally:
+            self._symbols = before
+
+    def _symbol(self, expr: cst.BaseExpression, scope: Scope, origin) -> Optional[Possible]:
+        """``expr`` as a ``SYMBOL`` atom where it names an imported or defined class or
+        function (symbols mode only)."""
+        if not self._symbols:
+            return None
+        qual = self.ix.qualify(expr, scope)
+        if not qual or dtype_of_qualname(qual):
+            return None
+        return Possible(SYMBOL, qual, origin=origin)
 
     def guard(self, test: cst.BaseExpression, positive: bool, scope: Scope) -> Guard:
         # the same test guards every value evaluated under it: worked out once
@@ -576,7 +601,15 @@ class Evaluator:
             guards = self.guards_of(assignment.guards, owner)
             if assignment.imported is not None:  # `from torch import float16 as half`
                 dtype = dtype_of_qualname(assignment.imported)
-                out.append(_with_guards(Possible(DTYPE, dtype, origin=origin) if dtype else Possible(UNKNOWN), guards))
+                if dtype:
+                    out.append(_with_guards(Possible(DTYPE, dtype, origin=origin), guards))
+                elif self._symbols:  # `from transformers import AutoModelForCausalLM`
+                    out.append(_with_guards(Possible(SYMBOL, assignment.imported, origin=origin), guards))
+                else:
+                    out.append(_with_guards(Possible(UNKNOWN), guards))
+                continue
+            if self._symbols and isinstance(assignment.statement, (cst.ClassDef, cst.FunctionDef)) and assignment.statement.name.value == expr.value:
+                out.append(_with_guards(Possible(SYMBOL, f"{owner.qualname}.{expr.value}" if owner.qualname else expr.value, origin=origin), guards))
                 continue
             for v in self._assigned(assignment, owner):
                 v = _with_guards(v, guards)
@@ -634,6 +667,10 @@ class Evaluator:
         constructed = self._constructed(expr, scope)
         if constructed is not None:
             return constructed
+        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            symbol = self._symbol(expr, scope, origin)  # `transformers.AutoModelForCausalLM`
+            if symbol is not None:
+                return [symbol]
         # OmegaConf / EasyDict: `cfg.training.fp16`, also on what a helper returns
         selected = [select(v, expr.attr.value) for v in base_vals if v.kind in (CONFIG, RETURN)]
         if selected:
@@ -990,7 +1027,7 @@ class Evaluator:
         used instead: nested contexts would multiply)."""
         if self._depth > _CONTEXT_DEPTH:
             return None
-        key = (id(call), id(scope))
+        key = (id(call), id(scope), self._symbols)
         if key in self._contexts:  # a call bound once and used in many places
             return self._contexts[key]
         out = []
@@ -1157,6 +1194,13 @@ class Evaluator:
             return list(UNKNOWN_VALUE)
         all_keys = self.values(expr.slice[0].slice.value, scope)
         keys = [k for k in all_keys if k.kind == CONST]
+        if self._symbols and all_keys and not keys:
+            # `KINDS[kind]` with a key not known here: one of the table's values (any other
+            # key raises KeyError)
+            table = self._table(expr.value, scope)
+            if table:
+                origin = self.ix.span(expr)
+                return [dataclasses.replace(v, origin=origin) for _, values in table for v in values]
         symbolic = [k for k in all_keys if k.kind in SYMBOLIC]
         if symbolic:  # `DTYPES[cfg["dtype"]]`: the key is known at the join, the table here
             table = self._table(expr.value, scope)

@@ -26,6 +26,9 @@ CONFIG = "config"  # a value read from a config file at a literal path: read at 
 RETURN = "return"  # what a project function in another file returns: its summary, at the join
 HALF = "half"  # a tensor or model that may be float16; ``value`` says why (``facts/tensors.py``)
 UNKNOWN = "unknown"
+# a class or function named by its qualified name (``transformers.AutoModelForCausalLM``, a
+# project class); made only where a caller asks what an expression *is* (``Evaluator.symbols``)
+SYMBOL = "symbol"
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,10 @@ are what its project says, nearest first:
    whose requirements name the library: ``requirements*.txt``, ``pyproject.toml`` (PEP 621
    dependencies and optional dependencies, PEP 735 / uv dependency groups, Poetry),
    ``setup.py`` / ``setup.cfg`` (``install_requires``), ``environment.yml`` (conda and its
-   ``pip:`` list); failing a requirement, a vendored copy of the library next to the code
-   (``./transformers/__init__.py`` with a ``__version__``, or a checkout with a ``setup.py``);
+   ``pip:`` list; ``requirement.txt`` and ``requirements-gpu.txt`` too); failing a requirement,
+   a vendored copy of the library next to the code (``./transformers/__init__.py`` with a
+   ``__version__``, or a checkout with a ``setup.py``); failing both, the folder's README:
+   ``pip install transformers==4.31.0`` (or a range) in one of its fenced code blocks;
 5. the installed distribution's metadata, else the newest behaviour.
 
 torch is read the same way, and where its range has no upper bound (unpinned, or
@@ -65,6 +67,14 @@ VENDORED_LIBRARIES = (
 )
 MAX_BYTES = 1_000_000
 REQUIREMENT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
+# requirements.txt, requirement.txt (a common slip), requirements-dev.txt, requirements_gpu.in
+_REQUIREMENTS_TXT = re.compile(r"^requirements?(?:[-_.][^/]*)?\.(?:txt|in)$", re.IGNORECASE)
+# a folder's README: its fenced `pip install pkg==X` lines are stated pins, read last
+_README = re.compile(r"^readme(?:\.(?:md|markdown|rst|txt))?$", re.IGNORECASE)
+
+
+def is_requirements_file(name: str) -> bool:
+    return bool(_REQUIREMENTS_TXT.match(name))
 
 
 def normalize(name: str) -> str:
@@ -403,6 +413,58 @@ def _setup_cfg(text: str, source: str) -> List[Allowed]:
     return requirements_in_text(text, source)  # install_requires is one requirement a line
 
 
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_RST_CODE = re.compile(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::")
+_PROMPT = re.compile(r"^\s*(?:\$|>|#|>>>)\s+")
+
+
+def readme_requirements(text: str, source: str) -> List[Allowed]:
+    """The pins a README states: ``pip install transformers==4.31.0`` (or a range) on a line of a
+    fenced code block (Markdown ```` ``` ```` / ``~~~``, reST ``.. code-block::``). Prose that
+    mentions a version is not a pin, nor a bare ``pip install transformers``."""
+    lines: List[str] = []
+    fence: Optional[str] = None
+    rst_indent: Optional[int] = None
+    for line in text.splitlines():
+        if fence is not None:
+            if line.strip().startswith(fence):
+                fence = None
+            else:
+                lines.append(_PROMPT.sub("", line, count=1))
+            continue
+        if rst_indent is not None:
+            if not line.strip():
+                continue
+            indent = len(line) - len(line.lstrip())
+            if indent > rst_indent:
+                lines.append(_PROMPT.sub("", line, count=1))
+                continue
+            rst_indent = None
+        opened = _FENCE.match(line)
+        if opened is not None:
+            fence = opened.group(1)
+            continue
+        directive = _RST_CODE.match(line)
+        if directive is not None:
+            rst_indent = len(directive.group(1))
+    lines.append("")  # an unclosed block ends with the file
+    return [r for r in pip_requirements(lines, source) if r.low is not None or r.high is not None]
+
+
+def folder_readme(folder: Path) -> List[Tuple[Allowed, Path]]:
+    """The pins of the README of ``folder`` (see :func:`readme_requirements`)."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if _README.match(n))
+    except OSError:
+        return []
+    out: List[Tuple[Allowed, Path]] = []
+    for name in names:
+        text = _read(folder / name)
+        if text and "install" in text:
+            out.extend((r, folder / name) for r in readme_requirements(text, name))
+    return out
+
+
 def _is_project_folder(folder: Path) -> bool:
     """Whether a folder is a project's root: a repository, a package definition, or a
     requirements file (of any library)."""
@@ -411,7 +473,7 @@ def _is_project_folder(folder: Path) -> bool:
     except OSError:
         return False
     return any(
-        n in (".git", *REQUIREMENT_FILES) or (n.lower().startswith("requirements") and n.lower().endswith((".txt", ".in")))
+        n in (".git", *REQUIREMENT_FILES) or is_requirements_file(n)
         for n in names
     )
 
@@ -451,7 +513,7 @@ def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
     for name in names:
         lower = name.lower()
         path = folder / name
-        if lower.startswith("requirements") and lower.endswith((".txt", ".in")):
+        if is_requirements_file(name):
             out.extend(_requirements_file(path, name, seen))
             continue
         if lower == "requirements" and path.is_dir():  # requirements/train.txt, requirements/base.txt
@@ -670,6 +732,7 @@ class VersionResolver:
         self.configured = configured or {}
         self.installed = installed or {}
         self._folders: Dict[Path, List[Tuple[Allowed, Path]]] = {}
+        self._readmes: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._read: Set[str] = set()
         self._copies: Dict[Path, Optional[Vendored]] = {}  # per join: an editor's later run sees edits
         self._children: Dict[Path, Tuple[Vendored, ...]] = {}
@@ -699,6 +762,14 @@ class VersionResolver:
             self._folders[folder] = found
         return self._folders[folder]
 
+    def _readme(self, folder: Path) -> List[Tuple[Allowed, Path]]:
+        if folder not in self._readmes:
+            found = folder_readme(folder)
+            self._read.update(str(p) for _, p in found)
+            self._read.add(str(folder / "README.md"))  # one written later may pin
+            self._readmes[folder] = found
+        return self._readmes[folder]
+
     def _project(self, start: Path, dist: str) -> Optional[Allowed]:
         """The nearest folder's requirement of ``dist``, else a vendored copy of it beside
         (once per folder: the files of a folder share it)."""
@@ -720,6 +791,11 @@ class VersionResolver:
             copy = next((v for v in copies if v.dist == dist and v.version), None)
             if copy is not None:
                 return Allowed.point(dist, copy.version, f"the copy of {dist} in {_shown(copy.folder, start)}")
+            # last, what the folder's README installs in its code blocks
+            stated = [(r, p) for r, p in self._readme(folder) if r.dist == dist]
+            if stated:
+                combined = _combine([r for r, _ in stated])
+                return replace(combined, source=f"`pip install` in {_shown(stated[0][1], start)}")
             if (folder / ".git").exists():
                 break
         return None

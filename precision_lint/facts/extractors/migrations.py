@@ -14,6 +14,7 @@ whole project's classes and the configuration.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
@@ -26,6 +27,8 @@ from ...semantic.callees import project_callee
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
 from ...semantic.names import dotted
+from ...semantic.values import SYMBOL, SYMBOLIC
+from ...semantic.version_tests import version_tests_of
 from .trainer import _assigned_callees, is_super_init
 
 SECTION = "migrations"
@@ -70,6 +73,12 @@ class MigrationCall:
     # each argument's (start, end, end with its comma and the blanks after it)
     arg_spans: Tuple[Tuple[int, int, int], ...] = ()
     tolerated: bool = False  # under a version check, or where a TypeError is caught
+    # for `x.m(...)` whose `x` is a class (`cls = KINDS[kind]`, `self.model_cls`, a parameter
+    # its callers pass a class for): what `x` may be (``SYMBOL`` atoms, parameters substituted
+    # at the join), and `x` as written
+    receiver_values: Tuple = ()
+    receiver_text: str = ""
+    tolerated_if: Tuple[str, ...] = ()  # project helpers in its guards (read at the join)
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,7 @@ class MigrationAttr:
     sources: Tuple[str, ...]
     receiver_text: str = "self"
     tolerated: bool = False  # under a version / signature / hasattr check, or AttributeError caught
+    tolerated_if: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,7 @@ class MigrationImport:
     span: Span
     how: str  # "from-import", "import", "qualified"
     tolerated: bool = False  # under a version check, or where an ImportError is caught
+    tolerated_if: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -131,16 +142,55 @@ _HASATTR = re.compile(r"\bhasattr\s*\(")
 
 def _tolerated(index: ModuleIndex, guards, caught, failures, names=()) -> bool:
     """``names``: for an attribute, a ``hasattr`` check of one of them (the name or what
-    replaced it) is a guard as well."""
+    replaced it) is a guard as well. A version check is one by what it compares
+    (``semantic/version_tests.py``), never by the word "version"."""
     if failures.intersection(caught):
         return True
-    for test, _ in guards:
+    tests = version_tests_of(index)
+    for test, positive in guards:
         text = index.text(test)
-        if "version" in text.lower() or _SIGNATURE_CHECK.search(text):
+        if tests.test(test, positive) is not None or _SIGNATURE_CHECK.search(text):
             return True
         if names and _HASATTR.search(text) and any(f"'{n}'" in text or f'"{n}"' in text for n in names):
             return True
     return False
+
+
+def _helpers(index: ModuleIndex, guards) -> Tuple[str, ...]:
+    """Project functions of other modules called in ``guards`` (``if is_at_least("trl",
+    "0.12"):``): the join reads whether one of them is a version test."""
+    tests = version_tests_of(index)
+    return tuple(dict.fromkeys(h.callee for test, positive in guards for h in tests.helper_calls(test, positive)))
+
+
+def join(module, symbols):
+    """Uses under a call of another module's version test (``version_gates`` predicates) are
+    tolerated as under any version test."""
+    section = module.sections.get(SECTION)
+    if not section:
+        return module
+    memo = {}
+
+    def is_test(callee: str) -> bool:
+        if callee not in memo:
+            where, canonical = symbols.resolve(callee, module)
+            gates = where.section("version_gates") if where is not None else None
+            memo[callee] = bool(gates) and any(name == canonical for name, _ in gates.get("predicates", ()))
+        return memo[callee]
+
+    changed = {}
+    for key in ("calls", "attrs", "imports"):
+        facts = section.get(key, ())
+        new = tuple(
+            dataclasses.replace(f, tolerated=True)
+            if not f.tolerated and getattr(f, "tolerated_if", ()) and any(map(is_test, f.tolerated_if)) else f
+            for f in facts
+        )
+        if any(a is not b for a, b in zip(new, facts)):
+            changed[key] = new
+    if not changed:
+        return module
+    return dataclasses.replace(module, sections={**module.sections, SECTION: {**section, **changed}})
 
 
 def attr_tolerated(index: ModuleIndex, use) -> bool:
@@ -199,7 +249,10 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
             callee = "super"
         elif callee is None and site.method and isinstance(site.receiver, cst.Name):
             receivers = _assigned_callees(index, site.receiver, site.scope)
-        if callee is None and not receivers:
+        named: Tuple = ()
+        if callee is None and not receivers and site.method and site.receiver is not None:
+            named = _receiver_classes(evaluator, site)
+        if callee is None and not receivers and not named:
             continue
         args = list(site.node.args)
         uses = []
@@ -214,9 +267,19 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
                 callee, site.method, site.klass, receivers, index.span(site.node), tuple(uses),
                 tuple(sorted({s.name for s in every})), _config_target(index, site.node, site.scope),
                 arg_spans, _tolerated(index, site.guards, site.caught, _CALL_FAILURES),
+                named, index.text(site.receiver) if named else "", _helpers(index, site.guards),
             )
         )
     return tuple(out)
+
+
+def _receiver_classes(evaluator: Evaluator, site) -> Tuple:
+    """What the receiver of ``x.m(...)`` may be where it names a class: the evaluator's
+    ``SYMBOL`` atoms (and parameters, known at the join); () where nothing names one."""
+    values = evaluator.symbols(site.receiver, site.scope)
+    if any(v.kind in (SYMBOL, *SYMBOLIC) for v in values):
+        return tuple(values)
+    return ()
 
 
 def _forwards(index: ModuleIndex):
@@ -273,11 +336,11 @@ def _attrs(index: ModuleIndex):
         if use.attr not in wanted:
             continue
         if isinstance(use.base, cst.Name) and use.base.value == "self":
-            out.append(MigrationAttr(use.attr, index.span(use.node.attr), "self", use.klass, (), "self", attr_tolerated(index, use)))
+            out.append(MigrationAttr(use.attr, index.span(use.node.attr), "self", use.klass, (), "self", attr_tolerated(index, use), _helpers(index, use.guards)))
         elif isinstance(use.base, cst.Name):
             sources = _assigned_callees(index, use.base, use.scope)
             if sources:
-                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "name", use.klass, sources, use.base.value, attr_tolerated(index, use)))
+                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "name", use.klass, sources, use.base.value, attr_tolerated(index, use), _helpers(index, use.guards)))
         elif (
             isinstance(use.base, cst.Attribute)
             and use.base.attr.value == "config"
@@ -286,7 +349,7 @@ def _attrs(index: ModuleIndex):
             sources = _assigned_callees(index, use.base.value, use.scope)
             if sources:
                 text = f"{use.base.value.value}.config"
-                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "config", use.klass, sources, text, attr_tolerated(index, use)))
+                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "config", use.klass, sources, text, attr_tolerated(index, use), _helpers(index, use.guards)))
     return tuple(out)
 
 
@@ -296,30 +359,31 @@ def _imports(index: ModuleIndex):
     for statement in index.import_statements:
         guards, caught = index.import_context.get(id(statement), ((), ()))
         tolerated = _tolerated(index, guards, caught, _IMPORT_FAILURES)
+        pending = _helpers(index, guards)
         if isinstance(statement, cst.ImportFrom):
             if isinstance(statement.names, cst.ImportStar) or statement.relative:
                 continue
             module = dotted(statement.module) if statement.module is not None else ""
             if module == "transformers" and any(dotted(a.name) == "deepspeed" for a in statement.names):
                 alias = next(a for a in statement.names if dotted(a.name) == "deepspeed")
-                out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "from-import", tolerated))
+                out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "from-import", tolerated, pending))
             if module == "transformers.deepspeed":
-                out.append(MigrationImport(module, "", index.span(statement.module), "import", tolerated))
+                out.append(MigrationImport(module, "", index.span(statement.module), "import", tolerated, pending))
             for alias in statement.names:
                 name = dotted(alias.name) or ""
                 if name in wanted:
-                    out.append(MigrationImport(module or "", name, index.span(alias.name), "from-import", tolerated))
+                    out.append(MigrationImport(module or "", name, index.span(alias.name), "from-import", tolerated, pending))
         else:
             for alias in statement.names:
                 name = dotted(alias.name) or ""
                 if name == "transformers.deepspeed" or name.startswith("transformers.deepspeed."):
-                    out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "import", tolerated))
+                    out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "import", tolerated, pending))
     for site in index.calls:  # `transformers.AdamW(...)`
         q = site.qualname or ""
         module, _, name = q.rpartition(".")
         if name in wanted and isinstance(site.node.func, cst.Attribute):
             tolerated = _tolerated(index, site.guards, site.caught, _IMPORT_FAILURES)
-            out.append(MigrationImport(module, name, index.span(site.node.func), "qualified", tolerated))
+            out.append(MigrationImport(module, name, index.span(site.node.func), "qualified", tolerated, _helpers(index, site.guards)))
     for use in index.attr_uses:  # `transformers.TRANSFORMERS_CACHE`
         if use.attr not in wanted or not isinstance(use.base, (cst.Name, cst.Attribute)):
             continue

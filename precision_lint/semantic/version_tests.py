@@ -1,0 +1,365 @@
+"""Tests of an installed library's version, read by what they compare, never by their words.
+
+A branch written for several versions (``if version.parse(transformers.__version__) >=
+version.parse("4.46"):``) is the project's own compatibility code, and a module imported only
+under such a test runs only on the versions it admits. A test is a comparison one side of
+which is a library's version and the other a version written in the code:
+
+- the version: ``<lib>.__version__`` (also imported: ``from torch import __version__``),
+  ``importlib.metadata.version("<lib>")``, ``pkg_resources.get_distribution("<lib>").version``,
+  any of those through ``packaging.version.parse`` / ``Version`` / ``LooseVersion`` (and their
+  ``.base_version``), or a variable bound to one;
+- the version written: a string literal, or one of the parsers applied to it;
+- or a call of a library's own version helper (``knowledge/libraries.toml``
+  ``[[version_helpers]]``: ``is_torch_greater_or_equal("2.1")``, ``is_transformers_version(">=",
+  "4.46")``), or of a project function that returns such a comparison of its parameters
+  (``def at_least(name, v): return Version(metadata.version(name)) >= Version(v)``; see
+  :func:`version_predicates`, read across files at the join).
+
+A variable merely named ``version`` is none of these. ``not``, ``and`` and ``or`` combine tests.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from ..knowledge import version_helpers
+from ..workspace.versions import Allowed, normalize, parse_spec, read_version
+from .index import ModuleIndex, Scope
+from .names import dotted
+
+_METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
+_DISTRIBUTION = frozenset({"pkg_resources.get_distribution", "pkg_resources.require"})
+_PARSERS = frozenset(
+    {
+        "packaging.version.parse", "packaging.version.Version", "packaging.version.LegacyVersion",
+        "pkg_resources.parse_version", "distutils.version.LooseVersion", "distutils.version.StrictVersion",
+        "looseversion.LooseVersion", "pkg_resources.extern.packaging.version.Version",
+    }
+)
+_OPS = {cst.GreaterThanEqual: ">=", cst.GreaterThan: ">", cst.LessThanEqual: "<=", cst.LessThan: "<", cst.Equal: "==", cst.NotEqual: "!="}
+_FLIP = {">=": "<=", ">": "<", "<=": ">=", "<": ">", "==": "==", "!=": "!="}
+_NEGATE = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "!=", "!=": "=="}
+
+
+@dataclass(frozen=True)
+class VersionTest:
+    """A test of ``dist``'s installed version; ``allowed``: the versions where the branch runs
+    (None where that is not a range: ``!=``, or an ``or`` of two libraries)."""
+
+    dist: str
+    allowed: Optional[Allowed]
+
+
+@dataclass(frozen=True)
+class HelperCall:
+    """A call of a project function in a test, for the join to read (``at_least("transformers",
+    "4.35")`` of ``utils/vers.py``): its qualified name as this module names it, its literal
+    positional arguments, and the branch (``positive``: the test is true there)."""
+
+    callee: str
+    args: Tuple[Optional[str], ...]
+    positive: bool
+
+
+def admitted(dist: str, op: str, version: str, text: str = "") -> Optional[Allowed]:
+    """The versions of ``dist`` where ``<its version> op version`` holds (None for ``!=``)."""
+    if op == "!=" or read_version(version) is None:
+        return None
+    return parse_spec(normalize(dist), f"{op}{version}", "", text or f"{normalize(dist)}{op}{version}")
+
+
+def _literal(node: Optional[cst.BaseExpression]) -> Optional[str]:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _args(call: cst.Call) -> List[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and not a.star]
+
+
+class VersionTests:
+    """The version tests of one module (see the module's docstring)."""
+
+    def __init__(self, index: ModuleIndex, predicates: Optional[Dict[str, Tuple]] = None) -> None:
+        self.ix = index
+        self._predicates = predicates  # this module's own helpers, found on first use
+
+    # --- what a test admits -------------------------------------------------------------
+    def test(self, test: cst.BaseExpression, positive: bool, scope: Optional[Scope] = None) -> Optional[VersionTest]:
+        """The library version test ``test`` is, on its ``positive`` (or negative) branch."""
+        scope = scope or self._scope(test)
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.test(test.expression, not positive, scope)
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.test(test.left, positive, scope), self.test(test.right, positive, scope)
+            both_hold = isinstance(test.operator, cst.And) == positive  # `a and b` true, `a or b` false
+            if left is None or right is None:
+                found = left or right
+                # `version_ok and cuda`: where it holds, the version test holds too
+                return found if both_hold or found is None else VersionTest(found.dist, None)
+            if left.dist != right.dist:
+                return left if both_hold else VersionTest(left.dist, None)
+            if left.allowed is None or right.allowed is None:
+                return VersionTest(left.dist, (left.allowed or right.allowed) if both_hold else None)
+            return VersionTest(left.dist, left.allowed.intersect(right.allowed) if both_hold else left.allowed.hull(right.allowed))
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            return self._comparison(test, positive, scope)
+        if isinstance(test, cst.Call):
+            return self._helper(test, positive, scope)
+        if isinstance(test, cst.Name):  # `NEW_TRANSFORMERS = version.parse(...) >= ...`
+            value = self._single_value(test, scope)
+            return self.test(value, positive, self._scope(value)) if value is not None else None
+        return None
+
+    def is_test(self, test: cst.BaseExpression) -> bool:
+        """Whether ``test`` tests a library's version (either branch)."""
+        return self.test(test, True) is not None
+
+    def _scope(self, node: cst.CSTNode) -> Scope:
+        return self.ix.scope_of(node) if id(node) in self.ix.order_of else self.ix.root
+
+    def _comparison(self, test: cst.Comparison, positive: bool, scope: Scope) -> Optional[VersionTest]:
+        target = test.comparisons[0]
+        op = _OPS.get(type(target.operator))
+        if op is None:
+            return None
+        left, right = test.left, target.comparator
+        dist = self.library_version(left, scope)
+        written = self._written(right, scope)
+        if dist is None:
+            dist, written, op = self.library_version(right, scope), self._written(left, scope), _FLIP[op]
+        if dist is None:
+            return None
+        if not positive:
+            op = _NEGATE[op]
+        if written is None:
+            return VersionTest(dist, None)
+        return VersionTest(dist, admitted(dist, op, written, f"{dist}{op}{written}"))
+
+    def _written(self, node: cst.BaseExpression, scope: Scope) -> Optional[str]:
+        """A version written in the code: ``"4.35"``, ``version.parse("4.35")``."""
+        literal = _literal(node)
+        if literal is not None:
+            return literal
+        if isinstance(node, cst.Call) and self.ix.qualify(node.func, scope) in _PARSERS:
+            args = _args(node)
+            return _literal(args[0]) if args else None
+        return None
+
+    def library_version(self, node: cst.BaseExpression, scope: Scope, depth: int = 0) -> Optional[str]:
+        """The library whose installed version ``node`` is, or None."""
+        if depth > 6:
+            return None
+        if isinstance(node, cst.Attribute):
+            if node.attr.value == "__version__":
+                module = self.ix.qualify(node.value, scope)
+                return normalize(module.split(".")[0]) if module else None
+            if node.attr.value in ("base_version", "public"):
+                return self.library_version(node.value, scope, depth + 1)
+            if node.attr.value == "version" and isinstance(node.value, cst.Call):
+                if self.ix.qualify(node.value.func, scope) in _DISTRIBUTION:
+                    args = _args(node.value)
+                    name = _literal(args[0]) if args else None
+                    return normalize(name) if name else None
+            return None
+        if isinstance(node, cst.Call):
+            qual = self.ix.qualify(node.func, scope)
+            args = _args(node)
+            if qual in _METADATA_VERSION:
+                name = _literal(args[0]) if args else None
+                return normalize(name) if name else None
+            if qual in _PARSERS and args:
+                return self.library_version(args[0], scope, depth + 1)
+            return None
+        if isinstance(node, cst.Name):
+            qual = self.ix.qualify(node, scope)
+            if qual and qual.endswith(".__version__"):  # `from transformers import __version__`
+                return normalize(qual.split(".")[0])
+            value = self._single_value(node, scope)
+            return self.library_version(value, self._scope(value), depth + 1) if value is not None else None
+        return None
+
+    def _single_value(self, node: cst.Name, scope: Scope) -> Optional[cst.BaseExpression]:
+        owner, bindings = self.ix.bindings_of(node, scope)
+        if owner is None or node.value in owner.params or len(bindings) != 1:
+            return None
+        binding = bindings[0]
+        if binding.imported is not None or binding.unpack_index is not None:
+            return None
+        return binding.value
+
+    # --- helpers ----------------------------------------------------------------------
+    def _helper(self, call: cst.Call, positive: bool, scope: Scope) -> Optional[VersionTest]:
+        qual = self.ix.qualify(call.func, scope)
+        if not qual:
+            return None
+        literals = [_literal(a) for a in _args(call)]
+        known = version_helpers().get(qual)
+        if known is not None:
+            return _applied(known[0], known[1], literals, positive)
+        if qual in self.predicates():
+            return _applied(*self.predicates()[qual], literals, positive)
+        return None
+
+    def helper_calls(self, test: cst.BaseExpression, positive: bool) -> Tuple[HelperCall, ...]:
+        """Calls of functions this module does not define or know in ``test`` (``not``,
+        ``and``, ``or`` walked): a project helper of another module may be a version test."""
+        scope = self._scope(test)
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.helper_calls(test.expression, not positive)
+        if isinstance(test, cst.BooleanOperation):
+            return self.helper_calls(test.left, positive) + self.helper_calls(test.right, positive)
+        if isinstance(test, cst.Call):
+            qual = self.ix.qualify(test.func, scope)
+            if qual and qual not in version_helpers() and qual not in self.predicates() and qual.split(".")[0] not in _NOT_PROJECT:
+                return (HelperCall(qual, tuple(_literal(a) for a in _args(test)), positive),)
+        return ()
+
+    def predicates(self) -> Dict[str, Tuple]:
+        """This module's functions that test a version of their parameters: qualified name ->
+        (library, op, where the library and version are among the arguments)."""
+        if self._predicates is None:
+            self._predicates = {}
+            self._predicates = dict(version_predicates(self.ix, self))
+        return self._predicates
+
+
+# top-level modules that are never the project's own (a call of theirs is no project helper)
+_NOT_PROJECT = frozenset({"builtins", "torch", "transformers", "trl", "accelerate", "peft", "os", "sys", "importlib", "packaging"})
+
+
+def _applied(dist: str, op: str, literals: List[Optional[str]], positive: bool) -> Optional[VersionTest]:
+    """A helper's test from its literal arguments: (library?) (op?) version."""
+    rest = list(literals)
+    if not dist:
+        if not rest or rest[0] is None:
+            return None
+        dist = normalize(rest.pop(0))
+    if not op:
+        if not rest or rest[0] not in _OPS.values():
+            return VersionTest(dist, None)
+        op = rest.pop(0)
+    version = rest[0] if rest else None
+    if not positive:
+        op = _NEGATE[op]
+    return VersionTest(dist, admitted(dist, op, version) if version else None)
+
+
+def version_predicates(index: ModuleIndex, tests: Optional[VersionTests] = None) -> Tuple[Tuple[str, Tuple], ...]:
+    """Functions of this module that return a version test of their parameters, as
+    ``(qualname, (library, op, ...))`` in :func:`_applied`'s terms: the function's positional
+    parameters are the library's name (unless fixed), the operator (unless fixed) and the
+    version. Two shapes: ``return <test>``, and ``if <test>: return False`` (or True) with the
+    other outcome returned after it; a ``return`` in an ``except`` handler (the library is not
+    installed) says nothing about versions."""
+    tests = tests or VersionTests(index, {})
+    out = []
+    for qualname, function in index.functions.items():
+        node = function.node
+        if not isinstance(node, cst.FunctionDef):
+            continue
+        params = [p.name.value for p in node.params.params]
+        found = _predicate(index, tests, function, params)
+        if found is not None:
+            out.append((qualname, found))
+    return tuple(out)
+
+
+def _predicate(index: ModuleIndex, tests: VersionTests, function: Scope, params: List[str]) -> Optional[Tuple]:
+    returns = [(value, guards) for value, guards in function.returns]
+    if not returns or len(params) > 3:
+        return None
+    comparison, holds = None, None
+    for value, guards in returns:
+        if isinstance(value, cst.Name) and value.value in ("True", "False"):
+            version_guards = [(g, p) for g, p in guards if _param_comparison(index, tests, g, function, params)]
+            if len(version_guards) > 1:
+                return None
+            if version_guards:
+                g, p = version_guards[0]
+                if comparison is not None and comparison is not g:
+                    return None
+                comparison, holds = g, (value.value == "True") == p
+            continue
+        if _param_comparison(index, tests, value, function, params) and comparison is None:
+            comparison, holds = value, True
+            continue
+        return None
+    if comparison is None:
+        return None
+    return _shape(index, tests, comparison, holds, function, params)
+
+
+def _param_comparison(index: ModuleIndex, tests: VersionTests, node, function: Scope, params) -> bool:
+    return isinstance(node, cst.Comparison) and _shape(index, tests, node, True, function, params) is not None
+
+
+def _shape(index: ModuleIndex, tests: VersionTests, node: cst.Comparison, holds: bool, function: Scope, params) -> Optional[Tuple]:
+    """``(library, op)`` of ``version(<param or "lib">) <op> <param>`` where ``holds`` says the
+    function returns True; the parameters' order must be (library, version)."""
+    if len(node.comparisons) != 1:
+        return None
+    op = _OPS.get(type(node.comparisons[0].operator))
+    if op is None or op == "!=":
+        return None
+    left, right = node.left, node.comparisons[0].comparator
+    dist = _param_library(index, tests, left, function, params)
+    version = _param_version(index, right, function, params)
+    if dist is None or version is None:
+        dist, version, op = _param_library(index, tests, right, function, params), _param_version(index, left, function, params), _FLIP[op]
+    if dist is None or version is None:
+        return None
+    if not holds:
+        op = _NEGATE[op]
+    if dist == "<param>":  # (library, version)
+        return ("", op) if len(params) >= 2 and params[1] == version else None
+    return (dist, op) if params and params[0] == version else None  # (version)
+
+
+def _param_version(index: ModuleIndex, node, function: Scope, params) -> Optional[str]:
+    """The parameter ``node`` is (or one of the parsers applied to it)."""
+    if isinstance(node, cst.Call) and index.qualify(node.func, function) in _PARSERS and _args(node):
+        node = _args(node)[0]
+    if isinstance(node, cst.Name) and node.value in params:
+        return node.value
+    return None
+
+
+def _param_library(index: ModuleIndex, tests: VersionTests, node, function: Scope, params) -> Optional[str]:
+    """``"<param>"`` where ``node`` is the installed version of the library a parameter names
+    (``Version(metadata.version(name))``, or a local bound to ``metadata.version(name)``), the
+    library where it names one, else None."""
+    if isinstance(node, cst.Call) and index.qualify(node.func, function) in _PARSERS and _args(node):
+        node = _args(node)[0]
+    if isinstance(node, cst.Name) and node.value not in params:
+        value = tests._single_value(node, function)
+        if value is None:
+            return None
+        node = value
+    if isinstance(node, cst.Call) and index.qualify(node.func, function) in _METADATA_VERSION and _args(node):
+        arg = _args(node)[0]
+        if isinstance(arg, cst.Name) and arg.value == params[0]:
+            return "<param>"
+    found = tests.library_version(node, function)
+    return found
+
+
+_CACHE: "weakref.WeakKeyDictionary" = None  # type: ignore[assignment]
+
+
+def version_tests_of(index: ModuleIndex) -> VersionTests:
+    """The module's :class:`VersionTests`, made once per index."""
+    global _CACHE
+    import weakref
+
+    if _CACHE is None:
+        _CACHE = weakref.WeakKeyDictionary()
+    found = _CACHE.get(index)
+    if found is None:
+        found = _CACHE[index] = VersionTests(index)
+    return found
