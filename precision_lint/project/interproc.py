@@ -19,6 +19,8 @@ from typing import Dict, List, Optional, Tuple
 
 from ..facts.model import CallRecord, ModuleFacts
 from ..workspace.configfiles import ConfigFiles
+from ..workspace.shipped import ShippedFiles
+from .options import as_launched
 from ..semantic.values import CONFIG, CONST, DTYPE, HALF, RETURN, SYMBOLIC, UNKNOWN, Possible, ParamRef, ReturnRef, dtype_of_qualname, dtype_of_string, select
 
 # how many substitutions one value may go through: a parameter passed on by helpers, a
@@ -28,9 +30,10 @@ _MAX_ATOMS = 64
 
 
 class CallGraphValues:
-    def __init__(self, modules: List[ModuleFacts], symbols, configs: Optional[ConfigFiles] = None) -> None:
+    def __init__(self, modules: List[ModuleFacts], symbols, configs: Optional[ConfigFiles] = None, shipped: Optional[ShippedFiles] = None) -> None:
         self._symbols = symbols
         self._configs = configs or ConfigFiles()
+        self._shipped = shipped or ShippedFiles()
         self._modules = modules
         self._by_callee: Optional[Dict[str, List[Tuple[ModuleFacts, CallRecord]]]] = None
         self._memo: Dict[ParamRef, Tuple[Possible, ...]] = {}
@@ -170,6 +173,13 @@ class CallGraphValues:
                 depth + 1,
                 (canonical, ref, near) if ref.args is not None else None,
             ) or result
+            if ref.command_line and len(ref.keys) == 1:
+                # a field of the arguments a parser fills from the command line of the script
+                # at `near`: what that script's shipped launches pass (options.py)
+                field = ref.keys[0]
+                result = as_launched(
+                    tuple(dataclasses.replace(v, option=field) for v in result), self._shipped, lambda v: near
+                )
         self._returns_memo[key] = result
         return result
 
@@ -199,7 +209,9 @@ class CallGraphValues:
             return obj
         if isinstance(obj, tuple):
             if obj and all(isinstance(v, Possible) for v in obj):
-                return self.substitute(obj, near) if any(v.kind in SYMBOLIC for v in obj) else obj
+                out = self.substitute(obj, near) if any(v.kind in SYMBOLIC for v in obj) else obj
+                # a command-line option's values: as the shipped launches of its script pass them
+                return as_launched(out, self._shipped, lambda v: v.where or near) if any(v.option for v in out) else out
             new = tuple(self._resolve(v, near) for v in obj)
             return obj if all(a is b for a, b in zip(new, obj)) else new
         if isinstance(obj, list):

@@ -46,7 +46,7 @@ class Project:
         # The launch scripts and READMEs beside the code (the hardware they state).
         self.shipped = ShippedFiles()
         # Parameters become what their callers pass (interproc.py); rules see the result.
-        self.calls = CallGraphValues(self.modules, self.symbols, self.configs)
+        self.calls = CallGraphValues(self.modules, self.symbols, self.configs, self.shipped)
         resolved = [self._join_sections(self.calls.resolve_facts(m)) for m in self.modules]
         if any(r is not m for r, m in zip(resolved, self.modules)):
             self.modules = resolved

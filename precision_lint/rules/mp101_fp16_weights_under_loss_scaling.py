@@ -34,6 +34,7 @@ from ..facts.extractors.weights import WeightsSite
 from ..facts.model import ModuleFacts
 from ..semantic.values import CONST, DTYPE, dtype_of_string, may_be_true
 from ..project.model import Project
+from ..project.options import from_launcher, passed_by
 from ..project.runs import half_in_run, run_name, training_site, value_in_run
 from .base import Option, Rule, RuleContext, insert, replace
 
@@ -187,6 +188,9 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
             if fp16.via == "parsed":
                 return f"`{name}` filled by `{fp16.value_text}`"
             if fp16.via == "command-line":
+                shipped = passed_by([v for v in fp16.values if may_be_true((v,))], module.path)
+                if shipped:  # the shipped launch turns it on: that run scales the loss
+                    return f"`--fp16` (passed by {shipped} to the `{name}` that the parser fills)"
                 return f"`--fp16` (a command-line switch of the `{name}` that the parser fills)"
             if not fp16.in_code:
                 return f"`{name}({fp16.value_text})`"
@@ -328,6 +332,10 @@ class Fp16WeightsUnderLossScaling(Rule):
             Related(v.where, v.origin, "fp16 switched on here")
             for v in (site.arg("fp16").values if site.arg("fp16") is not None else ())
             if v.where and is_config_file(v.where) and v.origin is not None and may_be_true((v,))
+        ) + tuple(
+            Related(v.where, v.origin, "the shipped launch passes `--fp16` here")
+            for v in (site.arg("fp16").values if site.arg("fp16") is not None else ())
+            if from_launcher(v) and may_be_true((v,))
         )
         run = ctx.project.unit_view(entry)
         callers = [

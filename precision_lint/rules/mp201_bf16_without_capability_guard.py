@@ -50,6 +50,7 @@ import re
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from ..fixes import plan
+from ..project.options import passed_by
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
 from ..facts.extractors.capability import SECTION, CapabilityFacts
 from ..facts.hardware import FP8_CAPABILITY
@@ -354,6 +355,9 @@ class Bf16WithoutCapabilityGuard(Rule):
             )
             if fix is None:
                 message += default_note(ctx, atoms)
+            shipped = passed_by(atoms, ctx.path)
+            if shipped:
+                message += f"; the bfloat16 is passed by {shipped}, the shipped launch"
             yield ctx.diagnostic(self.code, span, message, fix)
 
     @staticmethod
@@ -400,8 +404,14 @@ class Bf16WithoutCapabilityGuard(Rule):
             if not atoms:
                 return
             edits = self._bf16_flag_edits(ctx, site, bf16, fp16, atoms)
+            shipped = passed_by(atoms, ctx.path) if bf16.via == "command-line" else ""
+            shown = (
+                f"`--bf16` (passed by {shipped} to the `{name}` that the parser fills)"
+                if shipped
+                else f"`bf16={bf16.value_text}` in `{name}`"
+            )
             message = (
-                f"`bf16={bf16.value_text}` in `{name}` is not guarded by a capability check; "
+                f"{shown} is not guarded by a capability check; "
                 f"{targets_text(ctx)}, where it {bf16_outcome(ctx, 'transformers', TRAINING_ERROR)}"
             )
             fix = self._fix(ctx, "Use bf16 only where it is native, fp16 mixed precision on other GPUs", edits)

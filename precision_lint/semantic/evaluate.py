@@ -810,7 +810,9 @@ class Evaluator:
         """A TrainingArguments switch such as ``--fp16`` that a parser reads from the command
         line: off unless the user passes it (the user's own choice)."""
         choice = Guard(f"--{name}", True, False, False, user_choice=True)
-        return [_const(True, (choice,), self.ix.span(where)), _const(False)]
+        on, off = _const(True, (choice,), self.ix.span(where)), _const(False)
+        # what a shipped launch of the script passes replaces them at the join (project/options.py)
+        return [dataclasses.replace(on, option=name), dataclasses.replace(off, option=name)]
 
     def instance_attributes(self, klass: str) -> dict:
         """``attr -> values`` for the instances of class ``klass`` of this module: class-level

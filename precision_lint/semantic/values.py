@@ -166,6 +166,10 @@ class Possible:
     # exclusive when one implies a test the other denies (``bf16=BF16_OK`` and
     # ``fp16=torch.cuda.is_available() and not BF16_OK``).
     terms: FrozenSet[Tuple[str, bool]] = frozenset()
+    # A value of the command-line option of this name (``fp16`` for ``--fp16``) of the script
+    # that parses it (the file ``where``, else the module's own): at the join, what the
+    # script's shipped launches pass replaces it (``project/options.py``), and it is cleared.
+    option: str = ""
 
     def implies(self) -> FrozenSet[Tuple[str, bool]]:
         """The tests this value being true implies (itself, for a test without parts)."""

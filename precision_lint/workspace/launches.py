@@ -19,7 +19,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 PYTHONS = re.compile(r"^python(\d+(\.\d+)?)?$")
 # python's own options that take a value (``python -W ignore x.py``)
@@ -160,6 +160,55 @@ def _script(words: List[str], i: int, line: int) -> Optional[Launch]:
     if "$" in script or not script.endswith(".py"):
         return None  # `python $SCRIPT`: not known
     return Launch(script, None, tuple(words[i + 1:]), line)
+
+
+def passed_options(args: Iterable[str]) -> Dict[str, Optional[str]]:
+    """The long options a launch passes its script, by name (``--torch-dtype`` and
+    ``--torch_dtype`` are one name: ``torch_dtype``): ``--name value`` and ``--name=value``
+    give the value, a bare ``--flag`` (followed by another option or nothing) gives "" (a
+    ``store_true`` switch, or a bool dataclass field, turned on); a value that is a shell
+    variable (``--lr $LR``) is not known: None. Words that are not options (positional
+    arguments) are stepped over; an option passed twice keeps its last value, as argparse
+    does."""
+    words = list(args)
+    out: Dict[str, Optional[str]] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        i += 1
+        if not word.startswith("--") or word == "--":
+            continue
+        name, eq, value = word[2:].partition("=")
+        if not name or "$" in name:
+            continue
+        name = name.replace("-", "_")
+        if not eq:
+            if i < len(words) and not words[i].startswith("--"):
+                value = words[i]
+                i += 1
+            else:
+                value = ""
+        out[name] = None if "$" in value or "`" in value else value
+    return out
+
+
+def option_span(text: str, launch: Launch, name: str, value: str = "") -> Optional[Tuple[int, int, int, int]]:
+    """``(line, column, start, end)`` (1-based line, 0-based column, offsets in ``text``) of
+    ``--name`` (and its ``value`` when on the same line) in ``launch``'s command in ``text``,
+    looked for from the command's first line on."""
+    pattern = re.compile(r"(?<!\S)--" + "[-_]".join(re.escape(p) for p in name.split("_")) + r"(?=[=\s]|$)")
+    offset = 0
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        if number >= launch.line:
+            found = pattern.search(line)
+            if found is not None:
+                end = found.end()
+                at = line.find(value, end) if value else -1
+                if at >= 0 and not line[end:at].strip(" =\"'"):
+                    end = at + len(value)
+                return number, found.start(), offset + found.start(), offset + end
+        offset += len(line)
+    return None
 
 
 def launches(text: str) -> List[Launch]:

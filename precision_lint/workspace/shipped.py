@@ -8,6 +8,9 @@ A training script's GPU is often stated outside it: the SLURM script that launch
   to two folders above it, or their ``scripts/``, ``jobs/``, ``slurm/`` folders, that names the module's file (``python scripts/train.py``,
   ``!torchrun scripts/train.py``); a script's ``#SBATCH`` requests and comments are read, not
   its commands, a notebook's metadata and markdown cells;
+- the commands of a shell launcher that run the module and the options they pass it
+  (``torchrun train.py --torch_dtype bfloat16``): :meth:`ShippedFiles.launches_for`, the
+  values of the script's command-line options in the shipped run (``project/options.py``);
 - the versions a launcher installs (``pip install transformers==4.30.0`` before ``python
   train.py``): :meth:`ShippedFiles.pins_for`, what the launched script and its imports target;
 - the nearest README: the module's folder's, else the one above it, up to the project's root
@@ -27,6 +30,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .launches import Launch
     from .versions import Allowed
 
 from ..facts.hardware import notebook_capability, stated_in_text, summarise
@@ -48,6 +52,7 @@ class ShippedFiles:
         self._listings: Dict[str, List[str]] = {}
         self._stated: Dict[str, Optional[int]] = {}
         self._pins: Dict[str, List["Allowed"]] = {}
+        self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
 
     def looked_for(self) -> List[str]:
         return list(self._texts)
@@ -137,18 +142,47 @@ class ShippedFiles:
                 if name.endswith(".ipynb"):
                     continue  # a linted notebook's own cells say (project.notebook_lines)
                 lines = text.splitlines()
-                launched = launched_scripts(lines, "")
-                here = os.path.normcase(path)
-                if not any(
-                    os.path.normcase(os.path.abspath(os.path.join(where, s))) == here
-                    or (not os.path.isabs(s) and ".." not in s.split(os.sep) and here.endswith(os.sep + os.path.normcase(s)))
-                    for s in launched
-                ):
+                if not any(_runs(where, s, path) for s in launched_scripts(lines, "")):
                     continue  # it names the file without running it (a comment, another script's argument)
                 shown = os.path.relpath(os.path.join(where, name), os.path.dirname(path))
                 found.extend(replace(a, source=f"{a.source}, which runs it") for a in pip_requirements(lines, shown))
         self._pins[path] = found
         return found
+
+    def launches_for(self, module_path: str) -> List[Tuple[str, "Launch"]]:
+        """``(launcher, launch)`` for each command of a shell launcher near ``module_path``
+        (found as :meth:`stated_for` finds them) that runs that file (``torchrun
+        --nproc_per_node 2 train.py --bf16``): its ``args`` are what the shipped run passes the
+        script. ``launcher`` is the launcher's absolute path."""
+        from .launches import launches
+
+        path = os.path.abspath(module_path)
+        if path in self._launches:
+            return self._launches[path]
+        found: List[Tuple[str, "Launch"]] = []
+        if os.path.isfile(path):
+            for where, name, text in self._launchers_naming(path):
+                if name.endswith(".ipynb"):
+                    continue  # a notebook's `!` lines are JSON strings: not read here
+                for launch in launches(text):
+                    if launch.script is not None and _runs(where, launch.script, path):
+                        found.append((os.path.join(where, name), launch))
+        self._launches[path] = found
+        return found
+
+    def text_of(self, launcher: str) -> Optional[str]:
+        """The text of a launcher :meth:`launches_for` found (read once)."""
+        return self._read(launcher)
+
+
+def _runs(where: str, script: str, path: str) -> bool:
+    """Whether ``script`` (as a launcher in the folder ``where`` writes it) is the file ``path``:
+    from the launcher's folder, or, as a path relative to wherever it is started, by its tail
+    (``python src/train.py`` run from the repository's root)."""
+    here = os.path.normcase(path)
+    return os.path.normcase(os.path.abspath(os.path.join(where, script))) == here or (
+        not os.path.isabs(script) and ".." not in script.split(os.sep) and here.endswith(os.sep + os.path.normcase(script))
+    )
 
 
 def _stated_by_launcher(name: str, text: str) -> List[int]:

@@ -1,0 +1,124 @@
+"""Command-line options as the project's shipped launches pass them.
+
+A script reads options (``argparse``, ``HfArgumentParser`` dataclass fields such as
+``torch_dtype: str = field(default="float16")``, ``TrainingArguments``' ``--fp16``/``--bf16``)
+and the evaluator models each as "the default, or whatever the user passes": a switch such as
+``--fp16`` is on only when the user opts in. A project often ships the command that runs the
+script (``scripts/run_sft.sh``: ``torchrun --nproc_per_node 2 train.py --torch_dtype bfloat16
+--bf16``); that command is the run the code targets. Here, at the join, the values of an
+option of a script (the atoms the evaluator marks with ``Possible.option``) become what the
+script's shipped launches pass (``ShippedFiles.launches_for``, commands read by
+``workspace/launches.py``):
+
+- every launch passes ``--torch_dtype bfloat16``: ``"bfloat16"`` is the value of the shipped
+  run (its position in the launcher is the value's origin); the default, and any other value
+  the code allows, stays possible only as the user's own choice (someone running the script by
+  hand), as an option's non-default choices are today;
+- a launch passes the switch ``--fp16``: it is on in that run (no longer only the user's
+  opt-in); ``--use_peft True`` / ``--use_peft false`` give a bool field its value;
+- some launches pass it and some do not: the passed values join the option's own values;
+- no shipped launch runs the script, or none passes the option: nothing changes.
+
+A value that is a shell variable (``--torch_dtype $DTYPE``) is not known: unknown.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from ..diagnostics import Span
+from ..semantic.values import CONST, UNKNOWN, Guard, Possible
+from ..workspace.launches import Launch, option_span, passed_options
+from ..workspace.shipped import LAUNCH_SUFFIXES
+
+_TRUE = ("true", "yes", "t", "y", "1")  # HfArgumentParser's string_to_bool
+_FALSE = ("false", "no", "f", "n", "0")
+
+
+def as_launched(values: Sequence[Possible], shipped, script_of: Callable[[Possible], str]) -> Tuple[Possible, ...]:
+    """``values`` with the atoms of each command-line option (``Possible.option``) replaced by
+    what the shipped launches of their script (``script_of(atom)``, a file) pass; every atom's
+    ``option`` is cleared. The rest keep their place."""
+    if not any(v.option for v in values):
+        return tuple(values)
+    groups: Dict[Tuple[str, str], List[Possible]] = {}
+    out: List[Possible] = []
+    for v in values:
+        if not v.option:
+            out.append(v)
+        else:
+            groups.setdefault((v.option, script_of(v)), []).append(dataclasses.replace(v, option=""))
+    for (option, script), own in groups.items():
+        launches = shipped.launches_for(script) if script else []
+        out.extend(_launched(own, option, launches, shipped))
+    return tuple(dict.fromkeys(out))
+
+
+def _launched(own: List[Possible], option: str, launches, shipped) -> List[Possible]:
+    passed: List[Possible] = []
+    left_out = False
+    for launcher, launch in launches:
+        given = passed_options(launch.args)
+        if option not in given:
+            left_out = True
+            continue
+        passed.append(_atom(given[option], own, option, launcher, launch, shipped.text_of(launcher)))
+    if not passed:
+        return own  # no shipped launch passes it: the code's default, the user's choices
+    if left_out:
+        return passed + own  # the launches without it run the default
+    # every shipped run passes it: the code's own values are a run by hand, the user's choice
+    by_hand = Guard(f"--{option} other than the shipped launch's", True, False, False, user_choice=True)
+    return passed + [v if any(g.user_choice for g in v.guards) else dataclasses.replace(v, guards=v.guards + (by_hand,)) for v in own]
+
+
+def _atom(word: Optional[str], own: List[Possible], option: str, launcher: str, launch: Launch, text: Optional[str]) -> Possible:
+    """The value a launch passes (``word``: None for a shell variable, "" for a bare switch), as
+    the option's own values are typed (bool, int, float, else the string)."""
+    origin = _origin(text, launch, option, word or "") if text is not None else None
+    if word is None:
+        return Possible(UNKNOWN, where=launcher, origin=origin)
+    consts = [v.value for v in own if v.kind == CONST and v.value is not None]
+    value: object = word
+    if word == "":
+        value = True
+    elif consts and all(isinstance(c, bool) for c in consts):
+        lowered = word.lower()
+        if lowered not in _TRUE + _FALSE:
+            return Possible(UNKNOWN, where=launcher, origin=origin)
+        value = lowered in _TRUE
+    elif consts and all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in consts):
+        try:
+            value = int(word) if all(isinstance(c, int) for c in consts) else float(word)
+        except ValueError:
+            return Possible(UNKNOWN, where=launcher, origin=origin)
+    return Possible(CONST, value, origin=origin, where=launcher)
+
+
+def _origin(text: str, launch: Launch, option: str, word: str) -> Optional[Span]:
+    found = option_span(text, launch, option, word)
+    if found is None:
+        return None
+    line, col, start, end = found
+    return Span(line, col, line, col + (end - start), start, end)
+
+
+def launcher_shown(path: str, near: str) -> str:
+    """A launcher's path as a message shows it to the reader of ``near``: relative to the
+    module's folder (``scripts/run_sft.sh``, ``../run.sh``)."""
+    return os.path.relpath(os.path.abspath(path), os.path.dirname(os.path.abspath(near)))
+
+
+def from_launcher(v: Possible) -> bool:
+    """Whether ``v`` is a value a shipped launcher passes (:func:`as_launched` made it)."""
+    return bool(v.where) and v.where.endswith(LAUNCH_SUFFIXES) and v.origin is not None
+
+
+def passed_by(values: Sequence[Possible], near: str) -> str:
+    """``"scripts/run_sft.sh (line 3)"``: where a shipped launcher passes the first of
+    ``values`` that one passes, as the reader of ``near`` finds it; "" for none."""
+    for v in values:
+        if from_launcher(v) and not any(g.user_choice for g in v.guards):
+            return f"{launcher_shown(v.where, near)} (line {v.origin.line})"
+    return ""
