@@ -22,6 +22,7 @@ from .callgraph import CallGraph
 from .interproc import CallGraphValues
 from ..workspace.shipped import ShippedFiles
 from .symbols import ProjectSymbols
+from .trained import TrainedJoin
 from ..workspace.versions import Allowed, Targets, VersionResolver
 
 
@@ -50,6 +51,8 @@ class Project:
             self.modules = resolved
             self._index()
         self.callgraph = CallGraph(self.modules, self.symbols)
+        # Which objects are trained across functions (trained.py): the weights sites' answers.
+        self.trained = TrainedJoin(self.modules, self.symbols)
         # The library versions each file targets (versions.py); the engine gives the one that
         # knows the configuration and the installed versions, and the notebooks' `%pip` lines.
         self.versions = VersionResolver()
