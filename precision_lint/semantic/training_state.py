@@ -601,10 +601,13 @@ class TrainedObjects:
         facts = {}
         edges = set()
         uses = self.uses()
-        for a in uses:
-            for b in uses:
-                if not (a.keys & b.keys):
-                    continue
+        by_key: Dict[tuple, List[int]] = {}
+        for i, use in enumerate(uses):
+            for key in use.keys:
+                by_key.setdefault(key, []).append(i)
+        for i, a in enumerate(uses):
+            meeting = sorted({j for key in a.keys for j in by_key[key]})
+            for b in (uses[j] for j in meeting):
                 keys = a.keys | b.keys
                 sinks = {_sink_of(b)} | {_key_sink(k) for k in keys}
                 sinks.discard(None)

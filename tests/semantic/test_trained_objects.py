@@ -226,3 +226,31 @@ def test_a_helper_that_casts_what_callers_pass_does_not_train_it():
     """)
     _, edges = objects.summary()
     assert not any(e[0].kind == "param-in" for e in edges)
+
+
+def test_a_method_of_what_a_factory_function_returns_is_that_class_s():
+    # `runner = make_runner(...)`; `runner.build(name)` runs `Runner.build`: the model it
+    # returns is what the caller trains
+    from precision_lint.semantic.callees import project_callee
+
+    index = build_index(dedent("""
+    class Runner:
+        def build(self, name):
+            return load(name)
+
+    def make_runner(dtype):
+        return Runner()
+
+    def make_anything(kind):
+        if kind:
+            return Runner()
+        return dict()
+
+    runner = make_runner(1)
+    model = runner.build("s")
+    other = make_anything(1)
+    thing = other.build("s")
+    """), "m")
+    built = [s for s in index.calls if s.method == "build"]
+    assert project_callee(index, built[0]) == "m.Runner.build"
+    assert project_callee(index, built[1]) is None  # not always a Runner
