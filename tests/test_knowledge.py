@@ -82,3 +82,60 @@ def test_model_init_configs_match_the_installed_trl():
                 assert model_init_keyword(f"trl.{name}"), f"trl.{name} takes model_init_kwargs"
     assert model_init_keyword("transformers.TrainingArguments") is None
     assert model_init_keyword("train.MyConfig") is None
+
+
+# --- knowledge/torch.toml against the installed wheels ----------------------------------------
+def _source_of(module_name, attr):
+    import importlib
+    import inspect
+
+    return inspect.getsource(getattr(importlib.import_module(module_name), attr))
+
+
+def test_bf16_facts_hold_in_the_installed_wheels():
+    import inspect
+
+    torch = pytest.importorskip("torch")
+    from precision_lint.knowledge import bf16_facts
+
+    facts = bf16_facts()
+    installed = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    assert installed >= facts["including_emulation_since"] >= facts["torch_emulates_since"]
+    # torch: the keyword, True by default, and the bf16-tensor fallback that makes it emulation
+    assert inspect.signature(torch.cuda.is_bf16_supported).parameters["including_emulation"].default is True
+    assert "_check_bf16_tensor_supported" in _source_of("torch.cuda", "is_bf16_supported")
+    # torch's autocast, accelerate and transformers (>= 4.35) refuse only where torch says False
+    assert facts["autocast_error"].split(": ", 1)[1] in inspect.getsource(torch.amp.autocast_mode)
+    assert "torch.cuda.is_bf16_supported()" in _source_of("transformers.utils.import_utils", "is_torch_bf16_gpu_available")
+    assert "torch.cuda.is_bf16_supported()" in _source_of("accelerate.utils.imports", "is_bf16_available")
+    import accelerate.accelerator
+    import transformers.training_args
+
+    assert facts["accelerate_error"].split(": ", 1)[1] in inspect.getsource(accelerate.accelerator)
+    assert facts["training_error"].split(": ", 1)[1] in inspect.getsource(transformers.training_args)
+
+
+def test_amp_facts_hold_in_the_installed_torch():
+    import warnings
+
+    torch = pytest.importorskip("torch")
+    from precision_lint.knowledge import amp_facts
+
+    assert amp_facts()["cuda_amp_deprecated_in"] <= tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    for name in ("autocast", "GradScaler", "custom_fwd", "custom_bwd"):
+        assert hasattr(torch.amp, name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.amp.GradScaler(enabled=False)
+    assert any(issubclass(w.category, FutureWarning) and "deprecated" in str(w.message) for w in caught)
+
+
+def test_release_dates_are_ordered_and_imply_the_torch_of_their_time():
+    from precision_lint.knowledge import release_dates, torch_of_its_time
+
+    for dist in ("torch", "transformers", "accelerate", "trl"):
+        dates = release_dates(dist)
+        assert dates and [d for _, d in dates] == sorted(d for _, d in dates), dist
+    assert torch_of_its_time("transformers", (4, 27)) == ((2, 0), (4, 28))
+    newest = release_dates("transformers")[-1][0]
+    assert torch_of_its_time("transformers", newest) is None  # current: nothing caps torch

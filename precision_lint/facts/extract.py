@@ -20,10 +20,11 @@ import libcst as cst
 from ..workspace.notebook import CELL_ERROR_PREFIX, is_notebook
 from . import extractors as _extractors_pkg
 from ..semantic import syntax
-from ..semantic.calls import call_edges, call_records, return_summaries
+from ..semantic.calls import call_edges, call_records, registered_commands, return_summaries
 from ..semantic.evaluate import Evaluator
 from ..semantic.index import ModuleIndex, build_index, children
 from ..semantic.main_block import main_block_lines
+from ..semantic.programs import top_level_acts
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from ..semantic.values import CAPABILITY, COND
 
@@ -80,6 +81,7 @@ def extract_facts(
         facts.parse_error = error
         return facts
     facts.cell_errors = notebook_cell_errors(source, path)
+    facts.acts = top_level_acts(tree)
     if not analyse:
         # Not parsed, but its imports still link the files around it (a package
         # `__init__.py` that re-exports `load_model` from the module that loads fp16).
@@ -118,6 +120,7 @@ def _extract_parsed(facts: ModuleFacts, source: str, path: str, module: str, is_
     facts.calls = call_records(index, evaluator)
     facts.functions = tuple(index.functions)
     facts.call_edges = call_edges(index)
+    facts.registered = registered_commands(index)
     facts.returns = return_summaries(index, evaluator)
     facts.classes = tuple(
         ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params, *_members(c.node, *c.more_nodes))

@@ -123,12 +123,19 @@ class ModuleFacts:
     calls: Tuple[CallRecord, ...] = ()  # calls of project code, for values across calls
     functions: Tuple[str, ...] = ()  # qualified names of every function and method defined here
     call_edges: Tuple[Tuple[str, str], ...] = ()  # (calling function or module, callee)
+    # (object, command): a function a decorator registers with a project object that runs one
+    # of its commands per process when called (`@app.command()`, `@cli.command()`)
+    registered: Tuple[Tuple[str, str], ...] = ()
     # per-function summaries: what a function may return, for callers in other files
     # (function qualname, Possible atoms; parameters, config values and calls stay symbolic)
     returns: Tuple[Tuple[str, Tuple[Any, ...]], ...] = ()
     # (first, last) lines of its top-level `if __name__ == "__main__":` blocks: code that runs
     # only when this module is the script, never when it is imported (``facts/main_block.py``)
     main_lines: Tuple[Tuple[int, int], ...] = ()
+    # its top level does something besides binding names (a call statement, a loop, a `with`):
+    # it is written to be run, so a function of it nothing calls may be run by a hand-over the
+    # join cannot see; a module of imports, definitions and assignments only is not (``programs.py``)
+    acts: bool = False
 
     def section(self, name: str):
         return self.sections.get(name, ())

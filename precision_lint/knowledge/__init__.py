@@ -212,3 +212,43 @@ def migrated_names(kind: str) -> FrozenSet[str]:
     return frozenset(m.name for m in migrations() if m.kind == kind and m.name)
 
 
+
+
+# --- torch: emulated bf16, torch.amp, release dates (torch.toml) ----------------------------
+@lru_cache(maxsize=None)
+def bf16_facts() -> Dict[str, object]:
+    """When a GPU without native bf16 is refused and when it runs bf16 emulated: versions as
+    tuples (``torch_emulates_since``...), the error texts as written."""
+    table = _table("torch.toml")["bf16"]
+    return {k: (parse_version(v) if k.endswith("_since") else v) for k, v in table.items()}
+
+
+@lru_cache(maxsize=None)
+def amp_facts() -> Dict[str, Tuple[int, ...]]:
+    """The torch versions that have each ``torch.amp`` spelling, and the deprecation of ``torch.cuda.amp``."""
+    return {k: parse_version(v) for k, v in _table("torch.toml")["amp"].items()}
+
+
+@lru_cache(maxsize=None)
+def release_dates(dist: str) -> Tuple[Tuple[Tuple[int, ...], str], ...]:
+    """``((minor, "YYYY-MM-DD"), ...)`` in version order: the day each minor of ``dist`` first
+    reached PyPI (empty for a library the table does not list)."""
+    table = _table("torch.toml").get("release_dates", {}).get(dist, {})
+    return tuple(sorted((parse_version(k), v) for k, v in table.items()))
+
+
+def implying_libraries() -> Tuple[str, ...]:
+    """The libraries whose pins imply the torch of their time."""
+    return tuple(_table("torch.toml")["implies_torch"]["libraries"])
+
+
+def torch_of_its_time(dist: str, minor: Tuple[int, ...]) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
+    """(the newest torch minor released while ``dist``'s minor ``minor`` was current, the
+    next minor of ``dist`` whose release day bounds it), or None: ``minor`` is the newest
+    listed (or not listed), so nothing caps torch."""
+    dates = release_dates(dist)
+    after = next(((v, day) for v, day in dates if v > tuple(minor[:2])), None)
+    if after is None or not any(v == tuple(minor[:2]) for v, _ in dates):
+        return None
+    torch = [v for v, day in release_dates("torch") if day <= after[1]]
+    return (torch[-1], after[0]) if torch else None

@@ -4,9 +4,10 @@ Module-level code of every module in a unit runs (importing a module runs it), a
 every function it calls, transitively. A function that nothing in the project calls is an
 entry point of its own when something outside the project may call it: a function of a
 script (a ``main`` behind ``fire``/``typer``/``click``, one a notebook calls), or a method
-of a class the unit creates (a Trainer method the library calls, ``forward``). A function
-of an imported module that nothing calls, or a method of a class nobody creates, does
-not run. Code under a module's ``if __name__ == "__main__":`` has its own scope
+of a class the unit creates (a Trainer method the library calls, ``forward``), or a function
+a console script names (``entries.py``). A function of an imported module that nothing calls,
+a function of a module of definitions only that no launcher or console script runs, or a
+method of a class nobody creates, does not run. Code under a module's ``if __name__ == "__main__":`` has its own scope
 (``<module>.__main__``, ``facts/main_block.py``): it runs only in the run whose entry is that
 module, never in the runs of the scripts that import it. Two sites run in one training run when
 the module-level code reaches both, when one is reached from module-level code and the
@@ -23,8 +24,12 @@ MODULE_LEVEL = "<module-level>"
 
 
 class CallGraph:
-    def __init__(self, modules: List[ModuleFacts], symbols) -> None:
+    def __init__(self, modules: List[ModuleFacts], symbols, programs=None, entry_functions=frozenset()) -> None:
         self._modules = modules
+        # paths of the modules run as programs, and the functions a console script names
+        # (``entries.py``); without them every module counts as a program (a bare call graph)
+        self._programs = programs
+        self._entry_functions = entry_functions
         self._symbols = symbols
         self._callers: Dict[str, Set[str]] = {}  # canonical callee -> callers (functions or module names)
         self._called: Set[str] = set()
@@ -35,6 +40,7 @@ class CallGraph:
         self._class_paths: Dict[str, Set[str]] = {}
         self._importer_paths: Dict[str, Set[str]] = {}  # module name → paths of modules importing it
         self._name_of_path: Dict[str, str] = {}
+        self._holders: Set[str] = set()  # objects commands are registered with (`app`)
         for module in modules:
             if module.module:
                 self._module_paths.setdefault(module.module, set()).add(module.path)
@@ -45,6 +51,15 @@ class CallGraph:
                 self._class_paths.setdefault(cls.qualname, set()).add(module.path)
             for name in module.imports:
                 self._importer_paths.setdefault(name, set()).add(module.path)
+            for holder, command in module.registered:
+                # an object commands are registered with (`app` of `@app.command()`): it runs,
+                # uncalled, as a function of its module would (a console script may name it:
+                # `pkg.cli:app`); its commands run one per process (``entries``)
+                holder = symbols.canonical(holder, module)
+                self._function_paths.setdefault(holder, set()).add(module.path)
+                self._holders.add(holder)
+                self._callers.setdefault(command, set()).add(holder)
+                self._called.add(command)
             for caller, callee in module.call_edges:
                 target = symbols.canonical(callee, module)
                 owner = symbols.init_owner(callee, module)
@@ -73,7 +88,8 @@ class CallGraph:
         stack = [scope]
         while stack:
             node = stack.pop()
-            if is_main_scope(node):
+            if is_main_scope(node) and not _within(self._module_paths.get(node), paths):
+                # (a package's `__main__.py` is the module `pkg.__main__`, not a block of `pkg`)
                 # `if __name__ == "__main__":` code runs in its own module's run only
                 if self._main_runs(node, paths, unit_key):
                     found.add(node)
@@ -84,12 +100,18 @@ class CallGraph:
                 continue
             callers = self._callers.get(node, ())
             is_function = _within(self._function_paths.get(node), paths)
-            if is_function and node not in self._called and self._runs_uncalled(node, paths):
+            if is_function and (node not in self._called or node in self._entry_functions) and self._runs_uncalled(node, paths):
                 found.add(node)
             if not callers and not is_function:
                 # a function of a module outside the unit: whoever runs it is outside too
                 continue
             for caller in callers:
+                if caller in self._holders:
+                    # a command of an app: one command runs per process, so the command is an
+                    # entry of its own wherever its app runs (never joined with its siblings)
+                    if self.entries(caller, unit, unit_key):
+                        found.add(node)
+                    continue
                 if caller not in seen:
                     seen.add(caller)
                     stack.append(caller)
@@ -109,7 +131,11 @@ class CallGraph:
         if not defined:
             return True
         module = self._module_name(defined[-1])
-        return not module or not _within(self._importer_paths.get(module), paths)
+        if module and _within(self._importer_paths.get(module), paths):
+            return False  # the API of a module the run imports: run only if called
+        if not module or self._programs is None or function in self._entry_functions:
+            return True
+        return defined[-1] in self._programs  # a module of definitions only runs nothing itself
 
     def _main_runs(self, scope: str, paths, unit_key: str) -> bool:
         """Whether the ``__main__`` block ``scope`` runs in the run of ``paths``: when its module

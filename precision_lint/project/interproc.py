@@ -71,6 +71,7 @@ class CallGraphValues:
                                 v,
                                 guards=tuple(record.guards) + v.guards,
                                 where=v.where or module.path,
+                                via=v.via | {module.path},
                                 autocast=v.autocast or record.autocast,
                             )
                         )
@@ -83,10 +84,13 @@ class CallGraphValues:
         records = self._callers().get(ref.function, ())
         return bool(records) and all(any(_fills(ref, a.index, a.keyword) for a in r.args) for _, r in records)
 
-    def calls_of(self, function: str) -> Tuple[CallRecord, ...]:
+    def calls_of(self, function: str, paths=None) -> Tuple[CallRecord, ...]:
         """Every recorded call of the project function, class or method ``function``
-        (its canonical name), in any module."""
-        return tuple(record for _, record in self._callers().get(function, ()))
+        (its canonical name), in any module; with ``paths`` (a run's modules), only the calls
+        written in those modules."""
+        return tuple(
+            record for module, record in self._callers().get(function, ()) if paths is None or module.path in paths
+        )
 
     def substitute(self, values, near: str, depth: int = 0, call=None) -> Tuple[Possible, ...]:
         """``values`` with their symbolic atoms replaced; ``near``: the file they were
@@ -121,7 +125,9 @@ class CallGraphValues:
                 if v.tensor_of:  # the dtype a model is made with: float16 makes it half
                     if _dtype_name(a) != "float16":
                         continue
-                    a = Possible(HALF, _made_half(v.tensor_of, a), a.guards, origin=v.origin, where=v.where or near)
+                    # made here, half in the runs the float16 was passed in
+                    passed = a.via | ({a.where} if a.where else set())
+                    a = Possible(HALF, _made_half(v.tensor_of, a), a.guards, origin=v.origin, where=v.where or near, via=passed)
                 if v.excluded and _dtype_name(a) in v.excluded:
                     continue  # ruled out where the value is used
                 if v.kind != CONFIG:
@@ -134,7 +140,7 @@ class CallGraphValues:
         for index, keyword, values in ref.args:
             if _fills(param, index, keyword):
                 found = self.substitute(_follow(values, param.keys, param.missing), caller, depth + 1)
-                return tuple(v if v.where else dataclasses.replace(v, where=caller) for v in found)
+                return tuple(dataclasses.replace(v, where=v.where or caller, via=v.via | {caller}) for v in found)
         return (Possible(UNKNOWN),)  # not passed: the parameter's default, or nothing we know
 
     def returned(self, ref: ReturnRef, near: str, depth: int) -> Tuple[Possible, ...]:

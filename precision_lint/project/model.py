@@ -19,6 +19,8 @@ from ..facts.extract import extractors
 from ..semantic.main_block import in_main_block, main_scope
 from ..facts.model import ModuleFacts
 from .callgraph import CallGraph
+from .entries import programs_and_entries
+from ..workspace.declared import DeclaredEntries
 from .interproc import CallGraphValues
 from ..workspace.shipped import ShippedFiles
 from .symbols import ProjectSymbols
@@ -50,7 +52,10 @@ class Project:
         if any(r is not m for r, m in zip(resolved, self.modules)):
             self.modules = resolved
             self._index()
-        self.callgraph = CallGraph(self.modules, self.symbols)
+        # what the project declares and launches (console scripts, shell and job files)
+        self.declared = DeclaredEntries()
+        programs, entry_functions = programs_and_entries(self.modules, self.symbols, self.declared)
+        self.callgraph = CallGraph(self.modules, self.symbols, programs, entry_functions)
         # Which objects are trained across functions (trained.py): the weights sites' answers.
         self.trained = TrainedJoin(self.modules, self.symbols)
         # The library versions each file targets (versions.py); the engine gives the one that
@@ -60,7 +65,6 @@ class Project:
         self.texts: Dict[str, str] = {}  # each module's text (its `require_version` holds for what it imports)
         self._targets: Dict[str, Targets] = {}
         self._launches: Optional[Dict[str, List[Allowed]]] = None  # script → what its launchers pin
-        self._pinning_texts = False  # some module calls require_version / check_min_version
 
     def _index(self) -> None:
         self.by_path: Dict[str, ModuleFacts] = {m.path: m for m in self.modules}
@@ -100,7 +104,7 @@ class Project:
         """Every file on disk the join and the rules looked for through :attr:`configs` (config
         files, DeepSpeed JSONs, accelerate configs), found or not: what a cached result of this
         run also depends on. Complete only once the rules have run: they read files too."""
-        return tuple(sorted({*self.configs.looked_for(), *self.versions.looked_for(), *self.shipped.looked_for()}))
+        return tuple(sorted({*self.configs.looked_for(), *self.versions.looked_for(), *self.shipped.looked_for(), *self.declared.looked_for()}))
 
     def targets_of(self, module: ModuleFacts, source: str = "") -> Targets:
         """The library versions ``module`` targets (its configuration, its own
@@ -113,9 +117,11 @@ class Project:
         return found
 
     def _run_requirements(self, module: ModuleFacts) -> List["Allowed"]:
-        """What the notebooks that run ``module`` install: a notebook whose ``%pip install``
-        lines pin versions and whose ``!python``/``!torchrun``/``!accelerate launch`` line runs
-        the module, or a script that imports it (any of those runs, when several do)."""
+        """What the notebooks and shell launchers that run ``module`` install: a notebook whose
+        ``%pip install`` lines pin versions and whose ``!python``/``!torchrun``/``!accelerate
+        launch`` line runs the module, a ``run.sh`` / SLURM script that does the same
+        (``shipped.pins_for``), or one that runs a script importing it (any of those runs,
+        when several do)."""
         from ..workspace.versions import any_of, in_file_requirements, launched_scripts, pip_requirements
 
         if self._launches is None:
@@ -128,17 +134,15 @@ class Project:
                 pins = [dataclasses.replace(a, source=f"{a.source}, which runs it") for a in pins]
                 for script in launched_scripts(lines, os.path.dirname(os.path.abspath(path))):
                     self._launches.setdefault(os.path.normcase(script), []).extend(pins)
-            self._pinning_texts = any("require_version" in t or "check_min_version" in t for t in self.texts.values())
-        own = self._launches.get(os.path.normcase(os.path.abspath(module.path)))
+        own = self._launches.get(os.path.normcase(os.path.abspath(module.path)), []) + self.shipped.pins_for(module.path)
         if own:
             return any_of(own)
-        if not self._launches and not self._pinning_texts:
-            return []  # nothing in the run pins a version: no import graph to walk
         found = []
         for path in sorted(self.importers_of(module)):
             if path == module.path:
                 continue
             found.extend(self._launches.get(os.path.normcase(os.path.abspath(path)), ()))
+            found.extend(self.shipped.pins_for(path))
             text = self.texts.get(path, "")
             if "require_version" in text or "check_min_version" in text:  # the script that imports it
                 found.extend(

@@ -52,11 +52,14 @@ def value_in_run(project, value, paths) -> bool:
     """Whether ``value`` (an atom substituted at the join) is one the run of ``paths`` passes:
     a value a caller in another linted module passes reaches the helper only in runs that hold
     that caller (``load_vae(path, torch.float16)`` in the caching script and
-    ``load_vae(path, torch.float32)`` in the training script: each run has its own)."""
-    where = getattr(value, "where", None)
-    if not where or project.module_at(where) is None:
-        return True  # written here, or read from a config file
-    return project.module_at(where).path in paths
+    ``load_vae(path, torch.float32)`` in the training script: each run has its own). A value
+    passed through callers (``via``) needs every one of them in the run: a float16 model that a
+    shared loader makes with the dtype an export script passes is that script's."""
+    for where in (getattr(value, "where", ""), *sorted(getattr(value, "via", ()))):
+        module = project.module_at(where) if where else None
+        if module is not None and module.path not in paths:
+            return False  # a config file, or code written here, is in every run
+    return True
 
 
 def half_in_run(project, values, paths) -> bool:

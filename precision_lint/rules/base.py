@@ -107,7 +107,9 @@ class RuleContext:
                 dataclasses.replace(r, message=cell_references(r.message, self.source)) if r.path == self.path else r
                 for r in related
             ]
-        return Diagnostic(code, message, self.path, span, fix, tuple(related), noqa_line)
+        # one place once, however many paths of values lead to it
+        related = tuple(dict.fromkeys(related))
+        return Diagnostic(code, message, self.path, span, fix, related, noqa_line)
 
 
 _DEF_HEAD = re.compile(r"(?:^|[\s;:])(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*$")

@@ -21,10 +21,16 @@ RTX and RTX 20xx cards do not have it. Code written on an A100 then fails there:
   with compute capability of at least 8.0. Your Tesla T4 GPU has compute
   capability 7.5.``
 
-On recent torch, ``is_bf16_supported()`` reports True on pre-Ampere GPUs that can
-*emulate* bf16, so the same code may instead run several times slower than fp16
-(bf16 weights, bf16 QLoRA compute dtype, bf16 autocast) — the failure users notice
-as a Kaggle session that times out.
+Which of the two happens depends on the versions the file targets (``knowledge/torch.toml``,
+read in the wheels): every check above asks ``torch.cuda.is_bf16_supported()``, which up to
+torch 2.2 is False below sm80, and from torch 2.3 is True wherever a bf16 tensor can be
+created — there the checks pass and bf16 runs *emulated*, several times slower than fp16
+(the failure users notice as a Kaggle session that times out). transformers before 4.35
+has its own test (``major < 8``) and raises on every torch; accelerate follows torch in
+every version read. So the message states the error where every allowed version raises,
+"emulated (several times slower)" where every allowed version emulates, and both, with
+the versions named, where the range spans both; either way it is a finding (an emulated
+run is a silent degradation). bf16 weights and QLoRA compute run emulated on every torch.
 
 A site is fine when the value is chosen under a capability test
 (``torch.cuda.is_bf16_supported()``, ``get_device_capability()[0] >= 8``, seed
@@ -48,17 +54,16 @@ from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
 from ..facts.extractors.capability import SECTION, CapabilityFacts
 from ..facts.hardware import FP8_CAPABILITY
 from ..facts.model import ModuleFacts
+from ..knowledge import bf16_facts
 from ..semantic.values import CONST, COND, CUDA, Possible, dtypes as dtype_atoms
 from .base import Rule, RuleContext, default_note, is_parameter_default
 
 NATIVE_BF16 = 80
 TRL_BF16_DEFAULT_SINCE = (0, 19)
-TRAINING_ERROR = (
-    "ValueError: Your setup doesn't support bf16/gpu. You need to assign use_cpu if you want to "
-    "train the model on CPU. You need Ampere+ GPU with cuda>=11.0."
-)
-AUTOCAST_ERROR = "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16."
-ACCELERATE_ERROR = "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device."
+_BF16 = bf16_facts()
+TRAINING_ERROR = _BF16["training_error"]  # the words every transformers version's error starts with
+AUTOCAST_ERROR = _BF16["autocast_error"]
+ACCELERATE_ERROR = _BF16["accelerate_error"]
 AMP_KINDS = ("training-args", "training-args-class", "grad-scaler", "accelerator", "lightning")
 LIGHTNING_BF16 = ("bf16-mixed", "bf16", "bf16-true")
 SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -119,6 +124,47 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
     if stated:
         return ctx.config.target_capabilities, "stated"
     return ctx.config.target_capabilities, "default"
+
+
+def bf16_outcome(ctx: RuleContext, checked_by: str, error: str) -> str:
+    """What a bf16 switch does on a GPU without native bf16, for the versions the file
+    targets (``where it ...``): ``checked_by`` is ``"transformers"`` (TrainingArguments and
+    the configs derived from it), or ``"torch"`` (autocast, and accelerate, which asks torch).
+
+    It raises ``error`` where torch's ``is_bf16_supported()`` is False there (torch < 2.3) or
+    transformers has its own compute-capability test (< 4.35); it runs emulated where both
+    count emulation. A range that allows both gets both, with the versions named."""
+    from ..workspace.versions import version_text
+
+    torch = ctx.targets.of("torch")
+    emulates = _BF16["torch_emulates_since"]
+    crashes: List[str] = []
+    emulating: List[str] = []
+    if not torch.every_at_least(emulates):
+        crashes.append(f"torch below {version_text(emulates)}")
+    if torch.some_at_least(emulates):
+        emulating.append(f"torch {torch.from_version(emulates)}")
+    shown = [torch]
+    if checked_by == "transformers":
+        transformers = ctx.targets.of("transformers")
+        follows = _BF16["transformers_follows_torch_since"]
+        if not transformers.every_at_least(follows):
+            crashes.append(f"transformers below {version_text(follows)}")
+        if not transformers.some_at_least(follows):
+            emulating = []  # its own `major < 8` test refuses on every torch
+        elif emulating:
+            emulating.append(f"transformers {transformers.from_version(follows)}")
+        shown.insert(0, transformers)
+    where = "; ".join(a.where() for a in shown)
+    emulated = (
+        f"runs bf16 emulated (several times slower than fp16: `torch.cuda.is_bf16_supported()` counts "
+        f"emulation from torch {version_text(emulates)}, so nothing refuses)"
+    )
+    if not emulating:
+        return f"raises `{error}` ({where})"
+    if not crashes:
+        return f"{emulated} ({where})"
+    return f"raises `{error}` with {' or '.join(crashes)}, and {emulated} with {' and '.join(emulating)} ({where})"
 
 
 def pre_ampere_targets(ctx: RuleContext) -> List[int]:
@@ -356,7 +402,7 @@ class Bf16WithoutCapabilityGuard(Rule):
             edits = self._bf16_flag_edits(ctx, site, bf16, fp16, atoms)
             message = (
                 f"`bf16={bf16.value_text}` in `{name}` is not guarded by a capability check; "
-                f"{targets_text(ctx)}, where it raises `{TRAINING_ERROR}` (or trains emulated bf16, very slowly)"
+                f"{targets_text(ctx)}, where it {bf16_outcome(ctx, 'transformers', TRAINING_ERROR)}"
             )
             fix = self._fix(ctx, "Use bf16 only where it is native, fp16 mixed precision on other GPUs", edits)
             yield ctx.diagnostic(self.code, bf16.key_span or bf16.value_span, message, fix)
@@ -384,7 +430,7 @@ class Bf16WithoutCapabilityGuard(Rule):
             edits = (insert_keywords(site, *text),)
         message = (
             f"`{name}` turns bf16 on by default since TRL 0.19 when `fp16` is not set ({why}); "
-            f"{targets_text(ctx)}, where it raises `{TRAINING_ERROR}`"
+            f"{targets_text(ctx)}, where it {bf16_outcome(ctx, 'transformers', TRAINING_ERROR)}"
         )
         fix = self._fix(ctx, "Pass bf16 explicitly, only where it is native", edits)
         head = Span(site.span.line, site.span.col, site.span.line, site.span.col, site.span.start, site.span.start)
@@ -427,7 +473,7 @@ class Bf16WithoutCapabilityGuard(Rule):
             edits = (Edit(bf16.value_span.start, bf16.value_span.end, probe),)
         message = (
             f"`{site.callee.rsplit('.', 1)[-1]}` defaults `bf16` to `{bf16.value_text}`; "
-            f"{targets_text(ctx)}, where it raises `{TRAINING_ERROR}`"
+            f"{targets_text(ctx)}, where it {bf16_outcome(ctx, 'transformers', TRAINING_ERROR)}"
         )
         fix = self._fix(ctx, "Default bf16 to the capability probe", edits)
         yield ctx.diagnostic(self.code, bf16.value_span, message, fix)
@@ -461,7 +507,7 @@ class Bf16WithoutCapabilityGuard(Rule):
         applicability = SAFE if has_scaler or not unit_trains(ctx) else UNSAFE
         message = (
             f"`{site.callee}(..., dtype={dtype.value_text})` on CUDA without a capability check; "
-            f"{targets_text(ctx)}, where it raises `{AUTOCAST_ERROR}` (or runs emulated bf16)"
+            f"{targets_text(ctx)}, where it {bf16_outcome(ctx, 'torch', AUTOCAST_ERROR)}"
         )
         fix = self._fix(ctx, "Autocast to bf16 only where it is native, fp16 on other GPUs", edits, applicability)
         yield ctx.diagnostic(self.code, dtype.value_span, message, fix)
@@ -483,7 +529,7 @@ class Bf16WithoutCapabilityGuard(Rule):
 
         edits = rewrite_origins(ctx, atoms, arg.value_span, build)
         callee = site.callee.rsplit(".", 1)[-1]
-        fails = f"raises `{error}`" if error else "is refused or runs emulated bf16"
+        fails = bf16_outcome(ctx, "torch", error) if error else "is refused or runs emulated bf16"
         message = (
             f"`{callee}({name}={arg.value_text})` without a capability check; {targets_text(ctx)}, where it {fails}"
         )

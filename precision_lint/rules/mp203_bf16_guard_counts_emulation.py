@@ -18,28 +18,34 @@ XPU/NPU/MPS, where the probe is False).
 
 Emulation happens only below sm80: code whose run states only Ampere-or-newer GPUs, or is
 written for another device, is not reported (the hardware targets of MP201).
+
+It also happens only on the versions that count it (``knowledge/torch.toml``, read in the
+wheels): torch up to 2.2 answers ``is_bf16_supported()`` with ``major >= 8``, and
+transformers before 4.35 has its own ``major < 8`` test, so there the guard is right. The
+torch range is the file's own (``workspace/versions.py``: its project's pin, else the torch
+of its pinned transformers / accelerate / TRL, else the installed one): nothing is reported
+where no allowed version emulates, and the finding names the versions where some do. The
+``including_emulation=`` keyword exists only from torch 2.4 (a ``TypeError`` on 2.3): that
+fix is offered only where the lowest allowed torch has it.
 """
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from typing import Iterable, Optional, Tuple
+from typing import Iterable
 
-from ..workspace.config import installed_version
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from ..fixes.plan import capability_probe, ensure_torch, lazy_probe, probe_expression
 from ..semantic.values import CAPABILITY, COND, CONST, DTYPE
 from .base import Rule, RuleContext, insert, replace
+from ..knowledge import bf16_facts
+from ..workspace.versions import version_text
 from .mp201_bf16_without_capability_guard import pre_ampere_targets
 
-EMULATION_SINCE = (2, 3)  # torch versions before it answer for native bf16 only
+_BF16 = bf16_facts()
+EMULATION_SINCE = _BF16["torch_emulates_since"]  # torch versions before it answer for native bf16 only
+KEYWORD_SINCE = _BF16["including_emulation_since"]  # is_bf16_supported(including_emulation=...)
+TRANSFORMERS_SINCE = _BF16["transformers_follows_torch_since"]  # is_torch_bf16_gpu_available() asks torch
 BF16_STRINGS = ("bf16", "bf16-mixed", "bf16-true", "bfloat16")
-
-
-@lru_cache(maxsize=1)
-def torch_version() -> Optional[Tuple[int, ...]]:
-    """The installed torch, from its metadata (nothing is imported); None: unknown (newest)."""
-    return installed_version("torch")
 
 
 def _selections(ctx: RuleContext) -> Iterable[tuple]:
@@ -102,11 +108,14 @@ class Bf16GuardCountsEmulation(Rule):
         probes = ctx.facts.section("bf16_probes")
         if not probes or not pre_ampere_targets(ctx):
             return  # (emulation only happens below sm80: code for Ampere+ or another device is fine)
-        version = torch_version()
-        if version is not None and version < EMULATION_SINCE:
+        torch = ctx.targets.of("torch")
+        if not torch.some_at_least(EMULATION_SINCE):
             return  # is_bf16_supported() still required compute capability 8.0 there
+        transformers = ctx.targets.of("transformers")
         selections = list(_selections(ctx))
         for probe in probes:
+            if probe.callee.startswith("transformers.") and not transformers.some_at_least(TRANSFORMERS_SINCE):
+                continue  # its own `major < 8` test: native bf16 only
             chosen = next((sel for sel in selections if _decides(probe, sel)), None)
             if chosen is not None:
                 yield self._finding(ctx, probe, chosen[2] or chosen[1], chosen[3])
@@ -120,7 +129,24 @@ class Bf16GuardCountsEmulation(Rule):
             f"< 8.0), so this guard picks bf16 there: a run several times slower than fp16, and convolutions "
             f"fail (cuDNN has no bf16 engines below sm80)"
         )
+        torch = ctx.targets.of("torch")
+        transformers = ctx.targets.of("transformers")
+        counted, shown = [], []
+        if not torch.every_at_least(EMULATION_SINCE):
+            counted.append(f"torch {torch.from_version(EMULATION_SINCE)}")
+            shown.append(torch.where())
+        if probe.callee.startswith("transformers.") and not transformers.every_at_least(TRANSFORMERS_SINCE):
+            counted.append(f"transformers {transformers.from_version(TRANSFORMERS_SINCE)}")
+            shown.append(transformers.where())
+        if counted:  # some allowed versions answer for native bf16 only: name those that do not
+            message += f" (only with {' and '.join(counted)}: {'; '.join(shown)}; older versions answer for native bf16)"
         related = (Related(ctx.path, span, f"bf16 chosen here: {what}"),)
+        if probe.library == "torch" and not torch.has_since(KEYWORD_SINCE):
+            message += (
+                f"; check the compute capability (`{probe_expression('torch')}`): `including_emulation=` "
+                f"does not exist before torch {version_text(KEYWORD_SINCE)}, which {torch.where()} allows"
+            )
+            return ctx.diagnostic(self.code, probe.span, message, None, related)
         if probe.library == "torch":
             added = ", including_emulation=False" if probe.has_args else "including_emulation=False"
             fix = Fix(SAFE, "Ask for native bf16: `including_emulation=False`", (insert(probe.close, added),))

@@ -13,6 +13,18 @@ keeping every argument and comment: ``torch.cuda.amp.autocast(True,
 torch.float16)`` becomes ``torch.amp.autocast("cuda", enabled=True,
 dtype=torch.float16)`` because the new signature puts ``dtype`` before
 ``enabled``.
+
+Both depend on the torch the file targets (``workspace/versions.py``: its project's torch
+pin, else the torch of the time of its pinned transformers / accelerate / TRL, else the
+installed one; the versions are data in ``knowledge/torch.toml``, read in the wheels):
+
+- torch 2.3 and older warn about nothing: where no allowed torch is 2.4 or later (a project
+  pinning ``transformers==4.27.1`` and ``torch>=1.10`` targets torch below 2.1) nothing is
+  reported; where only some are, the finding names them;
+- the new spellings are younger than the old ones: ``torch.amp.autocast`` exists from
+  torch 1.12, ``torch.amp.GradScaler`` from 2.3, ``torch.amp.custom_fwd``/``custom_bwd``
+  from 2.4. The fix is offered only where the *lowest* allowed torch has it (on torch 2.2
+  ``torch.amp.GradScaler("cuda")`` is an ``AttributeError``).
 """
 from __future__ import annotations
 
@@ -21,6 +33,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ..diagnostics import SAFE, Edit, Fix
 from ..fixes.plan import ensure_torch
+from ..knowledge import amp_facts
 from .base import Rule, RuleContext, insert, replace
 
 OLD = "torch.cuda.amp"
@@ -39,12 +52,23 @@ class DeprecatedTorchCudaAmp(Rule):
         section = ctx.facts.section("cuda_amp")
         if not section:
             return
+        torch = ctx.targets.of("torch")
+        if not torch.some_at_least(amp_facts()["cuda_amp_deprecated_in"]):
+            return  # no torch the file targets warns (torch.cuda.amp is the API of its time)
         uses = section["uses"]
         rewritable = self._rewritable_imports(ctx, section["imports"], uses)
         for use in uses:
             if use.version_gated:
                 continue  # the fallback for torch versions without torch.amp: meant to be there
-            yield self._finding(ctx, use, rewritable)
+            yield self._finding(ctx, use, rewritable, torch)
+
+    @staticmethod
+    def new_since(name: str):
+        """The first torch that has ``torch.amp.<name>``."""
+        amp = amp_facts()
+        if name in ("custom_fwd", "custom_bwd"):
+            return amp["custom_fwd_since"]
+        return amp["grad_scaler_since"] if name == "GradScaler" else amp["autocast_since"]
 
     # --- imports ----------------------------------------------------------------
     def _rewritable_imports(self, ctx: RuleContext, imports, uses) -> Dict[str, Edit]:
@@ -124,16 +148,28 @@ class DeprecatedTorchCudaAmp(Rule):
             edits.insert(0, insert(first, f"{DEVICE}, "))
         return edits
 
-    def _finding(self, ctx: RuleContext, use, rewritable):
+    def _finding(self, ctx: RuleContext, use, rewritable, torch):
+        from ..workspace.versions import version_text
+
         old = f"{OLD}.{use.name}"
         if use.name in ("custom_fwd", "custom_bwd"):
             new = f"torch.amp.{use.name}(..., device_type='cuda')"
         else:
             new = f"torch.amp.{use.name}('cuda', ...)"
+        deprecated = amp_facts()["cuda_amp_deprecated_in"]
         message = (
             f"`{old}` is deprecated (`FutureWarning: `{old}(args...)` is deprecated`) and will be "
             f"removed; use `{new}`"
         )
+        if not torch.every_at_least(deprecated):
+            message = (
+                f"`{old}` is deprecated from torch {version_text(deprecated)} (`FutureWarning`), which "
+                f"{torch.where()} allows ({torch.from_version(deprecated)}); use `{new}`"
+            )
+        since = self.new_since(use.name)
+        if not torch.has_since(since):
+            why = f"`torch.amp.{use.name}` does not exist before torch {version_text(since)}, which {torch.where()} allows"
+            return ctx.diagnostic(self.code, use.func_span, f"{message} (no fix: {why})")
         callee, extra = self._callee(ctx, use, rewritable)
         if use.is_call:
             arg_edits = self._argument_edits(use)

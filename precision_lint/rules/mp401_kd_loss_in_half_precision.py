@@ -17,12 +17,17 @@ loss within rounding. ``softmax(x).log()`` becomes ``log_softmax(x)`` on the way
 
 Not reported: logits upcast before the softmax, a softmax inside an enabled ``torch.autocast``
 region (autocast runs softmax/log_softmax/kl_div in float32), logits with no float16 source.
+
+Judged per run (``project/runs.py``): a loss helper shared by two scripts gets, in each script's
+run, only the tensors that script passes, and only where the run reaches the loss. A message
+whose run is another file's names it ("in the run of `distill.py`").
 """
 from __future__ import annotations
 
 from ..workspace.config import Config, ConfigError
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from ..facts.extractors.kd import LOGITS
+from ..project.runs import run_name, value_in_run
 from ..semantic.values import HALF, Possible
 from .base import Option, Rule, RuleContext
 
@@ -90,30 +95,13 @@ class KDLossInHalfPrecision(Rule):
         mode = ctx.options.get("mode", UPCAST)
         bound = float(ctx.options.get("logit-clamp", FP16_MAX))
         for loss in section["losses"]:
-            if _only_called_under_autocast(loss.function, ctx.project):
-                continue  # autocast is dynamically scoped: softmax/log_softmax/kl_div run in fp32
-            todo = []
-            for op in loss.operands:
-                if op.protected:
-                    continue
-                # the join has substituted parameters and other modules' returns; a value
-                # handed over by a call under autocast is softmaxed in float32 there
-                half = [v for v in op.values if v.kind == HALF and not v.autocast]
-                if mode == UPCAST:
-                    bad = [p for p in half if not p.upcast]
-                    need_upcast, need_clamp = bool(bad), False
-                elif mode == UPCAST_AND_CLAMP:
-                    bad = [p for p in half if not (p.upcast and p.clamped)]
-                    need_upcast = any(not p.upcast for p in bad)
-                    need_clamp = any(not p.clamped for p in bad)
-                else:
-                    bad = [p for p in half if not (p.upcast or p.clamped)]
-                    need_upcast, need_clamp = False, bool(bad)
-                if bad:
-                    todo.append((op, bad, need_upcast, need_clamp))
-            if not todo or _promoted_to_fp32(loss, todo):
+            failing = _failing_runs(ctx, loss, mode)
+            if not failing:
                 continue
-            yield self._finding(ctx, loss, todo, mode, bound)
+            # the fix edits the loss itself, so it covers every failing run's operands (an
+            # upcast is a no-op for a run whose logits are already float32)
+            todo = _merged([t for _, t in failing])
+            yield self._finding(ctx, loss, failing[0], todo, mode, bound)
             tinies = {t.span: t for op, *_ in todo for t in op.tiny}
             for tiny in sorted(tinies.values(), key=lambda t: t.span.start):
                 yield ctx.diagnostic(
@@ -124,10 +112,13 @@ class KDLossInHalfPrecision(Rule):
                     f"away from -inf; it takes effect once the loss is upcast (line {loss.span.line})",
                 )
 
-    def _finding(self, ctx: RuleContext, loss, todo, mode: str, bound: float):
+    def _finding(self, ctx: RuleContext, loss, run, todo, mode: str, bound: float):
+        """``run``: the first failing run, (its entry, its half operands), which the message
+        and the related locations show; ``todo``: every failing run's, which the fix edits."""
+        entry, shown_todo = run
         shown = []
         related = {}
-        for op, bad, _, _ in todo:
+        for op, bad, _, _ in shown_todo:
             if op.logits_text not in [s for s, _ in shown]:
                 shown.append((op.logits_text, _reason(bad[0], ctx.path)))
             for v in bad:
@@ -135,8 +126,9 @@ class KDLossInHalfPrecision(Rule):
                     key = (v.where or ctx.path, v.origin)
                     related.setdefault(key, Related(key[0], v.origin, f"float16 from here: {_reason(v, ctx.path)}"))
         sources = "; ".join(f"`{text}` may be half: {reason}" for text, reason in shown[:3])
+        in_run = f" in the run of `{run_name(entry)}`" if entry.path != ctx.path else ""
         message = (
-            f"{loss.kind} runs in float16 ({sources}): the loss is inf once its batchmean/sum total "
+            f"{loss.kind} runs in float16{in_run} ({sources}): the loss is inf once its batchmean/sum total "
             f"passes 65504 or a loss scale multiplies it, and NaN once a logit is ±inf"
         )
         if loss.function.endswith(".compute_loss"):
@@ -167,6 +159,64 @@ class KDLossInHalfPrecision(Rule):
         )
 
 
+def _failing_runs(ctx: RuleContext, loss, mode: str):
+    """The runs that compute ``loss`` in float16, each as (its entry, its half operands), the
+    runs of scripts nothing imports first (the one a message names). A helper shared by several
+    scripts runs in each with that script's tensors (``value_in_run``): a float16 student of one
+    script is not another's, and a run that never reaches the loss (an export CLI that builds
+    the same objects in float16) gives it nothing. Autocast and the promotion of a half target
+    are judged per run too."""
+    project = ctx.project
+    scope = project.run_scope(ctx.facts, loss.function, loss.span.line)
+    found = []
+    for entry in project.units_containing(ctx.facts):
+        paths = project.unit_view(entry)
+        if not project.callgraph.entries(scope, paths, entry.path):
+            continue  # the loss does not run in this run
+        if _only_called_under_autocast(loss.function, project, paths):
+            continue  # autocast is dynamically scoped: softmax/log_softmax/kl_div run in fp32
+        todo = _half_operands(loss, mode, lambda v: value_in_run(project, v, paths))
+        if todo and not _promoted_to_fp32(loss, todo):
+            found.append((entry, todo))
+    scripts = {m.path for m in project.roots_of(ctx.facts)}
+    return sorted(found, key=lambda run: run[0].path not in scripts)
+
+
+def _half_operands(loss, mode: str, in_run):
+    """The operands of ``loss`` that the values ``in_run`` keeps make float16, as (operand,
+    its half values, whether it needs an upcast, whether it needs a clamp) for ``mode``."""
+    todo = []
+    for op in loss.operands:
+        if op.protected:
+            continue
+        # the join has substituted parameters and other modules' returns; a value
+        # handed over by a call under autocast is softmaxed in float32 there
+        half = [v for v in op.values if v.kind == HALF and not v.autocast and in_run(v)]
+        if mode == UPCAST:
+            bad = [p for p in half if not p.upcast]
+            need_upcast, need_clamp = bool(bad), False
+        elif mode == UPCAST_AND_CLAMP:
+            bad = [p for p in half if not (p.upcast and p.clamped)]
+            need_upcast = any(not p.upcast for p in bad)
+            need_clamp = any(not p.clamped for p in bad)
+        else:
+            bad = [p for p in half if not (p.upcast or p.clamped)]
+            need_upcast, need_clamp = False, bool(bad)
+        if bad:
+            todo.append((op, bad, need_upcast, need_clamp))
+    return todo
+
+
+def _merged(todos):
+    """One operand list from several runs' (operand, half values, upcast, clamp): an operand
+    half in any run is rewritten, and upcast or clamped where any run needs it."""
+    merged = {}
+    for op, bad, upcast, clamp in (item for todo in todos for item in todo):
+        _, first, was_upcast, was_clamped = merged.get(id(op), (op, bad, False, False))
+        merged[id(op)] = (op, first, was_upcast or upcast, was_clamped or clamp)
+    return list(merged.values())
+
+
 def _promoted_to_fp32(loss, todo) -> bool:
     """A ``kl_div`` whose only float16 operands are its target (a frozen teacher's
     probabilities) while the student's log-probabilities are not float16: the KL is computed
@@ -177,7 +227,8 @@ def _promoted_to_fp32(loss, todo) -> bool:
     return sides == {"target"} and any(op.side == "input" for op in loss.operands)
 
 
-def _only_called_under_autocast(function: str, project) -> bool:
-    """Whether every known call of ``function`` runs inside an enabled autocast region."""
-    calls = project.calls.calls_of(function)
+def _only_called_under_autocast(function: str, project, paths) -> bool:
+    """Whether every known call of ``function`` in the run of ``paths`` runs inside an enabled
+    autocast region (another run may call it outside one: that run is judged on its own)."""
+    calls = project.calls.calls_of(function, paths)
     return bool(calls) and all(c.autocast for c in calls)

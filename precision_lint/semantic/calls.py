@@ -8,7 +8,7 @@ precision: anything a dtype may reach, literals, and parameters passed on as the
 """
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 import libcst as cst
 
@@ -76,6 +76,46 @@ def call_edges(index: ModuleIndex) -> tuple:
                 if target is not None and target.split(".")[0] not in LIBRARIES:
                     edges.add((caller, target))
     return tuple(sorted(edges))
+
+
+def registered_commands(index: ModuleIndex) -> tuple:
+    """``(object, function)`` for a function a decorator hands to a project object that runs it
+    when called: ``@app.command()`` of ``app = typer.Typer()``, ``@cli.command()`` of a
+    ``@click.group()`` function, ``@app.callback()``. Calling ``app()`` (in ``__main__.py``, a
+    console script) dispatches to the command, so the command runs wherever ``app`` is called,
+    like ``app.command()(train)`` does."""
+    out = set()
+    for qualname, scope in index.functions.items():
+        node = scope.node
+        if not isinstance(node, cst.FunctionDef):
+            continue
+        for decorator in node.decorators:
+            call = decorator.decorator
+            func = call.func if isinstance(call, cst.Call) else call
+            if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+                continue
+            holder = _project_object(index, func.value, scope.parent or index.root)
+            if holder is not None:
+                out.add((holder, qualname))
+    return tuple(sorted(out))
+
+
+def _project_object(index: ModuleIndex, name: cst.Name, scope) -> Optional[str]:
+    """The qualified name of a project object ``name`` refers to: a project import or
+    definition (``index.qualify``), or a variable bound at the module's top level
+    (``app = typer.Typer()``: ``<module>.app``); None for a library's name or a local."""
+    target = index.qualify(name, scope)
+    if target is None:
+        owner, bindings = index.bindings_at(name.value, scope, None)
+        if owner is None or owner.kind != "module" or name.value in owner.params or not bindings:
+            return None
+        target = f"{owner.qualname}.{name.value}" if owner.qualname else name.value
+    return None if target.split(".")[0] in LIBRARIES or target.split(".")[0] in _DECORATOR_LIBRARIES else target
+
+
+# libraries whose own decorators (``@click.command()``, ``@hydra.main()``) make the function
+# itself the command: whoever calls it runs it, an edge the call already records
+_DECORATOR_LIBRARIES = frozenset({"click", "typer", "hydra", "jsonargparse", "fire"})
 
 
 def _inside(at: int, ranges) -> bool:

@@ -129,6 +129,9 @@ class Possible:
     cuda: bool = False
     # The file ``origin`` lies in, when the value came from another file (a caller's argument).
     where: str = ""
+    # The files of the calls the join passed it through (each caller whose argument it is):
+    # it reaches its use only in a run that holds all of them (``project/runs.py``).
+    via: FrozenSet[str] = frozenset()
     # For a symbolic atom: dtypes the code has already ruled out where it is used
     # (`torch.float32 if dtype == torch.float16 else dtype`), dropped when it is substituted.
     excluded: FrozenSet[str] = frozenset()

@@ -8,6 +8,8 @@ A training script's GPU is often stated outside it: the SLURM script that launch
   to two folders above it, or their ``scripts/``, ``jobs/``, ``slurm/`` folders, that names the module's file (``python scripts/train.py``,
   ``!torchrun scripts/train.py``); a script's ``#SBATCH`` requests and comments are read, not
   its commands, a notebook's metadata and markdown cells;
+- the versions a launcher installs (``pip install transformers==4.30.0`` before ``python
+  train.py``): :meth:`ShippedFiles.pins_for`, what the launched script and its imports target;
 - the nearest README: the module's folder's, else the one above it, up to the project's root
   ("This code has been tested up to 1024 A100s"). A folder of examples with a README of its own
   is described by that one, not by the repository's.
@@ -21,7 +23,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Dict, List, Optional
+from dataclasses import replace
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .versions import Allowed
 
 from ..facts.hardware import notebook_capability, stated_in_text, summarise
 
@@ -41,6 +47,7 @@ class ShippedFiles:
         self._texts: Dict[str, Optional[str]] = {}
         self._listings: Dict[str, List[str]] = {}
         self._stated: Dict[str, Optional[int]] = {}
+        self._pins: Dict[str, List["Allowed"]] = {}
 
     def looked_for(self) -> List[str]:
         return list(self._texts)
@@ -91,22 +98,57 @@ class ShippedFiles:
             return self._stated[path]
         found: List[int] = []
         if os.path.isfile(path):
-            folder = os.path.dirname(path)
-            found.extend(self._nearest_readme(folder))
-            runs = re.compile(rf"(?<![\w-]){re.escape(os.path.basename(path))}(?![\w-])")
-            here = folder
-            for _ in range(LEVELS + 1):
-                for where in (here, *(os.path.join(here, d) for d in LAUNCH_FOLDERS)):
-                    for name in self._listing(where):
-                        text = self._read(os.path.join(where, name))
-                        if text is not None and runs.search(text):
-                            found.extend(_stated_by_launcher(name, text))
-                parent = os.path.dirname(here)
-                if parent == here:
-                    break
-                here = parent
+            found.extend(self._nearest_readme(os.path.dirname(path)))
+            for _, name, text in self._launchers_naming(path):
+                found.extend(_stated_by_launcher(name, text))
         self._stated[path] = summarise(found)
         return self._stated[path]
+
+    def _launchers_naming(self, path: str) -> Iterator[Tuple[str, str, str]]:
+        """(folder, name, text) of each launcher near ``path`` (an absolute file) whose text
+        names the file: in its folder or up to :data:`LEVELS` above, or their launch folders."""
+        runs = re.compile(rf"(?<![\w-]){re.escape(os.path.basename(path))}(?![\w-])")
+        here = os.path.dirname(path)
+        for _ in range(LEVELS + 1):
+            for where in (here, *(os.path.join(here, d) for d in LAUNCH_FOLDERS)):
+                for name in self._listing(where):
+                    text = self._read(os.path.join(where, name))
+                    if text is not None and runs.search(text):
+                        yield where, name, text
+            parent = os.path.dirname(here)
+            if parent == here:
+                break
+            here = parent
+
+    def pins_for(self, module_path: str) -> List["Allowed"]:
+        """What the shell launchers that run ``module_path`` install (``run.sh``: ``pip install
+        transformers==4.30.0`` then ``python train.py``), read as a notebook's ``%pip`` cells are
+        (``versions.pip_requirements`` / ``launched_scripts``). The launched path is read from
+        the launcher's folder, or, as a path relative to wherever it is started, by its tail
+        (``python src/train.py`` run from the repository's root)."""
+        from .versions import launched_scripts, pip_requirements
+
+        path = os.path.abspath(module_path)
+        if path in self._pins:
+            return self._pins[path]
+        found: List["Allowed"] = []
+        if os.path.isfile(path):
+            for where, name, text in self._launchers_naming(path):
+                if name.endswith(".ipynb"):
+                    continue  # a linted notebook's own cells say (project.notebook_lines)
+                lines = text.splitlines()
+                launched = launched_scripts(lines, "")
+                here = os.path.normcase(path)
+                if not any(
+                    os.path.normcase(os.path.abspath(os.path.join(where, s))) == here
+                    or (not os.path.isabs(s) and ".." not in s.split(os.sep) and here.endswith(os.sep + os.path.normcase(s)))
+                    for s in launched
+                ):
+                    continue  # it names the file without running it (a comment, another script's argument)
+                shown = os.path.relpath(os.path.join(where, name), os.path.dirname(path))
+                found.extend(replace(a, source=f"{a.source}, which runs it") for a in pip_requirements(lines, shown))
+        self._pins[path] = found
+        return found
 
 
 def _stated_by_launcher(name: str, text: str) -> List[int]:

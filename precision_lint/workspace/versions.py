@@ -8,7 +8,9 @@ are what its project says, nearest first:
 2. a vendored copy of the library the file lies in (a folder that *is* transformers, with its
    own ``setup.py`` or ``__version__``): that library at its own version, and library code;
 3. the file itself: ``require_version("trl>=0.8.6,<=0.9.6")``, ``check_min_version("4.36.0")``,
-   a notebook's ``%pip install transformers==4.31.0`` / ``!pip install`` lines;
+   a notebook's ``%pip install transformers==4.31.0`` / ``!pip install`` lines, and those of a
+   notebook or a shell / SLURM launcher (``run.sh``: ``pip install ...`` then ``python
+   train.py``, ``shipped.pins_for``) that runs the file or a script importing it;
 4. the nearest folder, walking up from the file (and stopping at the repository's ``.git``),
    whose requirements name the library: ``requirements*.txt``, ``pyproject.toml`` (PEP 621
    dependencies and optional dependencies, PEP 735 / uv dependency groups, Poetry),
@@ -16,6 +18,15 @@ are what its project says, nearest first:
    ``pip:`` list); failing a requirement, a vendored copy of the library next to the code
    (``./transformers/__init__.py`` with a ``__version__``, or a checkout with a ``setup.py``);
 5. the installed distribution's metadata, else the newest behaviour.
+
+torch is read the same way, and where its range has no upper bound (unpinned, or
+``torch>=1.10``) it is capped by the torch of the time of the file's pinned transformers,
+accelerate or TRL (:func:`implied_torch`): for the highest minor M such a pin allows, the
+newest torch minor released on or before the day M's next minor came out (the release days
+are data, ``knowledge/torch.toml``). A project pinning ``transformers==4.27.1`` targets the
+torch of spring 2023 (2.0), not today's; the next minor's day is used because a minor stays
+current until its successor ships, so the cap is the newest torch that could have been used
+with it. The project's own torch pin wins where it contradicts the cap.
 
 The in-file constraints and the project's are both true at once, so they are intersected.
 A requirement is a *range* (:class:`Allowed`): ``<5.0`` is every 4.x, Poetry's ``^4.36`` is
@@ -41,8 +52,12 @@ except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
 
 Version = Tuple[int, ...]
 
-# The libraries whose versions the rules read, as requirement names (lower case, `_` as `-`).
-LIBRARIES = ("transformers", "trl")
+# The libraries whose versions the rules read, as requirement names (lower case, `_` as `-`):
+# transformers and TRL for their APIs (MP301-MP304), torch for its own (MP303) and for what a
+# GPU without native bf16 does (MP201, MP203), accelerate for the torch its pin implies.
+LIBRARIES = ("transformers", "trl", "torch", "accelerate")
+# conda's names of them (`- pytorch=2.1` in environment.yml)
+CONDA_NAMES = {"pytorch": "torch"}
 # Libraries whose vendored copy is library code (its own files are not judged as user code).
 VENDORED_LIBRARIES = (
     "transformers", "trl", "peft", "accelerate", "diffusers", "deepspeed", "sentence-transformers",
@@ -95,6 +110,7 @@ class Allowed:
     spec: str = ""  # as written ("transformers>=4.36,<5.0"); "" for a single version
     source: str = "installed"  # "configuration", "installed", "newest", or the file it came from
     newest: bool = False  # nothing known: the newest release (every removal has happened)
+    note: str = ""  # why, where the range is implied rather than written (torch<2.1 for transformers 4.27)
 
     # --- construction -------------------------------------------------------------------
     @classmethod
@@ -190,6 +206,8 @@ class Allowed:
         """``transformers>=4.36,<5.0 in requirements.txt``, for messages."""
         if self.source in ("configuration", "installed", "newest"):
             return f"{self.described} ({self.source})"
+        if self.note:
+            return f"{self.described} ({self.note})"
         return f"{self.described} in {self.source}"
 
     def from_version(self, bound: Version) -> str:
@@ -314,7 +332,8 @@ def requirements_in_text(text: str, source: str) -> List[Allowed]:
 def _quoted_requirements(text: str, source: str) -> List[Allowed]:
     """Quoted requirement strings anywhere in a file (``setup.py``'s ``install_requires``)."""
     out = []
-    for match in re.finditer(r"""["']\s*((?:transformers|trl)\b[^"'\n]*)["']""", text, re.IGNORECASE):
+    names = "|".join(LIBRARIES)
+    for match in re.finditer(rf"""["']\s*((?:{names})(?![\w-])[^"'\n]*)["']""", text, re.IGNORECASE):
         found = parse_requirement(match.group(1), source)
         if found is not None:
             out.append(found)
@@ -367,9 +386,13 @@ def _environment(text: str, source: str) -> List[Allowed]:
         conda = re.match(r"^(?:[\w-]+::)?([A-Za-z0-9._-]+)=(?!=)([\w.*]+)$", item)
         if conda is not None:
             dist = normalize(conda.group(1))
+            dist = CONDA_NAMES.get(dist, dist)
             if dist in LIBRARIES:
                 out.append(parse_spec(dist, "=" + conda.group(2).rstrip(".*"), source, item))
             continue
+        conda_name = re.match(r"^(?:[\w-]+::)?([A-Za-z0-9._-]+)", item)
+        if conda_name is not None and normalize(conda_name.group(1)) in CONDA_NAMES:
+            item = CONDA_NAMES[normalize(conda_name.group(1))] + item[conda_name.end():]
         found = parse_requirement(item, source)
         if found is not None:
             out.append(found)
@@ -578,9 +601,6 @@ def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List
     return out
 
 
-_LAUNCHERS = frozenset({"python", "python3", "torchrun", "deepspeed", "accelerate", "%run", "run", "uv", "srun"})
-
-
 def _joined(lines: Iterable[str]) -> List[str]:
     """Shell lines with their backslash continuations joined."""
     joined: List[str] = []
@@ -600,25 +620,11 @@ def _joined(lines: Iterable[str]) -> List[str]:
 def launched_scripts(lines: Iterable[str], folder: str) -> List[str]:
     """The Python scripts a notebook's shell lines run (``!python scripts/train.py``,
     ``!torchrun --nproc_per_node 8 train.py``, ``!accelerate launch x.py``, ``%run x.py``),
-    as absolute paths seen from the notebook's folder (where its kernel runs)."""
-    out = []
-    for line in _joined(lines):
-        text = line.strip().lstrip("!%").strip()
-        try:
-            words = shlex.split(text, comments=True)
-        except ValueError:
-            words = text.split()
-        launched = False
-        for word in words:
-            name = os.path.basename(word)
-            if name in _LAUNCHERS or (line.strip().startswith("%run") and not launched):
-                launched = True
-                if name != "%run":
-                    continue
-            if launched and word.endswith(".py") and not word.startswith("-"):
-                out.append(os.path.normpath(os.path.join(folder, word)))
-                break
-    return out
+    as absolute paths seen from the notebook's folder (where its kernel runs); the command
+    lines are read by ``launches.py``, which steps over the launchers' options and env prefixes."""
+    from .launches import launches, scripts_of
+
+    return scripts_of(launches("\n".join(line.rstrip("\r\n") for line in lines)), (folder,))
 
 
 def any_of(found: Iterable[Allowed]) -> List[Allowed]:
@@ -636,6 +642,8 @@ def _combine(found: List[Allowed]) -> Optional[Allowed]:
         return None
     out = found[0]
     for other in found[1:]:
+        if other.described == out.described:
+            continue  # the same requirement twice (two optional groups): one statement
         both = out.intersect(other)
         out = both if not both.is_empty else out.hull(other)
     return out
@@ -743,8 +751,63 @@ class VersionResolver:
                 found = own or project
             if found is not None and found.low is None and found.high is None:
                 found = None  # named without a version (`transformers`, the main branch): the newest
-            versions[dist] = found or self.installed.get(dist) or Allowed.unknown(dist)
+            versions[dist] = found
+        if "torch" not in self.configured:
+            versions["torch"] = implied_torch(versions.get("torch"), versions)
+        for dist in LIBRARIES:
+            versions[dist] = versions.get(dist) or self.installed.get(dist) or Allowed.unknown(dist)
         return Targets(versions, library)
+
+
+def highest_minor(allowed: Allowed, dist: str) -> Optional[Version]:
+    """The newest minor (``(4, 29)``) an upper-bounded range allows, by the release table
+    (``<4.30`` -> 4.29, ``<=4.30.2`` and ``<4.30.2`` -> 4.30), or None: no upper bound."""
+    from ..knowledge import release_dates
+
+    if allowed.high is None or allowed.newest:
+        return None
+    high = tuple(allowed.high)
+    if allowed.high_inclusive or any(high[2:]):
+        return high[:2] if len(high) >= 2 else (high[0], 0)
+    below = [v for v, _ in release_dates(dist) if compare(v, high) < 0]
+    return below[-1] if below else None
+
+
+def implied_torch(own: Optional[Allowed], versions: Dict[str, Optional[Allowed]]) -> Optional[Allowed]:
+    """The torch a file targets: its project's own torch range where that has an upper bound;
+    else that range (or none) capped by the torch of the time of each pinned library
+    (``knowledge/torch.toml``: transformers==4.27.1 was current until 4.28, when torch 2.0
+    was the newest, so torch<2.1). Where the cap contradicts the project's own torch pin
+    (torch>=2.2 beside transformers==4.27), the pin wins."""
+    from ..knowledge import implying_libraries, torch_of_its_time
+
+    if own is not None and own.high is not None:
+        return own
+    caps = []
+    for dist in implying_libraries():
+        allowed = versions.get(dist)
+        if allowed is None or allowed.newest or allowed.source in ("installed", "newest", "configuration"):
+            continue
+        minor = highest_minor(allowed, dist)
+        found = torch_of_its_time(dist, minor) if minor is not None else None
+        if found is not None:
+            caps.append((found[0], found[1], allowed))
+    if not caps:
+        return own
+    torch, successor, by = min(caps, key=lambda c: _pad(c[0]))
+    high = _bump(torch, 1)
+    note = (
+        f"below {version_text(high)} as {by.where()} implies: torch {version_text(torch)} was the newest "
+        f"when {by.dist} {version_text(successor)} came out"
+    )
+    cap = Allowed("torch", high=high, spec=f"torch<{version_text(high)}", source=by.source, note=note)
+    if own is None:
+        return cap
+    both = own.intersect(cap)
+    if both.is_empty:
+        return own
+    note = f"{own.where()}, {note}"
+    return replace(both, spec=f"{own.described},<{version_text(high)}", source=own.source, note=note)
 
 
 def _shown(path: Path, start: Path) -> str:
@@ -767,4 +830,14 @@ def resolver_for(config) -> VersionResolver:
             configured[dist] = Allowed.point(dist, version, "configuration")
         else:
             installed[dist] = Allowed.point(dist, version, "installed")
+    for dist in ("torch", "accelerate"):  # no configuration key: the installed metadata
+        version = _installed(dist)
+        if version is not None:
+            installed[dist] = Allowed.point(dist, version, "installed")
     return VersionResolver(configured, installed)
+
+
+def _installed(dist: str) -> Optional[Version]:
+    from .config import installed_version
+
+    return installed_version(dist)

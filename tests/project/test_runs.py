@@ -246,6 +246,51 @@ def test_a_helper_given_float16_by_the_training_run_is_reported_naming_the_run(t
     assert "the float16 comes from train.py" in d.message
 
 
+DTYPES = """
+import torch
+
+
+def cache_dtype():
+    return torch.float16
+
+
+def train_dtype():
+    return {train}
+"""
+
+
+def test_a_float16_written_in_a_shared_module_is_the_run_of_the_caller_that_passes_it(tree):
+    # the float16 literal lies in dtypes.py, which the training run imports too; it reaches
+    # load_vae only through the caching script's call, so it is that run's, not the training run's
+    cache = CACHE_LATENTS.replace("from models import load_vae", "from models import load_vae\nfrom dtypes import cache_dtype")
+    train = TRAIN_VAE.replace("from models import load_vae", "from models import load_vae\nfrom dtypes import train_dtype")
+    files = {
+        "proj/models.py": LOAD_VAE,
+        "proj/dtypes.py": DTYPES.format(train="torch.float32"),
+        "proj/cache_latents.py": cache.replace('load_vae("m", torch.float16)', 'load_vae("m", cache_dtype())'),
+        "proj/train.py": train.format(dtype="train_dtype()"),
+    }
+    assert _lint(tree, files, "MP101") == []
+    # the training run's own dtype helper giving float16 is reported
+    files["proj/dtypes.py"] = DTYPES.format(train="torch.float16")
+    (d,) = _lint(tree, files, "MP101")
+    assert d.path.endswith("models.py")
+
+
+def test_a_float16_passed_through_two_chains_of_calls_is_one_related_location(tree):
+    files = {
+        "proj/models.py": "from transformers import AutoModel\n\n\ndef load(dtype):\n"
+        "    return AutoModel.from_pretrained('m', dtype=dtype)\n\n\ndef load_via(dtype):\n    return load(dtype)\n",
+        "proj/train.py": "import torch\nfrom models import load, load_via\n\nd = torch.float16\na = load(d)\n"
+        "b = load_via(d)\nscaler = torch.amp.GradScaler('cuda')\n"
+        "opt = torch.optim.AdamW(list(a.parameters()) + list(b.parameters()))\n"
+        "scaler.scale(a(x).loss + b(x).loss).backward()\nscaler.step(opt)\n",
+    }
+    (d,) = _lint(tree, files, "MP101")
+    places = [(r.path, r.span.line, r.message) for r in d.related]
+    assert len(places) == len(set(places)) and [p[1] for p in places if "comes from" in p[2]] == [4]
+
+
 def test_a_message_names_the_run_when_a_third_file_joins_the_two(tree):
     files = {
         "proj/models.py": "import torch\nfrom transformers import AutoModel\n\n\ndef load():\n"

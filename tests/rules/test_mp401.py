@@ -631,6 +631,8 @@ def test_teacher_loaded_in_init_of_a_trainer_subclass():
                 s = model(**inputs).logits
                 t = self.teacher(**inputs).logits
                 return (F.softmax(t / 2, -1) * (F.log_softmax(t / 2, -1) - F.log_softmax(s / 2, -1))).sum(-1).mean()
+
+        KD(model=student, args=args, train_dataset=data).train()
         """
     )
     (d,) = lint(src, CODE)

@@ -1,0 +1,185 @@
+"""Launch commands written in the files a project ships: which Python script or module runs.
+
+``python train.py``, ``python -m pkg.train``, ``accelerate launch --num_processes 8 train.py``,
+``torchrun --nproc_per_node 8 train.py`` (and ``python -m torch.distributed.run``),
+``deepspeed --num_gpus 8 train.py``, in shell scripts, SLURM jobs, Makefiles, CI and job YAML
+(a ``run:`` block is shell too) and notebooks' ``!`` lines. A line continued with ``\\`` is one
+command; ``FOO=1 python x.py``, ``srun``/``uv run``/``CUDA_VISIBLE_DEVICES=0`` prefixes are
+stepped over; a script path that is a shell variable (``python $SCRIPT``) is not known and
+names nothing. Nothing is run: the text is split with ``shlex``.
+
+The launcher's own options are stepped over by knowing which of them take a value
+(``--nproc_per_node 8``); an option of theirs this table does not know is assumed to be a
+flag, the safe reading for the words that follow (a value would be read as the script only
+when it ends in ``.py``).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Iterable, List, Optional, Tuple
+
+PYTHONS = re.compile(r"^python(\d+(\.\d+)?)?$")
+# python's own options that take a value (``python -W ignore x.py``)
+_PYTHON_VALUED = frozenset({"-W", "-X", "-c"})
+# launchers' options that take a value, when written apart from it (`--nproc_per_node 8`)
+_TORCHRUN_VALUED = frozenset({
+    "--nnodes", "--nproc_per_node", "--nproc-per-node", "--node_rank", "--node-rank", "--master_addr", "--master-addr",
+    "--master_port", "--master-port", "--rdzv_backend", "--rdzv-backend", "--rdzv_endpoint", "--rdzv-endpoint",
+    "--rdzv_id", "--rdzv-id", "--rdzv_conf", "--rdzv-conf", "--max_restarts", "--max-restarts", "--monitor_interval",
+    "--monitor-interval", "--start_method", "--start-method", "--role", "--log_dir", "--log-dir", "-r", "--redirects",
+    "-t", "--tee", "--local_addr", "--local-addr", "--logs_specs", "--logs-specs", "--local-ranks-filter",
+})
+_ACCELERATE_VALUED = frozenset({
+    "--config_file", "--config-file", "--num_processes", "--num-processes", "--num_machines", "--num-machines",
+    "--machine_rank", "--machine-rank", "--main_process_ip", "--main-process-ip", "--main_process_port",
+    "--main-process-port", "--mixed_precision", "--mixed-precision", "--gpu_ids", "--gpu-ids", "--dynamo_backend",
+    "--deepspeed_config_file", "--zero_stage", "--gradient_accumulation_steps", "--offload_optimizer_device",
+    "--offload_param_device", "--deepspeed_multinode_launcher", "--fsdp_sharding_strategy", "--fsdp_state_dict_type",
+    "--fsdp_auto_wrap_policy", "--fsdp_transformer_layer_cls_to_wrap", "--num_cpu_threads_per_process", "--rdzv_backend",
+    "--rdzv_conf", "--max_restarts", "--monitor_interval", "--tpu_name", "--tpu_zone", "--main_training_function",
+    "--downcast_bf16", "--deepspeed_hostfile", "--deepspeed_exclusion_filter", "--deepspeed_inclusion_filter",
+    "--fsdp_offload_params", "--fsdp_min_num_params", "--fsdp_backward_prefetch", "--fsdp_cpu_ram_efficient_loading",
+    "--fsdp_sync_module_states", "--fsdp_use_orig_params", "--use_fsdp_version",
+})
+_DEEPSPEED_VALUED = frozenset({
+    "--num_gpus", "--num_nodes", "--hostfile", "-H", "--include", "-i", "--exclude", "-e", "--master_port",
+    "--master_addr", "--node_rank", "--launcher", "--launcher_args", "--module", "--ssh_port", "--bind_core_list",
+})
+_DISTRIBUTED_MODULES = ("torch.distributed.run", "torch.distributed.launch", "accelerate.commands.launch")
+# prefixes that run the command after them (their options are stepped over as flags)
+_WRAPPERS = frozenset({"srun", "exec", "time", "nohup", "env", "sudo", "mpirun", "xvfb-run"})
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One launch: a script file (as written, relative to where the command runs) or a module
+    (``python -m pkg.train``), and the words after it (the script's own arguments)."""
+
+    script: Optional[str]
+    module: Optional[str]
+    args: Tuple[str, ...]
+    line: int  # 1-based line of the command in its file
+
+
+def commands(text: str) -> List[Tuple[int, str]]:
+    """``(line, command)`` of a shell-like text: ``\\`` continuations joined, comments dropped,
+    ``;``/``&&``/``||``/``|`` separating commands."""
+    out = []
+    pending, first = "", 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        if not pending:
+            first = number
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        whole = pending + line
+        pending = ""
+        for part in re.split(r"\s(?:&&|\|\||;|\|)\s|;\s*$", whole):
+            out.append((first, part))
+    if pending:
+        out.append((first, pending))
+    return out
+
+
+def parse(command: str, line: int = 0) -> Optional[Launch]:
+    """The script or module a command launches, or None."""
+    text = command.strip().lstrip("!").strip()
+    if text.startswith("- "):  # a YAML list item: `- python train.py`
+        text = text[2:]
+    text = re.sub(r"^(?:run|script|command|cmd)\s*:\s*", "", text)  # a YAML key holding one command
+    if text.startswith("%run "):
+        words = _split(text[5:])
+        return Launch(words[0], None, tuple(words[1:]), line) if words and words[0].endswith(".py") else None
+    words = _split(text)
+    i = 0
+    # env-var assignments and wrappers before the command (`CUDA_VISIBLE_DEVICES=0 srun python x.py`)
+    while i < len(words) and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[i]) or words[i] in _WRAPPERS):
+        wrapper = words[i] in _WRAPPERS
+        i += 1
+        while wrapper and i < len(words) and words[i].startswith("-"):  # `srun --gres=gpu:8 python x.py`
+            i += 1
+    if i + 1 < len(words) and words[i] == "uv" and words[i + 1] == "run":
+        i += 2
+    if i >= len(words):
+        return None
+    head = os.path.basename(words[i])
+    if PYTHONS.match(head):
+        return _after_python(words, i + 1, line)
+    if head == "accelerate" and i + 1 < len(words) and words[i + 1] == "launch":
+        return _after_options(words, i + 2, _ACCELERATE_VALUED, line)
+    if head == "torchrun":
+        return _after_options(words, i + 1, _TORCHRUN_VALUED, line)
+    if head == "deepspeed":
+        return _after_options(words, i + 1, _DEEPSPEED_VALUED, line)
+    return None
+
+
+def _split(text: str) -> List[str]:
+    try:
+        return shlex.split(text, comments=True)
+    except ValueError:
+        return text.split()
+
+
+def _after_python(words: List[str], i: int, line: int) -> Optional[Launch]:
+    while i < len(words):
+        word = words[i]
+        if word == "-m" and i + 1 < len(words):
+            module = words[i + 1]
+            if module in _DISTRIBUTED_MODULES:  # `python -m torch.distributed.run [opts] train.py`
+                valued = _ACCELERATE_VALUED if module.startswith("accelerate") else _TORCHRUN_VALUED
+                return _after_options(words, i + 2, valued, line)
+            return Launch(None, module, tuple(words[i + 2:]), line)
+        if word == "-c":
+            return None
+        if word.startswith("-"):
+            i += 2 if word in _PYTHON_VALUED else 1
+            continue
+        return _script(words, i, line)
+    return None
+
+
+def _after_options(words: List[str], i: int, valued: frozenset, line: int) -> Optional[Launch]:
+    while i < len(words):
+        word = words[i]
+        if word in ("-m", "--module") and i + 1 < len(words):  # `torchrun -m pkg.train`
+            return Launch(None, words[i + 1], tuple(words[i + 2:]), line)
+        if word.startswith("-"):
+            i += 2 if word in valued else 1
+            continue
+        return _script(words, i, line)
+    return None
+
+
+def _script(words: List[str], i: int, line: int) -> Optional[Launch]:
+    script = words[i]
+    if "$" in script or not script.endswith(".py"):
+        return None  # `python $SCRIPT`: not known
+    return Launch(script, None, tuple(words[i + 1:]), line)
+
+
+def launches(text: str) -> List[Launch]:
+    """Every launch in a shell-like text (a shell script, a Makefile's recipes, a YAML file's
+    lines)."""
+    found = []
+    for line, command in commands(text):
+        launch = parse(command, line)
+        if launch is not None:
+            found.append(launch)
+    return found
+
+
+def scripts_of(found: Iterable[Launch], folders: Iterable[str]) -> List[str]:
+    """The absolute paths the launched script files may be, from each of ``folders`` (where
+    the command may run: its file's folder, the project's root)."""
+    out = []
+    for launch in found:
+        if launch.script is None:
+            continue
+        for folder in folders:
+            out.append(os.path.normpath(os.path.join(folder, launch.script)))
+    return out

@@ -1,0 +1,209 @@
+"""Entries: console scripts, modules that only define, decorated commands, launch commands.
+
+A function nothing in the project calls runs when a console script names it, when its module
+is run as a program (its top level acts, or it has a ``__main__`` block), or when a command
+object it is registered with (``@app.command()``, ``@cli.command()``) is called. A module of
+definitions only that nothing imports and nothing names runs none of its functions.
+"""
+import pytest
+from conftest import config
+
+from precision_lint.engine import Engine
+from precision_lint.workspace.launches import launches
+from precision_lint.workspace.versions import launched_scripts
+
+ENGINE = """
+import torch
+from transformers import AutoModelForCausalLM
+
+
+def load_half():
+    return AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16).cuda()
+
+
+def train():
+    model = AutoModelForCausalLM.from_pretrained("m").cuda().half()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    scaler = torch.amp.GradScaler("cuda")
+    scaler.scale(model(**batch).loss).backward()
+    scaler.step(optimizer)
+"""
+INFER = "from pkg.engine import load_half\n\nmodel = load_half()\nprint(model(ids))\n"
+
+
+def _lint(tree, files):
+    root = tree(files)
+    return [
+        (d.path.replace("\\", "/").rsplit("/", 1)[-1], d.span.line)
+        for d in Engine(config(), ["MP101"]).run_paths([str(root / "proj")]).diagnostics
+    ]
+
+
+def _library(**more):
+    return {"proj/pkg/__init__.py": "", "proj/pkg/engine.py": ENGINE, "proj/infer.py": INFER, **more}
+
+
+# --- console scripts ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("pyproject.toml", '[project]\nname = "pkg"\n\n[project.scripts]\npkg-train = "pkg.engine:train"\n'),
+        ("pyproject.toml", '[project]\nname = "pkg"\n\n[project.gui-scripts]\npkg-train = "pkg.engine:train"\n'),
+        ("pyproject.toml", '[tool.poetry]\nname = "pkg"\n\n[tool.poetry.scripts]\npkg-train = "pkg.engine:train"\n'),
+        ("setup.cfg", "[metadata]\nname = pkg\n\n[options.entry_points]\nconsole_scripts =\n    pkg-train = pkg.engine:train\n"),
+        ("setup.py", 'from setuptools import setup\n\nsetup(name="pkg", entry_points={"console_scripts": ["pkg-train=pkg.engine:train"]})\n'),
+        ("setup.py", 'from setuptools import setup\n\nENTRIES = {"console_scripts": ["pkg-train = pkg.engine:train [gpu]"]}\nsetup(name="pkg", entry_points=ENTRIES)\n'),
+    ],
+)
+def test_a_training_function_a_console_script_names_runs(tree, name, text):
+    assert _lint(tree, _library(**{f"proj/{name}": text})) == [("engine.py", 10)]
+
+
+def test_a_console_script_named_through_a_package_reexport_runs(tree):
+    files = _library(**{
+        "proj/pkg/__init__.py": "from pkg.engine import train\n",
+        "proj/pyproject.toml": '[project]\nname = "pkg"\n\n[project.scripts]\npkg-train = "pkg:train"\n',
+    })
+    assert _lint(tree, files) == [("engine.py", 10)]
+
+
+@pytest.mark.parametrize(
+    "more",
+    [
+        {},  # nothing names it
+        {"proj/pyproject.toml": '[project]\nname = "pkg"\n\n[project.scripts]\npkg-infer = "pkg.engine:load_half"\n'},
+        {"proj/setup.py": 'from setuptools import setup\n\nsetup(name="pkg", entry_points={"console_scripts": []})\n'},
+        {"proj/setup.cfg": "[options.entry_points]\nconsole_scripts =\n    pkg-infer = pkg.engine:load_half\n"},
+    ],
+)
+def test_a_library_of_definitions_that_nothing_runs_is_not_judged(tree, more):
+    # the inference script imports the library for load_half; train is never called, and no
+    # console script names it: no run both casts to half and steps a GradScaler
+    assert _lint(tree, _library(**more)) == []
+
+
+def test_a_module_whose_top_level_acts_still_runs_its_functions(tree):
+    # a script: its functions may be handed to something the join cannot see (a runner)
+    files = _library(**{"proj/pkg/engine.py": ENGINE + "\nprint('ready')\n"})
+    assert _lint(tree, files) == [("engine.py", 10)]
+
+
+def test_a_setup_py_is_read_never_run(tree):
+    text = 'import sys\nsys.exit("ran")\nfrom setuptools import setup\nsetup(entry_points={"console_scripts": ["t=pkg.engine:train"]})\n'
+    assert _lint(tree, _library(**{"proj/setup.py": text})) == [("engine.py", 10)]
+
+
+# --- decorated commands -----------------------------------------------------------------------
+COMMANDS = """
+import torch
+from transformers import AutoModelForCausalLM
+{head}
+
+
+{decorator}
+def train():
+    model = AutoModelForCausalLM.from_pretrained("m").cuda().half()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    scaler = torch.amp.GradScaler("cuda")
+    scaler.scale(model(**batch).loss).backward()
+    scaler.step(optimizer)
+"""
+
+
+@pytest.mark.parametrize(
+    "head, decorator, main",
+    [
+        ("import typer\n\napp = typer.Typer()", "@app.command()", "from pkg.commands import app\n\napp()\n"),
+        ("import click\n\n\n@click.group()\ndef cli():\n    pass", "@cli.command()", "from pkg.commands import cli\n\ncli()\n"),
+    ],
+)
+def test_a_command_registered_with_an_app_runs_where_the_app_is_called(tree, head, decorator, main):
+    files = {
+        "proj/pkg/__init__.py": "",
+        "proj/pkg/commands.py": COMMANDS.format(head=head, decorator=decorator),
+        "proj/pkg/__main__.py": main,
+    }
+    found = _lint(tree, files)
+    assert [name for name, _ in found] == ["commands.py"]
+
+
+@pytest.mark.parametrize(
+    "head, decorator, main",
+    [
+        ("import typer\n\napp = typer.Typer()", "@app.command()", "from pkg.commands import app\n\nAPP = app\n"),
+        ("import click\n\n\n@click.group()\ndef cli():\n    pass", "@cli.command()", "from pkg.commands import cli\n\nCLI = cli\n"),
+    ],
+)
+def test_a_registered_command_of_an_app_nobody_calls_does_not_run(tree, head, decorator, main):
+    files = {
+        "proj/pkg/__init__.py": "",
+        "proj/pkg/commands.py": COMMANDS.format(head=head, decorator=decorator),
+        "proj/pkg/__main__.py": main,
+    }
+    assert _lint(tree, files) == []
+
+
+def test_a_console_script_may_name_the_app_its_commands_are_registered_with(tree):
+    files = {
+        "proj/pkg/__init__.py": "",
+        "proj/pkg/commands.py": COMMANDS.format(head="import typer\n\napp = typer.Typer()", decorator="@app.command()"),
+        "proj/pyproject.toml": '[project]\nname = "pkg"\n\n[project.scripts]\npkg = "pkg.commands:app"\n',
+    }
+    assert [name for name, _ in _lint(tree, files)] == ["commands.py"]
+    files["proj/pyproject.toml"] = '[project]\nname = "pkg"\n'  # nothing names the app
+    assert _lint(tree, files) == []
+
+
+@pytest.mark.parametrize(
+    "head, decorator, tail",
+    [
+        ("import hydra", '@hydra.main(config_path="conf", config_name="train", version_base=None)', 'if __name__ == "__main__":\n    train()\n'),
+        ("import click", "@click.command()", 'if __name__ == "__main__":\n    train()\n'),
+        ("from jsonargparse import CLI", "", 'if __name__ == "__main__":\n    CLI(train)\n'),
+    ],
+)
+def test_a_decorated_or_handed_over_entry_of_a_script_runs(tree, head, decorator, tail):
+    files = {"proj/train.py": COMMANDS.format(head=head, decorator=decorator) + "\n\n" + tail}
+    assert [name for name, _ in _lint(tree, files)] == ["train.py"]
+
+
+def test_a_decorated_entry_of_a_script_that_never_calls_it_does_not_run(tree):
+    files = {"proj/train.py": COMMANDS.format(head="import hydra", decorator='@hydra.main(config_path="conf", version_base=None)')}
+    assert _lint(tree, files) == []
+
+
+# --- launch commands --------------------------------------------------------------------------
+def test_launch_commands_are_read_with_their_options_continuations_and_prefixes():
+    text = (
+        "#!/bin/bash\n"
+        "# python not_a_command.py\n"
+        "CUDA_VISIBLE_DEVICES=0,1 accelerate launch --num_processes 2 --mixed_precision fp16 \\\n"
+        "    scripts/train.py --fp16 --lr 1e-4\n"
+        "torchrun --nproc_per_node 8 --master_port 29500 train.py --bf16\n"
+        "python -m torch.distributed.run --nproc_per_node=2 other.py\n"
+        "deepspeed --num_gpus 8 ds_train.py --deepspeed ds.json\n"
+        "srun --gres=gpu:8 python -u -m pkg.train --x 1\n"
+        "python $SCRIPT --fp16\n"
+        "pip install -r requirements.txt && python eval.py\n"
+    )
+    found = [(l.script, l.module, l.args, l.line) for l in launches(text)]
+    assert found == [
+        ("scripts/train.py", None, ("--fp16", "--lr", "1e-4"), 3),
+        ("train.py", None, ("--bf16",), 5),
+        ("other.py", None, (), 6),
+        ("ds_train.py", None, ("--deepspeed", "ds.json"), 7),
+        (None, "pkg.train", ("--x", "1"), 8),
+        ("eval.py", None, (), 10),
+    ]
+
+
+def test_yaml_and_makefile_lines_hold_commands_too():
+    text = "jobs:\n  train:\n    steps:\n      - run: accelerate launch train.py --bf16\n\ntrain:\n\tpython -m pkg.train\n"
+    assert [(l.script, l.module) for l in launches(text)] == [("train.py", None), (None, "pkg.train")]
+
+
+def test_a_value_of_a_launchers_option_is_not_the_script():
+    # `--config_file cfg.py` would be read as the script by a first-.py-word reader
+    assert launched_scripts(["!accelerate launch --config_file cfg.py train.py"], "/nb") == ["/nb/train.py"]
+    assert launched_scripts(["!torchrun --nproc_per_node 8 \\\n", "  train.py --x"], "/nb") == ["/nb/train.py"]
+    assert launched_scripts(["!pip install torch"], "/nb") == []
