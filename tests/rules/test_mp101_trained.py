@@ -232,3 +232,40 @@ def test_a_float16_model_nobody_optimizes_beside_a_training_loop_is_not_reported
     # the same teacher handed to the optimizer too is trained
     (d,) = lint(src.replace("AdamW(student.parameters())", "AdamW(list(student.parameters()) + list(teacher.parameters()))"), CODE)
     assert d.span.line == 4
+
+
+# --- an attribute of a project module's instances, trained in another file ---------------------
+WRAPPER = """
+import torch
+from transformers import AutoModel
+
+
+class Wrapper(torch.nn.Module):
+    def __init__(self, name, dtype):
+        super().__init__()
+        self.encoder = AutoModel.from_pretrained(name, torch_dtype=dtype)
+        self.head = torch.nn.Linear(8, 2)
+
+    def forward(self, **batch):
+        return self.head(self.encoder(**batch).last_hidden_state[:, 0])
+"""
+USES_WRAPPER = """
+import torch
+from lib import Wrapper
+
+net = Wrapper("x", torch.float16)
+probe = torch.nn.Linear(8, 2)
+optimizer = torch.optim.AdamW({params})
+scaler = torch.amp.GradScaler("cuda")
+"""
+
+
+def test_an_instance_trained_in_another_file_trains_the_attributes_its_class_sets(tree):
+    files = {"proj/lib.py": WRAPPER, "proj/train.py": USES_WRAPPER.format(params="net.parameters()")}
+    (d,) = lint_tree(tree, files)
+    assert d.path.endswith("lib.py") and d.span.line == 8
+
+
+def test_an_instance_nobody_optimizes_trains_nothing(tree):
+    files = {"proj/lib.py": WRAPPER, "proj/train.py": USES_WRAPPER.format(params="probe.parameters()")}
+    assert lint_tree(tree, files) == []
