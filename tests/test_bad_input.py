@@ -332,10 +332,11 @@ CASES = [
     Case(  # the finding it hid (MP101 from the YAML's fp16 + float16) is not silently gone
         "yaml-config-over-max-file-size-is-MP002",
         {
-            "train.py": b'import yaml\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n'
+            "train.py": b'import yaml\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n'
             b'cfg = yaml.safe_load(open("config.yaml"))\n'
             b'model = AutoModelForCausalLM.from_pretrained("gpt2", dtype=cfg["model"]["dtype"])\n'
-            b'args = TrainingArguments(output_dir="out", fp16=cfg["training"]["fp16"])\n',
+            b'args = TrainingArguments(output_dir="out", fp16=cfg["training"]["fp16"])\n'
+            b'Trainer(model=model, args=args).train()\n',
             "config.yaml": b"model:\n  dtype: float16\ntraining:\n  fp16: true\n" + b"# a comment line\n" * 200,
         },
         ["--output-format", "concise", "--select", "MP101,MP002", "train.py"],
@@ -349,10 +350,11 @@ CASES = [
     Case(  # the same file, within the limit: MP101 from its values
         "yaml-config-within-max-file-size-is-read",
         {
-            "train.py": b'import yaml\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n'
+            "train.py": b'import yaml\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n'
             b'cfg = yaml.safe_load(open("config.yaml"))\n'
             b'model = AutoModelForCausalLM.from_pretrained("gpt2", dtype=cfg["model"]["dtype"])\n'
-            b'args = TrainingArguments(output_dir="out", fp16=cfg["training"]["fp16"])\n',
+            b'args = TrainingArguments(output_dir="out", fp16=cfg["training"]["fp16"])\n'
+            b'Trainer(model=model, args=args).train()\n',
             "config.yaml": b"model:\n  dtype: float16\ntraining:\n  fp16: true\n" + b"# a comment line\n" * 200,
         },
         ["--output-format", "concise", "--select", "MP101,MP002", "train.py"],

@@ -282,17 +282,17 @@ HYGIENE = [
     pytest.param(  # `from torch import float16` used only for the dtype: float32 imported in its place (no F401)
         """
         from torch import float16
-        from transformers import AutoModelForCausalLM, TrainingArguments
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
 
         m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=float16)
-        TrainingArguments("o", fp16=True)
+        Trainer(model=m, args=TrainingArguments("o", fp16=True)).train()
         """,
         """
         from torch import float32
-        from transformers import AutoModelForCausalLM, TrainingArguments
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
 
         m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=float32)
-        TrainingArguments("o", fp16=True)
+        Trainer(model=m, args=TrainingArguments("o", fp16=True)).train()
         """,
         id="mp101-from-torch-import-float16-renamed",
     ),
@@ -378,12 +378,13 @@ def test_fixed_programs_have_no_new_ruff_findings(tmp_path):
 
 STALE_BEFORE = """\
 import torch
-from transformers import AutoModelForCausalLM, TrainingArguments
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
 
 # load in fp16 to save memory
 model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)  # half precision
 note = "# fp16 in a string is no comment"
 args = TrainingArguments("o", fp16=True)  # fp16 AMP stays true
+Trainer(model=model, args=args).train()
 """
 
 

@@ -291,9 +291,9 @@ def test_a_writefile_cell_is_checked_and_fixed_in_place(tmp_path):
     root = project(tmp_path)
     on_disk = (root / "train.py").read_bytes()  # the project's own train.py: another file
     cells = [
-        "%%writefile train.py\nimport torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+        "%%writefile train.py\nimport torch\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
         "model = AutoModelForCausalLM.from_pretrained('gpt2', dtype=torch.float16)\n"
-        "args = TrainingArguments(output_dir='out', fp16=True)",
+        "args = TrainingArguments(output_dir='out', fp16=True)\nTrainer(model=model, args=args).train()",
         "!python train.py",
     ]
     nb_uri = uri(root / "kaggle.ipynb")

@@ -592,10 +592,11 @@ def test_a_file_on_disk_that_the_notebook_writes_is_not_what_it_imports(project)
 
 CONFIG_CELL = "%%writefile config.yaml\nmodel: gpt2\nfp16: true\n"
 LOADS_CONFIG = (
-    "import torch\nimport yaml\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+    "import torch\nimport yaml\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
     "cfg = yaml.safe_load(open('config.yaml'))\n"
     "model = AutoModelForCausalLM.from_pretrained(cfg['model'], dtype=torch.float16)\n"
     "args = TrainingArguments(output_dir='out', fp16=cfg['fp16'])\n"
+    "Trainer(model=model, args=args).train()\n"
 )
 
 

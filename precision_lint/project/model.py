@@ -24,6 +24,7 @@ from ..workspace.declared import DeclaredEntries
 from .interproc import CallGraphValues
 from ..workspace.shipped import ShippedFiles
 from .symbols import ProjectSymbols
+from .trained import TrainedJoin
 from ..workspace.versions import Allowed, Targets, VersionResolver
 
 
@@ -55,6 +56,8 @@ class Project:
         self.declared = DeclaredEntries()
         programs, entry_functions = programs_and_entries(self.modules, self.symbols, self.declared)
         self.callgraph = CallGraph(self.modules, self.symbols, programs, entry_functions)
+        # Which objects are trained across functions (trained.py): the weights sites' answers.
+        self.trained = TrainedJoin(self.modules, self.symbols)
         # The library versions each file targets (versions.py); the engine gives the one that
         # knows the configuration and the installed versions, and the notebooks' `%pip` lines.
         self.versions = VersionResolver()

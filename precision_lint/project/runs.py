@@ -69,3 +69,25 @@ def half_in_run(project, values, paths) -> bool:
         for v in values
         if v.kind in (DTYPE, CONST) and (v.value == "float16" if v.kind == DTYPE else dtype_of_string(v.value) == "float16")
     )
+
+
+def trained_in_run(project, module: ModuleFacts, weights, entry: ModuleFacts, paths=None) -> str:
+    """What trains the object a weights site of ``module`` casts or loads, in the run of
+    ``entry``: the code that hands its parameters to an optimizer in this module, or a
+    derivation across functions (``project/trained.py``) whose code all runs in this run;
+    "" when nothing in the run is seen training it."""
+    if paths is None:
+        paths = project.unit_view(entry)
+
+    def runs(witnesses) -> bool:
+        for path, scope in witnesses:
+            if path not in paths:
+                return False
+            other = project.by_path.get(path)
+            if other is None or not project.callgraph.entries(scope, paths, entry.path):
+                return False
+        return True
+
+    if weights.trained and runs({(module.path, weights.trained_scope)}):
+        return weights.trained
+    return project.trained.trained(weights.trained_if, module, runs)

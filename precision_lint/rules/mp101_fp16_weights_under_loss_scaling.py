@@ -16,6 +16,14 @@ Lightning ``precision="16-mixed"``. The two halves are often in different files
 (seed 001: the model is loaded in ``model_utils.py``, ``fp16=True`` is set in the
 training script); files are joined along imports.
 
+Trained means positive evidence: the model's parameters reach an optimizer in the run
+(``AdamW(model.parameters())``, parameter groups, ``Trainer(model=model)``, a Lightning
+module's ``configure_optimizers``, ``deepspeed.initialize``), in the function that casts it or
+through the functions it is handed to or returned from (``semantic/training_state.py``,
+``project/trained.py``). A model nobody is seen optimizing is not reported: a validation
+pipeline, a frozen VAE, an inference model beside the trained one, a model handed to code that
+cannot be read.
+
 Not a finding: frozen models (teachers, VAEs, encoders with ``requires_grad_(False)``,
 models only called under ``torch.no_grad()``), inference-only scripts, fp32
 weights under fp16 AMP (the correct set-up), PEFT adapters on an fp16 base
@@ -35,7 +43,7 @@ from ..facts.model import ModuleFacts
 from ..semantic.values import CONST, DTYPE, dtype_of_string, may_be_true
 from ..project.model import Project
 from ..project.options import from_launcher, passed_by
-from ..project.runs import half_in_run, run_name, training_site, value_in_run
+from ..project.runs import half_in_run, run_name, trained_in_run, training_site, value_in_run
 from .base import Option, Rule, RuleContext, insert, replace
 
 ERROR = "ValueError: Attempting to unscale FP16 gradients."
@@ -290,6 +298,8 @@ class Fp16WeightsUnderLossScaling(Rule):
                 continue  # the float16 comes from another run's call (each run has its own arguments)
             if training_site(ctx.project, entry, ctx.facts, weights.scope, weights.span.line, paths) is None:
                 continue  # this run steps no optimizer: no gradients are ever unscaled
+            if not trained_in_run(ctx.project, ctx.facts, weights, entry, paths):
+                continue  # nothing in this run hands these parameters to an optimizer
             for module in here:
                 for site in module.section("precision"):
                     key = (module.path, site.span.start)

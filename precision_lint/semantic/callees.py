@@ -51,8 +51,21 @@ def _instance_of(index: ModuleIndex, scope, name: cst.Name) -> Optional[str]:
     of that class), or None."""
     _, bindings = index.bindings_of(name, scope)
     if len(bindings) == 1 and isinstance(bindings[0].value, cst.Call) and bindings[0].unpack_index is None:
-        return project_class(index, bindings[0].value)
+        return project_class(index, bindings[0].value) or _returned_class(index, bindings[0].value)
     return None
+
+
+def _returned_class(index: ModuleIndex, call: cst.Call) -> Optional[str]:
+    """The project class a function of this module always returns an instance of
+    (``def make_runner(dtype): return Runner(dtype)``), for a call of that function; else None."""
+    made = index.call_of(call)
+    function = index.functions.get(made.qualname or "") if made is not None else None
+    if function is None or not function.returns:
+        return None
+    classes = {
+        project_class(index, value) if isinstance(value, cst.Call) else None for value, _ in function.returns
+    }
+    return classes.pop() if len(classes) == 1 else None
 
 
 def _held_on_self(index: ModuleIndex, klass: str, attr: str) -> Optional[str]:

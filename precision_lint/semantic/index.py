@@ -402,10 +402,33 @@ class ModuleIndex:
         out: List[Assignment] = []
         for b in reversed(before):
             out.append(b)
-            if self.flow_of(b) <= use_flow:
+            if self.flow_of(b) <= use_flow or (len(out) > 1 and self._covers(out, use_flow)):
                 break
         out.extend(reversed(later))
         return out or list(reversed(bindings))
+
+    def _covers(self, bindings: List[Assignment], base: frozenset, depth: int = 0) -> bool:
+        """Whether, together, ``bindings`` bind the name whenever code under the conditions
+        ``base`` runs: one of them runs under ``base`` alone, or for some ``if`` test each of its
+        two branches is covered (``if peft: m = wrap(m)`` / ``else: m = m.float()`` hides the
+        ``m`` bound before the ``if``; an ``elif`` chain ending in ``else`` too)."""
+        flows = [self.flow_of(b) for b in bindings]
+        if any(f <= base for f in flows):
+            return True
+        if depth >= 4:
+            return False
+        tried = set()
+        for flow in flows:
+            for key in flow - base:
+                test, positive = key
+                if not isinstance(positive, bool) or test in tried:
+                    continue  # a loop, a `try` body or handler: no two sides
+                tried.add(test)
+                if self._covers(bindings, base | {key}, depth + 1) and self._covers(
+                    bindings, base | {(test, not positive)}, depth + 1
+                ):
+                    return True
+        return False
 
     def _reaching_end(self, bindings: List[Assignment], owner: Scope) -> List[Assignment]:
         base = self.flow_at(self.order_of[id(owner.node.body)][0]) if owner.kind != "module" else frozenset()

@@ -12,11 +12,14 @@ parameters trainable, so a later cast to ``weight_dtype`` makes *trainable* weig
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional, Tuple
+import re
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from .index import ModuleIndex, Scope
+from .index import ModuleIndex, Scope, keyword, positional
+from .main_block import main_block_orders, main_scope
 from .names import dotted
 
 
@@ -168,3 +171,527 @@ def without_grad(site) -> bool:
     if any(c.rsplit(".", 1)[-1] in NO_GRAD for c in site.contexts):
         return True
     return bool(no_grad_function(site.scope.code_scope()))
+
+
+# --- trained: the objects whose parameters reach an optimizer ---------------------------
+#
+# "Trained" is positive evidence, never the absence of a freeze: a model is trained when its
+# parameters reach an optimizer (``AdamW(model.parameters())``, parameter groups, a filtered or
+# concatenated list of them), a trainer that builds one (``Trainer(model=m)``, TRL's trainers,
+# ``lightning.Trainer.fit(m)``), ``deepspeed.initialize(model=m, ...)``, or a Lightning module
+# whose optimizer takes ``self.parameters()``. Which object an expression holds is answered by
+# the index's reaching bindings (``bindings_of``), followed through what keeps the object:
+# in-place casts and moves (``.to()``, ``.cuda()``, ``.half()``), wrappers (DDP,
+# ``torch.compile``, ``accelerator.prepare``), ``self.x`` attributes. An expression's object is
+# a set of *keys*: the calls that make or wrap it, a parameter of a function, an attribute of a
+# class's instances, an instance itself, what a project function returns. Two expressions hold
+# the same object when their keys meet.
+#
+# Across functions the answer is symbolic (``TrainRef``) and joined in ``project/trained.py``:
+# a parameter trained inside its function (``def train(model): AdamW(model.parameters())``),
+# a parameter its callers train, what a function returns trained by its callers
+# (``model = load_model(); Trainer(model=model)``), an instance of a class trained (its
+# ``self.x`` modules are).
+#
+# A cast to another dtype on the way (``model = model.float()``) ends the walk: the optimizer
+# then trains float32 parameters, whatever the object was loaded as. A PEFT wrap
+# (``get_peft_model``) ends it too: what trains is the adapters, not the wrapped base.
+
+OPTIMIZER_PREFIXES = ("torch.optim.", "bitsandbytes.optim.", "timm.optim.", "apex.optimizers.", "torch_optimizer.")
+OPTIMIZER_FUNCTIONS = (
+    "transformers.create_optimizer",
+    "transformers.optimization.create_optimizer",
+    "transformers.AdamW",
+    "transformers.Adafactor",
+    "transformers.optimization.Adafactor",
+    "deepspeed.initialize",
+)
+# not optimizers, though they live under torch.optim
+_NOT_OPTIMIZERS = re.compile(r"\.(lr_scheduler|swa_utils)\.|\.Optimizer$")
+
+
+def is_optimizer(qualname: str) -> bool:
+    """An optimizer (or a function that builds one) of torch, bitsandbytes, timm, apex,
+    ``torch_optimizer``, transformers or DeepSpeed."""
+    if qualname in OPTIMIZER_FUNCTIONS or qualname.endswith(".create_optimizer"):
+        return True
+    if not qualname.startswith(OPTIMIZER_PREFIXES) or _NOT_OPTIMIZERS.search(qualname):
+        return False
+    last = qualname.rsplit(".", 1)[-1]
+    return last[:1].isupper() or last.startswith("create_optimizer")
+
+
+def is_trainer(qualname: str) -> bool:
+    """A trainer class (transformers' ``Trainer`` and subclasses, TRL's, Lightning's): any
+    class named ``*Trainer`` but an abstract base."""
+    last = qualname.rsplit(".", 1)[-1]
+    return last.endswith("Trainer") and not last.startswith(("Base", "Abstract"))
+
+
+@dataclass(frozen=True, order=True)
+class TrainRef:
+    """A symbolic "is trained" question, answered at the join:
+
+    - ``param-in``: what a function is given for a parameter is trained by the function (or by
+      what it hands it to); ``param-out``: what its callers pass for it is trained by them;
+    - ``return``: what a function (or a class: its instances) returns is trained by a caller;
+    - ``instance``: the instances of a class are trained (its ``self.x`` modules are).
+
+    Parameters are named as the callee names them (``function``: as ``param_ref`` gives it,
+    ``name``, ``index``) or as a caller passes them (``index``/``keyword``, ``name`` "")."""
+
+    kind: str
+    function: str
+    name: str = ""
+    index: Optional[int] = None
+    keyword: Optional[str] = None
+
+
+IN_PLACE = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "double", "train", "eval", "requires_grad_", "type", "xpu", "npu"})
+NOT_HALF_CASTS = frozenset({"float", "bfloat16", "double"})
+PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
+# Calls whose result holds the object given to them (its parameters are the same tensors).
+WRAPPER_METHODS = frozenset({"prepare", "prepare_model", "unwrap_model", "setup", "setup_module", "wrap"})
+WRAPPER_FUNCTIONS = (
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel", "torch.compile",
+    "torch.distributed.fsdp.FullyShardedDataParallel", "deepspeed.initialize",
+)
+ITERABLES = ("list", "tuple", "iter", "filter", "sorted", "set", "itertools.chain", "itertools.chain.from_iterable")
+PEFT_WRAPS = ("get_peft_model", "prepare_model_for_kbit_training", "PeftModel.from_pretrained", "inject_adapter_in_model")
+
+
+@dataclass(frozen=True)
+class Use:
+    """A place an object is trained, handed to a project function, or returned."""
+
+    kind: str  # "train", "pass", "return"
+    keys: FrozenSet[tuple]
+    ref: Optional[TrainRef]  # pass: the callee's parameter; return: the function's return
+    evidence: str = ""  # train: what trains it, as written
+    scope: str = ""
+    line: int = 0
+
+
+class TrainedObjects:
+    """Which objects of one module are trained, and how they travel to other functions."""
+
+    MAX_DEPTH = 24
+
+    def __init__(self, index: ModuleIndex, evaluator=None) -> None:
+        self.ix = index
+        self.ev = evaluator
+        self._memo: Dict[Tuple[int, Optional[str]], FrozenSet[tuple]] = {}
+        self._uses: Optional[List[Use]] = None
+
+    # --- which object an expression holds ----------------------------------------
+    def keys(self, expr: Optional[cst.BaseExpression], scope: Scope, klass: Optional[str] = None) -> FrozenSet[tuple]:
+        """The keys of the object ``expr`` holds (see the section's comment)."""
+        if expr is None:
+            return frozenset()
+        memo_key = (id(expr), klass)
+        if memo_key not in self._memo:
+            out: Set[tuple] = set()
+            self._walk(expr, scope, klass, out, set(), 0)
+            self._memo[memo_key] = frozenset(out)
+        return self._memo[memo_key]
+
+    def _scope(self, node, scope: Scope) -> Scope:
+        return self.ix.scope_of(node) if id(node) in self.ix.order_of else scope
+
+    def _walk(self, node, scope: Scope, klass, out: Set[tuple], seen: Set[int], depth: int) -> None:
+        if node is None or id(node) in seen or depth > self.MAX_DEPTH:
+            return
+        seen.add(id(node))
+        walk = lambda n, s=scope: self._walk(n, s, klass, out, seen, depth + 1)  # noqa: E731
+        if isinstance(node, cst.Name):
+            self._name(node, scope, klass, out, seen, depth)
+        elif isinstance(node, cst.Attribute):
+            if isinstance(node.value, cst.Name) and node.value.value == "self" and klass:
+                self._self_attr(node.attr.value, klass, out, seen, depth)
+            else:
+                walk(node.value)  # `model.module`, `pipe.unet`: a part of that object
+        elif isinstance(node, cst.Call):
+            self._call(node, scope, klass, out, seen, depth)
+        elif isinstance(node, cst.BinaryOperation):
+            walk(node.left)
+            walk(node.right)
+        elif isinstance(node, cst.BooleanOperation):
+            walk(node.left)
+            walk(node.right)
+        elif isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            for element in node.elements:
+                walk(element.value)
+        elif isinstance(node, cst.Dict):
+            for element in node.elements:
+                walk(element.value)  # `[{"params": model.parameters(), "lr": lr}]`
+        elif isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            comp = node.for_in
+            while comp is not None:
+                walk(comp.iter)
+                comp = comp.inner_for_in
+        elif isinstance(node, cst.Subscript):
+            walk(node.value)
+        elif isinstance(node, cst.IfExp):
+            walk(node.body)
+            walk(node.orelse)
+        elif isinstance(node, (cst.StarredElement, cst.Await)):
+            walk(node.value if isinstance(node, cst.StarredElement) else node.expression)
+        elif isinstance(node, cst.NamedExpr):
+            walk(node.value)
+
+    def _name(self, node: cst.Name, scope: Scope, klass, out, seen, depth) -> None:
+        scope = self._scope(node, scope)
+        if node.value == "self" and klass:
+            out.add(("instance", klass))
+            info = self.ix.classes.get(klass)
+            for attr in (info.self_attr_values if info is not None else ()):
+                self._self_attr(attr, klass, out, seen, depth)  # `self.parameters()`: every submodule's
+            return
+        owner, reached = self.ix.bindings_of(node, scope)
+        if owner is None:
+            out.add(("name", scope.qualname, node.value))  # bound nowhere here (a global of another file)
+            return
+        at = self.ix.order_of.get(id(node), (None,))[0]
+        if owner.kind == "function" and node.value in owner.params:
+            before = [b for b in reached if at is not None and self.ix.order_of.get(id(b.statement), (at,))[0] < at]
+            if owner is not scope or not before:
+                from .evaluate import param_ref
+
+                out.add(("param", param_ref(owner, node.value)))
+        for binding in reached:
+            if binding.imported is not None:
+                out.add(("name", binding.imported, node.value))
+                continue
+            value = binding.value
+            if value is None or isinstance(binding.statement, (cst.For, cst.FunctionDef, cst.ClassDef)):
+                out.add(("bind", id(binding.statement), node.value))
+                continue
+            if binding.unpack_index is not None:
+                element = self._element(value, binding.unpack_index)
+                if element is None:
+                    out.add(("bind", id(binding.statement), node.value))
+                    callee = self._project_callee(value)
+                    if callee is not None:  # `model, tokenizer = load_model_and_tokenizer(name)`
+                        out.add(("ret", callee, binding.unpack_index))
+                    continue
+                value = element
+            self._walk(value, owner, klass, out, seen, depth + 1)
+
+    def _element(self, value, position: int):
+        """What ``a, b = value`` binds to its ``position``: an element of a tuple written out, or
+        the matching argument of a wrapper that gives back what it was given in order
+        (``model, opt = accelerator.prepare(model, opt)``, ``fabric.setup(model, opt)``,
+        ``engine, opt, _, _ = deepspeed.initialize(model=model, ...)``)."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            elements = value.elements
+            return elements[position].value if position < len(elements) and not isinstance(elements[position], cst.StarredElement) else None
+        if isinstance(value, cst.Call):
+            site = self.ix.call_of(value)
+            q = (site.qualname or "") if site is not None else ""
+            if q.endswith("deepspeed.initialize") or q == "deepspeed.initialize":
+                given = positional(value)
+                model = keyword(value, "model")
+                return (model.value if model is not None else given[0].value if given else None) if position == 0 else None
+            if site is not None and site.method in ("prepare", "setup"):
+                args = positional(value)
+                return args[position].value if position < len(args) else None
+        return None
+
+    def _self_attr(self, attr: str, klass: str, out, seen, depth) -> None:
+        out.add(("self", klass, attr))
+        info = self.ix.classes.get(klass)
+        for assignment, scope in (info.self_attr_values.get(attr, ()) if info is not None else ()):
+            self._walk(assignment.value, scope, klass, out, seen, depth + 1)
+
+    def _call(self, node: cst.Call, scope: Scope, klass, out, seen, depth) -> None:
+        walk = lambda n: self._walk(n, scope, klass, out, seen, depth + 1)  # noqa: E731
+        site = self.ix.call_of(node)
+        if site is None:
+            out.add(("node", id(node)))
+            return
+        q = site.qualname or ""
+        method = site.method
+        if method in PARAMETER_METHODS and site.receiver is not None:
+            walk(site.receiver)  # the parameters of that object
+            return
+        out.add(("node", id(node)))
+        if q.endswith(PEFT_WRAPS):
+            # a PEFT model: its adapters train, not the base it wraps; they are float32 unless
+            # `autocast_adapter_dtype=False` makes them in the base's dtype (the base's cast
+            # then decides the dtype of what trains)
+            flag = keyword(node, "autocast_adapter_dtype")
+            if flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False":
+                model = keyword(node, "model")
+                args = positional(node)
+                walk(model.value if model is not None else args[0].value if args else None)
+            return
+        if method in IN_PLACE and site.receiver is not None and not q:
+            if not self._not_half_cast(site):
+                walk(site.receiver)  # the same module, moved or cast in place
+            return
+        if q in WRAPPER_FUNCTIONS or (method in WRAPPER_METHODS and not q.startswith(("torch.", "transformers."))):
+            model = keyword(node, "model") or keyword(node, "module")
+            args = positional(node)
+            walk(model.value if model is not None else args[0].value if args else None)
+            if method in ("prepare", "setup") and len(args) > 1:
+                for arg in args[1:]:
+                    walk(arg.value)  # `accelerator.prepare(model, optimizer)` given back as one
+            return
+        if q in ITERABLES or q.startswith("builtins.") or (site.method is None and dotted(node.func) in ITERABLES):
+            for arg in node.args:
+                walk(arg.value)
+            return
+        callee = self._project_callee(node)
+        if callee is not None:
+            out.add(("ret", callee, None))
+
+    def _project_callee(self, node) -> Optional[str]:
+        """The project function or class a call runs (``callees.project_callee``), or None."""
+        from .callees import project_callee
+
+        site = self.ix.call_of(node) if isinstance(node, cst.Call) else None
+        return project_callee(self.ix, site) if site is not None else None
+
+    def _not_half_cast(self, site) -> bool:
+        """A cast that makes the parameters a dtype other than float16 (``.float()``,
+        ``.to(torch.float32)``): past it, the object is trained in that dtype."""
+        if site.method in NOT_HALF_CASTS:
+            return True
+        if site.method not in ("to", "type") or self.ev is None:
+            return False
+        given = keyword(site.node, "dtype")
+        args = [given] if given is not None else [a for a in positional(site.node)]
+        from .values import DTYPE
+
+        for arg in args:
+            try:
+                values = self.ev.values(arg.value, site.scope)
+            except RecursionError:
+                return False
+            dtypes = {v.value for v in values if v.kind == DTYPE}
+            if dtypes and "float16" not in dtypes and all(v.kind == DTYPE for v in values):
+                return True
+        return False
+
+    # --- where objects are trained, handed over, returned ------------------------
+    def run_scope(self, node, scope: Scope) -> str:
+        """The scope ``node`` runs under in the call graph: its function, or the module, or
+        ``<module>.__main__`` for module-level code under ``if __name__ == "__main__":``."""
+        code = scope.code_scope()
+        if code.kind == "module" and id(node) in self.ix.order_of:
+            at = self.ix.order(node)[0]
+            if any(first <= at < last for first, last in main_block_orders(self.ix)):
+                return main_scope(code.qualname)
+        return code.qualname
+
+    def uses(self) -> List[Use]:
+        if self._uses is None:
+            self._uses = self._collect()
+        return self._uses
+
+    def _made_by(self, expr, scope: Scope) -> str:
+        """The qualified name of what made the object ``expr`` holds, when one call always does
+        (``trainer = L.Trainer(...)``): "" otherwise."""
+        if isinstance(expr, cst.Call):
+            site = self.ix.call_of(expr)
+            return (site.qualname or dotted(expr.func) or "") if site is not None else ""
+        if isinstance(expr, cst.Name):
+            _, reached = self.ix.bindings_of(expr, self._scope(expr, scope))
+            if len(reached) == 1 and isinstance(reached[0].value, cst.Call) and reached[0].unpack_index is None:
+                return self._made_by(reached[0].value, scope)
+        return ""
+
+    def _collect(self) -> List[Use]:
+        from .callees import project_callee
+        from .evaluate import param_ref
+
+        ix = self.ix
+        out: List[Use] = []
+
+        def add(kind, expr, site, ref=None, evidence=""):
+            keys = self.keys(expr, site.scope, site.klass)
+            if keys:
+                out.append(Use(kind, keys, ref, evidence, self.run_scope(site.node, site.scope), ix.span(site.node).line if evidence else 0))
+
+        for site in ix.calls:
+            node = site.node
+            q = site.qualname or ""
+            named = q or dotted(node.func) or ""
+            if q and is_optimizer(q):
+                text = f"`{named}(...)`"
+                for arg in node.args:
+                    if arg.keyword is None or arg.keyword.value in ("params", "model", "model_parameters", "parameters"):
+                        add("train", arg.value, site, evidence=text)
+                continue
+            if named and is_trainer(named) and not q.startswith("torch."):
+                given = keyword(node, "model")
+                args = positional(node)
+                model = given.value if given is not None else (args[0].value if args else None)
+                if model is not None and not isinstance(model, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+                    add("train", model, site, evidence=f"`{named}(model=...)`")
+                else:
+                    # given a model's name, the trainer loads it with its config's
+                    # `model_init_kwargs` and trains it: the config's load is trained
+                    config = keyword(node, "args")
+                    if config is not None:
+                        add("train", config.value, site, evidence=f"`{named}(model=<name>, args=...)`")
+            if site.method == "add_param_group" and node.args:
+                add("train", node.args[0].value, site, evidence=f"`{dotted(node.func) or 'add_param_group'}(...)`")
+            if site.method == "fit" and site.receiver is not None and is_trainer(self._made_by(site.receiver, site.scope)):
+                given = keyword(node, "model")
+                args = positional(node)
+                model = given.value if given is not None else (args[0].value if args else None)
+                add("train", model, site, evidence=f"`{dotted(node.func) or 'fit'}(...)`")
+            callee = project_callee(ix, site)
+            if callee is not None:
+                position = 0
+                for arg in node.args:
+                    if arg.star:
+                        if arg.star == "*":
+                            break
+                        continue
+                    if arg.keyword is None:
+                        add("pass", arg.value, site, TrainRef("param", callee, "", position, None))
+                        position += 1
+                    else:
+                        add("pass", arg.value, site, TrainRef("param", callee, "", None, arg.keyword.value))
+        for qualname, function in ix.functions.items():
+            klass = _klass_of(function)
+            for value, _ in function.returns:
+                if value is None:
+                    continue
+                parts = list(enumerate(e.value for e in value.elements)) if isinstance(value, cst.Tuple) else [(None, value)]
+                for position, part in parts:
+                    keys = self.keys(part, function, klass)
+                    if keys:
+                        out.append(Use("return", keys, TrainRef("return", _caller_name(function), index=position), "", qualname))
+        return out
+
+    # --- the questions ---------------------------------------------------------------
+    def trained_here(self, keys: FrozenSet[tuple]) -> Tuple[str, str]:
+        """What trains the object of ``keys`` in this module, and the scope that code runs in
+        (``("", "")`` when nothing here does)."""
+        for use in self.uses():
+            if use.kind == "train" and use.keys & keys:
+                return f"{use.evidence} (line {use.line})", use.scope
+        return "", ""
+
+    def sources(self, keys: FrozenSet[tuple]) -> Tuple[TrainRef, ...]:
+        """The symbolic answers that make the object of ``keys`` trained elsewhere: a project
+        function it is handed to trains that parameter, the function that returns it has
+        callers that train it, it is a parameter whose callers train what they pass, it is an
+        attribute of a class whose instances are trained."""
+        found = set()
+        related = set(keys)
+        for use in self.uses():
+            if use.kind != "train" and use.keys & keys:
+                related |= use.keys
+                found.add(_source_of(use))
+        for key in related:
+            ref = _key_source(key)
+            if ref is not None:
+                found.add(ref)
+        return tuple(sorted((r for r in found if r is not None), key=repr))
+
+    def summary(self) -> Tuple[Tuple[Tuple[TrainRef, str, str, int], ...], Tuple[Tuple[TrainRef, TrainRef, str], ...]]:
+        """``(facts, edges)`` of this module for the join: each fact a ``(ref, evidence, scope,
+        line)`` trained here; each edge ``(ref, because, scope)``: ``ref`` is trained when
+        ``because`` is."""
+        facts = {}
+        edges = set()
+        uses = self.uses()
+        by_key: Dict[tuple, List[int]] = {}
+        for i, use in enumerate(uses):
+            for key in use.keys:
+                by_key.setdefault(key, []).append(i)
+        for i, a in enumerate(uses):
+            meeting = sorted({j for key in a.keys for j in by_key[key]})
+            for b in (uses[j] for j in meeting):
+                keys = a.keys | b.keys
+                sinks = {_sink_of(b)} | {_key_sink(k) for k in keys}
+                sinks.discard(None)
+                if a.kind == "train":
+                    for sink in sinks:
+                        facts.setdefault(sink, (sink, a.evidence, a.scope, a.line))
+                    continue
+                sources = {_source_of(a)} | {_key_source(k) for k in keys}
+                sources.discard(None)
+                for sink in sinks:
+                    for source in sources:
+                        if sink != source and not _same_parameter(sink, source):
+                            edges.add((sink, source, a.scope))
+        return tuple(sorted(facts.values(), key=repr)), tuple(sorted(edges, key=repr))
+
+
+def _klass_of(function: Scope) -> Optional[str]:
+    parent = function.parent
+    return parent.qualname if parent is not None and parent.kind == "class" else None
+
+
+def _caller_name(function: Scope) -> str:
+    """How callers name a function (``Class`` for ``__init__``: what ``param_ref`` uses)."""
+    key = function.qualname
+    parent = function.parent
+    if parent is not None and parent.kind == "class" and key.endswith(".__init__"):
+        return parent.qualname
+    return key
+
+
+def _source_of(use: Use) -> Optional[TrainRef]:
+    """What makes the object of a use trained elsewhere: handed to ``f`` → ``f`` trains that
+    parameter; returned from ``f`` → ``f``'s callers train what they get."""
+    if use.kind == "pass":
+        return TrainRef("param-in", use.ref.function, use.ref.name, use.ref.index, use.ref.keyword)
+    if use.kind == "return":
+        return use.ref
+    return None
+
+
+def _sink_of(use: Use) -> Optional[TrainRef]:
+    """What becomes trained when the object of a use is: handed to ``f`` → what ``f``'s
+    callers pass for that parameter (``param-out``)."""
+    if use.kind == "pass":
+        return TrainRef("param-out", use.ref.function, use.ref.name, use.ref.index, use.ref.keyword)
+    return None
+
+
+def _key_source(key: tuple) -> Optional[TrainRef]:
+    """A parameter is trained when its callers train what they pass; ``self.x`` when the
+    class's instances are trained."""
+    if key[0] == "param":
+        ref = key[1]
+        return TrainRef("param-out", ref.function, ref.name, ref.index, None)
+    if key[0] in ("self", "instance"):
+        return TrainRef("instance", key[1])
+    return None
+
+
+def _key_sink(key: tuple) -> Optional[TrainRef]:
+    """A parameter trained here: its function trains what it is given; an object a project
+    function returned, trained here: that function's callers train what it returns; an
+    instance trained here: its class's instances are."""
+    if key[0] == "param":
+        ref = key[1]
+        return TrainRef("param-in", ref.function, ref.name, ref.index, None)
+    if key[0] == "ret":
+        return TrainRef("return", key[1], index=key[2])
+    if key[0] == "instance":
+        return TrainRef("instance", key[1])
+    return None
+
+
+def _same_parameter(sink: TrainRef, source: TrainRef) -> bool:
+    """``param-in(f, p)`` because ``param-out(f, ...)`` or ``return(f)``: what one caller does
+    with its object says nothing of what ``f`` does with another caller's. A helper that casts
+    (and returns) both a frozen VAE and a trained UNet does not train the VAE because the UNet's
+    caller trains what it passes or gets back."""
+    return sink.kind == "param-in" and source.kind in ("param-out", "return") and sink.function == source.function
+
+
+def trained_objects(index: ModuleIndex, evaluator=None) -> TrainedObjects:
+    """The module's trained objects, built once per index."""
+    found = getattr(index, "_trained_objects", None)
+    if found is None:
+        found = index._trained_objects = TrainedObjects(index, evaluator)
+    return found

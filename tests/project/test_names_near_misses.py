@@ -135,13 +135,14 @@ def test_an_accelerator_subclass_in_another_module(tree):
 LIBRARY_BASE = """
     import torch
     from transformers import AutoModelForCausalLM
-    from trl import {base}
+    from trl import SFTTrainer, {base}
 
     class RunConfig({base}):
         pass
 
     model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
     cfg = RunConfig(output_dir="o", fp16=True)
+    SFTTrainer(model=model, args=cfg).train()
     """
 
 

@@ -62,7 +62,9 @@ def test_a_main_block_still_runs_in_its_own_modules_run(tree):
 
 def test_module_level_loss_scaling_of_an_imported_module_is_joined(tree):
     lib = NETLIB.format(cast="").replace('if __name__ == "__main__":', "if True:")
-    files = {"proj/netlib.py": lib, "proj/infer.py": INFER}
+    # the importer trains its own float16 net (trained: its parameters reach an optimizer)
+    trains = INFER + "opt = torch.optim.SGD(net.parameters(), lr=1e-3)\n"
+    files = {"proj/netlib.py": lib, "proj/infer.py": trains}
     assert [d.path.rsplit("/", 1)[-1] for d in _lint(tree, files, "MP101")] == ["infer.py"]
 
 
@@ -86,10 +88,11 @@ def test_an_inference_script_with_fp16_accelerate_trains_nothing():
     assert lint(GENERATE.format(train=""), "MP101") == []
 
 
-def test_the_same_script_with_a_backward_pass_trains():
+def test_the_same_script_with_an_optimizer_trains():
     from conftest import lint
 
-    (d,) = lint(GENERATE.format(train="accelerator.backward(latents.mean())"), "MP101")
+    train = "optimizer = torch.optim.AdamW(unet.parameters())\naccelerator.backward(latents.mean())\noptimizer.step()"
+    (d,) = lint(GENERATE.format(train=train), "MP101")
     assert "Accelerator(mixed_precision=" in d.message
 
 
@@ -293,8 +296,8 @@ def test_a_message_names_the_run_when_a_third_file_joins_the_two(tree):
         "proj/models.py": "import torch\nfrom transformers import AutoModel\n\n\ndef load():\n"
         "    return AutoModel.from_pretrained('m', dtype=torch.float16)\n",
         "proj/scaling.py": "import torch\n\nscaler = torch.amp.GradScaler('cuda')\n",
-        "proj/train.py": "from models import load\nfrom scaling import scaler\n\nmodel = load()\n"
-        "scaler.scale(model(**batch).loss).backward()\n",
+        "proj/train.py": "import torch\nfrom models import load\nfrom scaling import scaler\n\nmodel = load()\n"
+        "opt = torch.optim.AdamW(model.parameters())\nscaler.scale(model(**batch).loss).backward()\n",
     }
     (d,) = _lint(tree, files, "MP101")
     assert d.path.endswith("models.py")
@@ -430,6 +433,7 @@ accelerator = Accelerator(mixed_precision="fp16")
 {decorator}
 def generate(prompt_ids):
     model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16).cuda()
+    optimizer = torch.optim.AdamW(model.parameters())
     out = model(prompt_ids)
     accelerator.backward(out.logits.float().mean())
     return out

@@ -34,8 +34,9 @@ def fix_others(src, cfg=None):
 
 
 # --- weights shapes (with TrainingArguments(fp16=True) as the scaler) -------------------
-TA = "args = TrainingArguments(output_dir='o', fp16=True)\n"
-HEAD = "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
+# the Trainer trains `m`: a model is trained only when its parameters reach an optimizer
+TA = "args = TrainingArguments(output_dir='o', fp16=True)\nTrainer(model=m, args=args).train()\n"
+HEAD = "import torch\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
 
 
 @pytest.mark.parametrize(
@@ -69,16 +70,16 @@ HEAD = "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArg
          "m = AutoModelForCausalLM.from_pretrained('x').to('cuda', torch.float32)"),
         # a project class derived from torch.nn.Module (what makes `unet` a model, not its name)
         ("class UNet(torch.nn.Module):\n    pass\nweight_dtype = torch.float16\nunet = UNet()\n"
-         "unet.to('cuda', dtype=weight_dtype)",
+         "unet.to('cuda', dtype=weight_dtype)\nm = unet",
          "class UNet(torch.nn.Module):\n    pass\nweight_dtype = torch.float16\nunet = UNet()\n"
-         "unet.to('cuda', dtype=torch.float32)"),
+         "unet.to('cuda', dtype=torch.float32)\nm = unet"),
     ],
 )
 def test_weights_shapes_fp32_master(weights, fixed):
     src = HEAD + weights + "\n" + TA
     (d,) = lint(src, CODE)
     assert "Attempting to unscale FP16 gradients" in d.message
-    assert d.related and d.related[0].span.line == src.count("\n")  # the TrainingArguments line
+    assert d.related and d.related[0].span.line == src.count("\n") - 1  # the TrainingArguments line
     out = fix(src, CODE)
     assert out == HEAD + fixed + "\n" + TA
     assert lint_others(out) == []  # no MP101 and no new finding of another rule
@@ -95,6 +96,7 @@ def test_argparse_choice_is_guarded_not_replaced():
         p.add_argument("--model_dtype", default="float32", choices=["float16", "bfloat16", "float32"])
         args = p.parse_args()
         student = AutoModelForCausalLM.from_pretrained("s", torch_dtype=getattr(torch, args.model_dtype))
+        opt = torch.optim.AdamW(student.parameters())
         scaler = torch.amp.GradScaler("cuda", enabled=torch.cuda.is_available())
         scaler.scale(student(**batch).loss).backward()
         """
@@ -109,8 +111,9 @@ def test_argparse_choice_is_guarded_not_replaced():
 
 
 # --- scaling shapes -------------------------------------------------------------------
-# the run trains: fp16 gradients are unscaled only where an optimizer steps
-STEP = "loss = model(**batch).loss\nloss.backward()\n"
+# the run trains: fp16 gradients are unscaled only where an optimizer steps, on the
+# parameters it is given
+STEP = "opt = torch.optim.AdamW(model.parameters())\nloss = model(**batch).loss\nloss.backward()\n"
 W = "import torch\nmodel = AutoModelForCausalLM.from_pretrained('x', torch_dtype=torch.float16)\n"
 
 
@@ -148,10 +151,11 @@ def test_deepspeed_config_read_from_disk(tmp_path):
     (tmp_path / "ds.json").write_text(json.dumps({"fp16": {"enabled": True}, "zero_optimization": {"stage": 2}}))
     (tmp_path / "ds_auto.json").write_text(json.dumps({"fp16": {"enabled": "auto"}}))
     (tmp_path / "ds_off.json").write_text(json.dumps({"bf16": {"enabled": True}}))
-    head = "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n" + W
-    (tmp_path / "a.py").write_text(head + "TrainingArguments('o', deepspeed='ds.json')\n")
-    (tmp_path / "b.py").write_text(head + "TrainingArguments('o', deepspeed='ds_auto.json', fp16=False)\n")
-    (tmp_path / "c.py").write_text(head + "TrainingArguments('o', deepspeed='ds_off.json')\n")
+    head = "import torch\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n" + W
+    train = "Trainer(model=model, args=TrainingArguments('o', deepspeed={}))\n"
+    (tmp_path / "a.py").write_text(head + train.format("'ds.json'"))
+    (tmp_path / "b.py").write_text(head + train.format("'ds_auto.json', fp16=False"))
+    (tmp_path / "c.py").write_text(head + train.format("'ds_off.json'"))
     diags = Engine(config(), [CODE]).run_paths([str(tmp_path)]).diagnostics
     assert [d.path.rsplit("/", 1)[-1] for d in diags] == ["a.py"]
     assert 'DeepSpeed config `ds.json` (`"enabled": true` of `"fp16"`, line 1)' in diags[0].message
@@ -269,19 +273,19 @@ def test_peft_then_half_is_a_finding():
     src = """
     import torch
     from peft import get_peft_model
-    from transformers import TrainingArguments
+    from transformers import Trainer, TrainingArguments
     m = get_peft_model(base, cfg)
     m.half()
-    TrainingArguments("o", fp16=True)
+    Trainer(model=m, args=TrainingArguments("o", fp16=True))
     """
     assert len(lint(src, CODE)) == 1
     src2 = """
     import torch
     from peft import get_peft_model
-    from transformers import AutoModelForCausalLM, TrainingArguments
+    from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
     m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.float16)
     m = get_peft_model(m, cfg, autocast_adapter_dtype=False)
-    TrainingArguments("o", fp16=True)
+    Trainer(model=m, args=TrainingArguments("o", fp16=True))
     """
     assert len(lint(src2, CODE)) == 1
 
@@ -407,6 +411,7 @@ def test_strategy_disable_scaler():
     import torch
     model = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.float16)
     use_amp = torch.cuda.is_available()
+    opt = torch.optim.AdamW(model.parameters())
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     s2 = torch.cuda.amp.GradScaler()
     scaler.scale(model(**batch).loss).backward()
@@ -430,14 +435,14 @@ def test_strategy_option_is_validated():
 def test_import_torch_added_when_missing():
     src = """
     from torch import float16
-    from transformers import AutoModelForCausalLM, TrainingArguments
+    from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
     m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=float16)
     print(float16)
-    TrainingArguments("o", fp16=True)
+    Trainer(model=m, args=TrainingArguments("o", fp16=True))
     """
     out = fix(src, CODE)
     # in isort's order: plain imports of the third-party section before its `from` imports
-    assert out.startswith("import torch\nfrom torch import float16\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n")
+    assert out.startswith("import torch\nfrom torch import float16\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n")
     assert "torch_dtype=torch.float32" in out
 
 

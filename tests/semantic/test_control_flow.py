@@ -222,7 +222,12 @@ def test_a_frozen_teacher_prepared_with_the_student_is_not_trained():
             optimizer.step()
         """
     assert lint(src, "MP101") == []
-    assert [d.code for d in lint(src.replace("teacher.eval()", "teacher.train()"), "MP101")] == ["MP101"]
+    # `.train()` alone trains nothing: the optimizer takes the student's parameters only
+    assert lint(src.replace("teacher.eval()", "teacher.train()"), "MP101") == []
+    both = src.replace("teacher.eval()", "teacher.train()").replace(
+        "AdamW(student.parameters())", "AdamW([*student.parameters(), *teacher.parameters()])"
+    )
+    assert [d.code for d in lint(both, "MP101")] == ["MP101"]
 
 
 def test_a_hidden_state_cast_to_the_teacher_dtype_is_a_tensor_not_a_model():

@@ -8,7 +8,8 @@ from conftest import config, lint
 from precision_lint.engine import Engine
 
 HEAD = "import torch\nfrom transformers import AutoModelForCausalLM, TrainingArguments\n"
-EXPORT = "def export(path):\n    m = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float16)\n    upload(m)\n"
+# one command steps an optimizer on float16 weights, the other turns fp16 loss scaling on
+EXPORT = "def export(path):\n    m = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float16)\n    torch.optim.SGD(m.parameters(), lr=0.1).step()\n"
 TRAIN = "def train():\n    return TrainingArguments(output_dir='o', fp16=True)\n"
 
 

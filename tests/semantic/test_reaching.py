@@ -76,7 +76,8 @@ def test_a_guarded_assignment_adds_to_the_one_before_it():
     ) == ["dtype = torch.float16", "dtype = torch.float32"]
 
 
-def test_both_branches_of_an_if_reach_and_nothing_before_them_is_hidden():
+def test_both_branches_of_an_if_else_reach_and_hide_what_was_bound_before():
+    # the name is bound on every path through the `if`/`else`: the first value never reaches
     assert _seen(
         """
         dtype = None
@@ -87,7 +88,34 @@ def test_both_branches_of_an_if_reach_and_nothing_before_them_is_hidden():
         load(dtype=dtype)
         """,
         "dtype",
-    ) == ["dtype = torch.bfloat16", "dtype = torch.float16", "dtype = None"]
+    ) == ["dtype = torch.bfloat16", "dtype = torch.float16"]
+
+
+def test_an_elif_chain_with_an_else_hides_what_was_bound_before_and_one_without_does_not():
+    chain = """
+        dtype = None
+        if a:
+            dtype = torch.float16
+        elif b:
+            dtype = torch.bfloat16
+        {last}
+        load(dtype=dtype)
+        """
+    full = chain.format(last="else:\n            dtype = torch.float32")
+    assert _seen(full, "dtype") == ["dtype = torch.float32", "dtype = torch.bfloat16", "dtype = torch.float16"]
+    assert _seen(chain.format(last=""), "dtype") == ["dtype = torch.bfloat16", "dtype = torch.float16", "dtype = None"]
+
+
+def test_an_if_without_else_does_not_hide_what_was_bound_before():
+    assert _seen(
+        """
+        dtype = None
+        if a:
+            dtype = torch.float16
+        load(dtype=dtype)
+        """,
+        "dtype",
+    ) == ["dtype = torch.float16", "dtype = None"]
 
 
 def test_inside_the_same_branch_the_branch_assignment_hides_the_older_one():
@@ -197,11 +225,12 @@ def test_mp101_does_not_fire_on_a_float32_load_before_the_name_is_reassigned():
     # would have rewritten a float32 load.
     src = """
         import torch
-        from transformers import AutoModelForCausalLM, TrainingArguments
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
         dtype = torch.float32
         model = AutoModelForCausalLM.from_pretrained("m", dtype=dtype)
         dtype = torch.float16
         args = TrainingArguments(output_dir="o", fp16=True)
+        Trainer(model=model, args=args).train()
     """
     assert lint(src, "MP101") == []
 
@@ -209,11 +238,12 @@ def test_mp101_does_not_fire_on_a_float32_load_before_the_name_is_reassigned():
 def test_mp101_still_fires_when_the_float16_assignment_reaches_the_load():
     src = """
         import torch
-        from transformers import AutoModelForCausalLM, TrainingArguments
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
         dtype = torch.float32
         dtype = torch.float16
         model = AutoModelForCausalLM.from_pretrained("m", dtype=dtype)
         args = TrainingArguments(output_dir="o", fp16=True)
+        Trainer(model=model, args=args).train()
     """
     assert [d.code for d in lint(src, "MP101")] == ["MP101"]
 

@@ -17,7 +17,6 @@ run each belongs to. A *training site* is one of:
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import List
 
@@ -25,21 +24,11 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
 from ...semantic.names import dotted
+from ...semantic.training_state import is_optimizer, is_trainer
 
 SECTION = "training"
 EMPTY = ()
 
-OPTIMIZER_PREFIXES = ("torch.optim.", "bitsandbytes.optim.", "timm.optim.", "apex.optimizers.", "torch_optimizer.")
-OPTIMIZER_FUNCTIONS = (
-    "transformers.create_optimizer",
-    "transformers.optimization.create_optimizer",
-    "transformers.AdamW",
-    "transformers.Adafactor",
-    "transformers.optimization.Adafactor",
-    "deepspeed.initialize",
-)
-# not optimizers, though they live under torch.optim
-_NOT_OPTIMIZERS = re.compile(r"\.(lr_scheduler|swa_utils)\.|\.Optimizer$")
 HOOKS = ("configure_optimizers", "training_step")
 
 
@@ -51,29 +40,15 @@ class TrainingSite:
     text: str  # what it is, as written (`torch.optim.AdamW`, `loss.backward()`)
 
 
-def _optimizer(qualname: str) -> bool:
-    if qualname in OPTIMIZER_FUNCTIONS or qualname.endswith(".create_optimizer"):
-        return True
-    if not qualname.startswith(OPTIMIZER_PREFIXES) or _NOT_OPTIMIZERS.search(qualname):
-        return False
-    last = qualname.rsplit(".", 1)[-1]
-    return last[:1].isupper() or last.startswith("create_optimizer")
-
-
-def _trainer(qualname: str) -> bool:
-    last = qualname.rsplit(".", 1)[-1]
-    return last.endswith("Trainer") and not last.startswith(("Base", "Abstract"))
-
-
 def extract(index: ModuleIndex, evaluator: Evaluator):
     out: List[TrainingSite] = []
     for site in index.calls:
         q = site.qualname or ""
         named = q or dotted(site.node.func) or ""  # a project subclass `DistillTrainer(...)` too
         kind = ""
-        if q and _optimizer(q):
+        if q and is_optimizer(q):
             kind = "optimizer"
-        elif named and _trainer(named):
+        elif named and is_trainer(named):
             kind = "trainer"
         elif site.method in ("backward", "manual_backward") or q.endswith((".backward", ".manual_backward")):
             kind = "backward"

@@ -23,7 +23,9 @@ from ...semantic.callees import project_class
 from ...semantic.index import CallSite, ModuleIndex, Scope, keyword, positional
 from ...semantic.kinds import constructs_module, is_loader, object_kinds
 from ...semantic.names import dotted
-from ...semantic.training_state import frozen_at_end, no_grad_function, runs_before, save_time_cast, without_grad
+from ...semantic.training_state import (
+    TrainRef, frozen_at_end, no_grad_function, runs_before, save_time_cast, trained_objects, without_grad,
+)
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
 SECTION = "weights"
@@ -57,6 +59,14 @@ class WeightsSite:
     # `.half()` of a PEFT model (bound to `get_peft_model(...)` above): the base is frozen, only
     # the adapters train, so only they need float32 (upcasting the base doubles its memory)
     adapters: bool = False
+    # Positive evidence that the object cast or loaded here is trained (its parameters reach an
+    # optimizer, training_state.TrainedObjects): what trains it in this module ("" when nothing
+    # here does) and the scope that code runs in; and the symbolic answers that make it trained
+    # elsewhere (handed to a function that trains it, returned to callers that do...), joined in
+    # project/trained.py. Neither: nobody is seen training it, and MP101 says nothing.
+    trained: str = ""
+    trained_scope: str = ""
+    trained_if: Tuple[TrainRef, ...] = ()
 
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
@@ -333,6 +343,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     chain = _chain_targets(index)
     uses = _Uses(index)
     kinds = object_kinds(index)
+    objects = trained_objects(index, evaluator)
     out: List[WeightsSite] = []
     for site in index.calls:
         node = site.node
@@ -391,6 +402,12 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             edit_span = index.span(edit_node)
             edit_text = index.text(edit_node)
         scope = site.scope.code_scope()
+        keys = set(objects.keys(node, site.scope, site.klass))
+        for target in targets:
+            if target.startswith("self.") and site.klass and target.count(".") == 1:
+                keys.add(("self", site.klass, target[5:]))  # `self.model = load(...)`
+        keys = frozenset(keys)
+        trained, trained_scope = objects.trained_here(keys)
         frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg")
         if not frozen and kind != "dtype-kwarg":
             frozen = save_time_cast(index, targets, node, scope)
@@ -418,6 +435,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 on_cpu=on_cpu,
                 builds=builds,
                 adapters=kind == "half" and uses.adapters_before(targets, span.start),
+                trained=trained,
+                trained_scope=trained_scope,
+                trained_if=objects.sources(keys),
             )
         )
     return tuple(out)

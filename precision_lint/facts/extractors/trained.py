@@ -1,0 +1,42 @@
+"""Facts about which objects' parameters reach an optimizer, for the join across functions.
+
+Within a module, ``semantic/training_state.TrainedObjects`` answers whether the object a
+weights site casts or loads is trained there (the weights site records it). What crosses a
+function's boundary is kept here as a summary, symbolic until the join
+(``project/trained.py``): *facts* (this parameter is trained inside its function; what this
+function returns is trained by a caller; this class's instances are trained) and *edges* (this
+is trained when that is: a parameter handed on to a function that trains it, a model loaded by
+a helper and handed to ``train(model, ...)``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Tuple
+
+from ...semantic.evaluate import Evaluator
+from ...semantic.index import ModuleIndex
+from ...semantic.training_state import TrainRef, trained_objects
+
+SECTION = "trained"
+
+
+@dataclass(frozen=True)
+class TrainedFact:
+    ref: TrainRef
+    evidence: str  # what trains it, as written (`torch.optim.AdamW(...)` (line 12))
+    scope: str  # the scope that code runs in (``<module>.__main__`` under the main block)
+
+
+@dataclass(frozen=True)
+class TrainedEdge:
+    ref: TrainRef  # trained ...
+    because: TrainRef  # ... when this is
+    scope: str  # the scope whose code links them
+
+
+def extract(index: ModuleIndex, evaluator: Evaluator):
+    facts, edges = trained_objects(index, evaluator).summary()
+    return (
+        tuple(TrainedFact(ref, f"{evidence} (line {line})", scope) for ref, evidence, scope, line in facts),
+        tuple(TrainedEdge(ref, because, scope) for ref, because, scope in edges),
+    )

@@ -1,0 +1,140 @@
+"""Trained, across functions: the per-function summaries of ``facts/extractors/trained.py``
+joined over the project.
+
+Each module says, symbolically, what it trains (a *fact*: ``param-in(train, model)`` for
+``def train(model, ...): AdamW(model.parameters())``; ``return(load_model)`` for
+``model = load_model(); Trainer(model=model)``) and what follows from what (an *edge*:
+``param-in(main, m)`` because ``param-in(train, model)`` for ``def main(m): train(m)``).
+Names are made canonical here (``symbols.py``), a caller's argument is matched to the
+callee's parameter by position or keyword (as ``interproc.py`` matches values), a class's
+instances stand for what calling it returns, and an instance of a subclass trains the
+attributes its base classes set. The answer is the least fixpoint.
+
+A derivation remembers the code it went through (module, scope): a question is asked for one
+run, and an answer holds there only when every piece of code it went through runs in that run
+(a ``__main__`` benchmark of a model library trains nothing in the scripts importing it).
+"""
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+
+from ..facts.model import ModuleFacts
+from ..semantic.training_state import TrainRef
+
+SECTION = "trained"
+MAX_DERIVATIONS = 4
+
+Node = Tuple[str, str, str]  # (kind, canonical function or class, parameter name or "")
+Witness = Tuple[str, str]  # (module path, scope)
+
+
+class TrainedJoin:
+    def __init__(self, modules: List[ModuleFacts], symbols) -> None:
+        self._symbols = symbols
+        self._modules = modules
+        self._params: Dict[Tuple[str, str], Set[Tuple[str, Optional[int]]]] = {}  # (kind, f) -> {(name, index)}
+        self._derived: Optional[Dict[Node, List[Tuple[FrozenSet[Witness], str]]]] = None
+
+    # --- names ----------------------------------------------------------------------
+    def _function(self, name: str, module: ModuleFacts) -> str:
+        canonical = self._symbols.canonical(name, module)
+        owner = self._symbols.init_owner(name, module)
+        found, cls = self._symbols.find_class(name, module)
+        if cls is not None and owner is not None:
+            return self._symbols.canonical(owner.qualname, found)  # the class whose __init__ runs
+        return canonical
+
+    def nodes(self, ref: TrainRef, module: ModuleFacts, asking: bool = False) -> List[Node]:
+        """The canonical nodes ``ref`` (written in ``module``) stands for: a caller's argument
+        (by position or keyword) becomes the callee's parameters it fills."""
+        kind = ref.kind
+        if kind in ("return", "instance"):
+            canonical = self._symbols.canonical(ref.function, module)
+            _, cls = self._symbols.find_class(ref.function, module)
+            if cls is not None or kind == "instance":
+                return [("instance", canonical, "")]
+            # what a function returns, or one element of the tuple it returns (`model, tok =
+            # load(...)`); a caller that takes the whole value stands for every element
+            if ref.index is None:
+                return [("return", canonical, "")]
+            return [("return", canonical, str(ref.index)), ("return", canonical, "")] if asking else [("return", canonical, str(ref.index))]
+        function = self._function(ref.function, module)
+        if ref.name:
+            self._params.setdefault((kind, function), set()).add((ref.name, ref.index))
+            return [(kind, function, ref.name)]
+        # a caller's argument: the callee's parameters it may fill
+        out = []
+        self._collect()
+        for other in ("param-in", "param-out"):
+            for name, index in self._params.get((other, function), ()):
+                if ref.keyword == name or (ref.keyword is None and ref.index is not None and ref.index == index):
+                    out.append((kind, function, name))
+        return sorted(set(out))
+
+    # --- the fixpoint -------------------------------------------------------------------
+    def _collect(self) -> None:
+        """The parameters named by their own functions (first, so callers' arguments match)."""
+        if getattr(self, "_collected", False):
+            return
+        self._collected = True
+        for module in self._modules:
+            summary = module.sections.get(SECTION)
+            for fact in summary[0] if summary else ():
+                if fact.ref.name:
+                    self.nodes(fact.ref, module)
+            for edge in summary[1] if summary else ():
+                for ref in (edge.ref, edge.because):
+                    if ref.name:
+                        self.nodes(ref, module)
+            for site in module.section("weights"):
+                for ref in site.trained_if:
+                    if ref.name:
+                        self.nodes(ref, module)
+
+    def _derive(self) -> Dict[Node, List[Tuple[FrozenSet[Witness], str]]]:
+        if self._derived is not None:
+            return self._derived
+        self._collect()
+        derived: Dict[Node, List[Tuple[FrozenSet[Witness], str]]] = {}
+        follows: Dict[Node, List[Tuple[Node, Witness]]] = {}
+        work: List[Tuple[Node, FrozenSet[Witness], str]] = []
+        for module in self._modules:
+            summary = module.sections.get(SECTION)
+            if not summary:
+                continue
+            facts, edges = summary
+            for fact in facts:
+                for node in self.nodes(fact.ref, module):
+                    work.append((node, frozenset({(module.path, fact.scope)}), fact.evidence))
+            for edge in edges:
+                for source in self.nodes(edge.because, module):
+                    for target in self.nodes(edge.ref, module):
+                        follows.setdefault(source, []).append((target, (module.path, edge.scope)))
+            # an instance of a class trains what its base classes set on `self`
+            for cls in module.classes:
+                for name, _, _ in list(self._symbols.ancestry(cls.qualname, module))[1:]:
+                    follows.setdefault(("instance", cls.qualname, ""), []).append((("instance", name, ""), (module.path, "")))
+        while work:
+            node, witnesses, evidence = work.pop()
+            known = derived.setdefault(node, [])
+            if any(w <= witnesses for w, _ in known) or len(known) >= MAX_DERIVATIONS:
+                continue
+            known.append((witnesses, evidence))
+            for target, witness in follows.get(node, ()):
+                more = witnesses | {witness} if witness[1] else witnesses
+                work.append((target, more, evidence))
+        self._derived = derived
+        return derived
+
+    # --- the question ---------------------------------------------------------------------
+    def trained(self, refs, module: ModuleFacts, runs=None) -> str:
+        """What trains an object whose symbolic answers are ``refs`` (written in ``module``): the
+        evidence, or "" when none holds. ``runs(witnesses)``: whether a derivation's code all
+        runs in the run asked about (None: any run)."""
+        derived = self._derive()
+        for ref in refs:
+            for node in self.nodes(ref, module, asking=True):
+                for witnesses, evidence in derived.get(node, ()):
+                    if runs is None or runs(witnesses):
+                        return evidence
+        return ""
