@@ -52,6 +52,7 @@ from ..diagnostics import SAFE, Fix, Related
 from ..semantic.values import CAPABILITY, COND, CONST, CUDA
 from ..knowledge import bf16_default_on
 from ..fixes.plan import capability_probe, guarded_fp16_flag, lazy_probe, torch_name
+from ..project.options import from_launcher, passed_by
 from .base import Rule, RuleContext, replace
 
 BOTH_ERROR = "ValueError: At most one of fp16 and bf16 can be True, but not both"
@@ -71,13 +72,17 @@ def _truthy(value) -> bool:
 
 def _states(arg, option) -> List[Tuple[str, object]]:
     """How a flag may be on: ("on", atom) certainly, ("cond", atom) on some machines or
-    branches, ("switch", None) when the user turns it on (an option that defaults to off)."""
+    branches, ("switch", None) when the user turns it on (an option that defaults to off),
+    ("launch", atom) when a shipped launch command passes it (``run_sft.sh: --bf16``): on in
+    that launched run, and still a command-line choice, not one the code makes."""
     if option is not None:
         return [("on" if option.default_on else "switch", None)]
     out = []
     for v in arg.values if arg is not None else ():
         if v.kind == CONST and _truthy(v.value) and any(g.user_choice for g in v.guards):
-            out.append(("switch", v))  # `--fp16` of a parser's TrainingArguments: the user's to pass
+            out.append(("switch", v))
+        elif v.kind == CONST and _truthy(v.value) and from_launcher(v):
+            out.append(("launch", v))  # `--fp16` of a parser's TrainingArguments: the user's to pass
         elif v.kind == CONST and _truthy(v.value):
             out.append(("on" if not v.guards else "cond", v))
         elif v.kind in (CAPABILITY, COND, CUDA):
@@ -118,6 +123,7 @@ def _exclusive(a, b, a_written: Tuple[str, ...] = (), b_written: Tuple[str, ...]
                 if re.search(rf"\bnot\s+\(?{re.escape(o)}(?![\w.(])", t):
                     return True
     return False
+
 
 
 class ConflictingPrecisionFlags(Rule):
@@ -164,8 +170,11 @@ class ConflictingPrecisionFlags(Rule):
                 if "switch" in (a_state, b_state) and "on" not in (a_state, b_state):
                     # a user switch conflicts with a flag that is certainly on; next to another
                     # switch it is the user asking for both, next to a condition the facts cannot
-                    # tell (`use_bf16 = not args.fp16`)
+                    # tell (`use_bf16 = not args.fp16`), next to a flag a shipped launch passes
+                    # the user adding the other flag by hand to that command
                     continue
+                if (a_state, b_state) == ("launch", "launch") and a.where != b.where:
+                    continue  # two launchers, each passing one flag: two runs, one flag each
                 if _exclusive(a, b, self._written(fp16, fp16_option), self._written(bf16, bf16_option)):
                     continue
                 pair = (a_state, b_state)
@@ -179,6 +188,9 @@ class ConflictingPrecisionFlags(Rule):
         fp16_text = self._shown("fp16", fp16, fp16_option)
         bf16_text = self._shown("bf16", bf16, bf16_option)
         when = "always" if pair == ("on", "on") else "in some runs"
+        shown = passed_by([v for _, v in fp16_states + bf16_states if v is not None], ctx.path)
+        if pair == ("launch", "launch") and shown:
+            when = f"as {shown} runs it"
         if over:
             o = over[0]
             message = (

@@ -149,3 +149,25 @@ def test_bool_fields_take_true_and_false_words(tmp_path):
     assert lr.value == 2
     untouched = Possible(CONST, 8, guards=(Guard("x", True, False, False),), option="batch")
     assert as_launched((untouched,), shipped, lambda v: script) == (Possible(CONST, 8, guards=untouched.guards),)
+
+
+# --- MP102 -----------------------------------------------------------------------------------
+def test_a_launcher_passing_bf16_does_not_conflict_with_the_users_fp16_switch(tmp_path):
+    """The shipped command passes only ``--bf16``; both are on only if the user adds ``--fp16``
+    to it by hand, which the TrainingArguments refuse at once: the user's choice, not a bug."""
+    root = project(tmp_path, {"scripts/run_sft.sh": launcher("--torch_dtype bfloat16", "--bf16")})
+    assert run(root, ["MP102"]) == []
+
+
+def test_a_launcher_passing_both_fp16_and_bf16_is_reported_naming_it(tmp_path):
+    root = project(tmp_path, {"scripts/run_sft.sh": launcher("--fp16", "--bf16")})
+    (d,) = run(root, ["MP102"])
+    assert "both can be True (as scripts/run_sft.sh (line" in d.message
+
+
+def test_two_launchers_each_passing_one_flag_are_two_runs(tmp_path):
+    root = project(
+        tmp_path,
+        {"scripts/run_fp16.sh": launcher("--fp16"), "scripts/run_bf16.sh": launcher("--torch_dtype bfloat16", "--bf16")},
+    )
+    assert run(root, ["MP102"]) == []
