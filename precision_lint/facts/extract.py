@@ -70,7 +70,6 @@ def extract_facts(
     imports a library the rules are about: only its imports, exports and classes are read."""
     facts = ModuleFacts(path=path, module=module, is_package=is_package, root=root)
     facts.noqa = parse_noqa(source)
-    facts.main_lines = main_block_lines(source)
     if SKIP_FILE.search(source):
         facts.skip_file = True
         return facts
@@ -79,6 +78,7 @@ def extract_facts(
     if error is not None:
         facts.parse_error = error
         return facts
+    facts.main_lines = main_block_lines(tree)
     facts.cell_errors = notebook_cell_errors(source, path)
     if not analyse:
         # Not parsed, but its imports still link the files around it (a package
@@ -90,13 +90,19 @@ def extract_facts(
     if depth > syntax.MAX_DEPTH:
         facts.parse_error = syntax.too_deep(depth, line, col)
         return facts
-    return syntax.run_deep(depth, _extract_parsed, facts, source, path, module, is_package)
+    # a notebook's tree may hold top-level `await` (CELL_FLAGS): the positions pass pairs with
+    # ast.parse's tree, which refuses it, so it parses a notebook's text itself
+    paired = None if is_notebook(path) else tree
+    return syntax.run_deep(depth, _extract_parsed, facts, source, path, module, is_package, paired)
 
 
-def _extract_parsed(facts: ModuleFacts, source: str, path: str, module: str, is_package: bool) -> ModuleFacts:
-    """The facts of a file CPython compiles, read from LibCST's tree of it."""
+def _extract_parsed(
+    facts: ModuleFacts, source: str, path: str, module: str, is_package: bool, tree: Optional[ast.AST] = None
+) -> ModuleFacts:
+    """The facts of a file CPython compiles, read from LibCST's tree of it (``tree``: CPython's
+    tree of the same text, handed to the positions pass)."""
     try:
-        index = build_index(source, module, is_package)
+        index = build_index(source, module, is_package, tree)
     except cst.ParserSyntaxError as exc:  # CPython compiles it: syntax LibCST cannot read
         error = _parse_error(source, path, exc)
         facts.parse_error = ParseError(
