@@ -1,6 +1,7 @@
 """The command line, through a real subprocess: exit codes, formats, --fix, --diff, noqa, config."""
 import json
 
+import pytest
 from conftest import run_cli
 
 BAD = """\
@@ -252,3 +253,31 @@ def test_a_run_answered_from_its_cache_imports_no_libcst(tmp_path):
     assert again.stdout == first.stdout.replace("LIBCST True", "LIBCST False"), again.stderr
     (tmp_path / "bad.py").write_text(BAD + "\n# edited\n")
     assert "LIBCST True" in run().stdout
+
+
+@pytest.mark.parametrize(
+    "text,libcst",
+    [
+        ("import os\nprint(os.getcwd())\n", False),  # imports no library the rules are about: not analysed
+        ("def f(:\n", False),  # CPython refuses it: MP000 without LibCST
+        ("import torch\nx = torch.zeros(1)\n", True),  # analysed
+    ],
+    ids=["not-analysed", "syntax-error", "analysed"],
+)
+def test_libcst_is_loaded_only_to_analyse_a_file(tmp_path, text, libcst):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    (tmp_path / "f.py").write_text(text)
+    code = (
+        "import sys\nfrom precision_lint.cli import main\n"
+        "try:\n    main(['--no-cache', '--output-format', 'concise', 'f.py'])\n"
+        "except SystemExit:\n    pass\n"
+        "print('LIBCST', 'libcst' in sys.modules)\n"
+    )
+    env = dict(__import__("os").environ, PYTHONPATH=str(REPO), NO_COLOR="1")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert f"LIBCST {libcst}" in out.stdout, (out.stdout, out.stderr)
+    assert ("MP000" in out.stdout) == text.startswith("def f(:")

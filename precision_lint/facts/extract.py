@@ -13,19 +13,38 @@ import pkgutil
 import re
 import sys
 from functools import lru_cache
-from typing import Optional, Tuple
-
-import libcst as cst
+from typing import TYPE_CHECKING, Optional, Tuple
 
 from ..workspace.notebook import CELL_ERROR_PREFIX, is_notebook
 from . import extractors as _extractors_pkg
 from ..semantic import syntax
-from ..semantic.calls import call_edges, call_records, return_summaries
-from ..semantic.evaluate import Evaluator
-from ..semantic.index import ModuleIndex, build_index, children
 from ..semantic.main_block import main_block_lines
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from ..semantic.values import CAPABILITY, COND
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from ..semantic.index import ModuleIndex
+
+
+def _load_analysis() -> None:
+    """LibCST and the analysis on it, imported when the first file is analysed: a run that
+    analyses none (every file answered from the cache, or none in a unit that imports a
+    library the rules are about) never loads them. Bound as this module's globals, which the
+    helpers below read."""
+    if "build_index" in globals():
+        return
+    import libcst
+
+    from ..semantic.calls import call_edges, call_records, return_summaries
+    from ..semantic.evaluate import Evaluator
+    from ..semantic.index import ModuleIndex, build_index, children
+
+    globals().update(
+        cst=libcst, call_edges=call_edges, call_records=call_records, return_summaries=return_summaries,
+        Evaluator=Evaluator, ModuleIndex=ModuleIndex, build_index=build_index, children=children,
+    )
 
 SKIP_FILE = re.compile(r"#\s*precision-lint:\s*skip-file\b", re.IGNORECASE)
 NOQA = re.compile(
@@ -101,6 +120,7 @@ def _extract_parsed(
 ) -> ModuleFacts:
     """The facts of a file CPython compiles, read from LibCST's tree of it (``tree``: CPython's
     tree of the same text, handed to the positions pass)."""
+    _load_analysis()
     try:
         index = build_index(source, module, is_package, tree)
     except cst.ParserSyntaxError as exc:  # CPython compiles it: syntax LibCST cannot read
@@ -159,7 +179,7 @@ _IMPORT_LINE = re.compile(
 def _imports_from_text(source: str, module: str, is_package: bool):
     """The modules a file imports and the names its unindented imports bind, read from its
     text alone (for files that are not parsed): ``(modules, exports)``."""
-    from ..semantic.names import resolve_relative
+    from ..semantic.gate import resolve_relative
 
     found = set()
     exports = {}

@@ -76,7 +76,9 @@ class Project:
     def _join_sections(self, module: ModuleFacts) -> ModuleFacts:
         """Each extractor's own join step (``join(module, symbols)``), where its facts need the
         project's classes (a call of a project subclass of ``GradScaler`` is a scaler)."""
-        from ..facts.extract import extractors  # with LibCST: only when a project is joined
+        if not module.sections:  # not analysed: no extractor (nor LibCST) to load
+            return module
+        from ..facts.extract import extractors
 
         for extractor in extractors():
             hook = getattr(extractor, "join", None)

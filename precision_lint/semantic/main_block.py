@@ -16,9 +16,10 @@ then placed by line number, without a positions pass.
 from __future__ import annotations
 
 import ast
-from typing import Tuple
+from typing import TYPE_CHECKING, Tuple
 
-import libcst as cst
+if TYPE_CHECKING:
+    import libcst as cst
 
 MAIN = "__main__"
 
@@ -71,7 +72,9 @@ def in_main_block(lines: Tuple[Tuple[int, int], ...], line: int) -> bool:
 
 
 def is_main_test(test: cst.BaseExpression) -> bool:
-    """``__name__ == "__main__"`` (either way round)."""
+    """``__name__ == "__main__"`` (either way round), on LibCST's tree."""
+    import libcst as cst
+
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
@@ -91,6 +94,8 @@ def is_main_test(test: cst.BaseExpression) -> bool:
 def main_block_orders(index) -> Tuple[Tuple[int, int], ...]:
     """The pre-order ranges (``index.order``) of the bodies of the top-level ``__main__``
     blocks of the indexed module: a call lies in one when its order falls inside."""
+    import libcst as cst
+
     out = []
     for stmt in index.module.body:
         if isinstance(stmt, cst.If) and is_main_test(stmt.test) and id(stmt.body) in index.order_of:
