@@ -16,11 +16,10 @@ import dataclasses
 import hashlib
 import os
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from .workspace.cache import FactsCache, RunCache, fingerprint
+from .workspace.cache import FactsCache, ImportsIndex, RunCache, fingerprint
 from .workspace.config import Config, from_table
 from .workspace.configfiles import ConfigFiles
 from .diagnostics import SAFE, Diagnostic
@@ -154,6 +153,7 @@ class Engine:
         self._imports_of: Dict[str, tuple] = {}  # path → (digest, naming, imported modules): see _imports
         self.disk = FactsCache(cache_dir) if cache_dir else None
         self.runs = RunCache(cache_dir) if cache_dir else None
+        self.index = ImportsIndex(cache_dir) if cache_dir else None  # imports read before the facts
         self._side_files: Tuple[str, ...] = ()  # the config files the last judge's join read
         self.import_roots = ImportRoots(self.config.src)  # renewed by each run: it caches the file system
 
@@ -168,9 +168,33 @@ class Engine:
         kept = self._imports_of.get(src.path)
         if kept is not None and kept[:2] == (digest, naming):
             return digest, kept[2]
-        imports = gate.imported_modules(src.text, *naming[:2])
+        key = ("gate", src.path, digest, naming)
+        imports = self.index.get(key, False) if self.index is not None else False
+        if imports is False:  # not read before (None: the text does not parse)
+            imports = gate.imported_modules(src.text, *naming[:2])
+            if self.index is not None and not src.unsaved:
+                self.index.put(key, imports)
         self._imports_of[src.path] = (digest, naming, imports)
         return digest, imports
+
+    def _facts_imports(self, src: SourceFile) -> Sequence[str]:
+        """The imports the facts of ``src`` alone record (what ``facts([src])`` gives), from
+        the facts kept in memory or the disk index when its text was read before: the neighbour
+        search of a named file then loads no facts to follow its imports."""
+        if src.text is None:
+            return ()
+        from .semantic import gate
+
+        naming = module_name(src.path)
+        digest, imports = self._imports(src, naming)
+        key = (src.path, digest, naming, src.path in gate.analysed({src.path: (naming[0], naming[2], imports)}))
+        latest = self._cache.get(src.path)
+        if latest is not None and latest[0] == key:
+            return latest[1].imports
+        found = self.index.get(("facts", key)) if self.index is not None else None
+        if found is not None:
+            return found
+        return self.facts([src])[0].imports
 
     def facts(self, sources: Sequence[SourceFile], names: Optional[Dict[str, tuple]] = None) -> List[ModuleFacts]:
         from .semantic import gate
@@ -198,12 +222,16 @@ class Engine:
             if cached is not None:
                 self._cache[src.path] = (key, cached)
                 out[src.path] = cached
+                if self.index is not None and not src.unsaved:
+                    self.index.put(("facts", key), cached.imports)
             else:
                 todo.append((key, (src.text, src.path, *naming, src.path in analysed), src.unsaved))
         if len(todo) >= PARALLEL_THRESHOLD and self.jobs > 1:
             # largest files first, one at a time: no worker is left with the one huge module at
             # the end while the others wait (the results come back in the order asked)
             order = sorted(range(len(todo)), key=lambda i: -len(todo[i][1][0]))
+            from concurrent.futures import ProcessPoolExecutor  # only when there are files to parse
+
             with ProcessPoolExecutor(max_workers=self.jobs, mp_context=self.mp_context) as pool:
                 done = list(self._report(pool.map(_facts_job, [todo[i][1] for i in order]), len(todo)))
             results = [None] * len(todo)
@@ -215,6 +243,8 @@ class Engine:
             self._cache[args[1]] = (key, facts)
             if self.disk is not None and not unsaved:
                 self.disk.put(key, facts)
+                if self.index is not None:
+                    self.index.put(("facts", key), facts.imports)
             out[args[1]] = facts
         return [_with_notebook_targets(out[s.path], s.notebook) for s in sources]
 
@@ -308,6 +338,13 @@ class Engine:
         """Check (and with ``fix``, fix) ``sources`` as one project; ``only``: the paths to judge
         and fix (the others still join with them); with ``related``, a finding in another file
         is reported too where it names one of ``only`` (never fixed there)."""
+        try:
+            return self._run_sources(sources, fix, unsafe, names, only, related)
+        finally:
+            if self.index is not None:
+                self.index.save()
+
+    def _run_sources(self, sources, fix, unsafe, names, only, related) -> RunResult:
         result = RunResult(sources={s.path: s for s in sources}, files=len(sources))
         texts = {s.path: s.text for s in sources if s.text is not None}
         run_key = None
@@ -518,8 +555,7 @@ class Engine:
             return read[path]
 
         def imports_of(path: str) -> Sequence[str]:
-            src = source(path)
-            return self.facts([src])[0].imports if src.text is not None else ()
+            return self._facts_imports(source(path))
 
         def roots_of(path: str) -> Sequence[str]:
             return self.import_roots(path, module_name(path)[2])

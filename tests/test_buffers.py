@@ -45,8 +45,14 @@ def test_unsaved_text_is_not_written_to_the_disk_cache(tmp_path):
     cache = tmp_path / "cache"
     engine = Engine(config(transformers_version="5.23"), jobs=1, cache_dir=str(cache))
     engine.run_buffers([buffer(tmp_path / "train.py", dedent(TRAIN))], str(tmp_path))
-    entries = [p for p in cache.rglob("*.pickle")]
+    entries = [p for p in cache.rglob("*.pickle") if "imports" not in p.parts]
     assert len(entries) == 1  # helpers.py, read from disk; the buffer stays in memory
+    import pickle
+
+    (index,) = cache.rglob("imports/index.pickle")  # what is read before the facts: helpers.py's only
+    assert {key[1][0] if key[0] == "facts" else key[1] for key in pickle.loads(index.read_bytes())} == {
+        str(tmp_path / "helpers.py")
+    }
 
 
 def test_memory_cache_keeps_one_text_per_file(tmp_path):

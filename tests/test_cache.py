@@ -95,6 +95,32 @@ def test_an_edited_file_alone_is_parsed_again(tmp_path, monkeypatch):
     assert set(parsed) == {"helper_2.py"}
 
 
+def test_a_new_process_reads_the_imports_of_the_unchanged_files_from_the_cache(tmp_path, monkeypatch):
+    """The gate needs every file's imports before any file is analysed: a new process (a new
+    engine) with one file edited reads them for the edited file alone."""
+    from precision_lint.semantic import gate
+
+    _project(tmp_path, files=3)
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    first = _check(tmp_path, jobs=1, cache=cache)
+    read = []
+    real = gate.imported_modules
+
+    def counting(text, *args):
+        read.append(text)
+        return real(text, *args)
+
+    monkeypatch.setattr(gate, "imported_modules", counting)
+    assert _check(tmp_path, jobs=1, cache=cache) == first  # nothing changed: no file read
+    assert read == []
+    edited = dedent(HELPER.format(i=2)) + "\nVERSION = 2\n"
+    (tmp_path / "helper_2.py").write_text(edited)
+    assert _check(tmp_path, jobs=1, cache=cache) == first
+    assert edited in read and all(text == edited or "VERSION = 2" in text for text in read)
+    monkeypatch.setattr(gate, "imported_modules", real)
+    assert _check(tmp_path, jobs=1) == first  # the same findings without any cache
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_an_edited_config_file_is_read_again(tmp_path, jobs):
     _project(tmp_path, files=3 if jobs == 1 else PARALLEL_THRESHOLD)

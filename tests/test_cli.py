@@ -1,6 +1,7 @@
 """The command line, through a real subprocess: exit codes, formats, --fix, --diff, noqa, config."""
 import json
 
+import pytest
 from conftest import run_cli
 
 BAD = """\
@@ -189,7 +190,7 @@ def test_facts_cache_is_used_and_invalidated_by_content(tmp_path):
     cache = tmp_path / "cache"
     first = run_cli("--cache-dir", str(cache), "--output-format", "json", "bad.py", cwd=tmp_path)
     # the file's facts, and those of its fixed copy (a fix is marked [*] once its result is re-linted)
-    entries = sorted(p for p in cache.rglob("*.pickle") if "runs" not in p.parts)
+    entries = sorted(p for p in cache.rglob("*.pickle") if "runs" not in p.parts and "imports" not in p.parts)
     assert first.returncode == 1 and len(entries) == 2
     assert (cache / ".gitignore").read_text().strip().endswith("*")
     again = run_cli("--cache-dir", str(cache), "--output-format", "json", "bad.py", cwd=tmp_path)
@@ -222,3 +223,61 @@ def test_version_and_help_import_neither_libcst_nor_the_rules():
         assert "HEAVY []" in out.stdout, (args, out.stdout, out.stderr)
     help_text = subprocess.run([sys.executable, "-m", "precision_lint", "--help"], cwd=REPO, capture_output=True, text=True, timeout=60).stdout
     assert "--fix" in help_text and "--select" in help_text  # the top-level help shows the check options
+
+
+def test_a_run_answered_from_its_cache_imports_no_libcst(tmp_path):
+    """A re-run over an unchanged tree reads one cached entry: LibCST (the parser of the
+    analysis, a second and more to import on a busy machine) is never loaded, and the run
+    gives the findings of the first; a changed file loads it again."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    project(tmp_path, {"bad.py": BAD})
+    cache = tmp_path / "cache"
+    code = (
+        "import sys\nfrom precision_lint.cli import main\n"
+        f"try:\n    main(['--cache-dir', {str(cache)!r}, '--output-format', 'concise', 'bad.py'])\n"
+        "except SystemExit:\n    pass\n"
+        "print('LIBCST', 'libcst' in sys.modules)\n"
+    )
+
+    def run():
+        env = dict(__import__("os").environ, PYTHONPATH=str(REPO), NO_COLOR="1")
+        return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    first = run()
+    assert "MP301" in first.stdout and "LIBCST True" in first.stdout, first.stderr
+    again = run()
+    assert again.stdout == first.stdout.replace("LIBCST True", "LIBCST False"), again.stderr
+    (tmp_path / "bad.py").write_text(BAD + "\n# edited\n")
+    assert "LIBCST True" in run().stdout
+
+
+@pytest.mark.parametrize(
+    "text,libcst",
+    [
+        ("import os\nprint(os.getcwd())\n", False),  # imports no library the rules are about: not analysed
+        ("def f(:\n", False),  # CPython refuses it: MP000 without LibCST
+        ("import torch\nx = torch.zeros(1)\n", True),  # analysed
+    ],
+    ids=["not-analysed", "syntax-error", "analysed"],
+)
+def test_libcst_is_loaded_only_to_analyse_a_file(tmp_path, text, libcst):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    (tmp_path / "f.py").write_text(text)
+    code = (
+        "import sys\nfrom precision_lint.cli import main\n"
+        "try:\n    main(['--no-cache', '--output-format', 'concise', 'f.py'])\n"
+        "except SystemExit:\n    pass\n"
+        "print('LIBCST', 'libcst' in sys.modules)\n"
+    )
+    env = dict(__import__("os").environ, PYTHONPATH=str(REPO), NO_COLOR="1")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert f"LIBCST {libcst}" in out.stdout, (out.stdout, out.stderr)
+    assert ("MP000" in out.stdout) == text.startswith("def f(:")

@@ -13,20 +13,40 @@ import pkgutil
 import re
 import sys
 from functools import lru_cache
-from typing import Optional, Tuple
-
-import libcst as cst
+from typing import TYPE_CHECKING, Optional, Tuple
 
 from ..workspace.notebook import CELL_ERROR_PREFIX, is_notebook
 from . import extractors as _extractors_pkg
 from ..semantic import syntax
-from ..semantic.calls import call_edges, call_records, registered_commands, return_summaries
-from ..semantic.evaluate import Evaluator
-from ..semantic.index import ModuleIndex, build_index, children
 from ..semantic.main_block import main_block_lines
 from ..semantic.programs import top_level_acts
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from ..semantic.values import CAPABILITY, COND
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from ..semantic.index import ModuleIndex
+
+
+def _load_analysis() -> None:
+    """LibCST and the analysis on it, imported when the first file is analysed: a run that
+    analyses none (every file answered from the cache, or none in a unit that imports a
+    library the rules are about) never loads them. Bound as this module's globals, which the
+    helpers below read."""
+    if "build_index" in globals():
+        return
+    import libcst
+
+    from ..semantic.calls import call_edges, call_records, registered_commands, return_summaries
+    from ..semantic.evaluate import Evaluator
+    from ..semantic.index import ModuleIndex, build_index, children
+
+    globals().update(
+        cst=libcst, call_edges=call_edges, call_records=call_records, registered_commands=registered_commands,
+        return_summaries=return_summaries,
+        Evaluator=Evaluator, ModuleIndex=ModuleIndex, build_index=build_index, children=children,
+    )
 
 SKIP_FILE = re.compile(r"#\s*precision-lint:\s*skip-file\b", re.IGNORECASE)
 NOQA = re.compile(
@@ -71,7 +91,6 @@ def extract_facts(
     imports a library the rules are about: only its imports, exports and classes are read."""
     facts = ModuleFacts(path=path, module=module, is_package=is_package, root=root)
     facts.noqa = parse_noqa(source)
-    facts.main_lines = main_block_lines(source)
     if SKIP_FILE.search(source):
         facts.skip_file = True
         return facts
@@ -80,6 +99,7 @@ def extract_facts(
     if error is not None:
         facts.parse_error = error
         return facts
+    facts.main_lines = main_block_lines(tree)
     facts.cell_errors = notebook_cell_errors(source, path)
     facts.acts = top_level_acts(tree)
     if not analyse:
@@ -92,13 +112,20 @@ def extract_facts(
     if depth > syntax.MAX_DEPTH:
         facts.parse_error = syntax.too_deep(depth, line, col)
         return facts
-    return syntax.run_deep(depth, _extract_parsed, facts, source, path, module, is_package)
+    # a notebook's tree may hold top-level `await` (CELL_FLAGS): the positions pass pairs with
+    # ast.parse's tree, which refuses it, so it parses a notebook's text itself
+    paired = None if is_notebook(path) else tree
+    return syntax.run_deep(depth, _extract_parsed, facts, source, path, module, is_package, paired)
 
 
-def _extract_parsed(facts: ModuleFacts, source: str, path: str, module: str, is_package: bool) -> ModuleFacts:
-    """The facts of a file CPython compiles, read from LibCST's tree of it."""
+def _extract_parsed(
+    facts: ModuleFacts, source: str, path: str, module: str, is_package: bool, tree: Optional[ast.AST] = None
+) -> ModuleFacts:
+    """The facts of a file CPython compiles, read from LibCST's tree of it (``tree``: CPython's
+    tree of the same text, handed to the positions pass)."""
+    _load_analysis()
     try:
-        index = build_index(source, module, is_package)
+        index = build_index(source, module, is_package, tree)
     except cst.ParserSyntaxError as exc:  # CPython compiles it: syntax LibCST cannot read
         error = _parse_error(source, path, exc)
         facts.parse_error = ParseError(
@@ -156,7 +183,7 @@ _IMPORT_LINE = re.compile(
 def _imports_from_text(source: str, module: str, is_package: bool):
     """The modules a file imports and the names its unindented imports bind, read from its
     text alone (for files that are not parsed): ``(modules, exports)``."""
-    from ..semantic.names import resolve_relative
+    from ..semantic.gate import resolve_relative
 
     found = set()
     exports = {}

@@ -15,7 +15,6 @@ import os
 from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..workspace.configfiles import ConfigFiles
-from ..facts.extract import extractors
 from ..semantic.main_block import in_main_block, main_scope
 from ..facts.model import ModuleFacts
 from .callgraph import CallGraph
@@ -84,6 +83,10 @@ class Project:
     def _join_sections(self, module: ModuleFacts) -> ModuleFacts:
         """Each extractor's own join step (``join(module, symbols)``), where its facts need the
         project's classes (a call of a project subclass of ``GradScaler`` is a scaler)."""
+        if not module.sections:  # not analysed: no extractor (nor LibCST) to load
+            return module
+        from ..facts.extract import extractors
+
         for extractor in extractors():
             hook = getattr(extractor, "join", None)
             if hook is not None and module.sections.get(extractor.SECTION):

@@ -11,11 +11,15 @@ and a benchmark of a model library train nothing.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import TYPE_CHECKING, Optional, Tuple
 
-from ..facts.extractors.training import SECTION as TRAINING, TrainingSite
 from ..facts.model import ModuleFacts
 from ..semantic.values import CONST, DTYPE, dtype_of_string
+
+if TYPE_CHECKING:  # the extractor (and LibCST) is loaded by the facts it made, never to judge
+    from ..facts.extractors.training import TrainingSite
+
+TRAINING = "training"  # training.SECTION
 
 
 def training_site(
@@ -39,6 +43,8 @@ def training_site(
             if site.kind not in ("training-args", "training-args-class"):
                 continue
             if runs_together(paths, here, project.run_scope(other, site.scope, site.span.line), entry.path):
+                from ..facts.extractors.training import TrainingSite
+
                 return other, TrainingSite("trainer", site.span, site.scope, site.callee)
     return None
 

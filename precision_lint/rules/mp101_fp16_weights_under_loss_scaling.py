@@ -32,19 +32,21 @@ weights under fp16 AMP (the correct set-up), PEFT adapters on an fp16 base
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple
 
 from ..fixes import plan
 from ..diagnostics import SAFE, Edit, Fix, Related
 from ..workspace.configfiles import is_config_file, shown_from
-from ..facts.extractors.precision import PrecisionSite
-from ..facts.extractors.weights import WeightsSite
 from ..facts.model import ModuleFacts
 from ..semantic.values import CONST, DTYPE, dtype_of_string, may_be_true
-from ..project.model import Project
 from ..project.options import from_launcher, passed_by
 from ..project.runs import half_in_run, run_name, trained_in_run, training_site, value_in_run
 from .base import Option, Rule, RuleContext, insert, replace
+
+if TYPE_CHECKING:  # the extractors (and LibCST) are loaded by the facts they made, never for the rule
+    from ..project.model import Project
+    from ..facts.extractors.precision import PrecisionSite
+    from ..facts.extractors.weights import WeightsSite
 
 ERROR = "ValueError: Attempting to unscale FP16 gradients."
 STRATEGIES = ("fp32-master", "bf16-if-supported", "disable-scaler")

@@ -47,17 +47,21 @@ only where the original fails or crawls.
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
 from ..fixes import plan
 from ..project.options import passed_by
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
-from ..facts.extractors.capability import SECTION, CapabilityFacts
 from ..facts.hardware import FP8_CAPABILITY
 from ..facts.model import ModuleFacts
 from ..knowledge import bf16_facts
 from ..semantic.values import CONST, COND, CUDA, Possible, dtypes as dtype_atoms
 from .base import Rule, RuleContext, default_note, is_parameter_default
+
+if TYPE_CHECKING:  # the extractor (and LibCST) is loaded by the facts it made, never for the rule
+    from ..facts.extractors.capability import CapabilityFacts
+
+SECTION = "capability"  # capability.SECTION
 
 NATIVE_BF16 = 80
 TRL_BF16_DEFAULT_SINCE = (0, 19)
@@ -72,7 +76,12 @@ SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 # --- helpers shared with MP202 -------------------------------------------------------------
 def capability_facts(facts: ModuleFacts) -> Optional[CapabilityFacts]:
-    found = facts.sections.get("capability")
+    found = facts.sections.get(SECTION)
+    if found is None:
+        return None
+    # a module with the section has loaded its extractor already (unpickled or extracted)
+    from ..facts.extractors.capability import CapabilityFacts
+
     return found if isinstance(found, CapabilityFacts) else None
 
 
@@ -291,7 +300,14 @@ def rewrite_origins(
     return tuple(sorted(set(edits), key=lambda e: e.start))
 
 
-_EMPTY = CapabilityFacts((), (), (), (), (), False)
+class _Empty:
+    """What an absent capability section says: no fp8 compute, nothing trained."""
+
+    fp8_compute = False
+    trains = False
+
+
+_EMPTY = _Empty()
 
 
 class Bf16WithoutCapabilityGuard(Rule):

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from ..workspace.config import Config, ConfigError
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
-from ..facts.extractors.kd import LOGITS
 from ..project.runs import run_name, value_in_run
 from ..semantic.values import HALF, Possible
 from .base import Option, Rule, RuleContext
@@ -142,6 +141,8 @@ class KDLossInHalfPrecision(Rule):
             if need_clamp:
                 logits += f".clamp(-{_bound(bound)}, {_bound(bound)})"
             rewrites = rewrites or op.rewrites_log
+            from ..facts.extractors.kd import LOGITS  # loaded by the facts that hold the operation
+
             edits.append(Edit(op.root.start, op.root.end, op.template.replace(LOGITS, logits)))
         edits = tuple(sorted(set(edits), key=lambda e: (e.start, e.end)))
         if mode == UPCAST:

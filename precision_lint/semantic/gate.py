@@ -13,7 +13,6 @@ import ast
 import warnings
 from typing import Dict, Iterable, Optional, Set, Tuple
 
-from .names import resolve_relative
 
 # The libraries the rules are about (top-level package names).
 LIBRARIES = frozenset(
@@ -25,6 +24,21 @@ LIBRARIES = frozenset(
         "habana_frameworks", "intel_extension_for_pytorch", "transformer_engine", "ignite", "fastai", "keras",
     }
 )
+
+
+def resolve_relative(module: str, is_package: bool, level: int, name: str) -> str:
+    """Resolve ``from ..x import y`` (level 2, name ``x``) inside ``module``."""
+    if level == 0:
+        return name
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    base = ".".join(parts)
+    if name:
+        return f"{base}.{name}" if base else name
+    return base
 
 
 def imported_modules(text: str, module: str = "", is_package: bool = False) -> Optional[Tuple[str, ...]]:

@@ -242,6 +242,7 @@ class ModuleIndex:
         # id(import statement) → (its guards, the exceptions caught around it; see CallSite.caught)
         self.import_context: Dict[int, Tuple[Tuple[GuardNode, ...], Tuple[str, ...]]] = {}
         self._positions: Optional[Positions] = None
+        self.cpython_tree = None  # CPython's tree of the same text, when the caller parsed it already
         # (start, end, key, parent index) of every conditional region, by start (see flow_at)
         self._flow_nodes: List[tuple] = []
         self._flow_ranges: List[Tuple[int, int, tuple, int]] = []
@@ -255,7 +256,8 @@ class ModuleIndex:
     def span(self, node: cst.CSTNode) -> Span:
         if self._positions is None:
             # computed on first use only: a file with nothing to report never pays for them
-            self._positions = Positions(self.source, self.module, self._line_starts)
+            self._positions = Positions(self.source, self.module, self._line_starts, self.cpython_tree)
+            self.cpython_tree = None
         return self._positions.span(node)
 
     def order(self, node: cst.CSTNode) -> Tuple[int, int]:
@@ -490,10 +492,13 @@ def line_starts(source: str) -> List[int]:
     return starts
 
 
-def build_index(source: str, module_name: str = "", is_package: bool = False) -> ModuleIndex:
-    """Parse ``source`` and index it. Raises ``libcst.ParserSyntaxError`` on bad input."""
+def build_index(source: str, module_name: str = "", is_package: bool = False, cpython_tree=None) -> ModuleIndex:
+    """Parse ``source`` and index it. Raises ``libcst.ParserSyntaxError`` on bad input.
+    ``cpython_tree``: CPython's tree of ``source`` (``ast.parse``'s), when the caller has it: the
+    positions are paired with it instead of parsing the text again."""
     tree = cst.parse_module(source)
     index = ModuleIndex(source, tree, module_name, is_package)
+    index.cpython_tree = cpython_tree
     _walk(tree, _Indexer(index))
     _resolve_names(index)
     return index

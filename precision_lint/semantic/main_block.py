@@ -7,23 +7,21 @@ therefore turns on nothing in the scripts that import it. The join (``callgraph.
 that code apart: its sites run under their own scope, ``<module>.__main__``, which only the
 module's own run executes.
 
-Lines are found from the text (a top-level ``if`` at column 0 and every line up to the next
-statement at column 0), so that files that are not parsed and the per-site spans of every
-section can be placed without a positions pass.
+Its lines come from CPython's tree of the module (``main_block_lines``), which every file
+CPython compiles has before anything else is read: a top-level ``If`` whose test compares
+``__name__`` with ``"__main__"`` (either way round), never the text of a string or of a
+comment, never an ``if`` nested in another block. The per-site spans of every section are
+then placed by line number, without a positions pass.
 """
 from __future__ import annotations
 
-import re
-from typing import Tuple
+import ast
+from typing import TYPE_CHECKING, Tuple
 
-import libcst as cst
+if TYPE_CHECKING:
+    import libcst as cst
 
 MAIN = "__main__"
-_HEADER = re.compile(
-    r"""^if[ \t(]+(?:__name__[ \t]*==[ \t]*(['"])__main__\1|(['"])__main__\2[ \t]*==[ \t]*__name__)[ \t)]*:"""
-)
-# a line that ends the block: any statement at column 0 (not a comment, not blank)
-_TOP_LEVEL = re.compile(r"^[^\s#]")
 
 
 def main_scope(module_name: str) -> str:
@@ -42,28 +40,31 @@ def is_main_scope(scope: str) -> bool:
     return scope == MAIN or scope.endswith(f".{MAIN}")
 
 
-def main_block_lines(source: str) -> Tuple[Tuple[int, int], ...]:
+def main_block_lines(tree: ast.AST) -> Tuple[Tuple[int, int], ...]:
     """``(first, last)`` line numbers (1-based, inclusive) of every top-level
-    ``if __name__ == "__main__":`` block, its header included; an ``else:`` that follows it
-    runs on import, so it ends the block."""
-    if "__main__" not in source:
-        return ()
-    lines = source.split("\n")
-    out = []
-    i = 0
-    while i < len(lines):
-        if _HEADER.match(lines[i]):
-            start = i
-            i += 1
-            while i < len(lines) and not _TOP_LEVEL.match(lines[i]):
-                i += 1
-            last = i
-            while last - 1 > start and not lines[last - 1].strip():
-                last -= 1
-            out.append((start + 1, last))
-            continue
-        i += 1
-    return tuple(out)
+    ``if __name__ == "__main__":`` block of CPython's ``tree`` of a module: from its header to
+    the end of its body's last statement; an ``else:`` that follows it runs on import, so it is
+    not part of the block."""
+    return tuple(
+        (stmt.lineno, stmt.body[-1].end_lineno or stmt.lineno)
+        for stmt in getattr(tree, "body", ())
+        if type(stmt) is ast.If and _is_main_comparison(stmt.test)
+    )
+
+
+def _is_main_comparison(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` or ``"__main__" == __name__``."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
+        return False
+    sides = (test.left, test.comparators[0])
+
+    def is_name(node: ast.expr) -> bool:
+        return type(node) is ast.Name and node.id == "__name__"
+
+    def is_main(node: ast.expr) -> bool:
+        return type(node) is ast.Constant and node.value == MAIN and type(node.value) is str
+
+    return (is_name(sides[0]) and is_main(sides[1])) or (is_main(sides[0]) and is_name(sides[1]))
 
 
 def in_main_block(lines: Tuple[Tuple[int, int], ...], line: int) -> bool:
@@ -71,7 +72,9 @@ def in_main_block(lines: Tuple[Tuple[int, int], ...], line: int) -> bool:
 
 
 def is_main_test(test: cst.BaseExpression) -> bool:
-    """``__name__ == "__main__"`` (either way round)."""
+    """``__name__ == "__main__"`` (either way round), on LibCST's tree."""
+    import libcst as cst
+
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
@@ -91,6 +94,8 @@ def is_main_test(test: cst.BaseExpression) -> bool:
 def main_block_orders(index) -> Tuple[Tuple[int, int], ...]:
     """The pre-order ranges (``index.order``) of the bodies of the top-level ``__main__``
     blocks of the indexed module: a call lies in one when its order falls inside."""
+    import libcst as cst
+
     out = []
     for stmt in index.module.body:
         if isinstance(stmt, cst.If) and is_main_test(stmt.test) and id(stmt.body) in index.order_of:

@@ -12,6 +12,8 @@ from typing import Dict, Optional
 
 import libcst as cst
 
+from .gate import resolve_relative  # noqa: F401  (pure text: the gate reads it without LibCST)
+
 
 def dotted(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` as a string, or None when the expression is not a plain dotted name."""
@@ -28,21 +30,6 @@ def module_dotted(node) -> str:
     if node is None:
         return ""
     return dotted(node) or ""
-
-
-def resolve_relative(module: str, is_package: bool, level: int, name: str) -> str:
-    """Resolve ``from ..x import y`` (level 2, name ``x``) inside ``module``."""
-    if level == 0:
-        return name
-    parts = module.split(".") if module else []
-    if not is_package:
-        parts = parts[:-1]
-    if level > 1:
-        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
-    base = ".".join(parts)
-    if name:
-        return f"{base}.{name}" if base else name
-    return base
 
 
 def import_bindings(node, module: str, is_package: bool):

@@ -254,8 +254,9 @@ def _collect_ast(tree: ast.AST) -> Dict[str, List[ast.AST]]:
 class Positions:
     """``span(node)`` for the nodes of one parsed module."""
 
-    def __init__(self, source: str, module: cst.Module, line_starts: List[int]) -> None:
+    def __init__(self, source: str, module: cst.Module, line_starts: List[int], tree: Optional[ast.AST] = None) -> None:
         self._source = source
+        self._tree = tree  # CPython's tree of ``source`` when the caller parsed it already
         self._module = module
         self._line_starts = line_starts
         # lines as the tokenizer counts them (``index.line_starts``: at "\n", "\r\n" and a lone
@@ -313,10 +314,12 @@ class Positions:
     # --- pairing -----------------------------------------------------------------
     def _pair(self) -> None:
         self._ready = True
-        try:
-            tree = ast.parse(self._source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return  # LibCST accepts what CPython 3.11 does not (3.12 syntax): its pass places all
+        tree, self._tree = self._tree, None
+        if tree is None:
+            try:
+                tree = ast.parse(self._source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return  # LibCST accepts what CPython 3.11 does not (3.12 syntax): its pass places all
         cst_nodes, self._holder = _collect_cst(self._module)
         ast_nodes = _collect_ast(tree)
         for family, nodes in cst_nodes.items():

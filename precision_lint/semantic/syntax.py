@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import sys
 import threading
+import warnings
 from typing import Any, Callable, Optional, Tuple
 
 from ..facts.model import ParseError
@@ -36,9 +37,24 @@ CELL_FLAGS = ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
 
 
 def cpython_tree(source: str, path: str, flags: int = ast.PyCF_ONLY_AST) -> Tuple[Optional[ast.AST], Optional[ParseError]]:
-    """CPython's tree of ``source``, or why CPython refuses it (as MP000 reports it)."""
+    """CPython's tree of ``source``, or why CPython refuses it (as MP000 reports it).
+
+    The tree is parsed once and then compiled to bytecode: the parser alone accepts what only
+    the compiler refuses (``return`` or ``yield`` outside a function, ``break`` outside a loop,
+    ``nonlocal`` at module level, a name assigned before its ``global``), and such a file never
+    runs either. Compiling the tree gives the compiler's verdict, message and place exactly as
+    compiling the text does, without parsing again; a tree too deep to hand back to the
+    compiler (``RecursionError`` while converting it, where the text compiles) is judged by
+    compiling the text."""
     try:
-        return compile(source, path, "exec", flags, dont_inherit=True), None
+        tree = compile(source, path, "exec", flags, dont_inherit=True)
+        with warnings.catch_warnings():  # `x is 1`, `assert (a, b)`: warnings, the user's business
+            warnings.simplefilter("ignore")
+            try:
+                compile(tree, path, "exec", flags & ~ast.PyCF_ONLY_AST, dont_inherit=True)
+            except (RecursionError, MemoryError):  # the tree's conversion, not CPython's verdict
+                compile(source, path, "exec", flags & ~ast.PyCF_ONLY_AST, dont_inherit=True)
+        return tree, None
     except SyntaxError as err:
         line = err.lineno or 1
         return None, ParseError(f"SyntaxError: {err.msg}", line, max((err.offset or 1) - 1, 0))

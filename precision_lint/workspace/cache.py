@@ -27,13 +27,7 @@ def fingerprint() -> str:
     tables it reads) changes."""
     from .._version import __version__
 
-    try:
-        import libcst
-
-        libcst_version = getattr(libcst, "__version__", "") or _dist_version("libcst")
-    except ImportError:  # pragma: no cover
-        libcst_version = ""
-    digest = hashlib.sha1(f"{__version__}|{sys.version}|{libcst_version}".encode())
+    digest = hashlib.sha1(f"{__version__}|{sys.version}|{_libcst_version()}".encode())
     package = Path(__file__).resolve().parent.parent
     # what reads the code (semantic/, facts/) and what judges it (project/, rules/): a cached
     # run's findings depend on both
@@ -48,6 +42,25 @@ def fingerprint() -> str:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _libcst_version() -> str:
+    """LibCST's version, read without importing it (a second and a half on a busy machine; a
+    run answered from its caches never parses): its ``_version.py``, else its metadata."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec("libcst")
+    except (ImportError, ValueError):  # pragma: no cover
+        spec = None
+    if spec is None:  # pragma: no cover
+        return ""
+    for folder in spec.submodule_search_locations or ():
+        try:
+            return (Path(folder) / "_version.py").read_text(encoding="utf-8")
+        except OSError:
+            continue
+    return _dist_version("libcst")  # pragma: no cover
 
 
 def _dist_version(name: str) -> str:
@@ -111,6 +124,53 @@ def default_cache_dir(config_root: Optional[Path]) -> str:
     if env:
         return env
     return str((config_root or Path.cwd()) / CACHE_DIR_NAME)
+
+
+_MISSING = object()
+
+
+class ImportsIndex:
+    """What the project-wide steps read of each file before its facts, in one entry for the
+    whole cache: the modules a text imports for the gate (``gate.imported_modules``, keyed by
+    path, content digest and module name) and the imports its facts record (keyed as the facts
+    are). A new process over a large tree with one file edited then parses that file alone for
+    the gate, and the neighbour search of a named file reads no facts (nor LibCST) to follow
+    imports. Read once, written once per run (atomically) when something was added; entries of
+    texts a run did not see are dropped when they outnumber those it saw."""
+
+    def __init__(self, root: str) -> None:
+        self.path = Path(root) / fingerprint() / "imports" / "index.pickle"
+        self._data: Optional[dict] = None
+        self._seen: set = set()
+        self._added = False
+
+    def _entries(self) -> dict:
+        if self._data is None:
+            loaded = _load(self.path)
+            self._data = loaded if isinstance(loaded, dict) else {}
+        return self._data
+
+    def get(self, key: tuple, default=None):
+        found = self._entries().get(key, _MISSING)
+        if found is _MISSING:
+            return default
+        self._seen.add(key)
+        return found
+
+    def put(self, key: tuple, value) -> None:
+        entries = self._entries()
+        self._seen.add(key)
+        if entries.get(key, _MISSING) != value:
+            entries[key] = value
+            self._added = True
+
+    def save(self) -> None:
+        if not self._added or self._data is None:
+            return
+        if len(self._data) > 2 * len(self._seen) + 1000:
+            self._data = {k: v for k, v in self._data.items() if k in self._seen}
+        _store(self.path, self._data, self.path.parent.parent.parent)
+        self._added = False
 
 
 class RunCache:

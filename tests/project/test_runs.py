@@ -503,3 +503,18 @@ def test_two_clis_of_one_package_are_two_runs(tree):
         "model = AutoModel.from_pretrained('m', dtype=torch.float16)\nprint([model(b) for b in batches()])\n",
     }
     assert _lint(tree, files, "MP101") == []
+
+
+def test_a_main_block_written_reversed_or_over_lines_is_not_joined_into_its_importers(tree):
+    for header in ('if "__main__" == __name__:', 'if (\n    __name__ == "__main__"\n):'):
+        lib = NETLIB.format(cast="").replace('if __name__ == "__main__":', header)
+        assert _lint(tree, {"proj/netlib.py": lib, "proj/infer.py": INFER}, "MP101") == [], header
+
+
+def test_module_level_loss_scaling_after_a_string_holding_a_main_header_is_joined(tree):
+    # the header is the text of a string: the lines after it are module-level code of every run
+    lib = NETLIB.format(cast="").replace(
+        'if __name__ == "__main__":', 'if True:\n    HELP = """\nif __name__ == "__main__":\n    """'
+    )
+    files = {"proj/netlib.py": lib, "proj/infer.py": INFER}
+    assert [d.path.rsplit("/", 1)[-1] for d in _lint(tree, files, "MP101")] == ["infer.py"]

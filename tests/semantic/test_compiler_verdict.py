@@ -1,0 +1,56 @@
+"""CPython's verdict on a file is the compiler's, not only the parser's: a file the parser
+accepts but the compiler refuses (``return`` outside a function, ``nonlocal`` at module level)
+never runs, so it is MP000. The tree is parsed once and compiled; compiling the tree must give
+exactly what compiling the text gives."""
+import ast
+
+import pytest
+
+from precision_lint.engine import check_source
+from precision_lint.semantic.syntax import cpython_tree
+
+REFUSED = {
+    "return-outside-function": ("import torch\nreturn 1\n", "'return' outside function", 2, 0),
+    "yield-outside-function": ("import torch\nyield 1\n", "'yield' outside function", 2, 0),
+    "break-outside-loop": ("import torch\nbreak\n", "'break' outside loop", 2, 0),
+    "nonlocal-at-module-level": ("import torch\nnonlocal x\n", "nonlocal declaration not allowed at module level", 2, 0),
+    "no-binding-for-nonlocal": ("import torch\ndef f():\n    nonlocal y\n", "no binding for nonlocal 'y' found", 3, 4),
+    "assigned-before-global": (
+        "import torch\ndef f():\n    x = 1\n    global x\n", "name 'x' is assigned to before global declaration", 4, 4,
+    ),
+    "return-value-in-async-generator": (
+        "async def f():\n    yield 1\n    return 2\n", "'return' with value in async generator", 3, 4,
+    ),
+    "late-future-import": ("x = 1\nfrom __future__ import annotations\n", "from __future__ imports must occur at the beginning of the file", 2, 0),
+}
+
+
+@pytest.mark.parametrize("src,message,line,col", REFUSED.values(), ids=REFUSED.keys())
+def test_what_only_the_compiler_refuses_is_MP000(src, message, line, col):
+    found = [(d.code, d.message, d.span.line, d.span.col) for d in check_source(src, "a.py")]
+    assert found == [("MP000", f"Cannot parse file: SyntaxError: {message}", line, col)]
+
+
+@pytest.mark.parametrize("src", [s for s, *_ in REFUSED.values()])
+def test_compiling_the_tree_gives_the_verdict_of_compiling_the_text(src):
+    try:
+        compile(src, "a.py", "exec", dont_inherit=True)
+    except SyntaxError as err:
+        expected = (f"SyntaxError: {err.msg}", err.lineno, err.offset - 1)
+    tree, error = cpython_tree(src, "a.py")
+    assert tree is None and (error.message, error.line, error.col) == expected
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import torch\nx = 1\nif x is 1:\n    pass\nassert (x, 'why')\n",  # warnings, not errors
+        "import torch\nx = " + " + ".join(["a"] * 1500) + "\n",  # too deep to hand the tree back: the text compiles
+        "import torch\ndef f():\n    return 1\nfor i in range(3):\n    break\n",
+    ],
+    ids=["syntax-warnings", "deep-expression", "ordinary"],
+)
+def test_what_the_compiler_accepts_is_no_MP000(src):
+    tree, error = cpython_tree(src, "a.py")
+    assert error is None and isinstance(tree, ast.Module)
+    assert [d.code for d in check_source(src, "a.py") if d.code == "MP000"] == []
