@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..facts.model import ModuleFacts
-from ..semantic.training_state import TrainRef
+from ..semantic.values import TrainRef
 
 SECTION = "trained"
 MAX_DERIVATIONS = 4

@@ -21,6 +21,7 @@ import libcst as cst
 from .index import ModuleIndex, Scope, keyword, positional
 from .main_block import main_block_orders, main_scope
 from .names import dotted
+from .values import TrainRef
 
 
 def runs_before(index: ModuleIndex, node: cst.CSTNode, node_scope: Scope, made: Optional[cst.CSTNode], made_scope: Scope) -> bool:
@@ -226,25 +227,6 @@ def is_trainer(qualname: str) -> bool:
     class named ``*Trainer`` but an abstract base."""
     last = qualname.rsplit(".", 1)[-1]
     return last.endswith("Trainer") and not last.startswith(("Base", "Abstract"))
-
-
-@dataclass(frozen=True, order=True)
-class TrainRef:
-    """A symbolic "is trained" question, answered at the join:
-
-    - ``param-in``: what a function is given for a parameter is trained by the function (or by
-      what it hands it to); ``param-out``: what its callers pass for it is trained by them;
-    - ``return``: what a function (or a class: its instances) returns is trained by a caller;
-    - ``instance``: the instances of a class are trained (its ``self.x`` modules are).
-
-    Parameters are named as the callee names them (``function``: as ``param_ref`` gives it,
-    ``name``, ``index``) or as a caller passes them (``index``/``keyword``, ``name`` "")."""
-
-    kind: str
-    function: str
-    name: str = ""
-    index: Optional[int] = None
-    keyword: Optional[str] = None
 
 
 IN_PLACE = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "double", "train", "eval", "requires_grad_", "type", "xpu", "npu"})

@@ -278,3 +278,22 @@ def may_be_true(values: Iterable[Possible]) -> bool:
         if v.kind == COND and v.value is not False:
             return True
     return False
+
+
+@dataclass(frozen=True, order=True)
+class TrainRef:
+    """A symbolic "is trained" question, answered at the join:
+
+    - ``param-in``: what a function is given for a parameter is trained by the function (or by
+      what it hands it to); ``param-out``: what its callers pass for it is trained by them;
+    - ``return``: what a function (or a class: its instances) returns is trained by a caller;
+    - ``instance``: the instances of a class are trained (its ``self.x`` modules are).
+
+    Parameters are named as the callee names them (``function``: as ``param_ref`` gives it,
+    ``name``, ``index``) or as a caller passes them (``index``/``keyword``, ``name`` "")."""
+
+    kind: str
+    function: str
+    name: str = ""
+    index: Optional[int] = None
+    keyword: Optional[str] = None

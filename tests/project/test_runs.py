@@ -516,5 +516,8 @@ def test_module_level_loss_scaling_after_a_string_holding_a_main_header_is_joine
     lib = NETLIB.format(cast="").replace(
         'if __name__ == "__main__":', 'if True:\n    HELP = """\nif __name__ == "__main__":\n    """'
     )
-    files = {"proj/netlib.py": lib, "proj/infer.py": INFER}
+    # infer.py trains its own float16 net; the GradScaler after the string is module-level code of
+    # netlib, so it runs in infer.py's run (were the string a __main__ block, it would not)
+    train = INFER + "opt = torch.optim.SGD(net.parameters(), lr=1e-3)\n"
+    files = {"proj/netlib.py": lib, "proj/infer.py": train}
     assert [d.path.rsplit("/", 1)[-1] for d in _lint(tree, files, "MP101")] == ["infer.py"]

@@ -15,7 +15,8 @@ from typing import Tuple
 
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
-from ...semantic.training_state import TrainRef, trained_objects
+from ...semantic.training_state import trained_objects
+from ...semantic.values import TrainRef
 
 SECTION = "trained"
 
