@@ -80,9 +80,9 @@ def _states(arg, option) -> List[Tuple[str, object]]:
     out = []
     for v in arg.values if arg is not None else ():
         if v.kind == CONST and _truthy(v.value) and any(g.user_choice for g in v.guards):
-            out.append(("switch", v))
+            out.append(("switch", v))  # `--fp16` of a parser's TrainingArguments: the user's to pass
         elif v.kind == CONST and _truthy(v.value) and from_launcher(v):
-            out.append(("launch", v))  # `--fp16` of a parser's TrainingArguments: the user's to pass
+            out.append(("launch", v))  # `--fp16` that a shipped run_sft.sh passes
         elif v.kind == CONST and _truthy(v.value):
             out.append(("on" if not v.guards else "cond", v))
         elif v.kind in (CAPABILITY, COND, CUDA):
@@ -123,7 +123,6 @@ def _exclusive(a, b, a_written: Tuple[str, ...] = (), b_written: Tuple[str, ...]
                 if re.search(rf"\bnot\s+\(?{re.escape(o)}(?![\w.(])", t):
                     return True
     return False
-
 
 
 class ConflictingPrecisionFlags(Rule):
@@ -188,9 +187,8 @@ class ConflictingPrecisionFlags(Rule):
         fp16_text = self._shown("fp16", fp16, fp16_option)
         bf16_text = self._shown("bf16", bf16, bf16_option)
         when = "always" if pair == ("on", "on") else "in some runs"
-        shown = passed_by([v for _, v in fp16_states + bf16_states if v is not None], ctx.path)
-        if pair == ("launch", "launch") and shown:
-            when = f"as {shown} runs it"
+        if pair == ("launch", "launch"):
+            when = f"as {passed_by([a for _, a in fp16_states + bf16_states if a is not None], ctx.path)} runs it"
         if over:
             o = over[0]
             message = (

@@ -7,7 +7,7 @@ something (``main()``, ``fire.Fire(main)``, ``app()``, ``trainer.train()``), loo
 ``with``, or it has an ``if __name__ == "__main__":`` block. A module whose top level only
 imports, defines and assigns (a model library, a helpers module) does nothing by itself: its
 uncalled functions run only when something names them (a console script in
-``pyproject.toml``, ``project/declared.py``), never because the file exists. Judging them anyway
+``pyproject.toml``, ``workspace/declared.py``), never because the file exists. Judging them anyway
 joined a library's unused training helper with whatever else the library holds.
 """
 from __future__ import annotations
