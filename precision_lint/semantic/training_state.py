@@ -486,7 +486,6 @@ class TrainedObjects:
 
     def _collect(self) -> List[Use]:
         from .callees import project_callee
-        from .evaluate import param_ref
 
         ix = self.ix
         out: List[Use] = []

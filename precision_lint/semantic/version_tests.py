@@ -28,7 +28,6 @@ import libcst as cst
 from ..knowledge import version_helpers
 from ..workspace.versions import Allowed, normalize, parse_spec, read_version
 from .index import ModuleIndex, Scope
-from .names import dotted
 
 _METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
 _DISTRIBUTION = frozenset({"pkg_resources.get_distribution", "pkg_resources.require"})

@@ -11,7 +11,6 @@ a helper and handed to ``train(model, ...)``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple
 
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
