@@ -61,8 +61,14 @@ def _frozen_dtypes(torch, trainable):
     it trains; the models are found among the live modules (``gc``), their roots being the
     modules no other module holds as a child. Read once, at the first step."""
     import gc
+    import warnings
 
-    modules = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module)]
+    # isinstance() reads ``__class__`` of every live object; some deprecated proxies warn on
+    # that read (torch 2.11 on CUDA: "FutureWarning: `torch.distributed.reduce_op` is
+    # deprecated"), which would land in the user's run as if their script had caused it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        modules = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module)]
     children = {id(c) for m in modules for c in m._modules.values() if c is not None}
     wanted = {id(p) for p in trainable}
     seen, dtypes = set(), {}
