@@ -47,7 +47,11 @@ class Project:
         self.shipped = ShippedFiles()
         # Parameters become what their callers pass (interproc.py); rules see the result.
         self.calls = CallGraphValues(self.modules, self.symbols, self.configs, self.shipped)
-        resolved = [self._join_sections(self.calls.resolve_facts(m)) for m in self.modules]
+        # path → (stage, exception) of a module whose own step of the join raised (a bug of
+        # ours): the engine reports it (MP003) and judges it no further; the others still join
+        # with its facts as extracted
+        self.failed: Dict[str, Tuple[str, Exception]] = {}
+        resolved = [self._resolved(m) for m in self.modules]
         if any(r is not m for r, m in zip(resolved, self.modules)):
             self.modules = resolved
             self._index()
@@ -79,6 +83,15 @@ class Project:
         self._roots: Optional[Dict[str, Tuple[str, ...]]] = None
         self._memo: Dict[Hashable, Any] = {}
         self._by_file: Optional[Dict[str, ModuleFacts]] = None
+
+    def _resolved(self, module: ModuleFacts) -> ModuleFacts:
+        """``module`` with its parameters substituted and its extractors' join steps run; as it
+        was, and in :attr:`failed`, when either raises."""
+        try:
+            return self._join_sections(self.calls.resolve_facts(module))
+        except Exception as exc:
+            self.failed[module.path] = ("joining the project", exc)
+            return module
 
     def _join_sections(self, module: ModuleFacts) -> ModuleFacts:
         """Each extractor's own join step (``join(module, symbols)``), where its facts need the

@@ -291,17 +291,18 @@ class Fp16WeightsUnderLossScaling(Rule):
         scaling = ctx.project.joined_modules(ctx.facts, "precision")
         # the runs that hold a precision site: the site's module and the modules importing it
         running = {m.path: ctx.project.importers_of(m) | {m.path} for m in scaling}
-        for entry in ctx.project.units_containing(ctx.facts):
+
+        def judge(entry: ModuleFacts) -> None:
             here = [m for m in scaling if entry.path in running[m.path]]
             if not here:
-                continue  # no precision site in this run: nothing to join with
+                return  # no precision site in this run: nothing to join with
             paths = ctx.project.unit_view(entry)
             if not half_in_run(ctx.project, weights.values, paths):
-                continue  # the float16 comes from another run's call (each run has its own arguments)
+                return  # the float16 comes from another run's call (each run has its own arguments)
             if training_site(ctx.project, entry, ctx.facts, weights.scope, weights.span.line, paths) is None:
-                continue  # this run steps no optimizer: no gradients are ever unscaled
+                return  # this run steps no optimizer: no gradients are ever unscaled
             if not trained_in_run(ctx.project, ctx.facts, weights, entry, paths):
-                continue  # nothing in this run hands these parameters to an optimizer
+                return  # nothing in this run hands these parameters to an optimizer
             for module in here:
                 for site in module.section("precision"):
                     key = (module.path, site.span.start)
@@ -315,6 +316,8 @@ class Fp16WeightsUnderLossScaling(Rule):
                     reason = scaling_reason(site, module, ctx.project)
                     if reason is not None:
                         found[key] = (module, site, reason, entry)
+
+        ctx.each_run(ctx.project.units_containing(ctx.facts), judge)
         # the one to name first: in this file, then a Trainer configuration, then the earliest
         return sorted(
             found.values(),
