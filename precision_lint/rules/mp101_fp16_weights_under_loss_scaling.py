@@ -11,8 +11,12 @@ It happens at the first optimizer step (in the Trainer, inside gradient clipping
 whenever the parameters are float16 — ``from_pretrained(..., torch_dtype=torch.float16)``,
 ``model.half()``, ``model.to(torch.float16)`` — and loss scaling is on:
 ``TrainingArguments(fp16=True)`` (and TRL configs), ``GradScaler(...)``,
-``Accelerator(mixed_precision="fp16")``, a DeepSpeed config with fp16 enabled,
-Lightning ``precision="16-mixed"``. The two halves are often in different files
+``Accelerator(mixed_precision="fp16")``, Lightning ``precision="16-mixed"``.
+A Trainer that runs DeepSpeed (``deepspeed=`` set, in the call or in the configuration file
+that fills it) is not torch loss scaling: DeepSpeed's fp16 keeps fp32 master weights and its
+own loss scaler, and no GradScaler is made. The values of one configuration file are judged
+together (``project/configurations.py``): its ``fp16``, its ``deepspeed`` and the fields that
+decide whether the model is wrapped in PEFT adapters. The two halves are often in different files
 (seed 001: the model is loaded in ``model_utils.py``, ``fp16=True`` is set in the
 training script); files are joined along imports.
 
@@ -38,7 +42,8 @@ from ..fixes import plan
 from ..diagnostics import SAFE, Edit, Fix, Related
 from ..workspace.configfiles import is_config_file, shown_from
 from ..facts.model import ModuleFacts
-from ..semantic.values import CONST, DTYPE, dtype_of_string, may_be_true
+from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
+from ..project.configurations import alongside, runs_deepspeed, wraps_adapters
 from ..project.options import from_launcher, passed_by
 from ..project.runs import half_in_run, run_name, trained_in_run, training_site, value_in_run
 from .base import Option, Rule, RuleContext, insert, replace
@@ -174,12 +179,36 @@ def _paren(text: str) -> str:
     return text if re.fullmatch(r"[\w.]+(\([^()]*\))?", text.strip()) else f"({text})"
 
 
-def _written_in_config(arg, key: str, near: str) -> str:
-    """``; `fp16: true` is set in config.yaml (line 5)`` for a value read from a config file."""
-    for v in arg.values if arg is not None else ():
+def _written_in_config(arg, key: str, near: str, among=None) -> str:
+    """``; `fp16: true` is set in config.yaml (line 5)`` for a value read from a config file
+    (with ``among``: the first of those values that is read from one)."""
+    for v in (among if among is not None else arg.values if arg is not None else ()):
         if v.where and is_config_file(v.where) and v.origin is not None and may_be_true((v,)):
             return f"; `{key}: {str(v.value).lower()}` is set in {shown_from(v.where, near)} (line {v.origin.line})"
     return ""
+
+
+def scaled_configurations(site: PrecisionSite, weights: WeightsSite) -> Optional[List]:
+    """For a Trainer configuration: the values of its ``fp16`` that turn on torch loss scaling
+    for these float16 weights, each judged with the rest of its own configuration
+    (``project/configurations.py``): not where that configuration sets ``deepspeed`` (the
+    Trainer then runs DeepSpeed, whose fp16 keeps fp32 master weights and its own loss scaler,
+    and creates no GradScaler), nor where it wraps the model in PEFT adapters (fp32 trained
+    parameters), nor where its weights are not float16. None for other sites."""
+    fp16 = site.arg("fp16")
+    if site.kind not in ("training-args", "training-args-class") or fp16 is None:
+        return None
+    ds = site.arg("deepspeed")
+    half = [v for v in weights.values if _dtype_of(v) == "float16"]
+    return [
+        v
+        for v in fp16.possible()
+        if may_be_true((v,))
+        and not any(g.param_dtype for g in v.guards)
+        and alongside(half, v)
+        and not (ds is not None and runs_deepspeed(ds.values, v))
+        and not wraps_adapters(weights.peft_when, v)
+    ]
 
 
 def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -> Optional[str]:
@@ -207,12 +236,8 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
             if site.kind == "training-args":
                 return f"`{name}(fp16={fp16.value_text})`"
             return f"`{name}.fp16` defaulting to `{fp16.value_text}`"
-        if site.deepspeed:
-            found = project.configs.lookup(module.path, site.deepspeed, ("fp16", "enabled"))
-            enabled = found.value if found is not None else None
-            if enabled is True or (enabled == "auto" and fp16 is not None and may_be_true(fp16.values)):
-                written = "true" if enabled is True else f'"{enabled}"'
-                return f'the DeepSpeed config `{site.deepspeed}` (`"enabled": {written}` of `"fp16"`, line {found.span.line})'
+        # A DeepSpeed config's fp16 (`deepspeed="ds.json"` with `"fp16": {"enabled": true}`)
+        # is no torch loss scaling: DeepSpeed keeps fp32 master weights and its own scaler.
         return None
     if site.kind == "accelerator":
         mp = site.arg("mixed_precision")
@@ -313,6 +338,11 @@ class Fp16WeightsUnderLossScaling(Rule):
                         continue
                     if self._switched_apart(ctx, weights, module, site):
                         continue
+                    scaled = scaled_configurations(site, weights)
+                    if scaled is not None and not scaled:
+                        continue  # no configuration scales the loss of these float16 weights
+                    if scaled is None and wraps_adapters(weights.peft_when, Possible(CONST, True)):
+                        continue  # every configuration wraps the model in fp32 adapters
                     reason = scaling_reason(site, module, ctx.project)
                     if reason is not None:
                         found[key] = (module, site, reason, entry)
@@ -339,13 +369,14 @@ class Fp16WeightsUnderLossScaling(Rule):
         message = (
             f"{what}, and {reason}{where} (line {site.span.line}){more} turns on fp16 loss scaling"
             f"{scaling_condition(site)}: "
-            f"`{ERROR}` at the first optimizer step{_written_in_config(site.arg('fp16'), 'fp16', module.path)}"
+            f"`{ERROR}` at the first optimizer step"
+            f"{_written_in_config(site.arg('fp16'), 'fp16', module.path, scaled_configurations(site, weights))}"
         )
         related = tuple(
             Related(m.path, s.span, f"fp16 loss scaling switched on here: {r}") for m, s, r, _ in conflicts
         ) + tuple(
             Related(v.where, v.origin, "fp16 switched on here")
-            for v in (site.arg("fp16").values if site.arg("fp16") is not None else ())
+            for v in (scaled_configurations(site, weights) or (site.arg("fp16").values if site.arg("fp16") is not None else ()))
             if v.where and is_config_file(v.where) and v.origin is not None and may_be_true((v,))
         ) + tuple(
             Related(v.where, v.origin, "the shipped launch passes `--fp16` here")

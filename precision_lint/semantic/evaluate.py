@@ -354,6 +354,8 @@ class Evaluator:
                 qual = site.qualname if site else None
                 if qual in CONFIG_LOADERS or (qual and project_callee(self.ix, site) and qual not in self.ix.functions):
                     carry = True
+                elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("parse_json_file", "parse_yaml_file"):
+                    carry = True  # an instance `HfArgumentParser` fills from a configuration file
         return False, carry
 
     def consults(self, expr: cst.CSTNode, scope: Scope, seen: set) -> Tuple[bool, bool, bool]:
@@ -646,7 +648,27 @@ class Evaluator:
                 qual = self.ix.qualify(parsed[assignment.unpack_index], owner)
                 if not qual:
                     return list(UNKNOWN_VALUE)
+                kind, arg, paths = self.parse_source(assignment.value, owner)
+                if kind == "file":  # each field: the file's key, else the class's default
+                    ref = ReturnRef(
+                        qual, files=paths, choice=self.parse_choice(assignment.value), option=self.parse_option(arg, owner)
+                    )
+                    return [Possible(RETURN, ref, origin=self.ix.span(assignment.value))]
                 return [Possible(RETURN, ReturnRef(qual, command_line=True), origin=self.ix.span(assignment.value))]
+            # `args, training_args = setup()` of a local function returning a tuple: the
+            # element at that position of each tuple it returns
+            function = self._local_function(assignment.value.func, owner) if isinstance(assignment.value, cst.Call) else None
+            if function is not None:
+                out: List[Possible] = []
+                for value, guards in function.returns:
+                    item = element(value, assignment.unpack_index)
+                    if item is None:
+                        out.extend(UNKNOWN_VALUE)
+                        continue
+                    g = self.guards_of(guards, function)
+                    out.extend(_with_guards(v, g) for v in self.values(item, function))
+                if out:
+                    return out
         item = element(assignment.value, assignment.unpack_index) if assignment.unpack_index is not None else None
         if item is not None:  # `dtype, device = torch.bfloat16, "cuda"`
             return list(self.values(item, owner))
@@ -677,7 +699,7 @@ class Evaluator:
             out = [dataclasses.replace(v, origin=origin) for v in selected]
             if expr.attr.value in COMMAND_LINE_FLAGS:  # `training_args.fp16` of HfArgumentParser
                 for v in base_vals:
-                    if v.kind == RETURN and v.value.command_line and is_training_arguments(v.value.callee, self.ix):
+                    if v.kind == RETURN and (v.value.command_line or v.value.files) and is_training_arguments(v.value.callee, self.ix):
                         out.extend(self._parsed_flag(expr, scope))
             return out
         attrs = self._self_attribute(expr, scope)
@@ -772,14 +794,27 @@ class Evaluator:
                 return "arguments", arg, ()
         return "command-line", None, ()
 
+    def parse_choice(self, call: cst.Call) -> str:
+        """The parse call as a choice among configuration files (``ConfigRef.choice``)."""
+        return str(self.ix.span(call).start)
+
+    def parse_option(self, arg: Optional[cst.BaseExpression], scope: Scope) -> str:
+        """The script's command-line option whose value is the file a parse reads
+        (``parse_json_file(json_file=a.train_args_file)`` of an argparse option
+        ``--train_args_file``): its name, else ""."""
+        if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and self.ix.arg_options.get(arg.attr.value):
+            return arg.attr.value
+        return ""
+
     def parsed_field(self, call: cst.Call, scope: Scope, name: str) -> List[Possible]:
         """The values a parse call gives field ``name`` of the TrainingArguments it fills: the
         file's key (read at the join, with its line; absent: the field's default, off), the
         dict's entry, the ``--name`` of a literal argument list, or the user's command line."""
         kind, arg, paths = self.parse_source(call, scope)
-        off = (False,) if name in COMMAND_LINE_FLAGS else ()
+        off = (False,) if name in COMMAND_LINE_FLAGS else (None,) if name == "deepspeed" else ()
         if kind == "file":
-            return [Possible(CONFIG, ConfigRef(p, (name,), off), origin=self.ix.span(call)) for p in paths]
+            choice, option = self.parse_choice(call), self.parse_option(arg, scope)
+            return [Possible(CONFIG, ConfigRef(p, (name,), off, choice, option), origin=self.ix.span(call)) for p in paths]
         if kind == "mapping":
             entries = [e for e in self._dict_entries(arg, scope, set()) if e.name == name]
             if entries:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -67,6 +67,12 @@ class WeightsSite:
     trained: str = ""
     trained_scope: str = ""
     trained_if: Tuple[TrainRef, ...] = ()
+    # A wrap for adapter training taken only under conditions of the form ``x == "lit"``,
+    # ``x in ("a", "b")`` (``if args.train_mode in ["lora", "qlora"]:``): for each condition,
+    # ``(values of x, the literals, whether the wrap needs x among them)``. Where ``x`` is a
+    # configuration's value (a file's key, a field's default), the rule asks each
+    # configuration whether it wraps the model (``project/configurations.py``).
+    peft_when: Tuple[Tuple[Tuple[Possible, ...], Tuple[Any, ...], bool], ...] = ()
 
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
@@ -276,6 +282,30 @@ class _Uses:
             return True
         return False
 
+    def peft_conditions(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, guards=()):
+        """For a wrap that ``peft_after`` refuses because it runs only under conditions of its
+        own: those conditions when each compares one expression with literals (``x == "a"``,
+        ``x != "a"``, ``x in ["a", "b"]``, ``x not in (...)``, also under ``not``/``else``), as
+        ``WeightsSite.peft_when`` holds them; () for any other wrap."""
+        mine = {(id(expr), positive) for expr, positive in guards}
+        for site in self.ix.calls:
+            q = site.qualname or dotted(site.node.func) or ""
+            if not q.endswith("get_peft_model"):
+                continue
+            args = positional(site.node)
+            given = keyword(site.node, "model")
+            first = args[0].value if args else (given.value if given is not None else None)
+            if first is None or not any(self._refers(first, n) for n in names) or self.ix.span(site.node).start < after:
+                continue
+            flag = keyword(site.node, "autocast_adapter_dtype")
+            if flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False":
+                continue
+            own = [(expr, positive) for expr, positive in site.guards if (id(expr), positive) not in mine]
+            conditions = [_membership(evaluator, expr, positive, site.scope) for expr, positive in own]
+            if own and all(c is not None for c in conditions):
+                return tuple(conditions)
+        return ()
+
     def adapters_before(self, names: Tuple[str, ...], before: int) -> bool:
         """Whether one of ``names`` is bound to ``get_peft_model(...)`` above ``before``."""
         for site in self.ix.calls:
@@ -319,6 +349,29 @@ class _Uses:
                         return True
                     node = node.func.value if isinstance(node.func, cst.Attribute) else None
         return False
+
+
+def _membership(evaluator: Evaluator, test: cst.BaseExpression, positive: bool, scope):
+    """``(values of x, literals, wanted)`` for a test ``x == lit`` / ``x != lit`` / ``x in
+    [lits]`` / ``x not in [lits]`` (``not`` and the else branch flip ``wanted``): the branch runs
+    when x is among the literals exactly when ``wanted``; None for any other test."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, positive = test.expression, not positive
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    op, right = target.operator, target.comparator
+    if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.List, cst.Tuple, cst.Set)):
+        items = [e.value for e in right.elements]
+    elif isinstance(op, (cst.Equal, cst.NotEqual)):
+        items = [right]
+    else:
+        return None
+    if not items or not all(isinstance(i, cst.SimpleString) for i in items):
+        return None
+    literals = tuple(i.evaluated_value for i in items)
+    wanted = positive if isinstance(op, (cst.In, cst.Equal)) else not positive
+    return (tuple(evaluator.values(test.left, scope)), literals, wanted)
 
 
 def _given(arg) -> bool:
@@ -428,6 +481,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 trainable=not frozen,
                 frozen=frozen,
                 peft=uses.peft_after(targets, span.end, site.guards),
+                peft_when=uses.peft_conditions(evaluator, targets, span.end, site.guards),
                 returned=scope.kind == "function" and uses.returned(targets, scope, node),
                 via=via,
                 edit_text=edit_text,
