@@ -280,13 +280,24 @@ class Project:
         """The linted module ``name`` that an import written in ``near`` finds: the first of
         ``near``'s import roots that holds one. Without ``near`` nothing is found: which
         module a name means depends on where it is imported."""
-        by_root = self._by_name.get(name)
-        if not by_root or near is None:
+        if near is None:
             return None
-        for root in self._import_roots(near):
+        by_root = self._by_name.get(name) or {}
+        roots = self._import_roots(near)
+        for root in roots:
             found = by_root.get(root)
             if found is not None:
                 return found
+        # an implicit namespace package (PEP 420): `from component.argument import X` where
+        # `component/` has no `__init__.py` still imports `component/argument.py` when the
+        # folder above it is on the path (a script's own folder always is)
+        parts = name.split(".")
+        if len(parts) > 1:
+            for root in roots:
+                for candidate in (os.path.join(root, *parts) + ".py", os.path.join(root, *parts, "__init__.py")):
+                    found = self.module_at(candidate)
+                    if found is not None:
+                        return found
         return None
 
     def imported_modules(self, module: ModuleFacts) -> List[ModuleFacts]:

@@ -313,7 +313,8 @@ class TrainedObjects:
                 walk(comp.iter)
                 comp = comp.inner_for_in
         elif isinstance(node, cst.Subscript):
-            walk(node.value)
+            if not self._item(node, scope, klass, out, seen, depth):
+                walk(node.value)
         elif isinstance(node, cst.IfExp):
             walk(node.body)
             walk(node.orelse)
@@ -359,6 +360,36 @@ class TrainedObjects:
                     continue
                 value = element
             self._walk(value, owner, klass, out, seen, depth + 1)
+
+    def _item(self, node: cst.Subscript, scope: Scope, klass, out, seen, depth) -> bool:
+        """``parts["model"]`` of ``parts = {"model": m, "ref": r}`` or of ``parts = load(...)``
+        (a project function returning such a dict): that entry's object only, not the others
+        the dict holds (a frozen reference model returned beside the trained one). False when
+        the key or the container is not one of those (the whole container is then walked)."""
+        key = _literal_key(node)
+        if key is None or not isinstance(node.value, cst.Name):
+            return False
+        owner, reached = self.ix.bindings_of(node.value, self._scope(node.value, scope))
+        if owner is None or not reached or any(b.imported is not None or b.unpack_index is not None for b in reached):
+            return False
+        found = []
+        for binding in reached:
+            value = binding.value
+            if isinstance(value, cst.Dict) and _string_keys(value) is not None:
+                entry = _string_keys(value).get(key)
+                if entry is None:
+                    return False
+                found.append(("walk", entry))
+            elif isinstance(value, cst.Call) and self._project_callee(value) is not None:
+                found.append(("ret", self._project_callee(value)))
+            else:
+                return False
+        for how, what in found:
+            if how == "walk":
+                self._walk(what, owner, klass, out, seen, depth + 1)
+            else:
+                out.add(("ret", what, key))
+        return True
 
     def _element(self, value, position: int):
         """What ``a, b = value`` binds to its ``position``: an element of a tuple written out, or
@@ -542,7 +573,12 @@ class TrainedObjects:
             for value, _ in function.returns:
                 if value is None:
                     continue
-                parts = list(enumerate(e.value for e in value.elements)) if isinstance(value, cst.Tuple) else [(None, value)]
+                if isinstance(value, cst.Tuple):
+                    parts = list(enumerate(e.value for e in value.elements))
+                elif isinstance(value, cst.Dict) and _string_keys(value) is not None:
+                    parts = list(_string_keys(value).items())  # `return {"model": m, "ref": r}`
+                else:
+                    parts = [(None, value)]
                 for position, part in parts:
                     keys = self.keys(part, function, klass)
                     if keys:
@@ -676,3 +712,25 @@ def trained_objects(index: ModuleIndex, evaluator=None) -> TrainedObjects:
     if found is None:
         found = index._trained_objects = TrainedObjects(index, evaluator)
     return found
+
+
+def _literal_key(node: cst.Subscript) -> Optional[str]:
+    """``"model"`` of ``x["model"]``; None for any other subscript."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    key = node.slice[0].slice.value
+    return key.evaluated_value if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str) else None
+
+
+def _string_keys(node: cst.Dict) -> Optional[Dict[str, cst.BaseExpression]]:
+    """``{"model": m, "ref": r}`` → its entries; None when a key is not a string literal or
+    the dict splats another (``{**base, ...}``)."""
+    out: Dict[str, cst.BaseExpression] = {}
+    for element in node.elements:
+        if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+            return None
+        key = element.key.evaluated_value
+        if not isinstance(key, str):
+            return None
+        out[key] = element.value
+    return out

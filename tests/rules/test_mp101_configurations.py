@@ -113,3 +113,78 @@ def test_deepspeed_in_the_training_arguments_call_is_not_torch_loss_scaling(tmp_
     assert _run(tmp_path) == []
     write_tree(tmp_path, {"train.py": dedent(src.replace(", DS", ""))})
     assert len(_run(tmp_path)) == 1
+
+
+SPLIT_TRAIN = """
+    import argparse
+
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments
+
+    from parts.options import RunOptions
+
+
+    def read_options():
+        cli = argparse.ArgumentParser()
+        cli.add_argument("--options_file", type=str, default="configs/adapters.json")
+        given = cli.parse_args()
+        opts, targs = HfArgumentParser((RunOptions, TrainingArguments)).parse_json_file(json_file=given.options_file)
+        return opts, targs
+
+
+    def build(opts, targs):
+        load_kwargs = dict(torch_dtype=torch.float16 if targs.fp16 else torch.float32)
+        net = AutoModelForCausalLM.from_pretrained(opts.base, **load_kwargs)
+        if opts.mode in ("adapters",) and opts.stage in ("sft", "pretrain"):
+            net = get_peft_model(net, LoraConfig(r=4))
+        reference = AutoModelForCausalLM.from_pretrained(opts.base, **load_kwargs) if opts.mode == "whole" else None
+        return {"net": net, "reference": reference}
+
+
+    def run():
+        opts, targs = read_options()
+        built = build(opts, targs)
+        Trainer(model=built["net"], args=targs).train()
+
+
+    if __name__ == "__main__":
+        run()
+    """
+
+OPTIONS = """
+    from dataclasses import dataclass, field
+
+
+    @dataclass
+    class RunOptions:
+        base: str = field(default="tiny-model")
+        mode: str = field(default="adapters")  # whole | adapters
+        stage: str = field(default="sft")
+    """
+
+
+def _split_tree(tmp_path, default):
+    # `parts/` has no __init__.py: an implicit namespace package, as a script's own folder
+    # makes it importable
+    return write_tree(
+        tmp_path,
+        {"train.py": dedent(SPLIT_TRAIN), "parts/options.py": dedent(OPTIONS), "configs/adapters.json": json.dumps(default)},
+    )
+
+
+def test_options_of_a_namespace_package_module_wrapped_under_two_tests_and_a_returned_dict(tmp_path):
+    """The fields' defaults come from `parts/options.py` (no `__init__.py`), the wrap runs under
+    `mode in (...) and stage in (...)`, and the reference model returned beside the trained one
+    in a dict is not trained: the default configuration trains fp32 adapters."""
+    assert _run(_split_tree(tmp_path, {"output_dir": "out", "fp16": True})) == []
+
+
+def test_the_same_split_program_training_the_whole_model_is_reported(tmp_path):
+    (d,) = _run(_split_tree(tmp_path, {"output_dir": "out", "fp16": True, "mode": "whole"}))
+    assert "`fp16: true` is set in configs/adapters.json" in d.message
+
+
+def test_a_stage_that_skips_the_wrap_trains_the_loaded_weights(tmp_path):
+    (d,) = _run(_split_tree(tmp_path, {"output_dir": "out", "fp16": True, "stage": "dpo"}))
+    assert "`fp16: true` is set in configs/adapters.json" in d.message

@@ -300,7 +300,7 @@ class _Uses:
             flag = keyword(site.node, "autocast_adapter_dtype")
             if flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False":
                 continue
-            own = [(expr, positive) for expr, positive in site.guards if (id(expr), positive) not in mine]
+            own = [term for expr, positive in site.guards if (id(expr), positive) not in mine for term in _conjuncts(expr, positive)]
             conditions = [_membership(evaluator, expr, positive, site.scope) for expr, positive in own]
             if own and all(c is not None for c in conditions):
                 return tuple(conditions)
@@ -349,6 +349,14 @@ class _Uses:
                         return True
                     node = node.func.value if isinstance(node.func, cst.Attribute) else None
         return False
+
+
+def _conjuncts(test: cst.BaseExpression, positive: bool) -> List[Tuple[cst.BaseExpression, bool]]:
+    """The tests that must all hold for a branch to run: ``if a == "x" and b in [...]:`` runs
+    when both do (its else branch, when either fails, is one test, kept whole)."""
+    if positive and isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _conjuncts(test.left, True) + _conjuncts(test.right, True)
+    return [(test, positive)]
 
 
 def _membership(evaluator: Evaluator, test: cst.BaseExpression, positive: bool, scope):
