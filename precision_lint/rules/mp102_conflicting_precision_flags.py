@@ -90,6 +90,15 @@ def _states(arg, option) -> List[Tuple[str, object]]:
     return out
 
 
+def _when_switched(atom) -> str:
+    """``when the user passes `--no_fp16` `` for a flag that is on by the user's choice."""
+    choices = [g.text for g in (atom.guards if atom is not None else ()) if g.user_choice and g.text]
+    if not choices:
+        return "when the user turns it on"
+    text = choices[-1]
+    return f"when the user passes `{text}`" if text.startswith("-") else f"when the user turns `{text}` on"
+
+
 def _names(atom, written: Tuple[str, ...]) -> List[str]:
     """The texts that say when a flag is on: its condition, its positive guards, and how the
     flag is written (the keyword's value, the option it reads)."""
@@ -187,6 +196,8 @@ class ConflictingPrecisionFlags(Rule):
         fp16_text = self._shown("fp16", fp16, fp16_option)
         bf16_text = self._shown("bf16", bf16, bf16_option)
         when = "always" if pair == ("on", "on") else "in some runs"
+        if "switch" in pair:
+            when = _when_switched(a if a_state == "switch" else b)
         if pair == ("launch", "launch"):
             when = f"as {passed_by([a for _, a in fp16_states + bf16_states if a is not None], ctx.path)} runs it"
         if over:

@@ -948,15 +948,23 @@ class Evaluator:
         return out
 
     def _arg_option_values(self, call: cst.Call, scope: Scope) -> List[Possible]:
+        """The values an argparse option can hold: its default as it stands (what a run that
+        does not pass the option gets), and what passing it gives, guarded by the user's
+        choice of passing it. ``add_argument("--no_fp16", action="store_false")`` is True
+        unless the user passes ``--no_fp16``; ``action="store_true", default=True`` is True
+        either way."""
         action = keyword(call, "action")
         action_value = action.value.evaluated_value if action is not None and isinstance(action.value, cst.SimpleString) else None
         default = keyword(call, "default")
         choices = keyword(call, "choices")
+        flag = next((a.value.evaluated_value for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)), None)
+        passed = Guard(flag if isinstance(flag, str) else "a command-line option", True, False, False, user_choice=True)
         out: List[Possible] = []
-        if action_value == "store_true":
-            out += [_const(True, origin=self.ix.span(call)), _const(False)]
-        elif action_value == "store_false":
-            out += [_const(False, origin=self.ix.span(call)), _const(True)]
+        if action_value in ("store_true", "store_false"):
+            stored = action_value == "store_true"
+            defaults = self.values(default.value, self.ix.root) if default is not None else [_const(not stored)]
+            # passing the option is the user's choice even where it stores the default again
+            return [*defaults, _const(stored, (passed,), self.ix.span(call))]
         if default is not None:
             out += self.values(default.value, self.ix.root)
         elif action_value is None:
@@ -964,7 +972,7 @@ class Evaluator:
         if choices is not None and isinstance(choices.value, (cst.List, cst.Tuple, cst.Set)):
             for el in choices.value.elements:
                 out += self.values(el.value, self.ix.root)
-        elif action_value not in ("store_true", "store_false"):
+        else:
             if keyword(call, "type") is None or choices is None:
                 out.extend(UNKNOWN_VALUE)  # a user may pass any value on the command line
         return out
