@@ -9,6 +9,9 @@ after the first ``optimizer.step()``, and ``loss=nan`` from the next step on.
 Nothing raises. This reproduces on CPU with a ``.half()`` model and
 ``torch.optim.AdamW``.
 
+apex's ``amp.initialize(model, opt, opt_level="O2")`` (or ``master_weights=True``)
+is not this: it hands the optimizer float32 master copies of the float16 weights.
+
 Two ways out, both changing the run (so the fix is unsafe): keep float32 master
 weights (MP101's ``fp32-master`` plan: weights in float32, fp16 only under
 autocast), or an eps float16 can hold — the fix writes ``eps=1e-4``.
@@ -72,6 +75,8 @@ class AdamEpsUnderflowsInFp16(Rule):
         for site in sites:
             if not site.owners or not all(e is not None and e < FP16_SMALLEST for e in site.eps):
                 continue
+            if site.fp32_master:
+                continue  # apex O2: the optimizer steps float32 copies, eps is a float32 there
             if owners is None:
                 owners = _half_owners(ctx)
             model = next((o for o in site.owners if o in owners and not _made_after(owners[o][1], site)), None)

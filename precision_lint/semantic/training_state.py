@@ -515,6 +515,25 @@ class TrainedObjects:
                 return self._made_by(reached[0].value, scope)
         return ""
 
+    def _never_trains(self, site) -> bool:
+        """Whether a Hugging Face trainer built at ``site`` certainly never trains: it is bound
+        to names that are used in the binding scope, and only to read attributes other than
+        ``train`` (``trainer.evaluate()``, ``trainer.predict(ds)``). Such a Trainer makes no optimizer and
+        no gradient scaler, so its ``fp16=True`` only autocasts evaluation. A trainer that is
+        returned, passed on, stored or used any other way may be trained elsewhere; Lightning's
+        trainers are judged by ``fit`` instead."""
+        if not site.assigned_to or (site.qualname or "").startswith(("lightning", "pytorch_lightning")):
+            return False
+        for name in site.assigned_to:
+            owner = site.scope.lookup_scope(name)
+            if owner is None:
+                return False
+            reads = _attribute_reads(owner.node, name)
+            if not reads or "train" in reads:
+                return False  # used otherwise, trained, or never used here (a module's
+                # trainer that nothing reads may be another module's import)
+        return True
+
     def _collect(self) -> List[Use]:
         from .callees import project_callee
 
@@ -540,7 +559,9 @@ class TrainedObjects:
                 given = keyword(node, "model")
                 args = positional(node)
                 model = given.value if given is not None else (args[0].value if args else None)
-                if model is not None and not isinstance(model, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+                if self._never_trains(site):
+                    pass  # built for `evaluate()` / `predict()` only: it never makes an optimizer
+                elif model is not None and not isinstance(model, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
                     add("train", model, site, evidence=f"`{named}(model=...)`")
                 else:
                     # given a model's name, the trainer loads it with its config's
@@ -734,3 +755,34 @@ def _string_keys(node: cst.Dict) -> Optional[Dict[str, cst.BaseExpression]]:
             return None
         out[key] = element.value
     return out
+
+
+class _NameUses(cst.CSTVisitor):
+    """Every use of one name in a tree: the attributes read on it (``x.attr``), and whether it
+    is used any other way (passed, returned, stored, compared) besides being assigned."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.attributes: Set[str] = set()
+        self.escapes = False
+        self._skip: Set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == self.name:
+            self.attributes.add(node.attr.value)
+            self._skip.add(id(node.value))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self._skip.add(id(node.target))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and id(node) not in self._skip:
+            self.escapes = True
+
+
+def _attribute_reads(tree: cst.CSTNode, name: str) -> Optional[Set[str]]:
+    """The attributes read on ``name`` in ``tree``; None when the name is used otherwise."""
+    uses = _NameUses(name)
+    tree.visit(uses)
+    return None if uses.escapes else uses.attributes

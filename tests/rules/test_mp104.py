@@ -139,3 +139,44 @@ def test_fixture_header_fixes_unsafe(tmp_path):
     path.write_text(head + "# fixes: maybe\nprint(1)\n")
     with pytest.raises(FixtureError, match="fixes must be"):
         load_fixture(path)
+
+
+APEX_LOOP = """
+    import torch
+    from apex import amp
+
+    model = torch.nn.Linear(4, 4).cuda().half()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    model, optimizer = amp.initialize(model, optimizer, INIT)
+    loss = model(torch.randn(2, 4).cuda().half()).sum()
+    with amp.scale_loss(loss, optimizer) as scaled:
+        scaled.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "init",
+    ['opt_level="O2"', 'opt_level="O1", master_weights=True', 'opt_level=LEVEL'],
+)
+def test_apex_float32_master_weights_are_not_float16_for_the_optimizer(init):
+    src = APEX_LOOP.replace("INIT", init)
+    if "LEVEL" in init:
+        src = src.replace("from apex import amp\n", 'from apex import amp\n    LEVEL = "O2"\n')
+    assert lint(src, "MP104") == []
+
+
+@pytest.mark.parametrize("init", ['opt_level="O1"', 'opt_level="O3"', 'opt_level="O2", master_weights=False'])
+def test_apex_levels_that_step_the_float16_parameters_themselves(init):
+    assert len(lint(APEX_LOOP.replace("INIT", init), "MP104")) == 1
+
+
+def test_apex_with_the_optimizer_written_in_place():
+    src = """
+        import torch
+        from apex import amp
+
+        model = torch.nn.Linear(4, 4).half()
+        model, optimizer = amp.initialize(model, torch.optim.Adam(model.parameters()), opt_level="O2")
+    """
+    assert lint(src, "MP104") == []

@@ -162,3 +162,40 @@ def test_the_failures_and_the_fix_on_cpu():
     assert torch.isnan(torch.where(mask, -1e10, scores).softmax(-1)[1]).all()  # a fully masked row
     fixed = scores.masked_fill(mask, torch.finfo(scores.dtype).min).softmax(-1)
     assert torch.isfinite(fixed).all() and fixed[0, 1] == 1
+
+
+SCALED_LOOP = """
+    import torch
+    import torch.nn as nn
+
+
+    class Scores(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x, mask):
+            h = self.fc(x)
+            w = h @ h.transpose(-1, -2)
+            return w.masked_fill(mask == 0, -1e9).softmax(-1).sum()
+
+
+    model = Scores().cuda()
+    opt = torch.optim.AdamW(model.parameters())
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.autocast("cuda", dtype=DTYPE):
+        loss = model(torch.randn(2, 4, 8).cuda(), torch.ones(2, 4, 4).cuda())
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+"""
+
+
+def test_a_grad_scaler_beside_bf16_autocast_makes_nothing_float16():
+    """bf16 holds -1e9 (float32's exponent range); the scaler beside it is redundant, not fp16."""
+    assert lint(SCALED_LOOP.replace("DTYPE", "torch.bfloat16"), "MP402") == []
+
+
+def test_the_same_loop_under_fp16_autocast_is_reported():
+    found = lint(SCALED_LOOP.replace("DTYPE", "torch.float16"), "MP402")
+    assert len(found) == 1 and "fp16 autocast" in found[0].message

@@ -254,3 +254,31 @@ def test_a_method_of_what_a_factory_function_returns_is_that_class_s():
     built = [s for s in index.calls if s.method == "build"]
     assert project_callee(index, built[0]) == "m.Runner.build"
     assert project_callee(index, built[1]) is None  # not always a Runner
+
+
+TRAINER_USES = """
+    import torch
+    from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+
+    def run():
+        model = AutoModelForSequenceClassification.from_pretrained("m", dtype=torch.float16)
+        trainer = Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=True))
+        USE
+"""
+
+
+@pytest.mark.parametrize("use", ["trainer.predict(ds)", "metrics = trainer.evaluate()\n        print(metrics)"])
+def test_a_trainer_used_only_to_evaluate_trains_nothing(use):
+    from conftest import lint
+
+    assert lint(TRAINER_USES.replace("USE", use), "MP101") == []
+
+
+@pytest.mark.parametrize(
+    "use",
+    ["trainer.evaluate()\n        trainer.train()", "return trainer", "launch(trainer)", "self_trainers = [trainer]"],
+)
+def test_a_trainer_that_trains_or_escapes_is_trained(use):
+    from conftest import lint
+
+    assert len(lint(TRAINER_USES.replace("USE", use), "MP101")) == 1
