@@ -24,7 +24,7 @@ from ...semantic.index import CallSite, ModuleIndex, Scope, keyword, positional
 from ...semantic.kinds import constructs_module, is_loader, object_kinds
 from ...semantic.names import dotted
 from ...semantic.training_state import (
-    TrainRef, frozen_at_end, no_grad_function, runs_before, save_time_cast, trained_objects, without_grad,
+    TrainRef, after_training_cast, frozen_at_end, no_grad_function, runs_before, save_time_cast, trained_objects, without_grad,
 )
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
@@ -496,7 +496,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         trained, trained_scope = objects.trained_here(keys)
         frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg")
         if not frozen and kind != "dtype-kwarg":
-            frozen = save_time_cast(index, targets, node, scope)
+            frozen = save_time_cast(index, targets, node, scope) or after_training_cast(index, targets, node, scope)
         if not frozen and is_loader(site) and _quantized(index, evaluator, site):
             frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
         if not frozen and kind == "half" and uses.trainable_upcast_after(targets, span.end):
