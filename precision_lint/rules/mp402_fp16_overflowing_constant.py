@@ -181,8 +181,9 @@ class Fp16OverflowingConstant(Rule):
             new = f"{torch}.finfo({const.tensor}.dtype).{bound}"
             message += f"; use `{new}`"
             fix = Fix(SAFE, f"Use `{new}`", (replace(const.span, new),) + tuple(edits))
-        elif const.kind == "additive":
-            message += "; use `torch.finfo(<the scores>.dtype).min`"
+        elif const.kind in ("additive", "masked_fill", "where", "subscript"):
+            bound = "min" if const.value < 0 else "max"
+            message += f"; use `torch.finfo(<the tensor>.dtype).{bound}`"
         else:
             message += "; compute in float32 or use an eps float16 can hold (1e-4 … 1e-6)"
         return ctx.diagnostic(self.code, const.span, message, fix, (related,) if related else ())

@@ -641,29 +641,19 @@ class Evaluator:
             return list(UNKNOWN_VALUE)
         if assignment.unpack_index is not None:
             # `model_args, training_args = parser.parse_args_into_dataclasses()`
-            parsed = self.parsed_classes(assignment.value, owner)
+            parsed = self._unpacked_parse(assignment.value, assignment.unpack_index, owner)
             if parsed is not None:
-                if assignment.unpack_index >= len(parsed):
-                    return list(UNKNOWN_VALUE)
-                qual = self.ix.qualify(parsed[assignment.unpack_index], owner)
-                if not qual:
-                    return list(UNKNOWN_VALUE)
-                kind, arg, paths = self.parse_source(assignment.value, owner)
-                if kind == "file":  # each field: the file's key, else the class's default
-                    ref = ReturnRef(
-                        qual, files=paths, choice=self.parse_choice(assignment.value), option=self.parse_option(arg, owner)
-                    )
-                    return [Possible(RETURN, ref, origin=self.ix.span(assignment.value))]
-                return [Possible(RETURN, ReturnRef(qual, command_line=True), origin=self.ix.span(assignment.value))]
+                return parsed
             # `args, training_args = setup()` of a local function returning a tuple: the
-            # element at that position of each tuple it returns
+            # element at that position of each tuple it returns (or of the parse it returns)
             function = self._local_function(assignment.value.func, owner) if isinstance(assignment.value, cst.Call) else None
             if function is not None:
                 out: List[Possible] = []
                 for value, guards in function.returns:
                     item = element(value, assignment.unpack_index)
                     if item is None:
-                        out.extend(UNKNOWN_VALUE)
+                        returned = self._unpacked_parse(value, assignment.unpack_index, function) if value is not None else None
+                        out.extend(returned if returned is not None else UNKNOWN_VALUE)
                         continue
                     g = self.guards_of(guards, function)
                     out.extend(_with_guards(v, g) for v in self.values(item, function))
@@ -677,6 +667,25 @@ class Evaluator:
             return list(vals)
         # `major, minor = torch.cuda.get_device_capability()` keeps the capability taint
         return [v if v.kind == CAPABILITY else Possible(UNKNOWN) for v in vals]
+
+    def _unpacked_parse(self, value: cst.BaseExpression, index: int, owner: Scope) -> Optional[List[Possible]]:
+        """The instance at ``index`` of what a parse call ``value`` gives back
+        (``parser.parse_args_into_dataclasses()``, ``parse_json_file(...)``): each field the
+        file's key, else the class's default, or the user's command line; None when ``value``
+        is no such parse."""
+        parsed = self.parsed_classes(value, owner)
+        if parsed is None:
+            return None
+        if index >= len(parsed):
+            return list(UNKNOWN_VALUE)
+        qual = self.ix.qualify(parsed[index], owner)
+        if not qual:
+            return list(UNKNOWN_VALUE)
+        kind, arg, paths = self.parse_source(value, owner)
+        if kind == "file":  # each field: the file's key, else the class's default
+            ref = ReturnRef(qual, files=paths, choice=self.parse_choice(value), option=self.parse_option(arg, owner))
+            return [Possible(RETURN, ref, origin=self.ix.span(value))]
+        return [Possible(RETURN, ReturnRef(qual, command_line=True), origin=self.ix.span(value))]
 
     def _attribute(self, expr: cst.Attribute, scope: Scope, origin) -> List[Possible]:
         qual = self.ix.qualify(expr, scope)

@@ -127,6 +127,41 @@ def save_time_cast(index: ModuleIndex, names: Tuple[str, ...], cast: cst.Call, s
     return "cast for saving after training (nothing trains after it)" if saved and not trains_after else ""
 
 
+STEPS = ("step", "backward", "train", "fit")
+
+
+def after_training_cast(index: ModuleIndex, names: Tuple[str, ...], cast: cst.Call, scope: Scope) -> str:
+    """Why a cast of a model is made after its training, not for it: in its scope, the model
+    was trained above (an optimizer step, a backward pass, ``trainer.train()``), the cast sits
+    in no loop, and below it nothing trains (no step, backward, ``train``/``fit``, trainer)
+    nor hands the model to a project function that might. ``model.half()`` then
+    ``torch.jit.trace(model, ...)`` for inference never has its gradients unscaled; "" otherwise."""
+    from .callees import project_callee
+
+    if id(cast) not in index.order_of:
+        return ""
+    site_of_cast = index.call_of(cast)
+    if site_of_cast is None or site_of_cast.loops:
+        return ""
+    at = index.order(cast)[0]
+    trained_before = False
+    for site in index.calls:
+        if site.scope.code_scope() is not scope or id(site.node) not in index.order_of or site.node is cast:
+            continue
+        first, last = index.order(site.node)
+        method = site.method or (site.qualname or "").rsplit(".", 1)[-1]
+        if first <= at < last and site.receiver is not cast:
+            return ""  # the cast is an argument of this call (`train(model.half(), loader)`)
+        if first < at:
+            trained_before = trained_before or method in STEPS
+            continue
+        if method in TRAINING_CALLS or method.endswith("Trainer"):
+            return ""
+        if project_callee(index, site) is not None and _mentions(site, names, cast):
+            return ""  # `evaluate(model)` of the project: it might train what it is given
+    return "cast after training (nothing trains it below)" if trained_before else ""
+
+
 def _mentions(site, names: Tuple[str, ...], cast: cst.Call) -> bool:
     """Whether a save call is on the model: its receiver, or an argument, is one of ``names``
     (or ``names[i].state_dict()``), or the cast itself heads its chain."""

@@ -129,8 +129,7 @@ SPLIT_TRAIN = """
         cli = argparse.ArgumentParser()
         cli.add_argument("--options_file", type=str, default="configs/adapters.json")
         given = cli.parse_args()
-        opts, targs = HfArgumentParser((RunOptions, TrainingArguments)).parse_json_file(json_file=given.options_file)
-        return opts, targs
+        return HfArgumentParser((RunOptions, TrainingArguments)).parse_json_file(json_file=given.options_file)
 
 
     def build(opts, targs):

@@ -5,6 +5,7 @@ Before, a model cast to float16 counted as trained unless a freeze, an ``eval()`
 a validation pipeline, a frozen VAE, a second model used only for inference were all called
 "trainable weights". Each test is a small program of the shapes the maintainers reviewed.
 """
+import pytest
 from conftest import config, dedent, lint
 
 CODE = "MP101"
@@ -269,3 +270,48 @@ def test_an_instance_trained_in_another_file_trains_the_attributes_its_class_set
 def test_an_instance_nobody_optimizes_trains_nothing(tree):
     files = {"proj/lib.py": WRAPPER, "proj/train.py": USES_WRAPPER.format(params="probe.parameters()")}
     assert lint_tree(tree, files) == []
+
+
+AFTER_TRAINING = """
+    import torch
+
+
+    def main():
+        model = torch.nn.Linear(4, 4).cuda()
+        opt = torch.optim.AdamW(model.parameters(), eps=1e-4)
+        scaler = torch.amp.GradScaler("cuda")
+        for _ in range(3):
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = model(torch.randn(2, 4).cuda()).sum()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        TAIL
+
+
+    def finetune(m):
+        pass
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_a_cast_after_the_training_loop_for_inference_is_not_trained():
+    tail = "model.half()\n        traced = torch.jit.trace(model, torch.randn(2, 4).cuda().half())\n        traced.save('m.pt')"
+    assert lint(AFTER_TRAINING.replace("TAIL", tail), "MP101") == []
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        # training again after the cast
+        "model.half()\n        for _ in range(3):\n            scaler.scale(model(torch.randn(2, 4).cuda().half()).sum()).backward()\n            scaler.step(opt)",
+        # handed to a project function that may train it
+        "model.half()\n        finetune(model)",
+    ],
+)
+def test_a_cast_that_something_trains_afterwards_is_reported(tail):
+    src = AFTER_TRAINING.replace("TAIL", tail)
+    assert len(lint(src, "MP101")) == 1

@@ -24,7 +24,7 @@ from ...semantic.index import CallSite, ModuleIndex, Scope, keyword, positional
 from ...semantic.kinds import constructs_module, is_loader, object_kinds
 from ...semantic.names import dotted
 from ...semantic.training_state import (
-    TrainRef, frozen_at_end, no_grad_function, runs_before, save_time_cast, trained_objects, without_grad,
+    TrainRef, after_training_cast, frozen_at_end, no_grad_function, runs_before, save_time_cast, trained_objects, without_grad,
 )
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
@@ -335,6 +335,31 @@ class _Uses:
                     return True
         return False
 
+    def recast_after(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, scope: Scope, guards) -> bool:
+        """``model.float()`` (or ``.double()``, ``.bfloat16()``, ``.to(torch.float32)``) as a
+        statement below ``after`` in the same code, under no test the load is not under: an
+        ``nn.Module`` cast is in place, so whatever trains the model trains it in that dtype."""
+        mine = {(id(expr), positive) for expr, positive in guards}
+        for site in self.ix.calls:
+            if site.receiver is None or site.scope.code_scope() is not scope or self.ix.span(site.node).start < after:
+                continue
+            line = site.statement
+            body = line.body if isinstance(line, cst.SimpleStatementLine) else ()
+            if not any(isinstance(b, cst.Expr) and b.value is site.node for b in body):
+                continue  # `other = model.float()` makes the cast for another name
+            if not any(self._refers(site.receiver, n) for n in names):
+                continue
+            if any((id(expr), positive) not in mine for expr, positive in site.guards):
+                continue  # `if not fp16: model.float()`: not in every run of the load
+            if site.method in ("float", "double", "bfloat16") and not site.node.args:
+                return True
+            if site.method == "to":
+                casts = [a.value for a in site.node.args if a.keyword is None or a.keyword.value == "dtype"]
+                named = [d.value for c in casts if evaluator.mentions_dtype(c, site.scope) for d in dtype_atoms(evaluator.values(c, site.scope))]
+                if named and all(d in ("float32", "float64", "bfloat16") for d in named):
+                    return True
+        return False
+
     def returned(self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None) -> bool:
         """Whether a name bound to the model, or the call itself (``return model.to(dtype)``,
         also at the head of a method chain), is returned from ``scope``."""
@@ -471,11 +496,13 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         trained, trained_scope = objects.trained_here(keys)
         frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg")
         if not frozen and kind != "dtype-kwarg":
-            frozen = save_time_cast(index, targets, node, scope)
+            frozen = save_time_cast(index, targets, node, scope) or after_training_cast(index, targets, node, scope)
         if not frozen and is_loader(site) and _quantized(index, evaluator, site):
             frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
         if not frozen and kind == "half" and uses.trainable_upcast_after(targets, span.end):
             frozen = "its trainable parameters are cast back to float32 below"
+        if not frozen and "float16" in found and targets and uses.recast_after(evaluator, targets, span.end, scope, site.guards):
+            frozen = "cast to another dtype below (in place), before anything trains it"
         out.append(
             WeightsSite(
                 kind=kind,
