@@ -158,7 +158,9 @@ def _adapters_upcast(ctx: RuleContext, weights: WeightsSite) -> List[Edit]:
     runs (written out: it needs no import, and transformers' ``add_adapter`` has no diffusers).
     The frozen base keeps the dtype the user chose for memory."""
     if weights.injected:
-        return _upcast_below(ctx, weights.injected_span, weights.injected_into)
+        # below the later of the two: a cast after `add_adapter` casts the adapters too
+        later = weights.injected_span if weights.injected_span.end > weights.span.end else weights.span
+        return _upcast_below(ctx, later, weights.injected_into)
     return _upcast_below(ctx, weights.span, weights.targets[0] if weights.targets else "")
 
 
