@@ -32,6 +32,15 @@ Not a finding: frozen models (teachers, VAEs, encoders with ``requires_grad_(Fal
 models only called under ``torch.no_grad()``), inference-only scripts, fp32
 weights under fp16 AMP (the correct set-up), PEFT adapters on an fp16 base
 (``get_peft_model`` keeps adapters in fp32 unless ``autocast_adapter_dtype=False``).
+
+Adapters injected in place are another matter: ``unet.add_adapter(LoraConfig(...))`` (diffusers,
+transformers) and ``peft.inject_adapter_in_model`` make the LoRA layers in the dtype of the layer
+they wrap and skip ``get_peft_model``'s float32 upcast (``training_state.adapter_injection``), so a
+UNet frozen and cast to ``weight_dtype = torch.float16`` trains float16 adapters and the scaler
+raises the error above. diffusers' LoRA scripts therefore run ``cast_training_params(unet,
+dtype=torch.float32)`` after ``add_adapter`` (under ``if args.mixed_precision == "fp16":``); with
+it, or the ``requires_grad`` upcast loop, nothing is reported. The fix writes that loop below the
+injection: the frozen base keeps the dtype chosen for memory.
 """
 from __future__ import annotations
 
@@ -142,8 +151,25 @@ def _adapters_upcast(ctx: RuleContext, weights: WeightsSite) -> List[Edit]:
     float32 on the lines below, the frozen base left float16. ``.float()`` would upcast the base
     too: twice its memory (a 7B base on a 16 GB T4 no longer fits), where only the adapters'
     gradients needed fp32 for the GradScaler. Only for a cast that is a statement of its own
-    (``model.half()``, ``model = model.half()``): [] otherwise (no fix)."""
-    source, span = ctx.source, weights.span
+    (``model.half()``, ``model = model.half()``): [] otherwise (no fix).
+
+    For adapters injected into a float16 model (``unet.add_adapter(config)``): the same loop
+    below the injection, the one diffusers' ``cast_training_params(unet, dtype=torch.float32)``
+    runs (written out: it needs no import, and transformers' ``add_adapter`` has no diffusers).
+    The frozen base keeps the dtype the user chose for memory."""
+    if weights.injected:
+        # below the later of the two: a cast after `add_adapter` casts the adapters too
+        later = weights.injected_span if weights.injected_span.end > weights.span.end else weights.span
+        return _upcast_below(ctx, later, weights.injected_into)
+    return _upcast_below(ctx, weights.span, weights.targets[0] if weights.targets else "")
+
+
+def _upcast_below(ctx: RuleContext, span, target: str) -> List[Edit]:
+    """The loop that makes ``target``'s trainable parameters float32, on the line below the
+    statement that ``span`` is (all of it, save an assignment of its value); [] otherwise."""
+    source = ctx.source
+    if span is None or not target:
+        return []
     start = source.rfind("\n", 0, span.start) + 1
     end = source.find("\n", span.end)
     end = len(source) if end < 0 else end
@@ -152,12 +178,12 @@ def _adapters_upcast(ctx: RuleContext, weights: WeightsSite) -> List[Edit]:
     head, tail = source[start : span.start], source[span.end : end]
     indent = head[: len(head) - len(head.lstrip())]
     bound = re.fullmatch(r"[ \t]*(?:[A-Za-z_][\w.]*[ \t]*=[ \t]*)?", head)
-    if not weights.targets or bound is None or (tail.strip() and not tail.strip().startswith("#")):
+    if bound is None or (tail.strip() and not tail.strip().startswith("#")):
         return []
     name = next(n for n in ("param", "parameter", "adapter_param", "p_") if not re.search(rf"\b{n}\b", source))
     nl = "\r\n" if source[end : end + 2] == "\r\n" else "\n"
     loop = (
-        f"{nl}{indent}for {name} in {weights.targets[0]}.parameters():  # the adapters train in float32; the frozen base stays float16"
+        f"{nl}{indent}for {name} in {target}.parameters():  # the adapters train in float32; the frozen base stays float16"
         f"{nl}{indent}    if {name}.requires_grad:"
         f"{nl}{indent}        {name}.data = {name}.data.float()"
     )
@@ -365,6 +391,16 @@ class Fp16WeightsUnderLossScaling(Rule):
             "half": f"`{weights.receiver_text}.half()` makes trainable weights float16",
             "to-dtype": f"`.to({weights.edit_text})` makes trainable weights float16",
         }.get(weights.kind, "trainable weights become float16")
+        if weights.injected:
+            made = {
+                "dtype-kwarg": f"`{weights.edit_text}`",
+                "half": f"`{weights.receiver_text}.half()`",
+                "to-dtype": f"`.to({weights.edit_text})`",
+            }.get(weights.kind, "its cast")
+            what = (
+                f"the adapters that {weights.injected} (line {weights.injected_span.line}) adds to "
+                f"`{weights.injected_into}` take its float16 dtype ({made}) and are trained"
+            )
         more = f" (and {len(conflicts) - 1} more place{'s' * (len(conflicts) > 2)})" if len(conflicts) > 1 else ""
         message = (
             f"{what}, and {reason}{where} (line {site.span.line}){more} turns on fp16 loss scaling"
@@ -445,6 +481,9 @@ class Fp16WeightsUnderLossScaling(Rule):
             torch_edits = probe_edits  # the probe brings `import torch` with it when needed
             torch = plan.torch_name(ctx.facts)
         target = plan.guarded_bf16_weights(torch, probe) if bf16 else None
+        if weights.injected:
+            # never the frozen base's dtype (the user's choice for memory): only the adapters
+            return _adapters_upcast(ctx, weights)
         if weights.kind in ("half",):
             if weights.adapters and not bf16:
                 return _adapters_upcast(ctx, weights)

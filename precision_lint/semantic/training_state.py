@@ -86,13 +86,63 @@ def _loop_owner(loops, names: Tuple[str, ...]) -> str:
 
 def frozen_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1) -> str:
     """Why the model is frozen once the code has run: the last freeze, unless a later
-    ``requires_grad_(True)`` re-enabled it ("" when it ends trainable or nothing freezes it).
-    ``after``: only events later than this pre-order number count (a model made there)."""
+    ``requires_grad_(True)`` or an adapter injection (``adapters_at_end``) re-enabled it ("" when
+    it ends trainable or nothing freezes it). ``after``: only events later than this pre-order
+    number count (a model made there)."""
     last = ""
     for at, trainable, what in freeze_events(index, names):
         if at > after:
             last = "" if trainable else what
+    if last and adapters_at_end(index, names, after) is not None:
+        return ""  # adapters injected after the freeze: they train (in the model's dtype)
     return last
+
+
+def adapter_injection(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
+    """The model a call injects PEFT adapters into *in place*, or None.
+
+    ``X.add_adapter(config)`` (diffusers' ``PeftAdapterMixin.add_adapter``, transformers'
+    ``integrations.peft.PeftAdapterMixin.add_adapter``: both call ``peft.inject_adapter_in_model``)
+    and ``inject_adapter_in_model(config, X)`` itself. The injected layers take the base layer's
+    dtype: ``BaseTunerLayer._move_adapter_to_device_of_base_layer`` (peft/tuners/tuners_utils.py,
+    called by ``LoraLayer.update_layer``) moves each new adapter ``.to(device, dtype=<the base
+    weight's float dtype>)``, and ``inject_adapter_in_model`` (peft/mapping.py) builds the tuner
+    (``BaseTuner.__init__``, which marks only the adapters trainable) and returns the mutated
+    model without the float32 upcast that ``get_peft_model`` does: that one is
+    ``PeftModel.__init__`` → ``BaseTuner._cast_adapter_dtype`` → ``cast_adapter_dtype`` (fp16 /
+    bf16 adapters to fp32), taken when ``autocast_adapter_dtype=True``, its default (peft/
+    mapping_func.py). Checked in peft 0.21.2 and transformers 5.24. So adapters added to a float16
+    model are trainable float16 parameters, unless the script upcasts them (diffusers'
+    ``training_utils.cast_training_params(unet, dtype=torch.float32)``)."""
+    q = site.qualname or dotted(site.node.func) or ""
+    if site.method == "add_adapter" and site.receiver is not None and site.node.args:
+        return site.receiver
+    if q.rsplit(".", 1)[-1] == "inject_adapter_in_model":
+        given = keyword(site.node, "model")
+        args = positional(site.node)
+        return given.value if given is not None else args[1].value if len(args) > 1 else None
+    return None
+
+
+def adapters_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1) -> Optional[cst.Call]:
+    """The last call that injects adapters into the model bound to ``names`` (``unet.add_adapter(
+    config)``), when nothing after it freezes the model or makes all of it trainable again
+    (``requires_grad_(False)`` / ``requires_grad_(True)``): what trains is then those adapters,
+    in the dtype the model has. None otherwise. ``after`` as in ``frozen_at_end``."""
+    found = None
+    for site in index.calls:
+        target = adapter_injection(index, site)
+        if target is None or dotted(target) not in names or id(site.node) not in index.order_of:
+            continue
+        at = index.order(site.node)[0]
+        if at > after and (found is None or at > index.order(found)[0]):
+            found = site.node
+    if found is None:
+        return None
+    at = index.order(found)[0]
+    if any(when > at for when, _, _ in freeze_events(index, names)):
+        return None  # frozen again, or the whole model trainable again, after it
+    return found
 
 
 SAVES = ("save_pretrained", "save_model", "push_to_hub", "save", "save_file", "save_state_dict", "export")
@@ -231,7 +281,10 @@ def without_grad(site) -> bool:
 #
 # A cast to another dtype on the way (``model = model.float()``) ends the walk: the optimizer
 # then trains float32 parameters, whatever the object was loaded as. A PEFT wrap
-# (``get_peft_model``) ends it too: what trains is the adapters, not the wrapped base.
+# (``get_peft_model``) ends it too: what trains is the adapters (float32), not the wrapped base.
+# Adapters injected in place (``unet.add_adapter(config)``, ``inject_adapter_in_model(config,
+# unet)``) do not end it: they are the same object's new parameters, in its dtype
+# (``adapter_injection``), and they make a frozen model trainable again (``adapters_at_end``).
 
 OPTIMIZER_PREFIXES = ("torch.optim.", "bitsandbytes.optim.", "timm.optim.", "apex.optimizers.", "torch_optimizer.")
 OPTIMIZER_FUNCTIONS = (
@@ -275,7 +328,7 @@ WRAPPER_FUNCTIONS = (
     "torch.distributed.fsdp.FullyShardedDataParallel", "deepspeed.initialize",
 )
 ITERABLES = ("list", "tuple", "iter", "filter", "sorted", "set", "itertools.chain", "itertools.chain.from_iterable")
-PEFT_WRAPS = ("get_peft_model", "prepare_model_for_kbit_training", "PeftModel.from_pretrained", "inject_adapter_in_model")
+PEFT_WRAPS = ("get_peft_model", "prepare_model_for_kbit_training", "PeftModel.from_pretrained")
 
 
 @dataclass(frozen=True)
@@ -464,6 +517,10 @@ class TrainedObjects:
             walk(site.receiver)  # the parameters of that object
             return
         out.add(("node", id(node)))
+        if q.rsplit(".", 1)[-1] == "inject_adapter_in_model":
+            # the same model, adapters injected in place in its dtype (`adapter_injection`)
+            walk(adapter_injection(self.ix, site))
+            return
         if q.endswith(PEFT_WRAPS):
             # a PEFT model: its adapters train, not the base it wraps; they are float32 unless
             # `autocast_adapter_dtype=False` makes them in the base's dtype (the base's cast

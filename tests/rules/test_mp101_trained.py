@@ -78,6 +78,7 @@ vae.requires_grad_(False)
 vae.to(accelerator.device, dtype=weight_dtype)
 unet.to(accelerator.device, dtype=weight_dtype)
 unet.add_adapter(LoraConfig(r=4, target_modules=["to_q", "to_v"]))
+{upcast}
 params = filter(lambda p: p.requires_grad, unet.parameters())
 optimizer = torch.optim.AdamW(params, lr=1e-4)
 unet, optimizer = accelerator.prepare(unet, optimizer)
@@ -90,13 +91,20 @@ for batch in loader:
 """
 
 
-def test_a_frozen_vae_and_a_unet_whose_adapters_alone_train_are_not_reported():
-    assert lint(LORA.format(freeze="unet.requires_grad_(False)"), CODE) == []
+ADAPTERS_UPCAST = "from diffusers.training_utils import cast_training_params\ncast_training_params(unet, dtype=torch.float32)"
 
 
-def test_a_unet_fully_fine_tuned_in_float16_is_reported_and_the_vae_still_not():
-    (d,) = lint(LORA.format(freeze=""), CODE)
-    assert d.span.line == 13  # the UNet's cast, not the VAE's (line 12)
+def test_a_frozen_vae_and_a_unet_whose_float32_adapters_alone_train_are_not_reported():
+    assert lint(LORA.format(freeze="unet.requires_grad_(False)", upcast=ADAPTERS_UPCAST), CODE) == []
+
+
+def test_a_unet_whose_adapters_keep_its_float16_is_reported_and_the_vae_still_not():
+    # `add_adapter` makes the adapters in the UNet's dtype and marks only them trainable,
+    # whether or not the UNet was frozen first (tests/rules/test_mp101_add_adapter.py)
+    for freeze in ("unet.requires_grad_(False)", ""):
+        (d,) = lint(LORA.format(freeze=freeze, upcast=""), CODE)
+        assert d.span.line == 13  # the UNet's cast, not the VAE's (line 12)
+        assert "adapters" in d.message
 
 
 # --- the model handed to a train(model, ...) helper of another module ------------------------
