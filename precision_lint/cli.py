@@ -1,7 +1,8 @@
 """The ``precision-lint`` command, with ruff's conventions.
 
 Exit codes: 0 no findings remain, 1 findings remain (or ``--diff`` has changes),
-2 usage, configuration or internal error.
+2 usage, configuration or internal error (also an internal error on one file, MP003: the other
+files are checked and reported, and the run still exits 2).
 """
 from __future__ import annotations
 
@@ -235,6 +236,22 @@ def check_command(argv: Sequence[str]) -> int:
         return EXIT_ERROR
     if progress is not None:
         progress.close()
+    stopped = sorted({d.path for d in result.diagnostics if d.code == "MP003"})
+
+    def done(code: int) -> int:
+        """The exit code; 2 where an internal error stopped a file (MP003), whatever else: a file
+        that was not checked is never a pass (ruff exits 2 on an internal error)."""
+        if not stopped:
+            return code
+        n = len(stopped)
+        print(
+            f"precision-lint: error: an internal error stopped the analysis of {n} file{'s' * (n != 1)} "
+            f"({', '.join(_display(p) for p in stopped[:3])}{', …' if n > 3 else ''}; see MP003): "
+            "This is a bug in precision-lint; please report it.",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+
     for path, why in result.rejected:
         if result.sources[path].notebook is not None:
             print(f"precision-lint: warning: fixes for {_display(path)} were not applied: {why}", file=sys.stderr)
@@ -245,7 +262,7 @@ def check_command(argv: Sequence[str]) -> int:
         from .fixes.noqa import write_noqa
 
         write_noqa(result, _display)
-        return EXIT_OK
+        return done(EXIT_OK)
 
     changed = result.changed
     if args.diff:
@@ -260,7 +277,7 @@ def check_command(argv: Sequence[str]) -> int:
         if not args.quiet:
             n = result.errors_fixed()
             print(f"Would fix {n} error{'s' * (n != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}.", file=sys.stderr)
-        return EXIT_FINDINGS if changed else EXIT_OK
+        return done(EXIT_FINDINGS if changed else EXIT_OK)
 
     if args.fix and stdin is not None:  # the fixed source to stdout, findings to stderr (as ruff)
         src = result.sources[stdin]
@@ -306,10 +323,10 @@ def check_command(argv: Sequence[str]) -> int:
         shown = show_fixes(report, result.fixed_codes if args.fix else {}, args.unsafe_fixes)
         (out if fmt in ("full", "concise") or args.statistics else sys.stderr).write(shown)
     if args.fix and stdin is None and unwritten:
-        return EXIT_ERROR  # a file we meant to fix is as it was: never a quiet success
+        return done(EXIT_ERROR)  # a file we meant to fix is as it was: never a quiet success
     if args.exit_zero:
-        return EXIT_OK
-    return EXIT_FINDINGS if result.diagnostics else EXIT_OK
+        return done(EXIT_OK)
+    return done(EXIT_FINDINGS if result.diagnostics else EXIT_OK)
 
 
 def _write_fixes(result, changed, config) -> List[str]:

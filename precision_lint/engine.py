@@ -28,6 +28,7 @@ from .facts import hardware
 from .facts.model import ModuleFacts, ParseError
 from .rules import all_rules, selected_codes
 from .rules.base import RuleContext
+from .rules import mp003_internal_error as internal
 from .workspace.versions import resolver_for
 from .workspace.sources import SourceFile
 
@@ -119,11 +120,42 @@ def _held_back(diagnostics: Sequence[Diagnostic], unsafe: bool) -> int:
 
 
 def _facts_job(args) -> ModuleFacts:
+    """The facts of one file; in a worker process too. An exception of ours on it (a bug:
+    ``RecursionError`` in an extractor, anything) gives facts that say so (MP003), never the
+    end of the run: every other file is still read."""
     text, path, module, is_package, root, analyse = args
     try:
         return extract_facts(text, path, module, is_package, root, analyse)
-    except Exception as exc:  # a bug of ours: say where, never lose the user's file
-        raise InternalError(f"internal error while reading facts of {path}: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:
+        return _internal_facts(path, (module, is_package, root), "reading facts", exc)
+
+
+def _internal_facts(path: str, naming: tuple, stage: str, exc: BaseException) -> ModuleFacts:
+    """Facts of a file an internal error stopped: not parsed, judged only by MP003 (and the
+    other rules of unchecked files), never cached."""
+    facts = ModuleFacts(path, naming[0], naming[1], naming[2])
+    facts.parse_error = ParseError(internal.message(path, _stage_where(stage, exc), exc), 1, 0, internal.INTERNAL)
+    return facts
+
+
+def _stage_where(stage: str, exc: BaseException) -> str:
+    """The stage, and the last line of precision-lint's own code the exception passed through
+    (``reading facts, at facts/extractors/precision.py:120``): what a bug report needs."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    where = ""
+    tb = exc.__traceback__
+    while tb is not None:  # the innermost frame in our package, without formatting the others
+        filename = tb.tb_frame.f_code.co_filename
+        if os.path.abspath(filename).startswith(package + os.sep):
+            where = f"{os.path.relpath(filename, package).replace(os.sep, '/')}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    inner = getattr(exc, "precision_lint_stage", None)  # the step that raised, where it named itself
+    stage = f"{stage}: {inner}" if inner else stage
+    return f"{stage}, at {where}" if where else stage
+
+
+def _is_internal(facts: ModuleFacts) -> bool:
+    return facts.parse_error is not None and facts.parse_error.kind == internal.INTERNAL
 
 
 class Engine:
@@ -141,6 +173,9 @@ class Engine:
         self.mp_context = mp_context
         self.config = config or from_table({}, "defaults")
         self.codes = list(codes) if codes is not None else selected_codes(self.config)
+        # what is reported whatever the selection (MP003: a file not checked is never a pass)
+        always = [code for code, rule in all_rules().items() if rule.always]
+        self.codes = sorted({*self.codes, *always})
         # Every rule judges: the selected ones are reported, and all of them check that a plan of
         # fixes neither hides nor creates a finding (``checked.py``), whatever --select says.
         self._selected_codes = frozenset(self.codes)
@@ -186,7 +221,10 @@ class Engine:
         from .semantic import gate
 
         naming = module_name(src.path)
-        digest, imports = self._imports(src, naming)
+        try:
+            digest, imports = self._imports(src, naming)
+        except Exception:  # a bug of ours: MP003 says so when the run reads its facts
+            return ()
         key = (src.path, digest, naming, src.path in gate.analysed({src.path: (naming[0], naming[2], imports)}))
         latest = self._cache.get(src.path)
         if latest is not None and latest[0] == key:
@@ -202,12 +240,21 @@ class Engine:
         out: Dict[str, ModuleFacts] = {}
         todo = []
         naming_of = {src.path: (names or {}).get(src.path) or module_name(src.path) for src in sources}
-        read = {src.path: self._imports(src, naming_of[src.path]) for src in sources if src.text is not None}
+        read = {}
+        for src in sources:
+            if src.text is None:
+                continue
+            try:
+                read[src.path] = self._imports(src, naming_of[src.path])
+            except Exception as exc:  # a bug of ours on this file: MP003, the others go on
+                out[src.path] = _internal_facts(src.path, naming_of[src.path], "reading imports", exc)
         analysed = gate.analysed(
             {path: (naming_of[path][0], naming_of[path][2], imports) for path, (_, imports) in read.items()}
         )
         for src in sources:
             naming = naming_of[src.path]
+            if src.path in out:  # an internal error while reading its imports
+                continue
             if src.text is None:
                 facts = ModuleFacts(src.path, naming[0], naming[1], naming[2])
                 line = _error_line(src.error or "")
@@ -240,12 +287,15 @@ class Engine:
         else:
             results = list(self._report((_facts_job(a) for _, a, _ in todo), len(todo)))
         for (key, args, unsaved), facts in zip(todo, results):
+            out[args[1]] = facts
+            if _is_internal(facts):  # never kept: the next run (a fixed precision-lint) reads it again
+                self._cache.pop(args[1], None)
+                continue
             self._cache[args[1]] = (key, facts)
             if self.disk is not None and not unsaved:
                 self.disk.put(key, facts)
                 if self.index is not None:
                     self.index.put(("facts", key), facts.imports)
-            out[args[1]] = facts
         return [_with_notebook_targets(out[s.path], s.notebook) for s in sources]
 
     def _report(self, results: Iterable[ModuleFacts], total: int) -> Iterator[ModuleFacts]:
@@ -276,28 +326,41 @@ class Engine:
 
         if configs is None:
             configs = ConfigFiles(max_bytes=self.config.max_file_size)
-        project = Project(sorted(facts, key=lambda m: m.path), lambda m: self.import_roots(m.path, m.root), configs)
+        ordered = sorted(facts, key=lambda m: m.path)
+        try:
+            project = Project(ordered, lambda m: self.import_roots(m.path, m.root), configs)
+        except Exception as exc:  # a bug of ours in the whole-project join: no file can be judged
+            self._side_files = ()
+            stage = _stage_where("joining the project", exc)
+            return [
+                internal.diagnostic(m.path, internal.message(m.path, stage, exc))
+                for m in ordered
+                if not m.skip_file and (only is None or m.path in only)
+            ]
         project.versions = resolver_for(self.config)
         project.notebook_lines = dict(notebook_lines or {})
         project.texts = texts
         out: List[Diagnostic] = []
+        for path, (stage, exc) in project.failed.items():  # its own step of the join failed
+            if only is None or path in only or related:
+                out.append(internal.diagnostic(path, internal.message(path, _stage_where(stage, exc), exc)))
         first = [r for r in self.rules if not r.after_others]
         for rules in (first, [r for r in self.rules if r.after_others]):
             for module in project.modules:  # with parameters substituted across calls
                 context = only is not None and module.path not in only
-                if module.skip_file or (context and not related):
+                if module.skip_file or (context and not related) or module.path in project.failed:
                     continue
                 ignored = self.config.ignored_for(module.path)
                 source = texts.get(module.path) or ""
                 for rule in rules:
-                    if any(rule.code.startswith(i) for i in ignored):
+                    if not rule.always and any(rule.code.startswith(i) for i in ignored):
                         continue
                     if not module.parsed and not rule.judges_unparsed:
                         continue
                     out.extend(self._judged(rule, module, source, project, only, context))
         self._side_files = project.side_files()  # after the rules: they read config files too
         out.sort(key=Diagnostic.sort_key)
-        return _dedupe(out)
+        return _unfixed_where_internal(_dedupe(out))
 
     def _judged(self, rule, module, source: str, project, only, context: bool) -> List[Diagnostic]:
         """One rule's findings in one module, after ``# noqa``; for a neighbour read only for
@@ -305,14 +368,16 @@ class Engine:
         ctx = RuleContext(module, source, project, self.config, self.options[rule.code])
         try:
             found = list(rule.check(ctx))
-        except Exception as exc:
-            raise InternalError(
-                f"internal error in {rule.code} on {module.path}: {type(exc).__name__}: {exc}"
-            ) from exc
-        out = []
+        except Exception as exc:  # a bug of ours: this rule on this file is MP003, the rest goes on
+            stage = _stage_where(f"rule {rule.code}", exc)
+            return [internal.diagnostic(module.path, internal.message(module.path, stage, exc))]
+        out = [  # a run whose judging raised: the other runs' findings stand
+            internal.diagnostic(module.path, internal.message(module.path, _stage_where(f"rule {rule.code} in {what}", exc), exc))
+            for what, exc in ctx.failures
+        ]
         for d in found:
             codes = module.noqa.get(d.noqa_row, frozenset())
-            if codes is None or d.code in codes:
+            if (codes is None or d.code in codes) and not rule.always:
                 continue
             if context:  # a neighbour read from disk: only what concerns the named files
                 if not any(r.path in only for r in d.related):
@@ -369,7 +434,7 @@ class Engine:
             self._plan(result, sources, texts, first, wanted, fix, unsafe, names, only, related)
             self._side_files = tuple(sorted({*side, *self._side_files}))
         result.unsafe_held_back = _held_back(result.diagnostics, unsafe)
-        if run_key is not None:
+        if run_key is not None and not any(d.code == internal.CODE for d in result.diagnostics):
             self.runs.put(run_key, self._side_files, result.diagnostics)
         return result
 
@@ -643,6 +708,15 @@ def _notebook_problem(src: Optional[SourceFile], text: str) -> Optional[str]:
     except NotebookError as exc:
         return str(exc)
     return None
+
+
+def _unfixed_where_internal(diagnostics: List[Diagnostic]) -> List[Diagnostic]:
+    """The findings, none with a fix in a file an internal error stopped (MP003): what was
+    not checked whole is never rewritten."""
+    stopped = {d.path for d in diagnostics if d.code == internal.CODE}
+    if not stopped:
+        return diagnostics
+    return [dataclasses.replace(d, fix=None) if d.path in stopped and d.fix is not None else d for d in diagnostics]
 
 
 def _dedupe(diagnostics: Iterable[Diagnostic]) -> List[Diagnostic]:

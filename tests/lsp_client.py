@@ -81,8 +81,9 @@ class Editor:
         def _register(params: lsp.RegistrationParams):
             self.registrations.extend(params.registrations)
 
-    async def start(self, root: Path, caps: Optional[lsp.ClientCapabilities] = None, init_options=None):
-        env = dict(os.environ, PYTHONPATH=str(REPO), PRECISION_LINT_CACHE_DIR=str(root / ".cache-lsp"))
+    async def start(self, root: Path, caps: Optional[lsp.ClientCapabilities] = None, init_options=None, env=None):
+        """``env``: more of the server's environment (it wins over the defaults here)."""
+        env = {**os.environ, "PYTHONPATH": str(REPO), "PRECISION_LINT_CACHE_DIR": str(root / ".cache-lsp"), **(env or {})}
         await self.client.start_io(sys.executable, "-m", "precision_lint", "server", cwd=str(root.parent), env=env)
         result = await asyncio.wait_for(
             self.client.initialize_async(

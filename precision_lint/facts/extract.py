@@ -155,7 +155,11 @@ def _extract_parsed(
     )
     facts.layout = _layout(index, evaluator)
     for extractor in extractors():
-        facts.sections[extractor.SECTION] = extractor.extract(index, evaluator)
+        try:
+            facts.sections[extractor.SECTION] = extractor.extract(index, evaluator)
+        except Exception as exc:  # a bug of ours: the engine names the extractor (MP003)
+            exc.precision_lint_stage = f"extractor {extractor.SECTION}"
+            raise
     return facts
 
 

@@ -109,8 +109,9 @@ def add_noqa(text: str, rows: Dict[int, Set[str]]) -> NoqaEdits:
     return result
 
 
-# Files whose text was never checked: a syntax error (MP000), bytes that are not text (MP001).
-UNCHECKED = ("MP000", "MP001")
+# Files whose text was never checked: a syntax error (MP000), bytes that are not text (MP001),
+# an internal error of ours (MP003: it cannot be silenced, and nothing is written into the file).
+UNCHECKED = ("MP000", "MP001", "MP003")
 
 
 def rows_by_path(diagnostics: Iterable[Diagnostic]) -> Dict[str, Dict[int, Set[str]]]:
@@ -161,7 +162,7 @@ def write_noqa(result, display=str, err=None) -> int:
             continue
         total += done.added
     for path, code in sorted({(d.path, d.code) for d in result.diagnostics if d.code in UNCHECKED}):
-        why = "does not parse" if code == "MP000" else "cannot be read as text"
+        why = {"MP000": "does not parse", "MP001": "cannot be read as text"}.get(code, "was not checked (internal error)")
         err.write(f"precision-lint: warning: {display(path)}: {why}; no noqa comments added\n")
     err.write(f"Added {total} noqa directive{'s' * (total != 1)}.\n")
     return total

@@ -21,6 +21,7 @@ from ..facts.model import CallRecord, ModuleFacts
 from ..workspace.configfiles import ConfigFiles
 from ..workspace.shipped import ShippedFiles
 from .options import as_launched
+from ..workspace.launches import passed_options
 from ..semantic.values import CONFIG, CONST, DTYPE, HALF, RETURN, SYMBOLIC, UNKNOWN, Possible, ParamRef, ReturnRef, dtype_of_qualname, dtype_of_string, select
 
 # how many substitutions one value may go through: a parameter passed on by helpers, a
@@ -111,7 +112,10 @@ class CallGraphValues:
                 out.append(v)
                 continue
             if v.kind == CONFIG:
-                found: Tuple[Possible, ...] = (self.config_value(v, v.where or near),)
+                found: Tuple[Possible, ...] = tuple(
+                    self.config_value(dataclasses.replace(v, value=ref), v.where or near)
+                    for ref in self._alternatives(v.value, v.where or near)
+                )
             elif depth >= MAX_DEPTH:
                 found = (Possible(UNKNOWN),)
             elif v.kind == RETURN:
@@ -165,6 +169,9 @@ class CallGraphValues:
                     module, keys = where, keys[1:]
                     break
         result = (Possible(UNKNOWN),)
+        if ref.files and len(ref.keys) == 1:
+            self._returns_memo[key] = self._configured(ref, near, module, values, depth)
+            return self._returns_memo[key]
         if values:
             values = _follow(values, keys, ref.missing)
             result = self.substitute(
@@ -183,17 +190,62 @@ class CallGraphValues:
         self._returns_memo[key] = result
         return result
 
+    def _alternatives(self, ref, near: str):
+        """``ref`` (a ``ConfigRef`` of a run's configuration file, or a ``ReturnRef`` of an
+        instance filled from one) and, where the script's option names the file
+        (``--train_args_file``), one more for each file its shipped launches pass there: each
+        file is a configuration of the run of its own."""
+        if not ref.option:
+            return [ref]
+        out = [ref]
+        paths = ref.files if isinstance(ref, ReturnRef) else (ref.path,)
+        for _, launch in self._shipped.launches_for(near):
+            word = passed_options(launch.args).get(ref.option)
+            if word and word not in paths:
+                paths += (word,)
+                out.append(dataclasses.replace(ref, files=paths) if isinstance(ref, ReturnRef) else dataclasses.replace(ref, path=word))
+        return out[-1:] if isinstance(ref, ReturnRef) else out
+
+    def _configured(self, ref: ReturnRef, near: str, module, values, depth: int) -> Tuple[Possible, ...]:
+        """The field ``ref.keys[0]`` of an instance a parse fills from one of ``ref.files``:
+        for each file, its key (with its line), else the class's default (``values``, its
+        summary); each value marked as that file's configuration (``Possible.chosen``)."""
+        (alternatives,) = self._alternatives(ref, near)
+        default: Tuple[Possible, ...] = ()
+        if values:
+            default = self.substitute(
+                tuple(v if v.where else dataclasses.replace(v, where=module.path) for v in _follow(values, ref.keys[1:], ref.missing)),
+                module.path,
+                depth + 1,
+            )
+        out: List[Possible] = []
+        for path in alternatives.files:
+            located = self._configs.locate(near, path)
+            if located is None:
+                out.append(Possible(UNKNOWN))
+                continue
+            chosen = (f"{near}:{ref.choice}", located)
+            found = self._configs.lookup(near, path, ref.keys)
+            if found is not None:
+                value = Possible(CONST, found.value, origin=found.span, where=found.path) if found.keys is None else Possible(UNKNOWN)
+                out.append(dataclasses.replace(value, chosen=chosen))
+            else:  # not in the file: the class's default (a library class's: left to its reader)
+                out.extend(dataclasses.replace(v, chosen=chosen) for v in default)
+        return _dedupe(out) or (Possible(UNKNOWN),)
+
     def config_value(self, atom: Possible, near: str) -> Possible:
         """The value a ``CONFIG`` atom names, as written in its file (``where``: that file)."""
         ref = atom.value
+        located = self._configs.locate(near, ref.path) if ref.choice else None
+        chosen = (f"{near}:{ref.choice}", located) if located is not None else ()
         found = self._configs.lookup(near, ref.path, ref.keys)
         if found is None:
             if ref.missing and self._configs.locate(near, ref.path) is not None:
-                return Possible(CONST, ref.missing[0], atom.guards)  # `cfg.get("fp16", False)`
+                return Possible(CONST, ref.missing[0], atom.guards, chosen=chosen)  # `cfg.get("fp16", False)`
             return Possible(UNKNOWN)
         if found.keys is not None:
-            return Possible(UNKNOWN)  # a whole table: no single value
-        return Possible(CONST, found.value, atom.guards, origin=found.span, where=found.path)
+            return Possible(UNKNOWN, chosen=chosen)  # a whole table: no single value
+        return Possible(CONST, found.value, atom.guards, origin=found.span, where=found.path, chosen=chosen)
 
     # --- facts with parameters substituted ---------------------------------------------
     def resolve_facts(self, module: ModuleFacts) -> ModuleFacts:

@@ -47,7 +47,11 @@ class Project:
         self.shipped = ShippedFiles()
         # Parameters become what their callers pass (interproc.py); rules see the result.
         self.calls = CallGraphValues(self.modules, self.symbols, self.configs, self.shipped)
-        resolved = [self._join_sections(self.calls.resolve_facts(m)) for m in self.modules]
+        # path → (stage, exception) of a module whose own step of the join raised (a bug of
+        # ours): the engine reports it (MP003) and judges it no further; the others still join
+        # with its facts as extracted
+        self.failed: Dict[str, Tuple[str, Exception]] = {}
+        resolved = [self._resolved(m) for m in self.modules]
         if any(r is not m for r, m in zip(resolved, self.modules)):
             self.modules = resolved
             self._index()
@@ -79,6 +83,15 @@ class Project:
         self._roots: Optional[Dict[str, Tuple[str, ...]]] = None
         self._memo: Dict[Hashable, Any] = {}
         self._by_file: Optional[Dict[str, ModuleFacts]] = None
+
+    def _resolved(self, module: ModuleFacts) -> ModuleFacts:
+        """``module`` with its parameters substituted and its extractors' join steps run; as it
+        was, and in :attr:`failed`, when either raises."""
+        try:
+            return self._join_sections(self.calls.resolve_facts(module))
+        except Exception as exc:
+            self.failed[module.path] = ("joining the project", exc)
+            return module
 
     def _join_sections(self, module: ModuleFacts) -> ModuleFacts:
         """Each extractor's own join step (``join(module, symbols)``), where its facts need the
@@ -267,13 +280,24 @@ class Project:
         """The linted module ``name`` that an import written in ``near`` finds: the first of
         ``near``'s import roots that holds one. Without ``near`` nothing is found: which
         module a name means depends on where it is imported."""
-        by_root = self._by_name.get(name)
-        if not by_root or near is None:
+        if near is None:
             return None
-        for root in self._import_roots(near):
+        by_root = self._by_name.get(name) or {}
+        roots = self._import_roots(near)
+        for root in roots:
             found = by_root.get(root)
             if found is not None:
                 return found
+        # an implicit namespace package (PEP 420): `from component.argument import X` where
+        # `component/` has no `__init__.py` still imports `component/argument.py` when the
+        # folder above it is on the path (a script's own folder always is)
+        parts = name.split(".")
+        if len(parts) > 1:
+            for root in roots:
+                for candidate in (os.path.join(root, *parts) + ".py", os.path.join(root, *parts, "__init__.py")):
+                    found = self.module_at(candidate)
+                    if found is not None:
+                        return found
         return None
 
     def imported_modules(self, module: ModuleFacts) -> List[ModuleFacts]:

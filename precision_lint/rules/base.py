@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..workspace.config import Config, ConfigError
 from ..diagnostics import SAFE, Diagnostic, Edit, Fix, Related, Span
@@ -54,6 +54,9 @@ class Rule:
     # Judged once every other rule has judged every module (MP002: the config files the others
     # could not read are known only then).
     after_others: bool = False
+    # Reported whatever --select/--ignore, per-file-ignores or ``# noqa`` say (MP003: a file an
+    # internal error stopped was not checked, and that is never a pass).
+    always: bool = False
 
     def check(self, ctx: "RuleContext") -> Iterable[Diagnostic]:
         raise NotImplementedError
@@ -78,10 +81,24 @@ class RuleContext:
     project: Project
     config: Config
     options: Dict[str, Any] = field(default_factory=dict)
+    # (what failed, the exception) for each run whose judging raised (a bug of ours, see
+    # :meth:`each_run`): the engine reports each as MP003; the other runs' findings stand
+    failures: List[Tuple[str, Exception]] = field(default_factory=list)
 
     @property
     def path(self) -> str:
         return self.facts.path
+
+    def each_run(self, entries: Iterable["ModuleFacts"], judge: Callable[["ModuleFacts"], None]) -> None:
+        """``judge(entry)`` for the run of each entry. One that raises is recorded in
+        :attr:`failures` (the engine reports it as MP003, naming the run) and the other runs are
+        still judged: a bug met in one run never drops the findings of the others."""
+        for entry in entries:
+            try:
+                judge(entry)
+            except Exception as exc:
+                name = entry.path.replace("\\", "/").rsplit("/", 1)[-1]
+                self.failures.append((f"the run of {name}", exc))
 
     def text(self, span: Span) -> str:
         return self.source[span.start : span.end]

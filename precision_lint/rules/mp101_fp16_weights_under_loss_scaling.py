@@ -11,8 +11,12 @@ It happens at the first optimizer step (in the Trainer, inside gradient clipping
 whenever the parameters are float16 — ``from_pretrained(..., torch_dtype=torch.float16)``,
 ``model.half()``, ``model.to(torch.float16)`` — and loss scaling is on:
 ``TrainingArguments(fp16=True)`` (and TRL configs), ``GradScaler(...)``,
-``Accelerator(mixed_precision="fp16")``, a DeepSpeed config with fp16 enabled,
-Lightning ``precision="16-mixed"``. The two halves are often in different files
+``Accelerator(mixed_precision="fp16")``, Lightning ``precision="16-mixed"``.
+A Trainer that runs DeepSpeed (``deepspeed=`` set, in the call or in the configuration file
+that fills it) is not torch loss scaling: DeepSpeed's fp16 keeps fp32 master weights and its
+own loss scaler, and no GradScaler is made. The values of one configuration file are judged
+together (``project/configurations.py``): its ``fp16``, its ``deepspeed`` and the fields that
+decide whether the model is wrapped in PEFT adapters. The two halves are often in different files
 (seed 001: the model is loaded in ``model_utils.py``, ``fp16=True`` is set in the
 training script); files are joined along imports.
 
@@ -37,6 +41,15 @@ Not a finding: frozen models (teachers, VAEs, encoders with ``requires_grad_(Fal
 models only called under ``torch.no_grad()``), inference-only scripts, fp32
 weights under fp16 AMP (the correct set-up), PEFT adapters on an fp16 base
 (``get_peft_model`` keeps adapters in fp32 unless ``autocast_adapter_dtype=False``).
+
+Adapters injected in place are another matter: ``unet.add_adapter(LoraConfig(...))`` (diffusers,
+transformers) and ``peft.inject_adapter_in_model`` make the LoRA layers in the dtype of the layer
+they wrap and skip ``get_peft_model``'s float32 upcast (``training_state.adapter_injection``), so a
+UNet frozen and cast to ``weight_dtype = torch.float16`` trains float16 adapters and the scaler
+raises the error above. diffusers' LoRA scripts therefore run ``cast_training_params(unet,
+dtype=torch.float32)`` after ``add_adapter`` (under ``if args.mixed_precision == "fp16":``); with
+it, or the ``requires_grad`` upcast loop, nothing is reported. The fix writes that loop below the
+injection: the frozen base keeps the dtype chosen for memory.
 """
 from __future__ import annotations
 
@@ -47,7 +60,8 @@ from ..fixes import plan
 from ..diagnostics import SAFE, Edit, Fix, Related
 from ..workspace.configfiles import is_config_file, shown_from
 from ..facts.model import ModuleFacts
-from ..semantic.values import CONST, DTYPE, dtype_of_string, may_be_true
+from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
+from ..project.configurations import alongside, runs_deepspeed, wraps_adapters
 from ..project.launched_precision import LaunchedPrecision, launched
 from ..project.options import from_launcher, launcher_shown, passed_by
 from ..project.runs import half_in_run, run_name, trained_in_run, training_site, value_in_run
@@ -149,8 +163,25 @@ def _adapters_upcast(ctx: RuleContext, weights: WeightsSite) -> List[Edit]:
     float32 on the lines below, the frozen base left float16. ``.float()`` would upcast the base
     too: twice its memory (a 7B base on a 16 GB T4 no longer fits), where only the adapters'
     gradients needed fp32 for the GradScaler. Only for a cast that is a statement of its own
-    (``model.half()``, ``model = model.half()``): [] otherwise (no fix)."""
-    source, span = ctx.source, weights.span
+    (``model.half()``, ``model = model.half()``): [] otherwise (no fix).
+
+    For adapters injected into a float16 model (``unet.add_adapter(config)``): the same loop
+    below the injection, the one diffusers' ``cast_training_params(unet, dtype=torch.float32)``
+    runs (written out: it needs no import, and transformers' ``add_adapter`` has no diffusers).
+    The frozen base keeps the dtype the user chose for memory."""
+    if weights.injected:
+        # below the later of the two: a cast after `add_adapter` casts the adapters too
+        later = weights.injected_span if weights.injected_span.end > weights.span.end else weights.span
+        return _upcast_below(ctx, later, weights.injected_into)
+    return _upcast_below(ctx, weights.span, weights.targets[0] if weights.targets else "")
+
+
+def _upcast_below(ctx: RuleContext, span, target: str) -> List[Edit]:
+    """The loop that makes ``target``'s trainable parameters float32, on the line below the
+    statement that ``span`` is (all of it, save an assignment of its value); [] otherwise."""
+    source = ctx.source
+    if span is None or not target:
+        return []
     start = source.rfind("\n", 0, span.start) + 1
     end = source.find("\n", span.end)
     end = len(source) if end < 0 else end
@@ -159,12 +190,12 @@ def _adapters_upcast(ctx: RuleContext, weights: WeightsSite) -> List[Edit]:
     head, tail = source[start : span.start], source[span.end : end]
     indent = head[: len(head) - len(head.lstrip())]
     bound = re.fullmatch(r"[ \t]*(?:[A-Za-z_][\w.]*[ \t]*=[ \t]*)?", head)
-    if not weights.targets or bound is None or (tail.strip() and not tail.strip().startswith("#")):
+    if bound is None or (tail.strip() and not tail.strip().startswith("#")):
         return []
     name = next(n for n in ("param", "parameter", "adapter_param", "p_") if not re.search(rf"\b{n}\b", source))
     nl = "\r\n" if source[end : end + 2] == "\r\n" else "\n"
     loop = (
-        f"{nl}{indent}for {name} in {weights.targets[0]}.parameters():  # the adapters train in float32; the frozen base stays float16"
+        f"{nl}{indent}for {name} in {target}.parameters():  # the adapters train in float32; the frozen base stays float16"
         f"{nl}{indent}    if {name}.requires_grad:"
         f"{nl}{indent}        {name}.data = {name}.data.float()"
     )
@@ -186,9 +217,10 @@ def _paren(text: str) -> str:
     return text if re.fullmatch(r"[\w.]+(\([^()]*\))?", text.strip()) else f"({text})"
 
 
-def _written_in_config(arg, key: str, near: str) -> str:
-    """``; `fp16: true` is set in config.yaml (line 5)`` for a value read from a config file."""
-    for v in arg.values if arg is not None else ():
+def _written_in_config(arg, key: str, near: str, among=None) -> str:
+    """``; `fp16: true` is set in config.yaml (line 5)`` for a value read from a config file
+    (with ``among``: the first of those values that is read from one)."""
+    for v in (among if among is not None else arg.values if arg is not None else ()):
         if v.where and is_config_file(v.where) and v.origin is not None and may_be_true((v,)):
             return f"; `{key}: {str(v.value).lower()}` is set in {shown_from(v.where, near)} (line {v.origin.line})"
     return ""
@@ -221,6 +253,29 @@ def _launched_reason(site: PrecisionSite, module: ModuleFacts, found: LaunchedPr
     return f"`{name}(mixed_precision={mp.value_text})` (None: the launch's precision, {how})"
 
 
+def scaled_configurations(site: PrecisionSite, weights: WeightsSite) -> Optional[List]:
+    """For a Trainer configuration: the values of its ``fp16`` that turn on torch loss scaling
+    for these float16 weights, each judged with the rest of its own configuration
+    (``project/configurations.py``): not where that configuration sets ``deepspeed`` (the
+    Trainer then runs DeepSpeed, whose fp16 keeps fp32 master weights and its own loss scaler,
+    and creates no GradScaler), nor where it wraps the model in PEFT adapters (fp32 trained
+    parameters), nor where its weights are not float16. None for other sites."""
+    fp16 = site.arg("fp16")
+    if site.kind not in ("training-args", "training-args-class") or fp16 is None:
+        return None
+    ds = site.arg("deepspeed")
+    half = [v for v in weights.values if _dtype_of(v) == "float16"]
+    return [
+        v
+        for v in fp16.possible()
+        if may_be_true((v,))
+        and not any(g.param_dtype for g in v.guards)
+        and alongside(half, v)
+        and not (ds is not None and runs_deepspeed(ds.values, v))
+        and not wraps_adapters(weights.peft_when, v)
+    ]
+
+
 def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, entry=None) -> Optional[str]:
     """A short description of how ``site`` may switch fp16 loss scaling on, or None. ``entry``:
     the run's script, whose shipped launches give an ``Accelerator()`` its precision."""
@@ -247,12 +302,8 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, e
             if site.kind == "training-args":
                 return f"`{name}(fp16={fp16.value_text})`"
             return f"`{name}.fp16` defaulting to `{fp16.value_text}`"
-        if site.deepspeed:
-            found = project.configs.lookup(module.path, site.deepspeed, ("fp16", "enabled"))
-            enabled = found.value if found is not None else None
-            if enabled is True or (enabled == "auto" and fp16 is not None and may_be_true(fp16.values)):
-                written = "true" if enabled is True else f'"{enabled}"'
-                return f'the DeepSpeed config `{site.deepspeed}` (`"enabled": {written}` of `"fp16"`, line {found.span.line})'
+        # A DeepSpeed config's fp16 (`deepspeed="ds.json"` with `"fp16": {"enabled": true}`)
+        # is no torch loss scaling: DeepSpeed keeps fp32 master weights and its own scaler.
         return None
     if site.kind == "accelerator":
         mp = site.arg("mixed_precision")
@@ -332,17 +383,18 @@ class Fp16WeightsUnderLossScaling(Rule):
         scaling = ctx.project.joined_modules(ctx.facts, "precision")
         # the runs that hold a precision site: the site's module and the modules importing it
         running = {m.path: ctx.project.importers_of(m) | {m.path} for m in scaling}
-        for entry in ctx.project.units_containing(ctx.facts):
+
+        def judge(entry: ModuleFacts) -> None:
             here = [m for m in scaling if entry.path in running[m.path]]
             if not here:
-                continue  # no precision site in this run: nothing to join with
+                return  # no precision site in this run: nothing to join with
             paths = ctx.project.unit_view(entry)
             if not half_in_run(ctx.project, weights.values, paths):
-                continue  # the float16 comes from another run's call (each run has its own arguments)
+                return  # the float16 comes from another run's call (each run has its own arguments)
             if training_site(ctx.project, entry, ctx.facts, weights.scope, weights.span.line, paths) is None:
-                continue  # this run steps no optimizer: no gradients are ever unscaled
+                return  # this run steps no optimizer: no gradients are ever unscaled
             if not trained_in_run(ctx.project, ctx.facts, weights, entry, paths):
-                continue  # nothing in this run hands these parameters to an optimizer
+                return  # nothing in this run hands these parameters to an optimizer
             for module in here:
                 for site in module.section("precision"):
                     key = (module.path, site.span.start)
@@ -353,9 +405,16 @@ class Fp16WeightsUnderLossScaling(Rule):
                         continue
                     if self._switched_apart(ctx, weights, module, site):
                         continue
+                    scaled = scaled_configurations(site, weights)
+                    if scaled is not None and not scaled:
+                        continue  # no configuration scales the loss of these float16 weights
+                    if scaled is None and wraps_adapters(weights.peft_when, Possible(CONST, True)):
+                        continue  # every configuration wraps the model in fp32 adapters
                     reason = scaling_reason(site, module, ctx.project, entry)
                     if reason is not None:
                         found[key] = (module, site, reason, entry)
+
+        ctx.each_run(ctx.project.units_containing(ctx.facts), judge)
         # the one to name first: in this file, then a Trainer configuration, then the earliest
         return sorted(
             found.values(),
@@ -373,17 +432,28 @@ class Fp16WeightsUnderLossScaling(Rule):
             "half": f"`{weights.receiver_text}.half()` makes trainable weights float16",
             "to-dtype": f"`.to({weights.edit_text})` makes trainable weights float16",
         }.get(weights.kind, "trainable weights become float16")
+        if weights.injected:
+            made = {
+                "dtype-kwarg": f"`{weights.edit_text}`",
+                "half": f"`{weights.receiver_text}.half()`",
+                "to-dtype": f"`.to({weights.edit_text})`",
+            }.get(weights.kind, "its cast")
+            what = (
+                f"the adapters that {weights.injected} (line {weights.injected_span.line}) adds to "
+                f"`{weights.injected_into}` take its float16 dtype ({made}) and are trained"
+            )
         more = f" (and {len(conflicts) - 1} more place{'s' * (len(conflicts) > 2)})" if len(conflicts) > 1 else ""
         message = (
             f"{what}, and {reason}{where} (line {site.span.line}){more} turns on fp16 loss scaling"
             f"{scaling_condition(site)}: "
-            f"`{ERROR}` at the first optimizer step{_written_in_config(site.arg('fp16'), 'fp16', module.path)}"
+            f"`{ERROR}` at the first optimizer step"
+            f"{_written_in_config(site.arg('fp16'), 'fp16', module.path, scaled_configurations(site, weights))}"
         )
         related = tuple(
             Related(m.path, s.span, f"fp16 loss scaling switched on here: {r}") for m, s, r, _ in conflicts
         ) + tuple(
             Related(v.where, v.origin, "fp16 switched on here")
-            for v in (site.arg("fp16").values if site.arg("fp16") is not None else ())
+            for v in (scaled_configurations(site, weights) or (site.arg("fp16").values if site.arg("fp16") is not None else ()))
             if v.where and is_config_file(v.where) and v.origin is not None and may_be_true((v,))
         ) + tuple(
             Related(v.where, v.origin, "the shipped launch passes `--fp16` here")
@@ -458,6 +528,9 @@ class Fp16WeightsUnderLossScaling(Rule):
             torch_edits = probe_edits  # the probe brings `import torch` with it when needed
             torch = plan.torch_name(ctx.facts)
         target = plan.guarded_bf16_weights(torch, probe) if bf16 else None
+        if weights.injected:
+            # never the frozen base's dtype (the user's choice for memory): only the adapters
+            return _adapters_upcast(ctx, weights)
         if weights.kind in ("half",):
             if weights.adapters and not bf16:
                 return _adapters_upcast(ctx, weights)

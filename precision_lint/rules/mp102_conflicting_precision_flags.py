@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from ..diagnostics import SAFE, Fix, Related
-from ..semantic.values import CAPABILITY, COND, CONST, CUDA
+from ..semantic.values import CAPABILITY, COND, CONST, CUDA, may_be_true
 from ..knowledge import bf16_default_on
 from ..fixes.plan import capability_probe, guarded_fp16_flag, lazy_probe, torch_name
 from ..project.options import from_launcher, passed_by
@@ -318,7 +318,8 @@ class ConflictingPrecisionFlags(Rule):
         ran = f"`accelerate launch` in {_shown(launcher.path, ctx.path)}:{launch.span.line}"
         related = [Related(launcher.path, launch.span, f"this script is launched here: {launch.script}")]
         if asked.deepspeed is not None:  # the DeepSpeed JSON decides; accelerate checks the script's choice
-            if site.arg("deepspeed") is not None:
+            ds = site.arg("deepspeed")
+            if ds is not None and (ds.via != "parsed" or may_be_true(ds.values)):
                 return None  # `TrainingArguments(deepspeed=...)`: its own JSON is the one checked
             other = "bf16" if precision == "fp16" else "fp16"
             enabled = asked.deepspeed.get(other)

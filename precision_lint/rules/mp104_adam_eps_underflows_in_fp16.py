@@ -9,6 +9,9 @@ after the first ``optimizer.step()``, and ``loss=nan`` from the next step on.
 Nothing raises. This reproduces on CPU with a ``.half()`` model and
 ``torch.optim.AdamW``.
 
+apex's ``amp.initialize(model, opt, opt_level="O2")`` (or ``master_weights=True``)
+is not this: it hands the optimizer float32 master copies of the float16 weights.
+
 Two ways out, both changing the run (so the fix is unsafe): keep float32 master
 weights (MP101's ``fp32-master`` plan: weights in float32, fp16 only under
 autocast), or an eps float16 can hold — the fix writes ``eps=1e-4``.
@@ -25,25 +28,36 @@ SAFE_EPS = "1e-4"
 
 def _half_owners(ctx: RuleContext):
     """Names bound to float16 models in this file whose parameters an optimizer updates, with
-    where they become float16: (name → (Related, the weights site or None)). A frozen model
-    (``requires_grad_(False)``, only called under ``no_grad``) has no gradients, so Adam never
-    updates it; a model wrapped by ``get_peft_model`` trains its float32 adapters only."""
+    where they become float16: (name → [(Related, the weights site or None, its scope)]). A
+    frozen model (``requires_grad_(False)``, only called under ``no_grad``) has no gradients,
+    so Adam never updates it; a model wrapped by ``get_peft_model`` trains its float32 adapters
+    only."""
     found = {}
     untrained = set()
     for site in ctx.facts.section("weights"):
         if "float16" not in site.dtypes:
             continue
         if not site.trainable or site.peft:
-            untrained.update(site.targets)
+            untrained.update((t, site.scope) for t in site.targets)
             continue
         for target in site.targets:
-            found.setdefault(target, (Related(ctx.path, site.span, "float16 parameters made here"), site))
+            found.setdefault(target, []).append((Related(ctx.path, site.span, "float16 parameters made here"), site, site.scope))
     casts = ctx.facts.section("half_constants")
-    for _, span, targets, _ in casts["half_casts"] if casts else ():
+    for _, span, targets, scope in casts["half_casts"] if casts else ():
         for target in targets:
-            if target not in untrained:
-                found.setdefault(target, (Related(ctx.path, span, "float16 parameters made here"), None))
+            if (target, scope) not in untrained:
+                found.setdefault(target, []).append((Related(ctx.path, span, "float16 parameters made here"), None, scope))
     return found
+
+
+def _visible(name: str, made_in: str, used_in: str) -> bool:
+    """Whether a name bound to a float16 model in scope ``made_in`` is the one the optimizer
+    in ``used_in`` reads: the same code, a module-level or enclosing function's binding, or
+    ``self.x`` set in another method of the same class. Two functions that each bind their own
+    ``model`` (an fp16 evaluation and an fp32 training) hold two objects."""
+    if made_in == used_in or used_in.startswith(made_in + "."):
+        return True
+    return name.startswith("self.") and made_in.rsplit(".", 1)[0] == used_in.rsplit(".", 1)[0]
 
 
 def _made_after(weights, optimizer) -> bool:
@@ -72,12 +86,22 @@ class AdamEpsUnderflowsInFp16(Rule):
         for site in sites:
             if not site.owners or not all(e is not None and e < FP16_SMALLEST for e in site.eps):
                 continue
+            if site.fp32_master:
+                continue  # apex O2: the optimizer steps float32 copies, eps is a float32 there
             if owners is None:
                 owners = _half_owners(ctx)
-            model = next((o for o in site.owners if o in owners and not _made_after(owners[o][1], site)), None)
-            if model is None:
+            made = next(
+                (
+                    (o, where)
+                    for o in site.owners
+                    for where, weights, scope in owners.get(o, ())
+                    if _visible(o, scope, site.scope) and not _made_after(weights, site)
+                ),
+                None,
+            )
+            if made is None:
                 continue
-            yield self._finding(ctx, site, model, owners[model][0])
+            yield self._finding(ctx, site, made[0], made[1])
 
     def _finding(self, ctx: RuleContext, site, model: str, where: Related):
         name = site.callee.rsplit(".", 1)[-1]

@@ -170,15 +170,18 @@ def _failing_runs(ctx: RuleContext, loss, mode: str):
     project = ctx.project
     scope = project.run_scope(ctx.facts, loss.function, loss.span.line)
     found = []
-    for entry in project.units_containing(ctx.facts):
+
+    def judge(entry) -> None:
         paths = project.unit_view(entry)
         if not project.callgraph.entries(scope, paths, entry.path):
-            continue  # the loss does not run in this run
+            return  # the loss does not run in this run
         if _only_called_under_autocast(loss.function, project, paths):
-            continue  # autocast is dynamically scoped: softmax/log_softmax/kl_div run in fp32
+            return  # autocast is dynamically scoped: softmax/log_softmax/kl_div run in fp32
         todo = _half_operands(loss, mode, lambda v: value_in_run(project, v, paths))
         if todo and not _promoted_to_fp32(loss, todo):
             found.append((entry, todo))
+
+    ctx.each_run(project.units_containing(ctx.facts), judge)
     scripts = {m.path for m in project.roots_of(ctx.facts)}
     return sorted(found, key=lambda run: run[0].path not in scripts)
 

@@ -129,6 +129,7 @@ class Fp16OverflowingConstant(Rule):
         or "", its module, its scope); float16 weights first, then fp16 autocast, then the
         switches that turn it on (``fp16=True``, ``mixed_precision="fp16"``, a ``GradScaler``)."""
         found = []
+        autocast_dtypes = []  # whether each autocast region of the joined code may be float16
         for module in ctx.project.joined_modules(ctx.facts, "weights", "half_constants", "precision"):
             for site in module.section("weights"):
                 if "float16" in site.dtypes:
@@ -142,6 +143,8 @@ class Fp16OverflowingConstant(Rule):
             for site in module.section("precision"):
                 if site.kind == "autocast":
                     dtype = site.arg("dtype")
+                    may_be_half = dtype is None or any(getattr(v, "value", None) in ("float16", None) for v in dtype.values)
+                    autocast_dtypes.append(may_be_half)
                     if dtype is None or any(getattr(v, "value", None) == "float16" for v in dtype.values):
                         where = Related(module.path, site.span, "fp16 autocast here")
                         found.append((1, "the run uses fp16 autocast", where, "amp", "", module, site.scope))
@@ -151,6 +154,10 @@ class Fp16OverflowingConstant(Rule):
                     rank = 3 if site.kind == "grad-scaler" else 2
                     where = Related(module.path, site.span, "fp16 switched on here")
                     found.append((rank, f"the run uses {text}", where, "amp", "", module, site.scope))
+        if autocast_dtypes and not any(autocast_dtypes):
+            # a GradScaler makes no tensor float16: the autocast regions do, and every one of
+            # them is bf16 here (a scaler beside bf16 autocast is redundant, not fp16)
+            found = [f for f in found if f[0] != 3]
         return sorted(found, key=lambda f: (f[0], f[2].path, f[2].span.start))
 
     # --- the finding ------------------------------------------------------------------
@@ -174,8 +181,9 @@ class Fp16OverflowingConstant(Rule):
             new = f"{torch}.finfo({const.tensor}.dtype).{bound}"
             message += f"; use `{new}`"
             fix = Fix(SAFE, f"Use `{new}`", (replace(const.span, new),) + tuple(edits))
-        elif const.kind == "additive":
-            message += "; use `torch.finfo(<the scores>.dtype).min`"
+        elif const.kind in ("additive", "masked_fill", "where", "subscript"):
+            bound = "min" if const.value < 0 else "max"
+            message += f"; use `torch.finfo(<the tensor>.dtype).{bound}`"
         else:
             message += "; compute in float32 or use an eps float16 can hold (1e-4 … 1e-6)"
         return ctx.diagnostic(self.code, const.span, message, fix, (related,) if related else ())

@@ -354,6 +354,8 @@ class Evaluator:
                 qual = site.qualname if site else None
                 if qual in CONFIG_LOADERS or (qual and project_callee(self.ix, site) and qual not in self.ix.functions):
                     carry = True
+                elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("parse_json_file", "parse_yaml_file"):
+                    carry = True  # an instance `HfArgumentParser` fills from a configuration file
         return False, carry
 
     def consults(self, expr: cst.CSTNode, scope: Scope, seen: set) -> Tuple[bool, bool, bool]:
@@ -639,14 +641,24 @@ class Evaluator:
             return list(UNKNOWN_VALUE)
         if assignment.unpack_index is not None:
             # `model_args, training_args = parser.parse_args_into_dataclasses()`
-            parsed = self.parsed_classes(assignment.value, owner)
+            parsed = self._unpacked_parse(assignment.value, assignment.unpack_index, owner)
             if parsed is not None:
-                if assignment.unpack_index >= len(parsed):
-                    return list(UNKNOWN_VALUE)
-                qual = self.ix.qualify(parsed[assignment.unpack_index], owner)
-                if not qual:
-                    return list(UNKNOWN_VALUE)
-                return [Possible(RETURN, ReturnRef(qual, command_line=True), origin=self.ix.span(assignment.value))]
+                return parsed
+            # `args, training_args = setup()` of a local function returning a tuple: the
+            # element at that position of each tuple it returns (or of the parse it returns)
+            function = self._local_function(assignment.value.func, owner) if isinstance(assignment.value, cst.Call) else None
+            if function is not None:
+                out: List[Possible] = []
+                for value, guards in function.returns:
+                    item = element(value, assignment.unpack_index)
+                    if item is None:
+                        returned = self._unpacked_parse(value, assignment.unpack_index, function) if value is not None else None
+                        out.extend(returned if returned is not None else UNKNOWN_VALUE)
+                        continue
+                    g = self.guards_of(guards, function)
+                    out.extend(_with_guards(v, g) for v in self.values(item, function))
+                if out:
+                    return out
         item = element(assignment.value, assignment.unpack_index) if assignment.unpack_index is not None else None
         if item is not None:  # `dtype, device = torch.bfloat16, "cuda"`
             return list(self.values(item, owner))
@@ -655,6 +667,25 @@ class Evaluator:
             return list(vals)
         # `major, minor = torch.cuda.get_device_capability()` keeps the capability taint
         return [v if v.kind == CAPABILITY else Possible(UNKNOWN) for v in vals]
+
+    def _unpacked_parse(self, value: cst.BaseExpression, index: int, owner: Scope) -> Optional[List[Possible]]:
+        """The instance at ``index`` of what a parse call ``value`` gives back
+        (``parser.parse_args_into_dataclasses()``, ``parse_json_file(...)``): each field the
+        file's key, else the class's default, or the user's command line; None when ``value``
+        is no such parse."""
+        parsed = self.parsed_classes(value, owner)
+        if parsed is None:
+            return None
+        if index >= len(parsed):
+            return list(UNKNOWN_VALUE)
+        qual = self.ix.qualify(parsed[index], owner)
+        if not qual:
+            return list(UNKNOWN_VALUE)
+        kind, arg, paths = self.parse_source(value, owner)
+        if kind == "file":  # each field: the file's key, else the class's default
+            ref = ReturnRef(qual, files=paths, choice=self.parse_choice(value), option=self.parse_option(arg, owner))
+            return [Possible(RETURN, ref, origin=self.ix.span(value))]
+        return [Possible(RETURN, ReturnRef(qual, command_line=True), origin=self.ix.span(value))]
 
     def _attribute(self, expr: cst.Attribute, scope: Scope, origin) -> List[Possible]:
         qual = self.ix.qualify(expr, scope)
@@ -677,7 +708,7 @@ class Evaluator:
             out = [dataclasses.replace(v, origin=origin) for v in selected]
             if expr.attr.value in COMMAND_LINE_FLAGS:  # `training_args.fp16` of HfArgumentParser
                 for v in base_vals:
-                    if v.kind == RETURN and v.value.command_line and is_training_arguments(v.value.callee, self.ix):
+                    if v.kind == RETURN and (v.value.command_line or v.value.files) and is_training_arguments(v.value.callee, self.ix):
                         out.extend(self._parsed_flag(expr, scope))
             return out
         attrs = self._self_attribute(expr, scope)
@@ -772,14 +803,27 @@ class Evaluator:
                 return "arguments", arg, ()
         return "command-line", None, ()
 
+    def parse_choice(self, call: cst.Call) -> str:
+        """The parse call as a choice among configuration files (``ConfigRef.choice``)."""
+        return str(self.ix.span(call).start)
+
+    def parse_option(self, arg: Optional[cst.BaseExpression], scope: Scope) -> str:
+        """The script's command-line option whose value is the file a parse reads
+        (``parse_json_file(json_file=a.train_args_file)`` of an argparse option
+        ``--train_args_file``): its name, else ""."""
+        if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and self.ix.arg_options.get(arg.attr.value):
+            return arg.attr.value
+        return ""
+
     def parsed_field(self, call: cst.Call, scope: Scope, name: str) -> List[Possible]:
         """The values a parse call gives field ``name`` of the TrainingArguments it fills: the
         file's key (read at the join, with its line; absent: the field's default, off), the
         dict's entry, the ``--name`` of a literal argument list, or the user's command line."""
         kind, arg, paths = self.parse_source(call, scope)
-        off = (False,) if name in COMMAND_LINE_FLAGS else ()
+        off = (False,) if name in COMMAND_LINE_FLAGS else (None,) if name == "deepspeed" else ()
         if kind == "file":
-            return [Possible(CONFIG, ConfigRef(p, (name,), off), origin=self.ix.span(call)) for p in paths]
+            choice, option = self.parse_choice(call), self.parse_option(arg, scope)
+            return [Possible(CONFIG, ConfigRef(p, (name,), off, choice, option), origin=self.ix.span(call)) for p in paths]
         if kind == "mapping":
             entries = [e for e in self._dict_entries(arg, scope, set()) if e.name == name]
             if entries:

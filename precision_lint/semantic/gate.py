@@ -10,6 +10,7 @@ always analysed, so that its syntax error is reported.
 from __future__ import annotations
 
 import ast
+import os
 import warnings
 from typing import Dict, Iterable, Optional, Set, Tuple
 
@@ -113,6 +114,7 @@ def analysed(files: Dict[str, Tuple[str, str, Optional[Tuple[str, ...]]]]) -> Se
     for path, (module, root, _) in files.items():
         if module:
             by_module.setdefault(module, {})[root] = path
+    by_file = {os.path.normcase(os.path.abspath(path)): path for path in files}
     links: Dict[str, Set[str]] = {path: set() for path in files}
     for path, (_, root, imports) in files.items():
         for name in imports or ():
@@ -120,6 +122,11 @@ def analysed(files: Dict[str, Tuple[str, str, Optional[Tuple[str, ...]]]]) -> Se
             for i in range(len(parts), 0, -1):  # `a.b.c` imports the packages `a.b` and `a` too
                 found = by_module.get(".".join(parts[:i]), {})
                 others = [found[root]] if root in found else list(found.values())
+                if not others and i > 1 and root:
+                    # a module of an implicit namespace package (a folder without
+                    # `__init__.py`, PEP 420): `component.argument` is `<root>/component/argument.py`
+                    base = os.path.join(root, *parts[:i])
+                    others = [by_file[k] for k in (os.path.normcase(os.path.abspath(c)) for c in (base + ".py", os.path.join(base, "__init__.py"))) if k in by_file]
                 for other in others:
                     if other != path:
                         links[path].add(other)

@@ -86,13 +86,63 @@ def _loop_owner(loops, names: Tuple[str, ...]) -> str:
 
 def frozen_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1) -> str:
     """Why the model is frozen once the code has run: the last freeze, unless a later
-    ``requires_grad_(True)`` re-enabled it ("" when it ends trainable or nothing freezes it).
-    ``after``: only events later than this pre-order number count (a model made there)."""
+    ``requires_grad_(True)`` or an adapter injection (``adapters_at_end``) re-enabled it ("" when
+    it ends trainable or nothing freezes it). ``after``: only events later than this pre-order
+    number count (a model made there)."""
     last = ""
     for at, trainable, what in freeze_events(index, names):
         if at > after:
             last = "" if trainable else what
+    if last and adapters_at_end(index, names, after) is not None:
+        return ""  # adapters injected after the freeze: they train (in the model's dtype)
     return last
+
+
+def adapter_injection(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
+    """The model a call injects PEFT adapters into *in place*, or None.
+
+    ``X.add_adapter(config)`` (diffusers' ``PeftAdapterMixin.add_adapter``, transformers'
+    ``integrations.peft.PeftAdapterMixin.add_adapter``: both call ``peft.inject_adapter_in_model``)
+    and ``inject_adapter_in_model(config, X)`` itself. The injected layers take the base layer's
+    dtype: ``BaseTunerLayer._move_adapter_to_device_of_base_layer`` (peft/tuners/tuners_utils.py,
+    called by ``LoraLayer.update_layer``) moves each new adapter ``.to(device, dtype=<the base
+    weight's float dtype>)``, and ``inject_adapter_in_model`` (peft/mapping.py) builds the tuner
+    (``BaseTuner.__init__``, which marks only the adapters trainable) and returns the mutated
+    model without the float32 upcast that ``get_peft_model`` does: that one is
+    ``PeftModel.__init__`` → ``BaseTuner._cast_adapter_dtype`` → ``cast_adapter_dtype`` (fp16 /
+    bf16 adapters to fp32), taken when ``autocast_adapter_dtype=True``, its default (peft/
+    mapping_func.py). Checked in peft 0.21.2 and transformers 5.24. So adapters added to a float16
+    model are trainable float16 parameters, unless the script upcasts them (diffusers'
+    ``training_utils.cast_training_params(unet, dtype=torch.float32)``)."""
+    q = site.qualname or dotted(site.node.func) or ""
+    if site.method == "add_adapter" and site.receiver is not None and site.node.args:
+        return site.receiver
+    if q.rsplit(".", 1)[-1] == "inject_adapter_in_model":
+        given = keyword(site.node, "model")
+        args = positional(site.node)
+        return given.value if given is not None else args[1].value if len(args) > 1 else None
+    return None
+
+
+def adapters_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1) -> Optional[cst.Call]:
+    """The last call that injects adapters into the model bound to ``names`` (``unet.add_adapter(
+    config)``), when nothing after it freezes the model or makes all of it trainable again
+    (``requires_grad_(False)`` / ``requires_grad_(True)``): what trains is then those adapters,
+    in the dtype the model has. None otherwise. ``after`` as in ``frozen_at_end``."""
+    found = None
+    for site in index.calls:
+        target = adapter_injection(index, site)
+        if target is None or dotted(target) not in names or id(site.node) not in index.order_of:
+            continue
+        at = index.order(site.node)[0]
+        if at > after and (found is None or at > index.order(found)[0]):
+            found = site.node
+    if found is None:
+        return None
+    at = index.order(found)[0]
+    if any(when > at for when, _, _ in freeze_events(index, names)):
+        return None  # frozen again, or the whole model trainable again, after it
+    return found
 
 
 SAVES = ("save_pretrained", "save_model", "push_to_hub", "save", "save_file", "save_state_dict", "export")
@@ -125,6 +175,41 @@ def save_time_cast(index: ModuleIndex, names: Tuple[str, ...], cast: cst.Call, s
         if method in SAVES and _mentions(site, names, cast):
             saved = True
     return "cast for saving after training (nothing trains after it)" if saved and not trains_after else ""
+
+
+STEPS = ("step", "backward", "train", "fit")
+
+
+def after_training_cast(index: ModuleIndex, names: Tuple[str, ...], cast: cst.Call, scope: Scope) -> str:
+    """Why a cast of a model is made after its training, not for it: in its scope, the model
+    was trained above (an optimizer step, a backward pass, ``trainer.train()``), the cast sits
+    in no loop, and below it nothing trains (no step, backward, ``train``/``fit``, trainer)
+    nor hands the model to a project function that might. ``model.half()`` then
+    ``torch.jit.trace(model, ...)`` for inference never has its gradients unscaled; "" otherwise."""
+    from .callees import project_callee
+
+    if id(cast) not in index.order_of:
+        return ""
+    site_of_cast = index.call_of(cast)
+    if site_of_cast is None or site_of_cast.loops:
+        return ""
+    at = index.order(cast)[0]
+    trained_before = False
+    for site in index.calls:
+        if site.scope.code_scope() is not scope or id(site.node) not in index.order_of or site.node is cast:
+            continue
+        first, last = index.order(site.node)
+        method = site.method or (site.qualname or "").rsplit(".", 1)[-1]
+        if first <= at < last and site.receiver is not cast:
+            return ""  # the cast is an argument of this call (`train(model.half(), loader)`)
+        if first < at:
+            trained_before = trained_before or method in STEPS
+            continue
+        if method in TRAINING_CALLS or method.endswith("Trainer"):
+            return ""
+        if project_callee(index, site) is not None and _mentions(site, names, cast):
+            return ""  # `evaluate(model)` of the project: it might train what it is given
+    return "cast after training (nothing trains it below)" if trained_before else ""
 
 
 def _mentions(site, names: Tuple[str, ...], cast: cst.Call) -> bool:
@@ -196,7 +281,10 @@ def without_grad(site) -> bool:
 #
 # A cast to another dtype on the way (``model = model.float()``) ends the walk: the optimizer
 # then trains float32 parameters, whatever the object was loaded as. A PEFT wrap
-# (``get_peft_model``) ends it too: what trains is the adapters, not the wrapped base.
+# (``get_peft_model``) ends it too: what trains is the adapters (float32), not the wrapped base.
+# Adapters injected in place (``unet.add_adapter(config)``, ``inject_adapter_in_model(config,
+# unet)``) do not end it: they are the same object's new parameters, in its dtype
+# (``adapter_injection``), and they make a frozen model trainable again (``adapters_at_end``).
 
 OPTIMIZER_PREFIXES = ("torch.optim.", "bitsandbytes.optim.", "timm.optim.", "apex.optimizers.", "torch_optimizer.")
 OPTIMIZER_FUNCTIONS = (
@@ -240,7 +328,7 @@ WRAPPER_FUNCTIONS = (
     "torch.distributed.fsdp.FullyShardedDataParallel", "deepspeed.initialize",
 )
 ITERABLES = ("list", "tuple", "iter", "filter", "sorted", "set", "itertools.chain", "itertools.chain.from_iterable")
-PEFT_WRAPS = ("get_peft_model", "prepare_model_for_kbit_training", "PeftModel.from_pretrained", "inject_adapter_in_model")
+PEFT_WRAPS = ("get_peft_model", "prepare_model_for_kbit_training", "PeftModel.from_pretrained")
 
 
 @dataclass(frozen=True)
@@ -313,7 +401,8 @@ class TrainedObjects:
                 walk(comp.iter)
                 comp = comp.inner_for_in
         elif isinstance(node, cst.Subscript):
-            walk(node.value)
+            if not self._item(node, scope, klass, out, seen, depth):
+                walk(node.value)
         elif isinstance(node, cst.IfExp):
             walk(node.body)
             walk(node.orelse)
@@ -360,6 +449,36 @@ class TrainedObjects:
                 value = element
             self._walk(value, owner, klass, out, seen, depth + 1)
 
+    def _item(self, node: cst.Subscript, scope: Scope, klass, out, seen, depth) -> bool:
+        """``parts["model"]`` of ``parts = {"model": m, "ref": r}`` or of ``parts = load(...)``
+        (a project function returning such a dict): that entry's object only, not the others
+        the dict holds (a frozen reference model returned beside the trained one). False when
+        the key or the container is not one of those (the whole container is then walked)."""
+        key = _literal_key(node)
+        if key is None or not isinstance(node.value, cst.Name):
+            return False
+        owner, reached = self.ix.bindings_of(node.value, self._scope(node.value, scope))
+        if owner is None or not reached or any(b.imported is not None or b.unpack_index is not None for b in reached):
+            return False
+        found = []
+        for binding in reached:
+            value = binding.value
+            if isinstance(value, cst.Dict) and _string_keys(value) is not None:
+                entry = _string_keys(value).get(key)
+                if entry is None:
+                    return False
+                found.append(("walk", entry))
+            elif isinstance(value, cst.Call) and self._project_callee(value) is not None:
+                found.append(("ret", self._project_callee(value)))
+            else:
+                return False
+        for how, what in found:
+            if how == "walk":
+                self._walk(what, owner, klass, out, seen, depth + 1)
+            else:
+                out.add(("ret", what, key))
+        return True
+
     def _element(self, value, position: int):
         """What ``a, b = value`` binds to its ``position``: an element of a tuple written out, or
         the matching argument of a wrapper that gives back what it was given in order
@@ -398,6 +517,10 @@ class TrainedObjects:
             walk(site.receiver)  # the parameters of that object
             return
         out.add(("node", id(node)))
+        if q.rsplit(".", 1)[-1] == "inject_adapter_in_model":
+            # the same model, adapters injected in place in its dtype (`adapter_injection`)
+            walk(adapter_injection(self.ix, site))
+            return
         if q.endswith(PEFT_WRAPS):
             # a PEFT model: its adapters train, not the base it wraps; they are float32 unless
             # `autocast_adapter_dtype=False` makes them in the base's dtype (the base's cast
@@ -484,6 +607,25 @@ class TrainedObjects:
                 return self._made_by(reached[0].value, scope)
         return ""
 
+    def _never_trains(self, site) -> bool:
+        """Whether a Hugging Face trainer built at ``site`` certainly never trains: it is bound
+        to names that are used in the binding scope, and only to read attributes other than
+        ``train`` (``trainer.evaluate()``, ``trainer.predict(ds)``). Such a Trainer makes no optimizer and
+        no gradient scaler, so its ``fp16=True`` only autocasts evaluation. A trainer that is
+        returned, passed on, stored or used any other way may be trained elsewhere; Lightning's
+        trainers are judged by ``fit`` instead."""
+        if not site.assigned_to or (site.qualname or "").startswith(("lightning", "pytorch_lightning")):
+            return False
+        for name in site.assigned_to:
+            owner = site.scope.lookup_scope(name)
+            if owner is None:
+                return False
+            reads = _attribute_reads(owner.node, name)
+            if not reads or "train" in reads:
+                return False  # used otherwise, trained, or never used here (a module's
+                # trainer that nothing reads may be another module's import)
+        return True
+
     def _collect(self) -> List[Use]:
         from .callees import project_callee
 
@@ -509,7 +651,9 @@ class TrainedObjects:
                 given = keyword(node, "model")
                 args = positional(node)
                 model = given.value if given is not None else (args[0].value if args else None)
-                if model is not None and not isinstance(model, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+                if self._never_trains(site):
+                    pass  # built for `evaluate()` / `predict()` only: it never makes an optimizer
+                elif model is not None and not isinstance(model, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
                     add("train", model, site, evidence=f"`{named}(model=...)`")
                 else:
                     # given a model's name, the trainer loads it with its config's
@@ -542,7 +686,12 @@ class TrainedObjects:
             for value, _ in function.returns:
                 if value is None:
                     continue
-                parts = list(enumerate(e.value for e in value.elements)) if isinstance(value, cst.Tuple) else [(None, value)]
+                if isinstance(value, cst.Tuple):
+                    parts = list(enumerate(e.value for e in value.elements))
+                elif isinstance(value, cst.Dict) and _string_keys(value) is not None:
+                    parts = list(_string_keys(value).items())  # `return {"model": m, "ref": r}`
+                else:
+                    parts = [(None, value)]
                 for position, part in parts:
                     keys = self.keys(part, function, klass)
                     if keys:
@@ -676,3 +825,56 @@ def trained_objects(index: ModuleIndex, evaluator=None) -> TrainedObjects:
     if found is None:
         found = index._trained_objects = TrainedObjects(index, evaluator)
     return found
+
+
+def _literal_key(node: cst.Subscript) -> Optional[str]:
+    """``"model"`` of ``x["model"]``; None for any other subscript."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    key = node.slice[0].slice.value
+    return key.evaluated_value if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str) else None
+
+
+def _string_keys(node: cst.Dict) -> Optional[Dict[str, cst.BaseExpression]]:
+    """``{"model": m, "ref": r}`` → its entries; None when a key is not a string literal or
+    the dict splats another (``{**base, ...}``)."""
+    out: Dict[str, cst.BaseExpression] = {}
+    for element in node.elements:
+        if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+            return None
+        key = element.key.evaluated_value
+        if not isinstance(key, str):
+            return None
+        out[key] = element.value
+    return out
+
+
+class _NameUses(cst.CSTVisitor):
+    """Every use of one name in a tree: the attributes read on it (``x.attr``), and whether it
+    is used any other way (passed, returned, stored, compared) besides being assigned."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.attributes: Set[str] = set()
+        self.escapes = False
+        self._skip: Set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == self.name:
+            self.attributes.add(node.attr.value)
+            self._skip.add(id(node.value))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self._skip.add(id(node.target))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and id(node) not in self._skip:
+            self.escapes = True
+
+
+def _attribute_reads(tree: cst.CSTNode, name: str) -> Optional[Set[str]]:
+    """The attributes read on ``name`` in ``tree``; None when the name is used otherwise."""
+    uses = _NameUses(name)
+    tree.visit(uses)
+    return None if uses.escapes else uses.attributes

@@ -59,6 +59,15 @@ class ReturnRef:
     # The arguments of the one call it stands for, when known: ``(position, keyword, values)``.
     # The callee's own parameters in what it returns then take these, not every caller's.
     args: Optional[Tuple[Tuple[Optional[int], Optional[str], Tuple[Any, ...]], ...]] = None
+    # An instance that ``HfArgumentParser`` fills from one configuration file
+    # (``parse_json_file(json_file=a.args_file)``): the files it may read, as written in the
+    # code (the option's default), and ``choice`` (see ``ConfigRef``). A field is the file's key,
+    # else the class's default; each file's values are one configuration of the run.
+    files: Tuple[str, ...] = ()
+    choice: str = ""
+    # the command-line option of the script that names the file (``--args_file``): what the
+    # script's shipped launches pass there is read as well (``project/interproc.py``)
+    option: str = ""
 
 
 # The value of a key that a config file does not hold: unknown (``cfg["fp16"]`` raises).
@@ -77,9 +86,16 @@ class ConfigRef:
     path: str
     keys: Tuple[Any, ...] = ()
     missing: Tuple[Any, ...] = MISSING_UNKNOWN
+    # For a file that fills a whole run's arguments (``HfArgumentParser.parse_json_file``): the
+    # parse call that reads it (its offset in its module), "" for any other read. The values
+    # one such parse reads from different files are different configurations of the run
+    # (``Possible.chosen``), never combined.
+    choice: str = ""
+    # the command-line option naming the file (as ``ReturnRef.option``)
+    option: str = ""
 
     def child(self, key: Any, missing: Tuple[Any, ...] = MISSING_UNKNOWN) -> "ConfigRef":
-        return ConfigRef(self.path, self.keys + (key,), missing)
+        return ConfigRef(self.path, self.keys + (key,), missing, self.choice, self.option)
 
     def __str__(self) -> str:
         return self.path + "".join(f"[{k!r}]" for k in self.keys)
@@ -170,6 +186,10 @@ class Possible:
     # that parses it (the file ``where``, else the module's own): at the join, what the
     # script's shipped launches pass replaces it (``project/options.py``), and it is cleared.
     option: str = ""
+    # ``(choice, file)``: the value holds only in the configuration where the parse ``choice``
+    # (a module and a parse call in it) reads ``file``. Two values of the same choice from
+    # different files never hold together (``exclusive``).
+    chosen: Tuple[str, str] = ()
 
     def implies(self) -> FrozenSet[Tuple[str, bool]]:
         """The tests this value being true implies (itself, for a test without parts)."""
@@ -187,6 +207,12 @@ class Possible:
 
 
 Values = Tuple[Possible, ...]
+
+
+def exclusive(a: Possible, b: Possible) -> bool:
+    """Whether ``a`` and ``b`` are values of two different configurations of one choice (a
+    parse that reads one configuration file of several): no run holds both."""
+    return bool(a.chosen and b.chosen) and a.chosen[0] == b.chosen[0] and a.chosen[1] != b.chosen[1]
 
 UNKNOWN_VALUE: Values = (Possible(UNKNOWN),)
 

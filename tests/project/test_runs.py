@@ -153,10 +153,18 @@ def test_frozen_then_made_trainable_again_is_trained():
     assert "weight_dtype" in d.message and d.span.line == 10
 
 
-def test_frozen_then_given_lora_parameters_stays_frozen():
-    from conftest import lint
+def test_frozen_then_given_lora_parameters_trains_them_in_the_dtype_cast_after():
+    # `add_adapter` makes the adapters trainable; the cast below it makes them float16 too
+    from conftest import fix, lint
 
-    assert lint(UNFROZEN.format(then="unet.add_adapter(lora_config)"), "MP101") == []
+    src = UNFROZEN.format(then="unet.add_adapter(lora_config)")
+    (d,) = lint(src, "MP101")
+    assert "adapters" in d.message and d.span.line == 10
+    fixed = fix(src, "MP101")  # the upcast goes below the cast, not below add_adapter
+    assert fixed.index("param.data = param.data.float()") > fixed.index("dtype=weight_dtype)")
+    assert lint(fixed, "MP101") == []
+    upcast = "unet.to(accelerator.device, dtype=weight_dtype)\ncast_training_params(unet, dtype=torch.float32)"
+    assert lint(src.replace("unet.to(accelerator.device, dtype=weight_dtype)", upcast), "MP101") == []
 
 
 MERGE_AFTER_TRAINING = """

@@ -5,6 +5,7 @@ Before, a model cast to float16 counted as trained unless a freeze, an ``eval()`
 a validation pipeline, a frozen VAE, a second model used only for inference were all called
 "trainable weights". Each test is a small program of the shapes the maintainers reviewed.
 """
+import pytest
 from conftest import config, dedent, lint
 
 CODE = "MP101"
@@ -77,6 +78,7 @@ vae.requires_grad_(False)
 vae.to(accelerator.device, dtype=weight_dtype)
 unet.to(accelerator.device, dtype=weight_dtype)
 unet.add_adapter(LoraConfig(r=4, target_modules=["to_q", "to_v"]))
+{upcast}
 params = filter(lambda p: p.requires_grad, unet.parameters())
 optimizer = torch.optim.AdamW(params, lr=1e-4)
 unet, optimizer = accelerator.prepare(unet, optimizer)
@@ -89,13 +91,20 @@ for batch in loader:
 """
 
 
-def test_a_frozen_vae_and_a_unet_whose_adapters_alone_train_are_not_reported():
-    assert lint(LORA.format(freeze="unet.requires_grad_(False)"), CODE) == []
+ADAPTERS_UPCAST = "from diffusers.training_utils import cast_training_params\ncast_training_params(unet, dtype=torch.float32)"
 
 
-def test_a_unet_fully_fine_tuned_in_float16_is_reported_and_the_vae_still_not():
-    (d,) = lint(LORA.format(freeze=""), CODE)
-    assert d.span.line == 13  # the UNet's cast, not the VAE's (line 12)
+def test_a_frozen_vae_and_a_unet_whose_float32_adapters_alone_train_are_not_reported():
+    assert lint(LORA.format(freeze="unet.requires_grad_(False)", upcast=ADAPTERS_UPCAST), CODE) == []
+
+
+def test_a_unet_whose_adapters_keep_its_float16_is_reported_and_the_vae_still_not():
+    # `add_adapter` makes the adapters in the UNet's dtype and marks only them trainable,
+    # whether or not the UNet was frozen first (tests/rules/test_mp101_add_adapter.py)
+    for freeze in ("unet.requires_grad_(False)", ""):
+        (d,) = lint(LORA.format(freeze=freeze, upcast=""), CODE)
+        assert d.span.line == 13  # the UNet's cast, not the VAE's (line 12)
+        assert "adapters" in d.message
 
 
 # --- the model handed to a train(model, ...) helper of another module ------------------------
@@ -269,3 +278,48 @@ def test_an_instance_trained_in_another_file_trains_the_attributes_its_class_set
 def test_an_instance_nobody_optimizes_trains_nothing(tree):
     files = {"proj/lib.py": WRAPPER, "proj/train.py": USES_WRAPPER.format(params="probe.parameters()")}
     assert lint_tree(tree, files) == []
+
+
+AFTER_TRAINING = """
+    import torch
+
+
+    def main():
+        model = torch.nn.Linear(4, 4).cuda()
+        opt = torch.optim.AdamW(model.parameters(), eps=1e-4)
+        scaler = torch.amp.GradScaler("cuda")
+        for _ in range(3):
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = model(torch.randn(2, 4).cuda()).sum()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        TAIL
+
+
+    def finetune(m):
+        pass
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_a_cast_after_the_training_loop_for_inference_is_not_trained():
+    tail = "model.half()\n        traced = torch.jit.trace(model, torch.randn(2, 4).cuda().half())\n        traced.save('m.pt')"
+    assert lint(AFTER_TRAINING.replace("TAIL", tail), "MP101") == []
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        # training again after the cast
+        "model.half()\n        for _ in range(3):\n            scaler.scale(model(torch.randn(2, 4).cuda().half()).sum()).backward()\n            scaler.step(opt)",
+        # handed to a project function that may train it
+        "model.half()\n        finetune(model)",
+    ],
+)
+def test_a_cast_that_something_trains_afterwards_is_reported(tail):
+    src = AFTER_TRAINING.replace("TAIL", tail)
+    assert len(lint(src, "MP101")) == 1

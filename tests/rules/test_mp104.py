@@ -139,3 +139,117 @@ def test_fixture_header_fixes_unsafe(tmp_path):
     path.write_text(head + "# fixes: maybe\nprint(1)\n")
     with pytest.raises(FixtureError, match="fixes must be"):
         load_fixture(path)
+
+
+APEX_LOOP = """
+    import torch
+    from apex import amp
+
+    model = torch.nn.Linear(4, 4).cuda().half()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    model, optimizer = amp.initialize(model, optimizer, INIT)
+    loss = model(torch.randn(2, 4).cuda().half()).sum()
+    with amp.scale_loss(loss, optimizer) as scaled:
+        scaled.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "init",
+    ['opt_level="O2"', 'opt_level="O1", master_weights=True', 'opt_level=LEVEL'],
+)
+def test_apex_float32_master_weights_are_not_float16_for_the_optimizer(init):
+    src = APEX_LOOP.replace("INIT", init)
+    if "LEVEL" in init:
+        src = src.replace("from apex import amp\n", 'from apex import amp\n    LEVEL = "O2"\n')
+    assert lint(src, "MP104") == []
+
+
+@pytest.mark.parametrize("init", ['opt_level="O1"', 'opt_level="O3"', 'opt_level="O2", master_weights=False'])
+def test_apex_levels_that_step_the_float16_parameters_themselves(init):
+    assert len(lint(APEX_LOOP.replace("INIT", init), "MP104")) == 1
+
+
+def test_apex_with_the_optimizer_written_in_place():
+    src = """
+        import torch
+        from apex import amp
+
+        model = torch.nn.Linear(4, 4).half()
+        model, optimizer = amp.initialize(model, torch.optim.Adam(model.parameters()), opt_level="O2")
+    """
+    assert lint(src, "MP104") == []
+
+
+TWO_FUNCTIONS = """
+    import torch
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+
+
+    def evaluate(path):
+        model = Net().half().eval()
+        model.load_state_dict(torch.load(path))
+        return model
+
+
+    def train():
+        model = NET
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        return opt
+"""
+
+
+def test_an_fp16_model_of_another_function_is_another_object():
+    """`evaluate`'s float16 `model` is not the float32 `model` that `train` optimizes."""
+    assert lint(TWO_FUNCTIONS.replace("NET", "Net()"), "MP104") == []
+
+
+def test_the_fp16_model_of_the_optimizers_own_function_is_reported():
+    assert len(lint(TWO_FUNCTIONS.replace("NET", "Net().half()"), "MP104")) == 1
+
+
+def test_a_module_level_fp16_model_is_the_one_a_function_optimizes():
+    src = """
+        import torch
+
+        model = torch.nn.Linear(4, 4).half()
+
+        def train():
+            return torch.optim.AdamW(model.parameters())
+    """
+    assert len(lint(src, "MP104")) == 1
+
+
+@pytest.mark.parametrize("cast", ["model.float()", "model.to(torch.float32)", "model.to(dtype=torch.float32)"])
+def test_an_in_place_cast_back_to_float32_before_training(cast):
+    src = f"""
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+        {cast}
+        opt = torch.optim.AdamW(model.parameters())
+        scaler = torch.amp.GradScaler("cuda")
+    """
+    assert lint(src, "MP104") == [] and lint(src, "MP101") == []
+
+
+def test_a_cast_back_only_in_some_runs_leaves_the_fp16_run():
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        def main(keep_half):
+            model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+            if not keep_half:
+                model.float()
+            opt = torch.optim.AdamW(model.parameters())
+            scaler = torch.amp.GradScaler("cuda")
+    """
+    assert len(lint(src, "MP104")) == 1

@@ -162,3 +162,87 @@ def test_the_failures_and_the_fix_on_cpu():
     assert torch.isnan(torch.where(mask, -1e10, scores).softmax(-1)[1]).all()  # a fully masked row
     fixed = scores.masked_fill(mask, torch.finfo(scores.dtype).min).softmax(-1)
     assert torch.isfinite(fixed).all() and fixed[0, 1] == 1
+
+
+SCALED_LOOP = """
+    import torch
+    import torch.nn as nn
+
+
+    class Scores(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x, mask):
+            h = self.fc(x)
+            w = h @ h.transpose(-1, -2)
+            return w.masked_fill(mask == 0, -1e9).softmax(-1).sum()
+
+
+    model = Scores().cuda()
+    opt = torch.optim.AdamW(model.parameters())
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.autocast("cuda", dtype=DTYPE):
+        loss = model(torch.randn(2, 4, 8).cuda(), torch.ones(2, 4, 4).cuda())
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+"""
+
+
+def test_a_grad_scaler_beside_bf16_autocast_makes_nothing_float16():
+    """bf16 holds -1e9 (float32's exponent range); the scaler beside it is redundant, not fp16."""
+    assert lint(SCALED_LOOP.replace("DTYPE", "torch.bfloat16"), "MP402") == []
+
+
+def test_the_same_loop_under_fp16_autocast_is_reported():
+    found = lint(SCALED_LOOP.replace("DTYPE", "torch.float16"), "MP402")
+    assert len(found) == 1 and "fp16 autocast" in found[0].message
+
+
+FLOAT32_SCORES = """
+    import torch
+    import torch.nn as nn
+
+
+    class Scores(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x, mask):
+            h = self.fc(x)
+            SCORES
+            return scores.softmax(-1).type_as(x).sum()
+
+
+    model = Scores().cuda()
+    with torch.autocast("cuda", dtype=torch.float16):
+        out = model(torch.randn(2, 4, 8).cuda(), torch.ones(2, 4, 4).cuda())
+"""
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [
+        "scores = (h @ h.transpose(-1, -2)).float()\n            scores = scores.masked_fill(mask == 0, -1e9)",
+        "scores = (h @ h.transpose(-1, -2)).to(torch.float32).masked_fill(mask == 0, -1e9)",
+        "bias = torch.zeros_like(mask, dtype=torch.float32).masked_fill(mask == 0, -1e9)\n            scores = h @ h.transpose(-1, -2) + bias.to(h.dtype) * 0",
+        "scores = torch.where(mask == 0, (h @ h.transpose(-1, -2)).float(), -1e9)",
+    ],
+)
+def test_a_constant_that_meets_a_float32_tensor_fits(scores):
+    """Masking is not an autocast op: a tensor cast to float32 stays float32 under fp16 autocast."""
+    assert lint(FLOAT32_SCORES.replace("SCORES", scores), "MP402") == []
+
+
+def test_the_same_scores_without_the_cast_are_float16_under_autocast():
+    src = FLOAT32_SCORES.replace("SCORES", "scores = (h @ h.transpose(-1, -2)).masked_fill(mask == 0, -1e9)")
+    (d,) = lint(src, "MP402")
+    assert "torch.finfo(<the tensor>.dtype).min" in d.message  # no plain name to fix with
+
+
+def test_a_cast_to_float16_is_not_wide():
+    src = FLOAT32_SCORES.replace("SCORES", "scores = (h @ h.transpose(-1, -2)).to(torch.float16)\n            scores = scores.masked_fill(mask == 0, -1e9)")
+    assert len(lint(src, "MP402")) == 1

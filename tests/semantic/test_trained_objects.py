@@ -254,3 +254,126 @@ def test_a_method_of_what_a_factory_function_returns_is_that_class_s():
     built = [s for s in index.calls if s.method == "build"]
     assert project_callee(index, built[0]) == "m.Runner.build"
     assert project_callee(index, built[1]) is None  # not always a Runner
+
+
+TRAINER_USES = """
+    import torch
+    from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments
+
+    def run():
+        model = AutoModelForSequenceClassification.from_pretrained("m", dtype=torch.float16)
+        trainer = Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=True))
+        USE
+"""
+
+
+@pytest.mark.parametrize("use", ["trainer.predict(ds)", "metrics = trainer.evaluate()\n        print(metrics)"])
+def test_a_trainer_used_only_to_evaluate_trains_nothing(use):
+    from conftest import lint
+
+    assert lint(TRAINER_USES.replace("USE", use), "MP101") == []
+
+
+@pytest.mark.parametrize(
+    "use",
+    ["trainer.evaluate()\n        trainer.train()", "return trainer", "launch(trainer)", "self_trainers = [trainer]"],
+)
+def test_a_trainer_that_trains_or_escapes_is_trained(use):
+    from conftest import lint
+
+    assert len(lint(TRAINER_USES.replace("USE", use), "MP101")) == 1
+
+
+# --- adapters injected in place (issue #24) -----------------------------------------------
+def test_inject_adapter_in_model_trains_the_model_it_mutates_not_fp32_adapters_of_a_wrap():
+    src = """
+    import torch
+    from peft import inject_adapter_in_model
+    from transformers import AutoModelForCausalLM
+    m = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.float16)
+    m = inject_adapter_in_model(cfg, m)
+    opt = torch.optim.AdamW(m.parameters())
+    """
+    # the same module, its adapters in its float16 (no `autocast_adapter_dtype` upcast)
+    assert trained(src, "from_pretrained") != ""
+    assert trained(src.replace("inject_adapter_in_model(cfg, m)", "get_peft_model(cfg, m)")
+                   .replace("import inject_adapter_in_model", "import get_peft_model"), "from_pretrained") == ""
+
+
+def _state(src):
+    from precision_lint.semantic.training_state import adapters_at_end, frozen_at_end
+
+    index = build_index(dedent(src), "m")
+    injection = adapters_at_end(index, ("unet",))
+    return frozen_at_end(index, ("unet",)), index.text(injection) if injection is not None else None
+
+
+@pytest.mark.parametrize(
+    "injection",
+    [
+        "unet.add_adapter(LoraConfig(r=4))",
+        "inject_adapter_in_model(LoraConfig(r=4), unet)",
+        "unet = inject_adapter_in_model(LoraConfig(r=4), model=unet)",
+    ],
+)
+def test_adapters_injected_after_a_freeze_make_the_model_trainable_through_them(injection):
+    src = f"""
+    from peft import LoraConfig, inject_adapter_in_model
+    unet = load()
+    unet.requires_grad_(False)
+    {injection}
+    """
+    frozen, adapters = _state(src)
+    assert frozen == "" and adapters is not None and "LoraConfig(r=4)" in adapters
+    # a freeze after the injection freezes the adapters too
+    frozen, adapters = _state(src.rstrip(" ") + "    unet.requires_grad_(False)\n")
+    assert frozen and adapters is None
+    # `requires_grad_(True)` after it trains the whole model, not only the adapters
+    frozen, adapters = _state(src.rstrip(" ") + "    unet.requires_grad_(True)\n")
+    assert frozen == "" and adapters is None
+
+
+def test_no_injection_leaves_the_freeze_alone():
+    frozen, adapters = _state("""
+    unet = load()
+    unet.requires_grad_(False)
+    other.add_adapter(cfg)
+    unet.add_adapter
+    """)
+    assert frozen and adapters is None
+
+
+def _upcast(src, names=("unet",)):
+    from precision_lint.facts.extractors.weights import _Uses
+
+    index = build_index(dedent(src), "m")
+    return _Uses(index).trainable_upcast_after(names, 0, Evaluator(index))
+
+
+@pytest.mark.parametrize(
+    "upcast, expected",
+    [
+        ("cast_training_params(unet, dtype=torch.float32)", True),
+        ("cast_training_params(unet)", True),  # float32 is its default
+        ("cast_training_params([unet, text_encoder], dtype=torch.float32)", True),
+        ("cast_training_params(model=(text_encoder, unet))", True),
+        ('if args.mixed_precision == "fp16":\n        cast_training_params(unet, dtype=torch.float32)', True),
+        ("if weight_dtype == torch.float16:\n        cast_training_params(unet)", True),
+        ("for n, p in unet.named_parameters():\n        pass\n    for p in unet.parameters():\n"
+         "        if p.requires_grad:\n            p.data = p.data.float()", True),
+        ("cast_training_params(unet, dtype=torch.bfloat16)", False),
+        ("cast_training_params(text_encoder, dtype=torch.float32)", False),
+        ("if args.upcast:\n        cast_training_params(unet, dtype=torch.float32)", False),
+        ('if args.mixed_precision == "fp16" and args.upcast:\n        cast_training_params(unet)', False),
+        ('if args.mixed_precision != "fp16":\n        cast_training_params(unet)', False),
+        ("if args.upcast:\n        for p in unet.parameters():\n            p.data = p.data.float()", False),
+    ],
+)
+def test_an_upcast_of_the_trainable_parameters_counts_on_every_fp16_path(upcast, expected):
+    src = f"""
+    import torch
+    from diffusers.training_utils import cast_training_params
+    unet = load()
+    {upcast}
+    """
+    assert _upcast(src) is expected

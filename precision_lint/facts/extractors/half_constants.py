@@ -85,6 +85,45 @@ def _made_half(index: ModuleIndex, evaluator: Evaluator, expr: cst.CSTNode, scop
     return False
 
 
+_WIDE = frozenset({"float32", "float64", "bfloat16"})
+_WIDE_METHODS = ("float", "double", "bfloat16")
+
+
+def _wide_dtype(evaluator: Evaluator, expr: cst.BaseExpression, scope) -> bool:
+    """``expr`` is a dtype, and every value it may take is one that holds -1e9 and 1e-8's
+    exponent (float32, float64, bfloat16)."""
+    if not evaluator.mentions_dtype(expr, scope):
+        return False
+    found = {d.value for d in dtypes(evaluator.values(expr, scope))}
+    return bool(found) and found <= _WIDE
+
+
+def _made_wide(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.BaseExpression], scope, depth: int = 0) -> bool:
+    """The tensor is certainly made float32 (or float64, bf16) where the constant meets it:
+    ``scores.float()``, ``x.to(torch.float32)``, ``torch.zeros_like(m, dtype=torch.float32)``,
+    or a name every reaching binding of which is one. Masking such a tensor with -1e9 is fine
+    under any autocast (``masked_fill``/``where`` are not autocast ops); an operation on it
+    that autocast runs in float16 (``a.float() @ b``) is not a cast, and is not followed."""
+    if expr is None or depth > 4:
+        return False
+    if isinstance(expr, cst.Name):
+        values = [b.value for b in _bindings(index, scope, expr)]
+        return bool(values) and all(v is not None and v is not expr and _made_wide(index, evaluator, v, scope, depth + 1) for v in values)
+    if not isinstance(expr, cst.Call):
+        return False
+    site = index.call_of(expr)
+    method = site.method if site is not None else None
+    if method in _WIDE_METHODS and not expr.args:
+        return True
+    if method in ("to", "type"):
+        casts = [a.value for a in expr.args if a.keyword is None or a.keyword.value == "dtype"]
+        return any(_wide_dtype(evaluator, c, scope) for c in casts) and not any(
+            evaluator.mentions_dtype(c, scope) and not _wide_dtype(evaluator, c, scope) for c in casts
+        )
+    given = keyword(expr, "dtype")
+    return given is not None and _wide_dtype(evaluator, given.value, scope)
+
+
 def _bindings(index: ModuleIndex, scope, name: cst.Name):
     """The bindings that reach the use ``name``."""
     return index.bindings_of(name, scope)[1]
@@ -186,7 +225,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             continue
         kind, expr, tensor = found
         value = _constant_value(evaluator, expr, site.scope)
-        if value is None:
+        if value is None or _made_wide(index, evaluator, tensor, site.scope):
             continue
         evidence = []
         if _autocast_half(index, evaluator, site.context_items, site.scope):
@@ -211,6 +250,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             continue
         if kind == "eps" and _integer(index, misfit.other, misfit.scope):
             continue  # an integer count: `count + 1e-8` is float32
+        if _made_wide(index, evaluator, misfit.other, misfit.scope):
+            continue  # `x.float()[mask] = -1e20`, `n.float() + 1e-8`: float32 there
         evidence = []
         if kind != "eps" and _autocast_half(index, evaluator, misfit.context_items, misfit.scope):
             evidence.append("autocast")

@@ -2,10 +2,13 @@
 
 Recorded per file, unjudged: each construction of an Adam-family optimizer
 (torch, transformers, bitsandbytes) with the possible values of its ``eps``
-(its default when not given), where a fix edits or adds it, and the names whose
+(its default when not given), where a fix edits or adds it, the names whose
 ``.parameters()`` it updates (``model.parameters()``, a list or param groups built
-from ``model.named_parameters()``). Whether those parameters are float16 is
-judged with the weights facts.
+from ``model.named_parameters()``), and whether apex's ``amp.initialize`` gives it
+float32 master weights (``opt_level="O2"``, or ``master_weights=True``): apex then
+points the optimizer at float32 copies of the float16 parameters, so its eps is
+used in float32. Whether those parameters are float16 is judged with the weights
+facts.
 """
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ class AdamSite:
     insert_style: str  # see PrecisionSite.keyword_text
     owners: Tuple[str, ...]  # `model` for `model.parameters()`
     scope: str
+    fp32_master: bool = False  # handed to apex `amp.initialize` with float32 master weights
 
     def keyword_text(self, name: str, value: str) -> str:
         return keyword_text(self.insert_style, name, value)
@@ -72,8 +76,49 @@ def _owners(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope) -> Tu
     return tuple(found)
 
 
+APEX_INITIALIZE = frozenset({"apex.amp.initialize", "apex.amp.frontend.initialize"})
+# apex's opt levels that keep float32 master weights unless ``master_weights=`` says otherwise
+MASTER_WEIGHTS_LEVELS = frozenset({"O2"})
+
+
+def _keeps_master_weights(call: cst.Call, evaluator: Evaluator, scope) -> bool:
+    """Whether ``amp.initialize(...)`` certainly keeps float32 master weights: ``O2`` (its
+    default) without ``master_weights=False``, or ``master_weights=True`` (O1 and O3 step the
+    model's own parameters: a float16 model stays float16 for the optimizer)."""
+    def consts(arg):
+        values = evaluator.values(arg.value, scope)
+        return {v.value for v in values} if values and all(v.kind == CONST for v in values) else None
+
+    master = keyword(call, "master_weights")
+    if master is not None:
+        return consts(master) == {True}
+    level = keyword(call, "opt_level")
+    return level is not None and consts(level) is not None and consts(level) <= MASTER_WEIGHTS_LEVELS
+
+
+def _master_weight_optimizers(index: ModuleIndex, evaluator: Evaluator) -> set:
+    """The ids of the optimizer constructions apex gives float32 master weights:
+    ``amp.initialize(model, opt, opt_level="O2")`` with ``opt = AdamW(...)`` (or the call
+    written in place, or a list of them)."""
+    found = set()
+    for site in index.calls:
+        if site.qualname not in APEX_INITIALIZE or not _keeps_master_weights(site.node, evaluator, site.scope):
+            continue
+        args = positional(site.node)
+        given = keyword(site.node, "optimizers")
+        expr = given.value if given is not None else (args[1].value if len(args) > 1 else None)
+        items = [e.value for e in expr.elements] if isinstance(expr, (cst.List, cst.Tuple)) else [expr]
+        for item in items:
+            if isinstance(item, cst.Call):
+                found.add(id(item))
+            elif isinstance(item, cst.Name):
+                found.update(id(b.value) for b in index.bindings_of(item, site.scope)[1] if b.value is not None)
+    return found
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator):
     out = []
+    master = None
     for site in index.calls:
         if site.qualname not in ADAM_FAMILY:
             continue
@@ -90,6 +135,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         params = keyword(site.node, "params")
         params_expr = params.value if params is not None else (args[0].value if args else None)
         insert_at, style = _insertion(index, site.node)
+        if master is None:
+            master = _master_weight_optimizers(index, evaluator)
         out.append(
             AdamSite(
                 site.qualname,
@@ -102,6 +149,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 style,
                 _owners(index, params_expr, site.scope),
                 site.scope.code_scope().qualname,
+                id(site.node) in master,
             )
         )
     return tuple(out)

@@ -342,7 +342,8 @@ def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> L
                             switch=name if kind == "mapping" else "",
                         ),
                     )
-                    for name in ("fp16", "bf16")
+                    # a file's `deepspeed` key hands fp16 to DeepSpeed's own loss scaler (MP101)
+                    for name in (("fp16", "bf16", "deepspeed") if kind == "file" else ("fp16", "bf16"))
                 )
             here = where.code_scope()
             out.append(

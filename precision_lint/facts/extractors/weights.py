@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -24,7 +24,8 @@ from ...semantic.index import CallSite, ModuleIndex, Scope, keyword, positional
 from ...semantic.kinds import constructs_module, is_loader, object_kinds
 from ...semantic.names import dotted
 from ...semantic.training_state import (
-    TrainRef, frozen_at_end, no_grad_function, runs_before, save_time_cast, trained_objects, without_grad,
+    TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function, runs_before,
+    save_time_cast, trained_objects, without_grad,
 )
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
@@ -67,6 +68,19 @@ class WeightsSite:
     trained: str = ""
     trained_scope: str = ""
     trained_if: Tuple[TrainRef, ...] = ()
+    # A wrap for adapter training taken only under conditions of the form ``x == "lit"``,
+    # ``x in ("a", "b")`` (``if args.train_mode in ["lora", "qlora"]:``): for each condition,
+    # ``(values of x, the literals, whether the wrap needs x among them)``. Where ``x`` is a
+    # configuration's value (a file's key, a field's default), the rule asks each
+    # configuration whether it wraps the model (``project/configurations.py``).
+    peft_when: Tuple[Tuple[Tuple[Possible, ...], Tuple[Any, ...], bool], ...] = ()
+    # Adapters injected in place into this model (``unet.add_adapter(config)``,
+    # ``inject_adapter_in_model(config, unet)``) after its last freeze: what trains is those
+    # adapters, made in the model's dtype (``training_state.adapter_injection``). The call as
+    # written, its span (MP101's fix upcasts the adapters below it) and the model's name there.
+    injected: str = ""
+    injected_span: Optional[Span] = None
+    injected_into: str = ""
 
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
@@ -276,6 +290,30 @@ class _Uses:
             return True
         return False
 
+    def peft_conditions(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, guards=()):
+        """For a wrap that ``peft_after`` refuses because it runs only under conditions of its
+        own: those conditions when each compares one expression with literals (``x == "a"``,
+        ``x != "a"``, ``x in ["a", "b"]``, ``x not in (...)``, also under ``not``/``else``), as
+        ``WeightsSite.peft_when`` holds them; () for any other wrap."""
+        mine = {(id(expr), positive) for expr, positive in guards}
+        for site in self.ix.calls:
+            q = site.qualname or dotted(site.node.func) or ""
+            if not q.endswith("get_peft_model"):
+                continue
+            args = positional(site.node)
+            given = keyword(site.node, "model")
+            first = args[0].value if args else (given.value if given is not None else None)
+            if first is None or not any(self._refers(first, n) for n in names) or self.ix.span(site.node).start < after:
+                continue
+            flag = keyword(site.node, "autocast_adapter_dtype")
+            if flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False":
+                continue
+            own = [term for expr, positive in site.guards if (id(expr), positive) not in mine for term in _conjuncts(expr, positive)]
+            conditions = [_membership(evaluator, expr, positive, site.scope) for expr, positive in own]
+            if own and all(c is not None for c in conditions):
+                return tuple(conditions)
+        return ()
+
     def adapters_before(self, names: Tuple[str, ...], before: int) -> bool:
         """Whether one of ``names`` is bound to ``get_peft_model(...)`` above ``before``."""
         for site in self.ix.calls:
@@ -284,10 +322,28 @@ class _Uses:
                 return True
         return False
 
-    def trainable_upcast_after(self, names: Tuple[str, ...], after: int) -> bool:
-        """``for p in model.parameters(): if p.requires_grad: p.data = p.data.float()`` below
-        ``after``: the trainable parameters are float32 again (what MP101's fix of a PEFT
-        model's ``.half()`` writes; the frozen base stays float16)."""
+    def trainable_upcast_after(self, names: Tuple[str, ...], after: int, evaluator: Optional[Evaluator] = None, guards=()) -> bool:
+        """The trainable parameters are made float32 again below ``after``, on every path that
+        gets there with fp16 on: ``for p in model.parameters(): if p.requires_grad: p.data =
+        p.data.float()`` (what MP101's fix writes; the frozen base stays float16), or diffusers'
+        ``cast_training_params(model)`` / ``cast_training_params([unet, text_encoder],
+        dtype=torch.float32)`` (``diffusers.training_utils``: ``param.data = param.to(dtype)``
+        for each parameter with ``requires_grad``; float32 by default).
+
+        An upcast under a condition of its own (one the site's ``guards`` are not under) counts
+        only when that condition holds whenever fp16 is chosen (``if args.mixed_precision ==
+        "fp16":``, ``if weight_dtype == torch.float16:``): the scripts upcast exactly when fp16
+        loss scaling is on. Under any other condition a path skips it with float16 adapters."""
+        mine = {(id(expr), positive) for expr, positive in guards}
+
+        def on_every_fp16_path(own, loop_names=()) -> bool:
+            for expr, positive in own:
+                if (id(expr), positive) in mine or _mentions(expr, loop_names):
+                    continue  # the site's own condition, or `if p.requires_grad:` inside the loop
+                if not all(_fp16_test(e, p) for e, p in _conjuncts(expr, positive)):
+                    return False
+            return True
+
         for a in self.ix.attr_assigns:
             if a.target.attr.value != "data" or not a.loops or self.ix.span(a.target).start < after:
                 continue
@@ -301,7 +357,52 @@ class _Uses:
                     and isinstance(it.func, cst.Attribute)
                     and it.func.attr.value == "parameters"
                     and any(self._refers(it.func.value, n) for n in names)
+                    and on_every_fp16_path(a.guards, _bound_names(loop.target))
                 ):
+                    return True
+        for site in self.ix.calls:
+            q = site.qualname or dotted(site.node.func) or ""
+            if q.rsplit(".", 1)[-1] != "cast_training_params" or self.ix.span(site.node).start < after:
+                continue
+            given = keyword(site.node, "model")
+            args = positional(site.node)
+            model = given.value if given is not None else args[0].value if args else None
+            models = [e.value for e in model.elements] if isinstance(model, (cst.List, cst.Tuple)) else [model]
+            if not any(m is not None and self._refers(m, n) for m in models for n in names):
+                continue
+            dtype = keyword(site.node, "dtype") or (args[1] if len(args) > 1 else None)
+            if dtype is not None:
+                if evaluator is None:
+                    continue
+                values = evaluator.values(dtype.value, site.scope)
+                if not values or any(v.kind != DTYPE or v.value != "float32" for v in values):
+                    continue  # not (always) float32
+            if on_every_fp16_path(site.guards):
+                return True
+        return False
+
+    def recast_after(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, scope: Scope, guards) -> bool:
+        """``model.float()`` (or ``.double()``, ``.bfloat16()``, ``.to(torch.float32)``) as a
+        statement below ``after`` in the same code, under no test the load is not under: an
+        ``nn.Module`` cast is in place, so whatever trains the model trains it in that dtype."""
+        mine = {(id(expr), positive) for expr, positive in guards}
+        for site in self.ix.calls:
+            if site.receiver is None or site.scope.code_scope() is not scope or self.ix.span(site.node).start < after:
+                continue
+            line = site.statement
+            body = line.body if isinstance(line, cst.SimpleStatementLine) else ()
+            if not any(isinstance(b, cst.Expr) and b.value is site.node for b in body):
+                continue  # `other = model.float()` makes the cast for another name
+            if not any(self._refers(site.receiver, n) for n in names):
+                continue
+            if any((id(expr), positive) not in mine for expr, positive in site.guards):
+                continue  # `if not fp16: model.float()`: not in every run of the load
+            if site.method in ("float", "double", "bfloat16") and not site.node.args:
+                return True
+            if site.method == "to":
+                casts = [a.value for a in site.node.args if a.keyword is None or a.keyword.value == "dtype"]
+                named = [d.value for c in casts if evaluator.mentions_dtype(c, site.scope) for d in dtype_atoms(evaluator.values(c, site.scope))]
+                if named and all(d in ("float32", "float64", "bfloat16") for d in named):
                     return True
         return False
 
@@ -319,6 +420,88 @@ class _Uses:
                         return True
                     node = node.func.value if isinstance(node.func, cst.Attribute) else None
         return False
+
+
+def _conjuncts(test: cst.BaseExpression, positive: bool) -> List[Tuple[cst.BaseExpression, bool]]:
+    """The tests that must all hold for a branch to run: ``if a == "x" and b in [...]:`` runs
+    when both do (its else branch, when either fails, is one test, kept whole)."""
+    if positive and isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _conjuncts(test.left, True) + _conjuncts(test.right, True)
+    return [(test, positive)]
+
+
+def _membership(evaluator: Evaluator, test: cst.BaseExpression, positive: bool, scope):
+    """``(values of x, literals, wanted)`` for a test ``x == lit`` / ``x != lit`` / ``x in
+    [lits]`` / ``x not in [lits]`` (``not`` and the else branch flip ``wanted``): the branch runs
+    when x is among the literals exactly when ``wanted``; None for any other test."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, positive = test.expression, not positive
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    op, right = target.operator, target.comparator
+    if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.List, cst.Tuple, cst.Set)):
+        items = [e.value for e in right.elements]
+    elif isinstance(op, (cst.Equal, cst.NotEqual)):
+        items = [right]
+    else:
+        return None
+    if not items or not all(isinstance(i, cst.SimpleString) for i in items):
+        return None
+    literals = tuple(i.evaluated_value for i in items)
+    wanted = positive if isinstance(op, (cst.In, cst.Equal)) else not positive
+    return (tuple(evaluator.values(test.left, scope)), literals, wanted)
+
+
+FP16_LITERALS = ("fp16", "float16")
+
+
+def _fp16_test(test: cst.BaseExpression, positive: bool) -> bool:
+    """Whether a branch under ``test`` runs in every fp16 configuration: the test holds when
+    the value compared is fp16's own (``x == "fp16"``, ``x in ("fp16", "bf16")``, ``x ==
+    torch.float16``). Any other test (``!=``, ``not in``, another value) may skip fp16."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, positive = test.expression, not positive
+    if not positive or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    op, right = target.operator, target.comparator
+    if isinstance(op, cst.In) and isinstance(right, (cst.List, cst.Tuple, cst.Set)):
+        items = [e.value for e in right.elements]
+    elif isinstance(op, cst.Equal):
+        items = [right]
+    else:
+        return False
+    for item in items:
+        if isinstance(item, cst.SimpleString) and item.evaluated_value in FP16_LITERALS:
+            return True
+        if dotted(item) in ("torch.float16", "torch.half"):
+            return True
+    return False
+
+
+def _bound_names(target: cst.BaseExpression) -> Tuple[str, ...]:
+    """The names a ``for`` target binds (``p``, ``name, p``)."""
+    if isinstance(target, cst.Name):
+        return (target.value,)
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return tuple(n for e in target.elements for n in _bound_names(e.value))
+    return ()
+
+
+def _mentions(expr: cst.BaseExpression, names: Tuple[str, ...]) -> bool:
+    """Whether ``expr`` reads one of ``names``."""
+    if not names:
+        return False
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in names:
+                found.append(node)
+
+    expr.visit(_Find())
+    return bool(found)
 
 
 def _given(arg) -> bool:
@@ -410,11 +593,24 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         trained, trained_scope = objects.trained_here(keys)
         frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg")
         if not frozen and kind != "dtype-kwarg":
-            frozen = save_time_cast(index, targets, node, scope)
+            frozen = save_time_cast(index, targets, node, scope) or after_training_cast(index, targets, node, scope)
         if not frozen and is_loader(site) and _quantized(index, evaluator, site):
             frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
-        if not frozen and kind == "half" and uses.trainable_upcast_after(targets, span.end):
+        if not frozen and kind == "half" and uses.trainable_upcast_after(targets, span.end, evaluator, site.guards):
             frozen = "its trainable parameters are cast back to float32 below"
+        if not frozen and "float16" in found and targets and uses.recast_after(evaluator, targets, span.end, scope, site.guards):
+            frozen = "cast to another dtype below (in place), before anything trains it"
+        made_at = index.order(node)[0] if kind == "dtype-kwarg" and id(node) in index.order_of else -1
+        injection = adapters_at_end(index, targets, made_at) if targets and not frozen else None
+        injected_site = index.call_of(injection) if injection is not None else None
+        if injected_site is not None:
+            upcast_after = max(span.end, index.span(injection).end)
+            if uses.trainable_upcast_after(targets, upcast_after, evaluator, site.guards + injected_site.guards):
+                frozen = "the adapters it trains are cast to float32 below"
+        injected = ""
+        if injected_site is not None and not frozen:
+            head = index.text(injection.func)
+            injected = f"`{head}(...)`"
         out.append(
             WeightsSite(
                 kind=kind,
@@ -428,6 +624,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 trainable=not frozen,
                 frozen=frozen,
                 peft=uses.peft_after(targets, span.end, site.guards),
+                peft_when=uses.peft_conditions(evaluator, targets, span.end, site.guards),
                 returned=scope.kind == "function" and uses.returned(targets, scope, node),
                 via=via,
                 edit_text=edit_text,
@@ -438,6 +635,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 trained=trained,
                 trained_scope=trained_scope,
                 trained_if=objects.sources(keys),
+                injected=injected,
+                injected_span=index.span(injection) if injected else None,
+                injected_into=index.text(adapter_injection(index, injected_site)) if injected else "",
             )
         )
     return tuple(out)

@@ -1,0 +1,50 @@
+"""Values of one configuration are judged together.
+
+A run that ``HfArgumentParser`` fills from a configuration file (``parse_json_file(json_file=
+a.train_args_file)``) takes every field from that one file: ``fp16``, ``deepspeed`` and the
+script's own fields (``train_mode``) are that file's keys, else the fields' defaults. Where a
+default or a shipped launch picks among several files, each file is a configuration of its own:
+the evaluator marks each value read so with the file (``Possible.chosen``), and values of two
+different files of one parse never hold together (``values.exclusive``).
+
+Here a rule asks, for one value that switches something on (``fp16: true`` of one file), what
+else holds in the same configuration: whether that configuration hands fp16 to DeepSpeed (a
+``deepspeed`` that is set) or wraps the model for adapter training (``if args.train_mode in
+["lora", "qlora"]: model = get_peft_model(...)``, ``WeightsSite.peft_when``).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, List, Sequence, Tuple
+
+from ..semantic.values import CONST, Possible, exclusive
+
+
+def alongside(values: Iterable[Possible], chosen: Possible) -> List[Possible]:
+    """The ``values`` that may hold in a run where ``chosen`` does (not another file's)."""
+    return [v for v in values if not exclusive(v, chosen)]
+
+
+def _set(v: Possible) -> bool:
+    """A ``deepspeed`` value that is set: a config path (or a dict), never None or empty."""
+    return v.kind == CONST and v.value not in (None, False, "", 0)
+
+
+def runs_deepspeed(values: Sequence[Possible], chosen: Possible) -> bool:
+    """Whether every ``deepspeed`` value of the configuration of ``chosen`` is set: the Trainer
+    then runs DeepSpeed, whose fp16 keeps fp32 master weights and scales the loss itself."""
+    here = alongside(values, chosen)
+    return bool(here) and all(_set(v) for v in here)
+
+
+def wraps_adapters(conditions: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...], bool]], chosen: Possible) -> bool:
+    """Whether, in the configuration of ``chosen``, every condition of a conditional PEFT wrap
+    (``WeightsSite.peft_when``) certainly holds: each value its subject may take there is a
+    literal the test accepts (an unknown value, or one the test refuses, leaves the weights
+    trained as loaded)."""
+    if not conditions:
+        return False
+    for subject, literals, wanted in conditions:
+        here = alongside(subject, chosen)
+        if not here or not all(v.kind == CONST and (v.value in literals) == wanted for v in here):
+            return False
+    return True

@@ -1,0 +1,177 @@
+"""MP101 for adapters injected in place into a float16 model (issue #24).
+
+``unet.add_adapter(LoraConfig(...))`` (diffusers, transformers) and
+``inject_adapter_in_model(config, model)`` make the LoRA layers in the dtype of the layer they
+wrap and mark only them trainable: a UNet frozen and cast to ``weight_dtype = torch.float16``
+trains float16 adapters, and fp16 loss scaling refuses to unscale their gradients
+(``ValueError: Attempting to unscale FP16 gradients.``) unless the script upcasts them
+(``cast_training_params(unet, dtype=torch.float32)``, or the ``requires_grad`` loop).
+``get_peft_model`` upcasts them itself. Each test is a small program of that shape.
+"""
+import pytest
+from conftest import fix, lint
+
+CODE = "MP101"
+
+SCRIPT = """
+import argparse
+import torch
+from accelerate import Accelerator
+from diffusers import UNet2DConditionModel
+from peft import LoraConfig
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--mixed_precision", choices=["no", "fp16", "bf16"], default="{precision}")
+parser.add_argument("--upcast", action="store_true")
+args = parser.parse_args()
+
+accelerator = Accelerator(mixed_precision=args.mixed_precision)
+denoiser = UNet2DConditionModel.from_pretrained("sd", subfolder="unet")
+denoiser.requires_grad_(False)
+weight_dtype = torch.float32
+if accelerator.mixed_precision == "fp16":
+    weight_dtype = torch.float16
+elif accelerator.mixed_precision == "bf16":
+    weight_dtype = torch.bfloat16
+denoiser.to(accelerator.device, dtype=weight_dtype)
+denoiser.add_adapter(LoraConfig(r=4, target_modules=["to_q", "to_k"]))
+{upcast}
+trainable = list(filter(lambda p: p.requires_grad, denoiser.parameters()))
+opt = torch.optim.AdamW(trainable, lr=1e-4)
+denoiser, opt = accelerator.prepare(denoiser, opt)
+for batch in loader:
+    loss = denoiser(batch["x"], batch["t"], batch["c"]).sample.mean()
+    accelerator.backward(loss)
+    opt.step()
+    opt.zero_grad()
+"""
+
+
+def script(upcast="", precision="fp16"):
+    return SCRIPT.replace("{upcast}", upcast).replace("{precision}", precision)
+
+
+def test_float16_adapters_under_fp16_loss_scaling_are_reported_and_named():
+    (d,) = lint(script(), CODE)
+    assert d.span.line == 20  # the cast to weight_dtype: the dtype the adapters take
+    assert "the adapters that `denoiser.add_adapter(...)` (line 21) adds to `denoiser`" in d.message
+    assert "float16" in d.message and "Attempting to unscale FP16 gradients" in d.message
+
+
+def test_the_fix_upcasts_the_adapters_below_add_adapter_and_leaves_the_base_dtype():
+    src = script()
+    fixed = fix(src, CODE)
+    assert "denoiser.to(accelerator.device, dtype=weight_dtype)" in fixed  # the user's memory choice
+    lines = fixed.splitlines()
+    at = lines.index('denoiser.add_adapter(LoraConfig(r=4, target_modules=["to_q", "to_k"]))')
+    assert lines[at + 1].startswith("for param in denoiser.parameters():")
+    assert lines[at + 2:at + 4] == ["    if param.requires_grad:", "        param.data = param.data.float()"]
+    assert lint(fixed, CODE) == []  # a second --fix finds nothing
+    assert fix(fixed, CODE) == fixed
+
+
+@pytest.mark.parametrize(
+    "upcast",
+    [
+        "from diffusers.training_utils import cast_training_params\ncast_training_params(denoiser, dtype=torch.float32)",
+        "from diffusers.training_utils import cast_training_params\ncast_training_params(denoiser)",
+        "from diffusers.training_utils import cast_training_params\ncast_training_params([denoiser, text_encoder], dtype=torch.float32)",
+        'from diffusers.training_utils import cast_training_params\nif args.mixed_precision == "fp16":\n'
+        "    cast_training_params(denoiser, dtype=torch.float32)",
+        'import diffusers\nif accelerator.mixed_precision in ("fp16",):\n'
+        "    diffusers.training_utils.cast_training_params([denoiser], dtype=torch.float32)",
+        "for p in denoiser.parameters():\n    if p.requires_grad:\n        p.data = p.data.float()",
+    ],
+)
+def test_adapters_cast_to_float32_below_add_adapter_are_not_reported(upcast):
+    assert lint(script(upcast), CODE) == []
+
+
+@pytest.mark.parametrize(
+    "upcast",
+    [
+        # under a condition of its own, not fp16's: `--upcast` not passed keeps float16 adapters
+        "from diffusers.training_utils import cast_training_params\nif args.upcast:\n"
+        "    cast_training_params(denoiser, dtype=torch.float32)",
+        # bf16 is no float32: the scaler still refuses to unscale
+        "from diffusers.training_utils import cast_training_params\ncast_training_params(denoiser, dtype=torch.bfloat16)",
+        # another model's adapters upcast
+        "from diffusers.training_utils import cast_training_params\ncast_training_params(text_encoder, dtype=torch.float32)",
+    ],
+)
+def test_an_upcast_that_misses_the_fp16_run_or_the_model_is_still_reported(upcast):
+    (d,) = lint(script(upcast), CODE)
+    assert d.span.line == 20
+
+
+def test_an_upcast_above_add_adapter_upcasts_nothing_it_adds():
+    upcast = "from diffusers.training_utils import cast_training_params\ncast_training_params(denoiser, dtype=torch.float32)"
+    src = script().replace(
+        "denoiser.to(accelerator.device, dtype=weight_dtype)\n",
+        "denoiser.to(accelerator.device, dtype=weight_dtype)\n" + upcast + "\n",
+    )
+    assert len(lint(src, CODE)) == 1
+
+
+def test_bf16_mixed_precision_with_bf16_weights_has_no_loss_scaling():
+    assert lint(script(precision="bf16").replace('choices=["no", "fp16", "bf16"], ', ""), CODE) == []
+
+
+def test_adapters_added_to_a_float32_model_are_float32():
+    src = script().replace("denoiser.to(accelerator.device, dtype=weight_dtype)", "denoiser.to(accelerator.device)")
+    assert lint(src, CODE) == []
+
+
+def test_adapters_frozen_again_after_add_adapter_train_nothing():
+    src = script("denoiser.requires_grad_(False)")
+    assert lint(src, CODE) == []
+
+
+def test_add_adapter_for_inference_only_trains_nothing():
+    src = """
+    import torch
+    from accelerate import Accelerator
+    from diffusers import UNet2DConditionModel
+    from peft import LoraConfig
+
+    accelerator = Accelerator(mixed_precision="fp16")
+    unet = UNet2DConditionModel.from_pretrained("sd", subfolder="unet")
+    unet.requires_grad_(False)
+    unet.to(accelerator.device, dtype=torch.float16)
+    unet.add_adapter(LoraConfig(r=4, target_modules=["to_q", "to_k"]))
+    unet.load_state_dict(torch.load("lora.pt"), strict=False)
+    with torch.no_grad():
+        sample = unet(noise, t, cond).sample
+    """
+    assert lint(src, CODE) == []
+
+
+GET_PEFT = """
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+model = AutoModelForCausalLM.from_pretrained("lm", torch_dtype=torch.float16)
+{wrap}
+Trainer(model=model, args=TrainingArguments("out", fp16=True), train_dataset=ds).train()
+"""
+
+
+def test_get_peft_model_on_a_float16_base_keeps_float32_adapters():
+    assert lint(GET_PEFT.format(wrap="model = get_peft_model(model, LoraConfig(r=8))"), CODE) == []
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        "model.add_adapter(LoraConfig(r=8))",
+        "from peft import inject_adapter_in_model\nmodel = inject_adapter_in_model(LoraConfig(r=8), model)",
+        "from peft import inject_adapter_in_model\ninject_adapter_in_model(LoraConfig(r=8), model=model)",
+    ],
+)
+def test_transformers_add_adapter_and_inject_adapter_in_model_keep_the_float16(wrap):
+    (d,) = lint(GET_PEFT.format(wrap=wrap), CODE)
+    assert d.span.line == 5 and "adapters" in d.message
+    fixed = fix(GET_PEFT.format(wrap=wrap), CODE)
+    assert "torch_dtype=torch.float16" in fixed and "param.data = param.data.float()" in fixed
+    assert lint(fixed, CODE) == []
