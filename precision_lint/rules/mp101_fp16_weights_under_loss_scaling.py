@@ -20,6 +20,15 @@ decide whether the model is wrapped in PEFT adapters. The two halves are often i
 (seed 001: the model is loaded in ``model_utils.py``, ``fp16=True`` is set in the
 training script); files are joined along imports.
 
+An ``Accelerator()`` without ``mixed_precision=`` takes the launch's: ``accelerate launch
+--mixed_precision fp16 train.py`` (or a ``--config_file`` with ``mixed_precision: fp16``) sets
+``ACCELERATE_MIXED_PRECISION``, which ``AcceleratorState`` reads only when the argument is None
+(an explicit ``mixed_precision="no"`` wins), and a plain or multi-GPU run then builds torch's
+GradScaler. A project's shipped launch command (``run.sh``) is that run, and the message names
+it; DeepSpeed (its own loss scaler and fp32 master weights) and FSDP (``ShardedGradScaler``
+unscales fp16 gradients; FSDP2 upcasts trainable parameters) do not fail
+(``project/launched_precision.py``).
+
 Trained means positive evidence: the model's parameters reach an optimizer in the run
 (``AdamW(model.parameters())``, parameter groups, ``Trainer(model=model)``, a Lightning
 module's ``configure_optimizers``, ``deepspeed.initialize``), in the function that casts it or
@@ -53,7 +62,8 @@ from ..workspace.configfiles import is_config_file, shown_from
 from ..facts.model import ModuleFacts
 from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
 from ..project.configurations import alongside, runs_deepspeed, wraps_adapters
-from ..project.options import from_launcher, passed_by
+from ..project.launched_precision import LaunchedPrecision, launched
+from ..project.options import from_launcher, launcher_shown, passed_by
 from ..project.runs import half_in_run, run_name, trained_in_run, training_site, value_in_run
 from .base import Option, Rule, RuleContext, insert, replace
 
@@ -63,6 +73,8 @@ if TYPE_CHECKING:  # the extractors (and LibCST) are loaded by the facts they ma
     from ..facts.extractors.weights import WeightsSite
 
 ERROR = "ValueError: Attempting to unscale FP16 gradients."
+# accelerate's own class (a project subclass may set its precision in its own __init__)
+LIBRARY_ACCELERATORS = ("accelerate.Accelerator", "accelerate.accelerator.Accelerator")
 STRATEGIES = ("fp32-master", "bf16-if-supported", "disable-scaler")
 FP16_WORDS = ("float16", "fp16", "half")
 
@@ -214,6 +226,33 @@ def _written_in_config(arg, key: str, near: str, among=None) -> str:
     return ""
 
 
+def launched_scaling(site: PrecisionSite, project: Project, entry) -> Optional[LaunchedPrecision]:
+    """For an ``Accelerator`` that takes its mixed precision from the launch (no
+    ``mixed_precision=``, or one that may be None: accelerate reads ACCELERATE_MIXED_PRECISION
+    only then, an explicit value wins): the first shipped ``accelerate launch`` of the run's
+    script (``entry``) that makes it fp16 under torch's GradScaler
+    (``project/launched_precision.py``: not DeepSpeed, FSDP or bf16); None otherwise."""
+    if site.kind != "accelerator" or entry is None or site.opaque or site.callee not in LIBRARY_ACCELERATORS:
+        return None
+    mp = site.arg("mixed_precision")
+    if mp is not None and not any(v.kind == CONST and v.value is None for v in mp.values):
+        return None
+    return next((p for p in launched(project, entry.path) if p.loss_scaling), None)
+
+
+def _launched_reason(site: PrecisionSite, module: ModuleFacts, found: LaunchedPrecision) -> str:
+    mp = site.arg("mixed_precision")
+    name = site.callee.rsplit(".", 1)[-1]
+    shown = launcher_shown(found.launcher, module.path)
+    how = f"as `{shown}` launches it: `{found.command}`"
+    if found.key:
+        line = f" (line {found.where[1].line})" if found.where[1] is not None else ""
+        how += f", whose `{found.key}` is set in {shown_from(found.where[0], module.path)}{line}"
+    if mp is None:
+        return f"`{name}` (no `mixed_precision=`: the launch's precision, {how})"
+    return f"`{name}(mixed_precision={mp.value_text})` (None: the launch's precision, {how})"
+
+
 def scaled_configurations(site: PrecisionSite, weights: WeightsSite) -> Optional[List]:
     """For a Trainer configuration: the values of its ``fp16`` that turn on torch loss scaling
     for these float16 weights, each judged with the rest of its own configuration
@@ -237,8 +276,9 @@ def scaled_configurations(site: PrecisionSite, weights: WeightsSite) -> Optional
     ]
 
 
-def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -> Optional[str]:
-    """A short description of how ``site`` may switch fp16 loss scaling on, or None."""
+def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, entry=None) -> Optional[str]:
+    """A short description of how ``site`` may switch fp16 loss scaling on, or None. ``entry``:
+    the run's script, whose shipped launches give an ``Accelerator()`` its precision."""
     if site.kind == "grad-scaler":
         enabled = site.arg("enabled")
         if enabled is None:
@@ -269,7 +309,8 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project) -
         mp = site.arg("mixed_precision")
         if mp is not None and any(v.kind == CONST and v.value == "fp16" for v in mp.values):
             return f"`Accelerator(mixed_precision={mp.value_text})`"
-        return None
+        found = launched_scaling(site, project, entry)
+        return _launched_reason(site, module, found) if found is not None else None
     if site.kind == "lightning":
         precision = site.arg("precision")
         if precision is not None and any(
@@ -369,7 +410,7 @@ class Fp16WeightsUnderLossScaling(Rule):
                         continue  # no configuration scales the loss of these float16 weights
                     if scaled is None and wraps_adapters(weights.peft_when, Possible(CONST, True)):
                         continue  # every configuration wraps the model in fp32 adapters
-                    reason = scaling_reason(site, module, ctx.project)
+                    reason = scaling_reason(site, module, ctx.project, entry)
                     if reason is not None:
                         found[key] = (module, site, reason, entry)
 
@@ -419,6 +460,12 @@ class Fp16WeightsUnderLossScaling(Rule):
             for v in (site.arg("fp16").values if site.arg("fp16") is not None else ())
             if from_launcher(v) and may_be_true((v,))
         )
+        launch = launched_scaling(site, ctx.project, entry)
+        if launch is not None:
+            if launch.key:
+                related += (Related(launch.where[0], launch.where[1], f"`{launch.key}` here: the launch's fp16"),)
+            elif launch.where[1] is not None:
+                related += (Related(launch.where[0], launch.where[1], f"the launch sets fp16 here: `{launch.command}`"),)
         run = ctx.project.unit_view(entry)
         callers = [
             v for v in weights.values

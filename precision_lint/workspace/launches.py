@@ -11,7 +11,9 @@ names nothing. Nothing is run: the text is split with ``shlex``.
 The launcher's own options are stepped over by knowing which of them take a value
 (``--nproc_per_node 8``); an option of theirs this table does not know is assumed to be a
 flag, the safe reading for the words that follow (a value would be read as the script only
-when it ends in ``.py``).
+when it ends in ``.py``), and a word after it that is no ``.py`` file is its value
+(``--fsdp_version 2 train.py``). The launcher and its own words are kept
+(``Launch.launcher_args``): ``accelerate launch --mixed_precision fp16`` is the run's precision.
 """
 from __future__ import annotations
 
@@ -62,6 +64,11 @@ class Launch:
     module: Optional[str]
     args: Tuple[str, ...]
     line: int  # 1-based line of the command in its file
+    # the launcher that runs it ("python", "accelerate", "torchrun", "deepspeed"; "" for a
+    # notebook's ``%run``) and the launcher's own words before the script
+    # (``accelerate launch --mixed_precision fp16 train.py``: ``("--mixed_precision", "fp16")``)
+    launcher: str = ""
+    launcher_args: Tuple[str, ...] = ()
 
 
 def commands(text: str) -> List[Tuple[int, str]]:
@@ -110,11 +117,11 @@ def parse(command: str, line: int = 0) -> Optional[Launch]:
     if PYTHONS.match(head):
         return _after_python(words, i + 1, line)
     if head == "accelerate" and i + 1 < len(words) and words[i + 1] == "launch":
-        return _after_options(words, i + 2, _ACCELERATE_VALUED, line)
+        return _after_options(words, i + 2, _ACCELERATE_VALUED, line, "accelerate")
     if head == "torchrun":
-        return _after_options(words, i + 1, _TORCHRUN_VALUED, line)
+        return _after_options(words, i + 1, _TORCHRUN_VALUED, line, "torchrun")
     if head == "deepspeed":
-        return _after_options(words, i + 1, _DEEPSPEED_VALUED, line)
+        return _after_options(words, i + 1, _DEEPSPEED_VALUED, line, "deepspeed")
     return None
 
 
@@ -131,35 +138,43 @@ def _after_python(words: List[str], i: int, line: int) -> Optional[Launch]:
         if word == "-m" and i + 1 < len(words):
             module = words[i + 1]
             if module in _DISTRIBUTED_MODULES:  # `python -m torch.distributed.run [opts] train.py`
-                valued = _ACCELERATE_VALUED if module.startswith("accelerate") else _TORCHRUN_VALUED
-                return _after_options(words, i + 2, valued, line)
-            return Launch(None, module, tuple(words[i + 2:]), line)
+                accelerate = module.startswith("accelerate")
+                valued = _ACCELERATE_VALUED if accelerate else _TORCHRUN_VALUED
+                return _after_options(words, i + 2, valued, line, "accelerate" if accelerate else "torchrun")
+            return Launch(None, module, tuple(words[i + 2:]), line, "python")
         if word == "-c":
             return None
         if word.startswith("-"):
             i += 2 if word in _PYTHON_VALUED else 1
             continue
-        return _script(words, i, line)
+        return _script(words, i, line, "python")
     return None
 
 
-def _after_options(words: List[str], i: int, valued: frozenset, line: int) -> Optional[Launch]:
+def _after_options(words: List[str], i: int, valued: frozenset, line: int, launcher: str) -> Optional[Launch]:
+    start = i
+    flag = False  # the word before is an option of theirs this table does not know
     while i < len(words):
         word = words[i]
         if word in ("-m", "--module") and i + 1 < len(words):  # `torchrun -m pkg.train`
-            return Launch(None, words[i + 1], tuple(words[i + 2:]), line)
+            return Launch(None, words[i + 1], tuple(words[i + 2:]), line, launcher, tuple(words[start:i]))
         if word.startswith("-"):
+            flag = word not in valued and "=" not in word
             i += 2 if word in valued else 1
             continue
-        return _script(words, i, line)
+        if flag and not word.endswith(".py"):  # `--fsdp_version 2`: the unknown option's value
+            flag = False
+            i += 1
+            continue
+        return _script(words, i, line, launcher, tuple(words[start:i]))
     return None
 
 
-def _script(words: List[str], i: int, line: int) -> Optional[Launch]:
+def _script(words: List[str], i: int, line: int, launcher: str, launcher_args: Tuple[str, ...] = ()) -> Optional[Launch]:
     script = words[i]
     if "$" in script or not script.endswith(".py"):
         return None  # `python $SCRIPT`: not known
-    return Launch(script, None, tuple(words[i + 1:]), line)
+    return Launch(script, None, tuple(words[i + 1:]), line, launcher, launcher_args)
 
 
 def passed_options(args: Iterable[str]) -> Dict[str, Optional[str]]:

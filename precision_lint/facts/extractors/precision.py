@@ -83,6 +83,9 @@ class PrecisionSite:
     contexts: Tuple[str, ...]
     targets: Tuple[str, ...] = ()
     deepspeed: Optional[str] = None  # a literal path given as deepspeed=
+    # arguments the linter cannot read (``*args``, a ``**kwargs`` it cannot see into, more
+    # positional arguments than it reads): an argument not recorded may still be passed
+    opaque: bool = False
 
     def keyword_text(self, name: str, value: str) -> str:
         """The text that adds ``name=value`` at ``insert_at``, in the call's own layout."""
@@ -360,6 +363,17 @@ def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> L
     return out
 
 
+def _opaque(evaluator: Evaluator, site: CallSite, positions) -> bool:
+    """Whether the call passes arguments that cannot be read: ``*args``, a ``**kwargs`` whose
+    keys are not known, or positional arguments where none are read."""
+    for arg in site.node.args:
+        if arg.star == "*":
+            return True
+        if arg.star == "**" and not evaluator.kwarg_sources(site.node.with_changes(args=[arg]), site.scope):
+            return True
+    return len(positional(site.node)) > len(positions)
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator):
     out: List[PrecisionSite] = []
     for site in index.calls:
@@ -397,6 +411,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 contexts=site.contexts,
                 targets=site.assigned_to,
                 deepspeed=deepspeed,
+                opaque=_opaque(evaluator, site, ARGUMENTS[kind][1]),
             )
         )
     # `@dataclass class MyArgs(TrainingArguments): fp16: bool = True` (HfArgumentParser)
