@@ -183,3 +183,16 @@ def _precision(project: "Project", launcher: str, launch: Launch, script_path: s
         precision = str(config_value.value).lower()
         key = f"mixed_precision: {precision}"
     return LaunchedPrecision(launcher, launch, precision, scaler, command, (config_value.path, config_value.span), key)
+
+
+def builds_no_grad_scaler(project: "Project", script_path: str) -> bool:
+    """Whether the script is launched only by shipped ``accelerate launch`` commands, every one
+    known and none building torch's GradScaler (DeepSpeed, FSDP, XLA, Megatron-LM, CPU): an
+    ``Accelerator(mixed_precision="fp16")`` there scales the loss with DeepSpeed's own scaler
+    (fp32 master weights) or FSDP's ShardedGradScaler, which unscales fp16 gradients. False
+    where no launcher is shipped, or one is not an accelerate launch, or is not readable."""
+    launches = list(project.shipped.launches_for(script_path))
+    if not launches or any(launch.launcher != "accelerate" for _, launch in launches):
+        return False
+    known = [_precision(project, launcher, launch, script_path) for launcher, launch in launches]
+    return all(k is not None and k.scaler != "grad-scaler" for k in known)

@@ -62,7 +62,7 @@ from ..workspace.configfiles import is_config_file, shown_from
 from ..facts.model import ModuleFacts
 from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
 from ..project.configurations import alongside, runs_deepspeed, wraps_adapters
-from ..project.launched_precision import LaunchedPrecision, launched
+from ..project.launched_precision import LaunchedPrecision, builds_no_grad_scaler, launched
 from ..project.options import from_launcher, launcher_shown, passed_by
 from ..project.runs import half_in_run, run_name, trained_in_run, training_site, value_in_run
 from .base import Option, Rule, RuleContext, insert, replace
@@ -308,6 +308,8 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, e
     if site.kind == "accelerator":
         mp = site.arg("mixed_precision")
         if mp is not None and any(v.kind == CONST and v.value == "fp16" for v in mp.values):
+            if entry is not None and builds_no_grad_scaler(project, entry.path):
+                return None  # every shipped launch runs DeepSpeed/FSDP: no torch GradScaler
             return f"`Accelerator(mixed_precision={mp.value_text})`"
         found = launched_scaling(site, project, entry)
         return _launched_reason(site, module, found) if found is not None else None

@@ -206,3 +206,22 @@ def test_the_fix_keeps_float32_weights_and_a_second_run_finds_nothing(tmp_path):
     assert 'from_pretrained("bert-base-uncased", torch_dtype=torch.float32)' in (root / "train.py").read_text()
     again = run_cli("--no-cache", ".", "--select", "MP101", cwd=root)
     assert again.returncode == 0 and "All checks passed" in again.stdout, again.stdout
+
+
+@pytest.mark.parametrize("kind", ["DEEPSPEED", "FSDP"])
+def test_an_explicit_fp16_accelerator_launched_only_under_deepspeed_or_fsdp(tmp_path, kind):
+    """`Accelerator(mixed_precision="fp16")` whose every shipped launch is DeepSpeed (its own
+    loss scaler, fp32 master weights) or FSDP (a scaler that unscales fp16 gradients)."""
+    root = _project(
+        tmp_path,
+        _run_sh("--config_file accel.yaml"),
+        accelerator_args='mixed_precision="fp16"',
+        extra={"accel.yaml": CONFIG.format(kind=kind, mp="fp16")},
+    )
+    assert _findings(root) == []
+
+
+@pytest.mark.parametrize("run_sh", [None, "#!/bin/bash\naccelerate launch --num_processes 2 train.py\npython train.py\n"])
+def test_an_explicit_fp16_accelerator_with_no_or_a_plain_launch_is_reported(tmp_path, run_sh):
+    root = _project(tmp_path, run_sh, accelerator_args='mixed_precision="fp16"')
+    assert len(_findings(root)) == 1
