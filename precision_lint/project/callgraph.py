@@ -68,11 +68,14 @@ class CallGraph:
                     self._called.add(name)
         # class (or a project class it derives from) → paths of modules with a created subclass
         self._created_in: Dict[str, Set[str]] = {}
+        self._created_as: Dict[str, Set[str]] = {}  # class → the created classes derived from it
         for module in modules:
             for cls in module.classes:
                 if cls.qualname in self._called or f"{cls.qualname}.__init__" in self._called:
                     for name, _, _ in symbols.ancestry(cls.qualname, module):
                         self._created_in.setdefault(name, set()).add(module.path)
+                        self._created_as.setdefault(name, set()).add(cls.qualname)
+        self._asking: Set[Tuple[str, str]] = set()
 
     def entries(self, scope: str, unit: Iterable, unit_key: str = "") -> FrozenSet[str]:
         """The entries from which code in ``scope`` runs, within ``unit`` (its modules, or the
@@ -100,7 +103,7 @@ class CallGraph:
                 continue
             callers = self._callers.get(node, ())
             is_function = _within(self._function_paths.get(node), paths)
-            if is_function and (node not in self._called or node in self._entry_functions) and self._runs_uncalled(node, paths):
+            if is_function and (node not in self._called or node in self._entry_functions) and self._runs_uncalled(node, paths, unit_key):
                 found.add(node)
             if not callers and not is_function:
                 # a function of a module outside the unit: whoever runs it is outside too
@@ -119,14 +122,17 @@ class CallGraph:
         self._entries[key] = result
         return result
 
-    def _runs_uncalled(self, function: str, paths) -> bool:
+    def _runs_uncalled(self, function: str, paths, unit_key: str = "") -> bool:
         """Whether a function that no code of the unit calls still runs: a method of a class
-        the unit creates (the library calls ``compute_loss``, ``forward``, callbacks), or a
+        the run creates (the library calls ``compute_loss``, ``forward``, callbacks), or a
         function of a script (``main`` behind ``fire``), but not a function of a module
-        the script imports (its API, unused) nor a method of a class nobody creates."""
+        the script imports (its API, unused) nor a method of a class nobody creates. A class
+        is created in the run when code that runs in it calls the class (or a class derived
+        from it): a ``Trainer`` that only an uncalled helper of an imported package builds
+        (a copy of a library in the repository) runs none of its methods."""
         owner, _, _ = function.rpartition(".")
         if _within(self._class_paths.get(owner), paths):
-            return _within(self._created_in.get(owner), paths)
+            return _within(self._created_in.get(owner), paths) and self._created_by_running_code(owner, paths, unit_key)
         defined = sorted(p for p in self._function_paths.get(function, ()) if p in paths)
         if not defined:
             return True
@@ -136,6 +142,23 @@ class CallGraph:
         if not module or self._programs is None or function in self._entry_functions:
             return True
         return defined[-1] in self._programs  # a module of definitions only runs nothing itself
+
+    def _created_by_running_code(self, owner: str, paths, unit_key: str) -> bool:
+        """Whether code that runs in this run calls ``owner`` or a class derived from it (a
+        question asked while it is being answered counts as no)."""
+        for cls in sorted(self._created_as.get(owner, ())):
+            for callee in (cls, f"{cls}.__init__"):
+                for caller in sorted(self._callers.get(callee, ())):
+                    key = (caller, unit_key or "|".join(sorted(paths)))
+                    if key in self._asking:
+                        continue
+                    self._asking.add(key)
+                    try:
+                        if self.entries(caller, paths, unit_key):
+                            return True
+                    finally:
+                        self._asking.discard(key)
+        return False
 
     def _main_runs(self, scope: str, paths, unit_key: str) -> bool:
         """Whether the ``__main__`` block ``scope`` runs in the run of ``paths``: when its module

@@ -81,6 +81,9 @@ def test_the_fix_upcasts_the_adapters_below_add_adapter_and_leaves_the_base_dtyp
         'import diffusers\nif accelerator.mixed_precision in ("fp16",):\n'
         "    diffusers.training_utils.cast_training_params([denoiser], dtype=torch.float32)",
         "for p in denoiser.parameters():\n    if p.requires_grad:\n        p.data = p.data.float()",
+        # diffusers' scripts also write it out with `.to(torch.float32)`, under the fp16 test
+        'if args.mixed_precision == "fp16":\n    for param in denoiser.parameters():\n'
+        "        if param.requires_grad:\n            param.data = param.to(torch.float32)",
     ],
 )
 def test_adapters_cast_to_float32_below_add_adapter_are_not_reported(upcast):

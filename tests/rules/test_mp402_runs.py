@@ -85,3 +85,48 @@ def test_fp16_autocast_in_a_helper_the_run_calls_is_evidence(tree):
     }
     (d,) = _lint_tree(tree, files)
     assert d.path.endswith("layers.py") and "fp16 autocast" in d.message
+
+
+LIBRARY_COPY = {
+    "setup.py": 'from setuptools import setup\nsetup(name="mylib", package_dir={"": "src"}, packages=["mylib"])\n',
+    "src/mylib/__init__.py": "from .modeling import Encoder\nfrom .trainer import Trainer\n",
+    "src/mylib/modeling.py": (
+        "import torch.nn as nn\n\n\nclass Encoder(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        return self.fc(x)\n"
+    ),
+    "src/mylib/trainer.py": (
+        "import torch\n\n\nclass Trainer:\n    def __init__(self, model, half_eval=False):\n        self.model = model\n"
+        "        self.half_eval = half_eval\n\n    def evaluate(self, batch):\n        model = self.model\n"
+        "        if self.half_eval:\n            model = model.half().to('cuda')\n        with torch.no_grad():\n"
+        "            return model(batch)\n\n\ndef search(model_init):\n    return Trainer(model_init())\n"
+    ),
+    "examples/summ/modeling_summ.py": (
+        "import torch\nfrom torch import nn\nfrom mylib import Encoder\n\n\nclass Summarizer(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.enc = Encoder()\n\n"
+        "    def forward(self, x, mask):\n        scores = torch.matmul(self.enc(x), x.transpose(-1, -2))\n"
+        "        return scores.masked_fill(mask, -1e18).softmax(-1)\n"
+    ),
+    "examples/summ/run_summ.py": (
+        "import torch\nfrom modeling_summ import Summarizer\n\n\ndef main(use_trainer=False):\n"
+        "    model = Summarizer().eval()\n    CALL\n\n\nif __name__ == '__main__':\n    main()\n"
+    ),
+}
+
+
+def _library_copy_run(tmp_path, call):
+    for rel, text in LIBRARY_COPY.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.replace("CALL", call))
+    return [d for d in Engine(config(), ["MP402"], jobs=1).run_paths([str(tmp_path)]).diagnostics]
+
+
+def test_a_half_cast_in_a_method_of_a_class_only_an_uncalled_helper_creates_is_no_evidence(tmp_path):
+    """A copy of a library in the repository: its Trainer casts to float16 for evaluation, and
+    only its own `search` helper (never called here) creates a Trainer; the script never does."""
+    assert _library_copy_run(tmp_path, "print(model(torch.randn(2, 4, 8), torch.zeros(2, 4, 4, dtype=torch.bool)))") == []
+
+
+def test_the_same_trainer_created_by_the_script_runs_its_methods(tmp_path):
+    call = "from mylib import Trainer\n    print(Trainer(model, half_eval=True).evaluate(torch.randn(2, 4, 8)))"
+    assert len(_library_copy_run(tmp_path, call)) == 1

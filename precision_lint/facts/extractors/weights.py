@@ -347,8 +347,7 @@ class _Uses:
         for a in self.ix.attr_assigns:
             if a.target.attr.value != "data" or not a.loops or self.ix.span(a.target).start < after:
                 continue
-            value = a.value
-            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "float"):
+            if not _upcast_value(a.value, evaluator, a.scope):
                 continue
             for loop in a.loops:
                 it = loop.iter
@@ -664,3 +663,18 @@ def _derives_from_module(qualname: str, module, symbols) -> bool:
         name.startswith("torch.nn.") or (name.startswith("transformers.") and name.endswith(("PreTrainedModel", "Model")))
         for name, _, _ in symbols.ancestry(qualname, module)
     )
+
+
+def _upcast_value(value, evaluator: Optional[Evaluator], scope) -> bool:
+    """``p.data.float()``, ``p.float()``, ``p.to(torch.float32)`` / ``p.to(dtype=torch.float32)``
+    (diffusers' scripts write ``param.data = param.to(torch.float32)``): a float32 copy."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+        return False
+    method = value.func.attr.value
+    if method == "float" and not value.args:
+        return True
+    if method not in ("to", "type") or evaluator is None or scope is None:
+        return False
+    casts = [a.value for a in value.args if a.keyword is None or a.keyword.value == "dtype"]
+    named = [d.value for c in casts if evaluator.mentions_dtype(c, scope) for d in dtype_atoms(evaluator.values(c, scope))]
+    return bool(named) and all(d == "float32" for d in named)
