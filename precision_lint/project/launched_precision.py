@@ -96,17 +96,23 @@ def _run_folder(script_path: str, launch: Launch) -> Optional[str]:
     return None
 
 
+def _shipped(project: "Project", script_path: str) -> Tuple[Tuple[str, Optional[LaunchedPrecision]], ...]:
+    """Each shipped launch of ``script_path``: (its launcher program, what it gives the script,
+    None where that is not known or it is no ``accelerate launch``), read once per run."""
+
+    def compute():
+        return tuple(
+            (launch.launcher, _precision(project, launcher, launch, script_path) if launch.launcher == "accelerate" else None)
+            for launcher, launch in project.shipped.launches_for(script_path)
+        )
+
+    return project.memo(("launched-precision", script_path), compute)
+
+
 def launched(project: "Project", script_path: str) -> List[LaunchedPrecision]:
     """The precision each shipped ``accelerate launch`` of ``script_path`` gives it (launches
     whose precision is not known left out)."""
-    out = []
-    for launcher, launch in project.shipped.launches_for(script_path):
-        if launch.launcher != "accelerate":
-            continue
-        found = _precision(project, launcher, launch, script_path)
-        if found is not None:
-            out.append(found)
-    return out
+    return [found for _, found in _shipped(project, script_path) if found is not None]
 
 
 def _precision(project: "Project", launcher: str, launch: Launch, script_path: str) -> Optional[LaunchedPrecision]:
@@ -191,8 +197,7 @@ def builds_no_grad_scaler(project: "Project", script_path: str) -> bool:
     ``Accelerator(mixed_precision="fp16")`` there scales the loss with DeepSpeed's own scaler
     (fp32 master weights) or FSDP's ShardedGradScaler, which unscales fp16 gradients. False
     where no launcher is shipped, or one is not an accelerate launch, or is not readable."""
-    launches = list(project.shipped.launches_for(script_path))
-    if not launches or any(launch.launcher != "accelerate" for _, launch in launches):
-        return False
-    known = [_precision(project, launcher, launch, script_path) for launcher, launch in launches]
-    return all(k is not None and k.scaler != "grad-scaler" for k in known)
+    launches = _shipped(project, script_path)
+    return bool(launches) and all(
+        program == "accelerate" and found is not None and found.scaler != "grad-scaler" for program, found in launches
+    )

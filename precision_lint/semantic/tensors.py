@@ -32,6 +32,39 @@ from .values import CONST, HALF, PARAM, RETURN, SYMBOLIC, Possible, ReturnRef, d
 # a model made with a dtype that its callers or a config file choose; ``teacher``: a
 # distillation step that passes a teacher's logits on to a loss elsewhere).
 
+# The dtype each argument-less cast method gives a tensor or an ``nn.Module`` (in place).
+CAST_METHODS = {"half": "float16", "bfloat16": "bfloat16", "float": "float32", "double": "float64"}
+# Floating dtypes with float32's exponent range or more: -1e9 and 1e-8 fit, gradients unscale.
+WIDE_DTYPES = frozenset({"float32", "float64", "bfloat16"})
+
+
+def cast_dtypes(evaluator: Evaluator, call: cst.Call, method: Optional[str], scope: Scope) -> Optional[frozenset]:
+    """The dtypes a call makes its tensor or model: ``x.float()`` {float32}, ``x.to(torch.float32)``
+    / ``x.to(device, dtype=d)`` / ``x.type(d)`` every dtype ``d`` may be, ``torch.zeros_like(m,
+    dtype=d)`` likewise; an empty set for a ``.to``/``.type`` that names no dtype (``.to(device)``).
+    None when the call makes no dtype, or an argument naming one may be a dtype not known here."""
+    if method in CAST_METHODS:
+        return None if call.args else frozenset({CAST_METHODS[method]})
+    if method in ("to", "type"):
+        named = [a.value for a in call.args if a.keyword is None or a.keyword.value == "dtype"]
+    else:
+        given = keyword(call, "dtype")
+        if given is None:
+            return None
+        named = [given.value]
+    found = set()
+    for expr in named:
+        if not evaluator.mentions_dtype(expr, scope):
+            continue
+        these = {d.value for d in dtypes(evaluator.values(expr, scope))}
+        if not these:
+            return None
+        found |= these
+    if method not in ("to", "type") and not found:
+        return None
+    return frozenset(found)
+
+
 SOFTMAX = frozenset({"torch.nn.functional.softmax", "torch.softmax", "torch.special.softmax"})
 LOG_SOFTMAX = frozenset(
     {"torch.nn.functional.log_softmax", "torch.log_softmax", "torch.special.log_softmax"}

@@ -18,7 +18,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from .index import ModuleIndex, Scope, keyword, positional
+from .index import ModuleIndex, Scope, keyword, literal_key, positional
 from .main_block import main_block_orders, main_scope
 from .names import dotted
 from .values import TrainRef
@@ -454,7 +454,7 @@ class TrainedObjects:
         (a project function returning such a dict): that entry's object only, not the others
         the dict holds (a frozen reference model returned beside the trained one). False when
         the key or the container is not one of those (the whole container is then walked)."""
-        key = _literal_key(node)
+        key = literal_key(node)
         if key is None or not isinstance(node.value, cst.Name):
             return False
         owner, reached = self.ix.bindings_of(node.value, self._scope(node.value, scope))
@@ -463,13 +463,14 @@ class TrainedObjects:
         found = []
         for binding in reached:
             value = binding.value
-            if isinstance(value, cst.Dict) and _string_keys(value) is not None:
-                entry = _string_keys(value).get(key)
-                if entry is None:
+            entries = _string_keys(value) if isinstance(value, cst.Dict) else None
+            callee = self._project_callee(value) if isinstance(value, cst.Call) else None
+            if entries is not None:
+                if key not in entries:
                     return False
-                found.append(("walk", entry))
-            elif isinstance(value, cst.Call) and self._project_callee(value) is not None:
-                found.append(("ret", self._project_callee(value)))
+                found.append(("walk", entries[key]))
+            elif callee is not None:
+                found.append(("ret", callee))
             else:
                 return False
         for how, what in found:
@@ -825,14 +826,6 @@ def trained_objects(index: ModuleIndex, evaluator=None) -> TrainedObjects:
     if found is None:
         found = index._trained_objects = TrainedObjects(index, evaluator)
     return found
-
-
-def _literal_key(node: cst.Subscript) -> Optional[str]:
-    """``"model"`` of ``x["model"]``; None for any other subscript."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-        return None
-    key = node.slice[0].slice.value
-    return key.evaluated_value if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str) else None
 
 
 def _string_keys(node: cst.Dict) -> Optional[Dict[str, cst.BaseExpression]]:

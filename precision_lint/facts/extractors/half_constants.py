@@ -20,6 +20,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, keyword, misfits_half, number, positional
 from ...semantic.names import dotted
+from ...semantic.tensors import WIDE_DTYPES, cast_dtypes
 from ...semantic.values import CONST, dtypes
 
 SECTION = "half_constants"
@@ -85,19 +86,6 @@ def _made_half(index: ModuleIndex, evaluator: Evaluator, expr: cst.CSTNode, scop
     return False
 
 
-_WIDE = frozenset({"float32", "float64", "bfloat16"})
-_WIDE_METHODS = ("float", "double", "bfloat16")
-
-
-def _wide_dtype(evaluator: Evaluator, expr: cst.BaseExpression, scope) -> bool:
-    """``expr`` is a dtype, and every value it may take is one that holds -1e9 and 1e-8's
-    exponent (float32, float64, bfloat16)."""
-    if not evaluator.mentions_dtype(expr, scope):
-        return False
-    found = {d.value for d in dtypes(evaluator.values(expr, scope))}
-    return bool(found) and found <= _WIDE
-
-
 def _made_wide(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.BaseExpression], scope, depth: int = 0) -> bool:
     """The tensor is certainly made float32 (or float64, bf16) where the constant meets it:
     ``scores.float()``, ``x.to(torch.float32)``, ``torch.zeros_like(m, dtype=torch.float32)``,
@@ -112,16 +100,8 @@ def _made_wide(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.Base
     if not isinstance(expr, cst.Call):
         return False
     site = index.call_of(expr)
-    method = site.method if site is not None else None
-    if method in _WIDE_METHODS and not expr.args:
-        return True
-    if method in ("to", "type"):
-        casts = [a.value for a in expr.args if a.keyword is None or a.keyword.value == "dtype"]
-        return any(_wide_dtype(evaluator, c, scope) for c in casts) and not any(
-            evaluator.mentions_dtype(c, scope) and not _wide_dtype(evaluator, c, scope) for c in casts
-        )
-    given = keyword(expr, "dtype")
-    return given is not None and _wide_dtype(evaluator, given.value, scope)
+    made = cast_dtypes(evaluator, expr, site.method if site is not None else None, scope)
+    return bool(made) and made <= WIDE_DTYPES
 
 
 def _bindings(index: ModuleIndex, scope, name: cst.Name):

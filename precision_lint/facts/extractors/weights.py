@@ -22,6 +22,7 @@ from ...semantic.evaluate import Evaluator
 from ...semantic.callees import project_class
 from ...semantic.index import CallSite, ModuleIndex, Scope, keyword, positional
 from ...semantic.kinds import constructs_module, is_loader, object_kinds
+from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
 from ...semantic.training_state import (
     TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function, runs_before,
@@ -32,7 +33,6 @@ from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes a
 SECTION = "weights"
 
 DTYPE_KWARGS = ("torch_dtype", "dtype")
-CAST_METHODS = {"half": "float16", "bfloat16": "bfloat16", "float": "float32", "double": "float64"}
 NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "no_grad", "inference_mode")
 
 
@@ -396,13 +396,11 @@ class _Uses:
                 continue
             if any((id(expr), positive) not in mine for expr, positive in site.guards):
                 continue  # `if not fp16: model.float()`: not in every run of the load
-            if site.method in ("float", "double", "bfloat16") and not site.node.args:
+            if site.method not in ("float", "double", "bfloat16", "to"):
+                continue
+            made = cast_dtypes(evaluator, site.node, site.method, site.scope)
+            if made and made <= WIDE_DTYPES:
                 return True
-            if site.method == "to":
-                casts = [a.value for a in site.node.args if a.keyword is None or a.keyword.value == "dtype"]
-                named = [d.value for c in casts if evaluator.mentions_dtype(c, site.scope) for d in dtype_atoms(evaluator.values(c, site.scope))]
-                if named and all(d in ("float32", "float64", "bfloat16") for d in named):
-                    return True
         return False
 
     def returned(self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None) -> bool:
@@ -673,8 +671,6 @@ def _upcast_value(value, evaluator: Optional[Evaluator], scope) -> bool:
     method = value.func.attr.value
     if method == "float" and not value.args:
         return True
-    if method not in ("to", "type") or evaluator is None or scope is None:
+    if method not in ("to", "type") or evaluator is None:
         return False
-    casts = [a.value for a in value.args if a.keyword is None or a.keyword.value == "dtype"]
-    named = [d.value for c in casts if evaluator.mentions_dtype(c, scope) for d in dtype_atoms(evaluator.values(c, scope))]
-    return bool(named) and all(d == "float32" for d in named)
+    return cast_dtypes(evaluator, value, method, scope) == {"float32"}
