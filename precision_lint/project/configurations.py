@@ -9,8 +9,11 @@ different files of one parse never hold together (``values.exclusive``).
 
 Here a rule asks, for one value that switches something on (``fp16: true`` of one file), what
 else holds in the same configuration: whether that configuration hands fp16 to DeepSpeed (a
-``deepspeed`` that is set) or wraps the model for adapter training (``if args.train_mode in
-["lora", "qlora"]: model = get_peft_model(...)``, ``WeightsSite.peft_when``).
+``deepspeed`` that is set), wraps the model for adapter training (``if args.train_mode in
+["lora", "qlora"]: model = get_peft_model(...)``, ``WeightsSite.peft_when``) or casts it at all
+(``if model_args.pre_seq_len is not None: model = model.half()``, ``WeightsSite.cast_when``).
+Each shipped launch of a script is a configuration too (``project/options.py``): the options it
+passes, and the defaults of those it does not, hold together.
 """
 from __future__ import annotations
 
@@ -46,5 +49,27 @@ def wraps_adapters(conditions: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...
     for subject, literals, wanted in conditions:
         here = alongside(subject, chosen)
         if not here or not all(v.kind == CONST and (v.value in literals) == wanted for v in here):
+            return False
+    return True
+
+
+def _user_choice(v: Possible) -> bool:
+    return any(g.user_choice for g in v.guards)
+
+
+def casts_in(conditions: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...], bool]], chosen: Possible) -> bool:
+    """Whether a cast under ``conditions`` (``WeightsSite.cast_when``) may run in the
+    configuration of ``chosen``: no condition certainly fails there (every value its subject may
+    take there is a literal the test refuses). Where ``chosen`` is itself the user's choice (a
+    switch passed by hand) and a condition holds only by another choice of theirs, the cast and
+    ``chosen`` meet only when the user picks both: not a run the code ships or defaults to."""
+    for subject, literals, wanted in conditions:
+        here = alongside(subject, chosen)
+        if not here:
+            continue
+        holding = [v for v in here if not (v.kind == CONST and (v.value in literals) != wanted)]
+        if not holding:
+            return False
+        if _user_choice(chosen) and all(_user_choice(v) for v in holding):
             return False
     return True

@@ -17,7 +17,14 @@ script's shipped launches pass (``ShippedFiles.launches_for``, commands read by
 - a launch passes the switch ``--fp16``: it is on in that run (no longer only the user's
   opt-in); ``--use_peft True`` / ``--use_peft false`` give a bool field its value;
 - some launches pass it and some do not: the passed values join the option's own values;
-- no shipped launch runs the script, or none passes the option: nothing changes.
+- no shipped launch runs the script: nothing changes.
+
+Each shipped launch is a configuration of its own (``Possible.chosen``, as each configuration
+file a parse reads is): the value it passes, or the option's default where it passes none, holds
+together with the other options of that launch and never with another launch's. Running the
+script by hand is one more configuration, whose values are the option's own (the default, the
+user's choices). So ``--fp16`` of a DeepSpeed launch and ``--pre_seq_len 128`` of a P-tuning
+launch of one script are two runs, never one.
 
 A value that is a shell variable (``--torch_dtype $DTYPE``) is not known: unknown.
 """
@@ -51,26 +58,47 @@ def as_launched(values: Sequence[Possible], shipped, script_of: Callable[[Possib
             groups.setdefault((v.option, script_of(v)), []).append(dataclasses.replace(v, option=""))
     for (option, script), own in groups.items():
         launches = shipped.launches_for(script) if script else []
-        out.extend(_launched(own, option, launches, shipped))
+        out.extend(_launched(own, option, launches, shipped, script))
     return tuple(dict.fromkeys(out))
 
 
-def _launched(own: List[Possible], option: str, launches, shipped) -> List[Possible]:
+BY_HAND = "by hand"  # the configuration of a run of the script that no shipped launch makes
+
+
+def launch_choice(script: str) -> str:
+    """The first part of ``Possible.chosen`` of the values the shipped launches of ``script``
+    pass: one choice among its launches (and a run by hand)."""
+    return f"{script}: launched"
+
+
+def _launched(own: List[Possible], option: str, launches, shipped, script: str) -> List[Possible]:
     passed: List[Possible] = []
     left_out = False
+    choice = launch_choice(script)
+    defaults = [v for v in own if not any(g.user_choice for g in v.guards)]
     for launcher, launch in launches:
         given = passed_options(launch.args)
+        run = (choice, f"{launcher}:{launch.line}")
         if option not in given:
             left_out = True
+            passed.extend(dataclasses.replace(v, chosen=run) for v in defaults if not v.chosen)
             continue
-        passed.append(_atom(given[option], own, option, launcher, launch, shipped.text_of(launcher)))
-    if not passed:
-        return own  # no shipped launch passes it: the code's default, the user's choices
-    if left_out:
-        return passed + own  # the launches without it run the default
+        passed.append(dataclasses.replace(_atom(given[option], own, option, launcher, launch, shipped.text_of(launcher)), chosen=run))
+    if not launches:
+        return own  # nothing ships a command for the script: the code's default, the user's choices
+    hand = (choice, BY_HAND)
+    if left_out or not any(from_launcher(v) for v in passed):
+        # the launches without it run the default; by hand, the code's own values
+        return passed + [v if v.chosen else dataclasses.replace(v, chosen=hand) for v in own]
     # every shipped run passes it: the code's own values are a run by hand, the user's choice
     by_hand = Guard(f"--{option} other than the shipped launch's", True, False, False, user_choice=True)
-    return passed + [v if any(g.user_choice for g in v.guards) else dataclasses.replace(v, guards=v.guards + (by_hand,)) for v in own]
+    return passed + [
+        dataclasses.replace(
+            v if any(g.user_choice for g in v.guards) else dataclasses.replace(v, guards=v.guards + (by_hand,)),
+            chosen=v.chosen or hand,
+        )
+        for v in own
+    ]
 
 
 def _atom(word: Optional[str], own: List[Possible], option: str, launcher: str, launch: Launch, text: Optional[str]) -> Possible:

@@ -61,9 +61,9 @@ from ..diagnostics import SAFE, Edit, Fix, Related
 from ..workspace.configfiles import is_config_file, shown_from
 from ..facts.model import ModuleFacts
 from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
-from ..project.configurations import alongside, runs_deepspeed, wraps_adapters
+from ..project.configurations import alongside, casts_in, runs_deepspeed, wraps_adapters
 from ..project.launched_precision import LaunchedPrecision, builds_no_grad_scaler, launched
-from ..project.options import from_launcher, launcher_shown, passed_by
+from ..project.options import BY_HAND, from_launcher, launcher_shown, passed_by
 from ..project.runs import half_in_run, run_name, trained_in_run, training_site, value_in_run
 from .base import Option, Rule, RuleContext, insert, replace
 
@@ -259,7 +259,9 @@ def scaled_configurations(site: PrecisionSite, weights: WeightsSite) -> Optional
     (``project/configurations.py``): not where that configuration sets ``deepspeed`` (the
     Trainer then runs DeepSpeed, whose fp16 keeps fp32 master weights and its own loss scaler,
     and creates no GradScaler), nor where it wraps the model in PEFT adapters (fp32 trained
-    parameters), nor where its weights are not float16. None for other sites."""
+    parameters), nor where its weights are not float16 or the cast that makes them so does not
+    run (a shipped launch that passes ``--fp16`` but not the option the cast is under). None for
+    other sites."""
     fp16 = site.arg("fp16")
     if site.kind not in ("training-args", "training-args-class") or fp16 is None:
         return None
@@ -273,12 +275,23 @@ def scaled_configurations(site: PrecisionSite, weights: WeightsSite) -> Optional
         and alongside(half, v)
         and not (ds is not None and runs_deepspeed(ds.values, v))
         and not wraps_adapters(weights.peft_when, v)
+        and casts_in(weights.cast_when, v)
+        and not _by_hand_only(v)
     ]
 
 
-def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, entry=None) -> Optional[str]:
+def _by_hand_only(v) -> bool:
+    """Whether ``v`` is the user's own switch in a run of the script by hand, where the project
+    ships the launches that run it: those launches are the runs the code targets (each judged
+    as its own configuration), and a switch none of them passes is not one of them."""
+    return bool(v.chosen) and v.chosen[1] == BY_HAND and any(g.user_choice for g in v.guards)
+
+
+def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, entry=None, scaled=None) -> Optional[str]:
     """A short description of how ``site`` may switch fp16 loss scaling on, or None. ``entry``:
-    the run's script, whose shipped launches give an ``Accelerator()`` its precision."""
+    the run's script, whose shipped launches give an ``Accelerator()`` its precision;
+    ``scaled``: the values of its ``fp16`` that scale these weights' loss (the launch named is
+    one of theirs)."""
     if site.kind == "grad-scaler":
         enabled = site.arg("enabled")
         if enabled is None:
@@ -293,7 +306,7 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, e
             if fp16.via == "parsed":
                 return f"`{name}` filled by `{fp16.value_text}`"
             if fp16.via == "command-line":
-                shipped = passed_by([v for v in fp16.values if may_be_true((v,))], module.path)
+                shipped = passed_by(scaled if scaled else [v for v in fp16.values if may_be_true((v,))], module.path)
                 if shipped:  # the shipped launch turns it on: that run scales the loss
                     return f"`--fp16` (passed by {shipped} to the `{name}` that the parser fills)"
                 return f"`--fp16` (a command-line switch of the `{name}` that the parser fills)"
@@ -412,7 +425,7 @@ class Fp16WeightsUnderLossScaling(Rule):
                         continue  # no configuration scales the loss of these float16 weights
                     if scaled is None and wraps_adapters(weights.peft_when, Possible(CONST, True)):
                         continue  # every configuration wraps the model in fp32 adapters
-                    reason = scaling_reason(site, module, ctx.project, entry)
+                    reason = scaling_reason(site, module, ctx.project, entry, scaled)
                     if reason is not None:
                         found[key] = (module, site, reason, entry)
 

@@ -319,7 +319,10 @@ class ConflictingPrecisionFlags(Rule):
         related = [Related(launcher.path, launch.span, f"this script is launched here: {launch.script}")]
         if asked.deepspeed is not None:  # the DeepSpeed JSON decides; accelerate checks the script's choice
             ds = site.arg("deepspeed")
-            if ds is not None and (ds.via != "parsed" or may_be_true(ds.values)):
+            if ds is not None and (
+                ds.via not in ("parsed", "command-line")
+                or may_be_true(v for v in ds.values if not any(g.user_choice for g in v.guards))
+            ):
                 return None  # `TrainingArguments(deepspeed=...)`: its own JSON is the one checked
             other = "bf16" if precision == "fp16" else "fp16"
             enabled = asked.deepspeed.get(other)

@@ -858,6 +858,15 @@ class Evaluator:
         # what a shipped launch of the script passes replaces them at the join (project/options.py)
         return [dataclasses.replace(on, option=name), dataclasses.replace(off, option=name)]
 
+    def command_line_option(self, where: cst.CSTNode, name: str) -> List[Possible]:
+        """A TrainingArguments option that takes a value, such as ``--deepspeed ds.json``, that a
+        parser reads from the command line: unset (None) unless the user passes one (their own
+        choice, whose value is not known here)."""
+        choice = Guard(f"--{name}", True, False, False, user_choice=True)
+        given = Possible(UNKNOWN, guards=(choice,), origin=self.ix.span(where))
+        # what a shipped launch of the script passes replaces them at the join (project/options.py)
+        return [dataclasses.replace(_const(None), option=name), dataclasses.replace(given, option=name)]
+
     def instance_attributes(self, klass: str) -> dict:
         """``attr -> values`` for the instances of class ``klass`` of this module: class-level
         fields (a dataclass's ``weights_dtype: str = "float16"``, ``field(default=...)``)
@@ -904,11 +913,16 @@ class Evaluator:
 
     def _literal_field(self, value: cst.BaseExpression, scope: Scope) -> bool:
         """A dataclass field whose default is written as a literal (``"flash_attention_2"``,
-        ``field(default="fp16")``): a command line or a config may choose it."""
+        ``field(default="fp16")``, ``field(default=None)`` of an option that is unset until a
+        launch passes it): a command line or a config may choose it."""
         call = self._field_call(value, scope)
         if call is not None:
             value = _specified_default(call)
-        return value is not None and (isinstance(value, (cst.SimpleString, cst.Integer, cst.Float)) or _bool_literal(value))
+        return value is not None and (
+            isinstance(value, (cst.SimpleString, cst.Integer, cst.Float))
+            or _bool_literal(value)
+            or (isinstance(value, cst.Name) and value.value == "None")
+        )
 
     def _field_default(self, value: cst.BaseExpression, scope: Scope) -> List[Possible]:
         """A class-level field's value; ``field(default=x, metadata={"choices": [...]})`` is

@@ -187,3 +187,88 @@ def test_the_same_split_program_training_the_whole_model_is_reported(tmp_path):
 def test_a_stage_that_skips_the_wrap_trains_the_loaded_weights(tmp_path):
     (d,) = _run(_split_tree(tmp_path, {"output_dir": "out", "fp16": True, "stage": "dpo"}))
     assert "`fp16: true` is set in configs/adapters.json" in d.message
+
+
+# --- each shipped launch is a configuration: the options it passes hold together --------------
+TUNE = """
+    from dataclasses import dataclass, field
+    from typing import Optional
+
+    from transformers import AutoModelForCausalLM, HfArgumentParser, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+
+    @dataclass
+    class TuneOptions:
+        base: str = field(default="tiny-model")
+        prompt_tokens: Optional[int] = field(default=None)
+
+
+    def main():
+        opts, targs = HfArgumentParser((TuneOptions, Seq2SeqTrainingArguments)).parse_args_into_dataclasses()
+        net = AutoModelForCausalLM.from_pretrained(opts.base)
+        if opts.prompt_tokens is not None:
+            net = net.half()  # prompt tuning: the base runs in half precision
+        else:
+            net = net.float()
+        Seq2SeqTrainer(model=net, args=targs).train()
+
+
+    if __name__ == "__main__":
+        main()
+    """
+
+
+def _launched_tree(tmp_path, scripts, source=TUNE):
+    return write_tree(tmp_path, {"tune.py": dedent(source), **scripts})
+
+
+def test_fp16_of_one_launch_is_never_combined_with_the_cast_option_of_another(tmp_path):
+    """``whole.sh`` passes ``--fp16`` (the float32 branch), ``prompt.sh`` passes
+    ``--prompt_tokens`` (the half cast, no loss scaling): no shipped run has both."""
+    root = _launched_tree(tmp_path, {
+        "whole.sh": "torchrun --nproc-per-node 4 tune.py --output_dir out --fp16\n",
+        "prompt.sh": "torchrun tune.py --output_dir out --prompt_tokens 64\n",
+    })
+    assert _run(root) == []
+
+
+def test_one_launch_passing_both_the_cast_option_and_fp16_is_reported(tmp_path):
+    root = _launched_tree(tmp_path, {
+        "whole.sh": "torchrun --nproc-per-node 4 tune.py --output_dir out --fp16\n",
+        "prompt.sh": "torchrun tune.py --output_dir out --prompt_tokens 64 \\\n    --fp16\n",
+    })
+    (d,) = _run(root)
+    assert d.code == "MP101" and "prompt.sh (line 2)" in d.message
+
+
+def test_deepspeed_passed_on_the_launch_command_line_is_not_torch_loss_scaling(tmp_path):
+    """``--deepspeed ds.json --fp16``: the Trainer runs DeepSpeed's fp16 (fp32 master weights,
+    its own loss scaler); no GradScaler unscales the half weights."""
+    root = _launched_tree(tmp_path, {
+        "prompt.sh": "deepspeed --num_gpus 4 tune.py --deepspeed ds.json --output_dir out --prompt_tokens 64 --fp16\n",
+        "ds.json": json.dumps({"fp16": {"enabled": True}}),
+    })
+    assert _run(root) == []
+    # the same launch without DeepSpeed scales the loss of the half weights with torch's GradScaler
+    (tmp_path / "prompt.sh").write_text("torchrun tune.py --output_dir out --prompt_tokens 64 --fp16\n")
+    (d,) = _run(root)
+    assert d.code == "MP101" and "prompt.sh (line 1)" in d.message
+
+
+def test_a_switch_no_shipped_launch_passes_is_not_a_shipped_run(tmp_path):
+    """An unconditional ``net.half()`` whose only launch runs DeepSpeed: ``--fp16`` without
+    ``--deepspeed`` is a run by hand the project does not ship. Without any launch, the user's
+    own ``--fp16`` is still the one choice that makes it fail, and is reported."""
+    always_half = TUNE.replace(
+        "        if opts.prompt_tokens is not None:\n            net = net.half()  # prompt tuning: the base runs in half precision\n        else:\n            net = net.float()\n",
+        "        net = net.half()\n",
+    )
+    assert always_half != TUNE
+    root = _launched_tree(tmp_path, {
+        "run.sh": "deepspeed tune.py --deepspeed ds.json --output_dir out --fp16\n",
+        "ds.json": json.dumps({"fp16": {"enabled": True}}),
+    }, always_half)
+    assert _run(root) == []
+    (tmp_path / "run.sh").unlink()
+    (d,) = _run(root)
+    assert d.code == "MP101" and "command-line switch" in d.message

@@ -6,7 +6,8 @@ What every shipped launch passes is the shipped run's value; the default stays p
 the user's own choice (a run by hand). A switch a launch passes is on in that run."""
 from conftest import write_tree
 from precision_lint.engine import Engine
-from precision_lint.project.options import as_launched
+from precision_lint.project.configurations import alongside
+from precision_lint.project.options import BY_HAND, as_launched, launch_choice
 from precision_lint.semantic.values import CONST, Guard, Possible
 from precision_lint.workspace.config import from_table
 from precision_lint.workspace.launches import launches, passed_options
@@ -147,8 +148,33 @@ def test_bool_fields_take_true_and_false_words(tmp_path):
     assert packing.value is False
     (lr, _) = as_launched((Possible(CONST, 1, option="lr"),), shipped, lambda v: script)
     assert lr.value == 2
+    # an option the launch does not pass: its default in that launch, and the same by hand
     untouched = Possible(CONST, 8, guards=(Guard("x", True, False, False),), option="batch")
-    assert as_launched((untouched,), shipped, lambda v: script) == (Possible(CONST, 8, guards=untouched.guards),)
+    (launched, hand) = as_launched((untouched,), shipped, lambda v: script)
+    assert (launched.value, launched.guards, hand.value, hand.guards) == (8, untouched.guards, 8, untouched.guards)
+    assert launched.chosen[0] == hand.chosen[0] == launch_choice(script)
+    assert launched.chosen[1].endswith("run.sh:1") and hand.chosen[1] == BY_HAND
+    # no shipped launch runs the script: its values as they are
+    assert as_launched((untouched,), shipped, lambda v: str(root / "other.py")) == (Possible(CONST, 8, guards=untouched.guards),)
+
+
+def test_each_launch_is_a_configuration_of_its_own(tmp_path):
+    """The values two launches of one script pass never hold together, nor with a run by
+    hand; the values one launch passes hold with the defaults of what it does not pass."""
+    root = write_tree(tmp_path, {
+        "train.py": "",
+        "full.sh": "torchrun train.py --fp16\n",
+        "ptune.sh": "torchrun train.py --pre_seq_len 128\n",
+    })
+    shipped = ShippedFiles()
+    script = str(root / "train.py")
+    fp16 = as_launched((Possible(CONST, False, option="fp16"),), shipped, lambda v: script)
+    seq = as_launched((Possible(CONST, None, option="pre_seq_len"),), shipped, lambda v: script)
+    (on,) = [v for v in fp16 if v.value is True]
+    with_fp16 = alongside(seq, on)
+    assert [v.value for v in with_fp16] == [None]  # full.sh passes no --pre_seq_len
+    (tuned,) = [v for v in seq if v.value == "128"]
+    assert [v.value for v in alongside(fp16, tuned)] == [False]  # ptune.sh passes no --fp16
 
 
 # --- MP102 -----------------------------------------------------------------------------------

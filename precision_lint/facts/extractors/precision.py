@@ -325,6 +325,9 @@ def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> L
                 args = tuple(
                     (name, Arg(tuple(evaluator.command_line_flag(cls, name)), None, span, f"--{name}", "command-line"))
                     for name in ("fp16", "bf16")
+                ) + (
+                    # `--deepspeed ds.json` hands fp16 to DeepSpeed's own loss scaler (MP101)
+                    ("deepspeed", Arg(tuple(evaluator.command_line_option(cls, "deepspeed")), None, span, "--deepspeed", "command-line")),
                 )
             else:
                 # a dict the code cannot see into (`parse_dict(args)` of what a caller read from

@@ -74,6 +74,9 @@ class WeightsSite:
     # configuration's value (a file's key, a field's default), the rule asks each
     # configuration whether it wraps the model (``project/configurations.py``).
     peft_when: Tuple[Tuple[Tuple[Possible, ...], Tuple[Any, ...], bool], ...] = ()
+    # The tests of that form the cast itself runs under (``if model_args.pre_seq_len is not
+    # None: model = model.half()``): a configuration where one certainly fails never casts.
+    cast_when: Tuple[Tuple[Tuple[Possible, ...], Tuple[Any, ...], bool], ...] = ()
     # Adapters injected in place into this model (``unet.add_adapter(config)``,
     # ``inject_adapter_in_model(config, unet)``) after its last freeze: what trains is those
     # adapters, made in the model's dtype (``training_state.adapter_injection``). The call as
@@ -429,8 +432,9 @@ def _conjuncts(test: cst.BaseExpression, positive: bool) -> List[Tuple[cst.BaseE
 
 def _membership(evaluator: Evaluator, test: cst.BaseExpression, positive: bool, scope):
     """``(values of x, literals, wanted)`` for a test ``x == lit`` / ``x != lit`` / ``x in
-    [lits]`` / ``x not in [lits]`` (``not`` and the else branch flip ``wanted``): the branch runs
-    when x is among the literals exactly when ``wanted``; None for any other test."""
+    [lits]`` / ``x not in [lits]`` / ``x is None`` / ``x is not None`` (``not`` and the else
+    branch flip ``wanted``), literals being strings, integers, True, False or None: the branch
+    runs when x is among the literals exactly when ``wanted``; None for any other test."""
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, positive = test.expression, not positive
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
@@ -441,13 +445,44 @@ def _membership(evaluator: Evaluator, test: cst.BaseExpression, positive: bool, 
         items = [e.value for e in right.elements]
     elif isinstance(op, (cst.Equal, cst.NotEqual)):
         items = [right]
+    elif isinstance(op, (cst.Is, cst.IsNot)) and isinstance(right, cst.Name) and right.value == "None":
+        items = [right]
     else:
         return None
-    if not items or not all(isinstance(i, cst.SimpleString) for i in items):
+    literals = tuple(_literal(i) for i in items)
+    if not items or _NOT_LITERAL in literals:
         return None
-    literals = tuple(i.evaluated_value for i in items)
-    wanted = positive if isinstance(op, (cst.In, cst.Equal)) else not positive
+    wanted = positive if isinstance(op, (cst.In, cst.Equal, cst.Is)) else not positive
     return (tuple(evaluator.values(test.left, scope)), literals, wanted)
+
+
+_NOT_LITERAL = object()
+_NAMED_LITERALS = {"True": True, "False": False, "None": None}
+
+
+def _literal(node: cst.BaseExpression):
+    """The value of a string, integer, True, False or None literal; ``_NOT_LITERAL`` else."""
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.Integer):
+        return node.evaluated_value
+    if isinstance(node, cst.Name) and node.value in _NAMED_LITERALS:
+        return _NAMED_LITERALS[node.value]
+    return _NOT_LITERAL
+
+
+def cast_conditions(evaluator: Evaluator, guards, scope) -> Tuple[Tuple[Tuple[Possible, ...], Tuple[Any, ...], bool], ...]:
+    """The conditions of the form :func:`_membership` reads among the tests a cast runs under
+    (``if model_args.pre_seq_len is not None: model = model.half()``): each must hold for the
+    cast to run, so a configuration where one of them certainly fails never casts (the other
+    tests, of other forms, are left out: they only narrow it further)."""
+    out = []
+    for expr, positive in guards:
+        for term, wanted in _conjuncts(expr, positive):
+            found = _membership(evaluator, term, wanted, scope)
+            if found is not None and found[0]:
+                out.append(found)
+    return tuple(out)
 
 
 FP16_LITERALS = ("fp16", "float16")
@@ -622,6 +657,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 frozen=frozen,
                 peft=uses.peft_after(targets, span.end, site.guards),
                 peft_when=uses.peft_conditions(evaluator, targets, span.end, site.guards),
+                cast_when=cast_conditions(evaluator, site.guards, site.scope),
                 returned=scope.kind == "function" and uses.returned(targets, scope, node),
                 via=via,
                 edit_text=edit_text,
