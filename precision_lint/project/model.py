@@ -203,7 +203,7 @@ class Project:
         out: Optional[Allowed] = None
         for gate in mine:
             admitted = None
-            for test in (*gate.tests, *self._helper_tests(importer, gate.helpers)):
+            for test in (*gate.tests, *self.helper_tests(importer, gate.helpers)):
                 if test.dist == dist and test.allowed is not None:
                     admitted = test.allowed if admitted is None else admitted.intersect(test.allowed)
             if admitted is None:
@@ -217,7 +217,7 @@ class Project:
             found = self.module_named(name.rsplit(".", 1)[0], importer)
         return found is not None and found.path == module.path
 
-    def _helper_tests(self, importer: ModuleFacts, helpers) -> list:
+    def helper_tests(self, importer: ModuleFacts, helpers) -> list:
         """Calls of another module's version test (its ``version_gates`` predicates), read as
         the tests they are with their literal arguments."""
         from ..semantic.version_tests import _applied

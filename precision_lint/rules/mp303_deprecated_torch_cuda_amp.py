@@ -25,6 +25,13 @@ installed one; the versions are data in ``knowledge/torch.toml``, read in the wh
   torch 1.12, ``torch.amp.GradScaler`` from 2.3, ``torch.amp.custom_fwd``/``custom_bwd``
   from 2.4. The fix is offered only where the *lowest* allowed torch has it (on torch 2.2
   ``torch.amp.GradScaler("cuda")`` is an ``AttributeError``).
+
+A use in a branch chosen by torch's version or by what torch has is the fallback for old torch,
+meant to be there, and is not reported: ``if version.parse(torch.__version__) >= ...``, a torch
+version helper (``is_torch_version("<", "2.3")``, a function of the project that returns such a
+test), ``hasattr(torch.amp, "GradScaler")``, or a variable bound to one of them. The test is read
+from its tree, never from its words: ``if args.version == 2:`` is no such test, nor a comment
+that says "torch version".
 """
 from __future__ import annotations
 
@@ -58,7 +65,7 @@ class DeprecatedTorchCudaAmp(Rule):
         uses = section["uses"]
         rewritable = self._rewritable_imports(ctx, section["imports"], uses)
         for use in uses:
-            if use.version_gated:
+            if use.version_gated or any(t.dist == "torch" for t in ctx.project.helper_tests(ctx.facts, use.version_helpers)):
                 continue  # the fallback for torch versions without torch.amp: meant to be there
             yield self._finding(ctx, use, rewritable, torch)
 

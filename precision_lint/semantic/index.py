@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -565,6 +565,51 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
         elif isinstance(value, (list, tuple)):
             out.extend(c for c in value if isinstance(c, cst.CSTNode))
     return out
+
+
+def nodes_of(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``root`` and every node below it that can hold code, in source order (pre-order): for
+    the extractors' questions about one expression's own tree (which calls it makes, which
+    names it reads), never about the words of its text."""
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(reversed(children(node)))
+
+
+def names_read(root: cst.CSTNode) -> List[cst.Name]:
+    """The variables an expression reads, in source order: its ``Name`` nodes in load position.
+    Not an attribute's name (``x.mask``), a keyword (``f(mask=...)``), a name a lambda or a
+    comprehension binds (its parameters, its ``for`` targets, and their uses inside it), a
+    walrus target, nor anything inside a string."""
+    bound = set()
+    out: List[cst.Name] = []
+    todo: List[cst.CSTNode] = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.Name):
+            out.append(node)
+            continue
+        if isinstance(node, cst.Attribute):
+            todo.append(node.value)
+            continue
+        if isinstance(node, cst.Arg):
+            todo.append(node.value)
+            continue
+        if isinstance(node, cst.NamedExpr):
+            todo.append(node.value)
+            continue
+        if isinstance(node, cst.Param):
+            bound.add(node.name.value)
+            todo.extend(n for n in (node.annotation, node.default) if n is not None)
+            continue
+        if isinstance(node, cst.CompFor):
+            bound.update(n.value for n in nodes_of(node.target) if isinstance(n, cst.Name))
+            todo.extend(reversed([node.iter, *node.ifs, *([node.inner_for_in] if node.inner_for_in else [])]))
+            continue
+        todo.extend(reversed(children(node)))
+    return [n for n in out if n.value not in bound]
 
 
 def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:

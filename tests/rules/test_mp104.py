@@ -253,3 +253,49 @@ def test_a_cast_back_only_in_some_runs_leaves_the_fp16_run():
             scaler = torch.amp.GradScaler("cuda")
     """
     assert len(lint(src, "MP104")) == 1
+
+
+# --- which model's parameters the optimizer updates: read from the tree, never from the text ----
+OWNERS = """
+import itertools
+import torch
+
+model = torch.nn.Linear(4, 4).half()
+head = torch.nn.Linear(4, 2)
+PARAMS
+opt = torch.optim.AdamW(ARGS, lr=1e-3)
+"""
+
+
+@pytest.mark.parametrize(
+    "params, args",
+    [
+        ("", "model.parameters()"),
+        ("", '[{"params": model.parameters(), "weight_decay": 0.0}, {"params": head.parameters()}]'),
+        ("", "filter(lambda p: p.requires_grad, model.parameters())"),
+        ("", "itertools.chain(head.parameters(), model.parameters())"),
+        ("params = [p for n, p in model.named_parameters() if 'bias' not in n]", "params"),
+        ("groups = [{'params': [p for p in model.parameters() if p.requires_grad]}]", "groups"),
+        # a receiver written over two lines
+        ("", "(model\n    .parameters())"),
+    ],
+)
+def test_the_float16_models_parameters_are_found_in_any_shape(params, args):
+    assert len(lint(OWNERS.replace("PARAMS", params).replace("ARGS", args), CODE)) == 1
+
+
+@pytest.mark.parametrize(
+    "params, args",
+    [
+        ("", "head.parameters()"),
+        # `.parameters(` in a comment inside the call, or in a string
+        ("", "head.parameters()  # not model.parameters(): the backbone stays frozen\n"),
+        ("", "[\n    head.parameters(),  # not model.parameters(): the backbone stays frozen\n]"),
+        ("", '[{"params": head.parameters(), "name": "model.parameters()"}]'),
+        ("params = [\n    p for p in head.parameters()  # was: model.parameters()\n    if p.requires_grad\n]", "params"),
+        # a function named like the method is no call of it
+        ("", "parameters_of(head)"),
+    ],
+)
+def test_text_that_mentions_another_models_parameters_is_no_owner(params, args):
+    assert lint(OWNERS.replace("PARAMS", params).replace("ARGS", args), CODE) == []

@@ -167,7 +167,7 @@ def test_fix(before, after):
         "class GradScaler:\n    pass\nGradScaler()\n",  # a look-alike
         "def f(amp):\n    return amp.GradScaler()\n",  # a parameter, not the module
         # compatibility code for torch versions without torch.amp
-        "import torch\ndef make(**kw):\n    if is_torch_version('>=', '2.3'):\n        return torch.amp.GradScaler('cuda', **kw)\n"
+        "import torch\nfrom accelerate.utils import is_torch_version\ndef make(**kw):\n    if is_torch_version('>=', '2.3'):\n        return torch.amp.GradScaler('cuda', **kw)\n"
         "    else:\n        return torch.cuda.amp.GradScaler(**kw)\n",
         "import torch\nif hasattr(torch, 'amp'):\n    ac = torch.amp.autocast('cuda')\nelse:\n    ac = torch.cuda.amp.autocast()\n",
     ],
@@ -217,3 +217,88 @@ def test_fixed_code_runs_without_the_deprecation_warning():
     assert not [w for w in caught if issubclass(w.category, FutureWarning)]
     assert not namespace["scaler"].is_enabled()
     assert torch.equal(namespace["out"], torch.full((2,), 2.0))
+
+
+# --- compatibility code for old torch: the test is read from its tree, never from its words ------
+GATED = """
+import importlib.metadata
+import torch
+from packaging import version
+{setup}
+if {test}:
+    scaler = torch.cuda.amp.GradScaler()
+"""
+
+
+@pytest.mark.parametrize(
+    "setup, test",
+    [
+        ("", "version.parse(torch.__version__) < version.parse('2.3')"),
+        ("", "not version.parse(torch.__version__) >= version.parse('2.3')"),
+        ("", "torch.__version__.startswith('1.')"),
+        ("", "int(torch.__version__.split('.')[0]) < 2"),
+        ("", "importlib.metadata.version('torch') < '2.3'"),
+        ("", "not hasattr(torch.amp, 'GradScaler')"),
+        ("from torch import __version__ as tv", "tv < '2.3'"),
+        ("from accelerate.utils import is_torch_version", "is_torch_version('<', '2.3')"),
+        ("from diffusers.utils import is_torch_version", "is_torch_version('<', '2.3')"),
+        ("from transformers.utils import is_torch_greater_or_equal", "not is_torch_greater_or_equal('2.3')"),
+        # a module-level constant or a function of the module that holds such a test
+        ("OLD_TORCH = version.parse(torch.__version__) < version.parse('2.3')", "OLD_TORCH"),
+        ("TV = tuple(int(x) for x in torch.__version__.split('.')[:2])", "TV < (2, 3)"),
+        ("def new_torch():\n    return version.parse(torch.__version__) >= version.parse('2.3')", "not new_torch()"),
+        ("", "torch.cuda.is_available() and not hasattr(torch.amp, 'GradScaler')"),
+    ],
+)
+def test_a_branch_for_old_torch_is_compatibility_code(setup, test):
+    assert lint(GATED.format(setup=setup, test=test), CODE) == []
+
+
+@pytest.mark.parametrize(
+    "setup, test",
+    [
+        ("", "args.version == 2"),  # a variable that happens to be called version
+        ("", "cfg['torch_version'] == '2'"),  # a string that says so
+        ("", "model.version >= 2"),
+        ("", "hasattr(model, 'version')"),  # what the model has, not what torch has
+        ("def hasattr(obj, name):\n    return True", "not hasattr(torch.amp, 'GradScaler')"),  # not the builtin
+        ("TORCH_GE_2 = args.new_amp", "not TORCH_GE_2"),  # a name that reads like a version test
+        ("", "version.parse(transformers_version) < version.parse('4.0')"),  # another variable
+        ("", "(args.amp  # torch version < 2.3\n    )"),  # a comment in the test
+    ],
+)
+def test_a_test_that_only_mentions_versions_is_no_version_gate(setup, test):
+    (d,) = lint(GATED.format(setup=setup, test=test), CODE)
+    assert d.span.line == GATED.format(setup=setup, test=test).lstrip("\n").count("\n")
+
+
+def test_a_torch_version_helper_of_another_module(tmp_path):
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "requirements.txt": "torch>=2.4\n",
+        "compat.py": """
+            import torch
+            from packaging.version import Version
+
+            def torch_at_least(v):
+                return Version(torch.__version__) >= Version(v)
+        """,
+        "train.py": """
+            import torch
+            from compat import torch_at_least
+
+            if torch_at_least("2.3"):
+                scaler = torch.amp.GradScaler("cuda")
+            else:
+                scaler = torch.cuda.amp.GradScaler()
+            if torch_at_least:
+                ac = torch.cuda.amp.autocast()
+        """,
+    })
+    found = Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+    # the fallback for old torch is meant; the second branch tests the function itself, not torch
+    assert [(d.path.rsplit("/", 1)[-1], d.span.line) for d in found] == [("train.py", 9)]

@@ -246,3 +246,51 @@ def test_the_same_scores_without_the_cast_are_float16_under_autocast():
 def test_a_cast_to_float16_is_not_wide():
     src = FLOAT32_SCORES.replace("SCORES", "scores = (h @ h.transpose(-1, -2)).to(torch.float16)\n            scores = scores.masked_fill(mask == 0, -1e9)")
     assert len(lint(src, "MP402")) == 1
+
+
+# --- an additive mask cast to the model's dtype: read from the tree, never from the text ---------
+ADDITIVE = """
+import torch
+from torch import nn
+
+class Encoder(nn.Module):
+    def forward(self, x, mask, batch):
+        LINES
+        return x + ext
+
+model = Encoder().half()
+"""
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        "ext = (1.0 - mask.to(x.dtype)) * -1e9",
+        "ext = (1.0 - mask.type_as(x)) * -1e9",
+        "ext = (1.0 - mask.half()) * -1e9",
+        # a variable the operand reads, bound to a cast
+        "m = mask.to(dtype=x.dtype)\n        ext = (1.0 - m) * -1e9",
+        "m = batch['mask'].to(x.dtype)\n        ext = (1.0 - m[:, None]) * -1e9",
+    ],
+)
+def test_an_additive_mask_cast_to_the_models_dtype_is_float16(lines):
+    assert len(lint(ADDITIVE.replace("LINES", lines), CODE)) == 1
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # `.to(` in a comment inside the operand: the int mask is still no cast
+        "ext = (\n            1 - mask  # no mask.to(x.dtype): int * -1e9 is float32\n        ) * -1e9",
+        # a string key that spells a local bound to a cast
+        "m = mask.to(x.dtype)\n        ext = (1 - batch['m']) * -1e9",
+        # an attribute of the same name as a local bound to a cast
+        "m = mask.to(x.dtype)\n        ext = (1 - batch.m) * -1e9",
+        # a keyword argument of the same name
+        "m = mask.to(x.dtype)\n        ext = (1 - batch.get(m=0)) * -1e9",
+        # `.float()` makes a mask -1e9 fits
+        "ext = (1.0 - mask.float()) * -1e9",
+    ],
+)
+def test_words_in_an_additive_masks_text_are_no_cast(lines):
+    assert lint(ADDITIVE.replace("LINES", lines), CODE) == []

@@ -10,7 +10,6 @@ and the import statements that bind names to ``torch.cuda.amp``.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -18,8 +17,9 @@ import libcst as cst
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import ModuleIndex
+from ...semantic.index import ModuleIndex, Scope, names_read, nodes_of, positional
 from ...semantic.names import dotted
+from ...semantic.version_tests import HelperCall, VersionTests, version_tests_of
 
 SECTION = "cuda_amp"
 EMPTY = {"uses": (), "imports": ()}
@@ -44,6 +44,10 @@ class AmpUse:
     # the use sits in a branch chosen by the torch version or by what torch has
     # (`if is_torch_version(">=", "2.3"): torch.amp... else: torch.cuda.amp...`): compatibility code
     version_gated: bool = False
+    # calls of other modules' functions in the tests around it (`if new_torch("2.3"):` with
+    # `new_torch` imported from the project's utils): the join reads whether one tests torch's
+    # version (their `version_gates` predicates)
+    version_helpers: Tuple[HelperCall, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,11 +72,69 @@ def _target(qualname: Optional[str]) -> Optional[str]:
     return last if last in NAMES else None
 
 
-_VERSION_TEST = re.compile(r"version|hasattr\(\s*torch|TORCH_\w*\d", re.IGNORECASE)
+def _version_gated(index: ModuleIndex, guards) -> Tuple[bool, Tuple[HelperCall, ...]]:
+    """Whether one of the ``if`` tests around a use chooses by torch's version or by what torch
+    has (compatibility code: the ``torch.cuda.amp`` branch is the one for old torch); where none
+    does here, the calls of other modules' functions in the tests, for the join to read."""
+    tests = version_tests_of(index)
+    helpers = []
+    for test, positive in guards:
+        found = tests.test(test, positive)
+        if found is not None and found.dist == "torch":
+            return True, ()
+        if _asks_torch(index, tests, test, index.scope_of(test), set()):
+            return True, ()
+        helpers.extend(tests.helper_calls(test, positive))
+    return False, tuple(helpers)
 
 
-def _version_gated(index: ModuleIndex, guards) -> bool:
-    return any(_VERSION_TEST.search(index.text(test)) for test, _ in guards)
+def _asks_torch(index: ModuleIndex, tests: VersionTests, expr: cst.BaseExpression, scope: Scope, seen: set, depth: int = 0) -> bool:
+    """Whether ``expr`` reads torch's installed version anywhere in its tree (``torch.__version__``,
+    ``importlib.metadata.version("torch")``, through ``version.parse``: ``torch.__version__.
+    startswith("2")``, ``int(torch.__version__.split(".")[0]) >= 2``), calls a torch version
+    helper (``is_torch_version(">=", "2.3")``) or asks what torch has (``hasattr(torch.amp,
+    "GradScaler")``) — itself, through a variable bound to such an expression (``TORCH_GE_2 =
+    version.parse(torch.__version__) >= ...``) or through a function of this module that returns
+    one. Names are read as variables, never as words: ``args.version == 2`` asks none of this."""
+    if depth > 4:
+        return False
+    for node in nodes_of(expr):
+        if isinstance(node, (cst.Attribute, cst.Call)) and tests.library_version(node, scope) == "torch":
+            return True
+        if not isinstance(node, cst.Call):
+            continue
+        if _has_torch(index, node, scope):
+            return True
+        found = tests.test(node, True, scope)
+        if found is not None and found.dist == "torch":
+            return True
+        function = index.functions.get(index.qualify(node.func, scope) or "")
+        if function is not None and id(function.node) not in seen:
+            seen.add(id(function.node))
+            if any(_asks_torch(index, tests, value, function, seen, depth + 1) for value, _ in function.returns if value is not None):
+                return True
+    for name in names_read(expr):
+        if tests.library_version(name, scope) == "torch":  # `from torch import __version__`
+            return True
+        for binding in index.bindings_of(name, scope)[1]:
+            value = binding.value
+            if value is None or id(value) in seen or id(value) not in index.order_of:
+                continue
+            seen.add(id(value))
+            if _asks_torch(index, tests, value, index.scope_of(value), seen, depth + 1):
+                return True
+    return False
+
+
+def _has_torch(index: ModuleIndex, call: cst.Call, scope: Scope) -> bool:
+    """``hasattr(torch, "amp")``, ``hasattr(torch.amp, "GradScaler")``: a test of what the
+    installed torch has (the builtin ``hasattr``, not a function of the project so named)."""
+    func = call.func
+    if not isinstance(func, cst.Name) or func.value != "hasattr" or index.bindings_of(func, scope)[0] is not None:
+        return False
+    args = positional(call)
+    owner = index.qualify(args[0].value, scope) if args else None
+    return owner is not None and (owner == "torch" or owner.startswith("torch."))
 
 
 def _head_binding(index: ModuleIndex, expr: cst.BaseExpression, scope) -> Tuple[str, str]:
@@ -105,9 +167,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         func_span = index.span(site.node.func)
         paren = index.source.index("(", func_span.end) + 1
         head, bound = _head_binding(index, site.node.func, site.scope)
+        gated, helpers = _version_gated(index, site.guards)
         uses.append(
             AmpUse(name, func_span, index.text(site.node.func), head, bound, True, paren, _args(index, site.node),
-                   _version_gated(index, site.guards))
+                   gated, helpers)
         )
     for scope in index.functions.values():
         outer = scope.parent or index.root

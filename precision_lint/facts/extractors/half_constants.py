@@ -10,7 +10,6 @@ Whether model code runs in fp16 through the rest of the project is judged later.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -18,17 +17,19 @@ import libcst as cst
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, keyword, misfits_half, number, positional
+from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, keyword, misfits_half, names_read, nodes_of, number, positional
 from ...semantic.names import dotted
-from ...semantic.tensors import WIDE_DTYPES, cast_dtypes
+from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.values import CONST, dtypes
 
 SECTION = "half_constants"
 EMPTY = {"constants": (), "half_casts": ()}
 
 AUTOCAST_NAMES = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast_mode.autocast")
-_CASTS = re.compile(r"\.(?:to|half|type_as|type)\(")
-_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+# The calls that may give an additive mask the model's dtype: `.to(...)`, `.type(...)`,
+# `.type_as(t)`, and CAST_METHODS' casts to a dtype -1e9 overflows (`.half()`); `.float()` and the
+# other wide casts make a mask -1e9 fits.
+CASTING = frozenset({"to", "type", "type_as"}) | {m for m, d in CAST_METHODS.items() if d not in WIDE_DTYPES}
 
 
 @dataclass(frozen=True)
@@ -154,17 +155,25 @@ def _integer(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope, dept
     return False
 
 
+def _casts(tree: cst.CSTNode) -> bool:
+    """Whether ``tree`` makes a call that may give a tensor another dtype (see CASTING)."""
+    return any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in CASTING
+        for node in nodes_of(tree)
+    )
+
+
 def _cast(index: ModuleIndex, expr: cst.BaseExpression, scope) -> bool:
-    """The operand, or a name in it, is cast to some dtype (``mask.to(dtype=self.dtype)``)."""
-    text = index.text(expr)
-    if _CASTS.search(text):
+    """The operand, or a variable it reads, is cast to some dtype (``mask.to(dtype=self.dtype)``;
+    ``m = mask.to(h.dtype)`` reaching ``(1 - m) * -1e9``). Read from the tree: an attribute's
+    name, a string or a comment that mentions ``.to(`` is no cast."""
+    if _casts(expr):
         return True
-    for name in set(_IDENT.findall(text)):
-        # a name of the operand's text, at the operand's place
-        for b in index.bindings_at(name, scope, index.order_of.get(id(expr), (None,))[0])[1]:
-            if b.value is not None and _CASTS.search(index.text(b.value)):
-                return True
-    return False
+    return any(
+        b.value is not None and _casts(b.value)
+        for name in names_read(expr)
+        for b in _bindings(index, scope, name)
+    )
 
 
 def _call_constant(index: ModuleIndex, evaluator: Evaluator, site: CallSite):

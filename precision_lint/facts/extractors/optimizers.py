@@ -12,7 +12,6 @@ facts.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -20,7 +19,8 @@ import libcst as cst
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import ModuleIndex, keyword, positional
+from ...semantic.index import ModuleIndex, keyword, nodes_of, positional
+from ...semantic.names import dotted
 from ...semantic.values import CONST
 from .precision import _insertion, keyword_text
 
@@ -39,7 +39,7 @@ ADAM_FAMILY = frozenset(
     }
 )
 EPS_POSITION = 3  # (params, lr, betas, eps, ...) in every optimizer above
-_PARAMS_OF = re.compile(r"([A-Za-z_][\w.]*)\.(?:named_)?parameters\(")
+PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
 
 
 @dataclass(frozen=True)
@@ -61,18 +61,28 @@ class AdamSite:
 
 
 def _owners(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope) -> Tuple[str, ...]:
+    """The receivers of the ``.parameters()`` / ``.named_parameters()`` calls the optimizer's
+    params are built from, as dotted names, in the order written: in the expression itself
+    (``model.parameters()``, ``chain(a.parameters(), b.parameters())``, ``[{"params": ...}]``,
+    ``filter(lambda p: ..., model.parameters())``, a comprehension), or, for a name, in the
+    values of its bindings that reach the call (``params = [p for p in model.parameters() if
+    ...]``). Read from the tree: a comment or a string that mentions ``.parameters(`` is none."""
     if expr is None:
         return ()
-    texts = [index.text(expr)]
-    if isinstance(expr, cst.Name):  # `params = [p for p in model.parameters() if ...]`
-        for b in index.bindings_of(expr, scope)[1]:
-            if b.value is not None:
-                texts.append(index.text(b.value))
+    trees = [expr]
+    if isinstance(expr, cst.Name):
+        trees.extend(b.value for b in index.bindings_of(expr, scope)[1] if b.value is not None)
     found: List[str] = []
-    for text in texts:
-        for name in _PARAMS_OF.findall(text):
-            if name not in found:
-                found.append(name)
+    for tree in trees:
+        for node in nodes_of(tree):
+            if (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in PARAMETER_METHODS
+            ):
+                owner = dotted(node.func.value)
+                if owner is not None and owner not in found:
+                    found.append(owner)
     return tuple(found)
 
 
