@@ -219,6 +219,23 @@ def test_broken_notebooks_are_mp000_and_untouched(project):
     assert "Traceback" not in out.stderr
 
 
+def test_a_future_import_opening_a_later_cell_compiles_as_ipython_compiles_it(project):
+    """IPython compiles each cell on its own: ``from __future__`` at the top of cell 3 (after
+    its docstring) is legal there; in the middle of a cell it is refused, as in a file."""
+    opening = _code_notebook(
+        "import torch\n",
+        "x = torch.ones(2)\n",
+        '"""Cell docstring."""\nfrom __future__ import annotations\nfrom __future__ import division\ny: int = 1\n',
+    )
+    (project / "opening.ipynb").write_bytes(opening)
+    middle = _code_notebook("import torch\n", "x = 1\nfrom __future__ import annotations\n")
+    (project / "middle.ipynb").write_bytes(middle)
+    out = run_cli("--output-format", "concise", "opening.ipynb", "middle.ipynb", cwd=project)
+    found = [l for l in out.stdout.splitlines() if "MP000" in l]
+    assert found and all(l.startswith("middle.ipynb:cell 2:2:") for l in found), out.stdout
+    assert "from __future__ imports must occur at the beginning" in found[0]
+
+
 def test_noqa_in_a_cell(project):
     nb = kaggle_notebook()
     nb["cells"][4]["source"][1] = "trainer = Trainer(model=model, args=args, tokenizer=tok)  # noqa: MP301\n"

@@ -15,7 +15,7 @@ import sys
 from functools import lru_cache
 from typing import TYPE_CHECKING, Optional, Tuple
 
-from ..workspace.notebook import CELL_ERROR_PREFIX, is_notebook
+from ..workspace.notebook import CELL_ERROR_PREFIX, boundary_lines, is_notebook
 from . import extractors as _extractors_pkg
 from ..semantic import syntax
 from ..semantic.main_block import main_block_lines
@@ -95,7 +95,10 @@ def extract_facts(
         facts.skip_file = True
         return facts
     # CPython's verdict first: a file it refuses is MP000 at once, whatever it mentions
-    tree, error = syntax.cpython_tree(source, path, syntax.CELL_FLAGS if is_notebook(path) else ast.PyCF_ONLY_AST)
+    if is_notebook(path):  # each cell compiled on its own, as IPython does
+        tree, error = syntax.cpython_tree(source, path, syntax.CELL_FLAGS, boundary_lines(source))
+    else:
+        tree, error = syntax.cpython_tree(source, path)
     if error is not None:
         facts.parse_error = error
         return facts

@@ -18,10 +18,11 @@ analysed at all and says so (MP002), never a crash and never a pass.
 from __future__ import annotations
 
 import ast
+import bisect
 import sys
 import threading
 import warnings
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 from ..facts.model import ParseError
 
@@ -36,7 +37,9 @@ STACK_BYTES = 512 * 1024 * 1024  # reserved, not used: a thread's stack is mappe
 CELL_FLAGS = ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
 
 
-def cpython_tree(source: str, path: str, flags: int = ast.PyCF_ONLY_AST) -> Tuple[Optional[ast.AST], Optional[ParseError]]:
+def cpython_tree(
+    source: str, path: str, flags: int = ast.PyCF_ONLY_AST, cell_starts: Sequence[int] = ()
+) -> Tuple[Optional[ast.AST], Optional[ParseError]]:
     """CPython's tree of ``source``, or why CPython refuses it (as MP000 reports it).
 
     The tree is parsed once and then compiled to bytecode: the parser alone accepts what only
@@ -45,13 +48,17 @@ def cpython_tree(source: str, path: str, flags: int = ast.PyCF_ONLY_AST) -> Tupl
     runs either. Compiling the tree gives the compiler's verdict, message and place exactly as
     compiling the text does, without parsing again; a tree too deep to hand back to the
     compiler (``RecursionError`` while converting it, where the text compiles) is judged by
-    compiling the text."""
+    compiling the text.
+
+    ``cell_starts``: for a notebook's joined cells, the lines where cells 2, 3... begin. IPython
+    compiles each cell on its own, so a ``from __future__`` import at the top of a later cell is
+    legal there (it is refused in the middle of a cell, as in a file)."""
     try:
         tree = compile(source, path, "exec", flags, dont_inherit=True)
         with warnings.catch_warnings():  # `x is 1`, `assert (a, b)`: warnings, the user's business
             warnings.simplefilter("ignore")
             try:
-                compile(tree, path, "exec", flags & ~ast.PyCF_ONLY_AST, dont_inherit=True)
+                compile(_without_cell_futures(tree, cell_starts), path, "exec", flags & ~ast.PyCF_ONLY_AST, dont_inherit=True)
             except (RecursionError, MemoryError):  # the tree's conversion, not CPython's verdict
                 compile(source, path, "exec", flags & ~ast.PyCF_ONLY_AST, dont_inherit=True)
         return tree, None
@@ -70,6 +77,31 @@ def cpython_tree(source: str, path: str, flags: int = ast.PyCF_ONLY_AST) -> Tupl
         return None, ParseError("MemoryError: CPython runs out of memory compiling it", 1, 0)
     except ValueError as err:  # a NUL byte in the source
         return None, ParseError(f"ValueError: {err}", 1, 0)
+
+
+def _without_cell_futures(tree: ast.Module, cell_starts: Sequence[int]) -> ast.Module:
+    """``tree`` without the ``from __future__`` imports that open a later cell (after its
+    docstring, before any other statement): what the compiler is given to judge the rest."""
+    if not cell_starts:
+        return tree
+    starts = sorted(cell_starts)
+    opening: set = set()
+    cell, seen_other = 0, False
+    for i, stmt in enumerate(tree.body):
+        here = bisect.bisect_right(starts, stmt.lineno)
+        if here != cell:
+            cell, seen_other, first = here, False, True
+        else:
+            first = False
+        if cell == 0:
+            continue  # the first cell is the file's beginning: the compiler judges it as it is
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__" and not seen_other:
+            opening.add(i)
+        elif not (first and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)):
+            seen_other = True
+    if not opening:
+        return tree
+    return ast.Module(body=[s for i, s in enumerate(tree.body) if i not in opening], type_ignores=tree.type_ignores)
 
 
 def nesting_depth(tree: ast.AST) -> Tuple[int, int, int]:
