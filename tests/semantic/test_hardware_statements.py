@@ -82,12 +82,15 @@ def test_other_device(source, expected):
 @pytest.mark.parametrize(
     "source,trains,expected",
     [
-        ('device = "cpu"\n', False, "cpu"),
+        ('device = "cpu"\nm = m.to(device)\n', False, "cpu"),
         ('device = torch.device("cpu")\n', False, "cpu"),
-        ('device = "cpu"\n', True, None),  # a trainer places the model itself
-        ('device = "cpu"\nm = load(device_map="auto")\n', False, None),
-        ('device = "cpu"\ny = x.to("cuda")\n', False, None),
+        ('pipe = pipeline("text-generation", device="cpu")\n', False, "cpu"),
+        ('device = "cpu"\nm = m.to(device)\n', True, None),  # a trainer places the model itself
+        ('device = "cpu"\nm = m.to(device)\nm = load(device_map="auto")\n', False, None),
+        ('device = "cpu"\nm = m.to(device)\ny = x.to("cuda")\n', False, None),
         ('y = x.to("cpu")\n', False, None),  # moving a result back is not the device
+        # a variable is not a device by its name: only where it is passed as one
+        ('device = "cpu"\n', False, None),
     ],
 )
 def test_a_cpu_script(source, trains, expected):

@@ -34,8 +34,8 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
-from ...semantic.evaluate import Evaluator
-from ...semantic.index import CallSite, ModuleIndex, keyword
+from ...semantic.evaluate import Evaluator, is_capability_callee
+from ...semantic.index import CallSite, ModuleIndex, build_index, children, keyword, literal_key, positional
 from ...semantic.names import dotted
 from .. import hardware
 from ...semantic.values import CONST, Possible, dtypes as dtype_atoms
@@ -156,18 +156,20 @@ FP8_COMPUTE_CALLS = ("fp8_autocast", "fp8_model_init", "convert_to_float8_traini
 FP8_COMPUTE_PREFIXES = ("transformer_engine.", "torchao.", "torch._scaled")
 MX_PREFIX = "torchao.prototype.mx_formats."
 # Imports that put a module on a device other than a CUDA GPU (module prefix -> device).
-BACKEND_IMPORTS = re.compile(
-    r"^(?:import|from)[ \t]+(torch_xla|habana_frameworks|optimum\.habana|intel_extension_for_pytorch|torch_npu)\b",
-    re.MULTILINE,
-)
-BACKEND_DEVICE = {"torch_xla": "xla", "habana_frameworks": "hpu", "optimum.habana": "hpu", "intel_extension_for_pytorch": "xpu", "torch_npu": "npu"}
-# The device itself, not a word compared against (`if args.device == "xla":` is a branch).
-DEVICE_LITERAL = re.compile(
-    r"""(?:torch\.device\(\s*|\.to\(\s*|\bdevice\s*=\s*)["'](xla|hpu|xpu|mps|npu)(?::\d+)?["']|\bxla_device\("""
-)
-CPU_DEVICE = re.compile(r"""(?:torch\.device\(\s*|\bdevice\s*=\s*)["']cpu["']""")
-GPU_PLACEMENT = re.compile(r"""device_map\s*=|\bdevice\s*=\s*\d|\.to\(\s*\d|accelerate|Accelerator|local_rank""")
-CUDA_WORD = re.compile(r"\bcuda\b|\bnccl\b|\bflash_attn", re.IGNORECASE)
+BACKEND_IMPORTS = {"torch_xla": "xla", "habana_frameworks": "hpu", "optimum.habana": "hpu", "intel_extension_for_pytorch": "xpu", "torch_npu": "npu"}
+OTHER_DEVICES = ("xla", "hpu", "xpu", "mps", "npu")
+# Modules whose use is CUDA code: torch's CUDA API (``torch.cuda.*``, ``torch.backends.cuda``)
+# and FlashAttention's package, which has CUDA kernels only.
+CUDA_MODULES = ("torch.cuda", "torch.backends.cuda", "flash_attn")
+# Strings that are a CUDA device or the CUDA collective backend as values, not as words of a text.
+CUDA_STRING = re.compile(r"(?:cuda(?::\d+)?|nccl)", re.IGNORECASE)
+XLA_DEVICE_CALLS = ("torch_xla.core.xla_model.xla_device", "torch_xla.device")
+# accelerate's calls that place a model on the GPUs it finds.
+ACCELERATE_PLACERS = ("Accelerator", "PartialState", "dispatch_model", "load_checkpoint_and_dispatch")
+ENV_READS = ("os.environ.get", "os.getenv")
+# A device name quoted somewhere in the text: no argument can evaluate to that device without
+# it. Only a shortcut (a module with none evaluates no device argument); it never decides.
+_DEVICE_QUOTED = re.compile(r"""["'](xla|hpu|xpu|mps|npu|cpu)(?::\d+)?["']""")
 
 
 def _fp8_compute(site: CallSite, evaluator: Evaluator) -> bool:
@@ -185,35 +187,236 @@ def _fp8_compute(site: CallSite, evaluator: Evaluator) -> bool:
     return False
 
 
-def other_device(source: str, code: Optional[str] = None, trains: bool = True) -> Optional[str]:
-    """The non-CUDA device a module is written for (``xla``, ``hpu``, ``xpu``, ``npu``,
-    ``mps``): it imports that backend at the top level or names the device, and nothing in its
-    code (comments aside, ``code``) says ``cuda``. A module that has both picks at run time: None.
-    ``"cpu"`` for a module that does not train (``trains``), names ``"cpu"`` as its device and
-    nothing that places a model on a GPU (``device_map="auto"``, ``device=0``): a conversion or
-    inference script on the CPU, where bf16 always works."""
-    if code is None:
-        code = hardware.split_source(source)[1]
-    if CUDA_WORD.search(code):
-        return None
-    imported = BACKEND_IMPORTS.search(source)
-    if imported is not None:
-        return BACKEND_DEVICE[imported.group(1)]
-    literal = DEVICE_LITERAL.search(code)
-    if literal is not None:
-        return literal.group(1) or "xla"
-    if not trains and CPU_DEVICE.search(code) and not GPU_PLACEMENT.search(code):
-        return "cpu"
+def _under(name: Optional[str], prefixes) -> bool:
+    return bool(name) and any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def _imported_modules(node) -> List[str]:
+    """The modules an import statement names (``from torch import cuda`` names ``torch.cuda``)."""
+    if isinstance(node, cst.Import):
+        return [dotted(alias.name) or "" for alias in node.names]
+    if node.relative or node.module is None:
+        return []  # a module of the project itself
+    module = dotted(node.module) or ""
+    names = [] if isinstance(node.names, cst.ImportStar) else [f"{module}.{dotted(a.name)}" for a in node.names]
+    return [module, *names]
+
+
+def _backend_import(index: ModuleIndex) -> Optional[str]:
+    """The device of a backend the module imports unconditionally: an import statement of the
+    module's own body. One under ``try:``, ``if`` or in a function is optional: the module runs
+    without it (``try: import torch_xla except ImportError: pass``)."""
+    for statement in index.module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                for module in _imported_modules(small):
+                    for prefix, device in BACKEND_IMPORTS.items():
+                        if _under(module, (prefix,)):
+                            return device
     return None
 
 
+def _string(node: cst.CSTNode) -> Optional[str]:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _device_arguments(index: ModuleIndex, site: CallSite):
+    """(expression, whether it is a ``.to(...)`` positional argument) for each argument of a
+    call that names a device: ``torch.device(x)``, ``x.to(d)``, any ``device=`` keyword."""
+    q = site.qualname or dotted(site.node.func)
+    if q == "torch.device":
+        first = positional(site.node)
+        if first:
+            yield first[0].value, False
+        kind = keyword(site.node, "type")
+        if kind is not None:
+            yield kind.value, False
+    elif site.method == "to":
+        first = positional(site.node)
+        if first:
+            yield first[0].value, True
+    found = keyword(site.node, "device")
+    if found is not None:
+        yield found.value, False
+
+
+def _device_strings(evaluator: Evaluator, expr: cst.BaseExpression, scope) -> List[str]:
+    """The device names an argument may evaluate to (``"xla:0"`` -> ``"xla"``): a string
+    written there, or what a variable holds (``device = "mps"; x.to(device)``)."""
+    literal = _string(expr)
+    if literal is not None:
+        found = [literal]
+    elif isinstance(expr, (cst.Name, cst.Attribute, cst.IfExp, cst.Subscript)):
+        found = [v.value for v in evaluator.values(expr, scope) if v.kind == CONST and isinstance(v.value, str)]
+    else:
+        found = []
+    return [f.split(":", 1)[0].lower() for f in found]
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(children(node))
+
+
+def _uses_cuda(index: ModuleIndex) -> bool:
+    """Whether the module's code uses CUDA: it imports torch's CUDA API or FlashAttention,
+    reads ``torch.cuda...``/``torch.backends.cuda...`` or ``dist.Backend.NCCL``, calls
+    ``.cuda()``, or computes with the strings ``"cuda"``, ``"cuda:N"`` or ``"nccl"`` (a device,
+    a comparison against one, a ``--device`` default, ``backend="nccl"``). Read from the tree:
+    comments, docstrings, other strings that mention CUDA (``"runs on cuda"``) and identifiers
+    (``use_cuda_graph``, ``args.cuda``) are not CUDA code."""
+    for node in _walk(index.module):
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            if any(_under(m, CUDA_MODULES) for m in _imported_modules(node)):
+                return True
+        elif isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+                return True  # `model.cuda()`
+        elif isinstance(node, cst.Attribute):
+            if node.attr.value in ("cuda", "NCCL"):
+                q = index.qualify(node) or dotted(node) or ""
+                if _under(q, CUDA_MODULES) or q.endswith(".Backend.NCCL"):
+                    return True
+        elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            value = _string(node)
+            if value is not None and CUDA_STRING.fullmatch(value):
+                return True
+        elif isinstance(node, cst.FormattedString):
+            first = node.parts[0] if node.parts else None
+            if isinstance(first, cst.FormattedStringText) and first.value.lower().startswith("cuda:"):
+                return True  # f"cuda:{rank}"
+    return False
+
+
+def _places_on_gpu(index: ModuleIndex, evaluator: Evaluator) -> bool:
+    """Whether the module places a model on a GPU by other means than naming CUDA:
+    ``device_map=``, a GPU index (``device=0``, ``.to(0)``), accelerate's ``Accelerator``/
+    ``dispatch_model``, or the local rank of a distributed launch (``args.local_rank``,
+    ``os.environ["LOCAL_RANK"]``)."""
+    for site in index.calls:
+        q = site.qualname or dotted(site.node.func) or ""
+        if keyword(site.node, "device_map") is not None:
+            return True
+        if q.startswith("accelerate.") and q.rsplit(".", 1)[-1] in ACCELERATE_PLACERS:
+            return True
+        if q in ENV_READS:
+            first = positional(site.node)
+            if first and _string(first[0].value) == "LOCAL_RANK":
+                return True
+        for expr, _ in _device_arguments(index, site):
+            if isinstance(expr, cst.Integer):
+                return True
+            if isinstance(expr, (cst.Name, cst.Attribute)) and any(
+                v.kind == CONST and type(v.value) is int for v in evaluator.values(expr, site.scope)
+            ):
+                return True
+    for node in _walk(index.module):
+        if isinstance(node, cst.Attribute) and node.attr.value == "local_rank":
+            return True  # `args.local_rank`, `training_args.local_rank`
+        if isinstance(node, cst.Subscript) and literal_key(node) == "LOCAL_RANK":
+            if (index.qualify(node.value) or dotted(node.value)) == "os.environ":
+                return True
+    return False
+
+
+def other_device(index, evaluator: Optional[Evaluator] = None, trains: bool = True) -> Optional[str]:
+    """The non-CUDA device a module is written for (``xla``, ``hpu``, ``xpu``, ``npu``,
+    ``mps``): it imports that backend in its own body, or passes the device to torch
+    (``torch.device("xla")``, ``.to("mps")``, ``device="hpu"``, ``xm.xla_device()``), and its
+    code uses no CUDA (:func:`_uses_cuda`). A module that has both picks at run time: None.
+    ``"cpu"`` for a module that does not train (``trains``), passes ``"cpu"`` as its device
+    (``torch.device("cpu")``, ``device="cpu"``, ``.to(device)`` of a variable that holds it: a
+    literal ``.to("cpu")`` moves a result back) and places nothing on a GPU
+    (:func:`_places_on_gpu`): a conversion or inference script on the CPU, where bf16 always
+    works. Read from the tree (``index``; a source text is parsed): comments, docstrings and
+    words in strings or identifiers say nothing here."""
+    if isinstance(index, str):
+        index = build_index(index)
+    if evaluator is None:
+        evaluator = Evaluator(index)
+    device = _backend_import(index)
+    cpu = False
+    if device is None:
+        # no value can be a device unless its name is quoted somewhere in the module
+        quoted = {m.group(1) for m in _DEVICE_QUOTED.finditer(index.source)}
+        wanted = quoted & set(OTHER_DEVICES) | (quoted & {"cpu"} if not trains else set())
+        for site in index.calls:
+            q = site.qualname or ""
+            if q in XLA_DEVICE_CALLS or (q.startswith("torch_xla.") and q.endswith(".xla_device")):
+                device = "xla"
+                break
+            if not wanted:
+                continue
+            for expr, moved in _device_arguments(index, site):
+                names = _device_strings(evaluator, expr, site.scope)
+                device = next((n for n in names if n in OTHER_DEVICES), None)
+                if device is not None:
+                    break
+                # a literal `.to("cpu")` moves a result back; a variable holding "cpu" is the device
+                cpu = cpu or ("cpu" in names and not (moved and _string(expr) is not None))
+            if device is not None:
+                break
+    if device is None and not (cpu and not trains):
+        return None
+    if _uses_cuda(index):
+        return None
+    if device is not None:
+        return device
+    return None if _places_on_gpu(index, evaluator) else "cpu"
+
+
 # Test decorators that skip unless the GPU has what bf16/FlashAttention need (transformers'
-# and accelerate's testing utilities), and skip conditions that read as a capability check
-# through a helper defined elsewhere (`@pytest.mark.skipif(not ampere())`).
+# and accelerate's testing utilities): matched on the decorator's own function name.
 REQUIRE_CAPABILITY = re.compile(r"^require_\w*(?:bf16|bfloat16|flash_?attn|ampere|hopper|fp8|tf32|capability)\w*$")
-CAPABILITY_WORDS = re.compile(r"ampere|hopper|bf16|bfloat16|capability|sm_?[89]\d|flash", re.IGNORECASE)
+# The name of a helper whose body this module does not have (imported from a package, from
+# another module, or not defined anywhere it can see: `skipif(not is_ampere())`), or of a flag
+# of a known testing module (`SM80OrLater`, `PLATFORM_SUPPORTS_BF16` of torch's tests): what it
+# is called is all there is to read. Only ever matched against such a name, never a text.
+CAPABILITY_NAME = re.compile(r"ampere|hopper|bf16|bfloat16|capability|sm_?[89]\d|flash", re.IGNORECASE)
+TESTING_MODULES = ("torch.testing", "transformers.testing_utils", "accelerate.test_utils", "transformers.utils", "accelerate.utils")
 SKIP_IF = ("skipif", "skipIf")
 SKIP_UNLESS = ("skipUnless",)
+_HELPER_DEPTH = 4
+
+
+def _checks_capability(evaluator: Evaluator, expr: cst.CSTNode, scope, seen: set, depth: int = 0) -> bool:
+    """Whether a skip condition consults the GPU's capability: through its variables and the
+    returns of local functions (``Evaluator.consults``), the whole body of a function this
+    module defines (``def ampere(): if get_device_capability()[0] < 8: return False ...``),
+    a capability flag of a known testing module, or the name of a called helper whose body is
+    not here (:data:`CAPABILITY_NAME`)."""
+    ix = evaluator.ix
+    for node, here in evaluator._reached(expr, scope, seen):
+        if isinstance(node, cst.Call):
+            site = ix.call_of(node)
+            qual = site.qualname if site is not None else ix.qualify(node.func, here)
+            if is_capability_callee(qual, node.func):
+                return True
+            function = evaluator._local_function(node.func, here) or ix.functions.get(qual or "")
+            if function is not None:
+                if depth < _HELPER_DEPTH and ("body", id(function)) not in seen:
+                    seen.add(("body", id(function)))
+                    if _checks_capability(evaluator, function.node.body, function, seen, depth + 1):
+                        return True
+                continue
+            if qual is None and isinstance(node.func, cst.Name):
+                qual = node.func.value  # a helper the module does not define or import
+            if qual and CAPABILITY_NAME.search(qual.rsplit(".", 1)[-1]):
+                return True
+        elif isinstance(node, (cst.Name, cst.Attribute)):
+            qual = ix.qualify(node, here)
+            if _under(qual, TESTING_MODULES) and CAPABILITY_NAME.search(qual.rsplit(".", 1)[-1]):
+                return True
+    return False
 
 
 def _skip_test(evaluator: Evaluator, decorator: cst.BaseExpression, scope) -> bool:
@@ -228,7 +431,7 @@ def _skip_test(evaluator: Evaluator, decorator: cst.BaseExpression, scope) -> bo
     condition = decorator.args[0].value
     if evaluator.consults(condition, scope, set())[0]:
         return True
-    return bool(CAPABILITY_WORDS.search(evaluator.ix.text(condition)))
+    return _checks_capability(evaluator, condition, scope, set())
 
 
 def decorator_guarded(evaluator: Evaluator, scope) -> bool:
@@ -326,7 +529,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         value = index.span(assign.value)
         arg = Arg(evaluator.values(assign.value, assign.scope), index.span(assign.target.attr), value, index.text(assign.value), "attribute")
         attention.append(AttentionSite(span, index.text(assign.target), "attn_implementation", arg, False, (), False))
-    prose, code = hardware.split_source(index.source)
+    prose, _ = hardware.split_source(index.source)
     options = []
     for found in index.arg_options.values():
         for option in found:
@@ -335,7 +538,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     return CapabilityFacts(
         stated_capability=hardware.stated_capability(prose),
         fp8_compute=fp8,
-        device=other_device(index.source, code, trains),
+        device=other_device(index, evaluator, trains),
         bnb=tuple(bnb),
         attention=tuple(attention),
         guarded_calls=tuple(guarded),
