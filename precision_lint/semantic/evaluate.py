@@ -429,6 +429,11 @@ class Evaluator:
         passed = keyword(site.node, name) if name else None
         return self._dict_entries(passed.value, site.scope, set()) if passed is not None else []
 
+    def builds_mapping(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether ``expr`` is a dict with entries (``{"zero_optimization": {...}}``,
+        ``dict(stage=2)``, a name bound to one): a value that is set, whatever its keys say."""
+        return bool(self._dict_entries(expr, scope, set()))
+
     def _dict_entries(self, expr, scope: Scope, seen: set) -> List[KwargSource]:
         """The entries of a dict, in order, a later unconditional entry of a key overriding
         the earlier ones (``{**base, "fp16": False}``, ``dict(base, fp16=False)``,

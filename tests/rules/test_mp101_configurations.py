@@ -115,6 +115,26 @@ def test_deepspeed_in_the_training_arguments_call_is_not_torch_loss_scaling(tmp_
     assert len(_run(tmp_path)) == 1
 
 
+def test_a_deepspeed_config_dict_is_deepspeed_and_an_empty_one_is_not(tmp_path):
+    """``deepspeed=`` also takes the config as a dict (written in the call, built with
+    ``dict(...)``, or bound to a name): the Trainer runs DeepSpeed with it. An empty dict is
+    falsy, and the Trainer then runs without DeepSpeed, under torch's GradScaler."""
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        ZERO = {"zero_optimization": {"stage": 2}, "fp16": {"enabled": "auto"}}
+        net = AutoModelForCausalLM.from_pretrained("tiny-model", torch_dtype=torch.float16)
+        targs = TrainingArguments(output_dir="out", fp16=True, deepspeed=DS)
+        Trainer(model=net, args=targs).train()
+        """
+    for given in ('{"zero_optimization": {"stage": 3}}', "ZERO", "dict(zero_optimization=dict(stage=2))"):
+        write_tree(tmp_path, {"train.py": dedent(src.replace("DS", given))})
+        assert _run(tmp_path) == [], given
+    write_tree(tmp_path, {"train.py": dedent(src.replace("DS", "{}"))})
+    assert len(_run(tmp_path)) == 1
+
+
 SPLIT_TRAIN = """
     import argparse
 

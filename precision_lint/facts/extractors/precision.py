@@ -21,7 +21,7 @@ from ...diagnostics import Span
 from ...semantic.callees import project_callee
 from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator, is_training_arguments
 from ...semantic.index import CallSite, ModuleIndex, keyword, positional
-from ...semantic.values import CONFIG, Values, as_switch
+from ...semantic.values import CONFIG, CONST, UNKNOWN, Possible, Values, as_switch
 
 SECTION = "precision"
 
@@ -171,12 +171,19 @@ def _switch(index: ModuleIndex, evaluator: Evaluator, expr: cst.BaseExpression, 
     return index.text(expr)
 
 
+# The value a ``deepspeed=`` given a dict takes: set (the Trainer runs DeepSpeed with it).
+DEEPSPEED_DICT = "a DeepSpeed config dict"
+
+
 def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, positions=()) -> Tuple[Tuple[str, Arg], ...]:
     out = []
     for source in evaluator.kwarg_sources(site.node, site.scope):
         if source.name in names:
             key_span = index.span(source.key)
             values = evaluator.source_values(source, site.scope)
+            if source.name == "deepspeed" and all(v.kind == UNKNOWN for v in values) and evaluator.builds_mapping(source.value, site.scope):
+                # `deepspeed={"zero_optimization": ...}`: the Trainer runs DeepSpeed with that dict
+                values = (Possible(CONST, DEEPSPEED_DICT, origin=index.span(source.value)),)
             out.append(
                 (
                     source.name,
