@@ -50,6 +50,11 @@ raises the error above. diffusers' LoRA scripts therefore run ``cast_training_pa
 dtype=torch.float32)`` after ``add_adapter`` (under ``if args.mixed_precision == "fp16":``); with
 it, or the ``requires_grad`` upcast loop, nothing is reported. The fix writes that loop below the
 injection: the frozen base keeps the dtype chosen for memory.
+
+So are the modules a PEFT config lists in ``modules_to_save`` (``LoraConfig(modules_to_save=
+["embed_tokens", "lm_head"])``): ``get_peft_model`` trains copies of them in the model's dtype and
+upcasts only the adapters, so on a float16 model those copies raise the error above; the same
+loop below ``get_peft_model`` makes them float32.
 """
 from __future__ import annotations
 
@@ -457,6 +462,12 @@ class Fp16WeightsUnderLossScaling(Rule):
                 f"the adapters that {weights.injected} (line {weights.injected_span.line}) adds to "
                 f"`{weights.injected_into}` take its float16 dtype ({made}) and are trained"
             )
+            if weights.injected_copies:
+                what = (
+                    f"the copies of `modules_to_save={weights.injected_copies}` that {weights.injected} "
+                    f"(line {weights.injected_span.line}) trains keep `{weights.injected_into}`'s float16 dtype "
+                    f"({made}; PEFT upcasts only the adapters to float32)"
+                )
         more = f" (and {len(conflicts) - 1} more place{'s' * (len(conflicts) > 2)})" if len(conflicts) > 1 else ""
         message = (
             f"{what}, and {reason}{where} (line {site.span.line}){more} turns on fp16 loss scaling"

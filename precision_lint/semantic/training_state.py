@@ -121,7 +121,44 @@ def adapter_injection(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
         given = keyword(site.node, "model")
         args = positional(site.node)
         return given.value if given is not None else args[1].value if len(args) > 1 else None
+    if q.rsplit(".", 1)[-1] == "get_peft_model" and saved_modules(index, site) is not None:
+        given = keyword(site.node, "model")
+        args = positional(site.node)
+        return given.value if given is not None else args[0].value if args else None
     return None
+
+
+def saved_modules(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
+    """The ``modules_to_save=[...]`` of the PEFT config a ``get_peft_model(model, config)`` call
+    wraps the model with (the config built in the call, or bound to a name by such a call on
+    every path), when it names modules; else None.
+
+    PEFT trains those modules as copies: ``ModulesToSaveWrapper`` (peft/utils/other.py) deep-copies
+    the original module, in its dtype, and marks the copy trainable; ``get_peft_model``'s float32
+    upcast (``cast_adapter_dtype``) covers only the tuner layers' adapters, never these copies. On
+    a float16 model they are trainable float16 parameters, and torch's GradScaler raises
+    ``ValueError: Attempting to unscale FP16 gradients.`` (reproduced with peft 0.21.2 on CPU,
+    ``GradScaler("cpu")``)."""
+    given = keyword(site.node, "peft_config")
+    args = positional(site.node)
+    config = given.value if given is not None else args[1].value if len(args) > 1 else None
+    if config is None:
+        return None
+    builds = [config]
+    if isinstance(config, cst.Name):
+        _, bindings = index.bindings_of(config, site.scope)
+        builds = [b.value for b in bindings]
+    found = None
+    for built in builds:
+        modules = keyword(built, "modules_to_save") if isinstance(built, cst.Call) else None
+        value = modules.value if modules is not None else None
+        if not (
+            isinstance(value, (cst.List, cst.Tuple, cst.Set)) and value.elements
+            or isinstance(value, cst.SimpleString) and value.evaluated_value
+        ):
+            return None  # a path whose config saves no module, or one not written here
+        found = value
+    return found
 
 
 def adapters_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1) -> Optional[cst.Call]:
@@ -525,9 +562,11 @@ class TrainedObjects:
         if q.endswith(PEFT_WRAPS):
             # a PEFT model: its adapters train, not the base it wraps; they are float32 unless
             # `autocast_adapter_dtype=False` makes them in the base's dtype (the base's cast
-            # then decides the dtype of what trains)
+            # then decides the dtype of what trains), and so are copies of its `modules_to_save`
             flag = keyword(node, "autocast_adapter_dtype")
-            if flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False":
+            if (flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False") or (
+                q.rsplit(".", 1)[-1] == "get_peft_model" and saved_modules(self.ix, site) is not None
+            ):
                 model = keyword(node, "model")
                 args = positional(node)
                 walk(model.value if model is not None else args[0].value if args else None)

@@ -178,3 +178,53 @@ def test_transformers_add_adapter_and_inject_adapter_in_model_keep_the_float16(w
     fixed = fix(GET_PEFT.format(wrap=wrap), CODE)
     assert "torch_dtype=torch.float16" in fixed and "param.data = param.data.float()" in fixed
     assert lint(fixed, CODE) == []
+
+
+# --- modules_to_save: PEFT trains copies of them, in the model's dtype --------------------------
+SAVED = 'LoraConfig(r=8, target_modules=["q_proj"], modules_to_save=["embed_tokens", "lm_head"])'
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        f"model = get_peft_model(model, {SAVED})",
+        f"adapter_config = {SAVED}\nmodel = get_peft_model(model, adapter_config)",
+        f"model = get_peft_model(model, peft_config=LoraConfig(r=8, modules_to_save='score'))",
+    ],
+)
+def test_modules_to_save_of_a_float16_model_train_float16_copies(wrap):
+    """``ModulesToSaveWrapper`` deep-copies each module in its dtype and trains the copy;
+    ``get_peft_model`` upcasts only the adapters: the copies raise the unscale error."""
+    (d,) = lint(GET_PEFT.format(wrap=wrap), CODE)
+    assert d.span.line == 5 and "modules_to_save=" in d.message and "get_peft_model(...)" in d.message
+    fixed = fix(GET_PEFT.format(wrap=wrap), CODE)
+    assert "torch_dtype=torch.float16" in fixed  # the frozen base keeps the dtype chosen for memory
+    lines = fixed.splitlines()
+    at = next(i for i, line in enumerate(lines) if "get_peft_model(model" in line)
+    assert lines[at + 1:at + 4] == [
+        "for param in model.parameters():  # the adapters train in float32; the frozen base stays float16",
+        "    if param.requires_grad:",
+        "        param.data = param.data.float()",
+    ]
+    assert lint(fixed, CODE) == []
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        "model = get_peft_model(model, LoraConfig(r=8, modules_to_save=None))",
+        "model = get_peft_model(model, LoraConfig(r=8, modules_to_save=[]))",
+        "model = get_peft_model(model, LoraConfig(r=8, modules_to_save=opts.saved))",  # the user's, unknown
+        f"model = get_peft_model(model, {SAVED})\n"
+        "for p in model.parameters():\n    if p.requires_grad:\n        p.data = p.data.float()",
+        f"adapter_config = {SAVED}\nadapter_config = LoraConfig(r=8)\nmodel = get_peft_model(model, adapter_config)",
+    ],
+)
+def test_no_module_saved_or_the_copies_upcast_is_not_reported(wrap):
+    assert lint(GET_PEFT.format(wrap=wrap), CODE) == []
+
+
+def test_saved_modules_under_deepspeed_or_bf16_are_not_reported():
+    src = GET_PEFT.format(wrap=f"model = get_peft_model(model, {SAVED})")
+    assert lint(src.replace('fp16=True', 'fp16=True, deepspeed="ds.json"'), CODE) == []
+    assert lint(src.replace("torch.float16", "torch.bfloat16").replace("fp16=True", "bf16=True"), CODE) == []

@@ -25,7 +25,7 @@ from ...semantic.kinds import constructs_module, is_loader, object_kinds
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
 from ...semantic.training_state import (
-    TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function, runs_before,
+    TrainRef, adapter_injection, adapters_at_end, after_training_cast, saved_modules, frozen_at_end, no_grad_function, runs_before,
     save_time_cast, trained_objects, without_grad,
 )
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
@@ -84,6 +84,9 @@ class WeightsSite:
     injected: str = ""
     injected_span: Optional[Span] = None
     injected_into: str = ""
+    # ``get_peft_model(model, LoraConfig(modules_to_save=["lm_head"]))``: PEFT trains copies of
+    # those modules in the model's dtype (``training_state.saved_modules``); their list as written.
+    injected_copies: str = ""
 
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
@@ -272,6 +275,8 @@ class _Uses:
         for site in self.ix.calls:
             q = site.qualname or dotted(site.node.func) or ""
             if q.endswith(("get_peft_model", "prepare_model_for_kbit_training")):
+                if saved_modules(self.ix, site) is not None:
+                    continue  # trainable copies of `modules_to_save` in the model's dtype (adapter_injection)
                 args = positional(site.node)
                 given = keyword(site.node, "model")
                 first = args[0].value if args else (given.value if given is not None else None)
@@ -671,6 +676,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 injected=injected,
                 injected_span=index.span(injection) if injected else None,
                 injected_into=index.text(adapter_injection(index, injected_site)) if injected else "",
+                injected_copies=index.text(saved_modules(index, injected_site)) if injected and saved_modules(index, injected_site) is not None else "",
             )
         )
     return tuple(out)
