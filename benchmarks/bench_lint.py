@@ -4,6 +4,7 @@ One command builds the corpora, runs every tool on them in turn, and prints a ta
 
     python benchmarks/bench_lint.py                  # the full benchmark (about 20 minutes on 2 cores)
     python benchmarks/bench_lint.py --quick          # one run each, transformers only
+    python benchmarks/bench_lint.py --slice          # the slice and one small file only (minutes)
 
 Corpora (built once under ``--work``, reproducibly): the ``.py`` files of the pinned
 ``transformers`` and ``torch`` wheels (``pip download``; the wheel of the installed version
@@ -202,6 +203,8 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--torchfix-venv", default=None, help="virtual environment for TorchFix (default: under --work)")
     p.add_argument("--quick", action="store_true", help="one round, transformers only, no growth")
+    p.add_argument("--slice", action="store_true",
+                   help="the slice (cold, warm, one file edited) and one small file only, no TorchFix: minutes, not an hour")
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args(argv)
     repeat = 1 if args.quick else args.repeat
@@ -217,7 +220,7 @@ def main(argv=None) -> int:
 
     tf = corpus("transformers", work)
     both = work / "corpora" / "torch+transformers"
-    if not args.quick:
+    if not (args.quick or args.slice):
         th = corpus("torch", work)
         if not (both / ".complete").exists():
             shutil.rmtree(both, ignore_errors=True)
@@ -232,7 +235,7 @@ def main(argv=None) -> int:
 
     cache = work / "cache"
     ruff = ruff_command()
-    torchfix = torchfix_command(Path(args.torchfix_venv) if args.torchfix_venv else work / "torchfix-venv")
+    torchfix = None if args.slice else torchfix_command(Path(args.torchfix_venv) if args.torchfix_venv else work / "torchfix-venv")
 
     def clear_cache():
         shutil.rmtree(cache, ignore_errors=True)
@@ -260,7 +263,7 @@ def main(argv=None) -> int:
         return change, restore
 
     rows = []
-    corpora = [("transformers", tf)] + ([] if args.quick else [("torch + transformers", both)])
+    corpora = [] if args.slice else [("transformers", tf)] + ([] if args.quick else [("torch + transformers", both)])
     for label, folder in corpora:
         change, restore = edit(folder)
         cases = [
@@ -281,12 +284,21 @@ def main(argv=None) -> int:
         rows.append((label, files, lines, got))
         clear_cache()
 
-    got = run_rounds(
-        [("floor", floor(args.jobs), piece, None),
-         ("cold", ours(args.jobs, "--no-cache", "."), piece, None),
-         ("torchfix", [*torchfix, "--select", "ALL", "."], piece, None)],
-        repeat, env,
-    )
+    cases = [("floor", floor(args.jobs), piece, None), ("cold", ours(args.jobs, "--no-cache", "."), piece, None)]
+    restore = None
+    if torchfix:
+        cases.append(("torchfix", [*torchfix, "--select", "ALL", "."], piece, None))
+    if args.slice:  # the cached rows on the slice itself
+        change, restore = edit(piece)
+        cases += [("warm", ours(args.jobs, "--cache-dir", str(cache), "."), piece, fill_cache(piece)),
+                  ("edited", ours(args.jobs, "--cache-dir", str(cache), "."), piece, change)]
+        clear_cache()
+    try:
+        got = run_rounds(cases, repeat, env)
+    finally:
+        if restore is not None:
+            restore()
+        clear_cache()
     rows.append(("the slice (TorchFix's corpus)", *size(piece), got))
 
     cases = [("floor", floor(1), small, None), ("cold", ours(1, "--no-cache", "train.py"), small, None)]
@@ -295,7 +307,7 @@ def main(argv=None) -> int:
     rows.append(("one small file (pre-commit)", *size(small), run_rounds(cases, max(repeat, 5), env)))
 
     growth = []
-    if not args.quick:
+    if not (args.quick or args.slice):
         for part in (0.25, 0.5, 1.0):
             folder = tf if part == 1.0 else fraction(tf, part, work / "corpora" / f"transformers-{int(part * 100)}")
             growth.append((part, *size(folder), run_rounds([("cold", ours(args.jobs, "--no-cache", "."), folder, None)], repeat, env)["cold"][0]))
