@@ -40,11 +40,35 @@ CAPABILITY_FUNCTIONS = frozenset(
 # `accelerator.mixed_precision == "bf16"`, `cfg.dtype`, `training_args.fp16`).
 # The attention implementation is such a switch too (`if args.attn == "flash_attn_2":`).
 PRECISION_WORD = re.compile(r"bf16|bfloat16|fp16|float16|half|precision|dtype|amp\b|mixed|attn|attention|flash|sdpa", re.IGNORECASE)
-# A condition that selects a non-CUDA device (Intel XPU, Habana HPU, Ascend NPU, Apple MPS,
-# XLA/TPU, the CPU).
-OTHER_DEVICE = re.compile(
-    r"""\b(?:xpu|hpu|npu|mps|xla|tpu|is_torch_(?:xla|tpu|xpu|hpu|npu|mps)_available|use_cpu|no_cuda)\b|["'](?:cpu|xpu|hpu|npu|mps|xla|tpu)(?::\d+)?["']"""
+# The devices other than a CUDA GPU a condition may select (Intel XPU, Habana HPU, Ascend NPU,
+# Apple MPS, XLA/TPU, the CPU), as torch and the backends name them: a string's whole value
+# ("xla", "xla:0", "TPU" of torch_xla's device_type()), never a word inside a text.
+OTHER_DEVICE = re.compile(r"(?:xla|tpu|hpu|xpu|npu|mps|cpu)(?::\d+)?", re.IGNORECASE)
+# The backends' own packages (an availability check of theirs: ``torch_npu.npu.is_available()``)
+# and torch's modules for those devices (``torch.backends.mps.is_available()``, ``torch.xpu...``).
+DEVICE_BACKENDS = ("torch_xla", "torch_npu", "habana_frameworks", "intel_extension_for_pytorch", "optimum.habana")
+TORCH_DEVICE_CHECK = re.compile(r"torch\.(?:backends\.)?(?:xla|hpu|xpu|npu|mps)\.is_(?:available|built)")
+BACKEND_CHECKS = ("is_available", "is_built")
+# The libraries' checks that a backend is there (transformers', accelerate's, diffusers'), by the
+# function's exact name: where its body is not in the module (imported, or a name the module
+# neither defines nor imports), its name is all there is to read.
+DEVICE_AVAILABLE = frozenset(
+    {
+        "is_torch_xla_available",
+        "is_torch_tpu_available",
+        "is_tpu_available",
+        "is_torch_xpu_available",
+        "is_xpu_available",
+        "is_torch_npu_available",
+        "is_npu_available",
+        "is_torch_mps_available",
+        "is_mps_available",
+        "is_torch_hpu_available",
+        "is_hpu_available",
+    }
 )
+# TrainingArguments' switches that run the Trainer on the CPU (``if training_args.use_cpu:``).
+CPU_SWITCHES = ("use_cpu", "no_cuda")
 # Functions that read a config file into plain data (never executing it).
 CONFIG_LOADERS = frozenset(
     {
@@ -199,9 +223,127 @@ class Evaluator:
                 cuda=cuda or capability,
                 param_dtype=param_dtype,
                 user_choice=positive and not (capability or cuda) and self._follows_user_input(test, scope),
-                other_device=positive and bool(OTHER_DEVICE.search(text)),
+                other_device=positive and self.selects_other_device(test, scope, {}),
             )
         return found
+
+    def selects_other_device(self, test: cst.BaseExpression, scope: Scope, seen: dict) -> bool:
+        """Whether a condition holds only on a device other than a CUDA GPU, read from its
+        tree: it compares a value with a string that is such a device, or a ``torch.device`` of
+        one (``device == "xpu"``, ``device == torch.device("cpu")``,
+        ``args.device in ("mps", "cpu")``, ``device.type == "npu"``,
+        ``str(device).startswith("xla")``, ``"xla" in device``), directly or through a
+        variable bound to one (``XLA = "xla"``); it calls a backend's availability check
+        (``torch.backends.mps.is_available()``, ``torch_npu.npu.is_available()``,
+        ``is_torch_xla_available()``: :data:`DEVICE_AVAILABLE`) or a local function that
+        returns one; it reads TrainingArguments' ``use_cpu``/``no_cuda`` of an object made by
+        such a call; or it is a variable every reaching binding of which is such a condition.
+        ``a and b`` holds there when either does, ``a or b`` when both do; a negation never
+        does. Words in the text (``use_mps_fallback``, ``cfg.xla_compat_mode``, a comment,
+        ``"use cuda not xla"``) say nothing."""
+        if isinstance(test, cst.BooleanOperation):
+            left = self.selects_other_device(test.left, scope, seen)
+            if isinstance(test.operator, cst.And):
+                return left or self.selects_other_device(test.right, scope, seen)
+            return left and self.selects_other_device(test.right, scope, seen)
+        if isinstance(test, cst.Comparison):
+            left = test.left
+            for target in test.comparisons:
+                right = target.comparator
+                # `x == "xpu"`, `x in ("mps", "cpu")`, `"xla" in str(device)`
+                if isinstance(target.operator, (cst.Equal, cst.Is, cst.In)) and (
+                    self._device_strings(left, scope, seen) or self._device_strings(right, scope, seen)
+                ):
+                    return True
+                left = right
+            return False
+        if isinstance(test, cst.Call):
+            func = test.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "startswith" and test.args:
+                return self._device_strings(test.args[0].value, scope, seen)  # `str(device).startswith("xla")`
+            return self._checks_device(test, scope, seen)
+        if isinstance(test, cst.Attribute) and test.attr.value in CPU_SWITCHES:
+            return self._made_by_training_arguments(test.value, scope)
+        if isinstance(test, cst.Name):
+            key = ("device test", id(test), id(scope))
+            if key not in seen:
+                seen[key] = False  # while it is worked out: a binding that reads itself selects nothing
+                owner, bound = self.ix.bindings_of(test, scope)
+                seen[key] = bool(bound) and all(
+                    a.value is not None and a.unpack_index is None and a.imported is None
+                    and self.selects_other_device(a.value, owner, seen)
+                    for a in bound
+                )
+            return seen[key]
+        return False
+
+    def _device_strings(self, expr: cst.BaseExpression, scope: Scope, seen: dict) -> bool:
+        """Whether ``expr`` is a string naming a device other than a CUDA GPU, a
+        ``torch.device(...)`` of one, or a tuple, list or set of only such, written there or
+        bound to a variable (every reaching binding one)."""
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+            value = expr.evaluated_value
+            return isinstance(value, str) and bool(OTHER_DEVICE.fullmatch(value))
+        if isinstance(expr, cst.Call) and self._qualname_of(expr, scope) == "torch.device":
+            # `torch.device("cpu")`, `torch.device(type="xpu")`
+            given = keyword(expr, "type") or next((a for a in expr.args if a.keyword is None and not a.star), None)
+            return given is not None and self._device_strings(given.value, scope, seen)
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            return bool(expr.elements) and all(
+                isinstance(e, cst.Element) and self._device_strings(e.value, scope, seen) for e in expr.elements
+            )
+        if isinstance(expr, cst.Name):
+            key = ("device string", id(expr), id(scope))
+            if key not in seen:
+                seen[key] = False
+                owner, bound = self.ix.bindings_of(expr, scope)
+                seen[key] = bool(bound) and all(
+                    a.value is not None and a.unpack_index is None and a.imported is None
+                    and self._device_strings(a.value, owner, seen)
+                    for a in bound
+                )
+            return seen[key]
+        return False
+
+    def _checks_device(self, call: cst.Call, scope: Scope, seen: dict) -> bool:
+        """Whether a call is a backend's availability check, by its qualified name, or a local
+        function whose every return is a device condition."""
+        function = self._local_function(call.func, scope)
+        qual = self._qualname_of(call, scope)
+        if function is None and qual:
+            function = self.ix.functions.get(qual)
+        if function is not None:
+            key = ("device check", id(function))
+            if key not in seen:
+                seen[key] = False
+                seen[key] = bool(function.returns) and all(
+                    self.selects_other_device(value, function, seen) for value, _ in function.returns
+                )
+            return seen[key]
+        if qual is None and isinstance(call.func, cst.Name) and scope.lookup_scope(call.func.value) is None:
+            qual = call.func.value  # a check the module neither defines nor imports
+        if not qual:
+            return False
+        last = qual.rsplit(".", 1)[-1]
+        if last in DEVICE_AVAILABLE or TORCH_DEVICE_CHECK.fullmatch(qual):
+            return True
+        return last in BACKEND_CHECKS and any(qual.startswith(prefix + ".") for prefix in DEVICE_BACKENDS)
+
+    def _made_by_training_arguments(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether ``expr`` is a variable every reaching binding of which makes a
+        TrainingArguments (or a config derived from it)."""
+        if not isinstance(expr, cst.Name):
+            return False
+        owner, bound = self.ix.bindings_of(expr, scope)
+        return bool(bound) and all(
+            isinstance(a.value, cst.Call) and a.unpack_index is None
+            and is_training_arguments(self._qualname_of(a.value, owner), self.ix)
+            for a in bound
+        )
+
+    def _qualname_of(self, call: cst.Call, scope: Scope) -> Optional[str]:
+        site = self.ix.call_of(call)
+        return site.qualname if site is not None else self.ix.qualify(call.func, scope)
 
     def _follows_user_input(self, test: cst.BaseExpression, scope: Scope) -> bool:
         """Whether a condition is the user's own precision switch: it reads an input (an
