@@ -265,17 +265,22 @@ class Evaluator:
         if isinstance(test, cst.Attribute) and test.attr.value in CPU_SWITCHES:
             return self._made_by_training_arguments(test.value, scope)
         if isinstance(test, cst.Name):
-            key = ("device test", id(test), id(scope))
-            if key not in seen:
-                seen[key] = False  # while it is worked out: a binding that reads itself selects nothing
-                owner, bound = self.ix.bindings_of(test, scope)
-                seen[key] = bool(bound) and all(
-                    a.value is not None and a.unpack_index is None and a.imported is None
-                    and self.selects_other_device(a.value, owner, seen)
-                    for a in bound
-                )
-            return seen[key]
+            return self._every_binding(test, scope, seen, self.selects_other_device)
         return False
+
+    def _every_binding(self, name: cst.Name, scope: Scope, seen: dict, holds) -> bool:
+        """Whether ``holds(value, scope, seen)`` of every binding that reaches the use ``name``
+        (an assignment written there: not an import or an unpacking), worked out once per
+        question in ``seen``; a binding that reads itself holds nothing while it is worked out."""
+        key = (holds.__name__, id(name), id(scope))
+        if key not in seen:
+            seen[key] = False
+            owner, bound = self.ix.bindings_of(name, scope)
+            seen[key] = bool(bound) and all(
+                a.value is not None and a.unpack_index is None and a.imported is None and holds(a.value, owner, seen)
+                for a in bound
+            )
+        return seen[key]
 
     def _device_strings(self, expr: cst.BaseExpression, scope: Scope, seen: dict) -> bool:
         """Whether ``expr`` is a string naming a device other than a CUDA GPU, a
@@ -293,16 +298,7 @@ class Evaluator:
                 isinstance(e, cst.Element) and self._device_strings(e.value, scope, seen) for e in expr.elements
             )
         if isinstance(expr, cst.Name):
-            key = ("device string", id(expr), id(scope))
-            if key not in seen:
-                seen[key] = False
-                owner, bound = self.ix.bindings_of(expr, scope)
-                seen[key] = bool(bound) and all(
-                    a.value is not None and a.unpack_index is None and a.imported is None
-                    and self._device_strings(a.value, owner, seen)
-                    for a in bound
-                )
-            return seen[key]
+            return self._every_binding(expr, scope, seen, self._device_strings)
         return False
 
     def _checks_device(self, call: cst.Call, scope: Scope, seen: dict) -> bool:
