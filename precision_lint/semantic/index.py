@@ -248,6 +248,7 @@ class ModuleIndex:
         self._flow_ranges: List[Tuple[int, int, tuple, int]] = []
         self._flow_starts: List[int] = []
         self._flow_memo: Dict[int, frozenset] = {}
+        self._covers_memo: Dict[Tuple[frozenset, frozenset], bool] = {}
         self._scope_spans = None
         self._scope_starts = []
         self._line_starts = line_starts(source)
@@ -409,28 +410,39 @@ class ModuleIndex:
         out.extend(reversed(later))
         return out or list(reversed(bindings))
 
-    def _covers(self, bindings: List[Assignment], base: frozenset, depth: int = 0) -> bool:
+    def _covers(self, bindings: List[Assignment], base: frozenset) -> bool:
         """Whether, together, ``bindings`` bind the name whenever code under the conditions
         ``base`` runs: one of them runs under ``base`` alone, or for some ``if`` test each of its
         two branches is covered (``if peft: m = wrap(m)`` / ``else: m = m.float()`` hides the
         ``m`` bound before the ``if``; an ``elif`` chain ending in ``else`` too)."""
-        flows = [self.flow_of(b) for b in bindings]
+        return self._covered(frozenset(self.flow_of(b) for b in bindings), base, 0)
+
+    def _covered(self, flows: frozenset, base: frozenset, depth: int) -> bool:
+        """:meth:`_covers` of the bindings' conditions ``flows``. Only a test some binding is
+        under on *both* sides can split the question: a side no binding names is covered only
+        by bindings that do not depend on the test at all, which cover ``base`` already. Each
+        question is answered once per module (a name bound in many branches asks it often)."""
         if any(f <= base for f in flows):
             return True
         if depth >= 4:
             return False
-        tried = set()
+        key = (flows, base)
+        found = self._covers_memo.get(key)
+        if found is not None:
+            return found
+        sides: Dict[int, set] = {}
         for flow in flows:
-            for key in flow - base:
-                test, positive = key
-                if not isinstance(positive, bool) or test in tried:
-                    continue  # a loop, a `try` body or handler: no two sides
-                tried.add(test)
-                if self._covers(bindings, base | {key}, depth + 1) and self._covers(
-                    bindings, base | {(test, not positive)}, depth + 1
-                ):
-                    return True
-        return False
+            for test, positive in flow - base:
+                if isinstance(positive, bool):  # not a loop, a `try` body or a handler: no two sides
+                    sides.setdefault(test, set()).add(positive)
+        found = any(
+            len(polarities) == 2
+            and self._covered(flows, base | {(test, True)}, depth + 1)
+            and self._covered(flows, base | {(test, False)}, depth + 1)
+            for test, polarities in sides.items()
+        )
+        self._covers_memo[key] = found
+        return found
 
     def _reaching_end(self, bindings: List[Assignment], owner: Scope) -> List[Assignment]:
         base = self.flow_at(self.order_of[id(owner.node.body)][0]) if owner.kind != "module" else frozenset()
