@@ -29,7 +29,7 @@ from .facts.model import ModuleFacts, ParseError
 from .rules import all_rules, selected_codes
 from .rules.base import RuleContext
 from .rules import mp003_internal_error as internal
-from .workspace.versions import resolver_for
+from .workspace.versions import installed_fallbacks, resolver_for
 from .workspace.sources import SourceFile
 
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
@@ -508,6 +508,7 @@ class Engine:
         configuration, the rules and their options, and where the run starts from."""
         digest = hashlib.sha1()
         digest.update(repr((fingerprint(), os.getcwd(), repr(self.config), self.codes, repr(self.options))).encode())
+        digest.update(repr(installed_fallbacks()).encode())  # an unpinned project targets them
         digest.update(repr((sorted(only) if only is not None else None, related)).encode())
         for src in sorted(sources, key=lambda s: s.path):
             naming = (names or {}).get(src.path) or module_name(src.path)

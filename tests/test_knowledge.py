@@ -139,3 +139,33 @@ def test_release_dates_are_ordered_and_imply_the_torch_of_their_time():
     assert torch_of_its_time("transformers", (4, 27)) == ((2, 0), (4, 28))
     newest = release_dates("transformers")[-1][0]
     assert torch_of_its_time("transformers", newest) is None  # current: nothing caps torch
+
+
+# --- [adapter_dtype]: the peft whose LoRA adapters take the base's dtype --------------------------
+def test_adapter_dtype_row_parses_and_holds_in_the_installed_peft():
+    """The row reads as a window [0.7, 0.12); the installed peft (past it) has the keyword that
+    ended it, on by default, and makes LoRA adapters in the base's float16 dtype exactly when it
+    is turned off (what 0.7 to 0.11 did unconditionally: ``LoraLayer.update_layer`` moves them
+    ``.to(weight.device, dtype=weight.dtype)``)."""
+    import inspect
+
+    from precision_lint.knowledge import adapter_dtype
+
+    row = adapter_dtype()
+    assert (row.library, row.wrap, row.configs) == ("peft", "get_peft_model", ("peft.LoraConfig",))
+    assert row.since == (0, 7) and row.until == (0, 12)
+    peft = pytest.importorskip("peft")
+    torch = pytest.importorskip("torch")
+    installed = tuple(int(p) for p in peft.__version__.split(".")[:2])
+    assert installed >= row.until
+    assert inspect.signature(getattr(peft, row.wrap)).parameters["autocast_adapter_dtype"].default is True
+    layer = inspect.getsource(peft.tuners.lora.layer.LoraLayer.update_layer)
+    assert "_move_adapter_to_device_of_base_layer" in layer  # the base's float dtype, as in 0.7-0.11
+
+    def adapters(**kwargs):
+        base = torch.nn.Sequential(torch.nn.Linear(4, 4)).half()
+        model = getattr(peft, row.wrap)(base, peft.LoraConfig(r=2, target_modules=["0"]), **kwargs)
+        return {p.dtype for n, p in model.named_parameters() if p.requires_grad}
+
+    assert adapters() == {torch.float32}
+    assert adapters(autocast_adapter_dtype=False) == {torch.float16}

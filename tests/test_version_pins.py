@@ -62,6 +62,8 @@ def test_every_some_and_lowest():
         ("trl==0.9.6  # the last with PPOTrainer v1", "trl", (0, 9, 6), (0, 9, 6)),
         ("git+https://github.com/huggingface/transformers@v4.31.0", "transformers", (4, 31, 0), (4, 31, 0)),
         ("Transformers >= 4.40", "transformers", (4, 40), None),
+        ("peft>=0.7,<0.12", "peft", (0, 7), (0, 12)),  # the dtype of its LoRA adapters (MP101)
+        ("git+https://github.com/huggingface/peft@v0.10.0", "peft", (0, 10, 0), (0, 10, 0)),
     ],
 )
 def test_requirement_lines(line, dist, low, high):
@@ -232,6 +234,23 @@ def test_the_installed_version_is_the_fallback(tmp_path):
     cfg = config()
     found = resolver_for(cfg).targets(str(root / "train.py"))
     assert found.of("transformers").source == "installed"
+
+
+def test_peft_is_pinned_by_the_project_else_installed(tmp_path):
+    """peft, which has no configuration key, reads its pins like the others and falls back to
+    the installed metadata (a cached run's key holds that version: ``installed_fallbacks``)."""
+    from importlib.metadata import version
+
+    from precision_lint.workspace.versions import installed_fallbacks
+
+    pinned = write_tree(tmp_path / "a", {".git/HEAD": "", "setup.py": 'setup(install_requires=["peft==0.10.0"])', "train.py": ""})
+    found = resolver_for(config()).targets(str(pinned / "train.py")).of("peft")
+    assert (found.low, found.high, found.source) == ((0, 10, 0), (0, 10, 0), "setup.py")
+    bare = write_tree(tmp_path / "b", {".git/HEAD": "", "train.py": ""})
+    found = resolver_for(config()).targets(str(bare / "train.py")).of("peft")
+    pytest.importorskip("peft")
+    assert found.source == "installed" and found.low == tuple(int(p) for p in version("peft").split(".")[:3])
+    assert dict(installed_fallbacks())["peft"] == found.low
 
 
 def test_an_mp301_project_pinned_before_the_rename_is_silent(tmp_path):

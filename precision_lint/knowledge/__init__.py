@@ -99,6 +99,29 @@ def model_init_keyword(qualname: str) -> Optional[str]:
     return None
 
 
+
+@dataclass(frozen=True)
+class AdapterDtype:
+    """The versions of a PEFT library whose ``wrap`` makes the adapters of ``configs`` in the
+    base layer's float dtype: ``since`` up to (not including) ``until`` (``libraries.toml``
+    ``[adapter_dtype]``)."""
+
+    library: str
+    wrap: str
+    configs: Tuple[str, ...]
+    since: Tuple[int, ...]
+    until: Tuple[int, ...]
+
+
+@lru_cache(maxsize=None)
+def adapter_dtype() -> AdapterDtype:
+    row = _table("libraries.toml")["adapter_dtype"]
+    return AdapterDtype(
+        row["library"], row["wrap"], tuple(row["configs"]),
+        tuple(int(p) for p in row["base_dtype_since"].split(".")),
+        tuple(int(p) for p in row["float32_since"].split(".")),
+    )
+
 # --- removed and renamed names (migrations.toml) -------------------------------------------
 KINDS = ("keyword", "attribute", "import")
 FIXES = ("rename", "move", "none")

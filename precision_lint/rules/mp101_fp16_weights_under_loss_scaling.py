@@ -55,16 +55,29 @@ So are the modules a PEFT config lists in ``modules_to_save`` (``LoraConfig(modu
 ["embed_tokens", "lm_head"])``): ``get_peft_model`` trains copies of them in the model's dtype and
 upcasts only the adapters, so on a float16 model those copies raise the error above; the same
 loop below ``get_peft_model`` makes them float32.
+
+``get_peft_model``'s float32 upcast is peft 0.12's (``autocast_adapter_dtype=True``): peft 0.7 to
+0.11 make LoRA adapters in the base layer's float dtype and keep them there
+(``LoraLayer.update_layer`` ends with ``self.to(weight.device, dtype=weight.dtype)``;
+``knowledge/libraries.toml`` ``[adapter_dtype]``). Where every peft version the file targets
+(its project's pin, else the installed one) lies in that window, ``get_peft_model(model,
+LoraConfig(...))`` on a float16 model trains float16 adapters and is reported like an injection,
+the pin named; the fix writes the same loop below it. Not where ``prepare_model_for_kbit_training``
+prepares the model (it casts float16 parameters to float32), nor where TRL wraps it
+(``SFTTrainer(peft_config=...)``: TRL's own handling).
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple
 
 from ..fixes import plan
 from ..diagnostics import SAFE, Edit, Fix, Related
 from ..workspace.configfiles import is_config_file, shown_from
+from ..workspace.versions import version_text
 from ..facts.model import ModuleFacts
+from ..knowledge import adapter_dtype
 from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
 from ..project.configurations import alongside, casts_in, runs_deepspeed, wraps_adapters
 from ..project.launched_precision import LaunchedPrecision, builds_no_grad_scaler, launched
@@ -342,6 +355,17 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, e
     return None
 
 
+def _base_dtype_adapters(ctx: RuleContext):
+    """The peft versions the file targets when every one of them makes LoRA adapters in the
+    base layer's dtype (``[adapter_dtype]``: 0.7 up to 0.12), else None (an unpinned project
+    targets the installed peft; a range that allows 0.12 or 0.6 may upcast them)."""
+    table = adapter_dtype()
+    allowed = ctx.targets.of(table.library)
+    if allowed.newest or not allowed.every_at_least(table.since) or allowed.some_at_least(table.until):
+        return None
+    return allowed
+
+
 def _fix_stays_in_runs(ctx: RuleContext, weights: WeightsSite, conflicts) -> bool:
     """Whether rewriting this weights site touches only models the failing runs train. A helper
     (``load_vae(path, dtype)``) given float16 by a caller outside every failing run — a caching
@@ -372,16 +396,24 @@ class Fp16WeightsUnderLossScaling(Rule):
 
     def check(self, ctx: RuleContext) -> Iterable:
         candidates = [
-            w for w in ctx.facts.section("weights") if "float16" in w.dtypes and w.trainable and not w.peft
+            w for w in ctx.facts.section("weights") if "float16" in w.dtypes and w.trainable and (not w.peft or w.lora_wrap)
         ]
+        pin = _base_dtype_adapters(ctx) if any(w.peft for w in candidates) else None
         for weights in candidates:
+            if weights.peft:
+                if pin is None:
+                    continue  # get_peft_model upcasts the adapters to float32 on the peft targeted
+                # the wrap is an injection of adapters in the model's dtype (as `add_adapter`)
+                weights = dataclasses.replace(
+                    weights, injected=weights.lora_wrap, injected_span=weights.lora_wrap_span, injected_into=weights.lora_wrap_into,
+                )
             conflicts = self._conflicts(ctx, weights)
             if _opt_in(v for v in weights.values if _dtype_of(v) == "float16"):
                 # float16 weights only when the user picks them (a command-line choice): a
                 # crash needs a second choice of theirs as well, `--fp16`
                 conflicts = [c for c in conflicts if not _switched_by_user(c[1])]
             if conflicts:
-                yield self._finding(ctx, weights, conflicts)
+                yield self._finding(ctx, weights, conflicts, pin if weights.peft else None)
 
     @staticmethod
     def _switched_apart(ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> bool:
@@ -442,7 +474,7 @@ class Fp16WeightsUnderLossScaling(Rule):
         )
 
     # --- reporting ---------------------------------------------------------------------
-    def _finding(self, ctx: RuleContext, weights: WeightsSite, conflicts):
+    def _finding(self, ctx: RuleContext, weights: WeightsSite, conflicts, pin=None):
         module, site, reason, entry = conflicts[0]
         where = "" if module.path == ctx.path else f" in {module.path}"
         if entry.path not in (ctx.path, module.path):
@@ -507,6 +539,12 @@ class Fp16WeightsUnderLossScaling(Rule):
             related += tuple(
                 Related(v.where, v.origin, "float16 set here" if is_config_file(v.where) else "the float16 comes from here")
                 for v in callers
+            )
+        if pin is not None:
+            table = adapter_dtype()
+            message += (
+                f"; {pin.described} ({pin.note or pin.source}) makes LoRA adapters in the base's float16 dtype; "
+                f"float32 adapters came with {table.library} {version_text(table.until)}"
             )
         fix = self._fix(ctx, weights, module, site, conflicts) if _fix_stays_in_runs(ctx, weights, conflicts) else None
         # Reported where the fix edits: the dtype expression (or `.half()`), not the whole call.

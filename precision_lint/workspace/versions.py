@@ -21,8 +21,8 @@ are what its project says, nearest first:
    ``pip install transformers==4.31.0`` (or a range) in one of its fenced code blocks;
 5. the installed distribution's metadata, else the newest behaviour.
 
-torch is read the same way, and where its range has no upper bound (unpinned, or
-``torch>=1.10``) it is capped by the torch of the time of the file's pinned transformers,
+peft is read the same way (the dtype its LoRA adapters take depends on its version). So is
+torch, and where its range has no upper bound (unpinned, or ``torch>=1.10``) it is capped by the torch of the time of the file's pinned transformers,
 accelerate or TRL (:func:`implied_torch`): for the highest minor M such a pin allows, the
 newest torch minor released on or before the day M's next minor came out (the release days
 are data, ``knowledge/torch.toml``). A project pinning ``transformers==4.27.1`` targets the
@@ -56,8 +56,9 @@ Version = Tuple[int, ...]
 
 # The libraries whose versions the rules read, as requirement names (lower case, `_` as `-`):
 # transformers and TRL for their APIs (MP301-MP304), torch for its own (MP303) and for what a
-# GPU without native bf16 does (MP201, MP203), accelerate for the torch its pin implies.
-LIBRARIES = ("transformers", "trl", "torch", "accelerate")
+# GPU without native bf16 does (MP201, MP203), accelerate for the torch its pin implies, peft
+# for the dtype its LoRA adapters take (MP101: the base's in 0.7 to 0.11).
+LIBRARIES = ("transformers", "trl", "torch", "accelerate", "peft")
 # conda's names of them (`- pytorch=2.1` in environment.yml)
 CONDA_NAMES = {"pytorch": "torch"}
 # Libraries whose vendored copy is library code (its own files are not judged as user code).
@@ -301,7 +302,7 @@ def parse_requirement(line: str, source: str) -> Optional[Allowed]:
     if at is not None:
         dist = normalize(at.group(1))
         return Allowed(dist, spec=line.split(";")[0].strip(), source=source) if dist in LIBRARIES else None
-    git = re.search(r"github\.com/[\w.-]+/(transformers|trl)(?:\.git)?(?:@v?([\d.]+))?", line)
+    git = re.search(r"github\.com/[\w.-]+/(transformers|trl|peft)(?:\.git)?(?:@v?([\d.]+))?", line)
     if git is not None:  # `git+https://github.com/huggingface/transformers[@v4.36.0]`
         version = read_version(git.group(2)) if git.group(2) else None
         if version is not None:
@@ -906,11 +907,22 @@ def resolver_for(config) -> VersionResolver:
             configured[dist] = Allowed.point(dist, version, "configuration")
         else:
             installed[dist] = Allowed.point(dist, version, "installed")
-    for dist in ("torch", "accelerate"):  # no configuration key: the installed metadata
+    for dist in INSTALLED_ONLY:  # no configuration key: the installed metadata
         version = _installed(dist)
         if version is not None:
             installed[dist] = Allowed.point(dist, version, "installed")
     return VersionResolver(configured, installed)
+
+
+# The libraries without a configuration key: where a file's project pins nothing, the installed
+# distribution's version (a cached run's findings depend on it: ``installed_fallbacks``).
+INSTALLED_ONLY = ("torch", "accelerate", "peft")
+
+
+def installed_fallbacks() -> Tuple[Tuple[str, Optional[Version]], ...]:
+    """The installed versions of :data:`INSTALLED_ONLY`, for the key of a cached run (the
+    configured libraries' are in the configuration)."""
+    return tuple((dist, _installed(dist)) for dist in INSTALLED_ONLY)
 
 
 def _installed(dist: str) -> Optional[Version]:

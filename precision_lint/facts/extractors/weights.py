@@ -87,6 +87,15 @@ class WeightsSite:
     # ``get_peft_model(model, LoraConfig(modules_to_save=["lm_head"]))``: PEFT trains copies of
     # those modules in the model's dtype (``training_state.saved_modules``); their list as written.
     injected_copies: str = ""
+    # ``model = get_peft_model(model, LoraConfig(...))`` when it is what keeps the trained
+    # parameters float32 (``peft``) and nothing else does (no ``prepare_model_for_kbit_training``,
+    # no upcast loop below, no ``autocast_adapter_dtype=``): peft 0.7 to 0.11 make those adapters
+    # in the base layer's float dtype (``knowledge/libraries.toml`` ``[adapter_dtype]``), so the
+    # rule asks which peft the file targets (a project's, not a file's fact). The call as
+    # written, its span (the fix upcasts the adapters below it) and the model's name there.
+    lora_wrap: str = ""
+    lora_wrap_span: Optional[Span] = None
+    lora_wrap_into: str = ""
 
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
@@ -297,6 +306,69 @@ class _Uses:
                 continue  # only on some paths (`if args.use_peft:`): the others train the weights
             return True
         return False
+
+    def lora_wrap(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, guards=()) -> Optional[CallSite]:
+        """The ``get_peft_model(model, config)`` below ``after`` that ``peft_after`` counts, when
+        ``config`` is a LoRA config on every path (built in the call, or bound to a name by such a
+        call) and it alone decides the adapters' dtype: not where the model is also handed to
+        ``prepare_model_for_kbit_training`` / ``prepare_model_for_int8_training`` (they cast its
+        float16 parameters to float32, adapters included) or to a trainer with ``peft_config=``
+        (TRL's own wrap), not where the call passes ``autocast_adapter_dtype=`` (peft 0.12's
+        keyword), and not where the trainable parameters are upcast below it. None otherwise."""
+        from ...knowledge import adapter_dtype
+
+        table = adapter_dtype()
+        mine = {(id(expr), positive) for expr, positive in guards}
+        found = None
+        for site in self.ix.calls:
+            q = site.qualname or dotted(site.node.func) or ""
+            short = q.rsplit(".", 1)[-1]
+            wraps_trl = short.endswith("Trainer") and _given(keyword(site.node, "peft_config"))
+            if short in ("prepare_model_for_kbit_training", "prepare_model_for_int8_training") or wraps_trl:
+                given = keyword(site.node, "model")
+                args = positional(site.node)
+                first = given.value if given is not None else (args[0].value if args else None)
+                if first is not None and any(self._refers(first, n) for n in names) and self.ix.span(site.node).start > after:
+                    return None
+                continue
+            if short != table.wrap or self.ix.span(site.node).start < after or keyword(site.node, "autocast_adapter_dtype") is not None:
+                continue
+            given = keyword(site.node, "model")
+            args = positional(site.node)
+            first = args[0].value if args else (given.value if given is not None else None)
+            if first is None or not any(self._refers(first, n) for n in names):
+                continue
+            if any((id(expr), positive) not in mine for expr, positive in site.guards):
+                continue  # a conditional wrap: `peft_when`'s
+            if saved_modules(self.ix, site) is not None or not self._lora_config(site, table.configs):
+                return None
+            found = found or site
+        if found is None:
+            return None
+        wrapped = tuple(dict.fromkeys(names + tuple(found.assigned_to)))
+        if self.trainable_upcast_after(wrapped, self.ix.span(found.node).end, evaluator, guards):
+            return None
+        return found
+
+    def _lora_config(self, site: CallSite, configs: Tuple[str, ...]) -> bool:
+        """Whether the config a ``get_peft_model`` call wraps the model with is built by one of
+        ``configs`` on every path (in the call, or bound to a name by such calls)."""
+        given = keyword(site.node, "peft_config")
+        args = positional(site.node)
+        config = given.value if given is not None else args[1].value if len(args) > 1 else None
+        if config is None:
+            return False
+        builds = [config]
+        if isinstance(config, cst.Name):
+            _, bindings = self.ix.bindings_of(config, site.scope)
+            builds = [b.value for b in bindings]
+        for built in builds:
+            made = self.ix.call_of(built) if isinstance(built, cst.Call) else None
+            q = (made.qualname if made is not None else None) or ""
+            parts = q.split(".")
+            if not q or f"{parts[0]}.{parts[-1]}" not in configs:
+                return False
+        return bool(builds)
 
     def peft_conditions(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, guards=()):
         """For a wrap that ``peft_after`` refuses because it runs only under conditions of its
@@ -648,6 +720,15 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if injected_site is not None and not frozen:
             head = index.text(injection.func)
             injected = f"`{head}(...)`"
+        peft = uses.peft_after(targets, span.end, site.guards)
+        lora = uses.lora_wrap(evaluator, targets, span.end, site.guards) if peft and not frozen and not injected else None
+        lora_args = positional(lora.node) if lora is not None else ()
+        lora_model = keyword(lora.node, "model") if lora is not None else None
+        if lora is not None:
+            # what trains the wrapped model trains these adapters (the walk of what an optimizer
+            # trains stops at a PEFT wrap: its adapters are float32 on peft 0.12 and later)
+            keys = keys | objects.keys(lora.node, lora.scope, lora.klass)
+            trained, trained_scope = objects.trained_here(keys)
         out.append(
             WeightsSite(
                 kind=kind,
@@ -660,7 +741,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 scope_kind=scope.kind,
                 trainable=not frozen,
                 frozen=frozen,
-                peft=uses.peft_after(targets, span.end, site.guards),
+                peft=peft,
                 peft_when=uses.peft_conditions(evaluator, targets, span.end, site.guards),
                 cast_when=cast_conditions(evaluator, site.guards, site.scope),
                 returned=scope.kind == "function" and uses.returned(targets, scope, node),
@@ -677,6 +758,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 injected_span=index.span(injection) if injected else None,
                 injected_into=index.text(adapter_injection(index, injected_site)) if injected else "",
                 injected_copies=index.text(saved_modules(index, injected_site)) if injected and saved_modules(index, injected_site) is not None else "",
+                lora_wrap=f"`{index.text(lora.node.func)}(...)`" if lora is not None else "",
+                lora_wrap_span=index.span(lora.node) if lora is not None else None,
+                lora_wrap_into=index.text(lora_args[0].value if lora_args else lora_model.value) if lora is not None else "",
             )
         )
     return tuple(out)
