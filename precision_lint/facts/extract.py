@@ -21,7 +21,7 @@ from ..semantic import syntax
 from ..semantic.main_block import main_block_lines
 from ..semantic.programs import top_level_acts
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
-from ..semantic.values import CAPABILITY, COND
+from ..semantic.values import CAPABILITY, COND, awaits_join
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -163,6 +163,7 @@ def _extract_parsed(
         except Exception as exc:  # a bug of ours: the engine names the extractor (MP003)
             exc.precision_lint_stage = f"extractor {extractor.SECTION}"
             raise
+    facts.to_join = frozenset(name for name, value in facts.sections.items() if awaits_join(value))
     return facts
 
 

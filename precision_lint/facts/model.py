@@ -116,6 +116,9 @@ class ModuleFacts:
     layout: Optional[Layout] = None
     noqa: Dict[int, Optional[FrozenSet[str]]] = field(default_factory=dict)
     sections: Dict[str, Any] = field(default_factory=dict)
+    # the sections holding a value the join substitutes (``values.awaits_join``): the rest are
+    # final as extracted, and each run's join passes them by
+    to_join: FrozenSet[str] = frozenset()
     # module-level names bound to something defined elsewhere: (local name, qualified name),
     # from imports and simple aliases (re-exports through a package `__init__`)
     exports: Tuple[Tuple[str, str], ...] = ()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, List, Optional, Tuple
 
+from ..diagnostics import Span
 from ..facts.model import CallRecord, ModuleFacts
 from ..workspace.configfiles import ConfigFiles
 from ..workspace.shipped import ShippedFiles
@@ -251,14 +252,17 @@ class CallGraphValues:
     def resolve_facts(self, module: ModuleFacts) -> ModuleFacts:
         """``module`` with every symbolic atom of its sections substituted (a copy: cached
         facts are shared and never changed)."""
-        sections = {name: self._resolve(value, module.path) for name, value in module.sections.items()}
+        sections = {
+            name: self._resolve(value, module.path) if name in module.to_join else value
+            for name, value in module.sections.items()
+        }
         if all(sections[name] is module.sections[name] for name in sections):
             return module
         return dataclasses.replace(module, sections=sections)
 
     def _resolve(self, obj, near: str):
-        if isinstance(obj, Possible):
-            return obj
+        if isinstance(obj, _LEAVES):
+            return obj  # holds no value to substitute (a Possible alone is already what it is)
         if isinstance(obj, tuple):
             if obj and all(isinstance(v, Possible) for v in obj):
                 out = self.substitute(obj, near) if any(v.kind in SYMBOLIC for v in obj) else obj
@@ -272,19 +276,34 @@ class CallGraphValues:
         if isinstance(obj, dict):
             new = {k: self._resolve(v, near) for k, v in obj.items()}
             return obj if all(new[k] is obj[k] for k in obj) else new
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        names = _field_names(type(obj))
+        if names:
             changes = {}
-            for f in dataclasses.fields(obj):
-                value = getattr(obj, f.name)
+            for name in names:
+                value = getattr(obj, name)
                 new = self._resolve(value, near)
                 if new is not value:
-                    changes[f.name] = new
+                    changes[name] = new
             if not changes:
                 return obj
             resolved = dataclasses.replace(obj, **changes)
             hook = getattr(resolved, "after_substitution", None)
             return hook() if hook is not None else resolved
         return obj
+
+
+# What the join walks past without looking inside: scalars, positions, and a value alone.
+_LEAVES = (str, int, float, bool, type(None), bytes, Span, Possible)
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> Tuple[str, ...]:
+    """The fields of a dataclass type, worked out once per type (``dataclasses.fields`` on
+    every fact of every module, at every run, was most of the join's time); () for others."""
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else ()
+    return found
 
 
 def _fills(param: ParamRef, index: Optional[int], keyword: Optional[str]) -> bool:

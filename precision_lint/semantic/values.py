@@ -323,3 +323,26 @@ class TrainRef:
     name: str = ""
     index: Optional[int] = None
     keyword: Optional[str] = None
+
+
+_SCALARS = (str, int, float, bool, type(None), bytes)
+
+
+def awaits_join(obj) -> bool:
+    """Whether a fact holds a value the join substitutes: a tuple of values with one that is
+    symbolic (a parameter, a configuration file's key, another module's return) or a
+    command-line option's (``Possible.option``). Worked out once, when the facts are made, so
+    that each run walks only the sections that have one (``project/interproc.py``)."""
+    if isinstance(obj, (_SCALARS, Possible)):
+        return False
+    if isinstance(obj, tuple):
+        if obj and all(isinstance(v, Possible) for v in obj):
+            return any(v.kind in SYMBOLIC or v.option for v in obj)
+        return any(awaits_join(v) for v in obj)
+    if isinstance(obj, list):
+        return any(awaits_join(v) for v in obj)
+    if isinstance(obj, dict):
+        return any(awaits_join(v) for v in obj.values())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return any(awaits_join(getattr(obj, f.name)) for f in dataclasses.fields(obj))
+    return False
