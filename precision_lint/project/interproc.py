@@ -252,36 +252,46 @@ class CallGraphValues:
     def resolve_facts(self, module: ModuleFacts) -> ModuleFacts:
         """``module`` with every symbolic atom of its sections substituted (a copy: cached
         facts are shared and never changed)."""
+        memo: dict = {}  # facts share their parts: each is substituted once
         sections = {
-            name: self._resolve(value, module.path) if name in module.to_join else value
+            name: self._resolve(value, module.path, memo) if name in module.to_join else value
             for name, value in module.sections.items()
         }
         if all(sections[name] is module.sections[name] for name in sections):
             return module
         return dataclasses.replace(module, sections=sections)
 
-    def _resolve(self, obj, near: str):
+    def _resolve(self, obj, near: str, memo: Optional[dict] = None):
         if isinstance(obj, _LEAVES):
             return obj  # holds no value to substitute (a Possible alone is already what it is)
+        memo = {} if memo is None else memo
+        found = memo.get(id(obj))
+        if found is not None:
+            return found[1]
+        new = self._resolved_part(obj, near, memo)
+        memo[id(obj)] = (obj, new)  # the part is held, so its id is not reused meanwhile
+        return new
+
+    def _resolved_part(self, obj, near: str, memo: dict):
         if isinstance(obj, tuple):
             if obj and all(isinstance(v, Possible) for v in obj):
                 out = self.substitute(obj, near) if any(v.kind in SYMBOLIC for v in obj) else obj
                 # a command-line option's values: as the shipped launches of its script pass them
                 return as_launched(out, self._shipped, lambda v: v.where or near) if any(v.option for v in out) else out
-            new = tuple(self._resolve(v, near) for v in obj)
+            new = tuple(self._resolve(v, near, memo) for v in obj)
             return obj if all(a is b for a, b in zip(new, obj)) else new
         if isinstance(obj, list):
-            new = [self._resolve(v, near) for v in obj]
+            new = [self._resolve(v, near, memo) for v in obj]
             return obj if all(a is b for a, b in zip(new, obj)) else new
         if isinstance(obj, dict):
-            new = {k: self._resolve(v, near) for k, v in obj.items()}
+            new = {k: self._resolve(v, near, memo) for k, v in obj.items()}
             return obj if all(new[k] is obj[k] for k in obj) else new
         names = _field_names(type(obj))
         if names:
             changes = {}
             for name in names:
                 value = getattr(obj, name)
-                new = self._resolve(value, near)
+                new = self._resolve(value, near, memo)
                 if new is not value:
                     changes[name] = new
             if not changes:

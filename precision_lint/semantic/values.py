@@ -328,21 +328,28 @@ class TrainRef:
 _SCALARS = (str, int, float, bool, type(None), bytes)
 
 
-def awaits_join(obj) -> bool:
+def awaits_join(obj, _memo: Optional[dict] = None) -> bool:
     """Whether a fact holds a value the join substitutes: a tuple of values with one that is
     symbolic (a parameter, a configuration file's key, another module's return) or a
     command-line option's (``Possible.option``). Worked out once, when the facts are made, so
-    that each run walks only the sections that have one (``project/interproc.py``)."""
+    that each run walks only the sections that have one (``project/interproc.py``). Facts
+    share their parts (one guard, one trained-object reference in many sites): each part is
+    looked at once."""
     if isinstance(obj, (_SCALARS, Possible)):
         return False
-    if isinstance(obj, tuple):
-        if obj and all(isinstance(v, Possible) for v in obj):
-            return any(v.kind in SYMBOLIC or v.option for v in obj)
-        return any(awaits_join(v) for v in obj)
-    if isinstance(obj, list):
-        return any(awaits_join(v) for v in obj)
-    if isinstance(obj, dict):
-        return any(awaits_join(v) for v in obj.values())
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return any(awaits_join(getattr(obj, f.name)) for f in dataclasses.fields(obj))
-    return False
+    memo = {} if _memo is None else _memo
+    found = memo.get(id(obj))
+    if found is not None:
+        return found[1]
+    if isinstance(obj, tuple) and obj and all(isinstance(v, Possible) for v in obj):
+        result = any(v.kind in SYMBOLIC or v.option for v in obj)
+    elif isinstance(obj, (tuple, list)):
+        result = any(awaits_join(v, memo) for v in obj)
+    elif isinstance(obj, dict):
+        result = any(awaits_join(v, memo) for v in obj.values())
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        result = any(awaits_join(getattr(obj, f.name), memo) for f in dataclasses.fields(obj))
+    else:
+        result = False
+    memo[id(obj)] = (obj, result)  # the object is held, so its id is not reused meanwhile
+    return result
