@@ -128,6 +128,21 @@ def adapter_injection(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
     return None
 
 
+def peft_config_builds(index: ModuleIndex, site) -> List[Optional[cst.BaseExpression]]:
+    """What the config of a ``get_peft_model(model, config)`` call is built by: the expression
+    in the call, or, for a name, the value of each binding that reaches it (None where a
+    binding has no value, a loop variable or an import); [] without a config."""
+    given = keyword(site.node, "peft_config")
+    args = positional(site.node)
+    config = given.value if given is not None else args[1].value if len(args) > 1 else None
+    if config is None:
+        return []
+    if isinstance(config, cst.Name):
+        _, bindings = index.bindings_of(config, site.scope)
+        return [b.value for b in bindings]
+    return [config]
+
+
 def saved_modules(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
     """The ``modules_to_save=[...]`` of the PEFT config a ``get_peft_model(model, config)`` call
     wraps the model with (the config built in the call, or bound to a name by such a call on
@@ -139,15 +154,9 @@ def saved_modules(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
     a float16 model they are trainable float16 parameters, and torch's GradScaler raises
     ``ValueError: Attempting to unscale FP16 gradients.`` (reproduced with peft 0.21.2 on CPU,
     ``GradScaler("cpu")``)."""
-    given = keyword(site.node, "peft_config")
-    args = positional(site.node)
-    config = given.value if given is not None else args[1].value if len(args) > 1 else None
-    if config is None:
+    builds = peft_config_builds(index, site)
+    if not builds:
         return None
-    builds = [config]
-    if isinstance(config, cst.Name):
-        _, bindings = index.bindings_of(config, site.scope)
-        builds = [b.value for b in bindings]
     found = None
     for built in builds:
         modules = keyword(built, "modules_to_save") if isinstance(built, cst.Call) else None

@@ -25,8 +25,8 @@ from ...semantic.kinds import constructs_module, is_loader, object_kinds
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
 from ...semantic.training_state import (
-    TrainRef, adapter_injection, adapters_at_end, after_training_cast, saved_modules, frozen_at_end, no_grad_function, runs_before,
-    save_time_cast, trained_objects, without_grad,
+    TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function,
+    peft_config_builds, runs_before, save_time_cast, saved_modules, trained_objects, without_grad,
 )
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
@@ -353,15 +353,7 @@ class _Uses:
     def _lora_config(self, site: CallSite, configs: Tuple[str, ...]) -> bool:
         """Whether the config a ``get_peft_model`` call wraps the model with is built by one of
         ``configs`` on every path (in the call, or bound to a name by such calls)."""
-        given = keyword(site.node, "peft_config")
-        args = positional(site.node)
-        config = given.value if given is not None else args[1].value if len(args) > 1 else None
-        if config is None:
-            return False
-        builds = [config]
-        if isinstance(config, cst.Name):
-            _, bindings = self.ix.bindings_of(config, site.scope)
-            builds = [b.value for b in bindings]
+        builds = peft_config_builds(self.ix, site)
         for built in builds:
             made = self.ix.call_of(built) if isinstance(built, cst.Call) else None
             q = (made.qualname if made is not None else None) or ""
