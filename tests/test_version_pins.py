@@ -380,3 +380,44 @@ def test_a_restructuredtext_code_block_pins(tmp_path):
         "train.py": "",
     })
     assert _targets(root, "train.py").of("trl").low == (0, 9, 6)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "transformers @ git+https://github.com/huggingface/transformers.git@0dcb46e7a4a9e587ba84ff35778ab4233a184c11",
+        "git+https://github.com/huggingface/transformers.git@0dcb46e",
+        "transformers @ git+https://github.com/huggingface/transformers@e45e756d22",
+    ],
+)
+def test_a_commit_of_the_repository_is_one_version_not_known_here(line):
+    """A commit is a version, not the newest: nothing about what it has is established (its
+    digits are not a release: `@0dcb46e` is not transformers 0)."""
+    found = parse_requirement(line, "requirements.txt")
+    assert found.dist == "transformers" and found.commit and found.low is None and found.high is None
+    assert not found.every_at_least((4, 0)) and not found.some_at_least((4, 0))
+    assert not found.accepts_between((4, 0), (5, 0)) and not found.has_since((4, 0))
+    # beside another statement (two requirement files), still not known
+    other = parse_requirement("transformers>=4.30", "requirements-dev.txt")
+    assert found.intersect(other).commit and other.hull(found).commit
+
+
+def test_a_tag_in_a_requirement_url_is_its_release():
+    found = parse_requirement("transformers @ git+https://github.com/huggingface/transformers.git@v4.30.2", "r.txt")
+    assert (found.low, found.high, found.commit) == ((4, 30, 2), (4, 30, 2), "")
+
+
+def test_removals_are_not_claimed_for_a_project_pinned_to_a_commit(tmp_path):
+    """``transformers @ git+...@<commit>`` pins a 2023 development version; ``load_in_8bit=``
+    was removed in 5.0, which a pinned commit may or may not be: no MP302. The main branch
+    (no commit) is the newest, where it was removed."""
+    from precision_lint.engine import Engine
+
+    pin = "transformers @ git+https://github.com/huggingface/transformers.git@0dcb46e7a4a9e587ba84ff35778ab4233a184c11\n"
+    src = "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('x', load_in_8bit=True)\n"
+    root = write_tree(tmp_path, {"requirements.txt": pin, "setup.py": "", "infer.py": src})
+    cfg = load(start=[str(root)])
+    assert Engine(cfg, ["MP302"], jobs=1).run_paths([str(root)]).diagnostics == []
+    (root / "requirements.txt").write_text("transformers @ git+https://github.com/huggingface/transformers.git\n")
+    (d,) = Engine(load(start=[str(root)]), ["MP302"], jobs=1).run_paths([str(root)]).diagnostics
+    assert "load_in_8bit" in d.message

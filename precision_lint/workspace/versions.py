@@ -122,6 +122,9 @@ class Allowed:
     source: str = "installed"  # "configuration", "installed", "newest", or the file it came from
     newest: bool = False  # nothing known: the newest release (every removal has happened)
     note: str = ""  # why, where the range is implied rather than written (torch<2.1 for transformers 4.27)
+    # pinned to one commit of the library's repository (`transformers @ git+...@0dcb46e`): one
+    # version, which is not known here, so nothing about what it has can be established
+    commit: str = ""
 
     # --- construction -------------------------------------------------------------------
     @classmethod
@@ -155,7 +158,7 @@ class Allowed:
             if c == 0:
                 inclusive = self.high_inclusive and other.high_inclusive
         specs = " and ".join(s for s in (self.described, other.described) if s)
-        return Allowed(self.dist, low, high, inclusive, specs, self.source)
+        return Allowed(self.dist, low, high, inclusive, specs, self.source, commit=_commits(self, other))
 
     def hull(self, other: "Allowed") -> "Allowed":
         low = None if self.low is None or other.low is None else min(self.low, other.low, key=_pad)
@@ -166,12 +169,12 @@ class Allowed:
             high, inclusive = (other.high, other.high_inclusive) if c < 0 else (self.high, self.high_inclusive)
             if c == 0:
                 inclusive = self.high_inclusive or other.high_inclusive
-        return Allowed(self.dist, low, high, inclusive, f"{self.described} or {other.described}", self.source)
+        return Allowed(self.dist, low, high, inclusive, f"{self.described} or {other.described}", self.source, commit=_commits(self, other))
 
     # --- questions ------------------------------------------------------------------------
     def every_at_least(self, bound: Optional[Version]) -> bool:
         """Whether every allowed version is ``>= bound`` (a removal has happened everywhere)."""
-        if bound is None:
+        if bound is None or self.commit:
             return False
         if self.newest:
             return True
@@ -179,7 +182,7 @@ class Allowed:
 
     def some_at_least(self, bound: Optional[Version]) -> bool:
         """Whether some allowed version is ``>= bound``."""
-        if bound is None:
+        if bound is None or self.commit:
             return False
         if self.newest or self.high is None:
             return True
@@ -193,6 +196,8 @@ class Allowed:
 
     def accepts_between(self, since: Optional[Version], until: Optional[Version]) -> bool:
         """Whether some allowed version is ``>= since`` and ``< until`` (None: open)."""
+        if self.commit:
+            return False
         low = self.low if since is None or (self.low is not None and compare(self.low, since) >= 0) else since
         if until is not None and low is not None and compare(low, until) >= 0:
             return False
@@ -227,6 +232,12 @@ class Allowed:
             return f"{version_text(bound)} and later"
         upper = f"up to {version_text(self.high)}" if self.high_inclusive else f"below {version_text(self.high)}"
         return f"{version_text(bound)} {upper}"
+
+
+def _commits(a: Allowed, b: Allowed) -> str:
+    """The commits two statements pin, together: a version that is not known stays unknown
+    beside a range or another commit."""
+    return " or ".join(c for c in dict.fromkeys((a.commit, b.commit)) if c)
 
 
 # --- requirement specifiers ----------------------------------------------------------------
@@ -292,6 +303,11 @@ _REQUIREMENT = re.compile(
 )
 
 
+# `...transformers.git@v4.36.0` (a release tag) and `...transformers.git@0dcb46e7a4` (a commit)
+_GIT_TAG = re.compile(r"(?:\.git|/transformers|/trl|/peft|/accelerate)@v?(\d+(?:\.\d+)+)(?![\w.])")
+_GIT_COMMIT = re.compile(r"@([0-9a-f]{7,40})(?![\w.])")
+
+
 def parse_requirement(line: str, source: str) -> Optional[Allowed]:
     """A requirement of one of :data:`LIBRARIES` in PEP 508 form (``transformers[torch]>=4.36,<5;
     python_version>'3.8'``), or None. ``transformers @ git+...`` and a bare name allow any."""
@@ -301,13 +317,24 @@ def parse_requirement(line: str, source: str) -> Optional[Allowed]:
     at = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*@", line)
     if at is not None:
         dist = normalize(at.group(1))
-        return Allowed(dist, spec=line.split(";")[0].strip(), source=source) if dist in LIBRARIES else None
-    git = re.search(r"github\.com/[\w.-]+/(transformers|trl|peft)(?:\.git)?(?:@v?([\d.]+))?", line)
+        if dist not in LIBRARIES:
+            return None
+        url = line.split(";")[0].strip()
+        tag = _GIT_TAG.search(url)
+        version = read_version(tag.group(1)) if tag is not None else None
+        if version is not None:
+            return Allowed(dist, version, version, True, url, source)
+        commit = _GIT_COMMIT.search(url)
+        return Allowed(dist, spec=url, source=source, commit=commit.group(1) if commit else "")
+    git = re.search(r"github\.com/[\w.-]+/(transformers|trl|peft)(?:\.git)?(?=[@#\s]|$)", line)
     if git is not None:  # `git+https://github.com/huggingface/transformers[@v4.36.0]`
-        version = read_version(git.group(2)) if git.group(2) else None
+        tag = _GIT_TAG.search(line)
+        version = read_version(tag.group(1)) if tag is not None else None
         if version is not None:
             return Allowed(git.group(1), version, version, True, line, source)
-        return Allowed(git.group(1), spec=line, source=source)  # the main branch: the newest
+        commit = _GIT_COMMIT.search(line)
+        # the main branch: the newest; a commit: one version, not known here
+        return Allowed(git.group(1), spec=line, source=source, commit=commit.group(1) if commit else "")
     match = _REQUIREMENT.match(line)
     if match is None:
         return None
@@ -826,7 +853,7 @@ class VersionResolver:
                 found = replace(found, source=f"{own.source} and {project.source}" if found is both else own.source)
             else:
                 found = own or project
-            if found is not None and found.low is None and found.high is None:
+            if found is not None and found.low is None and found.high is None and not found.commit:
                 found = None  # named without a version (`transformers`, the main branch): the newest
             versions[dist] = found
         if "torch" not in self.configured:
