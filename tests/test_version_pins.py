@@ -421,3 +421,31 @@ def test_removals_are_not_claimed_for_a_project_pinned_to_a_commit(tmp_path):
     (root / "requirements.txt").write_text("transformers @ git+https://github.com/huggingface/transformers.git\n")
     (d,) = Engine(load(start=[str(root)]), ["MP302"], jobs=1).run_paths([str(root)]).diagnostics
     assert "load_in_8bit" in d.message
+
+
+@pytest.mark.parametrize("name", ["get_started.md", "INSTALL.md", "installation.rst", "GETTING_STARTED.md"])
+def test_an_installation_document_pins_like_a_readme(tmp_path, name):
+    """A project without a requirements file writes its environment's commands in an
+    installation document: ``conda install pytorch==1.8.0`` in a code block there pins torch,
+    so a torch.cuda.amp deprecation (from 2.4) is not claimed for it."""
+    from precision_lint.engine import Engine
+
+    block = ".. code-block:: bash\n\n    conda install pytorch==1.8.0 torchvision==0.9.0 -c pytorch\n" if name.endswith(".rst") else (
+        "Install PyTorch:\n\n```bash\nconda install pytorch==1.8.0 torchvision==0.9.0 cudatoolkit=10.2 -c pytorch\n```\n"
+    )
+    src = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"
+    root = write_tree(tmp_path, {".git/HEAD": "", name: block, "train.py": src})
+    t = _targets(root, "train.py")
+    assert t.of("torch").is_point and t.of("torch").low == (1, 8, 0) and name in t.of("torch").source
+    assert Engine(load(start=[str(root)]), ["MP303"], jobs=1).run_paths([str(root)]).diagnostics == []
+
+
+def test_other_documents_and_prose_in_an_installation_document_are_not_pins(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "CHANGELOG.md": "```\npip install torch==1.8.0\n```\n",
+        "INSTALL.md": "We used PyTorch 1.8.0 and transformers==4.31.0 for the paper.\n",
+        "train.py": "",
+    })
+    t = _targets(root, "train.py")
+    assert not t.of("torch").is_point and not t.of("transformers").is_point

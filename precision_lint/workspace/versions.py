@@ -71,7 +71,11 @@ REQUIREMENT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml
 # requirements.txt, requirement.txt (a common slip), requirements-dev.txt, requirements_gpu.in
 _REQUIREMENTS_TXT = re.compile(r"^requirements?(?:[-_.][^/]*)?\.(?:txt|in)$", re.IGNORECASE)
 # a folder's README: its fenced `pip install pkg==X` lines are stated pins, read last
-_README = re.compile(r"^readme(?:\.(?:md|markdown|rst|txt))?$", re.IGNORECASE)
+# A folder's README and its installation documents (INSTALL.md, get_started.md): where a
+# project writes the commands that set up its environment when it ships no requirements file.
+_README = re.compile(
+    r"^(?:readme|install(?:ation)?|get_?started|getting_?started)(?:\.(?:md|markdown|rst|txt))?$", re.IGNORECASE
+)
 
 
 def is_requirements_file(name: str) -> bool:
@@ -476,11 +480,46 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
         if directive is not None:
             rst_indent = len(directive.group(1))
     lines.append("")  # an unclosed block ends with the file
-    return [r for r in pip_requirements(lines, source) if r.low is not None or r.high is not None]
+    found = pip_requirements(lines, source) + conda_requirements(lines, source)
+    return [r for r in found if r.low is not None or r.high is not None]
+
+
+_CONDA = re.compile(r"^(?:conda|mamba|micromamba)\s+install\s+(.*)$")
+_CONDA_SPEC = re.compile(r"^(?:[\w-]+::)?([A-Za-z0-9._-]+)(==?)([\w.*+]+)$")
+
+
+def conda_requirements(lines: Iterable[str], where: str) -> List[Allowed]:
+    """The pins of ``conda install pytorch==1.8.0 torchvision -c pytorch`` lines (conda's
+    ``name=1.8`` is every 1.8.x, ``name==1.8.0`` that one; a ``+cu111`` build suffix is the
+    same release); options and their values are skipped."""
+    out = []
+    for line in _joined(lines):
+        match = _CONDA.match(line.strip())
+        if match is None:
+            continue
+        words = match.group(1).split()
+        skip_next = False
+        for word in words:
+            if skip_next:
+                skip_next = False
+                continue
+            if word in ("-c", "--channel", "-n", "--name", "-p", "--prefix"):
+                skip_next = True
+                continue
+            spec = _CONDA_SPEC.match(word)
+            if spec is None:
+                continue
+            dist = normalize(spec.group(1))
+            dist = CONDA_NAMES.get(dist, dist)
+            if dist in LIBRARIES:
+                version = spec.group(3).split("+", 1)[0].rstrip(".*")
+                out.append(parse_spec(dist, ("==" if spec.group(2) == "==" else "=") + version, f"`conda install` in {where}", word))
+    return out
 
 
 def folder_readme(folder: Path) -> List[Tuple[Allowed, Path]]:
-    """The pins of the README of ``folder`` (see :func:`readme_requirements`)."""
+    """The pins of the README and the installation documents of ``folder`` (``INSTALL.md``,
+    ``get_started.md``: see :func:`readme_requirements`)."""
     try:
         names = sorted(n for n in os.listdir(folder) if _README.match(n))
     except OSError:
@@ -823,7 +862,8 @@ class VersionResolver:
             stated = [(r, p) for r, p in self._readme(folder) if r.dist == dist]
             if stated:
                 combined = _combine([r for r, _ in stated])
-                return replace(combined, source=f"`pip install` in {_shown(stated[0][1], start)}")
+                how = "`conda install`" if stated[0][0].source.startswith("`conda install`") else "`pip install`"
+                return replace(combined, source=f"{how} in {_shown(stated[0][1], start)}")
             if (folder / ".git").exists():
                 break
         return None
