@@ -45,7 +45,7 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 try:
     import tomllib
@@ -493,27 +493,15 @@ def conda_requirements(lines: Iterable[str], where: str) -> List[Allowed]:
     ``name=1.8`` is every 1.8.x, ``name==1.8.0`` that one; a ``+cu111`` build suffix is the
     same release); options and their values are skipped."""
     out = []
-    for line in _joined(lines):
-        match = _CONDA.match(line.strip())
-        if match is None:
+    for word in _install_words(lines, _CONDA, ("-c", "--channel", "-n", "--name", "-p", "--prefix")):
+        spec = _CONDA_SPEC.match(word)
+        if spec is None:
             continue
-        words = match.group(1).split()
-        skip_next = False
-        for word in words:
-            if skip_next:
-                skip_next = False
-                continue
-            if word in ("-c", "--channel", "-n", "--name", "-p", "--prefix"):
-                skip_next = True
-                continue
-            spec = _CONDA_SPEC.match(word)
-            if spec is None:
-                continue
-            dist = normalize(spec.group(1))
-            dist = CONDA_NAMES.get(dist, dist)
-            if dist in LIBRARIES:
-                version = spec.group(3).split("+", 1)[0].rstrip(".*")
-                out.append(parse_spec(dist, ("==" if spec.group(2) == "==" else "=") + version, f"`conda install` in {where}", word))
+        dist = normalize(spec.group(1))
+        dist = CONDA_NAMES.get(dist, dist)
+        if dist in LIBRARIES:
+            version = spec.group(3).split("+", 1)[0].rstrip(".*")
+            out.append(parse_spec(dist, ("==" if spec.group(2) == "==" else "=") + version, f"`conda install` in {where}", word))
     return out
 
 
@@ -705,9 +693,20 @@ def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List
     """The requirements of ``%pip install`` / ``!pip install`` lines (options skipped; a line
     ending in a backslash goes on in the next)."""
     out = []
-    joined = _joined(lines)
-    for line in joined:
-        match = _PIP.match(line.strip())
+    valued = ("-r", "-c", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--target", "-t")
+    for word in _install_words(lines, _PIP, valued):
+        found = parse_requirement(word, f"`pip install` in {where}")
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _install_words(lines: Iterable[str], command: "re.Pattern", valued: Tuple[str, ...]) -> Iterator[str]:
+    """The package words of each install command ``command`` matches (its group 1: what
+    follows ``install``), continuation lines joined: options, and the value after each option
+    in ``valued`` (``-c pytorch``, ``-r reqs.txt``), skipped."""
+    for line in _joined(lines):
+        match = command.match(line.strip())
         if match is None:
             continue
         try:
@@ -719,15 +718,12 @@ def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List
             if skip_next:
                 skip_next = False
                 continue
-            if word in ("-r", "-c", "-e", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--target", "-t"):
-                skip_next = word not in ("-e",)
+            if word in valued:
+                skip_next = True
                 continue
             if word.startswith("-") or word in ("&&", "|", ";"):
                 continue
-            found = parse_requirement(word, f"`pip install` in {where}")
-            if found is not None:
-                out.append(found)
-    return out
+            yield word
 
 
 def _joined(lines: Iterable[str]) -> List[str]:
