@@ -1142,6 +1142,18 @@ def positional(call: cst.Call) -> Sequence[cst.Arg]:
     return [a for a in call.args if a.keyword is None and not a.star]
 
 
+def argument(call: cst.Call, position: int, *names: str) -> Optional[cst.BaseExpression]:
+    """The value of a call's parameter: passed by one of its keyword ``names``, else the
+    ``position``-th positional argument (``get_peft_model(model, ...)`` / ``model=model``);
+    None when the call passes neither."""
+    for name in names:
+        given = keyword(call, name)
+        if given is not None:
+            return given.value
+    args = positional(call)
+    return args[position].value if len(args) > position else None
+
+
 def element(value: Optional[cst.BaseExpression], position: int) -> Optional[cst.BaseExpression]:
     """The expression a ``position``-th target takes from ``value`` when it is a literal tuple
     or list (``s, t = student(x), teacher(x)``); None when it is anything else, or when a

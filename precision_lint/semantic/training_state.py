@@ -18,7 +18,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from .index import ModuleIndex, Scope, keyword, literal_key, positional
+from .index import ModuleIndex, Scope, argument, keyword, literal_key, positional
 from .main_block import main_block_orders, main_scope
 from .names import dotted
 from .values import TrainRef
@@ -118,13 +118,9 @@ def adapter_injection(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
     if site.method == "add_adapter" and site.receiver is not None and site.node.args:
         return site.receiver
     if q.rsplit(".", 1)[-1] == "inject_adapter_in_model":
-        given = keyword(site.node, "model")
-        args = positional(site.node)
-        return given.value if given is not None else args[1].value if len(args) > 1 else None
+        return argument(site.node, 1, "model")
     if q.rsplit(".", 1)[-1] == "get_peft_model" and saved_modules(index, site) is not None:
-        given = keyword(site.node, "model")
-        args = positional(site.node)
-        return given.value if given is not None else args[0].value if args else None
+        return argument(site.node, 0, "model")
     return None
 
 
@@ -576,18 +572,15 @@ class TrainedObjects:
             if (flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False") or (
                 q.rsplit(".", 1)[-1] == "get_peft_model" and saved_modules(self.ix, site) is not None
             ):
-                model = keyword(node, "model")
-                args = positional(node)
-                walk(model.value if model is not None else args[0].value if args else None)
+                walk(argument(node, 0, "model"))
             return
         if method in IN_PLACE and site.receiver is not None and not q:
             if not self._not_half_cast(site):
                 walk(site.receiver)  # the same module, moved or cast in place
             return
         if q in WRAPPER_FUNCTIONS or (method in WRAPPER_METHODS and not q.startswith(("torch.", "transformers."))):
-            model = keyword(node, "model") or keyword(node, "module")
             args = positional(node)
-            walk(model.value if model is not None else args[0].value if args else None)
+            walk(argument(node, 0, "model", "module"))
             if method in ("prepare", "setup") and len(args) > 1:
                 for arg in args[1:]:
                     walk(arg.value)  # `accelerator.prepare(model, optimizer)` given back as one
@@ -697,9 +690,7 @@ class TrainedObjects:
                         add("train", arg.value, site, evidence=text)
                 continue
             if named and is_trainer(named) and not q.startswith("torch."):
-                given = keyword(node, "model")
-                args = positional(node)
-                model = given.value if given is not None else (args[0].value if args else None)
+                model = argument(node, 0, "model")
                 if self._never_trains(site):
                     pass  # built for `evaluate()` / `predict()` only: it never makes an optimizer
                 elif model is not None and not isinstance(model, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
@@ -713,9 +704,7 @@ class TrainedObjects:
             if site.method == "add_param_group" and node.args:
                 add("train", node.args[0].value, site, evidence=f"`{dotted(node.func) or 'add_param_group'}(...)`")
             if site.method == "fit" and site.receiver is not None and is_trainer(self._made_by(site.receiver, site.scope)):
-                given = keyword(node, "model")
-                args = positional(node)
-                model = given.value if given is not None else (args[0].value if args else None)
+                model = argument(node, 0, "model")
                 add("train", model, site, evidence=f"`{dotted(node.func) or 'fit'}(...)`")
             callee = project_callee(ix, site)
             if callee is not None:

@@ -20,7 +20,7 @@ import libcst as cst
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.callees import project_class
-from ...semantic.index import CallSite, ModuleIndex, Scope, keyword, positional
+from ...semantic.index import CallSite, ModuleIndex, Scope, argument, keyword, positional
 from ...semantic.kinds import constructs_module, is_loader, object_kinds
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
@@ -286,13 +286,9 @@ class _Uses:
             if q.endswith(("get_peft_model", "prepare_model_for_kbit_training")):
                 if saved_modules(self.ix, site) is not None:
                     continue  # trainable copies of `modules_to_save` in the model's dtype (adapter_injection)
-                args = positional(site.node)
-                given = keyword(site.node, "model")
-                first = args[0].value if args else (given.value if given is not None else None)
+                first = argument(site.node, 0, "model")
             elif q.rsplit(".", 1)[-1].endswith("Trainer") and _given(keyword(site.node, "peft_config")):
-                given = keyword(site.node, "model")
-                args = positional(site.node)
-                first = given.value if given is not None else (args[0].value if args else None)
+                first = argument(site.node, 0, "model")
             else:
                 continue
             if first is None or not any(self._refers(first, n) for n in names):
@@ -325,17 +321,13 @@ class _Uses:
             short = q.rsplit(".", 1)[-1]
             wraps_trl = short.endswith("Trainer") and _given(keyword(site.node, "peft_config"))
             if short in ("prepare_model_for_kbit_training", "prepare_model_for_int8_training") or wraps_trl:
-                given = keyword(site.node, "model")
-                args = positional(site.node)
-                first = given.value if given is not None else (args[0].value if args else None)
+                first = argument(site.node, 0, "model")
                 if first is not None and any(self._refers(first, n) for n in names) and self.ix.span(site.node).start > after:
                     return None
                 continue
             if short != table.wrap or self.ix.span(site.node).start < after or keyword(site.node, "autocast_adapter_dtype") is not None:
                 continue
-            given = keyword(site.node, "model")
-            args = positional(site.node)
-            first = args[0].value if args else (given.value if given is not None else None)
+            first = argument(site.node, 0, "model")
             if first is None or not any(self._refers(first, n) for n in names):
                 continue
             if any((id(expr), positive) not in mine for expr, positive in site.guards):
@@ -372,9 +364,7 @@ class _Uses:
             q = site.qualname or dotted(site.node.func) or ""
             if not q.endswith("get_peft_model"):
                 continue
-            args = positional(site.node)
-            given = keyword(site.node, "model")
-            first = args[0].value if args else (given.value if given is not None else None)
+            first = argument(site.node, 0, "model")
             if first is None or not any(self._refers(first, n) for n in names) or self.ix.span(site.node).start < after:
                 continue
             flag = keyword(site.node, "autocast_adapter_dtype")
@@ -435,17 +425,15 @@ class _Uses:
             q = site.qualname or dotted(site.node.func) or ""
             if q.rsplit(".", 1)[-1] != "cast_training_params" or self.ix.span(site.node).start < after:
                 continue
-            given = keyword(site.node, "model")
-            args = positional(site.node)
-            model = given.value if given is not None else args[0].value if args else None
+            model = argument(site.node, 0, "model")
             models = [e.value for e in model.elements] if isinstance(model, (cst.List, cst.Tuple)) else [model]
             if not any(m is not None and self._refers(m, n) for m in models for n in names):
                 continue
-            dtype = keyword(site.node, "dtype") or (args[1] if len(args) > 1 else None)
+            dtype = argument(site.node, 1, "dtype")
             if dtype is not None:
                 if evaluator is None:
                     continue
-                values = evaluator.values(dtype.value, site.scope)
+                values = evaluator.values(dtype, site.scope)
                 if not values or any(v.kind != DTYPE or v.value != "float32" for v in values):
                     continue  # not (always) float32
             if on_every_fp16_path(site.guards):
@@ -714,8 +702,6 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             injected = f"`{head}(...)`"
         peft = uses.peft_after(targets, span.end, site.guards)
         lora = uses.lora_wrap(evaluator, targets, span.end, site.guards) if peft and not frozen and not injected else None
-        lora_args = positional(lora.node) if lora is not None else ()
-        lora_model = keyword(lora.node, "model") if lora is not None else None
         if lora is not None:
             # what trains the wrapped model trains these adapters (the walk of what an optimizer
             # trains stops at a PEFT wrap: its adapters are float32 on peft 0.12 and later)
@@ -749,10 +735,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 injected=injected,
                 injected_span=index.span(injection) if injected else None,
                 injected_into=index.text(adapter_injection(index, injected_site)) if injected else "",
-                injected_copies=index.text(saved_modules(index, injected_site)) if injected and saved_modules(index, injected_site) is not None else "",
+                injected_copies=index.text(copies) if injected and (copies := saved_modules(index, injected_site)) is not None else "",
                 lora_wrap=f"`{index.text(lora.node.func)}(...)`" if lora is not None else "",
                 lora_wrap_span=index.span(lora.node) if lora is not None else None,
-                lora_wrap_into=index.text(lora_args[0].value if lora_args else lora_model.value) if lora is not None else "",
+                lora_wrap_into=index.text(argument(lora.node, 0, "model")) if lora is not None else "",
             )
         )
     return tuple(out)
