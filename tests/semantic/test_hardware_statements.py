@@ -93,6 +93,11 @@ def test_notebook_metadata(metadata, expected):
         ("try:\n    import torch_xla\nexcept ImportError:\n    pass\n", None),  # indented: optional
         ("x = 1  # runs on xla\n", None),
         ('if args.device == "xla":\n    pass\n', None),  # a branch, not the device
+        # Lightning's TPU accelerator or strategy, imported by the module itself
+        ("from lightning.fabric.strategies import XLAFSDPStrategy\n", "xla"),
+        ("from lightning.pytorch.accelerators import XLAAccelerator\n", "xla"),
+        ("from lightning.fabric.strategies import FSDPStrategy\n", None),
+        ("from lightning.fabric.accelerators import XLAAccelerator\nx = x.cuda()\n", None),
     ],
 )
 def test_other_device(source, expected):
