@@ -68,6 +68,7 @@ class Project:
         self.texts: Dict[str, str] = {}  # each module's text (its `require_version` holds for what it imports)
         self._targets: Dict[str, Targets] = {}
         self._launches: Optional[Dict[str, List[Allowed]]] = None  # script → what its launchers pin
+        self._pins_as_importer: Dict[str, List[Allowed]] = {}  # script → what it pins for its imports
 
     def _index(self) -> None:
         self.by_path: Dict[str, ModuleFacts] = {m.path: m for m in self.modules}
@@ -77,6 +78,7 @@ class Project:
             if m.module:
                 self._by_name.setdefault(m.module, {}).setdefault(m.root, m)
         self._importers: Optional[Dict[str, List[ModuleFacts]]] = None
+        self._gates: Dict[Tuple[str, str], Optional[Tuple[Allowed, str]]] = {}
         self._importers_memo: Dict[str, Set[str]] = {}
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}
@@ -163,11 +165,27 @@ class Project:
     def _import_gate(self, module: ModuleFacts, dist: str, seen: Set[str]) -> Optional[Tuple[Allowed, str]]:
         """The versions of ``dist`` under which any importer imports ``module`` (and, in turn,
         is imported itself), with the importer's file; None when one imports it without a test
-        of ``dist``, or nothing imports it (a script, a public module)."""
+        of ``dist``, or nothing imports it (a script, a public module).
+
+        Each module's answer is worked out once per library: a package that hundreds of
+        scripts import is reached along every chain, and walking each chain again made this
+        exponential in the depth of the import graph. A module met again while its own answer
+        is being worked out (an import cycle) answers None, as an importer without a test."""
+        key = (module.path, dist)
+        if key in self._gates:
+            return self._gates[key]
         if module.path in seen or len(seen) > 32:
             return None
-        seen = seen | {module.path}
-        importers = [m for m in self.modules if m.path != module.path and module in self.imported_modules(m)]
+        seen.add(module.path)
+        try:
+            found = self._gate_over_importers(module, dist, seen)
+        finally:
+            seen.discard(module.path)
+        self._gates[key] = found
+        return found
+
+    def _gate_over_importers(self, module: ModuleFacts, dist: str, seen: Set[str]) -> Optional[Tuple[Allowed, str]]:
+        importers = [m for m in self.direct_importers(module) if m.path != module.path]
         if not importers:
             return None
         out: Optional[Allowed] = None
@@ -240,7 +258,7 @@ class Project:
         launch`` line runs the module, a ``run.sh`` / SLURM script that does the same
         (``shipped.pins_for``), or one that runs a script importing it (any of those runs,
         when several do)."""
-        from ..workspace.versions import any_of, in_file_requirements, launched_scripts, pip_requirements
+        from ..workspace.versions import any_of, launched_scripts, pip_requirements
 
         if self._launches is None:
             self._launches = {}
@@ -257,17 +275,27 @@ class Project:
             return any_of(own)
         found = []
         for path in sorted(self.importers_of(module)):
-            if path == module.path:
-                continue
-            found.extend(self._launches.get(os.path.normcase(os.path.abspath(path)), ()))
-            found.extend(self.shipped.pins_for(path))
+            if path != module.path:
+                found.extend(self._importer_pins(path))
+        return any_of(found)
+
+    def _importer_pins(self, path: str) -> List[Allowed]:
+        """What the script at ``path`` pins for the modules it imports: its launchers' pins and
+        its own ``require_version`` / ``check_min_version``. Read once per script: a library
+        module imported by hundreds of scripts asks each of them."""
+        found = self._pins_as_importer.get(path)
+        if found is None:
+            from ..workspace.versions import in_file_requirements
+
+            found = [*self._launches.get(os.path.normcase(os.path.abspath(path)), ()), *self.shipped.pins_for(path)]
             text = self.texts.get(path, "")
             if "require_version" in text or "check_min_version" in text:  # the script that imports it
                 found.extend(
                     dataclasses.replace(a, source=f"{a.source}, which imports it")
                     for a in in_file_requirements(text, os.path.basename(path))
                 )
-        return any_of(found)
+            self._pins_as_importer[path] = found
+        return found
 
     def module_at(self, path: str) -> Optional[ModuleFacts]:
         """The linted module whose file is ``path`` (any spelling of it: relative, absolute)."""
@@ -346,20 +374,24 @@ class Project:
             found = self._importers_memo[module.path] = self._walk_importers(module)
         return found
 
-    def _walk_importers(self, module: ModuleFacts) -> Set[str]:
+    def direct_importers(self, module: ModuleFacts) -> List[ModuleFacts]:
+        """The linted modules that import ``module`` directly, in the project's order."""
         if self._importers is None:
             importers: Dict[str, List[ModuleFacts]] = {}
             for m in self.modules:
                 for dep in self.imported_modules(m):
                     importers.setdefault(dep.path, []).append(m)
             self._importers = importers
+        return self._importers.get(module.path, [])
+
+    def _walk_importers(self, module: ModuleFacts) -> Set[str]:
         seen: Set[str] = set()
-        stack = [module.path]
+        stack = [module]
         while stack:
-            for m in self._importers.get(stack.pop(), ()):
+            for m in self.direct_importers(stack.pop()):
                 if m.path not in seen:
                     seen.add(m.path)
-                    stack.append(m.path)
+                    stack.append(m)
         return seen
 
     def unit_modules(self, entry: ModuleFacts) -> List[ModuleFacts]:

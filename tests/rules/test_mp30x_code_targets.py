@@ -246,3 +246,27 @@ class Mixin:
 """
     root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.56\n", "mixin.py": src})
     assert lines(run(root)) == [("mixin.py", 14, "MP304")]
+
+
+def test_each_import_edge_is_judged_once_however_many_chains_reach_it(tmp_path, monkeypatch):
+    """Scripts that import a package along many chains (each layer's two modules import both of
+    the layer below): 2**12 chains lead to the gated module, but each edge is asked once."""
+    from precision_lint.project.model import Project
+
+    layers = 12
+    files = {}
+    for i in range(layers):
+        below = [f"pkg.l{i + 1}a", f"pkg.l{i + 1}b"] if i + 1 < layers else ["pkg.registry"]
+        for side in "ab":
+            files[f"pkg/l{i}{side}.py"] = "".join(f"import {name}\n" for name in below)
+    files["train.py"] = "import pkg.l0a\nimport pkg.l0b\n"
+    gated = 'from pkg.vers import at_least\n\nif not at_least("transformers", "4.35.0"):\n    from pkg.legacy import OldTrainer\n'
+    root = _gated(tmp_path, gated, **files)
+    asked = []
+    original = Project._gate_in
+    monkeypatch.setattr(Project, "_gate_in", lambda self, *a: asked.append(a) or original(self, *a))
+    (d,) = run(root)
+    assert "transformers<4.35.0 where registry.py imports it" in d.message
+    edges = 4 * (layers - 1) + 2 + 2 + 1  # layer to layer, the last layer to registry, train.py, registry to legacy
+    per_library = [a for a in asked if a[2] == "transformers"]
+    assert 0 < len(per_library) <= edges, len(per_library)
