@@ -38,7 +38,8 @@ FP8_CAPABILITY = 89  # Ada and Hopper: the first GPUs with FP8 tensor cores
 _GPU_WORD = re.compile(
     r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?)*"
     r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?[2345]0[89]0(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|b[12]00|p100|v100|t4|k80|p40|titan)"
-    r"s?(?![\w-])",
+    # a memory size or form factor may follow: "A100-40GB", "H100-SXM", "A100 80GB"
+    r"s?(?:(?=-(?:\d+\s*gb?|sxm\d*|pcie|nvl)\b)|(?![\w-]))",
     re.IGNORECASE,
 )
 _COUNT = re.compile(r"(\d)\s*[x×]\s*(?=[a-zA-Z])")  # "8xA100" → "8 x A100"
@@ -123,6 +124,33 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
     return found
 
 
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def markdown_prose(text: str) -> str:
+    """A markdown text without the code of its fenced blocks: a block's commands and
+    variables (``t0, t1, ..., t4`` in a dump of a traced graph, ``--a10`` as an option) state no
+    GPU. The ``#`` comments inside a block are kept (``#SBATCH --gres=gpu:a100:8``, ``# runs
+    on 8xA100``): they are the author's words."""
+    out = []
+    fence = None
+    for line in text.splitlines():
+        opened = _FENCE.match(line)
+        if fence is None:
+            if opened:
+                fence = opened.group(1)
+            else:
+                out.append(line)
+            continue
+        if opened and opened.group(1) == fence:
+            fence = None
+            continue
+        at = line.find("#")
+        if at >= 0:
+            out.append(line[at + 1:])
+    return "\n".join(out)
+
+
 def summarise(capabilities: Iterable[int]) -> Optional[int]:
     """The lowest capability stated; 0 when a GPU without native bf16 is among them; None: none."""
     found = list(capabilities)
@@ -191,7 +219,7 @@ def notebook_capability(metadata: dict, markdown: Iterable[str] = ()) -> Optiona
     if accelerator in _KAGGLE:
         found.append(_KAGGLE[accelerator])
     for text in markdown:
-        found.extend(stated_in_text(text))
+        found.extend(stated_in_text(markdown_prose(text)))
     return summarise(found)
 
 

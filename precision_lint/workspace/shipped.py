@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .launches import Launch
     from .versions import Allowed
 
-from ..facts.hardware import notebook_capability, stated_in_text, summarise
+from ..facts.hardware import markdown_prose, notebook_capability, stated_in_text, summarise
 
 LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
 READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
@@ -86,7 +86,7 @@ class ShippedFiles:
             for name in READMES:
                 text = self._read(os.path.join(here, name))
                 if text is not None:
-                    return stated_in_text(text)
+                    return stated_in_text(markdown_prose(text) if not name.endswith((".rst", ".txt")) else text)
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
                 return []
             parent = os.path.dirname(here)

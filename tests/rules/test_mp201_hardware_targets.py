@@ -249,9 +249,11 @@ TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(ou
         {"../jobs/run.sh": "#!/bin/bash\n#SBATCH --partition=hopper-prod\ntorchrun src/train.py\n"},
         {"README.md": "# Fine-tuning\n\nTested on 4x A100 80GB.\n"},
         {"../README.md": "This code has been tested up to 1024 A100s.\n"},
+        # a variable `t4` in a code block is no T4 beside the A100 the prose states
+        {"README.md": "Tested on 8 NVIDIA A100-40GB GPUs.\n\n```python\nt0, t1, t4 = inputs\n```\n"},
         {"../walkthrough.ipynb": _notebook("!torchrun src/train.py", markdown=("Validated on NVIDIA A10G GPUs.",))},
     ],
-    ids=["slurm-gres", "slurm-partition-above", "readme-own-folder", "readme-of-the-project", "notebook-launcher"],
+    ids=["slurm-gres", "slurm-partition-above", "readme-own-folder", "readme-of-the-project", "readme-with-code", "notebook-launcher"],
 )
 def test_launchers_and_the_folders_readme_state_the_target(tree, files):
     root = tree({"src/train.py": TRAIN, **{f"src/{k}": v for k, v in files.items()}})

@@ -5,7 +5,7 @@ from conftest import config
 
 from precision_lint.engine import Engine
 from precision_lint.facts.extractors.capability import other_device
-from precision_lint.facts.hardware import notebook_capability, split_source, stated_capability, stated_in_text
+from precision_lint.facts.hardware import markdown_prose, notebook_capability, split_source, stated_capability, stated_in_text, summarise
 
 
 @pytest.mark.parametrize(
@@ -28,10 +28,30 @@ from precision_lint.facts.hardware import notebook_capability, split_source, sta
         # a link names a GPU without stating anything (a FLOPs table citing its datasheets)
         ("source: https://images.nvidia.com/content/volta/pdf/volta-v100-datasheet.pdf", []),
         ("see www.nvidia.com/t4-tensor-core-datasheet for T4 numbers", [75]),
+        # a memory size or form factor after the name
+        ("All runs used 8 NVIDIA A100-40GB GPUs.", [80]),
+        ("Trained on H100-SXM nodes.", [90]),
+        ("a t4-tuned kernel", []),
     ],
 )
 def test_statements_advice_and_requests(text, expected):
     assert stated_in_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "markdown,expected",
+    [
+        # a traced graph printed in a code block: `t4` is a variable, not the GPU
+        ("# Thunder\n\n```python\nt0, t1, t2, t3, t4 = inputs\n```\n", []),
+        ("```bash\npython train.py --a10 3\n```\nTested on 4x A100 80GB.\n", [80]),
+        # a block's comments are the author's words
+        ("```bash\n#SBATCH --gres=gpu:h100:8\nsrun python train.py\n```\n", [90]),
+        ("~~~\nx = t4\n~~~\nWe ran it on a T4.\n", [75]),
+    ],
+)
+def test_the_code_of_a_readmes_fenced_blocks_states_nothing(markdown, expected):
+    assert stated_in_text(markdown_prose(markdown)) == expected
+    assert notebook_capability({}, [markdown]) == summarise(expected)
 
 
 def test_only_comments_and_docstrings_state_a_target():
@@ -73,6 +93,11 @@ def test_notebook_metadata(metadata, expected):
         ("try:\n    import torch_xla\nexcept ImportError:\n    pass\n", None),  # indented: optional
         ("x = 1  # runs on xla\n", None),
         ('if args.device == "xla":\n    pass\n', None),  # a branch, not the device
+        # Lightning's TPU accelerator or strategy, imported by the module itself
+        ("from lightning.fabric.strategies import XLAFSDPStrategy\n", "xla"),
+        ("from lightning.pytorch.accelerators import XLAAccelerator\n", "xla"),
+        ("from lightning.fabric.strategies import FSDPStrategy\n", None),
+        ("from lightning.fabric.accelerators import XLAAccelerator\nx = x.cuda()\n", None),
     ],
 )
 def test_other_device(source, expected):

@@ -158,6 +158,9 @@ MX_PREFIX = "torchao.prototype.mx_formats."
 # Imports that put a module on a device other than a CUDA GPU (module prefix -> device).
 BACKEND_IMPORTS = {"torch_xla": "xla", "habana_frameworks": "hpu", "optimum.habana": "hpu", "intel_extension_for_pytorch": "xpu", "torch_npu": "npu"}
 OTHER_DEVICES = ("xla", "hpu", "xpu", "mps", "npu")
+# Lightning's accelerators and strategies for a TPU (``from lightning.fabric.strategies import
+# XLAFSDPStrategy``): the module builds its Fabric/Trainer for XLA devices.
+_LIGHTNING_XLA = re.compile(r"^(?:lightning(?:\.fabric|\.pytorch)?|lightning_fabric|pytorch_lightning)\.(?:accelerators|strategies|plugins)(?:\.\w+)*\.XLA\w*$")
 # Modules whose use is CUDA code: torch's CUDA API (``torch.cuda.*``, ``torch.backends.cuda``)
 # and FlashAttention's package, which has CUDA kernels only.
 CUDA_MODULES = ("torch.cuda", "torch.backends.cuda", "flash_attn")
@@ -212,6 +215,8 @@ def _backend_import(index: ModuleIndex) -> Optional[str]:
         for small in statement.body:
             if isinstance(small, (cst.Import, cst.ImportFrom)):
                 for module in _imported_modules(small):
+                    if _LIGHTNING_XLA.match(module):
+                        return "xla"
                     for prefix, device in BACKEND_IMPORTS.items():
                         if _under(module, (prefix,)):
                             return device
