@@ -132,8 +132,10 @@ CONVERT = """
         (('torch_dtype=torch.bfloat16)', 'torch_dtype=torch.bfloat16, device_map="auto")'), True),
         (('torch_dtype=torch.bfloat16)', 'torch_dtype=torch.bfloat16).to(args.device)'), True),
         (("import torch\n", "import torch\nimport deepspeed\n"), True),
+        (('torch_dtype=torch.bfloat16)', 'torch_dtype=torch.bfloat16, device_map="cpu").to("cpu")'), False),
+        (("v.to(torch.bfloat16)", "v.to(model.dtype)"), False),
     ],
-    ids=["cpu-conversion", "no-save", "cuda", "device-map", "to-device", "gpu-library"],
+    ids=["cpu-conversion", "no-save", "cuda", "device-map", "to-device", "gpu-library", "cpu-named", "to-a-dtype"],
 )
 def test_a_conversion_script_that_never_leaves_the_cpu_needs_no_capability_check(change, reported):
     src = textwrap.dedent(CONVERT)

@@ -311,8 +311,9 @@ def _places_on_gpu(index: ModuleIndex, evaluator: Evaluator) -> bool:
     ``os.environ["LOCAL_RANK"]``)."""
     for site in index.calls:
         q = site.qualname or dotted(site.node.func) or ""
-        if keyword(site.node, "device_map") is not None:
-            return True
+        device_map = keyword(site.node, "device_map")
+        if device_map is not None and _string(device_map.value) != "cpu":
+            return True  # `device_map="auto"`, a dict, a variable: `"cpu"` keeps it there
         if q.startswith("accelerate.") and q.rsplit(".", 1)[-1] in ACCELERATE_PLACERS:
             return True
         if q in ENV_READS:
@@ -517,8 +518,11 @@ def keeps_to_cpu(index: ModuleIndex, evaluator: Evaluator, trains: bool) -> bool
         if any(keyword(site.node, k) is not None for k in GPU_LOAD_KEYWORDS):
             return False
         for expr, moved in _device_arguments(index, site):
-            if moved and _is_dtype(evaluator, expr, site.scope):
-                continue  # `.to(torch.bfloat16)`: a cast, no device
+            if moved and (_is_dtype(evaluator, expr, site.scope) or (isinstance(expr, cst.Attribute) and expr.attr.value == "dtype")):
+                continue  # `.to(torch.bfloat16)`, `.to(other.dtype)`: a cast, no device
+            names = _device_strings(evaluator, expr, site.scope)
+            if names and all(n == "cpu" for n in names):
+                continue  # `.to("cpu")`, `device="cpu"`
             return False
     return not _places_on_gpu(index, evaluator)
 
