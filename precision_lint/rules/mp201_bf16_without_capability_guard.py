@@ -115,6 +115,10 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
         # its model to a trainer that moves it to the GPU
         if own.device != "cpu" or not ctx.project.importers_of(ctx.facts):
             return (), "device"
+    if own is not None and own.saves_model and not ctx.project.importers_of(ctx.facts) and all(
+        (c := capability_facts(m)) is None or c.keeps_to_cpu for m in ctx.project.unit_modules(ctx.facts)
+    ):
+        return (), "device"  # a conversion script: neither it nor what it imports leaves the CPU
     roots = [m for m in ctx.project.roots_of(ctx.facts) if m.path != ctx.facts.path]
     if roots and all((c := capability_facts(m)) is not None and c.device not in (None, "cpu") for m in roots):
         return (), "device"  # every script that runs it is written for another device

@@ -13,9 +13,10 @@ A training script's GPU is often stated outside it: the SLURM script that launch
   values of the script's command-line options in the shipped run (``project/options.py``);
 - the versions a launcher installs (``pip install transformers==4.30.0`` before ``python
   train.py``): :meth:`ShippedFiles.pins_for`, what the launched script and its imports target;
-- the nearest README: the module's folder's, else the one above it, up to the project's root
-  ("This code has been tested up to 1024 A100s"). A folder of examples with a README of its own
-  is described by that one, not by the repository's.
+- the nearest README that states a GPU: the module's folder's, else the one above it, up to
+  the project's root ("This code has been tested up to 1024 A100s"). A folder whose README
+  states a GPU is described by that one, not by the repository's; one whose README states
+  none is described by the README above it.
 
 A module whose file is not on disk (an editor's buffer, standard input) has no neighbours.
 Every file looked at is reported as a side file of the run, so a cached result is used only
@@ -79,14 +80,20 @@ class ShippedFiles:
         return self._listings[folder]
 
     def _nearest_readme(self, folder: str) -> List[int]:
-        """What the nearest README above the module states: its folder's, else its parent's, up
-        to the project's root (a folder with ``.git``, ``pyproject.toml`` or ``setup.py``)."""
+        """What the nearest README above the module that states a GPU states: its folder's,
+        else its parent's, up to the project's root (a folder with ``.git``, ``pyproject.toml``
+        or ``setup.py``). A README that states none (a usage page of ``train/``) does not hide
+        the project's ("all experiments ran on 8 NVIDIA A100-40GB GPUs")."""
         here = folder
         for _ in range(README_LEVELS):
             for name in READMES:
                 text = self._read(os.path.join(here, name))
-                if text is not None:
-                    return stated_in_text(markdown_prose(text) if not name.endswith((".rst", ".txt")) else text)
+                if text is None:
+                    continue
+                stated = stated_in_text(markdown_prose(text) if not name.endswith((".rst", ".txt")) else text)
+                if stated:
+                    return stated
+                break
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
                 return []
             parent = os.path.dirname(here)

@@ -111,3 +111,46 @@ def test_weights_loaded_on_the_cpu_need_no_capability_check():
         """
     assert lint(src, "MP201") == []
     assert [d.code for d in lint(src.replace('device_map="cpu"', 'device_map="auto"'), "MP201")] == ["MP201"]
+
+
+CONVERT = """
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+    state = {k: v.to(torch.bfloat16) for k, v in model.state_dict().items()}
+    torch.save(state, "out/model.ckpt")
+    """
+
+
+@pytest.mark.parametrize(
+    "change,reported",
+    [
+        ((), False),  # loads, converts and saves on the CPU: bf16 works on every machine
+        (('torch.save(state, "out/model.ckpt")', "print(len(state))"), True),  # saves nothing: not a conversion script
+        (('torch_dtype=torch.bfloat16)', 'torch_dtype=torch.bfloat16).cuda()'), True),
+        (('torch_dtype=torch.bfloat16)', 'torch_dtype=torch.bfloat16, device_map="auto")'), True),
+        (('torch_dtype=torch.bfloat16)', 'torch_dtype=torch.bfloat16).to(args.device)'), True),
+        (("import torch\n", "import torch\nimport deepspeed\n"), True),
+        (('torch_dtype=torch.bfloat16)', 'torch_dtype=torch.bfloat16, device_map="cpu").to("cpu")'), False),
+        (("v.to(torch.bfloat16)", "v.to(model.dtype)"), False),
+    ],
+    ids=["cpu-conversion", "no-save", "cuda", "device-map", "to-device", "gpu-library", "cpu-named", "to-a-dtype"],
+)
+def test_a_conversion_script_that_never_leaves_the_cpu_needs_no_capability_check(change, reported):
+    src = textwrap.dedent(CONVERT)
+    if change:
+        src = src.replace(*change)
+    assert [d.code for d in lint(src, "MP201")] == (["MP201"] if reported else [])
+
+
+def test_a_conversion_script_whose_helper_moves_the_model_to_the_gpu_is_reported(tree):
+    from precision_lint.engine import Engine
+
+    script = textwrap.dedent(CONVERT).replace("import torch\n", "import torch\nfrom helpers import prepare\n", 1)
+    script = script.replace("state = {", "model = prepare(model)\nstate = {")
+    root = tree({"helpers.py": "def prepare(model):\n    return model.cuda()\n", "convert.py": script})
+    found = Engine(config(transformers_version="5.23"), ["MP201"], jobs=1).run_paths([str(root)]).diagnostics
+    assert [d.path.rsplit("/", 1)[-1] for d in found] == ["convert.py"]
+    silent = tree({"helpers.py": "def prepare(model):\n    return model\n", "convert.py": script})
+    assert Engine(config(transformers_version="5.23"), ["MP201"], jobs=1).run_paths([str(silent)]).diagnostics == []

@@ -249,11 +249,13 @@ TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(ou
         {"../jobs/run.sh": "#!/bin/bash\n#SBATCH --partition=hopper-prod\ntorchrun src/train.py\n"},
         {"README.md": "# Fine-tuning\n\nTested on 4x A100 80GB.\n"},
         {"../README.md": "This code has been tested up to 1024 A100s.\n"},
+        # a nearer README that states no GPU (a usage page) leaves the project's statement standing
+        {"README.md": "# Fine-tuning\n\nRun `bash run.sh`.\n", "../README.md": "All runs used 8 NVIDIA A100-40GB GPUs.\n"},
         # a variable `t4` in a code block is no T4 beside the A100 the prose states
         {"README.md": "Tested on 8 NVIDIA A100-40GB GPUs.\n\n```python\nt0, t1, t4 = inputs\n```\n"},
         {"../walkthrough.ipynb": _notebook("!torchrun src/train.py", markdown=("Validated on NVIDIA A10G GPUs.",))},
     ],
-    ids=["slurm-gres", "slurm-partition-above", "readme-own-folder", "readme-of-the-project", "readme-with-code", "notebook-launcher"],
+    ids=["slurm-gres", "slurm-partition-above", "readme-own-folder", "readme-of-the-project", "silent-readme-below-the-projects", "readme-with-code", "notebook-launcher"],
 )
 def test_launchers_and_the_folders_readme_state_the_target(tree, files):
     root = tree({"src/train.py": TRAIN, **{f"src/{k}": v for k, v in files.items()}})
@@ -265,7 +267,7 @@ def test_launchers_and_the_folders_readme_state_the_target(tree, files):
     "files",
     [
         {"src/launch.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\nsrun python other.py\n"},  # launches another script
-        {"README.md": "Every example was tested on an A100.\n", "src/README.md": "# Examples\n"},  # a nearer README
+        {"README.md": "Every example was tested on an A100.\n", "src/README.md": "# Examples\n\nWe ran these on a T4.\n"},  # a nearer README
         {"docs/README.md": "Tested on 4x A100 80GB.\n"},  # another folder's
         {"src/launch.sh": "#!/bin/bash\n# runs on a T4\npython train.py  # A100\n"},  # commands are not read
     ],

@@ -38,7 +38,7 @@ from ...semantic.evaluate import Evaluator, is_capability_callee
 from ...semantic.index import CallSite, ModuleIndex, build_index, children, keyword, literal_key, positional
 from ...semantic.names import dotted
 from .. import hardware
-from ...semantic.values import CONST, Possible, dtypes as dtype_atoms
+from ...semantic.values import CONST, DTYPE, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args
 
 SECTION = "capability"
@@ -90,6 +90,8 @@ class CapabilityFacts:
     stated_capability: Optional[int] = None
     fp8_compute: bool = False  # computes in FP8/FP4 (TransformerEngine, torchao float8, _scaled_mm)
     device: Optional[str] = None  # the non-CUDA device it is written for ("xla", "hpu", ...)
+    keeps_to_cpu: bool = False  # names no device and places nothing on a GPU (keeps_to_cpu())
+    saves_model: bool = False  # writes a model out: save_pretrained, torch.save, save_file
 
     def call_guarded(self, span: Span) -> bool:
         return (span.start, span.end) in self.guarded_calls
@@ -309,8 +311,9 @@ def _places_on_gpu(index: ModuleIndex, evaluator: Evaluator) -> bool:
     ``os.environ["LOCAL_RANK"]``)."""
     for site in index.calls:
         q = site.qualname or dotted(site.node.func) or ""
-        if keyword(site.node, "device_map") is not None:
-            return True
+        device_map = keyword(site.node, "device_map")
+        if device_map is not None and _string(device_map.value) != "cpu":
+            return True  # `device_map="auto"`, a dict, a variable: `"cpu"` keeps it there
         if q.startswith("accelerate.") and q.rsplit(".", 1)[-1] in ACCELERATE_PLACERS:
             return True
         if q in ENV_READS:
@@ -476,6 +479,59 @@ def _chosen_or_checked(guard) -> bool:
     return guard.capability or guard.user_choice or guard.other_device
 
 
+# Libraries whose use puts the work on a GPU without the module naming a device.
+GPU_LIBRARIES = ("vllm", "deepspeed", "bitsandbytes", "xformers", "apex", "triton", "tensorrt_llm", "auto_gptq", "awq", "exllamav2", "flash_attn")
+# Keywords of a load that quantizes on the GPU (bitsandbytes, GPTQ, AWQ kernels).
+GPU_LOAD_KEYWORDS = ("load_in_8bit", "load_in_4bit", "quantization_config")
+
+
+# Calls that write a model out: what a conversion, merge or export script exists to do.
+SAVE_CALLS = ("save_pretrained", "torch.save", "safetensors.torch.save_file", "save_file", "save_model", "push_to_hub")
+
+
+def _saves(site: CallSite) -> bool:
+    q = site.qualname or ""
+    return q in SAVE_CALLS or q.rsplit(".", 1)[-1] in SAVE_CALLS or site.method in ("save_pretrained", "push_to_hub")
+
+
+def keeps_to_cpu(index: ModuleIndex, evaluator: Evaluator, trains: bool) -> bool:
+    """Whether nothing the module does leaves the CPU: it does not train, names no device at
+    all (no ``device=``, ``.to(device)``, ``torch.device(...)``, ``device_map=``; a
+    ``.to(torch.bfloat16)`` is a cast), places nothing on a GPU by other means
+    (:func:`_places_on_gpu`), uses no CUDA (:func:`_uses_cuda`), builds no
+    ``transformers.pipeline`` (which picks an accelerator itself), loads nothing quantized and
+    imports no library that runs on the GPU (vLLM, DeepSpeed, bitsandbytes, ...).
+
+    A conversion or merge script of this kind (``from_pretrained(path,
+    torch_dtype=torch.bfloat16)``, then ``save_pretrained``: :func:`_saves`) runs where torch's
+    default device is, the CPU, and bf16 works there on every machine. Whether the modules it
+    imports leave the CPU is the rule's question (their own ``keeps_to_cpu``)."""
+    if trains or _uses_cuda(index):
+        return False
+    for node in _walk(index.module):
+        if isinstance(node, (cst.Import, cst.ImportFrom)) and any(_under(m, GPU_LIBRARIES) for m in _imported_modules(node)):
+            return False
+    for site in index.calls:
+        q = site.qualname or ""
+        if q in XLA_DEVICE_CALLS or q.startswith("torch_xla.") or q == "transformers.pipeline" or q.endswith(".pipelines.pipeline"):
+            return False
+        if any(keyword(site.node, k) is not None for k in GPU_LOAD_KEYWORDS):
+            return False
+        for expr, moved in _device_arguments(index, site):
+            if moved and (_is_dtype(evaluator, expr, site.scope) or (isinstance(expr, cst.Attribute) and expr.attr.value == "dtype")):
+                continue  # `.to(torch.bfloat16)`, `.to(other.dtype)`: a cast, no device
+            names = _device_strings(evaluator, expr, site.scope)
+            if names and all(n == "cpu" for n in names):
+                continue  # `.to("cpu")`, `device="cpu"`
+            return False
+    return not _places_on_gpu(index, evaluator)
+
+
+def _is_dtype(evaluator: Evaluator, expr, scope) -> bool:
+    values = evaluator.values(expr, scope)
+    return bool(values) and all(v.kind == DTYPE for v in values)
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     bnb: List[BnbSite] = []
     attention: List[AttentionSite] = []
@@ -544,6 +600,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         stated_capability=hardware.stated_capability(prose),
         fp8_compute=fp8,
         device=other_device(index, evaluator, trains),
+        keeps_to_cpu=keeps_to_cpu(index, evaluator, trains),
+        saves_model=any(_saves(site) for site in index.calls),
         bnb=tuple(bnb),
         attention=tuple(attention),
         guarded_calls=tuple(guarded),
