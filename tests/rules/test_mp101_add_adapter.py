@@ -245,6 +245,9 @@ UPCAST = "from diffusers.training_utils import cast_training_params\n"
         "kept = [text_encoder]\nkept = kept + [denoiser]\ncast_training_params(model=kept)",
         'if args.mixed_precision == "fp16":\n    kept = []\n    kept.append(denoiser)\n'
         "    cast_training_params(kept, dtype=torch.float32)",
+        # the loop written out over the list
+        "kept = [text_encoder]\nkept.append(denoiser)\nfor m in kept:\n    for p in m.parameters():\n"
+        "        if p.requires_grad:\n            p.data = p.to(torch.float32)",
     ],
 )
 def test_an_upcast_of_a_list_variable_holding_the_model_is_not_reported(upcast):

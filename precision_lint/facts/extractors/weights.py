@@ -422,13 +422,15 @@ class _Uses:
                 continue
             for loop in a.loops:
                 it = loop.iter
-                if (
-                    isinstance(it, cst.Call)
-                    and isinstance(it.func, cst.Attribute)
-                    and it.func.attr.value == "parameters"
-                    and any(self._refers(it.func.value, n) for n in names)
-                    and on_every_fp16_path(a.guards, _bound_names(loop.target))
-                ):
+                if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "parameters"):
+                    continue
+                owner = it.func.value
+                held = [(owner, ())]
+                outer = [o for o in a.loops if o is not loop and isinstance(owner, cst.Name) and owner.value in _bound_names(o.target)]
+                if outer and evaluator is not None:  # `for model in models: for p in model.parameters():`
+                    held = evaluator.list_elements(outer[0].iter, a.scope)
+                loop_names = tuple(n for o in a.loops for n in _bound_names(o.target))
+                if any(self._refers(m, n) and on_every_fp16_path(a.guards + added, loop_names) for m, added in held for n in names):
                     return True
         for site in self.ix.calls:
             q = site.qualname or dotted(site.node.func) or ""
