@@ -650,6 +650,75 @@ class Evaluator:
                 found.append((self.ix.order(site.node)[0], entries))
         return [e for _, entries in sorted(found, key=lambda f: f[0]) for e in entries]
 
+    # --- list contents ---------------------------------------------------------------
+    def list_elements(self, expr: cst.BaseExpression, scope: Scope) -> List[Tuple[cst.BaseExpression, tuple]]:
+        """The elements a list may hold where ``expr`` is read, each with the tests it was put in
+        under: a list or tuple literal's (``*rest`` spread), both sides of ``a + b``, and for a
+        name the elements of what the bindings reaching the use hold (``models = [unet]``,
+        ``models += [te]``, ``models = models + [te]``) plus what ``models.append(te)``,
+        ``models.extend([te_1, te_2])`` and ``models.insert(0, te)`` add to that list in the
+        binding's own scope, after the binding and before the use. [] where nothing is known (a
+        parameter, a call's result)."""
+        return self._elements(expr, scope, (), set())
+
+    def _elements(self, expr, scope: Scope, guards: tuple, seen: set) -> List[Tuple[cst.BaseExpression, tuple]]:
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            out = []
+            for el in expr.elements:
+                if isinstance(el, cst.StarredElement):
+                    out.extend(self._elements(el.value, scope, guards, seen))
+                else:
+                    out.append((el.value, guards))
+            return out
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            return self._elements(expr.left, scope, guards, seen) + self._elements(expr.right, scope, guards, seen)
+        if isinstance(expr, cst.Name):
+            return self._name_elements(expr.value, scope, self.ix.order_of.get(id(expr), (None,))[0], seen)
+        return []
+
+    def _name_elements(self, name: str, scope: Scope, at: Optional[int], seen: set) -> List[Tuple[cst.BaseExpression, tuple]]:
+        if (name, id(scope), at) in seen:
+            return []
+        seen.add((name, id(scope), at))
+        owner, bound = self.ix.bindings_at(name, scope, at)
+        if owner is None:
+            return []
+        end = at if owner is scope else None  # a use in a nested function sees the list as built
+        out: List[Tuple[cst.BaseExpression, tuple]] = []
+        starts = []
+        for b in bound:
+            start = self.ix.order_of.get(id(b.statement), (None,))[0]
+            if start is None:
+                continue
+            if b.value is not None and b.unpack_index is None:
+                held = self._elements(b.value, owner, b.guards, seen)
+            elif isinstance(b.statement, cst.AugAssign) and isinstance(b.statement.operator, cst.AddAssign):
+                held = self._elements(b.statement.value, owner, b.guards, seen) + self._name_elements(name, owner, start, seen)
+            else:
+                continue
+            if held or isinstance(b.value, (cst.List, cst.Tuple)):  # `models = []` too
+                out.extend(held)
+                starts.append(start)
+        if not starts:
+            return out
+        first = min(starts)
+        for site in self.ix.calls:
+            if site.method not in ("append", "extend", "insert") or site.scope is not owner:
+                continue
+            if not isinstance(site.receiver, cst.Name) or site.receiver.value != name:
+                continue
+            when = self.ix.order_of.get(id(site.node), (None,))[0]
+            if when is None or when < first or (end is not None and when >= end):
+                continue
+            args = [a.value for a in site.node.args if a.keyword is None and not a.star]
+            if site.method == "append" and len(args) == 1:
+                out.append((args[0], site.guards))
+            elif site.method == "insert" and len(args) == 2:
+                out.append((args[1], site.guards))
+            elif site.method == "extend" and len(args) == 1:
+                out.extend(self._elements(args[0], owner, site.guards, seen))
+        return out
+
     # --- the evaluator proper ------------------------------------------------------
     def _eval(self, expr: cst.BaseExpression, scope: Scope) -> List[Possible]:
         origin = self.ix.span(expr)

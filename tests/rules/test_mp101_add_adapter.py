@@ -228,3 +228,135 @@ def test_saved_modules_under_deepspeed_or_bf16_are_not_reported():
     src = GET_PEFT.format(wrap=f"model = get_peft_model(model, {SAVED})")
     assert lint(src.replace('fp16=True', 'fp16=True, deepspeed="ds.json"'), CODE) == []
     assert lint(src.replace("torch.float16", "torch.bfloat16").replace("fp16=True", "bf16=True"), CODE) == []
+
+
+# --- the models an upcast takes from a list variable (issue: diffusers' LoRA scripts) --------
+UPCAST = "from diffusers.training_utils import cast_training_params\n"
+
+
+@pytest.mark.parametrize(
+    "upcast",
+    [
+        "kept = [denoiser]\ncast_training_params(kept, dtype=torch.float32)",
+        "kept = []\nkept.append(denoiser)\ncast_training_params(kept)",
+        "kept = [text_encoder]\nkept.extend([denoiser])\ncast_training_params(kept, dtype=torch.float32)",
+        "kept = [text_encoder]\nkept.insert(0, denoiser)\ncast_training_params(kept)",
+        "kept = [text_encoder]\nkept += [denoiser]\ncast_training_params(kept)",
+        "kept = [text_encoder]\nkept = kept + [denoiser]\ncast_training_params(model=kept)",
+        'if args.mixed_precision == "fp16":\n    kept = []\n    kept.append(denoiser)\n'
+        "    cast_training_params(kept, dtype=torch.float32)",
+        # the loop written out over the list
+        "kept = [text_encoder]\nkept.append(denoiser)\nfor m in kept:\n    for p in m.parameters():\n"
+        "        if p.requires_grad:\n            p.data = p.to(torch.float32)",
+    ],
+)
+def test_an_upcast_of_a_list_variable_holding_the_model_is_not_reported(upcast):
+    assert lint(script(UPCAST + upcast), CODE) == []
+
+
+@pytest.mark.parametrize(
+    "upcast",
+    [
+        # appended after the upcast: the list the call saw did not hold it
+        "kept = [text_encoder]\ncast_training_params(kept)\nkept.append(denoiser)",
+        # appended only under a test of its own: without `--upcast` the adapters stay float16
+        "kept = [text_encoder]\nif args.upcast:\n    kept.append(denoiser)\ncast_training_params(kept)",
+        # another list
+        "kept = [text_encoder]\nother = [denoiser]\ncast_training_params(kept)",
+    ],
+)
+def test_a_list_variable_without_the_model_at_the_upcast_is_still_reported(upcast):
+    (d,) = lint(script(UPCAST + upcast), CODE)
+    assert d.span.line == 20
+
+
+TWO = """
+import argparse
+import torch
+from accelerate import Accelerator
+from diffusers import UNet2DConditionModel
+from diffusers.training_utils import cast_training_params
+from peft import LoraConfig
+from transformers import CLIPTextModel
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--mixed_precision", choices=["no", "fp16", "bf16"], default="fp16")
+parser.add_argument("--tune_encoder", action="store_true")
+parser.add_argument("--other", action="store_true")
+args = parser.parse_args()
+
+accelerator = Accelerator(mixed_precision=args.mixed_precision)
+denoiser = UNet2DConditionModel.from_pretrained("sd", subfolder="unet")
+encoder = CLIPTextModel.from_pretrained("sd", subfolder="text_encoder")
+denoiser.requires_grad_(False)
+encoder.requires_grad_(False)
+weight_dtype = torch.float16 if accelerator.mixed_precision == "fp16" else torch.float32
+denoiser.to(accelerator.device, dtype=weight_dtype)
+encoder.to(accelerator.device, dtype=weight_dtype)
+denoiser.add_adapter(LoraConfig(r=4, target_modules=["to_q"]))
+if args.tune_encoder:
+    encoder.add_adapter(LoraConfig(r=4, target_modules=["q_proj"]))
+if args.mixed_precision == "fp16":
+    kept = [denoiser]
+    if args.{flag}:
+        kept.extend([encoder])
+    cast_training_params(kept, dtype=torch.float32)
+params = [p for p in denoiser.parameters() if p.requires_grad] + [p for p in encoder.parameters() if p.requires_grad]
+opt = torch.optim.AdamW(params, lr=1e-4)
+denoiser, encoder, opt = accelerator.prepare(denoiser, encoder, opt)
+for batch in loader:
+    loss = denoiser(batch["x"], batch["t"], encoder(batch["ids"])[0]).sample.mean()
+    accelerator.backward(loss)
+    opt.step()
+"""
+
+
+def test_a_model_added_to_the_upcast_under_the_test_its_adapters_are_added_under_is_not_reported():
+    assert lint(TWO.replace("{flag}", "tune_encoder"), CODE) == []
+
+
+def test_a_model_added_to_the_upcast_under_another_test_is_still_reported():
+    (d,) = lint(TWO.replace("{flag}", "other"), CODE)
+    assert d.span.line == 22 and "encoder.add_adapter" in d.message
+
+
+REMADE = SCRIPT.replace(
+    'denoiser = UNet2DConditionModel.from_pretrained("sd", subfolder="unet")',
+    'def load_denoiser():\n    return UNet2DConditionModel.from_pretrained("sd", subfolder="unet")\n\n\ndenoiser = load_denoiser()',
+).replace("{precision}", "fp16") + """    if accelerator.is_main_process:  # validation with a freshly loaded copy
+        denoiser = load_denoiser()
+        denoiser.to(accelerator.device, dtype=weight_dtype)
+        pipe = StableDiffusionPipeline.from_pretrained("sd", unet=denoiser)
+        pipe("a prompt")
+"""
+
+
+def test_a_model_loaded_again_for_validation_is_not_the_one_that_trains():
+    src = REMADE.replace("{upcast}", UPCAST + "cast_training_params(denoiser)")
+    assert lint(src, CODE) == []
+
+
+def test_a_rebinding_that_passes_the_model_on_keeps_its_adapters():
+    # `unwrap_model(denoiser)` is the same model: its float16 adapters are the ones training
+    src = SCRIPT.replace("{precision}", "fp16").replace(
+        "denoiser.to(accelerator.device, dtype=weight_dtype)\n", ""
+    ).replace("{upcast}", "denoiser = accelerator.unwrap_model(denoiser)\ndenoiser.to(accelerator.device, dtype=weight_dtype)")
+    (d,) = lint(src, CODE)
+    assert "denoiser.add_adapter" in d.message
+
+
+NORMS = """
+for name, param in denoiser.named_parameters():
+    if "norm" in name:
+        param.requires_grad = True
+"""
+
+
+def test_norm_layers_made_trainable_after_the_adapters_are_upcast_with_them():
+    src = script(NORMS + UPCAST + 'if args.mixed_precision == "fp16":\n    kept = [denoiser]\n    cast_training_params(kept)')
+    assert lint(src, CODE) == []
+
+
+def test_norm_layers_made_trainable_in_float16_without_an_upcast_are_reported():
+    (d,) = lint(script(NORMS), CODE)
+    assert d.span.line == 20

@@ -395,13 +395,22 @@ class _Uses:
         An upcast under a condition of its own (one the site's ``guards`` are not under) counts
         only when that condition holds whenever fp16 is chosen (``if args.mixed_precision ==
         "fp16":``, ``if weight_dtype == torch.float16:``): the scripts upcast exactly when fp16
-        loss scaling is on. Under any other condition a path skips it with float16 adapters."""
+        loss scaling is on, or when it is the very test the site is under, written again. Under
+        any other condition a path skips it with float16 adapters.
+
+        The models a ``cast_training_params`` call upcasts are its list literal's, or those a
+        list variable holds at the call (``Evaluator.list_elements``: ``models = [unet]`` and the
+        ``models.append(...)`` / ``.extend(...)`` / ``+=`` after it), each under the tests it
+        was added under too."""
         mine = {(id(expr), positive) for expr, positive in guards}
 
         def on_every_fp16_path(own, loop_names=()) -> bool:
             for expr, positive in own:
                 if (id(expr), positive) in mine or _mentions(expr, loop_names):
                     continue  # the site's own condition, or `if p.requires_grad:` inside the loop
+                if any(p == positive and e.deep_equals(expr) for e, p in guards):
+                    continue  # the same test written again: `if args.train_text_encoder:` around
+                    # the adapters and around the upcast (or the `models.append(...)` it upcasts)
                 if not all(_fp16_test(e, p) for e, p in _conjuncts(expr, positive)):
                     return False
             return True
@@ -413,21 +422,30 @@ class _Uses:
                 continue
             for loop in a.loops:
                 it = loop.iter
-                if (
-                    isinstance(it, cst.Call)
-                    and isinstance(it.func, cst.Attribute)
-                    and it.func.attr.value == "parameters"
-                    and any(self._refers(it.func.value, n) for n in names)
-                    and on_every_fp16_path(a.guards, _bound_names(loop.target))
-                ):
+                if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "parameters"):
+                    continue
+                owner = it.func.value
+                held = [(owner, ())]
+                outer = [o for o in a.loops if o is not loop and isinstance(owner, cst.Name) and owner.value in _bound_names(o.target)]
+                if outer and evaluator is not None:  # `for model in models: for p in model.parameters():`
+                    held = evaluator.list_elements(outer[0].iter, a.scope)
+                loop_names = tuple(n for o in a.loops for n in _bound_names(o.target))
+                if any(self._refers(m, n) and on_every_fp16_path(a.guards + added, loop_names) for m, added in held for n in names):
                     return True
         for site in self.ix.calls:
             q = site.qualname or dotted(site.node.func) or ""
             if q.rsplit(".", 1)[-1] != "cast_training_params" or self.ix.span(site.node).start < after:
                 continue
             model = argument(site.node, 0, "model")
-            models = [e.value for e in model.elements] if isinstance(model, (cst.List, cst.Tuple)) else [model]
-            if not any(m is not None and self._refers(m, n) for m in models for n in names):
+            if model is None:
+                continue
+            # `cast_training_params([unet, te])`, or a list built up before the call: `models =
+            # [unet]` then `models.extend([te_1, te_2])` under `if args.train_text_encoder:`
+            held = evaluator.list_elements(model, site.scope) if evaluator is not None else []
+            if not held and isinstance(model, (cst.List, cst.Tuple)):
+                held = [(e.value, ()) for e in model.elements]
+            held = held or [(model, ())]
+            if not any(self._refers(m, n) and on_every_fp16_path(added) for m, added in held for n in names):
                 continue
             dtype = argument(site.node, 1, "dtype")
             if dtype is not None:
@@ -578,6 +596,41 @@ def _bound_names(target: cst.BaseExpression) -> Tuple[str, ...]:
     return ()
 
 
+def _rebound_at(index: ModuleIndex, receiver: cst.Name, scope: Scope) -> int:
+    """Where the object a cast ``x.to(dtype)`` casts was made, when every binding of ``x`` that
+    reaches the cast makes a new one (``te_1, te_2 = load_text_encoders(...)`` for validation,
+    a value that does not read ``x``): adapters injected into ``x`` before that went into the
+    earlier object. -1 where a binding may pass the object on (``x = accelerator.prepare(x)``,
+    ``x = x.to(...)``) or none is known."""
+    owner, bound = index.bindings_of(receiver, scope)
+    if owner is None or owner is not scope.code_scope() or not bound:
+        return -1
+    starts = []
+    for b in bound:
+        start = index.order_of.get(id(b.statement), (None,))[0]
+        if start is None or b.value is None or b.imported is not None or _mentions(b.value, (receiver.value,)):
+            return -1
+        starts.append(start)
+    return min(starts)
+
+
+def _after_injections(index: ModuleIndex, names: Tuple[str, ...], at: int) -> int:
+    """``at``, or the end of the last adapter injection into ``names`` below it: an upcast of
+    the trainable parameters must come after it to reach the adapters it adds."""
+    for site in index.calls:
+        target = adapter_injection(index, site)
+        if target is not None and dotted(target) in names:
+            at = max(at, index.span(site.node).end)
+    return at
+
+
+def _bound_before(index: ModuleIndex, receiver: cst.Name, scope: Scope, at: int) -> bool:
+    """Whether the scope binding ``receiver`` binds it before ``at`` too (to an earlier object)."""
+    owner = scope.lookup_scope(receiver.value)
+    bound = owner.assignments.get(receiver.value, []) if owner is not None else []
+    return any(index.order_of.get(id(b.statement), (at,))[0] < at for b in bound)
+
+
 def _mentions(expr: cst.BaseExpression, names: Tuple[str, ...]) -> bool:
     """Whether ``expr`` reads one of ``names``."""
     if not names:
@@ -678,6 +731,12 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         for target in targets:
             if target.startswith("self.") and site.klass and target.count(".") == 1:
                 keys.add(("self", site.klass, target[5:]))  # `self.model = load(...)`
+        remade = _rebound_at(index, site.receiver, site.scope) if isinstance(site.receiver, cst.Name) else -1
+        if remade >= 0 and _bound_before(index, site.receiver, site.scope, remade):
+            # `te_1, te_2 = load_text_encoders(...)` again, after training, for a validation
+            # pipeline: this call's result is a new object; the earlier call's, trained, is
+            # another one, though both are "what load_text_encoders returns"
+            keys = {k for k in keys if k[0] != "ret"}
         keys = frozenset(keys)
         trained, trained_scope = objects.trained_here(keys)
         frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg")
@@ -685,11 +744,13 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             frozen = save_time_cast(index, targets, node, scope) or after_training_cast(index, targets, node, scope)
         if not frozen and is_loader(site) and _quantized(index, evaluator, site):
             frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
-        if not frozen and kind == "half" and uses.trainable_upcast_after(targets, span.end, evaluator, site.guards):
+        if not frozen and (kind == "half" or "float16" in found) and uses.trainable_upcast_after(targets, _after_injections(index, targets, span.end), evaluator, site.guards):
             frozen = "its trainable parameters are cast back to float32 below"
         if not frozen and "float16" in found and targets and uses.recast_after(evaluator, targets, span.end, scope, site.guards):
             frozen = "cast to another dtype below (in place), before anything trains it"
         made_at = index.order(node)[0] if kind == "dtype-kwarg" and id(node) in index.order_of else -1
+        if made_at < 0:
+            made_at = remade  # adapters injected before the object was made went into another one
         injection = adapters_at_end(index, targets, made_at) if targets and not frozen else None
         injected_site = index.call_of(injection) if injection is not None else None
         if injected_site is not None:
