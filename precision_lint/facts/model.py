@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Optional, Tuple
 
 from ..diagnostics import Span
+from ..semantic.records import CallArg, CallRecord, ParseError  # noqa: F401  (part of the facts' data)
 
 
 @dataclass(frozen=True)
@@ -23,29 +24,6 @@ class ClassFact:
     members: Tuple[str, ...] = ()
     # its annotated fields (`x: Optional[str] = None`): a dataclass's __init__ takes them
     fields: Tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class CallArg:
-    """One argument of a recorded call: by position (``index``) or by ``keyword``."""
-
-    index: Optional[int]
-    keyword: Optional[str]
-    values: Tuple[Any, ...]  # Possible atoms, evaluated in the caller
-
-
-@dataclass(frozen=True)
-class CallRecord:
-    """A call of a project function, class or method, with the arguments that may carry a
-    precision (dtypes, flags, strings, float16 tensors): what the callee's parameters receive
-    at the join. Every call is recorded, with or without such arguments: whether *every* call
-    of a function runs under autocast decides the precision of what it computes."""
-
-    callee: str  # qualified in the caller's namespace (``Class`` for a constructor, ``Class.method``)
-    args: Tuple[CallArg, ...]
-    guards: Tuple[Any, ...] = ()  # Guard: the conditions the call runs under
-    # made inside an enabled torch.autocast region (whose ops then run in autocast's precision)
-    autocast: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,17 +65,6 @@ class ImportLine:
     plain: bool  # ``import x`` (sorted before ``from x import y`` within a section)
     key: str  # the module name, lower-cased
     blank_after: bool = False  # a blank line (or the end of the file) follows it
-
-
-@dataclass(frozen=True)
-class ParseError:
-    message: str
-    line: int
-    col: int
-    # "syntax" (MP000); "read" / "decode" (MP001): the file's bytes never became text;
-    # "size" / "depth" (MP002): text that was not analysed (over max-file-size, nested deeper
-    # than the analysis goes).
-    kind: str = "syntax"
 
 
 @dataclass

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 from ..fixes import plan
 from ..project.options import passed_by
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
-from ..facts.hardware import FP8_CAPABILITY
+from ..workspace.hardware import FP8_CAPABILITY
 from ..facts.model import ModuleFacts
 from ..knowledge import bf16_facts
 from ..semantic.values import CONST, COND, CUDA, Possible, dtypes as dtype_atoms

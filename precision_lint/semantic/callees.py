@@ -7,7 +7,7 @@ and the evaluator (what a project function returns) ask this.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import libcst as cst
 
@@ -92,3 +92,36 @@ def _call_method(index: ModuleIndex, klass: str) -> str:
     """What calling an instance runs: its own ``__call__`` when this module defines one, else
     ``forward`` (``nn.Module.__call__`` runs it)."""
     return "__call__" if f"{klass}.__call__" in index.functions else "forward"
+
+
+def is_super_init(site) -> bool:
+    """``super().__init__(...)``: a class handing keywords to its base's constructor."""
+    return (
+        site.method == "__init__"
+        and isinstance(site.receiver, cst.Call)
+        and isinstance(site.receiver.func, cst.Name)
+        and site.receiver.func.value == "super"
+    )
+
+
+def assigned_callees(index: ModuleIndex, name: cst.Name, scope) -> Tuple[str, ...]:
+    """The callees of the calls whose results reach the use ``name``."""
+    owner, reached = index.bindings_of(name, scope)
+    if owner is None:
+        return ()
+    out = []
+    for assignment in reached:
+        value = assignment.value
+        while isinstance(value, cst.Call):
+            site = index.call_of(value)
+            if site is not None and site.qualname:
+                out.append(site.qualname)
+                break
+            # `Trainer(...).something()` is not the trainer; `from_pretrained(...)` chains are
+            if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, (cst.Name, cst.Attribute)):
+                q = index.qualify(value.func)
+                if q:
+                    out.append(q)
+                break
+            break
+    return tuple(out)

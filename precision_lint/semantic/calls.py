@@ -16,7 +16,7 @@ from .callees import LIBRARIES, project_callee
 from .evaluate import Evaluator
 from .index import ModuleIndex
 from .main_block import main_block_orders, main_scope
-from ..facts.model import CallArg, CallRecord
+from .records import CallArg, CallRecord
 from .tensors import half_tensors
 from .values import SYMBOL, UNKNOWN
 

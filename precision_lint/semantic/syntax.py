@@ -24,7 +24,7 @@ import threading
 import warnings
 from typing import Any, Callable, Optional, Sequence, Tuple
 
-from ..facts.model import ParseError
+from .records import ParseError
 
 # Deeper than this (LibCST's nesting, see nesting_depth), a file is analysed on a thread of
 # its own with room for the recursion; at most MAX_DEPTH, beyond which it is not analysed.

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .launches import Launch
     from .versions import Allowed
 
-from ..facts.hardware import markdown_prose, notebook_capability, stated_in_text, summarise
+from .hardware import markdown_prose, notebook_capability, stated_in_text, summarise
 
 LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
 READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
@@ -104,7 +104,7 @@ class ShippedFiles:
 
     def stated_for(self, module_path: str) -> Optional[int]:
         """What the module's launch scripts and its folder's README state (as
-        :func:`facts.hardware.summarise`): None when they state nothing."""
+        :func:`hardware.summarise`): None when they state nothing."""
         path = os.path.abspath(module_path)
         if path in self._stated:
             return self._stated[path]

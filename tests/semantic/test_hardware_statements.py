@@ -1,11 +1,11 @@
-"""The model of what code states about its hardware (facts/hardware.py, shipped.py)."""
+"""The model of what code states about its hardware (workspace/hardware.py, shipped.py)."""
 import pytest
 
 from conftest import config
 
 from precision_lint.engine import Engine
 from precision_lint.facts.extractors.capability import other_device
-from precision_lint.facts.hardware import markdown_prose, notebook_capability, split_source, stated_capability, stated_in_text, summarise
+from precision_lint.workspace.hardware import markdown_prose, notebook_capability, split_source, stated_capability, stated_in_text, summarise
 
 
 @pytest.mark.parametrize(

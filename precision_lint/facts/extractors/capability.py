@@ -19,7 +19,7 @@ for compute-capability checks:
   a ``default=`` that selects bf16 by itself;
 - whether the module trains at all (``.backward()``, an optimizer, a Trainer);
 - the hardware it is written for (read by the rules' ``hardware_targets``): what its comments
-  and docstrings state (``facts/hardware.py``), FP8/FP4 *compute* (not an fp8 cast of the
+  and docstrings state (``workspace/hardware.py``), FP8/FP4 *compute* (not an fp8 cast of the
   weights), a non-CUDA device it is written for (``torch_xla``, Gaudi, XPU, NPU, MPS, a CPU
   script), and calls under test decorators that skip below Ampere (``@require_torch_bf16_gpu``,
   ``@pytest.mark.skipif(not ampere())``), which count as guarded.
@@ -37,7 +37,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator, is_capability_callee
 from ...semantic.index import CallSite, ModuleIndex, build_index, children, keyword, literal_key, positional
 from ...semantic.names import dotted
-from .. import hardware
+from ...workspace import hardware
 from ...semantic.values import CONST, DTYPE, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args
 
@@ -85,7 +85,7 @@ class CapabilityFacts:
     options: Tuple[ArgparseOption, ...]
     trains: bool
     # The GPUs the code says it is written for (comments, docstrings, SLURM `--gres=gpu:a100`,
-    # a notebook's metadata; see facts/hardware.py): the lowest compute capability stated; 0
+    # a notebook's metadata; see workspace/hardware.py): the lowest compute capability stated; 0
     # when a GPU without native bf16 is named (P100, V100, T4...); None when it states none.
     stated_capability: Optional[int] = None
     fp8_compute: bool = False  # computes in FP8/FP4 (TransformerEngine, torchao float8, _scaled_mm)

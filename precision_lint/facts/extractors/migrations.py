@@ -15,7 +15,6 @@ whole project's classes and the configuration.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -23,13 +22,13 @@ import libcst as cst
 
 from ...diagnostics import Span
 from ...knowledge import migrated_names, migrations
-from ...semantic.callees import project_callee
+from ...semantic.callees import assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
 from ...semantic.names import dotted
 from ...semantic.values import SYMBOL, SYMBOLIC
 from ...semantic.version_tests import version_tests_of
-from .trainer import _assigned_callees, is_super_init
+from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, tolerates
 
 SECTION = "migrations"
 EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": ()}
@@ -127,35 +126,6 @@ class ProjectCall:
     keywords: Tuple[str, ...]
 
 
-# Code that expects the failure: a `try` whose handlers catch it, an `except` block (a fallback),
-# a branch of a version check (`if transformers.__version__ >= ...`, `is_transformers_version`),
-# or of a signature check (`if "processing_class" in inspect.signature(Trainer).parameters`).
-_SIGNATURE_CHECK = re.compile(r"\b(?:signature|getfullargspec|getargspec|co_varnames|__dataclass_fields__)\b|\.parameters\b")
-_IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException", "*", "<handler>"})
-_CALL_FAILURES = frozenset({"TypeError", "Exception", "BaseException", "*", "<handler>"})
-
-
-_ATTR_FAILURES = frozenset({"AttributeError", "Exception", "BaseException", "*", "<handler>"})
-# an attribute read under `hasattr(x, "processing_class")` / `hasattr(x, "tokenizer")`
-_HASATTR = re.compile(r"\bhasattr\s*\(")
-
-
-def _tolerated(index: ModuleIndex, guards, caught, failures, names=()) -> bool:
-    """``names``: for an attribute, a ``hasattr`` check of one of them (the name or what
-    replaced it) is a guard as well. A version check is one by what it compares
-    (``semantic/version_tests.py``), never by the word "version"."""
-    if failures.intersection(caught):
-        return True
-    tests = version_tests_of(index)
-    for test, positive in guards:
-        text = index.text(test)
-        if tests.test(test, positive) is not None or _SIGNATURE_CHECK.search(text):
-            return True
-        if names and _HASATTR.search(text) and any(f"'{n}'" in text or f'"{n}"' in text for n in names):
-            return True
-    return False
-
-
 def _helpers(index: ModuleIndex, guards) -> Tuple[str, ...]:
     """Project functions of other modules called in ``guards`` (``if is_at_least("trl",
     "0.12"):``): the join reads whether one of them is a version test."""
@@ -191,13 +161,6 @@ def join(module, symbols):
     if not changed:
         return module
     return dataclasses.replace(module, sections={**module.sections, SECTION: {**section, **changed}})
-
-
-def attr_tolerated(index: ModuleIndex, use) -> bool:
-    """Whether an attribute read is written for several versions: under a version, signature
-    or ``hasattr`` check (an ``if`` or ``a if test else b``), or where AttributeError is caught."""
-    names = {use.attr} | {m.rename_to for m in migrations() if m.kind == "attribute" and m.name == use.attr and m.rename_to}
-    return _tolerated(index, use.guards, use.caught, _ATTR_FAILURES, names)
 
 
 def _config_target(index: ModuleIndex, call: cst.Call, scope) -> Optional[ConfigTarget]:
@@ -248,7 +211,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
         if is_super_init(site):
             callee = "super"
         elif callee is None and site.method and isinstance(site.receiver, cst.Name):
-            receivers = _assigned_callees(index, site.receiver, site.scope)
+            receivers = assigned_callees(index, site.receiver, site.scope)
         named: Tuple = ()
         if callee is None and not receivers and site.method and site.receiver is not None:
             named = _receiver_classes(evaluator, site)
@@ -266,7 +229,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
             MigrationCall(
                 callee, site.method, site.klass, receivers, index.span(site.node), tuple(uses),
                 tuple(sorted({s.name for s in every})), _config_target(index, site.node, site.scope),
-                arg_spans, _tolerated(index, site.guards, site.caught, _CALL_FAILURES),
+                arg_spans, tolerates(index, site.guards, site.caught, CALL_FAILURES),
                 named, index.text(site.receiver) if named else "", _helpers(index, site.guards),
             )
         )
@@ -297,7 +260,7 @@ def _forwards(index: ModuleIndex):
             continue
         receivers = ()
         if site.qualname is None and site.method and isinstance(site.receiver, cst.Name):
-            receivers = _assigned_callees(index, site.receiver, site.scope)
+            receivers = assigned_callees(index, site.receiver, site.scope)
         if site.qualname is None and not receivers:
             continue
         params = node.params
@@ -338,7 +301,7 @@ def _attrs(index: ModuleIndex):
         if isinstance(use.base, cst.Name) and use.base.value == "self":
             out.append(MigrationAttr(use.attr, index.span(use.node.attr), "self", use.klass, (), "self", attr_tolerated(index, use), _helpers(index, use.guards)))
         elif isinstance(use.base, cst.Name):
-            sources = _assigned_callees(index, use.base, use.scope)
+            sources = assigned_callees(index, use.base, use.scope)
             if sources:
                 out.append(MigrationAttr(use.attr, index.span(use.node.attr), "name", use.klass, sources, use.base.value, attr_tolerated(index, use), _helpers(index, use.guards)))
         elif (
@@ -346,7 +309,7 @@ def _attrs(index: ModuleIndex):
             and use.base.attr.value == "config"
             and isinstance(use.base.value, cst.Name)
         ):  # `model.config.max_length`: the config of a model a library call built
-            sources = _assigned_callees(index, use.base.value, use.scope)
+            sources = assigned_callees(index, use.base.value, use.scope)
             if sources:
                 text = f"{use.base.value.value}.config"
                 out.append(MigrationAttr(use.attr, index.span(use.node.attr), "config", use.klass, sources, text, attr_tolerated(index, use), _helpers(index, use.guards)))
@@ -358,7 +321,7 @@ def _imports(index: ModuleIndex):
     out = []
     for statement in index.import_statements:
         guards, caught = index.import_context.get(id(statement), ((), ()))
-        tolerated = _tolerated(index, guards, caught, _IMPORT_FAILURES)
+        tolerated = tolerates(index, guards, caught, IMPORT_FAILURES)
         pending = _helpers(index, guards)
         if isinstance(statement, cst.ImportFrom):
             if isinstance(statement.names, cst.ImportStar) or statement.relative:
@@ -382,7 +345,7 @@ def _imports(index: ModuleIndex):
         q = site.qualname or ""
         module, _, name = q.rpartition(".")
         if name in wanted and isinstance(site.node.func, cst.Attribute):
-            tolerated = _tolerated(index, site.guards, site.caught, _IMPORT_FAILURES)
+            tolerated = tolerates(index, site.guards, site.caught, IMPORT_FAILURES)
             out.append(MigrationImport(module, name, index.span(site.node.func), "qualified", tolerated, _helpers(index, site.guards)))
     for use in index.attr_uses:  # `transformers.TRANSFORMERS_CACHE`
         if use.attr not in wanted or not isinstance(use.base, (cst.Name, cst.Attribute)):

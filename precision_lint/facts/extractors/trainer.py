@@ -14,8 +14,10 @@ from typing import Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
+from ...semantic.callees import assigned_callees, is_super_init
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
+from .tolerance import CALL_FAILURES, attr_tolerated, tolerates
 
 SECTION = "trainer"
 KEY = "tokenizer"
@@ -51,16 +53,6 @@ class TokenizerAttr:
     tolerated: bool = False  # under a version / signature / hasattr check, or AttributeError caught
 
 
-def is_super_init(site) -> bool:
-    """``super().__init__(...)``: a class handing keywords to its base's constructor."""
-    return (
-        site.method == "__init__"
-        and isinstance(site.receiver, cst.Call)
-        and isinstance(site.receiver.func, cst.Name)
-        and site.receiver.func.value == "super"
-    )
-
-
 def _from_processor(index: ModuleIndex, evaluator: Evaluator, value: cst.BaseExpression, scope) -> bool:
     if not (isinstance(value, cst.Attribute) and value.attr.value == "tokenizer"):
         return False
@@ -68,31 +60,8 @@ def _from_processor(index: ModuleIndex, evaluator: Evaluator, value: cst.BaseExp
     if isinstance(base, cst.Name):
         if "processor" in base.value.lower():
             return True
-        return any("Processor" in q for q in _assigned_callees(index, base, scope))
+        return any("Processor" in q for q in assigned_callees(index, base, scope))
     return False
-
-
-def _assigned_callees(index: ModuleIndex, name: cst.Name, scope) -> Tuple[str, ...]:
-    """The callees of the calls whose results reach the use ``name``."""
-    owner, reached = index.bindings_of(name, scope)
-    if owner is None:
-        return ()
-    out = []
-    for assignment in reached:
-        value = assignment.value
-        while isinstance(value, cst.Call):
-            site = index.call_of(value)
-            if site is not None and site.qualname:
-                out.append(site.qualname)
-                break
-            # `Trainer(...).something()` is not the trainer; `from_pretrained(...)` chains are
-            if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, (cst.Name, cst.Attribute)):
-                q = index.qualify(value.func)
-                if q:
-                    out.append(q)
-                break
-            break
-    return tuple(out)
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator):
@@ -117,12 +86,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             for s in sources
         )
         keywords = tuple(sorted({s.name for s in every}))
-        from .migrations import _CALL_FAILURES, _tolerated
-
-        tolerated = _tolerated(index, site.guards, site.caught, _CALL_FAILURES)
+        tolerated = tolerates(index, site.guards, site.caught, CALL_FAILURES)
         calls.append(TokenizerCall(callee, site.klass, index.span(node), uses, keywords, tolerated))
-    from .migrations import attr_tolerated
-
     attrs = []
     for use in index.attr_uses:
         if use.attr != KEY:
@@ -130,7 +95,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if isinstance(use.base, cst.Name) and use.base.value == "self":
             attrs.append(TokenizerAttr(index.span(use.node.attr), "self", use.klass, (), attr_tolerated(index, use)))
         elif isinstance(use.base, cst.Name):
-            sources = _assigned_callees(index, use.base, use.scope)
+            sources = assigned_callees(index, use.base, use.scope)
             if sources:
                 attrs.append(TokenizerAttr(index.span(use.node.attr), "name", use.klass, sources, attr_tolerated(index, use)))
     return {"calls": tuple(calls), "attrs": tuple(attrs)}

@@ -1,0 +1,49 @@
+"""Whether code is written to survive a failure it may meet on another library version.
+
+A renamed keyword or a removed attribute is no bug in code that expects the failure: a call
+inside a ``try`` whose handlers catch the error (``TypeError`` for a keyword, ``AttributeError``
+for an attribute, ``ImportError`` for an import), a use in an ``except`` block (a fallback), a
+branch of a version check (``if transformers.__version__ >= ...``, ``is_transformers_version``:
+read by what it compares, ``semantic/version_tests.py``), of a signature check (``if
+"processing_class" in inspect.signature(Trainer).parameters``) or of a ``hasattr`` check of the
+name or its replacement. Read by the migration and trainer extractors alike.
+"""
+from __future__ import annotations
+
+import re
+
+from ...knowledge import migrations
+from ...semantic.index import ModuleIndex
+from ...semantic.version_tests import version_tests_of
+
+# The exceptions whose handler expects each kind of failure (a try whose handler catches one of them).
+IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException", "*", "<handler>"})
+CALL_FAILURES = frozenset({"TypeError", "Exception", "BaseException", "*", "<handler>"})
+ATTR_FAILURES = frozenset({"AttributeError", "Exception", "BaseException", "*", "<handler>"})
+SIGNATURE_CHECK = re.compile(r"\b(?:signature|getfullargspec|getargspec|co_varnames|__dataclass_fields__)\b|\.parameters\b")
+# an attribute read under `hasattr(x, "processing_class")` / `hasattr(x, "tokenizer")`
+HASATTR = re.compile(r"\bhasattr\s*\(")
+
+
+def tolerates(index: ModuleIndex, guards, caught, failures, names=()) -> bool:
+    """Whether a use under ``guards`` (tests, each with its polarity) and inside handlers of
+    ``caught`` survives one of ``failures``. ``names``: for an attribute, a ``hasattr`` check
+    of one of them (the name or what replaced it) is a guard as well. A version check is one by what it compares
+    (``semantic/version_tests.py``), never by the word "version"."""
+    if failures.intersection(caught):
+        return True
+    tests = version_tests_of(index)
+    for test, positive in guards:
+        text = index.text(test)
+        if tests.test(test, positive) is not None or SIGNATURE_CHECK.search(text):
+            return True
+        if names and HASATTR.search(text) and any(f"'{n}'" in text or f'"{n}"' in text for n in names):
+            return True
+    return False
+
+
+def attr_tolerated(index: ModuleIndex, use) -> bool:
+    """Whether an attribute read is written for several versions: under a version, signature
+    or ``hasattr`` check (an ``if`` or ``a if test else b``), or where AttributeError is caught."""
+    names = {use.attr} | {m.rename_to for m in migrations() if m.kind == "attribute" and m.name == use.attr and m.rename_to}
+    return tolerates(index, use.guards, use.caught, ATTR_FAILURES, names)

@@ -1,0 +1,44 @@
+"""Records the semantic layer hands to the facts: plain, picklable data.
+
+A call of project code with the arguments it passes (:class:`CallRecord`), and why a file
+was not analysed (:class:`ParseError`). They are made here, below the facts, and kept in
+each file's :class:`facts.model.ModuleFacts`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class CallArg:
+    """One argument of a recorded call: by position (``index``) or by ``keyword``."""
+
+    index: Optional[int]
+    keyword: Optional[str]
+    values: Tuple[Any, ...]  # Possible atoms, evaluated in the caller
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """A call of a project function, class or method, with the arguments that may carry a
+    precision (dtypes, flags, strings, float16 tensors): what the callee's parameters receive
+    at the join. Every call is recorded, with or without such arguments: whether *every* call
+    of a function runs under autocast decides the precision of what it computes."""
+
+    callee: str  # qualified in the caller's namespace (``Class`` for a constructor, ``Class.method``)
+    args: Tuple[CallArg, ...]
+    guards: Tuple[Any, ...] = ()  # Guard: the conditions the call runs under
+    # made inside an enabled torch.autocast region (whose ops then run in autocast's precision)
+    autocast: bool = False
+
+
+@dataclass(frozen=True)
+class ParseError:
+    message: str
+    line: int
+    col: int
+    # "syntax" (MP000); "read" / "decode" (MP001): the file's bytes never became text;
+    # "size" / "depth" (MP002): text that was not analysed (over max-file-size, nested deeper
+    # than the analysis goes).
+    kind: str = "syntax"
