@@ -51,6 +51,9 @@ class ShippedFiles:
         self._texts: Dict[str, Optional[str]] = {}
         self._listings: Dict[str, List[str]] = {}
         self._stated: Dict[str, Optional[int]] = {}
+        # README path → what it states: read once per README, not once per module beneath it
+        # (every module of a package asks for the repository's README)
+        self._readme_stated: Dict[str, List[int]] = {}
         self._pins: Dict[str, List["Allowed"]] = {}
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
 
@@ -84,9 +87,13 @@ class ShippedFiles:
         here = folder
         for _ in range(README_LEVELS):
             for name in READMES:
-                text = self._read(os.path.join(here, name))
+                readme = os.path.join(here, name)
+                text = self._read(readme)
                 if text is not None:
-                    return stated_in_text(text)
+                    found = self._readme_stated.get(readme)
+                    if found is None:
+                        found = self._readme_stated[readme] = stated_in_text(text)
+                    return list(found)
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
                 return []
             parent = os.path.dirname(here)
