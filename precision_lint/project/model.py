@@ -85,6 +85,7 @@ class Project:
         self._roots: Optional[Dict[str, Tuple[str, ...]]] = None
         self._memo: Dict[Hashable, Any] = {}
         self._by_file: Optional[Dict[str, ModuleFacts]] = None
+        self._pinning: Optional[Dict[str, List[str]]] = None  # see _pinning_importers
 
     def _resolved(self, module: ModuleFacts) -> ModuleFacts:
         """``module`` with its parameters substituted and its extractors' join steps run; as it
@@ -274,10 +275,24 @@ class Project:
         if own:
             return any_of(own)
         found = []
-        for path in sorted(self.importers_of(module)):
-            if path != module.path:
-                found.extend(self._importer_pins(path))
+        for path in self._pinning_importers().get(module.path, ()):
+            found.extend(self._importer_pins(path))
         return any_of(found)
+
+    def _pinning_importers(self) -> Dict[str, List[str]]:
+        """path → the scripts that import it, directly or through others, and pin versions
+        (:meth:`_importer_pins`), in path order. Worked out once, forward from the few scripts
+        that pin anything along their units: walking back from every module to all its
+        importers (a library module of diffusers has a thousand) was quadratic in the project."""
+        if self._pinning is None:
+            found: Dict[str, List[str]] = {}
+            for script in sorted(self.modules, key=lambda m: m.path):
+                if self._importer_pins(script.path):
+                    for path in self.unit(script):
+                        if path != script.path:
+                            found.setdefault(path, []).append(script.path)
+            self._pinning = found
+        return self._pinning
 
     def _importer_pins(self, path: str) -> List[Allowed]:
         """What the script at ``path`` pins for the modules it imports: its launchers' pins and

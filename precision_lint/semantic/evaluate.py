@@ -155,6 +155,12 @@ def _without_context(v: Possible) -> Possible:
     return v
 
 
+# stands for a variable whose walk is known already (see Evaluator._reached)
+_KNOWN = object()
+# how many variables' walks (_variable_flows) may be under way inside each other
+_MAX_FLOW_NESTING = 40
+
+
 class Evaluator:
     def __init__(self, index: ModuleIndex) -> None:
         self.ix = index
@@ -162,6 +168,8 @@ class Evaluator:
         self._depth = 0
         self._guards: dict = {}
         self._flow_memo: Dict[tuple, Tuple[bool, bool]] = {}
+        self._flow_busy: set = set()  # the variables whose walk (see _variable_flows) is under way
+        self.flow_walks = 0  # how many variables' bindings were walked (a test counts them)
         self._updates: Optional[Dict[str, list]] = None  # dict name → its `.update(...)` calls
         self._contexts: Dict[tuple, tuple] = {}  # (call, scope) → its call_arguments
         # analyses built on this evaluator once per module and shared by the extractors
@@ -414,15 +422,20 @@ class Evaluator:
             for a in bound
         )
 
-    def _reached(self, expr: cst.CSTNode, scope: Scope, seen: set, inputs: bool = False):
+    def _reached(self, expr: cst.CSTNode, scope: Scope, seen: set, inputs: bool = False, known=None, start=None):
         """Every node whose value may flow into ``expr``, with the scope it belongs to.
 
         Walks the expression, the assignments of the variables it names and the returns of
         the local functions it calls; with ``inputs``, also parameter defaults and the
         argparse options read as ``args.<dest>``. A taint walk rather than an evaluation,
         so it terminates on self-referencing code (`if use_bf16 and major < 8: use_bf16 = False`).
+
+        ``known(name, owner, bindings)``: what the walk of a variable's bindings found, where
+        it is known already; the variable is then not walked again, and ``(_KNOWN, answer)`` is
+        yielded in its place. ``start``: the walk's first nodes, (node, scope) pairs, instead of
+        ``expr``.
         """
-        stack = [(expr, scope)]
+        stack = [(expr, scope)] if start is None else list(start)
         while stack:
             node, here = stack.pop()
             yield node, here
@@ -432,10 +445,11 @@ class Evaluator:
                 key = (node.value, id(owner))
                 if owner is not None and key not in seen:
                     seen.add(key)
-                    stack.extend((a.value, owner) for a in bound if a.value is not None)
-                    default = owner.params.get(node.value) if inputs else None
-                    if default is not None:
-                        stack.append((default, owner))
+                    answer = known(node.value, owner, bound) if known is not None else None
+                    if answer is not None:
+                        yield _KNOWN, answer
+                        continue
+                    stack.extend(self._bound_values(node.value, owner, bound, inputs))
                 continue
             if isinstance(node, cst.Call):
                 function = self._local_function(node.func, here)
@@ -448,6 +462,16 @@ class Evaluator:
                         seen.add(id(option.call))
                         stack.append((option.call, here))
             stack.extend((child, here) for child in children(node))
+
+    @staticmethod
+    def _bound_values(name: str, owner: Scope, bound, inputs: bool) -> List[Tuple[cst.CSTNode, Scope]]:
+        """What the walk of :meth:`_reached` goes on to from a variable: its bindings' values
+        and, with ``inputs``, its parameter default."""
+        out = [(a.value, owner) for a in bound if a.value is not None]
+        default = owner.params.get(name) if inputs else None
+        if default is not None:
+            out.append((default, owner))
+        return out
 
     def mentions_dtype(self, expr: cst.CSTNode, scope: Scope, seen: Optional[set] = None) -> bool:
         """Whether a torch dtype (or a dtype string such as ``"fp16"``) may reach ``expr``.
@@ -477,12 +501,43 @@ class Evaluator:
             key = ("node", id(expr), id(scope))
         found = self._flow_memo.get(key)
         if found is None:
-            found = self._flow_memo[key] = self._walk_flows(expr, scope, set(), dtype_only=False)
+            found = self._flow_memo[key] = self._walk_flows(expr, scope, set(), dtype_only=False, shared=True)
         return found
 
-    def _walk_flows(self, expr: cst.CSTNode, scope: Scope, seen: set, dtype_only: bool) -> Tuple[bool, bool]:
+    def _variable_flows(self, name: str, owner: Scope, bound) -> Optional[Tuple[bool, bool]]:
+        """:meth:`_walk_flows` of everything a variable's bindings (and its parameter default)
+        may carry, worked out once per variable: each expression's walk used to go through the
+        same variables again (a pipeline's `latents` reached from every call that reads it).
+        The walk is a closure, so a variable's answer is the same whichever walk reaches it.
+        None while the variable's own walk is under way (an assignment cycle: the walk that
+        meets it goes through its bindings itself, as before), or past a depth of variables."""
+        key = ("bound", name, id(owner))
+        found = self._flow_memo.get(key)
+        if found is not None:
+            return found
+        if key in self._flow_busy or len(self._flow_busy) >= _MAX_FLOW_NESTING:
+            return None
+        self._flow_busy.add(key)
+        self.flow_walks += 1
+        try:
+            start = self._bound_values(name, owner, bound, True)
+            found = self._walk_flows(None, owner, {(name, id(owner))}, dtype_only=False, shared=True, start=start)
+        finally:
+            self._flow_busy.discard(key)
+        self._flow_memo[key] = found
+        return found
+
+    def _walk_flows(self, expr, scope: Scope, seen: set, dtype_only: bool, shared: bool = False, start=None) -> Tuple[bool, bool]:
+        """``shared``: the walk may take a variable's answer from :meth:`_variable_flows`
+        (only for a walk of its own ``seen``: a caller's ``seen`` must see every variable)."""
         carry = False
-        for node, here in self._reached(expr, scope, seen, inputs=True):
+        known = self._variable_flows if shared else None
+        for node, here in self._reached(expr, scope, seen, inputs=True, known=known, start=start):
+            if node is _KNOWN:
+                if here[0]:
+                    return True, True
+                carry = carry or here[1]
+                continue
             if isinstance(node, (cst.Name, cst.Attribute)) and dtype_of_qualname(self.ix.qualify(node, here)):
                 return True, True
             if isinstance(node, cst.SimpleString) and dtype_of_string(node.evaluated_value):

@@ -252,6 +252,7 @@ class ModuleIndex:
         self._scope_spans = None
         self._scope_starts = []
         self._line_starts = line_starts(source)
+        self._version_tests = None  # version_tests.version_tests_of: made once, kept here
 
     # --- positions ---------------------------------------------------------
     def span(self, node: cst.CSTNode) -> Span:

@@ -52,6 +52,9 @@ class ShippedFiles:
         self._texts: Dict[str, Optional[str]] = {}
         self._listings: Dict[str, List[str]] = {}
         self._stated: Dict[str, Optional[int]] = {}
+        # README path → what it states: read once per README, not once per module beneath it
+        # (every module of a package asks for the repository's README)
+        self._readme_stated: Dict[str, List[int]] = {}
         self._pins: Dict[str, List["Allowed"]] = {}
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
 
@@ -87,12 +90,15 @@ class ShippedFiles:
         here = folder
         for _ in range(README_LEVELS):
             for name in READMES:
-                text = self._read(os.path.join(here, name))
+                readme = os.path.join(here, name)
+                text = self._read(readme)
                 if text is None:
                     continue
-                stated = stated_in_text(markdown_prose(text) if not name.endswith((".rst", ".txt")) else text)
+                stated = self._readme_stated.get(readme)
+                if stated is None:
+                    stated = self._readme_stated[readme] = stated_in_text(markdown_prose(text) if not name.endswith((".rst", ".txt")) else text)
                 if stated:
-                    return stated
+                    return list(stated)
                 break
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
                 return []
