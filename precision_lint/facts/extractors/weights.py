@@ -408,6 +408,8 @@ class _Uses:
             for expr, positive in own:
                 if (id(expr), positive) in mine or _mentions(expr, loop_names):
                     continue  # the site's own condition, or `if p.requires_grad:` inside the loop
+                if id(expr) in self.ix.raising_guards:
+                    continue  # `assert ok` / `if bad: raise` above it: a run failing it ends there
                 if any(p == positive and e.deep_equals(expr) for e, p in guards):
                     continue  # the same test written again: `if args.train_text_encoder:` around
                     # the adapters and around the upcast (or the `models.append(...)` it upcasts)

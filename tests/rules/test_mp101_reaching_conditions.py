@@ -1,0 +1,73 @@
+"""MP101 and the conditions code runs under: what a run that reaches a line can hold.
+
+- An upcast of the trainable parameters written after an ``assert`` (or below an ``if bad:
+  raise ...``) is on every path that goes on: a run failing that test ends there, it does not
+  skip the upcast and train float16 adapters.
+- A freeze ``requires_grad_(flag)`` and a cast under ``if not flag:`` never meet a trained
+  model: in every run that casts, the flag is off and the model is frozen.
+- A dtype a function is handed, tested at its top (``if dtype == torch.float16: raise``), is
+  never float16 below: a load there is no float16 model, whatever the callers pass.
+Each test is a small program of that shape.
+"""
+import pytest
+from conftest import lint
+
+CODE = "MP101"
+
+ADAPTERS = """
+import argparse
+import torch
+from accelerate import Accelerator
+from diffusers import UNet2DConditionModel
+from diffusers.training_utils import cast_training_params
+from peft import LoraConfig
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--mixed_precision", choices=["no", "fp16", "bf16"], default="fp16")
+parser.add_argument("--extra", action="store_true")
+args = parser.parse_args()
+
+accelerator = Accelerator(mixed_precision=args.mixed_precision)
+net = UNet2DConditionModel.from_pretrained("sd", subfolder="unet")
+net.requires_grad_(False)
+weight_dtype = torch.float16 if args.mixed_precision == "fp16" else torch.float32
+net.to(accelerator.device, dtype=weight_dtype)
+net.add_adapter(LoraConfig(r=4, target_modules=["to_q"]))
+{between}
+if args.mixed_precision == "fp16":
+    cast_training_params([net], dtype=torch.float32)
+opt = torch.optim.AdamW(filter(lambda p: p.requires_grad, net.parameters()), lr=1e-4)
+net, opt = accelerator.prepare(net, opt)
+for batch in loader:
+    accelerator.backward(net(batch).sample.mean())
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "assert net.conv_in.weight.abs().sum() > 0",
+        'if args.extra and args.mixed_precision == "bf16":\n    raise ValueError("not on this machine")',
+        'if args.extra:\n    import sys\n    sys.exit("no")',
+    ],
+)
+def test_an_upcast_below_an_assert_or_a_raise_still_reaches_the_adapters(between):
+    assert lint(ADAPTERS.replace("{between}", between), CODE) == []
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        # a run where the test fails goes on, with float16 adapters
+        "if args.extra:\n    net.x_embedder = None",
+        'if args.extra:\n    print("no upcast")\nelse:\n    pass',
+    ],
+)
+def test_an_upcast_a_run_skips_and_goes_on_is_still_no_upcast(between):
+    src = ADAPTERS.replace("{between}", between).replace(
+        'if args.mixed_precision == "fp16":\n    cast_training_params',
+        'if args.mixed_precision == "fp16" and not args.extra:\n    cast_training_params',
+    )
+    (d,) = lint(src, CODE)
+    assert "add_adapter" in d.message
