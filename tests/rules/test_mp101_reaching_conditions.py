@@ -71,3 +71,64 @@ def test_an_upcast_a_run_skips_and_goes_on_is_still_no_upcast(between):
     )
     (d,) = lint(src, CODE)
     assert "add_adapter" in d.message
+
+
+ENCODER = """
+import argparse
+import itertools
+import torch
+from accelerate import Accelerator
+from transformers import CLIPTextModel
+from diffusers import UNet2DConditionModel
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--mixed_precision", choices=["no", "fp16", "bf16"], default="fp16")
+parser.add_argument("--tune_encoder", action="store_true")
+args = parser.parse_args()
+{alias}
+accelerator = Accelerator(mixed_precision=args.mixed_precision)
+encoder = CLIPTextModel.from_pretrained("sd", subfolder="text_encoder").requires_grad_({flag})
+net = UNet2DConditionModel.from_pretrained("sd", subfolder="unet")
+opt = torch.optim.AdamW(
+    itertools.chain(net.parameters(), encoder.parameters()) if args.tune_encoder else net.parameters(), lr=1e-5
+)
+net, encoder, opt = accelerator.prepare(net, encoder, opt)
+weight_dtype = torch.float16 if args.mixed_precision == "fp16" else torch.float32
+{cast}
+for batch in loader:
+    accelerator.backward(net(batch, encoder(batch)).sample.mean())
+    opt.step()
+"""
+
+
+def encoder_script(cast, flag="args.tune_encoder", alias=""):
+    return ENCODER.replace("{cast}", cast).replace("{flag}", flag).replace("{alias}", alias)
+
+
+@pytest.mark.parametrize(
+    "cast, flag, alias",
+    [
+        ("if not args.tune_encoder:\n    encoder.to(accelerator.device, dtype=weight_dtype)", "args.tune_encoder", ""),
+        ("if args.tune_encoder:\n    pass\nelse:\n    encoder.to(accelerator.device, dtype=weight_dtype)", "args.tune_encoder", ""),
+        # the same option read through another name: its `True` is what the test refuses
+        ("if not args.tune_encoder:\n    encoder.to(accelerator.device, dtype=weight_dtype)", "tune", "tune = args.tune_encoder"),
+        ("if args.tune_encoder == False:\n    encoder.to(accelerator.device, dtype=weight_dtype)", "tune", "tune = args.tune_encoder"),
+    ],
+)
+def test_a_cast_only_where_the_flag_that_trains_the_model_is_off_is_not_reported(cast, flag, alias):
+    assert lint(encoder_script(cast, flag, alias), CODE) == []
+
+
+@pytest.mark.parametrize(
+    "cast, flag",
+    [
+        ("encoder.to(accelerator.device, dtype=weight_dtype)", "args.tune_encoder"),
+        ("if args.tune_encoder:\n    encoder.to(accelerator.device, dtype=weight_dtype)", "args.tune_encoder"),
+        # another flag decides the cast: a run may pass both
+        ("if not args.mixed_precision == 'no':\n    encoder.to(accelerator.device, dtype=weight_dtype)", "args.tune_encoder"),
+        ("if not args.tune_encoder:\n    encoder.to(accelerator.device, dtype=weight_dtype)", "True"),
+    ],
+)
+def test_a_cast_in_runs_that_train_the_model_is_reported(cast, flag):
+    (d,) = lint(encoder_script(cast, flag), CODE)
+    assert "makes trainable weights float16" in d.message
