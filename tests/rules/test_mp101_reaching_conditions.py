@@ -132,3 +132,56 @@ def test_a_cast_only_where_the_flag_that_trains_the_model_is_off_is_not_reported
 def test_a_cast_in_runs_that_train_the_model_is_reported(cast, flag):
     (d,) = lint(encoder_script(cast, flag), CODE)
     assert "makes trainable weights float16" in d.message
+
+
+REFUSING = """
+import argparse
+import torch
+from transformers import AutoModelForCausalLM
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--half", action="store_true")
+args = parser.parse_args()
+
+
+def run(path, weight_dtype, steps):
+{top}
+    model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=weight_dtype)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    scaler = torch.cuda.amp.GradScaler()
+    for _ in range(steps):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(torch.ones(1, 8, dtype=torch.long)).logits.mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+
+run("m", torch.float16 if args.half else torch.float32, 10)
+"""
+
+
+@pytest.mark.parametrize(
+    "top",
+    [
+        '    if weight_dtype == torch.float16:\n        raise ValueError("train in float32")',
+        '    if weight_dtype == torch.float16 or weight_dtype == torch.bfloat16:\n        raise ValueError("no")',
+        '    if weight_dtype in (torch.float16, torch.bfloat16):\n        raise ValueError("no")',
+    ],
+)
+def test_a_dtype_the_function_refuses_at_its_top_is_never_loaded_below(top):
+    assert lint(REFUSING.replace("{top}", top), CODE) == []
+
+
+@pytest.mark.parametrize(
+    "top",
+    [
+        "    pass",
+        '    if steps == 0:\n        raise ValueError("no steps")',
+        '    if weight_dtype == torch.bfloat16:\n        raise ValueError("no bf16")',
+        '    if weight_dtype == torch.float16:\n        print("float16 weights")',  # no exit: it goes on
+    ],
+)
+def test_a_float16_the_function_lets_through_is_reported(top):
+    (d,) = lint(REFUSING.replace("{top}", top), CODE)
+    assert "loads trainable weights in float16" in d.message

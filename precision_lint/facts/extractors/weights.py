@@ -558,6 +558,34 @@ def _truthiness(evaluator: Evaluator, test: cst.BaseExpression, positive: bool, 
     return (tuple(evaluator.values(test, scope)), FALSY, not positive)
 
 
+def _narrowed_by_guards(evaluator: Evaluator, expr, vals, guards, scope) -> Tuple[Possible, ...]:
+    """The values of a dtype that is a function's parameter (never rebound there), read where a
+    test of it has failed: below ``if dtype == torch.float16: raise ...`` at the function's top,
+    or in the ``else`` of ``if dtype in (torch.float16, torch.bfloat16):``. The dtypes the test
+    names are ruled out there: a written one is dropped, and what callers pass is narrowed
+    (``Possible.excluded``, dropped at the join as for ``X if dtype == torch.float16 else
+    dtype``)."""
+    if not isinstance(expr, cst.Name):
+        return tuple(vals)
+    owner = scope.lookup_scope(expr.value)
+    if owner is None or expr.value not in owner.params or owner.assignments.get(expr.value):
+        return tuple(vals)
+    excluded = set()
+    for test, positive in guards:
+        test, positive = _unnegated(test, positive)
+        if not positive:
+            excluded |= evaluator.tested_dtypes(test, expr.value, scope)
+    if not excluded:
+        return tuple(vals)
+    out = []
+    for v in vals:
+        if v.kind in SYMBOLIC:
+            out.append(dataclasses.replace(v, excluded=v.excluded | frozenset(excluded)))
+        elif not (v.kind == DTYPE and v.value in excluded):
+            out.append(v)
+    return tuple(out)
+
+
 def _conjuncts(test: cst.BaseExpression, positive: bool) -> List[Tuple[cst.BaseExpression, bool]]:
     """The tests that must all hold for a branch to run: ``if a == "x" and b in [...]:`` runs
     when both do (its else branch, when either fails, is one test, kept whole)."""
@@ -772,6 +800,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             vals = evaluator.values(arg, site.scope)
         else:
             continue
+        if edit_node is not None:
+            vals = _narrowed_by_guards(evaluator, edit_node, vals, site.guards, site.scope)
         found = _dtype_names(vals)
         if not found and not any(v.kind in SYMBOLIC for v in vals):
             continue  # no dtype here, and none can come from a caller or a config file
