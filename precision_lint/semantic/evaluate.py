@@ -827,6 +827,11 @@ class Evaluator:
                 return test.left, narrowing
         return None, set()
 
+    def tested_dtypes(self, test, text: str, scope: Scope) -> set:
+        """The dtypes a test ``E == torch.float16`` (``or``-ed, ``in (...)``) of ``E`` (written
+        ``text``) names: E is none of them where the test failed; empty for other tests."""
+        return self._excluded_dtypes(test, text, scope)
+
     def _excluded_dtypes(self, test, orelse_text: str, scope: Scope) -> set:
         """Dtypes the else-branch cannot be: ``X if E == torch.float16 else E`` narrows E."""
         tests = [test]

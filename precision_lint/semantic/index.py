@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -237,6 +237,10 @@ class ModuleIndex:
         # id(node) → (pre-order number, number after its last descendant): source order and
         # containment without a positions pass
         self.order_of: Dict[int, Tuple[int, int]] = {}
+        # id of the test of each dominating guard whose failing path raises or ends the program
+        # (``assert ok``; ``if bad: raise ...`` / ``sys.exit()`` with no ``else``): code after it
+        # is not a path that skips something and goes on, it is no path at all
+        self.raising_guards: Set[int] = set()
         self.for_loops: List[ForLoop] = []
         self.import_statements: List[cst.CSTNode] = []
         # id(import statement) → (its guards, the exceptions caught around it; see CallSite.caught)
@@ -701,6 +705,8 @@ def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
             extra(node)
         elif action is _GUARD:
             guard = _dominating_guard(node)
+            if guard is not None and _raises(node):
+                visitor.ix.raising_guards.add(id(guard[0]))
             if guard is not None:  # the list of the scope the block is in (a function has its own)
                 block, i, pushed = extra
                 visitor.guards.append(guard)
@@ -787,6 +793,21 @@ def _dominating_guard(stmt: cst.CSTNode) -> Optional[GuardNode]:
     if isinstance(stmt, cst.If) and stmt.orelse is None and _exits(stmt.body):
         return (stmt.test, False)
     return None
+
+
+def _raises(stmt: cst.CSTNode) -> bool:
+    """Whether the dominating guard of ``stmt`` (``_dominating_guard``) fails only by raising or
+    ending the program: ``assert``, ``if bad: raise ...`` / ``sys.exit()`` (not ``return``)."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return True
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
+    last = body[-1] if body else None
+    smalls = last.body if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+    return any(
+        isinstance(small, cst.Raise)
+        or isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and dotted(small.value.func) in _EXIT_CALLS
+        for small in smalls
+    )
 
 
 def _exits(block: cst.BaseSuite) -> bool:

@@ -45,16 +45,30 @@ def _flag(node: cst.Call) -> Optional[bool]:
     return None
 
 
-def freeze_events(index: ModuleIndex, names: Tuple[str, ...]) -> Iterable[Tuple[int, bool, str]]:
-    """``(order, trainable, what)`` for each ``requires_grad_`` call on one of ``names`` and
-    each ``p.requires_grad = …`` in a loop over their parameters, in source order."""
+def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Iterable[Tuple[int, bool, str]]:
+    """``(order, trainable, what)`` for each ``requires_grad_`` call on one of ``names`` (also
+    at the end of the chain that makes it: ``te = Model.from_pretrained(...).requires_grad_(x)``)
+    and each ``p.requires_grad = …`` in a loop over their parameters, in source order.
+
+    ``truth``: what a flag that is no literal (``requires_grad_(args.train_text_encoder)``) is
+    in the runs asked about (``expr -> True / False / None``): the runs that reach a cast under
+    ``if not args.train_text_encoder:`` freeze the model there. Without it, or where it cannot
+    tell, such a call is no event."""
     out = []
     for site in index.calls:
-        if site.method == "requires_grad_" and site.receiver is not None and dotted(site.receiver) in names:
+        if site.method != "requires_grad_" or site.receiver is None:
+            continue
+        chained = isinstance(site.receiver, cst.Call) and bool(set(site.assigned_to) & set(names))
+        if chained or dotted(site.receiver) in names:
             flag = _flag(site.node)
+            if flag is None and truth is not None:
+                flag = truth(site.node.args[0].value, site)
             if flag is not None:
-                out.append((index.order(site.node)[0], flag, f"`{dotted(site.receiver)}.requires_grad_({flag})`"))
-        elif site.method == "requires_grad_" and site.loops and site.node.args:
+                shown = dotted(site.receiver) or site.assigned_to[0]
+                at = index.order(site.node)[1] if chained else index.order(site.node)[0]
+                out.append((at, flag, f"`{shown}.requires_grad_({flag})`" + (" in these runs" if _flag(site.node) is None else "")))
+    for site in index.calls:
+        if site.method == "requires_grad_" and site.loops and site.node.args and not (site.receiver is not None and dotted(site.receiver) in names):
             flag = _flag(site.node)
             owner = _loop_owner(site.loops, names)
             if flag is not None and owner:
@@ -84,13 +98,13 @@ def _loop_owner(loops, names: Tuple[str, ...]) -> str:
     return ""
 
 
-def frozen_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1) -> str:
+def frozen_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1, truth=None) -> str:
     """Why the model is frozen once the code has run: the last freeze, unless a later
     ``requires_grad_(True)`` or an adapter injection (``adapters_at_end``) re-enabled it ("" when
     it ends trainable or nothing freezes it). ``after``: only events later than this pre-order
-    number count (a model made there)."""
+    number count (a model made there). ``truth``: as in ``freeze_events``."""
     last = ""
-    for at, trainable, what in freeze_events(index, names):
+    for at, trainable, what in freeze_events(index, names, truth):
         if at > after:
             last = "" if trainable else what
     if last and adapters_at_end(index, names, after) is not None:

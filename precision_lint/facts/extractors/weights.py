@@ -195,17 +195,19 @@ class _Uses:
         return dotted(node) == name
 
     def frozen_reason(
-        self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None, fresh: bool = False
+        self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None, fresh: bool = False, truth=None
     ) -> str:
         """Why the model bound to ``names`` is not trained ("" when it may be). ``fresh``: the
         call makes a new model (a loader), so code of its scope written before it uses an
-        earlier one; a cast (``.half()``) changes the model in place, whose uses all count."""
+        earlier one; a cast (``.half()``) changes the model in place, whose uses all count.
+        ``truth``: what a test is in the runs that reach the call (``truth_in``)."""
         if not names:
             return ""
         made = call if fresh else None
         after = self.ix.order(call)[0] if fresh and call is not None and id(call) in self.ix.order_of else -1
-        # the last freeze wins, unless `requires_grad_(True)` comes after it (training_state.py)
-        frozen = frozen_at_end(self.ix, names, after)
+        # the last freeze wins, unless `requires_grad_(True)` comes after it (training_state.py);
+        # `requires_grad_(flag)` freezes it in the runs where the call's own tests make flag false
+        frozen = frozen_at_end(self.ix, names, after, truth)
         if frozen:
             return frozen
         decorated = no_grad_function(scope)
@@ -408,6 +410,8 @@ class _Uses:
             for expr, positive in own:
                 if (id(expr), positive) in mine or _mentions(expr, loop_names):
                     continue  # the site's own condition, or `if p.requires_grad:` inside the loop
+                if id(expr) in self.ix.raising_guards:
+                    continue  # `assert ok` / `if bad: raise` above it: a run failing it ends there
                 if any(p == positive and e.deep_equals(expr) for e, p in guards):
                     continue  # the same test written again: `if args.train_text_encoder:` around
                     # the adapters and around the upcast (or the `models.append(...)` it upcasts)
@@ -495,6 +499,91 @@ class _Uses:
                         return True
                     node = node.func.value if isinstance(node.func, cst.Attribute) else None
         return False
+
+
+FALSY = (False, None, 0, "")
+
+
+def _unnegated(test: cst.BaseExpression, positive: bool) -> Tuple[cst.BaseExpression, bool]:
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, positive = test.expression, not positive
+    return test, positive
+
+
+def truth_in(evaluator: Evaluator, guards, scope):
+    """What a test is in every run that reaches code under ``guards``: a function ``(expr,
+    site) -> True / False / None``. ``expr`` is decided by a guard that is the same test
+    (``requires_grad_(args.train_te)`` read under ``if not args.train_te:``), or, as a
+    configuration's values are judged (``_membership``, ``project/configurations.py``), where
+    each value ``expr`` may take that would make it the other way is one a guard refuses (the
+    same option's ``True``, read through another name). None where neither tells."""
+    conditions = []
+    for expr, positive in guards:
+        for term, wanted in _conjuncts(expr, positive):
+            found = _membership(evaluator, term, wanted, scope) or _truthiness(evaluator, term, wanted, scope)
+            if found is not None:
+                conditions.append(found)
+
+    def refused(v: Possible) -> bool:
+        return any(v in subject and (v.value in literals) != wanted for subject, literals, wanted in conditions)
+
+    def truth(expr: cst.BaseExpression, site) -> Optional[bool]:
+        expr, positive = _unnegated(expr, True)
+        for test, held in guards:
+            test, held = _unnegated(test, held)
+            if test.deep_equals(expr):
+                return held == positive
+        if not conditions:
+            return None
+        values = evaluator.values(expr, site.scope)
+        if not values or any(v.kind != CONST for v in values):
+            return None
+        falsy = [v for v in values if v.value in FALSY]
+        truthy = [v for v in values if v.value not in FALSY]
+        if all(refused(v) for v in truthy):
+            return not positive  # false in every run that gets here
+        if all(refused(v) for v in falsy):
+            return positive
+        return None
+
+    return truth
+
+
+def _truthiness(evaluator: Evaluator, test: cst.BaseExpression, positive: bool, scope):
+    """``(values of x, FALSY, not positive)`` for a bare test ``if x:`` / ``if not x:`` of a
+    name or attribute (the branch runs when x is falsy exactly when the test is negated)."""
+    test, positive = _unnegated(test, positive)
+    if not isinstance(test, (cst.Name, cst.Attribute)):
+        return None
+    return (tuple(evaluator.values(test, scope)), FALSY, not positive)
+
+
+def _narrowed_by_guards(evaluator: Evaluator, expr, vals, guards, scope) -> Tuple[Possible, ...]:
+    """The values of a dtype that is a function's parameter (never rebound there), read where a
+    test of it has failed: below ``if dtype == torch.float16: raise ...`` at the function's top,
+    or in the ``else`` of ``if dtype in (torch.float16, torch.bfloat16):``. The dtypes the test
+    names are ruled out there: a written one is dropped, and what callers pass is narrowed
+    (``Possible.excluded``, dropped at the join as for ``X if dtype == torch.float16 else
+    dtype``)."""
+    if not isinstance(expr, cst.Name):
+        return tuple(vals)
+    owner = scope.lookup_scope(expr.value)
+    if owner is None or expr.value not in owner.params or owner.assignments.get(expr.value):
+        return tuple(vals)
+    excluded = set()
+    for test, positive in guards:
+        test, positive = _unnegated(test, positive)
+        if not positive:
+            excluded |= evaluator.tested_dtypes(test, expr.value, scope)
+    if not excluded:
+        return tuple(vals)
+    out = []
+    for v in vals:
+        if v.kind in SYMBOLIC:
+            out.append(dataclasses.replace(v, excluded=v.excluded | frozenset(excluded)))
+        elif not (v.kind == DTYPE and v.value in excluded):
+            out.append(v)
+    return tuple(out)
 
 
 def _conjuncts(test: cst.BaseExpression, positive: bool) -> List[Tuple[cst.BaseExpression, bool]]:
@@ -711,6 +800,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             vals = evaluator.values(arg, site.scope)
         else:
             continue
+        if edit_node is not None:
+            vals = _narrowed_by_guards(evaluator, edit_node, vals, site.guards, site.scope)
         found = _dtype_names(vals)
         if not found and not any(v.kind in SYMBOLIC for v in vals):
             continue  # no dtype here, and none can come from a caller or a config file
@@ -739,7 +830,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             keys = {k for k in keys if k[0] != "ret"}
         keys = frozenset(keys)
         trained, trained_scope = objects.trained_here(keys)
-        frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg")
+        truth = truth_in(evaluator, site.guards, site.scope)
+        frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg", truth=truth)
         if not frozen and kind != "dtype-kwarg":
             frozen = save_time_cast(index, targets, node, scope) or after_training_cast(index, targets, node, scope)
         if not frozen and is_loader(site) and _quantized(index, evaluator, site):
