@@ -42,6 +42,15 @@ _GPU_WORD = re.compile(
     r"s?(?:(?=-(?:\d+\s*gb?|sxm\d*|pcie|nvl)\b)|(?![\w-]))",
     re.IGNORECASE,
 )
+# A GeForce card named by its number alone ("a `3090` is enough", "4台3090"): only in a
+# sentence about a GPU, and never as part of a word, a path, a port or an option's value.
+_BARE_GEFORCE = re.compile(
+    r"(?<![A-Za-z0-9_.:=/\\-])([234]0[6789]0(?:\s?ti)?)"
+    r"(?=\s*(?:$|[`'\"*)\]，。、,.;:!）]|[\u4e00-\u9fff]|(?:gpus?|cards?|s)\b))",
+    re.IGNORECASE,
+)
+_OPTION_BEFORE = re.compile(r"--?[\w-]+\s*$")  # `--master_port 3090`: an option's value
+_GPU_CONTEXT = re.compile(r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|显卡|显存|训练设备|设备|[0-9]\s*[台张块]", re.IGNORECASE)
 _COUNT = re.compile(r"(\d)\s*[x×]\s*(?=[a-zA-Z])")  # "8xA100" → "8 x A100"
 # A SLURM request for a GPU model: `--gres=gpu:a100:8`, `--gpus=h100:4`, `--constraint=a100`.
 _SLURM = re.compile(r"--(?:gres|gpus(?:-per-node|-per-task)?|constraint|partition)[= ](?:gpu:)?([\w-]+)", re.IGNORECASE)
@@ -121,6 +130,13 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
                 continue
             if capability < NATIVE_BF16 or not (note or _advice(sentence, match.start())):
                 found.append(capability)
+        if _GPU_CONTEXT.search(sentence):
+            for match in _BARE_GEFORCE.finditer(sentence):
+                if _OPTION_BEFORE.search(sentence[: match.start()]):
+                    continue
+                capability = _capability("rtx" + match.group(1))
+                if capability is not None and (capability < NATIVE_BF16 or not (note or _advice(sentence, match.start()))):
+                    found.append(capability)
     return found
 
 

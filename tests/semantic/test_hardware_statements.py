@@ -32,6 +32,14 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("All runs used 8 NVIDIA A100-40GB GPUs.", [80]),
         ("Trained on H100-SXM nodes.", [90]),
         ("a t4-tuned kernel", []),
+        # a GeForce card by its number alone, in a sentence about a GPU
+        ("A `3090` graphics card (24 GB) is enough.", [86]),
+        ("训练设备：`4台3090`", [86]),
+        ("有个`3090`显卡即可", [86]),
+        ("the 2080 Ti GPU", [75]),
+        ("--master_port 3090 on each GPU", []),  # an option's value
+        ("We used 3090 samples per GPU", []),  # a count
+        ("released in 2080", []),  # no GPU in the sentence
     ],
 )
 def test_statements_advice_and_requests(text, expected):
