@@ -17,30 +17,20 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import (
-    Callable,
-    Collection,
-    Dict,
-    Iterable,
-    Iterator,
-    List,
-    Optional,
-    Sequence,
-    Tuple,
-)
+from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from .diagnostics import SAFE, Diagnostic
-from .facts.model import ModuleFacts, ParseError
-from .rules import all_rules, selected_codes
-from .rules import mp003_internal_error as internal
-from .rules.base import RuleContext
-from .workspace import hardware
 from .workspace.cache import FactsCache, ImportsIndex, RunCache, fingerprint
 from .workspace.config import Config, from_table
 from .workspace.configfiles import ConfigFiles
+from .diagnostics import SAFE, Diagnostic
 from .workspace.discovery import ImportRoots, discover, module_name
-from .workspace.sources import SourceFile
+from .workspace import hardware
+from .facts.model import ModuleFacts, ParseError
+from .rules import all_rules, selected_codes
+from .rules.base import RuleContext
+from .rules import mp003_internal_error as internal
 from .workspace.versions import installed_fallbacks, resolver_for
+from .workspace.sources import SourceFile
 
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
 
@@ -287,9 +277,7 @@ class Engine:
             # largest files first, one at a time: no worker is left with the one huge module at
             # the end while the others wait (the results come back in the order asked)
             order = sorted(range(len(todo)), key=lambda i: -len(todo[i][1][0]))
-            from concurrent.futures import (
-                ProcessPoolExecutor,  # only when there are files to parse
-            )
+            from concurrent.futures import ProcessPoolExecutor  # only when there are files to parse
 
             with ProcessPoolExecutor(max_workers=self.jobs, mp_context=self.mp_context) as pool:
                 done = list(self._report(pool.map(_facts_job, [todo[i][1] for i in order]), len(todo)))
