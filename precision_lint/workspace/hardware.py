@@ -45,7 +45,7 @@ _GPU_WORD = re.compile(
 # A GeForce card named by its number alone ("a `3090` is enough", "4台3090"): only in a
 # sentence about a GPU, and never as part of a word, a path, a port or an option's value.
 _BARE_GEFORCE = re.compile(
-    r"(?<![A-Za-z0-9_.:=/\\-])([234]0[6789]0(?:\s?ti)?)"
+    r"(?<![A-Za-z0-9_.:=/\\-])([234]0[89]0(?:\s?ti)?)"
     r"(?=\s*(?:$|[`'\"*)\]，。、,.;:!）]|[\u4e00-\u9fff]|(?:gpus?|cards?|s)\b))",
     re.IGNORECASE,
 )
@@ -106,6 +106,12 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
     of a line of code: ``bf16=True,  # A100``) says what that line needs, not where the code
     runs: only the pre-Ampere GPUs it names count."""
     found: List[int] = []
+
+    def stated(capability: Optional[int], sentence: str, at: int) -> None:
+        # every pre-Ampere GPU named; a newer one where the sentence states it (not a note)
+        if capability is not None and (capability < NATIVE_BF16 or not (note or _advice(sentence, at))):
+            found.append(capability)
+
     text = _COUNT.sub(r"\1 x ", _URL.sub(" ", text))
     for match in _SLURM.finditer(text):
         for gpu in _GPU_WORD.finditer(match.group(1)):
@@ -121,22 +127,14 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
         for match in _INSTANCE.finditer(sentence):
             name = match.group(1).lower().split("-")[0]
             known = name in ("a2", "a3", "g2") or "." in match.group(0)  # `g5.2xlarge`, `a2-highgpu-1g`
-            capability = _INSTANCE_GPU.get(name)
-            if known and capability is not None and (capability < NATIVE_BF16 or not (note or _advice(sentence, match.start()))):
-                found.append(capability)
+            if known:
+                stated(_INSTANCE_GPU.get(name), sentence, match.start())
         for match in _GPU_WORD.finditer(sentence):
-            capability = _capability(match.group(1))
-            if capability is None:
-                continue
-            if capability < NATIVE_BF16 or not (note or _advice(sentence, match.start())):
-                found.append(capability)
+            stated(_capability(match.group(1)), sentence, match.start())
         if _GPU_CONTEXT.search(sentence):
             for match in _BARE_GEFORCE.finditer(sentence):
-                if _OPTION_BEFORE.search(sentence[: match.start()]):
-                    continue
-                capability = _capability("rtx" + match.group(1))
-                if capability is not None and (capability < NATIVE_BF16 or not (note or _advice(sentence, match.start()))):
-                    found.append(capability)
+                if not _OPTION_BEFORE.search(sentence[: match.start()]):
+                    stated(_capability("rtx" + match.group(1)), sentence, match.start())
     return found
 
 
