@@ -794,7 +794,7 @@ class Evaluator:
             yes = self.guard(expr.test, True, scope)
             no = self.guard(expr.test, False, scope)
             orelse = self.ix.text(expr.orelse)
-            excluded = self._excluded_dtypes(expr.test, orelse, scope)
+            excluded = self.excluded_dtypes(expr.test, orelse, scope)
             out = [_with_guard(v, yes) for v in self.values(expr.body, scope)]
             switch, narrowing = self._switch_and_test(expr.test, orelse, scope)
             for v in self.values(expr.orelse, scope):
@@ -822,18 +822,15 @@ class Evaluator:
         """(S, dtypes) for a test ``S and <E == torch.float16>`` of ``... else E``: the else
         branch is E's dtype only where the switch S is off. (None, empty) for other tests."""
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            narrowing = self._excluded_dtypes(test.right, orelse_text, scope)
+            narrowing = self.excluded_dtypes(test.right, orelse_text, scope)
             if narrowing:
                 return test.left, narrowing
         return None, set()
 
-    def tested_dtypes(self, test, text: str, scope: Scope) -> set:
-        """The dtypes a test ``E == torch.float16`` (``or``-ed, ``in (...)``) of ``E`` (written
-        ``text``) names: E is none of them where the test failed; empty for other tests."""
-        return self._excluded_dtypes(test, text, scope)
-
-    def _excluded_dtypes(self, test, orelse_text: str, scope: Scope) -> set:
-        """Dtypes the else-branch cannot be: ``X if E == torch.float16 else E`` narrows E."""
+    def excluded_dtypes(self, test, orelse_text: str, scope: Scope) -> set:
+        """Dtypes the else-branch cannot be: ``X if E == torch.float16 else E`` narrows E (and
+        so does any failed test ``E == torch.float16``, ``or``-ed or ``in (...)``, of ``E``
+        written ``orelse_text``); empty for other tests."""
         tests = [test]
         while tests and isinstance(tests[0], cst.BooleanOperation) and isinstance(tests[0].operator, cst.Or):
             t = tests.pop(0)

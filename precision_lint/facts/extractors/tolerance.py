@@ -28,8 +28,8 @@ HASATTR = re.compile(r"\bhasattr\s*\(")
 def tolerates(index: ModuleIndex, guards, caught, failures, names=()) -> bool:
     """Whether a use under ``guards`` (tests, each with its polarity) and inside handlers of
     ``caught`` survives one of ``failures``. ``names``: for an attribute, a ``hasattr`` check
-    of one of them (the name or what replaced it) is a guard as well. A version check is one by what it compares
-    (``semantic/version_tests.py``), never by the word "version"."""
+    of one of them (the name or what replaced it) is a guard as well. A version check is one
+    by what it compares (``semantic/version_tests.py``), never by the word "version"."""
     if failures.intersection(caught):
         return True
     tests = version_tests_of(index)

@@ -12,6 +12,7 @@ never has its gradients unscaled, so fp16 weights are fine there.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -505,6 +506,7 @@ FALSY = (False, None, 0, "")
 
 
 def _unnegated(test: cst.BaseExpression, positive: bool) -> Tuple[cst.BaseExpression, bool]:
+    """``test`` without its ``not``s, with the polarity they flip (``not not x`` is ``x``)."""
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, positive = test.expression, not positive
     return test, positive
@@ -517,15 +519,17 @@ def truth_in(evaluator: Evaluator, guards, scope):
     configuration's values are judged (``_membership``, ``project/configurations.py``), where
     each value ``expr`` may take that would make it the other way is one a guard refuses (the
     same option's ``True``, read through another name). None where neither tells."""
-    conditions = []
-    for expr, positive in guards:
-        for term, wanted in _conjuncts(expr, positive):
-            found = _membership(evaluator, term, wanted, scope) or _truthiness(evaluator, term, wanted, scope)
-            if found is not None:
-                conditions.append(found)
+    @functools.cache
+    def conditions() -> Tuple[tuple, ...]:  # the guards' conditions, read when a flag first needs them
+        return tuple(
+            found
+            for expr, positive in guards
+            for term, wanted in _conjuncts(expr, positive)
+            if (found := _membership(evaluator, term, wanted, scope) or _truthiness(evaluator, term, wanted, scope)) is not None
+        )
 
     def refused(v: Possible) -> bool:
-        return any(v in subject and (v.value in literals) != wanted for subject, literals, wanted in conditions)
+        return any(v in subject and (v.value in literals) != wanted for subject, literals, wanted in conditions())
 
     def truth(expr: cst.BaseExpression, site) -> Optional[bool]:
         expr, positive = _unnegated(expr, True)
@@ -533,7 +537,7 @@ def truth_in(evaluator: Evaluator, guards, scope):
             test, held = _unnegated(test, held)
             if test.deep_equals(expr):
                 return held == positive
-        if not conditions:
+        if not conditions():
             return None
         values = evaluator.values(expr, site.scope)
         if not values or any(v.kind != CONST for v in values):
@@ -574,7 +578,7 @@ def _narrowed_by_guards(evaluator: Evaluator, expr, vals, guards, scope) -> Tupl
     for test, positive in guards:
         test, positive = _unnegated(test, positive)
         if not positive:
-            excluded |= evaluator.tested_dtypes(test, expr.value, scope)
+            excluded |= evaluator.excluded_dtypes(test, expr.value, scope)
     if not excluded:
         return tuple(vals)
     out = []
@@ -599,8 +603,7 @@ def _membership(evaluator: Evaluator, test: cst.BaseExpression, positive: bool, 
     [lits]`` / ``x not in [lits]`` / ``x is None`` / ``x is not None`` (``not`` and the else
     branch flip ``wanted``), literals being strings, integers, True, False or None: the branch
     runs when x is among the literals exactly when ``wanted``; None for any other test."""
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, positive = test.expression, not positive
+    test, positive = _unnegated(test, positive)
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return None
     target = test.comparisons[0]
@@ -656,8 +659,7 @@ def _fp16_test(test: cst.BaseExpression, positive: bool) -> bool:
     """Whether a branch under ``test`` runs in every fp16 configuration: the test holds when
     the value compared is fp16's own (``x == "fp16"``, ``x in ("fp16", "bf16")``, ``x ==
     torch.float16``). Any other test (``!=``, ``not in``, another value) may skip fp16."""
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, positive = test.expression, not positive
+    test, positive = _unnegated(test, positive)
     if not positive or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
