@@ -56,19 +56,17 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
     tell, such a call is no event."""
     out = []
     for site in index.calls:
-        if site.method != "requires_grad_" or site.receiver is None:
+        if site.method != "requires_grad_":
             continue
         chained = isinstance(site.receiver, cst.Call) and bool(set(site.assigned_to) & set(names))
-        if chained or dotted(site.receiver) in names:
-            flag = _flag(site.node)
-            if flag is None and truth is not None:
-                flag = truth(site.node.args[0].value, site)
+        if site.receiver is not None and (chained or dotted(site.receiver) in names):
+            written = _flag(site.node)
+            flag = truth(site.node.args[0].value, site) if written is None and truth is not None else written
             if flag is not None:
                 shown = dotted(site.receiver) or site.assigned_to[0]
                 at = index.order(site.node)[1] if chained else index.order(site.node)[0]
-                out.append((at, flag, f"`{shown}.requires_grad_({flag})`" + (" in these runs" if _flag(site.node) is None else "")))
-    for site in index.calls:
-        if site.method == "requires_grad_" and site.loops and site.node.args and not (site.receiver is not None and dotted(site.receiver) in names):
+                out.append((at, flag, f"`{shown}.requires_grad_({flag})`" + (" in these runs" if written is None else "")))
+        elif site.loops and site.node.args:
             flag = _flag(site.node)
             owner = _loop_owner(site.loops, names)
             if flag is not None and owner:

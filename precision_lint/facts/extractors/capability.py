@@ -486,7 +486,7 @@ GPU_LOAD_KEYWORDS = ("load_in_8bit", "load_in_4bit", "quantization_config")
 
 
 # Calls that write a model out: what a conversion, merge or export script exists to do.
-SAVE_CALLS = ("save_pretrained", "torch.save", "safetensors.torch.save_file", "save_file", "save_model", "push_to_hub")
+SAVE_CALLS = ("save_pretrained", "torch.save", "save_file", "save_model", "push_to_hub")  # by name or last part
 
 
 def _saves(site: CallSite) -> bool:
