@@ -40,7 +40,10 @@ cannot be read.
 Not a finding: frozen models (teachers, VAEs, encoders with ``requires_grad_(False)``,
 models only called under ``torch.no_grad()``), inference-only scripts, fp32
 weights under fp16 AMP (the correct set-up), PEFT adapters on an fp16 base
-(``get_peft_model`` keeps adapters in fp32 unless ``autocast_adapter_dtype=False``).
+(``get_peft_model`` keeps adapters in fp32 unless ``autocast_adapter_dtype=False``), a
+halved model with one named part cast back to float32 below (``model.half();
+model.transformer.prefix_encoder.float()``: P-tuning v2 trains that part, and the model's own
+code freezes the rest).
 
 Adapters injected in place are another matter: ``unet.add_adapter(LoraConfig(...))`` (diffusers,
 transformers) and ``peft.inject_adapter_in_model`` make the LoRA layers in the dtype of the layer

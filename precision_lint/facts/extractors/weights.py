@@ -486,6 +486,38 @@ class _Uses:
                 return True
         return False
 
+    def part_upcast_after(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, scope: Scope, guards) -> str:
+        """A part of the model cast back to float32 below ``after``, as a statement in the same
+        code under no test the cast is not under: ``model = model.half()`` then
+        ``model.transformer.prefix_encoder.float()``. The text of that part, else "".
+
+        Code halves a model and then makes one named part of it float32 again when that part is
+        what trains: P-tuning v2 and prefix tuning freeze every other parameter (ChatGLM's own
+        modeling code does it when ``pre_seq_len`` is set, code this linter does not see) and
+        the optimizer takes only those with ``requires_grad``, all float32: ``GradScaler``
+        unscales float32 gradients and nothing fails. Which parameters stay trainable is
+        decided where we cannot look, so the weights are not called trainable float16."""
+        mine = {(id(expr), positive) for expr, positive in guards}
+        for site in self.ix.calls:
+            receiver = site.receiver
+            if not isinstance(receiver, cst.Attribute) or site.scope.code_scope() is not scope:
+                continue
+            if self.ix.span(site.node).start < after or site.method not in ("float", "to"):
+                continue
+            line = site.statement
+            body = line.body if isinstance(line, cst.SimpleStatementLine) else ()
+            if not any(isinstance(b, cst.Expr) and b.value is site.node for b in body):
+                continue  # `head = model.lm_head.float()` casts for another name
+            path = dotted(receiver)
+            if not path or not any(path.startswith(n + ".") for n in names):
+                continue
+            if any((id(expr), positive) not in mine for expr, positive in site.guards):
+                continue  # under a test of its own: not in every run of the cast
+            made = cast_dtypes(evaluator, site.node, site.method, site.scope)
+            if made and made <= {"float32", "float64"}:
+                return path
+        return ""
+
     def returned(self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None) -> bool:
         """Whether a name bound to the model, or the call itself (``return model.to(dtype)``,
         also at the head of a method chain), is returned from ``scope``."""
@@ -842,6 +874,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             frozen = "its trainable parameters are cast back to float32 below"
         if not frozen and "float16" in found and targets and uses.recast_after(evaluator, targets, span.end, scope, site.guards):
             frozen = "cast to another dtype below (in place), before anything trains it"
+        if not frozen and "float16" in found and targets and (part := uses.part_upcast_after(evaluator, targets, span.end, scope, site.guards)):
+            frozen = f"`{part}` is cast back to float32 below: the part that trains (P-tuning freezes the rest)"
         made_at = index.order(node)[0] if kind == "dtype-kwarg" and id(node) in index.order_of else -1
         if made_at < 0:
             made_at = remade  # adapters injected before the object was made went into another one
