@@ -259,12 +259,19 @@ class ModuleIndex:
         self._version_tests = None  # version_tests.version_tests_of: made once, kept here
 
     # --- positions ---------------------------------------------------------
-    def span(self, node: cst.CSTNode) -> Span:
+    def _placer(self) -> Positions:
         if self._positions is None:
             # computed on first use only: a file with nothing to report never pays for them
             self._positions = Positions(self.source, self.module, self._line_starts, self.cpython_tree)
             self.cpython_tree = None
-        return self._positions.span(node)
+        return self._positions
+
+    def span(self, node: cst.CSTNode) -> Span:
+        return self._placer().span(node)
+
+    def statement_span(self, line: cst.SimpleStatementLine) -> Span:
+        """The range of a one-statement line (see ``Positions.statement_span``)."""
+        return self._placer().statement_span(line)
 
     def order(self, node: cst.CSTNode) -> Tuple[int, int]:
         """(first, last + 1) in a pre-order numbering of the tree: ``a`` comes before ``b`` in
