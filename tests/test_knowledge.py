@@ -169,3 +169,37 @@ def test_adapter_dtype_row_parses_and_holds_in_the_installed_peft():
 
     assert adapters() == {torch.float32}
     assert adapters(autocast_adapter_dtype=False) == {torch.float16}
+
+
+def test_autocast_ops_hold_in_the_installed_torch():
+    """What ``[autocast]`` says autocast computes in float16 does so under an fp16 autocast
+    (CPU autocast runs these products in float16 too), and the dtype-keeping methods return a
+    float16 tensor for a float16 one."""
+    import importlib
+
+    import torch
+
+    from precision_lint.knowledge import autocast_ops
+
+    ops = autocast_ops()
+    a, b, x3 = torch.randn(4, 4), torch.randn(4, 4), torch.randn(2, 4, 4)
+    arguments = {
+        "torch.matmul": (a, b), "torch.mm": (a, b), "torch.bmm": (x3, x3), "torch.einsum": ("ij,jk->ik", a, b),
+        "torch.addmm": (a, a, b), "torch.baddbmm": (x3, x3, x3), "torch.addbmm": (a, x3, x3),
+        "torch.nn.functional.linear": (a, b), "torch.nn.functional.conv1d": (torch.randn(1, 1, 4), torch.randn(1, 1, 3)),
+        "torch.nn.functional.conv2d": (torch.randn(1, 1, 4, 4), torch.randn(1, 1, 3, 3)),
+        "torch.nn.functional.conv3d": (torch.randn(1, 1, 4, 4, 4), torch.randn(1, 1, 3, 3, 3)),
+    }
+    assert set(arguments) == set(ops["float16_functions"])
+    with torch.autocast("cpu", dtype=torch.float16):
+        for qualname, args in arguments.items():
+            module, name = qualname.rsplit(".", 1)
+            assert getattr(importlib.import_module(module), name)(*args).dtype == torch.float16, qualname
+        for method in ops["float16_methods"]:
+            left = x3 if method == "bmm" else a
+            assert getattr(left, method)(left).dtype == torch.float16, method
+    half = torch.randn(4, 4, dtype=torch.float16)
+    method_args = {"transpose": (0, 1), "permute": (1, 0), "view": (16,), "reshape": (16,), "unsqueeze": (0,),
+                   "expand": (4, 4), "expand_as": (half,), "clamp": (-1, 1), "clip": (-1, 1)}
+    for method in ops["dtype_keeping_methods"]:
+        assert getattr(half, method)(*method_args.get(method, ())).dtype == torch.float16, method

@@ -264,6 +264,13 @@ def amp_facts() -> Dict[str, Tuple[int, ...]]:
 
 
 @lru_cache(maxsize=None)
+def autocast_ops() -> Dict[str, FrozenSet[str]]:
+    """What an fp16 autocast computes in float16 (``float16_functions`` qualified,
+    ``float16_methods`` by name) and the tensor methods that keep their receiver's dtype."""
+    return {k: frozenset(v) for k, v in _table("torch.toml")["autocast"].items()}
+
+
+@lru_cache(maxsize=None)
 def release_dates(dist: str) -> Tuple[Tuple[Tuple[int, ...], str], ...]:
     """``((minor, "YYYY-MM-DD"), ...)`` in version order: the day each minor of ``dist`` first
     reached PyPI (empty for a library the table does not list)."""

@@ -80,6 +80,8 @@ class Fp16OverflowingConstant(Rule):
             return "the tensor is float16", None
         if "autocast" in const.evidence and (const.kind != "additive" or const.cast):
             return "inside an fp16 autocast region", None
+        if const.autocast_op:
+            return f"the tensor is float16: {const.autocast_op}", None
         return None, None
 
     @staticmethod
@@ -172,7 +174,8 @@ class Fp16OverflowingConstant(Rule):
         elif const.kind == "additive":
             what = f"the additive mask constant `{shown}` overflows to -inf in float16 (a fully masked row softmaxes to NaN)"
         else:
-            what = f"`+ {shown}` adds 0 in float16 (its smallest positive value is about 6e-8), so it guards nothing"
+            named = "" if shown.lstrip("-+").replace(".", "", 1).replace("e-", "", 1).isdigit() else f" ({const.value:g})"
+            what = f"`+ {shown}`{named} adds 0 in float16 (its smallest positive value is about 6e-8), so it guards nothing"
         message = f"{what} ({reason})" + ("; float16 holds at most ±65504" if const.kind != "eps" else "")
         fix = None
         if const.kind in ("masked_fill", "where", "subscript") and const.tensor:

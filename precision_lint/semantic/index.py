@@ -178,6 +178,17 @@ class HalfMisfit:
     context_items: Tuple[cst.BaseExpression, ...]  # enclosing `with` items, innermost last
 
 
+@dataclass
+class MatmulSite:
+    """An ``a @ b``: where it is, and the ``with`` items around it (autocast runs it in
+    float16 like ``torch.matmul``)."""
+
+    node: cst.BinaryOperation
+    scope: "Scope"
+    contexts: Tuple[str, ...]  # qualnames of enclosing `with` items, innermost last
+    context_items: Tuple[cst.BaseExpression, ...]
+
+
 FP16_MAX = 65504.0
 FP16_ROUNDS_TO_ZERO = 2.0 ** -25  # half of float16's smallest subnormal (2**-24)
 
@@ -234,6 +245,10 @@ class ModuleIndex:
         self.attr_assigns: List[AttrAssign] = []
         self.item_assigns: Dict[str, List[ItemAssign]] = {}  # by the dict's variable name
         self.half_misfits: List[HalfMisfit] = []
+        self.matmuls: Dict[int, MatmulSite] = {}  # id(BinaryOperation) → its site
+        # `a + name` / `name - b`: the operations whose operand a name is, for named constants
+        self.name_operands: List[HalfMisfit] = []
+        self._named_misfits: Optional[List[HalfMisfit]] = None
         # id(node) → (pre-order number, number after its last descendant): source order and
         # containment without a positions pass
         self.order_of: Dict[int, Tuple[int, int]] = {}
@@ -259,12 +274,19 @@ class ModuleIndex:
         self._version_tests = None  # version_tests.version_tests_of: made once, kept here
 
     # --- positions ---------------------------------------------------------
-    def span(self, node: cst.CSTNode) -> Span:
+    def _placer(self) -> Positions:
         if self._positions is None:
             # computed on first use only: a file with nothing to report never pays for them
             self._positions = Positions(self.source, self.module, self._line_starts, self.cpython_tree)
             self.cpython_tree = None
-        return self._positions.span(node)
+        return self._positions
+
+    def span(self, node: cst.CSTNode) -> Span:
+        return self._placer().span(node)
+
+    def statement_span(self, line: cst.SimpleStatementLine) -> Span:
+        """The range of a one-statement line (see ``Positions.statement_span``)."""
+        return self._placer().statement_span(line)
 
     def order(self, node: cst.CSTNode) -> Tuple[int, int]:
         """(first, last + 1) in a pre-order numbering of the tree: ``a`` comes before ``b`` in
@@ -278,6 +300,31 @@ class ModuleIndex:
     def text(self, node: cst.CSTNode) -> str:
         """The node's source text (generated from the node: no positions pass needed)."""
         return self.module.code_for_node(node)
+
+    def named_half_misfits(self) -> List[HalfMisfit]:
+        """The operations that add or subtract a name holding a constant float16 cannot hold
+        (``epsilon = 1e-8`` ... ``(hi - lo + epsilon)``): every binding of the name that
+        reaches the use is that literal. Shaped as :attr:`half_misfits` (``literal`` is the
+        name at the use). Only names some scope binds to such a literal are looked up."""
+        if self._named_misfits is None:
+            holding = {
+                name
+                for scope in self.scopes.values()
+                for name, assigned in scope.assignments.items()
+                if any(misfits_half(number(a.value)) for a in assigned if a.value is not None)
+            }
+            found = []
+            for op in self.name_operands:
+                if op.literal.value not in holding:
+                    continue
+                _, reached = self.bindings_of(op.literal, op.scope)
+                values = {number(b.value) for b in reached if b.value is not None}
+                if reached and len(values) == 1 and all(b.value is not None for b in reached):
+                    value = values.pop()
+                    if misfits_half(value):
+                        found.append(dataclasses.replace(op, value=value))
+            self._named_misfits = found
+        return self._named_misfits
 
     def scope_of(self, node: cst.CSTNode) -> Scope:
         """The innermost scope whose code contains ``node`` (a function's own scope for
@@ -521,6 +568,15 @@ def build_index(source: str, module_name: str = "", is_package: bool = False, cp
     return index
 
 
+def _qualified_contexts(index: ModuleIndex, items, scope) -> Tuple[str, ...]:
+    return tuple(
+        index.qualify(item.func if isinstance(item, cst.Call) else item, scope)
+        or dotted(item.func if isinstance(item, cst.Call) else item)
+        or ""
+        for item in items
+    )
+
+
 def _resolve_names(index: ModuleIndex) -> None:
     """Qualify callees, ``with`` contexts and class bases once every binding is known.
 
@@ -530,12 +586,9 @@ def _resolve_names(index: ModuleIndex) -> None:
     """
     for site in index.calls:
         site.qualname = index.qualify(site.node.func, site.scope)
-        site.contexts = tuple(
-            index.qualify(item.func if isinstance(item, cst.Call) else item, site.scope)
-            or dotted(item.func if isinstance(item, cst.Call) else item)
-            or ""
-            for item in site.context_items
-        )
+        site.contexts = _qualified_contexts(index, site.context_items, site.scope)
+    for matmul in index.matmuls.values():
+        matmul.contexts = _qualified_contexts(index, matmul.context_items, matmul.scope)
     for info in index.classes.values():
         scope = index.scopes[info.qualname].parent or index.root
         info.bases = tuple(
@@ -930,6 +983,15 @@ class _Indexer(cst.CSTVisitor):
         )
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, (cst.Add, cst.Subtract)):
+            for name, other in ((node.right, node.left), (node.left, node.right)):
+                if isinstance(name, cst.Name):
+                    self.ix.name_operands.append(
+                        HalfMisfit(node, name, 0.0, other, "binary", self.scope,
+                                   self.classes[-1].qualname if self.classes else None, tuple(self.context_items))
+                    )
+        if isinstance(node.operator, cst.MatrixMultiply):
+            self.ix.matmuls[id(node)] = MatmulSite(node, self.scope, tuple(self.contexts), tuple(self.context_items))
         for literal, other in ((node.right, node.left), (node.left, node.right)):
             if misfits_half(number(literal)):
                 self._half_misfit(node, literal, other, "binary")

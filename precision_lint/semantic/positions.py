@@ -287,6 +287,27 @@ class Positions:
             self._spans[key] = found
         return found
 
+    def statement_span(self, line: cst.SimpleStatementLine) -> Span:
+        """The range of a line holding one expression statement or assignment (``x = f(a)``,
+        ``clip(...)``, ``n += 1``), from its first target and its value: LibCST's range of the
+        statement without running its positions pass, which a statement (never paired) would
+        otherwise start for the whole module. A statement of another kind, or one whose first
+        or last expression is parenthesized (its parentheses may reach other lines), is placed
+        by :meth:`span`."""
+        body = line.body
+        small = body[0] if len(body) == 1 else None
+        first = last = None
+        if isinstance(small, cst.Expr):
+            first = last = small.value
+        elif isinstance(small, cst.Assign):
+            first, last = small.targets[0].target, small.value
+        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+            first, last = small.target, small.value
+        if first is None or last is None or first.lpar or last.rpar:
+            return self.span(line)
+        head, tail = self.span(first), self.span(last)
+        return self._offsets_span(head.start, tail.end)
+
     def _placed(self, node: cst.CSTNode) -> Optional[Span]:
         """The span from the paired ``ast`` node, or None (not paired in this module)."""
         cls = type(node)

@@ -161,16 +161,21 @@ class HalfTensors:
         enabled (None: none; a region whose ``enabled=`` may be False does not count)."""
         if site is None:
             return None
-        for qual, item in zip(reversed(site.contexts), reversed(site.context_items)):
+        return self.autocast_enabled_at(site.contexts, site.context_items, site.scope)
+
+    def autocast_enabled_at(self, contexts: Tuple[str, ...], items, scope: Scope) -> Optional[str]:
+        """:meth:`autocast_enabled` for code under the ``with`` items ``items`` (qualified as
+        ``contexts``) in ``scope``."""
+        for qual, item in zip(reversed(contexts), reversed(items)):
             if not (qual in AUTOCAST or qual.rsplit(".", 1)[-1] == "autocast") or "cpu" in qual:
                 continue
             if isinstance(item, cst.Call):
-                enabled = self.ev.kwarg_values(item, site.scope, "enabled")
+                enabled = self.ev.kwarg_values(item, scope, "enabled")
                 if enabled is not None and any(v.kind == CONST and not v.value for v in enabled):
                     # `enabled=args.amp` that may be False protects nothing on the runs where
                     # it is (seed 003: the loss in fp16 because autocast was switched off)
                     continue
-                dtype_values = self.ev.kwarg_values(item, site.scope, "dtype")
+                dtype_values = self.ev.kwarg_values(item, scope, "dtype")
                 if dtype_values is not None:
                     names = {v.value for v in dtypes(dtype_values)}
                     return "float16" if "float16" in names or not names else sorted(names)[0]

@@ -250,3 +250,53 @@ else:
     @pytest.mark.skip(reason="hypothesmith is not installed")
     def test_generated_programs_match_libcst():
         pass
+
+
+STATEMENTS = """
+import torch
+x = f(a, b)
+y: int = g(
+    1,
+    2,
+)
+n += h(1)
+scaler.unscale_(optimizer)
+torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+a = b = c(d)
+if ok:
+    w = (k(1)
+         + 2)
+    (m(1)).run()
+    z = [
+        i for i in range(3)
+    ]
+    return_value = q; r = s
+s.t[0] = u.v(w)
+"""
+
+
+def test_one_statement_lines_are_placed_as_libcst_places_them():
+    """``statement_span`` gives LibCST's range of every one-statement line, without starting
+    LibCST's positions pass where the line is placed from its expressions."""
+    source = textwrap.dedent(STATEMENTS)
+    module = cst.parse_module(source)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = Positions(source, module, _line_starts(source))
+    lines = [n for n in expected if isinstance(n, cst.SimpleStatementLine)]
+    assert len(lines) == 12
+    for line in lines:
+        rng = expected[line]
+        span = positions.statement_span(line)
+        assert (span.line, span.col, span.end_line, span.end_col) == (
+            rng.start.line, rng.start.column, rng.end.line, rng.end.column
+        ), module.code_for_node(line)
+    placed_alone = [line for line in lines if not isinstance(line.body[0], cst.Import) and len(line.body) == 1]
+    fresh = Positions(source, module, _line_starts(source))
+    for line in placed_alone:
+        small = line.body[0]
+        value = getattr(small, "value", None)
+        first = small.targets[0].target if isinstance(small, cst.Assign) else getattr(small, "target", value)
+        if first.lpar or value.rpar:
+            continue
+        fresh.statement_span(line)
+    assert fresh._libcst is None  # no positions pass for those

@@ -273,38 +273,53 @@ def _walk(node: cst.CSTNode):
         stack.extend(children(node))
 
 
-def _uses_cuda(index: ModuleIndex) -> bool:
+@dataclass(frozen=True)
+class _TreeMarks:
+    """What one walk of the module's tree finds for the device questions below."""
+
+    uses_cuda: bool  # see _tree_marks
+    gpu_library: bool  # imports a library that runs on the GPU (GPU_LIBRARIES)
+    local_rank: bool  # reads `args.local_rank` or `os.environ["LOCAL_RANK"]`
+
+
+def _tree_marks(index: ModuleIndex) -> _TreeMarks:
     """Whether the module's code uses CUDA: it imports torch's CUDA API or FlashAttention,
     reads ``torch.cuda...``/``torch.backends.cuda...`` or ``dist.Backend.NCCL``, calls
     ``.cuda()``, or computes with the strings ``"cuda"``, ``"cuda:N"`` or ``"nccl"`` (a device,
     a comparison against one, a ``--device`` default, ``backend="nccl"``). Read from the tree:
     comments, docstrings, other strings that mention CUDA (``"runs on cuda"``) and identifiers
-    (``use_cuda_graph``, ``args.cuda``) are not CUDA code."""
+    (``use_cuda_graph``, ``args.cuda``) are not CUDA code. The same walk notes a GPU library
+    imported and the local rank of a distributed launch read."""
+    cuda = gpu_library = local_rank = False
     for node in _walk(index.module):
         if isinstance(node, (cst.Import, cst.ImportFrom)):
-            if any(_under(m, CUDA_MODULES) for m in _imported_modules(node)):
-                return True
+            modules = _imported_modules(node)
+            cuda = cuda or any(_under(m, CUDA_MODULES) for m in modules)
+            gpu_library = gpu_library or any(_under(m, GPU_LIBRARIES) for m in modules)
         elif isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
-                return True  # `model.cuda()`
+                cuda = True  # `model.cuda()`
         elif isinstance(node, cst.Attribute):
-            if node.attr.value in ("cuda", "NCCL"):
+            if node.attr.value in ("cuda", "NCCL") and not cuda:
                 q = index.qualify(node) or dotted(node) or ""
-                if _under(q, CUDA_MODULES) or q.endswith(".Backend.NCCL"):
-                    return True
+                cuda = _under(q, CUDA_MODULES) or q.endswith(".Backend.NCCL")
+            elif node.attr.value == "local_rank":
+                local_rank = True  # `args.local_rank`, `training_args.local_rank`
         elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-            value = _string(node)
-            if value is not None and CUDA_STRING.fullmatch(value):
-                return True
+            if not cuda:
+                value = _string(node)
+                cuda = value is not None and CUDA_STRING.fullmatch(value) is not None
         elif isinstance(node, cst.FormattedString):
             first = node.parts[0] if node.parts else None
             if isinstance(first, cst.FormattedStringText) and first.value.lower().startswith("cuda:"):
-                return True  # f"cuda:{rank}"
-    return False
+                cuda = True  # f"cuda:{rank}"
+        elif isinstance(node, cst.Subscript) and not local_rank and literal_key(node) == "LOCAL_RANK":
+            local_rank = (index.qualify(node.value) or dotted(node.value)) == "os.environ"
+    return _TreeMarks(cuda, gpu_library, local_rank)
 
 
-def _places_on_gpu(index: ModuleIndex, evaluator: Evaluator) -> bool:
+def _places_on_gpu(index: ModuleIndex, evaluator: Evaluator, marks: _TreeMarks) -> bool:
     """Whether the module places a model on a GPU by other means than naming CUDA:
     ``device_map=``, a GPU index (``device=0``, ``.to(0)``), accelerate's ``Accelerator``/
     ``dispatch_model``, or the local rank of a distributed launch (``args.local_rank``,
@@ -327,20 +342,14 @@ def _places_on_gpu(index: ModuleIndex, evaluator: Evaluator) -> bool:
                 v.kind == CONST and type(v.value) is int for v in evaluator.values(expr, site.scope)
             ):
                 return True
-    for node in _walk(index.module):
-        if isinstance(node, cst.Attribute) and node.attr.value == "local_rank":
-            return True  # `args.local_rank`, `training_args.local_rank`
-        if isinstance(node, cst.Subscript) and literal_key(node) == "LOCAL_RANK":
-            if (index.qualify(node.value) or dotted(node.value)) == "os.environ":
-                return True
-    return False
+    return marks.local_rank
 
 
-def other_device(index, evaluator: Optional[Evaluator] = None, trains: bool = True) -> Optional[str]:
+def other_device(index, evaluator: Optional[Evaluator] = None, trains: bool = True, marks: Optional[_TreeMarks] = None) -> Optional[str]:
     """The non-CUDA device a module is written for (``xla``, ``hpu``, ``xpu``, ``npu``,
     ``mps``): it imports that backend in its own body, or passes the device to torch
     (``torch.device("xla")``, ``.to("mps")``, ``device="hpu"``, ``xm.xla_device()``), and its
-    code uses no CUDA (:func:`_uses_cuda`). A module that has both picks at run time: None.
+    code uses no CUDA (:func:`_tree_marks`). A module that has both picks at run time: None.
     ``"cpu"`` for a module that does not train (``trains``), passes ``"cpu"`` as its device
     (``torch.device("cpu")``, ``device="cpu"``, ``.to(device)`` of a variable that holds it: a
     literal ``.to("cpu")`` moves a result back) and places nothing on a GPU
@@ -375,11 +384,12 @@ def other_device(index, evaluator: Optional[Evaluator] = None, trains: bool = Tr
                 break
     if device is None and not (cpu and not trains):
         return None
-    if _uses_cuda(index):
+    marks = marks or _tree_marks(index)
+    if marks.uses_cuda:
         return None
     if device is not None:
         return device
-    return None if _places_on_gpu(index, evaluator) else "cpu"
+    return None if _places_on_gpu(index, evaluator, marks) else "cpu"
 
 
 # Test decorators that skip unless the GPU has what bf16/FlashAttention need (transformers'
@@ -494,11 +504,11 @@ def _saves(site: CallSite) -> bool:
     return q in SAVE_CALLS or q.rsplit(".", 1)[-1] in SAVE_CALLS or site.method in ("save_pretrained", "push_to_hub")
 
 
-def keeps_to_cpu(index: ModuleIndex, evaluator: Evaluator, trains: bool) -> bool:
+def keeps_to_cpu(index: ModuleIndex, evaluator: Evaluator, trains: bool, marks: Optional[_TreeMarks] = None) -> bool:
     """Whether nothing the module does leaves the CPU: it does not train, names no device at
     all (no ``device=``, ``.to(device)``, ``torch.device(...)``, ``device_map=``; a
     ``.to(torch.bfloat16)`` is a cast), places nothing on a GPU by other means
-    (:func:`_places_on_gpu`), uses no CUDA (:func:`_uses_cuda`), builds no
+    (:func:`_places_on_gpu`), uses no CUDA (:func:`_tree_marks`), builds no
     ``transformers.pipeline`` (which picks an accelerator itself), loads nothing quantized and
     imports no library that runs on the GPU (vLLM, DeepSpeed, bitsandbytes, ...).
 
@@ -506,11 +516,9 @@ def keeps_to_cpu(index: ModuleIndex, evaluator: Evaluator, trains: bool) -> bool
     torch_dtype=torch.bfloat16)``, then ``save_pretrained``: :func:`_saves`) runs where torch's
     default device is, the CPU, and bf16 works there on every machine. Whether the modules it
     imports leave the CPU is the rule's question (their own ``keeps_to_cpu``)."""
-    if trains or _uses_cuda(index):
+    marks = marks or _tree_marks(index)
+    if trains or marks.uses_cuda or marks.gpu_library:
         return False
-    for node in _walk(index.module):
-        if isinstance(node, (cst.Import, cst.ImportFrom)) and any(_under(m, GPU_LIBRARIES) for m in _imported_modules(node)):
-            return False
     for site in index.calls:
         q = site.qualname or ""
         if q in XLA_DEVICE_CALLS or q.startswith("torch_xla.") or q == "transformers.pipeline" or q.endswith(".pipelines.pipeline"):
@@ -524,7 +532,7 @@ def keeps_to_cpu(index: ModuleIndex, evaluator: Evaluator, trains: bool) -> bool
             if names and all(n == "cpu" for n in names):
                 continue  # `.to("cpu")`, `device="cpu"`
             return False
-    return not _places_on_gpu(index, evaluator)
+    return not _places_on_gpu(index, evaluator, marks)
 
 
 def _is_dtype(evaluator: Evaluator, expr, scope) -> bool:
@@ -591,6 +599,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         arg = Arg(evaluator.values(assign.value, assign.scope), index.span(assign.target.attr), value, index.text(assign.value), "attribute")
         attention.append(AttentionSite(span, index.text(assign.target), "attn_implementation", arg, False, (), False))
     prose, _ = hardware.split_source(index.source)
+    marks = _tree_marks(index)
     options = []
     for found in index.arg_options.values():
         for option in found:
@@ -599,8 +608,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     return CapabilityFacts(
         stated_capability=hardware.stated_capability(prose),
         fp8_compute=fp8,
-        device=other_device(index, evaluator, trains),
-        keeps_to_cpu=keeps_to_cpu(index, evaluator, trains),
+        device=other_device(index, evaluator, trains, marks),
+        keeps_to_cpu=keeps_to_cpu(index, evaluator, trains, marks),
         saves_model=any(_saves(site) for site in index.calls),
         bnb=tuple(bnb),
         attention=tuple(attention),

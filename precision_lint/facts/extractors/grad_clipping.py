@@ -62,7 +62,7 @@ def _own_line(index: ModuleIndex, site: CallSite) -> Optional[Tuple[int, int, st
     first, last = index.order(stmt)
     if not first <= index.order(site.node)[0] < last:
         return None  # `if x: clip(...)`: the call is not in this statement
-    span = index.span(stmt)
+    span = index.statement_span(stmt)
     source = index.source
     line_start = source.rfind("\n", 0, span.start) + 1
     indent = source[line_start : span.start]

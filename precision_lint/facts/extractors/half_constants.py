@@ -16,6 +16,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from ...diagnostics import Span
+from ...semantic.autocast import autocast_half
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, keyword, misfits_half, names_read, nodes_of, number, positional
 from ...semantic.names import dotted
@@ -43,6 +44,7 @@ class HalfConstant:
     klass: Optional[str]  # the enclosing class (model code)
     scope: str
     cast: bool = False  # the other operand is cast to some dtype (`mask.to(dtype)`), for additive masks
+    autocast_op: str = ""  # why the tensor is certainly a float16 result of fp16 autocast, or ""
 
 
 def _simple(index: ModuleIndex, expr: Optional[cst.BaseExpression]) -> str:
@@ -221,11 +223,14 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             evidence.append("autocast")
         if _half_tensor(index, evaluator, tensor, site.scope):
             evidence.append("half-tensor")
+        produced = "" if evidence else autocast_half(index, evaluator).produced(tensor, site.scope) or ""
         out.append(
             HalfConstant(kind, value, index.span(expr), index.text(expr), _simple(index, tensor), tuple(evidence),
-                         site.klass, site.scope.code_scope().qualname)
+                         site.klass, site.scope.code_scope().qualname, autocast_op=produced)
         )
-    for misfit in index.half_misfits:
+    # a named eps (`epsilon = 1e-8` ... `hi - lo + epsilon`) as well as a literal one
+    named = [m for m in index.named_half_misfits() if abs(m.value) <= FP16_MAX]
+    for misfit in (*index.half_misfits, *named):
         big = abs(misfit.value) > FP16_MAX
         if misfit.kind == "subscript":
             kind = "subscript"
@@ -246,12 +251,16 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             evidence.append("autocast")
         if _half_tensor(index, evaluator, misfit.other, misfit.scope):
             evidence.append("half-tensor")
+        produced = ""
+        if not evidence and kind in ("eps", "subscript"):
+            produced = autocast_half(index, evaluator).produced(misfit.other, misfit.scope) or ""
         out.append(
             HalfConstant(
                 kind, misfit.value, index.span(misfit.literal), index.text(misfit.literal),
                 _simple(index, misfit.other) if kind == "subscript" else "", tuple(evidence),
                 misfit.klass, misfit.scope.code_scope().qualname,
                 cast=kind == "additive" and _cast(index, misfit.other, misfit.scope),
+                autocast_op=produced,
             )
         )
     out.sort(key=lambda c: c.span.start)

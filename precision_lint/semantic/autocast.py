@@ -1,0 +1,217 @@
+"""Which tensors an fp16 autocast certainly computes in float16.
+
+``torch.autocast("cuda")`` (float16 by default) runs the matrix products of its "lower
+precision" list in float16 and returns float16, whatever the inputs' dtype: ``q @ k.T``,
+``torch.einsum(...)``, ``torch.bmm``, ``F.linear``. What is computed from such a result with
+ops autocast leaves alone keeps float16: ``scores.max(-1).values``, ``a - b`` of two of them,
+``x * 0.5``, indexing, ``transpose``. A float16 result then meets constants that float16
+cannot hold: ``(hi - lo + 1e-8)`` adds 0, and ``masked_fill(mask, -1e9)`` raises.
+
+This module answers, for one expression, whether it is such a tensor and why (the product and
+the autocast region it runs in), or None. The answer is certain or absent: an op of autocast's
+"float32" list (``sum``, ``norm``, ``softmax``, ``log``, ``exp``, ``pow``, the losses) makes
+its result float32; a binary operation with an operand of unknown dtype may promote to float32;
+a scalar divided by a tensor (``__rtruediv__``) is on the float32 list; a parameter, a model's
+output or a library call is of unknown dtype. Each of these ends the walk with None.
+
+A function's code runs under autocast where it is written inside an enabled fp16 ``with
+torch.autocast(...)`` region, or where this module calls it from inside one: ``step(x)``,
+``self.score(q, d)``, and a module's ``forward`` through an instance of its class built here
+(``loss_fn = Distillation(model)`` ... ``loss_fn(q, d)`` under autocast). The op lists are data
+(``knowledge/torch.toml``, ``[autocast]``).
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+
+from ..knowledge import autocast_ops
+from .evaluate import Evaluator
+from .index import ModuleIndex, Scope, positional
+from .names import dotted
+from .tensors import enclosing_class, half_tensors
+from .values import CONST
+
+_DEPTH = 8  # bindings and ops followed back from the expression
+_CALLERS = 3  # callers followed up from a function to an autocast region
+
+
+def autocast_half(index: ModuleIndex, evaluator: Evaluator) -> "AutocastHalf":
+    """The module's analysis, built once per module (its answers are worked out on demand)."""
+    memo = evaluator.analyses
+    if "autocast_half" not in memo:
+        memo["autocast_half"] = AutocastHalf(index, evaluator)
+    return memo["autocast_half"]
+
+
+class AutocastHalf:
+    def __init__(self, index: ModuleIndex, evaluator: Evaluator) -> None:
+        self.ix = index
+        self.ev = evaluator
+        self.tensors = half_tensors(index, evaluator)
+        ops = autocast_ops()
+        self._functions = ops["float16_functions"]
+        self._methods = ops["float16_methods"]
+        self._keeping = ops["dtype_keeping_methods"]
+        self._torch_keeping = frozenset(f"torch.{m}" for m in self._keeping)
+        self._under: Dict[str, Optional[str]] = {}  # function qualname → why it runs under autocast
+
+    # --- public -------------------------------------------------------------------
+    def produced(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Optional[str]:
+        """Why ``expr`` is certainly a float16 result of autocast ("`torch.einsum(...)` (line
+        12) runs in float16 under fp16 autocast (line 30)"), or None."""
+        return self._half(expr, scope, 0) if expr is not None else None
+
+    # --- the walk back from the expression ----------------------------------------
+    def _half(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> Optional[str]:
+        if depth > _DEPTH:
+            return None
+        if isinstance(expr, cst.Name):
+            owner, reached = self.ix.bindings_of(expr, scope)
+            if owner is None or not reached or (owner.kind == "function" and expr.value in owner.params):
+                return None
+            found = None
+            for binding in reached:
+                if binding.value is None or binding.unpack_index is not None:
+                    return None
+                found = self._half(binding.value, owner, depth + 1)
+                if found is None:
+                    return None  # one binding of unknown dtype reaches the use
+            return found
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in ("values", "T", "mT"):
+                return self._half(expr.value, scope, depth + 1)  # `x.max(-1).values`, `x.T`
+            return None
+        if isinstance(expr, cst.Subscript):
+            return self._half(expr.value, scope, depth + 1)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+            return self._half(expr.expression, scope, depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._binary(expr, scope, depth)
+        if isinstance(expr, cst.Call):
+            return self._call(expr, scope, depth)
+        return None
+
+    def _binary(self, expr: cst.BinaryOperation, scope: Scope, depth: int) -> Optional[str]:
+        op = expr.operator
+        if isinstance(op, cst.MatrixMultiply):
+            site = self.ix.matmuls.get(id(expr))
+            if site is None:
+                return None
+            region = self._region(site.contexts, site.context_items, site.scope)
+            return f"`{self._short(expr)}` (line {self._line(expr)}) {region}" if region else None
+        if not isinstance(op, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):
+            return None  # `**` is on autocast's float32 list; `//`, `%` are not float math here
+        left = self._half(expr.left, scope, depth + 1)
+        if isinstance(op, cst.Divide) and left is None:
+            return None  # `1 / x` (__rtruediv__) runs in float32 under autocast
+        right = self._half(expr.right, scope, depth + 1)
+        if left is not None and (right is not None or self._number(expr.right, scope)):
+            return left
+        if right is not None and self._number(expr.left, scope):
+            return right
+        return None
+
+    def _call(self, expr: cst.Call, scope: Scope, depth: int) -> Optional[str]:
+        site = self.ix.call_of(expr)
+        if site is None:
+            return None
+        qual = site.qualname or ""
+        if qual in self._functions or (site.method in self._methods and not qual):
+            region = self._region(site.contexts, site.context_items, site.scope)
+            return f"`{self._short(expr.func)}(...)` (line {self._line(expr)}) {region}" if region else None
+        if site.method in self._keeping and not qual and site.receiver is not None:
+            return self._half(site.receiver, scope, depth + 1)  # `scores.max(-1, keepdim=True)`
+        if qual in self._torch_keeping:
+            args = positional(expr)
+            return self._half(args[0].value, scope, depth + 1) if args else None  # `torch.abs(x)`
+        return None
+
+    def _number(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """A Python number: it keeps a float16 tensor float16 (``x * 0.5``, ``x - 1``)."""
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(expr, cst.Name):
+            values = self.ev.values(expr, scope)
+            return bool(values) and all(
+                v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool) for v in values
+            )
+        return False
+
+    # --- where autocast is on -----------------------------------------------------
+    def _region(self, contexts, items, scope: Scope) -> Optional[str]:
+        """How code in ``scope`` under the ``with`` items ``items`` runs under an enabled fp16
+        autocast ("runs in float16 under fp16 autocast (line N)"), or None."""
+        if self.tensors.autocast_enabled_at(contexts, items, scope) == "float16":
+            item = next(i for q, i in zip(reversed(contexts), reversed(items)) if "autocast" in q)
+            return f"runs in float16 under fp16 autocast (line {self._line(item)})"
+        function = scope.code_scope()
+        return self._called_under(function, 0) if function.kind == "function" else None
+
+    def _called_under(self, function: Scope, depth: int) -> Optional[str]:
+        """Why ``function`` runs under an enabled fp16 autocast: a call of it in this module
+        inside such a region (or inside a function that runs under one), else None."""
+        key = function.qualname
+        if key in self._under:
+            return self._under[key]
+        if depth > _CALLERS:
+            return None
+        self._under[key] = None  # a recursive call asks again: no answer through itself
+        found = None
+        for site in self.ix.calls:
+            if not self._calls(site, function):
+                continue
+            if self.tensors.autocast_enabled(site) == "float16":
+                item = next(i for q, i in zip(reversed(site.contexts), reversed(site.context_items)) if "autocast" in q)
+                found = f"runs in float16 under fp16 autocast (the call on line {self._line(site.node)}, autocast on line {self._line(item)})"
+                break
+            caller = site.scope.code_scope()
+            if caller.kind == "function" and caller is not function:
+                found = self._called_under(caller, depth + 1)
+                if found is not None:
+                    break
+        self._under[key] = found
+        return found
+
+    def _calls(self, site, function: Scope) -> bool:
+        """Whether the call ``site`` runs ``function``: by name, as ``self.method(...)``, or as
+        the ``forward`` of an instance of its class built in this module."""
+        if self.tensors.local_function(site.node.func, site.scope) is function:
+            return True
+        if function.qualname.rsplit(".", 1)[-1] != "forward":
+            return False
+        klass = function.parent
+        if klass is None or klass.kind != "class":
+            return False
+        func = site.node.func
+        if isinstance(func, cst.Name):
+            _, reached = self.ix.bindings_of(func, site.scope)
+            values = [b.value for b in reached]
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            owner = enclosing_class(site.scope)
+            info = self.ix.classes.get(owner.qualname) if owner is not None else None
+            values = [a.value for a, _ in info.self_attr_values.get(func.attr.value, [])] if info is not None else []
+        else:
+            return False
+        return any(
+            isinstance(v, cst.Call) and dotted(v.func) and self._builds(v, klass) for v in values
+        )
+
+    def _builds(self, call: cst.Call, klass: Scope) -> bool:
+        func = call.func
+        if not isinstance(func, cst.Name) or func.value != klass.qualname.rsplit(".", 1)[-1]:
+            return False
+        site = self.ix.call_of(call)
+        owner = site.scope.lookup_scope(func.value) if site is not None else None
+        return owner is not None and not owner.is_import(func.value) and owner is klass.parent
+
+    # --- text ---------------------------------------------------------------------
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.ix.span(node).line
+
+    def _short(self, node: cst.CSTNode) -> str:
+        text = self.ix.text(node)
+        return text if len(text) <= 40 else text[:37] + "..."

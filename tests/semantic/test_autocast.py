@@ -1,0 +1,87 @@
+"""The autocast domain (``semantic/autocast.py``): which tensors fp16 autocast certainly computes
+in float16, and the named constants float16 cannot hold (``ModuleIndex.named_half_misfits``)."""
+import textwrap
+
+from precision_lint.semantic.autocast import autocast_half
+from precision_lint.semantic.evaluate import Evaluator
+from precision_lint.semantic.index import build_index
+
+
+def _answers(program: str):
+    """``produced`` for the value returned by each function of ``program``, by name."""
+    index = build_index(textwrap.dedent(program), "m")
+    domain = autocast_half(index, Evaluator(index))
+    out = {}
+    for qualname, function in index.functions.items():
+        for value, _ in function.returns:
+            out[qualname.rsplit(".", 1)[-1]] = domain.produced(value, function)
+    return out
+
+
+PROGRAM = """
+import torch
+
+def product(q, k):
+    with torch.autocast("cuda"):
+        s = q @ k
+        return s.max(-1).values - s.min(-1).values
+
+def summed(q, k):
+    with torch.autocast("cuda"):
+        s = torch.matmul(q, k)
+        return s.sum(-1)
+
+def promoted(q, k, w):
+    with torch.autocast("cuda"):
+        s = torch.bmm(q, k)
+        return s * w
+
+def scaled(q, k):
+    with torch.autocast("cuda"):
+        s = torch.bmm(q, k)
+        return s[0] * 0.5
+
+def reciprocal(q, k):
+    with torch.autocast("cuda"):
+        return 1 / torch.mm(q, k)
+
+def outside(q, k):
+    return q @ k
+
+def inner(q, k):
+    return torch.einsum("ij,jk->ik", q, k)
+
+def caller(q, k):
+    with torch.cuda.amp.autocast():
+        return inner(q, k)
+"""
+
+
+def test_products_and_what_keeps_their_dtype():
+    answers = _answers(PROGRAM)
+    assert answers["product"].startswith("`q @ k` (line 6) runs in float16 under fp16 autocast (line 5)")
+    assert answers["scaled"].startswith("`torch.bmm(...)`")
+    assert answers["inner"].startswith("`torch.einsum(...)` (line 32) runs in float16 under fp16 autocast (the call on line 36")
+
+
+def test_float32_ops_unknown_operands_and_code_outside_autocast_are_no_answer():
+    answers = _answers(PROGRAM)
+    for name in ("summed", "promoted", "reciprocal", "outside", "caller"):
+        assert answers[name] is None, name
+
+
+def test_named_constants_that_float16_cannot_hold():
+    index = build_index(textwrap.dedent("""
+        EPS = 1e-8
+        SMALL = 1e-4
+
+        def f(x, flag):
+            eps = 1e-10 if flag else 1e-3
+            a = x + EPS
+            b = x + SMALL
+            c = x - eps
+            EPS2 = 1e-9
+            return a, b, c, x + EPS2
+    """), "m")
+    found = sorted((m.literal.value, m.value) for m in index.named_half_misfits())
+    assert found == [("EPS", 1e-8), ("EPS2", 1e-9)]
