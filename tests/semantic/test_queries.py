@@ -239,3 +239,23 @@ def test_a_node_outside_the_tree_has_no_position():
     ix = _index("x = 1\n")
     assert queries.position(ix, cst.Name("x")) is None
     assert queries.position(ix, ix.module.body[0]) is not None
+
+
+def test_no_module_outside_semantic_looks_a_name_up_by_hand():
+    """Issue #23: extractors, the project join and the rules ask ``semantic.queries``; the
+    binder's own look-ups (and its node numbering) stay inside ``semantic/``."""
+    import ast
+    import pathlib
+
+    import precision_lint
+
+    by_hand = {"bindings_of", "bindings_at", "bindings_anywhere", "resolve_name", "order_of", "lookup_scope"}
+    root = pathlib.Path(precision_lint.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).parts[0] == "semantic":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in by_hand:
+                found.append(f"{path.relative_to(root)}:{node.lineno}: .{node.attr}")
+    assert found == []
