@@ -20,19 +20,20 @@ later, or an importer, sees it).
 """
 from __future__ import annotations
 
-from typing import List, NamedTuple, Optional
+from typing import TYPE_CHECKING, List, NamedTuple, Optional
 
-import libcst as cst
+if TYPE_CHECKING:  # imported by extract.py, which must not load LibCST for a file it skips
+    import libcst as cst
 
-from .index import Assignment, ModuleIndex, Scope, element
+    from .index import Assignment, ModuleIndex, Scope
 
 
 class Reach(NamedTuple):
     """The scope that binds a use's name (None: a builtin, or a name never bound) and the
     bindings of it that reach the use, latest first."""
 
-    owner: Optional[Scope]
-    bindings: List[Assignment]
+    owner: Optional["Scope"]
+    bindings: List["Assignment"]
 
 
 def position(index: ModuleIndex, node: cst.CSTNode) -> Optional[int]:
@@ -67,6 +68,8 @@ def reaching_values(index: ModuleIndex, use: cst.Name, scope: Scope, unpack: boo
     (a loop target, ``+=``, a parameter's caller) are left out. ``unpack``: for ``a, b = x``
     the element the name takes (the binding is left out where the element is not written);
     otherwise the whole value."""
+    from .index import element
+
     out = []
     for binding in index.bindings_of(use, scope)[1]:
         value = binding.value

@@ -89,25 +89,25 @@ def test_a_name_bound_only_inside_a_branch_is_all_the_use_can_see():
 def test_a_shadowed_import_resolves_to_the_binding_that_reaches_the_use():
     ix = _index(
         """
-        from torch.cuda.amp import autocast
-        with autocast():
-            pass
-        autocast = my_autocast
-        with autocast():
-            pass
-        def step():
-            with autocast():
-                pass
+        from transformers import Trainer
+        first = Trainer()
+        Trainer = MyTrainer
+        second = Trainer()
+        def build():
+            return Trainer()
         """
     )
-    first, second, in_function = (site for site in ix.calls if ix.text(site.node.func) == "autocast")
+    first, second, in_function = (site for site in ix.calls if ix.text(site.node.func) == "Trainer")
     at = queries.position(ix, first.node)
-    assert queries.qualified_name(ix, "autocast", ix.root, at) == "torch.cuda.amp.autocast"
-    # the alias is a module-level name of no import: not the import any more
-    assert queries.qualified_name(ix, "autocast", ix.root, queries.position(ix, second.node)) is None
+    assert queries.qualified_name(ix, "Trainer", ix.root, at) == "transformers.Trainer"
+    # rebound to a name no scope binds: not the import any more
+    assert queries.qualified_name(ix, "Trainer", ix.root, queries.position(ix, second.node)) is None
     # a function runs after the module: it sees the rebinding
-    assert queries.qualified_name(ix, "autocast", in_function.scope, queries.position(ix, in_function.node)) is None
-    assert first.qualname == "torch.cuda.amp.autocast" and second.qualname is None
+    assert queries.qualified_name(ix, "Trainer", in_function.scope, queries.position(ix, in_function.node)) is None
+    assert first.qualname == "transformers.Trainer" and second.qualname is None
+    # an alias of an import resolves through it
+    alias = _index("import transformers\nT = transformers.Trainer\nT()\n")
+    assert queries.qualified_name(alias, "T", alias.root) == "transformers.Trainer"
 
 
 def test_an_import_shadowed_by_a_parameter_is_no_import():
