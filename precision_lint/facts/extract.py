@@ -20,6 +20,7 @@ from . import extractors as _extractors_pkg
 from ..semantic import syntax
 from ..semantic.main_block import main_block_lines
 from ..semantic.programs import top_level_acts
+from ..semantic.queries import qualified_name
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from ..semantic.values import CAPABILITY, COND, awaits_join
 
@@ -290,7 +291,7 @@ def _exports(index: ModuleIndex):
         if any(isinstance(b.statement, (cst.FunctionDef, cst.ClassDef)) for b in bindings):
             definitions.add(name)
             continue
-        target = index.resolve_name(name, index.root, None, 0)
+        target = qualified_name(index, name, index.root)  # as an importer sees it: at the module's end
         if target is not None and target != f"{own}{name}":
             exports.append((name, target))
     return tuple(sorted(exports)), frozenset(definitions)

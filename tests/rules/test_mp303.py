@@ -272,6 +272,25 @@ def test_a_test_that_only_mentions_versions_is_no_version_gate(setup, test):
     assert d.span.line == GATED.format(setup=setup, test=test).lstrip("\n").count("\n")
 
 
+def test_the_builtin_hasattr_is_seen_until_the_module_binds_its_own():
+    # the module's code runs top to bottom: the test above the `def hasattr` calls the builtin
+    # (reaching definitions at the use; a look-up of "is the name bound anywhere" called it the
+    # module's function and reported the compatibility branch)
+    src = GATED.format(setup="", test="not hasattr(torch.amp, 'GradScaler')") + "def hasattr(obj, name):\n    return True\n"
+    assert lint(src, CODE) == []
+    # inside a function, called once the module has run, the module's own `hasattr` is seen
+    inside = (
+        "import torch\n"
+        "def make():\n"
+        "    if not hasattr(torch.amp, 'GradScaler'):\n"
+        "        return torch.cuda.amp.GradScaler()\n"
+        "def hasattr(obj, name):\n"
+        "    return True\n"
+    )
+    (d,) = lint(inside, CODE)
+    assert d.span.line == 4
+
+
 def test_a_torch_version_helper_of_another_module(tmp_path):
     from conftest import write_tree
     from precision_lint.engine import Engine

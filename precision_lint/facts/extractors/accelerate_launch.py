@@ -24,6 +24,7 @@ import libcst as cst
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex, positional
+from ...semantic.queries import sole_binding
 from ...semantic.values import CONST
 
 SECTION = "accelerate_launches"
@@ -58,9 +59,9 @@ def _word(evaluator: Evaluator, expr: cst.BaseExpression, scope) -> Optional[str
 def _command(index: ModuleIndex, evaluator: Evaluator, expr: cst.BaseExpression, scope):
     """The command's words with the span of each (None when a word is not known), or None."""
     if isinstance(expr, cst.Name):  # `cmd = [...]` once, then `subprocess.run(cmd)`
-        _, bindings = index.bindings_of(expr, scope)
-        if len(bindings) == 1 and isinstance(bindings[0].value, (cst.List, cst.Tuple)) and not bindings[0].guards:
-            expr = bindings[0].value
+        binding = sole_binding(index, expr, scope)
+        if binding is not None and isinstance(binding.value, (cst.List, cst.Tuple)) and not binding.guards:
+            expr = binding.value
     if isinstance(expr, (cst.List, cst.Tuple)):
         words: List[Tuple[Optional[str], Optional[Span]]] = []
         for element in expr.elements:

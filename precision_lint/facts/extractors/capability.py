@@ -37,6 +37,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator, is_capability_callee
 from ...semantic.index import CallSite, ModuleIndex, build_index, children, keyword, literal_key, positional
 from ...semantic.names import dotted
+from ...semantic.queries import reaching_at
 from ...workspace import hardware
 from ...semantic.values import CONST, DTYPE, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args
@@ -468,7 +469,7 @@ def decorator_guarded(evaluator: Evaluator, scope) -> bool:
                 found = any(_skip_test(evaluator, d.decorator, outer) for d in node.decorators)
             elif here.parent is None:
                 # pytest reads the module's `pytestmark` once the module has run
-                _, marks = evaluator.ix.bindings_at("pytestmark", here, None)
+                marks = reaching_at(evaluator.ix, "pytestmark", here, None).bindings
                 found = any(
                     a.value is not None and any(_skip_test(evaluator, e, here) for e in _marks(a.value)) for a in marks
                 )

@@ -19,6 +19,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex, Scope, names_read, nodes_of, positional
 from ...semantic.names import dotted
+from ...semantic.queries import is_builtin, position, qualified_name, reaching
 from ...semantic.version_tests import HelperCall, VersionTests, version_tests_of
 
 SECTION = "cuda_amp"
@@ -116,9 +117,9 @@ def _asks_torch(index: ModuleIndex, tests: VersionTests, expr: cst.BaseExpressio
     for name in names_read(expr):
         if tests.library_version(name, scope) == "torch":  # `from torch import __version__`
             return True
-        for binding in index.bindings_of(name, scope)[1]:
+        for binding in reaching(index, name, scope).bindings:
             value = binding.value
-            if value is None or id(value) in seen or id(value) not in index.order_of:
+            if value is None or id(value) in seen or position(index, value) is None:
                 continue
             seen.add(id(value))
             if _asks_torch(index, tests, value, index.scope_of(value), seen, depth + 1):
@@ -130,7 +131,7 @@ def _has_torch(index: ModuleIndex, call: cst.Call, scope: Scope) -> bool:
     """``hasattr(torch, "amp")``, ``hasattr(torch.amp, "GradScaler")``: a test of what the
     installed torch has (the builtin ``hasattr``, not a function of the project so named)."""
     func = call.func
-    if not isinstance(func, cst.Name) or func.value != "hasattr" or index.bindings_of(func, scope)[0] is not None:
+    if not isinstance(func, cst.Name) or func.value != "hasattr" or not is_builtin(index, func, scope):
         return False
     args = positional(call)
     owner = index.qualify(args[0].value, scope) if args else None
@@ -140,7 +141,7 @@ def _has_torch(index: ModuleIndex, call: cst.Call, scope: Scope) -> bool:
 def _head_binding(index: ModuleIndex, expr: cst.BaseExpression, scope) -> Tuple[str, str]:
     text = dotted(expr) or ""
     head = text.partition(".")[0]
-    bound = index.resolve_name(head, scope, index.order_of.get(id(expr), (None,))[0], 0) or ""
+    bound = qualified_name(index, head, scope, position(index, expr)) or ""
     return head, bound
 
 

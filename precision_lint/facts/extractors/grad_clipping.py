@@ -18,6 +18,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import CallSite, ModuleIndex, positional
 from ...semantic.names import dotted
+from ...semantic.queries import position, reaching_at, sole_binding
 from .precision import GRAD_SCALERS
 
 SECTION = "clipping"
@@ -77,9 +78,9 @@ def _scale_receiver(index: ModuleIndex, site: CallSite) -> Optional[str]:
     """``scaler`` for ``scaler.scale(loss).backward()`` (or ``s = scaler.scale(loss); s.backward()``)."""
     receiver = site.receiver
     if isinstance(receiver, cst.Name):
-        _, bindings = index.bindings_of(receiver, site.scope)
-        if len(bindings) == 1 and isinstance(bindings[0].value, cst.Call):
-            receiver = bindings[0].value
+        binding = sole_binding(index, receiver, site.scope)
+        if binding is not None and isinstance(binding.value, cst.Call):
+            receiver = binding.value
     if not isinstance(receiver, cst.Call):
         return None
     made = index.call_of(receiver)
@@ -93,7 +94,7 @@ def _is_grad_scaler(index: ModuleIndex, text: str, site: CallSite) -> bool:
     if head == "self" and rest and site.klass in index.classes:
         values = [a.value for a, _ in index.classes[site.klass].self_attr_values.get(rest, [])]
     elif not rest:
-        values = [b.value for b in index.bindings_at(head, site.scope, index.order(site.node)[0])[1]]
+        values = [b.value for b in reaching_at(index, head, site.scope, position(index, site.node)).bindings]
     else:
         return False
     for value in values:

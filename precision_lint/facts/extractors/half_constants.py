@@ -20,6 +20,7 @@ from ...semantic.autocast import autocast_half
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, keyword, misfits_half, names_read, nodes_of, number, positional
 from ...semantic.names import dotted
+from ...semantic.queries import reaching
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.values import CONST, dtypes
 
@@ -109,7 +110,7 @@ def _made_wide(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.Base
 
 def _bindings(index: ModuleIndex, scope, name: cst.Name):
     """The bindings that reach the use ``name``."""
-    return index.bindings_of(name, scope)[1]
+    return reaching(index, name, scope).bindings
 
 
 def _half_tensor(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.BaseExpression], scope, depth: int = 0) -> bool:

@@ -28,6 +28,7 @@ import libcst as cst
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex, Scope, element, keyword, positional
+from ...semantic.queries import reaching
 from ...semantic.tensors import LOG_SOFTMAX, SOFTMAX, HalfTensors, enclosing_class, half_tensors
 from ...semantic.values import Possible
 
@@ -111,7 +112,7 @@ class _Shapes:
         a softmax: its logits are the helper's, which its callers' arguments fill)."""
         values = [(expr, scope)]
         if isinstance(expr, cst.Name):
-            owner, found = self.ix.bindings_of(expr, scope)
+            owner, found = reaching(self.ix, expr, scope)
             if owner is not None and expr.value not in owner.params:
                 # `p_s, p_t = log_softmax(s / T, -1), softmax(t / T, -1)`: the element it takes
                 bound = [
@@ -317,7 +318,7 @@ def _criterion(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, wante
         site = index.call_of(expr)
         return bool(site and site.qualname in wanted)
     if isinstance(expr, cst.Name):
-        owner, reached = index.bindings_of(expr, scope)
+        owner, reached = reaching(index, expr, scope)
         if owner is None:
             return False
         return any(a.value is not None and _criterion(index, a.value, owner, wanted, depth + 1) for a in reached)

@@ -26,6 +26,7 @@ from ...semantic.callees import assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
 from ...semantic.names import dotted
+from ...semantic.queries import reaching
 from ...semantic.values import SYMBOL, SYMBOLIC
 from ...semantic.version_tests import version_tests_of
 from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, tolerates
@@ -167,7 +168,7 @@ def _config_target(index: ModuleIndex, call: cst.Call, scope) -> Optional[Config
     value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "args"), None)
     same_scope = True
     if isinstance(value, cst.Name):
-        owner, bindings = index.bindings_of(value, scope)
+        owner, bindings = reaching(index, value, scope)
         if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call):
             return None
         same_scope = owner is scope

@@ -21,6 +21,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex, keyword, nodes_of, positional
 from ...semantic.names import dotted
+from ...semantic.queries import reaching_values
 from ...semantic.values import CONST
 from .precision import _insertion, keyword_text
 
@@ -71,7 +72,7 @@ def _owners(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope) -> Tu
         return ()
     trees = [expr]
     if isinstance(expr, cst.Name):
-        trees.extend(b.value for b in index.bindings_of(expr, scope)[1] if b.value is not None)
+        trees.extend(reaching_values(index, expr, scope))
     found: List[str] = []
     for tree in trees:
         for node in nodes_of(tree):
@@ -122,7 +123,7 @@ def _master_weight_optimizers(index: ModuleIndex, evaluator: Evaluator) -> set:
             if isinstance(item, cst.Call):
                 found.add(id(item))
             elif isinstance(item, cst.Name):
-                found.update(id(b.value) for b in index.bindings_of(item, site.scope)[1] if b.value is not None)
+                found.update(id(value) for value in reaching_values(index, item, site.scope))
     return found
 
 

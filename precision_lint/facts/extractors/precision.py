@@ -21,6 +21,7 @@ from ...diagnostics import Span
 from ...semantic.callees import project_callee
 from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator, is_training_arguments
 from ...semantic.index import CallSite, ModuleIndex, keyword, positional
+from ...semantic.queries import reaching_at
 from ...semantic.values import CONFIG, CONST, UNKNOWN, Possible, Values, as_switch
 
 SECTION = "precision"
@@ -434,7 +435,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         found = []
         for name in ("fp16", "bf16"):
             # a class body's field: the default is the binding the class body ends with
-            owner, reached = index.bindings_at(name, scope, None)
+            owner, reached = reaching_at(index, name, scope, None)
             for a in reached if owner is scope else ():
                 if a.value is not None:
                     found.append(

@@ -17,6 +17,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex, keyword
 from ...semantic.names import dotted
+from ...semantic.queries import reaching_values
 from ...semantic.values import CONST, Values
 from .precision import is_training_args
 
@@ -74,7 +75,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             # `fp16=args.fp16`, or `use_fp16 = args.fp16` ... `fp16=use_fp16`
             candidates = [source.value]
             if isinstance(source.value, cst.Name):
-                candidates += [b.value for b in index.bindings_of(source.value, site.scope)[1]]
+                candidates += reaching_values(index, source.value, site.scope)
             for value in candidates:
                 if not isinstance(value, cst.Attribute):
                     continue

@@ -25,6 +25,7 @@ from ...semantic.index import CallSite, ModuleIndex, Scope, argument, keyword, p
 from ...semantic.kinds import constructs_module, is_loader, object_kinds
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
+from ...semantic.queries import binding_position, bound_before, is_parameter, only_parameter, position, reaching
 from ...semantic.training_state import (
     TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function,
     peft_config_builds, runs_before, save_time_cast, saved_modules, trained_objects, without_grad,
@@ -182,8 +183,7 @@ def _to_dtype_arg(site: CallSite, evaluator: Evaluator):
 def _is_parameter(expr, scope: Scope) -> bool:
     if not isinstance(expr, cst.Name):
         return False
-    owner = scope.lookup_scope(expr.value)
-    return owner is not None and expr.value in owner.params
+    return is_parameter(expr.value, scope)
 
 
 class _Uses:
@@ -205,7 +205,8 @@ class _Uses:
         if not names:
             return ""
         made = call if fresh else None
-        after = self.ix.order(call)[0] if fresh and call is not None and id(call) in self.ix.order_of else -1
+        after = (position(self.ix, call) if fresh and call is not None else None)
+        after = -1 if after is None else after
         # the last freeze wins, unless `requires_grad_(True)` comes after it (training_state.py);
         # `requires_grad_(flag)` freezes it in the runs where the call's own tests make flag false
         frozen = frozen_at_end(self.ix, names, after, truth)
@@ -603,8 +604,7 @@ def _narrowed_by_guards(evaluator: Evaluator, expr, vals, guards, scope) -> Tupl
     dtype``)."""
     if not isinstance(expr, cst.Name):
         return tuple(vals)
-    owner = scope.lookup_scope(expr.value)
-    if owner is None or expr.value not in owner.params or owner.assignments.get(expr.value):
+    if not only_parameter(expr.value, scope):
         return tuple(vals)
     excluded = set()
     for test, positive in guards:
@@ -725,12 +725,12 @@ def _rebound_at(index: ModuleIndex, receiver: cst.Name, scope: Scope) -> int:
     a value that does not read ``x``): adapters injected into ``x`` before that went into the
     earlier object. -1 where a binding may pass the object on (``x = accelerator.prepare(x)``,
     ``x = x.to(...)``) or none is known."""
-    owner, bound = index.bindings_of(receiver, scope)
+    owner, bound = reaching(index, receiver, scope)
     if owner is None or owner is not scope.code_scope() or not bound:
         return -1
     starts = []
     for b in bound:
-        start = index.order_of.get(id(b.statement), (None,))[0]
+        start = binding_position(index, b)
         if start is None or b.value is None or b.imported is not None or _mentions(b.value, (receiver.value,)):
             return -1
         starts.append(start)
@@ -745,13 +745,6 @@ def _after_injections(index: ModuleIndex, names: Tuple[str, ...], at: int) -> in
         if target is not None and dotted(target) in names:
             at = max(at, index.span(site.node).end)
     return at
-
-
-def _bound_before(index: ModuleIndex, receiver: cst.Name, scope: Scope, at: int) -> bool:
-    """Whether the scope binding ``receiver`` binds it before ``at`` too (to an earlier object)."""
-    owner = scope.lookup_scope(receiver.value)
-    bound = owner.assignments.get(receiver.value, []) if owner is not None else []
-    return any(index.order_of.get(id(b.statement), (at,))[0] < at for b in bound)
 
 
 def _mentions(expr: cst.BaseExpression, names: Tuple[str, ...]) -> bool:
@@ -857,7 +850,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             if target.startswith("self.") and site.klass and target.count(".") == 1:
                 keys.add(("self", site.klass, target[5:]))  # `self.model = load(...)`
         remade = _rebound_at(index, site.receiver, site.scope) if isinstance(site.receiver, cst.Name) else -1
-        if remade >= 0 and _bound_before(index, site.receiver, site.scope, remade):
+        if remade >= 0 and bound_before(index, site.receiver, site.scope, remade):
             # `te_1, te_2 = load_text_encoders(...)` again, after training, for a validation
             # pipeline: this call's result is a new object; the earlier call's, trained, is
             # another one, though both are "what load_text_encoders returns"
@@ -876,8 +869,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             frozen = "cast to another dtype below (in place), before anything trains it"
         if not frozen and "float16" in found and targets and (part := uses.part_upcast_after(evaluator, targets, span.end, scope, site.guards)):
             frozen = f"`{part}` is cast back to float32 below: the part that trains (P-tuning freezes the rest)"
-        made_at = index.order(node)[0] if kind == "dtype-kwarg" and id(node) in index.order_of else -1
-        if made_at < 0:
+        made_at = position(index, node) if kind == "dtype-kwarg" else None
+        if made_at is None:
             made_at = remade  # adapters injected before the object was made went into another one
         injection = adapters_at_end(index, targets, made_at) if targets and not frozen else None
         injected_site = index.call_of(injection) if injection is not None else None

@@ -1,0 +1,155 @@
+"""The questions extractors and rules ask about a name, answered by the binder.
+
+Outside ``semantic/`` nothing looks a name up by hand (``ModuleIndex.bindings_of``,
+``resolve_name``, ``order_of``, a scope's ``assignments``): it asks one of these.
+
+One policy answers "which bindings does this use see" everywhere: **reaching definitions at
+the use, with their guards** (:meth:`ModuleIndex.bindings_at`). Walking back from the use,
+each binding reaches it until one that runs whenever the use runs hides the older ones; a
+binding later in a loop that holds the use reaches it on the next iteration; a use in a
+nested function sees its enclosing scope as it is at the end of that scope's code. Where no
+binding precedes a use (a name read before it is assigned), every binding is returned.
+
+Which scope binds a name is Python's rule (:meth:`Scope.lookup_scope`): a name assigned
+anywhere in a function is local there throughout; class bodies are not visible from their
+methods; ``global x`` sends the look-up to the module.
+
+A use is a ``cst.Name`` of the module's tree, or a name and a position (``at``: a pre-order
+number from :func:`position`; None: the end of the scope's code, where a function called
+later, or an importer, sees it).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List, NamedTuple, Optional
+
+if TYPE_CHECKING:  # imported by extract.py, which must not load LibCST for a file it skips
+    import libcst as cst
+
+    from .index import Assignment, ModuleIndex, Scope
+
+
+class Reach(NamedTuple):
+    """The scope that binds a use's name (None: a builtin, or a name never bound) and the
+    bindings of it that reach the use, latest first."""
+
+    owner: Optional["Scope"]
+    bindings: List["Assignment"]
+
+
+def position(index: ModuleIndex, node: cst.CSTNode) -> Optional[int]:
+    """Where ``node`` is in the module's code: its pre-order number (``a`` is written before
+    ``b`` when ``position(a) < position(b)``), or None for a node that is not part of the
+    module's tree (one a rule built)."""
+    found = index.order_of.get(id(node))
+    return found[0] if found is not None else None
+
+
+def binding_position(index: ModuleIndex, binding: Assignment) -> Optional[int]:
+    """Where the statement that makes ``binding`` starts (see :func:`position`)."""
+    return position(index, binding.statement)
+
+
+def reaching(index: ModuleIndex, use: cst.Name, scope: Scope) -> Reach:
+    """Which bindings reach the use ``use`` (reaching definitions at the use, with their
+    guards; see the module's docstring), and the scope that binds its name. A node outside
+    the module's tree is a use at the end of its scope's code."""
+    return Reach(*index.bindings_of(use, scope))
+
+
+def reaching_at(index: ModuleIndex, name: str, scope: Scope, at: Optional[int]) -> Reach:
+    """:func:`reaching` for a name read at pre-order number ``at`` (None: at the end of the
+    scope's code)."""
+    return Reach(*index.bindings_at(name, scope, at))
+
+
+def reaching_values(index: ModuleIndex, use: cst.Name, scope: Scope, unpack: bool = False) -> List[cst.BaseExpression]:
+    """The values this name may hold at ``use``: the value of each binding that reaches it
+    (reaching definitions at the use), latest first. Bindings whose value is not written
+    (a loop target, ``+=``, a parameter's caller) are left out. ``unpack``: for ``a, b = x``
+    the element the name takes (the binding is left out where the element is not written);
+    otherwise the whole value."""
+    from .index import element
+
+    out = []
+    for binding in index.bindings_of(use, scope)[1]:
+        value = binding.value
+        if unpack and value is not None and binding.unpack_index is not None:
+            value = element(value, binding.unpack_index)
+        if value is not None:
+            out.append(value)
+    return out
+
+
+def sole_binding(index: ModuleIndex, use: cst.Name, scope: Scope) -> Optional[Assignment]:
+    """The one binding that reaches ``use`` (reaching definitions at the use), or None where
+    several may (``if``/``else``, a loop) or none is known."""
+    bindings = index.bindings_of(use, scope)[1]
+    return bindings[0] if len(bindings) == 1 else None
+
+
+def binding_scope(name: str, scope: Scope) -> Optional[Scope]:
+    """The scope whose binding of ``name`` a use in ``scope`` sees (Python's scoping rule), or
+    None where no scope of the module binds it: a builtin, or a name never bound."""
+    return scope.lookup_scope(name)
+
+
+def is_builtin(index: ModuleIndex, use: cst.Name, scope: Scope) -> bool:
+    """Whether ``use`` reads a builtin (``hasattr``, ``getattr``) and not a function, import or
+    variable of the module so named. Python's rule, with reaching definitions at the use: a
+    name assigned anywhere in a function is that function's local throughout (never the
+    builtin); in a module's or class body's own code the builtin is what a use sees until a
+    binding reaches it (``hasattr(...)`` above a later ``def hasattr``; a binding later in a
+    loop around the use reaches it on the next iteration); a function sees the module as it is
+    at its end."""
+    owner = scope.lookup_scope(use.value)
+    if owner is None:
+        return True
+    at = position(index, use)
+    if owner is not scope or owner.kind == "function" or at is None or use.value in owner.params:
+        return False
+    use_loops = {key for key in index.flow_at(at) if key[0] == "loop"}
+    for binding in index.bindings_at(use.value, scope, at)[1]:
+        start = binding_position(index, binding)
+        if start is not None and (start < at or use_loops & index.flow_of(binding)):
+            return False  # a binding written before the use, or carried round a loop to it
+    return True  # only bindings below the use: the reaching set's "every binding" fallback
+
+
+def is_parameter(name: str, scope: Scope) -> bool:
+    """Whether a use of ``name`` in ``scope`` reads a parameter of the function that binds it
+    (it may be rebound too; see :func:`only_parameter`)."""
+    owner = scope.lookup_scope(name)
+    return owner is not None and name in owner.params
+
+
+def only_parameter(name: str, scope: Scope) -> bool:
+    """Whether ``name`` is a parameter of the function a use in ``scope`` sees it in, never
+    rebound there: every use reads what the caller passed."""
+    owner = scope.lookup_scope(name)
+    return owner is not None and name in owner.params and not owner.assignments.get(name)
+
+
+def qualified_name(index: ModuleIndex, name: str, scope: Scope, at: Optional[int] = None) -> Optional[str]:
+    """The fully qualified name ``name`` refers to where it is read (``at``; None: the end of
+    the scope's code, as an importer of the module sees it): through the bindings that reach
+    it (reaching definitions), an import's qualified name, a module-level ``def``/``class``'s
+    own, or what a simple alias (``T = transformers.Trainer``) aliases. None for a parameter,
+    any other local value, or a name no scope binds."""
+    return index.resolve_name(name, scope, at, 0)
+
+
+def bound_before(index: ModuleIndex, use: cst.Name, scope: Scope, at: int) -> bool:
+    """Whether a binding of ``use``'s name written before ``at`` reaches ``at`` (reaching
+    definitions at ``at``): the name already holds an earlier object there."""
+    return any(
+        start is not None and start < at
+        for start in (binding_position(index, b) for b in index.bindings_at(use.value, scope, at)[1])
+    )
+
+
+def every_binding(name: str, scope: Scope) -> List[Assignment]:
+    """Every binding of ``name`` in the scope a use in ``scope`` sees, wherever it is written.
+    Not a question of what one use sees (that is :func:`reaching`): of what an edit that
+    deletes a binding (an unused import) leaves, which must hold for every use."""
+    owner = scope.lookup_scope(name)
+    return list(owner.assignments.get(name, ())) if owner is not None else []
