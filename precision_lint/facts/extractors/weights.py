@@ -97,6 +97,15 @@ class WeightsSite:
     lora_wrap: str = ""
     lora_wrap_span: Optional[Span] = None
     lora_wrap_into: str = ""
+    # The trained parts of the object (``pipe.unet`` of a pipeline loaded here with
+    # ``torch_dtype=torch.float16``, trained by ``AdamW(pipe.unet.parameters())``), as paths of
+    # ``targets``: the names an optimizer's parameters come from (MP104). () where the object
+    # itself is what trains, or nothing does.
+    parts: Tuple[str, ...] = ()
+    # Where the calls of this file that train the object start (``TrainedObjects.trainers``):
+    # an optimizer given its parameters under another name (``trainable = unet``) updates
+    # these weights too (MP104).
+    trained_by: Tuple[int, ...] = ()
 
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
@@ -196,12 +205,15 @@ class _Uses:
         return dotted(node) == name
 
     def frozen_reason(
-        self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None, fresh: bool = False, truth=None
+        self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None, fresh: bool = False, truth=None,
+        optimized: bool = False,
     ) -> str:
         """Why the model bound to ``names`` is not trained ("" when it may be). ``fresh``: the
         call makes a new model (a loader), so code of its scope written before it uses an
         earlier one; a cast (``.half()``) changes the model in place, whose uses all count.
-        ``truth``: what a test is in the runs that reach the call (``truth_in``)."""
+        ``truth``: what a test is in the runs that reach the call (``truth_in``). ``optimized``:
+        an optimizer of the module is seen taking the object (through another name for it,
+        ``trainable = unet``), so a local none of ``names`` hands on is trained all the same."""
         if not names:
             return ""
         made = call if fresh else None
@@ -265,7 +277,7 @@ class _Uses:
             return "put in `.eval()` and never trained"
         if prepared:
             return ""
-        if scope.kind == "function" and not escapes and not calls_outside and not self.returned(names, scope, call):
+        if scope.kind == "function" and not optimized and not escapes and not calls_outside and not self.returned(names, scope, call):
             # A local that is loaded, perhaps cast and saved, and dies with the function: its
             # parameters never reach an optimizer. (A module-level model may be used by any
             # code that imports it, so it is not judged this way.)
@@ -832,20 +844,27 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             keys = {k for k in keys if k[0] != "ret"}
         keys = frozenset(keys)
         trained, trained_scope = objects.trained_here(keys)
+        # what an optimizer takes may be a part of the object cast or loaded here: the pipeline
+        # loaded with `torch_dtype=torch.float16` whose `unet` is trained (`pipe.unet`). That
+        # part's own freezes and uses then decide (a pipeline is no module, its unet is one)
+        parts = tuple(f"{t}.{p}" for t in targets for p in objects.trained_parts(keys)) if trained else ()
+        judged = parts or targets
         truth = truth_in(evaluator, site.guards, site.scope)
-        frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg", truth=truth)
+        frozen = ("" if parts else _pipeline(site)) or uses.frozen_reason(
+            judged, scope, node, fresh=kind == "dtype-kwarg", truth=truth, optimized=bool(trained)
+        )
         if not frozen and kind != "dtype-kwarg":
-            frozen = save_time_cast(index, targets, node, scope) or after_training_cast(index, targets, node, scope)
+            frozen = save_time_cast(index, judged, node, scope) or after_training_cast(index, judged, node, scope)
         if not frozen and is_loader(site) and _quantized(index, evaluator, site):
             frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
-        if not frozen and (kind == "half" or "float16" in found) and uses.trainable_upcast_after(targets, _after_injections(index, targets, span.end), evaluator, site.guards):
+        if not frozen and (kind == "half" or "float16" in found) and uses.trainable_upcast_after(judged, _after_injections(index, judged, span.end), evaluator, site.guards):
             frozen = "its trainable parameters are cast back to float32 below"
-        if not frozen and "float16" in found and targets and uses.recast_after(evaluator, targets, span.end, scope, site.guards):
+        if not frozen and "float16" in found and judged and uses.recast_after(evaluator, judged, span.end, scope, site.guards):
             frozen = "cast to another dtype below (in place), before anything trains it"
         made_at = index.order(node)[0] if kind == "dtype-kwarg" and id(node) in index.order_of else -1
         if made_at < 0:
             made_at = remade  # adapters injected before the object was made went into another one
-        injection = adapters_at_end(index, targets, made_at) if targets and not frozen else None
+        injection = adapters_at_end(index, judged, made_at) if judged and not frozen else None
         injected_site = index.call_of(injection) if injection is not None else None
         if injected_site is not None:
             upcast_after = max(span.end, index.span(injection).end)
@@ -870,6 +889,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 dtypes=found,
                 values=tuple(vals),
                 targets=targets,
+                parts=parts,
+                trained_by=objects.trainers(keys) if trained else (),
                 scope=scope.qualname,
                 scope_kind=scope.kind,
                 trainable=not frozen,
