@@ -83,6 +83,32 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
     return sorted(out, key=lambda e: e[0])
 
 
+def unfrozen_by_choice(index: ModuleIndex, names: Tuple[str, ...], values, after: int = -1) -> str:
+    """``shown`` of the last ``requires_grad_(flag)`` on one of ``names`` (below ``after``) when
+    the flag is the user's switch that the code's own runs keep off: every value that
+    unfreezes the model is a choice the user makes by hand (``not args.no_lora`` false only with
+    ``--no_lora``), and some value that freezes it is not (the default). The model is then
+    trained only in a run the user picks, which ``freeze_events`` leaves undecided. ``values``:
+    ``expr, scope -> the evaluator's values``. "" otherwise."""
+    last = None
+    for site in index.calls:
+        if site.method != "requires_grad_" or site.receiver is None or dotted(site.receiver) not in names:
+            continue
+        if index.order(site.node)[0] > after:
+            last = site
+    if last is None or not last.node.args or _flag(last.node) is not None:
+        return ""
+    found = values(last.node.args[0].value, last.scope)
+    if not found or any(v.kind != "const" for v in found):
+        return ""
+    chosen = lambda v: any(g.user_choice for g in v.guards)  # noqa: E731
+    unfreezing = [v for v in found if v.value not in (False, None, 0, "")]
+    freezing = [v for v in found if v.value in (False, None, 0, "")]
+    if unfreezing and freezing and all(chosen(v) for v in unfreezing) and not all(chosen(v) for v in freezing):
+        return f"`{index.text(last.node)}`"
+    return ""
+
+
 def _loop_owner(loops, names: Tuple[str, ...]) -> str:
     for loop in loops:
         it = loop.iter
@@ -702,6 +728,12 @@ class TrainedObjects:
             node = site.node
             q = site.qualname or ""
             named = q or dotted(node.func) or ""
+            if not q and isinstance(node.func, cst.Name) and self.ev is not None:
+                # `optimizer_cls = bnb.optim.AdamW8bit` or `torch.optim.AdamW`, then
+                # `optimizer_cls(params, ...)`: an optimizer whichever class it holds
+                made = [v.value for v in self.ev.symbols(node.func, site.scope)]
+                if made and all(isinstance(m, str) and is_optimizer(m) for m in made):
+                    q = made[0]
             if q and is_optimizer(q):
                 text = f"`{named}(...)`"
                 for arg in node.args:

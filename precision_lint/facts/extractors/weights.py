@@ -27,7 +27,7 @@ from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
 from ...semantic.training_state import (
     TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function,
-    peft_config_builds, runs_before, save_time_cast, saved_modules, trained_objects, without_grad,
+    peft_config_builds, runs_before, save_time_cast, saved_modules, trained_objects, unfrozen_by_choice, without_grad,
 )
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
@@ -106,6 +106,11 @@ class WeightsSite:
     # an optimizer given its parameters under another name (``trainable = unet``) updates
     # these weights too (MP104).
     trained_by: Tuple[int, ...] = ()
+    # ``pipe.unet.requires_grad_(not use_lora)`` with ``use_lora`` on unless the user passes
+    # ``--no_lora``: the model trains only in a run the user picks (the call as written; ""
+    # otherwise). Like float16 chosen by hand, that run meets loss scaling the user must also
+    # switch on by hand only by a second choice of theirs (MP101).
+    trained_by_choice: str = ""
 
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
@@ -891,6 +896,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 targets=targets,
                 parts=parts,
                 trained_by=objects.trainers(keys) if trained else (),
+                trained_by_choice=unfrozen_by_choice(index, judged, evaluator.values, made_at) if not frozen else "",
                 scope=scope.qualname,
                 scope_kind=scope.kind,
                 trainable=not frozen,
