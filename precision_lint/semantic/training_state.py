@@ -728,12 +728,6 @@ class TrainedObjects:
             node = site.node
             q = site.qualname or ""
             named = q or dotted(node.func) or ""
-            if not q and isinstance(node.func, cst.Name) and self.ev is not None:
-                # `optimizer_cls = bnb.optim.AdamW8bit` or `torch.optim.AdamW`, then
-                # `optimizer_cls(params, ...)`: an optimizer whichever class it holds
-                made = [v.value for v in self.ev.symbols(node.func, site.scope)]
-                if made and all(isinstance(m, str) and is_optimizer(m) for m in made):
-                    q = made[0]
             if q and is_optimizer(q):
                 text = f"`{named}(...)`"
                 for arg in node.args:
