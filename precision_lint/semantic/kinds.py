@@ -240,6 +240,60 @@ def _alias_value(binding) -> Optional[cst.BaseExpression]:
     return None
 
 
+def same_names(names: Tuple[str, ...], scope: Scope) -> Tuple[str, ...]:
+    """``names`` and every other spelling of their objects in ``scope``'s own code, through its
+    plain alias assignments (of names bound to nothing else there): ``unet`` for ``pipe.unet``
+    with ``unet = pipe.unet``, and ``trainable`` too with ``trainable = unet``; a path below one follows it (``t.unet`` for
+    ``pipe.unet`` with ``t = pipe``). For questions asked by how a model is written at its uses
+    (freezes, upcasts, adapters injected): each spelling is the one object."""
+    edges = []
+    for name, bound in scope.assignments.items():
+        # only a name that is never anything else here: `model = teacher` then `model =
+        # student` makes no teacher of the student
+        spelled = {
+            dotted(v) if (v := _alias_value(b)) is not None else None
+            for b in bound
+            if not _passes_on(b, name)  # `unet, opt = accelerator.prepare(unet, opt)`: the same object
+        }
+        if len(spelled) == 1 and None not in spelled:
+            edges.append((name, spelled.pop()))
+    found = list(dict.fromkeys(names))
+    grown = True
+    while grown and len(found) < 32:
+        grown = False
+        for a, b in edges:
+            for n in list(found):
+                for one, other in ((a, b), (b, a)):
+                    if n == one:
+                        new = other
+                    elif n.startswith(one + "."):
+                        new = other + n[len(one):]
+                    else:
+                        continue
+                    if new not in found:
+                        found.append(new)
+                        grown = True
+    return tuple(found)
+
+
+def _passes_on(binding, name: str) -> bool:
+    """Whether a binding of ``name`` gives it a value made from its own object (``x =
+    accelerator.prepare(x)``, ``x = x.to(device)``): a wrapper or the same module, not another
+    object."""
+    value = binding.value
+    if value is None or binding.imported is not None or _alias_value(binding) is not None:
+        return False
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                found.append(node)
+
+    value.visit(_Find())
+    return bool(found)
+
+
 def _aliased(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, depth: int = 0):
     """``(node, scope)`` of ``expr`` and of each name or attribute path it is an alias of,
     through the bindings that reach it: for ``trainable.parameters()`` with ``trainable =

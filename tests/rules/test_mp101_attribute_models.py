@@ -242,3 +242,31 @@ def test_a_local_unet_under_a_precision_that_is_never_fp16_is_not_float16():
     assert "unet.to(accelerator.device, dtype=inference_dtype)" in src
     assert [c for c, _ in codes(src)] == ["MP101", "MP104"]
     assert codes(src.replace("Accelerator(mixed_precision=args.mixed_precision)", 'Accelerator(mixed_precision="no")')) == []
+
+
+ADAPTERS = """
+    pipeline = StableDiffusionPipeline.from_pretrained("sd", torch_dtype=torch.float16)
+    unet = pipeline.unet
+    unet.requires_grad_(False)
+    unet.add_adapter(LoraConfig(r=4, target_modules=["to_q", "to_v"]))
+    {upcast}
+    optimizer = torch.optim.AdamW(filter(lambda p: p.requires_grad, pipeline.unet.parameters()), lr=1e-4)
+    trainable = unet
+"""
+ADAPTERS_HEAD = HEAD.replace(
+    "from diffusers import StableDiffusionPipeline",
+    "from diffusers import StableDiffusionPipeline\nfrom diffusers.training_utils import cast_training_params\nfrom peft import LoraConfig",
+)
+
+
+def test_adapters_injected_through_an_alias_of_the_float16_unet_are_reported():
+    src = program(ADAPTERS.format(upcast="pass"), ADAPTERS_HEAD)
+    (d,) = lint(src, "MP101")
+    assert "the adapters that `unet.add_adapter(...)`" in d.message
+
+
+def test_adapters_upcast_through_an_alias_are_not():
+    """The freeze, the injection and the upcast name `unet`, the optimizer `pipeline.unet`:
+    one object, whose trainable parameters are float32."""
+    src = program(ADAPTERS.format(upcast="cast_training_params(unet, dtype=torch.float32)"), ADAPTERS_HEAD)
+    assert codes(src) == []

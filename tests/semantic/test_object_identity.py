@@ -118,3 +118,21 @@ def test_the_accelerators_precision_decides_a_dtype_chosen_by_it():
     # the launch's precision (no keyword): any branch
     assert _value_of(RUN.replace("MP", "None"), "dtype") == ["bfloat16", "float16", "float32"]
     assert _value_of(RUN.replace("(mixed_precision=MP)", "()"), "dtype") == ["bfloat16", "float16", "float32"]
+
+
+def test_the_other_spellings_of_an_object_in_its_code():
+    from precision_lint.semantic.kinds import same_names
+
+    index = build_index(dedent("""
+    def main(accelerator, pipe, teacher, student):
+        unet = pipe.unet
+        unet, opt = accelerator.prepare(unet, opt)
+        trainable = unet
+        p = pipe
+        model = teacher
+        model = student
+    """), "m")
+    scope = index.functions["m.main"]
+    assert set(same_names(("pipe.unet",), scope)) == {"pipe.unet", "unet", "trainable", "p.unet"}
+    # a name bound to two objects spells neither
+    assert same_names(("teacher",), scope) == ("teacher",)

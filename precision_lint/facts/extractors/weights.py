@@ -22,7 +22,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.callees import project_class
 from ...semantic.index import CallSite, ModuleIndex, Scope, argument, keyword, positional
-from ...semantic.kinds import constructs_module, is_loader, object_kinds
+from ...semantic.kinds import constructs_module, is_loader, object_kinds, same_names
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
 from ...semantic.training_state import (
@@ -853,7 +853,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         # loaded with `torch_dtype=torch.float16` whose `unet` is trained (`pipe.unet`). That
         # part's own freezes and uses then decide (a pipeline is no module, its unet is one)
         parts = tuple(f"{t}.{p}" for t in targets for p in objects.trained_parts(keys)) if trained else ()
-        judged = parts or targets
+        # the same objects under their other names in this code (`unet = pipe.unet`): a freeze,
+        # an upcast or an adapter written with either spelling is this object's
+        judged = same_names(parts or targets, scope) if (parts or targets) else ()
         truth = truth_in(evaluator, site.guards, site.scope)
         frozen = ("" if parts else _pipeline(site)) or uses.frozen_reason(
             judged, scope, node, fresh=kind == "dtype-kwarg", truth=truth, optimized=bool(trained)
