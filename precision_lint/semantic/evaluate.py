@@ -1361,13 +1361,8 @@ class Evaluator:
         elif action_value is None:
             out.append(_const(None))
         if choices is not None and isinstance(choices.value, (cst.List, cst.Tuple, cst.Set)):
-            # a choice other than the default is what passing the option picks: the user's
-            defaults = {repr(v.value) for v in out if v.kind == CONST}
             for el in choices.value.elements:
-                out += [
-                    v if v.kind != CONST or repr(v.value) in defaults else _with_guard(v, passed)
-                    for v in self.values(el.value, self.ix.root)
-                ]
+                out += self.values(el.value, self.ix.root)
         else:
             if keyword(call, "type") is None or choices is None:
                 out.extend(UNKNOWN_VALUE)  # a user may pass any value on the command line

@@ -25,6 +25,7 @@ def main():
     p.add_argument("--mixed_precision", default="fp16", choices=["no", "fp16", "bf16"])
     p.add_argument("--lora", action="store_true")
     p.add_argument("--no_lora", action="store_true")
+    p.add_argument("--fp16", action="store_true")
     args = p.parse_args()
     accelerator = Accelerator(mixed_precision=args.mixed_precision)
 """
@@ -59,7 +60,7 @@ PATH = """
 
 def test_an_attribute_path_cast_and_trained_is_reported():
     src = program(PATH)
-    assert codes(src) == [("MP101", 20), ("MP104", 21)]
+    assert codes(src) == [("MP101", 21), ("MP104", 22)]
     (d,) = lint(src, "MP101")
     assert "`.to(torch.float16)` makes trainable weights float16" in d.message
 
@@ -70,7 +71,7 @@ def test_a_pipeline_loaded_in_float16_whose_unet_trains_is_reported():
     optimizer = torch.optim.AdamW(pipeline.unet.parameters(), lr=1e-4)
     trainable = pipeline.unet
 """)
-    assert codes(src) == [("MP101", 19), ("MP104", 20)]
+    assert codes(src) == [("MP101", 20), ("MP104", 21)]
     (d,) = lint(src, "MP104")
     assert "float16 parameters of `pipeline.unet`" in d.message
 
@@ -93,7 +94,7 @@ def test_aliases_of_the_unet_are_the_same_object():
     trainable = unet
     optimizer = torch.optim.AdamW(trainable.parameters(), lr=1e-4)
 """)
-    assert codes(src) == [("MP101", 21), ("MP104", 23)]
+    assert codes(src) == [("MP101", 22), ("MP104", 24)]
     (d,) = lint(src, "MP104")
     assert "float16 parameters of `trainable`" in d.message
 
@@ -128,7 +129,7 @@ SWITCH = """
 
 def test_a_switch_whose_default_trains_the_float16_unet_is_reported():
     src = program(SWITCH.format(use_lora="args.lora"))
-    assert codes(src) == [("MP101", 22), ("MP104", 28)]
+    assert codes(src) == [("MP101", 23), ("MP104", 29)]
     (d,) = lint(src, "MP101")
     assert "unfreezes" not in d.message  # the default run trains it
 
@@ -142,8 +143,13 @@ def test_a_switch_the_user_must_flip_to_train_it_is_reported_under_default_fp16(
     assert "in the runs where `pipeline.unet.requires_grad_(not use_lora)` unfreezes them" in d.message
 
 
+BY_HAND = HEAD.replace(
+    "Accelerator(mixed_precision=args.mixed_precision)", 'Accelerator(mixed_precision="fp16" if args.fp16 else "no")'
+).replace('p.add_argument("--mixed_precision", default="fp16", choices=["no", "fp16", "bf16"])', 'p.add_argument("--seed", type=int)')
+
+
 def test_a_switch_the_user_must_flip_with_fp16_also_by_hand_is_silent():
-    src = program(SWITCH.format(use_lora="not args.no_lora"), HEAD.replace('default="fp16"', 'default="no"'))
+    src = program(SWITCH.format(use_lora="not args.no_lora"), BY_HAND)
     assert lint(src, "MP101") == []
 
 
@@ -161,7 +167,7 @@ RUN_DTYPE = """
 
 
 def test_a_dtype_chosen_by_the_runs_precision_is_float16_under_fp16():
-    assert codes(program(RUN_DTYPE)) == [("MP101", 25), ("MP104", 26)]
+    assert codes(program(RUN_DTYPE)) == [("MP101", 26), ("MP104", 27)]
 
 
 @pytest.mark.parametrize("accelerator", ['Accelerator(mixed_precision="no")', 'Accelerator(mixed_precision="bf16")'])
@@ -171,10 +177,17 @@ def test_a_dtype_chosen_by_a_precision_that_is_never_fp16_is_not(accelerator):
 
 
 def test_fp16_chosen_by_hand_for_both_the_dtype_and_the_scaling_is_silent():
-    """``--mixed_precision`` defaults to "no": float16 weights and fp16 loss scaling come only
-    with the user's own ``--mixed_precision fp16`` (MP101's two choices by hand)."""
+    """fp16 only with the user's own ``--fp16``: float16 weights and fp16 loss scaling both
+    come by hand (MP101's choices by hand, as for ``GradScaler(enabled=args.amp)``)."""
+    assert lint(program(RUN_DTYPE, BY_HAND), "MP101") == []
+
+
+def test_a_choice_among_an_options_choices_is_no_opt_in():
+    """``--mixed_precision`` defaults to "no" but lists "fp16" among its ``choices=``: as a
+    ``--dtype float16`` choice is (test_fix_hygiene's ``mp101-dtype-choice-kept-without-fp16``),
+    a listed choice is a run the script offers, and it fails."""
     src = program(RUN_DTYPE, HEAD.replace('default="fp16"', 'default="no"'))
-    assert lint(src, "MP101") == []
+    assert [c for c, _ in codes(src)] == ["MP101", "MP104"]
 
 
 def test_ddpo_shape_the_unet_cast_only_when_it_is_frozen_is_silent():
