@@ -214,8 +214,8 @@ def object_kinds(index: ModuleIndex) -> ObjectKinds:
 
 
 def _text_key(text: str, scope: Scope, klass: Optional[str]) -> Optional[Tuple[str, str]]:
-    """(where, text) of a dotted name: the class for ``self.x``, else the scope that binds it;
-    None for an attribute of something else (``cfg.model``)."""
+    """(where, text) of a dotted name: the class for ``self.x``, else the scope that binds its
+    first name (``pipe.unet`` where ``pipe`` is bound); None for ``self.x`` outside a class."""
     if text.startswith("self.") and klass:
         return (klass, text)
     root = text.split(".", 1)[0]
@@ -243,9 +243,10 @@ def _alias_value(binding) -> Optional[cst.BaseExpression]:
 def same_names(names: Tuple[str, ...], scope: Scope) -> Tuple[str, ...]:
     """``names`` and every other spelling of their objects in ``scope``'s own code, through its
     plain alias assignments (of names bound to nothing else there): ``unet`` for ``pipe.unet``
-    with ``unet = pipe.unet``, and ``trainable`` too with ``trainable = unet``; a path below one follows it (``t.unet`` for
-    ``pipe.unet`` with ``t = pipe``). For questions asked by how a model is written at its uses
-    (freezes, upcasts, adapters injected): each spelling is the one object."""
+    with ``unet = pipe.unet``, and ``trainable`` too with ``trainable = unet``; a path below one
+    follows it (``t.unet`` for ``pipe.unet`` with ``t = pipe``). For questions asked by how a
+    model is written at its uses (freezes, upcasts, adapters injected): each spelling is the
+    one object."""
     edges = []
     for name, bound in scope.assignments.items():
         # only a name that is never anything else here: `model = teacher` then `model =
