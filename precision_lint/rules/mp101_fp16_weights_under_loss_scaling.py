@@ -118,7 +118,12 @@ def _opt_in(atoms) -> bool:
 
 
 def _switched_by_user(site: PrecisionSite) -> bool:
-    """Whether fp16 loss scaling at ``site`` is on only when the user switches it on."""
+    """Whether fp16 loss scaling at ``site`` is on only when the user switches it on: its
+    ``fp16=`` / ``enabled=``, or an ``Accelerator(mixed_precision=...)`` whose "fp16" is only
+    ever the user's choice (``--mixed_precision fp16`` of an option that defaults to "no")."""
+    if site.kind == "accelerator":
+        mp = site.arg("mixed_precision")
+        return mp is not None and _opt_in(v for v in mp.possible() if v.kind == CONST and v.value == "fp16")
     flag = site.arg("fp16") if site.kind in ("training-args", "training-args-class") else site.arg("enabled")
     return flag is not None and _opt_in(v for v in flag.possible() if may_be_true((v,)))
 
@@ -411,9 +416,10 @@ class Fp16WeightsUnderLossScaling(Rule):
                     weights, injected=weights.lora_wrap, injected_span=weights.lora_wrap_span, injected_into=weights.lora_wrap_into,
                 )
             conflicts = self._conflicts(ctx, weights)
-            if _opt_in(v for v in weights.values if _dtype_of(v) == "float16"):
-                # float16 weights only when the user picks them (a command-line choice): a
-                # crash needs a second choice of theirs as well, `--fp16`
+            if weights.trained_by_choice or _opt_in(v for v in weights.values if _dtype_of(v) == "float16"):
+                # float16 weights only when the user picks them (a command-line choice), or
+                # trained only when they unfreeze them (`requires_grad_(not use_lora)` with
+                # `--no_lora`): a crash needs a second choice of theirs as well, `--fp16`
                 conflicts = [c for c in conflicts if not _switched_by_user(c[1])]
             if conflicts:
                 yield self._finding(ctx, weights, conflicts, pin if weights.peft else None)
@@ -503,6 +509,8 @@ class Fp16WeightsUnderLossScaling(Rule):
                     f"(line {weights.injected_span.line}) trains keep `{weights.injected_into}`'s float16 dtype "
                     f"({made}; PEFT upcasts only the adapters to float32)"
                 )
+        if weights.trained_by_choice:
+            what += f" in the runs where {weights.trained_by_choice} unfreezes them (a choice the user makes by hand)"
         more = f" (and {len(conflicts) - 1} more place{'s' * (len(conflicts) > 2)})" if len(conflicts) > 1 else ""
         message = (
             f"{what}, and {reason}{where} (line {site.span.line}){more} turns on fp16 loss scaling"

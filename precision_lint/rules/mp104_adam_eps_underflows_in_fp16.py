@@ -40,7 +40,7 @@ def _half_owners(ctx: RuleContext):
         if not site.trainable or site.peft:
             untrained.update((t, site.scope) for t in site.targets)
             continue
-        for target in site.targets:
+        for target in site.targets + site.parts:  # `pipe.unet` of a float16 `pipe`, trained
             found.setdefault(target, []).append((Related(ctx.path, site.span, "float16 parameters made here"), site, site.scope))
     casts = ctx.facts.section("half_constants")
     for _, span, targets, scope in casts["half_casts"] if casts else ():
@@ -48,6 +48,17 @@ def _half_owners(ctx: RuleContext):
             if (target, scope) not in untrained:
                 found.setdefault(target, []).append((Related(ctx.path, span, "float16 parameters made here"), None, scope))
     return found
+
+
+def _trained_by(ctx: RuleContext, optimizer):
+    """``(name, where)`` for trainable float16 weights whose object this optimizer is seen
+    taking under another name (``AdamW(trainable.parameters())`` with ``trainable = unet`` and
+    ``unet.to(dtype=torch.float16)``: ``WeightsSite.trained_by``); None otherwise."""
+    for site in ctx.facts.section("weights"):
+        if "float16" in site.dtypes and site.trainable and not site.peft and optimizer.span.start in site.trained_by:
+            if not _made_after(site, optimizer):
+                return optimizer.owners[0], Related(ctx.path, site.span, "float16 parameters made here")
+    return None
 
 
 def _visible(name: str, made_in: str, used_in: str) -> bool:
@@ -98,7 +109,7 @@ class AdamEpsUnderflowsInFp16(Rule):
                     if _visible(o, scope, site.scope) and not _made_after(weights, site)
                 ),
                 None,
-            )
+            ) or _trained_by(ctx, site)
             if made is None:
                 continue
             yield self._finding(ctx, site, made[0], made[1])

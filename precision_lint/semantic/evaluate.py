@@ -107,6 +107,12 @@ COMMAND_LINE_FLAGS = frozenset({"fp16", "bf16", "tf32", "half_precision_backend"
 FIELD_SPECIFIERS = frozenset(
     {"dataclasses.field", "pydantic.Field", "pydantic.fields.Field", "attrs.field", "attr.field", "attr.ib", "attr.attrib"}
 )
+# ``(class, attribute) -> keyword``: an instance's attribute that is the keyword its library
+# class was built with (``Accelerator(mixed_precision="no").mixed_precision == "no"``)
+LIBRARY_ATTRIBUTES = {
+    ("accelerate.Accelerator", "mixed_precision"): "mixed_precision",
+    ("accelerate.accelerator.Accelerator", "mixed_precision"): "mixed_precision",
+}
 _MAX_ATOMS = 64
 _MAX_DEPTH = 24
 
@@ -167,6 +173,7 @@ class Evaluator:
         self._active: set = set()
         self._depth = 0
         self._guards: dict = {}
+        self._never: dict = {}
         self._flow_memo: Dict[tuple, Tuple[bool, bool]] = {}
         self._flow_busy: set = set()  # the variables whose walk (see _variable_flows) is under way
         self.flow_walks = 0  # how many variables' bindings were walked (a test counts them)
@@ -869,6 +876,8 @@ class Evaluator:
         # is guarded as a whole.
         guard_all = self._capability_guarded(assignments, owner)
         for assignment in assignments:
+            if any(self.never_holds(test, positive, owner) for test, positive in assignment.guards):
+                continue  # `if accelerator.mixed_precision == "fp16":` of an `Accelerator(mixed_precision="no")`
             guards = self.guards_of(assignment.guards, owner)
             if assignment.imported is not None:  # `from torch import float16 as half`
                 dtype = dtype_of_qualname(assignment.imported)
@@ -888,6 +897,33 @@ class Evaluator:
                     v = _with_guard(v, guard_all)
                 out.append(v)
         return out or list(UNKNOWN_VALUE)
+
+    def never_holds(self, test: cst.BaseExpression, positive: bool, scope: Scope) -> bool:
+        """Whether a branch under ``test`` (its else branch where not ``positive``) runs in no
+        run: the test compares one value with literals (``x == "fp16"``, ``x != "no"``, ``x in
+        ("fp16", "bf16")``, ``x is None``, also under ``not``), every value ``x`` may take is a
+        known constant (the defaults, the choices a user may pass, each configuration's), and
+        each of them decides the test against the branch. Any other test, or a value not known,
+        may hold."""
+        key = (id(test), id(scope), positive)
+        found = self._never.get(key)
+        if found is None:
+            self._never[key] = False  # a test that reads the name it guards: not known
+            found = self._never[key] = self._never_holds(test, positive, scope)
+        return found
+
+    def _never_holds(self, test: cst.BaseExpression, positive: bool, scope: Scope) -> bool:
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, positive = test.expression, not positive
+        literals = compared_literals(test)
+        if literals is None or len(test.comparisons) != 1:
+            return False
+        op = test.comparisons[0].operator
+        wanted = positive if isinstance(op, (cst.In, cst.Equal, cst.Is)) else not positive
+        values = self.values(test.left, scope)
+        if not values or any(v.kind != CONST for v in values):
+            return False
+        return all((v.value in literals) != wanted for v in values)
 
     def parameter_default(self, function: Scope, name: str, default: cst.BaseExpression) -> List[Possible]:
         """The values of parameter ``name``'s default, each marked as that default: the join
@@ -983,6 +1019,9 @@ class Evaluator:
         attrs = self._self_attribute(expr, scope)
         if attrs is not None:
             return attrs
+        given = self._library_attribute(expr, scope)
+        if given is not None:
+            return given
         options = self.ix.arg_options.get(expr.attr.value)
         if options and isinstance(expr.value, cst.Name):
             out: List[Possible] = []
@@ -1240,6 +1279,31 @@ class Evaluator:
                 out.append(Possible(UNKNOWN))  # which field each position fills is the class's
             else:
                 out.extend(dataclasses.replace(select(v, expr.attr.value), origin=self.ix.span(expr)) for v in made)
+        return out
+
+    def _library_attribute(self, expr: cst.Attribute, scope: Scope) -> Optional[List[Possible]]:
+        """``accelerator.mixed_precision`` of ``accelerator = Accelerator(mixed_precision=X)``
+        (every binding that reaches it): the values of X (``LIBRARY_ATTRIBUTES``). None where
+        the name is bound otherwise, or the keyword is not given or may be None (the launch's
+        precision, read from the environment)."""
+        if not isinstance(expr.value, cst.Name):
+            return None
+        owner, bound = self.ix.bindings_of(expr.value, scope)
+        if owner is None or not bound or expr.value.value in owner.params:
+            return None
+        out: List[Possible] = []
+        for b in bound:
+            if not isinstance(b.value, cst.Call) or b.unpack_index is not None or b.imported is not None:
+                return None
+            made = self._qualname_of(b.value, owner)
+            name = LIBRARY_ATTRIBUTES.get((made or "", expr.attr.value))
+            given = keyword(b.value, name) if name else None
+            if given is None:
+                return None
+            values = self.values(given.value, owner)
+            if any(v.kind != CONST or v.value is None for v in values):
+                return None
+            out.extend(values)
         return out
 
     def _local_fields(self, klass: str) -> Optional[List[str]]:

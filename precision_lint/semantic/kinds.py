@@ -123,13 +123,11 @@ class ObjectKinds:
             for site in self.ix.calls:
                 taken = _model_argument(site)
                 if taken is not None:  # `Trainer(model=m)`, `get_peft_model(m, cfg)`
-                    key = self._key(taken, site.scope, site.klass)
-                    if key:
-                        used.add(key)
+                    used.update(self._same_objects(taken, site.scope, site.klass))
                 if site.method in MODULE_METHODS and site.receiver is not None:
-                    key = self._key(site.receiver, site.scope, site.klass)
-                    if key:
-                        used.add(key)
+                    # `trainable.parameters()` with `trainable = unet` and `unet = pipe.unet`:
+                    # `unet` and `pipe.unet` are that module too
+                    used.update(self._same_objects(site.receiver, site.scope, site.klass))
                 elif site.method in ("half", "to", "bfloat16", "float") and site.receiver is not None:
                     key = self._key(site.receiver, site.scope, site.klass)
                     if key:
@@ -144,6 +142,17 @@ class ObjectKinds:
     def _key(self, expr: cst.BaseExpression, scope: Scope, klass: Optional[str]) -> Optional[Tuple[str, str]]:
         text = dotted(expr)
         return None if text is None else _text_key(text, scope, klass)
+
+    def _same_objects(self, expr: cst.BaseExpression, scope: Scope, klass: Optional[str]) -> Set[Tuple[str, str]]:
+        """The keys of ``expr`` and of every name or attribute path it is an alias of: for
+        ``trainable`` bound by ``trainable = unet`` (on some path) and ``unet = pipe.unet``,
+        ``trainable``, ``unet`` and ``pipe.unet`` (one object, three names)."""
+        out: Set[Tuple[str, str]] = set()
+        for node, where in _aliased(self.ix, expr, scope):
+            key = self._key(node, where, klass)
+            if key:
+                out.add(key)
+        return out
 
     # --- a parameter: what the callers of its function do ---------------------------------
     def _parameter_is_model(self, name: str, function: Scope, depth: int) -> bool:
@@ -182,6 +191,9 @@ class ObjectKinds:
                 return False
             if "model" in kinds:
                 return True
+            for b in reached:  # `unet = pipe.unet`: what the alias names is that object
+                if _alias_value(b) is not None and self.is_model(b.value, owner, klass, depth + 1):
+                    return True
         elif isinstance(expr, cst.Attribute) and dotted(expr) and klass and dotted(expr).startswith("self."):
             info = self.ix.classes.get(klass)
             values = info.self_attr_values.get(dotted(expr)[5:], []) if info is not None else []
@@ -190,8 +202,7 @@ class ObjectKinds:
                 return True
             if "tensor" in kinds:
                 return False
-        key = self._key(expr, scope, klass)
-        return key is not None and key in self._uses()
+        return bool(self._same_objects(expr, scope, klass) & self._uses())
 
 
 def object_kinds(index: ModuleIndex) -> ObjectKinds:
@@ -203,14 +214,110 @@ def object_kinds(index: ModuleIndex) -> ObjectKinds:
 
 
 def _text_key(text: str, scope: Scope, klass: Optional[str]) -> Optional[Tuple[str, str]]:
-    """(where, text) of a dotted name: the class for ``self.x``, else the scope that binds it;
-    None for an attribute of something else (``cfg.model``)."""
+    """(where, text) of a dotted name: the class for ``self.x``, else the scope that binds its
+    first name (``pipe.unet`` where ``pipe`` is bound); None for ``self.x`` outside a class."""
     if text.startswith("self.") and klass:
         return (klass, text)
-    if "." in text:
+    root = text.split(".", 1)[0]
+    if root == "self":
         return None
-    owner = scope.lookup_scope(text)
+    # `pipe.unet`: an attribute path of a name, keyed where that name is bound (its uses as a
+    # module are the evidence, as for a plain name)
+    owner = scope.lookup_scope(root)
     return ((owner or scope).qualname, text)
+
+
+def _alias_value(binding) -> Optional[cst.BaseExpression]:
+    """The name or attribute path a plain assignment makes its target another name for
+    (``unet = pipe.unet``, ``trainable = unet``), else None."""
+    value = binding.value
+    if binding.imported is not None or binding.unpack_index is not None or value is None:
+        return None
+    if isinstance(binding.statement, (cst.For, cst.FunctionDef, cst.ClassDef)):
+        return None
+    if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) and not dotted(value).startswith("self."):
+        return value
+    return None
+
+
+def same_names(names: Tuple[str, ...], scope: Scope) -> Tuple[str, ...]:
+    """``names`` and every other spelling of their objects in ``scope``'s own code, through its
+    plain alias assignments (of names bound to nothing else there): ``unet`` for ``pipe.unet``
+    with ``unet = pipe.unet``, and ``trainable`` too with ``trainable = unet``; a path below one
+    follows it (``t.unet`` for ``pipe.unet`` with ``t = pipe``). For questions asked by how a
+    model is written at its uses (freezes, upcasts, adapters injected): each spelling is the
+    one object."""
+    edges = []
+    for name, bound in scope.assignments.items():
+        # only a name that is never anything else here: `model = teacher` then `model =
+        # student` makes no teacher of the student
+        spelled = {
+            dotted(v) if (v := _alias_value(b)) is not None else None
+            for b in bound
+            if not _passes_on(b, name)  # `unet, opt = accelerator.prepare(unet, opt)`: the same object
+        }
+        if len(spelled) == 1 and None not in spelled:
+            edges.append((name, spelled.pop()))
+    found = list(dict.fromkeys(names))
+    grown = True
+    while grown and len(found) < 32:
+        grown = False
+        for a, b in edges:
+            for n in list(found):
+                for one, other in ((a, b), (b, a)):
+                    if n == one:
+                        new = other
+                    elif n.startswith(one + "."):
+                        new = other + n[len(one):]
+                    else:
+                        continue
+                    if new not in found:
+                        found.append(new)
+                        grown = True
+    return tuple(found)
+
+
+def _passes_on(binding, name: str) -> bool:
+    """Whether a binding of ``name`` gives it a value made from its own object (``x =
+    accelerator.prepare(x)``, ``x = x.to(device)``): a wrapper or the same module, not another
+    object."""
+    value = binding.value
+    if value is None or binding.imported is not None or _alias_value(binding) is not None:
+        return False
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                found.append(node)
+
+    value.visit(_Find())
+    return bool(found)
+
+
+def _aliased(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, depth: int = 0):
+    """``(node, scope)`` of ``expr`` and of each name or attribute path it is an alias of,
+    through the bindings that reach it: for ``trainable.parameters()`` with ``trainable =
+    unet`` and ``unet = pipe.unet``, ``trainable``, ``unet`` and ``pipe.unet``; for
+    ``t.unet`` with ``t = pipe``, ``pipe.unet`` too (the path below an alias follows it)."""
+    yield expr, scope
+    if depth > 4:
+        return
+    root = expr
+    rest = []
+    while isinstance(root, cst.Attribute):
+        rest.insert(0, root.attr)
+        root = root.value
+    if not isinstance(root, cst.Name) or root.value == "self":
+        return
+    owner, reached = index.bindings_of(root, scope)
+    for binding in reached:
+        value = _alias_value(binding)
+        if value is None:
+            continue
+        for attr in rest:
+            value = cst.Attribute(value=value, attr=attr)  # a path of our own, never in the tree
+        yield from _aliased(index, value, owner, depth + 1)
 
 
 def _base_name(expr: Optional[cst.BaseExpression]) -> Optional[str]:

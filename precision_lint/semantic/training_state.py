@@ -83,6 +83,32 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
     return sorted(out, key=lambda e: e[0])
 
 
+def unfrozen_by_choice(index: ModuleIndex, names: Tuple[str, ...], values, after: int = -1) -> str:
+    """``shown`` of the last ``requires_grad_(flag)`` on one of ``names`` (below ``after``) when
+    the flag is the user's switch that the code's own runs keep off: every value that
+    unfreezes the model is a choice the user makes by hand (``not args.no_lora`` false only with
+    ``--no_lora``), and some value that freezes it is not (the default). The model is then
+    trained only in a run the user picks, which ``freeze_events`` leaves undecided. ``values``:
+    ``expr, scope -> the evaluator's values``. "" otherwise."""
+    last = None
+    for site in index.calls:
+        if site.method != "requires_grad_" or site.receiver is None or dotted(site.receiver) not in names:
+            continue
+        if index.order(site.node)[0] > after:
+            last = site
+    if last is None or not last.node.args or _flag(last.node) is not None:
+        return ""
+    found = values(last.node.args[0].value, last.scope)
+    if not found or any(v.kind != "const" for v in found):
+        return ""
+    chosen = lambda v: any(g.user_choice for g in v.guards)  # noqa: E731
+    unfreezing = [v for v in found if v.value not in (False, None, 0, "")]
+    freezing = [v for v in found if v.value in (False, None, 0, "")]
+    if unfreezing and freezing and all(chosen(v) for v in unfreezing) and not all(chosen(v) for v in freezing):
+        return f"`{index.text(last.node)}`"
+    return ""
+
+
 def _loop_owner(loops, names: Tuple[str, ...]) -> str:
     for loop in loops:
         it = loop.iter
@@ -395,6 +421,7 @@ class Use:
     evidence: str = ""  # train: what trains it, as written
     scope: str = ""
     line: int = 0
+    at: int = -1  # train: where the call that trains it starts in the source
 
 
 class TrainedObjects:
@@ -434,7 +461,12 @@ class TrainedObjects:
             if isinstance(node.value, cst.Name) and node.value.value == "self" and klass:
                 self._self_attr(node.attr.value, klass, out, seen, depth)
             else:
-                walk(node.value)  # `model.module`, `pipe.unet`: a part of that object
+                # `pipe.unet`, `model.module`: a part of that object, an object of its own
+                # (``part_keys``): `pipe.unet` and `pipe.vae` are two objects, and a cast of
+                # one says nothing of what trains the other
+                whole: Set[tuple] = set()
+                self._walk(node.value, scope, klass, whole, seen, depth + 1)
+                out.update(("part", key, node.attr.value) for key in whole)
         elif isinstance(node, cst.Call):
             self._call(node, scope, klass, out, seen, depth)
         elif isinstance(node, cst.BinaryOperation):
@@ -689,7 +721,8 @@ class TrainedObjects:
         def add(kind, expr, site, ref=None, evidence=""):
             keys = self.keys(expr, site.scope, site.klass)
             if keys:
-                out.append(Use(kind, keys, ref, evidence, self.run_scope(site.node, site.scope), ix.span(site.node).line if evidence else 0))
+                span = ix.span(site.node)
+                out.append(Use(kind, keys, ref, evidence, self.run_scope(site.node, site.scope), span.line if evidence else 0, span.start))
 
         for site in ix.calls:
             node = site.node
@@ -751,11 +784,44 @@ class TrainedObjects:
     # --- the questions ---------------------------------------------------------------
     def trained_here(self, keys: FrozenSet[tuple]) -> Tuple[str, str]:
         """What trains the object of ``keys`` in this module, and the scope that code runs in
-        (``("", "")`` when nothing here does)."""
+        (``("", "")`` when nothing here does): an optimizer given that object, a part of it
+        (``AdamW(pipe.unet.parameters())`` for a cast of ``pipe``) or a whole it is part of
+        (``AdamW(model.parameters())`` for a cast of ``model.encoder``), never another part of
+        the same whole (``pipe.vae`` for ``pipe.unet``)."""
         for use in self.uses():
-            if use.kind == "train" and use.keys & keys:
+            if use.kind == "train" and meets(use.keys, keys):
                 return f"{use.evidence} (line {use.line})", use.scope
         return "", ""
+
+    def trainers(self, keys: FrozenSet[tuple]) -> Tuple[int, ...]:
+        """Where each call of this module that trains the object of ``keys`` (as
+        ``trained_here`` judges it) starts in the source: the optimizers given its parameters
+        under any name (``AdamW(trainable.parameters())`` with ``trainable = unet``). Keys of
+        what a project function returns are left out: two calls of ``Net()`` (or of a loader
+        function) make two objects, which only the join across callers tells apart."""
+        own = frozenset(k for k in keys if _root(k)[0] != "ret")
+        return tuple(sorted({u.at for u in self.uses() if u.kind == "train" and meets(u.keys, own)}))
+
+    def trained_parts(self, keys: FrozenSet[tuple]) -> Tuple[str, ...]:
+        """The attribute paths below the object of ``keys`` that an optimizer of this module
+        trains when the object itself reaches none (``unet`` of ``pipe`` for
+        ``AdamW(pipe.unet.parameters())``): the parts whose freezes and uses decide whether
+        the weights cast or loaded with ``pipe`` are trained. () where the object itself (or a
+        whole it is part of) is trained, or nothing is."""
+        found: List[str] = []
+        for use in self.uses():
+            if use.kind != "train":
+                continue
+            if use.keys & keys or _wholes(keys) & use.keys:
+                return ()
+            for key in use.keys:
+                path: List[str] = []
+                while key[0] == "part":
+                    path.insert(0, key[2])
+                    key = key[1]
+                    if key in keys and ".".join(path) not in found:
+                        found.append(".".join(path))
+        return tuple(found)
 
     def sources(self, keys: FrozenSet[tuple]) -> Tuple[TrainRef, ...]:
         """The symbolic answers that make the object of ``keys`` trained elsewhere: a project
@@ -763,10 +829,11 @@ class TrainedObjects:
         callers that train it, it is a parameter whose callers train what they pass, it is an
         attribute of a class whose instances are trained."""
         found = set()
+        keys = flat(keys)
         related = set(keys)
         for use in self.uses():
-            if use.kind != "train" and use.keys & keys:
-                related |= use.keys
+            if use.kind != "train" and flat(use.keys) & keys:
+                related |= flat(use.keys)
                 found.add(_source_of(use))
         for key in related:
             ref = _key_source(key)
@@ -782,13 +849,16 @@ class TrainedObjects:
         edges = set()
         uses = self.uses()
         by_key: Dict[tuple, List[int]] = {}
-        for i, use in enumerate(uses):
-            for key in use.keys:
+        # across functions an object and its parts are one (``flat``): a function that trains
+        # `pipe.unet.parameters()` of its parameter `pipe` trains what its callers pass
+        every = [flat(use.keys) for use in uses]
+        for i, keys in enumerate(every):
+            for key in keys:
                 by_key.setdefault(key, []).append(i)
         for i, a in enumerate(uses):
-            meeting = sorted({j for key in a.keys for j in by_key[key]})
-            for b in (uses[j] for j in meeting):
-                keys = a.keys | b.keys
+            meeting = sorted({j for key in every[i] for j in by_key[key]})
+            for j, b in ((j, uses[j]) for j in meeting):
+                keys = every[i] | every[j]
                 sinks = {_sink_of(b)} | {_key_sink(k) for k in keys}
                 sinks.discard(None)
                 if a.kind == "train":
@@ -802,6 +872,37 @@ class TrainedObjects:
                         if sink != source and not _same_parameter(sink, source):
                             edges.add((sink, source, a.scope))
         return tuple(sorted(facts.values(), key=repr)), tuple(sorted(edges, key=repr))
+
+
+def _wholes(keys: Iterable[tuple]) -> Set[tuple]:
+    """The keys of the objects that the ``("part", whole, attribute)`` keys among ``keys`` are
+    parts of, through every level (``pipe`` and ``pipe.unet`` for ``pipe.unet.conv_in``)."""
+    out: Set[tuple] = set()
+    for key in keys:
+        while key[0] == "part":
+            key = key[1]
+            out.add(key)
+    return out
+
+
+def _root(key: tuple) -> tuple:
+    """The key of the outermost whole a part key belongs to (the key itself for a whole)."""
+    while key[0] == "part":
+        key = key[1]
+    return key
+
+
+def flat(keys: Iterable[tuple]) -> FrozenSet[tuple]:
+    """``keys`` with the wholes their parts belong to: an object and its parts as one."""
+    keys = frozenset(keys)
+    return keys | _wholes(keys)
+
+
+def meets(a: FrozenSet[tuple], b: FrozenSet[tuple]) -> bool:
+    """Whether the objects of key sets ``a`` and ``b`` share parameters: the same object, or
+    one is a part of the other (``pipe`` and ``pipe.unet``). Two parts of one whole
+    (``pipe.unet`` and ``pipe.vae``) share none."""
+    return bool(a & b) or bool(_wholes(a) & b) or bool(a & _wholes(b))
 
 
 def _klass_of(function: Scope) -> Optional[str]:

@@ -22,13 +22,13 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.callees import project_class
 from ...semantic.index import CallSite, ModuleIndex, Scope, argument, keyword, positional
-from ...semantic.kinds import constructs_module, is_loader, object_kinds
+from ...semantic.kinds import constructs_module, is_loader, object_kinds, same_names
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
 from ...semantic.queries import binding_position, bound_before, is_parameter, only_parameter, position, reaching
 from ...semantic.training_state import (
     TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function,
-    peft_config_builds, runs_before, save_time_cast, saved_modules, trained_objects, without_grad,
+    peft_config_builds, runs_before, save_time_cast, saved_modules, trained_objects, unfrozen_by_choice, without_grad,
 )
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
@@ -98,6 +98,20 @@ class WeightsSite:
     lora_wrap: str = ""
     lora_wrap_span: Optional[Span] = None
     lora_wrap_into: str = ""
+    # The trained parts of the object (``pipe.unet`` of a pipeline loaded here with
+    # ``torch_dtype=torch.float16``, trained by ``AdamW(pipe.unet.parameters())``), as paths of
+    # ``targets``: the names an optimizer's parameters come from (MP104). () where the object
+    # itself is what trains, or nothing does.
+    parts: Tuple[str, ...] = ()
+    # Where the calls of this file that train the object start (``TrainedObjects.trainers``):
+    # an optimizer given its parameters under another name (``trainable = unet``) updates
+    # these weights too (MP104).
+    trained_by: Tuple[int, ...] = ()
+    # ``pipe.unet.requires_grad_(not use_lora)`` with ``use_lora`` on unless the user passes
+    # ``--no_lora``: the model trains only in a run the user picks (the call as written; ""
+    # otherwise). Like float16 chosen by hand, that run meets loss scaling the user must also
+    # switch on by hand only by a second choice of theirs (MP101).
+    trained_by_choice: str = ""
 
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
@@ -196,12 +210,15 @@ class _Uses:
         return dotted(node) == name
 
     def frozen_reason(
-        self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None, fresh: bool = False, truth=None
+        self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None, fresh: bool = False, truth=None,
+        optimized: bool = False,
     ) -> str:
         """Why the model bound to ``names`` is not trained ("" when it may be). ``fresh``: the
         call makes a new model (a loader), so code of its scope written before it uses an
         earlier one; a cast (``.half()``) changes the model in place, whose uses all count.
-        ``truth``: what a test is in the runs that reach the call (``truth_in``)."""
+        ``truth``: what a test is in the runs that reach the call (``truth_in``). ``optimized``:
+        an optimizer of the module is seen taking the object (through another name for it,
+        ``trainable = unet``), so a local none of ``names`` hands on is trained all the same."""
         if not names:
             return ""
         made = call if fresh else None
@@ -266,7 +283,7 @@ class _Uses:
             return "put in `.eval()` and never trained"
         if prepared:
             return ""
-        if scope.kind == "function" and not escapes and not calls_outside and not self.returned(names, scope, call):
+        if scope.kind == "function" and not optimized and not escapes and not calls_outside and not self.returned(names, scope, call):
             # A local that is loaded, perhaps cast and saved, and dies with the function: its
             # parameters never reach an optimizer. (A module-level model may be used by any
             # code that imports it, so it is not judged this way.)
@@ -857,22 +874,31 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             keys = {k for k in keys if k[0] != "ret"}
         keys = frozenset(keys)
         trained, trained_scope = objects.trained_here(keys)
+        # what an optimizer takes may be a part of the object cast or loaded here: the pipeline
+        # loaded with `torch_dtype=torch.float16` whose `unet` is trained (`pipe.unet`). That
+        # part's own freezes and uses then decide (a pipeline is no module, its unet is one)
+        parts = tuple(f"{t}.{p}" for t in targets for p in objects.trained_parts(keys)) if trained else ()
+        # the same objects under their other names in this code (`unet = pipe.unet`): a freeze,
+        # an upcast or an adapter written with either spelling is this object's
+        judged = same_names(parts or targets, scope) if (parts or targets) else ()
         truth = truth_in(evaluator, site.guards, site.scope)
-        frozen = _pipeline(site) or uses.frozen_reason(targets, scope, node, fresh=kind == "dtype-kwarg", truth=truth)
+        frozen = ("" if parts else _pipeline(site)) or uses.frozen_reason(
+            judged, scope, node, fresh=kind == "dtype-kwarg", truth=truth, optimized=bool(trained)
+        )
         if not frozen and kind != "dtype-kwarg":
-            frozen = save_time_cast(index, targets, node, scope) or after_training_cast(index, targets, node, scope)
+            frozen = save_time_cast(index, judged, node, scope) or after_training_cast(index, judged, node, scope)
         if not frozen and is_loader(site) and _quantized(index, evaluator, site):
             frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
-        if not frozen and (kind == "half" or "float16" in found) and uses.trainable_upcast_after(targets, _after_injections(index, targets, span.end), evaluator, site.guards):
+        if not frozen and (kind == "half" or "float16" in found) and uses.trainable_upcast_after(judged, _after_injections(index, judged, span.end), evaluator, site.guards):
             frozen = "its trainable parameters are cast back to float32 below"
-        if not frozen and "float16" in found and targets and uses.recast_after(evaluator, targets, span.end, scope, site.guards):
+        if not frozen and "float16" in found and judged and uses.recast_after(evaluator, judged, span.end, scope, site.guards):
             frozen = "cast to another dtype below (in place), before anything trains it"
         if not frozen and "float16" in found and targets and (part := uses.part_upcast_after(evaluator, targets, span.end, scope, site.guards)):
             frozen = f"`{part}` is cast back to float32 below: the part that trains (P-tuning freezes the rest)"
         made_at = position(index, node) if kind == "dtype-kwarg" else None
         if made_at is None:
             made_at = remade  # adapters injected before the object was made went into another one
-        injection = adapters_at_end(index, targets, made_at) if targets and not frozen else None
+        injection = adapters_at_end(index, judged, made_at) if judged and not frozen else None
         injected_site = index.call_of(injection) if injection is not None else None
         if injected_site is not None:
             upcast_after = max(span.end, index.span(injection).end)
@@ -897,6 +923,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 dtypes=found,
                 values=tuple(vals),
                 targets=targets,
+                parts=parts,
+                trained_by=objects.trainers(keys) if trained else (),
+                trained_by_choice=unfrozen_by_choice(index, judged, evaluator.values, made_at) if not frozen else "",
                 scope=scope.qualname,
                 scope_kind=scope.kind,
                 trainable=not frozen,
