@@ -16,7 +16,10 @@ A Trainer that runs DeepSpeed (``deepspeed=`` set, in the call or in the configu
 that fills it) is not torch loss scaling: DeepSpeed's fp16 keeps fp32 master weights and its
 own loss scaler, and no GradScaler is made. The values of one configuration file are judged
 together (``project/configurations.py``): its ``fp16``, its ``deepspeed`` and the fields that
-decide whether the model is wrapped in PEFT adapters. The two halves are often in different files
+decide whether the model is wrapped in PEFT adapters. So is a GradScaler that a project's own
+Trainer builds under a test of the arguments its caller passes (``if args.fp16 and not
+args.deepspeed: self.scaler = GradScaler()``, ``Trainer(args=training_args)``): the test is
+judged in each configuration of the caller's run (``built_configurations``). The two halves are often in different files
 (seed 001: the model is loaded in ``model_utils.py``, ``fp16=True`` is set in the
 training script); files are joined along imports.
 

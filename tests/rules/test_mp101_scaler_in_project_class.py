@@ -189,3 +189,30 @@ def test_scaler_enabled_by_the_callers_switch_is_judged_per_launch(tmp_path):
     files["prompt.sh"] = "python3 tune.py --do_train --prefix_tokens 128 --fp16 --output_dir out\n"
     (d,) = _run(tmp_path, files)
     assert d.code == "MP101"
+
+
+def test_each_caller_of_the_trainer_is_judged_in_its_own_run(tmp_path):
+    # full.py hands the same Trainer arguments its launch turns `--fp16` on in, and casts
+    # nothing; tune.py casts, and its launch passes no `--fp16`: neither run builds both
+    full = """
+        from transformers import AutoModel, HfArgumentParser, TrainingArguments
+
+        from loop import LoopTrainer
+
+
+        def run():
+            (targs,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()
+            LoopTrainer(model=AutoModel.from_pretrained("tiny-glm"), args=targs).train()
+
+
+        if __name__ == "__main__":
+            run()
+        """
+    files = {
+        "loop.py": TRAINER.format(test=SCALED),
+        "tune.py": PTUNING,
+        "full.py": full,
+        "prompt.sh": "python3 tune.py --do_train --prefix_tokens 128 --output_dir out\n",
+        "full.sh": "python3 full.py --fp16 --do_train --output_dir out\n",
+    }
+    assert _run(tmp_path, files) == []
