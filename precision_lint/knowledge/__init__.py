@@ -40,6 +40,15 @@ def patched_keywords(imported_modules: Iterable[str], target: str) -> Tuple[str,
     return tuple(out)
 
 
+def is_library_training_arguments(qualname: str) -> bool:
+    """``transformers.TrainingArguments`` (``Seq2SeqTrainingArguments``) or a TRL training
+    config that derives from it according to the table."""
+    parts = qualname.split(".")
+    return parts[0] in ("transformers", "trl") and (
+        parts[-1] in ("TrainingArguments", "Seq2SeqTrainingArguments") or derives_from(qualname, "transformers.TrainingArguments")
+    )
+
+
 def derives_from(qualname: str, base: str) -> bool:
     """Whether a library class (``trl.GRPOConfig``, also as ``trl.trainer.grpo_config.GRPOConfig``)
     is, or derives from, ``base`` according to the table."""

@@ -17,7 +17,7 @@ passes, and the defaults of those it does not, hold together.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 from ..semantic.values import CONST, Possible, exclusive
 
@@ -73,3 +73,45 @@ def casts_in(conditions: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...], boo
         if _user_choice(chosen) and all(_user_choice(v) for v in holding):
             return False
     return True
+
+
+FALSY = (False, None, 0, "")  # the values a bare test `if x:` refuses
+
+
+def configurations(*groups: Iterable[Possible]) -> List[Possible]:
+    """One atom for each configuration the values of ``groups`` name (``Possible.chosen``: each
+    shipped launch of a script, each file a parse reads, a run by hand), that :func:`alongside`
+    takes as that configuration; one atom of no configuration (every value holds with it) where
+    none is named."""
+    named = dict.fromkeys(v.chosen for group in groups for v in group if v.chosen)
+    return [Possible(CONST, True, chosen=c) for c in named] or [Possible(CONST, True)]
+
+
+def builds_in(conditions: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...], bool]], chosen: Possible) -> Optional[Tuple[Possible, ...]]:
+    """For an object built under tests (``PrecisionSite.when``: ``if args.fp16 and not
+    args.deepspeed: GradScaler()``): None where, in the configuration of ``chosen``, one of them
+    certainly fails (every value its subject may take there is a literal the test refuses: the
+    launch passes no ``--fp16``, or passes ``--deepspeed``); else, for each test, the values
+    that let it hold there (a subject with no value there, or an unknown one, holds)."""
+    out: List[Possible] = []
+    for subject, literals, wanted in conditions:
+        here = alongside(subject, chosen)
+        if not here:
+            continue
+        holding = [v for v in here if not (v.kind == CONST and (v.value in literals) != wanted)]
+        if not holding:
+            return None
+        out.extend(holding)
+    return tuple(out)
+
+
+def by_user_only(conditions: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...], bool]], chosen: Possible) -> Optional[Possible]:
+    """A value of one of ``conditions`` that holds in the configuration of ``chosen`` only by the
+    user's own choice (``--fp16`` passed by hand, no shipped launch passing it); None when
+    each holds without one."""
+    for subject, literals, wanted in conditions:
+        here = alongside(subject, chosen)
+        holding = [v for v in here if not (v.kind == CONST and (v.value in literals) != wanted)]
+        if holding and all(_user_choice(v) for v in holding):
+            return holding[0]
+    return None

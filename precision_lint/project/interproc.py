@@ -23,6 +23,8 @@ from ..workspace.configfiles import ConfigFiles
 from ..workspace.shipped import ShippedFiles
 from .options import as_launched
 from ..workspace.launches import passed_options
+from ..knowledge import is_library_training_arguments
+from ..semantic.values import COMMAND_LINE_FLAGS, COMMAND_LINE_OPTIONS, command_line_flag, command_line_option
 from ..semantic.values import CONFIG, CONST, DTYPE, HALF, RETURN, SYMBOLIC, UNKNOWN, Possible, ParamRef, ReturnRef, dtype_of_qualname, dtype_of_string, select
 
 # how many substitutions one value may go through: a parameter passed on by helpers, a
@@ -170,6 +172,16 @@ class CallGraphValues:
                     module, keys = where, keys[1:]
                     break
         result = (Possible(UNKNOWN),)
+        if values is None and ref.command_line and len(ref.keys) == 1:
+            # a field the library's TrainingArguments holds (`--fp16`, `--deepspeed`), of an
+            # instance the parser fills from the command line of the script at `near`, handed to
+            # project code (`Trainer(args=training_args)`): off or unset unless passed, as
+            # that script's shipped launches pass it (options.py)
+            made = self._library_field(canonical, module, ref.keys[0])
+            if made is not None:
+                result = as_launched(made, self._shipped, lambda v: near)
+                self._returns_memo[key] = result
+                return result
         if ref.files and len(ref.keys) == 1:
             self._returns_memo[key] = self._configured(ref, near, module, values, depth)
             return self._returns_memo[key]
@@ -190,6 +202,17 @@ class CallGraphValues:
                 )
         self._returns_memo[key] = result
         return result
+
+    def _library_field(self, canonical: str, module, field) -> Optional[Tuple[Possible, ...]]:
+        """The command-line values of ``field`` of the class ``canonical`` (a project subclass
+        that does not set it, or the library's own) when it is one of TrainingArguments' switches
+        or options; None otherwise."""
+        if field not in COMMAND_LINE_FLAGS and field not in COMMAND_LINE_OPTIONS:
+            return None
+        if not any(is_library_training_arguments(name) for name, _, _ in self._symbols.ancestry(canonical, module)):
+            return None
+        made = command_line_flag(field) if field in COMMAND_LINE_FLAGS else command_line_option(field)
+        return made
 
     def _alternatives(self, ref, near: str):
         """``ref`` (a ``ConfigRef`` of a run's configuration file, or a ``ReturnRef`` of an

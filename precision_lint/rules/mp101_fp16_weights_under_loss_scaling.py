@@ -16,7 +16,10 @@ A Trainer that runs DeepSpeed (``deepspeed=`` set, in the call or in the configu
 that fills it) is not torch loss scaling: DeepSpeed's fp16 keeps fp32 master weights and its
 own loss scaler, and no GradScaler is made. The values of one configuration file are judged
 together (``project/configurations.py``): its ``fp16``, its ``deepspeed`` and the fields that
-decide whether the model is wrapped in PEFT adapters. The two halves are often in different files
+decide whether the model is wrapped in PEFT adapters. So is a GradScaler that a project's own
+Trainer builds under a test of the arguments its caller passes (``if args.fp16 and not
+args.deepspeed: self.scaler = GradScaler()``, ``Trainer(args=training_args)``): the test is
+judged in each configuration of the caller's run (``built_configurations``). The two halves are often in different files
 (seed 001: the model is loaded in ``model_utils.py``, ``fp16=True`` is set in the
 training script); files are joined along imports.
 
@@ -82,7 +85,7 @@ from ..workspace.versions import version_text
 from ..facts.model import ModuleFacts
 from ..knowledge import adapter_dtype
 from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
-from ..project.configurations import alongside, casts_in, runs_deepspeed, wraps_adapters
+from ..project.configurations import FALSY, alongside, builds_in, by_user_only, casts_in, configurations, runs_deepspeed, wraps_adapters
 from ..project.launched_precision import LaunchedPrecision, builds_no_grad_scaler, launched
 from ..project.options import BY_HAND, from_launcher, launcher_shown, passed_by
 from ..project.runs import half_in_run, run_name, trained_in_run, training_site, value_in_run
@@ -306,6 +309,47 @@ def scaled_configurations(site: PrecisionSite, weights: WeightsSite) -> Optional
     ]
 
 
+def built_configurations(site: PrecisionSite, weights: WeightsSite, project: Project, paths) -> Optional[List]:
+    """For a GradScaler built under tests (``PrecisionSite.when``: ``if args.fp16 and not
+    args.deepspeed: self.scaler = GradScaler()`` in a project's Trainer, ``args`` what its
+    callers pass) or enabled by a configuration's switch (``GradScaler(enabled=args.fp16)``,
+    what each launch passes): the values that build it in a configuration where these weights are float16,
+    each configuration (the defaults, each shipped launch, a run by hand) judged on its own as
+    :func:`scaled_configurations` judges a Trainer's ``fp16``: not where a test certainly fails
+    (no ``--fp16``; ``--deepspeed`` set), nor where the cast does not run or the model is wrapped
+    in fp32 adapters, nor where the scaler and the float16 weights each hold only by the user's
+    own choice (by hand, where the project ships the launches that run it). Only the values the
+    run of ``paths`` passes count (a caller in another script has its own). None for a site
+    built under no such test."""
+    if site.kind != "grad-scaler":
+        return None
+    tests = site.when
+    enabled = site.arg("enabled")
+    if enabled is not None and not enabled.checks_param_dtype and any(v.chosen for v in enabled.values):
+        # `GradScaler(enabled=args.fp16)`: on where the configuration turns the switch on
+        tests += ((enabled.values, FALSY, False),)
+    if not tests:
+        return None
+    when = tuple(
+        (tuple(v for v in subject if value_in_run(project, v, paths)), literals, wanted)
+        for subject, literals, wanted in tests
+    )
+    half = [v for v in weights.values if _dtype_of(v) == "float16"]
+    out: List = []
+    for probe in configurations(*(s for s, _, _ in when), *(s for s, _, _ in weights.cast_when), half):
+        holding = builds_in(when, probe)
+        if holding is None or not alongside(half, probe):
+            continue  # no scaler in this configuration, or no float16 weights
+        user = by_user_only(when, probe)
+        chosen = dataclasses.replace(probe, guards=user.guards) if user is not None else probe
+        if _by_hand_only(chosen) or (user is not None and _opt_in(alongside(half, probe))):
+            continue  # both only by the user's own choices: not a run the code ships or defaults to
+        if wraps_adapters(weights.peft_when, probe) or not casts_in(weights.cast_when, chosen):
+            continue
+        out.extend(v for v in holding if v not in out)
+    return out
+
+
 def _by_hand_only(v) -> bool:
     """Whether ``v`` is the user's own switch in a run of the script by hand, where the project
     ships the launches that run it: those launches are the runs the code targets (each judged
@@ -320,10 +364,14 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, e
     one of theirs)."""
     if site.kind == "grad-scaler":
         enabled = site.arg("enabled")
+        built = ""
+        if site.built_if and scaled:
+            shipped = passed_by(scaled, module.path)
+            built = f" (built when `{site.built_if}`" + (f", as in the run {shipped} launches)" if shipped else ")")
         if enabled is None:
-            return "`GradScaler`"
+            return f"`GradScaler`{built}"
         if _may_enable(enabled):
-            return f"`GradScaler(enabled={enabled.value_text})`" if enabled.switch else "`GradScaler`"
+            return (f"`GradScaler(enabled={enabled.value_text})`" if enabled.switch else "`GradScaler`") + built
         return None
     if site.kind in ("training-args", "training-args-class"):
         name = site.callee.rsplit(".", 1)[-1]
@@ -467,6 +515,8 @@ class Fp16WeightsUnderLossScaling(Rule):
                     if self._switched_apart(ctx, weights, module, site):
                         continue
                     scaled = scaled_configurations(site, weights)
+                    if scaled is None:
+                        scaled = built_configurations(site, weights, ctx.project, paths)
                     if scaled is not None and not scaled:
                         continue  # no configuration scales the loss of these float16 weights
                     if scaled is None and wraps_adapters(weights.peft_when, Possible(CONST, True)):

@@ -18,10 +18,11 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from ..knowledge import derives_from, model_init_keyword
+from ..knowledge import derives_from, is_library_training_arguments, model_init_keyword
 from .callees import project_callee
 from .index import Assignment, CallSite, ModuleIndex, Scope, children, element, item_owner, keyword, literal_key
 from .names import dotted
+from .values import COMMAND_LINE_FLAGS, command_line_flag, command_line_option
 from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, SYMBOL, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string
 
 CUDA_AVAILABLE = "torch.cuda.is_available"
@@ -100,8 +101,6 @@ ARGUMENT_PARSERS = frozenset(
 PARSE_METHODS = frozenset(
     {"parse_args_into_dataclasses", "parse_args_and_config", "parse_known_args", "parse_dict", "parse_yaml_file", "parse_json_file"}
 )
-# TrainingArguments' switches that a command line turns on (`--fp16`), off by default.
-COMMAND_LINE_FLAGS = frozenset({"fp16", "bf16", "tf32", "half_precision_backend"})
 # Field specifiers whose ``default=`` (pydantic's: also its first argument) is a class-level
 # field's default: dataclasses, pydantic models, attrs classes.
 FIELD_SPECIFIERS = frozenset(
@@ -1161,19 +1160,13 @@ class Evaluator:
     def command_line_flag(self, where: cst.CSTNode, name: str) -> List[Possible]:
         """A TrainingArguments switch such as ``--fp16`` that a parser reads from the command
         line: off unless the user passes it (the user's own choice)."""
-        choice = Guard(f"--{name}", True, False, False, user_choice=True)
-        on, off = _const(True, (choice,), self.ix.span(where)), _const(False)
-        # what a shipped launch of the script passes replaces them at the join (project/options.py)
-        return [dataclasses.replace(on, option=name), dataclasses.replace(off, option=name)]
+        return list(command_line_flag(name, self.ix.span(where)))
 
     def command_line_option(self, where: cst.CSTNode, name: str) -> List[Possible]:
         """A TrainingArguments option that takes a value, such as ``--deepspeed ds.json``, that a
         parser reads from the command line: unset (None) unless the user passes one (their own
         choice, whose value is not known here)."""
-        choice = Guard(f"--{name}", True, False, False, user_choice=True)
-        given = Possible(UNKNOWN, guards=(choice,), origin=self.ix.span(where))
-        # what a shipped launch of the script passes replaces them at the join (project/options.py)
-        return [dataclasses.replace(_const(None), option=name), dataclasses.replace(given, option=name)]
+        return list(command_line_option(name, self.ix.span(where)))
 
     def instance_attributes(self, klass: str) -> dict:
         """``attr -> values`` for the instances of class ``klass`` of this module: class-level
@@ -1418,7 +1411,18 @@ class Evaluator:
             return True
         if isinstance(expr, cst.Call) and not expr.args and self.may_carry(expr, scope):
             return True  # `train(Config())`: an instance whose fields are all the class's defaults
+        if isinstance(expr, cst.Name) and self.parsed_instance(expr, scope):
+            return True  # its `fp16`, `deepspeed`: what the script's launches pass (`Trainer(args=...)`)
         return isinstance(expr, (cst.Name, cst.Subscript, cst.Attribute)) and self.may_carry(expr, scope)
+
+    def parsed_instance(self, name: cst.Name, scope: Scope) -> bool:
+        """Whether ``name`` is bound to an instance a parse fills (``model_args, training_args =
+        parser.parse_args_into_dataclasses()``): a value that carries the run's configuration."""
+        owner, reached = self.ix.bindings_of(name, scope)
+        return bool(reached) and any(
+            a.value is not None and a.unpack_index is not None and self.parsed_classes(a.value, owner) is not None
+            for a in reached
+        )
 
     def call_arguments(self, call: cst.Call, scope: Scope):
         """``(position, keyword, values)`` of the arguments of ``call`` that a dtype may reach
@@ -1716,10 +1720,7 @@ def is_training_arguments(qualname: Optional[str], index: Optional[ModuleIndex] 
         if name in seen:
             continue
         seen.add(name)
-        parts = name.split(".")
-        if parts[0] in ("transformers", "trl") and (
-            parts[-1] in ("TrainingArguments", "Seq2SeqTrainingArguments") or derives_from(name, "transformers.TrainingArguments")
-        ):
+        if is_library_training_arguments(name):
             return True
         info = index.classes.get(name) if index is not None else None
         if info is not None:

@@ -290,6 +290,28 @@ def as_switch(values: Iterable[Possible], text: str, origin: Optional[Span] = No
     return tuple(dict.fromkeys(out))
 
 
+# TrainingArguments' switches that a command line turns on (`--fp16`), off by default.
+COMMAND_LINE_FLAGS = frozenset({"fp16", "bf16", "tf32", "half_precision_backend"})
+# TrainingArguments' options that take a value (`--deepspeed ds.json`), unset by default.
+COMMAND_LINE_OPTIONS = frozenset({"deepspeed"})
+
+
+def command_line_flag(name: str, origin: Optional[Span] = None) -> Values:
+    """A TrainingArguments switch such as ``--fp16`` that a parser reads from the command
+    line: off unless the user passes it (the user's own choice). What a shipped launch of the
+    script passes replaces both at the join (``project/options.py``: ``option``)."""
+    choice = Guard(f"--{name}", True, False, False, user_choice=True)
+    return (Possible(CONST, True, (choice,), origin, option=name), Possible(CONST, False, option=name))
+
+
+def command_line_option(name: str, origin: Optional[Span] = None) -> Values:
+    """A TrainingArguments option that takes a value, such as ``--deepspeed ds.json``, that a
+    parser reads from the command line: unset (None) unless the user passes one (their own
+    choice, whose value is not known here)."""
+    choice = Guard(f"--{name}", True, False, False, user_choice=True)
+    return (Possible(CONST, None, option=name), Possible(UNKNOWN, guards=(choice,), origin=origin, option=name))
+
+
 def may_be_true(values: Iterable[Possible]) -> bool:
     """True when one of the values is certainly possible and truthy on some machine.
 

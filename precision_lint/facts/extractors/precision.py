@@ -23,6 +23,7 @@ from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator, is_training_argume
 from ...semantic.index import CallSite, ModuleIndex, keyword, positional
 from ...semantic.queries import reaching_at
 from ...semantic.values import CONFIG, CONST, UNKNOWN, Possible, Values, as_switch
+from .weights import built_conditions  # the tests' reading is the weights sites' own
 
 SECTION = "precision"
 
@@ -87,6 +88,12 @@ class PrecisionSite:
     # arguments the linter cannot read (``*args``, a ``**kwargs`` it cannot see into, more
     # positional arguments than it reads): an argument not recorded may still be passed
     opaque: bool = False
+    # For a GradScaler: the tests it is built under, each ``(values of x, literals, whether x
+    # must be among them)`` (``weights.built_conditions``: ``if args.fp16 and not
+    # args.deepspeed:``, ``args`` a parameter whose callers' values the join substitutes), and
+    # those tests as written. A configuration where one certainly fails builds no scaler.
+    when: Tuple[Tuple[Tuple[Possible, ...], Tuple[object, ...], bool], ...] = ()
+    built_if: str = ""
 
     def keyword_text(self, name: str, value: str) -> str:
         """The text that adds ``name=value`` at ``insert_at``, in the call's own layout."""
@@ -301,6 +308,8 @@ def join(module, symbols):
                 kind=kind,
                 args=tuple((n, a) for n, a in site.args if n in names),
                 deepspeed=site.deepspeed if kind == "training-args" else None,
+                when=site.when if kind == "grad-scaler" else (),
+                built_if=site.built_if if kind == "grad-scaler" else "",
             )
         )
     return dataclasses.replace(module, sections={**module.sections, SECTION: tuple(out)})
@@ -374,6 +383,18 @@ def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> L
     return out
 
 
+def _built_under(index: ModuleIndex, evaluator: Evaluator, site: CallSite):
+    """The tests a call runs under that a configuration may decide (``built_conditions``), and
+    the guards as written (``args.fp16 and not args.deepspeed``); ((), "") for none."""
+    if not site.guards:
+        return (), ""
+    when = built_conditions(evaluator, site.guards, site.scope)
+    if not when:
+        return (), ""
+    text = " and ".join(index.text(test) if positive else f"not ({index.text(test)})" for test, positive in site.guards)
+    return when, text
+
+
 def _opaque(evaluator: Evaluator, site: CallSite, positions) -> bool:
     """Whether the call passes arguments that cannot be read: ``*args``, a ``**kwargs`` whose
     keys are not known, or positional arguments where none are read."""
@@ -409,6 +430,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             continue
         insert_at, insert_style = _insertion(index, site.node)
         scope = site.scope.code_scope()
+        when, built_if = _built_under(index, evaluator, site) if kind in ("grad-scaler", PROJECT_CLASS) else ((), "")
         out.append(
             PrecisionSite(
                 kind=kind,
@@ -423,6 +445,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 targets=site.assigned_to,
                 deepspeed=deepspeed,
                 opaque=_opaque(evaluator, site, ARGUMENTS[kind][1]),
+                when=when,
+                built_if=built_if,
             )
         )
     # `@dataclass class MyArgs(TrainingArguments): fp16: bool = True` (HfArgumentParser)

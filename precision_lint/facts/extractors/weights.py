@@ -701,6 +701,21 @@ def cast_conditions(evaluator: Evaluator, guards, scope) -> Tuple[Tuple[Tuple[Po
     return tuple(out)
 
 
+def built_conditions(evaluator: Evaluator, guards, scope) -> Tuple[Tuple[Tuple[Possible, ...], Tuple[Any, ...], bool], ...]:
+    """As :func:`cast_conditions`, for the tests an object is built under, bare tests of a name
+    or attribute included (``if args.fp16 and not args.deepspeed: self.scaler = GradScaler()``:
+    ``args.fp16`` truthy, ``args.deepspeed`` falsy). A parameter's attribute stays symbolic: the
+    join gives it what each caller passes, and a configuration where one test certainly fails
+    never builds the object (``project/configurations.py``)."""
+    out = []
+    for expr, positive in guards:
+        for term, wanted in _conjuncts(expr, positive):
+            found = _membership(evaluator, term, wanted, scope) or _truthiness(evaluator, term, wanted, scope)
+            if found is not None and found[0]:
+                out.append(found)
+    return tuple(out)
+
+
 FP16_LITERALS = ("fp16", "float16")
 
 
