@@ -64,15 +64,24 @@ def casts_in(conditions: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...], boo
     switch passed by hand) and a condition holds only by another choice of theirs, the cast and
     ``chosen`` meet only when the user picks both: not a run the code ships or defaults to."""
     for subject, literals, wanted in conditions:
-        here = alongside(subject, chosen)
-        if not here:
+        holding = _holding(subject, literals, wanted, chosen)
+        if holding is None:
             continue
-        holding = [v for v in here if not (v.kind == CONST and (v.value in literals) != wanted)]
         if not holding:
             return False
         if _user_choice(chosen) and all(_user_choice(v) for v in holding):
             return False
     return True
+
+
+def _holding(subject, literals, wanted: bool, chosen: Possible) -> Optional[List[Possible]]:
+    """The values of ``subject`` that let the test ``(subject in literals) == wanted`` hold in
+    the configuration of ``chosen`` (an unknown value holds): [] where it certainly fails there,
+    None where ``subject`` has no value there."""
+    here = alongside(subject, chosen)
+    if not here:
+        return None
+    return [v for v in here if not (v.kind == CONST and (v.value in literals) != wanted)]
 
 
 FALSY = (False, None, 0, "")  # the values a bare test `if x:` refuses
@@ -95,10 +104,9 @@ def builds_in(conditions: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...], bo
     that let it hold there (a subject with no value there, or an unknown one, holds)."""
     out: List[Possible] = []
     for subject, literals, wanted in conditions:
-        here = alongside(subject, chosen)
-        if not here:
+        holding = _holding(subject, literals, wanted, chosen)
+        if holding is None:
             continue
-        holding = [v for v in here if not (v.kind == CONST and (v.value in literals) != wanted)]
         if not holding:
             return None
         out.extend(holding)
