@@ -147,6 +147,7 @@ def _extract_parsed(
     facts.parsed = True
     evaluator = Evaluator(index)
     facts.imports = tuple(sorted(m for m in index.imports.imported_modules if m))
+    facts.type_checking_imports = index.type_checking_imports()
     facts.exports, facts.definitions = _exports(index)
     facts.calls = call_records(index, evaluator)
     facts.functions = tuple(index.functions)

@@ -79,6 +79,8 @@ class ModuleFacts:
     parsed: bool = False  # False also when the text cannot hold any finding
     skip_file: bool = False
     imports: Tuple[str, ...] = ()  # dotted names of modules this one may import
+    # those of them imported only for a type checker (`if TYPE_CHECKING:`): named, never run
+    type_checking_imports: Tuple[str, ...] = ()
     classes: Tuple[ClassFact, ...] = ()
     layout: Optional[Layout] = None
     noqa: Dict[int, Optional[FrozenSet[str]]] = field(default_factory=dict)

@@ -357,6 +357,42 @@ class Project:
             self._imports[module.path] = list(found.values())
         return self._imports[module.path]
 
+    def executed_importers_of(self, module: ModuleFacts) -> Set[str]:
+        """Paths of the modules whose import of ``module``, directly or through others, runs
+        it: the import graph walked back without the imports made only for a type checker
+        (``ModuleFacts.type_checking_imports``: a lazy package ``__init__`` names every
+        submodule under ``if TYPE_CHECKING:`` and runs none of them)."""
+        key = ("executed-importers", module.path)
+
+        def walk() -> Set[str]:
+            seen: Set[str] = set()
+            stack = [module]
+            while stack:
+                target = stack.pop()
+                for m in self.direct_importers(target):
+                    if m.path in seen or not self._runs_import(m, target):
+                        continue
+                    seen.add(m.path)
+                    stack.append(m)
+            return seen
+
+        return self.memo(key, walk)
+
+    def _runs_import(self, importer: ModuleFacts, target: ModuleFacts) -> bool:
+        """Whether ``importer`` imports ``target`` other than only for a type checker."""
+        typed = set(importer.type_checking_imports)
+        if not typed:
+            return True
+        for name in importer.imports:
+            if name in typed:
+                continue
+            found = self.module_named(name, importer)
+            if found is None and "." in name:
+                found = self.module_named(name.rsplit(".", 1)[0], importer)
+            if found is not None and found.path == target.path:
+                return True
+        return False
+
     def unit(self, module: ModuleFacts) -> Set[str]:
         """Paths of ``module`` and every linted module it imports, transitively."""
         if module.path not in self._closure:

@@ -117,7 +117,10 @@ class Fp16OverflowingConstant(Rule):
             # a model's methods run wherever its instances are called (often built through a
             # registry or config): the evidence must run in a run that holds the model's module
             there = project.run_scope(module, scope, where.span.line)
+            running = project.executed_importers_of(ctx.facts)
             for entry in project.units_containing(ctx.facts):
+                if entry.path != ctx.facts.path and entry.path not in running:
+                    continue  # the model's module is imported there only for a type checker
                 paths = project.unit_view(entry)
                 if module.path not in paths:
                     continue

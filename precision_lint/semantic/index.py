@@ -301,6 +301,22 @@ class ModuleIndex:
         """The node's source text (generated from the node: no positions pass needed)."""
         return self.module.code_for_node(node)
 
+    def type_checking_imports(self) -> Tuple[str, ...]:
+        """The modules this module imports only under a test that holds for a type checker,
+        ``if TYPE_CHECKING:`` or ``if TYPE_CHECKING or SLOW_IMPORT:`` (the lazy ``__init__`` of
+        diffusers and transformers: at run time the package imports a submodule only when one
+        of its names is first read, never all of them). Such an import binds names for tools;
+        it does not run the module. An import in the ``else:`` of such a test runs."""
+        from .names import import_bindings
+
+        only, run = set(), set()
+        for node in self.import_statements:
+            guards, _ = self.import_context.get(id(node), ((), ()))
+            _, modules = import_bindings(node, self.module_name, self.imports.is_package)
+            typed = any(positive and _type_checking(test) for test, positive in guards)
+            (only if typed else run).update(m for m in modules if m)
+        return tuple(sorted(only - run))
+
     def named_half_misfits(self) -> List[HalfMisfit]:
         """The operations that add or subtract a name holding a constant float16 cannot hold
         (``epsilon = 1e-8`` ... ``(hi - lo + epsilon)``): every binding of the name that
@@ -566,6 +582,13 @@ def build_index(source: str, module_name: str = "", is_package: bool = False, cp
     _walk(tree, _Indexer(index))
     _resolve_names(index)
     return index
+
+
+def _type_checking(test: cst.BaseExpression) -> bool:
+    """``TYPE_CHECKING``, ``typing.TYPE_CHECKING``, or an ``or`` with one of them."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return _type_checking(test.left) or _type_checking(test.right)
+    return dotted(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
 def _qualified_contexts(index: ModuleIndex, items, scope) -> Tuple[str, ...]:

@@ -130,3 +130,43 @@ def test_a_half_cast_in_a_method_of_a_class_only_an_uncalled_helper_creates_is_n
 def test_the_same_trainer_created_by_the_script_runs_its_methods(tmp_path):
     call = "from mylib import Trainer\n    print(Trainer(model, half_eval=True).evaluate(torch.randn(2, 4, 8)))"
     assert len(_library_copy_run(tmp_path, call)) == 1
+
+
+LAZY_PACKAGE = {
+    # the shape of diffusers' and transformers' package `__init__`: every submodule named for a
+    # type checker (and for a debugging switch), a lazy module that imports one on first use
+    "proj/lib/__init__.py": (
+        "from typing import TYPE_CHECKING\n\nfrom .utils import SLOW_IMPORT, LazyModule\n\n"
+        "_structure = {'attention': ['Attention'], 'loaders': ['load_weights']}\n\n"
+        "if TYPE_CHECKING or SLOW_IMPORT:\n    try:\n        import torch\n    except ImportError:\n        pass\n"
+        "    else:\n        from .attention import Attention\n        from .loaders import load_weights\n"
+        "else:\n    import sys\n\n    sys.modules[__name__] = LazyModule(__name__, _structure)\n"
+    ),
+    "proj/lib/utils.py": (
+        "import os\n\nSLOW_IMPORT = os.environ.get('SLOW_IMPORT', '0') == '1'\n\n\n"
+        "class LazyModule:\n    def __init__(self, name, structure):\n        self.name = name\n"
+    ),
+    "proj/lib/attention.py": LAYERS,
+    "proj/lib/loaders.py": "import torch\n\n\ndef load_weights(model):\n    return model\n",
+    "proj/train.py": (
+        "import torch\nfrom transformers import AutoModel\n<import>\n\n"
+        "model = AutoModel.from_pretrained('m', torch_dtype=torch.float16).cuda()\n"
+    ),
+}
+
+
+def _lazy_run(tree, line):
+    files = {path: text.replace("<import>", line) for path, text in LAZY_PACKAGE.items()}
+    return _lint_tree(tree, files)
+
+
+def test_model_code_a_package_imports_only_for_a_type_checker_is_not_in_the_run(tree):
+    """A lazy package ``__init__`` (diffusers, transformers) names every submodule under ``if
+    TYPE_CHECKING or SLOW_IMPORT:``; the script's float16 weights say nothing about a model
+    whose module only that import names: it never runs there."""
+    assert _lazy_run(tree, "from lib import load_weights") == []
+
+
+def test_model_code_the_script_imports_itself_is_in_the_run(tree):
+    (d,) = _lazy_run(tree, "from lib.attention import Attention")
+    assert d.path.endswith("attention.py") and "float16 weights" in d.message

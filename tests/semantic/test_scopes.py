@@ -1,5 +1,6 @@
 """Scopes: which binding a name sees. ``global`` at module level is legal and must not hang."""
 import subprocess
+import textwrap
 import sys
 
 from conftest import REPO, dedent, lint
@@ -84,3 +85,32 @@ def test_the_other_elements_of_an_unpacked_tuple_are_not_the_dtype():
     # a starred element makes positions unknown: nothing is guessed
     src = UNPACKED_DTYPE.format(target="dtype, device", value='*dtypes, torch.bfloat16')
     assert lint(src, "MP201") == []
+
+
+def test_imports_made_only_for_a_type_checker():
+    """``ModuleIndex.type_checking_imports``: what a module imports only under ``if
+    TYPE_CHECKING`` (alone or in an ``or``, however deeply nested), never what it also imports
+    at run time or in the ``else:`` branch."""
+    from precision_lint.semantic.index import build_index
+
+    index = build_index(textwrap.dedent("""
+        import typing
+        from typing import TYPE_CHECKING
+        from .utils import SLOW
+
+        if TYPE_CHECKING or SLOW:
+            try:
+                import torch
+            except ImportError:
+                pass
+            else:
+                from .attention import Attention
+                from .loaders import load
+        else:
+            from .loaders import load
+        if typing.TYPE_CHECKING:
+            import numpy
+        if not TYPE_CHECKING:
+            import json
+    """), "pkg", is_package=True)
+    assert index.type_checking_imports() == ("numpy", "pkg.attention", "pkg.attention.Attention", "torch")
