@@ -481,28 +481,33 @@ class _Uses:
                 return True
         return False
 
-    def recast_after(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, scope: Scope, guards) -> bool:
-        """``model.float()`` (or ``.double()``, ``.bfloat16()``, ``.to(torch.float32)``) as a
-        statement below ``after`` in the same code, under no test the load is not under: an
-        ``nn.Module`` cast is in place, so whatever trains the model trains it in that dtype."""
+    def _casts_after(self, evaluator: Evaluator, methods: Tuple[str, ...], after: int, scope: Scope, guards):
+        """The in-place casts ``x.<method>(...)`` written as statements below ``after`` in the
+        code of ``scope``, under no test the site is not under (``if not fp16: model.float()``
+        is not in every run of the load), each with the dtypes it makes (``cast_dtypes``).
+        ``other = model.float()`` makes the cast for another name, and is not one."""
         mine = {(id(expr), positive) for expr, positive in guards}
         for site in self.ix.calls:
-            if site.receiver is None or site.scope.code_scope() is not scope or self.ix.span(site.node).start < after:
+            if site.receiver is None or site.method not in methods or site.scope.code_scope() is not scope:
                 continue
             line = site.statement
             body = line.body if isinstance(line, cst.SimpleStatementLine) else ()
             if not any(isinstance(b, cst.Expr) and b.value is site.node for b in body):
-                continue  # `other = model.float()` makes the cast for another name
-            if not any(self._refers(site.receiver, n) for n in names):
                 continue
             if any((id(expr), positive) not in mine for expr, positive in site.guards):
-                continue  # `if not fp16: model.float()`: not in every run of the load
-            if site.method not in ("float", "double", "bfloat16", "to"):
                 continue
-            made = cast_dtypes(evaluator, site.node, site.method, site.scope)
-            if made and made <= WIDE_DTYPES:
-                return True
-        return False
+            if self.ix.span(site.node).start < after:
+                continue
+            yield site, cast_dtypes(evaluator, site.node, site.method, site.scope)
+
+    def recast_after(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, scope: Scope, guards) -> bool:
+        """``model.float()`` (or ``.double()``, ``.bfloat16()``, ``.to(torch.float32)``) as a
+        statement below ``after`` in the same code, under no test the load is not under: an
+        ``nn.Module`` cast is in place, so whatever trains the model trains it in that dtype."""
+        return any(
+            made and made <= WIDE_DTYPES and any(self._refers(site.receiver, n) for n in names)
+            for site, made in self._casts_after(evaluator, ("float", "double", "bfloat16", "to"), after, scope, guards)
+        )
 
     def part_upcast_after(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, scope: Scope, guards) -> str:
         """A part of the model cast back to float32 below ``after``, as a statement in the same
@@ -515,24 +520,9 @@ class _Uses:
         the optimizer takes only those with ``requires_grad``, all float32: ``GradScaler``
         unscales float32 gradients and nothing fails. Which parameters stay trainable is
         decided where we cannot look, so the weights are not called trainable float16."""
-        mine = {(id(expr), positive) for expr, positive in guards}
-        for site in self.ix.calls:
-            receiver = site.receiver
-            if not isinstance(receiver, cst.Attribute) or site.scope.code_scope() is not scope:
-                continue
-            if self.ix.span(site.node).start < after or site.method not in ("float", "to"):
-                continue
-            line = site.statement
-            body = line.body if isinstance(line, cst.SimpleStatementLine) else ()
-            if not any(isinstance(b, cst.Expr) and b.value is site.node for b in body):
-                continue  # `head = model.lm_head.float()` casts for another name
-            path = dotted(receiver)
-            if not path or not any(path.startswith(n + ".") for n in names):
-                continue
-            if any((id(expr), positive) not in mine for expr, positive in site.guards):
-                continue  # under a test of its own: not in every run of the cast
-            made = cast_dtypes(evaluator, site.node, site.method, site.scope)
-            if made and made <= {"float32", "float64"}:
+        for site, made in self._casts_after(evaluator, ("float", "to"), after, scope, guards):
+            path = dotted(site.receiver) if isinstance(site.receiver, cst.Attribute) else ""
+            if path and any(path.startswith(n + ".") for n in names) and made and made <= {"float32", "float64"}:
                 return path
         return ""
 
