@@ -348,50 +348,37 @@ class Project:
         if module.path not in self._imports:
             found = {}
             for name in module.imports:
-                target = self.module_named(name, module)
-                if target is None and "." in name:
-                    # `from pkg.mod import func` also names pkg.mod.func
-                    target = self.module_named(name.rsplit(".", 1)[0], module)
+                target = self._import_target(name, module)
                 if target is not None and target.path != module.path:
                     found[target.path] = target
             self._imports[module.path] = list(found.values())
         return self._imports[module.path]
+
+    def _import_target(self, name: str, module: ModuleFacts) -> Optional[ModuleFacts]:
+        """The linted module an import name of ``module`` refers to: ``pkg.mod``, or for
+        ``from pkg.mod import func`` (named ``pkg.mod.func``) its module."""
+        target = self.module_named(name, module)
+        if target is None and "." in name:
+            target = self.module_named(name.rsplit(".", 1)[0], module)
+        return target
 
     def executed_importers_of(self, module: ModuleFacts) -> Set[str]:
         """Paths of the modules whose import of ``module``, directly or through others, runs
         it: the import graph walked back without the imports made only for a type checker
         (``ModuleFacts.type_checking_imports``: a lazy package ``__init__`` names every
         submodule under ``if TYPE_CHECKING:`` and runs none of them)."""
-        key = ("executed-importers", module.path)
-
-        def walk() -> Set[str]:
-            seen: Set[str] = set()
-            stack = [module]
-            while stack:
-                target = stack.pop()
-                for m in self.direct_importers(target):
-                    if m.path in seen or not self._runs_import(m, target):
-                        continue
-                    seen.add(m.path)
-                    stack.append(m)
-            return seen
-
-        return self.memo(key, walk)
+        return self.memo(("executed-importers", module.path), lambda: self._walk_importers(module, self._runs_import))
 
     def _runs_import(self, importer: ModuleFacts, target: ModuleFacts) -> bool:
         """Whether ``importer`` imports ``target`` other than only for a type checker."""
         typed = set(importer.type_checking_imports)
         if not typed:
             return True
-        for name in importer.imports:
-            if name in typed:
-                continue
-            found = self.module_named(name, importer)
-            if found is None and "." in name:
-                found = self.module_named(name.rsplit(".", 1)[0], importer)
-            if found is not None and found.path == target.path:
-                return True
-        return False
+        return any(
+            (found := self._import_target(name, importer)) is not None and found.path == target.path
+            for name in importer.imports
+            if name not in typed
+        )
 
     def unit(self, module: ModuleFacts) -> Set[str]:
         """Paths of ``module`` and every linted module it imports, transitively."""
@@ -435,12 +422,15 @@ class Project:
             self._importers = importers
         return self._importers.get(module.path, [])
 
-    def _walk_importers(self, module: ModuleFacts) -> Set[str]:
+    def _walk_importers(self, module: ModuleFacts, runs=None) -> Set[str]:
+        """The importers of ``module``, directly or through others; with ``runs(importer,
+        imported)``, only along the imports it accepts."""
         seen: Set[str] = set()
         stack = [module]
         while stack:
-            for m in self.direct_importers(stack.pop()):
-                if m.path not in seen:
+            target = stack.pop()
+            for m in self.direct_importers(target):
+                if m.path not in seen and (runs is None or runs(m, target)):
                     seen.add(m.path)
                     stack.append(m)
         return seen
