@@ -29,7 +29,6 @@ import libcst as cst
 from ..knowledge import autocast_ops
 from .evaluate import Evaluator
 from .index import ModuleIndex, Scope, positional
-from .names import dotted
 from .tensors import enclosing_class, half_tensors
 from .values import CONST
 
@@ -145,9 +144,9 @@ class AutocastHalf:
     def _region(self, contexts, items, scope: Scope) -> Optional[str]:
         """How code in ``scope`` under the ``with`` items ``items`` runs under an enabled fp16
         autocast ("runs in float16 under fp16 autocast (line N)"), or None."""
-        if self.tensors.autocast_enabled_at(contexts, items, scope) == "float16":
-            item = next(i for q, i in zip(reversed(contexts), reversed(items)) if "autocast" in q)
-            return f"runs in float16 under fp16 autocast (line {self._line(item)})"
+        region = self.tensors.autocast_region(contexts, items, scope)
+        if region is not None and region[0] == "float16":
+            return f"runs in float16 under fp16 autocast (line {self._line(region[1])})"
         function = scope.code_scope()
         return self._called_under(function, 0) if function.kind == "function" else None
 
@@ -164,9 +163,9 @@ class AutocastHalf:
         for site in self.ix.calls:
             if not self._calls(site, function):
                 continue
-            if self.tensors.autocast_enabled(site) == "float16":
-                item = next(i for q, i in zip(reversed(site.contexts), reversed(site.context_items)) if "autocast" in q)
-                found = f"runs in float16 under fp16 autocast (the call on line {self._line(site.node)}, autocast on line {self._line(item)})"
+            region = self.tensors.autocast_region(site.contexts, site.context_items, site.scope)
+            if region is not None and region[0] == "float16":
+                found = f"runs in float16 under fp16 autocast (the call on line {self._line(site.node)}, autocast on line {self._line(region[1])})"
                 break
             caller = site.scope.code_scope()
             if caller.kind == "function" and caller is not function:
@@ -196,9 +195,7 @@ class AutocastHalf:
             values = [a.value for a, _ in info.self_attr_values.get(func.attr.value, [])] if info is not None else []
         else:
             return False
-        return any(
-            isinstance(v, cst.Call) and dotted(v.func) and self._builds(v, klass) for v in values
-        )
+        return any(isinstance(v, cst.Call) and self._builds(v, klass) for v in values)
 
     def _builds(self, call: cst.Call, klass: Scope) -> bool:
         func = call.func

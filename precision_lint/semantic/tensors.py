@@ -166,6 +166,12 @@ class HalfTensors:
     def autocast_enabled_at(self, contexts: Tuple[str, ...], items, scope: Scope) -> Optional[str]:
         """:meth:`autocast_enabled` for code under the ``with`` items ``items`` (qualified as
         ``contexts``) in ``scope``."""
+        region = self.autocast_region(contexts, items, scope)
+        return region[0] if region is not None else None
+
+    def autocast_region(self, contexts: Tuple[str, ...], items, scope: Scope) -> Optional[Tuple[str, cst.BaseExpression]]:
+        """The innermost certainly enabled autocast region around code under the ``with``
+        items ``items``: (its dtype, its ``with`` item), or None."""
         for qual, item in zip(reversed(contexts), reversed(items)):
             if not (qual in AUTOCAST or qual.rsplit(".", 1)[-1] == "autocast") or "cpu" in qual:
                 continue
@@ -178,11 +184,11 @@ class HalfTensors:
                 dtype_values = self.ev.kwarg_values(item, scope, "dtype")
                 if dtype_values is not None:
                     names = {v.value for v in dtypes(dtype_values)}
-                    return "float16" if "float16" in names or not names else sorted(names)[0]
+                    return ("float16" if "float16" in names or not names else sorted(names)[0]), item
                 args = positional(item)
                 if args and isinstance(args[0].value, cst.SimpleString) and args[0].value.evaluated_value == "cpu":
                     continue
-            return "float16"
+            return "float16", item
         return None
 
     # --- helpers ----------------------------------------------------------------------
