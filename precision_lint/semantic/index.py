@@ -671,6 +671,22 @@ def nodes_of(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         todo.extend(reversed(children(node)))
 
 
+def mentions(expr: cst.CSTNode, names) -> bool:
+    """Whether any ``Name`` node under ``expr`` is one of ``names``: a variable, an attribute's
+    name or a keyword alike (see :func:`names_read` for the variables only)."""
+    if not names:
+        return False
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in names:
+                found.append(node)
+
+    expr.visit(_Find())
+    return bool(found)
+
+
 def names_read(root: cst.CSTNode) -> List[cst.Name]:
     """The variables an expression reads, in source order: its ``Name`` nodes in load position.
     Not an attribute's name (``x.mask``), a keyword (``f(mask=...)``), a name a lambda or a

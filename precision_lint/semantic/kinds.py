@@ -25,7 +25,7 @@ from typing import Optional, Set, Tuple
 
 import libcst as cst
 
-from .index import CallSite, ModuleIndex, Scope
+from .index import CallSite, ModuleIndex, Scope, mentions
 from .names import dotted
 
 LOADERS = ("from_pretrained", "from_config", "from_single_file")
@@ -284,15 +284,7 @@ def _passes_on(binding, name: str) -> bool:
     value = binding.value
     if value is None or binding.imported is not None or _alias_value(binding) is not None:
         return False
-    found = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value == name:
-                found.append(node)
-
-    value.visit(_Find())
-    return bool(found)
+    return mentions(value, (name,))
 
 
 def _aliased(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, depth: int = 0):

@@ -147,9 +147,9 @@ def bound_before(index: ModuleIndex, use: cst.Name, scope: Scope, at: int) -> bo
     )
 
 
-def every_binding(name: str, scope: Scope) -> List[Assignment]:
-    """Every binding of ``name`` in the scope a use in ``scope`` sees, wherever it is written.
-    Not a question of what one use sees (that is :func:`reaching`): of what an edit that
-    deletes a binding (an unused import) leaves, which must hold for every use."""
-    owner = scope.lookup_scope(name)
-    return list(owner.assignments.get(name, ())) if owner is not None else []
+def every_binding(index: ModuleIndex, name: str, scope: Scope) -> List[Assignment]:
+    """Every binding of ``name`` in the scope a use in ``scope`` sees, wherever it is written
+    (:meth:`ModuleIndex.bindings_anywhere`). Not a question of what one use sees (that is
+    :func:`reaching`): of what an edit that deletes a binding (an unused import) leaves, which
+    must hold for every use."""
+    return list(index.bindings_anywhere(name, scope)[1])

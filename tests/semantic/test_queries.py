@@ -229,10 +229,10 @@ def test_bound_before_asks_whether_an_earlier_binding_reaches_the_place():
     assert len(reach.bindings) == 1
     remade = queries.binding_position(ix, reach.bindings[0])
     assert queries.bound_before(ix, cast.receiver, function, remade)
-    first = queries.binding_position(ix, queries.every_binding("te", function)[0])
+    first = queries.binding_position(ix, queries.every_binding(ix, "te", function)[0])
     assert first < remade
     assert not queries.bound_before(ix, cast.receiver, function, first)
-    assert len(queries.every_binding("te", function)) == 2
+    assert len(queries.every_binding(ix, "te", function)) == 2
 
 
 def test_a_node_outside_the_tree_has_no_position():

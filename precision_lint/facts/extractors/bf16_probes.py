@@ -173,7 +173,7 @@ def _only_use_import(index: ModuleIndex, site) -> Optional[Tuple[int, int]]:
     func = site.node.func
     if not isinstance(func, cst.Name):
         return None
-    bound = every_binding(func.value, site.scope)  # the import must be its only binding
+    bound = every_binding(index, func.value, site.scope)  # the import must be its only binding
     if len(bound) != 1 or bound[0].imported is None or not isinstance(bound[0].statement, cst.ImportFrom):
         return None
     statement = bound[0].statement

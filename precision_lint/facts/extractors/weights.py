@@ -21,7 +21,7 @@ import libcst as cst
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.callees import project_class
-from ...semantic.index import CallSite, ModuleIndex, Scope, argument, keyword, positional
+from ...semantic.index import CallSite, ModuleIndex, Scope, argument, keyword, mentions, positional
 from ...semantic.kinds import constructs_module, is_loader, object_kinds, same_names
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
@@ -427,7 +427,7 @@ class _Uses:
 
         def on_every_fp16_path(own, loop_names=()) -> bool:
             for expr, positive in own:
-                if (id(expr), positive) in mine or _mentions(expr, loop_names):
+                if (id(expr), positive) in mine or mentions(expr, loop_names):
                     continue  # the site's own condition, or `if p.requires_grad:` inside the loop
                 if id(expr) in self.ix.raising_guards:
                     continue  # `assert ok` / `if bad: raise` above it: a run failing it ends there
@@ -753,7 +753,7 @@ def _rebound_at(index: ModuleIndex, receiver: cst.Name, scope: Scope) -> int:
     starts = []
     for b in bound:
         start = binding_position(index, b)
-        if start is None or b.value is None or b.imported is not None or _mentions(b.value, (receiver.value,)):
+        if start is None or b.value is None or b.imported is not None or mentions(b.value, (receiver.value,)):
             return -1
         starts.append(start)
     return min(starts)
@@ -767,21 +767,6 @@ def _after_injections(index: ModuleIndex, names: Tuple[str, ...], at: int) -> in
         if target is not None and dotted(target) in names:
             at = max(at, index.span(site.node).end)
     return at
-
-
-def _mentions(expr: cst.BaseExpression, names: Tuple[str, ...]) -> bool:
-    """Whether ``expr`` reads one of ``names``."""
-    if not names:
-        return False
-    found = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value in names:
-                found.append(node)
-
-    expr.visit(_Find())
-    return bool(found)
 
 
 def _given(arg) -> bool:
