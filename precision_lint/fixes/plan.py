@@ -31,9 +31,9 @@ from typing import Dict, List, Sequence, Tuple
 
 from ..diagnostics import Edit
 from ..facts.model import ModuleFacts
+from ..workspace.hardware import PROBE_COMMENT
 
 PROBE_NAME = "BF16_OK"
-PROBE_COMMENT = "# bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back."
 
 
 def torch_name(facts: ModuleFacts) -> str:

@@ -145,3 +145,18 @@ def test_a_changed_launch_script_is_not_answered_from_the_run_cache(tmp_path):
     assert codes() == []
     launcher.write_text("#!/bin/bash\n#SBATCH --gres=gpu:t4:1\npython train.py\n")
     assert codes() == ["MP201"]
+
+
+def test_the_note_precision_lint_writes_above_its_probe_states_no_gpu():
+    """A file fixed once carries the probe's note, which names the GPUs the probe falls back
+    on (T4, V100, P100): it is precision-lint's own text, not what the code targets. Read as a
+    statement, the next run would judge the fixed file for a T4 and report what the first
+    did not."""
+    from precision_lint.workspace.hardware import PROBE_COMMENT, split_source, stated_capability
+
+    fixed = f"import torch\n\n{PROBE_COMMENT}\nBF16_OK = torch.cuda.is_available()\n"
+    prose, code = split_source(fixed)
+    assert prose == [] and stated_capability(prose) is None
+    assert "T4" not in code  # still cut out of the code
+    stated = fixed.replace(PROBE_COMMENT, "# trained on a T4")
+    assert stated_capability(split_source(stated)[0]) == 0
