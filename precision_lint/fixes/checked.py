@@ -212,15 +212,21 @@ def run_trial(
 
 
 def _written(chosen: Sequence[Fix], fix_of: Dict[Fix, Diagnostic]) -> List[Tuple[str, int, int, Diagnostic]]:
-    """(code, start, end, finding) of the text each applied edit wrote, in the new text."""
-    edits = sorted(((e, fix_of[f]) for f in chosen for e in f.edits), key=lambda x: (x[0].start, x[0].end))
-    out, shift, seen = [], 0, set()
-    for e, d in edits:
+    """(code, start, end, finding) of the text each applied edit wrote, in the new text.
+
+    An edit two fixes share (both add ``import torch`` and the capability probe) is written
+    once, so it is placed once and belongs to both: the shift of the text after it counts it
+    once, for every later edit alike (counting it once per owner would place the second
+    owner's copy, and everything after, past text that other fixes wrote)."""
+    owners: Dict[Edit, List[Diagnostic]] = {}
+    for f in chosen:
+        for e in f.edits:
+            owners.setdefault(e, []).append(fix_of[f])
+    out, shift = [], 0
+    for e in sorted(owners, key=lambda e: (e.start, e.end)):
         start = e.start + shift
-        out.append((d.code, start, start + max(len(e.content), 1), d))
-        if e not in seen:
-            seen.add(e)
-            shift += len(e.content) - (e.end - e.start)
+        out.extend((d.code, start, start + max(len(e.content), 1), d) for d in owners[e])
+        shift += len(e.content) - (e.end - e.start)
     return out
 
 
