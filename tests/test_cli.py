@@ -226,9 +226,10 @@ def test_version_and_help_import_neither_libcst_nor_the_rules():
 
 
 def test_a_run_answered_from_its_cache_imports_no_libcst(tmp_path):
-    """A re-run over an unchanged tree reads one cached entry: LibCST (the parser of the
-    analysis, a second and more to import on a busy machine) is never loaded, and the run
-    gives the findings of the first; a changed file loads it again."""
+    """A re-run over an unchanged tree reads one cached entry: LibCST (which checks that a
+    fixed text still parses, a second and more to import on a busy machine) is never loaded,
+    and the run gives the findings of the first; a changed file, whose fix is checked again,
+    loads it again."""
     import subprocess
     import sys
 
@@ -256,15 +257,18 @@ def test_a_run_answered_from_its_cache_imports_no_libcst(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "text,libcst",
+    "text,analysed",
     [
         ("import os\nprint(os.getcwd())\n", False),  # imports no library the rules are about: not analysed
-        ("def f(:\n", False),  # CPython refuses it: MP000 without LibCST
+        ("def f(:\n", False),  # CPython refuses it: MP000 without the analysis
         ("import torch\nx = torch.zeros(1)\n", True),  # analysed
     ],
     ids=["not-analysed", "syntax-error", "analysed"],
 )
-def test_libcst_is_loaded_only_to_analyse_a_file(tmp_path, text, libcst):
+def test_libcst_is_loaded_only_to_check_a_fix(tmp_path, text, analysed):
+    """The analysis reads CPython's `ast`: LibCST is loaded only to check that a fixed text
+    still parses, and none of these files has a finding with a fix. A file that imports no
+    library the rules are about, or that CPython refuses, is not analysed at all."""
     import subprocess
     import sys
 
@@ -276,8 +280,10 @@ def test_libcst_is_loaded_only_to_analyse_a_file(tmp_path, text, libcst):
         "try:\n    main(['--no-cache', '--output-format', 'concise', 'f.py'])\n"
         "except SystemExit:\n    pass\n"
         "print('LIBCST', 'libcst' in sys.modules)\n"
+        "print('ANALYSED', 'precision_lint.semantic.index' in sys.modules)\n"
     )
     env = dict(__import__("os").environ, PYTHONPATH=str(REPO), NO_COLOR="1")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert f"LIBCST {libcst}" in out.stdout, (out.stdout, out.stderr)
+    assert "LIBCST False" in out.stdout, (out.stdout, out.stderr)
+    assert f"ANALYSED {analysed}" in out.stdout, (out.stdout, out.stderr)
     assert ("MP000" in out.stdout) == text.startswith("def f(:")

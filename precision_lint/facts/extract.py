@@ -1,9 +1,10 @@
 """Text of one file → :class:`ModuleFacts`.
 
 Steps: honour ``# precision-lint: skip-file``; skip analysis of a file whose unit
-imports none of the libraries the rules are about (``gate.py``); parse with LibCST; build the
-index; record imports, classes, layout and ``# noqa`` comments; then let every
-domain extractor in ``facts/extractors`` add its section.
+imports none of the libraries the rules are about (``gate.py``); parse once with CPython's
+``ast`` (the tree that judged whether the file compiles is the one analysed); build the index;
+record imports, classes, layout and ``# noqa`` comments; then let every domain extractor in
+``facts/extractors`` add its section.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pkgutil
 import re
 import sys
 from functools import lru_cache
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..workspace.notebook import CELL_ERROR_PREFIX, boundary_lines, is_notebook
 from . import extractors as _extractors_pkg
@@ -25,28 +26,24 @@ from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, Probe
 from ..semantic.values import CAPABILITY, COND, awaits_join
 
 if TYPE_CHECKING:
-    import libcst as cst
-
+    from ..semantic.evaluate import Evaluator
     from ..semantic.index import ModuleIndex
 
 
 def _load_analysis() -> None:
-    """LibCST and the analysis on it, imported when the first file is analysed: a run that
-    analyses none (every file answered from the cache, or none in a unit that imports a
-    library the rules are about) never loads them. Bound as this module's globals, which the
-    helpers below read."""
+    """The analysis, imported when the first file is analysed: a run that analyses none (every
+    file answered from the cache, or none in a unit that imports a library the rules are about)
+    never loads it. Bound as this module's globals, which the helpers below read."""
     if "build_index" in globals():
         return
-    import libcst
-
     from ..semantic.calls import call_edges, call_records, registered_commands, return_summaries
     from ..semantic.evaluate import Evaluator
-    from ..semantic.index import ModuleIndex, build_index, children
+    from ..semantic.index import ModuleIndex, build_index, nodes_of
 
     globals().update(
-        cst=libcst, call_edges=call_edges, call_records=call_records, registered_commands=registered_commands,
+        call_edges=call_edges, call_records=call_records, registered_commands=registered_commands,
         return_summaries=return_summaries,
-        Evaluator=Evaluator, ModuleIndex=ModuleIndex, build_index=build_index, children=children,
+        Evaluator=Evaluator, ModuleIndex=ModuleIndex, build_index=build_index, nodes_of=nodes_of,
     )
 
 SKIP_FILE = re.compile(r"#\s*precision-lint:\s*skip-file\b", re.IGNORECASE)
@@ -116,30 +113,19 @@ def extract_facts(
     if depth > syntax.MAX_DEPTH:
         facts.parse_error = syntax.too_deep(depth, line, col)
         return facts
-    # a notebook's tree may hold top-level `await` (CELL_FLAGS): the positions pass pairs with
-    # ast.parse's tree, which refuses it, so it parses a notebook's text itself
-    paired = None if is_notebook(path) else tree
-    return syntax.run_deep(depth, _extract_parsed, facts, source, path, module, is_package, paired)
+    # the tree CPython judged the file by is the one analysed (a notebook's, compiled with
+    # CELL_FLAGS, may hold top-level `await`): the text is never parsed again
+    return syntax.run_deep(depth, _extract_parsed, facts, source, path, module, is_package, tree)
 
 
 def _extract_parsed(
     facts: ModuleFacts, source: str, path: str, module: str, is_package: bool, tree: Optional[ast.AST] = None
 ) -> ModuleFacts:
-    """The facts of a file CPython compiles, read from LibCST's tree of it (``tree``: CPython's
-    tree of the same text, handed to the positions pass)."""
+    """The facts of a file CPython compiles, read from CPython's tree of it (``tree``; parsed
+    here only when the caller has none)."""
     _load_analysis()
     try:
         index = build_index(source, module, is_package, tree)
-    except cst.ParserSyntaxError as exc:  # CPython compiles it: syntax LibCST cannot read
-        error = _parse_error(source, path, exc)
-        facts.parse_error = ParseError(
-            f"LibCST, the parser precision-lint reads code with, cannot parse it ({error.message}); "
-            "CPython compiles it, but it was not checked",
-            error.line,
-            error.col,
-            "unsupported",
-        )
-        return facts
     except (RecursionError, ValueError) as exc:  # pathological input; still never a traceback
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         facts.parse_error = ParseError(f"the analysis failed on it ({message}); it was not checked", 1, 0, "unsupported")
@@ -155,7 +141,7 @@ def _extract_parsed(
     facts.registered = registered_commands(index)
     facts.returns = return_summaries(index, evaluator)
     facts.classes = tuple(
-        ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params, *_members(c.node, *c.more_nodes))
+        ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params, *_members(index, c.node, *c.more_nodes))
         for c in index.classes.values()
     )
     facts.layout = _layout(index, evaluator)
@@ -222,22 +208,21 @@ def _imports_from_text(source: str, module: str, is_package: bool):
     return tuple(sorted(found)), tuple(sorted(exports.items()))
 
 
-def _members(*nodes: cst.ClassDef):
+def _members(index: ModuleIndex, *nodes: ast.ClassDef):
     """The names a class body defines (fields, class attributes, methods, properties), and
-    its annotated fields: ``(members, fields)``."""
+    its annotated fields: ``(members, fields)``. Only an indented body is read (``class A: x = 1``
+    on one line defines none here, as before the port)."""
     out, fields = set(), set()
     for node in nodes:
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        body = node.body if _starts_line(index, node.body[0]) else ()
         for item in body:
-            if isinstance(item, (cst.FunctionDef, cst.ClassDef)):
-                out.add(item.name.value)
-            elif isinstance(item, cst.SimpleStatementLine):
-                for small in item.body:
-                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                        out.add(small.target.value)
-                        fields.add(small.target.value)
-                    elif isinstance(small, cst.Assign):
-                        out.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out.add(item.name)
+            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                out.add(item.target.id)
+                fields.add(item.target.id)
+            elif isinstance(item, ast.Assign):
+                out.update(t.id for t in item.targets if isinstance(t, ast.Name))
     return tuple(sorted(out)), tuple(sorted(fields))
 
 
@@ -289,7 +274,7 @@ def _exports(index: ModuleIndex):
     definitions = set()
     own = f"{index.module_name}." if index.module_name else ""
     for name, bindings in index.root.assignments.items():
-        if any(isinstance(b.statement, (cst.FunctionDef, cst.ClassDef)) for b in bindings):
+        if any(isinstance(b.statement, _DEFINITIONS) for b in bindings):
             definitions.add(name)
             continue
         target = qualified_name(index, name, index.root)  # as an importer sees it: at the module's end
@@ -298,55 +283,161 @@ def _exports(index: ModuleIndex):
     return tuple(sorted(exports)), frozenset(definitions)
 
 
-def _parse_error(source: str, path: str, exc: "cst.ParserSyntaxError") -> ParseError:
-    """Where and why the file does not parse, in CPython's words when it agrees.
-
-    LibCST's native parser often places the error at the start of a line; CPython's
-    own parser names the exact column and a readable reason (``'(' was never closed``).
-    """
-    try:
-        compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as err:
-        if err.lineno:
-            return ParseError(f"SyntaxError: {err.msg}", err.lineno, max((err.offset or 1) - 1, 0))
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    return ParseError(_first_line(exc.message), exc.raw_line, exc.raw_column)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# Statements that hold blocks of statements; every other statement is a simple one.
+_COMPOUND = (
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+    ast.With, ast.AsyncWith, ast.Try, ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+)
+# An "empty line" between statements: whitespace and at most a comment.
+_EMPTY_LINE = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?")
 
 
-def _first_line(message: str) -> str:
-    return message.strip().splitlines()[0] if message.strip() else "invalid syntax"
+class _ModuleText:
+    """The module's top-level statements as lines of code, and where each one's code lies.
+
+    The layout a fix writes into is read from the text and CPython's positions, the way it was
+    read from LibCST's tree before the port: a *line* is one top-level compound statement, or
+    the simple statements written on one line (``import os; import sys``); its code starts
+    after the code of the line before it (so it owns the comment and blank lines above it:
+    ``# config\nimport yaml``) or, for the first line, after the module's header (every comment
+    and blank line above it), and ends after its own newline (with its trailing comment). A
+    compound statement also owns the comment lines after its last block that are indented at
+    least as deep as that block (``    # end of the if``), and the blank lines among them."""
+
+    def __init__(self, source: str, body) -> None:
+        self.source = source
+        lines: List[list] = []
+        for stmt in body:
+            if (
+                lines
+                and not isinstance(stmt, _COMPOUND)
+                and not isinstance(lines[-1][-1], _COMPOUND)
+                and lines[-1][-1].end_lineno == stmt.lineno  # `a; b`: one logical line
+            ):
+                lines[-1].append(stmt)
+            else:
+                lines.append([stmt])
+        self.lines = lines
+        self._starts = [0]  # where each physical line starts, found as far as needed
+        self._cr = "\r" in source
+        self._ends: List[int] = []
+
+    # --- physical lines ------------------------------------------------------------
+    def line_start(self, lineno: int) -> int:
+        """The offset where physical line ``lineno`` (1-based) starts; the text's length past
+        its last line. Lines end at ``\n``, ``\r\n`` and a lone ``\r``, as Python's tokenizer
+        splits them."""
+        starts, source = self._starts, self.source
+        while len(starts) < lineno:
+            at = starts[-1]
+            if at >= len(source):
+                return len(source)
+            n = source.find("\n", at)
+            r = source.find("\r", at, n if n >= 0 else len(source)) if self._cr else -1
+            if r >= 0:
+                starts.append(r + 2 if source.startswith("\r\n", r) else r + 1)
+            else:
+                starts.append(n + 1 if n >= 0 else len(source))
+        return starts[lineno - 1]
+
+    def _line_text(self, lineno: int) -> str:
+        return self.source[self.line_start(lineno) : self.line_start(lineno + 1)].rstrip("\r\n")
+
+    # --- lines of code -------------------------------------------------------------
+    def header_end(self) -> int:
+        """Where the module's header (the comment and blank lines above its first statement)
+        ends."""
+        if not self.lines:
+            return len(self.source)
+        first = self.lines[0][0]
+        decorators = getattr(first, "decorator_list", None)
+        return self.line_start(decorators[0].lineno if decorators else first.lineno)
+
+    def end(self, i: int) -> int:
+        """The offset just after the code of line ``i`` (see the class)."""
+        while len(self._ends) <= i:
+            self._ends.append(self._end_of(self.lines[len(self._ends)]))
+        return self._ends[i]
+
+    def start(self, i: int) -> int:
+        return self.end(i - 1) if i else self.header_end()
+
+    def code(self, i: int) -> str:
+        """Line ``i``'s code, with the comment and blank lines above it and its newline."""
+        return self.source[self.start(i) : self.end(i)]
+
+    def _end_of(self, line: list) -> int:
+        last = line[-1]
+        end = self.line_start(last.end_lineno + 1)
+        block = _last_block(self, last) if isinstance(last, _COMPOUND) else None
+        if not block or not self.starts_line(block[0]):
+            return end  # a simple line, or a last block on its header's line (`else: pass`)
+        first = block[0]
+        decorators = getattr(first, "decorator_list", None)
+        indent = self._line_text(decorators[0].lineno if decorators else first.lineno)
+        indent = indent[: len(indent) - len(indent.lstrip(" \t\f"))]
+        lineno = last.end_lineno + 1
+        while self.line_start(lineno) < len(self.source):
+            text = self._line_text(lineno)
+            if not _EMPTY_LINE.fullmatch(text):
+                break  # the next statement (or the next clause of an enclosing one)
+            lineno += 1
+            if text.startswith(indent):
+                end = self.line_start(lineno)  # the block's own trailing comment
+        return end
+
+    def starts_line(self, stmt: ast.stmt) -> bool:
+        """Whether a statement is the first code of its line (a block's statement written
+        indented under its header, not after the header's colon)."""
+        if getattr(stmt, "decorator_list", None):
+            return True  # a decorator starts its line
+        start = self.line_start(stmt.lineno)
+        # whitespace before it is ASCII, where byte and character columns agree; anything else
+        # before it (`if x: `) is not whitespace however the column is counted
+        return not self.source[start : start + stmt.col_offset].strip(" \t\f")
 
 
-def _is_import_line(stmt: cst.CSTNode) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and all(
-        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
-    )
+def _last_block(text: _ModuleText, stmt: ast.stmt):
+    """The statements of a compound statement's last block (an ``elif``'s own last block)."""
+    if isinstance(stmt, ast.If):
+        orelse = stmt.orelse
+        if len(orelse) == 1 and isinstance(orelse[0], ast.If):
+            elif_ = orelse[0]
+            at = text.line_start(elif_.lineno) + elif_.col_offset
+            if text.source.startswith("elif", at):
+                return _last_block(text, elif_)
+        return orelse or stmt.body
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        return stmt.orelse or stmt.body
+    if isinstance(stmt, _TRY):
+        return stmt.finalbody or stmt.orelse or stmt.handlers[-1].body
+    if isinstance(stmt, ast.Match):
+        return stmt.cases[-1].body
+    return stmt.body
 
 
-def _is_docstring(stmt: cst.CSTNode) -> bool:
+_TRY = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+
+
+def _starts_line(index: ModuleIndex, stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` is the first code on its line: its block is indented under its header,
+    not written after the header's colon (``class A: x = 1``)."""
+    span = index.span(stmt)
+    return not index.source[span.start - span.col : span.start].strip(" \t\f")
+
+
+def _is_import_line(line: list) -> bool:
+    return all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in line)
+
+
+def _is_docstring(line: list) -> bool:
     return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        len(line) == 1
+        and isinstance(line[0], ast.Expr)
+        and isinstance(line[0].value, ast.Constant)
+        and isinstance(line[0].value.value, (str, bytes))
     )
-
-
-def _statement_ends(index: ModuleIndex, upto: int):
-    """Offsets just after each of the first ``upto`` top-level statements.
-
-    Module code is its header followed by each statement's own code (leading
-    comment lines and trailing newline included), so the offsets come from
-    generating code for those statements only, without a positions pass.
-    """
-    module = index.module
-    offset = sum(len(module.code_for_node(line)) for line in module.header)
-    ends = []
-    for stmt in module.body[:upto]:
-        offset += len(module.code_for_node(stmt))
-        ends.append(offset)
-    return ends
 
 
 # Top-level statements that do not end a module's import block for pycodestyle/ruff (E402):
@@ -362,8 +453,8 @@ _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) or frozenset(
 )
 
 
-def _import_block(index: ModuleIndex) -> int:
-    """The index of the last top-level statement of the module's import block (-1: none).
+def _import_block(index: ModuleIndex, text: _ModuleText) -> int:
+    """The index of the last top-level line of the module's import block (-1: none).
 
     The block is what pycodestyle's E402 treats as the top of the file: the docstring, the
     imports, ``try:``/``if``/``with`` blocks of imports (``try: import yaml`` / ``except
@@ -371,56 +462,56 @@ def _import_block(index: ModuleIndex) -> int:
     Code inserted after it (the capability probe) never pushes a user's import below code.
     A block is only stepped over when it holds no call that a fix could rewrite.
     """
-    body = index.module.body
     last = -1
-    for i, stmt in enumerate(body):
-        if (i == 0 and _is_docstring(stmt)) or _is_import_line(stmt):
+    for i, line in enumerate(text.lines):
+        stmt = line[0]
+        if (i == 0 and _is_docstring(line)) or _is_import_line(line):
             last = i
-        elif isinstance(stmt, (cst.If, cst.Try, cst.With)) and _only_setup(stmt):
-            if any(isinstance(n, (cst.Import, cst.ImportFrom)) for n in _nodes(stmt)):
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.AsyncWith)) and _only_setup(index, text, stmt):
+            if any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in nodes_of(stmt)):
                 last = i
-        elif isinstance(stmt, cst.SimpleStatementLine) and _E402_EXEMPT.match(index.module.code_for_node(stmt).lstrip("\n")):
+        elif not isinstance(stmt, _COMPOUND) and _E402_EXEMPT.match(text.code(i).lstrip("\n")):
             continue
-        elif _is_ipython_line(index, stmt):
+        elif _is_ipython_line(text, i):
             continue  # `%pip install x` / `!nvidia-smi` in a notebook: no code for E402 either
         else:
             break
     return last
 
 
-def _is_ipython_line(index: ModuleIndex, stmt: cst.CSTNode) -> bool:
+def _is_ipython_line(text: _ModuleText, i: int) -> bool:
     """A notebook's IPython line, as the notebook reader stands it in (``notebook.PLACEHOLDER``)."""
     from ..workspace.notebook import PLACEHOLDER
 
-    return isinstance(stmt, cst.SimpleStatementLine) and index.module.code_for_node(stmt).strip().endswith(PLACEHOLDER)
+    return not isinstance(text.lines[i][0], _COMPOUND) and text.code(i).strip().endswith(PLACEHOLDER)
 
 
-def _only_setup(block: cst.CSTNode) -> bool:
+def _only_setup(index: ModuleIndex, text: _ModuleText, block: ast.stmt) -> bool:
     """Whether a compound statement holds only imports, constants and exempt setup (no call
-    outside ``sys.path``/``os.environ``, no definitions): nothing a fix could rewrite."""
-    nodes = _nodes(block)
-    if any(isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.Lambda)) for n in nodes):
+    outside ``sys.path``/``os.environ``, no definitions): nothing a fix could rewrite. The
+    statements of its indented blocks are read (a block written after its header's colon,
+    ``except ImportError: yaml = None``, is not, as before the port)."""
+    nodes = list(nodes_of(block))
+    if any(isinstance(n, _NOT_SETUP) for n in nodes):
         return False
-    for line in (n for n in nodes if isinstance(n, cst.SimpleStatementLine)):
-        for small in line.body:
-            if isinstance(small, (cst.Import, cst.ImportFrom, cst.Pass, cst.Raise)):
+    for node in nodes:
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if not isinstance(statements, list) or not statements or not isinstance(statements[0], ast.stmt):
                 continue
-            code = cst.Module([]).code_for_node(small)
-            if _E402_EXEMPT.match(code):
+            if not text.starts_line(statements[0]):
                 continue
-            if any(isinstance(n, cst.Call) for n in _nodes(small)):
-                return False
+            for small in statements:
+                if isinstance(small, _COMPOUND) or isinstance(small, (ast.Import, ast.ImportFrom, ast.Pass, ast.Raise)):
+                    continue
+                if _E402_EXEMPT.match(index.text(small)):
+                    continue
+                if any(isinstance(n, ast.Call) for n in nodes_of(small)):
+                    return False
     return True
 
 
-def _nodes(root: cst.CSTNode) -> list:
-    """``root`` and every node below it (the index's own child order)."""
-    out, todo = [], [root]
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        todo.extend(children(node))
-    return out
+_NOT_SETUP = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While, ast.Lambda)
 
 
 def _probe_name(source: str, names: Tuple[str, ...] = PROBE_NAMES) -> str:
@@ -435,41 +526,41 @@ def _probe_name(source: str, names: Tuple[str, ...] = PROBE_NAMES) -> str:
     return f"{names[0]}_{n}"
 
 
-def _import_line(index: ModuleIndex, stmt: cst.SimpleStatementLine, start: int, end: int) -> ImportLine:
+def _import_line(index: ModuleIndex, line: list, start: int, end: int) -> ImportLine:
     """An import line with its isort section and sort key. In a notebook, an import that opens
     a cell starts after the cell's boundary: an import put before it lands in that cell, not at
     the end of the one above (an install cell)."""
     from ..workspace.notebook import BOUNDARY
 
     marker = BOUNDARY.split("{", 1)[0]
-    boundary = index.source.rfind(marker, start, index.span(stmt.body[0]).start)
+    small = line[0]
+    boundary = index.source.rfind(marker, start, index.span(small).start)
     if boundary >= 0:
         start = index.source.index("\n", boundary) + 1
-    small = stmt.body[0]
-    code = cst.Module([]).code_for_node
-    if isinstance(small, cst.ImportFrom):
-        name = code(small.module) if small.module is not None else ""
-        section = "local" if small.relative else None
+    if isinstance(small, ast.ImportFrom):
+        name = small.module or ""
+        section = "local" if small.level else None
     else:
-        name = code(small.names[0].name)
+        name = small.names[0].name
         section = None
     top = name.split(".")[0]
     if section is None:
         section = "future" if top == "__future__" else "stdlib" if top in _STDLIB else "third"
     following = index.source[end : end + 2]
     blank = not following or following.startswith(("\n", "\r\n"))
-    return ImportLine(start, end, section, isinstance(small, cst.Import), name.lower(), blank)
+    return ImportLine(start, end, section, isinstance(small, ast.Import), name.lower(), blank)
 
 
 def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
-    body = index.module.body
-    last_header = _import_block(index)
+    text = _ModuleText(index.source, index.module.body)
+    body = text.lines
+    last_header = _import_block(index, text)
     torch_import = next(
         (
             i
-            for i, stmt in enumerate(body)
-            if _is_import_line(stmt)
-            and any(isinstance(s, cst.Import) and any(a.evaluated_name == "torch" for a in s.names) for s in stmt.body)
+            for i, line in enumerate(body)
+            if _is_import_line(line)
+            and any(isinstance(s, ast.Import) and any(a.name == "torch" for a in s.names) for s in line)
         ),
         -1,
     )
@@ -477,13 +568,11 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
         # `import torch` below code (a later notebook cell): the probe goes after the imports
         # that follow it too, never between two imports (E402, per cell in a notebook)
         while torch_import + 1 < len(body) and (
-            _is_import_line(body[torch_import + 1]) or _is_ipython_line(index, body[torch_import + 1])
+            _is_import_line(body[torch_import + 1]) or _is_ipython_line(text, torch_import + 1)
         ):
             torch_import += 1
-    ends = _statement_ends(index, max(last_header, torch_import) + 1)
-    header = "".join(index.module.code_for_node(h) for h in index.module.header)
-    insert_at = ends[last_header] if last_header >= 0 else 0
-    torch_import_end = ends[torch_import] if torch_import >= 0 else None
+    insert_at = text.end(last_header) if last_header >= 0 else 0
+    torch_import_end = text.end(torch_import) if torch_import >= 0 else None
     if torch_import_end is not None and torch_import_end > insert_at:
         insert_at = torch_import_end
     torch_name = None
@@ -501,8 +590,8 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
         if not evaluator.consults(value, index.root, set())[0]:
             continue  # cheap check first: only capability-derived values can be probes
         vals = evaluator.values(value, index.root)
-        boolean = isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)) or (
-            isinstance(value, cst.Call) and (index.qualify(value.func) or "").rsplit(".", 1)[-1].startswith("is_")
+        boolean = isinstance(value, (ast.Compare, ast.BoolOp, ast.UnaryOp)) or (
+            isinstance(value, ast.Call) and (index.qualify(value.func) or "").rsplit(".", 1)[-1].startswith("is_")
         )
         if boolean and vals and all(v.kind == CAPABILITY or (v.kind == COND and v.capability) for v in vals):
             probes.append(ProbeFact(name, index.span(assignments[0].statement)))
@@ -533,7 +622,7 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
         blank_after,
         _probe_name(index.source),
         tuple(
-            _import_line(index, body[i], ends[i - 1] if i else len(header), ends[i])
+            _import_line(index, body[i], text.start(i), text.end(i))
             for i in range(last_header + 1)
             if _is_import_line(body[i])
         ),

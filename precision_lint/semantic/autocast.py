@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional
 
-import libcst as cst
+import ast
 
 from ..knowledge import autocast_ops
 from .evaluate import Evaluator
@@ -57,18 +57,18 @@ class AutocastHalf:
         self._under: Dict[str, Optional[str]] = {}  # function qualname → why it runs under autocast
 
     # --- public -------------------------------------------------------------------
-    def produced(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Optional[str]:
+    def produced(self, expr: Optional[ast.expr], scope: Scope) -> Optional[str]:
         """Why ``expr`` is certainly a float16 result of autocast ("`torch.einsum(...)` (line
         12) runs in float16 under fp16 autocast (line 30)"), or None."""
         return self._half(expr, scope, 0) if expr is not None else None
 
     # --- the walk back from the expression ----------------------------------------
-    def _half(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> Optional[str]:
+    def _half(self, expr: ast.expr, scope: Scope, depth: int) -> Optional[str]:
         if depth > _DEPTH:
             return None
-        if isinstance(expr, cst.Name):
+        if isinstance(expr, ast.Name):
             owner, reached = self.ix.bindings_of(expr, scope)
-            if owner is None or not reached or (owner.kind == "function" and expr.value in owner.params):
+            if owner is None or not reached or (owner.kind == "function" and expr.id in owner.params):
                 return None
             found = None
             for binding in reached:
@@ -78,32 +78,32 @@ class AutocastHalf:
                 if found is None:
                     return None  # one binding of unknown dtype reaches the use
             return found
-        if isinstance(expr, cst.Attribute):
-            if expr.attr.value in ("values", "T", "mT"):
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in ("values", "T", "mT"):
                 return self._half(expr.value, scope, depth + 1)  # `x.max(-1).values`, `x.T`
             return None
-        if isinstance(expr, cst.Subscript):
+        if isinstance(expr, ast.Subscript):
             return self._half(expr.value, scope, depth + 1)
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-            return self._half(expr.expression, scope, depth + 1)
-        if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+            return self._half(expr.operand, scope, depth + 1)
+        if isinstance(expr, ast.BinOp):
             return self._binary(expr, scope, depth)
-        if isinstance(expr, cst.Call):
+        if isinstance(expr, ast.Call):
             return self._call(expr, scope, depth)
         return None
 
-    def _binary(self, expr: cst.BinaryOperation, scope: Scope, depth: int) -> Optional[str]:
-        op = expr.operator
-        if isinstance(op, cst.MatrixMultiply):
+    def _binary(self, expr: ast.BinOp, scope: Scope, depth: int) -> Optional[str]:
+        op = expr.op
+        if isinstance(op, ast.MatMult):
             site = self.ix.matmuls.get(id(expr))
             if site is None:
                 return None
             region = self._region(site.contexts, site.context_items, site.scope)
             return f"`{self._short(expr)}` (line {self._line(expr)}) {region}" if region else None
-        if not isinstance(op, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):
+        if not isinstance(op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
             return None  # `**` is on autocast's float32 list; `//`, `%` are not float math here
         left = self._half(expr.left, scope, depth + 1)
-        if isinstance(op, cst.Divide) and left is None:
+        if isinstance(op, ast.Div) and left is None:
             return None  # `1 / x` (__rtruediv__) runs in float32 under autocast
         right = self._half(expr.right, scope, depth + 1)
         if left is not None and (right is not None or self._number(expr.right, scope)):
@@ -112,7 +112,7 @@ class AutocastHalf:
             return right
         return None
 
-    def _call(self, expr: cst.Call, scope: Scope, depth: int) -> Optional[str]:
+    def _call(self, expr: ast.Call, scope: Scope, depth: int) -> Optional[str]:
         site = self.ix.call_of(expr)
         if site is None:
             return None
@@ -124,16 +124,16 @@ class AutocastHalf:
             return self._half(site.receiver, scope, depth + 1)  # `scores.max(-1, keepdim=True)`
         if qual in self._torch_keeping:
             args = positional(expr)
-            return self._half(args[0].value, scope, depth + 1) if args else None  # `torch.abs(x)`
+            return self._half(args[0], scope, depth + 1) if args else None  # `torch.abs(x)`
         return None
 
-    def _number(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+    def _number(self, expr: ast.expr, scope: Scope) -> bool:
         """A Python number: it keeps a float16 tensor float16 (``x * 0.5``, ``x - 1``)."""
-        if isinstance(expr, (cst.Integer, cst.Float)):
+        if _real_literal(expr):
             return True
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float)):
+        if isinstance(expr, ast.UnaryOp) and _real_literal(expr.operand):
             return True
-        if isinstance(expr, cst.Name):
+        if isinstance(expr, ast.Name):
             values = self.ev.values(expr, scope)
             return bool(values) and all(
                 v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool) for v in values
@@ -186,29 +186,34 @@ class AutocastHalf:
         if klass is None or klass.kind != "class":
             return False
         func = site.node.func
-        if isinstance(func, cst.Name):
+        if isinstance(func, ast.Name):
             _, reached = self.ix.bindings_of(func, site.scope)
             values = [b.value for b in reached]
-        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             owner = enclosing_class(site.scope)
             info = self.ix.classes.get(owner.qualname) if owner is not None else None
-            values = [a.value for a, _ in info.self_attr_values.get(func.attr.value, [])] if info is not None else []
+            values = [a.value for a, _ in info.self_attr_values.get(func.attr, [])] if info is not None else []
         else:
             return False
-        return any(isinstance(v, cst.Call) and self._builds(v, klass) for v in values)
+        return any(isinstance(v, ast.Call) and self._builds(v, klass) for v in values)
 
-    def _builds(self, call: cst.Call, klass: Scope) -> bool:
+    def _builds(self, call: ast.Call, klass: Scope) -> bool:
         func = call.func
-        if not isinstance(func, cst.Name) or func.value != klass.qualname.rsplit(".", 1)[-1]:
+        if not isinstance(func, ast.Name) or func.id != klass.qualname.rsplit(".", 1)[-1]:
             return False
         site = self.ix.call_of(call)
-        owner = site.scope.lookup_scope(func.value) if site is not None else None
-        return owner is not None and not owner.is_import(func.value) and owner is klass.parent
+        owner = site.scope.lookup_scope(func.id) if site is not None else None
+        return owner is not None and not owner.is_import(func.id) and owner is klass.parent
 
     # --- text ---------------------------------------------------------------------
-    def _line(self, node: cst.CSTNode) -> int:
+    def _line(self, node: ast.AST) -> int:
         return self.ix.span(node).line
 
-    def _short(self, node: cst.CSTNode) -> str:
+    def _short(self, node: ast.AST) -> str:
         text = self.ix.text(node)
         return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _real_literal(expr: ast.expr) -> bool:
+    """An int or float literal: not a bool (``True`` is an int to Python), not a complex."""
+    return isinstance(expr, ast.Constant) and type(expr.value) in (int, float)

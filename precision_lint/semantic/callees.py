@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-import libcst as cst
+import ast
 
 from .index import CallSite, ModuleIndex
 
@@ -30,14 +30,14 @@ def project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
     an unknown object). Calling an instance of a project class runs its ``forward``
     (``criterion = DistillLoss(); criterion(s, t)``; an ``nn.Module``'s ``__call__`` does)."""
     receiver = site.receiver
-    if isinstance(site.node.func, cst.Name):
+    if isinstance(site.node.func, ast.Name):
         made = _instance_of(index, site.scope, site.node.func)
         if made is not None:
             return f"{made}.{_call_method(index, made)}"
     if site.qualname:
         return None if site.qualname.split(".")[0] in LIBRARIES else site.qualname
-    if site.method and isinstance(receiver, cst.Name):
-        if receiver.value == "self" and site.klass:
+    if site.method and isinstance(receiver, ast.Name):
+        if receiver.id == "self" and site.klass:
             held = _held_on_self(index, site.klass, site.method)  # self.criterion = DistillLoss()
             return f"{held}.{_call_method(index, held)}" if held else f"{site.klass}.{site.method}"
         made = _instance_of(index, site.scope, receiver)  # d = Distiller(...); d.setup(x)
@@ -46,16 +46,16 @@ def project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
     return None
 
 
-def _instance_of(index: ModuleIndex, scope, name: cst.Name) -> Optional[str]:
+def _instance_of(index: ModuleIndex, scope, name: ast.Name) -> Optional[str]:
     """The project class whose instance the variable ``name`` holds (its only binding is a call
     of that class), or None."""
     _, bindings = index.bindings_of(name, scope)
-    if len(bindings) == 1 and isinstance(bindings[0].value, cst.Call) and bindings[0].unpack_index is None:
+    if len(bindings) == 1 and isinstance(bindings[0].value, ast.Call) and bindings[0].unpack_index is None:
         return project_class(index, bindings[0].value) or _returned_class(index, bindings[0].value)
     return None
 
 
-def _returned_class(index: ModuleIndex, call: cst.Call) -> Optional[str]:
+def _returned_class(index: ModuleIndex, call: ast.Call) -> Optional[str]:
     """The project class a function of this module always returns an instance of
     (``def make_runner(dtype): return Runner(dtype)``), for a call of that function; else None."""
     made = index.call_of(call)
@@ -63,7 +63,7 @@ def _returned_class(index: ModuleIndex, call: cst.Call) -> Optional[str]:
     if function is None or not function.returns:
         return None
     classes = {
-        project_class(index, value) if isinstance(value, cst.Call) else None for value, _ in function.returns
+        project_class(index, value) if isinstance(value, ast.Call) else None for value, _ in function.returns
     }
     return classes.pop() if len(classes) == 1 else None
 
@@ -72,11 +72,11 @@ def _held_on_self(index: ModuleIndex, klass: str, attr: str) -> Optional[str]:
     """The project class an attribute ``self.attr`` is always made from, or None."""
     info = index.classes.get(klass)
     bound = info.self_attr_values.get(attr, []) if info is not None else []
-    classes = {project_class(index, a.value) if isinstance(a.value, cst.Call) else None for a, _ in bound}
+    classes = {project_class(index, a.value) if isinstance(a.value, ast.Call) else None for a, _ in bound}
     return classes.pop() if len(classes) == 1 else None
 
 
-def project_class(index: ModuleIndex, call: cst.Call) -> Optional[str]:
+def project_class(index: ModuleIndex, call: ast.Call) -> Optional[str]:
     """The project class ``call`` makes an instance of (one of this module, or a capitalised
     name imported from project code), or None."""
     made = index.call_of(call)
@@ -98,13 +98,13 @@ def is_super_init(site) -> bool:
     """``super().__init__(...)``: a class handing keywords to its base's constructor."""
     return (
         site.method == "__init__"
-        and isinstance(site.receiver, cst.Call)
-        and isinstance(site.receiver.func, cst.Name)
-        and site.receiver.func.value == "super"
+        and isinstance(site.receiver, ast.Call)
+        and isinstance(site.receiver.func, ast.Name)
+        and site.receiver.func.id == "super"
     )
 
 
-def assigned_callees(index: ModuleIndex, name: cst.Name, scope) -> Tuple[str, ...]:
+def assigned_callees(index: ModuleIndex, name: ast.Name, scope) -> Tuple[str, ...]:
     """The callees of the calls whose results reach the use ``name``."""
     owner, reached = index.bindings_of(name, scope)
     if owner is None:
@@ -112,13 +112,13 @@ def assigned_callees(index: ModuleIndex, name: cst.Name, scope) -> Tuple[str, ..
     out = []
     for assignment in reached:
         value = assignment.value
-        while isinstance(value, cst.Call):
+        while isinstance(value, ast.Call):
             site = index.call_of(value)
             if site is not None and site.qualname:
                 out.append(site.qualname)
                 break
             # `Trainer(...).something()` is not the trainer; `from_pretrained(...)` chains are
-            if isinstance(value.func, cst.Attribute) and isinstance(value.func.value, (cst.Name, cst.Attribute)):
+            if isinstance(value.func, ast.Attribute) and isinstance(value.func.value, (ast.Name, ast.Attribute)):
                 q = index.qualify(value.func)
                 if q:
                     out.append(q)

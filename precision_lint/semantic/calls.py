@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import libcst as cst
+import ast
 
 from .callees import LIBRARIES, project_callee
 from .evaluate import Evaluator
-from .index import ModuleIndex
+from .index import FUNCTION_DEFS, ModuleIndex, call_args
 from .main_block import main_block_orders, main_scope
 from .records import CallArg, CallRecord
 from .tensors import half_tensors
@@ -22,7 +22,7 @@ from .values import SYMBOL, UNKNOWN
 
 
 # arguments that are never a tensor or a model
-_NO_TENSOR = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float, cst.Lambda, cst.Dict, cst.Comparison)
+_NO_TENSOR = (ast.Constant, ast.JoinedStr, ast.Lambda, ast.Dict, ast.Compare)
 
 
 def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
@@ -34,25 +34,27 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
             continue
         args: List[CallArg] = []
         position = 0
-        for arg in site.node.args:
-            if arg.star == "**":
-                continue  # its entries come below, with the dict's own keys
-            if arg.star:
+        for arg in call_args(site.node):  # in the order written
+            keyword = arg.arg if isinstance(arg, ast.keyword) else None
+            if isinstance(arg, ast.keyword) and keyword is None:
+                continue  # `**kw`: its entries come below, with the dict's own keys
+            if isinstance(arg, ast.Starred):
                 break  # `*args`: the positions after it are unknown
-            values = evaluator.values(arg.value, site.scope) if evaluator.worth_passing(arg.value, site.scope) else ()
-            if tensors is not None and not isinstance(arg.value, _NO_TENSOR):  # a float16 tensor or model handed over
-                values = tuple(dict.fromkeys((*values, *tensors.values(arg.value, site.scope))))
-            if not any(v.kind != UNKNOWN for v in values) and isinstance(arg.value, (cst.Name, cst.Attribute, cst.Subscript)):
+            value = arg.value if keyword is not None else arg
+            values = evaluator.values(value, site.scope) if evaluator.worth_passing(value, site.scope) else ()
+            if tensors is not None and not isinstance(value, _NO_TENSOR):  # a float16 tensor or model handed over
+                values = tuple(dict.fromkeys((*values, *tensors.values(value, site.scope))))
+            if not any(v.kind != UNKNOWN for v in values) and isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
                 # a class handed over (`self._load(path, self.model_cls)`): what the callee's
                 # parameter is, for the receiver of its `model_cls.from_pretrained(...)`
-                named = evaluator.symbols(arg.value, site.scope)
+                named = evaluator.symbols(value, site.scope)
                 if any(v.kind == SYMBOL for v in named):
                     values = named
             if values:
-                args.append(CallArg(position if arg.keyword is None else None, arg.keyword.value if arg.keyword else None, values))
-            if arg.keyword is None:
+                args.append(CallArg(position if keyword is None else None, keyword, values))
+            if keyword is None:
                 position += 1
-        if any(arg.star == "**" for arg in site.node.args):
+        if any(kw.arg is None for kw in site.node.keywords):
             for source in evaluator.kwarg_sources(site.node, site.scope):
                 if source.via != "keyword" and evaluator.worth_passing(source.value, site.scope):
                     args.append(CallArg(None, source.name, evaluator.values(source.value, site.scope)))
@@ -76,9 +78,10 @@ def call_edges(index: ModuleIndex) -> tuple:
         callee = project_callee(index, site)
         if callee is not None:
             edges.add((caller, callee))
-        for arg in site.node.args:
-            if isinstance(arg.value, (cst.Name, cst.Attribute)):
-                target = index.qualify(arg.value, site.scope)
+        for arg in call_args(site.node):  # `*handlers` and `**kw` alike
+            value = arg.value if isinstance(arg, (ast.keyword, ast.Starred)) else arg
+            if isinstance(value, (ast.Name, ast.Attribute)):
+                target = index.qualify(value, site.scope)
                 if target is not None and target.split(".")[0] not in LIBRARIES:
                     edges.add((caller, target))
     return tuple(sorted(edges))
@@ -93,12 +96,11 @@ def registered_commands(index: ModuleIndex) -> tuple:
     out = set()
     for qualname, scope in index.functions.items():
         node = scope.node
-        if not isinstance(node, cst.FunctionDef):
+        if not isinstance(node, FUNCTION_DEFS):
             continue
-        for decorator in node.decorators:
-            call = decorator.decorator
-            func = call.func if isinstance(call, cst.Call) else call
-            if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        for call in node.decorator_list:
+            func = call.func if isinstance(call, ast.Call) else call
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
                 continue
             holder = _project_object(index, func.value, scope.parent or index.root)
             if holder is not None:
@@ -106,16 +108,16 @@ def registered_commands(index: ModuleIndex) -> tuple:
     return tuple(sorted(out))
 
 
-def _project_object(index: ModuleIndex, name: cst.Name, scope) -> Optional[str]:
+def _project_object(index: ModuleIndex, name: ast.Name, scope) -> Optional[str]:
     """The qualified name of a project object ``name`` refers to: a project import or
     definition (``index.qualify``), or a variable bound at the module's top level
     (``app = typer.Typer()``: ``<module>.app``); None for a library's name or a local."""
     target = index.qualify(name, scope)
     if target is None:
-        owner, bindings = index.bindings_at(name.value, scope, None)
-        if owner is None or owner.kind != "module" or name.value in owner.params or not bindings:
+        owner, bindings = index.bindings_at(name.id, scope, None)
+        if owner is None or owner.kind != "module" or name.id in owner.params or not bindings:
             return None
-        target = f"{owner.qualname}.{name.value}" if owner.qualname else name.value
+        target = f"{owner.qualname}.{name.id}" if owner.qualname else name.id
     return None if target.split(".")[0] in LIBRARIES or target.split(".")[0] in _DECORATOR_LIBRARIES else target
 
 

@@ -10,17 +10,19 @@ capability probes, and ``return`` values of local functions. Anything else is
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
+import io
 import itertools
 import re
+import tokenize
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Tuple
-
-import libcst as cst
+from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 from ..knowledge import derives_from, is_library_training_arguments, model_init_keyword
 from .callees import project_callee
-from .index import Assignment, CallSite, ModuleIndex, Scope, children, element, item_owner, keyword, literal_key
+from .index import FUNCTION_DEFS, Assignment, CallSite, ModuleIndex, Scope, _subscript_key, call_args, children, element
+from .index import item_owner, keyword, literal_key, positional, string_value
 from .names import dotted
 from .values import COMMAND_LINE_FLAGS, command_line_flag, command_line_option
 from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, SYMBOL, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string
@@ -120,16 +122,19 @@ _MAX_DEPTH = 24
 class KwargSource:
     """Where a keyword argument's value comes from.
 
-    ``key`` is the node that names the keyword (the ``Name`` of ``fp16=`` in the
-    call, the ``Name`` in ``dict(fp16=...)``, or the string key of ``{"fp16": ...}``);
+    ``key`` is the node that names the keyword (a ``Name`` spanning the ``fp16`` of
+    ``fp16=`` in the call or in ``dict(fp16=...)``: ``ast.keyword`` has no node of its own for
+    the name, see :func:`keyword_name`; or the string key of ``{"fp16": ...}``);
     ``value`` is its expression; ``via`` says which of the three it is.
     """
 
     name: str
-    key: cst.CSTNode
-    value: cst.BaseExpression
+    key: ast.AST
+    value: ast.expr
     via: str  # "keyword", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat" (name: SPLAT)
-    arg: Optional[cst.CSTNode] = None  # the whole Arg / DictElement
+    # the whole argument: the ``ast.keyword`` (``fp16=x``, ``**cfg``), the ``d["k"] = v``
+    # statement; None for a ``{...}`` entry (ast has no node for a key: value pair)
+    arg: Optional[ast.AST] = None
     conditional: bool = False  # set under a condition of its own: it may not override
     guards: Tuple = ()  # for `d["k"] = v` / `d.update(...)`: the conditions it is set under
 
@@ -141,12 +146,107 @@ def _const(value, guards=(), origin=None) -> Possible:
     return Possible(CONST, value, tuple(guards), origin)
 
 
-def is_capability_callee(qualname: Optional[str], func: cst.BaseExpression) -> bool:
+def is_capability_callee(qualname: Optional[str], func: ast.expr) -> bool:
     name = qualname or dotted(func) or ""
     return name.rsplit(".", 1)[-1] in CAPABILITY_FUNCTIONS
 
 
-_LITERALS = (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)
+def _is_literal(node: ast.AST) -> bool:
+    """A string, bytes or number written as it is (``True``/``False`` too: ``bool`` is an
+    ``int``); not ``None``, ``...`` or an imaginary number."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes, int, float))
+
+
+def _strings_written(text: str) -> int:
+    """How many string literals an expression's text writes side by side (``f"a" "b"``: 2;
+    an f-string's nested strings are its own); 0 where the text does not tokenize."""
+    count = depth = 0
+    start, end = getattr(tokenize, "FSTRING_START", None), getattr(tokenize, "FSTRING_END", None)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO("(" + text + ")").readline):
+            if tok.type == tokenize.STRING and not depth:
+                count += 1
+            elif tok.type == start:  # Python 3.12+: an f-string is tokens of its own
+                count += not depth
+                depth += 1
+            elif tok.type == end:
+                depth -= 1
+    except (tokenize.TokenError, SyntaxError):
+        return 0
+    return count
+
+
+def _is_string(node: ast.AST) -> bool:
+    """A string or bytes literal (``Constant``; an f-string is a ``JoinedStr``)."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+
+
+def _part_name(node: ast.AST) -> Optional[str]:
+    """The identifier a node holds that is not a variable it reads: an attribute's name
+    (``args.bf16``), a keyword's (``f(dtype=...)``), a lambda parameter's. LibCST, which this
+    module read before, gave each its own ``Name`` node, and the walks of :meth:`Evaluator._reached`
+    took it for one: a name that may carry what the variable of that name holds, and a word
+    that may say "precision" (``args.bf16`` is about the precision by its attribute's name)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, (ast.keyword, ast.arg)):
+        return node.arg  # None for `**kwargs`
+    return None
+
+
+def _walked(node: ast.AST) -> List[ast.AST]:
+    """The children a walk goes on to: an f-string's literal parts are not strings of their
+    own (LibCST's ``FormattedStringText``, never a ``SimpleString``), only its ``{...}``."""
+    if isinstance(node, ast.JoinedStr):
+        return [v for v in node.values if not isinstance(v, ast.Constant)]
+    return children(node)
+
+
+def _element_values(seq: ast.AST) -> List[ast.expr]:
+    """The elements of a tuple, list or set literal, a ``*rest`` as ``rest``."""
+    return [e.value if isinstance(e, ast.Starred) else e for e in seq.elts]
+
+
+class _Arg(NamedTuple):
+    """One argument of a call, as LibCST listed them: ``keyword`` for ``name=value``, ``star``
+    "*" or "**" (whose ``keyword`` is None), ``node`` the ``ast`` node that holds it."""
+
+    value: ast.expr
+    keyword: Optional[str]
+    star: str
+    node: ast.AST
+
+
+def _arguments(call: ast.Call) -> List[_Arg]:
+    """A call's arguments in source order (``call_args``: ``ast`` keeps the positional ones,
+    ``*x`` among them, apart from the keywords, ``**x`` among them)."""
+    out = []
+    for a in call_args(call):
+        if type(a) is ast.keyword:
+            out.append(_Arg(a.value, a.arg, "" if a.arg is not None else "**", a))
+        elif type(a) is ast.Starred:
+            out.append(_Arg(a.value, None, "*", a))
+        else:
+            out.append(_Arg(a, None, "", a))
+    return out
+
+
+def keyword_name(kw: ast.keyword, written: Optional[str] = None) -> ast.Name:
+    """A ``Name`` spanning the name of keyword argument ``kw`` (the ``fp16`` of ``fp16=x``):
+    ``ast.keyword`` spans the whole ``fp16=x`` and has no node of its own for the name, which
+    a finding's or a fix's range is. ``written``: the name as the text has it, where it is not
+    ``kw.arg`` (CPython keeps identifiers NFKC-normalised). Columns are CPython's (UTF-8
+    bytes), as ``ModuleIndex.span`` reads them."""
+    return ast.Name(
+        id=kw.arg,
+        ctx=ast.Load(),
+        lineno=kw.lineno,
+        col_offset=kw.col_offset,
+        end_lineno=kw.lineno,
+        end_col_offset=kw.col_offset + len((written or kw.arg).encode("utf-8")),
+    )
+
+
 # how deep in an evaluation a call still records its own arguments as the context of what it
 # returns (``call_arguments``)
 _CONTEXT_DEPTH = 3
@@ -183,9 +283,14 @@ class Evaluator:
         self.analyses: Dict[str, object] = {}
         # while True, a name of a class or function is a ``SYMBOL`` atom, not unknown
         self._symbols = False
+        # id(keyword) → the Name of its name (keyword_name), made once: a KwargSource's key is
+        # the same node however often the call's keywords are listed
+        self._keyword_names: Dict[int, ast.Name] = {}
+        # (id(BoolOp), n) → a BoolOp of its first n operands (see _operands)
+        self._prefixes: Dict[Tuple[int, int], ast.BoolOp] = {}
 
     # --- public -------------------------------------------------------------
-    def values(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Values:
+    def values(self, expr: Optional[ast.expr], scope: Scope) -> Values:
         if expr is None:
             return UNKNOWN_VALUE
         key = (id(expr), id(scope))
@@ -200,7 +305,7 @@ class Evaluator:
             self._depth -= 1
         return _dedupe(out)
 
-    def symbols(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Values:
+    def symbols(self, expr: Optional[ast.expr], scope: Scope) -> Values:
         """The values of ``expr`` where it names a class or function: an imported or defined
         name is a ``SYMBOL`` atom of its qualified name, through variables, ``self.`` attributes,
         dict tables (``KINDS[kind]``: any of the table's values where the key is not known),
@@ -213,7 +318,7 @@ class Evaluator:
         finally:
             self._symbols = before
 
-    def _symbol(self, expr: cst.BaseExpression, scope: Scope, origin) -> Optional[Possible]:
+    def _symbol(self, expr: ast.expr, scope: Scope, origin) -> Optional[Possible]:
         """``expr`` as a ``SYMBOL`` atom where it names an imported or defined class or
         function (symbols mode only)."""
         if not self._symbols:
@@ -223,7 +328,7 @@ class Evaluator:
             return None
         return Possible(SYMBOL, qual, origin=origin)
 
-    def guard(self, test: cst.BaseExpression, positive: bool, scope: Scope) -> Guard:
+    def guard(self, test: ast.expr, positive: bool, scope: Scope) -> Guard:
         # the same test guards every value evaluated under it: worked out once
         key = (id(test), id(scope), positive)
         found = self._guards.get(key)
@@ -241,7 +346,7 @@ class Evaluator:
             )
         return found
 
-    def selects_other_device(self, test: cst.BaseExpression, scope: Scope, seen: dict) -> bool:
+    def selects_other_device(self, test: ast.expr, scope: Scope, seen: dict) -> bool:
         """Whether a condition holds only on a device other than a CUDA GPU, read from its
         tree: it compares a value with a string that is such a device, or a ``torch.device`` of
         one (``device == "xpu"``, ``device == torch.device("cpu")``,
@@ -255,34 +360,32 @@ class Evaluator:
         ``a and b`` holds there when either does, ``a or b`` when both do; a negation never
         does. Words in the text (``use_mps_fallback``, ``cfg.xla_compat_mode``, a comment,
         ``"use cuda not xla"``) say nothing."""
-        if isinstance(test, cst.BooleanOperation):
-            left = self.selects_other_device(test.left, scope, seen)
-            if isinstance(test.operator, cst.And):
-                return left or self.selects_other_device(test.right, scope, seen)
-            return left and self.selects_other_device(test.right, scope, seen)
-        if isinstance(test, cst.Comparison):
+        if isinstance(test, ast.BoolOp):
+            if isinstance(test.op, ast.And):
+                return any(self.selects_other_device(v, scope, seen) for v in test.values)
+            return all(self.selects_other_device(v, scope, seen) for v in test.values)
+        if isinstance(test, ast.Compare):
             left = test.left
-            for target in test.comparisons:
-                right = target.comparator
+            for op, right in zip(test.ops, test.comparators):
                 # `x == "xpu"`, `x in ("mps", "cpu")`, `"xla" in str(device)`
-                if isinstance(target.operator, (cst.Equal, cst.Is, cst.In)) and (
+                if isinstance(op, (ast.Eq, ast.Is, ast.In)) and (
                     self._device_strings(left, scope, seen) or self._device_strings(right, scope, seen)
                 ):
                     return True
                 left = right
             return False
-        if isinstance(test, cst.Call):
+        if isinstance(test, ast.Call):
             func = test.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "startswith" and test.args:
-                return self._device_strings(test.args[0].value, scope, seen)  # `str(device).startswith("xla")`
+            if isinstance(func, ast.Attribute) and func.attr == "startswith" and (test.args or test.keywords):
+                return self._device_strings(_arguments(test)[0].value, scope, seen)  # `str(device).startswith("xla")`
             return self._checks_device(test, scope, seen)
-        if isinstance(test, cst.Attribute) and test.attr.value in CPU_SWITCHES:
+        if isinstance(test, ast.Attribute) and test.attr in CPU_SWITCHES:
             return self._made_by_training_arguments(test.value, scope)
-        if isinstance(test, cst.Name):
+        if isinstance(test, ast.Name):
             return self._every_binding(test, scope, seen, self.selects_other_device)
         return False
 
-    def _every_binding(self, name: cst.Name, scope: Scope, seen: dict, holds) -> bool:
+    def _every_binding(self, name: ast.Name, scope: Scope, seen: dict, holds) -> bool:
         """Whether ``holds(value, scope, seen)`` of every binding that reaches the use ``name``
         (an assignment written there: not an import or an unpacking), worked out once per
         question in ``seen``; a binding that reads itself holds nothing while it is worked out."""
@@ -296,26 +399,27 @@ class Evaluator:
             )
         return seen[key]
 
-    def _device_strings(self, expr: cst.BaseExpression, scope: Scope, seen: dict) -> bool:
+    def _device_strings(self, expr: ast.expr, scope: Scope, seen: dict) -> bool:
         """Whether ``expr`` is a string naming a device other than a CUDA GPU, a
         ``torch.device(...)`` of one, or a tuple, list or set of only such, written there or
         bound to a variable (every reaching binding one)."""
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
-            value = expr.evaluated_value
+        if isinstance(expr, ast.Constant):
+            value = expr.value
             return isinstance(value, str) and bool(OTHER_DEVICE.fullmatch(value))
-        if isinstance(expr, cst.Call) and self._qualname_of(expr, scope) == "torch.device":
+        if isinstance(expr, ast.Call) and self._qualname_of(expr, scope) == "torch.device":
             # `torch.device("cpu")`, `torch.device(type="xpu")`
-            given = keyword(expr, "type") or next((a for a in expr.args if a.keyword is None and not a.star), None)
-            return given is not None and self._device_strings(given.value, scope, seen)
-        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
-            return bool(expr.elements) and all(
-                isinstance(e, cst.Element) and self._device_strings(e.value, scope, seen) for e in expr.elements
+            given = keyword(expr, "type")
+            value = given.value if given is not None else next(iter(positional(expr)), None)
+            return value is not None and self._device_strings(value, scope, seen)
+        if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+            return bool(expr.elts) and all(
+                not isinstance(e, ast.Starred) and self._device_strings(e, scope, seen) for e in expr.elts
             )
-        if isinstance(expr, cst.Name):
+        if isinstance(expr, ast.Name):
             return self._every_binding(expr, scope, seen, self._device_strings)
         return False
 
-    def _checks_device(self, call: cst.Call, scope: Scope, seen: dict) -> bool:
+    def _checks_device(self, call: ast.Call, scope: Scope, seen: dict) -> bool:
         """Whether a call is a backend's availability check, by its qualified name, or a local
         function whose every return is a device condition."""
         function = self._local_function(call.func, scope)
@@ -330,8 +434,8 @@ class Evaluator:
                     self.selects_other_device(value, function, seen) for value, _ in function.returns
                 )
             return seen[key]
-        if qual is None and isinstance(call.func, cst.Name) and scope.lookup_scope(call.func.value) is None:
-            qual = call.func.value  # a check the module neither defines nor imports
+        if qual is None and isinstance(call.func, ast.Name) and scope.lookup_scope(call.func.id) is None:
+            qual = call.func.id  # a check the module neither defines nor imports
         if not qual:
             return False
         last = qual.rsplit(".", 1)[-1]
@@ -339,23 +443,23 @@ class Evaluator:
             return True
         return last in BACKEND_CHECKS and any(qual.startswith(prefix + ".") for prefix in DEVICE_BACKENDS)
 
-    def _made_by_training_arguments(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+    def _made_by_training_arguments(self, expr: ast.expr, scope: Scope) -> bool:
         """Whether ``expr`` is a variable every reaching binding of which makes a
         TrainingArguments (or a config derived from it)."""
-        if not isinstance(expr, cst.Name):
+        if not isinstance(expr, ast.Name):
             return False
         owner, bound = self.ix.bindings_of(expr, scope)
         return bool(bound) and all(
-            isinstance(a.value, cst.Call) and a.unpack_index is None
+            isinstance(a.value, ast.Call) and a.unpack_index is None
             and is_training_arguments(self._qualname_of(a.value, owner), self.ix)
             for a in bound
         )
 
-    def _qualname_of(self, call: cst.Call, scope: Scope) -> Optional[str]:
+    def _qualname_of(self, call: ast.Call, scope: Scope) -> Optional[str]:
         site = self.ix.call_of(call)
         return site.qualname if site is not None else self.ix.qualify(call.func, scope)
 
-    def _follows_user_input(self, test: cst.BaseExpression, scope: Scope) -> bool:
+    def _follows_user_input(self, test: ast.expr, scope: Scope) -> bool:
         """Whether a condition is the user's own precision switch: it reads an input (an
         attribute or item of an arguments/config object, a parameter), names a precision
         (``bf16``, ``mixed_precision``, ``dtype``...), and nothing in it is on by default (a
@@ -366,59 +470,67 @@ class Evaluator:
         compared = compared_literals(test)
         follows = about_precision = False
         for node, here in self._reached(test, scope, set()):
-            if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
                 return False  # `not args.no_bf16`: on unless the user opts out
-            if isinstance(node, (cst.Name, cst.SimpleString)) and PRECISION_WORD.search(
-                node.value if isinstance(node, cst.Name) else str(node.evaluated_value)
-            ):
+            if isinstance(node, ast.Name):
+                word = node.id
+            elif _is_string(node):
+                word = str(node.value)
+            else:
+                # an attribute's, a keyword's or a lambda parameter's name reads as a Name would
+                # (`args.bf16` is about the precision; see _part_name)
+                word = _part_name(node)
+                if word is not None and _is_parameter_named(word, here):
+                    follows = True
+            if word is not None and PRECISION_WORD.search(word):
                 about_precision = True
             head = node
-            while isinstance(head, (cst.Attribute, cst.Subscript)):
+            while isinstance(head, (ast.Attribute, ast.Subscript)):
                 head = head.value
-            if head is node or not isinstance(head, cst.Name):
-                if isinstance(node, cst.Name) and _is_parameter(node, here):
+            if head is node or not isinstance(head, ast.Name):
+                if isinstance(node, ast.Name) and _is_parameter(node, here):
                     follows = True
                 continue
-            owner = here.lookup_scope(head.value)
-            if owner is not None and owner.is_import(head.value):
+            owner = here.lookup_scope(head.id)
+            if owner is not None and owner.is_import(head.id):
                 continue  # a module's attribute (torch.cuda...), not an input
             follows = True
             # an option's default decides only for the precision switch itself (`--mixed_precision`
             # read through `accelerator.mixed_precision`), not for every option the walk passes
             # (`Accelerator(gradient_accumulation_steps=args.accum, ...)`)
-            if isinstance(node, cst.Attribute) and PRECISION_WORD.search(node.attr.value):
-                for option in self.ix.arg_options.get(node.attr.value, ()):
+            if isinstance(node, ast.Attribute) and PRECISION_WORD.search(node.attr):
+                for option in self.ix.arg_options.get(node.attr, ()):
                     default = keyword(option.call, "default")
                     action = keyword(option.call, "action")
-                    if action is not None and isinstance(action.value, cst.SimpleString) and action.value.evaluated_value == "store_false":
+                    if action is not None and string_value(action.value) == "store_false":
                         return False
                     if default is not None and not _falsy_literal(default.value) and not _other_than(default.value, compared):
                         return False
         # only the user's *precision* switch: bf16 under `if args.skip_batches:` is still hard-coded
         return follows and about_precision
 
-    def reads_input(self, expr: cst.BaseExpression, scope: Scope, seen: Optional[set] = None) -> bool:
+    def reads_input(self, expr: ast.expr, scope: Scope, seen: Optional[set] = None) -> bool:
         """Whether ``expr`` is a switch the user sets: a parameter, an attribute or item of an
         arguments/config object (``args.amp``, ``cfg["fp16"]``, ``self.args.fp16``), or a
         variable every assignment of which is one (``use_amp = args.amp``), possibly negated.
         Not a module's attribute (``torch.cuda``...), a call or a literal. Where such a value
         is unknown statically, it is whatever the user passes: on when they turn it on."""
         seen = set() if seen is None else seen
-        while isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
-            expr = expr.expression
+        while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+            expr = expr.operand
         head = expr
-        while isinstance(head, (cst.Attribute, cst.Subscript)):
+        while isinstance(head, (ast.Attribute, ast.Subscript)):
             head = head.value
-        if not isinstance(head, cst.Name) or head.value in ("True", "False", "None"):
+        if not isinstance(head, ast.Name):  # `True`, `None`: a Constant
             return False
-        owner = scope.lookup_scope(head.value)
+        owner = scope.lookup_scope(head.id)
         if owner is None:
             return False
-        if owner.is_import(head.value):
+        if owner.is_import(head.id):
             return False  # `torch.cuda...`: a library's value, not an input
-        if head is not expr or head.value in owner.params:
+        if head is not expr or head.id in owner.params:
             return True
-        key = (head.value, id(owner))
+        key = (head.id, id(owner))
         if key in seen:
             return False
         seen.add(key)
@@ -428,7 +540,7 @@ class Evaluator:
             for a in bound
         )
 
-    def _reached(self, expr: cst.CSTNode, scope: Scope, seen: set, inputs: bool = False, known=None, start=None):
+    def _reached(self, expr: ast.AST, scope: Scope, seen: set, inputs: bool = False, known=None, start=None):
         """Every node whose value may flow into ``expr``, with the scope it belongs to.
 
         Walks the expression, the assignments of the variables it names and the returns of
@@ -440,37 +552,44 @@ class Evaluator:
         it is known already; the variable is then not walked again, and ``(_KNOWN, answer)`` is
         yielded in its place. ``start``: the walk's first nodes, (node, scope) pairs, instead of
         ``expr``.
+
+        An attribute's, a keyword's or a lambda parameter's name is followed as a variable of
+        that name would be (see :func:`_part_name`), as the walk did when it read LibCST's tree.
         """
         stack = [(expr, scope)] if start is None else list(start)
         while stack:
             node, here = stack.pop()
             yield node, here
-            if isinstance(node, cst.Name):
-                # flow-insensitive on purpose: what may ever reach a variable (memoised per name)
-                owner, bound = self.ix.bindings_anywhere(node.value, here)
-                key = (node.value, id(owner))
-                if owner is not None and key not in seen:
-                    seen.add(key)
-                    answer = known(node.value, owner, bound) if known is not None else None
-                    if answer is not None:
-                        yield _KNOWN, answer
-                        continue
-                    stack.extend(self._bound_values(node.value, owner, bound, inputs))
-                continue
-            if isinstance(node, cst.Call):
-                function = self._local_function(node.func, here)
-                if function is not None and id(function) not in seen:
-                    seen.add(id(function))
-                    stack.extend((value, function) for value, _ in function.returns)
-            elif inputs and isinstance(node, cst.Attribute) and node.attr.value in self.ix.arg_options:
-                for option in self.ix.arg_options[node.attr.value]:
-                    if id(option.call) not in seen:
-                        seen.add(id(option.call))
-                        stack.append((option.call, here))
-            stack.extend((child, here) for child in children(node))
+            if isinstance(node, ast.Name):
+                name = node.id
+            else:
+                if isinstance(node, ast.Call):
+                    function = self._local_function(node.func, here)
+                    if function is not None and id(function) not in seen:
+                        seen.add(id(function))
+                        stack.extend((value, function) for value, _ in function.returns)
+                elif inputs and isinstance(node, ast.Attribute) and node.attr in self.ix.arg_options:
+                    for option in self.ix.arg_options[node.attr]:
+                        if id(option.call) not in seen:
+                            seen.add(id(option.call))
+                            stack.append((option.call, here))
+                stack.extend((child, here) for child in _walked(node))
+                name = _part_name(node)
+                if name is None:
+                    continue
+            # flow-insensitive on purpose: what may ever reach a variable (memoised per name)
+            owner, bound = self.ix.bindings_anywhere(name, here)
+            key = (name, id(owner))
+            if owner is not None and key not in seen:
+                seen.add(key)
+                answer = known(name, owner, bound) if known is not None else None
+                if answer is not None:
+                    yield _KNOWN, answer
+                    continue
+                stack.extend(self._bound_values(name, owner, bound, inputs))
 
     @staticmethod
-    def _bound_values(name: str, owner: Scope, bound, inputs: bool) -> List[Tuple[cst.CSTNode, Scope]]:
+    def _bound_values(name: str, owner: Scope, bound, inputs: bool) -> List[Tuple[ast.AST, Scope]]:
         """What the walk of :meth:`_reached` goes on to from a variable: its bindings' values
         and, with ``inputs``, its parameter default."""
         out = [(a.value, owner) for a in bound if a.value is not None]
@@ -479,7 +598,7 @@ class Evaluator:
             out.append((default, owner))
         return out
 
-    def mentions_dtype(self, expr: cst.CSTNode, scope: Scope, seen: Optional[set] = None) -> bool:
+    def mentions_dtype(self, expr: ast.AST, scope: Scope, seen: Optional[set] = None) -> bool:
         """Whether a torch dtype (or a dtype string such as ``"fp16"``) may reach ``expr``.
 
         Cheap and syntactic: hot paths (every ``x.to(device)`` of a module) ask this before
@@ -489,20 +608,20 @@ class Evaluator:
             return self._walk_flows(expr, scope, seen, dtype_only=True)[0]
         return self._flows(expr, scope)[0]
 
-    def may_carry(self, expr: cst.CSTNode, scope: Scope) -> bool:
+    def may_carry(self, expr: ast.AST, scope: Scope) -> bool:
         """Whether a value worth following to the join may reach ``expr``: a dtype, a config
         file's value, or what a function of another module returns. Syntactic, like
         :meth:`mentions_dtype`, so that summaries and call records of code that carries no
         precision never pay for source positions."""
         return self._flows(expr, scope)[1]
 
-    def _flows(self, expr: cst.CSTNode, scope: Scope) -> Tuple[bool, bool]:
+    def _flows(self, expr: ast.AST, scope: Scope) -> Tuple[bool, bool]:
         """(a dtype may reach ``expr``, something worth following may), worked out once per
         expression; a variable's answer is the same wherever it is read (the walk is
         flow-insensitive), so it is kept per variable."""
-        if isinstance(expr, cst.Name):
-            owner = scope.lookup_scope(expr.value)
-            key = ("name", expr.value, id(owner))
+        if isinstance(expr, ast.Name):
+            owner = scope.lookup_scope(expr.id)
+            key = ("name", expr.id, id(owner))
         else:
             key = ("node", id(expr), id(scope))
         found = self._flow_memo.get(key)
@@ -544,29 +663,37 @@ class Evaluator:
                     return True, True
                 carry = carry or here[1]
                 continue
-            if isinstance(node, (cst.Name, cst.Attribute)) and dtype_of_qualname(self.ix.qualify(node, here)):
+            if isinstance(node, (ast.Name, ast.Attribute)) and dtype_of_qualname(self.ix.qualify(node, here)):
                 return True, True
-            if isinstance(node, cst.SimpleString) and dtype_of_string(node.evaluated_value):
+            part = _part_name(node)
+            if part is not None and dtype_of_qualname(self._qualify_part(node, part, here)):
+                return True, True  # `x.half` where `from torch import float16 as half` (see _part_name)
+            if _is_string(node) and dtype_of_string(node.value):
                 return True, True
-            if not carry and not dtype_only and isinstance(node, cst.Call):
+            if not carry and not dtype_only and isinstance(node, ast.Call):
                 site = self.ix.call_of(node)
                 qual = site.qualname if site else None
                 if qual in CONFIG_LOADERS or (qual and project_callee(self.ix, site) and qual not in self.ix.functions):
                     carry = True
-                elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("parse_json_file", "parse_yaml_file"):
+                elif isinstance(node.func, ast.Attribute) and node.func.attr in ("parse_json_file", "parse_yaml_file"):
                     carry = True  # an instance `HfArgumentParser` fills from a configuration file
         return False, carry
 
-    def consults(self, expr: cst.CSTNode, scope: Scope, seen: set) -> Tuple[bool, bool, bool]:
+    def _qualify_part(self, node: ast.AST, name: str, scope: Scope) -> Optional[str]:
+        """What ``name``, an attribute's, keyword's or parameter's name in ``node``, would
+        qualify to as a variable read there (``ModuleIndex.qualify`` of a ``Name``)."""
+        return self.ix.resolve_name(name, scope, self.ix.order_of.get(id(node), (None,))[0], 0)
+
+    def consults(self, expr: ast.AST, scope: Scope, seen: set) -> Tuple[bool, bool, bool]:
         """What an expression consults, through variables and local functions:
         (a capability probe, ``torch.cuda.is_available()``, a parameter-dtype check
         such as ``any(p.dtype == torch.float16 for p in model.parameters())``).
         """
         capability = cuda = param_dtype = False
         for node, here in self._reached(expr, scope, seen):
-            if isinstance(node, cst.Comparison) and _is_param_dtype_check(node, self.ix, here):
+            if isinstance(node, ast.Compare) and _is_param_dtype_check(node, self.ix, here):
                 param_dtype = True
-            elif isinstance(node, cst.Call):
+            elif isinstance(node, ast.Call):
                 site = self.ix.call_of(node)
                 qual = site.qualname if site else self.ix.qualify(node.func, here)
                 if qual == CUDA_AVAILABLE:
@@ -578,19 +705,33 @@ class Evaluator:
     def guards_of(self, guards, scope: Scope) -> Tuple[Guard, ...]:
         return tuple(self.guard(test, pos, scope) for test, pos in guards)
 
-    def kwarg_sources(self, call: cst.Call, scope: Scope) -> List[KwargSource]:
+    def kwarg_sources(self, call: ast.Call, scope: Scope) -> List[KwargSource]:
         """Every keyword a call receives: direct ones and those of ``**dict`` splats."""
         out: List[KwargSource] = []
-        for arg in call.args:
-            if arg.keyword is not None:
-                out.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "keyword", arg))
-            elif arg.star == "**":
-                entries = self._dict_entries(arg.value, scope, set())
-                if not entries and any(v.kind == CONFIG for v in self.values(arg.value, scope)):
+        for kw in call.keywords:  # `name=value` and `**value`, in source order
+            if kw.arg is not None:
+                out.append(KwargSource(kw.arg, self._keyword_key(kw), kw.value, "keyword", kw))
+            else:
+                entries = self._dict_entries(kw.value, scope, set())
+                if not entries and any(v.kind == CONFIG for v in self.values(kw.value, scope)):
                     # `**cfg["training"]`: which keys it holds is known when the file is read
-                    entries = [KwargSource(SPLAT, arg, arg.value, "config-splat", arg)]
+                    entries = [KwargSource(SPLAT, kw, kw.value, "config-splat", kw)]
                 out.extend(entries)
         return out
+
+    def _keyword_key(self, kw: ast.keyword) -> ast.Name:
+        """:func:`keyword_name` of ``kw``, the same node each time it is asked for."""
+        found = self._keyword_names.get(id(kw))
+        if found is None:
+            written = None
+            source, start = self.ix.source, self.ix.span(kw).start
+            if not source.startswith(kw.arg, start):  # written otherwise (`ｆｐ16=`): as it is written
+                end = start
+                while end < len(source) and source[start : end + 1].isidentifier():
+                    end += 1
+                written = source[start:end]
+            found = self._keyword_names[id(kw)] = keyword_name(kw, written)
+        return found
 
     def splat_values(self, source: KwargSource, name: str, scope: Scope) -> Values:
         """The value keyword ``name`` gets from a config table spread with ``**``: the
@@ -601,7 +742,7 @@ class Evaluator:
             if v.kind == CONFIG
         )
 
-    def kwarg(self, call: cst.Call, scope: Scope, name: str) -> List[KwargSource]:
+    def kwarg(self, call: ast.Call, scope: Scope, name: str) -> List[KwargSource]:
         return [s for s in self.kwarg_sources(call, scope) if s.name == name]
 
     def source_values(self, source: "KwargSource", scope: Scope) -> Values:
@@ -612,7 +753,7 @@ class Evaluator:
         guards = self.guards_of(source.guards, scope)
         return tuple(_with_guards(v, guards) for v in values)
 
-    def kwarg_values(self, call: cst.Call, scope: Scope, name: str) -> Optional[Values]:
+    def kwarg_values(self, call: ast.Call, scope: Scope, name: str) -> Optional[Values]:
         """The union of the values of keyword ``name``; None when it is not passed."""
         sources = self.kwarg(call, scope, name)
         if not sources:
@@ -628,7 +769,7 @@ class Evaluator:
         passed = keyword(site.node, name) if name else None
         return self._dict_entries(passed.value, site.scope, set()) if passed is not None else []
 
-    def builds_mapping(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+    def builds_mapping(self, expr: ast.expr, scope: Scope) -> bool:
         """Whether ``expr`` is a dict with entries (``{"zero_optimization": {...}}``,
         ``dict(stage=2)``, a name bound to one): a value that is set, whatever its keys say."""
         return bool(self._dict_entries(expr, scope, set()))
@@ -641,27 +782,27 @@ class Evaluator:
         return _override(self._entries(expr, scope, seen))
 
     def _entries(self, expr, scope: Scope, seen: set) -> List[KwargSource]:
-        if isinstance(expr, cst.Dict):
+        if isinstance(expr, ast.Dict):
             out = []
-            for el in expr.elements:
-                if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
-                    key = el.key.evaluated_value
-                    if isinstance(key, str):
-                        out.append(KwargSource(key, el.key, el.value, "dict-literal", el))
-                elif isinstance(el, cst.StarredDictElement):
-                    out.extend(self._entries(el.value, scope, seen))
+            for key_node, value in zip(expr.keys, expr.values):
+                if key_node is None:  # `**base`
+                    out.extend(self._entries(value, scope, seen))
+                else:
+                    key = string_value(key_node)
+                    if key is not None:
+                        out.append(KwargSource(key, key_node, value, "dict-literal", None))
             return out
-        if isinstance(expr, cst.Call) and dotted(expr.func) == "dict":
+        if isinstance(expr, ast.Call) and dotted(expr.func) == "dict":
             out = []
-            for arg in expr.args:
+            for arg in _arguments(expr):
                 if arg.keyword is not None:
-                    out.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "dict-call", arg))
+                    out.append(KwargSource(arg.keyword, self._keyword_key(arg.node), arg.value, "dict-call", arg.node))
                 else:  # `dict(base, ...)` and `dict(**base)`
                     out.extend(self._entries(arg.value, scope, seen))
             return out
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
             return self._entries(expr.left, scope, seen) + self._entries(expr.right, scope, seen)
-        if isinstance(expr, cst.Subscript):  # `cfg["train"]` of `cfg = {"train": {...}}`: the inner dict's
+        if isinstance(expr, ast.Subscript):  # `cfg["train"]` of `cfg = {"train": {...}}`: the inner dict's
             key = literal_key(expr)
             if key is None:
                 return []
@@ -672,8 +813,8 @@ class Evaluator:
             if root is not None:
                 out.extend(self._mutations(owner_name, root, min((len(a.guards) for a in bound), default=0), seen))
             return out
-        if isinstance(expr, cst.Name) and expr.value not in seen:
-            seen.add(expr.value)
+        if isinstance(expr, ast.Name) and expr.id not in seen:
+            seen.add(expr.id)
             owner, bound = self.ix.bindings_of(expr, scope)
             if owner is None:
                 return []
@@ -682,7 +823,7 @@ class Evaluator:
                 if assignment.value is not None and assignment.unpack_index is None:
                     out.extend(self._entries(assignment.value, owner, seen))
             if out:
-                out.extend(self._mutations(expr.value, owner, min(len(a.guards) for a in bound), seen))
+                out.extend(self._mutations(expr.id, owner, min(len(a.guards) for a in bound), seen))
             return out
         return []
 
@@ -692,27 +833,27 @@ class Evaluator:
         than the dict's assignment, ``depth``)."""
         found = []
         for item in self.ix.item_assigns.get(name, ()):
-            if item.scope is owner and isinstance(item.key, cst.SimpleString) and isinstance(item.key.evaluated_value, str):
-                source = KwargSource(item.key.evaluated_value, item.key, item.value, "item-assign", item.statement, len(item.guards) > depth, item.guards)
+            if item.scope is owner and string_value(item.key) is not None:
+                source = KwargSource(string_value(item.key), item.key, item.value, "item-assign", item.statement, len(item.guards) > depth, item.guards)
                 found.append((self.ix.order(item.statement)[0], [source]))
         if self._updates is None:
             self._updates = {}
             for site in self.ix.calls:
-                if site.method == "update" and isinstance(site.receiver, cst.Name):
-                    self._updates.setdefault(site.receiver.value, []).append(site)
+                if site.method == "update" and isinstance(site.receiver, ast.Name):
+                    self._updates.setdefault(site.receiver.id, []).append(site)
         for site in self._updates.get(name, ()):
             if site.scope is owner:
                 entries = []
-                for arg in site.node.args:
+                for arg in _arguments(site.node):
                     if arg.keyword is not None:
-                        entries.append(KwargSource(arg.keyword.value, arg.keyword, arg.value, "dict-update", arg, len(site.guards) > depth, site.guards))
+                        entries.append(KwargSource(arg.keyword, self._keyword_key(arg.node), arg.value, "dict-update", arg.node, len(site.guards) > depth, site.guards))
                     elif not arg.star or arg.star == "**":
                         entries.extend(dataclasses.replace(e, conditional=len(site.guards) > depth, guards=site.guards) for e in self._entries(arg.value, owner, seen))
                 found.append((self.ix.order(site.node)[0], entries))
         return [e for _, entries in sorted(found, key=lambda f: f[0]) for e in entries]
 
     # --- list contents ---------------------------------------------------------------
-    def list_elements(self, expr: cst.BaseExpression, scope: Scope) -> List[Tuple[cst.BaseExpression, tuple]]:
+    def list_elements(self, expr: ast.expr, scope: Scope) -> List[Tuple[ast.expr, tuple]]:
         """The elements a list may hold where ``expr`` is read, each with the tests it was put in
         under: a list or tuple literal's (``*rest`` spread), both sides of ``a + b``, and for a
         name the elements of what the bindings reaching the use hold (``models = [unet]``,
@@ -722,22 +863,22 @@ class Evaluator:
         parameter, a call's result)."""
         return self._elements(expr, scope, (), set())
 
-    def _elements(self, expr, scope: Scope, guards: tuple, seen: set) -> List[Tuple[cst.BaseExpression, tuple]]:
-        if isinstance(expr, (cst.List, cst.Tuple)):
+    def _elements(self, expr, scope: Scope, guards: tuple, seen: set) -> List[Tuple[ast.expr, tuple]]:
+        if isinstance(expr, (ast.List, ast.Tuple)):
             out = []
-            for el in expr.elements:
-                if isinstance(el, cst.StarredElement):
+            for el in expr.elts:
+                if isinstance(el, ast.Starred):
                     out.extend(self._elements(el.value, scope, guards, seen))
                 else:
-                    out.append((el.value, guards))
+                    out.append((el, guards))
             return out
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             return self._elements(expr.left, scope, guards, seen) + self._elements(expr.right, scope, guards, seen)
-        if isinstance(expr, cst.Name):
-            return self._name_elements(expr.value, scope, self.ix.order_of.get(id(expr), (None,))[0], seen)
+        if isinstance(expr, ast.Name):
+            return self._name_elements(expr.id, scope, self.ix.order_of.get(id(expr), (None,))[0], seen)
         return []
 
-    def _name_elements(self, name: str, scope: Scope, at: Optional[int], seen: set) -> List[Tuple[cst.BaseExpression, tuple]]:
+    def _name_elements(self, name: str, scope: Scope, at: Optional[int], seen: set) -> List[Tuple[ast.expr, tuple]]:
         if (name, id(scope), at) in seen:
             return []
         seen.add((name, id(scope), at))
@@ -745,7 +886,7 @@ class Evaluator:
         if owner is None:
             return []
         end = at if owner is scope else None  # a use in a nested function sees the list as built
-        out: List[Tuple[cst.BaseExpression, tuple]] = []
+        out: List[Tuple[ast.expr, tuple]] = []
         starts = []
         for b in bound:
             start = self.ix.order_of.get(id(b.statement), (None,))[0]
@@ -753,11 +894,11 @@ class Evaluator:
                 continue
             if b.value is not None and b.unpack_index is None:
                 held = self._elements(b.value, owner, b.guards, seen)
-            elif isinstance(b.statement, cst.AugAssign) and isinstance(b.statement.operator, cst.AddAssign):
+            elif isinstance(b.statement, ast.AugAssign) and isinstance(b.statement.op, ast.Add):
                 held = self._elements(b.statement.value, owner, b.guards, seen) + self._name_elements(name, owner, start, seen)
             else:
                 continue
-            if held or isinstance(b.value, (cst.List, cst.Tuple)):  # `models = []` too
+            if held or isinstance(b.value, (ast.List, ast.Tuple)):  # `models = []` too
                 out.extend(held)
                 starts.append(start)
         if not starts:
@@ -766,12 +907,12 @@ class Evaluator:
         for site in self.ix.calls:
             if site.method not in ("append", "extend", "insert") or site.scope is not owner:
                 continue
-            if not isinstance(site.receiver, cst.Name) or site.receiver.value != name:
+            if not isinstance(site.receiver, ast.Name) or site.receiver.id != name:
                 continue
             when = self.ix.order_of.get(id(site.node), (None,))[0]
             if when is None or when < first or (end is not None and when >= end):
                 continue
-            args = [a.value for a in site.node.args if a.keyword is None and not a.star]
+            args = positional(site.node)
             if site.method == "append" and len(args) == 1:
                 out.append((args[0], site.guards))
             elif site.method == "insert" and len(args) == 2:
@@ -781,22 +922,19 @@ class Evaluator:
         return out
 
     # --- the evaluator proper ------------------------------------------------------
-    def _eval(self, expr: cst.BaseExpression, scope: Scope) -> List[Possible]:
+    def _eval(self, expr: ast.expr, scope: Scope) -> List[Possible]:
         origin = self.ix.span(expr)
-        if isinstance(expr, cst.SimpleString):
-            return [_const(expr.evaluated_value, origin=origin)]
-        if isinstance(expr, cst.ConcatenatedString):
-            value = expr.evaluated_value
-            return [_const(value, origin=origin)] if value is not None else list(UNKNOWN_VALUE)
-        if isinstance(expr, cst.Integer):
-            return [_const(int(expr.evaluated_value), origin=origin)]
-        if isinstance(expr, cst.Float):
-            return [_const(float(expr.evaluated_value), origin=origin)]
-        if isinstance(expr, cst.Name):
+        if isinstance(expr, ast.Constant):
+            # strings, bytes, numbers, True/False/None; not `...` or an imaginary number (an
+            # f-string is a JoinedStr: unknown)
+            if expr.value is None or _is_literal(expr):
+                return [_const(expr.value, origin=origin)]
+            return list(UNKNOWN_VALUE)
+        if isinstance(expr, ast.Name):
             return self._name(expr, scope, origin)
-        if isinstance(expr, cst.Attribute):
+        if isinstance(expr, ast.Attribute):
             return self._attribute(expr, scope, origin)
-        if isinstance(expr, cst.IfExp):
+        if isinstance(expr, ast.IfExp):
             yes = self.guard(expr.test, True, scope)
             no = self.guard(expr.test, False, scope)
             orelse = self.ix.text(expr.orelse)
@@ -812,25 +950,61 @@ class Evaluator:
                 elif not (excluded and v.kind in (DTYPE, CONST) and _dtype_name(v) in excluded):
                     out.append(_with_guard(_narrowed(v, excluded), no))
             return out
-        if isinstance(expr, cst.Call):
+        if isinstance(expr, ast.Call):
             return self._call(expr, scope)
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
-            return [_negate(v, self.ix.text(expr)) for v in _opaque(self.values(expr.expression, scope))]
-        if isinstance(expr, cst.BooleanOperation):
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+            return [_negate(v, self.ix.text(expr)) for v in _opaque(self.values(expr.operand, scope))]
+        if isinstance(expr, ast.BoolOp):
             return self._boolean(expr, scope)
-        if isinstance(expr, cst.Comparison):
+        if isinstance(expr, ast.Compare):
             return self._comparison(expr, scope)
-        if isinstance(expr, cst.Subscript):
+        if isinstance(expr, ast.Subscript):
             return self._subscript(expr, scope)
         return list(UNKNOWN_VALUE)
+
+    def _operands(self, expr: ast.BoolOp) -> Tuple[ast.expr, ast.expr]:
+        """``(left, right)`` of a ``BoolOp`` read as the binary operation it was in LibCST's
+        tree, which nests ``a and b and c`` as ``(a and b) and c``: ``ast`` keeps it flat,
+        ``BoolOp(And, [a, b, c])``. The left of three or more operands is a ``BoolOp`` of all
+        but the last, made once (the same node each time: guards, memos and walks key on it),
+        spanning from the operation's start to the end of its last operand (with that operand's
+        closing parentheses): the text LibCST gave that nested operation."""
+        values = expr.values
+        if len(values) == 2:
+            return values[0], values[1]
+        n = len(values) - 1
+        key = (id(expr), n)
+        left = self._prefixes.get(key)
+        if left is None:
+            last = values[n - 1]
+            # `(b)` of `a and (b) and c`: its parentheses (on its last line) belong to the left
+            # operation; each is one byte, so the column (UTF-8 bytes) moves as the offset does
+            source, at = self.ix.source, self.ix.span(last).end
+            end_col = last.end_col_offset
+            i = at
+            while i < len(source) and source[i] in " \t)":
+                i += 1
+                if source[i - 1] == ")":
+                    end_col = last.end_col_offset + (i - at)
+            left = ast.BoolOp(
+                op=expr.op,
+                values=values[:n],
+                lineno=expr.lineno,
+                col_offset=expr.col_offset,
+                end_lineno=last.end_lineno,
+                end_col_offset=end_col,
+            )
+            self._prefixes[key] = left
+        return left, values[n]
 
     def _switch_and_test(self, test, orelse_text: str, scope: Scope):
         """(S, dtypes) for a test ``S and <E == torch.float16>`` of ``... else E``: the else
         branch is E's dtype only where the switch S is off. (None, empty) for other tests."""
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            narrowing = self.excluded_dtypes(test.right, orelse_text, scope)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            left, right = self._operands(test)
+            narrowing = self.excluded_dtypes(right, orelse_text, scope)
             if narrowing:
-                return test.left, narrowing
+                return left, narrowing
         return None, set()
 
     def excluded_dtypes(self, test, orelse_text: str, scope: Scope) -> set:
@@ -838,18 +1012,18 @@ class Evaluator:
         so does any failed test ``E == torch.float16``, ``or``-ed or ``in (...)``, of ``E``
         written ``orelse_text``); empty for other tests."""
         tests = [test]
-        while tests and isinstance(tests[0], cst.BooleanOperation) and isinstance(tests[0].operator, cst.Or):
+        while tests and isinstance(tests[0], ast.BoolOp) and isinstance(tests[0].op, ast.Or):
             t = tests.pop(0)
-            tests[:0] = [t.left, t.right]
+            tests[:0] = t.values
         out = set()
         for t in tests:
-            if not (isinstance(t, cst.Comparison) and len(t.comparisons) == 1):
+            if not (isinstance(t, ast.Compare) and len(t.ops) == 1):
                 return set()
-            op = t.comparisons[0].operator
-            if not isinstance(op, (cst.Equal, cst.Is, cst.In)) or self.ix.text(t.left) != orelse_text:
+            op = t.ops[0]
+            if not isinstance(op, (ast.Eq, ast.Is, ast.In)) or self.ix.text(t.left) != orelse_text:
                 return set()
-            comparator = t.comparisons[0].comparator
-            items = [e.value for e in comparator.elements] if isinstance(op, cst.In) and isinstance(comparator, (cst.Tuple, cst.List, cst.Set)) else [comparator]
+            comparator = t.comparators[0]
+            items = _element_values(comparator) if isinstance(op, ast.In) and isinstance(comparator, (ast.Tuple, ast.List, ast.Set)) else [comparator]
             for item in items:
                 for v in self.values(item, scope):
                     name = _dtype_name(v)
@@ -857,19 +1031,18 @@ class Evaluator:
                         out.add(name)
         return out
 
-    def _name(self, expr: cst.Name, scope: Scope, origin) -> List[Possible]:
-        if expr.value in ("True", "False", "None"):
-            return [_const({"True": True, "False": False, "None": None}[expr.value], origin=origin)]
+    def _name(self, expr: ast.Name, scope: Scope, origin) -> List[Possible]:
+        # (True, False and None are Constants: see _eval)
         owner, assignments = self.ix.bindings_of(expr, scope)
         if owner is None:
             return list(UNKNOWN_VALUE)
         out: List[Possible] = []
-        if expr.value in owner.params:
-            default = owner.params[expr.value]
+        if expr.id in owner.params:
+            default = owner.params[expr.id]
             # what the callers pass: known at the join, where calls across files are seen
-            out.append(Possible(PARAM, param_ref(owner, expr.value), origin=origin))
+            out.append(Possible(PARAM, param_ref(owner, expr.id), origin=origin))
             if default is not None:
-                out.extend(self.parameter_default(owner, expr.value, default))
+                out.extend(self.parameter_default(owner, expr.id, default))
         # A variable reassigned under a capability test (`if major < 8: use_bf16 = False`),
         # or under a parameter-dtype check (`if has_fp16_params: use_scaler = False`),
         # is guarded as a whole.
@@ -887,8 +1060,8 @@ class Evaluator:
                 else:
                     out.append(_with_guards(Possible(UNKNOWN), guards))
                 continue
-            if self._symbols and isinstance(assignment.statement, (cst.ClassDef, cst.FunctionDef)) and assignment.statement.name.value == expr.value:
-                out.append(_with_guards(Possible(SYMBOL, f"{owner.qualname}.{expr.value}" if owner.qualname else expr.value, origin=origin), guards))
+            if self._symbols and isinstance(assignment.statement, (ast.ClassDef, *FUNCTION_DEFS)) and assignment.statement.name == expr.id:
+                out.append(_with_guards(Possible(SYMBOL, f"{owner.qualname}.{expr.id}" if owner.qualname else expr.id, origin=origin), guards))
                 continue
             for v in self._assigned(assignment, owner):
                 v = _with_guards(v, guards)
@@ -897,7 +1070,7 @@ class Evaluator:
                 out.append(v)
         return out or list(UNKNOWN_VALUE)
 
-    def never_holds(self, test: cst.BaseExpression, positive: bool, scope: Scope) -> bool:
+    def never_holds(self, test: ast.expr, positive: bool, scope: Scope) -> bool:
         """Whether a branch under ``test`` (its else branch where not ``positive``) runs in no
         run: the test compares one value with literals (``x == "fp16"``, ``x != "no"``, ``x in
         ("fp16", "bf16")``, ``x is None``, also under ``not``), every value ``x`` may take is a
@@ -911,20 +1084,20 @@ class Evaluator:
             found = self._never[key] = self._never_holds(test, positive, scope)
         return found
 
-    def _never_holds(self, test: cst.BaseExpression, positive: bool, scope: Scope) -> bool:
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test, positive = test.expression, not positive
+    def _never_holds(self, test: ast.expr, positive: bool, scope: Scope) -> bool:
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, positive = test.operand, not positive
         literals = compared_literals(test)
-        if literals is None or len(test.comparisons) != 1:
+        if literals is None or len(test.ops) != 1:
             return False
-        op = test.comparisons[0].operator
-        wanted = positive if isinstance(op, (cst.In, cst.Equal, cst.Is)) else not positive
+        op = test.ops[0]
+        wanted = positive if isinstance(op, (ast.In, ast.Eq, ast.Is)) else not positive
         values = self.values(test.left, scope)
         if not values or any(v.kind != CONST for v in values):
             return False
         return all((v.value in literals) != wanted for v in values)
 
-    def parameter_default(self, function: Scope, name: str, default: cst.BaseExpression) -> List[Possible]:
+    def parameter_default(self, function: Scope, name: str, default: ast.expr) -> List[Possible]:
         """The values of parameter ``name``'s default, each marked as that default: the join
         keeps them only where some call may leave the parameter out."""
         ref = param_ref(function, name)
@@ -950,7 +1123,7 @@ class Evaluator:
                 return parsed
             # `args, training_args = setup()` of a local function returning a tuple: the
             # element at that position of each tuple it returns (or of the parse it returns)
-            function = self._local_function(assignment.value.func, owner) if isinstance(assignment.value, cst.Call) else None
+            function = self._local_function(assignment.value.func, owner) if isinstance(assignment.value, ast.Call) else None
             if function is not None:
                 out: List[Possible] = []
                 for value, guards in function.returns:
@@ -972,7 +1145,7 @@ class Evaluator:
         # `major, minor = torch.cuda.get_device_capability()` keeps the capability taint
         return [v if v.kind == CAPABILITY else Possible(UNKNOWN) for v in vals]
 
-    def _unpacked_parse(self, value: cst.BaseExpression, index: int, owner: Scope) -> Optional[List[Possible]]:
+    def _unpacked_parse(self, value: ast.expr, index: int, owner: Scope) -> Optional[List[Possible]]:
         """The instance at ``index`` of what a parse call ``value`` gives back
         (``parser.parse_args_into_dataclasses()``, ``parse_json_file(...)``): each field the
         file's key, else the class's default, or the user's command line; None when ``value``
@@ -991,26 +1164,26 @@ class Evaluator:
             return [Possible(RETURN, ref, origin=self.ix.span(value))]
         return [Possible(RETURN, ReturnRef(qual, command_line=True), origin=self.ix.span(value))]
 
-    def _attribute(self, expr: cst.Attribute, scope: Scope, origin) -> List[Possible]:
+    def _attribute(self, expr: ast.Attribute, scope: Scope, origin) -> List[Possible]:
         qual = self.ix.qualify(expr, scope)
         dtype = dtype_of_qualname(qual)
         if dtype:
             return [Possible(DTYPE, dtype, origin=origin)]
-        base_vals = self.values(expr.value, scope) if not isinstance(expr.value, cst.Name) or scope.lookup_scope(expr.value.value) else ()
+        base_vals = self.values(expr.value, scope) if not isinstance(expr.value, ast.Name) or scope.lookup_scope(expr.value.id) else ()
         if any(v.kind == CAPABILITY for v in base_vals):  # props.major
             return [Possible(CAPABILITY, text=self.ix.text(expr), capability=True)]
         constructed = self._constructed(expr, scope)
         if constructed is not None:
             return constructed
-        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        if not (isinstance(expr.value, ast.Name) and expr.value.id == "self"):
             symbol = self._symbol(expr, scope, origin)  # `transformers.AutoModelForCausalLM`
             if symbol is not None:
                 return [symbol]
         # OmegaConf / EasyDict: `cfg.training.fp16`, also on what a helper returns
-        selected = [select(v, expr.attr.value) for v in base_vals if v.kind in (CONFIG, RETURN)]
+        selected = [select(v, expr.attr) for v in base_vals if v.kind in (CONFIG, RETURN)]
         if selected:
             out = [dataclasses.replace(v, origin=origin) for v in selected]
-            if expr.attr.value in COMMAND_LINE_FLAGS:  # `training_args.fp16` of HfArgumentParser
+            if expr.attr in COMMAND_LINE_FLAGS:  # `training_args.fp16` of HfArgumentParser
                 for v in base_vals:
                     if v.kind == RETURN and (v.value.command_line or v.value.files) and is_training_arguments(v.value.callee, self.ix):
                         out.extend(self._parsed_flag(expr, scope))
@@ -1021,57 +1194,57 @@ class Evaluator:
         given = self._library_attribute(expr, scope)
         if given is not None:
             return given
-        options = self.ix.arg_options.get(expr.attr.value)
-        if options and isinstance(expr.value, cst.Name):
+        options = self.ix.arg_options.get(expr.attr)
+        if options and isinstance(expr.value, ast.Name):
             out: List[Possible] = []
             for option in options:
                 out.extend(self._arg_option_values(option.call, scope))
             return out
         # `cfg.fp16` of a parameter `cfg`: that field of what the callers pass (`train(Config())`)
-        fields = [dataclasses.replace(select(v, expr.attr.value), origin=origin) for v in base_vals if v.kind == PARAM]
+        fields = [dataclasses.replace(select(v, expr.attr), origin=origin) for v in base_vals if v.kind == PARAM]
         return fields or list(UNKNOWN_VALUE)
 
-    def parsed_classes(self, expr: cst.BaseExpression, scope: Scope) -> Optional[List[cst.BaseExpression]]:
+    def parsed_classes(self, expr: ast.expr, scope: Scope) -> Optional[List[ast.expr]]:
         """For ``parser.parse_args_into_dataclasses()`` of ``parser = HfArgumentParser((A, B))``:
         the class expressions, in the order the parse returns their instances; else None."""
-        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in PARSE_METHODS):
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in PARSE_METHODS):
             return None
         receiver = expr.func.value
         made = [receiver]
-        if isinstance(receiver, cst.Name):
+        if isinstance(receiver, ast.Name):
             owner, reached = self.ix.bindings_of(receiver, scope)
             made = [b.value for b in reached]
             scope = owner or scope
         for call in made:
-            if isinstance(call, cst.Call) and self.ix.qualify(call.func, scope) in ARGUMENT_PARSERS:
+            if isinstance(call, ast.Call) and self.ix.qualify(call.func, scope) in ARGUMENT_PARSERS:
                 return self.parser_classes(call)
         return None
 
-    def parser_classes(self, call: cst.Call) -> Optional[List[cst.BaseExpression]]:
+    def parser_classes(self, call: ast.Call) -> Optional[List[ast.expr]]:
         """``HfArgumentParser((A, B))`` → ``[A, B]``; ``HfArgumentParser(A)`` → ``[A]``."""
-        args = [a.value for a in call.args if a.keyword is None] or [
-            a.value for a in call.args if a.keyword is not None and a.keyword.value == "dataclass_types"
+        args = [a.value for a in _arguments(call) if a.keyword is None] or [
+            kw.value for kw in call.keywords if kw.arg == "dataclass_types"
         ]
         if not args:
             return None
-        if isinstance(args[0], (cst.Tuple, cst.List)):
-            return [el.value for el in args[0].elements]
+        if isinstance(args[0], (ast.Tuple, ast.List)):
+            return _element_values(args[0])
         return [args[0]]
 
-    def _parsed_flag(self, expr: cst.Attribute, scope: Scope) -> List[Possible]:
+    def _parsed_flag(self, expr: ast.Attribute, scope: Scope) -> List[Possible]:
         """``training_args.fp16`` of ``(..., training_args) = parser.parse_...(...)``: what that
         parse gives the field (a file's key, a dict's entry), else the user's ``--fp16``."""
         parses = []
-        if isinstance(expr.value, cst.Name):
+        if isinstance(expr.value, ast.Name):
             owner, reached = self.ix.bindings_of(expr.value, scope)
             for a in reached:
                 if a.value is not None and a.unpack_index is not None and self.parsed_classes(a.value, owner) is not None:
                     parses.append((a.value, owner))
         if not parses:
-            return self.command_line_flag(expr, expr.attr.value)
-        return [v for call, owner in parses for v in self.parsed_field(call, owner, expr.attr.value)]
+            return self.command_line_flag(expr, expr.attr)
+        return [v for call, owner in parses for v in self.parsed_field(call, owner, expr.attr)]
 
-    def parse_calls(self, parser: CallSite) -> List[cst.Call]:
+    def parse_calls(self, parser: CallSite) -> List[ast.Call]:
         """The parse calls of the parser ``parser`` builds (``parser = HfArgumentParser(...)``
         then ``parser.parse_yaml_file(...)``, or ``HfArgumentParser(A).parse_dict(d)``)."""
         out = []
@@ -1081,20 +1254,20 @@ class Evaluator:
             receiver = site.receiver
             if receiver is parser.node:
                 out.append(site.node)
-            elif isinstance(receiver, cst.Name) and receiver.value in parser.assigned_to:
-                if site.scope.lookup_scope(receiver.value) is parser.scope.lookup_scope(receiver.value):
+            elif isinstance(receiver, ast.Name) and receiver.id in parser.assigned_to:
+                if site.scope.lookup_scope(receiver.id) is parser.scope.lookup_scope(receiver.id):
                     out.append(site.node)
         return out
 
-    def parse_source(self, call: cst.Call, scope: Scope) -> Tuple[str, Optional[cst.BaseExpression], Tuple[str, ...]]:
+    def parse_source(self, call: ast.Call, scope: Scope) -> Tuple[str, Optional[ast.expr], Tuple[str, ...]]:
         """Where a parse call takes the fields it fills from: ``("file", arg, paths)`` for a
         YAML/JSON file at a literal path (``parse_yaml_file("train.yaml")``), ``("mapping", d,
         ())`` for ``parse_dict(d)``, ``("arguments", list, ())`` for
         ``parse_args_into_dataclasses(args=[...])`` with a literal list, else ``("command-line",
         None, ())``: the user's own command line, or a file they name there (``sys.argv[1]``)."""
-        method = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
-        first = next((a.value for a in call.args if a.keyword is None), None)
-        named = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        first = next((a.value for a in _arguments(call) if a.keyword is None), None)
+        named = {kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
         if method in ("parse_yaml_file", "parse_json_file"):
             arg = first if first is not None else named.get("yaml_file", named.get("json_file"))
             paths = tuple(p for p in self._config_paths(arg, scope, 0) if p.lower().endswith((".yaml", ".yml", ".json"))) if arg is not None else ()
@@ -1106,23 +1279,23 @@ class Evaluator:
                 return "mapping", arg, ()
         elif method == "parse_args_into_dataclasses":
             arg = first if first is not None else named.get("args")
-            if isinstance(arg, (cst.List, cst.Tuple)):
+            if isinstance(arg, (ast.List, ast.Tuple)):
                 return "arguments", arg, ()
         return "command-line", None, ()
 
-    def parse_choice(self, call: cst.Call) -> str:
+    def parse_choice(self, call: ast.Call) -> str:
         """The parse call as a choice among configuration files (``ConfigRef.choice``)."""
         return str(self.ix.span(call).start)
 
-    def parse_option(self, arg: Optional[cst.BaseExpression], scope: Scope) -> str:
+    def parse_option(self, arg: Optional[ast.expr], scope: Scope) -> str:
         """The script's command-line option whose value is the file a parse reads
         (``parse_json_file(json_file=a.train_args_file)`` of an argparse option
         ``--train_args_file``): its name, else ""."""
-        if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and self.ix.arg_options.get(arg.attr.value):
-            return arg.attr.value
+        if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and self.ix.arg_options.get(arg.attr):
+            return arg.attr
         return ""
 
-    def parsed_field(self, call: cst.Call, scope: Scope, name: str) -> List[Possible]:
+    def parsed_field(self, call: ast.Call, scope: Scope, name: str) -> List[Possible]:
         """The values a parse call gives field ``name`` of the TrainingArguments it fills: the
         file's key (read at the join, with its line; absent: the field's default, off), the
         dict's entry, the ``--name`` of a literal argument list, or the user's command line."""
@@ -1138,14 +1311,14 @@ class Evaluator:
             loaded = [select(v, name, off) for v in self.values(arg, scope) if v.kind in SYMBOLIC]
             if loaded:  # `parse_dict(yaml.safe_load(open("train.yaml")))`
                 return [dataclasses.replace(v, origin=self.ix.span(call)) for v in loaded if v is not None]
-            if isinstance(arg, cst.Dict) or self._dict_entries(arg, scope, set()):
+            if isinstance(arg, ast.Dict) or self._dict_entries(arg, scope, set()):
                 return [_const(off[0])] if off else list(UNKNOWN_VALUE)
             return list(UNKNOWN_VALUE)
         if kind == "arguments":
-            items = [el.value for el in arg.elements]
-            if not all(isinstance(i, cst.SimpleString) for i in items):
+            items = _element_values(arg)
+            words = [string_value(i) for i in items]
+            if any(w is None for w in words):
                 return list(UNKNOWN_VALUE)
-            words = [i.evaluated_value for i in items]
             flag = f"--{name}"
             if flag not in words:
                 return [_const(off[0])] if off else list(UNKNOWN_VALUE)
@@ -1157,12 +1330,12 @@ class Evaluator:
             return [_const(True, origin=self.ix.span(items[at]))]
         return self.command_line_flag(call, name) if name in COMMAND_LINE_FLAGS else list(UNKNOWN_VALUE)
 
-    def command_line_flag(self, where: cst.CSTNode, name: str) -> List[Possible]:
+    def command_line_flag(self, where: ast.AST, name: str) -> List[Possible]:
         """A TrainingArguments switch such as ``--fp16`` that a parser reads from the command
         line: off unless the user passes it (the user's own choice)."""
         return list(command_line_flag(name, self.ix.span(where)))
 
-    def command_line_option(self, where: cst.CSTNode, name: str) -> List[Possible]:
+    def command_line_option(self, where: ast.AST, name: str) -> List[Possible]:
         """A TrainingArguments option that takes a value, such as ``--deepspeed ds.json``, that a
         parser reads from the command line: unset (None) unless the user passes one (their own
         choice, whose value is not known here)."""
@@ -1178,8 +1351,8 @@ class Evaluator:
             return {}
         out: dict = {}
         dataclass = any(
-            (dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "").endswith("dataclass")
-            for d in info.node.decorators
+            (dotted(d.func if isinstance(d, ast.Call) else d) or "").endswith("dataclass")
+            for d in info.node.decorator_list
         )
         for name, bound in scope.assignments.items():
             if name.startswith("__"):
@@ -1204,28 +1377,24 @@ class Evaluator:
             out[name] = _dedupe([*out.get(name, ()), *values])
         return out
 
-    def _field_call(self, value: cst.BaseExpression, scope: Scope) -> Optional[cst.Call]:
+    def _field_call(self, value: ast.expr, scope: Scope) -> Optional[ast.Call]:
         """``value`` when it is a dataclass ``field(...)``, qualified through the module's imports
         (``dataclasses.field``, ``from dataclasses import field as f``); a project's own
         ``field()`` (a local ``def field``, a ``utils/dataclasses.py``) is a call like any other."""
-        if isinstance(value, cst.Call) and self.ix.qualify(value.func, scope) in FIELD_SPECIFIERS:
+        if isinstance(value, ast.Call) and self.ix.qualify(value.func, scope) in FIELD_SPECIFIERS:
             return value
         return None
 
-    def _literal_field(self, value: cst.BaseExpression, scope: Scope) -> bool:
+    def _literal_field(self, value: ast.expr, scope: Scope) -> bool:
         """A dataclass field whose default is written as a literal (``"flash_attention_2"``,
         ``field(default="fp16")``, ``field(default=None)`` of an option that is unset until a
         launch passes it): a command line or a config may choose it."""
         call = self._field_call(value, scope)
         if call is not None:
             value = _specified_default(call)
-        return value is not None and (
-            isinstance(value, (cst.SimpleString, cst.Integer, cst.Float))
-            or _bool_literal(value)
-            or (isinstance(value, cst.Name) and value.value == "None")
-        )
+        return value is not None and isinstance(value, ast.Constant) and (value.value is None or _is_literal(value))
 
-    def _field_default(self, value: cst.BaseExpression, scope: Scope) -> List[Possible]:
+    def _field_default(self, value: ast.expr, scope: Scope) -> List[Possible]:
         """A class-level field's value; ``field(default=x, metadata={"choices": [...]})`` is
         ``x`` (the choices are the user's to pick on a command line)."""
         if self._field_call(value, scope) is not None:
@@ -1234,21 +1403,21 @@ class Evaluator:
             metadata = keyword(value, "metadata")
             if metadata is not None:
                 for entry in self._dict_entries(metadata.value, scope, set()):
-                    if entry.name == "choices" and isinstance(entry.value, (cst.List, cst.Tuple, cst.Set)):
+                    if entry.name == "choices" and isinstance(entry.value, (ast.List, ast.Tuple, ast.Set)):
                         choice = Guard("a command-line choice", True, False, False, user_choice=True)
-                        for el in entry.value.elements:
-                            out.extend(_with_guard(v, choice) for v in self.values(el.value, scope))
+                        for el in _element_values(entry.value):
+                            out.extend(_with_guard(v, choice) for v in self.values(el, scope))
             return out
         return list(self.values(value, scope))
 
-    def _constructed(self, expr: cst.Attribute, scope: Scope) -> Optional[List[Possible]]:
+    def _constructed(self, expr: ast.Attribute, scope: Scope) -> Optional[List[Possible]]:
         """``cfg.attr`` where ``cfg`` is built by a call of a project class: the keyword the
         call passes for ``attr``, else the class's own value (its summary, at the join)."""
-        if not isinstance(expr.value, cst.Name):
+        if not isinstance(expr.value, ast.Name):
             return None
         owner, bound = self.ix.bindings_of(expr.value, scope)
-        if not bound or expr.value.value in owner.params or any(
-            not isinstance(b.value, cst.Call) or b.unpack_index is not None for b in bound
+        if not bound or expr.value.id in owner.params or any(
+            not isinstance(b.value, ast.Call) or b.unpack_index is not None for b in bound
         ):
             return None
         out: List[Possible] = []
@@ -1256,40 +1425,41 @@ class Evaluator:
             made = [v for v in self.values(b.value, owner) if v.kind == RETURN and not v.value.keys]
             if not made:
                 return None
-            given = keyword(b.value, expr.attr.value)
+            given = keyword(b.value, expr.attr)
             fields = self._local_fields(made[0].value.callee)
-            positional = [a for a in b.value.args if a.keyword is None]
+            # no keyword: positional, `*args` and `**kwargs` alike
+            unnamed = [a for a in _arguments(b.value) if a.keyword is None]
             if given is not None:
                 out.extend(self.values(given.value, owner))
-            elif positional and fields is not None:  # a dataclass of this module: fields in order
-                if any(a.star for a in positional):
+            elif unnamed and fields is not None:  # a dataclass of this module: fields in order
+                if any(a.star for a in unnamed):
                     out.append(Possible(UNKNOWN))
-                elif expr.attr.value in fields[: len(positional)]:
-                    out.extend(self.values(positional[fields.index(expr.attr.value)].value, owner))
+                elif expr.attr in fields[: len(unnamed)]:
+                    out.extend(self.values(unnamed[fields.index(expr.attr)].value, owner))
                 else:
-                    out.extend(dataclasses.replace(select(v, expr.attr.value), origin=self.ix.span(expr)) for v in made)
-            elif positional and not self._has_own_init(made[0].value.callee):
+                    out.extend(dataclasses.replace(select(v, expr.attr), origin=self.ix.span(expr)) for v in made)
+            elif unnamed and not self._has_own_init(made[0].value.callee):
                 out.append(Possible(UNKNOWN))  # which field each position fills is the class's
             else:
-                out.extend(dataclasses.replace(select(v, expr.attr.value), origin=self.ix.span(expr)) for v in made)
+                out.extend(dataclasses.replace(select(v, expr.attr), origin=self.ix.span(expr)) for v in made)
         return out
 
-    def _library_attribute(self, expr: cst.Attribute, scope: Scope) -> Optional[List[Possible]]:
+    def _library_attribute(self, expr: ast.Attribute, scope: Scope) -> Optional[List[Possible]]:
         """``accelerator.mixed_precision`` of ``accelerator = Accelerator(mixed_precision=X)``
         (every binding that reaches it): the values of X (``LIBRARY_ATTRIBUTES``). None where
         the name is bound otherwise, or the keyword is not given or may be None (the launch's
         precision, read from the environment)."""
-        if not isinstance(expr.value, cst.Name):
+        if not isinstance(expr.value, ast.Name):
             return None
         owner, bound = self.ix.bindings_of(expr.value, scope)
-        if owner is None or not bound or expr.value.value in owner.params:
+        if owner is None or not bound or expr.value.id in owner.params:
             return None
         out: List[Possible] = []
         for b in bound:
-            if not isinstance(b.value, cst.Call) or b.unpack_index is not None or b.imported is not None:
+            if not isinstance(b.value, ast.Call) or b.unpack_index is not None or b.imported is not None:
                 return None
             made = self._qualname_of(b.value, owner)
-            name = LIBRARY_ATTRIBUTES.get((made or "", expr.attr.value))
+            name = LIBRARY_ATTRIBUTES.get((made or "", expr.attr))
             given = keyword(b.value, name) if name else None
             if given is None:
                 return None
@@ -1306,23 +1476,23 @@ class Evaluator:
         if info is None or info.init_params is not None or any(b.split(".")[-1] != "object" for b in info.bases):
             return None
         scope = self.ix.scopes[klass]
-        return [name for name, bound in scope.assignments.items() if any(b.value is not None or isinstance(b.statement, cst.AnnAssign) for b in bound)]
+        return [name for name, bound in scope.assignments.items() if any(b.value is not None or isinstance(b.statement, ast.AnnAssign) for b in bound)]
 
     def _has_own_init(self, klass: str) -> bool:
         info = self.ix.classes.get(klass)
         return info is not None and info.init_params is not None
 
-    def _self_attribute(self, expr: cst.Attribute, scope: Scope) -> Optional[List[Possible]]:
+    def _self_attribute(self, expr: ast.Attribute, scope: Scope) -> Optional[List[Possible]]:
         """``self.dtype`` in a method: every value its class assigns to it (``self.dtype = dtype``
         in ``__init__`` is the constructor's parameter, resolved at the join)."""
-        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        if not (isinstance(expr.value, ast.Name) and expr.value.id == "self"):
             return None
         method = scope.code_scope()
         klass = method.parent
         if method.kind != "function" or klass is None or klass.kind != "class" or "self" not in method.params:
             return None
         info = self.ix.classes.get(klass.qualname)
-        assigned = info.self_attr_values.get(expr.attr.value) if info is not None else None
+        assigned = info.self_attr_values.get(expr.attr) if info is not None else None
         if not assigned:
             return None
         out: List[Possible] = []
@@ -1331,17 +1501,17 @@ class Evaluator:
             out.extend(_with_guards(v, guards) for v in self._assigned(assignment, where))
         return out
 
-    def _arg_option_values(self, call: cst.Call, scope: Scope) -> List[Possible]:
+    def _arg_option_values(self, call: ast.Call, scope: Scope) -> List[Possible]:
         """The values an argparse option can hold: its default as it stands (what a run that
         does not pass the option gets), and what passing it gives, guarded by the user's
         choice of passing it. ``add_argument("--no_fp16", action="store_false")`` is True
         unless the user passes ``--no_fp16``; ``action="store_true", default=True`` is True
         either way."""
         action = keyword(call, "action")
-        action_value = action.value.evaluated_value if action is not None and isinstance(action.value, cst.SimpleString) else None
+        action_value = action.value.value if action is not None and _is_string(action.value) else None
         default = keyword(call, "default")
         choices = keyword(call, "choices")
-        flag = next((a.value.evaluated_value for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)), None)
+        flag = next((a.value.value for a in _arguments(call) if a.keyword is None and _is_string(a.value)), None)
         passed = Guard(flag if isinstance(flag, str) else "a command-line option", True, False, False, user_choice=True)
         out: List[Possible] = []
         if action_value in ("store_true", "store_false"):
@@ -1353,15 +1523,15 @@ class Evaluator:
             out += self.values(default.value, self.ix.root)
         elif action_value is None:
             out.append(_const(None))
-        if choices is not None and isinstance(choices.value, (cst.List, cst.Tuple, cst.Set)):
-            for el in choices.value.elements:
-                out += self.values(el.value, self.ix.root)
+        if choices is not None and isinstance(choices.value, (ast.List, ast.Tuple, ast.Set)):
+            for el in _element_values(choices.value):
+                out += self.values(el, self.ix.root)
         else:
             if keyword(call, "type") is None or choices is None:
                 out.extend(UNKNOWN_VALUE)  # a user may pass any value on the command line
         return out
 
-    def _call(self, expr: cst.Call, scope: Scope) -> List[Possible]:
+    def _call(self, expr: ast.Call, scope: Scope) -> List[Possible]:
         site = self.ix.call_of(expr)
         qual = site.qualname if site else self.ix.qualify(expr.func, scope)
         text = self.ix.text(expr)
@@ -1369,14 +1539,15 @@ class Evaluator:
             return [Possible(CUDA, text=text, cuda=True)]
         if is_capability_callee(qual, expr.func):
             return [Possible(CAPABILITY, text=text, capability=True, cuda=True)]
+        arguments = _arguments(expr)
         if qual in ("builtins.bool", "bool") or dotted(expr.func) == "bool":
-            args = [a for a in expr.args if a.keyword is None]
+            args = [a for a in arguments if a.keyword is None]
             return list(self.values(args[0].value, scope)) if args else [_const(False)]
-        if dotted(expr.func) == "getattr" and len(expr.args) >= 2:
-            base = self.ix.qualify(expr.args[0].value, scope)
+        if dotted(expr.func) == "getattr" and len(arguments) >= 2:
+            base = self.ix.qualify(arguments[0].value, scope)
             if base == "torch":
                 out = []
-                for v in self.values(expr.args[1].value, scope):
+                for v in self.values(arguments[1].value, scope):
                     if v.kind in SYMBOLIC:  # a name known at the join: "float16" becomes torch.float16
                         out.append(dataclasses.replace(v, torch_attr=True))
                         continue
@@ -1384,11 +1555,11 @@ class Evaluator:
                     out.append(Possible(DTYPE, dtype, v.guards, v.origin) if dtype else Possible(UNKNOWN))
                 return out
         if qual in CONFIG_LOADERS:
-            paths = [a.value for a in expr.args if a.keyword is None][:1]
+            paths = [a.value for a in arguments if a.keyword is None][:1]
             origin = self.ix.span(expr)
             refs = [Possible(CONFIG, ConfigRef(p), origin=origin) for p in self._config_paths(paths[0], scope, 0)] if paths else []
             return refs or list(UNKNOWN_VALUE)
-        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get" and expr.args:
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" and arguments:
             got = self._mapping_get(expr, scope)
             if got is not None:
                 return got
@@ -1403,19 +1574,19 @@ class Evaluator:
             return [Possible(RETURN, ReturnRef(callee, args=self.call_arguments(expr, scope)), origin=self.ix.span(expr))]
         return list(UNKNOWN_VALUE)
 
-    def worth_passing(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+    def worth_passing(self, expr: ast.expr, scope: Scope) -> bool:
         """Whether an argument may carry a precision into the function it is passed to: a
         literal, a parameter passed on as it is (a chain of helpers), anything a dtype may
         reach, a command-line option, or a config value, instance or returned value."""
         if self.passes_dtype(expr, scope):
             return True
-        if isinstance(expr, cst.Call) and not expr.args and self.may_carry(expr, scope):
+        if isinstance(expr, ast.Call) and not expr.args and not expr.keywords and self.may_carry(expr, scope):
             return True  # `train(Config())`: an instance whose fields are all the class's defaults
-        if isinstance(expr, cst.Name) and self.parsed_instance(expr, scope):
+        if isinstance(expr, ast.Name) and self.parsed_instance(expr, scope):
             return True  # its `fp16`, `deepspeed`: what the script's launches pass (`Trainer(args=...)`)
-        return isinstance(expr, (cst.Name, cst.Subscript, cst.Attribute)) and self.may_carry(expr, scope)
+        return isinstance(expr, (ast.Name, ast.Subscript, ast.Attribute)) and self.may_carry(expr, scope)
 
-    def parsed_instance(self, name: cst.Name, scope: Scope) -> bool:
+    def parsed_instance(self, name: ast.Name, scope: Scope) -> bool:
         """Whether ``name`` is bound to an instance a parse fills (``model_args, training_args =
         parser.parse_args_into_dataclasses()``): a value that carries the run's configuration."""
         owner, reached = self.ix.bindings_of(name, scope)
@@ -1424,7 +1595,7 @@ class Evaluator:
             for a in reached
         )
 
-    def call_arguments(self, call: cst.Call, scope: Scope):
+    def call_arguments(self, call: ast.Call, scope: Scope):
         """``(position, keyword, values)`` of the arguments of ``call`` that a dtype may reach
         (literals, dtypes, parameters and command-line options passed on): the context of what
         that one call returns. None when ``*args``/``**kwargs`` hide which parameter gets what,
@@ -1437,11 +1608,11 @@ class Evaluator:
             return self._contexts[key]
         out = []
         position = 0
-        for arg in call.args:
+        for arg in _arguments(call):
             if arg.star:
                 return None
             if self.passes_dtype(arg.value, scope):
-                keyword = arg.keyword.value if arg.keyword is not None else None
+                keyword = arg.keyword
                 values = tuple(_without_context(v) for v in self.values(arg.value, scope))
                 out.append((position if keyword is None else None, keyword, values))
             if arg.keyword is None:
@@ -1449,14 +1620,16 @@ class Evaluator:
         self._contexts[key] = tuple(out)
         return self._contexts[key]
 
-    def passes_dtype(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+    def passes_dtype(self, expr: ast.expr, scope: Scope) -> bool:
         """Whether a dtype may reach an argument: a literal, a parameter or a command-line option
         passed on, or an expression a dtype flows into."""
-        if isinstance(expr, _LITERALS) or (isinstance(expr, cst.Name) and expr.value in ("True", "False")):
+        if _is_literal(expr):  # True and False among them
             return True
-        if isinstance(expr, cst.Name) and _is_parameter(expr, scope):
+        if isinstance(expr, ast.JoinedStr) and _strings_written(self.ix.text(expr)) > 1:
+            return True  # `f"a" "b"`: LibCST's ConcatenatedString was a literal here, an f-string alone not
+        if isinstance(expr, ast.Name) and _is_parameter(expr, scope):
             return True  # passed on as it is: a chain of helpers
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.attr.value in self.ix.arg_options:
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.attr in self.ix.arg_options:
             return True  # a command-line option passed on (`main(args.amp)`): the user's switch
         return self.mentions_dtype(expr, scope)
 
@@ -1471,22 +1644,22 @@ class Evaluator:
             out.extend(_with_guards(v, g) for v in self.values(value, function))
         return _dedupe(out)
 
-    def _config_paths(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> List[str]:
+    def _config_paths(self, expr: ast.expr, scope: Scope, depth: int) -> List[str]:
         """The literal paths a loader's argument may read: ``open("c.yaml")``, a name bound by
         ``with open(path) as f``, ``Path(dir) / "c.yaml"``, ``os.path.join(d, "c.yaml")``,
         ``Path(p).read_text()``, or the path itself (``OmegaConf.load(args.config)`` with an
         argparse ``default=``). Only string values that are certain are kept."""
         if depth > 6:
             return []
-        if isinstance(expr, cst.Name) and not scope.is_import(expr.value):
+        if isinstance(expr, ast.Name) and not scope.is_import(expr.id):
             owner, bound = self.ix.bindings_of(expr, scope)
-            if bound and all(a.value is not None and isinstance(a.value, cst.Call) for a in bound):
+            if bound and all(a.value is not None and isinstance(a.value, ast.Call) for a in bound):
                 return [p for a in bound for p in self._config_paths(a.value, owner, depth + 1)]
-        if isinstance(expr, cst.Call):
+        if isinstance(expr, ast.Call):
             func = expr.func
             name = dotted(func) or ""
-            args = [a.value for a in expr.args if a.keyword is None]
-            if isinstance(func, cst.Attribute) and func.attr.value in ("read", "read_text", "open", "read_bytes"):
+            args = [a.value for a in _arguments(expr) if a.keyword is None]
+            if isinstance(func, ast.Attribute) and func.attr in ("read", "read_text", "open", "read_bytes"):
                 return self._config_paths(func.value, scope, depth + 1)
             last = name.rsplit(".", 1)[-1]
             if last in ("open", "Path", "PurePath") and args:
@@ -1494,16 +1667,16 @@ class Evaluator:
             if name in ("os.path.join", "path.join", "osp.join") and args:
                 return self._config_paths(args[-1], scope, depth + 1)
             return []
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
             return self._config_paths(expr.right, scope, depth + 1)  # `Path(__file__).parent / "c.yaml"`
         return [v.value for v in self.values(expr, scope) if v.kind == CONST and isinstance(v.value, str)]
 
-    def _mapping_get(self, expr: cst.Call, scope: Scope) -> Optional[List[Possible]]:
+    def _mapping_get(self, expr: ast.Call, scope: Scope) -> Optional[List[Possible]]:
         """``cfg.get("fp16", False)`` on a config file's table or a dict built in the code: the
         key's value where it is there, else the default (None without one)."""
         func = expr.func
-        args = [a.value for a in expr.args if a.keyword is None and not a.star]
-        if not args or len(args) != len([a for a in expr.args if a.keyword is None]):
+        args = positional(expr)
+        if not args or len(args) != len([a for a in _arguments(expr) if a.keyword is None]):
             return None  # `d.get(key=...)`, `d.get(*keys)`: not a dict's get
         keys = self.values(args[0], scope)
         if not keys or any(k.kind != CONST for k in keys):
@@ -1528,18 +1701,20 @@ class Evaluator:
                     out.extend(default)
         return out or None
 
-    def _local_function(self, func: cst.BaseExpression, scope: Scope) -> Optional[Scope]:
-        if isinstance(func, cst.Name):
-            owner = scope.lookup_scope(func.value)
+    def _local_function(self, func: ast.expr, scope: Scope) -> Optional[Scope]:
+        if isinstance(func, ast.Name):
+            owner = scope.lookup_scope(func.id)
             if owner is not None:
-                qual = f"{owner.qualname}.{func.value}" if owner.qualname else func.value
+                qual = f"{owner.qualname}.{func.id}" if owner.qualname else func.id
                 return self.ix.functions.get(qual)
         return None
 
-    def _boolean(self, expr: cst.BooleanOperation, scope: Scope) -> List[Possible]:
-        left = _opaque(self.values(expr.left, scope))
-        right = _opaque(self.values(expr.right, scope))
-        is_and = isinstance(expr.operator, cst.And)
+    def _boolean(self, expr: ast.BoolOp, scope: Scope) -> List[Possible]:
+        # `a and b and c` as `(a and b) and c` (see _operands)
+        left_node, right_node = self._operands(expr)
+        left = _opaque(self.values(left_node, scope))
+        right = _opaque(self.values(right_node, scope))
+        is_and = isinstance(expr.op, ast.And)
         out: List[Possible] = []
         for a, b in itertools.islice(itertools.product(left, right), _MAX_ATOMS):
             if a.kind == CONST and b.kind == CONST:
@@ -1570,14 +1745,13 @@ class Evaluator:
                 )
         return out
 
-    def _comparison(self, expr: cst.Comparison, scope: Scope) -> List[Possible]:
+    def _comparison(self, expr: ast.Compare, scope: Scope) -> List[Possible]:
         left = _opaque(self.values(expr.left, scope))
-        if len(expr.comparisons) != 1:
+        if len(expr.ops) != 1:
             return [_cond(self.ix.text(expr), left)]
-        target = expr.comparisons[0]
-        right = _opaque(self.values(target.comparator, scope))
-        op = target.operator
-        if isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) and any(v.kind == CONST for v in left) and all(
+        right = _opaque(self.values(expr.comparators[0], scope))
+        op = expr.ops[0]
+        if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) and any(v.kind == CONST for v in left) and all(
             v.kind in (CONST, UNKNOWN) for v in left + right
         ):
             # `args.precision == "bf16"`: known operands compare; unknown ones stay unknown
@@ -1587,17 +1761,18 @@ class Evaluator:
                     out.append(Possible(UNKNOWN))
                     continue
                 eq = a.value == b.value
-                out.append(_const(eq if isinstance(op, (cst.Equal, cst.Is)) else not eq, a.guards + b.guards))
+                out.append(_const(eq if isinstance(op, (ast.Eq, ast.Is)) else not eq, a.guards + b.guards))
             return out
         return [_cond(self.ix.text(expr), left + right)]
 
-    def _subscript(self, expr: cst.Subscript, scope: Scope) -> List[Possible]:
+    def _subscript(self, expr: ast.Subscript, scope: Scope) -> List[Possible]:
         base = self.values(expr.value, scope)
         if any(v.kind == CAPABILITY for v in base):  # get_device_capability()[0]
             return [Possible(CAPABILITY, text=self.ix.text(expr), capability=True, cuda=True)]
-        if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        key = _subscript_key(self.ix, expr)  # None for `d[a:b]`, `d[i, j]`: no one key
+        if key is None:
             return list(UNKNOWN_VALUE)
-        all_keys = self.values(expr.slice[0].slice.value, scope)
+        all_keys = self.values(key, scope)
         keys = [k for k in all_keys if k.kind == CONST]
         if self._symbols and all_keys and not keys:
             # `KINDS[kind]` with a key not known here: one of the table's values (any other
@@ -1619,7 +1794,7 @@ class Evaluator:
             return list(UNKNOWN_VALUE)
         return self._subscript_known(expr, scope, base, keys, all_keys)
 
-    def _table(self, expr: cst.BaseExpression, scope: Scope):
+    def _table(self, expr: ast.expr, scope: Scope):
         """A dict written in the code with literal keys, as ``(key, values)`` pairs (at most
         :data:`_MAX_TABLE` of them); () for anything else."""
         entries = self._dict_entries(expr, scope, set())
@@ -1627,7 +1802,7 @@ class Evaluator:
             return ()
         return tuple((e.name, tuple(self.source_values(e, scope))) for e in entries)
 
-    def _subscript_known(self, expr: cst.Subscript, scope: Scope, base, keys, all_keys) -> List[Possible]:
+    def _subscript_known(self, expr: ast.Subscript, scope: Scope, base, keys, all_keys) -> List[Possible]:
         # a key that may be anything (`choices=` the code computes) looks up anything: unknown,
         # beside what the known keys (the option's `default=`) look up
         out: List[Possible] = [Possible(UNKNOWN)] if len(keys) < len(all_keys) else []
@@ -1667,36 +1842,35 @@ class Evaluator:
         return False
 
 
-def compared_literals(test: cst.BaseExpression) -> Optional[Tuple[object, ...]]:
+def compared_literals(test: ast.expr) -> Optional[Tuple[object, ...]]:
     """The literals a condition compares a value with: ``x == "bf16"`` → ``("bf16",)``,
     ``x in ("bf16", "bfloat16")`` → both; None for any other condition."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
-    target = test.comparisons[0]
-    if isinstance(target.operator, cst.Equal) and isinstance(target.comparator, cst.SimpleString):
-        return (target.comparator.evaluated_value,)
-    if isinstance(target.operator, cst.In) and isinstance(target.comparator, (cst.Tuple, cst.List, cst.Set)):
-        items = [e.value for e in target.comparator.elements]
-        if items and all(isinstance(i, cst.SimpleString) for i in items):
-            return tuple(i.evaluated_value for i in items)
+    op, comparator = test.ops[0], test.comparators[0]
+    if isinstance(op, ast.Eq) and _is_string(comparator):
+        return (comparator.value,)
+    if isinstance(op, ast.In) and isinstance(comparator, (ast.Tuple, ast.List, ast.Set)):
+        items = _element_values(comparator)
+        if items and all(_is_string(i) for i in items):
+            return tuple(i.value for i in items)
     return None
 
 
-def _other_than(default: cst.BaseExpression, compared: Optional[Tuple[object, ...]]) -> bool:
+def _other_than(default: ast.expr, compared: Optional[Tuple[object, ...]]) -> bool:
     """Whether an option's literal ``default=`` is none of the values a condition selects:
     ``--dtype`` defaulting to "float16" makes ``args.dtype == "bfloat16"`` an opt-in."""
-    return compared is not None and isinstance(default, cst.SimpleString) and default.evaluated_value not in compared
+    return compared is not None and _is_string(default) and default.value not in compared
 
 
-def tests_absence(test: cst.BaseExpression) -> bool:
+def tests_absence(test: ast.expr) -> bool:
     """Whether a condition asks if a value was left out: ``x is None``, ``x == None`` (alone or
     joined with ``and``/``or``). The branch it guards fills in the code's own default."""
-    if isinstance(test, cst.BooleanOperation):
-        return tests_absence(test.left) or tests_absence(test.right)
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        target = test.comparisons[0]
-        if isinstance(target.operator, (cst.Is, cst.Equal)):
-            return any(isinstance(side, cst.Name) and side.value == "None" for side in (test.left, target.comparator))
+    if isinstance(test, ast.BoolOp):
+        return any(tests_absence(v) for v in test.values)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        if isinstance(test.ops[0], (ast.Is, ast.Eq)):
+            return any(isinstance(side, ast.Constant) and side.value is None for side in (test.left, test.comparators[0]))
     return False
 
 
@@ -1728,39 +1902,44 @@ def is_training_arguments(qualname: Optional[str], index: Optional[ModuleIndex] 
     return False
 
 
-def _specified_default(call: cst.Call) -> Optional[cst.BaseExpression]:
+def _specified_default(call: ast.Call) -> Optional[ast.expr]:
     """The default a field specifier gives: ``default=``, or pydantic's first argument
     (``Field("float16", description=...)``); None for ``default_factory=`` or a required
     pydantic field (``Field(...)``)."""
-    default = keyword(call, "default")
-    if default is None:
-        default = next((a for a in call.args if a.keyword is None and not a.star), None)
-    if default is None or isinstance(default.value, cst.Ellipsis):
+    given = keyword(call, "default")
+    default = given.value if given is not None else next(iter(positional(call)), None)
+    if default is None or (isinstance(default, ast.Constant) and default.value is Ellipsis):
         return None
-    return default.value
+    return default
 
 
-def _bool_literal(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value in ("True", "False")
+def _bool_literal(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, bool)
 
 
-def _is_parameter_name(node: cst.BaseExpression, scope: Scope) -> bool:
-    return isinstance(node, cst.Name) and _is_parameter(node, scope)
+def _is_parameter_name(node: ast.expr, scope: Scope) -> bool:
+    return isinstance(node, ast.Name) and _is_parameter(node, scope)
 
 
-def _is_parameter(node: cst.Name, scope: Scope) -> bool:
-    owner = scope.lookup_scope(node.value)
-    return owner is not None and node.value in owner.params
+def _is_parameter(node: ast.Name, scope: Scope) -> bool:
+    return _is_parameter_named(node.id, scope)
 
 
-def _falsy_literal(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Name):
-        return node.value in ("None", "False")
-    if isinstance(node, cst.SimpleString):
-        return node.evaluated_value in ("", "no", "none", "fp32", "float32", "32")
-    if isinstance(node, cst.Integer):
-        return node.value in ("0", "32")
-    return False
+def _is_parameter_named(name: str, scope: Scope) -> bool:
+    owner = scope.lookup_scope(name)
+    return owner is not None and name in owner.params
+
+
+def _falsy_literal(node: ast.expr) -> bool:
+    if not isinstance(node, ast.Constant):
+        return False
+    value = node.value
+    if value is None or value is False:
+        return True
+    if isinstance(value, str):
+        return value in ("", "no", "none", "fp32", "float32", "32")
+    # an integer written `0` or `32` (not `True`, not a float)
+    return type(value) is int and value in (0, 32)
 
 
 def param_ref(function: Scope, name: str) -> ParamRef:
@@ -1798,11 +1977,11 @@ def _dtype_name(v: Possible) -> Optional[str]:
     return None
 
 
-def _is_param_dtype_check(node: cst.Comparison, index: ModuleIndex, scope: Scope) -> bool:
+def _is_param_dtype_check(node: ast.Compare, index: ModuleIndex, scope: Scope) -> bool:
     """``p.dtype == torch.float16`` / ``x.dtype is torch.half`` / ``model.dtype != torch.float16``."""
-    sides = [node.left] + [c.comparator for c in node.comparisons]
-    has_dtype_attr = any(isinstance(s, cst.Attribute) and s.attr.value == "dtype" for s in sides)
-    has_fp16 = any(dtype_of_qualname(index.qualify(s, scope)) == "float16" for s in sides if isinstance(s, (cst.Attribute, cst.Name)))
+    sides = [node.left, *node.comparators]
+    has_dtype_attr = any(isinstance(s, ast.Attribute) and s.attr == "dtype" for s in sides)
+    has_fp16 = any(dtype_of_qualname(index.qualify(s, scope)) == "float16" for s in sides if isinstance(s, (ast.Attribute, ast.Name)))
     return has_dtype_attr and has_fp16
 
 

@@ -1,26 +1,30 @@
 """One pass over a parsed module that indexes what the fact extractors ask about.
 
-The index is the only place that walks the LibCST tree. It records scopes and
-their assignments (with the ``if`` guards around each), function returns and
-parameters, imports, class definitions, every call (resolved callee, enclosing
-``with`` contexts, guards, the names it is assigned to), argparse options and
-``.attr`` uses of interest. Fact extractors then read the index; they never walk
-the tree themselves. The index holds LibCST nodes and is therefore process-local:
-what leaves a worker are the plain-data facts built from it.
+The index is the only place that walks the module's tree (CPython's ``ast``). It records
+scopes and their assignments (with the ``if`` guards around each), function returns and
+parameters, imports, class definitions, every call (resolved callee, enclosing ``with``
+contexts, guards, the names it is assigned to), argparse options and ``.attr`` uses of
+interest. Fact extractors then read the index; they never walk the tree themselves. The index
+holds ``ast`` nodes and is therefore process-local: what leaves a worker are the plain-data
+facts built from it.
 """
 from __future__ import annotations
 
+import ast
 import bisect
 import dataclasses
+import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
-
-import libcst as cst
+from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
 from ..diagnostics import Span
 from .positions import Positions
 from ..knowledge import migrated_names
 from .names import ImportMap, dotted
+
+FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_TRY_STAR = getattr(ast, "TryStar", None)
+_TRIES = (ast.Try, _TRY_STAR) if _TRY_STAR is not None else (ast.Try,)
 
 # `.attr` names whose uses are recorded (receiver kind decides what they mean).
 # Attribute reads recorded for the rules: `x.tokenizer` (MP301) and the removed names of the
@@ -28,14 +32,16 @@ from .names import ImportMap, dotted
 TRACKED_ATTRS = frozenset({"tokenizer"}) | migrated_names("attribute") | migrated_names("import")
 
 # (test expression, branch taken when the test is true)
-GuardNode = Tuple[cst.BaseExpression, bool]
+GuardNode = Tuple[ast.expr, bool]
 
 
 @dataclass
 class Assignment:
-    value: Optional[cst.BaseExpression]  # None: not statically known (loop target, +=, ...)
+    value: Optional[ast.expr]  # None: not statically known (loop target, +=, ...)
     guards: Tuple[GuardNode, ...]
-    statement: cst.CSTNode
+    # the innermost simple statement (``ast.Assign``, ``ast.Import``...), or the ``def``/``class``,
+    # ``for``, ``with`` item or walrus that binds
+    statement: ast.AST
     unpack_index: Optional[int] = None  # for `a, b = value`: which element
     imported: Optional[str] = None  # an import binding: the qualified name it binds
 
@@ -45,10 +51,10 @@ class Scope:
     qualname: str
     kind: str  # "module", "function" or "class"
     parent: Optional["Scope"]
-    node: cst.CSTNode
+    node: ast.AST  # ast.Module, ast.FunctionDef/AsyncFunctionDef, ast.ClassDef (ast.Lambda)
     assignments: Dict[str, List[Assignment]] = field(default_factory=dict)
-    returns: List[Tuple[cst.BaseExpression, Tuple[GuardNode, ...]]] = field(default_factory=list)
-    params: Dict[str, Optional[cst.BaseExpression]] = field(default_factory=dict)
+    returns: List[Tuple[ast.expr, Tuple[GuardNode, ...]]] = field(default_factory=list)
+    params: Dict[str, Optional[ast.expr]] = field(default_factory=dict)
     globals: set = field(default_factory=set)
     positional: Tuple[str, ...] = ()  # parameters a caller may fill by position, in order
 
@@ -94,20 +100,22 @@ class Scope:
 
 @dataclass
 class CallSite:
-    node: cst.Call
+    node: ast.Call
     qualname: Optional[str]  # import-resolved callee (None for method calls on values)
     method: Optional[str]  # `x.m(...)` → "m"
-    receiver: Optional[cst.BaseExpression]  # `x.m(...)` → x
+    receiver: Optional[ast.expr]  # `x.m(...)` → x
     scope: Scope
     guards: Tuple[GuardNode, ...]
     contexts: Tuple[str, ...]  # qualnames of enclosing `with` items, innermost last
     klass: Optional[str]  # enclosing class qualname
     assigned_to: Tuple[str, ...] = ()  # `a = b = call(...)` → ("a", "b")
     loops: Tuple["ForLoop", ...] = ()  # enclosing for-loops, innermost last
-    statement: Optional[cst.CSTNode] = None
+    # the innermost simple statement around the call (``ast.Expr``, ``ast.Assign``...); None
+    # in a compound statement's header (an ``if`` test, a ``for`` iterable, a decorator)
+    statement: Optional[ast.stmt] = None
     # the enclosing `with` item expressions themselves (parallel to ``contexts``), so that
     # their arguments (`torch.autocast(..., enabled=False)`) can be evaluated
-    context_items: Tuple[cst.BaseExpression, ...] = ()
+    context_items: Tuple[ast.expr, ...] = ()
     # exceptions caught around it: the names of enclosing `try` bodies' handlers ("*": a bare
     # `except:`), and "<handler>" inside an `except` block (code that runs only after a failure)
     caught: Tuple[str, ...] = ()
@@ -118,24 +126,24 @@ class ClassInfo:
     qualname: str
     name: str
     bases: Tuple[str, ...]  # resolved qualnames (unresolvable bases are left out)
-    node: cst.ClassDef
+    node: ast.ClassDef
     self_attrs: set = field(default_factory=set)  # attributes assigned on `self` in methods
     init_params: Optional[Tuple[str, ...]] = None  # parameters of its own __init__, if it defines one
-    more_nodes: List[cst.ClassDef] = field(default_factory=list)  # other definitions of the same name
+    more_nodes: List[ast.ClassDef] = field(default_factory=list)  # other definitions of the same name
     # `self.x = value` in its methods: attribute → [(assignment, the method's scope)]
     self_attr_values: Dict[str, List[Tuple["Assignment", "Scope"]]] = field(default_factory=dict)
 
 
 @dataclass
 class AttrUse:
-    node: cst.Attribute
-    base: cst.BaseExpression
+    node: ast.Attribute
+    base: ast.expr
     attr: str
     scope: Scope
     klass: Optional[str]
     # the conditions it is read under (`if` statements, and `a if test else b` around it) and
     # the exceptions caught around it (see CallSite.caught)
-    guards: Tuple[Tuple[cst.BaseExpression, bool], ...] = ()
+    guards: Tuple[Tuple[ast.expr, bool], ...] = ()
     caught: Tuple[str, ...] = ()
 
 
@@ -143,8 +151,8 @@ class AttrUse:
 class AttrAssign:
     """``x.attr = value`` (e.g. ``p.requires_grad = False`` inside a loop)."""
 
-    target: cst.Attribute
-    value: cst.BaseExpression
+    target: ast.Attribute
+    value: ast.expr
     scope: Scope
     loops: Tuple["ForLoop", ...]  # enclosing for-loops, innermost last
     guards: Tuple[GuardNode, ...] = ()  # the `if` conditions around it
@@ -154,11 +162,11 @@ class AttrAssign:
 class ItemAssign:
     """``d["k"] = value`` (a dict filled after it is built)."""
 
-    key: cst.BaseExpression
-    value: cst.BaseExpression
+    key: ast.expr
+    value: ast.expr
     scope: "Scope"
     guards: Tuple[GuardNode, ...]
-    statement: cst.CSTNode
+    statement: ast.stmt  # the assignment
 
 
 @dataclass
@@ -168,14 +176,14 @@ class HalfMisfit:
     assigned into a subscript (``x[mask] = -1e20``). Calls with such arguments
     (``masked_fill(mask, -1e9)``) are found through :attr:`ModuleIndex.calls`."""
 
-    node: cst.CSTNode  # the BinaryOperation, or the Assign
-    literal: cst.BaseExpression  # the literal (with its minus sign)
+    node: ast.AST  # the BinOp, or the Assign
+    literal: ast.expr  # the literal (with its minus sign)
     value: float
-    other: cst.BaseExpression  # the other operand, or the subscript target's base
+    other: ast.expr  # the other operand, or the subscript target's base
     kind: str  # "binary" or "subscript"
     scope: "Scope"
     klass: Optional[str]
-    context_items: Tuple[cst.BaseExpression, ...]  # enclosing `with` items, innermost last
+    context_items: Tuple[ast.expr, ...]  # enclosing `with` items, innermost last
 
 
 @dataclass
@@ -183,26 +191,28 @@ class MatmulSite:
     """An ``a @ b``: where it is, and the ``with`` items around it (autocast runs it in
     float16 like ``torch.matmul``)."""
 
-    node: cst.BinaryOperation
+    node: ast.BinOp
     scope: "Scope"
     contexts: Tuple[str, ...]  # qualnames of enclosing `with` items, innermost last
-    context_items: Tuple[cst.BaseExpression, ...]
+    context_items: Tuple[ast.expr, ...]
 
 
 FP16_MAX = 65504.0
 FP16_ROUNDS_TO_ZERO = 2.0 ** -25  # half of float16's smallest subnormal (2**-24)
 
 
-def number(node: Optional[cst.BaseExpression]) -> Optional[float]:
-    """The value of a numeric literal, optionally negated (``-1e9``), else None."""
+def number(node: Optional[ast.expr]) -> Optional[float]:
+    """The value of a numeric literal, optionally negated (``-1e9``), else None. An ``int`` or
+    a ``float`` constant: never a ``bool`` (``True`` is an ``int`` to Python, not a number
+    written in the code) nor a complex."""
     sign = 1.0
-    while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        if isinstance(node.operator, cst.Minus):
+    while type(node) is ast.UnaryOp and type(node.op) in (ast.USub, ast.UAdd):
+        if type(node.op) is ast.USub:
             sign = -sign
-        node = node.expression
-    if isinstance(node, (cst.Float, cst.Integer)):
+        node = node.operand
+    if type(node) is ast.Constant and type(node.value) in (int, float):
         try:
-            return sign * float(node.evaluated_value)
+            return sign * float(node.value)
         except (OverflowError, ValueError, TypeError):
             return None
     return None
@@ -215,8 +225,8 @@ def misfits_half(value: Optional[float]) -> bool:
 
 @dataclass
 class ForLoop:
-    target: cst.BaseExpression
-    iter: cst.BaseExpression
+    target: ast.expr
+    iter: ast.expr
     scope: Scope
 
 
@@ -225,11 +235,11 @@ class ArgOption:
     """One ``parser.add_argument(...)`` call."""
 
     dest: str
-    call: cst.Call
+    call: ast.Call
 
 
 class ModuleIndex:
-    def __init__(self, source: str, module: cst.Module, module_name: str, is_package: bool) -> None:
+    def __init__(self, source: str, module: ast.Module, module_name: str, is_package: bool) -> None:
         self.source = source
         self.module = module
         self.module_name = module_name
@@ -245,23 +255,22 @@ class ModuleIndex:
         self.attr_assigns: List[AttrAssign] = []
         self.item_assigns: Dict[str, List[ItemAssign]] = {}  # by the dict's variable name
         self.half_misfits: List[HalfMisfit] = []
-        self.matmuls: Dict[int, MatmulSite] = {}  # id(BinaryOperation) → its site
+        self.matmuls: Dict[int, MatmulSite] = {}  # id(BinOp) → its site
         # `a + name` / `name - b`: the operations whose operand a name is, for named constants
         self.name_operands: List[HalfMisfit] = []
         self._named_misfits: Optional[List[HalfMisfit]] = None
         # id(node) → (pre-order number, number after its last descendant): source order and
-        # containment without a positions pass
+        # containment without a positions pass. A block of statements (a function's ``body``,
+        # an ``if``'s ``orelse``: a Python list in ``ast``) is numbered like a node.
         self.order_of: Dict[int, Tuple[int, int]] = {}
         # id of the test of each dominating guard whose failing path raises or ends the program
         # (``assert ok``; ``if bad: raise ...`` / ``sys.exit()`` with no ``else``): code after it
         # is not a path that skips something and goes on, it is no path at all
         self.raising_guards: Set[int] = set()
         self.for_loops: List[ForLoop] = []
-        self.import_statements: List[cst.CSTNode] = []
+        self.import_statements: List[ast.stmt] = []
         # id(import statement) → (its guards, the exceptions caught around it; see CallSite.caught)
         self.import_context: Dict[int, Tuple[Tuple[GuardNode, ...], Tuple[str, ...]]] = {}
-        self._positions: Optional[Positions] = None
-        self.cpython_tree = None  # CPython's tree of the same text, when the caller parsed it already
         # (start, end, key, parent index) of every conditional region, by start (see flow_at)
         self._flow_nodes: List[tuple] = []
         self._flow_ranges: List[Tuple[int, int, tuple, int]] = []
@@ -271,35 +280,104 @@ class ModuleIndex:
         self._scope_spans = None
         self._scope_starts = []
         self._line_starts = line_starts(source)
+        self._positions = Positions(source, self._line_starts, self._alias_span)
+        self._defaults: Dict[int, ast.expr] = {}  # id(ast.arg) → its default (see param_span)
         self._version_tests = None  # version_tests.version_tests_of: made once, kept here
 
     # --- positions ---------------------------------------------------------
-    def _placer(self) -> Positions:
-        if self._positions is None:
-            # computed on first use only: a file with nothing to report never pays for them
-            self._positions = Positions(self.source, self.module, self._line_starts, self.cpython_tree)
-            self.cpython_tree = None
-        return self._positions
+    def span(self, node) -> Span:
+        """Where ``node`` is, in characters (see ``positions.py``). ``ast`` ranges leave a
+        node's parentheses out, except a parenthesized ``Tuple``'s, which are its own."""
+        return self._positions.span(node)
 
-    def span(self, node: cst.CSTNode) -> Span:
-        return self._placer().span(node)
+    def statement_span(self, stmt: ast.stmt) -> Span:
+        """The range of a simple statement (``x = f(a)``, ``clip(...)``, ``n += 1``): CPython
+        gives it directly, from its first target to the end of its value."""
+        return self._positions.span(stmt)
 
-    def statement_span(self, line: cst.SimpleStatementLine) -> Span:
-        """The range of a one-statement line (see ``Positions.statement_span``)."""
-        return self._placer().statement_span(line)
+    def param_span(self, arg: ast.arg) -> Span:
+        """A parameter with its annotation and default, ``name: annotation = default``
+        (``ast.arg`` alone stops before the ``=``)."""
+        default = self._defaults.get(id(arg))
+        if default is None:
+            return self._positions.span(arg)
+        return self._positions.between(arg, default)
 
-    def order(self, node: cst.CSTNode) -> Tuple[int, int]:
-        """(first, last + 1) in a pre-order numbering of the tree: ``a`` comes before ``b`` in
-        the source when ``order(a)[0] < order(b)[0]``; ``b`` lies inside ``a`` when
-        ``order(a)[0] <= order(b)[0] < order(a)[1]``."""
+    def name_span(self, node) -> Span:
+        """The range of the name a node holds as a string in ``ast``: an attribute's name
+        (``x.attr``), a keyword argument's name (``f(dtype=...)``), a ``def``'s or a
+        ``class``'s name, a parameter's name, an import alias's dotted name (``a.b`` of
+        ``import a.b as c``), an ``ImportFrom``'s module (``a.b`` of ``from ..a.b import c``).
+        Where the text does not hold the name as ``ast`` spells it (an identifier CPython
+        normalized, NFKC), the node's whole range."""
+        whole = self._positions.span(node)
+        source = self.source
+        start = None
+        name = None
+        if isinstance(node, ast.Attribute):
+            name = node.attr
+            start = whole.end - len(name)
+        elif isinstance(node, ast.keyword):
+            name = node.arg
+            start = whole.start
+        elif isinstance(node, ast.arg):
+            name = node.arg
+            start = whole.start
+        elif isinstance(node, (*FUNCTION_DEFS, ast.ClassDef)):
+            name = node.name
+            found = _DEF_HEAD.match(source, whole.start)
+            start = found.end() if found else None
+        elif isinstance(node, ast.alias):
+            found = _dotted_pattern(node.name).match(source, whole.start)
+            if found:
+                return self._positions.offsets_span(found.start(), found.end())
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found = re.compile(r"from\s*(?:\\\r?\n\s*)?[.\s\\]*(" + _dotted_pattern(node.module).pattern + ")").match(source, whole.start)
+            if found:
+                return self._positions.offsets_span(found.start(1), found.end(1))
+        if name is None or start is None or source[start : start + len(name)] != name:
+            return whole
+        return self._positions.offsets_span(start, start + len(name))
+
+    def _alias_span(self, alias: ast.alias) -> Span:
+        """An import's alias where ``ast`` gives it no range (Python 3.9): found in the text of
+        its statement, each alias after the one before it."""
+        for stmt in self.import_statements:
+            if any(a is alias for a in stmt.names):
+                break
+        else:
+            raise ValueError("an alias of no import of this module")
+        whole = self._positions.span(stmt)
+        source = self.source
+        at = source.find("import", whole.start, whole.end) + len("import")
+        for a in stmt.names:
+            pattern = _dotted_pattern(a.name).pattern + (r"\s+as\s+" + re.escape(a.asname) if a.asname else "")
+            found = re.compile(pattern).search(source, at, whole.end)
+            if found is None:
+                return whole  # not found: the statement's range
+            if a is alias:
+                return self._positions.offsets_span(found.start(), found.end())
+            at = found.end()
+        return whole
+
+    def offsets_span(self, start: int, end: int) -> Span:
+        """The span of the text between two offsets."""
+        return self._positions.offsets_span(start, end)
+
+    def order(self, node) -> Tuple[int, int]:
+        """(first, last + 1) in a pre-order numbering of the tree in source order: ``a`` comes
+        before ``b`` in the source when ``order(a)[0] < order(b)[0]``; ``b`` lies inside ``a``
+        when ``order(a)[0] <= order(b)[0] < order(a)[1]``. Blocks (``fn.body``) are numbered too."""
         return self.order_of[id(node)]
 
     def offset_line(self, offset: int) -> int:
         return bisect.bisect_right(self._line_starts, offset)
 
-    def text(self, node: cst.CSTNode) -> str:
-        """The node's source text (generated from the node: no positions pass needed)."""
-        return self.module.code_for_node(node)
+    def text(self, node) -> str:
+        """The node's source text: the text its span covers (its own parentheses left out,
+        a parenthesized tuple's kept)."""
+        span = self.span(node)
+        return self.source[span.start : span.end]
 
     def type_checking_imports(self) -> Tuple[str, ...]:
         """The modules this module imports only under a test that holds for a type checker,
@@ -331,7 +409,7 @@ class ModuleIndex:
             }
             found = []
             for op in self.name_operands:
-                if op.literal.value not in holding:
+                if op.literal.id not in holding:
                     continue
                 _, reached = self.bindings_of(op.literal, op.scope)
                 values = {number(b.value) for b in reached if b.value is not None}
@@ -342,7 +420,7 @@ class ModuleIndex:
             self._named_misfits = found
         return self._named_misfits
 
-    def scope_of(self, node: cst.CSTNode) -> Scope:
+    def scope_of(self, node) -> Scope:
         """The innermost scope whose code contains ``node`` (a function's own scope for
         nodes in its body; its parameters' defaults and decorators belong outside)."""
         if self._scope_spans is None:
@@ -363,7 +441,7 @@ class ModuleIndex:
             i -= 1
         return self.root
 
-    def qualify(self, node: cst.BaseExpression, scope: Optional[Scope] = None) -> Optional[str]:
+    def qualify(self, node: ast.expr, scope: Optional[Scope] = None) -> Optional[str]:
         """The fully qualified name a dotted expression refers to, or None.
 
         Goes through the binding the use sees (ruff's ``resolve_qualified_name``): an
@@ -391,12 +469,12 @@ class ModuleIndex:
             if binding.imported is not None:
                 return binding.imported
             stmt = binding.statement
-            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value == name:
+            if isinstance(stmt, (*FUNCTION_DEFS, ast.ClassDef)) and stmt.name == name:
                 return f"{owner.qualname}.{name}" if owner.qualname else name
             value = binding.value
-            if isinstance(value, cst.Name) and value.value == "None":
+            if type(value) is ast.Constant and value.value is None:
                 continue  # `except ImportError: amp = None`: the import is what is used
-            if isinstance(value, (cst.Name, cst.Attribute)) and binding.unpack_index is None:
+            if isinstance(value, (ast.Name, ast.Attribute)) and binding.unpack_index is None:
                 # `Trainer = transformers.Trainer`, `load = mu.load_model`
                 text = dotted(value)
                 if text and text.partition(".")[0] != name:
@@ -409,12 +487,12 @@ class ModuleIndex:
         return None
 
     # --- which bindings a use sees: the one policy ------------------------------
-    def bindings_of(self, node: cst.Name, scope: Scope) -> Tuple[Optional[Scope], List[Assignment]]:
+    def bindings_of(self, node: ast.Name, scope: Scope) -> Tuple[Optional[Scope], List[Assignment]]:
         """The scope that binds the name ``node`` uses, and the bindings that reach the use.
 
         See :meth:`bindings_at`. A node that is not part of this module's tree (built by a
         rule) is treated as a use at the end of its scope's code."""
-        return self.bindings_at(node.value, scope, self.order_of.get(id(node), (None,))[0])
+        return self.bindings_at(node.id, scope, self.order_of.get(id(node), (None,))[0])
 
     def bindings_at(self, name: str, scope: Scope, at: Optional[int]) -> Tuple[Optional[Scope], List[Assignment]]:
         """The scope whose binding of ``name`` a use in ``scope`` sees, and the bindings that
@@ -465,7 +543,7 @@ class ModuleIndex:
                     first, after = self.order_of[id(b.value)]
                     if first <= at < after:
                         continue  # `x = f(x)`: the use is in the value
-                if isinstance(b.statement, (cst.ClassDef, cst.FunctionDef)) and at < self.order_of[id(b.statement)][1]:
+                if isinstance(b.statement, (ast.ClassDef, *FUNCTION_DEFS)) and at < self.order_of[id(b.statement)][1]:
                     continue  # `class Dataset(Dataset)`: a def binds its name once its bases, decorators and defaults ran
                 before.append(b)
             elif use_loops and use_loops & self.flow_of(b):
@@ -549,13 +627,21 @@ class ModuleIndex:
         found = memo[at] = frozenset(keys)
         return found
 
-    def call_of(self, node: cst.CSTNode) -> Optional[CallSite]:
+    def call_of(self, node) -> Optional[CallSite]:
         return self.calls_by_node.get(id(node))
 
 
+_DEF_HEAD = re.compile(r"(?:async\s+)?(?:def|class)\s+")
+
+
+def _dotted_pattern(name: str):
+    """``a.b`` as it may be written (``a . b``, ``a.\\`` and a new line)."""
+    return re.compile(r"\s*(?:\\\r?\n\s*)?\.\s*(?:\\\r?\n\s*)?".join(re.escape(part) for part in name.split(".")))
+
+
 def line_starts(source: str) -> List[int]:
-    """The offset where each line starts, as Python's tokenizer splits lines: at ``\n``,
-    ``\r\n`` and a lone ``\r`` (never at the form feeds and separators ``str.splitlines``
+    """The offset where each line starts, as Python's tokenizer splits lines: at ``\\n``,
+    ``\\r\\n`` and a lone ``\\r`` (never at the form feeds and separators ``str.splitlines``
     also breaks at)."""
     starts = [0]
     find = source.find
@@ -572,29 +658,29 @@ def line_starts(source: str) -> List[int]:
     return starts
 
 
-def build_index(source: str, module_name: str = "", is_package: bool = False, cpython_tree=None) -> ModuleIndex:
-    """Parse ``source`` and index it. Raises ``libcst.ParserSyntaxError`` on bad input.
-    ``cpython_tree``: CPython's tree of ``source`` (``ast.parse``'s), when the caller has it: the
-    positions are paired with it instead of parsing the text again."""
-    tree = cst.parse_module(source)
+def build_index(source: str, module_name: str = "", is_package: bool = False, tree: Optional[ast.Module] = None) -> ModuleIndex:
+    """Index ``source``. ``tree``: CPython's tree of it (``syntax.cpython_tree``'s), which the
+    caller has parsed already; only without one is the text parsed here (``ast.parse``:
+    raises ``SyntaxError`` on bad input)."""
+    if tree is None:
+        tree = ast.parse(source)
     index = ModuleIndex(source, tree, module_name, is_package)
-    index.cpython_tree = cpython_tree
     _walk(tree, _Indexer(index))
     _resolve_names(index)
     return index
 
 
-def _type_checking(test: cst.BaseExpression) -> bool:
+def _type_checking(test: ast.expr) -> bool:
     """``TYPE_CHECKING``, ``typing.TYPE_CHECKING``, or an ``or`` with one of them."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        return _type_checking(test.left) or _type_checking(test.right)
+    if type(test) is ast.BoolOp and type(test.op) is ast.Or:
+        return any(_type_checking(value) for value in test.values)
     return dotted(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
 def _qualified_contexts(index: ModuleIndex, items, scope) -> Tuple[str, ...]:
     return tuple(
-        index.qualify(item.func if isinstance(item, cst.Call) else item, scope)
-        or dotted(item.func if isinstance(item, cst.Call) else item)
+        index.qualify(item.func if isinstance(item, ast.Call) else item, scope)
+        or dotted(item.func if isinstance(item, ast.Call) else item)
         or ""
         for item in items
     )
@@ -618,206 +704,492 @@ def _resolve_names(index: ModuleIndex) -> None:
             dict.fromkeys(
                 q
                 for node in (info.node, *info.more_nodes)
-                for q in (index.qualify(arg.value, scope) or dotted(arg.value) for arg in node.bases)
+                for q in (index.qualify(base, scope) or dotted(base) for base in node.bases)
                 if q
             )
         )
 
 
-# Fields that only hold whitespace, comments and punctuation: never walked.
+# --- the tree in source order ---------------------------------------------------------
+# Fields that never hold code: an expression's context, an operator (``ast.Add()``...), and the
+# identifiers, numbers and flags ``ast`` keeps as plain values.
 _SKIPPED_FIELDS = frozenset(
-    {
-        "leading_lines", "lines_after_decorators", "header", "footer", "lpar", "rpar", "comma",
-        "semicolon", "trailing_whitespace", "equal", "colon", "operator", "dot", "star_tok",
-    }
+    {"ctx", "op", "ops", "id", "attr", "arg", "asname", "module", "level", "kind", "conversion", "is_async",
+     "type_comment", "simple", "tag", "kwd_attrs", "rest"}
 )
-_PLAN: Dict[type, Tuple[str, ...]] = {}
+# Fields that hold a block of statements (a Python list): numbered by the walk like a node.
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody"})
+_PLAN: Dict[type, Tuple[Tuple[str, bool], ...]] = {}
 
 
-def _fields(cls: type) -> Tuple[str, ...]:
-    names = _PLAN.get(cls)
-    if names is None:
-        names = _PLAN[cls] = tuple(
-            f.name
-            for f in dataclasses.fields(cls)
-            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+def _plan(cls: type) -> Tuple[Tuple[str, bool], ...]:
+    """(field, holds a block of statements) for the fields of ``cls`` that may hold nodes, in
+    ``_fields`` order (source order, but for the classes of ``_ORDERED``)."""
+    plan = _PLAN.get(cls)
+    if plan is None:
+        expression = cls in (ast.IfExp, ast.Lambda)  # their body/orelse are expressions
+        skipped = _SKIPPED_FIELDS
+        if cls is ast.Constant:
+            skipped = frozenset(cls._fields)
+        elif cls in (ast.Global, ast.Nonlocal):
+            skipped = skipped | {"names"}
+        elif cls.__name__ != "TypeAlias":  # its name is a Name; elsewhere a string
+            skipped = skipped | {"name"}
+        plan = _PLAN[cls] = tuple(
+            (name, not expression and name in _BLOCK_FIELDS) for name in cls._fields if name not in skipped
         )
-    return names
+    return plan
 
 
-def children(node: cst.CSTNode) -> List[cst.CSTNode]:
-    """A node's children that can hold code (no whitespace or punctuation), in source order.
+def _by_position(nodes: List[ast.AST]) -> List[ast.AST]:
+    """Arguments (positional, starred, keywords) in the order they are written."""
+    return sorted(nodes, key=lambda n: (n.lineno, n.col_offset))
 
-    Much cheaper than ``CSTNode.children``, which rebuilds the node to list them.
-    """
-    out: List[cst.CSTNode] = []
-    for attr in _fields(type(node)):
-        value = getattr(node, attr)
-        if isinstance(value, cst.CSTNode):
-            out.append(value)
-        elif isinstance(value, (list, tuple)):
-            out.extend(c for c in value if isinstance(c, cst.CSTNode))
+
+def _call_order(node: ast.Call, blocks: bool) -> list:
+    args, keywords = node.args, node.keywords
+    if not keywords:
+        return [node.func, *args]
+    if not args:
+        return [node.func, *keywords]
+    last, first = args[-1], keywords[0]
+    if (last.lineno, last.col_offset) < (first.lineno, first.col_offset):
+        return [node.func, *args, *keywords]
+    return [node.func, *_by_position([*args, *keywords])]
+
+
+def _def_order(node, blocks: bool) -> list:
+    out = [*node.decorator_list, *getattr(node, "type_params", ())]
+    if type(node) is ast.ClassDef:
+        out.extend(_by_position([*node.bases, *node.keywords]) if node.keywords and node.bases else (*node.bases, *node.keywords))
+    else:
+        out.append(node.args)
+        if node.returns is not None:
+            out.append(node.returns)
+    if blocks:
+        out.append(node.body)
+    else:
+        out.extend(node.body)
     return out
 
 
-def nodes_of(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """``root`` and every node below it that can hold code, in source order (pre-order): for
-    the extractors' questions about one expression's own tree (which calls it makes, which
-    names it reads), never about the words of its text."""
-    todo = [root]
+def _arguments_order(node: ast.arguments, blocks: bool) -> list:
+    out: list = []
+    positional = [*node.posonlyargs, *node.args]
+    defaults = node.defaults
+    first = len(positional) - len(defaults)
+    for i, arg in enumerate(positional):
+        out.append(arg)
+        if i >= first:
+            out.append(defaults[i - first])
+    if node.vararg is not None:
+        out.append(node.vararg)
+    for arg, default in zip(node.kwonlyargs, node.kw_defaults):
+        out.append(arg)
+        if default is not None:
+            out.append(default)
+    if node.kwarg is not None:
+        out.append(node.kwarg)
+    return out
+
+
+def _dict_order(node: ast.Dict, blocks: bool) -> list:
+    out: list = []
+    for key, value in zip(node.keys, node.values):
+        if key is not None:  # None: `**d`
+            out.append(key)
+        out.append(value)
+    return out
+
+
+def _mapping_order(node, blocks: bool) -> list:
+    out: list = []
+    for key, pattern in zip(node.keys, node.patterns):
+        out += [key, pattern]
+    return out
+
+
+# Classes whose ``_fields`` order is not the order of the source.
+_ORDERED = {
+    ast.IfExp: lambda node, blocks: [node.body, node.test, node.orelse],
+    ast.Dict: _dict_order,
+    ast.Call: _call_order,
+    ast.FunctionDef: _def_order,
+    ast.AsyncFunctionDef: _def_order,
+    ast.ClassDef: _def_order,
+    ast.arguments: _arguments_order,
+}
+if hasattr(ast, "MatchMapping"):  # Python 3.10+
+    _ORDERED[ast.MatchMapping] = _mapping_order
+
+
+def _ordered(node, blocks: bool) -> list:
+    """The children of ``node`` in source order; with ``blocks``, a block of statements is one
+    child (the list itself), else its statements are."""
+    cls = type(node)
+    special = _ORDERED.get(cls)
+    if special is not None:
+        return special(node, blocks)
+    plan = _PLAN.get(cls)
+    if plan is None:
+        plan = _plan(cls)
+    if not plan:
+        return []
+    out: list = []
+    for name, block in plan:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            if block and blocks:
+                out.append(value)
+            else:
+                out.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
+def children(node) -> List[ast.AST]:
+    """A node's children in **source order** (``ast.iter_child_nodes`` is field order, which
+    differs for ``IfExp``, ``Dict``, ``Call``, definitions and ``arguments``). Operators and
+    expression contexts (``ast.Add()``, ``ast.Load()``) are never children. A block of
+    statements (a list) has its statements as children."""
+    if type(node) is list:
+        return list(node)
+    return _ordered(node, False)
+
+
+def nodes_of(root) -> Iterator[ast.AST]:
+    """``root`` and every node below it, in source order (pre-order): for the extractors'
+    questions about one expression's own tree (which calls it makes, which names it reads),
+    never about the words of its text. A block of statements (a list) gives its statements'."""
+    todo = list(reversed(root)) if type(root) is list else [root]
+    pop, extend = todo.pop, todo.extend
     while todo:
-        node = todo.pop()
+        node = pop()
         yield node
-        todo.extend(reversed(children(node)))
+        extend(reversed(_ordered(node, False)))
 
 
-def mentions(expr: cst.CSTNode, names) -> bool:
-    """Whether any ``Name`` node under ``expr`` is one of ``names``: a variable, an attribute's
-    name or a keyword alike (see :func:`names_read` for the variables only)."""
+def call_args(call: ast.Call) -> List[Union[ast.expr, ast.keyword]]:
+    """A call's arguments in the order they are written: positional expressions (``Starred``
+    for ``*a``) and ``ast.keyword``s (``arg=None`` for ``**kw``) interleaved as in the source."""
+    return _call_order(call, False)[1:]
+
+
+def _identifiers(node) -> Tuple[str, ...]:
+    """The identifiers a node holds as strings in ``ast`` (what LibCST kept as ``Name`` nodes):
+    an attribute's or a keyword's name, a parameter's, a definition's, an import's names..."""
+    cls = type(node)
+    if cls is ast.Name:
+        return (node.id,)
+    if cls is ast.Attribute:
+        return (node.attr,)
+    if cls is ast.keyword or cls is ast.arg:
+        return (node.arg,) if node.arg else ()
+    if cls is ast.Constant:
+        value = node.value
+        return (repr(value),) if value is None or type(value) is bool else ()
+    if cls in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        return (node.name,)
+    if cls is ast.alias:
+        return (*node.name.split("."), *((node.asname,) if node.asname else ()))
+    if cls is ast.ImportFrom:
+        return tuple(node.module.split(".")) if node.module else ()
+    if cls is ast.Global or cls is ast.Nonlocal:
+        return tuple(node.names)
+    if cls is ast.ExceptHandler:
+        return (node.name,) if node.name else ()
+    name = getattr(node, "name", None)  # MatchAs, MatchStar
+    rest = getattr(node, "rest", None)  # MatchMapping
+    attrs = getattr(node, "kwd_attrs", ())  # MatchClass
+    return tuple(n for n in (name, rest, *attrs) if isinstance(n, str))
+
+
+def mentions(expr, names) -> bool:
+    """Whether any name under ``expr`` is one of ``names``: a variable, an attribute's name
+    or a keyword alike (see :func:`names_read` for the variables only)."""
     if not names:
         return False
-    found = []
+    for node in nodes_of(expr):
+        cls = type(node)
+        if cls is ast.Name:
+            if node.id in names:
+                return True
+        elif any(n in names for n in _identifiers(node)):
+            return True
+    return False
 
-    class _Find(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value in names:
-                found.append(node)
 
-    expr.visit(_Find())
-    return bool(found)
-
-
-def names_read(root: cst.CSTNode) -> List[cst.Name]:
-    """The variables an expression reads, in source order: its ``Name`` nodes in load position.
-    Not an attribute's name (``x.mask``), a keyword (``f(mask=...)``), a name a lambda or a
+def names_read(root) -> List[ast.Name]:
+    """The variables an expression reads, in source order: its ``Name`` nodes. Not an
+    attribute's name (``x.mask``), a keyword (``f(mask=...)``), a name a lambda or a
     comprehension binds (its parameters, its ``for`` targets, and their uses inside it), a
     walrus target, nor anything inside a string."""
     bound = set()
-    out: List[cst.Name] = []
-    todo: List[cst.CSTNode] = [root]
+    out: List[ast.Name] = []
+    todo: list = [root]
     while todo:
         node = todo.pop()
-        if isinstance(node, cst.Name):
+        cls = type(node)
+        if cls is ast.Name:
             out.append(node)
             continue
-        if isinstance(node, cst.Attribute):
+        if cls is ast.NamedExpr:
             todo.append(node.value)
             continue
-        if isinstance(node, cst.Arg):
-            todo.append(node.value)
+        if cls is ast.arg:
+            bound.add(node.arg)
+            if node.annotation is not None:
+                todo.append(node.annotation)
             continue
-        if isinstance(node, cst.NamedExpr):
-            todo.append(node.value)
+        if cls is ast.comprehension:
+            bound.update(n.id for n in nodes_of(node.target) if type(n) is ast.Name)
+            todo.extend(reversed([node.iter, *node.ifs]))
             continue
-        if isinstance(node, cst.Param):
-            bound.add(node.name.value)
-            todo.extend(n for n in (node.annotation, node.default) if n is not None)
-            continue
-        if isinstance(node, cst.CompFor):
-            bound.update(n.value for n in nodes_of(node.target) if isinstance(n, cst.Name))
-            todo.extend(reversed([node.iter, *node.ifs, *([node.inner_for_in] if node.inner_for_in else [])]))
-            continue
-        todo.extend(reversed(children(node)))
-    return [n for n in out if n.value not in bound]
+        todo.extend(reversed(_ordered(node, False)))
+    return [n for n in out if n.id not in bound]
 
 
-def _walk(root: cst.CSTNode, visitor: "_Indexer") -> None:
+# --- arguments, literals, parameters -----------------------------------------------
+def keyword(call: ast.Call, name: str) -> Optional[ast.keyword]:
+    """The keyword argument ``name=`` of a call (its ``.value`` is the expression)."""
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw
+    return None
+
+
+def positional(call: ast.Call) -> List[ast.expr]:
+    """The positional arguments' expressions, without starred ones (``*args``)."""
+    return [a for a in call.args if type(a) is not ast.Starred]
+
+
+def argument(call: ast.Call, position: int, *names: str) -> Optional[ast.expr]:
+    """The value of a call's parameter: passed by one of its keyword ``names``, else the
+    ``position``-th positional argument (``get_peft_model(model, ...)`` / ``model=model``);
+    None when the call passes neither."""
+    for name in names:
+        given = keyword(call, name)
+        if given is not None:
+            return given.value
+    args = positional(call)
+    return args[position] if len(args) > position else None
+
+
+def element(value: Optional[ast.expr], position: int) -> Optional[ast.expr]:
+    """The expression a ``position``-th target takes from ``value`` when it is a literal tuple
+    or list (``s, t = student(x), teacher(x)``); None when it is anything else, or when a
+    starred element makes positions unknown."""
+    if type(value) not in (ast.Tuple, ast.List) or any(type(e) is ast.Starred for e in value.elts):
+        return None
+    elements = value.elts
+    return elements[position] if 0 <= position < len(elements) else None
+
+
+def string_value(node) -> Optional[str]:
+    """The text of a string literal (``"a" "b"`` is one constant); None for anything else,
+    an f-string (``ast.JoinedStr``) and a bytes literal included."""
+    if type(node) is ast.Constant and type(node.value) is str:
+        return node.value
+    return None
+
+
+@dataclass
+class Param:
+    """One parameter of a function or lambda, in source order."""
+
+    name: str
+    arg: ast.arg
+    default: Optional[ast.expr]
+    kind: str  # "posonly", "normal", "vararg", "kwonly" or "kwarg"
+
+
+def parameters(fn) -> List[Param]:
+    """The parameters of a ``def``, ``async def`` or ``lambda`` (or of its ``ast.arguments``),
+    in source order with their defaults (``defaults`` align to the last positional
+    parameters; ``kw_defaults`` parallel the keyword-only ones, None for none)."""
+    a = fn if type(fn) is ast.arguments else fn.args
+    out: List[Param] = []
+    positional_args = [*a.posonlyargs, *a.args]
+    first = len(positional_args) - len(a.defaults)
+    posonly = len(a.posonlyargs)
+    for i, arg in enumerate(positional_args):
+        default = a.defaults[i - first] if i >= first else None
+        out.append(Param(arg.arg, arg, default, "posonly" if i < posonly else "normal"))
+    if a.vararg is not None:
+        out.append(Param(a.vararg.arg, a.vararg, None, "vararg"))
+    for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+        out.append(Param(arg.arg, arg, default, "kwonly"))
+    if a.kwarg is not None:
+        out.append(Param(a.kwarg.arg, a.kwarg, None, "kwarg"))
+    return out
+
+
+# --- the one walk ------------------------------------------------------------------------
+# Statements that hold no other statement (the "small statements" of a line).
+_SIMPLE = frozenset(
+    cls
+    for cls in (
+        ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Delete, ast.Pass, ast.Break,
+        ast.Continue, ast.Raise, ast.Assert, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
+        getattr(ast, "TypeAlias", None),
+    )
+    if cls is not None
+)
+
+
+def _walk(root: ast.AST, visitor: "_Indexer") -> None:
     """A depth-first walk in source order calling the visitor's ``visit_X``/``leave_X``
-    (and ``visit_If_body``-style hooks), like ``CSTNode.visit`` but without rebuilding
-    each node on the way back up: about four times faster on large modules.
+    (and ``visit_If_body``-style hooks), numbering every node and every block of statements
+    in pre-order (``ModuleIndex.order_of``).
 
     The walk keeps its own stack instead of recursing: a chain of 2,000 operators
-    (``a + a + ...``, which CPython compiles) nests 2,000 LibCST nodes deep, past
-    Python's recursion limit, and ``x and y and ...`` is nested by LibCST however long
-    it is (CPython keeps it flat)."""
+    (``a + a + ...``, which CPython compiles) nests 2,000 nodes deep, past Python's
+    recursion limit."""
     hooks: Dict[type, tuple] = {}
     order = visitor.ix.order_of
     flow_nodes = visitor.ix._flow_nodes
+    ix = visitor.ix
     counter = 0
-    # (action, node, extra): _ENTER a node; _LEAVE it (extra: its pre-order number and hook);
-    # _CALL a hook (extra) with node; _GUARD after a block's statement (extra: the block, the
-    # statement's index, the block's count of pushed guards); _UNGUARD at the end of a block
-    stack: List[tuple] = [(_ENTER, root, None)]
+    # A node (or a block: a list of statements) is entered; a tuple is an action: (n, node, hook)
+    # leaves ``node``, whose pre-order number is the int n; (_CALL, node, hook) calls a hook with
+    # node; (_GUARD, line, (block, j, pushed)) follows a block's line of statements (j: the index
+    # of its last statement; pushed: the block's count of guards); (_UNGUARD, block, pushed) ends
+    # a block; (_ELIF, block, None) enters the one-`if` block of an `elif`.
+    stack: list = [root]
     pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
-        action, node, extra = pop()
-        if action is _ENTER:
-            cls = type(node)
-            entry = hooks.get(cls)
-            if entry is None:
-                name = cls.__name__
-                entry = hooks[cls] = (getattr(visitor, f"visit_{name}", None), getattr(visitor, f"leave_{name}", None))
-            visit, leave = entry
-            push((_LEAVE, node, (counter, leave)))
+        item = pop()
+        cls = type(item)
+        if cls is tuple:
+            action, node, extra = item
+            if type(action) is int:
+                order[id(node)] = (action, counter)
+                if extra is not None:
+                    extra(node)
+            elif action is _CALL:
+                extra(node)
+            elif action is _GUARD:
+                guard = _dominating_guard(node)
+                if guard is not None:  # the list of the scope the block is in (a function has its own)
+                    if _raises(node):
+                        ix.raising_guards.add(id(guard[0]))
+                    block, j, pushed = extra
+                    visitor.guards.append(guard)
+                    pushed[0] += 1
+                    if j + 1 < len(block):
+                        flow_nodes.append((block, block[j + 1], guard))
+            elif action is _UNGUARD:
+                del visitor.guards[len(visitor.guards) - extra[0]:]
+            else:  # _ELIF: `elif` is an `if` in the `if`'s else, no block of its own
+                push((counter, node, None))
+                counter += 1
+                push(node[0])
+            continue
+        if cls is list:
+            # a block: statements in order; an early exit or an `assert` guards the rest of it
+            node = item
+            push((counter, node, None))
             counter += 1
-            if visit is not None and visit(node) is False:
+            if not node:
                 continue
-            if cls in _FLOW_NODES:
-                flow_nodes.append(node)
-            if cls is cst.If:
-                todo = [(_ENTER, node.test, None), (_CALL, node, visitor.visit_If_body), (_ENTER, node.body, None), (_CALL, node, visitor.leave_If_body)]
-                if node.orelse is not None:
-                    todo += [(_CALL, node, visitor.visit_If_orelse), (_ENTER, node.orelse, None), (_CALL, node, visitor.leave_If_orelse)]
-            elif cls is cst.Module or cls is cst.IndentedBlock:
-                # statements in order; an early exit or an `assert` guards the rest of the block
-                pushed = [0]
-                todo = []
-                for i, stmt in enumerate(node.body):
-                    todo.append((_ENTER, stmt, None))
-                    todo.append((_GUARD, stmt, (node, i, pushed)))
-                todo.append((_UNGUARD, node, pushed))
-            elif cls is cst.Try:
-                todo = [(_CALL, _caught_names(node), visitor.caught.append), (_ENTER, node.body, None), (_CALL, None, _pop_caught(visitor))]
-                todo += [(_ENTER, part, None) for part in (*node.handlers, node.orelse, node.finalbody) if part is not None]
-            elif cls is cst.IfExp:
-                todo = [
-                    (_ENTER, node.test, None), (_CALL, node, visitor.visit_IfExp_body), (_ENTER, node.body, None),
-                    (_CALL, node, visitor.leave_IfExp_body), (_CALL, node, visitor.visit_IfExp_orelse),
-                    (_ENTER, node.orelse, None), (_CALL, node, visitor.leave_IfExp_orelse),
-                ]
-            elif cls is cst.With:
-                todo = [(_ENTER, item, None) for item in node.items]
-                todo += [(_CALL, node, visitor.visit_With_body), (_ENTER, node.body, None), (_CALL, node, visitor.leave_With_body)]
-            else:
-                todo = []
-                for attr in _fields(cls):
-                    value = getattr(node, attr)
-                    if isinstance(value, cst.CSTNode):
-                        todo.append((_ENTER, value, None))
-                    elif isinstance(value, (list, tuple)):
-                        todo.extend((_ENTER, child, None) for child in value if isinstance(child, cst.CSTNode))
+            if _is_suite(ix, node):
+                # `if x: a(); b()`: statements on the header's line, which guard nothing after them
+                # and are no statement of their own to the calls in them (LibCST's suite held
+                # no statement lines; CallSite.statement is None there)
+                extend([(_CALL, False, visitor.set_suite), *reversed(node), (_CALL, True, visitor.set_suite)])
+                continue
+            pushed = [0]
+            todo: list = []
+            n = len(node)
+            i = 0
+            while i < n:
+                stmt = node[i]
+                todo.append(stmt)
+                j = i
+                if type(stmt) in _SIMPLE:
+                    # `a; b` on one line: a guard holds after the line, as for a one-line suite
+                    while j + 1 < n and type(node[j + 1]) in _SIMPLE and node[j + 1].lineno == node[j].end_lineno:
+                        j += 1
+                        todo.append(node[j])
+                todo.append((_GUARD, node[i : j + 1], (node, j, pushed)))
+                i = j + 1
+            todo.append((_UNGUARD, node, pushed))
             todo.reverse()
             extend(todo)
-        elif action is _LEAVE:
-            pre, leave = extra
-            order[id(node)] = (pre, counter)
-            if leave is not None:
-                leave(node)
-        elif action is _CALL:
-            extra(node)
-        elif action is _GUARD:
-            guard = _dominating_guard(node)
-            if guard is not None and _raises(node):
-                visitor.ix.raising_guards.add(id(guard[0]))
-            if guard is not None:  # the list of the scope the block is in (a function has its own)
-                block, i, pushed = extra
-                visitor.guards.append(guard)
-                pushed[0] += 1
-                if i + 1 < len(block.body):
-                    flow_nodes.append((block, block.body[i + 1], guard))
-        else:  # _UNGUARD
-            del visitor.guards[len(visitor.guards) - extra[0]:]
+            continue
+        node = item
+        entry = hooks.get(cls)
+        if entry is None:
+            name = cls.__name__
+            role = 1 if cls in _SIMPLE else 2 if issubclass(cls, ast.stmt) or cls in _HEADERS else 0
+            entry = hooks[cls] = (getattr(visitor, f"visit_{name}", None), getattr(visitor, f"leave_{name}", None), role)
+        visit, leave, role = entry
+        push((counter, node, leave))
+        counter += 1
+        if role:
+            # the innermost simple statement; none in a compound statement's header
+            visitor.statement = node if role == 1 and not visitor.in_suite else None
+        if visit is not None and visit(node) is False:
+            continue
+        if cls in _SPECIAL_WALK:
+            if cls in _FLOW_NODES:
+                flow_nodes.append(node)
+            if cls is ast.If:
+                todo = [node.test, (_CALL, node, visitor.visit_If_body), node.body, (_CALL, node, visitor.leave_If_body)]
+                orelse = node.orelse
+                if orelse:
+                    elif_ = len(orelse) == 1 and type(orelse[0]) is ast.If and _is_elif(ix, orelse[0])
+                    todo += [(_CALL, node, visitor.visit_If_orelse), (_ELIF, orelse, None) if elif_ else orelse, (_CALL, node, visitor.leave_If_orelse)]
+            elif cls is ast.Try:
+                todo = [(_CALL, _caught_names(node), visitor.caught.append), node.body, (_CALL, None, _pop_caught(visitor))]
+                for handler in node.handlers:
+                    todo += [(_CALL, ("<handler>",), visitor.caught.append), handler, (_CALL, None, _pop_caught(visitor))]
+                todo += [node.orelse, node.finalbody]
+            elif cls is ast.IfExp:
+                todo = [
+                    (_CALL, node, visitor.visit_IfExp_body), node.body, (_CALL, node, visitor.leave_IfExp_body),
+                    node.test,
+                    (_CALL, node, visitor.visit_IfExp_orelse), node.orelse, (_CALL, node, visitor.leave_IfExp_orelse),
+                ]
+            elif cls is ast.With or cls is ast.AsyncWith:
+                todo = [*node.items, (_CALL, node, visitor.visit_With_body), node.body, (_CALL, node, visitor.leave_With_body)]
+            else:
+                todo = _ordered(node, True)
+        else:
+            todo = _ordered(node, True)
+        if todo:
+            todo.reverse()
+            extend(todo)
     _flow_ranges(visitor.ix)
 
 
-_ENTER, _LEAVE, _CALL, _GUARD, _UNGUARD = "enter", "leave", "call", "guard", "unguard"
+_CALL, _GUARD, _UNGUARD, _ELIF = "call", "guard", "unguard", "elif"
+# not statements, but headers of blocks: a call in them is in no simple statement
+_HEADERS = tuple(c for c in (ast.ExceptHandler, getattr(ast, "match_case", None)) if c is not None)
+
+
+def _is_suite(index: ModuleIndex, block: List[ast.stmt]) -> bool:
+    """Whether a block is written on its header's line (``if x: return``): its first statement
+    does not begin its line."""
+    first = block[0]
+    line_start = index._line_starts[first.lineno - 1]
+    # in an indented block only spaces precede it, whose UTF-8 bytes are characters
+    return bool(index.source[line_start : line_start + first.col_offset].strip(" \t\f\ufeff"))
+
+
+def _is_elif(index: ModuleIndex, node: ast.If) -> bool:
+    """Whether the one ``if`` of an ``else`` is written ``elif`` (CPython's ``If`` then starts at
+    the ``elif``): a branch of the chain, not a block whose statements may guard each other."""
+    return index.source.startswith("elif", index.span(node).start)
 
 
 def _pop_caught(visitor: "_Indexer"):
     return lambda _: visitor.caught.pop()
 
 
-_FLOW_NODES = frozenset({cst.If, cst.For, cst.While, cst.Try, cst.TryStar})
+_FLOW_NODES = frozenset({ast.If, ast.For, ast.AsyncFor, ast.While, *_TRIES})
+_SPECIAL_WALK = _FLOW_NODES | {ast.IfExp, ast.With, ast.AsyncWith}
 
 
 def _flow_ranges(index: "ModuleIndex") -> None:
@@ -830,15 +1202,16 @@ def _flow_ranges(index: "ModuleIndex") -> None:
             ranges.append((order[id(first)][0], order[id(block)][1], (id(test), positive)))
             continue
         node = item
-        if isinstance(node, cst.If):
+        cls = type(node)
+        if cls is ast.If:
             ranges.append((*order[id(node.body)], (id(node.test), True)))
-            if node.orelse is not None:
+            if node.orelse:
                 ranges.append((*order[id(node.orelse)], (id(node.test), False)))
-        elif isinstance(node, (cst.For, cst.While)):
+        elif cls in (ast.For, ast.AsyncFor, ast.While):
             ranges.append((*order[id(node)], ("loop", id(node))))
         else:  # try / try*: the body and its else may stop part-way; a handler may not run
             ranges.append((*order[id(node.body)], ("try", id(node))))
-            if node.orelse is not None:
+            if node.orelse:
                 ranges.append((*order[id(node.orelse)], ("try", id(node))))
             for handler in node.handlers:
                 ranges.append((*order[id(handler)], ("handler", id(handler))))
@@ -858,127 +1231,165 @@ def _flow_ranges(index: "ModuleIndex") -> None:
 _EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit", "SystemExit"})
 
 
-def _caught_names(node: cst.Try) -> Tuple[str, ...]:
+def _caught_names(node: ast.Try) -> Tuple[str, ...]:
     """The exception names a ``try``'s handlers catch (last component; "*" for ``except:``)."""
     out = []
     for handler in node.handlers:
         if handler.type is None:
             out.append("*")
             continue
-        types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+        types = handler.type.elts if type(handler.type) is ast.Tuple else [handler.type]
         for t in types:
-            value = t.value if isinstance(t, cst.Element) else t
-            name = dotted(value)
+            name = dotted(t)
             out.append(name.rsplit(".", 1)[-1] if name else "*")
     return tuple(out)
 
 
-def _dominating_guard(stmt: cst.CSTNode) -> Optional[GuardNode]:
-    """The condition that holds after ``stmt`` for the rest of its block, if any:
+def _last_line(block: List[ast.stmt]) -> List[ast.stmt]:
+    """The statements of a block's last line (``a(); return``): none when it ends with a
+    compound statement."""
+    if not block or type(block[-1]) not in _SIMPLE:
+        return []
+    i = len(block) - 1
+    while i > 0 and type(block[i - 1]) in _SIMPLE and block[i - 1].end_lineno == block[i].lineno:
+        i -= 1
+    return block[i:]
+
+
+def _dominating_guard(line: List[ast.stmt]) -> Optional[GuardNode]:
+    """The condition that holds after a line of statements for the rest of its block, if any:
     ``assert ok`` (ok holds), ``if not ok: return/raise/sys.exit()`` with no ``else``
     (``not ok`` is false)."""
-    if isinstance(stmt, cst.SimpleStatementLine):
-        for small in stmt.body:
-            if isinstance(small, cst.Assert):
-                return (small.test, True)
+    first = line[0]
+    if type(first) is ast.If:
+        if not first.orelse and _exits(first.body):
+            return (first.test, False)
         return None
-    if isinstance(stmt, cst.If) and stmt.orelse is None and _exits(stmt.body):
-        return (stmt.test, False)
+    for small in line:
+        if type(small) is ast.Assert:
+            return (small.test, True)
     return None
 
 
-def _raises(stmt: cst.CSTNode) -> bool:
-    """Whether the dominating guard of ``stmt`` (``_dominating_guard``) fails only by raising or
+def _raises(line: List[ast.stmt]) -> bool:
+    """Whether the dominating guard of a line (``_dominating_guard``) fails only by raising or
     ending the program: ``assert``, ``if bad: raise ...`` / ``sys.exit()`` (not ``return``)."""
-    if isinstance(stmt, cst.SimpleStatementLine):
+    if type(line[0]) is not ast.If:
         return True
-    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
-    last = body[-1] if body else None
-    smalls = last.body if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
     return any(
-        isinstance(small, cst.Raise)
-        or isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and dotted(small.value.func) in _EXIT_CALLS
-        for small in smalls
+        type(small) is ast.Raise
+        or type(small) is ast.Expr and type(small.value) is ast.Call and dotted(small.value.func) in _EXIT_CALLS
+        for small in _last_line(line[0].body)
     )
 
 
-def _exits(block: cst.BaseSuite) -> bool:
-    """Whether a block always leaves its function or the program (its last statement)."""
-    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
-    if not body:
-        return False
-    last = body[-1]
-    smalls = last.body if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
-    for small in smalls:
-        if isinstance(small, (cst.Return, cst.Raise)):
+def _exits(block: List[ast.stmt]) -> bool:
+    """Whether a block always leaves its function or the program (its last line)."""
+    for small in _last_line(block):
+        if type(small) in (ast.Return, ast.Raise):
             return True
-        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        if type(small) is ast.Expr and type(small.value) is ast.Call:
             if dotted(small.value.func) in _EXIT_CALLS:
                 return True
     return False
 
 
-def literal_key(node: cst.Subscript) -> Optional[str]:
+def literal_key(node: ast.Subscript) -> Optional[str]:
     """The key of ``d["k"]`` when it is a string literal."""
-    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        key = node.slice[0].slice.value
-        if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
-            return key.evaluated_value
-    return None
+    return string_value(node.slice)
 
 
-def item_owner(node: cst.BaseExpression) -> Optional[str]:
+def item_owner(node: ast.expr) -> Optional[str]:
     """The key under which ``node[k] = v`` is indexed: the dict's name (``cfg``), or for a dict
     nested in one by literal keys (``cfg["model"]["dtype"] = v``) the name and the keys,
-    ``cfg\x00model``; None for anything else."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Subscript):
+    ``cfg\\x00model``; None for anything else."""
+    keys = []
+    while type(node) is ast.Subscript:
         key = literal_key(node)
-        outer = item_owner(node.value) if key is not None else None
-        if outer is not None:
-            return f"{outer}\x00{key}"
-    return None
+        if key is None:
+            return None
+        keys.append(key)
+        node = node.value
+    if type(node) is not ast.Name:
+        return None
+    return "\x00".join((node.id, *reversed(keys)))
 
 
-def _target_names(target: cst.BaseExpression) -> List[Tuple[str, Optional[int]]]:
-    """Names bound by an assignment target, with their unpacking position."""
-    if isinstance(target, cst.Name):
-        return [(target.value, None)]
-    if isinstance(target, (cst.Tuple, cst.List)):
+def _target_names(target: ast.expr) -> List[Tuple[str, Optional[int]]]:
+    """Names bound by an assignment target, with their unpacking position (``a, *b = ...``:
+    ``b`` at 1)."""
+    cls = type(target)
+    if cls is ast.Name:
+        return [(target.id, None)]
+    if cls is ast.Tuple or cls is ast.List:
         out = []
-        for i, el in enumerate(target.elements):
-            value = el.value
-            if isinstance(value, cst.Name):
-                out.append((value.value, i))
-            elif isinstance(el, cst.StarredElement) and isinstance(value, cst.Name):
-                out.append((value.value, None))
+        for i, el in enumerate(target.elts):
+            value = el.value if type(el) is ast.Starred else el
+            if type(value) is ast.Name:
+                out.append((value.id, i))
         return out
     return []
 
 
-class _Indexer(cst.CSTVisitor):
+def _subscript_key(index: ModuleIndex, node: ast.Subscript) -> Optional[ast.expr]:
+    """The one key of ``d[key]``: None for a slice (``d[a:b]``) or several keys (``d[a, b]``,
+    a tuple without parentheses of its own)."""
+    key = node.slice
+    cls = type(key)
+    if cls is ast.Slice:
+        return None
+    if cls is ast.Tuple and key.elts and not _parenthesized_tuple(index, key):
+        return None
+    return key
+
+
+def _parenthesized_tuple(index: ModuleIndex, node: ast.Tuple) -> bool:
+    """Whether a non-empty tuple is written in parentheses of its own (CPython's range then
+    starts with them): more ``(`` before its first element than that element closes."""
+    source = index.source
+    span = index.span(node)
+    first = index.span(node.elts[0])
+    opened = source.count("(", span.start, first.start)
+    if not opened:
+        return False
+    closed, i = 0, first.end
+    while i < span.end:
+        ch = source[i]
+        if ch == ")":
+            closed += 1
+        elif ch == "#":
+            i = source.find("\n", i)
+            if i < 0:
+                break
+        elif ch not in " \t\f\r\n\\":
+            break
+        i += 1
+    return opened > closed
+
+
+class _Indexer:
     def __init__(self, index: ModuleIndex) -> None:
-        super().__init__()
         self.ix = index
         self.scope = index.root
         self.guards: List[GuardNode] = []
         self.contexts: List[str] = []
-        self.context_items: List[cst.BaseExpression] = []
+        self.context_items: List[ast.expr] = []
         self.classes: List[ClassInfo] = []
         self.loops: List[ForLoop] = []
-        self.statement: Optional[cst.CSTNode] = None
+        self.statement: Optional[ast.stmt] = None
         self.caught: List[Tuple[str, ...]] = []  # per enclosing try body / except block
-        self.expression_guards: List[Tuple[cst.BaseExpression, bool]] = []
+        self.expression_guards: List[Tuple[ast.expr, bool]] = []
+        self._saved_guards: list = []
+        self.in_suite = False  # in the statements of a one-line suite (`if x: f()`)
+
+    def set_suite(self, value: bool) -> None:
+        self.in_suite = value
 
     # --- statements ----------------------------------------------------------
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.statement = node
-
-    def visit_Import(self, node: cst.Import) -> None:
+    def visit_Import(self, node: ast.Import) -> None:
         self._import(node)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self._import(node)
 
     def _import(self, node) -> None:
@@ -996,23 +1407,25 @@ class _Indexer(cst.CSTVisitor):
             Assignment(value, tuple(self.guards), statement, unpack_index)
         )
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
-            names = _target_names(target.target)
+            names = _target_names(target)
             for name, idx in names:
                 self._bind(name, node.value, node, idx)
-            sub = target.target
-            owner = item_owner(sub.value) if isinstance(sub, cst.Subscript) else None
-            if owner is not None and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index):
-                self.ix.item_assigns.setdefault(owner, []).append(
-                    ItemAssign(sub.slice[0].slice.value, node.value, self.scope, tuple(self.guards), node)
-                )
-            if isinstance(target.target, cst.Subscript) and misfits_half(number(node.value)):
-                self._half_misfit(node, node.value, target.target.value, "subscript")
-            if not names and isinstance(target.target, cst.Attribute):
-                self._self_attr(target.target, Assignment(node.value, tuple(self.guards), node))
+            cls = type(target)
+            if cls is ast.Subscript:
+                owner = item_owner(target.value)
+                key = _subscript_key(self.ix, target) if owner is not None else None
+                if key is not None:
+                    self.ix.item_assigns.setdefault(owner, []).append(
+                        ItemAssign(key, node.value, self.scope, tuple(self.guards), node)
+                    )
+                if misfits_half(number(node.value)):
+                    self._half_misfit(node, node.value, target.value, "subscript")
+            if not names and cls is ast.Attribute:
+                self._self_attr(target, Assignment(node.value, tuple(self.guards), node))
                 self.ix.attr_assigns.append(
-                    AttrAssign(target.target, node.value, self.scope, tuple(self.loops), tuple(self.guards))
+                    AttrAssign(target, node.value, self.scope, tuple(self.loops), tuple(self.guards))
                 )
 
     def _half_misfit(self, node, literal, other, kind) -> None:
@@ -1021,64 +1434,68 @@ class _Indexer(cst.CSTVisitor):
                        self.classes[-1].qualname if self.classes else None, tuple(self.context_items))
         )
 
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, (cst.Add, cst.Subtract)):
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        op = type(node.op)
+        if op is ast.Add or op is ast.Sub:
             for name, other in ((node.right, node.left), (node.left, node.right)):
-                if isinstance(name, cst.Name):
+                if type(name) is ast.Name:
                     self.ix.name_operands.append(
                         HalfMisfit(node, name, 0.0, other, "binary", self.scope,
                                    self.classes[-1].qualname if self.classes else None, tuple(self.context_items))
                     )
-        if isinstance(node.operator, cst.MatrixMultiply):
+        elif op is ast.MatMult:
             self.ix.matmuls[id(node)] = MatmulSite(node, self.scope, tuple(self.contexts), tuple(self.context_items))
         for literal, other in ((node.right, node.left), (node.left, node.right)):
             if misfits_half(number(literal)):
                 self._half_misfit(node, literal, other, "binary")
                 break
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         for name, idx in _target_names(node.target):
             self._bind(name, node.value, node, idx)
-        if isinstance(node.target, cst.Attribute):
+        if type(node.target) is ast.Attribute:
             self._self_attr(node.target, Assignment(node.value, tuple(self.guards), node))
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
         for name, _ in _target_names(node.target):
             self._bind(name, None, node)
 
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         for name, idx in _target_names(node.target):
             self._bind(name, node.value, node, idx)
 
-    def visit_For(self, node: cst.For) -> None:
+    def visit_For(self, node) -> None:
         for name, _ in _target_names(node.target):
             self._bind(name, None, node)
         loop = ForLoop(node.target, node.iter, self.scope)
         self.ix.for_loops.append(loop)
         self.loops.append(loop)
 
-    def leave_For(self, node: cst.For) -> None:
+    def leave_For(self, node) -> None:
         self.loops.pop()
 
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
+    visit_AsyncFor = visit_For
+    leave_AsyncFor = leave_For
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        if node.optional_vars is not None:
             # `with open("c.yaml") as f`: f is what the context manager gives, followed no
             # further than its call (config loaders read the path from it)
-            for name, idx in _target_names(node.asname.name):
-                self._bind(name, node.item if idx is None else None, node)
+            for name, idx in _target_names(node.optional_vars):
+                self._bind(name, node.context_expr if idx is None else None, node)
 
-    def visit_Global(self, node: cst.Global) -> None:
-        self.scope.globals.update(n.name.value for n in node.names)
+    def visit_Global(self, node: ast.Global) -> None:
+        self.scope.globals.update(node.names)
 
-    def _self_attr(self, target: cst.Attribute, assignment: Optional[Assignment] = None) -> None:
-        if self.classes and isinstance(target.value, cst.Name) and target.value.value == "self":
-            self.classes[-1].self_attrs.add(target.attr.value)
+    def _self_attr(self, target: ast.Attribute, assignment: Optional[Assignment] = None) -> None:
+        if self.classes and type(target.value) is ast.Name and target.value.id == "self":
+            self.classes[-1].self_attrs.add(target.attr)
             if assignment is not None:
-                self.classes[-1].self_attr_values.setdefault(target.attr.value, []).append(
+                self.classes[-1].self_attr_values.setdefault(target.attr, []).append(
                     (assignment, self.scope)
                 )
 
-    def visit_Return(self, node: cst.Return) -> None:
+    def visit_Return(self, node: ast.Return) -> None:
         if node.value is not None:
             self.scope.returns.append((node.value, tuple(self.guards)))
 
@@ -1086,111 +1503,107 @@ class _Indexer(cst.CSTVisitor):
     def _caught(self) -> Tuple[str, ...]:
         return tuple(name for names in self.caught for name in names)
 
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        self.caught.append(("<handler>",))
-
-    def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        self.caught.pop()
-
-    def visit_If_body(self, node: cst.If) -> None:
+    def visit_If_body(self, node: ast.If) -> None:
         self.guards.append((node.test, True))
 
-    def leave_If_body(self, node: cst.If) -> None:
+    def leave_If_body(self, node: ast.If) -> None:
         self.guards.pop()
 
     # `a if test else b`: a condition for what each side reads (kept apart from `guards`, which
     # the rules read for calls)
-    def visit_IfExp_body(self, node: cst.IfExp) -> None:
+    def visit_IfExp_body(self, node: ast.IfExp) -> None:
         self.expression_guards.append((node.test, True))
 
-    def leave_IfExp_body(self, node: cst.IfExp) -> None:
+    def leave_IfExp_body(self, node: ast.IfExp) -> None:
         self.expression_guards.pop()
 
-    def visit_IfExp_orelse(self, node: cst.IfExp) -> None:
+    def visit_IfExp_orelse(self, node: ast.IfExp) -> None:
         self.expression_guards.append((node.test, False))
 
-    def leave_IfExp_orelse(self, node: cst.IfExp) -> None:
+    def leave_IfExp_orelse(self, node: ast.IfExp) -> None:
         self.expression_guards.pop()
 
-    def visit_If_orelse(self, node: cst.If) -> None:
+    def visit_If_orelse(self, node: ast.If) -> None:
         self.guards.append((node.test, False))
 
-    def leave_If_orelse(self, node: cst.If) -> None:
+    def leave_If_orelse(self, node: ast.If) -> None:
         self.guards.pop()
 
-    def visit_With_body(self, node: cst.With) -> None:
+    def visit_With_body(self, node) -> None:
         for item in node.items:
             self.contexts.append("")  # qualified once every binding is known (_resolve_names)
-            self.context_items.append(item.item)
+            self.context_items.append(item.context_expr)
 
-    def leave_With_body(self, node: cst.With) -> None:
+    def leave_With_body(self, node) -> None:
         for _ in node.items:
             self.contexts.pop()
             self.context_items.pop()
 
     # --- scopes ----------------------------------------------------------------
-    def _enter(self, name: str, kind: str, node: cst.CSTNode) -> Scope:
+    def _enter(self, name: str, kind: str, node: ast.AST) -> Scope:
         qual = f"{self.scope.qualname}.{name}" if self.scope.qualname else name
         scope = Scope(qual, kind, self.scope, node)
         self.ix.scopes[qual] = scope
         self.scope = scope
         return scope
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scope.assignments.setdefault(node.name.value, []).append(
+    def visit_arguments(self, node: ast.arguments) -> None:
+        for param in parameters(node):
+            if param.default is not None:
+                self.ix._defaults[id(param.arg)] = param.default
+
+    def visit_FunctionDef(self, node) -> None:
+        self.scope.assignments.setdefault(node.name, []).append(
             Assignment(None, tuple(self.guards), node)
         )
-        if node.name.value == "__init__" and self.scope.kind == "class" and self.classes:
-            p = node.params
-            self.classes[-1].init_params = tuple(
-                x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)
-            )
-        scope = self._enter(node.name.value, "function", node)
+        params = parameters(node)
+        if node.name == "__init__" and self.scope.kind == "class" and self.classes:
+            self.classes[-1].init_params = tuple(p.name for p in params if p.kind in _NAMED_KINDS)
+        scope = self._enter(node.name, "function", node)
         self.ix.functions[scope.qualname] = scope
-        params = node.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            scope.params[param.name.value] = param.default
-        scope.positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                scope.params[star.name.value] = None
+        for param in params:
+            if param.kind in _NAMED_KINDS:
+                scope.params[param.name] = param.default
+        scope.positional = tuple(p.name for p in params if p.kind in ("posonly", "normal"))
+        for param in params:
+            if param.kind in ("vararg", "kwarg"):
+                scope.params[param.name] = None
         # guards do not flow into a function body from where it is defined
-        self._saved_guards = getattr(self, "_saved_guards", [])
         self._saved_guards.append((self.guards, self.contexts, self.context_items, self.loops))
         self.guards, self.contexts, self.context_items, self.loops = [], [], [], []
 
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+    def leave_FunctionDef(self, node) -> None:
         self.scope = self.scope.parent
         self.guards, self.contexts, self.context_items, self.loops = self._saved_guards.pop()
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return True
+    visit_AsyncFunctionDef = visit_FunctionDef
+    leave_AsyncFunctionDef = leave_FunctionDef
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
         bases = ()  # qualified once every binding is known (_resolve_names)
-        self.scope.assignments.setdefault(node.name.value, []).append(
+        self.scope.assignments.setdefault(node.name, []).append(
             Assignment(None, tuple(self.guards), node)
         )
-        scope = self._enter(node.name.value, "class", node)
+        scope = self._enter(node.name, "class", node)
         info = self.ix.classes.get(scope.qualname)
         if info is not None:  # defined twice (`try: class A(X) ... except: class A(Y)`): both count
             info.more_nodes.append(node)
         else:
-            info = ClassInfo(scope.qualname, node.name.value, bases, node)
+            info = ClassInfo(scope.qualname, node.name, bases, node)
             self.ix.classes[scope.qualname] = info
         self.classes.append(info)
 
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+    def leave_ClassDef(self, node: ast.ClassDef) -> None:
         self.scope = self.scope.parent
         self.classes.pop()
 
     # --- expressions --------------------------------------------------------------
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         method = receiver = None
         qualname = None  # qualified once every binding is known (_resolve_names)
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
+        if type(func) is ast.Attribute:
+            method = func.attr
             receiver = func.value
         site = CallSite(
             node=node,
@@ -1211,40 +1624,39 @@ class _Indexer(cst.CSTVisitor):
         if method == "add_argument":
             self._arg_option(node)
 
-    def leave_Assign(self, node: cst.Assign) -> None:
+    def leave_Assign(self, node: ast.Assign) -> None:
         site = self.ix.calls_by_node.get(id(node.value))
         if site is not None:
             names = []
             for target in node.targets:
-                names.extend(n for n, idx in _target_names(target.target) if idx is None)
-                if isinstance(target.target, cst.Attribute) and dotted(target.target):
-                    names.append(dotted(target.target))
+                names.extend(n for n, idx in _target_names(target) if idx is None)
+                if type(target) is ast.Attribute and dotted(target):
+                    names.append(dotted(target))
             site.assigned_to = tuple(names)
 
-    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
+    def leave_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             site = self.ix.calls_by_node.get(id(node.value))
             if site is not None:
                 site.assigned_to = tuple(n for n, idx in _target_names(node.target) if idx is None)
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in TRACKED_ATTRS:
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in TRACKED_ATTRS:
             self.ix.attr_uses.append(
-                AttrUse(node, node.value, node.attr.value, self.scope,
+                AttrUse(node, node.value, node.attr, self.scope,
                         self.classes[-1].qualname if self.classes else None,
                         (*self.guards, *self.expression_guards), self._caught())
             )
 
-    def _arg_option(self, node: cst.Call) -> None:
+    def _arg_option(self, node: ast.Call) -> None:
         dest = None
         flags: List[str] = []
+        for kw in node.keywords:
+            if kw.arg == "dest" and type(kw.value) is ast.Constant and isinstance(kw.value.value, (str, bytes)):
+                dest = kw.value.value
         for arg in node.args:
-            if arg.keyword is not None:
-                if arg.keyword.value == "dest" and isinstance(arg.value, cst.SimpleString):
-                    dest = arg.value.evaluated_value
-                continue
-            if isinstance(arg.value, cst.SimpleString):
-                flags.append(arg.value.evaluated_value)
+            if type(arg) is ast.Constant and isinstance(arg.value, (str, bytes)):
+                flags.append(arg.value)
         if dest is None:
             longs = [f for f in flags if isinstance(f, str) and f.startswith("--")]
             chosen = longs[0] if longs else (flags[0] if flags else None)
@@ -1254,34 +1666,4 @@ class _Indexer(cst.CSTVisitor):
         self.ix.arg_options.setdefault(dest, []).append(ArgOption(dest, node))
 
 
-def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
-def positional(call: cst.Call) -> Sequence[cst.Arg]:
-    return [a for a in call.args if a.keyword is None and not a.star]
-
-
-def argument(call: cst.Call, position: int, *names: str) -> Optional[cst.BaseExpression]:
-    """The value of a call's parameter: passed by one of its keyword ``names``, else the
-    ``position``-th positional argument (``get_peft_model(model, ...)`` / ``model=model``);
-    None when the call passes neither."""
-    for name in names:
-        given = keyword(call, name)
-        if given is not None:
-            return given.value
-    args = positional(call)
-    return args[position].value if len(args) > position else None
-
-
-def element(value: Optional[cst.BaseExpression], position: int) -> Optional[cst.BaseExpression]:
-    """The expression a ``position``-th target takes from ``value`` when it is a literal tuple
-    or list (``s, t = student(x), teacher(x)``); None when it is anything else, or when a
-    starred element makes positions unknown."""
-    if not isinstance(value, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in value.elements):
-        return None
-    elements = value.elements
-    return elements[position].value if 0 <= position < len(elements) else None
+_NAMED_KINDS = frozenset({"posonly", "normal", "kwonly"})

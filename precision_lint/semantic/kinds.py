@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from typing import Optional, Set, Tuple
 
-import libcst as cst
+import ast
 
-from .index import CallSite, ModuleIndex, Scope, mentions
+from .index import CallSite, ModuleIndex, Scope, keyword, mentions, positional
 from .names import dotted
 
 LOADERS = ("from_pretrained", "from_config", "from_single_file")
@@ -60,6 +60,10 @@ _MODEL_CLASS = re.compile(r"(?:Model|LMHeadModel|For[A-Z]\w*|Transformer|Encoder
 _NOT_MODEL_CLASS = re.compile(r"(?:Config|Tokenizer\w*|Processor|Pipeline|Output|Mixin|Trainer|Arguments)$")
 # Calls whose `model=` (or first) argument is a model they train or wrap.
 TAKES_MODEL = ("Trainer", "get_peft_model", "prepare_model_for_kbit_training", "PeftModel")
+# Bindings whose statement gives the name no value of its own: a loop target, a ``def``, a
+# ``class`` (LibCST had one ``For``/``FunctionDef`` class for the sync and async forms; ``ast``
+# has two).
+_NOT_VALUE_BINDERS = (ast.For, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def is_library_model_class(qualname: str) -> bool:
@@ -98,10 +102,10 @@ class ObjectKinds:
         self._used_as_module: Optional[Set[Tuple[str, str]]] = None
 
     # --- how it is made ---------------------------------------------------------
-    def made_as(self, expr: Optional[cst.BaseExpression]) -> Optional[str]:
+    def made_as(self, expr: Optional[ast.expr]) -> Optional[str]:
         """"model" or "tensor" for a call chain that makes one, else None."""
         node = expr
-        while isinstance(node, cst.Call):
+        while isinstance(node, ast.Call):
             site = self.ix.call_of(node)
             if site is not None:
                 q = site.qualname or ""
@@ -109,7 +113,7 @@ class ObjectKinds:
                     return "model"
                 if (site.qualname or "") in TENSOR_FACTORIES:
                     return "tensor"
-            node = node.func.value if isinstance(node.func, cst.Attribute) else None
+            node = node.func.value if isinstance(node.func, ast.Attribute) else None
         return None
 
     # --- how it is used -----------------------------------------------------------
@@ -132,18 +136,18 @@ class ObjectKinds:
                     key = self._key(site.receiver, site.scope, site.klass)
                     if key:
                         cast.add(key)
-                elif site.method is None or isinstance(site.node.func, cst.Attribute):
+                elif site.method is None or isinstance(site.node.func, ast.Attribute):
                     key = self._key(site.node.func, site.scope, site.klass)
                     if key:
                         called.add(key)
             self._used_as_module = used | (called & cast)
         return self._used_as_module
 
-    def _key(self, expr: cst.BaseExpression, scope: Scope, klass: Optional[str]) -> Optional[Tuple[str, str]]:
-        text = dotted(expr)
+    def _key(self, expr: ast.expr, scope: Scope, klass: Optional[str]) -> Optional[Tuple[str, str]]:
+        text = _spelled(expr)
         return None if text is None else _text_key(text, scope, klass)
 
-    def _same_objects(self, expr: cst.BaseExpression, scope: Scope, klass: Optional[str]) -> Set[Tuple[str, str]]:
+    def _same_objects(self, expr: ast.expr, scope: Scope, klass: Optional[str]) -> Set[Tuple[str, str]]:
         """The keys of ``expr`` and of every name or attribute path it is an alias of: for
         ``trainable`` bound by ``trainable = unet`` (on some path) and ``unet = pipe.unet``,
         ``trainable``, ``unet`` and ``pipe.unet`` (one object, three names)."""
@@ -162,10 +166,11 @@ class ObjectKinds:
         for site in index.calls:
             if site.qualname != function.qualname:
                 continue
-            arg = next((a.value for a in site.node.args if a.keyword is not None and a.keyword.value == name), None)
+            given = keyword(site.node, name)
+            arg = given.value if given is not None else None
             if arg is None and position is not None:
-                plain = [a for a in site.node.args if a.keyword is None and not a.star]
-                arg = plain[position].value if position < len(plain) else None
+                plain = positional(site.node)
+                arg = plain[position] if position < len(plain) else None
             if arg is not None and self.is_model(arg, site.scope, site.klass, depth + 1):
                 return True
             if returned and any(_text_key(t, site.scope, site.klass) in self._uses()
@@ -174,17 +179,17 @@ class ObjectKinds:
         return False
 
     # --- the question ---------------------------------------------------------------
-    def is_model(self, expr: cst.BaseExpression, scope: Scope, klass: Optional[str] = None, depth: int = 0) -> bool:
+    def is_model(self, expr: ast.expr, scope: Scope, klass: Optional[str] = None, depth: int = 0) -> bool:
         """Whether ``expr`` (the receiver of ``.half()``/``.to(dtype)``) is a model."""
         if depth > 3:
             return False
         made = self.made_as(expr)
         if made is not None:
             return made == "model"
-        if isinstance(expr, cst.Name):
+        if isinstance(expr, ast.Name):
             owner, reached = self.ix.bindings_of(expr, scope)
-            if owner is not None and owner.kind == "function" and expr.value in owner.params:
-                if self._parameter_is_model(expr.value, owner, depth):
+            if owner is not None and owner.kind == "function" and expr.id in owner.params:
+                if self._parameter_is_model(expr.id, owner, depth):
                     return True
             kinds = {self.made_as(b.value) for b in reached}
             if "tensor" in kinds and "model" not in kinds:
@@ -194,7 +199,7 @@ class ObjectKinds:
             for b in reached:  # `unet = pipe.unet`: what the alias names is that object
                 if _alias_value(b) is not None and self.is_model(b.value, owner, klass, depth + 1):
                     return True
-        elif isinstance(expr, cst.Attribute) and dotted(expr) and klass and dotted(expr).startswith("self."):
+        elif isinstance(expr, ast.Attribute) and dotted(expr) and klass and dotted(expr).startswith("self."):
             info = self.ix.classes.get(klass)
             values = info.self_attr_values.get(dotted(expr)[5:], []) if info is not None else []
             kinds = {self.made_as(a.value) for a, _ in values}
@@ -227,17 +232,26 @@ def _text_key(text: str, scope: Scope, klass: Optional[str]) -> Optional[Tuple[s
     return ((owner or scope).qualname, text)
 
 
-def _alias_value(binding) -> Optional[cst.BaseExpression]:
+def _alias_value(binding) -> Optional[ast.expr]:
     """The name or attribute path a plain assignment makes its target another name for
     (``unet = pipe.unet``, ``trainable = unet``), else None."""
     value = binding.value
     if binding.imported is not None or binding.unpack_index is not None or value is None:
         return None
-    if isinstance(binding.statement, (cst.For, cst.FunctionDef, cst.ClassDef)):
+    if isinstance(binding.statement, _NOT_VALUE_BINDERS):
         return None
-    if isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) and not dotted(value).startswith("self."):
+    if isinstance(value, (ast.Name, ast.Attribute, ast.Constant)) and _spelled(value) and not _spelled(value).startswith("self."):
         return value
     return None
+
+
+def _spelled(node) -> Optional[str]:
+    """``dotted(node)``, and "None"/"True"/"False" for those constants: LibCST parsed them as
+    ``Name`` nodes, so ``x = None`` was an alias of the name ``None`` here (``same_names``) and
+    ``Trainer(model=None)`` a use of it. Kept as it was: the port changes no answer."""
+    if isinstance(node, ast.Constant) and (node.value is None or type(node.value) is bool):
+        return repr(node.value)
+    return dotted(node)
 
 
 def same_names(names: Tuple[str, ...], scope: Scope) -> Tuple[str, ...]:
@@ -252,7 +266,7 @@ def same_names(names: Tuple[str, ...], scope: Scope) -> Tuple[str, ...]:
         # only a name that is never anything else here: `model = teacher` then `model =
         # student` makes no teacher of the student
         spelled = {
-            dotted(v) if (v := _alias_value(b)) is not None else None
+            _spelled(v) if (v := _alias_value(b)) is not None else None
             for b in bound
             if not _passes_on(b, name)  # `unet, opt = accelerator.prepare(unet, opt)`: the same object
         }
@@ -287,7 +301,7 @@ def _passes_on(binding, name: str) -> bool:
     return mentions(value, (name,))
 
 
-def _aliased(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, depth: int = 0):
+def _aliased(index: ModuleIndex, expr: ast.expr, scope: Scope, depth: int = 0):
     """``(node, scope)`` of ``expr`` and of each name or attribute path it is an alias of,
     through the bindings that reach it: for ``trainable.parameters()`` with ``trainable =
     unet`` and ``unet = pipe.unet``, ``trainable``, ``unet`` and ``pipe.unet``; for
@@ -297,10 +311,10 @@ def _aliased(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, depth: 
         return
     root = expr
     rest = []
-    while isinstance(root, cst.Attribute):
+    while isinstance(root, ast.Attribute):
         rest.insert(0, root.attr)
         root = root.value
-    if not isinstance(root, cst.Name) or root.value == "self":
+    if not isinstance(root, ast.Name) or root.id == "self":
         return
     owner, reached = index.bindings_of(root, scope)
     for binding in reached:
@@ -308,26 +322,26 @@ def _aliased(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, depth: 
         if value is None:
             continue
         for attr in rest:
-            value = cst.Attribute(value=value, attr=attr)  # a path of our own, never in the tree
+            value = ast.Attribute(value=value, attr=attr, ctx=ast.Load())  # a path of our own, never in the tree
         yield from _aliased(index, value, owner, depth + 1)
 
 
-def _base_name(expr: Optional[cst.BaseExpression]) -> Optional[str]:
+def _base_name(expr: Optional[ast.expr]) -> Optional[str]:
     """``model`` for ``model``, ``model.to(dtype)``, ``model.half().cuda()``: the name a chain of
     method calls starts from."""
     node = expr
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         node = node.func.value
-    return node.value if isinstance(node, cst.Name) else None
+    return node.id if isinstance(node, ast.Name) else None
 
 
-def _model_argument(site: CallSite) -> Optional[cst.BaseExpression]:
+def _model_argument(site: CallSite) -> Optional[ast.expr]:
     """The model a trainer or a PEFT wrapper is given: its ``model=`` argument, else its first."""
     callee = (site.qualname or "").rsplit(".", 1)[-1]
     if not callee.endswith(TAKES_MODEL) or not (site.qualname or "").split(".")[0] in ("transformers", "trl", "peft", "setfit"):
         return None
-    for arg in site.node.args:
-        if arg.keyword is not None and arg.keyword.value == "model":
-            return arg.value
-    first = next((a for a in site.node.args if a.keyword is None and not a.star), None)
-    return first.value if first is not None else None
+    given = keyword(site.node, "model")
+    if given is not None:
+        return given.value
+    first = positional(site.node)
+    return first[0] if first else None

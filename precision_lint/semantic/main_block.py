@@ -16,10 +16,7 @@ then placed by line number, without a positions pass.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Tuple
-
-if TYPE_CHECKING:
-    import libcst as cst
+from typing import Tuple
 
 MAIN = "__main__"
 
@@ -71,33 +68,16 @@ def in_main_block(lines: Tuple[Tuple[int, int], ...], line: int) -> bool:
     return any(first <= line <= last for first, last in lines)
 
 
-def is_main_test(test: cst.BaseExpression) -> bool:
-    """``__name__ == "__main__"`` (either way round), on LibCST's tree."""
-    import libcst as cst
-
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    target = test.comparisons[0]
-    if not isinstance(target.operator, cst.Equal):
-        return False
-    sides = (test.left, target.comparator)
-
-    def is_name(node) -> bool:
-        return isinstance(node, cst.Name) and node.value == "__name__"
-
-    def is_main(node) -> bool:
-        return isinstance(node, cst.SimpleString) and node.evaluated_value == MAIN
-
-    return (is_name(sides[0]) and is_main(sides[1])) or (is_main(sides[0]) and is_name(sides[1]))
+def is_main_test(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    return _is_main_comparison(test)
 
 
 def main_block_orders(index) -> Tuple[Tuple[int, int], ...]:
     """The pre-order ranges (``index.order``) of the bodies of the top-level ``__main__``
     blocks of the indexed module: a call lies in one when its order falls inside."""
-    import libcst as cst
-
     out = []
     for stmt in index.module.body:
-        if isinstance(stmt, cst.If) and is_main_test(stmt.test) and id(stmt.body) in index.order_of:
+        if type(stmt) is ast.If and _is_main_comparison(stmt.test) and id(stmt.body) in index.order_of:
             out.append(index.order(stmt.body))
     return tuple(out)

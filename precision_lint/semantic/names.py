@@ -8,28 +8,33 @@ defined in the module itself (``class Trainer: ...``) resolves to
 """
 from __future__ import annotations
 
+import ast
 from typing import Dict, Optional
 
-import libcst as cst
-
-from .gate import resolve_relative  # noqa: F401  (pure text: the gate reads it without LibCST)
+from .gate import resolve_relative  # noqa: F401  (pure text: the gate reads it without the index)
 
 
-def dotted(node: cst.BaseExpression) -> Optional[str]:
-    """``a.b.c`` as a string, or None when the expression is not a plain dotted name."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = dotted(node.value)
-        return f"{head}.{node.attr.value}" if head else None
-    return None
+def dotted(node) -> Optional[str]:
+    """``a.b.c`` as a string, or None when the expression is not a plain dotted name.
+
+    Walked without recursion: a chain of thousands of attributes is legal Python."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return None
+    if not parts:
+        return node.id
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def module_dotted(node) -> str:
-    """The text of an import's module (``ImportFrom.module``)."""
+    """The text of an import's module (``ImportFrom.module``: a string, or None for ``from . import x``)."""
     if node is None:
         return ""
-    return dotted(node) or ""
+    return node if isinstance(node, str) else (dotted(node) or "")
 
 
 def import_bindings(node, module: str, is_package: bool):
@@ -42,24 +47,23 @@ def import_bindings(node, module: str, is_package: bool):
     """
     bindings = []
     modules = []
-    if isinstance(node, cst.Import):
+    if isinstance(node, ast.Import):
         for alias in node.names:
-            full = dotted(alias.name) or ""
+            full = alias.name
             modules.append(full)
             if alias.asname is not None:
-                bindings.append((alias.asname.name.value, full))
+                bindings.append((alias.asname, full))
             else:
                 head = full.split(".")[0]
                 bindings.append((head, head))
         return bindings, modules
-    level = len(node.relative)
-    base = resolve_relative(module, is_package, level, module_dotted(node.module))
+    base = resolve_relative(module, is_package, node.level or 0, module_dotted(node.module))
     modules.append(base)
-    if isinstance(node.names, cst.ImportStar):
+    if any(alias.name == "*" for alias in node.names):
         return bindings, modules
     for alias in node.names:
-        name = dotted(alias.name) or ""
-        local = alias.asname.name.value if alias.asname is not None else name
+        name = alias.name
+        local = alias.asname if alias.asname is not None else name
         full = f"{base}.{name}" if base else name
         bindings.append((local, full))
         modules.append(full)

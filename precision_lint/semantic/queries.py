@@ -14,7 +14,7 @@ Which scope binds a name is Python's rule (:meth:`Scope.lookup_scope`): a name a
 anywhere in a function is local there throughout; class bodies are not visible from their
 methods; ``global x`` sends the look-up to the module.
 
-A use is a ``cst.Name`` of the module's tree, or a name and a position (``at``: a pre-order
+A use is an ``ast.Name`` of the module's tree, or a name and a position (``at``: a pre-order
 number from :func:`position`; None: the end of the scope's code, where a function called
 later, or an importer, sees it).
 """
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, NamedTuple, Optional
 
-if TYPE_CHECKING:  # imported by extract.py, which must not load LibCST for a file it skips
-    import libcst as cst
+if TYPE_CHECKING:
+    import ast
 
     from .index import Assignment, ModuleIndex, Scope
 
@@ -36,7 +36,7 @@ class Reach(NamedTuple):
     bindings: List["Assignment"]
 
 
-def position(index: ModuleIndex, node: cst.CSTNode) -> Optional[int]:
+def position(index: ModuleIndex, node: ast.AST) -> Optional[int]:
     """Where ``node`` is in the module's code: its pre-order number (``a`` is written before
     ``b`` when ``position(a) < position(b)``), or None for a node that is not part of the
     module's tree (one a rule built)."""
@@ -49,7 +49,7 @@ def binding_position(index: ModuleIndex, binding: Assignment) -> Optional[int]:
     return position(index, binding.statement)
 
 
-def reaching(index: ModuleIndex, use: cst.Name, scope: Scope) -> Reach:
+def reaching(index: ModuleIndex, use: ast.Name, scope: Scope) -> Reach:
     """Which bindings reach the use ``use`` (reaching definitions at the use, with their
     guards; see the module's docstring), and the scope that binds its name. A node outside
     the module's tree is a use at the end of its scope's code."""
@@ -62,7 +62,7 @@ def reaching_at(index: ModuleIndex, name: str, scope: Scope, at: Optional[int]) 
     return Reach(*index.bindings_at(name, scope, at))
 
 
-def reaching_values(index: ModuleIndex, use: cst.Name, scope: Scope, unpack: bool = False) -> List[cst.BaseExpression]:
+def reaching_values(index: ModuleIndex, use: ast.Name, scope: Scope, unpack: bool = False) -> List[ast.expr]:
     """The values this name may hold at ``use``: the value of each binding that reaches it
     (reaching definitions at the use), latest first. Bindings whose value is not written
     (a loop target, ``+=``, a parameter's caller) are left out. ``unpack``: for ``a, b = x``
@@ -80,7 +80,7 @@ def reaching_values(index: ModuleIndex, use: cst.Name, scope: Scope, unpack: boo
     return out
 
 
-def sole_binding(index: ModuleIndex, use: cst.Name, scope: Scope) -> Optional[Assignment]:
+def sole_binding(index: ModuleIndex, use: ast.Name, scope: Scope) -> Optional[Assignment]:
     """The one binding that reaches ``use`` (reaching definitions at the use), or None where
     several may (``if``/``else``, a loop) or none is known."""
     bindings = index.bindings_of(use, scope)[1]
@@ -93,7 +93,7 @@ def binding_scope(name: str, scope: Scope) -> Optional[Scope]:
     return scope.lookup_scope(name)
 
 
-def is_builtin(index: ModuleIndex, use: cst.Name, scope: Scope) -> bool:
+def is_builtin(index: ModuleIndex, use: ast.Name, scope: Scope) -> bool:
     """Whether ``use`` reads a builtin (``hasattr``, ``getattr``) and not a function, import or
     variable of the module so named. Python's rule, with reaching definitions at the use: a
     name assigned anywhere in a function is that function's local throughout (never the
@@ -101,14 +101,14 @@ def is_builtin(index: ModuleIndex, use: cst.Name, scope: Scope) -> bool:
     binding reaches it (``hasattr(...)`` above a later ``def hasattr``; a binding later in a
     loop around the use reaches it on the next iteration); a function sees the module as it is
     at its end."""
-    owner = scope.lookup_scope(use.value)
+    owner = scope.lookup_scope(use.id)
     if owner is None:
         return True
     at = position(index, use)
-    if owner is not scope or owner.kind == "function" or at is None or use.value in owner.params:
+    if owner is not scope or owner.kind == "function" or at is None or use.id in owner.params:
         return False
     use_loops = {key for key in index.flow_at(at) if key[0] == "loop"}
-    for binding in index.bindings_at(use.value, scope, at)[1]:
+    for binding in index.bindings_at(use.id, scope, at)[1]:
         start = binding_position(index, binding)
         if start is not None and (start < at or use_loops & index.flow_of(binding)):
             return False  # a binding written before the use, or carried round a loop to it
@@ -138,12 +138,12 @@ def qualified_name(index: ModuleIndex, name: str, scope: Scope, at: Optional[int
     return index.resolve_name(name, scope, at, 0)
 
 
-def bound_before(index: ModuleIndex, use: cst.Name, scope: Scope, at: int) -> bool:
+def bound_before(index: ModuleIndex, use: ast.Name, scope: Scope, at: int) -> bool:
     """Whether a binding of ``use``'s name written before ``at`` reaches ``at`` (reaching
     definitions at ``at``): the name already holds an earlier object there."""
     return any(
         start is not None and start < at
-        for start in (binding_position(index, b) for b in index.bindings_at(use.value, scope, at)[1])
+        for start in (binding_position(index, b) for b in index.bindings_at(use.id, scope, at)[1])
     )
 
 

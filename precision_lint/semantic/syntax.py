@@ -1,19 +1,17 @@
-"""Whether CPython compiles a text, and how deeply it nests: asked before LibCST reads it.
+"""Whether CPython compiles a text, and how deeply it nests: asked before the analysis reads it.
 
 CPython's verdict is the one that matters: a file it refuses never runs, so it is MP000
 whatever else it holds (also a file that mentions no precision at all: ``def f(:``), and it
-is refused at once — LibCST accepts some such files (300 nested parentheses: CPython says
-``too many nested parentheses``) and takes minutes on others before crashing the process
-(a 200,000-term ``a + a + ...``, for which CPython gives up with ``RecursionError`` in
-milliseconds).
+is refused at once (300 nested parentheses: CPython says ``too many nested parentheses``; a
+200,000-term ``a + a + ...``, for which CPython gives up with ``RecursionError`` in
+milliseconds). The tree CPython gives is the one the analysis reads (``index.build_index``).
 
 A file CPython compiles must be checked, however deep it nests: a 2,000-term ``a + a + ...``
-is a LibCST tree 2,000 nodes deep, and ``x and y and ...`` is nested by LibCST however long
-it is (CPython keeps it flat). LibCST's own code (its parser in Rust, ``code_for_node``)
-recurses over such trees, past Python's recursion limit and, for the parser, past the main
-thread's C stack. :func:`run_deep` runs the analysis of a deep file on a thread with a large
-stack and a recursion limit sized to the file; a file deeper than :data:`MAX_DEPTH` is not
-analysed at all and says so (MP002), never a crash and never a pass.
+is a tree 2,000 nodes deep. The index walks it without recursion, but the analysis that
+follows an expression into its parts (the evaluator, the tensor walk) recurses over such
+trees, past Python's recursion limit. :func:`run_deep` runs the analysis of a deep file on a
+thread with a large stack and a recursion limit sized to the file; a file deeper than
+:data:`MAX_DEPTH` is not analysed at all and says so (MP002), never a crash and never a pass.
 """
 from __future__ import annotations
 
@@ -26,7 +24,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 
 from .records import ParseError
 
-# Deeper than this (LibCST's nesting, see nesting_depth), a file is analysed on a thread of
+# Deeper than this (the tree's nesting, see nesting_depth), a file is analysed on a thread of
 # its own with room for the recursion; at most MAX_DEPTH, beyond which it is not analysed.
 SHALLOW = 100
 MAX_DEPTH = 25_000
@@ -105,10 +103,10 @@ def _without_cell_futures(tree: ast.Module, cell_starts: Sequence[int]) -> ast.M
 
 
 def nesting_depth(tree: ast.AST) -> Tuple[int, int, int]:
-    """How deep LibCST's tree of the same text nests, and where (line, column) it is deepest.
+    """How deep CPython's tree of a module nests, and where (line, column) it is deepest.
 
-    CPython's tree, walked without recursion; ``a and b and c`` counts one level per
-    operand (LibCST nests it as ``(a and b) and c``, CPython keeps one node)."""
+    Walked without recursion; ``a and b and c`` is one level (CPython keeps a chain of
+    ``and``/``or`` flat, as one ``BoolOp``)."""
     best, where = 0, (1, 0)
     stack = [(tree, 1)]
     pop, push = stack.pop, stack.append
@@ -118,11 +116,6 @@ def nesting_depth(tree: ast.AST) -> Tuple[int, int, int]:
         if depth > best:
             best = depth
             where = (getattr(node, "lineno", where[0]), getattr(node, "col_offset", where[1]))
-        if type(node) is ast.BoolOp:
-            n = len(node.values)
-            for i, value in enumerate(node.values):
-                push((value, depth + max(n - i, 1)))
-            continue
         for child in children(node):
             push((child, depth + 1))
     return best, where[0], where[1]

@@ -22,10 +22,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, List, Optional, Tuple
 
-import libcst as cst
+import ast
 
 from .evaluate import Evaluator, param_ref
-from .index import CallSite, ModuleIndex, Scope, element, keyword, positional
+from .index import CallSite, ModuleIndex, Scope, element, keyword, positional, string_value
 from .values import CONST, HALF, PARAM, RETURN, SYMBOLIC, Possible, ReturnRef, dtypes
 
 # Text a module must contain to hold a float16 tensor source or a softmax over one (``dtype=``:
@@ -38,15 +38,17 @@ CAST_METHODS = {"half": "float16", "bfloat16": "bfloat16", "float": "float32", "
 WIDE_DTYPES = frozenset({"float32", "float64", "bfloat16"})
 
 
-def cast_dtypes(evaluator: Evaluator, call: cst.Call, method: Optional[str], scope: Scope) -> Optional[frozenset]:
+def cast_dtypes(evaluator: Evaluator, call: ast.Call, method: Optional[str], scope: Scope) -> Optional[frozenset]:
     """The dtypes a call makes its tensor or model: ``x.float()`` {float32}, ``x.to(torch.float32)``
     / ``x.to(device, dtype=d)`` / ``x.type(d)`` every dtype ``d`` may be, ``torch.zeros_like(m,
     dtype=d)`` likewise; an empty set for a ``.to``/``.type`` that names no dtype (``.to(device)``).
     None when the call makes no dtype, or an argument naming one may be a dtype not known here."""
     if method in CAST_METHODS:
-        return None if call.args else frozenset({CAST_METHODS[method]})
+        return None if call.args or call.keywords else frozenset({CAST_METHODS[method]})
     if method in ("to", "type"):
-        named = [a.value for a in call.args if a.keyword is None or a.keyword.value == "dtype"]
+        # every positional argument (a starred one's value too), `dtype=` and a `**kw` spread
+        named = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+        named += [k.value for k in call.keywords if k.arg is None or k.arg == "dtype"]
     else:
         given = keyword(call, "dtype")
         if given is None:
@@ -130,7 +132,7 @@ class HalfTensors:
                     self.inplace.setdefault((owner, name), []).append((reason, index.span(site.node)))
 
     # --- public -----------------------------------------------------------------------
-    def values(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Tuple[Possible, ...]:
+    def values(self, expr: Optional[ast.expr], scope: Scope) -> Tuple[Possible, ...]:
         """Where the tensor ``expr`` may come from: ``HALF``, ``PARAM`` and ``RETURN`` atoms."""
         if expr is None:
             return ()
@@ -169,13 +171,13 @@ class HalfTensors:
         region = self.autocast_region(contexts, items, scope)
         return region[0] if region is not None else None
 
-    def autocast_region(self, contexts: Tuple[str, ...], items, scope: Scope) -> Optional[Tuple[str, cst.BaseExpression]]:
+    def autocast_region(self, contexts: Tuple[str, ...], items, scope: Scope) -> Optional[Tuple[str, ast.expr]]:
         """The innermost certainly enabled autocast region around code under the ``with``
         items ``items``: (its dtype, its ``with`` item), or None."""
         for qual, item in zip(reversed(contexts), reversed(items)):
             if not (qual in AUTOCAST or qual.rsplit(".", 1)[-1] == "autocast") or "cpu" in qual:
                 continue
-            if isinstance(item, cst.Call):
+            if isinstance(item, ast.Call):
                 enabled = self.ev.kwarg_values(item, scope, "enabled")
                 if enabled is not None and any(v.kind == CONST and not v.value for v in enabled):
                     # `enabled=args.amp` that may be False protects nothing on the runs where
@@ -186,22 +188,22 @@ class HalfTensors:
                     names = {v.value for v in dtypes(dtype_values)}
                     return ("float16" if "float16" in names or not names else sorted(names)[0]), item
                 args = positional(item)
-                if args and isinstance(args[0].value, cst.SimpleString) and args[0].value.evaluated_value == "cpu":
+                if args and string_value(args[0]) == "cpu":
                     continue
             return "float16", item
         return None
 
     # --- helpers ----------------------------------------------------------------------
-    def _line(self, node: cst.CSTNode) -> int:
+    def _line(self, node: ast.AST) -> int:
         return self.ix.span(node).line
 
     def _owner(self, name: str, scope: Scope) -> str:
         owner = scope.lookup_scope(name.split(".")[0])
         return (owner or scope.module_scope()).qualname
 
-    def _cast_dtype(self, call: cst.Call, scope: Scope) -> Optional[str]:
+    def _cast_dtype(self, call: ast.Call, scope: Scope) -> Optional[str]:
         """The dtype a ``.to(...)`` / ``.type(...)`` call casts to, if it names one."""
-        exprs = [a.value for a in positional(call)]
+        exprs = list(positional(call))
         kw = keyword(call, "dtype")
         if kw is not None:
             exprs.append(kw.value)
@@ -219,7 +221,7 @@ class HalfTensors:
             return "bfloat16"
         return None
 
-    def _created(self, call: cst.Call, scope: Scope) -> Optional[List[Possible]]:
+    def _created(self, call: ast.Call, scope: Scope) -> Optional[List[Possible]]:
         """A tensor or model made with ``torch_dtype=``/``dtype=``: a ``HALF`` atom when that
         may be float16 here, and the symbolic dtypes (a parameter, a config value) that the
         join turns into one; None when the call names no dtype."""
@@ -248,38 +250,38 @@ class HalfTensors:
         return None
 
     # --- where a value comes from -----------------------------------------------------
-    def _values(self, expr: cst.BaseExpression, scope: Scope) -> List[Possible]:
-        if isinstance(expr, cst.Name):
+    def _values(self, expr: ast.expr, scope: Scope) -> List[Possible]:
+        if isinstance(expr, ast.Name):
             return self._name(expr, scope)
-        if isinstance(expr, cst.Attribute):
-            if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        if isinstance(expr, ast.Attribute):
+            if isinstance(expr.value, ast.Name) and expr.value.id == "self":
                 return self._self_attr(expr, scope)
             return list(self.values(expr.value, scope))
-        if isinstance(expr, cst.Subscript):
+        if isinstance(expr, ast.Subscript):
             return list(self.values(expr.value, scope))
-        if isinstance(expr, cst.UnaryOperation):
-            return list(self.values(expr.expression, scope))
-        if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr, ast.UnaryOp):
+            return list(self.values(expr.operand, scope))
+        if isinstance(expr, ast.BinOp):
             both = [*self.values(expr.left, scope), *self.values(expr.right, scope)]
             if any(v.upcast for v in both):  # type promotion: one fp32 tensor makes the result fp32
                 both = marked(both, upcast=True)
             return both
-        if isinstance(expr, cst.IfExp):
+        if isinstance(expr, ast.IfExp):
             return [*self.values(expr.body, scope), *self.values(expr.orelse, scope)]
-        if isinstance(expr, cst.Call):
+        if isinstance(expr, ast.Call):
             return self._call(expr, scope)
         return []
 
-    def _name(self, expr: cst.Name, scope: Scope) -> List[Possible]:
+    def _name(self, expr: ast.Name, scope: Scope) -> List[Possible]:
         owner, reached = self.ix.bindings_of(expr, scope)
         if owner is None:
             return []
         out: List[Possible] = [
-            half(f"`{expr.value}`: {reason}", span) for reason, span in self.inplace.get((owner.qualname, expr.value), ())
+            half(f"`{expr.id}`: {reason}", span) for reason, span in self.inplace.get((owner.qualname, expr.id), ())
         ]
-        if expr.value in owner.params and owner.kind == "function":
-            out.append(Possible(PARAM, param_ref(owner, expr.value)))
-            default = owner.params[expr.value]
+        if expr.id in owner.params and owner.kind == "function":
+            out.append(Possible(PARAM, param_ref(owner, expr.id)))
+            default = owner.params[expr.id]
             if default is not None:
                 out.extend(self.values(default, owner.parent or owner))
         for assignment in reached:
@@ -292,13 +294,13 @@ class HalfTensors:
             out.extend(self.values(value, owner))
         return out
 
-    def _unpacked(self, value: cst.BaseExpression, position: int, scope: Scope) -> List[Possible]:
+    def _unpacked(self, value: ast.expr, position: int, scope: Scope) -> List[Possible]:
         """The ``position``-th name of ``a, b = value``: an element of a literal tuple, of
         what a local function returns, or the model of ``model, preprocess = clip.load(...)``."""
         item = element(value, position)
         if item is not None:
             return list(self.values(item, scope))
-        if not isinstance(value, cst.Call):
+        if not isinstance(value, ast.Call):
             return []
         site = self.ix.call_of(value)
         if site is not None and site.qualname in CLIP_LOAD:
@@ -308,33 +310,33 @@ class HalfTensors:
             return self.returned(function, position)
         return list(self.values(value, scope))  # `logits, hidden = teacher(x)`: the model's outputs
 
-    def local_function(self, func: cst.BaseExpression, scope: Scope) -> Optional[Scope]:
+    def local_function(self, func: ast.expr, scope: Scope) -> Optional[Scope]:
         """The function of this module a call runs: ``helper(...)`` or ``self.method(...)``."""
-        if isinstance(func, cst.Name):
-            owner = scope.lookup_scope(func.value)
-            if owner is not None and not owner.is_import(func.value):
-                return self.ix.functions.get(f"{owner.qualname}.{func.value}" if owner.qualname else func.value)
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        if isinstance(func, ast.Name):
+            owner = scope.lookup_scope(func.id)
+            if owner is not None and not owner.is_import(func.id):
+                return self.ix.functions.get(f"{owner.qualname}.{func.id}" if owner.qualname else func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             klass = enclosing_class(scope)
             if klass is not None:
-                return self.ix.functions.get(f"{klass.qualname}.{func.attr.value}")
+                return self.ix.functions.get(f"{klass.qualname}.{func.attr}")
         return None
 
-    def _clip_reason(self, call: cst.Call) -> str:
+    def _clip_reason(self, call: ast.Call) -> str:
         return f"`{self.ix.text(call)}` (line {self._line(call)}) returns a float16 model on CUDA"
 
-    def _self_attr(self, expr: cst.Attribute, scope: Scope) -> List[Possible]:
+    def _self_attr(self, expr: ast.Attribute, scope: Scope) -> List[Possible]:
         klass = enclosing_class(scope)
         info = self.ix.classes.get(klass.qualname) if klass is not None else None
         if info is None:
             return []
-        name = expr.attr.value
+        name = expr.attr
         out = [half(f"`self.{name}`: {reason}", span) for reason, span in self.inplace.get((klass.qualname, f"self.{name}"), ())]
         for assignment, method_scope in info.self_attr_values.get(name, []):
             out.extend(self.values(assignment.value, method_scope))
         return out
 
-    def _call(self, expr: cst.Call, scope: Scope) -> List[Possible]:
+    def _call(self, expr: ast.Call, scope: Scope) -> List[Possible]:
         ix = self.ix
         site = ix.call_of(expr)
         qual = site.qualname if site is not None else ix.qualify(expr.func)
@@ -342,24 +344,24 @@ class HalfTensors:
         # --- functions of torch and friends
         if qual in TORCH_CLAMP:
             args = positional(expr)
-            inner = self.values(args[0].value, scope) if args else ()
+            inner = self.values(args[0], scope) if args else ()
             return marked(inner, clamped=qual == "torch.nan_to_num" or _two_sided(expr, 1))
         if qual in CLIP_LOAD:
             return [half(self._clip_reason(expr), ix.span(expr))]
         if qual in SOFTMAX or qual in LOG_SOFTMAX:
             args = positional(expr)
-            return list(self.values(args[0].value, scope)) if args else []
+            return list(self.values(args[0], scope)) if args else []
         made = self._created(expr, scope)
         if made:
             return made
         # --- methods on a value
-        if isinstance(func, cst.Attribute) and (qual is None or not qual.startswith(("torch.", "transformers."))):
+        if isinstance(func, ast.Attribute) and (qual is None or not qual.startswith(("torch.", "transformers."))):
             return self._method(expr, func, scope)
         # --- a local function: what it returns
-        if isinstance(func, cst.Name):
-            owner = scope.lookup_scope(func.value)
-            if owner is not None and not owner.is_import(func.value):
-                qualname = f"{owner.qualname}.{func.value}" if owner.qualname else func.value
+        if isinstance(func, ast.Name):
+            owner = scope.lookup_scope(func.id)
+            if owner is not None and not owner.is_import(func.id):
+                qualname = f"{owner.qualname}.{func.id}" if owner.qualname else func.id
                 if qualname in ix.functions:
                     return self.returned(ix.functions[qualname])
                 if qualname in ix.classes:
@@ -372,15 +374,15 @@ class HalfTensors:
                 returned = ReturnRef(qual, args=self.ev.call_arguments(expr, scope))
                 return self._model_output(expr, [Possible(RETURN, returned)])
             return []
-        if isinstance(func, cst.Call):  # `AutoModel.from_pretrained(...).half()(x)`
+        if isinstance(func, ast.Call):  # `AutoModel.from_pretrained(...).half()(x)`
             return self._model_output(expr, self.values(func, scope))
         return []
 
-    def _method(self, expr: cst.Call, func: cst.Attribute, scope: Scope) -> List[Possible]:
+    def _method(self, expr: ast.Call, func: ast.Attribute, scope: Scope) -> List[Possible]:
         ix = self.ix
-        method = func.attr.value
+        method = func.attr
         receiver = func.value
-        if isinstance(receiver, cst.Name) and receiver.value == "self":
+        if isinstance(receiver, ast.Name) and receiver.id == "self":
             function = self.local_function(func, scope)
             if function is not None:
                 return self.returned(function)
@@ -406,7 +408,7 @@ class HalfTensors:
             return self._model_output(expr, self.values(receiver, scope))
         return []
 
-    def _model_output(self, call: cst.Call, model) -> List[Possible]:
+    def _model_output(self, call: ast.Call, model) -> List[Possible]:
         out = list(model)
         if self.autocast_enabled(self.ix.call_of(call)) == "float16":
             out.append(
@@ -420,10 +422,8 @@ class HalfTensors:
 
 
 def _is_statement(site: CallSite) -> bool:
-    stmt = site.statement
-    return isinstance(stmt, cst.SimpleStatementLine) and any(
-        isinstance(s, cst.Expr) and s.value is site.node for s in stmt.body
-    )
+    stmt = site.statement  # the innermost simple statement around the call
+    return isinstance(stmt, ast.Expr) and stmt.value is site.node
 
 
 def enclosing_class(scope: Scope) -> Optional[Scope]:
@@ -435,17 +435,17 @@ def enclosing_class(scope: Scope) -> Optional[Scope]:
     return None
 
 
-def _two_sided(call: cst.Call, first: int) -> bool:
+def _two_sided(call: ast.Call, first: int) -> bool:
     """``clamp(x, lo, hi)`` / ``x.clamp(lo, hi)`` / ``min=`` and ``max=``: both bounds given."""
     args = positional(call)
     bounds = len(args) - first
-    names = {a.keyword.value for a in call.args if a.keyword is not None}
+    names = {k.arg for k in call.keywords if k.arg is not None}
     return bounds >= 2 or (bounds >= 1 and "max" in names) or {"min", "max"} <= names
 
 
-def _dotted_receiver(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-        return f"{node.value.value}.{node.attr.value}"
+def _dotted_receiver(node: ast.expr) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
     return None

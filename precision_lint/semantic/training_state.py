@@ -16,15 +16,15 @@ import re
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
-import libcst as cst
+import ast
 
-from .index import ModuleIndex, Scope, argument, keyword, literal_key, positional
+from .index import ModuleIndex, Scope, argument, call_args, keyword, literal_key, nodes_of, positional, string_value
 from .main_block import main_block_orders, main_scope
 from .names import dotted
 from .values import TrainRef
 
 
-def runs_before(index: ModuleIndex, node: cst.CSTNode, node_scope: Scope, made: Optional[cst.CSTNode], made_scope: Scope) -> bool:
+def runs_before(index: ModuleIndex, node: ast.AST, node_scope: Scope, made: Optional[ast.AST], made_scope: Scope) -> bool:
     """Whether ``node`` (code of ``node_scope``) is written before ``made``, the call that makes
     a new model, in the same scope: it ran before that model existed (loops aside), so it does
     not use it."""
@@ -35,13 +35,34 @@ def runs_before(index: ModuleIndex, node: cst.CSTNode, node_scope: Scope, made: 
     return index.order(node)[0] < index.order(made)[0]
 
 
-def _flag(node: cst.Call) -> Optional[bool]:
+def _arguments(call: ast.Call) -> List[Tuple[Optional[str], str, ast.expr]]:
+    """``(keyword, star, value)`` of each argument of ``call`` in source order, as LibCST's
+    ``Call.args`` listed them: ``star`` is "", "*" or "**", ``value`` the expression without its
+    star (``index.call_args`` gives the order)."""
+    out: List[Tuple[Optional[str], str, ast.expr]] = []
+    for arg in call_args(call):
+        if isinstance(arg, ast.keyword):
+            out.append((arg.arg, "" if arg.arg is not None else "**", arg.value))
+        elif isinstance(arg, ast.Starred):
+            out.append((None, "*", arg.value))
+        else:
+            out.append((None, "", arg))
+    return out
+
+
+def _first_argument(call: ast.Call) -> Optional[ast.expr]:
+    """The first argument's expression, positional or keyword (None without arguments)."""
+    given = _arguments(call)
+    return given[0][2] if given else None
+
+
+def _flag(node: ast.Call) -> Optional[bool]:
     """``requires_grad_(False)`` → False; ``requires_grad_(True)`` / ``requires_grad_()`` → True."""
-    if not node.args:
+    if not node.args and not node.keywords:
         return True
-    arg = node.args[0].value
-    if isinstance(arg, cst.Name) and arg.value in ("True", "False"):
-        return arg.value == "True"
+    arg = _first_argument(node)
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, bool):
+        return arg.value
     return None
 
 
@@ -58,27 +79,27 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
     for site in index.calls:
         if site.method != "requires_grad_":
             continue
-        chained = isinstance(site.receiver, cst.Call) and bool(set(site.assigned_to) & set(names))
+        chained = isinstance(site.receiver, ast.Call) and bool(set(site.assigned_to) & set(names))
         if site.receiver is not None and (chained or dotted(site.receiver) in names):
             written = _flag(site.node)
-            flag = truth(site.node.args[0].value, site) if written is None and truth is not None else written
+            flag = truth(_first_argument(site.node), site) if written is None and truth is not None else written
             if flag is not None:
                 shown = dotted(site.receiver) or site.assigned_to[0]
                 at = index.order(site.node)[1] if chained else index.order(site.node)[0]
                 out.append((at, flag, f"`{shown}.requires_grad_({flag})`" + (" in these runs" if written is None else "")))
-        elif site.loops and site.node.args:
+        elif site.loops and (site.node.args or site.node.keywords):
             flag = _flag(site.node)
             owner = _loop_owner(site.loops, names)
             if flag is not None and owner:
                 out.append((index.order(site.node)[0], flag, f"parameters of `{owner}` set to requires_grad_({flag})"))
     for assign in index.attr_assigns:
-        if assign.target.attr.value != "requires_grad" or not isinstance(assign.value, cst.Name):
+        if assign.target.attr != "requires_grad" or not isinstance(assign.value, ast.Constant):
             continue
-        if assign.value.value not in ("True", "False"):
+        if not isinstance(assign.value.value, bool):
             continue
         owner = _loop_owner(assign.loops, names)
         if owner and id(assign.target) in index.order_of:
-            flag = assign.value.value == "True"
+            flag = assign.value.value
             out.append((index.order(assign.target)[0], flag, f"parameters of `{owner}` set to requires_grad={flag}"))
     return sorted(out, key=lambda e: e[0])
 
@@ -96,9 +117,9 @@ def unfrozen_by_choice(index: ModuleIndex, names: Tuple[str, ...], values, after
             continue
         if index.order(site.node)[0] > after:
             last = site
-    if last is None or not last.node.args or _flag(last.node) is not None:
+    if last is None or not (last.node.args or last.node.keywords) or _flag(last.node) is not None:
         return ""
-    found = values(last.node.args[0].value, last.scope)
+    found = values(_first_argument(last.node), last.scope)
     if not found or any(v.kind != "const" for v in found):
         return ""
     chosen = lambda v: any(g.user_choice for g in v.guards)  # noqa: E731
@@ -113,9 +134,9 @@ def _loop_owner(loops, names: Tuple[str, ...]) -> str:
     for loop in loops:
         it = loop.iter
         if (
-            isinstance(it, cst.Call)
-            and isinstance(it.func, cst.Attribute)
-            and it.func.attr.value in ("parameters", "named_parameters")
+            isinstance(it, ast.Call)
+            and isinstance(it.func, ast.Attribute)
+            and it.func.attr in ("parameters", "named_parameters")
             and dotted(it.func.value) in names
         ):
             return dotted(it.func.value) or ""
@@ -136,7 +157,7 @@ def frozen_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1, t
     return last
 
 
-def adapter_injection(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
+def adapter_injection(index: ModuleIndex, site) -> Optional[ast.expr]:
     """The model a call injects PEFT adapters into *in place*, or None.
 
     ``X.add_adapter(config)`` (diffusers' ``PeftAdapterMixin.add_adapter``, transformers'
@@ -153,7 +174,7 @@ def adapter_injection(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
     model are trainable float16 parameters, unless the script upcasts them (diffusers'
     ``training_utils.cast_training_params(unet, dtype=torch.float32)``)."""
     q = site.qualname or dotted(site.node.func) or ""
-    if site.method == "add_adapter" and site.receiver is not None and site.node.args:
+    if site.method == "add_adapter" and site.receiver is not None and (site.node.args or site.node.keywords):
         return site.receiver
     if q.rsplit(".", 1)[-1] == "inject_adapter_in_model":
         return argument(site.node, 1, "model")
@@ -162,22 +183,22 @@ def adapter_injection(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
     return None
 
 
-def peft_config_builds(index: ModuleIndex, site) -> List[Optional[cst.BaseExpression]]:
+def peft_config_builds(index: ModuleIndex, site) -> List[Optional[ast.expr]]:
     """What the config of a ``get_peft_model(model, config)`` call is built by: the expression
     in the call, or, for a name, the value of each binding that reaches it (None where a
     binding has no value, a loop variable or an import); [] without a config."""
     given = keyword(site.node, "peft_config")
     args = positional(site.node)
-    config = given.value if given is not None else args[1].value if len(args) > 1 else None
+    config = given.value if given is not None else args[1] if len(args) > 1 else None
     if config is None:
         return []
-    if isinstance(config, cst.Name):
+    if isinstance(config, ast.Name):
         _, bindings = index.bindings_of(config, site.scope)
         return [b.value for b in bindings]
     return [config]
 
 
-def saved_modules(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
+def saved_modules(index: ModuleIndex, site) -> Optional[ast.expr]:
     """The ``modules_to_save=[...]`` of the PEFT config a ``get_peft_model(model, config)`` call
     wraps the model with (the config built in the call, or bound to a name by such a call on
     every path), when it names modules; else None.
@@ -193,18 +214,18 @@ def saved_modules(index: ModuleIndex, site) -> Optional[cst.BaseExpression]:
         return None
     found = None
     for built in builds:
-        modules = keyword(built, "modules_to_save") if isinstance(built, cst.Call) else None
+        modules = keyword(built, "modules_to_save") if isinstance(built, ast.Call) else None
         value = modules.value if modules is not None else None
         if not (
-            isinstance(value, (cst.List, cst.Tuple, cst.Set)) and value.elements
-            or isinstance(value, cst.SimpleString) and value.evaluated_value
+            isinstance(value, (ast.List, ast.Tuple, ast.Set)) and value.elts
+            or string_value(value)
         ):
             return None  # a path whose config saves no module, or one not written here
         found = value
     return found
 
 
-def adapters_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1) -> Optional[cst.Call]:
+def adapters_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1) -> Optional[ast.Call]:
     """The last call that injects adapters into the model bound to ``names`` (``unet.add_adapter(
     config)``), when nothing after it freezes the model or makes all of it trainable again
     (``requires_grad_(False)`` / ``requires_grad_(True)``): what trains is then those adapters,
@@ -229,7 +250,7 @@ SAVES = ("save_pretrained", "save_model", "push_to_hub", "save", "save_file", "s
 TRAINING_CALLS = ("train", "fit", "backward", "step", "manual_backward", "training_step")
 
 
-def save_time_cast(index: ModuleIndex, names: Tuple[str, ...], cast: cst.Call, scope: Scope) -> str:
+def save_time_cast(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, scope: Scope) -> str:
     """Why a cast of a model is an export, not training: in its scope, the model is saved after
     the cast (``model.half().save_pretrained(out)``, ``torch.save(model.state_dict(), p)``) and
     nothing trains after it (no ``.train()``, ``.fit()``, backward pass or optimizer step). A
@@ -260,7 +281,7 @@ def save_time_cast(index: ModuleIndex, names: Tuple[str, ...], cast: cst.Call, s
 STEPS = ("step", "backward", "train", "fit")
 
 
-def after_training_cast(index: ModuleIndex, names: Tuple[str, ...], cast: cst.Call, scope: Scope) -> str:
+def after_training_cast(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, scope: Scope) -> str:
     """Why a cast of a model is made after its training, not for it: in its scope, the model
     was trained above (an optimizer step, a backward pass, ``trainer.train()``), the cast sits
     in no loop, and below it nothing trains (no step, backward, ``train``/``fit``, trainer)
@@ -292,19 +313,18 @@ def after_training_cast(index: ModuleIndex, names: Tuple[str, ...], cast: cst.Ca
     return "cast after training (nothing trains it below)" if trained_before else ""
 
 
-def _mentions(site, names: Tuple[str, ...], cast: cst.Call) -> bool:
+def _mentions(site, names: Tuple[str, ...], cast: ast.Call) -> bool:
     """Whether a save call is on the model: its receiver, or an argument, is one of ``names``
     (or ``names[i].state_dict()``), or the cast itself heads its chain."""
     node = site.receiver
-    while isinstance(node, cst.Call):
+    while isinstance(node, ast.Call):
         if node is cast:
             return True
-        node = node.func.value if isinstance(node.func, cst.Attribute) else None
+        node = node.func.value if isinstance(node.func, ast.Attribute) else None
     if node is not None and dotted(node) in names:
         return True
-    for arg in site.node.args:
-        value = arg.value
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+    for _, _, value in _arguments(site.node):
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
             value = value.func.value  # `model.state_dict()`
         if dotted(value) in names:
             return True
@@ -320,13 +340,13 @@ def no_grad_function(scope: Scope) -> str:
     so no gradient of a model made or called there is ever unscaled."""
     while scope is not None and scope.kind != "module":
         node = scope.node
-        for decorator in getattr(node, "decorators", ()):
-            expr = decorator.decorator
-            if isinstance(expr, cst.Call):
+        for decorator in getattr(node, "decorator_list", ()):
+            expr = decorator
+            if isinstance(expr, ast.Call):
                 expr = expr.func
             name = dotted(expr) or ""
             if name.rsplit(".", 1)[-1] in NO_GRAD:
-                return f"@{name}()" if isinstance(decorator.decorator, cst.Call) else f"@{name}"
+                return f"@{name}()" if isinstance(decorator, ast.Call) else f"@{name}"
         scope = scope.parent
     return ""
 
@@ -409,6 +429,9 @@ WRAPPER_FUNCTIONS = (
 )
 ITERABLES = ("list", "tuple", "iter", "filter", "sorted", "set", "itertools.chain", "itertools.chain.from_iterable")
 PEFT_WRAPS = ("get_peft_model", "prepare_model_for_kbit_training", "PeftModel.from_pretrained")
+# Bindings that give their name no value to follow: a loop target, a ``def``, a ``class``
+# (sync and async forms are two classes in ``ast``, one in LibCST).
+_NOT_VALUE_BINDERS = (ast.For, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 @dataclass(frozen=True)
@@ -436,7 +459,7 @@ class TrainedObjects:
         self._uses: Optional[List[Use]] = None
 
     # --- which object an expression holds ----------------------------------------
-    def keys(self, expr: Optional[cst.BaseExpression], scope: Scope, klass: Optional[str] = None) -> FrozenSet[tuple]:
+    def keys(self, expr: Optional[ast.expr], scope: Scope, klass: Optional[str] = None) -> FrozenSet[tuple]:
         """The keys of the object ``expr`` holds (see the section's comment)."""
         if expr is None:
             return frozenset()
@@ -455,51 +478,56 @@ class TrainedObjects:
             return
         seen.add(id(node))
         walk = lambda n, s=scope: self._walk(n, s, klass, out, seen, depth + 1)  # noqa: E731
-        if isinstance(node, cst.Name):
+        if isinstance(node, ast.Name):
             self._name(node, scope, klass, out, seen, depth)
-        elif isinstance(node, cst.Attribute):
-            if isinstance(node.value, cst.Name) and node.value.value == "self" and klass:
-                self._self_attr(node.attr.value, klass, out, seen, depth)
+        elif isinstance(node, ast.Constant) and (node.value is None or type(node.value) is bool):
+            # LibCST parsed `None`/`True`/`False` as `Name` nodes, each a name bound nowhere
+            # (`_name`'s key): kept as it was, so the port changes no answer
+            out.add(("name", self._scope(node, scope).qualname, repr(node.value)))
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self" and klass:
+                self._self_attr(node.attr, klass, out, seen, depth)
             else:
                 # `pipe.unet`, `model.module`: a part of that object, an object of its own
                 # (``part_keys``): `pipe.unet` and `pipe.vae` are two objects, and a cast of
                 # one says nothing of what trains the other
                 whole: Set[tuple] = set()
                 self._walk(node.value, scope, klass, whole, seen, depth + 1)
-                out.update(("part", key, node.attr.value) for key in whole)
-        elif isinstance(node, cst.Call):
+                out.update(("part", key, node.attr) for key in whole)
+        elif isinstance(node, ast.Call):
             self._call(node, scope, klass, out, seen, depth)
-        elif isinstance(node, cst.BinaryOperation):
+        elif isinstance(node, ast.BinOp):
             walk(node.left)
             walk(node.right)
-        elif isinstance(node, cst.BooleanOperation):
-            walk(node.left)
-            walk(node.right)
-        elif isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-            for element in node.elements:
-                walk(element.value)
-        elif isinstance(node, cst.Dict):
-            for element in node.elements:
-                walk(element.value)  # `[{"params": model.parameters(), "lr": lr}]`
-        elif isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
-            comp = node.for_in
-            while comp is not None:
+        elif isinstance(node, ast.BoolOp):
+            # flat in `ast`; LibCST nested `a or b or c` as `(a or b) or c`, one level deeper for
+            # each operator to the right of an operand: the same depths (MAX_DEPTH) as before
+            n = len(node.values)
+            for i, value in enumerate(node.values):
+                self._walk(value, scope, klass, out, seen, depth + n - max(i, 1))
+        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            for element in node.elts:
+                walk(element.value if isinstance(element, ast.Starred) else element)
+        elif isinstance(node, ast.Dict):
+            for value in node.values:
+                walk(value)  # `[{"params": model.parameters(), "lr": lr}]`; `**d` too
+        elif isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            for comp in node.generators:
                 walk(comp.iter)
-                comp = comp.inner_for_in
-        elif isinstance(node, cst.Subscript):
+        elif isinstance(node, ast.Subscript):
             if not self._item(node, scope, klass, out, seen, depth):
                 walk(node.value)
-        elif isinstance(node, cst.IfExp):
+        elif isinstance(node, ast.IfExp):
             walk(node.body)
             walk(node.orelse)
-        elif isinstance(node, (cst.StarredElement, cst.Await)):
-            walk(node.value if isinstance(node, cst.StarredElement) else node.expression)
-        elif isinstance(node, cst.NamedExpr):
+        elif isinstance(node, (ast.Starred, ast.Await)):
+            walk(node.value)
+        elif isinstance(node, ast.NamedExpr):
             walk(node.value)
 
-    def _name(self, node: cst.Name, scope: Scope, klass, out, seen, depth) -> None:
+    def _name(self, node: ast.Name, scope: Scope, klass, out, seen, depth) -> None:
         scope = self._scope(node, scope)
-        if node.value == "self" and klass:
+        if node.id == "self" and klass:
             out.add(("instance", klass))
             info = self.ix.classes.get(klass)
             for attr in (info.self_attr_values if info is not None else ()):
@@ -507,27 +535,27 @@ class TrainedObjects:
             return
         owner, reached = self.ix.bindings_of(node, scope)
         if owner is None:
-            out.add(("name", scope.qualname, node.value))  # bound nowhere here (a global of another file)
+            out.add(("name", scope.qualname, node.id))  # bound nowhere here (a global of another file)
             return
         at = self.ix.order_of.get(id(node), (None,))[0]
-        if owner.kind == "function" and node.value in owner.params:
+        if owner.kind == "function" and node.id in owner.params:
             before = [b for b in reached if at is not None and self.ix.order_of.get(id(b.statement), (at,))[0] < at]
             if owner is not scope or not before:
                 from .evaluate import param_ref
 
-                out.add(("param", param_ref(owner, node.value)))
+                out.add(("param", param_ref(owner, node.id)))
         for binding in reached:
             if binding.imported is not None:
-                out.add(("name", binding.imported, node.value))
+                out.add(("name", binding.imported, node.id))
                 continue
             value = binding.value
-            if value is None or isinstance(binding.statement, (cst.For, cst.FunctionDef, cst.ClassDef)):
-                out.add(("bind", id(binding.statement), node.value))
+            if value is None or isinstance(binding.statement, _NOT_VALUE_BINDERS):
+                out.add(("bind", id(binding.statement), node.id))
                 continue
             if binding.unpack_index is not None:
                 element = self._element(value, binding.unpack_index)
                 if element is None:
-                    out.add(("bind", id(binding.statement), node.value))
+                    out.add(("bind", id(binding.statement), node.id))
                     callee = self._project_callee(value)
                     if callee is not None:  # `model, tokenizer = load_model_and_tokenizer(name)`
                         out.add(("ret", callee, binding.unpack_index))
@@ -535,13 +563,13 @@ class TrainedObjects:
                 value = element
             self._walk(value, owner, klass, out, seen, depth + 1)
 
-    def _item(self, node: cst.Subscript, scope: Scope, klass, out, seen, depth) -> bool:
+    def _item(self, node: ast.Subscript, scope: Scope, klass, out, seen, depth) -> bool:
         """``parts["model"]`` of ``parts = {"model": m, "ref": r}`` or of ``parts = load(...)``
         (a project function returning such a dict): that entry's object only, not the others
         the dict holds (a frozen reference model returned beside the trained one). False when
         the key or the container is not one of those (the whole container is then walked)."""
         key = literal_key(node)
-        if key is None or not isinstance(node.value, cst.Name):
+        if key is None or not isinstance(node.value, ast.Name):
             return False
         owner, reached = self.ix.bindings_of(node.value, self._scope(node.value, scope))
         if owner is None or not reached or any(b.imported is not None or b.unpack_index is not None for b in reached):
@@ -549,8 +577,8 @@ class TrainedObjects:
         found = []
         for binding in reached:
             value = binding.value
-            entries = _string_keys(value) if isinstance(value, cst.Dict) else None
-            callee = self._project_callee(value) if isinstance(value, cst.Call) else None
+            entries = _string_keys(value) if isinstance(value, ast.Dict) else None
+            callee = self._project_callee(value) if isinstance(value, ast.Call) else None
             if entries is not None:
                 if key not in entries:
                     return False
@@ -571,19 +599,19 @@ class TrainedObjects:
         the matching argument of a wrapper that gives back what it was given in order
         (``model, opt = accelerator.prepare(model, opt)``, ``fabric.setup(model, opt)``,
         ``engine, opt, _, _ = deepspeed.initialize(model=model, ...)``)."""
-        if isinstance(value, (cst.Tuple, cst.List)):
-            elements = value.elements
-            return elements[position].value if position < len(elements) and not isinstance(elements[position], cst.StarredElement) else None
-        if isinstance(value, cst.Call):
+        if isinstance(value, (ast.Tuple, ast.List)):
+            elements = value.elts
+            return elements[position] if position < len(elements) and not isinstance(elements[position], ast.Starred) else None
+        if isinstance(value, ast.Call):
             site = self.ix.call_of(value)
             q = (site.qualname or "") if site is not None else ""
             if q.endswith("deepspeed.initialize") or q == "deepspeed.initialize":
                 given = positional(value)
                 model = keyword(value, "model")
-                return (model.value if model is not None else given[0].value if given else None) if position == 0 else None
+                return (model.value if model is not None else given[0] if given else None) if position == 0 else None
             if site is not None and site.method in ("prepare", "setup"):
                 args = positional(value)
-                return args[position].value if position < len(args) else None
+                return args[position] if position < len(args) else None
         return None
 
     def _self_attr(self, attr: str, klass: str, out, seen, depth) -> None:
@@ -592,7 +620,7 @@ class TrainedObjects:
         for assignment, scope in (info.self_attr_values.get(attr, ()) if info is not None else ()):
             self._walk(assignment.value, scope, klass, out, seen, depth + 1)
 
-    def _call(self, node: cst.Call, scope: Scope, klass, out, seen, depth) -> None:
+    def _call(self, node: ast.Call, scope: Scope, klass, out, seen, depth) -> None:
         walk = lambda n: self._walk(n, scope, klass, out, seen, depth + 1)  # noqa: E731
         site = self.ix.call_of(node)
         if site is None:
@@ -613,7 +641,7 @@ class TrainedObjects:
             # `autocast_adapter_dtype=False` makes them in the base's dtype (the base's cast
             # then decides the dtype of what trains), and so are copies of its `modules_to_save`
             flag = keyword(node, "autocast_adapter_dtype")
-            if (flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False") or (
+            if (flag is not None and isinstance(flag.value, ast.Constant) and flag.value.value is False) or (
                 q.rsplit(".", 1)[-1] == "get_peft_model" and saved_modules(self.ix, site) is not None
             ):
                 walk(argument(node, 0, "model"))
@@ -627,11 +655,11 @@ class TrainedObjects:
             walk(argument(node, 0, "model", "module"))
             if method in ("prepare", "setup") and len(args) > 1:
                 for arg in args[1:]:
-                    walk(arg.value)  # `accelerator.prepare(model, optimizer)` given back as one
+                    walk(arg)  # `accelerator.prepare(model, optimizer)` given back as one
             return
         if q in ITERABLES or q.startswith("builtins.") or (site.method is None and dotted(node.func) in ITERABLES):
-            for arg in node.args:
-                walk(arg.value)
+            for _, _, value in _arguments(node):
+                walk(value)
             return
         callee = self._project_callee(node)
         if callee is not None:
@@ -641,7 +669,7 @@ class TrainedObjects:
         """The project function or class a call runs (``callees.project_callee``), or None."""
         from .callees import project_callee
 
-        site = self.ix.call_of(node) if isinstance(node, cst.Call) else None
+        site = self.ix.call_of(node) if isinstance(node, ast.Call) else None
         return project_callee(self.ix, site) if site is not None else None
 
     def _not_half_cast(self, site) -> bool:
@@ -652,12 +680,12 @@ class TrainedObjects:
         if site.method not in ("to", "type") or self.ev is None:
             return False
         given = keyword(site.node, "dtype")
-        args = [given] if given is not None else [a for a in positional(site.node)]
+        args = [given.value] if given is not None else positional(site.node)
         from .values import DTYPE
 
         for arg in args:
             try:
-                values = self.ev.values(arg.value, site.scope)
+                values = self.ev.values(arg, site.scope)
             except RecursionError:
                 return False
             dtypes = {v.value for v in values if v.kind == DTYPE}
@@ -684,12 +712,12 @@ class TrainedObjects:
     def _made_by(self, expr, scope: Scope) -> str:
         """The qualified name of what made the object ``expr`` holds, when one call always does
         (``trainer = L.Trainer(...)``): "" otherwise."""
-        if isinstance(expr, cst.Call):
+        if isinstance(expr, ast.Call):
             site = self.ix.call_of(expr)
             return (site.qualname or dotted(expr.func) or "") if site is not None else ""
-        if isinstance(expr, cst.Name):
+        if isinstance(expr, ast.Name):
             _, reached = self.ix.bindings_of(expr, self._scope(expr, scope))
-            if len(reached) == 1 and isinstance(reached[0].value, cst.Call) and reached[0].unpack_index is None:
+            if len(reached) == 1 and isinstance(reached[0].value, ast.Call) and reached[0].unpack_index is None:
                 return self._made_by(reached[0].value, scope)
         return ""
 
@@ -730,15 +758,15 @@ class TrainedObjects:
             named = q or dotted(node.func) or ""
             if q and is_optimizer(q):
                 text = f"`{named}(...)`"
-                for arg in node.args:
-                    if arg.keyword is None or arg.keyword.value in ("params", "model", "model_parameters", "parameters"):
-                        add("train", arg.value, site, evidence=text)
+                for name, _, value in _arguments(node):
+                    if name is None or name in ("params", "model", "model_parameters", "parameters"):
+                        add("train", value, site, evidence=text)
                 continue
             if named and is_trainer(named) and not q.startswith("torch."):
                 model = argument(node, 0, "model")
                 if self._never_trains(site):
                     pass  # built for `evaluate()` / `predict()` only: it never makes an optimizer
-                elif model is not None and not isinstance(model, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+                elif model is not None and not _string_literal(model):
                     add("train", model, site, evidence=f"`{named}(model=...)`")
                 else:
                     # given a model's name, the trainer loads it with its config's
@@ -746,32 +774,32 @@ class TrainedObjects:
                     config = keyword(node, "args")
                     if config is not None:
                         add("train", config.value, site, evidence=f"`{named}(model=<name>, args=...)`")
-            if site.method == "add_param_group" and node.args:
-                add("train", node.args[0].value, site, evidence=f"`{dotted(node.func) or 'add_param_group'}(...)`")
+            if site.method == "add_param_group" and (node.args or node.keywords):
+                add("train", _first_argument(node), site, evidence=f"`{dotted(node.func) or 'add_param_group'}(...)`")
             if site.method == "fit" and site.receiver is not None and is_trainer(self._made_by(site.receiver, site.scope)):
                 model = argument(node, 0, "model")
                 add("train", model, site, evidence=f"`{dotted(node.func) or 'fit'}(...)`")
             callee = project_callee(ix, site)
             if callee is not None:
                 position = 0
-                for arg in node.args:
-                    if arg.star:
-                        if arg.star == "*":
+                for name, star, value in _arguments(node):
+                    if star:
+                        if star == "*":
                             break
                         continue
-                    if arg.keyword is None:
-                        add("pass", arg.value, site, TrainRef("param", callee, "", position, None))
+                    if name is None:
+                        add("pass", value, site, TrainRef("param", callee, "", position, None))
                         position += 1
                     else:
-                        add("pass", arg.value, site, TrainRef("param", callee, "", None, arg.keyword.value))
+                        add("pass", value, site, TrainRef("param", callee, "", None, name))
         for qualname, function in ix.functions.items():
             klass = _klass_of(function)
             for value, _ in function.returns:
                 if value is None:
                     continue
-                if isinstance(value, cst.Tuple):
-                    parts = list(enumerate(e.value for e in value.elements))
-                elif isinstance(value, cst.Dict) and _string_keys(value) is not None:
+                if isinstance(value, ast.Tuple):
+                    parts = list(enumerate(e.value if isinstance(e, ast.Starred) else e for e in value.elts))
+                elif isinstance(value, ast.Dict) and _string_keys(value) is not None:
                     parts = list(_string_keys(value).items())  # `return {"model": m, "ref": r}`
                 else:
                     parts = [(None, value)]
@@ -978,46 +1006,89 @@ def trained_objects(index: ModuleIndex, evaluator=None) -> TrainedObjects:
     return found
 
 
-def _string_keys(node: cst.Dict) -> Optional[Dict[str, cst.BaseExpression]]:
+def _string_keys(node: ast.Dict) -> Optional[Dict[str, ast.expr]]:
     """``{"model": m, "ref": r}`` → its entries; None when a key is not a string literal or
     the dict splats another (``{**base, ...}``)."""
-    out: Dict[str, cst.BaseExpression] = {}
-    for element in node.elements:
-        if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+    out: Dict[str, ast.expr] = {}
+    for key_node, value in zip(node.keys, node.values):
+        key = string_value(key_node) if key_node is not None else None  # None: `**base`
+        if key is None:
             return None
-        key = element.key.evaluated_value
-        if not isinstance(key, str):
-            return None
-        out[key] = element.value
+        out[key] = value
     return out
 
 
-class _NameUses(cst.CSTVisitor):
-    """Every use of one name in a tree: the attributes read on it (``x.attr``), and whether it
-    is used any other way (passed, returned, stored, compared) besides being assigned."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.attributes: Set[str] = set()
-        self.escapes = False
-        self._skip: Set[int] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if isinstance(node.value, cst.Name) and node.value.value == self.name:
-            self.attributes.add(node.attr.value)
-            self._skip.add(id(node.value))
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if isinstance(node.target, cst.Name):
-            self._skip.add(id(node.target))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name and id(node) not in self._skip:
-            self.escapes = True
+def _string_literal(node: ast.expr) -> bool:
+    """A string (or bytes) literal, f-strings included: a model's name, not a model."""
+    return isinstance(node, ast.JoinedStr) or isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
 
 
-def _attribute_reads(tree: cst.CSTNode, name: str) -> Optional[Set[str]]:
-    """The attributes read on ``name`` in ``tree``; None when the name is used otherwise."""
-    uses = _NameUses(name)
-    tree.visit(uses)
-    return None if uses.escapes else uses.attributes
+def _identifiers(node: ast.AST) -> Iterable[str]:
+    """The identifiers ``node`` holds as plain strings where LibCST had ``Name`` nodes: a
+    definition's, a parameter's, a keyword argument's, an attribute's, a ``global``'s, an
+    ``as`` name, a pattern's capture (``_attribute_reads`` handles an ``ast.Name`` and an
+    import's dotted name itself)."""
+    if isinstance(node, ast.Attribute):
+        yield node.attr
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name
+    elif isinstance(node, ast.arg):
+        yield node.arg
+    elif isinstance(node, ast.keyword):
+        if node.arg is not None:
+            yield node.arg
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        yield from node.names
+    elif isinstance(node, ast.alias):
+        if node.asname is not None:
+            yield node.asname
+    elif isinstance(node, ast.ExceptHandler):
+        if node.name is not None:
+            yield node.name
+    elif isinstance(node, (ast.MatchAs, ast.MatchStar)):
+        if node.name is not None:
+            yield node.name
+    elif isinstance(node, ast.MatchMapping):
+        if node.rest is not None:
+            yield node.rest
+    elif isinstance(node, ast.MatchClass):
+        yield from node.kwd_attrs
+
+
+def _attribute_reads(tree: ast.AST, name: str) -> Optional[Set[str]]:
+    """Every use of ``name`` in ``tree``: the attributes read on it (``x.attr``), or None when
+    it is used any other way (passed, returned, stored, compared) besides being assigned.
+
+    As the LibCST visitor this replaces did, every identifier counts as a use, not only an
+    ``ast.Name``: a parameter, a keyword argument, an attribute named ``name`` (``x.name``),
+    an import of it; only the target of a plain assignment (``name = ...``) and the object of
+    an attribute read on it (``name.attr``) do not."""
+    attributes: Set[str] = set()
+    skip: Set[int] = set()
+    for node in nodes_of(tree):
+        if isinstance(node, ast.Name):
+            if node.id == name and id(node) not in skip:
+                return None
+            continue
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
+            attributes.add(node.attr)
+            skip.add(id(node.value))
+        elif isinstance(node, ast.Assign):
+            skip.update(id(t) for t in node.targets if isinstance(t, ast.Name))
+        if isinstance(node, ast.alias):
+            dotted_names = [node.name]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            dotted_names = [node.module]
+        else:
+            dotted_names = []
+        for text in dotted_names:  # LibCST: `import a.b` is `Attribute(Name(a), Name(b))`
+            first, *rest = text.split(".")
+            if first == name:
+                if not rest:
+                    return None
+                attributes.add(rest[0])
+            if name in rest:
+                return None
+        if name in _identifiers(node):
+            return None
+    return attributes

@@ -23,11 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-import libcst as cst
+import ast
 
 from ..knowledge import version_helpers
 from ..workspace.versions import Allowed, normalize, parse_spec, read_version
-from .index import ModuleIndex, Scope
+from .index import FUNCTION_DEFS, ModuleIndex, Scope, parameters, string_value
 
 _METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
 _DISTRIBUTION = frozenset({"pkg_resources.get_distribution", "pkg_resources.require"})
@@ -38,7 +38,7 @@ _PARSERS = frozenset(
         "looseversion.LooseVersion", "pkg_resources.extern.packaging.version.Version",
     }
 )
-_OPS = {cst.GreaterThanEqual: ">=", cst.GreaterThan: ">", cst.LessThanEqual: "<=", cst.LessThan: "<", cst.Equal: "==", cst.NotEqual: "!="}
+_OPS = {ast.GtE: ">=", ast.Gt: ">", ast.LtE: "<=", ast.Lt: "<", ast.Eq: "==", ast.NotEq: "!="}
 _FLIP = {">=": "<=", ">": "<", "<=": ">=", "<": ">", "==": "==", "!=": "!="}
 _NEGATE = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "!=", "!=": "=="}
 
@@ -70,15 +70,12 @@ def admitted(dist: str, op: str, version: str, text: str = "") -> Optional[Allow
     return parse_spec(normalize(dist), f"{op}{version}", "", text or f"{normalize(dist)}{op}{version}")
 
 
-def _literal(node: Optional[cst.BaseExpression]) -> Optional[str]:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
+def _literal(node: Optional[ast.expr]) -> Optional[str]:
+    return string_value(node) if node is not None else None
 
 
-def _args(call: cst.Call) -> List[cst.BaseExpression]:
-    return [a.value for a in call.args if a.keyword is None and not a.star]
+def _args(call: ast.Call) -> List[ast.expr]:
+    return [a for a in call.args if not isinstance(a, ast.Starred)]
 
 
 class VersionTests:
@@ -89,45 +86,40 @@ class VersionTests:
         self._predicates = predicates  # this module's own helpers, found on first use
 
     # --- what a test admits -------------------------------------------------------------
-    def test(self, test: cst.BaseExpression, positive: bool, scope: Optional[Scope] = None) -> Optional[VersionTest]:
+    def test(self, test: ast.expr, positive: bool, scope: Optional[Scope] = None) -> Optional[VersionTest]:
         """The library version test ``test`` is, on its ``positive`` (or negative) branch."""
         scope = scope or self._scope(test)
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            return self.test(test.expression, not positive, scope)
-        if isinstance(test, cst.BooleanOperation):
-            left, right = self.test(test.left, positive, scope), self.test(test.right, positive, scope)
-            both_hold = isinstance(test.operator, cst.And) == positive  # `a and b` true, `a or b` false
-            if left is None or right is None:
-                found = left or right
-                # `version_ok and cuda`: where it holds, the version test holds too
-                return found if both_hold or found is None else VersionTest(found.dist, None)
-            if left.dist != right.dist:
-                return left if both_hold else VersionTest(left.dist, None)
-            if left.allowed is None or right.allowed is None:
-                return VersionTest(left.dist, (left.allowed or right.allowed) if both_hold else None)
-            return VersionTest(left.dist, left.allowed.intersect(right.allowed) if both_hold else left.allowed.hull(right.allowed))
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.test(test.operand, not positive, scope)
+        if isinstance(test, ast.BoolOp):
+            # `a and b and c` is one flat operation in `ast`: combined pairwise from the left,
+            # as `(a and b) and c`
+            both_hold = isinstance(test.op, ast.And) == positive  # `a and b` true, `a or b` false
+            found = self.test(test.values[0], positive, scope)
+            for operand in test.values[1:]:
+                found = _combined(found, self.test(operand, positive, scope), both_hold)
+            return found
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
             return self._comparison(test, positive, scope)
-        if isinstance(test, cst.Call):
+        if isinstance(test, ast.Call):
             return self._helper(test, positive, scope)
-        if isinstance(test, cst.Name):  # `NEW_TRANSFORMERS = version.parse(...) >= ...`
+        if isinstance(test, ast.Name):  # `NEW_TRANSFORMERS = version.parse(...) >= ...`
             value = self._single_value(test, scope)
             return self.test(value, positive, self._scope(value)) if value is not None else None
         return None
 
-    def is_test(self, test: cst.BaseExpression) -> bool:
+    def is_test(self, test: ast.expr) -> bool:
         """Whether ``test`` tests a library's version (either branch)."""
         return self.test(test, True) is not None
 
-    def _scope(self, node: cst.CSTNode) -> Scope:
+    def _scope(self, node: ast.AST) -> Scope:
         return self.ix.scope_of(node) if id(node) in self.ix.order_of else self.ix.root
 
-    def _comparison(self, test: cst.Comparison, positive: bool, scope: Scope) -> Optional[VersionTest]:
-        target = test.comparisons[0]
-        op = _OPS.get(type(target.operator))
+    def _comparison(self, test: ast.Compare, positive: bool, scope: Scope) -> Optional[VersionTest]:
+        op = _OPS.get(type(test.ops[0]))
         if op is None:
             return None
-        left, right = test.left, target.comparator
+        left, right = test.left, test.comparators[0]
         dist = self.library_version(left, scope)
         written = self._written(right, scope)
         if dist is None:
@@ -140,33 +132,33 @@ class VersionTests:
             return VersionTest(dist, None)
         return VersionTest(dist, admitted(dist, op, written, f"{dist}{op}{written}"))
 
-    def _written(self, node: cst.BaseExpression, scope: Scope) -> Optional[str]:
+    def _written(self, node: ast.expr, scope: Scope) -> Optional[str]:
         """A version written in the code: ``"4.35"``, ``version.parse("4.35")``."""
         literal = _literal(node)
         if literal is not None:
             return literal
-        if isinstance(node, cst.Call) and self.ix.qualify(node.func, scope) in _PARSERS:
+        if isinstance(node, ast.Call) and self.ix.qualify(node.func, scope) in _PARSERS:
             args = _args(node)
             return _literal(args[0]) if args else None
         return None
 
-    def library_version(self, node: cst.BaseExpression, scope: Scope, depth: int = 0) -> Optional[str]:
+    def library_version(self, node: ast.expr, scope: Scope, depth: int = 0) -> Optional[str]:
         """The library whose installed version ``node`` is, or None."""
         if depth > 6:
             return None
-        if isinstance(node, cst.Attribute):
-            if node.attr.value == "__version__":
+        if isinstance(node, ast.Attribute):
+            if node.attr == "__version__":
                 module = self.ix.qualify(node.value, scope)
                 return normalize(module.split(".")[0]) if module else None
-            if node.attr.value in ("base_version", "public"):
+            if node.attr in ("base_version", "public"):
                 return self.library_version(node.value, scope, depth + 1)
-            if node.attr.value == "version" and isinstance(node.value, cst.Call):
+            if node.attr == "version" and isinstance(node.value, ast.Call):
                 if self.ix.qualify(node.value.func, scope) in _DISTRIBUTION:
                     args = _args(node.value)
                     name = _literal(args[0]) if args else None
                     return normalize(name) if name else None
             return None
-        if isinstance(node, cst.Call):
+        if isinstance(node, ast.Call):
             qual = self.ix.qualify(node.func, scope)
             args = _args(node)
             if qual in _METADATA_VERSION:
@@ -175,7 +167,7 @@ class VersionTests:
             if qual in _PARSERS and args:
                 return self.library_version(args[0], scope, depth + 1)
             return None
-        if isinstance(node, cst.Name):
+        if isinstance(node, ast.Name):
             qual = self.ix.qualify(node, scope)
             if qual and qual.endswith(".__version__"):  # `from transformers import __version__`
                 return normalize(qual.split(".")[0])
@@ -183,9 +175,9 @@ class VersionTests:
             return self.library_version(value, self._scope(value), depth + 1) if value is not None else None
         return None
 
-    def _single_value(self, node: cst.Name, scope: Scope) -> Optional[cst.BaseExpression]:
+    def _single_value(self, node: ast.Name, scope: Scope) -> Optional[ast.expr]:
         owner, bindings = self.ix.bindings_of(node, scope)
-        if owner is None or node.value in owner.params or len(bindings) != 1:
+        if owner is None or node.id in owner.params or len(bindings) != 1:
             return None
         binding = bindings[0]
         if binding.imported is not None or binding.unpack_index is not None:
@@ -193,7 +185,7 @@ class VersionTests:
         return binding.value
 
     # --- helpers ----------------------------------------------------------------------
-    def _helper(self, call: cst.Call, positive: bool, scope: Scope) -> Optional[VersionTest]:
+    def _helper(self, call: ast.Call, positive: bool, scope: Scope) -> Optional[VersionTest]:
         qual = self.ix.qualify(call.func, scope)
         if not qual:
             return None
@@ -205,15 +197,15 @@ class VersionTests:
             return _applied(*self.predicates()[qual], literals, positive)
         return None
 
-    def helper_calls(self, test: cst.BaseExpression, positive: bool) -> Tuple[HelperCall, ...]:
+    def helper_calls(self, test: ast.expr, positive: bool) -> Tuple[HelperCall, ...]:
         """Calls of functions this module does not define or know in ``test`` (``not``,
         ``and``, ``or`` walked): a project helper of another module may be a version test."""
         scope = self._scope(test)
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            return self.helper_calls(test.expression, not positive)
-        if isinstance(test, cst.BooleanOperation):
-            return self.helper_calls(test.left, positive) + self.helper_calls(test.right, positive)
-        if isinstance(test, cst.Call):
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.helper_calls(test.operand, not positive)
+        if isinstance(test, ast.BoolOp):
+            return tuple(call for operand in test.values for call in self.helper_calls(operand, positive))
+        if isinstance(test, ast.Call):
             qual = self.ix.qualify(test.func, scope)
             if qual and qual not in version_helpers() and qual not in self.predicates() and qual.split(".")[0] not in _NOT_PROJECT:
                 return (HelperCall(qual, tuple(_literal(a) for a in _args(test)), positive),)
@@ -249,6 +241,20 @@ def _applied(dist: str, op: str, literals: List[Optional[str]], positive: bool) 
     return VersionTest(dist, admitted(dist, op, version) if version else None)
 
 
+def _combined(left: Optional[VersionTest], right: Optional[VersionTest], both_hold: bool) -> Optional[VersionTest]:
+    """Two operands' tests joined by ``and``/``or`` (``both_hold``: the branch is the one where
+    both hold, ``a and b`` true or ``a or b`` false)."""
+    if left is None or right is None:
+        found = left or right
+        # `version_ok and cuda`: where it holds, the version test holds too
+        return found if both_hold or found is None else VersionTest(found.dist, None)
+    if left.dist != right.dist:
+        return left if both_hold else VersionTest(left.dist, None)
+    if left.allowed is None or right.allowed is None:
+        return VersionTest(left.dist, (left.allowed or right.allowed) if both_hold else None)
+    return VersionTest(left.dist, left.allowed.intersect(right.allowed) if both_hold else left.allowed.hull(right.allowed))
+
+
 def version_predicates(index: ModuleIndex, tests: Optional[VersionTests] = None) -> Tuple[Tuple[str, Tuple], ...]:
     """Functions of this module that return a version test of their parameters, as
     ``(qualname, (library, op, ...))`` in :func:`_applied`'s terms: the function's positional
@@ -260,9 +266,9 @@ def version_predicates(index: ModuleIndex, tests: Optional[VersionTests] = None)
     out = []
     for qualname, function in index.functions.items():
         node = function.node
-        if not isinstance(node, cst.FunctionDef):
+        if not isinstance(node, FUNCTION_DEFS):
             continue
-        params = [p.name.value for p in node.params.params]
+        params = [p.name for p in parameters(node) if p.kind == "normal"]  # neither `/`-only nor `*`-only
         found = _predicate(index, tests, function, params)
         if found is not None:
             out.append((qualname, found))
@@ -275,7 +281,7 @@ def _predicate(index: ModuleIndex, tests: VersionTests, function: Scope, params:
         return None
     comparison, holds = None, None
     for value, guards in returns:
-        if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        if isinstance(value, ast.Constant) and isinstance(value.value, bool):  # `return True` / `return False`
             version_guards = [(g, p) for g, p in guards if _param_comparison(index, tests, g, function, params)]
             if len(version_guards) > 1:
                 return None
@@ -283,7 +289,7 @@ def _predicate(index: ModuleIndex, tests: VersionTests, function: Scope, params:
                 g, p = version_guards[0]
                 if comparison is not None and comparison is not g:
                     return None
-                comparison, holds = g, (value.value == "True") == p
+                comparison, holds = g, value.value == p
             continue
         if _param_comparison(index, tests, value, function, params) and comparison is None:
             comparison, holds = value, True
@@ -295,18 +301,18 @@ def _predicate(index: ModuleIndex, tests: VersionTests, function: Scope, params:
 
 
 def _param_comparison(index: ModuleIndex, tests: VersionTests, node, function: Scope, params) -> bool:
-    return isinstance(node, cst.Comparison) and _shape(index, tests, node, True, function, params) is not None
+    return isinstance(node, ast.Compare) and _shape(index, tests, node, True, function, params) is not None
 
 
-def _shape(index: ModuleIndex, tests: VersionTests, node: cst.Comparison, holds: bool, function: Scope, params) -> Optional[Tuple]:
+def _shape(index: ModuleIndex, tests: VersionTests, node: ast.Compare, holds: bool, function: Scope, params) -> Optional[Tuple]:
     """``(library, op)`` of ``version(<param or "lib">) <op> <param>`` where ``holds`` says the
     function returns True; the parameters' order must be (library, version)."""
-    if len(node.comparisons) != 1:
+    if len(node.ops) != 1:
         return None
-    op = _OPS.get(type(node.comparisons[0].operator))
+    op = _OPS.get(type(node.ops[0]))
     if op is None or op == "!=":
         return None
-    left, right = node.left, node.comparisons[0].comparator
+    left, right = node.left, node.comparators[0]
     dist = _param_library(index, tests, left, function, params)
     version = _param_version(index, right, function, params)
     if dist is None or version is None:
@@ -322,10 +328,10 @@ def _shape(index: ModuleIndex, tests: VersionTests, node: cst.Comparison, holds:
 
 def _param_version(index: ModuleIndex, node, function: Scope, params) -> Optional[str]:
     """The parameter ``node`` is (or one of the parsers applied to it)."""
-    if isinstance(node, cst.Call) and index.qualify(node.func, function) in _PARSERS and _args(node):
+    if isinstance(node, ast.Call) and index.qualify(node.func, function) in _PARSERS and _args(node):
         node = _args(node)[0]
-    if isinstance(node, cst.Name) and node.value in params:
-        return node.value
+    if isinstance(node, ast.Name) and node.id in params:
+        return node.id
     return None
 
 
@@ -333,16 +339,16 @@ def _param_library(index: ModuleIndex, tests: VersionTests, node, function: Scop
     """``"<param>"`` where ``node`` is the installed version of the library a parameter names
     (``Version(metadata.version(name))``, or a local bound to ``metadata.version(name)``), the
     library where it names one, else None."""
-    if isinstance(node, cst.Call) and index.qualify(node.func, function) in _PARSERS and _args(node):
+    if isinstance(node, ast.Call) and index.qualify(node.func, function) in _PARSERS and _args(node):
         node = _args(node)[0]
-    if isinstance(node, cst.Name) and node.value not in params:
+    if isinstance(node, ast.Name) and node.id not in params:
         value = tests._single_value(node, function)
         if value is None:
             return None
         node = value
-    if isinstance(node, cst.Call) and index.qualify(node.func, function) in _METADATA_VERSION and _args(node):
+    if isinstance(node, ast.Call) and index.qualify(node.func, function) in _METADATA_VERSION and _args(node):
         arg = _args(node)[0]
-        if isinstance(arg, cst.Name) and arg.value == params[0]:
+        if isinstance(arg, ast.Name) and arg.id == params[0]:
             return "<param>"
     found = tests.library_version(node, function)
     return found

@@ -83,5 +83,5 @@ def test_named_constants_that_float16_cannot_hold():
             EPS2 = 1e-9
             return a, b, c, x + EPS2
     """), "m")
-    found = sorted((m.literal.value, m.value) for m in index.named_half_misfits())
+    found = sorted((m.literal.id, m.value) for m in index.named_half_misfits())
     assert found == [("EPS", 1e-8), ("EPS2", 1e-9)]

@@ -48,7 +48,7 @@ def _values_at(src, call_text, arg=0):
     index = build_index(dedent(src), "train")
     ev = Evaluator(index)
     (site,) = [s for s in index.calls if index.text(s.node.func) == call_text]
-    return ev.values(site.node.args[arg].value, site.scope)
+    return ev.values(site.node.args[arg], site.scope)
 
 
 SRC = """

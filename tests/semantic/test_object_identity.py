@@ -5,7 +5,8 @@ a known object (``pipe.unet``) is an object of its own, a part of that object: w
 part trains the whole's weights there, what trains the whole trains its parts, and two parts
 of one whole are two objects. Kinds come from uses, never from names.
 """
-import libcst as cst
+import ast
+
 from conftest import dedent
 
 from precision_lint.semantic.evaluate import Evaluator
@@ -90,9 +91,9 @@ def _value_of(src, name):
     index = build_index(dedent(src), "m")
     ev = Evaluator(index)
     node = next(
-        s.node.args[0].value for s in index.calls if s.method == "to"
+        s.node.args[0] for s in index.calls if s.method == "to"
     )
-    assert isinstance(node, cst.Name) and node.value == name
+    assert isinstance(node, ast.Name) and node.id == name
     return sorted(v.value for v in ev.values(node, index.scope_of(node)))
 
 

@@ -2,7 +2,6 @@
 
 ``x.half()`` casts a model's parameters (MP101's business) or makes a float16 tensor (not).
 """
-import libcst as cst
 import pytest
 from conftest import dedent, lint
 

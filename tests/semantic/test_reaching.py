@@ -4,34 +4,16 @@ Every question "what does this name hold here" goes through ``ModuleIndex.bindin
 evaluator, the tensor-dtype walk, KD's operands and import resolution. These tests pin the
 policy itself; the rule tests at the bottom are the repros that three policies got wrong.
 """
-import libcst as cst
-import pytest
-from conftest import config, dedent, lint
+import ast
 
-from precision_lint.semantic.index import build_index
+from conftest import dedent, lint
+
+from precision_lint.semantic.index import build_index, nodes_of
 
 
 def _uses(ix, name):
-    """Every load of ``name`` (targets of assignments left out), in source order."""
-    found = []
-
-    class Uses(cst.CSTVisitor):
-        def visit_Assign(self, node):
-            for t in node.targets:
-                if isinstance(t.target, cst.Name):
-                    skip.add(id(t.target))
-
-        def visit_For(self, node):
-            if isinstance(node.target, cst.Name):
-                skip.add(id(node.target))
-
-        def visit_Name(self, node):
-            if node.value == name and id(node) not in skip:
-                found.append(node)
-
-    skip = set()
-    ix.module.visit(Uses())
-    return found
+    """Every load of ``name`` (targets of assignments and loops left out), in source order."""
+    return [n for n in nodes_of(ix.module) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load]
 
 
 def _seen(src, name, which=-1):
@@ -300,3 +282,50 @@ def test_a_module_with_a_class_named_like_its_base_is_linted():
         model(torch.randn(2, 2)).sum().backward()
         """
     assert [d.code for d in lint(src, "MP101")] == ["MP101"]
+
+
+def test_an_elif_chain_holds_no_block_of_its_own():
+    # `elif bad: raise` is a branch of the chain, not an early exit guarding what follows it
+    ix = build_index(dedent(
+        """
+        if a:
+            x = 1
+        elif not ok:
+            raise ValueError()
+        else:
+            if not ok2:
+                raise ValueError()
+            y = 2
+        """
+    ), "m")
+    tests = {ix.text(ix.module.body[0].orelse[0].test), ix.text(ix.module.body[0].orelse[0].orelse[0].test)}
+    assert tests == {"not ok", "not ok2"}
+    raising = {ix.text(n) for n in nodes_of(ix.module) if id(n) in ix.raising_guards}
+    assert raising == {"not ok2"}
+
+
+def test_statements_on_one_line_guard_what_follows_the_line():
+    ix = build_index(dedent(
+        """
+        def f(x):
+            assert x; y = g(1)
+            z = h(y)
+        """
+    ), "m")
+    g, h = ix.calls
+    assert g.guards == () and [ix.text(t) for t, _ in h.guards] == ["x"]
+    assert isinstance(g.statement, ast.Assign) and ix.text(h.statement) == "z = h(y)"
+
+
+def test_a_call_in_a_header_or_a_one_line_suite_has_no_statement():
+    ix = build_index(dedent(
+        """
+        x = f()
+        if g():
+            h()
+        if ok: k()
+        """
+    ), "m")
+    f, g, h, k = ix.calls
+    assert ix.text(f.statement) == "x = f()" and g.statement is None
+    assert ix.text(h.statement) == "h()" and k.statement is None

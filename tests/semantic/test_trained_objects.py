@@ -4,7 +4,6 @@ Each test asks one module whether the object a weights site casts or loads is tr
 and which symbolic answers (``TrainRef``) would make it trained in another function. The
 answer comes from the bindings a use reaches, never from a variable's name.
 """
-import libcst as cst
 import pytest
 from conftest import dedent
 

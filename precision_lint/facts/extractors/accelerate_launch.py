@@ -14,12 +14,11 @@ here: the rule reads the config file and the script.
 """
 from __future__ import annotations
 
+import ast
 import os
 import shlex
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
-
-import libcst as cst
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
@@ -49,26 +48,26 @@ class AccelerateLaunch:
     mixed_precision_span: Optional[Span]
 
 
-def _word(evaluator: Evaluator, expr: cst.BaseExpression, scope) -> Optional[str]:
+def _word(evaluator: Evaluator, expr: ast.expr, scope) -> Optional[str]:
     values = evaluator.values(expr, scope)
     if len(values) == 1 and values[0].kind == CONST and isinstance(values[0].value, str) and not values[0].guards:
         return values[0].value
     return None
 
 
-def _command(index: ModuleIndex, evaluator: Evaluator, expr: cst.BaseExpression, scope):
+def _command(index: ModuleIndex, evaluator: Evaluator, expr: ast.expr, scope):
     """The command's words with the span of each (None when a word is not known), or None."""
-    if isinstance(expr, cst.Name):  # `cmd = [...]` once, then `subprocess.run(cmd)`
+    if isinstance(expr, ast.Name):  # `cmd = [...]` once, then `subprocess.run(cmd)`
         binding = sole_binding(index, expr, scope)
-        if binding is not None and isinstance(binding.value, (cst.List, cst.Tuple)) and not binding.guards:
+        if binding is not None and isinstance(binding.value, (ast.List, ast.Tuple)) and not binding.guards:
             expr = binding.value
-    if isinstance(expr, (cst.List, cst.Tuple)):
+    if isinstance(expr, (ast.List, ast.Tuple)):
         words: List[Tuple[Optional[str], Optional[Span]]] = []
-        for element in expr.elements:
-            if not isinstance(element, cst.Element):  # `*extra`: its words are not known
+        for element in expr.elts:
+            if isinstance(element, ast.Starred):  # `*extra`: its words are not known
                 words.append((None, None))
                 continue
-            words.append((_word(evaluator, element.value, scope), index.span(element.value)))
+            words.append((_word(evaluator, element, scope), index.span(element)))
         return words
     text = _word(evaluator, expr, scope)
     if text is None:
@@ -126,17 +125,17 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     for site in index.calls:
         if site.qualname not in RUNNERS:
             continue
-        given = positional(site.node) or [a for a in site.node.args if a.keyword and a.keyword.value == "args"]
+        given = positional(site.node) or [k.value for k in site.node.keywords if k.arg == "args"]
         if not given:
             continue
-        words = _command(index, evaluator, given[0].value, site.scope)
+        words = _command(index, evaluator, given[0], site.scope)
         if not words:
             continue
         parsed = parse_launch(words)
         if parsed is None:
             continue
         script, config, config_span, precision, precision_span = parsed
-        cwd = next((a for a in site.node.args if a.keyword is not None and a.keyword.value == "cwd"), None)
+        cwd = next((k for k in site.node.keywords if k.arg == "cwd"), None)
         if cwd is not None:  # `cwd="examples"`: the command's paths are read from there
             folder = _word(evaluator, cwd.value, site.scope)
             if folder is None:

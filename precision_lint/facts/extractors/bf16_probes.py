@@ -9,16 +9,15 @@ file's precision and weights facts it decides.
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-import libcst as cst
-
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import ModuleIndex, keyword, positional
+from ...semantic.index import ModuleIndex, keyword, nodes_of, positional
 from ...semantic.index import _target_names
 from ...semantic.queries import every_binding
 from ...semantic.values import CONST, DTYPE
@@ -61,22 +60,21 @@ class WeakProbe:
 
 def _assigned(index: ModuleIndex, site) -> Tuple[Tuple[str, ...], Optional[Span]]:
     stmt = site.statement
-    if not isinstance(stmt, cst.SimpleStatementLine):
+    if stmt is None:
         return (), None
     first, last = index.order(stmt)
     if not first <= index.order(site.node)[0] < last:
         return (), None
     names = []
-    for small in stmt.body:
-        targets = []
-        if isinstance(small, cst.Assign):
-            targets = [t.target for t in small.targets]
-        elif isinstance(small, cst.AnnAssign):
-            targets = [small.target]
-        for target in targets:
-            names.extend(n for n, _ in _target_names(target))
-            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
-                names.append(f"{target.value.value}.{target.attr.value}")
+    targets = []
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AnnAssign):
+        targets = [stmt.target]
+    for target in targets:
+        names.extend(n for n, _ in _target_names(target))
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            names.append(f"{target.value.id}.{target.attr}")
     return tuple(names), (index.span(stmt) if names else None)
 
 
@@ -96,7 +94,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         close = index.source.rfind(")", span.start, span.end)
         names, statement = _assigned(index, site)
         only = _only_use_import(index, site) if library != "torch" else None
-        found.append((site, WeakProbe(q, library, span, index.text(site.node), close, bool(site.node.args), names, statement, only)))
+        has_args = bool(site.node.args or site.node.keywords)
+        found.append((site, WeakProbe(q, library, span, index.text(site.node), close, has_args, names, statement, only)))
     if not found:
         return EMPTY
     governs, returned, chooses = _surroundings(index, evaluator, {id(site.node): site.scope for site, _ in found})
@@ -122,13 +121,7 @@ def _surroundings(index: ModuleIndex, evaluator: Evaluator, calls: dict) -> Tupl
     chooses: dict = {}
 
     def inside(node):
-        stack, out = [node], []
-        while stack:
-            n = stack.pop()
-            if id(n) in calls:
-                out.append(n)
-            stack.extend(n.children)
-        return out
+        return [n for n in nodes_of(node) if id(n) in calls]
 
     def chosen_bf16(call, branch) -> Optional[Span]:
         """Where the function holding ``call`` returns bf16 written in ``branch`` (what the
@@ -136,7 +129,7 @@ def _surroundings(index: ModuleIndex, evaluator: Evaluator, calls: dict) -> Tupl
         function = calls[id(call)].code_scope()
         if function.kind != "function":
             return None
-        region = index.span(branch)
+        region = index.span(branch)  # an expression, or a block of statements
         for value, _ in function.returns:
             for v in evaluator.values(value, function):
                 bf16 = (v.kind == DTYPE and v.value == "bfloat16") or (
@@ -146,53 +139,57 @@ def _surroundings(index: ModuleIndex, evaluator: Evaluator, calls: dict) -> Tupl
                     return v.origin
         return None
 
-    class Visitor(cst.CSTVisitor):
-        def visit_If(self, node: cst.If) -> None:
-            self._governed(node, node.test, node.body)
+    def governed(node, test, branch) -> None:
+        for call in (n for n in inside(test) if id(n) in calls):
+            governs[id(call)] = index.span(node)
+            found = chosen_bf16(call, branch)
+            if found is not None:
+                chooses[id(call)] = found
 
-        def visit_IfExp(self, node: cst.IfExp) -> None:
-            self._governed(node, node.test, node.body)
-
-        def _governed(self, node, test, branch) -> None:
-            for call in (n for n in inside(test) if id(n) in calls):
-                governs[id(call)] = index.span(node)
-                found = chosen_bf16(call, branch)
-                if found is not None:
-                    chooses[id(call)] = found
-
-        def visit_Return(self, node: cst.Return) -> None:
-            if node.value is not None:
-                returned.update(id(n) for n in inside(node.value) if id(n) in calls)
-
-    index.module.visit(Visitor())
+    # outer statements before the ones inside them: the innermost `if` or ternary is the last word
+    for node in nodes_of(index.module):
+        if isinstance(node, (ast.If, ast.IfExp)):
+            governed(node, node.test, node.body)
+        elif isinstance(node, ast.Return) and node.value is not None:
+            returned.update(id(n) for n in inside(node.value) if id(n) in calls)
     return governs, returned, chooses
 
 
 def _only_use_import(index: ModuleIndex, site) -> Optional[Tuple[int, int]]:
     """The text to delete so that ``from lib import helper`` goes with its only use."""
     func = site.node.func
-    if not isinstance(func, cst.Name):
+    if not isinstance(func, ast.Name):
         return None
-    bound = every_binding(index, func.value, site.scope)  # the import must be its only binding
-    if len(bound) != 1 or bound[0].imported is None or not isinstance(bound[0].statement, cst.ImportFrom):
+    bound = every_binding(index, func.id, site.scope)  # the import must be its only binding
+    if len(bound) != 1 or bound[0].imported is None or not isinstance(bound[0].statement, ast.ImportFrom):
         return None
     statement = bound[0].statement
-    if isinstance(statement.names, cst.ImportStar):
+    if statement.names[0].name == "*":
         return None
-    uses = len(re.findall(rf"\b{re.escape(func.value)}\b", index.source))
+    uses = len(re.findall(rf"\b{re.escape(func.id)}\b", index.source))
     if uses != 2:  # the import and this call, nothing else
         return None
     aliases = list(statement.names)
     if len(aliases) == 1:
-        line = next((s for s in index.module.body if isinstance(s, cst.SimpleStatementLine) and statement in s.body), None)
-        if line is None or len(line.body) != 1:
+        if not _alone_at_top(index.module.body, statement):
             return None
-        span = index.span(line)
+        span = index.span(statement)
         end = span.end + 1 if index.source[span.end : span.end + 1] == "\n" else span.end
         start = span.start - span.col
         return (start, end)
-    i = next(i for i, a in enumerate(aliases) if (a.asname.name.value if a.asname else a.name.value) == func.value)
+    i = next(i for i, a in enumerate(aliases) if (a.asname or a.name) == func.id)
     here = index.span(aliases[i])
     if i + 1 < len(aliases):  # `helper, other` → `other`
         return (here.start, index.span(aliases[i + 1]).start)
     return (index.span(aliases[i - 1]).end, here.end)  # `other, helper` → `other`
+
+
+def _alone_at_top(body, statement: ast.stmt) -> bool:
+    """Whether ``statement`` is a statement of the module's own body with no other statement
+    on its lines (``import a; import b`` shares one)."""
+    for i, stmt in enumerate(body):
+        if stmt is statement:
+            before = body[i - 1] if i else None
+            after = body[i + 1] if i + 1 < len(body) else None
+            return (before is None or before.end_lineno != stmt.lineno) and (after is None or after.lineno != stmt.end_lineno)
+    return False

@@ -26,16 +26,16 @@ for compute-capability checks:
 """
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-
-import libcst as cst
-
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator, is_capability_callee
-from ...semantic.index import CallSite, ModuleIndex, build_index, children, keyword, literal_key, positional
+from ...semantic.index import FUNCTION_DEFS, CallSite, ModuleIndex, build_index, keyword, literal_key, nodes_of, positional
 from ...semantic.names import dotted
 from ...semantic.queries import reaching_at
 from ...workspace import hardware
@@ -131,8 +131,8 @@ def _arg(index: ModuleIndex, evaluator: Evaluator, site: CallSite, name: str) ->
 
 
 def _opaque_splat(evaluator: Evaluator, site: CallSite) -> bool:
-    for arg in site.node.args:
-        if arg.star == "**" and not evaluator._dict_entries(arg.value, site.scope, set()):
+    for arg in site.node.keywords:
+        if arg.arg is None and not evaluator._dict_entries(arg.value, site.scope, set()):  # `**kwargs`
             return True
     return False
 
@@ -199,12 +199,12 @@ def _under(name: Optional[str], prefixes) -> bool:
 
 def _imported_modules(node) -> List[str]:
     """The modules an import statement names (``from torch import cuda`` names ``torch.cuda``)."""
-    if isinstance(node, cst.Import):
-        return [dotted(alias.name) or "" for alias in node.names]
-    if node.relative or node.module is None:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level or node.module is None:
         return []  # a module of the project itself
-    module = dotted(node.module) or ""
-    names = [] if isinstance(node.names, cst.ImportStar) else [f"{module}.{dotted(a.name)}" for a in node.names]
+    module = node.module
+    names = [] if node.names[0].name == "*" else [f"{module}.{a.name}" for a in node.names]
     return [module, *names]
 
 
@@ -212,24 +212,21 @@ def _backend_import(index: ModuleIndex) -> Optional[str]:
     """The device of a backend the module imports unconditionally: an import statement of the
     module's own body. One under ``try:``, ``if`` or in a function is optional: the module runs
     without it (``try: import torch_xla except ImportError: pass``)."""
-    for statement in index.module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, (cst.Import, cst.ImportFrom)):
-                for module in _imported_modules(small):
-                    if _LIGHTNING_XLA.match(module):
-                        return "xla"
-                    for prefix, device in BACKEND_IMPORTS.items():
-                        if _under(module, (prefix,)):
-                            return device
+    for small in index.module.body:
+        if isinstance(small, (ast.Import, ast.ImportFrom)):
+            for module in _imported_modules(small):
+                if _LIGHTNING_XLA.match(module):
+                    return "xla"
+                for prefix, device in BACKEND_IMPORTS.items():
+                    if _under(module, (prefix,)):
+                        return device
     return None
 
 
-def _string(node: cst.CSTNode) -> Optional[str]:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
+def _string(node: Optional[ast.AST]) -> Optional[str]:
+    """The text of a string literal (implicit concatenation included; an f-string is none)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
     return None
 
 
@@ -240,38 +237,30 @@ def _device_arguments(index: ModuleIndex, site: CallSite):
     if q == "torch.device":
         first = positional(site.node)
         if first:
-            yield first[0].value, False
+            yield first[0], False
         kind = keyword(site.node, "type")
         if kind is not None:
             yield kind.value, False
     elif site.method == "to":
         first = positional(site.node)
         if first:
-            yield first[0].value, True
+            yield first[0], True
     found = keyword(site.node, "device")
     if found is not None:
         yield found.value, False
 
 
-def _device_strings(evaluator: Evaluator, expr: cst.BaseExpression, scope) -> List[str]:
+def _device_strings(evaluator: Evaluator, expr: ast.expr, scope) -> List[str]:
     """The device names an argument may evaluate to (``"xla:0"`` -> ``"xla"``): a string
     written there, or what a variable holds (``device = "mps"; x.to(device)``)."""
     literal = _string(expr)
     if literal is not None:
         found = [literal]
-    elif isinstance(expr, (cst.Name, cst.Attribute, cst.IfExp, cst.Subscript)):
+    elif isinstance(expr, (ast.Name, ast.Attribute, ast.IfExp, ast.Subscript)):
         found = [v.value for v in evaluator.values(expr, scope) if v.kind == CONST and isinstance(v.value, str)]
     else:
         found = []
     return [f.split(":", 1)[0].lower() for f in found]
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(children(node))
 
 
 @dataclass(frozen=True)
@@ -292,32 +281,85 @@ def _tree_marks(index: ModuleIndex) -> _TreeMarks:
     (``use_cuda_graph``, ``args.cuda``) are not CUDA code. The same walk notes a GPU library
     imported and the local rank of a distributed launch read."""
     cuda = gpu_library = local_rank = False
-    for node in _walk(index.module):
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
+    text_parts = set()  # ids of an f-string's own text (its literal parts, its format specs)
+    for node in nodes_of(index.module):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = _imported_modules(node)
             cuda = cuda or any(_under(m, CUDA_MODULES) for m in modules)
             gpu_library = gpu_library or any(_under(m, GPU_LIBRARIES) for m in modules)
-        elif isinstance(node, cst.Call):
+        elif isinstance(node, ast.Call):
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+            if isinstance(func, ast.Attribute) and func.attr == "cuda":
                 cuda = True  # `model.cuda()`
-        elif isinstance(node, cst.Attribute):
-            if node.attr.value in ("cuda", "NCCL") and not cuda:
+        elif isinstance(node, ast.Attribute):
+            if node.attr in ("cuda", "NCCL") and not cuda:
                 q = index.qualify(node) or dotted(node) or ""
                 cuda = _under(q, CUDA_MODULES) or q.endswith(".Backend.NCCL")
-            elif node.attr.value == "local_rank":
+            elif node.attr == "local_rank":
                 local_rank = True  # `args.local_rank`, `training_args.local_rank`
-        elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-            if not cuda:
+        elif isinstance(node, ast.Constant):
+            if not cuda and id(node) not in text_parts:
                 value = _string(node)
-                cuda = value is not None and CUDA_STRING.fullmatch(value) is not None
-        elif isinstance(node, cst.FormattedString):
-            first = node.parts[0] if node.parts else None
-            if isinstance(first, cst.FormattedStringText) and first.value.lower().startswith("cuda:"):
-                cuda = True  # f"cuda:{rank}"
-        elif isinstance(node, cst.Subscript) and not local_rank and literal_key(node) == "LOCAL_RANK":
+                if value is not None and CUDA_STRING.fullmatch(value) is not None:
+                    cuda = True
+                elif value is not None and _MENTIONS_CUDA.search(value):
+                    cuda = _cuda_literal(index.text(node))  # `"cuda" "..."`: one of the literals
+        elif isinstance(node, ast.JoinedStr):
+            text_parts.update(id(v) for v in node.values if isinstance(v, ast.Constant))
+            if id(node) in text_parts:
+                continue  # a format spec (`f"{x:>8}"`), not a string of its own
+            if not cuda and any(isinstance(v, ast.Constant) and _MENTIONS_CUDA.search(str(v.value)) for v in node.values):
+                cuda = _cuda_literal(index.text(node))  # f"cuda:{rank}"
+        elif isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+            text_parts.add(id(node.format_spec))
+        elif isinstance(node, ast.Subscript) and not local_rank and literal_key(node) == "LOCAL_RANK":
             local_rank = (index.qualify(node.value) or dotted(node.value)) == "os.environ"
     return _TreeMarks(cuda, gpu_library, local_rank)
+
+
+_MENTIONS_CUDA = re.compile(r"cuda|nccl", re.IGNORECASE)
+
+
+def _cuda_literal(text: str) -> bool:
+    """Whether one of the string literals a string expression is written as (``"cuda" ":0"``,
+    ``"dev: " f"cuda:{rank}"``: CPython joins them into one node) is a CUDA string by itself: a
+    plain literal whose value is one (:data:`CUDA_STRING`), or an f-string whose text starts
+    with ``cuda:``. Each literal is read on its own, as written."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(f"({text})").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    depth = 0  # open f-strings (Python 3.12+ tokenizes an f-string's parts)
+    for i, token in enumerate(tokens):
+        kind = token.type
+        if kind == _FSTRING_START:
+            depth += 1
+            after = tokens[i + 1] if i + 1 < len(tokens) else None
+            if depth == 1 and after is not None and after.type == _FSTRING_MIDDLE and after.string.lower().startswith("cuda:"):
+                return True
+        elif kind == _FSTRING_END:
+            depth -= 1
+        elif kind == tokenize.STRING and depth == 0:
+            literal = token.string
+            prefix = literal[: len(literal) - len(literal.lstrip("rRbBuUfF"))]
+            if "f" in prefix.lower():
+                body = literal[len(prefix) :]
+                quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+                if body[len(quote) :].lower().startswith("cuda:"):
+                    return True
+                continue
+            try:
+                value = ast.literal_eval(literal)
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(value, str) and CUDA_STRING.fullmatch(value):
+                return True
+    return False
+
+
+_FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
+_FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", -1)
+_FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 
 
 def _places_on_gpu(index: ModuleIndex, evaluator: Evaluator, marks: _TreeMarks) -> bool:
@@ -334,12 +376,12 @@ def _places_on_gpu(index: ModuleIndex, evaluator: Evaluator, marks: _TreeMarks) 
             return True
         if q in ENV_READS:
             first = positional(site.node)
-            if first and _string(first[0].value) == "LOCAL_RANK":
+            if first and _string(first[0]) == "LOCAL_RANK":
                 return True
         for expr, _ in _device_arguments(index, site):
-            if isinstance(expr, cst.Integer):
+            if isinstance(expr, ast.Constant) and type(expr.value) is int:
                 return True
-            if isinstance(expr, (cst.Name, cst.Attribute)) and any(
+            if isinstance(expr, (ast.Name, ast.Attribute)) and any(
                 v.kind == CONST and type(v.value) is int for v in evaluator.values(expr, site.scope)
             ):
                 return True
@@ -407,15 +449,17 @@ SKIP_UNLESS = ("skipUnless",)
 _HELPER_DEPTH = 4
 
 
-def _checks_capability(evaluator: Evaluator, expr: cst.CSTNode, scope, seen: set, depth: int = 0) -> bool:
+def _checks_capability(evaluator: Evaluator, expr, scope, seen: set, depth: int = 0) -> bool:
     """Whether a skip condition consults the GPU's capability: through its variables and the
     returns of local functions (``Evaluator.consults``), the whole body of a function this
     module defines (``def ampere(): if get_device_capability()[0] < 8: return False ...``),
     a capability flag of a known testing module, or the name of a called helper whose body is
-    not here (:data:`CAPABILITY_NAME`)."""
+    not here (:data:`CAPABILITY_NAME`). ``expr``: an expression, or a function's body (a list
+    of statements)."""
     ix = evaluator.ix
-    for node, here in evaluator._reached(expr, scope, seen):
-        if isinstance(node, cst.Call):
+    start = [(statement, scope) for statement in expr] if isinstance(expr, list) else None
+    for node, here in evaluator._reached(expr, scope, seen, start=start):
+        if isinstance(node, ast.Call):
             site = ix.call_of(node)
             qual = site.qualname if site is not None else ix.qualify(node.func, here)
             if is_capability_callee(qual, node.func):
@@ -427,27 +471,29 @@ def _checks_capability(evaluator: Evaluator, expr: cst.CSTNode, scope, seen: set
                     if _checks_capability(evaluator, function.node.body, function, seen, depth + 1):
                         return True
                 continue
-            if qual is None and isinstance(node.func, cst.Name):
-                qual = node.func.value  # a helper the module does not define or import
+            if qual is None and isinstance(node.func, ast.Name):
+                qual = node.func.id  # a helper the module does not define or import
             if qual and CAPABILITY_NAME.search(qual.rsplit(".", 1)[-1]):
                 return True
-        elif isinstance(node, (cst.Name, cst.Attribute)):
+        elif isinstance(node, (ast.Name, ast.Attribute)):
             qual = ix.qualify(node, here)
             if _under(qual, TESTING_MODULES) and CAPABILITY_NAME.search(qual.rsplit(".", 1)[-1]):
                 return True
     return False
 
 
-def _skip_test(evaluator: Evaluator, decorator: cst.BaseExpression, scope) -> bool:
+def _skip_test(evaluator: Evaluator, decorator: ast.expr, scope) -> bool:
     """Whether a decorator skips the test it decorates unless the GPU runs bf16 natively."""
-    func = decorator.func if isinstance(decorator, cst.Call) else decorator
+    func = decorator.func if isinstance(decorator, ast.Call) else decorator
     name = dotted(func) or ""
     last = name.rsplit(".", 1)[-1]
     if REQUIRE_CAPABILITY.match(last):
         return True
-    if last not in SKIP_IF + SKIP_UNLESS or not isinstance(decorator, cst.Call) or not decorator.args:
+    if last not in SKIP_IF + SKIP_UNLESS or not isinstance(decorator, ast.Call):
         return False
-    condition = decorator.args[0].value
+    condition = _first_argument(decorator)
+    if condition is None:
+        return False
     if evaluator.consults(condition, scope, set())[0]:
         return True
     return _checks_capability(evaluator, condition, scope, set())
@@ -464,9 +510,9 @@ def decorator_guarded(evaluator: Evaluator, scope) -> bool:
         here = scope
         while here is not None and not found:
             node = here.node
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(node, (*FUNCTION_DEFS, ast.ClassDef)):
                 outer = here.parent or here
-                found = any(_skip_test(evaluator, d.decorator, outer) for d in node.decorators)
+                found = any(_skip_test(evaluator, d, outer) for d in node.decorator_list)
             elif here.parent is None:
                 # pytest reads the module's `pytestmark` once the module has run
                 marks = reaching_at(evaluator.ix, "pytestmark", here, None).bindings
@@ -478,9 +524,19 @@ def decorator_guarded(evaluator: Evaluator, scope) -> bool:
     return found
 
 
-def _marks(value: cst.BaseExpression):
-    if isinstance(value, (cst.List, cst.Tuple)):
-        return [e.value for e in value.elements]
+def _first_argument(call: ast.Call) -> Optional[ast.expr]:
+    """The value of a call's first argument as written, positional or keyword (``skipif(condition=...)``;
+    a starred one's value)."""
+    given = [*call.args, *call.keywords]
+    if not given:
+        return None
+    first = min(given, key=lambda a: (a.lineno, a.col_offset))
+    return first.value if isinstance(first, (ast.keyword, ast.Starred)) else first
+
+
+def _marks(value: ast.expr):
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return [e.value if isinstance(e, ast.Starred) else e for e in value.elts]
     return [value]
 
 
@@ -527,7 +583,7 @@ def keeps_to_cpu(index: ModuleIndex, evaluator: Evaluator, trains: bool, marks: 
         if any(keyword(site.node, k) is not None for k in GPU_LOAD_KEYWORDS):
             return False
         for expr, moved in _device_arguments(index, site):
-            if moved and (_is_dtype(evaluator, expr, site.scope) or (isinstance(expr, cst.Attribute) and expr.attr.value == "dtype")):
+            if moved and (_is_dtype(evaluator, expr, site.scope) or (isinstance(expr, ast.Attribute) and expr.attr == "dtype")):
                 continue  # `.to(torch.bfloat16)`, `.to(other.dtype)`: a cast, no device
             names = _device_strings(evaluator, expr, site.scope)
             if names and all(n == "cpu" for n in names):
@@ -589,7 +645,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             )
     for assign in index.attr_assigns:
         # `config._attn_implementation = "flash_attention_2"` before `from_config(config)`
-        if assign.target.attr.value.lstrip("_") != "attn_implementation":
+        if assign.target.attr.lstrip("_") != "attn_implementation":
             continue
         span = index.span(assign.target)
         if (assign.guards and any(_chosen_or_checked(evaluator.guard(t, p, assign.scope)) for t, p in assign.guards)) or (
@@ -597,7 +653,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         ):
             guarded.append((span.start, span.end))
         value = index.span(assign.value)
-        arg = Arg(evaluator.values(assign.value, assign.scope), index.span(assign.target.attr), value, index.text(assign.value), "attribute")
+        arg = Arg(evaluator.values(assign.value, assign.scope), index.name_span(assign.target), value, index.text(assign.value), "attribute")
         attention.append(AttentionSite(span, index.text(assign.target), "attn_implementation", arg, False, (), False))
     prose, _ = hardware.split_source(index.source)
     marks = _tree_marks(index)

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-import libcst as cst
+import ast
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import ModuleIndex, Scope, names_read, nodes_of, positional
+from ...semantic.index import FUNCTION_DEFS, ModuleIndex, Scope, call_args, names_read, nodes_of, positional
 from ...semantic.names import dotted
 from ...semantic.queries import is_builtin, position, qualified_name, reaching
 from ...semantic.version_tests import HelperCall, VersionTests, version_tests_of
@@ -89,7 +89,7 @@ def _version_gated(index: ModuleIndex, guards) -> Tuple[bool, Tuple[HelperCall, 
     return False, tuple(helpers)
 
 
-def _asks_torch(index: ModuleIndex, tests: VersionTests, expr: cst.BaseExpression, scope: Scope, seen: set, depth: int = 0) -> bool:
+def _asks_torch(index: ModuleIndex, tests: VersionTests, expr: ast.expr, scope: Scope, seen: set, depth: int = 0) -> bool:
     """Whether ``expr`` reads torch's installed version anywhere in its tree (``torch.__version__``,
     ``importlib.metadata.version("torch")``, through ``version.parse``: ``torch.__version__.
     startswith("2")``, ``int(torch.__version__.split(".")[0]) >= 2``), calls a torch version
@@ -100,9 +100,9 @@ def _asks_torch(index: ModuleIndex, tests: VersionTests, expr: cst.BaseExpressio
     if depth > 4:
         return False
     for node in nodes_of(expr):
-        if isinstance(node, (cst.Attribute, cst.Call)) and tests.library_version(node, scope) == "torch":
+        if isinstance(node, (ast.Attribute, ast.Call)) and tests.library_version(node, scope) == "torch":
             return True
-        if not isinstance(node, cst.Call):
+        if not isinstance(node, ast.Call):
             continue
         if _has_torch(index, node, scope):
             return True
@@ -127,34 +127,35 @@ def _asks_torch(index: ModuleIndex, tests: VersionTests, expr: cst.BaseExpressio
     return False
 
 
-def _has_torch(index: ModuleIndex, call: cst.Call, scope: Scope) -> bool:
+def _has_torch(index: ModuleIndex, call: ast.Call, scope: Scope) -> bool:
     """``hasattr(torch, "amp")``, ``hasattr(torch.amp, "GradScaler")``: a test of what the
     installed torch has (the builtin ``hasattr``, not a function of the project so named)."""
     func = call.func
-    if not isinstance(func, cst.Name) or func.value != "hasattr" or not is_builtin(index, func, scope):
+    if not isinstance(func, ast.Name) or func.id != "hasattr" or not is_builtin(index, func, scope):
         return False
     args = positional(call)
-    owner = index.qualify(args[0].value, scope) if args else None
+    owner = index.qualify(args[0], scope) if args else None
     return owner is not None and (owner == "torch" or owner.startswith("torch."))
 
 
-def _head_binding(index: ModuleIndex, expr: cst.BaseExpression, scope) -> Tuple[str, str]:
+def _head_binding(index: ModuleIndex, expr: ast.expr, scope) -> Tuple[str, str]:
     text = dotted(expr) or ""
     head = text.partition(".")[0]
     bound = qualified_name(index, head, scope, position(index, expr)) or ""
     return head, bound
 
 
-def _args(index: ModuleIndex, call: cst.Call) -> Tuple[Tuple[int, Optional[str], int], ...]:
+def _args(index: ModuleIndex, call: ast.Call) -> Tuple[Tuple[int, Optional[str], int], ...]:
+    """Each argument's range, in the order written: a splat from its star (an ``ast.Starred``'s
+    range starts there, and a ``**kw`` keyword's), a keyword from its name."""
     out = []
-    for arg in call.args:
-        span = index.span(arg.value)
-        if arg.star:
-            start = span.start - len(arg.star)
-            out.append((start, arg.star, span.end))
-        elif arg.keyword is not None:
-            out.append((index.span(arg.keyword).start, arg.keyword.value, span.end))
+    for arg in call_args(call):
+        if isinstance(arg, ast.keyword):
+            out.append((index.span(arg).start, arg.arg if arg.arg is not None else "**", index.span(arg.value).end))
+        elif isinstance(arg, ast.Starred):
+            out.append((index.span(arg).start, "*", index.span(arg.value).end))
         else:
+            span = index.span(arg)
             out.append((span.start, None, span.end))
     return tuple(out)
 
@@ -174,10 +175,11 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                    gated, helpers)
         )
     for scope in index.functions.values():
+        if not isinstance(scope.node, FUNCTION_DEFS):
+            continue  # a lambda has no decorators
         outer = scope.parent or index.root
-        for decorator in scope.node.decorators:
-            expr = decorator.decorator
-            if not isinstance(expr, (cst.Name, cst.Attribute)):
+        for expr in scope.node.decorator_list:
+            if not isinstance(expr, (ast.Name, ast.Attribute)):
                 continue  # calls were recorded above
             name = _target(index.qualify(expr, outer))
             if name is None:
@@ -186,26 +188,26 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             uses.append(AmpUse(name, index.span(expr), index.text(expr), head, bound, False, -1))
     imports = []
     for node in index.import_statements:
-        if isinstance(node, cst.ImportFrom):
-            if node.relative or isinstance(node.names, cst.ImportStar) or node.module is None:
+        if isinstance(node, ast.ImportFrom):
+            if node.level or node.names[0].name == "*" or node.module is None:
                 continue
-            module = dotted(node.module) or ""
+            module = node.module
             if module not in (OLD, "torch.cuda") and not module.startswith(OLD + "."):
                 continue
             bindings = tuple(
-                (a.asname.name.value if a.asname is not None else (dotted(a.name) or ""), f"{module}.{dotted(a.name)}")
+                (a.asname if a.asname is not None else a.name, f"{module}.{a.name}")
                 for a in node.names
             )
             if not any(full == OLD or full.startswith(OLD + ".") for _, full in bindings):
                 continue
-            imports.append(AmpImport(index.span(node.module), module, "from", bindings, (), index.text(node)))
+            imports.append(AmpImport(index.name_span(node), module, "from", bindings, (), index.text(node)))
         else:
             for alias in node.names:
-                full = dotted(alias.name) or ""
+                full = alias.name
                 if alias.asname is not None and (full == OLD or full.startswith(OLD + ".")):
                     imports.append(
                         AmpImport(
-                            None, full, "import", ((alias.asname.name.value, full),), (index.span(alias.name),),
+                            None, full, "import", ((alias.asname, full),), (index.name_span(alias),),
                             index.text(node),
                         )
                     )

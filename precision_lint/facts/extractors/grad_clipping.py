@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-import libcst as cst
+import ast
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import CallSite, ModuleIndex, positional
+from ...semantic.index import CallSite, ModuleIndex, keyword, positional
 from ...semantic.names import dotted
 from ...semantic.queries import position, reaching_at, sole_binding
 from .precision import GRAD_SCALERS
@@ -58,30 +58,35 @@ class ScopeEvents:
 
 def _own_line(index: ModuleIndex, site: CallSite) -> Optional[Tuple[int, int, str]]:
     stmt = site.statement
-    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+    if stmt is None:
         return None
     first, last = index.order(stmt)
     if not first <= index.order(site.node)[0] < last:
-        return None  # `if x: clip(...)`: the call is not in this statement
+        return None  # the call is not in this statement
     span = index.statement_span(stmt)
     source = index.source
     line_start = source.rfind("\n", 0, span.start) + 1
     indent = source[line_start : span.start]
     if indent.strip():
-        return None
+        return None  # `if x: clip(...)`, `a = 1; clip(...)`: the line holds more than the call
     after = source.find("\n", span.end)
     end = len(source) if after < 0 else after + 1
+    rest = source[span.end : end].strip()
+    if rest.startswith(";"):
+        rest = rest[1:].strip()
+    if rest and not rest.startswith("#"):
+        return None  # `clip(...); x = 1`: another statement on its line
     return (line_start, end, indent)
 
 
 def _scale_receiver(index: ModuleIndex, site: CallSite) -> Optional[str]:
     """``scaler`` for ``scaler.scale(loss).backward()`` (or ``s = scaler.scale(loss); s.backward()``)."""
     receiver = site.receiver
-    if isinstance(receiver, cst.Name):
+    if isinstance(receiver, ast.Name):
         binding = sole_binding(index, receiver, site.scope)
-        if binding is not None and isinstance(binding.value, cst.Call):
+        if binding is not None and isinstance(binding.value, ast.Call):
             receiver = binding.value
-    if not isinstance(receiver, cst.Call):
+    if not isinstance(receiver, ast.Call):
         return None
     made = index.call_of(receiver)
     if made is None or made.method != "scale" or made.receiver is None:
@@ -98,7 +103,7 @@ def _is_grad_scaler(index: ModuleIndex, text: str, site: CallSite) -> bool:
     else:
         return False
     for value in values:
-        if isinstance(value, cst.Call):
+        if isinstance(value, ast.Call):
             made = index.call_of(value)
             if made is not None and made.qualname in GRAD_SCALERS:
                 return True
@@ -121,9 +126,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             kind = {"unscale_": "unscale", "step": "step", "update": "update"}[site.method]
             args = positional(site.node)
             if kind != "update" and args:
-                arg_text = index.text(args[0].value)
+                arg_text = index.text(args[0])
             elif kind != "update":
-                optimizer = next((a for a in site.node.args if a.keyword and a.keyword.value == "optimizer"), None)
+                optimizer = keyword(site.node, "optimizer")
                 arg_text = index.text(optimizer.value) if optimizer is not None else ""
         if kind is None:
             continue

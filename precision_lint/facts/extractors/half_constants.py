@@ -10,10 +10,9 @@ Whether model code runs in fp16 through the rest of the project is judged later.
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
-
-import libcst as cst
 
 from ...diagnostics import Span
 from ...semantic.autocast import autocast_half
@@ -23,6 +22,7 @@ from ...semantic.names import dotted
 from ...semantic.queries import reaching
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.values import CONST, dtypes
+from .precision import argument_text, paren_extent, value_text
 
 SECTION = "half_constants"
 EMPTY = {"constants": (), "half_casts": ()}
@@ -48,13 +48,13 @@ class HalfConstant:
     autocast_op: str = ""  # why the tensor is certainly a float16 result of fp16 autocast, or ""
 
 
-def _simple(index: ModuleIndex, expr: Optional[cst.BaseExpression]) -> str:
+def _simple(index: ModuleIndex, expr: Optional[ast.expr]) -> str:
     return index.text(expr) if expr is not None and dotted(expr) else ""
 
 
 def _autocast_half(index: ModuleIndex, evaluator: Evaluator, items, scope) -> bool:
     for item in items:
-        if not isinstance(item, cst.Call):
+        if not isinstance(item, ast.Call):
             continue
         q = index.qualify(item.func, scope) or ""
         if q not in AUTOCAST_NAMES:
@@ -68,7 +68,7 @@ def _autocast_half(index: ModuleIndex, evaluator: Evaluator, items, scope) -> bo
             return True
         device = keyword(item, "device_type")
         args = positional(item)
-        device_expr = device.value if device is not None else (args[0].value if args else None)
+        device_expr = device.value if device is not None else (args[0] if args else None)
         values = evaluator.values(device_expr, scope) if device_expr is not None else ()
         if values and all(v.kind == CONST and v.value != "cuda" for v in values):
             continue  # autocast on another device ("cpu" defaults to bfloat16)
@@ -76,21 +76,29 @@ def _autocast_half(index: ModuleIndex, evaluator: Evaluator, items, scope) -> bo
     return False
 
 
-def _made_half(index: ModuleIndex, evaluator: Evaluator, expr: cst.CSTNode, scope) -> bool:
+def _made_half(index: ModuleIndex, evaluator: Evaluator, expr: ast.AST, scope) -> bool:
     """``x.half()``, ``torch.zeros(..., dtype=torch.float16)``, ``x.to(torch.float16)``."""
-    if not isinstance(expr, cst.Call):
+    if not isinstance(expr, ast.Call):
         return False
     site = index.call_of(expr)
     if site is not None and site.method == "half":
         return True
-    for arg in expr.args:
-        if (arg.keyword is None or arg.keyword.value == "dtype") and evaluator.mentions_dtype(arg.value, scope):
-            if any(d.value == "float16" for d in dtypes(evaluator.values(arg.value, scope))):
+    for value in _argument_values(expr, "dtype"):
+        if evaluator.mentions_dtype(value, scope):
+            if any(d.value == "float16" for d in dtypes(evaluator.values(value, scope))):
                 return True
     return False
 
 
-def _made_wide(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.BaseExpression], scope, depth: int = 0) -> bool:
+def _argument_values(call: ast.Call, *names: str) -> List[ast.expr]:
+    """The values of a call's arguments: positional ones (the value of a ``*x``), ``**x``, and
+    the keywords among ``names`` (every keyword when none is named)."""
+    values = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+    values += [k.value for k in call.keywords if not names or k.arg is None or k.arg in names]
+    return values
+
+
+def _made_wide(index: ModuleIndex, evaluator: Evaluator, expr: Optional[ast.expr], scope, depth: int = 0) -> bool:
     """The tensor is certainly made float32 (or float64, bf16) where the constant meets it:
     ``scores.float()``, ``x.to(torch.float32)``, ``torch.zeros_like(m, dtype=torch.float32)``,
     or a name every reaching binding of which is one. Masking such a tensor with -1e9 is fine
@@ -98,33 +106,33 @@ def _made_wide(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.Base
     that autocast runs in float16 (``a.float() @ b``) is not a cast, and is not followed."""
     if expr is None or depth > 4:
         return False
-    if isinstance(expr, cst.Name):
+    if isinstance(expr, ast.Name):
         values = [b.value for b in _bindings(index, scope, expr)]
         return bool(values) and all(v is not None and v is not expr and _made_wide(index, evaluator, v, scope, depth + 1) for v in values)
-    if not isinstance(expr, cst.Call):
+    if not isinstance(expr, ast.Call):
         return False
     site = index.call_of(expr)
     made = cast_dtypes(evaluator, expr, site.method if site is not None else None, scope)
     return bool(made) and made <= WIDE_DTYPES
 
 
-def _bindings(index: ModuleIndex, scope, name: cst.Name):
+def _bindings(index: ModuleIndex, scope, name: ast.Name):
     """The bindings that reach the use ``name``."""
     return reaching(index, name, scope).bindings
 
 
-def _half_tensor(index: ModuleIndex, evaluator: Evaluator, expr: Optional[cst.BaseExpression], scope, depth: int = 0) -> bool:
+def _half_tensor(index: ModuleIndex, evaluator: Evaluator, expr: Optional[ast.expr], scope, depth: int = 0) -> bool:
     """The expression is a tensor made float16 here, or computed from one (``n = h.norm()``)."""
     if expr is None or depth > 4:
         return False
     if _made_half(index, evaluator, expr, scope):
         return True
-    if isinstance(expr, cst.Name):
+    if isinstance(expr, ast.Name):
         return any(
             b.value is not None and b.value is not expr and _half_tensor(index, evaluator, b.value, scope, depth + 1)
             for b in _bindings(index, scope, expr)
         )
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
         # `x.half().masked_fill(...)`, `h.norm()` of a float16 `h`
         return _half_tensor(index, evaluator, expr.func.value, scope, depth + 1)
     return False
@@ -134,39 +142,41 @@ _INTEGER_CASTS = ("long", "int", "short", "bool", "count_nonzero", "numel", "arg
 _COUNTS = ("sum", "count_nonzero")
 
 
-def _integer(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope, depth: int = 0) -> bool:
+def _integer(index: ModuleIndex, expr: Optional[ast.expr], scope, depth: int = 0) -> bool:
     """The operand is an integer tensor or number: a count of a mask (``(ids != pad).sum(-1)``,
     ``mask.long().sum()``), an integer cast, ``len(...)``. ``count + 1e-8`` then promotes to
     float32 whatever the model's dtype: the eps is not added in float16."""
     if expr is None or depth > 4:
         return False
-    if isinstance(expr, (cst.Integer, cst.Comparison)):
+    if isinstance(expr, ast.Compare) or (
+        isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool)
+    ):
         return True
-    if isinstance(expr, cst.Name):
+    if isinstance(expr, ast.Name):
         values = [b.value for b in _bindings(index, scope, expr)]
         return bool(values) and all(v is not None and _integer(index, v, scope, depth + 1) for v in values)
-    if isinstance(expr, cst.Call):
+    if isinstance(expr, ast.Call):
         func = expr.func
-        if isinstance(func, cst.Name) and func.value == "len":
+        if isinstance(func, ast.Name) and func.id == "len":
             return True
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
+        if isinstance(func, ast.Attribute):
+            method = func.attr
             if method in _INTEGER_CASTS:
                 return True
-            if method in _COUNTS and not any(a.keyword and a.keyword.value == "dtype" for a in expr.args):
+            if method in _COUNTS and not any(k.arg == "dtype" for k in expr.keywords):
                 return _integer(index, func.value, scope, depth + 1)  # a sum of booleans or integers
     return False
 
 
-def _casts(tree: cst.CSTNode) -> bool:
+def _casts(tree: ast.AST) -> bool:
     """Whether ``tree`` makes a call that may give a tensor another dtype (see CASTING)."""
     return any(
-        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in CASTING
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CASTING
         for node in nodes_of(tree)
     )
 
 
-def _cast(index: ModuleIndex, expr: cst.BaseExpression, scope) -> bool:
+def _cast(index: ModuleIndex, expr: ast.expr, scope) -> bool:
     """The operand, or a variable it reads, is cast to some dtype (``mask.to(dtype=self.dtype)``;
     ``m = mask.to(h.dtype)`` reaching ``(1 - m) * -1e9``). Read from the tree: an attribute's
     name, a string or a comment that mentions ``.to(`` is no cast."""
@@ -184,22 +194,22 @@ def _call_constant(index: ModuleIndex, evaluator: Evaluator, site: CallSite):
     args = positional(site.node)
     if site.method in ("masked_fill", "masked_fill_") and site.qualname is None:
         value = keyword(site.node, "value")
-        expr = value.value if value is not None else (args[1].value if len(args) > 1 else None)
+        expr = value.value if value is not None else (args[1] if len(args) > 1 else None)
         return ("masked_fill", expr, site.receiver) if expr is not None else None
     if site.qualname == "torch.masked_fill":
         value = keyword(site.node, "value")
-        expr = value.value if value is not None else (args[2].value if len(args) > 2 else None)
-        return ("masked_fill", expr, args[0].value if args else None) if expr is not None else None
+        expr = value.value if value is not None else (args[2] if len(args) > 2 else None)
+        return ("masked_fill", expr, args[0] if args else None) if expr is not None else None
     if site.qualname == "torch.where" and len(args) == 3:
-        for mine, other in ((args[2].value, args[1].value), (args[1].value, args[2].value)):
+        for mine, other in ((args[2], args[1]), (args[1], args[2])):
             if _constant_value(evaluator, mine, site.scope) is not None:
                 return ("where", mine, other)
     return None
 
 
-def _constant_value(evaluator: Evaluator, expr: cst.BaseExpression, scope) -> Optional[float]:
+def _constant_value(evaluator: Evaluator, expr: ast.expr, scope) -> Optional[float]:
     value = number(expr)
-    if value is None and isinstance(expr, (cst.Name, cst.Attribute)):
+    if value is None and isinstance(expr, (ast.Name, ast.Attribute)):
         values = evaluator.values(expr, scope)
         nums = {v.value for v in values if v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool)}
         if len(nums) == 1 and all(v.kind == CONST for v in values):
@@ -226,7 +236,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             evidence.append("half-tensor")
         produced = "" if evidence else autocast_half(index, evaluator).produced(tensor, site.scope) or ""
         out.append(
-            HalfConstant(kind, value, index.span(expr), index.text(expr), _simple(index, tensor), tuple(evidence),
+            HalfConstant(kind, value, index.span(expr), _argument_text(index, site.node, expr), _simple(index, tensor), tuple(evidence),
                          site.klass, site.scope.code_scope().qualname, autocast_op=produced)
         )
     # a named eps (`epsilon = 1e-8` ... `hi - lo + epsilon`) as well as a literal one
@@ -237,7 +247,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             kind = "subscript"
         elif big:
             kind = "additive"
-        elif isinstance(misfit.node.operator, (cst.Add, cst.Subtract)):
+        elif isinstance(misfit.node.op, (ast.Add, ast.Sub)):
             kind = "eps"
         else:
             continue
@@ -257,7 +267,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             produced = autocast_half(index, evaluator).produced(misfit.other, misfit.scope) or ""
         out.append(
             HalfConstant(
-                kind, misfit.value, index.span(misfit.literal), index.text(misfit.literal),
+                kind, misfit.value, index.span(misfit.literal), _misfit_text(index, misfit),
                 _simple(index, misfit.other) if kind == "subscript" else "", tuple(evidence),
                 misfit.klass, misfit.scope.code_scope().qualname,
                 cast=kind == "additive" and _cast(index, misfit.other, misfit.scope),
@@ -268,17 +278,40 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     return {"constants": tuple(out), "half_casts": _half_casts(index, evaluator)}
 
 
+def _argument_text(index: ModuleIndex, call: ast.Call, expr: ast.expr) -> str:
+    """An argument of ``call`` as written, with its own parentheses (``value=(-1e10)``)."""
+    for kw in call.keywords:
+        if kw.value is expr:
+            return value_text(index, expr, kw)
+    return argument_text(index, call, expr)
+
+
+def _misfit_text(index: ModuleIndex, misfit) -> str:
+    """The literal (or name) of a :class:`HalfMisfit` as written, with its own parentheses
+    (``x + (1e-8)``): what follows the left operand, or the assignment's last target."""
+    node, literal = misfit.node, misfit.literal
+    if isinstance(node, ast.BinOp):
+        before = index.span(node).start if literal is node.left else index.span(node.left).end
+    elif isinstance(node, ast.Assign):
+        before = index.span(node.targets[-1]).end
+    else:
+        return index.text(literal)
+    span = index.span(literal)
+    start, end = paren_extent(index.source, span.start, span.end, before)
+    return index.source[start:end]
+
+
 def _half_casts(index: ModuleIndex, evaluator: Evaluator):
     """``Model().half()``, ``model.half()``, ``model.to(torch.float16)`` where the receiver is
     built by a call of a named class or function: (its qualified name, the cast's span, the names
     the float16 model is bound to, the scope the cast runs in)."""
     out = []
-    chained = {id(s.receiver): s for s in index.calls if isinstance(s.receiver, cst.Call)}
+    chained = {id(s.receiver): s for s in index.calls if isinstance(s.receiver, ast.Call)}
     for site in index.calls:
-        if site.method == "half" and not site.node.args:
+        if site.method == "half" and not site.node.args and not site.node.keywords:
             pass
         elif site.method == "to" and any(
-            d.value == "float16" for a in site.node.args for d in dtypes(evaluator.values(a.value, site.scope))
+            d.value == "float16" for a in _argument_values(site.node) for d in dtypes(evaluator.values(a, site.scope))
         ):
             pass
         else:
@@ -289,13 +322,13 @@ def _half_casts(index: ModuleIndex, evaluator: Evaluator):
         while outer is not None:  # `m = Model().half().to(device)`
             targets += tuple(outer.assigned_to)
             outer = chained.get(id(outer.node))
-        if isinstance(receiver, (cst.Name, cst.Attribute)) and dotted(receiver):
+        if isinstance(receiver, (ast.Name, ast.Attribute)) and dotted(receiver):
             targets += (dotted(receiver),)
-        if isinstance(receiver, cst.Name):
+        if isinstance(receiver, ast.Name):
             values = [b.value for b in _bindings(index, site.scope, receiver)]
-            receiver = next((v for v in values if isinstance(v, cst.Call)), None)
-        made = index.call_of(receiver) if isinstance(receiver, cst.Call) else None
-        while made is not None and not made.qualname and isinstance(made.receiver, cst.Call):
+            receiver = next((v for v in values if isinstance(v, ast.Call)), None)
+        made = index.call_of(receiver) if isinstance(receiver, ast.Call) else None
+        while made is not None and not made.qualname and isinstance(made.receiver, ast.Call):
             made = index.call_of(made.receiver)  # `Encoder().cuda()`: the class that builds it
         if made is not None:
             out.append((made.qualname or "", index.span(site.node), targets, site.scope.code_scope().qualname))

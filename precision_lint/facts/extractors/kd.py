@@ -17,20 +17,20 @@ Nothing here decides whether a finding is due: the rule does, with its options a
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 
 import struct
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
-
-import libcst as cst
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import ModuleIndex, Scope, element, keyword, positional
+from ...semantic.index import ModuleIndex, Scope, call_args, element, keyword, nodes_of, positional
 from ...semantic.queries import reaching
 from ...semantic.tensors import LOG_SOFTMAX, SOFTMAX, HalfTensors, enclosing_class, half_tensors
 from ...semantic.values import Possible
+from .precision import argument_extents, key_span, paren_extent
 
 SECTION = "kd"
 
@@ -102,18 +102,18 @@ class _Shapes:
                     self._torch_functional = f"{local}.nn.functional"
                     break
 
-    def qual(self, call: cst.Call) -> Optional[str]:
+    def qual(self, call: ast.Call) -> Optional[str]:
         site = self.ix.call_of(call)
         return site.qualname if site is not None else self.ix.qualify(call.func)
 
-    def _resolve(self, expr: cst.BaseExpression, scope: Scope) -> List[Tuple[cst.BaseExpression, Scope]]:
+    def _resolve(self, expr: ast.expr, scope: Scope) -> List[Tuple[ast.expr, Scope]]:
         """``expr`` itself, or the values of the variable it names (one level); a call of a
         function of this module stands for what it returns (``soft_targets(t, T)`` returning
         a softmax: its logits are the helper's, which its callers' arguments fill)."""
         values = [(expr, scope)]
-        if isinstance(expr, cst.Name):
+        if isinstance(expr, ast.Name):
             owner, found = reaching(self.ix, expr, scope)
-            if owner is not None and expr.value not in owner.params:
+            if owner is not None and expr.id not in owner.params:
                 # `p_s, p_t = log_softmax(s / T, -1), softmax(t / T, -1)`: the element it takes
                 bound = [
                     (a.value if a.unpack_index is None else element(a.value, a.unpack_index), owner)
@@ -124,14 +124,14 @@ class _Shapes:
         out = []
         for value, owner in values:
             out.append((value, owner))
-            function = self.an.local_function(value.func, owner) if isinstance(value, cst.Call) else None
+            function = self.an.local_function(value.func, owner) if isinstance(value, ast.Call) else None
             if function is not None:
                 out.extend((returned, function) for returned, _ in function.returns)
         return out
 
-    def softmax_call(self, expr, scope, log: bool) -> Optional[Tuple[cst.Call, cst.BaseExpression]]:
+    def softmax_call(self, expr, scope, log: bool) -> Optional[Tuple[ast.Call, "_Logits"]]:
         """(call, logits) when ``expr`` is ``softmax(logits...)`` (``log_softmax`` when ``log``)."""
-        if not isinstance(expr, cst.Call):
+        if not isinstance(expr, ast.Call):
             return None
         q = self.qual(expr)
         wanted = LOG_SOFTMAX if log else SOFTMAX
@@ -139,42 +139,42 @@ class _Shapes:
         if q in wanted:
             args = positional(expr)
             kw = keyword(expr, "input")
-            arg = args[0].value if args else (kw.value if kw is not None else None)
-            return (expr, _logits_of(arg)) if arg is not None else None
-        if q is None and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == method:
-            return expr, _logits_of(expr.func.value)
+            arg = args[0] if args else (kw.value if kw is not None else None)
+            return (expr, _logits_of(self.ix, _Logits(arg, *_slot(self.ix, expr, arg)))) if arg is not None else None
+        if q is None and isinstance(expr.func, ast.Attribute) and expr.func.attr == method:
+            return expr, _logits_of(self.ix, _Logits(expr.func.value, self.ix.span(expr.func).start))
         return None
 
     def _log_of(self, expr, scope):
         """``torch.log(P)`` / ``P.log()`` (optionally ``P + eps``, ``P.clamp(min=eps)``) → (P, eps nodes)."""
-        if not isinstance(expr, cst.Call):
+        if not isinstance(expr, ast.Call):
             return None
         q = self.qual(expr)
         inner = None
         if q in TORCH_LOG:
             args = positional(expr)
-            inner = args[0].value if args else None
-        elif q is None and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "log" and not expr.args:
+            inner = args[0] if args else None
+        elif q is None and isinstance(expr.func, ast.Attribute) and expr.func.attr == "log" and not (expr.args or expr.keywords):
             inner = expr.func.value
         if inner is None:
             return None
-        eps: List[cst.BaseExpression] = []
-        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Add):
+        eps: List[ast.expr] = []
+        if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Add):
             if _is_number(inner.right):
                 eps.append(inner.right)
                 inner = inner.left
             elif _is_number(inner.left):
                 eps.append(inner.left)
                 inner = inner.right
-        elif isinstance(inner, cst.Call):
+        elif isinstance(inner, ast.Call):
             iq = self.qual(inner)
             if iq in ("torch.clamp", "torch.clamp_min", "torch.clip") and positional(inner):
-                bound = [a.value for a in inner.args[1:] if a.keyword is None or a.keyword.value == "min"]
+                bound = _lower_bounds(call_args(inner)[1:])
                 if len(bound) == 1 and _is_number(bound[0]):
                     eps.append(bound[0])
-                    inner = positional(inner)[0].value
-            elif iq is None and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in ("clamp", "clamp_min", "clip"):
-                bound = [a.value for a in inner.args if a.keyword is None or a.keyword.value == "min"]
+                    inner = positional(inner)[0]
+            elif iq is None and isinstance(inner.func, ast.Attribute) and inner.func.attr in ("clamp", "clamp_min", "clip"):
+                bound = _lower_bounds(call_args(inner))
                 if len(bound) == 1 and _is_number(bound[0]):
                     eps.append(bound[0])
                     inner = inner.func.value
@@ -207,12 +207,12 @@ class _Shapes:
                 out.append(self._operand(role, sm[0], sm[1], value, owner, rewrite=rewrite, log_root=value))
         return out
 
-    def _operand(self, role, call, logits, value, owner, rewrite, log_root=None) -> Operand:
+    def _operand(self, role, call, logits: "_Logits", value, owner, rewrite, log_root=None) -> Operand:
         ix = self.ix
         lspan, ltext, atomic = _logits_site(ix, logits)
         site = ix.call_of(call)
         protected = self.an.autocast_enabled(site) is not None
-        values = self.an.values(logits, site.scope if site is not None else owner)
+        values = self.an.values(logits.node, site.scope if site is not None else owner)
         template = None
         root = lspan
         if rewrite and log_root is not None:
@@ -226,16 +226,16 @@ class _Shapes:
         tiny = _tiny_constants(ix, [log_root if log_root is not None else value])
         return Operand(role, ltext, atomic, root, template, rewrite, protected, values, tiny)
 
-    def _log_softmax_text(self, call: cst.Call, lspan: Span) -> Optional[str]:
+    def _log_softmax_text(self, call: ast.Call, lspan: Span) -> Optional[str]:
         """The text of ``call`` (a softmax) as a log_softmax, with LOGITS in place of its logits."""
         ix = self.ix
         cspan = ix.span(call)
         func = call.func
         edits = [(lspan.start, lspan.end, LOGITS)]
-        if isinstance(func, cst.Attribute):
-            name = ix.span(func.attr)
+        if isinstance(func, ast.Attribute):
+            name = ix.name_span(func)
             edits.append((name.start, name.end, "log_softmax"))
-        elif isinstance(func, cst.Name) and self._torch_functional:
+        elif isinstance(func, ast.Name) and self._torch_functional:
             fs = ix.span(func)
             edits.append((fs.start, fs.end, f"{self._torch_functional}.log_softmax"))
         else:
@@ -246,100 +246,123 @@ class _Shapes:
         return text
 
 
-def _has_parens(node: cst.CSTNode) -> bool:
-    return bool(getattr(node, "lpar", ()))
+class _Logits(NamedTuple):
+    """The logits expression, and what :func:`paren_extent` needs to find the parentheses
+    written around it (CPython's ranges leave them out): where the code in front of it that
+    is not its own ends, and how many ``(`` there are its parent's."""
+
+    node: ast.expr
+    before: int
+    own: int = 0
 
 
-def _logits_site(index: ModuleIndex, node: cst.BaseExpression) -> Tuple[Span, str, bool]:
+def _slot(index: ModuleIndex, call: ast.Call, value: ast.expr) -> Tuple[int, int]:
+    """(before, own) of ``value``, a positional argument or a keyword's value of ``call``."""
+    items = call_args(call)
+    for i, item in enumerate(items):
+        if isinstance(item, ast.keyword):
+            if item.value is value:
+                return key_span(index, item).end, 0
+        elif item is value:
+            if i == 0:
+                return index.span(call.func).end, 1  # the call's own "(" comes first
+            return argument_extents(index, call, items)[i - 1][1], 0
+    return index.span(value).start, 0  # not an argument of it: no parentheses are read
+
+
+def _logits_site(index: ModuleIndex, logits: _Logits) -> Tuple[Span, str, bool]:
     """(span, text, atomic) of the logits, with their own parentheses when they have some.
 
     Positions exclude a node's parentheses; ``(t - t.max())`` is taken whole so that the fix
     reads ``(t - t.max()).float()``.
     """
+    node = logits.node
     span = index.span(node)
     src = index.source
-    if _has_parens(node):
-        start, end = span.start, span.end
-        for _ in node.lpar:
-            start = src.rfind("(", 0, start)
-        for _ in node.rpar:
-            end = src.find(")", end) + 1
-        if 0 <= start and 0 < end and src[start] == "(" and src[end - 1] == ")":
-            line = index.offset_line(start)
-            col = start - (src.rfind("\n", 0, start) + 1)
-            end_line = index.offset_line(end)
-            end_col = end - (src.rfind("\n", 0, end) + 1)
-            return Span(line, col, end_line, end_col, start, end), src[start:end], True
-    atomic = isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+    start, end = paren_extent(src, span.start, span.end, logits.before, logits.own)
+    if (start, end) != (span.start, span.end):
+        return index.offsets_span(start, end), src[start:end], True
+    if isinstance(node, ast.Tuple) and src[span.start : span.start + 1] == "(":
+        return span, index.text(node), True  # a parenthesized tuple's range holds its parentheses
+    atomic = isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
     return span, index.text(node), atomic
 
 
-def _logits_of(arg: cst.BaseExpression) -> cst.BaseExpression:
+def _logits_of(index: ModuleIndex, arg: _Logits) -> _Logits:
     """The logits in ``logits / T`` (or ``logits`` itself)."""
-    while isinstance(arg, cst.BinaryOperation) and isinstance(arg.operator, (cst.Divide, cst.Multiply)):
-        arg = arg.left
-    return arg
+    node, before, own = arg
+    while isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Mult)):
+        before, own = index.span(node).start, 0  # a BinOp starts where its left operand's "(" do
+        node = node.left
+    return _Logits(node, before, own)
 
 
 def _is_number(node) -> bool:
-    return isinstance(node, (cst.Float, cst.Integer))
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
 
 
 def _number(node) -> float:
-    return float(node.evaluated_value)
+    return float(node.value)
+
+
+def _lower_bounds(items) -> List[ast.expr]:
+    """The values of a clamp's arguments that may be its lower bound: positional ones (the
+    value of a ``*x``), ``min=`` and ``**x``."""
+    return [
+        a.value if isinstance(a, (ast.keyword, ast.Starred)) else a
+        for a in items
+        if not isinstance(a, ast.keyword) or a.arg is None or a.arg == "min"
+    ]
 
 
 def _tiny_constants(index: ModuleIndex, nodes) -> Tuple[TinyConstant, ...]:
     found: Dict[int, TinyConstant] = {}
-
-    class Visitor(cst.CSTVisitor):
-        def visit_Float(self, node: cst.Float) -> None:
-            value = float(node.evaluated_value)
-            if 0.0 < value < FP16_SMALLEST and _half_roundtrip(value) == 0.0:
-                span = index.span(node)
-                found[span.start] = TinyConstant(span, index.text(node), value)
-
-    for node in nodes:
-        node.visit(Visitor())
+    for root in nodes:
+        for node in nodes_of(root):
+            if isinstance(node, ast.Constant) and type(node.value) is float:
+                value = node.value
+                if 0.0 < value < FP16_SMALLEST and _half_roundtrip(value) == 0.0:
+                    span = index.span(node)
+                    found[span.start] = TinyConstant(span, index.text(node), value)
     return tuple(found[k] for k in sorted(found))
 
 
-def _strip(expr: cst.BaseExpression) -> cst.BaseExpression:
-    while isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        expr = expr.expression
+def _strip(expr: ast.expr) -> ast.expr:
+    while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        expr = expr.operand
     return expr
 
 
-def _criterion(index: ModuleIndex, expr: cst.BaseExpression, scope: Scope, wanted, depth: int = 0) -> bool:
+def _criterion(index: ModuleIndex, expr: ast.expr, scope: Scope, wanted, depth: int = 0) -> bool:
     """Whether ``expr`` is (or holds) an instance of one of the ``wanted`` loss classes."""
     if depth > 8:
         return False
-    if isinstance(expr, cst.Call):
+    if isinstance(expr, ast.Call):
         site = index.call_of(expr)
         return bool(site and site.qualname in wanted)
-    if isinstance(expr, cst.Name):
+    if isinstance(expr, ast.Name):
         owner, reached = reaching(index, expr, scope)
         if owner is None:
             return False
         return any(a.value is not None and _criterion(index, a.value, owner, wanted, depth + 1) for a in reached)
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
         klass = enclosing_class(scope)
         info = index.classes.get(klass.qualname) if klass is not None else None
         if info is None:
             return False
         return any(
             a.value is not None and _criterion(index, a.value, s, wanted, depth + 1)
-            for a, s in info.self_attr_values.get(expr.attr.value, [])
+            for a, s in info.self_attr_values.get(expr.attr, [])
         )
     return False
 
 
-def _arg(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpression]:
+def _arg(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
     kw = keyword(call, name)
     if kw is not None:
         return kw.value
     args = positional(call)
-    return args[position].value if len(args) > position else None
+    return args[position] if len(args) > position else None
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator):
@@ -360,10 +383,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
 def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
     """(kind, operands) when ``site`` is a KD loss."""
     call, scope, q = site.node, site.scope, site.qualname
-    if q in KL_DIV or (isinstance(call.func, cst.Call) and _criterion(index, call.func, scope, KL_LOSS)) or (
-        q is None and site.method is None and isinstance(call.func, cst.Name) and _criterion(index, call.func, scope, KL_LOSS)
+    if q in KL_DIV or (isinstance(call.func, ast.Call) and _criterion(index, call.func, scope, KL_LOSS)) or (
+        q is None and site.method is None and isinstance(call.func, ast.Name) and _criterion(index, call.func, scope, KL_LOSS)
     ) or (
-        site.method is not None and isinstance(site.receiver, cst.Name) and site.receiver.value == "self"
+        site.method is not None and isinstance(site.receiver, ast.Name) and site.receiver.id == "self"
         and _criterion(index, call.func, scope, KL_LOSS)
     ):
         functional = q in KL_DIV
@@ -379,7 +402,7 @@ def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
         kind = (index.text(call.func) if functional else "nn.KLDivLoss")
         return kind, ops
     is_ce = q in CROSS_ENTROPY or (
-        (isinstance(call.func, (cst.Call, cst.Name)) or (isinstance(site.receiver, cst.Name) and site.receiver.value == "self"))
+        (isinstance(call.func, (ast.Call, ast.Name)) or (isinstance(site.receiver, ast.Name) and site.receiver.id == "self"))
         and _criterion(index, call.func, scope, CE_LOSS)
     )
     if is_ce:
@@ -390,7 +413,7 @@ def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
         soft = shapes.operands(target, scope, "probabilities")
         if not soft:
             return None  # hard labels: an ordinary cross entropy
-        logits = _logits_of(inp)
+        logits = _logits_of(index, _Logits(inp, *_slot(index, call, inp)))
         ops = soft + [_plain_operand(index, shapes, logits, site)]
         kind = index.text(call.func) if q in CROSS_ENTROPY else "nn.CrossEntropyLoss"
         return f"{kind} with soft targets", ops
@@ -398,20 +421,20 @@ def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
     reduced = None
     if q in TORCH_REDUCE:
         args = positional(call)
-        reduced = args[0].value if args else None
+        reduced = args[0] if args else None
     elif q is None and site.method in ("sum", "mean") and site.receiver is not None:
         reduced = site.receiver
     if reduced is None:
         return None
     product = _strip(reduced)
-    if not (isinstance(product, cst.BinaryOperation) and isinstance(product.operator, cst.Multiply)):
+    if not (isinstance(product, ast.BinOp) and isinstance(product.op, ast.Mult)):
         return None
     for p_side, other in ((product.left, product.right), (product.right, product.left)):
         probs = shapes.operands(_strip(p_side), scope, "probabilities")
         if not probs:
             continue
         other = _strip(other)
-        if isinstance(other, cst.BinaryOperation) and isinstance(other.operator, cst.Subtract):
+        if isinstance(other, ast.BinOp) and isinstance(other.op, ast.Sub):
             a = shapes.operands(other.left, scope, "log-probabilities")
             b = shapes.operands(other.right, scope, "log-probabilities")
             if a and b:
@@ -423,8 +446,8 @@ def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
     return None
 
 
-def _plain_operand(index: ModuleIndex, shapes: _Shapes, logits, site) -> Operand:
+def _plain_operand(index: ModuleIndex, shapes: _Shapes, logits: _Logits, site) -> Operand:
     """The raw logits a cross entropy turns into log-probabilities itself."""
     span, text, atomic = _logits_site(index, logits)
     protected = shapes.an.autocast_enabled(site) is not None
-    return Operand("logits", text, atomic, span, LOGITS, False, protected, shapes.an.values(logits, site.scope))
+    return Operand("logits", text, atomic, span, LOGITS, False, protected, shapes.an.values(logits.node, site.scope))

@@ -14,21 +14,22 @@ whole project's classes and the configuration.
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 from dataclasses import dataclass
 from typing import Optional, Tuple
-
-import libcst as cst
 
 from ...diagnostics import Span
 from ...knowledge import migrated_names, migrations
 from ...semantic.callees import assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import ModuleIndex
-from ...semantic.names import dotted
+from ...semantic.index import FUNCTION_DEFS, ModuleIndex, call_args, keyword, parameters
 from ...semantic.queries import reaching
 from ...semantic.values import SYMBOL, SYMBOLIC
 from ...semantic.version_tests import version_tests_of
+from .precision import (
+    argument_extents, comma_follows, key_span, key_text, paren_extent, skip_blank, value_text,
+)
 from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, tolerates
 
 SECTION = "migrations"
@@ -164,40 +165,59 @@ def join(module, symbols):
     return dataclasses.replace(module, sections={**module.sections, SECTION: {**section, **changed}})
 
 
-def _config_target(index: ModuleIndex, call: cst.Call, scope) -> Optional[ConfigTarget]:
-    value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "args"), None)
+def _config_target(index: ModuleIndex, call: ast.Call, scope) -> Optional[ConfigTarget]:
+    given = keyword(call, "args")
+    value = given.value if given is not None else None
     same_scope = True
-    if isinstance(value, cst.Name):
+    if isinstance(value, ast.Name):
         owner, bindings = reaching(index, value, scope)
-        if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call):
+        if len(bindings) != 1 or not isinstance(bindings[0].value, ast.Call):
             return None
         same_scope = owner is scope
         value = bindings[0].value
-    if not isinstance(value, cst.Call):
+    if not isinstance(value, ast.Call):
         return None
     site = index.call_of(value)
-    args = [a for a in value.args]
-    keywords = tuple(a.keyword.value for a in args if a.keyword is not None)
+    args = call_args(value)
+    keywords = tuple(a.arg for a in value.keywords if a.arg is not None)
     if not args:
-        open_paren = index.span(value.func).end + len(index.text(value.whitespace_after_func)) + 1
-        return ConfigTarget(site.qualname if site else None, keywords, open_paren, "", "", same_scope)
-    last = args[-1]
+        return ConfigTarget(site.qualname if site else None, keywords, _after_open_paren(index, value), "", "", same_scope)
     text = index.text(value)
     multiline = "\n" in text
-    last_span = index.span(last)
+    last_start, last_end = argument_extents(index, value, args)[-1]
+    span = index.span(value)
+    trailing = comma_follows(index.source, last_end, index.source.rfind(")", span.start, span.end))
     if multiline:
-        line_start = index.source.rfind("\n", 0, last_span.start) + 1
-        indent = index.source[line_start:last_span.start]
+        line_start = index.source.rfind("\n", 0, last_start) + 1
+        indent = index.source[line_start:last_start]
         if not indent.strip() == "":
             indent = " " * 4
-        if isinstance(last.comma, cst.Comma):
-            comma_at = index.source.index(",", last_span.end)
+        if trailing:
+            comma_at = index.source.index(",", last_end)
             return ConfigTarget(site.qualname if site else None, keywords, comma_at + 1, "\n" + indent, ",", same_scope)
-        return ConfigTarget(site.qualname if site else None, keywords, last_span.end, ",\n" + indent, "", same_scope)
-    if isinstance(last.comma, cst.Comma):
-        comma_at = index.source.index(",", last_span.end)
+        return ConfigTarget(site.qualname if site else None, keywords, last_end, ",\n" + indent, "", same_scope)
+    if trailing:
+        comma_at = index.source.index(",", last_end)
         return ConfigTarget(site.qualname if site else None, keywords, comma_at + 1, " ", ",", same_scope)
-    return ConfigTarget(site.qualname if site else None, keywords, last_span.end, ", ", "", same_scope)
+    return ConfigTarget(site.qualname if site else None, keywords, last_end, ", ", "", same_scope)
+
+
+def _after_open_paren(index: ModuleIndex, call: ast.Call) -> int:
+    """The offset just after a call's ``(`` (past the parentheses its callee may close first)."""
+    src = index.source
+    at = skip_blank(src, index.span(call.func).end)
+    while at < len(src) and src[at] == ")":
+        at = skip_blank(src, at + 1)
+    return at + 1
+
+
+def _after_comma(source: str, end: int) -> int:
+    """Past the blanks, the comma and the blanks (comments included) after an argument ending
+    at ``end``: where the next argument, or the call's ``)``, begins."""
+    at = skip_blank(source, end)
+    if at < len(source) and source[at] == ",":
+        at = skip_blank(source, at + 1)
+    return at
 
 
 def _calls(index: ModuleIndex, evaluator: Evaluator):
@@ -211,30 +231,39 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
         callee, receivers = site.qualname, ()
         if is_super_init(site):
             callee = "super"
-        elif callee is None and site.method and isinstance(site.receiver, cst.Name):
+        elif callee is None and site.method and isinstance(site.receiver, ast.Name):
             receivers = assigned_callees(index, site.receiver, site.scope)
         named: Tuple = ()
         if callee is None and not receivers and site.method and site.receiver is not None:
             named = _receiver_classes(evaluator, site)
         if callee is None and not receivers and not named:
             continue
-        args = list(site.node.args)
+        args = call_args(site.node)
         uses = []
         for s in sources:
             position = next(i for i, a in enumerate(args) if a is s.arg) if s.via == "keyword" else None
-            uses.append(KeywordUse(s.name, index.span(s.key), index.text(s.key), s.via, index.text(s.value), position))
+            uses.append(
+                KeywordUse(s.name, key_span(index, s.key), key_text(index, s.key), s.via, value_text(index, s.value, s.key), position)
+            )
         arg_spans = tuple(
-            (index.span(a).start, index.span(a).end, index.span(a).start + len(index.text(a))) for a in args
+            (start, end, _after_comma(index.source, end)) for start, end in argument_extents(index, site.node, args)
         )
         out.append(
             MigrationCall(
                 callee, site.method, site.klass, receivers, index.span(site.node), tuple(uses),
                 tuple(sorted({s.name for s in every})), _config_target(index, site.node, site.scope),
                 arg_spans, tolerates(index, site.guards, site.caught, CALL_FAILURES),
-                named, index.text(site.receiver) if named else "", _helpers(index, site.guards),
+                named, _receiver_text(index, site) if named else "", _helpers(index, site.guards),
             )
         )
     return tuple(out)
+
+
+def _receiver_text(index: ModuleIndex, site) -> str:
+    """The receiver of ``x.m(...)`` as written, with its own parentheses."""
+    span = index.span(site.receiver)
+    start, end = paren_extent(index.source, span.start, span.end, index.span(site.node.func).start)
+    return index.source[start:end]
 
 
 def _receiver_classes(evaluator: Evaluator, site) -> Tuple:
@@ -251,22 +280,21 @@ def _forwards(index: ModuleIndex):
     for site in index.calls:
         scope = site.scope.code_scope()
         node = scope.node
-        if scope.kind != "function" or not isinstance(node, cst.FunctionDef):
+        if scope.kind != "function" or not isinstance(node, FUNCTION_DEFS):
             continue
-        star = node.params.star_kwarg
-        if not isinstance(star, cst.Param):
+        star = node.args.kwarg
+        if star is None:
             continue
-        name = star.name.value
-        if not any(a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == name for a in site.node.args):
+        name = star.arg
+        if not any(a.arg is None and isinstance(a.value, ast.Name) and a.value.id == name for a in site.node.keywords):
             continue
         receivers = ()
-        if site.qualname is None and site.method and isinstance(site.receiver, cst.Name):
+        if site.qualname is None and site.method and isinstance(site.receiver, ast.Name):
             receivers = assigned_callees(index, site.receiver, site.scope)
         if site.qualname is None and not receivers:
             continue
-        params = node.params
-        own = tuple(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
-        keywords = tuple(a.keyword.value for a in site.node.args if a.keyword is not None)
+        own = tuple(p.name for p in parameters(node) if p.kind in ("posonly", "normal", "kwonly"))
+        keywords = tuple(a.arg for a in site.node.keywords if a.arg is not None)
         out.append(
             Forward(scope.qualname, own, site.qualname, site.method, receivers, site.klass, keywords, index.span(site.node))
         )
@@ -277,19 +305,19 @@ def _project_calls(index: ModuleIndex, evaluator: Evaluator):
     wanted = migrated_names("keyword")
     out = []
     for site in index.calls:
-        keywords = [a for a in site.node.args if a.keyword is not None]
-        if not any(a.keyword.value in wanted for a in keywords):
+        keywords = [a for a in site.node.keywords if a.arg is not None]
+        if not any(a.arg in wanted for a in keywords):
             continue
         callee = project_callee(index, site)
         if callee is None:
             continue
-        args = list(site.node.args)
+        args = call_args(site.node)
         uses = tuple(
-            KeywordUse(a.keyword.value, index.span(a.keyword), index.text(a.keyword), "keyword", index.text(a.value), i)
+            KeywordUse(a.arg, key_span(index, a), key_text(index, a), "keyword", value_text(index, a.value, a), i)
             for i, a in enumerate(args)
-            if a.keyword is not None and a.keyword.value in wanted
+            if isinstance(a, ast.keyword) and a.arg is not None and a.arg in wanted
         )
-        out.append(ProjectCall(callee, uses, tuple(a.keyword.value for a in keywords)))
+        out.append(ProjectCall(callee, uses, tuple(a.arg for a in keywords)))
     return tuple(out)
 
 
@@ -299,21 +327,21 @@ def _attrs(index: ModuleIndex):
     for use in index.attr_uses:
         if use.attr not in wanted:
             continue
-        if isinstance(use.base, cst.Name) and use.base.value == "self":
-            out.append(MigrationAttr(use.attr, index.span(use.node.attr), "self", use.klass, (), "self", attr_tolerated(index, use), _helpers(index, use.guards)))
-        elif isinstance(use.base, cst.Name):
+        if isinstance(use.base, ast.Name) and use.base.id == "self":
+            out.append(MigrationAttr(use.attr, index.name_span(use.node), "self", use.klass, (), "self", attr_tolerated(index, use), _helpers(index, use.guards)))
+        elif isinstance(use.base, ast.Name):
             sources = assigned_callees(index, use.base, use.scope)
             if sources:
-                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "name", use.klass, sources, use.base.value, attr_tolerated(index, use), _helpers(index, use.guards)))
+                out.append(MigrationAttr(use.attr, index.name_span(use.node), "name", use.klass, sources, use.base.id, attr_tolerated(index, use), _helpers(index, use.guards)))
         elif (
-            isinstance(use.base, cst.Attribute)
-            and use.base.attr.value == "config"
-            and isinstance(use.base.value, cst.Name)
+            isinstance(use.base, ast.Attribute)
+            and use.base.attr == "config"
+            and isinstance(use.base.value, ast.Name)
         ):  # `model.config.max_length`: the config of a model a library call built
             sources = assigned_callees(index, use.base.value, use.scope)
             if sources:
-                text = f"{use.base.value.value}.config"
-                out.append(MigrationAttr(use.attr, index.span(use.node.attr), "config", use.klass, sources, text, attr_tolerated(index, use), _helpers(index, use.guards)))
+                text = f"{use.base.value.id}.config"
+                out.append(MigrationAttr(use.attr, index.name_span(use.node), "config", use.klass, sources, text, attr_tolerated(index, use), _helpers(index, use.guards)))
     return tuple(out)
 
 
@@ -324,32 +352,32 @@ def _imports(index: ModuleIndex):
         guards, caught = index.import_context.get(id(statement), ((), ()))
         tolerated = tolerates(index, guards, caught, IMPORT_FAILURES)
         pending = _helpers(index, guards)
-        if isinstance(statement, cst.ImportFrom):
-            if isinstance(statement.names, cst.ImportStar) or statement.relative:
+        if isinstance(statement, ast.ImportFrom):
+            if statement.names[0].name == "*" or statement.level:
                 continue
-            module = dotted(statement.module) if statement.module is not None else ""
-            if module == "transformers" and any(dotted(a.name) == "deepspeed" for a in statement.names):
-                alias = next(a for a in statement.names if dotted(a.name) == "deepspeed")
-                out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "from-import", tolerated, pending))
+            module = statement.module or ""
+            if module == "transformers" and any(a.name == "deepspeed" for a in statement.names):
+                alias = next(a for a in statement.names if a.name == "deepspeed")
+                out.append(MigrationImport("transformers.deepspeed", "", index.name_span(alias), "from-import", tolerated, pending))
             if module == "transformers.deepspeed":
-                out.append(MigrationImport(module, "", index.span(statement.module), "import", tolerated, pending))
+                out.append(MigrationImport(module, "", index.name_span(statement), "import", tolerated, pending))
             for alias in statement.names:
-                name = dotted(alias.name) or ""
+                name = alias.name
                 if name in wanted:
-                    out.append(MigrationImport(module or "", name, index.span(alias.name), "from-import", tolerated, pending))
+                    out.append(MigrationImport(module or "", name, index.name_span(alias), "from-import", tolerated, pending))
         else:
             for alias in statement.names:
-                name = dotted(alias.name) or ""
+                name = alias.name
                 if name == "transformers.deepspeed" or name.startswith("transformers.deepspeed."):
-                    out.append(MigrationImport("transformers.deepspeed", "", index.span(alias.name), "import", tolerated, pending))
+                    out.append(MigrationImport("transformers.deepspeed", "", index.name_span(alias), "import", tolerated, pending))
     for site in index.calls:  # `transformers.AdamW(...)`
         q = site.qualname or ""
         module, _, name = q.rpartition(".")
-        if name in wanted and isinstance(site.node.func, cst.Attribute):
+        if name in wanted and isinstance(site.node.func, ast.Attribute):
             tolerated = tolerates(index, site.guards, site.caught, IMPORT_FAILURES)
             out.append(MigrationImport(module, name, index.span(site.node.func), "qualified", tolerated, _helpers(index, site.guards)))
     for use in index.attr_uses:  # `transformers.TRANSFORMERS_CACHE`
-        if use.attr not in wanted or not isinstance(use.base, (cst.Name, cst.Attribute)):
+        if use.attr not in wanted or not isinstance(use.base, (ast.Name, ast.Attribute)):
             continue
         q = index.qualify(use.node, use.scope) or ""
         module, _, name = q.rpartition(".")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-import libcst as cst
+import ast
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
@@ -61,7 +61,7 @@ class AdamSite:
         return keyword_text(self.insert_style, name, value)
 
 
-def _owners(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope) -> Tuple[str, ...]:
+def _owners(index: ModuleIndex, expr: Optional[ast.expr], scope) -> Tuple[str, ...]:
     """The receivers of the ``.parameters()`` / ``.named_parameters()`` calls the optimizer's
     params are built from, as dotted names, in the order written: in the expression itself
     (``model.parameters()``, ``chain(a.parameters(), b.parameters())``, ``[{"params": ...}]``,
@@ -71,15 +71,15 @@ def _owners(index: ModuleIndex, expr: Optional[cst.BaseExpression], scope) -> Tu
     if expr is None:
         return ()
     trees = [expr]
-    if isinstance(expr, cst.Name):
+    if isinstance(expr, ast.Name):
         trees.extend(reaching_values(index, expr, scope))
     found: List[str] = []
     for tree in trees:
         for node in nodes_of(tree):
             if (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
-                and node.func.attr.value in PARAMETER_METHODS
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in PARAMETER_METHODS
             ):
                 owner = dotted(node.func.value)
                 if owner is not None and owner not in found:
@@ -92,7 +92,7 @@ APEX_INITIALIZE = frozenset({"apex.amp.initialize", "apex.amp.frontend.initializ
 MASTER_WEIGHTS_LEVELS = frozenset({"O2"})
 
 
-def _keeps_master_weights(call: cst.Call, evaluator: Evaluator, scope) -> bool:
+def _keeps_master_weights(call: ast.Call, evaluator: Evaluator, scope) -> bool:
     """Whether ``amp.initialize(...)`` certainly keeps float32 master weights: ``O2`` (its
     default) without ``master_weights=False``, or ``master_weights=True`` (O1 and O3 step the
     model's own parameters: a float16 model stays float16 for the optimizer)."""
@@ -107,6 +107,12 @@ def _keeps_master_weights(call: cst.Call, evaluator: Evaluator, scope) -> bool:
     return level is not None and consts(level) is not None and consts(level) <= MASTER_WEIGHTS_LEVELS
 
 
+def _unstarred(node: ast.expr) -> ast.expr:
+    """The expression of a starred element (``*opts``), else the element itself: LibCST's
+    ``StarredElement.value`` was read as its own element."""
+    return node.value if isinstance(node, ast.Starred) else node
+
+
 def _master_weight_optimizers(index: ModuleIndex, evaluator: Evaluator) -> set:
     """The ids of the optimizer constructions apex gives float32 master weights:
     ``amp.initialize(model, opt, opt_level="O2")`` with ``opt = AdamW(...)`` (or the call
@@ -117,12 +123,12 @@ def _master_weight_optimizers(index: ModuleIndex, evaluator: Evaluator) -> set:
             continue
         args = positional(site.node)
         given = keyword(site.node, "optimizers")
-        expr = given.value if given is not None else (args[1].value if len(args) > 1 else None)
-        items = [e.value for e in expr.elements] if isinstance(expr, (cst.List, cst.Tuple)) else [expr]
+        expr = given.value if given is not None else (args[1] if len(args) > 1 else None)
+        items = [_unstarred(e) for e in expr.elts] if isinstance(expr, (ast.List, ast.Tuple)) else [expr]
         for item in items:
-            if isinstance(item, cst.Call):
+            if isinstance(item, ast.Call):
                 found.add(id(item))
-            elif isinstance(item, cst.Name):
+            elif isinstance(item, ast.Name):
                 found.update(id(value) for value in reaching_values(index, item, site.scope))
     return found
 
@@ -135,7 +141,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             continue
         args = positional(site.node)
         given = keyword(site.node, "eps")
-        eps_expr = given.value if given is not None else (args[EPS_POSITION].value if len(args) > EPS_POSITION else None)
+        eps_expr = given.value if given is not None else (args[EPS_POSITION] if len(args) > EPS_POSITION else None)
         if eps_expr is None:
             eps: Tuple[Optional[float], ...] = (DEFAULT_EPS,)
         else:
@@ -144,7 +150,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 for v in evaluator.values(eps_expr, site.scope)
             ) or (None,)
         params = keyword(site.node, "params")
-        params_expr = params.value if params is not None else (args[0].value if args else None)
+        params_expr = params.value if params is not None else (args[0] if args else None)
         insert_at, style = _insertion(index, site.node)
         if master is None:
             master = _master_weight_optimizers(index, evaluator)

@@ -11,16 +11,16 @@ relevant arguments and where a fix can edit them. Project subclasses of
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
-
-import libcst as cst
 
 from ...diagnostics import Span
 from ...semantic.callees import project_callee
 from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator, is_training_arguments
-from ...semantic.index import CallSite, ModuleIndex, keyword, positional
+from ...semantic.index import CallSite, ModuleIndex, call_args, keyword, positional, string_value
 from ...semantic.queries import reaching_at
 from ...semantic.values import CONFIG, CONST, UNKNOWN, Possible, Values, as_switch
 from .weights import built_conditions  # the tests' reading is the weights sites' own
@@ -127,7 +127,7 @@ def is_training_args(qualname: Optional[str], index: Optional[ModuleIndex] = Non
     return is_training_arguments(qualname, index)
 
 
-def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:
+def _insertion(index: ModuleIndex, call: ast.Call) -> Tuple[int, str]:
     """Where a new keyword argument goes, and the layout to give it.
 
     Returns (offset, style): style "first" (no arguments yet), "comma" (append
@@ -138,13 +138,15 @@ def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:
     """
     span = index.span(call)
     close = index.source.rfind(")", span.start, span.end)
-    if not call.args:
+    items = call_args(call)
+    if not items:
         return close, "first"
-    last = call.args[-1]
-    value_end = index.span(last.value).end
-    trailing = isinstance(last.comma, cst.Comma)
-    line_start = index.source.rfind("\n", 0, index.span(last).start) + 1
-    indent = index.source[line_start : index.span(last).start]
+    last = items[-1]
+    last_start, last_end = argument_extents(index, call, items)[-1]
+    value_end = index.span(last.value if isinstance(last, (ast.keyword, ast.Starred)) else last).end
+    trailing = comma_follows(index.source, last_end, close)
+    line_start = index.source.rfind("\n", 0, last_start) + 1
+    indent = index.source[line_start:last_start]
     one_per_line = "\n" in index.source[value_end:close] and indent.strip() == ""
     if trailing:
         comma = index.source.find(",", value_end, close)
@@ -153,7 +155,7 @@ def _insertion(index: ModuleIndex, call: cst.Call) -> Tuple[int, str]:
             return _line_end(index.source, comma + 1), "\n" + indent
         return comma + 1, ("\n" + indent) if one_per_line else "after-comma"
     if one_per_line:
-        if _comment_follows(index.source, value_end) and (last.keyword is not None or last.star == "**"):
+        if _comment_follows(index.source, value_end) and isinstance(last, ast.keyword):
             # `bf16=True  # why` with no comma to put after it: the new line goes above it
             return line_start, "^" + indent
         return value_end, ",\n" + indent
@@ -171,12 +173,12 @@ def _line_end(source: str, offset: int) -> int:
     return end - 1 if end > 0 and source[end - 1] == "\r" else end
 
 
-def _switch(index: ModuleIndex, evaluator: Evaluator, expr: cst.BaseExpression, scope, values: Values) -> str:
+def _switch(evaluator: Evaluator, expr: ast.expr, text: str, scope, values: Values) -> str:
     """``expr``'s text when it is the user's switch (``args.amp``, ``cfg.fp16``, a parameter);
     "" otherwise, and for a value of a config file (a missing file or key stays unknown)."""
     if any(v.kind == CONFIG for v in values) or not evaluator.reads_input(expr, scope):
         return ""
-    return index.text(expr)
+    return text
 
 
 # The value a ``deepspeed=`` given a dict takes: set (the Trainer runs DeepSpeed with it).
@@ -187,7 +189,8 @@ def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, posit
     out = []
     for source in evaluator.kwarg_sources(site.node, site.scope):
         if source.name in names:
-            key_span = index.span(source.key)
+            key = key_span(index, source.key)
+            text = value_text(index, source.value, source.key)
             values = evaluator.source_values(source, site.scope)
             if source.name == "deepspeed" and all(v.kind == UNKNOWN for v in values) and evaluator.builds_mapping(source.value, site.scope):
                 # `deepspeed={"zero_optimization": ...}`: the Trainer runs DeepSpeed with that dict
@@ -197,12 +200,12 @@ def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, posit
                     source.name,
                     Arg(
                         values,
-                        key_span,
+                        key,
                         index.span(source.value),
-                        index.text(source.value),
+                        text,
                         source.via,
                         evaluator.consults(source.value, site.scope, set())[2],
-                        _switch(index, evaluator, source.value, site.scope, values),
+                        _switch(evaluator, source.value, text, site.scope, values),
                     ),
                 )
             )
@@ -228,10 +231,11 @@ def _args(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names, posit
     pos = positional(site.node)
     for i, name in positions:
         if name not in given and i < len(pos):
-            value = pos[i].value
+            value = pos[i]
             values = evaluator.values(value, site.scope)
-            switch = _switch(index, evaluator, value, site.scope, values)
-            out.append((name, Arg(values, None, index.span(value), index.text(value), "positional", switch=switch)))
+            text = argument_text(index, site.node, value)
+            switch = _switch(evaluator, value, text, site.scope, values)
+            out.append((name, Arg(values, None, index.span(value), text, "positional", switch=switch)))
     return tuple(out)
 
 
@@ -398,10 +402,10 @@ def _built_under(index: ModuleIndex, evaluator: Evaluator, site: CallSite):
 def _opaque(evaluator: Evaluator, site: CallSite, positions) -> bool:
     """Whether the call passes arguments that cannot be read: ``*args``, a ``**kwargs`` whose
     keys are not known, or positional arguments where none are read."""
-    for arg in site.node.args:
-        if arg.star == "*":
-            return True
-        if arg.star == "**" and not evaluator.kwarg_sources(site.node.with_changes(args=[arg]), site.scope):
+    if any(isinstance(arg, ast.Starred) for arg in site.node.args):
+        return True
+    for arg in site.node.keywords:
+        if arg.arg is None and not evaluator.kwarg_sources(_only(site.node, arg), site.scope):
             return True
     return len(positional(site.node)) > len(positions)
 
@@ -424,8 +428,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             names, positions = ARGUMENTS[kind]
             args = _args(index, evaluator, site, names, positions)
             ds = keyword(site.node, "deepspeed")
-            if ds is not None and isinstance(ds.value, cst.SimpleString) and kind in ("training-args", PROJECT_CLASS):
-                deepspeed = ds.value.evaluated_value
+            if ds is not None and kind in ("training-args", PROJECT_CLASS):
+                deepspeed = string_value(ds.value)
         if kind is None:
             continue
         insert_at, insert_style = _insertion(index, site.node)
@@ -480,3 +484,121 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 )
             )
     return tuple(out)
+
+
+# --- positions CPython's tree leaves to the text ----------------------------------------------
+# `ast` gives a node's range without its parentheses; LibCST gave each call argument as an
+# ``Arg`` (star or keyword, value with its own parentheses, then the comma and blanks after it)
+# and each node its parentheses. What the facts record (spans to edit, texts to copy) is read
+# from the source around CPython's ranges here.
+_BLANK = " \t\f\r\n\\"
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+def _blanked(text: str) -> str:
+    """``text`` (code between two nodes: no strings there) with its comments blanked out."""
+    return _COMMENT.sub(lambda m: " " * len(m.group()), text) if "#" in text else text
+
+
+def skip_blank(source: str, at: int) -> int:
+    """The first offset from ``at`` that is not a blank, a line continuation or a comment
+    (``at`` lies between two tokens of an expression, never inside a string)."""
+    n = len(source)
+    while at < n:
+        c = source[at]
+        if c in _BLANK:
+            at += 1
+        elif c == "#":
+            at = source.find("\n", at)
+            at = n if at < 0 else at
+        else:
+            break
+    return at
+
+
+def paren_extent(source: str, start: int, end: int, before: int, own: int = 0) -> Tuple[int, int]:
+    """The range ``start..end`` of a node with the parentheses around it (``(t - t.max())``).
+
+    ``before`` is where the code in front of the node ends that is not the node's (the end of
+    the previous sibling, of ``name=`` for a keyword's value, the start of a ``BinOp`` for its
+    left operand); the ``(`` just in front of the node, after it, are the node's own, less
+    ``own`` of them that are the parent's (a call's ``(`` before its first argument). Each is
+    matched by a ``)`` after ``end``; where one is missing the bare range is kept."""
+    gap = _blanked(source[before:start])
+    opens = []
+    i = len(gap)
+    while i > 0 and (gap[i - 1] in _BLANK or gap[i - 1] == "("):
+        i -= 1
+        if gap[i] == "(":
+            opens.append(before + i)
+    count = len(opens) - own
+    if count <= 0:
+        return start, end
+    at = end
+    for _ in range(count):
+        at = skip_blank(source, at)
+        if at >= len(source) or source[at] != ")":
+            return start, end
+        at += 1
+    return opens[count - 1], at
+
+
+def argument_extents(index: ModuleIndex, call: ast.Call, items: Optional[List[ast.AST]] = None) -> List[Tuple[int, int]]:
+    """(start, end) of each of ``call_args(call)`` as written: a ``*x``/``name=x``/``**x`` as
+    ``ast`` gives it (its value's parentheses included), a positional expression with its own
+    parentheses."""
+    items = call_args(call) if items is None else items
+    out = []
+    before, own = index.span(call.func).end, 1
+    for item in items:
+        span = index.span(item)
+        if isinstance(item, (ast.keyword, ast.Starred)):
+            extent = (span.start, span.end)
+        else:
+            extent = paren_extent(index.source, span.start, span.end, before, own)
+        out.append(extent)
+        before, own = extent[1], 0
+    return out
+
+
+def argument_text(index: ModuleIndex, call: ast.Call, value: ast.expr) -> str:
+    """The text of a positional argument of ``call``, with its own parentheses."""
+    items = call_args(call)
+    for item, (start, end) in zip(items, argument_extents(index, call, items)):
+        if item is value:
+            return index.source[start:end]
+    return index.text(value)
+
+
+def key_span(index: ModuleIndex, key) -> Span:
+    """The span of what names a keyword: the name of ``name=value`` (an ``ast.keyword``'s own
+    range covers ``name=value``), or a dict literal's string key."""
+    if isinstance(key, ast.keyword) and key.arg is not None:
+        return index.name_span(key)
+    return index.span(key)
+
+
+def key_text(index: ModuleIndex, key) -> str:
+    """The text of :func:`key_span` (the keyword's name, a string key with its quotes)."""
+    span = key_span(index, key)
+    return index.source[span.start : span.end]
+
+
+def value_text(index: ModuleIndex, value: ast.expr, key=None) -> str:
+    """A keyword's (or dict entry's) value as written, with its own parentheses
+    (``fp16=(True)``): what follows ``key``'s text is the value's."""
+    if key is None:
+        return index.text(value)
+    span = index.span(value)
+    start, end = paren_extent(index.source, span.start, span.end, key_span(index, key).end)
+    return index.source[start:end]
+
+
+def comma_follows(source: str, end: int, close: int) -> bool:
+    """Whether a comma comes between the last argument's ``end`` and the call's ``)``."""
+    return "," in _blanked(source[end:close])
+
+
+def _only(call: ast.Call, kw: ast.keyword) -> ast.Call:
+    """``call`` with ``kw`` as its only argument (a new node: the index never saw it)."""
+    return ast.Call(func=call.func, args=[], keywords=[kw])

@@ -9,9 +9,8 @@ are the user's choice), and flags set on the arguments object after it is built
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
-
-import libcst as cst
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
@@ -49,14 +48,14 @@ class FlagOverride:
     statement: Span
 
 
-def _default_on(evaluator: Evaluator, call: cst.Call, scope) -> bool:
+def _default_on(evaluator: Evaluator, call: ast.Call, scope) -> bool:
     action = keyword(call, "action")
     default = keyword(call, "default")
     if default is not None:
         values = evaluator.values(default.value, scope)
         return any(v.kind == CONST and bool(v.value) and v.value not in ("false", "False", "no", "0") for v in values)
-    if action is not None and isinstance(action.value, cst.SimpleString):
-        return action.value.evaluated_value == "store_false"
+    if action is not None and isinstance(action.value, ast.Constant):
+        return action.value.value == "store_false"
     return False
 
 
@@ -74,20 +73,20 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 continue
             # `fp16=args.fp16`, or `use_fp16 = args.fp16` ... `fp16=use_fp16`
             candidates = [source.value]
-            if isinstance(source.value, cst.Name):
+            if isinstance(source.value, ast.Name):
                 candidates += reaching_values(index, source.value, site.scope)
             for value in candidates:
-                if not isinstance(value, cst.Attribute):
+                if not isinstance(value, ast.Attribute):
                     continue
-                found = index.arg_options.get(value.attr.value)
+                found = index.arg_options.get(value.attr)
                 if found:
                     default_on = any(_default_on(evaluator, o.call, site.scope) for o in found)
-                    options.append(OptionFlag(span, source.name, value.attr.value, default_on, index.text(value)))
+                    options.append(OptionFlag(span, source.name, value.attr, default_on, index.text(value)))
                     break
     overrides = []
     for assign in index.attr_assigns:
         target = assign.target
-        if target.attr.value not in FLAGS:
+        if target.attr not in FLAGS:
             continue
         base = dotted(target.value)
         if base not in built:
@@ -95,7 +94,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         stmt_span = index.span(assign.target)
         overrides.append(
             FlagOverride(
-                built[base], target.attr.value, evaluator.values(assign.value, assign.scope),
+                built[base], target.attr, evaluator.values(assign.value, assign.scope),
                 index.span(assign.value), index.text(assign.value), stmt_span,
             )
         )

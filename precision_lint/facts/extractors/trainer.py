@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-import libcst as cst
+import ast
 
 from ...diagnostics import Span
 from ...semantic.callees import assigned_callees, is_super_init
@@ -53,12 +53,12 @@ class TokenizerAttr:
     tolerated: bool = False  # under a version / signature / hasattr check, or AttributeError caught
 
 
-def _from_processor(index: ModuleIndex, evaluator: Evaluator, value: cst.BaseExpression, scope) -> bool:
-    if not (isinstance(value, cst.Attribute) and value.attr.value == "tokenizer"):
+def _from_processor(index: ModuleIndex, evaluator: Evaluator, value: ast.expr, scope) -> bool:
+    if not (isinstance(value, ast.Attribute) and value.attr == "tokenizer"):
         return False
     base = value.value
-    if isinstance(base, cst.Name):
-        if "processor" in base.value.lower():
+    if isinstance(base, ast.Name):
+        if "processor" in base.id.lower():
             return True
         return any("Processor" in q for q in assigned_callees(index, base, scope))
     return False
@@ -92,10 +92,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     for use in index.attr_uses:
         if use.attr != KEY:
             continue
-        if isinstance(use.base, cst.Name) and use.base.value == "self":
-            attrs.append(TokenizerAttr(index.span(use.node.attr), "self", use.klass, (), attr_tolerated(index, use)))
-        elif isinstance(use.base, cst.Name):
+        if isinstance(use.base, ast.Name) and use.base.id == "self":
+            attrs.append(TokenizerAttr(index.name_span(use.node), "self", use.klass, (), attr_tolerated(index, use)))
+        elif isinstance(use.base, ast.Name):
             sources = assigned_callees(index, use.base, use.scope)
             if sources:
-                attrs.append(TokenizerAttr(index.span(use.node.attr), "name", use.klass, sources, attr_tolerated(index, use)))
+                attrs.append(TokenizerAttr(index.name_span(use.node), "name", use.klass, sources, attr_tolerated(index, use)))
     return {"calls": tuple(calls), "attrs": tuple(attrs)}

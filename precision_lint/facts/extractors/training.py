@@ -57,6 +57,6 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             out.append(TrainingSite(kind, index.span(site.node), site.scope.code_scope().qualname, text))
     for qualname, scope in index.functions.items():
         if qualname.rsplit(".", 1)[-1] in HOOKS and "." in qualname:
-            out.append(TrainingSite("lightning-hook", index.span(scope.node.name), qualname, qualname.rsplit(".", 1)[-1]))
+            out.append(TrainingSite("lightning-hook", index.name_span(scope.node), qualname, qualname.rsplit(".", 1)[-1]))
     return tuple(out)
 

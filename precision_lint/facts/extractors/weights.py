@@ -16,12 +16,12 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-import libcst as cst
+import ast
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.callees import project_class
-from ...semantic.index import CallSite, ModuleIndex, Scope, argument, keyword, mentions, positional
+from ...semantic.index import CallSite, ModuleIndex, Scope, argument, keyword, mentions, positional, string_value
 from ...semantic.kinds import constructs_module, is_loader, object_kinds, same_names
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
@@ -131,11 +131,11 @@ def _chain_targets(index: ModuleIndex) -> Dict[int, Tuple[str, ...]]:
     for site in index.calls:
         if not site.assigned_to:
             continue
-        node: Optional[cst.BaseExpression] = site.node
-        while isinstance(node, cst.Call):
+        node: Optional[ast.expr] = site.node
+        while isinstance(node, ast.Call):
             out[id(node)] = site.assigned_to
             func = node.func
-            node = func.value if isinstance(func, cst.Attribute) else None
+            node = func.value if isinstance(func, ast.Attribute) else None
     return out
 
 
@@ -154,11 +154,11 @@ def _chained_on_loader(index: ModuleIndex, receiver) -> bool:
     """``AutoModel.from_pretrained(...).cuda()``, ``nn.Linear(2, 2).to(device)``: a chain of
     calls that starts by loading or building a model."""
     node = receiver
-    while isinstance(node, cst.Call):
+    while isinstance(node, ast.Call):
         site = index.call_of(node)
         if site is not None and (is_loader(site) or constructs_module(index, site)):
             return True
-        node = node.func.value if isinstance(node.func, cst.Attribute) else None
+        node = node.func.value if isinstance(node.func, ast.Attribute) else None
     return False
 
 
@@ -166,9 +166,9 @@ def _imported_class(index: ModuleIndex, receiver) -> str:
     """The class of another project module that a chain starts by building
     (``Net(cfg).cuda()``): its qualified name, or "" for anything else."""
     node = receiver
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         node = node.func.value
-    made = project_class(index, node) if isinstance(node, cst.Call) else None
+    made = project_class(index, node) if isinstance(node, ast.Call) else None
     return made if made and made not in index.classes else ""
 
 
@@ -185,19 +185,47 @@ def _to_dtype_arg(site: CallSite, evaluator: Evaluator):
     args = positional(site.node)
     slot = 1 if len(args) > 1 else 0
     for i, arg in enumerate(args):
-        joined = i == slot and evaluator.may_carry(arg.value, site.scope)
-        if not (joined or evaluator.mentions_dtype(arg.value, site.scope) or _is_parameter(arg.value, site.scope)):
+        joined = i == slot and evaluator.may_carry(arg, site.scope)
+        if not (joined or evaluator.mentions_dtype(arg, site.scope) or _is_parameter(arg, site.scope)):
             continue  # `.to(device)`: no dtype can reach it (a parameter's callers may pass one)
-        vals = evaluator.values(arg.value, site.scope)
+        vals = evaluator.values(arg, site.scope)
         if any(v.kind in (DTYPE, PARAM) or (i == slot and v.kind in SYMBOLIC) for v in vals):
-            return arg.value
+            return arg
     return None
 
 
 def _is_parameter(expr, scope: Scope) -> bool:
-    if not isinstance(expr, cst.Name):
+    if not isinstance(expr, ast.Name):
         return False
-    return is_parameter(expr.value, scope)
+    return is_parameter(expr.id, scope)
+
+
+def _is_constant(node, value) -> bool:
+    """``node`` is the literal ``True``, ``False`` or ``None`` (``value``), which ``ast`` writes
+    as a ``Constant`` (LibCST read them as names)."""
+    return isinstance(node, ast.Constant) and node.value is value
+
+
+def _unstarred(node: ast.expr) -> ast.expr:
+    """The expression of a starred element (``*models``), else the element itself: LibCST's
+    ``StarredElement.value`` was read as its own element."""
+    return node.value if isinstance(node, ast.Starred) else node
+
+
+def _arguments(call: ast.Call):
+    """``(keyword or None, value)`` for each argument of ``call``, the value of a splat
+    (``*models``, ``**kwargs``) included, as LibCST's ``Call.args`` listed them."""
+    for arg in call.args:
+        yield None, _unstarred(arg)
+    for kw in call.keywords:
+        yield kw.arg, kw.value
+
+
+def _same(a: ast.AST, b: ast.AST) -> bool:
+    """Whether two expressions are the same code (the same test written twice): LibCST's
+    ``deep_equals``. ``ast.dump`` leaves positions out; unlike LibCST it also leaves out
+    parentheses and spacing, which change nothing a test asks."""
+    return a is b or (type(a) is type(b) and ast.dump(a) == ast.dump(b))
 
 
 class _Uses:
@@ -210,7 +238,7 @@ class _Uses:
         return dotted(node) == name
 
     def frozen_reason(
-        self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None, fresh: bool = False, truth=None,
+        self, names: Tuple[str, ...], scope: Scope, call: Optional[ast.Call] = None, fresh: bool = False, truth=None,
         optimized: bool = False,
     ) -> str:
         """Why the model bound to ``names`` is not trained ("" when it may be). ``fresh``: the
@@ -262,10 +290,10 @@ class _Uses:
                         calls_under_no_grad += 1
                     else:
                         calls_outside += 1
-                for arg in node.args:
-                    if self._refers(arg.value, name):
+                for given, value in _arguments(node):
+                    if self._refers(value, name):
                         callee = site.qualname or dotted(node.func) or ""
-                        if arg.keyword is not None and arg.keyword.value == "model" or callee.endswith("Trainer"):
+                        if given == "model" or callee.endswith("Trainer"):
                             trained = True
                         elif callee.endswith("get_peft_model"):
                             trained = True
@@ -290,9 +318,9 @@ class _Uses:
             return "never trained: a local that is not called, returned or handed to other code"
         return ""
 
-    def _in_freeze_loop(self, node: cst.Call) -> bool:
+    def _in_freeze_loop(self, node: ast.Call) -> bool:
         return any(loop.iter is node for loop in self.ix.for_loops) and any(
-            a.target.attr.value == "requires_grad" for a in self.ix.attr_assigns
+            a.target.attr == "requires_grad" for a in self.ix.attr_assigns
         )
 
     def peft_after(self, names: Tuple[str, ...], after: int, guards=()) -> bool:
@@ -317,7 +345,7 @@ class _Uses:
             if self.ix.span(site.node).start < after:
                 continue
             flag = keyword(site.node, "autocast_adapter_dtype")
-            if flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False":
+            if flag is not None and _is_constant(flag.value, False):
                 continue
             if any((id(expr), positive) not in mine for expr, positive in site.guards):
                 continue  # only on some paths (`if args.use_peft:`): the others train the weights
@@ -368,7 +396,7 @@ class _Uses:
         ``configs`` on every path (in the call, or bound to a name by such calls)."""
         builds = peft_config_builds(self.ix, site)
         for built in builds:
-            made = self.ix.call_of(built) if isinstance(built, cst.Call) else None
+            made = self.ix.call_of(built) if isinstance(built, ast.Call) else None
             q = (made.qualname if made is not None else None) or ""
             parts = q.split(".")
             if not q or f"{parts[0]}.{parts[-1]}" not in configs:
@@ -389,7 +417,7 @@ class _Uses:
             if first is None or not any(self._refers(first, n) for n in names) or self.ix.span(site.node).start < after:
                 continue
             flag = keyword(site.node, "autocast_adapter_dtype")
-            if flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False":
+            if flag is not None and _is_constant(flag.value, False):
                 continue
             own = [term for expr, positive in site.guards if (id(expr), positive) not in mine for term in _conjuncts(expr, positive)]
             conditions = [_membership(evaluator, expr, positive, site.scope) for expr, positive in own]
@@ -431,7 +459,7 @@ class _Uses:
                     continue  # the site's own condition, or `if p.requires_grad:` inside the loop
                 if id(expr) in self.ix.raising_guards:
                     continue  # `assert ok` / `if bad: raise` above it: a run failing it ends there
-                if any(p == positive and e.deep_equals(expr) for e, p in guards):
+                if any(p == positive and _same(e, expr) for e, p in guards):
                     continue  # the same test written again: `if args.train_text_encoder:` around
                     # the adapters and around the upcast (or the `models.append(...)` it upcasts)
                 if not all(_fp16_test(e, p) for e, p in _conjuncts(expr, positive)):
@@ -439,17 +467,17 @@ class _Uses:
             return True
 
         for a in self.ix.attr_assigns:
-            if a.target.attr.value != "data" or not a.loops or self.ix.span(a.target).start < after:
+            if a.target.attr != "data" or not a.loops or self.ix.span(a.target).start < after:
                 continue
             if not _upcast_value(a.value, evaluator, a.scope):
                 continue
             for loop in a.loops:
                 it = loop.iter
-                if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "parameters"):
+                if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "parameters"):
                     continue
                 owner = it.func.value
                 held = [(owner, ())]
-                outer = [o for o in a.loops if o is not loop and isinstance(owner, cst.Name) and owner.value in _bound_names(o.target)]
+                outer = [o for o in a.loops if o is not loop and isinstance(owner, ast.Name) and owner.id in _bound_names(o.target)]
                 if outer and evaluator is not None:  # `for model in models: for p in model.parameters():`
                     held = evaluator.list_elements(outer[0].iter, a.scope)
                 loop_names = tuple(n for o in a.loops for n in _bound_names(o.target))
@@ -465,8 +493,8 @@ class _Uses:
             # `cast_training_params([unet, te])`, or a list built up before the call: `models =
             # [unet]` then `models.extend([te_1, te_2])` under `if args.train_text_encoder:`
             held = evaluator.list_elements(model, site.scope) if evaluator is not None else []
-            if not held and isinstance(model, (cst.List, cst.Tuple)):
-                held = [(e.value, ()) for e in model.elements]
+            if not held and isinstance(model, (ast.List, ast.Tuple)):
+                held = [(_unstarred(e), ()) for e in model.elts]
             held = held or [(model, ())]
             if not any(self._refers(m, n) and on_every_fp16_path(added) for m, added in held for n in names):
                 continue
@@ -491,8 +519,7 @@ class _Uses:
             if site.receiver is None or site.method not in methods or site.scope.code_scope() is not scope:
                 continue
             line = site.statement
-            body = line.body if isinstance(line, cst.SimpleStatementLine) else ()
-            if not any(isinstance(b, cst.Expr) and b.value is site.node for b in body):
+            if not (isinstance(line, ast.Expr) and line.value is site.node):
                 continue
             if any((id(expr), positive) not in mine for expr, positive in site.guards):
                 continue
@@ -521,34 +548,33 @@ class _Uses:
         unscales float32 gradients and nothing fails. Which parameters stay trainable is
         decided where we cannot look, so the weights are not called trainable float16."""
         for site, made in self._casts_after(evaluator, ("float", "to"), after, scope, guards):
-            path = dotted(site.receiver) if isinstance(site.receiver, cst.Attribute) else ""
+            path = dotted(site.receiver) if isinstance(site.receiver, ast.Attribute) else ""
             if path and any(path.startswith(n + ".") for n in names) and made and made <= {"float32", "float64"}:
                 return path
         return ""
 
-    def returned(self, names: Tuple[str, ...], scope: Scope, call: Optional[cst.Call] = None) -> bool:
+    def returned(self, names: Tuple[str, ...], scope: Scope, call: Optional[ast.Call] = None) -> bool:
         """Whether a name bound to the model, or the call itself (``return model.to(dtype)``,
         also at the head of a method chain), is returned from ``scope``."""
         for value, _ in scope.returns:
-            parts = value.elements if isinstance(value, cst.Tuple) else [value]
-            for p in parts:
-                node = p.value if isinstance(p, cst.Element) else p
+            parts = value.elts if isinstance(value, ast.Tuple) else [value]
+            for node in parts:  # a starred element (`return *models,`) is neither
                 if any(self._refers(node, n) for n in names):
                     return True
-                while call is not None and isinstance(node, cst.Call):
+                while call is not None and isinstance(node, ast.Call):
                     if node is call:
                         return True
-                    node = node.func.value if isinstance(node.func, cst.Attribute) else None
+                    node = node.func.value if isinstance(node.func, ast.Attribute) else None
         return False
 
 
 FALSY = (False, None, 0, "")
 
 
-def _unnegated(test: cst.BaseExpression, positive: bool) -> Tuple[cst.BaseExpression, bool]:
+def _unnegated(test: ast.expr, positive: bool) -> Tuple[ast.expr, bool]:
     """``test`` without its ``not``s, with the polarity they flip (``not not x`` is ``x``)."""
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, positive = test.expression, not positive
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, positive = test.operand, not positive
     return test, positive
 
 
@@ -571,11 +597,11 @@ def truth_in(evaluator: Evaluator, guards, scope):
     def refused(v: Possible) -> bool:
         return any(v in subject and (v.value in literals) != wanted for subject, literals, wanted in conditions())
 
-    def truth(expr: cst.BaseExpression, site) -> Optional[bool]:
+    def truth(expr: ast.expr, site) -> Optional[bool]:
         expr, positive = _unnegated(expr, True)
         for test, held in guards:
             test, held = _unnegated(test, held)
-            if test.deep_equals(expr):
+            if _same(test, expr):
                 return held == positive
         if not conditions():
             return None
@@ -593,11 +619,11 @@ def truth_in(evaluator: Evaluator, guards, scope):
     return truth
 
 
-def _truthiness(evaluator: Evaluator, test: cst.BaseExpression, positive: bool, scope):
+def _truthiness(evaluator: Evaluator, test: ast.expr, positive: bool, scope):
     """``(values of x, FALSY, not positive)`` for a bare test ``if x:`` / ``if not x:`` of a
     name or attribute (the branch runs when x is falsy exactly when the test is negated)."""
     test, positive = _unnegated(test, positive)
-    if not isinstance(test, (cst.Name, cst.Attribute)):
+    if not isinstance(test, (ast.Name, ast.Attribute)):
         return None
     return (tuple(evaluator.values(test, scope)), FALSY, not positive)
 
@@ -609,15 +635,15 @@ def _narrowed_by_guards(evaluator: Evaluator, expr, vals, guards, scope) -> Tupl
     names are ruled out there: a written one is dropped, and what callers pass is narrowed
     (``Possible.excluded``, dropped at the join as for ``X if dtype == torch.float16 else
     dtype``)."""
-    if not isinstance(expr, cst.Name):
+    if not isinstance(expr, ast.Name):
         return tuple(vals)
-    if not only_parameter(expr.value, scope):
+    if not only_parameter(expr.id, scope):
         return tuple(vals)
     excluded = set()
     for test, positive in guards:
         test, positive = _unnegated(test, positive)
         if not positive:
-            excluded |= evaluator.excluded_dtypes(test, expr.value, scope)
+            excluded |= evaluator.excluded_dtypes(test, expr.id, scope)
     if not excluded:
         return tuple(vals)
     out = []
@@ -629,51 +655,49 @@ def _narrowed_by_guards(evaluator: Evaluator, expr, vals, guards, scope) -> Tupl
     return tuple(out)
 
 
-def _conjuncts(test: cst.BaseExpression, positive: bool) -> List[Tuple[cst.BaseExpression, bool]]:
+def _conjuncts(test: ast.expr, positive: bool) -> List[Tuple[ast.expr, bool]]:
     """The tests that must all hold for a branch to run: ``if a == "x" and b in [...]:`` runs
     when both do (its else branch, when either fails, is one test, kept whole)."""
-    if positive and isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _conjuncts(test.left, True) + _conjuncts(test.right, True)
+    if positive and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [term for value in test.values for term in _conjuncts(value, True)]  # `ast` keeps `and` flat
     return [(test, positive)]
 
 
-def _membership(evaluator: Evaluator, test: cst.BaseExpression, positive: bool, scope):
+def _membership(evaluator: Evaluator, test: ast.expr, positive: bool, scope):
     """``(values of x, literals, wanted)`` for a test ``x == lit`` / ``x != lit`` / ``x in
     [lits]`` / ``x not in [lits]`` / ``x is None`` / ``x is not None`` (``not`` and the else
     branch flip ``wanted``), literals being strings, integers, True, False or None: the branch
     runs when x is among the literals exactly when ``wanted``; None for any other test."""
     test, positive = _unnegated(test, positive)
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
-    target = test.comparisons[0]
-    op, right = target.operator, target.comparator
-    if isinstance(op, (cst.In, cst.NotIn)) and isinstance(right, (cst.List, cst.Tuple, cst.Set)):
-        items = [e.value for e in right.elements]
-    elif isinstance(op, (cst.Equal, cst.NotEqual)):
+    op, right = test.ops[0], test.comparators[0]
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.List, ast.Tuple, ast.Set)):
+        items = [_unstarred(e) for e in right.elts]
+    elif isinstance(op, (ast.Eq, ast.NotEq)):
         items = [right]
-    elif isinstance(op, (cst.Is, cst.IsNot)) and isinstance(right, cst.Name) and right.value == "None":
+    elif isinstance(op, (ast.Is, ast.IsNot)) and _is_constant(right, None):
         items = [right]
     else:
         return None
     literals = tuple(_literal(i) for i in items)
     if not items or _NOT_LITERAL in literals:
         return None
-    wanted = positive if isinstance(op, (cst.In, cst.Equal, cst.Is)) else not positive
+    wanted = positive if isinstance(op, (ast.In, ast.Eq, ast.Is)) else not positive
     return (tuple(evaluator.values(test.left, scope)), literals, wanted)
 
 
 _NOT_LITERAL = object()
-_NAMED_LITERALS = {"True": True, "False": False, "None": None}
 
 
-def _literal(node: cst.BaseExpression):
+def _literal(node: ast.expr):
     """The value of a string, integer, True, False or None literal; ``_NOT_LITERAL`` else."""
-    if isinstance(node, cst.SimpleString):
-        return node.evaluated_value
-    if isinstance(node, cst.Integer):
-        return node.evaluated_value
-    if isinstance(node, cst.Name) and node.value in _NAMED_LITERALS:
-        return _NAMED_LITERALS[node.value]
+    if isinstance(node, ast.Constant):
+        value = node.value
+        # a string (bytes too, as LibCST's ``SimpleString`` evaluated them), an integer, or
+        # ``True``, ``False``, ``None`` (bools are ints); not a float, a complex or ``...``
+        if value is None or isinstance(value, (str, bytes, int)):
+            return value
     return _NOT_LITERAL
 
 
@@ -709,39 +733,38 @@ def built_conditions(evaluator: Evaluator, guards, scope) -> Tuple[Tuple[Tuple[P
 FP16_LITERALS = ("fp16", "float16")
 
 
-def _fp16_test(test: cst.BaseExpression, positive: bool) -> bool:
+def _fp16_test(test: ast.expr, positive: bool) -> bool:
     """Whether a branch under ``test`` runs in every fp16 configuration: the test holds when
     the value compared is fp16's own (``x == "fp16"``, ``x in ("fp16", "bf16")``, ``x ==
     torch.float16``). Any other test (``!=``, ``not in``, another value) may skip fp16."""
     test, positive = _unnegated(test, positive)
-    if not positive or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if not positive or not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return False
-    target = test.comparisons[0]
-    op, right = target.operator, target.comparator
-    if isinstance(op, cst.In) and isinstance(right, (cst.List, cst.Tuple, cst.Set)):
-        items = [e.value for e in right.elements]
-    elif isinstance(op, cst.Equal):
+    op, right = test.ops[0], test.comparators[0]
+    if isinstance(op, ast.In) and isinstance(right, (ast.List, ast.Tuple, ast.Set)):
+        items = [_unstarred(e) for e in right.elts]
+    elif isinstance(op, ast.Eq):
         items = [right]
     else:
         return False
     for item in items:
-        if isinstance(item, cst.SimpleString) and item.evaluated_value in FP16_LITERALS:
+        if string_value(item) in FP16_LITERALS:
             return True
         if dotted(item) in ("torch.float16", "torch.half"):
             return True
     return False
 
 
-def _bound_names(target: cst.BaseExpression) -> Tuple[str, ...]:
-    """The names a ``for`` target binds (``p``, ``name, p``)."""
-    if isinstance(target, cst.Name):
-        return (target.value,)
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return tuple(n for e in target.elements for n in _bound_names(e.value))
+def _bound_names(target: ast.expr) -> Tuple[str, ...]:
+    """The names a ``for`` target binds (``p``, ``name, p``, ``first, *rest``)."""
+    if isinstance(target, ast.Name):
+        return (target.id,)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return tuple(n for e in target.elts for n in _bound_names(_unstarred(e)))
     return ()
 
 
-def _rebound_at(index: ModuleIndex, receiver: cst.Name, scope: Scope) -> int:
+def _rebound_at(index: ModuleIndex, receiver: ast.Name, scope: Scope) -> int:
     """Where the object a cast ``x.to(dtype)`` casts was made, when every binding of ``x`` that
     reaches the cast makes a new one (``te_1, te_2 = load_text_encoders(...)`` for validation,
     a value that does not read ``x``): adapters injected into ``x`` before that went into the
@@ -753,7 +776,7 @@ def _rebound_at(index: ModuleIndex, receiver: cst.Name, scope: Scope) -> int:
     starts = []
     for b in bound:
         start = binding_position(index, b)
-        if start is None or b.value is None or b.imported is not None or mentions(b.value, (receiver.value,)):
+        if start is None or b.value is None or b.imported is not None or mentions(b.value, (receiver.id,)):
             return -1
         starts.append(start)
     return min(starts)
@@ -771,7 +794,7 @@ def _after_injections(index: ModuleIndex, names: Tuple[str, ...], at: int) -> in
 
 def _given(arg) -> bool:
     """A keyword argument passed with a value other than ``None``."""
-    return arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+    return arg is not None and not _is_constant(arg.value, None)
 
 
 def _quantized(index: ModuleIndex, evaluator: Evaluator, site) -> bool:
@@ -815,7 +838,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             src = sources[-1]
             kind, edit_node, via = "dtype-kwarg", src.value, src.via
             vals = evaluator.source_values(src, site.scope)
-        elif site.method in CAST_METHODS and not node.args and site.receiver is not None:
+        elif site.method in CAST_METHODS and not node.args and not node.keywords and site.receiver is not None:
             if not kinds.is_model(site.receiver, site.scope, site.klass):
                 builds = _imported_class(index, site.receiver)
                 if not builds:
@@ -856,7 +879,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         for target in targets:
             if target.startswith("self.") and site.klass and target.count(".") == 1:
                 keys.add(("self", site.klass, target[5:]))  # `self.model = load(...)`
-        remade = _rebound_at(index, site.receiver, site.scope) if isinstance(site.receiver, cst.Name) else -1
+        remade = _rebound_at(index, site.receiver, site.scope) if isinstance(site.receiver, ast.Name) else -1
         if remade >= 0 and bound_before(index, site.receiver, site.scope, remade):
             # `te_1, te_2 = load_text_encoders(...)` again, after training, for a validation
             # pipeline: this call's result is a new object; the earlier call's, trained, is
@@ -971,10 +994,10 @@ def _derives_from_module(qualname: str, module, symbols) -> bool:
 def _upcast_value(value, evaluator: Optional[Evaluator], scope) -> bool:
     """``p.data.float()``, ``p.float()``, ``p.to(torch.float32)`` / ``p.to(dtype=torch.float32)``
     (diffusers' scripts write ``param.data = param.to(torch.float32)``): a float32 copy."""
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
         return False
-    method = value.func.attr.value
-    if method == "float" and not value.args:
+    method = value.func.attr
+    if method == "float" and not value.args and not value.keywords:
         return True
     if method not in ("to", "type") or evaluator is None:
         return False
