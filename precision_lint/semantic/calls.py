@@ -14,7 +14,7 @@ import ast
 
 from .callees import LIBRARIES, project_callee
 from .evaluate import Evaluator
-from .index import FUNCTION_DEFS, ModuleIndex, call_args
+from .index import FUNCTION_DEFS, ModuleIndex, arguments
 from .main_block import main_block_orders, main_scope
 from .records import CallArg, CallRecord
 from .tensors import half_tensors
@@ -34,13 +34,12 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
             continue
         args: List[CallArg] = []
         position = 0
-        for arg in call_args(site.node):  # in the order written
-            keyword = arg.arg if isinstance(arg, ast.keyword) else None
-            if isinstance(arg, ast.keyword) and keyword is None:
+        for arg in arguments(site.node):  # in the order written
+            if arg.star == "**":
                 continue  # `**kw`: its entries come below, with the dict's own keys
-            if isinstance(arg, ast.Starred):
+            if arg.star == "*":
                 break  # `*args`: the positions after it are unknown
-            value = arg.value if keyword is not None else arg
+            keyword, value = arg.keyword, arg.value
             values = evaluator.values(value, site.scope) if evaluator.worth_passing(value, site.scope) else ()
             if tensors is not None and not isinstance(value, _NO_TENSOR):  # a float16 tensor or model handed over
                 values = tuple(dict.fromkeys((*values, *tensors.values(value, site.scope))))
@@ -78,8 +77,8 @@ def call_edges(index: ModuleIndex) -> tuple:
         callee = project_callee(index, site)
         if callee is not None:
             edges.add((caller, callee))
-        for arg in call_args(site.node):  # `*handlers` and `**kw` alike
-            value = arg.value if isinstance(arg, (ast.keyword, ast.Starred)) else arg
+        for arg in arguments(site.node):  # `*handlers` and `**kw` alike
+            value = arg.value
             if isinstance(value, (ast.Name, ast.Attribute)):
                 target = index.qualify(value, site.scope)
                 if target is not None and target.split(".")[0] not in LIBRARIES:

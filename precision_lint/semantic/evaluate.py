@@ -17,12 +17,12 @@ import itertools
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from ..knowledge import derives_from, is_library_training_arguments, model_init_keyword
 from .callees import project_callee
-from .index import FUNCTION_DEFS, Assignment, CallSite, ModuleIndex, Scope, _subscript_key, call_args, children, element
-from .index import item_owner, keyword, literal_key, positional, string_value
+from .index import FUNCTION_DEFS, Assignment, CallSite, ModuleIndex, Scope, _subscript_key, children, element
+from .index import arguments, first_argument, item_owner, keyword, literal_key, positional, string_value, unstarred
 from .names import dotted
 from .values import COMMAND_LINE_FLAGS, command_line_flag, command_line_option
 from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, SYMBOL, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string
@@ -204,31 +204,7 @@ def _walked(node: ast.AST) -> List[ast.AST]:
 
 def _element_values(seq: ast.AST) -> List[ast.expr]:
     """The elements of a tuple, list or set literal, a ``*rest`` as ``rest``."""
-    return [e.value if isinstance(e, ast.Starred) else e for e in seq.elts]
-
-
-class _Arg(NamedTuple):
-    """One argument of a call, as LibCST listed them: ``keyword`` for ``name=value``, ``star``
-    "*" or "**" (whose ``keyword`` is None), ``node`` the ``ast`` node that holds it."""
-
-    value: ast.expr
-    keyword: Optional[str]
-    star: str
-    node: ast.AST
-
-
-def _arguments(call: ast.Call) -> List[_Arg]:
-    """A call's arguments in source order (``call_args``: ``ast`` keeps the positional ones,
-    ``*x`` among them, apart from the keywords, ``**x`` among them)."""
-    out = []
-    for a in call_args(call):
-        if type(a) is ast.keyword:
-            out.append(_Arg(a.value, a.arg, "" if a.arg is not None else "**", a))
-        elif type(a) is ast.Starred:
-            out.append(_Arg(a.value, None, "*", a))
-        else:
-            out.append(_Arg(a, None, "", a))
-    return out
+    return [unstarred(e) for e in seq.elts]
 
 
 def keyword_name(kw: ast.keyword, written: Optional[str] = None) -> ast.Name:
@@ -377,7 +353,7 @@ class Evaluator:
         if isinstance(test, ast.Call):
             func = test.func
             if isinstance(func, ast.Attribute) and func.attr == "startswith" and (test.args or test.keywords):
-                return self._device_strings(_arguments(test)[0].value, scope, seen)  # `str(device).startswith("xla")`
+                return self._device_strings(first_argument(test), scope, seen)  # `str(device).startswith("xla")`
             return self._checks_device(test, scope, seen)
         if isinstance(test, ast.Attribute) and test.attr in CPU_SWITCHES:
             return self._made_by_training_arguments(test.value, scope)
@@ -794,7 +770,7 @@ class Evaluator:
             return out
         if isinstance(expr, ast.Call) and dotted(expr.func) == "dict":
             out = []
-            for arg in _arguments(expr):
+            for arg in arguments(expr):
                 if arg.keyword is not None:
                     out.append(KwargSource(arg.keyword, self._keyword_key(arg.node), arg.value, "dict-call", arg.node))
                 else:  # `dict(base, ...)` and `dict(**base)`
@@ -844,7 +820,7 @@ class Evaluator:
         for site in self._updates.get(name, ()):
             if site.scope is owner:
                 entries = []
-                for arg in _arguments(site.node):
+                for arg in arguments(site.node):
                     if arg.keyword is not None:
                         entries.append(KwargSource(arg.keyword, self._keyword_key(arg.node), arg.value, "dict-update", arg.node, len(site.guards) > depth, site.guards))
                     elif not arg.star or arg.star == "**":
@@ -1222,7 +1198,7 @@ class Evaluator:
 
     def parser_classes(self, call: ast.Call) -> Optional[List[ast.expr]]:
         """``HfArgumentParser((A, B))`` → ``[A, B]``; ``HfArgumentParser(A)`` → ``[A]``."""
-        args = [a.value for a in _arguments(call) if a.keyword is None] or [
+        args = [a.value for a in arguments(call) if a.keyword is None] or [
             kw.value for kw in call.keywords if kw.arg == "dataclass_types"
         ]
         if not args:
@@ -1266,7 +1242,7 @@ class Evaluator:
         ``parse_args_into_dataclasses(args=[...])`` with a literal list, else ``("command-line",
         None, ())``: the user's own command line, or a file they name there (``sys.argv[1]``)."""
         method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
-        first = next((a.value for a in _arguments(call) if a.keyword is None), None)
+        first = next((a.value for a in arguments(call) if a.keyword is None), None)
         named = {kw.arg: kw.value for kw in call.keywords if kw.arg is not None}
         if method in ("parse_yaml_file", "parse_json_file"):
             arg = first if first is not None else named.get("yaml_file", named.get("json_file"))
@@ -1428,7 +1404,7 @@ class Evaluator:
             given = keyword(b.value, expr.attr)
             fields = self._local_fields(made[0].value.callee)
             # no keyword: positional, `*args` and `**kwargs` alike
-            unnamed = [a for a in _arguments(b.value) if a.keyword is None]
+            unnamed = [a for a in arguments(b.value) if a.keyword is None]
             if given is not None:
                 out.extend(self.values(given.value, owner))
             elif unnamed and fields is not None:  # a dataclass of this module: fields in order
@@ -1511,7 +1487,7 @@ class Evaluator:
         action_value = action.value.value if action is not None and _is_string(action.value) else None
         default = keyword(call, "default")
         choices = keyword(call, "choices")
-        flag = next((a.value.value for a in _arguments(call) if a.keyword is None and _is_string(a.value)), None)
+        flag = next((a.value.value for a in arguments(call) if a.keyword is None and _is_string(a.value)), None)
         passed = Guard(flag if isinstance(flag, str) else "a command-line option", True, False, False, user_choice=True)
         out: List[Possible] = []
         if action_value in ("store_true", "store_false"):
@@ -1539,15 +1515,15 @@ class Evaluator:
             return [Possible(CUDA, text=text, cuda=True)]
         if is_capability_callee(qual, expr.func):
             return [Possible(CAPABILITY, text=text, capability=True, cuda=True)]
-        arguments = _arguments(expr)
+        given = arguments(expr)
         if qual in ("builtins.bool", "bool") or dotted(expr.func) == "bool":
-            args = [a for a in arguments if a.keyword is None]
+            args = [a for a in given if a.keyword is None]
             return list(self.values(args[0].value, scope)) if args else [_const(False)]
-        if dotted(expr.func) == "getattr" and len(arguments) >= 2:
-            base = self.ix.qualify(arguments[0].value, scope)
+        if dotted(expr.func) == "getattr" and len(given) >= 2:
+            base = self.ix.qualify(given[0].value, scope)
             if base == "torch":
                 out = []
-                for v in self.values(arguments[1].value, scope):
+                for v in self.values(given[1].value, scope):
                     if v.kind in SYMBOLIC:  # a name known at the join: "float16" becomes torch.float16
                         out.append(dataclasses.replace(v, torch_attr=True))
                         continue
@@ -1555,11 +1531,11 @@ class Evaluator:
                     out.append(Possible(DTYPE, dtype, v.guards, v.origin) if dtype else Possible(UNKNOWN))
                 return out
         if qual in CONFIG_LOADERS:
-            paths = [a.value for a in arguments if a.keyword is None][:1]
+            paths = [a.value for a in given if a.keyword is None][:1]
             origin = self.ix.span(expr)
             refs = [Possible(CONFIG, ConfigRef(p), origin=origin) for p in self._config_paths(paths[0], scope, 0)] if paths else []
             return refs or list(UNKNOWN_VALUE)
-        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" and arguments:
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" and given:
             got = self._mapping_get(expr, scope)
             if got is not None:
                 return got
@@ -1608,7 +1584,7 @@ class Evaluator:
             return self._contexts[key]
         out = []
         position = 0
-        for arg in _arguments(call):
+        for arg in arguments(call):
             if arg.star:
                 return None
             if self.passes_dtype(arg.value, scope):
@@ -1658,7 +1634,7 @@ class Evaluator:
         if isinstance(expr, ast.Call):
             func = expr.func
             name = dotted(func) or ""
-            args = [a.value for a in _arguments(expr) if a.keyword is None]
+            args = [a.value for a in arguments(expr) if a.keyword is None]
             if isinstance(func, ast.Attribute) and func.attr in ("read", "read_text", "open", "read_bytes"):
                 return self._config_paths(func.value, scope, depth + 1)
             last = name.rsplit(".", 1)[-1]
@@ -1676,7 +1652,7 @@ class Evaluator:
         key's value where it is there, else the default (None without one)."""
         func = expr.func
         args = positional(expr)
-        if not args or len(args) != len([a for a in _arguments(expr) if a.keyword is None]):
+        if not args or len(args) != len([a for a in arguments(expr) if a.keyword is None]):
             return None  # `d.get(key=...)`, `d.get(*keys)`: not a dict's get
         keys = self.values(args[0], scope)
         if not keys or any(k.kind != CONST for k in keys):

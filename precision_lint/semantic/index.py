@@ -15,7 +15,7 @@ import bisect
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import Dict, Iterator, List, NamedTuple, Optional, Set, Tuple, Union
 
 from ..diagnostics import Span
 from .positions import Positions
@@ -44,6 +44,11 @@ class Assignment:
     statement: ast.AST
     unpack_index: Optional[int] = None  # for `a, b = value`: which element
     imported: Optional[str] = None  # an import binding: the qualified name it binds
+
+
+# The statements that bind a name without giving it a value an analysis can follow: a loop
+# target, a ``def``, a ``class`` (for ``Assignment.statement``).
+NOT_VALUE_BINDERS = (ast.For, ast.AsyncFor, *FUNCTION_DEFS, ast.ClassDef)
 
 
 @dataclass
@@ -876,9 +881,56 @@ def call_args(call: ast.Call) -> List[Union[ast.expr, ast.keyword]]:
     return _call_order(call, False)[1:]
 
 
-def _identifiers(node) -> Tuple[str, ...]:
-    """The identifiers a node holds as strings in ``ast`` (what LibCST kept as ``Name`` nodes):
-    an attribute's or a keyword's name, a parameter's, a definition's, an import's names..."""
+class Argument(NamedTuple):
+    """One argument of a call as written, whichever of ``ast.Call``'s two lists holds it.
+
+    ``value``: its expression, without the star of ``*x`` / ``**x``; ``keyword``: the name of
+    ``name=value`` (None for a positional argument and for both splats); ``star``: "", "*" or
+    "**"; ``node``: the ``ast`` node that holds it (the expression itself, the ``ast.Starred``
+    or the ``ast.keyword``), whose range is the whole argument."""
+
+    value: ast.expr
+    keyword: Optional[str]
+    star: str
+    node: ast.AST
+
+
+def _argument(item: Union[ast.expr, ast.keyword]) -> Argument:
+    if type(item) is ast.keyword:
+        return Argument(item.value, item.arg, "" if item.arg is not None else "**", item)
+    if type(item) is ast.Starred:
+        return Argument(item.value, None, "*", item)
+    return Argument(item, None, "", item)
+
+
+def arguments(call: ast.Call) -> List[Argument]:
+    """A call's arguments in source order (see :func:`call_args`), each as an :class:`Argument`:
+    for a question about every argument alike, where ``ast`` keeps the positional ones (``*x``
+    among them) apart from the keywords (``**x`` among them)."""
+    return [_argument(item) for item in call_args(call)]
+
+
+def first_argument(call: ast.Call) -> Optional[ast.expr]:
+    """The value of a call's first argument as written, positional or keyword
+    (``requires_grad_(requires_grad=False)``, ``skipif(condition=...)``), a splat's value
+    included; None for a call without arguments."""
+    items = call_args(call)
+    return _argument(items[0]).value if items else None
+
+
+def unstarred(node: ast.expr) -> ast.expr:
+    """The expression of a starred element or argument (``models`` of ``*models``), else the
+    node itself: for a question about each element of ``[a, *rest]`` alike."""
+    return node.value if type(node) is ast.Starred else node
+
+
+def identifiers(node) -> Tuple[str, ...]:
+    """The identifiers a node is written with, whether ``ast`` holds them as ``Name`` nodes
+    (a variable) or as plain strings: an attribute's or a keyword's name, a parameter's, a
+    definition's, each part of an import's dotted name and its ``as`` name, a ``global``'s, an
+    ``except ... as`` name, a pattern's capture; ``True``/``False``/``None`` as those words.
+    For questions about the words of the code (is a name mentioned at all), not its variables
+    (see :func:`names_read`)."""
     cls = type(node)
     if cls is ast.Name:
         return (node.id,)
@@ -915,7 +967,7 @@ def mentions(expr, names) -> bool:
         if cls is ast.Name:
             if node.id in names:
                 return True
-        elif any(n in names for n in _identifiers(node)):
+        elif any(n in names for n in identifiers(node)):
             return True
     return False
 
@@ -1324,7 +1376,7 @@ def _target_names(target: ast.expr) -> List[Tuple[str, Optional[int]]]:
     if cls is ast.Tuple or cls is ast.List:
         out = []
         for i, el in enumerate(target.elts):
-            value = el.value if type(el) is ast.Starred else el
+            value = unstarred(el)
             if type(value) is ast.Name:
                 out.append((value.id, i))
         return out

@@ -25,7 +25,7 @@ from typing import Optional, Set, Tuple
 
 import ast
 
-from .index import CallSite, ModuleIndex, Scope, keyword, mentions, positional
+from .index import NOT_VALUE_BINDERS, CallSite, ModuleIndex, Scope, argument, keyword, mentions, positional
 from .names import dotted
 
 LOADERS = ("from_pretrained", "from_config", "from_single_file")
@@ -60,10 +60,6 @@ _MODEL_CLASS = re.compile(r"(?:Model|LMHeadModel|For[A-Z]\w*|Transformer|Encoder
 _NOT_MODEL_CLASS = re.compile(r"(?:Config|Tokenizer\w*|Processor|Pipeline|Output|Mixin|Trainer|Arguments)$")
 # Calls whose `model=` (or first) argument is a model they train or wrap.
 TAKES_MODEL = ("Trainer", "get_peft_model", "prepare_model_for_kbit_training", "PeftModel")
-# Bindings whose statement gives the name no value of its own: a loop target, a ``def``, a
-# ``class`` (LibCST had one ``For``/``FunctionDef`` class for the sync and async forms; ``ast``
-# has two).
-_NOT_VALUE_BINDERS = (ast.For, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def is_library_model_class(qualname: str) -> bool:
@@ -238,7 +234,7 @@ def _alias_value(binding) -> Optional[ast.expr]:
     value = binding.value
     if binding.imported is not None or binding.unpack_index is not None or value is None:
         return None
-    if isinstance(binding.statement, _NOT_VALUE_BINDERS):
+    if isinstance(binding.statement, NOT_VALUE_BINDERS):
         return None
     if isinstance(value, (ast.Name, ast.Attribute, ast.Constant)) and _spelled(value) and not _spelled(value).startswith("self."):
         return value
@@ -340,8 +336,4 @@ def _model_argument(site: CallSite) -> Optional[ast.expr]:
     callee = (site.qualname or "").rsplit(".", 1)[-1]
     if not callee.endswith(TAKES_MODEL) or not (site.qualname or "").split(".")[0] in ("transformers", "trl", "peft", "setfit"):
         return None
-    given = keyword(site.node, "model")
-    if given is not None:
-        return given.value
-    first = positional(site.node)
-    return first[0] if first else None
+    return argument(site.node, 0, "model")

@@ -25,7 +25,7 @@ from typing import Dict, List, Optional, Tuple
 import ast
 
 from .evaluate import Evaluator, param_ref
-from .index import CallSite, ModuleIndex, Scope, element, keyword, positional, string_value
+from .index import CallSite, ModuleIndex, Scope, element, keyword, positional, string_value, unstarred
 from .values import CONST, HALF, PARAM, RETURN, SYMBOLIC, Possible, ReturnRef, dtypes
 
 # Text a module must contain to hold a float16 tensor source or a softmax over one (``dtype=``:
@@ -47,7 +47,7 @@ def cast_dtypes(evaluator: Evaluator, call: ast.Call, method: Optional[str], sco
         return None if call.args or call.keywords else frozenset({CAST_METHODS[method]})
     if method in ("to", "type"):
         # every positional argument (a starred one's value too), `dtype=` and a `**kw` spread
-        named = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+        named = [unstarred(a) for a in call.args]
         named += [k.value for k in call.keywords if k.arg is None or k.arg == "dtype"]
     else:
         given = keyword(call, "dtype")

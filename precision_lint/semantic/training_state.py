@@ -18,7 +18,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import ast
 
-from .index import ModuleIndex, Scope, argument, call_args, keyword, literal_key, nodes_of, positional, string_value
+from .index import NOT_VALUE_BINDERS, ModuleIndex, Scope, identifiers, argument, arguments, first_argument, keyword, literal_key, nodes_of, positional, string_value, unstarred
 from .main_block import main_block_orders, main_scope
 from .names import dotted
 from .values import TrainRef
@@ -35,32 +35,11 @@ def runs_before(index: ModuleIndex, node: ast.AST, node_scope: Scope, made: Opti
     return index.order(node)[0] < index.order(made)[0]
 
 
-def _arguments(call: ast.Call) -> List[Tuple[Optional[str], str, ast.expr]]:
-    """``(keyword, star, value)`` of each argument of ``call`` in source order, as LibCST's
-    ``Call.args`` listed them: ``star`` is "", "*" or "**", ``value`` the expression without its
-    star (``index.call_args`` gives the order)."""
-    out: List[Tuple[Optional[str], str, ast.expr]] = []
-    for arg in call_args(call):
-        if isinstance(arg, ast.keyword):
-            out.append((arg.arg, "" if arg.arg is not None else "**", arg.value))
-        elif isinstance(arg, ast.Starred):
-            out.append((None, "*", arg.value))
-        else:
-            out.append((None, "", arg))
-    return out
-
-
-def _first_argument(call: ast.Call) -> Optional[ast.expr]:
-    """The first argument's expression, positional or keyword (None without arguments)."""
-    given = _arguments(call)
-    return given[0][2] if given else None
-
-
 def _flag(node: ast.Call) -> Optional[bool]:
     """``requires_grad_(False)`` → False; ``requires_grad_(True)`` / ``requires_grad_()`` → True."""
     if not node.args and not node.keywords:
         return True
-    arg = _first_argument(node)
+    arg = first_argument(node)
     if isinstance(arg, ast.Constant) and isinstance(arg.value, bool):
         return arg.value
     return None
@@ -82,7 +61,7 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
         chained = isinstance(site.receiver, ast.Call) and bool(set(site.assigned_to) & set(names))
         if site.receiver is not None and (chained or dotted(site.receiver) in names):
             written = _flag(site.node)
-            flag = truth(_first_argument(site.node), site) if written is None and truth is not None else written
+            flag = truth(first_argument(site.node), site) if written is None and truth is not None else written
             if flag is not None:
                 shown = dotted(site.receiver) or site.assigned_to[0]
                 at = index.order(site.node)[1] if chained else index.order(site.node)[0]
@@ -119,7 +98,7 @@ def unfrozen_by_choice(index: ModuleIndex, names: Tuple[str, ...], values, after
             last = site
     if last is None or not (last.node.args or last.node.keywords) or _flag(last.node) is not None:
         return ""
-    found = values(_first_argument(last.node), last.scope)
+    found = values(first_argument(last.node), last.scope)
     if not found or any(v.kind != "const" for v in found):
         return ""
     chosen = lambda v: any(g.user_choice for g in v.guards)  # noqa: E731
@@ -323,7 +302,8 @@ def _mentions(site, names: Tuple[str, ...], cast: ast.Call) -> bool:
         node = node.func.value if isinstance(node.func, ast.Attribute) else None
     if node is not None and dotted(node) in names:
         return True
-    for _, _, value in _arguments(site.node):
+    for arg in arguments(site.node):
+        value = arg.value
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
             value = value.func.value  # `model.state_dict()`
         if dotted(value) in names:
@@ -429,9 +409,6 @@ WRAPPER_FUNCTIONS = (
 )
 ITERABLES = ("list", "tuple", "iter", "filter", "sorted", "set", "itertools.chain", "itertools.chain.from_iterable")
 PEFT_WRAPS = ("get_peft_model", "prepare_model_for_kbit_training", "PeftModel.from_pretrained")
-# Bindings that give their name no value to follow: a loop target, a ``def``, a ``class``
-# (sync and async forms are two classes in ``ast``, one in LibCST).
-_NOT_VALUE_BINDERS = (ast.For, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 @dataclass(frozen=True)
@@ -507,7 +484,7 @@ class TrainedObjects:
                 self._walk(value, scope, klass, out, seen, depth + n - max(i, 1))
         elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             for element in node.elts:
-                walk(element.value if isinstance(element, ast.Starred) else element)
+                walk(unstarred(element))
         elif isinstance(node, ast.Dict):
             for value in node.values:
                 walk(value)  # `[{"params": model.parameters(), "lr": lr}]`; `**d` too
@@ -549,7 +526,7 @@ class TrainedObjects:
                 out.add(("name", binding.imported, node.id))
                 continue
             value = binding.value
-            if value is None or isinstance(binding.statement, _NOT_VALUE_BINDERS):
+            if value is None or isinstance(binding.statement, NOT_VALUE_BINDERS):
                 out.add(("bind", id(binding.statement), node.id))
                 continue
             if binding.unpack_index is not None:
@@ -658,8 +635,8 @@ class TrainedObjects:
                     walk(arg)  # `accelerator.prepare(model, optimizer)` given back as one
             return
         if q in ITERABLES or q.startswith("builtins.") or (site.method is None and dotted(node.func) in ITERABLES):
-            for _, _, value in _arguments(node):
-                walk(value)
+            for arg in arguments(node):
+                walk(arg.value)
             return
         callee = self._project_callee(node)
         if callee is not None:
@@ -758,9 +735,9 @@ class TrainedObjects:
             named = q or dotted(node.func) or ""
             if q and is_optimizer(q):
                 text = f"`{named}(...)`"
-                for name, _, value in _arguments(node):
-                    if name is None or name in ("params", "model", "model_parameters", "parameters"):
-                        add("train", value, site, evidence=text)
+                for arg in arguments(node):
+                    if arg.keyword is None or arg.keyword in ("params", "model", "model_parameters", "parameters"):
+                        add("train", arg.value, site, evidence=text)
                 continue
             if named and is_trainer(named) and not q.startswith("torch."):
                 model = argument(node, 0, "model")
@@ -775,30 +752,30 @@ class TrainedObjects:
                     if config is not None:
                         add("train", config.value, site, evidence=f"`{named}(model=<name>, args=...)`")
             if site.method == "add_param_group" and (node.args or node.keywords):
-                add("train", _first_argument(node), site, evidence=f"`{dotted(node.func) or 'add_param_group'}(...)`")
+                add("train", first_argument(node), site, evidence=f"`{dotted(node.func) or 'add_param_group'}(...)`")
             if site.method == "fit" and site.receiver is not None and is_trainer(self._made_by(site.receiver, site.scope)):
                 model = argument(node, 0, "model")
                 add("train", model, site, evidence=f"`{dotted(node.func) or 'fit'}(...)`")
             callee = project_callee(ix, site)
             if callee is not None:
                 position = 0
-                for name, star, value in _arguments(node):
-                    if star:
-                        if star == "*":
+                for arg in arguments(node):
+                    if arg.star:
+                        if arg.star == "*":
                             break
                         continue
-                    if name is None:
-                        add("pass", value, site, TrainRef("param", callee, "", position, None))
+                    if arg.keyword is None:
+                        add("pass", arg.value, site, TrainRef("param", callee, "", position, None))
                         position += 1
                     else:
-                        add("pass", value, site, TrainRef("param", callee, "", None, name))
+                        add("pass", arg.value, site, TrainRef("param", callee, "", None, arg.keyword))
         for qualname, function in ix.functions.items():
             klass = _klass_of(function)
             for value, _ in function.returns:
                 if value is None:
                     continue
                 if isinstance(value, ast.Tuple):
-                    parts = list(enumerate(e.value if isinstance(e, ast.Starred) else e for e in value.elts))
+                    parts = list(enumerate(unstarred(e) for e in value.elts))
                 elif isinstance(value, ast.Dict) and _string_keys(value) is not None:
                     parts = list(_string_keys(value).items())  # `return {"model": m, "ref": r}`
                 else:
@@ -1023,46 +1000,16 @@ def _string_literal(node: ast.expr) -> bool:
     return isinstance(node, ast.JoinedStr) or isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
 
 
-def _identifiers(node: ast.AST) -> Iterable[str]:
-    """The identifiers ``node`` holds as plain strings where LibCST had ``Name`` nodes: a
-    definition's, a parameter's, a keyword argument's, an attribute's, a ``global``'s, an
-    ``as`` name, a pattern's capture (``_attribute_reads`` handles an ``ast.Name`` and an
-    import's dotted name itself)."""
-    if isinstance(node, ast.Attribute):
-        yield node.attr
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        yield node.name
-    elif isinstance(node, ast.arg):
-        yield node.arg
-    elif isinstance(node, ast.keyword):
-        if node.arg is not None:
-            yield node.arg
-    elif isinstance(node, (ast.Global, ast.Nonlocal)):
-        yield from node.names
-    elif isinstance(node, ast.alias):
-        if node.asname is not None:
-            yield node.asname
-    elif isinstance(node, ast.ExceptHandler):
-        if node.name is not None:
-            yield node.name
-    elif isinstance(node, (ast.MatchAs, ast.MatchStar)):
-        if node.name is not None:
-            yield node.name
-    elif isinstance(node, ast.MatchMapping):
-        if node.rest is not None:
-            yield node.rest
-    elif isinstance(node, ast.MatchClass):
-        yield from node.kwd_attrs
-
-
 def _attribute_reads(tree: ast.AST, name: str) -> Optional[Set[str]]:
     """Every use of ``name`` in ``tree``: the attributes read on it (``x.attr``), or None when
     it is used any other way (passed, returned, stored, compared) besides being assigned.
 
-    As the LibCST visitor this replaces did, every identifier counts as a use, not only an
-    ``ast.Name``: a parameter, a keyword argument, an attribute named ``name`` (``x.name``),
-    an import of it; only the target of a plain assignment (``name = ...``) and the object of
-    an attribute read on it (``name.attr``) do not."""
+    Every identifier spelled ``name`` counts as a use, not only an ``ast.Name``: a parameter,
+    a keyword argument, an attribute named ``name`` (``x.name``), an import of it. The answer
+    errs towards "used otherwise", which keeps the trainer one that may train (see
+    ``_never_trains``). Only the target of a plain assignment (``name = ...``) and the object of
+    an attribute read on it (``name.attr``) are not uses; an import's dotted name is read as
+    attribute reads (``import name.sub`` reads ``sub`` on ``name``)."""
     attributes: Set[str] = set()
     skip: Set[int] = set()
     for node in nodes_of(tree):
@@ -1075,20 +1022,18 @@ def _attribute_reads(tree: ast.AST, name: str) -> Optional[Set[str]]:
             skip.add(id(node.value))
         elif isinstance(node, ast.Assign):
             skip.update(id(t) for t in node.targets if isinstance(t, ast.Name))
-        if isinstance(node, ast.alias):
-            dotted_names = [node.name]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            dotted_names = [node.module]
-        else:
-            dotted_names = []
-        for text in dotted_names:  # LibCST: `import a.b` is `Attribute(Name(a), Name(b))`
-            first, *rest = text.split(".")
-            if first == name:
-                if not rest:
+        if isinstance(node, (ast.alias, ast.ImportFrom)):
+            dotted_name = node.name if isinstance(node, ast.alias) else node.module
+            if dotted_name:
+                first, *rest = dotted_name.split(".")
+                if first == name:
+                    if not rest:
+                        return None
+                    attributes.add(rest[0])
+                if name in rest:
                     return None
-                attributes.add(rest[0])
-            if name in rest:
+            if getattr(node, "asname", None) == name:  # `import x as name`
                 return None
-        if name in _identifiers(node):
+        elif name in identifiers(node):
             return None
     return attributes

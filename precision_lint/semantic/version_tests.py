@@ -27,7 +27,7 @@ import ast
 
 from ..knowledge import version_helpers
 from ..workspace.versions import Allowed, normalize, parse_spec, read_version
-from .index import FUNCTION_DEFS, ModuleIndex, Scope, parameters, string_value
+from .index import FUNCTION_DEFS, ModuleIndex, Scope, parameters, positional, string_value
 
 _METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
 _DISTRIBUTION = frozenset({"pkg_resources.get_distribution", "pkg_resources.require"})
@@ -72,10 +72,6 @@ def admitted(dist: str, op: str, version: str, text: str = "") -> Optional[Allow
 
 def _literal(node: Optional[ast.expr]) -> Optional[str]:
     return string_value(node) if node is not None else None
-
-
-def _args(call: ast.Call) -> List[ast.expr]:
-    return [a for a in call.args if not isinstance(a, ast.Starred)]
 
 
 class VersionTests:
@@ -138,7 +134,7 @@ class VersionTests:
         if literal is not None:
             return literal
         if isinstance(node, ast.Call) and self.ix.qualify(node.func, scope) in _PARSERS:
-            args = _args(node)
+            args = positional(node)
             return _literal(args[0]) if args else None
         return None
 
@@ -154,13 +150,13 @@ class VersionTests:
                 return self.library_version(node.value, scope, depth + 1)
             if node.attr == "version" and isinstance(node.value, ast.Call):
                 if self.ix.qualify(node.value.func, scope) in _DISTRIBUTION:
-                    args = _args(node.value)
+                    args = positional(node.value)
                     name = _literal(args[0]) if args else None
                     return normalize(name) if name else None
             return None
         if isinstance(node, ast.Call):
             qual = self.ix.qualify(node.func, scope)
-            args = _args(node)
+            args = positional(node)
             if qual in _METADATA_VERSION:
                 name = _literal(args[0]) if args else None
                 return normalize(name) if name else None
@@ -189,7 +185,7 @@ class VersionTests:
         qual = self.ix.qualify(call.func, scope)
         if not qual:
             return None
-        literals = [_literal(a) for a in _args(call)]
+        literals = [_literal(a) for a in positional(call)]
         known = version_helpers().get(qual)
         if known is not None:
             return _applied(known[0], known[1], literals, positive)
@@ -208,7 +204,7 @@ class VersionTests:
         if isinstance(test, ast.Call):
             qual = self.ix.qualify(test.func, scope)
             if qual and qual not in version_helpers() and qual not in self.predicates() and qual.split(".")[0] not in _NOT_PROJECT:
-                return (HelperCall(qual, tuple(_literal(a) for a in _args(test)), positive),)
+                return (HelperCall(qual, tuple(_literal(a) for a in positional(test)), positive),)
         return ()
 
     def predicates(self) -> Dict[str, Tuple]:
@@ -328,8 +324,8 @@ def _shape(index: ModuleIndex, tests: VersionTests, node: ast.Compare, holds: bo
 
 def _param_version(index: ModuleIndex, node, function: Scope, params) -> Optional[str]:
     """The parameter ``node`` is (or one of the parsers applied to it)."""
-    if isinstance(node, ast.Call) and index.qualify(node.func, function) in _PARSERS and _args(node):
-        node = _args(node)[0]
+    if isinstance(node, ast.Call) and index.qualify(node.func, function) in _PARSERS and positional(node):
+        node = positional(node)[0]
     if isinstance(node, ast.Name) and node.id in params:
         return node.id
     return None
@@ -339,15 +335,15 @@ def _param_library(index: ModuleIndex, tests: VersionTests, node, function: Scop
     """``"<param>"`` where ``node`` is the installed version of the library a parameter names
     (``Version(metadata.version(name))``, or a local bound to ``metadata.version(name)``), the
     library where it names one, else None."""
-    if isinstance(node, ast.Call) and index.qualify(node.func, function) in _PARSERS and _args(node):
-        node = _args(node)[0]
+    if isinstance(node, ast.Call) and index.qualify(node.func, function) in _PARSERS and positional(node):
+        node = positional(node)[0]
     if isinstance(node, ast.Name) and node.id not in params:
         value = tests._single_value(node, function)
         if value is None:
             return None
         node = value
-    if isinstance(node, ast.Call) and index.qualify(node.func, function) in _METADATA_VERSION and _args(node):
-        arg = _args(node)[0]
+    if isinstance(node, ast.Call) and index.qualify(node.func, function) in _METADATA_VERSION and positional(node):
+        arg = positional(node)[0]
         if isinstance(arg, ast.Name) and arg.id == params[0]:
             return "<param>"
     found = tests.library_version(node, function)

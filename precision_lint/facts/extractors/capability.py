@@ -35,7 +35,7 @@ from typing import List, Optional, Tuple
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator, is_capability_callee
-from ...semantic.index import FUNCTION_DEFS, CallSite, ModuleIndex, build_index, keyword, literal_key, nodes_of, positional
+from ...semantic.index import FUNCTION_DEFS, CallSite, ModuleIndex, build_index, first_argument, keyword, literal_key, nodes_of, positional, unstarred
 from ...semantic.names import dotted
 from ...semantic.queries import reaching_at
 from ...workspace import hardware
@@ -491,7 +491,7 @@ def _skip_test(evaluator: Evaluator, decorator: ast.expr, scope) -> bool:
         return True
     if last not in SKIP_IF + SKIP_UNLESS or not isinstance(decorator, ast.Call):
         return False
-    condition = _first_argument(decorator)
+    condition = first_argument(decorator)
     if condition is None:
         return False
     if evaluator.consults(condition, scope, set())[0]:
@@ -524,19 +524,9 @@ def decorator_guarded(evaluator: Evaluator, scope) -> bool:
     return found
 
 
-def _first_argument(call: ast.Call) -> Optional[ast.expr]:
-    """The value of a call's first argument as written, positional or keyword (``skipif(condition=...)``;
-    a starred one's value)."""
-    given = [*call.args, *call.keywords]
-    if not given:
-        return None
-    first = min(given, key=lambda a: (a.lineno, a.col_offset))
-    return first.value if isinstance(first, (ast.keyword, ast.Starred)) else first
-
-
 def _marks(value: ast.expr):
     if isinstance(value, (ast.List, ast.Tuple)):
-        return [e.value if isinstance(e, ast.Starred) else e for e in value.elts]
+        return [unstarred(e) for e in value.elts]
     return [value]
 
 

@@ -17,7 +17,7 @@ from typing import List, Optional, Tuple
 from ...diagnostics import Span
 from ...semantic.autocast import autocast_half
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, keyword, misfits_half, names_read, nodes_of, number, positional
+from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, keyword, misfits_half, names_read, nodes_of, number, positional, unstarred
 from ...semantic.names import dotted
 from ...semantic.queries import reaching
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
@@ -93,7 +93,7 @@ def _made_half(index: ModuleIndex, evaluator: Evaluator, expr: ast.AST, scope) -
 def _argument_values(call: ast.Call, *names: str) -> List[ast.expr]:
     """The values of a call's arguments: positional ones (the value of a ``*x``), ``**x``, and
     the keywords among ``names`` (every keyword when none is named)."""
-    values = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+    values = [unstarred(a) for a in call.args]
     values += [k.value for k in call.keywords if not names or k.arg is None or k.arg in names]
     return values
 

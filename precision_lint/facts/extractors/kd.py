@@ -26,7 +26,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import ModuleIndex, Scope, call_args, element, keyword, nodes_of, positional
+from ...semantic.index import ModuleIndex, Scope, argument, call_args, element, keyword, nodes_of, positional
 from ...semantic.queries import reaching
 from ...semantic.tensors import LOG_SOFTMAX, SOFTMAX, HalfTensors, enclosing_class, half_tensors
 from ...semantic.values import Possible
@@ -357,14 +357,6 @@ def _criterion(index: ModuleIndex, expr: ast.expr, scope: Scope, wanted, depth: 
     return False
 
 
-def _arg(call: ast.Call, position: int, name: str) -> Optional[ast.expr]:
-    kw = keyword(call, name)
-    if kw is not None:
-        return kw.value
-    args = positional(call)
-    return args[position] if len(args) > position else None
-
-
 def extract(index: ModuleIndex, evaluator: Evaluator):
     shapes = _Shapes(index, half_tensors(index, evaluator))
     losses: List[KDLoss] = []
@@ -390,8 +382,8 @@ def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
         and _criterion(index, call.func, scope, KL_LOSS)
     ):
         functional = q in KL_DIV
-        inp = _arg(call, 0, "input")
-        target = _arg(call, 1, "target")
+        inp = argument(call, 0, "input")
+        target = argument(call, 1, "target")
         if inp is None or target is None:
             return None
         ops = [dataclasses.replace(o, side="input") for o in shapes.operands(inp, scope, "log-probabilities")]
@@ -406,8 +398,8 @@ def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
         and _criterion(index, call.func, scope, CE_LOSS)
     )
     if is_ce:
-        inp = _arg(call, 0, "input")
-        target = _arg(call, 1, "target")
+        inp = argument(call, 0, "input")
+        target = argument(call, 1, "target")
         if inp is None or target is None:
             return None
         soft = shapes.operands(target, scope, "probabilities")

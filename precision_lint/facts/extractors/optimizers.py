@@ -19,7 +19,7 @@ import ast
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import ModuleIndex, keyword, nodes_of, positional
+from ...semantic.index import ModuleIndex, keyword, nodes_of, positional, unstarred
 from ...semantic.names import dotted
 from ...semantic.queries import reaching_values
 from ...semantic.values import CONST
@@ -107,12 +107,6 @@ def _keeps_master_weights(call: ast.Call, evaluator: Evaluator, scope) -> bool:
     return level is not None and consts(level) is not None and consts(level) <= MASTER_WEIGHTS_LEVELS
 
 
-def _unstarred(node: ast.expr) -> ast.expr:
-    """The expression of a starred element (``*opts``), else the element itself: LibCST's
-    ``StarredElement.value`` was read as its own element."""
-    return node.value if isinstance(node, ast.Starred) else node
-
-
 def _master_weight_optimizers(index: ModuleIndex, evaluator: Evaluator) -> set:
     """The ids of the optimizer constructions apex gives float32 master weights:
     ``amp.initialize(model, opt, opt_level="O2")`` with ``opt = AdamW(...)`` (or the call
@@ -124,7 +118,7 @@ def _master_weight_optimizers(index: ModuleIndex, evaluator: Evaluator) -> set:
         args = positional(site.node)
         given = keyword(site.node, "optimizers")
         expr = given.value if given is not None else (args[1] if len(args) > 1 else None)
-        items = [_unstarred(e) for e in expr.elts] if isinstance(expr, (ast.List, ast.Tuple)) else [expr]
+        items = [unstarred(e) for e in expr.elts] if isinstance(expr, (ast.List, ast.Tuple)) else [expr]
         for item in items:
             if isinstance(item, ast.Call):
                 found.add(id(item))

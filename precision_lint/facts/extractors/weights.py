@@ -21,7 +21,7 @@ import ast
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.callees import project_class
-from ...semantic.index import CallSite, ModuleIndex, Scope, argument, keyword, mentions, positional, string_value
+from ...semantic.index import CallSite, ModuleIndex, Scope, argument, arguments, keyword, mentions, positional, string_value, unstarred
 from ...semantic.kinds import constructs_module, is_loader, object_kinds, same_names
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
@@ -206,21 +206,6 @@ def _is_constant(node, value) -> bool:
     return isinstance(node, ast.Constant) and node.value is value
 
 
-def _unstarred(node: ast.expr) -> ast.expr:
-    """The expression of a starred element (``*models``), else the element itself: LibCST's
-    ``StarredElement.value`` was read as its own element."""
-    return node.value if isinstance(node, ast.Starred) else node
-
-
-def _arguments(call: ast.Call):
-    """``(keyword or None, value)`` for each argument of ``call``, the value of a splat
-    (``*models``, ``**kwargs``) included, as LibCST's ``Call.args`` listed them."""
-    for arg in call.args:
-        yield None, _unstarred(arg)
-    for kw in call.keywords:
-        yield kw.arg, kw.value
-
-
 def _same(a: ast.AST, b: ast.AST) -> bool:
     """Whether two expressions are the same code (the same test written twice): LibCST's
     ``deep_equals``. ``ast.dump`` leaves positions out; unlike LibCST it also leaves out
@@ -290,10 +275,10 @@ class _Uses:
                         calls_under_no_grad += 1
                     else:
                         calls_outside += 1
-                for given, value in _arguments(node):
-                    if self._refers(value, name):
+                for arg in arguments(node):  # a splat's value (`*models`, `**kwargs`) too
+                    if self._refers(arg.value, name):
                         callee = site.qualname or dotted(node.func) or ""
-                        if given == "model" or callee.endswith("Trainer"):
+                        if arg.keyword == "model" or callee.endswith("Trainer"):
                             trained = True
                         elif callee.endswith("get_peft_model"):
                             trained = True
@@ -494,7 +479,7 @@ class _Uses:
             # [unet]` then `models.extend([te_1, te_2])` under `if args.train_text_encoder:`
             held = evaluator.list_elements(model, site.scope) if evaluator is not None else []
             if not held and isinstance(model, (ast.List, ast.Tuple)):
-                held = [(_unstarred(e), ()) for e in model.elts]
+                held = [(unstarred(e), ()) for e in model.elts]
             held = held or [(model, ())]
             if not any(self._refers(m, n) and on_every_fp16_path(added) for m, added in held for n in names):
                 continue
@@ -673,7 +658,7 @@ def _membership(evaluator: Evaluator, test: ast.expr, positive: bool, scope):
         return None
     op, right = test.ops[0], test.comparators[0]
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.List, ast.Tuple, ast.Set)):
-        items = [_unstarred(e) for e in right.elts]
+        items = [unstarred(e) for e in right.elts]
     elif isinstance(op, (ast.Eq, ast.NotEq)):
         items = [right]
     elif isinstance(op, (ast.Is, ast.IsNot)) and _is_constant(right, None):
@@ -742,7 +727,7 @@ def _fp16_test(test: ast.expr, positive: bool) -> bool:
         return False
     op, right = test.ops[0], test.comparators[0]
     if isinstance(op, ast.In) and isinstance(right, (ast.List, ast.Tuple, ast.Set)):
-        items = [_unstarred(e) for e in right.elts]
+        items = [unstarred(e) for e in right.elts]
     elif isinstance(op, ast.Eq):
         items = [right]
     else:
@@ -760,7 +745,7 @@ def _bound_names(target: ast.expr) -> Tuple[str, ...]:
     if isinstance(target, ast.Name):
         return (target.id,)
     if isinstance(target, (ast.Tuple, ast.List)):
-        return tuple(n for e in target.elts for n in _bound_names(_unstarred(e)))
+        return tuple(n for e in target.elts for n in _bound_names(unstarred(e)))
     return ()
 
 
