@@ -21,7 +21,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from ..knowledge import derives_from, is_library_training_arguments, model_init_keyword
 from .callees import project_callee
-from .index import FUNCTION_DEFS, Assignment, CallSite, ModuleIndex, Scope, _subscript_key, children, element
+from .index import FUNCTION_DEFS, Assignment, CallSite, ModuleIndex, Scope, children, element, subscript_key
 from .index import arguments, first_argument, item_owner, keyword, literal_key, positional, string_value, unstarred
 from .names import dotted
 from .values import COMMAND_LINE_FLAGS, command_line_flag, command_line_option
@@ -122,10 +122,12 @@ _MAX_DEPTH = 24
 class KwargSource:
     """Where a keyword argument's value comes from.
 
-    ``key`` is the node that names the keyword (a ``Name`` spanning the ``fp16`` of
-    ``fp16=`` in the call or in ``dict(fp16=...)``: ``ast.keyword`` has no node of its own for
-    the name, see :func:`keyword_name`; or the string key of ``{"fp16": ...}``);
-    ``value`` is its expression; ``via`` says which of the three it is.
+    ``key`` is the node that names the keyword: the ``ast.keyword`` ``fp16=...`` of the call
+    or of ``dict(fp16=...)`` (its name's range is ``ModuleIndex.name_span(key)``: the keyword's
+    own range covers ``fp16=...``), the string key of ``{"fp16": ...}`` or of ``d["fp16"] = v``,
+    or the ``**cfg`` keyword a config table is spread by; ``precision.key_span`` gives the
+    range that names it in each case. ``value`` is its expression; ``via`` says where it
+    comes from.
     """
 
     name: str
@@ -207,22 +209,6 @@ def _element_values(seq: ast.AST) -> List[ast.expr]:
     return [unstarred(e) for e in seq.elts]
 
 
-def keyword_name(kw: ast.keyword, written: Optional[str] = None) -> ast.Name:
-    """A ``Name`` spanning the name of keyword argument ``kw`` (the ``fp16`` of ``fp16=x``):
-    ``ast.keyword`` spans the whole ``fp16=x`` and has no node of its own for the name, which
-    a finding's or a fix's range is. ``written``: the name as the text has it, where it is not
-    ``kw.arg`` (CPython keeps identifiers NFKC-normalised). Columns are CPython's (UTF-8
-    bytes), as ``ModuleIndex.span`` reads them."""
-    return ast.Name(
-        id=kw.arg,
-        ctx=ast.Load(),
-        lineno=kw.lineno,
-        col_offset=kw.col_offset,
-        end_lineno=kw.lineno,
-        end_col_offset=kw.col_offset + len((written or kw.arg).encode("utf-8")),
-    )
-
-
 # how deep in an evaluation a call still records its own arguments as the context of what it
 # returns (``call_arguments``)
 _CONTEXT_DEPTH = 3
@@ -259,9 +245,6 @@ class Evaluator:
         self.analyses: Dict[str, object] = {}
         # while True, a name of a class or function is a ``SYMBOL`` atom, not unknown
         self._symbols = False
-        # id(keyword) → the Name of its name (keyword_name), made once: a KwargSource's key is
-        # the same node however often the call's keywords are listed
-        self._keyword_names: Dict[int, ast.Name] = {}
         # (id(BoolOp), n) → a BoolOp of its first n operands (see _operands)
         self._prefixes: Dict[Tuple[int, int], ast.BoolOp] = {}
 
@@ -686,7 +669,7 @@ class Evaluator:
         out: List[KwargSource] = []
         for kw in call.keywords:  # `name=value` and `**value`, in source order
             if kw.arg is not None:
-                out.append(KwargSource(kw.arg, self._keyword_key(kw), kw.value, "keyword", kw))
+                out.append(KwargSource(kw.arg, kw, kw.value, "keyword", kw))
             else:
                 entries = self._dict_entries(kw.value, scope, set())
                 if not entries and any(v.kind == CONFIG for v in self.values(kw.value, scope)):
@@ -694,20 +677,6 @@ class Evaluator:
                     entries = [KwargSource(SPLAT, kw, kw.value, "config-splat", kw)]
                 out.extend(entries)
         return out
-
-    def _keyword_key(self, kw: ast.keyword) -> ast.Name:
-        """:func:`keyword_name` of ``kw``, the same node each time it is asked for."""
-        found = self._keyword_names.get(id(kw))
-        if found is None:
-            written = None
-            source, start = self.ix.source, self.ix.span(kw).start
-            if not source.startswith(kw.arg, start):  # written otherwise (`ｆｐ16=`): as it is written
-                end = start
-                while end < len(source) and source[start : end + 1].isidentifier():
-                    end += 1
-                written = source[start:end]
-            found = self._keyword_names[id(kw)] = keyword_name(kw, written)
-        return found
 
     def splat_values(self, source: KwargSource, name: str, scope: Scope) -> Values:
         """The value keyword ``name`` gets from a config table spread with ``**``: the
@@ -772,7 +741,7 @@ class Evaluator:
             out = []
             for arg in arguments(expr):
                 if arg.keyword is not None:
-                    out.append(KwargSource(arg.keyword, self._keyword_key(arg.node), arg.value, "dict-call", arg.node))
+                    out.append(KwargSource(arg.keyword, arg.node, arg.value, "dict-call", arg.node))
                 else:  # `dict(base, ...)` and `dict(**base)`
                     out.extend(self._entries(arg.value, scope, seen))
             return out
@@ -822,7 +791,7 @@ class Evaluator:
                 entries = []
                 for arg in arguments(site.node):
                     if arg.keyword is not None:
-                        entries.append(KwargSource(arg.keyword, self._keyword_key(arg.node), arg.value, "dict-update", arg.node, len(site.guards) > depth, site.guards))
+                        entries.append(KwargSource(arg.keyword, arg.node, arg.value, "dict-update", arg.node, len(site.guards) > depth, site.guards))
                     elif not arg.star or arg.star == "**":
                         entries.extend(dataclasses.replace(e, conditional=len(site.guards) > depth, guards=site.guards) for e in self._entries(arg.value, owner, seen))
                 found.append((self.ix.order(site.node)[0], entries))
@@ -1745,7 +1714,7 @@ class Evaluator:
         base = self.values(expr.value, scope)
         if any(v.kind == CAPABILITY for v in base):  # get_device_capability()[0]
             return [Possible(CAPABILITY, text=self.ix.text(expr), capability=True, cuda=True)]
-        key = _subscript_key(self.ix, expr)  # None for `d[a:b]`, `d[i, j]`: no one key
+        key = subscript_key(self.ix, expr)  # None for `d[a:b]`, `d[i, j]`: no one key
         if key is None:
             return list(UNKNOWN_VALUE)
         all_keys = self.values(key, scope)

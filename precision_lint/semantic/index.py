@@ -314,7 +314,7 @@ class ModuleIndex:
         ``class``'s name, a parameter's name, an import alias's dotted name (``a.b`` of
         ``import a.b as c``), an ``ImportFrom``'s module (``a.b`` of ``from ..a.b import c``).
         Where the text does not hold the name as ``ast`` spells it (an identifier CPython
-        normalized, NFKC), the node's whole range."""
+        normalized, NFKC): a keyword's name as written, any other node's whole range."""
         whole = self._positions.span(node)
         source = self.source
         start = None
@@ -325,6 +325,12 @@ class ModuleIndex:
         elif isinstance(node, ast.keyword):
             name = node.arg
             start = whole.start
+            if name is not None and not source.startswith(name, start):
+                # written otherwise (`ｆｐ16=x` is `fp16` to CPython): the identifier as written
+                end = start
+                while end < whole.end and source[start : end + 1].isidentifier():
+                    end += 1
+                return self._positions.offsets_span(start, end)
         elif isinstance(node, ast.arg):
             name = node.arg
             start = whole.start
@@ -1383,9 +1389,10 @@ def _target_names(target: ast.expr) -> List[Tuple[str, Optional[int]]]:
     return []
 
 
-def _subscript_key(index: ModuleIndex, node: ast.Subscript) -> Optional[ast.expr]:
+def subscript_key(index: ModuleIndex, node: ast.Subscript) -> Optional[ast.expr]:
     """The one key of ``d[key]``: None for a slice (``d[a:b]``) or several keys (``d[a, b]``,
-    a tuple without parentheses of its own)."""
+    a tuple without parentheses of its own; ``d[(a, b)]`` has one key, the tuple). ``ast``
+    gives both as a ``Tuple`` slice: the text tells them apart."""
     key = node.slice
     cls = type(key)
     if cls is ast.Slice:
@@ -1467,7 +1474,7 @@ class _Indexer:
             cls = type(target)
             if cls is ast.Subscript:
                 owner = item_owner(target.value)
-                key = _subscript_key(self.ix, target) if owner is not None else None
+                key = subscript_key(self.ix, target) if owner is not None else None
                 if key is not None:
                     self.ix.item_assigns.setdefault(owner, []).append(
                         ItemAssign(key, node.value, self.scope, tuple(self.guards), node)

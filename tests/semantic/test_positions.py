@@ -83,6 +83,18 @@ def test_keyword_starred_and_double_starred_arguments():
     assert ix.source[name.start : name.end] == "k"
 
 
+def test_a_keyword_name_cpython_normalized_spans_the_name_as_written():
+    # CPython reads identifiers NFKC-normalized: `ｆｐ16=` is the keyword `fp16`; a finding or
+    # a fix on the keyword's name must cover the name as the text writes it, not `ｆｐ16=True`
+    ix = _index("TrainingArguments(ｆｐ16=True, bf16 = False)\n")
+    fp16, bf16 = _first(ix, ast.Call).keywords
+    assert fp16.arg == "fp16"
+    name = ix.name_span(fp16)
+    assert ix.source[name.start : name.end] == "ｆｐ16"
+    name = ix.name_span(bf16)
+    assert ix.source[name.start : name.end] == "bf16"
+
+
 def test_a_parenthesized_tuple_keeps_its_parentheses_a_bare_one_has_none():
     ix = _index("a = 1, 2\nb = (1, 2)\nc = ((3, 4))\nt[5, 6] = 0\n")
     tuples = [n for n in nodes_of(ix.module) if isinstance(n, ast.Tuple)]

@@ -40,7 +40,7 @@ from ...semantic.names import dotted
 from ...semantic.queries import reaching_at
 from ...workspace import hardware
 from ...semantic.values import CONST, DTYPE, Possible, dtypes as dtype_atoms
-from .precision import Arg, is_training_args
+from .precision import Arg, is_training_args, key_span
 
 SECTION = "capability"
 
@@ -123,7 +123,7 @@ def _arg(index: ModuleIndex, evaluator: Evaluator, site: CallSite, name: str) ->
     src = sources[-1]
     return Arg(
         evaluator.source_values(src, site.scope),
-        index.span(src.key),
+        key_span(index, src.key),
         index.span(src.value),
         index.text(src.value),
         src.via,

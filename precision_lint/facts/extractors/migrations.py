@@ -41,7 +41,7 @@ EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls
 @dataclass(frozen=True)
 class KeywordUse:
     name: str
-    key_span: Span  # the Name of `name=`, or the string key of a dict entry
+    key_span: Span  # the name of `name=`, or the string key of a dict entry
     key_text: str
     via: str  # "keyword", "dict-call", "dict-literal"
     value_text: str

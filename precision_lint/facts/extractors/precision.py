@@ -571,8 +571,9 @@ def argument_text(index: ModuleIndex, call: ast.Call, value: ast.expr) -> str:
 
 
 def key_span(index: ModuleIndex, key) -> Span:
-    """The span of what names a keyword: the name of ``name=value`` (an ``ast.keyword``'s own
-    range covers ``name=value``), or a dict literal's string key."""
+    """The span of what names a keyword (a ``KwargSource.key``): the name of ``name=value``
+    (an ``ast.keyword``'s own range covers ``name=value``), a dict's string key, or the whole
+    ``**cfg`` that spreads a config table."""
     if isinstance(key, ast.keyword) and key.arg is not None:
         return index.name_span(key)
     return index.span(key)

@@ -17,6 +17,7 @@ from ...diagnostics import Span
 from ...semantic.callees import assigned_callees, is_super_init
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
+from .precision import key_span, key_text
 from .tolerance import CALL_FAILURES, attr_tolerated, tolerates
 
 SECTION = "trainer"
@@ -25,7 +26,7 @@ KEY = "tokenizer"
 
 @dataclass(frozen=True)
 class KeywordUse:
-    key_span: Span  # the node naming the keyword: Name, or the string key of a dict literal
+    key_span: Span  # what names the keyword: the name of `tokenizer=`, or a dict's string key
     key_text: str  # its source text (e.g. `tokenizer` or `'tokenizer'`)
     via: str  # "keyword", "dict-call", "dict-literal"
     value_text: str
@@ -77,8 +78,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             continue
         uses = tuple(
             KeywordUse(
-                index.span(s.key),
-                index.text(s.key),
+                key_span(index, s.key),
+                key_text(index, s.key),
                 s.via,
                 index.text(s.value),
                 _from_processor(index, evaluator, s.value, site.scope),
