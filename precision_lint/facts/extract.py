@@ -210,8 +210,9 @@ def _imports_from_text(source: str, module: str, is_package: bool):
 
 def _members(index: ModuleIndex, *nodes: ast.ClassDef):
     """The names a class body defines (fields, class attributes, methods, properties), and
-    its annotated fields: ``(members, fields)``. Only an indented body is read (``class A: x = 1``
-    on one line defines none here, as before the port)."""
+    its annotated fields: ``(members, fields)``. Only an indented body is read: ``class A: x = 1``
+    on one line defines none here (kept from the analysis on LibCST's tree, which has no
+    indented block there)."""
     out, fields = set(), set()
     for node in nodes:
         body = node.body if _starts_line(index, node.body[0]) else ()
@@ -296,8 +297,8 @@ _EMPTY_LINE = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?")
 class _ModuleText:
     """The module's top-level statements as lines of code, and where each one's code lies.
 
-    The layout a fix writes into is read from the text and CPython's positions, the way it was
-    read from LibCST's tree before the port: a *line* is one top-level compound statement, or
+    The layout a fix writes into is read from the text and CPython's positions: a *line* is one
+    top-level compound statement, or
     the simple statements written on one line (``import os; import sys``); its code starts
     after the code of the line before it (so it owns the comment and blank lines above it:
     ``# config\nimport yaml``) or, for the first line, after the module's header (every comment
@@ -489,8 +490,9 @@ def _is_ipython_line(text: _ModuleText, i: int) -> bool:
 def _only_setup(index: ModuleIndex, text: _ModuleText, block: ast.stmt) -> bool:
     """Whether a compound statement holds only imports, constants and exempt setup (no call
     outside ``sys.path``/``os.environ``, no definitions): nothing a fix could rewrite. The
-    statements of its indented blocks are read (a block written after its header's colon,
-    ``except ImportError: yaml = None``, is not, as before the port)."""
+    statements of its indented blocks are read; a block written after its header's colon
+    (``except ImportError: yaml = None``) is not (kept from the analysis on LibCST's tree,
+    which has no indented block there)."""
     nodes = list(nodes_of(block))
     if any(isinstance(n, _NOT_SETUP) for n in nodes):
         return False

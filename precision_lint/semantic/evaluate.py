@@ -185,10 +185,11 @@ def _is_string(node: ast.AST) -> bool:
 
 def _part_name(node: ast.AST) -> Optional[str]:
     """The identifier a node holds that is not a variable it reads: an attribute's name
-    (``args.bf16``), a keyword's (``f(dtype=...)``), a lambda parameter's. LibCST, which this
-    module read before, gave each its own ``Name`` node, and the walks of :meth:`Evaluator._reached`
-    took it for one: a name that may carry what the variable of that name holds, and a word
-    that may say "precision" (``args.bf16`` is about the precision by its attribute's name)."""
+    (``args.bf16``), a keyword's (``f(dtype=...)``), a lambda parameter's. The walks of
+    :meth:`Evaluator._reached` read it as they read a variable: a name that may carry what the
+    variable of that name holds (an over-reach kept on purpose: the walks were tuned on
+    LibCST's tree, where each of these is a ``Name``), and a word that may say "precision"
+    (``args.bf16`` is about the precision by its attribute's name)."""
     if isinstance(node, ast.Attribute):
         return node.attr
     if isinstance(node, (ast.keyword, ast.arg)):
@@ -197,8 +198,8 @@ def _part_name(node: ast.AST) -> Optional[str]:
 
 
 def _walked(node: ast.AST) -> List[ast.AST]:
-    """The children a walk goes on to: an f-string's literal parts are not strings of their
-    own (LibCST's ``FormattedStringText``, never a ``SimpleString``), only its ``{...}``."""
+    """The children a walk goes on to: of an f-string, only its ``{...}`` parts; its literal
+    text is part of the f-string, not a string literal whose value the walk could read."""
     if isinstance(node, ast.JoinedStr):
         return [v for v in node.values if not isinstance(v, ast.Constant)]
     return children(node)
@@ -513,7 +514,7 @@ class Evaluator:
         ``expr``.
 
         An attribute's, a keyword's or a lambda parameter's name is followed as a variable of
-        that name would be (see :func:`_part_name`), as the walk did when it read LibCST's tree.
+        that name would be (see :func:`_part_name`).
         """
         stack = [(expr, scope)] if start is None else list(start)
         while stack:
@@ -590,11 +591,11 @@ class Evaluator:
 
     def _variable_flows(self, name: str, owner: Scope, bound) -> Optional[Tuple[bool, bool]]:
         """:meth:`_walk_flows` of everything a variable's bindings (and its parameter default)
-        may carry, worked out once per variable: each expression's walk used to go through the
-        same variables again (a pipeline's `latents` reached from every call that reads it).
-        The walk is a closure, so a variable's answer is the same whichever walk reaches it.
-        None while the variable's own walk is under way (an assignment cycle: the walk that
-        meets it goes through its bindings itself, as before), or past a depth of variables."""
+        may carry, worked out once per variable, where each expression's walk would otherwise
+        go through the same variables again (a pipeline's `latents` reached from every call
+        that reads it). The walk is a closure, so a variable's answer is the same whichever walk
+        reaches it. None while the variable's own walk is under way (an assignment cycle: the
+        walk that meets it goes through its bindings itself), or past a depth of variables."""
         key = ("bound", name, id(owner))
         found = self._flow_memo.get(key)
         if found is not None:
@@ -908,12 +909,15 @@ class Evaluator:
         return list(UNKNOWN_VALUE)
 
     def _operands(self, expr: ast.BoolOp) -> Tuple[ast.expr, ast.expr]:
-        """``(left, right)`` of a ``BoolOp`` read as the binary operation it was in LibCST's
-        tree, which nests ``a and b and c`` as ``(a and b) and c``: ``ast`` keeps it flat,
-        ``BoolOp(And, [a, b, c])``. The left of three or more operands is a ``BoolOp`` of all
-        but the last, made once (the same node each time: guards, memos and walks key on it),
-        spanning from the operation's start to the end of its last operand (with that operand's
-        closing parentheses): the text LibCST gave that nested operation."""
+        """``(left, right)`` of a ``BoolOp`` folded from the left: ``a and b and c``, which
+        ``ast`` keeps flat (``BoolOp(And, [a, b, c])``), is read as ``(a and b) and c``. The
+        left of three or more operands is a ``BoolOp`` of all but the last, made once (the same
+        node each time: guards, memos and walks key on it), spanning from the operation's start
+        to the end of its last operand (with that operand's closing parentheses).
+
+        Why binary: the evaluator was written for LibCST's tree, which nests the operation
+        this way, and its answers depend on it: each step spends the one recursion budget
+        (``_MAX_DEPTH``) and a guard's text is the nested operation's."""
         values = expr.values
         if len(values) == 2:
             return values[0], values[1]
@@ -1571,7 +1575,9 @@ class Evaluator:
         if _is_literal(expr):  # True and False among them
             return True
         if isinstance(expr, ast.JoinedStr) and _strings_written(self.ix.text(expr)) > 1:
-            return True  # `f"a" "b"`: LibCST's ConcatenatedString was a literal here, an f-string alone not
+            # `f"a" "b"`: strings written side by side are a literal here (a concatenation, as
+            # LibCST's tree has it), an f-string alone is not
+            return True
         if isinstance(expr, ast.Name) and _is_parameter(expr, scope):
             return True  # passed on as it is: a chain of helpers
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.attr in self.ix.arg_options:

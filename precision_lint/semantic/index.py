@@ -1153,8 +1153,8 @@ def _walk(root: ast.AST, visitor: "_Indexer") -> None:
                 continue
             if _is_suite(ix, node):
                 # `if x: a(); b()`: statements on the header's line, which guard nothing after them
-                # and are no statement of their own to the calls in them (LibCST's suite held
-                # no statement lines; CallSite.statement is None there)
+                # and are no statement of their own to the calls in them (CallSite.statement is
+                # None there, as for a call in the header: the line is the header's, not theirs)
                 extend([(_CALL, False, visitor.set_suite), *reversed(node), (_CALL, True, visitor.set_suite)])
                 continue
             pushed = [0]

@@ -242,9 +242,10 @@ def _alias_value(binding) -> Optional[ast.expr]:
 
 
 def _spelled(node) -> Optional[str]:
-    """``dotted(node)``, and "None"/"True"/"False" for those constants: LibCST parsed them as
-    ``Name`` nodes, so ``x = None`` was an alias of the name ``None`` here (``same_names``) and
-    ``Trainer(model=None)`` a use of it. Kept as it was: the port changes no answer."""
+    """``dotted(node)``, and "None"/"True"/"False" for those constants, spelled as names: so
+    ``x = None`` is an alias of the name ``None`` (``same_names``) and ``Trainer(model=None)``
+    a use of it. Deliberately so: these answers were set when the analysis read LibCST's tree,
+    where the three are names, and reading them otherwise would change them."""
     if isinstance(node, ast.Constant) and (node.value is None or type(node.value) is bool):
         return repr(node.value)
     return dotted(node)

@@ -458,8 +458,9 @@ class TrainedObjects:
         if isinstance(node, ast.Name):
             self._name(node, scope, klass, out, seen, depth)
         elif isinstance(node, ast.Constant) and (node.value is None or type(node.value) is bool):
-            # LibCST parsed `None`/`True`/`False` as `Name` nodes, each a name bound nowhere
-            # (`_name`'s key): kept as it was, so the port changes no answer
+            # `None`/`True`/`False` get the key of a name bound nowhere (as `_name` keys one):
+            # deliberately, the keys these literals had when the analysis read LibCST's tree,
+            # where they are names; a key of their own would change which uses are one object
             out.add(("name", self._scope(node, scope).qualname, repr(node.value)))
         elif isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id == "self" and klass:
@@ -477,8 +478,9 @@ class TrainedObjects:
             walk(node.left)
             walk(node.right)
         elif isinstance(node, ast.BoolOp):
-            # flat in `ast`; LibCST nested `a or b or c` as `(a or b) or c`, one level deeper for
-            # each operator to the right of an operand: the same depths (MAX_DEPTH) as before
+            # `ast` keeps `a or b or c` flat: each operand is walked at its depth in the nested
+            # form `(a or b) or c` (one level deeper for each operator to its right), the tree
+            # MAX_DEPTH was set for (LibCST's), so the limit cuts the same walks
             n = len(node.values)
             for i, value in enumerate(node.values):
                 self._walk(value, scope, klass, out, seen, depth + n - max(i, 1))

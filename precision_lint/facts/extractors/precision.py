@@ -487,10 +487,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
 
 
 # --- positions CPython's tree leaves to the text ----------------------------------------------
-# `ast` gives a node's range without its parentheses; LibCST gave each call argument as an
-# ``Arg`` (star or keyword, value with its own parentheses, then the comma and blanks after it)
-# and each node its parentheses. What the facts record (spans to edit, texts to copy) is read
-# from the source around CPython's ranges here.
+# `ast` gives a node's range without its parentheses, and a call argument no range of its own
+# with them (its star or keyword, its value's parentheses, the comma and blanks after it). What
+# the facts record (spans to edit, texts to copy) is read from the source around CPython's
+# ranges here.
 _BLANK = " \t\f\r\n\\"
 _COMMENT = re.compile(r"#[^\n]*")
 

@@ -201,15 +201,15 @@ def _is_parameter(expr, scope: Scope) -> bool:
 
 
 def _is_constant(node, value) -> bool:
-    """``node`` is the literal ``True``, ``False`` or ``None`` (``value``), which ``ast`` writes
-    as a ``Constant`` (LibCST read them as names)."""
+    """``node`` is the literal ``True``, ``False`` or ``None`` (``value``, compared by
+    identity: ``1 == True``, so an ``ast.Constant`` of 1 is not ``True``)."""
     return isinstance(node, ast.Constant) and node.value is value
 
 
 def _same(a: ast.AST, b: ast.AST) -> bool:
-    """Whether two expressions are the same code (the same test written twice): LibCST's
-    ``deep_equals``. ``ast.dump`` leaves positions out; unlike LibCST it also leaves out
-    parentheses and spacing, which change nothing a test asks."""
+    """Whether two expressions are the same code (the same test written twice): the same
+    tree, compared by ``ast.dump``, which leaves positions out, and so parentheses and spacing,
+    which change nothing a test asks."""
     return a is b or (type(a) is type(b) and ast.dump(a) == ast.dump(b))
 
 
@@ -679,7 +679,7 @@ def _literal(node: ast.expr):
     """The value of a string, integer, True, False or None literal; ``_NOT_LITERAL`` else."""
     if isinstance(node, ast.Constant):
         value = node.value
-        # a string (bytes too, as LibCST's ``SimpleString`` evaluated them), an integer, or
+        # a string (bytes too: `b"fp16"`), an integer, or
         # ``True``, ``False``, ``None`` (bools are ints); not a float, a complex or ``...``
         if value is None or isinstance(value, (str, bytes, int)):
             return value
