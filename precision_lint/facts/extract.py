@@ -285,10 +285,14 @@ def _exports(index: ModuleIndex):
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# `match` (Python 3.10+) and `try ... except*` (3.11+), where this Python has them: Python 3.9
+# is still supported, and its `ast` has neither class.
+_MATCH = tuple(c for c in (getattr(ast, "Match", None),) if c is not None)
+_TRY = (ast.Try, *(c for c in (getattr(ast, "TryStar", None),) if c is not None))
 # Statements that hold blocks of statements; every other statement is a simple one.
 _COMPOUND = (
     ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
-    ast.With, ast.AsyncWith, ast.Try, ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+    ast.With, ast.AsyncWith, *_TRY, *_MATCH,
 )
 # An "empty line" between statements: whitespace and at most a comment.
 _EMPTY_LINE = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?")
@@ -413,12 +417,10 @@ def _last_block(text: _ModuleText, stmt: ast.stmt):
         return stmt.orelse or stmt.body
     if isinstance(stmt, _TRY):
         return stmt.finalbody or stmt.orelse or stmt.handlers[-1].body
-    if isinstance(stmt, ast.Match):
+    if isinstance(stmt, _MATCH):
         return stmt.cases[-1].body
     return stmt.body
 
-
-_TRY = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
 
 def _starts_line(index: ModuleIndex, stmt: ast.stmt) -> bool:
