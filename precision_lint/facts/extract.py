@@ -215,16 +215,21 @@ def _members(index: ModuleIndex, *nodes: ast.ClassDef):
     indented block there)."""
     out, fields = set(), set()
     for node in nodes:
-        body = node.body if _starts_line(index, node.body[0]) else ()
-        for item in body:
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                out.add(item.name)
-            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-                out.add(item.target.id)
-                fields.add(item.target.id)
-            elif isinstance(item, ast.Assign):
-                out.update(t.id for t in item.targets if isinstance(t, ast.Name))
+        if _starts_line(index, node.body[0]):
+            _add_members(node.body, out, fields)
     return tuple(sorted(out)), tuple(sorted(fields))
+
+
+def _add_members(body, members: set, fields: set) -> None:
+    """Add the names a class body defines to ``members``, its annotated fields to ``fields``."""
+    for item in body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            members.add(item.name)
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            members.add(item.target.id)
+            fields.add(item.target.id)
+        elif isinstance(item, ast.Assign):
+            members.update(t.id for t in item.targets if isinstance(t, ast.Name))
 
 
 def _classes_from_text(tree: ast.Module, module: str, imported: dict):
@@ -256,14 +261,7 @@ def _classes_from_text(tree: ast.Module, module: str, imported: dict):
             names = [a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)]
             params = tuple(names)
         members, fields = set(), set()
-        for item in node.body:
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                members.add(item.name)
-            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-                members.add(item.target.id)
-                fields.add(item.target.id)
-            elif isinstance(item, ast.Assign):
-                members.update(t.id for t in item.targets if isinstance(t, ast.Name))
+        _add_members(node.body, members, fields)
         classes.append(ClassFact(f"{prefix}{node.name}", bases, (), params, tuple(sorted(members)), tuple(sorted(fields))))
     return tuple(classes), frozenset(own)
 
