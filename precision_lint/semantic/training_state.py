@@ -18,7 +18,8 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import ast
 
-from .index import NOT_VALUE_BINDERS, ModuleIndex, Scope, identifiers, argument, arguments, first_argument, keyword, literal_key, nodes_of, positional, string_value, unstarred
+from .index import NOT_VALUE_BINDERS, ModuleIndex, Scope, argument, arguments, first_argument, identifiers, keyword, literal_key
+from .index import nodes_of, positional, string_value, unstarred
 from .main_block import main_block_orders, main_scope
 from .names import dotted
 from .values import TrainRef

@@ -201,8 +201,8 @@ def _is_parameter(expr, scope: Scope) -> bool:
 
 
 def _is_constant(node, value) -> bool:
-    """``node`` is the literal ``True``, ``False`` or ``None`` (``value``, compared by
-    identity: ``1 == True``, so an ``ast.Constant`` of 1 is not ``True``)."""
+    """``node`` is the literal ``True``, ``False`` or ``None`` given as ``value``, compared by
+    identity (``1 == True``, ``0 == False``: a number is none of them)."""
     return isinstance(node, ast.Constant) and node.value is value
 
 
