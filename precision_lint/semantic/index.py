@@ -276,7 +276,7 @@ class ModuleIndex:
         self._flow_ranges: List[Tuple[int, int, tuple, int]] = []
         self._flow_starts: List[int] = []
         self._flow_memo: Dict[int, frozenset] = {}
-        self._covers_memo: Dict[Tuple[frozenset, frozenset], bool] = {}
+        self._covers_memo: Dict[Tuple[frozenset, int], bool] = {}
         self._scope_spans = None
         self._scope_starts = []
         self._line_starts = line_starts(source)
@@ -549,43 +549,62 @@ class ModuleIndex:
             elif use_loops and use_loops & self.flow_of(b):
                 later.append(b)
         out: List[Assignment] = []
+        seen: Set[frozenset] = set()
+        # whether the bindings so far cover the use together (see _covered): what each distinct
+        # condition among them needs beyond the use's conditions
+        live: List[frozenset] = []
         for b in reversed(before):
             out.append(b)
-            if self.flow_of(b) <= use_flow or (len(out) > 1 and self._covers(out, use_flow)):
+            flow = self.flow_of(b)
+            if flow <= use_flow:
                 break
+            if flow in seen:
+                continue  # the same conditions again: covered no more than before
+            seen.add(flow)
+            rest = _needed(flow, use_flow)
+            if rest is not None:  # else it never runs whenever the use does: covered no more
+                live.append(rest)
+                if len(live) > 1 and self._covered(live, _COVER_DEPTH):
+                    break
         out.extend(reversed(later))
         return out or list(reversed(bindings))
 
-    def _covers(self, bindings: List[Assignment], base: frozenset) -> bool:
-        """Whether, together, ``bindings`` bind the name whenever code under the conditions
-        ``base`` runs: one of them runs under ``base`` alone, or for some ``if`` test each of its
-        two branches is covered (``if peft: m = wrap(m)`` / ``else: m = m.float()`` hides the
-        ``m`` bound before the ``if``; an ``elif`` chain ending in ``else`` too)."""
-        return self._covered(frozenset(self.flow_of(b) for b in bindings), base, 0)
+    def _covered(self, flows: List[frozenset], budget: int) -> bool:
+        """Whether bindings bind a name whenever the code of a use runs, together: one of them
+        runs whenever the use does, or for some ``if`` test each of its two branches is covered
+        (``if peft: m = wrap(m)`` / ``else: m = m.float()`` hides the ``m`` bound before the
+        ``if``; an ``elif`` chain ending in ``else`` too), splitting on at most ``budget`` tests
+        one inside the other. ``flows``: what each binding needs beyond the use's conditions,
+        only ``if`` tests (:func:`_needed`).
 
-    def _covered(self, flows: frozenset, base: frozenset, depth: int) -> bool:
-        """:meth:`_covers` of the bindings' conditions ``flows``. Only a test some binding is
-        under on *both* sides can split the question: a side no binding names is covered only
-        by bindings that do not depend on the test at all, which cover ``base`` already. Each
-        question is answered once per module (a name bound in many branches asks it often)."""
-        if any(f <= base for f in flows):
-            return True
-        if depth >= 4:
+        A binding that needs more tests than ``budget`` never covers a branch in reach; a
+        binding under ``t`` where no other is under ``not t`` is never needed (whatever covers
+        the ``not t`` side holds whichever way ``t`` goes): both are dropped, until every test
+        left is one some binding is under on *both* sides, the only tests worth splitting on.
+        Each question is answered once per module (a name bound in many branches asks it
+        often)."""
+        while True:
+            flows = [f for f in flows if len(f) <= budget]
+            if any(not f for f in flows):
+                return True
+            sides: Dict[int, int] = {}
+            for flow in flows:
+                for test, positive in flow:
+                    sides[test] = sides.get(test, 0) | (1 if positive else 2)
+            kept = [f for f in flows if all(sides[t] == 3 for t, _ in f)]
+            if len(kept) == len(flows):
+                break
+            flows = kept
+        if not flows:
             return False
-        key = (flows, base)
+        key = (frozenset(flows), budget)
         found = self._covers_memo.get(key)
         if found is not None:
             return found
-        sides: Dict[int, set] = {}
-        for flow in flows:
-            for test, positive in flow - base:
-                if isinstance(positive, bool):  # not a loop, a `try` body or a handler: no two sides
-                    sides.setdefault(test, set()).add(positive)
         found = any(
-            len(polarities) == 2
-            and self._covered(flows, base | {(test, True)}, depth + 1)
-            and self._covered(flows, base | {(test, False)}, depth + 1)
-            for test, polarities in sides.items()
+            self._covered(_assume(flows, test, True), budget - 1)
+            and self._covered(_assume(flows, test, False), budget - 1)
+            for test in sides
         )
         self._covers_memo[key] = found
         return found
@@ -629,6 +648,27 @@ class ModuleIndex:
 
     def call_of(self, node) -> Optional[CallSite]:
         return self.calls_by_node.get(id(node))
+
+
+# How many tests, one inside the other, the question whether bindings cover a use may split on.
+_COVER_DEPTH = 4
+
+
+def _needed(flow: frozenset, base: frozenset) -> Optional[frozenset]:
+    """What a binding under the conditions ``flow`` needs beyond the conditions ``base`` of a
+    use: ``if`` tests only; None when no split on tests makes it run whenever the use does (it
+    is in a loop, a ``try`` body or a handler the use is not in, or in a test's other branch)."""
+    rest = flow - base
+    if all(isinstance(p, bool) and (t, not p) not in base for t, p in rest):
+        return rest
+    return None
+
+
+def _assume(flows: List[frozenset], test: int, positive: bool) -> List[frozenset]:
+    """The conditions ``flows`` once ``test`` is known to go the ``positive`` way: a binding
+    under its other branch never runs, the others need one test less."""
+    known, other = (test, positive), (test, not positive)
+    return [f - {known} for f in flows if other not in f]
 
 
 _DEF_HEAD = re.compile(r"(?:async\s+)?(?:def|class)\s+")
