@@ -269,6 +269,16 @@ class ModuleIndex:
         self.raising_guards: Set[int] = set()
         self.for_loops: List[ForLoop] = []
         self.import_statements: List[ast.stmt] = []
+        # statements that are a string alone (`"""docstring"""`, `"note"`, `f"..."`): the
+        # docstrings the hardware statements read (workspace/hardware.prose_of)
+        self.string_statements: List[ast.Expr] = []
+        # every node of these kinds, in source order, noted by the one walk so that no reader
+        # walks the whole module again for them (the capability extractor's CUDA marks)
+        self.attributes: List[ast.Attribute] = []
+        self.constants: List[ast.Constant] = []
+        self.joined_strs: List[ast.JoinedStr] = []
+        self.formatted_values: List[ast.FormattedValue] = []
+        self.subscripts: List[ast.Subscript] = []
         # id(import statement) → (its guards, the exceptions caught around it; see CallSite.caught)
         self.import_context: Dict[int, Tuple[Tuple[GuardNode, ...], Tuple[str, ...]]] = {}
         # (start, end, key, parent index) of every conditional region, by start (see flow_at)
@@ -1421,11 +1431,21 @@ class _Indexer:
         self.expression_guards: List[Tuple[ast.expr, bool]] = []
         self._saved_guards: list = []
         self.in_suite = False  # in the statements of a one-line suite (`if x: f()`)
+        # nodes only noted (ModuleIndex.constants...): the walk calls the list's append itself
+        self.visit_Constant = index.constants.append
+        self.visit_JoinedStr = index.joined_strs.append
+        self.visit_FormattedValue = index.formatted_values.append
+        self.visit_Subscript = index.subscripts.append
 
     def set_suite(self, value: bool) -> None:
         self.in_suite = value
 
     # --- statements ----------------------------------------------------------
+    def visit_Expr(self, node: ast.Expr) -> None:
+        value = node.value
+        if (type(value) is ast.Constant and isinstance(value.value, (str, bytes))) or type(value) is ast.JoinedStr:
+            self.ix.string_statements.append(node)
+
     def visit_Import(self, node: ast.Import) -> None:
         self._import(node)
 
@@ -1681,6 +1701,7 @@ class _Indexer:
                 site.assigned_to = tuple(n for n, idx in _target_names(node.target) if idx is None)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.ix.attributes.append(node)
         if node.attr in TRACKED_ATTRS:
             self.ix.attr_uses.append(
                 AttrUse(node, node.value, node.attr, self.scope,
