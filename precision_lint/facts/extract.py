@@ -77,6 +77,21 @@ def parse_noqa(source: str):
     return out
 
 
+def read_imports(source: str, path: str, module: str = "", is_package: bool = False):
+    """The modules a text imports (``gate.imported_modules``: None when it does not parse) and
+    CPython's tree and verdict of it (``syntax.cpython_tree``'s), from one parse: the engine
+    reads a new text's imports for the gate and its facts together, and hands the tree on to
+    :func:`extract_facts`. A notebook's cells are compiled as IPython compiles them, apart from
+    the gate's reading of the text: its tree is not handed on (None)."""
+    from ..semantic import gate
+
+    if is_notebook(path):
+        return gate.imported_modules(source, module, is_package), None
+    tree, error = syntax.parsed_tree(source, path)
+    imports = gate.imported_modules(source, module, is_package, tree) if tree is not None else None
+    return imports, ((None, error) if error is not None else (tree, None))
+
+
 def extract_facts(
     source: str,
     path: str,
@@ -84,16 +99,21 @@ def extract_facts(
     is_package: bool = False,
     root: str = "",
     analyse: bool = True,
+    parsed: Optional[Tuple[Optional[ast.AST], Optional[ParseError]]] = None,
 ) -> ModuleFacts:
     """The facts of one file. ``analyse`` (see ``gate.py``) is False for a file of no unit that
-    imports a library the rules are about: only its imports, exports and classes are read."""
+    imports a library the rules are about: only its imports, exports and classes are read.
+    ``parsed``: ``syntax.cpython_tree``'s answer for the text, where :func:`read_imports` has
+    it already (the text is parsed once)."""
     facts = ModuleFacts(path=path, module=module, is_package=is_package, root=root)
     facts.noqa = parse_noqa(source)
     if SKIP_FILE.search(source):
         facts.skip_file = True
         return facts
     # CPython's verdict first: a file it refuses is MP000 at once, whatever it mentions
-    if is_notebook(path):  # each cell compiled on its own, as IPython does
+    if parsed is not None and not is_notebook(path):
+        tree, error = parsed
+    elif is_notebook(path):  # each cell compiled on its own, as IPython does
         tree, error = syntax.cpython_tree(source, path, syntax.CELL_FLAGS, boundary_lines(source))
     else:
         tree, error = syntax.cpython_tree(source, path)
