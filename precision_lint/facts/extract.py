@@ -129,20 +129,9 @@ def extract_facts(
         facts.imports, facts.exports = _imports_from_text(source, module, is_package)
         facts.classes, facts.definitions = _classes_from_text(tree, module, dict(facts.exports))
         return facts
-    depth, line, col = syntax.nesting_depth(tree)
-    if depth > syntax.MAX_DEPTH:
-        facts.parse_error = syntax.too_deep(depth, line, col)
-        return facts
     # the tree CPython judged the file by is the one analysed (a notebook's, compiled with
-    # CELL_FLAGS, may hold top-level `await`): the text is never parsed again
-    return syntax.run_deep(depth, _extract_parsed, facts, source, path, module, is_package, tree)
-
-
-def _extract_parsed(
-    facts: ModuleFacts, source: str, path: str, module: str, is_package: bool, tree: Optional[ast.AST] = None
-) -> ModuleFacts:
-    """The facts of a file CPython compiles, read from CPython's tree of it (``tree``; parsed
-    here only when the caller has none)."""
+    # CELL_FLAGS, may hold top-level `await`): the text is never parsed again. The index walks
+    # it without recursion, however deep, and says how deep it is
     _load_analysis()
     try:
         index = build_index(source, module, is_package, tree)
@@ -150,6 +139,17 @@ def _extract_parsed(
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         facts.parse_error = ParseError(f"the analysis failed on it ({message}); it was not checked", 1, 0, "unsupported")
         return facts
+    depth = index.depth + 1  # CPython's tree holds one level more at most (a context, an operator)
+    if depth > syntax.SHALLOW:  # a deep file: CPython's own depth, and where it is deepest
+        depth, line, col = syntax.nesting_depth(tree)
+        if depth > syntax.MAX_DEPTH:
+            facts.parse_error = syntax.too_deep(depth, line, col)
+            return facts
+    return syntax.run_deep(depth, _extract_parsed, facts, index)
+
+
+def _extract_parsed(facts: ModuleFacts, index: ModuleIndex) -> ModuleFacts:
+    """The facts of a file CPython compiles, read from its index."""
     facts.parsed = True
     evaluator = Evaluator(index)
     facts.imports = tuple(sorted(m for m in index.imports.imported_modules if m))

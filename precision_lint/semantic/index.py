@@ -293,6 +293,9 @@ class ModuleIndex:
         self._positions = Positions(source, self._line_starts, self._alias_span)
         self._defaults: Dict[int, ast.expr] = {}  # id(ast.arg) → its default (see param_span)
         self._version_tests = None  # version_tests.version_tests_of: made once, kept here
+        # how deep the tree nests, in the walk's nodes (the module is 1; an expression's context
+        # and an operator, which CPython's tree holds as nodes too, are not walked)
+        self.depth = 0
 
     # --- positions ---------------------------------------------------------
     def span(self, node) -> Span:
@@ -1108,6 +1111,7 @@ def _walk(root: ast.AST, visitor: "_Indexer") -> None:
     # a block; (_ELIF, block, None) enters the one-`if` block of an `elif`.
     stack: list = [root]
     pop, push, extend = stack.pop, stack.append, stack.extend
+    depth = deepest = 0  # nodes entered and not left (blocks not counted), and the most at once
     while stack:
         item = pop()
         cls = type(item)
@@ -1115,6 +1119,8 @@ def _walk(root: ast.AST, visitor: "_Indexer") -> None:
             action, node, extra = item
             if type(action) is int:
                 order[id(node)] = (action, counter)
+                if type(node) is not list:
+                    depth -= 1
                 if extra is not None:
                     extra(node)
             elif action is _CALL:
@@ -1177,6 +1183,9 @@ def _walk(root: ast.AST, visitor: "_Indexer") -> None:
         visit, leave, role = entry
         push((counter, node, leave))
         counter += 1
+        depth += 1
+        if depth > deepest:
+            deepest = depth
         if role:
             # the innermost simple statement; none in a compound statement's header
             visitor.statement = node if role == 1 and not visitor.in_suite else None
@@ -1211,6 +1220,7 @@ def _walk(root: ast.AST, visitor: "_Indexer") -> None:
         if todo:
             todo.reverse()
             extend(todo)
+    ix.depth = deepest
     _flow_ranges(visitor.ix)
 
 
