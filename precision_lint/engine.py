@@ -33,6 +33,7 @@ from .workspace.versions import installed_fallbacks, resolver_for
 from .workspace.sources import SourceFile
 
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
+_UNREAD = object()  # imports not read yet (see Engine._known_imports)
 
 
 class InternalError(Exception):
@@ -119,6 +120,27 @@ def _held_back(diagnostics: Sequence[Diagnostic], unsafe: bool) -> int:
     return sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability != SAFE and not unsafe)
 
 
+def _read_job(args) -> Tuple[bool, Optional[Tuple[str, ...]], ModuleFacts]:
+    """A new text's imports and facts from one parse (``read_imports``), in a worker process
+    too: ``(True, imports, facts)``, the facts analysed where the imports alone decide that the
+    gate analyses the file (it imports a library the rules are about, or does not parse); a file
+    the gate analyses for its links only is read again once every file's imports are known.
+    ``(False, None, facts)``: reading its imports failed (MP003)."""
+    from .facts.extract import read_imports
+    from .semantic.gate import seen_library
+
+    text, path, module, is_package, root = args
+    try:
+        imports, parsed = read_imports(text, path, module, is_package)
+    except Exception as exc:
+        return False, None, _internal_facts(path, (module, is_package, root), "reading imports", exc)
+    analyse = imports is None or seen_library(imports)
+    try:
+        return True, imports, extract_facts(text, path, module, is_package, root, analyse, parsed)
+    except Exception as exc:
+        return True, imports, _internal_facts(path, (module, is_package, root), "reading facts", exc)
+
+
 def _facts_job(args) -> ModuleFacts:
     """The facts of one file; in a worker process too. An exception of ours on it (a bug:
     ``RecursionError`` in an extractor, anything) gives facts that say so (MP003), never the
@@ -199,18 +221,29 @@ class Engine:
         the language server at every keystroke for the files that did not change."""
         from .semantic import gate
 
+        digest, imports = self._known_imports(src, naming)
+        if imports is _UNREAD:
+            imports = gate.imported_modules(src.text, *naming[:2])
+            self._keep_imports(src, naming, digest, imports)
+        return digest, imports
+
+    def _known_imports(self, src: SourceFile, naming):
+        """(the text's digest, its imports where this engine or the disk index has read them,
+        else ``_UNREAD``)."""
         digest = hashlib.sha1(src.text.encode("utf-8", "surrogatepass")).hexdigest()
         kept = self._imports_of.get(src.path)
         if kept is not None and kept[:2] == (digest, naming):
             return digest, kept[2]
-        key = ("gate", src.path, digest, naming)
-        imports = self.index.get(key, False) if self.index is not None else False
+        imports = self.index.get(("gate", src.path, digest, naming), False) if self.index is not None else False
         if imports is False:  # not read before (None: the text does not parse)
-            imports = gate.imported_modules(src.text, *naming[:2])
-            if self.index is not None and not src.unsaved:
-                self.index.put(key, imports)
+            return digest, _UNREAD
         self._imports_of[src.path] = (digest, naming, imports)
         return digest, imports
+
+    def _keep_imports(self, src: SourceFile, naming, digest: str, imports) -> None:
+        if self.index is not None and not src.unsaved:
+            self.index.put(("gate", src.path, digest, naming), imports)
+        self._imports_of[src.path] = (digest, naming, imports)
 
     def _facts_imports(self, src: SourceFile) -> Sequence[str]:
         """The imports the facts of ``src`` alone record (what ``facts([src])`` gives), from
@@ -221,10 +254,9 @@ class Engine:
         from .semantic import gate
 
         naming = module_name(src.path)
-        try:
-            digest, imports = self._imports(src, naming)
-        except Exception:  # a bug of ours: MP003 says so when the run reads its facts
-            return ()
+        digest, imports = self._known_imports(src, naming)
+        if imports is _UNREAD:  # read with its facts, from one parse
+            return self.facts([src])[0].imports
         key = (src.path, digest, naming, src.path in gate.analysed({src.path: (naming[0], naming[2], imports)}))
         latest = self._cache.get(src.path)
         if latest is not None and latest[0] == key:
@@ -241,16 +273,29 @@ class Engine:
         todo = []
         naming_of = {src.path: (names or {}).get(src.path) or module_name(src.path) for src in sources}
         read = {}
+        unread = []  # new texts: their imports are read with their facts, from one parse
         for src in sources:
             if src.text is None:
                 continue
-            try:
-                read[src.path] = self._imports(src, naming_of[src.path])
-            except Exception as exc:  # a bug of ours on this file: MP003, the others go on
-                out[src.path] = _internal_facts(src.path, naming_of[src.path], "reading imports", exc)
+            digest, imports = self._known_imports(src, naming_of[src.path])
+            if imports is _UNREAD:
+                unread.append(src)
+            else:
+                read[src.path] = (digest, imports)
+        first: Dict[str, Tuple[bool, ModuleFacts]] = {}  # path → (analysed, facts) read with the imports
+        jobs = [(src.text, src.path, *naming_of[src.path]) for src in unread]
+        for src, (ok, imports, facts) in zip(unread, self._run_jobs(_read_job, jobs)):
+            if not ok:  # an internal error while reading its imports
+                out[src.path] = facts
+                continue
+            digest = hashlib.sha1(src.text.encode("utf-8", "surrogatepass")).hexdigest()
+            self._keep_imports(src, naming_of[src.path], digest, imports)
+            read[src.path] = (digest, imports)
+            first[src.path] = (imports is None or gate.seen_library(imports), facts)
         analysed = gate.analysed(
             {path: (naming_of[path][0], naming_of[path][2], imports) for path, (_, imports) in read.items()}
         )
+        made = []  # (key, path, unsaved, facts) of the facts made by this run
         for src in sources:
             naming = naming_of[src.path]
             if src.path in out:  # an internal error while reading its imports
@@ -262,6 +307,10 @@ class Engine:
                 out[src.path] = facts
                 continue
             key = (src.path, read[src.path][0], naming, src.path in analysed)
+            if src.path in first and first[src.path][0] == key[3]:
+                out[src.path] = first[src.path][1]
+                made.append((key, src.path, src.unsaved, out[src.path]))
+                continue
             latest = self._cache.get(src.path)
             cached = latest[1] if latest is not None and latest[0] == key else None
             if cached is None and self.disk is not None:
@@ -273,30 +322,36 @@ class Engine:
                     self.index.put(("facts", key), cached.imports)
             else:
                 todo.append((key, (src.text, src.path, *naming, src.path in analysed), src.unsaved))
-        if len(todo) >= PARALLEL_THRESHOLD and self.jobs > 1:
-            # largest files first, one at a time: no worker is left with the one huge module at
-            # the end while the others wait (the results come back in the order asked)
-            order = sorted(range(len(todo)), key=lambda i: -len(todo[i][1][0]))
-            from concurrent.futures import ProcessPoolExecutor  # only when there are files to parse
-
-            with ProcessPoolExecutor(max_workers=self.jobs, mp_context=self.mp_context) as pool:
-                done = list(self._report(pool.map(_facts_job, [todo[i][1] for i in order]), len(todo)))
-            results = [None] * len(todo)
-            for i, facts in zip(order, done):
-                results[i] = facts
-        else:
-            results = list(self._report((_facts_job(a) for _, a, _ in todo), len(todo)))
-        for (key, args, unsaved), facts in zip(todo, results):
-            out[args[1]] = facts
+        results = self._run_jobs(_facts_job, [args for _, args, _ in todo])
+        made += [(key, args[1], unsaved, facts) for (key, args, unsaved), facts in zip(todo, results)]
+        for key, path, unsaved, facts in made:
+            out[path] = facts
             if _is_internal(facts):  # never kept: the next run (a fixed precision-lint) reads it again
-                self._cache.pop(args[1], None)
+                self._cache.pop(path, None)
                 continue
-            self._cache[args[1]] = (key, facts)
+            self._cache[path] = (key, facts)
             if self.disk is not None and not unsaved:
                 self.disk.put(key, facts)
                 if self.index is not None:
                     self.index.put(("facts", key), facts.imports)
         return [_with_notebook_targets(out[s.path], s.notebook) for s in sources]
+
+    def _run_jobs(self, job, args: list) -> list:
+        """``job`` of each of ``args`` (a file's text first), in worker processes when there are
+        enough of them; the results in the order asked."""
+        if len(args) >= PARALLEL_THRESHOLD and self.jobs > 1:
+            # largest files first, one at a time: no worker is left with the one huge module at
+            # the end while the others wait (the results come back in the order asked)
+            order = sorted(range(len(args)), key=lambda i: -len(args[i][0]))
+            from concurrent.futures import ProcessPoolExecutor  # only when there are files to parse
+
+            with ProcessPoolExecutor(max_workers=self.jobs, mp_context=self.mp_context) as pool:
+                done = list(self._report(pool.map(job, [args[i] for i in order]), len(args)))
+            results = [None] * len(args)
+            for i, found in zip(order, done):
+                results[i] = found
+            return results
+        return list(self._report((job(a) for a in args), len(args)))
 
     def _report(self, results: Iterable[ModuleFacts], total: int) -> Iterator[ModuleFacts]:
         if self.progress is None or not total:

@@ -121,6 +121,43 @@ def test_a_new_process_reads_the_imports_of_the_unchanged_files_from_the_cache(t
     assert _check(tmp_path, jobs=1) == first  # the same findings without any cache
 
 
+def test_a_cold_run_parses_each_text_once(tmp_path, monkeypatch):
+    """The gate needs a file's imports before its facts, and both are read from one parse:
+    CPython's tree of a new text gives its imports and is the tree analysed. A file the gate
+    analyses only because a file that imports torch imports it is read again once every
+    file's imports are known (`plain.py`, imported by `train.py`)."""
+    import ast
+
+    from precision_lint.semantic import syntax
+
+    _project(tmp_path, files=3)
+    (tmp_path / "plain.py").write_text("def scale(x):\n    return x * 2\n")
+    (tmp_path / "train.py").write_text(dedent(TRAIN) + "from plain import scale\n")
+    (tmp_path / "alone.py").write_text("import os\nprint(os.getcwd())\n")
+    expected = _check(tmp_path, jobs=1)
+    parsed = []
+    real_tree, real_parse = syntax.parsed_tree, ast.parse
+
+    def tree(source, path, *args):
+        parsed.append((os.path.basename(path), source))
+        return real_tree(source, path, *args)
+
+    def parse(source, *args, **kwargs):
+        parsed.append("ast.parse")
+        return real_parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(syntax, "parsed_tree", tree)
+    monkeypatch.setattr(ast, "parse", parse)
+    assert _check(tmp_path, jobs=1) == expected
+    assert "ast.parse" not in parsed
+    again = sorted(name for name, text in set(parsed) if parsed.count((name, text)) > 1)
+    assert again == ["plain.py"], again  # each text once, but the one analysed for its link
+    # the files as they are (and the copies the check of their fixes makes)
+    assert {name for name, text in parsed if text == (tmp_path / name).read_text()} == {
+        "alone.py", "helper_0.py", "helper_1.py", "helper_2.py", "plain.py", "train.py"
+    }
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_an_edited_config_file_is_read_again(tmp_path, jobs):
     _project(tmp_path, files=3 if jobs == 1 else PARALLEL_THRESHOLD)

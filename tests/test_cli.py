@@ -226,10 +226,10 @@ def test_version_and_help_import_neither_libcst_nor_the_rules():
 
 
 def test_a_run_answered_from_its_cache_imports_no_libcst(tmp_path):
-    """A re-run over an unchanged tree reads one cached entry: LibCST (which checks that a
-    fixed text still parses, a second and more to import on a busy machine) is never loaded,
-    and the run gives the findings of the first; a changed file, whose fix is checked again,
-    loads it again."""
+    """LibCST (a second and more to import on a busy machine) is never loaded where CPython
+    compiles what a run fixes: CPython judges the fixed text (``fixer.still_valid``). A re-run
+    over an unchanged tree reads one cached entry and gives the findings of the first; a
+    changed file, whose fix is checked again, gives them again."""
     import subprocess
     import sys
 
@@ -249,11 +249,34 @@ def test_a_run_answered_from_its_cache_imports_no_libcst(tmp_path):
         return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
     first = run()
-    assert "MP301" in first.stdout and "LIBCST True" in first.stdout, first.stderr
+    assert "MP301" in first.stdout and "[*]" in first.stdout and "LIBCST False" in first.stdout, first.stderr
     again = run()
-    assert again.stdout == first.stdout.replace("LIBCST True", "LIBCST False"), again.stderr
+    assert again.stdout == first.stdout, again.stderr
     (tmp_path / "bad.py").write_text(BAD + "\n# edited\n")
-    assert "LIBCST True" in run().stdout
+    assert run().stdout == first.stdout
+
+
+def test_libcst_judges_a_fixed_text_only_where_cpython_cannot():
+    """A fixed text CPython compiles parses: LibCST is not loaded for it. It is asked where the
+    original does not compile with this interpreter (newer syntax: the fixed text must still
+    parse), and gives the reason where the fixed text does not compile."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    code = (
+        "import sys\nfrom precision_lint.fixes.fixer import still_valid\n"
+        "print('OK', still_valid('x = 1\\n', 'import torch\\nx = 1\\n'), 'libcst' in sys.modules)\n"
+        "print('BROKEN', still_valid('x = 1\\n', 'x = (1\\n'), 'libcst' in sys.modules)\n"
+        "print('NEWER', still_valid('x = 1 +\\n', 'x = 2\\n'))\n"
+    )
+    env = dict(__import__("os").environ, PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+    assert lines["OK"] == "None False", out.stderr
+    assert lines["BROKEN"].startswith("Syntax Error") and lines["BROKEN"].endswith("True"), out.stdout
+    assert lines["NEWER"] == "None", out.stdout
 
 
 @pytest.mark.parametrize(

@@ -77,6 +77,21 @@ def parse_noqa(source: str):
     return out
 
 
+def read_imports(source: str, path: str, module: str = "", is_package: bool = False):
+    """The modules a text imports (``gate.imported_modules``: None when it does not parse) and
+    CPython's tree and verdict of it (``syntax.cpython_tree``'s), from one parse: the engine
+    reads a new text's imports for the gate and its facts together, and hands the tree on to
+    :func:`extract_facts`. A notebook's cells are compiled as IPython compiles them, apart from
+    the gate's reading of the text: its tree is not handed on (None)."""
+    from ..semantic import gate
+
+    if is_notebook(path):
+        return gate.imported_modules(source, module, is_package), None
+    tree, error = syntax.parsed_tree(source, path)
+    imports = gate.imported_modules(source, module, is_package, tree) if tree is not None else None
+    return imports, ((None, error) if error is not None else (tree, None))
+
+
 def extract_facts(
     source: str,
     path: str,
@@ -84,16 +99,21 @@ def extract_facts(
     is_package: bool = False,
     root: str = "",
     analyse: bool = True,
+    parsed: Optional[Tuple[Optional[ast.AST], Optional[ParseError]]] = None,
 ) -> ModuleFacts:
     """The facts of one file. ``analyse`` (see ``gate.py``) is False for a file of no unit that
-    imports a library the rules are about: only its imports, exports and classes are read."""
+    imports a library the rules are about: only its imports, exports and classes are read.
+    ``parsed``: ``syntax.cpython_tree``'s answer for the text, where :func:`read_imports` has
+    it already (the text is parsed once)."""
     facts = ModuleFacts(path=path, module=module, is_package=is_package, root=root)
     facts.noqa = parse_noqa(source)
     if SKIP_FILE.search(source):
         facts.skip_file = True
         return facts
     # CPython's verdict first: a file it refuses is MP000 at once, whatever it mentions
-    if is_notebook(path):  # each cell compiled on its own, as IPython does
+    if parsed is not None and not is_notebook(path):
+        tree, error = parsed
+    elif is_notebook(path):  # each cell compiled on its own, as IPython does
         tree, error = syntax.cpython_tree(source, path, syntax.CELL_FLAGS, boundary_lines(source))
     else:
         tree, error = syntax.cpython_tree(source, path)
@@ -109,20 +129,9 @@ def extract_facts(
         facts.imports, facts.exports = _imports_from_text(source, module, is_package)
         facts.classes, facts.definitions = _classes_from_text(tree, module, dict(facts.exports))
         return facts
-    depth, line, col = syntax.nesting_depth(tree)
-    if depth > syntax.MAX_DEPTH:
-        facts.parse_error = syntax.too_deep(depth, line, col)
-        return facts
     # the tree CPython judged the file by is the one analysed (a notebook's, compiled with
-    # CELL_FLAGS, may hold top-level `await`): the text is never parsed again
-    return syntax.run_deep(depth, _extract_parsed, facts, source, path, module, is_package, tree)
-
-
-def _extract_parsed(
-    facts: ModuleFacts, source: str, path: str, module: str, is_package: bool, tree: Optional[ast.AST] = None
-) -> ModuleFacts:
-    """The facts of a file CPython compiles, read from CPython's tree of it (``tree``; parsed
-    here only when the caller has none)."""
+    # CELL_FLAGS, may hold top-level `await`): the text is never parsed again. The index walks
+    # it without recursion, however deep, and says how deep it is
     _load_analysis()
     try:
         index = build_index(source, module, is_package, tree)
@@ -130,6 +139,17 @@ def _extract_parsed(
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         facts.parse_error = ParseError(f"the analysis failed on it ({message}); it was not checked", 1, 0, "unsupported")
         return facts
+    depth = index.depth + 1  # CPython's tree holds one level more at most (a context, an operator)
+    if depth > syntax.SHALLOW:  # a deep file: CPython's own depth, and where it is deepest
+        depth, line, col = syntax.nesting_depth(tree)
+        if depth > syntax.MAX_DEPTH:
+            facts.parse_error = syntax.too_deep(depth, line, col)
+            return facts
+    return syntax.run_deep(depth, _extract_parsed, facts, index)
+
+
+def _extract_parsed(facts: ModuleFacts, index: ModuleIndex) -> ModuleFacts:
+    """The facts of a file CPython compiles, read from its index."""
     facts.parsed = True
     evaluator = Evaluator(index)
     facts.imports = tuple(sorted(m for m in index.imports.imported_modules if m))

@@ -42,19 +42,24 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str) -> st
     return base
 
 
-def imported_modules(text: str, module: str = "", is_package: bool = False) -> Optional[Tuple[str, ...]]:
+def imported_modules(
+    text: str, module: str = "", is_package: bool = False, tree: Optional[ast.Module] = None
+) -> Optional[Tuple[str, ...]]:
     """Every module the text imports (relative imports resolved against ``module``), read with
-    CPython's ``ast``; None when the text does not parse.
+    CPython's ``ast``; None when the text does not parse. ``tree``: CPython's tree of the
+    text, where the caller has parsed it (``facts/extract.read_imports``: the text is parsed
+    once for the gate and the facts).
 
     A command that launches one of the libraries' launchers (``subprocess.run(["accelerate",
     "launch", ...])``, ``os.system("torchrun ...")``) counts as an import of that library: the
     script it launches runs under it."""
-    try:
-        with warnings.catch_warnings():  # `"str"()`, invalid escapes: the user's business, not ours
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    if tree is None:
+        try:
+            with warnings.catch_warnings():  # `"str"()`, invalid escapes: the user's business, not ours
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
     found: Set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -274,6 +274,16 @@ class ModuleIndex:
         self.raising_guards: Set[int] = set()
         self.for_loops: List[ForLoop] = []
         self.import_statements: List[ast.stmt] = []
+        # statements that are a string alone (`"""docstring"""`, `"note"`, `f"..."`): the
+        # docstrings the hardware statements read (workspace/hardware.prose_of)
+        self.string_statements: List[ast.Expr] = []
+        # every node of these kinds, in source order, noted by the one walk so that no reader
+        # walks the whole module again for them (the capability extractor's CUDA marks)
+        self.attributes: List[ast.Attribute] = []
+        self.constants: List[ast.Constant] = []
+        self.joined_strs: List[ast.JoinedStr] = []
+        self.formatted_values: List[ast.FormattedValue] = []
+        self.subscripts: List[ast.Subscript] = []
         # id(import statement) → (its guards, the exceptions caught around it; see CallSite.caught)
         self.import_context: Dict[int, Tuple[Tuple[GuardNode, ...], Tuple[str, ...]]] = {}
         # (start, end, key, parent index) of every conditional region, by start (see flow_at)
@@ -281,13 +291,16 @@ class ModuleIndex:
         self._flow_ranges: List[Tuple[int, int, tuple, int]] = []
         self._flow_starts: List[int] = []
         self._flow_memo: Dict[int, frozenset] = {}
-        self._covers_memo: Dict[Tuple[frozenset, frozenset], bool] = {}
+        self._covers_memo: Dict[Tuple[frozenset, int], bool] = {}
         self._scope_spans = None
         self._scope_starts = []
         self._line_starts = line_starts(source)
         self._positions = Positions(source, self._line_starts, self._alias_span)
         self._defaults: Dict[int, ast.expr] = {}  # id(ast.arg) → its default (see param_span)
         self._version_tests = None  # version_tests.version_tests_of: made once, kept here
+        # how deep the tree nests, in the walk's nodes (the module is 1; an expression's context
+        # and an operator, which CPython's tree holds as nodes too, are not walked)
+        self.depth = 0
 
     # --- positions ---------------------------------------------------------
     def span(self, node) -> Span:
@@ -560,43 +573,62 @@ class ModuleIndex:
             elif use_loops and use_loops & self.flow_of(b):
                 later.append(b)
         out: List[Assignment] = []
+        seen: Set[frozenset] = set()
+        # whether the bindings so far cover the use together (see _covered): what each distinct
+        # condition among them needs beyond the use's conditions
+        live: List[frozenset] = []
         for b in reversed(before):
             out.append(b)
-            if self.flow_of(b) <= use_flow or (len(out) > 1 and self._covers(out, use_flow)):
+            flow = self.flow_of(b)
+            if flow <= use_flow:
                 break
+            if flow in seen:
+                continue  # the same conditions again: covered no more than before
+            seen.add(flow)
+            rest = _needed(flow, use_flow)
+            if rest is not None:  # else it never runs whenever the use does: covered no more
+                live.append(rest)
+                if len(live) > 1 and self._covered(live, _COVER_DEPTH):
+                    break
         out.extend(reversed(later))
         return out or list(reversed(bindings))
 
-    def _covers(self, bindings: List[Assignment], base: frozenset) -> bool:
-        """Whether, together, ``bindings`` bind the name whenever code under the conditions
-        ``base`` runs: one of them runs under ``base`` alone, or for some ``if`` test each of its
-        two branches is covered (``if peft: m = wrap(m)`` / ``else: m = m.float()`` hides the
-        ``m`` bound before the ``if``; an ``elif`` chain ending in ``else`` too)."""
-        return self._covered(frozenset(self.flow_of(b) for b in bindings), base, 0)
+    def _covered(self, flows: List[frozenset], budget: int) -> bool:
+        """Whether bindings bind a name whenever the code of a use runs, together: one of them
+        runs whenever the use does, or for some ``if`` test each of its two branches is covered
+        (``if peft: m = wrap(m)`` / ``else: m = m.float()`` hides the ``m`` bound before the
+        ``if``; an ``elif`` chain ending in ``else`` too), splitting on at most ``budget`` tests
+        one inside the other. ``flows``: what each binding needs beyond the use's conditions,
+        only ``if`` tests (:func:`_needed`).
 
-    def _covered(self, flows: frozenset, base: frozenset, depth: int) -> bool:
-        """:meth:`_covers` of the bindings' conditions ``flows``. Only a test some binding is
-        under on *both* sides can split the question: a side no binding names is covered only
-        by bindings that do not depend on the test at all, which cover ``base`` already. Each
-        question is answered once per module (a name bound in many branches asks it often)."""
-        if any(f <= base for f in flows):
-            return True
-        if depth >= 4:
+        A binding that needs more tests than ``budget`` never covers a branch in reach; a
+        binding under ``t`` where no other is under ``not t`` is never needed (whatever covers
+        the ``not t`` side holds whichever way ``t`` goes): both are dropped, until every test
+        left is one some binding is under on *both* sides, the only tests worth splitting on.
+        Each question is answered once per module (a name bound in many branches asks it
+        often)."""
+        while True:
+            flows = [f for f in flows if len(f) <= budget]
+            if any(not f for f in flows):
+                return True
+            sides: Dict[int, int] = {}
+            for flow in flows:
+                for test, positive in flow:
+                    sides[test] = sides.get(test, 0) | (1 if positive else 2)
+            kept = [f for f in flows if all(sides[t] == 3 for t, _ in f)]
+            if len(kept) == len(flows):
+                break
+            flows = kept
+        if not flows:
             return False
-        key = (flows, base)
+        key = (frozenset(flows), budget)
         found = self._covers_memo.get(key)
         if found is not None:
             return found
-        sides: Dict[int, set] = {}
-        for flow in flows:
-            for test, positive in flow - base:
-                if isinstance(positive, bool):  # not a loop, a `try` body or a handler: no two sides
-                    sides.setdefault(test, set()).add(positive)
         found = any(
-            len(polarities) == 2
-            and self._covered(flows, base | {(test, True)}, depth + 1)
-            and self._covered(flows, base | {(test, False)}, depth + 1)
-            for test, polarities in sides.items()
+            self._covered(_assume(flows, test, True), budget - 1)
+            and self._covered(_assume(flows, test, False), budget - 1)
+            for test in sides
         )
         self._covers_memo[key] = found
         return found
@@ -640,6 +672,27 @@ class ModuleIndex:
 
     def call_of(self, node) -> Optional[CallSite]:
         return self.calls_by_node.get(id(node))
+
+
+# How many tests, one inside the other, the question whether bindings cover a use may split on.
+_COVER_DEPTH = 4
+
+
+def _needed(flow: frozenset, base: frozenset) -> Optional[frozenset]:
+    """What a binding under the conditions ``flow`` needs beyond the conditions ``base`` of a
+    use: ``if`` tests only; None when no split on tests makes it run whenever the use does (it
+    is in a loop, a ``try`` body or a handler the use is not in, or in a test's other branch)."""
+    rest = flow - base
+    if all(isinstance(p, bool) and (t, not p) not in base for t, p in rest):
+        return rest
+    return None
+
+
+def _assume(flows: List[frozenset], test: int, positive: bool) -> List[frozenset]:
+    """The conditions ``flows`` once ``test`` is known to go the ``positive`` way: a binding
+    under its other branch never runs, the others need one test less."""
+    known, other = (test, positive), (test, not positive)
+    return [f - {known} for f in flows if other not in f]
 
 
 _DEF_HEAD = re.compile(r"(?:async\s+)?(?:def|class)\s+")
@@ -1116,6 +1169,7 @@ def _walk(root: ast.AST, visitor: "_Indexer") -> None:
     # a block; (_ELIF, block, None) enters the one-`if` block of an `elif`.
     stack: list = [root]
     pop, push, extend = stack.pop, stack.append, stack.extend
+    depth = deepest = 0  # nodes entered and not left (blocks not counted), and the most at once
     while stack:
         item = pop()
         cls = type(item)
@@ -1123,6 +1177,8 @@ def _walk(root: ast.AST, visitor: "_Indexer") -> None:
             action, node, extra = item
             if type(action) is int:
                 order[id(node)] = (action, counter)
+                if type(node) is not list:
+                    depth -= 1
                 if extra is not None:
                     extra(node)
             elif action is _CALL:
@@ -1185,6 +1241,9 @@ def _walk(root: ast.AST, visitor: "_Indexer") -> None:
         visit, leave, role = entry
         push((counter, node, leave))
         counter += 1
+        depth += 1
+        if depth > deepest:
+            deepest = depth
         if role:
             # the innermost simple statement; none in a compound statement's header
             visitor.statement = node if role == 1 and not visitor.in_suite else None
@@ -1219,6 +1278,7 @@ def _walk(root: ast.AST, visitor: "_Indexer") -> None:
         if todo:
             todo.reverse()
             extend(todo)
+    ix.depth = deepest
     _flow_ranges(visitor.ix)
 
 
@@ -1440,11 +1500,21 @@ class _Indexer:
         self.expression_guards: List[Tuple[ast.expr, bool]] = []
         self._saved_guards: list = []
         self.in_suite = False  # in the statements of a one-line suite (`if x: f()`)
+        # nodes only noted (ModuleIndex.constants...): the walk calls the list's append itself
+        self.visit_Constant = index.constants.append
+        self.visit_JoinedStr = index.joined_strs.append
+        self.visit_FormattedValue = index.formatted_values.append
+        self.visit_Subscript = index.subscripts.append
 
     def set_suite(self, value: bool) -> None:
         self.in_suite = value
 
     # --- statements ----------------------------------------------------------
+    def visit_Expr(self, node: ast.Expr) -> None:
+        value = node.value
+        if (type(value) is ast.Constant and isinstance(value.value, (str, bytes))) or type(value) is ast.JoinedStr:
+            self.ix.string_statements.append(node)
+
     def visit_Import(self, node: ast.Import) -> None:
         self._import(node)
 
@@ -1700,6 +1770,7 @@ class _Indexer:
                 site.assigned_to = tuple(n for n, idx in _target_names(node.target) if idx is None)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.ix.attributes.append(node)
         if node.attr in TRACKED_ATTRS:
             self.ix.attr_uses.append(
                 AttrUse(node, node.value, node.attr, self.scope,

@@ -51,6 +51,17 @@ def cpython_tree(
     ``cell_starts``: for a notebook's joined cells, the lines where cells 2, 3... begin. IPython
     compiles each cell on its own, so a ``from __future__`` import at the top of a later cell is
     legal there (it is refused in the middle of a cell, as in a file)."""
+    tree, error = parsed_tree(source, path, flags, cell_starts)
+    return (None, error) if error is not None else (tree, None)
+
+
+def parsed_tree(
+    source: str, path: str, flags: int = ast.PyCF_ONLY_AST, cell_starts: Sequence[int] = ()
+) -> Tuple[Optional[ast.AST], Optional[ParseError]]:
+    """:func:`cpython_tree`'s verdict, with the parser's tree wherever the parser accepts the
+    text (also where the compiler then refuses it): what the gate reads the imports from
+    (``gate.imported_modules``), from the same parse."""
+    tree = None
     try:
         tree = compile(source, path, "exec", flags, dont_inherit=True)
         with warnings.catch_warnings():  # `x is 1`, `assert (a, b)`: warnings, the user's business
@@ -62,19 +73,19 @@ def cpython_tree(
         return tree, None
     except SyntaxError as err:
         line = err.lineno or 1
-        return None, ParseError(f"SyntaxError: {err.msg}", line, max((err.offset or 1) - 1, 0))
+        return tree, ParseError(f"SyntaxError: {err.msg}", line, max((err.offset or 1) - 1, 0))
     except RecursionError:
         # Python itself fails the same way before running a line of it
-        return None, ParseError(
+        return tree, ParseError(
             "RecursionError: maximum recursion depth exceeded during ast construction "
             "(CPython cannot compile it either: it nests too deeply)",
             1,
             0,
         )
     except MemoryError:
-        return None, ParseError("MemoryError: CPython runs out of memory compiling it", 1, 0)
+        return tree, ParseError("MemoryError: CPython runs out of memory compiling it", 1, 0)
     except ValueError as err:  # a NUL byte in the source
-        return None, ParseError(f"ValueError: {err}", 1, 0)
+        return tree, ParseError(f"ValueError: {err}", 1, 0)
 
 
 def _without_cell_futures(tree: ast.Module, cell_starts: Sequence[int]) -> ast.Module:

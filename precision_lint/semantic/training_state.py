@@ -856,29 +856,55 @@ class TrainedObjects:
         facts = {}
         edges = set()
         uses = self.uses()
-        by_key: Dict[tuple, List[int]] = {}
         # across functions an object and its parts are one (``flat``): a function that trains
-        # `pipe.unet.parameters()` of its parameter `pipe` trains what its callers pass
+        # `pipe.unet.parameters()` of its parameter `pipe` trains what its callers pass.
+        # Two uses meet where their keys share one; each pair that meets links what becomes
+        # trained (the sinks of either's keys, and what the other use hands on) to what makes it
+        # so (the sources of either's keys, and what this use hands on). The pairs' products are
+        # taken apart into what one use brings and what all the uses it meets bring, gathered per
+        # key: linear in the uses where the pairs are quadratic (a module with thousands of uses).
         every = [flat(use.keys) for use in uses]
+        by_key: Dict[tuple, List[int]] = {}
         for i, keys in enumerate(every):
             for key in keys:
                 by_key.setdefault(key, []).append(i)
+        key_sinks = {key: _key_sink(key) for key in by_key}
+        key_sources = {key: _key_source(key) for key in by_key}
+        # what each use brings as the other one of a pair: the sinks and sources of its keys, and
+        # what it hands on; and the links it makes on its own side of every pair
+        sinks_of = [({_sink_of(use)} | {key_sinks[k] for k in keys}) - {None} for use, keys in zip(uses, every)]
+        sources_of = [{key_sources[k] for k in keys} - {None} for keys in every]
+        sinks_meeting = {key: set().union(*(sinks_of[j] for j in js)) for key, js in by_key.items()}
+        sources_meeting = {key: set().union(*(sources_of[j] for j in js)) for key, js in by_key.items()}
+        met_by_scope: Dict[str, Set[int]] = {}
         for i, a in enumerate(uses):
-            meeting = sorted({j for key in every[i] for j in by_key[key]})
-            for j, b in ((j, uses[j]) for j in meeting):
-                keys = every[i] | every[j]
-                sinks = {_sink_of(b)} | {_key_sink(k) for k in keys}
-                sinks.discard(None)
-                if a.kind == "train":
-                    for sink in sinks:
-                        facts.setdefault(sink, (sink, a.evidence, a.scope, a.line))
-                    continue
-                sources = {_source_of(a)} | {_key_source(k) for k in keys}
-                sources.discard(None)
-                for sink in sinks:
-                    for source in sources:
-                        if sink != source and not _same_parameter(sink, source):
-                            edges.add((sink, source, a.scope))
+            keys = every[i]
+            if not keys:
+                continue  # meets no use
+            own_sinks = {key_sinks[k] for k in keys} - {None}
+            other_sinks = set().union(*(sinks_meeting[k] for k in keys))
+            if a.kind == "train":
+                for sink in own_sinks | other_sinks:
+                    facts.setdefault(sink, (sink, a.evidence, a.scope, a.line))
+                continue
+            own_sources = ({_source_of(a)} | {key_sources[k] for k in keys}) - {None}
+            other_sources = set().union(*(sources_meeting[k] for k in keys))
+            for sink in own_sinks:
+                for source in own_sources | other_sources:
+                    edges.add((sink, source, a.scope))
+            for sink in other_sinks:
+                for source in own_sources:
+                    edges.add((sink, source, a.scope))
+            met = met_by_scope.setdefault(a.scope, set())
+            for k in keys:
+                met.update(by_key[k])
+        # the pairs' own products: what the other use brings on both sides
+        for scope, met in met_by_scope.items():
+            for j in met:
+                for sink in sinks_of[j]:
+                    for source in sources_of[j]:
+                        edges.add((sink, source, scope))
+        edges = {e for e in edges if e[0] != e[1] and not _same_parameter(e[0], e[1])}
         return tuple(sorted(facts.values(), key=repr)), tuple(sorted(edges, key=repr))
 
 

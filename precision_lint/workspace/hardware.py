@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 import tokenize
 from typing import Iterable, List, Optional, Tuple
 
@@ -210,6 +211,64 @@ def split_source(source: str) -> Tuple[List[Tuple[str, bool]], str]:
         if token.type != tokenize.NL:
             previous = token.type
     return prose, "".join(lines)
+
+
+# A string literal without its prefix, as the tokenizer reads it up to Python 3.11 (an f-string
+# is one token): a backslash escapes the next character (in a raw string too), a
+# single-quoted string stays on its line unless a backslash continues it.
+_STRING_BODY = (
+    r"""'''[^'\\]*(?:(?:\\(?:\r\n|[\s\S])|'(?!''))[^'\\]*)*'''"""
+    r'''|"""[^"\\]*(?:(?:\\(?:\r\n|[\s\S])|"(?!""))[^"\\]*)*"""'''
+    r"""|'[^'\\\r\n]*(?:\\(?:\r\n|[\s\S])[^'\\\r\n]*)*'"""
+    r'''|"[^"\\\r\n]*(?:\\(?:\r\n|[\s\S])[^"\\\r\n]*)*"'''
+)
+# Comments and strings, left to right: a "#" outside every string starts a comment.
+_COMMENTS_AND_STRINGS = re.compile(r"#[^\r\n]*|" + _STRING_BODY)
+# One string literal with its prefix, the whole text (not `"a" "b"`, not `("a")`).
+_ONE_STRING = re.compile(r"[A-Za-z]{0,2}(?:" + _STRING_BODY + ")")
+# Line breaks other than "\n" and "\r\n": split_source's lines (str.splitlines) and the
+# tokenizer's rows part there, which split_source itself answers for.
+_OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]|\r(?!\n)")
+# An f-string: from Python 3.12 the tokenizer reads inside it (nested quotes, comments).
+_FSTRING = re.compile(r"(?<!\w)(?:[fF][rR]?|[rR][fF])['\"]")
+
+
+def prose_of(source: str, string_statements: Iterable[Tuple[int, int]]) -> List[Tuple[str, bool]]:
+    """:func:`split_source`'s prose (its comments and docstrings, in the order written) of a
+    source CPython compiles, without tokenizing it: its comments are found by one scan for
+    comments and strings, its docstrings among ``string_statements``, the ``(start, end)``
+    of each statement that is a string expression alone (read from the tree). Where lines
+    break other than at ``\n`` and ``\r\n``, or on Python 3.12+ in a text with an f-string,
+    or where a backslash continues a line around a docstring, :func:`split_source` answers."""
+    if _OTHER_BREAKS.search(source) or (sys.version_info >= (3, 12) and _FSTRING.search(source)):
+        return split_source(source)[0]
+    found: List[Tuple[int, str, bool]] = []
+    if "#" in source:
+        for match in _COMMENTS_AND_STRINGS.finditer(source):
+            text = match.group()
+            if text[0] != "#" or text.rstrip() == PROBE_COMMENT:
+                continue
+            start = match.start()
+            line_start = source.rfind("\n", 0, start) + 1
+            found.append((start, text.lstrip("#"), bool(source[line_start:start].strip())))
+    for start, end in string_statements:
+        line_start = source.rfind("\n", 0, start) + 1
+        if source[line_start:start].strip(" \t"):
+            continue  # after `;` or a header's colon: no docstring
+        if line_start and source[:line_start].rstrip("\r\n").endswith("\\"):
+            return split_source(source)[0]  # maybe a continued line (or a comment ending in "\\")
+        text = source[start:end]
+        if _ONE_STRING.fullmatch(text) is None:
+            continue  # `"a" "b"`, `("a")`: not one string token
+        line_end = source.find("\n", end)
+        rest = source[end : line_end if line_end >= 0 else len(source)].strip()
+        if rest.startswith("\\"):
+            return split_source(source)[0]
+        if rest and rest[0] != "#":
+            continue  # `"a"; x = 1`
+        found.append((start, text, False))
+    found.sort(key=lambda f: f[0])
+    return [(text, note) for _, text, note in found]
 
 
 def stated_capability(prose: Iterable[Tuple[str, bool]]) -> Optional[int]:

@@ -160,3 +160,40 @@ def test_the_note_precision_lint_writes_above_its_probe_states_no_gpu():
     assert "T4" not in code  # still cut out of the code
     stated = fixed.replace(PROBE_COMMENT, "# trained on a T4")
     assert stated_capability(split_source(stated)[0]) == 0
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        '"""Runs on an H100."""\n# on 8xA100\nx = 1  # on a T4\n',
+        'x = "# not a comment"  # a comment\ny = \'#\' + "\'#\'"\n',
+        'def f():\n    """Doc with # and \'quotes\'."""\n    return 1  # note\n',
+        'class A:\n    "one"\n    x = 1; "not alone"\n    if x: "after a colon"\n',
+        '("parenthesized")\n"a" "b"\n"alone"  # with a note\nb"bytes"\nf"{x:>8} on an A100"\n',
+        "s = '''\n# inside a string\n'''\n# outside: H100\n",
+        's = """a \\""" # still inside\n"""\n# T4\n',
+        "x = 'it\\'s # inside'  # outside\n",
+        "r'\\'' # raw: the quote is escaped for the tokenizer too\n",
+        "x = 1\r\n# on an A100\r\n\"\"\"doc\"\"\"\r\n",
+        "x = (1 +  # a note inside brackets\n     2)\n\"doc\"\n",
+        "x = 1 + \\\n    2\n\"doc after a continued line\"\n",
+        "x = 1; \\\n\"continued: no docstring\"\n",
+        "\"doc\" \\\n\n# then a comment\n",
+        "if True:\n    pass\n\fx = 1  # a form feed\n# H100\n",
+        "x = 1\r# a lone carriage return\n",
+        "## several hashes: on an A100\n#!shebang-like\n",
+        'x = f"{y}" "# in an f-string"  # A100\n"""end"""',
+    ],
+)
+def test_the_prose_read_from_the_tree_is_the_tokenizer_s(source):
+    """prose_of finds comments with one scan for strings and comments and docstrings among
+    the tree's string statements: the same prose as tokenizing the whole text."""
+    import ast
+
+    from precision_lint.semantic.index import build_index
+    from precision_lint.workspace.hardware import prose_of
+
+    compile(source, "<test>", "exec")
+    index = build_index(source, "m", False, ast.parse(source))
+    statements = [(span.start, span.end) for span in map(index.span, index.string_statements)]
+    assert prose_of(source, statements) == split_source(source)[0]

@@ -329,3 +329,34 @@ def test_a_call_in_a_header_or_a_one_line_suite_has_no_statement():
     f, g, h, k = ix.calls
     assert ix.text(f.statement) == "x = f()" and g.statement is None
     assert ix.text(h.statement) == "h()" and k.statement is None
+
+
+def test_an_elif_chain_hides_what_was_bound_before_up_to_four_tests_deep():
+    # each test of the chain is one more split of the question: four are looked at, no more
+    def chain(n):
+        branches = "".join(f"        {'if' if i == 0 else 'elif'} t{i}:\n            dtype = {i}\n" for i in range(n))
+        return f"        dtype = None\n{branches}        else:\n            dtype = {n}\n        load(dtype=dtype)\n"
+
+    assert _seen(chain(4), "dtype")[-1] == "dtype = 0"
+    assert _seen(chain(5), "dtype")[-1] == "dtype = None"
+
+
+def test_a_name_bound_in_every_branch_of_a_long_chain_is_answered_at_once():
+    # whisper's English number normaliser: a loop over a 40-branch `elif` chain that binds and
+    # reads the same names in most branches. Each use asks whether the bindings before it cover
+    # it; the search over the chain's tests took seconds per module
+    import time
+
+    branches = "".join(
+        f"    {'if' if i == 0 else 'elif'} w == {i}:\n"
+        f"        if value is None:\n            value = {i}\n"
+        f"        elif prev == {i}:\n            value = value + {i}\n            prev = value\n"
+        f"        else:\n            out(value)\n            value = None\n"
+        for i in range(40)
+    )
+    src = f"value = prev = None\nfor w in words:\n{branches}out(value)\n"
+    start = time.perf_counter()
+    ix = build_index(src, "m")
+    for use in _uses(ix, "value") + _uses(ix, "prev"):
+        ix.bindings_of(use, ix.scope_of(use))
+    assert time.perf_counter() - start < 5

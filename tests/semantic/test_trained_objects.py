@@ -376,3 +376,65 @@ def test_an_upcast_of_the_trainable_parameters_counts_on_every_fp16_path(upcast,
     {upcast}
     """
     assert _upcast(src) is expected
+
+
+def _pairwise_summary(objects):
+    """The summary as the join defines it: every two uses whose keys meet link the sinks of
+    either's keys (and what the other hands on) to the sources of either's keys (and what this
+    one hands on)."""
+    from precision_lint.semantic import training_state as ts
+
+    uses = objects.uses()
+    every = [ts.flat(use.keys) for use in uses]
+    facts, edges = {}, set()
+    for i, a in enumerate(uses):
+        for j, b in enumerate(uses):
+            if not every[i] & every[j]:
+                continue
+            keys = every[i] | every[j]
+            sinks = ({ts._sink_of(b)} | {ts._key_sink(k) for k in keys}) - {None}
+            if a.kind == "train":
+                for sink in sinks:
+                    facts.setdefault(sink, (sink, a.evidence, a.scope, a.line))
+                continue
+            sources = ({ts._source_of(a)} | {ts._key_source(k) for k in keys}) - {None}
+            edges.update(
+                (sink, source, a.scope) for sink in sinks for source in sources
+                if sink != source and not ts._same_parameter(sink, source)
+            )
+    return tuple(sorted(facts.values(), key=repr)), tuple(sorted(edges, key=repr))
+
+
+def test_the_summary_links_every_two_uses_that_meet():
+    # what each use brings is gathered per key, not per pair of uses (a module with thousands
+    # of uses of one model): the same facts and edges as taking every pair
+    helpers = "".join(
+        f"""
+    def step{i}(model, other, batch):
+        out = model(batch)
+        run{i}(model.encoder, other)
+        if batch:
+            return model
+        return prepare{i}(other.head)
+    """
+        for i in range(12)
+    )
+    src = f"""
+    import torch
+    from lib import load_model, train, prepare
+    {helpers}
+    class Runner:
+        def __init__(self, model):
+            self.model = model
+            self.opt = torch.optim.AdamW(self.model.parameters())
+        def go(self, batch):
+            return step3(self.model, self.model.decoder, batch)
+    m, tok = load_model("x")
+    Runner(m).go(None)
+    train(step1(m, tok, None))
+    opt = torch.optim.SGD(step2(m.encoder, m, None).parameters())
+    """
+    _, objects = _objects(src)
+    assert objects.summary() == _pairwise_summary(objects)
+    facts, edges = objects.summary()
+    assert facts and len(edges) > 20

@@ -35,7 +35,7 @@ from typing import List, Optional, Tuple
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator, is_capability_callee
-from ...semantic.index import FUNCTION_DEFS, CallSite, ModuleIndex, build_index, first_argument, keyword, literal_key, nodes_of, positional, unstarred
+from ...semantic.index import FUNCTION_DEFS, CallSite, ModuleIndex, build_index, first_argument, keyword, literal_key, positional, unstarred
 from ...semantic.names import dotted
 from ...semantic.queries import reaching_at
 from ...workspace import hardware
@@ -281,38 +281,39 @@ def _tree_marks(index: ModuleIndex) -> _TreeMarks:
     (``use_cuda_graph``, ``args.cuda``) are not CUDA code. The same walk notes a GPU library
     imported and the local rank of a distributed launch read."""
     cuda = gpu_library = local_rank = False
-    text_parts = set()  # ids of an f-string's own text (its literal parts, its format specs)
-    for node in nodes_of(index.module):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            modules = _imported_modules(node)
-            cuda = cuda or any(_under(m, CUDA_MODULES) for m in modules)
-            gpu_library = gpu_library or any(_under(m, GPU_LIBRARIES) for m in modules)
-        elif isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr == "cuda":
-                cuda = True  # `model.cuda()`
-        elif isinstance(node, ast.Attribute):
-            if node.attr in ("cuda", "NCCL") and not cuda:
-                q = index.qualify(node) or dotted(node) or ""
-                cuda = _under(q, CUDA_MODULES) or q.endswith(".Backend.NCCL")
-            elif node.attr == "local_rank":
-                local_rank = True  # `args.local_rank`, `training_args.local_rank`
-        elif isinstance(node, ast.Constant):
-            if not cuda and id(node) not in text_parts:
-                value = _string(node)
-                if value is not None and CUDA_STRING.fullmatch(value) is not None:
-                    cuda = True
-                elif value is not None and _MENTIONS_CUDA.search(value):
-                    cuda = _cuda_literal(index.text(node))  # `"cuda" "..."`: one of the literals
-        elif isinstance(node, ast.JoinedStr):
-            text_parts.update(id(v) for v in node.values if isinstance(v, ast.Constant))
-            if id(node) in text_parts:
-                continue  # a format spec (`f"{x:>8}"`), not a string of its own
-            if not cuda and any(isinstance(v, ast.Constant) and _MENTIONS_CUDA.search(str(v.value)) for v in node.values):
-                cuda = _cuda_literal(index.text(node))  # f"cuda:{rank}"
-        elif isinstance(node, ast.FormattedValue) and node.format_spec is not None:
-            text_parts.add(id(node.format_spec))
-        elif isinstance(node, ast.Subscript) and not local_rank and literal_key(node) == "LOCAL_RANK":
+    for node in index.import_statements:
+        modules = _imported_modules(node)
+        cuda = cuda or any(_under(m, CUDA_MODULES) for m in modules)
+        gpu_library = gpu_library or any(_under(m, GPU_LIBRARIES) for m in modules)
+    # the nodes the index's walk noted: each mark is whether some node shows it
+    cuda = cuda or any(type(site.node.func) is ast.Attribute and site.node.func.attr == "cuda" for site in index.calls)  # `model.cuda()`
+    for node in index.attributes:
+        if node.attr in ("cuda", "NCCL") and not cuda:
+            q = index.qualify(node) or dotted(node) or ""
+            cuda = _under(q, CUDA_MODULES) or q.endswith(".Backend.NCCL")
+        elif node.attr == "local_rank":
+            local_rank = True  # `args.local_rank`, `training_args.local_rank`
+    # an f-string's own text (its literal parts, its format specs) is not a string of its own
+    specs = {id(v.format_spec) for v in index.formatted_values if v.format_spec is not None}
+    text_parts = {id(v) for s in index.joined_strs for v in s.values if isinstance(v, ast.Constant)}
+    for node in index.constants:
+        if cuda:
+            break
+        if id(node) not in text_parts:
+            value = _string(node)
+            if value is not None and CUDA_STRING.fullmatch(value) is not None:
+                cuda = True
+            elif value is not None and _MENTIONS_CUDA.search(value):
+                cuda = _cuda_literal(index.text(node))  # `"cuda" "..."`: one of the literals
+    for node in index.joined_strs:
+        if cuda:
+            break
+        if id(node) not in specs and any(isinstance(v, ast.Constant) and _MENTIONS_CUDA.search(str(v.value)) for v in node.values):
+            cuda = _cuda_literal(index.text(node))  # f"cuda:{rank}"
+    for node in index.subscripts:
+        if local_rank:
+            break
+        if literal_key(node) == "LOCAL_RANK":
             local_rank = (index.qualify(node.value) or dotted(node.value)) == "os.environ"
     return _TreeMarks(cuda, gpu_library, local_rank)
 
@@ -645,7 +646,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         value = index.span(assign.value)
         arg = Arg(evaluator.values(assign.value, assign.scope), index.name_span(assign.target), value, index.text(assign.value), "attribute")
         attention.append(AttentionSite(span, index.text(assign.target), "attn_implementation", arg, False, (), False))
-    prose, _ = hardware.split_source(index.source)
+    prose = hardware.prose_of(index.source, [(span.start, span.end) for span in map(index.span, index.string_statements)])
     marks = _tree_marks(index)
     options = []
     for found in index.arg_options.values():
