@@ -1,7 +1,7 @@
 """Plain data shared by rules, the fixer and the reporters.
 
 Everything here is a frozen dataclass of primitives, so diagnostics and fixes can
-cross process boundaries and be cached. Positions follow LibCST: ``line`` is
+cross process boundaries and be cached. Positions are in characters: ``line`` is
 1-based and ``col`` is 0-based; reporters convert columns to 1-based.
 """
 from __future__ import annotations
