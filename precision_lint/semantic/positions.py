@@ -23,6 +23,7 @@ import bisect
 from typing import Callable, Dict, List, Optional, Sequence
 
 from ..diagnostics import Span
+from .tree import children  # source order (defaults after their parameters)
 
 
 class Positions:
@@ -96,6 +97,4 @@ class Positions:
 
 
 def _parts(node) -> List[ast.AST]:
-    from .index import children  # source order (defaults after their parameters)
-
     return [c for c in children(node) if hasattr(c, "lineno")]
