@@ -22,7 +22,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from ..knowledge import derives_from, is_library_training_arguments, model_init_keyword
 from .callees import project_callee
 from .index import FUNCTION_DEFS, Assignment, CallSite, ModuleIndex, Scope, children, element, subscript_key
-from .index import arguments, first_argument, item_owner, keyword, literal_key, positional, string_value, unstarred
+from .index import arguments, first_argument, is_constant, item_owner, keyword, literal_key, positional, string_value, unstarred
 from .names import dotted
 from .values import COMMAND_LINE_FLAGS, command_line_flag, command_line_option
 from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, SYMBOL, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string
@@ -1821,7 +1821,7 @@ def tests_absence(test: ast.expr) -> bool:
         return any(tests_absence(v) for v in test.values)
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         if isinstance(test.ops[0], (ast.Is, ast.Eq)):
-            return any(isinstance(side, ast.Constant) and side.value is None for side in (test.left, test.comparators[0]))
+            return any(is_constant(side, None) for side in (test.left, test.comparators[0]))
     return False
 
 

@@ -820,6 +820,12 @@ def first_argument(call: ast.Call) -> Optional[ast.expr]:
     return _argument(items[0]).value if items else None
 
 
+def is_constant(node, value) -> bool:
+    """``node`` is the literal ``True``, ``False`` or ``None`` given as ``value``, compared by
+    identity (``1 == True``, ``0 == False``: a number is none of them)."""
+    return isinstance(node, ast.Constant) and node.value is value
+
+
 def unstarred(node: ast.expr) -> ast.expr:
     """The expression of a starred element or argument (``models`` of ``*models``), else the
     node itself: for a question about each element of ``[a, *rest]`` alike."""

@@ -19,7 +19,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 import ast
 
 from .index import NOT_VALUE_BINDERS, ModuleIndex, Scope, argument, arguments, first_argument, identifiers, keyword, literal_key
-from .index import nodes_of, positional, string_value, unstarred
+from .index import is_constant, nodes_of, positional, string_value, unstarred
 from .main_block import main_block_orders, main_scope
 from .names import dotted
 from .values import TrainRef
@@ -621,7 +621,7 @@ class TrainedObjects:
             # `autocast_adapter_dtype=False` makes them in the base's dtype (the base's cast
             # then decides the dtype of what trains), and so are copies of its `modules_to_save`
             flag = keyword(node, "autocast_adapter_dtype")
-            if (flag is not None and isinstance(flag.value, ast.Constant) and flag.value.value is False) or (
+            if (flag is not None and is_constant(flag.value, False)) or (
                 q.rsplit(".", 1)[-1] == "get_peft_model" and saved_modules(self.ix, site) is not None
             ):
                 walk(argument(node, 0, "model"))

@@ -21,7 +21,7 @@ import ast
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.callees import project_class
-from ...semantic.index import CallSite, ModuleIndex, Scope, argument, arguments, keyword, mentions, positional, string_value, unstarred
+from ...semantic.index import CallSite, ModuleIndex, Scope, argument, arguments, is_constant, keyword, mentions, positional, string_value, unstarred
 from ...semantic.kinds import constructs_module, is_loader, object_kinds, same_names
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
@@ -200,12 +200,6 @@ def _is_parameter(expr, scope: Scope) -> bool:
     return is_parameter(expr.id, scope)
 
 
-def _is_constant(node, value) -> bool:
-    """``node`` is the literal ``True``, ``False`` or ``None`` given as ``value``, compared by
-    identity (``1 == True``, ``0 == False``: a number is none of them)."""
-    return isinstance(node, ast.Constant) and node.value is value
-
-
 def _same(a: ast.AST, b: ast.AST) -> bool:
     """Whether two expressions are the same code (the same test written twice): the same
     tree, compared by ``ast.dump``, which leaves positions out, and so parentheses and spacing,
@@ -330,7 +324,7 @@ class _Uses:
             if self.ix.span(site.node).start < after:
                 continue
             flag = keyword(site.node, "autocast_adapter_dtype")
-            if flag is not None and _is_constant(flag.value, False):
+            if flag is not None and is_constant(flag.value, False):
                 continue
             if any((id(expr), positive) not in mine for expr, positive in site.guards):
                 continue  # only on some paths (`if args.use_peft:`): the others train the weights
@@ -402,7 +396,7 @@ class _Uses:
             if first is None or not any(self._refers(first, n) for n in names) or self.ix.span(site.node).start < after:
                 continue
             flag = keyword(site.node, "autocast_adapter_dtype")
-            if flag is not None and _is_constant(flag.value, False):
+            if flag is not None and is_constant(flag.value, False):
                 continue
             own = [term for expr, positive in site.guards if (id(expr), positive) not in mine for term in _conjuncts(expr, positive)]
             conditions = [_membership(evaluator, expr, positive, site.scope) for expr, positive in own]
@@ -661,7 +655,7 @@ def _membership(evaluator: Evaluator, test: ast.expr, positive: bool, scope):
         items = [unstarred(e) for e in right.elts]
     elif isinstance(op, (ast.Eq, ast.NotEq)):
         items = [right]
-    elif isinstance(op, (ast.Is, ast.IsNot)) and _is_constant(right, None):
+    elif isinstance(op, (ast.Is, ast.IsNot)) and is_constant(right, None):
         items = [right]
     else:
         return None
@@ -779,7 +773,7 @@ def _after_injections(index: ModuleIndex, names: Tuple[str, ...], at: int) -> in
 
 def _given(arg) -> bool:
     """A keyword argument passed with a value other than ``None``."""
-    return arg is not None and not _is_constant(arg.value, None)
+    return arg is not None and not is_constant(arg.value, None)
 
 
 def _quantized(index: ModuleIndex, evaluator: Evaluator, site) -> bool:
