@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import product
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import ast
@@ -854,7 +855,6 @@ class TrainedObjects:
         line)`` trained here; each edge ``(ref, because, scope)``: ``ref`` is trained when
         ``because`` is."""
         facts = {}
-        edges = set()
         uses = self.uses()
         # across functions an object and its parts are one (``flat``): a function that trains
         # `pipe.unet.parameters()` of its parameter `pipe` trains what its callers pass.
@@ -863,49 +863,71 @@ class TrainedObjects:
         # so (the sources of either's keys, and what this use hands on). The pairs' products are
         # taken apart into what one use brings and what all the uses it meets bring, gathered per
         # key: linear in the uses where the pairs are quadratic (a module with thousands of uses).
+        # References are numbered while the products are taken (one hash of each).
+        number: Dict[TrainRef, int] = {}
+        refs: List[TrainRef] = []
+
+        def numbered(found: Iterable[Optional[TrainRef]]) -> FrozenSet[int]:
+            out = set()
+            for ref in found:
+                if ref is not None:
+                    n = number.get(ref)
+                    if n is None:
+                        n = number[ref] = len(refs)
+                        refs.append(ref)
+                    out.add(n)
+            return frozenset(out)
+
         every = [flat(use.keys) for use in uses]
         by_key: Dict[tuple, List[int]] = {}
         for i, keys in enumerate(every):
             for key in keys:
                 by_key.setdefault(key, []).append(i)
-        key_sinks = {key: _key_sink(key) for key in by_key}
-        key_sources = {key: _key_source(key) for key in by_key}
+        key_sinks = {key: numbered((_key_sink(key),)) for key in by_key}
+        key_sources = {key: numbered((_key_source(key),)) for key in by_key}
         # what each use brings as the other one of a pair: the sinks and sources of its keys, and
         # what it hands on; and the links it makes on its own side of every pair
-        sinks_of = [({_sink_of(use)} | {key_sinks[k] for k in keys}) - {None} for use, keys in zip(uses, every)]
-        sources_of = [{key_sources[k] for k in keys} - {None} for keys in every]
-        sinks_meeting = {key: set().union(*(sinks_of[j] for j in js)) for key, js in by_key.items()}
-        sources_meeting = {key: set().union(*(sources_of[j] for j in js)) for key, js in by_key.items()}
+        sinks_of = [numbered((_sink_of(use),)).union(*(key_sinks[k] for k in keys)) for use, keys in zip(uses, every)]
+        sources_of = [frozenset().union(*(key_sources[k] for k in keys)) for keys in every]
+        sinks_meeting = {key: frozenset().union(*(sinks_of[j] for j in js)) for key, js in by_key.items()}
+        sources_meeting = {key: frozenset().union(*(sources_of[j] for j in js)) for key, js in by_key.items()}
+        pairs: Dict[str, Set[Tuple[int, int]]] = {}  # scope → (sink, source)
         met_by_scope: Dict[str, Set[int]] = {}
         for i, a in enumerate(uses):
             keys = every[i]
             if not keys:
                 continue  # meets no use
-            own_sinks = {key_sinks[k] for k in keys} - {None}
-            other_sinks = set().union(*(sinks_meeting[k] for k in keys))
+            own_sinks = frozenset().union(*(key_sinks[k] for k in keys))
+            other_sinks = frozenset().union(*(sinks_meeting[k] for k in keys))
             if a.kind == "train":
                 for sink in own_sinks | other_sinks:
-                    facts.setdefault(sink, (sink, a.evidence, a.scope, a.line))
+                    facts.setdefault(refs[sink], (refs[sink], a.evidence, a.scope, a.line))
                 continue
-            own_sources = ({_source_of(a)} | {key_sources[k] for k in keys}) - {None}
-            other_sources = set().union(*(sources_meeting[k] for k in keys))
-            for sink in own_sinks:
-                for source in own_sources | other_sources:
-                    edges.add((sink, source, a.scope))
-            for sink in other_sinks:
-                for source in own_sources:
-                    edges.add((sink, source, a.scope))
+            own_sources = numbered((_source_of(a),)).union(*(key_sources[k] for k in keys))
+            other_sources = frozenset().union(*(sources_meeting[k] for k in keys))
+            linked = pairs.setdefault(a.scope, set())
+            linked.update(product(own_sinks, own_sources | other_sources))
+            linked.update(product(other_sinks, own_sources))
             met = met_by_scope.setdefault(a.scope, set())
             for k in keys:
                 met.update(by_key[k])
-        # the pairs' own products: what the other use brings on both sides
+        # the pairs' own products: what the other use brings on both sides (once for uses that
+        # bring the same)
         for scope, met in met_by_scope.items():
-            for j in met:
-                for sink in sinks_of[j]:
-                    for source in sources_of[j]:
-                        edges.add((sink, source, scope))
-        edges = {e for e in edges if e[0] != e[1] and not _same_parameter(e[0], e[1])}
-        return tuple(sorted(facts.values(), key=repr)), tuple(sorted(edges, key=repr))
+            linked = pairs[scope]
+            for sinks, sources in {(sinks_of[j], sources_of[j]) for j in met}:
+                linked.update(product(sinks, sources))
+        text = [repr(ref) for ref in refs]
+        edges = sorted(
+            (f"({text[sink]}, {text[source]}, {scope!r})", sink, source, scope)  # repr of the edge
+            for scope, linked in pairs.items()
+            for sink, source in linked
+            if sink != source and not _same_parameter(refs[sink], refs[source])
+        )
+        return (
+            tuple(sorted(facts.values(), key=repr)),
+            tuple((refs[sink], refs[source], scope) for _, sink, source, scope in edges),
+        )
 
 
 def _wholes(keys: Iterable[tuple]) -> Set[tuple]:
