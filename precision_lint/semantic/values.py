@@ -328,6 +328,22 @@ def may_be_true(values: Iterable[Possible]) -> bool:
     return False
 
 
+_SCALARS = (str, int, float, bool, type(None), bytes)
+_FIELD_NAMES: dict = {}  # a dataclass → the names of its fields (dataclasses.fields() each time is slow)
+# Classes whose instances never hold a value the join substitutes (their fields are names and
+# references, never a value): awaits_join answers for them without looking inside.
+_HOLD_NO_VALUES: set = set()
+
+
+def holds_no_values(cls):
+    """Declares a fact class whose fields never hold a :class:`Possible` (names, lines,
+    :class:`TrainRef`): :func:`awaits_join` does not look inside its instances (a module's
+    trained-object edges are tens of thousands)."""
+    _HOLD_NO_VALUES.add(cls)
+    return cls
+
+
+@holds_no_values
 @dataclass(frozen=True, order=True)
 class TrainRef:
     """A symbolic "is trained" question, answered at the join:
@@ -347,9 +363,6 @@ class TrainRef:
     keyword: Optional[str] = None
 
 
-_SCALARS = (str, int, float, bool, type(None), bytes)
-
-
 def awaits_join(obj, _memo: Optional[dict] = None) -> bool:
     """Whether a fact holds a value the join substitutes: a tuple of values with one that is
     symbolic (a parameter, a configuration file's key, another module's return) or a
@@ -357,7 +370,7 @@ def awaits_join(obj, _memo: Optional[dict] = None) -> bool:
     that each run walks only the sections that have one (``project/interproc.py``). Facts
     share their parts (one guard, one trained-object reference in many sites): each part is
     looked at once."""
-    if isinstance(obj, (_SCALARS, Possible)):
+    if isinstance(obj, (_SCALARS, Possible)) or type(obj) in _HOLD_NO_VALUES:
         return False
     memo = {} if _memo is None else _memo
     found = memo.get(id(obj))
@@ -370,7 +383,10 @@ def awaits_join(obj, _memo: Optional[dict] = None) -> bool:
     elif isinstance(obj, dict):
         result = any(awaits_join(v, memo) for v in obj.values())
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        result = any(awaits_join(getattr(obj, f.name), memo) for f in dataclasses.fields(obj))
+        names = _FIELD_NAMES.get(type(obj))
+        if names is None:
+            names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in dataclasses.fields(obj))
+        result = any(awaits_join(getattr(obj, name), memo) for name in names)
     else:
         result = False
     memo[id(obj)] = (obj, result)  # the object is held, so its id is not reused meanwhile

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
 from ...semantic.training_state import trained_objects
-from ...semantic.values import TrainRef
+from ...semantic.values import TrainRef, holds_no_values
 
 SECTION = "trained"
 
 
+@holds_no_values
 @dataclass(frozen=True)
 class TrainedFact:
     ref: TrainRef
@@ -27,6 +28,7 @@ class TrainedFact:
     scope: str  # the scope that code runs in (``<module>.__main__`` under the main block)
 
 
+@holds_no_values
 @dataclass(frozen=True)
 class TrainedEdge:
     ref: TrainRef  # trained ...
