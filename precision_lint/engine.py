@@ -12,6 +12,7 @@ disk, joins them all, and judges only the buffers.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -34,6 +35,15 @@ from .workspace.sources import SourceFile
 
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
 _UNREAD = object()  # imports not read yet (see Engine._known_imports)
+
+
+class _Pools(contextlib.ExitStack):
+    """The worker processes of one ``Engine.facts`` call, started by its first batch of files
+    large enough and used by the next batches too (``pool``: None until then)."""
+
+    def __init__(self, pool=None) -> None:
+        super().__init__()
+        self.pool = pool
 
 
 class InternalError(Exception):
@@ -267,10 +277,7 @@ class Engine:
         return self.facts([src])[0].imports
 
     def facts(self, sources: Sequence[SourceFile], names: Optional[Dict[str, tuple]] = None) -> List[ModuleFacts]:
-        from .semantic import gate
-
         out: Dict[str, ModuleFacts] = {}
-        todo = []
         naming_of = {src.path: (names or {}).get(src.path) or module_name(src.path) for src in sources}
         read = {}
         unread = []  # new texts: their imports are read with their facts, from one parse
@@ -282,9 +289,18 @@ class Engine:
                 unread.append(src)
             else:
                 read[src.path] = (digest, imports)
+        with _Pools() as pools:
+            return self._facts(sources, naming_of, read, unread, out, pools)
+
+    def _facts(self, sources, naming_of, read, unread, out, pools: "_Pools") -> List[ModuleFacts]:
+        """:meth:`facts`, once the imports known already are read (``read``; ``unread``: the
+        texts whose imports are read with their facts)."""
+        from .semantic import gate
+
+        todo = []
         first: Dict[str, Tuple[bool, ModuleFacts]] = {}  # path → (analysed, facts) read with the imports
         jobs = [(src.text, src.path, *naming_of[src.path]) for src in unread]
-        for src, (ok, imports, facts) in zip(unread, self._run_jobs(_read_job, jobs)):
+        for src, (ok, imports, facts) in zip(unread, self._run_jobs(_read_job, jobs, pools)):
             if not ok:  # an internal error while reading its imports
                 out[src.path] = facts
                 continue
@@ -322,7 +338,7 @@ class Engine:
                     self.index.put(("facts", key), cached.imports)
             else:
                 todo.append((key, (src.text, src.path, *naming, src.path in analysed), src.unsaved))
-        results = self._run_jobs(_facts_job, [args for _, args, _ in todo])
+        results = self._run_jobs(_facts_job, [args for _, args, _ in todo], pools)
         made += [(key, args[1], unsaved, facts) for (key, args, unsaved), facts in zip(todo, results)]
         for key, path, unsaved, facts in made:
             out[path] = facts
@@ -336,17 +352,24 @@ class Engine:
                     self.index.put(("facts", key), facts.imports)
         return [_with_notebook_targets(out[s.path], s.notebook) for s in sources]
 
-    def _run_jobs(self, job, args: list) -> list:
+    def _run_jobs(self, job, args: list, pools: Optional["_Pools"] = None) -> list:
         """``job`` of each of ``args`` (a file's text first), in worker processes when there are
-        enough of them; the results in the order asked."""
-        if len(args) >= PARALLEL_THRESHOLD and self.jobs > 1:
+        enough of them, or where ``pools`` holds workers started for the jobs before (the files
+        read again once every file's imports are known); the results in the order asked."""
+        pool = getattr(pools, "pool", None)
+        if pool is None and len(args) >= PARALLEL_THRESHOLD and self.jobs > 1:
+            from concurrent.futures import ProcessPoolExecutor  # only when there are files to parse
+
+            pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=self.mp_context)
+            if pools is None:
+                with pool:
+                    return self._run_jobs(job, args, _Pools(pool))
+            pools.pool = pools.enter_context(pool)
+        if pool is not None and len(args) > 1:
             # largest files first, one at a time: no worker is left with the one huge module at
             # the end while the others wait (the results come back in the order asked)
             order = sorted(range(len(args)), key=lambda i: -len(args[i][0]))
-            from concurrent.futures import ProcessPoolExecutor  # only when there are files to parse
-
-            with ProcessPoolExecutor(max_workers=self.jobs, mp_context=self.mp_context) as pool:
-                done = list(self._report(pool.map(job, [args[i] for i in order]), len(args)))
+            done = list(self._report(pool.map(job, [args[i] for i in order]), len(args)))
             results = [None] * len(args)
             for i, found in zip(order, done):
                 results[i] = found
