@@ -85,7 +85,11 @@ class Project:
         self._roots: Optional[Dict[str, Tuple[str, ...]]] = None
         self._memo: Dict[Hashable, Any] = {}
         self._by_file: Optional[Dict[str, ModuleFacts]] = None
+        self._at: Dict[str, Optional[ModuleFacts]] = {}  # a path as given → module_at's answer
         self._pinning: Optional[Dict[str, List[str]]] = None  # see _pinning_importers
+        # (name, importer's path, its root) → module_named's answer: the same imports are
+        # looked up from every module and rule (10,000 times for the slice, each joining paths)
+        self._named: Dict[Tuple[str, str, str], Optional[ModuleFacts]] = {}
 
     def _resolved(self, module: ModuleFacts) -> ModuleFacts:
         """``module`` with its parameters substituted and its extractors' join steps run; as it
@@ -316,7 +320,10 @@ class Project:
         """The linted module whose file is ``path`` (any spelling of it: relative, absolute)."""
         if self._by_file is None:
             self._by_file = {os.path.normcase(os.path.abspath(m.path)): m for m in self.modules}
-        return self._by_file.get(os.path.normcase(os.path.abspath(path)))
+            self._at = {}
+        if path not in self._at:  # each spelling made absolute once (module_named asks often)
+            self._at[path] = self._by_file.get(os.path.normcase(os.path.abspath(path)))
+        return self._at[path]
 
     # --- modules and imports ---------------------------------------------------
     def module_named(self, name: str, near: Optional[ModuleFacts] = None) -> Optional[ModuleFacts]:
@@ -325,6 +332,12 @@ class Project:
         module a name means depends on where it is imported."""
         if near is None:
             return None
+        key = (name, near.path, near.root)
+        if key not in self._named:
+            self._named[key] = self._module_named(name, near)
+        return self._named[key]
+
+    def _module_named(self, name: str, near: ModuleFacts) -> Optional[ModuleFacts]:
         by_root = self._by_name.get(name) or {}
         roots = self._import_roots(near)
         for root in roots:
