@@ -86,6 +86,7 @@ class Project:
         self._memo: Dict[Hashable, Any] = {}
         self._by_file: Optional[Dict[str, ModuleFacts]] = None
         self._at: Dict[str, Optional[ModuleFacts]] = {}  # a path as given → module_at's answer
+        self._tops: Dict[str, Set[str]] = {}  # an import root → _top_names
         self._pinning: Optional[Dict[str, List[str]]] = None  # see _pinning_importers
         # (name, importer's path, its root) → module_named's answer: the same imports are
         # looked up from every module and rule (10,000 times for the slice, each joining paths)
@@ -349,12 +350,29 @@ class Project:
         # folder above it is on the path (a script's own folder always is)
         parts = name.split(".")
         if len(parts) > 1:
+            plain = all(part.isidentifier() for part in parts)
             for root in roots:
+                if plain and os.path.normcase(parts[0]) not in self._top_names(root):
+                    continue  # no linted file under `root/parts[0]/` (`torch.nn` under a project root)
                 for candidate in (os.path.join(root, *parts) + ".py", os.path.join(root, *parts, "__init__.py")):
                     found = self.module_at(candidate)
                     if found is not None:
                         return found
         return None
+
+    def _top_names(self, root: str) -> Set[str]:
+        """The names of the files and folders right under ``root`` that hold a linted module
+        (at any depth): where a dotted name's first part is not one, no module is found under
+        ``root`` by it."""
+        found = self._tops.get(root)
+        if found is None:
+            if self._by_file is None:
+                self.module_at(root)  # builds _by_file
+            base = os.path.join(os.path.normcase(os.path.abspath(root)), "")
+            found = self._tops[root] = {
+                path[len(base):].split(os.sep, 1)[0].split("/", 1)[0] for path in self._by_file if path.startswith(base)
+            }
+        return found
 
     def imported_modules(self, module: ModuleFacts) -> List[ModuleFacts]:
         """The linted modules that ``module`` imports directly."""
