@@ -12,7 +12,9 @@ from __future__ import annotations
 import ast
 import os
 import warnings
-from typing import Dict, Iterable, Optional, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+from .tree import SKIPPED_FIELDS
 
 
 # The libraries the rules are about (top-level package names).
@@ -61,25 +63,54 @@ def imported_modules(
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
     found: Set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+    for node in _nodes(tree):
+        cls = type(node)
+        if cls is ast.Import:
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
+        elif cls is ast.ImportFrom:
             base = resolve_relative(module, is_package, node.level, node.module or "")
             if base:
                 found.add(base)
             for alias in node.names:
                 if alias.name != "*":
                     found.add(f"{base}.{alias.name}" if base else alias.name)
-        elif isinstance(node, (ast.List, ast.Tuple)):
+        elif cls is ast.List or cls is ast.Tuple:
             found.update(_launched([e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]))
-        elif isinstance(node, ast.Call) and node.args and _callee_name(node.func) in COMMAND_CALLS:
+        elif cls is ast.Call and node.args and _callee_name(node.func) in COMMAND_CALLS:
             command = node.args[0]  # os.system("accelerate launch train.py"), f"torchrun {script}"
             if isinstance(command, ast.JoinedStr) and command.values:
                 command = command.values[0]
             if isinstance(command, ast.Constant) and isinstance(command.value, str):
                 found.update(_launched(command.value.split()))
     return tuple(sorted(found))
+
+
+# a class → its fields that may hold a node the gate reads (a Constant holds none at all)
+_CODE_FIELDS: Dict[type, Tuple[str, ...]] = {ast.Constant: ()}
+
+
+def _nodes(tree: ast.AST) -> List[ast.AST]:
+    """The nodes of ``tree`` but contexts and operators, in no particular order (what the gate
+    reads of each does not depend on it): ``ast.walk``'s nodes for less than half its time."""
+    out: List[ast.AST] = []
+    stack = [tree]
+    pop, push, extend, keep = stack.pop, stack.append, stack.extend, out.append
+    node_class = ast.AST
+    fields_of = _CODE_FIELDS
+    while stack:
+        node = pop()
+        keep(node)
+        cls = type(node)
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = fields_of[cls] = tuple(f for f in cls._fields if f not in SKIPPED_FIELDS)
+        for name in fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                extend(v for v in value if isinstance(v, node_class))
+            elif isinstance(value, node_class):
+                push(value)
+    return out
 
 
 # functions that run a shell command given as one string

@@ -13,8 +13,8 @@ import ast
 from typing import Dict, Iterator, List, Tuple
 
 # Fields that never hold code: an expression's context, an operator (``ast.Add()``...), and the
-# identifiers, numbers and flags ``ast`` keeps as plain values.
-_SKIPPED_FIELDS = frozenset(
+# identifiers, numbers and flags ``ast`` keeps as plain values (the gate's walk skips them too).
+SKIPPED_FIELDS = frozenset(
     {"ctx", "op", "ops", "id", "attr", "arg", "asname", "module", "level", "kind", "conversion", "is_async",
      "type_comment", "simple", "tag", "kwd_attrs", "rest"}
 )
@@ -29,7 +29,7 @@ def _plan(cls: type) -> Tuple[Tuple[str, bool], ...]:
     plan = _PLAN.get(cls)
     if plan is None:
         expression = cls in (ast.IfExp, ast.Lambda)  # their body/orelse are expressions
-        skipped = _SKIPPED_FIELDS
+        skipped = SKIPPED_FIELDS
         if cls is ast.Constant:
             skipped = frozenset(cls._fields)
         elif cls in (ast.Global, ast.Nonlocal):
