@@ -21,6 +21,8 @@ from ..semantic.main_block import is_main_scope, module_of_main
 from ..facts.model import ModuleFacts
 
 MODULE_LEVEL = "<module-level>"
+# Class methods that build an instance of their class (a project model's `from_pretrained`).
+ALTERNATE_CONSTRUCTORS = frozenset({"from_pretrained", "from_config", "from_single_file", "from_checkpoint", "load_from_checkpoint"})
 
 
 class CallGraph:
@@ -41,6 +43,7 @@ class CallGraph:
         self._importer_paths: Dict[str, Set[str]] = {}  # module name → paths of modules importing it
         self._name_of_path: Dict[str, str] = {}
         self._holders: Set[str] = set()  # objects commands are registered with (`app`)
+        classes = {cls.qualname for module in modules for cls in module.classes}
         for module in modules:
             if module.module:
                 self._module_paths.setdefault(module.module, set()).add(module.path)
@@ -63,7 +66,11 @@ class CallGraph:
             for caller, callee in module.call_edges:
                 target = symbols.canonical(callee, module)
                 owner = symbols.init_owner(callee, module)
-                for name in {target, f"{owner.qualname}.__init__" if owner is not None else target}:
+                names = {target, f"{owner.qualname}.__init__" if owner is not None else target}
+                klass, _, method = target.rpartition(".")
+                if method in ALTERNATE_CONSTRUCTORS and klass in classes:
+                    names.add(klass)  # `Net.from_pretrained(...)` builds a Net
+                for name in names:
                     self._callers.setdefault(name, set()).add(caller)
                     self._called.add(name)
         # class (or a project class it derives from) → paths of modules with a created subclass
@@ -142,6 +149,16 @@ class CallGraph:
         if not module or self._programs is None or function in self._entry_functions:
             return True
         return defined[-1] in self._programs  # a module of definitions only runs nothing itself
+
+    def builds(self, klass: str, paths, unit_key: str = "") -> bool:
+        """Whether the run of ``paths`` (``unit_key``: its entry's path) may build an instance of
+        the project class ``klass`` (or of a class derived from it), so that its methods run:
+        code of the run calls the class, a derived one, or one of their alternate constructors
+        (``from_pretrained``). A class the project builds nowhere the call graph sees (through a
+        registry, a config, a hub checkpoint) may be built by any run that holds it."""
+        if not self._created_as.get(klass):
+            return True
+        return _within(self._created_in.get(klass), paths) and self._created_by_running_code(klass, paths, unit_key)
 
     def _created_by_running_code(self, owner: str, paths, unit_key: str) -> bool:
         """Whether code that runs in this run calls ``owner`` or a class derived from it (a

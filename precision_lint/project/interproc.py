@@ -164,6 +164,11 @@ class CallGraphValues:
         module, canonical = self._symbols.resolve(ref.callee, self._by_path.get(near))
         values = module.returns_of(canonical) if module is not None else None
         keys = ref.keys
+        passed = self._constructed_with(ref, canonical, module)
+        if passed is not None:
+            result = self.substitute(_follow(passed, keys[1:], ref.missing), near, depth + 1)
+            self._returns_memo[key] = result
+            return result
         if values is None and module is not None and keys:
             # an instance's attribute: the class's (or a base class's) field or `self.` value
             for name, where, _ in self._symbols.ancestry(canonical, module):
@@ -202,6 +207,33 @@ class CallGraphValues:
                 )
         self._returns_memo[key] = result
         return result
+
+    def _constructed_with(self, ref: ReturnRef, canonical: str, module) -> Optional[Tuple[Possible, ...]]:
+        """The values one construction passes for the field ``ref.keys[0]`` of a project class
+        whose ``__init__`` is generated from its fields (a dataclass, pydantic or attrs model,
+        a NamedTuple: no ``__init__`` and no ``__post_init__`` of the project in its
+        ancestry), when ``ref`` stands for that one call (``Settings(dtype=pick())``): there the
+        keyword, or the position in field order, *is* the attribute, and the class's default
+        is never read. None when the call does not pass the field, when its arguments are not
+        known, or when the class's own code may set the attribute otherwise."""
+        if ref.args is None or not ref.keys or module is None or not isinstance(ref.keys[0], str):
+            return None
+        field = ref.keys[0]
+        classes = [cls for _, _, cls in self._symbols.ancestry(canonical, module)]
+        own = [cls for cls in classes if cls is not None]
+        if not own or classes[0] is None or any(
+            cls.init_params is not None or "__post_init__" in cls.members or field in cls.self_attrs for cls in own
+        ):
+            return None
+        order: List[str] = []
+        for cls in reversed(own):  # a dataclass's fields: its bases' first, a redefined one keeps its place
+            order.extend(f for f in cls.fields if f not in order)
+        if field not in order:
+            return None
+        for index, keyword, values in ref.args:
+            if keyword == field or (keyword is None and index == order.index(field) and len(own) == len(classes)):
+                return tuple(values)
+        return None
 
     def _library_field(self, canonical: str, module, field) -> Optional[Tuple[Possible, ...]]:
         """The command-line values of ``field`` of the class ``canonical`` (a project subclass

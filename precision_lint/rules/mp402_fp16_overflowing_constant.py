@@ -107,7 +107,9 @@ class Fp16OverflowingConstant(Rule):
         VAE elsewhere in the run, fp16 autocast (which runs ``norm``/``sum`` reductions in
         float32) or an integer count (``token_counts + 1e-8`` is float32) are not evidence.
         Masking constants meet attention scores, which fp16 autocast and float16 weights of
-        the run make float16."""
+        the run make float16. The run must build the model, too: a class the project builds
+        only in another script (a conversion CLI) runs no method in this one, though an eager
+        package ``__init__`` imports its module here."""
         project = ctx.project
         for rank, text, where, kind, cast_class, module, scope in evidence:
             if const.kind == "eps" and not (
@@ -122,8 +124,8 @@ class Fp16OverflowingConstant(Rule):
                 if entry.path != ctx.facts.path and entry.path not in running:
                     continue  # the model's module is imported there only for a type checker
                 paths = project.unit_view(entry)
-                if module.path not in paths:
-                    continue
+                if module.path not in paths or not project.callgraph.builds(klass, paths, entry.path):
+                    continue  # the evidence runs elsewhere, or this run never builds the model
                 if project.callgraph.entries(there, paths, entry.path) or _calls_unknown(project, module, paths):
                     return text, where
         return None

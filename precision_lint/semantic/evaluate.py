@@ -1772,10 +1772,13 @@ class Evaluator:
 
     def _looked_up(self, value: Possible, key: Possible) -> Possible:
         """A dict's ``value`` as looked up by ``key``: chosen under the key's guards, and where the
-        key is a command-line choice (``choices=[...]`` of an argparse option, not its
+        key is chosen by a capability check, chosen there (the probe that decides it is the
+        key's); where the key is a command-line choice (``choices=[...]`` of an argparse option, not its
         ``default=``), chosen there — an opt-in stays an opt-in through ``DTYPES[args.precision]``."""
         value = _with_guards(value, key.guards)
-        if key.origin is not None and self._command_line_choice(key.origin):
+        if key.origin is not None and (any(g.capability for g in key.guards) or self._command_line_choice(key.origin)):
+            # chosen where the key is: by a capability check (`"bfloat16" if
+            # is_bf16_supported() else "float16"`) or on the command line
             value = dataclasses.replace(value, origin=key.origin)
         return value
 

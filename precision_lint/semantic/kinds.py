@@ -236,18 +236,15 @@ def _alias_value(binding) -> Optional[ast.expr]:
         return None
     if isinstance(binding.statement, NOT_VALUE_BINDERS):
         return None
-    if isinstance(value, (ast.Name, ast.Attribute, ast.Constant)) and _spelled(value) and not _spelled(value).startswith("self."):
+    if isinstance(value, (ast.Name, ast.Attribute)) and _spelled(value) and not _spelled(value).startswith("self."):
         return value
     return None
 
 
 def _spelled(node) -> Optional[str]:
-    """``dotted(node)``, and "None"/"True"/"False" for those constants, spelled as names: so
-    ``x = None`` is an alias of the name ``None`` (``same_names``) and ``Trainer(model=None)``
-    a use of it. Deliberately so: these answers were set when the analysis read LibCST's tree,
-    where the three are names, and reading them otherwise would change them."""
-    if isinstance(node, ast.Constant) and (node.value is None or type(node.value) is bool):
-        return repr(node.value)
+    """``dotted(node)``: how a name or attribute path is written. ``None``, ``True`` and
+    ``False`` are constants, not names: ``x = None`` aliases no object, and two variables
+    bound to ``None`` are not one object."""
     return dotted(node)
 
 

@@ -459,11 +459,6 @@ class TrainedObjects:
         walk = lambda n, s=scope: self._walk(n, s, klass, out, seen, depth + 1)  # noqa: E731
         if isinstance(node, ast.Name):
             self._name(node, scope, klass, out, seen, depth)
-        elif isinstance(node, ast.Constant) and (node.value is None or type(node.value) is bool):
-            # `None`/`True`/`False` get the key of a name bound nowhere (as `_name` keys one):
-            # deliberately, the keys these literals had when the analysis read LibCST's tree,
-            # where they are names; a key of their own would change which uses are one object
-            out.add(("name", self._scope(node, scope).qualname, repr(node.value)))
         elif isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id == "self" and klass:
                 self._self_attr(node.attr, klass, out, seen, depth)

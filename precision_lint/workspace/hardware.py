@@ -93,9 +93,24 @@ _RAN = re.compile(r"\b(?:tested|trained|ran|runs|run on|validated|benchmarked|de
 _URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
 
 
+# A speed figure names the GPU it was measured on ("a real-time factor of ~2x on an RTX 4090",
+# "30 tokens/s on an A100"): a benchmark's machine, which says how fast the code is there, not
+# that other GPUs are out of scope. Unless the sentence also says the code was trained or
+# tested there ("trained on 8xA100 at 3,000 tokens/s").
+_PERFORMANCE = re.compile(
+    r"real[- ]?time|\brtf\b|latency|throughput|\b(?:tokens?|samples?|images?|it|steps?)\s*/\s*s(?:ec)?\b|"
+    r"\b(?:tokens?|samples?|images?|iterations?|steps?) per second\b|\bfps\b|\bspeed(?:up)?s?\b",
+    re.IGNORECASE,
+)
+_TRAINED_OR_TESTED = re.compile(r"\b(?:trained|tested|validated|fine-?tuned)\b", re.IGNORECASE)
+
+
 def _advice(sentence: str, start: int) -> bool:
-    """Whether the GPU named at ``start`` of ``sentence`` is only named as a condition or advice."""
+    """Whether the GPU named at ``start`` of ``sentence`` is only named as a condition, as
+    advice, or as the machine a speed figure was measured on."""
     if _CONDITIONAL.search(sentence) or _IMPERATIVE.search(sentence) or _HYPOTHETICAL.search(sentence[:start]):
+        return True
+    if _PERFORMANCE.search(sentence) and not _TRAINED_OR_TESTED.search(sentence):
         return True
     return bool(_FEATURE.search(sentence)) and not _RAN.search(sentence)
 

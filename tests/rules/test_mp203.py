@@ -152,3 +152,27 @@ def test_the_helpers_import_goes_with_its_only_use(imports, kept):
     if kept:
         assert kept in fixed
     compile(fixed, "fixed", "exec")
+
+
+LOOKED_UP = """
+    import torch
+
+    name = "bfloat16" if torch.cuda.is_available() and {probe} else "float16"
+    dtype = {{"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}}[name]
+    model = torch.nn.Linear(8, 8).cuda()
+    with torch.autocast(device_type="cuda", dtype=dtype):
+        loss = model(torch.randn(2, 8, device="cuda")).sum()
+    """
+
+
+def test_a_dtype_name_the_probe_picks_and_a_table_turns_into_the_dtype():
+    """The emulation-counting guard decides the *name*; a dict literal maps it to the dtype
+    autocast gets: the same choice as `torch.bfloat16 if is_bf16_supported() else ...`."""
+    (finding,) = lint(LOOKED_UP.format(probe="torch.cuda.is_bf16_supported()"), "MP203")
+    assert finding.span.line == 3 and finding.related[0].span.line == 3
+    assert "including_emulation=False" in fix(LOOKED_UP.format(probe="torch.cuda.is_bf16_supported()"), "MP203")
+
+
+def test_the_table_lookup_with_a_native_check_is_fine():
+    assert lint(LOOKED_UP.format(probe="torch.cuda.is_bf16_supported(including_emulation=False)"), "MP203") == []
+    assert lint(LOOKED_UP.format(probe="torch.cuda.get_device_capability()[0] >= 8"), "MP203") == []

@@ -170,3 +170,58 @@ def test_model_code_a_package_imports_only_for_a_type_checker_is_not_in_the_run(
 def test_model_code_the_script_imports_itself_is_in_the_run(tree):
     (d,) = _lazy_run(tree, "from lib.attention import Attention")
     assert d.path.endswith("attention.py") and "float16 weights" in d.message
+
+
+BUILT_ELSEWHERE = {
+    "proj/pkg/__init__.py": "from .film import FilmDecoder\nfrom .unet import TinyUNet\n",
+    "proj/pkg/film.py": (
+        "import torch\nfrom torch import nn\n\n\nclass FilmDecoder(nn.Module):\n"
+        "    def __init__(self, dim=8):\n        super().__init__()\n        self.proj = nn.Linear(dim, dim)\n\n"
+        "    def forward(self, x, mask):\n        scores = self.proj(x) @ x.transpose(-1, -2)\n"
+        "        return torch.where(mask > 0, scores, -1e10).softmax(-1)\n"
+    ),
+    "proj/pkg/unet.py": (
+        "from torch import nn\nfrom .film import FilmDecoder\n\n\nclass TinyUNet(nn.Module):\n"
+        "    def __init__(self, dim=8):\n        super().__init__()\n        self.body = nn.Linear(dim, dim)\n<part>\n"
+        "    def forward(self, x):\n        return self.body(x)\n"
+    ),
+    "proj/convert.py": (
+        "import torch\nfrom pkg import FilmDecoder\n\nif __name__ == '__main__':\n"
+        "    torch.save(FilmDecoder().state_dict(), 'film.pt')\n"
+    ),
+    "proj/train.py": (
+        "import torch\nfrom pkg import FilmDecoder, TinyUNet\n\n\ndef main():\n"
+        "    model = <built>.cuda().half()\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    loss = model(torch.randn(2, 8, device='cuda', dtype=torch.float16)).float().mean()\n"
+        "    loss.backward()\n    opt.step()\n\n\nif __name__ == '__main__':\n    main()\n"
+    ),
+}
+
+
+def _built(tree, built, part=""):
+    files = {path: text.replace("<built>", built).replace("<part>", part) for path, text in BUILT_ELSEWHERE.items()}
+    return _lint_tree(tree, files)
+
+
+def test_model_code_only_another_script_builds_runs_no_method_in_this_run(tree):
+    """The package ``__init__`` imports the decoder's module into the training run, but only
+    the conversion script builds a decoder: the training run's float16 model is another."""
+    assert _built(tree, "TinyUNet()") == []
+
+
+def test_model_code_the_run_builds_is_judged_there(tree):
+    (d,) = _built(tree, "FilmDecoder()")
+    assert d.path.endswith("film.py") and "float16 weights" in d.message
+
+
+def test_model_code_built_inside_a_model_the_run_builds(tree):
+    (d,) = _built(tree, "TinyUNet()", part="        self.film = FilmDecoder(dim)\n")
+    assert d.path.endswith("film.py")
+
+
+def test_model_code_built_by_its_from_pretrained(tree):
+    files = dict(BUILT_ELSEWHERE)
+    files["proj/pkg/film.py"] += "\n    @classmethod\n    def from_pretrained(cls, path):\n        return cls()\n"
+    files = {p: t.replace("<built>", "FilmDecoder.from_pretrained('film.pt')").replace("<part>", "") for p, t in files.items()}
+    (d,) = _lint_tree(tree, files)
+    assert d.path.endswith("film.py")

@@ -40,6 +40,12 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("--master_port 3090 on each GPU", []),  # an option's value
         ("We used 3090 samples per GPU", []),  # a count
         ("released in 2080", []),  # no GPU in the sentence
+        # a speed figure names the machine it was measured on, not the code's target
+        ("Fast: the model runs with a real-time factor of ~2x on an RTX 4090.", []),
+        ("Generation reaches 45 tokens/s on a single H100.", []),
+        ("Inference latency is 30 ms on an A100.", []),
+        ("Trained on 8xA100 at 3,000 tokens/s per GPU.", [80]),
+        ("Runs at 12 it/s on a T4.", [75]),  # a pre-Ampere GPU named at all counts
     ],
 )
 def test_statements_advice_and_requests(text, expected):

@@ -137,3 +137,30 @@ def test_the_other_spellings_of_an_object_in_its_code():
     assert set(same_names(("pipe.unet",), scope)) == {"pipe.unet", "unet", "trainable", "p.unet"}
     # a name bound to two objects spells neither
     assert same_names(("teacher",), scope) == ("teacher",)
+
+
+def test_none_true_and_false_are_no_objects():
+    """Two variables that start as ``None`` are not one object through it, and ``x = None``
+    aliases nothing: a constant holds no model."""
+    from precision_lint.semantic.kinds import same_names
+
+    src = """
+    import torch
+
+    def main(load):
+        teacher = None
+        student = None
+        teacher = load("t")
+        student = load("s")
+        flag = True
+        other = True
+        return teacher, student, flag, other
+    """
+    index, trained = _setup(src)
+    scope = index.functions["m.main"]
+    ret = next(n for n in ast.walk(index.module) if isinstance(n, ast.Return)).value.elts
+    teacher, student, flag, other = (trained.keys(e, scope) for e in ret)
+    assert not (teacher & student) and not (flag & other)
+    assert same_names(("teacher",), scope) == ("teacher",)
+    nothing = index.functions["m.main"]
+    assert same_names(("None",), nothing) == ("None",)
