@@ -17,7 +17,7 @@ import itertools
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..knowledge import derives_from, is_library_training_arguments, model_init_keyword
 from .callees import project_callee
@@ -181,6 +181,11 @@ def _strings_written(text: str) -> int:
 def _is_string(node: ast.AST) -> bool:
     """A string or bytes literal (``Constant``; an f-string is a ``JoinedStr``)."""
     return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+
+
+def _loops(flow: frozenset) -> frozenset:
+    """The loops among the conditions of :meth:`ModuleIndex.flow_at`."""
+    return frozenset(k for k in flow if k[0] == "loop")
 
 
 def _part_name(node: ast.AST) -> Optional[str]:
@@ -753,11 +758,14 @@ class Evaluator:
             if key is None:
                 return []
             out = [e for entry in self._dict_entries(expr.value, scope, seen) if entry.name == key for e in self._entries(entry.value, scope, seen)]
-            owner_name = item_owner(expr)  # and what `cfg["train"]["fp16"] = v` sets in it afterwards
-            name = owner_name.split("\x00")[0] if owner_name else None
-            root, bound = self.ix.bindings_anywhere(name, scope) if name else (None, [])
-            if root is not None:
-                out.extend(self._mutations(owner_name, root, min((len(a.guards) for a in bound), default=0), seen))
+            owner_name = item_owner(expr)  # and what `cfg["train"]["fp16"] = v` sets in it before the use
+            root = expr.value
+            while type(root) is ast.Subscript:
+                root = root.value
+            if owner_name and isinstance(root, ast.Name):
+                owner, bound = self.ix.bindings_of(root, scope)  # the `cfg` bindings that reach the use
+                if owner is not None and bound:
+                    out.extend(self._mutations(owner_name, owner, min(len(a.guards) for a in bound), seen, self._reach_window(root, scope, owner, bound)))
             return out
         if isinstance(expr, ast.Name) and expr.id not in seen:
             seen.add(expr.id)
@@ -769,17 +777,47 @@ class Evaluator:
                 if assignment.value is not None and assignment.unpack_index is None:
                     out.extend(self._entries(assignment.value, owner, seen))
             if out:
-                out.extend(self._mutations(expr.id, owner, min(len(a.guards) for a in bound), seen))
+                out.extend(self._mutations(expr.id, owner, min(len(a.guards) for a in bound), seen, self._reach_window(expr, scope, owner, bound)))
             return out
         return []
 
-    def _mutations(self, name: str, owner: Scope, depth: int, seen: set) -> List[KwargSource]:
-        """``d["k"] = v`` and ``d.update(...)`` on the dict ``name`` of scope ``owner``, in
-        source order; ``conditional`` when under an ``if`` of their own (more conditions
-        than the dict's assignment, ``depth``)."""
+    def _reach_window(self, use: ast.Name, scope: Scope, owner: Scope, bound) -> Callable[[ast.AST], bool]:
+        """Whether a change made in place at a node (``d["k"] = v``, ``d.update(...)``) reaches
+        the value ``use`` reads, where ``bound`` are the bindings of its variable that reach the
+        use: made after the earliest of them (what came before changed an older object) and,
+        for a use in the binding scope's own code, before the use or later in a loop that also
+        holds the use (the next iteration sees it), unless that loop binds the variable anew
+        before the use each time round (every binding reaching from before the use is in it).
+        A use in a nested function sees every change after the binding (it runs once the
+        scope has)."""
+        order = self.ix.order_of
+        starts = [order[id(b.statement)][0] for b in bound if id(b.statement) in order]
+        first = min(starts) if starts else None
+        at = order.get(id(use), (None,))[0] if owner is scope else None
+        loops = _loops(self.ix.flow_at(at)) if at is not None else frozenset()
+        preceding = [_loops(self.ix.flow_at(start)) for start in starts if at is not None and start < at]
+        if loops and preceding:
+            loops -= frozenset.intersection(*preceding)  # rebound there before each use
+
+        def reaches(node: ast.AST) -> bool:
+            when = order.get(id(node), (None,))[0]
+            if when is None:
+                return True
+            if first is not None and when < first:
+                return False
+            if at is None or when < at:
+                return True
+            return bool(loops & _loops(self.ix.flow_at(when)))
+
+        return reaches
+
+    def _mutations(self, name: str, owner: Scope, depth: int, seen: set, reaches: Callable[[ast.AST], bool]) -> List[KwargSource]:
+        """``d["k"] = v`` and ``d.update(...)`` on the dict ``name`` of scope ``owner`` that
+        reach the use (``reaches``, see :meth:`_reach_window`), in source order; ``conditional``
+        when under an ``if`` of their own (more conditions than the dict's assignment, ``depth``)."""
         found = []
         for item in self.ix.item_assigns.get(name, ()):
-            if item.scope is owner and string_value(item.key) is not None:
+            if item.scope is owner and string_value(item.key) is not None and reaches(item.statement):
                 source = KwargSource(string_value(item.key), item.key, item.value, "item-assign", item.statement, len(item.guards) > depth, item.guards)
                 found.append((self.ix.order(item.statement)[0], [source]))
         if self._updates is None:
@@ -788,7 +826,7 @@ class Evaluator:
                 if site.method == "update" and isinstance(site.receiver, ast.Name):
                     self._updates.setdefault(site.receiver.id, []).append(site)
         for site in self._updates.get(name, ()):
-            if site.scope is owner:
+            if site.scope is owner and reaches(site.node):
                 entries = []
                 for arg in arguments(site.node):
                     if arg.keyword is not None:
