@@ -230,6 +230,22 @@ def _without_context(v: Possible) -> Possible:
 
 # stands for a variable whose walk is known already (see Evaluator._reached)
 _KNOWN = object()
+
+
+def _unseen(name: str, owner, bound, seen: set) -> Tuple[list, bool]:
+    """The bindings among ``bound`` that a walk (:meth:`Evaluator._reached`) has not gone
+    through yet, and whether it has not gone through the variable's parameter default yet;
+    all of them now marked as seen."""
+    fresh = []
+    for b in bound:
+        key = ("binding", id(b))
+        if key not in seen:
+            seen.add(key)
+            fresh.append(b)
+    key = ("default", name, id(owner))
+    default = key not in seen
+    seen.add(key)
+    return fresh, default
 # how many variables' walks (_variable_flows) may be under way inside each other
 _MAX_FLOW_NESTING = 40
 
@@ -513,13 +529,18 @@ class Evaluator:
         argparse options read as ``args.<dest>``. A taint walk rather than an evaluation,
         so it terminates on self-referencing code (`if use_bf16 and major < 8: use_bf16 = False`).
 
-        ``known(name, owner, bindings)``: what the walk of a variable's bindings found, where
-        it is known already; the variable is then not walked again, and ``(_KNOWN, answer)`` is
-        yielded in its place. ``start``: the walk's first nodes, (node, scope) pairs, instead of
-        ``expr``.
+        A variable read goes on to the bindings that reach that read (reaching definitions with
+        their guards, :meth:`ModuleIndex.bindings_at`, the one policy for what a use sees): a
+        walk answers for the place it starts from, never for a binding made after it or hidden
+        by a later one. Each binding is walked once (``seen``).
+
+        ``known(name, owner, bindings)``: what the walk of those reaching bindings found, where
+        it is known already; they are then not walked again, and ``(_KNOWN, answer)`` is
+        yielded in their place. ``start``: the walk's first nodes, (node, scope) pairs, instead
+        of ``expr``.
 
         An attribute's, a keyword's or a lambda parameter's name is followed as a variable of
-        that name would be (see :func:`_part_name`).
+        that name read at that place would be (see :func:`_part_name`).
         """
         stack = [(expr, scope)] if start is None else list(start)
         while stack:
@@ -533,30 +554,38 @@ class Evaluator:
                     if function is not None and id(function) not in seen:
                         seen.add(id(function))
                         stack.extend((value, function) for value, _ in function.returns)
-                elif inputs and isinstance(node, ast.Attribute) and node.attr in self.ix.arg_options:
-                    for option in self.ix.arg_options[node.attr]:
+                elif inputs and isinstance(node, ast.Attribute):
+                    for option in self.ix.arg_options.get(node.attr, ()):
                         if id(option.call) not in seen:
                             seen.add(id(option.call))
                             stack.append((option.call, here))
+                    for assignment, where in self._self_assignments(node, here) or ():
+                        # `self.dtype`: what the class's methods assign to it, as the evaluator reads it
+                        if assignment.value is not None and ("binding", id(assignment)) not in seen:
+                            seen.add(("binding", id(assignment)))
+                            stack.append((assignment.value, where))
                 stack.extend((child, here) for child in _walked(node))
                 name = _part_name(node)
                 if name is None:
                     continue
-            # flow-insensitive on purpose: what may ever reach a variable (memoised per name)
-            owner, bound = self.ix.bindings_anywhere(name, here)
-            key = (name, id(owner))
-            if owner is not None and key not in seen:
-                seen.add(key)
-                answer = known(name, owner, bound) if known is not None else None
-                if answer is not None:
-                    yield _KNOWN, answer
-                    continue
-                stack.extend(self._bound_values(name, owner, bound, inputs))
+            owner, bound = self.ix.bindings_at(name, here, self.ix.order_of.get(id(node), (None,))[0])
+            if owner is None:
+                continue
+            fresh, default = _unseen(name, owner, bound, seen)
+            if not fresh and not (default and inputs and name in owner.params):
+                continue
+            answer = known(name, owner, bound) if known is not None else None
+            if answer is not None:
+                yield _KNOWN, answer
+                continue
+            stack.extend(self._bound_values(name, owner, fresh, inputs and default))
 
     @staticmethod
     def _bound_values(name: str, owner: Scope, bound, inputs: bool) -> List[Tuple[ast.AST, Scope]]:
-        """What the walk of :meth:`_reached` goes on to from a variable: its bindings' values
-        and, with ``inputs``, its parameter default."""
+        """What the walk of :meth:`_reached` goes on to from a variable: the values of the
+        bindings that reach the read and, with ``inputs``, its parameter default (the value
+        when no caller passes one: reaching wherever a parameter's reassignment may not run;
+        kept as a possible value everywhere)."""
         out = [(a.value, owner) for a in bound if a.value is not None]
         default = owner.params.get(name) if inputs else None
         if default is not None:
@@ -582,26 +611,23 @@ class Evaluator:
 
     def _flows(self, expr: ast.AST, scope: Scope) -> Tuple[bool, bool]:
         """(a dtype may reach ``expr``, something worth following may), worked out once per
-        expression; a variable's answer is the same wherever it is read (the walk is
-        flow-insensitive), so it is kept per variable."""
-        if isinstance(expr, ast.Name):
-            owner = scope.lookup_scope(expr.id)
-            key = ("name", expr.id, id(owner))
-        else:
-            key = ("node", id(expr), id(scope))
+        expression (and once per set of bindings reaching a variable, :meth:`_variable_flows`)."""
+        key = ("node", id(expr), id(scope))
         found = self._flow_memo.get(key)
         if found is None:
             found = self._flow_memo[key] = self._walk_flows(expr, scope, set(), dtype_only=False, shared=True)
         return found
 
     def _variable_flows(self, name: str, owner: Scope, bound) -> Optional[Tuple[bool, bool]]:
-        """:meth:`_walk_flows` of everything a variable's bindings (and its parameter default)
-        may carry, worked out once per variable, where each expression's walk would otherwise
-        go through the same variables again (a pipeline's `latents` reached from every call
-        that reads it). The walk is a closure, so a variable's answer is the same whichever walk
-        reaches it. None while the variable's own walk is under way (an assignment cycle: the
-        walk that meets it goes through its bindings itself), or past a depth of variables."""
-        key = ("bound", name, id(owner))
+        """:meth:`_walk_flows` of everything the bindings ``bound`` of a variable (those that
+        reach one read of it) and its parameter default may carry, worked out once per such set,
+        where each expression's walk would otherwise go through the same variables again (a
+        pipeline's `latents` reached from every call that reads it). The walk is a closure and
+        every read in it is at a fixed place, so the answer depends only on the bindings it
+        starts from, whichever walk reaches them. None while that walk is under way (an
+        assignment cycle: the walk that meets it goes through the bindings itself), or past a
+        depth of variables."""
+        key = ("bound", name, id(owner), tuple(map(id, bound)))
         found = self._flow_memo.get(key)
         if found is not None:
             return found
@@ -611,7 +637,9 @@ class Evaluator:
         self.flow_walks += 1
         try:
             start = self._bound_values(name, owner, bound, True)
-            found = self._walk_flows(None, owner, {(name, id(owner))}, dtype_only=False, shared=True, start=start)
+            seen: set = set()
+            _unseen(name, owner, bound, seen)
+            found = self._walk_flows(None, owner, seen, dtype_only=False, shared=True, start=start)
         finally:
             self._flow_busy.discard(key)
         self._flow_memo[key] = found
@@ -1469,9 +1497,10 @@ class Evaluator:
         info = self.ix.classes.get(klass)
         return info is not None and info.init_params is not None
 
-    def _self_attribute(self, expr: ast.Attribute, scope: Scope) -> Optional[List[Possible]]:
-        """``self.dtype`` in a method: every value its class assigns to it (``self.dtype = dtype``
-        in ``__init__`` is the constructor's parameter, resolved at the join)."""
+    def _self_assignments(self, expr: ast.Attribute, scope: Scope):
+        """``self.dtype`` read in a method: every ``self.dtype = ...`` of its class, with the
+        method it is in (an instance's state: any method may have run before this one, so each
+        of them may be what the read sees); None for any other attribute."""
         if not (isinstance(expr.value, ast.Name) and expr.value.id == "self"):
             return None
         method = scope.code_scope()
@@ -1479,7 +1508,12 @@ class Evaluator:
         if method.kind != "function" or klass is None or klass.kind != "class" or "self" not in method.params:
             return None
         info = self.ix.classes.get(klass.qualname)
-        assigned = info.self_attr_values.get(expr.attr) if info is not None else None
+        return info.self_attr_values.get(expr.attr) if info is not None else None
+
+    def _self_attribute(self, expr: ast.Attribute, scope: Scope) -> Optional[List[Possible]]:
+        """``self.dtype`` in a method: every value its class assigns to it (``self.dtype = dtype``
+        in ``__init__`` is the constructor's parameter, resolved at the join)."""
+        assigned = self._self_assignments(expr, scope)
         if not assigned:
             return None
         out: List[Possible] = []
