@@ -1015,9 +1015,11 @@ def test_a_rewrite_spells_the_functional_module_with_a_name_bound_where_it_is_wr
         from torch.nn.functional import softmax, log_softmax
         from transformers import AutoModelForCausalLM
 
+        T = 2.0
+        batch = {"input_ids": torch.ones(1, 4, dtype=torch.long)}
         model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
-        s = model(**a).logits
-        t = model(**b).logits.detach()
+        s = model(**batch).logits
+        t = model(**batch).logits.detach()
         p_t = softmax(t / T, dim=-1)
         kl = (p_t * (torch.log(p_t + 1e-8) - log_softmax(s / T, dim=-1))).sum(-1).mean()
         """
