@@ -21,7 +21,7 @@ from . import extractors as _extractors_pkg
 from ..semantic import syntax
 from ..semantic.main_block import main_block_lines
 from ..semantic.programs import top_level_acts
-from ..semantic.queries import qualified_name
+from ..semantic.queries import name_for, position, qualified_name
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from ..semantic.values import CAPABILITY, COND, awaits_join
 
@@ -597,11 +597,11 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
     torch_import_end = text.end(torch_import) if torch_import >= 0 else None
     if torch_import_end is not None and torch_import_end > insert_at:
         insert_at = torch_import_end
-    torch_name = None
-    for local, full in index.imports.aliases.items():
-        if full == "torch":
-            torch_name = local
-            break
+    # the names the probe, written at insert_at, may spell torch and functools with: those bound
+    # to them where it goes (an import written below it, or rebound above it, is no such name)
+    after = next((s for s in index.module.body if index.span(s).start >= insert_at), None)
+    at = position(index, after) if after is not None else None
+    torch_name = name_for(index, "torch", index.root, at)
     probes = []
     for name, assignments in index.root.assignments.items():
         if len(assignments) != 1 or assignments[0].value is None or assignments[0].guards:
@@ -649,6 +649,6 @@ def _layout(index: ModuleIndex, evaluator: Evaluator) -> Layout:
             if _is_import_line(body[i])
         ),
         _probe_name(index.source, LAZY_PROBE_NAMES),
-        next((local for local, full in index.imports.aliases.items() if full == "functools"), ""),
+        name_for(index, "functools", index.root, at) or "",
         blank_lines,
     )

@@ -17,7 +17,7 @@ import itertools
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..knowledge import derives_from, is_library_training_arguments, model_init_keyword
 from .callees import project_callee
@@ -183,6 +183,11 @@ def _is_string(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
 
 
+def _loops(flow: frozenset) -> frozenset:
+    """The loops among the conditions of :meth:`ModuleIndex.flow_at`."""
+    return frozenset(k for k in flow if k[0] == "loop")
+
+
 def _part_name(node: ast.AST) -> Optional[str]:
     """The identifier a node holds that is not a variable it reads: an attribute's name
     (``args.bf16``), a keyword's (``f(dtype=...)``), a lambda parameter's. The walks of
@@ -225,6 +230,22 @@ def _without_context(v: Possible) -> Possible:
 
 # stands for a variable whose walk is known already (see Evaluator._reached)
 _KNOWN = object()
+
+
+def _unseen(name: str, owner, bound, seen: set) -> Tuple[list, bool]:
+    """The bindings among ``bound`` that a walk (:meth:`Evaluator._reached`) has not gone
+    through yet, and whether it has not gone through the variable's parameter default yet;
+    all of them now marked as seen."""
+    fresh = []
+    for b in bound:
+        key = ("binding", id(b))
+        if key not in seen:
+            seen.add(key)
+            fresh.append(b)
+    key = ("default", name, id(owner))
+    default = key not in seen
+    seen.add(key)
+    return fresh, default
 # how many variables' walks (_variable_flows) may be under way inside each other
 _MAX_FLOW_NESTING = 40
 
@@ -508,13 +529,18 @@ class Evaluator:
         argparse options read as ``args.<dest>``. A taint walk rather than an evaluation,
         so it terminates on self-referencing code (`if use_bf16 and major < 8: use_bf16 = False`).
 
-        ``known(name, owner, bindings)``: what the walk of a variable's bindings found, where
-        it is known already; the variable is then not walked again, and ``(_KNOWN, answer)`` is
-        yielded in its place. ``start``: the walk's first nodes, (node, scope) pairs, instead of
-        ``expr``.
+        A variable read goes on to the bindings that reach that read (reaching definitions with
+        their guards, :meth:`ModuleIndex.bindings_at`, the one policy for what a use sees): a
+        walk answers for the place it starts from, never for a binding made after it or hidden
+        by a later one. Each binding is walked once (``seen``).
+
+        ``known(name, owner, bindings)``: what the walk of those reaching bindings found, where
+        it is known already; they are then not walked again, and ``(_KNOWN, answer)`` is
+        yielded in their place. ``start``: the walk's first nodes, (node, scope) pairs, instead
+        of ``expr``.
 
         An attribute's, a keyword's or a lambda parameter's name is followed as a variable of
-        that name would be (see :func:`_part_name`).
+        that name read at that place would be (see :func:`_part_name`).
         """
         stack = [(expr, scope)] if start is None else list(start)
         while stack:
@@ -528,30 +554,38 @@ class Evaluator:
                     if function is not None and id(function) not in seen:
                         seen.add(id(function))
                         stack.extend((value, function) for value, _ in function.returns)
-                elif inputs and isinstance(node, ast.Attribute) and node.attr in self.ix.arg_options:
-                    for option in self.ix.arg_options[node.attr]:
+                elif inputs and isinstance(node, ast.Attribute):
+                    for option in self.ix.arg_options.get(node.attr, ()):
                         if id(option.call) not in seen:
                             seen.add(id(option.call))
                             stack.append((option.call, here))
+                    for assignment, where in self._self_assignments(node, here) or ():
+                        # `self.dtype`: what the class's methods assign to it, as the evaluator reads it
+                        if assignment.value is not None and ("binding", id(assignment)) not in seen:
+                            seen.add(("binding", id(assignment)))
+                            stack.append((assignment.value, where))
                 stack.extend((child, here) for child in _walked(node))
                 name = _part_name(node)
                 if name is None:
                     continue
-            # flow-insensitive on purpose: what may ever reach a variable (memoised per name)
-            owner, bound = self.ix.bindings_anywhere(name, here)
-            key = (name, id(owner))
-            if owner is not None and key not in seen:
-                seen.add(key)
-                answer = known(name, owner, bound) if known is not None else None
-                if answer is not None:
-                    yield _KNOWN, answer
-                    continue
-                stack.extend(self._bound_values(name, owner, bound, inputs))
+            owner, bound = self.ix.bindings_at(name, here, self.ix.order_of.get(id(node), (None,))[0])
+            if owner is None:
+                continue
+            fresh, default = _unseen(name, owner, bound, seen)
+            if not fresh and not (default and inputs and name in owner.params):
+                continue
+            answer = known(name, owner, bound) if known is not None else None
+            if answer is not None:
+                yield _KNOWN, answer
+                continue
+            stack.extend(self._bound_values(name, owner, fresh, inputs and default))
 
     @staticmethod
     def _bound_values(name: str, owner: Scope, bound, inputs: bool) -> List[Tuple[ast.AST, Scope]]:
-        """What the walk of :meth:`_reached` goes on to from a variable: its bindings' values
-        and, with ``inputs``, its parameter default."""
+        """What the walk of :meth:`_reached` goes on to from a variable: the values of the
+        bindings that reach the read and, with ``inputs``, its parameter default (the value
+        when no caller passes one: reaching wherever a parameter's reassignment may not run;
+        kept as a possible value everywhere)."""
         out = [(a.value, owner) for a in bound if a.value is not None]
         default = owner.params.get(name) if inputs else None
         if default is not None:
@@ -577,26 +611,23 @@ class Evaluator:
 
     def _flows(self, expr: ast.AST, scope: Scope) -> Tuple[bool, bool]:
         """(a dtype may reach ``expr``, something worth following may), worked out once per
-        expression; a variable's answer is the same wherever it is read (the walk is
-        flow-insensitive), so it is kept per variable."""
-        if isinstance(expr, ast.Name):
-            owner = scope.lookup_scope(expr.id)
-            key = ("name", expr.id, id(owner))
-        else:
-            key = ("node", id(expr), id(scope))
+        expression (and once per set of bindings reaching a variable, :meth:`_variable_flows`)."""
+        key = ("node", id(expr), id(scope))
         found = self._flow_memo.get(key)
         if found is None:
             found = self._flow_memo[key] = self._walk_flows(expr, scope, set(), dtype_only=False, shared=True)
         return found
 
     def _variable_flows(self, name: str, owner: Scope, bound) -> Optional[Tuple[bool, bool]]:
-        """:meth:`_walk_flows` of everything a variable's bindings (and its parameter default)
-        may carry, worked out once per variable, where each expression's walk would otherwise
-        go through the same variables again (a pipeline's `latents` reached from every call
-        that reads it). The walk is a closure, so a variable's answer is the same whichever walk
-        reaches it. None while the variable's own walk is under way (an assignment cycle: the
-        walk that meets it goes through its bindings itself), or past a depth of variables."""
-        key = ("bound", name, id(owner))
+        """:meth:`_walk_flows` of everything the bindings ``bound`` of a variable (those that
+        reach one read of it) and its parameter default may carry, worked out once per such set,
+        where each expression's walk would otherwise go through the same variables again (a
+        pipeline's `latents` reached from every call that reads it). The walk is a closure and
+        every read in it is at a fixed place, so the answer depends only on the bindings it
+        starts from, whichever walk reaches them. None while that walk is under way (an
+        assignment cycle: the walk that meets it goes through the bindings itself), or past a
+        depth of variables."""
+        key = ("bound", name, id(owner), tuple(map(id, bound)))
         found = self._flow_memo.get(key)
         if found is not None:
             return found
@@ -606,7 +637,9 @@ class Evaluator:
         self.flow_walks += 1
         try:
             start = self._bound_values(name, owner, bound, True)
-            found = self._walk_flows(None, owner, {(name, id(owner))}, dtype_only=False, shared=True, start=start)
+            seen: set = set()
+            _unseen(name, owner, bound, seen)
+            found = self._walk_flows(None, owner, seen, dtype_only=False, shared=True, start=start)
         finally:
             self._flow_busy.discard(key)
         self._flow_memo[key] = found
@@ -753,11 +786,14 @@ class Evaluator:
             if key is None:
                 return []
             out = [e for entry in self._dict_entries(expr.value, scope, seen) if entry.name == key for e in self._entries(entry.value, scope, seen)]
-            owner_name = item_owner(expr)  # and what `cfg["train"]["fp16"] = v` sets in it afterwards
-            name = owner_name.split("\x00")[0] if owner_name else None
-            root, bound = self.ix.bindings_anywhere(name, scope) if name else (None, [])
-            if root is not None:
-                out.extend(self._mutations(owner_name, root, min((len(a.guards) for a in bound), default=0), seen))
+            owner_name = item_owner(expr)  # and what `cfg["train"]["fp16"] = v` sets in it before the use
+            root = expr.value
+            while type(root) is ast.Subscript:
+                root = root.value
+            if owner_name and isinstance(root, ast.Name):
+                owner, bound = self.ix.bindings_of(root, scope)  # the `cfg` bindings that reach the use
+                if owner is not None and bound:
+                    out.extend(self._mutations(owner_name, owner, min(len(a.guards) for a in bound), seen, self._reach_window(root, scope, owner, bound)))
             return out
         if isinstance(expr, ast.Name) and expr.id not in seen:
             seen.add(expr.id)
@@ -769,17 +805,47 @@ class Evaluator:
                 if assignment.value is not None and assignment.unpack_index is None:
                     out.extend(self._entries(assignment.value, owner, seen))
             if out:
-                out.extend(self._mutations(expr.id, owner, min(len(a.guards) for a in bound), seen))
+                out.extend(self._mutations(expr.id, owner, min(len(a.guards) for a in bound), seen, self._reach_window(expr, scope, owner, bound)))
             return out
         return []
 
-    def _mutations(self, name: str, owner: Scope, depth: int, seen: set) -> List[KwargSource]:
-        """``d["k"] = v`` and ``d.update(...)`` on the dict ``name`` of scope ``owner``, in
-        source order; ``conditional`` when under an ``if`` of their own (more conditions
-        than the dict's assignment, ``depth``)."""
+    def _reach_window(self, use: ast.Name, scope: Scope, owner: Scope, bound) -> Callable[[ast.AST], bool]:
+        """Whether a change made in place at a node (``d["k"] = v``, ``d.update(...)``) reaches
+        the value ``use`` reads, where ``bound`` are the bindings of its variable that reach the
+        use: made after the earliest of them (what came before changed an older object) and,
+        for a use in the binding scope's own code, before the use or later in a loop that also
+        holds the use (the next iteration sees it), unless that loop binds the variable anew
+        before the use each time round (every binding reaching from before the use is in it).
+        A use in a nested function sees every change after the binding (it runs once the
+        scope has)."""
+        order = self.ix.order_of
+        starts = [order[id(b.statement)][0] for b in bound if id(b.statement) in order]
+        first = min(starts) if starts else None
+        at = order.get(id(use), (None,))[0] if owner is scope else None
+        loops = _loops(self.ix.flow_at(at)) if at is not None else frozenset()
+        preceding = [_loops(self.ix.flow_at(start)) for start in starts if at is not None and start < at]
+        if loops and preceding:
+            loops -= frozenset.intersection(*preceding)  # rebound there before each use
+
+        def reaches(node: ast.AST) -> bool:
+            when = order.get(id(node), (None,))[0]
+            if when is None:
+                return True
+            if first is not None and when < first:
+                return False
+            if at is None or when < at:
+                return True
+            return bool(loops & _loops(self.ix.flow_at(when)))
+
+        return reaches
+
+    def _mutations(self, name: str, owner: Scope, depth: int, seen: set, reaches: Callable[[ast.AST], bool]) -> List[KwargSource]:
+        """``d["k"] = v`` and ``d.update(...)`` on the dict ``name`` of scope ``owner`` that
+        reach the use (``reaches``, see :meth:`_reach_window`), in source order; ``conditional``
+        when under an ``if`` of their own (more conditions than the dict's assignment, ``depth``)."""
         found = []
         for item in self.ix.item_assigns.get(name, ()):
-            if item.scope is owner and string_value(item.key) is not None:
+            if item.scope is owner and string_value(item.key) is not None and reaches(item.statement):
                 source = KwargSource(string_value(item.key), item.key, item.value, "item-assign", item.statement, len(item.guards) > depth, item.guards)
                 found.append((self.ix.order(item.statement)[0], [source]))
         if self._updates is None:
@@ -788,7 +854,7 @@ class Evaluator:
                 if site.method == "update" and isinstance(site.receiver, ast.Name):
                     self._updates.setdefault(site.receiver.id, []).append(site)
         for site in self._updates.get(name, ()):
-            if site.scope is owner:
+            if site.scope is owner and reaches(site.node):
                 entries = []
                 for arg in arguments(site.node):
                     if arg.keyword is not None:
@@ -1431,9 +1497,10 @@ class Evaluator:
         info = self.ix.classes.get(klass)
         return info is not None and info.init_params is not None
 
-    def _self_attribute(self, expr: ast.Attribute, scope: Scope) -> Optional[List[Possible]]:
-        """``self.dtype`` in a method: every value its class assigns to it (``self.dtype = dtype``
-        in ``__init__`` is the constructor's parameter, resolved at the join)."""
+    def _self_assignments(self, expr: ast.Attribute, scope: Scope):
+        """``self.dtype`` read in a method: every ``self.dtype = ...`` of its class, with the
+        method it is in (an instance's state: any method may have run before this one, so each
+        of them may be what the read sees); None for any other attribute."""
         if not (isinstance(expr.value, ast.Name) and expr.value.id == "self"):
             return None
         method = scope.code_scope()
@@ -1441,7 +1508,12 @@ class Evaluator:
         if method.kind != "function" or klass is None or klass.kind != "class" or "self" not in method.params:
             return None
         info = self.ix.classes.get(klass.qualname)
-        assigned = info.self_attr_values.get(expr.attr) if info is not None else None
+        return info.self_attr_values.get(expr.attr) if info is not None else None
+
+    def _self_attribute(self, expr: ast.Attribute, scope: Scope) -> Optional[List[Possible]]:
+        """``self.dtype`` in a method: every value its class assigns to it (``self.dtype = dtype``
+        in ``__init__`` is the constructor's parameter, resolved at the join)."""
+        assigned = self._self_assignments(expr, scope)
         if not assigned:
             return None
         out: List[Possible] = []

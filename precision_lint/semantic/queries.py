@@ -20,11 +20,10 @@ later, or an importer, sees it).
 """
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, List, NamedTuple, Optional
 
 if TYPE_CHECKING:
-    import ast
-
     from .index import Assignment, ModuleIndex, Scope
 
 
@@ -153,3 +152,30 @@ def every_binding(index: ModuleIndex, name: str, scope: Scope) -> List[Assignmen
     :func:`reaching`): of what an edit that deletes a binding (an unused import) leaves, which
     must hold for every use."""
     return list(index.bindings_anywhere(name, scope)[1])
+
+
+def name_for(index: ModuleIndex, qualname: str, scope: Scope, at: Optional[int]) -> Optional[str]:
+    """What code written at ``at`` in ``scope`` (None: the end of the scope's code) may spell to
+    refer to ``qualname``: a name a module-level import binds to it, or to a module above it
+    with the rest dotted on (``F`` for ``torch.nn.functional``, else ``torch.nn.functional``
+    through ``torch``), where every binding of that name that reaches the place is that import,
+    written before it (reaching definitions; an import written later reaches no earlier code,
+    and a local, a parameter or a conditional ``F = make()`` of that name is not the module;
+    ``except ImportError: F = None`` is passed over, as :func:`qualified_name` does: code that
+    runs without the module is not what a fix for it is about). None where no name is. For a
+    fix's text: it must run where it is written."""
+    exact, above = [], []
+    for local, full in index.imports.aliases.items():
+        if full == qualname:
+            exact.append((local, local))
+        elif qualname.startswith(full + "."):
+            above.append((f"{local}{qualname[len(full):]}", local))
+    for spelled, local in exact + above:
+        owner, bindings = index.bindings_at(local, scope, at)
+        bindings = [b for b in bindings if not (type(b.value) is ast.Constant and b.value.value is None)]
+        if not bindings or any(b.imported != index.imports.aliases[local] for b in bindings):
+            continue
+        if owner is scope and at is not None and any((binding_position(index, b) or at) >= at for b in bindings):
+            continue  # no import written before the place reaches it
+        return spelled
+    return None

@@ -1004,3 +1004,29 @@ def test_each_call_of_a_loader_keeps_its_own_dtype(tree):
     assert "`s` may be half" in d.message and "`t` may be half" not in d.message
     fixed = engine.run_paths([str(root)], fix=True).fixed_texts[str(root / "train.py")]
     assert "F.kl_div(F.log_softmax(s.float(), -1), F.softmax(t, -1)" in fixed
+
+
+def test_a_rewrite_spells_the_functional_module_with_a_name_bound_where_it_is_written():
+    # `softmax` imported by itself: the log_softmax the fix writes needs a name for
+    # torch.nn.functional, and `F` imported only further down is not bound yet there
+    src = dedent(
+        """
+        import torch
+        from torch.nn.functional import softmax, log_softmax
+        from transformers import AutoModelForCausalLM
+
+        T = 2.0
+        batch = {"input_ids": torch.ones(1, 4, dtype=torch.long)}
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+        s = model(**batch).logits
+        t = model(**batch).logits.detach()
+        p_t = softmax(t / T, dim=-1)
+        kl = (p_t * (torch.log(p_t + 1e-8) - log_softmax(s / T, dim=-1))).sum(-1).mean()
+        """
+    )
+    later = src + "import torch.nn.functional as F\n"
+    (line,) = [l for l in fix(later, CODE).splitlines() if l.startswith("kl =")]
+    assert line.startswith("kl = (p_t * (torch.nn.functional.log_softmax(t.float() / T")
+    first = src.replace("import torch\n", "import torch\nimport torch.nn.functional as F\n", 1)
+    (line,) = [l for l in fix(first, CODE).splitlines() if l.startswith("kl =")]
+    assert line.startswith("kl = (p_t * (F.log_softmax(t.float() / T")

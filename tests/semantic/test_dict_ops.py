@@ -79,3 +79,101 @@ def test_dicts_that_update_each_other_end():
     # each dict's `.update` names the other: followed once, never round and round
     src = HEAD + 'kwargs = {**base, "fp16": True}\n    extra = {"seed": 1}\n    kwargs.update(extra)\n    extra.update(kwargs)\n    kwargs.update(kwargs)' + TAIL
     assert [d.code for d in lint(src, "MP101")] == ["MP101"]
+
+
+# --- which changes in place reach a use: the bindings of the dict's variable that reach it ----
+def _fp16_at(src, call_text="TrainingArguments"):
+    """The values keyword ``fp16`` gets at the (only) call ``call_text(...)`` of ``src``."""
+    from conftest import dedent
+
+    from precision_lint.semantic.evaluate import Evaluator
+    from precision_lint.semantic.index import build_index
+
+    index = build_index(dedent(src), "train")
+    (site,) = [s for s in index.calls if index.text(s.node.func) == call_text]
+    return sorted(repr(v.value) for v in Evaluator(index).kwarg_values(site.node, site.scope, "fp16") or ())
+
+
+IN_PLACE = {
+    "nested, set after the use": """
+        cfg = {"train": {"fp16": False}}
+        TrainingArguments(**cfg["train"])
+        cfg["train"]["fp16"] = True
+        """,
+    "nested, set on a dict rebound before the use": """
+        cfg = {"train": {"fp16": False}}
+        cfg["train"]["fp16"] = True
+        cfg = {"train": {"fp16": False}}
+        TrainingArguments(**cfg["train"])
+        """,
+    "nested, set on a dict rebound to another before the use": """
+        other = {"train": {"fp16": False}}
+        cfg = {"train": {"fp16": False}}
+        cfg["train"]["fp16"] = True
+        cfg = other
+        TrainingArguments(**cfg["train"])
+        """,
+    "flat, set after the use": """
+        kwargs = {"fp16": False}
+        TrainingArguments(**kwargs)
+        kwargs["fp16"] = True
+        """,
+    "flat, updated after the use": """
+        kwargs = {"fp16": False}
+        TrainingArguments(**kwargs)
+        kwargs.update(fp16=True)
+        """,
+    "flat, set on a dict rebound before the use": """
+        kwargs = {"fp16": True}
+        kwargs["fp16"] = True
+        kwargs = {"fp16": False}
+        TrainingArguments(**kwargs)
+        """,
+    "a loop that builds the dict anew before each use": """
+        for seed in range(3):
+            kwargs = {"fp16": False}
+            TrainingArguments(**kwargs)
+            kwargs["fp16"] = True
+        """,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(IN_PLACE))
+def test_a_change_in_place_that_does_not_reach_the_use_is_not_its_value(shape):
+    # flow-insensitively (every binding of `cfg`, every `cfg[...][...] = v` of the scope) the
+    # later or older `= True` overrode the dict the call reads
+    assert _fp16_at(IN_PLACE[shape]) == ["False"]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # the next iteration reads the dict the previous one changed
+        """
+        kwargs = {"fp16": False}
+        for seed in range(3):
+            TrainingArguments(**kwargs)
+            kwargs["fp16"] = True
+        """,
+        """
+        cfg = {"train": {"fp16": False}}
+        for seed in range(3):
+            TrainingArguments(**cfg["train"])
+            cfg["train"]["fp16"] = True
+        """,
+        # a function runs once the module has: it sees the dict as changed
+        """
+        cfg = {"train": {"fp16": False}}
+        def main():
+            TrainingArguments(**cfg["train"])
+        cfg["train"]["fp16"] = True
+        """,
+        """
+        cfg = {"train": {"fp16": False}}
+        cfg["train"]["fp16"] = True
+        TrainingArguments(**cfg["train"])
+        """,
+    ],
+)
+def test_a_change_in_place_that_reaches_the_use_is_its_value(src):
+    assert "True" in _fp16_at(src)

@@ -63,6 +63,31 @@ def test_an_item_set_inside_a_nested_dict():
     assert lint(src.replace('cfg["model"]["dtype"] = torch.float16', 'cfg["train"]["dtype"] = torch.float16'), "MP101") == []
 
 
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        'model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=cfg["model"]["dtype"])\ncfg["model"]["dtype"] = torch.float16',
+        'cfg["model"]["dtype"] = torch.float16\ncfg = {"model": {"dtype": torch.float32}, "train": {"fp16": True}}\n'
+        'model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=cfg["model"]["dtype"])',
+    ],
+    ids=["set-after-the-load", "set-on-a-dict-rebound-before-the-load"],
+)
+def test_an_item_set_inside_a_nested_dict_that_does_not_reach_the_load(where):
+    src = (
+        "import torch\n"
+        "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n\n"
+        'cfg = {"model": {"dtype": torch.float32}, "train": {"fp16": True}}\n'
+        + where
+        + '\nargs = TrainingArguments(output_dir="o", fp16=cfg["train"]["fp16"])\n'
+        "Trainer(model=model, args=args).train()\n"
+    )
+    assert lint(src, "MP101") == []
+    # the same float16 set before the load (and after the binding) is what the load reads
+    before = src.replace(where, 'cfg["model"]["dtype"] = torch.float16\nmodel = AutoModelForCausalLM.from_pretrained("m", torch_dtype=cfg["model"]["dtype"])')
+    assert [d.code for d in lint(before, "MP101")] == ["MP101"]
+
+
 KEYED = """
     import argparse
     import torch

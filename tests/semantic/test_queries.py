@@ -242,7 +242,9 @@ def test_no_module_outside_semantic_looks_a_name_up_by_hand():
 
     import precision_lint
 
-    by_hand = {"bindings_of", "bindings_at", "bindings_anywhere", "resolve_name", "order_of", "lookup_scope"}
+    # `imports.aliases`: the module-level import table, flow-insensitive (queries.name_for
+    # answers "which name spells this module here")
+    by_hand = {"bindings_of", "bindings_at", "bindings_anywhere", "resolve_name", "order_of", "lookup_scope", "aliases"}
     root = pathlib.Path(precision_lint.__file__).parent
     found = []
     for path in sorted(root.rglob("*.py")):
@@ -252,3 +254,37 @@ def test_no_module_outside_semantic_looks_a_name_up_by_hand():
             if isinstance(node, ast.Attribute) and node.attr in by_hand:
                 found.append(f"{path.relative_to(root)}:{node.lineno}: .{node.attr}")
     assert found == []
+
+
+def test_the_name_a_fix_may_spell_a_module_with_is_the_import_that_reaches_it():
+    ix = _index(
+        """
+        import torch
+        def early():
+            return softmax(x)
+        y = softmax(x)
+        import torch.nn.functional as F
+        z = softmax(x)
+        def shadowed(F):
+            return softmax(x)
+        def local():
+            F = make()
+            return softmax(x)
+        """
+    )
+    calls = [n for n in nodes_of(ix.module) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "softmax"]
+    early, y, z, shadowed, local = [(ix.call_of(c).scope, queries.position(ix, c)) for c in calls]
+    fn = "torch.nn.functional"
+    assert queries.name_for(ix, fn, *y) == "torch.nn.functional"  # `F` is imported below it
+    assert queries.name_for(ix, fn, *z) == "F"
+    assert queries.name_for(ix, fn, *early) == "F"  # a function runs once the module has
+    assert queries.name_for(ix, fn, *shadowed) == "torch.nn.functional"  # a parameter `F`
+    assert queries.name_for(ix, fn, *local) == "torch.nn.functional"  # a local `F`
+    assert queries.name_for(ix, "torch", *y) == "torch"
+    assert queries.name_for(ix, "numpy", *z) is None
+    maybe = _index("import torch.nn.functional as F\nif cpu:\n    F = make()\nsoftmax(x)\n")
+    call = next(n for n in nodes_of(maybe.module) if isinstance(n, ast.Call) and n.func.id == "softmax")
+    assert queries.name_for(maybe, "torch.nn.functional", maybe.root, queries.position(maybe, call)) is None  # `F` may be another object there
+    optional = _index("try:\n    import torch\nexcept ImportError:\n    torch = None\nsoftmax(x)\n")
+    call = next(n for n in nodes_of(optional.module) if isinstance(n, ast.Call))
+    assert queries.name_for(optional, "torch", optional.root, queries.position(optional, call)) == "torch"

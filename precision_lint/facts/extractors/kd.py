@@ -27,7 +27,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex, Scope, argument, call_args, element, keyword, nodes_of, positional
-from ...semantic.queries import reaching
+from ...semantic.queries import name_for, position, reaching
 from ...semantic.tensors import LOG_SOFTMAX, SOFTMAX, HalfTensors, enclosing_class, half_tensors
 from ...semantic.values import Possible
 from .precision import argument_extents, key_span, paren_extent
@@ -92,15 +92,6 @@ class _Shapes:
     def __init__(self, index: ModuleIndex, analysis: HalfTensors) -> None:
         self.ix = index
         self.an = analysis
-        self._torch_functional = None
-        for local, full in index.imports.aliases.items():
-            if full == "torch.nn.functional" and self._torch_functional is None:
-                self._torch_functional = local
-        if self._torch_functional is None:
-            for local, full in index.imports.aliases.items():
-                if full == "torch":
-                    self._torch_functional = f"{local}.nn.functional"
-                    break
 
     def qual(self, call: ast.Call) -> Optional[str]:
         site = self.ix.call_of(call)
@@ -235,9 +226,13 @@ class _Shapes:
         if isinstance(func, ast.Attribute):
             name = ix.name_span(func)
             edits.append((name.start, name.end, "log_softmax"))
-        elif isinstance(func, ast.Name) and self._torch_functional:
+        elif isinstance(func, ast.Name):
+            site = ix.call_of(call)
+            functional = name_for(ix, "torch.nn.functional", site.scope, position(ix, call)) if site is not None else None
+            if functional is None:
+                return None  # no name refers to torch's functional module there
             fs = ix.span(func)
-            edits.append((fs.start, fs.end, f"{self._torch_functional}.log_softmax"))
+            edits.append((fs.start, fs.end, f"{functional}.log_softmax"))
         else:
             return None
         text = ix.source[cspan.start : cspan.end]
