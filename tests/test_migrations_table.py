@@ -205,7 +205,9 @@ def test_import_row(row):
     if _removed(row):
         with pytest.raises(ImportError) as info:
             exec(statement, {})  # noqa: S102 - the import statement itself is what fails
-        assert kind == "ImportError"
+        # a name of a module that is gone itself (`from transformers.data.processors.squad
+        # import SquadV1Processor`) fails with the subclass ModuleNotFoundError
+        assert kind == type(info.value).__name__ and kind in ("ImportError", "ModuleNotFoundError")
         # the message goes on with the package's path: ` (/…/site-packages/trl/__init__.py)`
         assert str(info.value) == text or str(info.value).startswith(text + " (")
     else:
