@@ -583,3 +583,36 @@ def test_a_generation_config_keeps_its_sampling_attributes():
         gen.top_p = 0.9
         """
     assert lint(src, "MP302") == []
+
+
+# peft renamed prepare_model_for_int8_training to prepare_model_for_kbit_training in 0.4 (the
+# old name warned and forwarded) and dropped the old name in 0.10: a LoRA script whose
+# requirements install peft from its main branch stops at the import. Judged by peft's pin.
+PEFT_INT8 = """\
+import transformers
+from peft import LoraConfig, get_peft_model, prepare_model_for_int8_training
+
+model = transformers.AutoModelForCausalLM.from_pretrained("m", device_map="auto")
+model = prepare_model_for_int8_training(model)
+model = get_peft_model(model, LoraConfig(r=8, lora_alpha=16, task_type="CAUSAL_LM"))
+"""
+
+
+@pytest.mark.parametrize(
+    "requirement, code",
+    [("peft==0.3.0", None), ("peft==0.4.0", "MP304"), ("peft==0.9.0", "MP304"), ("peft>=0.4,<0.11", "MP304"),
+     ("peft==0.10.0", "MP302"), ("peft>=0.10", "MP302")],
+)
+def test_peft_prepare_model_for_int8_training_by_peft_pin(tmp_path, requirement, code):
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": f"transformers>=4.28.0\n{requirement}\n", "finetune.py": PEFT_INT8})
+    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+    assert [d.code for d in found] == ([code] if code else [])
+    if code:
+        (d,) = found
+        assert (d.span.line, d.fix) == (2, None)
+        assert "raises `ImportError: cannot import name 'prepare_model_for_int8_training' from 'peft'`" in d.message
+        assert "use prepare_model_for_kbit_training" in d.message and "peft 0.10" in d.message
