@@ -155,7 +155,7 @@ def at_least(version: Tuple[int, ...], bound: Tuple[int, ...]) -> bool:
 class Migration:
     """One removed or renamed name of a library (a row of migrations.toml, one name)."""
 
-    library: str  # "transformers" or "trl": whose version gates it
+    library: str  # "transformers", "trl" or "peft": whose version gates it
     kind: str  # "keyword", "attribute" or "import"
     owner: str  # class (keyword, attribute) or module (import)
     name: str  # the old name ("" for an import of the module `owner` itself)

@@ -1,4 +1,4 @@
-"""Findings for removed and renamed transformers / TRL names (shared by MP302 and MP304).
+"""Findings for removed and renamed transformers / TRL / peft names (shared by MP302 and MP304).
 
 The facts (``facts/extractors/migrations.py``) say which table names a file uses and on
 what; the table (``knowledge/migrations.toml``) says which library class owns each name,
@@ -18,7 +18,7 @@ from ..semantic.values import SYMBOL
 from ..workspace.versions import Allowed, compare
 from .base import RuleContext, replace
 
-VERSION_TEXT = {"transformers": "transformers", "trl": "TRL"}
+VERSION_TEXT = {"transformers": "transformers", "trl": "TRL", "peft": "peft"}
 CONFIG_CLASS = "transformers.PretrainedConfig"  # what `model.config` is
 
 

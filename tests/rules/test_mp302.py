@@ -136,6 +136,46 @@ def test_imports_are_report_only(src, shown):
     assert all(d.fix is None for d in found)
 
 
+
+# The SQuAD processors: in every wheel up to 5.19.0, gone from 5.20.0 (a notebook that installs
+# the newest transformers stops at the import). The package path fails as a missing module.
+SQUAD = """
+    from transformers import BertTokenizer, squad_convert_examples_to_features
+    from transformers.data.processors.squad import SquadV1Processor
+
+    examples = SquadV1Processor().get_train_examples("data/squad")
+    features, dataset = squad_convert_examples_to_features(examples=examples, tokenizer=tok, max_seq_length=384,
+                                                           doc_stride=128, max_query_length=64, is_training=True)
+    """
+
+
+@pytest.mark.parametrize("version", ["5.20", "5.24"])
+def test_squad_processors_are_removed_from_5_20(version):
+    found = lint(SQUAD, None, config(transformers_version=version))
+    assert [(d.code, d.span.line) for d in found] == [("MP302", 1), ("MP302", 2)]
+    assert "was removed in transformers 5.20 and raises `ImportError: cannot import name 'squad_convert_examples_to_features' from 'transformers'`" in found[0].message
+    assert "raises `ModuleNotFoundError: No module named 'transformers.data.processors'`" in found[1].message
+    assert all(d.fix is None and "remove it: transformers 5.20 has no SQuAD processors" in d.message for d in found)
+
+
+@pytest.mark.parametrize("version", ["4.37.2", "4.57.6", "5.0", "5.19"])
+def test_squad_processors_are_silent_where_they_exist(version):
+    assert [d for d in lint(SQUAD, None, config(transformers_version=version)) if d.code.startswith("MP30")] == []
+
+
+def test_squad_processors_under_a_pinned_4x_project(tmp_path):
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    def run(root):
+        return Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+
+    pinned = write_tree(tmp_path / "pinned", {".git/HEAD": "", "requirements.txt": "transformers==4.57.6\n", "squad.py": dedent(SQUAD)})
+    assert run(pinned) == []
+    newest = write_tree(tmp_path / "newest", {".git/HEAD": "", "requirements.txt": "transformers>=5.20\n", "squad.py": dedent(SQUAD)})
+    assert [d.code for d in run(newest)] == ["MP302", "MP302"]
+
 def test_report_only_rows_say_what_to_do_instead():
     found = lint302(
         """
@@ -543,3 +583,36 @@ def test_a_generation_config_keeps_its_sampling_attributes():
         gen.top_p = 0.9
         """
     assert lint(src, "MP302") == []
+
+
+# peft renamed prepare_model_for_int8_training to prepare_model_for_kbit_training in 0.4 (the
+# old name warned and forwarded) and dropped the old name in 0.10: a LoRA script whose
+# requirements install peft from its main branch stops at the import. Judged by peft's pin.
+PEFT_INT8 = """\
+import transformers
+from peft import LoraConfig, get_peft_model, prepare_model_for_int8_training
+
+model = transformers.AutoModelForCausalLM.from_pretrained("m", device_map="auto")
+model = prepare_model_for_int8_training(model)
+model = get_peft_model(model, LoraConfig(r=8, lora_alpha=16, task_type="CAUSAL_LM"))
+"""
+
+
+@pytest.mark.parametrize(
+    "requirement, code",
+    [("peft==0.3.0", None), ("peft==0.4.0", "MP304"), ("peft==0.9.0", "MP304"), ("peft>=0.4,<0.11", "MP304"),
+     ("peft==0.10.0", "MP302"), ("peft>=0.10", "MP302")],
+)
+def test_peft_prepare_model_for_int8_training_by_peft_pin(tmp_path, requirement, code):
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": f"transformers>=4.28.0\n{requirement}\n", "finetune.py": PEFT_INT8})
+    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+    assert [d.code for d in found] == ([code] if code else [])
+    if code:
+        (d,) = found
+        assert (d.span.line, d.fix) == (2, None)
+        assert "raises `ImportError: cannot import name 'prepare_model_for_int8_training' from 'peft'`" in d.message
+        assert "use prepare_model_for_kbit_training" in d.message and "peft 0.10" in d.message

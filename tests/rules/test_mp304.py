@@ -2,7 +2,7 @@
 gated both ways, and never renamed to a name the targeted version does not have."""
 import pytest
 
-from conftest import config, dedent, fix, lint
+from conftest import config, dedent, fix, lint, write_tree
 
 CODE = "MP304"
 
@@ -71,3 +71,53 @@ def test_pipeline_torch_dtype_too():
     assert "passed to `pipeline`" in d.message
     assert "dtype=torch.float16)" in fix304(src, transformers_version="5.23")
     assert lint304(src, transformers_version="4.55") == []
+
+
+
+# `load_in_8bit=` / `load_in_4bit=` reach from_pretrained through a **kwargs dict under an
+# in-file `require_version` pin (the shape of a model builder pinned to transformers 4.37.2).
+# 4.37.2 pops them and builds a BitsAndBytesConfig without any warning; the "arguments are
+# deprecated" warning first appears in 4.38.0 (read in both wheels' modeling_utils.py).
+LOAD_IN_8BIT_PINNED = """\
+import torch
+from transformers import AutoModelForCausalLM
+from transformers.utils.versions import require_version
+
+require_version("transformers=={version}")
+
+
+def load(path, load_8bit=False, load_4bit=False):
+    kwargs = {{"device_map": "auto"}}
+    if load_8bit:
+        kwargs["load_in_8bit"] = True
+    elif load_4bit:
+        kwargs["load_in_4bit"] = True
+    return AutoModelForCausalLM.from_pretrained(path, low_cpu_mem_usage=True, **kwargs)
+
+
+model = load("some/model", load_8bit=True)
+"""
+
+
+def _lint_pinned(tmp_path, version):
+    """The file alone in its repository: its own `require_version` is the only pin."""
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    root = write_tree(tmp_path, {".git/HEAD": "", "builder.py": LOAD_IN_8BIT_PINNED.format(version=version)})
+    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+    return sorted(found, key=lambda d: d.span.start)
+
+
+@pytest.mark.parametrize("version", ["4.36.2", "4.37.0", "4.37.2"])
+def test_load_in_8bit_is_not_deprecated_before_4_38(tmp_path, version):
+    assert _lint_pinned(tmp_path, version) == []
+
+
+@pytest.mark.parametrize("version", ["4.38.0", "4.57.6"])
+def test_load_in_8bit_is_deprecated_from_4_38(tmp_path, version):
+    found = _lint_pinned(tmp_path, version)
+    assert [(d.code, d.message.split("`")[1]) for d in found] == [("MP304", "load_in_8bit"), ("MP304", "load_in_4bit")]
+    for d in found:
+        assert "deprecated since transformers 4.38 and raises" in d.message
+        assert f"(transformers=={version} in require_version(...) in builder.py)" in d.message
