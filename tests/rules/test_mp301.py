@@ -231,6 +231,18 @@ def test_processor_tokenizer_message():
     assert "the processor itself is usually what belongs" in d.message
 
 
+def test_a_variable_named_processor_is_no_processor_by_its_name():
+    """What ``x`` holds comes from the calls that reach it, not from its name: a tokenizer
+    bound to ``processor`` is a tokenizer."""
+    src = """
+    from transformers import AutoTokenizer, Trainer
+    processor = AutoTokenizer.from_pretrained(path)
+    Trainer(model=m, tokenizer=processor.tokenizer)
+    """
+    (d,) = lint(src, CODE)
+    assert "multimodal processor" not in d.message
+
+
 def test_both_names_passed_reports_without_fix():
     src = """
     from transformers import Trainer

@@ -55,12 +55,13 @@ class TokenizerAttr:
 
 
 def _from_processor(index: ModuleIndex, evaluator: Evaluator, value: ast.expr, scope) -> bool:
+    """``x.tokenizer`` where ``x`` holds what a processor class builds (``AutoProcessor.
+    from_pretrained(...)``, a ``*Processor``): known from the calls that reach ``x``, never
+    from how the variable is named."""
     if not (isinstance(value, ast.Attribute) and value.attr == "tokenizer"):
         return False
     base = value.value
     if isinstance(base, ast.Name):
-        if "processor" in base.id.lower():
-            return True
         return any("Processor" in q for q in assigned_callees(index, base, scope))
     return False
 
