@@ -6,9 +6,9 @@ libraries patch others on import; the facts of the user's code never say that.
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Dict, FrozenSet, Iterable, Optional, Tuple
 
 try:
@@ -19,7 +19,14 @@ except ModuleNotFoundError:  # Python < 3.11
 
 @lru_cache(maxsize=None)
 def _table(name: str) -> dict:
-    text = resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
+    try:  # the file beside this module; importlib.resources (and the zipfile it imports) only
+        # where the package is not a folder of files
+        with open(os.path.join(os.path.dirname(__file__), name), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:  # pragma: no cover - a zipped install
+        from importlib import resources
+
+        text = resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
     return tomllib.loads(text)
 
 

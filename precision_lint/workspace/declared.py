@@ -13,7 +13,6 @@ side file, so a cached result is reused only while they are unchanged.
 from __future__ import annotations
 
 import ast
-import configparser
 import os
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
@@ -104,6 +103,8 @@ def _from_pyproject(text: Optional[str]) -> List[str]:
 def _from_setup_cfg(text: Optional[str]) -> List[str]:
     if not text:
         return []
+    import configparser  # only where a setup.cfg is read
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)

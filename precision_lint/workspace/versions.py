@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
@@ -709,6 +708,8 @@ def _install_words(lines: Iterable[str], command: "re.Pattern", valued: Tuple[st
         match = command.match(line.strip())
         if match is None:
             continue
+        import shlex  # only where an install command is read
+
         try:
             words = shlex.split(match.group(1), comments=True)
         except ValueError:
