@@ -12,10 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+
+
+def _tomllib():
+    """tomllib, imported where a TOML file is read (a standalone script's check reads none)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
 
 
 class ConfigError(Exception):
@@ -161,7 +166,8 @@ def _version_header(text: str) -> Optional[str]:
     """The ``Version`` header of a metadata text, as ``email`` parses it (compat32): the headers
     end at the first line that is not one (a blank line), a value continues on indented lines."""
     value = None
-    for line in _LINE.findall(text):
+    for found in _LINE.finditer(text):  # up to the Version line, never the long description
+        line = found.group()
         if value is not None:
             if line[:1] in (" ", "\t"):
                 value += line
@@ -349,6 +355,7 @@ def from_table(table: Dict[str, Any], where: str = "configuration", path: Option
 
 
 def load_file(path: Path) -> Config:
+    tomllib = _tomllib()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -377,6 +384,9 @@ def find_config(start: Path) -> Optional[Path]:
                 text = candidate.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
+            if "precision-lint" not in text:  # no table of ours, whether the file parses or not
+                continue
+            tomllib = _tomllib()
             try:
                 data = tomllib.loads(text)
             except tomllib.TOMLDecodeError as exc:
