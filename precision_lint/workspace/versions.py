@@ -46,11 +46,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
-    import tomli as tomllib
-
 Version = Tuple[int, ...]
 
 # The libraries whose versions the rules read, as requirement names (lower case, `_` as `-`):
@@ -382,6 +377,10 @@ def _quoted_requirements(text: str, source: str) -> List[Allowed]:
 
 
 def _pyproject(text: str, source: str) -> List[Allowed]:
+    try:  # here: a check that reads no pyproject.toml never imports it
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
