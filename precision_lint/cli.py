@@ -173,8 +173,6 @@ def _display(path: str) -> str:
 def check_command(argv: Sequence[str]) -> int:
     parser = check_parser()
     args = parser.parse_args(argv)
-    import difflib
-
     from .workspace.cache import default_cache_dir
     from .workspace.config import ConfigError, load
     from .engine import Engine, InternalError
@@ -266,6 +264,8 @@ def check_command(argv: Sequence[str]) -> int:
 
     changed = result.changed
     if args.diff:
+        import difflib
+
         for path, (old, new) in sorted(changed.items()):
             shown = _display(path)
             for label, before, after in _diff_parts(result.sources[path], shown, old, new):

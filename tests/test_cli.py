@@ -279,6 +279,38 @@ def test_libcst_judges_a_fixed_text_only_where_cpython_cannot():
     assert lines["NEWER"] == "None", out.stdout
 
 
+def test_a_plain_check_of_one_script_imports_only_what_it_uses(tmp_path):
+    """A pre-commit run on one script (findings with fixes, no cache, no notebook, no .gitignore,
+    no pyproject.toml): importlib.metadata and the email package (the installed versions are read
+    from the metadata files), pathspec, pickle, tempfile, configparser, difflib, the other
+    reporters are each a few hundredths of a second of a cold start that never needs them."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n\n"
+        'model = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)\n'
+        'args = TrainingArguments(output_dir="out", fp16=True)\n'
+        "Trainer(model=model, args=args, tokenizer=None).train()\n"
+    )
+    unused = (
+        "importlib.metadata", "email", "pathspec", "pickle", "tempfile", "configparser", "difflib", "zipfile",
+        "precision_lint.reporters.sarif", "precision_lint.reporters.json_format", "precision_lint.reporters.github",
+    )
+    code = (
+        "import sys\nfrom precision_lint.cli import main\n"
+        "try:\n    main(['--no-cache', 'train.py'])\n"
+        "except SystemExit:\n    pass\n"
+        f"print('LOADED', [m for m in {unused!r} if m in sys.modules])\n"
+    )
+    env = dict(__import__("os").environ, PYTHONPATH=str(REPO), NO_COLOR="1")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert "MP101" in out.stdout and "[*]" in out.stdout, (out.stdout, out.stderr)  # judged, and a fix checked
+    assert "LOADED []" in out.stdout, (out.stdout, out.stderr)
+
+
 @pytest.mark.parametrize(
     "text,analysed",
     [

@@ -203,3 +203,41 @@ def test_autocast_ops_hold_in_the_installed_torch():
                    "expand": (4, 4), "expand_as": (half,), "clamp": (-1, 1), "clip": (-1, 1)}
     for method in ops["dtype_keeping_methods"]:
         assert getattr(half, method)(*method_args.get(method, ())).dtype == torch.float16, method
+
+
+def test_a_parsed_table_is_kept_and_read_back_while_its_text_is_the_same(tmp_path, monkeypatch):
+    """The tables are kept as Python keeps bytecode (under ``sys.pycache_prefix`` here): a second
+    read gives what the TOML says, a changed text is parsed again, and nothing is written where
+    bytecode is not."""
+    import sys
+
+    from precision_lint import knowledge
+
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    path = str(tmp_path / "t.toml")
+    first = knowledge.parsed(path, 'a = 1\n[b]\nc = ["x"]\n')
+    kept = knowledge._kept_path(path)
+    assert kept.startswith(str(tmp_path / "prefix")) and __import__("os").path.isfile(kept)
+    assert knowledge.parsed(path, 'a = 1\n[b]\nc = ["x"]\n') == first == {"a": 1, "b": {"c": ["x"]}}
+    assert knowledge.parsed(path, "a = 2\n") == {"a": 2}  # the text changed: parsed again
+    assert knowledge.parsed(path, "a = 2\n") == {"a": 2}
+    with open(kept, "wb") as f:
+        f.write(b"damaged")
+    assert knowledge.parsed(path, "a = 2\n") == {"a": 2}
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    other = str(tmp_path / "u.toml")
+    assert knowledge.parsed(other, "d = true\n") == {"d": True}
+    assert not __import__("os").path.exists(knowledge._kept_path(other))
+
+
+def test_every_knowledge_table_reads_as_tomllib_parses_it():
+    import os
+    import tomllib
+
+    from precision_lint import knowledge
+
+    folder = os.path.dirname(knowledge.__file__)
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".toml")):
+        with open(os.path.join(folder, name), encoding="utf-8") as f:
+            assert knowledge._table(name) == tomllib.loads(f.read()), name

@@ -449,3 +449,31 @@ def test_other_documents_and_prose_in_an_installation_document_are_not_pins(tmp_
     })
     t = _targets(root, "train.py")
     assert not t.of("torch").is_point and not t.of("transformers").is_point
+
+
+def test_the_installed_versions_are_read_as_importlib_metadata_reads_them():
+    """``installed_version`` reads the metadata files itself (importlib.metadata and the email
+    package cost more than the rest of a small file's configuration): the same answer for every
+    installed distribution, and for one that is not installed."""
+    import importlib.metadata as metadata
+
+    from precision_lint.workspace.config import _ASK_IMPORTLIB, _metadata_version
+
+    names = {d.metadata["Name"] for d in metadata.distributions() if d.metadata["Name"]} | {"no-such-dist-xyz"}
+    for name in sorted(names):
+        try:
+            expected = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            expected = None
+        got = _metadata_version(name)
+        assert got is _ASK_IMPORTLIB or got == expected, name
+
+
+def test_the_version_header_as_email_reads_it():
+    from precision_lint.workspace.config import _version_header
+
+    assert _version_header("Metadata-Version: 2.1\nName: x\nVersion: 1.2.3\n\nVersion: 9\n") == "1.2.3"
+    assert _version_header("Name: x\r\nVersion:  4.5\r\nSummary: s\r\n") == "4.5"
+    assert _version_header("Name: x\n\nVersion: 1.0\n") is None  # in the body
+    assert _version_header("Name: x\nversion: 2.0") == "2.0"  # names are case-insensitive, no newline at the end
+    assert _version_header("Name: x\nnot a header\nVersion: 1.0\n") is None

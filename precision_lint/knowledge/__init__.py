@@ -6,21 +6,86 @@ libraries patch others on import; the facts of the user's code never say that.
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Dict, FrozenSet, Iterable, Optional, Tuple
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python < 3.11
-    import tomli as tomllib
 
 
 @lru_cache(maxsize=None)
 def _table(name: str) -> dict:
-    text = resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    path = os.path.join(os.path.dirname(__file__), name)
+    try:  # the file beside this module; importlib.resources (and the zipfile it imports) only
+        # where the package is not a folder of files
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:  # pragma: no cover - a zipped install
+        from importlib import resources
+
+        return _tomllib().loads(resources.files(__name__).joinpath(name).read_text(encoding="utf-8"))
+    return parsed(path, text)
+
+
+def _tomllib():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+    return tomllib
+
+
+def parsed(path: str, text: str) -> dict:
+    """The TOML ``text`` of the file ``path``, parsed; kept beside the bytecode as Python keeps
+    it (``__pycache__``, or under ``sys.pycache_prefix``; never where bytecode is not written),
+    marshalled with the digest of the text it was parsed from, and read back while the text is
+    the same: parsing the tables costs more than anything else a small file's check reads."""
+    import hashlib
+    import marshal
+    import sys
+
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
+    kept = _kept_path(path)
+    if kept is not None:
+        try:
+            with open(kept, "rb") as f:
+                found = marshal.load(f)
+            if isinstance(found, tuple) and len(found) == 2 and found[0] == digest and isinstance(found[1], dict):
+                return found[1]
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+    data = _tomllib().loads(text)
+    if kept is not None and not sys.dont_write_bytecode:
+        try:
+            blob = marshal.dumps((digest, data))
+        except ValueError:  # a value marshal cannot write (a TOML date): parsed at each run
+            return data
+        tmp = f"{kept}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(kept), exist_ok=True)
+            with open(tmp, "wb") as f:
+                f.write(blob)
+            os.replace(tmp, kept)
+        except OSError:  # a read-only install: parsed at each run
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return data
+
+
+def _kept_path(path: str) -> Optional[str]:
+    """Where the parsed table of ``path`` is kept: as ``importlib`` places bytecode."""
+    import sys
+
+    tag = sys.implementation.cache_tag
+    if tag is None:  # pragma: no cover - an implementation without bytecode caching
+        return None
+    folder, name = os.path.split(os.path.abspath(path))
+    if sys.pycache_prefix:
+        folder = os.path.join(sys.pycache_prefix, os.path.splitdrive(folder)[1].lstrip(os.sep))
+    else:
+        folder = os.path.join(folder, "__pycache__")
+    return os.path.join(folder, f"{name}.{tag}.marshal")
 
 
 @lru_cache(maxsize=None)

@@ -77,17 +77,14 @@ def end(span: Span) -> dict:
     return {"row": span.end_line, "column": span.end_col + 1}
 
 
-def render(fmt: str, report: Report) -> str:
-    from . import concise, full, github, json_format, sarif
+_MODULES = {"full": "full", "concise": "concise", "json": "json_format", "github": "github", "sarif": "sarif"}
 
-    module = {
-        "full": full,
-        "concise": concise,
-        "json": json_format,
-        "github": github,
-        "sarif": sarif,
-    }[fmt]
-    return module.render(report)
+
+def render(fmt: str, report: Report) -> str:
+    """``report`` in the format ``fmt``; only that format's module is imported."""
+    from importlib import import_module
+
+    return import_module(f"{__name__}.{_MODULES[fmt]}").render(report)
 
 
 def summary_lines(report: Report) -> List[str]:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import sys
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
@@ -93,6 +91,8 @@ class FactsCache:
 
 def _load(path: Path):
     """A pickled entry, or None when it is missing, damaged or from other code."""
+    import pickle  # here: a run without a cache never loads it
+
     try:
         with open(path, "rb") as fh:
             return pickle.load(fh)
@@ -102,6 +102,9 @@ def _load(path: Path):
 
 def _store(path: Path, entry, cache_root: Path) -> None:
     """Write ``entry`` atomically; a read-only tree just runs without caching."""
+    import pickle
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         _ensure_gitignore(cache_root)

@@ -12,10 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+
+
+def _tomllib():
+    """tomllib, imported where a TOML file is read (a standalone script's check reads none)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
 
 
 class ConfigError(Exception):
@@ -73,14 +78,109 @@ def parse_version(text: Optional[str]) -> Optional[Tuple[int, ...]]:
 
 def installed_version(dist: str) -> Optional[Tuple[int, ...]]:
     """The version of an installed distribution, from its metadata (nothing is imported)."""
+    found = _metadata_version(dist)
+    if found is _ASK_IMPORTLIB:
+        try:
+            from importlib.metadata import PackageNotFoundError, version
+        except ImportError:  # pragma: no cover
+            return None
+        try:
+            found = version(dist)
+        except PackageNotFoundError:
+            return None
     try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover
+        return parse_version(found)
+    except ConfigError:
         return None
+
+
+_ASK_IMPORTLIB = object()
+# folder of sys.path → (its mtime, normalised distribution name → its metadata folders there)
+_LISTINGS: Dict[str, Tuple[float, Dict[str, List[str]]]] = {}
+_HEADER = re.compile(r"[\041-\071\073-\176]*:")  # a header line of an email (email.feedparser)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # the lines as email splits them
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+
+
+def _metadata_version(dist: str):
+    """``importlib.metadata.version(dist)`` where the distributions are folders of ``sys.path``
+    (its usual case), found the way ``importlib.metadata`` finds them (the first
+    ``*.dist-info``/``*.egg-info`` whose name normalises to ``dist``'s, in ``sys.path`` order) and
+    read the way it reads them (the ``Version`` header of ``METADATA``, else ``PKG-INFO``), without
+    importing it: ``importlib.metadata`` and the email package it parses headers with cost more
+    than the rest of a small file's check. None: not installed. ``_ASK_IMPORTLIB`` where
+    anything is unusual (a zip on ``sys.path``, another finder of distributions, an ``.egg``)."""
+    import os
+    from importlib.machinery import PathFinder
+
+    if any(getattr(f, "find_distributions", None) is not None for f in sys.meta_path if f is not PathFinder):
+        return _ASK_IMPORTLIB
+    wanted = _normalized(dist)
+    for entry in sys.path:
+        if not isinstance(entry, str):
+            return _ASK_IMPORTLIB
+        folder = entry or "."
+        try:
+            mtime = os.stat(folder).st_mtime
+        except OSError:
+            continue  # importlib.metadata finds nothing there either (a path hook's name)
+        if not os.path.isdir(folder) or folder.lower().endswith(".egg"):
+            return _ASK_IMPORTLIB  # a zip file or an egg: importlib.metadata reads those
+        kept = _LISTINGS.get(folder)
+        if kept is None or kept[0] != mtime:
+            try:
+                children = os.listdir(folder)
+            except OSError:
+                continue
+            infos: Dict[str, List[str]] = {}
+            for child in children:
+                low = child.lower()
+                if low.endswith((".dist-info", ".egg-info")):
+                    infos.setdefault(_normalized(low.rpartition(".")[0].partition("-")[0]), []).append(child)
+            kept = _LISTINGS[folder] = (mtime, infos)
+        for child in kept[1].get(wanted, ()):
+            path = os.path.join(folder, child)
+            for name in ("METADATA", "PKG-INFO", ""):
+                text = _read(os.path.join(path, name) if name else path)
+                if text is _ASK_IMPORTLIB or text:
+                    return text if text is _ASK_IMPORTLIB else _version_header(text)
+            return _ASK_IMPORTLIB  # no metadata: importlib.metadata says how that fails
+    return None
+
+
+def _read(path: str):
+    """The text of a metadata file; None where ``importlib.metadata`` reads none either."""
     try:
-        return parse_version(version(dist))
-    except (PackageNotFoundError, ConfigError):
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
         return None
+    except (OSError, ValueError):  # importlib.metadata raises: let it
+        return _ASK_IMPORTLIB
+
+
+def _version_header(text: str) -> Optional[str]:
+    """The ``Version`` header of a metadata text, as ``email`` parses it (compat32): the headers
+    end at the first line that is not one (a blank line), a value continues on indented lines."""
+    value = None
+    for found in _LINE.finditer(text):  # up to the Version line, never the long description
+        line = found.group()
+        if value is not None:
+            if line[:1] in (" ", "\t"):
+                value += line
+                continue
+            break
+        m = _HEADER.match(line)
+        if m is None or line.startswith("From "):
+            if line.startswith("From ") or line[:1] in (" ", "\t"):
+                continue
+            break
+        if line[: m.end() - 1].lower() == "version":
+            value = line[m.end():].lstrip(" \t")
+    return None if value is None else value.rstrip("\r\n")
 
 
 @dataclass
@@ -255,6 +355,7 @@ def from_table(table: Dict[str, Any], where: str = "configuration", path: Option
 
 
 def load_file(path: Path) -> Config:
+    tomllib = _tomllib()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -283,6 +384,9 @@ def find_config(start: Path) -> Optional[Path]:
                 text = candidate.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
+            if "precision-lint" not in text:  # no table of ours, whether the file parses or not
+                continue
+            tomllib = _tomllib()
             try:
                 data = tomllib.loads(text)
             except tomllib.TOMLDecodeError as exc:

@@ -13,14 +13,9 @@ side file, so a cached result is reused only while they are unchanged.
 from __future__ import annotations
 
 import ast
-import configparser
 import os
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-try:
-    import tomllib
-except ImportError:  # pragma: no cover - Python < 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
 
 PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 LEVELS = 4  # folders above a module searched for its project's folder
@@ -84,6 +79,10 @@ def _from_pyproject(text: Optional[str]) -> List[str]:
     if not text:
         return []
     try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, ValueError):
         return []
@@ -104,6 +103,8 @@ def _from_pyproject(text: Optional[str]) -> List[str]:
 def _from_setup_cfg(text: Optional[str]) -> List[str]:
     if not text:
         return []
+    import configparser  # only where a setup.cfg is read
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)

@@ -13,10 +13,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-try:
-    import pathspec
-except ImportError:  # pragma: no cover - pathspec is a declared dependency
-    pathspec = None
+
+@lru_cache(maxsize=None)
+def _pathspec():
+    """pathspec, imported where a ``.gitignore`` is read (a tenth of a small file's check on a
+    busy machine): None where it is missing."""
+    try:
+        import pathspec
+    except ImportError:  # pragma: no cover - pathspec is a declared dependency
+        return None
+    return pathspec
 
 SUFFIXES = (".py", ".ipynb")  # notebooks: see notebook.py
 SKIPPED_DIRS = {
@@ -35,10 +41,11 @@ class _GitIgnores:
         self._specs: List[Tuple[Path, object]] = []
 
     def add_folder(self, folder: Path) -> None:
-        if pathspec is None:
-            return
         ignore = folder / ".gitignore"
         if ignore.is_file():
+            pathspec = _pathspec()
+            if pathspec is None:
+                return
             try:
                 lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
             except OSError:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
@@ -126,6 +125,8 @@ def parse(command: str, line: int = 0) -> Optional[Launch]:
 
 
 def _split(text: str) -> List[str]:
+    import shlex  # only where a launch command is read
+
     try:
         return shlex.split(text, comments=True)
     except ValueError:

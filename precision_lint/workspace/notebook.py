@@ -27,10 +27,7 @@ not count).
 """
 from __future__ import annotations
 
-import difflib
-import json
 import re
-import shlex
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
@@ -102,6 +99,8 @@ def write_target(first_line: str) -> Optional[WriteFile]:
     line = first_line.strip()
     if not line.startswith("%%"):
         return None
+    import shlex
+
     try:
         words = shlex.split(line[2:])
     except ValueError:  # an unclosed quote: IPython's argument parser refuses it too
@@ -286,6 +285,8 @@ class Notebook:
         changed = [(cell, new) for cell, new in zip(self.cells, sources) if new != cell.source]
         if not changed:
             return self.raw
+        import json
+
         data = json.loads(self.raw.decode("utf-8-sig"))
         for cell, new in changed:
             data["cells"][cell.index]["source"] = new.splitlines(keepends=True) if cell.as_list else new
@@ -368,6 +369,8 @@ def _restore(cell: CodeCell, chunk: str) -> str:
     old = cell.python.splitlines(keepends=True)
     new = chunk.splitlines(keepends=True)
     originals = dict(cell.magics)
+    import difflib
+
     # compare without line endings: the last line may have lost its newline above
     matcher = difflib.SequenceMatcher(None, [l.rstrip("\r\n") for l in old], [l.rstrip("\r\n") for l in new], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -399,6 +402,8 @@ def detect_style(text: str) -> JsonStyle:
 
 
 def dump(data: dict, style: JsonStyle) -> bytes:
+    import json
+
     indent = style.indent
     if indent is not None and set(indent) == {" "}:
         indent = len(indent)
@@ -420,6 +425,8 @@ def parse(raw: bytes) -> Notebook:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise NotebookError(f"cannot decode notebook as UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    import json
+
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -453,4 +460,6 @@ def from_cells(sources: Sequence[str]) -> bytes:
         {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s} for s in sources
     ]
     data = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    import json
+
     return json.dumps(data, indent=1).encode("utf-8")

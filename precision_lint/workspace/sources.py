@@ -15,7 +15,6 @@ import hashlib
 import io
 import os
 import stat
-import tempfile
 import tokenize
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
@@ -144,6 +143,8 @@ def atomic_write(path: str, data: bytes) -> None:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
         mode = None
+    import tempfile  # only a run that writes
+
     fd, tmp = tempfile.mkstemp(prefix=".precision-lint-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -42,15 +42,9 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
-    import tomli as tomllib
 
 Version = Tuple[int, ...]
 
@@ -383,6 +377,10 @@ def _quoted_requirements(text: str, source: str) -> List[Allowed]:
 
 
 def _pyproject(text: str, source: str) -> List[Allowed]:
+    try:  # here: a check that reads no pyproject.toml never imports it
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
@@ -556,6 +554,9 @@ def _requirements_file(path: Path, source: str, seen: Set[Path]) -> List[Tuple[A
     return out
 
 
+_READ_IN_FOLDER = frozenset({"requirements", "pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml"})
+
+
 def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
     """Every requirement of :data:`LIBRARIES` that the files of one folder write (also in a
     ``requirements/`` folder of it, and what ``-r`` lines include)."""
@@ -567,10 +568,12 @@ def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
     seen: Set[Path] = set()
     for name in names:
         lower = name.lower()
-        path = folder / name
         if is_requirements_file(name):
-            out.extend(_requirements_file(path, name, seen))
+            out.extend(_requirements_file(folder / name, name, seen))
             continue
+        if lower not in _READ_IN_FOLDER:  # most names of a folder (a path for each costs more than the rest)
+            continue
+        path = folder / name
         if lower == "requirements" and path.is_dir():  # requirements/train.txt, requirements/base.txt
             try:
                 inner = sorted(n for n in os.listdir(path) if n.lower().endswith((".txt", ".in")))
@@ -709,6 +712,8 @@ def _install_words(lines: Iterable[str], command: "re.Pattern", valued: Tuple[st
         match = command.match(line.strip())
         if match is None:
             continue
+        import shlex  # only where an install command is read
+
         try:
             words = shlex.split(match.group(1), comments=True)
         except ValueError:
@@ -800,6 +805,7 @@ class VersionResolver:
         self._copies: Dict[Path, Optional[Vendored]] = {}  # per join: an editor's later run sees edits
         self._children: Dict[Path, Tuple[Vendored, ...]] = {}
         self._walks: Dict[Tuple[Path, str], Optional[Allowed]] = {}
+        self._roots: Dict[Path, bool] = {}
 
     def _vendored_at(self, folder: Path) -> Optional[Vendored]:
         if folder not in self._copies:
@@ -833,6 +839,11 @@ class VersionResolver:
             self._readmes[folder] = found
         return self._readmes[folder]
 
+    def _is_root(self, folder: Path) -> bool:
+        if folder not in self._roots:
+            self._roots[folder] = _is_project_folder(folder)
+        return self._roots[folder]
+
     def _project(self, start: Path, dist: str) -> Optional[Allowed]:
         """The nearest folder's requirement of ``dist``, else a vendored copy of it beside
         (once per folder: the files of a folder share it)."""
@@ -849,7 +860,7 @@ class VersionResolver:
                 return replace(combined, source=_shown(mentions[0][1], start))
             # a copy beside the code: in its own folder, or in a folder that is a project's root
             # (a sibling checkout in a folder of unrelated downloads is not this code's library)
-            looks_like_root = folder == start or _is_project_folder(folder)
+            looks_like_root = folder == start or self._is_root(folder)
             copies = self._vendored_children(folder) if looks_like_root else ()
             copy = next((v for v in copies if v.dist == dist and v.version), None)
             if copy is not None:
