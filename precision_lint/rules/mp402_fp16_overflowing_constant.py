@@ -29,6 +29,7 @@ from .mp101_fp16_weights_under_loss_scaling import scaling_reason
 
 OVERFLOW = "RuntimeError: value cannot be converted to type c10::Half without overflow"
 MODEL_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
+LIBRARY_MODEL_PACKAGES = ("transformers.", "diffusers.")
 
 
 def _calls_unknown(project, module, paths) -> bool:
@@ -116,6 +117,10 @@ class Fp16OverflowingConstant(Rule):
                 cast_class and project.symbols.class_inherits(cast_class, lambda n: n == klass, module)
             ):
                 continue
+            if kind == "amp" and const.autocast_off:
+                continue  # written where autocast is switched off: the run's fp16 autocast stops there
+            if kind == "loaded" and not self._library_model_code(ctx, klass):
+                continue  # a library model's float16 weights are not this plain module's tensors
             # a model's methods run wherever its instances are called (often built through a
             # registry or config): the evidence must run in a run that holds the model's module
             there = project.run_scope(module, scope, where.span.line)
@@ -130,9 +135,24 @@ class Fp16OverflowingConstant(Rule):
                     return text, where
         return None
 
+    @staticmethod
+    def _library_model_code(ctx: RuleContext, klass: str) -> bool:
+        """Whether ``klass`` is code a library's loader builds: it derives from a transformers or
+        diffusers class, or its module defines one that does (a modeling file, remote code, whose
+        plain ``nn.Module`` layers the pretrained class builds). Float16 weights a library
+        loads (``from_pretrained(..., torch_dtype=torch.float16)``) make those tensors float16;
+        a plain ``torch.nn.Module`` of the project's own (a NeRF renderer beside a frozen fp16
+        guidance pipeline) is another object, float32 unless it is itself cast."""
+        symbols = ctx.project.symbols
+        library = lambda n: n.startswith(LIBRARY_MODEL_PACKAGES)  # noqa: E731
+        if symbols.class_inherits(klass, library, ctx.facts):
+            return True
+        return any(symbols.class_inherits(cls.qualname, library, ctx.facts) for cls in ctx.facts.classes)
+
     def _run_evidence(self, ctx: RuleContext):
         """How the runs this file belongs to may make model tensors float16, best first:
-        (rank, description, related location, "weights" or "amp", the class cast to float16
+        (rank, description, related location, "loaded" (a loader's float16 weights), "weights"
+        (a cast) or "amp", the class cast to float16
         or "", its module, its scope); float16 weights first, then fp16 autocast, then the
         switches that turn it on (``fp16=True``, ``mixed_precision="fp16"``, a ``GradScaler``)."""
         found = []
@@ -141,7 +161,9 @@ class Fp16OverflowingConstant(Rule):
             for site in module.section("weights"):
                 if "float16" in site.dtypes:
                     where = Related(module.path, site.span, "float16 weights here")
-                    found.append((0, "the run loads float16 weights", where, "weights", "", module, site.scope))
+                    # a loader's `torch_dtype=torch.float16`: a library model's weights
+                    kind = "loaded" if site.kind == "dtype-kwarg" and not site.builds else "weights"
+                    found.append((0, "the run loads float16 weights", where, kind, "", module, site.scope))
             casts = module.section("half_constants")
             for qualname, span, _, scope in casts["half_casts"] if casts else ():
                 if qualname and ctx.project.symbols.class_inherits(qualname, _is_model_class, module):

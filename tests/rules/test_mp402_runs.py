@@ -150,7 +150,8 @@ LAZY_PACKAGE = {
     "proj/lib/loaders.py": "import torch\n\n\ndef load_weights(model):\n    return model\n",
     "proj/train.py": (
         "import torch\nfrom transformers import AutoModel\n<import>\n\n"
-        "model = AutoModel.from_pretrained('m', torch_dtype=torch.float16).cuda()\n"
+        "model = AutoModel.from_pretrained('m').cuda()\n"
+        "with torch.autocast('cuda', dtype=torch.float16):\n    model(torch.ones(1, 4, dtype=torch.long))\n"
     ),
 }
 
@@ -162,14 +163,14 @@ def _lazy_run(tree, line):
 
 def test_model_code_a_package_imports_only_for_a_type_checker_is_not_in_the_run(tree):
     """A lazy package ``__init__`` (diffusers, transformers) names every submodule under ``if
-    TYPE_CHECKING or SLOW_IMPORT:``; the script's float16 weights say nothing about a model
+    TYPE_CHECKING or SLOW_IMPORT:``; the script's fp16 autocast says nothing about a model
     whose module only that import names: it never runs there."""
     assert _lazy_run(tree, "from lib import load_weights") == []
 
 
 def test_model_code_the_script_imports_itself_is_in_the_run(tree):
     (d,) = _lazy_run(tree, "from lib.attention import Attention")
-    assert d.path.endswith("attention.py") and "float16 weights" in d.message
+    assert d.path.endswith("attention.py") and "fp16 autocast" in d.message
 
 
 BUILT_ELSEWHERE = {
@@ -225,3 +226,53 @@ def test_model_code_built_by_its_from_pretrained(tree):
     files = {p: t.replace("<built>", "FilmDecoder.from_pretrained('film.pt')").replace("<part>", "") for p, t in files.items()}
     (d,) = _lint_tree(tree, files)
     assert d.path.endswith("film.py")
+
+
+
+OWN_MODULE = {
+    "proj/attend.py": (
+        "import torch\nfrom torch import nn\n\n\n<decorator>def attend(q, k, mask):\n"
+        "    scores = q @ k.transpose(-1, -2)\n    return scores.masked_fill(mask, -1e9).softmax(-1)\n\n\n"
+        "class Renderer(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(8, 8)\n\n"
+        "    def forward(self, x, mask):\n        q = self.proj(x)\n        return attend(q, q, mask)\n"
+    ),
+    "proj/train.py": (
+        "import torch\nfrom diffusers import StableDiffusionPipeline\nfrom attend import Renderer\n\n\n"
+        "def main():\n    guidance = StableDiffusionPipeline.from_pretrained('sd', torch_dtype=torch.float16).to('cuda')\n"
+        "    guidance.unet.requires_grad_(False)\n    model = Renderer().cuda()<cast>\n"
+        "    opt = torch.optim.Adam(model.parameters())\n    x = torch.randn(2, 4, 8, device='cuda')\n"
+        "    mask = torch.zeros(2, 4, 4, dtype=torch.bool, device='cuda')\n"
+        "    <region>loss = model(x, mask).float().mean()\n    loss.backward()\n    opt.step()\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    ),
+}
+AUTOCAST_REGION = "with torch.autocast('cuda', dtype=torch.float16):\n        "
+SWITCHED_OFF = "@torch.autocast('cuda', enabled=False)\n"
+
+
+def _own(tree, decorator="", cast="", region=""):
+    files = {p: t.replace("<decorator>", decorator).replace("<cast>", cast).replace("<region>", region) for p, t in OWN_MODULE.items()}
+    return _lint_tree(tree, files)
+
+
+def test_a_library_models_float16_weights_do_not_make_a_plain_module_of_the_project_half(tree):
+    """A frozen float16 guidance pipeline beside a float32 module of the project's own (a NeRF
+    renderer beside Stable Diffusion): the pipeline's weights are not the module's tensors."""
+    assert _own(tree) == []
+
+
+def test_the_plain_module_cast_to_float16_is_reported(tree):
+    (d,) = _own(tree, cast=".half()")
+    assert d.path.endswith("attend.py") and d.related[0].path.endswith("train.py") and d.related[0].span.line == 9
+
+
+def test_the_runs_fp16_autocast_makes_the_scores_half(tree):
+    (d,) = _own(tree, region=AUTOCAST_REGION)
+    assert d.path.endswith("attend.py") and "fp16 autocast" in d.message
+
+
+def test_where_autocast_is_switched_off_the_runs_fp16_autocast_makes_nothing_half(tree):
+    """``@torch.autocast(..., enabled=False)`` on the function: its matmul runs in the inputs'
+    dtype (float32 here), whatever autocast the caller opened."""
+    assert _own(tree, decorator=SWITCHED_OFF, region=AUTOCAST_REGION) == []
+    assert _own(tree, decorator=SWITCHED_OFF.replace("'cuda', ", "").replace("torch.autocast", "torch.cuda.amp.autocast"), region=AUTOCAST_REGION) == []

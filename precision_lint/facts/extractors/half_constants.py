@@ -17,7 +17,7 @@ from typing import List, Optional, Tuple
 from ...diagnostics import Span
 from ...semantic.autocast import autocast_half
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, keyword, misfits_half, names_read, nodes_of, number, positional, unstarred
+from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, is_constant, keyword, misfits_half, names_read, nodes_of, number, positional, unstarred
 from ...semantic.names import dotted
 from ...semantic.queries import reaching
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
@@ -46,10 +46,32 @@ class HalfConstant:
     scope: str
     cast: bool = False  # the other operand is cast to some dtype (`mask.to(dtype)`), for additive masks
     autocast_op: str = ""  # why the tensor is certainly a float16 result of fp16 autocast, or ""
+    # written where autocast is switched off (`@torch.cuda.amp.autocast(enabled=False)` on its
+    # function, `with autocast(enabled=False):`): the run's fp16 autocast makes nothing half here
+    autocast_off: bool = False
 
 
 def _simple(index: ModuleIndex, expr: Optional[ast.expr]) -> str:
     return index.text(expr) if expr is not None and dotted(expr) else ""
+
+
+def _autocast_off(index: ModuleIndex, items, scope) -> bool:
+    """Whether code of ``scope`` under the ``with`` items ``items`` runs with autocast switched
+    off: an item, or a decorator of its function or of one around it, is an autocast with
+    ``enabled=False`` written as a literal."""
+    calls = [item for item in items if isinstance(item, ast.Call)]
+    where = scope
+    while where is not None:
+        node = where.node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            calls.extend(d for d in node.decorator_list if isinstance(d, ast.Call))
+        where = where.parent
+    return any(
+        (index.qualify(call.func, scope) or "") in AUTOCAST_NAMES
+        and (enabled := keyword(call, "enabled")) is not None
+        and is_constant(enabled.value, False)
+        for call in calls
+    )
 
 
 def _autocast_half(index: ModuleIndex, evaluator: Evaluator, items, scope) -> bool:
@@ -237,7 +259,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         produced = "" if evidence else autocast_half(index, evaluator).produced(tensor, site.scope) or ""
         out.append(
             HalfConstant(kind, value, index.span(expr), _argument_text(index, site.node, expr), _simple(index, tensor), tuple(evidence),
-                         site.klass, site.scope.code_scope().qualname, autocast_op=produced)
+                         site.klass, site.scope.code_scope().qualname, autocast_op=produced,
+                         autocast_off=_autocast_off(index, site.context_items, site.scope))
         )
     # a named eps (`epsilon = 1e-8` ... `hi - lo + epsilon`) as well as a literal one
     named = [m for m in index.named_half_misfits() if abs(m.value) <= FP16_MAX]
@@ -272,6 +295,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 misfit.klass, misfit.scope.code_scope().qualname,
                 cast=kind == "additive" and _cast(index, misfit.other, misfit.scope),
                 autocast_op=produced,
+                autocast_off=_autocast_off(index, misfit.context_items, misfit.scope),
             )
         )
     out.sort(key=lambda c: c.span.start)
