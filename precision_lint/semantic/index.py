@@ -244,6 +244,10 @@ class ArgOption:
     call: ast.Call
 
 
+# bindings_at's memo while the index is being built: never filled (see ModuleIndex._bindings_memo)
+_BUILDING: Dict[tuple, tuple] = {}
+
+
 class ModuleIndex:
     def __init__(self, source: str, module: ast.Module, module_name: str, is_package: bool) -> None:
         self.source = source
@@ -293,6 +297,10 @@ class ModuleIndex:
         self._flow_starts: List[int] = []
         self._flow_memo: Dict[int, frozenset] = {}
         self._covers_memo: Dict[Tuple[frozenset, int], bool] = {}
+        # (name, id(scope), at) → (scope, owner, bindings) of bindings_at: asked again and again
+        # (each walk through a variable, each qualify of a name); kept once the walk of the
+        # tree has bound every name (build_index), never while bindings are still being added
+        self._bindings_memo: Dict[tuple, tuple] = _BUILDING
         self._scope_spans = None
         self._scope_starts = []
         self._line_starts = line_starts(source)
@@ -536,15 +544,25 @@ class ModuleIndex:
         Where no binding precedes a use (a name used before any assignment, which would raise
         at run time unless a loop brings it round), every binding is returned.
         """
+        key = (name, id(scope), at)
+        found = self._bindings_memo.get(key)
+        if found is not None and found[0] is scope:
+            return found[1], list(found[2])
         owner = scope.lookup_scope(name)
         if owner is None:
-            return None, []
-        bindings = owner.assignments.get(name, [])
-        if not bindings:
-            return owner, []
-        if owner is scope and at is not None:
-            return owner, self._reaching_use(bindings, at)
-        return owner, self._reaching_end(bindings, owner)
+            reached: List[Assignment] = []
+        else:
+            bindings = owner.assignments.get(name, [])
+            if not bindings:
+                reached = []
+            elif owner is scope and at is not None:
+                reached = self._reaching_use(bindings, at)
+            else:
+                reached = self._reaching_end(bindings, owner)
+        if self._bindings_memo is not _BUILDING:
+            # the scope is kept with the answer: its id is never another scope's while it lives
+            self._bindings_memo[key] = (scope, owner, tuple(reached))
+        return owner, reached
 
     def bindings_anywhere(self, name: str, scope: Scope) -> Tuple[Optional[Scope], List[Assignment]]:
         """Every binding of ``name`` in the scope a use in ``scope`` sees, whatever the use's
@@ -731,6 +749,7 @@ def build_index(source: str, module_name: str = "", is_package: bool = False, tr
         tree = ast.parse(source)
     index = ModuleIndex(source, tree, module_name, is_package)
     _walk(tree, _Indexer(index))
+    index._bindings_memo = {}  # every binding is known from here on
     _resolve_names(index)
     return index
 
