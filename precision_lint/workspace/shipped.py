@@ -28,7 +28,7 @@ import json
 import os
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from .launches import Launch
@@ -57,6 +57,7 @@ class ShippedFiles:
         self._readme_stated: Dict[str, List[int]] = {}
         self._pins: Dict[str, List["Allowed"]] = {}
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
+        self._naming: Dict[str, List[Tuple[str, str, str]]] = {}  # path → _launchers_naming
 
     def looked_for(self) -> List[str]:
         return list(self._texts)
@@ -122,21 +123,31 @@ class ShippedFiles:
         self._stated[path] = summarise(found)
         return self._stated[path]
 
-    def _launchers_naming(self, path: str) -> Iterator[Tuple[str, str, str]]:
+    def _launchers_naming(self, path: str) -> List[Tuple[str, str, str]]:
         """(folder, name, text) of each launcher near ``path`` (an absolute file) whose text
-        names the file: in its folder or up to :data:`LEVELS` above, or their launch folders."""
-        runs = re.compile(rf"(?<![\w-]){re.escape(os.path.basename(path))}(?![\w-])")
+        names the file: in its folder or up to :data:`LEVELS` above, or their launch folders.
+        Found once per file (its stated hardware, pins and launches all ask)."""
+        found = self._naming.get(path)
+        if found is not None:
+            return found
+        base = os.path.basename(path)
+        runs = re.compile(rf"(?<![\w-]){re.escape(base)}(?![\w-])")
+        found = []
         here = os.path.dirname(path)
         for _ in range(LEVELS + 1):
             for where in (here, *(os.path.join(here, d) for d in LAUNCH_FOLDERS)):
                 for name in self._listing(where):
                     text = self._read(os.path.join(where, name))
-                    if text is not None and runs.search(text):
-                        yield where, name, text
+                    # the plain substring first: a pattern that opens with a look-behind is tried
+                    # at every offset of the text (a notebook's megabytes, once per module)
+                    if text is not None and base in text and runs.search(text):
+                        found.append((where, name, text))
             parent = os.path.dirname(here)
             if parent == here:
                 break
             here = parent
+        self._naming[path] = found
+        return found
 
     def pins_for(self, module_path: str) -> List["Allowed"]:
         """What the shell launchers that run ``module_path`` install (``run.sh``: ``pip install
