@@ -256,6 +256,9 @@ class Evaluator:
         self._active: set = set()
         self._depth = 0
         self._guards: dict = {}
+        # (id(expr), id(scope)) → (expr, consults' answer): a guard's test is asked about with
+        # either polarity, and the extractors ask about the same conditions again
+        self._consulted: Dict[tuple, tuple] = {}
         self._never: dict = {}
         self._flow_memo: Dict[tuple, Tuple[bool, bool]] = {}
         self._flow_busy: set = set()  # the variables whose walk (see _variable_flows) is under way
@@ -682,6 +685,15 @@ class Evaluator:
         (a capability probe, ``torch.cuda.is_available()``, a parameter-dtype check
         such as ``any(p.dtype == torch.float16 for p in model.parameters())``).
         """
+        if not seen:  # a walk of its own: the answer depends on the expression and scope alone
+            key = (id(expr), id(scope))
+            found = self._consulted.get(key)
+            if found is None or found[0] is not expr:
+                found = self._consulted[key] = (expr, self._consults(expr, scope, seen))
+            return found[1]
+        return self._consults(expr, scope, seen)
+
+    def _consults(self, expr: ast.AST, scope: Scope, seen: set) -> Tuple[bool, bool, bool]:
         capability = cuda = param_dtype = False
         for node, here in self._reached(expr, scope, seen):
             if isinstance(node, ast.Compare) and _is_param_dtype_check(node, self.ix, here):
