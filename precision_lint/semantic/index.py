@@ -301,6 +301,7 @@ class ModuleIndex:
         # (each walk through a variable, each qualify of a name); kept once the walk of the
         # tree has bound every name (build_index), never while bindings are still being added
         self._bindings_memo: Dict[tuple, tuple] = _BUILDING
+        self._resolved: Dict[tuple, tuple] = {}  # (name, id(scope), at, depth) → (scope, resolve_name's answer)
         self._scope_spans = None
         self._scope_starts = []
         self._line_starts = line_starts(source)
@@ -495,6 +496,16 @@ class ModuleIndex:
         return f"{full}.{rest}" if rest else full
 
     def resolve_name(self, name: str, scope: Scope, at: Optional[int], depth: int) -> Optional[str]:
+        key = (name, id(scope), at, depth)
+        found = self._resolved.get(key)
+        if found is not None and found[0] is scope:
+            return found[1]
+        resolved = self._resolve_name(name, scope, at, depth)
+        if self._bindings_memo is not _BUILDING:  # as bindings_at's answers: once every name is bound
+            self._resolved[key] = (scope, resolved)
+        return resolved
+
+    def _resolve_name(self, name: str, scope: Scope, at: Optional[int], depth: int) -> Optional[str]:
         owner, bindings = self.bindings_at(name, scope, at)
         if owner is None or name in owner.params or depth > 8:
             return None
