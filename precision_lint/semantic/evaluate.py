@@ -25,7 +25,7 @@ from .index import FUNCTION_DEFS, Assignment, CallSite, ModuleIndex, Scope, chil
 from .index import arguments, first_argument, is_constant, item_owner, keyword, literal_key, positional, string_value, unstarred
 from .names import dotted
 from .values import COMMAND_LINE_FLAGS, command_line_flag, command_line_option
-from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, SYMBOL, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string
+from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, SYMBOL, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string, may_name_dtype
 
 CUDA_AVAILABLE = "torch.cuda.is_available"
 # Functions whose result tells whether this GPU runs bf16 natively (or its compute capability).
@@ -659,7 +659,10 @@ class Evaluator:
                     return True, True
                 carry = carry or here[1]
                 continue
-            if isinstance(node, (ast.Name, ast.Attribute)) and dtype_of_qualname(self.ix.qualify(node, here)):
+            # (an attribute whose own name is no dtype's never qualifies to one: not qualified)
+            if (isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and may_name_dtype(node.attr))) and dtype_of_qualname(
+                self.ix.qualify(node, here)
+            ):
                 return True, True
             part = _part_name(node)
             if part is not None and dtype_of_qualname(self._qualify_part(node, part, here)):

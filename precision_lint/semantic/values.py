@@ -256,6 +256,13 @@ def dtype_of_qualname(qualname: Optional[str]) -> Optional[str]:
     return _DTYPE_ATTRS.get(attr)
 
 
+def may_name_dtype(attr: str) -> bool:
+    """Whether an attribute of this name can be a torch dtype (``x.float16``): the qualified
+    name of a dotted expression ends with its last attribute, so only such an attribute can
+    qualify to one (:func:`dtype_of_qualname`); a bare name may, through its import."""
+    return attr in _DTYPE_ATTRS
+
+
 def dtype_of_string(text: Any) -> Optional[str]:
     """``"fp16"`` / ``"float16"`` → ``"float16"``; other values → None."""
     if isinstance(text, str):
