@@ -171,6 +171,15 @@ def _extract_parsed(facts: ModuleFacts, index: ModuleIndex) -> ModuleFacts:
         except Exception as exc:  # a bug of ours: the engine names the extractor (MP003)
             exc.precision_lint_stage = f"extractor {extractor.SECTION}"
             raise
+    for extractor in extractors():
+        # a section whose answers are asked only about other sections' sites: worked out for them
+        finish = getattr(extractor, "finish", None)
+        if finish is not None and facts.sections.get(extractor.SECTION) is not None:
+            try:
+                facts.sections[extractor.SECTION] = finish(facts.sections[extractor.SECTION], facts.sections, index, evaluator)
+            except Exception as exc:
+                exc.precision_lint_stage = f"extractor {extractor.SECTION}"
+                raise
     facts.to_join = frozenset(name for name, value in facts.sections.items() if awaits_join(value))
     return facts
 

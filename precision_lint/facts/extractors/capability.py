@@ -30,6 +30,7 @@ import ast
 import io
 import re
 import tokenize
+import dataclasses
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -591,18 +592,12 @@ def _is_dtype(evaluator: Evaluator, expr, scope) -> bool:
 def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     bnb: List[BnbSite] = []
     attention: List[AttentionSite] = []
-    guarded: List[Tuple[int, int]] = []
     opaque: List[Tuple[int, int]] = []
     trains = fp8 = False
     for site in index.calls:
         q = site.qualname or ""
         trains = trains or _trains(site)
         fp8 = fp8 or _fp8_compute(site, evaluator)
-        if (site.guards and any(_chosen_or_checked(evaluator.guard(t, p, site.scope)) for t, p in site.guards)) or (
-            decorator_guarded(evaluator, site.scope)
-        ):
-            span = index.span(site.node)
-            guarded.append((span.start, span.end))
         if is_training_args(q) and _opaque_splat(evaluator, site):
             span = index.span(site.node)
             opaque.append((span.start, span.end))
@@ -639,10 +634,6 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         if assign.target.attr.lstrip("_") != "attn_implementation":
             continue
         span = index.span(assign.target)
-        if (assign.guards and any(_chosen_or_checked(evaluator.guard(t, p, assign.scope)) for t, p in assign.guards)) or (
-            decorator_guarded(evaluator, assign.scope)
-        ):
-            guarded.append((span.start, span.end))
         value = index.span(assign.value)
         arg = Arg(evaluator.values(assign.value, assign.scope), index.name_span(assign.target), value, index.text(assign.value), "attribute")
         attention.append(AttentionSite(span, index.text(assign.target), "attn_implementation", arg, False, (), False))
@@ -661,9 +652,46 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         saves_model=any(_saves(site) for site in index.calls),
         bnb=tuple(bnb),
         attention=tuple(attention),
-        guarded_calls=tuple(guarded),
+        guarded_calls=(),  # filled by finish(), once the sites that ask are known
         opaque_splats=tuple(opaque),
         options=tuple(options),
         trains=trains,
     )
+
+
+def finish(cap: CapabilityFacts, sections: dict, index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
+    """``cap`` with its ``guarded_calls``, once every extractor has run: whether a call (or a
+    ``config._attn_implementation = ...``) sits under a capability test, the user's own switch
+    or another device's branch is asked (``call_guarded``) only of the module's own weights,
+    precision, bnb and attention sites, so it is worked out only for the calls at their spans
+    (each guard is a walk through the variables its test reads: worked out for every call under
+    an ``if``, most of them were never asked about)."""
+    wanted = {
+        (site.span.start, site.span.end)
+        for name in ("weights", "precision")
+        for site in (sections.get(name) or ())
+    }
+    wanted.update((site.span.start, site.span.end) for site in (*cap.bnb, *cap.attention))
+    if not wanted:
+        return cap
+    guarded: List[Tuple[int, int]] = []
+    for site in index.calls:
+        span = index.span(site.node)
+        key = (span.start, span.end)
+        if key in wanted and (
+            (site.guards and any(_chosen_or_checked(evaluator.guard(t, p, site.scope)) for t, p in site.guards))
+            or decorator_guarded(evaluator, site.scope)
+        ):
+            guarded.append(key)
+    for assign in index.attr_assigns:
+        if assign.target.attr.lstrip("_") != "attn_implementation":
+            continue
+        span = index.span(assign.target)
+        key = (span.start, span.end)
+        if key in wanted and (
+            (assign.guards and any(_chosen_or_checked(evaluator.guard(t, p, assign.scope)) for t, p in assign.guards))
+            or decorator_guarded(evaluator, assign.scope)
+        ):
+            guarded.append(key)
+    return dataclasses.replace(cap, guarded_calls=tuple(guarded))
 
