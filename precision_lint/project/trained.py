@@ -34,9 +34,19 @@ class TrainedJoin:
         self._modules = modules
         self._params: Dict[Tuple[str, str], Set[Tuple[str, Optional[int]]]] = {}  # (kind, f) -> {(name, index)}
         self._derived: Optional[Dict[Node, List[Tuple[FrozenSet[Witness], str]]]] = None
+        self._functions: Dict[Tuple[str, int], Tuple[ModuleFacts, str]] = {}  # see _function
 
     # --- names ----------------------------------------------------------------------
     def _function(self, name: str, module: ModuleFacts) -> str:
+        """The canonical function a reference names: asked for each end of every edge (a module
+        hands thousands of edges between a few dozen functions), worked out once per name."""
+        key = (name, id(module))
+        found = self._functions.get(key)
+        if found is None or found[0] is not module:
+            found = self._functions[key] = (module, self._function_of(name, module))
+        return found[1]
+
+    def _function_of(self, name: str, module: ModuleFacts) -> str:
         canonical = self._symbols.canonical(name, module)
         owner = self._symbols.init_owner(name, module)
         found, cls = self._symbols.find_class(name, module)
