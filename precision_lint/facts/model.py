@@ -125,4 +125,17 @@ class ModuleFacts:
         return None
 
     def class_named(self, qualname: str) -> Optional[ClassFact]:
-        return next((c for c in self.classes if c.qualname == qualname), None)
+        # asked for every name the join resolves (ancestry, init_owner): a lookup, not a scan;
+        # kept beside the tuple it was made from, never pickled (see __getstate__)
+        cached = self.__dict__.get("_classes_by_name")
+        if cached is None or cached[0] is not self.classes:
+            by_name: Dict[str, ClassFact] = {}
+            for c in self.classes:
+                by_name.setdefault(c.qualname, c)  # the first, as the scan found it
+            cached = self._classes_by_name = (self.classes, by_name)
+        return cached[1].get(qualname)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_classes_by_name", None)
+        return state
