@@ -5,7 +5,6 @@ libraries patch others on import; the facts of the user's code never say that.
 """
 from __future__ import annotations
 
-import ast
 import fnmatch
 import os
 from dataclasses import dataclass
@@ -283,11 +282,10 @@ class Migration:
             return False
         if not self.silent_values and not self.silent_with:
             return True
-        try:
-            value = ast.literal_eval(value_text)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            value = None
-        return (isinstance(value, str) and value in self.silent_values) or any(k in keywords for k in self.silent_with)
+        text = value_text.strip()
+        # a plain string literal, read without parsing (`"auto"`, `'auto'`)
+        literal = text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else None
+        return (literal is not None and literal in self.silent_values) or any(k in keywords for k in self.silent_with)
 
     def new_name_exists(self, version: Optional[Tuple[int, ...]]) -> bool:
         """Whether the targeted version has what the fix writes (never the reverse rename)."""
