@@ -2,7 +2,9 @@
 
 For every row (one removed or renamed name): when the installed library has reached the row's
 ``removed_in``, using the old name must fail there with exactly the row's ``error``; before
-that (and for deprecated-only rows) it must still be accepted. A replacement the fix writes
+that (and for deprecated-only rows) it must still be accepted. Where the table says a model
+call warns, it must log the warning on the installed version; where ``silent_since`` says the
+installed version accepts it silently again, it must not. A replacement the fix writes
 (``rename_to``, ``move_to``/``move_as``) must exist. So a table that drifts from the libraries
 fails here, in CI, instead of misleading users.
 """
@@ -17,7 +19,7 @@ import warnings
 import pytest
 
 from precision_lint.workspace.config import installed_version
-from precision_lint.knowledge import Migration, migrations
+from precision_lint.knowledge import Migration, at_least, migrations
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -91,6 +93,40 @@ def _warns(row: Migration, callable_) -> None:
         assert row.error.removeprefix("warning: ") in source, f"{row.owner} no longer warns {row.error!r}"
 
 
+def _logged(call) -> str:
+    """What transformers logs while ``call()`` runs (``warning_once`` forgotten first, so a
+    warning an earlier test gave is given again)."""
+    import logging
+
+    logging.Logger.warning_once.cache_clear()
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    handler = Keep(logging.WARNING)
+    root = logging.getLogger("transformers")
+    root.addHandler(handler)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            call()
+    finally:
+        root.removeHandler(handler)
+    return "\n".join(records)
+
+
+def _warning_text(row: Migration) -> str:
+    return row.error.removeprefix("warning: ")
+
+
+def _silent_now(row: Migration) -> bool:
+    """Whether the installed version has reached the row's ``silent_since``."""
+    version = installed_version(row.library)
+    return row.silent_since is not None and (version is None or at_least(version, row.silent_since))
+
+
 def _fields(cls) -> set:
     return {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set(inspect.signature(cls.__init__).parameters)
 
@@ -104,6 +140,9 @@ def test_keyword_row(row, tiny_model_dir):
     owner = _resolve(row.owner)
     if row.method == "from_pretrained":
         _check_from_pretrained(row, tiny_model_dir)
+        return
+    if row.method == "from_config" and row.name == "torch_dtype":
+        _check_from_config(row)
         return
     if inspect.isfunction(owner):
         function = owner
@@ -131,7 +170,9 @@ def test_keyword_row(row, tiny_model_dir):
 
 
 def _check_from_pretrained(row, model_dir):
-    model_class = transformers.GPT2LMHeadModel
+    # an Auto class for the rows about the Auto classes (their own path: the config is loaded first)
+    auto = row.owner.startswith("transformers.AutoModel")
+    model_class = transformers.AutoModelForCausalLM if auto else transformers.GPT2LMHeadModel
     value = torch.float32 if row.name == "torch_dtype" else True
     if _removed(row):
         kind, text = _message(row, model=model_class.__name__)
@@ -140,13 +181,48 @@ def _check_from_pretrained(row, model_dir):
         assert kind == "TypeError"
         assert str(info.value) == text
     else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model_class.from_pretrained(model_dir, **{row.name: value})  # still accepted
+        log = _logged(lambda: model_class.from_pretrained(model_dir, **{row.name: value}))  # still accepted
         _warns(row, transformers.PreTrainedModel.from_pretrained)
+        if row.error.startswith("warning: ") and row.stage(installed_version(row.library)) == "deprecated":
+            silent = _silent_now(row) and not (row.silent_values or row.silent_with)
+            if silent:
+                assert _warning_text(row) not in log, f"{_id(row)}: silent_since says the installed version is silent"
+            else:
+                assert _warning_text(row) in log, f"{_id(row)}: no longer warns {row.error!r} (silent_since?)"
+            if _silent_now(row):  # the calls the silence is limited to
+                for silent_value in row.silent_values:
+                    log = _logged(lambda: model_class.from_pretrained(model_dir, **{row.name: silent_value}))
+                    assert _warning_text(row) not in log, f"{_id(row)}: warns for {row.name}={silent_value!r}"
+                if "config" in row.silent_with:
+                    config = transformers.AutoConfig.from_pretrained(model_dir)
+                    log = _logged(lambda: model_class.from_pretrained(model_dir, config=config, **{row.name: value}))
+                    assert _warning_text(row) not in log, f"{_id(row)}: warns beside config="
     if row.fix == "rename":
         new_value = torch.float32 if row.rename_to == "dtype" else None
         model_class.from_pretrained(model_dir, **{row.rename_to: new_value})
+
+
+def _check_from_config(row):
+    config = transformers.GPT2Config(n_layer=1, n_embd=8, n_head=2, vocab_size=16, n_positions=16)
+    model_class = transformers.AutoModelForCausalLM
+    assert row.matches_owner("transformers.AutoModelForCausalLM"), _id(row)
+    log = _logged(lambda: model_class.from_config(config, **{row.name: torch.float32}))
+    if row.stage(installed_version(row.library)) == "deprecated" and not _silent_now(row):
+        assert _warning_text(row) in log, f"{_id(row)}: no longer warns {row.error!r}"
+    if row.fix == "rename":
+        model_class.from_config(config, **{row.rename_to: torch.float32})
+
+
+def test_silent_since_is_consistent():
+    """``silent_since`` comes after the warning started, on rows that only warn; what limits it
+    is only ever written with it."""
+    for row in ROWS:
+        if row.silent_since is not None:
+            assert row.deprecated_in is not None and row.removed_in is None, _id(row)
+            assert not at_least(row.deprecated_in, row.silent_since), _id(row)
+            assert row.error.startswith("warning: "), _id(row)
+        else:
+            assert not row.silent_values and not row.silent_with, _id(row)
 
 
 # --- attribute rows ---------------------------------------------------------------------------
@@ -181,7 +257,9 @@ def test_attribute_row(row, trainer, tokenizer):
                 cls = getattr(transformers, backend, None)
                 assert cls is None or not hasattr(cls, row.name), f"{backend} still has {row.name}"
     else:
-        getattr(instance, row.name)
+        log = _logged(lambda: getattr(instance, row.name))
+        if row.error.startswith("warning: `") and row.stage(installed_version(row.library)) == "deprecated":
+            assert _warning_text(row) in log, f"{_id(row)}: no longer warns {row.error!r}"
     if row.fix == "rename":
         getattr(instance, row.rename_to)
 

@@ -203,6 +203,7 @@ _REQUIRED = ("library", "kind", "owner", "names", "replacement", "fix", "error")
 _OPTIONAL = (
     "also", "unlike", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
     "move_as", "move_since", "moved_to", "safety", "code", "verify_on", "since_note",
+    "silent_since", "silent_values", "silent_with",
 )
 
 
@@ -242,6 +243,12 @@ class Migration:
     code: Optional[str] = None  # the rule that owns the row when not MP302/MP304
     verify_on: Optional[str] = None  # a concrete class the table check builds
     since_note: Optional[str] = None  # why the new name is new in `rename_since` when it is older
+    # accepted again without a warning from this version on (kept for backward compatibility,
+    # silently), for calls passing one of `silent_values` or one of the keywords `silent_with`
+    # (neither: every call)
+    silent_since: Optional[Tuple[int, ...]] = None
+    silent_values: Tuple[str, ...] = ()
+    silent_with: Tuple[str, ...] = ()
 
     @property
     def owner_short(self) -> str:
@@ -267,6 +274,18 @@ class Migration:
         if self.deprecated_in is not None and (version is None or at_least(version, self.deprecated_in)):
             return "deprecated"
         return None
+
+    def silent_for(self, value_text: str, keywords) -> bool:
+        """Whether a call passing the name with ``value_text`` beside ``keywords`` is one that
+        ``silent_since`` and later versions accept without a warning."""
+        if self.silent_since is None:
+            return False
+        if not self.silent_values and not self.silent_with:
+            return True
+        text = value_text.strip()
+        # a plain string literal, read without parsing (`"auto"`, `'auto'`)
+        literal = text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else None
+        return (literal is not None and literal in self.silent_values) or any(k in keywords for k in self.silent_with)
 
     def new_name_exists(self, version: Optional[Tuple[int, ...]]) -> bool:
         """Whether the targeted version has what the fix writes (never the reverse rename)."""
@@ -294,6 +313,10 @@ def migrations() -> Tuple[Migration, ...]:
             raise _row_error(where, "a rename needs `rename_to`")
         if row["fix"] == "move" and not row.get("move_to"):
             raise _row_error(where, "a move needs `move_to`")
+        if row.get("silent_since") and (row.get("removed_in") or not row.get("deprecated_in")):
+            raise _row_error(where, "`silent_since` is for deprecated-only rows (a `deprecated_in`, no `removed_in`)")
+        if (row.get("silent_values") or row.get("silent_with")) and not row.get("silent_since"):
+            raise _row_error(where, "`silent_values` / `silent_with` limit a `silent_since`")
         names = row["names"] or [""]
         for name in names:
             out.append(
@@ -309,6 +332,8 @@ def migrations() -> Tuple[Migration, ...]:
                     move_since=parse_version(row.get("move_since")),
                     moved_to=row.get("moved_to"), safety=row.get("safety", "safe"), code=row.get("code"), verify_on=row.get("verify_on"),
                     since_note=row.get("since_note"),
+                    silent_since=parse_version(row.get("silent_since")),
+                    silent_values=tuple(row.get("silent_values", ())), silent_with=tuple(row.get("silent_with", ())),
                 )
             )
     return tuple(out)

@@ -38,10 +38,14 @@ def own_library(ctx: RuleContext, row: Migration) -> bool:
     return library is not None and library.dist == row.library
 
 
-def stage_of(row: Migration, allowed: Allowed) -> Optional[str]:
+def stage_of(row: Migration, allowed: Allowed, silent: bool = False) -> Optional[str]:
     """``"removed"`` where every allowed version has removed the name (it crashes: MP302),
     ``"removed-in-some"`` where only the newer ones have (a warning that names them: MP304),
-    ``"deprecated"`` where some allowed version warns, else None (nothing to say)."""
+    ``"deprecated"`` where some allowed version warns, else None (nothing to say). ``silent``:
+    the call is one that the row's ``silent_since`` and later accept without a warning, so only
+    an allowed version from ``deprecated_in`` up to below ``silent_since`` warns."""
+    if silent and row.silent_since is not None:
+        return "deprecated" if allowed.accepts_between(row.deprecated_in, row.silent_since) else None
     if allowed.every_at_least(row.removed_in):
         return "removed"
     if allowed.some_at_least(row.removed_in):
@@ -73,9 +77,9 @@ def no_fix_reason(row: Migration, allowed: Allowed) -> str:
     return f"{why}, and {older}" if row.fix == "move" else f"no fix: {why}, and {older}"
 
 
-def consequence(row: Migration, stage: str, error: str, allowed: Allowed) -> str:
+def consequence(row: Migration, stage: str, error: str, allowed: Allowed, silent: bool = False) -> str:
     """``was removed in X and raises `E`; use R`` and its deprecated forms, with the versions
-    the file targets where its project states them."""
+    the file targets where its project states them (``silent``: the versions that warn)."""
     lib = VERSION_TEXT[row.library]
     pinned = allowed.source not in ("configuration", "installed", "newest")
     if stage == "removed":
@@ -91,6 +95,12 @@ def consequence(row: Migration, stage: str, error: str, allowed: Allowed) -> str
         said = (
             f"is deprecated since {lib} {version_text(row.deprecated_in)} and raises `{error}` "
             f"from {lib} {version_text(row.removed_in)} on"
+        )
+    elif silent and row.silent_since is not None:
+        said = (
+            f"is deprecated since {lib} {version_text(row.deprecated_in)} and warns below {lib} "
+            f"{version_text(row.silent_since)} ({error.removeprefix('warning: ')}); {lib} "
+            f"{version_text(row.silent_since)} and later accept it silently"
         )
     else:
         said = f"is deprecated since {lib} {version_text(row.deprecated_in)} (it warns: {error.removeprefix('warning: ')})"
@@ -126,6 +136,7 @@ class _Forwarded:
     method: Optional[str]
     klass: Optional[str]
     sources: Tuple[str, ...]
+    keywords: Tuple[str, ...] = ()  # what the helper's call and the caller pass, together
 
 
 @dataclass(frozen=True)
@@ -195,7 +206,25 @@ class MigrationJudge:
             out.append((_instance_class(source), call.method, False))
         return out
 
+    def _silent(self, row: Migration, use, keywords) -> bool:
+        """Whether the call is one the row's ``silent_since`` accepts silently (a literal
+        ``"auto"``, or ``config=`` beside it, where the table says so)."""
+        return row.silent_for(use.value_text, keywords)
+
+    def _still_warns(self, found, call, use, any_stage: bool) -> Optional[Tuple[Migration, str]]:
+        """``found``, unless the call is one that every allowed version that warns for other
+        calls accepts silently (backward compatibility kept without a warning)."""
+        if found is None or not self._silent(found[0], use, getattr(call, "keywords", ())):
+            return found
+        stage = stage_of(found[0], self._allowed(found[0]), silent=True)
+        if stage is None or (not any_stage and rule_stage(stage) != self.stage):
+            return None
+        return found
+
     def _keyword_row(self, call, use, any_stage: bool = False) -> Optional[Tuple[Migration, str]]:
+        return self._still_warns(self._keyword_row_any(call, use, any_stage), call, use, any_stage)
+
+    def _keyword_row_any(self, call, use, any_stage: bool = False) -> Optional[Tuple[Migration, str]]:
         rows = self._rows("keyword", use.name, any_stage)
         if not rows:
             return None
@@ -313,7 +342,8 @@ class MigrationJudge:
                 for use in call.uses:
                     if use.name in forward.own_params or use.name in forward.keywords:
                         continue
-                    inner = _Forwarded(forward.callee, forward.method, forward.klass, forward.sources)
+                    passed = tuple(dict.fromkeys((*call.keywords, *forward.keywords)))
+                    inner = _Forwarded(forward.callee, forward.method, forward.klass, forward.sources, passed)
                     found = self._keyword_row(inner, use)
                     if found is None:
                         continue
@@ -324,7 +354,7 @@ class MigrationJudge:
                     message = (
                         f"`{use.name}=` passed to `{helper}`, which hands its **kwargs to {target} "
                         f"(line {forward.span.line}{'' if module is self.ctx.facts else ' of ' + module.path}), "
-                        f"{self._consequence(row, self._error(row, shown))}"
+                        f"{self._consequence(row, self._error(row, shown), self._silent(row, use, inner.keywords))}"
                     )
                     fix = None
                     passed = set(call.keywords) | set(forward.keywords)
@@ -354,8 +384,9 @@ class MigrationJudge:
             error = error.replace(f"{row.owner_short}.__init__()", f"{short}.__init__()")
         return error
 
-    def _consequence(self, row: Migration, error: str) -> str:
-        return consequence(row, self._stage(row) or self.stage, error, self._allowed(row))
+    def _consequence(self, row: Migration, error: str, silent: bool = False) -> str:
+        stage = stage_of(row, self._allowed(row), silent) or self.stage
+        return consequence(row, stage, error, self._allowed(row), silent)
 
     def _keyword_finding(self, call, use, row, shown, moves) -> Finding:
         short = shown.rsplit(".", 1)[-1]
@@ -365,7 +396,8 @@ class MigrationJudge:
             shorts = list(dict.fromkeys(c.rsplit(".", 1)[-1] for c in classes))
             target = f"`{call.receiver_text}.{row.method}` ({' or '.join(f'`{c}`' for c in shorts)})"
         kind = f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`"
-        message = f"{kind} passed to {target} {self._consequence(row, self._error(row, shown))}"
+        silent = self._silent(row, use, call.keywords)
+        message = f"{kind} passed to {target} {self._consequence(row, self._error(row, shown), silent)}"
         fix = None
         if row.fix == "rename" and not self._new_name_exists(row):
             message += f" ({no_fix_reason(row, self._allowed(row))})"

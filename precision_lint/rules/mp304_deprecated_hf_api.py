@@ -1,10 +1,15 @@
 """MP304 deprecated-hf-api: a transformers / TRL name that warns now and crashes later.
 
 The same table as MP302 (``knowledge/migrations.toml``), for rows that the targeted
-version has deprecated but not yet removed. The best known is ``from_pretrained(torch_dtype=)``:
-transformers 4.56 renamed it ``dtype``, and 5.x still accepts the old name with::
+version has deprecated but not yet removed, and only where a targeted version warns. The
+best known is ``torch_dtype=``: transformers 4.56 renamed it ``dtype`` and warns::
 
     `torch_dtype` is deprecated! Use `dtype` instead!
+
+5.x keeps warning for ``AutoModel*.from_pretrained``/``from_config``, ``pipeline()`` and
+``config.torch_dtype``, but a model class's own ``from_pretrained`` takes it back silently (the
+table's ``silent_since``): a file targeting only 5.x gets nothing there, and a range across 5.0
+is told which versions warn.
 
 Others are removals announced for a later version: on transformers 5.0–5.14
 ``TrainingArguments(warmup_ratio=)`` warns, on 5.15 it raises ``TypeError``. The rule is

@@ -121,3 +121,118 @@ def test_load_in_8bit_is_deprecated_from_4_38(tmp_path, version):
     for d in found:
         assert "deprecated since transformers 4.38 and raises" in d.message
         assert f"(transformers=={version} in require_version(...) in builder.py)" in d.message
+
+
+# `torch_dtype=` is silent in transformers 5.x where the library pops it "kept for BC" without a
+# warning: a model class's own from_pretrained (modeling_utils.py 5.0.0:3902/3932, 5.24.0:
+# 4156/4184), and an Auto class's when the value is "auto" (popped before the config is loaded)
+# or config= is given (no config is loaded). An Auto class's other calls still warn in 5.24 (the
+# config it loads reads its deprecated `torch_dtype` property), as do from_config, pipeline() and
+# `config.torch_dtype`. Run in the wheels of 4.55.4, 4.56.0, 4.57.6, 5.0.0, 5.10.0 and 5.24.0.
+MODEL_CLASS_DTYPE = """
+    import torch
+    from transformers import LlamaForCausalLM
+    model = LlamaForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+    """
+
+AUTO_DTYPE_AUTO = """
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained("m", torch_dtype="auto")
+    """
+
+AUTO_DTYPE_WITH_CONFIG = """
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+    config = AutoConfig.from_pretrained("m")
+    model = AutoModelForCausalLM.from_pretrained("m", config=config, torch_dtype=torch.float16)
+    """
+
+
+@pytest.mark.parametrize("src", [MODEL_CLASS_DTYPE, AUTO_DTYPE_AUTO, AUTO_DTYPE_WITH_CONFIG])
+@pytest.mark.parametrize("version", ["4.56", "4.57.1", "4.57.6"])
+def test_silently_accepted_torch_dtype_still_warns_on_4_56_and_4_57(src, version):
+    (d,) = lint304(src, transformers_version=version)
+    assert "deprecated since transformers 4.56 and warns below transformers 5.0" in d.message
+    assert "transformers 5.0 and later accept it silently" in d.message
+    assert fix304(src, transformers_version=version) == dedent(src).replace("torch_dtype=", "dtype=")
+
+
+@pytest.mark.parametrize("src", [MODEL_CLASS_DTYPE, AUTO_DTYPE_AUTO, AUTO_DTYPE_WITH_CONFIG])
+@pytest.mark.parametrize("version", ["5.0", "5.10.0", "5.23", "5.24"])
+def test_silently_accepted_torch_dtype_is_no_finding_on_5_x(src, version):
+    assert lint304(src, transformers_version=version) == []
+
+
+@pytest.mark.parametrize("src", [MODEL_CLASS_DTYPE, AUTO_DTYPE_AUTO])
+def test_silently_accepted_torch_dtype_unpinned_with_5_24_installed(tmp_path, src, monkeypatch):
+    from precision_lint.engine import Engine
+    from precision_lint.workspace import config as config_module
+    from precision_lint.workspace.config import from_table
+
+    monkeypatch.setattr(config_module, "installed_version", lambda dist: (5, 24, 0) if dist == "transformers" else None)
+    root = write_tree(tmp_path, {".git/HEAD": "", "train.py": dedent(src)})
+    found = Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+    assert found == []
+
+
+def test_a_project_subclass_of_a_model_class_is_silent_on_5_x():
+    src = """
+        import torch
+        from transformers import LlamaForCausalLM
+        class MyModel(LlamaForCausalLM):
+            pass
+        model = MyModel.from_pretrained("m", torch_dtype=torch.bfloat16)
+        """
+    assert lint304(src, transformers_version="5.24") == []
+    assert len(lint304(src, transformers_version="4.57.1")) == 1
+
+
+def test_a_range_across_5_0_names_the_versions_that_warn(tmp_path):
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "", "requirements.txt": "transformers>=4.56,<6\n", "train.py": dedent(MODEL_CLASS_DTYPE),
+    })
+    (d,) = Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+    assert "warns below transformers 5.0" in d.message and "5.0 and later accept it silently" in d.message
+    assert "transformers>=4.56,<6 in requirements.txt" in d.message
+    root = write_tree(tmp_path / "five", {
+        ".git/HEAD": "", "requirements.txt": "transformers>=5.0,<6\n", "train.py": dedent(MODEL_CLASS_DTYPE),
+    })
+    assert Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics == []
+
+
+@pytest.mark.parametrize("version", ["5.0", "5.24"])
+def test_auto_class_torch_dtype_still_warns_on_5_x(version):
+    (d,) = lint304(TORCH_DTYPE, transformers_version=version)
+    assert "(it warns: `torch_dtype` is deprecated! Use `dtype` instead!)" in d.message
+    assert "silently" not in d.message
+
+
+@pytest.mark.parametrize("version", ["4.57.1", "5.24"])
+def test_pipeline_and_from_config_torch_dtype_warn_on_5_24(version):
+    src = """
+        import torch
+        from transformers import AutoConfig, AutoModelForCausalLM, pipeline
+        pipe = pipeline("text-generation", model="m", torch_dtype=torch.float16)
+        config = AutoConfig.from_pretrained("m")
+        model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16)
+        """
+    found = lint304(src, transformers_version=version)
+    assert ["`pipeline`" in found[0].message, "`AutoModelForCausalLM.from_config`" in found[1].message] == [True, True]
+    assert all("silently" not in d.message for d in found)
+    assert lint304(src, transformers_version="4.55.4") == []
+
+
+def test_config_torch_dtype_read_warns_from_4_56():
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained("m", dtype=torch.bfloat16)
+        print(model.config.torch_dtype)
+        """
+    (d,) = lint304(src, transformers_version="5.24")
+    assert d.message.startswith("`model.config.torch_dtype` is deprecated since transformers 4.56")
+    assert fix304(src, transformers_version="5.24") == dedent(src).replace("config.torch_dtype", "config.dtype")
+    assert lint304(src, transformers_version="4.55.4") == []
