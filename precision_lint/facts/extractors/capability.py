@@ -674,24 +674,19 @@ def finish(cap: CapabilityFacts, sections: dict, index: ModuleIndex, evaluator: 
     wanted.update((site.span.start, site.span.end) for site in (*cap.bnb, *cap.attention))
     if not wanted:
         return cap
+    def is_guarded(guards, scope) -> bool:
+        return bool(guards) and any(_chosen_or_checked(evaluator.guard(t, p, scope)) for t, p in guards) or decorator_guarded(evaluator, scope)
+
     guarded: List[Tuple[int, int]] = []
-    for site in index.calls:
-        span = index.span(site.node)
+    sites = [(index.span(site.node), site.guards, site.scope) for site in index.calls]
+    sites += [
+        (index.span(assign.target), assign.guards, assign.scope)
+        for assign in index.attr_assigns
+        if assign.target.attr.lstrip("_") == "attn_implementation"
+    ]
+    for span, guards, scope in sites:
         key = (span.start, span.end)
-        if key in wanted and (
-            (site.guards and any(_chosen_or_checked(evaluator.guard(t, p, site.scope)) for t, p in site.guards))
-            or decorator_guarded(evaluator, site.scope)
-        ):
-            guarded.append(key)
-    for assign in index.attr_assigns:
-        if assign.target.attr.lstrip("_") != "attn_implementation":
-            continue
-        span = index.span(assign.target)
-        key = (span.start, span.end)
-        if key in wanted and (
-            (assign.guards and any(_chosen_or_checked(evaluator.guard(t, p, assign.scope)) for t, p in assign.guards))
-            or decorator_guarded(evaluator, assign.scope)
-        ):
+        if key in wanted and is_guarded(guards, scope):
             guarded.append(key)
     return dataclasses.replace(cap, guarded_calls=tuple(guarded))
 
