@@ -22,11 +22,13 @@ def _table(name: str) -> dict:
     except OSError:  # pragma: no cover - a zipped install
         from importlib import resources
 
-        return _tomllib().loads(resources.files(__name__).joinpath(name).read_text(encoding="utf-8"))
+        return tomllib_module().loads(resources.files(__name__).joinpath(name).read_text(encoding="utf-8"))
     return parsed(path, text)
 
 
-def _tomllib():
+def tomllib_module():
+    """``tomllib`` (``tomli`` before Python 3.11), imported where a TOML text is read: a check
+    that reads none (a standalone script's) never imports it. Every reader of TOML calls this."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python < 3.11
@@ -53,7 +55,7 @@ def parsed(path: str, text: str) -> dict:
                 return found[1]
         except (OSError, EOFError, ValueError, TypeError):
             pass
-    data = _tomllib().loads(text)
+    data = tomllib_module().loads(text)
     if kept is not None and not sys.dont_write_bytecode:
         try:
             blob = marshal.dumps((digest, data))

@@ -12,15 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-
-
-def _tomllib():
-    """tomllib, imported where a TOML file is read (a standalone script's check reads none)."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    return tomllib
+from ..knowledge import tomllib_module
 
 
 class ConfigError(Exception):
@@ -355,7 +347,7 @@ def from_table(table: Dict[str, Any], where: str = "configuration", path: Option
 
 
 def load_file(path: Path) -> Config:
-    tomllib = _tomllib()
+    tomllib = tomllib_module()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -386,13 +378,11 @@ def find_config(start: Path) -> Optional[Path]:
                 continue
             if "precision-lint" not in text:  # no table of ours, whether the file parses or not
                 continue
-            tomllib = _tomllib()
+            tomllib = tomllib_module()
             try:
                 data = tomllib.loads(text)
-            except tomllib.TOMLDecodeError as exc:
-                if "precision-lint" in text:  # ours, but broken: say so rather than ignore it
-                    raise ConfigError(f"{candidate}: invalid TOML: {exc}") from None
-                continue
+            except tomllib.TOMLDecodeError as exc:  # ours, but broken: say so rather than ignore it
+                raise ConfigError(f"{candidate}: invalid TOML: {exc}") from None
             if "precision-lint" in data.get("tool", {}):
                 return candidate
     return None

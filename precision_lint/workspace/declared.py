@@ -16,6 +16,8 @@ import ast
 import os
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from ..knowledge import tomllib_module
+
 
 PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 LEVELS = 4  # folders above a module searched for its project's folder
@@ -78,10 +80,7 @@ class DeclaredEntries:
 def _from_pyproject(text: Optional[str]) -> List[str]:
     if not text:
         return []
-    try:
-        import tomllib
-    except ImportError:  # pragma: no cover - Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
+    tomllib = tomllib_module()
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, ValueError):

@@ -377,10 +377,9 @@ def _quoted_requirements(text: str, source: str) -> List[Allowed]:
 
 
 def _pyproject(text: str, source: str) -> List[Allowed]:
-    try:  # here: a check that reads no pyproject.toml never imports it
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
-        import tomli as tomllib
+    from ..knowledge import tomllib_module
+
+    tomllib = tomllib_module()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
