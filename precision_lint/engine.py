@@ -280,13 +280,13 @@ class Engine:
         out: Dict[str, ModuleFacts] = {}
         naming_of = {src.path: (names or {}).get(src.path) or module_name(src.path) for src in sources}
         read = {}
-        unread = []  # new texts: their imports are read with their facts, from one parse
+        unread = []  # (source, digest) of new texts: their imports are read with their facts, from one parse
         for src in sources:
             if src.text is None:
                 continue
             digest, imports = self._known_imports(src, naming_of[src.path])
             if imports is _UNREAD:
-                unread.append(src)
+                unread.append((src, digest))
             else:
                 read[src.path] = (digest, imports)
         with _Pools() as pools:
@@ -294,17 +294,16 @@ class Engine:
 
     def _facts(self, sources, naming_of, read, unread, out, pools: "_Pools") -> List[ModuleFacts]:
         """:meth:`facts`, once the imports known already are read (``read``; ``unread``: the
-        texts whose imports are read with their facts)."""
+        texts, with their digests, whose imports are read with their facts)."""
         from .semantic import gate
 
         todo = []
         first: Dict[str, Tuple[bool, ModuleFacts]] = {}  # path → (analysed, facts) read with the imports
-        jobs = [(src.text, src.path, *naming_of[src.path]) for src in unread]
-        for src, (ok, imports, facts) in zip(unread, self._run_jobs(_read_job, jobs, pools)):
+        jobs = [(src.text, src.path, *naming_of[src.path]) for src, _ in unread]
+        for (src, digest), (ok, imports, facts) in zip(unread, self._run_jobs(_read_job, jobs, pools)):
             if not ok:  # an internal error while reading its imports
                 out[src.path] = facts
                 continue
-            digest = hashlib.sha1(src.text.encode("utf-8", "surrogatepass")).hexdigest()
             self._keep_imports(src, naming_of[src.path], digest, imports)
             read[src.path] = (digest, imports)
             first[src.path] = (imports is None or gate.seen_library(imports), facts)
