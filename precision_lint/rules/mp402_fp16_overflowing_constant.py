@@ -112,6 +112,7 @@ class Fp16OverflowingConstant(Rule):
         only in another script (a conversion CLI) runs no method in this one, though an eager
         package ``__init__`` imports its module here."""
         project = ctx.project
+        library_code = None  # whether the model is library model code: asked once, where needed
         for rank, text, where, kind, cast_class, module, scope in evidence:
             if const.kind == "eps" and not (
                 cast_class and project.symbols.class_inherits(cast_class, lambda n: n == klass, module)
@@ -119,8 +120,11 @@ class Fp16OverflowingConstant(Rule):
                 continue
             if kind == "amp" and const.autocast_off:
                 continue  # written where autocast is switched off: the run's fp16 autocast stops there
-            if kind == "loaded" and not self._library_model_code(ctx, klass):
-                continue  # a library model's float16 weights are not this plain module's tensors
+            if kind == "loaded":
+                if library_code is None:
+                    library_code = self._library_model_code(ctx, klass)
+                if not library_code:
+                    continue  # a library model's float16 weights are not this plain module's tensors
             # a model's methods run wherever its instances are called (often built through a
             # registry or config): the evidence must run in a run that holds the model's module
             there = project.run_scope(module, scope, where.span.line)
