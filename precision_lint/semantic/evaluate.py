@@ -19,7 +19,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
-from ..knowledge import derives_from, is_library_training_arguments, model_init_keyword
+from ..knowledge import is_library_training_arguments, model_init_keyword
 from .callees import project_callee
 from .index import FUNCTION_DEFS, Assignment, CallSite, ModuleIndex, Scope, children, element, subscript_key
 from .index import arguments, first_argument, is_constant, item_owner, keyword, literal_key, positional, string_value, unstarred

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from ...diagnostics import Span
-from ...knowledge import migrated_names, migrations
+from ...knowledge import migrated_names
 from ...semantic.callees import assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, call_args, keyword, parameters
