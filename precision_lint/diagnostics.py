@@ -6,7 +6,8 @@ cross process boundaries and be cached. Positions are in characters: ``line`` is
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from ._dataclass import dataclass
 from typing import Optional, Tuple
 
 SAFE = "safe"

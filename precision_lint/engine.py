@@ -17,7 +17,8 @@ import dataclasses
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+from ._dataclass import dataclass
 from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from .workspace.cache import FactsCache, ImportsIndex, RunCache, fingerprint

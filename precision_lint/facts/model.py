@@ -7,7 +7,8 @@ built in worker processes) and joined with the facts of other files in
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from .._dataclass import dataclass
 from typing import Any, Dict, FrozenSet, Optional, Tuple
 
 from ..diagnostics import Span

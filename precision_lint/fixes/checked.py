@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+from .._dataclass import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ..diagnostics import Diagnostic, Edit, Fix

@@ -15,7 +15,8 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import field
+from .._dataclass import dataclass
 from typing import Dict, Iterable, List, Optional, Set
 
 from ..diagnostics import Diagnostic, Edit

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from functools import lru_cache
 from typing import Dict, FrozenSet, Iterable, Optional, Tuple
 

@@ -8,7 +8,7 @@ thread, never on the live documents. :meth:`Buffer.source` turns it into the
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import Dict, Optional, Tuple
 
 from ..workspace.notebook import from_cells, is_notebook

@@ -41,7 +41,7 @@ SageMaker config, gives no precision.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..diagnostics import Span

@@ -1,7 +1,8 @@
 """Reporters turn diagnostics into text: one module per ``--output-format``."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from .._dataclass import dataclass
 from typing import Dict, List, NamedTuple, Optional, Sequence, Set
 
 from ..diagnostics import Diagnostic, Span

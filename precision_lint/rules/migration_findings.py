@@ -9,7 +9,7 @@ fixes: renames, and keywords moved from a TRL trainer into the config it is give
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span

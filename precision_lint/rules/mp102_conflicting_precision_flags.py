@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import List, Optional, Tuple
 
 from ..diagnostics import SAFE, Fix, Related

@@ -16,7 +16,7 @@ import io
 import itertools
 import re
 import tokenize
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..knowledge import is_library_training_arguments, model_init_keyword

@@ -14,7 +14,8 @@ import ast
 import bisect
 import dataclasses
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+from .._dataclass import dataclass
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union
 
 from ..diagnostics import Span

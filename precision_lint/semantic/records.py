@@ -6,7 +6,7 @@ each file's :class:`facts.model.ModuleFacts`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import Any, Optional, Tuple
 
 

@@ -13,7 +13,7 @@ parameters trainable, so a later cast to ``weight_dtype`` makes *trainable* weig
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from itertools import product
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 

@@ -10,7 +10,7 @@ it is chosen, so a rule can tell ``torch.bfloat16`` from
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import Any, FrozenSet, Iterable, Optional, Tuple
 
 from ..diagnostics import Span

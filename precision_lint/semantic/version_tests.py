@@ -20,7 +20,7 @@ A variable merely named ``version`` is none of these. ``not``, ``and`` and ``or`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import Dict, List, Optional, Tuple
 
 import ast

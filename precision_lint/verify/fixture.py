@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
+from .._dataclass import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 

@@ -15,7 +15,7 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 

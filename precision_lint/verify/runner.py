@@ -18,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
+from .._dataclass import dataclass
 from pathlib import Path
 from typing import Optional
 

@@ -21,7 +21,8 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
+from .._dataclass import dataclass
 from pathlib import Path
 from typing import Optional
 

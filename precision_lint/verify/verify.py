@@ -17,7 +17,8 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
+from .._dataclass import dataclass
 from pathlib import Path
 from typing import Optional
 

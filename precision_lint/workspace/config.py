@@ -8,7 +8,8 @@ from __future__ import annotations
 import fnmatch
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
+from .._dataclass import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 

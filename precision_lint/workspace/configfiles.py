@@ -28,7 +28,7 @@ import bisect
 import json
 import os
 import re
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..diagnostics import Span

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
 PYTHONS = re.compile(r"^python(\d+(\.\d+)?)?$")

@@ -28,7 +28,7 @@ not count).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 from .configfiles import is_config_file

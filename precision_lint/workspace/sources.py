@@ -16,7 +16,7 @@ import io
 import os
 import stat
 import tokenize
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from dataclasses import dataclass
+from .._dataclass import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .configfiles import is_config_file

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import os
 import shlex
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 from ...diagnostics import Span

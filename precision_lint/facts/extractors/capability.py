@@ -31,7 +31,7 @@ import io
 import re
 import tokenize
 import dataclasses
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import List, Optional, Tuple
 
 from ...diagnostics import Span

@@ -10,7 +10,7 @@ and the import statements that bind names to ``torch.cuda.amp``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import Optional, Tuple
 
 import ast

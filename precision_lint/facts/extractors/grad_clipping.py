@@ -9,7 +9,7 @@ compare them) and what a fix needs to insert or move a statement.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import Dict, List, Optional, Tuple
 
 import ast

@@ -11,7 +11,7 @@ Whether model code runs in fp16 through the rest of the project is judged later.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import List, Optional, Tuple
 
 from ...diagnostics import Span

@@ -21,7 +21,7 @@ import ast
 import dataclasses
 
 import struct
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from ...diagnostics import Span

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import Optional, Tuple
 
 from ...diagnostics import Span

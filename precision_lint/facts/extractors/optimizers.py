@@ -12,7 +12,7 @@ facts.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import List, Optional, Tuple
 
 import ast

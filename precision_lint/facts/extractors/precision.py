@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import List, Optional, Tuple
 
 from ...diagnostics import Span

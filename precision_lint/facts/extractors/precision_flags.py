@@ -10,7 +10,7 @@ are the user's choice), and flags set on the arguments object after it is built
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator

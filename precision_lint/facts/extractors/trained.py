@@ -10,7 +10,7 @@ a helper and handed to ``train(model, ...)``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex

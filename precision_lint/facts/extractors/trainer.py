@@ -8,7 +8,7 @@ project's class hierarchy.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import Optional, Tuple
 
 import ast

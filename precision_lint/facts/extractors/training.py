@@ -17,7 +17,7 @@ run each belongs to. A *training site* is one of:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import List
 
 from ...diagnostics import Span

@@ -10,7 +10,7 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import Tuple
 
 from ...semantic.evaluate import Evaluator

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass
+from ..._dataclass import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import ast

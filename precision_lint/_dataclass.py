@@ -1,0 +1,167 @@
+"""``dataclass`` as the standard library makes it, for less at import.
+
+The standard decorator compiles six functions from source for each frozen class (``__init__``,
+``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``, ``__delattr__``; three for a mutable
+one): the ninety-odd classes a check imports cost more than anything else a small file's check
+does (#23, the pre-commit case). Here the methods an analysis calls (``__init__``, ``__eq__``,
+``__hash__``) are compiled from the standard library's texts in one piece per class (their
+signatures, defaults and factories, ``object.__setattr__`` in a frozen class: as fast as the
+standard ones); ``__repr__`` and the frozen ``__setattr__``/``__delattr__`` are the same
+functions made without compiling (closures over the field names); and the class reads as a
+standard dataclass to ``dataclasses.fields``, ``replace``, ``asdict``, ``is_dataclass``, pickle
+and a standard subclass.
+
+What this does not write (``order=True``, ``__post_init__``, ``InitVar``, keyword-only fields, a
+method of its own among those above, a dataclass base) goes to the standard decorator.
+"""
+# no `from __future__ import annotations`: exec() compiles with this module's flags, and the
+# annotations of __init__ are the types themselves, as the standard decorator leaves them
+import dataclasses
+import sys
+from dataclasses import MISSING, FrozenInstanceError
+from reprlib import recursive_repr
+
+_STANDARD = dataclasses.dataclass
+# the marker a parameter with a factory defaults to (its repr, "<factory>", is in the signature)
+_HAS_DEFAULT_FACTORY = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None)
+_OWN = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__post_init__")
+
+
+def dataclass(cls=None, *, frozen: bool = False, order: bool = False):
+    """``dataclasses.dataclass(cls, frozen=frozen, order=order)``, the same class."""
+
+    def wrap(cls):
+        if order or not _writable(cls):
+            return _STANDARD(cls, frozen=frozen, order=order)
+        return _process(cls, frozen)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _writable(cls) -> bool:
+    if _HAS_DEFAULT_FACTORY is None or any(name in cls.__dict__ for name in _OWN) or hasattr(cls, "__post_init__"):
+        return False
+    if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
+        return False
+    for annotation in cls.__dict__.get("__annotations__", {}).values():
+        text = annotation if isinstance(annotation, str) else repr(annotation)
+        if "InitVar" in text or "KW_ONLY" in text:
+            return False
+    return not any(
+        isinstance(value, dataclasses.Field) and getattr(value, "kw_only", MISSING) is True
+        for value in cls.__dict__.values()
+    )
+
+
+def _process(cls, frozen: bool):
+    doc_missing = not getattr(cls, "__doc__")
+    if doc_missing:  # the standard decorator would describe the signature of an __init__ not yet there
+        cls.__doc__ = "-"
+    # the fields, their defaults and __match_args__ as the standard decorator sets them, and no method
+    cls = _STANDARD(cls, init=False, repr=False, eq=False)
+    params = cls.__dataclass_params__
+    params.init = params.repr = params.eq = True
+    params.frozen = frozen
+    fields = dataclasses.fields(cls)
+    module = sys.modules.get(cls.__module__)
+    hashed = [f for f in fields if (f.compare if f.hash is None else f.hash)] if frozen else None
+    for fn in _compiled(fields, [f for f in fields if f.compare], hashed, frozen, module.__dict__ if module is not None else {}):
+        _set(cls, fn)
+    _set(cls, _repr(tuple(f.name for f in fields if f.repr)))
+    if frozen:
+        names = tuple(f.name for f in fields)
+        _set(cls, _setattr(cls, names))
+        _set(cls, _delattr(cls, names))
+    else:  # eq without frozen: unhashable, as the standard decorator leaves it
+        cls.__hash__ = None
+    if doc_missing:
+        import inspect
+
+        cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+    return cls
+
+
+def _set(cls, fn) -> None:
+    fn.__qualname__ = f"{cls.__qualname__}.{fn.__name__}"
+    setattr(cls, fn.__name__, fn)
+
+
+def _tuple(obj: str, fields) -> str:
+    return f"({','.join(f'{obj}.{f.name}' for f in fields)},)" if fields else "()"
+
+
+def _compiled(fields, compared, hashed, frozen: bool, globals: dict):
+    """``__init__``, ``__eq__`` and (``hashed``) ``__hash__``, compiled together from the texts
+    the standard decorator writes (``dataclasses._init_fn``, ``_cmp_fn``, ``_hash_fn``): the
+    methods an analysis calls most, as fast as the standard ones."""
+    self_name = "__dataclass_self__" if "self" in (f.name for f in fields) else "self"
+    local_vars = {f"_type_{f.name}": f.type for f in fields}
+    local_vars.update(
+        {"MISSING": MISSING, "_HAS_DEFAULT_FACTORY": _HAS_DEFAULT_FACTORY, "__dataclass_builtins_object__": object}
+    )
+    params, body = [self_name], []
+    for f in fields:
+        default = f"_dflt_{f.name}"
+        if f.default_factory is not MISSING:
+            local_vars[default] = f.default_factory
+            value = f"{default}() if {f.name} is _HAS_DEFAULT_FACTORY else {f.name}" if f.init else f"{default}()"
+        elif f.init:
+            if f.default is not MISSING:
+                local_vars[default] = f.default
+            value = f.name
+        else:
+            value = None  # the class attribute holds the default
+        if value is not None:
+            body.append(
+                f"__dataclass_builtins_object__.__setattr__({self_name},{f.name!r},{value})"
+                if frozen else f"{self_name}.{f.name}={value}"
+            )
+        if f.init:
+            if f.default is not MISSING:
+                params.append(f"{f.name}:_type_{f.name}=_dflt_{f.name}")
+            elif f.default_factory is not MISSING:
+                params.append(f"{f.name}:_type_{f.name}=_HAS_DEFAULT_FACTORY")
+            else:
+                params.append(f"{f.name}:_type_{f.name}")
+    local_vars["_return_type"] = None
+    lines = "\n".join(f"  {b}" for b in body or ["pass"])
+    text = (
+        f"def __create_fn__({', '.join(local_vars)}):\n"
+        f" def __init__({','.join(params)})->_return_type:\n{lines}\n"
+        f" def __eq__(self,other):\n"
+        f"  if other.__class__ is self.__class__:\n"
+        f"   return {_tuple('self', compared)}=={_tuple('other', compared)}\n"
+        f"  return NotImplemented\n"
+    )
+    if hashed is not None:
+        text += f" def __hash__(self):\n  return hash({_tuple('self', hashed)})\n return __init__, __eq__, __hash__"
+    else:
+        text += " return __init__, __eq__"
+    ns: dict = {}
+    exec(text, globals, ns)
+    return ns["__create_fn__"](**local_vars)
+
+
+def _repr(names):
+    def __repr__(self):
+        return self.__class__.__qualname__ + "(" + ", ".join([f"{n}={getattr(self, n)!r}" for n in names]) + ")"
+
+    return recursive_repr()(__repr__)
+
+
+def _setattr(cls, names):
+    def __setattr__(self, name, value):
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    return __setattr__
+
+
+def _delattr(cls, names):
+    def __delattr__(self, name):
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    return __delattr__
