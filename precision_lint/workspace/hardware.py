@@ -22,6 +22,7 @@ import io
 import re
 import sys
 import tokenize
+from functools import lru_cache
 from typing import Iterable, List, Optional, Tuple
 
 # GPUs a text may name, with their compute capability (major*10+minor).
@@ -45,11 +46,18 @@ _GPU_WORD = re.compile(
 )
 # A GeForce card named by its number alone ("a `3090` is enough", "4台3090"): only in a
 # sentence about a GPU, and never as part of a word, a path, a port or an option's value.
-_BARE_GEFORCE = re.compile(
+# Compiled where a sentence is about a GPU (_GPU_CONTEXT), not at import: case-folding the CJK
+# range makes it the costliest pattern a check compiles (3.5 ms of a small file's 0.3 s, #23).
+_BARE_GEFORCE_PATTERN = (
     r"(?<![A-Za-z0-9_.:=/\\-])([234]0[89]0(?:\s?ti)?)"
-    r"(?=\s*(?:$|[`'\"*)\]，。、,.;:!）]|[\u4e00-\u9fff]|(?:gpus?|cards?|s)\b))",
-    re.IGNORECASE,
+    r"(?=\s*(?:$|[`'\"*)\]，。、,.;:!）]|[\u4e00-\u9fff]|(?:gpus?|cards?|s)\b))"
 )
+
+
+@lru_cache(maxsize=None)
+def _bare_geforce() -> "re.Pattern[str]":
+    return re.compile(_BARE_GEFORCE_PATTERN, re.IGNORECASE)
+
 _OPTION_BEFORE = re.compile(r"--?[\w-]+\s*$")  # `--master_port 3090`: an option's value
 _GPU_CONTEXT = re.compile(r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|显卡|显存|训练设备|设备|[0-9]\s*[台张块]", re.IGNORECASE)
 _COUNT = re.compile(r"(\d)\s*[x×]\s*(?=[a-zA-Z])")  # "8xA100" → "8 x A100"
@@ -148,7 +156,7 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
         for match in _GPU_WORD.finditer(sentence):
             stated(_capability(match.group(1)), sentence, match.start())
         if _GPU_CONTEXT.search(sentence):
-            for match in _BARE_GEFORCE.finditer(sentence):
+            for match in _bare_geforce().finditer(sentence):
                 if not _OPTION_BEFORE.search(sentence[: match.start()]):
                     stated(_capability("rtx" + match.group(1)), sentence, match.start())
     return found
