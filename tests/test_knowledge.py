@@ -241,3 +241,48 @@ def test_every_knowledge_table_reads_as_tomllib_parses_it():
     for name in sorted(n for n in os.listdir(folder) if n.endswith(".toml")):
         with open(os.path.join(folder, name), encoding="utf-8") as f:
             assert knowledge._table(name) == tomllib.loads(f.read()), name
+
+
+def test_instance_attributes_hold_in_the_installed_libraries():
+    """``accelerator.state`` is an AcceleratorState (the class the table says)."""
+    from precision_lint.knowledge import instance_attributes
+
+    for attribute, held in instance_attributes().items():
+        owner, _, name = attribute.rpartition(".")
+        pytest.importorskip(owner.split(".")[0])
+        cls, held_cls = _resolve(owner), _resolve(held)
+        assert cls is not None and held_cls is not None, attribute
+        if owner == "accelerate.Accelerator":
+            instance = cls(cpu=True)
+        else:  # pragma: no cover - a row needs a way to build its owner here
+            raise AssertionError(f"no way to build {owner}")
+        assert isinstance(getattr(instance, name), held_cls), attribute
+
+
+def test_argument_parsers_parse_into_their_dataclasses_in_order():
+    """Each parser's parse methods exist and return one instance per dataclass, in order."""
+    import dataclasses
+
+    from precision_lint.knowledge import argument_parsers
+
+    table = argument_parsers()
+
+    @dataclasses.dataclass
+    class A:
+        a: int = 1
+
+    @dataclasses.dataclass
+    class B:
+        b: str = "x"
+
+    for name in sorted(table["classes"]):
+        pytest.importorskip(name.split(".")[0])
+        cls = _resolve(name)
+        assert cls is not None, name
+        for method in ("parse_args_into_dataclasses", "parse_dict", "parse_json_file", "parse_yaml_file"):
+            assert hasattr(cls, method), (name, method)
+        assert [type(p) for p in cls((A, B)).parse_args_into_dataclasses(args=[])] == [A, B]
+        assert [type(p) for p in cls((A, B)).parse_dict({"a": 2, "b": "y"})] == [A, B]
+        if hasattr(cls, "parse_args_and_config"):
+            assert [type(p) for p in cls((A, B)).parse_args_and_config(args=[])] == [A, B]
+    assert set(table["methods"]) <= {m for c in table["classes"] for m in dir(_resolve(c))}

@@ -245,6 +245,7 @@ def _instance(row, trainer, tokenizer):
 
 @pytest.mark.parametrize("row", ATTRIBUTES, ids=_id)
 def test_attribute_row(row, trainer, tokenizer):
+    pytest.importorskip(row.library)  # accelerate's rows: transformers and TRL are required above
     instance = _instance(row, trainer, tokenizer)
     if _removed(row):
         kind, text = _message(row, tokenizer=type(instance).__name__, config=type(instance).__name__)

@@ -127,6 +127,26 @@ def test_setup_py_setup_cfg_and_environment_yml(tmp_path):
     assert r.of("trl").is_point
 
 
+def test_setup_cfg_requirements_are_its_options_only(tmp_path):
+    """isort's ``known_third_party`` (or any other tool's list) in setup.cfg names packages, it
+    requires none: only ``install_requires`` and ``extras_require`` are requirements there, and
+    the pin of the setup.py beside it is the one the message names."""
+    root = write_tree(tmp_path, {
+        "p/setup.py": 'from setuptools import setup\nsetup(name="p", install_requires=["transformers>=4.53.3"])\n',
+        "p/setup.cfg": "[isort]\nknown_third_party =\n    transformers\n    trl\n",
+        "p/m.py": "",
+        "q/setup.cfg": "[isort]\nknown_third_party = transformers\n[options]\ninstall_requires =\n    torch\n"
+                       "[options.extras_require]\nrl =\n    trl==0.9.6\n",
+        "q/m.py": "",
+    })
+    p = _targets(root, "p/m.py").of("transformers")
+    assert p.low == (4, 53, 3) and p.where() == "transformers>=4.53.3 in setup.py"
+    assert _targets(root, "p/m.py").of("trl").low is None  # isort's list pins nothing
+    q = _targets(root, "q/m.py")
+    assert q.of("trl").is_point and q.of("trl").low == (0, 9, 6)
+    assert q.of("transformers").low is None
+
+
 def test_a_sub_project_uses_its_own_pins_not_the_repository_root(tmp_path):
     root = write_tree(tmp_path, {
         ".git/HEAD": "",

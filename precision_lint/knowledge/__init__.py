@@ -176,6 +176,22 @@ def model_init_keyword(qualname: str) -> Optional[str]:
 
 
 
+@lru_cache(maxsize=None)
+def instance_attributes() -> Dict[str, str]:
+    """``"accelerate.Accelerator.state"`` -> the class of what that attribute of a library
+    object holds (``libraries.toml`` ``[instance_attributes]``)."""
+    return dict(_table("libraries.toml").get("instance_attributes", {}))
+
+
+@lru_cache(maxsize=None)
+def argument_parsers() -> Dict[str, FrozenSet[str]]:
+    """The library argument parsers whose parse methods return instances of the dataclasses
+    they are built with, in order: ``classes`` and ``methods`` (``libraries.toml``
+    ``[argument_parsers]``)."""
+    table = _table("libraries.toml").get("argument_parsers", {})
+    return {"classes": frozenset(table.get("classes", ())), "methods": frozenset(table.get("methods", ()))}
+
+
 @dataclass(frozen=True)
 class AdapterDtype:
     """The versions of a PEFT library whose ``wrap`` makes the adapters of ``configs`` in the

@@ -18,7 +18,7 @@ from ..semantic.values import SYMBOL
 from ..workspace.versions import Allowed, compare
 from .base import RuleContext, replace
 
-VERSION_TEXT = {"transformers": "transformers", "trl": "TRL", "peft": "peft"}
+VERSION_TEXT = {"transformers": "transformers", "trl": "TRL", "peft": "peft", "accelerate": "accelerate"}
 CONFIG_CLASS = "transformers.PretrainedConfig"  # what `model.config` is
 
 

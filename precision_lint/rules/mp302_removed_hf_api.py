@@ -1,13 +1,14 @@
 """MP302 removed-hf-api: a transformers / TRL name the targeted version no longer has.
 
 transformers 5 and TRL 1 removed many keywords, attributes and exports that fine-tuning
-scripts (and the helper libraries that call Hugging Face for them) still use. Each one
-crashes before training starts, for example::
+scripts (and the helper libraries that call Hugging Face for them) still use (peft 0.10 and
+accelerate 1.0 removed a few too). Each one crashes before training starts, for example::
 
     TypeError: TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'
     TypeError: SFTTrainer.__init__() got an unexpected keyword argument 'max_seq_length'
     TypeError: GPT2LMHeadModel.__init__() got an unexpected keyword argument 'load_in_8bit'
     ImportError: cannot import name 'DataCollatorForCompletionOnlyLM' from 'trl'
+    AttributeError: 'Accelerator' object has no attribute 'use_fp16'
 
 The names, the versions that removed them, the exact errors and the replacements are data
 (``knowledge/migrations.toml``, checked against the installed wheels by the test suite).

@@ -25,7 +25,10 @@ from typing import Optional, Set, Tuple
 
 import ast
 
-from .index import NOT_VALUE_BINDERS, CallSite, ModuleIndex, Scope, argument, keyword, mentions, positional
+from ..knowledge import argument_parsers, instance_attributes
+from .index import (
+    FUNCTION_DEFS, NOT_VALUE_BINDERS, CallSite, ModuleIndex, Scope, argument, keyword, mentions, parameters, positional,
+)
 from .names import dotted
 
 LOADERS = ("from_pretrained", "from_config", "from_single_file")
@@ -335,3 +338,203 @@ def _model_argument(site: CallSite) -> Optional[ast.expr]:
     if not callee.endswith(TAKES_MODEL) or not (site.qualname or "").split(".")[0] in ("transformers", "trl", "peft", "setfit"):
         return None
     return argument(site.node, 0, "model")
+
+
+# --- which class an object is an instance of -------------------------------------------------
+def instance_classes(index: ModuleIndex, expr: Optional[ast.expr], scope: Scope, klass: Optional[str] = None,
+                     depth: int = 0) -> Tuple[str, ...]:
+    """The classes (qualified names, library or project) whose instance ``expr`` may hold, from
+    how it is made, never from what it is called:
+
+    - a call of a class (``Accelerator()``, ``trl.ModelConfig(...)``), of its loader
+      (``X.from_pretrained(...)`` makes an ``X``), or of a function of this module that returns
+      one (``def make(): return Accelerator()``);
+    - an element of what a library argument parser returns (``a, m = TrlParser((ScriptArguments,
+      ModelConfig)).parse_args_and_config()``, also through a name bound to the parser, or
+      subscripted: ``...parse_args_into_dataclasses()[1]``): the dataclass at that position
+      (``knowledge/libraries.toml`` ``[argument_parsers]``);
+    - a library object's attribute whose class the library table states (``accelerator.state``
+      is an ``AcceleratorState``: ``[instance_attributes]``);
+    - a name: what its bindings that reach the use hold (a plain alias followed); a parameter:
+      its annotation (``model_args: ModelConfig``, ``Optional[...]`` too), else what every
+      caller in this module passes for it;
+    - ``self.x``: what the class's methods assign to ``self.x``.
+
+    Every way the value may be made counts (one binding an ``Accelerator()`` is enough); a value
+    with no such evidence has none: nothing is guessed."""
+    if expr is None or depth > 4:
+        return ()
+    out: list = []
+    cls = type(expr)
+    if cls is ast.Call:
+        out.extend(_made_by_call(index, expr, scope, depth))
+    elif cls is ast.Subscript:
+        at = expr.slice
+        if type(at) is ast.Constant and type(at.value) is int and type(expr.value) is ast.Call:
+            found = _parsed_classes(index, expr.value, scope, depth)
+            if found and 0 <= at.value < len(found) and found[at.value]:
+                out.append(found[at.value])
+    elif cls is ast.Name:
+        owner, reached = index.bindings_of(expr, scope)
+        for binding in reached:
+            out.extend(_bound_classes(index, binding, owner, klass, depth))
+        if owner is not None and owner.kind == "function" and expr.id in owner.params and not reached:
+            out.extend(_parameter_classes(index, expr.id, owner, depth))
+    elif cls is ast.Attribute:
+        text = dotted(expr)
+        if text is not None and text.startswith("self.") and text.count(".") == 1 and klass:
+            info = index.classes.get(klass)
+            for assignment, where in (info.self_attr_values.get(expr.attr, []) if info is not None else []):
+                out.extend(instance_classes(index, assignment.value, where, klass, depth + 1))
+        else:
+            held = instance_attributes()
+            for owner_class in instance_classes(index, expr.value, scope, klass, depth + 1):
+                found = held.get(f"{_library_short(owner_class)}.{expr.attr}")
+                if found:
+                    out.append(found)
+    return tuple(dict.fromkeys(out))
+
+
+def _library_short(qualname: str) -> str:
+    """``accelerate.Accelerator`` for ``accelerate.accelerator.Accelerator``: a library class
+    as its package exports it (the table's spelling)."""
+    parts = qualname.split(".")
+    return f"{parts[0]}.{parts[-1]}" if len(parts) > 2 else qualname
+
+
+def _is_class_name(index: ModuleIndex, qualname: str) -> bool:
+    return qualname in index.classes or qualname.rsplit(".", 1)[-1][:1].isupper()
+
+
+def _made_by_call(index: ModuleIndex, call: ast.Call, scope: Scope, depth: int) -> Tuple[str, ...]:
+    site = index.call_of(call)
+    q = site.qualname if site is not None else None
+    if not q:
+        return ()
+    if site.method in LOADERS:
+        head = q.rsplit(".", 1)[0]
+        return (head,) if _is_class_name(index, head) else ()
+    function = index.functions.get(q)
+    if function is not None:  # a function of this module: what it returns
+        return tuple(c for value, _ in function.returns for c in instance_classes(index, value, function, None, depth + 1))
+    return (q,) if _is_class_name(index, q) else ()
+
+
+def _bound_classes(index: ModuleIndex, binding, owner: Optional[Scope], klass, depth: int) -> Tuple[str, ...]:
+    value = binding.value
+    if value is None or binding.imported is not None or isinstance(binding.statement, NOT_VALUE_BINDERS):
+        return ()
+    where = owner or index.root
+    if binding.unpack_index is not None:
+        statement = binding.statement
+        targets = getattr(statement, "targets", ())
+        if any(type(e) is ast.Starred for t in targets for e in getattr(t, "elts", ())):
+            return ()  # `a, *rest = ...`: positions after the star are not the values'
+        if type(value) is not ast.Call:
+            return ()
+        found = _parsed_classes(index, value, where, depth)
+        i = binding.unpack_index
+        return (found[i],) if found and i < len(found) and found[i] else ()
+    return instance_classes(index, value, where, klass, depth + 1)
+
+
+def _parameter_classes(index: ModuleIndex, name: str, function: Scope, depth: int) -> Tuple[str, ...]:
+    """A parameter's classes: its annotation, else what the calls of its function in this
+    module pass for it (only when every such call passes something known)."""
+    node = function.node
+    param = next((p for p in parameters(node) if p.name == name), None) if isinstance(node, FUNCTION_DEFS) else None
+    if param is None:
+        return ()
+    annotation = param.arg.annotation
+    if annotation is not None:
+        named = _annotated_class(index, annotation, function.parent or index.root)
+        return (named,) if named else ()
+    position = function.positional.index(name) if name in function.positional else None
+    out: list = []
+    calls = [s for s in index.calls if s.qualname == function.qualname]
+    for site in calls:
+        given = keyword(site.node, name)
+        arg = given.value if given is not None else None
+        if arg is None and position is not None:
+            plain = positional(site.node)
+            arg = plain[position] if position < len(plain) else None
+        found = instance_classes(index, arg, site.scope, site.klass, depth + 1)
+        if not found:
+            return ()  # a caller passes something else: the parameter is not known
+        out.extend(found)
+    return tuple(out)
+
+
+def _annotated_class(index: ModuleIndex, annotation: ast.expr, scope: Scope) -> Optional[str]:
+    """The class an annotation names: ``ModelConfig``, ``trl.ModelConfig``, ``"ModelConfig"``,
+    ``Optional[ModelConfig]``, ``ModelConfig | None``."""
+    node = annotation
+    if type(node) is ast.Constant and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return None
+        text = dotted(node)
+        if text is None:
+            return None
+        head, _, rest = text.partition(".")
+        full = index.resolve_name(head, scope, None, 0)
+        return (f"{full}.{rest}" if rest else full) if full and _is_class_name(index, full) else None
+    if type(node) is ast.Subscript and (index.qualify(node.value, scope) or "") in ("typing.Optional",):
+        node = node.slice
+    elif type(node) is ast.BinOp and type(node.op) is ast.BitOr:
+        sides = [s for s in (node.left, node.right) if not (type(s) is ast.Constant and s.value is None)]
+        if len(sides) != 1:
+            return None
+        node = sides[0]
+    if type(node) not in (ast.Name, ast.Attribute):
+        return None
+    full = index.qualify(node, scope)
+    return full if full and _is_class_name(index, full) else None
+
+
+def _parsed_classes(index: ModuleIndex, call: ast.Call, scope: Scope, depth: int) -> Tuple[Optional[str], ...]:
+    """What a library argument parser's parse method returns, by position: the dataclasses the
+    parser was built with (``HfArgumentParser((ModelArguments, TrainingArguments))``); () for any
+    other call."""
+    parsers = argument_parsers()
+    func = call.func
+    if type(func) is not ast.Attribute or func.attr not in parsers["methods"]:
+        return ()
+    made = func.value
+    if type(made) is ast.Name:  # `parser = TrlParser(...)`, one binding
+        _, reached = index.bindings_of(made, scope)
+        values = [b.value for b in reached if b.unpack_index is None and type(b.value) is ast.Call]
+        if len(values) != 1 or len(reached) != 1:
+            return ()
+        made = values[0]
+    if type(made) is not ast.Call or not _is_parser(index, index.call_of(made), parsers["classes"]):
+        return ()
+    given = keyword(made, "dataclass_types")
+    types = given.value if given is not None else (positional(made)[0] if positional(made) else None)
+    if types is None:
+        return ()
+    elements = types.elts if type(types) in (ast.Tuple, ast.List) else [types]
+    if any(type(e) is ast.Starred for e in elements):
+        return ()
+    out = []
+    for element in elements:
+        full = index.qualify(element, scope) if type(element) in (ast.Name, ast.Attribute) else None
+        out.append(full if full and _is_class_name(index, full) else None)
+    return tuple(out)
+
+
+def _is_parser(index: ModuleIndex, site: Optional[CallSite], classes) -> bool:
+    """A call of a library argument parser, or of a class of this module derived from one."""
+    stack = [site.qualname] if site is not None and site.qualname else []
+    seen = set()
+    while stack:
+        q = stack.pop()
+        if q in seen:
+            continue
+        seen.add(q)
+        if _library_short(q) in classes:
+            return True
+        info = index.classes.get(q)
+        stack.extend(info.bases if info is not None else ())
+    return False

@@ -440,7 +440,22 @@ def _environment(text: str, source: str) -> List[Allowed]:
 
 
 def _setup_cfg(text: str, source: str) -> List[Allowed]:
-    return requirements_in_text(text, source)  # install_requires is one requirement a line
+    """The requirements of a ``setup.cfg``: ``install_requires`` of ``[options]`` and every
+    value of ``[options.extras_require]`` (one requirement a line). Nothing else of it: other
+    tools keep their settings there too (isort's ``known_third_party = transformers`` is no
+    requirement)."""
+    import configparser  # only where a setup.cfg is read
+
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    # setuptools also reads the dashed spelling (deprecated)
+    values = [parser.get("options", key, fallback="") for key in ("install_requires", "install-requires")]
+    if parser.has_section("options.extras_require"):
+        values.extend(v for _, v in parser.items("options.extras_require"))
+    return [r for value in values for r in requirements_in_text(value, source)]
 
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")

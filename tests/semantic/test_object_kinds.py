@@ -146,3 +146,50 @@ def test_mp101_on_a_built_library_model_cast_to_half_under_a_trainer():
         """
     (d,) = lint(src, "MP101")
     assert d.span.line == 3
+
+
+# --- which class an object is an instance of (instance_classes) -----------------------------------
+def _classes_of_reads(src, attr):
+    """The classes instance_classes gives the receiver of each ``.attr`` read, in order."""
+    from precision_lint.semantic.kinds import instance_classes
+
+    ix = build_index(dedent(src), "m")
+    return [instance_classes(ix, u.base, u.scope, u.klass) for u in ix.attr_uses if u.attr == attr]
+
+
+def test_instance_classes_from_how_the_object_is_made():
+    src = """
+        from accelerate import Accelerator
+        from accelerate.state import AcceleratorState
+        from trl import ModelConfig, TrlParser, ScriptArguments
+
+        def make():
+            return Accelerator()
+
+        acc = make()
+        alias = acc
+        print(alias.use_fp16, alias.state.use_fp16, AcceleratorState().use_fp16)
+        parser = TrlParser((ScriptArguments, ModelConfig))
+        script_args, model_args = parser.parse_args_and_config()
+        print(script_args.torch_dtype, model_args.torch_dtype, parser.parse_args_and_config()[1].torch_dtype)
+
+        def f(m: "ModelConfig", n: ModelConfig | None, o):
+            return m.torch_dtype, n.torch_dtype, o.torch_dtype
+        """
+    assert _classes_of_reads(src, "use_fp16") == [
+        ("accelerate.Accelerator",), ("accelerate.state.AcceleratorState",), ("accelerate.state.AcceleratorState",)
+    ]
+    assert _classes_of_reads(src, "torch_dtype") == [
+        ("trl.ScriptArguments",), ("trl.ModelConfig",), ("trl.ModelConfig",), ("trl.ModelConfig",), ("trl.ModelConfig",), (),
+    ]
+
+
+@pytest.mark.parametrize("name", ["accelerator", "model_args", "x"])
+def test_instance_classes_never_from_a_name(name):
+    src = f"""
+        def f({name}):
+            return {name}.use_fp16
+        {name} = load()
+        print({name}.use_fp16)
+        """
+    assert _classes_of_reads(src, "use_fp16") == [(), ()]

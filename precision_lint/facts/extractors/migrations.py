@@ -23,6 +23,7 @@ from ...diagnostics import Span
 from ...knowledge import migrated_names
 from ...semantic.callees import assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import Evaluator
+from ...semantic.kinds import instance_classes
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, call_args, keyword, parameters
 from ...semantic.queries import reaching
 from ...semantic.values import SYMBOL, SYMBOLIC
@@ -329,11 +330,8 @@ def _attrs(index: ModuleIndex):
             continue
         if isinstance(use.base, ast.Name) and use.base.id == "self":
             out.append(MigrationAttr(use.attr, index.name_span(use.node), "self", use.klass, (), "self", attr_tolerated(index, use), _helpers(index, use.guards)))
-        elif isinstance(use.base, ast.Name):
-            sources = assigned_callees(index, use.base, use.scope)
-            if sources:
-                out.append(MigrationAttr(use.attr, index.name_span(use.node), "name", use.klass, sources, use.base.id, attr_tolerated(index, use), _helpers(index, use.guards)))
-        elif (
+            continue
+        if (
             isinstance(use.base, ast.Attribute)
             and use.base.attr == "config"
             and isinstance(use.base.value, ast.Name)
@@ -342,6 +340,15 @@ def _attrs(index: ModuleIndex):
             if sources:
                 text = f"{use.base.value.id}.config"
                 out.append(MigrationAttr(use.attr, index.name_span(use.node), "config", use.klass, sources, text, attr_tolerated(index, use), _helpers(index, use.guards)))
+                continue
+        # what the receiver is an instance of, from how it is made (the calls a name was
+        # assigned from; an annotation, a parser's dataclass, a library object's attribute,
+        # `self.x`: semantic/kinds.py)
+        sources = assigned_callees(index, use.base, use.scope) if isinstance(use.base, ast.Name) else ()
+        sources = tuple(dict.fromkeys((*sources, *instance_classes(index, use.base, use.scope, use.klass))))
+        if sources:
+            text = use.base.id if isinstance(use.base, ast.Name) else index.text(use.base)
+            out.append(MigrationAttr(use.attr, index.name_span(use.node), "name", use.klass, sources, text, attr_tolerated(index, use), _helpers(index, use.guards)))
     return tuple(out)
 
 
