@@ -63,6 +63,14 @@ def test_a_helper_never_called_with_a_certainly_float16_tensor_is_silent(call):
     assert lint("use_fp16 = False\n" + HELPER.format(call=call), CODE) == []
 
 
+def test_a_large_constant_that_a_float16_tensor_is_divided_by_is_silent():
+    """``t / 1e9`` gets smaller: nothing overflows. ``t * -1e9`` does (an additive mask)."""
+    src = HELPER.format(call="adv = normalize(r)").replace("(t - t.mean()) / (t.std() + 1e-9)", "t / 1e9")
+    assert lint(src, CODE) == []
+    (d,) = lint(src.replace("t / 1e9", "t * -1e9"), CODE)
+    assert "overflows to -inf" in d.message
+
+
 def test_a_parameter_reassigned_in_the_helper_is_not_the_callers_tensor():
     src = HELPER.format(call="adv = normalize(r)").replace(
         "    return (t - t.mean())", "    t = t.float()\n    return (t - t.mean())"

@@ -294,7 +294,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         produced = ""
         if not evidence and kind in ("eps", "subscript"):
             produced = autocast_half(index, evaluator).produced(misfit.other, misfit.scope) or ""
-        certain = () if evidence or produced else float16_tensors(index, evaluator).values(misfit.other, misfit.scope)
+        certain = () if evidence or produced or _divided_by(misfit) else float16_tensors(index, evaluator).values(misfit.other, misfit.scope)
         out.append(
             HalfConstant(
                 kind, misfit.value, index.span(misfit.literal), _misfit_text(index, misfit),
@@ -308,6 +308,13 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         )
     out.sort(key=lambda c: c.span.start)
     return {"constants": tuple(out), "half_casts": _half_casts(index, evaluator)}
+
+
+def _divided_by(misfit) -> bool:
+    """``x / 1e9``: a tensor divided by a large constant gets smaller, nothing overflows (the
+    division runs in float32 and rounds the result to float16)."""
+    node = misfit.node
+    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and node.left is misfit.other
 
 
 def _argument_text(index: ModuleIndex, call: ast.Call, expr: ast.expr) -> str:
