@@ -31,7 +31,7 @@ from ..knowledge import autocast_ops
 from .evaluate import Evaluator, param_ref
 from .index import ModuleIndex, Scope, keyword, positional
 from .tensors import cast_dtypes, half_tensors
-from .values import DTYPE, HALF, PARAM, Possible, dtypes
+from .values import DTYPE, HALF, PARAM, Possible
 
 _DEPTH = 10
 # tensor methods that keep their receiver's dtype, besides autocast's dtype-keeping list
