@@ -72,7 +72,8 @@ class CallGraphValues:
         for module, record in self._callers().get(ref.function, ()):
             for arg in record.args:
                 if _fills(ref, arg.index, arg.keyword):
-                    for v in self.substitute(_follow(arg.values, ref.keys, ref.missing), module.path, depth + 1):
+                    passed = arg.fp16 if ref.fp16 else arg.values  # a certainly float16 tensor: its own values
+                    for v in self.substitute(_follow(passed, ref.keys, ref.missing), module.path, depth + 1):
                         out.append(
                             dataclasses.replace(
                                 v,

@@ -25,6 +25,8 @@ from typing import Optional, Tuple
 from ..diagnostics import SAFE, Fix, Related
 from ..fixes.plan import ensure_torch
 from .base import Rule, RuleContext, replace
+from ..project.runs import value_in_run
+from ..semantic.values import HALF
 from .mp101_fp16_weights_under_loss_scaling import scaling_reason
 
 OVERFLOW = "RuntimeError: value cannot be converted to type c10::Half without overflow"
@@ -63,6 +65,8 @@ class Fp16OverflowingConstant(Rule):
         evidence = None
         for const in section["constants"]:
             reason, related = self._why_half(ctx, const)
+            if reason is None and const.fp16:
+                reason, related = self._certainly_half(ctx, const)
             model_class = const.klass or self._called_from_model(ctx, const.scope)
             if reason is None and model_class and (const.kind != "additive" or const.cast):
                 if evidence is None:
@@ -83,6 +87,33 @@ class Fp16OverflowingConstant(Rule):
             return "inside an fp16 autocast region", None
         if const.autocast_op:
             return f"the tensor is float16: {const.autocast_op}", None
+        return None, None
+
+    @staticmethod
+    def _certainly_half(ctx: RuleContext, const) -> Tuple[Optional[str], Optional[Related]]:
+        """Why the tensor is certainly float16 (``HalfConstant.fp16``, substituted at the
+        join): made float16 here, or passed float16 by a call of the constant's function. A
+        helper called from several runs is judged in each with that run's calls: the call must
+        lie in a run in which the constant's code runs. The first reason, best first: made
+        here, then the call sites in file order."""
+        project = ctx.project
+        half = [v for v in const.fp16 if v.kind == HALF and not v.upcast]
+        for v in half:
+            if not v.where:
+                return f"the tensor is float16: {v.value}", None
+        there = project.run_scope(ctx.facts, const.scope, const.span.line)
+        runs = [
+            project.unit_view(entry)
+            for entry in project.units_containing(ctx.facts)
+            if project.callgraph.entries(there, project.unit_view(entry), entry.path)
+        ]
+        for v in sorted(half, key=lambda v: (v.where, v.origin.start if v.origin is not None else 0)):
+            if v.origin is None or not any(value_in_run(project, v, paths) for paths in runs):
+                continue
+            where = f"{v.where.replace(chr(92), '/').rsplit('/', 1)[-1]}:{v.origin.line}"
+            function = const.scope.rsplit(".", 1)[-1] or "the code"
+            text = f"`{function}` is called with a float16 tensor at {where}: {v.value}"
+            return text, Related(v.where, v.origin, "a float16 tensor passed here")
         return None, None
 
     @staticmethod

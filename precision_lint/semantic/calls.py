@@ -8,17 +8,19 @@ precision: anything a dtype may reach, literals, and parameters passed on as the
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import List, Optional
 
 import ast
 
 from .callees import LIBRARIES, project_callee
 from .evaluate import Evaluator
+from .float16 import float16_tensors
 from .index import FUNCTION_DEFS, ModuleIndex, arguments
 from .main_block import main_block_orders, main_scope
 from .records import CallArg, CallRecord
 from .tensors import half_tensors
-from .values import SYMBOL, UNKNOWN
+from .values import HALF, SYMBOL, UNKNOWN
 
 
 # arguments that are never a tensor or a model
@@ -27,6 +29,7 @@ _NO_TENSOR = (ast.Constant, ast.JoinedStr, ast.Lambda, ast.Dict, ast.Compare)
 
 def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
     tensors = half_tensors(index, evaluator)
+    certain = float16_tensors(index, evaluator)
     out: List[CallRecord] = []
     for site in index.calls:
         callee = project_callee(index, site)
@@ -49,8 +52,9 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
                 named = evaluator.symbols(value, site.scope)
                 if any(v.kind == SYMBOL for v in named):
                     values = named
-            if values:
-                args.append(CallArg(position if keyword is None else None, keyword, values))
+            fp16 = () if isinstance(value, _NO_TENSOR) else _placed(certain.values(value, site.scope), index.span(value))
+            if values or fp16:
+                args.append(CallArg(position if keyword is None else None, keyword, values, fp16))
             if keyword is None:
                 position += 1
         if any(kw.arg is None for kw in site.node.keywords):
@@ -61,6 +65,12 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
         autocast = tensors is not None and tensors.autocast_enabled(site) is not None
         out.append(CallRecord(callee, tuple(args), guards, autocast))
     return tuple(out)
+
+
+def _placed(atoms, span) -> tuple:
+    """Certainly float16 atoms of an argument, each placed at the argument (the call that
+    passes the float16 tensor is what a finding in the callee names)."""
+    return tuple(dataclasses.replace(v, origin=span) if v.kind == HALF else v for v in atoms)
 
 
 def call_edges(index: ModuleIndex) -> tuple:

@@ -17,6 +17,9 @@ class CallArg:
     index: Optional[int]
     keyword: Optional[str]
     values: Tuple[Any, ...]  # Possible atoms, evaluated in the caller
+    # why the argument is certainly a float16 tensor (``float16.py``), the ``HALF`` atoms placed
+    # at the argument: what a parameter reference marked ``fp16`` takes
+    fp16: Tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,9 @@ class ParamRef:
     # `cfg["training"]["fp16"]` of a parameter `cfg`: the keys followed into what callers pass
     keys: Tuple[Any, ...] = ()
     missing: Tuple[Any, ...] = ()
+    # the parameter as a tensor that is certainly float16 (``float16.py``): what each call
+    # passes is its ``CallArg.fp16``, the argument's certain values, not every value it may take
+    fp16: bool = False
 
 
 @dataclass(frozen=True)

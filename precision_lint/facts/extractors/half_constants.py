@@ -16,12 +16,13 @@ from typing import List, Optional, Tuple
 
 from ...diagnostics import Span
 from ...semantic.autocast import autocast_half
+from ...semantic.float16 import float16_tensors
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, is_constant, keyword, misfits_half, names_read, nodes_of, number, positional, unstarred
 from ...semantic.names import dotted
 from ...semantic.queries import reaching
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
-from ...semantic.values import CONST, dtypes
+from ...semantic.values import CONST, Possible, dtypes
 from .precision import argument_text, paren_extent, value_text
 
 SECTION = "half_constants"
@@ -49,6 +50,10 @@ class HalfConstant:
     # written where autocast is switched off (`@torch.cuda.amp.autocast(enabled=False)` on its
     # function, `with autocast(enabled=False):`): the run's fp16 autocast makes nothing half here
     autocast_off: bool = False
+    # why the tensor is certainly float16 where no local evidence says so (``semantic/float16.py``):
+    # ``HALF`` atoms, or a parameter of the function that the join replaces with what each
+    # call passes (a helper called with a float16 tensor)
+    fp16: Tuple[Possible, ...] = ()
 
 
 def _simple(index: ModuleIndex, expr: Optional[ast.expr]) -> str:
@@ -257,10 +262,11 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if _half_tensor(index, evaluator, tensor, site.scope):
             evidence.append("half-tensor")
         produced = "" if evidence else autocast_half(index, evaluator).produced(tensor, site.scope) or ""
+        certain = () if evidence or produced else float16_tensors(index, evaluator).values(tensor, site.scope)
         out.append(
             HalfConstant(kind, value, index.span(expr), _argument_text(index, site.node, expr), _simple(index, tensor), tuple(evidence),
                          site.klass, site.scope.code_scope().qualname, autocast_op=produced,
-                         autocast_off=_autocast_off(index, site.context_items, site.scope))
+                         autocast_off=_autocast_off(index, site.context_items, site.scope), fp16=certain)
         )
     # a named eps (`epsilon = 1e-8` ... `hi - lo + epsilon`) as well as a literal one
     named = [m for m in index.named_half_misfits() if abs(m.value) <= FP16_MAX]
@@ -288,6 +294,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         produced = ""
         if not evidence and kind in ("eps", "subscript"):
             produced = autocast_half(index, evaluator).produced(misfit.other, misfit.scope) or ""
+        certain = () if evidence or produced or _divided_by(misfit) else float16_tensors(index, evaluator).values(misfit.other, misfit.scope)
         out.append(
             HalfConstant(
                 kind, misfit.value, index.span(misfit.literal), _misfit_text(index, misfit),
@@ -296,10 +303,18 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 cast=kind == "additive" and _cast(index, misfit.other, misfit.scope),
                 autocast_op=produced,
                 autocast_off=_autocast_off(index, misfit.context_items, misfit.scope),
+                fp16=certain,
             )
         )
     out.sort(key=lambda c: c.span.start)
     return {"constants": tuple(out), "half_casts": _half_casts(index, evaluator)}
+
+
+def _divided_by(misfit) -> bool:
+    """``x / 1e9``: a tensor divided by a large constant gets smaller, nothing overflows (the
+    division runs in float32 and rounds the result to float16)."""
+    node = misfit.node
+    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and node.left is misfit.other
 
 
 def _argument_text(index: ModuleIndex, call: ast.Call, expr: ast.expr) -> str:
