@@ -137,6 +137,8 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
         architecture = _ARCHITECTURE.search(match.group(1))  # `--partition=hopper-prod`
         if architecture is not None:
             found.append(_ARCHITECTURES[architecture.group(1).lower()])
+    if not _may_name_a_gpu(text):
+        return found  # no sentence of it names one (most comments and docstrings)
     for sentence in _SENTENCE.split(text):
         if "--" in sentence and _SLURM.search(sentence):
             continue  # read above
@@ -152,6 +154,24 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
                 if not _OPTION_BEFORE.search(sentence[: match.start()]):
                     stated(_capability("rtx" + match.group(1)), sentence, match.start())
     return found
+
+
+# Whether a text (after _COUNT and _URL) may name a GPU in any of its sentences: a match of
+# _GPU_WORD or _INSTANCE in a sentence is one in the text (a sentence is bounded by spaces or a
+# comma, which their lookarounds read as the sentence's ends), and a bare GeForce number holds
+# these four digits. Most prose names none, and is not split into sentences. _NAMES_A_GPU scans
+# slowly (a lookbehind at every character): first the cheap tests that every match passes, a
+# digit (or "titan") and, in the lowered text, one of the pairs that every name holds.
+_NAMES_A_GPU = re.compile(f"(?:{_GPU_WORD.pattern})|(?:{_INSTANCE.pattern})|[234]0[89]0", re.IGNORECASE)
+_DIGIT = re.compile(r"[0-9]")
+_TITAN = re.compile("titan", re.IGNORECASE)  # the one name without a digit (and with an "i": sre folds "ı" to it)
+_NAME_PAIRS = re.compile(r"a[1-68]|[rg]tx|l4|h[128]|b[12]|p[1-5]|v1|t4|k8|g[2456]|0[89]0")
+
+
+def _may_name_a_gpu(text: str) -> bool:
+    if _TITAN.search(text):
+        return True
+    return bool(_DIGIT.search(text) and _NAME_PAIRS.search(text.lower()) and _NAMES_A_GPU.search(text))
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
