@@ -912,17 +912,39 @@ class TrainedObjects:
             linked = pairs[scope]
             for sinks, sources in {(sinks_of[j], sources_of[j]) for j in met}:
                 linked.update(product(sinks, sources))
-        text = [repr(ref) for ref in refs]
+        return tuple(sorted(facts.values(), key=repr)), _sorted_edges(refs, pairs)
+
+
+def _sorted_edges(refs: List[TrainRef], pairs: Dict[str, Set[Tuple[int, int]]]) -> Tuple[Tuple[TrainRef, TrainRef, str], ...]:
+    """The edges ``(sink, source, scope)`` of ``pairs`` (scope → pairs of numbers in ``refs``),
+    in the order of their reprs ``(sink, source, scope)`` (the order the join meets them in,
+    which decides the evidence it keeps). A module may have tens of thousands of edges (92
+    references times 37 scopes in transformers' ``training_args.py``), whose reprs are long and
+    share long beginnings: they are ordered by number instead. Where no reference's repr begins
+    another's (a ``TrainRef``'s repr ends at its one closing parenthesis), comparing two edges'
+    reprs is comparing their sinks' reprs, then their sources', then their scopes' reprs with
+    the closing parenthesis after them: each is ranked once, and the edge's key is one number."""
+    text = [repr(ref) for ref in refs]
+    ordered = sorted(text)
+    if any(b.startswith(a) for a, b in zip(ordered, ordered[1:])):  # never, for TrainRef: the reprs themselves
         edges = sorted(
             (f"({text[sink]}, {text[source]}, {scope!r})", sink, source, scope)  # repr of the edge
             for scope, linked in pairs.items()
             for sink, source in linked
             if sink != source and not _same_parameter(refs[sink], refs[source])
         )
-        return (
-            tuple(sorted(facts.values(), key=repr)),
-            tuple((refs[sink], refs[source], scope) for _, sink, source, scope in edges),
-        )
+        return tuple((refs[sink], refs[source], scope) for _, sink, source, scope in edges)
+    rank = {t: i for i, t in enumerate(ordered)}
+    ranks = [rank[t] for t in text]
+    scopes = sorted(pairs, key=lambda scope: f"{scope!r})")
+    width, depth = len(refs), len(scopes)
+    keyed = []
+    for order, scope in enumerate(scopes):
+        for sink, source in pairs[scope]:
+            if sink != source and not _same_parameter(refs[sink], refs[source]):
+                keyed.append(((ranks[sink] * width + ranks[source]) * depth + order, sink, source, scope))
+    keyed.sort()
+    return tuple((refs[sink], refs[source], scope) for _, sink, source, scope in keyed)
 
 
 def _wholes(keys: Iterable[tuple]) -> Set[tuple]:

@@ -385,6 +385,8 @@ def awaits_join(obj, _memo: Optional[dict] = None) -> bool:
         return found[1]
     if isinstance(obj, tuple) and obj and all(isinstance(v, Possible) for v in obj):
         result = any(v.kind in SYMBOLIC or v.option for v in obj)
+    elif isinstance(obj, (tuple, list)) and _HOLD_NO_VALUES.issuperset(map(type, obj)):
+        result = False  # (a module's tens of thousands of trained-object edges: one pass in C)
     elif isinstance(obj, (tuple, list)):
         result = any(awaits_join(v, memo) for v in obj)
     elif isinstance(obj, dict):
