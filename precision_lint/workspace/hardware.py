@@ -128,6 +128,8 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
         if capability is not None and (capability < NATIVE_BF16 or not (note or _advice(sentence, at))):
             found.append(capability)
 
+    if "--" not in text and not _may_name_a_gpu(text, exact=False):
+        return found  # no SLURM request and no GPU name: not even the links are cut out
     text = _COUNT.sub(r"\1 x ", _URL.sub(" ", text))
     for match in _SLURM.finditer(text):
         for gpu in _GPU_WORD.finditer(match.group(1)):
@@ -168,10 +170,12 @@ _TITAN = re.compile("titan", re.IGNORECASE)  # the one name without a digit (and
 _NAME_PAIRS = re.compile(r"a[1-68]|[rg]tx|l4|h[128]|b[12]|p[1-5]|v1|t4|k8|g[2456]|0[89]0")
 
 
-def _may_name_a_gpu(text: str) -> bool:
+def _may_name_a_gpu(text: str, exact: bool = True) -> bool:
+    """``exact``: also _NAMES_A_GPU. Without it, the test holds of a text before _COUNT and _URL
+    too: neither makes a digit, a pair or "titan" (they insert " x " and " ")."""
     if _TITAN.search(text):
         return True
-    return bool(_DIGIT.search(text) and _NAME_PAIRS.search(text.lower()) and _NAMES_A_GPU.search(text))
+    return bool(_DIGIT.search(text) and _NAME_PAIRS.search(text.lower()) and (not exact or _NAMES_A_GPU.search(text)))
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
