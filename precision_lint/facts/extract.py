@@ -575,11 +575,11 @@ _NOT_SETUP = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.
 def _probe_name(source: str, names: Tuple[str, ...] = PROBE_NAMES) -> str:
     """A name for a new probe that no binding or use in the module has (a user's own
     ``BF16_OK = args.bf16`` is never shadowed)."""
-    for name in names:
-        if not re.search(rf"\b{name}\b", source):
+    for name in names:  # (a name the text does not hold at all is not searched for as a word)
+        if name not in source or not re.search(rf"\b{name}\b", source):
             return name
     n = 2
-    while re.search(rf"\b{names[0]}_{n}\b", source):
+    while f"{names[0]}_{n}" in source and re.search(rf"\b{names[0]}_{n}\b", source):
         n += 1
     return f"{names[0]}_{n}"
 

@@ -26,6 +26,7 @@ from ..workspace.launches import passed_options
 from ..knowledge import is_library_training_arguments
 from ..semantic.values import COMMAND_LINE_FLAGS, COMMAND_LINE_OPTIONS, command_line_flag, command_line_option
 from ..semantic.values import CONFIG, CONST, DTYPE, HALF, RETURN, SYMBOLIC, UNKNOWN, Possible, ParamRef, ReturnRef, dtype_of_qualname, dtype_of_string, select
+from ..semantic.values import replace as replace_fields
 
 # how many substitutions one value may go through: a parameter passed on by helpers, a
 # returned model made with its caller's dtype (KD chains reach 4 or 5)
@@ -75,7 +76,7 @@ class CallGraphValues:
                     passed = arg.fp16 if ref.fp16 else arg.values  # a certainly float16 tensor: its own values
                     for v in self.substitute(_follow(passed, ref.keys, ref.missing), module.path, depth + 1):
                         out.append(
-                            dataclasses.replace(
+                            replace_fields(
                                 v,
                                 guards=tuple(record.guards) + v.guards,
                                 where=v.where or module.path,
@@ -117,7 +118,7 @@ class CallGraphValues:
                 continue
             if v.kind == CONFIG:
                 found: Tuple[Possible, ...] = tuple(
-                    self.config_value(dataclasses.replace(v, value=ref), v.where or near)
+                    self.config_value(replace_fields(v, value=ref), v.where or near)
                     for ref in self._alternatives(v.value, v.where or near)
                 )
             elif depth >= MAX_DEPTH:
@@ -142,7 +143,7 @@ class CallGraphValues:
                 if v.excluded and _dtype_name(a) in v.excluded:
                     continue  # ruled out where the value is used
                 if v.kind != CONFIG:
-                    a = dataclasses.replace(a, guards=v.guards + a.guards)
+                    a = replace_fields(a, guards=v.guards + a.guards)
                 out.append(_casts_kept(a, v))
         return _dedupe(out)
 
@@ -151,7 +152,7 @@ class CallGraphValues:
         for index, keyword, values in ref.args:
             if _fills(param, index, keyword):
                 found = self.substitute(_follow(values, param.keys, param.missing), caller, depth + 1)
-                return tuple(dataclasses.replace(v, where=v.where or caller, via=v.via | {caller}) for v in found)
+                return tuple(replace_fields(v, where=v.where or caller, via=v.via | {caller}) for v in found)
         return (Possible(UNKNOWN),)  # not passed: the parameter's default, or nothing we know
 
     def returned(self, ref: ReturnRef, near: str, depth: int) -> Tuple[Possible, ...]:
@@ -194,7 +195,7 @@ class CallGraphValues:
         if values:
             values = _follow(values, keys, ref.missing)
             result = self.substitute(
-                tuple(v if v.where else dataclasses.replace(v, where=module.path) for v in values),
+                tuple(v if v.where else replace_fields(v, where=module.path) for v in values),
                 module.path,
                 depth + 1,
                 (canonical, ref, near) if ref.args is not None else None,
@@ -204,7 +205,7 @@ class CallGraphValues:
                 # at `near`: what that script's shipped launches pass (options.py)
                 field = ref.keys[0]
                 result = as_launched(
-                    tuple(dataclasses.replace(v, option=field) for v in result), self._shipped, lambda v: near
+                    tuple(replace_fields(v, option=field) for v in result), self._shipped, lambda v: near
                 )
         self._returns_memo[key] = result
         return result
@@ -260,7 +261,7 @@ class CallGraphValues:
             word = passed_options(launch.args).get(ref.option)
             if word and word not in paths:
                 paths += (word,)
-                out.append(dataclasses.replace(ref, files=paths) if isinstance(ref, ReturnRef) else dataclasses.replace(ref, path=word))
+                out.append(replace_fields(ref, files=paths) if isinstance(ref, ReturnRef) else replace_fields(ref, path=word))
         return out[-1:] if isinstance(ref, ReturnRef) else out
 
     def _configured(self, ref: ReturnRef, near: str, module, values, depth: int) -> Tuple[Possible, ...]:
@@ -271,7 +272,7 @@ class CallGraphValues:
         default: Tuple[Possible, ...] = ()
         if values:
             default = self.substitute(
-                tuple(v if v.where else dataclasses.replace(v, where=module.path) for v in _follow(values, ref.keys[1:], ref.missing)),
+                tuple(v if v.where else replace_fields(v, where=module.path) for v in _follow(values, ref.keys[1:], ref.missing)),
                 module.path,
                 depth + 1,
             )
@@ -285,9 +286,9 @@ class CallGraphValues:
             found = self._configs.lookup(near, path, ref.keys)
             if found is not None:
                 value = Possible(CONST, found.value, origin=found.span, where=found.path) if found.keys is None else Possible(UNKNOWN)
-                out.append(dataclasses.replace(value, chosen=chosen))
+                out.append(replace_fields(value, chosen=chosen))
             else:  # not in the file: the class's default (a library class's: left to its reader)
-                out.extend(dataclasses.replace(v, chosen=chosen) for v in default)
+                out.extend(replace_fields(v, chosen=chosen) for v in default)
         return _dedupe(out) or (Possible(UNKNOWN),)
 
     def config_value(self, atom: Possible, near: str) -> Possible:
@@ -315,7 +316,7 @@ class CallGraphValues:
         }
         if all(sections[name] is module.sections[name] for name in sections):
             return module
-        return dataclasses.replace(module, sections=sections)
+        return replace_fields(module, sections=sections)
 
     def _resolve(self, obj, near: str, memo: Optional[dict] = None):
         if isinstance(obj, _LEAVES):
@@ -352,7 +353,7 @@ class CallGraphValues:
                     changes[name] = new
             if not changes:
                 return obj
-            resolved = dataclasses.replace(obj, **changes)
+            resolved = replace_fields(obj, **changes)
             hook = getattr(resolved, "after_substitution", None)
             return hook() if hook is not None else resolved
         return obj
@@ -389,7 +390,7 @@ def _looked_up(atom: Possible, keys, near: str) -> Tuple[Possible, ...]:
         for name, values in atom.lookup:
             if key.kind == CONST and key.value == name:
                 out += [
-                    dataclasses.replace(v, guards=key.guards + v.guards, where=v.where or near)
+                    replace_fields(v, guards=key.guards + v.guards, where=v.where or near)
                     for v in values
                 ]
     return tuple(out)
@@ -408,7 +409,7 @@ def _casts_kept(a: Possible, atom: Possible) -> Possible:
     use (a parameter that its function upcasts is upcast whatever the callers pass)."""
     if (a.upcast or not atom.upcast) and (a.clamped or not atom.clamped) and (a.autocast or not atom.autocast):
         return a
-    return dataclasses.replace(
+    return replace_fields(
         a, upcast=a.upcast or atom.upcast, clamped=a.clamped or atom.clamped, autocast=a.autocast or atom.autocast
     )
 
@@ -416,9 +417,9 @@ def _casts_kept(a: Possible, atom: Possible) -> Possible:
 def _torch_attr(a: Possible) -> Possible:
     """``getattr(torch, "float16")`` is ``torch.float16``; any other value is unknown."""
     if a.kind in SYMBOLIC:
-        return dataclasses.replace(a, torch_attr=True)
+        return replace_fields(a, torch_attr=True)
     dtype = dtype_of_qualname(f"torch.{a.value}") if a.kind == CONST and isinstance(a.value, str) else None
-    return dataclasses.replace(a, kind=DTYPE, value=dtype) if dtype else Possible(UNKNOWN)
+    return replace_fields(a, kind=DTYPE, value=dtype) if dtype else Possible(UNKNOWN)
 
 
 def _follow(values, keys, missing) -> Tuple[Possible, ...]:

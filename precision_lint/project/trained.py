@@ -92,10 +92,9 @@ class TrainedJoin:
             for fact in summary[0] if summary else ():
                 if fact.ref.name:
                     self.nodes(fact.ref, module)
-            for edge in summary[1] if summary else ():
-                for ref in (edge.ref, edge.because):
-                    if ref.name:
-                        self.nodes(ref, module)
+            for ref in summary[1].refs if summary else ():  # each reference the edges name (TrainedEdges)
+                if ref.name:
+                    self.nodes(ref, module)
             for site in module.section("weights"):
                 for ref in site.trained_if:
                     if ref.name:
@@ -113,13 +112,23 @@ class TrainedJoin:
             if not summary:
                 continue
             facts, edges = summary
+            refs, scopes = edges.refs, edges.scopes
+            nodes: Dict[int, List[Node]] = {}
+            witnesses: Dict[int, Witness] = {}
             for fact in facts:
                 for node in self.nodes(fact.ref, module):
                     work.append((node, frozenset({(module.path, fact.scope)}), fact.evidence))
-            for edge in edges:
-                for source in self.nodes(edge.because, module):
-                    for target in self.nodes(edge.ref, module):
-                        follows.setdefault(source, []).append((target, (module.path, edge.scope)))
+            # the edges in their order; the nodes of each reference worked out once (every
+            # parameter is known since _collect: a reference's nodes are the same at each edge)
+            for sink, source, scope in edges.numbered():
+                sources = nodes[source] if source in nodes else nodes.setdefault(source, self.nodes(refs[source], module))
+                if not sources:
+                    continue
+                targets = nodes[sink] if sink in nodes else nodes.setdefault(sink, self.nodes(refs[sink], module))
+                witness = witnesses[scope] if scope in witnesses else witnesses.setdefault(scope, (module.path, scopes[scope]))
+                for source_node in sources:
+                    for target in targets:
+                        follows.setdefault(source_node, []).append((target, witness))
             # an instance of a class trains what its base classes set on `self`
             for cls in module.classes:
                 for name, _, _ in list(self._symbols.ancestry(cls.qualname, module))[1:]:

@@ -28,7 +28,20 @@ LIBRARIES = frozenset(
 def project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
     """The callee as a qualified name in this module's namespace, or None (a library, a builtin,
     an unknown object). Calling an instance of a project class runs its ``forward``
-    (``criterion = DistillLoss(); criterion(s, t)``; an ``nn.Module``'s ``__call__`` does)."""
+    (``criterion = DistillLoss(); criterion(s, t)``; an ``nn.Module``'s ``__call__`` does).
+    Asked of each call by the call records, the call graph, the trained objects and the
+    evaluator: worked out once per call, once the index is built (its bindings are final)."""
+    memo = index.callee_memo
+    found = memo.get(id(site))
+    if found is not None and found[0] is site:
+        return found[1]
+    callee = _project_callee(index, site)
+    if index.built:
+        memo[id(site)] = (site, callee)  # the site is held: its id is no other's meanwhile
+    return callee
+
+
+def _project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
     receiver = site.receiver
     if isinstance(site.node.func, ast.Name):
         made = _instance_of(index, site.scope, site.node.func)

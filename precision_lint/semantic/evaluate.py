@@ -11,7 +11,6 @@ capability probes, and ``return`` values of local functions. Anything else is
 from __future__ import annotations
 
 import ast
-import dataclasses
 import io
 import itertools
 import re
@@ -26,6 +25,7 @@ from .index import arguments, first_argument, is_constant, item_owner, keyword, 
 from .names import dotted
 from .values import COMMAND_LINE_FLAGS, command_line_flag, command_line_option
 from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, SYMBOL, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string, may_name_dtype
+from .values import replace as replace_fields
 
 CUDA_AVAILABLE = "torch.cuda.is_available"
 # Functions whose result tells whether this GPU runs bf16 natively (or its compute capability).
@@ -224,7 +224,7 @@ _MAX_TABLE = 32  # entries of a table looked up by a key known only at the join
 def _without_context(v: Possible) -> Possible:
     """A returned value kept without the arguments of its own call (contexts do not nest)."""
     if v.kind == RETURN and v.value.args is not None:
-        return dataclasses.replace(v, value=dataclasses.replace(v.value, args=None))
+        return replace_fields(v, value=replace_fields(v.value, args=None))
     return v
 
 
@@ -875,7 +875,7 @@ class Evaluator:
                     if arg.keyword is not None:
                         entries.append(KwargSource(arg.keyword, arg.node, arg.value, "dict-update", arg.node, len(site.guards) > depth, site.guards))
                     elif not arg.star or arg.star == "**":
-                        entries.extend(dataclasses.replace(e, conditional=len(site.guards) > depth, guards=site.guards) for e in self._entries(arg.value, owner, seen))
+                        entries.extend(replace_fields(e, conditional=len(site.guards) > depth, guards=site.guards) for e in self._entries(arg.value, owner, seen))
                 found.append((self.ix.order(site.node)[0], entries))
         return [e for _, entries in sorted(found, key=lambda f: f[0]) for e in entries]
 
@@ -1131,7 +1131,7 @@ class Evaluator:
         """The values of parameter ``name``'s default, each marked as that default: the join
         keeps them only where some call may leave the parameter out."""
         ref = param_ref(function, name)
-        return [dataclasses.replace(v, default_of=ref) for v in self.values(default, function.parent or function)]
+        return [replace_fields(v, default_of=ref) for v in self.values(default, function.parent or function)]
 
     def _capability_guarded(self, assignments: List[Assignment], owner: Scope) -> Optional[Guard]:
         if len(assignments) < 2:
@@ -1212,7 +1212,7 @@ class Evaluator:
         # OmegaConf / EasyDict: `cfg.training.fp16`, also on what a helper returns
         selected = [select(v, expr.attr) for v in base_vals if v.kind in (CONFIG, RETURN)]
         if selected:
-            out = [dataclasses.replace(v, origin=origin) for v in selected]
+            out = [replace_fields(v, origin=origin) for v in selected]
             if expr.attr in COMMAND_LINE_FLAGS:  # `training_args.fp16` of HfArgumentParser
                 for v in base_vals:
                     if v.kind == RETURN and (v.value.command_line or v.value.files) and is_training_arguments(v.value.callee, self.ix):
@@ -1231,7 +1231,7 @@ class Evaluator:
                 out.extend(self._arg_option_values(option.call, scope))
             return out
         # `cfg.fp16` of a parameter `cfg`: that field of what the callers pass (`train(Config())`)
-        fields = [dataclasses.replace(select(v, expr.attr), origin=origin) for v in base_vals if v.kind == PARAM]
+        fields = [replace_fields(select(v, expr.attr), origin=origin) for v in base_vals if v.kind == PARAM]
         return fields or list(UNKNOWN_VALUE)
 
     def parsed_classes(self, expr: ast.expr, scope: Scope) -> Optional[List[ast.expr]]:
@@ -1340,7 +1340,7 @@ class Evaluator:
                 return [v for e in entries for v in self.values(e.value, scope)]
             loaded = [select(v, name, off) for v in self.values(arg, scope) if v.kind in SYMBOLIC]
             if loaded:  # `parse_dict(yaml.safe_load(open("train.yaml")))`
-                return [dataclasses.replace(v, origin=self.ix.span(call)) for v in loaded if v is not None]
+                return [replace_fields(v, origin=self.ix.span(call)) for v in loaded if v is not None]
             if isinstance(arg, ast.Dict) or self._dict_entries(arg, scope, set()):
                 return [_const(off[0])] if off else list(UNKNOWN_VALUE)
             return list(UNKNOWN_VALUE)
@@ -1467,11 +1467,11 @@ class Evaluator:
                 elif expr.attr in fields[: len(unnamed)]:
                     out.extend(self.values(unnamed[fields.index(expr.attr)].value, owner))
                 else:
-                    out.extend(dataclasses.replace(select(v, expr.attr), origin=self.ix.span(expr)) for v in made)
+                    out.extend(replace_fields(select(v, expr.attr), origin=self.ix.span(expr)) for v in made)
             elif unnamed and not self._has_own_init(made[0].value.callee):
                 out.append(Possible(UNKNOWN))  # which field each position fills is the class's
             else:
-                out.extend(dataclasses.replace(select(v, expr.attr), origin=self.ix.span(expr)) for v in made)
+                out.extend(replace_fields(select(v, expr.attr), origin=self.ix.span(expr)) for v in made)
         return out
 
     def _library_attribute(self, expr: ast.Attribute, scope: Scope) -> Optional[List[Possible]]:
@@ -1585,7 +1585,7 @@ class Evaluator:
                 out = []
                 for v in self.values(given[1].value, scope):
                     if v.kind in SYMBOLIC:  # a name known at the join: "float16" becomes torch.float16
-                        out.append(dataclasses.replace(v, torch_attr=True))
+                        out.append(replace_fields(v, torch_attr=True))
                         continue
                     dtype = dtype_of_qualname(f"torch.{v.value}") if v.kind == CONST and isinstance(v.value, str) else None
                     out.append(Possible(DTYPE, dtype, v.guards, v.origin) if dtype else Possible(UNKNOWN))
@@ -1728,7 +1728,7 @@ class Evaluator:
             for k in keys:
                 chosen = select(v, k.value, missing)
                 if chosen is not None:
-                    out.append(dataclasses.replace(chosen, guards=chosen.guards + k.guards, origin=self.ix.span(expr)))
+                    out.append(replace_fields(chosen, guards=chosen.guards + k.guards, origin=self.ix.span(expr)))
         entries = self._dict_entries(func.value, scope, set())
         if entries:
             for key in keys:
@@ -1763,7 +1763,7 @@ class Evaluator:
                 out.append(_const(a.value, a.guards))
             elif not is_and and a.kind == UNKNOWN and b.kind == CONST and b.value:
                 # `precision or "bf16-mixed"`: the code's default where nothing is given
-                out.extend((Possible(UNKNOWN), dataclasses.replace(b, guards=a.guards + b.guards)))
+                out.extend((Possible(UNKNOWN), replace_fields(b, guards=a.guards + b.guards)))
             elif UNKNOWN in (a.kind, b.kind) and not (a.capability or b.capability or a.kind == CUDA or b.kind == CUDA):
                 out.append(Possible(UNKNOWN))
             else:
@@ -1818,13 +1818,13 @@ class Evaluator:
             table = self._table(expr.value, scope)
             if table:
                 origin = self.ix.span(expr)
-                return [dataclasses.replace(v, origin=origin) for _, values in table for v in values]
+                return [replace_fields(v, origin=origin) for _, values in table for v in values]
         symbolic = [k for k in all_keys if k.kind in SYMBOLIC]
         if symbolic:  # `DTYPES[cfg["dtype"]]`: the key is known at the join, the table here
             table = self._table(expr.value, scope)
             if table:
                 origin = self.ix.span(expr)
-                looked = [dataclasses.replace(k, lookup=table, origin=origin) for k in symbolic]
+                looked = [replace_fields(k, lookup=table, origin=origin) for k in symbolic]
                 if not keys:
                     return looked
                 return looked + [v for v in self._subscript_known(expr, scope, base, keys, all_keys) if v.kind != UNKNOWN]
@@ -1845,7 +1845,7 @@ class Evaluator:
         # beside what the known keys (the option's `default=`) look up
         out: List[Possible] = [Possible(UNKNOWN)] if len(keys) < len(all_keys) else []
         out += [
-            dataclasses.replace(chosen, guards=chosen.guards + key.guards, origin=self.ix.span(expr))
+            replace_fields(chosen, guards=chosen.guards + key.guards, origin=self.ix.span(expr))
             for v in base
             for key in keys
             if (chosen := select(v, key.value)) is not None
@@ -1866,7 +1866,7 @@ class Evaluator:
         if key.origin is not None and (any(g.capability for g in key.guards) or self._command_line_choice(key.origin)):
             # chosen where the key is: by a capability check (`"bfloat16" if
             # is_bf16_supported() else "float16"`) or on the command line
-            value = dataclasses.replace(value, origin=key.origin)
+            value = replace_fields(value, origin=key.origin)
         return value
 
     def _command_line_choice(self, origin) -> bool:
@@ -2001,7 +2001,7 @@ def _narrowed(v: Possible, excluded: set) -> Possible:
     the exclusion until the join replaces it."""
     if not excluded or v.kind not in SYMBOLIC:
         return v
-    return dataclasses.replace(v, excluded=v.excluded | frozenset(excluded))
+    return replace_fields(v, excluded=v.excluded | frozenset(excluded))
 
 
 def _opaque(values: Iterable[Possible]) -> List[Possible]:
@@ -2059,13 +2059,13 @@ def _negate(v: Possible, text: str) -> Possible:
 
 
 def _with_guard(v: Possible, guard: Guard) -> Possible:
-    return dataclasses.replace(v, guards=v.guards + (guard,))
+    return replace_fields(v, guards=v.guards + (guard,))
 
 
 def _with_guards(v: Possible, guards: Tuple[Guard, ...]) -> Possible:
     if not guards:
         return v
-    return dataclasses.replace(v, guards=guards + v.guards)
+    return replace_fields(v, guards=guards + v.guards)
 
 
 def _dedupe(values: Iterable[Possible]) -> Values:

@@ -302,6 +302,7 @@ class ModuleIndex:
         # (each walk through a variable, each qualify of a name); kept once the walk of the
         # tree has bound every name (build_index), never while bindings are still being added
         self._bindings_memo: Dict[tuple, tuple] = _BUILDING
+        self.callee_memo: Dict[int, tuple] = {}  # id(call site) → (site, callees.project_callee's answer)
         self._resolved: Dict[tuple, tuple] = {}  # (name, id(scope), at, depth) → (scope, resolve_name's answer)
         self._scope_spans = None
         self._scope_starts = []
@@ -312,6 +313,11 @@ class ModuleIndex:
         # how deep the tree nests, in the walk's nodes (the module is 1; an expression's context
         # and an operator, which CPython's tree holds as nodes too, are not walked)
         self.depth = 0
+
+    @property
+    def built(self) -> bool:
+        """Whether every binding is known (answers about names may be kept from here on)."""
+        return self._bindings_memo is not _BUILDING
 
     # --- positions ---------------------------------------------------------
     def span(self, node) -> Span:
@@ -502,7 +508,7 @@ class ModuleIndex:
         if found is not None and found[0] is scope:
             return found[1]
         resolved = self._resolve_name(name, scope, at, depth)
-        if self._bindings_memo is not _BUILDING:  # as bindings_at's answers: once every name is bound
+        if self.built:  # as bindings_at's answers: once every name is bound
             self._resolved[key] = (scope, resolved)
         return resolved
 

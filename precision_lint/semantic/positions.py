@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..diagnostics import Span
 from .tree import children  # source order (defaults after their parameters)
@@ -29,7 +29,7 @@ from .tree import children  # source order (defaults after their parameters)
 class Positions:
     """``span(node)`` for the nodes of one parsed module."""
 
-    __slots__ = ("_source", "_line_starts", "_ascii", "_lines", "_alias")
+    __slots__ = ("_source", "_line_starts", "_ascii", "_lines", "_alias", "_spans")
 
     def __init__(self, source: str, line_starts: Sequence[int], alias: Optional[Callable[[ast.alias], Span]] = None) -> None:
         self._source = source
@@ -37,11 +37,23 @@ class Positions:
         self._line_starts = line_starts
         self._ascii = source.isascii()
         self._lines: Dict[int, Optional[bytes]] = {}  # line → its UTF-8 bytes (None: ASCII)
+        # id(node) → (node, its span): a node's span is asked again and again (each argument of a
+        # call asks for the call's), and a Span is a frozen dataclass of six fields, slow to make.
+        # The node is held with it, so that its id is never another node's meanwhile
+        self._spans: Dict[int, Tuple[object, Span]] = {}
 
     def span(self, node) -> Span:
+        found = self._spans.get(id(node))
+        if found is not None and found[0] is node:
+            return found[1]
         line = getattr(node, "lineno", None)
         if line is None:
             return self._composite(node)
+        span = self._span(node, line)
+        self._spans[id(node)] = (node, span)
+        return span
+
+    def _span(self, node, line: int) -> Span:
         end_line = node.end_lineno
         col, end_col = node.col_offset, node.end_col_offset
         if not self._ascii:

@@ -19,7 +19,6 @@ helper upcasts stays upcast whatever its callers pass.
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Dict, List, Optional, Tuple
 
 import ast
@@ -27,6 +26,7 @@ import ast
 from .evaluate import Evaluator, param_ref
 from .index import CallSite, ModuleIndex, Scope, element, keyword, positional, string_value, unstarred
 from .values import CONST, HALF, PARAM, RETURN, SYMBOLIC, Possible, ReturnRef, dtypes
+from .values import replace as replace_fields
 
 # Text a module must contain to hold a float16 tensor source or a softmax over one (``dtype=``:
 # a model made with a dtype that its callers or a config file choose; ``teacher``: a
@@ -108,7 +108,7 @@ def marked(values, upcast: bool = False, clamped: bool = False) -> List[Possible
     """``values`` with an upcast / a clamp between their sources and here."""
     return [
         v if (v.upcast or not upcast) and (v.clamped or not clamped)
-        else dataclasses.replace(v, upcast=v.upcast or upcast, clamped=v.clamped or clamped)
+        else replace_fields(v, upcast=v.upcast or upcast, clamped=v.clamped or clamped)
         for v in values
     ]
 
@@ -242,7 +242,7 @@ class HalfTensors:
             ):
                 out.append(half(reason, span))
             out += [
-                dataclasses.replace(v, tensor_of=reason, origin=span)
+                replace_fields(v, tensor_of=reason, origin=span)
                 for v in values
                 if v.kind in SYMBOLIC
             ]

@@ -849,6 +849,11 @@ class TrainedObjects:
         """``(facts, edges)`` of this module for the join: each fact a ``(ref, evidence, scope,
         line)`` trained here; each edge ``(ref, because, scope)``: ``ref`` is trained when
         ``because`` is."""
+        facts, (refs, scopes, n) = self.numbered_summary()
+        return facts, tuple((refs[a], refs[b], scopes[s]) for a, b, s in zip(n[0::3], n[1::3], n[2::3]))
+
+    def numbered_summary(self) -> Tuple[Tuple[Tuple[TrainRef, str, str, int], ...], Tuple[Tuple[TrainRef, ...], Tuple[str, ...], Tuple[int, ...]]]:
+        """:meth:`summary` with its edges numbered (what the facts keep; see :func:`_sorted_edges`)."""
         facts = {}
         uses = self.uses()
         # across functions an object and its parts are one (``flat``): a function that trains
@@ -912,17 +917,48 @@ class TrainedObjects:
             linked = pairs[scope]
             for sinks, sources in {(sinks_of[j], sources_of[j]) for j in met}:
                 linked.update(product(sinks, sources))
-        text = [repr(ref) for ref in refs]
-        edges = sorted(
-            (f"({text[sink]}, {text[source]}, {scope!r})", sink, source, scope)  # repr of the edge
-            for scope, linked in pairs.items()
-            for sink, source in linked
-            if sink != source and not _same_parameter(refs[sink], refs[source])
-        )
-        return (
-            tuple(sorted(facts.values(), key=repr)),
-            tuple((refs[sink], refs[source], scope) for _, sink, source, scope in edges),
-        )
+        return tuple(sorted(facts.values(), key=repr)), _sorted_edges(refs, pairs)
+
+
+def _sorted_edges(refs: List[TrainRef], pairs: Dict[str, Set[Tuple[int, int]]]) -> Tuple[Tuple[TrainRef, ...], Tuple[str, ...], Tuple[int, ...]]:
+    """The edges ``(sink, source, scope)`` of ``pairs`` (scope → pairs of numbers in ``refs``),
+    in the order of their reprs ``(sink, source, scope)`` (the order the join meets them in,
+    which decides the evidence it keeps), numbered: ``(refs, scopes, numbers)``, the references
+    and scopes the edges name (each once) and three numbers per edge into them. A module may
+    have tens of thousands of edges between a few dozen references (92 references and 37 scopes
+    in transformers' ``training_args.py``, 42,505 edges): written out, they were most of its
+    facts, pickled from a worker and read by the join one by one.
+
+    The reprs are long and share long beginnings: they are ordered by number instead. Where no
+    reference's repr begins another's (a ``TrainRef``'s repr ends at its one closing
+    parenthesis), comparing two edges' reprs is comparing their sinks' reprs, then their
+    sources', then their scopes' reprs with the closing parenthesis after them: each is ranked
+    once, and the edge's key is one number."""
+    text = [repr(ref) for ref in refs]
+    kept = [
+        (sink, source, scope)
+        for scope, linked in pairs.items()
+        for sink, source in linked
+        if sink != source and not _same_parameter(refs[sink], refs[source])
+    ]
+    ordered = sorted(set(text))
+    if any(b.startswith(a) for a, b in zip(ordered, ordered[1:])):  # never, for TrainRef: the reprs themselves
+        kept.sort(key=lambda e: f"({text[e[0]]}, {text[e[1]]}, {e[2]!r})")  # repr of the edge
+    else:
+        rank = {t: i for i, t in enumerate(ordered)}
+        ranks = [rank[t] for t in text]
+        scope_rank = {scope: i for i, scope in enumerate(sorted(pairs, key=lambda scope: f"{scope!r})"))}
+        width, depth = len(ordered), len(scope_rank)
+        kept.sort(key=lambda e: (ranks[e[0]] * width + ranks[e[1]]) * depth + scope_rank[e[2]])
+    # the references and scopes the edges name, numbered in the order the edges first name them
+    ref_number: Dict[int, int] = {}
+    scope_number: Dict[str, int] = {}
+    numbers: List[int] = []
+    for sink, source, scope in kept:
+        numbers.append(ref_number.setdefault(sink, len(ref_number)))
+        numbers.append(ref_number.setdefault(source, len(ref_number)))
+        numbers.append(scope_number.setdefault(scope, len(scope_number)))
+    return tuple(refs[n] for n in ref_number), tuple(scope_number), tuple(numbers)
 
 
 def _wholes(keys: Iterable[tuple]) -> Set[tuple]:

@@ -136,6 +136,8 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
         if capability is not None and (capability < NATIVE_BF16 or not (note or _advice(sentence, at))):
             found.append(capability)
 
+    if "--" not in text and not _may_name_a_gpu(text, exact=False):
+        return found  # no SLURM request and no GPU name: not even the links are cut out
     text = _COUNT.sub(r"\1 x ", _URL.sub(" ", text))
     for match in _SLURM.finditer(text):
         for gpu in _GPU_WORD.finditer(match.group(1)):
@@ -145,6 +147,8 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
         architecture = _ARCHITECTURE.search(match.group(1))  # `--partition=hopper-prod`
         if architecture is not None:
             found.append(_ARCHITECTURES[architecture.group(1).lower()])
+    if not _may_name_a_gpu(text):
+        return found  # no sentence of it names one (most comments and docstrings)
     for sentence in _SENTENCE.split(text):
         if "--" in sentence and _SLURM.search(sentence):
             continue  # read above
@@ -160,6 +164,26 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
                 if not _OPTION_BEFORE.search(sentence[: match.start()]):
                     stated(_capability("rtx" + match.group(1)), sentence, match.start())
     return found
+
+
+# Whether a text (after _COUNT and _URL) may name a GPU in any of its sentences: a match of
+# _GPU_WORD or _INSTANCE in a sentence is one in the text (a sentence is bounded by spaces or a
+# comma, which their lookarounds read as the sentence's ends), and a bare GeForce number holds
+# these four digits. Most prose names none, and is not split into sentences. _NAMES_A_GPU scans
+# slowly (a lookbehind at every character): first the cheap tests that every match passes, a
+# digit (or "titan") and, in the lowered text, one of the pairs that every name holds.
+_NAMES_A_GPU = re.compile(f"(?:{_GPU_WORD.pattern})|(?:{_INSTANCE.pattern})|[234]0[89]0", re.IGNORECASE)
+_DIGIT = re.compile(r"[0-9]")
+_TITAN = re.compile("titan", re.IGNORECASE)  # the one name without a digit (and with an "i": sre folds "ı" to it)
+_NAME_PAIRS = re.compile(r"a[1-68]|[rg]tx|l4|h[128]|b[12]|p[1-5]|v1|t4|k8|g[2456]|0[89]0")
+
+
+def _may_name_a_gpu(text: str, exact: bool = True) -> bool:
+    """``exact``: also _NAMES_A_GPU. Without it, the test holds of a text before _COUNT and _URL
+    too: neither makes a digit, a pair or "titan" (they insert " x " and " ")."""
+    if _TITAN.search(text):
+        return True
+    return bool(_DIGIT.search(text) and _NAME_PAIRS.search(text.lower()) and (not exact or _NAMES_A_GPU.search(text)))
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")

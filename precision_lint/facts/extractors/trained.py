@@ -10,6 +10,8 @@ a helper and handed to ``train(model, ...)``).
 """
 from __future__ import annotations
 
+from typing import Iterator, Tuple
+
 from ..._dataclass import dataclass
 
 from ...semantic.evaluate import Evaluator
@@ -36,9 +38,36 @@ class TrainedEdge:
     scope: str  # the scope whose code links them
 
 
+@holds_no_values
+@dataclass(frozen=True)
+class TrainedEdges:
+    """A module's edges, in the order the join meets them: the references and scopes they name,
+    each once, and three numbers per edge (``ref``, ``because``, ``scope``). A module may have
+    tens of thousands of edges between a few dozen references (transformers'
+    ``training_args.py``: 42,505 between 92): written out one object each, they were most of
+    its facts, pickled from a worker and read by the join one by one."""
+
+    refs: Tuple[TrainRef, ...]
+    scopes: Tuple[str, ...]
+    numbers: Tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.numbers) // 3
+
+    def numbered(self) -> Iterator[Tuple[int, int, int]]:
+        """``(ref, because, scope)`` of each edge, as numbers into ``refs`` and ``scopes``."""
+        n = self.numbers
+        return zip(n[0::3], n[1::3], n[2::3])
+
+    def __iter__(self) -> Iterator[TrainedEdge]:
+        refs, scopes = self.refs, self.scopes
+        for ref, because, scope in self.numbered():
+            yield TrainedEdge(refs[ref], refs[because], scopes[scope])
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator):
-    facts, edges = trained_objects(index, evaluator).summary()
+    facts, edges = trained_objects(index, evaluator).numbered_summary()
     return (
         tuple(TrainedFact(ref, f"{evidence} (line {line})", scope) for ref, evidence, scope, line in facts),
-        tuple(TrainedEdge(ref, because, scope) for ref, because, scope in edges),
+        TrainedEdges(*edges),
     )
