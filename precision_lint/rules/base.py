@@ -25,6 +25,10 @@ if TYPE_CHECKING:  # pragma: no cover - the join is imported only when something
 
 @dataclass(frozen=True)
 class Option:
+    """A setting a rule reads from ``[tool.precision-lint.rules.<code>]``, with its default,
+    type and allowed values: a configuration is checked against it, so a typo is an error,
+    never a silently ignored key."""
+
     default: Any
     choices: Optional[Tuple[Any, ...]] = None
     kind: type = str
@@ -77,6 +81,10 @@ class Rule:
 
 @dataclass
 class RuleContext:
+    """What a rule judges one file with: its facts and text, the project they were joined
+    with, the configuration and the rule's options; and the runs whose judging failed, which the
+    engine reports as MP003 without losing the other runs' findings."""
+
     facts: ModuleFacts
     source: str
     project: Project

@@ -39,6 +39,9 @@ GuardNode = Tuple[ast.expr, bool]
 
 @dataclass
 class Assignment:
+    """One binding of a name (an assignment, an import, a ``def``, a loop target), with the
+    conditions it is made under: the evaluator reads a name's possible values from them."""
+
     value: Optional[ast.expr]  # None: not statically known (loop target, +=, ...)
     guards: Tuple[GuardNode, ...]
     # the innermost simple statement (``ast.Assign``, ``ast.Import``...), or the ``def``/``class``,
@@ -55,6 +58,9 @@ NOT_VALUE_BINDERS = (ast.For, ast.AsyncFor, *FUNCTION_DEFS, ast.ClassDef)
 
 @dataclass
 class Scope:
+    """A module, class or function body and the names it binds: the look-up follows Python's
+    own rules (class bodies are not seen from methods, ``global`` goes to the module)."""
+
     qualname: str
     kind: str  # "module", "function" or "class"
     parent: Optional["Scope"]
@@ -107,6 +113,9 @@ class Scope:
 
 @dataclass
 class CallSite:
+    """A call with what the extractors ask of it: the resolved callee, the scope, the
+    conditions, ``with`` contexts, loops and ``try`` handlers around it."""
+
     node: ast.Call
     qualname: Optional[str]  # import-resolved callee (None for method calls on values)
     method: Optional[str]  # `x.m(...)` → "m"
@@ -130,6 +139,9 @@ class CallSite:
 
 @dataclass
 class ClassInfo:
+    """A class defined in the module: its resolved bases, its own ``__init__`` parameters and
+    the attributes its methods set on ``self``, for reading ``self.x`` in its methods."""
+
     qualname: str
     name: str
     bases: Tuple[str, ...]  # resolved qualnames (unresolvable bases are left out)
@@ -143,6 +155,9 @@ class ClassInfo:
 
 @dataclass
 class AttrUse:
+    """An attribute read with the scope, class and conditions around it, so that extractors
+    can ask what its receiver is where it is read."""
+
     node: ast.Attribute
     base: ast.expr
     attr: str
@@ -232,6 +247,9 @@ def misfits_half(value: Optional[float]) -> bool:
 
 @dataclass
 class ForLoop:
+    """A ``for`` loop around a call (``CallSite.loops``): a call inside runs once per
+    iteration, and order within a loop body is not order in time."""
+
     target: ast.expr
     iter: ast.expr
     scope: Scope

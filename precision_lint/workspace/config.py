@@ -178,6 +178,10 @@ def _version_header(text: str) -> Optional[str]:
 
 @dataclass
 class Config:
+    """The settings one check runs with, from ``pyproject.toml`` (or ``precision-lint.toml``)
+    and the command line: which rules run on which files, and the GPUs and library versions
+    the findings are judged for."""
+
     select: Optional[List[str]] = None  # None: every rule
     ignore: List[str] = field(default_factory=list)
     extend_select: List[str] = field(default_factory=list)

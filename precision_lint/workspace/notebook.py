@@ -212,6 +212,9 @@ def _masked_if_broken(text: str, replaced: Tuple[Tuple[int, str], ...], lines: L
 # --- the notebook ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CodeCell:
+    """A notebook code cell: its source as stored, the Python the checks read (IPython lines
+    blanked to keep every offset), and what a fix needs to write it back in the same form."""
+
     index: int  # position in the notebook's "cells" list
     number: int  # 1-based among code cells
     source: str  # as in the notebook
@@ -236,6 +239,9 @@ class CodeCell:
 
 @dataclass(frozen=True)
 class JsonStyle:
+    """How the notebook's JSON is laid out (indentation, separators, escaping, the final newline,
+    a BOM): a fixed notebook is written back in that layout, so its diff holds only the fix."""
+
     indent: Optional[str]
     separators: Tuple[str, str]
     ensure_ascii: bool

@@ -54,12 +54,19 @@ TRAINER_PREFIXES = ("transformers.", "trl.", "lightning.", "pytorch_lightning.")
 
 @dataclass(frozen=True)
 class BnbSite:
+    """A ``BitsAndBytesConfig(...)`` call and the ``bnb_4bit_compute_dtype`` it passes: a bf16
+    compute dtype is QLoRA's Ampere requirement, even where the weights are never cast."""
+
     span: Span  # the BitsAndBytesConfig(...) call
     arg: Arg  # bnb_4bit_compute_dtype
 
 
 @dataclass(frozen=True)
 class AttentionSite:
+    """A call that asks for an attention kernel (``attn_implementation=``,
+    ``use_flash_attention_2=``) with the dtypes given to the same call: FlashAttention needs
+    Ampere and half-precision weights, so the pair is judged together."""
+
     span: Span  # the call
     callee: str
     key: str  # "attn_implementation" or "use_flash_attention_2"
@@ -79,6 +86,10 @@ class ArgparseOption:
 
 @dataclass(frozen=True)
 class CapabilityFacts:
+    """What one file says about the GPU it needs and the GPU it is written for: the sites that
+    need Ampere, the calls a capability test already guards, and the hardware, device and
+    training evidence that decides whether a finding is due there."""
+
     bnb: Tuple[BnbSite, ...]
     attention: Tuple[AttentionSite, ...]
     # (start, end) of calls inside a capability `if`, or inside an `if` on the user's own switch

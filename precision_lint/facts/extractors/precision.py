@@ -74,6 +74,9 @@ class Arg:
 
 @dataclass(frozen=True)
 class PrecisionSite:
+    """A call that switches mixed precision on (fp16 loss scaling or bf16), with the arguments
+    that decide it and where a fix edits them."""
+
     kind: str  # "training-args", "training-args-class", "grad-scaler", "accelerator", "lightning", "autocast"
     callee: str
     span: Span
