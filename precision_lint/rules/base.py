@@ -8,7 +8,6 @@ never parse or walk source code themselves.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import field
 from .._dataclass import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -17,6 +16,7 @@ from ..workspace.config import Config, ConfigError
 from ..diagnostics import SAFE, Diagnostic, Edit, Fix, Related, Span
 from ..facts.model import ModuleFacts
 from ..workspace.notebook import cell_references, is_notebook
+from .._regex import lazy
 
 if TYPE_CHECKING:  # pragma: no cover - the join is imported only when something is judged
     from ..project.model import Project
@@ -138,7 +138,7 @@ class RuleContext:
         return Diagnostic(code, message, self.path, span, fix, related, noqa_line)
 
 
-_DEF_HEAD = re.compile(r"(?:^|[\s;:])(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*$")
+_DEF_HEAD = lazy(r"(?:^|[\s;:])(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*$")
 
 
 def is_parameter_default(source: str, span: Span) -> bool:
@@ -159,7 +159,7 @@ def is_parameter_default(source: str, span: Span) -> bool:
             depth += 1
         elif c in "([{":
             if depth == 0:
-                return c == "(" and bool(_DEF_HEAD.search(before[:i]))
+                return c == "(" and bool(_DEF_HEAD().search(before[:i]))
             depth -= 1
     return False
 

@@ -23,6 +23,7 @@ from .positions import Positions
 from .tree import call_order, children, nodes_of, ordered  # noqa: F401  (children, nodes_of: the index's API)
 from ..knowledge import migrated_names
 from .names import ImportMap, dotted
+from .._regex import lazy
 
 FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TRY_STAR = getattr(ast, "TryStar", None)
@@ -378,7 +379,7 @@ class ModuleIndex:
             start = whole.start
         elif isinstance(node, (*FUNCTION_DEFS, ast.ClassDef)):
             name = node.name
-            found = _DEF_HEAD.match(source, whole.start)
+            found = _DEF_HEAD().match(source, whole.start)
             start = found.end() if found else None
         elif isinstance(node, ast.alias):
             found = _dotted_pattern(node.name).match(source, whole.start)
@@ -744,7 +745,7 @@ def _assume(flows: List[frozenset], test: int, positive: bool) -> List[frozenset
     return [f - {known} for f in flows if other not in f]
 
 
-_DEF_HEAD = re.compile(r"(?:async\s+)?(?:def|class)\s+")
+_DEF_HEAD = lazy(r"(?:async\s+)?(?:def|class)\s+")
 
 
 def _dotted_pattern(name: str):

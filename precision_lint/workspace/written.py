@@ -272,7 +272,7 @@ class Remapper:
         if module is not None:
 
             def own(match: "re.Match") -> str:
-                if _OTHER_FILE.search(message[: match.start()]):
+                if _OTHER_FILE().search(message[: match.start()]):
                     return match.group(0)
                 return f"(line {_joined_line(module, int(match.group(1)))}"
 

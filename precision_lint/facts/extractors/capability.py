@@ -42,6 +42,7 @@ from ...semantic.queries import reaching_at
 from ...workspace import hardware
 from ...semantic.values import CONST, DTYPE, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args, key_span
+from ..._regex import lazy
 
 SECTION = "capability"
 
@@ -450,12 +451,12 @@ def other_device(index, evaluator: Optional[Evaluator] = None, trains: bool = Tr
 
 # Test decorators that skip unless the GPU has what bf16/FlashAttention need (transformers'
 # and accelerate's testing utilities): matched on the decorator's own function name.
-REQUIRE_CAPABILITY = re.compile(r"^require_\w*(?:bf16|bfloat16|flash_?attn|ampere|hopper|fp8|tf32|capability)\w*$")
+REQUIRE_CAPABILITY = lazy(r"^require_\w*(?:bf16|bfloat16|flash_?attn|ampere|hopper|fp8|tf32|capability)\w*$")
 # The name of a helper whose body this module does not have (imported from a package, from
 # another module, or not defined anywhere it can see: `skipif(not is_ampere())`), or of a flag
 # of a known testing module (`SM80OrLater`, `PLATFORM_SUPPORTS_BF16` of torch's tests): what it
 # is called is all there is to read. Only ever matched against such a name, never a text.
-CAPABILITY_NAME = re.compile(r"ampere|hopper|bf16|bfloat16|capability|sm_?[89]\d|flash", re.IGNORECASE)
+CAPABILITY_NAME = lazy(r"ampere|hopper|bf16|bfloat16|capability|sm_?[89]\d|flash", re.IGNORECASE)
 TESTING_MODULES = ("torch.testing", "transformers.testing_utils", "accelerate.test_utils", "transformers.utils", "accelerate.utils")
 SKIP_IF = ("skipif", "skipIf")
 SKIP_UNLESS = ("skipUnless",)
@@ -486,11 +487,11 @@ def _checks_capability(evaluator: Evaluator, expr, scope, seen: set, depth: int 
                 continue
             if qual is None and isinstance(node.func, ast.Name):
                 qual = node.func.id  # a helper the module does not define or import
-            if qual and CAPABILITY_NAME.search(qual.rsplit(".", 1)[-1]):
+            if qual and CAPABILITY_NAME().search(qual.rsplit(".", 1)[-1]):
                 return True
         elif isinstance(node, (ast.Name, ast.Attribute)):
             qual = ix.qualify(node, here)
-            if _under(qual, TESTING_MODULES) and CAPABILITY_NAME.search(qual.rsplit(".", 1)[-1]):
+            if _under(qual, TESTING_MODULES) and CAPABILITY_NAME().search(qual.rsplit(".", 1)[-1]):
                 return True
     return False
 
@@ -500,7 +501,7 @@ def _skip_test(evaluator: Evaluator, decorator: ast.expr, scope) -> bool:
     func = decorator.func if isinstance(decorator, ast.Call) else decorator
     name = dotted(func) or ""
     last = name.rsplit(".", 1)[-1]
-    if REQUIRE_CAPABILITY.match(last):
+    if REQUIRE_CAPABILITY().match(last):
         return True
     if last not in SKIP_IF + SKIP_UNLESS or not isinstance(decorator, ast.Call):
         return False
