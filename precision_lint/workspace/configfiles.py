@@ -25,7 +25,6 @@ rule could not check is never a silent pass.
 from __future__ import annotations
 
 import bisect
-import json
 import os
 from .._dataclass import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -216,14 +215,16 @@ class _Lines:
 
 
 _JSON_SPACE = lazy(r"[ \t\n\r]*")
-_JSON_SCALAR = json.JSONDecoder()
 
 
 def _json(text: str) -> _Node:
     """JSON as ``json.loads`` reads it (its verdict and its values: YAML would accept more,
     and refuses the tabs many JSON files are indented with), each value with its own span."""
+    import json  # only where a JSON file is read: most checks read none (#23)
+
     json.loads(text)  # invalid JSON raises here: the walk below only ever sees valid JSON
     lines = _Lines(text)
+    scalars = json.JSONDecoder()
 
     def skip(i: int) -> int:
         return _JSON_SPACE().match(text, i).end()
@@ -251,7 +252,7 @@ def _json(text: str) -> _Node:
                 if text[j] == ",":
                     j = skip(j + 1)
             return _Node(items, lines.span(i, j + 1)), j + 1
-        scalar, end = _JSON_SCALAR.raw_decode(text, i)
+        scalar, end = scalars.raw_decode(text, i)
         return _Node(scalar, lines.span(i, end)), end
 
     return value(skip(0))[0]
