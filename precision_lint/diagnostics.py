@@ -37,6 +37,10 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """The edits that resolve one finding, applied together or not at all. ``applicability``
+    is ruff's: a safe fix keeps what the code means and ``--fix`` applies it; an unsafe one may
+    change behaviour and waits for ``--unsafe-fixes``."""
+
     applicability: str  # SAFE or UNSAFE
     message: str
     edits: Tuple[Edit, ...]
@@ -53,6 +57,9 @@ class Related:
 
 @dataclass(frozen=True)
 class Diagnostic:
+    """One finding as every reporter, the fixer, the cache and ``--add-noqa`` see it: plain,
+    frozen data, so it crosses a worker process and is cached as extracted."""
+
     code: str
     message: str
     path: str

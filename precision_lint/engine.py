@@ -53,6 +53,10 @@ class InternalError(Exception):
 
 @dataclass
 class RunResult:
+    """What one check of a set of files leaves for the command line and the language server:
+    the findings that remain, the files as read and as fixed, and the counts behind the summary
+    line (fixed, remaining, unsafe fixes held back)."""
+
     diagnostics: List[Diagnostic] = field(default_factory=list)  # what remains
     sources: Dict[str, SourceFile] = field(default_factory=dict)
     fixed_texts: Dict[str, str] = field(default_factory=dict)  # path → text after fixes

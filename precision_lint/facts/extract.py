@@ -26,6 +26,7 @@ from ..semantic.programs import top_level_acts
 from ..semantic.queries import name_for, position, qualified_name
 from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from ..semantic.values import CAPABILITY, COND, awaits_join
+from .._regex import lazy
 
 if TYPE_CHECKING:
     from ..semantic.evaluate import Evaluator
@@ -49,7 +50,7 @@ def _load_analysis() -> None:
     )
 
 SKIP_FILE = re.compile(r"#\s*precision-lint:\s*skip-file\b", re.IGNORECASE)
-NOQA = re.compile(
+NOQA = lazy(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
 
@@ -72,7 +73,7 @@ def parse_noqa(source: str):
     for lineno, line in enumerate(source.splitlines(), start=1):
         if "#" not in line:
             continue
-        match = NOQA.search(line)
+        match = NOQA().search(line)
         if match:
             codes = match.group("codes")
             out[lineno] = frozenset(c.upper() for c in re.split(r"[\s,]+", codes) if c) if codes else None
@@ -211,7 +212,7 @@ def _extract_parsed(facts: ModuleFacts, index: ModuleIndex) -> ModuleFacts:
     return facts
 
 
-_CELL_ERROR = re.compile(r"^" + re.escape(CELL_ERROR_PREFIX) + r"(\d+): (.*)$", re.MULTILINE)
+_CELL_ERROR = lazy(r"^" + re.escape(CELL_ERROR_PREFIX) + r"(\d+): (.*)$", re.MULTILINE)
 
 
 def notebook_cell_errors(source: str, path: str) -> Tuple[ParseError, ...]:
@@ -220,13 +221,13 @@ def notebook_cell_errors(source: str, path: str) -> Tuple[ParseError, ...]:
     if not is_notebook(path) or CELL_ERROR_PREFIX not in source:
         return ()
     out = []
-    for match in _CELL_ERROR.finditer(source):
+    for match in _CELL_ERROR().finditer(source):
         line = source.count("\n", 0, match.start()) + 1
         out.append(ParseError(match.group(2), line, int(match.group(1))))
     return tuple(out)
 
 
-_IMPORT_LINE = re.compile(
+_IMPORT_LINE = lazy(
     r"^[ \t]*(?:from[ \t]+(?P<base>\.*[\w.]*)[ \t]+import[ \t]+\(?(?P<names>[^#\n]*)|import[ \t]+(?P<mods>[^#\n]+))",
     re.MULTILINE,
 )
@@ -239,7 +240,7 @@ def _imports_from_text(source: str, module: str, is_package: bool):
 
     found = set()
     exports = {}
-    for match in _IMPORT_LINE.finditer(source):
+    for match in _IMPORT_LINE().finditer(source):
         top_level = not match.group(0)[:1].isspace()
         if match.group("mods"):
             for part in match.group("mods").split(","):
@@ -349,7 +350,7 @@ _COMPOUND = (
     ast.With, ast.AsyncWith, *_TRY, *_MATCH,
 )
 # An "empty line" between statements: whitespace and at most a comment.
-_EMPTY_LINE = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?")
+_EMPTY_LINE = lazy(r"[ \t\f]*(?:#[^\r\n]*)?")
 
 
 class _ModuleText:
@@ -439,7 +440,7 @@ class _ModuleText:
         lineno = last.end_lineno + 1
         while self.line_start(lineno) < len(self.source):
             text = self._line_text(lineno)
-            if not _EMPTY_LINE.fullmatch(text):
+            if not _EMPTY_LINE().fullmatch(text):
                 break  # the next statement (or the next clause of an enclosing one)
             lineno += 1
             if text.startswith(indent):

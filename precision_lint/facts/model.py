@@ -17,6 +17,9 @@ from ..semantic.records import CallArg, CallRecord, ParseError  # noqa: F401  (p
 
 @dataclass(frozen=True)
 class ClassFact:
+    """A class as other files see it: its bases and members, so that the join can tell a
+    project subclass of a library class (a Trainer, a TrainingArguments) from an unrelated one."""
+
     qualname: str
     bases: Tuple[str, ...]
     self_attrs: Tuple[str, ...]
@@ -70,6 +73,10 @@ class ImportLine:
 
 @dataclass
 class ModuleFacts:
+    """Everything the analysis keeps of one file: each extractor's section and what the join
+    needs (imports, classes, calls, summaries). Plain data, so a worker process returns it and
+    the cache stores it; rules judge it, never the syntax tree."""
+
     path: str
     module: str
     is_package: bool = False

@@ -32,6 +32,7 @@ import re
 from dataclasses import field
 from .._dataclass import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from .._regex import lazy
 
 from ..diagnostics import Diagnostic, Edit, Fix
 
@@ -318,8 +319,8 @@ def compare(
 
 # The capability tests a fix writes or reuses: what differs between GPUs in a fixed text.
 _PROBES = (
-    re.compile(r"\b(\w+)\.cuda\.is_available\(\) and \1\.cuda\.get_device_capability\(\)\[0\] >= 8"),
-    re.compile(r"\b\w+\.cuda\.is_bf16_supported\([^()]*\)"),
+    lazy(r"\b(\w+)\.cuda\.is_available\(\) and \1\.cuda\.get_device_capability\(\)\[0\] >= 8"),
+    lazy(r"\b\w+\.cuda\.is_bf16_supported\([^()]*\)"),
 )
 
 
@@ -331,7 +332,7 @@ def hardware_variants(trial: Trial) -> List[Dict[str, str]]:
         variant = dict(trial.texts)
         for path in trial.passes:
             text = trial.texts[path]
-            for probe in _PROBES:
+            for probe in (get() for get in _PROBES):
                 text = probe.sub(value, text)
             variant[path] = text
         out.append(variant)

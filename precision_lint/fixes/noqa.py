@@ -72,7 +72,7 @@ def line_edit(text: str, row: int, codes: Iterable[str], lines: Optional[List[tu
     start, end, _ending = lines[row - 1]
     line = text[start:end]
     wanted = sorted({c.upper() for c in codes})
-    match = NOQA.search(line) if "#" in line else None
+    match = NOQA().search(line) if "#" in line else None
     if match is not None:
         listed = match.group("codes")
         if listed is None:  # a bare `# noqa` already silences every code

@@ -82,7 +82,7 @@ def _codes(value, name: str) -> Tuple[str, ...]:
     out = []
     for v in value:
         code = v.strip().upper()
-        if code and code != "ALL" and not CODE.match(code):
+        if code and code != "ALL" and not CODE().match(code):
             raise SettingsError(f"`{name}` has {v!r}, which is not a rule code (like MP101 or MP1)")
         if code:
             out.append(code)

@@ -17,6 +17,8 @@ from ..workspace.sources import SourceFile
 
 @dataclass(frozen=True)
 class Cell:
+    """One code cell of an open notebook document, as the editor last sent it."""
+
     uri: str
     version: Optional[int]
     text: str

@@ -8,7 +8,6 @@ never parse or walk source code themselves.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import field
 from .._dataclass import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -17,6 +16,7 @@ from ..workspace.config import Config, ConfigError
 from ..diagnostics import SAFE, Diagnostic, Edit, Fix, Related, Span
 from ..facts.model import ModuleFacts
 from ..workspace.notebook import cell_references, is_notebook
+from .._regex import lazy
 
 if TYPE_CHECKING:  # pragma: no cover - the join is imported only when something is judged
     from ..project.model import Project
@@ -25,6 +25,10 @@ if TYPE_CHECKING:  # pragma: no cover - the join is imported only when something
 
 @dataclass(frozen=True)
 class Option:
+    """A setting a rule reads from ``[tool.precision-lint.rules.<code>]``, with its default,
+    type and allowed values: a configuration is checked against it, so a typo is an error,
+    never a silently ignored key."""
+
     default: Any
     choices: Optional[Tuple[Any, ...]] = None
     kind: type = str
@@ -77,6 +81,10 @@ class Rule:
 
 @dataclass
 class RuleContext:
+    """What a rule judges one file with: its facts and text, the project they were joined
+    with, the configuration and the rule's options; and the runs whose judging failed, which the
+    engine reports as MP003 without losing the other runs' findings."""
+
     facts: ModuleFacts
     source: str
     project: Project
@@ -130,7 +138,7 @@ class RuleContext:
         return Diagnostic(code, message, self.path, span, fix, related, noqa_line)
 
 
-_DEF_HEAD = re.compile(r"(?:^|[\s;:])(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*$")
+_DEF_HEAD = lazy(r"(?:^|[\s;:])(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*$")
 
 
 def is_parameter_default(source: str, span: Span) -> bool:
@@ -151,7 +159,7 @@ def is_parameter_default(source: str, span: Span) -> bool:
             depth += 1
         elif c in "([{":
             if depth == 0:
-                return c == "(" and bool(_DEF_HEAD.search(before[:i]))
+                return c == "(" and bool(_DEF_HEAD().search(before[:i]))
             depth -= 1
     return False
 

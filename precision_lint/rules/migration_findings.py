@@ -141,6 +141,10 @@ class _Forwarded:
 
 @dataclass(frozen=True)
 class Finding:
+    """A use that a row of the migration table hits, before it becomes a diagnostic: the rule
+    still adjusts it with the whole call in view (a rename that would leave the call no allowed
+version loses its fix and says why)."""
+
     row: Migration
     stage: str  # "removed" or "deprecated"
     span: Span

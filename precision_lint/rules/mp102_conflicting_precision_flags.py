@@ -54,6 +54,7 @@ from ..knowledge import bf16_default_on
 from ..fixes.plan import capability_probe, guarded_fp16_flag, lazy_probe, torch_name
 from ..project.options import from_launcher, passed_by
 from .base import Rule, RuleContext, replace
+from .._regex import lazy
 
 BOTH_ERROR = "ValueError: At most one of fp16 and bf16 can be True, but not both"
 DS_LAUNCH_ERROR = "ValueError: `--mixed_precision` arg cannot be set to `{mine}` when `{other}` is set in the DeepSpeed config file."
@@ -63,7 +64,7 @@ DS_FIELDS_ERROR = (
 )
 DS_ERROR = "ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values"
 TRAINING_KINDS = ("training-args", "training-args-class")
-_EQUALS = re.compile(r"\(?\s*([\w.\[\]\"']+)\s*==\s*([\w.\"']+)\s*\)?")
+_EQUALS = lazy(r"\(?\s*([\w.\[\]\"']+)\s*==\s*([\w.\"']+)\s*\)?")
 
 
 def _truthy(value) -> bool:
@@ -123,7 +124,7 @@ def _exclusive(a, b, a_written: Tuple[str, ...] = (), b_written: Tuple[str, ...]
     a_names, b_names = _names(a, a_written), _names(b, b_written)
     for t in a_names:  # `x == torch.float16` and `x == torch.bfloat16`: one value, two tests
         for o in b_names:
-            ta, to = _EQUALS.fullmatch(t.strip()), _EQUALS.fullmatch(o.strip())
+            ta, to = _EQUALS().fullmatch(t.strip()), _EQUALS().fullmatch(o.strip())
             if ta and to and ta.group(1) == to.group(1) and ta.group(2) != to.group(2):
                 return True
     for xs, ys in ((a_names, b_names), (b_names, a_names)):

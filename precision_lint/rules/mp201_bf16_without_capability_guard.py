@@ -57,6 +57,7 @@ from ..facts.model import ModuleFacts
 from ..knowledge import bf16_facts
 from ..semantic.values import CONST, COND, CUDA, Possible, dtypes as dtype_atoms
 from .base import Rule, RuleContext, default_note, is_parameter_default
+from .._regex import lazy
 
 if TYPE_CHECKING:  # the extractor (and LibCST) is loaded by the facts it made, never for the rule
     from ..facts.extractors.capability import CapabilityFacts
@@ -71,7 +72,7 @@ AUTOCAST_ERROR = _BF16["autocast_error"]
 ACCELERATE_ERROR = _BF16["accelerate_error"]
 AMP_KINDS = ("training-args", "training-args-class", "grad-scaler", "accelerator", "lightning")
 LIGHTNING_BF16 = ("bf16-mixed", "bf16", "bf16-true")
-SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+SIMPLE = lazy(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 # --- helpers shared with MP202 -------------------------------------------------------------
@@ -450,7 +451,7 @@ class Bf16WithoutCapabilityGuard(Rule):
                 return
             if all(v.kind == CONST and not v.value for v in fp16.values):
                 text = (("bf16", probe),)
-            elif fp16.in_code and (SIMPLE.match(fp16.value_text) or fp16.value_text.endswith(".is_available()")):
+            elif fp16.in_code and (SIMPLE().match(fp16.value_text) or fp16.value_text.endswith(".is_available()")):
                 text = (("bf16", f"{probe} and not {fp16.value_text}"),)
             else:
                 text = None
@@ -480,7 +481,7 @@ class Bf16WithoutCapabilityGuard(Rule):
         elif all(v.kind == CUDA for v in values):
             new, partner = probe, plan.guarded_fp16_flag(torch, probe)
             edits = (Edit(bf16.value_span.start, bf16.value_span.end, new),)
-        elif SIMPLE.match(text):
+        elif SIMPLE().match(text):
             new = f"{text} and {probe}"
             partner = f"{text} and {plan.guarded_fp16_flag(torch, probe)}"
             edits = (Edit(bf16.value_span.start, bf16.value_span.end, new),)

@@ -26,6 +26,7 @@ from .names import dotted
 from .values import COMMAND_LINE_FLAGS, command_line_flag, command_line_option
 from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, SYMBOL, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string, may_name_dtype
 from .values import replace as replace_fields
+from .._regex import lazy
 
 CUDA_AVAILABLE = "torch.cuda.is_available"
 # Functions whose result tells whether this GPU runs bf16 natively (or its compute capability).
@@ -42,15 +43,15 @@ CAPABILITY_FUNCTIONS = frozenset(
 # Names and strings that say a condition is about the precision (`args.bf16`,
 # `accelerator.mixed_precision == "bf16"`, `cfg.dtype`, `training_args.fp16`).
 # The attention implementation is such a switch too (`if args.attn == "flash_attn_2":`).
-PRECISION_WORD = re.compile(r"bf16|bfloat16|fp16|float16|half|precision|dtype|amp\b|mixed|attn|attention|flash|sdpa", re.IGNORECASE)
+PRECISION_WORD = lazy(r"bf16|bfloat16|fp16|float16|half|precision|dtype|amp\b|mixed|attn|attention|flash|sdpa", re.IGNORECASE)
 # The devices other than a CUDA GPU a condition may select (Intel XPU, Habana HPU, Ascend NPU,
 # Apple MPS, XLA/TPU, the CPU), as torch and the backends name them: a string's whole value
 # ("xla", "xla:0", "TPU" of torch_xla's device_type()), never a word inside a text.
-OTHER_DEVICE = re.compile(r"(?:xla|tpu|hpu|xpu|npu|mps|cpu)(?::\d+)?", re.IGNORECASE)
+OTHER_DEVICE = lazy(r"(?:xla|tpu|hpu|xpu|npu|mps|cpu)(?::\d+)?", re.IGNORECASE)
 # The backends' own packages (an availability check of theirs: ``torch_npu.npu.is_available()``)
 # and torch's modules for those devices (``torch.backends.mps.is_available()``, ``torch.xpu...``).
 DEVICE_BACKENDS = ("torch_xla", "torch_npu", "habana_frameworks", "intel_extension_for_pytorch", "optimum.habana")
-TORCH_DEVICE_CHECK = re.compile(r"torch\.(?:backends\.)?(?:xla|hpu|xpu|npu|mps)\.is_(?:available|built)")
+TORCH_DEVICE_CHECK = lazy(r"torch\.(?:backends\.)?(?:xla|hpu|xpu|npu|mps)\.is_(?:available|built)")
 BACKEND_CHECKS = ("is_available", "is_built")
 # The libraries' checks that a backend is there (transformers', accelerate's, diffusers'), by the
 # function's exact name: where its body is not in the module (imported, or a name the module
@@ -389,7 +390,7 @@ class Evaluator:
         bound to a variable (every reaching binding one)."""
         if isinstance(expr, ast.Constant):
             value = expr.value
-            return isinstance(value, str) and bool(OTHER_DEVICE.fullmatch(value))
+            return isinstance(value, str) and bool(OTHER_DEVICE().fullmatch(value))
         if isinstance(expr, ast.Call) and self._qualname_of(expr, scope) == "torch.device":
             # `torch.device("cpu")`, `torch.device(type="xpu")`
             given = keyword(expr, "type")
@@ -423,7 +424,7 @@ class Evaluator:
         if not qual:
             return False
         last = qual.rsplit(".", 1)[-1]
-        if last in DEVICE_AVAILABLE or TORCH_DEVICE_CHECK.fullmatch(qual):
+        if last in DEVICE_AVAILABLE or TORCH_DEVICE_CHECK().fullmatch(qual):
             return True
         return last in BACKEND_CHECKS and any(qual.startswith(prefix + ".") for prefix in DEVICE_BACKENDS)
 
@@ -466,7 +467,7 @@ class Evaluator:
                 word = _part_name(node)
                 if word is not None and _is_parameter_named(word, here):
                     follows = True
-            if word is not None and PRECISION_WORD.search(word):
+            if word is not None and PRECISION_WORD().search(word):
                 about_precision = True
             head = node
             while isinstance(head, (ast.Attribute, ast.Subscript)):
@@ -482,7 +483,7 @@ class Evaluator:
             # an option's default decides only for the precision switch itself (`--mixed_precision`
             # read through `accelerator.mixed_precision`), not for every option the walk passes
             # (`Accelerator(gradient_accumulation_steps=args.accum, ...)`)
-            if isinstance(node, ast.Attribute) and PRECISION_WORD.search(node.attr):
+            if isinstance(node, ast.Attribute) and PRECISION_WORD().search(node.attr):
                 for option in self.ix.arg_options.get(node.attr, ()):
                     default = keyword(option.call, "default")
                     action = keyword(option.call, "action")

@@ -23,6 +23,7 @@ from .positions import Positions
 from .tree import call_order, children, nodes_of, ordered  # noqa: F401  (children, nodes_of: the index's API)
 from ..knowledge import migrated_names
 from .names import ImportMap, dotted
+from .._regex import lazy
 
 FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TRY_STAR = getattr(ast, "TryStar", None)
@@ -39,6 +40,9 @@ GuardNode = Tuple[ast.expr, bool]
 
 @dataclass
 class Assignment:
+    """One binding of a name (an assignment, an import, a ``def``, a loop target), with the
+    conditions it is made under: the evaluator reads a name's possible values from them."""
+
     value: Optional[ast.expr]  # None: not statically known (loop target, +=, ...)
     guards: Tuple[GuardNode, ...]
     # the innermost simple statement (``ast.Assign``, ``ast.Import``...), or the ``def``/``class``,
@@ -55,6 +59,9 @@ NOT_VALUE_BINDERS = (ast.For, ast.AsyncFor, *FUNCTION_DEFS, ast.ClassDef)
 
 @dataclass
 class Scope:
+    """A module, class or function body and the names it binds: the look-up follows Python's
+    own rules (class bodies are not seen from methods, ``global`` goes to the module)."""
+
     qualname: str
     kind: str  # "module", "function" or "class"
     parent: Optional["Scope"]
@@ -107,6 +114,9 @@ class Scope:
 
 @dataclass
 class CallSite:
+    """A call with what the extractors ask of it: the resolved callee, the scope, the
+    conditions, ``with`` contexts, loops and ``try`` handlers around it."""
+
     node: ast.Call
     qualname: Optional[str]  # import-resolved callee (None for method calls on values)
     method: Optional[str]  # `x.m(...)` → "m"
@@ -130,6 +140,9 @@ class CallSite:
 
 @dataclass
 class ClassInfo:
+    """A class defined in the module: its resolved bases, its own ``__init__`` parameters and
+    the attributes its methods set on ``self``, for reading ``self.x`` in its methods."""
+
     qualname: str
     name: str
     bases: Tuple[str, ...]  # resolved qualnames (unresolvable bases are left out)
@@ -143,6 +156,9 @@ class ClassInfo:
 
 @dataclass
 class AttrUse:
+    """An attribute read with the scope, class and conditions around it, so that extractors
+    can ask what its receiver is where it is read."""
+
     node: ast.Attribute
     base: ast.expr
     attr: str
@@ -232,6 +248,9 @@ def misfits_half(value: Optional[float]) -> bool:
 
 @dataclass
 class ForLoop:
+    """A ``for`` loop around a call (``CallSite.loops``): a call inside runs once per
+    iteration, and order within a loop body is not order in time."""
+
     target: ast.expr
     iter: ast.expr
     scope: Scope
@@ -366,7 +385,7 @@ class ModuleIndex:
             start = whole.start
         elif isinstance(node, (*FUNCTION_DEFS, ast.ClassDef)):
             name = node.name
-            found = _DEF_HEAD.match(source, whole.start)
+            found = _DEF_HEAD().match(source, whole.start)
             start = found.end() if found else None
         elif isinstance(node, ast.alias):
             found = _dotted_pattern(node.name).match(source, whole.start)
@@ -732,7 +751,7 @@ def _assume(flows: List[frozenset], test: int, positive: bool) -> List[frozenset
     return [f - {known} for f in flows if other not in f]
 
 
-_DEF_HEAD = re.compile(r"(?:async\s+)?(?:def|class)\s+")
+_DEF_HEAD = lazy(r"(?:async\s+)?(?:def|class)\s+")
 
 
 def _dotted_pattern(name: str):

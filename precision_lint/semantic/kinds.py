@@ -20,7 +20,6 @@ A value with no such evidence is no model: nothing is guessed.
 """
 from __future__ import annotations
 
-import re
 from typing import Optional, Set, Tuple
 
 import ast
@@ -30,6 +29,7 @@ from .index import (
     FUNCTION_DEFS, NOT_VALUE_BINDERS, CallSite, ModuleIndex, Scope, argument, keyword, mentions, parameters, positional,
 )
 from .names import dotted
+from .._regex import lazy
 
 LOADERS = ("from_pretrained", "from_config", "from_single_file")
 MODEL_FACTORIES = (
@@ -59,8 +59,8 @@ MODULE_METHODS = frozenset(
 # `LlamaForCausalLM`, `UNet2DConditionModel`, `PeftModel` are `torch.nn.Module`s (a
 # `GPT2Config`, a tokenizer, a processor or a pipeline are not).
 MODEL_LIBRARIES = ("transformers.", "diffusers.", "peft.", "sentence_transformers.", "timm.", "open_clip.")
-_MODEL_CLASS = re.compile(r"(?:Model|LMHeadModel|For[A-Z]\w*|Transformer|Encoder|Decoder)$")
-_NOT_MODEL_CLASS = re.compile(r"(?:Config|Tokenizer\w*|Processor|Pipeline|Output|Mixin|Trainer|Arguments)$")
+_MODEL_CLASS = lazy(r"(?:Model|LMHeadModel|For[A-Z]\w*|Transformer|Encoder|Decoder)$")
+_NOT_MODEL_CLASS = lazy(r"(?:Config|Tokenizer\w*|Processor|Pipeline|Output|Mixin|Trainer|Arguments)$")
 # Calls whose `model=` (or first) argument is a model they train or wrap.
 TAKES_MODEL = ("Trainer", "get_peft_model", "prepare_model_for_kbit_training", "PeftModel")
 
@@ -70,7 +70,7 @@ def is_library_model_class(qualname: str) -> bool:
     if not qualname.startswith(MODEL_LIBRARIES):
         return False
     last = qualname.rsplit(".", 1)[-1]
-    return bool(_MODEL_CLASS.search(last)) and not _NOT_MODEL_CLASS.search(last)
+    return bool(_MODEL_CLASS().search(last)) and not _NOT_MODEL_CLASS().search(last)
 
 
 def is_loader(site: CallSite) -> bool:

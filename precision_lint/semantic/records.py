@@ -38,6 +38,9 @@ class CallRecord:
 
 @dataclass(frozen=True)
 class ParseError:
+    """Why a file could not be analysed (syntax, unreadable bytes, too large or too deeply
+    nested), reported as MP000-MP002 at the line and column it names."""
+
     message: str
     line: int
     col: int

@@ -12,7 +12,6 @@ parameters trainable, so a later cast to ``weight_dtype`` makes *trainable* weig
 """
 from __future__ import annotations
 
-import re
 from .._dataclass import dataclass
 from itertools import product
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
@@ -24,6 +23,7 @@ from .index import is_constant, nodes_of, positional, string_value, unstarred
 from .main_block import main_block_orders, main_scope
 from .names import dotted
 from .values import TrainRef
+from .._regex import lazy
 
 
 def runs_before(index: ModuleIndex, node: ast.AST, node_scope: Scope, made: Optional[ast.AST], made_scope: Scope) -> bool:
@@ -378,7 +378,7 @@ OPTIMIZER_FUNCTIONS = (
     "deepspeed.initialize",
 )
 # not optimizers, though they live under torch.optim
-_NOT_OPTIMIZERS = re.compile(r"\.(lr_scheduler|swa_utils)\.|\.Optimizer$")
+_NOT_OPTIMIZERS = lazy(r"\.(lr_scheduler|swa_utils)\.|\.Optimizer$")
 
 
 def is_optimizer(qualname: str) -> bool:
@@ -386,7 +386,7 @@ def is_optimizer(qualname: str) -> bool:
     ``torch_optimizer``, transformers or DeepSpeed."""
     if qualname in OPTIMIZER_FUNCTIONS or qualname.endswith(".create_optimizer"):
         return True
-    if not qualname.startswith(OPTIMIZER_PREFIXES) or _NOT_OPTIMIZERS.search(qualname):
+    if not qualname.startswith(OPTIMIZER_PREFIXES) or _NOT_OPTIMIZERS().search(qualname):
         return False
     last = qualname.rsplit(".", 1)[-1]
     return last[:1].isupper() or last.startswith("create_optimizer")

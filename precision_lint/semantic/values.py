@@ -140,6 +140,9 @@ class Guard:
 
 @dataclass(frozen=True)
 class Possible:
+    """One value an expression may take (an atom), with the conditions that choose it and where
+    it is written: rules act only on what is certain to be possible, and fixes edit it there."""
+
     kind: str
     value: Any = None
     guards: Tuple[Guard, ...] = ()

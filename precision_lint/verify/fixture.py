@@ -64,6 +64,9 @@ class Stage:
 
 @dataclass(frozen=True)
 class Fixture:
+    """A verification fixture as its header declares it: the script, the rules it must trigger,
+    the failure it must show on its device, and the stages of fixing it goes through."""
+
     name: str  # e.g. "MP101/seed000_custom_loop_gradscaler"
     path: Path  # what gets copied and linted: the script, or the fixture folder
     entry: Path  # the script that runs (== path for single-file fixtures)

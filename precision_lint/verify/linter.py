@@ -28,6 +28,9 @@ class LinterError(RuntimeError):
 
 @dataclass
 class CLIResult:
+    """What a run of the real ``precision-lint`` command left: verify checks the command a user
+    runs, not an in-process shortcut."""
+
     command: list
     returncode: int
     stdout: str

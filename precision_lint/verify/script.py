@@ -51,6 +51,9 @@ class ScriptError(ValueError):
 
 @dataclass
 class ScriptResult:
+    """The verdict on a user's own training script: how the original and the fixed copy ran,
+    the findings before and after the fix, and the diff in between."""
+
     script: Path
     args: tuple
     device: str  # "cpu" | "cuda"

@@ -44,6 +44,9 @@ class Plan:
 
 @dataclass
 class Result:
+    """The verdict on one fixture on one device: how the original failed, what the checks found
+    before and after ``--fix``, and how the fixed copy ran."""
+
     fixture: Fixture
     device: str
     verdict: str  # passed | failed | broken | skipped | error

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..knowledge import tomllib_module
+from .._regex import lazy
 
 
 class ConfigError(Exception):
@@ -44,7 +45,7 @@ DEFAULT_MAX_FILE_SIZE = 1_000_000
 # decorators. The portability rules (MP2xx) stay silent there unless `test-files = []`.
 DEFAULT_TEST_FILES = ("tests/*", "test/*", "*/tests/*", "*/test/*", "test_*.py", "*_test.py", "conftest.py")
 TEST_FILE_IGNORES = ("MP2",)
-CODE = re.compile(r"^MP\d{0,3}$")
+CODE = lazy(r"^MP\d{0,3}$")
 
 
 def parse_gpu(name: str) -> int:
@@ -90,8 +91,8 @@ def installed_version(dist: str) -> Optional[Tuple[int, ...]]:
 _ASK_IMPORTLIB = object()
 # folder of sys.path → (its mtime, normalised distribution name → its metadata folders there)
 _LISTINGS: Dict[str, Tuple[float, Dict[str, List[str]]]] = {}
-_HEADER = re.compile(r"[\041-\071\073-\176]*:")  # a header line of an email (email.feedparser)
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # the lines as email splits them
+_HEADER = lazy(r"[\041-\071\073-\176]*:")  # a header line of an email (email.feedparser)
+_LINE = lazy(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # the lines as email splits them
 
 
 def _normalized(name: str) -> str:
@@ -159,14 +160,14 @@ def _version_header(text: str) -> Optional[str]:
     """The ``Version`` header of a metadata text, as ``email`` parses it (compat32): the headers
     end at the first line that is not one (a blank line), a value continues on indented lines."""
     value = None
-    for found in _LINE.finditer(text):  # up to the Version line, never the long description
+    for found in _LINE().finditer(text):  # up to the Version line, never the long description
         line = found.group()
         if value is not None:
             if line[:1] in (" ", "\t"):
                 value += line
                 continue
             break
-        m = _HEADER.match(line)
+        m = _HEADER().match(line)
         if m is None or line.startswith("From "):
             if line.startswith("From ") or line[:1] in (" ", "\t"):
                 continue
@@ -178,6 +179,10 @@ def _version_header(text: str) -> Optional[str]:
 
 @dataclass
 class Config:
+    """The settings one check runs with, from ``pyproject.toml`` (or ``precision-lint.toml``)
+    and the command line: which rules run on which files, and the GPUs and library versions
+    the findings are judged for."""
+
     select: Optional[List[str]] = None  # None: every rule
     ignore: List[str] = field(default_factory=list)
     extend_select: List[str] = field(default_factory=list)
@@ -242,13 +247,13 @@ def _codes(value: Any, key: str, where: str) -> List[str]:
     out = []
     for v in value:
         code = v.strip().upper()
-        if code != "ALL" and not CODE.match(code):
+        if code != "ALL" and not CODE().match(code):
             raise ConfigError(f"{where}: `{key}` has {v!r}, which is not a rule code (like MP101 or MP1)")
         out.append(code)
     return out
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?)b?\s*$", re.IGNORECASE)
+_SIZE = lazy(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?)b?\s*$", re.IGNORECASE)
 _UNIT = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 
 
@@ -256,7 +261,7 @@ def parse_size(value: Any, where: str = "configuration") -> int:
     """``max-file-size``: bytes as an integer, or a string such as ``"500KB"`` or ``"2MB"``."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    match = _SIZE.match(value) if isinstance(value, str) else None
+    match = _SIZE().match(value) if isinstance(value, str) else None
     if match is None:
         raise ConfigError(f"{where}: `max-file-size` must be a number of bytes or a size such as \"2MB\", not {value!r}")
     return int(float(match.group(1)) * _UNIT[match.group(2).lower()])

@@ -25,13 +25,12 @@ rule could not check is never a silent pass.
 from __future__ import annotations
 
 import bisect
-import json
 import os
-import re
 from .._dataclass import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..diagnostics import Span
+from .._regex import lazy
 
 MAX_BYTES = 1_000_000  # a config file is small; anything larger is data, not configuration
 SUFFIXES = (".yaml", ".yml", ".json", ".toml")
@@ -215,18 +214,20 @@ class _Lines:
         return Span(line, start - self._starts[line - 1], end_line, end - self._starts[end_line - 1], start, end)
 
 
-_JSON_SPACE = re.compile(r"[ \t\n\r]*")
-_JSON_SCALAR = json.JSONDecoder()
+_JSON_SPACE = lazy(r"[ \t\n\r]*")
 
 
 def _json(text: str) -> _Node:
     """JSON as ``json.loads`` reads it (its verdict and its values: YAML would accept more,
     and refuses the tabs many JSON files are indented with), each value with its own span."""
+    import json  # only where a JSON file is read: most checks read none (#23)
+
     json.loads(text)  # invalid JSON raises here: the walk below only ever sees valid JSON
     lines = _Lines(text)
+    scalars = json.JSONDecoder()
 
     def skip(i: int) -> int:
-        return _JSON_SPACE.match(text, i).end()
+        return _JSON_SPACE().match(text, i).end()
 
     def value(i: int) -> Tuple[_Node, int]:
         opening = text[i]
@@ -251,7 +252,7 @@ def _json(text: str) -> _Node:
                 if text[j] == ",":
                     j = skip(j + 1)
             return _Node(items, lines.span(i, j + 1)), j + 1
-        scalar, end = _JSON_SCALAR.raw_decode(text, i)
+        scalar, end = scalars.raw_decode(text, i)
         return _Node(scalar, lines.span(i, end)), end
 
     return value(skip(0))[0]
@@ -307,7 +308,7 @@ def _toml(text: str) -> _Node:
     return convert(data, (), Span(1, 0, 1, 0, 0, 0))
 
 
-_TOML_VALUE_END = re.compile(r"[,\]}#\n]")
+_TOML_VALUE_END = lazy(r"[,\]}#\n]")
 
 
 class _TomlSpans:
@@ -451,7 +452,7 @@ class _TomlSpans:
                     j = self._blank(j + 1)
             return j + 1
         # a number, boolean or date-time (which may hold a space): up to what ends a value
-        found = _TOML_VALUE_END.search(text, i)
+        found = _TOML_VALUE_END().search(text, i)
         end = found.start() if found else len(text)
         while end > i and text[end - 1] in " \t\r":
             end -= 1

@@ -22,8 +22,8 @@ import io
 import re
 import sys
 import tokenize
-from functools import lru_cache
 from typing import Iterable, List, Optional, Tuple
+from .._regex import lazy
 
 # GPUs a text may name, with their compute capability (major*10+minor).
 GPU_CAPABILITY = {
@@ -37,7 +37,7 @@ GPU_CAPABILITY = {
 NATIVE_BF16 = 80
 FP8_CAPABILITY = 89  # Ada and Hopper: the first GPUs with FP8 tensor cores
 
-_GPU_WORD = re.compile(
+_GPU_WORD = lazy(
     r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?)*"
     r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?[2345]0[89]0(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|b[12]00|p100|v100|t4|k80|p40|titan)"
     # a memory size or form factor may follow: "A100-40GB", "H100-SXM", "A100 80GB"
@@ -46,42 +46,37 @@ _GPU_WORD = re.compile(
 )
 # A GeForce card named by its number alone ("a `3090` is enough", "4台3090"): only in a
 # sentence about a GPU, and never as part of a word, a path, a port or an option's value.
-# Compiled where a sentence is about a GPU (_GPU_CONTEXT), not at import: case-folding the CJK
-# range makes it the costliest pattern a check compiles (3.5 ms of a small file's 0.3 s, #23).
-_BARE_GEFORCE_PATTERN = (
+# Case-folding the CJK range makes it the costliest pattern a check compiles (3.5 ms of a small
+# file's 0.3 s, #23): like every pattern here it is compiled where first used (``lazy``).
+_BARE_GEFORCE = lazy(
     r"(?<![A-Za-z0-9_.:=/\\-])([234]0[89]0(?:\s?ti)?)"
-    r"(?=\s*(?:$|[`'\"*)\]，。、,.;:!）]|[\u4e00-\u9fff]|(?:gpus?|cards?|s)\b))"
+    r"(?=\s*(?:$|[`'\"*)\]，。、,.;:!）]|[\u4e00-\u9fff]|(?:gpus?|cards?|s)\b))",
+    re.IGNORECASE,
 )
-
-
-@lru_cache(maxsize=None)
-def _bare_geforce() -> "re.Pattern[str]":
-    return re.compile(_BARE_GEFORCE_PATTERN, re.IGNORECASE)
-
-_OPTION_BEFORE = re.compile(r"--?[\w-]+\s*$")  # `--master_port 3090`: an option's value
-_GPU_CONTEXT = re.compile(r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|显卡|显存|训练设备|设备|[0-9]\s*[台张块]", re.IGNORECASE)
-_COUNT = re.compile(r"(\d)\s*[x×]\s*(?=[a-zA-Z])")  # "8xA100" → "8 x A100"
+_OPTION_BEFORE = lazy(r"--?[\w-]+\s*$")  # `--master_port 3090`: an option's value
+_GPU_CONTEXT = lazy(r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|显卡|显存|训练设备|设备|[0-9]\s*[台张块]", re.IGNORECASE)
+_COUNT = lazy(r"(\d)\s*[x×]\s*(?=[a-zA-Z])")  # "8xA100" → "8 x A100"
 # A SLURM request for a GPU model: `--gres=gpu:a100:8`, `--gpus=h100:4`, `--constraint=a100`.
-_SLURM = re.compile(r"--(?:gres|gpus(?:-per-node|-per-task)?|constraint|partition)[= ](?:gpu:)?([\w-]+)", re.IGNORECASE)
+_SLURM = lazy(r"--(?:gres|gpus(?:-per-node|-per-task)?|constraint|partition)[= ](?:gpu:)?([\w-]+)", re.IGNORECASE)
 # GPU architectures as cluster partitions and constraints name them.
 _ARCHITECTURES = {"pascal": 60, "volta": 70, "turing": 75, "ampere": 80, "ada": 89, "hopper": 90, "blackwell": 100}
-_ARCHITECTURE = re.compile(r"(?<![a-z])(pascal|volta|turing|ampere|ada|hopper|blackwell)(?![a-z])", re.IGNORECASE)
+_ARCHITECTURE = lazy(r"(?<![a-z])(pascal|volta|turing|ampere|ada|hopper|blackwell)(?![a-z])", re.IGNORECASE)
 # What makes a sentence advice about a GPU rather than a statement of the one the code runs on.
-_CONDITIONAL = re.compile(
+_CONDITIONAL = lazy(
     r"\b(?:if|when|whenever|unless|otherwise|whether|instead|recommend\w*|suggest\w*|should|could|might|may|"
     r"can|try|consider|depending|optional(?:ly)?|faster|slower|vs|versus|compared?|only|available|support\w*)\b|\?",
     re.IGNORECASE,
 )
 # "... with an A100": a hypothetical GPU, as in "set bf16 to True with an A100".
-_HYPOTHETICAL = re.compile(r"\b(?:with|for)\s+an?\s+(?:nvidia\s+|tesla\s+)?$", re.IGNORECASE)
-_IMPERATIVE = re.compile(
+_HYPOTHETICAL = lazy(r"\b(?:with|for)\s+an?\s+(?:nvidia\s+|tesla\s+)?$", re.IGNORECASE)
+_IMPERATIVE = lazy(
     r"^\W*(?:set|use|change|enable|disable|switch|turn|uncomment|comment|pass|add|remove|replace|select|choose|pick)\b",
     re.IGNORECASE,
 )
-_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n|,?\s+but\s+")
+_SENTENCE = lazy(r"(?<=[.;!?])\s+|\n|,?\s+but\s+")
 # Cloud instances by the GPU they carry: AWS (g4dn T4, p3 V100, g5 A10G, g6 L4, p4d A100, p5
 # H100) and Google Cloud (a2 A100, a3 H100, g2 L4).
-_INSTANCE = re.compile(r"\b(g4dn|g4ad|p3dn|p3|p2|g5|g5g|g6e?|p4de?|p5e?n?|a2-\w+|a3-\w+|g2-\w+)\.?\w*", re.IGNORECASE)
+_INSTANCE = lazy(r"\b(g4dn|g4ad|p3dn|p3|p2|g5|g5g|g6e?|p4de?|p5e?n?|a2-\w+|a3-\w+|g2-\w+)\.?\w*", re.IGNORECASE)
 _INSTANCE_GPU = {"g4dn": 75, "g4ad": 0, "p3": 70, "p3dn": 70, "p2": 37, "g5": 86, "g5g": 75, "g6": 89, "g6e": 89, "p4d": 80, "p4de": 80, "p5": 90, "p5e": 90, "p5en": 90, "a2": 80, "a3": 90, "g2": 89}
 
 
@@ -92,35 +87,35 @@ def _capability(name: str) -> Optional[int]:
 
 # A sentence about a precision feature names GPUs to say what the feature needs ("bf16
 # (requires an A100)"), unless it says the code was run there ("tested on an H100 in bf16").
-_FEATURE = re.compile(r"bf16|bfloat16|fp16|float16|flash|tf32|fp8|precision|\bamp\b|mixed", re.IGNORECASE)
-_RAN = re.compile(r"\b(?:tested|trained|ran|runs|run on|validated|benchmarked|developed|created|written|designed|measured)\b", re.IGNORECASE)
+_FEATURE = lazy(r"bf16|bfloat16|fp16|float16|flash|tf32|fp8|precision|\bamp\b|mixed", re.IGNORECASE)
+_RAN = lazy(r"\b(?:tested|trained|ran|runs|run on|validated|benchmarked|developed|created|written|designed|measured)\b", re.IGNORECASE)
 
 
 # A link names a GPU without stating anything of the code (a datasheet cited for a FLOPs table:
 # `# source: https://.../volta-v100-datasheet.pdf`).
-_URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
+_URL = lazy(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
 
 
 # A speed figure names the GPU it was measured on ("a real-time factor of ~2x on an RTX 4090",
 # "30 tokens/s on an A100"): a benchmark's machine, which says how fast the code is there, not
 # that other GPUs are out of scope. Unless the sentence also says the code was trained or
 # tested there ("trained on 8xA100 at 3,000 tokens/s").
-_PERFORMANCE = re.compile(
+_PERFORMANCE = lazy(
     r"real[- ]?time|\brtf\b|latency|throughput|\b(?:tokens?|samples?|images?|it|steps?)\s*/\s*s(?:ec)?\b|"
     r"\b(?:tokens?|samples?|images?|iterations?|steps?) per second\b|\bfps\b|\bspeed(?:up)?s?\b",
     re.IGNORECASE,
 )
-_TRAINED_OR_TESTED = re.compile(r"\b(?:trained|tested|validated|fine-?tuned)\b", re.IGNORECASE)
+_TRAINED_OR_TESTED = lazy(r"\b(?:trained|tested|validated|fine-?tuned)\b", re.IGNORECASE)
 
 
 def _advice(sentence: str, start: int) -> bool:
     """Whether the GPU named at ``start`` of ``sentence`` is only named as a condition, as
     advice, or as the machine a speed figure was measured on."""
-    if _CONDITIONAL.search(sentence) or _IMPERATIVE.search(sentence) or _HYPOTHETICAL.search(sentence[:start]):
+    if _CONDITIONAL().search(sentence) or _IMPERATIVE().search(sentence) or _HYPOTHETICAL().search(sentence[:start]):
         return True
-    if _PERFORMANCE.search(sentence) and not _TRAINED_OR_TESTED.search(sentence):
+    if _PERFORMANCE().search(sentence) and not _TRAINED_OR_TESTED().search(sentence):
         return True
-    return bool(_FEATURE.search(sentence)) and not _RAN.search(sentence)
+    return bool(_FEATURE().search(sentence)) and not _RAN().search(sentence)
 
 
 def stated_in_text(text: str, note: bool = False) -> List[int]:
@@ -138,30 +133,30 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
 
     if "--" not in text and not _may_name_a_gpu(text, exact=False):
         return found  # no SLURM request and no GPU name: not even the links are cut out
-    text = _COUNT.sub(r"\1 x ", _URL.sub(" ", text))
-    for match in _SLURM.finditer(text):
-        for gpu in _GPU_WORD.finditer(match.group(1)):
+    text = _COUNT().sub(r"\1 x ", _URL().sub(" ", text))
+    for match in _SLURM().finditer(text):
+        for gpu in _GPU_WORD().finditer(match.group(1)):
             capability = _capability(gpu.group(1))
             if capability is not None:
                 found.append(capability)
-        architecture = _ARCHITECTURE.search(match.group(1))  # `--partition=hopper-prod`
+        architecture = _ARCHITECTURE().search(match.group(1))  # `--partition=hopper-prod`
         if architecture is not None:
             found.append(_ARCHITECTURES[architecture.group(1).lower()])
     if not _may_name_a_gpu(text):
         return found  # no sentence of it names one (most comments and docstrings)
-    for sentence in _SENTENCE.split(text):
-        if "--" in sentence and _SLURM.search(sentence):
+    for sentence in _SENTENCE().split(text):
+        if "--" in sentence and _SLURM().search(sentence):
             continue  # read above
-        for match in _INSTANCE.finditer(sentence):
+        for match in _INSTANCE().finditer(sentence):
             name = match.group(1).lower().split("-")[0]
             known = name in ("a2", "a3", "g2") or "." in match.group(0)  # `g5.2xlarge`, `a2-highgpu-1g`
             if known:
                 stated(_INSTANCE_GPU.get(name), sentence, match.start())
-        for match in _GPU_WORD.finditer(sentence):
+        for match in _GPU_WORD().finditer(sentence):
             stated(_capability(match.group(1)), sentence, match.start())
-        if _GPU_CONTEXT.search(sentence):
-            for match in _bare_geforce().finditer(sentence):
-                if not _OPTION_BEFORE.search(sentence[: match.start()]):
+        if _GPU_CONTEXT().search(sentence):
+            for match in _BARE_GEFORCE().finditer(sentence):
+                if not _OPTION_BEFORE().search(sentence[: match.start()]):
                     stated(_capability("rtx" + match.group(1)), sentence, match.start())
     return found
 
@@ -172,7 +167,11 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
 # these four digits. Most prose names none, and is not split into sentences. _NAMES_A_GPU scans
 # slowly (a lookbehind at every character): first the cheap tests that every match passes, a
 # digit (or "titan") and, in the lowered text, one of the pairs that every name holds.
-_NAMES_A_GPU = re.compile(f"(?:{_GPU_WORD.pattern})|(?:{_INSTANCE.pattern})|[234]0[89]0", re.IGNORECASE)
+@lru_cache(maxsize=None)
+def _NAMES_A_GPU() -> "re.Pattern[str]":  # compiled where first used, as ``lazy`` patterns are
+    return re.compile(f"(?:{_GPU_WORD().pattern})|(?:{_INSTANCE().pattern})|[234]0[89]0", re.IGNORECASE)
+
+
 _DIGIT = re.compile(r"[0-9]")
 _TITAN = re.compile("titan", re.IGNORECASE)  # the one name without a digit (and with an "i": sre folds "ı" to it)
 _NAME_PAIRS = re.compile(r"a[1-68]|[rg]tx|l4|h[128]|b[12]|p[1-5]|v1|t4|k8|g[2456]|0[89]0")
@@ -183,10 +182,10 @@ def _may_name_a_gpu(text: str, exact: bool = True) -> bool:
     too: neither makes a digit, a pair or "titan" (they insert " x " and " ")."""
     if _TITAN.search(text):
         return True
-    return bool(_DIGIT.search(text) and _NAME_PAIRS.search(text.lower()) and (not exact or _NAMES_A_GPU.search(text)))
+    return bool(_DIGIT.search(text) and _NAME_PAIRS.search(text.lower()) and (not exact or _NAMES_A_GPU().search(text)))
 
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_FENCE = lazy(r"^\s*(```|~~~)")
 
 
 def markdown_prose(text: str) -> str:
@@ -197,7 +196,7 @@ def markdown_prose(text: str) -> str:
     out = []
     fence = None
     for line in text.splitlines():
-        opened = _FENCE.match(line)
+        opened = _FENCE().match(line)
         if fence is None:
             if opened:
                 fence = opened.group(1)
@@ -270,14 +269,14 @@ _STRING_BODY = (
     r'''|"[^"\\\r\n]*(?:\\(?:\r\n|[\s\S])[^"\\\r\n]*)*"'''
 )
 # Comments and strings, left to right: a "#" outside every string starts a comment.
-_COMMENTS_AND_STRINGS = re.compile(r"#[^\r\n]*|" + _STRING_BODY)
+_COMMENTS_AND_STRINGS = lazy(r"#[^\r\n]*|" + _STRING_BODY)
 # One string literal with its prefix, the whole text (not `"a" "b"`, not `("a")`).
-_ONE_STRING = re.compile(r"[A-Za-z]{0,2}(?:" + _STRING_BODY + ")")
+_ONE_STRING = lazy(r"[A-Za-z]{0,2}(?:" + _STRING_BODY + ")")
 # Line breaks other than "\n" and "\r\n": split_source's lines (str.splitlines) and the
 # tokenizer's rows part there, which split_source itself answers for.
 _OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]|\r(?!\n)")
 # An f-string: from Python 3.12 the tokenizer reads inside it (nested quotes, comments).
-_FSTRING = re.compile(r"(?<!\w)(?:[fF][rR]?|[rR][fF])['\"]")
+_FSTRING = lazy(r"(?<!\w)(?:[fF][rR]?|[rR][fF])['\"]")
 
 
 def prose_of(source: str, string_statements: Iterable[Tuple[int, int]]) -> List[Tuple[str, bool]]:
@@ -287,11 +286,11 @@ def prose_of(source: str, string_statements: Iterable[Tuple[int, int]]) -> List[
     of each statement that is a string expression alone (read from the tree). Where lines
     break other than at ``\n`` and ``\r\n``, or on Python 3.12+ in a text with an f-string,
     or where a backslash continues a line around a docstring, :func:`split_source` answers."""
-    if _OTHER_BREAKS.search(source) or (sys.version_info >= (3, 12) and _FSTRING.search(source)):
+    if _OTHER_BREAKS.search(source) or (sys.version_info >= (3, 12) and _FSTRING().search(source)):
         return split_source(source)[0]
     found: List[Tuple[int, str, bool]] = []
     if "#" in source:
-        for match in _COMMENTS_AND_STRINGS.finditer(source):
+        for match in _COMMENTS_AND_STRINGS().finditer(source):
             text = match.group()
             if text[0] != "#" or text.rstrip() == PROBE_COMMENT:
                 continue
@@ -305,7 +304,7 @@ def prose_of(source: str, string_statements: Iterable[Tuple[int, int]]) -> List[
         if line_start and source[:line_start].rstrip("\r\n").endswith("\\"):
             return split_source(source)[0]  # maybe a continued line (or a comment ending in "\\")
         text = source[start:end]
-        if _ONE_STRING.fullmatch(text) is None:
+        if _ONE_STRING().fullmatch(text) is None:
             continue  # `"a" "b"`, `("a")`: not one string token
         line_end = source.find("\n", end)
         rest = source[end : line_end if line_end >= 0 else len(source)].strip()

@@ -21,8 +21,9 @@ import os
 import re
 from .._dataclass import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
+from .._regex import lazy
 
-PYTHONS = re.compile(r"^python(\d+(\.\d+)?)?$")
+PYTHONS = lazy(r"^python(\d+(\.\d+)?)?$")
 # python's own options that take a value (``python -W ignore x.py``)
 _PYTHON_VALUED = frozenset({"-W", "-X", "-c"})
 # launchers' options that take a value, when written apart from it (`--nproc_per_node 8`)
@@ -113,7 +114,7 @@ def parse(command: str, line: int = 0) -> Optional[Launch]:
     if i >= len(words):
         return None
     head = os.path.basename(words[i])
-    if PYTHONS.match(head):
+    if PYTHONS().match(head):
         return _after_python(words, i + 1, line)
     if head == "accelerate" and i + 1 < len(words) and words[i + 1] == "launch":
         return _after_options(words, i + 2, _ACCELERATE_VALUED, line, "accelerate")

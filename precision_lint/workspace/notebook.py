@@ -32,10 +32,11 @@ from .._dataclass import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 from .configfiles import is_config_file
+from .._regex import lazy
 
 SUFFIX = ".ipynb"
 BOUNDARY = "# precision-lint: notebook cell {n} #"
-_BOUNDARY_RE = re.compile(r"^# precision-lint: notebook cell (\d+) #$")
+_BOUNDARY_RE = lazy(r"^# precision-lint: notebook cell (\d+) #$")
 PLACEHOLDER = "pass  # precision-lint: IPython line"
 CONTINUATION = "# precision-lint: IPython line"
 COMMENTED = "# precision-lint: IPython cell: "
@@ -49,11 +50,11 @@ PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit", "py
 # Cell magics that write their body to a file (``%%file`` is IPython's alias of ``%%writefile``).
 WRITEFILE_MAGICS = {"writefile", "file"}
 # IPython line syntax: %magic, %%cellmagic, !shell, ?help / help?, x = !cmd, x = %magic
-_MAGIC_LINE = re.compile(r"^\s*(?:[%!?]|\?\?)")
-_MAGIC_ASSIGN = re.compile(r"^\s*[A-Za-z_][\w.,\s\[\]]*=\s*[%!]")
-_HELP_SUFFIX = re.compile(r"^\s*[A-Za-z_][\w.]*\?{1,2}\s*$")
+_MAGIC_LINE = lazy(r"^\s*(?:[%!?]|\?\?)")
+_MAGIC_ASSIGN = lazy(r"^\s*[A-Za-z_][\w.,\s\[\]]*=\s*[%!]")
+_HELP_SUFFIX = lazy(r"^\s*[A-Za-z_][\w.]*\?{1,2}\s*$")
 # IPython's automagic: `pip install x` without `%` runs `%pip` (on by default)
-_AUTOMAGIC = re.compile(r"^\s*(?:pip|conda|mamba)\s+(?:install|uninstall|list|show|freeze|download)\b")
+_AUTOMAGIC = lazy(r"^\s*(?:pip|conda|mamba)\s+(?:install|uninstall|list|show|freeze|download)\b")
 
 
 class NotebookError(Exception):
@@ -66,7 +67,7 @@ def is_notebook(path: str) -> bool:
 
 # --- IPython lines -----------------------------------------------------------------------
 def _is_magic(line: str) -> bool:
-    return bool(_MAGIC_LINE.match(line) or _MAGIC_ASSIGN.match(line) or _HELP_SUFFIX.match(line) or _AUTOMAGIC.match(line))
+    return bool(_MAGIC_LINE().match(line) or _MAGIC_ASSIGN().match(line) or _HELP_SUFFIX().match(line) or _AUTOMAGIC().match(line))
 
 
 @dataclass(frozen=True)
@@ -212,6 +213,9 @@ def _masked_if_broken(text: str, replaced: Tuple[Tuple[int, str], ...], lines: L
 # --- the notebook ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CodeCell:
+    """A notebook code cell: its source as stored, the Python the checks read (IPython lines
+    blanked to keep every offset), and what a fix needs to write it back in the same form."""
+
     index: int  # position in the notebook's "cells" list
     number: int  # 1-based among code cells
     source: str  # as in the notebook
@@ -236,6 +240,9 @@ class CodeCell:
 
 @dataclass(frozen=True)
 class JsonStyle:
+    """How the notebook's JSON is laid out (indentation, separators, escaping, the final newline,
+    a BOM): a fixed notebook is written back in that layout, so its diff holds only the fix."""
+
     indent: Optional[str]
     separators: Tuple[str, str]
     ensure_ascii: bool
@@ -310,7 +317,7 @@ def split(text: str) -> List[str]:
     """The per-cell chunks of a joined text (each newline-terminated, or empty)."""
     chunks: List[str] = [""]
     for line in text.splitlines(keepends=True):
-        m = _BOUNDARY_RE.match(line.rstrip("\r\n"))
+        m = _BOUNDARY_RE().match(line.rstrip("\r\n"))
         if m and int(m.group(1)) == len(chunks) + 1:
             chunks.append("")
         else:
@@ -322,7 +329,7 @@ def boundary_lines(text: str) -> List[int]:
     """1-based line numbers of the boundary lines of a joined text (cell 2's first, ...)."""
     out = []
     for i, line in enumerate(text.splitlines(), start=1):
-        m = _BOUNDARY_RE.match(line)
+        m = _BOUNDARY_RE().match(line)
         if m and int(m.group(1)) == len(out) + 2:
             out.append(i)
     return out
@@ -339,8 +346,8 @@ def cell_position(boundaries: Sequence[int], line: int) -> Tuple[int, int]:
     return cell, line - first + 1
 
 
-_LINE_REF = re.compile(r"\(line (\d+)")
-_OTHER_FILE = re.compile(r" in \S+ $")
+_LINE_REF = lazy(r"\(line (\d+)")
+_OTHER_FILE = lazy(r" in \S+ $")
 
 
 def cell_references(message: str, text: str) -> str:
@@ -352,12 +359,12 @@ def cell_references(message: str, text: str) -> str:
     boundaries = boundary_lines(text)
 
     def swap(match: "re.Match") -> str:
-        if _OTHER_FILE.search(message[: match.start()]):
+        if _OTHER_FILE().search(message[: match.start()]):
             return match.group(0)
         cell, row = cell_position(boundaries, int(match.group(1)))
         return f"(cell {cell}, line {row}"
 
-    return _LINE_REF.sub(swap, message)
+    return _LINE_REF().sub(swap, message)
 
 
 def _restore(cell: CodeCell, chunk: str) -> str:

@@ -24,7 +24,6 @@ while they are unchanged.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import replace
@@ -213,6 +212,8 @@ def _stated_by_launcher(name: str, text: str) -> List[int]:
     """What a launcher states: a notebook's metadata and markdown (``!torchrun train.py`` in a
     notebook tested on an A10G), a shell script's ``#`` lines."""
     if name.endswith(".ipynb"):
+        import json  # only for a notebook that launches the file (#23)
+
         try:
             data = json.loads(text)
         except ValueError:

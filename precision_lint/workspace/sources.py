@@ -27,6 +27,10 @@ BOM = b"\xef\xbb\xbf"
 
 @dataclass
 class SourceFile:
+    """A file's bytes and text as one check reads them once (a notebook as its joined code
+    cells, an editor's unsaved buffer): every stage and every fix works on this text, never
+    re-reading the disk."""
+
     path: str
     raw: bytes
     text: Optional[str]  # None when it cannot be decoded

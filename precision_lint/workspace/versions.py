@@ -45,7 +45,8 @@ import re
 from dataclasses import replace
 from .._dataclass import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from .._regex import lazy
 
 Version = Tuple[int, ...]
 
@@ -240,7 +241,7 @@ def _commits(a: Allowed, b: Allowed) -> str:
 
 
 # --- requirement specifiers ----------------------------------------------------------------
-_CLAUSE = re.compile(r"(===|==|~=|!=|<=|>=|<|>|\^|~|=)?\s*v?(\d+(?:\.\d+)*)(\.\*)?")
+_CLAUSE = lazy(r"(===|==|~=|!=|<=|>=|<|>|\^|~|=)?\s*v?(\d+(?:\.\d+)*)(\.\*)?")
 
 
 def parse_spec(dist: str, spec: str, source: str = "", written: str = "") -> Allowed:
@@ -261,7 +262,7 @@ def parse_spec(dist: str, spec: str, source: str = "", written: str = "") -> All
         clause = clause.strip().strip(",")
         if not clause or clause == "*":
             continue
-        match = _CLAUSE.fullmatch(clause) or _CLAUSE.match(clause)
+        match = _CLAUSE().fullmatch(clause) or _CLAUSE().match(clause)
         if match is None:
             continue
         op, version, star = match.group(1) or "==", read_version(match.group(2)), match.group(3)
@@ -297,14 +298,14 @@ def _clause_range(dist: str, op: str, v: Version, star: bool) -> Optional[Allowe
     return None  # `!=` excludes one version: the range stays
 
 
-_REQUIREMENT = re.compile(
+_REQUIREMENT = lazy(
     r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*((?:(?:===|==|~=|!=|<=|>=|<|>|=)\s*[\w.*+!-]+\s*,?\s*)*)\s*(?:;.*)?$"
 )
 
 
 # `...transformers.git@v4.36.0` (a release tag) and `...transformers.git@0dcb46e7a4` (a commit)
-_GIT_TAG = re.compile(r"(?:\.git|/transformers|/trl|/peft|/accelerate)@v?(\d+(?:\.\d+)+)(?![\w.])")
-_GIT_COMMIT = re.compile(r"@([0-9a-f]{7,40})(?![\w.])")
+_GIT_TAG = lazy(r"(?:\.git|/transformers|/trl|/peft|/accelerate)@v?(\d+(?:\.\d+)+)(?![\w.])")
+_GIT_COMMIT = lazy(r"@([0-9a-f]{7,40})(?![\w.])")
 
 
 def parse_requirement(line: str, source: str) -> Optional[Allowed]:
@@ -319,22 +320,22 @@ def parse_requirement(line: str, source: str) -> Optional[Allowed]:
         if dist not in LIBRARIES:
             return None
         url = line.split(";")[0].strip()
-        tag = _GIT_TAG.search(url)
+        tag = _GIT_TAG().search(url)
         version = read_version(tag.group(1)) if tag is not None else None
         if version is not None:
             return Allowed(dist, version, version, True, url, source)
-        commit = _GIT_COMMIT.search(url)
+        commit = _GIT_COMMIT().search(url)
         return Allowed(dist, spec=url, source=source, commit=commit.group(1) if commit else "")
     git = re.search(r"github\.com/[\w.-]+/(transformers|trl|peft)(?:\.git)?(?=[@#\s]|$)", line)
     if git is not None:  # `git+https://github.com/huggingface/transformers[@v4.36.0]`
-        tag = _GIT_TAG.search(line)
+        tag = _GIT_TAG().search(line)
         version = read_version(tag.group(1)) if tag is not None else None
         if version is not None:
             return Allowed(git.group(1), version, version, True, line, source)
-        commit = _GIT_COMMIT.search(line)
+        commit = _GIT_COMMIT().search(line)
         # the main branch: the newest; a commit: one version, not known here
         return Allowed(git.group(1), spec=line, source=source, commit=commit.group(1) if commit else "")
-    match = _REQUIREMENT.match(line)
+    match = _REQUIREMENT().match(line)
     if match is None:
         return None
     dist = normalize(match.group(1))
@@ -458,9 +459,9 @@ def _setup_cfg(text: str, source: str) -> List[Allowed]:
     return [r for value in values for r in requirements_in_text(value, source)]
 
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-_RST_CODE = re.compile(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::")
-_PROMPT = re.compile(r"^\s*(?:\$|>|#|>>>)\s+")
+_FENCE = lazy(r"^\s*(`{3,}|~{3,})")
+_RST_CODE = lazy(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::")
+_PROMPT = lazy(r"^\s*(?:\$|>|#|>>>)\s+")
 
 
 def readme_requirements(text: str, source: str) -> List[Allowed]:
@@ -475,21 +476,21 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
             if line.strip().startswith(fence):
                 fence = None
             else:
-                lines.append(_PROMPT.sub("", line, count=1))
+                lines.append(_PROMPT().sub("", line, count=1))
             continue
         if rst_indent is not None:
             if not line.strip():
                 continue
             indent = len(line) - len(line.lstrip())
             if indent > rst_indent:
-                lines.append(_PROMPT.sub("", line, count=1))
+                lines.append(_PROMPT().sub("", line, count=1))
                 continue
             rst_indent = None
-        opened = _FENCE.match(line)
+        opened = _FENCE().match(line)
         if opened is not None:
             fence = opened.group(1)
             continue
-        directive = _RST_CODE.match(line)
+        directive = _RST_CODE().match(line)
         if directive is not None:
             rst_indent = len(directive.group(1))
     lines.append("")  # an unclosed block ends with the file
@@ -497,8 +498,8 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
     return [r for r in found if r.low is not None or r.high is not None]
 
 
-_CONDA = re.compile(r"^(?:conda|mamba|micromamba)\s+install\s+(.*)$")
-_CONDA_SPEC = re.compile(r"^(?:[\w-]+::)?([A-Za-z0-9._-]+)(==?)([\w.*+]+)$")
+_CONDA = lazy(r"^(?:conda|mamba|micromamba)\s+install\s+(.*)$")
+_CONDA_SPEC = lazy(r"^(?:[\w-]+::)?([A-Za-z0-9._-]+)(==?)([\w.*+]+)$")
 
 
 def conda_requirements(lines: Iterable[str], where: str) -> List[Allowed]:
@@ -507,7 +508,7 @@ def conda_requirements(lines: Iterable[str], where: str) -> List[Allowed]:
     same release); options and their values are skipped."""
     out = []
     for word in _install_words(lines, _CONDA, ("-c", "--channel", "-n", "--name", "-p", "--prefix")):
-        spec = _CONDA_SPEC.match(word)
+        spec = _CONDA_SPEC().match(word)
         if spec is None:
             continue
         dist = normalize(spec.group(1))
@@ -614,13 +615,13 @@ def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
 
 
 # --- vendored copies ----------------------------------------------------------------------------
-_VERSION_ASSIGN = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", re.MULTILINE)
-_SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+_VERSION_ASSIGN = lazy(r"""^__version__\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", re.MULTILINE)
+_SETUP_NAME = lazy(r"""\bname\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 
 
 def _package_version(init: Path) -> Optional[Version]:
     text = _read(init)
-    match = _VERSION_ASSIGN.search(text) if text else None
+    match = _VERSION_ASSIGN().search(text) if text else None
     return read_version(match.group(1)) if match else None
 
 
@@ -646,7 +647,7 @@ def vendored_at(folder: Path) -> Optional[Vendored]:
         text = _read(folder / marker)
         if not text:
             continue
-        names = [normalize(n) for n in _SETUP_NAME.findall(text)]
+        names = [normalize(n) for n in _SETUP_NAME().findall(text)]
         dist = next((n for n in names if n in VENDORED_LIBRARIES), None)
         if dist is None:
             continue
@@ -681,10 +682,10 @@ def _vendored_children(folder: Path, vendored_at=vendored_at) -> Tuple[Vendored,
 
 
 # --- the file's own constraints -----------------------------------------------------------------
-_REQUIRE_VERSION = re.compile(r"""\brequire_version(?:_core)?\(\s*[rbuf]?["']([^"']+)["']""")
-_CHECK_MIN = re.compile(r"""\bcheck_min_version\(\s*[rbuf]?["']([^"']+)["']""")
-_CHECK_MIN_FROM = re.compile(r"^\s*from\s+([\w]+)[\w.]*\s+import\s+[^\n]*\bcheck_min_version\b", re.MULTILINE)
-_PIP = re.compile(r"^\s*(?:[%!]\s*)?(?:python3?\s+-m\s+)?(?:pip3?|uv\s+pip)\s+install\s+(.*)$")
+_REQUIRE_VERSION = lazy(r"""\brequire_version(?:_core)?\(\s*[rbuf]?["']([^"']+)["']""")
+_CHECK_MIN = lazy(r"""\bcheck_min_version\(\s*[rbuf]?["']([^"']+)["']""")
+_CHECK_MIN_FROM = lazy(r"^\s*from\s+([\w]+)[\w.]*\s+import\s+[^\n]*\bcheck_min_version\b", re.MULTILINE)
+_PIP = lazy(r"^\s*(?:[%!]\s*)?(?:python3?\s+-m\s+)?(?:pip3?|uv\s+pip)\s+install\s+(.*)$")
 
 
 def in_file_requirements(source: str, where: str = "this file") -> List[Allowed]:
@@ -692,15 +693,15 @@ def in_file_requirements(source: str, where: str = "this file") -> List[Allowed]
     library it is imported from: transformers' examples, diffusers' check diffusers)."""
     out = []
     if "require_version" in source:
-        for match in _REQUIRE_VERSION.finditer(source):
+        for match in _REQUIRE_VERSION().finditer(source):
             found = parse_requirement(match.group(1), f"require_version(...) in {where}")
             if found is not None:
                 out.append(found)
     if "check_min_version" in source:
-        origin = _CHECK_MIN_FROM.search(source)
+        origin = _CHECK_MIN_FROM().search(source)
         dist = normalize(origin.group(1)) if origin else "transformers"
         if dist in LIBRARIES:
-            for match in _CHECK_MIN.finditer(source):
+            for match in _CHECK_MIN().finditer(source):
                 version = read_version(match.group(1))
                 if version is not None:
                     out.append(Allowed(dist, low=version, spec=f"{dist}>={match.group(1)}", source=f"check_min_version(...) in {where}"))
@@ -719,12 +720,12 @@ def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List
     return out
 
 
-def _install_words(lines: Iterable[str], command: "re.Pattern", valued: Tuple[str, ...]) -> Iterator[str]:
-    """The package words of each install command ``command`` matches (its group 1: what
+def _install_words(lines: Iterable[str], command: Callable[[], "re.Pattern"], valued: Tuple[str, ...]) -> Iterator[str]:
+    """The package words of each install command ``command()`` matches (its group 1: what
     follows ``install``), continuation lines joined: options, and the value after each option
     in ``valued`` (``-c pytorch``, ``-r reqs.txt``), skipped."""
     for line in _joined(lines):
-        match = command.match(line.strip())
+        match = command().match(line.strip())
         if match is None:
             continue
         import shlex  # only where an install command is read

@@ -62,6 +62,10 @@ class Segment:
 
 @dataclass(frozen=True)
 class WrittenModule:
+    """A module a notebook writes with ``%%writefile``: its text cut out of the joined cells and
+    the segments that map each of its offsets back to its cell, so it is checked as the module
+    it becomes and its findings land in the notebook."""
+
     notebook: str  # the notebook's path
     path: str  # the module's own path in the run: ``nb.ipynb:cell3:train.py`` (no space: messages name it as a file)
     target: str  # the file the cells write, as written
@@ -268,7 +272,7 @@ class Remapper:
         if module is not None:
 
             def own(match: "re.Match") -> str:
-                if _OTHER_FILE.search(message[: match.start()]):
+                if _OTHER_FILE().search(message[: match.start()]):
                     return match.group(0)
                 return f"(line {_joined_line(module, int(match.group(1)))}"
 

@@ -37,6 +37,10 @@ LIBRARIES = (
 
 @dataclass(frozen=True)
 class WeakProbe:
+    """A call of a bf16 check that also says yes on a GPU that only emulates bf16, with what
+    its answer decides (the names it is assigned to, the code it chooses between) and what a fix
+    that passes ``including_emulation=False`` or replaces it needs."""
+
     callee: str
     library: str  # "torch" or the library whose helper calls torch's check
     span: Span  # the call

@@ -42,6 +42,7 @@ from ...semantic.queries import reaching_at
 from ...workspace import hardware
 from ...semantic.values import CONST, DTYPE, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args, key_span
+from ..._regex import lazy
 
 SECTION = "capability"
 
@@ -54,12 +55,19 @@ TRAINER_PREFIXES = ("transformers.", "trl.", "lightning.", "pytorch_lightning.")
 
 @dataclass(frozen=True)
 class BnbSite:
+    """A ``BitsAndBytesConfig(...)`` call and the ``bnb_4bit_compute_dtype`` it passes: a bf16
+    compute dtype is QLoRA's Ampere requirement, even where the weights are never cast."""
+
     span: Span  # the BitsAndBytesConfig(...) call
     arg: Arg  # bnb_4bit_compute_dtype
 
 
 @dataclass(frozen=True)
 class AttentionSite:
+    """A call that asks for an attention kernel (``attn_implementation=``,
+    ``use_flash_attention_2=``) with the dtypes given to the same call: FlashAttention needs
+    Ampere and half-precision weights, so the pair is judged together."""
+
     span: Span  # the call
     callee: str
     key: str  # "attn_implementation" or "use_flash_attention_2"
@@ -79,6 +87,10 @@ class ArgparseOption:
 
 @dataclass(frozen=True)
 class CapabilityFacts:
+    """What one file says about the GPU it needs and the GPU it is written for: the sites that
+    need Ampere, the calls a capability test already guards, and the hardware, device and
+    training evidence that decides whether a finding is due there."""
+
     bnb: Tuple[BnbSite, ...]
     attention: Tuple[AttentionSite, ...]
     # (start, end) of calls inside a capability `if`, or inside an `if` on the user's own switch
@@ -439,12 +451,12 @@ def other_device(index, evaluator: Optional[Evaluator] = None, trains: bool = Tr
 
 # Test decorators that skip unless the GPU has what bf16/FlashAttention need (transformers'
 # and accelerate's testing utilities): matched on the decorator's own function name.
-REQUIRE_CAPABILITY = re.compile(r"^require_\w*(?:bf16|bfloat16|flash_?attn|ampere|hopper|fp8|tf32|capability)\w*$")
+REQUIRE_CAPABILITY = lazy(r"^require_\w*(?:bf16|bfloat16|flash_?attn|ampere|hopper|fp8|tf32|capability)\w*$")
 # The name of a helper whose body this module does not have (imported from a package, from
 # another module, or not defined anywhere it can see: `skipif(not is_ampere())`), or of a flag
 # of a known testing module (`SM80OrLater`, `PLATFORM_SUPPORTS_BF16` of torch's tests): what it
 # is called is all there is to read. Only ever matched against such a name, never a text.
-CAPABILITY_NAME = re.compile(r"ampere|hopper|bf16|bfloat16|capability|sm_?[89]\d|flash", re.IGNORECASE)
+CAPABILITY_NAME = lazy(r"ampere|hopper|bf16|bfloat16|capability|sm_?[89]\d|flash", re.IGNORECASE)
 TESTING_MODULES = ("torch.testing", "transformers.testing_utils", "accelerate.test_utils", "transformers.utils", "accelerate.utils")
 SKIP_IF = ("skipif", "skipIf")
 SKIP_UNLESS = ("skipUnless",)
@@ -475,11 +487,11 @@ def _checks_capability(evaluator: Evaluator, expr, scope, seen: set, depth: int 
                 continue
             if qual is None and isinstance(node.func, ast.Name):
                 qual = node.func.id  # a helper the module does not define or import
-            if qual and CAPABILITY_NAME.search(qual.rsplit(".", 1)[-1]):
+            if qual and CAPABILITY_NAME().search(qual.rsplit(".", 1)[-1]):
                 return True
         elif isinstance(node, (ast.Name, ast.Attribute)):
             qual = ix.qualify(node, here)
-            if _under(qual, TESTING_MODULES) and CAPABILITY_NAME.search(qual.rsplit(".", 1)[-1]):
+            if _under(qual, TESTING_MODULES) and CAPABILITY_NAME().search(qual.rsplit(".", 1)[-1]):
                 return True
     return False
 
@@ -489,7 +501,7 @@ def _skip_test(evaluator: Evaluator, decorator: ast.expr, scope) -> bool:
     func = decorator.func if isinstance(decorator, ast.Call) else decorator
     name = dotted(func) or ""
     last = name.rsplit(".", 1)[-1]
-    if REQUIRE_CAPABILITY.match(last):
+    if REQUIRE_CAPABILITY().match(last):
         return True
     if last not in SKIP_IF + SKIP_UNLESS or not isinstance(decorator, ast.Call):
         return False

@@ -36,6 +36,10 @@ SCALER_METHODS = ("unscale_", "step", "update")
 
 @dataclass(frozen=True)
 class StepEvent:
+    """One step of a loss-scaled update (backward, clip, unscale, step, update) in source order,
+    with the branches and loops it runs under: MP103 compares their order, and a fix moves or
+    inserts whole statements, so each keeps the line it stands on."""
+
     kind: str  # "backward", "clip", "unscale", "step", "update"
     scaler: str  # the scaler's text (`scaler`, `self.scaler`); "" for a clip
     at: int  # source order
@@ -50,6 +54,9 @@ class StepEvent:
 
 @dataclass(frozen=True)
 class ScopeEvents:
+    """The step events of one function (or of module code), in order, with the receivers known
+    to be GradScalers: order only means something inside one scope."""
+
     scope: str
     events: Tuple[StepEvent, ...]
     scalers: Tuple[str, ...]  # receivers known to be a GradScaler (bound to a GradScaler call)

@@ -37,6 +37,10 @@ CASTING = frozenset({"to", "type", "type_as"}) | {m for m, d in CAST_METHODS.ite
 
 @dataclass(frozen=True)
 class HalfConstant:
+    """A constant float16 cannot hold (``-1e9`` fills overflow to ``-inf``, ``1e-8`` eps terms
+    round to zero) where it meets a tensor, with the local evidence that the tensor may be float16
+    and what a fix needs to write ``torch.finfo(x.dtype).min`` in its place."""
+
     kind: str  # "masked_fill", "where", "subscript", "additive", "eps"
     value: float
     span: Span  # the constant (or the name holding it) as written at the use

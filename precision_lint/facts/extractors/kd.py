@@ -51,6 +51,9 @@ FP16_SMALLEST = 2.0 ** -24  # float16's smallest positive (subnormal) value; bel
 
 @dataclass(frozen=True)
 class TinyConstant:
+    """A float literal inside a distillation loss that rounds to zero in float16 (``+ 1e-8``):
+    the guard against ``log(0)`` the author meant is gone there."""
+
     span: Span
     text: str
     value: float
@@ -58,6 +61,10 @@ class TinyConstant:
 
 @dataclass(frozen=True)
 class Operand:
+    """One side of a distillation loss: the softmax (or log-softmax) over logits that may be
+    float16, and how a fix rewrites it to compute in float32 (a template, with LOGITS where the
+    logits go)."""
+
     role: str  # "log-probabilities", "probabilities" or "logits"
     logits_text: str  # the logits expression inside the softmax (what gets `.float()`)
     logits_atomic: bool  # `.float()` can be appended without parentheses
@@ -73,6 +80,9 @@ class Operand:
 
 @dataclass(frozen=True)
 class KDLoss:
+    """A KL-divergence or soft-target loss and its operands: where teacher and student logits
+    meet, the place a float16 softmax underflows and the loss goes to ``inf`` or ``nan``."""
+
     kind: str  # how it is shown: "F.kl_div", "nn.KLDivLoss", "manual KL", ...
     span: Span
     function: str  # qualname of the enclosing scope

@@ -41,6 +41,9 @@ EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls
 
 @dataclass(frozen=True)
 class KeywordUse:
+    """A keyword the migration table names, where a call receives it (directly, or as a key of
+    a dict splatted into the call): what a fix renames or removes."""
+
     name: str
     key_span: Span  # the name of `name=`, or the string key of a dict entry
     key_text: str
@@ -64,6 +67,10 @@ class ConfigTarget:
 
 @dataclass(frozen=True)
 class MigrationCall:
+    """A call that passes a keyword some transformers or TRL version removed or renamed, with
+    what the callee may be: whether it is the library's class is only known at the join, with
+    the whole project's classes."""
+
     callee: Optional[str]  # import-resolved; "super" for super().__init__
     method: Optional[str]  # `x.m(...)`: "m"
     klass: Optional[str]  # enclosing class
@@ -85,6 +92,9 @@ class MigrationCall:
 
 @dataclass(frozen=True)
 class MigrationAttr:
+    """A read of an attribute some version removed (``self.tokenizer`` in a Trainer subclass,
+    ``model.config.x``), with what built its receiver, for the join to decide whose it is."""
+
     name: str
     name_span: Span
     receiver: str  # "self", "name", or "config" (`name.config`, the config of what `name` holds)
@@ -97,6 +107,9 @@ class MigrationAttr:
 
 @dataclass(frozen=True)
 class MigrationImport:
+    """An import (or a qualified use) of a name some version removed or moved, and whether the
+    code already expects the ImportError."""
+
     module: str  # `from module import name`; for a module import, the module and name ""
     name: str
     span: Span

@@ -45,6 +45,10 @@ PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
 
 @dataclass(frozen=True)
 class AdamSite:
+    """An Adam-family optimizer and the ``eps`` it uses: ``1e-8`` rounds to zero in float16,
+    so Adam's update over float16 state can divide by zero; the parameters' dtype is judged with
+    the weights facts."""
+
     callee: str
     span: Span  # the call
     func_span: Span

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import re
 from ..._dataclass import dataclass
 from typing import List, Optional, Tuple
 
@@ -24,6 +23,7 @@ from ...semantic.index import CallSite, ModuleIndex, call_args, keyword, positio
 from ...semantic.queries import reaching_at
 from ...semantic.values import CONFIG, CONST, UNKNOWN, Possible, Values, as_switch
 from .weights import built_conditions  # the tests' reading is the weights sites' own
+from ..._regex import lazy
 
 SECTION = "precision"
 
@@ -74,6 +74,9 @@ class Arg:
 
 @dataclass(frozen=True)
 class PrecisionSite:
+    """A call that switches mixed precision on (fp16 loss scaling or bf16), with the arguments
+    that decide it and where a fix edits them."""
+
     kind: str  # "training-args", "training-args-class", "grad-scaler", "accelerator", "lightning", "autocast"
     callee: str
     span: Span
@@ -492,12 +495,12 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
 # the facts record (spans to edit, texts to copy) is read from the source around CPython's
 # ranges here.
 _BLANK = " \t\f\r\n\\"
-_COMMENT = re.compile(r"#[^\n]*")
+_COMMENT = lazy(r"#[^\n]*")
 
 
 def _blanked(text: str) -> str:
     """``text`` (code between two nodes: no strings there) with its comments blanked out."""
-    return _COMMENT.sub(lambda m: " " * len(m.group()), text) if "#" in text else text
+    return _COMMENT().sub(lambda m: " " * len(m.group()), text) if "#" in text else text
 
 
 def skip_blank(source: str, at: int) -> int:

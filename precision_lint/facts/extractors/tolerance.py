@@ -10,19 +10,19 @@ name or its replacement. Read by the migration and trainer extractors alike.
 """
 from __future__ import annotations
 
-import re
 
 from ...knowledge import migrations
 from ...semantic.index import ModuleIndex
 from ...semantic.version_tests import version_tests_of
+from ..._regex import lazy
 
 # The exceptions whose handler expects each kind of failure (a try whose handler catches one of them).
 IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException", "*", "<handler>"})
 CALL_FAILURES = frozenset({"TypeError", "Exception", "BaseException", "*", "<handler>"})
 ATTR_FAILURES = frozenset({"AttributeError", "Exception", "BaseException", "*", "<handler>"})
-SIGNATURE_CHECK = re.compile(r"\b(?:signature|getfullargspec|getargspec|co_varnames|__dataclass_fields__)\b|\.parameters\b")
+SIGNATURE_CHECK = lazy(r"\b(?:signature|getfullargspec|getargspec|co_varnames|__dataclass_fields__)\b|\.parameters\b")
 # an attribute read under `hasattr(x, "processing_class")` / `hasattr(x, "tokenizer")`
-HASATTR = re.compile(r"\bhasattr\s*\(")
+HASATTR = lazy(r"\bhasattr\s*\(")
 
 
 def tolerates(index: ModuleIndex, guards, caught, failures, names=()) -> bool:
@@ -35,9 +35,9 @@ def tolerates(index: ModuleIndex, guards, caught, failures, names=()) -> bool:
     tests = version_tests_of(index)
     for test, positive in guards:
         text = index.text(test)
-        if tests.test(test, positive) is not None or SIGNATURE_CHECK.search(text):
+        if tests.test(test, positive) is not None or SIGNATURE_CHECK().search(text):
             return True
-        if names and HASATTR.search(text) and any(f"'{n}'" in text or f'"{n}"' in text for n in names):
+        if names and HASATTR().search(text) and any(f"'{n}'" in text or f'"{n}"' in text for n in names):
             return True
     return False
 

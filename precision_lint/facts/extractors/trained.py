@@ -25,6 +25,9 @@ SECTION = "trained"
 @holds_no_values
 @dataclass(frozen=True)
 class TrainedFact:
+    """A summary that something crossing a function's boundary is trained (a parameter, a
+    return value, a class's instances), left symbolic for the join to resolve."""
+
     ref: TrainRef
     evidence: str  # what trains it, as written (`torch.optim.AdamW(...)` (line 12))
     scope: str  # the scope that code runs in (``<module>.__main__`` under the main block)
@@ -33,6 +36,9 @@ class TrainedFact:
 @holds_no_values
 @dataclass(frozen=True)
 class TrainedEdge:
+    """A summary that ``ref`` is trained when ``because`` is (a model handed on to a function
+    that trains it): the join follows edges across files."""
+
     ref: TrainRef  # trained ...
     because: TrainRef  # ... when this is
     scope: str  # the scope whose code links them

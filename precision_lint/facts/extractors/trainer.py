@@ -26,6 +26,9 @@ KEY = "tokenizer"
 
 @dataclass(frozen=True)
 class KeywordUse:
+    """A ``tokenizer`` keyword passed to a call (directly, or as a key of a splatted dict):
+    what MP301's fix renames to ``processing_class``."""
+
     key_span: Span  # what names the keyword: the name of `tokenizer=`, or a dict's string key
     key_text: str  # its source text (e.g. `tokenizer` or `'tokenizer'`)
     via: str  # "keyword", "dict-call", "dict-literal"
@@ -35,6 +38,9 @@ class KeywordUse:
 
 @dataclass(frozen=True)
 class TokenizerCall:
+    """A call that receives ``tokenizer``: whether it is a Trainer, which renamed the keyword
+    to ``processing_class``, is decided at the join with the project's classes."""
+
     callee: Optional[str]  # resolved qualname; "super" for super().__init__
     klass: Optional[str]  # enclosing class (for super().__init__)
     span: Span

@@ -34,6 +34,9 @@ HOOKS = ("configure_optimizers", "training_step")
 
 @dataclass(frozen=True)
 class TrainingSite:
+    """Evidence that the code trains (an optimizer, a trainer, a backward pass, a Lightning
+    hook): fp16 loss scaling only fails where an optimizer steps."""
+
     kind: str  # "optimizer", "trainer", "backward", "lightning-hook"
     span: Span
     scope: str  # the function (or module) whose code it is

@@ -40,6 +40,10 @@ NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "n
 
 @dataclass(frozen=True)
 class WeightsSite:
+    """A call that gives a model's parameters their dtype, with the dtypes it may give and
+    whether those parameters are trained: float16 weights under a GradScaler fail only where
+    an optimizer steps on them."""
+
     kind: str  # "dtype-kwarg", "half", "bfloat16", "float", "double", "to-dtype"
     span: Span  # the whole call
     edit_span: Optional[Span]  # what a fix rewrites: the dtype expression, or `.half()` incl. the dot
