@@ -22,6 +22,7 @@ import io
 import re
 import sys
 import tokenize
+from functools import lru_cache
 from typing import Iterable, List, Optional, Tuple
 from .._regex import lazy
 
