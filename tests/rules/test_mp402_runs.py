@@ -276,3 +276,37 @@ def test_where_autocast_is_switched_off_the_runs_fp16_autocast_makes_nothing_hal
     dtype (float32 here), whatever autocast the caller opened."""
     assert _own(tree, decorator=SWITCHED_OFF, region=AUTOCAST_REGION) == []
     assert _own(tree, decorator=SWITCHED_OFF.replace("'cuda', ", "").replace("torch.autocast", "torch.cuda.amp.autocast"), region=AUTOCAST_REGION) == []
+
+
+REGISTRY_FILM = (
+    "import torch\nfrom torch import nn\n\n\nclass FilmLayer(nn.Module):\n"
+    "    def __init__(self, dim=8):\n        super().__init__()\n        self.proj = nn.Linear(dim, dim)\n\n"
+    "    def forward(self, x, mask):\n        scores = self.proj(x) @ x.transpose(-1, -2)\n"
+    "        return torch.where(mask > 0, scores, -1e10).softmax(-1)\n\n\n"
+    "class FilmDecoder(nn.Module):\n    def __init__(self, dim=8):\n        super().__init__()\n"
+    "        self.layer = FilmLayer(dim)\n\n    def forward(self, x, mask):\n        return self.layer(x, mask)\n"
+)
+REGISTRY_TRAIN = (
+    "import sys\nimport torch\nimport {pkg}\n\n\ndef main():\n"
+    "    model = getattr({pkg}, sys.argv[1])().cuda()\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "    with torch.autocast('cuda', dtype=torch.float16):\n"
+    "        loss = model(torch.randn(2, 8, device='cuda')).float().mean()\n"
+    "    loss.backward()\n    opt.step()\n\n\nif __name__ == '__main__':\n    main()\n"
+)
+
+
+def _registry(tree, pkg):
+    files = {
+        "proj/pyproject.toml": "",
+        f"proj/{pkg}/__init__.py": "from .film import FilmDecoder\n",
+        f"proj/{pkg}/film.py": REGISTRY_FILM,
+        "proj/train.py": REGISTRY_TRAIN.format(pkg=pkg),
+    }
+    return _lint_tree(tree, files)
+
+
+def test_a_layer_built_in_a_model_a_registry_builds_is_built_by_the_run(tree):
+    """The decoder is built through a registry the call graph cannot follow, so any run holding
+    it may build it (``CallGraph.builds``): the layer its ``__init__`` builds is built there too."""
+    (d,) = _registry(tree, "pkg")
+    assert d.path.endswith("film.py") and d.span.line == 12 and "fp16 autocast" in d.message
