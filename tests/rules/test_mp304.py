@@ -236,3 +236,91 @@ def test_config_torch_dtype_read_warns_from_4_56():
     assert d.message.startswith("`model.config.torch_dtype` is deprecated since transformers 4.56")
     assert fix304(src, transformers_version="5.24") == dedent(src).replace("config.torch_dtype", "config.dtype")
     assert lint304(src, transformers_version="4.55.4") == []
+
+
+# --- a fallback that never runs -----------------------------------------------------------------
+# `x if args.x is not None else model.config.max_length`: an option no run leaves None makes the
+# test always true, so the config is never read there (`Evaluator.certainly`).
+FALLBACK = """
+    import argparse
+    from transformers import AutoModelForSeq2SeqLM
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max_length", {option})
+    args = parser.parse_args()
+    model = AutoModelForSeq2SeqLM.from_pretrained("t5-small")
+    {use}
+    """
+TERNARY = "max_len = args.max_length if args.max_length is not None else model.config.max_length"
+IF_NONE = "if args.max_length is None:\n        max_len = model.config.max_length"
+
+
+def _across_5_0(text):
+    """MP304 of ``text`` in a project allowing transformers before and after 5.0 (which removed
+    ``config.max_length``): the versions that raise are named, the others warn nothing."""
+    import tempfile
+    from pathlib import Path
+
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = write_tree(Path(folder), {".git/HEAD": "", "requirements.txt": "transformers>=4.30\n", "train.py": text})
+        return Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+
+
+def _fallback(option, use=TERNARY, extra=""):
+    return _across_5_0(dedent(FALLBACK.format(option=option, use=use)) + dedent(extra))
+
+
+@pytest.mark.parametrize("use", [TERNARY, IF_NONE, TERNARY.replace("is not None", "!= None")])
+def test_config_max_length_in_a_fallback_an_int_option_never_takes_is_not_reported(use):
+    assert _fallback("type=int, default=128", use) == []
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        "type=int, default=None",  # the default leaves it None
+        "type=int",  # no default: None
+        "type=int, default=128, nargs='?'",  # `--max_length` alone stores const (None)
+        "type=lambda v: None if v == 'none' else int(v), default=128",  # a converter may give None
+    ],
+)
+def test_the_fallback_that_may_run_is_still_reported(option):
+    (d,) = _fallback(option)
+    assert "config.max_length" in d.message
+
+
+def test_the_fallback_is_reported_where_the_script_sets_the_option_itself():
+    assert len(_fallback("type=int, default=128", extra="if args.max_length == 0:\n    args.max_length = None\n")) == 1
+    assert len(_fallback("type=int, default=128", extra="parser.set_defaults(max_length=None)\n")) == 1
+
+
+def test_an_always_true_test_keeps_its_own_branch():
+    src = FALLBACK.format(option="type=int, default=128", use="max_len = model.config.max_length if args.max_length is not None else 0")
+    assert len(_across_5_0(dedent(src))) == 1
+
+
+HF_FIELD = """
+    from dataclasses import dataclass, field
+    from typing import Optional
+    from transformers import AutoModelForSeq2SeqLM, HfArgumentParser
+
+
+    @dataclass
+    class DataArguments:
+        max_label_length: {annotation} = field(default={default})
+
+
+    parser = HfArgumentParser((DataArguments,))
+    (data_args,) = parser.parse_args_into_dataclasses()
+    model = AutoModelForSeq2SeqLM.from_pretrained("t5-small")
+    max_len = data_args.max_label_length if data_args.max_label_length is not None else model.config.max_length
+    """
+
+
+def test_a_dataclass_field_the_parser_fills_never_none_keeps_the_fallback_dead():
+    assert _across_5_0(dedent(HF_FIELD.format(annotation="int", default="448"))) == []
+    assert len(_across_5_0(dedent(HF_FIELD.format(annotation="Optional[int]", default="448")))) == 1
+    assert len(_across_5_0(dedent(HF_FIELD.format(annotation="int", default="None")))) == 1
