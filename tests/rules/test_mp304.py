@@ -324,3 +324,65 @@ def test_a_dataclass_field_the_parser_fills_never_none_keeps_the_fallback_dead()
     assert _across_5_0(dedent(HF_FIELD.format(annotation="int", default="448"))) == []
     assert len(_across_5_0(dedent(HF_FIELD.format(annotation="Optional[int]", default="448")))) == 1
     assert len(_across_5_0(dedent(HF_FIELD.format(annotation="int", default="None")))) == 1
+
+
+# --- a config keyword's spelling in the targeted version ----------------------------------------
+# `SFTTrainer(max_seq_length=)` moves into `SFTConfig`, whose keyword TRL 0.16 renamed `max_length`:
+# under an older pin the message and the fix must write the spelling that version has.
+SFT = """
+    from trl import SFTConfig, SFTTrainer
+
+    args = SFTConfig(output_dir="out")
+    trainer = SFTTrainer("m", train_dataset=ds, args=args, max_seq_length=512)
+    """
+
+
+def _sft(tmp_path, pin, fix=False):
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    root = write_tree(tmp_path / pin.replace("=", "_").replace(">", "_").replace(",", "_").replace("<", "_"), {
+        ".git/HEAD": "", "requirements.txt": f"trl{pin}\n", "train.py": dedent(SFT),
+    })
+    engine = Engine(from_table({}, "defaults"), [CODE], jobs=1)
+    if fix:
+        return "".join(engine.run_paths([str(root)], fix=True).fixed_texts.values())
+    return engine.run_paths([str(root)]).diagnostics
+
+
+def test_under_an_old_pin_the_config_keyword_is_spelled_as_that_version_has_it(tmp_path):
+    (d,) = _sft(tmp_path, "==0.9.6")
+    assert "use SFTConfig(max_seq_length=...) (TRL 0.16 renames it `max_length`)" in d.message
+    assert "SFTConfig(max_length=...)" not in d.message and "is new in" not in d.message
+    fixed = _sft(tmp_path, "==0.9.6", fix=True)
+    assert 'SFTConfig(output_dir="out", max_seq_length=512)' in fixed and "args=args)" in fixed
+
+
+def test_every_version_below_the_rename_takes_the_old_spelling(tmp_path):
+    (d,) = _sft(tmp_path, "==0.12.2")
+    assert "use SFTConfig(max_seq_length=...)" in d.message  # 0.12 lacks max_length too
+    assert 'SFTConfig(output_dir="out", max_seq_length=512)' in _sft(tmp_path, "==0.12.2", fix=True)
+    (d,) = _sft(tmp_path, ">=0.9,<1")  # some allowed versions have it: both are named
+    assert "SFTConfig(max_length=...) from it on" in d.message
+
+
+def test_across_the_rename_both_spellings_are_named_and_nothing_is_moved(tmp_path):
+    (d,) = _sft(tmp_path, ">=0.9,<0.13")
+    assert "SFTConfig(max_seq_length=...)" in d.message
+    (d,) = _sft(tmp_path, ">=0.12,<0.20")
+    assert "use SFTConfig(max_seq_length=...) below TRL 0.16, SFTConfig(max_length=...) from it on" in d.message
+    assert d.fix is None
+
+
+def test_a_replacement_newer_than_the_pin_with_no_older_spelling_is_not_suggested():
+    from precision_lint.knowledge import Migration
+    from precision_lint.rules.migration_findings import advice
+    from precision_lint.workspace.versions import Allowed
+
+    row = Migration(
+        library="trl", kind="keyword", owner="trl.XTrainer", name="foo", replacement="XConfig(bar=...)", fix="move",
+        error="", deprecated_in=(0, 9), removed_in=(0, 13), move_to="trl.XConfig", move_as="bar", move_since=(0, 16),
+    )
+    said = advice(row, Allowed.point("trl", (0, 9, 6), "requirements.txt"))
+    assert said.startswith("its replacement, XConfig(bar=...), is new in TRL 0.16") and "use" not in said
+    assert advice(row, Allowed.point("trl", (0, 16), "requirements.txt")) == "use XConfig(bar=...)"
