@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, Iterable, List, Set, Tuple
 
-from ..semantic.callees import installed_package_name
+from ..semantic.names import installed_package_name
 from ..semantic.main_block import is_main_scope, module_of_main
 from ..facts.model import ModuleFacts
 

@@ -12,6 +12,7 @@ from typing import Optional, Tuple
 import ast
 
 from .index import CallSite, ModuleIndex
+from .names import INSTALLED_PACKAGES, installed_package_name  # noqa: F401  (the call graph reads them without the index)
 
 # Calls into these libraries never reach project code.
 LIBRARIES = frozenset(
@@ -23,25 +24,6 @@ LIBRARIES = frozenset(
         "diffusers", "huggingface_hub", "builtins", "subprocess", "shutil", "copy", "warnings",
     }
 )
-# Of those, the installed packages a repository may itself be (diffusers' own ``src/diffusers``)
-# or carry a top-level copy of: there a call of ``diffusers.…`` runs the tree's own code. Which
-# is the case only the whole tree says, so the call graph records these calls too and the join
-# keeps those whose package is one of the linted tree (``project/callgraph.py``); every other
-# reading (call records, values, the knowledge rows) goes on taking them as the library's.
-INSTALLED_PACKAGES = frozenset(
-    {
-        "torch", "transformers", "trl", "accelerate", "peft", "datasets", "numpy", "yaml", "bitsandbytes",
-        "deepspeed", "lightning", "pytorch_lightning", "tqdm", "wandb", "evaluate", "sklearn", "pandas",
-        "tokenizers", "safetensors", "diffusers", "huggingface_hub",
-    }
-)
-
-
-def installed_package_name(qualname: Optional[str]) -> bool:
-    """Whether ``qualname`` names a thing of one of :data:`INSTALLED_PACKAGES`."""
-    return bool(qualname) and qualname.partition(".")[0] in INSTALLED_PACKAGES
-
-
 def project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
     """The callee as a qualified name in this module's namespace, or None (a library, a builtin,
     an unknown object). Calling an instance of a project class runs its ``forward``
