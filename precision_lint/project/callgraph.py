@@ -169,16 +169,10 @@ class CallGraph:
 
     def _created_by_running_code(self, owner: str, paths, unit_key: str) -> bool:
         """Whether code that runs in this run calls ``owner`` or a class derived from it (a
-        question asked while it is being answered counts as no). A method of a class the call
-        graph never sees built (a model a registry or a hub checkpoint builds) runs in any run
-        that holds it, as :meth:`builds` says of the class: the layers its ``__init__`` builds
-        are built there too."""
+        question asked while it is being answered counts as no)."""
         for cls in sorted(self._created_as.get(owner, ())):
             for callee in (cls, f"{cls}.__init__"):
                 for caller in sorted(self._callers.get(callee, ())):
-                    holder = caller.rpartition(".")[0]
-                    if not self._created_as.get(holder) and _within(self._class_paths.get(holder), paths):
-                        return True
                     key = (caller, unit_key or "|".join(sorted(paths)))
                     if key in self._asking:
                         continue
