@@ -357,6 +357,22 @@ def migrations() -> Tuple[Migration, ...]:
     return tuple(out)
 
 
+def older_spelling(row: Migration) -> Optional[Migration]:
+    """For a keyword that moves into a config under a newer name (``SFTTrainer(max_seq_length=)``
+    into ``SFTConfig(max_length=)``, new in TRL 0.16): the table's row that renames the config's
+    own keyword of the old name to it (``SFTConfig(max_seq_length=)``, renamed ``max_length`` in
+    0.16), whose name the config takes below that version; None where the table has none."""
+    if row.fix != "move" or row.move_as in (None, row.name):
+        return None
+    for other in migrations():
+        if (
+            other.kind == "keyword" and other.owner == row.move_to and other.name == row.name
+            and other.fix == "rename" and other.rename_to == row.move_as
+        ):
+            return other
+    return None
+
+
 @lru_cache(maxsize=None)
 def migrated_names(kind: str) -> FrozenSet[str]:
     """The old names of one kind (what the facts layer records uses of)."""

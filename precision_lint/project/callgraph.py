@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, Iterable, List, Set, Tuple
 
+from ..semantic.names import installed_package_name
 from ..semantic.main_block import is_main_scope, module_of_main
 from ..facts.model import ModuleFacts
 
@@ -44,6 +45,10 @@ class CallGraph:
         self._name_of_path: Dict[str, str] = {}
         self._holders: Set[str] = set()  # objects commands are registered with (`app`)
         classes = {cls.qualname for module in modules for cls in module.classes}
+        # the top-level packages (and modules) of the linted tree: a call of an installed
+        # package's name runs the tree's code only where the tree is that package (its own
+        # repository, a top-level copy); elsewhere it is the library's, never an edge
+        tops = {module.module.partition(".")[0] for module in modules if module.module}
         for module in modules:
             if module.module:
                 self._module_paths.setdefault(module.module, set()).add(module.path)
@@ -64,6 +69,8 @@ class CallGraph:
                 self._callers.setdefault(command, set()).add(holder)
                 self._called.add(command)
             for caller, callee in module.call_edges:
+                if installed_package_name(callee) and callee.partition(".")[0] not in tops:
+                    continue
                 target = symbols.canonical(callee, module)
                 owner = symbols.init_owner(callee, module)
                 names = {target, f"{owner.qualname}.__init__" if owner is not None else target}

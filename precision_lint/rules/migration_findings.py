@@ -13,7 +13,7 @@ from .._dataclass import dataclass
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
-from ..knowledge import Migration, migrations, patched_keywords
+from ..knowledge import Migration, migrations, older_spelling, patched_keywords
 from ..semantic.values import SYMBOL
 from ..workspace.versions import Allowed, compare
 from .base import RuleContext, replace
@@ -66,6 +66,44 @@ def new_name_exists(row: Migration, allowed: Allowed) -> bool:
     return allowed.has_since(row.move_since if row.fix == "move" else row.rename_since)
 
 
+def move_spelling(row: Migration, allowed: Allowed) -> Optional[str]:
+    """The keyword a moved name is written as in its config in every allowed version: the
+    row's ``move_as`` where the lowest allowed version has it; where no allowed version has it
+    yet, the config's older name of it (``knowledge.older_spelling``: ``SFTConfig(max_seq_length=)``
+    below TRL 0.16), from the version the trainer points at the config (``deprecated_in``) on;
+    None where no one spelling holds (a range across the rename) or for a row that moves nothing."""
+    if row.fix != "move":
+        return None
+    if new_name_exists(row, allowed):
+        return row.move_as
+    older = older_spelling(row)
+    if older is not None and not allowed.some_at_least(row.move_since) and allowed.has_since(row.deprecated_in):
+        return older.name
+    return None
+
+
+def advice(row: Migration, allowed: Allowed) -> str:
+    """What the message tells the user to do: the row's replacement where the targeted versions
+    have it; where none of them has a config keyword's newer spelling yet, the spelling they
+    have (or, none known, that the replacement is newer); across the rename, both."""
+    replacement = row.replacement
+    if replacement.startswith("remove"):
+        return replacement
+    if row.fix != "move" or new_name_exists(row, allowed):
+        return f"use {replacement}"
+    config = row.move_to.rsplit(".", 1)[-1]
+    lib = VERSION_TEXT[row.library]
+    since = version_text(row.move_since)
+    older = older_spelling(row)
+    if older is not None and allowed.has_since(row.deprecated_in):
+        if not allowed.some_at_least(row.move_since):
+            return f"use {config}({older.name}=...) ({lib} {since} renames it `{row.move_as}`)"
+        return f"use {config}({older.name}=...) below {lib} {since}, {replacement} from it on"
+    if not allowed.some_at_least(row.move_since):
+        return f"its replacement, {replacement}, is new in {lib} {since}: {allowed.where()} has no such keyword"
+    return f"use {replacement}"
+
+
 def no_fix_reason(row: Migration, allowed: Allowed) -> str:
     """Why a rename or move is not offered: the new spelling is newer than the lowest version
     the file allows."""
@@ -106,8 +144,7 @@ def consequence(row: Migration, stage: str, error: str, allowed: Allowed, silent
         said = f"is deprecated since {lib} {version_text(row.deprecated_in)} (it warns: {error.removeprefix('warning: ')})"
     if pinned and stage != "removed" and stage != "removed-in-some":
         said += f" ({allowed.where()})"
-    replacement = row.replacement
-    return f"{said}; {replacement}" if replacement.startswith("remove") else f"{said}; use {replacement}"
+    return f"{said}; {advice(row, allowed)}"
 
 
 def receiver_classes(call) -> Tuple[str, ...]:
@@ -416,7 +453,10 @@ class MigrationJudge:
             if fix is None:
                 why = self._why_not_moved(call, use, row)
                 message += f" ({why})"
-                if not self._new_name_exists(row) and "allows older" not in why and " has no " not in why and " is older" not in why:
+                if (
+                    not self._new_name_exists(row) and self._allowed(row).some_at_least(row.move_since)
+                    and "allows older" not in why and " has no " not in why and " is older" not in why
+                ):
                     message += f" ({no_fix_reason(row, self._allowed(row))})"  # the spelling the message names is newer
         return Finding(row, self.stage, use.key_span, message, fix)
 
@@ -434,9 +474,10 @@ class MigrationJudge:
             return f"not moved automatically: the call passes no `{config_name}(...)` built in this file as `args=`"
         if not self._config_ok(call, row):
             return f"not moved automatically: `args=` is not a `{config_name}`"
-        if row.move_as in call.config.keywords:
-            return f"`{config_name}` already sets `{row.move_as}`: remove this one"
         allowed = self._allowed(row)
+        spelling = move_spelling(row, allowed) or row.move_as
+        if spelling in call.config.keywords:
+            return f"`{config_name}` already sets `{spelling}`: remove this one"
         lib = VERSION_TEXT[row.library]
         if allowed.is_point:
             return f"not moved automatically: {lib} {version_text(allowed.low)} has no `{config_name}({row.move_as}=)`"
@@ -453,30 +494,29 @@ class MigrationJudge:
         for use, row, _ in hits:
             if row.fix != "move" or use.via != "keyword" or use.position is None:
                 continue
-            if not self._config_ok(call, row) or row.move_as in call.config.keywords:
+            spelling = move_spelling(row, self._allowed(row))
+            if spelling is None or not self._config_ok(call, row) or spelling in call.config.keywords:
                 continue
-            if not self._new_name_exists(row):
-                continue
-            movable.append((use, row))
+            movable.append((use, row, spelling))
         if not movable:
             return {}
         config = call.config
-        names = {row.move_as for _, row in movable}
+        names = {spelling for _, _, spelling in movable}
         if len(names) != len(movable):
             return {}
-        items = [f"{row.move_as}={use.value_text}" for use, row in movable]
+        items = [f"{spelling}={use.value_text}" for use, _, spelling in movable]
         if config.lead:
             text = "".join(f"{config.lead}{item}{config.trail}" for item in items)
         else:  # an empty call
             text = ", ".join(items)
         edits = [Edit(config.insert_at, config.insert_at, text)]
-        edits.extend(_deletions(call.arg_spans, {use.position for use, _ in movable}))
-        safety = SAFE if config.same_scope and all(r.safety == "safe" for _, r in movable) else UNSAFE
-        moved = ", ".join(f"`{use.name}`" for use, _ in movable)
+        edits.extend(_deletions(call.arg_spans, {use.position for use, _, _ in movable}))
+        safety = SAFE if config.same_scope and all(r.safety == "safe" for _, r, _ in movable) else UNSAFE
+        moved = ", ".join(f"`{use.name}`" for use, _, _ in movable)
         config_name = movable[0][1].move_to.rsplit(".", 1)[-1]
         edits = tuple(sorted(edits, key=lambda e: e.start))
         fix = Fix(safety, f"Move {moved} into the `{config_name}(...)` passed as `args=`", edits)
-        return {use.name: fix for use, _ in movable}
+        return {use.name: fix for use, _, _ in movable}
 
     # --- attributes -----------------------------------------------------------------------
     def attrs(self) -> Iterator[Finding]:

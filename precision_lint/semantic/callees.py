@@ -12,6 +12,7 @@ from typing import Optional, Tuple
 import ast
 
 from .index import CallSite, ModuleIndex
+from .names import INSTALLED_PACKAGES, installed_package_name  # noqa: F401  (the call graph reads them without the index)
 
 # Calls into these libraries never reach project code.
 LIBRARIES = frozenset(
@@ -23,8 +24,6 @@ LIBRARIES = frozenset(
         "diffusers", "huggingface_hub", "builtins", "subprocess", "shutil", "copy", "warnings",
     }
 )
-
-
 def project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
     """The callee as a qualified name in this module's namespace, or None (a library, a builtin,
     an unknown object). Calling an instance of a project class runs its ``forward``

@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import ast
 
-from .callees import LIBRARIES, project_callee
+from .callees import LIBRARIES, installed_package_name, project_callee
 from .evaluate import Evaluator
 from .float16 import float16_tensors
 from .index import FUNCTION_DEFS, ModuleIndex, arguments
@@ -76,7 +76,9 @@ def _placed(atoms, span) -> tuple:
 def call_edges(index: ModuleIndex) -> tuple:
     """``(caller, callee)`` for the call graph: the function (or module) a call runs in, and
     what it calls or hands over to be called (``fire.Fire(main)``, ``Thread(target=run)``,
-    ``app.command()(train)``): a function passed as an argument is a callee too."""
+    ``app.command()(train)``): a function passed as an argument is a callee too. A call of an
+    installed package's name (``diffusers.models.film.FilmLayer``) is an edge too: in the
+    package's own repository it runs the tree's code (the join keeps it only there)."""
     edges = set()
     mains = main_block_orders(index)
     for site in index.calls:
@@ -85,13 +87,15 @@ def call_edges(index: ModuleIndex) -> tuple:
         if mains and scope.kind == "module" and _inside(index.order(site.node)[0], mains):
             caller = main_scope(caller)  # runs only when this module is the script
         callee = project_callee(index, site)
+        if callee is None and installed_package_name(site.qualname):
+            callee = site.qualname
         if callee is not None:
             edges.add((caller, callee))
         for arg in arguments(site.node):  # `*handlers` and `**kw` alike
             value = arg.value
             if isinstance(value, (ast.Name, ast.Attribute)):
                 target = index.qualify(value, site.scope)
-                if target is not None and target.split(".")[0] not in LIBRARIES:
+                if target is not None and (target.split(".")[0] not in LIBRARIES or installed_package_name(target)):
                     edges.add((caller, target))
     return tuple(sorted(edges))
 

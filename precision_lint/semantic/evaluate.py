@@ -179,6 +179,61 @@ def _strings_written(text: str) -> int:
     return count
 
 
+# what an argparse ``type=`` converts a passed value with that never gives None
+_NEVER_NONE_TYPES = frozenset({"int", "float", "str"})
+
+
+def _option_never_none(call: ast.Call, ix) -> bool:
+    """Whether an ``add_argument(...)`` call stores a value other than None wherever it is
+    passed: it stores (no ``action=`` but ``"store"``), through ``int``/``float``/``str`` (or
+    no ``type=``: the string), never ``nargs="?"`` (that stores ``const``, None unless given)."""
+    action = keyword(call, "action")
+    if action is not None and not is_constant_string(action.value, "store"):
+        return False
+    nargs = keyword(call, "nargs")
+    if nargs is not None and not (isinstance(nargs.value, ast.Constant) and nargs.value.value in ("+", "*") or isinstance(getattr(nargs.value, "value", None), int)):
+        return False
+    kind = keyword(call, "type")
+    return kind is None or (isinstance(kind.value, ast.Name) and kind.value.id in _NEVER_NONE_TYPES and ix.qualify(kind.value) in (None, f"builtins.{kind.value.id}", kind.value.id))
+
+
+def is_constant_string(node: ast.AST, text: str) -> bool:
+    return isinstance(node, ast.Constant) and node.value == text
+
+
+def _field_never_none(info, name: str) -> bool:
+    """Whether a dataclass of this module (``ClassInfo``) declares field ``name`` as
+    ``name: int = 448`` or ``name: int = field(default=448)``: a plain ``int``/``float``/``str``/
+    ``bool`` annotation (not Optional) and a literal default other than None."""
+    if info is None:
+        return False
+    for statement in info.node.body:
+        if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.target.id == name):
+            continue
+        annotation, value = statement.annotation, statement.value
+        if not (isinstance(annotation, ast.Name) and annotation.id in (*_NEVER_NONE_TYPES, "bool")):
+            return False
+        if isinstance(value, ast.Call) and dotted(value.func) in ("field", "dataclasses.field"):
+            default = keyword(value, "default")
+            value = default.value if default is not None else None
+        return isinstance(value, ast.Constant) and value.value is not None
+    return False
+
+
+def _sets_attribute(site, attr: str) -> bool:
+    """Whether a call may set attribute ``attr`` of an object: ``parser.set_defaults(attr=...)``
+    (or ``**``), ``setattr(obj, name, ...)`` with that name or one not written out,
+    ``obj.__dict__.update(...)``."""
+    node = site.node
+    if site.method == "set_defaults":
+        return any(k.arg in (attr, None) for k in node.keywords)
+    if dotted(node.func) == "setattr":
+        name = node.args[1] if len(node.args) > 1 else None
+        return not (isinstance(name, ast.Constant) and name.value != attr)
+    func = node.func
+    return isinstance(func, ast.Attribute) and func.attr == "update" and isinstance(func.value, ast.Attribute) and func.value.attr == "__dict__"
+
+
 def _is_string(node: ast.AST) -> bool:
     """A string or bytes literal (``Constant``; an f-string is a ``JoinedStr``)."""
     return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
@@ -257,6 +312,7 @@ class Evaluator:
         self._active: set = set()
         self._depth = 0
         self._guards: dict = {}
+        self._sets: Dict[str, bool] = {}  # attribute → whether the module sets it (``_attribute_set``)
         # (id(expr), id(scope)) → (expr, consults' answer): a guard's test is asked about with
         # either polarity, and the extractors ask about the same conditions again
         self._consulted: Dict[tuple, tuple] = {}
@@ -1127,6 +1183,77 @@ class Evaluator:
         if not values or any(v.kind != CONST for v in values):
             return False
         return all((v.value in literals) != wanted for v in values)
+
+    # --- tests whose outcome the values reaching them decide ------------------------------
+    def certainly(self, test: ast.expr, scope: Scope) -> Optional[bool]:
+        """True where ``test`` holds in every run, False where it holds in none, given the
+        values that reach it; None where either may happen. Read: ``X is None`` / ``X is not
+        None`` (and ``==``/``!=``) of a value that is never None (:meth:`never_none`), ``not``,
+        ``and``, ``or``. ``max_len = args.max_length if args.max_length is not None else
+        model.config.max_length`` of an ``int`` option defaulting to 128 never reads the config."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.certainly(test.operand, scope)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            found = [self.certainly(v, scope) for v in test.values]
+            decisive = isinstance(test.op, ast.Or)  # `or`: one true value decides; `and`: one false
+            if decisive in found:
+                return decisive
+            return (not decisive) if all(f is (not decisive) for f in found) else None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+            left, right = test.left, test.comparators[0]
+            if is_constant(right, None):
+                other = left
+            elif is_constant(left, None):
+                other = right
+            else:
+                return None
+            if self.never_none(other, scope):
+                return isinstance(test.ops[0], (ast.IsNot, ast.NotEq))
+        return None
+
+    def never_none(self, expr: ast.expr, scope: Scope) -> bool:
+        """Whether ``expr`` is never None: every value reaching it is a literal other than None,
+        or it is a command-line option that no run leaves None: an argparse option (of this
+        module) with a default other than None whose passed value is converted by ``int``,
+        ``float`` or ``str`` (a converter of the project's own may return None, ``nargs="?"``
+        stores ``const``), or a field an ``HfArgumentParser`` fills, of a dataclass of this
+        module, annotated ``int``/``float``/``str``/``bool`` (not Optional) with such a default.
+        Nothing in the module may set the attribute (``args.x = None``, ``set_defaults(x=)``,
+        ``setattr``)."""
+        values = self.values(expr, scope)
+        if not values:
+            return False
+        if all(v.kind == CONST and v.value is not None for v in values):
+            return True
+        if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id != "self"):
+            return False
+        if any(v.kind == CONST and v.value is None for v in values) or self._attribute_set(expr.attr):
+            return False
+        options = self.ix.arg_options.get(expr.attr)
+        if options and all(v.kind in (CONST, UNKNOWN) for v in values):
+            offered = [v for option in options for v in self._arg_option_values(option.call, scope)]
+            return all(v in offered for v in values) and all(_option_never_none(option.call, self.ix) for option in options)
+        if all(v.kind == RETURN for v in values):
+            return all(
+                v.value.keys == (expr.attr,) and (v.value.command_line or v.value.files)
+                and _field_never_none(self.ix.classes.get(v.value.callee), expr.attr)
+                for v in values
+            )
+        return False
+
+    def _attribute_set(self, attr: str) -> bool:
+        """Whether the module sets an attribute ``attr`` of some object other than ``self``
+        (``args.x = None``, ``parser.set_defaults(x=...)``, ``setattr(args, "x", ...)``)."""
+        found = self._sets.get(attr)
+        if found is None:
+            found = any(
+                isinstance(node.ctx, (ast.Store, ast.Del)) and node.attr == attr
+                and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+                for node in self.ix.attributes
+            ) or any(_sets_attribute(site, attr) for site in self.ix.calls)
+            self._sets[attr] = found
+        return found
 
     def parameter_default(self, function: Scope, name: str, default: ast.expr) -> List[Possible]:
         """The values of parameter ``name``'s default, each marked as that default: the join

@@ -92,3 +92,23 @@ class ImportMap:
             for local, full in bindings:
                 self.aliases.setdefault(local, full)
         return bindings
+
+
+# Of the libraries whose calls never reach project code (``callees.LIBRARIES``), the installed
+# packages a repository may itself be (diffusers' own ``src/diffusers``) or carry a top-level
+# copy of: there a call of ``diffusers.…`` runs the tree's own code. Which
+# is the case only the whole tree says, so the call graph records these calls too and the join
+# keeps those whose package is one of the linted tree (``project/callgraph.py``); every other
+# reading (call records, values, the knowledge rows) goes on taking them as the library's.
+INSTALLED_PACKAGES = frozenset(
+    {
+        "torch", "transformers", "trl", "accelerate", "peft", "datasets", "numpy", "yaml", "bitsandbytes",
+        "deepspeed", "lightning", "pytorch_lightning", "tqdm", "wandb", "evaluate", "sklearn", "pandas",
+        "tokenizers", "safetensors", "diffusers", "huggingface_hub",
+    }
+)
+
+
+def installed_package_name(qualname: Optional[str]) -> bool:
+    """Whether ``qualname`` names a thing of one of :data:`INSTALLED_PACKAGES`."""
+    return bool(qualname) and qualname.partition(".")[0] in INSTALLED_PACKAGES

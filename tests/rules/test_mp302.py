@@ -343,15 +343,16 @@ def test_gated_on_the_trl_version(version, reported):
 
 def test_no_rename_where_the_target_predates_the_new_name():
     """TRL 0.14 has removed SFTTrainer(max_seq_length=) but SFTConfig has no max_length yet
-    (0.16): moving it as `max_length` would break; report only."""
+    (0.16): moving it as `max_length` would break; it moves under the name 0.14's SFTConfig has."""
     src = """
         from trl import SFTConfig, SFTTrainer
         SFTTrainer(m, args=SFTConfig("o"), max_seq_length=64)
         """
     (d,) = lint302(src, config(trl_version="0.14"))
-    assert d.fix is None and "TRL 0.14 has no `SFTConfig(max_length=)`" in d.message
+    assert "use SFTConfig(max_seq_length=...)" in d.message and "max_length=" not in d.fix.edits[0].content
+    assert d.fix.edits[0].content == ", max_seq_length=64"
     (d,) = lint302(src, config(trl_version="0.16"))
-    assert d.fix is not None
+    assert d.fix is not None and d.fix.edits[0].content == ", max_length=64"
 
 
 # --- negatives --------------------------------------------------------------------------------

@@ -236,3 +236,153 @@ def test_config_torch_dtype_read_warns_from_4_56():
     assert d.message.startswith("`model.config.torch_dtype` is deprecated since transformers 4.56")
     assert fix304(src, transformers_version="5.24") == dedent(src).replace("config.torch_dtype", "config.dtype")
     assert lint304(src, transformers_version="4.55.4") == []
+
+
+# --- a fallback that never runs -----------------------------------------------------------------
+# `x if args.x is not None else model.config.max_length`: an option no run leaves None makes the
+# test always true, so the config is never read there (`Evaluator.certainly`).
+FALLBACK = """
+    import argparse
+    from transformers import AutoModelForSeq2SeqLM
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max_length", {option})
+    args = parser.parse_args()
+    model = AutoModelForSeq2SeqLM.from_pretrained("t5-small")
+    {use}
+    """
+TERNARY = "max_len = args.max_length if args.max_length is not None else model.config.max_length"
+IF_NONE = "if args.max_length is None:\n        max_len = model.config.max_length"
+
+
+def _across_5_0(text):
+    """MP304 of ``text`` in a project allowing transformers before and after 5.0 (which removed
+    ``config.max_length``): the versions that raise are named, the others warn nothing."""
+    import tempfile
+    from pathlib import Path
+
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = write_tree(Path(folder), {".git/HEAD": "", "requirements.txt": "transformers>=4.30\n", "train.py": text})
+        return Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+
+
+def _fallback(option, use=TERNARY, extra=""):
+    return _across_5_0(dedent(FALLBACK.format(option=option, use=use)) + dedent(extra))
+
+
+@pytest.mark.parametrize("use", [TERNARY, IF_NONE, TERNARY.replace("is not None", "!= None")])
+def test_config_max_length_in_a_fallback_an_int_option_never_takes_is_not_reported(use):
+    assert _fallback("type=int, default=128", use) == []
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        "type=int, default=None",  # the default leaves it None
+        "type=int",  # no default: None
+        "type=int, default=128, nargs='?'",  # `--max_length` alone stores const (None)
+        "type=lambda v: None if v == 'none' else int(v), default=128",  # a converter may give None
+    ],
+)
+def test_the_fallback_that_may_run_is_still_reported(option):
+    (d,) = _fallback(option)
+    assert "config.max_length" in d.message
+
+
+def test_the_fallback_is_reported_where_the_script_sets_the_option_itself():
+    assert len(_fallback("type=int, default=128", extra="if args.max_length == 0:\n    args.max_length = None\n")) == 1
+    assert len(_fallback("type=int, default=128", extra="parser.set_defaults(max_length=None)\n")) == 1
+
+
+def test_an_always_true_test_keeps_its_own_branch():
+    src = FALLBACK.format(option="type=int, default=128", use="max_len = model.config.max_length if args.max_length is not None else 0")
+    assert len(_across_5_0(dedent(src))) == 1
+
+
+HF_FIELD = """
+    from dataclasses import dataclass, field
+    from typing import Optional
+    from transformers import AutoModelForSeq2SeqLM, HfArgumentParser
+
+
+    @dataclass
+    class DataArguments:
+        max_label_length: {annotation} = field(default={default})
+
+
+    parser = HfArgumentParser((DataArguments,))
+    (data_args,) = parser.parse_args_into_dataclasses()
+    model = AutoModelForSeq2SeqLM.from_pretrained("t5-small")
+    max_len = data_args.max_label_length if data_args.max_label_length is not None else model.config.max_length
+    """
+
+
+def test_a_dataclass_field_the_parser_fills_never_none_keeps_the_fallback_dead():
+    assert _across_5_0(dedent(HF_FIELD.format(annotation="int", default="448"))) == []
+    assert len(_across_5_0(dedent(HF_FIELD.format(annotation="Optional[int]", default="448")))) == 1
+    assert len(_across_5_0(dedent(HF_FIELD.format(annotation="int", default="None")))) == 1
+
+
+# --- a config keyword's spelling in the targeted version ----------------------------------------
+# `SFTTrainer(max_seq_length=)` moves into `SFTConfig`, whose keyword TRL 0.16 renamed `max_length`:
+# under an older pin the message and the fix must write the spelling that version has.
+SFT = """
+    from trl import SFTConfig, SFTTrainer
+
+    args = SFTConfig(output_dir="out")
+    trainer = SFTTrainer("m", train_dataset=ds, args=args, max_seq_length=512)
+    """
+
+
+def _sft(tmp_path, pin, fix=False):
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    root = write_tree(tmp_path / pin.replace("=", "_").replace(">", "_").replace(",", "_").replace("<", "_"), {
+        ".git/HEAD": "", "requirements.txt": f"trl{pin}\n", "train.py": dedent(SFT),
+    })
+    engine = Engine(from_table({}, "defaults"), [CODE], jobs=1)
+    if fix:
+        return "".join(engine.run_paths([str(root)], fix=True).fixed_texts.values())
+    return engine.run_paths([str(root)]).diagnostics
+
+
+def test_under_an_old_pin_the_config_keyword_is_spelled_as_that_version_has_it(tmp_path):
+    (d,) = _sft(tmp_path, "==0.9.6")
+    assert "use SFTConfig(max_seq_length=...) (TRL 0.16 renames it `max_length`)" in d.message
+    assert "SFTConfig(max_length=...)" not in d.message and "is new in" not in d.message
+    fixed = _sft(tmp_path, "==0.9.6", fix=True)
+    assert 'SFTConfig(output_dir="out", max_seq_length=512)' in fixed and "args=args)" in fixed
+
+
+def test_every_version_below_the_rename_takes_the_old_spelling(tmp_path):
+    (d,) = _sft(tmp_path, "==0.12.2")
+    assert "use SFTConfig(max_seq_length=...)" in d.message  # 0.12 lacks max_length too
+    assert 'SFTConfig(output_dir="out", max_seq_length=512)' in _sft(tmp_path, "==0.12.2", fix=True)
+    (d,) = _sft(tmp_path, ">=0.9,<1")  # some allowed versions have it: both are named
+    assert "SFTConfig(max_length=...) from it on" in d.message
+
+
+def test_across_the_rename_both_spellings_are_named_and_nothing_is_moved(tmp_path):
+    (d,) = _sft(tmp_path, ">=0.9,<0.13")
+    assert "SFTConfig(max_seq_length=...)" in d.message
+    (d,) = _sft(tmp_path, ">=0.12,<0.20")
+    assert "use SFTConfig(max_seq_length=...) below TRL 0.16, SFTConfig(max_length=...) from it on" in d.message
+    assert d.fix is None
+
+
+def test_a_replacement_newer_than_the_pin_with_no_older_spelling_is_not_suggested():
+    from precision_lint.knowledge import Migration
+    from precision_lint.rules.migration_findings import advice
+    from precision_lint.workspace.versions import Allowed
+
+    row = Migration(
+        library="trl", kind="keyword", owner="trl.XTrainer", name="foo", replacement="XConfig(bar=...)", fix="move",
+        error="", deprecated_in=(0, 9), removed_in=(0, 13), move_to="trl.XConfig", move_as="bar", move_since=(0, 16),
+    )
+    said = advice(row, Allowed.point("trl", (0, 9, 6), "requirements.txt"))
+    assert said.startswith("its replacement, XConfig(bar=...), is new in TRL 0.16") and "use" not in said
+    assert advice(row, Allowed.point("trl", (0, 16), "requirements.txt")) == "use XConfig(bar=...)"

@@ -276,3 +276,71 @@ def test_where_autocast_is_switched_off_the_runs_fp16_autocast_makes_nothing_hal
     dtype (float32 here), whatever autocast the caller opened."""
     assert _own(tree, decorator=SWITCHED_OFF, region=AUTOCAST_REGION) == []
     assert _own(tree, decorator=SWITCHED_OFF.replace("'cuda', ", "").replace("torch.autocast", "torch.cuda.amp.autocast"), region=AUTOCAST_REGION) == []
+
+
+REGISTRY_FILM = (
+    "import torch\nfrom torch import nn\n\n\nclass FilmLayer(nn.Module):\n"
+    "    def __init__(self, dim=8):\n        super().__init__()\n        self.proj = nn.Linear(dim, dim)\n\n"
+    "    def forward(self, x, mask):\n        scores = self.proj(x) @ x.transpose(-1, -2)\n"
+    "        return torch.where(mask > 0, scores, -1e10).softmax(-1)\n\n\n"
+    "class FilmDecoder(nn.Module):\n    def __init__(self, dim=8):\n        super().__init__()\n"
+    "        self.layer = FilmLayer(dim)\n\n    def forward(self, x, mask):\n        return self.layer(x, mask)\n"
+)
+# The repository of a library itself (diffusers' own `src/diffusers`) or a top-level copy named
+# like the library: a call of `diffusers.…` there runs the tree's own code, so the call graph
+# must see the classes it builds (a layer built in a decoder's `__init__`), or every class of the
+# package counts as built by any run that imports it.
+LIBRARY_ITSELF = {
+    "proj/pyproject.toml": "[project]\nname = 'diffusers'\n",
+    "proj/src/diffusers/__init__.py": "from .models.film import FilmDecoder\nfrom .models.unet import TinyUNet\n",
+    "proj/src/diffusers/models/__init__.py": "",
+    "proj/src/diffusers/models/film.py": REGISTRY_FILM,
+    "proj/src/diffusers/models/unet.py": (
+        "from torch import nn\n<import>\n\n\nclass TinyUNet(nn.Module):\n"
+        "    def __init__(self, dim=8):\n        super().__init__()\n        self.body = nn.Linear(dim, dim)\n<part>\n"
+        "    def forward(self, x):\n        return self.body(x)\n"
+    ),
+    "proj/scripts/convert.py": (
+        "import torch\nfrom diffusers import FilmDecoder\n\nif __name__ == '__main__':\n"
+        "    torch.save(FilmDecoder().state_dict(), 'film.pt')\n"
+    ),
+    "proj/examples/train.py": (
+        "import torch\nfrom diffusers import TinyUNet\n\n\ndef main():\n"
+        "    model = TinyUNet().cuda().half()\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    loss = model(torch.randn(2, 8, device='cuda', dtype=torch.float16)).float().mean()\n"
+        "    loss.backward()\n    opt.step()\n\n\nif __name__ == '__main__':\n    main()\n"
+    ),
+}
+
+
+def _library_itself(tree, move=None, **parts):
+    files = {}
+    for path, text in LIBRARY_ITSELF.items():
+        for key, value in {"<import>": "", "<part>": "", **parts}.items():
+            text = text.replace(key, value)
+        files[move(path) if move else path] = text
+    return _lint_tree(tree, files)
+
+
+def test_in_the_librarys_own_repository_a_layer_only_another_script_builds_runs_no_method(tree):
+    """``FilmLayer`` is built in ``FilmDecoder.__init__``, and only the conversion script builds
+    a decoder: the training run's float16 ``TinyUNet`` never runs the layer's masking."""
+    assert _library_itself(tree) == []
+
+
+def test_in_the_librarys_own_repository_a_layer_the_run_builds_is_judged(tree):
+    (d,) = _library_itself(tree, **{"<import>": "from diffusers.models.film import FilmDecoder", "<part>": "        self.film = FilmDecoder(dim)\n"})
+    assert d.path.endswith("film.py") and "float16" in d.message
+
+
+def test_in_the_librarys_own_repository_a_relative_import_builds_the_layer(tree):
+    (d,) = _library_itself(tree, **{"<import>": "from .film import FilmDecoder", "<part>": "        self.film = FilmDecoder(dim)\n"})
+    assert d.path.endswith("film.py")
+
+
+def test_a_top_level_copy_named_like_the_library_is_the_projects_code(tree):
+    """The same package copied at the top of a project (no ``src``): the same answers."""
+    move = lambda p: p.replace("proj/src/", "proj/")  # noqa: E731
+    assert _library_itself(tree, move) == []
+    (d,) = _library_itself(tree, move, **{"<import>": "from diffusers.models.film import FilmDecoder", "<part>": "        self.film = FilmDecoder(dim)\n"})
+    assert d.path.endswith("film.py")
