@@ -12,18 +12,9 @@ from typing import Optional, Tuple
 import ast
 
 from .index import CallSite, ModuleIndex
-from .names import INSTALLED_PACKAGES, installed_package_name  # noqa: F401  (the call graph reads them without the index)
+from .names import LIBRARIES, installed_package_name  # noqa: F401  (calls.py reads both from here)
 
-# Calls into these libraries never reach project code.
-LIBRARIES = frozenset(
-    {
-        "torch", "transformers", "trl", "accelerate", "peft", "datasets", "numpy", "np", "os", "sys",
-        "json", "yaml", "re", "math", "random", "logging", "time", "argparse", "pathlib", "typing",
-        "collections", "itertools", "functools", "dataclasses", "bitsandbytes", "deepspeed", "lightning",
-        "pytorch_lightning", "tqdm", "wandb", "evaluate", "sklearn", "pandas", "tokenizers", "safetensors",
-        "diffusers", "huggingface_hub", "builtins", "subprocess", "shutil", "copy", "warnings",
-    }
-)
+
 def project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
     """The callee as a qualified name in this module's namespace, or None (a library, a builtin,
     an unknown object). Calling an instance of a project class runs its ``forward``

@@ -94,12 +94,13 @@ class ImportMap:
         return bindings
 
 
-# Of the libraries whose calls never reach project code (``callees.LIBRARIES``), the installed
-# packages a repository may itself be (diffusers' own ``src/diffusers``) or carry a top-level
-# copy of: there a call of ``diffusers.…`` runs the tree's own code. Which
-# is the case only the whole tree says, so the call graph records these calls too and the join
-# keeps those whose package is one of the linted tree (``project/callgraph.py``); every other
-# reading (call records, values, the knowledge rows) goes on taking them as the library's.
+# The libraries whose calls never reach project code (``callees.project_callee``): the installed
+# packages, which a repository may itself be (diffusers' own ``src/diffusers``) or carry a
+# top-level copy of, and the standard library's modules (and ``np``, numpy's usual alias), which
+# it never is. Where a tree is an installed package only the whole tree says, so the call graph
+# records calls of those packages too and the join keeps the ones whose package is one of the
+# linted tree (``project/callgraph.py``); every other reading (call records, values, the
+# knowledge rows) goes on taking them as the library's.
 INSTALLED_PACKAGES = frozenset(
     {
         "torch", "transformers", "trl", "accelerate", "peft", "datasets", "numpy", "yaml", "bitsandbytes",
@@ -107,6 +108,10 @@ INSTALLED_PACKAGES = frozenset(
         "tokenizers", "safetensors", "diffusers", "huggingface_hub",
     }
 )
+LIBRARIES = INSTALLED_PACKAGES | {
+    "np", "os", "sys", "json", "re", "math", "random", "logging", "time", "argparse", "pathlib", "typing",
+    "collections", "itertools", "functools", "dataclasses", "builtins", "subprocess", "shutil", "copy", "warnings",
+}
 
 
 def installed_package_name(qualname: Optional[str]) -> bool:
