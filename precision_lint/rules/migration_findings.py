@@ -15,7 +15,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
 from ..knowledge import Migration, migrations, older_spelling, patched_keywords
 from ..semantic.values import SYMBOL
-from ..workspace.versions import Allowed, compare
+from ..workspace.versions import Allowed, compare, newest_admitted
 from .base import RuleContext, replace
 
 VERSION_TEXT = {"transformers": "transformers", "trl": "TRL", "peft": "peft", "accelerate": "accelerate"}
@@ -43,9 +43,18 @@ def stage_of(row: Migration, allowed: Allowed, silent: bool = False) -> Optional
     ``"removed-in-some"`` where only the newer ones have (a warning that names them: MP304),
     ``"deprecated"`` where some allowed version warns, else None (nothing to say). ``silent``:
     the call is one that the row's ``silent_since`` and later accept without a warning, so only
-    an allowed version from ``deprecated_in`` up to below ``silent_since`` warns."""
+    an allowed version from ``deprecated_in`` up to below ``silent_since`` warns; and a warning
+    that is all it does is a finding only where it fires on the version the code plausibly
+    targets, the newest its range admits (a fresh install of ``>=4.31`` gets a silent 5.x, though
+    4.56 and 4.57 are admitted and warn): an exact pin, the newest known version below an upper
+    bound, the newest known release for none (``versions.newest_admitted``)."""
     if silent and row.silent_since is not None:
-        return "deprecated" if allowed.accepts_between(row.deprecated_in, row.silent_since) else None
+        if not allowed.accepts_between(row.deprecated_in, row.silent_since):
+            return None
+        top = newest_admitted(allowed)
+        if top is not None and not Allowed.point(allowed.dist, top, "").accepts_between(row.deprecated_in, row.silent_since):
+            return None
+        return "deprecated"
     if allowed.every_at_least(row.removed_in):
         return "removed"
     if allowed.some_at_least(row.removed_in):

@@ -8,8 +8,10 @@ best known is ``torch_dtype=``: transformers 4.56 renamed it ``dtype`` and warns
 
 5.x keeps warning for ``AutoModel*.from_pretrained``/``from_config``, ``pipeline()`` and
 ``config.torch_dtype``, but a model class's own ``from_pretrained`` takes it back silently (the
-table's ``silent_since``): a file targeting only 5.x gets nothing there, and a range across 5.0
-is told which versions warn.
+table's ``silent_since``): a file targeting only 5.x gets nothing there. A warning is judged on
+the version the code plausibly targets, the newest its range admits (what a fresh install gets):
+``>=4.31`` installs a silent 5.x, so nothing; ``>=4.31,<5`` gets 4.57 and is told which versions
+warn.
 
 Others are removals announced for a later version: on transformers 5.0–5.14
 ``TrainingArguments(warmup_ratio=)`` warns, on 5.15 it raises ``TypeError``. The rule is

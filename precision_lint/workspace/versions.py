@@ -940,6 +940,30 @@ def highest_minor(allowed: Allowed, dist: str) -> Optional[Version]:
     return below[-1] if below else None
 
 
+def newest_admitted(allowed: Allowed) -> Optional[Version]:
+    """The newest version a range admits, by the release table: what a fresh install of it
+    gets today, and so the version the code plausibly targets. One version for a point;
+    for an upper bound, the newest known minor below it (``<5`` -> 4.57, ``<=5.8.0`` -> 5.8);
+    with no upper bound, the newest known release (or the range's floor, where that is newer).
+    None where it is not known: a commit, nothing stated (the newest behaviour), or no table."""
+    from ..knowledge import release_dates
+
+    if allowed.commit or allowed.newest:
+        return None
+    if allowed.is_point:
+        return tuple(allowed.low)
+    if allowed.high is not None:
+        top = highest_minor(allowed, allowed.dist)
+    else:
+        known = release_dates(allowed.dist)
+        top = known[-1][0] if known else None
+    if top is None:
+        return None
+    if allowed.low is not None and compare(top, allowed.low) < 0:
+        return tuple(allowed.low)
+    return tuple(top)
+
+
 def implied_torch(own: Optional[Allowed], versions: Dict[str, Optional[Allowed]]) -> Optional[Allowed]:
     """The torch a file targets: its project's own torch range where that has an upper bound;
     else that range (or none) capped by the torch of the time of each pinned library

@@ -187,20 +187,46 @@ def test_a_project_subclass_of_a_model_class_is_silent_on_5_x():
     assert len(lint304(src, transformers_version="4.57.1")) == 1
 
 
-def test_a_range_across_5_0_names_the_versions_that_warn(tmp_path):
+def _lint_in_project(root, files):
     from precision_lint.engine import Engine
     from precision_lint.workspace.config import from_table
 
-    root = write_tree(tmp_path, {
-        ".git/HEAD": "", "requirements.txt": "transformers>=4.56,<6\n", "train.py": dedent(MODEL_CLASS_DTYPE),
-    })
-    (d,) = Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+    write_tree(root, {".git/HEAD": "", **files})
+    return Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+
+
+def test_a_range_whose_newest_version_warns_names_the_versions_that_warn(tmp_path):
+    files = {"requirements.txt": "transformers>=4.56,<5\n", "train.py": MODEL_CLASS_DTYPE}
+    (d,) = _lint_in_project(tmp_path, files)
     assert "warns below transformers 5.0" in d.message and "5.0 and later accept it silently" in d.message
-    assert "transformers>=4.56,<6 in requirements.txt" in d.message
-    root = write_tree(tmp_path / "five", {
-        ".git/HEAD": "", "requirements.txt": "transformers>=5.0,<6\n", "train.py": dedent(MODEL_CLASS_DTYPE),
-    })
-    assert Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics == []
+    assert "transformers>=4.56,<5 in requirements.txt" in d.message
+    files = {"requirements.txt": "transformers>=5.0,<6\n", "train.py": MODEL_CLASS_DTYPE}
+    assert _lint_in_project(tmp_path / "five", files) == []
+
+
+# A warning-only finding needs the warning on the version the code plausibly targets: the newest
+# its range admits (what a fresh install gets). A range with no upper bound, or one reaching into
+# 5.x, installs a silent 5.x today, though older versions it admits (4.56, 4.57) warn.
+@pytest.mark.parametrize("src", [MODEL_CLASS_DTYPE, AUTO_DTYPE_AUTO, AUTO_DTYPE_WITH_CONFIG])
+@pytest.mark.parametrize("spec", ["transformers>=4.31.0", "transformers>=4.56,<6", "transformers>=4.55.0,<=5.8.0"])
+def test_a_range_whose_newest_version_is_silent_is_no_finding(tmp_path, src, spec):
+    files = {"pyproject.toml": f'[project]\nname = "p"\ndependencies = ["{spec}"]\n', "train.py": src}
+    assert _lint_in_project(tmp_path, files) == []
+
+
+@pytest.mark.parametrize("src", [MODEL_CLASS_DTYPE, AUTO_DTYPE_AUTO, AUTO_DTYPE_WITH_CONFIG])
+@pytest.mark.parametrize("spec", ["transformers>=4.31,<5", "transformers==4.57.1", "transformers>=4.31,<=4.57.6"])
+def test_a_range_whose_newest_version_warns_is_a_finding(tmp_path, src, spec):
+    files = {"pyproject.toml": f'[project]\nname = "p"\ndependencies = ["{spec}"]\n', "train.py": src}
+    (d,) = _lint_in_project(tmp_path, files)
+    assert "warns below transformers 5.0" in d.message and "5.0 and later accept it silently" in d.message
+
+
+def test_a_lower_bound_still_reports_what_the_newest_version_warns_for(tmp_path):
+    """An Auto class without `config=` loads a config that warns in 5.24 too: the finding stays."""
+    files = {"pyproject.toml": '[project]\nname = "p"\ndependencies = ["transformers>=4.31.0"]\n', "train.py": TORCH_DTYPE}
+    (d,) = _lint_in_project(tmp_path, files)
+    assert "(it warns: `torch_dtype` is deprecated! Use `dtype` instead!)" in d.message
 
 
 @pytest.mark.parametrize("version", ["5.0", "5.24"])

@@ -71,7 +71,7 @@ Wrapper("lm", "org/m")
 def test_a_parameter_its_callers_in_another_file_fill_with_a_class(tmp_path):
     root = write_tree(tmp_path, {
         ".git/HEAD": "",
-        "requirements.txt": "transformers>=4.56\n",
+        "requirements.txt": "transformers>=4.56,<5\n",  # 4.57 warns for "auto" (5.x is silent)
         "loader.py": "def load(model_cls, path):\n    return model_cls.from_pretrained(path, torch_dtype='auto')\n",
         "train.py": "from transformers import AutoModelForCausalLM\nfrom loader import load\nm = load(AutoModelForCausalLM, 'org/m')\n",
     })

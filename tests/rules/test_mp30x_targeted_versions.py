@@ -74,10 +74,11 @@ def test_a_range_whose_every_version_still_has_the_name_is_silent(tmp_path):
 
 def test_torch_dtype_under_a_pin_that_allows_versions_without_dtype_gets_no_fix(tmp_path):
     src = "from transformers import AutoModel\nm = AutoModel.from_pretrained('x', torch_dtype='auto')\n"
-    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.33\n", "train.py": src})
+    # below 5.0: `torch_dtype="auto"` is silent on 5.x, so a range reaching there targets a silent version
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.33,<5\n", "train.py": src})
     (d,) = run(root)
     assert d.code == "MP304" and d.fix is None
-    newer = write_tree(tmp_path / "newer", {".git/HEAD": "", "requirements.txt": "transformers>=4.56\n", "train.py": src})
+    newer = write_tree(tmp_path / "newer", {".git/HEAD": "", "requirements.txt": "transformers>=4.56,<5\n", "train.py": src})
     (d,) = run(newer)
     assert d.code == "MP304" and d.fix is not None
 
