@@ -497,3 +497,37 @@ def test_the_version_header_as_email_reads_it():
     assert _version_header("Name: x\n\nVersion: 1.0\n") is None  # in the body
     assert _version_header("Name: x\nversion: 2.0") == "2.0"  # names are case-insensitive, no newline at the end
     assert _version_header("Name: x\nnot a header\nVersion: 1.0\n") is None
+
+
+# An extra's requirements file (requirements/<extra>.txt, requirements-<extra>.txt) beside a
+# pyproject.toml / setup.py that declares the library itself is one optional install of the
+# project: its exact pin (transformers==4.57.1 for one model family) does not narrow what the
+# project declares for everything else. Where such files are the only declaration, they are it.
+def test_an_extras_exact_pin_does_not_narrow_the_declared_range(tmp_path):
+    root = write_tree(tmp_path, {
+        "a/pyproject.toml": '[project]\nname = "a"\ndependencies = ["transformers>=4.55.0,<=5.8.0"]\n',
+        "a/requirements/special-model.txt": "transformers==4.57.1\n",
+        "a/tools/load.py": "",
+        "b/setup.py": 'setup(name="b", install_requires=["transformers>=4.40"])\n',
+        "b/requirements-extra.txt": "transformers==4.57.1\n",
+        "b/train.py": "",
+    })
+    a = _targets(root, "a/tools/load.py").of("transformers")
+    assert (a.low, a.high, a.high_inclusive) == ((4, 55, 0), (5, 8, 0), True) and a.source.endswith("pyproject.toml")
+    b = _targets(root, "b/train.py").of("transformers")
+    assert (b.low, b.high) == ((4, 40), None) and b.source == "setup.py"
+
+
+def test_requirement_files_without_a_declaring_package_still_pin(tmp_path):
+    root = write_tree(tmp_path, {
+        "a/requirements/base.txt": "transformers==4.57.1\n",
+        "a/train.py": "",
+        "b/pyproject.toml": '[project]\nname = "b"\ndependencies = ["torch"]\n',  # declares no transformers
+        "b/requirements/special-model.txt": "transformers==4.57.1\n",
+        "b/train.py": "",
+        "c/pyproject.toml": '[project]\nname = "c"\ndependencies = ["transformers>=4.55.0"]\n',
+        "c/requirements.txt": "transformers==4.57.1\n",  # the project's own environment, not an extra
+        "c/train.py": "",
+    })
+    for name in ("a", "b", "c"):
+        assert _targets(root, f"{name}/train.py").of("transformers").is_point, name

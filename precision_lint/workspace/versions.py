@@ -15,7 +15,10 @@ are what its project says, nearest first:
    whose requirements name the library: ``requirements*.txt``, ``pyproject.toml`` (PEP 621
    dependencies and optional dependencies, PEP 735 / uv dependency groups, Poetry),
    ``setup.py`` / ``setup.cfg`` (``install_requires``), ``environment.yml`` (conda and its
-   ``pip:`` list; ``requirement.txt`` and ``requirements-gpu.txt`` too); failing a requirement,
+   ``pip:`` list; ``requirement.txt`` and ``requirements-gpu.txt`` too; where the folder's
+   ``pyproject.toml`` / ``setup.py`` / ``setup.cfg`` declares the library, an extra's file,
+   ``requirements/<extra>.txt`` or ``requirements-<extra>.txt``, does not narrow that: its pin
+   holds for one optional install, not for the rest of the code); failing a requirement,
    a vendored copy of the library next to the code (``./transformers/__init__.py`` with a
    ``__version__``, or a checkout with a ``setup.py``); failing both, the folder's README:
    ``pip install transformers==4.31.0`` (or a range) in one of its fenced code blocks;
@@ -573,6 +576,26 @@ def _requirements_file(path: Path, source: str, seen: Set[Path]) -> List[Tuple[A
 _READ_IN_FOLDER = frozenset({"requirements", "pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml"})
 
 
+# A package's own declaration of its dependencies (what every install of it gets).
+_DECLARING = frozenset({"pyproject.toml", "setup.py", "setup.cfg"})
+# requirements-lock.txt, requirements.frozen.txt: the whole environment pinned, not an extra
+_LOCKED = lazy(r"lock|froz|freeze|pinned|constraint", re.IGNORECASE)
+
+
+def _is_extra(path: Path, folder: Path) -> bool:
+    """Whether a requirements file of ``folder`` is one optional install of the project beside
+    its package: a file of its ``requirements/`` folder (``requirements/special-model.txt``), or
+    a suffixed one (``requirements-<extra>.txt``); not ``requirements.txt`` nor a lock file. Its
+    pins hold for that install (one model family's ``transformers==4.57.1``), not for the code
+    the package's own range admits, so they do not narrow that range."""
+    name = path.name.lower()
+    if _LOCKED().search(name) or not name.endswith((".txt", ".in")):
+        return False
+    if path.parent.name.lower() == "requirements" and path.parent.parent == folder:
+        return True
+    return path.parent == folder and is_requirements_file(path.name) and name.rsplit(".", 1)[0] not in ("requirements", "requirement")
+
+
 def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
     """Every requirement of :data:`LIBRARIES` that the files of one folder write (also in a
     ``requirements/`` folder of it, and what ``-r`` lines include)."""
@@ -871,6 +894,9 @@ class VersionResolver:
     def _walk(self, start: Path, dist: str) -> Optional[Allowed]:
         for folder in (start, *start.parents):
             mentions = [(r, p) for r, p in self._requirements(folder) if r.dist == dist]
+            if any(p.name.lower() in _DECLARING for _, p in mentions):
+                # the package declares the library itself: an extra's pin does not narrow it
+                mentions = [(r, p) for r, p in mentions if not _is_extra(p, folder)]
             if mentions:
                 combined = _combine([r for r, _ in mentions])
                 return replace(combined, source=_shown(mentions[0][1], start))

@@ -359,3 +359,45 @@ def test_a_move_whose_new_spelling_is_newer_than_the_pin_says_so():
     assert "SFTConfig(max_length=" not in d.message  # TRL 0.9.6 has no such keyword
     (d,) = lint(src, "MP302", NEWEST)
     assert "is new in" not in d.message
+
+
+# --- an extra does not narrow the project ------------------------------------------------------
+EXTRA_LOAD = """\
+import torch
+from transformers import AutoModelForCausalLM
+def load(p):
+    return AutoModelForCausalLM.from_pretrained(p, torch_dtype=torch.float16)
+"""
+
+
+def test_an_extras_exact_pin_does_not_open_a_rename_below_the_declared_floor(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["transformers>=4.55.0,<=5.8.0"]\n',
+        "requirements/special-model.txt": "transformers==4.57.1\n",
+        "tools/load.py": EXTRA_LOAD,
+    })
+    (d,) = run(root)
+    assert d.code == "MP304" and d.fix is None
+    assert "no fix: `dtype` is new in transformers 4.56" in d.message and "allows older versions" in d.message
+
+
+def test_a_declared_floor_with_the_new_name_keeps_the_rename_beside_an_extra(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["transformers>=4.56"]\n',
+        "requirements/special-model.txt": "transformers==4.57.1\n",
+        "tools/load.py": EXTRA_LOAD,
+    })
+    (d,) = run(root)
+    assert d.code == "MP304" and d.fix is not None
+
+
+def test_a_requirements_folder_alone_still_pins_the_project(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "requirements/base.txt": "transformers==4.57.1\n",
+        "tools/load.py": EXTRA_LOAD,
+    })
+    (d,) = run(root)
+    assert d.code == "MP304" and d.fix is not None and "requirements/base.txt" in d.message
