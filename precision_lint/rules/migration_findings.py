@@ -584,6 +584,10 @@ class MigrationJudge:
             error = row.error
             if imp.how == "qualified" and error.startswith("ImportError: cannot import name"):
                 error = f"AttributeError: module {imp.module} has no attribute {imp.name}"
+            elif imp.how == "from-import" and not imp.name and error.startswith("ModuleNotFoundError"):
+                # `from transformers import deepspeed`: the package is found, the name is not
+                package, _, module = imp.module.rpartition(".")
+                error = f"ImportError: cannot import name '{module}' from '{package}'"
             message = f"`{shown}` {self._consequence(row, error)}"
             fix = None
             if row.fix == "rename" and imp.how == "import" and self._new_name_exists(row):

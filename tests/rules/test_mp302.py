@@ -107,6 +107,16 @@ def test_fixes(before, after):
     assert lint302(after) == []
 
 
+def test_a_removed_module_named_by_from_import_quotes_the_error_that_form_raises():
+    # `import transformers.deepspeed` raises ModuleNotFoundError on 4.46+, but the same module
+    # taken as a name of its package raises `ImportError: cannot import name ...` (run on 5.24)
+    (plain,) = lint302("import transformers.deepspeed\n")
+    assert "ModuleNotFoundError: No module named 'transformers.deepspeed'" in plain.message
+    (named,) = lint302("from transformers import deepspeed\n")
+    assert "ImportError: cannot import name 'deepspeed' from 'transformers'" in named.message
+    assert "ModuleNotFoundError" not in named.message
+
+
 def test_message_names_the_error_the_class_and_the_replacement():
     (d,) = lint302(
         """
