@@ -22,7 +22,6 @@ import io
 import re
 import sys
 import tokenize
-from functools import lru_cache
 from typing import Iterable, List, Optional, Tuple
 from .._regex import lazy
 
@@ -38,13 +37,13 @@ GPU_CAPABILITY = {
 NATIVE_BF16 = 80
 FP8_CAPABILITY = 89  # Ada and Hopper: the first GPUs with FP8 tensor cores
 
-_GPU_WORD = lazy(
+_GPU_WORD_PATTERN = (
     r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?)*"
     r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?[2345]0[89]0(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|b[12]00|p100|v100|t4|k80|p40|titan)"
     # a memory size or form factor may follow: "A100-40GB", "H100-SXM", "A100 80GB"
-    r"s?(?:(?=-(?:\d+\s*gb?|sxm\d*|pcie|nvl)\b)|(?![\w-]))",
-    re.IGNORECASE,
+    r"s?(?:(?=-(?:\d+\s*gb?|sxm\d*|pcie|nvl)\b)|(?![\w-]))"
 )
+_GPU_WORD = lazy(_GPU_WORD_PATTERN, re.IGNORECASE)
 # A GeForce card named by its number alone ("a `3090` is enough", "4台3090"): only in a
 # sentence about a GPU, and never as part of a word, a path, a port or an option's value.
 # Case-folding the CJK range makes it the costliest pattern a check compiles (3.5 ms of a small
@@ -77,7 +76,8 @@ _IMPERATIVE = lazy(
 _SENTENCE = lazy(r"(?<=[.;!?])\s+|\n|,?\s+but\s+")
 # Cloud instances by the GPU they carry: AWS (g4dn T4, p3 V100, g5 A10G, g6 L4, p4d A100, p5
 # H100) and Google Cloud (a2 A100, a3 H100, g2 L4).
-_INSTANCE = lazy(r"\b(g4dn|g4ad|p3dn|p3|p2|g5|g5g|g6e?|p4de?|p5e?n?|a2-\w+|a3-\w+|g2-\w+)\.?\w*", re.IGNORECASE)
+_INSTANCE_PATTERN = r"\b(g4dn|g4ad|p3dn|p3|p2|g5|g5g|g6e?|p4de?|p5e?n?|a2-\w+|a3-\w+|g2-\w+)\.?\w*"
+_INSTANCE = lazy(_INSTANCE_PATTERN, re.IGNORECASE)
 _INSTANCE_GPU = {"g4dn": 75, "g4ad": 0, "p3": 70, "p3dn": 70, "p2": 37, "g5": 86, "g5g": 75, "g6": 89, "g6e": 89, "p4d": 80, "p4de": 80, "p5": 90, "p5e": 90, "p5en": 90, "a2": 80, "a3": 90, "g2": 89}
 
 
@@ -168,9 +168,7 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
 # these four digits. Most prose names none, and is not split into sentences. _NAMES_A_GPU scans
 # slowly (a lookbehind at every character): first the cheap tests that every match passes, a
 # digit (or "titan") and, in the lowered text, one of the pairs that every name holds.
-@lru_cache(maxsize=None)
-def _NAMES_A_GPU() -> "re.Pattern[str]":  # compiled where first used, as ``lazy`` patterns are
-    return re.compile(f"(?:{_GPU_WORD().pattern})|(?:{_INSTANCE().pattern})|[234]0[89]0", re.IGNORECASE)
+_NAMES_A_GPU = lazy(f"(?:{_GPU_WORD_PATTERN})|(?:{_INSTANCE_PATTERN})|[234]0[89]0", re.IGNORECASE)
 
 
 _DIGIT = re.compile(r"[0-9]")
