@@ -82,15 +82,19 @@ class Project:
         self._importers_memo: Dict[str, Set[str]] = {}
         self._imports: Dict[str, List[ModuleFacts]] = {}
         self._closure: Dict[str, Set[str]] = {}
+        self._imported_path_map: Optional[Dict[str, Tuple[str, ...]]] = None
         self._roots: Optional[Dict[str, Tuple[str, ...]]] = None
         self._memo: Dict[Hashable, Any] = {}
         self._by_file: Optional[Dict[str, ModuleFacts]] = None
         self._at: Dict[str, Optional[ModuleFacts]] = {}  # a path as given → module_at's answer
         self._tops: Dict[str, Set[str]] = {}  # an import root → _top_names
+        self._absolute_roots: Dict[str, str] = {}  # an import root → its absolute spelling
         self._pinning: Optional[Dict[str, List[str]]] = None  # see _pinning_importers
-        # (name, importer's path, its root) → module_named's answer: the same imports are
-        # looked up from every module and rule (10,000 times for the slice, each joining paths)
-        self._named: Dict[Tuple[str, str, str], Optional[ModuleFacts]] = {}
+        # (name, the importer's import roots) → module_named's answer: the same imports are
+        # looked up from every module and rule (10,000 times for the slice, each joining
+        # paths), and most modules of a tree share their roots
+        self._named: Dict[Tuple[str, Tuple[str, ...]], Optional[ModuleFacts]] = {}
+        self._import_roots_by_module: Dict[Tuple[str, str], Tuple[str, ...]] = {}  # (path, root) → import roots
 
     def _resolved(self, module: ModuleFacts) -> ModuleFacts:
         """``module`` with its parameters substituted and its extractors' join steps run; as it
@@ -333,14 +337,17 @@ class Project:
         module a name means depends on where it is imported."""
         if near is None:
             return None
-        key = (name, near.path, near.root)
-        if key not in self._named:
-            self._named[key] = self._module_named(name, near)
-        return self._named[key]
+        roots = self._import_roots_by_module.get((near.path, near.root))
+        if roots is None:
+            roots = self._import_roots_by_module[(near.path, near.root)] = tuple(self._import_roots(near))
+        key = (name, roots)  # the answer depends on the importer only through its roots
+        found = self._named.get(key, self)
+        if found is self:
+            found = self._named[key] = self._module_named(name, roots)
+        return found
 
-    def _module_named(self, name: str, near: ModuleFacts) -> Optional[ModuleFacts]:
+    def _module_named(self, name: str, roots: Tuple[str, ...]) -> Optional[ModuleFacts]:
         by_root = self._by_name.get(name) or {}
-        roots = self._import_roots(near)
         for root in roots:
             found = by_root.get(root)
             if found is not None:
@@ -354,11 +361,24 @@ class Project:
             for root in roots:
                 if plain and os.path.normcase(parts[0]) not in self._top_names(root):
                     continue  # no linted file under `root/parts[0]/` (`torch.nn` under a project root)
+                if plain:  # identifiers join onto the absolute root as they are: no abspath per name
+                    base = os.path.join(self._absolute_root(root), *map(os.path.normcase, parts))
+                    found = self._by_file.get(base + ".py") or self._by_file.get(os.path.join(base, "__init__.py"))
+                    if found is not None:
+                        return found
+                    continue
                 for candidate in (os.path.join(root, *parts) + ".py", os.path.join(root, *parts, "__init__.py")):
                     found = self.module_at(candidate)
                     if found is not None:
                         return found
         return None
+
+    def _absolute_root(self, root: str) -> str:
+        """``root`` as :meth:`module_at` spells paths (absolute, case-normalised), made once."""
+        found = self._absolute_roots.get(root)
+        if found is None:
+            found = self._absolute_roots[root] = os.path.normcase(os.path.abspath(root))
+        return found
 
     def _top_names(self, root: str) -> Set[str]:
         """The names of the files and folders right under ``root`` that hold a linted module
@@ -414,15 +434,26 @@ class Project:
     def unit(self, module: ModuleFacts) -> Set[str]:
         """Paths of ``module`` and every linted module it imports, transitively."""
         if module.path not in self._closure:
+            # breadth first, a level at a time, with set operations: a package's scripts each
+            # reach most of it (hundreds of units of thousands of modules in transformers)
+            imported = self._imported_paths()
             seen = {module.path}
-            stack = [module]
-            while stack:
-                for dep in self.imported_modules(stack.pop()):
-                    if dep.path not in seen:
-                        seen.add(dep.path)
-                        stack.append(dep)
+            level = {d.path for d in self.imported_modules(module)} - seen  # (a module outside the project too)
+            seen |= level
+            while level:
+                reached = set()
+                for path in level:
+                    reached.update(imported[path])
+                level = reached - seen
+                seen |= level
             self._closure[module.path] = seen
         return self._closure[module.path]
+
+    def _imported_paths(self) -> Dict[str, Tuple[str, ...]]:
+        """path → the paths of the linted modules it imports directly (:meth:`imported_modules`)."""
+        if self._imported_path_map is None:
+            self._imported_path_map = {m.path: tuple(d.path for d in self.imported_modules(m)) for m in self.modules}
+        return self._imported_path_map
 
     def units_containing(self, module: ModuleFacts) -> List[ModuleFacts]:
         """Entry modules whose unit includes ``module``: itself first, then the others in
@@ -486,10 +517,15 @@ class Project:
             paths = set()
             for root in roots:
                 paths |= self.unit(self.by_path[root])
-            found = [self.by_path[p] for p in sorted(paths) if p in self.by_path]
-            return [m for m in found if any(m.section(s) for s in sections)] if sections else found
+            if sections:
+                paths &= self._holding(sections)
+            return [self.by_path[p] for p in sorted(paths) if p in self.by_path]
 
         return self.memo(("joined", roots, sections), compute)
+
+    def _holding(self, sections: Tuple[str, ...]) -> Set[str]:
+        """The paths of the modules that hold one of ``sections`` (non-empty)."""
+        return self.memo(("holding", sections), lambda: {m.path for m in self.modules if any(m.section(s) for s in sections)})
 
     def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         """A project-wide answer a rule works out once per run (``compute()``), under ``key``."""
@@ -505,6 +541,11 @@ class Project:
         """The root entries whose unit holds ``module`` (scripts nothing imports; see
         :meth:`joined_modules`): the runs it is part of."""
         return [self.by_path[p] for p in self._roots_containing().get(module.path, ()) if p in self.by_path]
+
+    def root_paths(self, module: ModuleFacts) -> Tuple[str, ...]:
+        """The paths of :meth:`roots_of`, without a list of modules made each time: modules
+        under the same roots share the tuple (a memo key for what their roots answer)."""
+        return self._roots_containing().get(module.path, ())
 
     def joined_imports(self, module: ModuleFacts) -> Set[str]:
         """Every name imported by ``module`` or a module joined with it."""

@@ -120,19 +120,28 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
         (c := capability_facts(m)) is None or c.keeps_to_cpu for m in ctx.project.unit_modules(ctx.facts)
     ):
         return (), "device"  # a conversion script: neither it nor what it imports leaves the CPU
-    roots = [m for m in ctx.project.roots_of(ctx.facts) if m.path != ctx.facts.path]
-    if roots and all((c := capability_facts(m)) is not None and c.device not in (None, "cpu") for m in roots):
+    project = ctx.project
+    roots = project.root_paths(ctx.facts)
+    if ctx.facts.path in roots:
+        roots = tuple(p for p in roots if p != ctx.facts.path)
+    # modules under the same roots share these answers (in a package, hundreds of scripts run it)
+    if roots and project.memo(("roots on another device", roots), lambda: all(
+        (c := capability_facts(project.by_path[p])) is not None and c.device not in (None, "cpu") for p in roots
+    )):
         return (), "device"  # every script that runs it is written for another device
     stating = ctx.project.memo(
         "modules stating a GPU",
         lambda: [m for m in ctx.project.modules if (c := capability_facts(m)) and c.stated_capability is not None],
     )
     stated = [capability_facts(m).stated_capability for m in ctx.project.entries_among(ctx.facts, stating)]
-    for m in {m.path: m for m in [ctx.facts, *roots]}.values():  # launch scripts, the folder's README
-        shipped = ctx.project.shipped.stated_for(m.path)
-        if shipped is not None:
-            stated.append(shipped)
-    if any((capability_facts(m) or _EMPTY).fp8_compute for m in ctx.project.joined_modules(ctx.facts, SECTION)):
+    shipped = project.shipped  # launch scripts, the folder's README
+    stated.extend(s for s in [shipped.stated_for(ctx.facts.path)] if s is not None)
+    stated.extend(project.memo(
+        ("roots' shipped statements", roots), lambda: [s for p in roots if (s := shipped.stated_for(p)) is not None]
+    ))
+    if project.memo(("fp8 compute in the runs", project.root_paths(ctx.facts)), lambda: any(
+        (capability_facts(m) or _EMPTY).fp8_compute for m in project.joined_modules(ctx.facts, SECTION)
+    )):
         stated.append(FP8_CAPABILITY)
     if stated and min(stated) >= NATIVE_BF16:
         return (min(stated),), "stated"

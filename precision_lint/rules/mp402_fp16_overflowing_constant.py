@@ -20,7 +20,7 @@ changes float32 results).
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 from ..diagnostics import SAFE, Fix, Related
 from ..fixes.plan import ensure_torch
@@ -102,13 +102,22 @@ class Fp16OverflowingConstant(Rule):
             if not v.where:
                 return f"the tensor is float16: {v.value}", None
         there = project.run_scope(ctx.facts, const.scope, const.span.line)
-        runs = [
-            project.unit_view(entry)
-            for entry in project.units_containing(ctx.facts)
-            if project.callgraph.entries(there, project.unit_view(entry), entry.path)
-        ]
+        units = [(entry.path, project.unit_view(entry)) for entry in project.units_containing(ctx.facts)]
+        runs_there: Dict[str, bool] = {}  # entry → whether the constant's code runs in its run
+
+        def passed_in_a_run(v) -> bool:
+            # the cheap test first: in a package imported by hundreds of scripts, the call
+            # graph is asked only about the runs that hold the call site
+            for entry, paths in units:
+                if value_in_run(project, v, paths):
+                    if entry not in runs_there:
+                        runs_there[entry] = bool(project.callgraph.entries(there, paths, entry))
+                    if runs_there[entry]:
+                        return True
+            return False
+
         for v in sorted(half, key=lambda v: (v.where, v.origin.start if v.origin is not None else 0)):
-            if v.origin is None or not any(value_in_run(project, v, paths) for paths in runs):
+            if v.origin is None or not passed_in_a_run(v):
                 continue
             where = f"{v.where.replace(chr(92), '/').rsplit('/', 1)[-1]}:{v.origin.line}"
             function = const.scope.rsplit(".", 1)[-1] or "the code"

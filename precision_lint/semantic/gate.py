@@ -152,17 +152,24 @@ def analysed(files: Dict[str, Tuple[str, str, Optional[Tuple[str, ...]]]]) -> Se
             by_module.setdefault(module, {})[root] = path
     by_file = {os.path.normcase(os.path.abspath(path)): path for path in files}
     links: Dict[str, Set[str]] = {path: set() for path in files}
+    # (a dotted name, the importer's root) → the files it finds: the same imports are written
+    # in hundreds of files of one root
+    finds: Dict[Tuple[str, str], List[str]] = {}
     for path, (_, root, imports) in files.items():
         for name in imports or ():
             parts = name.split(".")
             for i in range(len(parts), 0, -1):  # `a.b.c` imports the packages `a.b` and `a` too
-                found = by_module.get(".".join(parts[:i]), {})
-                others = [found[root]] if root in found else list(found.values())
-                if not others and i > 1 and root:
-                    # a module of an implicit namespace package (a folder without
-                    # `__init__.py`, PEP 420): `component.argument` is `<root>/component/argument.py`
-                    base = os.path.join(root, *parts[:i])
-                    others = [by_file[k] for k in (os.path.normcase(os.path.abspath(c)) for c in (base + ".py", os.path.join(base, "__init__.py"))) if k in by_file]
+                dotted = ".".join(parts[:i])
+                others = finds.get((dotted, root))
+                if others is None:
+                    found = by_module.get(dotted, {})
+                    others = [found[root]] if root in found else list(found.values())
+                    if not others and i > 1 and root:
+                        # a module of an implicit namespace package (a folder without
+                        # `__init__.py`, PEP 420): `component.argument` is `<root>/component/argument.py`
+                        base = os.path.join(root, *parts[:i])
+                        others = [by_file[k] for k in (os.path.normcase(os.path.abspath(c)) for c in (base + ".py", os.path.join(base, "__init__.py"))) if k in by_file]
+                    finds[(dotted, root)] = others
                 for other in others:
                     if other != path:
                         links[path].add(other)

@@ -6,6 +6,7 @@ file and key; the CLI turns it into exit code 2.
 from __future__ import annotations
 
 import fnmatch
+from functools import lru_cache
 import re
 import sys
 from dataclasses import field
@@ -230,13 +231,20 @@ class Config:
         return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(Path(rel).name, p) for p in self.test_files)
 
     def _relative(self, path: str) -> str:
-        p = Path(path).resolve()
-        if self.root is not None:
-            try:
-                return p.relative_to(self.root.resolve()).as_posix()
-            except ValueError:
-                pass
-        return Path(path).as_posix()
+        return _relative_to(path, self.root)
+
+
+@lru_cache(maxsize=8192)
+def _relative_to(path: str, root: Optional[Path]) -> str:
+    """``path`` relative to ``root`` (both resolved), as the patterns of a configuration are
+    written; ``path`` as given where it lies outside. Once per path: every rule's file asks
+    (resolving walks the file system, a part at a time)."""
+    if root is not None:
+        try:
+            return Path(path).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return Path(path).as_posix()
 
 
 def _codes(value: Any, key: str, where: str) -> List[str]:

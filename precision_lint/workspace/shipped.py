@@ -111,15 +111,18 @@ class ShippedFiles:
     def stated_for(self, module_path: str) -> Optional[int]:
         """What the module's launch scripts and its folder's README state (as
         :func:`hardware.summarise`): None when they state nothing."""
+        if module_path in self._stated:  # each spelling made absolute once (asked per root of a run)
+            return self._stated[module_path]
         path = os.path.abspath(module_path)
         if path in self._stated:
+            self._stated[module_path] = self._stated[path]
             return self._stated[path]
         found: List[int] = []
         if os.path.isfile(path):
             found.extend(self._nearest_readme(os.path.dirname(path)))
             for _, name, text in self._launchers_naming(path):
                 found.extend(_stated_by_launcher(name, text))
-        self._stated[path] = summarise(found)
+        self._stated[path] = self._stated[module_path] = summarise(found)
         return self._stated[path]
 
     def _launchers_naming(self, path: str) -> List[Tuple[str, str, str]]:
