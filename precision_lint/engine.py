@@ -21,7 +21,7 @@ from dataclasses import field
 from ._dataclass import dataclass
 from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from .workspace.cache import FactsCache, ImportsIndex, RunCache, fingerprint
+from .workspace.cache import FactsCache, ImportsIndex, RunCache, StampCache, fingerprint
 from .workspace.config import Config, from_table
 from .workspace.configfiles import ConfigFiles
 from .diagnostics import SAFE, Diagnostic
@@ -32,7 +32,7 @@ from .rules import all_rules, selected_codes
 from .rules.base import RuleContext
 from .rules import mp003_internal_error as internal
 from .workspace.versions import installed_fallbacks, resolver_for
-from .workspace.sources import SourceFile
+from .workspace.sources import SourceFile, stamp
 
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
 _UNREAD = object()  # imports not read yet (see Engine._known_imports)
@@ -226,6 +226,7 @@ class Engine:
         self.disk = FactsCache(cache_dir) if cache_dir else None
         self.runs = RunCache(cache_dir) if cache_dir else None
         self.index = ImportsIndex(cache_dir) if cache_dir else None  # imports read before the facts
+        self.stamps = StampCache(cache_dir) if cache_dir else None  # each file's digest by its stamp
         self._side_files: Tuple[str, ...] = ()  # the config files the last judge's join read
         self.import_roots = ImportRoots(self.config.src)  # renewed by each run: it caches the file system
 
@@ -586,21 +587,56 @@ class Engine:
         return [d for d in diagnostics if d.code in self._selected_codes]
 
     def _run_key(self, sources, names, only, related) -> str:
-        """What a whole check's findings depend on: each file's path, name and content, the
+        """What a whole check's findings depend on: each file's path, name and bytes, the
         configuration, the rules and their options, and where the run starts from."""
+        return self._key_of_files(
+            ((src.path, (names or {}).get(src.path), _content_key(src)) for src in sources), only, related
+        )
+
+    def _key_of_files(self, files: Iterable[Tuple[str, Optional[tuple], str]], only, related) -> str:
+        """The run key of ``(path, its module naming or None for the default, its content key)``:
+        everything a file's facts and findings read of it follows from its path and bytes (its
+        text, a decoding error, a notebook's cells and metadata, the size limit's verdict)."""
         digest = hashlib.sha1()
         digest.update(repr((fingerprint(), os.getcwd(), repr(self.config), self.codes, repr(self.options))).encode())
         digest.update(repr(installed_fallbacks()).encode())  # an unpinned project targets them
         digest.update(repr((sorted(only) if only is not None else None, related)).encode())
-        for src in sorted(sources, key=lambda s: s.path):
-            naming = (names or {}).get(src.path) or module_name(src.path)
-            digest.update(repr((src.path, naming, src.error, src.error_kind)).encode("utf-8", "surrogatepass"))
-            digest.update(hashlib.sha1((src.text or "").encode("utf-8", "surrogatepass")).digest())
-            if src.notebook is not None:
-                # its raw bytes: the `%pip install` lines (placeholders in the text) pin versions,
-                # its metadata and markdown state its hardware
-                digest.update(hashlib.sha1(src.raw).digest())
+        for path, naming, content in sorted(files):
+            naming = naming or module_name(path)
+            digest.update(repr((path, naming, content)).encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
+
+    def _unchanged_run(self, files: Sequence[str], unsafe: bool) -> Optional[RunResult]:
+        """The cached findings of a check of ``files`` (found in folders, none named) when every
+        file's stamp is the one its digest was recorded at: the run is keyed by stat calls, and
+        only the files with findings are read (their lines are shown). None when a file changed,
+        cannot be stat'ed, or the run is not cached."""
+        contents = []
+        for path in files:
+            try:
+                stamped = stamp(os.stat(path))
+            except OSError:
+                return None
+            digest = self.stamps.digest(os.path.abspath(path), stamped)
+            if digest is None:
+                return None
+            contents.append((path, None, digest))
+        diagnostics = self.runs.get(self._key_of_files(contents, None, False))
+        if diagnostics is None:
+            return None
+        sources = [SourceFile.read(p) for p in sorted({d.path for d in diagnostics})]
+        result = RunResult(sources={s.path: s for s in sources}, files=len(files), diagnostics=diagnostics)
+        result.fixed_texts = {s.path: s.text for s in sources if s.text is not None}
+        result.unsafe_held_back = _held_back(diagnostics, unsafe)
+        return result
+
+    def _remember_stamps(self, sources: Sequence[SourceFile]) -> None:
+        if self.stamps is None:
+            return
+        for src in sources:
+            if src.stamp is not None and src.digest and not src.unsaved:
+                self.stamps.put(os.path.abspath(src.path), src.stamp, src.digest)
+        self.stamps.save()
 
     def _judge_texts(
         self,
@@ -663,7 +699,13 @@ class Engine:
     def run_paths(self, paths: Sequence[str], fix: bool = False, unsafe: bool = False) -> RunResult:
         self.import_roots = ImportRoots(self.config.src)
         files = discover(paths, self.config.exclude, self.config.root)
-        sources = self._within_size([SourceFile.read(p) for p in files])
+        if not fix and self.runs is not None and self.stamps is not None and all(os.path.isdir(p) for p in paths):
+            unchanged = self._unchanged_run(files, unsafe)  # folders only: no file is named, none joins from outside
+            if unchanged is not None:
+                return unchanged
+        read = [SourceFile.read(p) for p in files]
+        self._remember_stamps(read)
+        sources = self._within_size(read)
         return self._run_named(paths, sources, fix, unsafe)
 
     def _run_named(self, paths: Sequence[str], sources: List[SourceFile], fix: bool, unsafe: bool) -> RunResult:
@@ -761,6 +803,16 @@ class Engine:
         others = self._within_size([read(p) for p in on_disk if _same_file(p) not in mine])
         judged = set(only) if only is not None else {b.path for b in buffers}
         return self.run_sources([*buffers, *others], fix=fix, unsafe=unsafe, only=judged)
+
+
+def _content_key(src: SourceFile) -> str:
+    """What a cached run knows a file's content by: the digest of its bytes (a file that could
+    not be read has none: its error is the content); a text made in memory, by its text."""
+    if src.error_kind == "read":
+        return f"unreadable: {src.error}"
+    if src.digest:
+        return src.digest
+    return "text:" + hashlib.sha1((src.text or "").encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _shown_path(path: str) -> str:

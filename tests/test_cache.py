@@ -77,6 +77,55 @@ def test_a_warm_run_over_an_unchanged_tree_reads_no_facts(tmp_path, monkeypatch)
     assert _check(tmp_path, jobs=1, cache=cache) == first
 
 
+def test_a_warm_run_over_an_unchanged_tree_reads_only_the_files_with_findings(tmp_path, monkeypatch):
+    """A re-run over a folder whose files keep their stamps (size, times, inode) is keyed by
+    stat calls: only the files whose findings it shows are read again."""
+    _project(tmp_path, files=3)
+    (tmp_path / "constants.py").write_text("SEED = 0\n")  # no finding
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    first = _check(tmp_path, jobs=1, cache=cache)
+    read = []
+    real = engine_module.SourceFile.read
+
+    def counting(path):
+        read.append(os.path.basename(path))
+        return real(path)
+
+    monkeypatch.setattr(engine_module.SourceFile, "read", staticmethod(counting))
+    assert _check(tmp_path, jobs=1, cache=cache) == first
+    assert sorted(read) == sorted({os.path.basename(path) for path, *_ in first})
+    assert "train.py" in read and "constants.py" not in read
+
+
+def test_a_file_with_a_new_stamp_is_read_and_known_by_its_content(tmp_path, monkeypatch):
+    """A file written again with the same bytes (a checkout, `touch`) is read once more, and
+    the run is still answered from its entry; new bytes make a new run."""
+    _project(tmp_path, files=3)
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    first = _check(tmp_path, jobs=1, cache=cache)
+    helper = tmp_path / "helper_1.py"
+    stat = helper.stat()
+    os.utime(helper, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    monkeypatch.setattr(Engine, "facts", lambda *a, **k: pytest.fail("the run's entry should have answered"))
+    assert _check(tmp_path, jobs=1, cache=cache) == first
+    monkeypatch.undo()
+    train = tmp_path / "train.py"
+    train.write_text(train.read_text().replace("torch.float16", "torch.float32"))
+    assert _check(tmp_path, jobs=1, cache=cache) != first
+
+
+def test_an_unreadable_file_is_never_answered_by_its_stamp(tmp_path):
+    """A file that cannot be read (here a link to nothing) has no stamp nor digest to
+    remember: its error is reported on every run (MP001), never a cached pass."""
+    _project(tmp_path, files=3)
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    (tmp_path / "gone.py").symlink_to(tmp_path / "nowhere.py")
+    for _ in range(2):
+        assert "MP001" in {code for _, code, *_ in _check(tmp_path, jobs=1, cache=cache)}
+    (tmp_path / "nowhere.py").write_text("SEED = 0\n")
+    assert "MP001" not in {code for _, code, *_ in _check(tmp_path, jobs=1, cache=cache)}
+
+
 def test_an_edited_file_alone_is_parsed_again(tmp_path, monkeypatch):
     _project(tmp_path, files=3)
     cache = tmp_path.parent / f"{tmp_path.name}-cache"
@@ -101,6 +150,7 @@ def test_a_new_process_reads_the_imports_of_the_unchanged_files_from_the_cache(t
     from precision_lint.semantic import gate
 
     _project(tmp_path, files=3)
+    (tmp_path / "constants.py").write_text("SEED = 0\n")  # no finding
     cache = tmp_path.parent / f"{tmp_path.name}-cache"
     first = _check(tmp_path, jobs=1, cache=cache)
     read = []

@@ -176,6 +176,40 @@ class ImportsIndex:
         self._added = False
 
 
+class StampCache:
+    """The content digest of each file as of its stamp (size, times, inode: ``sources.stamp``),
+    in one entry for the whole cache: a re-run over an unchanged tree keys its cached run by
+    stat calls alone, reading no file (ruff's cache does the same with modification times).
+    Read once, written once per run (atomically) when a stamp was added or changed."""
+
+    def __init__(self, root: str) -> None:
+        self.path = Path(root) / "stamps.pickle"  # digests of bytes: the same for every version of the code
+        self._data: Optional[dict] = None
+        self._added = False
+
+    def _entries(self) -> dict:
+        if self._data is None:
+            loaded = _load(self.path)
+            self._data = loaded if isinstance(loaded, dict) else {}
+        return self._data
+
+    def digest(self, path: str, stamped) -> Optional[str]:
+        """The digest recorded for ``path`` (absolute) at this stamp; None when none is."""
+        found = self._entries().get(path)
+        return found[1] if found is not None and found[0] == stamped else None
+
+    def put(self, path: str, stamped, digest: str) -> None:
+        entries = self._entries()
+        if entries.get(path) != (stamped, digest):
+            entries[path] = (stamped, digest)
+            self._added = True
+
+    def save(self) -> None:
+        if self._added and self._data is not None:
+            _store(self.path, self._data, self.path.parent)
+            self._added = False
+
+
 class RunCache:
     """The findings of a whole check, keyed by every file's content, the configuration and the
     rules: a re-run over an unchanged tree reads one entry instead of every file's facts and

@@ -52,6 +52,10 @@ class _GitIgnores:
                 return
             self._specs.append((folder, pathspec.PathSpec.from_lines("gitwildmatch", lines)))
 
+    def active(self) -> bool:
+        """Whether a ``.gitignore`` was read (else nothing is ignored by one)."""
+        return bool(self._specs)
+
     def ignored(self, path: Path, is_dir: bool) -> bool:
         for base, spec in self._specs:
             try:
@@ -126,25 +130,50 @@ def discover(
                     continue
                 keep.append(d)
             dirs[:] = keep
+            # each file's path as ``here / f`` spells it, joined as text (a Path per file costs
+            # more than the walk: transformers has 2,860)
+            shown = str(here)
             for f in sorted(files):
-                p = here / f
-                if p.suffix not in suffixes:
+                if os.path.splitext(f)[1] not in suffixes:  # as Path.suffix
                     continue
-                real = p.resolve() if os.path.islink(p) else resolved / f
-                if ignores.ignored(real, False) or _excluded(p, exclude, root):
-                    continue
-                add(p, real)
+                text = f if shown == "." else os.path.join(shown, f)
+                if os.path.islink(text):
+                    real = Path(text).resolve()
+                    if ignores.ignored(real, False) or _excluded(Path(text), exclude, root):
+                        continue
+                    key = os.path.normcase(str(real))
+                else:
+                    if ignores.active() and ignores.ignored(resolved / f, False):
+                        continue
+                    if exclude and _excluded(Path(text), exclude, root):
+                        continue
+                    key = os.path.normcase(os.path.join(str(resolved), f))
+                if key not in seen:
+                    seen.add(key)
+                    found.append(text)
     return found
 
 
 def module_name(path: str) -> Tuple[str, bool, str]:
     """(dotted module name, is a package ``__init__``, the folder the name is relative to)."""
-    p = Path(os.path.realpath(path))
-    is_package = p.stem == "__init__" and p.suffix == ".py"
+    if os.path.islink(path):
+        folder, name = os.path.split(os.path.realpath(path))
+    else:  # the folder resolved once for its files (a part at a time: a stat per part)
+        folder, name = _real_folder(os.path.dirname(path)), os.path.basename(path)
+    stem, suffix = os.path.splitext(name)
+    if suffix == ".":  # `a.` has no suffix to Path either
+        stem, suffix = name, ""
+    is_package = stem == "__init__" and suffix == ".py"
     # A notebook cannot be imported: its name must never shadow `train.py` beside `train.ipynb`.
-    parts = [] if is_package else [p.stem + "-ipynb" if p.suffix == ".ipynb" else p.stem]
-    packages, folder = _package_chain(str(p.parent))
-    return ".".join([*packages, *parts]), is_package, folder
+    parts = [] if is_package else [stem + "-ipynb" if suffix == ".ipynb" else stem]
+    packages, top = _package_chain(folder)
+    return ".".join([*packages, *parts]), is_package, top
+
+
+@lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    """``os.path.realpath(folder)``, once per folder of a run (``ImportRoots`` forgets it)."""
+    return os.path.realpath(folder)
 
 
 @lru_cache(maxsize=4096)
@@ -179,6 +208,7 @@ class ImportRoots:
 
     def __init__(self, src: Sequence[Path] = ()) -> None:
         _package_chain.cache_clear()  # a new run sees the file system anew (packages made since)
+        _real_folder.cache_clear()
         self.src = tuple(str(Path(s).resolve()) for s in src)
         self._marked: Dict[str, Optional[str]] = {}
         self._roots: Dict[Tuple[str, str], Tuple[str, ...]] = {}

@@ -17,7 +17,7 @@ import os
 import stat
 import tokenize
 from .._dataclass import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from .notebook import Notebook
@@ -46,19 +46,33 @@ class SourceFile:
     # An editor's buffer (or stdin) whose text is not what the file on disk holds: its facts
     # are kept in memory only, never written to the disk cache.
     unsaved: bool = False
+    # The SHA-1 of the bytes read (what a cached run is keyed by), and the file's stamp when
+    # they were read (:func:`stamp`): a later run that finds the same stamp knows the digest
+    # without reading the file.
+    digest: str = ""
+    stamp: Optional[Tuple[int, int, int, int]] = None
 
     @classmethod
     def read(cls, path: str) -> "SourceFile":
         try:
             with open(path, "rb") as fh:
+                stamped = stamp(os.fstat(fh.fileno()))  # before reading: a write after it changes the stamp
                 raw = fh.read()
         except OSError as exc:
             return cls(path, b"", None, f"cannot read file: {exc.strerror or exc}", error_kind="read")
-        return cls.from_bytes(path, raw)
+        src = cls.from_bytes(path, raw)
+        src.stamp = stamped
+        return src
 
     @classmethod
     def from_bytes(cls, path: str, raw: bytes, unsaved: bool = False) -> "SourceFile":
         """A file's content as if read from ``path`` (a Python file or, by its suffix, a notebook)."""
+        src = cls._decoded(path, raw, unsaved)
+        src.digest = hashlib.sha1(raw).hexdigest()
+        return src
+
+    @classmethod
+    def _decoded(cls, path: str, raw: bytes, unsaved: bool) -> "SourceFile":
         from .notebook import NotebookError, is_notebook, parse
 
         if is_notebook(path):
@@ -97,6 +111,13 @@ class SourceFile:
             return self.notebook.encode(text)
         data = text.encode(self.encoding or "utf-8")
         return BOM + data if self.bom else data
+
+
+def stamp(st: os.stat_result) -> Tuple[int, int, int, int]:
+    """What changes whenever a file's content may have: its size, modification and change
+    times (nanoseconds) and inode (ruff's cache trusts the modification time alone; the
+    change time also catches a write that restores the old modification time)."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def source_encoding(raw: bytes) -> str:
