@@ -38,7 +38,9 @@ A site is fine when the value is chosen under a capability test
 ``is_torch_bf16_gpu_available()``, unsloth's ``is_bfloat16_supported()``, or a
 variable derived from one), when the whole call sits inside such an ``if``, when
 the configured ``target-gpus`` are all sm80+, or when bf16 is only reached through
-a command-line opt-in (``--bf16``, ``choices=``) rather than a ``default=``.
+a command-line opt-in (``--bf16``, ``choices=``) rather than a ``default=``. A load written as a
+statement alone (``AutoModel.from_pretrained(name, dtype=torch.bfloat16)``, whose result is
+dropped: a script that fills the download cache) computes nothing and is not reported.
 
 The fix follows the shared precision plan (``plan.py``): one ``BF16_OK`` probe per
 module, then guarded forms that keep the original on Ampere+ and change behaviour
@@ -360,8 +362,10 @@ class Bf16WithoutCapabilityGuard(Rule):
     def _weights(self, ctx: RuleContext, cap: CapabilityFacts):
         trains = None
         for w in ctx.facts.section("weights"):
-            if cap.call_guarded(w.span) or w.on_cpu:
-                continue  # checked, or kept on the CPU (a conversion script): bf16 is native there
+            if cap.call_guarded(w.span) or w.on_cpu or w.discarded:
+                # checked, kept on the CPU (a conversion script: bf16 is native there), or a load
+                # whose result is dropped (it fills the download cache: nothing computes)
+                continue
             atoms = bf16_dtypes(w.values, cap)
             if not atoms:
                 continue

@@ -31,7 +31,9 @@ meant to be there, and is not reported: ``if version.parse(torch.__version__) >=
 version helper (``is_torch_version("<", "2.3")``, a function of the project that returns such a
 test), ``hasattr(torch.amp, "GradScaler")``, or a variable bound to one of them. The test is read
 from its tree, never from its words: ``if args.version == 2:`` is no such test, nor a comment
-that says "torch version".
+that says "torch version". So is a use in an ``except`` handler of a ``try`` whose body calls the
+same entry point of ``torch.amp`` (``try: torch.amp.GradScaler(device=d)`` / ``except
+AttributeError: torch.cuda.amp.GradScaler()``): the handler runs only on a torch without it.
 """
 from __future__ import annotations
 

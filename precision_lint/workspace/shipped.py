@@ -16,7 +16,11 @@ A training script's GPU is often stated outside it: the SLURM script that launch
 - the nearest README that states a GPU: the module's folder's, else the one above it, up to
   the project's root ("This code has been tested up to 1024 A100s"). A folder whose README
   states a GPU is described by that one, not by the repository's; one whose README states
-  none is described by the README above it.
+  none is described by the README above it;
+- where no README up to the project's root states one, the project's documentation: the pages
+  of ``docs/`` (or ``doc/``) beside the root's ``pyproject.toml`` / ``setup.py`` / ``.git``, and
+  of the folders directly in it ("We ran SFT on 1 node of 8 NVIDIA H100 GPUs"). They speak
+  for the whole project as its root README does; a project without a root marker has none.
 
 A module whose file is not on disk (an editor's buffer, standard input) has no neighbours.
 Every file looked at is reported as a side file of the run, so a cached result is used only
@@ -42,6 +46,9 @@ LEVELS = 2  # folders above the module searched for its launch scripts
 README_LEVELS = 6  # folders above the module searched for its README
 PROJECT_ROOT = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers")  # and these folders of each
+DOCS_FOLDERS = ("docs", "doc")  # a project's documentation, beside its root marker
+DOCS_SUFFIXES = (".md", ".mdx", ".rst")
+DOCS_MAX_PAGES = 200  # pages read of one project's documentation (a site's thousands are not)
 
 
 class ShippedFiles:
@@ -54,6 +61,7 @@ class ShippedFiles:
         # README path → what it states: read once per README, not once per module beneath it
         # (every module of a package asks for the repository's README)
         self._readme_stated: Dict[str, List[int]] = {}
+        self._docs_stated: Dict[str, List[int]] = {}  # project root → what its docs/ state
         self._pins: Dict[str, List["Allowed"]] = {}
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
         self._naming: Dict[str, List[Tuple[str, str, str]]] = {}  # path → _launchers_naming
@@ -101,12 +109,48 @@ class ShippedFiles:
                     return list(stated)
                 break
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
-                return []
+                return self._project_docs(here)
             parent = os.path.dirname(here)
             if parent == here:
                 return []
             here = parent
         return []
+
+    def _project_docs(self, root: str) -> List[int]:
+        """What the pages of the project's documentation folder state (``docs/*.md`` and
+        ``docs/*/*.md``, at most :data:`DOCS_MAX_PAGES`, in name order), read once per project:
+        the GPUs its runs were made on where the root README names none ("We ran training for
+        the 1B model on 1 node of 8 NVIDIA H100 GPUs")."""
+        found = self._docs_stated.get(root)
+        if found is not None:
+            return found
+        found = []
+        pages = 0
+        for folder in DOCS_FOLDERS:
+            top = os.path.join(root, folder)
+            if not os.path.isdir(top):
+                continue
+            try:
+                names = sorted(os.listdir(top))
+            except OSError:
+                continue
+            paths = [os.path.join(top, n) for n in names]
+            for sub in [p for p in paths if os.path.isdir(p)]:
+                try:
+                    paths.extend(os.path.join(sub, n) for n in sorted(os.listdir(sub)))
+                except OSError:
+                    continue
+            for path in paths:
+                if pages >= DOCS_MAX_PAGES:
+                    break
+                if not path.endswith(DOCS_SUFFIXES) or not os.path.isfile(path):
+                    continue
+                pages += 1
+                text = self._read(path)
+                if text is not None:
+                    found.extend(stated_in_text(text if path.endswith(".rst") else markdown_prose(text)))
+        self._docs_stated[root] = found
+        return found
 
     def stated_for(self, module_path: str) -> Optional[int]:
         """What the module's launch scripts and its folder's README state (as

@@ -769,3 +769,38 @@ def test_comparison_with_an_argparse_default_that_selects_bf16():
     assert d.fix is None  # the flag is derived: no literal to guard in place
     fp32_default = src.replace('default="bf16"', 'default="fp32"')
     assert lint(fp32_default, "MP201") == []
+
+
+# --- a load whose result is dropped: a script that fills the download cache ----------------------
+CACHE = """
+import torch
+from transformers import AutoModelForCausalLM
+
+
+def main(name):
+    {line}
+
+
+if __name__ == "__main__":
+    main("gpt2")
+"""
+
+
+def test_a_load_written_as_a_statement_alone_computes_nothing():
+    src = CACHE.format(line="AutoModelForCausalLM.from_pretrained(name, dtype=torch.bfloat16)")
+    assert lint(src, CODE) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the model is kept: whatever uses it computes in bf16
+        "model = AutoModelForCausalLM.from_pretrained(name, dtype=torch.bfloat16)\n    return model(torch.ones(1, 4, dtype=torch.long).cuda())",
+        "return AutoModelForCausalLM.from_pretrained(name, dtype=torch.bfloat16)",
+        # a statement of a call on the loaded model: the load's result is used
+        "AutoModelForCausalLM.from_pretrained(name, dtype=torch.bfloat16).cuda().generate(torch.ones(1, 4, dtype=torch.long).cuda())",
+    ],
+)
+def test_a_load_whose_result_is_used_is_reported(line):
+    (d,) = lint(CACHE.format(line=line), CODE)
+    assert d.code == CODE and d.span.line in (6, 7)

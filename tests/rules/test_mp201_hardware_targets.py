@@ -275,3 +275,44 @@ def test_launchers_and_the_folders_readme_state_the_target(tree, files):
 )
 def test_files_that_do_not_speak_about_the_module_state_nothing(tree, files):
     assert _run(tree({"src/train.py": TRAIN, **files})) == [("src/train.py", "MP201")]
+
+
+# --- the project's documentation folder, where no README up to the project's root states a GPU ------
+PROJECT = {"pyproject.toml": "[project]\nname = 'p'\n", "README.md": "# p\n\nTrain with 8 GPUs.\n", "src/train.py": TRAIN}
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"docs/recipes.md": "# Recipes\n\nWe ran SFT for the 1B model on 1 node of 8 NVIDIA H100 GPUs.\n"},
+        {"docs/algorithms/dpo.md": "## Train (1x8 H100, ~9.5 h)\n"},  # a folder directly in docs/
+        {"doc/index.rst": "All experiments ran on 8 NVIDIA A100-80GB GPUs.\n"},
+        {"docs/recipes.md": "We ran SFT on 8 H100s.\n", "docs/other.md": "# Other\n\nRun `make`.\n"},
+    ],
+    ids=["docs-page", "docs-subfolder", "doc-rst", "one-page-of-several"],
+)
+def test_the_projects_docs_state_the_target_where_its_readme_is_silent(tree, files):
+    root = tree({**PROJECT, **files})
+    assert _run(root) == []
+    assert _run(root, cfg=config(target_gpus=["t4"], transformers_version="5.23")) == [("src/train.py", "MP201")]
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        # the root README states a GPU: it speaks for the project, the docs are not read
+        {"README.md": "# p\n\nWe trained on a T4.\n", "docs/recipes.md": "We ran SFT on 8 H100s.\n"},
+        # advice, and a pre-Ampere GPU named anywhere in the docs
+        {"docs/online.md": "For chat models you should use an 8xH100 node.\n"},
+        {"docs/recipes.md": "We ran SFT on 8 H100s.\n", "docs/colab.md": "On a T4, use fp16.\n"},
+        # deeper than one folder into docs/, or not a page
+        {"docs/source/en/train.md": "We ran SFT on 8 H100s.\n"},
+        {"docs/notes.txt": "We ran SFT on 8 H100s.\n"},
+        # no project root: no project documentation
+        {"pyproject.toml": None, "docs/recipes.md": "We ran SFT on 8 H100s.\n"},
+    ],
+    ids=["readme-states-t4", "docs-advice", "docs-name-a-t4", "docs-too-deep", "docs-not-a-page", "no-project-root"],
+)
+def test_docs_that_do_not_state_an_ampere_target_leave_it_reported(tree, files):
+    merged = {k: v for k, v in {**PROJECT, **files}.items() if v is not None}
+    assert _run(tree(merged)) == [("src/train.py", "MP201")]

@@ -321,3 +321,51 @@ def test_a_torch_version_helper_of_another_module(tmp_path):
     found = Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
     # the fallback for old torch is meant; the second branch tests the function itself, not torch
     assert [(d.path.rsplit("/", 1)[-1], d.span.line) for d in found] == [("train.py", 9)]
+
+
+# --- the `except` fallback of a `try` that calls the torch.amp spelling ---------------------------
+FALLBACK = """
+import torch
+from torch.amp import autocast as new_autocast
+
+
+def make(device):
+    try:
+        {body}
+    except {caught}:
+        {handler}
+    return scaler
+"""
+
+
+@pytest.mark.parametrize(
+    "body, caught, handler",
+    [
+        # torch.amp.GradScaler exists from 2.3: where it does not, the handler runs, and there
+        # torch.cuda.amp is not deprecated; where the handler's call would warn, it never runs
+        ("scaler = torch.amp.GradScaler(device=device)", "(AttributeError, TypeError)", "scaler = torch.cuda.amp.GradScaler()"),
+        ("scaler = torch.amp.GradScaler('cuda')", "AttributeError", "scaler = torch.cuda.amp.GradScaler()"),
+        ("scaler = torch.amp.grad_scaler.GradScaler('cuda')", "Exception", "scaler = torch.cuda.amp.GradScaler()"),
+        ("scaler = new_autocast('cuda')", "TypeError", "scaler = torch.cuda.amp.autocast()"),
+        ("scaler = torch.autocast('cuda')", "", "scaler = torch.cuda.amp.autocast()"),
+    ],
+)
+def test_the_except_fallback_of_the_torch_amp_spelling_is_compatibility_code(body, caught, handler):
+    src = FALLBACK.format(body=body, caught=caught, handler=handler).replace("except :", "except:")
+    assert lint(src, CODE) == []
+
+
+@pytest.mark.parametrize(
+    "body, caught, handler, line",
+    [
+        # the try body calls no torch.amp spelling: the handler's call runs on new torch too
+        ("scaler = make_scaler(device)", "AttributeError", "scaler = torch.cuda.amp.GradScaler()", 9),
+        # the body's torch.amp call is another entry point: the handler's is no fallback for it
+        ("scaler = torch.amp.autocast('cuda')", "AttributeError", "scaler = torch.cuda.amp.GradScaler()", 9),
+        # the deprecated call in the try body itself runs first, on every torch
+        ("scaler = torch.cuda.amp.GradScaler()", "AttributeError", "scaler = torch.amp.GradScaler('cuda')", 7),
+    ],
+)
+def test_a_handler_without_the_new_spelling_above_is_no_fallback(body, caught, handler, line):
+    (d,) = lint(FALLBACK.format(body=body, caught=caught, handler=handler), CODE)
+    assert d.span.line == line

@@ -11,7 +11,7 @@ and the import statements that bind names to ``torch.cuda.amp``.
 from __future__ import annotations
 
 from ..._dataclass import dataclass
-from typing import Optional, Tuple
+from typing import Dict, FrozenSet, Optional, Tuple
 
 import ast
 
@@ -26,7 +26,9 @@ SECTION = "cuda_amp"
 EMPTY = {"uses": (), "imports": ()}
 
 OLD = "torch.cuda.amp"
+NEW = "torch.amp"
 NAMES = ("GradScaler", "autocast", "custom_fwd", "custom_bwd")
+_TRY = (ast.Try, *(c for c in (getattr(ast, "TryStar", None),) if c is not None))
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,51 @@ def _version_gated(index: ModuleIndex, guards) -> Tuple[bool, Tuple[HelperCall, 
             return True, ()
         helpers.extend(tests.helper_calls(test, positive))
     return False, tuple(helpers)
+
+
+def _new_name(qualname: Optional[str]) -> Optional[str]:
+    """The name of a device-generic AMP entry point ``qualname`` is (``torch.amp.GradScaler``,
+    ``torch.amp.grad_scaler.GradScaler``, ``torch.autocast``), else None."""
+    if qualname == "torch.autocast":
+        return "autocast"
+    if not qualname or not qualname.startswith(NEW + "."):
+        return None
+    last = qualname.rsplit(".", 1)[-1]
+    return last if last in NAMES else None
+
+
+def _fallbacks(index: ModuleIndex) -> Dict[int, FrozenSet[str]]:
+    """id(node) → the names of ``torch.amp`` the ``try`` body above calls, for each node inside
+    an ``except`` handler of a ``try`` whose body calls the device-generic spelling::
+
+        try:
+            scaler = torch.amp.GradScaler(device=device)
+        except (AttributeError, TypeError):
+            scaler = torch.cuda.amp.GradScaler()  # runs only where torch.amp has no GradScaler
+
+    The handler is the fallback for a torch without ``torch.amp.GradScaler`` (before 2.3),
+    where ``torch.cuda.amp`` is not deprecated; wherever the deprecated call would warn, the
+    ``try`` body succeeds and the handler never runs. Read from the tree: the callee of each
+    call in the body, resolved through the imports, never its text."""
+    found: Dict[int, FrozenSet[str]] = {}
+    for node in ast.walk(index.root.node):
+        if not isinstance(node, _TRY) or not node.handlers:
+            continue
+        names = set()
+        for statement in node.body:
+            for inner in ast.walk(statement):
+                if isinstance(inner, ast.Call):
+                    site = index.call_of(inner)
+                    name = _new_name(site.qualname if site is not None else None)
+                    if name is not None:
+                        names.add(name)
+        if not names:
+            continue
+        frozen = frozenset(names)
+        for handler in node.handlers:
+            for inner in ast.walk(handler):
+                found[id(inner)] = found.get(id(inner), frozenset()) | frozen
+    return found
 
 
 def _asks_torch(index: ModuleIndex, tests: VersionTests, expr: ast.expr, scope: Scope, seen: set, depth: int = 0) -> bool:
@@ -162,6 +209,7 @@ def _args(index: ModuleIndex, call: ast.Call) -> Tuple[Tuple[int, Optional[str],
 
 def extract(index: ModuleIndex, evaluator: Evaluator):
     uses = []
+    fallbacks: Optional[Dict[int, FrozenSet[str]]] = None
     for site in index.calls:
         name = _target(site.qualname)
         if name is None or dotted(site.node.func) is None:
@@ -170,6 +218,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         paren = index.source.index("(", func_span.end) + 1
         head, bound = _head_binding(index, site.node.func, site.scope)
         gated, helpers = _version_gated(index, site.guards)
+        if not gated and "<handler>" in site.caught:
+            if fallbacks is None:
+                fallbacks = _fallbacks(index)  # only in a file with a deprecated call in a handler
+            gated = name in fallbacks.get(id(site.node), ())
         uses.append(
             AmpUse(name, func_span, index.text(site.node.func), head, bound, True, paren, _args(index, site.node),
                    gated, helpers)

@@ -60,6 +60,9 @@ class WeightsSite:
     edit_text: str = ""  # source text of edit_span
     receiver_text: str = ""  # `.half()` etc.: the text before the dot
     on_cpu: bool = False  # loaded with `device_map="cpu"`: no GPU capability matters
+    # a load written as a statement alone (`AutoModel.from_pretrained(name, dtype=...)`): its
+    # result is dropped, so nothing computes with these weights (a script that fills the cache)
+    discarded: bool = False
     # `Net(cfg).half()` with `Net` a class of another project module: a model only if that
     # class derives from a torch.nn.Module, which the join decides (``join``); "" otherwise
     builds: str = ""
@@ -804,6 +807,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         kind = None
         edit_node = None
         on_cpu = False
+        discarded = False
         via = "keyword"
         builds = ""
         vals: Tuple[Possible, ...] = ()
@@ -816,6 +820,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             vals = evaluator.source_values(src, site.scope)
             placed = evaluator.kwarg_values(node, site.scope, "device_map")
             on_cpu = bool(placed) and all(v.kind == CONST and v.value == "cpu" for v in placed)
+            discarded = isinstance(site.statement, ast.Expr) and site.statement.value is node
         elif sources := [s for s in evaluator.model_init_entries(site) if s.name in DTYPE_KWARGS]:
             # `SFTConfig(model_init_kwargs={"dtype": torch.float16})`: the trainer loads the model
             src = sources[-1]
@@ -934,6 +939,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 edit_text=edit_text,
                 receiver_text=index.text(site.receiver) if site.receiver is not None else "",
                 on_cpu=on_cpu,
+                discarded=discarded,
                 builds=builds,
                 adapters=kind == "half" and uses.adapters_before(targets, span.start),
                 trained=trained,
