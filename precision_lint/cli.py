@@ -282,9 +282,9 @@ def check_command(argv: Sequence[str]) -> int:
     if args.fix and stdin is not None:  # the fixed source to stdout, findings to stderr (as ruff)
         src = result.sources[stdin]
         try:
-            data = src.encode(result.fixed_texts[stdin]) if stdin in changed else src.raw
+            data = src.encode(result.fixed_texts[stdin]) if stdin in changed else src.content()
         except NotebookError:
-            data = src.raw
+            data = src.content()
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     elif args.fix:
@@ -345,7 +345,7 @@ def _write_fixes(result, changed, config) -> List[str]:
             print(f"precision-lint: error: fixes for {_display(path)} were not written: {exc}", file=sys.stderr)
             unwritten.append(path)
             continue
-        if data == src.raw:
+        if data == src.content():
             continue
         try:
             target = write_over(src, data)

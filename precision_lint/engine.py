@@ -777,7 +777,7 @@ class Engine:
                     f"{shown} of code is more than max-file-size ({limit_shown}); "
                     "raise `max-file-size` in [tool.precision-lint] to check it"
                 )
-                src = dataclasses.replace(src, text=None, error=why, error_kind="size", notebook=None)
+                src = dataclasses.replace(src, raw=src.content(), text=None, error=why, error_kind="size", notebook=None)
             out.append(src)
         return out
 

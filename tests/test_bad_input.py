@@ -509,3 +509,24 @@ def test_bad_input(case: Case, tmp_path, monkeypatch, capsys):
         assert (tmp_path / rel).read_bytes() == data, rel
     if case.check is not None:
         case.check(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "raw, kept",
+    [
+        ("x = 'é'\n".encode("utf-8"), False),  # UTF-8: the text encoded again is the bytes read
+        (b"\xef\xbb\xbfx = 1\r\n", False),  # a BOM and CRLF line ends survive too
+        (LATIN1.encode("latin-1"), True),  # another codec: the bytes themselves are kept
+        (b"x = '\xff'\n", True),  # not decodable: nothing else holds them
+    ],
+)
+def test_a_source_file_gives_back_the_exact_bytes_it_read(tmp_path, raw, kept):
+    """A UTF-8 file's bytes are not held beside its text (53 MB of transformers, twice):
+    ``content()`` encodes the text again, which gives the bytes read exactly."""
+    from precision_lint.workspace.sources import SourceFile
+
+    path = tmp_path / "train.py"
+    path.write_bytes(raw)
+    src = SourceFile.read(str(path))
+    assert src.content() == raw
+    assert (src.raw is not None) == kept
