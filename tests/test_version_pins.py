@@ -531,3 +531,53 @@ def test_requirement_files_without_a_declaring_package_still_pin(tmp_path):
     })
     for name in ("a", "b", "c"):
         assert _targets(root, f"{name}/train.py").of("transformers").is_point, name
+
+
+# Where a folder's files state one library several times, the message names the file the
+# deciding statement is in: the pin of requirements.txt, not pyproject.toml's looser range
+# beside it (the first file of the folder, by name).
+def test_the_pin_is_shown_in_the_file_that_writes_it(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["transformers>=5.4.0"]\n',
+        "requirements.txt": "transformers==5.4.0\n",
+        "pkg/train.py": "",
+    })
+    t = _targets(root, "pkg/train.py").of("transformers")
+    assert t.is_point and t.where() == "transformers==5.4.0 in ../requirements.txt"
+
+
+def test_statements_that_each_narrow_the_range_name_every_file(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["transformers>=4.40"]\n',
+        "requirements.txt": "transformers<5\n",
+        "train.py": "",
+    })
+    t = _targets(root, "train.py").of("transformers")
+    assert (t.low, t.high) == ((4, 40), (5,))
+    assert t.where() == "transformers>=4.40 and transformers<5 in pyproject.toml and requirements.txt"
+
+
+def test_the_same_pin_in_two_files_names_both_and_one_file_names_itself(tmp_path):
+    root = write_tree(tmp_path, {
+        "a/pyproject.toml": '[project]\nname = "a"\ndependencies = ["transformers==4.57.1"]\n',
+        "a/requirements.txt": "transformers==4.57.1\n",
+        "a/train.py": "",
+        "b/pyproject.toml": '[project]\nname = "b"\ndependencies = ["transformers==4.57.1"]\n',
+        "b/requirements.txt": "torch>=2.1\n",
+        "b/train.py": "",
+    })
+    assert _targets(root, "a/train.py").of("transformers").where() == "transformers==4.57.1 in pyproject.toml and requirements.txt"
+    assert _targets(root, "b/train.py").of("transformers").where() == "transformers==4.57.1 in pyproject.toml"
+
+
+def test_a_readme_pin_beside_a_looser_one_names_its_own_readme(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "INSTALL.md": "```bash\npip install transformers>=4.30\n```\n",  # read first, by name
+        "README.md": "# x\n\n```bash\npip install transformers==4.44.2\n```\n",
+        "train.py": "",
+    })
+    t = _targets(root, "train.py").of("transformers")
+    assert t.is_point and t.where() == "transformers==4.44.2 in `pip install` in README.md"

@@ -818,6 +818,28 @@ def _combine(found: List[Allowed]) -> Optional[Allowed]:
     return out
 
 
+def _same_range(a: Allowed, b: Allowed) -> bool:
+    return (a.low, a.high, a.high_inclusive, a.commit, a.newest) == (b.low, b.high, b.high_inclusive, b.commit, b.newest)
+
+
+def _deciding(mentions: List[Tuple[Allowed, Path]]) -> Tuple[Allowed, List[Path]]:
+    """One range from a folder's statements of a library (``_combine``), as the statements that
+    decide it say it, with the files they are written in: where one statement alone states the
+    whole range (``transformers==5.4.0`` in requirements.txt beside ``transformers>=5.4.0`` in
+    pyproject.toml), that statement and the files that write it so; else every statement, and
+    every file. The first file alone would name pyproject.toml for requirements.txt's pin."""
+    combined = _combine([r for r, _ in mentions])
+    alone = next((r for r, _ in mentions if _same_range(r, combined)), None)
+    if alone is not None:
+        return alone, [p for r, p in mentions if r.described == alone.described and _same_range(r, combined)]
+    return combined, [p for _, p in mentions]
+
+
+def _files(paths: List[Path], start: Path) -> str:
+    """``../pyproject.toml and ../requirements.txt``: each file once, in order."""
+    return " and ".join(dict.fromkeys(_shown(p, start) for p in paths))
+
+
 # --- the resolver ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Targets:
@@ -898,8 +920,8 @@ class VersionResolver:
                 # the package declares the library itself: an extra's pin does not narrow it
                 mentions = [(r, p) for r, p in mentions if not _is_extra(p, folder)]
             if mentions:
-                combined = _combine([r for r, _ in mentions])
-                return replace(combined, source=_shown(mentions[0][1], start))
+                combined, paths = _deciding(mentions)
+                return replace(combined, source=_files(paths, start))
             # a copy beside the code: in its own folder, or in a folder that is a project's root
             # (a sibling checkout in a folder of unrelated downloads is not this code's library)
             looks_like_root = folder == start or self._is_root(folder)
@@ -910,9 +932,9 @@ class VersionResolver:
             # last, what the folder's README installs in its code blocks
             stated = [(r, p) for r, p in self._readme(folder) if r.dist == dist]
             if stated:
-                combined = _combine([r for r, _ in stated])
+                combined, paths = _deciding(stated)
                 how = "`conda install`" if stated[0][0].source.startswith("`conda install`") else "`pip install`"
-                return replace(combined, source=f"{how} in {_shown(stated[0][1], start)}")
+                return replace(combined, source=f"{how} in {_files(paths, start)}")
             if (folder / ".git").exists():
                 break
         return None

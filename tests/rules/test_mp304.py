@@ -412,3 +412,16 @@ def test_a_replacement_newer_than_the_pin_with_no_older_spelling_is_not_suggeste
     said = advice(row, Allowed.point("trl", (0, 9, 6), "requirements.txt"))
     assert said.startswith("its replacement, XConfig(bar=...), is new in TRL 0.16") and "use" not in said
     assert advice(row, Allowed.point("trl", (0, 16), "requirements.txt")) == "use XConfig(bar=...)"
+
+
+def test_the_message_names_the_file_the_pin_is_in(tmp_path):
+    """pyproject.toml's loose range and requirements.txt's pin: the pin decides, and is shown
+    in requirements.txt (not in pyproject.toml, the folder's first file)."""
+    files = {
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["transformers>=5.4.0"]\n',
+        "requirements.txt": "transformers==5.4.0\n",
+        "pkg/train.py": TORCH_DTYPE,
+    }
+    (d,) = _lint_in_project(tmp_path, files)
+    assert "(transformers==5.4.0 in ../requirements.txt)" in d.message
+    assert "pyproject.toml" not in d.message
