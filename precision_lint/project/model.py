@@ -40,7 +40,7 @@ class Project:
         self.modules: List[ModuleFacts] = [m for m in modules]
         self._import_roots = import_roots or (lambda m: (m.root,))
         self._index()
-        self.symbols = ProjectSymbols(self.module_named)
+        self.symbols = ProjectSymbols(self.module_named, self.import_roots_of)
         # The config files of the run (YAML/JSON/TOML at literal paths), each read once.
         self.configs = configs or ConfigFiles()
         # The launch scripts and READMEs beside the code (the hardware they state).
@@ -337,14 +337,19 @@ class Project:
         module a name means depends on where it is imported."""
         if near is None:
             return None
-        roots = self._import_roots_by_module.get((near.path, near.root))
-        if roots is None:
-            roots = self._import_roots_by_module[(near.path, near.root)] = tuple(self._import_roots(near))
-        key = (name, roots)  # the answer depends on the importer only through its roots
+        key = (name, self.import_roots_of(near))  # the answer depends on the importer only through its roots
         found = self._named.get(key, self)
         if found is self:
-            found = self._named[key] = self._module_named(name, roots)
+            found = self._named[key] = self._module_named(name, key[1])
         return found
+
+    def import_roots_of(self, module: ModuleFacts) -> Tuple[str, ...]:
+        """The folders, nearest first, where an import written in ``module`` finds local
+        modules: all that :meth:`module_named` (and so a name's resolution) reads of the importer."""
+        roots = self._import_roots_by_module.get((module.path, module.root))
+        if roots is None:
+            roots = self._import_roots_by_module[(module.path, module.root)] = tuple(self._import_roots(module))
+        return roots
 
     def _module_named(self, name: str, roots: Tuple[str, ...]) -> Optional[ModuleFacts]:
         by_root = self._by_name.get(name) or {}

@@ -10,7 +10,7 @@ unrelated ``class Trainer`` elsewhere in the tree changes no finding.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, Hashable, Iterator, List, Optional, Set, Tuple
 
 from ..facts.model import ClassFact, ModuleFacts
 from ..knowledge import library_bases
@@ -19,14 +19,21 @@ _MAX_HOPS = 16
 
 
 class ProjectSymbols:
-    def __init__(self, module_named: Callable[[str, Optional[ModuleFacts]], Optional[ModuleFacts]]) -> None:
+    def __init__(
+        self,
+        module_named: Callable[[str, Optional[ModuleFacts]], Optional[ModuleFacts]],
+        import_roots: Optional[Callable[[ModuleFacts], Hashable]] = None,
+    ) -> None:
+        """``import_roots(module)``: all that ``module_named`` reads of the importer (its import
+        roots), so that the modules sharing them share each answer; without it, per module."""
         self._module_named = module_named
-        self._memo: Dict[Tuple[str, str], Tuple[Optional[ModuleFacts], str]] = {}
+        self._scope = import_roots or (lambda m: m.path)
+        self._memo: Dict[Tuple[str, Hashable], Tuple[Optional[ModuleFacts], str]] = {}
 
     def resolve(self, qualname: str, near: Optional[ModuleFacts]) -> Tuple[Optional[ModuleFacts], str]:
         """(the linted module that defines it, its canonical qualified name); the module is
         None for a library name (returned unchanged) or a name no linted module defines."""
-        key = (qualname, near.path if near is not None else "")
+        key = (qualname, self._scope(near) if near is not None else "")
         if key not in self._memo:
             self._memo[key] = self._resolve(qualname, near, set())
         return self._memo[key]

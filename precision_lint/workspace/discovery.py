@@ -32,8 +32,8 @@ SKIPPED_DIRS = {
 }
 
 
-def _is_virtualenv(folder: Path) -> bool:
-    return (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir()
+def _is_virtualenv(folder) -> bool:
+    return os.path.isfile(os.path.join(folder, "pyvenv.cfg")) or os.path.isdir(os.path.join(folder, "conda-meta"))
 
 
 class _GitIgnores:
@@ -41,8 +41,8 @@ class _GitIgnores:
         self._specs: List[Tuple[Path, object]] = []
 
     def add_folder(self, folder: Path) -> None:
-        ignore = folder / ".gitignore"
-        if ignore.is_file():
+        if os.path.isfile(os.path.join(folder, ".gitignore")):
+            ignore = folder / ".gitignore"
             pathspec = _pathspec()
             if pathspec is None:
                 return
@@ -116,19 +116,23 @@ def discover(
             if (parent / ".git").exists():
                 ignores = _GitIgnores()
                 ignores.add_folder(parent)
+        resolved_of: Dict[str, Path] = {}  # a folder the walk goes into → its resolved path, made above
         for folder, dirs, files in os.walk(start):
             here = Path(folder)
-            resolved = here.resolve()  # once per folder: only links need their own
+            resolved = resolved_of.pop(folder, None) or here.resolve()  # only links need their own
             ignores.add_folder(resolved)
             keep = []
             for d in sorted(dirs):
-                sub = here / d
-                if d in SKIPPED_DIRS or d.endswith(".egg-info") or _is_virtualenv(sub):
+                if d in SKIPPED_DIRS or d.endswith(".egg-info"):
                     continue
-                real = sub.resolve() if os.path.islink(sub) else resolved / d
-                if ignores.ignored(real, True) or _excluded(sub, exclude, root):
+                below = os.path.join(folder, d)  # as os.walk names it when it goes in
+                if _is_virtualenv(below):
+                    continue
+                real = Path(below).resolve() if os.path.islink(below) else resolved / d
+                if ignores.ignored(real, True) or _excluded(here / d, exclude, root):
                     continue
                 keep.append(d)
+                resolved_of[below] = real
             dirs[:] = keep
             # each file's path as ``here / f`` spells it, joined as text (a Path per file costs
             # more than the walk: transformers has 2,860)

@@ -867,6 +867,7 @@ class VersionResolver:
         self._children: Dict[Path, Tuple[Vendored, ...]] = {}
         self._walks: Dict[Tuple[Path, str], Optional[Allowed]] = {}
         self._roots: Dict[Path, bool] = {}
+        self._targets: Dict[Tuple[str, Tuple[Allowed, ...]], Targets] = {}  # (folder, stated in the file) → targets
 
     def _vendored_at(self, folder: Path) -> Optional[Vendored]:
         if folder not in self._copies:
@@ -944,10 +945,18 @@ class VersionResolver:
     ) -> Targets:
         """``run``: what the runs this file is part of install (a notebook's ``%pip install``
         lines, where the notebook launches the file or a script that imports it)."""
-        here = Path(os.path.abspath(path)).parent
-        library = next((v for v in map(self._vendored_at, (here, *here.parents)) if v is not None), None)
-        name = Path(path).name
+        folder, name = os.path.split(os.path.abspath(path))
         inline = in_file_requirements(source, name) + pip_requirements(notebook_lines, name) + list(run)
+        # the answer depends on the file only through its folder and what it states itself: the
+        # files of a folder that state nothing share one (a package's thousands of modules)
+        key = (folder, tuple(inline))
+        found = self._targets.get(key)
+        if found is None:
+            found = self._targets[key] = self._targets_in(Path(folder), inline)
+        return found
+
+    def _targets_in(self, here: Path, inline: List[Allowed]) -> Targets:
+        library = next((v for v in map(self._vendored_at, (here, *here.parents)) if v is not None), None)
         versions: Dict[str, Allowed] = {}
         for dist in LIBRARIES:
             if dist in self.configured:
