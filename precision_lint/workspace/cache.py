@@ -132,7 +132,23 @@ def default_cache_dir(config_root: Optional[Path]) -> str:
 _MISSING = object()
 
 
-class ImportsIndex:
+class _OneEntry:
+    """A dictionary kept as one cache entry: read on first use, written back (atomically) by
+    ``save`` when something was added (``_added``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._data: Optional[dict] = None
+        self._added = False
+
+    def _entries(self) -> dict:
+        if self._data is None:
+            loaded = _load(self.path)
+            self._data = loaded if isinstance(loaded, dict) else {}
+        return self._data
+
+
+class ImportsIndex(_OneEntry):
     """What the project-wide steps read of each file before its facts, in one entry for the
     whole cache: the modules a text imports for the gate (``gate.imported_modules``, keyed by
     path, content digest and module name) and the imports its facts record (keyed as the facts
@@ -142,16 +158,8 @@ class ImportsIndex:
     texts a run did not see are dropped when they outnumber those it saw."""
 
     def __init__(self, root: str) -> None:
-        self.path = Path(root) / fingerprint() / "imports" / "index.pickle"
-        self._data: Optional[dict] = None
+        super().__init__(Path(root) / fingerprint() / "imports" / "index.pickle")
         self._seen: set = set()
-        self._added = False
-
-    def _entries(self) -> dict:
-        if self._data is None:
-            loaded = _load(self.path)
-            self._data = loaded if isinstance(loaded, dict) else {}
-        return self._data
 
     def get(self, key: tuple, default=None):
         found = self._entries().get(key, _MISSING)
@@ -176,22 +184,14 @@ class ImportsIndex:
         self._added = False
 
 
-class StampCache:
+class StampCache(_OneEntry):
     """The content digest of each file as of its stamp (size, times, inode: ``sources.stamp``),
     in one entry for the whole cache: a re-run over an unchanged tree keys its cached run by
     stat calls alone, reading no file (ruff's cache does the same with modification times).
     Read once, written once per run (atomically) when a stamp was added or changed."""
 
     def __init__(self, root: str) -> None:
-        self.path = Path(root) / "stamps.pickle"  # digests of bytes: the same for every version of the code
-        self._data: Optional[dict] = None
-        self._added = False
-
-    def _entries(self) -> dict:
-        if self._data is None:
-            loaded = _load(self.path)
-            self._data = loaded if isinstance(loaded, dict) else {}
-        return self._data
+        super().__init__(Path(root) / "stamps.pickle")  # digests of bytes: the same for every version of the code
 
     def digest(self, path: str, stamped) -> Optional[str]:
         """The digest recorded for ``path`` (absolute) at this stamp; None when none is."""
