@@ -624,7 +624,7 @@ class Engine:
         diagnostics = self.runs.get(self._key_of_files(contents, None, False))
         if diagnostics is None:
             return None
-        sources = [SourceFile.read(p) for p in sorted({d.path for d in diagnostics})]
+        sources = self._within_size([SourceFile.read(p) for p in sorted({d.path for d in diagnostics})])
         result = RunResult(sources={s.path: s for s in sources}, files=len(files), diagnostics=diagnostics)
         result.fixed_texts = {s.path: s.text for s in sources if s.text is not None}
         result.unsafe_held_back = _held_back(diagnostics, unsafe)

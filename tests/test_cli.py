@@ -204,6 +204,18 @@ def test_facts_cache_is_used_and_invalidated_by_content(tmp_path):
     assert not no_cache.exists()
 
 
+def test_a_run_answered_by_its_stamps_shows_what_the_first_run_showed(tmp_path):
+    """A warm run over a folder reads only the files with findings again, and reads them as
+    the first run did: a file over max-file-size is still shown without its text."""
+    project(tmp_path, {"bad.py": BAD, "big.py": "x = 1\n" * 600})
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT + 'max-file-size = "2KB"\n')
+    cache = tmp_path / "cache"
+    first = run_cli("--cache-dir", str(cache), ".", cwd=tmp_path)
+    assert "big.py:1:1: MP002" in first.stdout and first.returncode == 1
+    again = run_cli("--cache-dir", str(cache), ".", cwd=tmp_path)
+    assert again.stdout == first.stdout and again.returncode == first.returncode
+
+
 def test_version_and_help_import_neither_libcst_nor_the_rules():
     """`--version` and `--help` start fast: LibCST, the engine and the rules are imported only
     by the commands that run them (`python -X importtime`: ~0.15 s instead of ~0.6 s)."""
