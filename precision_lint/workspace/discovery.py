@@ -96,16 +96,17 @@ def discover(
     found: List[str] = []
     seen = set()
 
-    def add(p: Path, real: Optional[Path] = None) -> None:
-        key = os.path.normcase(str(real or p.resolve()))
+    def add(shown: str, real: str) -> None:
+        """``shown`` (the path as found) once per file it really is (``real``, resolved)."""
+        key = os.path.normcase(real)
         if key not in seen:
             seen.add(key)
-            found.append(str(p))
+            found.append(shown)
 
     for raw in paths:
         start = Path(raw)
         if start.is_file():
-            add(start)  # named explicitly: always checked
+            add(str(start), str(start.resolve()))  # named explicitly: always checked
             continue
         if not start.is_dir():
             raise FileNotFoundError(raw)
@@ -136,25 +137,17 @@ def discover(
             dirs[:] = keep
             # each file's path as ``here / f`` spells it, joined as text (a Path per file costs
             # more than the walk: transformers has 2,860)
-            shown = str(here)
+            shown, resolved_text = str(here), str(resolved)
             for f in sorted(files):
                 if os.path.splitext(f)[1] not in suffixes:  # as Path.suffix
                     continue
                 text = f if shown == "." else os.path.join(shown, f)
-                if os.path.islink(text):
-                    real = Path(text).resolve()
-                    if ignores.ignored(real, False) or _excluded(Path(text), exclude, root):
-                        continue
-                    key = os.path.normcase(str(real))
-                else:
-                    if ignores.active() and ignores.ignored(resolved / f, False):
-                        continue
-                    if exclude and _excluded(Path(text), exclude, root):
-                        continue
-                    key = os.path.normcase(os.path.join(str(resolved), f))
-                if key not in seen:
-                    seen.add(key)
-                    found.append(text)
+                real = Path(text).resolve() if os.path.islink(text) else None  # only links need their own
+                if ignores.active() and ignores.ignored(real or resolved / f, False):
+                    continue
+                if exclude and _excluded(Path(text), exclude, root):
+                    continue
+                add(text, str(real) if real is not None else os.path.join(resolved_text, f))
     return found
 
 
