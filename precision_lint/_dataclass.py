@@ -13,12 +13,19 @@ and a standard subclass.
 
 What this does not write (``order=True``, ``__post_init__``, ``InitVar``, keyword-only fields, a
 method of its own among those above, a dataclass base) goes to the standard decorator.
+
+``slots=True`` (on every Python the package supports: the standard decorator has it from 3.10)
+gives the class ``__slots__`` of its fields and no ``__dict__``: for the facts a run holds by
+the hundred thousand (values, spans, references), an instance's ``__dict__`` was most of its
+size (#23). A frozen one pickles as its class called with its fields (pickle's default restores
+slots with ``setattr``, which a frozen class refuses).
 """
 # no `from __future__ import annotations`: exec() compiles with this module's flags, and the
 # annotations of __init__ are the types themselves, as the standard decorator leaves them
 import dataclasses
 import sys
 from dataclasses import MISSING, FrozenInstanceError
+from operator import attrgetter
 from reprlib import recursive_repr
 
 _STANDARD = dataclasses.dataclass
@@ -27,15 +34,35 @@ _HAS_DEFAULT_FACTORY = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None)
 _OWN = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__post_init__")
 
 
-def dataclass(cls=None, *, frozen: bool = False, order: bool = False):
-    """``dataclasses.dataclass(cls, frozen=frozen, order=order)``, the same class."""
+def dataclass(cls=None, *, frozen: bool = False, order: bool = False, slots: bool = False):
+    """``dataclasses.dataclass(cls, frozen=frozen, order=order, slots=slots)``, the same class."""
 
     def wrap(cls):
         if order or not _writable(cls):
-            return _STANDARD(cls, frozen=frozen, order=order)
-        return _process(cls, frozen)
+            made = _STANDARD(cls, frozen=frozen, order=order)
+        else:
+            made = _process(cls, frozen)
+        return _with_slots(made, frozen) if slots else made
 
     return wrap if cls is None else wrap(cls)
+
+
+def _with_slots(cls, frozen: bool):
+    """``cls`` made again with ``__slots__`` of its fields, as the standard ``slots=True`` makes
+    it: the class attributes that held the fields' defaults go (``__init__`` holds them)."""
+    fields = dataclasses.fields(cls)
+    names = tuple(f.name for f in fields)
+    if any(not f.init for f in fields) or len(fields) != len(cls.__dataclass_fields__):
+        raise TypeError(f"{cls.__qualname__}: slots=True needs every field in __init__")
+    body = {k: v for k, v in cls.__dict__.items() if k not in names and k not in ("__dict__", "__weakref__")}
+    body["__slots__"] = names
+    new = type(cls)(cls.__name__, cls.__bases__, body)
+    new.__qualname__ = cls.__qualname__
+    if frozen:  # bound to the new class (the old ones name the class they were made for)
+        _set(new, _setattr(new, names))
+        _set(new, _delattr(new, names))
+        _set(new, _reduce(names))
+    return new
 
 
 def _writable(cls) -> bool:
@@ -147,6 +174,15 @@ def _repr(names):
         return self.__class__.__qualname__ + "(" + ", ".join([f"{n}={getattr(self, n)!r}" for n in names]) + ")"
 
     return recursive_repr()(__repr__)
+
+
+def _reduce(names):
+    get = attrgetter(*names) if len(names) > 1 else (lambda self: tuple(getattr(self, n) for n in names))
+
+    def __reduce__(self):
+        return (self.__class__, get(self))
+
+    return __reduce__
 
 
 def _setattr(cls, names):

@@ -14,9 +14,10 @@ SAFE = "safe"
 UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
-    """A source range: line/col for humans, character offsets for edits."""
+    """A source range: line/col for humans, character offsets for edits. (``slots=True``: a
+    run over transformers holds 88,000 in its facts, and a ``__dict__`` each doubled them, #23.)"""
 
     line: int
     col: int

@@ -216,3 +216,66 @@ def test_every_dataclass_of_the_package_has_the_standard_signature_and_methods()
         assert (cls.__hash__ is None) == (standard.__hash__ is None), cls
         for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
             assert (name in vars(cls)) == (name in vars(standard)), (cls, name)
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+@pytest.mark.parametrize("ordered", [False, True])
+def test_a_class_with_slots_is_the_standard_one(frozen, ordered):
+    """``slots=True``: ``__slots__`` of the fields, no ``__dict__``, and instances that compare,
+    hash, copy, replace and pickle as the standard decorator's (3.10 and newer have one)."""
+    from precision_lint.semantic.values import replace
+
+    def body():
+        class Point:
+            """A point."""
+
+            x: int
+            y: Tuple[int, ...] = ()
+            label: str = "p"
+
+            def total(self) -> int:
+                return self.x + sum(self.y)
+
+        return Point
+
+    ours = _dataclass.dataclass(body(), frozen=frozen, order=ordered, slots=True)
+    assert ours.__slots__ == ("x", "y", "label") and "__dict__" not in dir(ours(1))
+    assert ours.__qualname__.endswith("body.<locals>.Point") and ours(1, (2,)).total() == 3
+    ours.__qualname__ = f"SlotsPoint{int(frozen)}{int(ordered)}"  # where pickle finds it
+    globals()[ours.__qualname__] = ours
+    a = ours(1, (2, 3))
+    assert repr(a) == f"{ours.__qualname__}(x=1, y=(2, 3), label='p')" and a == ours(1, (2, 3)) and a != ours(2)
+    assert pickle.loads(pickle.dumps(a)) == a and copy.deepcopy(a) == a and copy.copy(a) == a
+    assert dataclasses.replace(a, label="q") == ours(1, (2, 3), "q")
+    assert dataclasses.asdict(a) == {"x": 1, "y": (2, 3), "label": "p"}
+    if ordered:
+        assert ours(1) < ours(2)
+    if frozen:
+        assert hash(a) == hash(ours(1, (2, 3)))
+        assert replace(a, y=(), label="r") == ours(1, (), "r") and type(replace(a, x=5)) is ours
+        for action in (lambda o: setattr(o, "x", 5), lambda o: delattr(o, "x"), lambda o: setattr(o, "zzz", 1)):
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                action(a)
+    else:
+        a.x = 5
+        assert a.x == 5
+        with pytest.raises(AttributeError):
+            a.zzz = 1
+    if hasattr(dataclasses, "KW_ONLY"):  # Python 3.10+: the standard decorator's own slots
+        theirs = dataclasses.dataclass(body(), frozen=frozen, order=ordered, slots=True)
+        assert ours.__slots__ == theirs.__slots__
+        assert repr(a).split("(", 1)[1] == repr(theirs(*dataclasses.astuple(a))).split("(", 1)[1]
+        assert str(inspect.signature(ours)) == str(inspect.signature(theirs))
+
+
+def test_the_facts_held_by_the_hundred_thousand_have_slots():
+    """The fact classes a run holds most of (#23: a ``__dict__`` was most of each one's size)."""
+    from precision_lint.diagnostics import Span
+    from precision_lint.facts.model import ClassFact, ImportLine
+    from precision_lint.semantic.records import CallArg, CallRecord
+    from precision_lint.semantic.values import Guard, ParamRef, Possible, TrainRef
+
+    for cls in (Span, Possible, Guard, ParamRef, TrainRef, CallArg, CallRecord, ClassFact, ImportLine):
+        assert "__slots__" in vars(cls) and cls.__dataclass_params__.frozen, cls
+    atom = Possible("param", ParamRef("f", "x", 0), origin=Span(1, 0, 1, 3, 0, 3))
+    assert not hasattr(atom, "__dict__") and pickle.loads(pickle.dumps(atom)) == atom

@@ -15,10 +15,11 @@ from ..diagnostics import Span
 from ..semantic.records import CallArg, CallRecord, ParseError  # noqa: F401  (part of the facts' data)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClassFact:
     """A class as other files see it: its bases and members, so that the join can tell a
-    project subclass of a library class (a Trainer, a TrainingArguments) from an unrelated one."""
+    project subclass of a library class (a Trainer, a TrainingArguments) from an unrelated one.
+    (``slots=True``: one per class of the tree, 15,000 in transformers, #23.)"""
 
     qualname: str
     bases: Tuple[str, ...]
@@ -59,9 +60,9 @@ class Layout:
     blank_lines_after: int = 1  # blank lines between insert_at and the code that follows (2: none follows)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ImportLine:
-    """One top-level import line as isort/ruff sort it."""
+    """One top-level import line as isort/ruff sort it. (``slots=True``: 25,000 in transformers, #23.)"""
 
     start: int
     end: int  # after its newline

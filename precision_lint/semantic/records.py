@@ -10,9 +10,10 @@ from .._dataclass import dataclass
 from typing import Any, Optional, Tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallArg:
-    """One argument of a recorded call: by position (``index``) or by ``keyword``."""
+    """One argument of a recorded call: by position (``index``) or by ``keyword``. (``slots=True``:
+    call records are tens of thousands in a large tree, #23.)"""
 
     index: Optional[int]
     keyword: Optional[str]
@@ -22,12 +23,13 @@ class CallArg:
     fp16: Tuple[Any, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallRecord:
     """A call of a project function, class or method, with the arguments that may carry a
     precision (dtypes, flags, strings, float16 tensors): what the callee's parameters receive
     at the join. Every call is recorded, with or without such arguments: whether *every* call
-    of a function runs under autocast decides the precision of what it computes."""
+    of a function runs under autocast decides the precision of what it computes. (``slots=True``,
+    as :class:`CallArg`.)"""
 
     callee: str  # qualified in the caller's namespace (``Class`` for a constructor, ``Class.method``)
     args: Tuple[CallArg, ...]

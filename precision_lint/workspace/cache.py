@@ -34,6 +34,11 @@ def fingerprint() -> str:
         for path in sorted(folder.rglob("*.py")):
             digest.update(path.relative_to(package).as_posix().encode())
             digest.update(path.read_bytes())
+    # how the facts pickle: the span class and the dataclass maker (``slots=True`` classes
+    # pickle as their fields, #23), read from a cache written by other code as nothing
+    for name in ("diagnostics.py", "_dataclass.py"):
+        digest.update(name.encode())
+        digest.update((package / name).read_bytes())
     # the library tables decide what facts record (the migration table's names, for one)
     knowledge_dir = package / "knowledge"
     for path in sorted(knowledge_dir.glob("*.toml")):
