@@ -181,6 +181,7 @@ def check_command(argv: Sequence[str]) -> int:
     from .reporters.counts import show_fixes, statistics
     from .reporters.progress import ProgressBar
     from .reporters.style import want_color
+    from .workspace.sources import Texts
     from .rules import all_rules, selected_codes, unknown_selectors
 
     stdin = args.stdin_filename
@@ -293,7 +294,7 @@ def check_command(argv: Sequence[str]) -> int:
             _unfix(engine, result, unwritten)
         _note_stale_comments(result, {p: c for p, c in changed.items() if p not in unwritten})
 
-    texts = dict(result.fixed_texts) if args.fix else {p: s.text for p, s in result.sources.items() if s.text is not None}
+    texts = dict(result.fixed_texts) if args.fix else Texts(result.sources.values())
     fmt = args.output_format or os.environ.get("PRECISION_LINT_OUTPUT_FORMAT") or "full"
     if fmt not in FORMATS:
         print(f"precision-lint: error: unknown output format {fmt!r}", file=sys.stderr)

@@ -32,7 +32,7 @@ from .rules import all_rules, selected_codes
 from .rules.base import RuleContext
 from .rules import mp003_internal_error as internal
 from .workspace.versions import installed_fallbacks, resolver_for
-from .workspace.sources import SourceFile, stamp
+from .workspace.sources import SourceFile, Texts, stamp, text_of
 
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
 _UNREAD = object()  # imports not read yet (see Engine._known_imports)
@@ -144,7 +144,8 @@ def _read_job(args) -> Tuple[bool, Optional[Tuple[str, ...]], ModuleFacts]:
     from .facts.extract import read_imports
     from .semantic.gate import seen_library
 
-    text, path, module, is_package, root = args
+    kept, path, module, is_package, root = args
+    text = text_of(kept)  # sent as the source keeps it (``sources.held``)
     try:
         imports, parsed = read_imports(text, path, module, is_package)
     except Exception as exc:
@@ -160,7 +161,8 @@ def _facts_job(args) -> ModuleFacts:
     """The facts of one file; in a worker process too. An exception of ours on it (a bug:
     ``RecursionError`` in an extractor, anything) gives facts that say so (MP003), never the
     end of the run: every other file is still read."""
-    text, path, module, is_package, root, analyse = args
+    kept, path, module, is_package, root, analyse = args
+    text = text_of(kept)  # sent as the source keeps it (``sources.held``)
     try:
         return extract_facts(text, path, module, is_package, root, analyse)
     except Exception as exc:
@@ -246,7 +248,7 @@ class Engine:
     def _known_imports(self, src: SourceFile, naming):
         """(the text's digest, its imports where this engine or the disk index has read them,
         else ``_UNREAD``)."""
-        digest = hashlib.sha1(src.text.encode("utf-8", "surrogatepass")).hexdigest()
+        digest = hashlib.sha1(src.utf8()).hexdigest()
         kept = self._imports_of.get(src.path)
         if kept is not None and kept[:2] == (digest, naming):
             return digest, kept[2]
@@ -265,7 +267,7 @@ class Engine:
         """The imports the facts of ``src`` alone record (what ``facts([src])`` gives), from
         the facts kept in memory or the disk index when its text was read before: the neighbour
         search of a named file then loads no facts to follow its imports."""
-        if src.text is None:
+        if not src.has_text:
             return ()
         from .semantic import gate
 
@@ -288,7 +290,7 @@ class Engine:
         read = {}
         unread = []  # (source, digest) of new texts: their imports are read with their facts, from one parse
         for src in sources:
-            if src.text is None:
+            if not src.has_text:
                 continue
             digest, imports = self._known_imports(src, naming_of[src.path])
             if imports is _UNREAD:
@@ -305,7 +307,7 @@ class Engine:
 
         todo = []
         first: Dict[str, Tuple[bool, ModuleFacts]] = {}  # path → (analysed, facts) read with the imports
-        jobs = [(src.text, src.path, *naming_of[src.path]) for src, _ in unread]
+        jobs = [(src.kept_text, src.path, *naming_of[src.path]) for src, _ in unread]
         for (src, digest), (ok, imports, facts) in zip(unread, self._run_jobs(_read_job, jobs, pools)):
             if not ok:  # an internal error while reading its imports
                 out[src.path] = facts
@@ -321,7 +323,7 @@ class Engine:
             naming = naming_of[src.path]
             if src.path in out:  # an internal error while reading its imports
                 continue
-            if src.text is None:
+            if not src.has_text:
                 facts = ModuleFacts(src.path, naming[0], naming[1], naming[2])
                 line = _error_line(src.error or "")
                 facts.parse_error = ParseError(src.error or "cannot read file", line, 0, src.error_kind or "read")
@@ -342,7 +344,7 @@ class Engine:
                 if self.index is not None and not src.unsaved:
                     self.index.put(("facts", key), cached.imports)
             else:
-                todo.append((key, (src.text, src.path, *naming, src.path in analysed), src.unsaved))
+                todo.append((key, (src.kept_text, src.path, *naming, src.path in analysed), src.unsaved))
         results = self._run_jobs(_facts_job, [args for _, args, _ in todo], pools)
         made += [(key, args[1], unsaved, facts) for (key, args, unsaved), facts in zip(todo, results)]
         for key, path, unsaved, facts in made:
@@ -494,7 +496,7 @@ class Engine:
 
     def _run_sources(self, sources, fix, unsafe, names, only, related) -> RunResult:
         result = RunResult(sources={s.path: s for s in sources}, files=len(sources))
-        texts = {s.path: s.text for s in sources if s.text is not None}
+        texts = Texts(sources)
         run_key = None
         if not fix and self.runs is not None and not any(s.unsaved for s in sources):
             run_key = self._run_key(sources, names, only, related)
@@ -626,7 +628,7 @@ class Engine:
             return None
         sources = self._within_size([SourceFile.read(p) for p in sorted({d.path for d in diagnostics})])
         result = RunResult(sources={s.path: s for s in sources}, files=len(files), diagnostics=diagnostics)
-        result.fixed_texts = {s.path: s.text for s in sources if s.text is not None}
+        result.fixed_texts = Texts(sources)
         result.unsafe_held_back = _held_back(diagnostics, unsafe)
         return result
 
@@ -649,7 +651,7 @@ class Engine:
         cells are checked as the modules they write (``written.py``): the notebook's own module
         is read without them, and their findings are moved into their cells. A config file it
         writes (``%%writefile config.yaml``) is read from its cell by a script that loads it."""
-        texts = {s.path: s.text for s in current if s.text is not None}
+        texts = Texts(current)
         lines = {
             s.path: tuple(line for cell in s.notebook.cells for _, line in cell.magics)
             for s in current
@@ -770,7 +772,7 @@ class Engine:
         limit = self.config.max_file_size
         out: List[SourceFile] = []
         for src in sources:
-            size = len(src.text.encode("utf-8", "surrogatepass")) if src.text is not None and limit else 0
+            size = len(src.utf8()) if src.has_text and limit else 0
             if limit and size > limit:
                 shown, limit_shown = format_sizes(size, limit)
                 why = (
@@ -812,7 +814,7 @@ def _content_key(src: SourceFile) -> str:
         return f"unreadable: {src.error}"
     if src.digest:
         return src.digest
-    return "text:" + hashlib.sha1((src.text or "").encode("utf-8", "surrogatepass")).hexdigest()
+    return "text:" + hashlib.sha1(src.utf8()).hexdigest()
 
 
 def _shown_path(path: str) -> str:

@@ -530,3 +530,35 @@ def test_a_source_file_gives_back_the_exact_bytes_it_read(tmp_path, raw, kept):
     src = SourceFile.read(str(path))
     assert src.content() == raw
     assert (src.raw is not None) == kept
+
+
+@pytest.mark.parametrize(
+    "text, as_bytes",
+    [
+        ("x = 1\n", False),  # ASCII: a byte a character already
+        ("x = 'é'\n" * 100, False),  # Latin-1: a byte a character as a string, two in UTF-8
+        ('"""🤗 Transformers"""\nx = 1\n' * 20, True),  # one emoji: 4 bytes a character as a string
+        ("# " + "中文注释" * 100 + "\n", False),  # CJK: 2 bytes a character as a string, 3 in UTF-8
+        ("x = '\ud800'\n", False),  # a lone surrogate (an editor's buffer): no UTF-8 for it
+    ],
+)
+def test_a_source_keeps_its_text_in_the_smaller_form(tmp_path, text, as_bytes):
+    """A run holds every text to its end (#23): one that is smaller as UTF-8 is kept so, and
+    reads back the same; its digest and bytes are the same as for the string."""
+    import dataclasses
+
+    from precision_lint.workspace.sources import SourceFile, Texts
+
+    src = SourceFile(str(tmp_path / "train.py"), None, text)
+    assert src.text == text and src.has_text and isinstance(src.kept_text, bytes) == as_bytes
+    assert src.utf8() == text.encode("utf-8", "surrogatepass")
+    if "\ud800" not in text:
+        assert src.content() == text.encode("utf-8")
+    assert dataclasses.replace(src, text="y = 2\n").text == "y = 2\n" and src == SourceFile(src.path, None, text)
+    none = SourceFile(str(tmp_path / "bad.py"), b"\xff", None, "cannot decode")
+    texts = Texts([src, none])
+    assert dict(texts) == {src.path: text} and none.path not in texts and len(texts) == 1
+    texts["other.py"] = "z = 3\n"
+    texts[src.path] = "changed\n"
+    assert list(texts.items()) == [(src.path, "changed\n"), ("other.py", "z = 3\n")]
+    assert src.text == text  # the source keeps what it read

@@ -15,14 +15,48 @@ import hashlib
 import io
 import os
 import stat
+import sys
 import tokenize
 from .._dataclass import dataclass
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, Iterator, MutableMapping, Optional, Tuple, Union
 
 if TYPE_CHECKING:  # pragma: no cover
     from .notebook import Notebook
 
 BOM = b"\xef\xbb\xbf"
+
+
+def held(text: Optional[str]) -> Union[str, bytes, None]:
+    """How a text is kept while a run holds it: as its UTF-8 bytes where that is smaller than
+    the string. A string takes 1, 2 or 4 bytes per character, by its widest one: one emoji in
+    a docstring makes a file 4 bytes a character (transformers: 1,483 of its 2,860 files hold
+    one, 93 MB as strings for 28 MB of UTF-8), and a run holds every text to its end (#23)."""
+    if text is None or text.isascii():
+        return text
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (an editor's buffer): kept as it is
+        return text
+    return data if sys.getsizeof(data) < sys.getsizeof(text) else text
+
+
+def text_of(kept: Union[str, bytes, None]) -> Optional[str]:
+    """The text :func:`held` kept."""
+    return kept.decode("utf-8") if kept.__class__ is bytes else kept
+
+
+class _HeldText:
+    """``SourceFile.text``, kept as :func:`held` keeps it and decoded each time it is read:
+    decoding every non-ASCII text of transformers takes 26 ms, and a run reads each a few
+    times. ``SourceFile.kept_text`` is the text as kept (what a worker process is sent)."""
+
+    def __get__(self, src, owner=None):
+        if src is None:
+            raise AttributeError("text")  # the field has no default
+        return text_of(src.__dict__["kept_text"])
+
+    def __set__(self, src, text: Optional[str]) -> None:
+        src.__dict__["kept_text"] = held(text)
 
 
 @dataclass
@@ -35,7 +69,9 @@ class SourceFile:
     # The bytes read; None for a UTF-8 Python file read whole, whose bytes are its text encoded
     # again (:meth:`content`): a tree's bytes are not held twice (53 MB of transformers).
     raw: Optional[bytes]
-    text: Optional[str]  # None when it cannot be decoded
+    # None when it cannot be decoded. Kept as ``held`` keeps it: a descriptor, not a default
+    # (``SourceFile(path, raw)`` without a text is refused, as for any field without one).
+    text: Optional[str] = _HeldText()
     error: Optional[str] = None
     bom: bool = False
     # The file's PEP 263 encoding when it is not UTF-8 (``iso-8859-1`` ...); None: UTF-8.
@@ -71,7 +107,7 @@ class SourceFile:
         """A file's content as if read from ``path`` (a Python file or, by its suffix, a notebook)."""
         src = cls._decoded(path, raw, unsaved)
         src.digest = hashlib.sha1(raw).hexdigest()
-        if src.text is not None and src.notebook is None and src.encoding is None:
+        if src.has_text and src.notebook is None and src.encoding is None:
             src.raw = None  # UTF-8 decodes one way: encoding the text again gives these bytes
         return src
 
@@ -79,8 +115,22 @@ class SourceFile:
         """The exact bytes the file held when it was read."""
         if self.raw is not None:
             return self.raw
-        data = (self.text or "").encode("utf-8")
+        kept = self.kept_text
+        data = kept if kept.__class__ is bytes else (kept or "").encode("utf-8")
         return BOM + data if self.bom else data
+
+    def utf8(self) -> bytes:
+        """The text encoded as UTF-8 (lone surrogates as they are: ``surrogatepass``); b"" for
+        no text. Kept so already where the text is not ASCII."""
+        kept = self.kept_text
+        if kept.__class__ is bytes:
+            return kept
+        return (kept or "").encode("utf-8", "surrogatepass")
+
+    @property
+    def has_text(self) -> bool:
+        """``self.text is not None``, without decoding it."""
+        return self.kept_text is not None
 
     @classmethod
     def _decoded(cls, path: str, raw: bytes, unsaved: bool) -> "SourceFile":
@@ -196,3 +246,37 @@ def atomic_write(path: str, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+class Texts(MutableMapping):
+    """path → text of a run's files that have one, each decoded from its :class:`SourceFile`
+    when asked: a dict of every text holds them all decoded at once, as strings (see
+    :func:`held`), from the start of a run to its report. A text set here (a fix's) is held as
+    given. Iterated in the order of the sources, as the dict it stands for."""
+
+    def __init__(self, sources: Iterable[SourceFile]) -> None:
+        self._sources: Dict[str, SourceFile] = {s.path: s for s in sources if s.has_text}
+        self._set: Dict[str, str] = {}
+
+    def __getitem__(self, path: str) -> str:
+        found = self._set.get(path)
+        return found if found is not None else self._sources[path].text
+
+    def __setitem__(self, path: str, text: str) -> None:
+        self._set[path] = text
+
+    def __delitem__(self, path: str) -> None:
+        if path not in self:
+            raise KeyError(path)
+        self._set.pop(path, None)
+        self._sources.pop(path, None)
+
+    def __contains__(self, path) -> bool:
+        return path in self._set or path in self._sources
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._sources
+        yield from (path for path in self._set if path not in self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources) + sum(1 for path in self._set if path not in self._sources)
