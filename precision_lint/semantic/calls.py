@@ -9,7 +9,7 @@ precision: anything a dtype may reach, literals, and parameters passed on as the
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import ast
 
@@ -20,7 +20,7 @@ from .index import FUNCTION_DEFS, ModuleIndex, arguments
 from .main_block import main_block_orders, main_scope
 from .records import CallArg, CallRecord
 from .tensors import half_tensors
-from .values import HALF, SYMBOL, UNKNOWN
+from .values import HALF, PARAM, SYMBOL, UNKNOWN, ParamRef, Possible
 
 
 # arguments that are never a tensor or a model
@@ -31,6 +31,12 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
     tensors = half_tensors(index, evaluator)
     certain = float16_tensors(index, evaluator)
     out: List[CallRecord] = []
+    # A parameter passed on as it is, the same value at each call that passes it: one object
+    # (transformers: 18,000 of its call records' values were copies of another, #23).
+    passed: Dict[Possible, Possible] = {}
+
+    def shared(values: tuple) -> tuple:
+        return tuple([passed.setdefault(v, v) if _passed_on(v) else v for v in values])
     for site in index.calls:
         callee = project_callee(index, site)
         if callee is None:
@@ -54,17 +60,25 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
                     values = named
             fp16 = () if isinstance(value, _NO_TENSOR) else _placed(certain.values(value, site.scope), index.span(value))
             if values or fp16:
-                args.append(CallArg(position if keyword is None else None, keyword, values, fp16))
+                args.append(CallArg(position if keyword is None else None, keyword, shared(values), shared(fp16)))
             if keyword is None:
                 position += 1
         if any(kw.arg is None for kw in site.node.keywords):
             for source in evaluator.kwarg_sources(site.node, site.scope):
                 if source.via != "keyword" and evaluator.worth_passing(source.value, site.scope):
-                    args.append(CallArg(None, source.name, evaluator.values(source.value, site.scope)))
+                    args.append(CallArg(None, source.name, shared(evaluator.values(source.value, site.scope))))
         guards = evaluator.guards_of(site.guards, site.scope) if args else ()
         autocast = tensors is not None and tensors.autocast_enabled(site) is not None
         out.append(CallRecord(callee, tuple(args), guards, autocast))
     return tuple(out)
+
+
+def _passed_on(atom: Possible) -> bool:
+    """A parameter's value with no table or keys in it: its fields are names, flags and
+    positions, so equal ones are interchangeable (``1`` and ``True``, equal in Python, cannot
+    be two of its fields)."""
+    ref = atom.value
+    return atom.kind == PARAM and isinstance(ref, ParamRef) and not atom.lookup and not ref.keys and not ref.missing
 
 
 def _placed(atoms, span) -> tuple:

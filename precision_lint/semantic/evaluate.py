@@ -2112,7 +2112,16 @@ def _falsy_literal(node: ast.expr) -> bool:
 
 
 def param_ref(function: Scope, name: str) -> ParamRef:
-    """How callers reach parameter ``name`` of ``function`` (``Class(...)`` for ``__init__``)."""
+    """How callers reach parameter ``name`` of ``function`` (``Class(...)`` for ``__init__``):
+    one reference per parameter, kept on its scope. Each use of a parameter is a value that
+    names it, and a module's facts held a copy for each (transformers: 83,000 of 148,000, #23)."""
+    found = function.param_refs.get(name)
+    if found is None:
+        found = function.param_refs[name] = _param_ref(function, name)
+    return found
+
+
+def _param_ref(function: Scope, name: str) -> ParamRef:
     positional = list(function.positional)
     key = function.qualname
     parent = function.parent

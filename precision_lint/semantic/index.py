@@ -16,7 +16,7 @@ import dataclasses
 import re
 from dataclasses import field
 from .._dataclass import dataclass
-from typing import Dict, List, NamedTuple, Optional, Set, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple, Union
 
 from ..diagnostics import Span
 from .positions import Positions
@@ -71,6 +71,8 @@ class Scope:
     params: Dict[str, Optional[ast.expr]] = field(default_factory=dict)
     globals: set = field(default_factory=set)
     positional: Tuple[str, ...] = ()  # parameters a caller may fill by position, in order
+    # name → its ``ParamRef``, made once (``evaluate.param_ref``)
+    param_refs: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def lookup_scope(self, name: str) -> Optional["Scope"]:
         """The scope whose binding of ``name`` a use in this scope sees.
