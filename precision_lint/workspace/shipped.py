@@ -49,6 +49,10 @@ LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers")  # and thes
 DOCS_FOLDERS = ("docs", "doc")  # a project's documentation, beside its root marker
 DOCS_SUFFIXES = (".md", ".mdx", ".rst")
 DOCS_MAX_PAGES = 200  # pages read of one project's documentation (a site's thousands are not)
+CONFIG_SUFFIXES = (".json", ".yaml", ".yml")  # the configuration files a parser may be given
+CONFIG_DEPTH = 3  # folders below the top one searched for them
+CONFIG_MAX_FILES = 2000  # files listed per top folder (a data folder's thousands are not read)
+CONFIG_MAX_BYTES = 1_000_000  # as configfiles.MAX_BYTES: larger is data, not configuration
 
 
 class ShippedFiles:
@@ -65,6 +69,7 @@ class ShippedFiles:
         self._pins: Dict[str, List["Allowed"]] = {}
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
         self._naming: Dict[str, List[Tuple[str, str, str]]] = {}  # path → _launchers_naming
+        self._configs: Dict[str, List[str]] = {}  # top folder → the configuration files under it
 
     def looked_for(self) -> List[str]:
         return list(self._texts)
@@ -239,6 +244,63 @@ class ShippedFiles:
                         found.append((os.path.join(where, name), launch))
         self._launches[path] = found
         return found
+
+    def config_files_near(self, module_path: str, words: Tuple[str, ...], within: str) -> List[str]:
+        """The JSON/YAML files the project ships around ``module_path`` whose text holds one of
+        ``words`` (absolute paths, in name order): under the module's folder, or the folder up to
+        :data:`LEVELS` above it where no folder on the way marks the project's root (a script in
+        ``scripts/training/`` and its ``configs/`` at the repository's top), never above
+        ``within`` (the folder the check runs from: a checkout without a root marker is not
+        left for its neighbours), at most :data:`CONFIG_DEPTH` folders down, skipping what
+        discovery skips (VCS folders, virtual environments, caches, build output) and hidden
+        folders. Each file is read once; the files read are side files of the run."""
+        here = os.path.dirname(os.path.abspath(module_path))
+        within = os.path.abspath(within)
+        if not os.path.isdir(here):
+            return []
+        top = here
+        for _ in range(LEVELS):
+            if top == within or not top.startswith(os.path.join(within, "")):
+                break
+            if any(os.path.exists(os.path.join(top, marker)) for marker in PROJECT_ROOT):
+                break
+            parent = os.path.dirname(top)
+            if parent == top:
+                break
+            top = parent
+        found = []
+        for path in self._config_listing(top):
+            text = self._read(path)
+            if text is not None and any(w in text for w in words):
+                found.append(path)
+        return found
+
+    def _config_listing(self, top: str) -> List[str]:
+        listed = self._configs.get(top)
+        if listed is not None:
+            return listed
+        from .discovery import SKIPPED_DIRS
+
+        listed = []
+        for folder, dirs, files in os.walk(top):
+            depth = os.path.relpath(folder, top).count(os.sep) + (folder != top)
+            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".")) if depth < CONFIG_DEPTH else []
+            for name in sorted(files):
+                if not name.lower().endswith(CONFIG_SUFFIXES):
+                    continue
+                path = os.path.join(folder, name)
+                try:
+                    if os.path.getsize(path) > CONFIG_MAX_BYTES:
+                        continue
+                except OSError:
+                    continue
+                listed.append(path)
+                if len(listed) >= CONFIG_MAX_FILES:
+                    break
+            if len(listed) >= CONFIG_MAX_FILES:
+                break
+        self._configs[top] = listed
+        return listed
 
     def text_of(self, launcher: str) -> Optional[str]:
         """The text of a launcher :meth:`launches_for` found (read once)."""
