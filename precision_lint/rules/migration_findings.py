@@ -18,6 +18,8 @@ from ..knowledge import Migration, migrations, older_spelling, patched_keywords
 from ..semantic.values import SYMBOL
 from ..workspace.versions import Allowed, compare, newest_admitted
 from .base import RuleContext, replace
+from .._regex import lazy
+from dataclasses import replace as replace_fields
 
 VERSION_TEXT = {"transformers": "transformers", "trl": "TRL", "peft": "peft", "accelerate": "accelerate"}
 CONFIG_CLASS = "transformers.PretrainedConfig"  # what `model.config` is
@@ -674,7 +676,7 @@ class MigrationJudge:
             given = f"`sys.argv[{parse.argv}]`" if parse.argv is not None else f"`--{parse.option}`"
             how += f", the file given as {given}: this one holds fields of that script's own dataclasses"
         whence = f"{script} reads this file as `{short}` ({how})"
-        allowed = self._allowed(row)
+        allowed = _rebased(self._allowed(row), ctx.path, tied.path)
         told = self._key_advice(row, allowed)
         if parse.extra_keys:
             message = f"{whence}, where key `{entry.key}` {self._dropped(row, allowed, parse.method)}; {told}"
@@ -730,6 +732,29 @@ def declared_by_project(ctx: RuleContext, qualname: Optional[str], name: str, at
         if name in cls.fields or (attribute and (name in cls.members or name in cls.self_attrs)):
             return True
     return False
+
+
+_PATH_WORD = lazy(r"[^\s,;()`]+")
+
+
+def _rebased(allowed: Allowed, module_path: str, file_path: str) -> Allowed:
+    """``allowed`` with the files it names (``transformers==4.53 in ../requirements.txt``,
+    written from the module's folder) named from the folder of ``file_path`` instead: a finding
+    in a configuration file is read there. Only words that are files beside the module are
+    rewritten."""
+    here = os.path.dirname(os.path.abspath(module_path))
+    there = os.path.dirname(os.path.abspath(file_path))
+    if here == there or not (allowed.source or allowed.note):
+        return allowed
+
+    def swap(match) -> str:
+        word = match.group(0)
+        target = os.path.normpath(os.path.join(here, word))
+        if ("/" not in word and "." not in word) or not os.path.isfile(target):
+            return word
+        return os.path.relpath(target, there).replace(os.sep, "/")
+
+    return replace_fields(allowed, source=_PATH_WORD().sub(swap, allowed.source), note=_PATH_WORD().sub(swap, allowed.note))
 
 
 def _shown_path(path: str) -> str:

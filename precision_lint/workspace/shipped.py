@@ -70,9 +70,11 @@ class ShippedFiles:
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
         self._naming: Dict[str, List[Tuple[str, str, str]]] = {}  # path → _launchers_naming
         self._configs: Dict[str, List[str]] = {}  # top folder → the configuration files under it
+        self._config_holds: Dict[Tuple[str, Tuple[str, ...]], bool] = {}  # (file, words) → holds one
+        self._config_read: Dict[str, None] = {}  # configuration files read (side files of the run)
 
     def looked_for(self) -> List[str]:
-        return list(self._texts)
+        return [*self._texts, *self._config_read]
 
     def _read(self, path: str) -> Optional[str]:
         if path not in self._texts:
@@ -270,8 +272,18 @@ class ShippedFiles:
             top = parent
         found = []
         for path in self._config_listing(top):
-            text = self._read(path)
-            if text is not None and any(w in text for w in words):
+            key = (path, words)
+            if key not in self._config_holds:
+                # read to be searched, not kept: a project's data files may be many
+                text = None
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as fh:
+                        text = fh.read()
+                except OSError:
+                    pass
+                self._config_holds[key] = text is not None and any(w in text for w in words)
+                self._config_read.setdefault(path, None)
+            if self._config_holds[key]:
                 found.append(path)
         return found
 

@@ -76,7 +76,8 @@ def test_a_shipped_config_of_the_scripts_own_fields_is_reported_at_its_key(tmp_p
     assert d.code == "MP302" and d.path == "configs/summarize.json"
     assert _at_key(d, (tmp_path / "configs/summarize.json").read_text(), "evaluation_strategy")
     assert ERROR in d.message and "was removed in transformers 4.51" in d.message
-    assert "transformers==4.53.0 in requirements.txt" in d.message and "rename the key to `eval_strategy`" in d.message
+    # the pin's file is named from the JSON file's folder
+    assert "transformers==4.53.0 in ../requirements.txt" in d.message and "rename the key to `eval_strategy`" in d.message
     assert "train.py reads this file as `Seq2SeqTrainingArguments` (`parse_json_file`, line 21" in d.message
     assert d.fix is None  # the engine rewrites Python files only
     assert [(r.path, r.span.line) for r in d.related] == [("train.py", 21)]
@@ -262,3 +263,49 @@ def test_reporters_and_add_noqa_with_a_finding_in_a_json_file(tmp_path):
     added = run_cli(".", "--no-cache", "--select", "MP302", "--add-noqa", cwd=tmp_path)
     assert added.returncode == 0 and "no noqa comments added: a configuration file" in added.stderr
     assert (tmp_path / "configs/summarize.json").read_text() == before
+
+
+def test_a_parse_in_a_helper_module_reads_what_the_launch_of_its_script_passes(tmp_path, monkeypatch):
+    helper = """
+        import sys
+        from transformers import HfArgumentParser, TrainingArguments
+
+
+        def read_arguments():
+            parser = HfArgumentParser((TrainingArguments,))
+            return parser.parse_json_file(sys.argv[1])
+        """
+    script = """
+        from helpers.arguments import read_arguments
+
+        (targs,) = read_arguments()
+        """
+    write_tree(
+        tmp_path,
+        {
+            "helpers/__init__.py": "",
+            "helpers/arguments.py": helper,
+            "train.py": script,
+            "run.sh": "torchrun --nproc_per_node 2 train.py configs/base.json\n",
+            "configs/base.json": _json({"output_dir": "o", "per_gpu_train_batch_size": 4}),
+        },
+    )
+    (d,) = _run(tmp_path, monkeypatch)
+    assert d.path == "configs/base.json" and "helpers/arguments.py reads this file" in d.message
+    assert "run.sh (line 1) passes it" in d.message and "rename the key to `per_device_train_batch_size`" in d.message
+
+
+def test_shipped_files_are_looked_for_up_to_the_folder_the_check_runs_from(tmp_path, monkeypatch):
+    # the script in training/, its configs at the top; a file beside the checkout (two folders up,
+    # the folder the check runs from) is not the project's
+    write_tree(
+        tmp_path,
+        {
+            "repo/training/train.py": SCRIPT,
+            "repo/configs/summarize.json": _json(CONFIG),
+            "elsewhere.json": _json(CONFIG),
+        },
+    )
+    found = _run(tmp_path / "repo", monkeypatch)
+    assert [d.path for d in found] == ["configs/summarize.json"]
+    assert "training/train.py reads this file" in found[0].message
