@@ -532,7 +532,7 @@ def _argv_index(index: ModuleIndex, expr, scope, depth: int = 0) -> Optional[int
             return key.value
         return None
     if isinstance(expr, ast.Name):
-        owner, bound = index.bindings_of(expr, scope)
+        owner, bound = reaching(index, expr, scope)
         if len(bound) == 1 and bound[0].value is not None and bound[0].unpack_index is None:
             return _argv_index(index, bound[0].value, owner or scope, depth + 1)
     return None
