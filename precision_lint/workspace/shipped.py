@@ -254,8 +254,10 @@ class ShippedFiles:
         ``scripts/training/`` and its ``configs/`` at the repository's top), never above
         ``within`` (the folder the check runs from: a checkout without a root marker is not
         left for its neighbours), at most :data:`CONFIG_DEPTH` folders down, skipping what
-        discovery skips (VCS folders, virtual environments, caches, build output) and hidden
-        folders. Each file is read once; the files read are side files of the run."""
+        discovery skips (``.gitignore``, VCS folders, virtual environments, caches, build
+        output: an ignored ``output/`` holding the arguments a run dumped is no configuration
+        the project ships) and hidden folders. Each file is read once; the files read are side
+        files of the run."""
         here = os.path.dirname(os.path.abspath(module_path))
         within = os.path.abspath(within)
         if not os.path.isdir(here):
@@ -288,27 +290,26 @@ class ShippedFiles:
         return found
 
     def _config_listing(self, top: str) -> List[str]:
+        """The JSON/YAML files under ``top`` as discovery finds files (``.gitignore``, VCS
+        folders, virtual environments, caches and build output skipped), not in a hidden folder
+        nor deeper than :data:`CONFIG_DEPTH` folders, nor larger than :data:`CONFIG_MAX_BYTES`;
+        the first :data:`CONFIG_MAX_FILES` in name order."""
         listed = self._configs.get(top)
         if listed is not None:
             return listed
-        from .discovery import SKIPPED_DIRS
+        from .discovery import discover
 
         listed = []
-        for folder, dirs, files in os.walk(top):
-            depth = os.path.relpath(folder, top).count(os.sep) + (folder != top)
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".")) if depth < CONFIG_DEPTH else []
-            for name in sorted(files):
-                if not name.lower().endswith(CONFIG_SUFFIXES):
+        for path in discover([top], suffixes=CONFIG_SUFFIXES):
+            parts = os.path.relpath(path, top).split(os.sep)
+            if len(parts) > CONFIG_DEPTH + 1 or any(p.startswith(".") for p in parts[:-1]):
+                continue
+            try:
+                if os.path.getsize(path) > CONFIG_MAX_BYTES:
                     continue
-                path = os.path.join(folder, name)
-                try:
-                    if os.path.getsize(path) > CONFIG_MAX_BYTES:
-                        continue
-                except OSError:
-                    continue
-                listed.append(path)
-                if len(listed) >= CONFIG_MAX_FILES:
-                    break
+            except OSError:
+                continue
+            listed.append(path)
             if len(listed) >= CONFIG_MAX_FILES:
                 break
         self._configs[top] = listed

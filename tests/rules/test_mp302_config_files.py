@@ -309,3 +309,11 @@ def test_shipped_files_are_looked_for_up_to_the_folder_the_check_runs_from(tmp_p
     found = _run(tmp_path / "repo", monkeypatch)
     assert [d.path for d in found] == ["configs/summarize.json"]
     assert "training/train.py reads this file" in found[0].message
+
+
+def test_a_gitignored_folder_of_dumped_arguments_is_no_shipped_configuration(tmp_path, monkeypatch):
+    # a run dumped every argument (the script's own fields too) into its ignored output folder
+    write_tree(tmp_path, {"train.py": SCRIPT, ".gitignore": "runs/\n", "runs/summarize/all_args.json": _json(CONFIG)})
+    assert _run(tmp_path, monkeypatch) == []
+    (tmp_path / ".gitignore").write_text("")
+    assert [d.path for d in _run(tmp_path, monkeypatch)] == ["runs/summarize/all_args.json"]
