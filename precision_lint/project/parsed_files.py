@@ -96,7 +96,7 @@ def tied_files(project, module, parse, words: Tuple[str, ...]) -> List[Tied]:
     for path in project.shipped.config_files_near(module.path, words, configs.cwd):
         if not path.lower().endswith(parse.suffixes):
             continue
-        entries = configs.entries(module.path, path)
+        entries = configs.entries(module.path, path, quiet=True)  # an invalid one is no one's to report
         if entries and any(e.key in own for e in entries):
             add(configs.found(module.path, path), "project")
     return out

@@ -130,8 +130,10 @@ class ConfigFiles:
         """The files on disk looked for so far, found or not (a notebook's written files aside)."""
         return [p for p in self._parsed if p not in self._written]
 
-    def locate(self, near: str, relative: str) -> Optional[str]:
-        """The readable config file ``relative`` names, seen from the module at ``near``."""
+    def locate(self, near: str, relative: str, quiet: bool = False) -> Optional[str]:
+        """The readable config file ``relative`` names, seen from the module at ``near``.
+        ``quiet``: a file looked at on no one's word (a shipped file that may be a
+        configuration): one that cannot be read is not the module's to report (MP002)."""
         if not isinstance(relative, str) or not relative.lower().endswith(SUFFIXES):
             return None
         bases = (os.path.dirname(os.path.abspath(near)), self._cwd)
@@ -151,16 +153,17 @@ class ConfigFiles:
             if self._parsed[path] is not None:
                 self._shown[shown] = path
                 return shown
-            if path in self._problems:
+            if path in self._problems and not quiet:
                 self._unread.setdefault((near, relative, shown), self._problems[path])
         return None
 
-    def entries(self, near: str, relative: str) -> Optional[List[ConfigEntry]]:
+    def entries(self, near: str, relative: str, quiet: bool = False) -> Optional[List[ConfigEntry]]:
         """The keys of the top-level table of the JSON/YAML file ``relative`` (as the module at
         ``near`` names it), each where it is written, in file order; None when the file is not
         there or holds no table (a list, a scalar). What a parser that fills dataclasses from
-        the whole file (``HfArgumentParser.parse_json_file``) reads as keywords."""
-        path = self.locate(near, relative)
+        the whole file (``HfArgumentParser.parse_json_file``) reads as keywords. ``quiet``: as
+        for :meth:`locate`."""
+        path = self.locate(near, relative, quiet)
         if path is None:
             return None
         real = self._shown[path]

@@ -317,3 +317,14 @@ def test_a_gitignored_folder_of_dumped_arguments_is_no_shipped_configuration(tmp
     assert _run(tmp_path, monkeypatch) == []
     (tmp_path / ".gitignore").write_text("")
     assert [d.path for d in _run(tmp_path, monkeypatch)] == ["runs/summarize/all_args.json"]
+
+
+def test_an_invalid_shipped_file_no_one_names_is_not_reported_as_unchecked(tmp_path, monkeypatch):
+    # looked at as a possible configuration, named by no code and no launch: not MP002's
+    broken = _json(CONFIG).replace('"per_device_train_batch_size": 8', '"per_device_train_batch_size": 8,')
+    write_tree(tmp_path, {"train.py": SCRIPT, "configs/summarize.json": broken})
+    assert _run(tmp_path, monkeypatch, codes=("MP002", "MP302")) == []
+    # a file a shipped launch passes is named: that one is reported as not checked
+    write_tree(tmp_path, {"run.sh": "python train.py configs/summarize.json\n"})
+    (d,) = _run(tmp_path, monkeypatch, codes=("MP002", "MP302"))
+    assert d.code == "MP002" and d.path == "train.py" and "configs/summarize.json` was not checked" in d.message
