@@ -279,7 +279,7 @@ _REQUIRED = ("library", "kind", "owner", "names", "replacement", "fix", "error")
 _OPTIONAL = (
     "also", "unlike", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
     "move_as", "move_since", "moved_to", "safety", "code", "verify_on", "since_note",
-    "silent_since", "silent_values", "silent_with",
+    "silent_since", "silent_values", "silent_with", "abbreviates",
 )
 
 
@@ -325,6 +325,10 @@ class Migration:
     silent_since: Optional[Tuple[int, ...]] = None
     silent_values: Tuple[str, ...] = ()
     silent_with: Tuple[str, ...] = ()
+    # for a keyword of a dataclass an HfArgumentParser fills: the option that ``--name`` on a
+    # command line abbreviates (argparse accepts a unique prefix: ``--use_liger`` is read as
+    # ``--use_liger_kernel``), so a launch passing it fails nowhere
+    abbreviates: Optional[str] = None
 
     @property
     def owner_short(self) -> str:
@@ -393,6 +397,9 @@ def migrations() -> Tuple[Migration, ...]:
             raise _row_error(where, "`silent_since` is for deprecated-only rows (a `deprecated_in`, no `removed_in`)")
         if (row.get("silent_values") or row.get("silent_with")) and not row.get("silent_since"):
             raise _row_error(where, "`silent_values` / `silent_with` limit a `silent_since`")
+        abbreviates = row.get("abbreviates", {})
+        if not isinstance(abbreviates, dict) or set(abbreviates) - set(row["names"]):
+            raise _row_error(where, "`abbreviates` maps some of the row's names to the option each abbreviates")
         names = row["names"] or [""]
         for name in names:
             out.append(
@@ -410,6 +417,7 @@ def migrations() -> Tuple[Migration, ...]:
                     since_note=row.get("since_note"),
                     silent_since=parse_version(row.get("silent_since")),
                     silent_values=tuple(row.get("silent_values", ())), silent_with=tuple(row.get("silent_with", ())),
+                    abbreviates=abbreviates.get(name),
                 )
             )
     return tuple(out)
