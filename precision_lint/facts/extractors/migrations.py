@@ -9,7 +9,9 @@ qualified uses of table names; project functions that hand their ``**kwargs`` to
 and calls of project functions with table keywords (so a keyword is followed into a helper
 module); and the parses of ``HfArgumentParser`` that fill their dataclasses from a JSON/YAML
 file (``parser.parse_json_file(json_file=os.path.abspath(sys.argv[1]))``): the file's keys
-are keywords of those classes, and which files a parse reads is decided at the join. Each use says whether the code expects the failure (a version check around it, a
+are keywords of those classes, and which files a parse reads is decided at the join; and the
+parses that fill them from the script's command line (``parse_args_into_dataclasses()``): the
+options a shipped launch passes are, read at the join. Each use says whether the code expects the failure (a version check around it, a
 ``try`` that catches it, an ``except`` fallback). Whether the callee really is the library's
 class, and whether the targeted version has removed the name, is decided later with the
 whole project's classes and the configuration.
@@ -36,11 +38,16 @@ from .precision import (
 from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, tolerates
 
 SECTION = "migrations"
-EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": (), "parses": ()}
+EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": (), "parses": (), "argv_parses": ()}
 
 # `HfArgumentParser`'s methods that read a whole file's keys as the dataclasses' fields (and
 # `parse_dict` of what a loader read from a file), with the files each one reads
 FILE_PARSES = {"parse_json_file": (".json",), "parse_yaml_file": (".yaml", ".yml"), "parse_dict": (".json", ".yaml", ".yml")}
+# `HfArgumentParser`'s methods that read the script's command line (`sys.argv[1:]`, where no
+# `args` is given) as the dataclasses' fields, and the position of `return_remaining_strings`
+# among their parameters (TRL's `parse_args_and_config` hands the command line on to
+# `parse_args_into_dataclasses` with it)
+ARGV_PARSES = {"parse_args_into_dataclasses": 1, "parse_args_and_config": 1}
 # a handler of these expects `ValueError: Some keys are not used by the HfArgumentParser`
 VALUE_FAILURES = frozenset({"ValueError", "Exception", "BaseException", "*", "<handler>"})
 # calls that hand a path on as it is (`os.path.abspath(sys.argv[1])`)
@@ -170,6 +177,26 @@ class ParsedFile:
 
 
 @dataclass(frozen=True)
+class ParsedArgs:
+    """A parse that fills the dataclasses of an ``HfArgumentParser`` from the script's own
+    command line (``parser.parse_args_into_dataclasses()``, TRL's
+    ``parser.parse_args_and_config()``, without ``args``): every ``--option`` a launch passes
+    the script is a field of one of ``classes``, and an option none of them has (nor the
+    parser's own ``add_argument``) raises ``ValueError: Some specified arguments are not used
+    by the HfArgumentParser: ['--evaluation_strategy', 'steps']`` unless
+    ``return_remaining_strings=True`` (then the words are handed back and the run goes on
+    without them). The launches are read at the join (``project/launched_options.py``)."""
+
+    span: Span
+    method: str
+    classes: Tuple[str, ...]  # the dataclasses it fills, qualified ("" where not known), in order
+    remaining: Optional[bool]  # `return_remaining_strings`: False (the default), True, None (not known)
+    options: Optional[Tuple[str, ...]] = ()  # what `parser.add_argument(...)` adds; None: not known
+    tolerated: bool = False  # under a version check, or where a ValueError is caught
+    tolerated_if: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ProjectCall:
     """A call of a project function with table keywords (which may be forwarded)."""
 
@@ -201,7 +228,7 @@ def join(module, symbols):
         return memo[callee]
 
     changed = {}
-    for key in ("calls", "attrs", "imports", "parses"):
+    for key in ("calls", "attrs", "imports", "parses", "argv_parses"):
         facts = section.get(key, ())
         new = tuple(
             dataclasses.replace(f, tolerated=True)
@@ -494,6 +521,73 @@ def _parses(index: ModuleIndex, evaluator: Evaluator):
     return tuple(out)
 
 
+def _argv_parses(index: ModuleIndex, evaluator: Evaluator):
+    out = []
+    for site in index.calls:
+        position = ARGV_PARSES.get(site.method or "")
+        if position is None or never_runs(evaluator, site.guards, site.scope):
+            continue
+        classes = evaluator.parsed_classes(site.node, site.scope)
+        if not classes:
+            continue
+        node, scope = site.node, site.scope
+        named = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
+        given = [a.value for a in arguments(node) if a.keyword is None]
+        if len(given) != len(node.args):
+            continue  # `*args`: not known
+        args = given[0] if given else named.get("args")
+        if args is not None and not _reads_argv(index, evaluator, args, scope):
+            continue  # a list of its own (`parse_args_into_dataclasses(args=["--bf16"])`)
+        remaining = given[position] if len(given) > position else named.get("return_remaining_strings")
+        out.append(
+            ParsedArgs(
+                index.span(node), site.method, tuple(index.qualify(c, scope) or "" for c in classes),
+                _literal_bool(evaluator, remaining, scope), _added_options(index, site),
+                tolerates(index, site.guards, site.caught, VALUE_FAILURES), _helpers(index, site.guards),
+            )
+        )
+    return tuple(out)
+
+
+def _reads_argv(index: ModuleIndex, evaluator: Evaluator, expr, scope) -> bool:
+    """Whether ``args=expr`` is the script's command line as the default reads it: None, or
+    ``sys.argv[1:]``."""
+    if isinstance(expr, ast.Constant) and expr.value is None:
+        return True
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice):
+        part = expr.slice
+        return (
+            index.qualify(expr.value, scope) == "sys.argv" and part.upper is None and part.step is None
+            and isinstance(part.lower, ast.Constant) and part.lower.value == 1
+        )
+    return False
+
+
+def _added_options(index: ModuleIndex, site) -> Optional[Tuple[str, ...]]:
+    """The option strings the code adds to the parser ``site`` parses with
+    (``parser.add_argument("--local_rank", type=int)``, on the variable it is bound to in that
+    scope); None where one is not a literal (any option may be added)."""
+    receiver = site.receiver
+    if not isinstance(receiver, ast.Name):
+        return ()
+    home = site.scope.lookup_scope(receiver.id)
+    out = []
+    for other in index.calls:
+        if other.method not in ("add_argument", "add_argument_group", "add_mutually_exclusive_group", "add_subparsers"):
+            continue
+        named = other.receiver
+        if not (isinstance(named, ast.Name) and named.id == receiver.id and other.scope.lookup_scope(named.id) is home):
+            continue
+        if other.method != "add_argument":
+            return None  # options added through a group or sub-parsers: not followed
+        for arg in other.node.args:
+            text = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
+            if text is None:
+                return None
+            out.append(text)
+    return tuple(dict.fromkeys(out))
+
+
 def _literal_bool(evaluator: Evaluator, expr, scope) -> Optional[bool]:
     """False where ``expr`` is absent (the default) or certainly falsy, True where certainly
     true, None where not known."""
@@ -546,4 +640,5 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         "forwards": _forwards(index),
         "project_calls": _project_calls(index, evaluator),
         "parses": _parses(index, evaluator),
+        "argv_parses": _argv_parses(index, evaluator),
     }
