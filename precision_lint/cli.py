@@ -331,12 +331,15 @@ def check_command(argv: Sequence[str]) -> int:
 
 
 def _config_texts(diagnostics, texts) -> dict:
-    """The texts of the configuration files findings are in (a JSON/YAML key that a script
-    reads: MP302), for the excerpts: they are no source of the run."""
+    """The texts of the configuration files and launch scripts findings are in (a JSON/YAML
+    key that a script reads, an option a shell launcher passes it: MP302), for the excerpts:
+    they are no source of the run."""
     from .workspace.configfiles import is_config_file
+    from .workspace.shipped import LAUNCH_SUFFIXES
 
     out = {}
-    for path in sorted({d.path for d in diagnostics if d.path not in texts and is_config_file(d.path)}):
+    side = {d.path for d in diagnostics if d.path not in texts and (is_config_file(d.path) or d.path.lower().endswith(LAUNCH_SUFFIXES))}
+    for path in sorted(side):
         try:
             with open(path, encoding="utf-8") as fh:
                 out[path] = fh.read()

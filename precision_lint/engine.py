@@ -479,20 +479,28 @@ class Engine:
 
     def _suppressed_in(self, d: Diagnostic, project) -> bool:
         """Whether a finding a module makes in another file (a key of a JSON/YAML configuration
-        it reads: MP302) is turned off there: that file matches ``exclude``, its
-        ``per-file-ignores`` name the code, or, in YAML, a ``# noqa`` comment ends its line. A
-        JSON file holds no comments: per-file-ignores is its way (the module's own ``# noqa``
-        lines are about the module's lines, never the other file's)."""
+        it reads, an option a shell launcher passes it: MP302) is turned off there: that file
+        matches ``exclude``, its ``per-file-ignores`` name the code, or, in YAML, a ``# noqa``
+        comment ends its line; in a shell launcher, the line that ends the option's command (a
+        line continued with ``\\`` can hold no comment). A JSON file holds no comments:
+        per-file-ignores is its way (the module's own ``# noqa`` lines are about the module's
+        lines, never the other file's)."""
         from .workspace.discovery import is_excluded
+        from .workspace.shipped import LAUNCH_SUFFIXES
 
         if is_excluded(d.path, self.config.exclude, self.config.root):
             return True
         if any(d.code.startswith(i) for i in self.config.ignored_for(d.path)):
             return True
+        text = None
         if d.path.lower().endswith((".yaml", ".yml")):
+            text = project.configs.text_of(d.path)
+        elif d.path.lower().endswith(LAUNCH_SUFFIXES):  # a shell launcher's option: its command's last line
+            text = project.shipped.text_of(os.path.abspath(d.path))
+        if text:
             from .facts.extract import parse_noqa
 
-            codes = parse_noqa(project.configs.text_of(d.path) or "").get(d.noqa_row, frozenset())
+            codes = parse_noqa(text).get(d.noqa_row, frozenset())
             return codes is None or d.code in codes
         return False
 

@@ -22,6 +22,9 @@ from .._regex import lazy
 from dataclasses import replace as replace_fields
 
 VERSION_TEXT = {"transformers": "transformers", "trl": "TRL", "peft": "peft", "accelerate": "accelerate"}
+# the libraries whose dataclasses an HfArgumentParser fills that the tables know (a class of
+# another library may declare any field)
+_PARSED_LIBRARIES = frozenset({"transformers", "trl", "peft", "sentence_transformers", "dataclasses"})
 CONFIG_CLASS = "transformers.PretrainedConfig"  # what `model.config` is
 
 
@@ -202,6 +205,7 @@ version loses its fix and says why)."""
     fix: Optional[Fix]
     path: Optional[str] = None  # the file it is in, where not the module's (a configuration file)
     related: Tuple[Related, ...] = ()
+    noqa_line: Optional[int] = None  # where a `# noqa` comment turns it off, where not its line
 
 
 @dataclass(frozen=True)
@@ -639,26 +643,26 @@ class MigrationJudge:
                 entries = configs.entries(self.ctx.path, tied.path) or ()
                 keys = tuple(e.key for e in entries)
                 for entry in entries:
-                    found = self._parsed_key_row(parse, entry, keys)
+                    found = self._parsed_key_row(parse, entry.key, entry.value_text, keys)
                     if found is None or (tied.path, entry.key_span.start) in done:
                         continue
                     done.add((tied.path, entry.key_span.start))
                     row, shown = found
                     yield self._key_finding(parse, tied, entry, row, shown)
 
-    def _parsed_key_row(self, parse, entry, keys) -> Optional[Tuple[Migration, str]]:
-        """The row a key of a file ``parse`` reads hits, and the class it is a keyword of; None
+    def _parsed_key_row(self, parse, name: str, value_text: str, keys, any_stage: bool = False) -> Optional[Tuple[Migration, str]]:
+        """The row a key ``name`` of a file ``parse`` reads hits, and the class it is a keyword of; None
         where another dataclass of the parse has a field of that name (the parser hands it
-        there) or no row holds for it."""
-        use = _KeyUse(entry.key, entry.value_text)
+        there) or no row holds for it. ``any_stage``: a row any rule reports."""
+        use = _KeyUse(name, value_text)
         found = None
         for qualname in parse.classes:
             if not qualname:
                 continue
-            if self._declared_by_project(qualname, entry.key):
+            if self._declared_by_project(qualname, name):
                 return None  # a field of the script's own dataclass (or a compatibility field)
             if found is None:
-                found = self._keyword_row(_Forwarded(qualname, None, None, (), keys), use)
+                found = self._keyword_row(_Forwarded(qualname, None, None, (), keys), use, any_stage)
         return found
 
     def _key_finding(self, parse, tied, entry, row: Migration, shown: str) -> Finding:
@@ -697,10 +701,11 @@ class MigrationJudge:
             return f"rename the key to `{row.rename_to}` ({no_fix_reason(row, allowed).removeprefix('no fix: ')})"
         return advice(row, allowed)
 
-    def _dropped(self, row: Migration, allowed: Allowed, method: str) -> str:
-        """What ``allow_extra_keys=True`` makes of a removed key: dropped without a word."""
+    def _dropped(self, row: Migration, allowed: Allowed, method: str, drop: str = "") -> str:
+        """What ``allow_extra_keys=True`` makes of a removed key: dropped without a word
+        (``drop``: what drops it, where not that)."""
         lib = VERSION_TEXT[row.library]
-        drop = f"`{method}(..., allow_extra_keys=True)` drops it without a word and the run goes on without it"
+        drop = drop or f"`{method}(..., allow_extra_keys=True)` drops it without a word and the run goes on without it"
         stage = stage_of(row, allowed) or self.stage
         if stage == "removed":
             pinned = allowed.source not in ("configuration", "installed", "newest")
@@ -713,12 +718,147 @@ class MigrationJudge:
             )
         return f"is deprecated since {lib} {version_text(row.deprecated_in)}; from {lib} {version_text(row.removed_in)} on, {drop}"
 
+    # --- options a shipped launch passes -----------------------------------------------------
+    def launched(self) -> Iterator[Finding]:
+        """Options a shipped launch passes the script (``torchrun train.py --evaluation_strategy
+        "steps"``) where the script fills ``TrainingArguments`` (or another class of the table)
+        from its command line (``parser.parse_args_into_dataclasses()``): each at its place in
+        the launcher (``project/launched_options.py``). What fails there is the parser, not the
+        class: ``ValueError: Some specified arguments are not used by the HfArgumentParser:
+        ['--evaluation_strategy', 'steps']``. With ``return_remaining_strings=True`` the words
+        are handed back and the run goes on without them: said so instead. An option one of
+        the parse's classes declares itself (a field of the script's ``ModelArguments``), the
+        code adds (``parser.add_argument``), or that argparse reads as another option it
+        abbreviates, is accepted. No fix: the engine rewrites Python files only."""
+        section = self.ctx.facts.section("migrations") if self._has_section() else None
+        parses = [
+            p for p in (section.get("argv_parses", ()) if section else ())
+            if not p.tolerated and p.remaining is not None and p.options is not None
+        ]
+        if not parses:
+            return
+        from ..project.launched_options import passed_options
+
+        project = self.ctx.project
+        scripts = [self.ctx.facts, *[m for m in project.roots_of(self.ctx.facts) if m.path != self.ctx.path]]
+        passed = passed_options(project, self.ctx.facts, scripts)
+        if not passed:
+            return
+        done = set()
+        for parse in parses:
+            own = self._parser_options(parse)
+            if own is None:
+                continue  # a class of it is not known: any option may be its
+            launches = {}
+            for option in passed:
+                launches.setdefault((option.launcher, option.launch.line, option.launch.script), []).append(option)
+            for options in launches.values():
+                keys = tuple(o.field for o in options)
+                hits = []
+                for option in options:
+                    found = self._option_row(parse, option, own, keys)
+                    if found is not None:
+                        hits.append((option, *found))
+                # the words the parser leaves over in this launch, as the ValueError lists them
+                left = tuple(
+                    w for o, row, _ in hits if stage_of(row, self._allowed(row)) == "removed" for w in o.words
+                )
+                for option, row, shown in hits:
+                    if not self._applies(row) or (option.launcher, option.span.start) in done:
+                        continue
+                    done.add((option.launcher, option.span.start))
+                    yield self._option_finding(parse, option, row, shown, left or option.words)
+
+    def _parser_options(self, parse) -> Optional[Tuple[str, ...]]:
+        """The options of the parse's parser that the project declares: its own dataclasses'
+        fields (and those its subclasses of a library class add), as ``HfArgumentParser`` makes
+        options of them, and what the code adds with ``add_argument``; None where a class of the
+        parse is not known (a library the tables do not know may declare any field)."""
+        from ..project.launched_options import option_strings
+
+        out = list(parse.options)
+        for qualname in parse.classes:
+            if not qualname:
+                return None
+            for name, module, cls in self.ctx.project.symbols.ancestry(qualname, self.ctx.facts):
+                if cls is not None:
+                    for field in cls.fields:
+                        out.extend(option_strings(field))
+                elif module is not None or name.split(".", 1)[0] not in _PARSED_LIBRARIES:
+                    return None
+        return tuple(dict.fromkeys(out))
+
+    def _option_row(self, parse, option, own, keys) -> Optional[Tuple[Migration, str]]:
+        """The row an option a launch passes hits (any rule's), and the class it is a field of;
+        None where the parser takes it: a field or option the project declares, or one it is a
+        prefix of, or a library option it abbreviates (``row.abbreviates``)."""
+        from ..project.launched_options import accepted_by
+
+        if accepted_by(option.written, own) is not None:
+            return None
+        value = option.words[1] if len(option.words) > 1 else option.written.partition("=")[2]
+        found = self._parsed_key_row(parse, option.field, value, keys, any_stage=True)
+        if found is None or found[0].abbreviates:
+            return None
+        return found
+
+    def _option_finding(self, parse, option, row: Migration, shown: str, left: Tuple[str, ...]) -> Finding:
+        """``train.py reads `--evaluation_strategy` as a field of `TrainingArguments`
+        (`parse_args_into_dataclasses`, line 282), where it was removed in transformers 4.51 and
+        raises `ValueError: Some specified arguments are not used by the HfArgumentParser:
+        ['--evaluation_strategy', 'steps']`; pass `--eval_strategy` instead``."""
+        from ..project.launched_options import shown_words
+        from ..workspace.launches import command_end
+
+        ctx = self.ctx
+        short = shown.rsplit(".", 1)[-1]
+        script = ctx.path.replace(os.sep, "/")
+        how = f"`{parse.method}`, line {parse.span.line}"
+        if option.script != ctx.path:  # a helper module's parse, in the run of the script launched
+            how += f", in the run of {_shown_path(option.script)}"
+        whence = f"{script} reads `{option.written}` as a field of `{short}` ({how})"
+        allowed = _rebased(self._allowed(row), ctx.path, option.launcher)
+        told = self._option_advice(row, allowed)
+        stage = stage_of(row, allowed) or self.stage
+        if parse.remaining:
+            drop = (
+                f"`{parse.method}(return_remaining_strings=True)` hands it back among the remaining strings "
+                "and the run goes on without it"
+            )
+            message = f"{whence}, where it {self._dropped(row, allowed, parse.method, drop)}; {told}"
+        else:
+            words = left if stage == "removed" else option.words
+            error = f"ValueError: Some specified arguments are not used by the HfArgumentParser: {shown_words(words)}"
+            if "unexpected keyword argument" not in row.error:
+                error = self._error(row, shown)  # the field is still there: its own check fails
+            message = f"{whence}, where it {consequence(row, stage, error, allowed, told=told)}"
+        related = (Related(ctx.path, parse.span, f"`{parse.method}` reads it here"),)
+        text = ctx.project.shipped.text_of(option.launcher) or ""
+        end = command_end(text, option.launch.line)
+        return Finding(
+            row, self.stage, option.span, message, None, ctx.project.configs.shown(option.launcher), related,
+            noqa_line=end if end != option.span.line else None,
+        )
+
+    def _option_advice(self, row: Migration, allowed: Allowed) -> str:
+        """What to pass instead: the new option where the targeted versions have it."""
+        if row.fix == "rename" and row.rename_to:
+            said = f"pass `--{row.rename_to}` instead"
+            note = row.replacement.removeprefix(f"{row.rename_to}=").strip()
+            if note.startswith("(") and note.endswith(")"):  # `warmup_steps= (a float below 1 is a ratio)`
+                said += f" {note}"
+            if new_name_exists(row, allowed):
+                return said
+            return f"{said} ({no_fix_reason(row, allowed).removeprefix('no fix: ')})"
+        return advice(row, allowed)
+
     def findings(self) -> Iterator[Finding]:
         yield from self.calls()
         yield from self.forwarded()
         yield from self.attrs()
         yield from self.imports()
         yield from self.configured()
+        yield from self.launched()
 
 
 def declared_by_project(ctx: RuleContext, qualname: Optional[str], name: str, attribute: bool = False) -> bool:
