@@ -45,7 +45,7 @@ class PassedOption:
     span: Span  # the option (and its value on the same line) in the launcher
 
 
-def passed_options(project, module, scripts) -> List[PassedOption]:
+def launch_options(project, scripts) -> List[PassedOption]:
     """Every long option the shipped launches of ``scripts`` (modules) pass, in launch order."""
     out: List[PassedOption] = []
     for script in scripts:

@@ -737,11 +737,11 @@ class MigrationJudge:
         ]
         if not parses:
             return
-        from ..project.launched_options import passed_options
+        from ..project.launched_options import launch_options
 
         project = self.ctx.project
         scripts = [self.ctx.facts, *[m for m in project.roots_of(self.ctx.facts) if m.path != self.ctx.path]]
-        passed = passed_options(project, self.ctx.facts, scripts)
+        passed = launch_options(project, scripts)
         if not passed:
             return
         done = set()

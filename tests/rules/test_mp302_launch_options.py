@@ -131,6 +131,14 @@ def test_options_the_parser_takes_or_never_sees_are_left_alone(tmp_path, monkeyp
     assert _run(tmp_path, monkeypatch) == [], shape
 
 
+def test_the_command_line_handed_over_as_it_is(tmp_path, monkeypatch):
+    script = SCRIPT.replace("from dataclasses", "import sys\n    from dataclasses").replace(
+        "parser.parse_args_into_dataclasses()", "parser.parse_args_into_dataclasses(args=sys.argv[1:])"
+    )
+    write_tree(tmp_path, {"train.py": script, "train.sh": LAUNCHER})
+    assert [d.span.line for d in _run(tmp_path, monkeypatch)] == [6, 8]
+
+
 def test_return_remaining_strings_hands_the_option_back_and_the_run_goes_on(tmp_path, monkeypatch):
     script = SCRIPT.replace(
         "model_args, data_args, training_args = parser.parse_args_into_dataclasses()",
