@@ -29,7 +29,7 @@ from ...semantic.callees import assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import Evaluator
 from ...semantic.kinds import instance_classes
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, keyword, parameters
-from ...semantic.queries import reaching
+from ...semantic.queries import binding_scope, reaching
 from ...semantic.values import CONFIG, CONST, SYMBOL, SYMBOLIC
 from ...semantic.version_tests import version_tests_of
 from .precision import (
@@ -570,13 +570,13 @@ def _added_options(index: ModuleIndex, site) -> Optional[Tuple[str, ...]]:
     receiver = site.receiver
     if not isinstance(receiver, ast.Name):
         return ()
-    home = site.scope.lookup_scope(receiver.id)
+    home = binding_scope(receiver.id, site.scope)
     out = []
     for other in index.calls:
         if other.method not in ("add_argument", "add_argument_group", "add_mutually_exclusive_group", "add_subparsers"):
             continue
         named = other.receiver
-        if not (isinstance(named, ast.Name) and named.id == receiver.id and other.scope.lookup_scope(named.id) is home):
+        if not (isinstance(named, ast.Name) and named.id == receiver.id and binding_scope(named.id, other.scope) is home):
             continue
         if other.method != "add_argument":
             return None  # options added through a group or sub-parsers: not followed
