@@ -73,7 +73,9 @@ _IMPERATIVE = lazy(
     r"^\W*(?:set|use|change|enable|disable|switch|turn|uncomment|comment|pass|add|remove|replace|select|choose|pick)\b",
     re.IGNORECASE,
 )
-_SENTENCE = lazy(r"(?<=[.;!?])\s+|\n|,?\s+but\s+")
+# A sentence ends at a full stop, but not at the stops of "e.g." and "i.e.": "bf16 needs a
+# recent GPU, e.g. an A100" is one sentence (cut there, "an A100." read as a statement).
+_SENTENCE = lazy(r"(?<=[.;!?])(?<!\b[eE]\.[gG]\.)(?<!\b[iI]\.[eE]\.)\s+|\n|,?\s+but\s+")
 # Cloud instances by the GPU they carry: AWS (g4dn T4, p3 V100, g5 A10G, g6 L4, p4d A100, p5
 # H100) and Google Cloud (a2 A100, a3 H100, g2 L4).
 _INSTANCE_PATTERN = r"\b(g4dn|g4ad|p3dn|p3|p2|g5|g5g|g6e?|p4de?|p5e?n?|a2-\w+|a3-\w+|g2-\w+)\.?\w*"

@@ -98,6 +98,10 @@ def test_a_requirement_of_hardware_states_the_target_beside_a_precision(text, ex
         ("On a V100 use fp16 instead; bf16 needs an A100.", [70]),  # the V100 is named all the same
         ("- bf16: needs an A100 (use fp16 on older GPUs)", []),
         ("Training needs a GPU with bf16 support, for example an A100.", []),
+        # "e.g." and "i.e." end no sentence: "an A100." alone would read as a statement
+        ("Training needs a GPU with bf16 support, e.g. an A100.", []),
+        ("bf16 needs a recent GPU (i.e. an A100 or newer).", []),
+        ("For bf16 you want an Ampere card, E.g. an RTX 3090.", []),
         ("we use the A100 bfloat16 peak flops of 312 TFLOPS for MFU", []),
         ("bf16 需要 A100 显卡。", []),
         ("| bf16 | requires an A100 or newer |", []),
