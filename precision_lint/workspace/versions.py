@@ -56,6 +56,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
+from functools import lru_cache
 from .._dataclass import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
@@ -1006,7 +1007,9 @@ class VersionResolver:
             elif not now.commit:
                 both = now.intersect(narrow)
                 if not both.is_empty and not _same_range(both, now):
-                    versions[dist] = replace(both, source=now.source, note=f"{now.where()}; {narrow.note}")
+                    versions[dist] = replace(
+                        both, spec=f"{dist}{_bounds_text(both)}", source=now.source, note=f"{now.where()}; {narrow.note}"
+                    )
         if "torch" not in self.configured:
             versions["torch"] = implied_torch(versions.get("torch"), stated)
         for dist in LIBRARIES:
@@ -1044,7 +1047,24 @@ def _fallback_among(installed: Optional[Allowed], narrow: Allowed) -> Optional[A
     return narrow if narrow.high is not None else None
 
 
+@lru_cache(maxsize=None)
+def _required(dist: str, spec: str) -> Allowed:
+    """A requirement of the table, parsed once."""
+    return parse_spec(dist, spec)
+
+
+_COMPATIBLE: Dict[Tuple[str, Tuple[Allowed, ...]], Optional[Allowed]] = {}
+
+
 def compatible_range(dist: str, pins: Dict[str, Allowed]) -> Optional[Allowed]:
+    """:func:`_compatible_range`, once per library and pins (the folders of a project share them)."""
+    key = (dist, tuple(a for _, a in sorted(pins.items())))
+    if key not in _COMPATIBLE:
+        _COMPATIBLE[key] = _compatible_range(dist, pins)
+    return _COMPATIBLE[key]
+
+
+def _compatible_range(dist: str, pins: Dict[str, Allowed]) -> Optional[Allowed]:
     """The versions of ``dist`` that the project's pins of the libraries beside it admit, by
     what each release line requires (``knowledge/requires.toml``, read from the wheels' own
     metadata), or None where they say nothing (or contradict each other):
@@ -1061,7 +1081,7 @@ def compatible_range(dist: str, pins: Dict[str, Allowed]) -> Optional[Allowed]:
     limits: List[Tuple[Allowed, str]] = []
     rows = requirement_rows(dist)
     if rows:
-        excluded: Dict[Version, str] = {}
+        excluded: Dict[Version, Tuple[Allowed, str]] = {}  # a line -> the pin that rules it out, and why
         for dep, pin in pins.items():
             if dep == dist or pin.commit or pin.newest or (pin.low is None and pin.high is None):
                 continue
@@ -1069,25 +1089,29 @@ def compatible_range(dist: str, pins: Dict[str, Allowed]) -> Optional[Allowed]:
                 spec = needs.get(dep)
                 if spec is None or minor in excluded:
                     continue
-                if pin.intersect(parse_spec(dep, spec)).is_empty:
-                    excluded[minor] = f"{pin.where()}: {dist} {version_text(minor)} requires {dep}{spec}"
+                if pin.intersect(_required(dep, spec)).is_empty:
+                    excluded[minor] = (pin, f"{dist} {version_text(minor)} requires {dep}{spec}")
         kept = [m for m, _ in rows if m not in excluded]
         if excluded and kept:
             minors = [m for m, _ in rows]
             low = None if kept[0] == minors[0] else kept[0]
             high = None if kept[-1] == minors[-1] else minors[minors.index(kept[-1]) + 1]
+            ends = [m for m in (high, None if low is None else minors[minors.index(low) - 1]) if m is not None]
+            by_pin: Dict[str, List[str]] = {}  # the ends one pin decides, said once with it
+            for end in ends:
+                by_pin.setdefault(excluded[end][0].where(), []).append(excluded[end][1])
+            why = {where: f"{where}: {' and '.join(reasons)}" for where, reasons in by_pin.items()}
             if high is not None:
-                limits.append((Allowed(dist, high=high, spec=f"{dist}<{version_text(high)}"), excluded[high]))
+                limits.append((Allowed(dist, high=high), why[excluded[high][0].where()]))
             if low is not None:
-                below = minors[minors.index(low) - 1]
-                limits.append((Allowed(dist, low=low, spec=f"{dist}>={version_text(low)}"), excluded[below]))
+                limits.append((Allowed(dist, low=low), why[excluded[minors[minors.index(low) - 1]][0].where()]))
     for other, pin in pins.items():
         if other == dist or pin.commit or pin.newest or (pin.low is None and pin.high is None):
             continue
         admitted = [(m, needs) for m, needs in requirement_rows(other) if pin.accepts_between(m, _bump(m, 1))]
         if not admitted or any(dist not in needs for _, needs in admitted):
             continue
-        specs = [parse_spec(dist, needs[dist]) for _, needs in admitted]
+        specs = [_required(dist, needs[dist]) for _, needs in admitted]
         hull = specs[0]
         for spec in specs[1:]:
             hull = hull.hull(spec)
