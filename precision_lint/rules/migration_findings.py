@@ -9,14 +9,17 @@ fixes: renames, and keywords moved from a TRL trainer into the config it is give
 """
 from __future__ import annotations
 
+import os
 from .._dataclass import dataclass
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
+from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related, Span
 from ..knowledge import Migration, migrations, older_spelling, patched_keywords
 from ..semantic.values import SYMBOL
 from ..workspace.versions import Allowed, compare, newest_admitted
 from .base import RuleContext, replace
+from .._regex import lazy
+from dataclasses import replace as replace_fields
 
 VERSION_TEXT = {"transformers": "transformers", "trl": "TRL", "peft": "peft", "accelerate": "accelerate"}
 CONFIG_CLASS = "transformers.PretrainedConfig"  # what `model.config` is
@@ -124,9 +127,10 @@ def no_fix_reason(row: Migration, allowed: Allowed) -> str:
     return f"{why}, and {older}" if row.fix == "move" else f"no fix: {why}, and {older}"
 
 
-def consequence(row: Migration, stage: str, error: str, allowed: Allowed, silent: bool = False) -> str:
+def consequence(row: Migration, stage: str, error: str, allowed: Allowed, silent: bool = False, told: Optional[str] = None) -> str:
     """``was removed in X and raises `E`; use R`` and its deprecated forms, with the versions
-    the file targets where its project states them (``silent``: the versions that warn)."""
+    the file targets where its project states them (``silent``: the versions that warn).
+    ``told``: what to do, where not the row's :func:`advice`."""
     lib = VERSION_TEXT[row.library]
     pinned = allowed.source not in ("configuration", "installed", "newest")
     if stage == "removed":
@@ -153,7 +157,7 @@ def consequence(row: Migration, stage: str, error: str, allowed: Allowed, silent
         said = f"is deprecated since {lib} {version_text(row.deprecated_in)} (it warns: {error.removeprefix('warning: ')})"
     if pinned and stage != "removed" and stage != "removed-in-some":
         said += f" ({allowed.where()})"
-    return f"{said}; {advice(row, allowed)}"
+    return f"{said}; {told if told is not None else advice(row, allowed)}"
 
 
 def receiver_classes(call) -> Tuple[str, ...]:
@@ -196,6 +200,16 @@ version loses its fix and says why)."""
     span: Span
     message: str
     fix: Optional[Fix]
+    path: Optional[str] = None  # the file it is in, where not the module's (a configuration file)
+    related: Tuple[Related, ...] = ()
+
+
+@dataclass(frozen=True)
+class _KeyUse:
+    """A key of a configuration file, as a keyword use is seen by the table's lookups."""
+
+    name: str
+    value_text: str
 
 
 class MigrationJudge:
@@ -595,11 +609,116 @@ class MigrationJudge:
                 fix = Fix(_safety(row), f"Import `{row.rename_to}` instead", (edit,))
             yield Finding(row, self.stage, imp.span, message, fix)
 
+    # --- configuration files -----------------------------------------------------------------
+    def configured(self) -> Iterator[Finding]:
+        """Keys of the JSON/YAML files that a parse of ``HfArgumentParser`` hands to
+        ``TrainingArguments`` (or another class of the table) as keywords
+        (``parser.parse_json_file(json_file=os.path.abspath(sys.argv[1]))`` with the
+        ``configs/*.json`` the project ships): each at its place in that file
+        (``project/parsed_files.py`` says which files a parse reads). What fails there is the
+        parser, not the class: ``ValueError: Some keys are not used by the HfArgumentParser:
+        ['evaluation_strategy']``. With ``allow_extra_keys=True`` the parser drops the key
+        without a word and the run goes on without it (it does not evaluate, keeps the default
+        batch size...): said so instead. No fix: the engine rewrites Python files only; the
+        message names the new key."""
+        section = self.ctx.facts.section("migrations") if self._has_section() else None
+        parses = [p for p in (section.get("parses", ()) if section else ()) if not p.tolerated and p.extra_keys is not None]
+        if not parses:
+            return
+        from ..project.parsed_files import tied_files
+
+        configs = self.ctx.project.configs
+        words = tuple(sorted({r.name for r in migrations() if r.kind == "keyword" and r.method is None and self._applies(r)}))
+        if not words:
+            return
+        done = set()
+        for parse in parses:
+            for tied in tied_files(self.ctx.project, self.ctx.facts, parse, words):
+                if configs.written_by_notebook(tied.path):
+                    continue  # its keys' positions are in a notebook's cell, not in a file
+                entries = configs.entries(self.ctx.path, tied.path) or ()
+                keys = tuple(e.key for e in entries)
+                for entry in entries:
+                    found = self._parsed_key_row(parse, entry, keys)
+                    if found is None or (tied.path, entry.key_span.start) in done:
+                        continue
+                    done.add((tied.path, entry.key_span.start))
+                    row, shown = found
+                    yield self._key_finding(parse, tied, entry, row, shown)
+
+    def _parsed_key_row(self, parse, entry, keys) -> Optional[Tuple[Migration, str]]:
+        """The row a key of a file ``parse`` reads hits, and the class it is a keyword of; None
+        where another dataclass of the parse has a field of that name (the parser hands it
+        there) or no row holds for it."""
+        use = _KeyUse(entry.key, entry.value_text)
+        found = None
+        for qualname in parse.classes:
+            if not qualname:
+                continue
+            if self._declared_by_project(qualname, entry.key):
+                return None  # a field of the script's own dataclass (or a compatibility field)
+            if found is None:
+                found = self._keyword_row(_Forwarded(qualname, None, None, (), keys), use)
+        return found
+
+    def _key_finding(self, parse, tied, entry, row: Migration, shown: str) -> Finding:
+        """``train.py reads this file as `Seq2SeqTrainingArguments` (`parse_json_file`, line
+        21), where key `evaluation_strategy` was removed in transformers 4.51 and raises
+        `ValueError: ...`; rename the key to `eval_strategy```, with why the file is thought to
+        be read there (a launch that passes it, or its keys)."""
+        ctx = self.ctx
+        short = shown.rsplit(".", 1)[-1]
+        script = ctx.path.replace(os.sep, "/")
+        how = f"`{parse.method}`, line {parse.span.line}"
+        if tied.how == "launch":
+            how += f"; {_shown_path(tied.launcher)} (line {tied.line}) passes it"
+        elif tied.how == "project":
+            given = f"`sys.argv[{parse.argv}]`" if parse.argv is not None else f"`--{parse.option}`"
+            how += f", the file given as {given}: this one holds fields of that script's own dataclasses"
+        whence = f"{script} reads this file as `{short}` ({how})"
+        allowed = _rebased(self._allowed(row), ctx.path, tied.path)
+        told = self._key_advice(row, allowed)
+        if parse.extra_keys:
+            message = f"{whence}, where key `{entry.key}` {self._dropped(row, allowed, parse.method)}; {told}"
+        else:
+            error = f"ValueError: Some keys are not used by the HfArgumentParser: ['{entry.key}']"
+            if "unexpected keyword argument" not in row.error:
+                error = self._error(row, shown)  # the field is still there: its own check fails
+            stage = stage_of(row, allowed) or self.stage
+            message = f"{whence}, where key `{entry.key}` {consequence(row, stage, error, allowed, told=told)}"
+        related = (Related(ctx.path, parse.span, f"`{parse.method}` reads it here"),)
+        return Finding(row, self.stage, entry.key_span, message, None, ctx.project.configs.shown(tied.path), related)
+
+    def _key_advice(self, row: Migration, allowed: Allowed) -> str:
+        """What to do with a key: rename it where the targeted versions have the new name."""
+        if row.fix == "rename" and row.rename_to:
+            if new_name_exists(row, allowed):
+                return f"rename the key to `{row.rename_to}`"
+            return f"rename the key to `{row.rename_to}` ({no_fix_reason(row, allowed).removeprefix('no fix: ')})"
+        return advice(row, allowed)
+
+    def _dropped(self, row: Migration, allowed: Allowed, method: str) -> str:
+        """What ``allow_extra_keys=True`` makes of a removed key: dropped without a word."""
+        lib = VERSION_TEXT[row.library]
+        drop = f"`{method}(..., allow_extra_keys=True)` drops it without a word and the run goes on without it"
+        stage = stage_of(row, allowed) or self.stage
+        if stage == "removed":
+            pinned = allowed.source not in ("configuration", "installed", "newest")
+            where = f" ({allowed.where()})" if pinned and allowed.is_point else f" (every version {allowed.where()} allows)" if pinned else ""
+            return f"was removed in {lib} {version_text(row.removed_in)}{where}: {drop}"
+        if stage == "removed-in-some":
+            return (
+                f"was removed in {lib} {version_text(row.removed_in)}, where {drop}: {allowed.where()} allows "
+                f"{lib} {allowed.from_version(row.removed_in)}"
+            )
+        return f"is deprecated since {lib} {version_text(row.deprecated_in)}; from {lib} {version_text(row.removed_in)} on, {drop}"
+
     def findings(self) -> Iterator[Finding]:
         yield from self.calls()
         yield from self.forwarded()
         yield from self.attrs()
         yield from self.imports()
+        yield from self.configured()
 
 
 def declared_by_project(ctx: RuleContext, qualname: Optional[str], name: str, attribute: bool = False) -> bool:
@@ -613,6 +732,35 @@ def declared_by_project(ctx: RuleContext, qualname: Optional[str], name: str, at
         if name in cls.fields or (attribute and (name in cls.members or name in cls.self_attrs)):
             return True
     return False
+
+
+_PATH_WORD = lazy(r"[^\s,;()`]+")
+
+
+def _rebased(allowed: Allowed, module_path: str, file_path: str) -> Allowed:
+    """``allowed`` with the files it names (``transformers==4.53 in ../requirements.txt``,
+    written from the module's folder) named from the folder of ``file_path`` instead: a finding
+    in a configuration file is read there. Only words that are files beside the module are
+    rewritten."""
+    here = os.path.dirname(os.path.abspath(module_path))
+    there = os.path.dirname(os.path.abspath(file_path))
+    if here == there or not (allowed.source or allowed.note):
+        return allowed
+
+    def swap(match) -> str:
+        word = match.group(0)
+        target = os.path.normpath(os.path.join(here, word))
+        if ("/" not in word and "." not in word) or not os.path.isfile(target):
+            return word
+        return os.path.relpath(target, there).replace(os.sep, "/")
+
+    return replace_fields(allowed, source=_PATH_WORD().sub(swap, allowed.source), note=_PATH_WORD().sub(swap, allowed.note))
+
+
+def _shown_path(path: str) -> str:
+    """A file as messages name it: relative to the working folder when inside it."""
+    relative = os.path.relpath(path)
+    return (path if relative.startswith("..") else relative).replace(os.sep, "/")
 
 
 def _same_library_class(qualname: str, table_name: str) -> bool:
