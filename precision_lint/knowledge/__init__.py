@@ -492,3 +492,22 @@ def torch_of_its_time(dist: str, minor: Tuple[int, ...]) -> Optional[Tuple[Tuple
         return None
     torch = [v for v, day in release_dates("torch") if day <= after[1]]
     return (torch[-1], after[0]) if torch else None
+
+
+# --- what each release line requires of the others (requires.toml) ----------------------------
+@lru_cache(maxsize=None)
+def requirement_rows(dist: str) -> Tuple[Tuple[Tuple[int, ...], Dict[str, str]], ...]:
+    """``((minor, {"torch": ">=1.9", "tokenizers": ">=0.11.1,<0.14"}), ...)`` in version order:
+    what the releases of each minor of ``dist`` require (``requires.toml``; empty for a library
+    the table does not list)."""
+    table = _table("requires.toml").get(dist, {})
+    rows = []
+    for minor, row in table.items():
+        rows.append((parse_version(minor), {k: v for k, v in row.items() if k != "releases"}))
+    return tuple(sorted(rows))
+
+
+@lru_cache(maxsize=None)
+def requirement_releases(dist: str) -> Dict[Tuple[int, ...], Tuple[str, ...]]:
+    """The releases of each minor of ``dist`` whose metadata the row was read from."""
+    return {parse_version(k): tuple(v.get("releases", ())) for k, v in _table("requires.toml").get(dist, {}).items()}

@@ -31,7 +31,6 @@ The keys are data the project ships, so the file has to be found. A file is tied
 """
 from __future__ import annotations
 
-import os
 from .._dataclass import dataclass
 from typing import List, Optional, Tuple
 

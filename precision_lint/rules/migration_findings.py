@@ -491,7 +491,7 @@ class MigrationJudge:
         """Whether ``args=`` is the config class the keyword moves into (or a subclass)."""
         if call.config is None:
             return False
-        return any(_same_library_class(a, row.move_to) for a in self._ancestry(call.config.callee))
+        return any(same_library_class(a, row.move_to) for a in self._ancestry(call.config.callee))
 
     def _why_not_moved(self, call, use, row) -> str:
         config_name = row.move_to.rsplit(".", 1)[-1]
@@ -903,7 +903,7 @@ def _shown_path(path: str) -> str:
     return (path if relative.startswith("..") else relative).replace(os.sep, "/")
 
 
-def _same_library_class(qualname: str, table_name: str) -> bool:
+def same_library_class(qualname: str, table_name: str) -> bool:
     """``trl.trainer.sft_config.SFTConfig`` is the table's ``trl.SFTConfig``."""
     parts = qualname.split(".")
     return qualname == table_name or f"{parts[0]}.{parts[-1]}" == table_name

@@ -39,6 +39,7 @@ from ..diagnostics import SAFE, Edit, Fix
 from ..knowledge import Override, overrides
 from ..workspace.versions import Allowed, compare, newest_admitted, version_text
 from .base import Rule, RuleContext
+from .migration_findings import same_library_class
 
 LIBRARY_TEXT = {"transformers": "transformers"}
 
@@ -75,7 +76,7 @@ class OverrideMissesNewArgument(Rule):
         """Whether the class derives from ``row.owner`` and leaves the library methods that make
         the call to the library (one replaced by the project makes the call its own way)."""
         ancestry = list(ctx.project.symbols.ancestry(override.klass, ctx.facts))
-        if not any(_same_library_class(name, row.owner) for name, _, _ in ancestry):
+        if not any(same_library_class(name, row.owner) for name, _, _ in ancestry):
             return False
         replaced = set()  # the callers a project class defines without calling its base's
         for name, module, cls in ancestry:
@@ -141,9 +142,3 @@ def _fix(override, row: Override) -> Optional[Fix]:
         return None  # no positional parameter to follow, or the name is taken
     text = f", {row.argument}={row.default}"
     return Fix(SAFE, f"add `{row.argument}={row.default}` to `{override.method}`", (Edit(override.insert_at, override.insert_at, text),))
-
-
-def _same_library_class(qualname: str, table_name: str) -> bool:
-    """``transformers.trainer.Trainer`` is the table's ``transformers.Trainer``."""
-    parts = qualname.split(".")
-    return qualname == table_name or f"{parts[0]}.{parts[-1]}" == table_name

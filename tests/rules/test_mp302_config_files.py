@@ -9,7 +9,7 @@ configuration file, at the key; which files a parse reads: ``project/parsed_file
 import json
 
 import pytest
-from conftest import config, dedent, run_cli, write_tree
+from conftest import config, run_cli, write_tree
 
 from precision_lint.engine import Engine
 
