@@ -295,6 +295,7 @@ def check_command(argv: Sequence[str]) -> int:
         _note_stale_comments(result, {p: c for p, c in changed.items() if p not in unwritten})
 
     texts = dict(result.fixed_texts) if args.fix else Texts(result.sources.values())
+    texts.update(_config_texts(result.diagnostics, texts))
     fmt = args.output_format or os.environ.get("PRECISION_LINT_OUTPUT_FORMAT") or "full"
     if fmt not in FORMATS:
         print(f"precision-lint: error: unknown output format {fmt!r}", file=sys.stderr)
@@ -328,6 +329,24 @@ def check_command(argv: Sequence[str]) -> int:
     if args.exit_zero:
         return done(EXIT_OK)
     return done(EXIT_FINDINGS if result.diagnostics else EXIT_OK)
+
+
+def _config_texts(diagnostics, texts) -> dict:
+    """The texts of the configuration files and launch scripts findings are in (a JSON/YAML
+    key that a script reads, an option a shell launcher passes it: MP302), for the excerpts:
+    they are no source of the run."""
+    from .workspace.configfiles import is_config_file
+    from .workspace.shipped import LAUNCH_SUFFIXES
+
+    out = {}
+    side = {d.path for d in diagnostics if d.path not in texts and (is_config_file(d.path) or d.path.lower().endswith(LAUNCH_SUFFIXES))}
+    for path in sorted(side):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                out[path] = fh.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
 
 
 def _write_fixes(result, changed, config) -> List[str]:

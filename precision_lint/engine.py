@@ -461,9 +461,13 @@ class Engine:
             for what, exc in ctx.failures
         ]
         for d in found:
-            codes = module.noqa.get(d.noqa_row, frozenset())
-            if (codes is None or d.code in codes) and not rule.always:
-                continue
+            if d.path != module.path:  # a finding in a file the module reads (a configuration's key)
+                if not rule.always and self._suppressed_in(d, project):
+                    continue
+            else:
+                codes = module.noqa.get(d.noqa_row, frozenset())
+                if (codes is None or d.code in codes) and not rule.always:
+                    continue
             if context:  # a neighbour read from disk: only what concerns the named files
                 if not any(r.path in only for r in d.related):
                     continue
@@ -474,6 +478,33 @@ class Engine:
                 d = dataclasses.replace(d, fix=None)
             out.append(d)
         return out
+
+    def _suppressed_in(self, d: Diagnostic, project) -> bool:
+        """Whether a finding a module makes in another file (a key of a JSON/YAML configuration
+        it reads, an option a shell launcher passes it: MP302) is turned off there: that file
+        matches ``exclude``, its ``per-file-ignores`` name the code, or, in YAML, a ``# noqa``
+        comment ends its line; in a shell launcher, the line that ends the option's command (a
+        line continued with ``\\`` can hold no comment). A JSON file holds no comments:
+        per-file-ignores is its way (the module's own ``# noqa`` lines are about the module's
+        lines, never the other file's)."""
+        from .workspace.discovery import is_excluded
+        from .workspace.shipped import LAUNCH_SUFFIXES
+
+        if is_excluded(d.path, self.config.exclude, self.config.root):
+            return True
+        if any(d.code.startswith(i) for i in self.config.ignored_for(d.path)):
+            return True
+        text = None
+        if d.path.lower().endswith((".yaml", ".yml")):
+            text = project.configs.text_of(d.path)
+        elif d.path.lower().endswith(LAUNCH_SUFFIXES):  # a shell launcher's option: its command's last line
+            text = project.shipped.text_of(os.path.abspath(d.path))
+        if text:
+            from .facts.extract import parse_noqa
+
+            codes = parse_noqa(text).get(d.noqa_row, frozenset())
+            return codes is None or d.code in codes
+        return False
 
     # --- whole runs --------------------------------------------------------------------
     def run_sources(

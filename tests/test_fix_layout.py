@@ -3,7 +3,7 @@ notebook's whole import block (IPython lines included), and an added import goes
 file's own sort order puts it."""
 import json
 
-from conftest import config, dedent, fix
+from conftest import config, fix
 
 from precision_lint.engine import fix_source
 

@@ -152,7 +152,7 @@ def test_a_switch_and_a_dtype_test_narrow_the_else_branch():
 def test_a_finding_that_stood_before_the_fix_is_left_to_its_own_rule():
     # `--select MP202 --fix` guards FlashAttention-2 and leaves the unguarded bf16 weights, which
     # MP201 reported before the fix, to MP201: the plan fixes only the findings its fixes create
-    from conftest import dedent, fix, lint
+    from conftest import fix, lint
 
     src = """
         import torch

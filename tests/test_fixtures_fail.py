@@ -94,6 +94,10 @@ HAND_FIXES = {
     "MP301/trainer_tokenizer_attribute": {
         "MP301": [("", "    trainer.tokenizer.save_pretrained(output_dir)", "    trainer.processing_class.save_pretrained(output_dir)")],
     },
+    "MP305/compute_loss_without_num_items": {
+        "MP305": [("", "def compute_loss(self, model, inputs, return_outputs=False):",
+                   "def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):")],
+    },
     "MP302/training_arguments_evaluation_strategy": {
         "MP302": [("", 'evaluation_strategy="steps",', 'eval_strategy="steps",')],
     },

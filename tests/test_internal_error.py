@@ -14,7 +14,6 @@ import multiprocessing
 import os
 import re
 
-import pytest
 
 from conftest import REPO, config, dedent, run_cli
 

@@ -286,3 +286,80 @@ def test_argument_parsers_parse_into_their_dataclasses_in_order():
         if hasattr(cls, "parse_args_and_config"):
             assert [type(p) for p in cls((A, B)).parse_args_and_config(args=[])] == [A, B]
     assert set(table["methods"]) <= {m for c in table["classes"] for m in dir(_resolve(c))}
+
+
+# --- [requires.toml]: what each release line requires of the others ------------------------------
+def _generator():
+    """tools/requires_table.py, the script that writes the table (read here without the network)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "tools" / "requires_table.py"
+    spec = importlib.util.spec_from_file_location("requires_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("dist", ["transformers", "trl", "peft", "accelerate"])
+def test_requires_rows_hold_for_the_installed_wheels(dist):
+    """The row of the installed release's minor lists that release, and admits what its own
+    installed metadata requires (``Requires-Dist``, read as the generator reads it); where the
+    row was read from that release alone, it says exactly that."""
+    from importlib.metadata import PackageNotFoundError, requires, version
+
+    from precision_lint.knowledge import requirement_releases, requirement_rows
+    from precision_lint.workspace.versions import parse_spec, read_version
+
+    pytest.importorskip("packaging")
+    try:
+        installed = version(dist)
+    except PackageNotFoundError:
+        pytest.skip(f"{dist} is not installed")
+    minor = read_version(installed)[:2]
+    rows = dict(requirement_rows(dist))
+    assert minor in rows, f"requires.toml has no row for {dist} {installed}: run tools/requires_table.py"
+    assert installed in requirement_releases(dist)[minor]
+    generator = _generator()
+    own = {}
+    for dep, (low, high, inclusive) in generator.bounds(list(requires(dist) or [])).items():
+        text = generator.spec_text(low, high, inclusive)
+        if text:
+            own[dep] = parse_spec(dep, text)
+    row = {dep: parse_spec(dep, spec) for dep, spec in rows[minor].items()}
+    for dep, needs in row.items():
+        assert dep in own, f"{dist} {installed} requires no {dep}, but its row says {rows[minor][dep]}"
+        mine = own[dep]
+        assert mine.low is None or (needs.low is not None and needs.low <= mine.low), (dep, needs, mine)
+        assert needs.high is None or (mine.high is not None and mine.high <= needs.high), (dep, needs, mine)
+    if requirement_releases(dist)[minor] == (installed,):
+        assert set(row) == set(own) and all((row[d].low, row[d].high) == (own[d].low, own[d].high) for d in row)
+
+
+def test_the_generator_reads_the_requirements_that_hold_for_a_torch_install():
+    generator = _generator()
+    found = generator.bounds([
+        "tokenizers (!=0.11.3,<0.14,>=0.11.1)",
+        "torch (!=1.12.0,>=1.9) ; extra == 'torch'",
+        "torch (>=2.5) ; extra == 'dev'",  # another extra's: not read
+        "accelerate",  # no version: no bound
+        "trl~=0.7.2 ; python_version >= '3.8'",
+        "peft==0.4.0",
+    ])
+    assert found["tokenizers"] == (generator.Version("0.11.1"), generator.Version("0.14"), False)
+    assert found["torch"] == (generator.Version("1.9"), None, False)
+    assert found["accelerate"] == (None, None, False)
+    assert found["trl"] == (generator.Version("0.7.2"), generator.Version("0.8"), False)
+    assert found["peft"] == (generator.Version("0.4.0"), generator.Version("0.4.0"), True)
+
+
+def test_requires_rows_are_in_order_and_read():
+    from precision_lint.knowledge import requirement_rows
+    from precision_lint.workspace.versions import parse_spec
+
+    for dist in ("transformers", "trl", "peft", "accelerate"):
+        rows = requirement_rows(dist)
+        assert rows and [m for m, _ in rows] == sorted(m for m, _ in rows), dist
+        for _, needs in rows:
+            for dep, spec in needs.items():
+                assert not parse_spec(dep, spec).is_empty, (dist, dep, spec)

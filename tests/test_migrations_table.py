@@ -225,6 +225,63 @@ def test_silent_since_is_consistent():
             assert not row.silent_values and not row.silent_with, _id(row)
 
 
+# --- options of a command line (HfArgumentParser) ------------------------------------------------
+def _parsed_classes(row: Migration):
+    """The installed dataclasses an ``HfArgumentParser`` may fill that the row's keyword is a
+    field of: its owner and the library's subclasses of it in the bases table."""
+    from precision_lint.knowledge import library_bases
+
+    out = []
+    for name in sorted({row.owner, *library_bases()}):
+        try:
+            cls = _resolve(name)
+        except (ImportError, AttributeError):
+            continue
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and issubclass(cls, _resolve(row.owner)):
+            out.append(cls)
+    return out
+
+
+DATACLASS_KEYWORDS = [
+    r for r in KEYWORDS
+    if r.method is None and dataclasses.is_dataclass(_resolve(r.owner)) and r.code is None
+]
+
+
+@pytest.mark.parametrize("row", DATACLASS_KEYWORDS, ids=_id)
+def test_a_removed_field_as_a_command_line_option(row):
+    """What a launch passing ``--name value`` to ``parse_args_into_dataclasses`` of a parser of
+    the owner (or a library subclass) meets on the installed version: where removed, argparse
+    leaves both words over and the parse raises the ValueError MP302 quotes, unless ``--name``
+    is a unique prefix of one of the parser's options, which argparse reads as that option
+    (the row's ``abbreviates``); before that, the option is the field."""
+    import inspect as _inspect
+
+    from transformers import HfArgumentParser
+
+    source = _inspect.getsource(HfArgumentParser.parse_args_into_dataclasses)
+    assert 'raise ValueError(f"Some specified arguments are not used by the HfArgumentParser: {remaining_args}")' in source
+    classes = _parsed_classes(row)
+    assert classes, _id(row)
+    for cls in classes:
+        parser = HfArgumentParser(cls)
+        options = [o for action in parser._actions for o in action.option_strings]
+        for written in (f"--{row.name}", f"--{row.name.replace('_', '-')}"):
+            if not _removed(row):
+                assert written in options, f"{_id(row)}: {cls.__name__} has no {written}"
+                continue
+            assert written not in options, f"{_id(row)}: {cls.__name__} still has {written}"
+            begun = [o for o in options if o.startswith(written)]
+            if row.abbreviates:
+                new = f"--{row.abbreviates}" if "_" in written or "_" not in row.name else f"--{row.abbreviates.replace('_', '-')}"
+                assert begun == [new], f"{_id(row)}: {written} in {cls.__name__} begins {begun}, not {new}"
+                namespace, left = parser.parse_known_args([written, "1"])
+                assert left == [] and getattr(namespace, row.abbreviates) is not None
+            else:
+                assert begun == [], f"{_id(row)}: {written} begins {begun} in {cls.__name__} (`abbreviates`?)"
+                assert parser.parse_known_args([written, "1"])[1] == [written, "1"]
+
+
 # --- attribute rows ---------------------------------------------------------------------------
 ATTRIBUTES = [r for r in ROWS if r.kind == "attribute"]
 

@@ -22,6 +22,8 @@ from typing import Dict, Iterable, List, Optional, Set
 from ..diagnostics import Diagnostic, Edit
 from ..facts.extract import NOQA  # the one definition of what a noqa comment looks like
 from .fixer import apply_edits, still_valid
+from ..workspace.configfiles import is_config_file
+from ..workspace.shipped import LAUNCH_SUFFIXES
 
 _ENDING = re.compile(r"\r\n|\r|\n")
 
@@ -139,7 +141,20 @@ def write_noqa(result, display=str, err=None) -> int:
     err = err or sys.stderr
     total = 0
     for path, rows in sorted(rows_by_path(result.diagnostics).items()):
-        src = result.sources[path]
+        src = result.sources.get(path)
+        if src is None or is_config_file(path):  # a JSON/YAML key a script reads (MP302)
+            if path.lower().endswith(LAUNCH_SUFFIXES):  # an option a shell launcher passes a script
+                err.write(
+                    f"precision-lint: warning: {display(path)}: no noqa comments added: a launch script "
+                    "(turn a finding there off with per-file-ignores, or a `# noqa: CODE` comment on the line "
+                    "that ends its command)\n"
+                )
+                continue
+            err.write(
+                f"precision-lint: warning: {display(path)}: no noqa comments added: a configuration file "
+                "(turn a finding there off with per-file-ignores, or a `# noqa: CODE` comment in YAML)\n"
+            )
+            continue
         done = add_noqa(src.text or "", rows)
         for row in done.skipped:
             err.write(

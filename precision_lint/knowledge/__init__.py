@@ -214,6 +214,64 @@ def adapter_dtype() -> AdapterDtype:
         tuple(int(p) for p in row["float32_since"].split(".")),
     )
 
+# --- methods the library calls with a new argument (overrides.toml) ------------------------
+@dataclass(frozen=True)
+class Override:
+    """A library method that the library calls with an argument its older versions did not pass
+    (a row of overrides.toml): a subclass's override with the old signature crashes there."""
+
+    library: str
+    owner: str  # the library class whose code makes the call
+    method: str
+    argument: str
+    passed: str  # "keyword" or "positional"
+    since: Tuple[int, ...]  # every call passes it from this version on
+    callers: Tuple[str, ...]  # the library methods that make the call
+    default: str  # the new parameter's default in the fix
+    error: str  # `{cls}`: the overriding class; positional rows also `{takes}` and `{given}`
+    position: int = 0  # for "positional": the argument's place after `self`
+    conditional_from: Optional[Tuple[int, ...]] = None  # passed on some calls only, from ...
+    conditional_until: Optional[Tuple[int, ...]] = None  # ... to below this version
+
+
+_OVERRIDE_FIELDS = ("library", "owner", "method", "argument", "passed", "since", "callers", "default", "error")
+_OVERRIDE_OPTIONAL = ("position", "conditional_from", "conditional_until")
+
+
+@lru_cache(maxsize=None)
+def overrides() -> Tuple[Override, ...]:
+    """Every row of overrides.toml."""
+    out = []
+    for i, row in enumerate(_table("overrides.toml").get("override", [])):
+        where = f"overrides.toml row {i + 1} ({row.get('method', '?')})"
+        missing = [k for k in _OVERRIDE_FIELDS if k not in row]
+        unknown = sorted(set(row) - set(_OVERRIDE_FIELDS) - set(_OVERRIDE_OPTIONAL))
+        if missing or unknown or row["passed"] not in ("keyword", "positional"):
+            raise ValueError(f"{where}: missing {missing} / unknown {unknown} / passed {row.get('passed')!r}")
+        if row["passed"] == "positional" and not row.get("position"):
+            raise ValueError(f"{where}: a positional argument needs `position`")
+        out.append(
+            Override(
+                row["library"], row["owner"], row["method"], row["argument"], row["passed"],
+                parse_version(row["since"]), tuple(row["callers"]), row["default"], row["error"],
+                int(row.get("position", 0)), parse_version(row.get("conditional_from")),
+                parse_version(row.get("conditional_until")),
+            )
+        )
+    return tuple(out)
+
+
+def overridden_methods() -> FrozenSet[str]:
+    """The method names some row is about: the extractor records these overrides only."""
+    return frozenset(row.method for row in overrides())
+
+
+def calling_methods() -> FrozenSet[str]:
+    """The library methods that make the rows' calls: an override of one that does not call its
+    base's makes the call itself (MP305 then says nothing)."""
+    return frozenset(caller for row in overrides() for caller in row.callers)
+
+
 # --- removed and renamed names (migrations.toml) -------------------------------------------
 KINDS = ("keyword", "attribute", "import")
 FIXES = ("rename", "move", "none")
@@ -221,7 +279,7 @@ _REQUIRED = ("library", "kind", "owner", "names", "replacement", "fix", "error")
 _OPTIONAL = (
     "also", "unlike", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
     "move_as", "move_since", "moved_to", "safety", "code", "verify_on", "since_note",
-    "silent_since", "silent_values", "silent_with",
+    "silent_since", "silent_values", "silent_with", "abbreviates",
 )
 
 
@@ -267,6 +325,10 @@ class Migration:
     silent_since: Optional[Tuple[int, ...]] = None
     silent_values: Tuple[str, ...] = ()
     silent_with: Tuple[str, ...] = ()
+    # for a keyword of a dataclass an HfArgumentParser fills: the option that ``--name`` on a
+    # command line abbreviates (argparse accepts a unique prefix: ``--use_liger`` is read as
+    # ``--use_liger_kernel``), so a launch passing it fails nowhere
+    abbreviates: Optional[str] = None
 
     @property
     def owner_short(self) -> str:
@@ -335,6 +397,9 @@ def migrations() -> Tuple[Migration, ...]:
             raise _row_error(where, "`silent_since` is for deprecated-only rows (a `deprecated_in`, no `removed_in`)")
         if (row.get("silent_values") or row.get("silent_with")) and not row.get("silent_since"):
             raise _row_error(where, "`silent_values` / `silent_with` limit a `silent_since`")
+        abbreviates = row.get("abbreviates", {})
+        if not isinstance(abbreviates, dict) or set(abbreviates) - set(row["names"]):
+            raise _row_error(where, "`abbreviates` maps some of the row's names to the option each abbreviates")
         names = row["names"] or [""]
         for name in names:
             out.append(
@@ -352,6 +417,7 @@ def migrations() -> Tuple[Migration, ...]:
                     since_note=row.get("since_note"),
                     silent_since=parse_version(row.get("silent_since")),
                     silent_values=tuple(row.get("silent_values", ())), silent_with=tuple(row.get("silent_with", ())),
+                    abbreviates=abbreviates.get(name),
                 )
             )
     return tuple(out)
@@ -426,3 +492,22 @@ def torch_of_its_time(dist: str, minor: Tuple[int, ...]) -> Optional[Tuple[Tuple
         return None
     torch = [v for v, day in release_dates("torch") if day <= after[1]]
     return (torch[-1], after[0]) if torch else None
+
+
+# --- what each release line requires of the others (requires.toml) ----------------------------
+@lru_cache(maxsize=None)
+def requirement_rows(dist: str) -> Tuple[Tuple[Tuple[int, ...], Dict[str, str]], ...]:
+    """``((minor, {"torch": ">=1.9", "tokenizers": ">=0.11.1,<0.14"}), ...)`` in version order:
+    what the releases of each minor of ``dist`` require (``requires.toml``; empty for a library
+    the table does not list)."""
+    table = _table("requires.toml").get(dist, {})
+    rows = []
+    for minor, row in table.items():
+        rows.append((parse_version(minor), {k: v for k, v in row.items() if k != "releases"}))
+    return tuple(sorted(rows))
+
+
+@lru_cache(maxsize=None)
+def requirement_releases(dist: str) -> Dict[Tuple[int, ...], Tuple[str, ...]]:
+    """The releases of each minor of ``dist`` whose metadata the row was read from."""
+    return {parse_version(k): tuple(v.get("releases", ())) for k, v in _table("requires.toml").get(dist, {}).items()}

@@ -102,6 +102,9 @@ class CallGraph:
                 table[key] = tuple(found)
         # equal answers of entries() share one set (transformers: 59,268 answers, all empty)
         self._entry_sets: Dict[FrozenSet[str], FrozenSet[str]] = {}
+        # how many questions have been cut as asked while being answered: an answer whose walk
+        # cut one holds only under the question that cut it, so it is not kept (``entries``)
+        self._cuts = 0
 
     def entries(self, scope: str, unit: Iterable, unit_key: str = "") -> FrozenSet[str]:
         """The entries from which code in ``scope`` runs, within ``unit`` (its modules, or the
@@ -112,6 +115,7 @@ class CallGraph:
         key = (scope, unit_key or "|".join(sorted(paths)))
         if key in self._entries:
             return self._entries[key]
+        cuts = self._cuts
         found: Set[str] = set()
         seen = {scope}
         stack = [scope]
@@ -145,7 +149,12 @@ class CallGraph:
                     seen.add(caller)
                     stack.append(caller)
         result = frozenset(found)
-        result = self._entries[key] = self._entry_sets.setdefault(result, result)
+        result = self._entry_sets.setdefault(result, result)
+        if self._cuts == cuts or not self._asking:
+            # kept only when no question was cut on the way, or when this is the outermost
+            # question (then the walk is the same whichever question came first): a nested
+            # answer that took a cut question as "no" is wrong once that question is answered
+            self._entries[key] = result
         return result
 
     def _runs_uncalled(self, function: str, paths, unit_key: str = "") -> bool:
@@ -187,6 +196,7 @@ class CallGraph:
                 for caller in sorted(self._callers.get(callee, ())):
                     key = (caller, unit_key or "|".join(sorted(paths)))
                     if key in self._asking:
+                        self._cuts += 1
                         continue
                     self._asking.add(key)
                     try:

@@ -126,7 +126,10 @@ class RuleContext:
         fix: Optional[Fix] = None,
         related: Sequence[Related] = (),
         noqa_line: Optional[int] = None,
+        path: Optional[str] = None,
     ) -> Diagnostic:
+        """A finding of this file; ``path``: of another file it reads (a configuration file's
+        key), whose own position ``span`` is (its message is this file's to word)."""
         if is_notebook(self.path):  # "(line 7)" of the joined cells → "(cell 3, line 1)", as positions are shown
             message = cell_references(message, self.source)
             related = [
@@ -135,7 +138,7 @@ class RuleContext:
             ]
         # one place once, however many paths of values lead to it
         related = tuple(dict.fromkeys(related))
-        return Diagnostic(code, message, self.path, span, fix, related, noqa_line)
+        return Diagnostic(code, message, path or self.path, span, fix, related, noqa_line)
 
 
 _DEF_HEAD = lazy(r"(?:^|[\s;:])(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*$")

@@ -9,16 +9,22 @@ fixes: renames, and keywords moved from a TRL trainer into the config it is give
 """
 from __future__ import annotations
 
+import os
 from .._dataclass import dataclass
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
+from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related, Span
 from ..knowledge import Migration, migrations, older_spelling, patched_keywords
 from ..semantic.values import SYMBOL
 from ..workspace.versions import Allowed, compare, newest_admitted
 from .base import RuleContext, replace
+from .._regex import lazy
+from dataclasses import replace as replace_fields
 
 VERSION_TEXT = {"transformers": "transformers", "trl": "TRL", "peft": "peft", "accelerate": "accelerate"}
+# the libraries whose dataclasses an HfArgumentParser fills that the tables know (a class of
+# another library may declare any field)
+_PARSED_LIBRARIES = frozenset({"transformers", "trl", "peft", "sentence_transformers", "dataclasses"})
 CONFIG_CLASS = "transformers.PretrainedConfig"  # what `model.config` is
 
 
@@ -124,9 +130,10 @@ def no_fix_reason(row: Migration, allowed: Allowed) -> str:
     return f"{why}, and {older}" if row.fix == "move" else f"no fix: {why}, and {older}"
 
 
-def consequence(row: Migration, stage: str, error: str, allowed: Allowed, silent: bool = False) -> str:
+def consequence(row: Migration, stage: str, error: str, allowed: Allowed, silent: bool = False, told: Optional[str] = None) -> str:
     """``was removed in X and raises `E`; use R`` and its deprecated forms, with the versions
-    the file targets where its project states them (``silent``: the versions that warn)."""
+    the file targets where its project states them (``silent``: the versions that warn).
+    ``told``: what to do, where not the row's :func:`advice`."""
     lib = VERSION_TEXT[row.library]
     pinned = allowed.source not in ("configuration", "installed", "newest")
     if stage == "removed":
@@ -153,7 +160,7 @@ def consequence(row: Migration, stage: str, error: str, allowed: Allowed, silent
         said = f"is deprecated since {lib} {version_text(row.deprecated_in)} (it warns: {error.removeprefix('warning: ')})"
     if pinned and stage != "removed" and stage != "removed-in-some":
         said += f" ({allowed.where()})"
-    return f"{said}; {advice(row, allowed)}"
+    return f"{said}; {told if told is not None else advice(row, allowed)}"
 
 
 def receiver_classes(call) -> Tuple[str, ...]:
@@ -196,6 +203,17 @@ version loses its fix and says why)."""
     span: Span
     message: str
     fix: Optional[Fix]
+    path: Optional[str] = None  # the file it is in, where not the module's (a configuration file)
+    related: Tuple[Related, ...] = ()
+    noqa_line: Optional[int] = None  # where a `# noqa` comment turns it off, where not its line
+
+
+@dataclass(frozen=True)
+class _KeyUse:
+    """A key of a configuration file, as a keyword use is seen by the table's lookups."""
+
+    name: str
+    value_text: str
 
 
 class MigrationJudge:
@@ -473,7 +491,7 @@ class MigrationJudge:
         """Whether ``args=`` is the config class the keyword moves into (or a subclass)."""
         if call.config is None:
             return False
-        return any(_same_library_class(a, row.move_to) for a in self._ancestry(call.config.callee))
+        return any(same_library_class(a, row.move_to) for a in self._ancestry(call.config.callee))
 
     def _why_not_moved(self, call, use, row) -> str:
         config_name = row.move_to.rsplit(".", 1)[-1]
@@ -595,11 +613,252 @@ class MigrationJudge:
                 fix = Fix(_safety(row), f"Import `{row.rename_to}` instead", (edit,))
             yield Finding(row, self.stage, imp.span, message, fix)
 
+    # --- configuration files -----------------------------------------------------------------
+    def configured(self) -> Iterator[Finding]:
+        """Keys of the JSON/YAML files that a parse of ``HfArgumentParser`` hands to
+        ``TrainingArguments`` (or another class of the table) as keywords
+        (``parser.parse_json_file(json_file=os.path.abspath(sys.argv[1]))`` with the
+        ``configs/*.json`` the project ships): each at its place in that file
+        (``project/parsed_files.py`` says which files a parse reads). What fails there is the
+        parser, not the class: ``ValueError: Some keys are not used by the HfArgumentParser:
+        ['evaluation_strategy']``. With ``allow_extra_keys=True`` the parser drops the key
+        without a word and the run goes on without it (it does not evaluate, keeps the default
+        batch size...): said so instead. No fix: the engine rewrites Python files only; the
+        message names the new key."""
+        section = self.ctx.facts.section("migrations") if self._has_section() else None
+        parses = [p for p in (section.get("parses", ()) if section else ()) if not p.tolerated and p.extra_keys is not None]
+        if not parses:
+            return
+        from ..project.parsed_files import tied_files
+
+        configs = self.ctx.project.configs
+        words = tuple(sorted({r.name for r in migrations() if r.kind == "keyword" and r.method is None and self._applies(r)}))
+        if not words:
+            return
+        done = set()
+        for parse in parses:
+            for tied in tied_files(self.ctx.project, self.ctx.facts, parse, words):
+                if configs.written_by_notebook(tied.path):
+                    continue  # its keys' positions are in a notebook's cell, not in a file
+                entries = configs.entries(self.ctx.path, tied.path) or ()
+                keys = tuple(e.key for e in entries)
+                for entry in entries:
+                    found = self._parsed_key_row(parse, entry.key, entry.value_text, keys)
+                    if found is None or (tied.path, entry.key_span.start) in done:
+                        continue
+                    done.add((tied.path, entry.key_span.start))
+                    row, shown = found
+                    yield self._key_finding(parse, tied, entry, row, shown)
+
+    def _parsed_key_row(self, parse, name: str, value_text: str, keys, any_stage: bool = False) -> Optional[Tuple[Migration, str]]:
+        """The row a key ``name`` of a file ``parse`` reads hits, and the class it is a keyword of; None
+        where another dataclass of the parse has a field of that name (the parser hands it
+        there) or no row holds for it. ``any_stage``: a row any rule reports."""
+        use = _KeyUse(name, value_text)
+        found = None
+        for qualname in parse.classes:
+            if not qualname:
+                continue
+            if self._declared_by_project(qualname, name):
+                return None  # a field of the script's own dataclass (or a compatibility field)
+            if found is None:
+                found = self._keyword_row(_Forwarded(qualname, None, None, (), keys), use, any_stage)
+        return found
+
+    def _key_finding(self, parse, tied, entry, row: Migration, shown: str) -> Finding:
+        """``train.py reads this file as `Seq2SeqTrainingArguments` (`parse_json_file`, line
+        21), where key `evaluation_strategy` was removed in transformers 4.51 and raises
+        `ValueError: ...`; rename the key to `eval_strategy```, with why the file is thought to
+        be read there (a launch that passes it, or its keys)."""
+        ctx = self.ctx
+        short = shown.rsplit(".", 1)[-1]
+        script = ctx.path.replace(os.sep, "/")
+        how = f"`{parse.method}`, line {parse.span.line}"
+        if tied.how == "launch":
+            how += f"; {_shown_path(tied.launcher)} (line {tied.line}) passes it"
+        elif tied.how == "project":
+            given = f"`sys.argv[{parse.argv}]`" if parse.argv is not None else f"`--{parse.option}`"
+            how += f", the file given as {given}: this one holds fields of that script's own dataclasses"
+        whence = f"{script} reads this file as `{short}` ({how})"
+        allowed = _rebased(self._allowed(row), ctx.path, tied.path)
+        told = self._key_advice(row, allowed)
+        if parse.extra_keys:
+            message = f"{whence}, where key `{entry.key}` {self._dropped(row, allowed, parse.method)}; {told}"
+        else:
+            error = f"ValueError: Some keys are not used by the HfArgumentParser: ['{entry.key}']"
+            if "unexpected keyword argument" not in row.error:
+                error = self._error(row, shown)  # the field is still there: its own check fails
+            stage = stage_of(row, allowed) or self.stage
+            message = f"{whence}, where key `{entry.key}` {consequence(row, stage, error, allowed, told=told)}"
+        related = (Related(ctx.path, parse.span, f"`{parse.method}` reads it here"),)
+        return Finding(row, self.stage, entry.key_span, message, None, ctx.project.configs.shown(tied.path), related)
+
+    def _key_advice(self, row: Migration, allowed: Allowed) -> str:
+        """What to do with a key: rename it where the targeted versions have the new name."""
+        if row.fix == "rename" and row.rename_to:
+            if new_name_exists(row, allowed):
+                return f"rename the key to `{row.rename_to}`"
+            return f"rename the key to `{row.rename_to}` ({no_fix_reason(row, allowed).removeprefix('no fix: ')})"
+        return advice(row, allowed)
+
+    def _dropped(self, row: Migration, allowed: Allowed, method: str, drop: str = "") -> str:
+        """What ``allow_extra_keys=True`` makes of a removed key: dropped without a word
+        (``drop``: what drops it, where not that)."""
+        lib = VERSION_TEXT[row.library]
+        drop = drop or f"`{method}(..., allow_extra_keys=True)` drops it without a word and the run goes on without it"
+        stage = stage_of(row, allowed) or self.stage
+        if stage == "removed":
+            pinned = allowed.source not in ("configuration", "installed", "newest")
+            where = f" ({allowed.where()})" if pinned and allowed.is_point else f" (every version {allowed.where()} allows)" if pinned else ""
+            return f"was removed in {lib} {version_text(row.removed_in)}{where}: {drop}"
+        if stage == "removed-in-some":
+            return (
+                f"was removed in {lib} {version_text(row.removed_in)}, where {drop}: {allowed.where()} allows "
+                f"{lib} {allowed.from_version(row.removed_in)}"
+            )
+        return f"is deprecated since {lib} {version_text(row.deprecated_in)}; from {lib} {version_text(row.removed_in)} on, {drop}"
+
+    # --- options a shipped launch passes -----------------------------------------------------
+    def launched(self) -> Iterator[Finding]:
+        """Options a shipped launch passes the script (``torchrun train.py --evaluation_strategy
+        "steps"``) where the script fills ``TrainingArguments`` (or another class of the table)
+        from its command line (``parser.parse_args_into_dataclasses()``): each at its place in
+        the launcher (``project/launched_options.py``). What fails there is the parser, not the
+        class: ``ValueError: Some specified arguments are not used by the HfArgumentParser:
+        ['--evaluation_strategy', 'steps']``. With ``return_remaining_strings=True`` the words
+        are handed back and the run goes on without them: said so instead. An option one of
+        the parse's classes declares itself (a field of the script's ``ModelArguments``), the
+        code adds (``parser.add_argument``), or that argparse reads as another option it
+        abbreviates, is accepted. No fix: the engine rewrites Python files only."""
+        section = self.ctx.facts.section("migrations") if self._has_section() else None
+        parses = [
+            p for p in (section.get("argv_parses", ()) if section else ())
+            if not p.tolerated and p.remaining is not None and p.options is not None
+        ]
+        if not parses:
+            return
+        from ..project.launched_options import launch_options
+
+        project = self.ctx.project
+        scripts = [self.ctx.facts, *[m for m in project.roots_of(self.ctx.facts) if m.path != self.ctx.path]]
+        passed = launch_options(project, scripts)
+        if not passed:
+            return
+        done = set()
+        for parse in parses:
+            own = self._parser_options(parse)
+            if own is None:
+                continue  # a class of it is not known: any option may be its
+            launches = {}
+            for option in passed:
+                launches.setdefault((option.launcher, option.launch.line, option.launch.script), []).append(option)
+            for options in launches.values():
+                keys = tuple(o.field for o in options)
+                hits = []
+                for option in options:
+                    found = self._option_row(parse, option, own, keys)
+                    if found is not None:
+                        hits.append((option, *found))
+                # the words the parser leaves over in this launch, as the ValueError lists them
+                left = tuple(
+                    w for o, row, _ in hits if stage_of(row, self._allowed(row)) == "removed" for w in o.words
+                )
+                for option, row, shown in hits:
+                    if not self._applies(row) or (option.launcher, option.span.start) in done:
+                        continue
+                    done.add((option.launcher, option.span.start))
+                    yield self._option_finding(parse, option, row, shown, left or option.words)
+
+    def _parser_options(self, parse) -> Optional[Tuple[str, ...]]:
+        """The options of the parse's parser that the project declares: its own dataclasses'
+        fields (and those its subclasses of a library class add), as ``HfArgumentParser`` makes
+        options of them, and what the code adds with ``add_argument``; None where a class of the
+        parse is not known (a library the tables do not know may declare any field)."""
+        from ..project.launched_options import option_strings
+
+        out = list(parse.options)
+        for qualname in parse.classes:
+            if not qualname:
+                return None
+            for name, module, cls in self.ctx.project.symbols.ancestry(qualname, self.ctx.facts):
+                if cls is not None:
+                    for field in cls.fields:
+                        out.extend(option_strings(field))
+                elif module is not None or name.split(".", 1)[0] not in _PARSED_LIBRARIES:
+                    return None
+        return tuple(dict.fromkeys(out))
+
+    def _option_row(self, parse, option, own, keys) -> Optional[Tuple[Migration, str]]:
+        """The row an option a launch passes hits (any rule's), and the class it is a field of;
+        None where the parser takes it: a field or option the project declares, or one it is a
+        prefix of, or a library option it abbreviates (``row.abbreviates``)."""
+        from ..project.launched_options import accepted_by
+
+        if accepted_by(option.written, own) is not None:
+            return None
+        value = option.words[1] if len(option.words) > 1 else option.written.partition("=")[2]
+        found = self._parsed_key_row(parse, option.field, value, keys, any_stage=True)
+        if found is None or found[0].abbreviates:
+            return None
+        return found
+
+    def _option_finding(self, parse, option, row: Migration, shown: str, left: Tuple[str, ...]) -> Finding:
+        """``train.py reads `--evaluation_strategy` as a field of `TrainingArguments`
+        (`parse_args_into_dataclasses`, line 282), where it was removed in transformers 4.51 and
+        raises `ValueError: Some specified arguments are not used by the HfArgumentParser:
+        ['--evaluation_strategy', 'steps']`; pass `--eval_strategy` instead``."""
+        from ..project.launched_options import shown_words
+        from ..workspace.launches import command_end
+
+        ctx = self.ctx
+        short = shown.rsplit(".", 1)[-1]
+        script = ctx.path.replace(os.sep, "/")
+        how = f"`{parse.method}`, line {parse.span.line}"
+        if option.script != ctx.path:  # a helper module's parse, in the run of the script launched
+            how += f", in the run of {_shown_path(option.script)}"
+        whence = f"{script} reads `{option.written}` as a field of `{short}` ({how})"
+        allowed = _rebased(self._allowed(row), ctx.path, option.launcher)
+        told = self._option_advice(row, allowed)
+        stage = stage_of(row, allowed) or self.stage
+        if parse.remaining:
+            drop = (
+                f"`{parse.method}(return_remaining_strings=True)` hands it back among the remaining strings "
+                "and the run goes on without it"
+            )
+            message = f"{whence}, where it {self._dropped(row, allowed, parse.method, drop)}; {told}"
+        else:
+            words = left if stage == "removed" else option.words
+            error = f"ValueError: Some specified arguments are not used by the HfArgumentParser: {shown_words(words)}"
+            if "unexpected keyword argument" not in row.error:
+                error = self._error(row, shown)  # the field is still there: its own check fails
+            message = f"{whence}, where it {consequence(row, stage, error, allowed, told=told)}"
+        related = (Related(ctx.path, parse.span, f"`{parse.method}` reads it here"),)
+        text = ctx.project.shipped.text_of(option.launcher) or ""
+        end = command_end(text, option.launch.line)
+        return Finding(
+            row, self.stage, option.span, message, None, ctx.project.configs.shown(option.launcher), related,
+            noqa_line=end if end != option.span.line else None,
+        )
+
+    def _option_advice(self, row: Migration, allowed: Allowed) -> str:
+        """What to pass instead: the new option where the targeted versions have it."""
+        if row.fix == "rename" and row.rename_to:
+            said = f"pass `--{row.rename_to}` instead"
+            note = row.replacement.removeprefix(f"{row.rename_to}=").strip()
+            if note.startswith("(") and note.endswith(")"):  # `warmup_steps= (a float below 1 is a ratio)`
+                said += f" {note}"
+            if new_name_exists(row, allowed):
+                return said
+            return f"{said} ({no_fix_reason(row, allowed).removeprefix('no fix: ')})"
+        return advice(row, allowed)
+
     def findings(self) -> Iterator[Finding]:
         yield from self.calls()
         yield from self.forwarded()
         yield from self.attrs()
         yield from self.imports()
+        yield from self.configured()
+        yield from self.launched()
 
 
 def declared_by_project(ctx: RuleContext, qualname: Optional[str], name: str, attribute: bool = False) -> bool:
@@ -615,7 +874,36 @@ def declared_by_project(ctx: RuleContext, qualname: Optional[str], name: str, at
     return False
 
 
-def _same_library_class(qualname: str, table_name: str) -> bool:
+_PATH_WORD = lazy(r"[^\s,;()`]+")
+
+
+def _rebased(allowed: Allowed, module_path: str, file_path: str) -> Allowed:
+    """``allowed`` with the files it names (``transformers==4.53 in ../requirements.txt``,
+    written from the module's folder) named from the folder of ``file_path`` instead: a finding
+    in a configuration file is read there. Only words that are files beside the module are
+    rewritten."""
+    here = os.path.dirname(os.path.abspath(module_path))
+    there = os.path.dirname(os.path.abspath(file_path))
+    if here == there or not (allowed.source or allowed.note):
+        return allowed
+
+    def swap(match) -> str:
+        word = match.group(0)
+        target = os.path.normpath(os.path.join(here, word))
+        if ("/" not in word and "." not in word) or not os.path.isfile(target):
+            return word
+        return os.path.relpath(target, there).replace(os.sep, "/")
+
+    return replace_fields(allowed, source=_PATH_WORD().sub(swap, allowed.source), note=_PATH_WORD().sub(swap, allowed.note))
+
+
+def _shown_path(path: str) -> str:
+    """A file as messages name it: relative to the working folder when inside it."""
+    relative = os.path.relpath(path)
+    return (path if relative.startswith("..") else relative).replace(os.sep, "/")
+
+
+def same_library_class(qualname: str, table_name: str) -> bool:
     """``trl.trainer.sft_config.SFTConfig`` is the table's ``trl.SFTConfig``."""
     parts = qualname.split(".")
     return qualname == table_name or f"{parts[0]}.{parts[-1]}" == table_name

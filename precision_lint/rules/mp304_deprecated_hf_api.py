@@ -35,4 +35,4 @@ class DeprecatedHfApi(Rule):
 
     def check(self, ctx: RuleContext):
         for finding in MigrationJudge(ctx, self.stage).findings():
-            yield ctx.diagnostic(self.code, finding.span, finding.message, finding.fix)
+            yield ctx.diagnostic(self.code, finding.span, finding.message, finding.fix, finding.related, noqa_line=finding.noqa_line, path=finding.path)

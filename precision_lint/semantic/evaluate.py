@@ -1174,6 +1174,20 @@ class Evaluator:
     def _never_holds(self, test: ast.expr, positive: bool, scope: Scope) -> bool:
         while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test, positive = test.operand, not positive
+        if isinstance(test, ast.Constant):  # `if False:`, `if 0:`: code kept out of every run
+            return bool(test.value) != positive
+        if isinstance(test, ast.BoolOp):
+            # `a and b` holds in no run where one of them never does; its else branch (one of
+            # them false) runs in none where neither is ever false. `or` the other way round
+            holds_where_all = isinstance(test.op, ast.And) == positive
+            found = (self.never_holds(v, positive, scope) for v in test.values)
+            return all(found) if not holds_where_all else any(found)
+        if isinstance(test, ast.Name):  # `if use_fp16:` of `use_fp16 = False` (and nothing else)
+            values = self.values(test, scope)
+            return bool(values) and all(
+                v.kind == CONST and isinstance(v.value, (bool, int, float, str, type(None))) and bool(v.value) != positive
+                for v in values
+            )
         literals = compared_literals(test)
         if literals is None or len(test.ops) != 1:
             return False
@@ -1183,6 +1197,13 @@ class Evaluator:
         if not values or any(v.kind != CONST for v in values):
             return False
         return all((v.value in literals) != wanted for v in values)
+
+    def dead(self, guards, scope: Scope) -> bool:
+        """Whether code under ``guards`` (``(test, positive)`` pairs, outermost first) runs in no
+        run: one of them never holds (:meth:`never_holds`). What is made there is made nowhere:
+        a ``model.half()`` under ``if False:`` or under ``if accelerator.mixed_precision ==
+        "fp16":`` of an ``Accelerator(mixed_precision="no")`` casts nothing."""
+        return any(self.never_holds(test, positive, scope) for test, positive in guards)
 
     # --- tests whose outcome the values reaching them decide ------------------------------
     def certainly(self, test: ast.expr, scope: Scope) -> Optional[bool]:
@@ -1604,28 +1625,46 @@ class Evaluator:
 
     def _library_attribute(self, expr: ast.Attribute, scope: Scope) -> Optional[List[Possible]]:
         """``accelerator.mixed_precision`` of ``accelerator = Accelerator(mixed_precision=X)``
-        (every binding that reaches it): the values of X (``LIBRARY_ATTRIBUTES``). None where
-        the name is bound otherwise, or the keyword is not given or may be None (the launch's
+        (every binding that reaches it), and ``self.accelerator.mixed_precision`` in a method of
+        a class whose methods set ``self.accelerator = Accelerator(mixed_precision=X)`` (every
+        such assignment that may run): the values of X (``LIBRARY_ATTRIBUTES``). None where
+        the object is bound otherwise, or the keyword is not given or may be None (the launch's
         precision, read from the environment)."""
-        if not isinstance(expr.value, ast.Name):
-            return None
-        owner, bound = self.ix.bindings_of(expr.value, scope)
-        if owner is None or not bound or expr.value.id in owner.params:
+        made_by = self._built_by(expr.value, scope)
+        if not made_by:
             return None
         out: List[Possible] = []
-        for b in bound:
-            if not isinstance(b.value, ast.Call) or b.unpack_index is not None or b.imported is not None:
-                return None
-            made = self._qualname_of(b.value, owner)
+        for call, where in made_by:
+            made = self._qualname_of(call, where)
             name = LIBRARY_ATTRIBUTES.get((made or "", expr.attr))
-            given = keyword(b.value, name) if name else None
+            given = keyword(call, name) if name else None
             if given is None:
                 return None
-            values = self.values(given.value, owner)
+            values = self.values(given.value, where)
             if any(v.kind != CONST or v.value is None for v in values):
                 return None
             out.extend(values)
         return out
+
+    def _built_by(self, expr: ast.expr, scope: Scope) -> Optional[List[Tuple[ast.Call, Scope]]]:
+        """The calls that build the object ``expr`` names, each with the scope it is made in: a
+        name's reaching bindings, or ``self.x``'s assignments in its class's methods (those
+        under a test that never holds left out). None where one of them is no call."""
+        if isinstance(expr, ast.Name):
+            owner, bound = self.ix.bindings_of(expr, scope)
+            if owner is None or not bound or expr.id in owner.params:
+                return None
+            made = [(b.value, owner) for b in bound if b.unpack_index is None and b.imported is None]
+            if len(made) != len(bound):
+                return None
+        else:
+            assigned = self._self_assignments(expr, scope) if isinstance(expr, ast.Attribute) else None
+            if not assigned:
+                return None
+            made = [(a.value, where) for a, where in assigned if not self.dead(a.guards, where)]
+        if not made or any(not isinstance(call, ast.Call) for call, _ in made):
+            return None
+        return made
 
     def _local_fields(self, klass: str) -> Optional[List[str]]:
         """The fields of a dataclass defined in this module without its own ``__init__``, in

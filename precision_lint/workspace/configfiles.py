@@ -58,14 +58,28 @@ def shown_from(path: str, module_path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
+@dataclass(frozen=True)
+class ConfigEntry:
+    """A key of a config file's top-level table, where it is written: the key itself
+    (``key_span``: with its quotes, as written) and its value."""
+
+    key: str
+    key_span: Span
+    value: Any  # a scalar; None for a table or a list
+    value_span: Span
+    value_text: str  # the value as written
+
+
 class _Node:
-    """A parsed config value with its position: scalar, dict of _Node, or list of _Node."""
+    """A parsed config value with its position: scalar, dict of _Node, or list of _Node;
+    a table's entry also has the span of its key (``key``)."""
 
-    __slots__ = ("value", "span")
+    __slots__ = ("value", "span", "key")
 
-    def __init__(self, value: Any, span: Span) -> None:
+    def __init__(self, value: Any, span: Span, key: Optional[Span] = None) -> None:
         self.value = value
         self.span = span
+        self.key = key
 
 
 class ConfigFiles:
@@ -84,6 +98,7 @@ class ConfigFiles:
         self._cwd = cwd or os.getcwd()
         self._max_bytes = max_bytes
         self._parsed: Dict[str, Optional[_Node]] = {}
+        self._texts: Dict[str, str] = {}  # a file parsed → its text (the positions of its values)
         self._problems: Dict[str, str] = {}  # a file that is there but gives no values → why
         # (module that named it, the path as written, the file as shown, why): in asking order
         self._unread: Dict[Tuple[str, str, str], str] = {}
@@ -115,8 +130,10 @@ class ConfigFiles:
         """The files on disk looked for so far, found or not (a notebook's written files aside)."""
         return [p for p in self._parsed if p not in self._written]
 
-    def locate(self, near: str, relative: str) -> Optional[str]:
-        """The readable config file ``relative`` names, seen from the module at ``near``."""
+    def locate(self, near: str, relative: str, quiet: bool = False) -> Optional[str]:
+        """The readable config file ``relative`` names, seen from the module at ``near``.
+        ``quiet``: a file looked at on no one's word (a shipped file that may be a
+        configuration): one that cannot be read is not the module's to report (MP002)."""
         if not isinstance(relative, str) or not relative.lower().endswith(SUFFIXES):
             return None
         bases = (os.path.dirname(os.path.abspath(near)), self._cwd)
@@ -124,18 +141,68 @@ class ConfigFiles:
             path = os.path.normpath(os.path.join(base, os.path.expanduser(relative)))
             if path not in self._parsed:
                 if path in self._written:
-                    self._parsed[path], problem = _parse(path, self._written[path][1], self._max_bytes)
+                    text = self._written[path][1]
+                    self._parsed[path], problem = _parse(path, text, self._max_bytes)
                 else:
-                    self._parsed[path], problem = _read(path, self._max_bytes)
+                    self._parsed[path], problem, text = _read(path, self._max_bytes)
+                if self._parsed[path] is not None and text is not None:
+                    self._texts[path] = text
                 if problem is not None:
                     self._problems[path] = problem
             shown = self._written[path][0] if path in self._written else _shown(path, self._cwd)
             if self._parsed[path] is not None:
                 self._shown[shown] = path
                 return shown
-            if path in self._problems:
+            if path in self._problems and not quiet:
                 self._unread.setdefault((near, relative, shown), self._problems[path])
         return None
+
+    def entries(self, near: str, relative: str, quiet: bool = False) -> Optional[List[ConfigEntry]]:
+        """The keys of the top-level table of the JSON/YAML file ``relative`` (as the module at
+        ``near`` names it), each where it is written, in file order; None when the file is not
+        there or holds no table (a list, a scalar). What a parser that fills dataclasses from
+        the whole file (``HfArgumentParser.parse_json_file``) reads as keywords. ``quiet``: as
+        for :meth:`locate`."""
+        path = self.locate(near, relative, quiet)
+        if path is None:
+            return None
+        real = self._shown[path]
+        node = self._parsed[real]
+        if not isinstance(node.value, dict) or real.lower().endswith(".toml"):
+            return None
+        text = self._texts.get(real, "")
+        out = []
+        for key, child in node.value.items():
+            if child.key is None:
+                continue
+            scalar = None if isinstance(child.value, (dict, list)) else child.value
+            out.append(ConfigEntry(key, child.key, scalar, child.span, text[child.span.start : child.span.end]))
+        return out
+
+    @property
+    def cwd(self) -> str:
+        """The folder the check runs from (files are looked for there too)."""
+        return self._cwd
+
+    def found(self, near: str, relative: str) -> Optional[str]:
+        """The file on disk :meth:`locate` finds (normalised, absolute), or None."""
+        shown = self.locate(near, relative)
+        return self._shown[shown] if shown is not None else None
+
+    def written_by_notebook(self, path: str) -> bool:
+        """Whether the file at the absolute ``path`` is one a notebook's ``%%writefile`` cell
+        writes (its values point into the cell)."""
+        return os.path.normpath(path) in self._written
+
+    def shown(self, path: str) -> str:
+        """How reports show the file at the absolute ``path`` (relative to the working folder,
+        or a notebook's cell that writes it)."""
+        return self._written[path][0] if path in self._written else _shown(path, self._cwd)
+
+    def text_of(self, shown: str) -> Optional[str]:
+        """The text of a file :meth:`locate` gave as ``shown``, as it was read."""
+        real = self._shown.get(shown)
+        return self._texts.get(real) if real is not None else None
 
     def problems_for(self, near: str) -> List[Tuple[str, str, str]]:
         """(the path as the module ``near`` writes it, the file as shown, why it gave no values)
@@ -149,21 +216,22 @@ def _shown(path: str, cwd: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def _read(path: str, max_bytes: int = MAX_BYTES) -> Tuple[Optional[_Node], Optional[str]]:
-    """The file's values, or None and why (None: the file is not there, nothing to say)."""
+def _read(path: str, max_bytes: int = MAX_BYTES) -> Tuple[Optional[_Node], Optional[str], Optional[str]]:
+    """The file's values, or None and why (None: the file is not there, nothing to say), and
+    its text."""
     if not os.path.isfile(path):
-        return None, None
+        return None, None, None
     try:
         size = os.path.getsize(path)
         if max_bytes and size > max_bytes:
-            return None, _too_large(size, max_bytes)
+            return None, _too_large(size, max_bytes), None
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except UnicodeDecodeError as exc:
-        return None, f"it is not UTF-8 ({exc.reason} at byte {exc.start})"
+        return None, f"it is not UTF-8 ({exc.reason} at byte {exc.start})", None
     except OSError as exc:
-        return None, f"it cannot be read ({exc.strerror or exc})"
-    return _parse(path, text, max_bytes)
+        return None, f"it cannot be read ({exc.strerror or exc})", None
+    return (*_parse(path, text, max_bytes), text)
 
 
 def _parse(path: str, text: str, max_bytes: int = MAX_BYTES) -> Tuple[Optional[_Node], Optional[str]]:
@@ -235,9 +303,12 @@ def _json(text: str) -> _Node:
             table: Dict[str, _Node] = {}
             j = skip(i + 1)
             while text[j] != "}":
+                opened = j
                 key, j = json.decoder.scanstring(text, j + 1)  # text[j] is the key's opening quote
+                key_span = lines.span(opened, j)
                 j = skip(skip(j) + 1)  # past the ':'
                 table[key], j = value(j)  # a repeated key: the last one, as json.loads
+                table[key].key = key_span
                 j = skip(j)
                 if text[j] == ",":
                     j = skip(j + 1)
@@ -276,6 +347,8 @@ def _yaml(text: str) -> Optional[_Node]:
                     key = loader.construct_object(key_node, deep=True)
                     if isinstance(key, str):
                         table[key] = convert(value_node)
+                        ks, ke = key_node.start_mark, key_node.end_mark
+                        table[key].key = Span(ks.line + 1, ks.column, ke.line + 1, ke.column, ks.index, ke.index)
                 return _Node(table, span)
             if isinstance(node, yaml.SequenceNode):
                 return _Node([convert(item) for item in node.value], span)

@@ -73,7 +73,9 @@ _IMPERATIVE = lazy(
     r"^\W*(?:set|use|change|enable|disable|switch|turn|uncomment|comment|pass|add|remove|replace|select|choose|pick)\b",
     re.IGNORECASE,
 )
-_SENTENCE = lazy(r"(?<=[.;!?])\s+|\n|,?\s+but\s+")
+# A sentence ends at a full stop, but not at the stops of "e.g." and "i.e.": "bf16 needs a
+# recent GPU, e.g. an A100" is one sentence (cut there, "an A100." read as a statement).
+_SENTENCE = lazy(r"(?<=[.;!?])(?<!\b[eE]\.[gG]\.)(?<!\b[iI]\.[eE]\.)\s+|\n|,?\s+but\s+")
 # Cloud instances by the GPU they carry: AWS (g4dn T4, p3 V100, g5 A10G, g6 L4, p4d A100, p5
 # H100) and Google Cloud (a2 A100, a3 H100, g2 L4).
 _INSTANCE_PATTERN = r"\b(g4dn|g4ad|p3dn|p3|p2|g5|g5g|g6e?|p4de?|p5e?n?|a2-\w+|a3-\w+|g2-\w+)\.?\w*"
@@ -109,14 +111,116 @@ _PERFORMANCE = lazy(
 _TRAINED_OR_TESTED = lazy(r"\b(?:trained|tested|validated|fine-?tuned)\b", re.IGNORECASE)
 
 
+# A requirement of hardware states the target, though the sentence also names a precision or a
+# library: "the training process requires 8*A100 80GB GPUs, bf16 and FSDP", "we use 8 A800s with
+# bf16", "4 A100s are required to train the 13B model", "Hardware: 8x H100, bf16". The GPU is
+# what the code or its run needs, the precision another thing it needs. Not where the feature
+# needs the GPU: the feature is the requirement's subject ("bf16 requires an A100", "we use
+# flash-attention, which needs an H100", "for bf16, you need an A100"), or the GPU is for it
+# ("an A100 is required for bf16", "you need an A100 to use bf16"); nor where the sentence is
+# still a condition, a recommendation, a set of examples or a FLOPs figure ("if you enable bf16,
+# training requires an A100", "a GPU with bf16 support, e.g. an A100", "we use the A100's bf16
+# peak FLOPs"). "can" and "only" cancel no requirement: "You can train with train.sh; note that
+# training requires 8 A100s" and "needs only one A100" still state the GPU.
+_NEED = lazy(
+    r"\b(?:requires?|required|needs?|must\s+(?:have|use|run\s+on|be\s+run\s+on)|(?:we|i)\s+(?:use[ds]?|are\s+using))\b|需要|要求",
+    re.IGNORECASE,
+)
+# "8 A100 GPUs are required ...": the GPU before the requirement, in the same clause.
+_NEEDED = lazy(r"[^.;:()]*?\b(?:is|are|be)\s+(?:\w+\s+)?(?:required|needed|necessary|mandatory)\b", re.IGNORECASE)
+# A label that heads the hardware a run needs: "Hardware:", "**GPUs**:", "- Minimum requirements:",
+# a table's first cell ("| Hardware | 8x A100 |"), or a column's header written into its cell.
+_HARDWARE_LABEL = lazy(
+    r"(?:^|\|)[\s*_>#+-]*((?:[\w-]+\s+){0,3}?(?:hardware|gpus?|requirements?|minimum|compute|resources|devices?)\b)[\s*_]*(?:[:：]|\|)",
+    re.IGNORECASE,
+)
+_UNLESS = lazy(
+    r"\b(?:if|when|whenever|unless|otherwise|whether|instead|recommend\w*|suggest\w*|should|could|might|may|try|"
+    r"consider|depending|optional(?:ly)?|faster|slower|vs|versus|compared?|available|support\w*|such\s+as|"
+    r"for\s+(?:example|instance)|like|equivalent|similar|elsewhere|else|older|peak|t?flops|mfu|datasheet)\b|"
+    r"\be\.g\.|\?|如果|若|建议|推荐|例如|比如|支持",
+    re.IGNORECASE,
+)
+# The GPU is for the feature: "an A100 for bf16", "an H100 to use FP8".
+_FOR_FEATURE = lazy(
+    r"\b(?:for|to\s+(?:use|enable|run|support|get))\s+(?:(?:the|a|an|native|full)\s+)?(?:bf16|bfloat16|fp16|float16|flash|tf32|fp8|precision|amp\b|mixed)",
+    re.IGNORECASE,
+)
+
+
+def _required(sentence: str, start: int) -> bool:
+    """Whether the GPU named at ``start`` of ``sentence`` is hardware the code or its run is
+    said to need (a verb or a label before it, "... are required" after it), where neither the
+    requirement's subject nor its purpose is a precision feature."""
+    if _UNLESS().search(sentence) or _IMPERATIVE().search(sentence) or _FOR_FEATURE().search(sentence, start):
+        return False
+    before = sentence[:start]
+    row = sentence.lstrip().startswith("|")
+    cell = before.rfind("|") + 1 if row else 0
+    subject_end = None
+    for need in _NEED().finditer(before):
+        subject_end = need.start()
+    for label in _HARDWARE_LABEL().finditer(before):
+        if subject_end is None or label.start(1) > subject_end:
+            subject_end = label.end(1)
+    if subject_end is None and _NEEDED().match(sentence, start):
+        subject_end = start
+    if subject_end is None:
+        return False
+    if not row:
+        return not _FEATURE().search(sentence[:subject_end])
+    # A table row: its first cell (the key) says what the row is about, the GPU's own cell what
+    # is needed. Other cells are the row's other columns ("| 7B | GPUs: 8x A100 | bf16 |").
+    opened = sentence.find("|")
+    key_end = sentence.find("|", opened + 1)
+    key = sentence[opened + 1 : key_end] if key_end >= 0 else ""
+    if subject_end < cell:
+        key_label = _HARDWARE_LABEL().match(sentence)  # "| Hardware | 8x A100, bf16 |"
+        if key_label is None or key_label.end(1) != subject_end:
+            return False  # a requirement in another cell
+        subject = key
+    else:
+        subject = (key if cell > key_end else "") + " " + sentence[cell:subject_end]
+    return not _FEATURE().search(subject)
+
+
 def _advice(sentence: str, start: int) -> bool:
     """Whether the GPU named at ``start`` of ``sentence`` is only named as a condition, as
     advice, or as the machine a speed figure was measured on."""
+    if _required(sentence, start):
+        return False
     if _CONDITIONAL().search(sentence) or _IMPERATIVE().search(sentence) or _HYPOTHETICAL().search(sentence[:start]):
         return True
     if _PERFORMANCE().search(sentence) and not _TRAINED_OR_TESTED().search(sentence):
         return True
     return bool(_FEATURE().search(sentence)) and not _RAN().search(sentence)
+
+
+# A markdown table's rule under its header row: "|---|:--:|".
+_TABLE_RULE = lazy(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
+
+
+def _labelled_rows(text: str) -> str:
+    """A text whose markdown tables carry a hardware column's header in each of its cells:
+    under "| Model | GPUs | Precision |", the row "| 7B | 8x A100 | bf16 |" reads
+    "| 7B | GPUs: 8x A100 | bf16 |", a label of what the run needs (see _required). Other
+    columns are left as they are: a header's words would change what a row says."""
+    lines = text.split("\n")
+    header: Optional[List[str]] = None
+    for i, line in enumerate(lines):
+        if not line.lstrip().startswith("|"):
+            header = None
+        elif i and _TABLE_RULE().match(line) and lines[i - 1].lstrip().startswith("|"):
+            names = [c.strip(" *_`") for c in lines[i - 1].strip().strip("|").split("|")]
+            labels = [bool(n) and _HARDWARE_LABEL().match("|" + n + "|") is not None and not _FEATURE().search(n) and not _UNLESS().search(n) for n in names]
+            header = names if any(labels[1:]) else None
+            if header is not None:
+                header = [n if label and j else "" for j, (n, label) in enumerate(zip(names, labels))]
+        elif header is not None:
+            cells = line.strip().strip("|").split("|")
+            if len(cells) == len(header):
+                lines[i] = "| " + " | ".join(f"{h}: {c.strip()}" if h else c.strip() for h, c in zip(header, cells)) + " |"
+    return "\n".join(lines)
 
 
 def stated_in_text(text: str, note: bool = False) -> List[int]:
@@ -145,6 +249,8 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
             found.append(_ARCHITECTURES[architecture.group(1).lower()])
     if not _may_name_a_gpu(text):
         return found  # no sentence of it names one (most comments and docstrings)
+    if "|" in text:
+        text = _labelled_rows(text)
     for sentence in _SENTENCE().split(text):
         if "--" in sentence and _SLURM().search(sentence):
             continue  # read above

@@ -228,6 +228,56 @@ def option_span(text: str, launch: Launch, name: str, value: str = "") -> Option
     return None
 
 
+def option_words(text: str, launch: Launch) -> List[Tuple[int, Tuple[int, int, int, int]]]:
+    """``(i, (line, column, start, end))`` for each long option ``launch.args[i]`` passes its
+    script (``--name``, ``--name=value``), where it is written in ``text``: looked for in
+    order from the script's word of the command on (the launcher's own options before it, an
+    ``accelerate launch --fsdp_transformer_layer_cls_to_wrap X`` of its own, are not the
+    script's). The span is the option's word (up to ``=``). A word not found ends the search
+    (its command is not written as read)."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    if launch.script is None or not 0 < launch.line < len(starts):
+        return []
+    cursor = starts[launch.line - 1]
+    script = re.compile(r"(?<!\S)['\"]?" + re.escape(launch.script) + r"['\"]?(?=\s|$)")
+    found = script.search(text, cursor)
+    if found is None:
+        return []
+    cursor = found.end()
+    out = []
+    for i, word in enumerate(launch.args):
+        if not word.startswith("--") or word == "--":
+            continue
+        name = word[2:].partition("=")[0]
+        if not name or "$" in name:
+            continue
+        at = re.compile(r"(?<!\S)['\"]?(--" + re.escape(name) + r")(?=[=\s'\"]|$)").search(text, cursor)
+        if at is None:
+            break
+        start, end = at.span(1)
+        line = _line_at(starts, start)
+        out.append((i, (line, start - starts[line - 1], start, end)))
+        cursor = end
+    return out
+
+
+def command_end(text: str, line: int) -> int:
+    """The last line of the command that begins on ``line`` (its ``\\`` continuations)."""
+    lines = text.splitlines()
+    end = line
+    while 0 < end <= len(lines) and lines[end - 1].rstrip().endswith("\\"):
+        end += 1
+    return min(end, max(len(lines), line))
+
+
+def _line_at(starts: List[int], offset: int) -> int:
+    import bisect
+
+    return bisect.bisect_right(starts, offset)
+
+
 def launches(text: str) -> List[Launch]:
     """Every launch in a shell-like text (a shell script, a Makefile's recipes, a YAML file's
     lines)."""

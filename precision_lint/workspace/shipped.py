@@ -49,6 +49,10 @@ LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers")  # and thes
 DOCS_FOLDERS = ("docs", "doc")  # a project's documentation, beside its root marker
 DOCS_SUFFIXES = (".md", ".mdx", ".rst")
 DOCS_MAX_PAGES = 200  # pages read of one project's documentation (a site's thousands are not)
+CONFIG_SUFFIXES = (".json", ".yaml", ".yml")  # the configuration files a parser may be given
+CONFIG_DEPTH = 3  # folders below the top one searched for them
+CONFIG_MAX_FILES = 2000  # files listed per top folder (a data folder's thousands are not read)
+CONFIG_MAX_BYTES = 1_000_000  # as configfiles.MAX_BYTES: larger is data, not configuration
 
 
 class ShippedFiles:
@@ -65,9 +69,12 @@ class ShippedFiles:
         self._pins: Dict[str, List["Allowed"]] = {}
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
         self._naming: Dict[str, List[Tuple[str, str, str]]] = {}  # path → _launchers_naming
+        self._configs: Dict[str, List[str]] = {}  # top folder → the configuration files under it
+        self._config_holds: Dict[Tuple[str, Tuple[str, ...]], bool] = {}  # (file, words) → holds one
+        self._config_read: Dict[str, None] = {}  # configuration files read (side files of the run)
 
     def looked_for(self) -> List[str]:
-        return list(self._texts)
+        return [*self._texts, *self._config_read]
 
     def _read(self, path: str) -> Optional[str]:
         if path not in self._texts:
@@ -239,6 +246,74 @@ class ShippedFiles:
                         found.append((os.path.join(where, name), launch))
         self._launches[path] = found
         return found
+
+    def config_files_near(self, module_path: str, words: Tuple[str, ...], within: str) -> List[str]:
+        """The JSON/YAML files the project ships around ``module_path`` whose text holds one of
+        ``words`` (absolute paths, in name order): under the module's folder, or the folder up to
+        :data:`LEVELS` above it where no folder on the way marks the project's root (a script in
+        ``scripts/training/`` and its ``configs/`` at the repository's top), never above
+        ``within`` (the folder the check runs from: a checkout without a root marker is not
+        left for its neighbours), at most :data:`CONFIG_DEPTH` folders down, skipping what
+        discovery skips (``.gitignore``, VCS folders, virtual environments, caches, build
+        output: an ignored ``output/`` holding the arguments a run dumped is no configuration
+        the project ships) and hidden folders. Each file is read once; the files read are side
+        files of the run."""
+        here = os.path.dirname(os.path.abspath(module_path))
+        within = os.path.abspath(within)
+        if not os.path.isdir(here):
+            return []
+        top = here
+        for _ in range(LEVELS):
+            if top == within or not top.startswith(os.path.join(within, "")):
+                break
+            if any(os.path.exists(os.path.join(top, marker)) for marker in PROJECT_ROOT):
+                break
+            parent = os.path.dirname(top)
+            if parent == top:
+                break
+            top = parent
+        found = []
+        for path in self._config_listing(top):
+            key = (path, words)
+            if key not in self._config_holds:
+                # read to be searched, not kept: a project's data files may be many
+                text = None
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as fh:
+                        text = fh.read()
+                except OSError:
+                    pass
+                self._config_holds[key] = text is not None and any(w in text for w in words)
+                self._config_read.setdefault(path, None)
+            if self._config_holds[key]:
+                found.append(path)
+        return found
+
+    def _config_listing(self, top: str) -> List[str]:
+        """The JSON/YAML files under ``top`` as discovery finds files (``.gitignore``, VCS
+        folders, virtual environments, caches and build output skipped), not in a hidden folder
+        nor deeper than :data:`CONFIG_DEPTH` folders, nor larger than :data:`CONFIG_MAX_BYTES`;
+        the first :data:`CONFIG_MAX_FILES` in name order."""
+        listed = self._configs.get(top)
+        if listed is not None:
+            return listed
+        from .discovery import discover
+
+        listed = []
+        for path in discover([top], suffixes=CONFIG_SUFFIXES):
+            parts = os.path.relpath(path, top).split(os.sep)
+            if len(parts) > CONFIG_DEPTH + 1 or any(p.startswith(".") for p in parts[:-1]):
+                continue
+            try:
+                if os.path.getsize(path) > CONFIG_MAX_BYTES:
+                    continue
+            except OSError:
+                continue
+            listed.append(path)
+            if len(listed) >= CONFIG_MAX_FILES:
+                break
+        self._configs[top] = listed
+        return listed
 
     def text_of(self, launcher: str) -> Optional[str]:
         """The text of a launcher :meth:`launches_for` found (read once)."""

@@ -22,7 +22,8 @@ are what its project says, nearest first:
    a vendored copy of the library next to the code (``./transformers/__init__.py`` with a
    ``__version__``, or a checkout with a ``setup.py``); failing both, the folder's README:
    ``pip install transformers==4.31.0`` (or a range) in one of its fenced code blocks;
-5. the installed distribution's metadata, else the newest behaviour.
+5. the installed distribution's metadata, else the newest behaviour (where the pins of the
+   libraries beside it admit that version: see below).
 
 peft is read the same way (the dtype its LoRA adapters take depends on its version). So is
 torch, and where its range has no upper bound (unpinned, or ``torch>=1.10``) it is capped by the torch of the time of the file's pinned transformers,
@@ -32,6 +33,15 @@ are data, ``knowledge/torch.toml``). A project pinning ``transformers==4.27.1`` 
 torch of spring 2023 (2.0), not today's; the next minor's day is used because a minor stays
 current until its successor ships, so the cap is the newest torch that could have been used
 with it. The project's own torch pin wins where it contradicts the cap.
+
+What a project pins of the libraries beside one narrows it too (:func:`compatible_range`, by
+what each release line requires: ``knowledge/requires.toml``, from the wheels' metadata): a
+project pinning ``tokenizers==0.12.1`` and ``torch==1.13.0`` cannot run transformers 4.34 and
+later (they require tokenizers>=0.14) nor 4.48 and later (torch>=2.0), and one pinning
+``trl==0.7.4`` runs transformers>=4.18. A stated range is intersected with that; an unstated
+library keeps the installed version while the pins admit it, and targets the versions they
+admit where they do not (transformers cloned from git beside those pins is not today's 5.24).
+Only stated pins narrow (one step: what is implied from a pin implies nothing further).
 
 The in-file constraints and the project's are both true at once, so they are intersected.
 A requirement is a *range* (:class:`Allowed`): ``<5.0`` is every 4.x, Poetry's ``^4.36`` is
@@ -46,6 +56,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
+from functools import lru_cache
 from .._dataclass import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
@@ -57,7 +68,11 @@ Version = Tuple[int, ...]
 # transformers and TRL for their APIs (MP301-MP304), torch for its own (MP303) and for what a
 # GPU without native bf16 does (MP201, MP203), accelerate for the torch its pin implies, peft
 # for the dtype its LoRA adapters take (MP101: the base's in 0.7 to 0.11).
-LIBRARIES = ("transformers", "trl", "torch", "accelerate", "peft")
+# tokenizers only for what its pin says of the others (transformers 4.28 requires tokenizers<0.14,
+# so `tokenizers==0.12.1` rules out transformers 4.34 and later: :func:`compatible_range`).
+LIBRARIES = ("transformers", "trl", "torch", "accelerate", "peft", "tokenizers")
+# The libraries whose targeted versions a project's pins of the others narrow (the rules read them).
+NARROWED = ("transformers", "trl", "torch", "accelerate", "peft")
 # conda's names of them (`- pytorch=2.1` in environment.yml)
 CONDA_NAMES = {"pytorch": "torch"}
 # Libraries whose vendored copy is library code (its own files are not judged as user code).
@@ -976,11 +991,149 @@ class VersionResolver:
             if found is not None and found.low is None and found.high is None and not found.commit:
                 found = None  # named without a version (`transformers`, the main branch): the newest
             versions[dist] = found
+        # what the project states, before anything is implied from it: the pins that narrow
+        # the others (one step: a range implied from a pin implies nothing further)
+        stated = {d: a for d, a in versions.items() if a is not None}
+        narrowing: Dict[str, Allowed] = {}
+        for dist in NARROWED:
+            if dist in self.configured or (library is not None and library.dist == dist):
+                continue
+            narrow = compatible_range(dist, stated)
+            if narrow is None:
+                continue
+            now = versions.get(dist)
+            if now is None:
+                narrowing[dist] = narrow  # what the fallback must be among
+            elif not now.commit:
+                both = now.intersect(narrow)
+                if not both.is_empty and not _same_range(both, now):
+                    versions[dist] = replace(
+                        both, spec=f"{dist}{_bounds_text(both)}", source=now.source, note=f"{now.where()}; {narrow.note}"
+                    )
         if "torch" not in self.configured:
-            versions["torch"] = implied_torch(versions.get("torch"), versions)
+            versions["torch"] = implied_torch(versions.get("torch"), stated)
         for dist in LIBRARIES:
-            versions[dist] = versions.get(dist) or self.installed.get(dist) or Allowed.unknown(dist)
+            found = versions.get(dist)
+            if found is None and dist in narrowing:
+                found = _fallback_among(self.installed.get(dist), narrowing[dist])
+            versions[dist] = found or self.installed.get(dist) or Allowed.unknown(dist)
         return Targets(versions, library)
+
+
+def _admits(allowed: Allowed, version: Version) -> bool:
+    """Whether one version is in the range."""
+    if allowed.low is not None and compare(version, allowed.low) < 0:
+        return False
+    if allowed.high is None:
+        return True
+    c = compare(version, allowed.high)
+    return c < 0 or (c == 0 and allowed.high_inclusive)
+
+
+def _bounds_text(allowed: Allowed) -> str:
+    """``>=4.3,<4.34``: the range's ends as a specifier."""
+    parts = [f">={version_text(allowed.low)}"] if allowed.low is not None else []
+    if allowed.high is not None:
+        parts.append(f"{'<=' if allowed.high_inclusive else '<'}{version_text(allowed.high)}")
+    return ",".join(parts)
+
+
+def _fallback_among(installed: Optional[Allowed], narrow: Allowed) -> Optional[Allowed]:
+    """What an unstated library targets where the project's pins of its neighbours narrow it:
+    the installed version while they admit it (None: the usual fallback), else the versions
+    they admit; with nothing installed, those versions where they end below the newest."""
+    if installed is not None and installed.is_point:
+        return None if _admits(narrow, installed.low) else narrow
+    return narrow if narrow.high is not None else None
+
+
+@lru_cache(maxsize=None)
+def _required(dist: str, spec: str) -> Allowed:
+    """A requirement of the table, parsed once."""
+    return parse_spec(dist, spec)
+
+
+_COMPATIBLE: Dict[Tuple[str, Tuple[Allowed, ...]], Optional[Allowed]] = {}
+
+
+def compatible_range(dist: str, pins: Dict[str, Allowed]) -> Optional[Allowed]:
+    """:func:`_compatible_range`, once per library and pins (the folders of a project share them)."""
+    key = (dist, tuple(a for _, a in sorted(pins.items())))
+    if key not in _COMPATIBLE:
+        _COMPATIBLE[key] = _compatible_range(dist, pins)
+    return _COMPATIBLE[key]
+
+
+def _compatible_range(dist: str, pins: Dict[str, Allowed]) -> Optional[Allowed]:
+    """The versions of ``dist`` that the project's pins of the libraries beside it admit, by
+    what each release line requires (``knowledge/requires.toml``, read from the wheels' own
+    metadata), or None where they say nothing (or contradict each other):
+
+    - ``dist``'s own requirements: its release lines whose requirement of a pinned library
+      meets the pin (``tokenizers==0.12.1``: transformers 4.34 requires tokenizers>=0.14, so
+      transformers below 4.34; ``torch==1.13.0``: below the line that requires torch>=2.0);
+    - the requirements of the pinned libraries: what the release lines a pin admits require of
+      ``dist`` (``trl==0.7.4`` requires transformers>=4.18), any of them.
+
+    The result reads ``transformers<4.34`` and its ``note`` says which pin decides and why."""
+    from ..knowledge import requirement_rows
+
+    limits: List[Tuple[Allowed, str]] = []
+    rows = requirement_rows(dist)
+    if rows:
+        excluded: Dict[Version, Tuple[Allowed, str]] = {}  # a line -> the pin that rules it out, and why
+        for dep, pin in pins.items():
+            if dep == dist or pin.commit or pin.newest or (pin.low is None and pin.high is None):
+                continue
+            for minor, needs in rows:
+                spec = needs.get(dep)
+                if spec is None or minor in excluded:
+                    continue
+                if pin.intersect(_required(dep, spec)).is_empty:
+                    excluded[minor] = (pin, f"{dist} {version_text(minor)} requires {dep}{spec}")
+        kept = [m for m, _ in rows if m not in excluded]
+        if excluded and kept:
+            minors = [m for m, _ in rows]
+            low = None if kept[0] == minors[0] else kept[0]
+            high = None if kept[-1] == minors[-1] else minors[minors.index(kept[-1]) + 1]
+            ends = [m for m in (high, None if low is None else minors[minors.index(low) - 1]) if m is not None]
+            by_pin: Dict[str, List[str]] = {}  # the ends one pin decides, said once with it
+            for end in ends:
+                by_pin.setdefault(excluded[end][0].where(), []).append(excluded[end][1])
+            why = {where: f"{where}: {' and '.join(reasons)}" for where, reasons in by_pin.items()}
+            if high is not None:
+                limits.append((Allowed(dist, high=high), why[excluded[high][0].where()]))
+            if low is not None:
+                limits.append((Allowed(dist, low=low), why[excluded[minors[minors.index(low) - 1]][0].where()]))
+    for other, pin in pins.items():
+        if other == dist or pin.commit or pin.newest or (pin.low is None and pin.high is None):
+            continue
+        admitted = [(m, needs) for m, needs in requirement_rows(other) if pin.accepts_between(m, _bump(m, 1))]
+        if not admitted or any(dist not in needs for _, needs in admitted):
+            continue
+        specs = [_required(dist, needs[dist]) for _, needs in admitted]
+        hull = specs[0]
+        for spec in specs[1:]:
+            hull = hull.hull(spec)
+        if hull.low is None and hull.high is None:
+            continue
+        limits.append((replace(hull, spec=""), f"{pin.where()}, which requires {dist}{_bounds_text(hull)}"))
+    if not limits:
+        return None
+    out = limits[0][0]
+    for limit, _ in limits[1:]:
+        out = out.intersect(limit)
+    if out.is_empty:
+        return None  # the pins contradict the table: nothing is known
+    deciding = [why for limit, why in limits if (out.high is not None and limit.high == out.high and limit.high_inclusive == out.high_inclusive)]
+    deciding += [why for limit, why in limits if out.low is not None and limit.low == out.low]
+    if not deciding:
+        return None
+    sources = [p.source for d, p in pins.items() if d != dist and any(why.startswith(p.where()) for why in deciding)]
+    return Allowed(
+        dist, out.low, out.high, out.high_inclusive, f"{dist}{_bounds_text(out)}",
+        source=" and ".join(dict.fromkeys(sources)) or "the pins beside it", note="; ".join(dict.fromkeys(deciding)),
+    )
 
 
 def highest_minor(allowed: Allowed, dist: str) -> Optional[Version]:

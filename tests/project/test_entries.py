@@ -207,3 +207,46 @@ def test_a_value_of_a_launchers_option_is_not_the_script():
     assert launched_scripts(["!accelerate launch --config_file cfg.py train.py"], "/nb") == ["/nb/train.py"]
     assert launched_scripts(["!torchrun --nproc_per_node 8 \\\n", "  train.py --x"], "/nb") == ["/nb/train.py"]
     assert launched_scripts(["!pip install torch"], "/nb") == []
+
+
+# --- the call graph's answers do not depend on the order they are asked in ----------------------
+CYCLE = {
+    # A's method builds a B, B's method builds an A: whether either runs is asked while it is
+    # being answered; the script builds a B, so both run, and so does the helper A's method calls
+    "proj/lib.py": """
+        class A:
+            def n(self):
+                helper()
+                return B()
+
+        class B:
+            def m(self):
+                return A()
+
+        def helper():
+            pass
+        """,
+    "proj/main.py": "from lib import B\n\nB()\n",
+}
+
+
+def test_entries_are_the_same_whichever_question_is_asked_first(tree):
+    import itertools
+    import os
+
+    from precision_lint.facts.extract import extract_facts
+    from precision_lint.project.model import Project
+    from precision_lint.workspace.discovery import module_name
+
+    root = tree(CYCLE) / "proj"
+    facts = []
+    for name in ("lib.py", "main.py"):
+        path = os.path.join(str(root), name)
+        facts.append(extract_facts(open(path).read(), path, *module_name(path)))
+    paths = {m.path for m in facts}
+    scopes = ("lib.A.n", "lib.B.m", "lib.helper")
+    alone = {scope: Project(facts).callgraph.entries(scope, paths) for scope in scopes}
+    assert alone == {"lib.A.n": {"lib.A.n"}, "lib.B.m": {"lib.B.m"}, "lib.helper": {"lib.A.n"}}
+    for order in itertools.permutations(scopes):
+        graph = Project(facts).callgraph
+        assert {scope: graph.entries(scope, paths) for scope in order} == alone, order

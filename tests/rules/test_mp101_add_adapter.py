@@ -189,7 +189,7 @@ SAVED = 'LoraConfig(r=8, target_modules=["q_proj"], modules_to_save=["embed_toke
     [
         f"model = get_peft_model(model, {SAVED})",
         f"adapter_config = {SAVED}\nmodel = get_peft_model(model, adapter_config)",
-        f"model = get_peft_model(model, peft_config=LoraConfig(r=8, modules_to_save='score'))",
+        "model = get_peft_model(model, peft_config=LoraConfig(r=8, modules_to_save='score'))",
     ],
 )
 def test_modules_to_save_of_a_float16_model_train_float16_copies(wrap):

@@ -6,7 +6,7 @@ a validation pipeline, a frozen VAE, a second model used only for inference were
 "trainable weights". Each test is a small program of the shapes the maintainers reviewed.
 """
 import pytest
-from conftest import config, dedent, lint
+from conftest import config, lint
 
 CODE = "MP101"
 

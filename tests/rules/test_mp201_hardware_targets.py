@@ -316,3 +316,45 @@ def test_the_projects_docs_state_the_target_where_its_readme_is_silent(tree, fil
 def test_docs_that_do_not_state_an_ampere_target_leave_it_reported(tree, files):
     merged = {k: v for k, v in {**PROJECT, **files}.items() if v is not None}
     assert _run(tree(merged)) == [("src/train.py", "MP201")]
+
+
+# --- a README that states the GPUs a run needs, beside bf16 (review 11, S1) --------------------------
+PARSED_TRAIN = textwrap.dedent(
+    """\
+    import transformers
+    from dataclasses import dataclass, field
+
+
+    @dataclass
+    class Args(transformers.TrainingArguments):
+        max_len: int = field(default=512)
+
+
+    def main():
+        (args,) = transformers.HfArgumentParser((Args,)).parse_args_into_dataclasses()
+        model = transformers.AutoModelForCausalLM.from_pretrained("m")
+        transformers.Trainer(model=model, args=args).train()
+
+
+    if __name__ == "__main__":
+        main()
+    """
+)
+LAUNCH = "torchrun --nproc_per_node=8 train.py --output_dir out --bf16 True --fsdp 'full_shard auto_wrap'\n"
+
+
+@pytest.mark.parametrize(
+    "sentence,expected",
+    [
+        ("Run [train.sh](./train.sh) to train; note that a training run needs 8x A100 80GB GPUs, bf16 and FSDP.", []),
+        ("You can train with train.sh, please note that the training process requires 4*H100 GPUs, bf16 and DeepSpeed.", []),
+        ("- **Hardware**: 8 × A800 80GB (bf16, FlashAttention-2)", []),
+        ("bf16 requires an A100 or newer; train.sh turns it on.", [("train.py", "MP201")]),
+        ("If you use bf16, training requires an A100 80GB.", [("train.py", "MP201")]),
+        ("Training needs an A100 to use bf16.", [("train.py", "MP201")]),
+    ],
+    ids=["needs-gpus-bf16-fsdp", "can-train-requires", "bullet-label", "bf16-requires", "if-bf16-requires", "a100-for-bf16"],
+)
+def test_a_readme_requirement_beside_bf16_states_the_target(tree, sentence, expected):
+    root = tree({"train.py": PARSED_TRAIN, "train.sh": LAUNCH, "README.md": f"# ranker\n\n## Training\n{sentence}\n"})
+    assert _run(root, codes=("MP201",)) == expected

@@ -11,7 +11,7 @@ from precision_lint.semantic.values import CONST
 
 def _option_values(option_line):
     src = dedent(
-        f"""
+        """
         import argparse
         parser = argparse.ArgumentParser()
         OPTION

@@ -52,6 +52,67 @@ def test_statements_advice_and_requests(text, expected):
     assert stated_in_text(text) == expected
 
 
+# A requirement of hardware states the target even where the sentence also names a precision
+# or a library: the GPU is what the code or its run needs (review 11, S1).
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("You can train a model with the script [train.sh](./train.sh), please note that the training process requires 8*A100 80GB GPUs, bf16 and FSDP.", [80]),
+        ("Fine-tuning the 13B model needs at least 4 H100 GPUs with bf16 and DeepSpeed ZeRO-3.", [90]),
+        ("Training requires bf16, FSDP and 8 A100 GPUs.", [80]),  # the GPU last in the list
+        ("- Requires 2x A6000 (48GB), bf16 mixed precision and flash-attention.", [86]),  # a bullet without a subject
+        ("* **Hardware:** 8 × H100 80GB, bf16, FlashAttention-2", [90]),
+        ("Minimum: 1 x A10G 24GB with bf16 and LoRA.", [86]),
+        ("8 A100-80GB GPUs are required to train the 65B model in bfloat16.", [80]),
+        ("We use 8 NVIDIA A800 GPUs, bf16 and DeepSpeed for all experiments.", [80]),
+        ("You must have 4 L40S GPUs (bf16, FSDP) to reproduce the paper.", [89]),
+        ("The demo needs a single RTX 4090 (24GB), fp16 weights and xformers.", [89]),
+        ("The script only needs one A100 40GB, bf16 and LoRA.", [80]),  # "only" is no condition here
+        ("训练需要 8 张 A100 显卡、bf16 和 FSDP。", [80]),
+        ("| Hardware | 8x A100 80GB, bf16, FSDP |", [80]),  # a table's first cell as the label
+        ("| Model | GPUs | Precision |\n|---|---|---|\n| 7B | 8x A100 | bf16 |\n| 13B | 16x H100 | bf16 |", [80, 90]),
+        ("| Model | Precision | Training hardware |\n|:--|:-:|--:|\n| 7B | bf16 | 8 x A800 |", [80]),
+    ],
+)
+def test_a_requirement_of_hardware_states_the_target_beside_a_precision(text, expected):
+    assert stated_in_text(markdown_prose(text)) == expected
+
+
+# Advice stays advice though it has a requirement's words: the feature needs the GPU (it is the
+# subject, or the GPU is for it), or the sentence is a condition, examples or a FLOPs figure.
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("bf16 requires an A100 or newer.", []),
+        ("FlashAttention-2 requires an A100, H100 or RTX 4090.", []),
+        ("Mixed precision (bf16) requires at least one A100 GPU.", []),
+        ("FP8 training requires a Hopper GPU (H100/H200).", []),
+        ("We use flash-attention, which requires an A100 or H100.", []),  # the nearest verb's subject
+        ("If you train in bf16, the training process requires an A100.", []),
+        ("Training requires an A100 if you enable bf16.", []),
+        ("You need an A100 to use bf16.", []),
+        ("The training script needs an H100 for fp8.", []),
+        ("An A100 is required for bf16.", []),
+        ("If you have an A100 you can use bf16.", []),
+        ("bf16 is only supported on Ampere GPUs such as the A100.", []),
+        ("On a V100 use fp16 instead; bf16 needs an A100.", [70]),  # the V100 is named all the same
+        ("- bf16: needs an A100 (use fp16 on older GPUs)", []),
+        ("Training needs a GPU with bf16 support, for example an A100.", []),
+        # "e.g." and "i.e." end no sentence: "an A100." alone would read as a statement
+        ("Training needs a GPU with bf16 support, e.g. an A100.", []),
+        ("bf16 needs a recent GPU (i.e. an A100 or newer).", []),
+        ("For bf16 you want an Ampere card, E.g. an RTX 3090.", []),
+        ("we use the A100 bfloat16 peak flops of 312 TFLOPS for MFU", []),
+        ("bf16 需要 A100 显卡。", []),
+        ("| bf16 | requires an A100 or newer |", []),
+        ("| Precision | Minimum GPU |\n|---|---|\n| bf16 | A100 |\n| fp16 | V100 |", [70]),  # the row is the feature's
+        ("| Feature | Supported GPUs |\n|---|---|\n| bf16 | A100, H100 |", []),
+    ],
+)
+def test_a_features_requirement_stays_advice(text, expected):
+    assert stated_in_text(markdown_prose(text)) == expected
+
+
 @pytest.mark.parametrize(
     "markdown,expected",
     [

@@ -251,7 +251,7 @@ def _constant_value(evaluator: Evaluator, expr: ast.expr, scope) -> Optional[flo
 def extract(index: ModuleIndex, evaluator: Evaluator):
     out: List[HalfConstant] = []
     for site in index.calls:
-        if site.method not in ("masked_fill", "masked_fill_", "where"):
+        if site.method not in ("masked_fill", "masked_fill_", "where") or evaluator.dead(site.guards, site.scope):
             continue
         found = _call_constant(index, evaluator, site)
         if found is None:
@@ -351,6 +351,8 @@ def _half_casts(index: ModuleIndex, evaluator: Evaluator):
     out = []
     chained = {id(s.receiver): s for s in index.calls if isinstance(s.receiver, ast.Call)}
     for site in index.calls:
+        if evaluator.dead(site.guards, site.scope):
+            continue  # under a test that never holds: nothing is cast
         if site.method == "half" and not site.node.args and not site.node.keywords:
             pass
         elif site.method == "to" and any(

@@ -367,7 +367,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     losses: List[KDLoss] = []
     for site in index.calls:
         found = _kd_loss(index, shapes, site)
-        if found is None:
+        if found is None or evaluator.dead(site.guards, site.scope):
             continue
         kind, operands = found
         if not operands:

@@ -7,7 +7,11 @@ from) and, for trainers, the config object passed as ``args=`` (so a keyword can
 it); attribute reads of table names with what their receiver was built by; imports or
 qualified uses of table names; project functions that hand their ``**kwargs`` to a call,
 and calls of project functions with table keywords (so a keyword is followed into a helper
-module). Each use says whether the code expects the failure (a version check around it, a
+module); and the parses of ``HfArgumentParser`` that fill their dataclasses from a JSON/YAML
+file (``parser.parse_json_file(json_file=os.path.abspath(sys.argv[1]))``): the file's keys
+are keywords of those classes, and which files a parse reads is decided at the join; and the
+parses that fill them from the script's command line (``parse_args_into_dataclasses()``): the
+options a shipped launch passes are, read at the join. Each use says whether the code expects the failure (a version check around it, a
 ``try`` that catches it, an ``except`` fallback). Whether the callee really is the library's
 class, and whether the targeted version has removed the name, is decided later with the
 whole project's classes and the configuration.
@@ -24,9 +28,9 @@ from ...knowledge import migrated_names
 from ...semantic.callees import assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import Evaluator
 from ...semantic.kinds import instance_classes
-from ...semantic.index import FUNCTION_DEFS, ModuleIndex, call_args, keyword, parameters
-from ...semantic.queries import reaching
-from ...semantic.values import SYMBOL, SYMBOLIC
+from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, keyword, parameters
+from ...semantic.queries import binding_scope, reaching
+from ...semantic.values import CONFIG, CONST, SYMBOL, SYMBOLIC
 from ...semantic.version_tests import version_tests_of
 from .precision import (
     argument_extents, comma_follows, key_span, key_text, paren_extent, skip_blank, value_text,
@@ -34,7 +38,23 @@ from .precision import (
 from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, tolerates
 
 SECTION = "migrations"
-EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": ()}
+EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": (), "parses": (), "argv_parses": ()}
+
+# `HfArgumentParser`'s methods that read a whole file's keys as the dataclasses' fields (and
+# `parse_dict` of what a loader read from a file), with the files each one reads
+FILE_PARSES = {"parse_json_file": (".json",), "parse_yaml_file": (".yaml", ".yml"), "parse_dict": (".json", ".yaml", ".yml")}
+# `HfArgumentParser`'s methods that read the script's command line (`sys.argv[1:]`, where no
+# `args` is given) as the dataclasses' fields, and the position of `return_remaining_strings`
+# among their parameters (TRL's `parse_args_and_config` hands the command line on to
+# `parse_args_into_dataclasses` with it)
+ARGV_PARSES = {"parse_args_into_dataclasses": 1, "parse_args_and_config": 1}
+# a handler of these expects `ValueError: Some keys are not used by the HfArgumentParser`
+VALUE_FAILURES = frozenset({"ValueError", "Exception", "BaseException", "*", "<handler>"})
+# calls that hand a path on as it is (`os.path.abspath(sys.argv[1])`)
+_PATH_CALLS = frozenset({
+    "os.path.abspath", "os.path.realpath", "os.path.expanduser", "os.path.normpath", "os.fspath",
+    "pathlib.Path", "pathlib.PurePath", "str",
+})
 
 
 
@@ -134,6 +154,49 @@ class Forward:
 
 
 @dataclass(frozen=True)
+class ParsedFile:
+    """A parse that fills the dataclasses of an ``HfArgumentParser`` from one JSON/YAML file
+    (``parser.parse_json_file(json_file=os.path.abspath(sys.argv[1]))``,
+    ``parse_yaml_file("train.yaml")``, ``parse_dict(json.load(open("train.json")))``): every
+    key of the file becomes a keyword of one of ``classes`` (``parse_dict`` hands each class
+    the keys that are its fields), and a key that none of them has raises
+    ``ValueError: Some keys are not used by the HfArgumentParser: [...]`` unless
+    ``allow_extra_keys=True``. Which files it reads is known at the join: the paths the code
+    names, what the shipped launches pass for ``option`` / ``sys.argv[argv]``."""
+
+    span: Span
+    method: str
+    classes: Tuple[str, ...]  # the dataclasses it fills, qualified ("" where not known), in order
+    suffixes: Tuple[str, ...]  # the files the method reads
+    extra_keys: Optional[bool]  # `allow_extra_keys`: False (the default), True, None (not known)
+    paths: Tuple[str, ...] = ()  # the files the code names (a literal, an argparse option's default)
+    option: str = ""  # the argparse option of the script that names the file (`--train_args_file`)
+    argv: Optional[int] = None  # `sys.argv[argv]` names the file (the script's positional argument)
+    tolerated: bool = False  # under a version check, or where a ValueError is caught
+    tolerated_if: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ParsedArgs:
+    """A parse that fills the dataclasses of an ``HfArgumentParser`` from the script's own
+    command line (``parser.parse_args_into_dataclasses()``, TRL's
+    ``parser.parse_args_and_config()``, without ``args``): every ``--option`` a launch passes
+    the script is a field of one of ``classes``, and an option none of them has (nor the
+    parser's own ``add_argument``) raises ``ValueError: Some specified arguments are not used
+    by the HfArgumentParser: ['--evaluation_strategy', 'steps']`` unless
+    ``return_remaining_strings=True`` (then the words are handed back and the run goes on
+    without them). The launches are read at the join (``project/launched_options.py``)."""
+
+    span: Span
+    method: str
+    classes: Tuple[str, ...]  # the dataclasses it fills, qualified ("" where not known), in order
+    remaining: Optional[bool]  # `return_remaining_strings`: False (the default), True, None (not known)
+    options: Optional[Tuple[str, ...]] = ()  # what `parser.add_argument(...)` adds; None: not known
+    tolerated: bool = False  # under a version check, or where a ValueError is caught
+    tolerated_if: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ProjectCall:
     """A call of a project function with table keywords (which may be forwarded)."""
 
@@ -165,7 +228,7 @@ def join(module, symbols):
         return memo[callee]
 
     changed = {}
-    for key in ("calls", "attrs", "imports"):
+    for key in ("calls", "attrs", "imports", "parses", "argv_parses"):
         facts = section.get(key, ())
         new = tuple(
             dataclasses.replace(f, tolerated=True)
@@ -416,6 +479,159 @@ def _imports(index: ModuleIndex):
     return tuple(out)
 
 
+def _parses(index: ModuleIndex, evaluator: Evaluator):
+    out = []
+    for site in index.calls:
+        suffixes = FILE_PARSES.get(site.method or "")
+        if suffixes is None or never_runs(evaluator, site.guards, site.scope):
+            continue
+        classes = evaluator.parsed_classes(site.node, site.scope)
+        if not classes:
+            continue
+        node, scope = site.node, site.scope
+        named = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
+        given = [a.value for a in arguments(node) if a.keyword is None]
+        arg = given[0] if given else named.get("args" if site.method == "parse_dict" else site.method[6:-5] + "_file")
+        if arg is None:
+            continue
+        paths: Tuple[str, ...] = ()
+        option, argv = "", None
+        if site.method == "parse_dict":  # `parse_dict(yaml.safe_load(open("train.yaml")))`
+            paths = tuple(dict.fromkeys(
+                v.value.path for v in evaluator.values(arg, scope)
+                if v.kind == CONFIG and not v.value.keys and v.value.path.lower().endswith(suffixes)
+            ))
+            if not paths:
+                continue
+        else:
+            kind, _, found = evaluator.parse_source(node, scope)
+            paths = tuple(p for p in found if p.lower().endswith(suffixes)) if kind == "file" else ()
+            option = evaluator.parse_option(arg, scope)
+            argv = _argv_index(index, arg, scope)
+            if not paths and not option and argv is None:
+                continue
+        extra = given[1] if len(given) > 1 else named.get("allow_extra_keys")
+        out.append(
+            ParsedFile(
+                index.span(node), site.method, tuple(index.qualify(c, scope) or "" for c in classes), suffixes,
+                _literal_bool(evaluator, extra, scope), paths, option, argv,
+                tolerates(index, site.guards, site.caught, VALUE_FAILURES), _helpers(index, site.guards),
+            )
+        )
+    return tuple(out)
+
+
+def _argv_parses(index: ModuleIndex, evaluator: Evaluator):
+    out = []
+    for site in index.calls:
+        position = ARGV_PARSES.get(site.method or "")
+        if position is None or never_runs(evaluator, site.guards, site.scope):
+            continue
+        classes = evaluator.parsed_classes(site.node, site.scope)
+        if not classes:
+            continue
+        node, scope = site.node, site.scope
+        named = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
+        given = [a.value for a in arguments(node) if a.keyword is None]
+        if len(given) != len(node.args):
+            continue  # `*args`: not known
+        args = given[0] if given else named.get("args")
+        if args is not None and not _reads_argv(index, evaluator, args, scope):
+            continue  # a list of its own (`parse_args_into_dataclasses(args=["--bf16"])`)
+        remaining = given[position] if len(given) > position else named.get("return_remaining_strings")
+        out.append(
+            ParsedArgs(
+                index.span(node), site.method, tuple(index.qualify(c, scope) or "" for c in classes),
+                _literal_bool(evaluator, remaining, scope), _added_options(index, site),
+                tolerates(index, site.guards, site.caught, VALUE_FAILURES), _helpers(index, site.guards),
+            )
+        )
+    return tuple(out)
+
+
+def _reads_argv(index: ModuleIndex, evaluator: Evaluator, expr, scope) -> bool:
+    """Whether ``args=expr`` is the script's command line as the default reads it: None, or
+    ``sys.argv[1:]``."""
+    if isinstance(expr, ast.Constant) and expr.value is None:
+        return True
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice):
+        part = expr.slice
+        return (
+            index.qualify(expr.value, scope) == "sys.argv" and part.upper is None and part.step is None
+            and isinstance(part.lower, ast.Constant) and part.lower.value == 1
+        )
+    return False
+
+
+def _added_options(index: ModuleIndex, site) -> Optional[Tuple[str, ...]]:
+    """The option strings the code adds to the parser ``site`` parses with
+    (``parser.add_argument("--local_rank", type=int)``, on the variable it is bound to in that
+    scope); None where one is not a literal (any option may be added)."""
+    receiver = site.receiver
+    if not isinstance(receiver, ast.Name):
+        return ()
+    home = binding_scope(receiver.id, site.scope)
+    out = []
+    for other in index.calls:
+        if other.method not in ("add_argument", "add_argument_group", "add_mutually_exclusive_group", "add_subparsers"):
+            continue
+        named = other.receiver
+        if not (isinstance(named, ast.Name) and named.id == receiver.id and binding_scope(named.id, other.scope) is home):
+            continue
+        if other.method != "add_argument":
+            return None  # options added through a group or sub-parsers: not followed
+        for arg in other.node.args:
+            text = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
+            if text is None:
+                return None
+            out.append(text)
+    return tuple(dict.fromkeys(out))
+
+
+def _literal_bool(evaluator: Evaluator, expr, scope) -> Optional[bool]:
+    """False where ``expr`` is absent (the default) or certainly falsy, True where certainly
+    true, None where not known."""
+    if expr is None:
+        return False
+    values = evaluator.values(expr, scope)
+    if values and all(v.kind == CONST for v in values):
+        truths = {bool(v.value) for v in values}
+        if len(truths) == 1:
+            return truths.pop()
+    return None
+
+
+def _argv_index(index: ModuleIndex, expr, scope, depth: int = 0) -> Optional[int]:
+    """N where ``expr`` is the script's argument ``sys.argv[N]`` (N != 0; -1 for the last), as
+    it is or through calls that keep a path (``os.path.abspath(sys.argv[1])``,
+    ``Path(sys.argv[1]).resolve()``) and variables assigned it once."""
+    if expr is None or depth > 6:
+        return None
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        qual = index.qualify(func, scope) or (func.id if isinstance(func, ast.Name) else None)
+        args = [a for a in expr.args if not isinstance(a, ast.Starred)]
+        if qual in _PATH_CALLS and len(args) == 1 and not expr.keywords:
+            return _argv_index(index, args[0], scope, depth + 1)
+        if isinstance(func, ast.Attribute) and func.attr in ("resolve", "absolute", "expanduser") and not args:
+            return _argv_index(index, func.value, scope, depth + 1)
+        return None
+    if isinstance(expr, ast.Subscript):
+        if index.qualify(expr.value, scope) != "sys.argv":
+            return None
+        key = expr.slice
+        if isinstance(key, ast.UnaryOp) and isinstance(key.op, ast.USub) and isinstance(key.operand, ast.Constant):
+            return -key.operand.value if key.operand.value == 1 else None
+        if isinstance(key, ast.Constant) and isinstance(key.value, int) and not isinstance(key.value, bool) and key.value > 0:
+            return key.value
+        return None
+    if isinstance(expr, ast.Name):
+        owner, bound = reaching(index, expr, scope)
+        if len(bound) == 1 and bound[0].value is not None and bound[0].unpack_index is None:
+            return _argv_index(index, bound[0].value, owner or scope, depth + 1)
+    return None
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator):
     return {
         "calls": _calls(index, evaluator),
@@ -423,4 +639,6 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         "imports": _imports(index),
         "forwards": _forwards(index),
         "project_calls": _project_calls(index, evaluator),
+        "parses": _parses(index, evaluator),
+        "argv_parses": _argv_parses(index, evaluator),
     }

@@ -135,7 +135,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     out = []
     master = None
     for site in index.calls:
-        if site.qualname not in ADAM_FAMILY:
+        if site.qualname not in ADAM_FAMILY or evaluator.dead(site.guards, site.scope):
             continue
         args = positional(site.node)
         given = keyword(site.node, "eps")
