@@ -1200,10 +1200,15 @@ class Evaluator:
 
     def dead(self, guards, scope: Scope) -> bool:
         """Whether code under ``guards`` (``(test, positive)`` pairs, outermost first) runs in no
-        run: one of them never holds (:meth:`never_holds`). What is made there is made nowhere:
-        a ``model.half()`` under ``if False:`` or under ``if accelerator.mixed_precision ==
+        run: one of them never holds (:meth:`never_holds`), or is certainly the other way
+        (:meth:`certainly`: the fallback of ``args.max_length if args.max_length is not None else
+        ...`` for an ``int`` option that defaults to 128). What is made there is made nowhere: a
+        ``model.half()`` under ``if False:`` or under ``if accelerator.mixed_precision ==
         "fp16":`` of an ``Accelerator(mixed_precision="no")`` casts nothing."""
-        return any(self.never_holds(test, positive, scope) for test, positive in guards)
+        return any(
+            self.never_holds(test, positive, scope) or self.certainly(test, scope) is (not positive)
+            for test, positive in guards
+        )
 
     # --- tests whose outcome the values reaching them decide ------------------------------
     def certainly(self, test: ast.expr, scope: Scope) -> Optional[bool]:

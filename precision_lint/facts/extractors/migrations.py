@@ -303,7 +303,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
     for site in index.calls:
         every = evaluator.kwarg_sources(site.node, site.scope)
         sources = [s for s in every if s.name in wanted]
-        if not sources or never_runs(evaluator, site.guards, site.scope):
+        if not sources or evaluator.dead(site.guards, site.scope):
             continue
         callee, receivers = site.qualname, ()
         if is_super_init(site):
@@ -398,19 +398,11 @@ def _project_calls(index: ModuleIndex, evaluator: Evaluator):
     return tuple(out)
 
 
-def never_runs(evaluator: Evaluator, guards, scope) -> bool:
-    """Whether code under ``guards`` (``(test, positive)`` pairs) runs in no run: a test there
-    is certainly the other way (``Evaluator.certainly``), as the fallback of
-    ``args.max_length if args.max_length is not None else model.config.max_length`` is for an
-    ``int`` option that defaults to 128. A name used only there is never looked up."""
-    return any(evaluator.certainly(test, scope) is (not positive) for test, positive in guards)
-
-
 def _attrs(index: ModuleIndex, evaluator: Evaluator):
     wanted = migrated_names("attribute")
     out = []
     for use in index.attr_uses:
-        if use.attr not in wanted or never_runs(evaluator, use.guards, use.scope):
+        if use.attr not in wanted or evaluator.dead(use.guards, use.scope):
             continue
         if isinstance(use.base, ast.Name) and use.base.id == "self":
             out.append(MigrationAttr(use.attr, index.name_span(use.node), "self", use.klass, (), "self", attr_tolerated(index, use), _helpers(index, use.guards)))
@@ -483,7 +475,7 @@ def _parses(index: ModuleIndex, evaluator: Evaluator):
     out = []
     for site in index.calls:
         suffixes = FILE_PARSES.get(site.method or "")
-        if suffixes is None or never_runs(evaluator, site.guards, site.scope):
+        if suffixes is None or evaluator.dead(site.guards, site.scope):
             continue
         classes = evaluator.parsed_classes(site.node, site.scope)
         if not classes:
@@ -525,7 +517,7 @@ def _argv_parses(index: ModuleIndex, evaluator: Evaluator):
     out = []
     for site in index.calls:
         position = ARGV_PARSES.get(site.method or "")
-        if position is None or never_runs(evaluator, site.guards, site.scope):
+        if position is None or evaluator.dead(site.guards, site.scope):
             continue
         classes = evaluator.parsed_classes(site.node, site.scope)
         if not classes:
