@@ -33,15 +33,13 @@ changes nothing where the library does not pass it, and ends the crash where it 
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 from ..diagnostics import SAFE, Edit, Fix
 from ..knowledge import Override, overrides
 from ..workspace.versions import Allowed, compare, newest_admitted, version_text
 from .base import Rule, RuleContext
 from .migration_findings import same_library_class
-
-LIBRARY_TEXT = {"transformers": "transformers"}
 
 
 class OverrideMissesNewArgument(Rule):
@@ -58,18 +56,16 @@ class OverrideMissesNewArgument(Rule):
         rows: Dict[str, List[Override]] = {}
         for row in overrides():
             rows.setdefault(row.method, []).append(row)
+        targets = ctx.targets
+        # the library's own code (a vendored copy) defines the signatures
+        own = targets.library_code.dist if targets.library_code is not None else None
         for override in found:
             for row in rows.get(override.method, ()):
-                if _accepts(override, row) or not self._derives(ctx, override, row):
+                if row.library == own or _accepts(override, row) or not self._derives(ctx, override, row):
                     continue
-                allowed = ctx.targets.of(row.library)
-                library = ctx.targets.library_code
-                if library is not None and library.dist == row.library:
-                    continue  # the library's own code (a vendored copy) defines the signature
-                version = _crashes_on(row, allowed)
-                if version is None:
-                    continue
-                yield ctx.diagnostic(self.code, override.name_span, _message(override, row, allowed, version), _fix(override, row))
+                allowed = targets.of(row.library)
+                if _crashes(row, allowed):
+                    yield ctx.diagnostic(self.code, override.name_span, _message(override, row, allowed), _fix(override, row))
 
     @staticmethod
     def _derives(ctx: RuleContext, override, row: Override) -> bool:
@@ -95,23 +91,20 @@ def _accepts(override, row: Override) -> bool:
     return override.star_args or len(override.positional) > row.position
 
 
-def _crashes_on(row: Override, allowed: Allowed) -> Optional[Tuple[int, ...]]:
-    """The version the crash is shown on: the one a fresh install of ``allowed`` gets, when it
-    passes the argument on every call (None: it does not, or the version is not known to)."""
+def _crashes(row: Override, allowed: Allowed) -> bool:
+    """Whether the version a fresh install of ``allowed`` gets passes the argument on every call
+    (nothing stated: the newest release, which does; a commit or an unknown version: not known)."""
     if allowed.commit:
-        return None
+        return False
     if allowed.newest:
-        return ()  # nothing stated: the newest release, which passes it
+        return True
     version = newest_admitted(allowed)
-    if version is None:
-        return None
-    if compare(version, row.since) < 0:
-        return None
-    if row.conditional_from is not None and compare(version, row.conditional_from) >= 0 and (
-        row.conditional_until is None or compare(version, row.conditional_until) < 0
-    ):
-        return None
-    return version
+    if version is None or compare(version, row.since) < 0:
+        return False
+    return not (
+        row.conditional_from is not None and compare(version, row.conditional_from) >= 0
+        and (row.conditional_until is None or compare(version, row.conditional_until) < 0)
+    )
 
 
 def _error(override, row: Override) -> str:
@@ -124,9 +117,9 @@ def _error(override, row: Override) -> str:
     return row.error.format(cls=cls, takes=takes, given=row.position + 1)
 
 
-def _message(override, row: Override, allowed: Allowed, version: Tuple[int, ...]) -> str:
+def _message(override, row: Override, allowed: Allowed) -> str:
     cls = override.klass.rpartition(".")[2]
-    lib = LIBRARY_TEXT.get(row.library, row.library)
+    lib = row.library
     how = f"`{row.argument}=`" if row.passed == "keyword" else f"`{row.argument}` as argument {row.position + 1}"
     callers = " and ".join(f"`{row.owner.rpartition('.')[2]}.{c}`" for c in row.callers)
     on = allowed.where()
