@@ -62,11 +62,13 @@ _SLURM = lazy(r"--(?:gres|gpus(?:-per-node|-per-task)?|constraint|partition)[= ]
 _ARCHITECTURES = {"pascal": 60, "volta": 70, "turing": 75, "ampere": 80, "ada": 89, "hopper": 90, "blackwell": 100}
 _ARCHITECTURE = lazy(r"(?<![a-z])(pascal|volta|turing|ampere|ada|hopper|blackwell)(?![a-z])", re.IGNORECASE)
 # What makes a sentence advice about a GPU rather than a statement of the one the code runs on.
-_CONDITIONAL = lazy(
-    r"\b(?:if|when|whenever|unless|otherwise|whether|instead|recommend\w*|suggest\w*|should|could|might|may|"
-    r"can|try|consider|depending|optional(?:ly)?|faster|slower|vs|versus|compared?|only|available|support\w*)\b|\?",
-    re.IGNORECASE,
+# Words that make a GPU conditional, recommended or compared: shared by the reading of advice
+# (``_CONDITIONAL``) and by what a requirement may not be (``_UNLESS``).
+_CONDITION_WORDS = (
+    r"if|when|whenever|unless|otherwise|whether|instead|recommend\w*|suggest\w*|should|could|might|may|"
+    r"try|consider|depending|optional(?:ly)?|faster|slower|vs|versus|compared?|available|support\w*"
 )
+_CONDITIONAL = lazy(rf"\b(?:{_CONDITION_WORDS}|can|only)\b|\?", re.IGNORECASE)
 # "... with an A100": a hypothetical GPU, as in "set bf16 to True with an A100".
 _HYPOTHETICAL = lazy(r"\b(?:with|for)\s+an?\s+(?:nvidia\s+|tesla\s+)?$", re.IGNORECASE)
 _IMPERATIVE = lazy(
@@ -90,7 +92,8 @@ def _capability(name: str) -> Optional[int]:
 
 # A sentence about a precision feature names GPUs to say what the feature needs ("bf16
 # (requires an A100)"), unless it says the code was run there ("tested on an H100 in bf16").
-_FEATURE = lazy(r"bf16|bfloat16|fp16|float16|flash|tf32|fp8|precision|\bamp\b|mixed", re.IGNORECASE)
+_FEATURE_WORDS = r"bf16|bfloat16|fp16|float16|flash|tf32|fp8|precision|\bamp\b|mixed"
+_FEATURE = lazy(_FEATURE_WORDS, re.IGNORECASE)
 _RAN = lazy(r"\b(?:tested|trained|ran|runs|run on|validated|benchmarked|developed|created|written|designed|measured)\b", re.IGNORECASE)
 
 
@@ -135,15 +138,13 @@ _HARDWARE_LABEL = lazy(
     re.IGNORECASE,
 )
 _UNLESS = lazy(
-    r"\b(?:if|when|whenever|unless|otherwise|whether|instead|recommend\w*|suggest\w*|should|could|might|may|try|"
-    r"consider|depending|optional(?:ly)?|faster|slower|vs|versus|compared?|available|support\w*|such\s+as|"
-    r"for\s+(?:example|instance)|like|equivalent|similar|elsewhere|else|older|peak|t?flops|mfu|datasheet)\b|"
-    r"\be\.g\.|\?|如果|若|建议|推荐|例如|比如|支持",
+    rf"\b(?:{_CONDITION_WORDS}|such\s+as|for\s+(?:example|instance)|like|equivalent|similar|elsewhere|else|older|"
+    r"peak|t?flops|mfu|datasheet)\b|\be\.g\.|\?|如果|若|建议|推荐|例如|比如|支持",
     re.IGNORECASE,
 )
 # The GPU is for the feature: "an A100 for bf16", "an H100 to use FP8".
 _FOR_FEATURE = lazy(
-    r"\b(?:for|to\s+(?:use|enable|run|support|get))\s+(?:(?:the|a|an|native|full)\s+)?(?:bf16|bfloat16|fp16|float16|flash|tf32|fp8|precision|amp\b|mixed)",
+    rf"\b(?:for|to\s+(?:use|enable|run|support|get))\s+(?:(?:the|a|an|native|full)\s+)?(?:{_FEATURE_WORDS})",
     re.IGNORECASE,
 )
 
