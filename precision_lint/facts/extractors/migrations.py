@@ -471,18 +471,24 @@ def _imports(index: ModuleIndex):
     return tuple(out)
 
 
-def _parses(index: ModuleIndex, evaluator: Evaluator):
-    out = []
+def _parse_calls(index: ModuleIndex, evaluator: Evaluator, table: dict):
+    """The calls of a method in ``table`` (a parse of HfArgumentParser) that fill dataclasses and
+    may run: ``(site, table's entry, the classes, keyword arguments by name, positional ones)``."""
     for site in index.calls:
-        suffixes = FILE_PARSES.get(site.method or "")
-        if suffixes is None or evaluator.dead(site.guards, site.scope):
+        entry = table.get(site.method or "")
+        if entry is None or evaluator.dead(site.guards, site.scope):
             continue
         classes = evaluator.parsed_classes(site.node, site.scope)
-        if not classes:
-            continue
+        if classes:
+            named = {kw.arg: kw.value for kw in site.node.keywords if kw.arg is not None}
+            given = [a.value for a in arguments(site.node) if a.keyword is None]
+            yield site, entry, classes, named, given
+
+
+def _parses(index: ModuleIndex, evaluator: Evaluator):
+    out = []
+    for site, suffixes, classes, named, given in _parse_calls(index, evaluator, FILE_PARSES):
         node, scope = site.node, site.scope
-        named = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
-        given = [a.value for a in arguments(node) if a.keyword is None]
         arg = given[0] if given else named.get("args" if site.method == "parse_dict" else site.method[6:-5] + "_file")
         if arg is None:
             continue
@@ -515,16 +521,8 @@ def _parses(index: ModuleIndex, evaluator: Evaluator):
 
 def _argv_parses(index: ModuleIndex, evaluator: Evaluator):
     out = []
-    for site in index.calls:
-        position = ARGV_PARSES.get(site.method or "")
-        if position is None or evaluator.dead(site.guards, site.scope):
-            continue
-        classes = evaluator.parsed_classes(site.node, site.scope)
-        if not classes:
-            continue
+    for site, position, classes, named, given in _parse_calls(index, evaluator, ARGV_PARSES):
         node, scope = site.node, site.scope
-        named = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
-        given = [a.value for a in arguments(node) if a.keyword is None]
         if len(given) != len(node.args):
             continue  # `*args`: not known
         args = given[0] if given else named.get("args")
