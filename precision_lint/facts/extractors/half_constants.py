@@ -351,8 +351,6 @@ def _half_casts(index: ModuleIndex, evaluator: Evaluator):
     out = []
     chained = {id(s.receiver): s for s in index.calls if isinstance(s.receiver, ast.Call)}
     for site in index.calls:
-        if evaluator.dead(site.guards, site.scope):
-            continue  # under a test that never holds: nothing is cast
         if site.method == "half" and not site.node.args and not site.node.keywords:
             pass
         elif site.method == "to" and any(
@@ -361,6 +359,9 @@ def _half_casts(index: ModuleIndex, evaluator: Evaluator):
             pass
         else:
             continue
+        if evaluator.dead(site.guards, site.scope):
+            continue  # under a test that never holds: nothing is cast (asked of casts only: it
+            # reads the values of every test above the site)
         receiver = site.receiver
         targets = tuple(site.assigned_to)
         outer = chained.get(id(site.node))

@@ -803,8 +803,6 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     objects = trained_objects(index, evaluator)
     out: List[WeightsSite] = []
     for site in index.calls:
-        if evaluator.dead(site.guards, site.scope):
-            continue  # under a test that never holds: cast and loaded in no run
         node = site.node
         kind = None
         edit_node = None
@@ -852,6 +850,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         found = _dtype_names(vals)
         if not found and not any(v.kind in SYMBOLIC for v in vals):
             continue  # no dtype here, and none can come from a caller or a config file
+        if evaluator.dead(site.guards, site.scope):
+            continue  # under a test that never holds: cast and loaded in no run (asked last: the
+            # question reads the values of every test above the site, and most calls are no cast)
         targets = chain.get(id(node), ())
         if not targets and site.receiver is not None and dotted(site.receiver) and kind != "dtype-kwarg":
             targets = (dotted(site.receiver),)  # `model.half()` as a statement
