@@ -9,6 +9,7 @@ are written atomically; an unreadable or stale entry is simply recomputed.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import sys
@@ -100,9 +101,25 @@ def _load(path: Path):
 
     try:
         with open(path, "rb") as fh:
-            return pickle.load(fh)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+            data = fh.read()
+    except OSError:
         return None
+    # Python's cyclic collector paused while one entry is unpickled: a module's facts are
+    # thousands of small objects, none garbage, and each collection the allocations trigger
+    # traverses every entry read before (a run with one file edited reads 2,860 on
+    # transformers: 4.5 s of unpickling, 2.4 s with the collector paused per entry). The
+    # first collection after the entry sees its objects once. Only where the collector is
+    # on (a caller that turned it off keeps it off).
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return pickle.loads(data)
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+        return None
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _store(path: Path, entry, cache_root: Path) -> None:
