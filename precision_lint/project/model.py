@@ -375,7 +375,7 @@ class Project:
         # folder above it is on the path (a script's own folder always is)
         parts = name.split(".")
         if len(parts) > 1:
-            plain = all(part.isidentifier() for part in parts)
+            plain = all(map(str.isidentifier, parts))
             if plain:  # identifiers: looked up in each root's table of the files under it
                 dotted = os.path.normcase(name)
                 for root in roots:

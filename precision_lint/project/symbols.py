@@ -38,6 +38,11 @@ class ProjectSymbols:
         # asks it for every call edge of the project (a class's __init__ owner)
         self._ancestry: Dict[Tuple[str, Hashable], Tuple[Tuple[str, Optional[ModuleFacts], Optional[ClassFact]], ...]] = {}
 
+    def scope(self, near: Optional[ModuleFacts]) -> Hashable:
+        """All that the answers about names read of the importer ``near`` (its import roots):
+        a key for what a caller keeps of them."""
+        return self._scope(near) if near is not None else ""
+
     def resolve(self, qualname: str, near: Optional[ModuleFacts]) -> Tuple[Optional[ModuleFacts], str]:
         """(the linted module that defines it, its canonical qualified name); the module is
         None for a library name (returned unchanged) or a name no linted module defines."""
