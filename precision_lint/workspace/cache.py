@@ -14,8 +14,9 @@ import hashlib
 import os
 import sys
 from functools import lru_cache
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 CACHE_DIR_NAME = ".precision-lint-cache"
 
@@ -104,22 +105,30 @@ def _load(path: Path):
             data = fh.read()
     except OSError:
         return None
-    # Python's cyclic collector paused while one entry is unpickled: a module's facts are
-    # thousands of small objects, none garbage, and each collection the allocations trigger
-    # traverses every entry read before (a run with one file edited reads 2,860 on
-    # transformers: 4.5 s of unpickling, 2.4 s with the collector paused per entry). The
-    # first collection after the entry sees its objects once. Only where the collector is
-    # on (a caller that turned it off keeps it off).
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
+    with collector_paused():
+        try:
+            return pickle.loads(data)
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+            return None
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic collector off while cached entries are unpickled, back on after. A
+    module's facts are thousands of small objects, none of them garbage, and the collections
+    their allocations trigger traverse every entry read before: a run with one file edited
+    reads 2,860 on transformers, 1.2 million objects in 4.5 s, 2.3 s with the collector off
+    across them all (off per entry only, the collections come as often between the entries).
+    The first collection after them sees their objects once. Only where the collector is on (a
+    caller that turned it off keeps it off)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
     try:
-        return pickle.loads(data)
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
-        return None
+        yield
     finally:
-        if paused:
-            gc.enable()
+        gc.enable()
 
 
 def _store(path: Path, entry, cache_root: Path) -> None:
