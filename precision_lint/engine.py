@@ -21,7 +21,7 @@ from dataclasses import field
 from ._dataclass import dataclass
 from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from .workspace.cache import FactsCache, ImportsIndex, RunCache, StampCache, fingerprint
+from .workspace.cache import FactsCache, ImportsIndex, RunCache, StampCache, collector_paused, fingerprint
 from .workspace.config import Config, from_table
 from .workspace.configfiles import ConfigFiles
 from .diagnostics import SAFE, Diagnostic
@@ -319,32 +319,33 @@ class Engine:
             {path: (naming_of[path][0], naming_of[path][2], imports) for path, (_, imports) in read.items()}
         )
         made = []  # (key, path, unsaved, facts) of the facts made by this run
-        for src in sources:
-            naming = naming_of[src.path]
-            if src.path in out:  # an internal error while reading its imports
-                continue
-            if not src.has_text:
-                facts = ModuleFacts(src.path, naming[0], naming[1], naming[2])
-                line = _error_line(src.error or "")
-                facts.parse_error = ParseError(src.error or "cannot read file", line, 0, src.error_kind or "read")
-                out[src.path] = facts
-                continue
-            key = (src.path, read[src.path][0], naming, src.path in analysed)
-            if src.path in first and first[src.path][0] == key[3]:
-                out[src.path] = first[src.path][1]
-                made.append((key, src.path, src.unsaved, out[src.path]))
-                continue
-            latest = self._cache.get(src.path)
-            cached = latest[1] if latest is not None and latest[0] == key else None
-            if cached is None and self.disk is not None:
-                cached = self.disk.get(key)
-            if cached is not None:
-                self._cache[src.path] = (key, cached)
-                out[src.path] = cached
-                if self.index is not None and not src.unsaved:
-                    self.index.put(("facts", key), cached.imports)
-            else:
-                todo.append((key, (src.kept_text, src.path, *naming, src.path in analysed), src.unsaved))
+        with collector_paused():  # the cached facts unpickled with no collection between them (cache.py)
+            for src in sources:
+                naming = naming_of[src.path]
+                if src.path in out:  # an internal error while reading its imports
+                    continue
+                if not src.has_text:
+                    facts = ModuleFacts(src.path, naming[0], naming[1], naming[2])
+                    line = _error_line(src.error or "")
+                    facts.parse_error = ParseError(src.error or "cannot read file", line, 0, src.error_kind or "read")
+                    out[src.path] = facts
+                    continue
+                key = (src.path, read[src.path][0], naming, src.path in analysed)
+                if src.path in first and first[src.path][0] == key[3]:
+                    out[src.path] = first[src.path][1]
+                    made.append((key, src.path, src.unsaved, out[src.path]))
+                    continue
+                latest = self._cache.get(src.path)
+                cached = latest[1] if latest is not None and latest[0] == key else None
+                if cached is None and self.disk is not None:
+                    cached = self.disk.get(key)
+                if cached is not None:
+                    self._cache[src.path] = (key, cached)
+                    out[src.path] = cached
+                    if self.index is not None and not src.unsaved:
+                        self.index.put(("facts", key), cached.imports)
+                else:
+                    todo.append((key, (src.kept_text, src.path, *naming, src.path in analysed), src.unsaved))
         results = self._run_jobs(_facts_job, [args for _, args, _ in todo], pools)
         made += [(key, args[1], unsaved, facts) for (key, args, unsaved), facts in zip(todo, results)]
         for key, path, unsaved, facts in made:

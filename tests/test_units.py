@@ -118,6 +118,35 @@ def test_a_package_wins_over_a_module_of_the_same_name(tmp_path):
         assert project.module_named("m", f["t.py"]) is f["m/__init__.py"]
 
 
+def test_a_namespace_package_finds_its_modules_by_their_dotted_names(tmp_path):
+    # folders without __init__.py (PEP 420): a plain dotted name finds `a/b.py` before
+    # `a/b/__init__.py`, and `a.b.__init__` is the package's own file; a folder whose name
+    # is no identifier (`my-dir`) is found by no plain name
+    root = _git_project(
+        tmp_path / "p",
+        {
+            "comp/arg.py": "", "comp/both.py": "", "comp/both/__init__.py": "", "comp/sub/__init__.py": "",
+            "comp/deep/er/mod.py": "", "my-dir/x.py": "", "comp/y.txt": "", "t.py": "import comp.arg\n",
+        },
+    )
+    rels = ["comp/arg.py", "comp/both.py", "comp/both/__init__.py", "comp/sub/__init__.py",
+            "comp/deep/er/mod.py", "my-dir/x.py", "t.py"]
+    for order in (rels, list(reversed(rels))):
+        project, f = _project(root, order)
+        t = f["t.py"]
+        assert project.module_named("comp.arg", t) is f["comp/arg.py"]
+        assert project.module_named("comp.both", t) is f["comp/both.py"]
+        assert project.module_named("comp.both.__init__", t) is f["comp/both/__init__.py"]
+        assert project.module_named("comp.sub", t) is f["comp/sub/__init__.py"]
+        assert project.module_named("comp.deep.er.mod", t) is f["comp/deep/er/mod.py"]
+        assert project.module_named("comp.deep.er", t) is None  # a folder of no file of its own
+        assert project.module_named("comp.missing", t) is None
+        assert project.module_named("torch.nn", t) is None
+        assert project.module_named("my-dir.x", t) is f["my-dir/x.py"]  # no identifier: joined as a path
+        arg = f["comp/arg.py"]  # named `arg` (its folder has no __init__.py)
+        assert project.symbols.resolve("comp.arg.f", t) == (arg, f"{arg.module}.f")
+
+
 # --- joins are linear -------------------------------------------------------------------
 def _synthetic(n, seed):
     """n modules in one folder, each importing a few others (cycles included)."""

@@ -169,7 +169,7 @@ def _interned_names(state: dict) -> dict:
             state[name] = _names(state[name])
     for name in ("exports", "call_edges", "registered"):
         if state.get(name):
-            state[name] = tuple([_names(pair) for pair in state[name]])
+            state[name] = _pairs(state[name])
     if state.get("definitions"):
         state["definitions"] = frozenset(_names(state["definitions"]))
     if state.get("sections"):
@@ -185,5 +185,20 @@ def _name(value):
     return sys.intern(value) if type(value) is str else value
 
 
+_intern = sys.intern
+
+
 def _names(values) -> tuple:
-    return tuple([sys.intern(v) if type(v) is str else v for v in values])
+    try:
+        return tuple(map(_intern, values))  # all of them names (as nearly always): a loop in C
+    except TypeError:  # one is not a str (None), or a subclass of it: kept as it is
+        return tuple([_intern(v) if type(v) is str else v for v in values])
+
+
+def _pairs(pairs) -> tuple:
+    """``_names`` of each pair (a module's 40 call edges on average, 110,000 on transformers), in
+    one loop where each is two names."""
+    try:
+        return tuple([(_intern(a), _intern(b)) for a, b in pairs])
+    except (TypeError, ValueError):
+        return tuple([_names(pair) for pair in pairs])

@@ -15,7 +15,7 @@ other from any entry, or when one entry function reaches both.
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Set, Tuple
+from typing import Dict, FrozenSet, Hashable, Iterable, List, Set, Tuple
 
 from ..semantic.names import installed_package_name
 from ..semantic.main_block import is_main_scope, module_of_main
@@ -49,6 +49,10 @@ class CallGraph:
         # package's name runs the tree's code only where the tree is that package (its own
         # repository, a top-level copy); elsewhere it is the library's, never an edge
         tops = {module.module.partition(".")[0] for module in modules if module.module}
+        # (callee, the caller's scope) → the names a call edge adds callers to: all that they
+        # read of the calling module is its scope (transformers: 110,000 edges, most of them
+        # to a name other modules of the same roots call too)
+        callees: Dict[Tuple[str, Hashable], Tuple[str, ...]] = {}
         for module in modules:
             if module.module:
                 self._module_paths.setdefault(module.module, set()).add(module.path)
@@ -68,15 +72,12 @@ class CallGraph:
                 self._holders.add(holder)
                 self._callers.setdefault(command, set()).add(holder)
                 self._called.add(command)
+            scope = symbols.scope(module)
             for caller, callee in module.call_edges:
-                if installed_package_name(callee) and callee.partition(".")[0] not in tops:
-                    continue
-                target = symbols.canonical(callee, module)
-                owner = symbols.init_owner(callee, module)
-                names = {target, f"{owner.qualname}.__init__" if owner is not None else target}
-                klass, _, method = target.rpartition(".")
-                if method in ALTERNATE_CONSTRUCTORS and klass in classes:
-                    names.add(klass)  # `Net.from_pretrained(...)` builds a Net
+                key = (callee, scope)
+                names = callees.get(key)
+                if names is None:
+                    names = callees[key] = self._callee_names(callee, module, tops, classes)
                 for name in names:
                     self._callers.setdefault(name, set()).add(caller)
                     self._called.add(name)
@@ -105,6 +106,21 @@ class CallGraph:
         # how many questions have been cut as asked while being answered: an answer whose walk
         # cut one holds only under the question that cut it, so it is not kept (``entries``)
         self._cuts = 0
+
+    def _callee_names(self, callee: str, module: ModuleFacts, tops: Set[str], classes: Set[str]) -> Tuple[str, ...]:
+        """The canonical names a call of ``callee`` written in ``module`` runs (none for an
+        installed package's name outside the tree): the callee, the ``__init__`` of the class
+        whose ``__init__`` runs, and the class an alternate constructor builds."""
+        if installed_package_name(callee) and callee.partition(".")[0] not in tops:
+            return ()
+        symbols = self._symbols
+        target = symbols.canonical(callee, module)
+        owner = symbols.init_owner(callee, module)
+        names = {target, f"{owner.qualname}.__init__" if owner is not None else target}
+        klass, _, method = target.rpartition(".")
+        if method in ALTERNATE_CONSTRUCTORS and klass in classes:
+            names.add(klass)  # `Net.from_pretrained(...)` builds a Net
+        return tuple(names)
 
     def entries(self, scope: str, unit: Iterable, unit_key: str = "") -> FrozenSet[str]:
         """The entries from which code in ``scope`` runs, within ``unit`` (its modules, or the

@@ -15,7 +15,7 @@ each becomes the value written in the file, with its line there.
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Hashable, List, Optional, Tuple
 
 from ..diagnostics import Span
 from ..facts.model import CallRecord, ModuleFacts
@@ -48,9 +48,15 @@ class CallGraphValues:
     def _callers(self) -> Dict[str, List[Tuple[ModuleFacts, CallRecord]]]:
         if self._by_callee is None:
             index: Dict[str, List[Tuple[ModuleFacts, CallRecord]]] = {}
+            # (callee, the calling module's scope) → its keys: all they read of the module
+            keys: Dict[Tuple[str, Hashable], Tuple[str, ...]] = {}
             for module in self._modules:
+                scope = self._symbols.scope(module)
                 for record in module.calls:
-                    for key in self._keys(record.callee, module):
+                    found = keys.get((record.callee, scope))
+                    if found is None:
+                        found = keys[(record.callee, scope)] = self._keys(record.callee, module)
+                    for key in found:
                         index.setdefault(key, []).append((module, record))
             self._by_callee = index
         return self._by_callee

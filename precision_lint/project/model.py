@@ -46,7 +46,7 @@ class Project:
         self.modules: List[ModuleFacts] = [m for m in modules]
         self._import_roots = import_roots or (lambda m: (m.root,))
         self._index()
-        self.symbols = ProjectSymbols(self.module_named, self.import_roots_of)
+        self.symbols = ProjectSymbols(self.module_named, self.import_roots_of, self.module_in)
         # The config files of the run (YAML/JSON/TOML at literal paths), each read once.
         self.configs = configs or ConfigFiles()
         # The launch scripts and READMEs beside the code (the hardware they state).
@@ -96,7 +96,7 @@ class Project:
         self._memo: Dict[Hashable, Any] = {}
         self._by_file: Optional[Dict[str, ModuleFacts]] = None
         self._at: Dict[str, Optional[ModuleFacts]] = {}  # a path as given → module_at's answer
-        self._tops: Dict[str, Set[str]] = {}  # an import root → _top_names
+        self._under_root: Dict[str, Dict[str, ModuleFacts]] = {}  # an import root → _files_under
         self._absolute_roots: Dict[str, str] = {}  # an import root → its absolute spelling
         self._pinning: Optional[Dict[str, List[str]]] = None  # see _pinning_importers
         # (name, the importer's import roots) → module_named's answer: the same imports are
@@ -346,10 +346,14 @@ class Project:
         module a name means depends on where it is imported."""
         if near is None:
             return None
-        key = (name, self.import_roots_of(near))  # the answer depends on the importer only through its roots
+        return self.module_in(name, self.import_roots_of(near))  # the answer depends on the importer only through its roots
+
+    def module_in(self, name: str, roots: Tuple[str, ...]) -> Optional[ModuleFacts]:
+        """:meth:`module_named` for an importer whose import roots are ``roots``."""
+        key = (name, roots)
         found = self._named.get(key, self)
         if found is self:
-            found = self._named[key] = self._module_named(name, key[1])
+            found = self._named[key] = self._module_named(name, roots)
         return found
 
     def import_roots_of(self, module: ModuleFacts) -> Tuple[str, ...]:
@@ -371,41 +375,54 @@ class Project:
         # folder above it is on the path (a script's own folder always is)
         parts = name.split(".")
         if len(parts) > 1:
-            plain = all(part.isidentifier() for part in parts)
-            for root in roots:
-                if plain and os.path.normcase(parts[0]) not in self._top_names(root):
-                    continue  # no linted file under `root/parts[0]/` (`torch.nn` under a project root)
-                if plain:  # identifiers join onto the absolute root as they are: no abspath per name
-                    base = os.path.join(self._absolute_root(root), *map(os.path.normcase, parts))
-                    found = self._by_file.get(base + ".py") or self._by_file.get(os.path.join(base, "__init__.py"))
+            plain = all(map(str.isidentifier, parts))
+            if plain:  # identifiers: looked up in each root's table of the files under it
+                dotted = os.path.normcase(name)
+                for root in roots:
+                    found = self._files_under(root).get(dotted)
                     if found is not None:
                         return found
-                    continue
+                return None
+            for root in roots:
                 for candidate in (os.path.join(root, *parts) + ".py", os.path.join(root, *parts, "__init__.py")):
                     found = self.module_at(candidate)
                     if found is not None:
                         return found
         return None
 
+    def _files_under(self, root: str) -> Dict[str, ModuleFacts]:
+        """The linted ``.py`` files under ``root`` by the dotted name a plain import spells them
+        with (``a/b.py`` and ``a/b/__init__.py`` as ``a.b``, the module first, as an import
+        finds it; ``a.b.__init__`` too), their parts case-normalised: made once per root, so
+        that a name is looked up, not joined onto the root (the join asks for every prefix of
+        every qualified name it resolves). Only paths whose every part is an identifier: no
+        other is spelled by a plain dotted name."""
+        found = self._under_root.get(root)
+        if found is None:
+            if self._by_file is None:
+                self.module_at(root)  # builds _by_file
+            base = os.path.join(self._absolute_root(root), "")
+            modules: Dict[str, ModuleFacts] = {}
+            packages: Dict[str, ModuleFacts] = {}
+            for path, module in self._by_file.items():
+                if not path.startswith(base) or not path.endswith(".py"):
+                    continue
+                parts = path[len(base):-3].split(os.sep)
+                if os.altsep:
+                    parts = [p for part in parts for p in part.split(os.altsep)]
+                if not all(part.isidentifier() for part in parts):
+                    continue
+                modules[".".join(parts)] = module  # `base/a/b.py` is `a.b`
+                if len(parts) > 1 and parts[-1] == "__init__":
+                    packages[".".join(parts[:-1])] = module  # `base/a/b/__init__.py` is `a.b` too
+            found = self._under_root[root] = {**packages, **modules}  # a module `a/b.py` wins
+        return found
+
     def _absolute_root(self, root: str) -> str:
         """``root`` as :meth:`module_at` spells paths (absolute, case-normalised), made once."""
         found = self._absolute_roots.get(root)
         if found is None:
             found = self._absolute_roots[root] = os.path.normcase(os.path.abspath(root))
-        return found
-
-    def _top_names(self, root: str) -> Set[str]:
-        """The names of the files and folders right under ``root`` that hold a linted module
-        (at any depth): where a dotted name's first part is not one, no module is found under
-        ``root`` by it."""
-        found = self._tops.get(root)
-        if found is None:
-            if self._by_file is None:
-                self.module_at(root)  # builds _by_file
-            base = os.path.join(os.path.normcase(os.path.abspath(root)), "")
-            found = self._tops[root] = {
-                path[len(base):].split(os.sep, 1)[0].split("/", 1)[0] for path in self._by_file if path.startswith(base)
-            }
         return found
 
     def imported_modules(self, module: ModuleFacts) -> List[ModuleFacts]:

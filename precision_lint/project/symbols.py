@@ -23,28 +23,48 @@ class ProjectSymbols:
         self,
         module_named: Callable[[str, Optional[ModuleFacts]], Optional[ModuleFacts]],
         import_roots: Optional[Callable[[ModuleFacts], Hashable]] = None,
+        module_in: Optional[Callable[[str, Hashable], Optional[ModuleFacts]]] = None,
     ) -> None:
         """``import_roots(module)``: all that ``module_named`` reads of the importer (its import
-        roots), so that the modules sharing them share each answer; without it, per module."""
+        roots), so that the modules sharing them share each answer; without it, per module.
+        ``module_in(name, roots)``: ``module_named`` asked with those roots directly (each step
+        of a resolution then reads the importer's roots once, not once per prefix)."""
         self._module_named = module_named
         self._scope = import_roots or (lambda m: m.path)
+        self._module_in = module_in if import_roots is not None else None
         self._memo: Dict[Tuple[str, Hashable], Tuple[Optional[ModuleFacts], str]] = {}
+        # (name, the importer's scope) → ancestry's answer: it reads the importer only through
+        # its scope (each base is resolved from the module defining its class), and the join
+        # asks it for every call edge of the project (a class's __init__ owner)
+        self._ancestry: Dict[Tuple[str, Hashable], Tuple[Tuple[str, Optional[ModuleFacts], Optional[ClassFact]], ...]] = {}
+
+    def scope(self, near: Optional[ModuleFacts]) -> Hashable:
+        """All that the answers about names read of the importer ``near`` (its import roots):
+        a key for what a caller keeps of them."""
+        return self._scope(near) if near is not None else ""
 
     def resolve(self, qualname: str, near: Optional[ModuleFacts]) -> Tuple[Optional[ModuleFacts], str]:
         """(the linted module that defines it, its canonical qualified name); the module is
         None for a library name (returned unchanged) or a name no linted module defines."""
         key = (qualname, self._scope(near) if near is not None else "")
-        if key not in self._memo:
-            self._memo[key] = self._resolve(qualname, near, set())
-        return self._memo[key]
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._resolve(qualname, near, set())
+        return found
 
     def _resolve(self, qualname: str, near: Optional[ModuleFacts], seen: Set[str]) -> Tuple[Optional[ModuleFacts], str]:
         if qualname in seen or len(seen) > _MAX_HOPS:
             return None, qualname
         seen.add(qualname)
         parts = qualname.split(".")
+        if self._module_in is not None and near is not None:
+            scope = self._scope(near)
+            module_in = self._module_in
+            lookup = lambda name: module_in(name, scope)  # noqa: E731
+        else:
+            lookup = lambda name: self._module_named(name, near)  # noqa: E731
         for i in range(len(parts), 0, -1):
-            module = self._module_named(".".join(parts[:i]), near)
+            module = lookup(".".join(parts[:i]))
             if module is None:
                 continue
             rest = parts[i:]
@@ -74,8 +94,17 @@ class ProjectSymbols:
         """The class and every base it derives from (project classes through their modules,
         library classes through the library table), each once: ``(canonical name, defining
         module or None, ClassFact or None)``."""
+        if not qualname:
+            return iter(())
+        key = (qualname, self._scope(near) if near is not None else "")
+        found = self._ancestry.get(key)
+        if found is None:
+            found = self._ancestry[key] = tuple(self._ancestry_of(qualname, near))
+        return iter(found)
+
+    def _ancestry_of(self, qualname: str, near: Optional[ModuleFacts]) -> Iterator[Tuple[str, Optional[ModuleFacts], Optional[ClassFact]]]:
         seen: Set[str] = set()
-        stack: List[Tuple[str, Optional[ModuleFacts]]] = [(qualname, near)] if qualname else []
+        stack: List[Tuple[str, Optional[ModuleFacts]]] = [(qualname, near)]
         while stack:
             name, where = stack.pop()
             module, canonical = self.resolve(name, where)

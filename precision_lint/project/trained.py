@@ -16,7 +16,7 @@ run, and an answer holds there only when every piece of code it went through run
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Hashable, List, Optional, Set, Tuple
 
 from ..facts.model import ModuleFacts
 from ..semantic.values import TrainRef
@@ -34,17 +34,17 @@ class TrainedJoin:
         self._modules = modules
         self._params: Dict[Tuple[str, str], Set[Tuple[str, Optional[int]]]] = {}  # (kind, f) -> {(name, index)}
         self._derived: Optional[Dict[Node, List[Tuple[FrozenSet[Witness], str]]]] = None
-        self._functions: Dict[Tuple[str, int], Tuple[ModuleFacts, str]] = {}  # see _function
+        self._functions: Dict[Tuple[str, Hashable], str] = {}  # see _function
 
     # --- names ----------------------------------------------------------------------
     def _function(self, name: str, module: ModuleFacts) -> str:
         """The canonical function a reference names: asked for each end of every edge (a module
         hands thousands of edges between a few dozen functions), worked out once per name."""
-        key = (name, id(module))
+        key = (name, self._symbols.scope(module))  # all that the answer reads of the module
         found = self._functions.get(key)
-        if found is None or found[0] is not module:
-            found = self._functions[key] = (module, self._function_of(name, module))
-        return found[1]
+        if found is None:
+            found = self._functions[key] = self._function_of(name, module)
+        return found
 
     def _function_of(self, name: str, module: ModuleFacts) -> str:
         canonical = self._symbols.canonical(name, module)
