@@ -96,6 +96,9 @@ def main_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The command line; ``argv``: the arguments of an in-process caller (a test, a tool),
+    which lives on after the run; None: the process's own (``sys.argv``), which ends with it."""
+    one_shot = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] == "rule":
@@ -113,7 +116,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print()
             check_parser().print_help()
             return EXIT_OK
-        return check_command(argv)
+        return check_command(argv, one_shot)
     except BrokenPipeError:  # `precision-lint ... | head`
         return EXIT_OK
     except KeyboardInterrupt:
@@ -170,7 +173,7 @@ def _display(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def check_command(argv: Sequence[str]) -> int:
+def check_command(argv: Sequence[str], one_shot: bool = False) -> int:
     parser = check_parser()
     args = parser.parse_args(argv)
     from .workspace.cache import default_cache_dir
@@ -203,7 +206,7 @@ def check_command(argv: Sequence[str]) -> int:
         codes = selected_codes(config, args.select, args.ignore, args.extend_select)
         progress = None if args.quiet else ProgressBar(sys.stderr)
         cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir(config.root))
-        engine = Engine(config, codes, jobs=args.jobs, progress=progress, cache_dir=cache_dir)
+        engine = Engine(config, codes, jobs=args.jobs, progress=progress, cache_dir=cache_dir, one_shot=one_shot)
     except ConfigError as exc:
         print(f"precision-lint: configuration error: {exc}", file=sys.stderr)
         return EXIT_ERROR

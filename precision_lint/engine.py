@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import hashlib
 import os
 import re
@@ -206,8 +207,12 @@ class Engine:
         progress: Optional[Callable[[int, int], None]] = None,
         cache_dir: Optional[str] = None,
         mp_context=None,
+        one_shot: bool = False,
     ) -> None:
         self.progress = progress  # called as progress(files parsed, files to parse)
+        # A process that checks once and exits (the command line): the facts of its run live
+        # until it ends (see :meth:`facts`). The language server lives on: never set there.
+        self.one_shot = one_shot
         # How worker processes start: the language server, a process with threads, spawns them.
         self.mp_context = mp_context
         self.config = config or from_table({}, "defaults")
@@ -298,7 +303,14 @@ class Engine:
             else:
                 read[src.path] = (digest, imports)
         with _Pools() as pools:
-            return self._facts(sources, naming_of, read, unread, out, pools)
+            found = self._facts(sources, naming_of, read, unread, out, pools)
+        if self.one_shot:
+            # Every fact of the run lives until the process ends (transformers: 1.2 million
+            # objects, none garbage): frozen, the cyclic collections the join and the rules
+            # trigger no longer traverse them (one file edited: the collector's time 2.5 s ->
+            # 1.0 s). A long-lived process would never free what it froze: one-shot only.
+            gc.freeze()
+        return found
 
     def _facts(self, sources, naming_of, read, unread, out, pools: "_Pools") -> List[ModuleFacts]:
         """:meth:`facts`, once the imports known already are read (``read``; ``unread``: the

@@ -269,3 +269,40 @@ def test_a_requirements_file_written_later_is_read(tmp_path):
     assert [d.code for d in check()] == ["MP301"]  # the installed transformers 5
     (tmp_path / "requirements.txt").write_text("transformers==4.38.0\n")
     assert check() == []
+
+
+def _freezes(monkeypatch) -> list:
+    """The calls of ``gc.freeze`` the engine makes (recorded, not made: a frozen object of a test
+    would stay in the test process for good)."""
+    calls = []
+    monkeypatch.setattr(engine_module.gc, "freeze", lambda: calls.append(True))
+    return calls
+
+
+def test_a_one_shot_run_freezes_the_facts_it_keeps_until_it_ends(tmp_path, monkeypatch):
+    (tmp_path / "train.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).half()\n")
+    calls = _freezes(monkeypatch)
+    Engine(config(), None, jobs=1, one_shot=True).run_paths([str(tmp_path)])
+    assert calls  # the collections of the join and the rules skip every fact of the run
+
+
+def test_an_engine_that_lives_on_never_freezes(tmp_path, monkeypatch):
+    """The language server, a test, a tool calling ``cli.main(argv)``: what they froze would never
+    be collected."""
+    from precision_lint import cli
+
+    (tmp_path / "train.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).half()\n")
+    calls = _freezes(monkeypatch)
+    Engine(config(), None, jobs=1).run_paths([str(tmp_path)])
+    assert cli.main([str(tmp_path), "--no-cache", "-j", "1", "--quiet"]) in (0, 1)
+    assert not calls
+
+
+def test_the_command_line_as_a_process_freezes(tmp_path, monkeypatch):
+    from precision_lint import cli
+
+    (tmp_path / "train.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).half()\n")
+    calls = _freezes(monkeypatch)
+    monkeypatch.setattr(cli.sys, "argv", ["precision-lint", str(tmp_path), "--no-cache", "-j", "1", "--quiet"])
+    assert cli.main() in (0, 1)
+    assert calls

@@ -9,15 +9,14 @@ record imports, classes, layout and ``# noqa`` comments; then let every domain e
 from __future__ import annotations
 
 import ast
-import gc
 import importlib
 import pkgutil
 import re
 import sys
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
+from ..workspace.cache import collector_paused
 from ..workspace.notebook import CELL_ERROR_PREFIX, boundary_lines, is_notebook
 from . import extractors as _extractors_pkg
 from ..semantic import syntax
@@ -136,26 +135,8 @@ def extract_facts(
     # CELL_FLAGS, may hold top-level `await`): the text is never parsed again. The index walks
     # it without recursion, however deep, and says how deep it is
     _load_analysis()
-    with _collector_paused():
+    with collector_paused():  # its objects all live until the file is done (cache.py)
         return _analyse(facts, source, module, is_package, tree)
-
-
-@contextmanager
-def _collector_paused():
-    """Python's cyclic collector off while one file is analysed, back on after it. The analysis
-    allocates hundreds of thousands of small objects (index entries, walk stacks, memo keys and
-    values) that all live until the file is done, and each collection of the young generations
-    traverses them again (10-15% of a cold run); the file's cycles (scopes, the index and its
-    evaluator) are garbage together at its end, and the first collection after it frees them.
-    Only where the collector is on (a caller that turned it off keeps it off)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _analyse(facts: ModuleFacts, source: str, module: str, is_package: bool, tree) -> ModuleFacts:

@@ -114,13 +114,20 @@ def _load(path: Path):
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """Python's cyclic collector off while cached entries are unpickled, back on after. A
-    module's facts are thousands of small objects, none of them garbage, and the collections
-    their allocations trigger traverse every entry read before: a run with one file edited
-    reads 2,860 on transformers, 1.2 million objects in 4.5 s, 2.3 s with the collector off
-    across them all (off per entry only, the collections come as often between the entries).
-    The first collection after them sees their objects once. Only where the collector is on (a
-    caller that turned it off keeps it off)."""
+    """Python's cyclic collector off while many objects are made that all live on, back on
+    after; only where the collector is on (a caller that turned it off keeps it off).
+
+    - Cached entries unpickled: a module's facts are thousands of small objects, none of them
+      garbage, and the collections their allocations trigger traverse every entry read before:
+      a run with one file edited reads 2,860 on transformers, 1.2 million objects in 4.5 s,
+      2.3 s with the collector off across them all (off per entry only, the collections come as
+      often between the entries).
+    - One file analysed (``facts/extract.py``): hundreds of thousands of index entries, walk
+      stacks and memo entries live until the file is done, and each collection of the young
+      generations traversed them again (10-15% of a cold run); the file's cycles (scopes, the
+      index and its evaluator) are garbage together at its end.
+
+    The first collection after them sees their objects once."""
     if not gc.isenabled():
         yield
         return
