@@ -141,15 +141,29 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
     stated.extend(project.memo(
         ("roots' shipped statements", roots), lambda: [s for p in roots if (s := shipped.stated_for(p)) is not None]
     ))
-    if project.memo(("fp8 compute in the runs", project.root_paths(ctx.facts)), lambda: any(
-        (capability_facts(m) or _EMPTY).fp8_compute for m in project.joined_modules(ctx.facts, SECTION)
-    )):
+    if _fp8_in_runs(project, project.root_paths(ctx.facts)):
         stated.append(FP8_CAPABILITY)
     if stated and min(stated) >= NATIVE_BF16:
         return (min(stated),), "stated"
     if stated:
         return ctx.config.target_capabilities, "stated"
     return ctx.config.target_capabilities, "default"
+
+
+def _fp8_in_runs(project, roots: Tuple[str, ...]) -> bool:
+    """Whether a module that computes in FP8 shares a run with the modules under ``roots``
+    (the root entries of their runs): one whose own roots meet them, as it lies in those roots'
+    units. Asked of the few FP8 modules (most projects have none), not by listing the joined
+    modules of every root."""
+    fp8 = project.memo(
+        "modules computing in fp8",
+        lambda: [m for m in project.modules if (capability_facts(m) or _EMPTY).fp8_compute],
+    )
+    if not fp8:
+        return False
+    return project.memo(("fp8 compute in the runs", roots), lambda: any(
+        not set(roots).isdisjoint(project.root_paths(m)) for m in fp8
+    ))
 
 
 def bf16_outcome(ctx: RuleContext, checked_by: str, error: str) -> str:
