@@ -573,15 +573,35 @@ class Project:
         roots = self._roots_containing().get(module.path, ())
 
         def compute() -> List[ModuleFacts]:
-            bits = 0
-            for root in roots:
-                bits |= self._unit_bits(self.by_path[root])
-            paths = self._paths_of(bits)
+            # a module lies in a root's unit exactly when that root is one of its own roots: the
+            # union is the modules whose roots meet these, found class by class (the modules
+            # under the same roots), without making any root's unit
+            classes = self._root_classes()
+            held = {id(paths): paths for root in roots for paths in classes[root]}
             if sections:
-                paths &= self._holding(sections)
-            return [self.by_path[p] for p in sorted(paths) if p in self.by_path]
+                holding = self._holding(sections)
+                found = [p for paths in held.values() for p in paths if p in holding]
+            else:
+                found = [p for paths in held.values() for p in paths]
+            return [self.by_path[p] for p in sorted(found) if p in self.by_path]
 
         return self.memo(("joined", roots, sections), compute)
+
+    def _root_classes(self) -> Dict[str, List[List[str]]]:
+        """root → the classes of modules (as lists of paths) whose roots include it, each class
+        the modules under one tuple of roots (:meth:`_roots_containing`)."""
+
+        def compute() -> Dict[str, List[List[str]]]:
+            under: Dict[Tuple[str, ...], List[str]] = {}
+            for path, roots in self._roots_containing().items():
+                under.setdefault(roots, []).append(path)
+            classes: Dict[str, List[List[str]]] = {}
+            for roots, paths in under.items():
+                for root in roots:
+                    classes.setdefault(root, []).append(paths)
+            return classes
+
+        return self.memo("root classes", compute)
 
     def _holding(self, sections: Tuple[str, ...]) -> Set[str]:
         """The paths of the modules that hold one of ``sections`` (non-empty)."""
