@@ -451,8 +451,9 @@ class Project:
 
     def in_unit(self, entry: ModuleFacts, path: str) -> bool:
         """Whether ``path`` is in ``entry``'s unit (``path in self.unit(entry)``, without the set)."""
+        bits = self._unit_bits(entry)  # first: making the unit numbers its modules
         number = self._numbers.get(path)
-        return number is not None and bool(self._unit_bits(entry) >> number & 1)
+        return number is not None and bool(bits >> number & 1)
 
     def _unit_bits(self, module: ModuleFacts) -> int:
         """:meth:`unit`, kept as an integer whose bit ``n`` says whether the module numbered

@@ -69,3 +69,15 @@ def test_roots_and_importers_are_those_of_the_units(seed):
         if _cycles_back(project, module):
             expected.add(module.path)
         assert project.importers_of(module) == expected
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_entries_among_on_a_fresh_project(seed):
+    # in_unit asked before any unit was made (the modules are numbered as units are made)
+    modules = _graph(seed, size=3 + seed % 17)
+    units = {m.path: Project(modules).unit(m) for m in Project(modules).modules}
+    for module in modules:
+        project = Project(modules)
+        module = project.by_path[module.path]
+        expected = [c.path for c in project.modules if c.path == module.path or module.path in units[c.path]]
+        assert [c.path for c in project.entries_among(module, project.modules)] == expected
