@@ -43,6 +43,10 @@ def training_site(
 
 
 def _training_site(project, entry: ModuleFacts, module: ModuleFacts, here: str, paths) -> Optional[Tuple[ModuleFacts, TrainingSite]]:
+    if not project.callgraph.entries(here, paths, entry.path):
+        # the code at `here` never runs in this run (a method of a class it never builds):
+        # nothing runs together with it, and no training site need be asked about
+        return None
     runs_together = project.callgraph.runs_together
     for other in project.joined_modules(module, TRAINING, "precision"):
         if other.path not in paths:
