@@ -160,8 +160,8 @@ class Project:
         every importer imports it only under a version test (``if not at_least("transformers",
         "4.35"): from .legacy import OldTrainer``), it runs only on the versions those tests
         admit (all importers: any of them). The configuration's versions stay as they are."""
-        if not any(m.section("version_gates") for m in self.modules):
-            return found
+        if not self.memo("version gates anywhere", lambda: any(m.section("version_gates") for m in self.modules)):
+            return found  # (asked once per join, not once per module: each question walked every module)
         versions = dict(found.versions)
         changed = False
         for dist, allowed in found.versions.items():
@@ -468,8 +468,9 @@ class Project:
 
     def in_unit(self, entry: ModuleFacts, path: str) -> bool:
         """Whether ``path`` is in ``entry``'s unit (``path in self.unit(entry)``, without the set)."""
+        bits = self._unit_bits(entry)  # first: making the unit numbers its modules
         number = self._numbers.get(path)
-        return number is not None and bool(self._unit_bits(entry) >> number & 1)
+        return number is not None and bool(bits >> number & 1)
 
     def _unit_bits(self, module: ModuleFacts) -> int:
         """:meth:`unit`, kept as an integer whose bit ``n`` says whether the module numbered
@@ -535,8 +536,20 @@ class Project:
         back along the import graph, without the unit of every module."""
         found = self._importers_memo.get(module.path)
         if found is None:
-            found = self._importers_memo[module.path] = self._shared(self._walk_importers(module))
+            group = self._import_group_of().get(module.path)
+            if group is None:  # not a module of the project: its own walk
+                found = self._shared(self._walk_importers(module))
+            else:
+                # every module of a group that imports itself round a cycle has the same importers
+                # (the group's, itself among them), and a module alone is its own group: one walk
+                # per group, not per module (transformers: a few walks instead of 130)
+                found = self.memo(("importers of group", group), lambda: self._shared(self._walk_importers(module)))
+            self._importers_memo[module.path] = found
         return found
+
+    def _import_group_of(self) -> Dict[str, int]:
+        """path → its strongly connected group of the import graph (:meth:`_import_groups`), made once."""
+        return self.memo("import groups", self._import_groups)
 
     def direct_importers(self, module: ModuleFacts) -> List[ModuleFacts]:
         """The linted modules that import ``module`` directly, in the project's order."""
@@ -578,15 +591,35 @@ class Project:
         roots = self._roots_containing().get(module.path, ())
 
         def compute() -> List[ModuleFacts]:
-            bits = 0
-            for root in roots:
-                bits |= self._unit_bits(self.by_path[root])
-            paths = self._paths_of(bits)
+            # a module lies in a root's unit exactly when that root is one of its own roots: the
+            # union is the modules whose roots meet these, found class by class (the modules
+            # under the same roots), without making any root's unit
+            classes = self._root_classes()
+            held = {id(paths): paths for root in roots for paths in classes[root]}
             if sections:
-                paths &= self._holding(sections)
-            return [self.by_path[p] for p in sorted(paths) if p in self.by_path]
+                holding = self._holding(sections)
+                found = [p for paths in held.values() for p in paths if p in holding]
+            else:
+                found = [p for paths in held.values() for p in paths]
+            return [self.by_path[p] for p in sorted(found) if p in self.by_path]
 
         return self.memo(("joined", roots, sections), compute)
+
+    def _root_classes(self) -> Dict[str, List[List[str]]]:
+        """root → the classes of modules (as lists of paths) whose roots include it, each class
+        the modules under one tuple of roots (:meth:`_roots_containing`)."""
+
+        def compute() -> Dict[str, List[List[str]]]:
+            under: Dict[Tuple[str, ...], List[str]] = {}
+            for path, roots in self._roots_containing().items():
+                under.setdefault(roots, []).append(path)
+            classes: Dict[str, List[List[str]]] = {}
+            for roots, paths in under.items():
+                for root in roots:
+                    classes.setdefault(root, []).append(paths)
+            return classes
+
+        return self.memo("root classes", compute)
 
     def _holding(self, sections: Tuple[str, ...]) -> Set[str]:
         """The paths of the modules that hold one of ``sections`` (non-empty)."""
@@ -621,21 +654,39 @@ class Project:
         """path → the root entries whose unit holds it (a root: one module, the first by path,
         of each group of modules that import each other and that no other module imports)."""
         if self._roots is None:
-            groups = self._import_groups()
-            imported_from_outside = set()
+            groups = self._import_group_of()
+            below: Dict[int, Set[int]] = {}  # group → the other groups it imports
+            waiting: Dict[int, int] = {}  # group → how many groups import it
             for m in self.modules:
+                mine = groups[m.path]
                 for dep in self.imported_modules(m):
-                    if groups[dep.path] != groups[m.path]:
-                        imported_from_outside.add(groups[dep.path])
+                    theirs = groups[dep.path]
+                    if theirs != mine and theirs not in below.setdefault(mine, set()):
+                        below[mine].add(theirs)
+                        waiting[theirs] = waiting.get(theirs, 0) + 1
             firsts: Dict[int, str] = {}
             for m in sorted(self.modules, key=lambda m: m.path):
                 firsts.setdefault(groups[m.path], m.path)
-            roots = [path for group, path in sorted(firsts.items(), key=lambda t: t[1]) if group not in imported_from_outside]
-            found: Dict[str, List[str]] = {}
-            for root in roots:
-                for path in self.unit(self.by_path[root]):
-                    found.setdefault(path, []).append(root)
-            self._roots = {path: tuple(r) for path, r in found.items()}
+            roots = [path for group, path in sorted(firsts.items(), key=lambda t: t[1]) if group not in waiting]
+            # which roots reach each group, as bits of the roots' places, passed down the acyclic
+            # graph of the groups from the roots (the groups nothing imports) in topological
+            # order: no root's unit is listed path by path (350 units of 2,500 paths for
+            # transformers, #23), nor made at all before a rule asks for it
+            place = {groups[root]: 1 << i for i, root in enumerate(roots)}
+            reached = dict(place)
+            ready = list(place)
+            while ready:
+                group = ready.pop()
+                bits = reached[group]
+                for dep in below.get(group, ()):
+                    reached[dep] = reached.get(dep, 0) | bits
+                    waiting[dep] -= 1
+                    if not waiting[dep]:
+                        ready.append(dep)
+            held: Dict[int, Tuple[str, ...]] = {}  # the same roots: one tuple
+            for bits in set(reached.values()):
+                held[bits] = tuple(root for i, root in enumerate(roots) if bits >> i & 1)
+            self._roots = {m.path: held[reached[groups[m.path]]] for m in self.modules}
         return self._roots
 
     def _import_groups(self) -> Dict[str, int]:

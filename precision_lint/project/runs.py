@@ -28,10 +28,25 @@ def training_site(
     """Where the run of ``entry`` trains, in a way that runs together with the code of
     ``scope`` (at ``line`` of ``module``): an optimizer built, a trainer built, a backward
     pass, a Lightning hook; or a Trainer's configuration (``TrainingArguments``), which is
-    only ever built to train. None when the run trains nothing there."""
-    if paths is None:
-        paths = project.unit_view(entry)
+    only ever built to train. None when the run trains nothing there.
+
+    Without ``paths`` (the entry's own unit) the answer depends on the entry, the module and
+    the scope the line runs under alone: it is worked out once for them (the weights sites of
+    one function are asked about in every run that holds them)."""
     here = project.run_scope(module, scope, line)
+    if paths is None:
+        return project.memo(
+            ("training site", entry.path, module.path, here),
+            lambda: _training_site(project, entry, module, here, project.unit_view(entry)),
+        )
+    return _training_site(project, entry, module, here, paths)
+
+
+def _training_site(project, entry: ModuleFacts, module: ModuleFacts, here: str, paths) -> Optional[Tuple[ModuleFacts, TrainingSite]]:
+    if not project.callgraph.entries(here, paths, entry.path):
+        # the code at `here` never runs in this run (a method of a class it never builds):
+        # nothing runs together with it, and no training site need be asked about
+        return None
     runs_together = project.callgraph.runs_together
     for other in project.joined_modules(module, TRAINING, "precision"):
         if other.path not in paths:

@@ -500,7 +500,7 @@ class Fp16WeightsUnderLossScaling(Rule):
             paths = ctx.project.unit_view(entry)
             if not half_in_run(ctx.project, weights.values, paths):
                 return  # the float16 comes from another run's call (each run has its own arguments)
-            if training_site(ctx.project, entry, ctx.facts, weights.scope, weights.span.line, paths) is None:
+            if training_site(ctx.project, entry, ctx.facts, weights.scope, weights.span.line) is None:  # (its unit: kept)
                 return  # this run steps no optimizer: no gradients are ever unscaled
             if not trained_in_run(ctx.project, ctx.facts, weights, entry, paths):
                 return  # nothing in this run hands these parameters to an optimizer

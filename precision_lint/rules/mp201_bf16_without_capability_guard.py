@@ -141,15 +141,29 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
     stated.extend(project.memo(
         ("roots' shipped statements", roots), lambda: [s for p in roots if (s := shipped.stated_for(p)) is not None]
     ))
-    if project.memo(("fp8 compute in the runs", project.root_paths(ctx.facts)), lambda: any(
-        (capability_facts(m) or _EMPTY).fp8_compute for m in project.joined_modules(ctx.facts, SECTION)
-    )):
+    if _fp8_in_runs(project, project.root_paths(ctx.facts)):
         stated.append(FP8_CAPABILITY)
     if stated and min(stated) >= NATIVE_BF16:
         return (min(stated),), "stated"
     if stated:
         return ctx.config.target_capabilities, "stated"
     return ctx.config.target_capabilities, "default"
+
+
+def _fp8_in_runs(project, roots: Tuple[str, ...]) -> bool:
+    """Whether a module that computes in FP8 shares a run with the modules under ``roots``
+    (the root entries of their runs): one whose own roots meet them, as it lies in those roots'
+    units. Asked of the few FP8 modules (most projects have none), not by listing the joined
+    modules of every root."""
+    fp8 = project.memo(
+        "modules computing in fp8",
+        lambda: [m for m in project.modules if (capability_facts(m) or _EMPTY).fp8_compute],
+    )
+    if not fp8:
+        return False
+    return project.memo(("fp8 compute in the runs", roots), lambda: any(
+        not set(roots).isdisjoint(project.root_paths(m)) for m in fp8
+    ))
 
 
 def bf16_outcome(ctx: RuleContext, checked_by: str, error: str) -> str:
@@ -336,15 +350,47 @@ class Bf16WithoutCapabilityGuard(Rule):
     fix_applicability = SAFE
 
     def check(self, ctx: RuleContext):
-        if not pre_ampere_targets(ctx):
-            return
         cap = capability_facts(ctx.facts)
-        if cap is None:
+        if cap is None or not self._may_report(ctx, cap):
+            return  # nothing here could be reported whatever the GPUs: their inference is not asked
+        if not pre_ampere_targets(ctx):
             return
         self._plan = None
         yield from self._weights(ctx, cap)
         yield from self._precision(ctx, cap)
         yield from self._bnb(ctx, cap)
+
+    @staticmethod
+    def _may_report(ctx: RuleContext, cap: CapabilityFacts) -> bool:
+        """Whether a site of this module passes the checks that do not depend on the targeted
+        GPUs (those :meth:`_weights`, :meth:`_precision` and :meth:`_bnb` make before anything
+        is reported): where none does, the hardware targets (the run's roots, their statements,
+        FP8 compute anywhere in the run) would be worked out for nothing. In a library most
+        modules hold no bf16 switch at all."""
+        for w in ctx.facts.section("weights"):
+            if not (cap.call_guarded(w.span) or w.on_cpu or w.discarded) and bf16_dtypes(w.values, cap):
+                return True
+        for site in ctx.facts.section("precision"):
+            if cap.call_guarded(site.span):
+                continue
+            if site.kind == "training-args":
+                bf16 = site.arg("bf16")
+                if (truthy(bf16.values, cap) if bf16 is not None else site.callee.startswith("trl.")):
+                    return True
+            elif site.kind == "training-args-class":
+                bf16 = site.arg("bf16")
+                if bf16 is not None and truthy(bf16.values, cap):
+                    return True
+            elif site.kind == "autocast":
+                dtype = site.arg("dtype")
+                if dtype is not None and bf16_dtypes(dtype.values, cap):
+                    return True
+            elif site.kind in ("accelerator", "lightning"):
+                name, values = ("mixed_precision", ("bf16",)) if site.kind == "accelerator" else ("precision", LIGHTNING_BF16)
+                arg = site.arg(name)
+                if arg is not None and unguarded((v for v in arg.values if v.kind == CONST and v.value in values), cap):
+                    return True
+        return any(not cap.call_guarded(site.span) and bf16_dtypes(site.arg.values, cap) for site in cap.bnb)
 
     # --- the shared plan ------------------------------------------------------------------
     def _probe(self, ctx: RuleContext):

@@ -59,10 +59,10 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
     fix_applicability = SAFE
 
     def check(self, ctx: RuleContext):
-        if not pre_ampere_targets(ctx):
-            return
         cap = capability_facts(ctx.facts)
         if cap is None or not cap.attention:
+            return  # (before the GPUs are inferred: most modules ask for no attention kernel)
+        if not pre_ampere_targets(ctx):
             return
         setup = None
         for site in cap.attention:

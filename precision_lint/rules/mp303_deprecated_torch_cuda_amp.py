@@ -61,14 +61,21 @@ class DeprecatedTorchCudaAmp(Rule):
         section = ctx.facts.section("cuda_amp")
         if not section:
             return
+        uses = section["uses"]
+        # the fallbacks for torch versions without torch.amp are meant to be there; where every
+        # use is one (or there is none: every module has the section), the versions the file
+        # targets are not asked
+        reported = [
+            use for use in uses
+            if not use.version_gated and not any(t.dist == "torch" for t in ctx.project.helper_tests(ctx.facts, use.version_helpers))
+        ]
+        if not reported:
+            return
         torch = ctx.targets.of("torch")
         if not torch.some_at_least(amp_facts()["cuda_amp_deprecated_in"]):
             return  # no torch the file targets warns (torch.cuda.amp is the API of its time)
-        uses = section["uses"]
         rewritable = self._rewritable_imports(ctx, section["imports"], uses)
-        for use in uses:
-            if use.version_gated or any(t.dist == "torch" for t in ctx.project.helper_tests(ctx.facts, use.version_helpers)):
-                continue  # the fallback for torch versions without torch.amp: meant to be there
+        for use in reported:
             yield self._finding(ctx, use, rewritable, torch)
 
     @staticmethod

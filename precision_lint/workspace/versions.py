@@ -881,6 +881,7 @@ class VersionResolver:
         self._copies: Dict[Path, Optional[Vendored]] = {}  # per join: an editor's later run sees edits
         self._children: Dict[Path, Tuple[Vendored, ...]] = {}
         self._walks: Dict[Tuple[Path, str], Optional[Allowed]] = {}
+        self._aboves: Dict[Tuple[Path, str], Optional[tuple]] = {}  # (folder, dist) → _above's answer
         self._roots: Dict[Path, bool] = {}
         self._targets: Dict[Tuple[str, Tuple[Allowed, ...]], Targets] = {}  # (folder, stated in the file) → targets
 
@@ -930,29 +931,64 @@ class VersionResolver:
         return self._walks[key]
 
     def _walk(self, start: Path, dist: str) -> Optional[Allowed]:
-        for folder in (start, *start.parents):
-            mentions = [(r, p) for r, p in self._requirements(folder) if r.dist == dist]
-            if any(p.name.lower() in _DECLARING for _, p in mentions):
-                # the package declares the library itself: an extra's pin does not narrow it
-                mentions = [(r, p) for r, p in mentions if not _is_extra(p, folder)]
-            if mentions:
-                combined, paths = _deciding(mentions)
-                return replace(combined, source=_files(paths, start))
-            # a copy beside the code: in its own folder, or in a folder that is a project's root
-            # (a sibling checkout in a folder of unrelated downloads is not this code's library)
-            looks_like_root = folder == start or self._is_root(folder)
-            copies = self._vendored_children(folder) if looks_like_root else ()
-            copy = next((v for v in copies if v.dist == dist and v.version), None)
-            if copy is not None:
-                return Allowed.point(dist, copy.version, f"the copy of {dist} in {_shown(copy.folder, start)}")
-            # last, what the folder's README installs in its code blocks
-            stated = [(r, p) for r, p in self._readme(folder) if r.dist == dist]
-            if stated:
-                combined, paths = _deciding(stated)
-                how = "`conda install`" if stated[0][0].source.startswith("`conda install`") else "`pip install`"
-                return replace(combined, source=f"{how} in {_files(paths, start)}")
-            if (folder / ".git").exists():
+        """The first folder from ``start`` up (to the repository's ``.git``) that decides the
+        range of ``dist`` (:meth:`_decided`), its files named as seen from ``start``. The folders
+        above ``start`` answer the same for every folder below them: their answer is kept per
+        folder (:meth:`_above`), so a package's hundreds of folders do not each walk up again."""
+        found = self._decided(start, dist, True)
+        if found is None and not (start / ".git").exists() and start.parent != start:
+            found = self._above(start.parent, dist)
+        if found is None:
+            return None
+        kind, value, paths = found
+        if kind == "copy":
+            return Allowed.point(dist, value.version, f"the copy of {dist} in {_shown(value.folder, start)}")
+        return replace(value, source=f"{kind}{_files(paths, start)}")
+
+    def _above(self, folder: Path, dist: str):
+        """:meth:`_decided` of the first folder from ``folder`` up that decides ``dist`` (as a
+        folder above the file's: a copy there counts only in a project's root), None when none
+        does below a ``.git``; kept for every folder of the way."""
+        way = []
+        found = None
+        while True:
+            key = (folder, dist)
+            if key in self._aboves:
+                found = self._aboves[key]
                 break
+            way.append(key)
+            found = self._decided(folder, dist, False)
+            if found is not None or (folder / ".git").exists() or folder.parent == folder:
+                break
+            folder = folder.parent
+        for key in way:
+            self._aboves[key] = found
+        return found
+
+    def _decided(self, folder: Path, dist: str, start: bool):
+        """What ``folder`` says of ``dist`` (``start``: the file's own folder): ``("", range,
+        files)`` for its requirement files, ``("copy", the copy, ())`` for a vendored copy,
+        ``("`pip install` in ", range, files)`` for its README; None when it says nothing."""
+        mentions = [(r, p) for r, p in self._requirements(folder) if r.dist == dist]
+        if any(p.name.lower() in _DECLARING for _, p in mentions):
+            # the package declares the library itself: an extra's pin does not narrow it
+            mentions = [(r, p) for r, p in mentions if not _is_extra(p, folder)]
+        if mentions:
+            combined, paths = _deciding(mentions)
+            return "", combined, paths
+        # a copy beside the code: in its own folder, or in a folder that is a project's root
+        # (a sibling checkout in a folder of unrelated downloads is not this code's library)
+        looks_like_root = start or self._is_root(folder)
+        copies = self._vendored_children(folder) if looks_like_root else ()
+        copy = next((v for v in copies if v.dist == dist and v.version), None)
+        if copy is not None:
+            return "copy", copy, ()
+        # last, what the folder's README installs in its code blocks
+        stated = [(r, p) for r, p in self._readme(folder) if r.dist == dist]
+        if stated:
+            combined, paths = _deciding(stated)
+            how = "`conda install`" if stated[0][0].source.startswith("`conda install`") else "`pip install`"
+            return f"{how} in ", combined, paths
         return None
 
     def targets(

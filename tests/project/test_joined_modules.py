@@ -45,3 +45,39 @@ def test_a_cycle_nothing_imports_is_its_own_root():
     c = project.by_path["/p/c.py"]
     assert [m.path for m in project.joined_modules(c)] == ["/p/a.py", "/p/b.py", "/p/c.py"]
     assert [m.path for m in project.joined_modules(project.by_path["/p/d.py"])] == ["/p/d.py"]
+
+
+def _cycles_back(project: Project, module: ModuleFacts) -> bool:
+    return any(module.path in project.unit(dep) for dep in project.imported_modules(module))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_roots_and_importers_are_those_of_the_units(seed):
+    # the roots of a module's runs (worked out down the graph of import groups) and its importers
+    # (one walk per group), against every module's unit listed path by path
+    project = Project(_graph(seed, size=3 + seed % 17))
+    units = {m.path: project.unit(m) for m in project.modules}
+    reaching = {m.path: {e for e, unit in units.items() if m.path in unit} for m in project.modules}
+    roots = []
+    for m in sorted(project.modules, key=lambda m: m.path):
+        group = {p for p in units[m.path] if m.path in units[p]}
+        if min(group) == m.path and reaching[m.path] <= group:
+            roots.append(m.path)
+    for module in project.modules:
+        assert project.root_paths(module) == tuple(r for r in roots if module.path in units[r])
+        expected = {p for p in reaching[module.path] if p != module.path}
+        if _cycles_back(project, module):
+            expected.add(module.path)
+        assert project.importers_of(module) == expected
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_entries_among_on_a_fresh_project(seed):
+    # in_unit asked before any unit was made (the modules are numbered as units are made)
+    modules = _graph(seed, size=3 + seed % 17)
+    units = {m.path: Project(modules).unit(m) for m in Project(modules).modules}
+    for module in modules:
+        project = Project(modules)
+        module = project.by_path[module.path]
+        expected = [c.path for c in project.modules if c.path == module.path or module.path in units[c.path]]
+        assert [c.path for c in project.entries_among(module, project.modules)] == expected
