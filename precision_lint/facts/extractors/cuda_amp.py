@@ -30,7 +30,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, Scope, call_args, names_read, nodes_of, positional
 from ...semantic.names import dotted
-from ...semantic.queries import is_builtin, position, qualified_name, reaching
+from ...semantic.queries import binding_scope, is_builtin, position, qualified_name, reaching
 from ...semantic.version_tests import HelperCall, VersionTests, version_tests_of
 
 SECTION = "cuda_amp"
@@ -346,7 +346,7 @@ def _references(index: ModuleIndex) -> Tuple[AmpUse, ...]:
                 return
             scope = index.scope_of(node)
             head = dotted(node).partition(".")[0]
-            owner = scope.lookup_scope(head)
+            owner = binding_scope(head, scope)
             if owner is None or not owner.is_import(head):
                 return  # a variable that holds one: the mention that bound it is the reference
             name = _target(index.qualify(node, scope))
