@@ -684,3 +684,33 @@ def test_top_level_await_compiles_in_a_cell():
     cells = ["import asyncio\nfrom transformers import Trainer\nawait asyncio.sleep(0)\n", "Trainer(model=m, tokenizer=tok)\n"]
     found = check_source(from_cells(cells).decode(), "train.ipynb")
     assert [(d.code, d.span.line) for d in found] == [("MP301", 5)]  # the joined module: cell 2, line 1
+
+
+@pytest.mark.parametrize("line", ["cd ..", "  cd /data/run", "time x = f()", "ls -F src/", "mkdir -p out/ckpt", "load_ext autoreload\n"])
+def test_a_one_line_cell_that_automagic_runs_is_a_magic(line):
+    """IPython's automagic (on by default) runs `cd ..` as `%cd ..`: a cell of that one line,
+    which is not Python, is an IPython line like `%cd ..` and no MP000."""
+    python, magics = to_python(line)
+    assert python.strip() == PLACEHOLDER and magics == ((0, line),)
+    assert check_source(from_cells(["import torch", line]).decode(), "nb.ipynb", select=["MP000"]) == []
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        ["# go up\ncd .."],  # automagic applies to one-line cells only: a SyntaxError in Jupyter
+        ["cd ..\nimport torch"],
+        ["docker run --gpus all image:tag"],  # a shell command, not a magic: needs `!`
+        ["cd.. x"],  # no magic of that name
+        ["import time", "time train(model) for model in models"],  # `time` is the module here
+        ["x = dict(\n    a=1\n    b=2,\n)"],
+    ],
+)
+def test_automagic_needs_one_line_a_magic_name_and_no_variable_of_that_name(cells):
+    found = check_source(from_cells(cells).decode(), "nb.ipynb", select=["MP000"])
+    assert [d.code for d in found] == ["MP000"]
+
+
+def test_a_line_that_is_python_is_left_as_python():
+    for source in ("pwd", "ls -la", "cd /data", "cd = '..'", "time.sleep(1)"):
+        assert to_python(source) == (source, ())

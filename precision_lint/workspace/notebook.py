@@ -55,6 +55,22 @@ _MAGIC_ASSIGN = lazy(r"^\s*[A-Za-z_][\w.,\s\[\]]*=\s*[%!]")
 _HELP_SUFFIX = lazy(r"^\s*[A-Za-z_][\w.]*\?{1,2}\s*$")
 # IPython's automagic: `pip install x` without `%` runs `%pip` (on by default)
 _AUTOMAGIC = lazy(r"^\s*(?:pip|conda|mamba)\s+(?:install|uninstall|list|show|freeze|download)\b")
+# IPython's line magics (IPython 8, with ipykernel's) and its default shell aliases on POSIX
+# (`ls`, `cat`, `mkdir` ...), which automagic also runs without `%`: a cell whose only line is
+# `cd ..` runs `%cd ..` in Jupyter (when no variable of that name shadows it).
+AUTOMAGIC_NAMES = frozenset(
+    """
+    alias alias_magic autoawait autocall automagic bookmark cd colors conda config debug dhist dirs
+    doctest_mode ed edit env gui hist history killbgscripts load load_ext loadpy logoff logon
+    logstart logstate logstop lsmagic macro magic mamba matplotlib micromamba notebook page pastebin
+    pdb pdef pdoc pfile pinfo pinfo2 pip popd pprint precision prun psearch psource pushd pwd pycat
+    pylab quickref recall rehashx reload_ext rep rerun reset reset_selective run save sc set_env sx
+    system tb time timeit unalias unload_ext who who_ls whos xdel xmode
+    clear less more man autosave connect_info qtconsole
+    mkdir rmdir mv rm cp cat ls ll lf lk ldir lx
+    """.split()
+)
+_AUTOMAGIC_CELL = lazy(r"^\s*([A-Za-z_]\w*)(?:\s|$)")
 
 
 class NotebookError(Exception):
@@ -120,13 +136,45 @@ def write_target(first_line: str) -> Optional[WriteFile]:
     return WriteFile(names[0], append) if len(names) == 1 else None
 
 
-def to_python(source: str) -> Tuple[str, Tuple[Tuple[int, str], ...]]:
+def automagic_name(source: str) -> Optional[str]:
+    """The line magic a cell runs through IPython's automagic (``cd ..`` runs ``%cd ..``), or None.
+
+    IPython applies automagic to a cell of one line only (its "dynamic transformations";
+    ``cd ..`` under a comment is a SyntaxError), and only to a line that starts with a magic's
+    name, alone or followed by a space. Only a line that does not compile as Python is taken
+    for one: ``pwd`` alone, ``ls -la`` or ``cd /data`` do compile, and are read as the Python
+    they are (nothing to check in them either way); an indented one does not (IPython dedents
+    the cell first)."""
+    lines = source.splitlines()
+    if len(lines) != 1:
+        return None
+    match = _AUTOMAGIC_CELL().match(lines[0])
+    if match is None or match.group(1) not in AUTOMAGIC_NAMES:
+        return None
+    rest = lines[0][match.end(1):].lstrip()
+    if rest.startswith("=") and not rest.startswith("=="):
+        return None  # `cd = ...`: IPython's assignment check keeps it Python
+    import ast
+
+    try:
+        compile(lines[0], "<cell>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return match.group(1)
+    return None
+
+
+def to_python(source: str, shadowed: frozenset = frozenset()) -> Tuple[str, Tuple[Tuple[int, str], ...]]:
     """(Python text, ((line index, original line), ...)) for one cell's source.
 
     Each IPython line becomes one placeholder line (same number of lines, other
-    lines untouched); the originals are returned so they can be put back.
+    lines untouched); the originals are returned so they can be put back. ``shadowed``: the
+    names the notebook binds, which IPython's automagic does not take for magics.
     """
     lines = source.splitlines(keepends=True)
+    name = automagic_name(source)
+    if name is not None and name not in shadowed:
+        body = lines[0].rstrip("\r\n")  # IPython dedents a cell: the placeholder has no indent
+        return PLACEHOLDER + lines[0][len(body):], ((0, lines[0]),)
     replaced: List[Tuple[int, str]] = []
     out: List[str] = []
 
@@ -454,10 +502,42 @@ def parse(raw: bytes) -> Notebook:
             raise NotebookError(f"cell {len(cells) + 1}: source is not text")
         python, magics = to_python(source)
         cells.append(CodeCell(index, len(cells) + 1, source, python, magics, as_list))
+    cells = _shadowed_automagic(cells)
     style = detect_style(text)
     if raw.startswith(b"\xef\xbb\xbf"):
         style = JsonStyle(style.indent, style.separators, style.ensure_ascii, style.trailing_newline, True)
     return Notebook(raw, data, cells, style, _python_kernel(data))
+
+
+def _shadowed_automagic(cells: List[CodeCell]) -> List[CodeCell]:
+    """The cells with a one-line automagic cell (``time model(x)``) read as Python again where
+    the notebook binds that name (``import time``): IPython runs a magic without ``%`` only
+    when no variable shadows its name, so such a line is the syntax error it looks like."""
+    magical = [i for i, cell in enumerate(cells) if cell.magics and automagic_name(cell.source) is not None]
+    if not magical:
+        return cells
+    import ast
+
+    bound = set()
+    for cell in cells:
+        try:
+            tree = ast.parse(cell.python)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.alias):
+                bound.add((node.asname or node.name).split(".")[0])
+    out = list(cells)
+    for i in magical:
+        cell = cells[i]
+        if automagic_name(cell.source) in bound:
+            python, magics = to_python(cell.source, frozenset(bound))
+            out[i] = CodeCell(cell.index, cell.number, cell.source, python, magics, cell.as_list)
+    return out
 
 
 def from_cells(sources: Sequence[str]) -> bytes:

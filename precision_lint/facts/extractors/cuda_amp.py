@@ -7,6 +7,17 @@ Recorded per file, unjudged: every call of ``torch.cuda.amp.GradScaler`` /
 imported from ``torch.cuda.amp`` — with what a rewrite to ``torch.amp`` needs:
 the callee's text, where the arguments start, which arguments are positional;
 and the import statements that bind names to ``torch.cuda.amp``.
+
+``references``: the deprecated callables used as values, to be called elsewhere
+(``autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext`` entered as
+``with autocast():``, ``return torch.cuda.amp.autocast``, ``partial(torch.cuda.amp.
+autocast, dtype=d)``): each call warns as a direct one does. Not a reference: a type
+test or comparison (``isinstance(s, torch.cuda.amp.GradScaler)``, ``type(s) is ...``),
+an annotation, an ``except`` clause, an attribute of the class (``GradScaler.step``), an
+alias the module never calls (see ``_references``).
+A rewrite of a reference is not the call's (``torch.amp.autocast`` wants the device
+first, where the reference's callers pass ``enabled`` by position), so they are a
+list of their own (``AmpUse.is_call`` False, ``reference`` True).
 """
 from __future__ import annotations
 
@@ -19,11 +30,11 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, Scope, call_args, names_read, nodes_of, positional
 from ...semantic.names import dotted
-from ...semantic.queries import is_builtin, position, qualified_name, reaching
+from ...semantic.queries import binding_scope, is_builtin, position, qualified_name, reaching
 from ...semantic.version_tests import HelperCall, VersionTests, version_tests_of
 
 SECTION = "cuda_amp"
-EMPTY = {"uses": (), "imports": ()}
+EMPTY = {"uses": (), "imports": (), "references": ()}
 
 OLD = "torch.cuda.amp"
 NEW = "torch.amp"
@@ -51,6 +62,9 @@ class AmpUse:
     # `new_torch` imported from the project's utils): the join reads whether one tests torch's
     # version (their `version_gates` predicates)
     version_helpers: Tuple[HelperCall, ...] = ()
+    # a reference to the callable, called elsewhere (`ctx = torch.cuda.amp.autocast if fp16 else
+    # nullcontext`), neither a call nor a decorator
+    reference: bool = False
 
 
 @dataclass(frozen=True)
@@ -239,6 +253,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             head, bound = _head_binding(index, expr, outer)
             uses.append(AmpUse(name, index.span(expr), index.text(expr), head, bound, False, -1))
     imports = []
+    references = _references(index) if OLD.rpartition(".")[2] in index.source else ()
     for node in index.import_statements:
         if isinstance(node, ast.ImportFrom):
             if node.level or node.names[0].name == "*" or node.module is None:
@@ -264,4 +279,100 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                         )
                     )
     uses.sort(key=lambda u: u.func_span.start)
-    return {"uses": tuple(uses), "imports": tuple(imports)}
+    return {"uses": tuple(uses), "imports": tuple(imports), "references": references}
+
+
+# fields that hold no value handed on to be called: annotations, `except` clauses, base classes
+# and decorators (a bare decorator is recorded as such), comparisons' operands
+_SKIPPED_FIELDS = {
+    ast.AnnAssign: ("annotation", "target"), ast.arg: ("annotation",), ast.ExceptHandler: ("type",),
+    ast.FunctionDef: ("returns", "decorator_list"), ast.AsyncFunctionDef: ("returns", "decorator_list"),
+    ast.ClassDef: ("bases", "keywords", "decorator_list"), ast.Compare: ("left", "comparators"),
+}
+_TYPE_TESTS = frozenset({"isinstance", "issubclass", "type"})
+# expressions a value passes through unchanged on its way to where it is handed on
+_THROUGH = (ast.IfExp, ast.BoolOp, ast.Starred)
+# where a value is handed on to be called by others: returned, passed, put in a container, a default
+_HANDED_ON = (ast.Return, ast.Yield, ast.YieldFrom, ast.Lambda, ast.Call, ast.keyword, ast.Dict, ast.List,
+              ast.Tuple, ast.Set, ast.arguments)
+
+
+def _references(index: ModuleIndex) -> Tuple[AmpUse, ...]:
+    """The deprecated callables used as values (module docstring), each with the ``if`` tests
+    and conditional expressions around it (read as version gates as a call's are).
+
+    Only a mention through an import (``torch.cuda.amp.autocast``, ``amp.autocast``,
+    ``autocast`` imported from ``torch.cuda.amp``), not a variable holding one, and only where
+    it is handed on to be called: returned, passed, put in a container, a parameter's default,
+    or bound to a name that the module calls where the call does not resolve to the deprecated
+    callable itself (``ctx = torch.cuda.amp.autocast if fp16 else nullcontext`` ... ``with
+    ctx():``). A call that does resolve through the binding (``x = torch.cuda.amp.autocast``
+    ... ``x()``) is recorded as a call, and an alias never called here is no use."""
+    out = []
+    fallbacks: Optional[Dict[int, FrozenSet[str]]] = None
+    callees: Optional[Dict[str, bool]] = None
+
+    def unresolved_call(target: ast.expr) -> bool:
+        """Whether the module calls ``target`` (by its dotted text) somewhere the call's callee
+        is not resolved to a deprecated callable (those calls are recorded themselves)."""
+        nonlocal callees
+        if callees is None:
+            callees = {}
+            for site in index.calls:
+                text = dotted(site.node.func)
+                if text is not None:
+                    callees[text] = callees.get(text, False) or _target(site.qualname) is None
+        text = dotted(target)
+        return text is not None and callees.get(text, False)
+
+    def handed_on(chain) -> bool:
+        node = chain[-1]
+        for parent in reversed(chain[:-1]):
+            if isinstance(parent, _THROUGH) and getattr(parent, "test", None) is not node:
+                node = parent
+                continue
+            if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+                targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+                return any(unresolved_call(t) for t in targets)
+            return isinstance(parent, _HANDED_ON)
+        return False
+
+    def visit(node: ast.AST, chain, guards, handler: bool) -> None:
+        nonlocal fallbacks
+        chain = chain + [node]
+        if isinstance(node, (ast.Name, ast.Attribute)) and dotted(node) is not None:
+            # a dotted name read whole: its parts (`torch.cuda.amp`, `torch`) are not visited
+            if not isinstance(node.ctx, ast.Load):
+                return
+            scope = index.scope_of(node)
+            head = dotted(node).partition(".")[0]
+            owner = binding_scope(head, scope)
+            if owner is None or not owner.is_import(head):
+                return  # a variable that holds one: the mention that bound it is the reference
+            name = _target(index.qualify(node, scope))
+            if name is None or not handed_on(chain):
+                return
+            gated, helpers = _version_gated(index, guards)
+            if not gated and handler:
+                if fallbacks is None:
+                    fallbacks = _fallbacks(index)
+                gated = name in fallbacks.get(id(node), ())
+            head, bound = _head_binding(index, node, scope)
+            out.append(AmpUse(name, index.span(node), index.text(node), head, bound, False, -1, (),
+                              gated, helpers, reference=True))
+            return
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _TYPE_TESTS:
+            return  # `isinstance(s, torch.cuda.amp.GradScaler)`: nothing is called
+        skipped = _SKIPPED_FIELDS.get(type(node), ())
+        for field, value in ast.iter_fields(node):
+            if field in skipped or (field == "func" and isinstance(node, ast.Call)):
+                continue  # a callee is a call, recorded above (`torch.cuda.amp.autocast(...)`)
+            inner = guards
+            if isinstance(node, (ast.If, ast.IfExp, ast.While)) and field in ("body", "orelse"):
+                inner = guards + ((node.test, field == "body"),)
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST):
+                    visit(child, chain, inner, handler or isinstance(node, ast.ExceptHandler))
+
+    visit(index.root.node, [], (), False)
+    return tuple(sorted(out, key=lambda u: u.func_span.start))

@@ -140,11 +140,83 @@ def _made_wide(index: ModuleIndex, evaluator: Evaluator, expr: Optional[ast.expr
     if isinstance(expr, ast.Name):
         values = [b.value for b in _bindings(index, scope, expr)]
         return bool(values) and all(v is not None and v is not expr and _made_wide(index, evaluator, v, scope, depth + 1) for v in values)
+    if isinstance(expr, ast.BinOp):
+        return _promoted(index, expr, scope)
     if not isinstance(expr, ast.Call):
         return False
     site = index.call_of(expr)
     made = cast_dtypes(evaluator, expr, site.method if site is not None else None, scope)
     return bool(made) and made <= WIDE_DTYPES
+
+
+def _python_number(expr: ast.expr, kinds=(int, float)) -> bool:
+    """A Python number written as a literal (``1.0``, ``-1``), never a bool."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        expr = expr.operand
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, kinds) and not isinstance(expr.value, bool)
+
+
+def _promoted(index: ModuleIndex, expr: ast.BinOp, scope) -> bool:
+    """Type promotion makes the result a float32 tensor whatever the model's dtype: a bool or
+    integer tensor with a Python float (``mask * 1.0``, ``1.0 - (ids == pad)``), or one divided
+    by a Python number (``count / 2``, true division): PyTorch gives such a result the default
+    dtype (float32), so ``(mask * 1.0).masked_fill(mask, -1e9)`` never meets a float16 tensor.
+    A module that changes the default dtype (``torch.set_default_dtype``) is not judged so."""
+    if not isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)) or "set_default_dtype" in index.source:
+        return False
+    for mine, other in ((expr.left, expr.right), (expr.right, expr.left)):
+        by_number = isinstance(expr.op, ast.Div) and mine is expr.left and _python_number(other)
+        if (by_number or _python_number(other, (float,))) and _integral(index, mine, scope):
+            return True
+    return False
+
+
+def _integral(index: ModuleIndex, expr: ast.expr, scope, depth: int = 0) -> bool:
+    """The operand is certainly a bool or integer tensor (or number): what :func:`_integer`
+    knows (a comparison, an integer cast, a count), a bitwise operation (``a | b``, ``~m``:
+    float tensors have none), or a name that the same scope passes, with the same bindings,
+    as the mask of a ``masked_fill`` or the condition of ``torch.where`` (both demand a bool
+    mask)."""
+    if depth > 4:
+        return False
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.BitOr, ast.BitAnd, ast.BitXor)):
+        return True
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Invert):
+        return True
+    if _integer(index, expr, scope):
+        return True
+    if not isinstance(expr, ast.Name):
+        return False
+    values = [b.value for b in _bindings(index, scope, expr)]
+    if values and all(v is not None and v is not expr and _integral(index, v, scope, depth + 1) for v in values):
+        return True
+    return _used_as_mask(index, expr, scope)
+
+
+def _used_as_mask(index: ModuleIndex, name: ast.Name, scope) -> bool:
+    """``name`` is, with the bindings that reach it here, the mask of a ``masked_fill`` (method
+    or ``torch.masked_fill``) or the condition of ``torch.where`` in the same scope."""
+    here = {id(b) for b in _bindings(index, scope, name)}
+    for site in index.calls:
+        if site.scope is not scope:
+            continue
+        args = positional(site.node)
+        mask = None
+        if site.method in ("masked_fill", "masked_fill_") and site.qualname is None:
+            given = keyword(site.node, "mask")
+            mask = given.value if given is not None else (args[0] if args else None)
+        elif site.qualname == "torch.masked_fill":
+            given = keyword(site.node, "mask")
+            mask = given.value if given is not None else (args[1] if len(args) > 1 else None)
+        elif site.qualname == "torch.where" and len(args) == 3:
+            mask = args[0]
+        if (
+            isinstance(mask, ast.Name)
+            and mask.id == name.id
+            and {id(b) for b in _bindings(index, scope, mask)} == here
+        ):
+            return True
+    return False
 
 
 def _bindings(index: ModuleIndex, scope, name: ast.Name):

@@ -1,0 +1,113 @@
+"""The cuda_amp facts record the deprecated callables used as values, called elsewhere
+(``autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext`` then ``with autocast():``,
+``return torch.cuda.amp.autocast``): each later call warns on torch >= 2.4 as a direct call does.
+Type tests, comparisons, annotations, ``except`` clauses, base classes and attributes of the
+class call nothing; a reference in a branch chosen by torch's version is compatibility code."""
+from conftest import dedent
+
+from precision_lint.facts.extractors import cuda_amp
+from precision_lint.semantic.evaluate import Evaluator
+from precision_lint.semantic.index import build_index
+
+
+def _facts(src: str):
+    index = build_index(dedent(src))
+    return cuda_amp.extract(index, Evaluator(index))
+
+
+def _references(src: str):
+    return [(u.name, u.func_span.line, u.func_text, u.version_gated) for u in _facts(src)["references"]]
+
+
+def test_a_reference_bound_by_a_conditional_or_returned_is_recorded():
+    src = """
+        import functools
+        from contextlib import nullcontext
+        import torch
+        from torch.cuda import amp
+        from torch.cuda.amp import GradScaler
+
+
+        def step(model, x, use_fp16):
+            autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext
+            with autocast():
+                return model(x)
+
+
+        def pick(precision):
+            if precision == "amp":
+                return torch.cuda.amp.autocast
+            table = {"fp16": amp.autocast, "bf16": functools.partial(torch.cuda.amp.autocast, dtype=torch.bfloat16)}
+            return table, GradScaler
+        """
+    assert _references(src) == [
+        ("autocast", 9, "torch.cuda.amp.autocast", False),
+        ("autocast", 16, "torch.cuda.amp.autocast", False),
+        ("autocast", 17, "amp.autocast", False),
+        ("autocast", 17, "torch.cuda.amp.autocast", False),
+        ("GradScaler", 18, "GradScaler", False),
+    ]
+    # the calls stay calls: `with autocast():` calls a local name, nothing of torch.cuda.amp
+    assert _facts(src)["uses"] == ()
+
+
+def test_mentions_that_call_nothing_are_no_references():
+    src = """
+        from typing import Optional
+        import torch
+        from torch.cuda.amp import GradScaler
+
+
+        class Scaler(torch.cuda.amp.GradScaler):
+            pass
+
+
+        def check(s: Optional[torch.cuda.amp.GradScaler] = None) -> torch.cuda.amp.GradScaler:
+            if isinstance(s, (torch.cuda.amp.GradScaler, GradScaler)) or type(s) is GradScaler:
+                return s
+            step = torch.cuda.amp.GradScaler.step
+            with torch.cuda.amp.autocast():
+                return torch.amp.autocast
+        """
+    assert _references(src) == []
+    assert [(u.name, u.func_span.line) for u in _facts(src)["uses"]] == [("autocast", 14)]
+
+
+def test_a_reference_in_a_branch_chosen_by_torch_version_is_compatibility_code():
+    src = """
+        import torch
+
+        if hasattr(torch, "amp"):
+            factory = torch.amp.autocast
+        else:
+            factory = torch.cuda.amp.autocast
+        other = torch.amp.GradScaler if hasattr(torch.amp, "GradScaler") else torch.cuda.amp.GradScaler
+        plain = torch.cuda.amp.GradScaler if factory else None
+        scalers = [other(), plain()]
+        with factory("cuda"):
+            pass
+        """
+    # (`factory("cuda")` resolves through its bindings: a call, not this list's business)
+    assert _references(src) == [
+        ("GradScaler", 7, "torch.cuda.amp.GradScaler", True),
+        ("GradScaler", 8, "torch.cuda.amp.GradScaler", False),
+    ]
+
+
+def test_an_alias_is_a_reference_only_where_a_call_of_it_does_not_resolve_to_the_callable():
+    src = """
+        import torch
+
+        scaler_cls = torch.cuda.amp.GradScaler
+        ctx = torch.cuda.amp.autocast
+        run = torch.cuda.amp.autocast if torch.cuda.is_available() else None
+        scaler = scaler_cls()
+        handlers = {"amp": ctx}
+        with run():
+            pass
+        """
+    # `scaler_cls()` resolves through its binding and is recorded as a call; `ctx` is never
+    # called here (an alias is no use; `{"amp": ctx}` hands on a variable, not a mention);
+    # `run()` may call None or the deprecated callable: its binding is the reference
+    assert [(u.name, u.func_span.line) for u in _facts(src)["uses"]] == [("GradScaler", 6)]
+    assert _references(src) == [("autocast", 5, "torch.cuda.amp.autocast", False)]
