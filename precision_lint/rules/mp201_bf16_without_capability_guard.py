@@ -136,10 +136,16 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
         lambda: [m for m in ctx.project.modules if (c := capability_facts(m)) and c.stated_capability is not None],
     )
     stated = [capability_facts(m).stated_capability for m in ctx.project.entries_among(ctx.facts, stating)]
-    shipped = project.shipped  # launch scripts, the folder's README
-    stated.extend(s for s in [shipped.stated_for(ctx.facts.path)] if s is not None)
+    # Code that states its own GPU (a notebook's markdown, the docstring of the script that runs
+    # it) is nearer than a README above it, written for a folder of recipes ("on the free Colab
+    # T4" about another one): the README counts only where the code states nothing. What its
+    # launchers request (SLURM `--gres=gpu:a100`) is the run's own, and always counts.
+    readme = not stated
+    shipped = project.shipped  # launch scripts, the nearest README
+    stated.extend(s for s in [shipped.stated_for(ctx.facts.path, readme)] if s is not None)
     stated.extend(project.memo(
-        ("roots' shipped statements", roots), lambda: [s for p in roots if (s := shipped.stated_for(p)) is not None]
+        ("roots' shipped statements", roots, readme),
+        lambda: [s for p in roots if (s := shipped.stated_for(p, readme)) is not None],
     ))
     if _fp8_in_runs(project, project.root_paths(ctx.facts)):
         stated.append(FP8_CAPABILITY)

@@ -61,7 +61,7 @@ class ShippedFiles:
     def __init__(self) -> None:
         self._texts: Dict[str, Optional[str]] = {}
         self._listings: Dict[str, List[str]] = {}
-        self._stated: Dict[str, Optional[int]] = {}
+        self._stated: Dict[Tuple[str, bool], Optional[int]] = {}
         # README path → what it states: read once per README, not once per module beneath it
         # (every module of a package asks for the repository's README)
         self._readme_stated: Dict[str, List[int]] = {}
@@ -159,22 +159,27 @@ class ShippedFiles:
         self._docs_stated[root] = found
         return found
 
-    def stated_for(self, module_path: str) -> Optional[int]:
-        """What the module's launch scripts and its folder's README state (as
-        :func:`hardware.summarise`): None when they state nothing."""
-        if module_path in self._stated:  # each spelling made absolute once (asked per root of a run)
-            return self._stated[module_path]
+    def stated_for(self, module_path: str, readme: bool = True) -> Optional[int]:
+        """What the module's launch scripts and (with ``readme``) the nearest README above it
+        state (as :func:`hardware.summarise`): None when they state nothing. Without
+        ``readme``, the launchers alone: for code that states its own GPU (a notebook's
+        markdown, a script's docstring), which a README written for a whole folder of recipes
+        does not override."""
+        key = (module_path, readme)
+        if key in self._stated:  # each spelling made absolute once (asked per root of a run)
+            return self._stated[key]
         path = os.path.abspath(module_path)
-        if path in self._stated:
-            self._stated[module_path] = self._stated[path]
-            return self._stated[path]
+        if (path, readme) in self._stated:
+            self._stated[key] = self._stated[(path, readme)]
+            return self._stated[key]
         found: List[int] = []
         if os.path.isfile(path):
-            found.extend(self._nearest_readme(os.path.dirname(path)))
+            if readme:
+                found.extend(self._nearest_readme(os.path.dirname(path)))
             for _, name, text in self._launchers_naming(path):
                 found.extend(_stated_by_launcher(name, text))
-        self._stated[path] = self._stated[module_path] = summarise(found)
-        return self._stated[path]
+        self._stated[(path, readme)] = self._stated[key] = summarise(found)
+        return self._stated[key]
 
     def _launchers_naming(self, path: str) -> List[Tuple[str, str, str]]:
         """(folder, name, text) of each launcher near ``path`` (an absolute file) whose text

@@ -277,6 +277,29 @@ def test_files_that_do_not_speak_about_the_module_state_nothing(tree, files):
     assert _run(tree({"src/train.py": TRAIN, **files})) == [("src/train.py", "MP201")]
 
 
+def test_code_that_states_its_own_gpu_is_not_overridden_by_a_readme_above_it(tree):
+    """A folder of recipes has one README; a recipe that names its own GPU (an A10 in its
+    docstring) is judged by that, not by a sentence of the README about another recipe (a Colab
+    T4). The README still speaks for a recipe that states nothing, and a recipe that names a T4
+    itself is still reported."""
+    readme = {"README.md": "# Recipes\n\nOn the free Colab T4 GPU the llama.cpp recipe takes 20 minutes.\n"}
+    own_a10 = '"""Fine-tunes on a single GPU (e.g. A10 with 24GB)."""\n' + TRAIN
+    assert _run(tree({"recipes/ft/train.py": own_a10, **readme})) == []
+    assert _run(tree({"recipes/ft/train.py": TRAIN, **readme})) == [("recipes/ft/train.py", "MP201")]
+    own_t4 = '"""Fine-tunes on a single T4."""\n' + TRAIN
+    assert _run(tree({"recipes/ft/train.py": own_t4})) == [("recipes/ft/train.py", "MP201")]
+
+
+def test_a_launcher_counts_beside_the_codes_own_statement(tree):
+    """What a SLURM launcher of the script requests is the run's own: a V100 there is reported
+    whatever the docstring says."""
+    files = {
+        "src/train.py": '"""Runs on an A100."""\n' + TRAIN,
+        "src/launch.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:v100:8\nsrun python train.py\n",
+    }
+    assert _run(tree(files)) == [("src/train.py", "MP201")]
+
+
 # --- the project's documentation folder, where no README up to the project's root states a GPU ------
 PROJECT = {"pyproject.toml": "[project]\nname = 'p'\n", "README.md": "# p\n\nTrain with 8 GPUs.\n", "src/train.py": TRAIN}
 
