@@ -65,8 +65,10 @@ class DeprecatedTorchCudaAmp(Rule):
         # the fallbacks for torch versions without torch.amp are meant to be there; where every
         # use is one (or there is none: every module has the section), the versions the file
         # targets are not asked
+        # a reference to the callable, called elsewhere (`ctx = torch.cuda.amp.autocast if fp16 else
+        # nullcontext` ... `with ctx():`), warns at each call as a call does
         reported = [
-            use for use in uses
+            use for use in (*uses, *section.get("references", ()))
             if not use.version_gated and not any(t.dist == "torch" for t in ctx.project.helper_tests(ctx.facts, use.version_helpers))
         ]
         if not reported:
@@ -185,6 +187,14 @@ class DeprecatedTorchCudaAmp(Rule):
         since = self.new_since(use.name)
         if not torch.has_since(since):
             why = f"`torch.amp.{use.name}` does not exist before torch {version_text(since)}, which {torch.where()} allows"
+            return ctx.diagnostic(self.code, use.func_span, f"{message} (no fix: {why})")
+        if use.reference:
+            why = "a reference, called elsewhere"
+            if use.name in ("autocast", "GradScaler"):
+                why += (
+                    f"; `functools.partial(torch.amp.{use.name}, 'cuda')` takes the same keywords, "
+                    "not the same positional arguments"
+                )
             return ctx.diagnostic(self.code, use.func_span, f"{message} (no fix: {why})")
         callee, extra = self._callee(ctx, use, rewritable)
         if use.is_call:

@@ -369,3 +369,45 @@ def test_the_except_fallback_of_the_torch_amp_spelling_is_compatibility_code(bod
 def test_a_handler_without_the_new_spelling_above_is_no_fallback(body, caught, handler, line):
     (d,) = lint(FALLBACK.format(body=body, caught=caught, handler=handler), CODE)
     assert d.span.line == line
+
+
+def test_a_reference_called_elsewhere_is_reported_without_a_fix():
+    """`autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext` entered as `with
+    autocast():` warns at each entry on torch >= 2.4; the reference is reported, with no fix
+    (`torch.amp.autocast` wants the device first; the callers' arguments are elsewhere)."""
+    src = """
+        from contextlib import nullcontext
+        import torch
+
+
+        def step(model, x, use_fp16):
+            autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext
+            scaler = torch.cuda.amp.GradScaler()
+            with autocast():
+                return model(x), scaler
+
+
+        def pick(precision):
+            if precision == "amp":
+                return torch.cuda.amp.autocast
+            if isinstance(precision, torch.cuda.amp.GradScaler):
+                return None
+            return torch.amp.autocast
+        """
+    found = lint(src, CODE)
+    assert [(d.span.line, d.fix is None) for d in found] == [(6, True), (7, False), (14, True)]
+    assert "no fix: a reference, called elsewhere; `functools.partial(torch.amp.autocast, 'cuda')`" in found[0].message
+    fixed = fix(src, CODE)
+    assert "torch.amp.GradScaler(\"cuda\")" in fixed and fixed.count("torch.cuda.amp.autocast") == 2
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import torch\nfactory = torch.amp.autocast if hasattr(torch.amp, 'autocast') else torch.cuda.amp.autocast\nfactory()\n",
+        "import torch\nalias = torch.cuda.amp.autocast\n",  # never called here: no use
+        "import torch\ndef f(s):\n    return isinstance(s, torch.cuda.amp.GradScaler) or type(s) is torch.cuda.amp.GradScaler\n",
+    ],
+)
+def test_references_that_call_nothing_deprecated_are_not_reported(src):
+    assert lint(src, CODE) == []
