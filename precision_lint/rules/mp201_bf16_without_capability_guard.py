@@ -151,8 +151,8 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
         stated.append(FP8_CAPABILITY)
     if stated and min(stated) >= NATIVE_BF16:
         return (min(stated),), "stated"
-    if stated:
-        return ctx.config.target_capabilities, "stated"
+    if stated:  # the GPUs named (each source's lowest), not the default list: what a message cites
+        return tuple(sorted(set(stated))), "stated"
     return ctx.config.target_capabilities, "default"
 
 

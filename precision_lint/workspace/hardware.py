@@ -319,11 +319,10 @@ def markdown_prose(text: str) -> str:
 
 
 def summarise(capabilities: Iterable[int]) -> Optional[int]:
-    """The lowest capability stated; 0 when a GPU without native bf16 is among them; None: none."""
+    """The lowest capability stated (a T4's 75 where a T4 and an A100 are named: the GPU a
+    message names); None: none."""
     found = list(capabilities)
-    if not found:
-        return None
-    return 0 if min(found) < NATIVE_BF16 else min(found)
+    return min(found) if found else None
 
 
 # The note precision-lint's own fixes write above the bf16 probe (``fixes/plan.py``). It names

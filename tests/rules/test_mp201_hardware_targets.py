@@ -381,3 +381,10 @@ LAUNCH = "torchrun --nproc_per_node=8 train.py --output_dir out --bf16 True --fs
 def test_a_readme_requirement_beside_bf16_states_the_target(tree, sentence, expected):
     root = tree({"train.py": PARSED_TRAIN, "train.sh": LAUNCH, "README.md": f"# ranker\n\n## Training\n{sentence}\n"})
     assert _run(root, codes=("MP201",)) == expected
+
+
+def test_a_stated_pre_ampere_gpu_is_the_target_the_message_names(tree):
+    """"Fine-tunes on a single T4": the finding names the T4's sm75, not the default list."""
+    root = tree({"src/train.py": '"""Fine-tunes on a single T4."""\n' + TRAIN})
+    (d,) = Engine(config(transformers_version="5.23"), ["MP201"], jobs=1).run_paths([str(root)]).diagnostics
+    assert "target-gpus sm75;" in d.message and "sm60" not in d.message

@@ -137,9 +137,9 @@ def test_only_comments_and_docstrings_state_a_target():
     # a note at the end of a line says what the line needs, not where the code runs
     assert stated('"""Runs on an H100."""\nx = 1  # on 8xA100\n') == 90
     assert stated("args = make(bf16=True)  # A100\n") is None
-    assert stated("args = make(bf16=True)  # not on a T4\n") == 0
+    assert stated("args = make(bf16=True)  # not on a T4\n") == 75
     assert stated('name = "A100"\nif "H100" in gpu: pass\n') is None
-    assert stated("# Runs on an H100 or a T4\n") == 0
+    assert stated("# Runs on an H100 or a T4\n") == 75  # the lowest: the GPU a message names
     assert split_source('x = "cuda"  # not on xla\n')[1].rstrip() == 'x = "cuda"'
 
 
@@ -148,9 +148,9 @@ def test_only_comments_and_docstrings_state_a_target():
     [
         ({"accelerator": "GPU", "colab": {"gpuType": "A100"}}, 80),
         ({"accelerator": "GPU", "colab": {"gpuType": "L4"}}, 89),
-        ({"accelerator": "GPU"}, 0),
-        ({"kaggle": {"accelerator": "nvidiaTeslaT4"}}, 0),
-        ({"kaggle": {"accelerator": "gpu"}}, 0),
+        ({"accelerator": "GPU"}, 75),  # Colab's default GPU, a T4
+        ({"kaggle": {"accelerator": "nvidiaTeslaT4"}}, 75),
+        ({"kaggle": {"accelerator": "gpu"}}, 60),  # a P100 or a T4
         ({}, None),
     ],
 )
@@ -226,7 +226,7 @@ def test_the_note_precision_lint_writes_above_its_probe_states_no_gpu():
     assert prose == [] and stated_capability(prose) is None
     assert "T4" not in code  # still cut out of the code
     stated = fixed.replace(PROBE_COMMENT, "# trained on a T4")
-    assert stated_capability(split_source(stated)[0]) == 0
+    assert stated_capability(split_source(stated)[0]) == 75
 
 
 @pytest.mark.parametrize(
