@@ -49,6 +49,7 @@ only where the original fails or crawls.
 from __future__ import annotations
 
 import re
+from itertools import chain
 from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
 from ..fixes import plan
@@ -357,46 +358,16 @@ class Bf16WithoutCapabilityGuard(Rule):
 
     def check(self, ctx: RuleContext):
         cap = capability_facts(ctx.facts)
-        if cap is None or not self._may_report(ctx, cap):
-            return  # nothing here could be reported whatever the GPUs: their inference is not asked
-        if not pre_ampere_targets(ctx):
+        if cap is None:
             return
         self._plan = None
-        yield from self._weights(ctx, cap)
-        yield from self._precision(ctx, cap)
-        yield from self._bnb(ctx, cap)
-
-    @staticmethod
-    def _may_report(ctx: RuleContext, cap: CapabilityFacts) -> bool:
-        """Whether a site of this module passes the checks that do not depend on the targeted
-        GPUs (those :meth:`_weights`, :meth:`_precision` and :meth:`_bnb` make before anything
-        is reported): where none does, the hardware targets (the run's roots, their statements,
-        FP8 compute anywhere in the run) would be worked out for nothing. In a library most
-        modules hold no bf16 switch at all."""
-        for w in ctx.facts.section("weights"):
-            if not (cap.call_guarded(w.span) or w.on_cpu or w.discarded) and bf16_dtypes(w.values, cap):
-                return True
-        for site in ctx.facts.section("precision"):
-            if cap.call_guarded(site.span):
-                continue
-            if site.kind == "training-args":
-                bf16 = site.arg("bf16")
-                if (truthy(bf16.values, cap) if bf16 is not None else site.callee.startswith("trl.")):
-                    return True
-            elif site.kind == "training-args-class":
-                bf16 = site.arg("bf16")
-                if bf16 is not None and truthy(bf16.values, cap):
-                    return True
-            elif site.kind == "autocast":
-                dtype = site.arg("dtype")
-                if dtype is not None and bf16_dtypes(dtype.values, cap):
-                    return True
-            elif site.kind in ("accelerator", "lightning"):
-                name, values = ("mixed_precision", ("bf16",)) if site.kind == "accelerator" else ("precision", LIGHTNING_BF16)
-                arg = site.arg(name)
-                if arg is not None and unguarded((v for v in arg.values if v.kind == CONST and v.value in values), cap):
-                    return True
-        return any(not cap.call_guarded(site.span) and bf16_dtypes(site.arg.values, cap) for site in cap.bnb)
+        for found in chain(self._weights(ctx, cap), self._precision(ctx, cap), self._bnb(ctx, cap)):
+            # the GPUs the code targets (the run's roots, their statements, FP8 compute in the
+            # run) are worked out once a site would be reported, not for every module: in a
+            # library most hold no bf16 switch. Where every one runs bf16 natively, none is.
+            if not pre_ampere_targets(ctx):
+                return
+            yield found
 
     # --- the shared plan ------------------------------------------------------------------
     def _probe(self, ctx: RuleContext):
