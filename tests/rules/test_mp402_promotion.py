@@ -67,3 +67,10 @@ def test_a_module_that_changes_the_default_dtype_is_not_judged_by_float32():
     src = MODEL.format(line="bias = (mask * 1.0).masked_fill(mask, -1e9)") + "torch.set_default_dtype(torch.float16)\n"
     (d,) = lint(src, CODE)
     assert d.span.line == 13
+
+
+def test_a_comment_that_names_set_default_dtype_changes_nothing():
+    """Only a call of ``torch.set_default_dtype`` changes what a promotion gives, never a word in
+    a comment (findings never depend on comments)."""
+    src = MODEL.format(line="bias = (mask * 1.0).masked_fill(mask, -1e9)") + "# no torch.set_default_dtype here\n"
+    assert lint(src, CODE) == []

@@ -149,11 +149,11 @@ def _made_wide(index: ModuleIndex, evaluator: Evaluator, expr: Optional[ast.expr
     return bool(made) and made <= WIDE_DTYPES
 
 
-def _python_number(expr: ast.expr, kinds=(int, float)) -> bool:
-    """A Python number written as a literal (``1.0``, ``-1``), never a bool."""
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+def _float_literal(expr: ast.expr) -> bool:
+    """A Python float written as a literal (``1.0``, ``-0.5``): :func:`number`'s, of type float."""
+    while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
         expr = expr.operand
-    return isinstance(expr, ast.Constant) and isinstance(expr.value, kinds) and not isinstance(expr.value, bool)
+    return isinstance(expr, ast.Constant) and type(expr.value) is float
 
 
 def _promoted(index: ModuleIndex, expr: ast.BinOp, scope) -> bool:
@@ -161,12 +161,14 @@ def _promoted(index: ModuleIndex, expr: ast.BinOp, scope) -> bool:
     integer tensor with a Python float (``mask * 1.0``, ``1.0 - (ids == pad)``), or one divided
     by a Python number (``count / 2``, true division): PyTorch gives such a result the default
     dtype (float32), so ``(mask * 1.0).masked_fill(mask, -1e9)`` never meets a float16 tensor.
-    A module that changes the default dtype (``torch.set_default_dtype``) is not judged so."""
-    if not isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)) or "set_default_dtype" in index.source:
+    A module that changes the default dtype (calls ``torch.set_default_dtype``) is not judged so."""
+    if not isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        return False
+    if any(site.qualname == "torch.set_default_dtype" for site in index.calls):
         return False
     for mine, other in ((expr.left, expr.right), (expr.right, expr.left)):
-        by_number = isinstance(expr.op, ast.Div) and mine is expr.left and _python_number(other)
-        if (by_number or _python_number(other, (float,))) and _integral(index, mine, scope):
+        by_number = isinstance(expr.op, ast.Div) and mine is expr.left and number(other) is not None
+        if (by_number or _float_literal(other)) and _integral(index, mine, scope):
             return True
     return False
 
