@@ -9,7 +9,7 @@ import fnmatch
 import os
 from .._dataclass import dataclass
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterable, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 
 @lru_cache(maxsize=None)
@@ -234,6 +234,12 @@ class Override:
     conditional_until: Optional[Tuple[int, ...]] = None  # ... to below this version
 
 
+def _fields_amiss(row: dict, required, optional) -> Tuple[List[str], List[str]]:
+    """(the required fields a table row lacks, the fields it has that are neither required nor
+    optional): what a data table's loader refuses the row for."""
+    return [k for k in required if k not in row], sorted(set(row) - set(required) - set(optional))
+
+
 _OVERRIDE_FIELDS = ("library", "owner", "method", "argument", "passed", "since", "callers", "default", "error")
 _OVERRIDE_OPTIONAL = ("position", "conditional_from", "conditional_until")
 
@@ -244,8 +250,7 @@ def overrides() -> Tuple[Override, ...]:
     out = []
     for i, row in enumerate(_table("overrides.toml").get("override", [])):
         where = f"overrides.toml row {i + 1} ({row.get('method', '?')})"
-        missing = [k for k in _OVERRIDE_FIELDS if k not in row]
-        unknown = sorted(set(row) - set(_OVERRIDE_FIELDS) - set(_OVERRIDE_OPTIONAL))
+        missing, unknown = _fields_amiss(row, _OVERRIDE_FIELDS, _OVERRIDE_OPTIONAL)
         if missing or unknown or row["passed"] not in ("keyword", "positional"):
             raise ValueError(f"{where}: missing {missing} / unknown {unknown} / passed {row.get('passed')!r}")
         if row["passed"] == "positional" and not row.get("position"):
@@ -383,8 +388,7 @@ def migrations() -> Tuple[Migration, ...]:
     out = []
     for i, row in enumerate(_table("migrations.toml").get("migration", [])):
         where = f"row {i + 1} ({row.get('owner', '?')})"
-        missing = [k for k in _REQUIRED if k not in row]
-        unknown = sorted(set(row) - set(_REQUIRED) - set(_OPTIONAL))
+        missing, unknown = _fields_amiss(row, _REQUIRED, _OPTIONAL)
         if missing or unknown:
             raise _row_error(where, f"missing {missing} / unknown {unknown}")
         if row["kind"] not in KINDS or row["fix"] not in FIXES:
