@@ -279,3 +279,34 @@ def test_the_facts_held_by_the_hundred_thousand_have_slots():
         assert "__slots__" in vars(cls) and cls.__dataclass_params__.frozen, cls
     atom = Possible("param", ParamRef("f", "x", 0), origin=Span(1, 0, 1, 3, 0, 3))
     assert not hasattr(atom, "__dict__") and pickle.loads(pickle.dumps(atom)) == atom
+
+
+@pytest.mark.parametrize("ordered", [False, True])
+def test_a_frozen_class_with_slots_stores_each_field_and_keeps_post_init(ordered):
+    """A frozen class with slots stores its fields through its slots' setters (``__init__``
+    made by ``_with_slots``, on our path and on the standard decorator's): defaults, default
+    factories and a field named ``self`` still arrive; a ``__post_init__`` (the standard
+    decorator's ``__init__``, kept) still runs."""
+
+    class Made:
+        self: int
+        items: list = dataclasses.field(default_factory=list)
+        label: str = "m"
+
+    ours = _dataclass.dataclass(Made, frozen=True, order=ordered, slots=True)
+    a, b = ours(1), ours(2, [3], "n")
+    assert (a.self, a.items, a.label) == (1, [], "m") and (b.self, b.items, b.label) == (2, [3], "n")
+    assert ours(1).items is not a.items  # the factory is called for each instance
+    assert "__setattr__" not in ours.__init__.__code__.co_names  # no object.__setattr__(self, name, value)
+
+    class Checked:
+        x: int
+
+        def __post_init__(self):
+            if self.x < 0:
+                raise ValueError("x < 0")
+
+    checked = _dataclass.dataclass(Checked, frozen=True, order=ordered, slots=True)
+    assert checked(1).x == 1
+    with pytest.raises(ValueError):
+        checked(-1)
