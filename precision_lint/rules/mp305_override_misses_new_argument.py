@@ -56,13 +56,15 @@ class OverrideMissesNewArgument(Rule):
         rows: Dict[str, List[Override]] = {}
         for row in overrides():
             rows.setdefault(row.method, []).append(row)
-        targets = ctx.targets
-        # the library's own code (a vendored copy) defines the signatures
-        own = targets.library_code.dist if targets.library_code is not None else None
+        targets = None  # asked at the first override that misses an argument (most modules have none)
         for override in found:
             for row in rows.get(override.method, ()):
-                if row.library == own or _accepts(override, row) or not self._derives(ctx, override, row):
+                if _accepts(override, row) or not self._derives(ctx, override, row):
                     continue
+                if targets is None:
+                    targets = ctx.targets
+                if targets.library_code is not None and row.library == targets.library_code.dist:
+                    continue  # the library's own code (a vendored copy) defines the signatures
                 allowed = targets.of(row.library)
                 if _crashes(row, allowed):
                     yield ctx.diagnostic(self.code, override.name_span, _message(override, row, allowed), _fix(override, row))

@@ -111,3 +111,38 @@ def test_an_alias_is_a_reference_only_where_a_call_of_it_does_not_resolve_to_the
     # `run()` may call None or the deprecated callable: its binding is the reference
     assert [(u.name, u.func_span.line) for u in _facts(src)["uses"]] == [("GradScaler", 6)]
     assert _references(src) == [("autocast", 5, "torch.cuda.amp.autocast", False)]
+
+
+def test_a_reference_through_any_import_of_torch_cuda_is_found_and_other_modules_are_not_walked():
+    """Each import that can reach ``torch.cuda.amp`` without the text ``cuda.amp`` (``from torch
+    import cuda``, ``import torch.cuda as tc``, ``from torch.cuda import amp``) still gives its
+    references; a module that imports none and writes no ``cuda.amp`` has none to give."""
+    for head, mention in (
+        ("from torch import cuda", "cuda.amp.autocast"),
+        ("import torch.cuda as tc", "tc.amp.autocast"),
+        ("from torch.cuda import amp as mixed", "mixed.autocast"),
+        ("import torch", "torch.cuda.amp.autocast"),
+    ):
+        src = f"""
+            from contextlib import nullcontext
+            {head}
+
+
+            def step(model, x, use_fp16):
+                ctx = {mention} if use_fp16 else nullcontext
+                with ctx():
+                    return model(x)
+            """
+        assert _references(src) == [("autocast", 6, mention, False)], head
+    quiet = """
+        import torch
+        from contextlib import nullcontext
+
+
+        def sample(model, x, amp):  # amp, example, clamp: no import of torch.cuda
+            ctx = torch.autocast if amp else nullcontext
+            with ctx("cuda"):
+                return model(x).clamp(0, 1)
+        """
+    index = build_index(dedent(quiet))
+    assert not cuda_amp._may_reference(index) and _references(quiet) == []

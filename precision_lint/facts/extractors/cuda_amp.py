@@ -253,7 +253,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             head, bound = _head_binding(index, expr, outer)
             uses.append(AmpUse(name, index.span(expr), index.text(expr), head, bound, False, -1))
     imports = []
-    references = _references(index) if OLD.rpartition(".")[2] in index.source else ()
+    references = _references(index) if _may_reference(index) else ()
     for node in index.import_statements:
         if isinstance(node, ast.ImportFrom):
             if node.level or node.names[0].name == "*" or node.module is None:
@@ -295,6 +295,27 @@ _THROUGH = (ast.IfExp, ast.BoolOp, ast.Starred)
 # where a value is handed on to be called by others: returned, passed, put in a container, a default
 _HANDED_ON = (ast.Return, ast.Yield, ast.YieldFrom, ast.Lambda, ast.Call, ast.keyword, ast.Dict, ast.List,
               ast.Tuple, ast.Set, ast.arguments)
+
+
+def _may_reference(index: ModuleIndex) -> bool:
+    """Whether the module can mention a deprecated callable through an import at all: it writes
+    ``cuda.amp`` (``torch.cuda.amp.autocast``, an import of ``torch.cuda.amp``) or imports
+    ``torch.cuda`` itself (``from torch.cuda import amp``, ``from torch import cuda``, ``import
+    torch.cuda as tc``). Every other module's tree is not walked for references: they were the
+    walk of nearly every file that imports torch (the word ``amp`` is in ``sample``)."""
+    if "cuda.amp" in index.source:
+        return True
+    for node in index.import_statements:
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                continue
+            if node.module == "torch.cuda" or (node.module or "").startswith("torch.cuda."):
+                return True
+            if node.module == "torch" and any(a.name == "cuda" for a in node.names):
+                return True
+        elif any(a.name == "torch.cuda" or a.name.startswith("torch.cuda.") for a in node.names):
+            return True
+    return False
 
 
 def _references(index: ModuleIndex) -> Tuple[AmpUse, ...]:
