@@ -154,7 +154,10 @@ def _analyse(facts: ModuleFacts, source: str, module: str, is_package: bool, tre
         if depth > syntax.MAX_DEPTH:
             facts.parse_error = syntax.too_deep(depth, line, col)
             return facts
-    return syntax.run_deep(depth, _extract_parsed, facts, index)
+    try:
+        return syntax.run_deep(depth, _extract_parsed, facts, index)
+    finally:
+        index.dismantle()  # freed by reference counts, not by the collector (``ModuleIndex.dismantle``)
 
 
 def _extract_parsed(facts: ModuleFacts, index: ModuleIndex) -> ModuleFacts:

@@ -482,6 +482,19 @@ class ModuleIndex:
             self._named_misfits = found
         return self._named_misfits
 
+    def dismantle(self) -> None:
+        """Drop every table of the index and of its scopes, once a file's facts are made.
+
+        The index, its scopes (each names its parent, the parent its children) and the memos
+        that hold them are reference cycles, tens of thousands of objects a file: left to the
+        cyclic collector, the first collection after the file traversed each of them (8% of
+        transformers' ``trainer.py``, 0.12 s of 1.45 s). Dropped here, reference counts free
+        them at once, and the collection sees only the facts that live on (0.004 s). The index
+        answers nothing afterwards."""
+        for scope in self.scopes.values():
+            scope.__dict__.clear()
+        self.__dict__.clear()
+
     def scope_of(self, node) -> Scope:
         """The innermost scope whose code contains ``node`` (a function's own scope for
         nodes in its body; its parameters' defaults and decorators belong outside)."""
