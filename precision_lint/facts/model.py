@@ -123,7 +123,13 @@ class ModuleFacts:
         return self.sections.get(name, ())
 
     def exports_map(self) -> Dict[str, str]:
-        return dict(self.exports)
+        """Each exported name's target. Asked at each step of every name the join resolves
+        through this module: kept beside the tuple it was made from (as ``class_named``'s
+        table; never pickled, see ``__getstate__``). Read it, never change it."""
+        cached = self.__dict__.get("_exports_by_name")
+        if cached is None or cached[0] is not self.exports:
+            cached = self._exports_by_name = (self.exports, dict(self.exports))
+        return cached[1]
 
     def defines(self, name: str) -> bool:
         return name in self.definitions
@@ -148,6 +154,7 @@ class ModuleFacts:
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_classes_by_name", None)
+        state.pop("_exports_by_name", None)
         return state
 
     def __setstate__(self, state) -> None:
