@@ -189,7 +189,7 @@ class ShippedFiles:
         if found is not None:
             return found
         base = os.path.basename(path)
-        runs = re.compile(rf"(?<![\w-]){re.escape(base)}(?![\w-])")
+        runs = None  # compiled at the first launcher that holds the name (most files: none)
         found = []
         here = os.path.dirname(path)
         for _ in range(LEVELS + 1):
@@ -198,7 +198,11 @@ class ShippedFiles:
                     text = self._read(os.path.join(where, name))
                     # the plain substring first: a pattern that opens with a look-behind is tried
                     # at every offset of the text (a notebook's megabytes, once per module)
-                    if text is not None and base in text and runs.search(text):
+                    if text is None or base not in text:
+                        continue
+                    if runs is None:
+                        runs = re.compile(rf"(?<![\w-]){re.escape(base)}(?![\w-])")
+                    if runs.search(text):
                         found.append((where, name, text))
             parent = os.path.dirname(here)
             if parent == here:
