@@ -353,6 +353,27 @@ def test_the_generator_reads_the_requirements_that_hold_for_a_torch_install():
     assert found["peft"] == (generator.Version("0.4.0"), generator.Version("0.4.0"), True)
 
 
+def test_the_generator_joins_a_wheels_requirements_as_pip_does():
+    """Unmarked requirements of one library all hold (their bounds intersect); one under a
+    Python marker holds on top of them in that environment only, so it narrows nothing
+    overall (TRL 0.24's ``transformers!=4.57.0; python_version == "3.9"`` beside
+    ``transformers>=4.56.1``: the table lost TRL 0.24's floor, and with it a Soup finding's
+    evidence); marked ones alone are alternatives (their hull)."""
+    generator = _generator()
+    v = generator.Version
+    found = generator.bounds([
+        "transformers>=4.56.1",
+        'transformers!=4.57.0; python_version == "3.9"',
+        "accelerate>=0.34",
+        "accelerate<2 ; extra == 'torch'",  # a counted extra: unconditional for a [torch] install
+        "torch>=1.13 ; python_version < '3.12'",
+        "torch>=2.2 ; python_version >= '3.12'",
+    ])
+    assert found["transformers"] == (v("4.56.1"), None, False)
+    assert found["accelerate"] == (v("0.34"), v("2"), False)
+    assert found["torch"] == (v("1.13"), None, False)
+
+
 def test_requires_rows_are_in_order_and_read():
     from precision_lint.knowledge import requirement_rows
     from precision_lint.workspace.versions import parse_spec

@@ -113,34 +113,64 @@ def _counts(marker: Optional[Marker]) -> bool:
 
 
 def bounds(lines: List[str]) -> Dict[str, Tuple[Optional[Version], Optional[Version], bool]]:
-    """Per dependency: (lowest minimum, highest maximum, maximum inclusive), over the
-    requirements that count (alternatives under different markers: any of them)."""
-    out: Dict[str, List[Tuple[Optional[Version], Optional[Version], bool]]] = {}
+    """Per dependency: (lowest minimum, highest maximum, maximum inclusive) of what the wheel
+    admits. Requirements with no environment marker (or only a counted extra) all hold at
+    once: their bounds are intersected (``transformers>=4.46`` and ``transformers<5``, two
+    lines). One under a Python or platform marker holds in that environment on top of them,
+    so it only narrows them there (TRL 0.24: ``transformers>=4.56.1`` and ``transformers!=4.57.0;
+    python_version == "3.9"``): where unconditional ones exist, those are the bounds. Where none
+    exist, the marked ones are alternatives, one per environment: any of them (their hull)."""
+    always: Dict[str, List[Tuple[Optional[Version], Optional[Version], bool]]] = {}
+    marked: Dict[str, List[Tuple[Optional[Version], Optional[Version], bool]]] = {}
     for line in lines:
         req = Requirement(line)
         dist = re.sub(r"[-_.]+", "-", req.name.lower())
         if dist not in DEPENDENCIES or not _counts(req.marker):
             continue
-        low: Optional[Version] = None
-        high: Optional[Version] = None
-        inclusive = False
-        for spec in req.specifier:
-            v = Version(spec.version.rstrip(".*"))
-            if spec.operator in (">=", ">", "~=") or (spec.operator in ("==", "===") and "*" not in spec.version):
-                low = v if low is None or v > low else low
-            if spec.operator in ("<", "<=", "==", "==="):
-                if spec.operator == "==" and "*" in spec.version:
-                    continue
-                if high is None or v < high or (v == high and spec.operator == "<"):
-                    high, inclusive = v, spec.operator != "<"
-            if spec.operator == "~=":
-                parts = list(v.release[:-1]) or [v.release[0]]
-                parts[-1] += 1
-                top = Version(".".join(map(str, parts)))
-                if high is None or top < high:
-                    high, inclusive = top, False
-        out.setdefault(dist, []).append((low, high, inclusive))
-    return {d: _hull(found) for d, found in out.items()}
+        (always if _unconditional(req.marker) else marked).setdefault(dist, []).append(_spec_bounds(req))
+    out = {d: _intersection(found) for d, found in always.items()}
+    out.update({d: _hull(found) for d, found in marked.items() if d not in always})
+    return out
+
+
+def _unconditional(marker: Optional[Marker]) -> bool:
+    """Whether a counted requirement holds in every environment (no marker but extras)."""
+    if marker is None:
+        return True
+    return not re.sub(r"""extra\s*==\s*["'][^"']+["']|\bor\b|\band\b|[()\s]""", "", str(marker))
+
+
+def _spec_bounds(req: Requirement) -> Tuple[Optional[Version], Optional[Version], bool]:
+    low: Optional[Version] = None
+    high: Optional[Version] = None
+    inclusive = False
+    for spec in req.specifier:
+        v = Version(spec.version.rstrip(".*"))
+        if spec.operator in (">=", ">", "~=") or (spec.operator in ("==", "===") and "*" not in spec.version):
+            low = v if low is None or v > low else low
+        if spec.operator in ("<", "<=", "==", "==="):
+            if spec.operator == "==" and "*" in spec.version:
+                continue
+            if high is None or v < high or (v == high and spec.operator == "<"):
+                high, inclusive = v, spec.operator != "<"
+        if spec.operator == "~=":
+            parts = list(v.release[:-1]) or [v.release[0]]
+            parts[-1] += 1
+            top = Version(".".join(map(str, parts)))
+            if high is None or top < high:
+                high, inclusive = top, False
+    return low, high, inclusive
+
+
+def _intersection(found):
+    """The bounds every one of ``found`` admits (the highest minimum, the lowest maximum)."""
+    lows = [f[0] for f in found if f[0] is not None]
+    low = max(lows) if lows else None
+    highs = [(f[1], f[2]) for f in found if f[1] is not None]
+    if not highs:
+        return low, None, False
+    high = min(h for h, _ in highs)
+    return low, high, all(i for h, i in highs if h == high)
 
 
 def _hull(found):
