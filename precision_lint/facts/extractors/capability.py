@@ -40,7 +40,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator, is_capability_callee
 from ...semantic.index import FUNCTION_DEFS, CallSite, ModuleIndex, build_index, first_argument, keyword, literal_key, positional, unstarred
 from ...semantic.names import dotted
-from ...semantic.queries import reaching_at
+from ...semantic.queries import position, reaching_at
 from ...workspace import hardware
 from ...semantic.values import CONST, DTYPE, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args, key_span
@@ -625,7 +625,7 @@ def _guarded_imports(index: ModuleIndex) -> List[Tuple[int, frozenset, object]]:
         _, caught = index.import_context.get(id(statement), ((), ()))
         if not _MISSING_PACKAGE.intersection(caught):
             continue
-        at = index.order_of.get(id(statement), (None,))[0]
+        at = position(index, statement)
         if at is None:
             continue
         flow = index.flow_at(at)
@@ -638,7 +638,7 @@ def _after_flash_attn_import(index: ModuleIndex, imports, node, scope) -> bool:
     """Whether ``node`` (in ``scope``) runs only after one of ``imports`` (:func:`_guarded_imports`)
     succeeded: in the same scope, after it, under every condition it is under (the same ``try``
     body or its ``else``, the same branches), so an ImportError there skips ``node``."""
-    at = index.order_of.get(id(node), (None,))[0]
+    at = position(index, node)
     if at is None:
         return False
     flow = index.flow_at(at)
