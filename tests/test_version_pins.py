@@ -581,3 +581,58 @@ def test_a_readme_pin_beside_a_looser_one_names_its_own_readme(tmp_path):
     })
     t = _targets(root, "train.py").of("transformers")
     assert t.is_point and t.where() == "transformers==4.44.2 in `pip install` in README.md"
+
+
+# --- a README's requirements list (review 13, S3) ------------------------------------------------------
+@pytest.mark.parametrize(
+    "item, dist, low, high",
+    [
+        ("PyTorch 2.0", "torch", (2, 0), (2, 1)),  # a bare version: its series, as conda's pytorch=2.0
+        ("PyTorch 1.9.0", "torch", (1, 9, 0), (1, 9, 1)),
+        ("torch >= 1.12", "torch", (1, 12), None),
+        ("transformers==4.30.0", "transformers", (4, 30, 0), (4, 30, 0)),
+        ("`transformers>=4.30,<5`", "transformers", (4, 30), (5,)),
+        ("PyTorch 2.0 (or newer)", "torch", (2, 0), None),
+        ("accelerate 0.20+", "accelerate", (0, 20), None),
+        ("trl version 0.7 and above", "trl", (0, 7), None),
+        ("[PyTorch](https://pytorch.org) 1.13.1 with CUDA 11.7", "torch", (1, 13, 1), (1, 13, 2)),
+        ("**HuggingFace Transformers**: 4.28.1", "transformers", (4, 28, 1), (4, 28, 2)),
+        ("PyTorch 1.12.1, torchvision 0.13.1", "torch", (1, 12, 1), (1, 12, 2)),
+    ],
+)
+def test_a_requirements_list_item_states_a_version(item, dist, low, high):
+    from precision_lint.workspace.versions import listed_requirements
+
+    (found,) = listed_requirements(f"# demo\n\n## Requirements\n* Python 3.8 (or newer)\n* {item}\n* CUDA 11.8\n", "README.md")
+    assert (found.dist, found.low, found.high) == (dist, low, high)
+    assert found.where().endswith("in the requirements list in README.md")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# demo\n\nWe used PyTorch 2.0.\n\n- PyTorch 2.0\n",  # a list under no heading about requirements
+        "# demo\n\n## News\n- transformers 4.40 support\n- torch 2.1\n",  # another section's list
+        "# demo\n\n## Requirements\n- PyTorch 1.13 or 2.0\n- torch 1.12-2.0\n- torch 1.x\n",  # not one version
+        "# demo\n\n## Installation\n- Install PyTorch 2.0 from pytorch.org\n- Python 3.8\n",  # a sentence; not a library
+        "# demo\n\n## Requirements\n```\n- torch 2.0\n```\n## Usage\n- torch 2.1\n",  # a code block; a later section
+    ],
+    ids=["no-heading", "news", "alternatives", "sentence", "fenced-and-later"],
+)
+def test_lists_that_state_no_version(text):
+    from precision_lint.workspace.versions import listed_requirements
+
+    assert listed_requirements(text, "README.md") == []
+
+
+def test_a_requirements_list_pins_below_the_folders_requirement_files(tmp_path):
+    """A list item is a README's statement: read after the folder's requirement files, as its
+    fenced `pip install` lines are; and in a README that names no `install` at all."""
+    readme = "# demo\n\n### Requirements\n* PyTorch 2.0\n* transformers 4.30\n"
+    root = write_tree(tmp_path, {".git/HEAD": "", "sub/README.md": readme, "sub/requirements.txt": "transformers>=4.36\n", "sub/train.py": ""})
+    t = _targets(root, "sub/train.py")
+    assert t.of("transformers").low == (4, 36) and t.of("transformers").source == "requirements.txt"
+    assert (t.of("torch").low, t.of("torch").high) == ((2, 0), (2, 1))
+    assert t.of("torch").source == "the requirements list in README.md"
+
+

@@ -25,6 +25,10 @@ PyTorch's fused scaled-dot-product attention (available on every GPU and CPU) wh
 it cannot. The second test is transformers' own (``transformers.utils``): an Ampere
 GPU without the ``flash-attn`` package (a Colab A100) still raises the ImportError
 above, so the capability alone is not enough.
+
+Where the setting runs only after ``import flash_attn`` succeeded (``try: import flash_attn;
+config._attn_implementation = "flash_attention_2" except ImportError: pass``), the package is
+installed wherever it takes effect: the message names only the kernel's RuntimeError.
 """
 from __future__ import annotations
 
@@ -90,10 +94,9 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
                         'Use FlashAttention-2 where the GPU and the flash-attn package have it, "sdpa" elsewhere',
                         tuple(probe_edits) + edits,
                     )
-                message = (
-                    f"{shown} without a capability check; {targets_text(ctx, 'FlashAttention-2')}, where it raises "
-                    f"`{LOAD_ERROR}` or `{KERNEL_ERROR}`"
-                )
+                # after a guarded `import flash_attn` the package is there: only the kernel can refuse
+                errors = f"`{KERNEL_ERROR}`" if site.package_imported else f"`{LOAD_ERROR}` or `{KERNEL_ERROR}`"
+                message = f"{shown} without a capability check; {targets_text(ctx, 'FlashAttention-2')}, where it raises {errors}"
                 if self._fp32_without_amp(ctx, site):
                     message += f"; with float32 weights and no mixed precision it also raises `{DTYPE_ERROR}`"
                 if fix is None:

@@ -21,6 +21,11 @@ A training script's GPU is often stated outside it: the SLURM script that launch
   of ``docs/`` (or ``doc/``) beside the root's ``pyproject.toml`` / ``setup.py`` / ``.git``, and
   of the folders directly in it ("We ran SFT on 1 node of 8 NVIDIA H100 GPUs"). They speak
   for the whole project as its root README does; a project without a root marker has none.
+  A sub-project on the way up (a folder with its own README and its own requirements file or
+  ``environment.yml``: research code that ships its own environment) has its own documentation
+  too: where its README states no GPU, its ``docs/`` pages speak for the code under it before
+  any README above it ("results ... on a 8xA100 machine" in ``<sub-project>/docs/evaluation.md``).
+  Each folder's documentation is read once, and only for a folder the walk reaches.
 
 A module whose file is not on disk (an editor's buffer, standard input) has no neighbours.
 Every file looked at is reported as a side file of the run, so a cached result is used only
@@ -66,6 +71,7 @@ class ShippedFiles:
         # (every module of a package asks for the repository's README)
         self._readme_stated: Dict[str, List[int]] = {}
         self._docs_stated: Dict[str, List[int]] = {}  # project root → what its docs/ state
+        self._subprojects: Dict[str, bool] = {}  # folder → whether it ships its own environment
         self._pins: Dict[str, List["Allowed"]] = {}
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
         self._naming: Dict[str, List[Tuple[str, str, str]]] = {}  # path → _launchers_naming
@@ -101,14 +107,18 @@ class ShippedFiles:
         """What the nearest README above the module that states a GPU states: its folder's,
         else its parent's, up to the project's root (a folder with ``.git``, ``pyproject.toml``
         or ``setup.py``). A README that states none (a usage page of ``train/``) does not hide
-        the project's ("all experiments ran on 8 NVIDIA A100-40GB GPUs")."""
+        the project's ("all experiments ran on 8 NVIDIA A100-40GB GPUs"). A sub-project's
+        documentation (:meth:`_is_subproject`) speaks after its own README, before the README
+        above it; the project root's, after every README."""
         here = folder
         for _ in range(README_LEVELS):
+            has_readme = False
             for name in READMES:
                 readme = os.path.join(here, name)
                 text = self._read(readme)
                 if text is None:
                     continue
+                has_readme = True
                 stated = self._readme_stated.get(readme)
                 if stated is None:
                     stated = self._readme_stated[readme] = stated_in_text(markdown_prose(text) if not name.endswith((".rst", ".txt")) else text)
@@ -117,11 +127,32 @@ class ShippedFiles:
                 break
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
                 return self._project_docs(here)
+            if has_readme and self._is_subproject(here):
+                stated = self._project_docs(here)
+                if stated:
+                    return list(stated)
             parent = os.path.dirname(here)
             if parent == here:
                 return []
             here = parent
         return []
+
+    def _is_subproject(self, folder: str) -> bool:
+        """Whether a folder below the project's root ships its own environment: a requirements
+        file (``requirements.txt``, ``requirements-train.txt``) or a conda ``environment.yml``
+        of its own (asked only of a folder with its own README; once per folder)."""
+        found = self._subprojects.get(folder)
+        if found is None:
+            from .versions import is_requirements_file
+
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                names = []
+            found = self._subprojects[folder] = any(
+                is_requirements_file(n) or n in ("environment.yml", "environment.yaml") for n in names
+            )
+        return found
 
     def _project_docs(self, root: str) -> List[int]:
         """What the pages of the project's documentation folder state (``docs/*.md`` and

@@ -21,7 +21,9 @@ are what its project says, nearest first:
    holds for one optional install, not for the rest of the code); failing a requirement,
    a vendored copy of the library next to the code (``./transformers/__init__.py`` with a
    ``__version__``, or a checkout with a ``setup.py``); failing both, the folder's README:
-   ``pip install transformers==4.31.0`` (or a range) in one of its fenced code blocks;
+   ``pip install transformers==4.31.0`` (or a range) in one of its fenced code blocks, or an
+   item of its requirements list (``### Requirements`` / ``* PyTorch 2.0``:
+   :func:`listed_requirements`);
 5. the installed distribution's metadata, else the newest behaviour (where the pins of the
    libraries beside it admit that version: see below).
 
@@ -484,8 +486,9 @@ _PROMPT = lazy(r"^\s*(?:\$|>|#|>>>)\s+")
 
 def readme_requirements(text: str, source: str) -> List[Allowed]:
     """The pins a README states: ``pip install transformers==4.31.0`` (or a range) on a line of a
-    fenced code block (Markdown ```` ``` ```` / ``~~~``, reST ``.. code-block::``). Prose that
-    mentions a version is not a pin, nor a bare ``pip install transformers``."""
+    fenced code block (Markdown ```` ``` ```` / ``~~~``, reST ``.. code-block::``), and the items
+    of its requirements list (:func:`listed_requirements`). Prose that mentions a version is not
+    a pin, nor a bare ``pip install transformers``."""
     lines: List[str] = []
     fence: Optional[str] = None
     rst_indent: Optional[int] = None
@@ -512,8 +515,155 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
         if directive is not None:
             rst_indent = len(directive.group(1))
     lines.append("")  # an unclosed block ends with the file
-    found = pip_requirements(lines, source) + conda_requirements(lines, source)
+    found = pip_requirements(lines, source) + conda_requirements(lines, source) + listed_requirements(text, source)
     return [r for r in found if r.low is not None or r.high is not None]
+
+
+# The headings whose lists state what the code needs: "## Requirements", "### Installation",
+# "Dependencies", "Prerequisites", "Environment setup" (ATX, setext / reST underlined, or a line
+# that is only a bold label or ends in a colon: "**Requirements**", "Requirements:").
+_LIST_TOPIC = lazy(r"\b(?:requirements?|install(?:ation|ing)?|dependenc(?:y|ies)|prerequisites?|environment|setup|set up)\b", re.IGNORECASE)
+_ATX = lazy(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_UNDERLINE = lazy(r"^\s{0,3}(?:={3,}|-{3,}|~{3,}|\^{3,})\s*$")
+_LABEL = lazy(r"^\s{0,3}(?:\*\*|__)?([^*_:]{1,60}?)(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?\s*$")
+_ITEM = lazy(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+(.+?)\s*$")
+_LINK = lazy(r"\[([^\]]*)\]\([^)]*\)")
+# `PyTorch 2.0`, `torch >= 1.12`, `transformers==4.30.0`, `PyTorch: 2.0.1`, `PyTorch 2.0+`,
+# `PyTorch version 1.13 (or newer)`: a distribution's name, then its version, then at most a floor
+# ("or newer", "and above", "+") and a note ("(tested with CUDA 11.8)", "with CUDA 11.8").
+_STATED = lazy(
+    r"^(?P<name>(?:hugging\s?face\s+|🤗\s*)?[A-Za-z][\w.-]*)\s*:?\s*(?:version\s*|v(?=\d))?"
+    r"(?P<op>===|==|~=|<=|>=|<|>|=)?\s*v?(?P<version>\d+\.\d+(?:\.\d+)*)(?P<plus>\+)?(?![\w.])(?P<tail>.*)$",
+    re.IGNORECASE,
+)
+_FLOOR = lazy(r"^\(?\s*(?:or|and)\s+(?:newer|later|higher|above|greater|up)\s*\)?", re.IGNORECASE)
+_NOTE = lazy(r"^(?:\(|with\b|on\b|for\b|\u2013|-|:)", re.IGNORECASE)
+_ALTERNATIVE = lazy(r"\b(?:or|to|and)\s+v?\d|\d\s*(?:-|\u2013|~)\s*v?\d", re.IGNORECASE)
+# the names a list writes for a library (the requirement names of LIBRARIES stand for themselves)
+LISTED_NAMES = {"pytorch": "torch", "huggingface-transformers": "transformers", "hugging-face-transformers": "transformers"}
+
+
+def listed_requirements(text: str, source: str) -> List[Allowed]:
+    """The versions a README's requirements list states: the items of a list under a heading
+    about requirements, installation, dependencies or the environment (``### Requirements`` /
+    ``* PyTorch 2.0``) that name one of :data:`LIBRARIES` and a version, and nothing else but a
+    floor or a note. Read conservatively:
+
+    - ``torch>=1.12`` / ``transformers==4.30.0`` (a specifier) as written;
+    - ``PyTorch 2.0 (or newer)`` / ``PyTorch 2.0+`` / ``PyTorch 2.0 and above``: a floor;
+    - ``PyTorch 2.0`` (a bare version): that release series, 2.0.x, as conda reads
+      ``pytorch=2.0`` (and ``PyTorch 1.9.0``: 1.9.0). A list that writes "or newer" beside one
+      requirement and not beside another states a version for the other; the code was
+      written for that series, and what later releases deprecate is true only after an upgrade.
+
+    An item that names two versions of one library (``PyTorch 1.13 or 2.0``, ``1.12-2.0``),
+    names it inside a sentence (``Install PyTorch 2.0 from pytorch.org``), or a version without
+    a library (``CUDA 11.8``, ``Python 3.8``) states nothing. Prose outside such a list and the
+    lists of other sections (a changelog's "- transformers 4.30 support") are not read."""
+    out: List[Allowed] = []
+    lines = text.splitlines()
+    level: Optional[int] = None  # the open section's heading level (7: a label's)
+    fence: Optional[str] = None
+    for i, line in enumerate(lines):
+        if fence is not None:
+            if line.strip().startswith(fence):
+                fence = None
+            continue
+        opened = _FENCE().match(line)
+        if opened is not None:
+            fence = opened.group(1)
+            continue
+        heading = _heading(line, lines[i + 1] if i + 1 < len(lines) else "")
+        if heading is not None:
+            depth, title = heading
+            topic = bool(_LIST_TOPIC().search(title))
+            if depth == 7:  # a label: opens a section where none is open, closes only a label's
+                if level is None and topic:
+                    level = 7
+                elif level == 7 and not topic:
+                    level = None
+                continue
+            if level is not None and level < 7 and depth > level:
+                continue  # a sub-heading of the open section ("### Using pip" under "## Installation")
+            level = depth if topic else None
+            continue
+        if level is None or _UNDERLINE().match(line):
+            continue
+        item = _ITEM().match(line)
+        if item is not None:
+            out.extend(_listed(item.group(1), source))
+    return out
+
+
+def _heading(line: str, following: str) -> Optional[Tuple[int, str]]:
+    """(level, title) of a heading line: ``## Title`` (its level), a line underlined by the next
+    one (``===``: 1, ``---``: 2, else 3), a bold label alone on its line or a short label ending
+    in a colon (7)."""
+    atx = _ATX().match(line)
+    if atx is not None:
+        return len(atx.group(1)), atx.group(2)
+    text = line.strip()
+    if not text or _ITEM().match(line):
+        return None
+    if _UNDERLINE().match(following) and not _UNDERLINE().match(line):
+        mark = following.strip()[0]
+        return (1 if mark == "=" else 2 if mark == "-" else 3), text
+    bold = text.startswith(("**", "__")) and text.rstrip(":").endswith(("**", "__"))
+    if (bold or (text.endswith(":") and len(text.split()) <= 4)) and _LABEL().match(line):
+        return 7, text
+    return None
+
+
+def _listed(item: str, source: str) -> List[Allowed]:
+    """The versions one list item states (:func:`listed_requirements`)."""
+    item = _LINK().sub(r"\1", item).replace("`", "").replace("**", "").replace("__", "").strip().rstrip(".;")
+    if re.match(r"^(?:pip3?|conda)\s+install\b", item):
+        return pip_requirements([item], source) + conda_requirements([item], source)
+    where = f"the requirements list in {source}"
+    whole = _listed_one(item, where, pep508=True)
+    if whole is not None:
+        return [whole]
+    # the item's statements apart ("PyTorch 1.12.1, torchvision 0.13.1"); a note's commas stay
+    # with it ("Transformers >= 2.0 (optional, used by some examples)")
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(item):
+        depth += (ch == "(") - (ch == ")")
+        if ch in ",;" and depth == 0:
+            parts.append(item[start:i])
+            start = i + 1
+    parts.append(item[start:])
+    parts = [q for p in parts for q in re.split(r"\s+and\s+(?!(?:above|later|newer|higher|up)\b)(?=[A-Za-z\U0001f917])", p)]
+    return [r for r in (_listed_one(p, where) for p in parts if p.strip()) if r is not None]
+
+
+def _listed_one(text: str, where: str, pep508: bool = False) -> Optional[Allowed]:
+    if pep508:
+        spaced = re.sub(r"\s*(===|==|~=|!=|<=|>=|<|>)\s*", r"\1", text)
+        if re.match(r"^[A-Za-z][\w.-]*(?:===|==|~=|!=|<=|>=|<|>)", spaced):
+            found = parse_requirement(spaced, where)
+            return found if found is not None and (found.low is not None or found.high is not None) else None
+        return None
+    stated = _STATED().match(text.strip())
+    if stated is None:
+        return None
+    name = normalize(re.sub(r"\s+", "-", stated.group("name").replace("\U0001f917", "huggingface ").strip()))
+    dist = LISTED_NAMES.get(name, name)
+    if dist not in LIBRARIES:
+        return None
+    tail = stated.group("tail").strip()
+    floor = bool(stated.group("plus"))
+    rest = _FLOOR().match(tail)
+    if rest is not None:
+        floor, tail = True, tail[rest.end():].strip()
+    op, version = stated.group("op"), stated.group("version")
+    if tail and (not _NOTE().match(tail) or _ALTERNATIVE().search(f"{version} {tail}")):
+        return None
+    if op is None:
+        op = ">=" if floor else "="
+    elif floor:
+        return None  # `>=2.0 or newer`, `==2.0+`: not one reading
+    written = text.strip()
+    return parse_spec(dist, f"{op}{version}", where, written)
 
 
 _CONDA = lazy(r"^(?:conda|mamba|micromamba)\s+install\s+(.*)$")
@@ -547,7 +697,7 @@ def folder_readme(folder: Path) -> List[Tuple[Allowed, Path]]:
     out: List[Tuple[Allowed, Path]] = []
     for name in names:
         text = _read(folder / name)
-        if text and "install" in text:
+        if text and ("install" in text or _LIST_TOPIC().search(text)):
             out.extend((r, folder / name) for r in readme_requirements(text, name))
     return out
 
@@ -987,7 +1137,8 @@ class VersionResolver:
         stated = [(r, p) for r, p in self._readme(folder) if r.dist == dist]
         if stated:
             combined, paths = _deciding(stated)
-            how = "`conda install`" if stated[0][0].source.startswith("`conda install`") else "`pip install`"
+            first = stated[0][0].source
+            how = next((h for h in ("`conda install`", "the requirements list") if first.startswith(h)), "`pip install`")
             return f"{how} in ", combined, paths
         return None
 

@@ -341,6 +341,57 @@ def test_docs_that_do_not_state_an_ampere_target_leave_it_reported(tree, files):
     assert _run(tree(merged)) == [("src/train.py", "MP201")]
 
 
+# --- a sub-project's own documentation (review 13, S2) ---------------------------------------------
+# A toolkit (root setup.py, a README stating no GPU) with research code in a sub-folder that ships its
+# own README and environment; the sub-folder's docs/ page states the machine its results came from.
+SUBPROJECT = {
+    "setup.py": "from setuptools import setup\nsetup(name='kit', install_requires=['transformers>=4.44'])\n",
+    "README.md": "# kit\n\nResearch code lives in sub-folders.\n",
+    "lab/README.md": "# lab\n\nCreate the environment, then run `python src/train.py`.\n",
+    "lab/environment.yaml": "name: lab\ndependencies:\n  - pip:\n      - transformers==4.34.1\n",
+    "lab/docs/evaluation.md": "# Evaluation\n\nAll results were obtained on an 8xA100 machine.\n",
+    "lab/src/train.py": TRAIN,
+}
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {},
+        {"lab/environment.yaml": None, "lab/requirements.txt": "transformers==4.34.1\n"},  # a requirements file
+        {"README.md": "# kit\n\nThe toolkit's tests run on a T4.\n"},  # nearer than the root README
+    ],
+    ids=["environment-yaml", "requirements-txt", "beats-the-root-readme"],
+)
+def test_a_subprojects_docs_state_the_target_of_its_code(tree, files):
+    merged = {k: v for k, v in {**SUBPROJECT, **files}.items() if v is not None}
+    root = tree(merged)
+    assert _run(root) == []
+    assert _run(root, cfg=config(target_gpus=["t4"], transformers_version="5.23")) == [("lab/src/train.py", "MP201")]
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        # no environment of its own: a folder of the project, whose docs/ is not the project's documentation
+        {"lab/environment.yaml": None},
+        # no README of its own: not a sub-project
+        {"lab/README.md": None},
+        # its README states a GPU: that one speaks, not its docs
+        {"lab/README.md": "# lab\n\nWe trained on a T4.\n"},
+        # the code states its own GPU: neither README nor docs override it
+        {"lab/src/train.py": '"""Fine-tunes on a single T4."""\n' + TRAIN},
+        # another folder's code: the sub-project's docs do not speak for it
+        {"lab/src/train.py": None, "other/train.py": TRAIN},
+    ],
+    ids=["no-own-environment", "no-own-readme", "readme-states-t4", "code-states-t4", "code-outside"],
+)
+def test_a_subprojects_docs_speak_only_for_its_code_and_after_its_readme(tree, files):
+    merged = {k: v for k, v in {**SUBPROJECT, **files}.items() if v is not None}
+    found = _run(tree(merged))
+    assert len(found) == 1 and found[0][1] == "MP201"
+
+
 # --- a README that states the GPUs a run needs, beside bf16 (review 11, S1) --------------------------
 PARSED_TRAIN = textwrap.dedent(
     """\

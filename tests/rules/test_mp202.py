@@ -256,3 +256,73 @@ def test_flash_attention_in_the_model_init_kwargs_of_a_trl_config():
     assert d.span.line == 3
     assert '"attn_implementation": "flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa"' in fix(src, CODE)
     assert lint(TRL.format(attn='"sdpa"'), CODE) == []
+
+
+# --- FlashAttention-2 switched on once `import flash_attn` succeeded (review 13, S4) ----------------
+@pytest.mark.parametrize(
+    "src",
+    [
+        # a config class: the attribute set in the body of the try that imports the package
+        """
+        from transformers import PretrainedConfig
+
+
+        class TinyConfig(PretrainedConfig):
+            def __init__(self, **kwargs):
+                super().__init__(**kwargs)
+                try:
+                    import flash_attn  # noqa: F401
+
+                    self._attn_implementation = "flash_attention_2"
+                except ImportError:
+                    pass
+        """,
+        # a loader in the try's else, after `from flash_attn import ...` (ModuleNotFoundError caught)
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        try:
+            from flash_attn.bert_padding import pad_input  # noqa: F401
+        except ModuleNotFoundError:
+            model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+        else:
+            model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16, attn_implementation="flash_attention_2")
+        """,
+    ],
+    ids=["config-in-try-body", "loader-in-try-else"],
+)
+def test_after_a_guarded_flash_attn_import_only_the_kernel_error_is_claimed(src):
+    (d,) = lint(src, CODE)
+    assert "FlashAttention only supports Ampere GPUs or newer" in d.message
+    assert "toggled on" not in d.message and "doesn't seem to be installed" not in d.message
+
+
+GUARDS = """
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained("m")
+    use_fa = config.use_cache
+    {body}
+"""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the handler swallows the failure and the setting runs after the try: the package may be missing
+        'try:\n    import flash_attn  # noqa: F401\nexcept ImportError:\n    pass\nconfig._attn_implementation = "flash_attention_2"',
+        # the setting comes before the import
+        'try:\n    config._attn_implementation = "flash_attention_2"\n    import flash_attn  # noqa: F401\nexcept ImportError:\n    pass',
+        # another package's import guards nothing about flash-attn
+        'try:\n    import xformers  # noqa: F401\n\n    config._attn_implementation = "flash_attention_2"\nexcept ImportError:\n    pass',
+        # the handler catches another error: the import's failure is not an availability test
+        'try:\n    import flash_attn  # noqa: F401\n\n    config._attn_implementation = "flash_attention_2"\nexcept ValueError:\n    pass',
+        # the import in one branch, the setting outside it
+        'try:\n    if use_fa:\n        import flash_attn  # noqa: F401\n    config._attn_implementation = "flash_attention_2"\nexcept ImportError:\n    pass',
+    ],
+    ids=["after-the-try", "before-the-import", "other-package", "other-error", "other-branch"],
+)
+def test_a_setting_not_behind_the_flash_attn_import_keeps_the_import_error(body):
+    (d,) = lint(dedent(GUARDS).replace("{body}", body), CODE)
+    assert "FlashAttention2 has been toggled on" in d.message and "Ampere GPUs or newer" in d.message

@@ -411,3 +411,49 @@ def test_a_reference_called_elsewhere_is_reported_without_a_fix():
 )
 def test_references_that_call_nothing_deprecated_are_not_reported(src):
     assert lint(src, CODE) == []
+
+
+# --- a README's requirements list states the torch the code targets (review 13, S3) ----------------
+AMP_TRAIN = """
+    import torch
+
+    scaler = torch.cuda.amp.GradScaler()
+    with torch.cuda.amp.autocast(dtype=torch.float16):
+        pass
+"""
+
+
+def _project_findings(tmp_path, readme):
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    root = write_tree(tmp_path, {".git/HEAD": "", "README.md": readme, "train.py": AMP_TRAIN})
+    return Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+
+
+def test_a_listed_torch_release_before_the_warning_is_not_reported(tmp_path):
+    """``* PyTorch 2.0`` under "### Requirements": the 2.0 series, where nothing warns (from
+    2.4) and torch.amp.GradScaler does not exist (from 2.3): as ``pip install torch==2.0.1``."""
+    assert _project_findings(tmp_path, "# ssl\n\n### Requirements\n* Python 3.8 (or newer)\n* PyTorch 2.0\n* torchvision\n") == []
+
+
+def test_a_listed_torch_floor_is_reported_without_the_fix_it_predates(tmp_path):
+    """``* PyTorch 2.0 (or newer)``: a floor. Newer releases warn, so both calls are reported;
+    the GradScaler fix is withheld (torch.amp.GradScaler is new in 2.3), autocast's is not."""
+    found = _project_findings(tmp_path, "# ssl\n\n## Requirements\n- PyTorch 2.0 (or newer)\n")
+    assert [(d.span.line, d.fix is None) for d in found] == [(3, True), (4, False)]
+    assert "does not exist before torch 2.3, which PyTorch 2.0 (or newer) in the requirements list in README.md allows" in found[0].message
+
+
+@pytest.mark.parametrize(
+    "readme",
+    [
+        "# ssl\n\nWe used PyTorch 2.0 for the paper.\n",  # prose, not a list
+        "# ssl\n\n## News\n- PyTorch 2.0 support added\n- torch 2.0\n",  # a list of another section
+        "# ssl\n\n## Requirements\n- PyTorch 1.13 or 2.0\n- CUDA 11.8\n",  # two versions; another library's
+    ],
+    ids=["prose", "news-list", "alternatives"],
+)
+def test_a_readme_that_lists_no_torch_version_leaves_the_newest(tmp_path, readme):
+    assert [d.fix is None for d in _project_findings(tmp_path, readme)] == [False, False]

@@ -9,7 +9,9 @@ for compute-capability checks:
 - ``attn_implementation=`` / ``use_flash_attention_2=`` given to a model loader
   or a config (``from_pretrained``, ``from_config``, ``AutoConfig``, ``*Config``, a TRL
   config's ``model_init_kwargs``), with the weights dtype passed to the same call, and
-  ``config._attn_implementation = ...`` set on a config object;
+  ``config._attn_implementation = ...`` set on a config object; and whether each runs only
+  once ``flash_attn`` has been imported (``try: import flash_attn; ... except ImportError:``),
+  where transformers' missing-package ImportError cannot arise;
 - calls that sit inside an ``if`` whose test consults the GPU's capability
   (``if torch.cuda.is_bf16_supported(): args = TrainingArguments(bf16=True)``);
 - TRL ``*Config`` calls: whether a ``**kwargs`` splat of unknown content may pass
@@ -38,7 +40,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator, is_capability_callee
 from ...semantic.index import FUNCTION_DEFS, CallSite, ModuleIndex, build_index, first_argument, keyword, literal_key, positional, unstarred
 from ...semantic.names import dotted
-from ...semantic.queries import reaching_at
+from ...semantic.queries import position, reaching_at
 from ...workspace import hardware
 from ...semantic.values import CONST, DTYPE, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args, key_span
@@ -75,6 +77,9 @@ class AttentionSite:
     other_key: bool  # both keys are passed
     dtypes: Tuple[Possible, ...]  # dtype atoms given to the same call (torch_dtype=/dtype=)
     loader: bool  # a weights loader (from_pretrained / from_config), not a config
+    # it runs only after `import flash_attn` succeeded, in a `try` whose handler catches the
+    # ImportError (:func:`_after_flash_attn_import`): the package is installed wherever it runs
+    package_imported: bool = False
 
 
 @dataclass(frozen=True)
@@ -601,10 +606,50 @@ def _is_dtype(evaluator: Evaluator, expr, scope) -> bool:
     return bool(values) and all(v.kind == DTYPE for v in values)
 
 
+FLASH_ATTN = "flash_attn"
+# the handlers that make an import an availability test (a missing package is caught)
+_MISSING_PACKAGE = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "*"})
+
+
+def _guarded_imports(index: ModuleIndex) -> List[Tuple[int, frozenset, object]]:
+    """(pre-order number, conditions, scope) of each ``import flash_attn`` / ``from flash_attn...
+    import`` in a ``try`` body one of whose handlers catches its ImportError."""
+    out = []
+    for statement in index.import_statements:
+        if isinstance(statement, ast.ImportFrom):
+            names = [statement.module or ""] if not statement.level else []
+        else:
+            names = [alias.name for alias in statement.names]
+        if not any(n == FLASH_ATTN or n.startswith(FLASH_ATTN + ".") for n in names):
+            continue
+        _, caught = index.import_context.get(id(statement), ((), ()))
+        if not _MISSING_PACKAGE.intersection(caught):
+            continue
+        at = position(index, statement)
+        if at is None:
+            continue
+        flow = index.flow_at(at)
+        if any(isinstance(key, tuple) and key[:1] == ("try",) for key in flow):
+            out.append((at, flow, index.scope_of(statement)))
+    return out
+
+
+def _after_flash_attn_import(index: ModuleIndex, imports, node, scope) -> bool:
+    """Whether ``node`` (in ``scope``) runs only after one of ``imports`` (:func:`_guarded_imports`)
+    succeeded: in the same scope, after it, under every condition it is under (the same ``try``
+    body or its ``else``, the same branches), so an ImportError there skips ``node``."""
+    at = position(index, node)
+    if at is None:
+        return False
+    flow = index.flow_at(at)
+    return any(start < at and scope is owner and conditions <= flow for start, conditions, owner in imports)
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     bnb: List[BnbSite] = []
     attention: List[AttentionSite] = []
     opaque: List[Tuple[int, int]] = []
+    imports = None  # the guarded flash_attn imports, found where an attention site asks
     trains = fp8 = False
     for site in index.calls:
         q = site.qualname or ""
@@ -629,6 +674,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         for name in DTYPE_KWARGS:
             for src in evaluator.kwarg(site.node, site.scope, name):
                 dtypes.extend(dtype_atoms(evaluator.source_values(src, site.scope)))
+        if imports is None:
+            imports = _guarded_imports(index)
+        imported = _after_flash_attn_import(index, imports, site.node, site.scope)
         for key, arg in given.items():
             attention.append(
                 AttentionSite(
@@ -639,16 +687,20 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
                     other_key=len(given) > 1,
                     dtypes=tuple(dtypes),
                     loader=loader and "Config" not in q,
+                    package_imported=imported,
                 )
             )
     for assign in index.attr_assigns:
         # `config._attn_implementation = "flash_attention_2"` before `from_config(config)`
         if assign.target.attr.lstrip("_") != "attn_implementation":
             continue
+        if imports is None:
+            imports = _guarded_imports(index)
         span = index.span(assign.target)
         value = index.span(assign.value)
         arg = Arg(evaluator.values(assign.value, assign.scope), index.name_span(assign.target), value, index.text(assign.value), "attribute")
-        attention.append(AttentionSite(span, index.text(assign.target), "attn_implementation", arg, False, (), False))
+        imported = _after_flash_attn_import(index, imports, assign.target, assign.scope)
+        attention.append(AttentionSite(span, index.text(assign.target), "attn_implementation", arg, False, (), False, imported))
     prose = hardware.prose_of(index.source, [(span.start, span.end) for span in map(index.span, index.string_statements)])
     marks = _tree_marks(index)
     options = []
