@@ -163,6 +163,22 @@ def consequence(row: Migration, stage: str, error: str, allowed: Allowed, silent
     return f"{said}; {told if told is not None else advice(row, allowed)}"
 
 
+def store_consequence(row: Migration, stage: str, allowed: Allowed) -> str:
+    """What a store of a removed attribute does (the row's ``on_store``: ``"ignored"``, the
+    library no longer reads it; ``"fails"``, a later library call raises), with the versions
+    it does so on: no AttributeError, a store looks nothing up."""
+    lib = VERSION_TEXT[row.library]
+    since = f"{lib} {version_text(row.removed_in)}"
+    what = "is ignored" if row.on_store == "ignored" else "is refused later"
+    said = f"{what} from {since} on, which no longer has the attribute: {row.store_effect}"
+    if stage == "removed":
+        if allowed.source not in ("configuration", "installed", "newest"):
+            said += f" ({allowed.where()})" if allowed.is_point else f" (every version {allowed.where()} allows)"
+    elif stage == "removed-in-some":
+        said += f"; {allowed.where()} allows {lib} {allowed.from_version(row.removed_in)}"
+    return f"{said}; {advice(row, allowed)}"
+
+
 def receiver_classes(call) -> Tuple[str, ...]:
     """The classes the receiver of ``cls.m(...)`` may be (its ``SYMBOL`` atoms, parameters
     substituted by what callers pass), or () unless every value is a known class: an unknown
@@ -574,9 +590,21 @@ class MigrationJudge:
                 row = next((r for r in rows if any(r.matches_owner(a) for a in library)), None)
                 if row is None:
                     continue
+                if row.hub_may_define and getattr(attr, "remote", False):
+                    break  # `trust_remote_code=True`: the hub's own class, which may define it
+                store = getattr(attr, "store", False)
+                if store and row.on_store is None:
+                    break  # a plain attribute: the store works, and the code's own reads find it
                 shown = attr.receiver_text
                 known = cls.rsplit(".", 1)[-1] if cls and cls != CONFIG_CLASS else None
                 error = row.error.replace("{tokenizer}", "<tokenizer class>").replace("{config}", known or "<config class>")
+                if store and row.on_store != "warns":
+                    stage = self._stage(row)
+                    if stage not in ("removed", "removed-in-some"):
+                        break  # where the attribute is still there, the store works as it did
+                    message = f"`{shown}.{attr.name} = ...` {store_consequence(row, self._stage(row), self._allowed(row))}"
+                    yield Finding(row, self.stage, attr.name_span, message, None)
+                    break
                 message = f"`{shown}.{attr.name}` {self._consequence(row, error)}"
                 fix = None
                 if row.fix == "rename" and self._new_name_exists(row):
