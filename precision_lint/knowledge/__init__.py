@@ -471,6 +471,12 @@ def migrated_names(kind: str) -> FrozenSet[str]:
     return frozenset(m.name for m in migrations() if m.kind == kind and m.name)
 
 
+def newer_names() -> FrozenSet[str]:
+    """The new keywords that some version before the rename lacks (rows with an
+    ``older_error``): the facts layer records their uses too."""
+    return frozenset(m.rename_to for m in migrations() if m.older_error)
+
+
 
 
 # --- torch: emulated bf16, torch.amp, release dates (torch.toml) ----------------------------

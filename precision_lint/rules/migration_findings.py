@@ -179,6 +179,45 @@ def store_consequence(row: Migration, stage: str, allowed: Allowed) -> str:
     return f"{said}; {advice(row, allowed)}"
 
 
+def stated_floor(allowed: Allowed) -> bool:
+    """Whether the lowest allowed version is one the code's project states (a pin, a
+    ``require_version``, the configuration's ``transformers-version``), not the installed or
+    newest version taken for want of one, nor a range implied from another library's pin."""
+    return (
+        allowed.low is not None and not allowed.newest and not allowed.commit and not allowed.note
+        and allowed.source not in ("installed", "newest")
+    )
+
+
+def too_new_message(row: Migration, use, shown: str, allowed: Allowed) -> str:
+    """``processing_class=`` passed to `Trainer` is new in transformers 4.46 and raises ... on
+    the older versions transformers>=4.44.2 (in setup.py) allows."""
+    lib = VERSION_TEXT[row.library]
+    short = shown.rsplit(".", 1)[-1]
+    target = f"`{short}.{row.method}`" if row.method else f"`{short}`"
+    error = row.older_error
+    if row.method is None and f"{row.owner_short}.__init__()" in error:
+        error = error.replace(f"{row.owner_short}.__init__()", f"{short}.__init__()")
+    kind = f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`"
+    since = version_text(row.rename_since)
+    if not allowed.some_at_least(row.rename_since):  # none of them has it
+        where = f"on every version {allowed.where()} allows" if not allowed.is_point else f"on {allowed.where()}"
+    else:
+        where = f"below {lib} {since}, which {allowed.where()} allows (from {lib} {version_text(allowed.low)})"
+    return (
+        f"{kind} passed to {target} is new in {lib} {since} and raises `{error}` {where}; "
+        f"no fix: the old `{row.name}=` {old_fate(row)}, so raise the lowest version to {lib} {since} "
+        f"(or choose the keyword by a version check)"
+    )
+
+
+def old_fate(row: Migration) -> str:
+    lib = VERSION_TEXT[row.library]
+    if row.removed_in is not None:
+        return f"fails from {lib} {version_text(row.removed_in)} on"
+    return f"warns from {lib} {version_text(row.deprecated_in)} on"
+
+
 def receiver_classes(call) -> Tuple[str, ...]:
     """The classes the receiver of ``cls.m(...)`` may be (its ``SYMBOL`` atoms, parameters
     substituted by what callers pass), or () unless every value is a known class: an unknown
@@ -880,7 +919,41 @@ class MigrationJudge:
             return f"{said} ({no_fix_reason(row, allowed).removeprefix('no fix: ')})"
         return advice(row, allowed)
 
+    # --- new names below the versions that brought them -------------------------------------
+    def too_new(self, code: Optional[str] = None) -> Iterator[Finding]:
+        """Keywords written in their NEW spelling (``Trainer(processing_class=)``, new in
+        transformers 4.46) where the versions the code states it runs on (a pin, a stated
+        version: never the default targets) begin below the release that brought it
+        (``transformers>=4.44.2``): the call raises the row's ``older_error`` there. Only rows
+        that know that release (``older_error``) and that ``code`` reports (None: MP302). No fix:
+        the old spelling fails on the newer versions the range admits (and warns on the rest)."""
+        if not self._has_section():
+            return
+        for call in self.ctx.facts.section("migrations").get("calls", ()):
+            if call.tolerated:
+                continue  # written for several versions: a version check, or the TypeError is caught
+            for use in call.uses:
+                rows = [
+                    r for r in migrations()
+                    if r.kind == "keyword" and r.older_error and r.rename_to == use.name and r.code == code
+                    and not own_library(self.ctx, r)
+                ]
+                if not rows:
+                    continue
+                found = self._row_for_targets(self._call_targets(call), use, rows)
+                if found is None:
+                    continue
+                row, shown = found
+                allowed = self._allowed(row)
+                if not stated_floor(allowed) or allowed.has_since(row.rename_since):
+                    continue
+                if any(u.name == row.name for u in call.uses):
+                    continue  # the old spelling beside it: the other finding's business
+                yield Finding(row, "removed", use.key_span, too_new_message(row, use, shown, allowed), None)
+
     def findings(self) -> Iterator[Finding]:
+        if self.stage == "removed":
+            yield from self.too_new()
         yield from self.calls()
         yield from self.forwarded()
         yield from self.attrs()

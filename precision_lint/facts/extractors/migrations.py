@@ -24,7 +24,7 @@ from ..._dataclass import dataclass
 from typing import Optional, Tuple
 
 from ...diagnostics import Span
-from ...knowledge import migrated_names
+from ...knowledge import migrated_names, newer_names
 from ...semantic.callees import assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import Evaluator
 from ...semantic.kinds import instance_classes
@@ -304,7 +304,7 @@ def _after_comma(source: str, end: int) -> int:
 
 
 def _calls(index: ModuleIndex, evaluator: Evaluator):
-    wanted = migrated_names("keyword")
+    wanted = migrated_names("keyword") | newer_names()  # old names, and new ones older versions lack
     out = []
     for site in index.calls:
         every = evaluator.kwarg_sources(site.node, site.scope)
