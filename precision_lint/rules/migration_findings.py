@@ -641,7 +641,7 @@ class MigrationJudge:
                     stage = self._stage(row)
                     if stage not in ("removed", "removed-in-some"):
                         break  # where the attribute is still there, the store works as it did
-                    message = f"`{shown}.{attr.name} = ...` {store_consequence(row, self._stage(row), self._allowed(row))}"
+                    message = f"`{shown}.{attr.name} = ...` {store_consequence(row, stage, self._allowed(row))}"
                     yield Finding(row, self.stage, attr.name_span, message, None)
                     break
                 message = f"`{shown}.{attr.name}` {self._consequence(row, error)}"
