@@ -189,15 +189,15 @@ def stated_floor(allowed: Allowed) -> bool:
     )
 
 
-def too_new_message(row: Migration, use, shown: str, allowed: Allowed) -> str:
+def too_new_message(row: Migration, use, shown: str, allowed: Allowed, library_class: str) -> str:
     """``processing_class=`` passed to `Trainer` is new in transformers 4.46 and raises ... on
     the older versions transformers>=4.44.2 (in setup.py) allows."""
     lib = VERSION_TEXT[row.library]
     short = shown.rsplit(".", 1)[-1]
     target = f"`{short}.{row.method}`" if row.method else f"`{short}`"
-    error = row.older_error
+    error = row.older_error  # raised by the library class's own `__init__` (a subclass's name is not in it)
     if row.method is None and f"{row.owner_short}.__init__()" in error:
-        error = error.replace(f"{row.owner_short}.__init__()", f"{short}.__init__()")
+        error = error.replace(f"{row.owner_short}.__init__()", f"{library_class.rsplit('.', 1)[-1]}.__init__()")
     kind = f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`"
     since = version_text(row.rename_since)
     if not allowed.some_at_least(row.rename_since):  # none of them has it
@@ -944,12 +944,15 @@ class MigrationJudge:
                 if found is None:
                     continue
                 row, shown = found
+                nearest = next((a for a in self._ancestry(shown) if not self._is_project_class(a)), shown)
+                if nearest.split(".", 1)[0] != row.library:
+                    continue  # another library's class (TRL's `DPOTrainer`): its own signature, its own versions
                 allowed = self._allowed(row)
                 if not stated_floor(allowed) or allowed.has_since(row.rename_since):
                     continue
                 if any(u.name == row.name for u in call.uses):
                     continue  # the old spelling beside it: the other finding's business
-                yield Finding(row, "removed", use.key_span, too_new_message(row, use, shown, allowed), None)
+                yield Finding(row, "removed", use.key_span, too_new_message(row, use, shown, allowed, nearest), None)
 
     def findings(self) -> Iterator[Finding]:
         if self.stage == "removed":

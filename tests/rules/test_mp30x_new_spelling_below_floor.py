@@ -87,3 +87,11 @@ else:
     trainer = Trainer(model=model, tokenizer=tok)
 """
     assert [d for d in lint(guarded, "MP301", config(transformers_version="4.44.2")) if "processing_class=` passed" in d.message] == []
+
+
+def test_a_trl_trainer_is_judged_by_trl_not_by_the_transformers_row(tmp_path):
+    src = "from trl import DPOTrainer\ntrainer = DPOTrainer(model=model, args=args, processing_class=tok)\n"
+    assert project(tmp_path, "transformers>=4.36", src) == []
+    sub = "from transformers import Trainer\nclass Mine(Trainer):\n    pass\nt = Mine(model=model, processing_class=tok)\n"
+    (d,) = project(tmp_path, "transformers>=4.36", sub)
+    assert "`Mine`" in d.message and "Trainer.__init__() got an unexpected keyword argument" in d.message
