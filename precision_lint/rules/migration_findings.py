@@ -944,7 +944,10 @@ class MigrationJudge:
                 if found is None:
                     continue
                 row, shown = found
-                nearest = next((a for a in self._ancestry(shown) if not self._is_project_class(a)), shown)
+                nearest = next(
+                    (a for a in self._ancestry(shown) if not self._is_project_class(a) and a.split(".", 1)[0] in VERSION_TEXT),
+                    shown,
+                )  # the first class of a library the table knows in its MRO (`ABC` beside it holds no `__init__`)
                 if nearest.split(".", 1)[0] != row.library:
                     continue  # another library's class (TRL's `DPOTrainer`): its own signature, its own versions
                 allowed = self._allowed(row)

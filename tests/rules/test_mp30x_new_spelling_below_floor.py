@@ -95,3 +95,13 @@ def test_a_trl_trainer_is_judged_by_trl_not_by_the_transformers_row(tmp_path):
     sub = "from transformers import Trainer\nclass Mine(Trainer):\n    pass\nt = Mine(model=model, processing_class=tok)\n"
     (d,) = project(tmp_path, "transformers>=4.36", sub)
     assert "`Mine`" in d.message and "Trainer.__init__() got an unexpected keyword argument" in d.message
+
+
+def test_a_subclass_with_an_abc_mixin_first_is_still_the_transformers_trainer(tmp_path):
+    src = (
+        "from abc import ABC\nfrom transformers.trainer import Trainer\n"
+        "class Base(ABC, Trainer):\n    pass\nclass Mine(Base):\n    pass\n"
+        "t = Mine(model=model, processing_class=tok)\n"
+    )
+    (d,) = project(tmp_path, "transformers>=4.44.2,<6.0.0", src)
+    assert d.code == "MP301" and "TypeError: Trainer.__init__()" in d.message
