@@ -413,7 +413,7 @@ def _remote(index: ModuleIndex, evaluator: Evaluator, name: ast.Name, scope) -> 
     """Whether a call whose result reaches ``name`` passes ``trust_remote_code=`` with a value
     that is not certainly false (``AutoConfig.from_pretrained(p, trust_remote_code=True)``):
     what it builds may be the hub's own class."""
-    _, reached = index.bindings_of(name, scope)
+    _, reached = reaching(index, name, scope)
     for assignment in reached:
         value = assignment.value
         if not isinstance(value, ast.Call):
