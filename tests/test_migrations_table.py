@@ -322,6 +322,37 @@ def test_attribute_row(row, trainer, tokenizer):
         getattr(instance, row.rename_to)
 
 
+STORED = [r for r in ATTRIBUTES if r.on_store]
+
+
+@pytest.mark.parametrize("row", STORED, ids=_id)
+def test_attribute_store_row(row, trainer, tokenizer, tmp_path):
+    """A store of the name does what `on_store` says on the installed version: warns as the read
+    does, succeeds and is ignored (what the library reads stays as it was), or succeeds and a
+    later `save_pretrained` raises the ValueError `store_effect` quotes."""
+    instance = _instance(row, trainer, tokenizer)
+    value = ["<unk>"] if row.name == "additional_special_tokens" else 3
+    if row.on_store == "warns":
+        if row.stage(installed_version(row.library)) == "deprecated":
+            assert _warning_text(row) in _logged(lambda: setattr(instance, row.name, getattr(instance, row.rename_to)))
+        return
+    assert _removed(row), f"{_id(row)}: `on_store` describes the versions that removed the name"
+    if isinstance(instance, transformers.PreTrainedTokenizerBase):
+        before = (instance.special_tokens_map, instance.all_special_tokens)
+        setattr(instance, row.name, value)  # succeeds: no AttributeError
+        assert row.on_store == "ignored" and (instance.special_tokens_map, instance.all_special_tokens) == before
+        return
+    before = {k: v for k, v in instance.to_dict().items() if k != row.name}
+    setattr(instance, row.name, value)  # succeeds: no AttributeError
+    if row.on_store == "ignored":
+        assert {k: v for k, v in instance.to_dict().items() if k != row.name} == before
+        return
+    with pytest.raises(ValueError) as info:
+        instance.save_pretrained(tmp_path)
+    quoted = row.store_effect.split("raises `", 1)[1].split("` (", 1)[0].removeprefix("ValueError: ")
+    assert str(info.value).startswith(quoted)
+
+
 # --- import rows ------------------------------------------------------------------------------
 IMPORTS = [r for r in ROWS if r.kind == "import"]
 

@@ -284,8 +284,10 @@ _REQUIRED = ("library", "kind", "owner", "names", "replacement", "fix", "error")
 _OPTIONAL = (
     "also", "unlike", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
     "move_as", "move_since", "moved_to", "safety", "code", "verify_on", "since_note",
-    "silent_since", "silent_values", "silent_with", "abbreviates",
+    "silent_since", "silent_values", "silent_with", "abbreviates", "on_store", "store_effect",
+    "hub_may_define", "older_error",
 )
+STORES = ("warns", "ignored", "fails")
 
 
 def parse_version(text: Optional[str]) -> Optional[Tuple[int, ...]]:
@@ -334,6 +336,17 @@ class Migration:
     # command line abbreviates (argparse accepts a unique prefix: ``--use_liger`` is read as
     # ``--use_liger_kernel``), so a launch passing it fails nowhere
     abbreviates: Optional[str] = None
+    # for attributes: what `x.name = value` does on the versions the row concerns (None: the
+    # store works, a plain attribute: nothing to say), with `store_effect`, its consequence
+    on_store: Optional[str] = None
+    store_effect: Optional[str] = None
+    # the hub's own class (`trust_remote_code=True`) may define the name itself
+    hub_may_define: bool = False
+    # for a keyword renamed: the error its new name (`rename_to`) raises on the versions before
+    # `rename_since`, where `rename_since` is the release that brought it (the one before lacks
+    # it, checked in the wheels): code written with the new name fails on a lowest allowed
+    # version below it. Absent where `rename_since` is only the oldest version known to have it
+    older_error: Optional[str] = None
 
     @property
     def owner_short(self) -> str:
@@ -401,6 +414,12 @@ def migrations() -> Tuple[Migration, ...]:
             raise _row_error(where, "`silent_since` is for deprecated-only rows (a `deprecated_in`, no `removed_in`)")
         if (row.get("silent_values") or row.get("silent_with")) and not row.get("silent_since"):
             raise _row_error(where, "`silent_values` / `silent_with` limit a `silent_since`")
+        if row.get("on_store") not in (None, *STORES) or (row.get("on_store") or row.get("hub_may_define")) and row["kind"] != "attribute":
+            raise _row_error(where, f"`on_store` is one of {STORES}, and it and `hub_may_define` are for attributes")
+        if row.get("on_store") in ("ignored", "fails") and not (row.get("store_effect") and row.get("removed_in")):
+            raise _row_error(where, "a store `ignored` or `fails` needs `store_effect` and the `removed_in` it starts at")
+        if row.get("older_error") and not (row["kind"] == "keyword" and row.get("rename_to") and row.get("rename_since")):
+            raise _row_error(where, "`older_error` is for a keyword renamed: a `rename_to` and the `rename_since` that brought it")
         abbreviates = row.get("abbreviates", {})
         if not isinstance(abbreviates, dict) or set(abbreviates) - set(row["names"]):
             raise _row_error(where, "`abbreviates` maps some of the row's names to the option each abbreviates")
@@ -422,6 +441,9 @@ def migrations() -> Tuple[Migration, ...]:
                     silent_since=parse_version(row.get("silent_since")),
                     silent_values=tuple(row.get("silent_values", ())), silent_with=tuple(row.get("silent_with", ())),
                     abbreviates=abbreviates.get(name),
+                    on_store=row.get("on_store"), store_effect=row.get("store_effect"),
+                    hub_may_define=bool(row.get("hub_may_define", False)),
+                    older_error=row.get("older_error"),
                 )
             )
     return tuple(out)
@@ -447,6 +469,12 @@ def older_spelling(row: Migration) -> Optional[Migration]:
 def migrated_names(kind: str) -> FrozenSet[str]:
     """The old names of one kind (what the facts layer records uses of)."""
     return frozenset(m.name for m in migrations() if m.kind == kind and m.name)
+
+
+def newer_names() -> FrozenSet[str]:
+    """The new keywords that some version before the rename lacks (rows with an
+    ``older_error``): the facts layer records their uses too."""
+    return frozenset(m.rename_to for m in migrations() if m.older_error)
 
 
 

@@ -163,6 +163,61 @@ def consequence(row: Migration, stage: str, error: str, allowed: Allowed, silent
     return f"{said}; {told if told is not None else advice(row, allowed)}"
 
 
+def store_consequence(row: Migration, stage: str, allowed: Allowed) -> str:
+    """What a store of a removed attribute does (the row's ``on_store``: ``"ignored"``, the
+    library no longer reads it; ``"fails"``, a later library call raises), with the versions
+    it does so on: no AttributeError, a store looks nothing up."""
+    lib = VERSION_TEXT[row.library]
+    since = f"{lib} {version_text(row.removed_in)}"
+    what = "is ignored" if row.on_store == "ignored" else "is refused later"
+    said = f"{what} from {since} on, which no longer has the attribute: {row.store_effect}"
+    if stage == "removed":
+        if allowed.source not in ("configuration", "installed", "newest"):
+            said += f" ({allowed.where()})" if allowed.is_point else f" (every version {allowed.where()} allows)"
+    elif stage == "removed-in-some":
+        said += f"; {allowed.where()} allows {lib} {allowed.from_version(row.removed_in)}"
+    return f"{said}; {advice(row, allowed)}"
+
+
+def stated_floor(allowed: Allowed) -> bool:
+    """Whether the lowest allowed version is one the code's project states (a pin, a
+    ``require_version``, the configuration's ``transformers-version``), not the installed or
+    newest version taken for want of one, nor a range implied from another library's pin."""
+    return (
+        allowed.low is not None and not allowed.newest and not allowed.commit and not allowed.note
+        and allowed.source not in ("installed", "newest")
+    )
+
+
+def too_new_message(row: Migration, use, shown: str, allowed: Allowed, library_class: str) -> str:
+    """``processing_class=`` passed to `Trainer` is new in transformers 4.46 and raises ... on
+    the older versions transformers>=4.44.2 (in setup.py) allows."""
+    lib = VERSION_TEXT[row.library]
+    short = shown.rsplit(".", 1)[-1]
+    target = f"`{short}.{row.method}`" if row.method else f"`{short}`"
+    error = row.older_error  # raised by the library class's own `__init__` (a subclass's name is not in it)
+    if row.method is None and f"{row.owner_short}.__init__()" in error:
+        error = error.replace(f"{row.owner_short}.__init__()", f"{library_class.rsplit('.', 1)[-1]}.__init__()")
+    kind = f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`"
+    since = version_text(row.rename_since)
+    if not allowed.some_at_least(row.rename_since):  # none of them has it
+        where = f"on every version {allowed.where()} allows" if not allowed.is_point else f"on {allowed.where()}"
+    else:
+        where = f"below {lib} {since}, which {allowed.where()} allows (from {lib} {version_text(allowed.low)})"
+    return (
+        f"{kind} passed to {target} is new in {lib} {since} and raises `{error}` {where}; "
+        f"no fix: the old `{row.name}=` {old_fate(row)}, so raise the lowest version to {lib} {since} "
+        f"(or choose the keyword by a version check)"
+    )
+
+
+def old_fate(row: Migration) -> str:
+    lib = VERSION_TEXT[row.library]
+    if row.removed_in is not None:
+        return f"fails from {lib} {version_text(row.removed_in)} on"
+    return f"warns from {lib} {version_text(row.deprecated_in)} on"
+
+
 def receiver_classes(call) -> Tuple[str, ...]:
     """The classes the receiver of ``cls.m(...)`` may be (its ``SYMBOL`` atoms, parameters
     substituted by what callers pass), or () unless every value is a known class: an unknown
@@ -574,9 +629,21 @@ class MigrationJudge:
                 row = next((r for r in rows if any(r.matches_owner(a) for a in library)), None)
                 if row is None:
                     continue
+                if row.hub_may_define and getattr(attr, "remote", False):
+                    break  # `trust_remote_code=True`: the hub's own class, which may define it
+                store = getattr(attr, "store", False)
+                if store and row.on_store is None:
+                    break  # a plain attribute: the store works, and the code's own reads find it
                 shown = attr.receiver_text
                 known = cls.rsplit(".", 1)[-1] if cls and cls != CONFIG_CLASS else None
                 error = row.error.replace("{tokenizer}", "<tokenizer class>").replace("{config}", known or "<config class>")
+                if store and row.on_store != "warns":
+                    stage = self._stage(row)
+                    if stage not in ("removed", "removed-in-some"):
+                        break  # where the attribute is still there, the store works as it did
+                    message = f"`{shown}.{attr.name} = ...` {store_consequence(row, stage, self._allowed(row))}"
+                    yield Finding(row, self.stage, attr.name_span, message, None)
+                    break
                 message = f"`{shown}.{attr.name}` {self._consequence(row, error)}"
                 fix = None
                 if row.fix == "rename" and self._new_name_exists(row):
@@ -852,7 +919,47 @@ class MigrationJudge:
             return f"{said} ({no_fix_reason(row, allowed).removeprefix('no fix: ')})"
         return advice(row, allowed)
 
+    # --- new names below the versions that brought them -------------------------------------
+    def too_new(self, code: Optional[str] = None) -> Iterator[Finding]:
+        """Keywords written in their NEW spelling (``Trainer(processing_class=)``, new in
+        transformers 4.46) where the versions the code states it runs on (a pin, a stated
+        version: never the default targets) begin below the release that brought it
+        (``transformers>=4.44.2``): the call raises the row's ``older_error`` there. Only rows
+        that know that release (``older_error``) and that ``code`` reports (None: MP302). No fix:
+        the old spelling fails on the newer versions the range admits (and warns on the rest)."""
+        if not self._has_section():
+            return
+        for call in self.ctx.facts.section("migrations").get("calls", ()):
+            if call.tolerated:
+                continue  # written for several versions: a version check, or the TypeError is caught
+            for use in call.uses:
+                rows = [
+                    r for r in migrations()
+                    if r.kind == "keyword" and r.older_error and r.rename_to == use.name and r.code == code
+                    and not own_library(self.ctx, r)
+                ]
+                if not rows:
+                    continue
+                found = self._row_for_targets(self._call_targets(call), use, rows)
+                if found is None:
+                    continue
+                row, shown = found
+                nearest = next(
+                    (a for a in self._ancestry(shown) if not self._is_project_class(a) and a.split(".", 1)[0] in VERSION_TEXT),
+                    shown,
+                )  # the first class of a library the table knows in its MRO (`ABC` beside it holds no `__init__`)
+                if nearest.split(".", 1)[0] != row.library:
+                    continue  # another library's class (TRL's `DPOTrainer`): its own signature, its own versions
+                allowed = self._allowed(row)
+                if not stated_floor(allowed) or allowed.has_since(row.rename_since):
+                    continue
+                if any(u.name == row.name for u in call.uses):
+                    continue  # the old spelling beside it: the other finding's business
+                yield Finding(row, "removed", use.key_span, too_new_message(row, use, shown, allowed, nearest), None)
+
     def findings(self) -> Iterator[Finding]:
+        if self.stage == "removed":
+            yield from self.too_new()
         yield from self.calls()
         yield from self.forwarded()
         yield from self.attrs()

@@ -77,10 +77,12 @@ class TrainerTokenizerArgument(Rule):
         )
 
     def check(self, ctx: RuleContext):
+        judge = MigrationJudge(ctx, "removed")
+        for finding in judge.too_new(self.code):  # `processing_class=` below the version that brought it
+            yield ctx.diagnostic(self.code, finding.span, finding.message, finding.fix)
         section = ctx.facts.section("trainer")
         if not section:
             return
-        judge = MigrationJudge(ctx, "removed")
         migration_calls = {c.span: c for c in (ctx.facts.section("migrations") or {}).get("calls", ())}
         for call in section["calls"]:
             if getattr(call, "tolerated", False):

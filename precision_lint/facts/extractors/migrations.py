@@ -24,7 +24,7 @@ from ..._dataclass import dataclass
 from typing import Optional, Tuple
 
 from ...diagnostics import Span
-from ...knowledge import migrated_names
+from ...knowledge import migrated_names, newer_names
 from ...semantic.callees import assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import Evaluator
 from ...semantic.kinds import instance_classes
@@ -123,6 +123,12 @@ class MigrationAttr:
     receiver_text: str = "self"
     tolerated: bool = False  # under a version / signature / hasattr check, or AttributeError caught
     tolerated_if: Tuple[str, ...] = ()
+    # `x.name = value`: a store, which looks nothing up (no AttributeError; the row's
+    # `on_store` says what it does). `x.name += 1` and `del x.name` look the name up: not stores
+    store: bool = False
+    # its receiver was built with `trust_remote_code=` (not certainly False): the hub's own
+    # class, which may define the name itself (the row's `hub_may_define`)
+    remote: bool = False
 
 
 @dataclass(frozen=True)
@@ -298,7 +304,7 @@ def _after_comma(source: str, end: int) -> int:
 
 
 def _calls(index: ModuleIndex, evaluator: Evaluator):
-    wanted = migrated_names("keyword")
+    wanted = migrated_names("keyword") | newer_names()  # old names, and new ones older versions lack
     out = []
     for site in index.calls:
         every = evaluator.kwarg_sources(site.node, site.scope)
@@ -398,14 +404,39 @@ def _project_calls(index: ModuleIndex, evaluator: Evaluator):
     return tuple(out)
 
 
+def _aug_targets(index: ModuleIndex) -> frozenset:
+    """The ids of ``x.a += v`` targets: a Store context that reads the attribute first."""
+    return frozenset(id(n.target) for n in ast.walk(index.module) if isinstance(n, ast.AugAssign))
+
+
+def _remote(index: ModuleIndex, evaluator: Evaluator, name: ast.Name, scope) -> bool:
+    """Whether a call whose result reaches ``name`` passes ``trust_remote_code=`` with a value
+    that is not certainly false (``AutoConfig.from_pretrained(p, trust_remote_code=True)``):
+    what it builds may be the hub's own class."""
+    _, reached = reaching(index, name, scope)
+    for assignment in reached:
+        value = assignment.value
+        if not isinstance(value, ast.Call):
+            continue
+        given = keyword(value, "trust_remote_code")
+        if given is not None and _literal_bool(evaluator, given.value, scope) is not False:
+            return True
+    return False
+
+
 def _attrs(index: ModuleIndex, evaluator: Evaluator):
     wanted = migrated_names("attribute")
+    augmented = None
     out = []
     for use in index.attr_uses:
         if use.attr not in wanted or evaluator.dead(use.guards, use.scope):
             continue
+        store = isinstance(use.node.ctx, ast.Store)
+        if store:
+            augmented = _aug_targets(index) if augmented is None else augmented
+            store = id(use.node) not in augmented
         if isinstance(use.base, ast.Name) and use.base.id == "self":
-            out.append(MigrationAttr(use.attr, index.name_span(use.node), "self", use.klass, (), "self", attr_tolerated(index, use), _helpers(index, use.guards)))
+            out.append(MigrationAttr(use.attr, index.name_span(use.node), "self", use.klass, (), "self", attr_tolerated(index, use), _helpers(index, use.guards), store))
             continue
         if (
             isinstance(use.base, ast.Attribute)
@@ -415,16 +446,18 @@ def _attrs(index: ModuleIndex, evaluator: Evaluator):
             sources = assigned_callees(index, use.base.value, use.scope)
             if sources:
                 text = f"{use.base.value.id}.config"
-                out.append(MigrationAttr(use.attr, index.name_span(use.node), "config", use.klass, sources, text, attr_tolerated(index, use), _helpers(index, use.guards)))
+                remote = _remote(index, evaluator, use.base.value, use.scope)
+                out.append(MigrationAttr(use.attr, index.name_span(use.node), "config", use.klass, sources, text, attr_tolerated(index, use), _helpers(index, use.guards), store, remote))
                 continue
         # what the receiver is an instance of, from how it is made (the calls a name was
         # assigned from; an annotation, a parser's dataclass, a library object's attribute,
         # `self.x`: semantic/kinds.py)
         sources = assigned_callees(index, use.base, use.scope) if isinstance(use.base, ast.Name) else ()
+        remote = bool(sources) and _remote(index, evaluator, use.base, use.scope)
         sources = tuple(dict.fromkeys((*sources, *instance_classes(index, use.base, use.scope, use.klass))))
         if sources:
             text = use.base.id if isinstance(use.base, ast.Name) else index.text(use.base)
-            out.append(MigrationAttr(use.attr, index.name_span(use.node), "name", use.klass, sources, text, attr_tolerated(index, use), _helpers(index, use.guards)))
+            out.append(MigrationAttr(use.attr, index.name_span(use.node), "name", use.klass, sources, text, attr_tolerated(index, use), _helpers(index, use.guards), store, remote))
     return tuple(out)
 
 

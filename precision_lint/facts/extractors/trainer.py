@@ -100,6 +100,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     for use in index.attr_uses:
         if use.attr != KEY:
             continue
+        if isinstance(use.node.ctx, ast.Store):
+            # `trainer.tokenizer = tok` looks nothing up: no AttributeError on 5.x (a plain
+            # attribute there; a store into `self` makes the class declare it: see MP301)
+            continue
         if isinstance(use.base, ast.Name) and use.base.id == "self":
             attrs.append(TokenizerAttr(index.name_span(use.node), "self", use.klass, (), attr_tolerated(index, use)))
         elif isinstance(use.base, ast.Name):

@@ -1,0 +1,107 @@
+"""A keyword written in its NEW spelling where the versions the code states begin below the
+release that brought it: `Trainer(processing_class=)` (transformers 4.46) under
+`transformers>=4.44.2` raises TypeError on 4.44.2-4.45. Only the table's rows that know that
+release (`older_error`), only for stated versions (a pin, the configuration): never the default
+targets. The row's rule reports it (MP301 for the Trainer's tokenizer, else MP302); no fix."""
+import pytest
+
+from conftest import config, lint, write_tree
+
+from precision_lint.engine import Engine
+from precision_lint.workspace.config import from_table
+
+TRAINER = """\
+from transformers import Trainer
+trainer = Trainer(model=model, args=args, processing_class=tok)
+"""
+ARGS = """\
+from transformers import TrainingArguments
+args = TrainingArguments("out", eval_strategy="steps")
+"""
+SFT = """\
+from trl import SFTConfig
+args = SFTConfig("out", max_length=512)
+"""
+CODES = ("MP301", "MP302", "MP304")
+
+
+def run(root):
+    cfg = from_table({}, "defaults")  # nothing configured: the project says
+    found = Engine(cfg, list(CODES), jobs=1).run_paths([str(root)]).diagnostics
+    return sorted(found, key=lambda d: (d.path, d.span.start))
+
+
+def project(tmp_path, pin, src, name="requirements.txt"):
+    files = {".git/HEAD": "", "train.py": src}
+    if pin is not None:
+        files[name] = pin + "\n"
+    return run(write_tree(tmp_path, files))
+
+
+def test_processing_class_below_its_release_is_mp301(tmp_path):
+    (d,) = project(tmp_path, "transformers>=4.44.2,<6.0.0", TRAINER)
+    assert d.code == "MP301" and d.fix is None
+    assert "`processing_class=` passed to `Trainer` is new in transformers 4.46" in d.message
+    assert "TypeError: Trainer.__init__() got an unexpected keyword argument 'processing_class'" in d.message
+    assert "from transformers 4.44.2" in d.message
+
+
+@pytest.mark.parametrize("pin", ["transformers>=4.46", "transformers==4.46.0", "transformers", None])
+def test_processing_class_from_its_release_or_without_a_floor_is_nothing(tmp_path, pin):
+    assert project(tmp_path, pin, TRAINER) == []
+
+
+def test_an_exact_old_pin_says_every_version_lacks_it(tmp_path):
+    (d,) = project(tmp_path, "transformers==4.45.2", TRAINER)
+    assert "on transformers==4.45.2 in requirements.txt" in d.message
+
+
+def test_eval_strategy_below_4_41_is_mp302(tmp_path):
+    (d,) = project(tmp_path, "transformers>=4.36", ARGS)
+    assert d.code == "MP302" and d.fix is None
+    assert "TypeError: TrainingArguments.__init__() got an unexpected keyword argument 'eval_strategy'" in d.message
+    assert project(tmp_path, "transformers>=4.41", ARGS) == []
+
+
+def test_trl_config_keyword_below_its_release(tmp_path):
+    (d,) = project(tmp_path, "trl>=0.14", SFT)
+    assert d.code == "MP302" and "new in TRL 0.16" in d.message
+    assert project(tmp_path, "trl>=0.16", SFT) == []
+
+
+def test_the_configured_version_is_a_statement_but_not_the_default():
+    cfg = config(transformers_version="4.45")
+    (d,) = lint(TRAINER, "MP301", cfg)
+    assert "new in transformers 4.46" in d.message
+    assert lint(TRAINER, "MP301") == []  # the default target (5.23): nothing
+
+
+def test_a_version_check_or_a_caught_type_error_is_left_alone():
+    guarded = """\
+import transformers
+from packaging import version
+from transformers import Trainer
+if version.parse(transformers.__version__) >= version.parse("4.46"):
+    trainer = Trainer(model=model, processing_class=tok)
+else:
+    trainer = Trainer(model=model, tokenizer=tok)
+"""
+    assert [d for d in lint(guarded, "MP301", config(transformers_version="4.44.2")) if "processing_class=` passed" in d.message] == []
+
+
+def test_a_trl_trainer_is_judged_by_trl_not_by_the_transformers_row(tmp_path):
+    src = "from trl import DPOTrainer\ntrainer = DPOTrainer(model=model, args=args, processing_class=tok)\n"
+    assert project(tmp_path, "transformers>=4.36", src) == []
+    sub = "from transformers import Trainer\nclass Mine(Trainer):\n    pass\nt = Mine(model=model, processing_class=tok)\n"
+    (d,) = project(tmp_path, "transformers>=4.36", sub)
+    assert "`Mine`" in d.message and "Trainer.__init__() got an unexpected keyword argument" in d.message
+
+
+def test_a_subclass_with_an_abc_mixin_first_is_still_the_transformers_trainer(tmp_path):
+    src = (
+        "from abc import ABC\nfrom transformers.trainer import Trainer\n"
+        "class Base(ABC, Trainer):\n    pass\nclass Mine(Base):\n    pass\n"
+        "t = Mine(model=model, processing_class=tok)\n"
+    )
+    (d,) = project(tmp_path, "transformers>=4.44.2,<6.0.0", src)
+    assert d.code == "MP301" and "TypeError: Trainer.__init__()" in d.message
