@@ -117,6 +117,13 @@ LIBRARY_ATTRIBUTES = {
 }
 _MAX_ATOMS = 64
 _MAX_DEPTH = 24
+# Evaluations one question may make (the nested ``values`` calls below one asked from outside):
+# real code needs at most a few hundred (373 on transformers' slice, 139 over 1,500 files of
+# the tune repositories). A recursive function whose result flows back into its own arguments
+# through many branches (``temp, states = walk(child, states)`` in each branch of a tree walker,
+# each return a tuple of ``states``) made one question branch at every reassignment up to
+# ``_MAX_DEPTH``: minutes on a 1,200-line file. Past the budget, the rest is unknown.
+_MAX_STEPS = 2000
 
 
 @dataclass(frozen=True)
@@ -311,6 +318,10 @@ class Evaluator:
         self.ix = index
         self._active: set = set()
         self._depth = 0
+        self._steps = 0  # the evaluations of the question being answered (_MAX_STEPS)
+        # (id(expr), id(scope), symbols) → its values, within the question being answered: a
+        # variable reached along several paths of one question is evaluated once
+        self._answered: Dict[tuple, Values] = {}
         self._guards: dict = {}
         self._sets: Dict[str, bool] = {}  # attribute → whether the module sets it (``_attribute_set``)
         # (id(expr), id(scope)) → (expr, consults' answer): a guard's test is asked about with
@@ -335,7 +346,16 @@ class Evaluator:
         if expr is None:
             return UNKNOWN_VALUE
         key = (id(expr), id(scope))
-        if key in self._active or self._depth > _MAX_DEPTH:
+        if not self._depth:
+            # a question of its own: its own budget and its own answers (never another's)
+            self._steps = 0
+            self._answered = {}
+        answered = (key, self._symbols)
+        found = self._answered.get(answered)
+        if found is not None:  # met again along another path of the same question
+            return found
+        self._steps += 1
+        if key in self._active or self._depth > _MAX_DEPTH or self._steps > _MAX_STEPS:
             return UNKNOWN_VALUE
         self._active.add(key)
         self._depth += 1
@@ -344,7 +364,8 @@ class Evaluator:
         finally:
             self._active.discard(key)
             self._depth -= 1
-        return _dedupe(out)
+        out = self._answered[answered] = _dedupe(out)
+        return out
 
     def symbols(self, expr: Optional[ast.expr], scope: Scope) -> Values:
         """The values of ``expr`` where it names a class or function: an imported or defined

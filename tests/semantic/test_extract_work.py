@@ -60,3 +60,70 @@ def test_no_tree_outlives_its_file(monkeypatch):
         assert facts.parsed
     del facts
     assert alive() == before
+
+
+# A tree walker whose result flows back into its own argument in every branch: each
+# `temp, states = walk(child, states)` reads the tuples `walk` returns, and each of those
+# returns `states`, reassigned the same way. Asked without a memo or a budget, one question
+# branched at every reassignment up to the depth limit (a 1,200-line file of this shape,
+# CodeBLEU's DFG.py, took more than five minutes).
+_WALKER = "\n".join(
+    ["def walk(node, states):", "    out = []", "    states = states.copy()", "    if node.kind == 'leaf':",
+     "        states[node.code] = [node.index]", "        return out, states"]
+    + [
+        line
+        for kind in range(8)
+        for line in (
+            f"    elif node.kind == 'k{kind}':",
+            "        for child in node.children:",
+            "            temp, states = walk(child, states)",
+            "            out += temp",
+            "        return out, states",
+        )
+    ]
+    + ["    return out, states", ""]
+)
+
+
+class _TooMuchWork(Exception):
+    pass
+
+
+def test_a_walker_feeding_its_own_result_back_is_evaluated_within_a_budget(monkeypatch):
+    """Each question the facts ask evaluates a variable met along several paths once, and makes
+    at most ``_MAX_STEPS`` evaluations: the whole file's extraction stays within a few thousand
+    (it is stopped at 200,000, where it used to go on for minutes)."""
+    extract._load_analysis()
+    from precision_lint.semantic import evaluate
+
+    calls = [0]
+    original = evaluate.Evaluator._eval
+
+    def counted(self, expr, scope):
+        calls[0] += 1
+        if calls[0] > 200_000:
+            raise _TooMuchWork
+        return original(self, expr, scope)
+
+    monkeypatch.setattr(evaluate.Evaluator, "_eval", counted)
+    facts = extract.extract_facts(_WALKER, "walker.py", "walker", False, "/tmp", True)
+    assert facts.parsed and facts.parse_error is None
+    assert calls[0] < 20_000, calls[0]
+
+
+def test_one_question_never_spends_another_questions_budget():
+    """The budget and the memo are the question's own: asking the same argument again, after
+    other questions, gives the same values."""
+    extract._load_analysis()
+    from precision_lint.semantic.evaluate import Evaluator
+    from precision_lint.semantic.index import build_index
+
+    index = build_index(_WALKER)
+    calls = [site for site in index.calls if site.node.args and getattr(site.node.func, "id", "") == "walk"]
+    first = Evaluator(index)
+    alone = first.values(calls[-1].node.args[1], calls[-1].scope)
+    second = Evaluator(index)
+    for site in calls:  # every other question first
+        second.values(site.node.args[1], site.scope)
+    assert second.values(calls[-1].node.args[1], calls[-1].scope) == alone
+    assert any(v.kind == "param" for v in alone)  # the parameter passed on is still found
