@@ -55,9 +55,11 @@ def _with_slots(cls, frozen: bool, setters: bool):
     standard decorator writes it: the same effect for a third of the time, which counts for
     the classes made by the hundred thousand (values, spans, trained-object references) and
     made again by unpickling cached facts (``__reduce__`` below calls the class: a run with
-    one file edited unpickles 1.9 million objects on transformers, #23). ``setters``: whether that ``__init__`` is made here (:func:`_process` makes the class
-    here before its methods; the standard decorator's own ``__init__`` is replaced only where
-    it does nothing but store the fields)."""
+    one file edited unpickles 1.9 million objects on transformers, #23).
+
+    ``setters``: whether that ``__init__`` is made here (:func:`_process` makes the class here
+    before its methods; the standard decorator's own ``__init__`` is replaced only where it does
+    nothing but store the fields, :func:`_plain_init`)."""
     fields = dataclasses.fields(cls)
     names = tuple(f.name for f in fields)
     if any(not f.init for f in fields) or len(fields) != len(cls.__dataclass_fields__):
