@@ -312,7 +312,7 @@ def check_command(argv: Sequence[str], one_shot: bool = False) -> int:
         color=want_color(sys.stdout),
         rules={c: all_rules()[c] for c in engine.codes},
         display_paths={p: _display(p) for p in result.sources},
-        notebooks={p for p, s in result.sources.items() if s.notebook is not None},
+        notebooks={p for p, s in result.sources.items() if s.notebook is not None and not s.notebook.keeps_lines},
         display_texts=_notebook_display_texts(result, texts),
     )
     out = sys.stderr if args.fix and stdin is not None else sys.stdout
@@ -392,7 +392,8 @@ def _note_stale_comments(result, changed) -> None:
     from .fixes.stale import stale_comments
 
     for path, (old, new) in sorted(changed.items()):
-        notebook = result.sources[path].notebook is not None
+        nb = result.sources[path].notebook
+        notebook = nb is not None and not nb.keeps_lines  # a Databricks source notebook keeps the file's lines
         bounds = boundary_lines(new) if notebook else []
         for line, comment in stale_comments(old, new):
             where = "{}:cell {}:{}".format(_display(path), *cell_position(bounds, line)) if notebook else f"{_display(path)}:{line}"
@@ -421,7 +422,10 @@ def _notebook_display_texts(result, texts) -> dict:
     for path, src in result.sources.items():
         if src.notebook is not None and path in texts:
             try:
-                out[path] = join(src.notebook.cell_sources(texts[path]))
+                if src.notebook.keeps_lines:
+                    out[path] = src.notebook.file_text(texts[path])
+                else:
+                    out[path] = join(src.notebook.cell_sources(texts[path]))
             except NotebookError:
                 pass
     return out
@@ -433,6 +437,11 @@ def _diff_parts(src, shown: str, old: str, new: str):
 
     if src.notebook is None:
         return [(shown, old, new)]
+    if src.notebook.keeps_lines:  # a Databricks source notebook: the file, as written
+        try:
+            return [(shown, src.notebook.file_text(old), src.notebook.file_text(new))]
+        except NotebookError:
+            return [(shown, old, new)]
     try:
         after = src.notebook.cell_sources(new)
     except NotebookError:

@@ -704,7 +704,7 @@ class Engine:
         writes (``%%writefile config.yaml``) is read from its cell by a script that loads it."""
         texts = Texts(current)
         lines = {
-            s.path: tuple(line for cell in s.notebook.cells for _, line in cell.magics)
+            s.path: s.notebook.command_lines
             for s in current
             if s.notebook is not None
         }
@@ -929,8 +929,10 @@ def _text_source(source: str, path: str) -> Tuple[SourceFile, Optional[bool]]:
     """``source`` as the file ``path``: Python text; for a notebook path, the notebook's JSON or,
     when it is not JSON, the code of one cell (IPython lines such as ``%pip install`` or
     ``!nvidia-smi`` are skipped, as ``check`` skips them). The flag says which (None: Python)."""
-    from .workspace.notebook import from_cells, is_notebook
+    from .workspace.notebook import from_cells, is_databricks, is_notebook
 
+    if is_databricks(path, source):  # a Databricks notebook in source form: read as its cells
+        return SourceFile.from_bytes(path, source.encode("utf-8")), None
     if not is_notebook(path):
         return SourceFile(path, source.encode("utf-8"), source), None
     as_json = source.lstrip().startswith("{")
@@ -955,6 +957,13 @@ def fix_source(
     src, as_json = _text_source(source, path)
     result = _engine(config, select).run_sources([src], fix=True, unsafe=unsafe, names={path: (name, False, "")})
     fixed = result.fixed_texts.get(path)
+    if as_json is None and src.notebook is not None:  # a Databricks source notebook: its own text back
+        from .workspace.notebook import NotebookError
+
+        try:
+            return src.notebook.file_text(fixed) if fixed is not None else source
+        except NotebookError:
+            return source
     if as_json is None:
         return fixed if fixed is not None else source
     if fixed is None or fixed == src.text or src.notebook is None:

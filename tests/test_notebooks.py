@@ -714,3 +714,102 @@ def test_automagic_needs_one_line_a_magic_name_and_no_variable_of_that_name(cell
 def test_a_line_that_is_python_is_left_as_python():
     for source in ("pwd", "ls -la", "cd /data", "cd = '..'", "time.sleep(1)"):
         assert to_python(source) == (source, ())
+
+
+# --- Databricks notebooks in source form (.py) ---------------------------------------------------
+def _databricks(*cells: str, header: str = "# Databricks notebook source\n") -> str:
+    """A notebook as Databricks exports it in source form: the header, cells separated by
+    COMMAND lines with a blank line either side, markdown as `# MAGIC` comments."""
+    return header + "\n\n# COMMAND ----------\n\n".join(cells) + "\n"
+
+
+DBX_TRAIN = "from transformers import Trainer\ntrainer = Trainer(model=m, tokenizer=tok)"
+
+
+def test_a_databricks_notebooks_shell_line_is_ipython_and_the_rest_is_checked(project):
+    """`!deepspeed ...` in a Python cell of a Databricks source notebook is an IPython shell
+    escape, not MP000; the other cells are checked, at the file's own lines and columns, and a
+    fix is written back with the IPython lines as they were."""
+    text = _databricks(
+        "# MAGIC %md\n# MAGIC Train the model.",
+        "%pip install -q transformers\nsteps = 10",
+        "!deepspeed --num_gpus 8 \\\n    --module train --steps {steps}",
+        DBX_TRAIN,
+    )
+    (project / "train_job.py").write_text(text)
+    out = run_cli("--output-format", "concise", "train_job.py", cwd=project)
+    lines = [l for l in out.stdout.splitlines() if ": MP" in l]
+    row = text.splitlines().index("trainer = Trainer(model=m, tokenizer=tok)") + 1
+    assert [l.split(" [*]")[0] for l in lines] == [f"train_job.py:{row}:28: MP301"], out.stdout
+    full = run_cli("train_job.py", cwd=project).stdout
+    assert "precision-lint: notebook cell" not in full and "trainer = Trainer(model=m, tokenizer=tok)" in full
+    run_cli("--fix", "train_job.py", cwd=project)
+    assert (project / "train_job.py").read_text() == text.replace("tokenizer=tok", "processing_class=tok")
+
+
+def test_a_databricks_cell_that_does_not_compile_is_still_mp000(project):
+    text = _databricks("import os", "!nvidia-smi", "steps = 3\nif steps > 2\n    print(steps)", DBX_TRAIN)
+    (project / "nb.py").write_text(text)
+    out = run_cli("--output-format", "concise", "nb.py", cwd=project)
+    lines = [l.split(" [*]")[0].split(" `")[0] for l in out.stdout.splitlines() if ": MP" in l]
+    row = text.splitlines().index("if steps > 2") + 1
+    mp301 = text.splitlines().index("trainer = Trainer(model=m, tokenizer=tok)") + 1
+    assert lines == [f"nb.py:{row}:13: MP000 Cannot parse cell: SyntaxError: expected ':'", f"nb.py:{mp301}:28: MP301"]
+
+
+def test_a_databricks_pip_install_sets_the_notebooks_versions(tmp_path):
+    """`%pip install transformers==4.30.0` in a cell is the version the notebook's own code
+    targets, as in an .ipynb: `tokenizer=` is Trainer's only spelling there."""
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    def run(root):
+        return Engine(from_table({}, "defaults"), ["MP301"], jobs=1).run_paths([str(root)]).diagnostics
+
+    old = write_tree(tmp_path / "old", {".git/HEAD": "", "nb.py": _databricks("%pip install transformers==4.30.0", DBX_TRAIN)})
+    assert run(old) == []
+    new = write_tree(tmp_path / "new", {".git/HEAD": "", "nb.py": _databricks("%pip install transformers==4.46.0", DBX_TRAIN)})
+    assert [d.code for d in run(new)] == ["MP301"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import os\n" + _databricks("!nvidia-smi"),  # the header on line 2
+        _databricks("!nvidia-smi", header="# Databricks notebook source (copy)\n"),
+        _databricks("!nvidia-smi", header="#Databricks notebook source\n"),
+    ],
+)
+def test_without_the_exact_header_on_line_1_a_py_file_is_python(project, text):
+    (project / "job.py").write_text(text)
+    out = run_cli("--output-format", "concise", "job.py", cwd=project)
+    lines = [l for l in out.stdout.splitlines() if ": MP" in l]
+    assert len(lines) == 1 and ": MP000 Cannot parse file: SyntaxError" in lines[0], out.stdout
+
+
+def test_check_source_and_fix_source_read_a_databricks_notebook():
+    from conftest import config
+    from precision_lint import check_source, fix_source
+
+    cfg = config(transformers_version="5.23")
+    text = _databricks("%pip install -q transformers\n!nvidia-smi", DBX_TRAIN)
+    (d,) = check_source(text, "job.py", config=cfg)
+    assert (d.code, d.span.line, d.span.col) == ("MP301", 8, 27)
+    assert fix_source(text, "job.py", config=cfg) == text.replace("tokenizer=", "processing_class=")
+
+
+def test_a_databricks_magic_pip_cell_sets_the_notebooks_versions(tmp_path):
+    """Databricks exports a `%pip` cell as `# MAGIC %pip install ...` comments: its pins are
+    the notebook's, as a bare `%pip install` line's are; a markdown cell naming pip is not."""
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    def run(root):
+        return Engine(from_table({}, "defaults"), ["MP301"], jobs=1).run_paths([str(root)]).diagnostics
+
+    old = write_tree(tmp_path / "old", {".git/HEAD": "", "nb.py": _databricks("# MAGIC %pip install transformers==4.30.0", DBX_TRAIN)})
+    assert run(old) == []
+    md = write_tree(tmp_path / "md", {".git/HEAD": "", "nb.py": _databricks("# MAGIC %md\n# MAGIC %pip install transformers==4.30.0", DBX_TRAIN)})
+    assert [d.code for d in run(md)] == ["MP301"]

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..workspace.cache import collector_paused
-from ..workspace.notebook import CELL_ERROR_PREFIX, boundary_lines, is_notebook
+from ..workspace.notebook import CELL_ERROR_PREFIX, boundary_lines, is_notebook_text
 from . import extractors as _extractors_pkg
 from ..semantic import syntax
 from ..semantic.main_block import main_block_lines
@@ -87,7 +87,7 @@ def read_imports(source: str, path: str, module: str = "", is_package: bool = Fa
     the gate's reading of the text: its tree is not handed on (None)."""
     from ..semantic import gate
 
-    if is_notebook(path):
+    if is_notebook_text(path, source):
         return gate.imported_modules(source, module, is_package), None
     tree, error = syntax.parsed_tree(source, path)
     imports = gate.imported_modules(source, module, is_package, tree) if tree is not None else None
@@ -113,9 +113,9 @@ def extract_facts(
         facts.skip_file = True
         return facts
     # CPython's verdict first: a file it refuses is MP000 at once, whatever it mentions
-    if parsed is not None and not is_notebook(path):
+    if parsed is not None and not is_notebook_text(path, source):
         tree, error = parsed
-    elif is_notebook(path):  # each cell compiled on its own, as IPython does
+    elif is_notebook_text(path, source):  # each cell compiled on its own, as IPython does
         tree, error = syntax.cpython_tree(source, path, syntax.CELL_FLAGS, boundary_lines(source))
     else:
         tree, error = syntax.cpython_tree(source, path)
@@ -202,7 +202,7 @@ _CELL_ERROR = lazy(r"^" + re.escape(CELL_ERROR_PREFIX) + r"(\d+): (.*)$", re.MUL
 def notebook_cell_errors(source: str, path: str) -> Tuple[ParseError, ...]:
     """The code cells of a notebook that do not compile (``notebook.to_python`` masks each and
     leaves the error on the line it is on): each is its own MP000, the other cells are checked."""
-    if not is_notebook(path) or CELL_ERROR_PREFIX not in source:
+    if CELL_ERROR_PREFIX not in source or not is_notebook_text(path, source):
         return ()
     out = []
     for match in _CELL_ERROR().finditer(source):

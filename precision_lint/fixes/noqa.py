@@ -185,7 +185,7 @@ def write_noqa(result, display=str, err=None) -> int:
 
 
 def _where(src, row: int) -> str:
-    if src.notebook is None:
+    if src.notebook is None or src.notebook.keeps_lines:
         return f"line {row}"
     from ..workspace.notebook import boundary_lines, cell_position
 

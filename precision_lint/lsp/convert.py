@@ -77,7 +77,7 @@ class Related:
             return lsp.Location(uri, rng), ""
         uri = from_fs_path(path) or path
         src = self.sources.get(path)
-        if src is not None and src.notebook is not None:
+        if src is not None and src.notebook is not None and not src.notebook.keeps_lines:
             cell, row = cell_position(boundary_lines(src.text or ""), line)
             return lsp.Location(uri, lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))), f"cell {cell}, line {row}: "
         if src is not None and src.text is not None:
@@ -126,6 +126,8 @@ def document_edits(buffer: Buffer, source: SourceFile, new_text: str, encoding: 
     fix: a notebook's joined cells). Raises NotebookError when it cannot be put into the cells."""
     if buffer.cells is None or source.notebook is None:
         old = source.text or ""
+        if source.notebook is not None and source.notebook.keeps_lines:  # a Databricks source notebook
+            old, new_text = source.notebook.file_text(old), source.notebook.file_text(new_text)
         return {buffer.uri: _text_edits(old, diff_edits(old, new_text), encoding)}
     cell_sources = source.notebook.cell_sources(new_text)
     out = {}

@@ -301,6 +301,16 @@ class JsonStyle:
 class Notebook:
     """A parsed notebook, its code cells, and how to write it back exactly."""
 
+    # Whether the text the checks read has the file's own lines (a Databricks source notebook)
+    # rather than the joined cells of a JSON notebook, whose positions are shown as cells.
+    keeps_lines = False
+
+    @property
+    def command_lines(self) -> Tuple[str, ...]:
+        """The notebook's IPython lines (``%pip install x``, ``!python train.py``, a ``%%bash``
+        cell's lines): what its installs and launches are read from."""
+        return tuple(line for cell in self.cells for _, line in cell.magics)
+
     def __init__(self, raw: bytes, data: dict, cells: Sequence[CodeCell], style: JsonStyle, python: bool = True):
         self.raw = raw
         self.data = data
@@ -516,6 +526,18 @@ def _shadowed_automagic(cells: List[CodeCell]) -> List[CodeCell]:
     magical = [i for i, cell in enumerate(cells) if cell.magics and automagic_name(cell.source) is not None]
     if not magical:
         return cells
+    bound = _bound_names(cells)
+    out = list(cells)
+    for i in magical:
+        cell = cells[i]
+        if automagic_name(cell.source) in bound:
+            python, magics = to_python(cell.source, frozenset(bound))
+            out[i] = CodeCell(cell.index, cell.number, cell.source, python, magics, cell.as_list)
+    return out
+
+
+def _bound_names(cells: Sequence[CodeCell]) -> set:
+    """The names the cells bind (assignments, definitions, imports)."""
     import ast
 
     bound = set()
@@ -531,13 +553,7 @@ def _shadowed_automagic(cells: List[CodeCell]) -> List[CodeCell]:
                 bound.add(node.name)
             elif isinstance(node, ast.alias):
                 bound.add((node.asname or node.name).split(".")[0])
-    out = list(cells)
-    for i in magical:
-        cell = cells[i]
-        if automagic_name(cell.source) in bound:
-            python, magics = to_python(cell.source, frozenset(bound))
-            out[i] = CodeCell(cell.index, cell.number, cell.source, python, magics, cell.as_list)
-    return out
+    return bound
 
 
 def from_cells(sources: Sequence[str]) -> bytes:
@@ -550,3 +566,132 @@ def from_cells(sources: Sequence[str]) -> bytes:
     import json
 
     return json.dumps(data, indent=1).encode("utf-8")
+
+
+# --- Databricks notebooks in source form ----------------------------------------------------
+# A notebook exported from Databricks as source is a ``.py`` file whose first line is this
+# header; its cells are separated by COMMAND lines, its markdown and shell cells are
+# ``# MAGIC`` comments, and its Python cells run through IPython (``!deepspeed ...`` and
+# ``%pip install x`` are IPython lines there, not syntax errors).
+DATABRICKS_HEADER = "# Databricks notebook source"
+DATABRICKS_SEPARATOR = "# COMMAND ----------"
+
+
+def is_databricks(path: str, text: Optional[str]) -> bool:
+    """Whether a ``.py`` file is a Databricks notebook in source form: its first line is
+    exactly the header (a cheap test, made on the text's first bytes)."""
+    if text is None or not str(path).lower().endswith(".py") or not text.startswith(DATABRICKS_HEADER):
+        return False
+    rest = text[len(DATABRICKS_HEADER) : len(DATABRICKS_HEADER) + 2]
+    return rest in ("", "\n", "\r", "\r\n") or rest[0] in "\n\r"
+
+
+def is_notebook_text(path: str, text: Optional[str]) -> bool:
+    """Whether the text of ``path`` is a notebook's (cells compiled one by one, as IPython
+    compiles them): a ``.ipynb`` file, or a Databricks notebook in source form."""
+    return is_notebook(path) or is_databricks(path, text)
+
+
+def _is_separator(line: str) -> bool:
+    return line.rstrip("\r\n").rstrip() == DATABRICKS_SEPARATOR
+
+
+class DatabricksNotebook(Notebook):
+    """A Databricks source notebook read as cells. Its text for the checks is the file's own,
+    line for line and column for column: each COMMAND line stands as the boundary line of the
+    cell it opens and each IPython line as its placeholder, so findings keep the file's
+    positions (``keeps_lines``) and fixes are written back with the IPython lines as they were."""
+
+    keeps_lines = True
+
+    def __init__(self, raw: bytes, cells: Sequence[CodeCell], separators: Sequence[str], encoding: str, bom: bool):
+        super().__init__(raw, {"metadata": {}, "cells": []}, cells, JsonStyle(None, (",", ":"), False, True), True)
+        self.separators = list(separators)
+        self.encoding = encoding
+        self.bom = bom
+
+    @property
+    def command_lines(self) -> Tuple[str, ...]:
+        """As for an ``.ipynb``, and the lines of its ``%pip`` and ``%sh`` cells, which the
+        export writes as ``# MAGIC %pip install x`` comments."""
+        return super().command_lines + tuple(_magic_cell_lines(self.cells))
+
+    @property
+    def writes_files(self) -> bool:
+        return False  # `%%writefile` cells are an .ipynb reading (written.py maps cells of a JSON notebook)
+
+    def file_text(self, fixed_text: str) -> str:
+        """The file's text for a checked (or fixed) text: IPython lines and COMMAND lines as
+        written. Raises NotebookError when a fix touched an IPython line."""
+        sources = self.cell_sources(fixed_text)
+        parts = [sources[0]]
+        for separator, source in zip(self.separators, sources[1:]):
+            parts.append(separator)
+            parts.append(source)
+        return "".join(parts)
+
+    def encode(self, fixed_text: str) -> bytes:
+        sources = self.cell_sources(fixed_text)
+        if all(new == cell.source for cell, new in zip(self.cells, sources)):
+            return self.raw
+        data = self.file_text(fixed_text).encode(self.encoding)
+        return (b"\xef\xbb\xbf" if self.bom else b"") + data
+
+
+_MAGIC_PREFIX = lazy(r"^# MAGIC ?")
+
+
+def _magic_cell_lines(cells: Sequence[CodeCell]) -> List[str]:
+    """The commands of the ``# MAGIC %pip`` / ``# MAGIC %sh`` cells (``%pip install x`` as
+    written, a shell cell's commands without ``%sh``)."""
+    out: List[str] = []
+    for cell in cells:
+        lines = [l.rstrip("\r\n") for l in cell.source.splitlines() if l.strip() and l.rstrip() != DATABRICKS_HEADER]
+        if not lines or not all(_MAGIC_PREFIX().match(l) for l in lines):
+            continue
+        body = [_MAGIC_PREFIX().sub("", l, count=1) for l in lines]
+        first = body[0].strip()
+        if first.startswith("%pip ") or first == "%pip":
+            out.extend(body)
+        elif first.startswith("%sh ") or first == "%sh":
+            out.extend([first[3:].strip()] + body[1:])
+    return out
+
+
+def _databricks_cell(number: int, source: str, shadowed: frozenset = frozenset()) -> CodeCell:
+    """One cell, its IPython lines masked as in an ``.ipynb`` cell. The blank lines the export
+    puts around a cell's code are not part of it (a one-line automagic cell stays one line)."""
+    lines = source.splitlines(keepends=True)
+    lead = 0
+    while lead < len(lines) and not lines[lead].strip():
+        lead += 1
+    tail = len(lines)
+    while tail > lead and not lines[tail - 1].strip():
+        tail -= 1
+    body = "".join(lines[lead:tail])
+    python, magics = to_python(body, shadowed)
+    if magics:
+        python = "".join(lines[:lead]) + python + "".join(lines[tail:])
+        magics = tuple((i + lead, line) for i, line in magics)
+    else:
+        python = source
+    return CodeCell(number - 1, number, source, python, magics, False)
+
+
+def parse_databricks(raw: bytes, text: str, encoding: str = "utf-8", bom: bool = False) -> DatabricksNotebook:
+    """A :class:`DatabricksNotebook` of a source file's text (``is_databricks``): cells split
+    at the COMMAND lines."""
+    chunks: List[str] = [""]
+    separators: List[str] = []
+    for line in text.splitlines(keepends=True):
+        if _is_separator(line):
+            separators.append(line)
+            chunks.append("")
+        else:
+            chunks[-1] += line
+    cells = [_databricks_cell(n, chunk) for n, chunk in enumerate(chunks, start=1)]
+    if any(cell.magics and automagic_name(cell.source.strip("\r\n")) is not None for cell in cells):
+        # a one-line automagic cell (`time model(x)`) is Python where the notebook binds the name
+        bound = frozenset(_bound_names(cells))
+        cells = [_databricks_cell(n, chunk, bound) for n, chunk in enumerate(chunks, start=1)]
+    return DatabricksNotebook(raw, cells, separators, encoding, bom)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .notebook import Notebook
 
 BOM = b"\xef\xbb\xbf"
+DATABRICKS_HEADER = "# Databricks notebook source"  # notebook.DATABRICKS_HEADER, without importing it for every file
 
 
 def held(text: Optional[str]) -> Union[str, bytes, None]:
@@ -79,7 +80,8 @@ class SourceFile:
     # Why ``text`` is None: "read" (an OS error), "decode" (bytes not in its encoding) or
     # "syntax" (a notebook that is not valid notebook JSON).
     error_kind: Optional[str] = None
-    # A Jupyter notebook: ``text`` is its code cells joined into one module (see notebook.py).
+    # A Jupyter notebook: ``text`` is its code cells joined into one module (see notebook.py);
+    # or a Databricks notebook in source form, whose text keeps the file's lines.
     notebook: Optional["Notebook"] = None
     # An editor's buffer (or stdin) whose text is not what the file on disk holds: its facts
     # are kept in memory only, never written to the disk cache.
@@ -163,6 +165,12 @@ class SourceFile:
                 unsaved=unsaved,
                 error_kind="decode",
             )
+        if text.startswith(DATABRICKS_HEADER):
+            from .notebook import is_databricks, parse_databricks
+
+            if is_databricks(path, text):  # a Databricks notebook in source form: read as its cells
+                nb = parse_databricks(raw, text, encoding, bom)
+                return cls(path, raw, nb.text, None, bom, None if encoding == "utf-8" else encoding, notebook=nb, unsaved=unsaved)
         return cls(path, raw, text, None, bom, None if encoding == "utf-8" else encoding, unsaved=unsaved)
 
     def encode(self, text: str) -> bytes:
