@@ -136,31 +136,26 @@ def _held_back(diagnostics: Sequence[Diagnostic], unsafe: bool) -> int:
     return sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability != SAFE and not unsafe)
 
 
-def _read_job(args) -> Tuple[bool, Optional[Tuple[str, ...]], ModuleFacts, bool]:
+def _read_job(args) -> Tuple[bool, Optional[Tuple[str, ...]], ModuleFacts]:
     """A new text's imports and facts from one parse (``read_imports``), in a worker process
-    too: ``(True, imports, facts, analysed)``, the facts analysed where the imports alone decide
-    that the gate analyses the file (it imports a library the rules are about, or does not
-    parse) or make it likely: it imports a module of the linted tree (``tops``: the tree's
-    top-level names), which links it to the tree's other files, and in a tree that imports
-    torch the gate then analyses it too (transformers' configuration files: ``from
-    ...configuration_utils import``). A file the gate analyses after all, read for its links
-    only here, is read again once every file's imports are known; one analysed here that the
-    gate does not analyse is read again for its links (``analysed`` says which was done).
-    ``(False, None, facts, False)``: reading its imports failed (MP003)."""
+    too: ``(True, imports, facts)``, the facts analysed where the imports alone decide that the
+    gate analyses the file (it imports a library the rules are about, or does not parse); a file
+    the gate analyses for its links only is read again once every file's imports are known.
+    ``(False, None, facts)``: reading its imports failed (MP003)."""
     from .facts.extract import read_imports
     from .semantic.gate import seen_library
 
-    kept, path, module, is_package, root, tops = args
+    kept, path, module, is_package, root = args
     text = text_of(kept)  # sent as the source keeps it (``sources.held``)
     try:
         imports, parsed = read_imports(text, path, module, is_package)
     except Exception as exc:
-        return False, None, _internal_facts(path, (module, is_package, root), "reading imports", exc), False
-    analyse = imports is None or seen_library(imports) or any(name.partition(".")[0] in tops for name in imports)
+        return False, None, _internal_facts(path, (module, is_package, root), "reading imports", exc)
+    analyse = imports is None or seen_library(imports)
     try:
-        return True, imports, extract_facts(text, path, module, is_package, root, analyse, parsed), analyse
+        return True, imports, extract_facts(text, path, module, is_package, root, analyse, parsed)
     except Exception as exc:
-        return True, imports, _internal_facts(path, (module, is_package, root), "reading facts", exc), analyse
+        return True, imports, _internal_facts(path, (module, is_package, root), "reading facts", exc)
 
 
 def _facts_job(args) -> ModuleFacts:
@@ -324,16 +319,14 @@ class Engine:
 
         todo = []
         first: Dict[str, Tuple[bool, ModuleFacts]] = {}  # path → (analysed, facts) read with the imports
-        # the top-level names of the linted tree's modules: a file importing one is analysed at once
-        tops = frozenset(naming[0].partition(".")[0] for naming in naming_of.values() if naming[0])
-        jobs = [(src.kept_text, src.path, *naming_of[src.path], tops) for src, _ in unread]
-        for (src, digest), (ok, imports, facts, analysed_here) in zip(unread, self._run_jobs(_read_job, jobs, pools)):
+        jobs = [(src.kept_text, src.path, *naming_of[src.path]) for src, _ in unread]
+        for (src, digest), (ok, imports, facts) in zip(unread, self._run_jobs(_read_job, jobs, pools)):
             if not ok:  # an internal error while reading its imports
                 out[src.path] = facts
                 continue
             self._keep_imports(src, naming_of[src.path], digest, imports)
             read[src.path] = (digest, imports)
-            first[src.path] = (analysed_here, facts)
+            first[src.path] = (imports is None or gate.seen_library(imports), facts)
         analysed = gate.analysed(
             {path: (naming_of[path][0], naming_of[path][2], imports) for path, (_, imports) in read.items()}
         )

@@ -306,38 +306,3 @@ def test_the_command_line_as_a_process_freezes(tmp_path, monkeypatch):
     monkeypatch.setattr(cli.sys, "argv", ["precision-lint", str(tmp_path), "--no-cache", "-j", "1", "--quiet"])
     assert cli.main() in (0, 1)
     assert calls
-
-
-def test_a_file_importing_a_module_of_the_tree_is_analysed_from_its_first_read(tmp_path, monkeypatch):
-    """A new text is parsed once with its imports; one that imports a library the rules are
-    about, or a module of the linted tree (which links it to the others), is analysed from that
-    parse. One that imports neither (``helpers.py``) is read for its links, then again once the
-    gate analyses it; one analysed at once that the gate does not analyse after all (``tools/``:
-    no file there imports a library) is read again for its links alone. The facts are those the
-    gate asks for either way."""
-    (tmp_path / "train.py").write_text("import torch\nfrom models import build\nmodel = build()\n")
-    (tmp_path / "models.py").write_text("from helpers import width\n\n\ndef build():\n    return width\n")
-    (tmp_path / "helpers.py").write_text("width = 4\n")
-    (tmp_path / "tools").mkdir()
-    (tmp_path / "tools" / "a.py").write_text("from b import name\nprint(name)\n")
-    (tmp_path / "tools" / "b.py").write_text("name = 'b'\n")
-    reads = {}
-    original = engine_module.extract_facts
-
-    def counted(source, path, *args, **kwargs):
-        facts = original(source, path, *args, **kwargs)
-        reads.setdefault(os.path.basename(path), []).append(facts.parsed)
-        return facts
-
-    monkeypatch.setattr(engine_module, "extract_facts", counted)
-    engine = Engine(config(), jobs=1)
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        engine.run_paths(["."])
-    finally:
-        os.chdir(cwd)
-    assert reads["train.py"] == [True] and reads["models.py"] == [True]
-    assert reads["helpers.py"] == [False, True]  # its links first, then analysed
-    assert reads["a.py"] == [True, False]  # analysed at once, then its links alone
-    assert reads["b.py"] == [False]
