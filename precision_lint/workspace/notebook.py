@@ -32,6 +32,7 @@ from .._dataclass import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 from .configfiles import is_config_file
+from .sources import DATABRICKS_HEADER
 from .._regex import lazy
 
 SUFFIX = ".ipynb"
@@ -573,7 +574,6 @@ def from_cells(sources: Sequence[str]) -> bytes:
 # header; its cells are separated by COMMAND lines, its markdown and shell cells are
 # ``# MAGIC`` comments, and its Python cells run through IPython (``!deepspeed ...`` and
 # ``%pip install x`` are IPython lines there, not syntax errors).
-DATABRICKS_HEADER = "# Databricks notebook source"
 DATABRICKS_SEPARATOR = "# COMMAND ----------"
 
 
@@ -582,8 +582,8 @@ def is_databricks(path: str, text: Optional[str]) -> bool:
     exactly the header (a cheap test, made on the text's first bytes)."""
     if text is None or not str(path).lower().endswith(".py") or not text.startswith(DATABRICKS_HEADER):
         return False
-    rest = text[len(DATABRICKS_HEADER) : len(DATABRICKS_HEADER) + 2]
-    return rest in ("", "\n", "\r", "\r\n") or rest[0] in "\n\r"
+    rest = text[len(DATABRICKS_HEADER) : len(DATABRICKS_HEADER) + 1]
+    return rest in ("", "\n", "\r")  # the whole first line, whatever its line ending
 
 
 def is_notebook_text(path: str, text: Optional[str]) -> bool:

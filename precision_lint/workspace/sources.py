@@ -24,7 +24,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .notebook import Notebook
 
 BOM = b"\xef\xbb\xbf"
-DATABRICKS_HEADER = "# Databricks notebook source"  # notebook.DATABRICKS_HEADER, without importing it for every file
+# The first line of a Databricks notebook exported as source (notebook.is_databricks): here, so
+# that reading any file can test for it without importing notebook.py
+DATABRICKS_HEADER = "# Databricks notebook source"
 
 
 def held(text: Optional[str]) -> Union[str, bytes, None]:

@@ -540,7 +540,7 @@ _FLOOR = lazy(r"^\(?\s*(?:or|and)\s+(?:newer|later|higher|above|greater|up)\s*\)
 _NOTE = lazy(r"^(?:\(|with\b|on\b|for\b|\u2013|-|:)", re.IGNORECASE)
 _ALTERNATIVE = lazy(r"\b(?:or|to|and)\s+v?\d|\d\s*(?:-|\u2013|~)\s*v?\d", re.IGNORECASE)
 # the names a list writes for a library (the requirement names of LIBRARIES stand for themselves)
-LISTED_NAMES = {"pytorch": "torch", "huggingface-transformers": "transformers", "hugging-face-transformers": "transformers"}
+LISTED_NAMES = {**CONDA_NAMES, "huggingface-transformers": "transformers", "hugging-face-transformers": "transformers"}
 
 
 def listed_requirements(text: str, source: str) -> List[Allowed]:
