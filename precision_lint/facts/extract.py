@@ -125,6 +125,7 @@ def extract_facts(
     facts.main_lines = main_block_lines(tree)
     facts.cell_errors = notebook_cell_errors(source, path)
     facts.acts = top_level_acts(tree)
+    facts.top_imports = _top_imports(tree, module, is_package)
     if not analyse:
         # Not parsed, but its imports still link the files around it (a package
         # `__init__.py` that re-exports `load_model` from the module that loads fp16).
@@ -215,6 +216,22 @@ _IMPORT_LINE = lazy(
     r"^[ \t]*(?:from[ \t]+(?P<base>\.*[\w.]*)[ \t]+import[ \t]+\(?(?P<names>[^#\n]*)|import[ \t]+(?P<mods>[^#\n]+))",
     re.MULTILINE,
 )
+
+
+def _top_imports(tree, module: str, is_package: bool) -> Tuple[str, ...]:
+    """What the join follows of a module's unconditional top-level imports
+    (``names.unconditional_imports``): the library modules a release removed (``torch._six``)
+    and whatever may be a module of the tree (not the standard library's, nor a known
+    library's): the versions a module targets end where a module it must import is gone
+    (``project/removed_imports.py``)."""
+    from ..knowledge import removed_modules
+    from ..semantic.names import LIBRARIES, unconditional_imports
+
+    removed = removed_modules()
+    return tuple(
+        m for m in unconditional_imports(tree, module, is_package)
+        if m in removed or not (m.partition(".")[0] in LIBRARIES or m.partition(".")[0] in sys.stdlib_module_names)
+    )
 
 
 def _imports_from_text(source: str, module: str, is_package: bool):

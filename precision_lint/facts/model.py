@@ -118,6 +118,9 @@ class ModuleFacts:
     # it is written to be run, so a function of it nothing calls may be run by a hand-over the
     # join cannot see; a module of imports, definitions and assignments only is not (``programs.py``)
     acts: bool = False
+    # the modules its top level imports outside any `try`/`if` that the join follows: those of
+    # the tree, and library modules a release removed (``extract._top_imports``)
+    top_imports: Tuple[str, ...] = ()
 
     def section(self, name: str):
         return self.sections.get(name, ())
@@ -171,7 +174,7 @@ def _interned_names(state: dict) -> dict:
     for name in ("module", "root"):
         if name in state:
             state[name] = _name(state[name])
-    for name in ("imports", "type_checking_imports", "functions"):
+    for name in ("imports", "type_checking_imports", "functions", "top_imports"):
         if state.get(name):
             state[name] = _names(state[name])
     for name in ("exports", "call_edges", "registered"):

@@ -509,6 +509,23 @@ def release_dates(dist: str) -> Tuple[Tuple[Tuple[int, ...], str], ...]:
     return tuple(sorted((parse_version(k), v) for k, v in table.items()))
 
 
+@dataclass(frozen=True)
+class RemovedModule:
+    """A library module that ``removed_in`` took away (``torch._six``, torch 2.0): code that
+    imports it unconditionally runs only on the versions before (``torch.toml``)."""
+
+    dist: str
+    module: str
+    removed_in: Tuple[int, ...]
+
+
+@lru_cache(maxsize=None)
+def removed_modules() -> Dict[str, RemovedModule]:
+    """Module name -> its removal, for every ``[[removed_module]]`` of ``torch.toml``."""
+    rows = _table("torch.toml").get("removed_module", ())
+    return {r["module"]: RemovedModule(r["dist"], r["module"], parse_version(r["removed_in"])) for r in rows}
+
+
 def implying_libraries() -> Tuple[str, ...]:
     """The libraries whose pins imply the torch of their time."""
     return tuple(_table("torch.toml")["implies_torch"]["libraries"])

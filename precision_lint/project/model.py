@@ -22,10 +22,11 @@ from .callgraph import CallGraph
 from .entries import programs_and_entries
 from ..workspace.declared import DeclaredEntries
 from .interproc import CallGraphValues
+from .removed_imports import removal_ceilings
 from ..workspace.shipped import ShippedFiles
 from .symbols import ProjectSymbols
 from .trained import TrainedJoin
-from ..workspace.versions import Allowed, Targets, VersionResolver
+from ..workspace.versions import Allowed, Targets, VersionResolver, version_text
 
 
 # a unit's flags as the digits of its bits (see Project._unit_bits), and back
@@ -151,8 +152,34 @@ class Project:
             run = self._run_requirements(module)
             found = self.versions.targets(module.path, source, self.notebook_lines.get(module.path, ()), run)
             found = self._narrowed_by_importers(module, found)
+            found = self._ended_by_removed_imports(module, found)
             self._targets[module.path] = found
         return found
+
+    def _ended_by_removed_imports(self, module: ModuleFacts, found: Targets) -> Targets:
+        """``found`` ended before the release that removed a module ``module`` must import
+        (``removed_imports.py``: ``from torch._six import inf`` in it, or in a module of the
+        tree it imports at its top level): it cannot run on that release or later. A fallback
+        (nothing stated: the installed or newest version) becomes the versions before it; a
+        stated range is cut there, unless nothing of it is left (the pins are what is
+        installed). The configuration's versions stay as they are."""
+        ends = self.memo("removed imports", lambda: removal_ceilings(self.modules, self.module_named)).get(module.path)
+        if not ends:
+            return found
+        versions = dict(found.versions)
+        for dist, (row, where) in ends.items():
+            allowed = versions.get(dist)
+            if allowed is None or allowed.source == "configuration" or (found.library_code is not None and found.library_code.dist == dist):
+                continue
+            ceiling = Allowed(dist, high=row.removed_in, spec=f"{dist}<{version_text(row.removed_in)}", source="the code")
+            gone = f"{where}, is gone from {dist} {version_text(row.removed_in)}"
+            if allowed.newest or allowed.source in ("installed", "newest"):
+                versions[dist] = dataclasses.replace(ceiling, note=gone)
+                continue
+            both = allowed.intersect(ceiling)
+            if not both.is_empty:
+                versions[dist] = dataclasses.replace(both, note=f"{allowed.where()}; {gone}")
+        return dataclasses.replace(found, versions=versions)
 
     # --- modules imported only under a version test ----------------------------------
     def _narrowed_by_importers(self, module: ModuleFacts, found: Targets) -> Targets:

@@ -9,7 +9,7 @@ defined in the module itself (``class Trainer: ...``) resolves to
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from .gate import resolve_relative  # noqa: F401  (pure text: the gate reads it without the index)
 
@@ -68,6 +68,18 @@ def import_bindings(node, module: str, is_package: bool):
         bindings.append((local, full))
         modules.append(full)
     return bindings, modules
+
+
+def unconditional_imports(tree, module: str, is_package: bool) -> Tuple[str, ...]:
+    """The modules a module's own top level imports outside any ``try``, ``if`` or function:
+    each must import for the module to import at all (``from torch._six import inf`` fails on
+    a torch without it, and so does every module that imports this one the same way).
+    ``from a import b`` names ``a`` and ``a.b`` (``b`` may be a module), in the order written."""
+    found: Dict[str, None] = {}
+    for stmt in getattr(tree, "body", ()):
+        if type(stmt) is ast.Import or type(stmt) is ast.ImportFrom:
+            found.update(dict.fromkeys(m for m in import_bindings(stmt, module, is_package)[1] if m))
+    return tuple(found)
 
 
 class ImportMap:

@@ -105,3 +105,21 @@ def test_a_local_definition_resolves_to_the_module(kind):
         """
     assert _callees(src)[-1] == ("train", "train.Trainer")
     assert lint(src, "MP301") == []
+
+
+def test_unconditional_imports_are_the_top_levels_own_outside_try_if_and_functions():
+    import ast
+
+    from precision_lint.semantic.names import unconditional_imports
+
+    tree = ast.parse(
+        "import os, torch._six as six\n"
+        "from . import helpers\n"
+        "from .util import inf\n"
+        "try:\n    import apex\nexcept ImportError:\n    apex = None\n"
+        "if True:\n    import fast\n"
+        "def f():\n    import lazy\n"
+    )
+    assert unconditional_imports(tree, "pkg.train", False) == (
+        "os", "torch._six", "pkg", "pkg.helpers", "pkg.util", "pkg.util.inf",
+    )

@@ -1,0 +1,103 @@
+"""The torch a module targets ends before the release that removed a module it must import
+(``project/removed_imports.py``): a helper that imports ``torch._six`` at its top level, outside
+any ``try`` or ``if``, runs only on torch below 2.0, and so does every script that imports the
+helper the same way. There ``torch.cuda.amp`` warns about nothing (MP303 is silent), and its
+fix would write ``torch.amp.GradScaler``, which that torch lacks. Every shape has its negative."""
+from conftest import write_tree
+
+from precision_lint.workspace.config import from_table
+from precision_lint.engine import Engine
+from precision_lint.facts.model import ModuleFacts
+from precision_lint.knowledge import removed_modules
+from precision_lint.project.removed_imports import removal_ceilings
+
+SIX = "from torch._six import inf\n"
+HELPERS = """\
+import torch
+{six}
+
+def worst(values):
+    return max(values) if values else -inf
+"""
+TRAIN = """\
+import torch
+{imports}
+
+def fit(model, batches, optimizer):
+    scaler = torch.cuda.amp.GradScaler()
+    for x in batches:
+        with torch.cuda.amp.autocast():
+            loss = model(x)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+"""
+
+
+def run(root):
+    cfg = from_table({}, "defaults")  # nothing configured: the files' projects say
+    found = Engine(cfg, ["MP303"], jobs=1).run_paths([str(root)]).diagnostics
+    return sorted((d.path.rsplit("/", 1)[-1], d.span.line) for d in found)
+
+
+def project(tmp_path, six=SIX, imports="import helpers", requirements=None):
+    files = {".git/HEAD": "", "helpers.py": HELPERS.format(six=six), "train.py": TRAIN.format(imports=imports)}
+    if requirements is not None:
+        files["requirements.txt"] = requirements
+    return write_tree(tmp_path, files)
+
+
+def test_a_script_importing_a_helper_that_imports_torch_six_targets_torch_below_2(tmp_path):
+    assert run(project(tmp_path)) == []
+
+
+def test_without_the_removed_import_the_newest_torch_warns(tmp_path):
+    assert run(project(tmp_path, six="from math import inf")) == [("train.py", 5), ("train.py", 7)]
+
+
+def test_an_import_under_try_is_compatibility_code_not_a_statement(tmp_path):
+    six = "try:\n    from torch._six import inf\nexcept ImportError:\n    from math import inf"
+    assert len(run(project(tmp_path, six=six))) == 2
+
+
+def test_a_helper_imported_inside_a_function_or_under_if_does_not_end_the_scripts_torch(tmp_path):
+    assert len(run(project(tmp_path, imports="import sys\nif sys.argv[1:]:\n    import helpers"))) == 2
+
+
+def test_a_stated_range_is_cut_at_the_removal(tmp_path):
+    assert run(project(tmp_path, requirements="torch>=1.7\n")) == []
+
+
+def test_pins_that_leave_nothing_below_the_removal_stay_what_is_installed(tmp_path):
+    assert len(run(project(tmp_path, requirements="torch>=2.4\n"))) == 2
+
+
+def test_the_chain_of_unconditional_imports_is_followed_and_cycles_end():
+    a = ModuleFacts("a.py", "a", top_imports=("b",))
+    b = ModuleFacts("b.py", "b", top_imports=("c", "a"))
+    c = ModuleFacts("c.py", "c", top_imports=("torch._six", "torch._six.inf", "b"))
+    other = ModuleFacts("other.py", "other", top_imports=("a_missing",))
+    modules = [a, b, c, other]
+    named = {m.module: m for m in modules}
+    ends = removal_ceilings(modules, lambda name, near: named.get(name))
+    assert set(ends) == {"a.py", "b.py", "c.py"}
+    row, where = ends["a.py"]["torch"]
+    assert (row.module, row.removed_in) == ("torch._six", (2, 0)) and where == "`torch._six`, imported by c.py"
+
+
+def test_nothing_is_worked_out_where_no_module_imports_a_removed_one():
+    calls = []
+    modules = [ModuleFacts("a.py", "a", top_imports=("b",))]
+    assert removal_ceilings(modules, lambda name, near: calls.append(name)) == {}
+    assert calls == []
+
+
+def test_every_removed_module_of_the_table_is_gone_from_the_installed_torch():
+    import importlib.util
+
+    import torch
+    from precision_lint.workspace.versions import compare, read_version
+
+    for name, row in removed_modules().items():
+        assert row.dist == "torch" and compare(read_version(torch.__version__), row.removed_in) >= 0
+        assert importlib.util.find_spec(name) is None, name
