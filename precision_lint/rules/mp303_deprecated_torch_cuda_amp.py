@@ -16,7 +16,8 @@ dtype=torch.float16)`` because the new signature puts ``dtype`` before
 
 Both depend on the torch the file targets (``workspace/versions.py``: its project's torch
 pin, else the torch of the time of its pinned transformers / accelerate / TRL, else the
-installed one; the versions are data in ``knowledge/torch.toml``, read in the wheels):
+installed one, ended before 2.0 where the file must import ``torch._six``, directly or through
+a module of its tree; the versions are data in ``knowledge/torch.toml``, read in the wheels):
 
 - torch 2.3 and older warn about nothing: where no allowed torch is 2.4 or later (a project
   pinning ``transformers==4.27.1`` and ``torch>=1.10`` targets torch below 2.1) nothing is
