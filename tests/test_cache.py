@@ -306,3 +306,55 @@ def test_the_command_line_as_a_process_freezes(tmp_path, monkeypatch):
     monkeypatch.setattr(cli.sys, "argv", ["precision-lint", str(tmp_path), "--no-cache", "-j", "1", "--quiet"])
     assert cli.main() in (0, 1)
     assert calls
+
+
+TRAINLIB = '''
+import torch
+
+
+def train(model, loader):
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+'''
+RUN = '''
+import torch
+from transformers import AutoModelForSequenceClassification
+from trainlib import train
+
+student = AutoModelForSequenceClassification.from_pretrained("s")
+train(student.to("cuda", dtype=torch.float16), loader)
+'''
+
+
+def test_packed_sections_read_from_the_cache_answer_as_when_made(tmp_path):
+    """The trained-object summaries a cached module keeps packed (``facts.model.PACKED``) are
+    made into objects when the trained join asks for them: an edited file beside it is checked
+    with the cached summary of ``trainlib.py`` and MP101 still finds the model it trains."""
+    from precision_lint.facts.model import PackedSection
+    from precision_lint.workspace.cache import FactsCache
+
+    (tmp_path / "trainlib.py").write_text(dedent(TRAINLIB))
+    (tmp_path / "run.py").write_text(dedent(RUN))
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    first = _check(tmp_path, jobs=1, cache=cache)
+    assert [code for _, code, *_ in first] == ["MP101"]
+    stored = [facts for path in FactsCache(str(cache)).folder.rglob("*.pickle") if (facts := _load_entry(path)) is not None]
+    assert any(type(f.sections.get("trained")) is PackedSection for f in stored if f.path.endswith("trainlib.py"))
+    (tmp_path / "run.py").write_text(dedent(RUN) + "\nprint('edited')\n")  # a new run; trainlib.py from the cache
+    again = _check(tmp_path, jobs=1, cache=cache)
+    assert [(p, c, s.line) for p, c, s, *_ in again] == [(p, c, s.line) for p, c, s, *_ in first]
+
+
+def _load_entry(path):
+    from precision_lint.workspace.cache import _load
+
+    entry = _load(path)
+    if isinstance(entry, tuple) and len(entry) == 2 and hasattr(entry[1], "sections"):  # (key, facts)
+        return entry[1]
+    return None  # another cache's entry (the imports index, a whole run's findings)

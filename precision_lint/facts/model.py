@@ -123,7 +123,10 @@ class ModuleFacts:
     top_imports: Tuple[str, ...] = ()
 
     def section(self, name: str):
-        return self.sections.get(name, ())
+        value = self.sections.get(name, ())
+        if type(value) is PackedSection:  # unpickled on first use (see PACKED)
+            value = self.sections[name] = value.unpacked()
+        return value
 
     def exports_map(self) -> Dict[str, str]:
         """Each exported name's target. Asked at each step of every name the join resolves
@@ -158,10 +161,55 @@ class ModuleFacts:
         state = dict(self.__dict__)
         state.pop("_classes_by_name", None)
         state.pop("_exports_by_name", None)
+        sections = state.get("sections")
+        if sections and any(name in sections and name not in self.to_join for name in PACKED):
+            state["sections"] = {
+                name: PackedSection.of(value) if name in PACKED and name not in self.to_join else value
+                for name, value in sections.items()
+            }
         return state
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(_interned_names(state))
+
+
+# Sections that only a question about a few modules reads, kept as the bytes they were pickled
+# to until one is asked for (``ModuleFacts.section``): the trained-object summaries are a fifth
+# of a module's pickled facts on transformers (11 of 55 MB), and only ``project/trained.py``
+# reads them, when a rule asks what trains a model; a run with one file edited unpickled all of
+# them for nothing (#23). A section the join substitutes (``to_join``) is never packed.
+PACKED = frozenset({"trained"})
+
+
+class PackedSection:
+    """A section's value pickled on its own: made into its objects on first use."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    @classmethod
+    def of(cls, value) -> "PackedSection":
+        if type(value) is cls:
+            return value
+        import pickle
+
+        return cls(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+
+    def unpacked(self):
+        import pickle
+
+        return pickle.loads(self.data)
+
+    def __reduce__(self):
+        return (PackedSection, (self.data,))
+
+    def __eq__(self, other) -> bool:
+        return type(other) is PackedSection and other.data == self.data
+
+    def __hash__(self) -> int:
+        return hash(self.data)
 
 
 def _interned_names(state: dict) -> dict:

@@ -88,7 +88,7 @@ class TrainedJoin:
             return
         self._collected = True
         for module in self._modules:
-            summary = module.sections.get(SECTION)
+            summary = module.section(SECTION)
             for fact in summary[0] if summary else ():
                 if fact.ref.name:
                     self.nodes(fact.ref, module)
@@ -108,7 +108,7 @@ class TrainedJoin:
         follows: Dict[Node, List[Tuple[Node, Witness]]] = {}
         work: List[Tuple[Node, FrozenSet[Witness], str]] = []
         for module in self._modules:
-            summary = module.sections.get(SECTION)
+            summary = module.section(SECTION)
             if not summary:
                 continue
             facts, edges = summary
