@@ -358,3 +358,41 @@ def _load_entry(path):
     if isinstance(entry, tuple) and len(entry) == 2 and hasattr(entry[1], "sections"):  # (key, facts)
         return entry[1]
     return None  # another cache's entry (the imports index, a whole run's findings)
+
+
+DTYPES = '''
+import torch
+
+
+def weights_dtype():
+    return torch.float16
+'''
+RUN_WITH_RETURN = '''
+import torch
+from transformers import AutoModelForSequenceClassification
+from dtypes import weights_dtype
+from trainlib import train
+
+student = AutoModelForSequenceClassification.from_pretrained("s", torch_dtype=weights_dtype())
+train(student, loader)
+'''
+
+
+def test_packed_return_summaries_read_from_the_cache_answer_as_when_made(tmp_path):
+    """A cached module's return summaries (packed: ``facts.model.PACKED``) are made into
+    objects when the join substitutes a call of its function: the float16 that
+    ``weights_dtype()`` returns in another file still makes the model MP101's."""
+    from precision_lint.facts.model import PackedSection
+    from precision_lint.workspace.cache import FactsCache
+
+    (tmp_path / "trainlib.py").write_text(dedent(TRAINLIB))
+    (tmp_path / "dtypes.py").write_text(dedent(DTYPES))
+    (tmp_path / "run.py").write_text(dedent(RUN_WITH_RETURN))
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    first = _check(tmp_path, jobs=1, cache=cache)
+    assert ("run.py", "MP101") in [(p, c) for p, c, *_ in first]
+    stored = [facts for path in FactsCache(str(cache)).folder.rglob("*.pickle") if (facts := _load_entry(path)) is not None]
+    assert any(type(f.returns) is PackedSection for f in stored if f.path.endswith("dtypes.py"))
+    (tmp_path / "run.py").write_text(dedent(RUN_WITH_RETURN) + "\nprint('edited')\n")
+    again = _check(tmp_path, jobs=1, cache=cache)
+    assert [(p, c, s.line) for p, c, s, *_ in again] == [(p, c, s.line) for p, c, s, *_ in first]

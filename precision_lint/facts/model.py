@@ -141,7 +141,10 @@ class ModuleFacts:
         return name in self.definitions
 
     def returns_of(self, qualname: str) -> Optional[Tuple[Any, ...]]:
-        for name, values in self.returns:
+        returns = self.returns
+        if type(returns) is PackedSection:  # unpickled on first use (see PACKED)
+            returns = self.returns = returns.unpacked()
+        for name, values in returns:
             if name == qualname:
                 return values
         return None
@@ -161,6 +164,8 @@ class ModuleFacts:
         state = dict(self.__dict__)
         state.pop("_classes_by_name", None)
         state.pop("_exports_by_name", None)
+        if state.get("returns"):
+            state["returns"] = PackedSection.of(state["returns"])
         sections = state.get("sections")
         if sections and any(name in sections and name not in self.to_join for name in PACKED):
             state["sections"] = {
@@ -177,7 +182,9 @@ class ModuleFacts:
 # to until one is asked for (``ModuleFacts.section``): the trained-object summaries are a fifth
 # of a module's pickled facts on transformers (11 of 55 MB), and only ``project/trained.py``
 # reads them, when a rule asks what trains a model; a run with one file edited unpickled all of
-# them for nothing (#23). A section the join substitutes (``to_join``) is never packed.
+# them for nothing (#23). A section the join substitutes (``to_join``) is never packed. The
+# return summaries (``returns``) are packed too: read only through ``returns_of``, when the join
+# substitutes a call of the module's functions (never, on transformers: 0.3 s of unpickling).
 PACKED = frozenset({"trained"})
 
 
