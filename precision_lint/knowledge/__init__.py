@@ -474,7 +474,19 @@ def migrated_names(kind: str) -> FrozenSet[str]:
 def newer_names() -> FrozenSet[str]:
     """The new keywords that some version before the rename lacks (rows with an
     ``older_error``): the facts layer records their uses too."""
-    return frozenset(m.rename_to for m in migrations() if m.older_error)
+    return frozenset(newer_name_methods())
+
+
+@lru_cache(maxsize=None)
+def newer_name_methods() -> Dict[str, FrozenSet[Optional[str]]]:
+    """For each of :func:`newer_names`, the methods its rows are about (None: the owner's
+    constructor): a use of a name that is only new (no row's old name) can match a row only in
+    a call of one of them (``dtype=`` in ``X.from_pretrained(...)``, not in ``torch.zeros(...)``)."""
+    out: Dict[str, set] = {}
+    for m in migrations():
+        if m.older_error:
+            out.setdefault(m.rename_to, set()).add(m.method)
+    return {name: frozenset(methods) for name, methods in out.items()}
 
 
 

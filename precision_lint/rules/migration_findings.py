@@ -189,13 +189,30 @@ def stated_floor(allowed: Allowed) -> bool:
     )
 
 
-def too_new_message(row: Migration, use, shown: str, allowed: Allowed, library_class: str) -> str:
+def filled_error(error: str, row: Migration, shown: Optional[str], project_class: bool) -> str:
+    """A row's error with its placeholders filled for a call of ``shown``: ``{model}`` is the
+    class ``from_pretrained`` builds, named where the call names it (a transformers model class
+    of the library itself, ``GPT2LMHeadModel``), else ``<model class>`` (an Auto class builds
+    the class the checkpoint's config names; a project subclass's ``__init__``, or its
+    library base's, raises; ``shown`` None: one of several classes the code picks)."""
+    short = shown.rsplit(".", 1)[-1] if shown else ""
+    named = shown is not None and shown.startswith(f"{row.library}.") and not project_class and not short.startswith("Auto")
+    return (
+        error.replace("{model}", short if named else "<model class>")
+        .replace("{tokenizer}", "<tokenizer class>")
+        .replace("{config}", "<config class>")
+    )
+
+
+def too_new_message(row: Migration, use, shown: str, allowed: Allowed, library_class: str, project_class: bool) -> str:
     """``processing_class=`` passed to `Trainer` is new in transformers 4.46 and raises ... on
-    the older versions transformers>=4.44.2 (in setup.py) allows."""
+    the older versions transformers>=4.44.2 (in setup.py) allows. ``library_class``: the first
+    library class of ``shown``'s MRO; ``project_class``: ``shown`` is the project's own."""
     lib = VERSION_TEXT[row.library]
     short = shown.rsplit(".", 1)[-1]
     target = f"`{short}.{row.method}`" if row.method else f"`{short}`"
-    error = row.older_error  # raised by the library class's own `__init__` (a subclass's name is not in it)
+    error = filled_error(row.older_error, row, shown, project_class)
+    # raised by the library class's own `__init__` (a subclass's name is not in it)
     if row.method is None and f"{row.owner_short}.__init__()" in error:
         error = error.replace(f"{row.owner_short}.__init__()", f"{library_class.rsplit('.', 1)[-1]}.__init__()")
     kind = f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`"
@@ -215,6 +232,11 @@ def old_fate(row: Migration) -> str:
     lib = VERSION_TEXT[row.library]
     if row.removed_in is not None:
         return f"fails from {lib} {version_text(row.removed_in)} on"
+    if row.silent_since is not None and not (row.silent_values or row.silent_with):
+        return (
+            f"warns from {lib} {version_text(row.deprecated_in)} to below {version_text(row.silent_since)} "
+            f"and is accepted silently from {version_text(row.silent_since)} on"
+        )
     return f"warns from {lib} {version_text(row.deprecated_in)} on"
 
 
@@ -496,14 +518,13 @@ class MigrationJudge:
     def _has_section(self) -> bool:
         return bool(self.ctx.facts.section("migrations"))
 
-    def _error(self, row: Migration, shown: str) -> str:
-        error = (
-            row.error.replace("{model}", "<model class>")
-            .replace("{tokenizer}", "<tokenizer class>")
-            .replace("{config}", "<config class>")
-        )
+    def _error(self, row: Migration, shown: str, several: bool = False) -> str:
+        """The row's error for a call of ``shown`` (``several``: the code picks one of several
+        classes, so none is named)."""
+        project = self._is_project_class(shown)
+        error = filled_error(row.error, row, None if several else shown, project)
         short = shown.rsplit(".", 1)[-1]
-        if not self._is_project_class(shown) and f"{row.owner_short}.__init__()" in error:
+        if not project and f"{row.owner_short}.__init__()" in error:
             error = error.replace(f"{row.owner_short}.__init__()", f"{short}.__init__()")
         return error
 
@@ -520,7 +541,8 @@ class MigrationJudge:
             target = f"`{call.receiver_text}.{row.method}` ({' or '.join(f'`{c}`' for c in shorts)})"
         kind = f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`"
         silent = self._silent(row, use, call.keywords)
-        message = f"{kind} passed to {target} {self._consequence(row, self._error(row, shown), silent)}"
+        error = self._error(row, shown, several=len(classes) > 1)
+        message = f"{kind} passed to {target} {self._consequence(row, error, silent)}"
         fix = None
         if row.fix == "rename" and not self._new_name_exists(row):
             message += f" ({no_fix_reason(row, self._allowed(row))})"
@@ -955,7 +977,8 @@ class MigrationJudge:
                     continue
                 if any(u.name == row.name for u in call.uses):
                     continue  # the old spelling beside it: the other finding's business
-                yield Finding(row, "removed", use.key_span, too_new_message(row, use, shown, allowed, nearest), None)
+                message = too_new_message(row, use, shown, allowed, nearest, self._is_project_class(shown))
+                yield Finding(row, "removed", use.key_span, message, None)
 
     def findings(self) -> Iterator[Finding]:
         if self.stage == "removed":

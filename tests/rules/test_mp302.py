@@ -201,6 +201,27 @@ def test_report_only_rows_say_what_to_do_instead():
     assert "remove it (mixed precision is torch.amp only)" in text
 
 
+
+def test_the_model_class_a_from_pretrained_builds_is_named_where_the_call_names_it():
+    """`{model}`: a model class of transformers raises in its own `__init__`; an Auto class
+    builds the class the checkpoint names, a project subclass's or its base's `__init__`
+    raises, and a class the code picks among several is any of them: not named."""
+    found = lint302(
+        """
+        from transformers import AutoModelForCausalLM, GPT2LMHeadModel, LlamaForCausalLM
+        class Mine(GPT2LMHeadModel):
+            pass
+        a = GPT2LMHeadModel.from_pretrained("m", use_flash_attention_2=True)
+        b = AutoModelForCausalLM.from_pretrained("m", use_flash_attention_2=True)
+        c = Mine.from_pretrained("m", use_flash_attention_2=True)
+        cls = GPT2LMHeadModel if big else LlamaForCausalLM
+        d = cls.from_pretrained("m", use_flash_attention_2=True)
+        """
+    )
+    errors = [d.message.split("raises `")[1].split(".__init__()")[0] for d in found]
+    assert errors == ["TypeError: GPT2LMHeadModel", "TypeError: <model class>", "TypeError: <model class>", "TypeError: <model class>"]
+
+
 # --- SFTTrainer keywords moved into SFTConfig -------------------------------------------------
 def test_move_into_the_config_of_the_same_scope_is_safe_and_one_pass():
     before = """

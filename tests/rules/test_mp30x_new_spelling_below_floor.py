@@ -105,3 +105,86 @@ def test_a_subclass_with_an_abc_mixin_first_is_still_the_transformers_trainer(tm
     )
     (d,) = project(tmp_path, "transformers>=4.44.2,<6.0.0", src)
     assert d.code == "MP301" and "TypeError: Trainer.__init__()" in d.message
+
+
+# `dtype=` of from_pretrained / from_config: new in transformers 4.56 (`torch_dtype=` before);
+# 4.40.2 and 4.55.4 hand it on to the model class's `__init__`, which raises TypeError
+LOAD = """\
+import torch
+from transformers import AutoModelForCausalLM
+model = AutoModelForCausalLM.from_pretrained(name, dtype=torch.bfloat16)
+"""
+
+
+@pytest.mark.parametrize("pin", ["transformers>=4.40", "transformers==4.45.0"])
+def test_dtype_below_4_56_is_mp302(tmp_path, pin):
+    (d,) = project(tmp_path, pin, LOAD)
+    assert d.code == "MP302" and d.fix is None
+    assert "`dtype=` passed to `AutoModelForCausalLM.from_pretrained` is new in transformers 4.56" in d.message
+    # an Auto class builds the class the checkpoint names: not known here
+    assert "TypeError: <model class>.__init__() got an unexpected keyword argument 'dtype'" in d.message
+    assert d.span.line == 3
+
+
+@pytest.mark.parametrize("pin", ["transformers>=4.56", "transformers==4.56.0", "transformers", None])
+def test_dtype_from_4_56_or_without_a_floor_is_nothing(tmp_path, pin):
+    assert project(tmp_path, pin, LOAD) == []
+
+
+def test_dtype_of_a_model_class_names_its_init(tmp_path):
+    src = "import torch\nfrom transformers import GPT2LMHeadModel\nm = GPT2LMHeadModel.from_pretrained(p, dtype=torch.float16)\n"
+    (d,) = project(tmp_path, "transformers>=4.40", src)
+    assert "`GPT2LMHeadModel.from_pretrained`" in d.message
+    assert "TypeError: GPT2LMHeadModel.__init__() got an unexpected keyword argument 'dtype'" in d.message
+    # the model class's own from_pretrained takes `torch_dtype=` silently from 5.0 on
+    assert "the old `torch_dtype=` warns from transformers 4.56 to below 5.0 and is accepted silently from 5.0 on" in d.message
+
+
+def test_dtype_of_a_project_subclass_names_no_class(tmp_path):
+    src = (
+        "import torch\nfrom transformers import GPT2LMHeadModel\n"
+        "class Mine(GPT2LMHeadModel):\n    pass\nm = Mine.from_pretrained(p, dtype=torch.float16)\n"
+    )
+    (d,) = project(tmp_path, "transformers>=4.40", src)
+    assert "`Mine.from_pretrained`" in d.message and "TypeError: <model class>.__init__()" in d.message
+
+
+def test_dtype_of_from_config(tmp_path):
+    src = "import torch\nfrom transformers import AutoModel\nm = AutoModel.from_config(cfg, dtype=torch.float16)\n"
+    (d,) = project(tmp_path, "transformers>=4.40", src)
+    assert "`AutoModel.from_config` is new in transformers 4.56" in d.message
+
+
+def test_dtype_under_a_version_check_or_a_caught_type_error_is_nothing(tmp_path):
+    checked = """\
+import torch, transformers
+from packaging import version
+from transformers import AutoModelForCausalLM
+if version.parse(transformers.__version__) >= version.parse("4.56"):
+    model = AutoModelForCausalLM.from_pretrained(name, dtype=torch.bfloat16)
+else:
+    model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.bfloat16)
+"""
+    caught = """\
+import torch
+from transformers import AutoModelForCausalLM
+try:
+    model = AutoModelForCausalLM.from_pretrained(name, dtype=torch.bfloat16)
+except TypeError:
+    model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.bfloat16)
+"""
+    for src in (checked, caught):
+        assert [d for d in project(tmp_path, "transformers>=4.40", src) if "`dtype=`" in d.message] == []
+
+
+def test_dtype_of_a_torch_call_is_not_recorded_nor_reported(tmp_path):
+    src = """\
+import torch
+x = torch.zeros(3, dtype=torch.float16)
+y = x.to(dtype=torch.float32)
+"""
+    assert project(tmp_path, "transformers>=4.40", src) == []
+    from precision_lint.facts.extract import extract_facts
+
+    calls = extract_facts(src + LOAD, "t.py", module="t").sections["migrations"]["calls"]
+    assert [c.span.line for c in calls] == [6]  # only the from_pretrained call of LOAD

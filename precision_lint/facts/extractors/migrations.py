@@ -24,7 +24,7 @@ from ..._dataclass import dataclass
 from typing import Optional, Tuple
 
 from ...diagnostics import Span
-from ...knowledge import migrated_names, newer_names
+from ...knowledge import migrated_names, newer_name_methods, newer_names
 from ...semantic.callees import assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import Evaluator
 from ...semantic.kinds import instance_classes
@@ -303,12 +303,28 @@ def _after_comma(source: str, end: int) -> int:
     return at
 
 
+def _may_take(name: str, site) -> bool:
+    """Whether a call may be one that a row of the new name ``name`` is about (see
+    :func:`newer_name_methods`): a constructor row, a call of a named class (or
+    ``super().__init__``); a method row, a call of that method (``X.from_pretrained``,
+    ``model_cls.from_pretrained``, ``load`` bound to ``AutoModel.from_pretrained``). Which
+    class it is, a subclass's included, is decided at the join."""
+    methods = newer_name_methods()[name]
+    if None in methods and (site.qualname is not None or is_super_init(site)):
+        return True
+    called = (site.method, (site.qualname or "").rpartition(".")[2])
+    return any(m is not None and m in called for m in methods)
+
+
 def _calls(index: ModuleIndex, evaluator: Evaluator):
-    wanted = migrated_names("keyword") | newer_names()  # old names, and new ones older versions lack
+    old = migrated_names("keyword")
+    wanted = old | newer_names()  # old names, and new ones older versions lack
     out = []
     for site in index.calls:
         every = evaluator.kwarg_sources(site.node, site.scope)
-        sources = [s for s in every if s.name in wanted]
+        # a name that is only new (`dtype`) where the call can be one of its rows' methods: not
+        # every `torch.zeros(..., dtype=)` of a file
+        sources = [s for s in every if s.name in wanted and (s.name in old or _may_take(s.name, site))]
         if not sources or evaluator.dead(site.guards, site.scope):
             continue
         callee, receivers = site.qualname, ()
