@@ -10,13 +10,17 @@ model, fp16 weights, an fp16 autocast region):
 - ``torch.where(mask, scores, -1e10)``, ``scores[mask] = -1e20`` and an additive
   mask ``(1.0 - mask) * -1e9`` (mask cast to the model's dtype) silently give
   ``-inf``: a fully masked row then softmaxes to NaN;
+- ``scores += (1.0 - mask) * -1e9`` (``-=``, ``add_``, ``sub_``, ``torch.add(..., out=)``):
+  the float32 mask term is written back into the float16 ``scores`` an in-place update keeps,
+  so it becomes ``-inf`` too (out of place the sum is float32, and fine);
 - ``x / (norm + 1e-8)`` adds 0 — eps rounds away, and a zero norm gives inf.
 
 The fix for the masking calls and assignments is ``torch.finfo(<tensor>.dtype).min``
 (``.max`` for a positive constant): the most negative value of the tensor's own
-dtype, what transformers' models use. Additive masks and eps terms are reported
-without a fix (the operand's dtype may be an integer one, and a larger eps
-changes float32 results).
+dtype, what transformers' models use. Additive masks, in-place updates and eps
+terms are reported without a fix (the operand's dtype may be an integer one;
+adding ``finfo.min`` in place still overflows below -16; a larger eps changes
+float32 results).
 """
 from __future__ import annotations
 
@@ -63,7 +67,10 @@ class Fp16OverflowingConstant(Rule):
         if not section:
             return
         evidence = None
+        reported = set()  # the constants reported: one finding per constant
         for const in section["constants"]:
+            if const.kind == "inplace" and const.span.start in reported:
+                continue  # already reported as an additive mask (cast to the model's dtype)
             reason, related = self._why_half(ctx, const)
             if reason is None and const.fp16:
                 reason, related = self._certainly_half(ctx, const)
@@ -77,6 +84,7 @@ class Fp16OverflowingConstant(Rule):
                         reason, related = f"model code, and {found[0]}", found[1]
             if reason is None:
                 continue
+            reported.add(const.span.start)
             yield self._finding(ctx, const, reason, related)
 
     # --- may the tensor be float16? --------------------------------------------------
@@ -244,6 +252,16 @@ class Fp16OverflowingConstant(Rule):
             what = f"`{const.tensor}[...] = {shown}` stores -inf in a float16 tensor (a fully masked row softmaxes to NaN)"
         elif const.kind == "additive":
             what = f"the additive mask constant `{shown}` overflows to -inf in float16 (a fully masked row softmaxes to NaN)"
+        elif const.kind == "inplace":
+            into = f"`{const.tensor}`" if const.tensor else "the tensor"
+            subtracted = "-=" in const.update or ".sub_(" in const.update or "torch.sub(" in const.update
+            inf = "-inf" if const.value < 0 else "inf"  # the sign it is added with
+            then = "a fully masked row softmaxes to NaN" if inf == "-inf" else "inf - inf gives NaN"
+            verb = "subtracts" if subtracted else "adds"
+            what = (
+                f"{const.update} {verb} `{shown}` in place: the result is written back in {into}'s own dtype, "
+                f"float16, where it becomes {inf} ({then})"
+            )
         else:
             named = "" if shown.lstrip("-+").replace(".", "", 1).replace("e-", "", 1).isdigit() else f" ({const.value:g})"
             what = f"`+ {shown}`{named} adds 0 in float16 (its smallest positive value is about 6e-8), so it guards nothing"
@@ -255,6 +273,14 @@ class Fp16OverflowingConstant(Rule):
             new = f"{torch}.finfo({const.tensor}.dtype).{bound}"
             message += f"; use `{new}`"
             fix = Fix(SAFE, f"Use `{new}`", (replace(const.span, new),) + tuple(edits))
+        elif const.kind == "inplace":
+            name = const.tensor or "<the tensor>"
+            bound = "min" if inf == "-inf" else "max"
+            beyond = "below -16" if bound == "min" else "above 16"
+            message += (
+                f"; replace the masked positions instead: `{name}.masked_fill(<mask>, torch.finfo({name}.dtype).{bound})` "
+                f"(adding `finfo.{bound}` in place still overflows where a value is {beyond})"
+            )
         elif const.kind in ("additive", "masked_fill", "where", "subscript"):
             bound = "min" if const.value < 0 else "max"
             message += f"; use `torch.finfo(<the tensor>.dtype).{bound}`"

@@ -4,8 +4,9 @@
 precision" list in float16 and returns float16, whatever the inputs' dtype: ``q @ k.T``,
 ``torch.einsum(...)``, ``torch.bmm``, ``F.linear``. What is computed from such a result with
 ops autocast leaves alone keeps float16: ``scores.max(-1).values``, ``a - b`` of two of them,
-``x * 0.5``, indexing, ``transpose``. A float16 result then meets constants that float16
-cannot hold: ``(hi - lo + 1e-8)`` adds 0, and ``masked_fill(mask, -1e9)`` raises.
+``x * 0.5``, indexing, ``transpose``, an in-place update (``s += bias``). A float16 result
+then meets constants that float16 cannot hold: ``(hi - lo + 1e-8)`` adds 0, and
+``masked_fill(mask, -1e9)`` raises.
 
 This module answers, for one expression, whether it is such a tensor and why (the product and
 the autocast region it runs in), or None. The answer is certain or absent: an op of autocast's
@@ -67,7 +68,7 @@ class AutocastHalf:
         if depth > _DEPTH:
             return None
         if isinstance(expr, ast.Name):
-            owner, reached = self.ix.bindings_of(expr, scope)
+            owner, reached = self.ix.bindings_kept(expr, scope)  # `x += y` keeps x's dtype
             if owner is None or not reached or (owner.kind == "function" and expr.id in owner.params):
                 return None
             found = None

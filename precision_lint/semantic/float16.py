@@ -18,7 +18,8 @@ reaches a name, both operands of ``a - b``), or ``()`` when the dtype is not cer
 It follows the ops that keep their input's dtype in eager code and under autocast alike (views,
 ``std``/``mean``/``max``, ``a - b`` of two float16 tensors or of one and a Python number);
 anything else (``.float()``, ``sum`` and ``norm``, which autocast runs in float32, a scalar
-divided by a tensor, a model of the project, a library call) ends the walk with ``()``.
+divided by a tensor, a model of the project, a library call) ends the walk with ``()``. A
+name updated in place (``x += y``) keeps the dtype of what it held (``ModuleIndex.bindings_kept``).
 """
 from __future__ import annotations
 
@@ -130,7 +131,7 @@ class Float16Tensors:
         return None
 
     def _name(self, expr: ast.Name, scope: Scope, depth: int) -> Optional[List[Possible]]:
-        owner, reached = self.ix.bindings_of(expr, scope)
+        owner, reached = self.ix.bindings_kept(expr, scope)  # `x += y` keeps x's dtype
         if owner is None:
             return None
         if owner.kind == "function" and expr.id in owner.params:

@@ -222,6 +222,19 @@ class MatmulSite:
     context_items: Tuple[ast.expr, ...]
 
 
+@dataclass
+class InplaceUpdate:
+    """An augmented assignment ``x += v``, ``x[i] -= v``, ``self.x *= v``: on a tensor it
+    updates the tensor in place, and what it computes is cast back to the target's dtype
+    (``scores += (1.0 - mask) * -1e9`` rounds a float32 -1e9 into a float16 ``scores``)."""
+
+    node: ast.AugAssign
+    scope: "Scope"
+    klass: Optional[str]
+    guards: Tuple[GuardNode, ...]
+    context_items: Tuple[ast.expr, ...]  # enclosing `with` items, innermost last
+
+
 FP16_MAX = 65504.0
 FP16_ROUNDS_TO_ZERO = 2.0 ** -25  # half of float16's smallest subnormal (2**-24)
 
@@ -288,6 +301,7 @@ class ModuleIndex:
         self.item_assigns: Dict[str, List[ItemAssign]] = {}  # by the dict's variable name
         self.half_misfits: List[HalfMisfit] = []
         self.matmuls: Dict[int, MatmulSite] = {}  # id(BinOp) → its site
+        self.inplace_updates: List[InplaceUpdate] = []  # augmented assignments, in source order
         # `a + name` / `name - b`: the operations whose operand a name is, for named constants
         self.name_operands: List[HalfMisfit] = []
         self._named_misfits: Optional[List[HalfMisfit]] = None
@@ -615,6 +629,43 @@ class ModuleIndex:
             # the scope is kept with the answer: its id is never another scope's while it lives
             self._bindings_memo[key] = (scope, owner, tuple(reached))
         return owner, reached
+
+    def bindings_kept(self, node: ast.Name, scope: Scope) -> Tuple[Optional[Scope], List[Assignment]]:
+        """:meth:`bindings_of` for a question about a tensor's dtype: an augmented assignment
+        of the name (``x += y``, which binds it with no value) updates a tensor in place and
+        keeps its dtype, so it stands for the bindings that reach it (``scores = q @ k`` ...
+        ``scores += bias`` ... ``scores`` here: the matmul's dtype); where none does (a
+        parameter updated in place), for nothing, and a parameter's walk then sees the
+        parameter. ``@=`` is no in-place tensor update, and a binding reached again (a loop)
+        is taken once."""
+        owner, reached = self.bindings_of(node, scope)
+        if owner is None or not any(type(b.statement) is ast.AugAssign for b in reached):
+            return owner, reached
+        out: List[Assignment] = []
+        seen: Set[int] = set()
+        todo = list(reached)
+        while todo:
+            b = todo.pop(0)
+            if id(b) in seen:
+                continue
+            seen.add(id(b))
+            statement = b.statement
+            if (
+                type(statement) is ast.AugAssign
+                and type(statement.target) is ast.Name
+                and type(statement.op) is not ast.MatMult
+                and len(seen) < 64
+            ):
+                at = self.order_of.get(id(statement), (None,))[0]
+                if at is not None:
+                    before = self.bindings_at(node.id, owner, at)[1]
+                    # none written before it (a parameter updated in place): bindings_at then
+                    # answers every binding, later ones too; none of them is the value updated
+                    if any(self.order_of.get(id(p.statement), (at,))[0] < at for p in before):
+                        todo.extend(before)
+                    continue
+            out.append(b)
+        return owner, out
 
     def bindings_anywhere(self, name: str, scope: Scope) -> Tuple[Optional[Scope], List[Assignment]]:
         """Every binding of ``name`` in the scope a use in ``scope`` sees, whatever the use's
@@ -1508,6 +1559,10 @@ class _Indexer:
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         for name, _ in _target_names(node.target):
             self._bind(name, None, node)
+        self.ix.inplace_updates.append(
+            InplaceUpdate(node, self.scope, self.classes[-1].qualname if self.classes else None,
+                          tuple(self.guards), tuple(self.context_items))
+        )
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         for name, idx in _target_names(node.target):

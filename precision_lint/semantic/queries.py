@@ -55,6 +55,13 @@ def reaching(index: ModuleIndex, use: ast.Name, scope: Scope) -> Reach:
     return Reach(*index.bindings_of(use, scope))
 
 
+def reaching_kept(index: ModuleIndex, use: ast.Name, scope: Scope) -> Reach:
+    """:func:`reaching` for a question about the tensor's dtype: an in-place update of the name
+    (``x += y``) keeps the dtype of what it updates, so the bindings that reach it stand for it
+    (:meth:`ModuleIndex.bindings_kept`)."""
+    return Reach(*index.bindings_kept(use, scope))
+
+
 def reaching_at(index: ModuleIndex, name: str, scope: Scope, at: Optional[int]) -> Reach:
     """:func:`reaching` for a name read at pre-order number ``at`` (None: at the end of the
     scope's code)."""

@@ -173,12 +173,19 @@ class HalfTensors:
 
     def autocast_region(self, contexts: Tuple[str, ...], items, scope: Scope) -> Optional[Tuple[str, ast.expr]]:
         """The innermost certainly enabled autocast region around code under the ``with``
-        items ``items``: (its dtype, its ``with`` item), or None."""
+        items ``items``: (its dtype, its ``with`` item), or None. A region certainly switched
+        off (``enabled=False``) inside it ends it: autocast makes nothing half there."""
         for qual, item in zip(reversed(contexts), reversed(items)):
             if not (qual in AUTOCAST or qual.rsplit(".", 1)[-1] == "autocast") or "cpu" in qual:
                 continue
             if isinstance(item, ast.Call):
                 enabled = self.ev.kwarg_values(item, scope, "enabled")
+                device = positional(item)[:1] or [k.value for k in item.keywords if k.arg == "device_type"]
+                if (
+                    enabled and all(v.kind == CONST and v.value is False for v in enabled)
+                    and not (device and string_value(device[0]) == "cpu")
+                ):
+                    return None  # `with autocast(enabled=False):` inside an fp16 region
                 if enabled is not None and any(v.kind == CONST and not v.value for v in enabled):
                     # `enabled=args.amp` that may be False protects nothing on the runs where
                     # it is (seed 003: the loss in fp16 because autocast was switched off)

@@ -2,7 +2,9 @@
 
 Recorded per file, unjudged: ``masked_fill(mask, -1e9)`` (method, in-place and
 ``torch.masked_fill``), ``torch.where(m, x, -1e10)``, ``x[mask] = -1e20``,
-additive masks ``(1 - mask) * -1e9`` and tiny eps terms ``norm + 1e-8`` — each
+additive masks ``(1 - mask) * -1e9``, such a constant added in place into a tensor
+(``scores += (1 - mask) * -1e9``, judged by the tensor updated) and tiny eps terms
+``norm + 1e-8`` — each
 with the tensor whose dtype a fix would read, and the local evidence that the
 tensor may be float16: an fp16 autocast region around it, or a tensor made
 float16 (``.half()``, ``dtype=torch.float16``) in the same function.
@@ -20,7 +22,7 @@ from ...semantic.float16 import float16_tensors
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, is_constant, keyword, misfits_half, names_read, nodes_of, number, positional, unstarred
 from ...semantic.names import dotted
-from ...semantic.queries import reaching
+from ...semantic.queries import reaching, reaching_kept
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.values import CONST, Possible, dtypes
 from .precision import argument_text, paren_extent, value_text
@@ -41,7 +43,7 @@ class HalfConstant:
     round to zero) where it meets a tensor, with the local evidence that the tensor may be float16
     and what a fix needs to write ``torch.finfo(x.dtype).min`` in its place."""
 
-    kind: str  # "masked_fill", "where", "subscript", "additive", "eps"
+    kind: str  # "masked_fill", "where", "subscript", "additive", "eps", "inplace"
     value: float
     span: Span  # the constant (or the name holding it) as written at the use
     text: str
@@ -58,6 +60,8 @@ class HalfConstant:
     # ``HALF`` atoms, or a parameter of the function that the join replaces with what each
     # call passes (a helper called with a float16 tensor)
     fp16: Tuple[Possible, ...] = ()
+    # an "inplace" constant: the update that writes it into ``tensor`` ("`scores += ...` (line 7)")
+    update: str = ""  # (its ``value`` is the constant with the sign the update adds it with)
 
 
 def _simple(index: ModuleIndex, expr: Optional[ast.expr]) -> str:
@@ -138,7 +142,7 @@ def _made_wide(index: ModuleIndex, evaluator: Evaluator, expr: Optional[ast.expr
     if expr is None or depth > 4:
         return False
     if isinstance(expr, ast.Name):
-        values = [b.value for b in _bindings(index, scope, expr)]
+        values = [b.value for b in _kept_bindings(index, scope, expr)]
         return bool(values) and all(v is not None and v is not expr and _made_wide(index, evaluator, v, scope, depth + 1) for v in values)
     if isinstance(expr, ast.BinOp):
         return _promoted(index, expr, scope)
@@ -226,6 +230,12 @@ def _bindings(index: ModuleIndex, scope, name: ast.Name):
     return reaching(index, name, scope).bindings
 
 
+def _kept_bindings(index: ModuleIndex, scope, name: ast.Name):
+    """The bindings that give the tensor ``name`` its dtype at the use: an in-place update
+    (``x += y``) keeps the dtype of what it updates (:meth:`ModuleIndex.bindings_kept`)."""
+    return reaching_kept(index, name, scope).bindings
+
+
 def _half_tensor(index: ModuleIndex, evaluator: Evaluator, expr: Optional[ast.expr], scope, depth: int = 0) -> bool:
     """The expression is a tensor made float16 here, or computed from one (``n = h.norm()``)."""
     if expr is None or depth > 4:
@@ -235,7 +245,7 @@ def _half_tensor(index: ModuleIndex, evaluator: Evaluator, expr: Optional[ast.ex
     if isinstance(expr, ast.Name):
         return any(
             b.value is not None and b.value is not expr and _half_tensor(index, evaluator, b.value, scope, depth + 1)
-            for b in _bindings(index, scope, expr)
+            for b in _kept_bindings(index, scope, expr)
         )
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
         # `x.half().masked_fill(...)`, `h.norm()` of a float16 `h`
@@ -384,8 +394,167 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 fp16=certain,
             )
         )
-    out.sort(key=lambda c: c.span.start)
+    out.extend(_inplace_constants(index, evaluator))
+    # the same constant as an additive mask and in an in-place update: the additive one first
+    out.sort(key=lambda c: (c.span.start, c.kind == "inplace"))
     return {"constants": tuple(out), "half_casts": _half_casts(index, evaluator)}
+
+
+# methods that give back their receiver's values reshaped, moved or cast: a constant the
+# receiver carries is still in what they give (``((1.0 - m) * -1e9).unsqueeze(1)``)
+_CARRYING = frozenset({
+    "unsqueeze", "squeeze", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "repeat",
+    "transpose", "permute", "contiguous", "flatten", "to", "type", "type_as", "float", "double", "half",
+    "bfloat16", "cuda", "cpu", "clone", "detach",
+})
+_UPDATES = {ast.Add: "+=", ast.Sub: "-="}
+_UPDATE_METHODS = frozenset({"add_", "sub_"})
+_OUT_FUNCTIONS = ("torch.add", "torch.sub")
+
+
+def _carried(index: ModuleIndex, evaluator: Evaluator, expr: Optional[ast.expr], scope, depth: int = 0, sign: float = 1.0) -> List[Tuple[ast.expr, float]]:
+    """The constants beyond float16's range (±65504) that ``expr`` keeps in its value, each with
+    the sign it adds with (``-(m * 1e9)`` and ``x - m * 1e9`` add a -1e9; other factors, such as
+    a 0/1 mask, are taken to be non-negative): the operand of ``+``, ``-``, ``*``
+    (``(1.0 - mask) * -1e9``), the dividend of ``/``, through a unary sign, indexing, an ``if``
+    expression, the methods of _CARRYING and the local variables that hold such an expression
+    (``ext = (1 - m) * -1e9`` ... ``ext``). A divisor (``x / 1e9``) makes a value smaller, and any
+    other call (``torch.sin(t * 1e4)``, ``.long()``, ``.clamp(...)``) gives another value: neither
+    is followed."""
+    if expr is None or depth > 6:
+        return []
+    value = _constant_value(evaluator, expr, scope)
+    if value is not None:
+        return [(expr, sign * value)]
+    more = depth + 1
+    if isinstance(expr, ast.BinOp):
+        if isinstance(expr.op, (ast.Add, ast.Sub)):
+            right = -sign if isinstance(expr.op, ast.Sub) else sign
+            return _carried(index, evaluator, expr.left, scope, more, sign) + _carried(index, evaluator, expr.right, scope, more, right)
+        if isinstance(expr.op, ast.Mult):  # `-(1 - m) * 1e9`: a negated factor flips the other
+            left = -sign if _negated(expr.right) else sign
+            right = -sign if _negated(expr.left) else sign
+            return _carried(index, evaluator, expr.left, scope, more, left) + _carried(index, evaluator, expr.right, scope, more, right)
+        if isinstance(expr.op, ast.Div):
+            return _carried(index, evaluator, expr.left, scope, more, sign)
+        return []
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return _carried(index, evaluator, expr.operand, scope, more, -sign if isinstance(expr.op, ast.USub) else sign)
+    if isinstance(expr, ast.Subscript):
+        return _carried(index, evaluator, expr.value, scope, more, sign)
+    if isinstance(expr, ast.IfExp):
+        return _carried(index, evaluator, expr.body, scope, more, sign) + _carried(index, evaluator, expr.orelse, scope, more, sign)
+    if isinstance(expr, ast.Call):
+        site = index.call_of(expr)
+        if site is not None and site.qualname is None and site.method in _CARRYING and site.receiver is not None:
+            return _carried(index, evaluator, site.receiver, scope, more, sign)
+        return []
+    if isinstance(expr, ast.Name):
+        owner, reached = reaching(index, expr, scope)
+        found: List[Tuple[ast.expr, float]] = []
+        for b in reached:
+            if b.value is not None and b.unpack_index is None and b.value is not expr and owner is not None:
+                found += _carried(index, evaluator, b.value, owner, more, sign)
+        return found
+    return []
+
+
+def _negated(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub)
+
+
+def _updated(expr: Optional[ast.expr]) -> Optional[ast.expr]:
+    """The tensor an in-place update writes: ``scores`` of ``scores[..., -n:] += v``."""
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    return expr if isinstance(expr, (ast.Name, ast.Attribute)) else None
+
+
+def _inplace_updates(index: ModuleIndex):
+    """The in-place additions and subtractions of the module: (the tensor written, the values
+    added, the sign they are added with, the update as the message names it, scope, class,
+    guards, ``with`` items).
+    ``x += v`` and ``x -= v`` (of ``x``, ``x[i]``, ``self.x``), ``x.add_(v)``, ``x.sub_(v)`` and
+    ``torch.add(a, b, out=x)``: each computes in the promoted dtype and writes the result back
+    into ``x``'s own dtype."""
+    for update in index.inplace_updates:
+        node = update.node
+        symbol = _UPDATES.get(type(node.op))
+        tensor = _updated(node.target)
+        if symbol is None or tensor is None:
+            continue
+        text = f"`{_short(index.text(node.target))} {symbol} ...` (line {index.span(node).line})"
+        sign = -1.0 if symbol == "-=" else 1.0
+        yield tensor, (node.value,), sign, text, update.scope, update.klass, update.guards, update.context_items
+    for site in index.calls:
+        if site.qualname is None and site.method in _UPDATE_METHODS and site.receiver is not None:
+            tensor = _updated(site.receiver)
+            given = keyword(site.node, "other")
+            args = positional(site.node)
+            values = (given.value,) if given is not None else tuple(args[:1])
+            text = f"`{_short(index.text(site.receiver))}.{site.method}(...)` (line {index.span(site.node).line})"
+            sign = -1.0 if site.method == "sub_" else 1.0
+        elif site.qualname in _OUT_FUNCTIONS and (out := keyword(site.node, "out")) is not None:
+            tensor = _updated(out.value)
+            values = tuple(positional(site.node)[:2])
+            sign = -1.0 if site.qualname == "torch.sub" else 1.0  # (the subtrahend's sign: taken for both)
+            text = f"`{site.qualname}(..., out={_short(index.text(out.value))})` (line {index.span(site.node).line})"
+        else:
+            continue
+        if tensor is not None and values:
+            yield tensor, values, sign, text, site.scope, site.klass, site.guards, site.context_items
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _number_valued(index: ModuleIndex, evaluator: Evaluator, expr: ast.expr, scope) -> bool:
+    """The name or attribute may hold a Python number or an integer (a counter, a running
+    total: ``total += n * 1e6`` is no tensor, or no float one, updated in place)."""
+    if isinstance(expr, ast.Name):
+        values = [b.value for b in _kept_bindings(index, scope, expr)]
+        return any(v is not None and (number(v) is not None or _integer(index, v, scope)) for v in values)
+    return any(
+        v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool)
+        for v in evaluator.values(expr, scope)
+    )
+
+
+def _inplace_constants(index: ModuleIndex, evaluator: Evaluator) -> List[HalfConstant]:
+    """Constants beyond float16's range added or subtracted in place into a tensor: the sum is
+    computed in the promoted dtype (float32 for ``(1.0 - mask) * -1e9``), then written back in
+    the updated tensor's dtype, so a float16 ``scores`` gets ``-inf`` where an out-of-place
+    ``scores + ...`` would be float32. The tensor's dtype is judged as a masking call's is
+    (an fp16 autocast region, a tensor made float16, an autocast product, a certainly float16
+    value, the run of model code); a tensor made float32 (``.float()``) is left out."""
+    out: List[HalfConstant] = []
+    seen = set()
+    for tensor, values, sign, text, scope, klass, guards, items in _inplace_updates(index):
+        carried = [c for v in values for c in _carried(index, evaluator, v, scope, sign=sign)]
+        if not carried or evaluator.dead(guards, scope):
+            continue
+        if _made_wide(index, evaluator, tensor, scope) or _number_valued(index, evaluator, tensor, scope):
+            continue
+        off = _autocast_off(index, items, scope)
+        evidence = []
+        if not off and _autocast_half(index, evaluator, items, scope):
+            evidence.append("autocast")
+        if _half_tensor(index, evaluator, tensor, scope):
+            evidence.append("half-tensor")
+        produced = "" if evidence else autocast_half(index, evaluator).produced(tensor, scope) or ""
+        certain = () if evidence or produced else float16_tensors(index, evaluator).values(tensor, scope)
+        for expr, value in carried:
+            if id(expr) in seen:
+                continue  # a constant bound once (`ext = ... * -1e9`), added in place twice
+            seen.add(id(expr))
+            out.append(
+                HalfConstant(
+                    "inplace", value, index.span(expr), index.text(expr), _simple(index, tensor), tuple(evidence),
+                    klass, scope.code_scope().qualname, autocast_op=produced, autocast_off=off, fp16=certain, update=text,
+                )
+            )
+    return out
 
 
 def _divided_by(misfit) -> bool:
