@@ -396,3 +396,23 @@ def test_packed_return_summaries_read_from_the_cache_answer_as_when_made(tmp_pat
     (tmp_path / "run.py").write_text(dedent(RUN_WITH_RETURN) + "\nprint('edited')\n")
     again = _check(tmp_path, jobs=1, cache=cache)
     assert [(p, c, s.line) for p, c, s, *_ in again] == [(p, c, s.line) for p, c, s, *_ in first]
+
+
+def test_packed_call_records_read_from_the_cache_answer_as_when_made(tmp_path):
+    """A cached module's call records (packed: ``facts.model.PACKED``) are indexed by their
+    callees and made into objects where the join asks what the calls pass: ``train.py``'s
+    ``load_0("gpt2", torch.float16)``, read from the cache, still fills the edited helper's
+    ``dtype`` parameter."""
+    from precision_lint.facts.model import PackedSection
+    from precision_lint.workspace.cache import FactsCache
+
+    _project(tmp_path, files=2)
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+    _check(tmp_path, jobs=1, cache=cache)
+    stored = [facts for path in FactsCache(str(cache)).folder.rglob("*.pickle") if (facts := _load_entry(path)) is not None]
+    assert any(type(f.calls) is PackedSection and f.call_callees for f in stored if f.path.endswith("train.py"))
+    helper = tmp_path / "helper_0.py"
+    helper.write_text(helper.read_text() + "\n# edited\n")  # a new run: train.py's facts from the cache
+    fresh = _check(tmp_path, jobs=1)
+    assert {code for _, code, *_ in fresh} >= {"MP101"}
+    assert _check(tmp_path, jobs=1, cache=cache) == fresh

@@ -169,6 +169,7 @@ def _extract_parsed(facts: ModuleFacts, index: ModuleIndex) -> ModuleFacts:
     facts.type_checking_imports = index.type_checking_imports()
     facts.exports, facts.definitions = _exports(index)
     facts.calls = call_records(index, evaluator)
+    facts.call_callees = tuple(record.callee for record in facts.calls)
     facts.functions = tuple(index.functions)
     facts.call_edges = call_edges(index)
     facts.registered = registered_commands(index)

@@ -102,7 +102,8 @@ class ModuleFacts:
     # from imports and simple aliases (re-exports through a package `__init__`)
     exports: Tuple[Tuple[str, str], ...] = ()
     definitions: FrozenSet[str] = frozenset()  # names of module-level functions and classes
-    calls: Tuple[CallRecord, ...] = ()  # calls of project code, for values across calls
+    calls: Tuple[CallRecord, ...] = ()  # calls of project code, for values across calls (see call_records)
+    call_callees: Tuple[str, ...] = ()  # each call record's callee, in order: what the join indexes them by
     functions: Tuple[str, ...] = ()  # qualified names of every function and method defined here
     call_edges: Tuple[Tuple[str, str], ...] = ()  # (calling function or module, callee)
     # (object, command): a function a decorator registers with a project object that runs one
@@ -140,6 +141,14 @@ class ModuleFacts:
     def defines(self, name: str) -> bool:
         return name in self.definitions
 
+    def call_records(self) -> Tuple[CallRecord, ...]:
+        """Its call records (``calls``), made into objects on first use where they were
+        unpickled packed (see PACKED)."""
+        calls = self.calls
+        if type(calls) is PackedSection:
+            calls = self.calls = calls.unpacked()
+        return calls
+
     def returns_of(self, qualname: str) -> Optional[Tuple[Any, ...]]:
         returns = self.returns
         if type(returns) is PackedSection:  # unpickled on first use (see PACKED)
@@ -164,8 +173,9 @@ class ModuleFacts:
         state = dict(self.__dict__)
         state.pop("_classes_by_name", None)
         state.pop("_exports_by_name", None)
-        if state.get("returns"):
-            state["returns"] = PackedSection.of(state["returns"])
+        for name in ("calls", "returns"):
+            if state.get(name):
+                state[name] = PackedSection.of(state[name])
         sections = state.get("sections")
         if sections and any(name in sections and name not in self.to_join for name in PACKED):
             state["sections"] = {
@@ -182,9 +192,12 @@ class ModuleFacts:
 # to until one is asked for (``ModuleFacts.section``): the trained-object summaries are a fifth
 # of a module's pickled facts on transformers (11 of 55 MB), and only ``project/trained.py``
 # reads them, when a rule asks what trains a model; a run with one file edited unpickled all of
-# them for nothing (#23). A section the join substitutes (``to_join``) is never packed. The
-# return summaries (``returns``) are packed too: read only through ``returns_of``, when the join
-# substitutes a call of the module's functions (never, on transformers: 0.3 s of unpickling).
+# them for nothing (#23). A section the join substitutes (``to_join``) is never packed. So are
+# a module's call records (``calls``, read through ``call_records`` where the join asks what
+# its callers pass a function: 33 of transformers' 2,860 modules, 1.3 s of unpickling for the
+# others; the join indexes them by ``call_callees``) and its return summaries (``returns``,
+# read only through ``returns_of``, when the join substitutes a call of one of its functions:
+# never, on transformers, 0.3 s).
 PACKED = frozenset({"trained"})
 
 
@@ -229,7 +242,7 @@ def _interned_names(state: dict) -> dict:
     for name in ("module", "root"):
         if name in state:
             state[name] = _name(state[name])
-    for name in ("imports", "type_checking_imports", "functions", "top_imports"):
+    for name in ("imports", "type_checking_imports", "functions", "top_imports", "call_callees"):
         if state.get(name):
             state[name] = _names(state[name])
     for name in ("exports", "call_edges", "registered"):

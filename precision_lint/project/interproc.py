@@ -40,26 +40,33 @@ class CallGraphValues:
         self._configs = configs or ConfigFiles()
         self._shipped = shipped or ShippedFiles()
         self._modules = modules
-        self._by_callee: Optional[Dict[str, List[Tuple[ModuleFacts, CallRecord]]]] = None
+        self._by_callee: Optional[Dict[str, List[Tuple[ModuleFacts, int]]]] = None
         self._memo: Dict[ParamRef, Tuple[Possible, ...]] = {}
         self._by_path = {m.path: m for m in modules}
         self._returns_memo: Dict[Tuple[str, str], Tuple[Possible, ...]] = {}
 
-    def _callers(self) -> Dict[str, List[Tuple[ModuleFacts, CallRecord]]]:
+    def _callers(self) -> Dict[str, List[Tuple[ModuleFacts, int]]]:
+        """Canonical callee → (calling module, the record's position in its call records),
+        indexed by the callees alone (``ModuleFacts.call_callees``): a module's records are made
+        into objects only where a question reads them (:meth:`_calls_to`)."""
         if self._by_callee is None:
-            index: Dict[str, List[Tuple[ModuleFacts, CallRecord]]] = {}
+            index: Dict[str, List[Tuple[ModuleFacts, int]]] = {}
             # (callee, the calling module's scope) → its keys: all they read of the module
             keys: Dict[Tuple[str, Hashable], Tuple[str, ...]] = {}
             for module in self._modules:
                 scope = self._symbols.scope(module)
-                for record in module.calls:
-                    found = keys.get((record.callee, scope))
+                for at, callee in enumerate(module.call_callees):
+                    found = keys.get((callee, scope))
                     if found is None:
-                        found = keys[(record.callee, scope)] = self._keys(record.callee, module)
+                        found = keys[(callee, scope)] = self._keys(callee, module)
                     for key in found:
-                        index.setdefault(key, []).append((module, record))
+                        index.setdefault(key, []).append((module, at))
             self._by_callee = index
         return self._by_callee
+
+    def _calls_to(self, function: str) -> List[Tuple[ModuleFacts, CallRecord]]:
+        """Every recorded call of ``function`` (canonical), with the module it is written in."""
+        return [(module, module.call_records()[at]) for module, at in self._callers().get(function, ())]
 
     def _keys(self, callee: str, module: ModuleFacts) -> Tuple[str, ...]:
         """The names a parameter reference may use for this callee: its canonical name, and
@@ -76,7 +83,7 @@ class CallGraphValues:
             return self._memo[ref]
         self._memo[ref] = (Possible(UNKNOWN),)  # a recursive chain ends here
         out: List[Possible] = []
-        for module, record in self._callers().get(ref.function, ()):
+        for module, record in self._calls_to(ref.function):
             for arg in record.args:
                 if _fills(ref, arg.index, arg.keyword):
                     passed = arg.fp16 if ref.fp16 else arg.values  # a certainly float16 tensor: its own values
@@ -96,7 +103,7 @@ class CallGraphValues:
 
     def always_passed(self, ref: ParamRef) -> bool:
         """Whether calls of ``ref``'s function are seen and every one passes the parameter."""
-        records = self._callers().get(ref.function, ())
+        records = self._calls_to(ref.function)
         return bool(records) and all(any(_fills(ref, a.index, a.keyword) for a in r.args) for _, r in records)
 
     def calls_of(self, function: str, paths=None) -> Tuple[CallRecord, ...]:
@@ -104,7 +111,7 @@ class CallGraphValues:
         (its canonical name), in any module; with ``paths`` (a run's modules), only the calls
         written in those modules."""
         return tuple(
-            record for module, record in self._callers().get(function, ()) if paths is None or module.path in paths
+            record for module, record in self._calls_to(function) if paths is None or module.path in paths
         )
 
     def substitute(self, values, near: str, depth: int = 0, call=None) -> Tuple[Possible, ...]:
