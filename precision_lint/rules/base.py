@@ -113,6 +113,13 @@ class RuleContext:
         return self.source[span.start : span.end]
 
     @property
+    def library_code(self):
+        """The library this file is part of (``Targets.library_code``), asked without the
+        versions: whether a row about a library's API judges the library's own code is asked of
+        every module with a migrated name, and the versions of few of them."""
+        return self.project.versions.library_code(self.facts.path)
+
+    @property
     def targets(self) -> "Targets":
         """The library versions this file targets (``versions.py``): configuration, the file's
         own ``require_version`` / ``%pip install``, its project's requirements, else installed."""

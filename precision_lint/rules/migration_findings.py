@@ -40,7 +40,7 @@ def allowed_versions(ctx: RuleContext, row: Migration) -> Allowed:
 def own_library(ctx: RuleContext, row: Migration) -> bool:
     """Whether the file is part of the library the row is about (a vendored copy of
     transformers, or its repository): its code defines the API at its own version."""
-    library = ctx.targets.library_code
+    library = ctx.library_code
     return library is not None and library.dist == row.library
 
 

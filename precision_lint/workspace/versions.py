@@ -1029,6 +1029,7 @@ class VersionResolver:
         self._readmes: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._read: Set[str] = set()
         self._copies: Dict[Path, Optional[Vendored]] = {}  # per join: an editor's later run sees edits
+        self._libraries: Dict[str, Optional[Vendored]] = {}  # file → the library its code is (library_code)
         self._children: Dict[Path, Tuple[Vendored, ...]] = {}
         self._walks: Dict[Tuple[Path, str], Optional[Allowed]] = {}
         self._aboves: Dict[Tuple[Path, str], Optional[tuple]] = {}  # (folder, dist) → _above's answer
@@ -1157,8 +1158,18 @@ class VersionResolver:
             found = self._targets[key] = self._targets_in(Path(folder), inline)
         return found
 
+    def library_code(self, path: str) -> Optional[Vendored]:
+        """The library whose code the file at ``path`` is (a vendored copy, or the library's own
+        repository): the ``library_code`` of its :meth:`targets`, without working out the rest."""
+        if path not in self._libraries:
+            self._libraries[path] = self._library_at(Path(os.path.dirname(os.path.abspath(path))))
+        return self._libraries[path]
+
+    def _library_at(self, here: Path) -> Optional[Vendored]:
+        return next((v for v in map(self._vendored_at, (here, *here.parents)) if v is not None), None)
+
     def _targets_in(self, here: Path, inline: List[Allowed]) -> Targets:
-        library = next((v for v in map(self._vendored_at, (here, *here.parents)) if v is not None), None)
+        library = self._library_at(here)
         versions: Dict[str, Allowed] = {}
         for dist in LIBRARIES:
             if dist in self.configured:
