@@ -330,11 +330,16 @@ class MigrationJudge:
 
     def _rows(self, kind: str, name: str, any_stage: bool = False) -> List[Migration]:
         """The rows of a name that this rule reports (``any_stage``: that any rule reports)."""
-        return [
-            r for r in migrations()
-            if r.kind == kind and r.name == name
-            and (self._applies(r) if not any_stage else r.code is None and not own_library(self.ctx, r) and self._stage(r) is not None)
-        ]
+        return [r for r in self._named_rows(kind, name) if self._reports(r, any_stage)]
+
+    def _named_rows(self, kind: str, name: str) -> List[Migration]:
+        """The rows of a name that may judge this file (not the library's own code), whatever the
+        versions say: what :meth:`_rows` keeps without asking the file's versions."""
+        return [r for r in migrations() if r.kind == kind and r.name == name and r.code is None and not own_library(self.ctx, r)]
+
+    def _reports(self, row: Migration, any_stage: bool = False) -> bool:
+        """Whether this rule (``any_stage``: any rule) reports ``row`` on the versions the file targets."""
+        return self._stage(row) is not None if any_stage else rule_stage(self._stage(row)) == self.stage
 
     # --- keywords -------------------------------------------------------------------------
     def _call_targets(self, call) -> List[Tuple[str, Optional[str], bool]]:
@@ -370,10 +375,14 @@ class MigrationJudge:
         return self._still_warns(self._keyword_row_any(call, use, any_stage), call, use, any_stage)
 
     def _keyword_row_any(self, call, use, any_stage: bool = False) -> Optional[Tuple[Migration, str]]:
-        rows = self._rows("keyword", use.name, any_stage)
+        # the rows of the name first, the versions only of a row whose class the call runs (the
+        # file's targets are its runs' pins and its importers' tests: a module of a library
+        # passes `max_length=` to its own classes, never TRL's)
+        rows = self._named_rows("keyword", use.name)
         if not rows:
             return None
-        found = self._row_for_targets(self._call_targets(call), use, rows)
+        reports = lambda row: self._reports(row, any_stage)
+        found = self._row_for_targets(self._call_targets(call), use, rows, reports)
         if found is not None:
             return found
         classes = receiver_classes(call)
@@ -381,12 +390,14 @@ class MigrationJudge:
             return None
         # `cls.from_pretrained(...)` with `cls` one of several classes: the row must hold for
         # every one of them (a class it does not apply to may be the one that runs)
-        each = [self._row_for_targets([(c, call.method, False)], use, rows) for c in classes]
+        each = [self._row_for_targets([(c, call.method, False)], use, rows, reports) for c in classes]
         if any(e is None for e in each) or len({e[0] for e in each}) != 1:
             return None
         return each[0]
 
-    def _row_for_targets(self, targets, use, rows) -> Optional[Tuple[Migration, str]]:
+    def _row_for_targets(self, targets, use, rows, reports=None) -> Optional[Tuple[Migration, str]]:
+        """The first of ``rows`` (``reports``: of those it holds for) whose class and method a
+        call of ``targets`` runs, with the class."""
         symbols = self.ctx.project.symbols
         for cls, method, skip_first in targets:
             ancestry = self._ancestry(cls)
@@ -394,6 +405,8 @@ class MigrationJudge:
                 ancestry = ancestry[1:]
             for row in rows:
                 if row.method != method or not any(row.matches_owner(a) for a in ancestry):
+                    continue
+                if reports is not None and not reports(row):
                     continue
                 if method is None:
                     owner = symbols.init_owner(cls, self.ctx.facts)
