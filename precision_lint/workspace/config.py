@@ -220,18 +220,25 @@ class Config:
         out: List[str] = []
         rel = self._relative(path)
         for pattern, codes in self.per_file_ignores.items():
-            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(Path(rel).name, pattern):
+            if _matches(rel, (pattern,)):
                 out.extend(codes)
         if self.is_test_file(path):
             out.extend(TEST_FILE_IGNORES)
         return out
 
     def is_test_file(self, path: str) -> bool:
-        rel = self._relative(path)
-        return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(Path(rel).name, p) for p in self.test_files)
+        return _matches(self._relative(path), tuple(self.test_files))
 
     def _relative(self, path: str) -> str:
         return _relative_to(path, self.root)
+
+
+@lru_cache(maxsize=65536)
+def _matches(rel: str, patterns: Tuple[str, ...]) -> bool:
+    """Whether the relative path ``rel`` (``/``-separated), or its file name, matches one of
+    ``patterns``. Once per path: the engine asks of every module, and the rules of MP2xx again."""
+    name = rel.rpartition("/")[2]
+    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns)
 
 
 @lru_cache(maxsize=8192)
