@@ -105,6 +105,7 @@ class Project:
         # paths), and most modules of a tree share their roots
         self._named: Dict[Tuple[str, Tuple[str, ...]], Optional[ModuleFacts]] = {}
         self._import_roots_by_module: Dict[Tuple[str, str], Tuple[str, ...]] = {}  # (path, root) → import roots
+        self._scripts: Optional[Set[str]] = None  # see _script_folders
 
     def _resolved(self, module: ModuleFacts) -> ModuleFacts:
         """``module`` with its parameters substituted and its extractors' join steps run; as it
@@ -388,8 +389,23 @@ class Project:
         modules: all that :meth:`module_named` (and so a name's resolution) reads of the importer."""
         roots = self._import_roots_by_module.get((module.path, module.root))
         if roots is None:
-            roots = self._import_roots_by_module[(module.path, module.root)] = tuple(self._import_roots(module))
+            roots = tuple(self._import_roots(module))
+            own = os.path.dirname(os.path.abspath(module.path))
+            if own not in roots and own in self._script_folders():
+                roots += (own,)
+            self._import_roots_by_module[(module.path, module.root)] = roots
         return roots
+
+    def _script_folders(self) -> Set[str]:
+        """The folders of the scripts of the tree (a module with a ``__main__`` block, or whose
+        top level does more than bind names): run by its path (``python finetune/train.py``), a
+        script in a package folder has its own folder first on ``sys.path``, so it and the
+        modules beside it import their siblings by their own names (``from trainer import X``),
+        which no folder its module name is relative to holds. Such a folder is the last of their
+        import roots (:meth:`import_roots_of`): a name the folders before it hold means theirs."""
+        if self._scripts is None:
+            self._scripts = {os.path.dirname(os.path.abspath(m.path)) for m in self.modules if m.main_lines or m.acts}
+        return self._scripts
 
     def _module_named(self, name: str, roots: Tuple[str, ...]) -> Optional[ModuleFacts]:
         by_root = self._by_name.get(name) or {}
@@ -401,6 +417,13 @@ class Project:
         # `component/` has no `__init__.py` still imports `component/argument.py` when the
         # folder above it is on the path (a script's own folder always is)
         parts = name.split(".")
+        if len(parts) == 1 and name.isidentifier() and self._script_folders():
+            # a sibling of a script in a package folder (`from trainer import X`), by its file
+            for root in roots:
+                if root in self._script_folders():
+                    found = self._files_under(root).get(os.path.normcase(name))
+                    if found is not None:
+                        return found
         if len(parts) > 1:
             plain = all(map(str.isidentifier, parts))
             if plain:  # identifiers: looked up in each root's table of the files under it
