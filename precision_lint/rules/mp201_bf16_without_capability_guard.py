@@ -385,9 +385,11 @@ class Bf16WithoutCapabilityGuard(Rule):
     def _weights(self, ctx: RuleContext, cap: CapabilityFacts):
         trains = None
         for w in ctx.facts.section("weights"):
-            if cap.call_guarded(w.span) or w.on_cpu or w.discarded:
-                # checked, kept on the CPU (a conversion script: bf16 is native there), or a load
-                # whose result is dropped (it fills the download cache: nothing computes)
+            if cap.call_guarded(w.span) or w.on_cpu or w.on_meta or w.discarded:
+                # checked, kept on the CPU (a conversion script: bf16 is native there), built on
+                # the meta device (`init_empty_weights()`: the dispatch that loads the weights
+                # gives their dtype, so a fix here changes nothing), or a load whose result is
+                # dropped (it fills the download cache: nothing computes)
                 continue
             atoms = bf16_dtypes(w.values, cap)
             if not atoms:

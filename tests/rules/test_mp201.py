@@ -804,3 +804,25 @@ def test_a_load_written_as_a_statement_alone_computes_nothing():
 def test_a_load_whose_result_is_used_is_reported(line):
     (d,) = lint(CACHE.format(line=line), CODE)
     assert d.code == CODE and d.span.line in (6, 7)
+
+
+META_DEVICE = """
+import torch
+from accelerate import init_empty_weights, load_checkpoint_and_dispatch
+from transformers import AutoModelForCausalLM
+
+{opening}
+    model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
+model = load_checkpoint_and_dispatch(model, "ckpt", device_map="auto")
+"""
+
+
+def test_a_model_built_on_the_meta_device_takes_its_dtype_from_the_dispatch_not_here():
+    # under `init_empty_weights()` there are no weights: the dispatch loads them, and a fix of
+    # this `torch_dtype=` would change nothing on the GPU
+    assert [d for d in lint(META_DEVICE.format(opening="with init_empty_weights():"), "MP201")] == []
+
+
+def test_the_same_load_outside_it_is_reported():
+    (d,) = lint(META_DEVICE.format(opening="if True:"), "MP201")
+    assert "bf16" in d.message

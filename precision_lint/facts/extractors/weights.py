@@ -60,6 +60,9 @@ class WeightsSite:
     edit_text: str = ""  # source text of edit_span
     receiver_text: str = ""  # `.half()` etc.: the text before the dot
     on_cpu: bool = False  # loaded with `device_map="cpu"`: no GPU capability matters
+    # built under accelerate's `init_empty_weights()`: on the meta device, with no weights; the
+    # later dispatch (`load_checkpoint_and_dispatch(..., dtype=)`) decides their device and dtype
+    on_meta: bool = False
     # a load written as a statement alone (`AutoModel.from_pretrained(name, dtype=...)`): its
     # result is dropped, so nothing computes with these weights (a script that fills the cache)
     discarded: bool = False
@@ -942,6 +945,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 edit_text=edit_text,
                 receiver_text=index.text(site.receiver) if site.receiver is not None else "",
                 on_cpu=on_cpu,
+                on_meta=any(q.rsplit(".", 1)[-1] == "init_empty_weights" and q.startswith("accelerate.") for q in site.contexts),
                 discarded=discarded,
                 builds=builds,
                 adapters=kind == "half" and uses.adapters_before(targets, span.start),
