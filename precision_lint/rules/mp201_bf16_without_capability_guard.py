@@ -387,8 +387,8 @@ class Bf16WithoutCapabilityGuard(Rule):
         for w in ctx.facts.section("weights"):
             if cap.call_guarded(w.span) or w.on_cpu or w.on_meta or w.discarded:
                 # checked, kept on the CPU (a conversion script: bf16 is native there), built on
-                # the meta device (`init_empty_weights()`: the dispatch that loads the weights
-                # gives their dtype, so a fix here changes nothing), or a load whose result is
+                # the meta device (`init_empty_weights()`: the call that loads the weights chooses
+                # their dtype, so a fix here alone changes nothing), or a load whose result is
                 # dropped (it fills the download cache: nothing computes)
                 continue
             atoms = bf16_dtypes(w.values, cap)

@@ -61,7 +61,8 @@ class WeightsSite:
     receiver_text: str = ""  # `.half()` etc.: the text before the dot
     on_cpu: bool = False  # loaded with `device_map="cpu"`: no GPU capability matters
     # built under accelerate's `init_empty_weights()`: on the meta device, with no weights; the
-    # later dispatch (`load_checkpoint_and_dispatch(..., dtype=)`) decides their device and dtype
+    # call that loads them (`load_checkpoint_and_dispatch(..., dtype=)`, the load on the rank that
+    # broadcasts them) is where their dtype on the GPU is chosen
     on_meta: bool = False
     # a load written as a statement alone (`AutoModel.from_pretrained(name, dtype=...)`): its
     # result is dropped, so nothing computes with these weights (a script that fills the cache)
