@@ -214,6 +214,21 @@ def bf16_outcome(ctx: RuleContext, checked_by: str, error: str) -> str:
     return f"raises `{error}` with {' or '.join(crashes)}, and {emulated} with {' and '.join(emulating)} ({where})"
 
 
+def _superseded(w, sites) -> bool:
+    """Whether the dtype ``w`` gives a model is replaced before the model computes: ``w`` leaves
+    it where it was (a load without a ``device_map``, ``.to(dtype=...)`` or ``.bfloat16()`` with
+    no device: on the CPU, where bf16 is native), and a later cast of the same variable in the
+    same scope, outside any test (``model = model.to(device=device, dtype=dtype)``), gives it its
+    dtype, and that cast is judged on its own."""
+    if w.moves or not w.targets:
+        return False
+    return any(
+        b is not w and b.scope == w.scope and not b.conditional and b.span.start >= w.span.end
+        and b.kind != "dtype-kwarg" and b.receiver_text in w.targets
+        for b in sites
+    )
+
+
 def pre_ampere_targets(ctx: RuleContext) -> List[int]:
     return sorted({c for c in target_capabilities(ctx) if c < NATIVE_BF16})
 
@@ -384,7 +399,10 @@ class Bf16WithoutCapabilityGuard(Rule):
     # --- weights: torch_dtype=/dtype=, .bfloat16(), .to(torch.bfloat16) ----------------------
     def _weights(self, ctx: RuleContext, cap: CapabilityFacts):
         trains = None
-        for w in ctx.facts.section("weights"):
+        sites = ctx.facts.section("weights")
+        for w in sites:
+            if _superseded(w, sites):
+                continue  # cast again before it leaves the CPU: that cast's dtype is what runs
             if cap.call_guarded(w.span) or w.on_cpu or w.on_meta or w.discarded:
                 # checked, kept on the CPU (a conversion script: bf16 is native there), built on
                 # the meta device (`init_empty_weights()`: the call that loads the weights chooses

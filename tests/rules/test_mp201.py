@@ -826,3 +826,36 @@ def test_a_model_built_on_the_meta_device_takes_its_dtype_from_the_dispatch_not_
 def test_the_same_load_outside_it_is_reported():
     (d,) = lint(META_DEVICE.format(opening="if True:"), "MP201")
     assert "bf16" in d.message
+
+
+CAST_AGAIN = """
+import torch
+from transformers import AutoModel
+
+{load}
+{recast}
+model.eval()
+"""
+ON_CPU = 'model = AutoModel.from_pretrained("m").to(dtype=torch.bfloat16)'
+RECAST = 'model = model.to(device="cuda", dtype=torch.float16)'
+
+
+def test_a_bf16_cast_on_the_cpu_that_a_later_cast_replaces_is_not_what_runs():
+    # the model computes in the dtype of the cast that moves it, judged on its own (a module's
+    # `.to` casts it in place: `other = model.to(...)` replaces `model`'s dtype as well)
+    assert lint(CAST_AGAIN.format(load=ON_CPU, recast=RECAST), "MP201") == []
+    assert lint(CAST_AGAIN.format(load=ON_CPU, recast=RECAST.replace("model =", "other =")), "MP201") == []
+    # an `assert` before it ends the program where it fails: the cast still runs wherever anything does
+    assert lint(CAST_AGAIN.format(load=ON_CPU, recast="assert torch.cuda.is_available()\n" + RECAST), "MP201") == []
+
+
+@pytest.mark.parametrize(
+    "load, recast",
+    [
+        (ON_CPU, "if torch.cuda.is_available():\n    " + RECAST),  # the later cast may not run
+        ('model = AutoModel.from_pretrained("m", torch_dtype=torch.bfloat16, device_map="auto")', RECAST),  # on the GPU already
+        (ON_CPU, "pass"),  # nothing replaces it
+    ],
+)
+def test_a_bf16_site_the_model_leaves_the_cpu_with_is_reported(load, recast):
+    assert [d.code for d in lint(CAST_AGAIN.format(load=load, recast=recast), "MP201")] == ["MP201"]

@@ -64,6 +64,14 @@ class WeightsSite:
     # call that loads them (`load_checkpoint_and_dispatch(..., dtype=)`, the load on the rank that
     # broadcasts them) is where their dtype on the GPU is chosen
     on_meta: bool = False
+    # the call also puts the model on a device: `.to(device, dtype=...)` (a device positional or
+    # `device=` besides the dtype), a load with a `device_map` other than "cpu". A site that does
+    # not leaves the model where it was (the CPU, after a load): a later cast of it decides the
+    # dtype it computes in (MP201's ``superseded``)
+    moves: bool = False
+    # under a test it may not pass and go on (`if`, a loop's condition; not an `assert` or an
+    # early exit before it, whose failing path ends the program): it may not run
+    conditional: bool = False
     # a load written as a statement alone (`AutoModel.from_pretrained(name, dtype=...)`): its
     # result is dropped, so nothing computes with these weights (a script that fills the cache)
     discarded: bool = False
@@ -811,6 +819,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         kind = None
         edit_node = None
         on_cpu = False
+        moves = False
         discarded = False
         via = "keyword"
         builds = ""
@@ -824,6 +833,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             vals = evaluator.source_values(src, site.scope)
             placed = evaluator.kwarg_values(node, site.scope, "device_map")
             on_cpu = bool(placed) and all(v.kind == CONST and v.value == "cpu" for v in placed)
+            moves = bool(placed) and not on_cpu
             discarded = isinstance(site.statement, ast.Expr) and site.statement.value is node
         elif sources := [s for s in evaluator.model_init_entries(site) if s.name in DTYPE_KWARGS]:
             # `SFTConfig(model_init_kwargs={"dtype": torch.float16})`: the trainer loads the model
@@ -847,6 +857,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                     continue
             kind, edit_node = "to-dtype", arg
             vals = evaluator.values(arg, site.scope)
+            moves = keyword(node, "device") is not None or any(a is not arg for a in positional(node))
         else:
             continue
         if edit_node is not None:
@@ -947,6 +958,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 receiver_text=index.text(site.receiver) if site.receiver is not None else "",
                 on_cpu=on_cpu,
                 on_meta=any(q.rsplit(".", 1)[-1] == "init_empty_weights" and q.startswith("accelerate.") for q in site.contexts),
+                moves=moves,
+                conditional=any(id(test) not in index.raising_guards for test, _ in site.guards),
                 discarded=discarded,
                 builds=builds,
                 adapters=kind == "half" and uses.adapters_before(targets, span.start),
