@@ -58,7 +58,7 @@ from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
 from ..workspace.hardware import FP8_CAPABILITY
 from ..facts.model import ModuleFacts
 from ..knowledge import bf16_facts
-from ..semantic.values import CONST, COND, CUDA, Possible, dtypes as dtype_atoms
+from ..semantic.values import CONST, COND, CUDA, DTYPE, Possible, dtypes as dtype_atoms
 from .base import Rule, RuleContext, default_note, is_parameter_default
 from .._regex import lazy
 
@@ -218,13 +218,15 @@ def _superseded(w, sites) -> bool:
     """Whether the dtype ``w`` gives a model is replaced before the model computes: ``w`` leaves
     it where it was (a load without a ``device_map``, ``.to(dtype=...)`` or ``.bfloat16()`` with
     no device: on the CPU, where bf16 is native), and a later cast of the same variable in the
-    same scope, outside any test (``model = model.to(device=device, dtype=dtype)``), gives it its
-    dtype, and that cast is judged on its own."""
+    same scope, outside any test (``model = model.to(device=device, dtype=dtype)``), certainly gives
+    it a dtype (each of its values a dtype: not ``.to(device)`` of a parameter that might carry
+    one), and that cast is judged on its own."""
     if w.moves or not w.targets:
         return False
     return any(
         b is not w and b.scope == w.scope and not b.conditional and b.span.start >= w.span.end
         and b.kind != "dtype-kwarg" and b.receiver_text in w.targets
+        and b.values and all(v.kind == DTYPE for v in b.values)
         for b in sites
     )
 

@@ -859,3 +859,17 @@ def test_a_bf16_cast_on_the_cpu_that_a_later_cast_replaces_is_not_what_runs():
 )
 def test_a_bf16_site_the_model_leaves_the_cpu_with_is_reported(load, recast):
     assert [d.code for d in lint(CAST_AGAIN.format(load=load, recast=recast), "MP201")] == ["MP201"]
+
+
+def test_a_later_move_of_a_parameter_that_might_be_a_dtype_replaces_nothing():
+    src = """
+    import torch
+    from transformers import AutoModel
+
+    class Evaluator:
+        def __init__(self, path, device):
+            self.model = AutoModel.from_pretrained(path).eval()
+            self.model = self.model.to(dtype=torch.bfloat16)
+            self.model.to(device)
+    """
+    assert [d.code for d in lint(src, "MP201")] == ["MP201"]
