@@ -144,16 +144,18 @@ class ModuleFacts:
     def call_records(self) -> Tuple[CallRecord, ...]:
         """Its call records (``calls``), made into objects on first use where they were
         unpickled packed (see PACKED)."""
-        calls = self.calls
-        if type(calls) is PackedSection:
-            calls = self.calls = calls.unpacked()
-        return calls
+        return self._unpacked("calls")
+
+    def _unpacked(self, name: str):
+        """The field ``name`` (one of PACKED_FIELDS), made into its objects on first use."""
+        value = getattr(self, name)
+        if type(value) is PackedSection:
+            value = value.unpacked()
+            setattr(self, name, value)
+        return value
 
     def returns_of(self, qualname: str) -> Optional[Tuple[Any, ...]]:
-        returns = self.returns
-        if type(returns) is PackedSection:  # unpickled on first use (see PACKED)
-            returns = self.returns = returns.unpacked()
-        for name, values in returns:
+        for name, values in self._unpacked("returns"):
             if name == qualname:
                 return values
         return None
@@ -173,7 +175,7 @@ class ModuleFacts:
         state = dict(self.__dict__)
         state.pop("_classes_by_name", None)
         state.pop("_exports_by_name", None)
-        for name in ("calls", "returns"):
+        for name in PACKED_FIELDS:
             if state.get(name):
                 state[name] = PackedSection.of(state[name])
         sections = state.get("sections")
@@ -199,6 +201,7 @@ class ModuleFacts:
 # read only through ``returns_of``, when the join substitutes a call of one of its functions:
 # never, on transformers, 0.3 s).
 PACKED = frozenset({"trained"})
+PACKED_FIELDS = ("calls", "returns")
 
 
 class PackedSection:

@@ -34,6 +34,12 @@ _AS_DIGITS = bytes.maketrans(b"\x00\x01", b"01")
 _AS_FLAGS = bytes.maketrans(b"01", b"\x00\x01")
 
 
+def _settled(found: Targets, dist: str, allowed: Allowed) -> bool:
+    """Whether what the code imports cannot narrow the versions of ``dist`` a file targets: the
+    configuration sets them, or the file is that library's own code (its own version)."""
+    return allowed.source == "configuration" or (found.library_code is not None and found.library_code.dist == dist)
+
+
 class Project:
     def __init__(
         self,
@@ -170,11 +176,11 @@ class Project:
         versions = dict(found.versions)
         for dist, (row, where) in ends.items():
             allowed = versions.get(dist)
-            if allowed is None or allowed.source == "configuration" or (found.library_code is not None and found.library_code.dist == dist):
+            if allowed is None or _settled(found, dist, allowed):
                 continue
             ceiling = Allowed(dist, high=row.removed_in, spec=f"{dist}<{version_text(row.removed_in)}", source="the code")
             gone = f"{where}, is gone from {dist} {version_text(row.removed_in)}"
-            if allowed.newest or allowed.source in ("installed", "newest"):
+            if allowed.fallback:
                 versions[dist] = dataclasses.replace(ceiling, note=gone)
                 continue
             both = allowed.intersect(ceiling)
@@ -193,7 +199,7 @@ class Project:
         versions = dict(found.versions)
         changed = False
         for dist, allowed in found.versions.items():
-            if allowed.source == "configuration" or (found.library_code is not None and found.library_code.dist == dist):
+            if _settled(found, dist, allowed):
                 continue
             gate = self._import_gate(module, dist, set())
             if gate is None:
@@ -204,7 +210,7 @@ class Project:
             where = f"{gate[0].described} where {gate[1]} imports it"
             versions[dist] = dataclasses.replace(
                 both, spec=allowed.described if not allowed.newest else gate[0].described,
-                source=where if allowed.newest or allowed.source in ("installed", "newest") else f"{allowed.source}; {where}",
+                source=where if allowed.fallback else f"{allowed.source}; {where}",
             )
             changed = True
         return dataclasses.replace(found, versions=versions) if changed else found
@@ -417,10 +423,11 @@ class Project:
         # `component/` has no `__init__.py` still imports `component/argument.py` when the
         # folder above it is on the path (a script's own folder always is)
         parts = name.split(".")
-        if len(parts) == 1 and name.isidentifier() and self._script_folders():
+        scripts = self._script_folders() if len(parts) == 1 and name.isidentifier() else ()
+        if scripts:
             # a sibling of a script in a package folder (`from trainer import X`), by its file
             for root in roots:
-                if root in self._script_folders():
+                if root in scripts:
                     found = self._files_under(root).get(os.path.normcase(name))
                     if found is not None:
                         return found

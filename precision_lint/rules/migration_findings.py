@@ -184,8 +184,7 @@ def stated_floor(allowed: Allowed) -> bool:
     ``require_version``, the configuration's ``transformers-version``), not the installed or
     newest version taken for want of one, nor a range implied from another library's pin."""
     return (
-        allowed.low is not None and not allowed.newest and not allowed.commit and not allowed.note
-        and allowed.source not in ("installed", "newest")
+        allowed.low is not None and not allowed.fallback and not allowed.commit and not allowed.note
     )
 
 

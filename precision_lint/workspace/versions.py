@@ -156,6 +156,11 @@ class Allowed:
         return cls(dist, source="newest", newest=True)
 
     @property
+    def fallback(self) -> bool:
+        """Taken for want of a statement: the installed version, or the newest release."""
+        return self.newest or self.source in ("installed", "newest")
+
+    @property
     def is_point(self) -> bool:
         return self.low is not None and self.high is not None and self.high_inclusive and compare(self.low, self.high) == 0
 
