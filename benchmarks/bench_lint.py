@@ -14,8 +14,10 @@ generation and five model families, the files TorchFix is timed on.
 What is timed, alternating tools within each round, ``--repeat`` rounds, median kept:
 
 - precision-lint cold (``--no-cache``), warm (its caches filled, nothing changed) and with one
-  file edited (its caches filled, ``EDITED`` changed before each run: a new process reads the
-  other files' facts and imports from the cache), with one worker process per core;
+  file edited (its caches filled, ``EDITED`` changed before each run), with one worker process
+  per core, in two ways: a line no fact of the file records (a constant nothing reads: the last
+  check's ledger answers, ``workspace/ledger.py``), and a function added (its facts change: a
+  new process reads the other files' facts and imports from the cache and joins them again);
 - ``ruff check --no-cache`` with its default rules (the speed a user compares with), and with
   ``--select ALL`` (every rule: closer to the amount of work precision-lint does per file);
 - TorchFix on the slice, from its own virtual environment (it pins an old LibCST): made by
@@ -247,15 +249,26 @@ def main(argv=None) -> int:
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         return fill
 
-    def edit(folder):
+    def edit(folder, code: bool = False):
         target = folder / EDITED
         original = target.read_text(encoding="utf-8")
         count = [0]
 
+        def write():
+            count[0] += 1
+            if code:  # a function: what its module defines and calls changes
+                added = f"\n\ndef edited_by_the_benchmark_{count[0]}(x):\n    return torch.zeros(2, dtype=torch.float16) + x\n"
+            else:  # a constant nothing reads: no fact changes
+                added = f"\nEDITED_BY_THE_BENCHMARK = {count[0]}\n"
+            target.write_text(original + added, encoding="utf-8")
+
         def change():
             fill_cache(folder)()
-            count[0] += 1
-            target.write_text(original + f"\nEDITED_BY_THE_BENCHMARK = {count[0]}\n", encoding="utf-8")
+            if not code:  # the check before the edit is of the same facts (the other row changed them)
+                write()
+                subprocess.run(ours(args.jobs, "--cache-dir", str(cache), "."), cwd=folder, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            write()
 
         def restore():
             target.write_text(original, encoding="utf-8")
@@ -266,11 +279,13 @@ def main(argv=None) -> int:
     corpora = [] if args.slice else [("transformers", tf)] + ([] if args.quick else [("torch + transformers", both)])
     for label, folder in corpora:
         change, restore = edit(folder)
+        change_code, _ = edit(folder, code=True)
         cases = [
             ("floor", floor(args.jobs), folder, None),
             ("cold", ours(args.jobs, "--no-cache", "."), folder, None),
             ("warm", ours(args.jobs, "--cache-dir", str(cache), "."), folder, fill_cache(folder)),
             ("edited", ours(args.jobs, "--cache-dir", str(cache), "."), folder, change),
+            ("edited-code", ours(args.jobs, "--cache-dir", str(cache), "."), folder, change_code),
         ]
         if ruff:
             cases.append(("ruff", [*ruff, "check", "--exit-zero", "--no-cache", "--quiet", "--isolated", "."], folder, None))
@@ -290,8 +305,10 @@ def main(argv=None) -> int:
         cases.append(("torchfix", [*torchfix, "--select", "ALL", "."], piece, None))
     if args.slice:  # the cached rows on the slice itself
         change, restore = edit(piece)
+        change_code, _ = edit(piece, code=True)
         cases += [("warm", ours(args.jobs, "--cache-dir", str(cache), "."), piece, fill_cache(piece)),
-                  ("edited", ours(args.jobs, "--cache-dir", str(cache), "."), piece, change)]
+                  ("edited", ours(args.jobs, "--cache-dir", str(cache), "."), piece, change),
+                  ("edited-code", ours(args.jobs, "--cache-dir", str(cache), "."), piece, change_code)]
         clear_cache()
     try:
         got = run_rounds(cases, repeat, env)
@@ -329,7 +346,8 @@ def table(rows, growth, repeat: int, jobs: int) -> str:
         base = got.get("cold", (None,))[0]
         for tool, (seconds, rss) in got.items():
             name = {"floor": "floor: CPython `ast.parse` of every file", "cold": "precision-lint (no cache)",
-                    "warm": "precision-lint (warm cache)", "edited": "precision-lint (warm cache, one file edited)",
+                    "warm": "precision-lint (warm cache)", "edited": "precision-lint (warm cache, one file edited: no fact changed)",
+                    "edited-code": "precision-lint (warm cache, one file edited: a function added)",
                     "ruff": "ruff check --no-cache (its default rules)", "ruff-all": "ruff check --no-cache --select ALL",
                     "torchfix": "TorchFix 0.7"}[tool]
             if tool == "floor":
@@ -338,7 +356,7 @@ def table(rows, growth, repeat: int, jobs: int) -> str:
                 ratio = f"{seconds / got['floor'][0]:.1f}x the floor" if "floor" in got else ""
             elif tool == "torchfix":
                 ratio = f"precision-lint {seconds / base:.1f}x faster"
-            elif tool in ("warm", "edited"):
+            elif tool in ("warm", "edited", "edited-code"):
                 ratio = f"{seconds / got['floor'][0]:.2f}x the floor" if "floor" in got else ""
             else:
                 ratio = f"precision-lint {base / seconds:.1f}x ruff's time"

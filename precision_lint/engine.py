@@ -23,19 +23,23 @@ from ._dataclass import dataclass
 from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from .workspace.cache import FactsCache, ImportsIndex, RunCache, StampCache, collector_paused, fingerprint
+from .workspace import ledger as ledgers
 from .workspace.config import Config, from_table
 from .workspace.configfiles import ConfigFiles
 from .diagnostics import SAFE, Diagnostic
 from .workspace.discovery import ImportRoots, discover, module_name
 from .workspace import hardware
-from .facts.model import ModuleFacts, ParseError
+from .facts.model import ModuleFacts, ParseError, same_facts
 from .rules import all_rules, selected_codes
-from .rules.base import RuleContext
+from .rules.base import RuleContext, TextReads
 from .rules import mp003_internal_error as internal
 from .workspace.versions import installed_fallbacks, resolver_for
 from .workspace.sources import SourceFile, Texts, stamp, text_of
 
 PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs more than it saves
+# at most this many changed files are read on their own to reuse the last check's findings
+# (``workspace/ledger.py``); more, and a full check costs little more than reading them
+MAX_REUSED_EDITS = 8
 _UNREAD = object()  # imports not read yet (see Engine._known_imports)
 
 
@@ -234,6 +238,13 @@ class Engine:
         self.runs = RunCache(cache_dir) if cache_dir else None
         self.index = ImportsIndex(cache_dir) if cache_dir else None  # imports read before the facts
         self.stamps = StampCache(cache_dir) if cache_dir else None  # each file's digest by its stamp
+        self.ledger = ledgers.Ledger(cache_dir) if cache_dir else None  # what the last checks read
+        # what the current check read: each file's facts key and gate imports (``_facts``), and
+        # what the rules read of the texts (``_judged``); None outside a check
+        self._reads: Optional[TextReads] = None
+        self._facts_keys: Dict[str, tuple] = {}
+        self._gate_imports: Dict[str, Optional[Tuple[str, ...]]] = {}
+        self._from_ledger = False  # the current run was answered from a ledger
         self._side_files: Tuple[str, ...] = ()  # the config files the last judge's join read
         self.import_roots = ImportRoots(self.config.src)  # renewed by each run: it caches the file system
 
@@ -343,6 +354,8 @@ class Engine:
                     out[src.path] = facts
                     continue
                 key = (src.path, read[src.path][0], naming, src.path in analysed)
+                self._facts_keys[src.path] = key
+                self._gate_imports[src.path] = read[src.path][1]
                 if src.path in first and first[src.path][0] == key[3]:
                     out[src.path] = first[src.path][1]
                     made.append((key, src.path, src.unsaved, out[src.path]))
@@ -437,7 +450,6 @@ class Engine:
             ]
         project.versions = resolver_for(self.config)
         project.notebook_lines = dict(notebook_lines or {})
-        project.texts = texts
         out: List[Diagnostic] = []
         for path, (stage, exc) in project.failed.items():  # its own step of the join failed
             if only is None or path in only or related:
@@ -463,7 +475,7 @@ class Engine:
     def _judged(self, rule, module, source: str, project, only, context: bool) -> List[Diagnostic]:
         """One rule's findings in one module, after ``# noqa``; for a neighbour read only for
         context, those that concern the named files, unfixed."""
-        ctx = RuleContext(module, source, project, self.config, self.options[rule.code])
+        ctx = RuleContext(module, source, project, self.config, self.options[rule.code], reads=self._reads)
         try:
             found = list(rule.check(ctx))
         except Exception as exc:  # a bug of ours: this rule on this file is MP003, the rest goes on
@@ -532,25 +544,41 @@ class Engine:
         """Check (and with ``fix``, fix) ``sources`` as one project; ``only``: the paths to judge
         and fix (the others still join with them); with ``related``, a finding in another file
         is reported too where it names one of ``only`` (never fixed there)."""
+        self._from_ledger = False
         try:
             return self._run_sources(sources, fix, unsafe, names, only, related)
         finally:
             if self.index is not None:
-                self.index.save()
+                self.index.save(whole=not self._from_ledger)
 
     def _run_sources(self, sources, fix, unsafe, names, only, related) -> RunResult:
         result = RunResult(sources={s.path: s for s in sources}, files=len(sources))
         texts = Texts(sources)
-        run_key = None
+        run_key = ledger_key = None
         if not fix and self.runs is not None and not any(s.unsaved for s in sources):
-            run_key = self._run_key(sources, names, only, related)
-            cached = self.runs.get(run_key)
+            contents = {s.path: _content_key(s) for s in sources}
+            run_key, ledger_key = self._keys_of_files(contents, names, only, related)
+            by_path = {s.path: s for s in sources}
+            cached = self._cached_run(run_key, ledger_key, contents, by_path.__getitem__)
             if cached is not None:
                 result.diagnostics = cached
                 result.fixed_texts = texts
                 result.unsafe_held_back = _held_back(cached, unsafe)
                 return result
-        first = self._vendored(self._judge_texts(sources, names, only, related), result.sources)
+        self._reads, self._facts_keys, self._gate_imports = TextReads(), {}, {}
+        try:
+            first = self._vendored(self._judge_texts(sources, names, only, related), result.sources)
+            keys, gate = dict(self._facts_keys), dict(self._gate_imports)  # the check's own, not its fixes' trials
+            self._finish_run(result, sources, texts, first, fix, unsafe, names, only, related)
+        finally:
+            reads, self._reads = self._reads, None
+        if run_key is not None and not any(d.code == internal.CODE for d in result.diagnostics):
+            self.runs.put(run_key, self._side_files, result.diagnostics)
+            self._keep_ledger(ledger_key, sources, result.diagnostics, keys, gate, reads)
+        return result
+
+    def _finish_run(self, result, sources, texts, first, fix, unsafe, names, only, related) -> None:
+        """The rest of a run once its files are judged: the plan of its fixes, checked whole."""
         if fix:  # what a check finds, for the summary ("Found 3 errors (2 fixed, 1 remaining)")
             for d in self._reported(first):
                 result.found_first[d.path] = result.found_first.get(d.path, 0) + 1
@@ -563,9 +591,101 @@ class Engine:
             self._plan(result, sources, texts, first, wanted, fix, unsafe, names, only, related)
             self._side_files = tuple(sorted({*side, *self._side_files}))
         result.unsafe_held_back = _held_back(result.diagnostics, unsafe)
-        if run_key is not None and not any(d.code == internal.CODE for d in result.diagnostics):
-            self.runs.put(run_key, self._side_files, result.diagnostics)
-        return result
+
+    # --- a check after an edit that changed no fact: the last check's findings (ledger.py) ---
+    def _cached_run(self, run_key: str, ledger_key: str, contents: Dict[str, str], source_of) -> Optional[List[Diagnostic]]:
+        """The findings of a check of these contents (path → content key) from the caches: the
+        check of the same contents, else the ledger of the last check of the same files where
+        what changed changed nothing its findings read (``source_of(path)``: a changed file's
+        source). None when neither holds."""
+        cached = self.runs.get(run_key)
+        if cached is None:
+            reused = self._reused_run(ledger_key, contents, source_of)
+            if reused is not None:
+                cached = reused.diagnostics
+                self.runs.put(run_key, [path for path, _ in reused.side_files], cached)
+                if self.index is not None:  # the edited files' imports, for the next check
+                    self.index.save(whole=False)
+        return cached
+
+    def _keep_ledger(self, ledger_key: str, sources, diagnostics, keys, gate, reads: TextReads) -> None:
+        if self.ledger is None or any(s.notebook is not None and s.notebook.writes_files for s in sources):
+            return  # a notebook's written modules are named and read apart: always checked whole
+        texts = {s.path: s.text for s in sources if s.path in reads.by_path and s.has_text}
+        entry = ledgers.Entry(
+            contents={s.path: _content_key(s) for s in sources},
+            gate=gate,
+            facts_keys=keys,
+            reads=ledgers.ranges_read(reads.by_path, texts),
+            side_files=ledgers.side_file_states(self._side_files),
+            diagnostics=diagnostics,
+        )
+        self.ledger.put(ledger_key, entry)
+
+    def _reused_run(self, key: str, contents: Dict[str, str], source_of) -> Optional["ledgers.Entry"]:
+        """The ledger ``key`` of the last check of these files, brought up to date, where every
+        file that changed since changed nothing its findings read (``workspace/ledger.py``): its
+        findings are this check's. None otherwise."""
+        if self.ledger is None or self.disk is None:
+            return None
+        entry = self.ledger.get(key)
+        if entry is None:
+            return None
+        changed = [path for path, content in contents.items() if entry.contents.get(path) != content]
+        if not changed or len(changed) > MAX_REUSED_EDITS or not entry.side_files_hold():
+            return None
+        involved = {_same_file(p) for p in entry.involved()}
+        new_keys = {}
+        for path in changed:
+            new_keys[path] = self._unchanged_for_findings(entry, source_of(path), involved)
+            if new_keys[path] is None:
+                return None
+        for path in changed:
+            entry.contents[path] = contents[path]
+            entry.facts_keys[path] = new_keys[path]
+        self.ledger.put(key, entry)
+        self._from_ledger = True  # this run read the imports of the edited files only
+        return entry
+
+    def _unchanged_for_findings(self, entry: "ledgers.Entry", src: SourceFile, involved) -> Optional[tuple]:
+        """The key of the facts of ``src``, a file changed since the ledger's check, when its
+        findings and every other file's read nothing that changed: no finding is about it,
+        its text imports the same modules (the gate decides the same), its facts are equal and
+        the ranges of its text the rules read hold the same text. None otherwise."""
+        if src.notebook is not None or not src.has_text or src.unsaved or _same_file(src.path) in involved:
+            return None
+        before_key = entry.facts_keys.get(src.path)
+        if before_key is None or src.path not in entry.gate:
+            return None
+        naming = before_key[2]  # the ledger's key holds each file's naming
+        digest, imports = self._imports(src, naming)
+        if imports != entry.gate[src.path]:
+            return None
+        key = (src.path, digest, naming, before_key[3])
+        before = self.disk.get(before_key)
+        if before is None:
+            return None
+        now = self._facts_at(src, key)
+        if _is_internal(now) or not same_facts(before, now) or not entry.reads_hold(src.path, src.text):
+            return None
+        return key
+
+    def _facts_at(self, src: SourceFile, key: tuple) -> ModuleFacts:
+        """The facts of ``src`` under ``key`` (path, digest, naming, analysed): kept in memory,
+        cached on disk, else read here and kept."""
+        latest = self._cache.get(src.path)
+        if latest is not None and latest[0] == key:
+            return latest[1]
+        found = self.disk.get(key)
+        if found is None:
+            found = _facts_job((src.kept_text, src.path, *key[2], key[3]))
+            if _is_internal(found):
+                return found
+            self.disk.put(key, found)
+            if self.index is not None:
+                self.index.put(("facts", key), found.imports)
+        self._cache[src.path] = (key, found)
+        return found
 
     def _plan(self, result, sources, texts, first, wanted, fix, unsafe, names, only, related) -> None:
         """The fixes of the run planned together and checked whole (``checked.py``): refused
@@ -621,6 +741,8 @@ class Engine:
         for d in diagnostics:
             if d.fix is not None:
                 if d.path not in why:
+                    if self._reads is not None:  # its header says whether it is vendored
+                        self._reads.whole(d.path)
                     src = sources.get(d.path)
                     why[d.path] = vendored_reason(d.path, src.text if src is not None else None, root)
                 if why[d.path] is not None:
@@ -632,32 +754,32 @@ class Engine:
         """The findings of the selected rules (every rule judges, to check the plan of fixes)."""
         return [d for d in diagnostics if d.code in self._selected_codes]
 
-    def _run_key(self, sources, names, only, related) -> str:
-        """What a whole check's findings depend on: each file's path, name and bytes, the
-        configuration, the rules and their options, and where the run starts from."""
-        return self._key_of_files(
-            ((src.path, (names or {}).get(src.path), _content_key(src)) for src in sources), only, related
-        )
-
-    def _key_of_files(self, files: Iterable[Tuple[str, Optional[tuple], str]], only, related) -> str:
-        """The run key of ``(path, its module naming or None for the default, its content key)``:
-        everything a file's facts and findings read of it follows from its path and bytes (its
-        text, a decoding error, a notebook's cells and metadata, the size limit's verdict)."""
-        digest = hashlib.sha1()
-        digest.update(repr((fingerprint(), os.getcwd(), repr(self.config), self.codes, repr(self.options))).encode())
-        digest.update(repr(installed_fallbacks()).encode())  # an unpinned project targets them
-        digest.update(repr((sorted(only) if only is not None else None, related)).encode())
-        for path, naming, content in sorted(files):
-            naming = naming or module_name(path)
-            digest.update(repr((path, naming, content)).encode("utf-8", "surrogatepass"))
-        return digest.hexdigest()
+    def _keys_of_files(self, contents: Dict[str, str], names, only, related) -> Tuple[str, str]:
+        """(the run key, the ledger key) of a check of ``contents`` (path → content key; each
+        file named by ``names`` or by default). A whole check's findings depend on each file's
+        path, name and bytes (its text, a decoding error, a notebook's cells and metadata, the
+        size limit's verdict), the configuration, the rules and their options, and where the
+        run starts from: the run key. The ledger's is the same without the contents."""
+        run, files = hashlib.sha1(), hashlib.sha1()
+        for digest in (run, files):
+            digest.update(repr((fingerprint(), os.getcwd(), repr(self.config), self.codes, repr(self.options))).encode())
+            digest.update(repr(installed_fallbacks()).encode())  # an unpinned project targets them
+            digest.update(repr((sorted(only) if only is not None else None, related)).encode())
+        for path in sorted(contents):
+            naming = repr((path, (names or {}).get(path) or module_name(path)))
+            run.update(f"{naming}{contents[path]!r}".encode("utf-8", "surrogatepass"))
+            files.update(naming.encode("utf-8", "surrogatepass"))
+        return run.hexdigest(), files.hexdigest()
 
     def _unchanged_run(self, files: Sequence[str], unsafe: bool) -> Optional[RunResult]:
-        """The cached findings of a check of ``files`` (found in folders, none named) when every
-        file's stamp is the one its digest was recorded at: the run is keyed by stat calls, and
-        only the files with findings are read (their lines are shown). None when a file changed,
-        cannot be stat'ed, or the run is not cached."""
-        contents = []
+        """The cached findings of a check of ``files`` (found in folders, none named) when
+        every file's stamp is the one its digest was recorded at, or the few whose stamp is not
+        (edited: read here, :data:`MAX_REUSED_EDITS` at most) changed nothing the last check's
+        findings read (``workspace/ledger.py``): the run is keyed by stat calls, and only the
+        edited files and the files with findings are read (their lines are shown). None when
+        a file cannot be stat'ed or the caches cannot answer."""
+        contents: Dict[str, str] = {}
+        edited: Dict[str, SourceFile] = {}
         for path in files:
             try:
                 stamped = stamp(os.stat(path))
@@ -665,11 +787,15 @@ class Engine:
                 return None
             digest = self.stamps.digest(os.path.abspath(path), stamped)
             if digest is None:
-                return None
-            contents.append((path, None, digest))
-        diagnostics = self.runs.get(self._key_of_files(contents, None, False))
+                if len(edited) == MAX_REUSED_EDITS:
+                    return None
+                edited[path] = self._within_size([SourceFile.read(path)])[0]
+                digest = _content_key(edited[path])
+            contents[path] = digest
+        diagnostics = self._cached_run(*self._keys_of_files(contents, None, None, False), contents, edited.__getitem__)
         if diagnostics is None:
             return None
+        self._remember_stamps(edited.values())
         sources = self._within_size([SourceFile.read(p) for p in sorted({d.path for d in diagnostics})])
         result = RunResult(sources={s.path: s for s in sources}, files=len(files), diagnostics=diagnostics)
         result.fixed_texts = Texts(sources)

@@ -2,6 +2,7 @@
 (requirements, pyproject in its dialects, setup.py/cfg, environment.yml), its own
 `require_version` / `%pip install` lines, a vendored copy of the library; else the
 configuration says, else the installed metadata."""
+from pathlib import Path
 import pytest
 
 from conftest import config, write_tree
@@ -81,7 +82,7 @@ def test_requirement_lines_of_other_libraries_and_options_are_not_read():
 
 
 def _targets(root, rel, source="", lines=()):
-    return VersionResolver().targets(str(root / rel), source, lines)
+    return VersionResolver().targets(str(root / rel), in_file_requirements(source, Path(rel).name), lines)
 
 
 def test_pep621_with_optional_dependencies(tmp_path):
@@ -245,7 +246,7 @@ def test_the_configuration_wins_over_pins(tmp_path):
     })
     cfg = load(start=[str(root / "train.py")])
     assert cfg.transformers_version == (5, 0)
-    found = resolver_for(cfg).targets(str(root / "train.py"), 'require_version("transformers<4.40")\n')
+    found = resolver_for(cfg).targets(str(root / "train.py"), in_file_requirements('require_version("transformers<4.40")\n', "train.py"))
     assert found.of("transformers").is_point and found.of("transformers").low == (5, 0)
 
 

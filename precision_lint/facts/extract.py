@@ -79,6 +79,19 @@ def parse_noqa(source: str):
     return out
 
 
+def stated_requirements(source: str, path: str) -> tuple:
+    """The versions ``source`` states itself (``versions.in_file_requirements``), named by
+    its file's name as its findings word them; read whatever the gate decides and whether it
+    compiles (a script that pins and imports: its pins hold for what it imports)."""
+    if "require_version" not in source and "check_min_version" not in source:
+        return ()
+    import os
+
+    from ..workspace.versions import in_file_requirements
+
+    return tuple(in_file_requirements(source, os.path.basename(path)))
+
+
 def read_imports(source: str, path: str, module: str = "", is_package: bool = False):
     """The modules a text imports (``gate.imported_modules``: None when it does not parse) and
     CPython's tree and verdict of it (``syntax.cpython_tree``'s), from one parse: the engine
@@ -109,6 +122,7 @@ def extract_facts(
     it already (the text is parsed once)."""
     facts = ModuleFacts(path=path, module=module, is_package=is_package, root=root)
     facts.noqa = parse_noqa(source)
+    facts.requirements = stated_requirements(source, path)
     if SKIP_FILE.search(source):
         facts.skip_file = True
         return facts

@@ -122,6 +122,11 @@ class ModuleFacts:
     # the modules its top level imports outside any `try`/`if` that the join follows: those of
     # the tree, and library modules a release removed (``extract._top_imports``)
     top_imports: Tuple[str, ...] = ()
+    # the versions its own text states (``require_version("trl>=0.8")``, ``check_min_version``:
+    # ``versions.in_file_requirements``): they hold for it and for what it imports, so the join
+    # reads them here, never the text again (a run that reuses the findings of unchanged files
+    # must know every way one file's text reaches another's findings, ``workspace/ledger.py``)
+    requirements: Tuple[Any, ...] = ()
 
     def section(self, name: str):
         value = self.sections.get(name, ())
@@ -200,6 +205,19 @@ class ModuleFacts:
 # others; the join indexes them by ``call_callees``) and its return summaries (``returns``,
 # read only through ``returns_of``, when the join substitutes a call of one of its functions:
 # never, on transformers, 0.3 s).
+def same_facts(a: ModuleFacts, b: ModuleFacts) -> bool:
+    """Whether two facts of a file are equal, either of them unpickled packed (see PACKED):
+    a file whose text changed where no fact of it is (a comment, a constant nothing reads)
+    gives the same facts, and a run may keep the findings that read only them
+    (``workspace/ledger.py``)."""
+    for facts in (a, b):
+        for name in PACKED_FIELDS:
+            facts._unpacked(name)
+        for name in list(facts.sections):
+            facts.section(name)
+    return a == b
+
+
 PACKED = frozenset({"trained"})
 PACKED_FIELDS = ("calls", "returns")
 

@@ -78,7 +78,6 @@ class Project:
         # knows the configuration and the installed versions, and the notebooks' `%pip` lines.
         self.versions = VersionResolver()
         self.notebook_lines: Dict[str, Tuple[str, ...]] = {}
-        self.texts: Dict[str, str] = {}  # each module's text (its `require_version` holds for what it imports)
         self._targets: Dict[str, Targets] = {}
         self._launches: Optional[Dict[str, List[Allowed]]] = None  # script → what its launchers pin
         self._pins_as_importer: Dict[str, List[Allowed]] = {}  # script → what it pins for its imports
@@ -151,13 +150,13 @@ class Project:
         run also depends on. Complete only once the rules have run: they read files too."""
         return tuple(sorted({*self.configs.looked_for(), *self.versions.looked_for(), *self.shipped.looked_for(), *self.declared.looked_for()}))
 
-    def targets_of(self, module: ModuleFacts, source: str = "") -> Targets:
+    def targets_of(self, module: ModuleFacts) -> Targets:
         """The library versions ``module`` targets (its configuration, its own
         ``require_version`` and ``%pip install`` lines, its project's requirements)."""
         found = self._targets.get(module.path)
         if found is None:
             run = self._run_requirements(module)
-            found = self.versions.targets(module.path, source, self.notebook_lines.get(module.path, ()), run)
+            found = self.versions.targets(module.path, module.requirements, self.notebook_lines.get(module.path, ()), run)
             found = self._narrowed_by_importers(module, found)
             found = self._ended_by_removed_imports(module, found)
             self._targets[module.path] = found
@@ -352,15 +351,11 @@ class Project:
         module imported by hundreds of scripts asks each of them."""
         found = self._pins_as_importer.get(path)
         if found is None:
-            from ..workspace.versions import in_file_requirements
-
             found = [*self._launches.get(os.path.normcase(os.path.abspath(path)), ()), *self.shipped.pins_for(path)]
-            text = self.texts.get(path, "")
-            if "require_version" in text or "check_min_version" in text:  # the script that imports it
-                found.extend(
-                    dataclasses.replace(a, source=f"{a.source}, which imports it")
-                    for a in in_file_requirements(text, os.path.basename(path))
-                )
+            script = self.module_at(path)
+            found.extend(  # the script that imports it: its own require_version / check_min_version
+                dataclasses.replace(a, source=f"{a.source}, which imports it") for a in (script.requirements if script else ())
+            )
             self._pins_as_importer[path] = found
         return found
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import field
 from .._dataclass import dataclass
-from typing import Dict, List, NamedTuple, Optional, Sequence, Set
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Set
 
 from ..diagnostics import Diagnostic, Span
 from ..workspace.notebook import boundary_lines, cell_position
@@ -23,7 +23,7 @@ class Report:
     fix_mode: bool = False
     color: bool = False
     rules: Dict[str, type] = field(default_factory=dict)  # code → rule class (names, summaries)
-    display_paths: Dict[str, str] = field(default_factory=dict)  # path → how to show it
+    display_paths: Mapping[str, str] = field(default_factory=dict)  # path → how to show it
     notebooks: Set[str] = field(default_factory=set)  # paths whose text is a notebook's joined cells
     # Texts to quote in excerpts where they differ from ``texts`` (same lines): a notebook's
     # cells with their IPython lines (``%pip``, ``!nvidia-smi``) as written.

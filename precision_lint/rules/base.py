@@ -79,6 +79,28 @@ class Rule:
         }
 
 
+class TextReads:
+    """What the rules of a run read of each file's text besides its facts: the whole text
+    (``ctx.source``), or the ranges they took (``ctx.text(span)``). A later run whose file
+    changed gives the same findings when its facts are the same and every range read holds
+    the same text (``workspace/ledger.py``); a file nothing read the text of needs its facts
+    alone."""
+
+    WHOLE = None
+
+    def __init__(self) -> None:
+        # path → None (the whole text) or the (start, end) ranges read
+        self.by_path: Dict[str, Optional[set]] = {}
+
+    def whole(self, path: str) -> None:
+        self.by_path[path] = self.WHOLE
+
+    def span(self, path: str, start: int, end: int) -> None:
+        found = self.by_path.setdefault(path, set())
+        if found is not self.WHOLE:
+            found.add((start, end))
+
+
 @dataclass
 class RuleContext:
     """What a rule judges one file with: its facts and text, the project they were joined
@@ -86,13 +108,21 @@ class RuleContext:
     engine reports as MP003 without losing the other runs' findings."""
 
     facts: ModuleFacts
-    source: str
+    file_text: str  # read through ``source`` and ``text``, which note what was read (``reads``)
     project: Project
     config: Config
     options: Dict[str, Any] = field(default_factory=dict)
     # (what failed, the exception) for each run whose judging raised (a bug of ours, see
     # :meth:`each_run`): the engine reports each as MP003; the other runs' findings stand
     failures: List[Tuple[str, Exception]] = field(default_factory=list)
+    reads: Optional[TextReads] = None
+
+    @property
+    def source(self) -> str:
+        """The file's whole text: a finding that reads it may change with any edit of it."""
+        if self.reads is not None:
+            self.reads.whole(self.facts.path)
+        return self.file_text
 
     @property
     def path(self) -> str:
@@ -110,7 +140,9 @@ class RuleContext:
                 self.failures.append((f"the run of {name}", exc))
 
     def text(self, span: Span) -> str:
-        return self.source[span.start : span.end]
+        if self.reads is not None:
+            self.reads.span(self.facts.path, span.start, span.end)
+        return self.file_text[span.start : span.end]
 
     @property
     def library_code(self):
@@ -123,7 +155,7 @@ class RuleContext:
     def targets(self) -> "Targets":
         """The library versions this file targets (``versions.py``): configuration, the file's
         own ``require_version`` / ``%pip install``, its project's requirements, else installed."""
-        return self.project.targets_of(self.facts, self.source)
+        return self.project.targets_of(self.facts)
 
     def diagnostic(
         self,

@@ -193,7 +193,10 @@ class ImportsIndex(_OneEntry):
     are). A new process over a large tree with one file edited then parses that file alone for
     the gate, and the neighbour search of a named file reads no facts (nor LibCST) to follow
     imports. Read once, written once per run (atomically) when something was added; entries of
-    texts a run did not see are dropped when they outnumber those it saw."""
+    texts a run did not see are dropped when they outnumber those it saw, by a run that read
+    every file's imports (a run answered from a ledger reads those of the edited files only)."""
+
+    KEEP_UNSEEN = 1000  # entries of texts a whole run did not see, kept beyond twice those it saw
 
     def __init__(self, root: str) -> None:
         super().__init__(Path(root) / fingerprint() / "imports" / "index.pickle")
@@ -213,10 +216,12 @@ class ImportsIndex(_OneEntry):
             entries[key] = value
             self._added = True
 
-    def save(self) -> None:
+    def save(self, whole: bool = True) -> None:
+        """Written back when something was added; ``whole``: the run asked for every file's
+        imports, so what it did not see is of texts gone (pruned past :attr:`KEEP_UNSEEN`)."""
         if not self._added or self._data is None:
             return
-        if len(self._data) > 2 * len(self._seen) + 1000:
+        if whole and len(self._data) > 2 * len(self._seen) + self.KEEP_UNSEEN:
             self._data = {k: v for k, v in self._data.items() if k in self._seen}
         _store(self.path, self._data, self.path.parent.parent.parent)
         self._added = False

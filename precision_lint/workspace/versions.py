@@ -1149,12 +1149,14 @@ class VersionResolver:
         return None
 
     def targets(
-        self, path: str, source: str = "", notebook_lines: Iterable[str] = (), run: Iterable[Allowed] = ()
+        self, path: str, stated: Iterable[Allowed] = (), notebook_lines: Iterable[str] = (), run: Iterable[Allowed] = ()
     ) -> Targets:
-        """``run``: what the runs this file is part of install (a notebook's ``%pip install``
-        lines, where the notebook launches the file or a script that imports it)."""
+        """``stated``: what the file states itself (:func:`in_file_requirements` of its text,
+        as its facts record it); ``run``: what the runs this file is part of install (a
+        notebook's ``%pip install`` lines, where the notebook launches the file or a script
+        that imports it)."""
         folder, name = os.path.split(os.path.abspath(path))
-        inline = in_file_requirements(source, name) + pip_requirements(notebook_lines, name) + list(run)
+        inline = list(stated) + pip_requirements(notebook_lines, name) + list(run)
         # the answer depends on the file only through its folder and what it states itself: the
         # files of a folder that state nothing share one (a package's thousands of modules)
         key = (folder, tuple(inline))

@@ -5,21 +5,25 @@ import random
 import pytest
 
 from precision_lint.facts.model import ModuleFacts
+from precision_lint.facts.extract import stated_requirements
 from precision_lint.project.model import Project
 from precision_lint.workspace import shipped
 
 
 def _graph(seed: int, size: int):
     rng = random.Random(seed)
-    modules, texts = [], {}
+    modules = []
     for i in range(size):
         targets = rng.sample(range(size), k=rng.randint(0, 3))
         imports = tuple(sorted(f"m{t}" for t in targets if t != i))
         path = f"/p/m{i}.py"
-        modules.append(ModuleFacts(path=path, module=f"m{i}", is_package=False, root="/p", imports=imports))
+        text = ""
         if rng.random() < 0.3:  # a script that pins what it imports
-            texts[path] = f'from transformers.utils.versions import require_version\nrequire_version("transformers>=4.{i}.0")\n'
-    return modules, texts
+            text = f'from transformers.utils.versions import require_version\nrequire_version("transformers>=4.{i}.0")\n'
+        facts = ModuleFacts(path=path, module=f"m{i}", is_package=False, root="/p", imports=imports)
+        facts.requirements = stated_requirements(text, path)
+        modules.append(facts)
+    return modules
 
 
 def _by_walking_back(project: Project, module: ModuleFacts):
@@ -38,9 +42,8 @@ def test_importers_pins_are_those_of_every_script_that_reaches_the_module(seed, 
     (same pins, same order), and no module walks back to all its importers for it."""
     from precision_lint.workspace import versions
 
-    modules, texts = _graph(seed, 30)
+    modules = _graph(seed, 30)
     project = Project(modules)
-    project.texts = texts
     seen = []
     monkeypatch.setattr(versions, "any_of", lambda found: seen.append(list(found)) or found)
     walks = []
@@ -51,7 +54,6 @@ def test_importers_pins_are_those_of_every_script_that_reaches_the_module(seed, 
     assert walks == []  # none walked back
     found = list(seen)
     fresh = Project(modules)
-    fresh.texts = texts
     fresh._run_requirements(modules[0])  # its launches read
     assert found == [_by_walking_back(fresh, m) for m in modules]
     assert any(found)

@@ -1,0 +1,236 @@
+"""A check after an edit answers from the last check's ledger (``workspace/ledger.py``) only
+where the edit changed nothing the findings read: a file with no finding whose facts, imports
+and the ranges of text the rules read are the same. Any other edit is a full check, and the
+findings are always those of a check without caches."""
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from conftest import config, dedent
+from precision_lint.engine import Engine
+from precision_lint.rules.base import TextReads
+from precision_lint.workspace import ledger
+
+TRAIN = '''
+import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+from helper import load
+
+model = load("gpt2", torch.float16)
+args = TrainingArguments(output_dir="out", fp16=True)
+Trainer(model=model, args=args).train()
+'''
+
+HELPER = '''
+import torch
+from transformers import AutoModelForCausalLM
+
+
+def load(name, dtype=torch.float32):
+    return AutoModelForCausalLM.from_pretrained(name, torch_dtype=dtype)
+'''
+
+UTIL = '''
+import torch
+
+
+def scale(x, factor=2):
+    """Scale a tensor."""
+    return x * factor
+'''
+
+PLAIN = '''
+def add(a, b):
+    return a + b
+'''
+
+
+def _write(root, files):
+    for name, text in files.items():
+        (root / name).write_text(dedent(text))
+
+
+def _check(root, cache=None, settings=None):
+    engine = Engine(settings or config(transformers_version="5.23"), jobs=1, cache_dir=str(cache) if cache else None)
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        result = engine.run_paths(["."])
+    finally:
+        os.chdir(cwd)
+    return [(d.path, d.code, d.span, d.message, d.fix) for d in result.diagnostics]
+
+
+@pytest.fixture
+def judged(monkeypatch):
+    """How many times the project was judged (a full check judges once or more)."""
+    calls = []
+    original = Engine.judge
+
+    def counting(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "judge", counting)
+    return calls
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "project"
+    root.mkdir()
+    _write(root, {"train.py": TRAIN, "helper.py": HELPER, "util.py": UTIL, "plain.py": PLAIN})
+    return root, tmp_path / "cache"
+
+
+def test_an_edit_that_changes_no_fact_answers_from_the_ledger(tree, judged):
+    root, cache = tree
+    first = _check(root, cache)
+    assert {code for _, code, *_ in first} >= {"MP101"}
+    with open(root / "util.py", "a") as fh:
+        fh.write("# scales by two unless told otherwise\n")
+    judged.clear()
+    assert _check(root, cache) == first
+    assert judged == []  # answered from the ledger
+    assert _check(root) == first  # what a check without caches finds
+
+
+def test_an_edit_of_a_file_with_a_finding_is_a_full_check(tree, judged):
+    """Its findings may read its text (a fix's, their wording): it is judged again."""
+    root, cache = tree
+    first = _check(root, cache)
+    assert any(path.endswith("helper.py") for path, *_ in first)
+    with open(root / "helper.py", "a") as fh:
+        fh.write("# loads in float32 unless told otherwise\n")
+    judged.clear()
+    assert _check(root, cache) == first
+    assert judged
+
+
+def test_an_edit_that_changes_a_fact_is_a_full_check(tree, judged):
+    root, cache = tree
+    _check(root, cache)
+    (root / "util.py").write_text(dedent(UTIL) + "\nweights = AutoModelForCausalLM.from_pretrained('gpt2', torch_dtype=torch.float16)\n")
+    judged.clear()
+    now = _check(root, cache)
+    assert judged
+    assert now == _check(root)
+
+
+def test_an_edit_that_imports_a_library_is_a_full_check(tree, judged):
+    """The modules a text imports decide which files are analysed (``gate.py``): a new import
+    may change the facts of other files, so it is never answered from the ledger."""
+    root, cache = tree
+    _check(root, cache)
+    (root / "plain.py").write_text("import torch\n" + dedent(PLAIN))
+    judged.clear()
+    assert _check(root, cache) == _check(root)
+    assert judged
+
+
+def test_a_pin_added_to_a_script_reaches_the_modules_it_imports(tree, judged):
+    """``require_version(...)`` in a script holds for what it imports: it is a fact of the
+    script (``ModuleFacts.requirements``), never read from its text by another file's rules."""
+    root, cache = tree
+    settings = config()  # no configured version: the files' own pins decide
+    _write(root, {"launch.py": "import helper\n\nhelper.load('gpt2')\n"})
+    before = _check(root, cache, settings)
+    (root / "launch.py").write_text('from transformers.utils.versions import require_version\nrequire_version("transformers<4.40")\nimport helper\n\nhelper.load("gpt2")\n')
+    judged.clear()
+    after = _check(root, cache, settings)
+    assert judged
+    assert after == _check(root, None, settings)
+    # torch_dtype= is deprecated from transformers 4.56 on: below 4.40 it is the only spelling
+    assert "MP304" in {code for _, code, *_ in before} and "MP304" not in {code for _, code, *_ in after}
+
+
+def test_a_changed_config_file_is_a_full_check(tree, judged):
+    """The config files the join read are kept with the ledger: one that changed is read again."""
+    root, cache = tree
+    _write(root, {"train.yaml": "fp16: true\n", "run.py": "import yaml\nimport torch\nfrom transformers import TrainingArguments\ncfg = yaml.safe_load(open('train.yaml'))\nargs = TrainingArguments(output_dir='o', fp16=cfg['fp16'])\n"})
+    _check(root, cache)
+    (root / "train.yaml").write_text("fp16: false\n")
+    with open(root / "util.py", "a") as fh:
+        fh.write("# edited\n")
+    judged.clear()
+    assert _check(root, cache) == _check(root)
+    assert judged
+
+
+EDITS = [
+    lambda text: text + "# a comment at the end\n",
+    lambda text: "# a comment first\n" + text,
+    lambda text: text + "\nLIMIT = 3\n",
+    lambda text: text + "\nimport torch\nhalf = torch.zeros(2, dtype=torch.float16)\n",
+    lambda text: text + "\nfrom transformers import TrainingArguments\nTrainingArguments(output_dir='o', bf16=True, fp16=True)\n",
+    lambda text: text.replace("factor=2", "factor=3"),
+    lambda text: text + '\nfrom transformers.utils.versions import require_version\nrequire_version("transformers<4.40")\n',
+    lambda text: text + "\n# noqa: MP101\n",
+]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_sequence_of_edits_finds_what_a_check_without_caches_finds(tree, seed):
+    rng = random.Random(seed)
+    root, cache = tree
+    _check(root, cache)
+    for _ in range(5):
+        path = root / rng.choice(["train.py", "helper.py", "util.py", "plain.py"])
+        path.write_text(rng.choice(EDITS)(path.read_text()))
+        assert _check(root, cache) == _check(root), path.name
+
+
+def test_the_ranges_read_hold_while_their_text_is_the_same():
+    reads = TextReads()
+    reads.span("a.py", 4, 9)
+    reads.span("a.py", 0, 3)
+    reads.whole("b.py")
+    reads.span("b.py", 0, 1)  # the whole text read already: a range adds nothing
+    text = "abc torch end"
+    kept = ledger.ranges_read(reads.by_path, {"a.py": text, "b.py": "x"})
+    assert kept["a.py"][0] == ((0, 3), (4, 9)) and kept["b.py"] is None
+    entry = ledger.Entry({}, {}, {}, kept, (), [])
+    assert entry.reads_hold("a.py", "abc torch and more")  # outside the ranges
+    assert not entry.reads_hold("a.py", "abc tarch end")
+    assert not entry.reads_hold("a.py", "ab")  # the range is no longer there
+    assert not entry.reads_hold("b.py", "x")  # its whole text was read: any edit counts
+    assert entry.reads_hold("c.py", "anything")  # nothing read of it
+
+
+def test_an_edit_of_a_file_a_finding_points_into_is_a_full_check(tree, judged):
+    """train.py holds no finding, but helper.py's MP101 names its line (a related location)."""
+    root, cache = tree
+    first = _check(root, cache)
+    assert not any(path.endswith("train.py") for path, *_ in first)
+    with open(root / "train.py", "a") as fh:
+        fh.write("# trained in fp16\n")
+    judged.clear()
+    assert _check(root, cache) == first
+    assert judged
+
+
+def test_a_run_answered_from_the_ledger_keeps_the_imports_of_the_files_it_did_not_read(tree, monkeypatch):
+    """The imports index drops the entries of texts a run did not see: a run that read only the
+    edited file must not drop every other file's, or the next full check reads them all again."""
+    from precision_lint import engine as engine_module
+    from precision_lint.workspace.cache import ImportsIndex
+
+    monkeypatch.setattr(ImportsIndex, "KEEP_UNSEEN", 0)
+    root, cache = tree
+    _check(root, cache)
+    with open(root / "util.py", "a") as fh:
+        fh.write("# from the ledger\n")
+    _check(root, cache)
+    read = []
+    original = engine_module._facts_job
+    monkeypatch.setattr(engine_module, "_facts_job", lambda args: read.append(args[1]) or original(args))
+    original_read = engine_module._read_job
+    monkeypatch.setattr(engine_module, "_read_job", lambda args: read.append(args[1]) or original_read(args))
+    with open(root / "helper.py", "a") as fh:
+        fh.write("# a full check\n")
+    cached = _check(root, cache)
+    assert {os.path.basename(p) for p in read} == {"helper.py"}  # and its fixes checked; the others from the cache
+    assert cached == _check(root)
