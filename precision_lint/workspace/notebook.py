@@ -32,8 +32,10 @@ from .._dataclass import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 from .configfiles import is_config_file
-from .sources import DATABRICKS_HEADER
 from .._regex import lazy
+
+# The first line of a Databricks notebook exported as source (see is_databricks)
+DATABRICKS_HEADER = "# Databricks notebook source"
 
 SUFFIX = ".ipynb"
 BOUNDARY = "# precision-lint: notebook cell {n} #"

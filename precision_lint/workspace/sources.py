@@ -24,9 +24,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .notebook import Notebook
 
 BOM = b"\xef\xbb\xbf"
-# The first line of a Databricks notebook exported as source (notebook.is_databricks): here, so
-# that reading any file can test for it without importing notebook.py
-DATABRICKS_HEADER = "# Databricks notebook source"
 
 
 def held(text: Optional[str]) -> Union[str, bytes, None]:
@@ -167,7 +164,7 @@ class SourceFile:
                 unsaved=unsaved,
                 error_kind="decode",
             )
-        if text.startswith(DATABRICKS_HEADER):
+        if text.startswith("# Databricks"):  # maybe one in source form (notebook.DATABRICKS_HEADER): imported only then
             from .notebook import is_databricks, parse_databricks
 
             if is_databricks(path, text):  # a Databricks notebook in source form: read as its cells
