@@ -75,7 +75,9 @@ def test_requirement_lines(line, dist, low, high):
 def test_requirement_lines_of_other_libraries_and_options_are_not_read():
     assert parse_requirement("transformers-stream-generator==0.0.4", "r") is None
     assert parse_requirement("-r base.txt", "r") is None
-    assert parse_requirement("torchvision==0.16", "r") is None
+    assert parse_requirement("timm==0.9.2", "r") is None
+    companion = parse_requirement("torchvision==0.16", "r")  # read for the torch it requires
+    assert (companion.dist, companion.low) == ("torchvision", (0, 16))
     assert parse_requirement("torch-geometric==2.4", "r") is None
     torch = parse_requirement("torch==2.1.0+cu118", "r")  # torch is read now (MP201, MP203, MP303)
     assert (torch.dist, torch.low, torch.high) == ("torch", (2, 1, 0), (2, 1, 0))
@@ -637,3 +639,35 @@ def test_a_requirements_list_pins_below_the_folders_requirement_files(tmp_path):
     assert t.of("torch").source == "the requirements list in README.md"
 
 
+
+
+# --- torch's companion libraries (knowledge/companions.toml) -------------------------------------
+@pytest.mark.parametrize(
+    "pins, expected",
+    [
+        ("torch>=2.0.1\ntorchdata==0.6.1\n", ((2, 0, 1), (2, 1))),  # torchdata 0.6.1 requires torch==2.0.1
+        ("torch\ntorchvision==0.19.1\n", ((2, 4), (2, 5))),
+        ("torchvision>=0.15,<0.17\n", ((2, 0), (2, 2))),
+        ("torchaudio==0.13.1\n", ((1, 13), (1, 14))),
+    ],
+)
+def test_a_pinned_companion_library_narrows_the_torch_a_project_targets(tmp_path, pins, expected):
+    """Each release of torchvision, torchaudio, torchdata and torchtext requires one torch:
+    a project that pins one runs that torch, whatever its own open ``torch>=`` says."""
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": pins, "train.py": ""})
+    torch = VersionResolver(installed={"torch": Allowed.point("torch", (2, 13, 0), "installed")}).targets(str(root / "train.py")).of("torch")
+    assert (torch.low, torch.high) == expected, torch
+
+
+@pytest.mark.parametrize("pins", ["torchvision>=0.15\n", "torch>=2.0\ntorchvision\n", "torch==2.6.0\ntorchvision==0.15.2\n"])
+def test_an_open_or_contradicted_companion_pin_leaves_torch_as_it_was(tmp_path, pins):
+    """Open above, a companion admits releases newer than the table's (their torch unknown);
+    a project's own exact torch pin wins over a companion pin that contradicts it."""
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": pins, "train.py": ""})
+    resolver = VersionResolver(installed={"torch": Allowed.point("torch", (2, 13, 0), "installed")})
+    torch = resolver.targets(str(root / "train.py")).of("torch")
+    own = pins.split("\n")[0]
+    if own.startswith("torch=="):
+        assert (torch.low, torch.high) == ((2, 6, 0), (2, 6, 0))
+    else:
+        assert torch.high is None or torch.high == (2, 13, 0), torch

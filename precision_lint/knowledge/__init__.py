@@ -523,8 +523,9 @@ def release_dates(dist: str) -> Tuple[Tuple[Tuple[int, ...], str], ...]:
 
 @dataclass(frozen=True)
 class RemovedModule:
-    """A library module that ``removed_in`` took away (``torch._six``, torch 2.0): code that
-    imports it unconditionally runs only on the versions before (``torch.toml``)."""
+    """A library module, or a name of one, that ``removed_in`` took away (``torch._six``, torch
+    2.0): code that imports it unconditionally runs only on the versions before
+    (``libraries.toml``)."""
 
     dist: str
     module: str
@@ -533,8 +534,9 @@ class RemovedModule:
 
 @lru_cache(maxsize=None)
 def removed_modules() -> Dict[str, RemovedModule]:
-    """Module name -> its removal, for every ``[[removed_module]]`` of ``torch.toml``."""
-    rows = _table("torch.toml").get("removed_module", ())
+    """Module name (or ``module.name``) -> its removal, for every ``[[removed_module]]`` of
+    ``libraries.toml``."""
+    rows = _table("libraries.toml").get("removed_module", ())
     return {r["module"]: RemovedModule(r["dist"], r["module"], parse_version(r["removed_in"])) for r in rows}
 
 
@@ -559,9 +561,9 @@ def torch_of_its_time(dist: str, minor: Tuple[int, ...]) -> Optional[Tuple[Tuple
 @lru_cache(maxsize=None)
 def requirement_rows(dist: str) -> Tuple[Tuple[Tuple[int, ...], Dict[str, str]], ...]:
     """``((minor, {"torch": ">=1.9", "tokenizers": ">=0.11.1,<0.14"}), ...)`` in version order:
-    what the releases of each minor of ``dist`` require (``requires.toml``; empty for a library
-    the table does not list)."""
-    table = _table("requires.toml").get(dist, {})
+    what the releases of each minor of ``dist`` require (``requires.toml``, and for torch's
+    companions ``companions.toml``; empty for a library neither lists)."""
+    table = _requirement_table(dist)
     rows = []
     for minor, row in table.items():
         rows.append((parse_version(minor), {k: v for k, v in row.items() if k != "releases"}))
@@ -571,4 +573,8 @@ def requirement_rows(dist: str) -> Tuple[Tuple[Tuple[int, ...], Dict[str, str]],
 @lru_cache(maxsize=None)
 def requirement_releases(dist: str) -> Dict[Tuple[int, ...], Tuple[str, ...]]:
     """The releases of each minor of ``dist`` whose metadata the row was read from."""
-    return {parse_version(k): tuple(v.get("releases", ())) for k, v in _table("requires.toml").get(dist, {}).items()}
+    return {parse_version(k): tuple(v.get("releases", ())) for k, v in _requirement_table(dist).items()}
+
+
+def _requirement_table(dist: str) -> Dict[str, dict]:
+    return _table("requires.toml").get(dist) or _table("companions.toml").get(dist, {})

@@ -5,7 +5,7 @@ imported on torch 2.0 or later (``ModuleNotFoundError: No module named 'torch._s
 neither can a script that imports that module the same way: the code was written for, and
 runs on, the torch before. A project that pins nothing would otherwise be judged on the
 newest torch, where a deprecation (MP303) fires and its fix writes spellings the torch it
-runs on lacks. The removals are data (``knowledge/torch.toml``, ``[[removed_module]]``); the
+runs on lacks. The removals are data (``knowledge/libraries.toml``, ``[[removed_module]]``); the
 unconditional imports are each module's facts (``ModuleFacts.top_imports``).
 """
 from __future__ import annotations

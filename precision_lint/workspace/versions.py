@@ -75,6 +75,11 @@ Version = Tuple[int, ...]
 LIBRARIES = ("transformers", "trl", "torch", "accelerate", "peft", "tokenizers")
 # The libraries whose targeted versions a project's pins of the others narrow (the rules read them).
 NARROWED = ("transformers", "trl", "torch", "accelerate", "peft")
+# torch's companion libraries: no rule is about them, but each release requires one torch, so
+# a project's pin of one narrows the torch it targets (``knowledge/companions.toml``)
+COMPANIONS = ("torchvision", "torchaudio", "torchdata", "torchtext")
+# what a project's requirement files are read for
+READ_LIBRARIES = LIBRARIES + COMPANIONS
 # conda's names of them (`- pytorch=2.1` in environment.yml)
 CONDA_NAMES = {"pytorch": "torch"}
 # Libraries whose vendored copy is library code (its own files are not judged as user code).
@@ -334,7 +339,7 @@ _GIT_COMMIT = lazy(r"@([0-9a-f]{7,40})(?![\w.])")
 
 
 def parse_requirement(line: str, source: str) -> Optional[Allowed]:
-    """A requirement of one of :data:`LIBRARIES` in PEP 508 form (``transformers[torch]>=4.36,<5;
+    """A requirement of one of :data:`READ_LIBRARIES` in PEP 508 form (``transformers[torch]>=4.36,<5;
     python_version>'3.8'``), or None. ``transformers @ git+...`` and a bare name allow any."""
     line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("git+") else line.strip()
     if not line or line.startswith("-"):
@@ -342,7 +347,7 @@ def parse_requirement(line: str, source: str) -> Optional[Allowed]:
     at = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*@", line)
     if at is not None:
         dist = normalize(at.group(1))
-        if dist not in LIBRARIES:
+        if dist not in READ_LIBRARIES:
             return None
         url = line.split(";")[0].strip()
         tag = _GIT_TAG().search(url)
@@ -364,7 +369,7 @@ def parse_requirement(line: str, source: str) -> Optional[Allowed]:
     if match is None:
         return None
     dist = normalize(match.group(1))
-    if dist not in LIBRARIES:
+    if dist not in READ_LIBRARIES:
         return None
     spec = match.group(3).strip()
     written = f"{match.group(1)}{spec}" if spec else match.group(1)
@@ -431,7 +436,7 @@ def _pyproject(text: str, source: str) -> List[Allowed]:
             continue
         for name, value in table.items():
             dist = normalize(name)
-            if dist not in LIBRARIES:
+            if dist not in READ_LIBRARIES:
                 continue
             for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, dict):
@@ -453,7 +458,7 @@ def _environment(text: str, source: str) -> List[Allowed]:
         if conda is not None:
             dist = normalize(conda.group(1))
             dist = CONDA_NAMES.get(dist, dist)
-            if dist in LIBRARIES:
+            if dist in READ_LIBRARIES:
                 out.append(parse_spec(dist, "=" + conda.group(2).rstrip(".*"), source, item))
             continue
         conda_name = re.match(r"^(?:[\w-]+::)?([A-Za-z0-9._-]+)", item)
@@ -686,7 +691,7 @@ def conda_requirements(lines: Iterable[str], where: str) -> List[Allowed]:
             continue
         dist = normalize(spec.group(1))
         dist = CONDA_NAMES.get(dist, dist)
-        if dist in LIBRARIES:
+        if dist in READ_LIBRARIES:
             version = spec.group(3).split("+", 1)[0].rstrip(".*")
             out.append(parse_spec(dist, ("==" if spec.group(2) == "==" else "=") + version, f"`conda install` in {where}", word))
     return out
@@ -1199,6 +1204,10 @@ class VersionResolver:
         # what the project states, before anything is implied from it: the pins that narrow
         # the others (one step: a range implied from a pin implies nothing further)
         stated = {d: a for d, a in versions.items() if a is not None}
+        for dist in COMPANIONS:
+            found = _combine([r for r in inline if r.dist == dist]) or self._project(here, dist)
+            if found is not None and (found.low is not None or found.high is not None):
+                stated[dist] = found
         narrowing: Dict[str, Allowed] = {}
         for dist in NARROWED:
             if dist in self.configured or (library is not None and library.dist == dist):
@@ -1320,6 +1329,11 @@ def _compatible_range(dist: str, pins: Dict[str, Allowed]) -> Optional[Allowed]:
         hull = specs[0]
         for spec in specs[1:]:
             hull = hull.hull(spec)
+        # a pin open at an end admits releases past the table's, whose requirements are unknown
+        if pin.high is None and admitted[-1][0] == requirement_rows(other)[-1][0]:
+            hull = replace(hull, high=None, high_inclusive=False)
+        if pin.low is None and admitted[0][0] == requirement_rows(other)[0][0]:
+            hull = replace(hull, low=None)
         if hull.low is None and hull.high is None:
             continue
         limits.append((replace(hull, spec=""), f"{pin.where()}, which requires {dist}{_bounds_text(hull)}"))

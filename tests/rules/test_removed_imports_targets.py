@@ -92,12 +92,49 @@ def test_nothing_is_worked_out_where_no_module_imports_a_removed_one():
     assert calls == []
 
 
-def test_every_removed_module_of_the_table_is_gone_from_the_installed_torch():
-    import importlib.util
+def test_every_removed_import_of_the_table_is_gone_from_the_installed_library():
+    """Neither ``import module.name`` nor ``from module import name`` works on the installed
+    libraries, which are at or past each removal."""
+    import importlib.metadata
 
-    import torch
     from precision_lint.workspace.versions import compare, read_version
 
+    assert {row.dist for row in removed_modules().values()} >= {"torch", "transformers"}
     for name, row in removed_modules().items():
-        assert row.dist == "torch" and compare(read_version(torch.__version__), row.removed_in) >= 0
-        assert importlib.util.find_spec(name) is None, name
+        assert compare(read_version(importlib.metadata.version(row.dist)), row.removed_in) >= 0, name
+        assert not _importable(name), name
+
+
+def _importable(name: str) -> bool:
+    import importlib
+
+    try:
+        importlib.import_module(name)
+        return True
+    except ImportError:
+        pass
+    parent, _, last = name.rpartition(".")
+    try:
+        return hasattr(importlib.import_module(parent), last)
+    except ImportError:
+        return False
+
+
+FLASH = "from transformers.utils import is_flash_attn_available\n"
+
+
+def test_a_name_transformers_removed_ends_the_versions_of_what_imports_it(tmp_path):
+    """``is_flash_attn_available`` left transformers in 4.39: a module that imports it at its top
+    level, and a script that imports that module, run on 4.38 at most; a deprecation of 4.56
+    (``torch_dtype=``) is not reached there. Guarded (``try``), the import says nothing."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["transformers>=4.34"]\n')
+    (tmp_path / "model.py").write_text(FLASH + "import torch\nfrom transformers import AutoModelForCausalLM\n\n\ndef load(p):\n    return AutoModelForCausalLM.from_pretrained(p, torch_dtype=torch.float16)\n")
+    (tmp_path / "serve.py").write_text("from model import load\n\nload('x')\n")
+    assert _codes(tmp_path) == []
+    (tmp_path / "model.py").write_text("try:\n    " + FLASH + "except ImportError:\n    pass\n" + (tmp_path / "model.py").read_text().split("\n", 1)[1])
+    assert "MP304" in _codes(tmp_path)
+
+
+def _codes(root):
+    engine = Engine(from_table({}, "defaults"), jobs=1)
+    return sorted(d.code for d in engine.run_paths([str(root)]).diagnostics)
