@@ -495,8 +495,14 @@ class MigrationJudge:
                 continue
             section = module.section("migrations")
             forwards = [f for f in section.get("forwards", ()) if f.function == function] if section else []
-            for forward in forwards:
-                for use in call.uses:
+            helper = function.rsplit(".", 1)[-1]
+            where = "" if module is self.ctx.facts else " of " + module.path
+            for use in call.uses:
+                # (row, the library calls that take it, with their classes), one finding per row: a
+                # helper that picks one of several classes (`LlamaX.from_pretrained(**kw)` or
+                # `MistralX.from_pretrained(**kw)`) hands the keyword on once, whichever it picks
+                reached: List[Tuple[Migration, list]] = []
+                for forward in forwards:
                     if use.name in forward.own_params or use.name in forward.keywords:
                         continue
                     passed = tuple(dict.fromkeys((*call.keywords, *forward.keywords)))
@@ -504,17 +510,25 @@ class MigrationJudge:
                     found = self._keyword_row(inner, use)
                     if found is None:
                         continue
-                    row, shown = found
-                    short = shown.rsplit(".", 1)[-1]
-                    target = f"`{short}.{row.method}`" if row.method else f"`{short}`"
-                    helper = function.rsplit(".", 1)[-1]
+                    calls = next((c for r, c in reached if r is found[0]), None)
+                    if calls is None:
+                        calls = []
+                        reached.append((found[0], calls))
+                    calls.append((found[1], forward, inner))
+                for row, calls in reached:
+                    targets = list(dict.fromkeys(
+                        f"`{shown.rsplit('.', 1)[-1]}.{row.method}` (line {forward.span.line}{where})" if row.method
+                        else f"`{shown.rsplit('.', 1)[-1]}` (line {forward.span.line}{where})"
+                        for shown, forward, _ in calls
+                    ))
+                    shown, _, inner = calls[0]
+                    error = self._error(row, shown, several=len({c[0] for c in calls}) > 1)
                     message = (
-                        f"`{use.name}=` passed to `{helper}`, which hands its **kwargs to {target} "
-                        f"(line {forward.span.line}{'' if module is self.ctx.facts else ' of ' + module.path}), "
-                        f"{self._consequence(row, self._error(row, shown), self._silent(row, use, inner.keywords))}"
+                        f"`{use.name}=` passed to `{helper}`, which hands its **kwargs to {' or '.join(targets)}, "
+                        f"{self._consequence(row, error, self._silent(row, use, inner.keywords))}"
                     )
                     fix = None
-                    passed = set(call.keywords) | set(forward.keywords)
+                    passed = set(call.keywords).union(*(f.keywords for _, f, _ in calls))
                     if row.fix == "rename" and self._new_name_exists(row) and row.rename_to not in passed:
                         edit = replace(use.key_span, use.key_text.replace(use.name, row.rename_to))
                         fix = Fix(_safety(row), f"Rename `{use.name}` to `{row.rename_to}`", (edit,))

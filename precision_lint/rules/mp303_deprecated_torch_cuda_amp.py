@@ -197,6 +197,12 @@ class DeprecatedTorchCudaAmp(Rule):
                     "not the same positional arguments"
                 )
             return ctx.diagnostic(self.code, use.func_span, f"{message} (no fix: {why})")
+        if use.through_variable:
+            why = (
+                f"called through the variable `{use.func_text}`: where it holds another callable a rewrite of "
+                f"this call would call `{new.split('(')[0]}` there too; change what it is assigned"
+            )
+            return ctx.diagnostic(self.code, use.func_span, f"{message} (no fix: {why})")
         callee, extra = self._callee(ctx, use, rewritable)
         if use.is_call:
             arg_edits = self._argument_edits(use)

@@ -24,6 +24,7 @@ import sys
 import tokenize
 from typing import Iterable, List, Optional, Tuple
 from .._regex import lazy
+from .markdown import closes, opening_fence
 
 # GPUs a text may name, with their compute capability (major*10+minor).
 GPU_CAPABILITY = {
@@ -291,7 +292,6 @@ def _may_name_a_gpu(text: str, exact: bool = True) -> bool:
     return bool(_DIGIT.search(text) and _NAME_PAIRS.search(text.lower()) and (not exact or _NAMES_A_GPU().search(text)))
 
 
-_FENCE = lazy(r"^\s*(```|~~~)")
 
 
 def markdown_prose(text: str) -> str:
@@ -302,14 +302,12 @@ def markdown_prose(text: str) -> str:
     out = []
     fence = None
     for line in text.splitlines():
-        opened = _FENCE().match(line)
         if fence is None:
-            if opened:
-                fence = opened.group(1)
-            else:
+            fence = opening_fence(line)
+            if fence is None:
                 out.append(line)
             continue
-        if opened and opened.group(1) == fence:
+        if closes(line, fence):
             fence = None
             continue
         at = line.find("#")

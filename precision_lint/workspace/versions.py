@@ -63,6 +63,7 @@ from .._dataclass import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 from .._regex import lazy
+from .markdown import closes, opening_fence
 
 Version = Tuple[int, ...]
 
@@ -489,7 +490,6 @@ def _setup_cfg(text: str, source: str) -> List[Allowed]:
     return [r for value in values for r in requirements_in_text(value, source)]
 
 
-_FENCE = lazy(r"^\s*(`{3,}|~{3,})")
 _RST_CODE = lazy(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::")
 _PROMPT = lazy(r"^\s*(?:\$|>|#|>>>)\s+")
 
@@ -504,7 +504,7 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
     rst_indent: Optional[int] = None
     for line in text.splitlines():
         if fence is not None:
-            if line.strip().startswith(fence):
+            if closes(line, fence):
                 fence = None
             else:
                 lines.append(_PROMPT().sub("", line, count=1))
@@ -517,9 +517,8 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
                 lines.append(_PROMPT().sub("", line, count=1))
                 continue
             rst_indent = None
-        opened = _FENCE().match(line)
-        if opened is not None:
-            fence = opened.group(1)
+        fence = opening_fence(line)
+        if fence is not None:
             continue
         directive = _RST_CODE().match(line)
         if directive is not None:
@@ -576,12 +575,11 @@ def listed_requirements(text: str, source: str) -> List[Allowed]:
     fence: Optional[str] = None
     for i, line in enumerate(lines):
         if fence is not None:
-            if line.strip().startswith(fence):
+            if closes(line, fence):
                 fence = None
             continue
-        opened = _FENCE().match(line)
-        if opened is not None:
-            fence = opened.group(1)
+        fence = opening_fence(line)
+        if fence is not None:
             continue
         heading = _heading(line, lines[i + 1] if i + 1 < len(lines) else "")
         if heading is not None:

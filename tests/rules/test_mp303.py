@@ -457,3 +457,23 @@ def test_a_listed_torch_floor_is_reported_without_the_fix_it_predates(tmp_path):
 )
 def test_a_readme_that_lists_no_torch_version_leaves_the_newest(tmp_path, readme):
     assert [d.fix is None for d in _project_findings(tmp_path, readme)] == [False, False]
+
+
+def test_a_call_through_a_variable_that_may_hold_another_callable_gets_no_fix():
+    """``ctx = suppress`` unless AMP is on, then ``torch.cuda.amp.autocast``: ``with ctx():`` warns
+    where AMP is on, and rewriting it to ``torch.amp.autocast("cuda")`` would turn the fp32 run
+    into an fp16 one."""
+    src = """
+        from contextlib import suppress
+        import torch
+
+        def evaluate(model, x, amp):
+            ctx = suppress
+            if amp:
+                ctx = torch.cuda.amp.autocast
+            with ctx():
+                return model(x)
+        """
+    (d,) = lint(src, CODE)
+    assert d.fix is None and "called through the variable `ctx`" in d.message
+    assert fix(src, CODE) == dedent(src)

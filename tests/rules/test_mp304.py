@@ -425,3 +425,26 @@ def test_the_message_names_the_file_the_pin_is_in(tmp_path):
     (d,) = _lint_in_project(tmp_path, files)
     assert "(transformers==5.4.0 in ../requirements.txt)" in d.message
     assert "pyproject.toml" not in d.message
+
+
+def test_a_keyword_a_helper_hands_to_one_of_several_classes_is_one_finding():
+    """``load(path, **kw)`` builds ``LlamaTwin`` or ``MistralTwin`` by the checkpoint: the keyword
+    reaches one ``from_pretrained`` whichever it picks, so it is reported once, naming both."""
+    src = """
+        from transformers import LlamaForCausalLM, MistralForCausalLM
+
+        class LlamaTwin(LlamaForCausalLM):
+            pass
+
+        class MistralTwin(MistralForCausalLM):
+            pass
+
+        def load(path, **kw):
+            if "mistral" in path:
+                return MistralTwin.from_pretrained(path, **kw)
+            return LlamaTwin.from_pretrained(path, **kw)
+
+        model = load("m", load_in_8bit=True)
+        """
+    (d,) = lint304(src, transformers_version="4.45")
+    assert "hands its **kwargs to `MistralTwin.from_pretrained` (line 11) or `LlamaTwin.from_pretrained` (line 12)" in d.message

@@ -65,6 +65,11 @@ class AmpUse:
     # a reference to the callable, called elsewhere (`ctx = torch.cuda.amp.autocast if fp16 else
     # nullcontext`), neither a call nor a decorator
     reference: bool = False
+    # called through a variable (`amp_autocast = suppress` ... `if amp: amp_autocast =
+    # torch.cuda.amp.autocast` ... `with amp_autocast():`): it warns where the variable holds the
+    # deprecated callable; a rewrite of the call would call the new one where it holds another,
+    # and leave the binding behind where it holds only this one
+    through_variable: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +204,15 @@ def _has_torch(index: ModuleIndex, call: ast.Call, scope: Scope) -> bool:
     return owner is not None and (owner == "torch" or owner.startswith("torch."))
 
 
+def _through_variable(index: ModuleIndex, func: ast.expr, scope: Scope) -> bool:
+    """Whether a callee is a variable assigned the deprecated callable (``amp_autocast()``),
+    not a name an import binds (``autocast()`` from ``torch.cuda.amp``)."""
+    if not isinstance(func, ast.Name):
+        return False
+    owner, bindings = reaching(index, func, scope)
+    return owner is not None and bool(bindings) and all(b.imported is None for b in bindings)
+
+
 def _head_binding(index: ModuleIndex, expr: ast.expr, scope) -> Tuple[str, str]:
     text = dotted(expr) or ""
     head = text.partition(".")[0]
@@ -238,7 +252,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             gated = name in fallbacks.get(id(site.node), ())
         uses.append(
             AmpUse(name, func_span, index.text(site.node.func), head, bound, True, paren, _args(index, site.node),
-                   gated, helpers)
+                   gated, helpers, through_variable=_through_variable(index, site.node.func, site.scope))
         )
     for scope in index.functions.values():
         if not isinstance(scope.node, FUNCTION_DEFS):

@@ -1,0 +1,33 @@
+"""Markdown's fenced code blocks, read as CommonMark reads them: what a README's prose is, and
+which of its lines are commands.
+
+A fence opens with three or more backticks or tildes; an opening backtick fence's info string
+holds no backtick, so ```` ```--lr 1e-4``` ```` on one line is an inline code span, not a
+fence (taken as one, it turned the rest of a README into code, and hid the GPUs it states). A
+fence closes with the same character, at least as many times, and nothing after it but
+blanks: ```` ```python ```` inside a block is a line of the block. An unclosed block ends
+with the text. Fences indented inside list items count (CommonMark allows three spaces; READMEs
+indent them under their items).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from .._regex import lazy
+
+_OPENING = lazy(r"^\s*(`{3,}|~{3,})(.*)$")
+_CLOSING = lazy(r"^\s*(`{3,}|~{3,})[ \t]*$")
+
+
+def opening_fence(line: str) -> Optional[str]:
+    """The fence ``line`` opens (its characters), or None."""
+    found = _OPENING().match(line)
+    if found is None or (found.group(1)[0] == "`" and "`" in found.group(2)):
+        return None
+    return found.group(1)
+
+
+def closes(line: str, fence: str) -> bool:
+    """Whether ``line`` closes the block ``fence`` opened."""
+    found = _CLOSING().match(line)
+    return found is not None and found.group(1)[0] == fence[0] and len(found.group(1)) >= len(fence)
