@@ -405,11 +405,12 @@ class Bf16WithoutCapabilityGuard(Rule):
         for w in sites:
             if _superseded(w, sites):
                 continue  # cast again before it leaves the CPU: that cast's dtype is what runs
-            if cap.call_guarded(w.span) or w.on_cpu or w.on_meta or w.discarded:
+            if cap.call_guarded(w.span) or w.on_cpu or w.on_meta or w.discarded or w.only_saved:
                 # checked, kept on the CPU (a conversion script: bf16 is native there), built on
                 # the meta device (`init_empty_weights()`: the call that loads the weights chooses
-                # their dtype, so a fix here alone changes nothing), or a load whose result is
-                # dropped (it fills the download cache: nothing computes)
+                # their dtype, so a fix here alone changes nothing), a load whose result is
+                # dropped (it fills the download cache: nothing computes), or weights cast to be
+                # saved in bf16 and nothing else (a conversion script: nothing computes)
                 continue
             atoms = bf16_dtypes(w.values, cap)
             if not atoms:

@@ -259,6 +259,66 @@ def save_time_cast(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, s
     return "cast for saving after training (nothing trains after it)" if saved and not trains_after else ""
 
 
+# what a cast model may be asked below a cast that only prepares it to be saved: its
+# configuration and names, and being put in eval mode or on the CPU (nothing computes)
+_INERT_ATTRIBUTES = frozenset({"config", "generation_config", "name_or_path", "dtype", "eval", "cpu", "tie_weights"})
+
+
+def cast_only_saved(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, scope: Scope) -> bool:
+    """Whether a model cast in ``scope`` computes nothing after the cast: the cast sits in no
+    loop, and below it every mention of the model (``names``: its spellings here) saves it
+    (``model.save_pretrained(out)``, ``torch.save(model.state_dict(), p)``, ``save_file``) or
+    reads its configuration; at least one saves it. A conversion script that casts the weights
+    to the dtype they are stored in (``model.to(torch.bfloat16)``, then ``save_pretrained``)
+    runs nothing in that dtype on any GPU. Returned, passed on, called, moved: it may compute."""
+    site_of_cast = index.call_of(cast)
+    if site_of_cast is None or site_of_cast.loops or id(cast) not in index.order_of or not names:
+        return False
+    # another spelling of the model through an object (`model = pipe.unet`: `pipe.unet`): any
+    # mention of that object below may compute with it
+    through = {name.partition(".")[0] for name in names if "." in name}
+    at = index.order(cast)[1]  # past the whole cast
+    saves = set()
+    for site in index.calls:
+        if site.scope.code_scope() is not scope or id(site.node) not in index.order_of or site.node is cast:
+            continue
+        method = site.method or (site.qualname or "").rsplit(".", 1)[-1]
+        if index.order(site.node)[0] >= at and method in SAVES and _mentions(site, names, cast):
+            saves.add(id(site.node))
+    if not saves:
+        return False
+    parents = {}
+    for node in ast.walk(scope.node):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in ast.walk(scope.node):
+        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and (node.id in names or node.id in through)):
+            continue
+        order = index.order_of.get(id(node))
+        if order is None or order[0] < at:
+            continue
+        if node.id in through:
+            return False
+        if index.scope_of(node).code_scope() is not scope:
+            return False  # used by a function defined here: it may compute
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Attribute):
+            call = parents.get(id(parent))
+            if parent.attr in _INERT_ATTRIBUTES:
+                continue
+            if parent.attr == "state_dict" and isinstance(call, ast.Call) and id(parents.get(id(call))) in saves:
+                continue  # `torch.save(model.state_dict(), p)`
+            if isinstance(call, ast.Call) and call.func is parent and id(call) in saves:
+                continue  # `model.save_pretrained(out)`
+            return False
+        if isinstance(parent, (ast.Call, ast.keyword)):
+            call = parent if isinstance(parent, ast.Call) else parents.get(id(parent))
+            if id(call) in saves and (not isinstance(parent, ast.Call) or parent.func is not node):
+                continue  # `torch.save(model, p)`, `save_model(model=model)`
+        return False
+    return True
+
+
 STEPS = ("step", "backward", "train", "fit")
 
 

@@ -174,9 +174,12 @@ def test_a_conversion_script_on_the_cpu_is_not_judged_for_cuda():
         device = "cpu"
         model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16).to(device)
         model.save_pretrained("out")
+        print(model(torch.ones(1, 4, dtype=torch.long)))
         """
     assert _codes(src) == []
     assert _codes(src.replace('"cpu"', '"cuda"')) == ["MP201"]
+    # only saved, on the GPU: a conversion computes nothing in bf16 (training_state.cast_only_saved)
+    assert _codes(src.replace('"cpu"', '"cuda"').replace("print(model(torch.ones(1, 4, dtype=torch.long)))\n", "")) == []
 
 
 def test_a_cpu_module_imported_by_a_trainer_is_still_judged(tree):

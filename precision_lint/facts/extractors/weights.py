@@ -28,7 +28,7 @@ from ...semantic.names import dotted
 from ...semantic.queries import binding_position, bound_before, is_parameter, only_parameter, position, reaching
 from ...semantic.training_state import (
     TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function,
-    peft_config_builds, runs_before, save_time_cast, saved_modules, trained_objects, unfrozen_by_choice, without_grad,
+    peft_config_builds, runs_before, save_time_cast, cast_only_saved, saved_modules, trained_objects, unfrozen_by_choice, without_grad,
 )
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
@@ -75,6 +75,10 @@ class WeightsSite:
     # a load written as a statement alone (`AutoModel.from_pretrained(name, dtype=...)`): its
     # result is dropped, so nothing computes with these weights (a script that fills the cache)
     discarded: bool = False
+    # a bf16 cast or load whose model is then only saved (`model.to(torch.bfloat16)`, then
+    # `model.save_pretrained(out)`): a conversion that runs nothing in that dtype
+    # (``training_state.cast_only_saved``)
+    only_saved: bool = False
     # `Net(cfg).half()` with `Net` a class of another project module: a model only if that
     # class derives from a torch.nn.Module, which the join decides (``join``); "" otherwise
     builds: str = ""
@@ -961,6 +965,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 moves=moves,
                 conditional=any(id(test) not in index.raising_guards for test, _ in site.guards),
                 discarded=discarded,
+                only_saved="bfloat16" in found and cast_only_saved(index, tuple(judged), node, scope),
                 builds=builds,
                 adapters=kind == "half" and uses.adapters_before(targets, span.start),
                 trained=trained,
