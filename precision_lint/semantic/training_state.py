@@ -68,9 +68,9 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
                 shown = dotted(site.receiver) or site.assigned_to[0]
                 at = index.order(site.node)[1] if chained else index.order(site.node)[0]
                 out.append((at, flag, f"`{shown}.requires_grad_({flag})`" + (" in these runs" if written is None else "")))
-        elif site.loops and (site.node.args or site.node.keywords):
+        elif site.loops or site.statement is not None:  # `p.requires_grad_()` in a loop over the parameters: True
             flag = _flag(site.node)
-            owner = _loop_owner(site.loops, names)
+            owner = _loop_owner(site.loops, names) or _loop_owner(_comprehensions_around(index, site), names)
             if flag is not None and owner:
                 out.append((index.order(site.node)[0], flag, f"parameters of `{owner}` set to requires_grad_({flag})"))
     for assign in index.attr_assigns:
@@ -111,6 +111,24 @@ def unfrozen_by_choice(index: ModuleIndex, names: Tuple[str, ...], values, after
     return ""
 
 
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _comprehensions_around(index: ModuleIndex, site) -> List[ast.comprehension]:
+    """The ``for`` clauses of the comprehensions of its statement that hold the call
+    (``[p.requires_grad_() for n, p in model.named_parameters() if "norm" in n]``)."""
+    if id(site.node) not in index.order_of:
+        return []
+    at = index.order(site.node)[0]
+    out: List[ast.comprehension] = []
+    for node in nodes_of(site.statement):
+        if isinstance(node, _COMPREHENSIONS) and id(node) in index.order_of:
+            first, last = index.order(node)
+            if first <= at < last:
+                out.extend(node.generators)
+    return out
+
+
 def _loop_owner(loops, names: Tuple[str, ...]) -> str:
     for loop in loops:
         it = loop.iter
@@ -122,6 +140,14 @@ def _loop_owner(loops, names: Tuple[str, ...]) -> str:
         ):
             return dotted(it.func.value) or ""
     return ""
+
+
+def unfrozen_after(index: ModuleIndex, names: Tuple[str, ...], after: int) -> str:
+    """What makes parameters of the model trainable below pre-order number ``after``
+    (``[p.requires_grad_() for n, p in model.named_parameters() if "norm" in n]``), "" when
+    nothing does: a 4/8-bit base whose norms or embeddings are unfrozen trains those in the
+    dtype the load gave them."""
+    return next((what for at, trainable, what in freeze_events(index, names) if trainable and at > after), "")
 
 
 def frozen_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1, truth=None) -> str:

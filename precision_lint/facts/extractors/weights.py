@@ -28,7 +28,7 @@ from ...semantic.names import dotted
 from ...semantic.queries import binding_position, bound_before, is_parameter, only_parameter, position, reaching
 from ...semantic.training_state import (
     TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function,
-    peft_config_builds, runs_before, save_time_cast, cast_only_saved, saved_modules, trained_objects, unfrozen_by_choice, without_grad,
+    peft_config_builds, runs_before, save_time_cast, cast_only_saved, saved_modules, trained_objects, unfrozen_after, unfrozen_by_choice, without_grad,
 )
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
@@ -910,7 +910,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         )
         if not frozen and kind != "dtype-kwarg":
             frozen = save_time_cast(index, judged, node, scope) or after_training_cast(index, judged, node, scope)
-        if not frozen and is_loader(site) and _quantized(index, evaluator, site):
+        if not frozen and is_loader(site) and _quantized(index, evaluator, site) and not unfrozen_after(index, tuple(judged), position(index, node) or -1):
             frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
         if not frozen and (kind == "half" or "float16" in found) and uses.trainable_upcast_after(judged, _after_injections(index, judged, span.end), evaluator, site.guards):
             frozen = "its trainable parameters are cast back to float32 below"
