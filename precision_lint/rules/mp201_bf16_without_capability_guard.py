@@ -417,7 +417,7 @@ class Bf16WithoutCapabilityGuard(Rule):
                 continue
             if trains is None:
                 trains = unit_trains(ctx)
-            trained = w.trainable and trains
+            trained = (w.trainable or bool(w.quantized_unfrozen)) and trains
             fallback = "float32" if trained else "float16"
             probe, torch, _ = self._probe(ctx)
             span = w.edit_span or w.span

@@ -79,6 +79,12 @@ class WeightsSite:
     # `model.save_pretrained(out)`): a conversion that runs nothing in that dtype
     # (``training_state.cast_only_saved``)
     only_saved: bool = False
+    # a 4/8-bit base (frozen: its quantized layers never train) some of whose own parameters the
+    # code makes trainable below (``[p.requires_grad_() for n, p in model.named_parameters() if
+    # "norm" in n]``): those train in the dtype the load gives them (what makes them trainable;
+    # "" when nothing does). Which of them the names pick is not read: only MP201's fallback
+    # dtype (float32, not float16) follows it
+    quantized_unfrozen: str = ""
     # `Net(cfg).half()` with `Net` a class of another project module: a model only if that
     # class derives from a torch.nn.Module, which the join decides (``join``); "" otherwise
     builds: str = ""
@@ -910,8 +916,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         )
         if not frozen and kind != "dtype-kwarg":
             frozen = save_time_cast(index, judged, node, scope) or after_training_cast(index, judged, node, scope)
-        if not frozen and is_loader(site) and _quantized(index, evaluator, site) and not unfrozen_after(index, tuple(judged), position(index, node) or -1):
+        quantized_unfrozen = ""
+        if not frozen and is_loader(site) and _quantized(index, evaluator, site):
             frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
+            quantized_unfrozen = unfrozen_after(index, tuple(judged), position(index, node) or -1)
         if not frozen and (kind == "half" or "float16" in found) and uses.trainable_upcast_after(judged, _after_injections(index, judged, span.end), evaluator, site.guards):
             frozen = "its trainable parameters are cast back to float32 below"
         if not frozen and "float16" in found and judged and uses.recast_after(evaluator, judged, span.end, scope, site.guards):
@@ -966,6 +974,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 conditional=any(id(test) not in index.raising_guards for test, _ in site.guards),
                 discarded=discarded,
                 only_saved="bfloat16" in found and cast_only_saved(index, tuple(judged), node, scope),
+                quantized_unfrozen=quantized_unfrozen,
                 builds=builds,
                 adapters=kind == "half" and uses.adapters_before(targets, span.start),
                 trained=trained,
