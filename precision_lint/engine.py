@@ -634,10 +634,9 @@ class Engine:
         changed = [path for path, content in contents.items() if entry.contents.get(path) != content]
         if not changed or len(changed) > MAX_REUSED_EDITS or not entry.side_files_hold():
             return None
-        involved = {_same_file(p) for p in entry.involved()}
         new_keys = {}
         for path in changed:
-            new_keys[path] = self._unchanged_for_findings(entry, source_of(path), involved)
+            new_keys[path] = self._unchanged_for_findings(entry, source_of(path))
             if new_keys[path] is None:
                 return None
         for path in changed:
@@ -647,12 +646,13 @@ class Engine:
         self._from_ledger = True  # this run read the imports of the edited files only
         return entry
 
-    def _unchanged_for_findings(self, entry: "ledgers.Entry", src: SourceFile, involved) -> Optional[tuple]:
+    def _unchanged_for_findings(self, entry: "ledgers.Entry", src: SourceFile) -> Optional[tuple]:
         """The key of the facts of ``src``, a file changed since the ledger's check, when its
-        findings and every other file's read nothing that changed: no finding is about it,
-        its text imports the same modules (the gate decides the same), its facts are equal and
-        the ranges of its text the rules read hold the same text. None otherwise."""
-        if src.notebook is not None or not src.has_text or src.unsaved or _same_file(src.path) in involved:
+        findings and every other file's read nothing that changed: its text imports the same
+        modules (the gate decides the same), its facts are equal and the ranges of its text the
+        rules read hold the same text (a finding with a fix read it whole: ``_vendored``). None
+        otherwise."""
+        if src.notebook is not None or not src.has_text or src.unsaved:
             return None
         before_key = entry.facts_keys.get(src.path)
         if before_key is None or src.path not in entry.gate:

@@ -160,6 +160,20 @@ def test_a_changed_config_file_is_a_full_check(tree, judged):
     assert judged
 
 
+AMP = """
+from contextlib import suppress
+import torch
+
+
+def evaluate(model, x, amp=False):
+    ctx = suppress
+    if amp:
+        ctx = torch.cuda.amp.autocast
+    with ctx():
+        return model(x)
+"""
+
+
 EDITS = [
     lambda text: text + "# a comment at the end\n",
     lambda text: "# a comment first\n" + text,
@@ -169,16 +183,21 @@ EDITS = [
     lambda text: text.replace("factor=2", "factor=3"),
     lambda text: text + '\nfrom transformers.utils.versions import require_version\nrequire_version("transformers<4.40")\n',
     lambda text: text + "\n# noqa: MP101\n",
+    lambda text: text.replace("with ctx():", "with ctx():  # noqa: MP303"),
+    lambda text: text.replace("ctx = suppress", "ctx = suppress  # fp32 by default"),
 ]
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(10))
 def test_a_sequence_of_edits_finds_what_a_check_without_caches_finds(tree, seed):
+    """Files with fixable findings (helper.py), with findings without a fix (amp.py), pointed
+    into (train.py) and with none, edited in every way above, in a random order."""
     rng = random.Random(seed)
     root, cache = tree
+    _write(root, {"amp.py": AMP})
     _check(root, cache)
     for _ in range(5):
-        path = root / rng.choice(["train.py", "helper.py", "util.py", "plain.py"])
+        path = root / rng.choice(["train.py", "helper.py", "util.py", "plain.py", "amp.py"])
         path.write_text(rng.choice(EDITS)(path.read_text()))
         assert _check(root, cache) == _check(root), path.name
 
@@ -200,8 +219,9 @@ def test_the_ranges_read_hold_while_their_text_is_the_same():
     assert entry.reads_hold("c.py", "anything")  # nothing read of it
 
 
-def test_an_edit_of_a_file_a_finding_points_into_is_a_full_check(tree, judged):
-    """train.py holds no finding, but helper.py's MP101 names its line (a related location)."""
+def test_an_edit_of_a_file_a_finding_points_into_changes_no_place(tree, judged):
+    """train.py holds no finding, but helper.py's MP101 names its line (a related location): an
+    edit that keeps its facts keeps that line, so the ledger answers."""
     root, cache = tree
     first = _check(root, cache)
     assert not any(path.endswith("train.py") for path, *_ in first)
@@ -209,7 +229,25 @@ def test_an_edit_of_a_file_a_finding_points_into_is_a_full_check(tree, judged):
         fh.write("# trained in fp16\n")
     judged.clear()
     assert _check(root, cache) == first
-    assert judged
+    assert judged == []
+    assert first == _check(root)
+
+
+
+
+def test_an_edit_of_a_file_whose_findings_have_no_fix_needs_only_their_reads(tree, judged):
+    """A finding without a fix reads its file's text only where its rule asks (its ranges): an
+    edit elsewhere in the file keeps it, and the ledger answers."""
+    root, cache = tree
+    _write(root, {"amp.py": AMP})
+    first = _check(root, cache)
+    assert [(code, fix) for path, code, _, _, fix in first if path.endswith("amp.py")] == [("MP303", None)]
+    with open(root / "amp.py", "a") as fh:
+        fh.write("# evaluated in fp32 unless asked\n")
+    judged.clear()
+    assert _check(root, cache) == first
+    assert judged == []
+    assert first == _check(root)
 
 
 def test_a_run_answered_from_the_ledger_keeps_the_imports_of_the_files_it_did_not_read(tree, monkeypatch):

@@ -9,10 +9,11 @@ files are analysed), the key its facts are cached under, and what the rules read
 the ranges read with a digest of what they held, or that the whole text was read.
 
 A later check of the same files in which some changed answers with the ledger's findings when,
-for each changed file: it is a plain Python file that had no finding, related location or fix
-in the last check; its text imports the same modules; its facts are the facts it had (an edit
-of a comment, of a docstring, of a name nothing reads); and every range the rules read of it
-holds the same text, the whole text never having been read. Anything else, or anything missing,
+for each changed file: it is a plain Python file; its text imports the same modules; its facts
+are the facts it had (an edit of a comment, of a docstring, of a name nothing reads), so every
+finding's place is the same; and every range the rules read of it holds the same text, the whole
+text never having been read (a finding with a fix reads it whole: the engine asks its header
+whether it is vendored, and the plan applies the fix to it). Anything else, or anything missing,
 is a full check. Ledger entries are keyed by the files' paths and names, the configuration and
 the rules (never by their contents), one entry per such set, replaced by each full check.
 """
@@ -55,15 +56,6 @@ class Entry:
     def __setstate__(self, state) -> None:
         for name, value in zip(self.__slots__, state):
             setattr(self, name, value)
-
-    def involved(self) -> frozenset:
-        """The files a finding of this check is in (its fix edits only that file) or points
-        into (a related location)."""
-        found = set()
-        for d in self.diagnostics:
-            found.add(d.path)
-            found.update(r.path for r in d.related)
-        return frozenset(found)
 
     def side_files_hold(self) -> bool:
         return all(file_state(path) == state for path, state in self.side_files)
