@@ -38,6 +38,21 @@ def fix(src: str, code: str = None, cfg=None, unsafe: bool = False, path: str = 
     )
 
 
+def check_folder(root, cache=None, settings=None, jobs: int = 1):
+    """The findings of ``precision-lint .`` run in ``root`` (with a cache folder, or none), as
+    comparable tuples: what the cache tests compare between a cached and an uncached check."""
+    from precision_lint.engine import Engine
+
+    engine = Engine(settings or config(transformers_version="5.23"), jobs=jobs, cache_dir=str(cache) if cache else None)
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        result = engine.run_paths(["."])
+    finally:
+        os.chdir(cwd)
+    return [(d.path, d.code, d.span, d.message, d.fix) for d in result.diagnostics]
+
+
 def run_cli(*args, cwd=None, env=None):
     """Run the real command line in a subprocess."""
     full_env = dict(os.environ)

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import config, dedent
+from conftest import check_folder, config, dedent
 from precision_lint import engine as engine_module
 from precision_lint.engine import PARALLEL_THRESHOLD, Engine
 
@@ -44,14 +44,7 @@ def _project(tmp_path, files: int = PARALLEL_THRESHOLD + 4):
 
 
 def _check(tmp_path, jobs: int, cache=None):
-    engine = Engine(config(transformers_version="5.23"), jobs=jobs, cache_dir=str(cache) if cache else None)
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        result = engine.run_paths(["."])
-    finally:
-        os.chdir(cwd)
-    return [(d.path, d.code, d.span, d.message, d.fix) for d in result.diagnostics]
+    return check_folder(tmp_path, cache, jobs=jobs)
 
 
 def test_findings_are_the_same_cold_warm_serial_and_parallel(tmp_path):

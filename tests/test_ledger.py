@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from conftest import config, dedent
+from conftest import check_folder, config, dedent
 from precision_lint.engine import Engine
 from precision_lint.rules.base import TextReads
 from precision_lint.workspace import ledger
@@ -53,15 +53,7 @@ def _write(root, files):
         (root / name).write_text(dedent(text))
 
 
-def _check(root, cache=None, settings=None):
-    engine = Engine(settings or config(transformers_version="5.23"), jobs=1, cache_dir=str(cache) if cache else None)
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        result = engine.run_paths(["."])
-    finally:
-        os.chdir(cwd)
-    return [(d.path, d.code, d.span, d.message, d.fix) for d in result.diagnostics]
+_check = check_folder
 
 
 @pytest.fixture
