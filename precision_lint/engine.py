@@ -22,7 +22,7 @@ from dataclasses import field
 from ._dataclass import dataclass
 from typing import Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from .workspace.cache import FactsCache, ImportsIndex, RunCache, StampCache, collector_paused, fingerprint
+from .workspace.cache import FactsCache, ImportsIndex, RunCache, StampCache, collector_paused, file_states, fingerprint
 from .workspace import ledger as ledgers
 from .workspace.config import Config, from_table
 from .workspace.configfiles import ConfigFiles
@@ -244,7 +244,6 @@ class Engine:
         self._reads: Optional[TextReads] = None
         self._facts_keys: Dict[str, tuple] = {}
         self._gate_imports: Dict[str, Optional[Tuple[str, ...]]] = {}
-        self._from_ledger = False  # the current run was answered from a ledger
         self._side_files: Tuple[str, ...] = ()  # the config files the last judge's join read
         self.import_roots = ImportRoots(self.config.src)  # renewed by each run: it caches the file system
 
@@ -360,30 +359,42 @@ class Engine:
                     out[src.path] = first[src.path][1]
                     made.append((key, src.path, src.unsaved, out[src.path]))
                     continue
-                latest = self._cache.get(src.path)
-                cached = latest[1] if latest is not None and latest[0] == key else None
-                if cached is None and self.disk is not None:
-                    cached = self.disk.get(key)
+                cached = self._kept_facts(src.path, key, src.unsaved)
                 if cached is not None:
-                    self._cache[src.path] = (key, cached)
                     out[src.path] = cached
-                    if self.index is not None and not src.unsaved:
-                        self.index.put(("facts", key), cached.imports)
                 else:
                     todo.append((key, (src.kept_text, src.path, *naming, src.path in analysed), src.unsaved))
         results = self._run_jobs(_facts_job, [args for _, args, _ in todo], pools)
         made += [(key, args[1], unsaved, facts) for (key, args, unsaved), facts in zip(todo, results)]
         for key, path, unsaved, facts in made:
             out[path] = facts
-            if _is_internal(facts):  # never kept: the next run (a fixed precision-lint) reads it again
-                self._cache.pop(path, None)
-                continue
-            self._cache[path] = (key, facts)
-            if self.disk is not None and not unsaved:
-                self.disk.put(key, facts)
-                if self.index is not None:
-                    self.index.put(("facts", key), facts.imports)
+            self._keep_facts(key, path, unsaved, facts)
         return [_with_notebook_targets(out[s.path], s.notebook) for s in sources]
+
+    def _kept_facts(self, path: str, key: tuple, unsaved: bool) -> Optional[ModuleFacts]:
+        """The facts kept for ``key`` (path, digest, naming, analysed): this engine's latest of
+        the path, else the disk cache's (then kept in memory too); None when neither has them."""
+        latest = self._cache.get(path)
+        cached = latest[1] if latest is not None and latest[0] == key else None
+        if cached is None and self.disk is not None:
+            cached = self.disk.get(key)
+        if cached is not None:
+            self._cache[path] = (key, cached)
+            if self.index is not None and not unsaved:
+                self.index.put(("facts", key), cached.imports)
+        return cached
+
+    def _keep_facts(self, key: tuple, path: str, unsaved: bool, facts: ModuleFacts) -> None:
+        """Facts made by this run, kept in memory and (for a saved file) on disk, with their
+        imports in the index."""
+        if _is_internal(facts):  # never kept: the next run (a fixed precision-lint) reads it again
+            self._cache.pop(path, None)
+            return
+        self._cache[path] = (key, facts)
+        if self.disk is not None and not unsaved:
+            self.disk.put(key, facts)
+            if self.index is not None:
+                self.index.put(("facts", key), facts.imports)
 
     def _run_jobs(self, job, args: list, pools: Optional["_Pools"] = None) -> list:
         """``job`` of each of ``args`` (a file's text first), in worker processes when there are
@@ -544,12 +555,11 @@ class Engine:
         """Check (and with ``fix``, fix) ``sources`` as one project; ``only``: the paths to judge
         and fix (the others still join with them); with ``related``, a finding in another file
         is reported too where it names one of ``only`` (never fixed there)."""
-        self._from_ledger = False
         try:
             return self._run_sources(sources, fix, unsafe, names, only, related)
         finally:
             if self.index is not None:
-                self.index.save(whole=not self._from_ledger)
+                self.index.save()
 
     def _run_sources(self, sources, fix, unsafe, names, only, related) -> RunResult:
         result = RunResult(sources={s.path: s for s in sources}, files=len(sources))
@@ -573,8 +583,9 @@ class Engine:
         finally:
             reads, self._reads = self._reads, None
         if run_key is not None and not any(d.code == internal.CODE for d in result.diagnostics):
-            self.runs.put(run_key, self._side_files, result.diagnostics)
-            self._keep_ledger(ledger_key, sources, result.diagnostics, keys, gate, reads)
+            side_files = file_states(self._side_files)
+            self.runs.put(run_key, side_files, result.diagnostics)
+            self._keep_ledger(ledger_key, sources, contents, side_files, result.diagnostics, keys, gate, reads)
         return result
 
     def _finish_run(self, result, sources, texts, first, fix, unsafe, names, only, related) -> None:
@@ -603,21 +614,21 @@ class Engine:
             reused = self._reused_run(ledger_key, contents, source_of)
             if reused is not None:
                 cached = reused.diagnostics
-                self.runs.put(run_key, [path for path, _ in reused.side_files], cached)
-                if self.index is not None:  # the edited files' imports, for the next check
-                    self.index.save(whole=False)
+                self.runs.put(run_key, reused.side_files, cached)  # as they still are
+                if self.index is not None:  # the edited files' imports, for the next check; this
+                    self.index.save(whole=False)  # run saw no other file's (nothing is added after it)
         return cached
 
-    def _keep_ledger(self, ledger_key: str, sources, diagnostics, keys, gate, reads: TextReads) -> None:
+    def _keep_ledger(self, ledger_key: str, sources, contents, side_files, diagnostics, keys, gate, reads: TextReads) -> None:
         if self.ledger is None or any(s.notebook is not None and s.notebook.writes_files for s in sources):
             return  # a notebook's written modules are named and read apart: always checked whole
         texts = {s.path: s.text for s in sources if s.path in reads.by_path and s.has_text}
         entry = ledgers.Entry(
-            contents={s.path: _content_key(s) for s in sources},
+            contents=contents,
             gate=gate,
             facts_keys=keys,
             reads=ledgers.ranges_read(reads.by_path, texts),
-            side_files=ledgers.side_file_states(self._side_files),
+            side_files=side_files,
             diagnostics=diagnostics,
         )
         self.ledger.put(ledger_key, entry)
@@ -643,7 +654,6 @@ class Engine:
             entry.contents[path] = contents[path]
             entry.facts_keys[path] = new_keys[path]
         self.ledger.put(key, entry)
-        self._from_ledger = True  # this run read the imports of the edited files only
         return entry
 
     def _unchanged_for_findings(self, entry: "ledgers.Entry", src: SourceFile) -> Optional[tuple]:
@@ -665,27 +675,13 @@ class Engine:
         before = self.disk.get(before_key)
         if before is None:
             return None
-        now = self._facts_at(src, key)
+        now = self._kept_facts(src.path, key, src.unsaved)
+        if now is None:
+            now = _facts_job((src.kept_text, src.path, *naming, key[3]))
+            self._keep_facts(key, src.path, src.unsaved, now)
         if _is_internal(now) or not same_facts(before, now) or not entry.reads_hold(src.path, src.text):
             return None
         return key
-
-    def _facts_at(self, src: SourceFile, key: tuple) -> ModuleFacts:
-        """The facts of ``src`` under ``key`` (path, digest, naming, analysed): kept in memory,
-        cached on disk, else read here and kept."""
-        latest = self._cache.get(src.path)
-        if latest is not None and latest[0] == key:
-            return latest[1]
-        found = self.disk.get(key)
-        if found is None:
-            found = _facts_job((src.kept_text, src.path, *key[2], key[3]))
-            if _is_internal(found):
-                return found
-            self.disk.put(key, found)
-            if self.index is not None:
-                self.index.put(("facts", key), found.imports)
-        self._cache[src.path] = (key, found)
-        return found
 
     def _plan(self, result, sources, texts, first, wanted, fix, unsafe, names, only, related) -> None:
         """The fixes of the run planned together and checked whole (``checked.py``): refused

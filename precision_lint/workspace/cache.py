@@ -16,7 +16,7 @@ import sys
 from functools import lru_cache
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
 
 CACHE_DIR_NAME = ".precision-lint-cache"
 
@@ -271,13 +271,26 @@ class RunCache:
         if entry is None:
             return None
         stored_key, side_files, diagnostics = entry
-        if stored_key != key or any(file_state(p) != state for p, state in side_files):
+        if stored_key != key or not states_hold(side_files):
             return None
         return diagnostics
 
-    def put(self, key: str, side_files, diagnostics) -> None:
-        states = tuple((p, file_state(p)) for p in sorted(side_files))
-        _store(self._path(key), (key, states, diagnostics), self.folder.parent.parent)
+    def put(self, key: str, side_files: "FileStates", diagnostics) -> None:
+        """``side_files``: the states of the config files it read (:func:`file_states`)."""
+        _store(self._path(key), (key, side_files, diagnostics), self.folder.parent.parent)
+
+
+FileStates = Tuple[Tuple[str, Optional[str]], ...]  # (path, content digest or None), by path
+
+
+def file_states(paths) -> FileStates:
+    """The states of the side files at ``paths``, read now."""
+    return tuple((p, file_state(p)) for p in sorted(paths))
+
+
+def states_hold(states: FileStates) -> bool:
+    """Whether each side file is still as ``states`` recorded it."""
+    return all(file_state(p) == state for p, state in states)
 
 
 def file_state(path: str) -> Optional[str]:

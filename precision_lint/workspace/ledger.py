@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Dict, Iterable, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
-from .cache import _load, _store, file_state, fingerprint
+from .._dataclass import dataclass
+from .cache import FileStates, _load, _store, fingerprint, states_hold
 
 Ranges = Optional[Tuple[Tuple[Tuple[int, int], ...], str]]  # (ranges read, digest of their text); None: the whole text
 
@@ -37,28 +38,19 @@ def ranges_digest(text: str, ranges: Iterable[Tuple[int, int]]) -> str:
     return digest.hexdigest()
 
 
+@dataclass(slots=True)
 class Entry:
     """The ledger of one check: see the module's docstring."""
 
-    __slots__ = ("contents", "gate", "facts_keys", "reads", "side_files", "diagnostics")
-
-    def __init__(self, contents, gate, facts_keys, reads, side_files, diagnostics) -> None:
-        self.contents: Dict[str, str] = contents  # path → content key
-        self.gate: Dict[str, Optional[Tuple[str, ...]]] = gate  # path → the modules its text imports
-        self.facts_keys: Dict[str, tuple] = facts_keys  # path → the key of its facts (``FactsCache``)
-        self.reads: Dict[str, Ranges] = reads  # path → what the rules read of its text, where they read any
-        self.side_files: Tuple[Tuple[str, Optional[str]], ...] = side_files  # (path, content digest)
-        self.diagnostics = diagnostics
-
-    def __getstate__(self):
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __setstate__(self, state) -> None:
-        for name, value in zip(self.__slots__, state):
-            setattr(self, name, value)
+    contents: Dict[str, str]  # path → content key
+    gate: Dict[str, Optional[Tuple[str, ...]]]  # path → the modules its text imports
+    facts_keys: Dict[str, tuple]  # path → the key of its facts (``FactsCache``)
+    reads: Dict[str, Ranges]  # path → what the rules read of its text, where they read any
+    side_files: FileStates  # the config files the join read, as it read them
+    diagnostics: list
 
     def side_files_hold(self) -> bool:
-        return all(file_state(path) == state for path, state in self.side_files)
+        return states_hold(self.side_files)
 
     def reads_hold(self, path: str, text: str) -> bool:
         """Whether what the rules read of ``path``'s text is the same in ``text``."""
@@ -99,7 +91,3 @@ class Ledger:
 
     def put(self, key: str, entry: Entry) -> None:
         _store(self._path(key), (key, entry), self.folder.parent.parent)
-
-
-def side_file_states(paths: Sequence[str]) -> Tuple[Tuple[str, Optional[str]], ...]:
-    return tuple((p, file_state(p)) for p in sorted(paths))
