@@ -205,19 +205,6 @@ class ModuleFacts:
 # others; the join indexes them by ``call_callees``) and its return summaries (``returns``,
 # read only through ``returns_of``, when the join substitutes a call of one of its functions:
 # never, on transformers, 0.3 s).
-def same_facts(a: ModuleFacts, b: ModuleFacts) -> bool:
-    """Whether two facts of a file are equal, either of them unpickled packed (see PACKED):
-    a file whose text changed where no fact of it is (a comment, a constant nothing reads)
-    gives the same facts, and a run may keep the findings that read only them
-    (``workspace/ledger.py``)."""
-    for facts in (a, b):
-        for name in PACKED_FIELDS:
-            facts._unpacked(name)
-        for name in list(facts.sections):
-            facts.section(name)
-    return a == b
-
-
 PACKED = frozenset({"trained"})
 PACKED_FIELDS = ("calls", "returns")
 
@@ -251,6 +238,19 @@ class PackedSection:
 
     def __hash__(self) -> int:
         return hash(self.data)
+
+
+def same_facts(a: ModuleFacts, b: ModuleFacts) -> bool:
+    """Whether two facts of a file are equal, either of them unpickled packed (see PACKED):
+    a file whose text changed where no fact of it is (a comment, a constant nothing reads)
+    gives the same facts, and a run may keep the findings that read only them
+    (``workspace/ledger.py``)."""
+    for facts in (a, b):
+        for name in PACKED_FIELDS:
+            facts._unpacked(name)
+        for name in list(facts.sections):
+            facts.section(name)
+    return a == b
 
 
 def _interned_names(state: dict) -> dict:

@@ -68,7 +68,7 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
                 shown = dotted(site.receiver) or site.assigned_to[0]
                 at = index.order(site.node)[1] if chained else index.order(site.node)[0]
                 out.append((at, flag, f"`{shown}.requires_grad_({flag})`" + (" in these runs" if written is None else "")))
-        elif site.loops or site.statement is not None:  # `p.requires_grad_()` in a loop over the parameters: True
+        else:  # `p.requires_grad_()` in a loop (or a comprehension) over the parameters: True
             flag = _flag(site.node)
             owner = _loop_owner(site.loops, names) or _loop_owner(_comprehensions_around(index, site), names)
             if flag is not None and owner:
@@ -117,7 +117,7 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 def _comprehensions_around(index: ModuleIndex, site) -> List[ast.comprehension]:
     """The ``for`` clauses of the comprehensions of its statement that hold the call
     (``[p.requires_grad_() for n, p in model.named_parameters() if "norm" in n]``)."""
-    if id(site.node) not in index.order_of:
+    if id(site.node) not in index.order_of or site.statement is None:
         return []
     at = index.order(site.node)[0]
     out: List[ast.comprehension] = []
@@ -314,12 +314,13 @@ def cast_only_saved(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, 
     if not saves:
         return False
     parents = {}
+    mentions = []
     for node in ast.walk(scope.node):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
-    for node in ast.walk(scope.node):
-        if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and (node.id in names or node.id in through)):
-            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and (node.id in names or node.id in through):
+            mentions.append(node)
+    for node in mentions:
         order = index.order_of.get(id(node))
         if order is None or order[0] < at:
             continue

@@ -24,7 +24,7 @@ import sys
 import tokenize
 from typing import Iterable, List, Optional, Tuple
 from .._regex import lazy
-from .markdown import closes, opening_fence
+from .markdown import fenced_lines
 
 # GPUs a text may name, with their compute capability (major*10+minor).
 GPU_CAPABILITY = {
@@ -292,23 +292,15 @@ def _may_name_a_gpu(text: str, exact: bool = True) -> bool:
     return bool(_DIGIT.search(text) and _NAME_PAIRS.search(text.lower()) and (not exact or _NAMES_A_GPU().search(text)))
 
 
-
-
 def markdown_prose(text: str) -> str:
     """A markdown text without the code of its fenced blocks: a block's commands and
     variables (``t0, t1, ..., t4`` in a dump of a traced graph, ``--a10`` as an option) state no
     GPU. The ``#`` comments inside a block are kept (``#SBATCH --gres=gpu:a100:8``, ``# runs
     on 8xA100``): they are the author's words."""
     out = []
-    fence = None
-    for line in text.splitlines():
-        if fence is None:
-            fence = opening_fence(line)
-            if fence is None:
-                out.append(line)
-            continue
-        if closes(line, fence):
-            fence = None
+    for _, line, code in fenced_lines(text.splitlines()):
+        if not code:
+            out.append(line)
             continue
         at = line.find("#")
         if at >= 0:

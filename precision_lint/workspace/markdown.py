@@ -11,7 +11,7 @@ indent them under their items).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterator, Optional, Sequence, Tuple
 
 from .._regex import lazy
 
@@ -31,3 +31,18 @@ def closes(line: str, fence: str) -> bool:
     """Whether ``line`` closes the block ``fence`` opened."""
     found = _CLOSING().match(line)
     return found is not None and found.group(1)[0] == fence[0] and len(found.group(1)) >= len(fence)
+
+
+def fenced_lines(lines: Sequence[str]) -> Iterator[Tuple[int, str, bool]]:
+    """``(index, line, whether it is code of a fenced block)`` for each line of ``lines`` but
+    the fences themselves."""
+    fence: Optional[str] = None
+    for i, line in enumerate(lines):
+        if fence is None:
+            fence = opening_fence(line)
+            if fence is None:
+                yield i, line, False
+        elif closes(line, fence):
+            fence = None
+        else:
+            yield i, line, True

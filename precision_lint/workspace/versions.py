@@ -63,7 +63,7 @@ from .._dataclass import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 from .._regex import lazy
-from .markdown import closes, opening_fence
+from .markdown import closes, fenced_lines, opening_fence
 
 Version = Tuple[int, ...]
 
@@ -572,14 +572,8 @@ def listed_requirements(text: str, source: str) -> List[Allowed]:
     out: List[Allowed] = []
     lines = text.splitlines()
     level: Optional[int] = None  # the open section's heading level (7: a label's)
-    fence: Optional[str] = None
-    for i, line in enumerate(lines):
-        if fence is not None:
-            if closes(line, fence):
-                fence = None
-            continue
-        fence = opening_fence(line)
-        if fence is not None:
+    for i, line, code in fenced_lines(lines):
+        if code:
             continue
         heading = _heading(line, lines[i + 1] if i + 1 < len(lines) else "")
         if heading is not None:
@@ -1178,6 +1172,22 @@ class VersionResolver:
     def _library_at(self, here: Path) -> Optional[Vendored]:
         return next((v for v in map(self._vendored_at, (here, *here.parents)) if v is not None), None)
 
+    def _stated(self, here: Path, dist: str, inline: List[Allowed]) -> Optional[Allowed]:
+        """What the file (``inline``) and its project (from ``here`` up) state of ``dist``, both
+        where both do; None where neither states a version (`transformers`, the main branch:
+        the newest)."""
+        own = _combine([r for r in inline if r.dist == dist])
+        project = self._project(here, dist)
+        if own is not None and project is not None:
+            both = own.intersect(project)
+            found = both if not both.is_empty else own
+            found = replace(found, source=f"{own.source} and {project.source}" if found is both else own.source)
+        else:
+            found = own or project
+        if found is not None and found.low is None and found.high is None and not found.commit:
+            return None
+        return found
+
     def _targets_in(self, here: Path, inline: List[Allowed]) -> Targets:
         library = self._library_at(here)
         versions: Dict[str, Allowed] = {}
@@ -1188,23 +1198,14 @@ class VersionResolver:
             if library is not None and library.dist == dist and library.version:
                 versions[dist] = Allowed.point(dist, library.version, f"the library's own version ({library.folder.name})")
                 continue
-            own = _combine([r for r in inline if r.dist == dist])
-            project = self._project(here, dist)
-            if own is not None and project is not None:
-                both = own.intersect(project)
-                found = both if not both.is_empty else own
-                found = replace(found, source=f"{own.source} and {project.source}" if found is both else own.source)
-            else:
-                found = own or project
-            if found is not None and found.low is None and found.high is None and not found.commit:
-                found = None  # named without a version (`transformers`, the main branch): the newest
-            versions[dist] = found
+            versions[dist] = self._stated(here, dist, inline)
         # what the project states, before anything is implied from it: the pins that narrow
-        # the others (one step: a range implied from a pin implies nothing further)
+        # the others (one step: a range implied from a pin implies nothing further); torch's
+        # companions among them
         stated = {d: a for d, a in versions.items() if a is not None}
         for dist in COMPANIONS:
-            found = _combine([r for r in inline if r.dist == dist]) or self._project(here, dist)
-            if found is not None and (found.low is not None or found.high is not None):
+            found = self._stated(here, dist, inline)
+            if found is not None:
                 stated[dist] = found
         narrowing: Dict[str, Allowed] = {}
         for dist in NARROWED:
