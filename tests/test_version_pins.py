@@ -41,6 +41,28 @@ def test_a_range_is_a_range(spec, inside, outside):
         assert not r.accepts_between(v, v + (0, 0, 0, 1)), (spec, v)
 
 
+@pytest.mark.parametrize(
+    "spec, low, high, inclusive",
+    [
+        ("==2.4.0.dev20240324", (2, 3), (2, 4, 0), False),  # a nightly before the release
+        ("==4.40.0rc1", (4, 39), (4, 40, 0), False),
+        (">=4.36.0.dev0", (4, 35), None, False),  # check_min_version("4.36.0.dev0")
+        ("<=2.1.0a0", None, (2, 1, 0), False),
+        ("==4.40.1rc1", (4, 40, 0), (4, 40, 1), False),
+        ("==5.0.0.dev0", (4,), (5, 0, 0), False),
+        ("==2.4.0", (2, 4, 0), (2, 4, 0), True),  # a release, and below, a local build of one
+        ("==2.0.1+cu118", (2, 0, 1), (2, 0, 1), True),
+        ("==2.0.1.post1", (2, 0, 1), (2, 0, 1), True),
+    ],
+)
+def test_a_pre_release_is_below_its_release(spec, low, high, inclusive):
+    """PEP 440 sorts ``2.4.0.dev20240324`` below ``2.4.0``: a nightly has what the releases
+    before it have, not (all of) what its release adds."""
+    r = allowed(spec, "torch")
+    assert (r.low, r.high, r.high_inclusive) == (low, high, inclusive)
+    assert r.described == f"torch{spec}"
+
+
 def test_every_some_and_lowest():
     below_5 = allowed("<5.0")
     assert not below_5.every_at_least((5, 0)) and not below_5.some_at_least((5, 0))  # `<5.0` is no "4"

@@ -46,3 +46,29 @@ def fenced_lines(lines: Sequence[str]) -> Iterator[Tuple[int, str, bool]]:
             fence = None
         else:
             yield i, line, True
+
+
+# the info strings of a fenced block that holds shell commands (none: a bare block)
+SHELL_INFO = frozenset({"", "bash", "sh", "shell", "zsh", "console", "shell-session", "shellsession"})
+
+
+def shell_text(text: str) -> str:
+    """The lines of ``text``'s fenced shell blocks (a bare block, ``bash``, ``sh``, ``console``),
+    every other line blank (so a command keeps its line), a console prompt (``$ ``) cut: the
+    commands a README documents, to be read as a launch script's."""
+    lines = text.splitlines()
+    out = [""] * len(lines)
+    fence: Optional[str] = None
+    shell = False
+    for i, line in enumerate(lines):
+        if fence is None:
+            fence = opening_fence(line)
+            if fence is not None:
+                info = line.strip()[len(fence):].strip().split()
+                shell = (info[0].lower().strip("{}.") if info else "") in SHELL_INFO
+        elif closes(line, fence):
+            fence = None
+        elif shell:
+            stripped = line.lstrip()
+            out[i] = stripped[2:] if stripped.startswith("$ ") else line
+    return "\n".join(out)

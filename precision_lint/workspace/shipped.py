@@ -8,6 +8,9 @@ A training script's GPU is often stated outside it: the SLURM script that launch
   to two folders above it, or their ``scripts/``, ``jobs/``, ``slurm/`` folders, that names the module's file (``python scripts/train.py``,
   ``!torchrun scripts/train.py``); a script's ``#SBATCH`` requests and comments are read, not
   its commands, a notebook's metadata and markdown cells;
+- a command of such a launcher, or of a fenced shell block of a README from the module's folder
+  up to the project's root, that runs the module with ``--tf32 True``: TF32 exists from Ampere
+  on (``TrainingArguments`` raises below it), so that run is written for sm80+;
 - the commands of a shell launcher that run the module and the options they pass it
   (``torchrun train.py --torch_dtype bfloat16``): :meth:`ShippedFiles.launches_for`, the
   values of the script's command-line options in the shipped run (``project/options.py``);
@@ -42,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .launches import Launch
     from .versions import Allowed
 
-from .hardware import markdown_prose, notebook_capability, stated_in_text, summarise
+from .hardware import NATIVE_BF16, markdown_prose, notebook_capability, stated_in_text, summarise
 
 LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
 READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
@@ -73,6 +76,7 @@ class ShippedFiles:
         self._docs_stated: Dict[str, List[int]] = {}  # project root → what its docs/ state
         self._subprojects: Dict[str, bool] = {}  # folder → whether it ships its own environment
         self._pins: Dict[str, List["Allowed"]] = {}
+        self._readme_shell: Dict[str, str] = {}  # README path → its fenced shell lines
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
         self._naming: Dict[str, List[Tuple[str, str, str]]] = {}  # path → _launchers_naming
         self._configs: Dict[str, List[str]] = {}  # top folder → the configuration files under it
@@ -207,8 +211,12 @@ class ShippedFiles:
         if os.path.isfile(path):
             if readme:
                 found.extend(self._nearest_readme(os.path.dirname(path)))
-            for _, name, text in self._launchers_naming(path):
+                for where, commands in self._readme_commands(path):
+                    found.extend(_stated_by_launches(where, commands, path))
+            for where, name, text in self._launchers_naming(path):
                 found.extend(_stated_by_launcher(name, text))
+                if not name.endswith(".ipynb"):
+                    found.extend(_stated_by_launches(where, text, path))
         self._stated[(path, readme)] = self._stated[key] = summarise(found)
         return self._stated[key]
 
@@ -240,6 +248,35 @@ class ShippedFiles:
                 break
             here = parent
         self._naming[path] = found
+        return found
+
+    def _readme_commands(self, path: str) -> List[Tuple[str, str]]:
+        """(folder, commands) of each README from ``path``'s folder up to the project's root
+        (:data:`README_LEVELS` at most) whose fenced shell blocks name the file: the commands a
+        README documents (``markdown.shell_text``), read as a launch script's are."""
+        from .markdown import shell_text
+
+        base = os.path.basename(path)
+        found = []
+        here = os.path.dirname(path)
+        for _ in range(README_LEVELS):
+            for name in READMES:
+                if name.endswith((".rst", ".txt")):
+                    continue
+                text = self._read(os.path.join(here, name))
+                if text is not None and base in text:
+                    commands = self._readme_shell.get(os.path.join(here, name))
+                    if commands is None:
+                        commands = self._readme_shell[os.path.join(here, name)] = shell_text(text)
+                    if base in commands:
+                        found.append((here, commands))
+                    break
+            if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
+                break
+            parent = os.path.dirname(here)
+            if parent == here:
+                break
+            here = parent
         return found
 
     def pins_for(self, module_path: str) -> List["Allowed"]:
@@ -390,6 +427,25 @@ def _stated_by_launcher(name: str, text: str) -> List[int]:
         stated = notebook_capability(data.get("metadata") or {}, markdown)
         return [] if stated is None else [stated]
     return stated_in_text(_comments(text))
+
+
+def _stated_by_launches(where: str, text: str, path: str) -> List[int]:
+    """What the commands of a launcher (or a README's) that run ``path`` state by the options
+    they pass it: ``--tf32 True`` asks for TF32 tensor cores, which only Ampere and newer GPUs
+    have (a ``TrainingArguments`` given it on an older one raises ``ValueError: --tf32 requires
+    Ampere or a newer GPU arch, cuda>=11 and torch>=1.7``): the run is written for sm80 or
+    newer, as a SLURM ``--gres=gpu:a100`` says."""
+    from .launches import launches, passed_options
+
+    if "tf32" not in text:
+        return []
+    for launch in launches(text):
+        if launch.script is None or not _runs(where, launch.script, path):
+            continue
+        word = passed_options(launch.args).get("tf32")
+        if word is not None and word.lower() in ("", "true", "yes", "t", "y", "1"):
+            return [NATIVE_BF16]
+    return []
 
 
 def _comments(script: str) -> str:

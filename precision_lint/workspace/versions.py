@@ -272,7 +272,7 @@ def _commits(a: Allowed, b: Allowed) -> str:
 
 
 # --- requirement specifiers ----------------------------------------------------------------
-_CLAUSE = lazy(r"(===|==|~=|!=|<=|>=|<|>|\^|~|=)?\s*v?(\d+(?:\.\d+)*)(\.\*)?")
+_CLAUSE = lazy(r"(===|==|~=|!=|<=|>=|<|>|\^|~|=)?\s*v?(\d+(?:\.\d+)*)(\.\*)?([-_.]?(?:dev|a|alpha|b|beta|c|rc|pre|preview)[-_.]?\d*)?", re.IGNORECASE)
 
 
 def parse_spec(dist: str, spec: str, source: str = "", written: str = "") -> Allowed:
@@ -300,6 +300,8 @@ def parse_spec(dist: str, spec: str, source: str = "", written: str = "") -> All
         if version is None:
             continue
         bound = _clause_range(dist, op, version, bool(star))
+        if match.group(4) and bound is not None and not star:
+            bound = _before_release(bound, version)
         if bound is not None:
             out = out.intersect(bound)
     return replace(out, spec=written, source=source)
@@ -327,6 +329,33 @@ def _clause_range(dist: str, op: str, v: Version, star: bool) -> Optional[Allowe
     if op == "~":  # Poetry: ~4.36 is >=4.36,<4.37; ~4 is >=4,<5
         return Allowed(dist, v, _bump(v, min(1, len(v) - 1)))
     return None  # `!=` excludes one version: the range stays
+
+
+def _before_release(bound: Allowed, release: Version) -> Allowed:
+    """A clause naming a pre-release of ``release`` (PEP 440: ``2.4.0.dev20240324``, ``4.40.0rc1``,
+    ``2.0.0a1`` sort below ``2.4.0``, ``4.40.0``, ``2.0.0``): a nightly or candidate built
+    before the release has what the releases before it have, not what the release adds (torch's
+    ``2.4.0.dev20240324`` of March 2024 has no ``torch.amp.custom_fwd``, added in May). Where the
+    clause reaches up to the release (``==``, ``<=``), it now stops below it; where it starts at
+    the release (``==``, ``>=``, ``~=``), it starts at the release before."""
+    low, high, inclusive = bound.low, bound.high, bound.high_inclusive
+    if low is not None and compare(low, release) == 0:
+        low = _previous(release)
+    if high is not None and compare(high, release) == 0:
+        high, inclusive = release, False
+    return replace(bound, low=low, high=high, high_inclusive=inclusive)
+
+
+def _previous(release: Version) -> Optional[Version]:
+    """The series a pre-release of ``release`` comes after, as a lowest version: ``2.4.0`` ->
+    ``2.3``, ``4.40.1`` -> ``4.40.0``, ``5.0.0`` -> ``4``; None for ``0.0``."""
+    parts = list(release)
+    while parts and parts[-1] == 0:
+        parts.pop()
+    if not parts:
+        return None
+    parts[-1] -= 1
+    return tuple(parts)
 
 
 _REQUIREMENT = lazy(

@@ -442,3 +442,44 @@ def test_a_stated_pre_ampere_gpu_is_the_target_the_message_names(tree):
     root = tree({"src/train.py": '"""Fine-tunes on a single T4."""\n' + TRAIN})
     (d,) = Engine(config(transformers_version="5.23"), ["MP201"], jobs=1).run_paths([str(root)]).diagnostics
     assert "target-gpus sm75;" in d.message and "sm60" not in d.message
+
+
+# --- a shipped launch that asks for TF32: the run is written for Ampere -------------------------
+TF32_LAUNCH = "torchrun --nproc_per_node=4 train.py --output_dir out --bf16 True --tf32 True\n"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"train.sh": TF32_LAUNCH},
+        {"train.sh": TF32_LAUNCH.replace("--tf32 True", "--tf32")},
+        {"README.md": f"# heads\n\n## Training\n\n```bash\n{TF32_LAUNCH}```\n"},
+        {"README.md": f"# heads\n\n```console\n$ {TF32_LAUNCH}```\n"},
+        # the README at the project's root documents the launch of a script in a package folder
+        {"README.md": "# heads\n\n```\ntorchrun --nproc_per_node=4 heads/train.py \\\n    --bf16 True \\\n    --tf32 True\n```\n"},
+    ],
+    ids=["launcher", "launcher-switch", "readme-bash", "readme-console", "root-readme-continued"],
+)
+def test_a_launch_that_passes_tf32_states_ampere(tree, files):
+    """``--tf32 True`` asks for TF32 tensor cores, which exist from Ampere on (a
+    ``TrainingArguments`` given it below raises ``ValueError: --tf32 requires Ampere or a newer
+    GPU arch``): the shipped or documented run is written for sm80+, and its bf16 is no finding."""
+    script = "heads/train.py" if "heads/train.py" in str(files) else "train.py"
+    root = tree({script: PARSED_TRAIN.replace("from_pretrained(\"m\")", "from_pretrained(\"m\", torch_dtype=torch.bfloat16)").replace("import transformers\n", "import torch\nimport transformers\n", 1), ".git/HEAD": "", **files})
+    assert _run(root, codes=("MP201",)) == []
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"train.sh": TF32_LAUNCH.replace("--tf32 True", "--tf32 False")},
+        {"train.sh": TF32_LAUNCH.replace("train.py", "other.py")},  # another script's run
+        {"README.md": f"# heads\n\n```python\n# {TF32_LAUNCH}```\n"},  # not a shell block
+        {"README.md": f"# heads\n\nWe ran `{TF32_LAUNCH.strip()}` once.\n"},  # prose, not a documented command
+    ],
+    ids=["tf32-false", "other-script", "python-block", "inline-code"],
+)
+def test_launches_that_do_not_ask_tf32_of_the_script_state_nothing(tree, files):
+    body = PARSED_TRAIN.replace("from_pretrained(\"m\")", "from_pretrained(\"m\", torch_dtype=torch.bfloat16)").replace("import transformers\n", "import torch\nimport transformers\n", 1)
+    root = tree({"train.py": body, ".git/HEAD": "", **files})
+    assert set(_run(root, codes=("MP201",))) == {("train.py", "MP201")}

@@ -36,3 +36,20 @@ def test_the_torch_a_companion_pin_requires_decides_mp303(tmp_path, pins, report
     (tmp_path / "requirements.txt").write_text(pins)
     (tmp_path / "train.py").write_text(CODE)
     assert ("MP303" in _codes(tmp_path)) is reported
+
+
+@pytest.mark.parametrize(
+    "readme, reported",
+    [
+        ("pip install --pre torch==2.4.0.dev20240324 --index-url https://download.pytorch.org/whl/nightly/cu118", False),
+        ("pip install torch==2.4.0", True),
+    ],
+)
+def test_a_nightly_of_the_deprecating_release_is_not_that_release(tmp_path, readme, reported):
+    """A README's nightly ``torch==2.4.0.dev20240324`` sorts below 2.4.0 (PEP 440): built
+    before the deprecation, it warns about nothing, and ``torch.amp.custom_fwd`` is not in it
+    (the fix would raise ``AttributeError``)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "README.md").write_text(f"# demo\n\n## Installation\n\n```bash\n{readme}\n```\n")
+    (tmp_path / "train.py").write_text(CODE)
+    assert ("MP303" in _codes(tmp_path)) is reported
