@@ -428,11 +428,19 @@ class Bf16WithoutCapabilityGuard(Rule):
                 shown = f"`{w.edit_text}`"
                 edits = rewrite_origins(ctx, atoms, span, lambda text: self._dtype_text(text, torch, probe, fallback))
             why = "trained weights keep fp32 master copies" if trained else "inference-only weights"
-            fix = self._fix(ctx, f"Load bf16 weights only where bf16 is native ({fallback} elsewhere: {why})", edits)
+            # a tensor the file makes bf16 itself would meet the fallback weights where the probe
+            # fails (`mat1 and mat2 must have the same dtype`): the fix is offered, not applied
+            applicability = UNSAFE if w.bf16_tensor_line else SAFE
+            fix = self._fix(ctx, f"Load bf16 weights only where bf16 is native ({fallback} elsewhere: {why})", edits, applicability)
             message = (
                 f"{shown} makes the weights bf16 on every GPU, but {targets_text(ctx)}: there bf16 is "
                 f"emulated (several times slower) or refused; choose it under a capability check"
             )
+            if fix is not None and w.bf16_tensor_line:
+                message += (
+                    f" (the fix is unsafe: line {w.bf16_tensor_line} makes a tensor bf16 itself, which would meet "
+                    f"{fallback} weights where bf16 is not native; give it the same dtype)"
+                )
             if fix is None:
                 message += default_note(ctx, atoms)
             shipped = passed_by(atoms, ctx.path)

@@ -828,6 +828,86 @@ def test_the_same_load_outside_it_is_reported():
     assert "bf16" in d.message
 
 
+TORCH_META = """
+import torch
+import torch.nn as nn
+from safetensors.torch import load_file
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(64, 64)
+
+
+def build(ckpt_path, device="cuda"):
+    with torch.device({device}):
+        net = Net().to(torch.bfloat16)
+    if ckpt_path is not None:
+        net.load_state_dict(load_file(ckpt_path), strict=False{assign})
+    return net.to(device)
+"""
+
+
+@pytest.mark.parametrize("device", ['"meta"', '"meta" if ckpt_path is not None else device'])
+def test_a_cast_on_the_meta_device_that_an_assigning_load_replaces_changes_nothing(device):
+    """Under ``with torch.device("meta")`` the cast makes no weights; ``load_state_dict(...,
+    assign=True)`` puts the checkpoint's tensors in place, their dtype with them (torch >= 2.1):
+    the cast is not what runs, and a fix of it would change nothing."""
+    assert lint(TORCH_META.format(device=device, assign=", assign=True"), "MP201") == []
+
+
+@pytest.mark.parametrize(
+    "device, assign",
+    [('"meta"', ""), ('"cuda"', ", assign=True"), ("device", ", assign=True")],
+    ids=["copying-load", "real-device", "device-not-meta"],
+)
+def test_a_cast_whose_parameters_stay_is_still_reported(device, assign):
+    """A load without ``assign`` copies into the cast parameters (after ``to_empty()``): the
+    cast's dtype runs; on a real device the cast makes real bf16 weights."""
+    assert [d.code for d in lint(TORCH_META.format(device=device, assign=assign), "MP201")] == ["MP201"]
+
+
+ADAPTER_INPUT = """
+import torch
+import torch.nn as nn
+
+
+class Adapter:
+    def __init__(self, device="cuda"):
+        self.device = torch.device(device)
+        self.proj = nn.Linear(32, 128).to(self.device, dtype=torch.bfloat16)
+
+    @torch.no_grad()
+    def embed(self, feats):
+        return self.proj({input})
+"""
+
+
+def test_a_fix_of_weights_whose_input_the_file_makes_bf16_is_unsafe():
+    """The fix gives the weights a fallback dtype where bf16 is not native; a tensor the file
+    casts to bf16 itself stays bf16 there, and the layer raises ``RuntimeError: mat1 and mat2
+    must have the same dtype``: the fix is offered behind ``--unsafe-fixes``, and says why."""
+    src = ADAPTER_INPUT.format(input="feats.to(self.device, dtype=torch.bfloat16)")
+    (d,) = lint(src, "MP201")
+    assert d.fix is not None and d.fix.applicability == "unsafe"
+    assert "line 12 makes a tensor bf16" in d.message
+    assert fix(src, "MP201") == dedent(src)  # nothing applied without --unsafe-fixes
+    assert "BF16_OK else torch.float16" in fix(src, "MP201", unsafe=True)
+
+
+@pytest.mark.parametrize("made", ["torch.zeros(4, 32, dtype=torch.bfloat16)", "feats.bfloat16()"])
+def test_a_tensor_made_bf16_anywhere_in_the_file_makes_the_fix_unsafe(made):
+    (d,) = lint(ADAPTER_INPUT.format(input=made), "MP201")
+    assert d.fix.applicability == "unsafe"
+
+
+@pytest.mark.parametrize("given", ["feats", "feats.to(self.device)", "feats.to(dtype=self.proj.weight.dtype)"])
+def test_a_fix_of_weights_whose_input_follows_them_stays_safe(given):
+    (d,) = lint(ADAPTER_INPUT.format(input=given), "MP201")
+    assert d.fix.applicability == "safe" and "unsafe" not in d.message
+
+
 CAST_AGAIN = """
 import torch
 from transformers import AutoModel

@@ -85,6 +85,11 @@ class WeightsSite:
     # "" when nothing does). Which of them the names pick is not read: only MP201's fallback
     # dtype (float32, not float16) follows it
     quantized_unfrozen: str = ""
+    # the line of the first tensor of the file cast or made in bf16 by a dtype written as such
+    # (`x.to(dtype=torch.bfloat16)`, `emb.bfloat16()`, `torch.zeros(n, dtype=torch.bfloat16)`;
+    # 0: none): a fallback dtype given to the weights alone meets that bf16 tensor
+    # (`RuntimeError: mat1 and mat2 must have the same dtype`), so MP201's fix is unsafe
+    bf16_tensor_line: int = 0
     # `Net(cfg).half()` with `Net` a class of another project module: a model only if that
     # class derives from a torch.nn.Module, which the join decides (``join``); "" otherwise
     builds: str = ""
@@ -805,6 +810,41 @@ def _given(arg) -> bool:
     return arg is not None and not is_constant(arg.value, None)
 
 
+def _built_on_meta(index: ModuleIndex, evaluator: Evaluator, site, names: Tuple[str, ...], after: int, scope: Scope) -> bool:
+    """Whether the weights are built on the meta device, with no data, and their dtype is the
+    checkpoint's: under accelerate's ``init_empty_weights()`` (the call that loads them chooses
+    it), or under torch's ``with torch.device("meta")`` (a device that may be "meta": ``"meta"
+    if ckpt_path else device``) when a ``load_state_dict(..., assign=True)`` of the same object
+    follows (``assign=True`` puts the checkpoint's tensors in place of the parameters, their
+    dtype with them: a cast before it changes nothing). Without ``assign``, the parameters kept
+    are the cast ones, filled by copy (after ``to_empty()``): the cast decides."""
+    for qualname, item in zip(site.contexts, site.context_items):
+        if qualname.startswith("accelerate.") and qualname.rsplit(".", 1)[-1] == "init_empty_weights":
+            return True
+        if qualname != "torch.device" or not isinstance(item, ast.Call) or not item.args:
+            continue
+        if not any(v.kind == CONST and v.value == "meta" for v in evaluator.values(item.args[0], site.scope)):
+            continue
+        if names and _loaded_in_place(index, names, after, scope):
+            return True
+    return False
+
+
+def _loaded_in_place(index: ModuleIndex, names: Tuple[str, ...], after: int, scope: Scope) -> bool:
+    """A ``name.load_state_dict(..., assign=True)`` of one of ``names`` after ``after`` in ``scope``."""
+    for call in index.calls:
+        node = call.node
+        func = node.func
+        if call.scope.code_scope() is not scope or index.span(node).start < after:
+            continue
+        if not (isinstance(func, ast.Attribute) and func.attr == "load_state_dict" and dotted(func.value) in names):
+            continue
+        assign = keyword(node, "assign")
+        if assign is not None and is_constant(assign.value, True):
+            return True
+    return False
+
+
 def _quantized(index: ModuleIndex, evaluator: Evaluator, site) -> bool:
     """``from_pretrained(..., quantization_config=...)`` or ``load_in_4bit=True`` /
     ``load_in_8bit=True``: the base weights are 4/8-bit integers no optimizer updates (only
@@ -824,6 +864,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     kinds = object_kinds(index)
     objects = trained_objects(index, evaluator)
     out: List[WeightsSite] = []
+    bf16_tensor_line = 0
     for site in index.calls:
         node = site.node
         kind = None
@@ -854,6 +895,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             if not kinds.is_model(site.receiver, site.scope, site.klass):
                 builds = _imported_class(index, site.receiver)
                 if not builds:
+                    if site.method == "bfloat16" and not bf16_tensor_line:
+                        bf16_tensor_line = index.span(node).line
                     continue
             kind = site.method
             vals = (Possible(DTYPE, CAST_METHODS[site.method]),)
@@ -864,11 +907,17 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             if not kinds.is_model(site.receiver, site.scope, site.klass):
                 builds = _imported_class(index, site.receiver)
                 if not builds:
+                    if not bf16_tensor_line and _written_bf16(evaluator, arg, site.scope):
+                        bf16_tensor_line = index.span(node).line
                     continue
             kind, edit_node = "to-dtype", arg
             vals = evaluator.values(arg, site.scope)
             moves = keyword(node, "device") is not None or any(a is not arg for a in positional(node))
         else:
+            if not bf16_tensor_line and site.qualname in TENSOR_FACTORIES:
+                made = keyword(node, "dtype")
+                if made is not None and _written_bf16(evaluator, made.value, site.scope):
+                    bf16_tensor_line = index.span(node).line
             continue
         if edit_node is not None:
             vals = _narrowed_by_guards(evaluator, edit_node, vals, site.guards, site.scope)
@@ -969,7 +1018,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 edit_text=edit_text,
                 receiver_text=index.text(site.receiver) if site.receiver is not None else "",
                 on_cpu=on_cpu,
-                on_meta=any(q.rsplit(".", 1)[-1] == "init_empty_weights" and q.startswith("accelerate.") for q in site.contexts),
+                on_meta=_built_on_meta(index, evaluator, site, judged or targets, span.end, scope),
                 moves=moves,
                 conditional=any(id(test) not in index.raising_guards for test, _ in site.guards),
                 discarded=discarded,
@@ -989,7 +1038,26 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 lora_wrap_into=index.text(argument(lora.node, 0, "model")) if lora is not None else "",
             )
         )
+    if bf16_tensor_line:
+        out = [dataclasses.replace(w, bf16_tensor_line=bf16_tensor_line) for w in out]
     return tuple(out)
+
+
+# torch's functions that make a tensor of the dtype they are given
+TENSOR_FACTORIES = frozenset(
+    f"torch.{name}"
+    for name in (
+        "zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "as_tensor", "arange",
+        "linspace", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "eye",
+    )
+)
+
+
+def _written_bf16(evaluator: Evaluator, value: ast.expr, scope: Scope) -> bool:
+    """Whether a dtype argument is bf16 in every run: each of its values the dtype
+    ``torch.bfloat16`` written in the code (not a parameter or an option one run may set)."""
+    vals = evaluator.values(value, scope)
+    return bool(vals) and all(v.kind == DTYPE and v.value == "bfloat16" for v in vals)
 
 
 def join(module, symbols):
