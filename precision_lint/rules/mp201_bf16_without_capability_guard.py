@@ -438,8 +438,8 @@ class Bf16WithoutCapabilityGuard(Rule):
             )
             if fix is not None and w.bf16_tensor_line:
                 message += (
-                    f" (the fix is unsafe: line {w.bf16_tensor_line} makes a tensor bf16 itself, which would meet "
-                    f"{fallback} weights where bf16 is not native; give it the same dtype)"
+                    f" (the fix is unsafe: the file makes a tensor bf16 itself (line {w.bf16_tensor_line}), which would "
+                    f"meet {fallback} weights where bf16 is not native; give it the same dtype)"
                 )
             if fix is None:
                 message += default_note(ctx, atoms)

@@ -891,7 +891,7 @@ def test_a_fix_of_weights_whose_input_the_file_makes_bf16_is_unsafe():
     src = ADAPTER_INPUT.format(input="feats.to(self.device, dtype=torch.bfloat16)")
     (d,) = lint(src, "MP201")
     assert d.fix is not None and d.fix.applicability == "unsafe"
-    assert "line 12 makes a tensor bf16" in d.message
+    assert "makes a tensor bf16 itself (line 12)" in d.message
     assert fix(src, "MP201") == dedent(src)  # nothing applied without --unsafe-fixes
     assert "BF16_OK else torch.float16" in fix(src, "MP201", unsafe=True)
 
