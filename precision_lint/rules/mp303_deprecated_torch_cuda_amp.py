@@ -1,13 +1,14 @@
-"""MP303 deprecated-torch-cuda-amp: ``torch.cuda.amp.*`` instead of ``torch.amp.*``.
+"""MP303 deprecated-torch-cuda-amp: ``torch.cuda.amp.*`` (or ``torch.cpu.amp.*``) instead of ``torch.amp.*``.
 
-torch 2.4 deprecated the CUDA-only AMP entry points in favour of the
+torch 2.4 deprecated the device-specific AMP entry points in favour of the
 device-generic ones, and every call now warns::
 
     FutureWarning: `torch.cuda.amp.GradScaler(args...)` is deprecated. Please use
     `torch.amp.GradScaler('cuda', args...)` instead.
 
 (the same for ``autocast`` and ``custom_fwd``/``custom_bwd``, which want
-``device_type='cuda'``). The old names are thin wrappers slated for removal.
+``device_type='cuda'``, and for ``torch.cpu.amp.autocast`` / ``GradScaler``, which become
+``torch.amp.autocast('cpu', ...)``). The old names are thin wrappers slated for removal.
 The fix rewrites each use to ``torch.amp`` with the device made explicit,
 keeping every argument and comment: ``torch.cuda.amp.autocast(True,
 torch.float16)`` becomes ``torch.amp.autocast("cuda", enabled=True,
@@ -46,15 +47,13 @@ from ..fixes.plan import ensure_torch
 from ..knowledge import amp_facts
 from .base import Rule, RuleContext, insert, replace
 
-OLD = "torch.cuda.amp"
-AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's order
-DEVICE = '"cuda"'
+AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")  # torch.cuda/cpu.amp.autocast's order
 
 
 class DeprecatedTorchCudaAmp(Rule):
     code = "MP303"
     name = "deprecated-torch-cuda-amp"
-    summary = "`torch.cuda.amp.GradScaler/autocast/custom_fwd/custom_bwd` are deprecated: use `torch.amp` with the device"
+    summary = "`torch.cuda.amp.GradScaler/autocast/custom_fwd/custom_bwd` (and `torch.cpu.amp`'s) are deprecated: use `torch.amp` with the device"
     fix_availability = "sometimes"
     fix_applicability = SAFE
 
@@ -106,16 +105,18 @@ class DeprecatedTorchCudaAmp(Rule):
 
     @staticmethod
     def _import_edit(imp) -> Optional[Edit]:
-        from ..facts.extractors.cuda_amp import NAMES
+        from ..facts.extractors.cuda_amp import OLD_MODULES
 
         if imp.kind == "import":
             span = imp.alias_spans[0]
-            if imp.module_text != OLD:
+            if imp.module_text not in OLD_MODULES:
                 return None
             return replace(span, "torch.amp")
-        if imp.module_text == OLD and all(full.rsplit(".", 1)[-1] in NAMES for _, full in imp.bindings):
+        if imp.module_text in OLD_MODULES and all(
+            full.rsplit(".", 1)[-1] in OLD_MODULES[imp.module_text][1] for _, full in imp.bindings
+        ):
             return replace(imp.module_span, "torch.amp")
-        if imp.module_text == "torch.cuda" and all(full == OLD for _, full in imp.bindings):
+        if imp.module_text in ("torch.cuda", "torch.cpu") and all(full == f"{imp.module_text}.amp" for _, full in imp.bindings):
             return replace(imp.module_span, "torch")
         return None
 
@@ -131,17 +132,18 @@ class DeprecatedTorchCudaAmp(Rule):
     # --- uses -------------------------------------------------------------------
     def _callee(self, ctx: RuleContext, use, rewritable) -> Tuple[str, Tuple[Edit, ...]]:
         """The new callee text, with the edits (an import) it needs."""
-        if use.head_binds == "torch" and use.func_text.startswith(f"{use.head}.cuda.amp."):
+        if use.head_binds == "torch" and use.func_text.startswith(f"{use.head}.{use.device}.amp."):
             return f"{use.head}.amp.{use.name}", ()
-        if use.head in rewritable and use.head_binds.startswith(OLD):
+        if use.head in rewritable and use.head_binds.startswith(_old(use)):
             return use.func_text, (rewritable[use.head],)
         torch, edits = ensure_torch(ctx.facts)
         return f"{torch}.amp.{use.name}", edits
 
     def _argument_edits(self, use) -> Optional[List[Edit]]:
         edits: List[Edit] = []
+        device = f'"{use.device}"'
         if use.name in ("custom_fwd", "custom_bwd"):
-            keyword = f"device_type={DEVICE}"
+            keyword = f"device_type={device}"
             if not use.args:
                 return [insert(use.open_paren, keyword)]
             first_kw = next((a for a in use.args if a[1] is not None and a[1] != "*"), None)
@@ -149,7 +151,7 @@ class DeprecatedTorchCudaAmp(Rule):
                 return [insert(first_kw[0], f"{keyword}, ")]
             return [insert(use.args[-1][2], f", {keyword}")]
         if not use.args:
-            return [insert(use.open_paren, DEVICE)]
+            return [insert(use.open_paren, device)]
         if use.name == "autocast":
             position = 0
             for start, kw, _ in use.args:
@@ -162,19 +164,19 @@ class DeprecatedTorchCudaAmp(Rule):
                     position += 1
         first = use.args[0][0]
         if edits and edits[0].start == first:
-            edits[0] = insert(first, f"{DEVICE}, {edits[0].content}")
+            edits[0] = insert(first, f"{device}, {edits[0].content}")
         else:
-            edits.insert(0, insert(first, f"{DEVICE}, "))
+            edits.insert(0, insert(first, f"{device}, "))
         return edits
 
     def _finding(self, ctx: RuleContext, use, rewritable, torch):
         from ..workspace.versions import version_text
 
-        old = f"{OLD}.{use.name}"
+        old = f"{_old(use)}.{use.name}"
         if use.name in ("custom_fwd", "custom_bwd"):
-            new = f"torch.amp.{use.name}(..., device_type='cuda')"
+            new = f"torch.amp.{use.name}(..., device_type='{use.device}')"
         else:
-            new = f"torch.amp.{use.name}('cuda', ...)"
+            new = f"torch.amp.{use.name}('{use.device}', ...)"
         deprecated = amp_facts()["cuda_amp_deprecated_in"]
         message = (
             f"`{old}` is deprecated (`FutureWarning: `{old}(args...)` is deprecated`) and will be "
@@ -193,7 +195,7 @@ class DeprecatedTorchCudaAmp(Rule):
             why = "a reference, called elsewhere"
             if use.name in ("autocast", "GradScaler"):
                 why += (
-                    f"; `functools.partial(torch.amp.{use.name}, 'cuda')` takes the same keywords, "
+                    f"; `functools.partial(torch.amp.{use.name}, '{use.device}')` takes the same keywords, "
                     "not the same positional arguments"
                 )
             return ctx.diagnostic(self.code, use.func_span, f"{message} (no fix: {why})")
@@ -211,6 +213,11 @@ class DeprecatedTorchCudaAmp(Rule):
             edits = [replace(use.func_span, callee)] if callee != use.func_text else []
             edits += arg_edits
         else:
-            edits = [replace(use.func_span, f"{callee}(device_type={DEVICE})")]
+            edits = [replace(use.func_span, f'{callee}(device_type="{use.device}")')]
         fix = Fix(SAFE, f"Use `{new}`", tuple(edits) + tuple(extra))
         return ctx.diagnostic(self.code, use.func_span, message, fix)
+
+
+def _old(use) -> str:
+    """The deprecated module of a use: ``torch.cuda.amp`` or ``torch.cpu.amp``."""
+    return f"torch.{use.device}.amp"

@@ -162,7 +162,7 @@ def test_fix(before, after):
     "src",
     [
         "import torch\nscaler = torch.amp.GradScaler('cuda')\nwith torch.autocast('cuda'):\n    pass\n",
-        "import torch\nwith torch.cpu.amp.autocast():\n    pass\n",  # not this rule's business
+        "import torch\nwith torch.amp.autocast('cpu'):\n    pass\n",
         "from apex import amp\nmodel, opt = amp.initialize(model, opt)\n",
         "class GradScaler:\n    pass\nGradScaler()\n",  # a look-alike
         "def f(amp):\n    return amp.GradScaler()\n",  # a parameter, not the module
@@ -217,6 +217,61 @@ def test_fixed_code_runs_without_the_deprecation_warning():
     assert not [w for w in caught if issubclass(w.category, FutureWarning)]
     assert not namespace["scaler"].is_enabled()
     assert torch.equal(namespace["out"], torch.full((2,), 2.0))
+
+
+# --- torch.cpu.amp: deprecated with torch.cuda.amp in torch 2.4 --------------------------------------
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (
+            "import torch\nwith torch.cpu.amp.autocast(True, torch.bfloat16):\n    pass\n",
+            "import torch\nwith torch.amp.autocast(\"cpu\", enabled=True, dtype=torch.bfloat16):\n    pass\n",
+        ),
+        (
+            "from torch.cpu.amp import autocast\nwith autocast():\n    pass\n",
+            "from torch.amp import autocast\nwith autocast(\"cpu\"):\n    pass\n",
+        ),
+        (
+            "import torch\nfrom torch.cpu import amp\ns = amp.GradScaler(init_scale=8.0)\n",
+            "import torch\nfrom torch import amp\ns = amp.GradScaler(\"cpu\", init_scale=8.0)\n",
+        ),
+        (  # a CUDA and a CPU autocast in one `with`: each gets its own device
+            "import torch\nwith torch.cuda.amp.autocast(**g), torch.cpu.amp.autocast(**c):\n    pass\n",
+            "import torch\nwith torch.amp.autocast(\"cuda\", **g), torch.amp.autocast(\"cpu\", **c):\n    pass\n",
+        ),
+    ],
+    ids=["positional", "imported-name", "module-alias", "both-devices"],
+)
+def test_torch_cpu_amp_is_rewritten_with_the_cpu_device(before, after):
+    found = lint(before, CODE)
+    assert found and all("torch.cpu.amp" in d.message or "torch.cuda.amp" in d.message for d in found)
+    assert fix(before, CODE) == after
+    assert not lint(after, CODE)
+
+
+def test_a_torch_cpu_amp_message_names_the_cpu_replacement():
+    (d,) = lint("import torch\nwith torch.cpu.amp.autocast():\n    pass\n", CODE)
+    assert "`torch.cpu.amp.autocast` is deprecated" in d.message and "torch.amp.autocast('cpu', ...)" in d.message
+
+
+def test_fixed_torch_cpu_amp_runs_without_the_deprecation_warning():
+    """``torch.cpu.amp.autocast`` warns on the installed torch; the rewrite does not, and keeps
+    its arguments (bf16 autocast on the CPU, as before)."""
+    torch = pytest.importorskip("torch")
+    src = """
+    import torch
+    with torch.cpu.amp.autocast(True, torch.bfloat16):
+        out = torch.mm(torch.ones(2, 2), torch.ones(2, 2))
+    """
+    fixed = fix(src, CODE)
+    assert "torch.cpu.amp" not in fixed
+    for code, warns in ((dedent(src), True), (fixed, False)):
+        namespace = {}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            exec(compile(code, "check", "exec"), namespace)
+        assert any(issubclass(w.category, FutureWarning) for w in caught) is warns
+        assert namespace["out"].dtype == torch.bfloat16
 
 
 # --- compatibility code for old torch: the test is read from its tree, never from its words ------

@@ -1,4 +1,4 @@
-"""Facts about the deprecated ``torch.cuda.amp`` API (read by MP303).
+"""Facts about the deprecated ``torch.cuda.amp`` and ``torch.cpu.amp`` APIs (read by MP303).
 
 Recorded per file, unjudged: every call of ``torch.cuda.amp.GradScaler`` /
 ``autocast`` / ``custom_fwd`` / ``custom_bwd`` and every bare decorator
@@ -6,7 +6,10 @@ Recorded per file, unjudged: every call of ``torch.cuda.amp.GradScaler`` /
 (``from torch.cuda import amp``, ``import torch.cuda.amp as amp``) or a name
 imported from ``torch.cuda.amp`` — with what a rewrite to ``torch.amp`` needs:
 the callee's text, where the arguments start, which arguments are positional;
-and the import statements that bind names to ``torch.cuda.amp``.
+and the import statements that bind names to ``torch.cuda.amp``. The same for
+``torch.cpu.amp.autocast`` / ``GradScaler`` (deprecated with them in torch 2.4: ``FutureWarning:
+`torch.cpu.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cpu',
+args...)` instead.``), each use with its device.
 
 ``references``: the deprecated callables used as values, to be called elsewhere
 (``autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext`` entered as
@@ -39,6 +42,8 @@ EMPTY = {"uses": (), "imports": (), "references": ()}
 OLD = "torch.cuda.amp"
 NEW = "torch.amp"
 NAMES = ("GradScaler", "autocast", "custom_fwd", "custom_bwd")
+# each deprecated module, with the device its callables stand for and the names it has
+OLD_MODULES = {"torch.cuda.amp": ("cuda", NAMES), "torch.cpu.amp": ("cpu", ("GradScaler", "autocast"))}
 _TRY = (ast.Try, *(c for c in (getattr(ast, "TryStar", None),) if c is not None))
 
 
@@ -70,6 +75,7 @@ class AmpUse:
     # deprecated callable; a rewrite of the call would call the new one where it holds another,
     # and leave the binding behind where it holds only this one
     through_variable: bool = False
+    device: str = "cuda"  # the device of the deprecated module: "cuda" (`torch.cuda.amp`) or "cpu"
 
 
 @dataclass(frozen=True)
@@ -85,13 +91,26 @@ class AmpImport:
     text: str = ""  # the whole statement
 
 
-def _target(qualname: Optional[str]) -> Optional[str]:
-    if not qualname or not qualname.startswith(OLD + "."):
+def _target(qualname: Optional[str]) -> Optional[Tuple[str, str]]:
+    """``(device, name)`` of a deprecated callable ``qualname`` is (``torch.cuda.amp.autocast``:
+    ``("cuda", "autocast")``), else None."""
+    module = old_module(qualname)
+    if module is None or qualname == module:
         return None
-    rest = qualname[len(OLD) + 1 :]
+    device, names = OLD_MODULES[module]
     # `torch.cuda.amp.autocast_mode.autocast` is the same object
-    last = rest.rsplit(".", 1)[-1]
-    return last if last in NAMES else None
+    last = qualname.rsplit(".", 1)[-1]
+    return (device, last) if last in names else None
+
+
+def old_module(qualname: Optional[str]) -> Optional[str]:
+    """The deprecated module ``qualname`` is or lies in (``torch.cuda.amp``, ``torch.cpu.amp``)."""
+    if not qualname:
+        return None
+    for module in OLD_MODULES:
+        if qualname == module or qualname.startswith(module + "."):
+            return module
+    return None
 
 
 def _version_gated(index: ModuleIndex, guards) -> Tuple[bool, Tuple[HelperCall, ...]]:
@@ -239,9 +258,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     uses = []
     fallbacks: Optional[Dict[int, FrozenSet[str]]] = None
     for site in index.calls:
-        name = _target(site.qualname)
-        if name is None or dotted(site.node.func) is None:
+        found = _target(site.qualname)
+        if found is None or dotted(site.node.func) is None:
             continue
+        device, name = found
         func_span = index.span(site.node.func)
         paren = index.source.index("(", func_span.end) + 1
         head, bound = _head_binding(index, site.node.func, site.scope)
@@ -252,7 +272,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             gated = name in fallbacks.get(id(site.node), ())
         uses.append(
             AmpUse(name, func_span, index.text(site.node.func), head, bound, True, paren, _args(index, site.node),
-                   gated, helpers, through_variable=_through_variable(index, site.node.func, site.scope))
+                   gated, helpers, through_variable=_through_variable(index, site.node.func, site.scope), device=device)
         )
     for scope in index.functions.values():
         if not isinstance(scope.node, FUNCTION_DEFS):
@@ -261,11 +281,11 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         for expr in scope.node.decorator_list:
             if not isinstance(expr, (ast.Name, ast.Attribute)):
                 continue  # calls were recorded above
-            name = _target(index.qualify(expr, outer))
-            if name is None:
+            found = _target(index.qualify(expr, outer))
+            if found is None:
                 continue
             head, bound = _head_binding(index, expr, outer)
-            uses.append(AmpUse(name, index.span(expr), index.text(expr), head, bound, False, -1))
+            uses.append(AmpUse(found[1], index.span(expr), index.text(expr), head, bound, False, -1, device=found[0]))
     imports = []
     references = _references(index) if _may_reference(index) else ()
     for node in index.import_statements:
@@ -273,19 +293,19 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             if node.level or node.names[0].name == "*" or node.module is None:
                 continue
             module = node.module
-            if module not in (OLD, "torch.cuda") and not module.startswith(OLD + "."):
+            if module not in ("torch.cuda", "torch.cpu") and old_module(module) is None:
                 continue
             bindings = tuple(
                 (a.asname if a.asname is not None else a.name, f"{module}.{a.name}")
                 for a in node.names
             )
-            if not any(full == OLD or full.startswith(OLD + ".") for _, full in bindings):
+            if not any(old_module(full) is not None for _, full in bindings):
                 continue
             imports.append(AmpImport(index.name_span(node), module, "from", bindings, (), index.text(node)))
         else:
             for alias in node.names:
                 full = alias.name
-                if alias.asname is not None and (full == OLD or full.startswith(OLD + ".")):
+                if alias.asname is not None and old_module(full) is not None:
                     imports.append(
                         AmpImport(
                             None, full, "import", ((alias.asname, full),), (index.name_span(alias),),
@@ -317,17 +337,18 @@ def _may_reference(index: ModuleIndex) -> bool:
     ``torch.cuda`` itself (``from torch.cuda import amp``, ``from torch import cuda``, ``import
     torch.cuda as tc``). Every other module's tree is not walked for references: they were the
     walk of nearly every file that imports torch (the word ``amp`` is in ``sample``)."""
-    if "cuda.amp" in index.source:
+    if "cuda.amp" in index.source or "cpu.amp" in index.source:
         return True
+    devices = ("torch.cuda", "torch.cpu")
     for node in index.import_statements:
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 continue
-            if node.module == "torch.cuda" or (node.module or "").startswith("torch.cuda."):
+            if node.module in devices or (node.module or "").startswith(("torch.cuda.", "torch.cpu.")):
                 return True
-            if node.module == "torch" and any(a.name == "cuda" for a in node.names):
+            if node.module == "torch" and any(a.name in ("cuda", "cpu") for a in node.names):
                 return True
-        elif any(a.name == "torch.cuda" or a.name.startswith("torch.cuda.") for a in node.names):
+        elif any(a.name in devices or a.name.startswith(("torch.cuda.", "torch.cpu.")) for a in node.names):
             return True
     return False
 
@@ -384,9 +405,10 @@ def _references(index: ModuleIndex) -> Tuple[AmpUse, ...]:
             owner = binding_scope(head, scope)
             if owner is None or not owner.is_import(head):
                 return  # a variable that holds one: the mention that bound it is the reference
-            name = _target(index.qualify(node, scope))
-            if name is None or not handed_on(chain):
+            found = _target(index.qualify(node, scope))
+            if found is None or not handed_on(chain):
                 return
+            device, name = found
             gated, helpers = _version_gated(index, guards)
             if not gated and handler:
                 if fallbacks is None:
@@ -394,7 +416,7 @@ def _references(index: ModuleIndex) -> Tuple[AmpUse, ...]:
                 gated = name in fallbacks.get(id(node), ())
             head, bound = _head_binding(index, node, scope)
             out.append(AmpUse(name, index.span(node), index.text(node), head, bound, False, -1, (),
-                              gated, helpers, reference=True))
+                              gated, helpers, reference=True, device=device))
             return
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _TYPE_TESTS:
             return  # `isinstance(s, torch.cuda.amp.GradScaler)`: nothing is called
