@@ -328,3 +328,97 @@ def test_an_invalid_shipped_file_no_one_names_is_not_reported_as_unchecked(tmp_p
     write_tree(tmp_path, {"run.sh": "python train.py configs/summarize.json\n"})
     (d,) = _run(tmp_path, monkeypatch, codes=("MP002", "MP302"))
     assert d.code == "MP002" and d.path == "train.py" and "configs/summarize.json` was not checked" in d.message
+
+
+# --- a subclass of HfArgumentParser that parses the file itself (the alignment handbook's) ---------
+PARSER_MODULE = """
+    import os
+    import sys
+    from dataclasses import dataclass, field
+
+    from transformers import HfArgumentParser
+
+
+    @dataclass
+    class ModelArguments:
+        model_name_or_path: str = field(default="gpt2")
+
+
+    class YamlFirstParser(HfArgumentParser):
+        def parse(self):
+            if len(sys.argv) == 2 and sys.argv[1].endswith(".yaml"):
+                return self.parse_yaml_file(os.path.abspath(sys.argv[1]))
+            return self.parse_args_into_dataclasses()
+
+
+    class QuietParser(YamlFirstParser):
+        def describe(self):
+            return "quiet"
+    """
+PREF_SCRIPT = """
+    from dataclasses import dataclass
+
+    from transformers import TrainingArguments
+
+    from handbook import {parser}, ModelArguments
+
+
+    @dataclass
+    class PrefConfig(TrainingArguments):
+        margin: float = 0.5
+
+
+    def main():
+        {call}
+
+
+    if __name__ == "__main__":
+        main()
+    """
+PREF_YAML = "model_name_or_path: gpt2\noutput_dir: out\nevaluation_strategy: steps\nmargin: 0.3\n"
+
+
+@pytest.mark.parametrize(
+    "parser, call",
+    [
+        ("YamlFirstParser", "parser = YamlFirstParser((ModelArguments, PrefConfig))\n        model_args, cfg = parser.parse()"),
+        ("YamlFirstParser", "model_args, cfg = YamlFirstParser((ModelArguments, PrefConfig)).parse()"),
+        ("QuietParser", "model_args, cfg = QuietParser((ModelArguments, PrefConfig)).parse()"),  # the method is inherited
+    ],
+    ids=["variable", "chained", "inherited-method"],
+)
+def test_a_parser_subclass_that_parses_the_file_itself_reads_it_as_its_dataclasses(tmp_path, monkeypatch, parser, call):
+    """``self.parse_yaml_file(os.path.abspath(sys.argv[1]))`` in the ``parse()`` of a subclass
+    of ``HfArgumentParser`` fills the dataclasses the parser is made with in another module:
+    the shipped YAML that holds the script's own fields is read as them."""
+    write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "handbook/__init__.py": "from .parsing import ModelArguments, QuietParser, YamlFirstParser\n",
+        "handbook/parsing.py": PARSER_MODULE,
+        "scripts/train_pref.py": PREF_SCRIPT.format(parser=parser, call=call),
+        "configs/pref.yaml": PREF_YAML,
+        "requirements.txt": "transformers==4.44.2\n",
+    })
+    (d,) = _run(tmp_path, monkeypatch)
+    assert d.code == "MP304" and d.path == "configs/pref.yaml" and d.span.line == 3
+    assert "scripts/train_pref.py reads this file as `PrefConfig` (`parse`, through `parse_yaml_file`" in d.message
+
+
+@pytest.mark.parametrize(
+    "parser_module",
+    [
+        PARSER_MODULE.replace("class YamlFirstParser(HfArgumentParser):", "class YamlFirstParser:"),  # no parser of the library
+        PARSER_MODULE.replace("self.parse_yaml_file(os.path.abspath(sys.argv[1]))", "self.parse_args_into_dataclasses()"),
+    ],
+    ids=["not-a-parser", "no-file-parse"],
+)
+def test_a_class_that_parses_no_file_into_the_dataclasses_ties_none(tmp_path, monkeypatch, parser_module):
+    write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "handbook/__init__.py": "from .parsing import ModelArguments, QuietParser, YamlFirstParser\n",
+        "handbook/parsing.py": parser_module,
+        "scripts/train_pref.py": PREF_SCRIPT.format(parser="YamlFirstParser", call="model_args, cfg = YamlFirstParser((ModelArguments, PrefConfig)).parse()"),
+        "configs/pref.yaml": PREF_YAML,
+        "requirements.txt": "transformers==4.44.2\n",
+    })
+    assert _run(tmp_path, monkeypatch) == []

@@ -11,7 +11,13 @@ module); and the parses of ``HfArgumentParser`` that fill their dataclasses from
 file (``parser.parse_json_file(json_file=os.path.abspath(sys.argv[1]))``): the file's keys
 are keywords of those classes, and which files a parse reads is decided at the join; and the
 parses that fill them from the script's command line (``parse_args_into_dataclasses()``): the
-options a shipped launch passes are, read at the join. Each use says whether the code expects the failure (a version check around it, a
+options a shipped launch passes are, read at the join. A subclass of ``HfArgumentParser`` that
+parses a file itself (``self.parse_yaml_file(os.path.abspath(sys.argv[1]))`` in its own
+``parse()``, as the alignment handbook's ``H4ArgumentParser`` does) fills the dataclasses it is
+made with, elsewhere (``H4ArgumentParser((ModelArguments, SFTConfig)).parse()``): its parse is
+kept with its method (``self_parses``), each call of that method of a parser made with
+dataclasses with the class (``parser_uses``), and the join makes the parse of the module that
+calls it (``join``). Each use says whether the code expects the failure (a version check around it, a
 ``try`` that catches it, an ``except`` fallback). Whether the callee really is the library's
 class, and whether the targeted version has removed the name, is decided later with the
 whole project's classes and the configuration.
@@ -38,7 +44,10 @@ from .precision import (
 from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, tolerates
 
 SECTION = "migrations"
-EMPTY = {"calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": (), "parses": (), "argv_parses": ()}
+EMPTY = {
+    "calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": (), "parses": (), "argv_parses": (),
+    "self_parses": (), "parser_uses": (),
+}
 
 # `HfArgumentParser`'s methods that read a whole file's keys as the dataclasses' fields (and
 # `parse_dict` of what a loader read from a file), with the files each one reads
@@ -180,6 +189,24 @@ class ParsedFile:
     argv: Optional[int] = None  # `sys.argv[argv]` names the file (the script's positional argument)
     tolerated: bool = False  # under a version check, or where a ValueError is caught
     tolerated_if: Tuple[str, ...] = ()
+    # a parse a parser class makes of itself (`self.parse_yaml_file(...)`): the qualified name of
+    # the method it is in (its classes are those the parser is made with, where it is made)
+    in_method: str = ""
+
+
+@dataclass(frozen=True)
+class ParserUse:
+    """A call of a method of a parser of a project class, made with the dataclasses it fills
+    (``H4ArgumentParser((ModelArguments, DataArguments, SFTConfig)).parse()``, directly or
+    through a variable bound to it once): at the join, where the class derives from
+    ``HfArgumentParser`` and that method parses a file itself, the parse of this module."""
+
+    span: Span
+    klass: str  # the parser's class, as this module names it (qualified through its imports)
+    method: str  # the method called (`parse`)
+    classes: Tuple[str, ...]  # the dataclasses it is made with, qualified, in order
+    tolerated: bool = False
+    tolerated_if: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -220,10 +247,15 @@ def _helpers(index: ModuleIndex, guards) -> Tuple[str, ...]:
 
 def join(module, symbols):
     """Uses under a call of another module's version test (``version_gates`` predicates) are
-    tolerated as under any version test."""
+    tolerated as under any version test; a parse a parser class makes of itself in the method
+    this module calls on a parser of that class is this module's (:func:`_made_parses`)."""
     section = module.sections.get(SECTION)
     if not section:
         return module
+    made = _made_parses(module, section, symbols)
+    if made:
+        section = {**section, "parses": (*section.get("parses", ()), *made)}
+        module = dataclasses.replace(module, sections={**module.sections, SECTION: section})
     memo = {}
 
     def is_test(callee: str) -> bool:
@@ -246,6 +278,34 @@ def join(module, symbols):
     if not changed:
         return module
     return dataclasses.replace(module, sections={**module.sections, SECTION: {**section, **changed}})
+
+
+def _made_parses(module, section, symbols) -> Tuple[ParsedFile, ...]:
+    """For each :class:`ParserUse` of ``module`` whose class derives from ``HfArgumentParser``:
+    the parses that the class (or a project class it derives from) makes of itself in the
+    method called, as parses of the dataclasses the parser is made with, at the call."""
+    from ...semantic.evaluate import ARGUMENT_PARSERS
+
+    out = []
+    for use in section.get("parser_uses", ()):
+        ancestry = list(symbols.ancestry(use.klass, module))
+        if not any(name in ARGUMENT_PARSERS for name, _, _ in ancestry):
+            continue
+        for name, where, cls in ancestry:
+            if cls is None or use.method not in cls.members:
+                continue  # the nearest class that defines the method is the one called
+            own = where.section(SECTION) if where is not None else None
+            found = [p for p in (own.get("self_parses", ()) if own else ()) if p.in_method == f"{name}.{use.method}"]
+            out.extend(
+                dataclasses.replace(
+                    parse, span=use.span, method=f"{use.method}`, through `{parse.method}", classes=use.classes,
+                    tolerated=parse.tolerated or use.tolerated, tolerated_if=(*parse.tolerated_if, *use.tolerated_if),
+                    in_method="",
+                )
+                for parse in found
+            )
+            break
+    return tuple(out)
 
 
 def _config_target(index: ModuleIndex, call: ast.Call, scope) -> Optional[ConfigTarget]:
@@ -535,11 +595,85 @@ def _parse_calls(index: ModuleIndex, evaluator: Evaluator, table: dict):
 
 
 def _parses(index: ModuleIndex, evaluator: Evaluator):
+    return _file_parses(index, evaluator, _parse_calls(index, evaluator, FILE_PARSES))
+
+
+def _self_parses(index: ModuleIndex, evaluator: Evaluator):
+    """The file parses a parser class makes of itself in its methods (``self.parse_yaml_file(
+    os.path.abspath(sys.argv[1]))`` in a class whose bases include ``HfArgumentParser``, or a
+    project class the join follows), each with its method; the classes it fills are not known
+    here."""
+    calls = []
+    for site in index.calls:
+        suffixes = FILE_PARSES.get(site.method or "")
+        receiver = site.receiver
+        if suffixes is None or site.method == "parse_dict" or site.klass is None or site.klass not in index.classes:
+            continue
+        if not (isinstance(receiver, ast.Name) and receiver.id == "self") or evaluator.dead(site.guards, site.scope):
+            continue
+        named = {kw.arg: kw.value for kw in site.node.keywords if kw.arg is not None}
+        given = [a.value for a in arguments(site.node) if a.keyword is None]
+        calls.append((site, suffixes, (), named, given))
+    return tuple(
+        dataclasses.replace(parse, in_method=site.scope.code_scope().qualname)
+        for parse, site in zip(_file_parses(index, evaluator, calls, keep_all=True), [c[0] for c in calls])
+        if parse is not None
+    )
+
+
+def _parser_uses(index: ModuleIndex, evaluator: Evaluator):
+    """The calls of a method of a parser made, of a project class, with dataclasses
+    (:class:`ParserUse`): the parsers first (a call of a project class given a class or a
+    tuple of classes, as ``HfArgumentParser`` is), then the methods called on each."""
+    from ...semantic.callees import LIBRARIES
+    from ...semantic.evaluate import ARGUMENT_PARSERS
+
     out = []
-    for site, suffixes, classes, named, given in _parse_calls(index, evaluator, FILE_PARSES):
+    methods = None  # the calls of methods, listed at the first parser found
+    for made in index.calls:
+        klass = made.qualname
+        if not klass or klass in ARGUMENT_PARSERS or klass.split(".")[0] in LIBRARIES or not made.node.args:
+            continue
+        classes = evaluator.parser_classes(made.node)
+        if not classes or not all(isinstance(c, (ast.Name, ast.Attribute)) for c in classes):
+            continue
+        # classes, each a name the module imports or defines (`Net(config)` hands a value over)
+        qualified = tuple(index.qualify(c, made.scope) or "" for c in classes)
+        if not all(qualified):
+            continue
+        home = {name: made.scope.lookup_scope(name) for name in made.assigned_to}
+        if methods is None:
+            methods = [site for site in index.calls if site.method is not None and site.method not in PARSE_METHODS_OF_LIBRARY and site.receiver is not None]
+        for site in methods:
+            receiver = site.receiver
+            if receiver is not made.node and not (
+                isinstance(receiver, ast.Name) and receiver.id in home and site.scope.lookup_scope(receiver.id) is home[receiver.id]
+            ):
+                continue
+            out.append(
+                ParserUse(
+                    index.span(site.node), klass, site.method, qualified,
+                    tolerates(index, site.guards, site.caught, VALUE_FAILURES), _helpers(index, site.guards),
+                )
+            )
+    return tuple(out)
+
+
+# the library's own parse methods: a call of one on a parser is a parse this module records itself
+PARSE_METHODS_OF_LIBRARY = frozenset({*FILE_PARSES, "parse_args_into_dataclasses", "parse_args", "parse_known_args"})
+
+
+def _file_parses(index: ModuleIndex, evaluator: Evaluator, calls, keep_all: bool = False):
+    """:class:`ParsedFile` of each parse call (``(site, suffixes, classes, keywords, positional
+    arguments)``) that names its file somehow; with ``keep_all``, None in the place of the
+    others (the caller pairs them with its calls)."""
+    out = []
+    for site, suffixes, classes, named, given in calls:
         node, scope = site.node, site.scope
         arg = given[0] if given else named.get("args" if site.method == "parse_dict" else site.method[6:-5] + "_file")
         if arg is None:
+            if keep_all:
+                out.append(None)
             continue
         paths: Tuple[str, ...] = ()
         option, argv = "", None
@@ -548,15 +682,15 @@ def _parses(index: ModuleIndex, evaluator: Evaluator):
                 v.value.path for v in evaluator.values(arg, scope)
                 if v.kind == CONFIG and not v.value.keys and v.value.path.lower().endswith(suffixes)
             ))
-            if not paths:
-                continue
         else:
             kind, _, found = evaluator.parse_source(node, scope)
             paths = tuple(p for p in found if p.lower().endswith(suffixes)) if kind == "file" else ()
             option = evaluator.parse_option(arg, scope)
             argv = _argv_index(index, arg, scope)
-            if not paths and not option and argv is None:
-                continue
+        if not paths and not option and argv is None:
+            if keep_all:
+                out.append(None)
+            continue
         extra = given[1] if len(given) > 1 else named.get("allow_extra_keys")
         out.append(
             ParsedFile(
@@ -680,4 +814,6 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         "project_calls": _project_calls(index, evaluator),
         "parses": _parses(index, evaluator),
         "argv_parses": _argv_parses(index, evaluator),
+        "self_parses": _self_parses(index, evaluator),
+        "parser_uses": _parser_uses(index, evaluator),
     }
