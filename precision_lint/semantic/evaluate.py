@@ -23,6 +23,7 @@ from .callees import project_callee
 from .index import FUNCTION_DEFS, Assignment, CallSite, ModuleIndex, Scope, children, element, subscript_key
 from .index import arguments, first_argument, is_constant, item_owner, keyword, literal_key, positional, string_value, unstarred
 from .names import dotted
+from .queries import calls_on
 from .values import COMMAND_LINE_FLAGS, command_line_flag, command_line_option
 from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, SYMBOL, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string, may_name_dtype
 from .values import replace as replace_fields
@@ -1452,17 +1453,7 @@ class Evaluator:
     def parse_calls(self, parser: CallSite) -> List[ast.Call]:
         """The parse calls of the parser ``parser`` builds (``parser = HfArgumentParser(...)``
         then ``parser.parse_yaml_file(...)``, or ``HfArgumentParser(A).parse_dict(d)``)."""
-        out = []
-        for site in self.ix.calls:
-            if site.method not in PARSE_METHODS:
-                continue
-            receiver = site.receiver
-            if receiver is parser.node:
-                out.append(site.node)
-            elif isinstance(receiver, ast.Name) and receiver.id in parser.assigned_to:
-                if site.scope.lookup_scope(receiver.id) is parser.scope.lookup_scope(receiver.id):
-                    out.append(site.node)
-        return out
+        return [site.node for site in calls_on(self.ix, parser, PARSE_METHODS)]
 
     def parse_source(self, call: ast.Call, scope: Scope) -> Tuple[str, Optional[ast.expr], Tuple[str, ...]]:
         """Where a parse call takes the fields it fills from: ``("file", arg, paths)`` for a

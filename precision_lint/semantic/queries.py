@@ -21,10 +21,10 @@ later, or an importer, sees it).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, List, NamedTuple, Optional
+from typing import TYPE_CHECKING, Collection, List, NamedTuple, Optional
 
 if TYPE_CHECKING:
-    from .index import Assignment, ModuleIndex, Scope
+    from .index import Assignment, CallSite, ModuleIndex, Scope
 
 
 class Reach(NamedTuple):
@@ -186,3 +186,21 @@ def name_for(index: ModuleIndex, qualname: str, scope: Scope, at: Optional[int])
             continue  # no import written before the place reaches it
         return spelled
     return None
+
+
+def calls_on(index: ModuleIndex, made: CallSite, methods: Optional[Collection[str]] = None) -> List[CallSite]:
+    """The calls of methods (of ``methods``, else any) on the object the call ``made`` returns:
+    chained on it (``HfArgumentParser(A).parse_dict(d)``), or on a name it is assigned to
+    (``parser = H4ArgumentParser((A, B))`` ... ``parser.parse()``) in the scope that binds
+    that name."""
+    home = {name: made.scope.lookup_scope(name) for name in made.assigned_to}
+    out = []
+    for site in index.calls:
+        receiver = site.receiver
+        if site.method is None or receiver is None or (methods is not None and site.method not in methods):
+            continue
+        if receiver is made.node or (
+            isinstance(receiver, ast.Name) and receiver.id in home and site.scope.lookup_scope(receiver.id) is home[receiver.id]
+        ):
+            out.append(site)
+    return out

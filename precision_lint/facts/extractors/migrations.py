@@ -35,7 +35,7 @@ from ...semantic.callees import assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import Evaluator
 from ...semantic.kinds import instance_classes
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, keyword, parameters
-from ...semantic.queries import binding_scope, reaching
+from ...semantic.queries import binding_scope, calls_on, reaching
 from ...semantic.values import CONFIG, CONST, SYMBOL, SYMBOLIC
 from ...semantic.version_tests import version_tests_of
 from .precision import (
@@ -629,7 +629,6 @@ def _parser_uses(index: ModuleIndex, evaluator: Evaluator):
     from ...semantic.evaluate import ARGUMENT_PARSERS
 
     out = []
-    methods = None  # the calls of methods, listed at the first parser found
     for made in index.calls:
         klass = made.qualname
         if not klass or klass in ARGUMENT_PARSERS or klass.split(".")[0] in LIBRARIES or not made.node.args:
@@ -641,14 +640,8 @@ def _parser_uses(index: ModuleIndex, evaluator: Evaluator):
         qualified = tuple(index.qualify(c, made.scope) or "" for c in classes)
         if not all(qualified):
             continue
-        home = {name: made.scope.lookup_scope(name) for name in made.assigned_to}
-        if methods is None:
-            methods = [site for site in index.calls if site.method is not None and site.method not in PARSE_METHODS_OF_LIBRARY and site.receiver is not None]
-        for site in methods:
-            receiver = site.receiver
-            if receiver is not made.node and not (
-                isinstance(receiver, ast.Name) and receiver.id in home and site.scope.lookup_scope(receiver.id) is home[receiver.id]
-            ):
+        for site in calls_on(index, made):
+            if site.method in PARSE_METHODS_OF_LIBRARY:
                 continue
             out.append(
                 ParserUse(

@@ -22,7 +22,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.callees import project_class
 from ...semantic.index import CallSite, ModuleIndex, Scope, argument, arguments, is_constant, keyword, mentions, positional, string_value, unstarred
-from ...semantic.kinds import constructs_module, is_loader, object_kinds, same_names
+from ...semantic.kinds import TENSOR_FACTORIES, constructs_module, is_loader, object_kinds, same_names
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted
 from ...semantic.queries import binding_position, bound_before, is_parameter, only_parameter, position, reaching
@@ -1041,16 +1041,6 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     if bf16_tensor_line:
         out = [dataclasses.replace(w, bf16_tensor_line=bf16_tensor_line) for w in out]
     return tuple(out)
-
-
-# torch's functions that make a tensor of the dtype they are given
-TENSOR_FACTORIES = frozenset(
-    f"torch.{name}"
-    for name in (
-        "zeros", "ones", "empty", "full", "rand", "randn", "randint", "tensor", "as_tensor", "arange",
-        "linspace", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "eye",
-    )
-)
 
 
 def _written_bf16(evaluator: Evaluator, value: ast.expr, scope: Scope) -> bool:
