@@ -452,11 +452,12 @@ class Fp16WeightsUnderLossScaling(Rule):
 
     def check(self, ctx: RuleContext) -> Iterable:
         candidates = [
-            w for w in ctx.facts.section("weights") if "float16" in w.dtypes and w.trainable and (not w.peft or w.lora_wrap)
+            w for w in ctx.facts.section("weights")
+            if "float16" in w.dtypes and (w.quantized_unfrozen or (w.trainable and (not w.peft or w.lora_wrap)))
         ]
-        pin = _base_dtype_adapters(ctx) if any(w.peft for w in candidates) else None
+        pin = _base_dtype_adapters(ctx) if any(w.peft and not w.quantized_unfrozen for w in candidates) else None
         for weights in candidates:
-            if weights.peft:
+            if weights.peft and not weights.quantized_unfrozen:
                 if pin is None:
                     continue  # get_peft_model upcasts the adapters to float32 on the peft targeted
                 # the wrap is an injection of adapters in the model's dtype (as `add_adapter`)
@@ -543,6 +544,12 @@ class Fp16WeightsUnderLossScaling(Rule):
             "half": f"`{weights.receiver_text}.half()` makes trainable weights float16",
             "to-dtype": f"`.to({weights.edit_text})` makes trainable weights float16",
         }.get(weights.kind, "trainable weights become float16")
+        if weights.quantized_unfrozen and not weights.trainable:
+            # a 4/8-bit base: its unquantized parameters (norms, embeddings) take the load's dtype
+            what = (
+                f"`{weights.edit_text}` loads the unquantized parameters of the 4/8-bit base in float16, and the "
+                f"{weights.quantized_unfrozen} below train in that dtype"
+            )
         if weights.injected:
             made = {
                 "dtype-kwarg": f"`{weights.edit_text}`",

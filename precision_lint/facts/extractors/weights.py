@@ -35,6 +35,7 @@ from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes a
 SECTION = "weights"
 
 DTYPE_KWARGS = ("torch_dtype", "dtype")
+KBIT_PREPARES = ("prepare_model_for_kbit_training", "prepare_model_for_int8_training")
 NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "no_grad", "inference_mode")
 
 
@@ -365,6 +366,19 @@ class _Uses:
             return True
         return False
 
+    def kbit_prepared(self, names: Tuple[str, ...], after: int) -> bool:
+        """Whether the model is handed to ``prepare_model_for_kbit_training`` /
+        ``prepare_model_for_int8_training`` after ``after`` (they cast its float16 and bf16
+        parameters to float32)."""
+        for site in self.ix.calls:
+            q = site.qualname or dotted(site.node.func) or ""
+            if q.rsplit(".", 1)[-1] not in KBIT_PREPARES or self.ix.span(site.node).start <= after:
+                continue
+            first = argument(site.node, 0, "model")
+            if first is not None and any(self._refers(first, n) for n in names):
+                return True
+        return False
+
     def lora_wrap(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, guards=()) -> Optional[CallSite]:
         """The ``get_peft_model(model, config)`` below ``after`` that ``peft_after`` counts, when
         ``config`` is a LoRA config on every path (built in the call, or bound to a name by such a
@@ -382,7 +396,7 @@ class _Uses:
             q = site.qualname or dotted(site.node.func) or ""
             short = q.rsplit(".", 1)[-1]
             wraps_trl = short.endswith("Trainer") and _given(keyword(site.node, "peft_config"))
-            if short in ("prepare_model_for_kbit_training", "prepare_model_for_int8_training") or wraps_trl:
+            if short in KBIT_PREPARES or wraps_trl:
                 first = argument(site.node, 0, "model")
                 if first is not None and any(self._refers(first, n) for n in names) and self.ix.span(site.node).start > after:
                     return None
@@ -969,6 +983,12 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if not frozen and is_loader(site) and _quantized(index, evaluator, site):
             frozen = "a 4/8-bit quantized base (only adapters on top of it train)"
             quantized_unfrozen = unfrozen_after(index, tuple(judged), position(index, node) or -1)
+            if quantized_unfrozen and (
+                uses.kbit_prepared(judged, span.end) or uses.trainable_upcast_after(judged, span.end, evaluator, site.guards)
+            ):
+                # `prepare_model_for_kbit_training` freezes the base and casts its float16/bf16
+                # parameters to float32; an upcast loop does the latter: what is unfrozen trains in float32
+                quantized_unfrozen = ""
         if not frozen and (kind == "half" or "float16" in found) and uses.trainable_upcast_after(judged, _after_injections(index, judged, span.end), evaluator, site.guards):
             frozen = "its trainable parameters are cast back to float32 below"
         if not frozen and "float16" in found and judged and uses.recast_after(evaluator, judged, span.end, scope, site.guards):
@@ -989,10 +1009,11 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             head = index.text(injection.func)
             injected = f"`{head}(...)`"
         peft = uses.peft_after(targets, span.end, site.guards)
-        lora = uses.lora_wrap(evaluator, targets, span.end, site.guards) if peft and not frozen and not injected else None
+        lora = uses.lora_wrap(evaluator, targets, span.end, site.guards) if peft and (not frozen or quantized_unfrozen) and not injected else None
         if lora is not None:
             # what trains the wrapped model trains these adapters (the walk of what an optimizer
-            # trains stops at a PEFT wrap: its adapters are float32 on peft 0.12 and later)
+            # trains stops at a PEFT wrap: its adapters are float32 on peft 0.12 and later), and
+            # the base's own parameters a quantized base unfreezes
             keys = keys | objects.keys(lora.node, lora.scope, lora.klass)
             trained, trained_scope = objects.trained_here(keys)
         out.append(
