@@ -40,50 +40,74 @@ class CallGraphValues:
         self._configs = configs or ConfigFiles()
         self._shipped = shipped or ShippedFiles()
         self._modules = modules
-        self._by_callee: Optional[Dict[str, List[Tuple[ModuleFacts, int]]]] = None
-        self._memo: Dict[ParamRef, Tuple[Possible, ...]] = {}
+        self._by_callee: Optional[Dict[str, List[Tuple[ModuleFacts, int, str]]]] = None
+        self._memo: Dict[Tuple[ParamRef, str], Tuple[Possible, ...]] = {}
         self._by_path = {m.path: m for m in modules}
         self._returns_memo: Dict[Tuple[str, str], Tuple[Possible, ...]] = {}
 
-    def _callers(self) -> Dict[str, List[Tuple[ModuleFacts, int]]]:
-        """Canonical callee → (calling module, the record's position in its call records),
-        indexed by the callees alone (``ModuleFacts.call_callees``): a module's records are made
-        into objects only where a question reads them (:meth:`_calls_to`)."""
+    def _callers(self) -> Dict[str, List[Tuple[ModuleFacts, int, str]]]:
+        """Canonical callee → (calling module, the record's position in its call records, the
+        path of the module that defines the callee), indexed by the callees alone
+        (``ModuleFacts.call_callees``): a module's records are made into objects only where a
+        question reads them (:meth:`_calls_to`)."""
         if self._by_callee is None:
-            index: Dict[str, List[Tuple[ModuleFacts, int]]] = {}
+            index: Dict[str, List[Tuple[ModuleFacts, int, str]]] = {}
             # (callee, the calling module's scope) → its keys: all they read of the module
-            keys: Dict[Tuple[str, Hashable], Tuple[str, ...]] = {}
+            keys: Dict[Tuple[str, Hashable], Tuple[Tuple[str, str], ...]] = {}
             for module in self._modules:
                 scope = self._symbols.scope(module)
                 for at, callee in enumerate(module.call_callees):
                     found = keys.get((callee, scope))
                     if found is None:
                         found = keys[(callee, scope)] = self._keys(callee, module)
-                    for key in found:
-                        index.setdefault(key, []).append((module, at))
+                    for key, home in found:
+                        index.setdefault(key, []).append((module, at, home))
             self._by_callee = index
         return self._by_callee
 
-    def _calls_to(self, function: str) -> List[Tuple[ModuleFacts, CallRecord]]:
-        """Every recorded call of ``function`` (canonical), with the module it is written in."""
-        return [(module, module.call_records()[at]) for module, at in self._callers().get(function, ())]
+    def _calls_to(self, function: str, home: str = "") -> List[Tuple[ModuleFacts, CallRecord]]:
+        """Every recorded call of ``function`` (canonical), with the module it is written in;
+        with ``home``, only the calls of the function that module defines. Two scripts run
+        as programs are both the module ``train`` (each folder is its own import root): a
+        call of ``train.main`` in one is no call of the other's ``main``."""
+        return [
+            (module, module.call_records()[at])
+            for module, at, defined in self._callers().get(function, ())
+            if not home or not defined or defined == home
+        ]
 
-    def _keys(self, callee: str, module: ModuleFacts) -> Tuple[str, ...]:
-        """The names a parameter reference may use for this callee: its canonical name, and
-        for a class without its own ``__init__``, the class whose ``__init__`` runs."""
-        canonical = self._symbols.canonical(callee, module)
-        owner = self._symbols.init_owner(callee, module)
-        if owner is not None and owner.qualname != canonical:
-            return (canonical, owner.qualname)
-        return (canonical,)
+    def _keys(self, callee: str, module: ModuleFacts) -> Tuple[Tuple[str, str], ...]:
+        """The names a parameter reference may use for this callee, each with the path of the
+        module that defines it (""where no linted module does): its canonical name, and for a
+        class without its own ``__init__``, the class whose ``__init__`` runs."""
+        where, canonical = self._symbols.resolve(callee, module)
+        home = where.path if where is not None else ""
+        for name, owner_module, cls in self._symbols.ancestry(callee, module):
+            if cls is not None and cls.init_params is not None:
+                if cls.qualname != canonical:
+                    return ((canonical, home), (cls.qualname, owner_module.path if owner_module is not None else ""))
+                break
+        return ((canonical, home),)
 
-    def arguments(self, ref: ParamRef, depth: int = 0) -> Tuple[Possible, ...]:
-        """What callers pass for ``ref``, substituted in turn; ``(UNKNOWN,)`` when no call is seen."""
-        if ref in self._memo:
-            return self._memo[ref]
-        self._memo[ref] = (Possible(UNKNOWN),)  # a recursive chain ends here
+    def _home(self, function: str, near: str) -> str:
+        """The path of the module that defines ``function`` (canonical) as the module at
+        ``near`` names it; "" where not known."""
+        module = self._by_path.get(near)
+        if module is None:
+            return ""
+        where, _ = self._symbols.resolve(function, module)
+        return where.path if where is not None else ""
+
+    def arguments(self, ref: ParamRef, depth: int = 0, near: str = "") -> Tuple[Possible, ...]:
+        """What callers pass for ``ref`` (a parameter of a function of the module at ``near``,
+        where known), substituted in turn; ``(UNKNOWN,)`` when no call is seen."""
+        home = self._home(ref.function, near) if near else ""
+        key = (ref, home)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = (Possible(UNKNOWN),)  # a recursive chain ends here
         out: List[Possible] = []
-        for module, record in self._calls_to(ref.function):
+        for module, record in self._calls_to(ref.function, home):
             for arg in record.args:
                 if _fills(ref, arg.index, arg.keyword):
                     passed = arg.fp16 if ref.fp16 else arg.values  # a certainly float16 tensor: its own values
@@ -98,12 +122,12 @@ class CallGraphValues:
                             )
                         )
         result = _dedupe(out) if out else (Possible(UNKNOWN),)
-        self._memo[ref] = result
+        self._memo[key] = result
         return result
 
-    def always_passed(self, ref: ParamRef) -> bool:
+    def always_passed(self, ref: ParamRef, near: str = "") -> bool:
         """Whether calls of ``ref``'s function are seen and every one passes the parameter."""
-        records = self._calls_to(ref.function)
+        records = self._calls_to(ref.function, self._home(ref.function, near) if near else "")
         return bool(records) and all(any(_fills(ref, a.index, a.keyword) for a in r.args) for _, r in records)
 
     def calls_of(self, function: str, paths=None) -> Tuple[CallRecord, ...]:
@@ -124,7 +148,7 @@ class CallGraphValues:
             return tuple(values)
         out: List[Possible] = []
         for v in values:
-            if v.default_of is not None and self.always_passed(v.default_of):
+            if v.default_of is not None and self.always_passed(v.default_of, v.where or near):
                 continue  # a parameter default no call leaves in place
             if v.kind not in SYMBOLIC:
                 out.append(v)
@@ -141,7 +165,7 @@ class CallGraphValues:
             elif call is not None and v.value.function == call[0]:
                 found = self._passed(v.value, call[1], call[2], depth)
             else:
-                found = self.arguments(v.value, depth)
+                found = self.arguments(v.value, depth, v.where or near)
             if v.lookup:  # `DTYPES[cfg["dtype"]]`: the key's value picks the table's entry
                 found = _looked_up(v, found, v.where or near)
             for a in found:
