@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .launches import Launch
     from .versions import Allowed
 
+from .._regex import lazy
 from .hardware import NATIVE_BF16, markdown_prose, notebook_capability, stated_in_text, summarise
 
 LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
@@ -56,7 +57,8 @@ PROJECT_ROOT = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers")  # and these folders of each
 DOCS_FOLDERS = ("docs", "doc")  # a project's documentation, beside its root marker
 DOCS_SUFFIXES = (".md", ".mdx", ".rst")
-DOCS_MAX_PAGES = 200  # pages read of one project's documentation (a site's thousands are not)
+DOCS_MAX_PAGES = 200
+PROJECT_READMES = 300  # READMEs of one project read for the files they link to or run  # pages read of one project's documentation (a site's thousands are not)
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml")  # the configuration files a parser may be given
 CONFIG_DEPTH = 3  # folders below the top one searched for them
 CONFIG_MAX_FILES = 2000  # files listed per top folder (a data folder's thousands are not read)
@@ -77,6 +79,7 @@ class ShippedFiles:
         self._subprojects: Dict[str, bool] = {}  # folder → whether it ships its own environment
         self._pins: Dict[str, List["Allowed"]] = {}
         self._readme_shell: Dict[str, str] = {}  # README path → its fenced shell lines
+        self._readmes: Dict[str, List[str]] = {}  # project root → its READMEs
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
         self._naming: Dict[str, List[Tuple[str, str, str]]] = {}  # path → _launchers_naming
         self._configs: Dict[str, List[str]] = {}  # top folder → the configuration files under it
@@ -211,8 +214,10 @@ class ShippedFiles:
         if os.path.isfile(path):
             if readme:
                 found.extend(self._nearest_readme(os.path.dirname(path)))
-                for where, commands in self._readme_commands(path):
+                for where, readme_path, commands, above in self._readmes_about(path):
                     found.extend(_stated_by_launches(where, commands, path))
+                    if not above:  # a README elsewhere that links to the file or runs it
+                        found.extend(self._readme_statement(readme_path))
             for where, name, text in self._launchers_naming(path):
                 found.extend(_stated_by_launcher(name, text))
                 if not name.endswith(".ipynb"):
@@ -250,34 +255,78 @@ class ShippedFiles:
         self._naming[path] = found
         return found
 
-    def _readme_commands(self, path: str) -> List[Tuple[str, str]]:
-        """(folder, commands) of each README from ``path``'s folder up to the project's root
-        (:data:`README_LEVELS` at most) whose fenced shell blocks name the file: the commands a
-        README documents (``markdown.shell_text``), read as a launch script's are."""
-        from .markdown import shell_text
-
+    def _readmes_about(self, path: str) -> List[Tuple[str, str, str, bool]]:
+        """``(folder, README, its fenced shell lines, whether it is above the file)`` of each
+        README that speaks about the file ``path``: one from its folder up to the project's
+        root (:data:`README_LEVELS` at most) whose commands name the file, and, in a project
+        with a root marker, a README anywhere in it (a workshop's ``module5/README.md``) that
+        links to the file (``[tune.py](../training/tune.py)``) or runs it in a fenced shell
+        command (``markdown.shell_text``, read as a launch script's)."""
         base = os.path.basename(path)
         found = []
-        here = os.path.dirname(path)
+        here, root = os.path.dirname(path), None
+        above = set()
         for _ in range(README_LEVELS):
             for name in READMES:
-                if name.endswith((".rst", ".txt")):
+                readme = os.path.join(here, name)
+                if name.endswith((".rst", ".txt")) or self._read(readme) is None:
                     continue
-                text = self._read(os.path.join(here, name))
-                if text is not None and base in text:
-                    commands = self._readme_shell.get(os.path.join(here, name))
-                    if commands is None:
-                        commands = self._readme_shell[os.path.join(here, name)] = shell_text(text)
-                    if base in commands:
-                        found.append((here, commands))
-                    break
+                above.add(readme)
+                commands = self._shell(readme)
+                if base in commands:
+                    found.append((here, readme, commands, True))
+                break
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
+                root = here
                 break
             parent = os.path.dirname(here)
             if parent == here:
                 break
             here = parent
+        if root is None:
+            return found
+        for readme in self._project_readmes(root):
+            text = self._read(readme)
+            if readme in above or text is None or base not in text:
+                continue
+            folder = os.path.dirname(readme)
+            commands = self._shell(readme)
+            runs = base in commands and any(
+                launch.script is not None and _runs(folder, launch.script, path) for launch in _launches(commands)
+            )
+            if runs or path in _linked(folder, text):
+                found.append((folder, readme, commands, False))
         return found
+
+    def _shell(self, readme: str) -> str:
+        """A README's fenced shell lines (``markdown.shell_text``), read once."""
+        commands = self._readme_shell.get(readme)
+        if commands is None:
+            from .markdown import shell_text
+
+            commands = self._readme_shell[readme] = shell_text(self._read(readme) or "")
+        return commands
+
+    def _readme_statement(self, readme: str) -> List[int]:
+        """What a README's prose states (read once per README)."""
+        stated = self._readme_stated.get(readme)
+        if stated is None:
+            stated = self._readme_stated[readme] = stated_in_text(markdown_prose(self._read(readme) or ""))
+        return list(stated)
+
+    def _project_readmes(self, root: str) -> List[str]:
+        """The READMEs of the project at ``root`` as discovery finds files (``.gitignore``, VCS
+        folders, virtual environments and build output skipped), the first
+        :data:`PROJECT_READMES` in name order; listed once per project."""
+        listed = self._readmes.get(root)
+        if listed is None:
+            from .discovery import discover
+
+            names = {n.lower() for n in READMES if n.endswith(".md")}
+            listed = self._readmes[root] = [
+                p for p in discover([root], suffixes=(".md",)) if os.path.basename(p).lower() in names
+            ][:PROJECT_READMES]
+        return listed
 
     def pins_for(self, module_path: str) -> List["Allowed"]:
         """What the shell launchers that run ``module_path`` install (``run.sh``: ``pip install
@@ -427,6 +476,29 @@ def _stated_by_launcher(name: str, text: str) -> List[int]:
         stated = notebook_capability(data.get("metadata") or {}, markdown)
         return [] if stated is None else [stated]
     return stated_in_text(_comments(text))
+
+
+def _launches(text: str):
+    from .launches import launches
+
+    return launches(text)
+
+
+# a Markdown link's target: `[tune.py](../training/tune.py)`, `[run](./run.sh "title")`
+_LINK = lazy(r"\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^\"']*[\"'])?\s*\)")
+
+
+def _linked(folder: str, text: str) -> List[str]:
+    """The files of the tree a Markdown text in ``folder`` links to (absolute paths; a URL,
+    an anchor and a mail address are no file)."""
+    out = []
+    for target in _LINK().findall(text):
+        if "://" in target or target.startswith(("#", "mailto:")):
+            continue
+        target = target.split("#", 1)[0].split("?", 1)[0]
+        if target:
+            out.append(os.path.normpath(os.path.join(folder, target)))
+    return out
 
 
 def _stated_by_launches(where: str, text: str, path: str) -> List[int]:

@@ -483,3 +483,40 @@ def test_launches_that_do_not_ask_tf32_of_the_script_state_nothing(tree, files):
     body = PARSED_TRAIN.replace("from_pretrained(\"m\")", "from_pretrained(\"m\", torch_dtype=torch.bfloat16)").replace("import transformers\n", "import torch\nimport transformers\n", 1)
     root = tree({"train.py": body, ".git/HEAD": "", **files})
     assert set(_run(root, codes=("MP201",))) == {("train.py", "MP201")}
+
+
+# --- a README elsewhere in the project that links to the script, or runs it ----------------------
+@pytest.mark.parametrize(
+    "readme",
+    [
+        "# Module 5\n\nGo to [train.py](../training/train.py): it tunes a 16B model on a single A6000 48GB GPU.\n",
+        "# Module 5\n\nWe ran it on 8 A100s:\n\n```bash\ncd training && python train.py --output_dir out\n```\n",
+        "# Module 5\n\nWe ran it on 8 A100s:\n\n```bash\npython training/train.py --output_dir out\n```\n",
+    ],
+    ids=["link", "command-in-folder", "command-from-root"],
+)
+def test_a_readme_of_another_folder_that_links_to_or_runs_the_script_states_its_gpu(tree, readme):
+    """A workshop's ``module5/README.md`` that walks through ``training/train.py`` speaks about
+    it as the README of its own folder would."""
+    root = tree({".git/HEAD": "", "training/train.py": TRAIN, "module5/README.md": readme})
+    assert _run(root, codes=("MP201",)) == []
+
+
+@pytest.mark.parametrize(
+    "readme",
+    [
+        "# Module 5\n\nThe training script, train.py, runs on an A100.\n",  # the name, no link to the file
+        "# Module 5\n\nSee [the upstream train.py](https://github.com/org/repo/blob/main/train.py), tested on an A100.\n",
+        "# Module 5\n\nGo to [train.py](../other/train.py): it runs on an A100.\n",  # another file of the name
+    ],
+    ids=["named-only", "url", "other-file"],
+)
+def test_a_readme_elsewhere_that_does_not_point_at_the_file_states_nothing_for_it(tree, readme):
+    root = tree({".git/HEAD": "", "training/train.py": TRAIN, "other/train.py": "x = 1\n", "module5/README.md": readme})
+    assert _run(root, codes=("MP201",)) == [("training/train.py", "MP201")]
+
+
+def test_a_pre_ampere_gpu_in_a_readme_that_links_to_the_script_is_its_target(tree):
+    root = tree({".git/HEAD": "", "training/train.py": TRAIN, "colab/README.md": "Open [train.py](../training/train.py) on the free Colab T4.\n"})
+    (d,) = Engine(config(transformers_version="5.23"), ["MP201"], jobs=1).run_paths([str(root)]).diagnostics
+    assert "target-gpus sm75;" in d.message
