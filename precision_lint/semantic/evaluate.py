@@ -1748,7 +1748,7 @@ class Evaluator:
                 out += self.values(el, self.ix.root)
         else:
             if keyword(call, "type") is None or choices is None:
-                out.extend(UNKNOWN_VALUE)  # a user may pass any value on the command line
+                out.append(Possible(UNKNOWN, guards=(passed,)))  # a user may pass any value on the command line
         return out
 
     def _call(self, expr: ast.Call, scope: Scope) -> List[Possible]:
