@@ -58,3 +58,16 @@ def test_a_value_that_warns_is_reported(tmp_path, keyword, default):
 @pytest.mark.parametrize("pin, code", [("transformers==4.53.0", "MP302"), ("transformers>=4.40,<5", "MP304")])
 def test_where_an_allowed_version_removed_the_name_every_value_raises(tmp_path, pin, code):
     assert codes(tmp_path, "use_flash_attention_2=False", pin) == [code]
+
+
+def test_a_choice_the_code_makes_from_its_own_flag_may_be_true(tmp_path):
+    """``True if model_args.use_flash_attn else False`` in a helper: the flag is a field whose
+    default the code sets (``True`` in the project that had it), not a value a user passes:
+    the true branch is the code's, and warns."""
+    write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers==4.41.0\n", "load.py": (
+        "from transformers import AutoModelForCausalLM\n\n\n"
+        "def load(model_args):\n"
+        "    return AutoModelForCausalLM.from_pretrained('m', use_flash_attention_2=True if model_args.use_flash_attn else False)\n"
+    )})
+    found = Engine(from_table({}, "defaults"), ["MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    assert [d.code for d in found if "`use_flash_attention_2" in d.message] == ["MP304"]

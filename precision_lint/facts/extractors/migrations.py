@@ -32,7 +32,7 @@ from typing import Optional, Tuple
 from ...diagnostics import Span
 from ...knowledge import migrated_names, newer_name_methods, newer_names, quiet_names
 from ...semantic.callees import assigned_callees, is_super_init, project_callee
-from ...semantic.evaluate import Evaluator
+from ...semantic.evaluate import Evaluator, passed_on_command_line
 from ...semantic.kinds import instance_classes
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, keyword, parameters
 from ...semantic.queries import binding_scope, calls_on, reaching
@@ -472,7 +472,7 @@ def _code_values(evaluator: Evaluator, value, scope) -> Tuple[str, ...]:
     """:attr:`KeywordUse.code_values` of one keyword's value."""
     out = []
     for v in evaluator.values(value, scope):
-        if any(g.user_choice for g in v.guards):
+        if any(passed_on_command_line(g) for g in v.guards):
             continue  # passed on the command line by a user who chooses to
         out.append(repr(v.value) if v.kind == CONST else "?")
     return tuple(dict.fromkeys(out))
