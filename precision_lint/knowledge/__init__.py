@@ -285,7 +285,7 @@ _OPTIONAL = (
     "also", "unlike", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
     "move_as", "move_since", "moved_to", "safety", "code", "verify_on", "since_note",
     "silent_since", "silent_values", "silent_with", "abbreviates", "on_store", "store_effect",
-    "hub_may_define", "older_error",
+    "hub_may_define", "older_error", "quiet_values",
 )
 STORES = ("warns", "ignored", "fails")
 
@@ -332,6 +332,10 @@ class Migration:
     silent_since: Optional[Tuple[int, ...]] = None
     silent_values: Tuple[str, ...] = ()
     silent_with: Tuple[str, ...] = ()
+    # the values the deprecated versions accept without a word (`use_flash_attention_2=False`:
+    # `from_pretrained` pops it and warns only for a true one), as Python writes them ("False",
+    # "None"): a call whose code gives only these warns nowhere before `removed_in`
+    quiet_values: Tuple[str, ...] = ()
     # for a keyword of a dataclass an HfArgumentParser fills: the option that ``--name`` on a
     # command line abbreviates (argparse accepts a unique prefix: ``--use_liger`` is read as
     # ``--use_liger_kernel``), so a launch passing it fails nowhere
@@ -414,6 +418,8 @@ def migrations() -> Tuple[Migration, ...]:
             raise _row_error(where, "`silent_since` is for deprecated-only rows (a `deprecated_in`, no `removed_in`)")
         if (row.get("silent_values") or row.get("silent_with")) and not row.get("silent_since"):
             raise _row_error(where, "`silent_values` / `silent_with` limit a `silent_since`")
+        if row.get("quiet_values") and (not row.get("deprecated_in") or row.get("kind") != "keyword"):
+            raise _row_error(where, "`quiet_values` are for a deprecated keyword (`deprecated_in`)")
         if row.get("on_store") not in (None, *STORES) or (row.get("on_store") or row.get("hub_may_define")) and row["kind"] != "attribute":
             raise _row_error(where, f"`on_store` is one of {STORES}, and it and `hub_may_define` are for attributes")
         if row.get("on_store") in ("ignored", "fails") and not (row.get("store_effect") and row.get("removed_in")):
@@ -440,6 +446,7 @@ def migrations() -> Tuple[Migration, ...]:
                     since_note=row.get("since_note"),
                     silent_since=parse_version(row.get("silent_since")),
                     silent_values=tuple(row.get("silent_values", ())), silent_with=tuple(row.get("silent_with", ())),
+                    quiet_values=tuple(row.get("quiet_values", ())),
                     abbreviates=abbreviates.get(name),
                     on_store=row.get("on_store"), store_effect=row.get("store_effect"),
                     hub_may_define=bool(row.get("hub_may_define", False)),
@@ -469,6 +476,13 @@ def older_spelling(row: Migration) -> Optional[Migration]:
 def migrated_names(kind: str) -> FrozenSet[str]:
     """The old names of one kind (what the facts layer records uses of)."""
     return frozenset(m.name for m in migrations() if m.kind == kind and m.name)
+
+
+@lru_cache(maxsize=None)
+def quiet_names() -> FrozenSet[str]:
+    """The keywords of rows with ``quiet_values``: the facts layer records the values the code
+    gives them."""
+    return frozenset(m.name for m in migrations() if m.kind == "keyword" and m.quiet_values)
 
 
 def newer_names() -> FrozenSet[str]:

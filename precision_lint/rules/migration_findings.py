@@ -70,6 +70,13 @@ def stage_of(row: Migration, allowed: Allowed, silent: bool = False) -> Optional
     return None
 
 
+def _quiet(row: Migration, use) -> bool:
+    """Whether every value the code gives the keyword is one the row's deprecated versions
+    accept without a warning (``KeywordUse.code_values``)."""
+    given = getattr(use, "code_values", None)
+    return bool(row.quiet_values) and bool(given) and all(v in row.quiet_values for v in given)
+
+
 def rule_stage(stage: Optional[str]) -> Optional[str]:
     """The stage of the rule that reports a row's stage (MP302 "removed", MP304 the rest)."""
     return "deprecated" if stage == "removed-in-some" else stage
@@ -362,7 +369,11 @@ class MigrationJudge:
 
     def _still_warns(self, found, call, use, any_stage: bool) -> Optional[Tuple[Migration, str]]:
         """``found``, unless the call is one that every allowed version that warns for other
-        calls accepts silently (backward compatibility kept without a warning)."""
+        calls accepts silently (backward compatibility kept without a warning), or one whose
+        code gives only values the deprecated versions accept without a word (``quiet_values``:
+        ``use_flash_attention_2=False``) where no allowed version has removed the name."""
+        if found is not None and _quiet(found[0], use) and stage_of(found[0], self._allowed(found[0])) == "deprecated":
+            return None
         if found is None or not self._silent(found[0], use, getattr(call, "keywords", ())):
             return found
         stage = stage_of(found[0], self._allowed(found[0]), silent=True)

@@ -30,9 +30,9 @@ from ..._dataclass import dataclass
 from typing import Optional, Tuple
 
 from ...diagnostics import Span
-from ...knowledge import migrated_names, newer_name_methods, newer_names
+from ...knowledge import migrated_names, newer_name_methods, newer_names, quiet_names
 from ...semantic.callees import assigned_callees, is_super_init, project_callee
-from ...semantic.evaluate import Evaluator
+from ...semantic.evaluate import Evaluator, passed_on_command_line
 from ...semantic.kinds import instance_classes
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, keyword, parameters
 from ...semantic.queries import binding_scope, calls_on, reaching
@@ -79,6 +79,10 @@ class KeywordUse:
     via: str  # "keyword", "dict-call", "dict-literal"
     value_text: str
     position: Optional[int]  # its index among the call's arguments (direct keywords only)
+    # for a name of a row with `quiet_values`: each value the code gives it, as Python writes a
+    # constant ("False"), "?" for one not known; a value the user passes on the command line
+    # (an argparse option's, beside its default) is theirs, not the code's. None: not read
+    code_values: Optional[Tuple[str, ...]] = None
 
 
 @dataclass(frozen=True)
@@ -379,6 +383,7 @@ def _may_take(name: str, site) -> bool:
 def _calls(index: ModuleIndex, evaluator: Evaluator):
     old = migrated_names("keyword")
     wanted = old | newer_names()  # old names, and new ones older versions lack
+    quiet = quiet_names()
     out = []
     for site in index.calls:
         every = evaluator.kwarg_sources(site.node, site.scope)
@@ -402,7 +407,10 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
         for s in sources:
             position = next(i for i, a in enumerate(args) if a is s.arg) if s.via == "keyword" else None
             uses.append(
-                KeywordUse(s.name, key_span(index, s.key), key_text(index, s.key), s.via, value_text(index, s.value, s.key), position)
+                KeywordUse(
+                    s.name, key_span(index, s.key), key_text(index, s.key), s.via, value_text(index, s.value, s.key), position,
+                    _code_values(evaluator, s.value, site.scope) if s.name in quiet else None,
+                )
             )
         arg_spans = tuple(
             (start, end, _after_comma(index.source, end)) for start, end in argument_extents(index, site.node, args)
@@ -458,6 +466,16 @@ def _forwards(index: ModuleIndex):
             Forward(scope.qualname, own, site.qualname, site.method, receivers, site.klass, keywords, index.span(site.node))
         )
     return tuple(out)
+
+
+def _code_values(evaluator: Evaluator, value, scope) -> Tuple[str, ...]:
+    """:attr:`KeywordUse.code_values` of one keyword's value."""
+    out = []
+    for v in evaluator.values(value, scope):
+        if any(passed_on_command_line(g) for g in v.guards):
+            continue  # passed on the command line by a user who chooses to
+        out.append(repr(v.value) if v.kind == CONST else "?")
+    return tuple(dict.fromkeys(out))
 
 
 def _project_calls(index: ModuleIndex, evaluator: Evaluator):

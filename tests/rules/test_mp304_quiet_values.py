@@ -1,0 +1,73 @@
+"""A deprecated keyword that the deprecated versions accept without a word for some values
+(``quiet_values`` in ``knowledge/migrations.toml``): transformers 4.36 to 4.52 pop
+``from_pretrained(use_flash_attention_2=False)`` and warn only ``if use_flash_attention_2:``,
+and ``use_auth_token`` only ``if use_auth_token is not None:``. A call whose code gives only
+such values warns nowhere before the removal; from the removal on every value raises
+``TypeError: ... got an unexpected keyword argument``."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import write_tree
+
+from precision_lint.engine import Engine
+from precision_lint.workspace.config import from_table
+
+SCRIPT = """
+import argparse
+import torch
+from transformers import AutoModelForSpeechSeq2Seq
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--fa2", type=lambda s: s.lower() == "true", default=DEFAULT)
+opts = ap.parse_args()
+model = AutoModelForSpeechSeq2Seq.from_pretrained("m", torch_dtype=torch.float16, KEYWORD)
+"""
+
+
+def codes(tmp_path, keyword, pin="transformers==4.51.3", default="False"):
+    write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": pin + "\n", "serve.py": SCRIPT.replace("KEYWORD", keyword).replace("DEFAULT", default)})
+    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    name = keyword.split("=")[0]
+    return sorted(d.code for d in found if f"`{name}" in d.message)
+
+
+@pytest.mark.parametrize(
+    "keyword",
+    ["use_flash_attention_2=False", "use_flash_attention_2=opts.fa2", "use_auth_token=None", "load_in_8bit=False"],
+    ids=["literal-false", "option-defaulting-false", "auth-none", "load-in-8bit-false"],
+)
+def test_a_value_the_deprecated_versions_pop_silently_is_no_finding(tmp_path, keyword):
+    assert codes(tmp_path, keyword) == []
+
+
+@pytest.mark.parametrize(
+    "keyword, default",
+    [
+        ("use_flash_attention_2=True", "False"),
+        ("use_flash_attention_2=opts.fa2", "True"),  # on by default
+        ("use_auth_token='hf_xxx'", "False"),
+        ("use_flash_attention_2=torch.cuda.is_available()", "False"),  # not known: may be true
+    ],
+    ids=["literal-true", "option-defaulting-true", "auth-token", "not-known"],
+)
+def test_a_value_that_warns_is_reported(tmp_path, keyword, default):
+    assert codes(tmp_path, keyword, default=default) == ["MP304"]
+
+
+@pytest.mark.parametrize("pin, code", [("transformers==4.53.0", "MP302"), ("transformers>=4.40,<5", "MP304")])
+def test_where_an_allowed_version_removed_the_name_every_value_raises(tmp_path, pin, code):
+    assert codes(tmp_path, "use_flash_attention_2=False", pin) == [code]
+
+
+def test_a_choice_the_code_makes_from_its_own_flag_may_be_true(tmp_path):
+    """``True if model_args.use_flash_attn else False`` in a helper: the flag is a field whose
+    default the code sets (``True`` in the project that had it), not a value a user passes:
+    the true branch is the code's, and warns."""
+    write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers==4.41.0\n", "load.py": (
+        "from transformers import AutoModelForCausalLM\n\n\n"
+        "def load(model_args):\n"
+        "    return AutoModelForCausalLM.from_pretrained('m', use_flash_attention_2=True if model_args.use_flash_attn else False)\n"
+    )})
+    found = Engine(from_table({}, "defaults"), ["MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    assert [d.code for d in found if "`use_flash_attention_2" in d.message] == ["MP304"]
