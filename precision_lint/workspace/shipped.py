@@ -80,6 +80,7 @@ class ShippedFiles:
         self._pins: Dict[str, List["Allowed"]] = {}
         self._readme_shell: Dict[str, str] = {}  # README path → its fenced shell lines
         self._readmes: Dict[str, List[str]] = {}  # project root → its READMEs
+        self._readme_indexes: Dict[str, Dict[str, list]] = {}  # project root → _readme_index
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
         self._naming: Dict[str, List[Tuple[str, str, str]]] = {}  # path → _launchers_naming
         self._configs: Dict[str, List[str]] = {}  # top folder → the configuration files under it
@@ -285,18 +286,30 @@ class ShippedFiles:
             here = parent
         if root is None:
             return found
-        for readme in self._project_readmes(root):
-            text = self._read(readme)
-            if readme in above or text is None or base not in text:
+        for readme, linked, scripts in self._readme_index(root).get(base, ()):
+            if readme in above:
                 continue
             folder = os.path.dirname(readme)
-            commands = self._shell(readme)
-            runs = base in commands and any(
-                launch.script is not None and _runs(folder, launch.script, path) for launch in _launches(commands)
-            )
-            if runs or path in _linked(folder, text):
-                found.append((folder, readme, commands, False))
+            if path in linked or any(_runs(folder, script, path) for script in scripts):
+                found.append((folder, readme, self._shell(readme), False))
         return found
+
+    def _readme_index(self, root: str) -> Dict[str, List[Tuple[str, Tuple[str, ...], Tuple[str, ...]]]]:
+        """The project's READMEs by the names of the files they point at: file name →
+        ``(README, the files it links to, the scripts its fenced shell commands run)``; each
+        README read once per project, so a module asks by its name, not by reading them all."""
+        index = self._readme_indexes.get(root)
+        if index is None:
+            index = self._readme_indexes[root] = {}
+            for readme in self._project_readmes(root):
+                text = self._read(readme)
+                if text is None:
+                    continue
+                linked = tuple(_linked(os.path.dirname(readme), text))
+                scripts = tuple(launch.script for launch in _launches(self._shell(readme)) if launch.script is not None)
+                for name in {os.path.basename(t) for t in (*linked, *scripts)}:
+                    index.setdefault(name, []).append((readme, linked, scripts))
+        return index
 
     def _shell(self, readme: str) -> str:
         """A README's fenced shell lines (``markdown.shell_text``), read once."""
