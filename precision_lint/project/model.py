@@ -57,7 +57,7 @@ class Project:
         # The config files of the run (YAML/JSON/TOML at literal paths), each read once.
         self.configs = configs or ConfigFiles()
         # The launch scripts and READMEs beside the code (the hardware they state).
-        self.shipped = ShippedFiles()
+        self.shipped = ShippedFiles(self.configs.cwd)
         # Parameters become what their callers pass (interproc.py); rules see the result.
         self.calls = CallGraphValues(self.modules, self.symbols, self.configs, self.shipped)
         # path → (stage, exception) of a module whose own step of the join raised (a bug of

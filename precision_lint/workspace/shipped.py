@@ -68,7 +68,10 @@ CONFIG_MAX_BYTES = 1_000_000  # as configfiles.MAX_BYTES: larger is data, not co
 class ShippedFiles:
     """The launch scripts and READMEs of one run, each read once."""
 
-    def __init__(self) -> None:
+    def __init__(self, within: str = "") -> None:
+        # the folder the check runs from: where no root marker is found above a module, the
+        # project's root when the walk up from the module meets it (a checkout without `.git`)
+        self._within = os.path.abspath(within) if within else ""
         self._texts: Dict[str, Optional[str]] = {}
         self._listings: Dict[str, List[str]] = {}
         self._stated: Dict[Tuple[str, bool], Optional[int]] = {}
@@ -260,7 +263,8 @@ class ShippedFiles:
         """``(folder, README, its fenced shell lines, whether it is above the file)`` of each
         README that speaks about the file ``path``: one from its folder up to the project's
         root (:data:`README_LEVELS` at most) whose commands name the file, and, in a project
-        with a root marker, a README anywhere in it (a workshop's ``module5/README.md``) that
+        with a root marker (or, failing one, under the folder the check runs from, when the
+        walk meets it), a README anywhere in it (a workshop's ``module5/README.md``) that
         links to the file (``[tune.py](../training/tune.py)``) or runs it in a fenced shell
         command (``markdown.shell_text``, read as a launch script's)."""
         base = os.path.basename(path)
@@ -279,6 +283,9 @@ class ShippedFiles:
                 break
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
                 root = here
+                break
+            if here == self._within:
+                root = here  # the folder the check runs from, on the way up: the project's root
                 break
             parent = os.path.dirname(here)
             if parent == here:

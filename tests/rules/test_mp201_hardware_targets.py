@@ -520,3 +520,14 @@ def test_a_pre_ampere_gpu_in_a_readme_that_links_to_the_script_is_its_target(tre
     root = tree({".git/HEAD": "", "training/train.py": TRAIN, "colab/README.md": "Open [train.py](../training/train.py) on the free Colab T4.\n"})
     (d,) = Engine(config(transformers_version="5.23"), ["MP201"], jobs=1).run_paths([str(root)]).diagnostics
     assert "target-gpus sm75;" in d.message
+
+
+def test_without_a_root_marker_the_folder_the_check_runs_from_is_the_project(tree, monkeypatch):
+    """An unpacked archive has no ``.git``: checked from its top folder, its READMEs elsewhere
+    still speak about the files they link to; checked from another folder, they do not."""
+    readme = "# Module 5\n\nGo to [train.py](../training/train.py): it tunes a 16B model on a single A6000 48GB GPU.\n"
+    root = tree({"training/train.py": TRAIN, "module5/README.md": readme})
+    monkeypatch.chdir(root)
+    assert _run(root, codes=("MP201",)) == []
+    monkeypatch.chdir(root / "training")
+    assert _run(root, codes=("MP201",)) == [("training/train.py", "MP201")]
