@@ -105,12 +105,13 @@ def test_a_library_module_gets_a_lazy_probe(tmp_path, monkeypatch):
     fixed = texts["models.py"]
     assert fixed.startswith("import functools\n\nimport torch\n")  # stdlib section, sorted
     assert (
-        "@functools.cache\ndef bf16_ok() -> bool:\n"
+        "@functools.lru_cache(maxsize=None)\ndef bf16_ok() -> bool:\n"
         "    return torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8\n"
     ) in fixed
     assert "dtype=torch.bfloat16 if bf16_ok() else torch.float16" in fixed
     assert '"flash_attention_2" if bf16_ok() and is_flash_attn_2_available() else "sdpa"' in fixed
     assert "BF16_OK" not in fixed and "\nBF16" not in fixed  # nothing runs at import
+    assert "functools.cache\n" not in fixed  # Python 3.9+ only; lru_cache runs on every Python torch supports
     assert result.diagnostics == []
     compile(fixed, "models.py", "exec")
     # a second run finds nothing and changes nothing

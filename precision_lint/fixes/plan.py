@@ -165,8 +165,10 @@ def capability_probe(
 
     An existing module-level probe the user wrote (``BF16_OK = torch.cuda.is_bf16_supported()``,
     ``use_bf16 = major >= 8``, a probe function ``def bf16_ok(): return ...``) is reused as it is.
-    ``lazy`` (see :func:`lazy_probe`): a ``functools.cache``d function (``lru_cache`` without a
-    limit, Python 3.9+ as torch), run at its first use and once per process.
+    ``lazy`` (see :func:`lazy_probe`): a function cached by ``functools.lru_cache(maxsize=None)``,
+    run at its first use and once per process (not ``functools.cache``: Python 3.9 has it, and a
+    project on torch 2.0 may run Python 3.8, where the fixed file would fail at import with
+    ``AttributeError: module 'functools' has no attribute 'cache'``).
     """
     layout = facts.layout
     if layout is not None and layout.probes:
@@ -184,7 +186,7 @@ def capability_probe(
             edits.insert(0, stdlib_import_edit(facts, "functools"))
         name = f"{function}()"
         text = (
-            f"{nl}{nl}{PROBE_COMMENT}{nl}@{functools}.cache{nl}def {function}() -> bool:{nl}"
+            f"{nl}{nl}{PROBE_COMMENT}{nl}@{functools}.lru_cache(maxsize=None){nl}def {function}() -> bool:{nl}"
             f"    return {probe_expression(torch)}{nl}"
         )
         if at == 0:
