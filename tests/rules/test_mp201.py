@@ -953,3 +953,23 @@ def test_a_later_move_of_a_parameter_that_might_be_a_dtype_replaces_nothing():
             self.model.to(device)
     """
     assert [d.code for d in lint(src, "MP201")] == ["MP201"]
+
+
+@pytest.mark.parametrize(
+    "call",
+    ['torch.autocast("cuda", torch.bfloat16)', "torch.amp.autocast('cuda', torch.bfloat16, True)", "torch.cuda.amp.autocast(True, torch.bfloat16)"],
+    ids=["device-generic", "torch-amp", "device-specific"],
+)
+def test_an_autocast_dtype_passed_by_position_is_read(call):
+    """``torch.autocast(device_type, dtype, enabled)`` and ``torch.cuda.amp.autocast(enabled,
+    dtype)``: the dtype is the second positional argument of both."""
+    src = f"import torch\n\n\ndef step(model, x):\n    with {call}:\n        return model(x)\n"
+    (d,) = lint(src, "MP201")
+    assert "torch.bfloat16" in d.message
+    assert "torch.bfloat16 if BF16_OK else torch.float16" in fix(src, "MP201")
+
+
+def test_a_device_specific_autocast_enabled_by_position_is_not_its_device():
+    """``torch.cuda.amp.autocast(use_amp)``: the first positional argument is ``enabled``, the
+    dtype its default float16: nothing bf16 to report."""
+    assert lint("import torch\n\n\ndef step(model, x, use_amp):\n    with torch.cuda.amp.autocast(use_amp):\n        return model(x)\n", "MP201") == []

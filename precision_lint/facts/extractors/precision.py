@@ -250,6 +250,16 @@ ARGUMENTS = {
     "lightning": (("precision",), ()),
     "autocast": (("device_type", "dtype", "enabled"), ((0, "device_type"),)),
 }
+# The autocast callables' own positional parameters: `torch.autocast("cuda", torch.bfloat16)`
+# passes the dtype second, as `torch.cuda.amp.autocast(True, torch.bfloat16)` does after `enabled`.
+_DEVICE_AUTOCAST = ((0, "device_type"), (1, "dtype"), (2, "enabled"))
+_DEVICE_SPECIFIC_AUTOCAST = ((0, "enabled"), (1, "dtype"))
+AUTOCAST_POSITIONS = {
+    "torch.autocast": _DEVICE_AUTOCAST,
+    "torch.amp.autocast": _DEVICE_AUTOCAST,
+    "torch.cuda.amp.autocast": _DEVICE_SPECIFIC_AUTOCAST,
+    "torch.cpu.amp.autocast": _DEVICE_SPECIFIC_AUTOCAST,
+}
 # A call of a project class whose bases are known only at the join.
 PROJECT_CLASS = "project-class"
 ARGUMENTS[PROJECT_CLASS] = (
@@ -427,8 +437,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if kind is None and _project_class(index, site):
             # a class of another module, maybe derived from one of these (judged at the join)
             kind = PROJECT_CLASS
+        positions = ()
         if kind is not None:
             names, positions = ARGUMENTS[kind]
+            positions = AUTOCAST_POSITIONS.get(q, positions) if kind == "autocast" else positions
             args = _args(index, evaluator, site, names, positions)
             ds = keyword(site.node, "deepspeed")
             if ds is not None and kind in ("training-args", PROJECT_CLASS):
@@ -451,7 +463,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 contexts=site.contexts,
                 targets=site.assigned_to,
                 deepspeed=deepspeed,
-                opaque=_opaque(evaluator, site, ARGUMENTS[kind][1]),
+                opaque=_opaque(evaluator, site, positions),
                 when=when,
                 built_if=built_if,
             )
