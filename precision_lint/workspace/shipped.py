@@ -16,6 +16,10 @@ A training script's GPU is often stated outside it: the SLURM script that launch
   values of the script's command-line options in the shipped run (``project/options.py``);
 - the versions a launcher installs (``pip install transformers==4.30.0`` before ``python
   train.py``): :meth:`ShippedFiles.pins_for`, what the launched script and its imports target;
+- a README anywhere in the project (under its root marker, else under the folder the check runs
+  from) that links to the module's file (``[tune.py](../training/tune.py)``) or runs it in a
+  fenced shell command: what its prose states speaks for the module (a workshop's module page
+  that walks through a script in another folder);
 - the nearest README that states a GPU: the module's folder's, else the one above it, up to
   the project's root ("This code has been tested up to 1024 A100s"). A folder whose README
   states a GPU is described by that one, not by the repository's; one whose README states
@@ -57,8 +61,8 @@ PROJECT_ROOT = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers")  # and these folders of each
 DOCS_FOLDERS = ("docs", "doc")  # a project's documentation, beside its root marker
 DOCS_SUFFIXES = (".md", ".mdx", ".rst")
-DOCS_MAX_PAGES = 200
-PROJECT_READMES = 300  # READMEs of one project read for the files they link to or run  # pages read of one project's documentation (a site's thousands are not)
+DOCS_MAX_PAGES = 200  # pages read of one project's documentation (a site's thousands are not)
+PROJECT_READMES = 300  # READMEs of one project read for the files they link to or run
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml")  # the configuration files a parser may be given
 CONFIG_DEPTH = 3  # folders below the top one searched for them
 CONFIG_MAX_FILES = 2000  # files listed per top folder (a data folder's thousands are not read)
@@ -130,11 +134,9 @@ class ShippedFiles:
                 if text is None:
                     continue
                 has_readme = True
-                stated = self._readme_stated.get(readme)
-                if stated is None:
-                    stated = self._readme_stated[readme] = stated_in_text(markdown_prose(text) if not name.endswith((".rst", ".txt")) else text)
+                stated = self._readme_statement(readme)
                 if stated:
-                    return list(stated)
+                    return stated
                 break
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
                 return self._project_docs(here)
@@ -328,10 +330,13 @@ class ShippedFiles:
         return commands
 
     def _readme_statement(self, readme: str) -> List[int]:
-        """What a README's prose states (read once per README)."""
+        """What a README's prose states (its fenced blocks are commands, not prose; a ``.rst``
+        or ``.txt`` one is read whole), read once per README."""
         stated = self._readme_stated.get(readme)
         if stated is None:
-            stated = self._readme_stated[readme] = stated_in_text(markdown_prose(self._read(readme) or ""))
+            text = self._read(readme) or ""
+            prose = text if readme.endswith((".rst", ".txt")) else markdown_prose(text)
+            stated = self._readme_stated[readme] = stated_in_text(prose)
         return list(stated)
 
     def _project_readmes(self, root: str) -> List[str]:
