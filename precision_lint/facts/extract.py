@@ -181,6 +181,7 @@ def _extract_parsed(facts: ModuleFacts, index: ModuleIndex) -> ModuleFacts:
     evaluator = Evaluator(index)
     facts.imports = tuple(sorted(m for m in index.imports.imported_modules if m))
     facts.type_checking_imports = index.type_checking_imports()
+    facts.conditional_imports = index.conditional_imports()
     facts.exports, facts.definitions = _exports(index)
     facts.calls = call_records(index, evaluator)
     facts.call_callees = tuple(record.callee for record in facts.calls)

@@ -91,6 +91,9 @@ class ModuleFacts:
     imports: Tuple[str, ...] = ()  # dotted names of modules this one may import
     # those of them imported only for a type checker (`if TYPE_CHECKING:`): named, never run
     type_checking_imports: Tuple[str, ...] = ()
+    # those of them imported only under an `if` (`if args.use_unsloth: from unsloth import ...`):
+    # run in some runs, not all (a patching library patches only those)
+    conditional_imports: Tuple[str, ...] = ()
     classes: Tuple[ClassFact, ...] = ()
     layout: Optional[Layout] = None
     noqa: Dict[int, Optional[FrozenSet[str]]] = field(default_factory=dict)
@@ -263,7 +266,7 @@ def _interned_names(state: dict) -> dict:
     for name in ("module", "root"):
         if name in state:
             state[name] = _name(state[name])
-    for name in ("imports", "type_checking_imports", "functions", "top_imports", "call_callees"):
+    for name in ("imports", "type_checking_imports", "conditional_imports", "functions", "top_imports", "call_callees"):
         if state.get(name):
             state[name] = _names(state[name])
     for name in ("exports", "call_edges", "registered"):

@@ -702,6 +702,17 @@ class Project:
         roots = self._roots_containing().get(module.path, ())
         return self.memo(("imports", roots), lambda: {name for m in self.joined_modules(module) for name in m.imports})
 
+    def always_imported(self, module: ModuleFacts) -> Set[str]:
+        """The names of :meth:`joined_imports` that some module of the run imports outside an
+        ``if`` (``ModuleFacts.conditional_imports``): imported in every run of it. What a
+        patching library does (unsloth makes TRL's trainers take ``tokenizer=``) holds only
+        where it is imported: an import under ``if args.use_unsloth:`` patches only the runs
+        that pass the flag."""
+        roots = self._roots_containing().get(module.path, ())
+        return self.memo(("always imported", roots), lambda: {
+            name for m in self.joined_modules(module) for name in m.imports if name not in m.conditional_imports
+        })
+
     def _roots_containing(self) -> Dict[str, Tuple[str, ...]]:
         """path → the root entries whose unit holds it (a root: one module, the first by path,
         of each group of modules that import each other and that no other module imports)."""

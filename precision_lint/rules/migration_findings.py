@@ -316,10 +316,12 @@ class MigrationJudge:
     def _is_project_class(self, qualname: str) -> bool:
         return self.ctx.project.symbols.find_class(qualname, self.ctx.facts)[1] is not None
 
-    def _imported_modules(self):
+    def _always_imported(self):
+        """The modules every run of the file imports (``Project.always_imported``): a patching
+        library imported only under an ``if`` patches only some runs."""
         if self._imported is None:
             ctx = self.ctx
-            self._imported = ctx.project.joined_imports(ctx.facts)
+            self._imported = ctx.project.always_imported(ctx.facts)
         return self._imported
 
     def _allowed(self, row: Migration) -> Allowed:
@@ -426,7 +428,7 @@ class MigrationJudge:
                         break  # the project's own __init__ takes it: their signature, not the library's
                     if self._declared_by_project(cls, use.name):
                         break  # a project class of its MRO declares it (a compatibility field)
-                    if any(use.name in patched_keywords(self._imported_modules(), a) for a in ancestry):
+                    if any(use.name in patched_keywords(self._always_imported(), a) for a in ancestry):
                         break  # a patching library (unsloth) translates it
                 if skip_first:  # super().__init__: the library base it reaches
                     return row, next((a for a in ancestry if not self._is_project_class(a)), cls)

@@ -68,9 +68,10 @@ class TrainerTokenizerArgument(Rule):
         return TRL_ROW if trl else ROW
 
     def _patched(self, ctx: RuleContext, qualname: str) -> bool:
-        """Whether a library imported in this file's training run patches the trainer to
-        accept ``tokenizer=`` (a row of the library table)."""
-        imported = ctx.project.joined_imports(ctx.facts)
+        """Whether a library imported in every run of this file patches the trainer to accept
+        ``tokenizer=`` (a row of the library table); one imported only under an ``if`` patches
+        only the runs that take it, and the others fail."""
+        imported = ctx.project.always_imported(ctx.facts)
         return any(
             "tokenizer" in patched_keywords(imported, name)
             for name, _, _ in ctx.project.symbols.ancestry(qualname, ctx.facts)

@@ -471,6 +471,20 @@ class ModuleIndex:
             (only if typed else run).update(m for m in modules if m)
         return tuple(sorted(only - run))
 
+    def conditional_imports(self) -> Tuple[str, ...]:
+        """The modules this module imports only under an ``if`` a run may not take (``if
+        args.use_unsloth: from unsloth import FastLanguageModel``): imported in some runs, not in
+        every one. An import in a ``try`` runs wherever the module is installed; one under
+        ``TYPE_CHECKING`` never runs (:meth:`type_checking_imports`)."""
+        from .names import import_bindings
+
+        only, run = set(), set()
+        for node in self.import_statements:
+            guards, _ = self.import_context.get(id(node), ((), ()))
+            _, modules = import_bindings(node, self.module_name, self.imports.is_package)
+            (only if guards else run).update(m for m in modules if m)
+        return tuple(sorted(only - run))
+
     def named_half_misfits(self) -> List[HalfMisfit]:
         """The operations that add or subtract a name holding a constant float16 cannot hold
         (``epsilon = 1e-8`` ... ``(hi - lo + epsilon)``): every binding of the name that

@@ -1,0 +1,55 @@
+"""A patching library patches only the runs that import it: unsloth makes TRL's trainers take
+``tokenizer=`` (the library table's ``[[patches]]``), but imported only under ``if
+args.use_unsloth:`` it patches the runs that pass the flag, and every other run raises
+``TypeError: SFTTrainer.__init__() got an unexpected keyword argument 'tokenizer'`` on TRL 0.16
+and later."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import write_tree
+
+from precision_lint.engine import Engine
+from precision_lint.workspace.config import from_table
+
+LOADERS = """
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+
+def load(opts):
+    IMPORT
+    return AutoModelForCausalLM.from_pretrained(opts.path), AutoTokenizer.from_pretrained(opts.path)
+"""
+TRAIN = """
+from trl import SFTTrainer
+from loaders import load
+
+
+def run(opts, args, data):
+    net, tok = load(opts)
+    SFTTrainer(model=net, tokenizer=tok, args=args, train_dataset=data).train()
+"""
+
+
+def codes(tmp_path, import_line):
+    write_tree(tmp_path, {
+        ".git/HEAD": "", "requirements.txt": "trl==0.19.0\n", "train.py": TRAIN,
+        "loaders.py": LOADERS.replace("IMPORT", import_line),
+    })
+    return [d.code for d in Engine(from_table({}, "defaults"), ["MP301"], jobs=1).run_paths([str(tmp_path)]).diagnostics]
+
+
+def test_an_import_under_a_users_flag_patches_only_the_runs_that_pass_it(tmp_path):
+    assert codes(tmp_path, "if opts.fast_kernels:\n        from unsloth import FastLanguageModel") == ["MP301"]
+
+
+@pytest.mark.parametrize(
+    "import_line",
+    [
+        "from unsloth import FastLanguageModel",  # in the function, every call runs it
+        "try:\n        import unsloth\n    except ImportError:\n        pass",  # runs wherever unsloth is installed
+    ],
+    ids=["unconditional", "try"],
+)
+def test_an_import_every_run_makes_patches_the_trainer(tmp_path, import_line):
+    assert codes(tmp_path, import_line) == []
