@@ -91,7 +91,7 @@ def _launched(own: List[Possible], option: str, launches, shipped, script: str) 
         # the launches without it run the default; by hand, the code's own values
         return passed + [v if v.chosen else dataclasses.replace(v, chosen=hand) for v in own]
     # every shipped run passes it: the code's own values are a run by hand, the user's choice
-    by_hand = Guard(f"--{option} other than the shipped launch's", True, False, False, user_choice=True)
+    by_hand = Guard(f"--{option} other than the shipped launch's", True, False, False, user_choice=True, on_command_line=True)
     return passed + [
         dataclasses.replace(
             v if any(g.user_choice for g in v.guards) else dataclasses.replace(v, guards=v.guards + (by_hand,)),

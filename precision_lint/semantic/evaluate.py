@@ -93,16 +93,9 @@ CONFIG_LOADERS = frozenset(
         "omegaconf.omegaconf.OmegaConf.load",
     }
 )
-# The guard of a value an argparse option takes only when the user passes it on the command line
-# (its flag, `--fp16`, else this text): see :func:`passed_on_command_line`.
+# The text of the guard of a value an argparse option takes only when the user passes it on the
+# command line, where the option has no flag (``Guard.on_command_line``)
 PASSED_OPTION = "a command-line option"
-
-
-def passed_on_command_line(guard: Guard) -> bool:
-    """Whether ``guard`` is "the user passes this argparse option" (``_arg_option_values``),
-    not a test of the code's own (``True if args.use_fa2 else False``, whose flag's default
-    the code may set either way)."""
-    return guard.user_choice and (guard.text == PASSED_OPTION or guard.text.startswith("-"))
 
 
 # Parsers that fill dataclasses (TrainingArguments among them) from the command line.
@@ -1744,7 +1737,10 @@ class Evaluator:
         default = keyword(call, "default")
         choices = keyword(call, "choices")
         flag = next((a.value.value for a in arguments(call) if a.keyword is None and _is_string(a.value)), None)
-        passed = Guard(flag if isinstance(flag, str) and flag.startswith("-") else PASSED_OPTION, True, False, False, user_choice=True)
+        passed = Guard(
+            flag if isinstance(flag, str) and flag.startswith("-") else PASSED_OPTION, True, False, False,
+            user_choice=True, on_command_line=True,
+        )
         out: List[Possible] = []
         if action_value in ("store_true", "store_false"):
             stored = action_value == "store_true"

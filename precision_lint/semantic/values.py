@@ -134,6 +134,10 @@ class Guard:
     # as in `torch.bfloat16 if args.bf16 else torch.float32`. What follows the user's own
     # switch is not hard-coded.
     user_choice: bool = False
+    # The value is one the user passes on the command line (an argparse option passed, a
+    # TrainingArguments switch, a value other than the shipped launch's), not a choice the code
+    # makes from its own flag (`True if args.use_fa2 else False`, whose default the code sets)
+    on_command_line: bool = False
     # The branch runs on another device than a CUDA GPU (`if device == "xpu":`, XLA/TPU, HPU,
     # NPU, MPS, CPU): CUDA capability rules say nothing about it.
     other_device: bool = False
@@ -317,7 +321,7 @@ def command_line_flag(name: str, origin: Optional[Span] = None) -> Values:
     """A TrainingArguments switch such as ``--fp16`` that a parser reads from the command
     line: off unless the user passes it (the user's own choice). What a shipped launch of the
     script passes replaces both at the join (``project/options.py``: ``option``)."""
-    choice = Guard(f"--{name}", True, False, False, user_choice=True)
+    choice = Guard(f"--{name}", True, False, False, user_choice=True, on_command_line=True)
     return (Possible(CONST, True, (choice,), origin, option=name), Possible(CONST, False, option=name))
 
 
@@ -325,7 +329,7 @@ def command_line_option(name: str, origin: Optional[Span] = None) -> Values:
     """A TrainingArguments option that takes a value, such as ``--deepspeed ds.json``, that a
     parser reads from the command line: unset (None) unless the user passes one (their own
     choice, whose value is not known here)."""
-    choice = Guard(f"--{name}", True, False, False, user_choice=True)
+    choice = Guard(f"--{name}", True, False, False, user_choice=True, on_command_line=True)
     return (Possible(CONST, None, option=name), Possible(UNKNOWN, guards=(choice,), origin=origin, option=name))
 
 

@@ -31,8 +31,8 @@ from typing import Optional, Tuple
 
 from ...diagnostics import Span
 from ...knowledge import migrated_names, newer_name_methods, newer_names, quiet_names
-from ...semantic.callees import assigned_callees, is_super_init, project_callee
-from ...semantic.evaluate import Evaluator, passed_on_command_line
+from ...semantic.callees import LIBRARIES, assigned_callees, is_super_init, project_callee
+from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator
 from ...semantic.kinds import instance_classes
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, keyword, parameters
 from ...semantic.queries import binding_scope, calls_on, reaching
@@ -288,8 +288,6 @@ def _made_parses(module, section, symbols) -> Tuple[ParsedFile, ...]:
     """For each :class:`ParserUse` of ``module`` whose class derives from ``HfArgumentParser``:
     the parses that the class (or a project class it derives from) makes of itself in the
     method called, as parses of the dataclasses the parser is made with, at the call."""
-    from ...semantic.evaluate import ARGUMENT_PARSERS
-
     out = []
     for use in section.get("parser_uses", ()):
         ancestry = list(symbols.ancestry(use.klass, module))
@@ -472,7 +470,7 @@ def _code_values(evaluator: Evaluator, value, scope) -> Tuple[str, ...]:
     """:attr:`KeywordUse.code_values` of one keyword's value."""
     out = []
     for v in evaluator.values(value, scope):
-        if any(passed_on_command_line(g) for g in v.guards):
+        if any(g.on_command_line for g in v.guards):
             continue  # passed on the command line by a user who chooses to
         out.append(repr(v.value) if v.kind == CONST else "?")
     return tuple(dict.fromkeys(out))
@@ -643,9 +641,6 @@ def _parser_uses(index: ModuleIndex, evaluator: Evaluator):
     """The calls of a method of a parser made, of a project class, with dataclasses
     (:class:`ParserUse`): the parsers first (a call of a project class given a class or a
     tuple of classes, as ``HfArgumentParser`` is), then the methods called on each."""
-    from ...semantic.callees import LIBRARIES
-    from ...semantic.evaluate import ARGUMENT_PARSERS
-
     out = []
     for made in index.calls:
         klass = made.qualname
