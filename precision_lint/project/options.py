@@ -36,11 +36,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..diagnostics import Span
 from ..semantic.values import CONST, UNKNOWN, Guard, Possible
-from ..workspace.launches import Launch, option_span, passed_options
+from ..workspace.launches import FALSE_WORDS, TRUE_WORDS, Launch, option_span, passed_options
 from ..workspace.shipped import LAUNCH_SUFFIXES
 
-_TRUE = ("true", "yes", "t", "y", "1")  # HfArgumentParser's string_to_bool
-_FALSE = ("false", "no", "f", "n", "0")
 
 
 def as_launched(values: Sequence[Possible], shipped, script_of: Callable[[Possible], str]) -> Tuple[Possible, ...]:
@@ -113,9 +111,9 @@ def _atom(word: Optional[str], own: List[Possible], option: str, launcher: str, 
         value = True
     elif consts and all(isinstance(c, bool) for c in consts):
         lowered = word.lower()
-        if lowered not in _TRUE + _FALSE:
+        if lowered not in TRUE_WORDS + FALSE_WORDS:
             return Possible(UNKNOWN, where=launcher, origin=origin)
-        value = lowered in _TRUE
+        value = lowered in TRUE_WORDS
     elif consts and all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in consts):
         try:
             value = int(word) if all(isinstance(c, int) for c in consts) else float(word)

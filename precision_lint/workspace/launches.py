@@ -50,6 +50,9 @@ _DEEPSPEED_VALUED = frozenset({
     "--num_gpus", "--num_nodes", "--hostfile", "-H", "--include", "-i", "--exclude", "-e", "--master_port",
     "--master_addr", "--node_rank", "--launcher", "--launcher_args", "--module", "--ssh_port", "--bind_core_list",
 })
+# the words HfArgumentParser's `string_to_bool` reads as True / False (`--use_peft True`)
+TRUE_WORDS = ("true", "yes", "t", "y", "1")
+FALSE_WORDS = ("false", "no", "f", "n", "0")
 _DISTRIBUTED_MODULES = ("torch.distributed.run", "torch.distributed.launch", "accelerate.commands.launch")
 # prefixes that run the command after them (their options are stepped over as flags)
 _WRAPPERS = frozenset({"srun", "exec", "time", "nohup", "env", "sudo", "mpirun", "xvfb-run"})

@@ -382,8 +382,6 @@ class ShippedFiles:
         (found as :meth:`stated_for` finds them) that runs that file (``torchrun
         --nproc_per_node 2 train.py --bf16``): its ``args`` are what the shipped run passes the
         script. ``launcher`` is the launcher's absolute path."""
-        from .launches import launches
-
         path = os.path.abspath(module_path)
         if path in self._launches:
             return self._launches[path]
@@ -392,7 +390,7 @@ class ShippedFiles:
             for where, name, text in self._launchers_naming(path):
                 if name.endswith(".ipynb"):
                     continue  # a notebook's `!` lines are JSON strings: not read here
-                for launch in launches(text):
+                for launch in _launches(text):
                     if launch.script is not None and _runs(where, launch.script, path):
                         found.append((os.path.join(where, name), launch))
         self._launches[path] = found
@@ -504,6 +502,7 @@ def _stated_by_launcher(name: str, text: str) -> List[int]:
 
 
 def _launches(text: str):
+    """``launches.launches(text)``, imported on first use (most runs read no launcher)."""
     from .launches import launches
 
     return launches(text)
@@ -532,15 +531,15 @@ def _stated_by_launches(where: str, text: str, path: str) -> List[int]:
     have (a ``TrainingArguments`` given it on an older one raises ``ValueError: --tf32 requires
     Ampere or a newer GPU arch, cuda>=11 and torch>=1.7``): the run is written for sm80 or
     newer, as a SLURM ``--gres=gpu:a100`` says."""
-    from .launches import launches, passed_options
+    from .launches import TRUE_WORDS, passed_options
 
     if "tf32" not in text:
         return []
-    for launch in launches(text):
+    for launch in _launches(text):
         if launch.script is None or not _runs(where, launch.script, path):
             continue
-        word = passed_options(launch.args).get("tf32")
-        if word is not None and word.lower() in ("", "true", "yes", "t", "y", "1"):
+        word = passed_options(launch.args).get("tf32")  # "" for a bare `--tf32` switch
+        if word is not None and (word == "" or word.lower() in TRUE_WORDS):
             return [NATIVE_BF16]
     return []
 
