@@ -16,7 +16,7 @@ import dataclasses
 import re
 from dataclasses import field
 from .._dataclass import dataclass
-from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Set, Tuple, Union
 
 from ..diagnostics import Span
 from .positions import Positions
@@ -461,28 +461,25 @@ class ModuleIndex:
         diffusers and transformers: at run time the package imports a submodule only when one
         of its names is first read, never all of them). Such an import binds names for tools;
         it does not run the module. An import in the ``else:`` of such a test runs."""
-        from .names import import_bindings
-
-        only, run = set(), set()
-        for node in self.import_statements:
-            guards, _ = self.import_context.get(id(node), ((), ()))
-            _, modules = import_bindings(node, self.module_name, self.imports.is_package)
-            typed = any(positive and _type_checking(test) for test, positive in guards)
-            (only if typed else run).update(m for m in modules if m)
-        return tuple(sorted(only - run))
+        return self._imported_only_where(lambda guards: any(positive and _type_checking(test) for test, positive in guards))
 
     def conditional_imports(self) -> Tuple[str, ...]:
         """The modules this module imports only under an ``if`` a run may not take (``if
         args.use_unsloth: from unsloth import FastLanguageModel``): imported in some runs, not in
         every one. An import in a ``try`` runs wherever the module is installed; one under
         ``TYPE_CHECKING`` never runs (:meth:`type_checking_imports`)."""
+        return self._imported_only_where(bool)
+
+    def _imported_only_where(self, holds: Callable[[tuple], bool]) -> Tuple[str, ...]:
+        """The modules every import statement of which sits under ``if`` tests (``(test,
+        positive)`` pairs, outermost first) that ``holds`` accepts."""
         from .names import import_bindings
 
         only, run = set(), set()
         for node in self.import_statements:
             guards, _ = self.import_context.get(id(node), ((), ()))
             _, modules = import_bindings(node, self.module_name, self.imports.is_package)
-            (only if guards else run).update(m for m in modules if m)
+            (only if holds(guards) else run).update(m for m in modules if m)
         return tuple(sorted(only - run))
 
     def named_half_misfits(self) -> List[HalfMisfit]:

@@ -36,16 +36,26 @@ def closes(line: str, fence: str) -> bool:
 def fenced_lines(lines: Sequence[str]) -> Iterator[Tuple[int, str, bool]]:
     """``(index, line, whether it is code of a fenced block)`` for each line of ``lines`` but
     the fences themselves."""
+    for i, line, info in _blocks(lines):
+        yield i, line, info is not None
+
+
+def _blocks(lines: Sequence[str]) -> Iterator[Tuple[int, str, Optional[str]]]:
+    """``(index, line, the info string of the fenced block it is code of, else None)`` for each
+    line of ``lines`` but the fences themselves (a bare fence's info string is "")."""
     fence: Optional[str] = None
+    info = ""
     for i, line in enumerate(lines):
         if fence is None:
             fence = opening_fence(line)
             if fence is None:
-                yield i, line, False
+                yield i, line, None
+            else:
+                info = line.strip()[len(fence):].strip()
         elif closes(line, fence):
             fence = None
         else:
-            yield i, line, True
+            yield i, line, info
 
 
 # the info strings of a fenced block that holds shell commands (none: a bare block)
@@ -58,17 +68,9 @@ def shell_text(text: str) -> str:
     commands a README documents, to be read as a launch script's."""
     lines = text.splitlines()
     out = [""] * len(lines)
-    fence: Optional[str] = None
-    shell = False
-    for i, line in enumerate(lines):
-        if fence is None:
-            fence = opening_fence(line)
-            if fence is not None:
-                info = line.strip()[len(fence):].strip().split()
-                shell = (info[0].lower().strip("{}.") if info else "") in SHELL_INFO
-        elif closes(line, fence):
-            fence = None
-        elif shell:
+    for i, line, info in _blocks(lines):
+        words = (info or "").split()
+        if info is not None and (words[0].lower().strip("{}.") if words else "") in SHELL_INFO:
             stripped = line.lstrip()
             out[i] = stripped[2:] if stripped.startswith("$ ") else line
     return "\n".join(out)
