@@ -82,11 +82,9 @@ class CallGraphValues:
         class without its own ``__init__``, the class whose ``__init__`` runs."""
         where, canonical = self._symbols.resolve(callee, module)
         home = where.path if where is not None else ""
-        for name, owner_module, cls in self._symbols.ancestry(callee, module):
-            if cls is not None and cls.init_params is not None:
-                if cls.qualname != canonical:
-                    return ((canonical, home), (cls.qualname, owner_module.path if owner_module is not None else ""))
-                break
+        owner_module, owner = self._symbols.init_owner_in(callee, module)
+        if owner is not None and owner.qualname != canonical:
+            return ((canonical, home), (owner.qualname, owner_module.path if owner_module is not None else ""))
         return ((canonical, home),)
 
     def _home(self, function: str, near: str) -> str:

@@ -124,10 +124,14 @@ class ProjectSymbols:
 
     def init_owner(self, qualname: Optional[str], near: Optional[ModuleFacts]) -> Optional[ClassFact]:
         """The project class whose own ``__init__`` a call of ``qualname`` runs (None: a library's)."""
-        for _, _, cls in self.ancestry(qualname, near):
+        return self.init_owner_in(qualname, near)[1]
+
+    def init_owner_in(self, qualname: Optional[str], near: Optional[ModuleFacts]) -> Tuple[Optional[ModuleFacts], Optional[ClassFact]]:
+        """:meth:`init_owner`, with the module that defines it: ``(None, None)`` for a library's."""
+        for _, module, cls in self.ancestry(qualname, near):
             if cls is not None and cls.init_params is not None:
-                return cls
-        return None
+                return module, cls
+        return None, None
 
 
 def _short_library_name(qualname: str) -> str:
