@@ -56,6 +56,17 @@ def _write(root, files):
 _check = check_folder
 
 
+def _answered_from_the_ledger(root, cache, judged, name, line, first):
+    """Append ``line`` to the file ``name`` (no fact of it changes): the cached check gives
+    ``first`` without judging, as a check without caches finds."""
+    with open(root / name, "a") as fh:
+        fh.write(line)
+    judged.clear()
+    assert _check(root, cache) == first
+    assert judged == []  # answered from the ledger
+    assert _check(root) == first  # what a check without caches finds
+
+
 @pytest.fixture
 def judged(monkeypatch):
     """How many times the project was judged (a full check judges once or more)."""
@@ -82,12 +93,7 @@ def test_an_edit_that_changes_no_fact_answers_from_the_ledger(tree, judged):
     root, cache = tree
     first = _check(root, cache)
     assert {code for _, code, *_ in first} >= {"MP101"}
-    with open(root / "util.py", "a") as fh:
-        fh.write("# scales by two unless told otherwise\n")
-    judged.clear()
-    assert _check(root, cache) == first
-    assert judged == []  # answered from the ledger
-    assert _check(root) == first  # what a check without caches finds
+    _answered_from_the_ledger(root, cache, judged, "util.py", "# scales by two unless told otherwise\n", first)
 
 
 def test_an_edit_of_a_file_with_a_finding_is_a_full_check(tree, judged):
@@ -217,14 +223,7 @@ def test_an_edit_of_a_file_a_finding_points_into_changes_no_place(tree, judged):
     root, cache = tree
     first = _check(root, cache)
     assert not any(path.endswith("train.py") for path, *_ in first)
-    with open(root / "train.py", "a") as fh:
-        fh.write("# trained in fp16\n")
-    judged.clear()
-    assert _check(root, cache) == first
-    assert judged == []
-    assert first == _check(root)
-
-
+    _answered_from_the_ledger(root, cache, judged, "train.py", "# trained in fp16\n", first)
 
 
 def test_an_edit_of_a_file_whose_findings_have_no_fix_needs_only_their_reads(tree, judged):
@@ -234,12 +233,7 @@ def test_an_edit_of_a_file_whose_findings_have_no_fix_needs_only_their_reads(tre
     _write(root, {"amp.py": AMP})
     first = _check(root, cache)
     assert [(code, fix) for path, code, _, _, fix in first if path.endswith("amp.py")] == [("MP303", None)]
-    with open(root / "amp.py", "a") as fh:
-        fh.write("# evaluated in fp32 unless asked\n")
-    judged.clear()
-    assert _check(root, cache) == first
-    assert judged == []
-    assert first == _check(root)
+    _answered_from_the_ledger(root, cache, judged, "amp.py", "# evaluated in fp32 unless asked\n", first)
 
 
 def test_a_run_answered_from_the_ledger_keeps_the_imports_of_the_files_it_did_not_read(tree, monkeypatch):
