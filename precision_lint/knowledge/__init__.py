@@ -285,7 +285,7 @@ _OPTIONAL = (
     "also", "unlike", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
     "move_as", "move_since", "moved_to", "safety", "code", "verify_on", "since_note",
     "silent_since", "silent_values", "silent_with", "abbreviates", "on_store", "store_effect",
-    "hub_may_define", "older_error", "quiet_values",
+    "hub_may_define", "older_error", "quiet_values", "option_replacement",
 )
 STORES = ("warns", "ignored", "fails")
 
@@ -351,6 +351,10 @@ class Migration:
     # it, checked in the wheels): code written with the new name fails on a lowest allowed
     # version below it. Absent where `rename_since` is only the oldest version known to have it
     older_error: Optional[str] = None
+    # for a keyword of a dataclass an HfArgumentParser fills: what to pass on a command line
+    # instead, where the replacement is no option (`fsdp_config=` takes a dict in Python, the
+    # path of a JSON file on a command line)
+    option_replacement: Optional[str] = None
 
     @property
     def owner_short(self) -> str:
@@ -451,6 +455,7 @@ def migrations() -> Tuple[Migration, ...]:
                     on_store=row.get("on_store"), store_effect=row.get("store_effect"),
                     hub_may_define=bool(row.get("hub_may_define", False)),
                     older_error=row.get("older_error"),
+                    option_replacement=row.get("option_replacement"),
                 )
             )
     return tuple(out)

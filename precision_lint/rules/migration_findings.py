@@ -969,7 +969,10 @@ class MigrationJudge:
         )
 
     def _option_advice(self, row: Migration, allowed: Allowed) -> str:
-        """What to pass instead: the new option where the targeted versions have it."""
+        """What to pass instead: the new option where the targeted versions have it, or the
+        row's own words for a command line (``option_replacement``)."""
+        if row.option_replacement:
+            return f"pass {row.option_replacement} instead"
         if row.fix == "rename" and row.rename_to:
             said = f"pass `--{row.rename_to}` instead"
             note = row.replacement.removeprefix(f"{row.rename_to}=").strip()

@@ -252,3 +252,20 @@ def test_reporters_and_add_noqa_with_a_finding_in_a_launcher(tmp_path):
     added = run_cli(".", "--no-cache", "--select", "MP302", "--add-noqa", cwd=tmp_path)
     assert added.returncode == 0 and "no noqa comments added: a launch script" in added.stderr
     assert (tmp_path / "train.sh").read_text() == before
+
+
+@pytest.mark.parametrize("pin", ["4.28.1", "4.33.0"])
+def test_a_deprecated_fsdp_option_is_told_what_a_command_line_passes_instead(tmp_path, monkeypatch, pin):
+    """`--fsdp_transformer_layer_cls_to_wrap` warns from transformers 4.27 (FutureWarning: "using
+    `--fsdp_transformer_layer_cls_to_wrap` is deprecated. Use fsdp_config instead"); on a command
+    line `--fsdp_config` takes the path of a JSON file, and its key keeps the `fsdp_` prefix that
+    4.27 to 4.29 read (later versions strip it). The advice names that key alone, not the other
+    FSDP option's."""
+    launcher = "torchrun train.py --fsdp 'full_shard auto_wrap' --fsdp_transformer_layer_cls_to_wrap LlamaDecoderLayer --output_dir o\n"
+    write_tree(tmp_path, {"train.py": SCRIPT, "run.sh": launcher, "requirements.txt": f"transformers=={pin}\n"})
+    (d,) = _run(tmp_path, monkeypatch)
+    assert d.code == "MP304" and "deprecated since transformers 4.27" in d.message
+    assert d.message.endswith(
+        'pass `--fsdp_config` with the path of a JSON file holding {"fsdp_transformer_layer_cls_to_wrap": [...]} instead'
+    )
+    assert "min_num_params" not in d.message
