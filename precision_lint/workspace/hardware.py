@@ -34,13 +34,17 @@ GPU_CAPABILITY = {
     "b100": 100, "b200": 100, "gb200": 100,
     "p100": 60, "v100": 70, "t4": 75, "k80": 37, "p40": 61, "titan": 75, "rtx2080": 75,
     "rtx2080ti": 75, "gtx1080": 61, "gtx1080ti": 61,
+    # the other GeForce cards of those generations: Pascal (sm61), Turing (sm75), Ampere (sm86),
+    # Ada (sm89), Blackwell (sm120)
+    "gtx1050": 61, "gtx1060": 61, "gtx1070": 61, "gtx1650": 75, "gtx1660": 75, "rtx2060": 75, "rtx2070": 75,
+    "rtx3060": 86, "rtx3070": 86, "rtx4060": 89, "rtx4070": 89, "rtx5060": 120, "rtx5070": 120, "rtx5080": 120,
 }
 NATIVE_BF16 = 80
 FP8_CAPABILITY = 89  # Ada and Hopper: the first GPUs with FP8 tensor cores
 
 _GPU_WORD_PATTERN = (
     r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?)*"
-    r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?[2345]0[89]0(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|b[12]00|p100|v100|t4|k80|p40|titan)"
+    r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?(?:[2345]0[6-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|b[12]00|p100|v100|t4|k80|p40|titan)"
     # a memory size or form factor may follow: "A100-40GB", "H100-SXM", "A100 80GB"
     r"s?(?:(?=-(?:\d+\s*gb?|sxm\d*|pcie|nvl)\b)|(?![\w-]))"
 )
@@ -306,6 +310,26 @@ def markdown_prose(text: str) -> str:
         if at >= 0:
             out.append(line[at + 1:])
     return "\n".join(out)
+
+
+# A Hugging Face Space's card, the YAML block that opens its README, names the hardware the
+# Space runs on: `suggested_hardware: a10g-large` (the flavors `t4-small`, `l4x4`, `l40sx1`,
+# `a100-large`, `h100x8`, `zero-a10g`; `cpu-basic` names no GPU).
+_SPACE_HARDWARE = lazy(
+    r"^suggested_hardware:[ \t]*[\"']?(?:zero-)?(t4|a10g|a100|h100|l40s|l4)(?:x\d+)?(?:-[a-z0-9]+)?[\"']?[ \t]*(?:#.*)?$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def space_card_hardware(text: str) -> List[int]:
+    """The capability of the GPU a Hugging Face Space's card (the ``---`` YAML block a README
+    opens with) suggests: the hardware the Space's app is written for and run on."""
+    if not text.startswith("---"):
+        return []
+    end = text.find("\n---", 3)
+    if end < 0:
+        return []
+    return [_capability(match.group(1)) for match in _SPACE_HARDWARE().finditer(text, 0, end)]
 
 
 def summarise(capabilities: Iterable[int]) -> Optional[int]:

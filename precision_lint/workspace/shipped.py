@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .versions import Allowed
 
 from .._regex import lazy
-from .hardware import NATIVE_BF16, markdown_prose, notebook_capability, stated_in_text, summarise
+from .hardware import NATIVE_BF16, markdown_prose, notebook_capability, space_card_hardware, stated_in_text, summarise
 
 LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
 READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
@@ -331,12 +331,16 @@ class ShippedFiles:
 
     def _readme_statement(self, readme: str) -> List[int]:
         """What a README's prose states (its fenced blocks are commands, not prose; a ``.rst``
-        or ``.txt`` one is read whole), read once per README."""
+        or ``.txt`` one is read whole) and, for a Hugging Face Space's README, the hardware its
+        card suggests; read once per README."""
         stated = self._readme_stated.get(readme)
         if stated is None:
             text = self._read(readme) or ""
-            prose = text if readme.endswith((".rst", ".txt")) else markdown_prose(text)
-            stated = self._readme_stated[readme] = stated_in_text(prose)
+            if readme.endswith((".rst", ".txt")):
+                stated = stated_in_text(text)
+            else:
+                stated = stated_in_text(markdown_prose(text)) + space_card_hardware(text)
+            self._readme_stated[readme] = stated
         return list(stated)
 
     def _project_readmes(self, root: str) -> List[str]:

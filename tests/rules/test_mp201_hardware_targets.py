@@ -280,6 +280,22 @@ def test_files_that_do_not_speak_about_the_module_state_nothing(tree, files):
     assert _run(tree({"src/train.py": TRAIN, **files})) == [("src/train.py", "MP201")]
 
 
+SPACE_CARD = "---\ntitle: Demo\nsdk: gradio\napp_file: app.py\nsuggested_hardware: {flavor}\n---\n\n# Demo\n"
+
+
+@pytest.mark.parametrize("flavor, reported", [("a10g-large", False), ("l4x4", False), ("'a100-large'", False), ("t4-medium", True), ("cpu-basic", True)])
+def test_a_hugging_face_spaces_card_states_the_hardware_of_its_app(tree, flavor, reported):
+    """A Space's README opens with its card, whose `suggested_hardware:` is the GPU the app is
+    written for and run on: it speaks for the folder before a README above it (a T4 the
+    project's README names for another script)."""
+    files = {
+        "README.md": "# Project\n\nThe quantized demo runs on a free Colab T4.\n",
+        "space/README.md": SPACE_CARD.format(flavor=flavor),
+        "space/app.py": TRAIN,
+    }
+    assert _run(tree(files)) == ([("space/app.py", "MP201")] if reported else [])
+
+
 def test_code_that_states_its_own_gpu_is_not_overridden_by_a_readme_above_it(tree):
     """A folder of recipes has one README; a recipe that names its own GPU (an A10 in its
     docstring) is judged by that, not by a sentence of the README about another recipe (a Colab

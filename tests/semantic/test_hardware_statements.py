@@ -5,7 +5,7 @@ from conftest import config
 
 from precision_lint.engine import Engine
 from precision_lint.facts.extractors.capability import other_device
-from precision_lint.workspace.hardware import markdown_prose, notebook_capability, split_source, stated_capability, stated_in_text, summarise
+from precision_lint.workspace.hardware import markdown_prose, notebook_capability, space_card_hardware, split_source, stated_capability, stated_in_text, summarise
 
 
 @pytest.mark.parametrize(
@@ -46,6 +46,11 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("Inference latency is 30 ms on an A100.", []),
         ("Trained on 8xA100 at 3,000 tokens/s per GPU.", [80]),
         ("Runs at 12 it/s on a T4.", [75]),  # a pre-Ampere GPU named at all counts
+        # GeForce cards of every generation, the "Ti" written with or without a space
+        ("Tested on a GTX 1080TI.", [61]),
+        ("Trained on a GTX 1660 Super and an RTX 2070.", [75, 75]),
+        ("Tested on an RTX 3060 12GB.", [86]),
+        ("We ran it on an RTX 4070 Ti.", [89]),
     ],
 )
 def test_statements_advice_and_requests(text, expected):
@@ -264,3 +269,19 @@ def test_the_prose_read_from_the_tree_is_the_tokenizer_s(source):
     index = build_index(source, "m", False, ast.parse(source))
     statements = [(span.start, span.end) for span in map(index.span, index.string_statements)]
     assert prose_of(source, statements) == split_source(source)[0]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("---\ntitle: x\nsdk: gradio\nsuggested_hardware: a10g-large\n---\n# x\n", [86]),
+        ("---\nsuggested_hardware: t4-small  # the free tier\n---\n", [75]),
+        ("---\nsuggested_hardware: zero-a10g\n---\n", [86]),
+        ("---\nsuggested_hardware: h100x8\n---\n", [90]),
+        ("---\nsuggested_hardware: cpu-upgrade\n---\n", []),
+        ("# x\n\nsuggested_hardware: a10g-large\n", []),  # no card: prose, not a Space's setting
+        ("---\ntitle: x\n---\n\nsuggested_hardware: t4-small\n", []),  # after the card
+    ],
+)
+def test_a_spaces_card_suggests_its_hardware(text, expected):
+    assert space_card_hardware(text) == expected
