@@ -40,6 +40,9 @@ PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs
 # at most this many changed files are read on their own to reuse the last check's findings
 # (``workspace/ledger.py``); more, and a full check costs little more than reading them
 MAX_REUSED_EDITS = 8
+# from this many files to extract in one batch, their call summaries are DEFERRED
+# (``facts/model.py``): worked out only for the modules the join asks about
+DEFER_SUMMARIES_FROM = PARALLEL_THRESHOLD
 _UNREAD = object()  # imports not read yet (see Engine._known_imports)
 
 
@@ -149,7 +152,7 @@ def _read_job(args) -> Tuple[bool, Optional[Tuple[str, ...]], ModuleFacts]:
     from .facts.extract import read_imports
     from .semantic.gate import seen_library
 
-    kept, path, module, is_package, root = args
+    kept, path, module, is_package, root, summaries = args
     text = text_of(kept)  # sent as the source keeps it (``sources.held``)
     try:
         imports, parsed = read_imports(text, path, module, is_package)
@@ -157,7 +160,7 @@ def _read_job(args) -> Tuple[bool, Optional[Tuple[str, ...]], ModuleFacts]:
         return False, None, _internal_facts(path, (module, is_package, root), "reading imports", exc)
     analyse = imports is None or seen_library(imports)
     try:
-        return True, imports, extract_facts(text, path, module, is_package, root, analyse, parsed)
+        return True, imports, extract_facts(text, path, module, is_package, root, analyse, parsed, summaries)
     except Exception as exc:
         return True, imports, _internal_facts(path, (module, is_package, root), "reading facts", exc)
 
@@ -166,12 +169,39 @@ def _facts_job(args) -> ModuleFacts:
     """The facts of one file; in a worker process too. An exception of ours on it (a bug:
     ``RecursionError`` in an extractor, anything) gives facts that say so (MP003), never the
     end of the run: every other file is still read."""
-    kept, path, module, is_package, root, analyse = args
+    kept, path, module, is_package, root, analyse, *deferring = args
     text = text_of(kept)  # sent as the source keeps it (``sources.held``)
     try:
-        return extract_facts(text, path, module, is_package, root, analyse)
+        return extract_facts(text, path, module, is_package, root, analyse, None, not deferring)
     except Exception as exc:
         return _internal_facts(path, (module, is_package, root), "reading facts", exc)
+
+
+class _Summaries:
+    """What works out the DEFERRED call summaries of one file's facts (``facts/model.py``)
+    when the join first asks for them: the file's text extracted again, whole, here; the
+    engine then keeps them with the facts (:meth:`Engine._summarised`). Copies of the facts
+    (``dataclasses.replace``) share it, and so its one answer."""
+
+    __slots__ = ("engine", "key", "kept", "unsaved", "answer")
+
+    def __init__(self, engine: "Engine", key: tuple, kept, unsaved: bool) -> None:
+        self.engine, self.key, self.kept, self.unsaved = engine, key, kept, unsaved
+        self.answer: Optional[Tuple[tuple, tuple]] = None
+
+    def __call__(self) -> Tuple[tuple, tuple]:
+        if self.answer is None:
+            path, _, naming, analyse = self.key
+            try:
+                full = extract_facts(text_of(self.kept), path, *naming, analyse)
+            except Exception as exc:  # a bug of ours, named by the join's stage (MP003)
+                exc.precision_lint_stage = "working out deferred call summaries"
+                raise
+            if full.summaries_deferred or full.parse_error is not None:
+                raise RuntimeError(f"the call summaries of {path} could not be worked out again")
+            self.answer = (full.calls, full.returns)
+            self.engine._summarised(self.key, self.unsaved, self.answer)
+        return self.answer
 
 
 def _internal_facts(path: str, naming: tuple, stage: str, exc: BaseException) -> ModuleFacts:
@@ -329,7 +359,8 @@ class Engine:
 
         todo = []
         first: Dict[str, Tuple[bool, ModuleFacts]] = {}  # path → (analysed, facts) read with the imports
-        jobs = [(src.kept_text, src.path, *naming_of[src.path]) for src, _ in unread]
+        summaries = len(unread) < DEFER_SUMMARIES_FROM
+        jobs = [(src.kept_text, src.path, *naming_of[src.path], summaries) for src, _ in unread]
         for (src, digest), (ok, imports, facts) in zip(unread, self._run_jobs(_read_job, jobs, pools)):
             if not ok:  # an internal error while reading its imports
                 out[src.path] = facts
@@ -364,11 +395,16 @@ class Engine:
                     out[src.path] = cached
                 else:
                     todo.append((key, (src.kept_text, src.path, *naming, src.path in analysed), src.unsaved))
-        results = self._run_jobs(_facts_job, [args for _, args, _ in todo], pools)
+        deferring = (True,) if len(todo) >= DEFER_SUMMARIES_FROM else ()
+        results = self._run_jobs(_facts_job, [args + deferring for _, args, _ in todo], pools)
         made += [(key, args[1], unsaved, facts) for (key, args, unsaved), facts in zip(todo, results)]
         for key, path, unsaved, facts in made:
             out[path] = facts
             self._keep_facts(key, path, unsaved, facts)
+        for src in sources:
+            facts = out[src.path]
+            if facts.summaries_deferred and facts.summarise is None:
+                facts.summarise = _Summaries(self, self._facts_keys[src.path], src.kept_text, src.unsaved)
         return [_with_notebook_targets(out[s.path], s.notebook) for s in sources]
 
     def _kept_facts(self, path: str, key: tuple, unsaved: bool) -> Optional[ModuleFacts]:
@@ -383,6 +419,16 @@ class Engine:
             if self.index is not None and not unsaved:
                 self.index.put(("facts", key), cached.imports)
         return cached
+
+    def _summarised(self, key: tuple, unsaved: bool, summaries: Tuple[tuple, tuple]) -> None:
+        """The deferred call summaries of the facts of ``key``, worked out when the join asked
+        (:class:`_Summaries`): kept with them, so that no later check works them out again."""
+        latest = self._cache.get(key[0])
+        if latest is None or latest[0] != key or not latest[1].summaries_deferred:
+            return
+        facts = latest[1]
+        facts.calls, facts.returns = summaries
+        self._keep_facts(key, key[0], unsaved, facts)
 
     def _keep_facts(self, key: tuple, path: str, unsaved: bool, facts: ModuleFacts) -> None:
         """Facts made by this run, kept in memory and (for a saved file) on disk, with their
@@ -676,6 +722,8 @@ class Engine:
         if before is None:
             return None
         now = self._kept_facts(src.path, key, src.unsaved)
+        if now is not None and now.summaries_deferred and now.summarise is None:
+            now.summarise = _Summaries(self, key, src.kept_text, src.unsaved)
         if now is None:
             now = _facts_job((src.kept_text, src.path, *naming, key[3]))
             self._keep_facts(key, src.path, src.unsaved, now)
