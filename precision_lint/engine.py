@@ -273,6 +273,9 @@ class Engine:
         # what the rules read of the texts (``_judged``); None outside a check
         self._reads: Optional[TextReads] = None
         self._facts_keys: Dict[str, tuple] = {}
+        # files named in the current check (read one by one for their neighbours, ``_run_named``):
+        # as many, and each one's call summaries are deferred as in a batch of that size
+        self._named_files = 0
         self._gate_imports: Dict[str, Optional[Tuple[str, ...]]] = {}
         self._side_files: Tuple[str, ...] = ()  # the config files the last judge's join read
         self.import_roots = ImportRoots(self.config.src)  # renewed by each run: it caches the file system
@@ -359,7 +362,7 @@ class Engine:
 
         todo = []
         first: Dict[str, Tuple[bool, ModuleFacts]] = {}  # path → (analysed, facts) read with the imports
-        summaries = len(unread) < DEFER_SUMMARIES_FROM
+        summaries = not self._defers(len(unread))
         jobs = [(src.kept_text, src.path, *naming_of[src.path], summaries) for src, _ in unread]
         for (src, digest), (ok, imports, facts) in zip(unread, self._run_jobs(_read_job, jobs, pools)):
             if not ok:  # an internal error while reading its imports
@@ -395,7 +398,7 @@ class Engine:
                     out[src.path] = cached
                 else:
                     todo.append((key, (src.kept_text, src.path, *naming, src.path in analysed), src.unsaved))
-        deferring = (True,) if len(todo) >= DEFER_SUMMARIES_FROM else ()
+        deferring = (True,) if self._defers(len(todo)) else ()
         results = self._run_jobs(_facts_job, [args + deferring for _, args, _ in todo], pools)
         made += [(key, args[1], unsaved, facts) for (key, args, unsaved), facts in zip(todo, results)]
         for key, path, unsaved, facts in made:
@@ -406,6 +409,11 @@ class Engine:
             if facts.summaries_deferred and facts.summarise is None:
                 facts.summarise = _Summaries(self, self._facts_keys[src.path], src.kept_text, src.unsaved)
         return [_with_notebook_targets(out[s.path], s.notebook) for s in sources]
+
+    def _defers(self, batch: int) -> bool:
+        """Whether the facts of a batch of this many files leave their call summaries DEFERRED
+        (``facts/model.py``): in a check of many files, where the join asks for few of them."""
+        return max(batch, self._named_files) >= DEFER_SUMMARIES_FROM
 
     def _kept_facts(self, path: str, key: tuple, unsaved: bool) -> Optional[ModuleFacts]:
         """The facts kept for ``key`` (path, digest, naming, analysed): this engine's latest of
@@ -929,7 +937,11 @@ class Engine:
         if not named:
             return self.run_sources(sources, fix=fix, unsafe=unsafe)
         # files named one by one (pre-commit, an editor): read their unit on disk as well
-        neighbours = self._neighbours(sources, named)
+        self._named_files = len(named)
+        try:
+            neighbours = self._neighbours(sources, named)
+        finally:
+            self._named_files = 0
         if not neighbours:
             return self.run_sources(sources, fix=fix, unsafe=unsafe)
         result = self.run_sources(

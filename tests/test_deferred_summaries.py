@@ -146,3 +146,18 @@ def test_an_edit_of_deferred_summaries_is_a_full_check_only_where_the_join_read_
     again, _, _ = _check(tmp_path, 1, monkeypatch, cache)
     assert (judged == []) == reused
     assert again == first == _check(tmp_path, 1, monkeypatch)[0]
+
+
+def test_files_named_one_by_one_defer_their_summaries_as_a_batch_of_as_many(tmp_path, monkeypatch):
+    """Named files (pre-commit hands over every changed file) are read one at a time for their
+    neighbours: as many of them defer their call summaries as a batch of that size does."""
+    _project(tmp_path)
+    monkeypatch.setattr(engine_module, "DEFER_SUMMARIES_FROM", 4)
+    monkeypatch.chdir(tmp_path)
+    named = sorted(p.name for p in tmp_path.glob("*.py"))
+    engine = Engine(config(transformers_version="5.23"), jobs=1)
+    found = [(d.path, d.code) for d in engine.run_paths(named).diagnostics]
+    facts = {path: f for path, (_, f) in engine._cache.items()}
+    assert facts["loader_3.py"].summaries_deferred and not facts["train.py"].summaries_deferred
+    monkeypatch.setattr(engine_module, "DEFER_SUMMARIES_FROM", 10**9)
+    assert found == [(d.path, d.code) for d in Engine(config(transformers_version="5.23"), jobs=1).run_paths(named).diagnostics]
