@@ -43,6 +43,9 @@ MAX_REUSED_EDITS = 8
 # from this many files to extract in one batch, their call summaries are DEFERRED
 # (``facts/model.py``): worked out only for the modules the join asks about
 DEFER_SUMMARIES_FROM = PARALLEL_THRESHOLD
+# from this many modules whose deferred summaries the join will read, they are worked out in
+# worker processes (fewer: in this one, as each is asked)
+PARALLEL_SUMMARIES = 4
 _UNREAD = object()  # imports not read yet (see Engine._known_imports)
 
 
@@ -191,17 +194,41 @@ class _Summaries:
 
     def __call__(self) -> Tuple[tuple, tuple]:
         if self.answer is None:
-            path, _, naming, analyse = self.key
             try:
-                full = extract_facts(text_of(self.kept), path, *naming, analyse)
+                answer = _summaries_of(self.job())
             except Exception as exc:  # a bug of ours, named by the join's stage (MP003)
                 exc.precision_lint_stage = "working out deferred call summaries"
                 raise
-            if full.summaries_deferred or full.parse_error is not None:
-                raise RuntimeError(f"the call summaries of {path} could not be worked out again")
-            self.answer = (full.calls, full.returns)
-            self.engine._summarised(self.key, self.unsaved, self.answer)
+            self.settle(answer)
         return self.answer
+
+    def job(self) -> tuple:
+        """What :func:`_summaries_job` works them out from (the text first, as the jobs of
+        ``Engine._run_jobs``)."""
+        path, _, naming, analyse = self.key
+        return (self.kept, path, naming, analyse)
+
+    def settle(self, answer: Tuple[tuple, tuple]) -> None:
+        self.answer = answer
+        self.engine._summarised(self.key, self.unsaved, answer)
+
+
+def _summaries_of(job: tuple) -> Tuple[tuple, tuple]:
+    """The call records and return summaries of a file's text, its facts extracted whole."""
+    kept, path, naming, analyse = job
+    full = extract_facts(text_of(kept), path, *naming, analyse)
+    if full.summaries_deferred or full.parse_error is not None:
+        raise RuntimeError(f"the call summaries of {path} could not be worked out again")
+    return full.calls, full.returns
+
+
+def _summaries_job(job: tuple) -> Optional[Tuple[tuple, tuple]]:
+    """:func:`_summaries_of`, in a worker process; None where it fails (the module is then
+    worked out alone when the join asks, and the failure reported there)."""
+    try:
+        return _summaries_of(job)
+    except Exception:
+        return None
 
 
 def _internal_facts(path: str, naming: tuple, stage: str, exc: BaseException) -> ModuleFacts:
@@ -410,6 +437,28 @@ class Engine:
                 facts.summarise = _Summaries(self, self._facts_keys[src.path], src.kept_text, src.unsaved)
         return [_with_notebook_targets(out[s.path], s.notebook) for s in sources]
 
+    def _summarise_many(self, modules: List[ModuleFacts]) -> None:
+        """The DEFERRED call summaries of ``modules`` worked out at once, before the join
+        reads them (``Project``, ``CallGraphValues.prefetch_summaries``): in worker processes
+        where there are enough of them, as the facts were."""
+        todo: Dict[int, _Summaries] = {}
+        for module in modules:
+            work = module.summarise
+            if module.summaries_deferred and isinstance(work, _Summaries) and work.answer is None:
+                todo[id(work)] = work
+        works = list(todo.values())
+        if len(works) >= PARALLEL_SUMMARIES and self.jobs > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            works.sort(key=lambda w: -len(w.kept))  # the largest first: no worker is left with one at the end
+            with ProcessPoolExecutor(max_workers=min(self.jobs, len(works)), mp_context=self.mp_context) as pool:
+                for work, answer in zip(works, pool.map(_summaries_job, [w.job() for w in works])):
+                    if answer is not None:
+                        work.settle(answer)
+        for module in modules:
+            if module.summaries_deferred and isinstance(module.summarise, _Summaries) and module.summarise.answer is not None:
+                module.complete_summaries()
+
     def _defers(self, batch: int) -> bool:
         """Whether the facts of a batch of this many files leave their call summaries DEFERRED
         (``facts/model.py``): in a check of many files, where the join asks for few of them."""
@@ -504,7 +553,7 @@ class Engine:
             configs = ConfigFiles(max_bytes=self.config.max_file_size)
         ordered = sorted(facts, key=lambda m: m.path)
         try:
-            project = Project(ordered, lambda m: self.import_roots(m.path, m.root), configs)
+            project = Project(ordered, lambda m: self.import_roots(m.path, m.root), configs, self._summarise_many)
         except Exception as exc:  # a bug of ours in the whole-project join: no file can be judged
             self._side_files = ()
             stage = _stage_where("joining the project", exc)

@@ -161,3 +161,44 @@ def test_files_named_one_by_one_defer_their_summaries_as_a_batch_of_as_many(tmp_
     assert facts["loader_3.py"].summaries_deferred and not facts["train.py"].summaries_deferred
     monkeypatch.setattr(engine_module, "DEFER_SUMMARIES_FROM", 10**9)
     assert found == [(d.path, d.code) for d in Engine(config(transformers_version="5.23"), jobs=1).run_paths(named).diagnostics]
+
+
+def test_the_summaries_the_join_reads_are_worked_out_in_one_batch_before_it(tmp_path, monkeypatch):
+    """``CallGraphValues.prefetch_summaries``: the records of the calls of each function whose
+    parameter a module's facts name, and the returns they name, are worked out before the join,
+    in worker processes; none is left for the join to work out alone."""
+    _project(tmp_path)
+    eager, _, _ = _check(tmp_path, 10**9, monkeypatch)
+    original = engine_module._Summaries.__call__
+
+    def alone(self):
+        assert self.answer is not None, f"{self.key[0]}: worked out alone, as the join asked"
+        return original(self)
+
+    batches = []
+    original_many = Engine._summarise_many
+
+    def counting(self, modules):
+        batches.append(sorted(m.path for m in modules))
+        return original_many(self, modules)
+
+    monkeypatch.setattr(engine_module._Summaries, "__call__", alone)
+    monkeypatch.setattr(Engine, "_summarise_many", counting)
+    monkeypatch.setattr(engine_module, "PARALLEL_SUMMARIES", 1)
+    monkeypatch.setattr(engine_module, "DEFER_SUMMARIES_FROM", 1)
+    engine = Engine(config(transformers_version="5.23"), jobs=2)
+    monkeypatch.chdir(tmp_path)
+    found = [(d.path, d.code, d.span, d.message, d.fix) for d in engine.run_paths(["."]).diagnostics]
+    assert found == eager
+    # load_0's parameter is named by loader_0's facts: train.py's call of it first; then what
+    # that call passes, weights_dtype()'s return, from precision.py
+    assert batches == [["train.py"], ["precision.py"]]
+
+
+def test_join_questions_names_the_parameters_and_returns_a_value_holds():
+    from precision_lint.semantic.values import PARAM, RETURN, ParamRef, Possible, ReturnRef, join_questions
+
+    inner = Possible(PARAM, ParamRef("pkg.load", "dtype", 1))
+    value = (Possible(RETURN, ReturnRef("pkg.make", args=((0, None, (inner,)),))), Possible("const", True))
+    assert join_questions({"site": [value, value]}) == (frozenset({"pkg.load"}), frozenset({"pkg.make"}))
+    assert join_questions((Possible("const", 1),)) == (frozenset(), frozenset())

@@ -24,7 +24,7 @@ from ..semantic.main_block import main_block_lines
 from ..semantic.programs import top_level_acts
 from ..semantic.queries import name_for, position, qualified_name
 from .model import DEFERRED, ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
-from ..semantic.values import CAPABILITY, COND, awaits_join
+from ..semantic.values import CAPABILITY, COND, awaits_join, join_questions
 from .._regex import lazy
 
 if TYPE_CHECKING:
@@ -217,6 +217,9 @@ def _extract_parsed(facts: ModuleFacts, index: ModuleIndex, summaries: bool = Tr
                 exc.precision_lint_stage = f"extractor {extractor.SECTION}"
                 raise
     facts.to_join = frozenset(name for name, value in facts.sections.items() if awaits_join(value))
+    if facts.to_join:
+        params, returns = join_questions([facts.sections[name] for name in sorted(facts.to_join)])
+        facts.asks = (tuple(sorted(params)), tuple(sorted(returns)))
     return facts
 
 

@@ -102,6 +102,9 @@ class ModuleFacts:
     # the sections holding a value the join substitutes (``values.awaits_join``): the rest are
     # final as extracted, and each run's join passes them by
     to_join: FrozenSet[str] = frozenset()
+    # what the join will ask of other modules to substitute them (``values.join_questions``):
+    # the functions whose callers' records and the callees whose return summaries they name
+    asks: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ())
     # module-level names bound to something defined elsewhere: (local name, qualified name),
     # from imports and simple aliases (re-exports through a package `__init__`)
     exports: Tuple[Tuple[str, str], ...] = ()
