@@ -40,6 +40,12 @@ PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs
 # at most this many changed files are read on their own to reuse the last check's findings
 # (``workspace/ledger.py``); more, and a full check costs little more than reading them
 MAX_REUSED_EDITS = 8
+# from this many files to extract in one batch, their call summaries are DEFERRED
+# (``facts/model.py``): worked out only for the modules the join asks about
+DEFER_SUMMARIES_FROM = PARALLEL_THRESHOLD
+# from this many modules whose deferred summaries the join will read, they are worked out in
+# worker processes (fewer: in this one, as each is asked)
+PARALLEL_SUMMARIES = 4
 _UNREAD = object()  # imports not read yet (see Engine._known_imports)
 
 
@@ -149,7 +155,7 @@ def _read_job(args) -> Tuple[bool, Optional[Tuple[str, ...]], ModuleFacts]:
     from .facts.extract import read_imports
     from .semantic.gate import seen_library
 
-    kept, path, module, is_package, root = args
+    kept, path, module, is_package, root, summaries = args
     text = text_of(kept)  # sent as the source keeps it (``sources.held``)
     try:
         imports, parsed = read_imports(text, path, module, is_package)
@@ -157,7 +163,7 @@ def _read_job(args) -> Tuple[bool, Optional[Tuple[str, ...]], ModuleFacts]:
         return False, None, _internal_facts(path, (module, is_package, root), "reading imports", exc)
     analyse = imports is None or seen_library(imports)
     try:
-        return True, imports, extract_facts(text, path, module, is_package, root, analyse, parsed)
+        return True, imports, extract_facts(text, path, module, is_package, root, analyse, parsed, summaries)
     except Exception as exc:
         return True, imports, _internal_facts(path, (module, is_package, root), "reading facts", exc)
 
@@ -166,12 +172,63 @@ def _facts_job(args) -> ModuleFacts:
     """The facts of one file; in a worker process too. An exception of ours on it (a bug:
     ``RecursionError`` in an extractor, anything) gives facts that say so (MP003), never the
     end of the run: every other file is still read."""
-    kept, path, module, is_package, root, analyse = args
+    kept, path, module, is_package, root, analyse, *deferring = args
     text = text_of(kept)  # sent as the source keeps it (``sources.held``)
     try:
-        return extract_facts(text, path, module, is_package, root, analyse)
+        return extract_facts(text, path, module, is_package, root, analyse, None, not deferring)
     except Exception as exc:
         return _internal_facts(path, (module, is_package, root), "reading facts", exc)
+
+
+class _Summaries:
+    """What works out the DEFERRED call summaries of one file's facts (``facts/model.py``)
+    when the join first asks for them: the file's text extracted again, whole, here; the
+    engine then keeps them with the facts (:meth:`Engine._summarised`). Copies of the facts
+    (``dataclasses.replace``) share it, and so its one answer."""
+
+    __slots__ = ("engine", "key", "kept", "unsaved", "answer")
+
+    def __init__(self, engine: "Engine", key: tuple, kept, unsaved: bool) -> None:
+        self.engine, self.key, self.kept, self.unsaved = engine, key, kept, unsaved
+        self.answer: Optional[Tuple[tuple, tuple]] = None
+
+    def __call__(self) -> Tuple[tuple, tuple]:
+        if self.answer is None:
+            try:
+                answer = _summaries_of(self.job())
+            except Exception as exc:  # a bug of ours, named by the join's stage (MP003)
+                exc.precision_lint_stage = "working out deferred call summaries"
+                raise
+            self.settle(answer)
+        return self.answer
+
+    def job(self) -> tuple:
+        """What :func:`_summaries_job` works them out from (the text first, as the jobs of
+        ``Engine._run_jobs``)."""
+        path, _, naming, analyse = self.key
+        return (self.kept, path, naming, analyse)
+
+    def settle(self, answer: Tuple[tuple, tuple]) -> None:
+        self.answer = answer
+        self.engine._summarised(self.key, self.unsaved, answer)
+
+
+def _summaries_of(job: tuple) -> Tuple[tuple, tuple]:
+    """The call records and return summaries of a file's text, its facts extracted whole."""
+    kept, path, naming, analyse = job
+    full = extract_facts(text_of(kept), path, *naming, analyse)
+    if full.summaries_deferred or full.parse_error is not None:
+        raise RuntimeError(f"the call summaries of {path} could not be worked out again")
+    return full.calls, full.returns
+
+
+def _summaries_job(job: tuple) -> Optional[Tuple[tuple, tuple]]:
+    """:func:`_summaries_of`, in a worker process; None where it fails (the module is then
+    worked out alone when the join asks, and the failure reported there)."""
+    try:
+        return _summaries_of(job)
+    except Exception:
+        return None
 
 
 def _internal_facts(path: str, naming: tuple, stage: str, exc: BaseException) -> ModuleFacts:
@@ -243,6 +300,9 @@ class Engine:
         # what the rules read of the texts (``_judged``); None outside a check
         self._reads: Optional[TextReads] = None
         self._facts_keys: Dict[str, tuple] = {}
+        # files named in the current check (read one by one for their neighbours, ``_run_named``):
+        # as many, and each one's call summaries are deferred as in a batch of that size
+        self._named_files = 0
         self._gate_imports: Dict[str, Optional[Tuple[str, ...]]] = {}
         self._side_files: Tuple[str, ...] = ()  # the config files the last judge's join read
         self.import_roots = ImportRoots(self.config.src)  # renewed by each run: it caches the file system
@@ -329,7 +389,8 @@ class Engine:
 
         todo = []
         first: Dict[str, Tuple[bool, ModuleFacts]] = {}  # path → (analysed, facts) read with the imports
-        jobs = [(src.kept_text, src.path, *naming_of[src.path]) for src, _ in unread]
+        summaries = not self._defers(len(unread))
+        jobs = [(src.kept_text, src.path, *naming_of[src.path], summaries) for src, _ in unread]
         for (src, digest), (ok, imports, facts) in zip(unread, self._run_jobs(_read_job, jobs, pools)):
             if not ok:  # an internal error while reading its imports
                 out[src.path] = facts
@@ -364,12 +425,44 @@ class Engine:
                     out[src.path] = cached
                 else:
                     todo.append((key, (src.kept_text, src.path, *naming, src.path in analysed), src.unsaved))
-        results = self._run_jobs(_facts_job, [args for _, args, _ in todo], pools)
+        deferring = (True,) if self._defers(len(todo)) else ()
+        results = self._run_jobs(_facts_job, [args + deferring for _, args, _ in todo], pools)
         made += [(key, args[1], unsaved, facts) for (key, args, unsaved), facts in zip(todo, results)]
         for key, path, unsaved, facts in made:
             out[path] = facts
             self._keep_facts(key, path, unsaved, facts)
+        for src in sources:
+            facts = out[src.path]
+            if facts.summaries_deferred and facts.summarise is None:
+                facts.summarise = _Summaries(self, self._facts_keys[src.path], src.kept_text, src.unsaved)
         return [_with_notebook_targets(out[s.path], s.notebook) for s in sources]
+
+    def _summarise_many(self, modules: List[ModuleFacts]) -> None:
+        """The DEFERRED call summaries of ``modules`` worked out at once, before the join
+        reads them (``Project``, ``CallGraphValues.prefetch_summaries``): in worker processes
+        where there are enough of them, as the facts were."""
+        todo: Dict[int, _Summaries] = {}
+        for module in modules:
+            work = module.summarise
+            if module.summaries_deferred and isinstance(work, _Summaries) and work.answer is None:
+                todo[id(work)] = work
+        works = list(todo.values())
+        if len(works) >= PARALLEL_SUMMARIES and self.jobs > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            works.sort(key=lambda w: -len(w.kept))  # the largest first: no worker is left with one at the end
+            with ProcessPoolExecutor(max_workers=min(self.jobs, len(works)), mp_context=self.mp_context) as pool:
+                for work, answer in zip(works, pool.map(_summaries_job, [w.job() for w in works])):
+                    if answer is not None:
+                        work.settle(answer)
+        for module in modules:
+            if module.summaries_deferred and isinstance(module.summarise, _Summaries) and module.summarise.answer is not None:
+                module.complete_summaries()
+
+    def _defers(self, batch: int) -> bool:
+        """Whether the facts of a batch of this many files leave their call summaries DEFERRED
+        (``facts/model.py``): in a check of many files, where the join asks for few of them."""
+        return max(batch, self._named_files) >= DEFER_SUMMARIES_FROM
 
     def _kept_facts(self, path: str, key: tuple, unsaved: bool) -> Optional[ModuleFacts]:
         """The facts kept for ``key`` (path, digest, naming, analysed): this engine's latest of
@@ -383,6 +476,16 @@ class Engine:
             if self.index is not None and not unsaved:
                 self.index.put(("facts", key), cached.imports)
         return cached
+
+    def _summarised(self, key: tuple, unsaved: bool, summaries: Tuple[tuple, tuple]) -> None:
+        """The deferred call summaries of the facts of ``key``, worked out when the join asked
+        (:class:`_Summaries`): kept with them, so that no later check works them out again."""
+        latest = self._cache.get(key[0])
+        if latest is None or latest[0] != key or not latest[1].summaries_deferred:
+            return
+        facts = latest[1]
+        facts.calls, facts.returns = summaries
+        self._keep_facts(key, key[0], unsaved, facts)
 
     def _keep_facts(self, key: tuple, path: str, unsaved: bool, facts: ModuleFacts) -> None:
         """Facts made by this run, kept in memory and (for a saved file) on disk, with their
@@ -450,7 +553,7 @@ class Engine:
             configs = ConfigFiles(max_bytes=self.config.max_file_size)
         ordered = sorted(facts, key=lambda m: m.path)
         try:
-            project = Project(ordered, lambda m: self.import_roots(m.path, m.root), configs)
+            project = Project(ordered, lambda m: self.import_roots(m.path, m.root), configs, self._summarise_many)
         except Exception as exc:  # a bug of ours in the whole-project join: no file can be judged
             self._side_files = ()
             stage = _stage_where("joining the project", exc)
@@ -676,6 +779,8 @@ class Engine:
         if before is None:
             return None
         now = self._kept_facts(src.path, key, src.unsaved)
+        if now is not None and now.summaries_deferred and now.summarise is None:
+            now.summarise = _Summaries(self, key, src.kept_text, src.unsaved)
         if now is None:
             now = _facts_job((src.kept_text, src.path, *naming, key[3]))
             self._keep_facts(key, src.path, src.unsaved, now)
@@ -881,7 +986,11 @@ class Engine:
         if not named:
             return self.run_sources(sources, fix=fix, unsafe=unsafe)
         # files named one by one (pre-commit, an editor): read their unit on disk as well
-        neighbours = self._neighbours(sources, named)
+        self._named_files = len(named)
+        try:
+            neighbours = self._neighbours(sources, named)
+        finally:
+            self._named_files = 0
         if not neighbours:
             return self.run_sources(sources, fix=fix, unsafe=unsafe)
         result = self.run_sources(

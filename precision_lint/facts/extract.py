@@ -23,8 +23,8 @@ from ..semantic import syntax
 from ..semantic.main_block import main_block_lines
 from ..semantic.programs import top_level_acts
 from ..semantic.queries import name_for, position, qualified_name
-from .model import ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
-from ..semantic.values import CAPABILITY, COND, awaits_join
+from .model import DEFERRED, ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
+from ..semantic.values import CAPABILITY, COND, awaits_join, join_questions
 from .._regex import lazy
 
 if TYPE_CHECKING:
@@ -38,13 +38,13 @@ def _load_analysis() -> None:
     never loads it. Bound as this module's globals, which the helpers below read."""
     if "build_index" in globals():
         return
-    from ..semantic.calls import call_edges, call_records, registered_commands, return_summaries
+    from ..semantic.calls import call_edges, call_records, recorded_callees, registered_commands, return_summaries
     from ..semantic.evaluate import Evaluator
     from ..semantic.index import ModuleIndex, build_index, nodes_of
 
     globals().update(
         call_edges=call_edges, call_records=call_records, registered_commands=registered_commands,
-        return_summaries=return_summaries,
+        return_summaries=return_summaries, recorded_callees=recorded_callees,
         Evaluator=Evaluator, ModuleIndex=ModuleIndex, build_index=build_index, nodes_of=nodes_of,
     )
 
@@ -115,11 +115,13 @@ def extract_facts(
     root: str = "",
     analyse: bool = True,
     parsed: Optional[Tuple[Optional[ast.AST], Optional[ParseError]]] = None,
+    summaries: bool = True,
 ) -> ModuleFacts:
     """The facts of one file. ``analyse`` (see ``gate.py``) is False for a file of no unit that
     imports a library the rules are about: only its imports, exports and classes are read.
     ``parsed``: ``syntax.cpython_tree``'s answer for the text, where :func:`read_imports` has
-    it already (the text is parsed once)."""
+    it already (the text is parsed once). Without ``summaries``, its call records and return
+    summaries are left ``DEFERRED`` (``facts/model.py``): worked out when the join asks."""
     facts = ModuleFacts(path=path, module=module, is_package=is_package, root=root)
     facts.noqa = parse_noqa(source)
     facts.requirements = stated_requirements(source, path)
@@ -151,10 +153,10 @@ def extract_facts(
     # it without recursion, however deep, and says how deep it is
     _load_analysis()
     with collector_paused():  # its objects all live until the file is done (cache.py)
-        return _analyse(facts, source, module, is_package, tree)
+        return _analyse(facts, source, module, is_package, tree, summaries)
 
 
-def _analyse(facts: ModuleFacts, source: str, module: str, is_package: bool, tree) -> ModuleFacts:
+def _analyse(facts: ModuleFacts, source: str, module: str, is_package: bool, tree, summaries: bool = True) -> ModuleFacts:
     """:func:`extract_facts` of a file CPython compiles and the gate analyses: its index, then
     its facts."""
     try:
@@ -170,12 +172,12 @@ def _analyse(facts: ModuleFacts, source: str, module: str, is_package: bool, tre
             facts.parse_error = syntax.too_deep(depth, line, col)
             return facts
     try:
-        return syntax.run_deep(depth, _extract_parsed, facts, index)
+        return syntax.run_deep(depth, _extract_parsed, facts, index, summaries)
     finally:
         index.dismantle()  # freed by reference counts, not by the collector (``ModuleIndex.dismantle``)
 
 
-def _extract_parsed(facts: ModuleFacts, index: ModuleIndex) -> ModuleFacts:
+def _extract_parsed(facts: ModuleFacts, index: ModuleIndex, summaries: bool = True) -> ModuleFacts:
     """The facts of a file CPython compiles, read from its index."""
     facts.parsed = True
     evaluator = Evaluator(index)
@@ -183,12 +185,17 @@ def _extract_parsed(facts: ModuleFacts, index: ModuleIndex) -> ModuleFacts:
     facts.type_checking_imports = index.type_checking_imports()
     facts.conditional_imports = index.conditional_imports()
     facts.exports, facts.definitions = _exports(index)
-    facts.calls = call_records(index, evaluator)
-    facts.call_callees = tuple(record.callee for record in facts.calls)
+    if summaries:
+        facts.calls = call_records(index, evaluator)
+        facts.call_callees = tuple(record.callee for record in facts.calls)
+    else:  # what the join indexes the records by is known without them
+        facts.calls = facts.returns = DEFERRED
+        facts.call_callees = recorded_callees(index)
     facts.functions = tuple(index.functions)
     facts.call_edges = call_edges(index)
     facts.registered = registered_commands(index)
-    facts.returns = return_summaries(index, evaluator)
+    if summaries:
+        facts.returns = return_summaries(index, evaluator)
     facts.classes = tuple(
         ClassFact(c.qualname, c.bases, tuple(sorted(c.self_attrs)), c.init_params, *_members(index, c.node, *c.more_nodes))
         for c in index.classes.values()
@@ -210,6 +217,9 @@ def _extract_parsed(facts: ModuleFacts, index: ModuleIndex) -> ModuleFacts:
                 exc.precision_lint_stage = f"extractor {extractor.SECTION}"
                 raise
     facts.to_join = frozenset(name for name, value in facts.sections.items() if awaits_join(value))
+    if facts.to_join:
+        params, returns = join_questions([facts.sections[name] for name in sorted(facts.to_join)])
+        facts.asks = (tuple(sorted(params)), tuple(sorted(returns)))
     return facts
 
 

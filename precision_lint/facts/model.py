@@ -7,10 +7,11 @@ built in worker processes) and joined with the facts of other files in
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import field
 from .._dataclass import dataclass
-from typing import Any, Dict, FrozenSet, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Optional, Tuple
 
 from ..diagnostics import Span
 from ..semantic.records import CallArg, CallRecord, ParseError  # noqa: F401  (part of the facts' data)
@@ -101,6 +102,9 @@ class ModuleFacts:
     # the sections holding a value the join substitutes (``values.awaits_join``): the rest are
     # final as extracted, and each run's join passes them by
     to_join: FrozenSet[str] = frozenset()
+    # what the join will ask of other modules to substitute them (``values.join_questions``):
+    # the functions whose callers' records and the callees whose return summaries they name
+    asks: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ())
     # module-level names bound to something defined elsewhere: (local name, qualified name),
     # from imports and simple aliases (re-exports through a package `__init__`)
     exports: Tuple[Tuple[str, str], ...] = ()
@@ -130,6 +134,9 @@ class ModuleFacts:
     # reads them here, never the text again (a run that reuses the findings of unchanged files
     # must know every way one file's text reaches another's findings, ``workspace/ledger.py``)
     requirements: Tuple[Any, ...] = ()
+    # Where ``calls`` and ``returns`` are DEFERRED (a check of many files: see DEFERRED), what
+    # works them out when the join first asks (set by the engine; never pickled or compared)
+    summarise: Optional[Callable[[], Tuple[tuple, tuple]]] = field(default=None, compare=False, repr=False)
 
     def section(self, name: str):
         value = self.sections.get(name, ())
@@ -155,12 +162,28 @@ class ModuleFacts:
         return self._unpacked("calls")
 
     def _unpacked(self, name: str):
-        """The field ``name`` (one of PACKED_FIELDS), made into its objects on first use."""
+        """The field ``name`` (one of PACKED_FIELDS), made into its objects on first use, and
+        worked out on first use where it was DEFERRED."""
         value = getattr(self, name)
+        if value is DEFERRED:
+            self.complete_summaries()
+            value = getattr(self, name)
         if type(value) is PackedSection:
             value = value.unpacked()
             setattr(self, name, value)
         return value
+
+    @property
+    def summaries_deferred(self) -> bool:
+        return self.calls is DEFERRED or self.returns is DEFERRED
+
+    def complete_summaries(self) -> None:
+        """Its call records and return summaries, where they were DEFERRED: worked out now."""
+        if not self.summaries_deferred:
+            return
+        if self.summarise is None:
+            raise RuntimeError(f"the call summaries of {self.path} were deferred and nothing can work them out")
+        self.calls, self.returns = self.summarise()
 
     def returns_of(self, qualname: str) -> Optional[Tuple[Any, ...]]:
         for name, values in self._unpacked("returns"):
@@ -181,10 +204,11 @@ class ModuleFacts:
 
     def __getstate__(self):
         state = dict(self.__dict__)
+        state.pop("summarise", None)
         state.pop("_classes_by_name", None)
         state.pop("_exports_by_name", None)
         for name in PACKED_FIELDS:
-            if state.get(name):
+            if state.get(name) and state[name] is not DEFERRED:
                 state[name] = PackedSection.of(state[name])
         sections = state.get("sections")
         if sections and any(name in sections and name not in self.to_join for name in PACKED):
@@ -196,6 +220,7 @@ class ModuleFacts:
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(_interned_names(state))
+        self.__dict__.setdefault("summarise", None)
 
 
 # Sections that only a question about a few modules reads, kept as the bytes they were pickled
@@ -210,6 +235,30 @@ class ModuleFacts:
 # never, on transformers, 0.3 s).
 PACKED = frozenset({"trained"})
 PACKED_FIELDS = ("calls", "returns")
+
+
+class _Deferred:
+    """DEFERRED: a module's call records and return summaries (``calls``, ``returns``) not
+    worked out when its other facts were. They are two fifths of extracting a module (#23: the
+    taint walks of every argument and return value), and the join reads them only where it
+    substitutes a parameter or a call across files: on transformers, the records of 33 of its
+    2,860 modules and the returns of none. A check of many files defers them; the join's first
+    question about them works them out (``ModuleFacts.summarise``, the engine's), once, and the
+    engine keeps the completed facts. One object, pickled by name."""
+
+    __slots__ = ()
+
+    def __reduce__(self):
+        return "DEFERRED"
+
+    def __repr__(self) -> str:
+        return "DEFERRED"
+
+    def __bool__(self) -> bool:
+        return True
+
+
+DEFERRED = _Deferred()
 
 
 class PackedSection:
@@ -243,17 +292,27 @@ class PackedSection:
         return hash(self.data)
 
 
-def same_facts(a: ModuleFacts, b: ModuleFacts) -> bool:
-    """Whether two facts of a file are equal, either of them unpickled packed (see PACKED):
-    a file whose text changed where no fact of it is (a comment, a constant nothing reads)
-    gives the same facts, and a run may keep the findings that read only them
-    (``workspace/ledger.py``)."""
-    for facts in (a, b):
+def same_facts(before: ModuleFacts, now: ModuleFacts) -> bool:
+    """Whether two facts of a file are equal for the findings of a check that read
+    ``before``, either of them unpickled packed (see PACKED): a file whose text changed where no
+    fact of it is (a comment, a constant nothing reads) gives the same facts, and a run may keep
+    the findings that read only them (``workspace/ledger.py``).
+
+    Summaries ``before`` still has DEFERRED were never asked by that check's join (the engine
+    keeps them once asked): its findings did not read them, and with every other fact the same
+    the join asks the same questions of ``now``'s, so they are not compared. Otherwise
+    ``now``'s are worked out and compared."""
+    if before.summaries_deferred:
+        now = dataclasses.replace(now, calls=before.calls, returns=before.returns)
+    else:
+        now.complete_summaries()
+    for facts in (before, now):
         for name in PACKED_FIELDS:
-            facts._unpacked(name)
+            if getattr(facts, name) is not DEFERRED:
+                facts._unpacked(name)
         for name in list(facts.sections):
             facts.section(name)
-    return a == b
+    return before == now
 
 
 def _interned_names(state: dict) -> dict:

@@ -15,7 +15,7 @@ each becomes the value written in the file, with its line there.
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Hashable, List, Optional, Tuple
+from typing import Callable, Dict, Hashable, List, Optional, Tuple
 
 from ..diagnostics import Span
 from ..facts.model import CallRecord, ModuleFacts
@@ -25,7 +25,7 @@ from .options import as_launched
 from ..workspace.launches import passed_options
 from ..knowledge import is_library_training_arguments
 from ..semantic.values import COMMAND_LINE_FLAGS, COMMAND_LINE_OPTIONS, command_line_flag, command_line_option
-from ..semantic.values import CONFIG, CONST, DTYPE, HALF, RETURN, SYMBOLIC, UNKNOWN, Possible, ParamRef, ReturnRef, dtype_of_qualname, dtype_of_string, select
+from ..semantic.values import CONFIG, CONST, DTYPE, HALF, RETURN, SYMBOLIC, UNKNOWN, Possible, ParamRef, ReturnRef, dtype_of_qualname, dtype_of_string, join_questions, select
 from ..semantic.values import replace as replace_fields
 
 # how many substitutions one value may go through: a parameter passed on by helpers, a
@@ -64,6 +64,45 @@ class CallGraphValues:
                         index.setdefault(key, []).append((module, at, home))
             self._by_callee = index
         return self._by_callee
+
+    def prefetch_summaries(self, complete: Callable[[List[ModuleFacts]], None]) -> None:
+        """Have ``complete`` work out, a batch at a time, the DEFERRED call summaries
+        (``facts/model.py``) of the modules the substitution will read, as it reads them: for
+        each function whose parameter a module's facts name (``ModuleFacts.asks``), the records
+        of its calls; for each callee whose return they name, its return summary; then what
+        those records' arguments and those returns name in turn. A module a question reaches
+        by another way (a base class's attribute) is worked out when asked, alone."""
+        params = {f for m in self._modules for f in m.asks[0]}
+        returns = {(callee, m.path) for m in self._modules for callee in m.asks[1]}
+        seen_params: set = set()
+        seen_returns: set = set()
+        while params or returns:
+            seen_params |= params
+            seen_returns |= returns
+            calls = [(f, entry) for f in sorted(params) for entry in self._callers().get(f, ())]
+            defined = []
+            for callee, near in sorted(returns):
+                where, canonical = self._symbols.resolve(callee, self._by_path.get(near))
+                if where is not None:
+                    defined.append((where, canonical))
+            batch = {id(m): m for m in [entry[0] for _, entry in calls] + [where for where, _ in defined]}
+            deferred = sorted((m for m in batch.values() if m.summaries_deferred), key=lambda m: m.path)
+            if deferred:
+                complete(deferred)
+            read = []  # what the substitution reads of them: the records of those calls, those returns
+            for _, (module, at, _) in calls:
+                if not module.summaries_deferred:  # (one not worked out is asked again, alone)
+                    read.append((module.call_records()[at].args, module.path))
+            for where, canonical in defined:
+                if not where.summaries_deferred:
+                    read.append((where.returns_of(canonical), where.path))
+            params, returns = set(), set()
+            for values, path in read:
+                asked_params, asked_returns = join_questions(values)
+                params |= asked_params
+                returns |= {(callee, path) for callee in asked_returns}
+            params -= seen_params
+            returns -= seen_returns
 
     def _calls_to(self, function: str, home: str = "") -> List[Tuple[ModuleFacts, CallRecord]]:
         """Every recorded call of ``function`` (canonical), with the module it is written in;

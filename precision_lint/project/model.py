@@ -46,10 +46,13 @@ class Project:
         modules: Iterable[ModuleFacts],
         import_roots: Optional[Callable[[ModuleFacts], Sequence[str]]] = None,
         configs: Optional[ConfigFiles] = None,
+        summarise: Optional[Callable[[List[ModuleFacts]], None]] = None,
     ) -> None:
         """``import_roots(module)``: the folders, nearest first, where an import written in
         ``module`` finds local modules (default: only the folder its own name is relative to);
-        ``configs``: how config files named by a literal path are read (default: from disk)."""
+        ``configs``: how config files named by a literal path are read (default: from disk);
+        ``summarise(modules)``: works out the DEFERRED call summaries of those modules at once
+        (the engine's, in its worker processes), before the join reads them."""
         self.modules: List[ModuleFacts] = [m for m in modules]
         self._import_roots = import_roots or (lambda m: (m.root,))
         self._index()
@@ -64,6 +67,8 @@ class Project:
         # ours): the engine reports it (MP003) and judges it no further; the others still join
         # with its facts as extracted
         self.failed: Dict[str, Tuple[str, Exception]] = {}
+        if summarise is not None and any(m.summaries_deferred for m in self.modules):
+            self.calls.prefetch_summaries(summarise)
         resolved = [self._resolved(m) for m in self.modules]
         if any(r is not m for r, m in zip(resolved, self.modules)):
             self.modules = resolved

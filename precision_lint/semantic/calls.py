@@ -73,6 +73,12 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
     return tuple(out)
 
 
+def recorded_callees(index: ModuleIndex) -> tuple:
+    """The callee of each record :func:`call_records` makes, in its order (one per call that
+    may reach project code): what the join indexes a module's callers by, without the records."""
+    return tuple(callee for callee in (project_callee(index, site) for site in index.calls) if callee is not None)
+
+
 def _passed_on(atom: Possible) -> bool:
     """A parameter's value with no table or keys in it: its fields are names, flags and
     positions, so equal ones are interchangeable (``1`` and ``True``, equal in Python, cannot

@@ -437,6 +437,36 @@ class TrainRef:
     keyword: Optional[str] = None
 
 
+def join_questions(obj) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The functions whose parameters (``ParamRef.function``) and the callees whose returns
+    (``ReturnRef.callee``) the symbolic values of ``obj`` name: what the join will ask of the
+    modules that call those functions (their call records) and of the modules that define
+    those callees (their return summaries). Each shared part is looked at once."""
+    params: set = set()
+    returns: set = set()
+    seen: set = set()
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _SCALARS) or type(item) in _HOLD_NO_VALUES or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, ParamRef):
+            params.add(item.function)
+        elif isinstance(item, ReturnRef):
+            returns.add(item.callee)
+        if isinstance(item, (tuple, list, frozenset, set)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            names = _FIELD_NAMES.get(type(item))
+            if names is None:
+                names = _FIELD_NAMES[type(item)] = tuple(f.name for f in dataclasses.fields(item))
+            stack.extend(getattr(item, name) for name in names)
+    return frozenset(params), frozenset(returns)
+
+
 def awaits_join(obj, _memo: Optional[dict] = None) -> bool:
     """Whether a fact holds a value the join substitutes: a tuple of values with one that is
     symbolic (a parameter, a configuration file's key, another module's return) or a
