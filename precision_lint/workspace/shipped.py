@@ -268,12 +268,16 @@ class ShippedFiles:
         with a root marker (or, failing one, under the folder the check runs from, when the
         walk meets it), a README anywhere in it (a workshop's ``module5/README.md``) that
         links to the file (``[tune.py](../training/tune.py)``) or runs it in a fenced shell
-        command (``markdown.shell_text``, read as a launch script's)."""
+        command (``markdown.shell_text``, read as a launch script's), but in a folder above the
+        file (``README_zh.md`` beside the project's ``README.md``: the nearest README above the
+        file speaks for it, and one nearer overrides it)."""
         base = os.path.basename(path)
         found = []
         here, root = os.path.dirname(path), None
-        above = set()
+        above = set()  # the READMEs read on the way up
+        ancestors = set()  # the folders on the way up
         for _ in range(README_LEVELS):
+            ancestors.add(here)
             for name in READMES:
                 readme = os.path.join(here, name)
                 if name.endswith((".rst", ".txt")) or self._read(readme) is None:
@@ -296,9 +300,11 @@ class ShippedFiles:
         if root is None:
             return found
         for readme, linked, scripts in self._readme_index(root).get(base, ()):
-            if readme in above:
-                continue
             folder = os.path.dirname(readme)
+            if readme in above or folder in ancestors:
+                # a README of a folder above the file (another language's copy of the project's
+                # README beside it): what it states is the nearest README's to say, not a link's
+                continue
             if path in linked or any(_runs(folder, script, path) for script in scripts):
                 found.append((folder, readme, self._shell(readme), False))
         return found

@@ -547,3 +547,20 @@ def test_without_a_root_marker_the_folder_the_check_runs_from_is_the_project(tre
     assert _run(root, codes=("MP201",)) == []
     monkeypatch.chdir(root / "training")
     assert _run(root, codes=("MP201",)) == [("training/train.py", "MP201")]
+
+
+def test_a_readme_above_the_file_that_links_to_it_is_read_as_the_readme_above_it(tree):
+    """Another language's copy of the project's README (``README_zh.md`` beside ``README.md``)
+    links to a demo whose folder has its own README: that nearer README speaks for the demo (a
+    Space card's A10G), not the project's T4 for another script, whichever copy links to it."""
+    files = {
+        ".git/HEAD": "",
+        "README.md": "# Project\n\nThe quantized demo runs on a free Colab T4.\n",
+        "README_zh.md": "# 项目\n\n[演示](demo/app.py)。The quantized demo runs on a free Colab T4.\n",
+        "demo/README.md": SPACE_CARD.format(flavor="a10g-large"),
+        "demo/app.py": TRAIN,
+    }
+    assert _run(tree({f"with/{k}": v for k, v in files.items()}), codes=("MP201",)) == []
+    # without the nearer README, the project's README (either copy) speaks for it
+    del files["demo/README.md"]
+    assert _run(tree({f"without/{k}": v for k, v in files.items()}), codes=("MP201",)) == [("without/demo/app.py", "MP201")]
