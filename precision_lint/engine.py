@@ -41,8 +41,13 @@ PARALLEL_THRESHOLD = 48  # below this many files to parse, worker start-up costs
 # (``workspace/ledger.py``); more, and a full check costs little more than reading them
 MAX_REUSED_EDITS = 8
 # from this many files to extract in one batch, their call summaries are DEFERRED
-# (``facts/model.py``): worked out only for the modules the join asks about
-DEFER_SUMMARIES_FROM = PARALLEL_THRESHOLD
+# (``facts/model.py``): worked out only for the modules the join reads them of, again. That
+# pays where most modules are never read (a library's tree: the join read those of 34 of
+# transformers' 2,860 modules, and the cold check took 0.8x the time), and costs where the
+# check is the densely called core of one (20 of the benchmark's 59-file slice of
+# transformers, its largest: 1.18x); a repository of a few dozen scripts gains or loses a
+# little either way (53 to 195 files: 0.6x to 1.05x)
+DEFER_SUMMARIES_FROM = 200
 # from this many modules whose deferred summaries the join will read, they are worked out in
 # worker processes (fewer: in this one, as each is asked)
 PARALLEL_SUMMARIES = 4
@@ -216,7 +221,7 @@ class _Summaries:
 def _summaries_of(job: tuple) -> Tuple[tuple, tuple]:
     """The call records and return summaries of a file's text, its facts extracted whole."""
     kept, path, naming, analyse = job
-    full = extract_facts(text_of(kept), path, *naming, analyse)
+    full = extract_facts(text_of(kept), path, *naming, analyse, None, True, True)
     if full.summaries_deferred or full.parse_error is not None:
         raise RuntimeError(f"the call summaries of {path} could not be worked out again")
     return full.calls, full.returns

@@ -202,3 +202,11 @@ def test_join_questions_names_the_parameters_and_returns_a_value_holds():
     value = (Possible(RETURN, ReturnRef("pkg.make", args=((0, None, (inner,)),))), Possible("const", True))
     assert join_questions({"site": [value, value]}) == (frozenset({"pkg.load"}), frozenset({"pkg.make"}))
     assert join_questions((Possible("const", 1),)) == (frozenset(), frozenset())
+
+
+def test_summaries_alone_are_those_of_the_whole_extraction():
+    text = dedent(TRAIN)
+    whole = extract_facts(text, "train.py", "train")
+    alone = extract_facts(text, "train.py", "train", only_summaries=True)
+    assert (alone.calls, alone.returns) == (whole.calls, whole.returns) and alone.calls
+    assert not alone.sections  # no extractor ran

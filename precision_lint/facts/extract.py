@@ -116,12 +116,14 @@ def extract_facts(
     analyse: bool = True,
     parsed: Optional[Tuple[Optional[ast.AST], Optional[ParseError]]] = None,
     summaries: bool = True,
+    only_summaries: bool = False,
 ) -> ModuleFacts:
     """The facts of one file. ``analyse`` (see ``gate.py``) is False for a file of no unit that
     imports a library the rules are about: only its imports, exports and classes are read.
     ``parsed``: ``syntax.cpython_tree``'s answer for the text, where :func:`read_imports` has
     it already (the text is parsed once). Without ``summaries``, its call records and return
-    summaries are left ``DEFERRED`` (``facts/model.py``): worked out when the join asks."""
+    summaries are left ``DEFERRED`` (``facts/model.py``): worked out when the join asks; with
+    ``only_summaries``, they alone are (what a module that deferred them is asked for)."""
     facts = ModuleFacts(path=path, module=module, is_package=is_package, root=root)
     facts.noqa = parse_noqa(source)
     facts.requirements = stated_requirements(source, path)
@@ -153,10 +155,12 @@ def extract_facts(
     # it without recursion, however deep, and says how deep it is
     _load_analysis()
     with collector_paused():  # its objects all live until the file is done (cache.py)
-        return _analyse(facts, source, module, is_package, tree, summaries)
+        return _analyse(facts, source, module, is_package, tree, summaries, only_summaries)
 
 
-def _analyse(facts: ModuleFacts, source: str, module: str, is_package: bool, tree, summaries: bool = True) -> ModuleFacts:
+def _analyse(
+    facts: ModuleFacts, source: str, module: str, is_package: bool, tree, summaries: bool = True, only_summaries: bool = False
+) -> ModuleFacts:
     """:func:`extract_facts` of a file CPython compiles and the gate analyses: its index, then
     its facts."""
     try:
@@ -172,13 +176,14 @@ def _analyse(facts: ModuleFacts, source: str, module: str, is_package: bool, tre
             facts.parse_error = syntax.too_deep(depth, line, col)
             return facts
     try:
-        return syntax.run_deep(depth, _extract_parsed, facts, index, summaries)
+        return syntax.run_deep(depth, _extract_parsed, facts, index, summaries, only_summaries)
     finally:
         index.dismantle()  # freed by reference counts, not by the collector (``ModuleIndex.dismantle``)
 
 
-def _extract_parsed(facts: ModuleFacts, index: ModuleIndex, summaries: bool = True) -> ModuleFacts:
-    """The facts of a file CPython compiles, read from its index."""
+def _extract_parsed(facts: ModuleFacts, index: ModuleIndex, summaries: bool = True, only_summaries: bool = False) -> ModuleFacts:
+    """The facts of a file CPython compiles, read from its index (``only_summaries``: its
+    call records and return summaries alone, as the whole extraction makes them)."""
     facts.parsed = True
     evaluator = Evaluator(index)
     facts.imports = tuple(sorted(m for m in index.imports.imported_modules if m))
@@ -188,6 +193,9 @@ def _extract_parsed(facts: ModuleFacts, index: ModuleIndex, summaries: bool = Tr
     if summaries:
         facts.calls = call_records(index, evaluator)
         facts.call_callees = tuple(record.callee for record in facts.calls)
+        if only_summaries:  # (call_edges and registered_commands below read the index alone)
+            facts.returns = return_summaries(index, evaluator)
+            return facts
     else:  # what the join indexes the records by is known without them
         facts.calls = facts.returns = DEFERRED
         facts.call_callees = recorded_callees(index)
