@@ -44,6 +44,11 @@ def check_folder(root, cache=None, settings=None, jobs: int = 1):
     from precision_lint.engine import Engine
 
     engine = Engine(settings or config(transformers_version="5.23"), jobs=jobs, cache_dir=str(cache) if cache else None)
+    return checked_by(engine, root)
+
+
+def checked_by(engine, root):
+    """:func:`check_folder` with an engine of the test's own (to look at what it kept)."""
     cwd = os.getcwd()
     os.chdir(root)
     try:
@@ -51,6 +56,23 @@ def check_folder(root, cache=None, settings=None, jobs: int = 1):
     finally:
         os.chdir(cwd)
     return [(d.path, d.code, d.span, d.message, d.fix) for d in result.diagnostics]
+
+
+@pytest.fixture
+def judged(monkeypatch):
+    """How many times the project was judged (a full check judges once or more; a check
+    answered from the run cache or the ledger, none)."""
+    from precision_lint.engine import Engine
+
+    calls = []
+    original = Engine.judge
+
+    def counting(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "judge", counting)
+    return calls
 
 
 def run_cli(*args, cwd=None, env=None):

@@ -2,12 +2,11 @@
 files leaves each module's call records and return summaries to be worked out when the join
 asks. The findings must be those of a check that worked them all out, and what was worked out
 is kept with the facts in the cache."""
-import os
 import pickle
 
 import pytest
 
-from conftest import config, dedent
+from conftest import checked_by, config, dedent
 from precision_lint import engine as engine_module
 from precision_lint.engine import Engine
 from precision_lint.facts.extract import extract_facts
@@ -51,13 +50,7 @@ def _project(root, loaders: int = 6) -> None:
 def _check(root, defer_from: int, monkeypatch, cache=None):
     monkeypatch.setattr(engine_module, "DEFER_SUMMARIES_FROM", defer_from)
     engine = Engine(config(transformers_version="5.23"), jobs=1, cache_dir=str(cache) if cache else None)
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        result = engine.run_paths(["."])
-    finally:
-        os.chdir(cwd)
-    found = [(d.path, d.code, d.span, d.message, d.fix) for d in result.diagnostics]
+    found = checked_by(engine, root)
     return found, {path: facts for path, (_, facts) in engine._cache.items()}, engine
 
 
@@ -106,20 +99,6 @@ def test_same_facts_compares_summaries_only_where_the_last_check_had_them():
     later = extract_facts(text, "train.py", "train", summaries=False)
     later.summarise = lambda: (asked.calls, asked.returns)
     assert same_facts(asked, later) and not later.summaries_deferred  # worked out to be compared
-
-
-@pytest.fixture
-def judged(monkeypatch):
-    """How many times the project was judged (a check answered from the ledger judges none)."""
-    calls = []
-    original = Engine.judge
-
-    def counting(self, *args, **kwargs):
-        calls.append(1)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Engine, "judge", counting)
-    return calls
 
 
 @pytest.mark.parametrize(

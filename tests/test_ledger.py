@@ -10,7 +10,6 @@ import random
 import pytest
 
 from conftest import check_folder, config, dedent
-from precision_lint.engine import Engine
 from precision_lint.rules.base import TextReads
 from precision_lint.workspace import ledger
 
@@ -65,20 +64,6 @@ def _answered_from_the_ledger(root, cache, judged, name, line, first):
     assert _check(root, cache) == first
     assert judged == []  # answered from the ledger
     assert _check(root) == first  # what a check without caches finds
-
-
-@pytest.fixture
-def judged(monkeypatch):
-    """How many times the project was judged (a full check judges once or more)."""
-    calls = []
-    original = Engine.judge
-
-    def counting(self, *args, **kwargs):
-        calls.append(1)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Engine, "judge", counting)
-    return calls
 
 
 @pytest.fixture

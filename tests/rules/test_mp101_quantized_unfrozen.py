@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import dedent, fix, lint
+from conftest import fix, lint
 
 PROGRAM = """
 import torch
