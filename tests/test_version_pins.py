@@ -152,6 +152,20 @@ def test_setup_py_setup_cfg_and_environment_yml(tmp_path):
     assert r.of("trl").is_point
 
 
+def test_a_conda_environment_by_another_name_is_read_as_environment_yml(tmp_path):
+    """``conda env create -f requirements.yaml``: a conda environment file (its text has
+    ``dependencies:``) named otherwise; a YAML of another kind named alike is no environment."""
+    env = "name: r\ndependencies:\n  - python=3.9\n  - pip:\n    - transformers==4.38.2\n"
+    root = write_tree(tmp_path, {
+        "a/requirements.yaml": env, "a/m.py": "",
+        "b/env.yml": env, "b/m.py": "",
+        "c/env.yaml": "lr: 1e-4\ncompare_with:\n  - transformers==4.38.2\n", "c/m.py": "",
+    })
+    assert _targets(root, "a/m.py").of("transformers").low == (4, 38, 2)
+    assert _targets(root, "b/m.py").of("transformers").low == (4, 38, 2)
+    assert _targets(root, "c/m.py").of("transformers").low != (4, 38, 2)  # not a pin: a config's value
+
+
 def test_setup_cfg_requirements_are_its_options_only(tmp_path):
     """isort's ``known_third_party`` (or any other tool's list) in setup.cfg names packages, it
     requires none: only ``install_requires`` and ``extras_require`` are requirements there, and
@@ -671,6 +685,7 @@ def test_a_requirements_list_pins_below_the_folders_requirement_files(tmp_path):
         ("torch\ntorchvision==0.19.1\n", ((2, 4), (2, 5))),
         ("torchvision>=0.15,<0.17\n", ((2, 0), (2, 2))),
         ("torchaudio==0.13.1\n", ((1, 13), (1, 14))),
+        ("triton==2.2.0\n", ((2, 2), (2, 3))),  # torch 2.2.x requires triton==2.2.0
     ],
 )
 def test_a_pinned_companion_library_narrows_the_torch_a_project_targets(tmp_path, pins, expected):

@@ -15,7 +15,8 @@ are what its project says, nearest first:
    whose requirements name the library: ``requirements*.txt``, ``pyproject.toml`` (PEP 621
    dependencies and optional dependencies, PEP 735 / uv dependency groups, Poetry),
    ``setup.py`` / ``setup.cfg`` (``install_requires``), ``environment.yml`` (conda and its
-   ``pip:`` list; ``requirement.txt`` and ``requirements-gpu.txt`` too; where the folder's
+   ``pip:`` list; also a conda environment by another name, ``requirements.yaml``, ``env.yml``;
+   ``requirement.txt`` and ``requirements-gpu.txt`` too; where the folder's
    ``pyproject.toml`` / ``setup.py`` / ``setup.cfg`` declares the library, an extra's file,
    ``requirements/<extra>.txt`` or ``requirements-<extra>.txt``, does not narrow that: its pin
    holds for one optional install, not for the rest of the code); failing a requirement,
@@ -78,7 +79,7 @@ LIBRARIES = ("transformers", "trl", "torch", "accelerate", "peft", "tokenizers")
 NARROWED = ("transformers", "trl", "torch", "accelerate", "peft")
 # torch's companion libraries: no rule is about them, but each release requires one torch, so
 # a project's pin of one narrows the torch it targets (``knowledge/companions.toml``)
-COMPANIONS = ("torchvision", "torchaudio", "torchdata", "torchtext")
+COMPANIONS = ("torchvision", "torchaudio", "torchdata", "torchtext", "triton")
 # what a project's requirement files are read for
 READ_LIBRARIES = LIBRARIES + COMPANIONS
 # conda's names of them (`- pytorch=2.1` in environment.yml)
@@ -92,6 +93,10 @@ MAX_BYTES = 1_000_000
 REQUIREMENT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
 # requirements.txt, requirement.txt (a common slip), requirements-dev.txt, requirements_gpu.in
 _REQUIREMENTS_TXT = re.compile(r"^requirements?(?:[-_.][^/]*)?\.(?:txt|in)$", re.IGNORECASE)
+# A conda environment file by another name (`conda env create -f requirements.yaml`, env.yml,
+# environment-cuda.yml): read as environment.yml is, where its text is one (`dependencies:`)
+_CONDA_FILE = re.compile(r"^(?:environment|env|conda|requirements?)(?:[-_.][^/]*)?\.ya?ml$", re.IGNORECASE)
+_CONDA_DEPENDENCIES = lazy(r"^dependencies\s*:", re.MULTILINE)
 # a folder's README: its fenced `pip install pkg==X` lines are stated pins, read last
 # A folder's README and its installation documents (INSTALL.md, get_started.md): where a
 # project writes the commands that set up its environment when it ships no requirements file.
@@ -806,7 +811,7 @@ def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
         if is_requirements_file(name):
             out.extend(_requirements_file(folder / name, name, seen))
             continue
-        if lower not in _READ_IN_FOLDER:  # most names of a folder (a path for each costs more than the rest)
+        if lower not in _READ_IN_FOLDER and not _CONDA_FILE.match(name):  # most names of a folder (a path for each costs more than the rest)
             continue
         path = folder / name
         if lower == "requirements" and path.is_dir():  # requirements/train.txt, requirements/base.txt
@@ -823,12 +828,12 @@ def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
             reader = _quoted_requirements
         elif lower == "setup.cfg":
             reader = _setup_cfg
-        elif lower in ("environment.yml", "environment.yaml"):
+        elif _CONDA_FILE.match(name):
             reader = _environment
         else:
             continue
         text = _read(path)
-        if text:
+        if text and (reader is not _environment or _CONDA_DEPENDENCIES().search(text)):
             out.extend((r, path) for r in reader(text, name))
     return out
 
