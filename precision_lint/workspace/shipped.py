@@ -58,7 +58,8 @@ MAX_BYTES = 4 * 1024 * 1024
 LEVELS = 2  # folders above the module searched for its launch scripts
 README_LEVELS = 6  # folders above the module searched for its README
 PROJECT_ROOT = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers")  # and these folders of each
+# and these folders of each, with the folders directly in them (`scripts/train/run.sh`)
+LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers")
 DOCS_FOLDERS = ("docs", "doc")  # a project's documentation, beside its root marker
 DOCS_SUFFIXES = (".md", ".mdx", ".rst")
 DOCS_MAX_PAGES = 200  # pages read of one project's documentation (a site's thousands are not)
@@ -78,6 +79,7 @@ class ShippedFiles:
         self._within = os.path.abspath(within) if within else ""
         self._texts: Dict[str, Optional[str]] = {}
         self._listings: Dict[str, List[str]] = {}
+        self._launch_folders: Dict[str, List[str]] = {}  # a launch folder → it and the folders in it
         self._stated: Dict[Tuple[str, bool], Optional[int]] = {}
         # README path → what it states: read once per README, not once per module beneath it
         # (every module of a package asks for the repository's README)
@@ -108,6 +110,20 @@ class ShippedFiles:
                 pass
             self._texts[path] = text
         return self._texts[path]
+
+    def _launch_folder(self, folder: str) -> List[str]:
+        """A launch folder and the folders directly in it (``scripts/``, ``scripts/train/``);
+        [] where there is none. Listed once."""
+        found = self._launch_folders.get(folder)
+        if found is None:
+            try:
+                with os.scandir(folder) as entries:
+                    inner = sorted(e.path for e in entries if e.is_dir() and not e.name.startswith("."))
+                found = [folder, *inner]
+            except OSError:
+                found = []
+            self._launch_folders[folder] = found
+        return found
 
     def _listing(self, folder: str) -> List[str]:
         if folder not in self._listings:
@@ -233,8 +249,9 @@ class ShippedFiles:
 
     def _launchers_naming(self, path: str) -> List[Tuple[str, str, str]]:
         """(folder, name, text) of each launcher near ``path`` (an absolute file) whose text
-        names the file: in its folder or up to :data:`LEVELS` above, or their launch folders.
-        Found once per file (its stated hardware, pins and launches all ask)."""
+        names the file: in its folder or up to :data:`LEVELS` above, or their launch folders
+        and the folders directly in those (``scripts/train/``). Found once per file (its stated
+        hardware, pins and launches all ask)."""
         found = self._naming.get(path)
         if found is not None:
             return found
@@ -243,7 +260,7 @@ class ShippedFiles:
         found = []
         here = os.path.dirname(path)
         for _ in range(LEVELS + 1):
-            for where in (here, *(os.path.join(here, d) for d in LAUNCH_FOLDERS)):
+            for where in (here, *(f for d in LAUNCH_FOLDERS for f in self._launch_folder(os.path.join(here, d)))):
                 for name in self._listing(where):
                     text = self._read(os.path.join(where, name))
                     # the plain substring first: a pattern that opens with a look-behind is tried

@@ -250,6 +250,7 @@ TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(ou
     [
         {"launch.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\nsrun python train.py\n"},
         {"../jobs/run.sh": "#!/bin/bash\n#SBATCH --partition=hopper-prod\ntorchrun src/train.py\n"},
+        {"../scripts/train/run.sh": "#!/bin/bash\ntorchrun src/train.py --bf16 True --tf32 True\n"},
         {"README.md": "# Fine-tuning\n\nTested on 4x A100 80GB.\n"},
         {"../README.md": "This code has been tested up to 1024 A100s.\n"},
         # a nearer README that states no GPU (a usage page) leaves the project's statement standing
@@ -258,7 +259,7 @@ TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(ou
         {"README.md": "Tested on 8 NVIDIA A100-40GB GPUs.\n\n```python\nt0, t1, t4 = inputs\n```\n"},
         {"../walkthrough.ipynb": _notebook("!torchrun src/train.py", markdown=("Validated on NVIDIA A10G GPUs.",))},
     ],
-    ids=["slurm-gres", "slurm-partition-above", "readme-own-folder", "readme-of-the-project", "silent-readme-below-the-projects", "readme-with-code", "notebook-launcher"],
+    ids=["slurm-gres", "slurm-partition-above", "tf32-launch-in-a-launch-subfolder", "readme-own-folder", "readme-of-the-project", "silent-readme-below-the-projects", "readme-with-code", "notebook-launcher"],
 )
 def test_launchers_and_the_folders_readme_state_the_target(tree, files):
     root = tree({"src/train.py": TRAIN, **{f"src/{k}": v for k, v in files.items()}})
