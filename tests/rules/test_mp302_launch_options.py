@@ -266,6 +266,7 @@ def test_a_deprecated_fsdp_option_is_told_what_a_command_line_passes_instead(tmp
     (d,) = _run(tmp_path, monkeypatch)
     assert d.code == "MP304" and "deprecated since transformers 4.27" in d.message
     assert d.message.endswith(
-        'pass `--fsdp_config` with the path of a JSON file holding {"fsdp_transformer_layer_cls_to_wrap": [...]} instead'
+        'pass `--fsdp_config` with the path of a JSON file holding {"fsdp_transformer_layer_cls_to_wrap": [...]} '
+        "(new in transformers 4.27) instead"
     )
     assert "min_num_params" not in d.message
