@@ -186,10 +186,11 @@ def _facts_job(args) -> ModuleFacts:
 
 
 class _Summaries:
-    """What works out the DEFERRED call summaries of one file's facts (``facts/model.py``)
-    when the join first asks for them: the file's text extracted again, whole, here; the
-    engine then keeps them with the facts (:meth:`Engine._summarised`). Copies of the facts
-    (``dataclasses.replace``) share it, and so its one answer."""
+    """What works out the DEFERRED call summaries of one file's facts (``facts/model.py``):
+    before the join, in a batch of the modules it will read (:meth:`Engine._summarise_many`,
+    which settles each), or when the join first asks, here; the file's text is analysed again
+    for them alone, and the engine keeps them with the facts (:meth:`Engine._summarised`).
+    Copies of the facts (``dataclasses.replace``) share it, and so its one answer."""
 
     __slots__ = ("engine", "key", "kept", "unsaved", "answer")
 
@@ -219,7 +220,8 @@ class _Summaries:
 
 
 def _summaries_of(job: tuple) -> Tuple[tuple, tuple]:
-    """The call records and return summaries of a file's text, its facts extracted whole."""
+    """The call records and return summaries of a file's text, worked out alone
+    (``extract_facts(only_summaries=True)``)."""
     kept, path, naming, analyse = job
     full = extract_facts(text_of(kept), path, *naming, analyse, None, True, True)
     if full.summaries_deferred or full.parse_error is not None:

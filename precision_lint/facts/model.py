@@ -241,10 +241,11 @@ class _Deferred:
     """DEFERRED: a module's call records and return summaries (``calls``, ``returns``) not
     worked out when its other facts were. They are two fifths of extracting a module (#23: the
     taint walks of every argument and return value), and the join reads them only where it
-    substitutes a parameter or a call across files: on transformers, the records of 33 of its
-    2,860 modules and the returns of none. A check of many files defers them; the join's first
-    question about them works them out (``ModuleFacts.summarise``, the engine's), once, and the
-    engine keeps the completed facts. One object, pickled by name."""
+    substitutes a parameter or a call across files: on transformers, those of 34 of its 2,860
+    modules. A check of many files defers them; before the join the engine works out those its
+    questions will read (``ModuleFacts.asks``, ``CallGraphValues.prefetch_summaries``), and a
+    question that reaches one another way works it out then (``ModuleFacts.summarise``, the
+    engine's), once; the engine keeps the completed facts. One object, pickled by name."""
 
     __slots__ = ()
 
