@@ -9,9 +9,10 @@ fixes: renames, and keywords moved from a TRL trainer into the config it is give
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from .._dataclass import dataclass
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related, Span
 from ..knowledge import Migration, migrations, older_spelling, patched_keywords
@@ -436,22 +437,38 @@ class MigrationJudge:
         return None
 
     def calls(self) -> Iterator[Finding]:
+        """One finding per keyword use and row: a dict whose key several calls receive
+        (``kwargs["torch_dtype"] = ...`` then ``AModel.from_pretrained(**kwargs)`` or
+        ``BModel.from_pretrained(**kwargs)``) is reported once, at its key, naming the other
+        calls: one edit of the key answers them all."""
+        found: Dict[Tuple[int, Span], Finding] = {}
+        also: Dict[Tuple[int, Span], List[str]] = {}
         for call in self.ctx.facts.section("migrations").get("calls", ()) if self._has_section() else ():
             if call.tolerated:
                 continue  # written for several versions: a version check, or the TypeError is caught
             hits = []
             for use in call.uses:
-                found = self._keyword_row(call, use)
-                if found is not None:
-                    hits.append((use, found[0], found[1]))
+                hit = self._keyword_row(call, use)
+                if hit is not None:
+                    hits.append((use, hit[0], hit[1]))
             moves = self._moves(call, hits)
             for use, row, shown in hits:
+                key = (id(row), use.key_span)
+                if key in found:
+                    target = f"`{shown.rsplit('.', 1)[-1]}.{row.method}`" if row.method else f"`{shown.rsplit('.', 1)[-1]}`"
+                    also[key].append(f"{target} (line {call.span.line})")
+                    continue
                 finding = self._keyword_finding(call, use, row, shown, moves)
                 if finding.fix is not None and row.fix == "rename":
                     kept = self.kept_old_keywords(call, use.name, row, moves)
                     if kept:
                         finding = Finding(row, finding.stage, finding.span, f"{finding.message} ({kept})", None)
-                yield finding
+                found[key], also[key] = finding, []
+        for key, finding in found.items():
+            others = list(dict.fromkeys(also[key]))
+            if others:
+                finding = dataclasses.replace(finding, message=f"{finding.message} (the dict goes to {' and '.join(others)} too)")
+            yield finding
 
     def kept_old_keywords(self, call, renamed: str, row: Migration, moves=None) -> Optional[str]:
         """Why renaming ``renamed`` on ``call`` alone would give a call no allowed version

@@ -448,3 +448,24 @@ def test_a_keyword_a_helper_hands_to_one_of_several_classes_is_one_finding():
         """
     (d,) = lint304(src, transformers_version="4.45")
     assert "hands its **kwargs to `MistralTwin.from_pretrained` (line 11) or `LlamaTwin.from_pretrained` (line 12)" in d.message
+
+
+SHARED_KWARGS = """
+    import torch
+    from transformers import LlamaForCausalLM, MistralForCausalLM
+
+    def load(path, llama):
+        kwargs = {"device_map": "auto"}
+        kwargs["torch_dtype"] = torch.float16
+        if llama:
+            return LlamaForCausalLM.from_pretrained(path, **kwargs)
+        return MistralForCausalLM.from_pretrained(path, **kwargs)
+    """
+
+
+def test_a_dict_key_several_calls_receive_is_one_finding_naming_them():
+    """One key, one edit: the calls that receive the dict are named in the one finding."""
+    (d,) = lint304(SHARED_KWARGS, transformers_version="4.56")
+    assert d.span.line == 6 and "passed to `LlamaForCausalLM.from_pretrained`" in d.message
+    assert d.message.endswith("(the dict goes to `MistralForCausalLM.from_pretrained` (line 9) too)")
+    assert fix304(SHARED_KWARGS, transformers_version="4.56") == dedent(SHARED_KWARGS).replace('kwargs["torch_dtype"]', 'kwargs["dtype"]')
