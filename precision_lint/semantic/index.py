@@ -138,6 +138,10 @@ class CallSite:
     # exceptions caught around it: the names of enclosing `try` bodies' handlers ("*": a bare
     # `except:`), and "<handler>" inside an `except` block (code that runs only after a failure)
     caught: Tuple[str, ...] = ()
+    # the tests of the conditional expressions it is a branch of (`autocast(...) if args.bf16
+    # else nullcontext()`): it runs only where they hold, as under an `if`; kept apart from
+    # ``guards``, which most questions read as the statement's conditions
+    expression_guards: Tuple[GuardNode, ...] = ()
 
 
 @dataclass
@@ -170,6 +174,10 @@ class AttrUse:
     # the exceptions caught around it (see CallSite.caught)
     guards: Tuple[Tuple[ast.expr, bool], ...] = ()
     caught: Tuple[str, ...] = ()
+    # the tests of the conditional expressions it is a branch of (`autocast(...) if args.bf16
+    # else nullcontext()`): it runs only where they hold, as under an `if`; kept apart from
+    # ``guards``, which most questions read as the statement's conditions
+    expression_guards: Tuple[GuardNode, ...] = ()
 
 
 @dataclass
@@ -1733,6 +1741,7 @@ class _Indexer:
             statement=self.statement,
             loops=tuple(self.loops),
             caught=self._caught(),
+            expression_guards=tuple(self.expression_guards),
         )
         self.ix.calls.append(site)
         self.ix.calls_by_node[id(node)] = site

@@ -8,6 +8,7 @@ from conftest import lint
 CODE = "MP201"
 HEAD = """
 import argparse
+import contextlib
 import torch
 from transformers import AutoModelForCausalLM, HfArgumentParser, TrainingArguments
 parser = argparse.ArgumentParser()
@@ -53,8 +54,18 @@ parser = argparse.ArgumentParser()
         if wants_bf16:
             model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
         """,
+        # the autocast is one branch of a conditional expression on the switch
+        """
+        parser.add_argument("--bf16", action="store_true")
+        args = parser.parse_args()
+        amp = torch.autocast("cuda", dtype=torch.bfloat16) if args.bf16 else contextlib.nullcontext()
+        with amp:
+            model(inputs)
+        with (torch.autocast("cuda", dtype=torch.bfloat16) if args.bf16 else contextlib.nullcontext()):
+            model(inputs)
+        """,
     ],
-    ids=["accelerate-mixed-precision", "store-true", "training-args-flag", "parameter", "config-variable"],
+    ids=["accelerate-mixed-precision", "store-true", "training-args-flag", "parameter", "config-variable", "conditional-expression"],
 )
 def test_bf16_that_follows_the_users_switch_is_not_reported(body):
     import textwrap
@@ -92,8 +103,19 @@ def test_bf16_that_follows_the_users_switch_is_not_reported(body):
         if use_bf16:
             model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
         """,
+        # the conditional expression's other branch, or a test that is no choice of precision
+        """
+        parser.add_argument("--fp32", action="store_true")
+        args = parser.parse_args()
+        with (contextlib.nullcontext() if args.fp32 else torch.autocast("cuda", dtype=torch.bfloat16)):
+            model(inputs)
+        """,
+        """
+        with (torch.autocast("cuda", dtype=torch.bfloat16) if torch.cuda.is_available() else contextlib.nullcontext()):
+            model(inputs)
+        """,
     ],
-    ids=["default-true", "else-branch", "negated-opt-out", "literal-switch"],
+    ids=["default-true", "else-branch", "negated-opt-out", "literal-switch", "conditional-else-branch", "conditional-on-cuda"],
 )
 def test_bf16_selected_by_default_is_still_reported(body):
     import textwrap

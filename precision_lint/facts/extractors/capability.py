@@ -742,7 +742,8 @@ def finish(cap: CapabilityFacts, sections: dict, index: ModuleIndex, evaluator: 
         return bool(guards) and any(_chosen_or_checked(evaluator.guard(t, p, scope)) for t, p in guards) or decorator_guarded(evaluator, scope)
 
     guarded: List[Tuple[int, int]] = []
-    sites = [(index.span(site.node), site.guards, site.scope) for site in index.calls]
+    # a call that is one branch of a conditional expression runs only where its test holds
+    sites = [(index.span(site.node), (*site.guards, *site.expression_guards), site.scope) for site in index.calls]
     sites += [
         (index.span(assign.target), assign.guards, assign.scope)
         for assign in index.attr_assigns
