@@ -174,10 +174,6 @@ class AttrUse:
     # the exceptions caught around it (see CallSite.caught)
     guards: Tuple[Tuple[ast.expr, bool], ...] = ()
     caught: Tuple[str, ...] = ()
-    # the tests of the conditional expressions it is a branch of (`autocast(...) if args.bf16
-    # else nullcontext()`): it runs only where they hold, as under an `if`; kept apart from
-    # ``guards``, which most questions read as the statement's conditions
-    expression_guards: Tuple[GuardNode, ...] = ()
 
 
 @dataclass
