@@ -291,7 +291,6 @@ class ShippedFiles:
         base = os.path.basename(path)
         found = []
         here, root = os.path.dirname(path), None
-        above = set()  # the READMEs read on the way up
         ancestors = set()  # the folders on the way up
         for _ in range(README_LEVELS):
             ancestors.add(here)
@@ -299,7 +298,6 @@ class ShippedFiles:
                 readme = os.path.join(here, name)
                 if name.endswith((".rst", ".txt")) or self._read(readme) is None:
                     continue
-                above.add(readme)
                 commands = self._shell(readme)
                 if base in commands:
                     found.append((here, readme, commands, True))
@@ -318,7 +316,7 @@ class ShippedFiles:
             return found
         for readme, linked, scripts in self._readme_index(root).get(base, ()):
             folder = os.path.dirname(readme)
-            if readme in above or folder in ancestors:
+            if folder in ancestors:
                 # a README of a folder above the file (another language's copy of the project's
                 # README beside it): what it states is the nearest README's to say, not a link's
                 continue

@@ -774,7 +774,7 @@ def _requirements_file(path: Path, source: str, seen: Set[Path]) -> List[Tuple[A
     return out
 
 
-_READ_IN_FOLDER = frozenset({"requirements", "pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml"})
+_READ_IN_FOLDER = frozenset({"requirements", "pyproject.toml", "setup.py", "setup.cfg"})  # and conda files (_CONDA_FILE)
 
 
 # A package's own declaration of its dependencies (what every install of it gets).
