@@ -351,6 +351,16 @@ def may_be_true(values: Iterable[Possible]) -> bool:
 
 _SCALARS = (str, int, float, bool, type(None), bytes)
 _FIELD_NAMES: dict = {}  # a dataclass → the names of its fields (dataclasses.fields() each time is slow)
+
+
+def _field_names(obj) -> Tuple[str, ...]:
+    """The names of the fields of the dataclass instance ``obj``, worked out once per class."""
+    names = _FIELD_NAMES.get(type(obj))
+    if names is None:
+        names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in dataclasses.fields(obj))
+    return names
+
+
 # Classes whose instances never hold a value the join substitutes (their fields are names and
 # references, never a value): awaits_join answers for them without looking inside.
 def replace(obj, /, **changes):
@@ -460,10 +470,7 @@ def join_questions(obj) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         elif isinstance(item, dict):
             stack.extend(item.values())
         elif dataclasses.is_dataclass(item) and not isinstance(item, type):
-            names = _FIELD_NAMES.get(type(item))
-            if names is None:
-                names = _FIELD_NAMES[type(item)] = tuple(f.name for f in dataclasses.fields(item))
-            stack.extend(getattr(item, name) for name in names)
+            stack.extend(getattr(item, name) for name in _field_names(item))
     return frozenset(params), frozenset(returns)
 
 
@@ -489,10 +496,7 @@ def awaits_join(obj, _memo: Optional[dict] = None) -> bool:
     elif isinstance(obj, dict):
         result = any(awaits_join(v, memo) for v in obj.values())
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        names = _FIELD_NAMES.get(type(obj))
-        if names is None:
-            names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in dataclasses.fields(obj))
-        result = any(awaits_join(getattr(obj, name), memo) for name in names)
+        result = any(awaits_join(getattr(obj, name), memo) for name in _field_names(obj))
     else:
         result = False
     memo[id(obj)] = (obj, result)  # the object is held, so its id is not reused meanwhile
