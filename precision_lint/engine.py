@@ -107,12 +107,12 @@ class RunResult:
         return out
 
 
-def extract_facts(*args) -> ModuleFacts:
+def extract_facts(*args, **kwargs) -> ModuleFacts:
     """``facts.extract.extract_facts``, imported on first use: a run answered from its cache
     never loads the parser."""
     from .facts.extract import extract_facts as extract
 
-    return extract(*args)
+    return extract(*args, **kwargs)
 
 
 def _applicable(d: Diagnostic, unsafe: bool) -> bool:
@@ -168,7 +168,7 @@ def _read_job(args) -> Tuple[bool, Optional[Tuple[str, ...]], ModuleFacts]:
         return False, None, _internal_facts(path, (module, is_package, root), "reading imports", exc)
     analyse = imports is None or seen_library(imports)
     try:
-        return True, imports, extract_facts(text, path, module, is_package, root, analyse, parsed, summaries)
+        return True, imports, extract_facts(text, path, module, is_package, root, analyse, parsed, summaries=summaries)
     except Exception as exc:
         return True, imports, _internal_facts(path, (module, is_package, root), "reading facts", exc)
 
@@ -180,7 +180,7 @@ def _facts_job(args) -> ModuleFacts:
     kept, path, module, is_package, root, analyse, *deferring = args
     text = text_of(kept)  # sent as the source keeps it (``sources.held``)
     try:
-        return extract_facts(text, path, module, is_package, root, analyse, None, not deferring)
+        return extract_facts(text, path, module, is_package, root, analyse, summaries=not deferring)
     except Exception as exc:
         return _internal_facts(path, (module, is_package, root), "reading facts", exc)
 
@@ -223,7 +223,7 @@ def _summaries_of(job: tuple) -> Tuple[tuple, tuple]:
     """The call records and return summaries of a file's text, worked out alone
     (``extract_facts(only_summaries=True)``)."""
     kept, path, naming, analyse = job
-    full = extract_facts(text_of(kept), path, *naming, analyse, None, True, True)
+    full = extract_facts(text_of(kept), path, *naming, analyse, only_summaries=True)
     if full.summaries_deferred or full.parse_error is not None:
         raise RuntimeError(f"the call summaries of {path} could not be worked out again")
     return full.calls, full.returns
@@ -439,10 +439,14 @@ class Engine:
             out[path] = facts
             self._keep_facts(key, path, unsaved, facts)
         for src in sources:
-            facts = out[src.path]
-            if facts.summaries_deferred and facts.summarise is None:
-                facts.summarise = _Summaries(self, self._facts_keys[src.path], src.kept_text, src.unsaved)
+            self._completable(out[src.path], self._facts_keys.get(src.path), src)
         return [_with_notebook_targets(out[s.path], s.notebook) for s in sources]
+
+    def _completable(self, facts: Optional[ModuleFacts], key: Optional[tuple], src: SourceFile) -> None:
+        """Facts of ``src`` (kept under ``key``) whose call summaries are DEFERRED, given what
+        works them out when asked (:class:`_Summaries`)."""
+        if facts is not None and facts.summaries_deferred and facts.summarise is None:
+            facts.summarise = _Summaries(self, key, src.kept_text, src.unsaved)
 
     def _summarise_many(self, modules: List[ModuleFacts]) -> None:
         """The DEFERRED call summaries of ``modules`` worked out at once, before the join
@@ -786,8 +790,7 @@ class Engine:
         if before is None:
             return None
         now = self._kept_facts(src.path, key, src.unsaved)
-        if now is not None and now.summaries_deferred and now.summarise is None:
-            now.summarise = _Summaries(self, key, src.kept_text, src.unsaved)
+        self._completable(now, key, src)
         if now is None:
             now = _facts_job((src.kept_text, src.path, *naming, key[3]))
             self._keep_facts(key, src.path, src.unsaved, now)

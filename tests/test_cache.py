@@ -126,9 +126,9 @@ def test_an_edited_file_alone_is_parsed_again(tmp_path, monkeypatch):
     parsed = []
     real = engine_module.extract_facts
 
-    def counting(text, path, *args):
+    def counting(text, path, *args, **kwargs):
         parsed.append(os.path.basename(path))
-        return real(text, path, *args)
+        return real(text, path, *args, **kwargs)
 
     monkeypatch.setattr(engine_module, "extract_facts", counting)
     (tmp_path / "helper_2.py").write_text(dedent(HELPER.format(i=2)) + "\nVERSION = 2\n")

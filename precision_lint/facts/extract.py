@@ -186,6 +186,11 @@ def _extract_parsed(facts: ModuleFacts, index: ModuleIndex, summaries: bool = Tr
     call records and return summaries alone, as the whole extraction makes them)."""
     facts.parsed = True
     evaluator = Evaluator(index)
+    if only_summaries:  # what a module that deferred them is asked for: nothing else is read
+        facts.calls = call_records(index, evaluator)
+        facts.call_callees = tuple(record.callee for record in facts.calls)
+        facts.returns = return_summaries(index, evaluator)
+        return facts
     facts.imports = tuple(sorted(m for m in index.imports.imported_modules if m))
     facts.type_checking_imports = index.type_checking_imports()
     facts.conditional_imports = index.conditional_imports()
@@ -193,9 +198,6 @@ def _extract_parsed(facts: ModuleFacts, index: ModuleIndex, summaries: bool = Tr
     if summaries:
         facts.calls = call_records(index, evaluator)
         facts.call_callees = tuple(record.callee for record in facts.calls)
-        if only_summaries:  # (call_edges and registered_commands below read the index alone)
-            facts.returns = return_summaries(index, evaluator)
-            return facts
     else:  # what the join indexes the records by is known without them
         facts.calls = facts.returns = DEFERRED
         facts.call_callees = recorded_callees(index)
