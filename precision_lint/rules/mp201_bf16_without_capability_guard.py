@@ -281,6 +281,18 @@ def unguarded(atoms: Iterable[Possible], cap: CapabilityFacts) -> List[Possible]
     ]
 
 
+def requires_flash_attention(cap: CapabilityFacts, call: Span) -> bool:
+    """Whether the call at ``call`` asks for FlashAttention-2 and nothing else, on every GPU
+    (``from_pretrained(..., attn_implementation="flash_attention_2")``, unguarded): below sm80
+    the call fails there whatever else it passes."""
+    return any(
+        (site.span.start, site.span.end) == (call.start, call.end) and not cap.call_guarded(site.span)
+        and site.arg.values and len(unguarded(site.arg.values, cap)) == len(site.arg.values)
+        and all(v.kind == CONST and v.value == ("flash_attention_2" if site.key == "attn_implementation" else True) for v in site.arg.values)
+        for site in cap.attention
+    )
+
+
 def bf16_dtypes(values: Sequence[Possible], cap: CapabilityFacts) -> List[Possible]:
     return unguarded((a for a in dtype_atoms(values) if a.value == "bfloat16"), cap)
 
@@ -405,6 +417,8 @@ class Bf16WithoutCapabilityGuard(Rule):
         for w in sites:
             if _superseded(w, sites):
                 continue  # cast again before it leaves the CPU: that cast's dtype is what runs
+            if w.kind == "dtype-kwarg" and requires_flash_attention(cap, w.span):
+                continue  # below sm80 the load fails at FlashAttention-2 (MP202): no dtype rescues it
             if cap.call_guarded(w.span) or w.on_cpu or w.on_meta or w.discarded or w.only_saved:
                 # checked, kept on the CPU (a conversion script: bf16 is native there), built on
                 # the meta device (`init_empty_weights()`: the call that loads the weights chooses

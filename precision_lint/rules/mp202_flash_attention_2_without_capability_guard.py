@@ -79,7 +79,9 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
                 atoms = [v for v in arg.values if v.kind == CONST and v.value is True]
             if not atoms:
                 continue
-            shown = f"`{site.key}={arg.value_text}`"
+            # as written: `_attn_implementation=` is read as `attn_implementation=` is
+            key = ctx.text(arg.key_span) if arg.key_span is not None and arg.via == "keyword" else site.key
+            shown = f"`{key}={arg.value_text}`"
             open_atoms = unguarded(atoms, cap)
             if open_atoms:
                 if setup is None:

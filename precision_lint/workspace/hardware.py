@@ -442,6 +442,37 @@ def stated_capability(prose: Iterable[Tuple[str, bool]]) -> Optional[int]:
     return summarise(c for text, note in prose for c in stated_in_text(text, note))
 
 
+# --- the memory a model's weights need -------------------------------------------------
+# The largest memory of a GPU without native bf16 or FlashAttention-2: the Quadro RTX 8000 and
+# RTX 6000 (Turing, 48 GB; a V100 has 32 GB, a T4 16 GB). Weights that need more than that on
+# one GPU fit only an 80 GB A100, an H100/H200 or newer: every one of them sm80+.
+LARGEST_PRE_AMPERE_GB = 48
+# A checkpoint's name states its size in billions of parameters ("deepseek-coder-33b-instruct",
+# "Llama-2-70b-hf", "Mixtral-8x7B": eight experts of 7B, the memory of all of them; "Qwen3-30B-A3B":
+# 30B stored, 3B active). A letter before the number ("A3B") is no size of the weights.
+_BILLIONS = lazy(r"(?<![A-Za-z0-9.])(?:(\d+)\s*[x×]\s*)?(\d+(?:\.\d+)?)\s*b(?![A-Za-z0-9])", re.IGNORECASE)
+# Names of quantized checkpoints (4 or 8 bits a weight, or less): their size says little of memory.
+_QUANTIZED_NAME = lazy(r"gptq|awq|gguf|ggml|exl2|bnb|nf4|fp8|int[48]|[248]-?bits?\b|\bq[2-8]_", re.IGNORECASE)
+
+
+def billions_of_parameters(model_name: str) -> Optional[float]:
+    """The number of parameters (in billions) a checkpoint's name states, where its weights are
+    stored in 16 bits or more (a quantized checkpoint's name gives None)."""
+    if _QUANTIZED_NAME().search(model_name):
+        return None
+    found = None
+    for experts, size in _BILLIONS().findall(model_name.rsplit("/", 1)[-1]):
+        billions = float(size) * (int(experts) if experts else 1)
+        found = billions if found is None else max(found, billions)
+    return found
+
+
+def needs_an_80gb_gpu(billions: float, bytes_per_parameter: int = 2) -> bool:
+    """Whether weights of ``billions`` parameters, whole on one GPU, fit no GPU without native bf16
+    (the weights alone, before activations, a cache or the CUDA context's own memory)."""
+    return billions * bytes_per_parameter >= LARGEST_PRE_AMPERE_GB
+
+
 # --- notebooks -------------------------------------------------------------------------
 # Kaggle's accelerator names (`"gpu"` is the legacy P100 session).
 _KAGGLE = {"gpu": 60, "nvidiateslap100": 60, "nvidiateslat4": 75, "nvidiat4": 75, "nvidial4": 89, "nvidiaa100": 80, "nvidiah100": 90}

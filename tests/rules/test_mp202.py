@@ -72,10 +72,11 @@ FIXES = [
 
         ATTN = ('flash_attention_2' if BF16_OK and is_flash_attn_2_available() else 'sdpa')
         config = AutoConfig.from_pretrained("m", attn_implementation=ATTN)
-        model = AutoModelForCausalLM.from_config(config, attn_implementation='flash_attention_2' if BF16_OK and is_flash_attn_2_available() else 'sdpa', torch_dtype=torch.bfloat16)
+        model = AutoModelForCausalLM.from_config(config, attn_implementation='flash_attention_2' if BF16_OK and is_flash_attn_2_available() else 'sdpa', torch_dtype=torch.bfloat16 if BF16_OK else torch.float16)
         """,
-        # the unguarded bf16 weights (MP201) were reported before the fix too: with MP202 alone
-        # selected they are left to MP201, as ruff's --select does
+        # the bf16 weights of the load are not MP201's before the fix: below sm80 the load fails
+        # at FlashAttention-2 whatever its dtype. The fix lets that load run there, in bf16: the
+        # plan fixes what its own fixes create (fixes/checked.py), with MP201's fallback
         id="config_and_variable",
     ),
 ]

@@ -285,3 +285,35 @@ def test_the_prose_read_from_the_tree_is_the_tokenizer_s(source):
 )
 def test_a_spaces_card_suggests_its_hardware(text, expected):
     assert space_card_hardware(text) == expected
+
+
+# --- the memory a checkpoint's weights need --------------------------------------------------
+@pytest.mark.parametrize(
+    "name,billions",
+    [
+        ("org/coder-33b-instruct", 33.0),
+        ("org/Llama-70b-hf", 70.0),
+        ("org/Mixer-8x7B-v0.1", 56.0),  # eight experts of 7B: all of them are in memory
+        ("org/Chat-30B-A3B", 30.0),  # 3B active of 30B stored
+        ("org/model_34B_v2", 34.0),
+        ("org/small-1.3b", 1.3),
+        ("bert-base-uncased", None),
+        ("org/Llama-70B-GPTQ", None),  # quantized: its size says little of its memory
+        ("org/llama-13b-4bit", None),
+        ("org/llama-7b-int8", None),
+        ("org/coder-7b1", None),
+    ],
+)
+def test_a_checkpoint_name_states_its_size(name, billions):
+    from precision_lint.workspace.hardware import billions_of_parameters
+
+    assert billions_of_parameters(name) == billions
+
+
+def test_only_weights_beyond_the_largest_pre_ampere_card_need_an_80gb_gpu():
+    from precision_lint.workspace.hardware import needs_an_80gb_gpu
+
+    assert needs_an_80gb_gpu(33) and needs_an_80gb_gpu(24)
+    assert not needs_an_80gb_gpu(13)  # 26 GB: a V100 32GB holds it
+    assert not needs_an_80gb_gpu(20)  # 40 GB: a 48 GB Turing card (Quadro RTX 8000) holds it
+    assert needs_an_80gb_gpu(13, bytes_per_parameter=4)  # float32: 52 GB

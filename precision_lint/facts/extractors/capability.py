@@ -6,7 +6,7 @@ The precision extractor already records ``bf16=``/``torch.autocast(dtype=)``/
 for compute-capability checks:
 
 - ``BitsAndBytesConfig(bnb_4bit_compute_dtype=...)`` (the QLoRA compute dtype);
-- ``attn_implementation=`` / ``use_flash_attention_2=`` given to a model loader
+- ``attn_implementation=`` (or ``_attn_implementation=``) / ``use_flash_attention_2=`` given to a model loader
   or a config (``from_pretrained``, ``from_config``, ``AutoConfig``, ``*Config``, a TRL
   config's ``model_init_kwargs``), with the weights dtype passed to the same call, and
   ``config._attn_implementation = ...`` set on a config object; and whether each runs only
@@ -645,6 +645,112 @@ def _after_flash_attn_import(index: ModuleIndex, imports, node, scope) -> bool:
     return any(start < at and scope is owner and conditions <= flow for start, conditions, owner in imports)
 
 
+# A model placed on one GPU: `.cuda()`, `.to("cuda:0")`, `device_map="cuda"`, `device_map={"": rank}`.
+_ONE_GPU_METHODS = ("cuda", "to")
+# What a load passes to quantize its weights: 8 or 4 bits a weight fit far smaller GPUs.
+_QUANTIZING_KWARGS = ("load_in_8bit", "load_in_4bit", "quantization_config", "gguf_file")
+# The methods a loaded model may be chained through before it is placed (`...).eval().cuda()`).
+_CHAINED = ("eval", "train", "half", "bfloat16", "float", "requires_grad_", "cuda", "to")
+
+
+def _one_gpu(evaluator: Evaluator, site: CallSite) -> bool:
+    """Whether ``site`` (``x.cuda()``, ``x.to(d)``) places ``x`` on a CUDA GPU."""
+    if site.method == "cuda":
+        return True
+    args = positional(site.node)
+    device = args[0] if args else (found.value if (found := keyword(site.node, "device")) is not None else None)
+    if device is None:
+        return False  # `.to(torch.bfloat16)`: a dtype alone
+    if isinstance(device, ast.Constant) and isinstance(device.value, int) and not isinstance(device.value, bool):
+        return True  # `.to(0)`
+    return "cuda" in _device_strings(evaluator, device, site.scope)
+
+
+def _device_map_one_gpu(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> bool:
+    """``device_map="cuda"``/``"cuda:0"``/``0``/``{"": rank}``: the whole model on one GPU
+    (``"auto"`` may spread it over several GPUs, or offload it to the CPU)."""
+    passed = keyword(site.node, "device_map")
+    if passed is None:
+        return False
+    if isinstance(passed.value, ast.Dict):
+        return bool(passed.value.keys) and all(_string(k) == "" for k in passed.value.keys)
+    values = evaluator.values(passed.value, site.scope)
+    return bool(values) and all(
+        v.kind == CONST and (
+            (isinstance(v.value, int) and not isinstance(v.value, bool))
+            or (isinstance(v.value, str) and CUDA_STRING.fullmatch(v.value) is not None and v.value.lower() != "nccl")
+        )
+        for v in values
+    )
+
+
+def _model_names(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> List[str]:
+    """The checkpoint names a loader may load, where each is written in the code: not one an
+    option lets the user choose (``--model``'s default names one of many)."""
+    first = positional(site.node)
+    expr = first[0] if first else (found.value if (found := keyword(site.node, "pretrained_model_name_or_path")) is not None else None)
+    if expr is None:
+        return []
+    values = evaluator.values(expr, site.scope)
+    if not values or not all(v.kind == CONST and isinstance(v.value, str) for v in values):
+        return []
+    options = [index.span(o.call) for found in index.arg_options.values() for o in found]
+    for v in values:
+        if v.origin is None or any(o.start <= v.origin.start and v.origin.end <= o.end for o in options):
+            return []
+    return [v.value for v in values]
+
+
+def _placed_on_one_gpu(index: ModuleIndex, evaluator: Evaluator, loader: CallSite, placers: List[CallSite]) -> bool:
+    """Whether the model ``loader`` loads is placed whole on one GPU: by its ``device_map``, by a
+    ``.cuda()``/``.to("cuda")`` chained on the load, or by one on a variable it is bound to, later
+    in the same function."""
+    if _device_map_one_gpu(index, evaluator, loader):
+        return True
+    for placer in placers:
+        node = placer.receiver
+        while isinstance(node, ast.Call) and node is not loader.node:
+            func = node.func
+            node = func.value if isinstance(func, ast.Attribute) and func.attr in _CHAINED else None
+        if node is loader.node and _one_gpu(evaluator, placer):
+            return True
+    names = set(loader.assigned_to)
+    if not names:
+        return False
+    after = index.order_of[id(loader.node)][1]
+    return any(
+        p.scope is loader.scope and isinstance(p.receiver, ast.Name) and p.receiver.id in names
+        and index.order_of[id(p.node)][0] > after and _one_gpu(evaluator, p)
+        for p in placers
+    )
+
+
+def _memory_needs_ampere(index: ModuleIndex, evaluator: Evaluator) -> bool:
+    """Whether the module loads a checkpoint whose weights, whole on one GPU, fit no GPU without
+    native bf16 (``workspace/hardware.needs_an_80gb_gpu``): a 33B model's 16-bit weights (67 GB)
+    placed on one card with ``.cuda()``. Every GPU that can run such a module is an 80 GB A100 or
+    newer, so bf16 and FlashAttention-2 cannot fail there. At least two bytes a weight: a load
+    without a dtype reads the checkpoint's (16-bit) or float32 (transformers 4.x); one that
+    quantizes (``load_in_4bit``, ``quantization_config``) or an 8-bit dtype is not judged."""
+    loaders = [s for s in index.calls if s.method in LOADER_METHODS and not (s.qualname or "").endswith("Config.from_pretrained")]
+    if not loaders:
+        return False
+    placers = [s for s in index.calls if s.method in _ONE_GPU_METHODS]
+    for site in loaders:
+        if any(keyword(site.node, k) is not None for k in _QUANTIZING_KWARGS):
+            continue
+        dtypes = [d for name in DTYPE_KWARGS if (vals := evaluator.kwarg_values(site.node, site.scope, name)) for d in dtype_atoms(vals)]
+        if any(d.value and ("float8" in d.value or d.value in ("int8", "uint8")) for d in dtypes):
+            continue
+        names = _model_names(index, evaluator, site)
+        sizes = [hardware.billions_of_parameters(n) for n in names]
+        if not sizes or any(b is None or not hardware.needs_an_80gb_gpu(b) for b in sizes):
+            continue
+        if _placed_on_one_gpu(index, evaluator, site, placers):
+            return True
+    return False
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     bnb: List[BnbSite] = []
     attention: List[AttentionSite] = []
@@ -666,7 +772,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         loader = site.method in LOADER_METHODS
         if not (loader or _is_config_call(site)):
             continue
-        given = {key: _arg(index, evaluator, site, key) for key in ATTN_KEYS}
+        # transformers' own spelling of the keyword, `_attn_implementation=`, is read as well
+        given = {key: _arg(index, evaluator, site, key) or _arg(index, evaluator, site, f"_{key}") for key in ATTN_KEYS}
         given = {k: a for k, a in given.items() if a is not None}
         if not given:
             continue
@@ -709,7 +816,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             default = keyword(option.call, "default")
             options.append(ArgparseOption(index.span(option.call), index.span(default.value) if default else None))
     return CapabilityFacts(
-        stated_capability=hardware.stated_capability(prose),
+        stated_capability=_stated(hardware.stated_capability(prose), index, evaluator),
         fp8_compute=fp8,
         device=other_device(index, evaluator, trains, marks),
         keeps_to_cpu=keeps_to_cpu(index, evaluator, trains, marks),
@@ -721,6 +828,14 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         options=tuple(options),
         trains=trains,
     )
+
+
+def _stated(prose: Optional[int], index: ModuleIndex, evaluator: Evaluator) -> Optional[int]:
+    """The lowest compute capability the module states, where a model too large for any GPU
+    without native bf16 states sm80 whatever its words say: no other GPU can run it."""
+    if prose is not None and prose >= hardware.NATIVE_BF16:
+        return prose
+    return hardware.NATIVE_BF16 if _memory_needs_ampere(index, evaluator) else prose
 
 
 def finish(cap: CapabilityFacts, sections: dict, index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:

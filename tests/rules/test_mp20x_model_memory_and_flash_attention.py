@@ -1,0 +1,107 @@
+"""MP201/MP202 and what a load itself says about its GPU.
+
+- A checkpoint too large for any GPU without native bf16, placed whole on one GPU (a 33B
+  model's 16-bit weights are 67 GB; the largest pre-Ampere card holds 48 GB), runs only on an
+  80 GB A100 or newer: bf16 and FlashAttention-2 cannot fail there.
+- A load that asks for FlashAttention-2 on every GPU fails below sm80 at the attention kernel
+  (MP202's finding): a fallback dtype on the same call rescues nothing, so MP201 leaves it.
+- ``_attn_implementation=``, the keyword's own spelling in transformers, is read as
+  ``attn_implementation=`` is.
+"""
+import textwrap
+
+import pytest
+
+from conftest import lint
+
+HEAD = "import argparse\nimport torch\nfrom transformers import AutoModelForCausalLM, BitsAndBytesConfig\n"
+
+
+def _codes(body):
+    return sorted(d.code for d in lint(HEAD + textwrap.dedent(body)) if d.code in ("MP201", "MP202"))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'net = AutoModelForCausalLM.from_pretrained("org/coder-33b", torch_dtype=torch.bfloat16).cuda()\n',
+        'net = AutoModelForCausalLM.from_pretrained("org/coder-33b", torch_dtype=torch.bfloat16).eval().to("cuda:0")\n',
+        'NAME = "org/chat-70b-hf"\nnet = AutoModelForCausalLM.from_pretrained(NAME, torch_dtype=torch.bfloat16)\nnet.to("cuda")\n',
+        'net = AutoModelForCausalLM.from_pretrained("org/mixer-8x7b", torch_dtype=torch.bfloat16, device_map={"": 0})\n',
+        'net = AutoModelForCausalLM.from_pretrained("org/coder-33b", torch_dtype=torch.bfloat16, device_map="cuda:0")\n',
+        # FlashAttention-2 as well: MP202 is silent for the same reason
+        'net = AutoModelForCausalLM.from_pretrained("org/coder-33b", torch_dtype=torch.bfloat16, attn_implementation="flash_attention_2").cuda()\n',
+    ],
+    ids=["chained-cuda", "chained-eval-to", "bound-then-moved", "moe-device-map-dict", "device-map-cuda", "with-fa2"],
+)
+def test_a_model_only_an_80gb_gpu_holds_is_not_judged_for_older_gpus(body):
+    assert _codes(body) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # 14 GB: a T4 holds it
+        'net = AutoModelForCausalLM.from_pretrained("org/coder-7b", torch_dtype=torch.bfloat16).cuda()\n',
+        # "auto" may spread the layers over several older GPUs, or offload them to the CPU
+        'net = AutoModelForCausalLM.from_pretrained("org/coder-33b", torch_dtype=torch.bfloat16, device_map="auto")\n',
+        # 4-bit weights: 17 GB
+        'q = BitsAndBytesConfig(load_in_4bit=True)\n'
+        'net = AutoModelForCausalLM.from_pretrained("org/coder-33b", torch_dtype=torch.bfloat16, quantization_config=q).cuda()\n',
+        # a quantized checkpoint
+        'net = AutoModelForCausalLM.from_pretrained("org/coder-33b-gptq", torch_dtype=torch.bfloat16).cuda()\n',
+        # the user chooses the model: the default is one of many
+        'p = argparse.ArgumentParser()\np.add_argument("--model", default="org/coder-33b")\nargs = p.parse_args()\n'
+        'net = AutoModelForCausalLM.from_pretrained(args.model, torch_dtype=torch.bfloat16).cuda()\n',
+        # moved to the GPU before a later load of the large one (another variable)
+        'small = AutoModelForCausalLM.from_pretrained("org/coder-7b", torch_dtype=torch.bfloat16)\nsmall.cuda()\n'
+        'big = AutoModelForCausalLM.from_pretrained("org/coder-33b", torch_dtype=torch.bfloat16, device_map="auto")\n',
+    ],
+    ids=["fits-a-t4", "device-map-auto", "quantized-load", "quantized-checkpoint", "user-chosen", "other-variable-moved"],
+)
+def test_a_model_an_older_gpu_holds_is_still_judged(body):
+    assert "MP201" in _codes(body)
+
+
+def test_a_memory_statement_also_covers_the_modules_the_script_runs(tmp_path):
+    from conftest import config
+    from precision_lint.engine import Engine
+
+    (tmp_path / "helpers.py").write_text(
+        "from transformers import TrainingArguments\n"
+        "def arguments():\n    return TrainingArguments(output_dir='o', bf16=True)\n"
+    )
+    (tmp_path / "run.py").write_text(
+        HEAD + "from helpers import arguments\n"
+        'net = AutoModelForCausalLM.from_pretrained("org/coder-33b", torch_dtype=torch.bfloat16).cuda()\n'
+        "args = arguments()\n"
+    )
+    found = Engine(config(transformers_version="5.23"), ["MP201"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    assert found == []
+
+
+def test_flash_attention_2_on_every_gpu_leaves_the_dtype_of_the_same_load_to_mp202():
+    found = lint(HEAD + 'net = AutoModelForCausalLM.from_pretrained("org/vlm", torch_dtype=torch.bfloat16, attn_implementation="flash_attention_2").cuda()\n')
+    assert [d.code for d in found if d.code.startswith("MP20")] == ["MP202"]
+
+
+def test_flash_attention_2_only_where_the_gpu_has_it_leaves_the_dtype_judged():
+    found = lint(HEAD + textwrap.dedent('''\
+        ok = torch.cuda.get_device_capability()[0] >= 8
+        net = AutoModelForCausalLM.from_pretrained("org/vlm", torch_dtype=torch.bfloat16, attn_implementation="flash_attention_2" if ok else "sdpa").cuda()
+    '''))
+    assert [d.code for d in found if d.code.startswith("MP20")] == ["MP201"]
+
+
+def test_the_private_spelling_of_the_attention_keyword_is_read():
+    found = lint(HEAD + 'net = AutoModelForCausalLM.from_pretrained("org/vlm", torch_dtype=torch.bfloat16, _attn_implementation="flash_attention_2").cuda()\n')
+    assert [d.code for d in found if d.code.startswith("MP20")] == ["MP202"]
+    assert "`_attn_implementation=\"flash_attention_2\"`" in next(d.message for d in found if d.code == "MP202")
+
+
+def test_the_fixes_of_both_rules_converge_on_the_private_spelling():
+    from conftest import fix
+
+    fixed = fix(HEAD + 'net = AutoModelForCausalLM.from_pretrained("org/vlm", torch_dtype=torch.bfloat16, _attn_implementation="flash_attention_2").cuda()\n')
+    assert 'dtype=torch.bfloat16 if BF16_OK else torch.float16' in fixed
+    assert '_attn_implementation="flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa"' in fixed
