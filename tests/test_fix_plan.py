@@ -157,7 +157,8 @@ def test_a_finding_that_stood_before_the_fix_is_left_to_its_own_rule():
     src = """
         import torch
         from transformers import AutoModelForCausalLM
-        model = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2", torch_dtype=torch.bfloat16)
+        model = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2", torch_dtype=torch.float16)
+        judge = AutoModelForCausalLM.from_pretrained("j", torch_dtype=torch.bfloat16)
         """
     assert {d.code for d in lint(src)} >= {"MP201", "MP202"}
     fixed = fix(src, "MP202")

@@ -56,8 +56,11 @@ def test_a_model_only_an_80gb_gpu_holds_is_not_judged_for_older_gpus(body):
         # moved to the GPU before a later load of the large one (another variable)
         'small = AutoModelForCausalLM.from_pretrained("org/coder-7b", torch_dtype=torch.bfloat16)\nsmall.cuda()\n'
         'big = AutoModelForCausalLM.from_pretrained("org/coder-33b", torch_dtype=torch.bfloat16, device_map="auto")\n',
+        # the variable is bound again, to a model a T4 holds, before it is moved
+        'net = AutoModelForCausalLM.from_pretrained("org/coder-33b", torch_dtype=torch.bfloat16)\n'
+        'net = AutoModelForCausalLM.from_pretrained("org/coder-7b", torch_dtype=torch.bfloat16)\nnet.cuda()\n',
     ],
-    ids=["fits-a-t4", "device-map-auto", "quantized-load", "quantized-checkpoint", "user-chosen", "other-variable-moved"],
+    ids=["fits-a-t4", "device-map-auto", "quantized-load", "quantized-checkpoint", "user-chosen", "other-variable-moved", "bound-again"],
 )
 def test_a_model_an_older_gpu_holds_is_still_judged(body):
     assert "MP201" in _codes(body)

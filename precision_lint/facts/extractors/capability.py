@@ -40,7 +40,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator, is_capability_callee
 from ...semantic.index import FUNCTION_DEFS, CallSite, ModuleIndex, build_index, first_argument, keyword, literal_key, positional, unstarred
 from ...semantic.names import dotted
-from ...semantic.queries import position, reaching_at
+from ...semantic.queries import position, reaching, reaching_at
 from ...workspace import hardware
 from ...semantic.values import CONST, DTYPE, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args, key_span
@@ -701,26 +701,29 @@ def _model_names(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> Li
     return [v.value for v in values]
 
 
+def _made_by(index: ModuleIndex, expr: Optional[ast.expr], scope, loader: ast.Call, depth: int = 0) -> bool:
+    """Whether ``expr`` is the model ``loader`` loads: the load itself, a method chained on it
+    (``....eval()``), or a variable one of whose reaching bindings is either."""
+    while isinstance(expr, ast.Call) and expr is not loader:
+        func = expr.func
+        expr = func.value if isinstance(func, ast.Attribute) and func.attr in _CHAINED else None
+    if expr is loader:
+        return True
+    if not isinstance(expr, ast.Name) or depth > 2:
+        return False
+    return any(
+        b.value is not None and _made_by(index, b.value, scope, loader, depth + 1)
+        for b in reaching(index, expr, scope).bindings
+    )
+
+
 def _placed_on_one_gpu(index: ModuleIndex, evaluator: Evaluator, loader: CallSite, placers: List[CallSite]) -> bool:
-    """Whether the model ``loader`` loads is placed whole on one GPU: by its ``device_map``, by a
-    ``.cuda()``/``.to("cuda")`` chained on the load, or by one on a variable it is bound to, later
-    in the same function."""
+    """Whether the model ``loader`` loads is placed whole on one GPU: by its ``device_map``, or
+    by a ``.cuda()``/``.to("cuda")`` of the load itself or of a variable bound to it."""
     if _device_map_one_gpu(index, evaluator, loader):
         return True
-    for placer in placers:
-        node = placer.receiver
-        while isinstance(node, ast.Call) and node is not loader.node:
-            func = node.func
-            node = func.value if isinstance(func, ast.Attribute) and func.attr in _CHAINED else None
-        if node is loader.node and _one_gpu(evaluator, placer):
-            return True
-    names = set(loader.assigned_to)
-    if not names:
-        return False
-    after = index.order_of[id(loader.node)][1]
     return any(
-        p.scope is loader.scope and isinstance(p.receiver, ast.Name) and p.receiver.id in names
-        and index.order_of[id(p.node)][0] > after and _one_gpu(evaluator, p)
+        p.scope is loader.scope and _made_by(index, p.receiver, p.scope, loader.node) and _one_gpu(evaluator, p)
         for p in placers
     )
 
