@@ -144,7 +144,8 @@ class CallGraphValues:
             return self._memo[key]
         self._memo[key] = (Possible(UNKNOWN),)  # a recursive chain ends here
         out: List[Possible] = []
-        for module, record in self._calls_to(ref.function, home):
+        records = self._calls_to(ref.function, home)
+        for module, record in records:
             for arg in record.args:
                 if _fills(ref, arg.index, arg.keyword):
                     passed = arg.fp16 if ref.fp16 else arg.values  # a certainly float16 tensor: its own values
@@ -158,7 +159,12 @@ class CallGraphValues:
                                 autocast=v.autocast or record.autocast,
                             )
                         )
-        result = _dedupe(out) if out else (Possible(UNKNOWN),)
+        if out:
+            result = _dedupe(out)
+        elif records and not ref.keys and not ref.missing and all(r.omits(ref.name, ref.index) for _, r in records):
+            result = ()  # every call seen leaves it out: its default (an atom of its own) is its value
+        else:
+            result = (Possible(UNKNOWN),)
         self._memo[key] = result
         return result
 

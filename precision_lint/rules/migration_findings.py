@@ -16,7 +16,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related, Span
 from ..knowledge import Migration, migrations, older_spelling, patched_keywords
-from ..semantic.values import SYMBOL
+from ..semantic.values import CONST, SYMBOL
 from ..workspace.versions import Allowed, compare, newest_admitted
 from .base import RuleContext, replace
 from .._regex import lazy
@@ -73,9 +73,13 @@ def stage_of(row: Migration, allowed: Allowed, silent: bool = False) -> Optional
 
 def _quiet(row: Migration, use) -> bool:
     """Whether every value the code gives the keyword is one the row's deprecated versions
-    accept without a warning (``KeywordUse.code_values``)."""
-    given = getattr(use, "code_values", None)
-    return bool(row.quiet_values) and bool(given) and all(v in row.quiet_values for v in given)
+    accept without a warning (``KeywordUse.code_values``, as Python writes a constant:
+    ``False``, ``0.1``, ``'keep_end'``; a value not known is none of them)."""
+    values = getattr(use, "code_values", None)
+    if not row.quiet_values or not values:
+        return False
+    given = [v for v in values if not any(g.on_command_line for g in v.guards)]  # (after the join too)
+    return bool(given) and all(v.kind == CONST and repr(v.value) in row.quiet_values for v in given)
 
 
 def rule_stage(stage: Optional[str]) -> Optional[str]:

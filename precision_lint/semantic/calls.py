@@ -69,7 +69,13 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
                     args.append(CallArg(None, source.name, shared(evaluator.values(source.value, site.scope))))
         guards = evaluator.guards_of(site.guards, site.scope) if args else ()
         autocast = tensors is not None and tensors.autocast_enabled(site) is not None
-        out.append(CallRecord(callee, tuple(args), guards, autocast))
+        written = arguments(site.node)
+        out.append(CallRecord(
+            callee, tuple(args), guards, autocast,
+            keywords=tuple(a.keyword for a in written if a.keyword is not None),
+            positionals=sum(1 for a in written if a.keyword is None and not a.star),
+            splat=any(a.star for a in written),
+        ))
     return tuple(out)
 
 

@@ -167,6 +167,10 @@ def is_capability_callee(qualname: Optional[str], func: ast.expr) -> bool:
     return name.rsplit(".", 1)[-1] in CAPABILITY_FUNCTIONS
 
 
+def _is_number(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
 def _is_literal(node: ast.AST) -> bool:
     """A string, bytes or number written as it is (``True``/``False`` too: ``bool`` is an
     ``int``); not ``None``, ``...`` or an imaginary number."""
@@ -1065,6 +1069,10 @@ class Evaluator:
             return self._call(expr, scope)
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
             return [_negate(v, self.ix.text(expr)) for v in _opaque(self.values(expr.operand, scope))]
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)) and _is_number(expr.operand):
+            # `-100`: a number written with its sign (ast keeps the sign apart from the literal)
+            number = expr.operand.value
+            return [_const(-number if isinstance(expr.op, ast.USub) else number, origin=origin)]
         if isinstance(expr, ast.BoolOp):
             return self._boolean(expr, scope)
         if isinstance(expr, ast.Compare):

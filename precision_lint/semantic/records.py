@@ -36,6 +36,17 @@ class CallRecord:
     guards: Tuple[Any, ...] = ()  # Guard: the conditions the call runs under
     # made inside an enabled torch.autocast region (whose ops then run in autocast's precision)
     autocast: bool = False
+    # what the call writes, whether or not its values are recorded above: the keywords, how many
+    # arguments by position, and whether a `*args` / `**kwargs` splat may pass any parameter.
+    # A call that certainly leaves a parameter out gives it its default (:meth:`omits`).
+    keywords: Tuple[str, ...] = ()
+    positionals: int = 0
+    splat: bool = False
+
+    def omits(self, name: str, index: Optional[int]) -> bool:
+        """Whether the call certainly passes nothing for the parameter ``name`` (at position
+        ``index``; None: keyword-only)."""
+        return not self.splat and name not in self.keywords and (index is None or self.positionals <= index)
 
 
 @dataclass(frozen=True)

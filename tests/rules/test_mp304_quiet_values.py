@@ -71,3 +71,47 @@ def test_a_choice_the_code_makes_from_its_own_flag_may_be_true(tmp_path):
     )})
     found = Engine(from_table({}, "defaults"), ["MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
     assert [d.code for d in found if "`use_flash_attention_2" in d.message] == ["MP304"]
+
+
+# --- TRL 0.9 to 0.12: a trainer keyword warns only where it is not the trainer's default -----
+TRL_PIN = "trl>=0.9.6,<0.12\ntransformers==4.44.2\n"
+WRAPPER = '''
+from trl import DPOTrainer
+
+
+class PairTrainer(DPOTrainer):
+    def __init__(self, model=None, args=None, beta=0.1, label_pad_token_id=-100, reference_free=False, cutoff=None):
+        super().__init__(model=model, args=args, beta=beta, label_pad_token_id=label_pad_token_id,
+                         reference_free=reference_free, max_length=cutoff)
+'''
+
+
+def _trl_codes(tmp_path, files):
+    write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": TRL_PIN, **files})
+    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    return sorted(d.message.split("`")[1] for d in found)
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("DPOTrainer(m, args=cfg, beta=0.1, label_pad_token_id=-100, disable_dropout=True)", []),
+    ("DPOTrainer(m, args=cfg, beta=0.2, truncation_mode='keep_start')", ["beta=", "truncation_mode="]),
+], ids=["defaults", "other-values"])
+def test_a_trl_trainer_keyword_at_its_default_warns_nowhere(tmp_path, call, expected):
+    script = "from trl import DPOConfig, DPOTrainer\ncfg = DPOConfig(output_dir='o')\nm = None\n" + call + "\n"
+    assert _trl_codes(tmp_path, {"go.py": script}) == expected
+
+
+@pytest.mark.parametrize("call, expected", [
+    # every keyword left to the subclass's defaults, which are TRL's: nothing warns
+    ("PairTrainer(m, args=cfg)", []),
+    # a value of its own (`cutoff` becomes `max_length=`, whose default is None)
+    ("PairTrainer(m, args=cfg, beta=0.5, cutoff=512)", ["beta=", "max_length="]),
+    # a splat may pass any of them
+    ("PairTrainer(m, **extra)", ["beta=", "label_pad_token_id=", "max_length=", "reference_free="]),
+], ids=["defaults", "own-values", "splat"])
+def test_a_subclass_forwarding_trl_keywords_is_judged_by_what_its_callers_pass(tmp_path, call, expected):
+    script = (
+        "from trl import DPOConfig\nfrom wrapped import PairTrainer\ncfg = DPOConfig(output_dir='o')\nm = None\n"
+        "extra = load_options()\n" + call + "\n"
+    )
+    assert _trl_codes(tmp_path, {"wrapped.py": WRAPPER, "go.py": script}) == expected

@@ -177,3 +177,34 @@ def test_a_helper_in_another_file_that_returns_float32_is_silent(tmp_path):
         },
     )
     assert _findings(tmp_path) == []
+
+
+
+def test_a_call_record_knows_which_parameters_it_certainly_leaves_out():
+    """A parameter that no call seen passes takes its default alone at the join (not "unknown"):
+    a call leaves it out unless it names it, fills its position, or splats arguments."""
+    import ast
+
+    from precision_lint.semantic.calls import call_records
+    from precision_lint.semantic.evaluate import Evaluator
+    from precision_lint.semantic.index import build_index
+
+    src = "from helpers import load\nload('a')\nload('a', 'b')\nload('a', dtype='c')\nload(*xs)\nload('a', **kw)\n"
+    index = build_index(src, "run")
+    records = call_records(index, Evaluator(index))
+    assert [r.omits("dtype", 1) for r in records] == [True, False, False, False, False]
+    assert [r.omits("dtype", None) for r in records] == [True, True, False, False, False]
+
+
+def test_a_signed_number_is_a_constant():
+    import ast
+
+    from precision_lint.semantic.evaluate import Evaluator
+    from precision_lint.semantic.index import build_index
+
+    src = "a = -100\nb = +0.5\nc = -x\n"
+    index = build_index(src, "m")
+    evaluator = Evaluator(index)
+    values = {s.targets[0].id: [(v.kind, v.value) for v in evaluator.values(s.value, index.root)] for s in index.module.body}
+    assert values["a"] == [("const", -100)] and values["b"] == [("const", 0.5)]
+    assert values["c"][0][0] == "unknown"

@@ -36,7 +36,7 @@ from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator
 from ...semantic.kinds import instance_classes
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, keyword, parameters
 from ...semantic.queries import binding_scope, calls_on, reaching
-from ...semantic.values import CONFIG, CONST, SYMBOL, SYMBOLIC
+from ...semantic.values import CONFIG, CONST, SYMBOL, SYMBOLIC, Possible
 from ...semantic.version_tests import version_tests_of
 from .precision import (
     argument_extents, comma_follows, key_span, key_text, paren_extent, skip_blank, value_text,
@@ -79,10 +79,10 @@ class KeywordUse:
     via: str  # "keyword", "dict-call", "dict-literal"
     value_text: str
     position: Optional[int]  # its index among the call's arguments (direct keywords only)
-    # for a name of a row with `quiet_values`: each value the code gives it, as Python writes a
-    # constant ("False"), "?" for one not known; a value the user passes on the command line
+    # for a name of a row with `quiet_values`: each value the code gives it (a parameter's: what
+    # its callers pass, substituted at the join); a value the user passes on the command line
     # (an argparse option's, beside its default) is theirs, not the code's. None: not read
-    code_values: Optional[Tuple[str, ...]] = None
+    code_values: Optional[Tuple[Possible, ...]] = None
 
 
 @dataclass(frozen=True)
@@ -466,14 +466,12 @@ def _forwards(index: ModuleIndex):
     return tuple(out)
 
 
-def _code_values(evaluator: Evaluator, value, scope) -> Tuple[str, ...]:
-    """:attr:`KeywordUse.code_values` of one keyword's value."""
-    out = []
-    for v in evaluator.values(value, scope):
-        if any(g.on_command_line for g in v.guards):
-            continue  # passed on the command line by a user who chooses to
-        out.append(repr(v.value) if v.kind == CONST else "?")
-    return tuple(dict.fromkeys(out))
+def _code_values(evaluator: Evaluator, value, scope) -> Tuple[Possible, ...]:
+    """:attr:`KeywordUse.code_values` of one keyword's value: its values, less those a user
+    passes on the command line (they are theirs to choose). A parameter's are its callers'
+    arguments, and its default where a call leaves it: the join substitutes them (a subclass
+    that forwards ``beta=beta`` from its own ``beta=0.1``)."""
+    return tuple(v for v in evaluator.values(value, scope) if not any(g.on_command_line for g in v.guards))
 
 
 def _project_calls(index: ModuleIndex, evaluator: Evaluator):
