@@ -557,6 +557,20 @@ def test_an_extras_exact_pin_does_not_narrow_the_declared_range(tmp_path):
     assert (b.low, b.high) == ((4, 40), None) and b.source == "setup.py"
 
 
+def test_a_side_installs_pin_does_not_narrow_the_folders_own_requirements(tmp_path):
+    """requirements.txt names torch without a pin; requirements_onnx_export.txt, one optional
+    install of the same folder, pins torch==1.13.1: the code targets what requirements.txt admits."""
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "requirements.txt": "numpy\ntorch\n",
+        "requirements_onnx_export.txt": "onnx\ntorch==1.13.1\n",
+        "train.py": "",
+    })
+    assert not _targets(root, "train.py").of("torch").is_point
+    alone = write_tree(tmp_path / "alone", {".git/HEAD": "", "requirements_onnx_export.txt": "torch==1.13.1\n", "train.py": ""})
+    assert _targets(alone, "train.py").of("torch").is_point  # the only statement there is: it decides
+
+
 def test_requirement_files_without_a_declaring_package_still_pin(tmp_path):
     root = write_tree(tmp_path, {
         "a/requirements/base.txt": "transformers==4.57.1\n",

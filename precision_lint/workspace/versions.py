@@ -17,9 +17,9 @@ are what its project says, nearest first:
    ``setup.py`` / ``setup.cfg`` (``install_requires``), ``environment.yml`` (conda and its
    ``pip:`` list; also a conda environment by another name, ``requirements.yaml``, ``env.yml``;
    ``requirement.txt`` and ``requirements-gpu.txt`` too; where the folder's
-   ``pyproject.toml`` / ``setup.py`` / ``setup.cfg`` declares the library, an extra's file,
-   ``requirements/<extra>.txt`` or ``requirements-<extra>.txt``, does not narrow that: its pin
-   holds for one optional install, not for the rest of the code); failing a requirement,
+   ``pyproject.toml`` / ``setup.py`` / ``setup.cfg`` (or its own ``requirements.txt``) declares
+   the library, an extra's file, ``requirements/<extra>.txt`` or ``requirements-<extra>.txt``,
+   does not narrow that: its pin holds for one optional install, not for the rest of the code); failing a requirement,
    a vendored copy of the library next to the code (``./transformers/__init__.py`` with a
    ``__version__``, or a checkout with a ``setup.py``); failing both, the folder's README:
    ``pip install transformers==4.31.0`` (or a range) in one of its fenced code blocks, or an
@@ -779,6 +779,9 @@ _READ_IN_FOLDER = frozenset({"requirements", "pyproject.toml", "setup.py", "setu
 
 # A package's own declaration of its dependencies (what every install of it gets).
 _DECLARING = frozenset({"pyproject.toml", "setup.py", "setup.cfg"})
+# A folder's own requirements file, beside which a suffixed one (requirements-dev.txt,
+# requirements_onnx_export.txt) is one optional install, as an extra is beside a package.
+_MAIN_REQUIREMENTS = frozenset({"requirements.txt", "requirement.txt", "requirements.in"})
 # requirements-lock.txt, requirements.frozen.txt: the whole environment pinned, not an extra
 _LOCKED = lazy(r"lock|froz|freeze|pinned|constraint", re.IGNORECASE)
 
@@ -1157,8 +1160,9 @@ class VersionResolver:
         files)`` for its requirement files, ``("copy", the copy, ())`` for a vendored copy,
         ``("`pip install` in ", range, files)`` for its README; None when it says nothing."""
         mentions = [(r, p) for r, p in self._requirements(folder) if r.dist == dist]
-        if any(p.name.lower() in _DECLARING for _, p in mentions):
-            # the package declares the library itself: an extra's pin does not narrow it
+        if any(p.name.lower() in _DECLARING or (p.name.lower() in _MAIN_REQUIREMENTS and p.parent == folder) for _, p in mentions):
+            # the package, or the folder's own requirements.txt, names the library itself: an
+            # extra's pin (requirements_onnx_export.txt's torch==1.13.1) does not narrow it
             mentions = [(r, p) for r, p in mentions if not _is_extra(p, folder)]
         if mentions:
             combined, paths = _deciding(mentions)
