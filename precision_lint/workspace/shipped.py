@@ -23,7 +23,8 @@ A training script's GPU is often stated outside it: the SLURM script that launch
 - the nearest README that states a GPU: the module's folder's, else the one above it, up to
   the project's root ("This code has been tested up to 1024 A100s"). A folder whose README
   states a GPU is described by that one, not by the repository's; one whose README states
-  none is described by the README above it;
+  none is described by the documentation pages it links to (``[Getting started](GETTING_STARTED.md)``,
+  where its requirements list "A100 GPUs"), else by the README above it;
 - where no README up to the project's root states one, the project's documentation: the pages
   of ``docs/`` (or ``doc/``) beside the root's ``pyproject.toml`` / ``setup.py`` / ``.git``, and
   of the folders directly in it ("We ran SFT on 1 node of 8 NVIDIA H100 GPUs"). They speak
@@ -64,6 +65,7 @@ DOCS_FOLDERS = ("docs", "doc")  # a project's documentation, beside its root mar
 DOCS_SUFFIXES = (".md", ".mdx", ".rst")
 DOCS_MAX_PAGES = 200  # pages read of one project's documentation (a site's thousands are not)
 PROJECT_READMES = 300  # READMEs of one project read for the files they link to or run
+LINKED_PAGES = 20  # documentation pages read of those one README links to
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml")  # the configuration files a parser may be given
 CONFIG_DEPTH = 3  # folders below the top one searched for them
 CONFIG_MAX_FILES = 2000  # files listed per top folder (a data folder's thousands are not read)
@@ -361,8 +363,28 @@ class ShippedFiles:
                 stated = stated_in_text(text)
             else:
                 stated = stated_in_text(markdown_prose(text)) + space_card_hardware(text)
+                if not stated:  # its pages say it instead ("See [Getting started](GETTING_STARTED.md)")
+                    stated = self._linked_pages_statement(readme, text)
             self._readme_stated[readme] = stated
         return list(stated)
+
+    def _linked_pages_statement(self, readme: str, text: str) -> List[int]:
+        """What the documentation pages a README links to state (``[Getting started](docs/train.md)``:
+        Markdown or reStructuredText files of the tree, at most :data:`LINKED_PAGES`): a README
+        that leaves installation and training to such a page leaves it their hardware too
+        ("- A100 GPUs" under its "Requirements"). Another README linked is its folder's own."""
+        found: List[int] = []
+        pages = [
+            p for p in dict.fromkeys(_linked(os.path.dirname(readme), text))
+            if p.endswith(DOCS_SUFFIXES) and os.path.basename(p) not in READMES and p != readme
+        ]
+        for page in pages[:LINKED_PAGES]:
+            if not os.path.isfile(page):
+                continue
+            page_text = self._read(page)
+            if page_text is not None:
+                found.extend(stated_in_text(page_text if page.endswith(".rst") else markdown_prose(page_text)))
+        return found
 
     def _project_readmes(self, root: str) -> List[str]:
         """The READMEs of the project at ``root`` as discovery finds files (``.gitignore``, VCS

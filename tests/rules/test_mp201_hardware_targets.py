@@ -565,3 +565,25 @@ def test_a_readme_above_the_file_that_links_to_it_is_read_as_the_readme_above_it
     # without the nearer README, the project's README (either copy) speaks for it
     del files["demo/README.md"]
     assert _run(tree({f"without/{k}": v for k, v in files.items()}), codes=("MP201",)) == [("without/demo/app.py", "MP201")]
+
+
+@pytest.mark.parametrize(
+    "readme, expected",
+    [
+        # the README leaves setup and training to a page of its own: that page's requirements speak
+        ("# pixels\n\nSee [Getting started](GETTING_STARTED.md) to install and train.\n", []),
+        # a README that states its own GPU is nearer than the pages it links to
+        ("# pixels\n\nRuns on a Colab T4. See [Getting started](GETTING_STARTED.md).\n", [("train/fit.py", "MP201")]),
+        # a page that is not linked says nothing for the README
+        ("# pixels\n\nA small image model.\n", [("train/fit.py", "MP201")]),
+    ],
+    ids=["linked-page", "readme-states-its-own", "not-linked"],
+)
+def test_a_documentation_page_the_readme_links_to_states_the_target(tree, readme, expected):
+    root = tree({
+        ".git/HEAD": "",
+        "README.md": readme,
+        "GETTING_STARTED.md": "## Requirements\n- Python >= 3.9\n- PyTorch >= 2.1\n- A100 GPUs\n",
+        "train/fit.py": TRAIN,
+    })
+    assert _run(root, codes=("MP201",)) == expected
