@@ -122,7 +122,8 @@ def advice(row: Migration, allowed: Allowed) -> str:
     lib = VERSION_TEXT[row.library]
     since = version_text(row.move_since)
     older = older_spelling(row)
-    if older is not None and allowed.has_since(row.deprecated_in):
+    # the versions that warn have the config's older name (TRL 0.9 to 0.15: SFTConfig(max_seq_length=))
+    if older is not None and allowed.some_at_least(row.deprecated_in):
         if not allowed.some_at_least(row.move_since):
             return f"use {config}({older.name}=...) ({lib} {since} renames it `{row.move_as}`)"
         return f"use {config}({older.name}=...) below {lib} {since}, {replacement} from it on"

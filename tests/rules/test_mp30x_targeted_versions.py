@@ -401,3 +401,19 @@ def test_a_requirements_folder_alone_still_pins_the_project(tmp_path):
     })
     (d,) = run(root)
     assert d.code == "MP304" and d.fix is not None and "requirements/base.txt" in d.message
+
+
+def test_a_range_reaching_below_the_deprecation_is_told_the_spelling_of_the_versions_that_warn(tmp_path):
+    """``trl<0.12`` allows TRL 0.2 to 0.11: where it warns (0.9 on), SFTConfig has the keyword
+    under its older name; below 0.9 nothing warns. The advice is the older name, not "the
+    replacement is new in 0.16: the range has no such keyword"."""
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+
+    write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "trl<0.12\ntransformers==4.43.3\n", "tune.py": (
+        "from transformers import TrainingArguments\nfrom trl import SFTTrainer\n"
+        "SFTTrainer(model=m, args=TrainingArguments('o'), max_seq_length=2048)\n"
+    )})
+    (d,) = Engine(config(), ["MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    assert "use SFTConfig(max_seq_length=...) (TRL 0.16 renames it `max_length`)" in d.message
+    assert "has no such keyword" not in d.message
