@@ -76,8 +76,12 @@ def _decides(probe, selection) -> bool:
     """Whether the probe call decides this bf16 choice: the choice's condition is the call itself
     (written in the choice, or in the assignment that also writes the chosen value), or a name
     the call's result is assigned to, or the branches of the `if` whose test holds the call
-    (a helper's ``if is_bf16_supported(): return torch.bfloat16``)."""
+    (a helper's ``if is_bf16_supported(): return torch.bfloat16``), or the code that runs where
+    the probe says yes (``if is_bf16_supported(): with torch.autocast("cuda", dtype=torch.bfloat16):``)."""
     texts, region, origin, _ = selection
+    yes = probe.says_yes
+    if yes is not None and origin is not None and yes[0] <= origin.start and origin.end <= yes[1]:
+        return True  # written in the code that runs where the probe says yes
     for text in texts:
         if not text:
             continue

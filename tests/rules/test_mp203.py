@@ -176,3 +176,34 @@ def test_a_dtype_name_the_probe_picks_and_a_table_turns_into_the_dtype():
 def test_the_table_lookup_with_a_native_check_is_fine():
     assert lint(LOOKED_UP.format(probe="torch.cuda.is_bf16_supported(including_emulation=False)"), "MP203") == []
     assert lint(LOOKED_UP.format(probe="torch.cuda.get_device_capability()[0] >= 8"), "MP203") == []
+
+
+def test_a_bf16_choice_in_the_body_of_the_probes_if_statement_is_the_probes():
+    """``if torch.cuda.is_bf16_supported(): with torch.autocast(..., dtype=torch.bfloat16):``: the
+    autocast's dtype is written as a literal, with no condition of its own, in the code that runs
+    where the probe says yes: on a T4 that is every run (emulated bf16)."""
+    src = """
+    import torch
+
+    def speak(net, tokens):
+        if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                return net(tokens)
+        return net(tokens)
+    """
+    (d,) = lint(src, CODE)
+    assert "is_bf16_supported()" in d.message
+    assert "including_emulation=False" in fix(src, CODE)
+
+
+def test_a_bf16_choice_where_the_probe_says_no_is_not_the_probes():
+    src = """
+    import torch
+
+    def speak(net, tokens):
+        if not torch.cuda.is_bf16_supported():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                return net(tokens)
+        return net(tokens)
+    """
+    assert not lint(src, CODE)

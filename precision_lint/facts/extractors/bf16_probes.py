@@ -56,6 +56,10 @@ class WeakProbe:
     # holds the call (`if is_bf16_supported(): return torch.bfloat16` in a helper), so that a
     # choice made there decides the bf16 a caller uses (`from_pretrained(dtype=default_dtype())`).
     governs: Optional[Span] = None
+    # (start, end) of the code that runs where the probe says yes: the body of the `if` (or the
+    # ternary's first value) whose test holds the call, not under a `not`. A bf16 choice written
+    # there is the probe's whatever its own value's conditions (`if ok(): with autocast(bf16):`).
+    says_yes: Optional[Tuple[int, int]] = None
     returned: bool = False  # the call is (part of) what a function returns: `return is_bf16_supported()`
     # A helper returning bf16 where the probe says yes: where that bf16 is written (the helper
     # makes a bf16 choice for its callers, in whatever file they are).
@@ -102,10 +106,11 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         found.append((site, WeakProbe(q, library, span, index.text(site.node), close, has_args, names, statement, only)))
     if not found:
         return EMPTY
-    governs, returned, chooses = _surroundings(index, evaluator, {id(site.node): site.scope for site, _ in found})
+    governs, says_yes, returned, chooses = _surroundings(index, evaluator, {id(site.node): site.scope for site, _ in found})
     return tuple(
         dataclasses.replace(
-            probe, governs=governs.get(id(site.node)), returned=id(site.node) in returned, returns_bf16=chooses.get(id(site.node))
+            probe, governs=governs.get(id(site.node)), says_yes=says_yes.get(id(site.node)),
+            returned=id(site.node) in returned, returns_bf16=chooses.get(id(site.node)),
         )
         for site, probe in found
     )
@@ -114,13 +119,14 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
 BF16_STRINGS = ("bf16", "bf16-mixed", "bf16-true", "bfloat16")
 
 
-def _surroundings(index: ModuleIndex, evaluator: Evaluator, calls: dict) -> Tuple[dict, set, dict]:
+def _surroundings(index: ModuleIndex, evaluator: Evaluator, calls: dict) -> Tuple[dict, dict, set, dict]:
     """For the probe calls ``calls`` (id → scope): the span of the innermost `if` statement or
     ternary whose test holds each; which of them lie in a ``return`` value; and, for a helper
     that returns bf16 where the probe says yes (``if is_bf16_supported(): return
     torch.bfloat16``, ``return torch.bfloat16 if is_bf16_supported() else ...``), where that
     bf16 is written."""
     governs: dict = {}
+    says_yes: dict = {}
     returned: set = set()
     chooses: dict = {}
 
@@ -144,8 +150,12 @@ def _surroundings(index: ModuleIndex, evaluator: Evaluator, calls: dict) -> Tupl
         return None
 
     def governed(node, test, branch) -> None:
+        negated = {id(n) for sub in nodes_of(test) if isinstance(sub, ast.UnaryOp) and isinstance(sub.op, ast.Not) for n in nodes_of(sub.operand)}
+        body = branch if isinstance(branch, list) else [branch]
         for call in (n for n in inside(test) if id(n) in calls):
             governs[id(call)] = index.span(node)
+            if id(call) not in negated and body:
+                says_yes[id(call)] = (index.span(body[0]).start, index.span(body[-1]).end)
             found = chosen_bf16(call, branch)
             if found is not None:
                 chooses[id(call)] = found
@@ -156,7 +166,7 @@ def _surroundings(index: ModuleIndex, evaluator: Evaluator, calls: dict) -> Tupl
             governed(node, node.test, node.body)
         elif isinstance(node, ast.Return) and node.value is not None:
             returned.update(id(n) for n in inside(node.value) if id(n) in calls)
-    return governs, returned, chooses
+    return governs, says_yes, returned, chooses
 
 
 def _only_use_import(index: ModuleIndex, site) -> Optional[Tuple[int, int]]:
