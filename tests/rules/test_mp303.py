@@ -316,6 +316,9 @@ def test_a_branch_for_old_torch_is_compatibility_code(setup, test):
         ("", "cfg['torch_version'] == '2'"),  # a string that says so
         ("", "model.version >= 2"),
         ("", "hasattr(model, 'version')"),  # what the model has, not what torch has
+        # the deprecated name itself: there on every torch that warns for it
+        ("", "hasattr(torch.cuda.amp, 'GradScaler')"),
+        ("", "torch.cuda.is_available() and hasattr(torch.cuda, 'amp')"),
         ("def hasattr(obj, name):\n    return True", "not hasattr(torch.amp, 'GradScaler')"),  # not the builtin
         ("TORCH_GE_2 = args.new_amp", "not TORCH_GE_2"),  # a name that reads like a version test
         ("", "version.parse(transformers_version) < version.parse('4.0')"),  # another variable

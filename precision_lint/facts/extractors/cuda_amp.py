@@ -220,7 +220,13 @@ def _has_torch(index: ModuleIndex, call: ast.Call, scope: Scope) -> bool:
         return False
     args = positional(call)
     owner = index.qualify(args[0], scope) if args else None
-    return owner is not None and (owner == "torch" or owner.startswith("torch."))
+    if owner is None or not (owner == "torch" or owner.startswith("torch.")):
+        return False
+    attr = args[1].value if len(args) > 1 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str) else ""
+    asked = f"{owner}.{attr}" if attr else owner
+    # `hasattr(torch.cuda.amp, "autocast")` holds on every torch that has the deprecated name,
+    # those that warn included: it selects no version (`hasattr(torch, "amp")` does)
+    return not (asked == "torch.cuda" or asked == "torch.cuda.amp" or asked.startswith("torch.cuda.amp."))
 
 
 def _through_variable(index: ModuleIndex, func: ast.expr, scope: Scope) -> bool:
