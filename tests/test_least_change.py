@@ -53,6 +53,7 @@ def load(name, dtype=torch.bfloat16, attn="flash_attention_2"):
 
 
 model = load("gpt2").eval()
+baseline = load("gpt2", attn="sdpa").eval()  # not FlashAttention-2 on every load: the dtype is MP201's
 """
 
 

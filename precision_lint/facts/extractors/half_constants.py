@@ -423,10 +423,14 @@ def _carried(index: ModuleIndex, evaluator: Evaluator, expr: Optional[ast.expr],
     is followed."""
     if expr is None or depth > 6:
         return []
+    more = depth + 1
+    if isinstance(expr, ast.Name):  # the literal a local variable holds is where the constant is written
+        found = _carried_by_name(index, evaluator, expr, scope, more, sign)
+        if found:
+            return found
     value = _constant_value(evaluator, expr, scope)
     if value is not None:
         return [(expr, sign * value)]
-    more = depth + 1
     if isinstance(expr, ast.BinOp):
         if isinstance(expr.op, (ast.Add, ast.Sub)):
             right = -sign if isinstance(expr.op, ast.Sub) else sign
@@ -449,14 +453,16 @@ def _carried(index: ModuleIndex, evaluator: Evaluator, expr: Optional[ast.expr],
         if site is not None and site.qualname is None and site.method in _CARRYING and site.receiver is not None:
             return _carried(index, evaluator, site.receiver, scope, more, sign)
         return []
-    if isinstance(expr, ast.Name):
-        owner, reached = reaching(index, expr, scope)
-        found: List[Tuple[ast.expr, float]] = []
-        for b in reached:
-            if b.value is not None and b.unpack_index is None and b.value is not expr and owner is not None:
-                found += _carried(index, evaluator, b.value, owner, more, sign)
-        return found
     return []
+
+
+def _carried_by_name(index: ModuleIndex, evaluator: Evaluator, expr: ast.Name, scope, depth: int, sign: float) -> List[Tuple[ast.expr, float]]:
+    owner, reached = reaching(index, expr, scope)
+    found: List[Tuple[ast.expr, float]] = []
+    for b in reached:
+        if b.value is not None and b.unpack_index is None and b.value is not expr and owner is not None:
+            found += _carried(index, evaluator, b.value, owner, depth, sign)
+    return found
 
 
 def _negated(expr: ast.expr) -> bool:
