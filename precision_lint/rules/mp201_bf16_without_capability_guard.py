@@ -443,13 +443,21 @@ class Bf16WithoutCapabilityGuard(Rule):
                 edits = rewrite_origins(ctx, atoms, span, lambda text: self._dtype_text(text, torch, probe, fallback))
             why = "trained weights keep fp32 master copies" if trained else "inference-only weights"
             # a tensor the file makes bf16 itself would meet the fallback weights where the probe
-            # fails (`mat1 and mat2 must have the same dtype`): the fix is offered, not applied
-            applicability = UNSAFE if w.bf16_tensor_line else SAFE
+            # fails (`mat1 and mat2 must have the same dtype`): the fix is offered, not applied.
+            # So is float16 for inference weights: below sm80 the bf16 original runs (emulated,
+            # slowly), and a checkpoint trained in bf16 may overflow float16's range there (inf,
+            # then NaN logits): the fallback changes results where the original was only slow
+            applicability = UNSAFE if w.bf16_tensor_line or not trained else SAFE
             fix = self._fix(ctx, f"Load bf16 weights only where bf16 is native ({fallback} elsewhere: {why})", edits, applicability)
             message = (
                 f"{shown} makes the weights bf16 on every GPU, but {targets_text(ctx)}: there bf16 is "
                 f"emulated (several times slower) or refused; choose it under a capability check"
             )
+            if fix is not None and not trained and not w.bf16_tensor_line:
+                message += (
+                    " (the fix is unsafe: float16 where bf16 is not native, and weights trained in bf16 may "
+                    "overflow float16's range: check the outputs, or load float32 if memory allows)"
+                )
             if fix is not None and w.bf16_tensor_line:
                 message += (
                     f" (the fix is unsafe: the file makes a tensor bf16 itself (line {w.bf16_tensor_line}), which would "

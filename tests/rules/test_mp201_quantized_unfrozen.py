@@ -41,5 +41,5 @@ if __name__ == "__main__":
     ids=["comprehension", "loop", "adapters-only"],
 )
 def test_the_fallback_of_a_quantized_base_follows_what_trains_on_it(unfreeze, fallback):
-    fixed = fix(dedent(PROGRAM).replace("UNFREEZE", unfreeze), "MP201", config(transformers_version="5.23"))
+    fixed = fix(dedent(PROGRAM).replace("UNFREEZE", unfreeze), "MP201", config(transformers_version="5.23"), unsafe=True)
     assert f"dtype=torch.bfloat16 if BF16_OK else {fallback}," in fixed

@@ -75,8 +75,10 @@ FIXES = [
         model = AutoModelForCausalLM.from_config(config, attn_implementation='flash_attention_2' if BF16_OK and is_flash_attn_2_available() else 'sdpa', torch_dtype=torch.bfloat16 if BF16_OK else torch.float16)
         """,
         # the bf16 weights of the load are not MP201's before the fix: below sm80 the load fails
-        # at FlashAttention-2 whatever its dtype. The fix lets that load run there, in bf16: the
-        # plan fixes what its own fixes create (fixes/checked.py), with MP201's fallback
+        # at FlashAttention-2 whatever its dtype. The fix lets that load run there, in bf16, which
+        # MP201 then reports: the plan fixes what its own fixes create (fixes/checked.py), here with
+        # MP201's float16 fallback, an unsafe fix (without --unsafe-fixes the plan offers none:
+        # test_the_attention_fix_waits_for_the_unsafe_dtype_fallback)
         id="config_and_variable",
     ),
 ]
@@ -85,10 +87,20 @@ FIXES = [
 @pytest.mark.parametrize("before, after", FIXES)
 def test_fix(before, after):
     assert lint(before, CODE)
-    fixed = fix(before, CODE)
+    fixed = fix(before, CODE, unsafe=True)
     assert fixed == dedent(after)
     assert lint(fixed, CODE) == []
-    assert fix(fixed, CODE) == fixed
+    assert fix(fixed, CODE, unsafe=True) == fixed
+
+
+def test_the_attention_fix_waits_for_the_unsafe_dtype_fallback():
+    """FlashAttention-2 and bf16 inference weights in one load: the attention fix lets the load
+    run below sm80, in emulated bf16 (MP201's finding, whose float16 fallback is unsafe). Without
+    --unsafe-fixes the plan applies neither, and says why."""
+    src = "import torch\nfrom transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('m', attn_implementation='flash_attention_2', torch_dtype=torch.bfloat16)\n"
+    assert fix(src, CODE) == dedent(src)
+    (d,) = lint(src, CODE)
+    assert "its result has a new MP201 finding" in d.message
 
 
 def test_message_names_the_runtime_errors():

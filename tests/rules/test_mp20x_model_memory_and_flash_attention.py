@@ -105,6 +105,6 @@ def test_the_private_spelling_of_the_attention_keyword_is_read():
 def test_the_fixes_of_both_rules_converge_on_the_private_spelling():
     from conftest import fix
 
-    fixed = fix(HEAD + 'net = AutoModelForCausalLM.from_pretrained("org/vlm", torch_dtype=torch.bfloat16, _attn_implementation="flash_attention_2").cuda()\n')
+    fixed = fix(HEAD + 'net = AutoModelForCausalLM.from_pretrained("org/vlm", torch_dtype=torch.bfloat16, _attn_implementation="flash_attention_2").cuda()\n', unsafe=True)
     assert 'dtype=torch.bfloat16 if BF16_OK else torch.float16' in fixed
     assert '_attn_implementation="flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa"' in fixed
