@@ -325,7 +325,8 @@ SCRIPTS = [
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_fixed_plan_is_valid_on_every_machine(script):
     original = dedent(script)
-    fixed = fix(script, cfg=config(transformers_version="5.23"))
+    # with the unsafe fixes: the float16 fallback of inference-only weights is one (MP201)
+    fixed = fix(script, cfg=config(transformers_version="5.23"), unsafe=True)
     assert fixed != original
     # the original was broken somewhere below Ampere (or on CPU): that is why it is here
     assert any(problems(run_plan(original, m), m) for m in ("cpu", "sm75"))
@@ -336,7 +337,7 @@ def test_fixed_plan_is_valid_on_every_machine(script):
         assert run_plan(fixed, "sm80").summary() == run_plan(original, "sm80").summary()
     # and a second run finds nothing, from any rule
     assert lint(fixed) == []
-    assert fix(fixed) == fixed
+    assert fix(fixed, unsafe=True) == fixed
 
 
 def test_simulation_catches_an_unguarded_plan():
