@@ -303,6 +303,7 @@ if {test}:
         ("TV = tuple(int(x) for x in torch.__version__.split('.')[:2])", "TV < (2, 3)"),
         ("def new_torch():\n    return version.parse(torch.__version__) >= version.parse('2.3')", "not new_torch()"),
         ("", "torch.cuda.is_available() and not hasattr(torch.amp, 'GradScaler')"),
+        ("HAS_AMP = hasattr(torch, 'amp')", "not HAS_AMP"),  # through a variable, negated where it is read
     ],
 )
 def test_a_branch_for_old_torch_is_compatibility_code(setup, test):
@@ -316,9 +317,11 @@ def test_a_branch_for_old_torch_is_compatibility_code(setup, test):
         ("", "cfg['torch_version'] == '2'"),  # a string that says so
         ("", "model.version >= 2"),
         ("", "hasattr(model, 'version')"),  # what the model has, not what torch has
-        # the deprecated name itself: there on every torch that warns for it
+        # what torch has, where the branch runs with it: every newer torch has it too
         ("", "hasattr(torch.cuda.amp, 'GradScaler')"),
         ("", "torch.cuda.is_available() and hasattr(torch.cuda, 'amp')"),
+        ("", "hasattr(torch.cuda, 'is_bf16_supported') and torch.cuda.is_bf16_supported()"),
+        ("HAS_AMP = hasattr(torch, 'amp')", "HAS_AMP"),
         ("def hasattr(obj, name):\n    return True", "not hasattr(torch.amp, 'GradScaler')"),  # not the builtin
         ("TORCH_GE_2 = args.new_amp", "not TORCH_GE_2"),  # a name that reads like a version test
         ("", "version.parse(transformers_version) < version.parse('4.0')"),  # another variable

@@ -123,7 +123,7 @@ def _version_gated(index: ModuleIndex, guards) -> Tuple[bool, Tuple[HelperCall, 
         found = tests.test(test, positive)
         if found is not None and found.dist == "torch":
             return True, ()
-        if _asks_torch(index, tests, test, index.scope_of(test), set()):
+        if _asks_torch(index, tests, test, index.scope_of(test), set(), positive=positive):
             return True, ()
         helpers.extend(tests.helper_calls(test, positive))
     return False, tuple(helpers)
@@ -174,30 +174,40 @@ def _fallbacks(index: ModuleIndex) -> Dict[int, FrozenSet[str]]:
     return found
 
 
-def _asks_torch(index: ModuleIndex, tests: VersionTests, expr: ast.expr, scope: Scope, seen: set, depth: int = 0) -> bool:
+def _asks_torch(
+    index: ModuleIndex, tests: VersionTests, expr: ast.expr, scope: Scope, seen: set, depth: int = 0, positive: bool = True
+) -> bool:
     """Whether ``expr`` reads torch's installed version anywhere in its tree (``torch.__version__``,
     ``importlib.metadata.version("torch")``, through ``version.parse``: ``torch.__version__.
     startswith("2")``, ``int(torch.__version__.split(".")[0]) >= 2``), calls a torch version
     helper (``is_torch_version(">=", "2.3")``) or asks what torch has (``hasattr(torch.amp,
     "GradScaler")``) — itself, through a variable bound to such an expression (``TORCH_GE_2 =
     version.parse(torch.__version__) >= ...``) or through a function of this module that returns
-    one. Names are read as variables, never as words: ``args.version == 2`` asks none of this."""
+    one. Names are read as variables, never as words: ``args.version == 2`` asks none of this.
+
+    ``positive``: whether the code in question runs where ``expr`` holds. What torch *has* gates
+    only where it runs without it (``if not hasattr(torch, "amp"):``, the ``else`` of ``if
+    hasattr(...)``): a branch that runs where torch has a name runs on every newer torch too."""
     if depth > 4:
         return False
+    negated = _under_not(expr)
     for node in nodes_of(expr):
         if isinstance(node, (ast.Attribute, ast.Call)) and tests.library_version(node, scope) == "torch":
             return True
         if not isinstance(node, ast.Call):
             continue
-        if _has_torch(index, node, scope):
-            return True
+        if _has_torch(index, node, scope) and not (positive ^ (id(node) in negated)):
+            return True  # runs where torch lacks the name: older torch
         found = tests.test(node, True, scope)
         if found is not None and found.dist == "torch":
             return True
         function = index.functions.get(index.qualify(node.func, scope) or "")
         if function is not None and id(function.node) not in seen:
             seen.add(id(function.node))
-            if any(_asks_torch(index, tests, value, function, seen, depth + 1) for value, _ in function.returns if value is not None):
+            if any(
+                _asks_torch(index, tests, value, function, seen, depth + 1, positive ^ (id(node) in negated))
+                for value, _ in function.returns if value is not None
+            ):
                 return True
     for name in names_read(expr):
         if tests.library_version(name, scope) == "torch":  # `from torch import __version__`
@@ -207,9 +217,22 @@ def _asks_torch(index: ModuleIndex, tests: VersionTests, expr: ast.expr, scope: 
             if value is None or id(value) in seen or position(index, value) is None:
                 continue
             seen.add(id(value))
-            if _asks_torch(index, tests, value, index.scope_of(value), seen, depth + 1):
+            if _asks_torch(index, tests, value, index.scope_of(value), seen, depth + 1, positive ^ (id(name) in negated)):
                 return True
     return False
+
+
+def _under_not(expr: ast.expr) -> set:
+    """The ids of the nodes of ``expr`` under an odd number of ``not``."""
+    odd: set = set()
+
+    def walk(node, flipped: bool) -> None:
+        if flipped:
+            odd.add(id(node))
+        for child in ast.iter_child_nodes(node):
+            walk(child, flipped ^ (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)))
+    walk(expr, False)
+    return odd
 
 
 def _has_torch(index: ModuleIndex, call: ast.Call, scope: Scope) -> bool:
@@ -220,13 +243,7 @@ def _has_torch(index: ModuleIndex, call: ast.Call, scope: Scope) -> bool:
         return False
     args = positional(call)
     owner = index.qualify(args[0], scope) if args else None
-    if owner is None or not (owner == "torch" or owner.startswith("torch.")):
-        return False
-    attr = args[1].value if len(args) > 1 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str) else ""
-    asked = f"{owner}.{attr}" if attr else owner
-    # `hasattr(torch.cuda.amp, "autocast")` holds on every torch that has the deprecated name,
-    # those that warn included: it selects no version (`hasattr(torch, "amp")` does)
-    return not (asked == "torch.cuda" or asked == "torch.cuda.amp" or asked.startswith("torch.cuda.amp."))
+    return owner is not None and (owner == "torch" or owner.startswith("torch."))
 
 
 def _through_variable(index: ModuleIndex, func: ast.expr, scope: Scope) -> bool:
