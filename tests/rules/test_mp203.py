@@ -207,3 +207,30 @@ def test_a_bf16_choice_where_the_probe_says_no_is_not_the_probes():
         return net(tokens)
     """
     assert not lint(src, CODE)
+
+
+def test_an_autocast_bound_with_partial_is_an_autocast():
+    """``partial(torch.cuda.amp.autocast, dtype=torch.bfloat16)`` under the probe's ``if``: the
+    context every later ``with amp_ctx():`` enters is bf16 wherever the probe says yes."""
+    src = """
+    import functools
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+        amp_ctx = functools.partial(torch.autocast, "cuda", dtype=torch.bfloat16)
+    else:
+        amp_ctx = functools.partial(torch.autocast, "cuda", enabled=False)
+    """
+    (d,) = lint(src, CODE)
+    assert "is_bf16_supported()" in d.message
+
+
+def test_a_partial_of_anything_else_is_no_autocast():
+    src = """
+    import functools
+    import torch
+
+    if torch.cuda.is_bf16_supported():
+        cast = functools.partial(torch.zeros, 3, dtype=torch.bfloat16)
+    """
+    assert not lint(src, CODE)

@@ -294,6 +294,20 @@ def library_kind(qualname: Optional[str], index: Optional[ModuleIndex] = None, s
     return None
 
 
+# `functools.partial(f, ...)` and the libraries' copies of it: a callable that calls `f` with
+# those arguments (an autocast context made once, entered later: `with amp_ctx():`)
+PARTIALS = ("functools.partial", "funcy.partial", "toolz.partial", "toolz.curried.partial")
+
+
+def _partial_autocast(index: ModuleIndex, site: CallSite) -> Optional[str]:
+    """The autocast callable a ``partial(...)`` call binds its arguments to, else None."""
+    if site.qualname not in PARTIALS:
+        return None
+    args = positional(site.node)
+    bound = index.qualify(args[0], site.scope) if args else None
+    return bound if bound in AUTOCASTS else None
+
+
 def _project_class(index: ModuleIndex, site: CallSite) -> bool:
     """A call of a class that another project module may define (``from .args import MyArgs``)."""
     callee = project_callee(index, site) if site.qualname else None
@@ -434,6 +448,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             out.extend(_parser_sites(index, evaluator, site))
             continue
         kind = library_kind(q, index)
+        partial_of = _partial_autocast(index, site) if kind is None else None
+        if partial_of is not None:  # `partial(torch.cuda.amp.autocast, dtype=torch.bfloat16)`
+            kind, q = "autocast", partial_of
         if kind is None and _project_class(index, site):
             # a class of another module, maybe derived from one of these (judged at the join)
             kind = PROJECT_CLASS
@@ -441,6 +458,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if kind is not None:
             names, positions = ARGUMENTS[kind]
             positions = AUTOCAST_POSITIONS.get(q, positions) if kind == "autocast" else positions
+            if partial_of is not None:  # the partial's own first argument is the callable
+                positions = tuple((i + 1, name) for i, name in positions)
             args = _args(index, evaluator, site, names, positions)
             ds = keyword(site.node, "deepspeed")
             if ds is not None and kind in ("training-args", PROJECT_CLASS):
