@@ -775,8 +775,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         loader = site.method in LOADER_METHODS
         if not (loader or _is_config_call(site)):
             continue
-        # transformers' own spelling of the keyword, `_attn_implementation=`, is read as well
-        given = {key: _arg(index, evaluator, site, key) or _arg(index, evaluator, site, f"_{key}") for key in ATTN_KEYS}
+        given = {key: _arg(index, evaluator, site, key) for key in ATTN_KEYS}
+        if "attn_implementation" not in given or given["attn_implementation"] is None:
+            # transformers' own spelling of the keyword, `_attn_implementation=`, is read as well
+            given["attn_implementation"] = _arg(index, evaluator, site, "_attn_implementation")
         given = {k: a for k, a in given.items() if a is not None}
         if not given:
             continue
