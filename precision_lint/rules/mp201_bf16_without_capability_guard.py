@@ -134,9 +134,9 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
         return (), "device"  # every script that runs it is written for another device
     stating = ctx.project.memo(
         "modules stating a GPU",
-        lambda: [m for m in ctx.project.modules if (c := capability_facts(m)) and c.stated_capability is not None],
+        lambda: [m for m in ctx.project.modules if (c := capability_facts(m)) and c.states() is not None],
     )
-    stated = [capability_facts(m).stated_capability for m in ctx.project.entries_among(ctx.facts, stating)]
+    stated = [capability_facts(m).states() for m in ctx.project.entries_among(ctx.facts, stating)]
     # Code that states its own GPU (a notebook's markdown, the docstring of the script that runs
     # it) is nearer than a README above it, written for a folder of recipes ("on the free Colab
     # T4" about another one): the README counts only where the code states nothing. What its

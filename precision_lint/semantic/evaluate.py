@@ -1867,9 +1867,16 @@ class Evaluator:
             return True
         if isinstance(expr, ast.Name) and _is_parameter(expr, scope):
             return True  # passed on as it is: a chain of helpers
+        if isinstance(expr, ast.Name) and self._names_a_literal(expr, scope):
+            return True  # `MODEL_NAME = "org/coder-33b"` ... `Gen(model_name=MODEL_NAME)`: a literal by name
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.attr in self.ix.arg_options:
             return True  # a command-line option passed on (`main(args.amp)`): the user's switch
         return self.mentions_dtype(expr, scope)
+
+    def _names_a_literal(self, name: ast.Name, scope: Scope) -> bool:
+        """Whether every binding of ``name`` that reaches it gives it a literal."""
+        _, reached = self.ix.bindings_of(name, scope)
+        return bool(reached) and all(b.value is not None and b.unpack_index is None and _is_literal(b.value) for b in reached)
 
     def worth_summarising(self, function: Scope) -> bool:
         return any(self.may_carry(value, function) for value, _ in function.returns)

@@ -108,3 +108,31 @@ def test_the_fixes_of_both_rules_converge_on_the_private_spelling():
     fixed = fix(HEAD + 'net = AutoModelForCausalLM.from_pretrained("org/vlm", torch_dtype=torch.bfloat16, _attn_implementation="flash_attention_2").cuda()\n', unsafe=True)
     assert 'dtype=torch.bfloat16 if BF16_OK else torch.float16' in fixed
     assert '_attn_implementation="flash_attention_2" if BF16_OK and is_flash_attn_2_available() else "sdpa"' in fixed
+
+
+CLASS_LOAD = '''
+import torch
+from transformers import AutoModelForCausalLM
+
+MODEL_NAME = "org/coder-33b-instruct"
+
+
+class Gen:
+    def __init__(self, model_name, batch_size):
+        self.model_name = model_name
+        self.batch_size = batch_size
+
+    def load(self):
+        self.model = AutoModelForCausalLM.from_pretrained(self.model_name, torch_dtype=torch.bfloat16).cuda()
+
+
+if __name__ == "__main__":
+    Gen(model_name=NAME, batch_size=4).load()
+'''
+
+
+@pytest.mark.parametrize("name, codes", [("MODEL_NAME", []), ('"org/coder-7b"', ["MP201"])], ids=["33b-constant", "7b-literal"])
+def test_the_checkpoint_a_constructor_is_given_is_the_one_its_method_loads(name, codes):
+    """The name reaches the load through the constructor's parameter and an attribute: what the
+    callers pass, at the join (a module constant is passed as the literal it names)."""
+    assert _codes(CLASS_LOAD.replace("NAME, batch", f"{name}, batch")) == codes

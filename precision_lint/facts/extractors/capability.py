@@ -111,6 +111,17 @@ class CapabilityFacts:
     device: Optional[str] = None  # the non-CUDA device it is written for ("xla", "hpu", ...)
     keeps_to_cpu: bool = False  # names no device and places nothing on a GPU (keeps_to_cpu())
     saves_model: bool = False  # writes a model out: save_pretrained, torch.save, save_file
+    # The checkpoint names of each load placed whole on one GPU, unquantized (`from_pretrained(
+    # name, ...).cuda()`): the join gives a parameter's its callers' (`self.model_name`)
+    one_gpu_loads: Tuple[Tuple[Possible, ...], ...] = ()
+
+    def states(self) -> Optional[int]:
+        """The lowest compute capability the module states (``stated_capability``), or sm80 where
+        it places a checkpoint on one GPU that only an 80 GB card holds: no GPU without native
+        bf16 can run it, whatever its words say."""
+        if self.stated_capability is not None and self.stated_capability >= hardware.NATIVE_BF16:
+            return self.stated_capability
+        return hardware.NATIVE_BF16 if any(_only_on_80gb(names) for names in self.one_gpu_loads) else self.stated_capability
 
     def call_guarded(self, span: Span) -> bool:
         return (span.start, span.end) in self.guarded_calls
@@ -684,21 +695,31 @@ def _device_map_one_gpu(index: ModuleIndex, evaluator: Evaluator, site: CallSite
     )
 
 
-def _model_names(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> List[str]:
-    """The checkpoint names a loader may load, where each is written in the code: not one an
-    option lets the user choose (``--model``'s default names one of many)."""
+def _model_names(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> Tuple[Possible, ...]:
+    """The checkpoint names a loader may load (values: a parameter's are its callers', at the
+    join); none where one is written inside an option's declaration (``--model``'s default
+    names one of many: the user chooses)."""
     first = positional(site.node)
     expr = first[0] if first else (found.value if (found := keyword(site.node, "pretrained_model_name_or_path")) is not None else None)
     if expr is None:
-        return []
-    values = evaluator.values(expr, site.scope)
-    if not values or not all(v.kind == CONST and isinstance(v.value, str) for v in values):
-        return []
+        return ()
+    values = tuple(evaluator.values(expr, site.scope))
     options = [index.span(o.call) for found in index.arg_options.values() for o in found]
-    for v in values:
-        if v.origin is None or any(o.start <= v.origin.start and v.origin.end <= o.end for o in options):
-            return []
-    return [v.value for v in values]
+    if any(v.origin is not None and not v.where and any(o.start <= v.origin.start and v.origin.end <= o.end for o in options) for v in values):
+        return ()
+    return values
+
+
+def _only_on_80gb(names: Tuple[Possible, ...]) -> bool:
+    """Whether every checkpoint a load may load is one whose 16-bit weights only an 80 GB GPU
+    holds (``hardware.needs_an_80gb_gpu``); a name the user passes on the command line is theirs."""
+    for v in names:
+        if v.kind != CONST or not isinstance(v.value, str) or v.option or any(g.on_command_line or g.user_choice for g in v.guards):
+            return False
+        billions = hardware.billions_of_parameters(v.value)
+        if billions is None or not hardware.needs_an_80gb_gpu(billions):
+            return False
+    return bool(names)
 
 
 def _made_by(index: ModuleIndex, expr: Optional[ast.expr], scope, loader: ast.Call, depth: int = 0) -> bool:
@@ -728,17 +749,19 @@ def _placed_on_one_gpu(index: ModuleIndex, evaluator: Evaluator, loader: CallSit
     )
 
 
-def _memory_needs_ampere(index: ModuleIndex, evaluator: Evaluator) -> bool:
-    """Whether the module loads a checkpoint whose weights, whole on one GPU, fit no GPU without
-    native bf16 (``workspace/hardware.needs_an_80gb_gpu``): a 33B model's 16-bit weights (67 GB)
-    placed on one card with ``.cuda()``. Every GPU that can run such a module is an 80 GB A100 or
-    newer, so bf16 and FlashAttention-2 cannot fail there. At least two bytes a weight: a load
-    without a dtype reads the checkpoint's (16-bit) or float32 (transformers 4.x); one that
-    quantizes (``load_in_4bit``, ``quantization_config``) or an 8-bit dtype is not judged."""
+def _one_gpu_loads(index: ModuleIndex, evaluator: Evaluator) -> Tuple[Tuple[Possible, ...], ...]:
+    """The checkpoint names of each load the module places whole on one GPU, unquantized
+    (:attr:`CapabilityFacts.one_gpu_loads`): where they name a checkpoint whose weights fit no
+    GPU without native bf16 (a 33B model's 16-bit weights, 67 GB, ``.cuda()``), every GPU that
+    can run the module is an 80 GB A100 or newer, so bf16 and FlashAttention-2 cannot fail there.
+    At least two bytes a weight: a load without a dtype reads the checkpoint's (16-bit) or
+    float32 (transformers 4.x); one that quantizes (``load_in_4bit``, ``quantization_config``)
+    or an 8-bit dtype is left out."""
     loaders = [s for s in index.calls if s.method in LOADER_METHODS and not (s.qualname or "").endswith("Config.from_pretrained")]
     if not loaders:
-        return False
+        return ()
     placers = [s for s in index.calls if s.method in _ONE_GPU_METHODS]
+    out = []
     for site in loaders:
         if any(keyword(site.node, k) is not None for k in _QUANTIZING_KWARGS):
             continue
@@ -746,12 +769,9 @@ def _memory_needs_ampere(index: ModuleIndex, evaluator: Evaluator) -> bool:
         if any(d.value and ("float8" in d.value or d.value in ("int8", "uint8")) for d in dtypes):
             continue
         names = _model_names(index, evaluator, site)
-        sizes = [hardware.billions_of_parameters(n) for n in names]
-        if not sizes or any(b is None or not hardware.needs_an_80gb_gpu(b) for b in sizes):
-            continue
-        if _placed_on_one_gpu(index, evaluator, site, placers):
-            return True
-    return False
+        if names and any(v.kind != CONST or isinstance(v.value, str) for v in names) and _placed_on_one_gpu(index, evaluator, site, placers):
+            out.append(names)
+    return tuple(out)
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
@@ -821,7 +841,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             default = keyword(option.call, "default")
             options.append(ArgparseOption(index.span(option.call), index.span(default.value) if default else None))
     return CapabilityFacts(
-        stated_capability=_stated(hardware.stated_capability(prose), index, evaluator),
+        stated_capability=hardware.stated_capability(prose),
+        one_gpu_loads=_one_gpu_loads(index, evaluator),
         fp8_compute=fp8,
         device=other_device(index, evaluator, trains, marks),
         keeps_to_cpu=keeps_to_cpu(index, evaluator, trains, marks),
@@ -833,14 +854,6 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         options=tuple(options),
         trains=trains,
     )
-
-
-def _stated(prose: Optional[int], index: ModuleIndex, evaluator: Evaluator) -> Optional[int]:
-    """The lowest compute capability the module states, where a model too large for any GPU
-    without native bf16 states sm80 whatever its words say: no other GPU can run it."""
-    if prose is not None and prose >= hardware.NATIVE_BF16:
-        return prose
-    return hardware.NATIVE_BF16 if _memory_needs_ampere(index, evaluator) else prose
 
 
 def finish(cap: CapabilityFacts, sections: dict, index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
