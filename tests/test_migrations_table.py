@@ -146,8 +146,11 @@ KEYWORDS = [r for r in ROWS if r.kind == "keyword"]
 
 
 @pytest.mark.parametrize("row", KEYWORDS, ids=_id)
-def test_keyword_row(row, tiny_model_dir):
+def test_keyword_row(row, tiny_model_dir, tokenizer, tmp_path):
     owner = _resolve(row.owner)
+    if row.method == "from_pretrained" and issubclass(owner, transformers.PreTrainedTokenizerBase):
+        _check_tokenizer_from_pretrained(row, tokenizer, tmp_path)
+        return
     if row.method == "from_pretrained":
         _check_from_pretrained(row, tiny_model_dir)
         return
@@ -177,6 +180,22 @@ def test_keyword_row(row, tiny_model_dir):
     if dataclasses.is_dataclass(owner):  # every keyword the message tells users to write exists
         for keyword in re.findall(r"\b(\w+)=", row.replacement):
             assert keyword in _fields(owner), f"{row.owner} has no {keyword!r} (named in the replacement)"
+
+
+def _check_tokenizer_from_pretrained(row, tokenizer, folder):
+    """A tokenizer saved and loaded again with the row's keyword: accepted, warning only where
+    the installed version has not reached ``silent_since``, and the new spelling a parameter."""
+    tokenizer.save_pretrained(folder)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        log = _logged(lambda: transformers.AutoTokenizer.from_pretrained(str(folder), **{row.name: True}))
+    said = [str(w.message) for w in caught] + [log]
+    if _silent_now(row):
+        assert not any(_warning_text(row).split(": ", 1)[-1] in s for s in said), f"{_id(row)}: the installed version warns"
+    else:
+        assert any(_warning_text(row).split(": ", 1)[-1] in s for s in said), f"{_id(row)}: no warning"
+    if row.fix == "rename":
+        assert row.rename_to in inspect.signature(transformers.PreTrainedTokenizerBase.from_pretrained).parameters
 
 
 def _check_from_pretrained(row, model_dir):

@@ -115,3 +115,19 @@ def test_a_subclass_forwarding_trl_keywords_is_judged_by_what_its_callers_pass(t
         "extra = load_options()\n" + call + "\n"
     )
     assert _trl_codes(tmp_path, {"wrapped.py": WRAPPER, "go.py": script}) == expected
+
+
+@pytest.mark.parametrize("pin, expected", [
+    ("transformers==4.31.0", ["MP304", "MP304"]),  # both warn from 4.31 on, where `token=` is new
+    ("transformers==4.30.2", []),  # nothing warns yet
+    ("transformers>=5.0", ["MP302"]),  # the model rejects it; the tokenizer takes it silently
+], ids=["4.31", "4.30", "5.x"])
+def test_use_auth_token_warns_from_4_31_for_models_and_tokenizers(tmp_path, pin, expected):
+    write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": pin + "\n", "prep.py": (
+        "from transformers import AutoModelForCausalLM, AutoTokenizer\n"
+        "AUTH = False\n"
+        "tok = AutoTokenizer.from_pretrained('m', use_auth_token=AUTH)\n"
+        "net = AutoModelForCausalLM.from_pretrained('m', use_auth_token=AUTH)\n"
+    )})
+    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    assert sorted(d.code for d in found) == expected
