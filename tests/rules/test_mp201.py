@@ -985,3 +985,51 @@ def test_a_device_specific_autocast_enabled_by_position_is_not_its_device():
     """``torch.cuda.amp.autocast(use_amp)``: the first positional argument is ``enabled``, the
     dtype its default float16: nothing bf16 to report."""
     assert lint("import torch\n\n\ndef step(model, x, use_amp):\n    with torch.cuda.amp.autocast(use_amp):\n        return model(x)\n", "MP201") == []
+
+
+PIPELINE_COMPONENT = {
+    "app.py": """
+import torch
+from diffusers import CogVideoXPipeline, CogVideoXTransformer3DModel
+
+from helper import Interp
+
+transformer = CogVideoXTransformer3DModel.from_pretrained("org/video", subfolder="transformer", torch_dtype=torch.bfloat16)
+TRAINED
+pipe = CogVideoXPipeline.from_pretrained("org/video", transformer=transformer, torch_dtype=torch.bfloat16)
+pipe.to("cuda")
+interp = Interp()
+""",
+    # an optimizer in an imported helper the app never trains with
+    "helper.py": """
+import torch
+
+
+class Interp:
+    def __init__(self):
+        self.net = torch.nn.Linear(4, 4)
+        self.opt = torch.optim.AdamW(self.net.parameters())
+
+    def update(self, x):
+        self.net(x).sum().backward()
+        self.opt.step()
+""",
+}
+
+
+@pytest.mark.parametrize("trained, fallback", [
+    ("", "torch.float16"),  # a component the pipeline generates with: the pipeline's own fallback
+    ("optimizer = torch.optim.AdamW(transformer.parameters())", "torch.float32"),  # trained, then validated
+], ids=["component", "trained-then-validated"])
+def test_a_model_handed_to_an_inference_pipeline_takes_the_pipelines_fallback(tmp_path, trained, fallback):
+    """One fallback for one pipeline below sm80: a float32 transformer would meet the pipeline's
+    float16 latents (``Input type (c10::Half) and bias type (float) should be the same``)."""
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+
+    files = {k: v.replace("TRAINED", trained) for k, v in PIPELINE_COMPONENT.items()}
+    write_tree(tmp_path, {".git/HEAD": "", **files})
+    result = Engine(config(transformers_version="5.23"), ["MP201"], jobs=1).run_paths([str(tmp_path)], fix=True, unsafe=True)
+    fixed = result.fixed_texts[next(p for p in result.fixed_texts if p.endswith("app.py"))]
+    line = next(l for l in fixed.splitlines() if l.startswith("transformer = "))
+    assert line.endswith(f"torch.bfloat16 if BF16_OK else {fallback})")

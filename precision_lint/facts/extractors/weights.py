@@ -278,6 +278,7 @@ class _Uses:
         trained = prepared = False
         evaled = False
         escapes = any("." in n for n in names)  # `self.model = ...`: used wherever self is
+        pipeline = ""  # handed to an inference pipeline as one of its components (why)
         for site in self.ix.calls:
             node = site.node
             recv = site.receiver
@@ -307,7 +308,11 @@ class _Uses:
                 for arg in arguments(node):  # a splat's value (`*models`, `**kwargs`) too
                     if self._refers(arg.value, name):
                         callee = site.qualname or dotted(node.func) or ""
-                        if arg.keyword == "model" or callee.endswith("Trainer"):
+                        if _pipeline(site):
+                            # `XPipeline.from_pretrained(..., transformer=model)`, `pipeline(model=model)`:
+                            # a component the pipeline generates with (under no_grad)
+                            pipeline = pipeline or _pipeline(site)
+                        elif arg.keyword == "model" or callee.endswith("Trainer"):
                             trained = True
                         elif callee.endswith("get_peft_model"):
                             trained = True
@@ -319,6 +324,8 @@ class _Uses:
                             escapes = True  # handed to code that may train it
         if trained:
             return ""
+        if pipeline and not escapes and not calls_outside:
+            return f"a component of {pipeline}"
         if calls_under_no_grad and not calls_outside:
             return "only used under `torch.no_grad()`"
         if evaled:
