@@ -304,9 +304,10 @@ def _generator():
 @pytest.mark.parametrize("dist", ["transformers", "trl", "peft", "accelerate"])
 def test_requires_rows_hold_for_the_installed_wheels(dist):
     """The row of the installed release's minor lists that release, and admits what its own
-    installed metadata requires (``Requires-Dist``, read as the generator reads it); where the
-    row was read from that release alone, it says exactly that."""
-    from importlib.metadata import PackageNotFoundError, requires, version
+    installed metadata requires (``Requires-Dist``, and ``Requires-Python`` as a ``python`` line,
+    read as the generator reads them); where the row was read from that release alone, it says
+    exactly that."""
+    from importlib.metadata import PackageNotFoundError, metadata, requires, version
 
     from precision_lint.knowledge import requirement_releases, requirement_rows
     from precision_lint.workspace.versions import parse_spec, read_version
@@ -322,7 +323,10 @@ def test_requires_rows_hold_for_the_installed_wheels(dist):
     assert installed in requirement_releases(dist)[minor]
     generator = _generator()
     own = {}
-    for dep, (low, high, inclusive) in generator.bounds(list(requires(dist) or [])).items():
+    lines = list(requires(dist) or [])
+    if metadata(dist).get("Requires-Python"):
+        lines.append(f"python{metadata(dist)['Requires-Python']}")
+    for dep, (low, high, inclusive) in generator.bounds(lines).items():
         text = generator.spec_text(low, high, inclusive)
         if text:
             own[dep] = parse_spec(dep, text)

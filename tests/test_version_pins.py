@@ -656,7 +656,8 @@ def test_a_readme_pin_beside_a_looser_one_names_its_own_readme(tmp_path):
 def test_a_requirements_list_item_states_a_version(item, dist, low, high):
     from precision_lint.workspace.versions import listed_requirements
 
-    (found,) = listed_requirements(f"# demo\n\n## Requirements\n* Python 3.8 (or newer)\n* {item}\n* CUDA 11.8\n", "README.md")
+    python, found = listed_requirements(f"# demo\n\n## Requirements\n* Python 3.8 (or newer)\n* {item}\n* CUDA 11.8\n", "README.md")
+    assert (python.dist, python.low, python.high) == ("python", (3, 8), None)  # a floor: it caps nothing
     assert (found.dist, found.low, found.high) == (dist, low, high)
     assert found.where().endswith("in the requirements list in README.md")
 
@@ -667,7 +668,7 @@ def test_a_requirements_list_item_states_a_version(item, dist, low, high):
         "# demo\n\nWe used PyTorch 2.0.\n\n- PyTorch 2.0\n",  # a list under no heading about requirements
         "# demo\n\n## News\n- transformers 4.40 support\n- torch 2.1\n",  # another section's list
         "# demo\n\n## Requirements\n- PyTorch 1.13 or 2.0\n- torch 1.12-2.0\n- torch 1.x\n",  # not one version
-        "# demo\n\n## Installation\n- Install PyTorch 2.0 from pytorch.org\n- Python 3.8\n",  # a sentence; not a library
+        "# demo\n\n## Installation\n- Install PyTorch 2.0 from pytorch.org\n- CUDA 11.8\n",  # a sentence; not a library
         "# demo\n\n## Requirements\n```\n- torch 2.0\n```\n## Usage\n- torch 2.1\n",  # a code block; a later section
     ],
     ids=["no-heading", "news", "alternatives", "sentence", "fenced-and-later"],
@@ -722,3 +723,21 @@ def test_an_open_or_contradicted_companion_pin_leaves_torch_as_it_was(tmp_path, 
         assert (torch.low, torch.high) == ((2, 6, 0), (2, 6, 0))
     else:
         assert torch.high is None or torch.high == (2, 13, 0), torch
+
+
+# --- the Python a project states narrows its libraries ------------------------------------------
+# Each release line requires a Python (its Requires-Python, `knowledge/requires.toml`): transformers
+# 4.47 requires python>=3.9, 5.0 python>=3.10. A project that states Python 3.8 cannot install them.
+@pytest.mark.parametrize("files, high", [
+    ({"environment.yml": "name: t5\ndependencies:\n  - python=3.8\n  - pip:\n    - transformers\n"}, (4, 47)),
+    ({"README.md": "# t5\n\n```bash\nconda create -n t5 python=3.8\npip install transformers\n```\n"}, (4, 47)),
+    ({"README.md": "# t5\n\n## Requirements\n- Python 3.9\n- transformers\n"}, (5, 0)),
+    ({"environment.yml": "dependencies:\n  - python=3.11\n  - pip:\n    - transformers\n"}, None),  # every line admits it
+    ({"README.md": "# t5\n\n## Requirements\n- Python >= 3.8\n"}, None),  # a floor caps nothing
+], ids=["environment-yml", "conda-create", "requirements-list", "newer-python", "floor"])
+def test_a_stated_python_caps_the_libraries_that_require_a_newer_one(tmp_path, files, high):
+    root = write_tree(tmp_path, {".git/HEAD": "", "train.py": "", **files})
+    allowed = _targets(root, "train.py").of("transformers")
+    assert (allowed.high[:2] if allowed.high else None) == high, allowed.where()
+    if high is not None:
+        assert "requires python>=" in allowed.where()

@@ -41,7 +41,11 @@ What a project pins of the libraries beside one narrows it too (:func:`compatibl
 what each release line requires: ``knowledge/requires.toml``, from the wheels' metadata): a
 project pinning ``tokenizers==0.12.1`` and ``torch==1.13.0`` cannot run transformers 4.34 and
 later (they require tokenizers>=0.14) nor 4.48 and later (torch>=2.0), and one pinning
-``trl==0.7.4`` runs transformers>=4.18. A stated range is intersected with that; an unstated
+``trl==0.7.4`` runs transformers>=4.18. So does the Python it states (``python=3.8`` in its
+environment.yml, ``conda create -n env python=3.8`` in its README, "Python 3.8" in a README's
+requirements list): each release line requires one (Requires-Python), and transformers 4.47
+requires python>=3.9, so a Python 3.8 project runs transformers<4.47 (a floor, ``python>=3.8``,
+caps nothing). A stated range is intersected with that; an unstated
 library keeps the installed version while the pins admit it, and targets the versions they
 admit where they do not (transformers cloned from git beside those pins is not today's 5.24).
 Only stated pins narrow (one step: what is implied from a pin implies nothing further).
@@ -80,8 +84,12 @@ NARROWED = ("transformers", "trl", "torch", "accelerate", "peft")
 # torch's companion libraries: no rule is about them, but each release requires one torch, so
 # a project's pin of one narrows the torch it targets (``knowledge/companions.toml``)
 COMPANIONS = ("torchvision", "torchaudio", "torchdata", "torchtext", "triton")
+# The Python a project states (`python=3.8` in environment.yml, `conda create -n env python=3.8`,
+# "Python 3.8" in a README's requirements list): each release line requires one (its
+# Requires-Python, `knowledge/requires.toml`), so a stated Python narrows the libraries it targets
+PYTHON = ("python",)
 # what a project's requirement files are read for
-READ_LIBRARIES = LIBRARIES + COMPANIONS
+READ_LIBRARIES = LIBRARIES + COMPANIONS + PYTHON
 # conda's names of them (`- pytorch=2.1` in environment.yml)
 CONDA_NAMES = {"pytorch": "torch"}
 # Libraries whose vendored copy is library code (its own files are not judged as user code).
@@ -684,7 +692,7 @@ def _listed_one(text: str, where: str, pep508: bool = False) -> Optional[Allowed
         return None
     name = normalize(re.sub(r"\s+", "-", stated.group("name").replace("\U0001f917", "huggingface ").strip()))
     dist = LISTED_NAMES.get(name, name)
-    if dist not in LIBRARIES:
+    if dist not in LIBRARIES + PYTHON:
         return None
     tail = stated.group("tail").strip()
     floor = bool(stated.group("plus"))
@@ -702,12 +710,13 @@ def _listed_one(text: str, where: str, pep508: bool = False) -> Optional[Allowed
     return parse_spec(dist, f"{op}{version}", where, written)
 
 
-_CONDA = lazy(r"^(?:conda|mamba|micromamba)\s+install\s+(.*)$")
+_CONDA = lazy(r"^(?:conda|mamba|micromamba)\s+(?:install|create)\s+(.*)$")
 _CONDA_SPEC = lazy(r"^(?:[\w-]+::)?([A-Za-z0-9._-]+)(==?)([\w.*+]+)$")
 
 
 def conda_requirements(lines: Iterable[str], where: str) -> List[Allowed]:
-    """The pins of ``conda install pytorch==1.8.0 torchvision -c pytorch`` lines (conda's
+    """The pins of ``conda install pytorch==1.8.0 torchvision -c pytorch`` lines, and of ``conda
+    create -n env python=3.8`` (conda's
     ``name=1.8`` is every 1.8.x, ``name==1.8.0`` that one; a ``+cu111`` build suffix is the
     same release); options and their values are skipped."""
     out = []
@@ -719,7 +728,7 @@ def conda_requirements(lines: Iterable[str], where: str) -> List[Allowed]:
         dist = CONDA_NAMES.get(dist, dist)
         if dist in READ_LIBRARIES:
             version = spec.group(3).split("+", 1)[0].rstrip(".*")
-            out.append(parse_spec(dist, ("==" if spec.group(2) == "==" else "=") + version, f"`conda install` in {where}", word))
+            out.append(parse_spec(dist, ("==" if spec.group(2) == "==" else "=") + version, f"a `conda` command in {where}", word))
     return out
 
 
@@ -1179,7 +1188,7 @@ class VersionResolver:
         if stated:
             combined, paths = _deciding(stated)
             first = stated[0][0].source
-            how = next((h for h in ("`conda install`", "the requirements list") if first.startswith(h)), "`pip install`")
+            how = next((h for h in ("a `conda` command", "the requirements list") if first.startswith(h)), "`pip install`")
             return f"{how} in ", combined, paths
         return None
 
@@ -1241,7 +1250,7 @@ class VersionResolver:
         # the others (one step: a range implied from a pin implies nothing further); torch's
         # companions among them
         stated = {d: a for d, a in versions.items() if a is not None}
-        for dist in COMPANIONS:
+        for dist in COMPANIONS + PYTHON:
             found = self._stated(here, dist, inline)
             if found is not None:
                 stated[dist] = found
