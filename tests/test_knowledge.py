@@ -301,7 +301,7 @@ def _generator():
     return module
 
 
-@pytest.mark.parametrize("dist", ["transformers", "trl", "peft", "accelerate"])
+@pytest.mark.parametrize("dist", ["transformers", "trl", "peft", "accelerate", "torch"])
 def test_requires_rows_hold_for_the_installed_wheels(dist):
     """The row of the installed release's minor lists that release, and admits what its own
     installed metadata requires (``Requires-Dist``, and ``Requires-Python`` as a ``python`` line,
@@ -314,7 +314,7 @@ def test_requires_rows_hold_for_the_installed_wheels(dist):
 
     pytest.importorskip("packaging")
     try:
-        installed = version(dist)
+        installed = version(dist).split("+", 1)[0]  # torch's `2.13.0+cpu`: the release it builds
     except PackageNotFoundError:
         pytest.skip(f"{dist} is not installed")
     minor = read_version(installed)[:2]
@@ -382,7 +382,7 @@ def test_requires_rows_are_in_order_and_read():
     from precision_lint.knowledge import requirement_rows
     from precision_lint.workspace.versions import parse_spec
 
-    for dist in ("transformers", "trl", "peft", "accelerate"):
+    for dist in ("transformers", "trl", "peft", "accelerate", "torch"):
         rows = requirement_rows(dist)
         assert rows and [m for m, _ in rows] == sorted(m for m, _ in rows), dist
         for _, needs in rows:

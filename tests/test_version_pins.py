@@ -741,3 +741,11 @@ def test_a_stated_python_caps_the_libraries_that_require_a_newer_one(tmp_path, f
     assert (allowed.high[:2] if allowed.high else None) == high, allowed.where()
     if high is not None:
         assert "requires python>=" in allowed.where()
+
+
+@pytest.mark.parametrize("python, high", [("3.7", (2, 0)), ("3.8", (2, 6)), ("3.10", (2, 15))])
+def test_a_stated_python_caps_torch(tmp_path, python, high):
+    """torch 2.0 requires python>=3.8, 2.6 python>=3.9 (its Requires-Python, `requires.toml`)."""
+    root = write_tree(tmp_path, {".git/HEAD": "", "environment.yml": f"dependencies:\n  - python={python}\n  - pytorch\n", "train.py": ""})
+    allowed = _targets(root, "train.py").of("torch")
+    assert allowed.high is not None and allowed.high[:2] == high, allowed.where()

@@ -1,5 +1,6 @@
 """Regenerate ``precision_lint/knowledge/requires.toml``: what each release line of transformers,
-TRL, PEFT and accelerate requires of torch, tokenizers and of each other.
+TRL, PEFT and accelerate requires of torch, tokenizers and of each other, and of Python (and of
+torch's own lines, the Python they require).
 
 For the first and the last release of each minor of a library (no pre-releases, no yanked
 ones) the wheel's own metadata is read with pip itself (``pip install --dry-run --no-deps
@@ -38,7 +39,7 @@ from packaging.version import InvalidVersion, Version
 
 # the libraries whose release lines are listed, from their first release line that matters
 # to the rules (older ones are not listed: the resolver then knows nothing about them)
-LIBRARIES = {"transformers": "4.0", "trl": "0.1", "peft": "0.1", "accelerate": "0.1"}
+LIBRARIES = {"transformers": "4.0", "trl": "0.1", "peft": "0.1", "accelerate": "0.1", "torch": "1.0"}
 # what is recorded of their requirements (`python`: the wheel's Requires-Python)
 DEPENDENCIES = ("torch", "tokenizers", "transformers", "accelerate", "peft", "trl", "python")
 EXTRAS = ("torch",)

@@ -44,8 +44,8 @@ later (they require tokenizers>=0.14) nor 4.48 and later (torch>=2.0), and one p
 ``trl==0.7.4`` runs transformers>=4.18. So does the Python it states (``python=3.8`` in its
 environment.yml, ``conda create -n env python=3.8`` in its README, "Python 3.8" in a README's
 requirements list): each release line requires one (Requires-Python), and transformers 4.47
-requires python>=3.9, so a Python 3.8 project runs transformers<4.47 (a floor, ``python>=3.8``,
-caps nothing). A stated range is intersected with that; an unstated
+requires python>=3.9, so a Python 3.8 project runs transformers<4.47, and torch<2.6 (torch's
+lines are in the table for their Python alone); a floor, ``python>=3.8``, caps nothing. A stated range is intersected with that; an unstated
 library keeps the installed version while the pins admit it, and targets the versions they
 admit where they do not (transformers cloned from git beside those pins is not today's 5.24).
 Only stated pins narrow (one step: what is implied from a pin implies nothing further).
