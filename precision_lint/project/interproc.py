@@ -14,7 +14,6 @@ each becomes the value written in the file, with its line there.
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable, Dict, Hashable, List, Optional, Tuple
 
 from ..diagnostics import Span
@@ -25,7 +24,7 @@ from .options import as_launched
 from ..workspace.launches import passed_options
 from ..knowledge import is_library_training_arguments
 from ..semantic.values import COMMAND_LINE_FLAGS, COMMAND_LINE_OPTIONS, command_line_flag, command_line_option
-from ..semantic.values import CONFIG, CONST, DTYPE, HALF, RETURN, SYMBOLIC, UNKNOWN, Possible, ParamRef, ReturnRef, dtype_of_qualname, dtype_of_string, join_questions, select
+from ..semantic.values import CONFIG, CONST, DTYPE, HALF, RETURN, SYMBOLIC, UNKNOWN, Possible, ParamRef, ReturnRef, dtype_of_qualname, dtype_of_string, field_names, join_questions, select
 from ..semantic.values import replace as replace_fields
 
 # how many substitutions one value may go through: a parameter passed on by helpers, a
@@ -423,7 +422,7 @@ class CallGraphValues:
         if isinstance(obj, dict):
             new = {k: self._resolve(v, near, memo) for k, v in obj.items()}
             return obj if all(new[k] is obj[k] for k in obj) else new
-        names = _field_names(type(obj))
+        names = field_names(type(obj))
         if names:
             changes = {}
             for name in names:
@@ -441,16 +440,6 @@ class CallGraphValues:
 
 # What the join walks past without looking inside: scalars, positions, and a value alone.
 _LEAVES = (str, int, float, bool, type(None), bytes, Span, Possible)
-_FIELDS: Dict[type, Tuple[str, ...]] = {}
-
-
-def _field_names(kind: type) -> Tuple[str, ...]:
-    """The fields of a dataclass type, worked out once per type (``dataclasses.fields`` on
-    every fact of every module, at every run, was most of the join's time); () for others."""
-    found = _FIELDS.get(kind)
-    if found is None:
-        found = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else ()
-    return found
 
 
 def _fills(param: ParamRef, index: Optional[int], keyword: Optional[str]) -> bool:

@@ -43,7 +43,8 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
             continue
         args: List[CallArg] = []
         position = 0
-        for arg in arguments(site.node):  # in the order written
+        written = arguments(site.node)
+        for arg in written:  # in the order written
             if arg.star == "**":
                 continue  # `**kw`: its entries come below, with the dict's own keys
             if arg.star == "*":
@@ -69,7 +70,6 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
                     args.append(CallArg(None, source.name, shared(evaluator.values(source.value, site.scope))))
         guards = evaluator.guards_of(site.guards, site.scope) if args else ()
         autocast = tensors is not None and tensors.autocast_enabled(site) is not None
-        written = arguments(site.node)
         out.append(CallRecord(
             callee, tuple(args), guards, autocast,
             keywords=tuple(a.keyword for a in written if a.keyword is not None),

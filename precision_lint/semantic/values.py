@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from operator import attrgetter
 from .._dataclass import dataclass
-from typing import Any, FrozenSet, Iterable, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Optional, Tuple
 
 from ..diagnostics import Span
 
@@ -350,19 +350,19 @@ def may_be_true(values: Iterable[Possible]) -> bool:
 
 
 _SCALARS = (str, int, float, bool, type(None), bytes)
-_FIELD_NAMES: dict = {}  # a dataclass → the names of its fields (dataclasses.fields() each time is slow)
+_FIELD_NAMES: Dict[type, Tuple[str, ...]] = {}  # a class → the names of its fields
 
 
-def _field_names(obj) -> Tuple[str, ...]:
-    """The names of the fields of the dataclass instance ``obj``, worked out once per class."""
-    names = _FIELD_NAMES.get(type(obj))
+def field_names(kind: type) -> Tuple[str, ...]:
+    """The names of the fields of the dataclass ``kind``, () for any other class, worked out once
+    per class (``dataclasses.fields`` on every fact of every module, at every run, was most of
+    the join's time)."""
+    names = _FIELD_NAMES.get(kind)
     if names is None:
-        names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in dataclasses.fields(obj))
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else ()
     return names
 
 
-# Classes whose instances never hold a value the join substitutes (their fields are names and
-# references, never a value): awaits_join answers for them without looking inside.
 def replace(obj, /, **changes):
     """``dataclasses.replace(obj, **changes)``, in a quarter of its time for a frozen dataclass
     without ``__post_init__`` whose fields are all ``__init__``'s: its ``__dict__`` copied with
@@ -415,6 +415,8 @@ def _replaceable(cls):
     return position, attrgetter(*position)
 
 
+# Classes whose instances never hold a value the join substitutes (their fields are names and
+# references, never a value): awaits_join answers for them without looking inside.
 _HOLD_NO_VALUES: set = set()
 
 
@@ -470,7 +472,7 @@ def join_questions(obj) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         elif isinstance(item, dict):
             stack.extend(item.values())
         elif dataclasses.is_dataclass(item) and not isinstance(item, type):
-            stack.extend(getattr(item, name) for name in _field_names(item))
+            stack.extend(getattr(item, name) for name in field_names(type(item)))
     return frozenset(params), frozenset(returns)
 
 
@@ -496,7 +498,7 @@ def awaits_join(obj, _memo: Optional[dict] = None) -> bool:
     elif isinstance(obj, dict):
         result = any(awaits_join(v, memo) for v in obj.values())
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        result = any(awaits_join(getattr(obj, name), memo) for name in _field_names(obj))
+        result = any(awaits_join(getattr(obj, name), memo) for name in field_names(type(obj)))
     else:
         result = False
     memo[id(obj)] = (obj, result)  # the object is held, so its id is not reused meanwhile

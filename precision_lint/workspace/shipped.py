@@ -215,11 +215,17 @@ class ShippedFiles:
                 if not path.endswith(DOCS_SUFFIXES) or not os.path.isfile(path):
                     continue
                 pages += 1
-                text = self._read(path)
-                if text is not None:
-                    found.extend(stated_in_text(text if path.endswith(".rst") else markdown_prose(text)))
+                found.extend(self._page_statement(path))
         self._docs_stated[root] = found
         return found
+
+    def _page_statement(self, page: str) -> List[int]:
+        """What one documentation page states (its prose: a Markdown page's fenced blocks are
+        commands; a reStructuredText page is read whole)."""
+        text = self._read(page)
+        if text is None:
+            return []
+        return stated_in_text(text if page.endswith(".rst") else markdown_prose(text))
 
     def stated_for(self, module_path: str, readme: bool = True) -> Optional[int]:
         """What the module's launch scripts and (with ``readme``) the nearest README above it
@@ -379,11 +385,8 @@ class ShippedFiles:
             if p.endswith(DOCS_SUFFIXES) and os.path.basename(p) not in READMES and p != readme
         ]
         for page in pages[:LINKED_PAGES]:
-            if not os.path.isfile(page):
-                continue
-            page_text = self._read(page)
-            if page_text is not None:
-                found.extend(stated_in_text(page_text if page.endswith(".rst") else markdown_prose(page_text)))
+            if os.path.isfile(page):
+                found.extend(self._page_statement(page))
         return found
 
     def _project_readmes(self, root: str) -> List[str]:

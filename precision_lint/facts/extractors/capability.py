@@ -664,17 +664,16 @@ _QUANTIZING_KWARGS = ("load_in_8bit", "load_in_4bit", "quantization_config", "gg
 _CHAINED = ("eval", "train", "half", "bfloat16", "float", "requires_grad_", "cuda", "to")
 
 
-def _one_gpu(evaluator: Evaluator, site: CallSite) -> bool:
-    """Whether ``site`` (``x.cuda()``, ``x.to(d)``) places ``x`` on a CUDA GPU."""
+def _one_gpu(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> bool:
+    """Whether ``site`` (``x.cuda()``, ``x.to(d)``) places ``x`` on a CUDA GPU (``.to(torch.bfloat16)``,
+    a dtype alone, does not)."""
     if site.method == "cuda":
         return True
-    args = positional(site.node)
-    device = args[0] if args else (found.value if (found := keyword(site.node, "device")) is not None else None)
-    if device is None:
-        return False  # `.to(torch.bfloat16)`: a dtype alone
-    if isinstance(device, ast.Constant) and isinstance(device.value, int) and not isinstance(device.value, bool):
-        return True  # `.to(0)`
-    return "cuda" in _device_strings(evaluator, device, site.scope)
+    return any(
+        (isinstance(device, ast.Constant) and isinstance(device.value, int) and not isinstance(device.value, bool))  # `.to(0)`
+        or "cuda" in _device_strings(evaluator, device, site.scope)
+        for device, _ in _device_arguments(index, site)
+    )
 
 
 def _device_map_one_gpu(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> bool:
@@ -695,7 +694,7 @@ def _device_map_one_gpu(index: ModuleIndex, evaluator: Evaluator, site: CallSite
     )
 
 
-def _model_names(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> Tuple[Possible, ...]:
+def _model_names(evaluator: Evaluator, site: CallSite, options: List[ArgparseOption]) -> Tuple[Possible, ...]:
     """The checkpoint names a loader may load (values: a parameter's are its callers', at the
     join); none where one is written inside an option's declaration (``--model``'s default
     names one of many: the user chooses)."""
@@ -704,8 +703,10 @@ def _model_names(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> Tu
     if expr is None:
         return ()
     values = tuple(evaluator.values(expr, site.scope))
-    options = [index.span(o.call) for found in index.arg_options.values() for o in found]
-    if any(v.origin is not None and not v.where and any(o.start <= v.origin.start and v.origin.end <= o.end for o in options) for v in values):
+    if any(
+        v.origin is not None and not v.where and any(o.span.start <= v.origin.start and v.origin.end <= o.span.end for o in options)
+        for v in values
+    ):
         return ()
     return values
 
@@ -744,12 +745,12 @@ def _placed_on_one_gpu(index: ModuleIndex, evaluator: Evaluator, loader: CallSit
     if _device_map_one_gpu(index, evaluator, loader):
         return True
     return any(
-        p.scope is loader.scope and _made_by(index, p.receiver, p.scope, loader.node) and _one_gpu(evaluator, p)
+        p.scope is loader.scope and _made_by(index, p.receiver, p.scope, loader.node) and _one_gpu(index, evaluator, p)
         for p in placers
     )
 
 
-def _one_gpu_loads(index: ModuleIndex, evaluator: Evaluator) -> Tuple[Tuple[Possible, ...], ...]:
+def _one_gpu_loads(index: ModuleIndex, evaluator: Evaluator, options: List[ArgparseOption]) -> Tuple[Tuple[Possible, ...], ...]:
     """The checkpoint names of each load the module places whole on one GPU, unquantized
     (:attr:`CapabilityFacts.one_gpu_loads`): where they name a checkpoint whose weights fit no
     GPU without native bf16 (a 33B model's 16-bit weights, 67 GB, ``.cuda()``), every GPU that
@@ -768,7 +769,7 @@ def _one_gpu_loads(index: ModuleIndex, evaluator: Evaluator) -> Tuple[Tuple[Poss
         dtypes = [d for name in DTYPE_KWARGS if (vals := evaluator.kwarg_values(site.node, site.scope, name)) for d in dtype_atoms(vals)]
         if any(d.value and ("float8" in d.value or d.value in ("int8", "uint8")) for d in dtypes):
             continue
-        names = _model_names(index, evaluator, site)
+        names = _model_names(evaluator, site, options)
         if names and any(v.kind != CONST or isinstance(v.value, str) for v in names) and _placed_on_one_gpu(index, evaluator, site, placers):
             out.append(names)
     return tuple(out)
@@ -796,7 +797,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         if not (loader or _is_config_call(site)):
             continue
         given = {key: _arg(index, evaluator, site, key) for key in ATTN_KEYS}
-        if "attn_implementation" not in given or given["attn_implementation"] is None:
+        if given["attn_implementation"] is None:
             # transformers' own spelling of the keyword, `_attn_implementation=`, is read as well
             given["attn_implementation"] = _arg(index, evaluator, site, "_attn_implementation")
         given = {k: a for k, a in given.items() if a is not None}
@@ -842,7 +843,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             options.append(ArgparseOption(index.span(option.call), index.span(default.value) if default else None))
     return CapabilityFacts(
         stated_capability=hardware.stated_capability(prose),
-        one_gpu_loads=_one_gpu_loads(index, evaluator),
+        one_gpu_loads=_one_gpu_loads(index, evaluator, options),
         fp8_compute=fp8,
         device=other_device(index, evaluator, trains, marks),
         keeps_to_cpu=keeps_to_cpu(index, evaluator, trains, marks),

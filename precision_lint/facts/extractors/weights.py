@@ -308,10 +308,11 @@ class _Uses:
                 for arg in arguments(node):  # a splat's value (`*models`, `**kwargs`) too
                     if self._refers(arg.value, name):
                         callee = site.qualname or dotted(node.func) or ""
-                        if _pipeline(site):
+                        component_of = _pipeline(site)
+                        if component_of:
                             # `XPipeline.from_pretrained(..., transformer=model)`, `pipeline(model=model)`:
                             # a component the pipeline generates with (under no_grad)
-                            pipeline = pipeline or _pipeline(site)
+                            pipeline = pipeline or component_of
                         elif arg.keyword == "model" or callee.endswith("Trainer"):
                             trained = True
                         elif callee.endswith("get_peft_model"):
