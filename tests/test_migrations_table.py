@@ -10,8 +10,10 @@ fails here, in CI, instead of misleading users.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
+import io
 import inspect
 import re
 import tempfile
@@ -32,7 +34,8 @@ ROWS = migrations()
 
 def _id(row: Migration) -> str:
     where = f"{row.owner}.{row.method}" if row.method else row.owner
-    return f"{row.kind}:{where}:{row.name or '<module>'}"
+    value = f"={'|'.join(row.values)}" if row.values else ""
+    return f"{row.kind}:{where}:{row.name or '<module>'}{value}"
 
 
 def _resolve(qualname: str):
@@ -142,7 +145,7 @@ def _fields(cls) -> set:
 
 
 # --- keyword rows --------------------------------------------------------------------------------
-KEYWORDS = [r for r in ROWS if r.kind == "keyword"]
+KEYWORDS = [r for r in ROWS if r.kind == "keyword" and not r.values]
 
 
 @pytest.mark.parametrize("row", KEYWORDS, ids=_id)
@@ -180,6 +183,53 @@ def test_keyword_row(row, tiny_model_dir, tokenizer, tmp_path):
     if dataclasses.is_dataclass(owner):  # every keyword the message tells users to write exists
         for keyword in re.findall(r"\b(\w+)=", row.replacement):
             assert keyword in _fields(owner), f"{row.owner} has no {keyword!r} (named in the replacement)"
+
+
+# --- removed values of a keyword ----------------------------------------------------------------
+VALUES = [r for r in ROWS if r.values]
+
+
+@pytest.mark.parametrize("row", VALUES, ids=_id)
+def test_removed_value_row(row, tmp_path):
+    """A removed value, given in code and on a command line (``HfArgumentParser``): refused by
+    the field's own check with the row's error (up to the list of choices, which changes with
+    each release) where the installed version has reached ``removed_in``, accepted before; the
+    values the message and the option advice name are accepted."""
+    from transformers import HfArgumentParser
+
+    owner = _resolve(row.owner)
+    assert dataclasses.is_dataclass(owner) and row.name in _fields(owner), _id(row)
+    build = lambda **kw: owner(output_dir=str(tmp_path), report_to="none", **kw)
+    parse = lambda value: HfArgumentParser(owner).parse_args_into_dataclasses(
+        ["--output_dir", str(tmp_path), "--report_to", "none", f"--{row.name}", value]
+    )
+    for written in row.values:
+        value = written.strip("'\"")
+        if not _removed(row):
+            build(**{row.name: value})
+            parse(value)
+            continue
+        kind, text = _message(row, value=value)
+        assert kind == "ValueError" and text.endswith("[...]"), _id(row)
+        with pytest.raises(ValueError) as info:
+            build(**{row.name: value})
+        assert str(info.value).startswith(text.removesuffix("[...]")), str(info.value)
+        if row.option_error is None:  # the parser builds the class: its check refuses the value
+            with pytest.raises(ValueError) as info:
+                parse(value)
+            assert str(info.value).startswith(text.removesuffix("[...]")), str(info.value)
+            continue
+        status, said = row.option_error.replace("{value}", value).split(" (argparse: ", 1)
+        assert status == "SystemExit: 2" and said.endswith("(choose from ...))"), _id(row)
+        with pytest.raises(SystemExit) as exited:
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                parse(value)
+        assert exited.value.code == 2
+        assert f"error: {said.removesuffix('(choose from ...))')}" in err.getvalue(), err.getvalue()
+    advised = re.findall(rf"\b{row.name}='([^']+)'", row.replacement) + re.findall(rf"--{row.name} (\S+?)`", row.option_replacement or "")
+    assert advised, f"{_id(row)}: the replacement names no value"
+    for value in advised:
+        build(**{row.name: value})
 
 
 def _check_tokenizer_from_pretrained(row, tokenizer, folder):

@@ -285,7 +285,8 @@ _OPTIONAL = (
     "also", "unlike", "method", "deprecated_in", "removed_in", "rename_to", "rename_since", "move_to",
     "move_as", "move_since", "moved_to", "safety", "code", "verify_on", "since_note",
     "silent_since", "silent_values", "silent_with", "abbreviates", "on_store", "store_effect",
-    "hub_may_define", "older_error", "quiet_values", "option_replacement",
+    "hub_may_define", "older_error", "quiet_values", "option_replacement", "values",
+    "option_error",
 )
 STORES = ("warns", "ignored", "fails")
 
@@ -355,6 +356,13 @@ class Migration:
     # instead, where the replacement is no option (`fsdp_config=` takes a dict in Python, the
     # path of a JSON file on a command line)
     option_replacement: Optional[str] = None
+    # for a keyword the library still takes: the values it removed (as Python writes them:
+    # "'adamw_hf'"), each refused by the owner's own check of its value; the row concerns a use
+    # only where the code (or a config file, or a launch) gives one of them
+    values: Tuple[str, ...] = ()
+    # ... and what a command line giving one meets instead (argparse's own check of an Enum
+    # field's choices), `{value}` standing for it
+    option_error: Optional[str] = None
 
     @property
     def owner_short(self) -> str:
@@ -430,6 +438,10 @@ def migrations() -> Tuple[Migration, ...]:
             raise _row_error(where, "a store `ignored` or `fails` needs `store_effect` and the `removed_in` it starts at")
         if row.get("older_error") and not (row["kind"] == "keyword" and row.get("rename_to") and row.get("rename_since")):
             raise _row_error(where, "`older_error` is for a keyword renamed: a `rename_to` and the `rename_since` that brought it")
+        if row.get("values") and (row["kind"] != "keyword" or not row.get("removed_in") or row["fix"] != "none" or len(row["names"]) != 1):
+            raise _row_error(where, "`values` are the removed values of one keyword (a `removed_in`, no fix)")
+        if row.get("option_error") and not row.get("values"):
+            raise _row_error(where, "`option_error` is what a command line giving a removed value meets (`values`)")
         abbreviates = row.get("abbreviates", {})
         if not isinstance(abbreviates, dict) or set(abbreviates) - set(row["names"]):
             raise _row_error(where, "`abbreviates` maps some of the row's names to the option each abbreviates")
@@ -456,6 +468,8 @@ def migrations() -> Tuple[Migration, ...]:
                     hub_may_define=bool(row.get("hub_may_define", False)),
                     older_error=row.get("older_error"),
                     option_replacement=row.get("option_replacement"),
+                    values=tuple(row.get("values", ())),
+                    option_error=(row.get("option_error") or "").replace("{name}", name) or None,
                 )
             )
     return tuple(out)
@@ -484,10 +498,10 @@ def migrated_names(kind: str) -> FrozenSet[str]:
 
 
 @lru_cache(maxsize=None)
-def quiet_names() -> FrozenSet[str]:
-    """The keywords of rows with ``quiet_values``: the facts layer records the values the code
-    gives them."""
-    return frozenset(m.name for m in migrations() if m.kind == "keyword" and m.quiet_values)
+def valued_names() -> FrozenSet[str]:
+    """The keywords of rows with ``quiet_values`` or removed ``values``: the facts layer records
+    the values the code gives them."""
+    return frozenset(m.name for m in migrations() if m.kind == "keyword" and (m.quiet_values or m.values))
 
 
 def newer_names() -> FrozenSet[str]:

@@ -82,6 +82,38 @@ def _quiet(row: Migration, use) -> bool:
     return bool(given) and all(v.kind == CONST and repr(v.value) in row.quiet_values for v in given)
 
 
+def removed_value(row: Migration, use) -> Optional[str]:
+    """For a row of removed ``values`` (``optim='adamw_hf'``): the one of them the use gives, as
+    the row writes it; None where it gives none of them, or where that is not known. A keyword
+    of code is judged by the values the code gives it (``KeywordUse.code_values``: a parameter's
+    are its callers', substituted at the join; not a value the user passes on the command
+    line), else by its text (a file's key, a launch's option, a literal)."""
+    if not row.values:
+        return None
+    values = getattr(use, "code_values", None)
+    if values:
+        given = [v for v in values if v.kind == CONST and not any(g.on_command_line for g in v.guards)]
+        return next((repr(v.value) for v in given if repr(v.value) in row.values), None)
+    text = _unquoted(use.value_text)
+    return next((v for v in row.values if _unquoted(v) == text), None)
+
+
+def _unquoted(text: str) -> str:
+    text = text.strip()
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else text
+
+
+def valued(row: Migration, use, subject: str) -> str:
+    """``subject`` (how a message names the keyword) with the removed value it is given, for a
+    row of removed ``values``: `` `optim='adamw_hf'` ``."""
+    value = removed_value(row, use)
+    if value is None:
+        return subject
+    if subject == f"`{use.name}=`":
+        return f"`{use.name}={value}`"
+    return f"{subject} (`{_unquoted(value)}`)"
+
+
 def rule_stage(stage: Optional[str]) -> Optional[str]:
     """The stage of the rule that reports a row's stage (MP302 "removed", MP304 the rest)."""
     return "deprecated" if stage == "removed-in-some" else stage
@@ -396,7 +428,7 @@ class MigrationJudge:
         # the rows of the name first, the versions only of a row whose class the call runs (the
         # file's targets are its runs' pins and its importers' tests: a module of a library
         # passes `max_length=` to its own classes, never TRL's)
-        rows = self._named_rows("keyword", use.name)
+        rows = [r for r in self._named_rows("keyword", use.name) if not r.values or removed_value(r, use) is not None]
         if not rows:
             return None
         reports = lambda row: self._reports(row, any_stage)
@@ -557,9 +589,9 @@ class MigrationJudge:
                         for shown, forward, _ in calls
                     ))
                     shown, _, inner = calls[0]
-                    error = self._error(row, shown, several=len({c[0] for c in calls}) > 1)
+                    error = self._error(row, shown, several=len({c[0] for c in calls}) > 1, use=use)
                     message = (
-                        f"`{use.name}=` passed to `{helper}`, which hands its **kwargs to {' or '.join(targets)}, "
+                        f"{valued(row, use, f'`{use.name}=`')} passed to `{helper}`, which hands its **kwargs to {' or '.join(targets)}, "
                         f"{self._consequence(row, error, self._silent(row, use, inner.keywords))}"
                     )
                     fix = None
@@ -579,11 +611,14 @@ class MigrationJudge:
     def _has_section(self) -> bool:
         return bool(self.ctx.facts.section("migrations"))
 
-    def _error(self, row: Migration, shown: str, several: bool = False) -> str:
+    def _error(self, row: Migration, shown: str, several: bool = False, use=None) -> str:
         """The row's error for a call of ``shown`` (``several``: the code picks one of several
-        classes, so none is named)."""
+        classes, so none is named), given ``use``'s removed value for a row of ``values``."""
         project = self._is_project_class(shown)
         error = filled_error(row.error, row, None if several else shown, project)
+        value = removed_value(row, use) if use is not None else None
+        if value is not None:
+            error = error.replace("{value}", _unquoted(value))
         short = shown.rsplit(".", 1)[-1]
         if not project and f"{row.owner_short}.__init__()" in error:
             error = error.replace(f"{row.owner_short}.__init__()", f"{short}.__init__()")
@@ -600,9 +635,9 @@ class MigrationJudge:
         if classes and row.method:  # `cls.from_pretrained` with `cls` a class the code picks
             shorts = list(dict.fromkeys(c.rsplit(".", 1)[-1] for c in classes))
             target = f"`{call.receiver_text}.{row.method}` ({' or '.join(f'`{c}`' for c in shorts)})"
-        kind = f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`"
+        kind = valued(row, use, f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`")
         silent = self._silent(row, use, call.keywords)
-        error = self._error(row, shown, several=len(classes) > 1)
+        error = self._error(row, shown, several=len(classes) > 1, use=use)
         message = f"{kind} passed to {target} {self._consequence(row, error, silent)}"
         fix = None
         if row.fix == "rename" and not self._new_name_exists(row):
@@ -832,14 +867,16 @@ class MigrationJudge:
         whence = f"{script} reads this file as `{short}` ({how})"
         allowed = _rebased(self._allowed(row), ctx.path, tied.path)
         told = self._key_advice(row, allowed)
-        if parse.extra_keys:
-            message = f"{whence}, where key `{entry.key}` {self._dropped(row, allowed, parse.method)}; {told}"
+        use = _KeyUse(entry.key, entry.value_text)
+        key = valued(row, use, f"key `{entry.key}`")
+        if parse.extra_keys and not row.values:  # (a removed value is no extra key: the field's check refuses it)
+            message = f"{whence}, where {key} {self._dropped(row, allowed, parse.method)}; {told}"
         else:
             error = f"ValueError: Some keys are not used by the HfArgumentParser: ['{entry.key}']"
             if "unexpected keyword argument" not in row.error:
-                error = self._error(row, shown)  # the field is still there: its own check fails
+                error = self._error(row, shown, use=use)  # the field is still there: its own check fails
             stage = stage_of(row, allowed) or self.stage
-            message = f"{whence}, where key `{entry.key}` {consequence(row, stage, error, allowed, told=told)}"
+            message = f"{whence}, where {key} {consequence(row, stage, error, allowed, told=told)}"
         related = (Related(ctx.path, parse.span, f"`{parse.method}` reads it here"),)
         return Finding(row, self.stage, entry.key_span, message, None, ctx.project.configs.shown(tied.path), related)
 
@@ -911,7 +948,7 @@ class MigrationJudge:
                         hits.append((option, *found))
                 # the words the parser leaves over in this launch, as the ValueError lists them
                 left = tuple(
-                    w for o, row, _ in hits if stage_of(row, self._allowed(row)) == "removed" for w in o.words
+                    w for o, row, _ in hits if stage_of(row, self._allowed(row)) == "removed" and not row.values for w in o.words
                 )
                 for option, row, shown in hits:
                     if not self._applies(row) or (option.launcher, option.span.start) in done:
@@ -970,7 +1007,13 @@ class MigrationJudge:
         allowed = _rebased(self._allowed(row), ctx.path, option.launcher)
         told = self._option_advice(row, allowed)
         stage = stage_of(row, allowed) or self.stage
-        if parse.remaining:
+        if row.values:  # the option is the field's: its check refuses the value
+            value = option.words[1] if len(option.words) > 1 else option.written.partition("=")[2]
+            error = self._error(row, shown, use=_KeyUse(option.field, value))
+            if row.option_error:  # argparse refuses it first (an Enum field's choices)
+                error = row.option_error.replace("{value}", _unquoted(value))
+            message = f"{whence}, where its value `{_unquoted(value)}` {consequence(row, stage, error, allowed, told=told)}"
+        elif parse.remaining:
             drop = (
                 f"`{parse.method}(return_remaining_strings=True)` hands it back among the remaining strings "
                 "and the run goes on without it"

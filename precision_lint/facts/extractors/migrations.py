@@ -30,7 +30,7 @@ from ..._dataclass import dataclass
 from typing import Optional, Tuple
 
 from ...diagnostics import Span
-from ...knowledge import migrated_names, newer_name_methods, newer_names, quiet_names
+from ...knowledge import migrated_names, newer_name_methods, newer_names, valued_names
 from ...semantic.callees import LIBRARIES, assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator
 from ...semantic.kinds import instance_classes
@@ -79,7 +79,7 @@ class KeywordUse:
     via: str  # "keyword", "dict-call", "dict-literal"
     value_text: str
     position: Optional[int]  # its index among the call's arguments (direct keywords only)
-    # for a name of a row with `quiet_values`: each value the code gives it (a parameter's: what
+    # for a name of a row with `quiet_values` or removed `values`: each value the code gives it (a parameter's: what
     # its callers pass, substituted at the join); a value the user passes on the command line
     # (an argparse option's, beside its default) is theirs, not the code's. None: not read
     code_values: Optional[Tuple[Possible, ...]] = None
@@ -381,7 +381,7 @@ def _may_take(name: str, site) -> bool:
 def _calls(index: ModuleIndex, evaluator: Evaluator):
     old = migrated_names("keyword")
     wanted = old | newer_names()  # old names, and new ones older versions lack
-    quiet = quiet_names()
+    valued = valued_names()
     out = []
     for site in index.calls:
         every = evaluator.kwarg_sources(site.node, site.scope)
@@ -407,7 +407,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
             uses.append(
                 KeywordUse(
                     s.name, key_span(index, s.key), key_text(index, s.key), s.via, value_text(index, s.value, s.key), position,
-                    _code_values(evaluator, s.value, site.scope) if s.name in quiet else None,
+                    _code_values(evaluator, s.value, site.scope) if s.name in valued else None,
                 )
             )
         arg_spans = tuple(
