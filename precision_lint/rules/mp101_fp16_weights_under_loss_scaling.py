@@ -165,6 +165,14 @@ def _off_when(value, switch: str) -> bool:
     )
 
 
+def _on_when(value, switch: str) -> bool:
+    """Whether a value is only chosen when ``switch`` is on (``torch.float16 if args.fp16 else
+    torch.float32``)."""
+    return any(
+        (g.text == switch and g.positive) or (g.text == f"not {switch}" and not g.positive) for g in value.guards
+    )
+
+
 def _dtype_of(v) -> Optional[str]:
     if v.kind == DTYPE:
         return v.value
@@ -468,8 +476,13 @@ class Fp16WeightsUnderLossScaling(Rule):
             if weights.trained_by_choice or _opt_in(v for v in weights.values if _dtype_of(v) == "float16"):
                 # float16 weights only when the user picks them (a command-line choice), or
                 # trained only when they unfreeze them (`requires_grad_(not use_lora)` with
-                # `--no_lora`): a crash needs a second choice of theirs as well, `--fp16`
-                conflicts = [c for c in conflicts if not _switched_by_user(c[1])]
+                # `--no_lora`): a crash needs a second choice of theirs as well, `--fp16`;
+                # unless that one switch picks both (`torch.float16 if a.fp16 else ...` with
+                # `fp16=a.fp16`): then every run with it on crashes
+                conflicts = [
+                    c for c in conflicts
+                    if not _switched_by_user(c[1]) or (not weights.trained_by_choice and self._switched_together(ctx, weights, c[0], c[1]))
+                ]
             if conflicts:
                 yield self._finding(ctx, weights, conflicts, pin if weights.peft else None)
 
@@ -482,6 +495,18 @@ class Fp16WeightsUnderLossScaling(Rule):
             return False
         half = [v for v in weights.values if _dtype_of(v) == "float16"]
         return bool(half) and all(_off_when(v, switch) for v in half)
+
+    @staticmethod
+    def _switched_together(ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> bool:
+        """float16 weights chosen only when the site's own switch is on (``torch.float16 if
+        args.fp16 else torch.float32`` with ``fp16=args.fp16``, in one scope): one choice of the
+        user's turns on both, so the run it makes always crashes (the twin of
+        :meth:`_switched_apart`)."""
+        switch = scaling_switch(site)
+        if switch is None or module.path != ctx.path or site.scope != weights.scope:
+            return False
+        half = [v for v in weights.values if _dtype_of(v) == "float16"]
+        return bool(half) and all(_on_when(v, switch) for v in half)
 
     def _conflicts(self, ctx: RuleContext, weights: WeightsSite) -> List[Tuple[ModuleFacts, PrecisionSite, str, ModuleFacts]]:
         """Every scaling site in a training run that also runs this weights site (a run that

@@ -261,6 +261,38 @@ def unit_precision_kinds(ctx: RuleContext) -> set:
     return {s.kind for m in ctx.project.joined_modules(ctx.facts, "precision") for s in m.section("precision")}
 
 
+_FP16_MODES = {"accelerator": ("mixed_precision", ("fp16",)), "lightning": ("precision", ("16-mixed", "16", 16))}
+
+
+def trains_under_fp16_autocast(ctx: RuleContext) -> bool:
+    """Whether the unit trains under fp16 mixed precision and asks for bf16 mixed precision
+    nowhere: a ``TrainingArguments``-like call with ``fp16=True``, an
+    ``Accelerator(mixed_precision="fp16")`` or a Lightning ``precision="16-mixed"``, every value
+    of it known, and no such call that may turn bf16 on (or that the linter cannot read).
+    There every forward runs under ``torch.autocast(dtype=torch.float16)``."""
+    fp16 = False
+    for module in ctx.project.joined_modules(ctx.facts, "precision"):
+        for site in module.section("precision"):
+            if site.kind == "training-args":
+                on, bf16 = site.arg("fp16"), site.arg("bf16")
+                if bf16 is not None and not all(v.kind == CONST and not v.value for v in bf16.values):
+                    return False
+                if site.callee.startswith("trl.") and on is None:
+                    return False  # TRL (0.19 on) turns bf16 on by itself when `fp16` is not given
+                fp16 = fp16 or (on is not None and bool(on.values) and all(v.kind == CONST and v.value is True for v in on.values))
+            elif site.kind in _FP16_MODES:
+                name, values = _FP16_MODES[site.kind]
+                mode = site.arg(name)
+                if mode is None:
+                    continue
+                if not mode.values or any(v.kind != CONST or v.value not in values for v in mode.values):
+                    return False
+                fp16 = True
+            elif site.kind == "training-args-class":
+                return False  # a class's own defaults: not read here
+    return fp16
+
+
 def unit_trains(ctx: RuleContext) -> bool:
     """Whether the unit trains: a Trainer/AMP site, an optimizer or ``.backward()``."""
     if unit_precision_kinds(ctx) & set(AMP_KINDS):
@@ -658,11 +690,21 @@ class Bf16WithoutCapabilityGuard(Rule):
 
     # --- BitsAndBytesConfig(bnb_4bit_compute_dtype=torch.bfloat16) ------------------------------
     def _bnb(self, ctx, cap):
+        """The compute dtype of 4-bit layers (``BitsAndBytesConfig(bnb_4bit_compute_dtype=...)``):
+        the dequantized weight and the input are cast to it and multiplied by ``F.linear``. Under
+        fp16 autocast (a Trainer with ``fp16=True``) that ``F.linear`` is autocast to float16, as
+        every other matmul of the forward (and its backward): no bf16 matmul runs on any GPU, so
+        a unit that trains only that way is no finding."""
+        fp16_run = None
         for site in cap.bnb:
             if cap.call_guarded(site.span):
                 continue
             atoms = bf16_dtypes(site.arg.values, cap)
             if not atoms:
+                continue
+            if fp16_run is None:
+                fp16_run = trains_under_fp16_autocast(ctx)
+            if fp16_run:
                 continue
             probe, torch, _ = self._probe(ctx)
             edits = rewrite_origins(ctx, atoms, site.arg.value_span, lambda t: self._dtype_text(t, torch, probe, "float16"))

@@ -156,3 +156,38 @@ def test_training_arguments_fed_by_an_unknown_switch_is_a_finding():
         """
     (d,) = lint(src, CODE)
     assert d.span.line == 5 and "whenever `opts.fp16` is on" in d.message
+
+
+# One switch picks both: float16 weights only when `--fp16` is on, and `fp16=` follows the same
+# switch. A run with it on always crashes; with it off nothing is float16 (review 19's M1).
+ONE_SWITCH = """
+    import argparse
+    import torch
+    from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--fp16", action="store_true")
+    a = p.parse_args()
+    DTYPE
+    lm = AutoModelForCausalLM.from_pretrained("base", torch_dtype=wdt)
+    Trainer(model=lm, args=TrainingArguments(output_dir="o", FLAG)).train()
+    """
+
+
+def test_one_switch_choosing_float16_weights_and_loss_scaling_is_a_finding():
+    for dtype in ("wdt = torch.float16 if a.fp16 else torch.float32", "wdt = torch.float32\n    if a.fp16:\n        wdt = torch.float16"):
+        (d,) = lint(ONE_SWITCH.replace("DTYPE", dtype).replace("FLAG", "fp16=a.fp16"), CODE)
+        assert "turns on fp16 loss scaling whenever `a.fp16` is on" in d.message
+    fixed = fix(ONE_SWITCH.replace("DTYPE", "wdt = torch.float16 if a.fp16 else torch.float32").replace("FLAG", "fp16=a.fp16"), CODE)
+    assert "torch_dtype=torch.float32 if a.fp16 else wdt" in fixed
+
+
+def test_two_switches_each_the_users_need_two_choices_and_stay_silent():
+    src = ONE_SWITCH.replace("DTYPE", "wdt = torch.float16 if a.half_weights else torch.float32").replace("FLAG", "fp16=a.fp16")
+    src = src.replace('a = p.parse_args()', 'p.add_argument("--half_weights", action="store_true")\n    a = p.parse_args()')
+    assert lint(src, CODE) == []
+
+
+def test_the_switch_choosing_float16_when_off_stays_silent():
+    src = ONE_SWITCH.replace("DTYPE", "wdt = torch.float32 if a.fp16 else torch.float16").replace("FLAG", "fp16=a.fp16")
+    assert lint(src, CODE) == []

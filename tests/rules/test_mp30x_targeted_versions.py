@@ -417,3 +417,25 @@ def test_a_range_reaching_below_the_deprecation_is_told_the_spelling_of_the_vers
     (d,) = Engine(config(), ["MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
     assert "use SFTConfig(max_seq_length=...) (TRL 0.16 renames it `max_length`)" in d.message
     assert "has no such keyword" not in d.message
+
+
+# --- a deprecation only the docstring states ---------------------------------------------------
+# `encode_plus` / `batch_encode_plus`: 4.x says "deprecated" in the docstring alone and no 4.x
+# release warns; 5.0 removed them (review 19's F3). Below 5.0 nothing happens at all.
+ENCODE = """\
+from transformers import AutoTokenizer
+tok = AutoTokenizer.from_pretrained("base")
+batch = tok.batch_encode_plus(["a", "b"], padding=True)
+"""
+
+
+def test_a_name_removed_without_a_warning_period_is_nothing_below_the_removal(tmp_path):
+    def codes(pin):
+        root = write_tree(tmp_path / pin.replace("=", "").replace("<", "").replace(">", ""), {
+            ".git/HEAD": "", "requirements.txt": f"{pin}\n", "embed.py": ENCODE,
+        })
+        return [d.code for d in run(root)]
+
+    assert codes("transformers==4.37.2") == []
+    assert codes("transformers>=4.30") == ["MP304"]  # the range reaches 5.0, where it raises
+    assert codes("transformers>=5.0") == ["MP302"]
