@@ -165,12 +165,24 @@ def _off_when(value, switch: str) -> bool:
     )
 
 
-def _on_when(value, switch: str) -> bool:
+def _on_when(value, switch: Optional[str], option: str = "") -> bool:
     """Whether a value is only chosen when ``switch`` is on (``torch.float16 if args.fp16 else
-    torch.float32``)."""
+    torch.float32``), or the command-line switch ``option`` (``targs.fp16`` of the parse that
+    fills the Trainer's ``--fp16``)."""
     return any(
-        (g.text == switch and g.positive) or (g.text == f"not {switch}" and not g.positive) for g in value.guards
+        (switch is not None and ((g.text == switch and g.positive) or (g.text == f"not {switch}" and not g.positive)))
+        or (option and g.option == option and g.positive)
+        for g in value.guards
     )
+
+
+def scaling_option(site: PrecisionSite) -> str:
+    """The TrainingArguments switch of the command line (``--fp16``: "fp16") that turns this
+    site's loss scaling on, where that is the only way it is on; else ""."""
+    arg = site.arg("fp16") if site.kind == "training-args" else None
+    if arg is None or arg.via != "command-line" or not arg.value_text.startswith("--"):
+        return ""
+    return arg.value_text[2:]  # (the values' `option` is cleared at the join, by what launches pass)
 
 
 def _dtype_of(v) -> Optional[str]:
@@ -502,11 +514,13 @@ class Fp16WeightsUnderLossScaling(Rule):
         args.fp16 else torch.float32`` with ``fp16=args.fp16``, in one scope): one choice of the
         user's turns on both, so the run it makes always crashes (the twin of
         :meth:`_switched_apart`)."""
-        switch = scaling_switch(site)
-        if switch is None or module.path != ctx.path or site.scope != weights.scope:
+        switch, option = scaling_switch(site), scaling_option(site)
+        if module.path != ctx.path or site.scope != weights.scope:
+            switch = None  # a variable's name means the same only in one scope; an option everywhere
+        if switch is None and not option:
             return False
         half = [v for v in weights.values if _dtype_of(v) == "float16"]
-        return bool(half) and all(_on_when(v, switch) for v in half)
+        return bool(half) and all(_on_when(v, switch, option) for v in half)
 
     def _conflicts(self, ctx: RuleContext, weights: WeightsSite) -> List[Tuple[ModuleFacts, PrecisionSite, str, ModuleFacts]]:
         """Every scaling site in a training run that also runs this weights site (a run that

@@ -407,16 +407,31 @@ class Evaluator:
         if found is None:
             capability, cuda, param_dtype = self.consults(test, scope, set())
             text = self.ix.text(test)
+            user_choice = positive and not (capability or cuda) and self._follows_user_input(test, scope)
             found = self._guards[key] = Guard(
                 text=text,
                 positive=positive,
                 capability=capability,
                 cuda=cuda or capability,
                 param_dtype=param_dtype,
-                user_choice=positive and not (capability or cuda) and self._follows_user_input(test, scope),
+                user_choice=user_choice,
                 other_device=positive and self.selects_other_device(test, scope, {}),
+                option=self._switch_read(test, scope) if user_choice else "",
             )
         return found
+
+    def _switch_read(self, test: ast.expr, scope: Scope) -> str:
+        """The command-line switch of a parsed TrainingArguments that ``test`` is, read as it is
+        (``targs.fp16``, a variable bound to it): its option's name, else ""."""
+        if not isinstance(test, (ast.Name, ast.Attribute)):
+            return ""
+        options = set()
+        for v in self.values(test, scope):
+            if v.kind == RETURN and v.value.command_line:  # the parsed class's field, before the join
+                options.add(v.value.keys[-1] if len(v.value.keys) == 1 else "")
+            else:
+                options.add(v.option if v.kind == CONST else "")
+        return options.pop() if len(options) == 1 and "" not in options and COMMAND_LINE_FLAGS.issuperset(options) else ""
 
     def selects_other_device(self, test: ast.expr, scope: Scope, seen: dict) -> bool:
         """Whether a condition holds only on a device other than a CUDA GPU, read from its

@@ -141,6 +141,11 @@ class Guard:
     # The branch runs on another device than a CUDA GPU (`if device == "xpu":`, XLA/TPU, HPU,
     # NPU, MPS, CPU): CUDA capability rules say nothing about it.
     other_device: bool = False
+    # For a user's choice: the TrainingArguments switch of the command line that the condition
+    # reads, where that is all it reads (`targs.fp16` of `HfArgumentParser(TrainingArguments)
+    # .parse_args_into_dataclasses()`: "fp16"): the same choice as the `--fp16` a Trainer is
+    # given, whatever the variable is called
+    option: str = ""
 
 
 @dataclass(frozen=True, slots=True)

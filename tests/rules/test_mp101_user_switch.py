@@ -191,3 +191,42 @@ def test_two_switches_each_the_users_need_two_choices_and_stay_silent():
 def test_the_switch_choosing_float16_when_off_stays_silent():
     src = ONE_SWITCH.replace("DTYPE", "wdt = torch.float32 if a.fp16 else torch.float16").replace("FLAG", "fp16=a.fp16")
     assert lint(src, CODE) == []
+
+
+# The same switch read from the parsed TrainingArguments (`targs.fp16` of the parse that fills
+# the Trainer's `--fp16`), the shape of scripts grown from the transformers examples.
+PARSED_SWITCH = """
+    import torch
+    from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments
+
+    def main():
+        targs, = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+        wdt = torch.float16 if targs.fp16 else torch.float32
+        lm = AutoModelForCausalLM.from_pretrained("base", torch_dtype=wdt)
+        Trainer(model=lm, args=targs).train()
+
+    main()
+    """
+
+
+def test_the_parsed_fp16_switch_choosing_float16_weights_is_a_finding():
+    (d,) = lint(PARSED_SWITCH, CODE)
+    assert "`--fp16` (a command-line switch of the `TrainingArguments` that the parser fills)" in d.message
+    assert "torch_dtype=torch.float32)" in fix(PARSED_SWITCH, CODE)  # float16 only ever went with --fp16
+
+
+def test_shipped_launches_that_never_pass_the_switch_leave_it_to_a_run_by_hand(tmp_path):
+    from textwrap import dedent
+
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    def codes(launch):
+        root = write_tree(tmp_path / launch.split()[-1].strip("-"), {
+            ".git/HEAD": "", "train.py": dedent(PARSED_SWITCH), "run.sh": f"python train.py --output_dir o {launch}\n",
+        })
+        return [d.code for d in Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics]
+
+    assert codes("--bf16") == []
+    assert codes("--fp16") == [CODE]

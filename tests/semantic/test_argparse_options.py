@@ -82,3 +82,36 @@ def test_a_flag_on_by_default_beside_a_hard_coded_one_is_always_a_conflict():
     """
     found = lint(src, "MP102")
     assert len(found) == 1 and "(always)" in found[0].message
+
+
+def _guards_of(src: str):
+    index = build_index(dedent(src), "m")
+    evaluator = Evaluator(index)
+    wdt = next(a for a in index.root.assignments["wdt"])
+    return {(v.value, g.text, g.option) for v in evaluator.values(wdt.value, index.root) for g in v.guards}
+
+
+def test_a_guard_reading_a_parsed_trainingarguments_switch_names_its_option():
+    src = """
+        import torch
+        from transformers import HfArgumentParser, TrainingArguments
+        targs, = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+        on = targs.fp16
+        wdt = torch.float16 if on else torch.float32
+        """
+    # the positive branch's guard is the `--fp16` a Trainer given `targs` reads, under any name
+    assert ("float16", "on", "fp16") in _guards_of(src)
+    # a condition that reads more than the switch is not the switch
+    assert ("float16", "on and x", "") in _guards_of(src.replace("if on else", "if on and x else").replace("on = ", "x = targs.bf16\n        on = "))
+
+
+def test_an_argparse_option_of_the_scripts_own_is_no_trainingarguments_switch():
+    src = """
+        import argparse
+        import torch
+        p = argparse.ArgumentParser()
+        p.add_argument("--half_weights", action="store_true")
+        a = p.parse_args()
+        wdt = torch.float16 if a.half_weights else torch.float32
+        """
+    assert {g[2] for g in _guards_of(src)} == {""}
