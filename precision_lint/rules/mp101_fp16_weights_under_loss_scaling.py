@@ -158,10 +158,13 @@ def scaling_condition(site: PrecisionSite) -> str:
     return f" whenever `{arg.switch}` is on"
 
 
-def _off_when(value, switch: str) -> bool:
-    """Whether a value is only chosen when ``switch`` is off (``... if args.fp16 else torch.float16``)."""
+def _off_when(value, switch: Optional[str], option: str = "") -> bool:
+    """Whether a value is only chosen when ``switch`` is off (``... if args.fp16 else
+    torch.float16``), or the command-line switch ``option`` (:func:`_on_when`)."""
     return any(
-        (g.text == switch and not g.positive) or (g.text == f"not {switch}" and g.positive) for g in value.guards
+        (switch is not None and ((g.text == switch and not g.positive) or (g.text == f"not {switch}" and g.positive)))
+        or (option and g.option == option and not g.positive)
+        for g in value.guards
     )
 
 
@@ -501,12 +504,15 @@ class Fp16WeightsUnderLossScaling(Rule):
     @staticmethod
     def _switched_apart(ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> bool:
         """float16 weights chosen only when the site's own switch is off (``torch.float32 if
-        args.fp16 else torch.float16`` with ``fp16=args.fp16``, in one scope): never together."""
-        switch = scaling_switch(site)
-        if switch is None or module.path != ctx.path or site.scope != weights.scope:
+        args.fp16 else torch.float16`` with ``fp16=args.fp16``, in one scope; or the command
+        line's ``--fp16`` read as ``targs.fp16`` anywhere): never together."""
+        switch, option = scaling_switch(site), scaling_option(site)
+        if module.path != ctx.path or site.scope != weights.scope:
+            switch = None
+        if switch is None and not option:
             return False
         half = [v for v in weights.values if _dtype_of(v) == "float16"]
-        return bool(half) and all(_off_when(v, switch) for v in half)
+        return bool(half) and all(_off_when(v, switch, option) for v in half)
 
     @staticmethod
     def _switched_together(ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> bool:
@@ -669,10 +675,17 @@ class Fp16WeightsUnderLossScaling(Rule):
         module, site, _, _ = conflicts[0]
         switch = scaling_switch(site)
         if switch is None or module.path != ctx.path or site.scope != weights.scope:
-            return None
+            # the command line's `--fp16`, read where the weights are chosen (`targs.fp16`)
+            option = scaling_option(site)
+            half = [v for v in weights.values if _dtype_of(v) == "float16"]
+            texts = {g.text for v in half for g in v.guards if option and g.option == option and g.positive}
+            if len(texts) != 1 or not _SWITCH.fullmatch(next(iter(texts))):
+                return None
+            switch = texts.pop()
         root = re.escape(switch.split(".")[0])
         before = ctx.source[: weights.span.start]
-        bound = re.search(rf"(?m)^[ \t]*{root}[ \t]*(?::[^=\n]*)?=(?!=)", before) or re.search(
+        # (`x = ...`, `x: T = ...`, or one of the targets of `a, x = ...` / `x, = ...`)
+        bound = re.search(rf"(?m)^[ \t]*(?:[\w, ()\[\]*]*[,(\[][ \t]*)?\b{root}\b[ \t]*(?:[,)\]][\w, ()\[\]*]*)?(?::[^=\n]*)?=(?!=)", before) or re.search(
             rf"\bdef\s+\w+\s*\([^)]*\b{root}\b", before
         )
         return switch if bound else None

@@ -416,7 +416,8 @@ class Evaluator:
                 param_dtype=param_dtype,
                 user_choice=user_choice,
                 other_device=positive and self.selects_other_device(test, scope, {}),
-                option=self._switch_read(test, scope) if user_choice else "",
+                # (either way round for the switch itself: `torch.float32 if targs.fp16 else ...`)
+                option=self._switch_read(test, scope) if user_choice or _part_name(test) in COMMAND_LINE_FLAGS else "",
             )
         return found
 

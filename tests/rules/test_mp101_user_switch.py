@@ -212,7 +212,7 @@ PARSED_SWITCH = """
 def test_the_parsed_fp16_switch_choosing_float16_weights_is_a_finding():
     (d,) = lint(PARSED_SWITCH, CODE)
     assert "`--fp16` (a command-line switch of the `TrainingArguments` that the parser fills)" in d.message
-    assert "torch_dtype=torch.float32)" in fix(PARSED_SWITCH, CODE)  # float16 only ever went with --fp16
+    assert "torch_dtype=torch.float32 if targs.fp16 else wdt)" in fix(PARSED_SWITCH, CODE)  # float16 stays where --fp16 is off
 
 
 def test_shipped_launches_that_never_pass_the_switch_leave_it_to_a_run_by_hand(tmp_path):
