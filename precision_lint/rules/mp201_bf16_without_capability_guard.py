@@ -313,6 +313,17 @@ def unguarded(atoms: Iterable[Possible], cap: CapabilityFacts) -> List[Possible]
     ]
 
 
+def _enabled_only_by_choice(enabled) -> bool:
+    """Whether an autocast's ``enabled=`` is on only where the user turns it on (``enabled=
+    args.bf16`` of an option off by default, a config object's switch) or never: its bf16 is
+    then the user's choice, as in ``autocast(dtype=torch.bfloat16) if args.bf16 else
+    nullcontext()``. An ``enabled=`` not given, or one on by default, enables it."""
+    values = enabled.possible() if enabled is not None else ()
+    return bool(values) and all(
+        (v.kind == CONST and not v.value) or any(g.user_choice or g.capability for g in v.guards) for v in values
+    )
+
+
 def requires_flash_attention(cap: CapabilityFacts, call: Span) -> bool:
     """Whether the call at ``call`` asks for FlashAttention-2 and nothing else, on every GPU
     (``from_pretrained(..., attn_implementation="flash_attention_2")``, unguarded): below sm80
@@ -639,6 +650,8 @@ class Bf16WithoutCapabilityGuard(Rule):
             return
         if ".cpu." in site.callee:
             return  # `torch.cpu.amp.autocast`: CPU autocast runs bf16 on every CPU
+        if _enabled_only_by_choice(site.arg("enabled")):
+            return  # `enabled=args.bf16`: the branch is the user's bf16 switch (as `... if args.bf16 else nullcontext()`)
         device = site.arg("device_type")
         cuda_only = "cuda" in site.callee
         if device is not None:

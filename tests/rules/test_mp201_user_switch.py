@@ -181,3 +181,39 @@ def test_the_accelerators_mixed_precision_is_the_users_switch():
     from conftest import lint as lint_
 
     assert lint_(src, CODE) == []
+
+
+# autocast's own `enabled=` is the branch: `autocast(dtype=torch.bfloat16, enabled=args.bf16)` is
+# `autocast(dtype=torch.bfloat16) if args.bf16 else nullcontext()` (review 19b's Bert-VITS2 shape)
+@pytest.mark.parametrize(
+    "enabled, reported",
+    [
+        ("args.bf16", False),  # a store_true option: off unless the user passes it
+        ("cfg.use_bf16", False),  # a config object's switch, filled from the user's file
+        ("False", False),  # never on
+        ("True", True),
+        ("args.on_by_default", True),  # an option whose default turns it on
+        ("torch.cuda.is_available()", True),  # on wherever there is a GPU: no choice of the user's
+    ],
+)
+def test_autocast_enabled_by_the_users_switch_is_the_users_bf16(enabled, reported):
+    import textwrap
+
+    body = f"""
+        import json
+        parser.add_argument("--bf16", action="store_true")
+        parser.add_argument("--on_by_default", type=bool, default=True)
+        args = parser.parse_args()
+
+        class Cfg:
+            def __init__(self, path):
+                self.__dict__.update(json.load(open(path)))
+
+        cfg = Cfg(args.config)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled={enabled}):
+            model(inputs)
+        with torch.cuda.amp.autocast(enabled={enabled}, dtype=torch.bfloat16):
+            model(inputs)
+        """
+    found = [d.code for d in lint(HEAD + textwrap.dedent(body), CODE)]
+    assert found == ([CODE, CODE] if reported else [])

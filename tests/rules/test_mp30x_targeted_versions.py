@@ -439,3 +439,17 @@ def test_a_name_removed_without_a_warning_period_is_nothing_below_the_removal(tm
     assert codes("transformers==4.37.2") == []
     assert codes("transformers>=4.30") == ["MP304"]  # the range reaches 5.0, where it raises
     assert codes("transformers>=5.0") == ["MP302"]
+
+
+# accelerate's `Accelerator(logging_dir=)`: warned from 0.16, a TypeError from 0.20 (review 19b)
+def test_accelerators_logging_dir_by_the_accelerate_targeted(tmp_path):
+    def codes(pin):
+        root = write_tree(tmp_path / pin.replace("=", "").replace("<", "").replace(">", ""), {
+            ".git/HEAD": "", "requirements.txt": f"{pin}\n",
+            "train.py": "from accelerate import Accelerator\nacc = Accelerator(logging_dir='logs', log_with='tensorboard')\n",
+        })
+        return [d.code for d in run(root)]
+
+    assert codes("accelerate==0.15.0") == []
+    assert codes("accelerate==0.18.0") == ["MP304"]
+    assert codes("accelerate>=0.20") == ["MP302"]
