@@ -1206,7 +1206,45 @@ class Evaluator:
                 if guard_all:
                     v = _with_guard(v, guard_all)
                 out.append(v)
+        if len(out) > 1 and any(_dtype_name(v) for v in out):
+            out = self._narrowed_by_tests(expr, owner, assignments, out)
         return out or list(UNKNOWN_VALUE)
+
+    def _narrowed_by_tests(self, expr: ast.Name, owner: Scope, assignments, values: List[Possible]) -> List[Possible]:
+        """``values`` of a variable read where an ``if`` around it (or an early exit before it)
+        compares that variable with a dtype: ``if dtype == torch.bfloat16: model.to(dtype=dtype)``
+        reads only bf16 (or what is not known) there, and its ``else`` anything but bf16; ``in``
+        a tuple, ``!=``, ``is`` and ``is not`` alike. Only a test that sees the same assignments
+        as the read (nothing rebinds the variable in between)."""
+        at = self.ix.order_of.get(id(expr), (None,))[0]
+        if at is None:
+            return values
+        for key in self.ix.flow_at(at):
+            test = self.ix.flow_tests.get(key[0]) if type(key[0]) is int else None
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) and test.left.id == expr.id):
+                continue
+            before = self.ix.order_of.get(id(test), (None,))[0]
+            if before is None or [id(a) for a in self.ix.bindings_at(expr.id, owner, before)[1]] != [id(a) for a in assignments]:
+                continue
+            op, comparator = test.ops[0], test.comparators[0]
+            if isinstance(op, (ast.In, ast.NotIn)):
+                if not isinstance(comparator, (ast.Tuple, ast.List, ast.Set)):
+                    continue
+                items = _element_values(comparator)
+            elif isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+                items = [comparator]
+            else:
+                continue
+            named = [_dtype_name(v) for item in items for v in self.values(item, owner)]
+            if not named or None in named:
+                continue  # a comparison with what is not a known dtype narrows nothing
+            same = key[1] == isinstance(op, (ast.Eq, ast.Is, ast.In))  # the branch where it is one of them
+            dtypes = set(named)
+            if same:
+                values = [v for v in values if _dtype_name(v) is None or _dtype_name(v) in dtypes]
+            else:
+                values = [_narrowed(v, dtypes) for v in values if _dtype_name(v) not in dtypes]
+        return values
 
     def never_holds(self, test: ast.expr, positive: bool, scope: Scope) -> bool:
         """Whether a branch under ``test`` (its else branch where not ``positive``) runs in no

@@ -336,6 +336,8 @@ class ModuleIndex:
         self._flow_ranges: List[Tuple[int, int, tuple, int]] = []
         self._flow_starts: List[int] = []
         self._flow_memo: Dict[int, frozenset] = {}
+        # id(test) → the test of an `if` or of a dominating early exit (the guards of flow_at)
+        self.flow_tests: Dict[int, ast.expr] = {}
         self._covers_memo: Dict[Tuple[frozenset, int], bool] = {}
         # (name, id(scope), at) → (scope, owner, bindings) of bindings_at: asked again and again
         # (each walk through a variable, each qualify of a name); kept once the walk of the
@@ -1299,15 +1301,18 @@ _SPECIAL_WALK = _FLOW_NODES | {ast.IfExp, ast.With, ast.AsyncWith}
 def _flow_ranges(index: "ModuleIndex") -> None:
     """The conditional regions of the module as nested pre-order ranges (see ``flow_at``)."""
     order = index.order_of
+    tests = index.flow_tests
     ranges: List[Tuple[int, int, tuple]] = []
     for item in index._flow_nodes:
         if isinstance(item, tuple):  # an early exit guards the rest of its block
             block, first, (test, positive) = item
             ranges.append((order[id(first)][0], order[id(block)][1], (id(test), positive)))
+            tests[id(test)] = test
             continue
         node = item
         cls = type(node)
         if cls is ast.If:
+            tests[id(node.test)] = node.test
             ranges.append((*order[id(node.body)], (id(node.test), True)))
             if node.orelse:
                 ranges.append((*order[id(node.orelse)], (id(node.test), False)))
