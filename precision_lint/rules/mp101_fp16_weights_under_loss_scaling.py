@@ -158,23 +158,14 @@ def scaling_condition(site: PrecisionSite) -> str:
     return f" whenever `{arg.switch}` is on"
 
 
-def _off_when(value, switch: Optional[str], option: str = "") -> bool:
-    """Whether a value is only chosen when ``switch`` is off (``... if args.fp16 else
-    torch.float16``), or the command-line switch ``option`` (:func:`_on_when`)."""
+def _chosen_when(value, on: bool, switch: Optional[str], option: str = "") -> bool:
+    """Whether a value is only chosen when ``switch`` is ``on`` (on: ``torch.float16 if
+    args.fp16 else torch.float32``; off: ``... if args.fp16 else torch.float16``), or the
+    command-line switch ``option`` (``targs.fp16`` of the parse that fills the Trainer's
+    ``--fp16``)."""
     return any(
-        (switch is not None and ((g.text == switch and not g.positive) or (g.text == f"not {switch}" and g.positive)))
-        or (option and g.option == option and not g.positive)
-        for g in value.guards
-    )
-
-
-def _on_when(value, switch: Optional[str], option: str = "") -> bool:
-    """Whether a value is only chosen when ``switch`` is on (``torch.float16 if args.fp16 else
-    torch.float32``), or the command-line switch ``option`` (``targs.fp16`` of the parse that
-    fills the Trainer's ``--fp16``)."""
-    return any(
-        (switch is not None and ((g.text == switch and g.positive) or (g.text == f"not {switch}" and not g.positive)))
-        or (option and g.option == option and g.positive)
+        (switch is not None and ((g.text == switch and g.positive == on) or (g.text == f"not {switch}" and g.positive != on)))
+        or (option and g.option == option and g.positive == on)
         for g in value.guards
     )
 
@@ -496,37 +487,26 @@ class Fp16WeightsUnderLossScaling(Rule):
                 # `fp16=a.fp16`): then every run with it on crashes
                 conflicts = [
                     c for c in conflicts
-                    if not _switched_by_user(c[1]) or (not weights.trained_by_choice and self._switched_together(ctx, weights, c[0], c[1]))
+                    if not _switched_by_user(c[1]) or (not weights.trained_by_choice and self._switched(ctx, weights, c[0], c[1], on=True))
                 ]
             if conflicts:
                 yield self._finding(ctx, weights, conflicts, pin if weights.peft else None)
 
     @staticmethod
-    def _switched_apart(ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> bool:
-        """float16 weights chosen only when the site's own switch is off (``torch.float32 if
-        args.fp16 else torch.float16`` with ``fp16=args.fp16``, in one scope; or the command
-        line's ``--fp16`` read as ``targs.fp16`` anywhere): never together."""
+    def _switched(ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite, on: bool) -> bool:
+        """float16 weights chosen only when the site's own switch is ``on``: off (``torch.float32
+        if args.fp16 else torch.float16`` with ``fp16=args.fp16``), never together; on
+        (``torch.float16 if args.fp16 else torch.float32``), one choice of the user's turns on
+        both, so every run it makes crashes. The switch as written, in one scope (a variable's
+        name means the same only there), or the command line's ``--fp16`` read as
+        ``targs.fp16`` anywhere."""
         switch, option = scaling_switch(site), scaling_option(site)
         if module.path != ctx.path or site.scope != weights.scope:
             switch = None
         if switch is None and not option:
             return False
         half = [v for v in weights.values if _dtype_of(v) == "float16"]
-        return bool(half) and all(_off_when(v, switch, option) for v in half)
-
-    @staticmethod
-    def _switched_together(ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> bool:
-        """float16 weights chosen only when the site's own switch is on (``torch.float16 if
-        args.fp16 else torch.float32`` with ``fp16=args.fp16``, in one scope): one choice of the
-        user's turns on both, so the run it makes always crashes (the twin of
-        :meth:`_switched_apart`)."""
-        switch, option = scaling_switch(site), scaling_option(site)
-        if module.path != ctx.path or site.scope != weights.scope:
-            switch = None  # a variable's name means the same only in one scope; an option everywhere
-        if switch is None and not option:
-            return False
-        half = [v for v in weights.values if _dtype_of(v) == "float16"]
-        return bool(half) and all(_on_when(v, switch, option) for v in half)
+        return bool(half) and all(_chosen_when(v, on, switch, option) for v in half)
 
     def _conflicts(self, ctx: RuleContext, weights: WeightsSite) -> List[Tuple[ModuleFacts, PrecisionSite, str, ModuleFacts]]:
         """Every scaling site in a training run that also runs this weights site (a run that
@@ -558,7 +538,7 @@ class Fp16WeightsUnderLossScaling(Rule):
                     scope = run_scope(module, site.scope, site.span.line)
                     if not runs_together(paths, weights_scope, scope, entry.path):
                         continue
-                    if self._switched_apart(ctx, weights, module, site):
+                    if self._switched(ctx, weights, module, site, on=False):
                         continue
                     scaled = scaled_configurations(site, weights)
                     if scaled is None:
