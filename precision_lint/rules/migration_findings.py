@@ -16,6 +16,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related, Span
 from ..knowledge import Migration, migrations, older_spelling, patched_keywords
+from ..project.configurations import builds_in, configurations
 from ..semantic.values import CONST, SYMBOL
 from ..workspace.versions import Allowed, compare, newest_admitted
 from .base import RuleContext, replace
@@ -112,6 +113,14 @@ def valued(row: Migration, use, subject: str) -> str:
     if subject == f"`{use.name}=`":
         return f"`{use.name}={value}`"
     return f"{subject} (`{_unquoted(value)}`)"
+
+
+def never_runs(call) -> bool:
+    """Whether a call runs in no configuration: one of the tests it runs under
+    (``MigrationCall.when``, substituted at the join) certainly fails in each (``elif
+    load_in_8bit:`` of a parameter every caller seen leaves at its default ``False``)."""
+    when = getattr(call, "when", ())
+    return bool(when) and all(builds_in(when, probe) is None for probe in configurations(*(s for s, _, _ in when)))
 
 
 def rule_stage(stage: Optional[str]) -> Optional[str]:
@@ -483,6 +492,8 @@ class MigrationJudge:
         for call in self.ctx.facts.section("migrations").get("calls", ()) if self._has_section() else ():
             if call.tolerated:
                 continue  # written for several versions: a version check, or the TypeError is caught
+            if never_runs(call):
+                continue  # under a test no configuration passes (a parameter every caller leaves False)
             hits = []
             for use in call.uses:
                 hit = self._keyword_row(call, use)

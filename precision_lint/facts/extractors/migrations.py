@@ -38,6 +38,7 @@ from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, 
 from ...semantic.queries import binding_scope, calls_on, reaching
 from ...semantic.values import CONFIG, CONST, SYMBOL, SYMBOLIC, Possible
 from ...semantic.version_tests import version_tests_of
+from .weights import built_conditions  # the tests' reading is the weights sites' own
 from .precision import (
     argument_extents, comma_follows, key_span, key_text, paren_extent, skip_blank, value_text,
 )
@@ -121,6 +122,10 @@ class MigrationCall:
     receiver_values: Tuple = ()
     receiver_text: str = ""
     tolerated_if: Tuple[str, ...] = ()  # project helpers in its guards (read at the join)
+    # the tests the call runs under that the join may decide (``weights.built_conditions``:
+    # ``elif load_in_8bit:`` of a parameter every caller leaves at its default False): a call
+    # no configuration reaches is no use of the name
+    when: Tuple = ()
 
 
 @dataclass(frozen=True)
@@ -419,6 +424,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
                 tuple(sorted({s.name for s in every})), _config_target(index, site.node, site.scope),
                 arg_spans, tolerates(index, site.guards, site.caught, CALL_FAILURES),
                 named, _receiver_text(index, site) if named else "", _helpers(index, site.guards),
+                built_conditions(evaluator, site.guards, site.scope),
             )
         )
     return tuple(out)

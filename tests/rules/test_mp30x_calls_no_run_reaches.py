@@ -1,0 +1,43 @@
+"""A removed or deprecated keyword in a call that no configuration runs: the call sits under a
+test of a parameter every caller seen leaves at a default that fails it (``elif load_in_8bit:``
+in a loader whose only caller passes ``load_in_half=True``; review 19's held-out
+simpleRL-reason). The test is read at the join, with what the callers pass
+(``MigrationCall.when``); a caller that turns it on, or no caller seen at all, keeps the
+finding."""
+from conftest import write_tree
+
+from precision_lint.engine import Engine
+from precision_lint.workspace.config import from_table
+
+LOADER = """
+from transformers import AutoModelForCausalLM
+
+
+def load(path, load_in_8bit=False, load_in_half=False):
+    if load_in_8bit:
+        model = AutoModelForCausalLM.from_pretrained(path, device_map="auto", load_in_8bit=True)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(path)
+        if load_in_half:
+            model = model.half()
+    return model
+"""
+
+
+def lines(tmp_path, run=None):
+    files = {".git/HEAD": "", "requirements.txt": "transformers>=4.45,<4.48\n", "model_utils.py": LOADER}
+    if run is not None:
+        files["run.py"] = f"from model_utils import load\nmodel = load({run})\n"
+    write_tree(tmp_path, files)
+    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    return [(d.code, d.span.line) for d in found]
+
+
+def test_a_branch_every_caller_leaves_off_is_no_use(tmp_path):
+    assert lines(tmp_path, '"m", load_in_half=True') == []
+    assert lines(tmp_path / "f", '"m", load_in_8bit=False') == []
+
+
+def test_a_caller_that_turns_it_on_or_none_seen_keeps_the_finding(tmp_path):
+    assert lines(tmp_path, '"m", load_in_8bit=True') == [("MP304", 6)]
+    assert lines(tmp_path / "none") == [("MP304", 6)]  # a library function: any caller may
