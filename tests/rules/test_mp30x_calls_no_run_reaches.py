@@ -41,3 +41,19 @@ def test_a_branch_every_caller_leaves_off_is_no_use(tmp_path):
 def test_a_caller_that_turns_it_on_or_none_seen_keeps_the_finding(tmp_path):
     assert lines(tmp_path, '"m", load_in_8bit=True') == [("MP304", 6)]
     assert lines(tmp_path / "none") == [("MP304", 6)]  # a library function: any caller may
+
+
+def test_a_parsed_dataclass_field_is_the_users_to_set(tmp_path):
+    """``--model_name_or_path`` defaults to None in the script's own dataclass; the user passes
+    it on the command line: the branch for a given path runs (the regression corpus's relora)."""
+    script = (
+        "from dataclasses import dataclass, field\n"
+        "from transformers import AutoModelForCausalLM, HfArgumentParser\n\n"
+        "@dataclass\nclass ModelArguments:\n    model_name_or_path: str = field(default=None)\n\n"
+        "(margs,) = HfArgumentParser(ModelArguments).parse_args_into_dataclasses()\n"
+        "if margs.model_name_or_path is None:\n    model = None\nelse:\n"
+        "    model = AutoModelForCausalLM.from_pretrained(margs.model_name_or_path, load_in_8bit=True)\n"
+    )
+    write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.45,<4.48\n", "train.py": script})
+    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    assert [(d.code, d.span.line) for d in found] == [("MP304", 12)]

@@ -36,7 +36,7 @@ from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator
 from ...semantic.kinds import instance_classes
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, keyword, parameters
 from ...semantic.queries import binding_scope, calls_on, reaching
-from ...semantic.values import CONFIG, CONST, SYMBOL, SYMBOLIC, Possible
+from ...semantic.values import CONFIG, CONST, PARAM, SYMBOL, SYMBOLIC, Possible
 from ...semantic.version_tests import version_tests_of
 from .weights import built_conditions  # the tests' reading is the weights sites' own
 from .precision import (
@@ -122,7 +122,7 @@ class MigrationCall:
     receiver_values: Tuple = ()
     receiver_text: str = ""
     tolerated_if: Tuple[str, ...] = ()  # project helpers in its guards (read at the join)
-    # the tests the call runs under that the join may decide (``weights.built_conditions``:
+    # the tests of parameters the call runs under, decided at the join (``_parameter_tests``:
     # ``elif load_in_8bit:`` of a parameter every caller leaves at its default False): a call
     # no configuration reaches is no use of the name
     when: Tuple = ()
@@ -424,10 +424,20 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
                 tuple(sorted({s.name for s in every})), _config_target(index, site.node, site.scope),
                 arg_spans, tolerates(index, site.guards, site.caught, CALL_FAILURES),
                 named, _receiver_text(index, site) if named else "", _helpers(index, site.guards),
-                built_conditions(evaluator, site.guards, site.scope),
+                _parameter_tests(evaluator, site),
             )
         )
     return tuple(out)
+
+
+def _parameter_tests(evaluator: Evaluator, site):
+    """:attr:`MigrationCall.when`: the tests of parameters alone that the call runs under, which
+    the join reads with what the callers pass (not a parsed dataclass's field, whose default
+    the user's command line may replace: ``--model_name_or_path``)."""
+    return tuple(
+        test for test in built_conditions(evaluator, site.guards, site.scope)
+        if test[0] and all(v.kind == PARAM or v.default_of is not None for v in test[0])  # (and its default)
+    )
 
 
 def _receiver_text(index: ModuleIndex, site) -> str:
