@@ -119,7 +119,7 @@ def never_runs(call) -> bool:
     """Whether a call runs in no configuration: one of the tests it runs under
     (``MigrationCall.when``, substituted at the join) certainly fails in each (``elif
     load_in_8bit:`` of a parameter every caller seen leaves at its default ``False``)."""
-    when = getattr(call, "when", ())
+    when = call.when
     return bool(when) and all(builds_in(when, probe) is None for probe in configurations(*(s for s, _, _ in when)))
 
 

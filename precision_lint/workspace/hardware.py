@@ -60,12 +60,14 @@ _BARE_GEFORCE = lazy(
 )
 _OPTION_BEFORE = lazy(r"--?[\w-]+\s*$")  # `--master_port 3090`: an option's value
 _GPU_CONTEXT = lazy(r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|显卡|显存|训练设备|设备|[0-9]\s*[台张块]", re.IGNORECASE)
-_COUNT = lazy(r"(\d)\s*[x×]\s*(?=[a-zA-Z])")  # "8xA100" → "8 x A100"
+_COUNT = lazy(r"(\d)\s*(?:[x×]\s*|-)(?=[a-zA-Z])")  # "8xA100", "4-A100" → "8 x A100", "4 x A100"
 # A SLURM request for a GPU model: `--gres=gpu:a100:8`, `--gpus=h100:4`, `--constraint=a100`.
 _SLURM = lazy(r"--(?:gres|gpus(?:-per-node|-per-task)?|constraint|partition)[= ](?:gpu:)?([\w-]+)", re.IGNORECASE)
 # GPU architectures as cluster partitions and constraints name them.
-_ARCHITECTURES = {"pascal": 60, "volta": 70, "turing": 75, "ampere": 80, "ada": 89, "hopper": 90, "blackwell": 100}
-_ARCHITECTURE = lazy(r"(?<![a-z])(pascal|volta|turing|ampere|ada|hopper|blackwell)(?![a-z])", re.IGNORECASE)
+_ARCHITECTURES = {
+    "pascal": 60, "volta": 70, "turing": 75, "ampere": 80, "ada": 89, "lovelace": 89, "hopper": 90, "blackwell": 100,
+}
+_ARCHITECTURE = lazy(r"(?<![a-z])(pascal|volta|turing|ampere|ada|lovelace|hopper|blackwell)(?![a-z])", re.IGNORECASE)
 # What makes a sentence advice about a GPU rather than a statement of the one the code runs on.
 # Words that make a GPU conditional, recommended or compared: shared by the reading of advice
 # (``_CONDITIONAL``) and by what a requirement may not be (``_UNLESS``).

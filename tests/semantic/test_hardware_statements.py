@@ -16,6 +16,9 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("Runs on a p4d.24xlarge", [80]),
         ("#SBATCH --gres=gpu:a100:8", [80]),
         ("#SBATCH --partition=hopper-prod  # Adjust this for your cluster", [90]),
+        ("#SBATCH --partition=lovelace", [89]),  # Ada Lovelace (review 19d)
+        ("## Example: 70B model 4-A100 40GB Training", [80]),  # a count joined by a hyphen
+        ("Fine-tuned llama-2-7b, compared with gpt-4-turbo.", []),
         ("#SBATCH --gres=gpu:4", []),
         ("Set bf16 to True with an A100.", []),
         ("If you have an A100, use bf16.", []),
