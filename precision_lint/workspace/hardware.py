@@ -60,7 +60,7 @@ _BARE_GEFORCE = lazy(
 )
 _OPTION_BEFORE = lazy(r"--?[\w-]+\s*$")  # `--master_port 3090`: an option's value
 _GPU_CONTEXT = lazy(r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|显卡|显存|训练设备|设备|[0-9]\s*[台张块]", re.IGNORECASE)
-_COUNT = lazy(r"(\d)\s*(?:[x×]\s*|-)(?=[a-zA-Z])")  # "8xA100", "4-A100" → "8 x A100", "4 x A100"
+_COUNT = lazy(r"(\d)\s*[x×]\s*(?=[a-zA-Z])|(?<![\w.-])(\d+)-(?=[a-zA-Z])")  # "8xA100", "4-A100" → "8 x A100", "4 x A100"
 # A SLURM request for a GPU model: `--gres=gpu:a100:8`, `--gpus=h100:4`, `--constraint=a100`.
 _SLURM = lazy(r"--(?:gres|gpus(?:-per-node|-per-task)?|constraint|partition)[= ](?:gpu:)?([\w-]+)", re.IGNORECASE)
 # GPU architectures as cluster partitions and constraints name them.
@@ -246,7 +246,7 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
 
     if "--" not in text and not _may_name_a_gpu(text, exact=False):
         return found  # no SLURM request and no GPU name: not even the links are cut out
-    text = _COUNT().sub(r"\1 x ", _URL().sub(" ", text))
+    text = _COUNT().sub(lambda m: f"{m.group(1) or m.group(2)} x ", _URL().sub(" ", text))
     for match in _SLURM().finditer(text):
         for gpu in _GPU_WORD().finditer(match.group(1)):
             capability = _capability(gpu.group(1))
