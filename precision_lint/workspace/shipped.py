@@ -252,6 +252,12 @@ class ShippedFiles:
                 found.extend(_stated_by_launcher(name, text))
                 if not name.endswith(".ipynb"):
                     found.extend(_stated_by_launches(where, text, path))
+                    # a launcher another one runs (`sbatch.sh` with `#SBATCH --partition=...` runs
+                    # `./inference.sh`, which runs the script): the outer one's request holds too
+                    inner = os.path.join(where, name)
+                    for _, outer_name, outer_text in self._launchers_naming(inner):
+                        if not outer_name.endswith(".ipynb") and outer_text is not text:
+                            found.extend(_stated_by_launcher(outer_name, outer_text))
         self._stated[(path, readme)] = self._stated[key] = summarise(found)
         return self._stated[key]
 

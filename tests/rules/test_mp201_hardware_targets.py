@@ -587,3 +587,36 @@ def test_a_documentation_page_the_readme_links_to_states_the_target(tree, readme
         "train/fit.py": TRAIN,
     })
     assert _run(root, codes=("MP201",)) == expected
+
+
+# --- a launcher that runs another launcher ------------------------------------------------------
+QLORA_INFER = (
+    "import torch\nfrom transformers import AutoModelForCausalLM, BitsAndBytesConfig\n\n"
+    'qc = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)\n'
+    'net = AutoModelForCausalLM.from_pretrained("m", quantization_config=qc)\n'
+)
+
+
+@pytest.mark.parametrize(
+    "request_line, runs, said",
+    [
+        ("#SBATCH --partition=lovelace", "./run_infer.sh", None),  # Ada: bf16 native
+        ("#SBATCH --gres=gpu:v100:2", "bash run_infer.sh", "the code names a GPU without native bf16"),
+        ("#SBATCH --partition=lovelace", "./other.sh", "no GPU stated"),  # runs another script
+    ],
+    ids=["outer-ada", "outer-v100", "outer-runs-another"],
+)
+def test_the_request_of_a_launcher_that_runs_the_scripts_launcher_holds(tmp_path, request_line, runs, said):
+    """`sbatch job.sh` with `#SBATCH --partition=lovelace` runs `./run_infer.sh`, which runs the
+    script (review 19d's dpo folder): the outer request states the GPU the script runs on."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "infer.py").write_text(QLORA_INFER)
+    (tmp_path / "scripts" / "run_infer.sh").write_text("#!/bin/bash\ncd ..\npython infer.py\n")
+    (tmp_path / "scripts" / "job.sh").write_text(f"#!/bin/bash\n#SBATCH --gres=gpu:2\n{request_line}\n{runs}\n")
+    found = Engine(config(transformers_version="5.23"), ["MP201"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    if said is None:
+        assert found == []
+    else:
+        (d,) = found
+        assert said in d.message
