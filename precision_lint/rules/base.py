@@ -183,6 +183,11 @@ class RuleContext:
 _DEF_HEAD = lazy(r"(?:^|[\s;:])(?:async\s+)?def\s+\w+\s*(?:\[[^\]]*\])?\s*$")
 
 
+# Lightning's `precision=` values that run fp16 autocast with a GradScaler (MP101's loss
+# scaling, MP201's fp16-only training)
+LIGHTNING_FP16 = (16, "16", "16-mixed")
+
+
 def is_parameter_default(source: str, span: Span) -> bool:
     """Whether ``source[span]`` is a default value in a ``def`` line (``def load(dtype=torch.bfloat16)``).
 

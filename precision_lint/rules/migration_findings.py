@@ -76,11 +76,16 @@ def _quiet(row: Migration, use) -> bool:
     """Whether every value the code gives the keyword is one the row's deprecated versions
     accept without a warning (``KeywordUse.code_values``, as Python writes a constant:
     ``False``, ``0.1``, ``'keep_end'``; a value not known is none of them)."""
-    values = getattr(use, "code_values", None)
-    if not row.quiet_values or not values:
+    if not row.quiet_values:
         return False
-    given = [v for v in values if not any(g.on_command_line for g in v.guards)]  # (after the join too)
+    given = _given_by_code(use)
     return bool(given) and all(v.kind == CONST and repr(v.value) in row.quiet_values for v in given)
+
+
+def _given_by_code(use) -> List:
+    """The values the code gives a keyword (``KeywordUse.code_values``), less those the user
+    passes on the command line (after the join too); [] where they are not read."""
+    return [v for v in getattr(use, "code_values", None) or () if not any(g.on_command_line for g in v.guards)]
 
 
 def removed_value(row: Migration, use) -> Optional[str]:
@@ -91,10 +96,8 @@ def removed_value(row: Migration, use) -> Optional[str]:
     line), else by its text (a file's key, a launch's option, a literal)."""
     if not row.values:
         return None
-    values = getattr(use, "code_values", None)
-    if values:
-        given = [v for v in values if v.kind == CONST and not any(g.on_command_line for g in v.guards)]
-        return next((repr(v.value) for v in given if repr(v.value) in row.values), None)
+    if getattr(use, "code_values", None):
+        return next((repr(v.value) for v in _given_by_code(use) if v.kind == CONST and repr(v.value) in row.values), None)
     text = _unquoted(use.value_text)
     return next((v for v in row.values if _unquoted(v) == text), None)
 

@@ -89,7 +89,7 @@ from ..project.configurations import FALSY, alongside, builds_in, by_user_only, 
 from ..project.launched_precision import LaunchedPrecision, builds_no_grad_scaler, launched
 from ..project.options import BY_HAND, from_launcher, launcher_shown, passed_by
 from ..project.runs import half_in_run, run_name, trained_in_run, training_site, value_in_run
-from .base import Option, Rule, RuleContext, insert, replace
+from .base import LIGHTNING_FP16, Option, Rule, RuleContext, insert, replace
 
 if TYPE_CHECKING:  # the extractors (and LibCST) are loaded by the facts they made, never for the rule
     from ..project.model import Project
@@ -417,7 +417,7 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, e
     if site.kind == "lightning":
         precision = site.arg("precision")
         if precision is not None and any(
-            v.kind == CONST and v.value in (16, "16", "16-mixed") for v in precision.values
+            v.kind == CONST and v.value in LIGHTNING_FP16 for v in precision.values
         ):
             name = site.callee.rsplit(".", 1)[-1]  # `Trainer`, `Fabric`
             return f"Lightning `{name}(precision={precision.value_text})`"

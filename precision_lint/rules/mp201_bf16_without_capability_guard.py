@@ -59,7 +59,7 @@ from ..workspace.hardware import FP8_CAPABILITY
 from ..facts.model import ModuleFacts
 from ..knowledge import bf16_facts
 from ..semantic.values import CONST, COND, CUDA, DTYPE, Possible, dtypes as dtype_atoms
-from .base import Rule, RuleContext, default_note, is_parameter_default
+from .base import LIGHTNING_FP16, Rule, RuleContext, default_note, is_parameter_default
 from .._regex import lazy
 
 if TYPE_CHECKING:  # the extractor (and LibCST) is loaded by the facts it made, never for the rule
@@ -261,7 +261,7 @@ def unit_precision_kinds(ctx: RuleContext) -> set:
     return {s.kind for m in ctx.project.joined_modules(ctx.facts, "precision") for s in m.section("precision")}
 
 
-_FP16_MODES = {"accelerator": ("mixed_precision", ("fp16",)), "lightning": ("precision", ("16-mixed", "16", 16))}
+_FP16_MODES = {"accelerator": ("mixed_precision", ("fp16",)), "lightning": ("precision", LIGHTNING_FP16)}
 
 
 def trains_under_fp16_autocast(ctx: RuleContext) -> bool:
