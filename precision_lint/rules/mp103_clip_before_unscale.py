@@ -14,13 +14,34 @@ The fix inserts ``scaler.unscale_(<the optimizer of scaler.step>)`` before the
 clip (or moves an ``unscale_`` that comes too late). It is safe:
 ``scaler.step`` skips its own unscale for an optimizer already unscaled, so the
 only change is that the clip sees the real gradients.
+
+Under Accelerate the scaler is the ``Accelerator``'s: with fp16 and no DeepSpeed
+or FSDP (``Accelerator(mixed_precision="fp16")``, or the ``accelerate launch
+--mixed_precision fp16`` the project ships), ``accelerator.backward(loss)`` is
+``scaler.scale(loss).backward()``, and the prepared optimizer's ``step()``
+unscales. A torch clip between them clips scaled gradients the same way;
+``accelerator.clip_grad_norm_`` unscales first. Its fix (unsafe: under DeepSpeed
+``accelerator.clip_grad_norm_`` leaves clipping to DeepSpeed's config) is
+offered only for a clip under ``if accelerator.sync_gradients:``: it unscales,
+and an unscale on every accumulation micro-step raises ``RuntimeError:
+unscale_() has already been called on this optimizer since the last update().``
 """
 from __future__ import annotations
 
-from typing import List, Optional
+import ast
+from typing import List, Optional, Tuple
 
-from ..diagnostics import SAFE, Edit, Fix, Related
+from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from .base import Rule, RuleContext
+from .mp101_fp16_weights_under_loss_scaling import scaling_reason
+
+# The keywords `accelerator.clip_grad_norm_` / `clip_grad_value_` take (accelerate 0.15 to
+# 1.15): torch's `error_if_nonfinite=` and `foreach=` are not among them.
+ACCELERATE_CLIPS = {
+    "clip_grad_norm_": ("clip_grad_norm_", ("parameters", "max_norm", "norm_type")),
+    "clip_grad_norm": ("clip_grad_norm_", ("parameters", "max_norm", "norm_type")),
+    "clip_grad_value_": ("clip_grad_value_", ("parameters", "clip_value")),
+}
 
 
 def _prefix(short, long) -> bool:
@@ -42,8 +63,89 @@ class ClipBeforeUnscale(Rule):
             fixed_steps = set()
             for clip in (e for e in scope.events if e.kind == "clip"):
                 finding = self._judge(ctx, scope, clip, fixed_steps)
+                if finding is None and scope.accelerators:
+                    finding = self._judge_accelerated(ctx, scope, clip)
                 if finding is not None:
                     yield finding
+
+    # --- under Accelerate: `accelerator.backward(loss)`, a torch clip, `optimizer.step()` ---
+    def _judge_accelerated(self, ctx: RuleContext, scope, clip):
+        events = scope.events
+        made = dict(scope.accelerators)
+        backward = next(
+            (e for e in reversed(events) if e.kind == "backward" and e.scaler in made and e.at < clip.at), None
+        )
+        if backward is None:
+            return None
+        accelerator = backward.scaler
+        if any(e.kind == "unscale" and e.scaler == accelerator and e.at < clip.at for e in events):
+            return None  # `accelerator.unscale_gradients()` before the clip
+        if any(e.kind == "step" and backward.at < e.at < clip.at for e in events):
+            return None  # stepped (and so unscaled) before the clip
+        step = next((e for e in events if e.kind == "step" and e.at > clip.at and e.scaler != accelerator), None)
+        if step is None:
+            return None
+        found = self._fp16_scaling(ctx, made[accelerator])
+        if found is None:
+            return None
+        site, reason = found
+        name, _ = ACCELERATE_CLIPS[clip.arg_text]
+        message = (
+            f"`{clip.arg_text}` clips gradients that `{accelerator}.backward(...)` (line {backward.span.line}) "
+            f"multiplied by the fp16 loss scale, which {reason} (line {site.span.line}) turns on{self._when_fp16(site)}: "
+            f"Accelerate unscales them only in `{step.scaler}.step()`, after the clip, so the threshold is "
+            f"compared with scaled gradients and the clip silently shrinks the update instead of clipping it; "
+            f"clip with `{accelerator}.{name}(...)`, which unscales first (under `if {accelerator}.sync_gradients:`)"
+        )
+        related = (
+            Related(ctx.path, backward.span, "gradients scaled here"),
+            Related(ctx.path, site.span, "fp16 loss scaling switched on here"),
+            Related(ctx.path, step.span, "unscaled only here, after the clip"),
+        )
+        return ctx.diagnostic(self.code, clip.span, message, self._accelerated_fix(ctx, clip, accelerator), related)
+
+    @staticmethod
+    def _fp16_scaling(ctx: RuleContext, offsets: Tuple[int, ...]):
+        """(the ``Accelerator`` site, how it turns fp16 loss scaling on) for the first of the
+        calls at ``offsets`` that does in a run of this module (its own ``mixed_precision``, or
+        the launch's: ``scaling_reason``); None when none does, or none is known."""
+        sites = [s for s in ctx.facts.section("precision") if s.kind == "accelerator" and s.span.start in offsets]
+        for site in sites:
+            for entry in ctx.project.units_containing(ctx.facts):
+                reason = scaling_reason(site, ctx.facts, ctx.project, entry)
+                if reason is not None:
+                    return site, reason
+        return None
+
+    @staticmethod
+    def _when_fp16(site) -> str:
+        """`` whenever it is "fp16"`` for a ``mixed_precision`` that may also be something else."""
+        mp = site.arg("mixed_precision")
+        if mp is None or all(v.value == "fp16" for v in mp.values):
+            return ""
+        return ' whenever it is "fp16"'
+
+    @staticmethod
+    def _accelerated_fix(ctx: RuleContext, clip, accelerator: str) -> Optional[Fix]:
+        """``accelerator.clip_grad_norm_(...)`` in place of torch's, for a clip that runs once per
+        optimizer step (under ``sync_gradients``) and passes only what Accelerate's takes."""
+        if not clip.synced:
+            return None
+        text = ctx.text(clip.span)
+        try:
+            call = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            return None
+        name, accepted = ACCELERATE_CLIPS[clip.arg_text]
+        if not isinstance(call, ast.Call) or len(call.args) > len(accepted) or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        if any(k.arg is None or k.arg not in accepted for k in call.keywords):
+            return None
+        callee = ast.get_source_segment(text, call.func)
+        if callee is None or not text.startswith(callee):
+            return None
+        edit = Edit(clip.span.start, clip.span.start + len(callee), f"{accelerator}.{name}")
+        return Fix(UNSAFE, f"Clip with `{accelerator}.{name}`, which unscales the gradients first", (edit,))
 
     def _judge(self, ctx: RuleContext, scope, clip, fixed_steps):
         events = scope.events

@@ -343,8 +343,17 @@ def _model_argument(site: CallSite) -> Optional[ast.expr]:
 # --- which class an object is an instance of -------------------------------------------------
 def instance_classes(index: ModuleIndex, expr: Optional[ast.expr], scope: Scope, klass: Optional[str] = None,
                      depth: int = 0) -> Tuple[str, ...]:
-    """The classes (qualified names, library or project) whose instance ``expr`` may hold, from
-    how it is made, never from what it is called:
+    """The classes (qualified names, library or project) whose instance ``expr`` may hold
+    (:func:`made_instances`, without the calls)."""
+    return tuple(dict.fromkeys(q for q, _ in made_instances(index, expr, scope, klass, depth)))
+
+
+def made_instances(index: ModuleIndex, expr: Optional[ast.expr], scope: Scope, klass: Optional[str] = None,
+                   depth: int = 0) -> Tuple[Tuple[str, Optional[ast.Call]], ...]:
+    """The classes (qualified names, library or project) whose instance ``expr`` may hold, each
+    with the call of this module that makes it (``Accelerator(...)``: what a rule reads the
+    object's arguments from; None where no call of the class itself is seen: a parsed
+    dataclass, a library object's attribute). From how it is made, never from what it is called:
 
     - a call of a class (``Accelerator()``, ``trl.ModelConfig(...)``), of its loader
       (``X.from_pretrained(...)`` makes an ``X``), or of a function of this module that returns
@@ -373,7 +382,7 @@ def instance_classes(index: ModuleIndex, expr: Optional[ast.expr], scope: Scope,
         if type(at) is ast.Constant and type(at.value) is int and type(expr.value) is ast.Call:
             found = _parsed_classes(index, expr.value, scope, depth)
             if found and 0 <= at.value < len(found) and found[at.value]:
-                out.append(found[at.value])
+                out.append((found[at.value], None))
     elif cls is ast.Name:
         owner, reached = index.bindings_of(expr, scope)
         for binding in reached:
@@ -385,13 +394,13 @@ def instance_classes(index: ModuleIndex, expr: Optional[ast.expr], scope: Scope,
         if text is not None and text.startswith("self.") and text.count(".") == 1 and klass:
             info = index.classes.get(klass)
             for assignment, where in (info.self_attr_values.get(expr.attr, []) if info is not None else []):
-                out.extend(instance_classes(index, assignment.value, where, klass, depth + 1))
+                out.extend(made_instances(index, assignment.value, where, klass, depth + 1))
         else:
             held = instance_attributes()
             for owner_class in instance_classes(index, expr.value, scope, klass, depth + 1):
                 found = held.get(f"{_library_short(owner_class)}.{expr.attr}")
                 if found:
-                    out.append(found)
+                    out.append((found, None))
     return tuple(dict.fromkeys(out))
 
 
@@ -406,21 +415,21 @@ def _is_class_name(index: ModuleIndex, qualname: str) -> bool:
     return qualname in index.classes or qualname.rsplit(".", 1)[-1][:1].isupper()
 
 
-def _made_by_call(index: ModuleIndex, call: ast.Call, scope: Scope, depth: int) -> Tuple[str, ...]:
+def _made_by_call(index: ModuleIndex, call: ast.Call, scope: Scope, depth: int) -> Tuple[Tuple[str, Optional[ast.Call]], ...]:
     site = index.call_of(call)
     q = site.qualname if site is not None else None
     if not q:
         return ()
     if site.method in LOADERS:
         head = q.rsplit(".", 1)[0]
-        return (head,) if _is_class_name(index, head) else ()
+        return ((head, call),) if _is_class_name(index, head) else ()
     function = index.functions.get(q)
     if function is not None:  # a function of this module: what it returns
-        return tuple(c for value, _ in function.returns for c in instance_classes(index, value, function, None, depth + 1))
-    return (q,) if _is_class_name(index, q) else ()
+        return tuple(c for value, _ in function.returns for c in made_instances(index, value, function, None, depth + 1))
+    return ((q, call),) if _is_class_name(index, q) else ()
 
 
-def _bound_classes(index: ModuleIndex, binding, owner: Optional[Scope], klass, depth: int) -> Tuple[str, ...]:
+def _bound_classes(index: ModuleIndex, binding, owner: Optional[Scope], klass, depth: int) -> Tuple[Tuple[str, Optional[ast.Call]], ...]:
     value = binding.value
     if value is None or binding.imported is not None or isinstance(binding.statement, NOT_VALUE_BINDERS):
         return ()
@@ -434,11 +443,11 @@ def _bound_classes(index: ModuleIndex, binding, owner: Optional[Scope], klass, d
             return ()
         found = _parsed_classes(index, value, where, depth)
         i = binding.unpack_index
-        return (found[i],) if found and i < len(found) and found[i] else ()
-    return instance_classes(index, value, where, klass, depth + 1)
+        return ((found[i], None),) if found and i < len(found) and found[i] else ()
+    return made_instances(index, value, where, klass, depth + 1)
 
 
-def _parameter_classes(index: ModuleIndex, name: str, function: Scope, depth: int) -> Tuple[str, ...]:
+def _parameter_classes(index: ModuleIndex, name: str, function: Scope, depth: int) -> Tuple[Tuple[str, Optional[ast.Call]], ...]:
     """A parameter's classes: its annotation, else what the calls of its function in this
     module pass for it (only when every such call passes something known)."""
     node = function.node
@@ -448,7 +457,7 @@ def _parameter_classes(index: ModuleIndex, name: str, function: Scope, depth: in
     annotation = param.arg.annotation
     if annotation is not None:
         named = _annotated_class(index, annotation, function.parent or index.root)
-        return (named,) if named else ()
+        return ((named, None),) if named else ()
     position = function.positional.index(name) if name in function.positional else None
     out: list = []
     calls = [s for s in index.calls if s.qualname == function.qualname]
@@ -458,7 +467,7 @@ def _parameter_classes(index: ModuleIndex, name: str, function: Scope, depth: in
         if arg is None and position is not None:
             plain = positional(site.node)
             arg = plain[position] if position < len(plain) else None
-        found = instance_classes(index, arg, site.scope, site.klass, depth + 1)
+        found = made_instances(index, arg, site.scope, site.klass, depth + 1)
         if not found:
             return ()  # a caller passes something else: the parameter is not known
         out.extend(found)

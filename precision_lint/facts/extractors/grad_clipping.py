@@ -6,6 +6,12 @@ a loss-scaled optimizer step — ``scaler.scale(loss).backward()``,
 ``scaler.unscale_(opt)``, ``scaler.step(opt)`` and ``scaler.update()`` — with the
 ``if`` branches and loops each runs under (as source positions, so a rule can
 compare them) and what a fix needs to insert or move a statement.
+
+Accelerate hides the scaler: ``accelerator.backward(loss)`` is ``scaler.scale(loss).backward()``
+under fp16, ``accelerator.unscale_gradients()`` its ``unscale_``, and the prepared optimizer's
+``step()`` its ``scaler.step``. Those are events too (the receiver an ``Accelerator`` by how it
+is made, ``semantic/kinds.py``), with the ``Accelerator(...)`` calls that make it, whose
+precision the rule reads.
 """
 from __future__ import annotations
 
@@ -17,9 +23,10 @@ import ast
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import CallSite, ModuleIndex, keyword, positional
+from ...semantic.kinds import made_instances
 from ...semantic.names import dotted
 from ...semantic.queries import position, reaching_at, sole_binding
-from .precision import GRAD_SCALERS
+from .precision import ACCELERATORS, GRAD_SCALERS
 
 SECTION = "clipping"
 EMPTY = {"scopes": ()}
@@ -32,6 +39,9 @@ CLIPS = {
     "torch.nn.utils.clip_grad.clip_grad_value_": "clip_grad_value_",
 }
 SCALER_METHODS = ("unscale_", "step", "update")
+# An `Accelerator(...)` given one of these scales no loss with torch's GradScaler (DeepSpeed keeps
+# its own scaler; FSDP's sharded one, Megatron-LM's own): its precision is not read here.
+OTHER_SCALING = ("deepspeed_plugin", "fsdp_plugin", "megatron_lm_plugin")
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,8 @@ class StepEvent:
     # the statement holding the call, when it stands alone on its own line(s):
     # (offset of its line's start, offset after its line break, indentation)
     line: Optional[Tuple[int, int, str]] = None
+    # a clip that runs only where `accelerator.sync_gradients` holds (once per optimizer step)
+    synced: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,9 @@ class ScopeEvents:
     events: Tuple[StepEvent, ...]
     scalers: Tuple[str, ...]  # receivers known to be a GradScaler (bound to a GradScaler call)
     newline: str
+    # receivers known to be an accelerate `Accelerator`, each with the offsets of the
+    # `Accelerator(...)` calls of this module that make it (the precision sites' spans)
+    accelerators: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()
 
 
 def _own_line(index: ModuleIndex, site: CallSite) -> Optional[Tuple[int, int, str]]:
@@ -117,14 +132,45 @@ def _is_grad_scaler(index: ModuleIndex, text: str, site: CallSite) -> bool:
     return False
 
 
+def _accelerator_calls(index: ModuleIndex, site: CallSite) -> Optional[Tuple[int, ...]]:
+    """For a call on an ``Accelerator`` (``accelerator.backward(loss)``): the offsets of the
+    ``Accelerator(...)`` calls of this module that make its receiver (() where it is one made
+    elsewhere); None when the receiver is not known to be one."""
+    if site.receiver is None:
+        return None
+    made = made_instances(index, site.receiver, site.scope, site.klass)
+    if not any(q in ACCELERATORS for q, _ in made):
+        return None
+    return tuple(sorted({
+        index.span(call).start for q, call in made
+        if q in ACCELERATORS and call is not None and not any(k.arg in OTHER_SCALING for k in call.keywords)
+    }))
+
+
+def _synced(index: ModuleIndex, site: CallSite) -> bool:
+    """Whether a call runs only where ``accelerator.sync_gradients`` holds (``if
+    accelerator.sync_gradients:``, also joined with ``and``): once per optimizer step."""
+    for test, branch in site.guards:
+        parts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+        if branch and any(type(p) is ast.Attribute and p.attr == "sync_gradients" for p in parts):
+            return True
+    return False
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator):
     by_scope: Dict[str, List[StepEvent]] = {}
     scalers: Dict[str, set] = {}
+    accelerators: Dict[str, Dict[str, Tuple[int, ...]]] = {}
     for site in index.calls:
         kind = scaler = None
         arg_text = ""
         if site.qualname in CLIPS:
             kind, scaler, arg_text = "clip", "", CLIPS[site.qualname]
+        elif site.method in ("backward", "unscale_gradients") and (made := _accelerator_calls(index, site)) is not None:
+            scaler = dotted(site.receiver)
+            kind = ("backward" if site.method == "backward" else "unscale") if scaler else None
+            if scaler:
+                accelerators.setdefault(site.scope.code_scope().qualname, {})[scaler] = made
         elif site.method == "backward":
             scaler = _scale_receiver(index, site)
             kind = "backward" if scaler else None
@@ -143,8 +189,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         guards = tuple((index.order(test)[0], branch) for test, branch in site.guards)
         loops = tuple(index.order(loop.iter)[0] for loop in site.loops)
         line = _own_line(index, site) if kind in ("clip", "unscale") else None
+        synced = kind == "clip" and _synced(index, site)
         by_scope.setdefault(scope, []).append(
-            StepEvent(kind, scaler or "", index.order(site.node)[0], index.span(site.node), guards, loops, arg_text, line)
+            StepEvent(kind, scaler or "", index.order(site.node)[0], index.span(site.node), guards, loops, arg_text, line, synced)
         )
         if scaler and _is_grad_scaler(index, scaler, site):
             scalers.setdefault(scope, set()).add(scaler)
@@ -154,5 +201,6 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if not any(e.kind == "clip" for e in events):
             continue
         events.sort(key=lambda e: e.at)
-        out.append(ScopeEvents(scope, tuple(events), tuple(sorted(scalers.get(scope, ()))), newline))
+        made = tuple(sorted(accelerators.get(scope, {}).items()))
+        out.append(ScopeEvents(scope, tuple(events), tuple(sorted(scalers.get(scope, ()))), newline, made))
     return {"scopes": tuple(out)}
