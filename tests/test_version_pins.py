@@ -166,6 +166,37 @@ def test_a_conda_environment_by_another_name_is_read_as_environment_yml(tmp_path
     assert _targets(root, "c/m.py").of("transformers").low != (4, 38, 2)  # not a pin: a config's value
 
 
+def test_a_conda_environment_under_any_yaml_name_says_what_only_conda_says(tmp_path):
+    """``conda env create --file vlm_pref.yaml``: a YAML file of the project's folder whose text
+    is a conda environment (``dependencies:`` with its ``channels:``, a ``- pip:`` list or a
+    ``- python=`` item) is one, whatever its name; a training configuration with a
+    ``dependencies:`` key is not."""
+    env = "name: vlm\ndependencies:\n  - python=3.10\n  - pip:\n    - transformers==4.31.0\n"
+    root = write_tree(tmp_path, {
+        "a/vlm_pref.yaml": env, "a/m.py": "",
+        "b/train.yaml": "dependencies:\n  - transformers==4.31.0\nlr: 1e-4\n", "b/m.py": "",
+    })
+    assert _targets(root, "a/m.py").of("transformers").low == (4, 31, 0)
+    assert _targets(root, "b/m.py").of("transformers").low != (4, 31, 0)
+
+
+def test_two_pins_stay_two_versions_when_a_cap_cuts_between_them():
+    """``transformers==4.31.0`` in one file and ``==4.37.2`` in another: the versions are those
+    two, not every version between (a cap below 4.35 leaves 4.31.0 alone, where nothing of 4.34
+    applies)."""
+    both = allowed("==4.31.0").hull(allowed("==4.37.2"))
+    assert both.some_at_least((4, 34)) and not both.every_at_least((4, 34))
+    assert not both.accepts_between((4, 33), (4, 36))  # neither pin is in [4.33, 4.36)
+    capped = both.intersect(allowed("<4.35"))
+    assert capped.is_point and capped.low == (4, 31, 0)
+    assert not capped.some_at_least((4, 34))
+    assert allowed("==4.37.2").hull(allowed("==4.31.0")).intersect(allowed(">=4.40")).is_empty
+    three = both.hull(allowed("==4.46.0")).intersect(allowed(">=4.35"))
+    assert three.points == ((4, 37, 2), (4, 46, 0)) and not three.accepts_between((4, 38), (4, 46))
+    ranged = allowed("==4.31.0").hull(allowed(">=4.36,<4.40"))  # a range joined: an interval
+    assert ranged.points == () and ranged.accepts_between((4, 33), (4, 35))
+
+
 def test_setup_cfg_requirements_are_its_options_only(tmp_path):
     """isort's ``known_third_party`` (or any other tool's list) in setup.cfg names packages, it
     requires none: only ``install_requires`` and ``extras_require`` are requirements there, and

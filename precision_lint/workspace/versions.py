@@ -105,6 +105,10 @@ _REQUIREMENTS_TXT = re.compile(r"^requirements?(?:[-_.][^/]*)?\.(?:txt|in)$", re
 # environment-cuda.yml): read as environment.yml is, where its text is one (`dependencies:`)
 _CONDA_FILE = re.compile(r"^(?:environment|env|conda|requirements?)(?:[-_.][^/]*)?\.ya?ml$", re.IGNORECASE)
 _CONDA_DEPENDENCIES = lazy(r"^dependencies\s*:", re.MULTILINE)
+# A YAML file by any other name (`vlm_pref.yaml`, installed by a README's `conda env create
+# --file vlm_pref.yaml`) is a conda environment where it also says what only one says: its
+# `channels:`, or a `- pip:` / `- python=3.10` item of its dependencies.
+_CONDA_ONLY = lazy(r"^(?:channels\s*:|\s*-\s*(?:pip\s*:|python\s*=))", re.MULTILINE)
 # a folder's README: its fenced `pip install pkg==X` lines are stated pins, read last
 # A folder's README and its installation documents (INSTALL.md, get_started.md): where a
 # project writes the commands that set up its environment when it ships no requirements file.
@@ -164,6 +168,10 @@ class Allowed:
     # pinned to one commit of the library's repository (`transformers @ git+...@0dcb46e`): one
     # version, which is not known here, so nothing about what it has can be established
     commit: str = ""
+    # the versions themselves, where the range joins single pins (`transformers==4.31.0` in
+    # environment.yml, `transformers==4.37.2` in pyproject.toml): the versions between them are
+    # in the interval, not among the pins (a cap below 4.35 leaves 4.31.0 alone, not 4.34)
+    points: Tuple[Version, ...] = ()
 
     # --- construction -------------------------------------------------------------------
     @classmethod
@@ -190,7 +198,35 @@ class Allowed:
         c = compare(self.low, self.high)
         return c > 0 or (c == 0 and not self.high_inclusive)
 
+    @property
+    def pins(self) -> Optional[Tuple[Version, ...]]:
+        """The allowed versions one by one, where they are single pins; None for a range."""
+        if self.points:
+            return self.points
+        return (self.low,) if self.is_point else None
+
+    def admits(self, version: Version) -> bool:
+        """Whether ``version`` lies in the interval."""
+        if self.low is not None and compare(version, self.low) < 0:
+            return False
+        if self.high is None:
+            return True
+        c = compare(version, self.high)
+        return c < 0 or (c == 0 and self.high_inclusive)
+
     def intersect(self, other: "Allowed") -> "Allowed":
+        mine, theirs = self.pins, other.pins
+        if (mine is not None and len(mine) > 1) or (theirs is not None and len(theirs) > 1):
+            kept = tuple(
+                v for v in (mine if mine is not None else theirs)
+                if (self if mine is None else other).admits(v)
+                and (mine is None or theirs is None or any(compare(v, t) == 0 for t in theirs))
+            )
+            specs = " and ".join(s for s in (self.described, other.described) if s)
+            if not kept:  # nothing left: an empty interval
+                return Allowed(self.dist, (1,), (0,), False, specs, self.source, commit=_commits(self, other))
+            return Allowed(self.dist, kept[0], kept[-1], True, specs, self.source, commit=_commits(self, other),
+                           points=kept if len(kept) > 1 else ())
         low = self.low if other.low is None or (self.low is not None and compare(self.low, other.low) >= 0) else other.low
         if self.high is None:
             high, inclusive = other.high, other.high_inclusive
@@ -213,7 +249,10 @@ class Allowed:
             high, inclusive = (other.high, other.high_inclusive) if c < 0 else (self.high, self.high_inclusive)
             if c == 0:
                 inclusive = self.high_inclusive or other.high_inclusive
-        return Allowed(self.dist, low, high, inclusive, f"{self.described} or {other.described}", self.source, commit=_commits(self, other))
+        mine, theirs = self.pins, other.pins
+        points = tuple(sorted(set(mine) | set(theirs), key=_pad)) if mine is not None and theirs is not None else ()
+        return Allowed(self.dist, low, high, inclusive, f"{self.described} or {other.described}", self.source,
+                       commit=_commits(self, other), points=points if len(points) > 1 else ())
 
     # --- questions ------------------------------------------------------------------------
     def every_at_least(self, bound: Optional[Version]) -> bool:
@@ -222,6 +261,8 @@ class Allowed:
             return False
         if self.newest:
             return True
+        if self.points:
+            return all(compare(v, bound) >= 0 for v in self.points)
         return self.low is not None and compare(self.low, bound) >= 0
 
     def some_at_least(self, bound: Optional[Version]) -> bool:
@@ -230,6 +271,8 @@ class Allowed:
             return False
         if self.newest or self.high is None:
             return True
+        if self.points:
+            return any(compare(v, bound) >= 0 for v in self.points)
         c = compare(self.high, bound)
         return c > 0 or (c == 0 and self.high_inclusive)
 
@@ -242,6 +285,10 @@ class Allowed:
         """Whether some allowed version is ``>= since`` and ``< until`` (None: open)."""
         if self.commit:
             return False
+        if self.points:
+            return any(
+                (since is None or compare(v, since) >= 0) and (until is None or compare(v, until) < 0) for v in self.points
+            )
         low = self.low if since is None or (self.low is not None and compare(self.low, since) >= 0) else since
         if until is not None and low is not None and compare(low, until) >= 0:
             return False
@@ -823,7 +870,8 @@ def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
         if is_requirements_file(name):
             out.extend(_requirements_file(folder / name, name, seen))
             continue
-        if lower not in _READ_IN_FOLDER and not _CONDA_FILE.match(name):  # most names of a folder (a path for each costs more than the rest)
+        named_yaml = lower.endswith((".yml", ".yaml")) and not _CONDA_FILE.match(name)
+        if lower not in _READ_IN_FOLDER and not _CONDA_FILE.match(name) and not named_yaml:  # most names of a folder (a path for each costs more than the rest)
             continue
         path = folder / name
         if lower == "requirements" and path.is_dir():  # requirements/train.txt, requirements/base.txt
@@ -840,11 +888,13 @@ def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
             reader = _quoted_requirements
         elif lower == "setup.cfg":
             reader = _setup_cfg
-        elif _CONDA_FILE.match(name):
+        elif _CONDA_FILE.match(name) or named_yaml:
             reader = _environment
         else:
             continue
         text = _read(path)
+        if named_yaml and not (text and _CONDA_ONLY().search(text)):
+            continue  # a training configuration, not an environment
         if text and (reader is not _environment or _CONDA_DEPENDENCIES().search(text)):
             out.extend((r, path) for r in reader(text, name))
     return out

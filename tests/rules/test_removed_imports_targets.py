@@ -138,3 +138,32 @@ def test_a_name_transformers_removed_ends_the_versions_of_what_imports_it(tmp_pa
 def _codes(root):
     engine = Engine(from_table({}, "defaults"), jobs=1)
     return sorted(d.code for d in engine.run_paths([str(root)]).diagnostics)
+
+
+RUNNER = """\
+from transformers.trainer import {names}
+from transformers.deepspeed import HfDeepSpeedConfig
+
+
+def make(ds_config):
+    return HfDeepSpeedConfig(ds_config), get_parameter_names
+"""
+ENV = "name: vlm\ndependencies:\n  - python=3.10\n  - pip:\n      - transformers==4.31.0\n"
+PYPROJECT = '[project]\nname = "vlm"\nversion = "0.1"\ndependencies = ["transformers==4.37.2"]\n'
+
+
+def test_a_removed_trainer_name_keeps_two_pins_to_the_one_it_imports_on(tmp_path):
+    """LLaVA's trainer imports ``ShardedDDPOption``, gone from transformers 4.35: of the two pins
+    (4.31.0 in the conda environment its README installs, 4.37.2 in an inherited pyproject) it
+    runs on 4.31.0 only, where ``transformers.deepspeed`` warns of nothing (deprecated in 4.34);
+    without that import, 4.37.2 is a version it runs on, and the deprecation is reported."""
+    def found(names):
+        root = write_tree(tmp_path / names.split(",")[0], {
+            ".git/HEAD": "", "vlm_pref.yaml": ENV, "pyproject.toml": PYPROJECT,
+            "pkg/runner.py": RUNNER.format(names=names),
+        })
+        cfg = from_table({}, "defaults")
+        return [d.code for d in Engine(cfg, ["MP304"], jobs=1).run_paths([str(root)]).diagnostics]
+
+    assert found("ShardedDDPOption, get_parameter_names") == []
+    assert found("get_parameter_names") == ["MP304"]
