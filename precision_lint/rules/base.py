@@ -223,6 +223,32 @@ def default_note(ctx: "RuleContext", atoms) -> str:
     return ""
 
 
+def base_dtype_adapters(ctx: "RuleContext"):
+    """The peft versions the file targets when every one of them makes LoRA adapters in the
+    base layer's dtype (``knowledge/libraries.toml`` ``[adapter_dtype]``: 0.7 up to 0.12), else
+    None (an unpinned project targets the installed peft; a range that allows 0.12 or 0.6 may
+    upcast them): a float16 model's ``get_peft_model`` then trains float16 adapters."""
+    from ..knowledge import adapter_dtype
+
+    table = adapter_dtype()
+    allowed = ctx.targets.of(table.library)
+    if allowed.newest or not allowed.every_at_least(table.since) or allowed.some_at_least(table.until):
+        return None
+    return allowed
+
+
+def base_dtype_note(pin) -> str:
+    """What a message says of :func:`base_dtype_adapters`' versions."""
+    from ..knowledge import adapter_dtype
+    from ..workspace.versions import version_text
+
+    table = adapter_dtype()
+    return (
+        f"{pin.described} ({pin.note or pin.source}) makes LoRA adapters in the base's float16 dtype; "
+        f"float32 adapters came with {table.library} {version_text(table.until)}"
+    )
+
+
 def replace(span: Span, content: str) -> Edit:
     return Edit(span.start, span.end, content)
 

@@ -81,15 +81,13 @@ from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple
 from ..fixes import plan
 from ..diagnostics import SAFE, Edit, Fix, Related
 from ..workspace.configfiles import is_config_file, shown_from
-from ..workspace.versions import version_text
 from ..facts.model import ModuleFacts
-from ..knowledge import adapter_dtype
 from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
 from ..project.configurations import FALSY, alongside, builds_in, by_user_only, casts_in, configurations, runs_deepspeed, wraps_adapters
 from ..project.launched_precision import LaunchedPrecision, builds_no_grad_scaler, launched
 from ..project.options import BY_HAND, from_launcher, launcher_shown, passed_by
 from ..project.runs import half_in_run, run_name, trained_in_run, training_site, value_in_run
-from .base import LIGHTNING_FP16, Option, Rule, RuleContext, insert, replace
+from .base import LIGHTNING_FP16, Option, Rule, RuleContext, base_dtype_adapters, base_dtype_note, insert, replace
 
 if TYPE_CHECKING:  # the extractors (and LibCST) are loaded by the facts they made, never for the rule
     from ..project.model import Project
@@ -425,17 +423,6 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, e
     return None
 
 
-def _base_dtype_adapters(ctx: RuleContext):
-    """The peft versions the file targets when every one of them makes LoRA adapters in the
-    base layer's dtype (``[adapter_dtype]``: 0.7 up to 0.12), else None (an unpinned project
-    targets the installed peft; a range that allows 0.12 or 0.6 may upcast them)."""
-    table = adapter_dtype()
-    allowed = ctx.targets.of(table.library)
-    if allowed.newest or not allowed.every_at_least(table.since) or allowed.some_at_least(table.until):
-        return None
-    return allowed
-
-
 def _fix_stays_in_runs(ctx: RuleContext, weights: WeightsSite, conflicts) -> bool:
     """Whether rewriting this weights site touches only models the failing runs train. A helper
     (``load_vae(path, dtype)``) given float16 by a caller outside every failing run — a caching
@@ -469,7 +456,7 @@ class Fp16WeightsUnderLossScaling(Rule):
             w for w in ctx.facts.section("weights")
             if "float16" in w.dtypes and (w.quantized_unfrozen or (w.trainable and (not w.peft or w.lora_wrap)))
         ]
-        pin = _base_dtype_adapters(ctx) if any(w.peft and not w.quantized_unfrozen for w in candidates) else None
+        pin = base_dtype_adapters(ctx) if any(w.peft and not w.quantized_unfrozen for w in candidates) else None
         for weights in candidates:
             if weights.peft and not weights.quantized_unfrozen:
                 if pin is None:
@@ -634,11 +621,7 @@ class Fp16WeightsUnderLossScaling(Rule):
                 for v in callers
             )
         if pin is not None:
-            table = adapter_dtype()
-            message += (
-                f"; {pin.described} ({pin.note or pin.source}) makes LoRA adapters in the base's float16 dtype; "
-                f"float32 adapters came with {table.library} {version_text(table.until)}"
-            )
+            message += f"; {base_dtype_note(pin)}"
         fix = self._fix(ctx, weights, module, site, conflicts) if _fix_stays_in_runs(ctx, weights, conflicts) else None
         # Reported where the fix edits: the dtype expression (or `.half()`), not the whole call.
         span = weights.edit_span or weights.span

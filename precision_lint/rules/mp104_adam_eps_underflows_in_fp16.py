@@ -20,7 +20,7 @@ from __future__ import annotations
 
 
 from ..diagnostics import UNSAFE, Fix, Related
-from .base import Rule, RuleContext, insert, replace
+from .base import Rule, RuleContext, base_dtype_adapters, base_dtype_note, insert, replace
 
 FP16_SMALLEST = 2.0 ** -24  # smallest positive float16 (subnormal)
 SAFE_EPS = "1e-4"
@@ -31,13 +31,13 @@ def _half_owners(ctx: RuleContext):
     where they become float16: (name → [(Related, the weights site or None, its scope)]). A
     frozen model (``requires_grad_(False)``, only called under ``no_grad``) has no gradients,
     so Adam never updates it; a model wrapped by ``get_peft_model`` trains its float32 adapters
-    only."""
+    only, save on the peft that makes them in the base's dtype (:func:`_float16_adapters`)."""
     found = {}
     untrained = set()
     for site in ctx.facts.section("weights"):
         if "float16" not in site.dtypes:
             continue
-        if not site.trainable or site.peft:
+        if not site.trainable or (site.peft and not _float16_adapters(ctx, site)):
             untrained.update((t, site.scope) for t in site.targets)
             continue
         for target in site.targets + site.parts:  # `pipe.unet` of a float16 `pipe`, trained
@@ -55,10 +55,17 @@ def _trained_by(ctx: RuleContext, optimizer):
     taking under another name (``AdamW(trainable.parameters())`` with ``trainable = unet`` and
     ``unet.to(dtype=torch.float16)``: ``WeightsSite.trained_by``); None otherwise."""
     for site in ctx.facts.section("weights"):
-        if "float16" in site.dtypes and site.trainable and not site.peft and optimizer.span.start in site.trained_by:
-            if not _made_after(site, optimizer):
-                return optimizer.owners[0], Related(ctx.path, site.span, "float16 parameters made here")
+        if "float16" in site.dtypes and site.trainable and optimizer.span.start in site.trained_by:
+            if (not site.peft or _float16_adapters(ctx, site)) and not _made_after(site, optimizer):
+                return optimizer.owners[0], Related(ctx.path, site.span, "float16 parameters made here"), site
     return None
+
+
+def _float16_adapters(ctx: RuleContext, site) -> bool:
+    """Whether the LoRA adapters ``get_peft_model`` adds to this float16 model are float16 too:
+    the wrap is all that would keep them float32 (``WeightsSite.lora_wrap``) and every peft the
+    file targets makes them in the base layer's dtype (0.7 to 0.11: ``base_dtype_adapters``)."""
+    return bool(site.lora_wrap) and base_dtype_adapters(ctx) is not None
 
 
 def _visible(name: str, made_in: str, used_in: str) -> bool:
@@ -103,7 +110,7 @@ class AdamEpsUnderflowsInFp16(Rule):
                 owners = _half_owners(ctx)
             made = next(
                 (
-                    (o, where)
+                    (o, where, weights)
                     for o in site.owners
                     for where, weights, scope in owners.get(o, ())
                     if _visible(o, scope, site.scope) and not _made_after(weights, site)
@@ -112,20 +119,27 @@ class AdamEpsUnderflowsInFp16(Rule):
             ) or _trained_by(ctx, site)
             if made is None:
                 continue
-            yield self._finding(ctx, site, made[0], made[1])
+            yield self._finding(ctx, site, *made)
 
-    def _finding(self, ctx: RuleContext, site, model: str, where: Related):
+    def _finding(self, ctx: RuleContext, site, model: str, where: Related, weights=None):
         name = site.callee.rsplit(".", 1)[-1]
         eps = f"eps={site.eps_text}" if site.eps_span is not None else "the default eps=1e-8"
+        what = f"the float16 parameters of `{model}`"
+        related = (where,)
+        if weights is not None and weights.peft:
+            what = f"the float16 LoRA adapters that {weights.lora_wrap} (line {weights.lora_wrap_span.line}) adds to `{model}`"
+            related += (Related(ctx.path, weights.lora_wrap_span, "adapters made in the base's float16 dtype here"),)
         message = (
-            f"`{name}` updates the float16 parameters of `{model}` with {eps}, which rounds to 0 in float16 "
+            f"`{name}` updates {what} with {eps}, which rounds to 0 in float16 "
             f"(smallest value ≈ 6e-8): where a gradient is 0 or tiny, `sqrt(v) + eps` is 0 and the first "
             f"step writes NaN/inf into the parameters (`loss=nan` afterwards); keep float32 master weights "
             f"(MP101 `fp32-master`) or use `eps={SAFE_EPS}`"
         )
+        if weights is not None and weights.peft:
+            message += f"; {base_dtype_note(base_dtype_adapters(ctx))}"
         if site.eps_span is not None:
             edit = replace(site.eps_span, SAFE_EPS)
         else:
             edit = insert(site.insert_at, site.keyword_text("eps", SAFE_EPS))
         fix = Fix(UNSAFE, f"Use `eps={SAFE_EPS}` (representable in float16)", (edit,))
-        return ctx.diagnostic(self.code, site.func_span, message, fix, (where,))
+        return ctx.diagnostic(self.code, site.func_span, message, fix, related)

@@ -40,3 +40,36 @@ def test_float16_parameters_in_adam_are_reported():
 )
 def test_parameters_adam_does_not_update_in_float16(src):
     assert lint(HEAD + src, CODE) == []
+
+
+LORA_STEP = """\
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("lm", torch_dtype=torch.float16)
+model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj"]))
+opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+"""
+
+
+@pytest.mark.parametrize("pin, reported", [("peft~=0.11.1", True), ("peft==0.7.0", True), ("peft>=0.12", False), ("peft==0.6.2", False), (None, False)])
+def test_adapters_peft_makes_in_the_bases_float16_are_stepped_in_float16(tmp_path, pin, reported):
+    """peft 0.7 to 0.11 make LoRA adapters in the base layer's dtype (``[adapter_dtype]``): on a
+    float16 model AdamW steps float16 adapters, where eps=1e-8 is 0 (lora_B starts at zero, so
+    lora_A's first gradient is 0: 0/0, NaN at the first step). 0.6 and 0.12 on make them
+    float32; an unpinned project targets the installed peft."""
+    from conftest import write_tree
+    from precision_lint.engine import Engine
+    from precision_lint.workspace.config import from_table
+
+    files = {".git/HEAD": "", "train.py": LORA_STEP}
+    if pin is not None:
+        files["requirements.txt"] = f"{pin}\n"
+    root = write_tree(tmp_path, files)
+    found = Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+    assert bool(found) == reported
+    if reported:
+        (d,) = found
+        assert "float16 LoRA adapters that `get_peft_model(...)` (line 6) adds to `model`" in d.message
+        assert f"{pin} (requirements.txt) makes LoRA adapters in the base's float16 dtype" in d.message
