@@ -28,7 +28,6 @@ unscale_() has already been called on this optimizer since the last update().``
 """
 from __future__ import annotations
 
-import ast
 from typing import List, Optional, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
@@ -129,22 +128,10 @@ class ClipBeforeUnscale(Rule):
     def _accelerated_fix(ctx: RuleContext, clip, accelerator: str) -> Optional[Fix]:
         """``accelerator.clip_grad_norm_(...)`` in place of torch's, for a clip that runs once per
         optimizer step (under ``sync_gradients``) and passes only what Accelerate's takes."""
-        if not clip.synced:
-            return None
-        text = ctx.text(clip.span)
-        try:
-            call = ast.parse(text, mode="eval").body
-        except SyntaxError:
-            return None
         name, accepted = ACCELERATE_CLIPS[clip.arg_text]
-        if not isinstance(call, ast.Call) or len(call.args) > len(accepted) or any(isinstance(a, ast.Starred) for a in call.args):
+        if not clip.synced or not 0 <= clip.positionals <= len(accepted) or not set(clip.keywords) <= set(accepted):
             return None
-        if any(k.arg is None or k.arg not in accepted for k in call.keywords):
-            return None
-        callee = ast.get_source_segment(text, call.func)
-        if callee is None or not text.startswith(callee):
-            return None
-        edit = Edit(clip.span.start, clip.span.start + len(callee), f"{accelerator}.{name}")
+        edit = Edit(clip.span.start, clip.callee_end, f"{accelerator}.{name}")
         return Fix(UNSAFE, f"Clip with `{accelerator}.{name}`, which unscales the gradients first", (edit,))
 
     def _judge(self, ctx: RuleContext, scope, clip, fixed_steps):

@@ -206,7 +206,7 @@ class Allowed:
         return (self.low,) if self.is_point else None
 
     def admits(self, version: Version) -> bool:
-        """Whether ``version`` lies in the interval."""
+        """Whether ``version`` lies in the interval (its ends; not :attr:`points`)."""
         if self.low is not None and compare(version, self.low) < 0:
             return False
         if self.high is None:
@@ -1330,16 +1330,6 @@ class VersionResolver:
         return Targets(versions, library)
 
 
-def _admits(allowed: Allowed, version: Version) -> bool:
-    """Whether one version is in the range."""
-    if allowed.low is not None and compare(version, allowed.low) < 0:
-        return False
-    if allowed.high is None:
-        return True
-    c = compare(version, allowed.high)
-    return c < 0 or (c == 0 and allowed.high_inclusive)
-
-
 def _bounds_text(allowed: Allowed) -> str:
     """``>=4.3,<4.34``: the range's ends as a specifier."""
     parts = [f">={version_text(allowed.low)}"] if allowed.low is not None else []
@@ -1353,7 +1343,7 @@ def _fallback_among(installed: Optional[Allowed], narrow: Allowed) -> Optional[A
     the installed version while they admit it (None: the usual fallback), else the versions
     they admit; with nothing installed, those versions where they end below the newest."""
     if installed is not None and installed.is_point:
-        return None if _admits(narrow, installed.low) else narrow
+        return None if narrow.admits(installed.low) else narrow
     return narrow if narrow.high is not None else None
 
 

@@ -19,6 +19,7 @@ from ..._dataclass import dataclass
 from typing import Dict, List, Optional, Tuple
 
 import ast
+import dataclasses
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
@@ -62,6 +63,12 @@ class StepEvent:
     line: Optional[Tuple[int, int, str]] = None
     # a clip that runs only where `accelerator.sync_gradients` holds (once per optimizer step)
     synced: bool = False
+    # for a clip, what a fix that calls another clip in its place needs: where its callee ends,
+    # how many positional arguments it passes (-1 for a `*args`) and its keywords ("**" for a
+    # `**kwargs`)
+    callee_end: int = 0
+    positionals: int = 0
+    keywords: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -189,10 +196,17 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         guards = tuple((index.order(test)[0], branch) for test, branch in site.guards)
         loops = tuple(index.order(loop.iter)[0] for loop in site.loops)
         line = _own_line(index, site) if kind in ("clip", "unscale") else None
-        synced = kind == "clip" and _synced(index, site)
-        by_scope.setdefault(scope, []).append(
-            StepEvent(kind, scaler or "", index.order(site.node)[0], index.span(site.node), guards, loops, arg_text, line, synced)
-        )
+        event = StepEvent(kind, scaler or "", index.order(site.node)[0], index.span(site.node), guards, loops, arg_text, line)
+        if kind == "clip":
+            call = site.node
+            event = dataclasses.replace(
+                event,
+                synced=_synced(index, site),
+                callee_end=index.span(call.func).end,
+                positionals=-1 if any(type(a) is ast.Starred for a in call.args) else len(call.args),
+                keywords=tuple(k.arg or "**" for k in call.keywords),
+            )
+        by_scope.setdefault(scope, []).append(event)
         if scaler and _is_grad_scaler(index, scaler, site):
             scalers.setdefault(scope, set()).add(scaler)
     newline = "\r\n" if "\r\n" in index.source[:2000] else "\n"
