@@ -286,6 +286,20 @@ def test_require_version_and_check_min_version_in_the_file():
     assert in_file_requirements('from diffusers.utils import check_min_version\ncheck_min_version("0.21.0")\n') == []
 
 
+def test_a_commented_out_version_check_states_nothing():
+    """``# check_min_version("4.12.0.dev0")``: the example's floor, turned off by its author;
+    the same on a line of code still counts."""
+    src = (
+        "from transformers.utils import check_min_version\n"
+        '# check_min_version("4.12.0.dev0")\n'
+        '    #require_version("trl>=0.8.6")\n'
+        'x = 1  # check_min_version("4.40.0")\n'
+    )
+    assert in_file_requirements(src) == []
+    found = in_file_requirements(src + 'if True: check_min_version("4.36.0")\n')
+    assert [(a.dist, a.low) for a in found] == [("transformers", (4, 36, 0))]
+
+
 def test_the_file_and_its_project_are_intersected(tmp_path):
     root = write_tree(tmp_path, {"requirements.txt": "transformers>=4.30,<4.40\n", "run.py": ""})
     found = _targets(root, "run.py", 'check_min_version("4.36.0")\n').of("transformers")

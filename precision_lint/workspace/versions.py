@@ -968,8 +968,9 @@ def _vendored_children(folder: Path, vendored_at=vendored_at) -> Tuple[Vendored,
 
 
 # --- the file's own constraints -----------------------------------------------------------------
-_REQUIRE_VERSION = lazy(r"""\brequire_version(?:_core)?\(\s*[rbuf]?["']([^"']+)["']""")
-_CHECK_MIN = lazy(r"""\bcheck_min_version\(\s*[rbuf]?["']([^"']+)["']""")
+# a call on a line of code: `# check_min_version("4.12.0.dev0")`, commented out, states nothing
+_REQUIRE_VERSION = lazy(r"""^[^#\n]*?\brequire_version(?:_core)?\(\s*[rbuf]?["']([^"']+)["']""", re.MULTILINE)
+_CHECK_MIN = lazy(r"""^[^#\n]*?\bcheck_min_version\(\s*[rbuf]?["']([^"']+)["']""", re.MULTILINE)
 _CHECK_MIN_FROM = lazy(r"^\s*from\s+([\w]+)[\w.]*\s+import\s+[^\n]*\bcheck_min_version\b", re.MULTILINE)
 _PIP = lazy(r"^\s*(?:[%!]\s*)?(?:python3?\s+-m\s+)?(?:pip3?|uv\s+pip)\s+install\s+(.*)$")
 
