@@ -5,6 +5,8 @@ libraries patch others on import; the facts of the user's code never say that.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import fnmatch
 import os
 from .._dataclass import dataclass
@@ -472,7 +474,40 @@ def migrations() -> Tuple[Migration, ...]:
                     option_error=(row.get("option_error") or "").replace("{name}", name) or None,
                 )
             )
-    return tuple(out)
+    return tuple(out) + tuple(r for r in map(_field_read, out) if r is not None)
+
+
+# The dataclasses whose constructor keywords are their fields: a field the table says a release
+# removed is an attribute their instances no longer have (`training_args.group_by_length` after
+# `TrainingArguments(group_by_length=...)` was removed in 5.2).
+FIELD_OWNERS = ("transformers.TrainingArguments", "trl.SFTConfig", "trl.DPOConfig", "trl.GRPOConfig")
+
+
+def _field_read(row: Migration) -> Optional[Migration]:
+    """The read of a removed dataclass field: for a keyword row of a :data:`FIELD_OWNERS`
+    constructor that a release removed (not one of its values), the attribute row of the same
+    name, removed in the same release, with ``AttributeError`` as its error. Reading a field
+    warns on no version (the deprecation is the constructor's): the row has no warning period.
+    A renamed field reads under its new name (``.eval_strategy``) where that exists."""
+    if row.kind != "keyword" or row.owner not in FIELD_OWNERS or row.method or row.removed_in is None or row.values:
+        return None
+    if row.name.startswith("_"):
+        return None  # `_n_gpu`: no field, the class's own bookkeeping, which it may keep setting
+    if row.fix == "rename":
+        replacement = f"`.{row.rename_to}`"
+    else:
+        replacement = f"what replaced the field (as a keyword: {row.replacement})"
+    return dataclasses.replace(
+        row,
+        kind="attribute",
+        replacement=replacement,
+        fix="rename" if row.fix == "rename" else "none",
+        error=f"AttributeError: '{{config}}' object has no attribute '{row.name}'",
+        deprecated_in=None,
+        move_to=None, move_as=None, move_since=None,
+        silent_since=None, silent_values=(), silent_with=(), quiet_values=(),
+        abbreviates=None, older_error=None, option_replacement=None, option_error=None,
+    )
 
 
 def older_spelling(row: Migration) -> Optional[Migration]:
