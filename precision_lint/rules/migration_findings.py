@@ -887,6 +887,8 @@ class MigrationJudge:
             message = f"{whence}, where {key} {self._dropped(row, allowed, parse.method)}; {told}"
         else:
             error = f"ValueError: Some keys are not used by the HfArgumentParser: ['{entry.key}']"
+            if parse.method == "parse_args_and_config":  # TRL hands the key back as an option
+                error = f"ValueError: Unknown arguments from config file: ['--{entry.key}', '{entry.value_text}']"
             if "unexpected keyword argument" not in row.error:
                 error = self._error(row, shown, use=use)  # the field is still there: its own check fails
             stage = stage_of(row, allowed) or self.stage

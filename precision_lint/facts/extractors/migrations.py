@@ -742,6 +742,39 @@ def _argv_parses(index: ModuleIndex, evaluator: Evaluator):
     return tuple(out)
 
 
+def _config_parses(index: ModuleIndex, evaluator: Evaluator):
+    """TRL's ``parser.parse_args_and_config()`` reading the YAML file its command line names
+    with ``--config`` (trl 1.16 ``scripts/utils.py``): each key becomes the default of the field
+    of that name, and a key no dataclass of the parser has is handed back and raises
+    ``ValueError: Unknown arguments from config file: ['--key', 'value']. ...`` unless
+    ``return_remaining_strings=True`` or ``fail_with_unknown_args=False`` (then it is dropped).
+    The file is the one a shipped launch passes as ``--config`` (``project/parsed_files.py``)."""
+    out = []
+    for site, position, classes, named, given in _parse_calls(index, evaluator, {"parse_args_and_config": 1}):
+        node, scope = site.node, site.scope
+        if len(given) != len(node.args):
+            continue  # `*args`: not known
+        args = given[0] if given else named.get("args")
+        if args is not None and not _reads_argv(index, evaluator, args, scope):
+            continue  # a list of its own: no `--config` of the launch's
+        remaining = given[1] if len(given) > 1 else named.get("return_remaining_strings")
+        failing = given[2] if len(given) > 2 else named.get("fail_with_unknown_args")
+        kept, fails = _literal_bool(evaluator, remaining, scope), _literal_bool(evaluator, failing, scope)
+        if remaining is None:
+            kept = False
+        if failing is None:
+            fails = True
+        extra = True if kept or fails is False else (None if kept is None or fails is None else False)
+        out.append(
+            ParsedFile(
+                index.span(node), site.method, tuple(index.qualify(c, scope) or "" for c in classes), (".yaml", ".yml"),
+                extra, (), "config", None,
+                tolerates(index, site.guards, site.caught, VALUE_FAILURES), _helpers(index, site.guards),
+            )
+        )
+    return tuple(out)
+
+
 def _reads_argv(index: ModuleIndex, evaluator: Evaluator, expr, scope) -> bool:
     """Whether ``args=expr`` is the script's command line as the default reads it: None, or
     ``sys.argv[1:]``."""
@@ -832,7 +865,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         "imports": _imports(index),
         "forwards": _forwards(index),
         "project_calls": _project_calls(index, evaluator),
-        "parses": _parses(index, evaluator),
+        "parses": _parses(index, evaluator) + _config_parses(index, evaluator),
         "argv_parses": _argv_parses(index, evaluator),
         "self_parses": _self_parses(index, evaluator),
         "parser_uses": _parser_uses(index, evaluator),
