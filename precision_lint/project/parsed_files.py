@@ -27,7 +27,9 @@ The keys are data the project ships, so the file has to be found. A file is tied
    ``TrainingArguments``' is the input of a parse of both, which is what this parse is; a
    DeepSpeed JSON, a model's ``config.json`` or a data file holds none of the script's
    fields. A parse of library classes only (``HfArgumentParser(TrainingArguments)``) ties
-   no file this way.
+   no file this way, nor does TRL's ``parse_args_and_config()`` (its ``--config``): a project's
+   TRL scripts share their dataclasses and every YAML of theirs holds those fields (sft.yaml,
+   dpo.yaml, ...), so the keys say nothing of which script reads which file.
 """
 from __future__ import annotations
 
@@ -87,8 +89,8 @@ def tied_files(project, module, parse, words: Tuple[str, ...]) -> List[Tied]:
                     if found is not None:
                         add(found, "launch", launcher, launch.line)
                         break
-    if out or (not parse.option and parse.argv is None):
-        return out
+    if out or (not parse.option and parse.argv is None) or parse.method == "parse_args_and_config":
+        return out  # (TRL's `--config`: only a file the code or a launch names, see above)
     own = set(own_fields(project, module, parse))
     if not own or not words:
         return out

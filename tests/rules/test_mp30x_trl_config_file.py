@@ -54,3 +54,18 @@ def test_a_parse_that_keeps_or_ignores_unknown_keys_does_not_stop(tmp_path, call
 
 def test_no_launch_passes_a_config(tmp_path):
     assert findings(tmp_path, launch="python sft.py --output_dir out") == []
+
+
+def test_configs_no_launch_names_are_not_paired_with_each_script(tmp_path):
+    """Two TRL scripts and their YAML files, run only by hand: which reads which is not known
+    (each file holds the fields both scripts' dataclasses share), so no key is reported."""
+    shared = "from dataclasses import dataclass\n\n\n@dataclass\nclass RunArgs:\n    dataset_path: str = 'data'\n"
+    script = SCRIPT.replace("(ScriptArguments, SFTConfig, ModelConfig)", "(RunArgs, SFTConfig, ModelConfig)").replace(
+        "from trl import", "from args import RunArgs\nfrom trl import"
+    )
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "", "requirements.txt": "transformers==5.15.0\ntrl==1.9.0\n", "args.py": shared,
+        "sft.py": script.format(call=""), "dpo.py": script.format(call=""),
+        "configs/sft.yaml": "dataset_path: a\nwarmup_ratio: 0.03\n", "configs/dpo.yaml": "dataset_path: b\nwarmup_ratio: 0.1\n",
+    })
+    assert Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics == []
