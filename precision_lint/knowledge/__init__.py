@@ -495,8 +495,10 @@ def _field_read(row: Migration) -> Optional[Migration]:
         return None  # `_n_gpu`: no field, the class's own bookkeeping, which it may keep setting
     if row.fix == "rename":
         replacement = f"`.{row.rename_to}`"
+    elif row.replacement.startswith("remove"):
+        replacement = "remove the read: the field is gone"
     else:
-        replacement = f"what replaced the field (as a keyword: {row.replacement})"
+        replacement = f"remove the read: the field is gone (its keyword's replacement: {row.replacement})"
     return dataclasses.replace(
         row,
         kind="attribute",
