@@ -648,3 +648,12 @@ def test_peft_prepare_model_for_int8_training_by_peft_pin(tmp_path, requirement,
         assert (d.span.line, d.fix) == (2, None)
         assert "raises `ImportError: cannot import name 'prepare_model_for_int8_training' from 'peft'`" in d.message
         assert "use prepare_model_for_kbit_training" in d.message and "peft 0.10" in d.message
+
+
+@pytest.mark.parametrize("version, code", [("4.38", None), ("4.45", "MP304"), ("4.51", "MP302")])
+def test_the_examples_tpu_probe_import(version, code):
+    """``from transformers import is_torch_tpu_available`` (scripts grown from the 4.x examples):
+    warned when called from 4.39, gone from the package in 4.51."""
+    src = "from transformers import is_torch_tpu_available\n\nif is_torch_tpu_available():\n    pass\n"
+    found = [d.code for d in lint(src, cfg=config(transformers_version=version)) if d.code in ("MP302", "MP304")]
+    assert found == ([code] if code else [])
