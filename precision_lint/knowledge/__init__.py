@@ -288,7 +288,7 @@ _OPTIONAL = (
     "move_as", "move_since", "moved_to", "safety", "code", "verify_on", "since_note",
     "silent_since", "silent_values", "silent_with", "abbreviates", "on_store", "store_effect",
     "hub_may_define", "older_error", "quiet_values", "option_replacement", "values",
-    "option_error",
+    "option_error", "default",
 )
 STORES = ("warns", "ignored", "fails")
 
@@ -365,6 +365,9 @@ class Migration:
     # ... and what a command line giving one meets instead (argparse's own check of an Enum
     # field's choices), `{value}` standing for it
     option_error: Optional[str] = None
+    # for a removed keyword: the value it defaulted to, as Python writes it ("False"): a use that
+    # passes just that is removed without a replacement (the run is the same without it)
+    default: Optional[str] = None
 
     @property
     def owner_short(self) -> str:
@@ -472,6 +475,7 @@ def migrations() -> Tuple[Migration, ...]:
                     option_replacement=row.get("option_replacement"),
                     values=tuple(row.get("values", ())),
                     option_error=(row.get("option_error") or "").replace("{name}", name) or None,
+                    default=row.get("default"),
                 )
             )
     return tuple(out) + tuple(r for r in map(_field_read, out) if r is not None)

@@ -118,6 +118,17 @@ def valued(row: Migration, use, subject: str) -> str:
     return f"{subject} (`{_unquoted(value)}`)"
 
 
+def default_advice(row: Migration, value_text: str) -> Optional[str]:
+    """For a removed keyword given the value it defaulted to (``group_by_length=False``, YAML's
+    ``false`` alike): remove it, the run is the same; its replacement would turn on what the
+    value kept off. None otherwise."""
+    if row.default is None or row.removed_in is None:
+        return None
+    if value_text.strip().strip("\"'").lower() != row.default.lower():
+        return None
+    return f"remove it (`{value_text.strip()}` is what it defaulted to: the run is the same without it)"
+
+
 def never_runs(call) -> bool:
     """Whether a call runs in no configuration: one of the tests it runs under
     (``MigrationCall.when``, substituted at the join) certainly fails in each (``elif
@@ -652,7 +663,12 @@ class MigrationJudge:
         kind = valued(row, use, f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`")
         silent = self._silent(row, use, call.keywords)
         error = self._error(row, shown, several=len(classes) > 1, use=use)
-        message = f"{kind} passed to {target} {self._consequence(row, error, silent)}"
+        told = default_advice(row, use.value_text)
+        if told is None:
+            message = f"{kind} passed to {target} {self._consequence(row, error, silent)}"
+        else:
+            stage = stage_of(row, self._allowed(row), silent) or self.stage
+            message = f"{kind} passed to {target} {consequence(row, stage, error, self._allowed(row), silent, told=told)}"
         fix = None
         if row.fix == "rename" and not self._new_name_exists(row):
             message += f" ({no_fix_reason(row, self._allowed(row))})"
@@ -880,7 +896,7 @@ class MigrationJudge:
             how += f", the file given as {given}: this one holds fields of that script's own dataclasses"
         whence = f"{script} reads this file as `{short}` ({how})"
         allowed = _rebased(self._allowed(row), ctx.path, tied.path)
-        told = self._key_advice(row, allowed)
+        told = default_advice(row, entry.value_text) or self._key_advice(row, allowed)
         use = _KeyUse(entry.key, entry.value_text)
         key = valued(row, use, f"key `{entry.key}`")
         if parse.extra_keys and not row.values:  # (a removed value is no extra key: the field's check refuses it)

@@ -657,3 +657,12 @@ def test_the_examples_tpu_probe_import(version, code):
     src = "from transformers import is_torch_tpu_available\n\nif is_torch_tpu_available():\n    pass\n"
     found = [d.code for d in lint(src, cfg=config(transformers_version=version)) if d.code in ("MP302", "MP304")]
     assert found == ([code] if code else [])
+
+
+@pytest.mark.parametrize("value, told", [("False", "remove it (`False` is what it defaulted to"), ("True", 'use train_sampling_strategy="group_by_length"')])
+def test_a_removed_flag_given_its_default_is_removed_not_replaced(value, told):
+    """``group_by_length=False``: its replacement, ``train_sampling_strategy="group_by_length"``,
+    would turn grouping on; the default it passes is what the run does without it."""
+    src = f"from transformers import TrainingArguments\n\nargs = TrainingArguments('out', group_by_length={value})\n"
+    (d,) = [d for d in lint(src, cfg=config(transformers_version="5.2")) if d.code == "MP302"]
+    assert told in d.message
