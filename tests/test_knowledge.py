@@ -326,7 +326,7 @@ def test_requires_rows_hold_for_the_installed_wheels(dist):
     lines = list(requires(dist) or [])
     if metadata(dist).get("Requires-Python"):
         lines.append(f"python{metadata(dist)['Requires-Python']}")
-    for dep, (low, high, inclusive) in generator.bounds(lines).items():
+    for dep, (low, high, inclusive) in generator.bounds(lines, generator.dependencies_of(dist)).items():
         text = generator.spec_text(low, high, inclusive)
         if text:
             own[dep] = parse_spec(dep, text)

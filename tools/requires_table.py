@@ -1,5 +1,5 @@
 """Regenerate ``precision_lint/knowledge/requires.toml``: what each release line of transformers,
-TRL, PEFT and accelerate requires of torch, tokenizers and of each other, and of Python (and of
+TRL, PEFT and accelerate requires of torch, tokenizers, huggingface_hub and of each other, and of Python (and of
 torch's own lines, the Python they require).
 
 For the first and the last release of each minor of a library (no pre-releases, no yanked
@@ -42,6 +42,17 @@ from packaging.version import InvalidVersion, Version
 LIBRARIES = {"transformers": "4.0", "trl": "0.1", "peft": "0.1", "accelerate": "0.1", "torch": "1.0"}
 # what is recorded of their requirements (`python`: the wheel's Requires-Python)
 DEPENDENCIES = ("torch", "tokenizers", "transformers", "accelerate", "peft", "trl", "python")
+# and, for transformers, the Hub client (a pin of it narrows the transformers a project targets:
+# `huggingface_hub==0.9.0` rules out 4.23 on); the others' rows do not need it (transformers is
+# what a project pins beside them)
+HUB_OF = ("transformers",)
+
+
+def dependencies_of(name: str) -> Tuple[str, ...]:
+    """What is recorded of the requirements of ``name``'s releases, in the table's order."""
+    if name in HUB_OF:
+        return DEPENDENCIES[:2] + ("huggingface-hub",) + DEPENDENCIES[2:]
+    return DEPENDENCIES
 EXTRAS = ("torch",)
 
 
@@ -116,7 +127,7 @@ def _counts(marker: Optional[Marker]) -> bool:
     return not extras or any(e in EXTRAS for e in extras)
 
 
-def bounds(lines: List[str]) -> Dict[str, Tuple[Optional[Version], Optional[Version], bool]]:
+def bounds(lines: List[str], dependencies: Tuple[str, ...] = DEPENDENCIES) -> Dict[str, Tuple[Optional[Version], Optional[Version], bool]]:
     """Per dependency: (lowest minimum, highest maximum, maximum inclusive) of what the wheel
     admits. Requirements with no environment marker (or only a counted extra) all hold at
     once: their bounds are intersected (``transformers>=4.46`` and ``transformers<5``, two
@@ -129,7 +140,7 @@ def bounds(lines: List[str]) -> Dict[str, Tuple[Optional[Version], Optional[Vers
     for line in lines:
         req = Requirement(line)
         dist = re.sub(r"[-_.]+", "-", req.name.lower())
-        if dist not in DEPENDENCIES or not _counts(req.marker):
+        if dist not in dependencies or not _counts(req.marker):
             continue
         (always if _unconditional(req.marker) else marked).setdefault(dist, []).append(_spec_bounds(req))
     out = {d: _intersection(found) for d, found in always.items()}
@@ -210,9 +221,10 @@ def table(name: str, lines_of: Dict[Tuple[int, int], List[str]], metadata) -> Li
         versions = [v for v in lines_of[minor] if metadata.get((name, v)) is not None]
         if not versions:
             continue
-        per = [bounds(metadata[(name, v)]) for v in versions]
+        wanted = dependencies_of(name)
+        per = [bounds(metadata[(name, v)], wanted) for v in versions]
         # a dependency one release of the line does not require: the line does not bound it
-        common = [d for d in DEPENDENCIES if all(d in p for p in per)]
+        common = [d for d in wanted if all(d in p for p in per)]
         lines.append(f'[{name}."{minor[0]}.{minor[1]}"]')
         lines.append("releases = [" + ", ".join(f'"{v}"' for v in versions) + "]")
         for dist in common:
@@ -245,7 +257,7 @@ def main() -> None:
     today = datetime.date.today().isoformat()
     print(
         "# What each release line of transformers, TRL, PEFT and accelerate requires of torch,\n"
-        "# tokenizers and of each other: the Requires-Dist of the first and the last release of each\n"
+        "# tokenizers, huggingface_hub and of each other (and torch's lines of Python): the Requires-Dist of the first and the last release of each\n"
         "# minor (no pre-releases, no yanked ones; `releases`: those read), unconditional or of the\n"
         "# `torch` extra, joined (the lowest minimum and the highest maximum; `!=` dropped); `python`:\n"
         "# their Requires-Python, joined the same way.\n"

@@ -88,8 +88,12 @@ COMPANIONS = ("torchvision", "torchaudio", "torchdata", "torchtext", "triton")
 # "Python 3.8" in a README's requirements list): each release line requires one (its
 # Requires-Python, `knowledge/requires.toml`), so a stated Python narrows the libraries it targets
 PYTHON = ("python",)
+# The Hub client: each transformers release line requires a range of it (`knowledge/requires.toml`),
+# so a project's pin of it narrows the transformers it targets (`pip install transformers
+# huggingface_hub==0.9.0`: transformers 4.23 requires huggingface-hub>=0.10.0, so 4.22 at most)
+HUB = ("huggingface-hub",)
 # what a project's requirement files are read for
-READ_LIBRARIES = LIBRARIES + COMPANIONS + PYTHON
+READ_LIBRARIES = LIBRARIES + COMPANIONS + PYTHON + HUB
 # conda's names of them (`- pytorch=2.1` in environment.yml)
 CONDA_NAMES = {"pytorch": "torch"}
 # Libraries whose vendored copy is library code (its own files are not judged as user code).
@@ -1301,7 +1305,7 @@ class VersionResolver:
         # the others (one step: a range implied from a pin implies nothing further); torch's
         # companions among them
         stated = {d: a for d, a in versions.items() if a is not None}
-        for dist in COMPANIONS + PYTHON:
+        for dist in COMPANIONS + PYTHON + HUB:
             found = self._stated(here, dist, inline)
             if found is not None:
                 stated[dist] = found

@@ -207,3 +207,28 @@ def test_an_installed_version_the_pins_admit_stays_the_target(tmp_path):
     assert found.source == "installed" and found.low == (4, 30, 2)
     nothing = VersionResolver({}, {}).targets(str(root / "train.py")).of("transformers")
     assert nothing.high is not None and not nothing.newest  # nothing installed: the lines the pin admits
+
+
+FROM_CONFIG = """\
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM
+
+config = AutoConfig.from_pretrained("bigscience/bloom")
+model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.float16)
+"""
+
+
+@pytest.mark.parametrize("hub, reported", [("huggingface_hub==0.9.0", False), ("huggingface_hub>=0.30", True)])
+def test_a_hub_client_pin_narrows_the_transformers_of_a_bare_install(tmp_path, hub, reported):
+    """``pip install transformers huggingface_hub==0.9.0`` (a README's setup): transformers 4.23
+    requires huggingface-hub>=0.10.0 (its wheel's metadata), so the install resolves to 4.22 at
+    most, where ``from_config(torch_dtype=)`` warns of nothing (deprecated in 4.56); a recent
+    hub pin leaves the newest transformers."""
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "", "README.md": f"# x\n\n## Setup\n\n```bash\npip install transformers {hub}\n```\n",
+        "infer.py": FROM_CONFIG,
+    })
+    assert bool(run(root)) == reported
+    if not reported:
+        rows = dict(requirement_rows("transformers"))
+        assert rows[(4, 23)]["huggingface-hub"].startswith(">=0.10.0")
