@@ -794,3 +794,18 @@ def test_a_stated_python_caps_torch(tmp_path, python, high):
     root = write_tree(tmp_path, {".git/HEAD": "", "environment.yml": f"dependencies:\n  - python={python}\n  - pytorch\n", "train.py": ""})
     allowed = _targets(root, "train.py").of("torch")
     assert allowed.high is not None and allowed.high[:2] == high, allowed.where()
+
+
+def test_a_readme_line_that_is_one_code_span_is_a_command():
+    """```` ```pip install transformers huggingface_hub==0.9.0``` ```` on a line of its own (inline
+    code to CommonMark: a fence's info string holds no backtick) is a command the reader copies,
+    as `` `pip install trl==0.7.4` `` is; a code span inside a sentence is prose."""
+    from precision_lint.workspace.versions import readme_requirements
+
+    text = (
+        "# x\n\n```pip install transformers huggingface_hub==0.9.0```\n"
+        "`pip install trl==0.7.4`\n\nWe once used `pip install peft==0.3.0` for this.\n"
+    )
+    assert [(a.dist, a.spec) for a in readme_requirements(text, "README.md")] == [
+        ("huggingface-hub", "huggingface_hub==0.9.0"), ("trl", "trl==0.7.4"),
+    ]

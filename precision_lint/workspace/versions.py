@@ -587,11 +587,17 @@ _RST_CODE = lazy(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::")
 _PROMPT = lazy(r"^\s*(?:\$|>|#|>>>)\s+")
 
 
+# A line that is one code span and nothing else (```` ```pip install transformers==4.31.0``` ````,
+# `` `pip install ...` ``): CommonMark reads it as inline code (a fence's info string holds no
+# backtick), but it is a command the reader copies, as from a block.
+_CODE_SPAN_LINE = lazy(r"^\s{0,3}(`{1,3})([^`]+?)\1\s*$")
+
+
 def readme_requirements(text: str, source: str) -> List[Allowed]:
     """The pins a README states: ``pip install transformers==4.31.0`` (or a range) on a line of a
-    fenced code block (Markdown ```` ``` ```` / ``~~~``, reST ``.. code-block::``), and the items
-    of its requirements list (:func:`listed_requirements`). Prose that mentions a version is not
-    a pin, nor a bare ``pip install transformers``."""
+    fenced code block (Markdown ```` ``` ```` / ``~~~``, reST ``.. code-block::``) or on a line
+    that is one code span, and the items of its requirements list (:func:`listed_requirements`).
+    Prose that mentions a version is not a pin, nor a bare ``pip install transformers``."""
     lines: List[str] = []
     fence: Optional[str] = None
     rst_indent: Optional[int] = None
@@ -616,6 +622,10 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
         directive = _RST_CODE().match(line)
         if directive is not None:
             rst_indent = len(directive.group(1))
+            continue
+        span = _CODE_SPAN_LINE().match(line)
+        if span is not None:  # a line that is one code span: a command, as in a block
+            lines.extend((span.group(2), ""))
     lines.append("")  # an unclosed block ends with the file
     found = pip_requirements(lines, source) + conda_requirements(lines, source) + listed_requirements(text, source)
     return [r for r in found if r.low is not None or r.high is not None]
