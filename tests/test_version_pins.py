@@ -809,3 +809,16 @@ def test_a_readme_line_that_is_one_code_span_is_a_command():
     assert [(a.dist, a.spec) for a in readme_requirements(text, "README.md")] == [
         ("huggingface-hub", "huggingface_hub==0.9.0"), ("trl", "trl==0.7.4"),
     ]
+
+
+def test_a_utf16_requirements_file_is_read_as_pip_reads_it(tmp_path):
+    """``pip freeze > requirements.txt`` in Windows PowerShell writes UTF-16 with its byte-order
+    mark; pip reads the pins by the mark, and so are they read here (a UTF-8 mark too)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "requirements.txt").write_bytes("transformers==4.47.1\r\ntorch==2.5.1\r\n".encode("utf-16"))
+    (tmp_path / "a" / "m.py").write_text("")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "requirements.txt").write_bytes("\ufefftransformers==4.40.0\n".encode("utf-8"))
+    (tmp_path / "b" / "m.py").write_text("")
+    assert _targets(tmp_path, "a/m.py").of("transformers").low == (4, 47, 1)
+    assert _targets(tmp_path, "b/m.py").of("transformers").low == (4, 40, 0)

@@ -60,6 +60,7 @@ Nothing is imported or run; files are read as text (TOML through ``tomllib``).
 """
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from dataclasses import replace
@@ -472,9 +473,15 @@ def parse_requirement(line: str, source: str) -> Optional[Allowed]:
 
 # --- where requirements are written ----------------------------------------------------------
 def _read(path: Path) -> Optional[str]:
+    """A project file's text: UTF-8, or UTF-16 where it opens with that byte-order mark (a
+    `pip freeze > requirements.txt` in Windows PowerShell writes UTF-16, which pip reads by its
+    mark too)."""
     try:
         if path.is_file() and path.stat().st_size <= MAX_BYTES:
-            return path.read_text(encoding="utf-8", errors="replace")
+            data = path.read_bytes()
+            if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+                return data.decode("utf-16", errors="replace")
+            return data.decode("utf-8-sig", errors="replace")
     except OSError:
         pass
     return None
