@@ -5,7 +5,7 @@ A training script's GPU is often stated outside it: the SLURM script that launch
 ("tested on 8xH100 80GB"). Only files that speak about *this* module count:
 
 - a launcher (``*.sh``, ``*.slurm``, ``*.sbatch``, a notebook) in the module's folder or up
-  to two folders above it, or their ``scripts/``, ``jobs/``, ``slurm/`` folders, that names the module's file (``python scripts/train.py``,
+  to two folders above it, or their ``scripts/``, ``jobs/``, ``slurm/``, ``notebooks/`` folders, that names the module's file (``python scripts/train.py``,
   ``!torchrun scripts/train.py``); a script's ``#SBATCH`` requests and comments are read, not
   its commands, a notebook's metadata and markdown cells;
 - a command of such a launcher, or of a fenced shell block of a README from the module's folder
@@ -60,7 +60,9 @@ LEVELS = 2  # folders above the module searched for its launch scripts
 README_LEVELS = 6  # folders above the module searched for its README
 PROJECT_ROOT = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 # and these folders of each, with the folders directly in them (`scripts/train/run.sh`)
-LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers")
+# (`notebooks/`: the Colab notebook that clones the project and runs `!python train.py`, its
+# metadata's `gpuType` the run's GPU)
+LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers", "notebooks", "notebook")
 DOCS_FOLDERS = ("docs", "doc")  # a project's documentation, beside its root marker
 DOCS_SUFFIXES = (".md", ".mdx", ".rst")
 DOCS_MAX_PAGES = 200  # pages read of one project's documentation (a site's thousands are not)

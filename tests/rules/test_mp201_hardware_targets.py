@@ -258,8 +258,10 @@ TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(ou
         # a variable `t4` in a code block is no T4 beside the A100 the prose states
         {"README.md": "Tested on 8 NVIDIA A100-40GB GPUs.\n\n```python\nt0, t1, t4 = inputs\n```\n"},
         {"../walkthrough.ipynb": _notebook("!torchrun src/train.py", markdown=("Validated on NVIDIA A10G GPUs.",))},
+        # the project's Colab notebook in a `notebooks/` folder beside the script's, its metadata's GPU
+        {"../notebooks/run.ipynb": _notebook("%cd project\n!python src/train.py", {"accelerator": "GPU", "colab": {"gpuType": "L4"}})},
     ],
-    ids=["slurm-gres", "slurm-partition-above", "tf32-launch-in-a-launch-subfolder", "readme-own-folder", "readme-of-the-project", "silent-readme-below-the-projects", "readme-with-code", "notebook-launcher"],
+    ids=["slurm-gres", "slurm-partition-above", "tf32-launch-in-a-launch-subfolder", "readme-own-folder", "readme-of-the-project", "silent-readme-below-the-projects", "readme-with-code", "notebook-launcher", "notebooks-folder"],
 )
 def test_launchers_and_the_folders_readme_state_the_target(tree, files):
     root = tree({"src/train.py": TRAIN, **{f"src/{k}": v for k, v in files.items()}})
