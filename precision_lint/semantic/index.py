@@ -1341,9 +1341,15 @@ _EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit", "SystemExit"})
 
 
 def _caught_names(node: ast.Try) -> Tuple[str, ...]:
-    """The exception names a ``try``'s handlers catch (last component; "*" for ``except:``)."""
+    """The exception names a ``try``'s handlers catch (last component; "*" for ``except:``). A
+    handler that ends by raising the same exception again (``except Exception: log(e); raise``)
+    survives nothing: its exceptions are not caught in the sense a use needs (one that raises an
+    error of its own, ``raise SystemExit("use the old options")``, expected the failure)."""
     out = []
     for handler in node.handlers:
+        last = handler.body[-1] if handler.body else None
+        if type(last) is ast.Raise and last.exc is None:
+            continue
         if handler.type is None:
             out.append("*")
             continue

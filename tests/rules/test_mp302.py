@@ -666,3 +666,16 @@ def test_a_removed_flag_given_its_default_is_removed_not_replaced(value, told):
     src = f"from transformers import TrainingArguments\n\nargs = TrainingArguments('out', group_by_length={value})\n"
     (d,) = [d for d in lint(src, cfg=config(transformers_version="5.2")) if d.code == "MP302"]
     assert told in d.message
+
+
+@pytest.mark.parametrize("handler, reported", [("return None", False), ("raise", True), ("raise SystemExit('see the README') from err", False)])
+def test_a_handler_that_raises_again_survives_nothing(handler, reported):
+    """A removed keyword inside ``try`` is code written for the TypeError where the handler goes
+    on (a fallback, ``return None``) or stops with an error of its own (the author expected it);
+    one that raises the same exception again (``log; raise``) stops the run all the same."""
+    src = (
+        "from transformers import TrainingArguments\n\n\ndef make_args():\n    try:\n"
+        "        return TrainingArguments('out', evaluation_strategy='steps')\n"
+        f"    except Exception as err:\n        print('bad arguments', err)\n        {handler}\n"
+    )
+    assert bool([d for d in lint(src, cfg=config(transformers_version="5.0")) if d.code == "MP302"]) == reported
