@@ -649,9 +649,9 @@ class MigrationJudge:
             error = error.replace(f"{row.owner_short}.__init__()", f"{short}.__init__()")
         return error
 
-    def _consequence(self, row: Migration, error: str, silent: bool = False) -> str:
+    def _consequence(self, row: Migration, error: str, silent: bool = False, told: Optional[str] = None) -> str:
         stage = stage_of(row, self._allowed(row), silent) or self.stage
-        return consequence(row, stage, error, self._allowed(row), silent)
+        return consequence(row, stage, error, self._allowed(row), silent, told=told)
 
     def _keyword_finding(self, call, use, row, shown, moves) -> Finding:
         short = shown.rsplit(".", 1)[-1]
@@ -663,12 +663,7 @@ class MigrationJudge:
         kind = valued(row, use, f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`")
         silent = self._silent(row, use, call.keywords)
         error = self._error(row, shown, several=len(classes) > 1, use=use)
-        told = default_advice(row, use.value_text)
-        if told is None:
-            message = f"{kind} passed to {target} {self._consequence(row, error, silent)}"
-        else:
-            stage = stage_of(row, self._allowed(row), silent) or self.stage
-            message = f"{kind} passed to {target} {consequence(row, stage, error, self._allowed(row), silent, told=told)}"
+        message = f"{kind} passed to {target} {self._consequence(row, error, silent, default_advice(row, use.value_text))}"
         fix = None
         if row.fix == "rename" and not self._new_name_exists(row):
             message += f" ({no_fix_reason(row, self._allowed(row))})"

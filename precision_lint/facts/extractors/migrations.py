@@ -722,15 +722,22 @@ def _file_parses(index: ModuleIndex, evaluator: Evaluator, calls, keep_all: bool
     return tuple(out)
 
 
-def _argv_parses(index: ModuleIndex, evaluator: Evaluator):
-    out = []
-    for site, position, classes, named, given in _parse_calls(index, evaluator, ARGV_PARSES):
-        node, scope = site.node, site.scope
-        if len(given) != len(node.args):
+def _command_line_parses(index: ModuleIndex, evaluator: Evaluator, table: dict):
+    """The parse calls of ``table`` that read the script's own command line (no ``args``, or
+    ``sys.argv[1:]``), as :func:`_parse_calls` gives them."""
+    for site, position, classes, named, given in _parse_calls(index, evaluator, table):
+        if len(given) != len(site.node.args):
             continue  # `*args`: not known
         args = given[0] if given else named.get("args")
-        if args is not None and not _reads_argv(index, evaluator, args, scope):
+        if args is not None and not _reads_argv(index, evaluator, args, site.scope):
             continue  # a list of its own (`parse_args_into_dataclasses(args=["--bf16"])`)
+        yield site, position, classes, named, given
+
+
+def _argv_parses(index: ModuleIndex, evaluator: Evaluator):
+    out = []
+    for site, position, classes, named, given in _command_line_parses(index, evaluator, ARGV_PARSES):
+        node, scope = site.node, site.scope
         remaining = given[position] if len(given) > position else named.get("return_remaining_strings")
         out.append(
             ParsedArgs(
@@ -750,21 +757,18 @@ def _config_parses(index: ModuleIndex, evaluator: Evaluator):
     ``return_remaining_strings=True`` or ``fail_with_unknown_args=False`` (then it is dropped).
     The file is the one a shipped launch passes as ``--config`` (``project/parsed_files.py``)."""
     out = []
-    for site, position, classes, named, given in _parse_calls(index, evaluator, {"parse_args_and_config": 1}):
+    for site, _, classes, named, given in _command_line_parses(index, evaluator, {"parse_args_and_config": 1}):
         node, scope = site.node, site.scope
-        if len(given) != len(node.args):
-            continue  # `*args`: not known
-        args = given[0] if given else named.get("args")
-        if args is not None and not _reads_argv(index, evaluator, args, scope):
-            continue  # a list of its own: no `--config` of the launch's
         remaining = given[1] if len(given) > 1 else named.get("return_remaining_strings")
         failing = given[2] if len(given) > 2 else named.get("fail_with_unknown_args")
-        kept, fails = _literal_bool(evaluator, remaining, scope), _literal_bool(evaluator, failing, scope)
-        if remaining is None:
-            kept = False
-        if failing is None:
-            fails = True
-        extra = True if kept or fails is False else (None if kept is None or fails is None else False)
+        kept = False if remaining is None else _literal_bool(evaluator, remaining, scope)  # None: not known
+        fails = True if failing is None else _literal_bool(evaluator, failing, scope)
+        if kept or fails is False:
+            extra = True  # the unknown keys are handed back, or dropped
+        elif kept is None or fails is None:
+            extra = None
+        else:
+            extra = False
         out.append(
             ParsedFile(
                 index.span(node), site.method, tuple(index.qualify(c, scope) or "" for c in classes), (".yaml", ".yml"),
