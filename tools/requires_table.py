@@ -42,6 +42,7 @@ from packaging.version import InvalidVersion, Version
 LIBRARIES = {"transformers": "4.0", "trl": "0.1", "peft": "0.1", "accelerate": "0.1", "torch": "1.0"}
 # what is recorded of their requirements (`python`: the wheel's Requires-Python)
 DEPENDENCIES = ("torch", "tokenizers", "transformers", "accelerate", "peft", "trl", "python")
+EXTRAS = ("torch",)
 # and, for transformers, the Hub client (a pin of it narrows the transformers a project targets:
 # `huggingface_hub==0.9.0` rules out 4.23 on); the others' rows do not need it (transformers is
 # what a project pins beside them)
@@ -53,7 +54,6 @@ def dependencies_of(name: str) -> Tuple[str, ...]:
     if name in HUB_OF:
         return DEPENDENCIES[:2] + ("huggingface-hub",) + DEPENDENCIES[2:]
     return DEPENDENCIES
-EXTRAS = ("torch",)
 
 
 def releases(name: str, since: str) -> List[str]:

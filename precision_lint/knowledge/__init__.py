@@ -5,8 +5,6 @@ libraries patch others on import; the facts of the user's code never say that.
 """
 from __future__ import annotations
 
-import dataclasses
-
 import fnmatch
 import os
 from .._dataclass import dataclass
@@ -503,16 +501,13 @@ def _field_read(row: Migration) -> Optional[Migration]:
         replacement = "remove the read: the field is gone"
     else:
         replacement = f"remove the read: the field is gone (its keyword's replacement: {row.replacement})"
-    return dataclasses.replace(
-        row,
-        kind="attribute",
-        replacement=replacement,
+    return Migration(  # what a read of the field shares with its keyword: whose it is, when it went, its new name
+        library=row.library, kind="attribute", owner=row.owner, name=row.name, replacement=replacement,
         fix="rename" if row.fix == "rename" else "none",
         error=f"AttributeError: '{{config}}' object has no attribute '{row.name}'",
-        deprecated_in=None,
-        move_to=None, move_as=None, move_since=None,
-        silent_since=None, silent_values=(), silent_with=(), quiet_values=(),
-        abbreviates=None, older_error=None, option_replacement=None, option_error=None,
+        also=row.also, unlike=row.unlike, removed_in=row.removed_in,
+        rename_to=row.rename_to, rename_since=row.rename_since, safety=row.safety, code=row.code,
+        verify_on=row.verify_on, since_note=row.since_note,
     )
 
 

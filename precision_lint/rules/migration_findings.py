@@ -124,7 +124,7 @@ def default_advice(row: Migration, value_text: str) -> Optional[str]:
     value kept off. None otherwise."""
     if row.default is None or row.removed_in is None:
         return None
-    if value_text.strip().strip("\"'").lower() != row.default.lower():
+    if _unquoted(value_text).lower() != row.default.lower():
         return None
     return f"remove it (`{value_text.strip()}` is what it defaulted to: the run is the same without it)"
 

@@ -124,19 +124,17 @@ class AdamEpsUnderflowsInFp16(Rule):
     def _finding(self, ctx: RuleContext, site, model: str, where: Related, weights=None):
         name = site.callee.rsplit(".", 1)[-1]
         eps = f"eps={site.eps_text}" if site.eps_span is not None else "the default eps=1e-8"
-        what = f"the float16 parameters of `{model}`"
-        related = (where,)
-        if weights is not None and weights.peft:
+        what, related, peft_note = f"the float16 parameters of `{model}`", (where,), ""
+        if weights is not None and weights.peft:  # float16 adapters of a peft that makes them so
             what = f"the float16 LoRA adapters that {weights.lora_wrap} (line {weights.lora_wrap_span.line}) adds to `{model}`"
             related += (Related(ctx.path, weights.lora_wrap_span, "adapters made in the base's float16 dtype here"),)
+            peft_note = f"; {base_dtype_note(base_dtype_adapters(ctx))}"
         message = (
             f"`{name}` updates {what} with {eps}, which rounds to 0 in float16 "
             f"(smallest value ≈ 6e-8): where a gradient is 0 or tiny, `sqrt(v) + eps` is 0 and the first "
             f"step writes NaN/inf into the parameters (`loss=nan` afterwards); keep float32 master weights "
-            f"(MP101 `fp32-master`) or use `eps={SAFE_EPS}`"
+            f"(MP101 `fp32-master`) or use `eps={SAFE_EPS}`{peft_note}"
         )
-        if weights is not None and weights.peft:
-            message += f"; {base_dtype_note(base_dtype_adapters(ctx))}"
         if site.eps_span is not None:
             edit = replace(site.eps_span, SAFE_EPS)
         else:

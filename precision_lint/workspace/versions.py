@@ -891,8 +891,8 @@ def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
         if is_requirements_file(name):
             out.extend(_requirements_file(folder / name, name, seen))
             continue
-        named_yaml = lower.endswith((".yml", ".yaml")) and not _CONDA_FILE.match(name)
-        if lower not in _READ_IN_FOLDER and not _CONDA_FILE.match(name) and not named_yaml:  # most names of a folder (a path for each costs more than the rest)
+        yaml = lower.endswith((".yml", ".yaml"))  # a conda environment by its name (_CONDA_FILE) or its text
+        if lower not in _READ_IN_FOLDER and not yaml:  # most names of a folder (a path for each costs more than the rest)
             continue
         path = folder / name
         if lower == "requirements" and path.is_dir():  # requirements/train.txt, requirements/base.txt
@@ -909,13 +909,13 @@ def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
             reader = _quoted_requirements
         elif lower == "setup.cfg":
             reader = _setup_cfg
-        elif _CONDA_FILE.match(name) or named_yaml:
+        elif yaml:
             reader = _environment
         else:
             continue
         text = _read(path)
-        if named_yaml and not (text and _CONDA_ONLY().search(text)):
-            continue  # a training configuration, not an environment
+        if yaml and not _CONDA_FILE.match(name) and not (text and _CONDA_ONLY().search(text)):
+            continue  # another name, and a training configuration's text: not an environment
         if text and (reader is not _environment or _CONDA_DEPENDENCIES().search(text)):
             out.extend((r, path) for r in reader(text, name))
     return out
