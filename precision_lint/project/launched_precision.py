@@ -85,14 +85,13 @@ def _span(text: Optional[str], launch: Launch, name: str, value: str) -> Optiona
 
 
 def _run_folder(script_path: str, launch: Launch) -> Optional[str]:
-    """The folder the command runs the script from: where ``launch.script`` names
-    ``script_path`` (``src/train.py`` of ``/p/src/train.py``: ``/p``)."""
-    written = os.path.normpath(launch.script or "")
+    """The folder the command runs the script from: where the file it names (``launch.files``)
+    is ``script_path`` (``src/train.py`` of ``/p/src/train.py``, ``-m src.train`` too: ``/p``)."""
     here = os.path.normpath(os.path.abspath(script_path))
-    if os.path.isabs(written) or written.startswith(".."):
-        return None
-    if here.endswith(os.sep + written):
-        return here[: -len(written) - 1]
+    for file in launch.files():
+        written = os.path.normpath(file)
+        if not os.path.isabs(written) and not written.startswith("..") and here.endswith(os.sep + written):
+            return here[: -len(written) - 1]
     return None
 
 

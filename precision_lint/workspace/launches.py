@@ -73,6 +73,22 @@ class Launch:
     launcher: str = ""
     launcher_args: Tuple[str, ...] = ()
 
+    @property
+    def written(self) -> Optional[str]:
+        """The word of the command that names what it runs: the script, else the module."""
+        return self.script if self.script is not None else self.module
+
+    def files(self) -> Tuple[str, ...]:
+        """The file the launch runs, relative to the folder the command runs in: the script as
+        written, or the file ``python -m`` finds for the module (``pkg.train``: ``pkg/train.py``,
+        or a package's ``pkg/train/__main__.py``)."""
+        if self.script is not None:
+            return (self.script,)
+        parts = (self.module or "").split(".")
+        if not all(part.isidentifier() for part in parts):
+            return ()  # `python -m $MODULE`: not known
+        return (os.path.join(*parts) + ".py", os.path.join(*parts, "__main__.py"))
+
 
 def commands(text: str) -> List[Tuple[int, str]]:
     """``(line, command)`` of a shell-like text: ``\\`` continuations joined, comments dropped,
@@ -234,17 +250,17 @@ def option_span(text: str, launch: Launch, name: str, value: str = "") -> Option
 def option_words(text: str, launch: Launch) -> List[Tuple[int, Tuple[int, int, int, int]]]:
     """``(i, (line, column, start, end))`` for each long option ``launch.args[i]`` passes its
     script (``--name``, ``--name=value``), where it is written in ``text``: looked for in
-    order from the script's word of the command on (the launcher's own options before it, an
+    order from the script's (or the ``-m`` module's) word of the command on (the launcher's own options before it, an
     ``accelerate launch --fsdp_transformer_layer_cls_to_wrap X`` of its own, are not the
     script's). The span is the option's word (up to ``=``). A word not found ends the search
     (its command is not written as read)."""
     starts = [0]
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
-    if launch.script is None or not 0 < launch.line < len(starts):
+    if launch.written is None or not 0 < launch.line < len(starts):
         return []
     cursor = starts[launch.line - 1]
-    script = re.compile(r"(?<!\S)['\"]?" + re.escape(launch.script) + r"['\"]?(?=\s|$)")
+    script = re.compile(r"(?<!\S)['\"]?" + re.escape(launch.written) + r"['\"]?(?=\s|$)")
     found = script.search(text, cursor)
     if found is None:
         return []

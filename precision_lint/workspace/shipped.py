@@ -41,6 +41,7 @@ while they are unchanged.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import replace
@@ -271,7 +272,7 @@ class ShippedFiles:
         found = self._naming.get(path)
         if found is not None:
             return found
-        base = os.path.basename(path)
+        base, stem = os.path.basename(path), _module_stem(path)
         runs = None  # compiled at the first launcher that holds the name (most files: none)
         found = []
         here = os.path.dirname(path)
@@ -281,10 +282,10 @@ class ShippedFiles:
                     text = self._read(os.path.join(where, name))
                     # the plain substring first: a pattern that opens with a look-behind is tried
                     # at every offset of the text (a notebook's megabytes, once per module)
-                    if text is None or base not in text:
+                    if text is None or base not in text and (stem is None or stem not in text):
                         continue
                     if runs is None:
-                        runs = re.compile(rf"(?<![\w-]){re.escape(base)}(?![\w-])")
+                        runs = _naming(base, stem)
                     if runs.search(text):
                         found.append((where, name, text))
             parent = os.path.dirname(here)
@@ -304,7 +305,7 @@ class ShippedFiles:
         command (``markdown.shell_text``, read as a launch script's), but in a folder above the
         file (``README_zh.md`` beside the project's ``README.md``: the nearest README above the
         file speaks for it, and one nearer overrides it)."""
-        base = os.path.basename(path)
+        base, stem = os.path.basename(path), _module_stem(path)
         found = []
         here, root = os.path.dirname(path), None
         ancestors = set()  # the folders on the way up
@@ -315,7 +316,7 @@ class ShippedFiles:
                 if name.endswith((".rst", ".txt")) or self._read(readme) is None:
                     continue
                 commands = self._shell(readme)
-                if base in commands:
+                if base in commands or stem is not None and stem in commands and _naming(base, stem).search(commands):
                     found.append((here, readme, commands, True))
                 break
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
@@ -352,7 +353,7 @@ class ShippedFiles:
                 if text is None:
                     continue
                 linked = tuple(_linked(os.path.dirname(readme), text))
-                scripts = tuple(launch.script for launch in _launches(self._shell(readme)) if launch.script is not None)
+                scripts = tuple(f for launch in _launches(self._shell(readme)) for f in launch.files())
                 for name in {os.path.basename(t) for t in (*linked, *scripts)}:
                     index.setdefault(name, []).append((readme, linked, scripts))
         return index
@@ -436,10 +437,15 @@ class ShippedFiles:
         return found
 
     def launches_for(self, module_path: str) -> List[Tuple[str, "Launch"]]:
-        """``(launcher, launch)`` for each command of a shell launcher near ``module_path``
-        (found as :meth:`stated_for` finds them) that runs that file (``torchrun
-        --nproc_per_node 2 train.py --bf16``): its ``args`` are what the shipped run passes the
-        script. ``launcher`` is the launcher's absolute path."""
+        """``(launcher, launch)`` for each command that runs the file ``module_path``
+        (``torchrun --nproc_per_node 2 train.py --bf16``, ``python -m pkg.train --config
+        c.yaml``): its ``args`` are what the shipped run passes the script. The commands are
+        those of a shell launcher near the file (found as :meth:`stated_for` finds them) and
+        those of a README's fenced shell blocks that speak about it (:meth:`_readmes_about`:
+        the documented run is the run the code is written for), where the command names the
+        file itself: from the README's folder, or by a path with a folder in it
+        (``python src/train.py``, ``python -m pkg.train``), never by a bare name another
+        folder's file shares. ``launcher`` is the launcher's (or README's) absolute path."""
         path = os.path.abspath(module_path)
         if path in self._launches:
             return self._launches[path]
@@ -449,8 +455,12 @@ class ShippedFiles:
                 if name.endswith(".ipynb"):
                     continue  # a notebook's `!` lines are JSON strings: not read here
                 for launch in _launches(text):
-                    if launch.script is not None and _runs(where, launch.script, path):
+                    if _runs_launch(where, launch, path):
                         found.append((os.path.join(where, name), launch))
+            for folder, readme, commands, _ in self._readmes_about(path):
+                for launch in _launches(commands):
+                    if any(_names_exactly(folder, f, path) for f in launch.files()):
+                        found.append((readme, launch))
         self._launches[path] = found
         return found
 
@@ -527,6 +537,39 @@ class ShippedFiles:
         return self._read(launcher)
 
 
+def _runs_launch(where: str, launch: "Launch", path: str) -> bool:
+    """Whether ``launch``, written in a launcher in ``where``, runs the file ``path``
+    (:func:`_runs`; a module's file as ``python -m`` finds it)."""
+    return any(_runs(where, f, path) for f in launch.files())
+
+
+def _names_exactly(where: str, script: str, path: str) -> bool:
+    """:func:`_runs` where the command's file is known: named from ``where``, or by a path with
+    a folder in it whose tail is the file's (a bare ``train.py`` run from a README's folder is
+    that folder's, not another folder's file of the same name)."""
+    if os.path.normcase(os.path.abspath(os.path.join(where, script))) == os.path.normcase(path):
+        return True
+    return os.path.dirname(os.path.normpath(script)) != "" and _runs(where, script, path)
+
+
+def _module_stem(path: str) -> Optional[str]:
+    """The last part of the module name ``python -m`` runs the file ``path`` by (a package's
+    ``__main__.py``: its folder's name); None for a file no module name reaches."""
+    folder, base = os.path.split(path)
+    stem = os.path.basename(folder) if base == "__main__.py" else base[:-3] if base.endswith(".py") else ""
+    return stem if stem.isidentifier() else None
+
+
+@functools.lru_cache(maxsize=256)
+def _naming(base: str, stem: Optional[str]) -> "re.Pattern[str]":
+    """A launcher's text that names the file ``base`` (``train.py``) or runs its module
+    (``-m pkg.train``, ``--module train``)."""
+    pattern = rf"(?<![\w-]){re.escape(base)}(?![\w-])"
+    if stem is not None:
+        pattern += rf"|(?<!\S)(?:-m|--module)\s+(?:\w+\.)*{re.escape(stem)}(?![\w.])"
+    return re.compile(pattern)
+
+
 def _runs(where: str, script: str, path: str) -> bool:
     """Whether ``script`` (as a launcher in the folder ``where`` writes it) is the file ``path``:
     from the launcher's folder, or, as a path relative to wherever it is started, by its tail
@@ -594,7 +637,7 @@ def _stated_by_launches(where: str, text: str, path: str) -> List[int]:
     if "tf32" not in text:
         return []
     for launch in _launches(text):
-        if launch.script is None or not _runs(where, launch.script, path):
+        if not _runs_launch(where, launch, path):
             continue
         word = passed_options(launch.args).get("tf32")  # "" for a bare `--tf32` switch
         if word is not None and (word == "" or word.lower() in TRUE_WORDS):
