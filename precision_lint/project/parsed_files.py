@@ -15,8 +15,10 @@ The keys are data the project ships, so the file has to be found. A file is tied
    folder, the script's and the working directory. The scripts are the module itself and the
    scripts whose runs hold it (a helper module's parse runs in the scripts that import it); a
    value that is a shell variable names nothing;
-3. **failing both** (the script reads a file its user names at run time, and nothing shipped
-   names one): a JSON/YAML file the project ships around the script
+3. **where the code names none** (the script reads a file its user names at run time; a
+   launch, or a README's command, names one run's, and the project ships the others beside
+   it: ``starting_point.json`` in the README, ``large.json`` and ``debug.json`` next to it):
+   a JSON/YAML file the project ships around the script
    (``ShippedFiles.config_files_near``: its folder, or up to two above it, never above the
    folder the check runs from), of a suffix the method reads, whose top-level keys
    include a field of one of the *project's own* dataclasses of that parse (a
@@ -89,7 +91,7 @@ def tied_files(project, module, parse, words: Tuple[str, ...]) -> List[Tied]:
                     if found is not None:
                         add(found, "launch", launcher, launch.line)
                         break
-    if out or (not parse.option and parse.argv is None) or parse.method == "parse_args_and_config":
+    if any(t.how == "code" for t in out) or (not parse.option and parse.argv is None) or parse.method == "parse_args_and_config":
         return out  # (TRL's `--config`: only a file the code or a launch names, see above)
     own = set(own_fields(project, module, parse))
     if not own or not words:

@@ -144,18 +144,21 @@ def test_a_yaml_file_the_code_names_is_read_whatever_its_keys(tmp_path, monkeypa
 
 
 def test_a_file_a_shipped_launch_passes_is_read_whatever_its_keys(tmp_path, monkeypatch):
-    # the launcher names the file: it needs none of the script's own fields
+    # the launcher names the file: it needs none of the script's own fields; the file beside it
+    # that holds them is another run's input of the same parse (no launch of it is shipped)
     write_tree(
         tmp_path,
         {
             "src/train.py": SCRIPT,
             "scripts/run.sh": "python src/train.py configs/base.json\n",
             "configs/base.json": _json({"output_dir": "out", "evaluation_strategy": "steps"}),
-            "configs/unused.json": _json(CONFIG),  # shipped, but no launch passes it: a launch names the file
+            "configs/large.json": _json(CONFIG),
+            "configs/other.json": _json({"output_dir": "out", "evaluation_strategy": "steps"}),  # none of its fields
         },
     )
-    (d,) = _run(tmp_path, monkeypatch)
-    assert d.path == "configs/base.json" and "scripts/run.sh (line 1) passes it" in d.message
+    launched, beside = _run(tmp_path, monkeypatch)
+    assert launched.path == "configs/base.json" and "scripts/run.sh (line 1) passes it" in launched.message
+    assert beside.path == "configs/large.json" and "passes it" not in beside.message
 
 
 def test_an_argparse_option_that_names_the_file_and_its_default(tmp_path, monkeypatch):
