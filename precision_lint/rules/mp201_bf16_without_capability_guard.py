@@ -48,6 +48,7 @@ only where the original fails or crawls.
 """
 from __future__ import annotations
 
+import os
 import re
 from itertools import chain
 from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
@@ -137,6 +138,7 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
         lambda: [m for m in ctx.project.modules if (c := capability_facts(m)) and c.states() is not None],
     )
     stated = [capability_facts(m).states() for m in ctx.project.entries_among(ctx.facts, stating)]
+    stated.extend(capability_facts(m).states() for m in _launching(project, stating, (ctx.facts.path, *roots)))
     # Code that states its own GPU (a notebook's markdown, the docstring of the script that runs
     # it) is nearer than a README above it, written for a folder of recipes ("on the free Colab
     # T4" about another one): the README counts only where the code states nothing. What its
@@ -155,6 +157,24 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
     if stated:  # the GPUs named (each source's lowest), not the default list: what a message cites
         return tuple(sorted(set(stated))), "stated"
     return ctx.config.target_capabilities, "default"
+
+
+def _launching(project, stating, paths: Tuple[str, ...]) -> List:
+    """The modules of ``stating`` whose code launches one of the files ``paths`` (a module, or
+    the scripts whose runs hold it): a Modal function that requests an H100 and runs
+    ``subprocess.run([sys.executable, "train/fit.py"])`` states the GPU ``fit.py`` runs on.
+    A launched file is read from the launcher's folder, else by the tail of its path (the
+    command runs from wherever the project is mounted)."""
+    wanted = {os.path.normcase(os.path.abspath(p)) for p in paths}
+    out = []
+    for m in stating:
+        for written in capability_facts(m).launches:
+            from_launcher = os.path.normcase(os.path.abspath(os.path.join(os.path.dirname(m.path), written)))
+            tail = os.sep + os.path.normcase(os.path.normpath(written))
+            if from_launcher in wanted or (not written.startswith("..") and any(p.endswith(tail) for p in wanted)):
+                out.append(m)
+                break
+    return out
 
 
 def _fp8_in_runs(project, roots: Tuple[str, ...]) -> bool:

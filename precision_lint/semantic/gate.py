@@ -25,6 +25,9 @@ LIBRARIES = frozenset(
         "setfit", "unsloth", "fairscale", "optimum", "xformers", "flash_attn", "torchvision", "torchaudio",
         "torchdistill", "composer", "colossalai", "megatron", "vllm", "auto_gptq", "awq", "torch_xla",
         "habana_frameworks", "intel_extension_for_pytorch", "transformer_engine", "ignite", "fastai", "keras",
+        # a cloud runner whose functions request the run's GPU (Modal's `gpu="H100:8"`) for the
+        # training code they launch: what the rules read as the stated hardware
+        "modal",
     }
 )
 

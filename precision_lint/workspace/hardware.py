@@ -97,6 +97,15 @@ def _capability(name: str) -> Optional[int]:
     return GPU_CAPABILITY.get(key) or GPU_CAPABILITY.get(key[:-2] if key.endswith("ti") else key)
 
 
+def requested_capability(name: str) -> Optional[int]:
+    """The compute capability of a GPU a cloud function requests by name (Modal's
+    ``gpu="H100:8"``, ``"a100-80gb"``, ``"H100!"``, ``modal.gpu.A100``): its count, memory size
+    and ``!`` cut; None for ``"any"`` or a name not known."""
+    key = name.strip().lower().rstrip("!").split(":", 1)[0]
+    key = re.sub(r"-(?:\d+gb|sxm\d*|pcie|nvl)$", "", key)
+    return _capability(key)
+
+
 # A sentence about a precision feature names GPUs to say what the feature needs ("bf16
 # (requires an A100)"), unless it says the code was run there ("tested on an H100 in bf16").
 _FEATURE_WORDS = r"bf16|bfloat16|fp16|float16|flash|tf32|fp8|precision|\bamp\b|mixed"

@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import shlex
 import tokenize
 import dataclasses
 from ..._dataclass import dataclass
@@ -114,6 +115,10 @@ class CapabilityFacts:
     # The checkpoint names of each load placed whole on one GPU, unquantized (`from_pretrained(
     # name, ...).cuda()`): the join gives a parameter's its callers' (`self.model_name`)
     one_gpu_loads: Tuple[Tuple[Possible, ...], ...] = ()
+    # The files a module that states a GPU launches from its code (`subprocess.run([sys.
+    # executable, "train/fit.py"])` in a Modal function that requests an H100), as written:
+    # the GPU is theirs too (read where something is stated only)
+    launches: Tuple[str, ...] = ()
 
     def states(self) -> Optional[int]:
         """The lowest compute capability the module states (``stated_capability``), or sm80 where
@@ -841,8 +846,12 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         for option in found:
             default = keyword(option.call, "default")
             options.append(ArgparseOption(index.span(option.call), index.span(default.value) if default else None))
+    modal = any((site.qualname or "").startswith("modal.") for site in index.calls)
+    requests = (_cloud_request(evaluator, site) for site in index.calls) if modal else ()
+    stated = hardware.summarise(c for c in (hardware.stated_capability(prose), *requests) if c is not None)
     return CapabilityFacts(
-        stated_capability=hardware.stated_capability(prose),
+        stated_capability=stated,
+        launches=_code_launches(index, evaluator) if stated is not None else (),
         one_gpu_loads=_one_gpu_loads(index, evaluator, options),
         fp8_compute=fp8,
         device=other_device(index, evaluator, trains, marks),
@@ -855,6 +864,51 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         options=tuple(options),
         trains=trains,
     )
+
+
+def _cloud_request(evaluator: Evaluator, site: CallSite) -> Optional[int]:
+    """The GPU a Modal function or class requests in a module that uses Modal, as a SLURM
+    ``--gres=gpu:a100`` does: the lowest capability of a call's ``gpu=``
+    (``@app.function(gpu="H100:8")``, whose ``app`` is the module's ``modal.App``; a list of
+    fallbacks ``["h100", "a100-80gb"]``), or of a ``modal.gpu.A100(size="80GB")``. None: no
+    request, ``"any"``, or a value not known."""
+    q = site.qualname or ""
+    if q.startswith("modal.gpu."):
+        return hardware.requested_capability(q.rsplit(".", 1)[-1])
+    given = keyword(site.node, "gpu")
+    if given is None or isinstance(given.value, ast.Call):
+        return None  # a `modal.gpu.X()` is a call of its own
+    names = []
+    for element in given.value.elts if isinstance(given.value, (ast.List, ast.Tuple)) else [given.value]:
+        values = evaluator.values(element, site.scope)
+        if not values or any(v.kind != CONST or not isinstance(v.value, str) for v in values):
+            return None
+        names.extend(v.value for v in values)
+    found = [hardware.requested_capability(n) for n in names]
+    return None if not found or None in found else min(found)
+
+
+def _code_launches(index: ModuleIndex, evaluator: Evaluator) -> Tuple[str, ...]:
+    """The files the module's code runs as a command (``subprocess.run([sys.executable,
+    "train/fit.py", "--cfg", path])``, ``os.system("accelerate launch fit.py")``), as written
+    (``workspace/launches.py`` reads each command; a word that is not known, an interpreter's
+    path or an argument, is kept as a shell variable)."""
+    from ...workspace.launches import parse
+    from .accelerate_launch import RUNNERS, _command
+
+    out: List[str] = []
+    for site in index.calls:
+        if site.qualname not in RUNNERS:
+            continue
+        given = positional(site.node) or [k.value for k in site.node.keywords if k.arg == "args"]
+        words = _command(index, evaluator, given[0], site.scope) if given else None
+        if not words:
+            continue
+        text = " ".join(("python" if i == 0 else "$ARG") if w is None else shlex.quote(w) for i, (w, _) in enumerate(words))
+        launch = parse(text, site.node.lineno)
+        if launch is not None:
+            out.extend(launch.files())
+    return tuple(dict.fromkeys(out))
 
 
 def finish(cap: CapabilityFacts, sections: dict, index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
