@@ -364,10 +364,10 @@ def _config_texts(diagnostics, texts) -> dict:
     key that a script reads, an option a shell launcher passes it: MP302), for the excerpts:
     they are no source of the run."""
     from .workspace.configfiles import is_config_file
-    from .workspace.shipped import LAUNCH_SUFFIXES
+    from .workspace.shipped import is_launch_document
 
     out = {}
-    side = {d.path for d in diagnostics if d.path not in texts and (is_config_file(d.path) or d.path.lower().endswith(LAUNCH_SUFFIXES))}
+    side = {d.path for d in diagnostics if d.path not in texts and (is_config_file(d.path) or is_launch_document(d.path))}
     for path in sorted(side):
         try:
             with open(path, encoding="utf-8") as fh:

@@ -633,12 +633,12 @@ class Engine:
         """Whether a finding a module makes in another file (a key of a JSON/YAML configuration
         it reads, an option a shell launcher passes it: MP302) is turned off there: that file
         matches ``exclude``, its ``per-file-ignores`` name the code, or, in YAML, a ``# noqa``
-        comment ends its line; in a shell launcher, the line that ends the option's command (a
-        line continued with ``\\`` can hold no comment). A JSON file holds no comments:
+        comment ends its line; in a shell launcher or a README's fenced command, the line that
+        ends the option's command (a line continued with ``\\`` can hold no comment). A JSON file holds no comments:
         per-file-ignores is its way (the module's own ``# noqa`` lines are about the module's
         lines, never the other file's)."""
         from .workspace.discovery import is_excluded
-        from .workspace.shipped import LAUNCH_SUFFIXES
+        from .workspace.shipped import is_launch_document
 
         if is_excluded(d.path, self.config.exclude, self.config.root):
             return True
@@ -647,7 +647,7 @@ class Engine:
         text = None
         if d.path.lower().endswith((".yaml", ".yml")):
             text = project.configs.text_of(d.path)
-        elif d.path.lower().endswith(LAUNCH_SUFFIXES):  # a shell launcher's option: its command's last line
+        elif is_launch_document(d.path):  # an option a launch passes: its command's last line
             text = project.shipped.text_of(os.path.abspath(d.path))
         if text:
             from .facts.extract import parse_noqa

@@ -23,7 +23,7 @@ from ..diagnostics import Diagnostic, Edit
 from ..facts.extract import NOQA  # the one definition of what a noqa comment looks like
 from .fixer import apply_edits, still_valid
 from ..workspace.configfiles import is_config_file
-from ..workspace.shipped import LAUNCH_SUFFIXES
+from ..workspace.shipped import is_launch_document
 
 _ENDING = re.compile(r"\r\n|\r|\n")
 
@@ -143,7 +143,7 @@ def write_noqa(result, display=str, err=None) -> int:
     for path, rows in sorted(rows_by_path(result.diagnostics).items()):
         src = result.sources.get(path)
         if src is None or is_config_file(path):  # a JSON/YAML key a script reads (MP302)
-            if path.lower().endswith(LAUNCH_SUFFIXES):  # an option a shell launcher passes a script
+            if is_launch_document(path):  # an option a shell launcher (or a README's command) passes a script
                 err.write(
                     f"precision-lint: warning: {display(path)}: no noqa comments added: a launch script "
                     "(turn a finding there off with per-file-ignores, or a `# noqa: CODE` comment on the line "

@@ -37,7 +37,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from ..diagnostics import Span
 from ..semantic.values import CONST, UNKNOWN, Guard, Possible
 from ..workspace.launches import FALSE_WORDS, TRUE_WORDS, Launch, option_span, passed_options
-from ..workspace.shipped import LAUNCH_SUFFIXES
+from ..workspace.shipped import is_launch_document
 
 
 
@@ -138,7 +138,7 @@ def launcher_shown(path: str, near: str) -> str:
 
 def from_launcher(v: Possible) -> bool:
     """Whether ``v`` is a value a shipped launcher passes (:func:`as_launched` made it)."""
-    return bool(v.where) and v.where.endswith(LAUNCH_SUFFIXES) and v.origin is not None
+    return bool(v.where) and is_launch_document(v.where) and v.origin is not None
 
 
 def passed_by(values: Sequence[Possible], near: str) -> str:

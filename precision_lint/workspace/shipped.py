@@ -537,6 +537,13 @@ class ShippedFiles:
         return self._read(launcher)
 
 
+def is_launch_document(path: str) -> bool:
+    """Whether findings in ``path`` are about the commands it holds: a shell launcher or
+    notebook (:data:`LAUNCH_SUFFIXES`), or a README whose fenced shell blocks run a script
+    (:meth:`ShippedFiles.launches_for`)."""
+    return path.lower().endswith(LAUNCH_SUFFIXES) or os.path.basename(path) in READMES
+
+
 def _runs_launch(where: str, launch: "Launch", path: str) -> bool:
     """Whether ``launch``, written in a launcher in ``where``, runs the file ``path``
     (:func:`_runs`; a module's file as ``python -m`` finds it)."""

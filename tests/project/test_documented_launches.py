@@ -135,3 +135,30 @@ def test_a_launcher_that_runs_the_module_passes_its_options(tmp_path, where):
     ((code, path, line, message),) = findings(root)
     assert (code, path, line) == ("MP302", where, 3)
     assert "ValueError: Some specified arguments are not used by the HfArgumentParser: ['--evaluation_strategy', 'steps']" in message
+
+
+def test_a_readme_findings_excerpt_noqa_and_add_noqa(tmp_path):
+    from conftest import run_cli
+
+    command = "python train.py --output_dir out --evaluation_strategy steps"
+    root = write_tree(tmp_path / "p", {
+        ".git/HEAD": "", "requirements.txt": "transformers==5.2.0\n", "train.py": HF_SCRIPT, "README.md": readme(command),
+    })
+    full = run_cli(".", "--no-cache", "--select", "MP302", cwd=root)
+    assert "README.md:6:34: MP302" in full.stdout and command in full.stdout  # the README's line, excerpted
+    before = (root / "README.md").read_text()
+    added = run_cli(".", "--no-cache", "--select", "MP302", "--add-noqa", cwd=root)
+    assert "no noqa comments added: a launch script" in added.stderr and (root / "README.md").read_text() == before
+    (root / "README.md").write_text(readme(command + "  # noqa: MP302"))
+    assert findings(root) == []
+
+
+def test_a_switch_the_readme_passes_is_the_documented_run(tmp_path):
+    """The README's command passes `--fp16` to a script that parses `TrainingArguments`: the
+    shipped run is fp16 only; `--bf16` beside it is a user's own edit of the command, as with
+    a shell launcher's (review 21b's MP102 FP)."""
+    root = write_tree(tmp_path / "p", {
+        ".git/HEAD": "", "requirements.txt": "transformers==4.49.0\n", "train.py": HF_SCRIPT,
+        "README.md": readme("python train.py --output_dir out --fp16"),
+    })
+    assert findings(root, codes=("MP102",)) == []
