@@ -534,6 +534,13 @@ def migrated_names(kind: str) -> FrozenSet[str]:
 
 
 @lru_cache(maxsize=None)
+def removed_keyword_names() -> FrozenSet[str]:
+    """The keywords some version removed (a row with ``removed_in``): a project class that
+    declares a field of that name keeps it where the library no longer reads it."""
+    return frozenset(m.name for m in migrations() if m.kind == "keyword" and m.name and m.removed_in is not None)
+
+
+@lru_cache(maxsize=None)
 def valued_names() -> FrozenSet[str]:
     """The keywords of rows with ``quiet_values`` or removed ``values``: the facts layer records
     the values the code gives them."""

@@ -795,6 +795,46 @@ class MigrationJudge:
                 yield Finding(row, self.stage, attr.name_span, message, fix)
                 break
 
+    # --- fields a subclass declares -------------------------------------------------------------
+    def fields(self) -> Iterator[Finding]:
+        """A field a project subclass declares under a keyword its library class no longer has
+        (``warmup_ratio: float = 0.05`` in a ``TrainingArguments`` subclass, on transformers 5.15
+        and later): the dataclass takes it, so nothing raises, but nothing of the library reads
+        it any more: the run silently goes without what it set (no warmup). Not where the
+        project's own code reads the attribute (it may use the value itself)."""
+        if not self._has_section():
+            return
+        for declared in self.ctx.facts.section("migrations").get("fields", ()):
+            rows = [r for r in self._named_rows("keyword", declared.name) if r.removed_in is not None]
+            if not rows:
+                continue
+            library = [a for a in self._ancestry(declared.klass) if not self._is_project_class(a)]
+            row = next((r for r in rows if any(r.matches_owner(a) for a in library)), None)
+            if row is None or self._stage(row) not in ("removed", "removed-in-some") or not self._applies(row):
+                continue
+            if self._read_by_project(declared.name):
+                continue
+            allowed = self._allowed(row)
+            lib = VERSION_TEXT[row.library]
+            owner = row.owner.rsplit(".", 1)[-1]
+            where = f" ({allowed.where()})" if allowed.source not in ("configuration", "installed", "newest") else ""
+            if self._stage(row) == "removed-in-some":
+                where = f", which {allowed.where()} allows"
+            message = (
+                f"`{declared.klass.rsplit('.', 1)[-1]}` declares `{declared.name}`, a field `{owner}` no longer has "
+                f"from {lib} {version_text(row.removed_in)} on{where}: the dataclass takes it, so nothing raises, "
+                f"but nothing of {lib} reads it there and the run silently goes without it; {advice(row, allowed)}"
+            )
+            yield Finding(row, self.stage, declared.span, message, None)
+
+    def _read_by_project(self, name: str) -> bool:
+        """Whether a module of the project reads the attribute ``name`` (``args.warmup_ratio``)."""
+        return self.ctx.project.memo(("attribute read", name), lambda: any(
+            attr.name == name and not getattr(attr, "store", False)
+            for m in self.ctx.project.modules
+            for attr in ((m.sections.get("migrations") or {}).get("attrs") or ())
+        ))
+
     # --- imports --------------------------------------------------------------------------
     def imports(self) -> Iterator[Finding]:
         if not self._has_section():
@@ -1120,6 +1160,7 @@ class MigrationJudge:
         yield from self.calls()
         yield from self.forwarded()
         yield from self.attrs()
+        yield from self.fields()
         yield from self.imports()
         yield from self.configured()
         yield from self.launched()

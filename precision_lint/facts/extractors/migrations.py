@@ -30,7 +30,7 @@ from ..._dataclass import dataclass
 from typing import Optional, Tuple
 
 from ...diagnostics import Span
-from ...knowledge import migrated_names, newer_name_methods, newer_names, valued_names
+from ...knowledge import migrated_names, newer_name_methods, newer_names, removed_keyword_names, valued_names
 from ...semantic.callees import LIBRARIES, assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator
 from ...semantic.kinds import instance_classes
@@ -47,7 +47,7 @@ from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, tolerates
 SECTION = "migrations"
 EMPTY = {
     "calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": (), "parses": (), "argv_parses": (),
-    "self_parses": (), "parser_uses": (),
+    "self_parses": (), "parser_uses": (), "fields": (),
 }
 
 # `HfArgumentParser`'s methods that read a whole file's keys as the dataclasses' fields (and
@@ -147,6 +147,17 @@ class MigrationAttr:
     # its receiver was built with `trust_remote_code=` (not certainly False): the hub's own
     # class, which may define the name itself (the row's `hub_may_define`)
     remote: bool = False
+
+
+@dataclass(frozen=True)
+class DeclaredField:
+    """A field a class with bases declares (``warmup_ratio: float = 0.05`` in a subclass of
+    ``TrainingArguments``) under the name of a keyword some library version removed: the join
+    decides whose class it derives from."""
+
+    klass: str
+    name: str
+    span: Span
 
 
 @dataclass(frozen=True)
@@ -873,4 +884,19 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         "argv_parses": _argv_parses(index, evaluator),
         "self_parses": _self_parses(index, evaluator),
         "parser_uses": _parser_uses(index, evaluator),
+        "fields": _declared_fields(index),
     }
+
+
+def _declared_fields(index: ModuleIndex) -> Tuple[DeclaredField, ...]:
+    """The fields classes with bases declare in their bodies whose names a removed keyword row
+    of the table has (most classes: none, and no lookup beyond a set's)."""
+    names = removed_keyword_names()
+    out = []
+    for info in index.classes.values():
+        if not info.bases:
+            continue
+        for stmt in info.node.body:
+            if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name and stmt.target.id in names:
+                out.append(DeclaredField(info.qualname, stmt.target.id, index.span(stmt.target)))
+    return tuple(out)
