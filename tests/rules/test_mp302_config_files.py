@@ -201,7 +201,9 @@ def test_code_written_for_the_old_key_is_left_alone(tmp_path, monkeypatch, shape
     if shape == "compat":
         script = script.replace(
             "def main():",
-            "@dataclass\n    class Args(Seq2SeqTrainingArguments):\n        evaluation_strategy: str = field(default=None)\n\n\n    def main():",
+            "@dataclass\n    class Args(Seq2SeqTrainingArguments):\n        evaluation_strategy: str = field(default=None)\n\n"
+            "        def __post_init__(self):\n            self.eval_strategy = self.evaluation_strategy or self.eval_strategy\n"
+            "            super().__post_init__()\n\n\n    def main():",
         ).replace("(ModelArguments, DataArguments, Seq2SeqTrainingArguments)", "(ModelArguments, DataArguments, Args)")
     else:
         script = script.replace(

@@ -62,3 +62,13 @@ def test_where_the_library_still_reads_it_nothing(tmp_path, pin):
 def test_a_field_the_projects_code_reads_itself_is_left_alone(tmp_path):
     extra = "\n    print(args.warmup_ratio * 100)"
     assert findings(tmp_path, "transformers==5.15.0", extra=extra) == []
+
+
+def test_the_old_field_kept_and_converted_by_the_class_itself_is_left_alone(tmp_path):
+    script = SCRIPT.replace(
+        "    warmup_ratio: float = field(default=0.05)\n",
+        "    warmup_ratio: float = field(default=0.05)\n\n    def __post_init__(self):\n"
+        "        self.warmup_steps = self.warmup_ratio\n        super().__post_init__()\n",
+    )
+    root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": "transformers==5.15.0\n", "train.py": script.format(extra="")})
+    assert Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics == []
