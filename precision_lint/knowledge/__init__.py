@@ -535,9 +535,10 @@ def migrated_names(kind: str) -> FrozenSet[str]:
 
 @lru_cache(maxsize=None)
 def removed_keyword_names() -> FrozenSet[str]:
-    """The keywords some version removed (a row with ``removed_in``): a project class that
-    declares a field of that name keeps it where the library no longer reads it."""
-    return frozenset(m.name for m in migrations() if m.kind == "keyword" and m.name and m.removed_in is not None)
+    """The keywords some version removed (a row with ``removed_in``, about the keyword, not some
+    of its values): a project class that declares a field of that name keeps it where the
+    library no longer reads it."""
+    return frozenset(m.name for m in migrations() if m.kind == "keyword" and m.name and m.removed_in is not None and not m.values)
 
 
 @lru_cache(maxsize=None)

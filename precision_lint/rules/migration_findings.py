@@ -805,7 +805,7 @@ class MigrationJudge:
         if not self._has_section():
             return
         for declared in self.ctx.facts.section("migrations").get("fields", ()):
-            rows = [r for r in self._named_rows("keyword", declared.name) if r.removed_in is not None]
+            rows = [r for r in self._named_rows("keyword", declared.name) if r.removed_in is not None and not r.values]
             if not rows:
                 continue
             library = [a for a in self._ancestry(declared.klass) if not self._is_project_class(a)]

@@ -72,3 +72,11 @@ def test_the_old_field_kept_and_converted_by_the_class_itself_is_left_alone(tmp_
     )
     root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": "transformers==5.15.0\n", "train.py": script.format(extra="")})
     assert Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics == []
+
+
+def test_a_field_whose_rows_are_about_some_values_is_no_removed_field(tmp_path):
+    """``optim`` is still a field: the table's rows are about values it no longer takes
+    (``"adamw_hf"``, gone in 4.50); a subclass that declares ``optim`` declares a live field."""
+    script = SCRIPT.replace("    warmup_ratio: float = field(default=0.05)\n", '    optim: str = field(default="adamw_torch")\n', 1)
+    root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": "transformers==5.15.0\n", "train.py": script.format(extra="")})
+    assert Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics == []
