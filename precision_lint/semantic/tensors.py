@@ -46,8 +46,11 @@ def cast_dtypes(evaluator: Evaluator, call: ast.Call, method: Optional[str], sco
     if method in CAST_METHODS:
         return None if call.args or call.keywords else frozenset({CAST_METHODS[method]})
     if method in ("to", "type"):
-        # every positional argument (a starred one's value too), `dtype=` and a `**kw` spread
-        named = [unstarred(a) for a in call.args]
+        # every positional argument (a starred one's value too), `dtype=` and a `**kw` spread;
+        # beside a `dtype=` a positional one is the device (`.to(accelerator.device,
+        # dtype=torch.float32)`: torch's `to(device, dtype)`), never a dtype
+        given = keyword(call, "dtype") if method == "to" else None
+        named = [] if given is not None else [unstarred(a) for a in call.args]
         named += [k.value for k in call.keywords if k.arg is None or k.arg == "dtype"]
     else:
         given = keyword(call, "dtype")

@@ -62,3 +62,13 @@ def test_a_part_made_bfloat16_still_fires():
 def test_another_models_part_does_not_count():
     after = "other = AutoModel.from_pretrained('x')\nother.transformer.prefix_encoder.float()"
     assert [f.code for f in lint(PTUNING.replace("{after}", after), CODE)] == [CODE]
+
+
+def test_a_part_moved_to_its_device_and_float32_is_what_trains_too():
+    """``.to(device, dtype=torch.float32)``: beside ``dtype=`` the positional argument is the
+    device (review 21's held-out MP101 FP: LoRA layers moved back with the accelerator's
+    device first)."""
+    after = 'model.transformer.prefix_encoder.to(accelerator.device, dtype=torch.float32)'
+    assert lint(PTUNING.replace("{after}", after), CODE) == []
+    after = 'model.transformer.prefix_encoder.to(accelerator.device, dtype=torch.float16)'
+    assert [f.code for f in lint(PTUNING.replace("{after}", after), CODE)] == [CODE]
