@@ -23,6 +23,8 @@ from .base import RuleContext, replace
 from .._regex import lazy
 from dataclasses import replace as replace_fields
 
+# the defaults of a redeclared field that ask for nothing: the run without the field is the same
+NO_EFFECT = (None, False, 0, "", "no", "none")
 VERSION_TEXT = {"transformers": "transformers", "trl": "TRL", "peft": "peft", "accelerate": "accelerate"}
 # the libraries whose dataclasses an HfArgumentParser fills that the tables know (a class of
 # another library may declare any field)
@@ -812,8 +814,8 @@ class MigrationJudge:
             row = next((r for r in rows if any(r.matches_owner(a) for a in library)), None)
             if row is None or self._stage(row) not in ("removed", "removed-in-some") or not self._applies(row):
                 continue
-            if self._read_by_project(declared.name):
-                continue
+            if not declared.known or declared.default in NO_EFFECT or self._read_by_project(declared.name):
+                continue  # a default that turns nothing on (`evaluation_strategy = "no"`) loses nothing
             allowed = self._allowed(row)
             lib = VERSION_TEXT[row.library]
             owner = row.owner.rsplit(".", 1)[-1]

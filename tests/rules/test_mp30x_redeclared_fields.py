@@ -80,3 +80,14 @@ def test_a_field_whose_rows_are_about_some_values_is_no_removed_field(tmp_path):
     script = SCRIPT.replace("    warmup_ratio: float = field(default=0.05)\n", '    optim: str = field(default="adamw_torch")\n', 1)
     root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": "transformers==5.15.0\n", "train.py": script.format(extra="")})
     assert Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics == []
+
+
+@pytest.mark.parametrize("declared", [
+    'warmup_ratio: float = field(default=0.0)',  # asks for no warmup: the run without it is the same
+    "warmup_ratio: float = field(default_factory=lambda: 0.05)",  # no literal: not known
+    "warmup_ratio: float = WARMUP",
+])
+def test_a_default_that_asks_for_nothing_or_is_not_known_loses_nothing_said(tmp_path, declared):
+    script = "WARMUP = 0.05\n" + SCRIPT.replace("    warmup_ratio: float = field(default=0.05)\n", f"    {declared}\n", 1)
+    root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": "transformers==5.15.0\n", "train.py": script.format(extra="")})
+    assert Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics == []

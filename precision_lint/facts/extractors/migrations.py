@@ -31,6 +31,7 @@ from typing import Optional, Tuple
 
 from ...diagnostics import Span
 from ...knowledge import migrated_names, newer_name_methods, newer_names, removed_keyword_names, valued_names
+from ...semantic.names import dotted
 from ...semantic.callees import LIBRARIES, assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator
 from ...semantic.kinds import instance_classes
@@ -158,6 +159,10 @@ class DeclaredField:
     klass: str
     name: str
     span: Span
+    # its default where the code writes a literal (`= 0.05`, `= field(default=0.05)`):
+    # what the run goes without (`known`: False where there is none or it is no literal)
+    default: object = None
+    known: bool = False
 
 
 @dataclass(frozen=True)
@@ -898,5 +903,19 @@ def _declared_fields(index: ModuleIndex) -> Tuple[DeclaredField, ...]:
             continue
         for stmt in info.node.body:
             if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name and stmt.target.id in names:
-                out.append(DeclaredField(info.qualname, stmt.target.id, index.span(stmt.target)))
+                known, default = _literal_default(stmt.value)
+                out.append(DeclaredField(info.qualname, stmt.target.id, index.span(stmt.target), default, known))
     return tuple(out)
+
+
+def _literal_default(value: Optional[ast.expr]) -> Tuple[bool, object]:
+    """(whether it is known, the default) of a dataclass field's value: a literal, or the
+    ``default=`` of ``field(...)`` that is one."""
+    if isinstance(value, ast.Call) and dotted(value.func) in ("field", "dataclasses.field"):
+        value = next((k.value for k in value.keywords if k.arg == "default"), None)
+    if value is None:
+        return False, None
+    try:
+        return True, ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
