@@ -160,12 +160,16 @@ class Project:
         ``require_version`` and ``%pip install`` lines, its project's requirements)."""
         found = self._targets.get(module.path)
         if found is None:
-            run = self._run_requirements(module)
-            found = self.versions.targets(module.path, module.requirements, self.notebook_lines.get(module.path, ()), run)
-            found = self._narrowed_by_importers(module, found)
-            found = self._ended_by_removed_imports(module, found)
+            found = self._ended_by_removed_imports(module, self.targets_before_removals(module))
             self._targets[module.path] = found
         return found
+
+    def targets_before_removals(self, module: ModuleFacts) -> Targets:
+        """:meth:`targets_of` before the removed modules ``module`` must import end them: what
+        the import of such a module is judged on (its own removal is what it is told of)."""
+        return self.memo(("targets before removals", module.path), lambda: self._narrowed_by_importers(module, self.versions.targets(
+            module.path, module.requirements, self.notebook_lines.get(module.path, ()), self._run_requirements(module)
+        )))
 
     def _ended_by_removed_imports(self, module: ModuleFacts, found: Targets) -> Targets:
         """``found`` ended before the release that removed a module ``module`` must import

@@ -15,7 +15,7 @@ from .._dataclass import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related, Span
-from ..knowledge import Migration, migrations, older_spelling, patched_keywords
+from ..knowledge import Migration, migrations, older_spelling, patched_keywords, removed_modules
 from ..project.configurations import builds_in, configurations
 from ..semantic.values import CONST, SYMBOL
 from ..workspace.versions import Allowed, compare, newest_admitted
@@ -388,6 +388,11 @@ class MigrationJudge:
         return self._imported
 
     def _allowed(self, row: Migration) -> Allowed:
+        """The versions ``row`` is judged on: the file's, but for the import of a removed module
+        (``[[removed_module]]``), the versions before that removal ends them (the file runs only
+        before it: every other row is judged there; the import itself fails from it on)."""
+        if row.kind == "import" and f"{row.owner}.{row.name}" in removed_modules():
+            return self.ctx.project.targets_before_removals(self.ctx.facts).of(row.library)
         return allowed_versions(self.ctx, row)
 
     def _stage(self, row: Migration) -> Optional[str]:
