@@ -8,7 +8,9 @@ two therefore measures a norm tens of thousands of times too large and scales
 every gradient down to ``max_norm / scale``: nothing raises, the clip just acts
 on the wrong numbers (after unscaling, the update is ``scale`` times smaller
 than intended, and clipping never does what its threshold says). PyTorch's AMP
-recipe calls ``scaler.unscale_(optimizer)`` right before clipping.
+recipe calls ``scaler.unscale_(optimizer)`` right before clipping. FSDP's own
+clip (``FSDP(model).clip_grad_norm_(max_norm)``, under a ``ShardedGradScaler``)
+clips the gradients as they are, scaled the same way.
 
 The fix inserts ``scaler.unscale_(<the optimizer of scaler.step>)`` before the
 clip (or moves an ``unscale_`` that comes too late). It is safe:

@@ -32,6 +32,12 @@ from .precision import ACCELERATORS, GRAD_SCALERS
 SECTION = "clipping"
 EMPTY = {"scopes": ()}
 
+# FSDP's own clip: a method of the wrapped module (`model.clip_grad_norm_(1.0)`)
+FSDP_CLIPS = frozenset({"clip_grad_norm_"})
+FSDP_CLASSES = frozenset({
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+    "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+})
 CLIPS = {
     "torch.nn.utils.clip_grad_norm_": "clip_grad_norm_",
     "torch.nn.utils.clip_grad_norm": "clip_grad_norm",
@@ -139,6 +145,14 @@ def _is_grad_scaler(index: ModuleIndex, text: str, site: CallSite) -> bool:
     return False
 
 
+def _on_fsdp(index: ModuleIndex, site: CallSite) -> bool:
+    """Whether a call's receiver is a module wrapped by FSDP (``FSDP(model)``, made in this
+    module): its own ``clip_grad_norm_(max_norm)`` clips the gradients as they are, scaled by a
+    ``ShardedGradScaler`` until ``unscale_`` (torch's FSDP docs: unscale first)."""
+    made = made_instances(index, site.receiver, site.scope, site.klass) if site.receiver is not None else ()
+    return any(q in FSDP_CLASSES for q, _ in made)
+
+
 def _accelerator_calls(index: ModuleIndex, site: CallSite) -> Optional[Tuple[int, ...]]:
     """For a call on an ``Accelerator`` (``accelerator.backward(loss)``): the offsets of the
     ``Accelerator(...)`` calls of this module that make its receiver (() where it is one made
@@ -173,6 +187,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         arg_text = ""
         if site.qualname in CLIPS:
             kind, scaler, arg_text = "clip", "", CLIPS[site.qualname]
+        elif site.method in FSDP_CLIPS and _on_fsdp(index, site):
+            kind, scaler, arg_text = "clip", "", site.method
         elif site.method in ("backward", "unscale_gradients") and (made := _accelerator_calls(index, site)) is not None:
             scaler = dotted(site.receiver)
             kind = ("backward" if site.method == "backward" else "unscale") if scaler else None
