@@ -55,3 +55,14 @@ def test_a_bitsandbytes_helper_moved_out_of_integrations(tmp_path, pin, codes):
     root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": f"{pin}\n", "train.py": script.format(imports=imports)})
     found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
     assert [d.code for d in found] == codes
+
+
+@pytest.mark.parametrize("how, error", [
+    ("from transformers.modeling_utils import shard_checkpoint\n", "ImportError: cannot import name 'shard_checkpoint'"),
+    ("import transformers.modeling_utils\nshard_checkpoint = transformers.modeling_utils.shard_checkpoint\n",
+     "AttributeError: module transformers.modeling_utils has no attribute shard_checkpoint"),
+])
+def test_the_checkpoint_sharder_gone_in_4_47(tmp_path, how, error):
+    root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": "transformers>=4.50\n", "export.py": how})
+    (found,) = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+    assert found.code == "MP302" and error in found.message and "split_torch_state_dict_into_shards" in found.message
