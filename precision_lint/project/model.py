@@ -186,6 +186,8 @@ class Project:
             allowed = versions.get(dist)
             if allowed is None or _settled(found, dist, allowed):
                 continue
+            if not allowed.fallback and not allowed.some_at_least(row.removed_in):
+                continue  # the stated versions end before the removal: it says nothing more
             ceiling = Allowed(dist, high=row.removed_in, spec=f"{dist}<{version_text(row.removed_in)}", source="the code")
             gone = f"{where}, is gone from {dist} {version_text(row.removed_in)}"
             if allowed.fallback:
