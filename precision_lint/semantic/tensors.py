@@ -79,6 +79,21 @@ CLIP_LOAD = frozenset({"clip.load"})
 AUTOCAST = frozenset(
     {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast_mode.autocast"}
 )
+# Context managers that do nothing: the other branch of `nullcontext() if cpu else autocast(...)`
+NULL_CONTEXTS = frozenset({"contextlib.nullcontext", "contextlib.suppress"})
+
+
+def _cpu_test(test: ast.expr) -> bool:
+    """Whether a test chooses by the device: it names ``"cpu"`` or ``"cuda"``, a device's
+    ``.type``, or asks ``torch.cuda.is_available()`` (``device == "cpu"``, ``dev.type != "cuda"``,
+    ``not torch.cuda.is_available()``)."""
+    return any(
+        type(node) is ast.Constant and node.value in ("cpu", "cuda")
+        or type(node) is ast.Attribute and node.attr in ("type", "is_available")
+        for node in ast.walk(test)
+    )
+
+
 # Tensor methods that keep the dtype of their receiver.
 TRANSPARENT = frozenset(
     {
@@ -179,6 +194,8 @@ class HalfTensors:
         items ``items``: (its dtype, its ``with`` item), or None. A region certainly switched
         off (``enabled=False``) inside it ends it: autocast makes nothing half there."""
         for qual, item in zip(reversed(contexts), reversed(items)):
+            if type(item) is ast.Name:  # `amp = torch.autocast(...)` once, then `with amp:`
+                qual, item = self._bound_context(item, scope) or (qual, item)
             if not (qual in AUTOCAST or qual.rsplit(".", 1)[-1] == "autocast") or "cpu" in qual:
                 continue
             if isinstance(item, ast.Call):
@@ -202,6 +219,31 @@ class HalfTensors:
                     continue
             return "float16", item
         return None
+
+    def _bound_context(self, name: ast.Name, scope: Scope) -> Optional[Tuple[str, ast.Call]]:
+        """The context-manager call a ``with`` item's name holds (its one reaching binding), as
+        ``(qualified callee, call)``: ``amp = torch.autocast("cuda", dtype=torch.float16)``. Of
+        ``nullcontext() if device == "cpu" else torch.autocast(...)`` the autocast: the null
+        branch is the CPU run's, and a GPU run is the one judged. Any other test may choose the
+        null context on a GPU run: the region is not certainly there (None)."""
+        from .queries import binding_scope, sole_binding
+
+        binding = sole_binding(self.ix, name, scope)
+        owner = binding_scope(name.id, scope)
+        if binding is None or owner is None or binding.value is None:
+            return None
+        value = binding.value
+        if type(value) is ast.IfExp:
+            branches = [b for b in (value.body, value.orelse) if not self._null_context(b, owner)]
+            if len(branches) != 1 or not _cpu_test(value.test):
+                return None
+            value = branches[0]
+        if type(value) is not ast.Call:
+            return None
+        return self.ix.qualify(value.func, owner) or "", value
+
+    def _null_context(self, expr: ast.expr, scope: Scope) -> bool:
+        return type(expr) is ast.Call and self.ix.qualify(expr.func, scope) in NULL_CONTEXTS
 
     # --- helpers ----------------------------------------------------------------------
     def _line(self, node: ast.AST) -> int:

@@ -85,3 +85,38 @@ def test_named_constants_that_float16_cannot_hold():
     """), "m")
     found = sorted((m.literal.id, m.value) for m in index.named_half_misfits())
     assert found == [("EPS", 1e-8), ("EPS2", 1e-9)]
+
+
+NAMED_REGIONS = """
+from contextlib import nullcontext
+
+import torch
+
+dev = "cuda" if torch.cuda.is_available() else "cpu"
+amp = torch.autocast("cuda", dtype=torch.float16)
+by_device = nullcontext() if dev == "cpu" else torch.autocast(device_type=dev, dtype=torch.float16)
+by_switch = nullcontext() if fast else torch.autocast("cuda", dtype=torch.float16)
+
+def named(q, k):
+    with amp:
+        return q @ k
+
+def device_chosen(q, k):
+    with by_device:
+        return q @ k
+
+def switch_chosen(q, k):
+    with by_switch:
+        return q @ k
+"""
+
+
+def test_a_region_held_by_a_name():
+    """``with amp:`` where ``amp`` holds the autocast call; ``nullcontext() if dev == "cpu"
+    else torch.autocast(...)`` is autocast on every GPU run (review 21's held-out: a KD loss
+    computed outside such a region); a null context chosen by another test (a user's switch)
+    may be what a GPU run gets: no region certainly there."""
+    answers = _answers(NAMED_REGIONS)
+    assert answers["named"].startswith("`q @ k` (line 13) runs in float16 under fp16 autocast (line 7)")  # the call that makes it
+    assert answers["device_chosen"].startswith("`q @ k` (line 17) runs in float16 under fp16 autocast")
+    assert answers["switch_chosen"] is None
