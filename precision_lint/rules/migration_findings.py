@@ -570,10 +570,9 @@ class MigrationJudge:
         if until is None or allowed.accepts_between(row.rename_since, until):
             return None
         lib = VERSION_TEXT[row.library]
-        return (
-            f"not renamed alone: the call keeps `{which}=`, removed in {lib} {version_text(until)}, and no "
-            f"version of {allowed.where()} takes both `{which}=` and `{row.rename_to}=`"
-        )
+        both = f"`{which}=` and `{row.rename_to}=`"
+        takes = f"{allowed.where()} does not take both {both}" if allowed.is_point else f"no version of {allowed.where()} takes both {both}"
+        return f"not renamed alone: the call keeps `{which}=`, removed in {lib} {version_text(until)}, and {takes}"
 
     def _declared_by_project(self, qualname: Optional[str], name: str, attribute: bool = False) -> bool:
         """Whether a project class in the MRO of ``qualname`` declares ``name`` itself: for a

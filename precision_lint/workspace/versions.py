@@ -315,7 +315,11 @@ class Allowed:
         return self.dist
 
     def where(self) -> str:
-        """``transformers>=4.36,<5.0 in requirements.txt``, for messages."""
+        """``transformers>=4.36,<5.0 in requirements.txt``, for messages; a fallback version is
+        no pin, and is not written as one (``transformers 5.24.0 (installed; the project pins
+        none)``)."""
+        if self.source in ("installed", "newest") and self.is_point and not self.spec:
+            return f"{self.dist} {version_text(self.low)} ({self.source}; the project pins none)"
         if self.source in ("configuration", "installed", "newest"):
             return f"{self.described} ({self.source})"
         if self.note:

@@ -187,6 +187,15 @@ def test_tokenizer_is_not_renamed_alone_on_an_old_trl_sft_call():
     assert d.fix is None and "max_seq_length" in d.message
 
 
+def test_a_fallback_version_is_not_written_as_a_pin(tmp_path):
+    """Nothing pins transformers: the version judged is the installed one, said as such (review
+    21c: "no version of transformers==5.24.0 (installed)" read as the project's own pin)."""
+    src = 'from transformers import TrainingArguments\nTrainingArguments("o", logging_dir="l", gradient_checkpointing=True)\n'
+    root = write_tree(tmp_path / "p", {".git/HEAD": "", "train.py": src})
+    (d,) = [f for f in run(root, ("MP304",)) if "gradient_checkpointing" in f.message]
+    assert "transformers==" not in d.message and "(installed; the project pins none) does not take both" in d.message
+
+
 def test_tokenizer_alone_on_a_trl_call_is_renamed():
     src = "from trl import SFTTrainer\ntrainer = SFTTrainer(model=m, tokenizer=tok, train_dataset=ds)\n"
     (d,) = lint(src, "MP301", NEWEST)
