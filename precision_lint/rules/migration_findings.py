@@ -816,16 +816,18 @@ class MigrationJudge:
                 continue
             library = [a for a in self._ancestry(declared.klass) if not self._is_project_class(a)]
             row = next((r for r in rows if any(r.matches_owner(a) for a in library)), None)
-            if row is None or self._stage(row) not in ("removed", "removed-in-some") or not self._applies(row):
-                continue
+            stage = self._stage(row) if row is not None else None
+            if stage not in ("removed", "removed-in-some") or not self._applies(row):
+                continue  # where the library still has the field, it reads it
             if not declared.known or declared.default in NO_EFFECT or self._read_by_project(declared.name):
                 continue  # a default that turns nothing on (`evaluation_strategy = "no"`) loses nothing
             allowed = self._allowed(row)
             lib = VERSION_TEXT[row.library]
             owner = row.owner.rsplit(".", 1)[-1]
-            where = f" ({allowed.where()})" if allowed.source not in ("configuration", "installed", "newest") else ""
-            if self._stage(row) == "removed-in-some":
+            if stage == "removed-in-some":
                 where = f", which {allowed.where()} allows"
+            else:
+                where = f" ({allowed.where()})" if allowed.source not in ("configuration", "installed", "newest") else ""
             message = (
                 f"`{declared.klass.rsplit('.', 1)[-1]}` declares `{declared.name}`, a field `{owner}` no longer has "
                 f"from {lib} {version_text(row.removed_in)} on{where}: the dataclass takes it, so nothing raises, "

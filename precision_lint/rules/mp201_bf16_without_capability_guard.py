@@ -164,17 +164,14 @@ def _launching(project, stating, paths: Tuple[str, ...]) -> List:
     the scripts whose runs hold it): a Modal function that requests an H100 and runs
     ``subprocess.run([sys.executable, "train/fit.py"])`` states the GPU ``fit.py`` runs on.
     A launched file is read from the launcher's folder, else by the tail of its path (the
-    command runs from wherever the project is mounted)."""
-    wanted = {os.path.normcase(os.path.abspath(p)) for p in paths}
-    out = []
-    for m in stating:
-        for written in capability_facts(m).launches:
-            from_launcher = os.path.normcase(os.path.abspath(os.path.join(os.path.dirname(m.path), written)))
-            tail = os.sep + os.path.normcase(os.path.normpath(written))
-            if from_launcher in wanted or (not written.startswith("..") and any(p.endswith(tail) for p in wanted)):
-                out.append(m)
-                break
-    return out
+    command runs from wherever the project is mounted: ``shipped.runs_file``)."""
+    from ..workspace.shipped import runs_file
+
+    wanted = [os.path.abspath(p) for p in paths]
+    return [
+        m for m in stating
+        if any(runs_file(os.path.dirname(os.path.abspath(m.path)), written, p) for written in capability_facts(m).launches for p in wanted)
+    ]
 
 
 def _fp8_in_runs(project, roots: Tuple[str, ...]) -> bool:

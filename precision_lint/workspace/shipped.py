@@ -337,7 +337,7 @@ class ShippedFiles:
                 # a README of a folder above the file (another language's copy of the project's
                 # README beside it): what it states is the nearest README's to say, not a link's
                 continue
-            if path in linked or any(_runs(folder, script, path) for script in scripts):
+            if path in linked or any(runs_file(folder, script, path) for script in scripts):
                 found.append((folder, readme, self._shell(readme), False))
         return found
 
@@ -429,7 +429,7 @@ class ShippedFiles:
                 if name.endswith(".ipynb"):
                     continue  # a linted notebook's own cells say (project.notebook_lines)
                 lines = text.splitlines()
-                if not any(_runs(where, s, path) for s in launched_scripts(lines, "")):
+                if not any(runs_file(where, s, path) for s in launched_scripts(lines, "")):
                     continue  # it names the file without running it (a comment, another script's argument)
                 shown = os.path.relpath(os.path.join(where, name), os.path.dirname(path))
                 found.extend(replace(a, source=f"{a.source}, which runs it") for a in pip_requirements(lines, shown))
@@ -546,17 +546,17 @@ def is_launch_document(path: str) -> bool:
 
 def _runs_launch(where: str, launch: "Launch", path: str) -> bool:
     """Whether ``launch``, written in a launcher in ``where``, runs the file ``path``
-    (:func:`_runs`; a module's file as ``python -m`` finds it)."""
-    return any(_runs(where, f, path) for f in launch.files())
+    (:func:`runs_file`; a module's file as ``python -m`` finds it)."""
+    return any(runs_file(where, f, path) for f in launch.files())
 
 
 def _names_exactly(where: str, script: str, path: str) -> bool:
-    """:func:`_runs` where the command's file is known: named from ``where``, or by a path with
+    """:func:`runs_file` where the command's file is known: named from ``where``, or by a path with
     a folder in it whose tail is the file's (a bare ``train.py`` run from a README's folder is
     that folder's, not another folder's file of the same name)."""
     if os.path.normcase(os.path.abspath(os.path.join(where, script))) == os.path.normcase(path):
         return True
-    return os.path.dirname(os.path.normpath(script)) != "" and _runs(where, script, path)
+    return os.path.dirname(os.path.normpath(script)) != "" and runs_file(where, script, path)
 
 
 def _module_stem(path: str) -> Optional[str]:
@@ -577,7 +577,7 @@ def _naming(base: str, stem: Optional[str]) -> "re.Pattern[str]":
     return re.compile(pattern)
 
 
-def _runs(where: str, script: str, path: str) -> bool:
+def runs_file(where: str, script: str, path: str) -> bool:
     """Whether ``script`` (as a launcher in the folder ``where`` writes it) is the file ``path``:
     from the launcher's folder, or, as a path relative to wherever it is started, by its tail
     (``python src/train.py`` run from the repository's root)."""

@@ -55,7 +55,7 @@ def _word(evaluator: Evaluator, expr: ast.expr, scope) -> Optional[str]:
     return None
 
 
-def _command(index: ModuleIndex, evaluator: Evaluator, expr: ast.expr, scope):
+def command_words(index: ModuleIndex, evaluator: Evaluator, expr: ast.expr, scope):
     """The command's words with the span of each (None when a word is not known), or None."""
     if isinstance(expr, ast.Name):  # `cmd = [...]` once, then `subprocess.run(cmd)`
         binding = sole_binding(index, expr, scope)
@@ -76,6 +76,15 @@ def _command(index: ModuleIndex, evaluator: Evaluator, expr: ast.expr, scope):
         return [(w, None) for w in shlex.split(text)]
     except ValueError:
         return None
+
+
+def runner_command(index: ModuleIndex, evaluator: Evaluator, site):
+    """The words of the command a runner call runs (``subprocess.run([...])``, ``os.system("...")``:
+    :func:`command_words`), or None for another call or a command not known."""
+    if site.qualname not in RUNNERS:
+        return None
+    given = positional(site.node) or [k.value for k in site.node.keywords if k.arg == "args"]
+    return command_words(index, evaluator, given[0], site.scope) if given else None
 
 
 def _launch_words(words) -> Optional[int]:
@@ -123,12 +132,7 @@ def parse_launch(words: Sequence[Tuple[Optional[str], Optional[Span]]]):
 def extract(index: ModuleIndex, evaluator: Evaluator):
     out = []
     for site in index.calls:
-        if site.qualname not in RUNNERS:
-            continue
-        given = positional(site.node) or [k.value for k in site.node.keywords if k.arg == "args"]
-        if not given:
-            continue
-        words = _command(index, evaluator, given[0], site.scope)
+        words = runner_command(index, evaluator, site)
         if not words:
             continue
         parsed = parse_launch(words)

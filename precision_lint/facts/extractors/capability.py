@@ -894,14 +894,11 @@ def _code_launches(index: ModuleIndex, evaluator: Evaluator) -> Tuple[str, ...]:
     (``workspace/launches.py`` reads each command; a word that is not known, an interpreter's
     path or an argument, is kept as a shell variable)."""
     from ...workspace.launches import parse
-    from .accelerate_launch import RUNNERS, _command
+    from .accelerate_launch import runner_command
 
     out: List[str] = []
     for site in index.calls:
-        if site.qualname not in RUNNERS:
-            continue
-        given = positional(site.node) or [k.value for k in site.node.keywords if k.arg == "args"]
-        words = _command(index, evaluator, given[0], site.scope) if given else None
+        words = runner_command(index, evaluator, site)
         if not words:
             continue
         text = " ".join(("python" if i == 0 else "$ARG") if w is None else shlex.quote(w) for i, (w, _) in enumerate(words))
