@@ -511,13 +511,15 @@ class MigrationJudge:
         found: Dict[Tuple[int, Span], Finding] = {}
         also: Dict[Tuple[int, Span], List[str]] = {}
         for call in self.ctx.facts.section("migrations").get("calls", ()) if self._has_section() else ():
-            if call.tolerated:
-                continue  # written for several versions: a version check, or the TypeError is caught
+            if call.tolerated and getattr(call, "warning_tolerated", True):
+                continue  # written for several versions: a version check, or a fallback
             if never_runs(call):
                 continue  # under a test no configuration passes (a parameter every caller leaves False)
             hits = []
             for use in call.uses:
                 hit = self._keyword_row(call, use)
+                if hit is not None and call.tolerated and self._stage(hit[0]) != "deprecated":
+                    continue  # the TypeError the versions that removed it raise is caught
                 if hit is not None:
                     hits.append((use, hit[0], hit[1]))
             moves = self._moves(call, hits)

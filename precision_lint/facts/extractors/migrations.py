@@ -127,6 +127,9 @@ class MigrationCall:
     # ``elif load_in_8bit:`` of a parameter every caller leaves at its default False): a call
     # no configuration reaches is no use of the name
     when: Tuple = ()
+    # written for the versions that only warn: a version check, or a fallback in a handler (a
+    # `try` whose handler catches the error catches no warning: `torch_dtype=` in one still warns)
+    warning_tolerated: bool = False
 
 
 @dataclass(frozen=True)
@@ -441,6 +444,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
                 arg_spans, tolerates(index, site.guards, site.caught, CALL_FAILURES),
                 named, _receiver_text(index, site) if named else "", _helpers(index, site.guards),
                 _parameter_tests(evaluator, site),
+                warning_tolerated=tolerates(index, site.guards, tuple(c for c in site.caught if c == "<handler>"), CALL_FAILURES),
             )
         )
     return tuple(out)

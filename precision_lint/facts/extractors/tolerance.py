@@ -6,7 +6,9 @@ for an attribute, ``ImportError`` for an import), a use in an ``except`` block (
 branch of a version check (``if transformers.__version__ >= ...``, ``is_transformers_version``:
 read by what it compares, ``semantic/version_tests.py``), of a signature check (``if
 "processing_class" in inspect.signature(Trainer).parameters``) or of a ``hasattr`` check of the
-name or its replacement. Read by the migration and trainer extractors alike.
+name or its replacement. Read by the migration and trainer extractors alike. A keyword that only
+warns raises nothing: a ``try`` around it changes nothing (``MigrationCall.warning_tolerated``
+counts the checks and the handlers only).
 """
 from __future__ import annotations
 
