@@ -11,6 +11,9 @@ A training script's GPU is often stated outside it: the SLURM script that launch
 - a command of such a launcher, or of a fenced shell block of a README from the module's folder
   up to the project's root, that runs the module with ``--tf32 True``: TF32 exists from Ampere
   on (``TrainingArguments`` raises below it), so that run is written for sm80+;
+- the architectures the project's container builds for (``TORCH_CUDA_ARCH_LIST=8.9`` in a
+  ``Dockerfile`` or compose file from the module's folder up to the project's root): kernels
+  built for those run on no other GPU;
 - the commands of a shell launcher that run the module and the options they pass it
   (``torchrun train.py --torch_dtype bfloat16``): :meth:`ShippedFiles.launches_for`, the
   values of the script's command-line options in the shipped run (``project/options.py``);
@@ -95,6 +98,7 @@ class ShippedFiles:
         self._readme_shell: Dict[str, str] = {}  # README path → its fenced shell lines
         self._readmes: Dict[str, List[str]] = {}  # project root → its READMEs
         self._readme_indexes: Dict[str, Dict[str, list]] = {}  # project root → _readme_index
+        self._folder_archs: Dict[str, List[int]] = {}  # folder → the TORCH_CUDA_ARCH_LIST of its container files
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
         self._naming: Dict[str, List[Tuple[str, str, str]]] = {}  # path → _launchers_naming
         self._configs: Dict[str, List[str]] = {}  # top folder → the configuration files under it
@@ -251,6 +255,7 @@ class ShippedFiles:
                     found.extend(_stated_by_launches(where, commands, path))
                     if not above:  # a README elsewhere that links to the file or runs it
                         found.extend(self._readme_statement(readme_path))
+            found.extend(self._container_archs(os.path.dirname(path)))
             for where, name, text in self._launchers_naming(path):
                 found.extend(_stated_by_launcher(name, text))
                 if not name.endswith(".ipynb"):
@@ -263,6 +268,36 @@ class ShippedFiles:
                             found.extend(_stated_by_launcher(outer_name, outer_text))
         self._stated[(path, readme)] = self._stated[key] = summarise(found)
         return self._stated[key]
+
+    def _container_archs(self, folder: str) -> List[int]:
+        """The GPU architectures the project's container builds for: ``TORCH_CUDA_ARCH_LIST``
+        in a ``Dockerfile`` or compose file from ``folder`` up to the project's root
+        (``ENV TORCH_CUDA_ARCH_LIST=8.9``, ``- TORCH_CUDA_ARCH_LIST=8.0;9.0``): kernels built only
+        for those run on no other GPU, so the lowest is the run's, as a SLURM request is. Each
+        folder read once."""
+        found: List[int] = []
+        here = folder
+        for _ in range(README_LEVELS):
+            archs = self._folder_archs.get(here)
+            if archs is None:
+                archs = self._folder_archs[here] = [
+                    a for name in self._container_files(here) for a in cuda_arch_list(self._read(os.path.join(here, name)) or "")
+                ]
+            found.extend(archs)
+            if here == self._within or any(os.path.exists(os.path.join(here, m)) for m in PROJECT_ROOT):
+                break
+            parent = os.path.dirname(here)
+            if parent == here:
+                break
+            here = parent
+        return [min(found)] if found else []
+
+    def _container_files(self, folder: str) -> List[str]:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return []
+        return [n for n in names if _CONTAINER_FILE().match(n)]
 
     def _launchers_naming(self, path: str) -> List[Tuple[str, str, str]]:
         """(folder, name, text) of each launcher near ``path`` (an absolute file) whose text
@@ -535,6 +570,25 @@ class ShippedFiles:
     def text_of(self, launcher: str) -> Optional[str]:
         """The text of a launcher :meth:`launches_for` found (read once)."""
         return self._read(launcher)
+
+
+# a container's build and run files: `Dockerfile`, `Dockerfile.gpu`, `docker-compose.yml`, `compose.yaml`
+_CONTAINER_FILE = lazy(r"^(?:Dockerfile(?:\.[\w-]+)?|[\w-]*\.Dockerfile|(?:docker-)?compose(?:\.[\w-]+)?\.ya?ml)$", re.IGNORECASE)
+_ARCH_LIST = lazy(r"TORCH_CUDA_ARCH_LIST\s*[=:]\s*[\"']?([0-9][0-9.;, +PTXptx]*)")
+
+
+def cuda_arch_list(text: str) -> List[int]:
+    """The compute capabilities a text's ``TORCH_CUDA_ARCH_LIST`` settings name (``8.0;8.6+PTX``:
+    80 and 86)."""
+    if "TORCH_CUDA_ARCH_LIST" not in text:
+        return []
+    out = []
+    for match in _ARCH_LIST().finditer(text):
+        for word in re.split(r"[;, ]+", match.group(1)):
+            major, _, minor = word.upper().removesuffix("+PTX").partition(".")
+            if major.isdigit() and (minor.isdigit() or not minor):
+                out.append(int(major) * 10 + int(minor or 0))
+    return out
 
 
 def is_launch_document(path: str) -> bool:
