@@ -20,6 +20,7 @@ from __future__ import annotations
 
 
 from ..diagnostics import UNSAFE, Fix, Related
+from ..semantic.values import HALF
 from .base import Rule, RuleContext, base_dtype_adapters, base_dtype_note, insert, replace
 
 FP16_SMALLEST = 2.0 ** -24  # smallest positive float16 (subnormal)
@@ -78,6 +79,43 @@ def _visible(name: str, made_in: str, used_in: str) -> bool:
     return name.startswith("self.") and made_in.rsplit(".", 1)[0] == used_in.rsplit(".", 1)[0]
 
 
+def _passed_by_callers(ctx: RuleContext, optimizer):
+    """``(name, where, None)`` where the optimizer's parameters are those of a parameter of its
+    function (``def fit(net): AdamW(net.parameters())``) and a call of that function, in this
+    file or another, passes a float16 model (``fit(AutoModelForCausalLM.from_pretrained(...,
+    torch_dtype=torch.float16))``): the join's values of the parameter (``project/interproc.py``),
+    where the caller's weights facts make that model float16 and trained (not frozen, not cast
+    back in place, not wrapped by a peft that keeps float32 adapters) and no later binding of
+    its name there makes it another dtype (``net = net.to(torch.float32)``); None otherwise."""
+    for ref in getattr(optimizer, "owner_params", ()):
+        for v in ctx.project.calls.arguments(ref, near=ctx.path):
+            if v.kind != HALF or v.origin is None:
+                continue
+            caller = ctx.project.module_at(v.where or ctx.path)
+            weights = _trained_half_at(ctx, caller, v.origin) if caller is not None else None
+            if weights is not None:
+                where = Related(caller.path, v.origin, f"float16 parameters made here, passed to `{ref.function.rsplit('.', 1)[-1]}` as `{ref.name}`")
+                return ref.name, where, None
+    return None
+
+
+def _trained_half_at(ctx: RuleContext, module, span):
+    """The float16 weights site of ``module`` at ``span`` that trains as float16 there."""
+    sites = module.section("weights") or ()
+    for site in sites:
+        if site.span.start > span.end or span.start > site.span.end or "float16" not in site.dtypes:
+            continue
+        if not site.trainable or (site.peft and not _float16_adapters(ctx, site)):
+            return None
+        if any(
+            w.scope == site.scope and set(w.targets) & set(site.targets) and w.span.start > site.span.end and "float16" not in w.dtypes
+            for w in sites
+        ):
+            return None  # made another dtype again under the same name (`net = net.to(torch.float32)`)
+        return site
+    return None
+
+
 def _made_after(weights, optimizer) -> bool:
     """A model *loaded* in float16 after the optimizer was built, in the same scope: a new
     object, not the one whose parameters the optimizer holds."""
@@ -116,7 +154,7 @@ class AdamEpsUnderflowsInFp16(Rule):
                     if _visible(o, scope, site.scope) and not _made_after(weights, site)
                 ),
                 None,
-            ) or _trained_by(ctx, site)
+            ) or _trained_by(ctx, site) or _passed_by_callers(ctx, site)
             if made is None:
                 continue
             yield self._finding(ctx, site, *made)

@@ -18,11 +18,11 @@ from typing import List, Optional, Tuple
 import ast
 
 from ...diagnostics import Span
-from ...semantic.evaluate import Evaluator
+from ...semantic.evaluate import Evaluator, param_ref
 from ...semantic.index import ModuleIndex, keyword, nodes_of, positional, unstarred
 from ...semantic.names import dotted
 from ...semantic.queries import reaching_values
-from ...semantic.values import CONST
+from ...semantic.values import CONST, ParamRef
 from .precision import _insertion, keyword_text
 
 SECTION = "optimizers"
@@ -60,9 +60,19 @@ class AdamSite:
     owners: Tuple[str, ...]  # `model` for `model.parameters()`
     scope: str
     fp32_master: bool = False  # handed to apex `amp.initialize` with float32 master weights
+    # the owners that are parameters of the function the optimizer is built in (`def fit(net):
+    # AdamW(net.parameters())`): what its callers pass is judged at the join
+    owner_params: Tuple[ParamRef, ...] = ()
 
     def keyword_text(self, name: str, value: str) -> str:
         return keyword_text(self.insert_style, name, value)
+
+
+def _owner_params(owners: Tuple[str, ...], function) -> Tuple[ParamRef, ...]:
+    """The references of the owners that are parameters of ``function`` (not ``self``)."""
+    if function.kind != "function":
+        return ()
+    return tuple(param_ref(function, o) for o in owners if o in function.params and o not in ("self", "cls"))
 
 
 def _owners(index: ModuleIndex, expr: Optional[ast.expr], scope) -> Tuple[str, ...]:
@@ -150,6 +160,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         params = keyword(site.node, "params")
         params_expr = params.value if params is not None else (args[0] if args else None)
         insert_at, style = _insertion(index, site.node)
+        owners, code = _owners(index, params_expr, site.scope), site.scope.code_scope()
         if master is None:
             master = _master_weight_optimizers(index, evaluator)
         out.append(
@@ -162,9 +173,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 index.text(eps_expr) if eps_expr is not None else "",
                 insert_at,
                 style,
-                _owners(index, params_expr, site.scope),
-                site.scope.code_scope().qualname,
+                owners,
+                code.qualname,
                 id(site.node) in master,
+                _owner_params(owners, code),
             )
         )
     return tuple(out)
