@@ -336,7 +336,8 @@ def test_packed_sections_read_from_the_cache_answer_as_when_made(tmp_path):
     (tmp_path / "run.py").write_text(dedent(RUN))
     cache = tmp_path.parent / f"{tmp_path.name}-cache"
     first = _check(tmp_path, jobs=1, cache=cache)
-    assert [code for _, code, *_ in first] == ["MP101"]
+    # MP101 at the cast; MP104 at the AdamW trainlib.py builds over the float16 parameters
+    assert sorted(code for _, code, *_ in first) == ["MP101", "MP104"]
     stored = [facts for path in FactsCache(str(cache)).folder.rglob("*.pickle") if (facts := _load_entry(path)) is not None]
     assert any(type(f.sections.get("trained")) is PackedSection for f in stored if f.path.endswith("trainlib.py"))
     (tmp_path / "run.py").write_text(dedent(RUN) + "\nprint('edited')\n")  # a new run; trainlib.py from the cache
