@@ -98,13 +98,19 @@ def library_bases() -> Dict[str, Tuple[str, ...]]:
 
 def patched_keywords(imported_modules: Iterable[str], target: str) -> Tuple[str, ...]:
     """Keywords that ``target`` (a qualified class name) accepts because a patching library
-    is imported in the unit (``unsloth`` makes TRL trainers accept ``tokenizer=``)."""
+    is imported in the unit (``unsloth`` makes TRL trainers accept any: ``"*"``)."""
     imported = {m.split(".")[0] for m in imported_modules}
     out = []
     for patch in _table("libraries.toml").get("patches", []):
         if patch["library"] in imported and any(fnmatch.fnmatchcase(target, t) for t in patch["targets"]):
             out.extend(patch.get("accepts", ()))
     return tuple(out)
+
+
+def patch_accepts(imported_modules: Iterable[str], target: str, keyword: str) -> bool:
+    """Whether a patching library imported in the unit makes ``target`` take ``keyword``."""
+    accepted = patched_keywords(imported_modules, target)
+    return keyword in accepted or "*" in accepted
 
 
 def is_library_training_arguments(qualname: str) -> bool:

@@ -15,7 +15,7 @@ from .._dataclass import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related, Span
-from ..knowledge import Migration, migrations, older_spelling, patched_keywords, removed_modules
+from ..knowledge import Migration, migrations, older_spelling, patch_accepts, removed_modules
 from ..project.configurations import builds_in, configurations
 from ..semantic.values import CONST, SYMBOL
 from ..workspace.versions import Allowed, compare, newest_admitted
@@ -496,7 +496,7 @@ class MigrationJudge:
                         break  # the project's own __init__ takes it: their signature, not the library's
                     if self._declared_by_project(cls, use.name):
                         break  # a project class of its MRO declares it (a compatibility field)
-                    if any(use.name in patched_keywords(self._always_imported(), a) for a in ancestry):
+                    if any(patch_accepts(self._always_imported(), a, use.name) for a in ancestry):
                         break  # a patching library (unsloth) translates it
                 if skip_first:  # super().__init__: the library base it reaches
                     return row, next((a for a in ancestry if not self._is_project_class(a)), cls)

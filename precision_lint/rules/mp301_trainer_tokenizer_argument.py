@@ -27,7 +27,7 @@ import re
 from typing import Optional
 
 from ..diagnostics import SAFE, Fix
-from ..knowledge import Migration, migrations, patched_keywords
+from ..knowledge import Migration, migrations, patch_accepts
 from .base import Rule, RuleContext, replace
 from .migration_findings import MigrationJudge, consequence, declared_by_project, new_name_exists, no_fix_reason, own_library, stage_of
 
@@ -73,7 +73,7 @@ class TrainerTokenizerArgument(Rule):
         only the runs that take it, and the others fail."""
         imported = ctx.project.always_imported(ctx.facts)
         return any(
-            "tokenizer" in patched_keywords(imported, name)
+            patch_accepts(imported, name, "tokenizer")
             for name, _, _ in ctx.project.symbols.ancestry(qualname, ctx.facts)
         )
 

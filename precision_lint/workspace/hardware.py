@@ -31,7 +31,7 @@ GPU_CAPABILITY = {
     "a100": 80, "a800": 80, "a30": 80, "a10": 86, "a10g": 86, "a40": 86, "a6000": 86, "a5000": 86,
     "a4000": 86, "rtx3090": 86, "rtx3080": 86, "rtx4090": 89, "rtx4080": 89, "rtx5090": 120,
     "l4": 89, "l40": 89, "l40s": 89, "h100": 90, "h800": 90, "h200": 90, "h20": 90, "gh200": 90,
-    "b100": 100, "b200": 100, "gb200": 100,
+    "b100": 100, "b200": 100, "gb200": 100, "gb10": 121,  # GB10: the DGX Spark's Blackwell (sm121)
     "p100": 60, "v100": 70, "t4": 75, "k80": 37, "p40": 61, "titan": 75, "rtx2080": 75,
     "rtx2080ti": 75, "gtx1080": 61, "gtx1080ti": 61,
     # the other GeForce cards of those generations: Pascal (sm61), Turing (sm75), Ampere (sm86),
@@ -44,7 +44,7 @@ FP8_CAPABILITY = 89  # Ada and Hopper: the first GPUs with FP8 tensor cores
 
 _GPU_WORD_PATTERN = (
     r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?)*"
-    r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?(?:[2345]0[6-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|b[12]00|p100|v100|t4|k80|p40|titan)"
+    r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?(?:[2345]0[6-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|b[12]00|p100|v100|t4|k80|p40|titan)"
     # a memory size or form factor may follow: "A100-40GB", "H100-SXM", "A100 80GB"
     r"s?(?:(?=-(?:\d+\s*gb?|sxm\d*|pcie|nvl)\b)|(?![\w-]))"
 )

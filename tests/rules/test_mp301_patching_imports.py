@@ -53,3 +53,15 @@ def test_an_import_under_a_users_flag_patches_only_the_runs_that_pass_it(tmp_pat
 )
 def test_an_import_every_run_makes_patches_the_trainer(tmp_path, import_line):
     assert codes(tmp_path, import_line) == []
+
+
+@pytest.mark.parametrize("import_line, found", [("import unsloth", []), ("pass", ["MP302"])])
+def test_unslothed_trainers_take_any_keyword(tmp_path, import_line, found):
+    """unsloth's trainers take ``**kwargs`` (``Unsloth<Trainer>.__init__``): ``dataset_text_field=``,
+    gone from ``SFTTrainer`` in TRL 0.13, raises nothing where unsloth is imported in every run
+    (review 21e's MP302 FP: a Colab notebook whose saved output shows the trainer built)."""
+    write_tree(tmp_path, {
+        ".git/HEAD": "", "requirements.txt": "trl==0.19.0\n", "loaders.py": LOADERS.replace("IMPORT", import_line),
+        "train.py": TRAIN.replace("tokenizer=tok", "processing_class=tok, dataset_text_field=\"text\""),
+    })
+    assert [d.code for d in Engine(from_table({}, "defaults"), ["MP302"], jobs=1).run_paths([str(tmp_path)]).diagnostics] == found

@@ -54,6 +54,8 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("Trained on a GTX 1660 Super and an RTX 2070.", [75, 75]),
         ("Tested on an RTX 3060 12GB.", [86]),
         ("We ran it on an RTX 4070 Ti.", [89]),
+        # the DGX Spark's Blackwell chip (review 21e: a project trained in its container)
+        ("Training runs on an NVIDIA DGX Spark (GB10).", [121]),
     ],
 )
 def test_statements_advice_and_requests(text, expected):
