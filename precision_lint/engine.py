@@ -134,7 +134,7 @@ def _with_notebook_targets(facts: ModuleFacts, notebook) -> ModuleFacts:
         if isinstance(c, dict) and c.get("cell_type") == "markdown"
     ]
     stated = hardware.notebook_capability(metadata, markdown)
-    device = hardware.notebook_device(metadata)
+    device = hardware.notebook_device(metadata, markdown)
     if stated is None and device is None:
         return facts
     if stated is not None and cap.stated_capability is not None:

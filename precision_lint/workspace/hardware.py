@@ -22,7 +22,7 @@ import io
 import re
 import sys
 import tokenize
-from typing import Iterable, List, Optional, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
 from .._regex import lazy
 from .markdown import fenced_lines
 
@@ -510,11 +510,19 @@ def notebook_capability(metadata: dict, markdown: Iterable[str] = ()) -> Optiona
     return summarise(found)
 
 
-def notebook_device(metadata: dict) -> Optional[str]:
-    """``"tpu"`` when the notebook's session is a TPU one (Colab or Kaggle), else None."""
+def notebook_device(metadata: dict, markdown: Sequence[str] = ()) -> Optional[str]:
+    """``"tpu"`` when the notebook's session is a TPU one (Colab or Kaggle): its metadata, or a
+    markdown line that sets the session's accelerator as the notebook's settings name it
+    (``- Accelerator: TPU v5e-8``); else None."""
     if not isinstance(metadata, dict):
         return None
     kaggle = metadata.get("kaggle") if isinstance(metadata.get("kaggle"), dict) else {}
     if str(metadata.get("accelerator", "")).upper() == "TPU" or str(kaggle.get("accelerator", "")).lower().startswith("tpu"):
         return "tpu"
+    if any(_TPU_SESSION().search(text) for text in markdown):
+        return "tpu"
     return None
+
+
+# a markdown line that sets the session's accelerator: `- Accelerator: TPU v5e-8`, `**Accelerator** = TPU`
+_TPU_SESSION = lazy(r"(?im)^[\s>*_-]*accelerator[\s*_]*[:=][\s*_`]*tpu\b")

@@ -219,8 +219,11 @@ def _notebook_codes(code, metadata=None, markdown=()):
         ({"kaggle": {"accelerator": "tpu1vmV38"}}, ()),
         ({"accelerator": "TPU"}, ()),
         ({}, ("_Note: this notebook was tested on an NVIDIA H100 80GB._",)),
+        # the session's accelerator as its settings name it, beside a T4 it explains away
+        # (review 21e: "Why a TPU and not T4×2")
+        ({}, ("- Accelerator: TPU v5e-8 (pick it in the notebook settings)\n\nWhy a TPU and not T4×2: ...",)),
     ],
-    ids=["colab-a100", "kaggle-tpu", "colab-tpu", "markdown-h100"],
+    ids=["colab-a100", "kaggle-tpu", "colab-tpu", "markdown-h100", "markdown-tpu-session"],
 )
 def test_a_notebook_states_its_hardware_in_metadata_and_markdown(metadata, markdown):
     assert _notebook_codes(HEAD + BF16_ARGS, metadata, markdown) == []
@@ -234,8 +237,9 @@ def test_a_notebook_states_its_hardware_in_metadata_and_markdown(metadata, markd
         ({"accelerator": "GPU"}, ()),
         ({"accelerator": "GPU", "colab": {"gpuType": "T4"}}, ("Set bf16 to True with an A100.",)),
         ({}, ("If you have an A100 you can use bf16.",)),
+        ({}, ("This also runs on a TPU accelerator: see below.",)),  # a TPU mentioned, not the session's
     ],
-    ids=["colab-t4", "kaggle-t4", "colab-default-gpu", "t4-with-advice", "markdown-advice"],
+    ids=["colab-t4", "kaggle-t4", "colab-default-gpu", "t4-with-advice", "markdown-advice", "tpu-mentioned"],
 )
 def test_a_pre_ampere_notebook_or_advice_is_still_reported(metadata, markdown):
     assert _notebook_codes(HEAD + "# set bf16 to True with an A100\n" + BF16_ARGS, metadata, markdown) == ["MP201"]
