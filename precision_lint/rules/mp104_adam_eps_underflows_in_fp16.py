@@ -79,7 +79,28 @@ def _visible(name: str, made_in: str, used_in: str) -> bool:
     return name.startswith("self.") and made_in.rsplit(".", 1)[0] == used_in.rsplit(".", 1)[0]
 
 
-def _passed_by_callers(ctx: RuleContext, optimizer):
+def _through_helpers(ctx: RuleContext, optimizer):
+    """The names (and, for parameters of the optimizer's function, their references) whose
+    parameters a project helper returns to the optimizer (``AdamW(lowrank_params(net))`` with
+    ``def lowrank_params(m): return [p for n, p in m.named_parameters() if "lora_" in n]``, in
+    this module or another): the helper's ``parameter_returns`` facts, matched to the call's
+    arguments by position or keyword."""
+    names, refs = [], []
+    for callee, args in getattr(optimizer, "owner_calls", ()):
+        module, canonical = ctx.project.symbols.resolve(callee, ctx.facts)
+        if module is None:
+            continue
+        returned = dict(module.section("parameter_returns") or ()).get(canonical, ())
+        for helper_ref in returned:
+            for position, keyword, name, ref in args:
+                if (position is not None and position == helper_ref.index) or keyword == helper_ref.name:
+                    names.append(name)
+                    if ref is not None:
+                        refs.append(ref)
+    return tuple(names), tuple(refs)
+
+
+def _passed_by_callers(ctx: RuleContext, owner_params):
     """``(name, where, None)`` where the optimizer's parameters are those of a parameter of its
     function (``def fit(net): AdamW(net.parameters())``) and a call of that function, in this
     file or another, passes a float16 model (``fit(AutoModelForCausalLM.from_pretrained(...,
@@ -87,7 +108,7 @@ def _passed_by_callers(ctx: RuleContext, optimizer):
     where the caller's weights facts make that model float16 and trained (not frozen, not cast
     back in place, not wrapped by a peft that keeps float32 adapters) and no later binding of
     its name there makes it another dtype (``net = net.to(torch.float32)``); None otherwise."""
-    for ref in getattr(optimizer, "owner_params", ()):
+    for ref in owner_params:
         for v in ctx.project.calls.arguments(ref, near=ctx.path):
             if v.kind != HALF or v.origin is None:
                 continue
@@ -140,21 +161,22 @@ class AdamEpsUnderflowsInFp16(Rule):
             return
         owners = None
         for site in sites:
-            if not site.owners or not all(e is not None and e < FP16_SMALLEST for e in site.eps):
+            if not (site.owners or getattr(site, "owner_calls", ())) or not all(e is not None and e < FP16_SMALLEST for e in site.eps):
                 continue
             if site.fp32_master:
                 continue  # apex O2: the optimizer steps float32 copies, eps is a float32 there
             if owners is None:
                 owners = _half_owners(ctx)
+            names, refs = _through_helpers(ctx, site)
             made = next(
                 (
                     (o, where, weights)
-                    for o in site.owners
+                    for o in (*site.owners, *names)
                     for where, weights, scope in owners.get(o, ())
                     if _visible(o, scope, site.scope) and not _made_after(weights, site)
                 ),
                 None,
-            ) or _trained_by(ctx, site) or _passed_by_callers(ctx, site)
+            ) or _trained_by(ctx, site) or _passed_by_callers(ctx, (*getattr(site, "owner_params", ()), *refs))
             if made is None:
                 continue
             yield self._finding(ctx, site, *made)

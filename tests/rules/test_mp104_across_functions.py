@@ -61,3 +61,47 @@ def test_the_optimizer_in_another_module_over_a_float16_model_its_caller_loads(t
 ])
 def test_a_model_that_does_not_train_as_float16_there_is_left_alone(tmp_path, between):
     assert findings(tmp_path, between) == []
+
+
+HELPERS = """\
+def trainable_params(m):
+    return [p for n, p in m.named_parameters() if "lora_" in n]
+
+
+def describe(m):
+    return str(m)
+"""
+LOOP_THROUGH_HELPER = """\
+import torch
+
+from pkg.helpers import {helper}
+
+
+def fit(net, batches):
+    params = {helper}(net)
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    for ids in batches:
+        net(input_ids=ids, labels=ids).loss.backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize("helper, found", [("trainable_params", 1), ("describe", 0)])
+def test_parameters_a_helper_of_another_module_returns(tmp_path, helper, found):
+    """``params = trainable_params(net)``, whose function returns ``net``'s parameters (review
+    21's M1, DPO-LoRA: hand-written LoRA parameters picked by a helper): the optimizer updates
+    ``net``'s parameters; a helper that returns something else hands it none."""
+    root = write_tree(tmp_path / "p", {
+        ".git/HEAD": "", "pkg/__init__.py": "", "pkg/helpers.py": HELPERS,
+        "pkg/loop.py": LOOP_THROUGH_HELPER.format(helper=helper), "pkg/main.py": MAIN.format(between=""),
+    })
+    found_now = Engine(from_table({}, "defaults"), ["MP104"], jobs=1).run_paths([str(root)]).diagnostics
+    assert len(found_now) == found
+
+
+def test_parameter_returns_facts():
+    from precision_lint.facts.extract import extract_facts
+
+    facts = extract_facts(HELPERS, "pkg/helpers.py", "pkg.helpers")
+    ((function, (ref,)),) = facts.section("parameter_returns")
+    assert (function, ref.name, ref.index) == ("pkg.helpers.trainable_params", "m", 0)

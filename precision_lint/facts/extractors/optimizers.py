@@ -63,6 +63,10 @@ class AdamSite:
     # the owners that are parameters of the function the optimizer is built in (`def fit(net):
     # AdamW(net.parameters())`): what its callers pass is judged at the join
     owner_params: Tuple[ParamRef, ...] = ()
+    # the project calls its params come from (`params = lowrank_params(net)`): (callee, its
+    # arguments as (position, keyword, the name passed, that name's reference where it is a
+    # parameter of the optimizer's function)); the join asks the callee what it returns
+    owner_calls: Tuple[Tuple[str, Tuple[Tuple[Optional[int], Optional[str], str, Optional[ParamRef]], ...]], ...] = ()
 
     def keyword_text(self, name: str, value: str) -> str:
         return keyword_text(self.insert_style, name, value)
@@ -75,7 +79,30 @@ def _owner_params(owners: Tuple[str, ...], function) -> Tuple[ParamRef, ...]:
     return tuple(param_ref(function, o) for o in owners if o in function.params and o not in ("self", "cls"))
 
 
-def _owners(index: ModuleIndex, expr: Optional[ast.expr], scope) -> Tuple[str, ...]:
+def _owner_calls(index: ModuleIndex, expr: Optional[ast.expr], scope, code):
+    """The calls of functions the optimizer's params are, or a name bound to them is, with the
+    names they pass (``AdamW(lowrank_params(net))``, ``params = lowrank_params(net)``)."""
+    if expr is None:
+        return ()
+    values = [expr, *(reaching_values(index, expr, scope) if isinstance(expr, ast.Name) else ())]
+    out = []
+    for value in values:
+        site = index.call_of(value) if isinstance(value, ast.Call) else None
+        if site is None or not site.qualname:
+            continue
+        args = []
+        passed = [(i, None, a) for i, a in enumerate(value.args)] + [(None, k.arg, k.value) for k in value.keywords if k.arg]
+        for position, name, arg in passed:
+            text = dotted(arg) if not isinstance(arg, ast.Starred) else None
+            if text:
+                ref = param_ref(code, text) if code.kind == "function" and text in code.params else None
+                args.append((position, name, text, ref))
+        if args:
+            out.append((site.qualname, tuple(args)))
+    return tuple(out)
+
+
+def parameter_owners(index: ModuleIndex, expr: Optional[ast.expr], scope) -> Tuple[str, ...]:
     """The receivers of the ``.parameters()`` / ``.named_parameters()`` calls the optimizer's
     params are built from, as dotted names, in the order written: in the expression itself
     (``model.parameters()``, ``chain(a.parameters(), b.parameters())``, ``[{"params": ...}]``,
@@ -160,7 +187,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         params = keyword(site.node, "params")
         params_expr = params.value if params is not None else (args[0] if args else None)
         insert_at, style = _insertion(index, site.node)
-        owners, code = _owners(index, params_expr, site.scope), site.scope.code_scope()
+        owners, code = parameter_owners(index, params_expr, site.scope), site.scope.code_scope()
         if master is None:
             master = _master_weight_optimizers(index, evaluator)
         out.append(
@@ -177,6 +204,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 code.qualname,
                 id(site.node) in master,
                 _owner_params(owners, code),
+                _owner_calls(index, params_expr, site.scope, code),
             )
         )
     return tuple(out)
