@@ -511,7 +511,7 @@ class MigrationJudge:
         found: Dict[Tuple[int, Span], Finding] = {}
         also: Dict[Tuple[int, Span], List[str]] = {}
         for call in self.ctx.facts.section("migrations").get("calls", ()) if self._has_section() else ():
-            if call.tolerated and getattr(call, "warning_tolerated", True):
+            if call.tolerated and call.warning_tolerated:
                 continue  # written for several versions: a version check, or a fallback
             if never_runs(call):
                 continue  # under a test no configuration passes (a parameter every caller leaves False)

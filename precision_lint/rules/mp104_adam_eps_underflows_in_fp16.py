@@ -86,7 +86,7 @@ def _through_helpers(ctx: RuleContext, optimizer):
     this module or another): the helper's ``parameter_returns`` facts, matched to the call's
     arguments by position or keyword."""
     names, refs = [], []
-    for callee, args in getattr(optimizer, "owner_calls", ()):
+    for callee, args in optimizer.owner_calls:
         module, canonical = ctx.project.symbols.resolve(callee, ctx.facts)
         if module is None:
             continue
@@ -161,7 +161,7 @@ class AdamEpsUnderflowsInFp16(Rule):
             return
         owners = None
         for site in sites:
-            if not (site.owners or getattr(site, "owner_calls", ())) or not all(e is not None and e < FP16_SMALLEST for e in site.eps):
+            if not (site.owners or site.owner_calls) or not all(e is not None and e < FP16_SMALLEST for e in site.eps):
                 continue
             if site.fp32_master:
                 continue  # apex O2: the optimizer steps float32 copies, eps is a float32 there
@@ -176,7 +176,7 @@ class AdamEpsUnderflowsInFp16(Rule):
                     if _visible(o, scope, site.scope) and not _made_after(weights, site)
                 ),
                 None,
-            ) or _trained_by(ctx, site) or _passed_by_callers(ctx, (*getattr(site, "owner_params", ()), *refs))
+            ) or _trained_by(ctx, site) or _passed_by_callers(ctx, (*site.owner_params, *refs))
             if made is None:
                 continue
             yield self._finding(ctx, site, *made)

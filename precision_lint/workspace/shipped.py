@@ -276,21 +276,31 @@ class ShippedFiles:
         for those run on no other GPU, so the lowest is the run's, as a SLURM request is. Each
         folder read once."""
         found: List[int] = []
-        here = folder
-        for _ in range(README_LEVELS):
+        for here in self._up_to_root(folder)[0]:
             archs = self._folder_archs.get(here)
             if archs is None:
                 archs = self._folder_archs[here] = [
                     a for name in self._container_files(here) for a in cuda_arch_list(self._read(os.path.join(here, name)) or "")
                 ]
             found.extend(archs)
-            if here == self._within or any(os.path.exists(os.path.join(here, m)) for m in PROJECT_ROOT):
-                break
+        return [min(found)] if found else []
+
+    def _up_to_root(self, folder: str) -> Tuple[List[str], Optional[str]]:
+        """(the folders from ``folder`` up to the project's root, nearest first; that root, or
+        None where the walk ends first): the root is the first folder with a root marker
+        (:data:`PROJECT_ROOT`), else the folder the check runs from when the walk meets it; at
+        most :data:`README_LEVELS` folders."""
+        folders: List[str] = []
+        here = folder
+        for _ in range(README_LEVELS):
+            folders.append(here)
+            if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT) or here == self._within:
+                return folders, here
             parent = os.path.dirname(here)
             if parent == here:
                 break
             here = parent
-        return [min(found)] if found else []
+        return folders, None
 
     def _container_files(self, folder: str) -> List[str]:
         try:
@@ -342,10 +352,9 @@ class ShippedFiles:
         file speaks for it, and one nearer overrides it)."""
         base, stem = os.path.basename(path), _module_stem(path)
         found = []
-        here, root = os.path.dirname(path), None
-        ancestors = set()  # the folders on the way up
-        for _ in range(README_LEVELS):
-            ancestors.add(here)
+        folders, root = self._up_to_root(os.path.dirname(path))
+        ancestors = set(folders)  # the folders on the way up
+        for here in folders:
             for name in READMES:
                 readme = os.path.join(here, name)
                 if name.endswith((".rst", ".txt")) or self._read(readme) is None:
@@ -354,16 +363,6 @@ class ShippedFiles:
                 if base in commands or stem is not None and stem in commands and _naming(base, stem).search(commands):
                     found.append((here, readme, commands, True))
                 break
-            if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
-                root = here
-                break
-            if here == self._within:
-                root = here  # the folder the check runs from, on the way up: the project's root
-                break
-            parent = os.path.dirname(here)
-            if parent == here:
-                break
-            here = parent
         if root is None:
             return found
         for readme, linked, scripts in self._readme_index(root).get(base, ()):

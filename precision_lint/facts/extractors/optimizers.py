@@ -72,11 +72,17 @@ class AdamSite:
         return keyword_text(self.insert_style, name, value)
 
 
+def parameter_of(function, name: str) -> Optional[ParamRef]:
+    """The reference callers reach ``name`` by, where it is a parameter of ``function`` (a
+    function's scope; ``self`` and ``cls`` are none); None otherwise."""
+    if function.kind != "function" or name not in function.params or name in ("self", "cls"):
+        return None
+    return param_ref(function, name)
+
+
 def _owner_params(owners: Tuple[str, ...], function) -> Tuple[ParamRef, ...]:
-    """The references of the owners that are parameters of ``function`` (not ``self``)."""
-    if function.kind != "function":
-        return ()
-    return tuple(param_ref(function, o) for o in owners if o in function.params and o not in ("self", "cls"))
+    """The references of the owners that are parameters of ``function``."""
+    return tuple(ref for o in owners if (ref := parameter_of(function, o)) is not None)
 
 
 def _owner_calls(index: ModuleIndex, expr: Optional[ast.expr], scope, code):
@@ -95,8 +101,7 @@ def _owner_calls(index: ModuleIndex, expr: Optional[ast.expr], scope, code):
         for position, name, arg in passed:
             text = dotted(arg) if not isinstance(arg, ast.Starred) else None
             if text:
-                ref = param_ref(code, text) if code.kind == "function" and text in code.params else None
-                args.append((position, name, text, ref))
+                args.append((position, name, text, parameter_of(code, text)))
         if args:
             out.append((site.qualname, tuple(args)))
     return tuple(out)

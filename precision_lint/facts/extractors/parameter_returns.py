@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Tuple
 
-from ...semantic.evaluate import Evaluator, param_ref
+from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
 from ...semantic.values import ParamRef
-from .optimizers import parameter_owners
+from .optimizers import parameter_of, parameter_owners
 
 SECTION = "parameter_returns"
 EMPTY = ()
@@ -28,7 +28,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> Tuple[Tuple[str, Tuple[
         if not function.returns:
             continue
         names = {o for value, _ in function.returns for o in parameter_owners(index, value, function)}
-        refs = tuple(param_ref(function, n) for n in sorted(names) if n in function.params and n not in ("self", "cls"))
+        refs = tuple(ref for n in sorted(names) if (ref := parameter_of(function, n)) is not None)
         if refs:
             out.append((qualname, refs))
     return tuple(out)
