@@ -38,6 +38,15 @@ def fix(src: str, code: str = None, cfg=None, unsafe: bool = False, path: str = 
     )
 
 
+def findings_in(root, codes=None):
+    """The findings of a check of ``root`` with nothing configured, so that what the folder's own
+    files state (its pins, its README, its notebooks' metadata) is all the check knows of its
+    targets; ``codes``: the rules to report (None: the default selection)."""
+    from precision_lint.engine import Engine
+
+    return Engine(from_table({}, "defaults"), codes, jobs=1).run_paths([str(root)]).diagnostics
+
+
 def check_folder(root, cache=None, settings=None, jobs: int = 1):
     """The findings of ``precision-lint .`` run in ``root`` (with a cache folder, or none), as
     comparable tuples: what the cache tests compare between a cached and an uncached check."""

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from conftest import findings_in, run_cli
 from precision_lint.workspace.discovery import discover
 from precision_lint.engine import check_source
 from precision_lint.workspace.notebook import COMMENTED, CONTINUATION, PLACEHOLDER, NotebookError, boundary_lines, cell_position, from_cells, parse, to_python
@@ -761,11 +761,9 @@ def test_a_databricks_pip_install_sets_the_notebooks_versions(tmp_path):
     """`%pip install transformers==4.30.0` in a cell is the version the notebook's own code
     targets, as in an .ipynb: `tokenizer=` is Trainer's only spelling there."""
     from conftest import write_tree
-    from precision_lint.engine import Engine
-    from precision_lint.workspace.config import from_table
 
     def run(root):
-        return Engine(from_table({}, "defaults"), ["MP301"], jobs=1).run_paths([str(root)]).diagnostics
+        return findings_in(root, ["MP301"])
 
     old = write_tree(tmp_path / "old", {".git/HEAD": "", "nb.py": _databricks("%pip install transformers==4.30.0", DBX_TRAIN)})
     assert run(old) == []
@@ -803,11 +801,9 @@ def test_a_databricks_magic_pip_cell_sets_the_notebooks_versions(tmp_path):
     """Databricks exports a `%pip` cell as `# MAGIC %pip install ...` comments: its pins are
     the notebook's, as a bare `%pip install` line's are; a markdown cell naming pip is not."""
     from conftest import write_tree
-    from precision_lint.engine import Engine
-    from precision_lint.workspace.config import from_table
 
     def run(root):
-        return Engine(from_table({}, "defaults"), ["MP301"], jobs=1).run_paths([str(root)]).diagnostics
+        return findings_in(root, ["MP301"])
 
     old = write_tree(tmp_path / "old", {".git/HEAD": "", "nb.py": _databricks("# MAGIC %pip install transformers==4.30.0", DBX_TRAIN)})
     assert run(old) == []

@@ -9,10 +9,8 @@ commands, with a key transformers 5.15 no longer takes."""
 import os
 
 import pytest
-from conftest import write_tree
+from conftest import findings_in, write_tree
 
-from precision_lint.engine import Engine
-from precision_lint.workspace.config import from_table
 from precision_lint.workspace.launches import Launch, launches, option_words
 from precision_lint.workspace.shipped import ShippedFiles
 
@@ -48,7 +46,7 @@ def readme(*commands: str) -> str:
 
 
 def findings(root, codes=("MP302", "MP304")):
-    found = Engine(from_table({}, "defaults"), list(codes), jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, codes)
     return [(d.code, os.path.relpath(d.path, root).replace(os.sep, "/"), d.span.line, d.message) for d in found]
 
 

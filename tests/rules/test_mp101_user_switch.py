@@ -3,7 +3,7 @@
 whenever the switch is on, so float16 weights meet it as soon as the user passes it. A
 switch that no caller can turn on (``enabled=False``, only ``False`` passed, a config whose
 default is off and nobody sets) is silent."""
-from conftest import fix, lint
+from conftest import findings_in, fix, lint
 
 CODE = "MP101"
 
@@ -219,14 +219,12 @@ def test_shipped_launches_that_never_pass_the_switch_leave_it_to_a_run_by_hand(t
     from textwrap import dedent
 
     from conftest import write_tree
-    from precision_lint.engine import Engine
-    from precision_lint.workspace.config import from_table
 
     def codes(launch):
         root = write_tree(tmp_path / launch.split()[-1].strip("-"), {
             ".git/HEAD": "", "train.py": dedent(PARSED_SWITCH), "run.sh": f"python train.py --output_dir o {launch}\n",
         })
-        return [d.code for d in Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics]
+        return [d.code for d in findings_in(root, [CODE])]
 
     assert codes("--bf16") == []
     assert codes("--fp16") == [CODE]

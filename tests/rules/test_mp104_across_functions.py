@@ -5,10 +5,8 @@ module, passes a model it loads in float16. What callers pass is the join's
 (review 20c's and 21's MP104 misses: the optimizer in a training-loop module, the model made in
 the script)."""
 import pytest
-from conftest import write_tree
+from conftest import findings_in, write_tree
 
-from precision_lint.engine import Engine
-from precision_lint.workspace.config import from_table
 
 LOOP = """\
 import torch
@@ -44,7 +42,7 @@ def findings(tmp_path, between=""):
         ".git/HEAD": "", "requirements.txt": "peft==0.13.0\n", "pkg/__init__.py": "", "pkg/loop.py": LOOP,
         "pkg/main.py": MAIN.format(between=between),
     })
-    found = Engine(from_table({}, "defaults"), ["MP104"], jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, ["MP104"])
     return [(d.path.replace(str(root), "").lstrip("/"), d.span.line, [(r.path.replace(str(root), "").lstrip("/"), r.span.line) for r in d.related]) for d in found]
 
 
@@ -95,7 +93,7 @@ def test_parameters_a_helper_of_another_module_returns(tmp_path, helper, found):
         ".git/HEAD": "", "pkg/__init__.py": "", "pkg/helpers.py": HELPERS,
         "pkg/loop.py": LOOP_THROUGH_HELPER.format(helper=helper), "pkg/main.py": MAIN.format(between=""),
     })
-    found_now = Engine(from_table({}, "defaults"), ["MP104"], jobs=1).run_paths([str(root)]).diagnostics
+    found_now = findings_in(root, ["MP104"])
     assert len(found_now) == found
 
 

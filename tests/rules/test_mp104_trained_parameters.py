@@ -3,7 +3,7 @@ model's, not a PEFT base whose trainable parameters are float32 adapters, not a 
 after the optimizer was built."""
 import pytest
 
-from conftest import lint
+from conftest import findings_in, lint
 
 CODE = "MP104"
 HEAD = "import torch\nfrom transformers import AutoModelForCausalLM\nfrom peft import get_peft_model\n"
@@ -60,14 +60,12 @@ def test_adapters_peft_makes_in_the_bases_float16_are_stepped_in_float16(tmp_pat
     lora_A's first gradient is 0: 0/0, NaN at the first step). 0.6 and 0.12 on make them
     float32; an unpinned project targets the installed peft."""
     from conftest import write_tree
-    from precision_lint.engine import Engine
-    from precision_lint.workspace.config import from_table
 
     files = {".git/HEAD": "", "train.py": LORA_STEP}
     if pin is not None:
         files["requirements.txt"] = f"{pin}\n"
     root = write_tree(tmp_path, files)
-    found = Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, [CODE])
     assert bool(found) == reported
     if reported:
         (d,) = found

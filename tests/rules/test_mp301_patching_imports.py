@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import write_tree
+from conftest import findings_in, write_tree
 
-from precision_lint.engine import Engine
-from precision_lint.workspace.config import from_table
 
 LOADERS = """
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -36,7 +34,7 @@ def codes(tmp_path, import_line):
         ".git/HEAD": "", "requirements.txt": "trl==0.19.0\n", "train.py": TRAIN,
         "loaders.py": LOADERS.replace("IMPORT", import_line),
     })
-    return [d.code for d in Engine(from_table({}, "defaults"), ["MP301"], jobs=1).run_paths([str(tmp_path)]).diagnostics]
+    return [d.code for d in findings_in(tmp_path, ["MP301"])]
 
 
 def test_an_import_under_a_users_flag_patches_only_the_runs_that_pass_it(tmp_path):
@@ -64,4 +62,4 @@ def test_unslothed_trainers_take_any_keyword(tmp_path, import_line, found):
         ".git/HEAD": "", "requirements.txt": "trl==0.19.0\n", "loaders.py": LOADERS.replace("IMPORT", import_line),
         "train.py": TRAIN.replace("tokenizer=tok", "processing_class=tok, dataset_text_field=\"text\""),
     })
-    assert [d.code for d in Engine(from_table({}, "defaults"), ["MP302"], jobs=1).run_paths([str(tmp_path)]).diagnostics] == found
+    assert [d.code for d in findings_in(tmp_path, ["MP302"])] == found

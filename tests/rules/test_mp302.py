@@ -2,7 +2,7 @@
 for the fixes (renames, keywords moved into the TRL config), version gating, negatives."""
 import pytest
 
-from conftest import config, dedent, fix, lint
+from conftest import config, dedent, findings_in, fix, lint
 
 CODE = "MP302"
 NEW = config(transformers_version="5.23", trl_version="1.16")
@@ -175,11 +175,9 @@ def test_squad_processors_are_silent_where_they_exist(version):
 
 def test_squad_processors_under_a_pinned_4x_project(tmp_path):
     from conftest import write_tree
-    from precision_lint.engine import Engine
-    from precision_lint.workspace.config import from_table
 
     def run(root):
-        return Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+        return findings_in(root, ["MP302", "MP304"])
 
     pinned = write_tree(tmp_path / "pinned", {".git/HEAD": "", "requirements.txt": "transformers==4.57.6\n", "squad.py": dedent(SQUAD)})
     assert run(pinned) == []
@@ -637,11 +635,9 @@ model = get_peft_model(model, LoraConfig(r=8, lora_alpha=16, task_type="CAUSAL_L
 )
 def test_peft_prepare_model_for_int8_training_by_peft_pin(tmp_path, requirement, code):
     from conftest import write_tree
-    from precision_lint.engine import Engine
-    from precision_lint.workspace.config import from_table
 
     root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": f"transformers>=4.28.0\n{requirement}\n", "finetune.py": PEFT_INT8})
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, ["MP302", "MP304"])
     assert [d.code for d in found] == ([code] if code else [])
     if code:
         (d,) = found

@@ -3,7 +3,7 @@ import warnings
 
 import pytest
 
-from conftest import dedent, fix, lint
+from conftest import dedent, findings_in, fix, lint
 
 CODE = "MP303"
 
@@ -354,8 +354,6 @@ def test_the_builtin_hasattr_is_seen_until_the_module_binds_its_own():
 
 def test_a_torch_version_helper_of_another_module(tmp_path):
     from conftest import write_tree
-    from precision_lint.engine import Engine
-    from precision_lint.workspace.config import from_table
 
     root = write_tree(tmp_path, {
         ".git/HEAD": "",
@@ -379,7 +377,7 @@ def test_a_torch_version_helper_of_another_module(tmp_path):
                 ac = torch.cuda.amp.autocast()
         """,
     })
-    found = Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, [CODE])
     # the fallback for old torch is meant; the second branch tests the function itself, not torch
     assert [(d.path.rsplit("/", 1)[-1], d.span.line) for d in found] == [("train.py", 9)]
 
@@ -486,11 +484,9 @@ AMP_TRAIN = """
 
 def _project_findings(tmp_path, readme):
     from conftest import write_tree
-    from precision_lint.engine import Engine
-    from precision_lint.workspace.config import from_table
 
     root = write_tree(tmp_path, {".git/HEAD": "", "README.md": readme, "train.py": AMP_TRAIN})
-    return Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+    return findings_in(root, [CODE])
 
 
 def test_a_listed_torch_release_before_the_warning_is_not_reported(tmp_path):

@@ -7,6 +7,7 @@ import pytest
 
 from precision_lint.engine import Engine
 from precision_lint.workspace.config import from_table
+from conftest import findings_in
 
 CODE = '''import torch
 
@@ -60,13 +61,11 @@ def test_a_stated_python_caps_the_torch_that_warns(tmp_path, python, codes):
     """A project made with `conda create -n env python=3.7` installs torch 1.13 at most, where
     `torch.cuda.amp.autocast` does not warn (from 2.4); with Python 3.8, torch 2.4 and 2.5 do."""
     from conftest import write_tree
-    from precision_lint.engine import Engine
-    from precision_lint.workspace.config import from_table
 
     write_tree(tmp_path, {
         ".git/HEAD": "",
         "README.md": f"# seg\n\n```bash\nconda create -n seg python={python}\npip install torch\n```\n",
         "train.py": "import torch\n\ndef step(net, x):\n    with torch.cuda.amp.autocast():\n        return net(x)\n",
     })
-    found = Engine(from_table({}, "defaults"), ["MP303"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    found = findings_in(tmp_path, ["MP303"])
     assert [d.code for d in found] == codes

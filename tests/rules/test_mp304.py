@@ -2,7 +2,7 @@
 gated both ways, and never renamed to a name the targeted version does not have."""
 import pytest
 
-from conftest import config, dedent, fix, lint, write_tree
+from conftest import config, dedent, findings_in, fix, lint, write_tree
 
 CODE = "MP304"
 
@@ -101,11 +101,9 @@ model = load("some/model", load_8bit=True)
 
 def _lint_pinned(tmp_path, version):
     """The file alone in its repository: its own `require_version` is the only pin."""
-    from precision_lint.engine import Engine
-    from precision_lint.workspace.config import from_table
 
     root = write_tree(tmp_path, {".git/HEAD": "", "builder.py": LOAD_IN_8BIT_PINNED.format(version=version)})
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, ["MP302", "MP304"])
     return sorted(found, key=lambda d: d.span.start)
 
 
@@ -165,13 +163,11 @@ def test_silently_accepted_torch_dtype_is_no_finding_on_5_x(src, version):
 
 @pytest.mark.parametrize("src", [MODEL_CLASS_DTYPE, AUTO_DTYPE_AUTO])
 def test_silently_accepted_torch_dtype_unpinned_with_5_24_installed(tmp_path, src, monkeypatch):
-    from precision_lint.engine import Engine
     from precision_lint.workspace import config as config_module
-    from precision_lint.workspace.config import from_table
 
     monkeypatch.setattr(config_module, "installed_version", lambda dist: (5, 24, 0) if dist == "transformers" else None)
     root = write_tree(tmp_path, {".git/HEAD": "", "train.py": dedent(src)})
-    found = Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, [CODE])
     assert found == []
 
 
@@ -188,11 +184,9 @@ def test_a_project_subclass_of_a_model_class_is_silent_on_5_x():
 
 
 def _lint_in_project(root, files):
-    from precision_lint.engine import Engine
-    from precision_lint.workspace.config import from_table
 
     write_tree(root, {".git/HEAD": "", **files})
-    return Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+    return findings_in(root, [CODE])
 
 
 def test_a_range_whose_newest_version_warns_names_the_versions_that_warn(tmp_path):
@@ -287,12 +281,10 @@ def _across_5_0(text):
     import tempfile
     from pathlib import Path
 
-    from precision_lint.engine import Engine
-    from precision_lint.workspace.config import from_table
 
     with tempfile.TemporaryDirectory() as folder:
         root = write_tree(Path(folder), {".git/HEAD": "", "requirements.txt": "transformers>=4.30\n", "train.py": text})
-        return Engine(from_table({}, "defaults"), [CODE], jobs=1).run_paths([str(root)]).diagnostics
+        return findings_in(root, [CODE])
 
 
 def _fallback(option, use=TERNARY, extra=""):

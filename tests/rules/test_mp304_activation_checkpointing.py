@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import config, dedent, fix, lint, write_tree
+from conftest import config, dedent, findings_in, fix, lint, write_tree
 
-from precision_lint.engine import Engine
-from precision_lint.workspace.config import from_table
 
 SCRIPT = """
 from transformers import TrainingArguments
@@ -21,7 +19,7 @@ args = TrainingArguments(output_dir="out", gradient_checkpointing=True, gradient
 
 def run(tmp_path, pin):
     write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": pin + "\n", "train.py": SCRIPT})
-    return Engine(from_table({}, "defaults"), ["MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    return findings_in(tmp_path, ["MP304"])
 
 
 def test_the_old_names_warn_from_5_23_and_are_renamed(tmp_path):

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import write_tree
+from conftest import findings_in, write_tree
 
-from precision_lint.engine import Engine
-from precision_lint.workspace.config import from_table
 
 SCRIPT = """
 import argparse
@@ -27,7 +25,7 @@ model = AutoModelForSpeechSeq2Seq.from_pretrained("m", torch_dtype=torch.float16
 
 def codes(tmp_path, keyword, pin="transformers==4.51.3", default="False"):
     write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": pin + "\n", "serve.py": SCRIPT.replace("KEYWORD", keyword).replace("DEFAULT", default)})
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    found = findings_in(tmp_path, ["MP302", "MP304"])
     name = keyword.split("=")[0]
     return sorted(d.code for d in found if f"`{name}" in d.message)
 
@@ -69,7 +67,7 @@ def test_a_choice_the_code_makes_from_its_own_flag_may_be_true(tmp_path):
         "def load(model_args):\n"
         "    return AutoModelForCausalLM.from_pretrained('m', use_flash_attention_2=True if model_args.use_flash_attn else False)\n"
     )})
-    found = Engine(from_table({}, "defaults"), ["MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    found = findings_in(tmp_path, ["MP304"])
     assert [d.code for d in found if "`use_flash_attention_2" in d.message] == ["MP304"]
 
 
@@ -88,7 +86,7 @@ class PairTrainer(DPOTrainer):
 
 def _trl_codes(tmp_path, files):
     write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": TRL_PIN, **files})
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    found = findings_in(tmp_path, ["MP302", "MP304"])
     return sorted(d.message.split("`")[1] for d in found)
 
 
@@ -129,5 +127,5 @@ def test_use_auth_token_warns_from_4_31_for_models_and_tokenizers(tmp_path, pin,
         "tok = AutoTokenizer.from_pretrained('m', use_auth_token=AUTH)\n"
         "net = AutoModelForCausalLM.from_pretrained('m', use_auth_token=AUTH)\n"
     )})
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    found = findings_in(tmp_path, ["MP302", "MP304"])
     assert sorted(d.code for d in found) == expected

@@ -8,16 +8,14 @@ which hands the keyword to transformers)."""
 import textwrap
 
 import pytest
-from conftest import write_tree
+from conftest import findings_in, write_tree
 
-from precision_lint.engine import Engine
-from precision_lint.workspace.config import from_table
 
 
 def findings(tmp_path, body, pin="transformers==4.57.1"):
     source = "import torch\nfrom transformers import AutoModelForCausalLM\nfrom peft import AutoPeftModelForCausalLM\n\n\n" + textwrap.dedent(body)
     root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": f"{pin}\npeft==0.13.0\n", "load.py": source})
-    return [d.code for d in Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics]
+    return [d.code for d in findings_in(root, ["MP302", "MP304"])]
 
 
 @pytest.mark.parametrize("body", [

@@ -4,10 +4,8 @@ in a loader whose only caller passes ``load_in_half=True``; review 19's held-out
 simpleRL-reason). The test is read at the join, with what the callers pass
 (``MigrationCall.when``); a caller that turns it on, or no caller seen at all, keeps the
 finding."""
-from conftest import write_tree
+from conftest import findings_in, write_tree
 
-from precision_lint.engine import Engine
-from precision_lint.workspace.config import from_table
 
 LOADER = """
 from transformers import AutoModelForCausalLM
@@ -29,7 +27,7 @@ def lines(tmp_path, run=None):
     if run is not None:
         files["run.py"] = f"from model_utils import load\nmodel = load({run})\n"
     write_tree(tmp_path, files)
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    found = findings_in(tmp_path, ["MP302", "MP304"])
     return [(d.code, d.span.line) for d in found]
 
 
@@ -55,5 +53,5 @@ def test_a_parsed_dataclass_field_is_the_users_to_set(tmp_path):
         "    model = AutoModelForCausalLM.from_pretrained(margs.model_name_or_path, load_in_8bit=True)\n"
     )
     write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.45,<4.48\n", "train.py": script})
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    found = findings_in(tmp_path, ["MP302", "MP304"])
     assert [(d.code, d.span.line) for d in found] == [("MP304", 12)]

@@ -4,10 +4,8 @@ raises (a keyword to ``TrainingArguments`` itself raises ``TypeError``), but not
 transformers reads it there: the run silently trains without warmup. Review 21b's miss
 (llm_alpaca: ``warmup_ratio=0.03`` as a field of its arguments class)."""
 import pytest
-from conftest import write_tree
+from conftest import findings_in, write_tree
 
-from precision_lint.engine import Engine
-from precision_lint.workspace.config import from_table
 
 SCRIPT = """\
 from dataclasses import dataclass, field
@@ -38,7 +36,7 @@ if __name__ == "__main__":
 
 def findings(tmp_path, pin, extra=""):
     root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": f"{pin}\n", "train.py": SCRIPT.format(extra=extra)})
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, ["MP302", "MP304"])
     return [(d.code, d.span.line, d.message) for d in found]
 
 
@@ -71,7 +69,7 @@ def test_the_old_field_kept_and_converted_by_the_class_itself_is_left_alone(tmp_
         "        self.warmup_steps = self.warmup_ratio\n        super().__post_init__()\n",
     )
     root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": "transformers==5.15.0\n", "train.py": script.format(extra="")})
-    assert Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics == []
+    assert findings_in(root, ["MP302", "MP304"]) == []
 
 
 def test_a_field_whose_rows_are_about_some_values_is_no_removed_field(tmp_path):
@@ -79,7 +77,7 @@ def test_a_field_whose_rows_are_about_some_values_is_no_removed_field(tmp_path):
     (``"adamw_hf"``, gone in 4.50); a subclass that declares ``optim`` declares a live field."""
     script = SCRIPT.replace("    warmup_ratio: float = field(default=0.05)\n", '    optim: str = field(default="adamw_torch")\n', 1)
     root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": "transformers==5.15.0\n", "train.py": script.format(extra="")})
-    assert Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics == []
+    assert findings_in(root, ["MP302", "MP304"]) == []
 
 
 @pytest.mark.parametrize("declared", [
@@ -90,4 +88,4 @@ def test_a_field_whose_rows_are_about_some_values_is_no_removed_field(tmp_path):
 def test_a_default_that_asks_for_nothing_or_is_not_known_loses_nothing_said(tmp_path, declared):
     script = "WARMUP = 0.05\n" + SCRIPT.replace("    warmup_ratio: float = field(default=0.05)\n", f"    {declared}\n", 1)
     root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": "transformers==5.15.0\n", "train.py": script.format(extra="")})
-    assert Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics == []
+    assert findings_in(root, ["MP302", "MP304"]) == []

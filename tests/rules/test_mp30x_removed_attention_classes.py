@@ -7,10 +7,8 @@ reported (MP302); everything else in the file is judged on the versions before (
 ``[[removed_module]]`` row): a ``torch_dtype=`` that warns only from 4.56 never runs where it
 would (review 21's held-out: fsdp_qlora's two MP304 FPs beside its missed import)."""
 import pytest
-from conftest import write_tree
+from conftest import findings_in, write_tree
 
-from precision_lint.engine import Engine
-from precision_lint.workspace.config import from_table
 
 SCRIPT = """\
 import torch
@@ -30,7 +28,7 @@ PATCHED = "from transformers.models.llama.modeling_llama import LLAMA_ATTENTION_
 
 def findings(tmp_path, pin, imports=PATCHED):
     root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": f"{pin}\n", "train.py": SCRIPT.format(imports=imports)})
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, ["MP302", "MP304"])
     return [(d.code, d.span.line, d.message) for d in found]
 
 
@@ -53,7 +51,7 @@ def test_a_bitsandbytes_helper_moved_out_of_integrations(tmp_path, pin, codes):
     imports = "from transformers.integrations import get_keys_to_not_convert\n"
     script = SCRIPT.replace(", torch_dtype=torch.bfloat16", "")
     root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": f"{pin}\n", "train.py": script.format(imports=imports)})
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, ["MP302", "MP304"])
     assert [d.code for d in found] == codes
 
 
@@ -64,5 +62,5 @@ def test_a_bitsandbytes_helper_moved_out_of_integrations(tmp_path, pin, codes):
 ])
 def test_the_checkpoint_sharder_gone_in_4_47(tmp_path, how, error):
     root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": "transformers>=4.50\n", "export.py": how})
-    (found,) = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+    (found,) = findings_in(root, ["MP302", "MP304"])
     assert found.code == "MP302" and error in found.message and "split_torch_state_dict_into_shards" in found.message

@@ -5,9 +5,7 @@ object was built in code or filled by ``HfArgumentParser`` (a project subclass t
 field warns on no version: only the removal is reported. Each case is a small project."""
 import pytest
 
-from conftest import config, fix, lint, write_tree
-from precision_lint.engine import Engine
-from precision_lint.workspace.config import from_table
+from conftest import config, findings_in, fix, lint, write_tree
 
 SCRIPT = """\
 from dataclasses import dataclass, field
@@ -34,7 +32,7 @@ if __name__ == "__main__":
 
 def findings(tmp_path, pin, own="", codes=("MP302", "MP304")):
     root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": f"{pin}\n", "run.py": SCRIPT.format(own=own)})
-    found = Engine(from_table({}, "defaults"), list(codes), jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, codes)
     return sorted((d.code, d.span.line, d.message.split("`")[1]) for d in found)
 
 
@@ -48,9 +46,8 @@ def test_a_range_that_reaches_the_removals_is_told_of_each_read(tmp_path):
 
 
 def test_a_pin_where_they_are_gone_is_a_crash_and_names_the_subclass(tmp_path):
-    found = Engine(from_table({}, "defaults"), ["MP302"], jobs=1).run_paths(
-        [str(write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers==5.3.0\n", "run.py": SCRIPT.format(own="")}))]
-    ).diagnostics
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers==5.3.0\n", "run.py": SCRIPT.format(own="")})
+    found = findings_in(root, ["MP302"])
     assert sorted(d.message.split("`")[1] for d in found) == ["args.evaluation_strategy", "args.group_by_length", "args.overwrite_output_dir"]
     first = next(d for d in found if "overwrite_output_dir" in d.message)
     assert "AttributeError: 'RunArguments' object has no attribute 'overwrite_output_dir'" in first.message
@@ -78,5 +75,5 @@ def test_a_trl_config_field_read(tmp_path, pin, reported):
         ".git/HEAD": "", "requirements.txt": f"{pin}\n",
         "sft.py": "from trl import SFTConfig\n\ncfg = SFTConfig(output_dir='out')\nprint(cfg.max_seq_length)\n",
     })
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, ["MP302", "MP304"])
     assert any("cfg.max_seq_length" in d.message for d in found) == reported

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import write_tree
+from conftest import findings_in, write_tree
 
-from precision_lint.engine import Engine
-from precision_lint.workspace.config import from_table
 
 
 def findings(tmp_path, files, pin="transformers>=4.45"):
     write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": pin + "\n", **files})
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    found = findings_in(tmp_path, ["MP302", "MP304"])
     return sorted((d.path.rsplit("/", 1)[-1], d.span.line, d.code, d.message) for d in found)
 
 

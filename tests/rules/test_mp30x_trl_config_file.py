@@ -5,9 +5,7 @@ each key is the default of the field of that name, and a key no dataclass has an
 file is the one a shipped launch passes (review 20's held-out misses M6-M9)."""
 import pytest
 
-from conftest import write_tree
-from precision_lint.engine import Engine
-from precision_lint.workspace.config import from_table
+from conftest import findings_in, write_tree
 
 SCRIPT = """\
 from trl import ModelConfig, ScriptArguments, SFTConfig, SFTTrainer, TrlParser
@@ -30,7 +28,7 @@ def findings(tmp_path, pin="transformers==5.15.0", call="", launch="python sft.p
         "configs/sft.yaml": "learning_rate: 2.0e-5\nwarmup_ratio: 0.03\nbf16: true\n",
         "run.sh": f"#!/bin/bash\n{launch}\n",
     })
-    found = Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics
+    found = findings_in(root, ["MP302", "MP304"])
     return [(d.code, d.path.replace("\\", "/").rsplit("/", 2)[-2:], d.span.line, d.message) for d in found]
 
 
@@ -68,4 +66,4 @@ def test_configs_no_launch_names_are_not_paired_with_each_script(tmp_path):
         "sft.py": script.format(call=""), "dpo.py": script.format(call=""),
         "configs/sft.yaml": "dataset_path: a\nwarmup_ratio: 0.03\n", "configs/dpo.yaml": "dataset_path: b\nwarmup_ratio: 0.1\n",
     })
-    assert Engine(from_table({}, "defaults"), ["MP302", "MP304"], jobs=1).run_paths([str(root)]).diagnostics == []
+    assert findings_in(root, ["MP302", "MP304"]) == []
