@@ -50,6 +50,24 @@ def test_announced_removal_is_deprecated_then_removed(version, code):
         assert fix304(src, transformers_version=version).endswith("warmup_steps=0.1)\n")
 
 
+# The release whose own source first warns (read in the wheels): each name is accepted silently
+# before it, so a project pinned below it gets no finding.
+@pytest.mark.parametrize(
+    "call, silent, warns",
+    [
+        ("TrainingArguments('o', fp16_backend='amp')", "4.12", "4.13"),
+        ("TrainingArguments('o', adafactor=True)", "4.15", "4.16"),
+        ("TrainingArguments('o', push_to_hub_model_id='m')", "4.10", "4.11"),
+        ("TrainingArguments('o', tpu_metrics_debug=True)", "4.5", "4.6"),
+    ],
+)
+def test_a_training_argument_is_deprecated_from_the_release_that_warns(call, silent, warns):
+    src = f"from transformers import TrainingArguments\n{call}\n"
+    assert lint304(src, transformers_version=silent) == []
+    (d,) = lint304(src, transformers_version=warns)
+    assert f"deprecated since transformers {warns}" in d.message
+
+
 def test_trl_config_rename_during_its_deprecation():
     src = "from trl import SFTConfig\nSFTConfig('o', max_seq_length=256)\n"
     assert lint304(src, trl_version="0.15") == []  # before the deprecation: nothing to say
