@@ -645,8 +645,8 @@ class Engine:
         if any(d.code.startswith(i) for i in self.config.ignored_for(d.path)):
             return True
         text = None
-        if d.path.lower().endswith((".yaml", ".yml")):
-            text = project.configs.text_of(d.path)
+        if d.path.lower().endswith((".yaml", ".yml")):  # a configuration file, or a job's YAML that launches
+            text = project.configs.text_of(d.path) or project.shipped.text_of(os.path.abspath(d.path))
         elif is_launch_document(d.path):  # an option a launch passes: its command's last line
             text = project.shipped.text_of(os.path.abspath(d.path))
         if text:

@@ -37,7 +37,6 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from ..diagnostics import Span
 from ..semantic.values import CONST, UNKNOWN, Guard, Possible
 from ..workspace.launches import FALSE_WORDS, TRUE_WORDS, Launch, option_span, passed_options
-from ..workspace.shipped import is_launch_document
 
 
 
@@ -63,10 +62,13 @@ def as_launched(values: Sequence[Possible], shipped, script_of: Callable[[Possib
 BY_HAND = "by hand"  # the configuration of a run of the script that no shipped launch makes
 
 
+_LAUNCHED = ": launched"
+
+
 def launch_choice(script: str) -> str:
     """The first part of ``Possible.chosen`` of the values the shipped launches of ``script``
     pass: one choice among its launches (and a run by hand)."""
-    return f"{script}: launched"
+    return f"{script}{_LAUNCHED}"
 
 
 def _launched(own: List[Possible], option: str, launches, shipped, script: str) -> List[Possible]:
@@ -137,8 +139,12 @@ def launcher_shown(path: str, near: str) -> str:
 
 
 def from_launcher(v: Possible) -> bool:
-    """Whether ``v`` is a value a shipped launcher passes (:func:`as_launched` made it)."""
-    return bool(v.where) and is_launch_document(v.where) and v.origin is not None
+    """Whether ``v`` is a value a shipped launcher passes (:func:`as_launched` made it): one
+    launch's choice, written in that launch's file (a shell script, a README's command, a
+    job's YAML), not the script's default a launch leaves as it is."""
+    if not (v.chosen and v.where and v.origin is not None and v.chosen[0].endswith(_LAUNCHED)):
+        return False
+    return v.chosen[1].rpartition(":")[0] == v.where
 
 
 def passed_by(values: Sequence[Possible], near: str) -> str:

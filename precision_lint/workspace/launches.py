@@ -90,24 +90,57 @@ class Launch:
         return (os.path.join(*parts) + ".py", os.path.join(*parts, "__main__.py"))
 
 
+# A YAML key whose value is a folded block (`command: >`, `>-`, `>+`): the lines below it, more
+# indented, are one line joined by spaces (an AzureML job's `command:` written over lines).
+_FOLDED_KEY = lazy(r"^(\s*)(?:-\s+)?[\w.-]+\s*:\s*>[-+]?\d*\s*(?:#.*)?$")
+
+
 def commands(text: str) -> List[Tuple[int, str]]:
     """``(line, command)`` of a shell-like text: ``\\`` continuations joined, comments dropped,
-    ``;``/``&&``/``||``/``|`` separating commands."""
-    out = []
+    ``;``/``&&``/``||``/``|`` separating commands; a YAML folded block is one line."""
+    return [(first, command) for first, _, command in _commands(text)]
+
+
+def _commands(text: str) -> List[Tuple[int, int, str]]:
+    """``(first line, last line, command)`` of :func:`commands`."""
+    out: List[Tuple[int, int, str]] = []
     pending, first = "", 0
+    folded: Optional[int] = None  # the indentation of the key of the folded block being read
+    written = 0  # the last line of the folded block that holds words
+
+    def flush(last: int) -> None:
+        for part in re.split(r"\s(?:&&|\|\||;|\|)\s|;\s*$", pending):
+            out.append((first, last, part))
+
+    number = 0
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip()
+        if folded is not None:
+            if not line.strip() or len(line) - len(line.lstrip()) > folded:
+                if line.strip():
+                    first = first if pending else number
+                    pending += line.strip() + " "
+                    written = number
+                continue
+            folded = None  # the block ends at a line indented no deeper than its key
+            if pending:
+                flush(written)
+                pending = ""
+        if not pending and ">" in line:
+            key = _FOLDED_KEY().match(line)
+            if key is not None:
+                folded = len(key.group(1))
+                continue
         if not pending:
             first = number
         if line.endswith("\\"):
             pending += line[:-1] + " "
             continue
-        whole = pending + line
+        pending += line
+        flush(number)
         pending = ""
-        for part in re.split(r"\s(?:&&|\|\||;|\|)\s|;\s*$", whole):
-            out.append((first, part))
     if pending:
-        out.append((first, pending))
+        flush(written if folded is not None else number)
     return out
 
 
@@ -283,12 +316,9 @@ def option_words(text: str, launch: Launch) -> List[Tuple[int, Tuple[int, int, i
 
 
 def command_end(text: str, line: int) -> int:
-    """The last line of the command that begins on ``line`` (its ``\\`` continuations)."""
-    lines = text.splitlines()
-    end = line
-    while 0 < end <= len(lines) and lines[end - 1].rstrip().endswith("\\"):
-        end += 1
-    return min(end, max(len(lines), line))
+    """The last line of the command that begins on ``line`` (its ``\\`` continuations, the
+    rest of its YAML folded block)."""
+    return max((last for first, last, _ in _commands(text) if first == line), default=line)
 
 
 def _line_at(starts: List[int], offset: int) -> int:

@@ -58,6 +58,10 @@ from .._regex import lazy
 from .hardware import NATIVE_BF16, markdown_prose, notebook_capability, space_card_hardware, stated_in_text, summarise
 
 LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
+# A job's YAML runs commands too: an AzureML command job's `command:`, SkyPilot's `run:`, a
+# workflow step's `run:`. It is read for launches as a shell script is, but stays a
+# configuration file for where its findings stand (``is_launch_document``).
+JOB_SUFFIXES = (".yml", ".yaml")
 READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
 MAX_BYTES = 4 * 1024 * 1024
 LEVELS = 2  # folders above the module searched for its launch scripts
@@ -140,7 +144,7 @@ class ShippedFiles:
                 names = sorted(os.listdir(folder))
             except OSError:
                 names = []
-            self._listings[folder] = [n for n in names if n.endswith(LAUNCH_SUFFIXES)]
+            self._listings[folder] = [n for n in names if n.endswith(LAUNCH_SUFFIXES + JOB_SUFFIXES)]
         return self._listings[folder]
 
     def _nearest_readme(self, folder: str) -> List[int]:

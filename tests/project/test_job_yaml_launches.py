@@ -1,0 +1,96 @@
+"""A job's YAML launches its script as a shell script does.
+
+An AzureML command job writes its launch as the job's ``command:``, often as a folded block
+(``command: >`` and the words on the lines below it, joined by spaces); SkyPilot's ``run: |``
+and a workflow step's ``run:`` are shell lines. The options such a command passes are the run
+the project ships, as a ``run.sh``'s are (review 22b's miss: a ``--bf16 True`` job on a
+cluster the README states as V100s, silent because the YAML was never read as a launcher).
+The YAML stays a configuration file for where its own findings stand."""
+import os
+
+from conftest import findings_in, write_tree
+
+from precision_lint.workspace.launches import command_end, commands, launches
+
+SFT = """\
+from dataclasses import dataclass, field
+
+from transformers import HfArgumentParser, Trainer, TrainingArguments
+
+
+@dataclass
+class Opts:
+    model_path: str = field(default="base")
+
+
+def run():
+    opts, targs = HfArgumentParser((Opts, TrainingArguments)).parse_args_into_dataclasses()
+    Trainer(model=None, args=targs).train()
+
+
+if __name__ == "__main__":
+    run()
+"""
+FOLDED_JOB = """\
+type: command
+code: ./
+command: >
+  accelerate launch
+  --num_processes 4
+  sft.py
+  --model_path ${{inputs.base}}
+  --bf16 True
+compute: azureml:gpu-cluster
+"""
+README_V100 = "# SFT job\n\nRuns on 2 nodes with 2 NVIDIA V100 (16 GB) each.\n"
+
+
+def test_a_folded_block_is_one_command_from_its_first_line_to_its_last():
+    assert commands(FOLDED_JOB) == [
+        (1, "type: command"),
+        (2, "code: ./"),
+        (4, "accelerate launch --num_processes 4 sft.py --model_path ${{inputs.base}} --bf16 True "),
+        (9, "compute: azureml:gpu-cluster"),
+    ]
+    assert command_end(FOLDED_JOB, 4) == 8
+    (launch,) = launches(FOLDED_JOB)
+    assert (launch.script, launch.launcher, launch.line) == ("sft.py", "accelerate", 4)
+    assert launch.launcher_args == ("--num_processes", "4")
+    assert launch.args == ("--model_path", "${{inputs.base}}", "--bf16", "True")
+
+
+def test_a_folded_block_ends_at_a_line_no_deeper_than_its_key_and_keeps_its_separators():
+    text = "steps:\n  - cmd: >-\n      pip install -r req.txt &&\n\n      python train.py --fp16\n  - name: next\n"
+    assert commands(text)[1:4] == [(3, "pip install -r req.txt"), (3, "python train.py --fp16 "), (6, "  - name: next")]
+    assert command_end(text, 3) == 5
+
+
+def test_shell_lines_and_continuations_are_read_as_before():
+    text = "run: |\n  python a.py \\\n    --x 1\n  echo done > log.txt\n"
+    assert commands(text) == [(1, "run: |"), (2, "  python a.py      --x 1"), (4, "  echo done > log.txt")]
+    assert command_end(text, 2) == 3
+    assert command_end(text, 4) == 4
+
+
+def _mp201(root):
+    return [(d.code, os.path.basename(d.path), d.message) for d in findings_in(root, ["MP201", "MP102"])]
+
+
+def test_a_job_yaml_passes_its_options_to_the_script_it_launches(tmp_path):
+    root = write_tree(tmp_path / "job", {".git/HEAD": "", "README.md": README_V100, "sft.py": SFT, "job.yml": FOLDED_JOB})
+    ((code, path, message),) = _mp201(root)
+    assert (code, path) == ("MP201", "sft.py")
+    assert "`--bf16` (passed by job.yml (line 8)" in message
+    # the same command in a shell script: the same finding
+    shell = write_tree(tmp_path / "sh", {
+        ".git/HEAD": "", "README.md": README_V100, "sft.py": SFT,
+        "run.sh": "accelerate launch --num_processes 4 sft.py --model_path base --bf16 True\n",
+    })
+    ((code, _, message),) = _mp201(shell)
+    assert code == "MP201" and "`--bf16` (passed by run.sh (line 1)" in message
+
+
+def test_a_yaml_that_launches_nothing_passes_nothing(tmp_path):
+    config = "model_path: base\nbf16: true\nnotes: >\n  trained with sft.py\n  on the cluster\n"
+    root = write_tree(tmp_path, {".git/HEAD": "", "README.md": README_V100, "sft.py": SFT, "train.yml": config})
+    assert _mp201(root) == []
