@@ -213,6 +213,22 @@ def _advice(sentence: str, start: int) -> bool:
     return bool(_FEATURE().search(sentence)) and not _RAN().search(sentence)
 
 
+# "... for A100", "... for the H100": the GPU a note on a line of code says the line is set for.
+_FOR_GPU = lazy(r"\bfor\s+(?:the\s+|an?\s+)?(?:nvidia\s+|tesla\s+)?$", re.IGNORECASE)
+
+
+def _set_for(note: str, start: int) -> bool:
+    """Whether a note on a line of code (``dtype=torch.bfloat16,  # bf16 weights for A100/H100``)
+    says the line's precision is set for the GPU named at ``start``: it names a precision, and
+    its GPUs follow a "for" (the first of them: "for A100/H100", "for A100 and H100"), with no
+    condition or comparison ("bf16 if on an A100", "faster for A100"). A bare GPU (``# A100``)
+    says what the line needs, nothing of where the code runs."""
+    if not _FEATURE().search(note) or _CONDITIONAL().search(note):
+        return False
+    first = _GPU_WORD().search(note)
+    return first is not None and first.start() <= start and _FOR_GPU().search(note, 0, first.start()) is not None
+
+
 # A markdown table's rule under its header row: "|---|:--:|".
 _TABLE_RULE = lazy(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
 
@@ -245,12 +261,17 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
     stating sentence, and every pre-Ampere GPU named at all (advice to a T4 user says T4
     users are expected). SLURM requests count as statements. A ``note`` (a comment at the end
     of a line of code: ``bf16=True,  # A100``) says what that line needs, not where the code
-    runs: only the pre-Ampere GPUs it names count."""
+    runs: only the pre-Ampere GPUs it names count, unless it says whom the line's precision is
+    for (``# bf16 weights for A100/H100``, ``# Use bfloat16 for A100``: the author set it for
+    those GPUs, see :func:`_set_for`)."""
     found: List[int] = []
 
     def stated(capability: Optional[int], sentence: str, at: int) -> None:
-        # every pre-Ampere GPU named; a newer one where the sentence states it (not a note)
-        if capability is not None and (capability < NATIVE_BF16 or not (note or _advice(sentence, at))):
+        # every pre-Ampere GPU named; a newer one where the sentence states it (a note: where it
+        # says the line is set for it)
+        if capability is None:
+            return
+        if capability < NATIVE_BF16 or (_set_for(sentence, at) if note else not _advice(sentence, at)):
             found.append(capability)
 
     if "--" not in text and not _may_name_a_gpu(text, exact=False):

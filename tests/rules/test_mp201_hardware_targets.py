@@ -34,8 +34,10 @@ def _run(root, codes=("MP201", "MP202"), cfg=None):
         "# Training takes 2h on a g5.2xlarge\n" + BF16_ARGS,  # AWS g5: A10G
         "# one a2-highgpu-1g node\n" + BF16_ARGS,  # Google Cloud a2: A100
         "# Tested on 8xH100 80GB\n" + FA2,
+        # a note on the line that says whom its precision is for
+        'args = TrainingArguments(output_dir="o", bf16=True)  # bf16 for A100\n',
     ],
-    ids=["comment-h100", "docstring-a100", "plural", "aws-g5", "gcp-a2", "fa2-h100"],
+    ids=["comment-h100", "docstring-a100", "plural", "aws-g5", "gcp-a2", "fa2-h100", "line-note-for"],
 )
 def test_a_stated_ampere_target_is_not_reported(body):
     assert _codes(body) == []

@@ -154,6 +154,26 @@ def test_only_comments_and_docstrings_state_a_target():
 
 
 @pytest.mark.parametrize(
+    "line, expected",
+    [
+        # the note says whom the line's precision is set for: the author's GPUs (reviews 21e, 22b)
+        ("dtype=torch.bfloat16,  # bf16 weights for A100/H100\n", 80),
+        ("args = make(bf16=True,  # Use bfloat16 for A100\n)\n", 80),
+        ("args = make(bf16=True)  # bf16 for the H100 nodes\n", 90),
+        # a bare GPU, a condition or a comparison says what the line needs, not where it runs
+        ("args = make(bf16=True)  # A100\n", None),
+        ("args = make(bf16=True)  # bf16 if on an A100\n", None),
+        ("args = make(bf16=True)  # bf16 is faster for A100\n", None),
+        ("args = make(bf16=True)  # for A100\n", None),  # no precision named
+        # a pre-Ampere GPU a note names still counts
+        ("args = make(bf16=True)  # bf16 for A100, fp16 for T4\n", 75),
+    ],
+)
+def test_a_note_that_says_whom_its_precision_is_for_states_the_target(line, expected):
+    assert stated_capability(split_source(line)[0]) == expected
+
+
+@pytest.mark.parametrize(
     "metadata,expected",
     [
         ({"accelerator": "GPU", "colab": {"gpuType": "A100"}}, 80),
