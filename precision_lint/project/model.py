@@ -34,6 +34,15 @@ _AS_DIGITS = bytes.maketrans(b"\x00\x01", b"01")
 _AS_FLAGS = bytes.maketrans(b"01", b"\x00\x01")
 
 
+def _container_pins(launcher: str, job) -> List[Allowed]:
+    """The versions a SageMaker estimator's container holds (``transformers_version="4.26"``:
+    transformers 4.26.x), as the pins of the run of the script it launches."""
+    from ..workspace.versions import parse_spec
+
+    where = f"the SageMaker estimator of {os.path.basename(launcher)} (line {job.span.line}), which runs it"
+    return [parse_spec(dist, f"=={version}.*", where) for dist, version in job.versions]
+
+
 def _settled(found: Targets, dist: str, allowed: Allowed) -> bool:
     """Whether what the code imports cannot narrow the versions of ``dist`` a file targets: the
     configuration sets them, or the file is that library's own code (its own version)."""
@@ -333,6 +342,10 @@ class Project:
                 pins = [dataclasses.replace(a, source=f"{a.source}, which runs it") for a in pins]
                 for script in launched_scripts(lines, os.path.dirname(os.path.abspath(path))):
                     self._launches.setdefault(os.path.normcase(script), []).extend(pins)
+            for launcher in self.modules:  # a SageMaker estimator's container (`extractors/sagemaker.py`)
+                for job in launcher.section("estimators"):
+                    script = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(launcher.path)), job.script))
+                    self._launches.setdefault(os.path.normcase(script), []).extend(_container_pins(launcher.path, job))
         own = self._launches.get(os.path.normcase(os.path.abspath(module.path)), []) + self.shipped.pins_for(module.path)
         if own:
             return any_of(own)

@@ -28,6 +28,9 @@ LIBRARIES = frozenset(
         # a cloud runner whose functions request the run's GPU (Modal's `gpu="H100:8"`) for the
         # training code they launch: what the rules read as the stated hardware
         "modal",
+        # a SageMaker estimator that launches the training script in a container of known
+        # versions, on an instance of a known GPU (`facts/extractors/sagemaker.py`)
+        "sagemaker",
     }
 )
 

@@ -106,6 +106,15 @@ def requested_capability(name: str) -> Optional[int]:
     return _capability(key)
 
 
+def instance_capability(name: str) -> Optional[int]:
+    """The compute capability of the GPU of a cloud instance type a job requests by name
+    (SageMaker's ``instance_type="ml.p3.2xlarge"``, a V100; ``"ml.g5.2xlarge"``, an A10G):
+    None for one without a GPU, or not known."""
+    family = name.strip().lower().removeprefix("ml.").split(".", 1)[0]
+    capability = _INSTANCE_GPU.get(family)
+    return capability or None  # (g4ad's AMD GPU is 0: no CUDA GPU)
+
+
 # A sentence about a precision feature names GPUs to say what the feature needs ("bf16
 # (requires an A100)"), unless it says the code was run there ("tested on an H100 in bf16").
 _FEATURE_WORDS = r"bf16|bfloat16|fp16|float16|flash|tf32|fp8|precision|\bamp\b|mixed"

@@ -45,6 +45,7 @@ from ...semantic.queries import position, reaching, reaching_at
 from ...workspace import hardware
 from ...semantic.values import CONST, DTYPE, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args, key_span
+from . import sagemaker
 from ..._regex import lazy
 
 SECTION = "capability"
@@ -847,11 +848,14 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             default = keyword(option.call, "default")
             options.append(ArgparseOption(index.span(option.call), index.span(default.value) if default else None))
     modal = any((site.qualname or "").startswith("modal.") for site in index.calls)
-    requests = (_cloud_request(evaluator, site) for site in index.calls) if modal else ()
+    requests = [_cloud_request(evaluator, site) for site in index.calls] if modal else []
+    # a SageMaker estimator's instance is the GPU of the script it launches (`sagemaker.py`)
+    jobs = [job for job in sagemaker.extract(index, evaluator) if job.capability is not None]
+    requests.extend(job.capability for job in jobs)
     stated = hardware.summarise(c for c in (hardware.stated_capability(prose), *requests) if c is not None)
     return CapabilityFacts(
         stated_capability=stated,
-        launches=_code_launches(index, evaluator) if stated is not None else (),
+        launches=(*_code_launches(index, evaluator), *(job.script for job in jobs)) if stated is not None else (),
         one_gpu_loads=_one_gpu_loads(index, evaluator, options),
         fp8_compute=fp8,
         device=other_device(index, evaluator, trains, marks),
