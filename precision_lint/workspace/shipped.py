@@ -471,8 +471,32 @@ class ShippedFiles:
                     continue  # it names the file without running it (a comment, another script's argument)
                 shown = os.path.relpath(os.path.join(where, name), os.path.dirname(path))
                 found.extend(replace(a, source=f"{a.source}, which runs it") for a in pip_requirements(lines, shown))
+                if name.endswith(JOB_SUFFIXES):
+                    found.extend(self._built_pins(where, text, shown))
         self._pins[path] = found
         return found
+
+    def _built_pins(self, where: str, text: str, shown: str) -> List["Allowed"]:
+        """What the container a job's YAML builds for its command installs: the requirements
+        files of each build context it names (an AzureML environment's ``build: path:
+        ../docker-context``, a compose service's ``build: context: .`` or ``build: ./app``)
+        and the ``pip install`` lines of the Dockerfile there."""
+        from pathlib import Path
+
+        from .versions import folder_requirements, pip_requirements
+
+        out: List["Allowed"] = []
+        for context in dict.fromkeys(m.group(1) or m.group(2) for m in _BUILD_CONTEXT().finditer(text)):
+            folder = os.path.normpath(os.path.join(where, context))
+            if not os.path.isdir(folder):
+                continue
+            built = f"the build context {context} of {shown}, which runs it"
+            out.extend(replace(a, source=f"{a.source} in {built}") for a, _ in folder_requirements(Path(folder)))
+            for name in self._container_files(folder):
+                if not name.lower().endswith((".yml", ".yaml")):  # a Dockerfile, not a compose file
+                    lines = [re.sub(r"^\s*RUN\s+", "", line) for line in (self._read(os.path.join(folder, name)) or "").splitlines()]
+                    out.extend(replace(a, source=f"{a.source} ({built})") for a in pip_requirements(lines, name))
+        return out
 
     def launches_for(self, module_path: str) -> List[Tuple[str, "Launch"]]:
         """``(launcher, launch)`` for each command that runs the file ``module_path``
@@ -575,6 +599,12 @@ class ShippedFiles:
         return self._read(launcher)
 
 
+# the folder a job's YAML builds its container from: `build:` then `path:` (AzureML) or `context:`
+# (compose) on a line below it, or `build: ./app` on its own line
+_BUILD_CONTEXT = lazy(
+    r"^[ \t]*build[ \t]*:[ \t]*(?:['\"]?([.\w/-]+)['\"]?[ \t]*$|\n(?:[ \t]+[\w-]+[ \t]*:.*\n)*?[ \t]+(?:path|context)[ \t]*:[ \t]*['\"]?([.\w/-]+))",
+    re.MULTILINE,
+)
 # a container's build and run files: `Dockerfile`, `Dockerfile.gpu`, `docker-compose.yml`, `compose.yaml`
 _CONTAINER_FILE = lazy(r"^(?:Dockerfile(?:\.[\w-]+)?|[\w-]*\.Dockerfile|(?:docker-)?compose(?:\.[\w-]+)?\.ya?ml)$", re.IGNORECASE)
 _ARCH_LIST = lazy(r"TORCH_CUDA_ARCH_LIST\s*[=:]\s*[\"']?([0-9][0-9.;, +PTXptx]*)")

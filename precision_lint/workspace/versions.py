@@ -256,7 +256,9 @@ class Allowed:
                 inclusive = self.high_inclusive or other.high_inclusive
         mine, theirs = self.pins, other.pins
         points = tuple(sorted(set(mine) | set(theirs), key=_pad)) if mine is not None and theirs is not None else ()
-        return Allowed(self.dist, low, high, inclusive, f"{self.described} or {other.described}", self.source,
+        # the same pin twice (eight job files that build one environment) is written once
+        spec = self.described if self.described == other.described else f"{self.described} or {other.described}"
+        return Allowed(self.dist, low, high, inclusive, spec, self.source,
                        commit=_commits(self, other), points=points if len(points) > 1 else ())
 
     # --- questions ------------------------------------------------------------------------

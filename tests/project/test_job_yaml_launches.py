@@ -94,3 +94,43 @@ def test_a_yaml_that_launches_nothing_passes_nothing(tmp_path):
     config = "model_path: base\nbf16: true\nnotes: >\n  trained with sft.py\n  on the cluster\n"
     root = write_tree(tmp_path, {".git/HEAD": "", "README.md": README_V100, "sft.py": SFT, "train.yml": config})
     assert _mp201(root) == []
+
+
+TRL_SFT = """\
+from transformers import AutoTokenizer
+from trl import SFTConfig, SFTTrainer
+
+tok = AutoTokenizer.from_pretrained("m")
+SFTTrainer(model="m", args=SFTConfig(output_dir="o", fp16=True), tokenizer=tok).train()
+"""
+
+
+def test_the_build_context_of_a_job_is_the_runs_environment(tmp_path):
+    """An AzureML job builds its environment from a folder (`build: path: ./docker-context`):
+    the requirements installed there are the pins of the script its command runs."""
+    job = "type: command\ncode: ./\ncommand: python sft.py\nenvironment:\n  build:\n    path: ./docker-context\n"
+    files = {
+        ".git/HEAD": "", "sft.py": TRL_SFT, "job.yml": job,
+        "docker-context/requirements.txt": "transformers==4.46.3\ntrl==0.12.1\n",
+        "docker-context/Dockerfile": "FROM base\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n",
+    }
+    (finding,) = findings_in(write_tree(tmp_path / "job", files), ["MP301"])
+    assert "deprecated since TRL 0.12" in finding.message
+    assert "(trl==0.12.1 in requirements.txt in the build context ./docker-context of job.yml, which runs it)" in finding.message
+    # a Dockerfile's own `pip install` lines count as well
+    files["docker-context/requirements.txt"] = "datasets\n"
+    files["docker-context/Dockerfile"] = "FROM base\nRUN pip install trl==0.12.1 transformers==4.46.3\n"
+    (finding,) = findings_in(write_tree(tmp_path / "dockerfile", files), ["MP301"])
+    assert "deprecated since TRL 0.12" in finding.message and "Dockerfile (the build context ./docker-context" in finding.message
+    # without the job, the script is unpinned: the newest TRL has no `tokenizer=`
+    del files["job.yml"]
+    (finding,) = findings_in(write_tree(tmp_path / "alone", files), ["MP301"])
+    assert "was removed in TRL 0.16" in finding.message
+
+
+def test_a_pin_several_runs_share_is_written_once():
+    from precision_lint.workspace.versions import parse_spec
+
+    a, b = parse_spec("trl", "==0.12.1", "one.yml"), parse_spec("trl", "==0.12.1", "two.yml")
+    assert a.hull(b).described == "trl==0.12.1"
+    assert a.hull(parse_spec("trl", "==0.13.0", "three.yml")).described == "trl==0.12.1 or trl==0.13.0"
