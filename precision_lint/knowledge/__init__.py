@@ -284,6 +284,14 @@ def calling_methods() -> FrozenSet[str]:
 
 
 # --- removed and renamed names (migrations.toml) -------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def keyword_methods() -> FrozenSet[str]:
+    """The methods whose keywords a migration row is about (``from_pretrained``, ``generate``):
+    a project class that defines one decides what its keywords are."""
+    return frozenset(row.method for row in migrations() if row.kind == "keyword" and row.method)
+
 KINDS = ("keyword", "attribute", "import")
 FIXES = ("rename", "move", "none")
 _REQUIRED = ("library", "kind", "owner", "names", "replacement", "fix", "error")

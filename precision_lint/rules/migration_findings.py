@@ -480,6 +480,8 @@ class MigrationJudge:
         call of ``targets`` runs, with the class."""
         symbols = self.ctx.project.symbols
         for cls, method, skip_first in targets:
+            if method is not None and taken_by_project_method(self.ctx, cls, method, use.name, skip_first):
+                continue  # the project's own `from_pretrained(..., use_flash_attention_2=False)`
             ancestry = self._ancestry(cls)
             if skip_first:
                 ancestry = ancestry[1:]
@@ -1186,6 +1188,24 @@ def declared_by_project(ctx: RuleContext, qualname: Optional[str], name: str, at
             continue
         if name in cls.fields or (attribute and (name in cls.members or name in cls.self_attrs)):
             return True
+    return False
+
+
+def taken_by_project_method(ctx: RuleContext, qualname: Optional[str], method: str, name: str, skip_first: bool = False) -> bool:
+    """Whether a call of ``qualname.method(..., name=...)`` runs a project class's own ``method``
+    that keeps the keyword from the library's: the first class of the ancestry that defines
+    ``method`` is the project's, and its signature names ``name`` (``def from_pretrained(cls,
+    path, use_flash_attention_2=False)``: the class's own switch) or takes no ``**kwargs`` (the
+    keyword fails there, in the project's code). One that takes ``**kwargs`` hands it on.
+    ``skip_first``: the call is ``super().method(...)`` of ``qualname``'s body."""
+    ancestry = list(ctx.project.symbols.ancestry(qualname, ctx.facts)) if qualname else []
+    for _, module, cls in ancestry[1:] if skip_first else ancestry:
+        if cls is None or module is None:
+            return False  # a library class's method (or a class not known): the library's keywords
+        if method not in cls.members:
+            continue
+        own = next((o for o in module.section("overrides") if o.klass == cls.qualname and o.method == method), None)
+        return own is not None and (name in own.positional or name in own.keyword_only or not own.star_kwargs)
     return False
 
 

@@ -36,6 +36,7 @@ from ..fixes import plan
 from ..diagnostics import SAFE, Edit, Fix
 from ..semantic.values import CONST
 from .base import Rule, RuleContext, default_note, is_parameter_default
+from .migration_findings import taken_by_project_method
 from .mp201_bf16_without_capability_guard import (
     capability_facts,
     pre_ampere_targets,
@@ -70,7 +71,7 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
             return
         setup = None
         for site in cap.attention:
-            if cap.call_guarded(site.span):
+            if cap.call_guarded(site.span) or self._projects_own_switch(ctx, site):
                 continue
             arg = site.arg
             if site.key == "attn_implementation":
@@ -112,6 +113,18 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
                     f"fp16/bf16 and raises `{DTYPE_ERROR}`; load the weights in bf16/fp16 or train under autocast"
                 )
                 yield ctx.diagnostic(self.code, arg.key_span or arg.value_span, message)
+
+    @staticmethod
+    def _projects_own_switch(ctx: RuleContext, site) -> bool:
+        """Whether the loader is a project class's own (``CaptionLM.from_pretrained(path,
+        use_flash_attention_2=True)`` with ``def from_pretrained(cls, path,
+        use_flash_attention_2=False)``): the keyword is the class's switch, which transformers
+        never sees (it may fall back where flash-attn is missing), and a rewrite to
+        ``attn_implementation=`` would pass that method a keyword it does not take."""
+        if not site.loader or "." not in site.callee:
+            return False
+        owner, _, method = site.callee.rpartition(".")
+        return taken_by_project_method(ctx, owner, method, site.key)
 
     @staticmethod
     def _fp32_without_amp(ctx: RuleContext, site) -> bool:

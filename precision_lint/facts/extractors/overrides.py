@@ -1,7 +1,10 @@
-"""Facts about methods a project class overrides that its library base calls (read by MP305).
+"""Facts about methods a project class overrides that its library base calls (read by MP305),
+or whose keywords a library renamed (read by MP302/MP304 and MP202).
 
 Recorded per file, unjudged: for every class defined here, each method whose name a row of
-``knowledge/overrides.toml`` is about (``compute_loss``, ``training_step``, ``log``), with its
+``knowledge/overrides.toml`` is about (``compute_loss``, ``training_step``, ``log``) or a
+keyword row of ``knowledge/migrations.toml`` names (``from_pretrained``: a project model's own
+``from_pretrained(cls, name, use_flash_attention_2=False)`` takes that keyword itself), with its
 signature as a caller sees it (positional parameters, keyword-only ones, ``*args``,
 ``**kwargs``) and where a new parameter goes. Whether the class derives from the library class
 that calls the method, and whether the targeted version passes the new argument, is decided
@@ -14,7 +17,7 @@ from typing import Tuple
 
 from ..._dataclass import dataclass
 from ...diagnostics import Span
-from ...knowledge import calling_methods, overridden_methods
+from ...knowledge import calling_methods, keyword_methods, overridden_methods
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
 
@@ -43,7 +46,7 @@ class MethodOverride:
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator) -> Tuple[MethodOverride, ...]:
-    names = overridden_methods() | calling_methods()
+    names = overridden_methods() | calling_methods() | keyword_methods()
     found = []
     for info in index.classes.values():
         for node in (info.node, *info.more_nodes):
