@@ -1640,7 +1640,7 @@ class Evaluator:
             out[name] = _dedupe([*out.get(name, ()), *values])
         return out
 
-    def _field_call(self, value: ast.expr, scope: Scope) -> Optional[ast.Call]:
+    def field_call(self, value: ast.expr, scope: Scope) -> Optional[ast.Call]:
         """``value`` when it is a dataclass ``field(...)``, qualified through the module's imports
         (``dataclasses.field``, ``from dataclasses import field as f``); a project's own
         ``field()`` (a local ``def field``, a ``utils/dataclasses.py``) is a call like any other."""
@@ -1652,7 +1652,7 @@ class Evaluator:
         """A dataclass field whose default is written as a literal (``"flash_attention_2"``,
         ``field(default="fp16")``, ``field(default=None)`` of an option that is unset until a
         launch passes it): a command line or a config may choose it."""
-        call = self._field_call(value, scope)
+        call = self.field_call(value, scope)
         if call is not None:
             value = _specified_default(call)
         return value is not None and isinstance(value, ast.Constant) and (value.value is None or _is_literal(value))
@@ -1660,7 +1660,7 @@ class Evaluator:
     def _field_default(self, value: ast.expr, scope: Scope) -> List[Possible]:
         """A class-level field's value; ``field(default=x, metadata={"choices": [...]})`` is
         ``x`` (the choices are the user's to pick on a command line)."""
-        if self._field_call(value, scope) is not None:
+        if self.field_call(value, scope) is not None:
             default = _specified_default(value)
             out = list(self.values(default, scope)) if default is not None else list(UNKNOWN_VALUE)
             metadata = keyword(value, "metadata")

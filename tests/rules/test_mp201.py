@@ -289,6 +289,29 @@ FIXES = [
         """,
         id="args_class",
     ),
+    pytest.param(  # the same default written as a dataclass field (review 22d's miss)
+        """
+        from dataclasses import dataclass, field
+        from transformers import TrainingArguments
+
+        @dataclass
+        class MyArguments(TrainingArguments):
+            bf16: bool = field(default=True, metadata={"help": "train in bf16"})
+        """,
+        """
+        from dataclasses import dataclass, field
+        import torch
+        from transformers import TrainingArguments
+
+        # bf16 runs natively from compute capability 8.0 (Ampere); T4, V100 and P100 fall back.
+        BF16_OK = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+
+        @dataclass
+        class MyArguments(TrainingArguments):
+            bf16: bool = field(default=BF16_OK, metadata={"help": "train in bf16"})
+        """,
+        id="args_class_field",
+    ),
     pytest.param(  # bf16 autocast in a loop with a GradScaler: fp16 autocast on other GPUs
         """
         import torch

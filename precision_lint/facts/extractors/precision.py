@@ -499,9 +499,13 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             # a class body's field: the default is the binding the class body ends with
             owner, reached = reaching_at(index, name, scope, None)
             for a in reached if owner is scope else ():
-                if a.value is not None:
+                value = a.value
+                if value is not None and evaluator.field_call(value, scope) is not None:
+                    given = keyword(value, "default")  # `bf16: bool = field(default=True)`
+                    value = given.value if given is not None else None  # (a `default_factory`: not read)
+                if value is not None:
                     found.append(
-                        (name, Arg(evaluator.values(a.value, scope), None, index.span(a.value), index.text(a.value), "field-default"))
+                        (name, Arg(evaluator.values(value, scope), None, index.span(value), index.text(value), "field-default"))
                     )
         if found:
             out.append(
