@@ -1825,7 +1825,7 @@ class Evaluator:
         site = self.ix.call_of(expr)
         qual = site.qualname if site else self.ix.qualify(expr.func, scope)
         text = self.ix.text(expr)
-        if qual == CUDA_AVAILABLE:
+        if qual == CUDA_AVAILABLE or _starts_with_cuda(expr):
             return [Possible(CUDA, text=text, cuda=True)]
         if is_capability_callee(qual, expr.func):
             return [Possible(CAPABILITY, text=text, capability=True, cuda=True)]
@@ -2050,6 +2050,10 @@ class Evaluator:
             return [_cond(self.ix.text(expr), left)]
         right = _opaque(self.values(expr.comparators[0], scope))
         op = expr.ops[0]
+        if _names_cuda(expr, op) and not all(v.kind == CONST for v in left + right):
+            # `device == "cuda"`, `device.type == "cuda"`, `"cuda" in str(device)` of a device not
+            # known here: true where the run is on a CUDA GPU (as `torch.cuda.is_available()`)
+            return [Possible(CUDA, text=self.ix.text(expr), cuda=True)]
         if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) and any(v.kind == CONST for v in left) and all(
             v.kind in (CONST, UNKNOWN) for v in left + right
         ):
@@ -2300,6 +2304,28 @@ def _consults(v: Possible, kind: str) -> bool:
     if kind == CAPABILITY:
         return v.kind == CAPABILITY or v.capability
     return v.kind == CUDA or v.cuda or v.kind == CAPABILITY or v.capability
+
+
+def _is_cuda_string(node: ast.expr) -> bool:
+    """``"cuda"`` or ``"cuda:0"`` written out."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and (node.value == "cuda" or node.value.startswith("cuda:"))
+
+
+def _names_cuda(expr: ast.Compare, op: ast.cmpop) -> bool:
+    """``x == "cuda"`` (either side), ``"cuda" in x``: a test that a device is a CUDA GPU."""
+    if isinstance(op, (ast.Eq, ast.Is)):
+        return _is_cuda_string(expr.left) or _is_cuda_string(expr.comparators[0])
+    return isinstance(op, ast.In) and _is_cuda_string(expr.left)
+
+
+def _starts_with_cuda(call: ast.Call) -> bool:
+    """``device.startswith("cuda")`` (``str(device)``, ``args.device``): a test that a device
+    string is a CUDA GPU's."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute) and func.attr == "startswith" and len(call.args) == 1 and not call.keywords
+        and isinstance(call.args[0], ast.Constant) and call.args[0].value == "cuda"
+    )
 
 
 def _cond(text: str, parts: Iterable[Possible]) -> Possible:

@@ -3,6 +3,8 @@
 whenever the switch is on, so float16 weights meet it as soon as the user passes it. A
 switch that no caller can turn on (``enabled=False``, only ``False`` passed, a config whose
 default is off and nobody sets) is silent."""
+import pytest
+
 from conftest import findings_in, fix, lint
 
 CODE = "MP101"
@@ -228,3 +230,26 @@ def test_shipped_launches_that_never_pass_the_switch_leave_it_to_a_run_by_hand(t
 
     assert codes("--bf16") == []
     assert codes("--fp16") == [CODE]
+
+
+@pytest.mark.parametrize("on_gpu", ['device.startswith("cuda")', 'device == "cuda"', 'torch.cuda.is_available()'])
+def test_a_scaler_switched_on_for_cuda_devices_is_on_for_every_gpu_run(on_gpu):
+    """``GradScaler(enabled=amp and device.startswith("cuda"))`` with ``amp`` set: on every GPU
+    the scaler unscales float16 gradients (review 22d's miss, read as is_available() is)."""
+    src = f"""
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        def fit(model, device, amp=True):
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-5, eps=1e-4)
+            scaler = torch.amp.GradScaler(enabled=amp and {on_gpu})
+            loss = model(torch.ones(1, 4, dtype=torch.long, device=device)).logits.sum()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+
+        model = AutoModelForCausalLM.from_pretrained("m", dtype=torch.float16).to("cuda")
+        fit(model, "cuda")
+        """
+    (finding,) = lint(src, CODE)
+    assert "Attempting to unscale FP16 gradients" in finding.message

@@ -11,6 +11,7 @@ from conftest import lint
 from precision_lint.semantic.evaluate import Evaluator
 from precision_lint.semantic.index import build_index
 from precision_lint.semantic.names import dotted
+from precision_lint.semantic.values import COND, CUDA
 
 HEAD = """\
 import torch
@@ -221,3 +222,28 @@ def test_mp201_is_silent_in_a_branch_for_another_device(test):
 )
 def test_mp201_reports_bf16_under_a_test_that_only_mentions_a_device(test):
     assert _mp201(test) == ["MP201"]
+
+
+def _values(expression: str):
+    ix = build_index(f"import torch\ndef f(device, flag):\n    return {expression}\n", "m", False)
+    evaluator = Evaluator(ix)
+    scope = ix.functions["m.f"] if "m.f" in ix.functions else next(iter(ix.functions.values()))
+    (value, _), = scope.returns
+    return evaluator.values(value, scope)
+
+
+@pytest.mark.parametrize(
+    "test",
+    ['device == "cuda"', '"cuda" == device.type', 'str(device).startswith("cuda")', '"cuda" in str(device)', 'device is "cuda:0"'],
+)
+def test_a_test_that_a_device_not_known_here_is_a_cuda_gpu_holds_where_the_run_is_on_one(test):
+    """As ``torch.cuda.is_available()``: what a switch like ``GradScaler(enabled=flag and
+    device.startswith("cuda"))`` is on a GPU (review 22d's miss: an fp16 model whose scaler is
+    switched on that way, silent)."""
+    assert [v.kind for v in _values(test)] == [CUDA]
+    assert [(v.kind, v.cuda) for v in _values(f"flag and {test}")] == [(COND, True)]
+
+
+@pytest.mark.parametrize("test", ['device == "cpu"', 'device.startswith("xla")', '"cuda" == "cuda"'])
+def test_other_comparisons_of_devices_are_not_cuda_tests(test):
+    assert all(v.kind != CUDA and not v.cuda for v in _values(test))
