@@ -108,11 +108,41 @@ def requested_capability(name: str) -> Optional[int]:
 
 def instance_capability(name: str) -> Optional[int]:
     """The compute capability of the GPU of a cloud instance type a job requests by name
-    (SageMaker's ``instance_type="ml.p3.2xlarge"``, a V100; ``"ml.g5.2xlarge"``, an A10G):
+    (SageMaker's ``instance_type="ml.p3.2xlarge"``, a V100; ``"ml.g5.2xlarge"``, an A10G;
+    Google Cloud's ``a2-highgpu-1g``, an A100):
     None for one without a GPU, or not known."""
-    family = name.strip().lower().removeprefix("ml.").split(".", 1)[0]
+    family = re.split(r"[.-]", name.strip().lower().removeprefix("ml."), maxsplit=1)[0]  # `a2-highgpu-1g`: a2
     capability = _INSTANCE_GPU.get(family)
     return capability or None  # (g4ad's AMD GPU is 0: no CUDA GPU)
+
+
+# A job file's key that names the machine its command runs on: AzureML's `compute:
+# azureml:nc40h100`, SageMaker's and Vertex's `instance_type:` / `machine_type:`, `accelerator:`.
+_COMPUTE_KEY = lazy(
+    r"^[ \t-]*(?:compute|instance[_-]type|machine[_-]type|accelerator(?:[_-]type)?|gpu[_-]type)[ \t]*:[ \t]*['\"]?([\w.:/-]+)",
+    re.IGNORECASE | re.MULTILINE,
+)
+# GPU names a compute target's name holds among other words (`nc40h100`, `gpu-a100-cluster`):
+# those a longer word does not hide. Two-character ones (T4, L4) only as a word of their own.
+_IN_COMPUTE_NAME = lazy(r"(a100|a800|h100|h200|h800|v100|p100|b200|a10g|l40s|a6000|k80)|(?:^|[-_:./])(t4|l4|a10)(?=$|[-_:./])", re.IGNORECASE)
+
+
+def compute_capabilities(text: str) -> List[int]:
+    """The GPUs a job file's compute target or instance type names (``compute:
+    azureml:nc40h100``: an H100; ``instance_type: ml.g4dn.xlarge``: a T4): the machine the
+    job's command runs on, as a SLURM ``--gres=gpu:a100`` request is."""
+    found: List[int] = []
+    for match in _COMPUTE_KEY().finditer(text):
+        name = match.group(1)
+        capability = instance_capability(name) if _INSTANCE().match(name.lower().removeprefix("ml.")) else None
+        if capability is not None:
+            found.append(capability)
+            continue
+        for gpu in _IN_COMPUTE_NAME().finditer(name):
+            known = _capability(gpu.group(1) or gpu.group(2))
+            if known is not None:
+                found.append(known)
+    return found
 
 
 # A sentence about a precision feature names GPUs to say what the feature needs ("bf16

@@ -55,7 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .versions import Allowed
 
 from .._regex import lazy
-from .hardware import NATIVE_BF16, markdown_prose, notebook_capability, space_card_hardware, stated_in_text, summarise
+from .hardware import NATIVE_BF16, compute_capabilities, markdown_prose, notebook_capability, space_card_hardware, stated_in_text, summarise
 
 LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
 # A job's YAML runs commands too: an AzureML command job's `command:`, SkyPilot's `run:`, a
@@ -693,6 +693,8 @@ def _stated_by_launcher(name: str, text: str) -> List[int]:
         ]
         stated = notebook_capability(data.get("metadata") or {}, markdown)
         return [] if stated is None else [stated]
+    if name.endswith(JOB_SUFFIXES):  # a job's YAML: its `#` lines and the machine it requests
+        return stated_in_text(_comments(text)) + compute_capabilities(text)
     return stated_in_text(_comments(text))
 
 

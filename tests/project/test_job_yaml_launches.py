@@ -8,8 +8,10 @@ cluster the README states as V100s, silent because the YAML was never read as a 
 The YAML stays a configuration file for where its own findings stand."""
 import os
 
+import pytest
 from conftest import findings_in, write_tree
 
+from precision_lint.workspace.hardware import compute_capabilities
 from precision_lint.workspace.launches import command_end, commands, launches
 
 SFT = """\
@@ -134,3 +136,29 @@ def test_a_pin_several_runs_share_is_written_once():
     a, b = parse_spec("trl", "==0.12.1", "one.yml"), parse_spec("trl", "==0.12.1", "two.yml")
     assert a.hull(b).described == "trl==0.12.1"
     assert a.hull(parse_spec("trl", "==0.13.0", "three.yml")).described == "trl==0.12.1 or trl==0.13.0"
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("compute: azureml:nc40h100", [90]),  # an AzureML cluster named for its GPU
+        ("compute: azureml:gpu-cluster-t4", [75]),
+        ("instance_type: ml.g4dn.xlarge", [75]),  # SageMaker
+        ("machine_type: a2-highgpu-1g", [80]),  # Google Cloud
+        ("accelerator: nvidia-tesla-v100", [70]),
+        ("compute: azureml:cpu-cluster", []),
+        ("compute: gpt4-endpoint", []),  # "t4" inside a longer word names no GPU
+        ("description: runs on nc40h100 later", []),  # not a compute key
+    ],
+)
+def test_the_machine_a_job_requests_names_its_gpu(line, expected):
+    assert compute_capabilities(f"type: command\n{line}\n") == expected
+
+
+def test_a_job_on_an_h100_cluster_runs_its_bf16_natively(tmp_path):
+    job = FOLDED_JOB.replace("azureml:gpu-cluster", "azureml:nc40h100")
+    root = write_tree(tmp_path / "h100", {".git/HEAD": "", "sft.py": SFT, "job.yml": job})
+    assert _mp201(root) == []
+    t4 = write_tree(tmp_path / "t4", {".git/HEAD": "", "sft.py": SFT, "job.yml": FOLDED_JOB.replace("azureml:gpu-cluster", "azureml:nc-t4-cluster")})
+    ((code, _, message),) = _mp201(t4)
+    assert code == "MP201" and "sm75" in message
