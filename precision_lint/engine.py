@@ -552,11 +552,13 @@ class Engine:
         related: bool = False,
         configs: Optional[ConfigFiles] = None,
         notebook_lines: Optional[Dict[str, Tuple[str, ...]]] = None,
+        written_files: Optional[Dict[str, str]] = None,
     ) -> List[Diagnostic]:
         """Diagnostics of every module (or of the paths in ``only``), the project joined from all;
         with ``related``, also those of other modules that name a path of ``only``, unfixed.
         ``notebook_lines``: a notebook's IPython lines (``%pip install``), which say the
-        versions it installs."""
+        versions it installs; ``written_files``: the file on disk each module a notebook writes
+        (``%%writefile``) becomes, which the notebook's commands run."""
         # one order whatever order the files came in
         from .project.model import Project  # the join: only when something is judged
 
@@ -575,6 +577,7 @@ class Engine:
             ]
         project.versions = resolver_for(self.config)
         project.notebook_lines = dict(notebook_lines or {})
+        project.written_files = dict(written_files or {})
         out: List[Diagnostic] = []
         for path, (stage, exc) in project.failed.items():  # its own step of the join failed
             if only is None or path in only or related:
@@ -972,7 +975,8 @@ class Engine:
                 names[src.path] = (f"{name}-overwritten", is_package, root)
         configs = written.config_files(found)
         configs = ConfigFiles(written=configs, max_bytes=self.config.max_file_size) if configs else None
-        diagnostics = self.judge(self.facts(sources, names), judged, only, related, configs, lines)
+        files = {m.path: m.file for m in found if m.file and not m.is_config}
+        diagnostics = self.judge(self.facts(sources, names), judged, only, related, configs, lines, files)
         if not found:
             return diagnostics
         remap = written.Remapper(found, texts)

@@ -424,6 +424,30 @@ USES_LOADER = (
 )
 
 
+SFT_SCRIPT = (
+    "import torch\nfrom transformers import AutoModelForCausalLM\nfrom trl import SFTConfig, setup_chat_format\n"
+    "lm = AutoModelForCausalLM.from_pretrained('m', torch_dtype=torch.float32)\n"
+    "cfg = SFTConfig(output_dir='o', warmup_ratio=0.1)\n"
+)
+
+
+@pytest.mark.parametrize("runs", ["!accelerate launch --num_processes 2 sft.py", "!python sft.py"])
+def test_a_written_module_the_notebook_runs_takes_the_notebooks_pins(tmp_path, runs):
+    """`!pip install transformers==4.54.0 trl==0.20.0`, then `%%writefile sft.py` and a command
+    that runs it: the script runs with the notebook's pins, as a file on disk the notebook
+    launches does (review 22f's CTX: judged against the newest releases instead)."""
+    from conftest import findings_in, write_tree
+
+    pins = "!pip install -q transformers==4.54.0 trl==0.20.0 datasets"
+    root = write_tree(tmp_path / "run", {".git/HEAD": ""})
+    (root / "run.ipynb").write_bytes(_code_notebook(pins, "%%writefile sft.py\n" + SFT_SCRIPT, runs))
+    assert findings_in(root, ["MP302", "MP304"]) == []
+    # unpinned, the newest releases: torch_dtype= warns, warmup_ratio= and setup_chat_format are gone
+    bare = write_tree(tmp_path / "bare", {".git/HEAD": ""})
+    (bare / "run.ipynb").write_bytes(_code_notebook("!pip install -q transformers trl", "%%writefile sft.py\n" + SFT_SCRIPT, runs))
+    assert sorted(d.code for d in findings_in(bare, ["MP302", "MP304"])) == ["MP302", "MP302", "MP304"]
+
+
 @pytest.mark.parametrize(
     "name, cells, expected",
     [

@@ -92,6 +92,8 @@ class Project:
         # knows the configuration and the installed versions, and the notebooks' `%pip` lines.
         self.versions = VersionResolver()
         self.notebook_lines: Dict[str, Tuple[str, ...]] = {}
+        # the file on disk a module a notebook writes (`%%writefile`) becomes: what commands run
+        self.written_files: Dict[str, str] = {}
         self._targets: Dict[str, Targets] = {}
         self._launches: Optional[Dict[str, List[Allowed]]] = None  # script → what its launchers pin
         self._pins_as_importer: Dict[str, List[Allowed]] = {}  # script → what it pins for its imports
@@ -346,7 +348,8 @@ class Project:
                 for job in launcher.section("estimators"):
                     script = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(launcher.path)), job.script))
                     self._launches.setdefault(os.path.normcase(script), []).extend(_container_pins(launcher.path, job))
-        own = self._launches.get(os.path.normcase(os.path.abspath(module.path)), []) + self.shipped.pins_for(module.path)
+        path = self.written_files.get(module.path, module.path)  # `!python train.py` after `%%writefile train.py`
+        own = self._launches.get(os.path.normcase(os.path.abspath(path)), []) + self.shipped.pins_for(path)
         if own:
             return any_of(own)
         found = []
