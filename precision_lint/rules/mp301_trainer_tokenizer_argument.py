@@ -3,13 +3,14 @@
 transformers 4.46 deprecated ``Trainer(tokenizer=...)`` in favour of
 ``processing_class=`` (a tokenizer, image processor, feature extractor or
 processor). transformers 5 removed it, and TRL's trainers followed (0.12 renamed,
-0.16 removed)::
+0.13 warned; removed from 0.13 to 0.16, each trainer in its own release: one TRL row
+of the table per group)::
 
     TypeError: Trainer.__init__() got an unexpected keyword argument 'tokenizer'
 
 ``trainer.tokenizer`` is gone as well. Which versions a file targets is read as for
 MP302/MP304 (``versions.py``, one mechanism): a transformers trainer is judged by the
-transformers row of the migration table, a TRL trainer by the TRL row. Removed in every
+transformers row of the migration table, a TRL trainer by the TRL row of its trainer. Removed in every
 allowed version: "raises"; in some: a warning naming them; deprecated only: a warning.
 
 The fix renames the keyword (or the key of the ``**kwargs`` dict that feeds the
@@ -22,6 +23,7 @@ version or signature check, a ``tokenizer`` property of a project class in the M
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from typing import Optional
@@ -35,7 +37,10 @@ from .migration_findings import MigrationJudge, consequence, declared_by_project
 # installed transformers): the keyword's versions, its new name and the exact error.
 ROW = next(m for m in migrations() if m.code == "MP301" and m.kind == "keyword" and m.owner == "transformers.Trainer")
 ATTR_ROW = next(m for m in migrations() if m.code == "MP301" and m.kind == "attribute" and m.owner == "transformers.Trainer")
-TRL_ROW = next(m for m in migrations() if m.code == "MP301" and m.kind == "keyword" and m.library == "trl")
+# TRL's trainers each remove `tokenizer=` in their own release: one row per group of trainers;
+# the SFTTrainer row (`also = ["trl.*Trainer"]`) is every trainer no other row names
+TRL_ROWS = tuple(m for m in migrations() if m.code == "MP301" and m.kind == "keyword" and m.library == "trl")
+TRL_ROW = next(m for m in TRL_ROWS if m.owner == "trl.SFTTrainer")
 NEW = ROW.rename_to
 DEPRECATED_IN = ROW.deprecated_in
 REMOVED_IN = ROW.removed_in
@@ -60,12 +65,23 @@ class TrainerTokenizerArgument(Rule):
     def _is_trainer(self, ctx: RuleContext, qualname: Optional[str]) -> bool:
         return bool(qualname) and ctx.project.symbols.class_inherits(qualname, is_library_trainer, ctx.facts)
 
-    def _row(self, ctx: RuleContext, qualname: Optional[str]) -> Migration:
-        """The TRL row for a TRL trainer (its own signature), else transformers'."""
-        trl = bool(qualname) and ctx.project.symbols.class_inherits(
+    def _is_trl(self, ctx: RuleContext, qualname: Optional[str]) -> bool:
+        return bool(qualname) and ctx.project.symbols.class_inherits(
             qualname, lambda q: q.startswith("trl.") and is_library_trainer(q), ctx.facts
         )
-        return TRL_ROW if trl else ROW
+
+    def _row(self, ctx: RuleContext, qualname: Optional[str]) -> Migration:
+        """For a TRL trainer, the TRL row of the nearest TRL trainer of its ancestry that a row
+        names (``GKDTrainer``, an ``SFTTrainer``, by its own; a project subclass by its base's),
+        else the ``trl.*Trainer`` row; else transformers'."""
+        if not self._is_trl(ctx, qualname):
+            return ROW
+        for name, _, _ in ctx.project.symbols.ancestry(qualname, ctx.facts):
+            if name.startswith("trl.") and is_library_trainer(name):
+                row = next((r for r in TRL_ROWS if r is not TRL_ROW and r.matches_owner(name)), None)
+                if row is not None:
+                    return row
+        return TRL_ROW
 
     def _patched(self, ctx: RuleContext, qualname: str) -> bool:
         """Whether a library imported in every run of this file patches the trainer to accept
@@ -139,11 +155,14 @@ class TrainerTokenizerArgument(Rule):
         """A TRL trainer has ``.tokenizer`` as long as its TRL does (0.9's ``PPOTrainer`` is no
         transformers Trainer at all): its versions are TRL's, the message transformers'."""
         row = ATTR_ROW
-        gate = self._row(ctx, klass)
+        # `.tokenizer` is transformers' Trainer property, whatever the TRL trainer: gated by
+        # the `trl.*Trainer` row's versions, warning from its rename (TRL 0.12 requires
+        # transformers 4.46, whose property warns) where the keyword's rename was silent
+        gate = TRL_ATTR_GATE if self._is_trl(ctx, klass) else ROW
         allowed = ctx.targets.of(gate.library)
         if own_library(ctx, gate) or own_library(ctx, row):
             return  # the library's own code (a vendored copy): it defines `.tokenizer` itself
-        stage = stage_of(gate if gate is TRL_ROW else row, allowed)
+        stage = stage_of(gate if gate is TRL_ATTR_GATE else row, allowed)
         if stage is None:
             return
         message = f"`{shown}` {consequence(row if gate is ROW else _as_attribute(gate), stage, ATTR_ROW.error, allowed)}"
@@ -185,8 +204,9 @@ class TrainerTokenizerArgument(Rule):
         return ctx.diagnostic(self.code, use.key_span, message, fix)
 
 
+TRL_ATTR_GATE = dataclasses.replace(TRL_ROW, deprecated_in=TRL_ROW.rename_since)
+
+
 def _as_attribute(row: Migration) -> Migration:
     """The TRL keyword row's versions with the attribute's replacement text."""
-    import dataclasses
-
     return dataclasses.replace(row, replacement=ATTR_ROW.replacement)

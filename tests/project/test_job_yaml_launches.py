@@ -113,17 +113,20 @@ def test_the_build_context_of_a_job_is_the_runs_environment(tmp_path):
     job = "type: command\ncode: ./\ncommand: python sft.py\nenvironment:\n  build:\n    path: ./docker-context\n"
     files = {
         ".git/HEAD": "", "sft.py": TRL_SFT, "job.yml": job,
-        "docker-context/requirements.txt": "transformers==4.46.3\ntrl==0.12.1\n",
+        "docker-context/requirements.txt": "transformers==4.46.3\ntrl==0.13.0\n",
         "docker-context/Dockerfile": "FROM base\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n",
     }
     (finding,) = findings_in(write_tree(tmp_path / "job", files), ["MP301"])
-    assert "deprecated since TRL 0.12" in finding.message
-    assert "(trl==0.12.1 in requirements.txt in the build context ./docker-context of job.yml, which runs it)" in finding.message
+    assert "deprecated since TRL 0.13" in finding.message
+    assert "(trl==0.13.0 in requirements.txt in the build context ./docker-context of job.yml, which runs it)" in finding.message
+    # TRL 0.12.x renames the keyword without a word (review 22b's jobs): nothing to say there
+    files["docker-context/requirements.txt"] = "transformers==4.46.3\ntrl==0.12.1\n"
+    assert findings_in(write_tree(tmp_path / "job012", files), ["MP301"]) == []
     # a Dockerfile's own `pip install` lines count as well
     files["docker-context/requirements.txt"] = "datasets\n"
-    files["docker-context/Dockerfile"] = "FROM base\nRUN pip install trl==0.12.1 transformers==4.46.3\n"
+    files["docker-context/Dockerfile"] = "FROM base\nRUN pip install trl==0.13.0 transformers==4.46.3\n"
     (finding,) = findings_in(write_tree(tmp_path / "dockerfile", files), ["MP301"])
-    assert "deprecated since TRL 0.12" in finding.message and "Dockerfile (the build context ./docker-context" in finding.message
+    assert "deprecated since TRL 0.13" in finding.message and "Dockerfile (the build context ./docker-context" in finding.message
     # without the job, the script is unpinned: the newest TRL has no `tokenizer=`
     del files["job.yml"]
     (finding,) = findings_in(write_tree(tmp_path / "alone", files), ["MP301"])

@@ -276,3 +276,32 @@ def test_the_error_names_the_init_the_call_reaches(src, named):
     """TRL's trainers have their own __init__: the TypeError names `SFTTrainer.__init__()`."""
     (d,) = lint(src, CODE, config(**{"transformers-version": "5.23"}))
     assert f"`TypeError: {named}.__init__() got an unexpected keyword argument 'tokenizer'`" in d.message
+
+
+@pytest.mark.parametrize(
+    "trainer, silent, warns, removed",
+    [
+        ("SFTTrainer", "0.12", "0.13", "0.16"),
+        ("DPOTrainer", "0.12", "0.13", "0.16"),
+        ("KTOTrainer", "0.12", "0.13", "0.14"),
+        ("RLOOTrainer", "0.12", "0.13", "0.14"),
+        ("RewardTrainer", "0.12", "0.13", "0.15"),
+        ("GKDTrainer", "0.12", None, "0.13"),
+        ("XPOTrainer", "0.12", None, "0.13"),
+    ],
+)
+def test_each_trl_trainer_has_its_own_release(trainer, silent, warns, removed):
+    """TRL 0.12 renames `tokenizer=` silently, 0.13 warns, and each trainer's own decorator
+    removes it in its own release (read in the wheels); a subclass goes by its TRL base."""
+    for src in (
+        f"from trl import {trainer}\n{trainer}(model=m, tokenizer=tok)\n",
+        f"from trl import {trainer}\nclass Mine({trainer}):\n    pass\nMine(model=m, tokenizer=tok)\n",
+    ):
+        assert lint(src, CODE, config(trl_version=silent)) == []
+        if warns is not None:
+            (d,) = lint(src, CODE, config(trl_version=warns))
+            assert f"is deprecated since TRL {warns} and raises" in d.message and f"from TRL {removed} on" in d.message
+        (d,) = lint(src, CODE, config(trl_version=removed))
+        assert f"was removed in TRL {removed}" in d.message
+        before = ".".join(str(int(p) - (i == 1)) for i, p in enumerate(removed.split(".")))
+        assert all("was removed" not in d.message for d in lint(src, CODE, config(trl_version=before)))

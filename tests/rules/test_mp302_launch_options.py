@@ -89,10 +89,10 @@ def test_a_pin_below_the_removal_is_the_deprecation_and_below_that_nothing(tmp_p
     files = {"train.py": SCRIPT, "train.sh": LAUNCHER}
     write_tree(tmp_path, {**files, "requirements.txt": "transformers==4.45.2\n"})
     found = _run(tmp_path, monkeypatch)
-    # per_gpu_train_batch_size is deprecated since 4.0 (removed in 5.0), evaluation_strategy since 4.41
+    # per_gpu_train_batch_size is deprecated since 2.11 (removed in 5.0), evaluation_strategy since 4.41
     assert [(d.code, d.span.line) for d in found] == [("MP304", 6), ("MP304", 8)]
     assert "is deprecated since transformers 4.41 and raises `ValueError: Some specified arguments are not used by the HfArgumentParser: ['--evaluation_strategy', 'steps']` from transformers 4.51 on" in found[0].message
-    write_tree(tmp_path, {"requirements.txt": "transformers==3.5.1\n"})  # before either was deprecated
+    write_tree(tmp_path, {"requirements.txt": "transformers==2.10.0\n"})  # before either was deprecated
     assert _run(tmp_path, monkeypatch) == []
 
 

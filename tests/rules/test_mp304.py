@@ -68,6 +68,25 @@ def test_a_training_argument_is_deprecated_from_the_release_that_warns(call, sil
     assert f"deprecated since transformers {warns}" in d.message
 
 
+# The same for rows of the audit of review 22 (read in the wheels): a pin just below the release
+# whose own code first warns is silent, a pin at it is told.
+@pytest.mark.parametrize(
+    "library, src, silent, warns",
+    [
+        ("transformers", "from transformers import TrainingArguments\nTrainingArguments('o', no_cuda=True)\n", "4.31", "4.32"),
+        ("transformers", "from transformers import AdamW\n", "4.15", "4.16"),
+        ("trl", "from trl import SFTConfig\nSFTConfig('o', use_liger=True)\n", "0.15", "0.16"),
+        ("trl", "from trl import GRPOConfig\nGRPOConfig('o', wandb_log_unique_prompts=True)\n", "0.25", "0.26"),
+        ("trl", "from trl import DPOConfig\nDPOConfig('o', max_target_length=64)\n", "0.10", "0.11"),
+        ("trl", "from trl import PPOTrainer\n", "0.23", "0.24"),
+    ],
+)
+def test_an_audited_name_is_deprecated_from_the_release_that_warns(library, src, silent, warns):
+    assert lint304(src, **{f"{library}_version": silent}) == []
+    (d,) = lint304(src, **{f"{library}_version": warns})
+    assert f"deprecated since {'TRL' if library == 'trl' else library} {warns}" in d.message
+
+
 def test_trl_config_rename_during_its_deprecation():
     src = "from trl import SFTConfig\nSFTConfig('o', max_seq_length=256)\n"
     assert lint304(src, trl_version="0.15") == []  # before the deprecation: nothing to say

@@ -164,17 +164,17 @@ def _gated(tmp_path, registry, **more):
 def test_a_module_imported_only_under_a_project_helpers_version_test_runs_below_it(tmp_path):
     root = _gated(tmp_path, 'from pkg.vers import at_least\n\nif not at_least("transformers", "4.35.0"):\n    from pkg.legacy import OldTrainer\n')
     (d,) = run(root)
-    # removed in 4.46, which the gate never reaches: only 4.34's deprecation is left
-    assert "was removed" not in d.message and "deprecated since transformers 4.34" in d.message
+    # removed in 4.46, which the gate never reaches: only 4.33's deprecation is left
+    assert "was removed" not in d.message and "deprecated since transformers 4.33" in d.message
     assert "transformers<4.35.0 where registry.py imports it" in d.message
 
 
 def test_a_library_version_test_in_the_importer_narrows_too(tmp_path):
     registry = (
         "import transformers\nfrom packaging import version\n\n"
-        'if version.parse(transformers.__version__) < version.parse("4.34"):\n    from pkg.legacy import OldTrainer\n'
+        'if version.parse(transformers.__version__) < version.parse("4.33"):\n    from pkg.legacy import OldTrainer\n'
     )
-    assert run(_gated(tmp_path, registry)) == []  # 4.31 to 4.33: nothing deprecated yet
+    assert run(_gated(tmp_path, registry)) == []  # 4.31 and 4.32: nothing deprecated yet (4.33 warns)
 
 
 def test_one_importer_without_a_test_keeps_the_whole_range(tmp_path):

@@ -40,8 +40,11 @@ def test_a_removed_value_is_reported_where_a_targeted_version_refuses_it(tmp_pat
 
 
 @pytest.mark.parametrize("pin", ["transformers==4.49.0", "transformers<4.50"])
-def test_versions_that_still_take_the_value_say_nothing(tmp_path, pin):
-    assert findings(tmp_path, {"train.py": SCRIPT.replace("VALUE", '"adamw_hf"')}, pin) == []
+def test_versions_that_still_take_the_value_are_told_it_warns(tmp_path, pin):
+    # 'adamw_hf' builds transformers' own AdamW, whose __init__ warns from 4.16 (read in the wheels)
+    (hit,) = findings(tmp_path, {"train.py": SCRIPT.replace("VALUE", '"adamw_hf"')}, pin)
+    assert hit[2] == "MP304"
+    assert "`optim='adamw_hf'` passed to `TrainingArguments` is deprecated since transformers 4.16" in hit[3]
 
 
 @pytest.mark.parametrize("value", ['"adamw_torch"', '"adamw_apex_fused"', "user_choice()"], ids=["kept", "removed-later", "unknown"])
