@@ -36,8 +36,11 @@ def _run(root, codes=("MP201", "MP202"), cfg=None):
         "# Tested on 8xH100 80GB\n" + FA2,
         # a note on the line that says whom its precision is for
         'args = TrainingArguments(output_dir="o", bf16=True)  # bf16 for A100\n',
+        # tf32=True raises below Ampere (`--tf32 requires Ampere or a newer GPU arch`): the run
+        # exists only on sm80 or newer (review 22e: 16 findings in two repositories)
+        'args = TrainingArguments(output_dir="o", bf16=True, tf32=True)\n',
     ],
-    ids=["comment-h100", "docstring-a100", "plural", "aws-g5", "gcp-a2", "fa2-h100", "line-note-for"],
+    ids=["comment-h100", "docstring-a100", "plural", "aws-g5", "gcp-a2", "fa2-h100", "line-note-for", "tf32"],
 )
 def test_a_stated_ampere_target_is_not_reported(body):
     assert _codes(body) == []
@@ -59,8 +62,12 @@ def test_a_stated_ampere_target_is_not_reported(body):
         "# if you have an A100 set this to flash_attention_2\n" + FA2,
         # a note on the line itself says what the line needs
         'args = TrainingArguments(output_dir="o", bf16=True)  # A100\n',
+        # tf32 off, or only where a switch turns it on: no GPU follows from it
+        'args = TrainingArguments(output_dir="o", bf16=True, tf32=False)\n',
+        'import sys\nargs = TrainingArguments(output_dir="o", bf16=True, tf32="--tf32" in sys.argv)\n',
     ],
-    ids=["with-an-a100", "if-you-have", "only-supported", "advice", "code-string", "aws-g4dn", "a100-and-t4-advice", "fa2-advice", "line-note"],
+    ids=["with-an-a100", "if-you-have", "only-supported", "advice", "code-string", "aws-g4dn", "a100-and-t4-advice", "fa2-advice", "line-note",
+         "tf32-off", "tf32-switch"],
 )
 def test_advice_and_code_strings_state_no_target(body):
     assert _codes(body) in (["MP201"], ["MP202"])

@@ -787,6 +787,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     opaque: List[Tuple[int, int]] = []
     imports = None  # the guarded flash_attn imports, found where an attention site asks
     trains = fp8 = False
+    tf32 = False  # TrainingArguments(tf32=True): a run that exists only on Ampere or newer
     for site in index.calls:
         q = site.qualname or ""
         trains = trains or _trains(site)
@@ -794,6 +795,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         if is_training_args(q) and _opaque_splat(evaluator, site):
             span = index.span(site.node)
             opaque.append((span.start, span.end))
+        if is_training_args(q) and not tf32:
+            tf32 = _asks_tf32(index, evaluator, site)
         if q in BNB_CONFIGS or q.endswith(".BitsAndBytesConfig"):
             arg = _arg(index, evaluator, site, "bnb_4bit_compute_dtype")
             if arg is not None:
@@ -852,6 +855,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     # a SageMaker estimator's instance is the GPU of the script it launches (`sagemaker.py`)
     jobs = [job for job in sagemaker.extract(index, evaluator) if job.capability is not None]
     requests.extend(job.capability for job in jobs)
+    if tf32:
+        requests.append(hardware.NATIVE_BF16)
     stated = hardware.summarise(c for c in (hardware.stated_capability(prose), *requests) if c is not None)
     return CapabilityFacts(
         stated_capability=stated,
@@ -868,6 +873,16 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         options=tuple(options),
         trains=trains,
     )
+
+
+def _asks_tf32(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> bool:
+    """Whether a ``TrainingArguments`` (or a config derived from it) is given ``tf32=True``
+    whatever the run: TF32 tensor cores exist from Ampere on, and below it (or without CUDA)
+    transformers (4.13 on) refuses with ``ValueError: --tf32 requires Ampere or a newer GPU
+    arch, cuda>=11 and torch>=1.7``, so the code is written for sm80 or newer, as a launch's
+    ``--tf32 True`` says (``shipped._stated_by_launches``)."""
+    arg = _arg(index, evaluator, site, "tf32")
+    return arg is not None and bool(arg.values) and all(v.kind == CONST and v.value is True and not v.guards for v in arg.values)
 
 
 def _cloud_request(evaluator: Evaluator, site: CallSite) -> Optional[int]:
