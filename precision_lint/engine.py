@@ -128,12 +128,8 @@ def _with_notebook_targets(facts: ModuleFacts, notebook) -> ModuleFacts:
     if not cap:
         return facts
     metadata = notebook.data.get("metadata") or {}
-    markdown = [
-        "".join(c["source"]) if isinstance(c.get("source"), list) else str(c.get("source", ""))
-        for c in notebook.data.get("cells", ())
-        if isinstance(c, dict) and c.get("cell_type") == "markdown"
-    ]
-    stated = hardware.notebook_capability(metadata, markdown)
+    markdown = hardware.notebook_markdown(notebook.data)
+    stated = hardware.notebook_capability(metadata, markdown, hardware.notebook_outputs(notebook.data))
     device = hardware.notebook_device(metadata, markdown)
     if stated is None and device is None:
         return facts

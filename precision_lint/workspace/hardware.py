@@ -549,10 +549,12 @@ def needs_an_80gb_gpu(billions: float, bytes_per_parameter: int = 2) -> bool:
 _KAGGLE = {"gpu": 60, "nvidiateslap100": 60, "nvidiateslat4": 75, "nvidiat4": 75, "nvidial4": 89, "nvidiaa100": 80, "nvidiah100": 90}
 
 
-def notebook_capability(metadata: dict, markdown: Iterable[str] = ()) -> Optional[int]:
-    """What a notebook's metadata (Colab's ``gpuType``, Kaggle's ``accelerator``) and its
-    markdown cells state about its GPU."""
+def notebook_capability(metadata: dict, markdown: Iterable[str] = (), outputs: Iterable[str] = ()) -> Optional[int]:
+    """What a notebook's metadata (Colab's ``gpuType``, Kaggle's ``accelerator``), its
+    markdown cells and its saved outputs (:func:`recorded_gpus`) state about its GPU."""
     found: List[int] = []
+    for text in outputs:
+        found.extend(recorded_gpus(text))
     if not isinstance(metadata, dict):
         metadata = {}
     colab = metadata.get("colab") if isinstance(metadata.get("colab"), dict) else {}
@@ -568,6 +570,50 @@ def notebook_capability(metadata: dict, markdown: Iterable[str] = ()) -> Optiona
     for text in markdown:
         found.extend(stated_in_text(markdown_prose(text)))
     return summarise(found)
+
+
+def notebook_markdown(data: dict) -> List[str]:
+    """The text of a notebook's markdown cells (its JSON, as loaded)."""
+    return [
+        "".join(c["source"]) if isinstance(c.get("source"), list) else str(c.get("source", ""))
+        for c in data.get("cells", ())
+        if isinstance(c, dict) and c.get("cell_type") == "markdown"
+    ]
+
+
+def notebook_outputs(data: dict) -> List[str]:
+    """The text a notebook's code cells printed when it last ran (``stream`` outputs and the
+    ``text/plain`` of results): the record of the run it is."""
+    out: List[str] = []
+    for cell in data.get("cells", ()):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        for output in cell.get("outputs") or ():
+            if not isinstance(output, dict):
+                continue
+            text = output.get("text") if output.get("output_type") == "stream" else (output.get("data") or {}).get("text/plain")
+            if text:
+                out.append("".join(text) if isinstance(text, list) else str(text))
+    return out
+
+
+# A line of a run's own output that names the device it ran on: `nvidia-smi`'s table
+# ("| 0  Tesla T4  Off |"), `torch.cuda.get_device_name()` printed ("NVIDIA A100-SXM4-80GB"),
+# a library's banner or warning ("Your device 'NVIDIA H100 PCIe' ...", "GPU: NVIDIA L4").
+_DEVICE_LINE = lazy(r"nvidia|tesla|geforce|quadro|\bgpu\b|cuda", re.IGNORECASE)
+
+
+def recorded_gpus(text: str) -> List[int]:
+    """The GPUs a recorded run names as its device (a notebook's saved outputs): the run the
+    code is in happened there. Only lines that speak of a device are read (a dataset's text
+    in an output says nothing)."""
+    if not _may_name_a_gpu(text, exact=False):
+        return []
+    found: List[int] = []
+    for line in text.splitlines():
+        if _DEVICE_LINE().search(line):
+            found.extend(c for c in (_capability(m.group(1)) for m in _GPU_WORD().finditer(line)) if c is not None)
+    return found
 
 
 def notebook_device(metadata: dict, markdown: Sequence[str] = ()) -> Optional[str]:

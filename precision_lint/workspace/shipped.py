@@ -55,7 +55,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .versions import Allowed
 
 from .._regex import lazy
-from .hardware import NATIVE_BF16, compute_capabilities, markdown_prose, notebook_capability, space_card_hardware, stated_in_text, summarise
+from .hardware import (
+    NATIVE_BF16, compute_capabilities, markdown_prose, notebook_capability, notebook_markdown, notebook_outputs,
+    space_card_hardware, stated_in_text, summarise,
+)
 
 LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
 # A job's YAML runs commands too: an AzureML command job's `command:`, SkyPilot's `run:`, a
@@ -686,12 +689,7 @@ def _stated_by_launcher(name: str, text: str) -> List[int]:
             return []
         if not isinstance(data, dict):
             return []
-        markdown = [
-            "".join(c["source"]) if isinstance(c.get("source"), list) else str(c.get("source", ""))
-            for c in data.get("cells", ())
-            if isinstance(c, dict) and c.get("cell_type") == "markdown"
-        ]
-        stated = notebook_capability(data.get("metadata") or {}, markdown)
+        stated = notebook_capability(data.get("metadata") or {}, notebook_markdown(data), notebook_outputs(data))
         return [] if stated is None else [stated]
     if name.endswith(JOB_SUFFIXES):  # a job's YAML: its `#` lines and the machine it requests
         return stated_in_text(_comments(text)) + compute_capabilities(text)

@@ -254,6 +254,27 @@ def test_a_pre_ampere_notebook_or_advice_is_still_reported(metadata, markdown):
     assert _notebook_codes(HEAD + "# set bf16 to True with an A100\n" + BF16_ARGS, metadata, markdown) == ["MP201"]
 
 
+def _ran_with(*outputs):
+    """A notebook whose bf16 cell was run: ``outputs``, the text each of its output records
+    (``nvidia-smi``'s table, a printed device name, a dataset's rows)."""
+    data = json.loads(_notebook(HEAD + BF16_ARGS))
+    data["cells"][-1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": text} for text in outputs]
+    found = check_source(json.dumps(data), path="nb.ipynb", config=config(transformers_version="5.23"))
+    return [(d.code, d.message) for d in found if d.code.startswith("MP2")]
+
+
+def test_a_notebooks_saved_outputs_record_the_gpu_it_ran_on():
+    """The outputs a notebook was saved with are the run it is (review 22e: a notebook run on an
+    A100, told "no GPU stated"); only lines that speak of a device count."""
+    assert _ran_with("| 0  NVIDIA A100-SXM4-80GB  On |\n") == []
+    assert _ran_with(["Using device: cuda\n", "NVIDIA H100 80GB HBM3\n"]) == []
+    ((code, message),) = _ran_with("| 0  Tesla T4  Off | 00000000:00:04.0 Off |\n")
+    assert code == "MP201" and "sm75" in message
+    # a row of data that names a GPU is no device
+    ((code, message),) = _ran_with("The A100 launch price was high.\n")
+    assert "no GPU stated" in message
+
+
 # --- launch scripts and READMEs shipped with the code ----------------------------------------------
 TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', bf16=True)\n"
 
