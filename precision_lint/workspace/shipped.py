@@ -56,11 +56,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from .._regex import lazy
 from .hardware import (
-    NATIVE_BF16, compute_capabilities, markdown_prose, notebook_capability, notebook_markdown, notebook_outputs,
+    NATIVE_BF16, compute_capabilities, markdown_prose, notebook_capability, notebook_markdown, notebook_outputs, recorded_gpus,
     space_card_hardware, stated_in_text, summarise,
 )
 
 LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
+# The records of a project's runs: a top-level log folder's files, a committed W&B run's metadata
+_RUN_LOG_FOLDER = lazy(r"^(?:logs?(?:[_-]\w+)?|outputs?|runs)$", re.IGNORECASE)
+_LOG_SUFFIXES = (".log", ".out", ".txt")
+RECORDS = 50  # run records read of one project
 # A job's YAML runs commands too: an AzureML command job's `command:`, SkyPilot's `run:`, a
 # workflow step's `run:`. It is read for launches as a shell script is, but stays a
 # configuration file for where its findings stand (``is_launch_document``).
@@ -111,9 +115,10 @@ class ShippedFiles:
         self._configs: Dict[str, List[str]] = {}  # top folder → the configuration files under it
         self._config_holds: Dict[Tuple[str, Tuple[str, ...]], bool] = {}  # (file, words) → holds one
         self._config_read: Dict[str, None] = {}  # configuration files read (side files of the run)
+        self._recorded: Dict[str, List[int]] = {}  # project root → the GPUs its run records name
 
     def looked_for(self) -> List[str]:
-        return [*self._texts, *self._config_read]
+        return [*self._texts, *self._config_read]  # (run records are read into _texts too)
 
     def _read(self, path: str) -> Optional[str]:
         if path not in self._texts:
@@ -258,6 +263,9 @@ class ShippedFiles:
         if os.path.isfile(path):
             if readme:
                 found.extend(self._nearest_readme(os.path.dirname(path)))
+                root = self._up_to_root(os.path.dirname(path))[1]
+                if root is not None:
+                    found.extend(self._recorded_runs(root))
                 for where, readme_path, commands, above in self._readmes_about(path):
                     found.extend(_stated_by_launches(where, commands, path))
                     if not above:  # a README elsewhere that links to the file or runs it
@@ -308,6 +316,45 @@ class ShippedFiles:
                 break
             here = parent
         return folders, None
+
+    def _recorded_runs(self, root: str) -> List[int]:
+        """The GPUs the records of the project's own runs name, as a README's "we trained on
+        8xA100" does: the ``"gpu"`` of a committed Weights & Biases run
+        (``wandb/run-*/files/wandb-metadata.json``), and the device lines of the log files in
+        its top-level log folders (``logs/``, ``outputs/``: a library's "Your device 'NVIDIA
+        H100 PCIe' ...", a printed ``torch.cuda.get_device_name()``). At most
+        :data:`RECORDS` files, each read up to :data:`MAX_BYTES`."""
+        if root in self._recorded:
+            return self._recorded[root]
+        import json
+
+        found: List[int] = []
+        files: List[str] = []
+        try:
+            top = sorted(os.listdir(root))
+        except OSError:
+            top = []
+        for name in top:
+            folder = os.path.join(root, name)
+            if name == "wandb" and os.path.isdir(folder):
+                for run in sorted(os.listdir(folder))[:RECORDS]:
+                    files.append(os.path.join(folder, run, "files", "wandb-metadata.json"))
+            elif _RUN_LOG_FOLDER().match(name) and os.path.isdir(folder):
+                files.extend(os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.endswith(_LOG_SUFFIXES))
+        for path in files[:RECORDS]:
+            text = self._read(path) if os.path.isfile(path) else None
+            if not text:
+                continue
+            if path.endswith(".json"):
+                try:
+                    gpu = json.loads(text).get("gpu")
+                except (ValueError, AttributeError):
+                    gpu = None
+                found.extend(recorded_gpus(f"GPU: {gpu}") if isinstance(gpu, str) else ())
+            else:
+                found.extend(recorded_gpus(text))
+        self._recorded[root] = found
+        return found
 
     def _container_files(self, folder: str) -> List[str]:
         try:

@@ -276,6 +276,31 @@ def test_a_notebooks_saved_outputs_record_the_gpu_it_ran_on():
 
 
 # --- launch scripts and READMEs shipped with the code ----------------------------------------------
+def test_the_records_of_the_projects_runs_name_its_gpu(tmp_path):
+    """A committed W&B run's metadata and the logs of a top-level log folder record the runs the
+    project is (review 22e: runs on an H200 and an H100, told "no GPU stated")."""
+    from conftest import write_tree
+
+    train = "from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', bf16=True)\n"
+    wandb = write_tree(tmp_path / "wandb", {
+        ".git/HEAD": "", "train.py": train,
+        "wandb/run-20250101_000000-abc/files/wandb-metadata.json": '{"gpu": "NVIDIA H200", "gpu_count": 1}',
+    })
+    assert _run(wandb) == []
+    logs = write_tree(tmp_path / "logs", {
+        ".git/HEAD": "", "train.py": train,
+        "logs_eval/gemma.log": "WARNING Your device 'NVIDIA H100 PCIe' (with compute capability 9.0) ...\n",
+    })
+    assert _run(logs) == []
+    t4 = write_tree(tmp_path / "t4", {".git/HEAD": "", "train.py": train, "logs/train.log": "GPU 0: Tesla T4\n"})
+    assert _run(t4) == [("train.py", "MP201")]
+    # a log line that names a GPU without speaking of a device, or a log outside a log folder
+    other = write_tree(tmp_path / "other", {
+        ".git/HEAD": "", "train.py": train, "logs/notes.txt": "compare with A100 prices\n", "misc/run.log": "GPU: NVIDIA A100\n",
+    })
+    assert _run(other) == [("train.py", "MP201")]
+
+
 TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', bf16=True)\n"
 
 
