@@ -182,6 +182,36 @@ def test_apex_with_the_optimizer_written_in_place():
     assert lint(src, "MP104") == []
 
 
+FP16_OPTIMIZER = """
+    import torch
+    from apex.fp16_utils import FP16_Optimizer
+
+    def build(model):
+        {build}
+
+    model = torch.nn.Linear(4, 4).cuda().half()
+    optimizer = build(model)
+    optimizer = FP16_Optimizer({wrapped}, dynamic_loss_scale=True)
+    loss = model(torch.randn(2, 4).cuda().half()).sum()
+    optimizer.backward(loss)
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "build",
+    ["return torch.optim.Adam(model.parameters(), lr=1e-4)", "opt = torch.optim.Adam(model.parameters())\n        return opt"],
+    ids=["returned-call", "returned-name"],
+)
+def test_apex_fp16_optimizer_steps_float32_master_copies(build):
+    """``FP16_Optimizer(opt)`` replaces the float16 parameters of ``opt`` by float32 master copies
+    that Adam steps (review 22e's FP: Transformer-XL's ``--fp16``, its Adam built by a helper)."""
+    assert lint(FP16_OPTIMIZER.format(build=build, wrapped="optimizer"), "MP104") == []
+    # another optimizer wrapped: this one still steps the float16 parameters
+    other = FP16_OPTIMIZER.format(build=build, wrapped="torch.optim.SGD(model.parameters(), lr=0.1)")
+    assert [d.code for d in lint(other, "MP104")] == ["MP104"]
+
+
 TWO_FUNCTIONS = """
     import torch
 

@@ -134,6 +134,11 @@ def parameter_owners(index: ModuleIndex, expr: Optional[ast.expr], scope) -> Tup
 
 
 APEX_INITIALIZE = frozenset({"apex.amp.initialize", "apex.amp.frontend.initialize"})
+# wrappers that step float32 master copies of a float16 model's parameters (apex's legacy
+# `fp16_utils`, as Megatron and Transformer-XL vendor it)
+MASTER_WEIGHT_WRAPPERS = frozenset({
+    "apex.fp16_utils.FP16_Optimizer", "apex.fp16_utils.fp16_optimizer.FP16_Optimizer", "apex.optimizers.FP16_Optimizer",
+})
 # apex's opt levels that keep float32 master weights unless ``master_weights=`` says otherwise
 MASTER_WEIGHTS_LEVELS = frozenset({"O2"})
 
@@ -153,23 +158,50 @@ def _keeps_master_weights(call: ast.Call, evaluator: Evaluator, scope) -> bool:
     return level is not None and consts(level) is not None and consts(level) <= MASTER_WEIGHTS_LEVELS
 
 
+def _returned_calls(index: ModuleIndex, call) -> set:
+    """The ids of the calls a function of this module returns, where ``call`` calls one
+    (``optimizer = get_optimizer(model, args)`` with ``return optim.Adam(...)`` or ``opt =
+    Adam(...); return opt``): the optimizer it builds is the one handed over."""
+    if not isinstance(call, ast.Call):
+        return set()
+    site = index.call_of(call)
+    function = index.functions.get(site.qualname) if site is not None and site.qualname else None
+    if function is None:
+        return set()
+    out = set()
+    for value, _ in function.returns:
+        if isinstance(value, ast.Call):
+            out.add(id(value))
+        elif isinstance(value, ast.Name):
+            out.update(id(v) for v in reaching_values(index, value, function))
+    return out
+
+
 def _master_weight_optimizers(index: ModuleIndex, evaluator: Evaluator) -> set:
     """The ids of the optimizer constructions apex gives float32 master weights:
     ``amp.initialize(model, opt, opt_level="O2")`` with ``opt = AdamW(...)`` (or the call
-    written in place, or a list of them)."""
+    written in place, or a list of them), and an optimizer wrapped by apex's (or Megatron's)
+    ``FP16_Optimizer``."""
     found = set()
     for site in index.calls:
-        if site.qualname not in APEX_INITIALIZE or not _keeps_master_weights(site.node, evaluator, site.scope):
+        if site.qualname in MASTER_WEIGHT_WRAPPERS:
+            # `FP16_Optimizer(opt, ...)`: it swaps every float16 parameter of `opt` for a float32
+            # master copy (`param.detach().clone().float()`) that the optimizer steps
+            args = positional(site.node)
+            given = keyword(site.node, "init_optimizer")
+            expr = given.value if given is not None else (args[0] if args else None)
+        elif site.qualname in APEX_INITIALIZE and _keeps_master_weights(site.node, evaluator, site.scope):
+            args = positional(site.node)
+            given = keyword(site.node, "optimizers")
+            expr = given.value if given is not None else (args[1] if len(args) > 1 else None)
+        else:
             continue
-        args = positional(site.node)
-        given = keyword(site.node, "optimizers")
-        expr = given.value if given is not None else (args[1] if len(args) > 1 else None)
         items = [unstarred(e) for e in expr.elts] if isinstance(expr, (ast.List, ast.Tuple)) else [expr]
         for item in items:
-            if isinstance(item, ast.Call):
-                found.add(id(item))
-            elif isinstance(item, ast.Name):
-                found.update(id(value) for value in reaching_values(index, item, site.scope))
+            values = [item] if isinstance(item, ast.Call) else reaching_values(index, item, site.scope) if isinstance(item, ast.Name) else []
+            for value in values:
+                found.add(id(value))
+                found.update(_returned_calls(index, value))
     return found
 
 
