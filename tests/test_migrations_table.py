@@ -374,6 +374,9 @@ def _instance(row, trainer, tokenizer):
     if dataclasses.is_dataclass(cls) and issubclass(cls, transformers.TrainingArguments):
         # a TrainingArguments-like config (a removed field's read): built for the CPU, as a test runs
         return cls(output_dir="out", report_to="none", use_cpu=True, bf16=False)
+    if issubclass(cls, transformers.ProcessorMixin):
+        # a processor without its feature extractor and tokenizer: attribute lookup as on a built one
+        return cls.__new__(cls)
     if issubclass(cls, torch.nn.Module):
         # an nn.Module with its bookkeeping but no weights: attribute lookup as on a built model
         instance = cls.__new__(cls)
@@ -387,7 +390,7 @@ def test_attribute_row(row, trainer, tokenizer):
     pytest.importorskip(row.library)  # accelerate's rows: transformers and TRL are required above
     instance = _instance(row, trainer, tokenizer)
     if _removed(row):
-        kind, text = _message(row, tokenizer=type(instance).__name__, config=type(instance).__name__)
+        kind, text = _message(row, tokenizer=type(instance).__name__, config=type(instance).__name__, processor=type(instance).__name__)
         with pytest.raises(AttributeError) as info:
             getattr(instance, row.name)
         assert kind == "AttributeError"

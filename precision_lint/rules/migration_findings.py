@@ -789,7 +789,10 @@ class MigrationJudge:
                     break  # a plain attribute: the store works, and the code's own reads find it
                 shown = attr.receiver_text
                 known = cls.rsplit(".", 1)[-1] if cls and cls != CONFIG_CLASS else None
-                error = row.error.replace("{tokenizer}", "<tokenizer class>").replace("{config}", known or "<config class>")
+                error = (
+                    row.error.replace("{tokenizer}", "<tokenizer class>").replace("{config}", known or "<config class>")
+                    .replace("{processor}", known or "<processor class>")
+                )
                 if store and row.on_store != "warns":
                     stage = self._stage(row)
                     if stage not in ("removed", "removed-in-some"):

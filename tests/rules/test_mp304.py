@@ -83,6 +83,20 @@ def test_importing_transformers_adamw_warns_on_no_version_and_fails_from_4_50():
     assert [d.code for d in lint(src, None, config(transformers_version="4.50"))] == ["MP302"]
 
 
+@pytest.mark.parametrize("version, codes", [("4.21", []), ("4.38.1", ["MP304"]), ("5.0", ["MP302"])])
+def test_a_processors_as_target_processor_warns_from_4_22_and_is_gone_from_5(version, codes):
+    """Wav2Vec2Processor's context manager for labels, as the tokenizers' as_target_tokenizer
+    (the held-out misses of review 22: a pinned 4.38.1 and an unpinned CTC fine-tune)."""
+    src = """
+        from transformers import Wav2Vec2Processor
+        proc = Wav2Vec2Processor.from_pretrained("m")
+        with proc.as_target_processor():
+            labels = proc("hello").input_ids
+        """
+    found = lint(src, None, config(transformers_version=version))
+    assert [d.code for d in found if d.code in ("MP302", "MP304")] == codes
+
+
 def test_trl_config_rename_during_its_deprecation():
     src = "from trl import SFTConfig\nSFTConfig('o', max_seq_length=256)\n"
     assert lint304(src, trl_version="0.15") == []  # before the deprecation: nothing to say
