@@ -65,6 +65,8 @@ LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
 _RUN_LOG_FOLDER = lazy(r"^(?:logs?(?:[_-]\w+)?|outputs?|runs)$", re.IGNORECASE)
 _LOG_SUFFIXES = (".log", ".out", ".txt")
 RECORDS = 50  # run records read of one project
+RECORD_DEPTH = 3  # folders below the project's root looked in for its log folders
+_NOT_RECORDS = frozenset({"node_modules", "site-packages", "venv", "env", "__pycache__", "build", "dist"})
 # A job's YAML runs commands too: an AzureML command job's `command:`, SkyPilot's `run:`, a
 # workflow step's `run:`. It is read for launches as a shell script is, but stays a
 # configuration file for where its findings stand (``is_launch_document``).
@@ -321,7 +323,7 @@ class ShippedFiles:
         """The GPUs the records of the project's own runs name, as a README's "we trained on
         8xA100" does: the ``"gpu"`` of a committed Weights & Biases run
         (``wandb/run-*/files/wandb-metadata.json``), and the device lines of the log files in
-        its top-level log folders (``logs/``, ``outputs/``: a library's "Your device 'NVIDIA
+        its log folders (``logs/``, ``script/logs/``, ``outputs/``: a library's "Your device 'NVIDIA
         H100 PCIe' ...", a printed ``torch.cuda.get_device_name()``). At most
         :data:`RECORDS` files, each read up to :data:`MAX_BYTES`."""
         if root in self._recorded:
@@ -330,17 +332,15 @@ class ShippedFiles:
 
         found: List[int] = []
         files: List[str] = []
-        try:
-            top = sorted(os.listdir(root))
-        except OSError:
-            top = []
-        for name in top:
-            folder = os.path.join(root, name)
-            if name == "wandb" and os.path.isdir(folder):
-                for run in sorted(os.listdir(folder))[:RECORDS]:
-                    files.append(os.path.join(folder, run, "files", "wandb-metadata.json"))
-            elif _RUN_LOG_FOLDER().match(name) and os.path.isdir(folder):
-                files.extend(os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.endswith(_LOG_SUFFIXES))
+        for folder, name in self._record_folders(root):
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                continue
+            if name == "wandb":
+                files.extend(os.path.join(folder, run, "files", "wandb-metadata.json") for run in names[:RECORDS])
+            else:
+                files.extend(os.path.join(folder, f) for f in names if f.endswith(_LOG_SUFFIXES))
         for path in files[:RECORDS]:
             text = self._read(path) if os.path.isfile(path) else None
             if not text:
@@ -355,6 +355,31 @@ class ShippedFiles:
                 found.extend(recorded_gpus(text))
         self._recorded[root] = found
         return found
+
+    @staticmethod
+    def _record_folders(root: str) -> List[Tuple[str, str]]:
+        """``(folder, name)`` of the project's log folders and W&B folders, at most
+        :data:`RECORD_DEPTH` folders below its root (``logs/``, ``script/logs/``), in name order;
+        hidden folders, virtual environments and installed packages are not entered."""
+        out: List[Tuple[str, str]] = []
+        level = [root]
+        for _ in range(RECORD_DEPTH):
+            following = []
+            for parent in level:
+                try:
+                    names = sorted(os.listdir(parent))
+                except OSError:
+                    continue
+                for name in names:
+                    folder = os.path.join(parent, name)
+                    if name.startswith(".") or name in _NOT_RECORDS or not os.path.isdir(folder):
+                        continue
+                    if name == "wandb" or _RUN_LOG_FOLDER().match(name):
+                        out.append((folder, name))
+                    else:
+                        following.append(folder)
+            level = following[:200]  # (a tree of thousands of folders is not walked whole)
+        return out
 
     def _container_files(self, folder: str) -> List[str]:
         try:

@@ -292,6 +292,12 @@ def test_the_records_of_the_projects_runs_name_its_gpu(tmp_path):
         "logs_eval/gemma.log": "WARNING Your device 'NVIDIA H100 PCIe' (with compute capability 9.0) ...\n",
     })
     assert _run(logs) == []
+    # a log folder below the root, as a job script's folder keeps its output (review 22's held-out FP)
+    nested = write_tree(tmp_path / "nested", {
+        ".git/HEAD": "", "train.py": train,
+        "script/logs/finetune.sh.out": "|   0  NVIDIA L40S                    Off |   00000000:3B:00.0 Off |\n",
+    })
+    assert _run(nested) == []
     t4 = write_tree(tmp_path / "t4", {".git/HEAD": "", "train.py": train, "logs/train.log": "GPU 0: Tesla T4\n"})
     assert _run(t4) == [("train.py", "MP201")]
     # a log line that names a GPU without speaking of a device, or a log outside a log folder
