@@ -66,6 +66,7 @@ _RUN_LOG_FOLDER = lazy(r"^(?:logs?(?:[_-]\w+)?|outputs?|runs)$", re.IGNORECASE)
 _LOG_SUFFIXES = (".log", ".out", ".txt")
 RECORDS = 50  # run records read of one project
 RECORD_DEPTH = 3  # folders below the project's root looked in for its log folders
+RECORD_BYTES = 256 * 1024  # read of each run record
 _NOT_RECORDS = frozenset({"node_modules", "site-packages", "venv", "env", "__pycache__", "build", "dist"})
 # A job's YAML runs commands too: an AzureML command job's `command:`, SkyPilot's `run:`, a
 # workflow step's `run:`. It is read for launches as a shell script is, but stays a
@@ -118,9 +119,10 @@ class ShippedFiles:
         self._config_holds: Dict[Tuple[str, Tuple[str, ...]], bool] = {}  # (file, words) → holds one
         self._config_read: Dict[str, None] = {}  # configuration files read (side files of the run)
         self._recorded: Dict[str, List[int]] = {}  # project root → the GPUs its run records name
+        self._records_read: Dict[str, None] = {}  # the run records read (side files of the run)
 
     def looked_for(self) -> List[str]:
-        return [*self._texts, *self._config_read]  # (run records are read into _texts too)
+        return [*self._texts, *self._config_read, *self._records_read]
 
     def _read(self, path: str) -> Optional[str]:
         if path not in self._texts:
@@ -325,7 +327,7 @@ class ShippedFiles:
         (``wandb/run-*/files/wandb-metadata.json``), and the device lines of the log files in
         its log folders (``logs/``, ``script/logs/``, ``outputs/``: a library's "Your device 'NVIDIA
         H100 PCIe' ...", a printed ``torch.cuda.get_device_name()``). At most
-        :data:`RECORDS` files, each read up to :data:`MAX_BYTES`."""
+        :data:`RECORDS` files, the head of each (:meth:`_head`)."""
         if root in self._recorded:
             return self._recorded[root]
         import json
@@ -342,7 +344,7 @@ class ShippedFiles:
             else:
                 files.extend(os.path.join(folder, f) for f in names if f.endswith(_LOG_SUFFIXES))
         for path in files[:RECORDS]:
-            text = self._read(path) if os.path.isfile(path) else None
+            text = self._head(path)
             if not text:
                 continue
             if path.endswith(".json"):
@@ -355,6 +357,16 @@ class ShippedFiles:
                 found.extend(recorded_gpus(text))
         self._recorded[root] = found
         return found
+
+    def _head(self, path: str) -> Optional[str]:
+        """The first :data:`RECORD_BYTES` of a run record (a log may be gigabytes: what device
+        the run is on is said at its start), read once and not kept; a side file of the run."""
+        self._records_read[path] = None
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                return fh.read(RECORD_BYTES)
+        except OSError:
+            return None
 
     @staticmethod
     def _record_folders(root: str) -> List[Tuple[str, str]]:

@@ -298,6 +298,11 @@ def test_the_records_of_the_projects_runs_name_its_gpu(tmp_path):
         "script/logs/finetune.sh.out": "|   0  NVIDIA L40S                    Off |   00000000:3B:00.0 Off |\n",
     })
     assert _run(nested) == []
+    # a record is read at its head: a device named after it (deep in a long log) is not looked for
+    from precision_lint.workspace.shipped import RECORD_BYTES
+
+    deep = write_tree(tmp_path / "deep", {".git/HEAD": "", "train.py": train, "logs/train.log": "step\n" * (RECORD_BYTES // 5 + 1) + "GPU: NVIDIA H100\n"})
+    assert _run(deep) == [("train.py", "MP201")]
     t4 = write_tree(tmp_path / "t4", {".git/HEAD": "", "train.py": train, "logs/train.log": "GPU 0: Tesla T4\n"})
     assert _run(t4) == [("train.py", "MP201")]
     # a log line that names a GPU without speaking of a device, or a log outside a log folder
