@@ -61,7 +61,7 @@ from .hardware import (
 )
 
 LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
-# The records of a project's runs: a top-level log folder's files, a committed W&B run's metadata
+# The records of a project's runs: the files of its log folders, a committed W&B run's metadata
 _RUN_LOG_FOLDER = lazy(r"^(?:logs?(?:[_-]\w+)?|outputs?|runs)$", re.IGNORECASE)
 _LOG_SUFFIXES = (".log", ".out", ".txt")
 RECORDS = 50  # run records read of one project
