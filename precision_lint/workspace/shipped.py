@@ -113,6 +113,7 @@ class ShippedFiles:
         self._readmes: Dict[str, List[str]] = {}  # project root → its READMEs
         self._readme_indexes: Dict[str, Dict[str, list]] = {}  # project root → _readme_index
         self._folder_archs: Dict[str, List[int]] = {}  # folder → the TORCH_CUDA_ARCH_LIST of its container files
+        self._roots: Dict[str, Tuple[List[str], Optional[str]]] = {}  # folder → _up_to_root
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
         self._naming: Dict[str, List[Tuple[str, str, str]]] = {}  # path → _launchers_naming
         self._configs: Dict[str, List[str]] = {}  # top folder → the configuration files under it
@@ -308,18 +309,24 @@ class ShippedFiles:
         """(the folders from ``folder`` up to the project's root, nearest first; that root, or
         None where the walk ends first): the root is the first folder with a root marker
         (:data:`PROJECT_ROOT`), else the folder the check runs from when the walk meets it; at
-        most :data:`README_LEVELS` folders."""
+        most :data:`README_LEVELS` folders. Walked once per folder (a module's README, container
+        files and run records all ask): read it, never change it."""
+        found = self._roots.get(folder)
+        if found is not None:
+            return found
         folders: List[str] = []
-        here = folder
+        here, root = folder, None
         for _ in range(README_LEVELS):
             folders.append(here)
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT) or here == self._within:
-                return folders, here
+                root = here
+                break
             parent = os.path.dirname(here)
             if parent == here:
                 break
             here = parent
-        return folders, None
+        found = self._roots[folder] = (folders, root)
+        return found
 
     def _recorded_runs(self, root: str) -> List[int]:
         """The GPUs the records of the project's own runs name, as a README's "we trained on
