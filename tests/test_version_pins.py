@@ -822,3 +822,64 @@ def test_a_utf16_requirements_file_is_read_as_pip_reads_it(tmp_path):
     (tmp_path / "b" / "m.py").write_text("")
     assert _targets(tmp_path, "a/m.py").of("transformers").low == (4, 47, 1)
     assert _targets(tmp_path, "b/m.py").of("transformers").low == (4, 40, 0)
+
+
+# The extras of a package's declaration are alternatives: `pip install .[gpu]` or `.[npu]`, one
+# of them. Where only extras name a library, the code runs with any of their versions (an
+# Ascend extra's torch==2.1.0 does not make the CUDA install's torch 2.1.0); where the package
+# names it for every install, an extra does not narrow that.
+@pytest.mark.parametrize("files", [
+    {"setup.py": 'setup(name="p", extras_require={"gpu": ["torch>=1.13.1"], "npu": ["torch==2.1.0", "torch-npu"]})\n'},
+    {"setup.py": 'EXTRAS = {\n    "gpu": ["torch>=1.13.1"],\n    "npu": ["torch==2.1.0"],\n}\nsetup(name="p", extras_require=EXTRAS)\n'},
+    {"pyproject.toml": '[project]\nname = "p"\n[project.optional-dependencies]\ngpu = ["torch>=1.13.1"]\nnpu = ["torch==2.1.0"]\n'},
+    {"setup.cfg": "[metadata]\nname = p\n[options.extras_require]\ngpu =\n    torch>=1.13.1\nnpu =\n    torch==2.1.0\n"},
+])
+def test_extras_that_each_name_a_library_are_alternatives(tmp_path, files):
+    root = write_tree(tmp_path, {".git/HEAD": "", "train.py": "", **files})
+    torch = _targets(root, "train.py").of("torch")
+    assert (torch.low, torch.high) == ((1, 13, 1), None)
+    assert torch.some_at_least((2, 4)) and not torch.every_at_least((2, 1))
+
+
+def test_an_extra_does_not_narrow_what_every_install_gets(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "setup.py": 'setup(name="p", install_requires=["torch>=1.13"], extras_require={"npu": ["torch==2.1.0"]})\n',
+        "train.py": "",
+    })
+    torch = _targets(root, "train.py").of("torch")
+    assert (torch.low, torch.high, torch.described) == ((1, 13), None, "torch>=1.13")
+
+
+def test_one_extra_alone_still_states_its_range(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "setup.py": 'setup(name="p", extras_require={"train": ["transformers>=4.36,<5.0", "torch"]})\n',
+        "train.py": "",
+    })
+    t = _targets(root, "train.py").of("transformers")
+    assert (t.low, t.high) == ((4, 36), (5, 0))
+
+
+# A README's fenced block that lists requirements and nothing else (the environment it was run
+# in, a pasted `pip freeze`) states those versions, conda's names and `=` spelling included.
+@pytest.mark.parametrize("block, low, high", [
+    ("python==3.10.9\npytorch==1.13.1\ntorchvision==0.14.1\npytorch-cuda=11.6\n", (1, 13, 1), (1, 13, 1)),
+    ("torch==1.13.1+cu116\ntransformers==4.30.2\n", (1, 13, 1), (1, 13, 1)),
+    ("pytorch=1.13\n", (1, 13), (1, 14)),
+    ("torch>=1.12,<2.0  # tested\n", (1, 12), (2, 0)),
+])
+def test_a_readme_block_listing_requirements_pins(tmp_path, block, low, high):
+    root = write_tree(tmp_path, {".git/HEAD": "", "README.md": f"# t\n\n## Environment\n```\n{block}```\n", "train.py": ""})
+    torch = _targets(root, "train.py").of("torch")
+    assert (torch.low, torch.high) == (low, high) and "README.md" in torch.source
+
+
+@pytest.mark.parametrize("block", [
+    "x = torch==1.13\n",                              # code
+    "torch==1.13.1\npython train.py\n",               # a command beside it: not a listing
+    "conda activate env\n",
+])
+def test_a_readme_block_with_anything_else_lists_nothing(tmp_path, block):
+    root = write_tree(tmp_path, {".git/HEAD": "", "README.md": f"# t\n\n```\n{block}```\n", "train.py": ""})
+    assert _targets(root, "train.py").of("torch").fallback

@@ -177,6 +177,10 @@ class Allowed:
     # environment.yml, `transformers==4.37.2` in pyproject.toml): the versions between them are
     # in the interval, not among the pins (a cap below 4.35 leaves 4.31.0 alone, not 4.34)
     points: Tuple[Version, ...] = ()
+    # the optional install of a package's declaration this statement belongs to (an extra of
+    # `extras_require`, `[project.optional-dependencies]`): one choice among others, "" for the
+    # requirements every install gets
+    extra: str = ""
 
     # --- construction -------------------------------------------------------------------
     @classmethod
@@ -505,13 +509,51 @@ def requirements_in_text(text: str, source: str) -> List[Allowed]:
 
 
 def _quoted_requirements(text: str, source: str) -> List[Allowed]:
-    """Quoted requirement strings anywhere in a file (``setup.py``'s ``install_requires``)."""
+    """Quoted requirement strings anywhere in a file (``setup.py``'s ``install_requires``); those
+    inside an ``extras_require={...}`` entry are that extra's (:attr:`Allowed.extra`)."""
     out = []
     names = "|".join(LIBRARIES)
+    extras = _extras_spans(text) if "extras_require" in text else []
     for match in re.finditer(rf"""["']\s*((?:{names})(?![\w-])[^"'\n]*)["']""", text, re.IGNORECASE):
         found = parse_requirement(match.group(1), source)
         if found is not None:
-            out.append(found)
+            extra = next((name for start, end, name in extras if start <= match.start() < end), "")
+            out.append(replace(found, extra=extra) if extra else found)
+    return out
+
+
+def _extras_spans(text: str) -> List[Tuple[int, int, str]]:
+    """``(start, end, extra)``: where each entry of a ``setup.py``'s ``extras_require`` dict is
+    written (``extras_require={"gpu": [...], "npu": [...]}``, or a dict bound to a name that
+    ``extras_require=`` names), read with ``ast``, never run; [] where it does not parse."""
+    import ast  # only for a setup.py that names extras
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, col: int) -> int:  # ast columns are UTF-8 bytes
+        row = text[starts[line - 1]:starts[line]] if line < len(starts) else ""
+        return starts[line - 1] + len(row.encode("utf-8")[:col].decode("utf-8", errors="replace"))
+
+    dicts: Dict[str, ast.Dict] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            dicts.update((t.id, node.value) for t in node.targets if isinstance(t, ast.Name))
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.keyword) or node.arg != "extras_require":
+            continue
+        table = dicts.get(node.value.id) if isinstance(node.value, ast.Name) else node.value
+        if not isinstance(table, ast.Dict):
+            continue
+        for key, value in zip(table.keys, table.values):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and value.end_lineno is not None:
+                out.append((offset(value.lineno, value.col_offset), offset(value.end_lineno, value.end_col_offset or 0), key.value))
     return out
 
 
@@ -526,15 +568,18 @@ def _pyproject(text: str, source: str) -> List[Allowed]:
     strings: List[str] = []
     project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
     strings.extend(s for s in project.get("dependencies", []) if isinstance(s, str))
-    for group in (project.get("optional-dependencies") or {}).values():
-        strings.extend(s for s in group if isinstance(s, str))
+    extras: List[Allowed] = []
+    for name, group in (project.get("optional-dependencies") or {}).items():
+        if isinstance(group, list):
+            found = (parse_requirement(s, source) for s in group if isinstance(s, str))
+            extras.extend(replace(r, extra=str(name)) for r in found if r is not None)
     for group in (data.get("dependency-groups") or {}).values():  # PEP 735 (uv)
         strings.extend(s for s in group if isinstance(s, str))
     tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
     uv = tool.get("uv", {}) if isinstance(tool.get("uv"), dict) else {}
     for key in ("dev-dependencies", "constraint-dependencies", "override-dependencies"):
         strings.extend(s for s in uv.get(key, []) if isinstance(s, str))
-    out = [r for r in (parse_requirement(s, source) for s in strings) if r is not None]
+    out = [r for r in (parse_requirement(s, source) for s in strings) if r is not None] + extras
     poetry = tool.get("poetry", {}) if isinstance(tool.get("poetry"), dict) else {}
     tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
     tables += [g.get("dependencies") for g in (poetry.get("group") or {}).values() if isinstance(g, dict)]
@@ -591,9 +636,11 @@ def _setup_cfg(text: str, source: str) -> List[Allowed]:
         return []
     # setuptools also reads the dashed spelling (deprecated)
     values = [parser.get("options", key, fallback="") for key in ("install_requires", "install-requires")]
+    out = [r for value in values for r in requirements_in_text(value, source)]
     if parser.has_section("options.extras_require"):
-        values.extend(v for _, v in parser.items("options.extras_require"))
-    return [r for value in values for r in requirements_in_text(value, source)]
+        for name, value in parser.items("options.extras_require"):
+            out.extend(replace(r, extra=name) for r in requirements_in_text(value, source))
+    return out
 
 
 _RST_CODE = lazy(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::")
@@ -612,14 +659,19 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
     that is one code span, and the items of its requirements list (:func:`listed_requirements`).
     Prose that mentions a version is not a pin, nor a bare ``pip install transformers``."""
     lines: List[str] = []
+    listings: List[Allowed] = []
+    block: List[str] = []
     fence: Optional[str] = None
     rst_indent: Optional[int] = None
     for line in text.splitlines():
         if fence is not None:
             if closes(line, fence):
                 fence = None
+                listings.extend(_listing(block, source))
+                block = []
             else:
                 lines.append(_PROMPT().sub("", line, count=1))
+                block.append(line)
             continue
         if rst_indent is not None:
             if not line.strip():
@@ -640,8 +692,43 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
         if span is not None:  # a line that is one code span: a command, as in a block
             lines.extend((span.group(2), ""))
     lines.append("")  # an unclosed block ends with the file
-    found = pip_requirements(lines, source) + conda_requirements(lines, source) + listed_requirements(text, source)
+    if fence is not None:
+        listings.extend(_listing(block, source))
+    found = pip_requirements(lines, source) + conda_requirements(lines, source) + listings + listed_requirements(text, source)
     return [r for r in found if r.low is not None or r.high is not None]
+
+
+# `torch==1.13.1`, `pytorch=1.13.1=py3.10_cuda11.6` (conda: `=` is a prefix match, then a build),
+# `transformers>=4.30,<5`: one requirement alone on its line
+_LISTING_LINE = lazy(
+    r"^([A-Za-z][\w.-]*)\s*(?:\[[^\]]*\])?\s*((?:===|==|~=|!=|<=|>=|<|>|=)\s*[\w.*+!-]+"
+    r"(?:\s*,\s*(?:===|==|~=|!=|<=|>=|<|>)\s*[\w.*+!-]+)*)(?:=[\w.*+-]+)?\s*$"
+)
+
+
+def _listing(block: List[str], source: str) -> List[Allowed]:
+    """The pins of a fenced block that is a listing of requirements and nothing else: every line
+    one requirement with a version (``python==3.10.9`` / ``pytorch==1.13.1`` / ``torchvision==0.14.1``:
+    the environment a README says it was run in, a requirements file or ``pip freeze`` pasted in
+    it). A block with anything else (a command, code) is read for its commands only."""
+    found: List[Allowed] = []
+    written = [line.split("#", 1)[0].strip() for line in block]
+    written = [line for line in written if line]
+    matches = [_LISTING_LINE().match(line) for line in written]
+    if not written or not all(matches):
+        return []
+    for match in matches:
+        dist = normalize(match.group(1))
+        dist = CONDA_NAMES.get(dist, dist)
+        if dist not in READ_LIBRARIES:
+            continue
+        spec = match.group(2).replace(" ", "")
+        if spec.startswith("=") and not spec.startswith("=="):  # conda's `name=1.13`: that series
+            spec = "=" + spec[1:].split("+", 1)[0].rstrip(".*")
+        else:
+            spec = spec.split("+", 1)[0] if "," not in spec else spec  # `==1.13.1+cu116`: that release
+        found.append(parse_spec(dist, spec, f"the requirements listed in {source}", f"{match.group(1)}{match.group(2)}"))
+    return found
 
 
 # The headings whose lists state what the code needs: "## Requirements", "### Installation",
@@ -1109,6 +1196,19 @@ def _combine(found: List[Allowed]) -> Optional[Allowed]:
     return out
 
 
+def _alternatives(mentions: List[Tuple[Allowed, Path]]) -> Allowed:
+    """One range from the extras of a declaration that each name a library: the statements of
+    one extra all at once (:func:`_combine`), any of the extras."""
+    groups: Dict[str, List[Allowed]] = {}
+    for r, _ in mentions:
+        groups.setdefault(r.extra, []).append(r)
+    ranges = [_combine(found) for found in groups.values()]
+    out = ranges[0]
+    for other in ranges[1:]:
+        out = out.hull(other)
+    return out
+
+
 def _same_range(a: Allowed, b: Allowed) -> bool:
     return (a.low, a.high, a.high_inclusive, a.commit, a.newest) == (b.low, b.high, b.high_inclusive, b.commit, b.newest)
 
@@ -1251,6 +1351,14 @@ class VersionResolver:
             # the package, or the folder's own requirements.txt, names the library itself: an
             # extra's pin (requirements_onnx_export.txt's torch==1.13.1) does not narrow it
             mentions = [(r, p) for r, p in mentions if not _is_extra(p, folder)]
+        if any(not r.extra for r, _ in mentions):
+            # the package names the library for every install: an extra (`[npu]`: torch==2.1.0
+            # for another accelerator's build) is one optional install and does not narrow it
+            mentions = [(r, p) for r, p in mentions if not r.extra]
+        elif len({r.extra for r, _ in mentions}) > 1:
+            # only extras name it: each is one install the user chooses (`pip install .[gpu]`
+            # or `.[npu]`), so the code runs with any of their versions
+            return "", _alternatives(mentions), list(dict.fromkeys(p for _, p in mentions))
         if mentions:
             combined, paths = _deciding(mentions)
             return "", combined, paths

@@ -462,3 +462,35 @@ def test_accelerators_logging_dir_by_the_accelerate_targeted(tmp_path):
     assert codes("accelerate==0.15.0") == []
     assert codes("accelerate==0.18.0") == ["MP304"]
     assert codes("accelerate>=0.20") == ["MP302"]
+
+
+# --- alternatives and listings: what the code may run with ------------------------------------
+CUSTOM_FWD = """\
+import torch
+class Offload(torch.autograd.Function):
+    @staticmethod
+    @torch.cuda.amp.custom_fwd
+    def forward(ctx, x):
+        return x
+"""
+
+
+def test_an_other_accelerators_extra_does_not_pin_the_cuda_install(tmp_path):
+    """`[gpu]` takes torch>=1.13.1, `[npu]` torch==2.1.0: the CUDA install may have torch 2.4+,
+    where `torch.cuda.amp.custom_fwd` warns."""
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "setup.py": 'setup(name="p", extras_require={"gpu": ["torch>=1.13.1"], "npu": ["torch==2.1.0"]})\n',
+        "ckpt.py": CUSTOM_FWD,
+    })
+    (d,) = run(root, ("MP303",))
+    assert d.code == "MP303" and "custom_fwd" in d.message and d.fix is None
+
+
+def test_the_environment_a_readme_lists_is_what_the_code_targets(tmp_path):
+    """A README's block lists `pytorch==1.13.1`: `torch.cuda.amp` warns only from torch 2.4."""
+    listed = "# t\n## Installation environment\n```\npython==3.10.9\npytorch==1.13.1\ntorchvision==0.14.1\n```\n"
+    root = write_tree(tmp_path, {".git/HEAD": "", "README.md": listed, "ckpt.py": CUSTOM_FWD})
+    assert run(root, ("MP303",)) == []
+    unlisted = write_tree(tmp_path / "other", {".git/HEAD": "", "README.md": "# t\n", "ckpt.py": CUSTOM_FWD})
+    assert [d.code for d in run(unlisted, ("MP303",))] == ["MP303"]
