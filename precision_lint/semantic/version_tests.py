@@ -333,7 +333,8 @@ def _param_version(index: ModuleIndex, node, function: Scope, params) -> Optiona
 
 def _param_library(index: ModuleIndex, tests: VersionTests, node, function: Scope, params) -> Optional[str]:
     """``"<param>"`` where ``node`` is the installed version of the library a parameter names
-    (``Version(metadata.version(name))``, or a local bound to ``metadata.version(name)``), the
+    (``Version(metadata.version(name))``, ``pkg_resources.get_distribution(name).version``, or a
+    local bound to one of them), the
     library where it names one, else None."""
     if isinstance(node, ast.Call) and index.qualify(node.func, function) in _PARSERS and positional(node):
         node = positional(node)[0]
@@ -346,6 +347,12 @@ def _param_library(index: ModuleIndex, tests: VersionTests, node, function: Scop
         arg = positional(node)[0]
         if isinstance(arg, ast.Name) and arg.id == params[0]:
             return "<param>"
+    if isinstance(node, ast.Attribute) and node.attr == "version":  # pkg_resources.get_distribution(name).version
+        call = node.value.value if isinstance(node.value, ast.Subscript) else node.value  # `require(name)[0]`
+        if isinstance(call, ast.Call) and index.qualify(call.func, function) in _DISTRIBUTION and positional(call):
+            arg = positional(call)[0]
+            if isinstance(arg, ast.Name) and arg.id == params[0]:
+                return "<param>"
     found = tests.library_version(node, function)
     return found
 

@@ -28,6 +28,22 @@ def at_least(name, wanted):
 
 def torch_newer(wanted):
     return Version(torch.__version__) >= Version(wanted)
+
+
+def installed_at_least(dist, floor):
+    import pkg_resources
+    try:
+        found = pkg_resources.get_distribution(dist).version
+        if pkg_resources.parse_version(found) < pkg_resources.parse_version(floor):
+            return False
+    except Exception:
+        return False
+    return True
+
+
+def required_at_least(dist, floor):
+    import pkg_resources
+    return pkg_resources.parse_version(pkg_resources.require(dist)[0].version) >= pkg_resources.parse_version(floor)
 """
 
 
@@ -52,6 +68,8 @@ def _test(expr):
         ('is_torch_greater_or_equal("2.3")', ("torch", ((2, 3), None, False), (None, (2, 3), False))),
         ('is_transformers_version("<", "4.46")', ("transformers", (None, (4, 46), False), ((4, 46), None, False))),
         ('torch_newer("2.1")', ("torch", ((2, 1), None, False), (None, (2, 1), False))),
+        ('installed_at_least("transformers", "4.46.0")', ("transformers", ((4, 46, 0), None, False), (None, (4, 46, 0), False))),
+        ('required_at_least("trl", "0.9")', ("trl", ((0, 9), None, False), (None, (0, 9), False))),
         ('metadata.version("trl") <= "0.9.6"', ("trl", (None, (0, 9, 6), True), ((0, 9, 6, 1), None, False))),
         ('"4.0" <= transformers.__version__ and torch.cuda.is_available()', ("transformers", ((4, 0), None, False), None)),
     ],
