@@ -107,6 +107,18 @@ def patched_keywords(imported_modules: Iterable[str], target: str) -> Tuple[str,
     return tuple(out)
 
 
+def patched_default(imported_modules: Iterable[str], target: str, keyword: str) -> Optional[object]:
+    """The default of ``keyword`` in the class that a patching library imported in the unit puts
+    in place of ``target`` (``unsloth``: TRL's configs default ``bf16`` to False), None where no
+    patch changes it."""
+    imported = {m.split(".")[0] for m in imported_modules}
+    for patch in _table("libraries.toml").get("patches", []):
+        defaults = patch.get("defaults", {})
+        if keyword in defaults and patch["library"] in imported and any(fnmatch.fnmatchcase(target, t) for t in patch["targets"]):
+            return defaults[keyword]
+    return None
+
+
 def patch_accepts(imported_modules: Iterable[str], target: str, keyword: str) -> bool:
     """Whether a patching library imported in the unit makes ``target`` take ``keyword``."""
     accepted = patched_keywords(imported_modules, target)

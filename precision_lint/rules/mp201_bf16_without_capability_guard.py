@@ -58,7 +58,7 @@ from ..project.options import passed_by
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
 from ..workspace.hardware import FP8_CAPABILITY
 from ..facts.model import ModuleFacts
-from ..knowledge import bf16_facts
+from ..knowledge import bf16_facts, patched_default
 from ..semantic.values import CONST, COND, CUDA, DTYPE, Possible, dtypes as dtype_atoms
 from .base import LIGHTNING_FP16, Rule, RuleContext, default_note, is_parameter_default
 from .._regex import lazy
@@ -591,6 +591,8 @@ class Bf16WithoutCapabilityGuard(Rule):
             return  # (TRL's own `args = GRPOConfig(...)` when none is given: the user's to override)
         if not ctx.targets.of("trl").some_at_least(TRL_BF16_DEFAULT_SINCE):
             return  # no TRL the file targets turns bf16 on by default (a TRL 0.9 PPOConfig has no bf16)
+        if patched_default(ctx.project.always_imported(ctx.facts), site.callee, "bf16") is False:
+            return  # unsloth's config in its place: bf16 off, its trainer picks it only where native
         probe, torch, _ = self._probe(ctx)
         if fp16 is None:
             text = (("bf16", probe), ("fp16", plan.guarded_fp16_flag(torch, probe)))

@@ -715,6 +715,35 @@ def test_trl_default_depends_on_trl_version():
     assert lint(src, CODE, cfg=config(trl_version="0.18.2")) == []
 
 
+def test_unsloth_puts_its_own_config_in_place_of_trls():
+    """Importing unsloth replaces TRL's configs with its own (bf16 and fp16 off by default) and its
+    trainer picks bf16 only where the GPU has it: TRL's default bf16 is not what the run gets. A
+    bf16 asked for explicitly still is (unsloth keeps it, on a T4 too)."""
+    default = """
+    from unsloth import FastLanguageModel
+    from trl import SFTConfig
+    cfg = SFTConfig(output_dir="out")
+    """
+    assert lint(default, CODE, cfg=config(trl_version="0.19.0")) == []
+    asked = default.replace('output_dir="out"', 'output_dir="out", bf16=True')
+    assert len(lint(asked, CODE, cfg=config(trl_version="0.19.0"))) == 1
+    unpatched = default.replace("from unsloth import FastLanguageModel", "from peft import LoraConfig")
+    assert len(lint(unpatched, CODE, cfg=config(trl_version="0.19.0"))) == 1
+
+
+def test_an_unsloth_import_elsewhere_in_the_run_patches_the_config(tmp_path):
+    from conftest import findings_in, write_tree
+    root = write_tree(tmp_path, {
+        "loader.py": "from unsloth import FastModel\ndef make():\n    return FastModel.from_pretrained('m')\n",
+        "options.py": "from trl import SFTConfig\ndef opts():\n    return SFTConfig(output_dir='out')\n",
+        "run.py": "from loader import make\nfrom options import opts\nmodel = make()\nargs = opts()\n",
+        "requirements.txt": "trl==0.19.0\n",
+    })
+    assert findings_in(root, [CODE]) == []
+    (root / "run.py").write_text("from options import opts\nargs = opts()\n")
+    assert [d.code for d in findings_in(root, [CODE])] == [CODE]
+
+
 def test_autocast_without_scaler_in_training_is_an_unsafe_fix():
     src = """
     import torch
