@@ -549,12 +549,14 @@ class Engine:
         configs: Optional[ConfigFiles] = None,
         notebook_lines: Optional[Dict[str, Tuple[str, ...]]] = None,
         written_files: Optional[Dict[str, str]] = None,
+        kernels: Optional[Dict[str, str]] = None,
     ) -> List[Diagnostic]:
         """Diagnostics of every module (or of the paths in ``only``), the project joined from all;
         with ``related``, also those of other modules that name a path of ``only``, unfixed.
         ``notebook_lines``: a notebook's IPython lines (``%pip install``), which say the
         versions it installs; ``written_files``: the file on disk each module a notebook writes
-        (``%%writefile``) becomes, which the notebook's commands run."""
+        (``%%writefile``) becomes, which the notebook's commands run; ``kernels``: the Python
+        version each notebook's metadata records (``Notebook.kernel_python``)."""
         # one order whatever order the files came in
         from .project.model import Project  # the join: only when something is judged
 
@@ -574,6 +576,7 @@ class Engine:
         project.versions = resolver_for(self.config)
         project.notebook_lines = dict(notebook_lines or {})
         project.written_files = dict(written_files or {})
+        project.kernels = dict(kernels or {})
         out: List[Diagnostic] = []
         for path, (stage, exc) in project.failed.items():  # its own step of the join failed
             if only is None or path in only or related:
@@ -937,8 +940,9 @@ class Engine:
             for s in current
             if s.notebook is not None
         }
+        kernels = {s.path: s.notebook.kernel_python for s in current if s.notebook is not None and s.notebook.kernel_python}
         if not any(s.notebook is not None and s.text is not None and s.notebook.writes_files for s in current):
-            return self.judge(self.facts(current, names), texts, only, related, notebook_lines=lines)
+            return self.judge(self.facts(current, names), texts, only, related, notebook_lines=lines, kernels=kernels)
         from .workspace import written
 
         sources: List[SourceFile] = []
@@ -972,7 +976,7 @@ class Engine:
         configs = written.config_files(found)
         configs = ConfigFiles(written=configs, max_bytes=self.config.max_file_size) if configs else None
         files = {m.path: m.file for m in found if m.file and not m.is_config}
-        diagnostics = self.judge(self.facts(sources, names), judged, only, related, configs, lines, files)
+        diagnostics = self.judge(self.facts(sources, names), judged, only, related, configs, lines, files, kernels)
         if not found:
             return diagnostics
         remap = written.Remapper(found, texts)

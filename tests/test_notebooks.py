@@ -833,3 +833,45 @@ def test_a_databricks_magic_pip_cell_sets_the_notebooks_versions(tmp_path):
     assert run(old) == []
     md = write_tree(tmp_path / "md", {".git/HEAD": "", "nb.py": _databricks("# MAGIC %md\n# MAGIC %pip install transformers==4.30.0", DBX_TRAIN)})
     assert [d.code for d in run(md)] == ["MP301"]
+
+
+def _kernel_notebook(version):
+    cells = [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": 1, "source": [
+            "import torch\n", "from transformers import AdamW\n",
+            "net = torch.nn.Linear(4, 1).cuda()\n", "opt = AdamW(net.parameters(), lr=1e-5)\n",
+            "scaler = torch.cuda.amp.GradScaler()\n",
+        ]},
+    ]
+    meta = {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}
+    if version is not None:
+        meta["language_info"] = {"name": "python", "version": version}
+    return {"cells": cells, "metadata": meta, "nbformat": 4, "nbformat_minor": 4}
+
+
+def test_the_python_a_notebooks_kernel_recorded_caps_its_libraries(tmp_path):
+    """A Kaggle notebook last run on Python 3.7.12: no transformers after 4.30 nor torch after
+    1.13 installs there, so `transformers.AdamW` (removed in 4.50) imports and
+    `torch.cuda.amp.GradScaler` (deprecated in 2.4) does not warn. The same cells on a kernel that
+    recorded Python 3.11, or none, are judged on the newest releases."""
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "run.ipynb").write_bytes(nbformat_bytes(_kernel_notebook("3.7.12")))
+    assert findings_in(old, ["MP302", "MP303"]) == []
+    for name, version in (("new", "3.11.4"), ("none", None)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "run.ipynb").write_bytes(nbformat_bytes(_kernel_notebook(version)))
+        assert sorted(d.code for d in findings_in(folder, ["MP302", "MP303"])) == ["MP302", "MP303"]
+
+
+@pytest.mark.parametrize("meta, expected", [
+    ({"language_info": {"name": "python", "version": "3.7.12"}}, "3.7.12"),
+    ({"language_info": {"name": "python", "version": "3.10"}}, "3.10"),
+    ({"language_info": {"name": "python"}}, None),
+    ({"language_info": {"name": "python", "version": "unknown"}}, None),
+    ({}, None),
+])
+def test_kernel_python_is_read_from_language_info(meta, expected):
+    nb = {"cells": [], "metadata": meta, "nbformat": 4, "nbformat_minor": 4}
+    assert parse(nbformat_bytes(nb)).kernel_python == expected

@@ -94,6 +94,9 @@ class Project:
         self.notebook_lines: Dict[str, Tuple[str, ...]] = {}
         # the file on disk a module a notebook writes (`%%writefile`) becomes: what commands run
         self.written_files: Dict[str, str] = {}
+        # the Python each notebook's kernel recorded (`language_info.version`): the run it was
+        # written in, which caps the libraries that Python could install (transformers 4.30 on 3.7)
+        self.kernels: Dict[str, str] = {}
         self._targets: Dict[str, Targets] = {}
         self._launches: Optional[Dict[str, List[Allowed]]] = None  # script → what its launchers pin
         self._pins_as_importer: Dict[str, List[Allowed]] = {}  # script → what it pins for its imports
@@ -179,8 +182,19 @@ class Project:
         """:meth:`targets_of` before the removed modules ``module`` must import end them: what
         the import of such a module is judged on (its own removal is what it is told of)."""
         return self.memo(("targets before removals", module.path), lambda: self._narrowed_by_importers(module, self.versions.targets(
-            module.path, module.requirements, self.notebook_lines.get(module.path, ()), self._run_requirements(module)
+            module.path, (*module.requirements, *self._kernel_requirements(module)), self.notebook_lines.get(module.path, ()),
+            self._run_requirements(module),
         )))
+
+    def _kernel_requirements(self, module: ModuleFacts) -> Tuple[Allowed, ...]:
+        """``python==3.7.12`` where ``module`` is a notebook whose kernel recorded that Python."""
+        from ..workspace.versions import parse_spec
+
+        found = self.kernels.get(module.path)
+        if found is None:
+            return ()
+        where = f"the kernel {os.path.basename(module.path)} was last run with (its metadata)"
+        return (parse_spec("python", f"=={found}", where, f"Python {found}"),)
 
     def _ended_by_removed_imports(self, module: ModuleFacts, found: Targets) -> Targets:
         """``found`` ended before the release that removed a module ``module`` must import

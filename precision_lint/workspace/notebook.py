@@ -327,6 +327,17 @@ class Notebook:
         return join([c.python for c in self.cells]) if self.is_python else ""
 
     @property
+    def kernel_python(self) -> Optional[str]:
+        """The Python version the kernel that last ran the notebook recorded in its metadata
+        (``language_info.version``: ``3.7.12`` for a Kaggle image of 2022): the run the notebook
+        was written in. None where it records none (or not a Python kernel)."""
+        if not self.is_python:
+            return None
+        info = (self.data.get("metadata") or {}).get("language_info") or {}
+        found = info.get("version") if isinstance(info, dict) else None
+        return found.strip() if isinstance(found, str) and re.match(r"^3\.\d+(?:\.\d+)?$", found.strip()) else None
+
+    @property
     def writes_files(self) -> bool:
         """Whether a ``%%writefile`` cell writes a module or a config file (see ``written.py``)."""
         return any(c.written is not None for c in self.cells)
