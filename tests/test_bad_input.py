@@ -285,6 +285,34 @@ CASES = [
         stdout=["a.py:1:7: MP000 Cannot parse file: SyntaxError: invalid syntax", "Found 1 error."],
         after={"a.py": b"def f(:\n    pass\n"},
     ),
+    Case(  # notebook cells pasted into a .py: Python refuses the IPython line, its Python lines are checked
+        "ipython-lines-in-a-py-file-are-MP000-and-the-rest-is-checked",
+        {"bot.py": b"!pip install -q peft transformers\n" + BAD},
+        ["--output-format", "concise", "--fix", "bot.py"],
+        rc=1,
+        stdout=[
+            "bot.py:1:1: MP000 Cannot parse file: SyntaxError: invalid syntax (an IPython line: only IPython "
+            "runs this file; its Python lines were checked)",
+            "bot.py:3:18: MP301 `tokenizer=` passed to `Trainer`",
+            "Found 2 errors.",
+        ],
+        after={"bot.py": b"!pip install -q peft transformers\n" + BAD},  # never rewritten: Python refuses it
+    ),
+    Case(  # what its `!pip install` pins is what it runs with: transformers 4.30 takes `tokenizer=`
+        "ipython-pip-pins-in-a-py-file-are-its-targets",
+        {"bot.py": b"!pip install transformers==4.30.0\n" + BAD},
+        ["--output-format", "concise", "bot.py"],
+        rc=1,
+        stdout=["bot.py:1:1: MP000", "Found 1 error."],
+        pyproject="",
+    ),
+    Case(  # a Python error beside the IPython line: nothing is checked, as before
+        "ipython-line-and-a-python-error-is-MP000-alone",
+        {"bot.py": b"!pip install transformers\n" + BAD + b"def f(:\n    pass\n"},
+        ["--output-format", "concise", "bot.py"],
+        rc=1,
+        stdout=["bot.py:1:1: MP000 Cannot parse file: SyntaxError: invalid syntax\n", "Found 1 error."],
+    ),
     Case(  # LibCST parses 300 nested parentheses; CPython (and so Python) refuses them
         "too-many-parentheses-for-cpython-is-MP000",
         {"a.py": b"import torch\nx = torch.float16\ny = " + b"(" * 300 + b"a" + b")" * 300 + b"\n"},

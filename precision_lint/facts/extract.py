@@ -103,8 +103,39 @@ def read_imports(source: str, path: str, module: str = "", is_package: bool = Fa
     if is_notebook_text(path, source):
         return gate.imported_modules(source, module, is_package), None
     tree, error = syntax.parsed_tree(source, path)
+    if error is not None:
+        masked = ipython_masked(source, error)
+        if masked is not None:  # parsed again by extract_facts, which records the refusal
+            return gate.imported_modules(masked[0], module, is_package, masked[1]), None
     imports = gate.imported_modules(source, module, is_package, tree) if tree is not None else None
     return imports, ((None, error) if error is not None else (tree, None))
+
+
+def ipython_masked(source: str, error: ParseError) -> Optional[Tuple[str, ast.AST]]:
+    """A ``.py`` file of notebook code (cells pasted into it, or exported by hand: ``!pip install
+    -q peft transformers`` among its lines), which CPython refuses at an IPython line: its text
+    with each IPython line made a statement of the same length that does nothing
+    (``pass#ip install ...``), and CPython's tree of that, where it compiles. The file runs only
+    where IPython runs it, and MP000 says so; its other lines are what such a run executes, and
+    are checked (at their own lines and columns: nothing else moves). None where the refusal is
+    not at an IPython line, or the file does not compile without them either."""
+    from ..workspace.notebook import is_ipython_line
+
+    lines = source.splitlines(keepends=True)
+    if error.kind != "syntax" or not 1 <= error.line <= len(lines) or not is_ipython_line(lines[error.line - 1]):
+        return None
+    out = []
+    for line in lines:
+        if is_ipython_line(line):
+            body = line.rstrip("\r\n")
+            indent = len(body) - len(body.lstrip(" \t"))
+            rest = body[indent:]
+            quiet = "pass#" + rest[5:] if len(rest) >= 5 else "#" + rest[1:]
+            line = body[:indent] + quiet + line[len(body):]
+        out.append(line)
+    masked = "".join(out)
+    tree, refused = syntax.cpython_tree(masked, "<ipython>")
+    return (masked, tree) if refused is None else None
 
 
 def extract_facts(
@@ -137,11 +168,18 @@ def extract_facts(
         tree, error = syntax.cpython_tree(source, path, syntax.CELL_FLAGS, boundary_lines(source))
     else:
         tree, error = syntax.cpython_tree(source, path)
+    if error is not None and not is_notebook_text(path, source):
+        masked = ipython_masked(source, error)
+        if masked is not None:
+            refusal = f"{error.message} (an IPython line: only IPython runs this file; its Python lines were checked)"
+            facts.cell_errors = (ParseError(refusal, error.line, error.col),)
+            facts.requirements += _installed_by_ipython_lines(source, path)
+            source, (tree, error) = masked[0], (masked[1], None)
     if error is not None:
         facts.parse_error = error
         return facts
     facts.main_lines = main_block_lines(tree)
-    facts.cell_errors = notebook_cell_errors(source, path)
+    facts.cell_errors = facts.cell_errors or notebook_cell_errors(source, path)
     facts.acts = top_level_acts(tree)
     facts.top_imports = _top_imports(tree, module, is_package)
     if not analyse:
@@ -234,6 +272,18 @@ def _extract_parsed(facts: ModuleFacts, index: ModuleIndex, summaries: bool = Tr
 
 
 _CELL_ERROR = lazy(r"^" + re.escape(CELL_ERROR_PREFIX) + r"(\d+): (.*)$", re.MULTILINE)
+
+
+def _installed_by_ipython_lines(source: str, path: str) -> tuple:
+    """The pins of a file's ``!pip install transformers==4.30.0`` lines, as a notebook's: what
+    the IPython session that runs it installs."""
+    import os
+
+    from ..workspace.notebook import is_ipython_line
+    from ..workspace.versions import pip_requirements
+
+    lines = [line.strip().lstrip("!%") for line in source.splitlines() if is_ipython_line(line)]
+    return tuple(pip_requirements(lines, os.path.basename(path)))
 
 
 def notebook_cell_errors(source: str, path: str) -> Tuple[ParseError, ...]:

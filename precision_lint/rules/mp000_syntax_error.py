@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..diagnostics import Span
+from ..workspace.notebook import is_notebook_text
 from .base import Rule, RuleContext
 
 
@@ -15,8 +16,11 @@ class ParseFailure(Rule):
         error = ctx.facts.parse_error
         if error is not None and error.kind == "syntax":  # bytes that never became text: MP001
             yield self._diagnostic(ctx, error, "Cannot parse file")
-        for cell_error in ctx.facts.cell_errors:  # a notebook's other cells are still checked
-            yield self._diagnostic(ctx, cell_error, "Cannot parse cell")
+        # a notebook's other cells are still checked; so are the Python lines of a `.py` file of
+        # notebook code refused at an IPython line (`!pip install x`: facts/extract.ipython_masked)
+        what = "Cannot parse cell" if is_notebook_text(ctx.path, ctx.source) else "Cannot parse file"
+        for cell_error in ctx.facts.cell_errors:
+            yield self._diagnostic(ctx, cell_error, what)
 
     def _diagnostic(self, ctx: RuleContext, error, what: str):
         line = max(error.line, 1)

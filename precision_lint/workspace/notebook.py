@@ -85,6 +85,12 @@ def is_notebook(path: str) -> bool:
 
 
 # --- IPython lines -----------------------------------------------------------------------
+def is_ipython_line(line: str) -> bool:
+    """Whether a line is IPython's, not Python's: ``!pip install x``, ``%cd``, ``x = !ls``,
+    ``obj?``, an automagic ``pip install x``."""
+    return _is_magic(line)
+
+
 def _is_magic(line: str) -> bool:
     return bool(_MAGIC_LINE().match(line) or _MAGIC_ASSIGN().match(line) or _HELP_SUFFIX().match(line) or _AUTOMAGIC().match(line))
 
