@@ -193,7 +193,7 @@ class Project:
         found = self.kernels.get(module.path)
         if found is None:
             return ()
-        where = f"the kernel {os.path.basename(module.path)} was last run with (its metadata)"
+        where = f"the metadata of {os.path.basename(module.path)} (the Python its kernel last ran)"
         return (parse_spec("python", f"=={found}", where, f"Python {found}"),)
 
     def _ended_by_removed_imports(self, module: ModuleFacts, found: Targets) -> Targets:
