@@ -294,3 +294,28 @@ def test_an_additive_mask_cast_to_the_models_dtype_is_float16(lines):
 )
 def test_words_in_an_additive_masks_text_are_no_cast(lines):
     assert lint(ADDITIVE.replace("LINES", lines), CODE) == []
+
+
+# A big number stored into a mapping or a list is no tensor's value: no string indexes a tensor,
+# and a name bound to a dict, list or set display (or `dict(...)`) holds no float16 values.
+@pytest.mark.parametrize("store", [
+    'table = {}\n                table["vocab_size"] = 128256',
+    'table = {"n": dict(layers=2)}["n"]\n                table["vocab_size"] = 128256',
+    "rows = dict(a=1)\n                rows[0] = 1e6",
+    "rows = []\n                rows[0] = 1e6",
+    "rows = [0.0 for _ in range(3)]\n                rows[0] = 1e6",
+])
+def test_a_mapping_or_a_list_is_not_a_float16_tensor(store):
+    src = f"""
+    import torch
+
+    class Net(torch.nn.Module):
+        def forward(self, x, mask):
+            with torch.autocast("cuda", dtype=torch.float16):
+                scores = x @ x.transpose(-1, -2)
+                scores[mask] = -1e9
+                {store}
+                return scores
+    """
+    (d,) = lint(src, CODE)
+    assert "`scores[...] = -1e9`" in d.message

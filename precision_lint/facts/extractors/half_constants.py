@@ -368,7 +368,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             kind = "eps"
         else:
             continue
-        if kind == "subscript" and not big:
+        if kind == "subscript" and (not big or _mapping_item(index, misfit)):
             continue
         if kind == "eps" and _integer(index, misfit.other, misfit.scope):
             continue  # an integer count: `count + 1e-8` is float32
@@ -561,6 +561,34 @@ def _inplace_constants(index: ModuleIndex, evaluator: Evaluator) -> List[HalfCon
                 )
             )
     return out
+
+
+def _mapping_item(index: ModuleIndex, misfit) -> bool:
+    """Whether ``x[k] = 128256`` stores into a mapping or a list, not a tensor: a string key
+    (``config_args["vocab_size"]``: no tensor is indexed by a string), or a receiver bound to a
+    dict, list or set display, a comprehension of one, or ``dict(...)``/``list(...)``."""
+    target = next((t for t in getattr(misfit.node, "targets", ()) if isinstance(t, ast.Subscript) and t.value is misfit.other), None)
+    if target is not None and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+        return True
+    if not isinstance(misfit.other, ast.Name):
+        return False
+    values = [b.value for b in _kept_bindings(index, misfit.scope, misfit.other)]
+    return bool(values) and all(_container(index, v, misfit.scope) for v in values)
+
+
+_CONTAINERS = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+
+
+def _container(index: ModuleIndex, value: Optional[ast.expr], scope) -> bool:
+    if isinstance(value, _CONTAINERS):
+        return True
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Dict):  # `{...}[name]`: one of its values
+        return bool(value.value.values) and all(_container(index, v, scope) for v in value.value.values)
+    if not isinstance(value, ast.Call):
+        return False
+    qual = index.qualify(value.func, scope)  # (None for a builtin: no binding names it)
+    builtin = isinstance(value.func, ast.Name) and value.func.id in ("dict", "list", "set") and qual is None
+    return builtin or qual in ("collections.OrderedDict", "collections.defaultdict")
 
 
 def _divided_by(misfit) -> bool:
