@@ -18,8 +18,9 @@ class ParseFailure(Rule):
             yield self._diagnostic(ctx, error, "Cannot parse file")
         # a notebook's other cells are still checked; so are the Python lines of a `.py` file of
         # notebook code refused at an IPython line (`!pip install x`: facts/extract.ipython_masked)
-        what = "Cannot parse cell" if is_notebook_text(ctx.path, ctx.source) else "Cannot parse file"
+        # (the text is read only where there is one: a rule that reads it is judged again at every edit)
         for cell_error in ctx.facts.cell_errors:
+            what = "Cannot parse cell" if is_notebook_text(ctx.path, ctx.source) else "Cannot parse file"
             yield self._diagnostic(ctx, cell_error, what)
 
     def _diagnostic(self, ctx: RuleContext, error, what: str):
