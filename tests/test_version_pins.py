@@ -883,3 +883,34 @@ def test_a_readme_block_listing_requirements_pins(tmp_path, block, low, high):
 def test_a_readme_block_with_anything_else_lists_nothing(tmp_path, block):
     root = write_tree(tmp_path, {".git/HEAD": "", "README.md": f"# t\n\n```\n{block}```\n", "train.py": ""})
     assert _targets(root, "train.py").of("torch").fallback
+
+
+# The container a project builds to run its code is the environment it targets: the pins of the
+# `RUN pip install` commands of its Dockerfile (in the folder, or its docker/ folder), and the torch
+# of an official pytorch/pytorch image it is built from. A requirements file of the folder says first.
+@pytest.mark.parametrize("files, low", [
+    ({"docker/pytorch.Dockerfile": "FROM nvidia/cuda:12.1.1-devel\nRUN apt-get update && \\\n    pip install torch==2.2.2 torchvision==0.17.2 --index-url https://x\n"}, (2, 2, 2)),
+    ({"Dockerfile": "FROM ubuntu\nRUN pip install -U pip && pip install 'torch==2.1.0'\n"}, (2, 1, 0)),
+    ({"Dockerfile.gpu": "FROM pytorch/pytorch:2.0.1-cuda11.7-cudnn8-runtime\nRUN pip install transformers\n"}, (2, 0, 1)),
+])
+def test_the_projects_container_pins_what_it_installs(tmp_path, files, low):
+    root = write_tree(tmp_path, {".git/HEAD": "", "train.py": "", **files})
+    torch = _targets(root, "train.py").of("torch")
+    assert (torch.low, torch.high) == (low, low) and "Dockerfile" in torch.source
+
+
+def test_a_requirements_file_says_before_the_container(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "", "train.py": "", "requirements.txt": "torch>=2.3\n",
+        "Dockerfile": "FROM ubuntu\nRUN pip install torch==2.1.0\n",
+    })
+    torch = _targets(root, "train.py").of("torch")
+    assert (torch.low, torch.high) == ((2, 3), None)
+
+
+def test_a_container_of_another_folder_is_not_the_codes(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "", "src/train.py": "",
+        "deploy/Dockerfile": "FROM ubuntu\nRUN pip install torch==2.1.0\n",
+    })
+    assert _targets(root, "src/train.py").of("torch").fallback

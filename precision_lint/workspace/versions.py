@@ -893,6 +893,38 @@ def conda_requirements(lines: Iterable[str], where: str) -> List[Allowed]:
     return out
 
 
+# a container's build file: `Dockerfile`, `Dockerfile.gpu`, `pytorch.Dockerfile`
+_DOCKERFILE = lazy(r"^(?:Dockerfile(?:\.[\w-]+)?|[\w-]*\.Dockerfile)$", re.IGNORECASE)
+# the official PyTorch images are tagged by their torch release: `pytorch/pytorch:2.2.2-cuda12.1-cudnn8-runtime`
+_PYTORCH_IMAGE = lazy(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:docker\.io/)?pytorch/pytorch:v?(\d+\.\d+(?:\.\d+)?)\b", re.IGNORECASE | re.MULTILINE)
+# where a project keeps the files its container is built from, beside its root's own
+_CONTAINER_FOLDERS = ("docker", ".devcontainer")
+
+
+def folder_containers(folder: Path) -> List[Tuple[Allowed, Path]]:
+    """The pins of the container a project builds to run its code, for a folder: each
+    Dockerfile of the folder and of its ``docker/`` (``.devcontainer/``) folder, its ``RUN pip
+    install torch==2.2.2`` lines (joined continuations, each command of an ``&&`` chain) and the
+    torch of an official ``FROM pytorch/pytorch:2.2.2-...`` image."""
+    out: List[Tuple[Allowed, Path]] = []
+    for here in (folder, *(folder / name for name in _CONTAINER_FOLDERS)):
+        try:
+            names = sorted(n for n in os.listdir(here) if _DOCKERFILE().match(n))
+        except OSError:
+            continue
+        for name in names:
+            path = here / name
+            text = _read(path)
+            if not text:
+                continue
+            shown = path.relative_to(folder).as_posix()
+            commands = [part for line in _joined(text.splitlines()) for part in re.split(r"&&|;|\|\|", re.sub(r"^\s*RUN\s+", "", line))]
+            out.extend((a, path) for a in pip_requirements(commands, shown) if a.low is not None or a.high is not None)
+            for match in _PYTORCH_IMAGE().finditer(text):
+                out.append((parse_spec("torch", f"=={match.group(1)}", f"the image {shown} is built from", f"pytorch/pytorch:{match.group(1)}"), path))
+    return out
+
+
 def folder_readme(folder: Path) -> List[Tuple[Allowed, Path]]:
     """The pins of the README and the installation documents of ``folder`` (``INSTALL.md``,
     ``get_started.md``: see :func:`readme_requirements`)."""
@@ -1253,6 +1285,7 @@ class VersionResolver:
         self.installed = installed or {}
         self._folders: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._readmes: Dict[Path, List[Tuple[Allowed, Path]]] = {}
+        self._built: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._read: Set[str] = set()
         self._copies: Dict[Path, Optional[Vendored]] = {}  # per join: an editor's later run sees edits
         self._libraries: Dict[str, Optional[Vendored]] = {}  # file → the library its code is (library_code)
@@ -1285,6 +1318,14 @@ class VersionResolver:
             self._read.update(str(folder / n) for n in ("requirements.txt", *REQUIREMENT_FILES))
             self._folders[folder] = found
         return self._folders[folder]
+
+    def _containers(self, folder: Path) -> List[Tuple[Allowed, Path]]:
+        found = self._built.get(folder)
+        if found is None:
+            found = self._built[folder] = folder_containers(folder)
+            self._read.update(str(p) for _, p in found)
+            self._read.add(str(folder / "Dockerfile"))  # one written later may pin
+        return found
 
     def _readme(self, folder: Path) -> List[Tuple[Allowed, Path]]:
         if folder not in self._readmes:
@@ -1369,6 +1410,11 @@ class VersionResolver:
         copy = next((v for v in copies if v.dist == dist and v.version), None)
         if copy is not None:
             return "copy", copy, ()
+        # then what the container the project builds to run it installs (its Dockerfile)
+        built = [(r, p) for r, p in self._containers(folder) if r.dist == dist]
+        if built:
+            combined, paths = _deciding(built)
+            return "", combined, paths
         # last, what the folder's README installs in its code blocks
         stated = [(r, p) for r, p in self._readme(folder) if r.dist == dist]
         if stated:
