@@ -313,6 +313,8 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
         if capability < NATIVE_BF16 or (_set_for(sentence, at) if note else not _advice(sentence, at)):
             found.append(capability)
 
+    if _NEWER_ARCHITECTURES.search(text):
+        found.extend(_stated_architectures(text, note))
     if "--" not in text and not _may_name_a_gpu(text, exact=False):
         return found  # no SLURM request and no GPU name: not even the links are cut out
     text = _COUNT().sub(lambda m: f"{m.group(1) or m.group(2)} x ", _URL().sub(" ", text))
@@ -343,6 +345,32 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
                 if not _OPTION_BEFORE().search(sentence[: match.start()]):
                     stated(_capability("rtx" + match.group(1)), sentence, match.start())
     return found
+
+
+# Architectures from Ampere on, as prose names them ("requires a GPU with NVIDIA Ampere
+# architecture or newer", "tested on Hopper GPUs"); "Ada" alone is too common a word to be read.
+_NEWER_ARCHITECTURES = re.compile(r"ampere|hopper|lovelace|blackwell", re.IGNORECASE)
+_ARCHITECTURE_CONTEXT = lazy(r"\bgpus?\b|\barchitectures?\b|\barch\b|\bnvidia\b|\bcards?\b|\bsm_?\d", re.IGNORECASE)
+# "pre-Ampere", "before Ampere", "older than Ampere", "non-Hopper": GPUs below it, not it
+_BELOW_ARCHITECTURE = lazy(r"(?:\bpre-?|\bnon-?|\bbefore\s+|\bolder\s+than\s+|\bbelow\s+|\bprior\s+to\s+)$", re.IGNORECASE)
+
+
+def _stated_architectures(text: str, note: bool) -> List[int]:
+    """The capability of each architecture from Ampere on that a sentence about GPUs states
+    the code runs on ("requires an NVIDIA Ampere GPU or newer"): never in advice ("if you have
+    an Ampere GPU, use bf16"), never one it sets apart ("on pre-Ampere GPUs, use fp16"), and in a
+    note only where it says whom the line is for (as for GPU names, :func:`stated_in_text`)."""
+    out: List[int] = []
+    for sentence in _SENTENCE().split(_URL().sub(" ", text)):
+        if not _NEWER_ARCHITECTURES.search(sentence) or not _ARCHITECTURE_CONTEXT().search(sentence):
+            continue
+        for match in _ARCHITECTURE().finditer(sentence):
+            capability = _ARCHITECTURES[match.group(1).lower()]
+            if capability < NATIVE_BF16 or match.group(1).lower() == "ada" or _BELOW_ARCHITECTURE().search(sentence[: match.start()]):
+                continue
+            if _set_for(sentence, match.start()) if note else not _advice(sentence, match.start()):
+                out.append(capability)
+    return out
 
 
 # Whether a text (after _COUNT and _URL) may name a GPU in any of its sentences: a match of

@@ -28,6 +28,12 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("a t4-based sampler", []),
         ("bf16 (requires an A100)", []),
         ("Tested on an H100 in bf16.", [90]),
+        # an architecture from Ampere on, in a sentence about GPUs (review 23e)
+        ("Note: This code requires a GPU with NVIDIA Ampere architecture or newer.", [80]),
+        ("Tested on Hopper GPUs.", [90]),
+        ("On pre-Ampere GPUs, use fp16 instead.", []),
+        ("If you have an Ampere GPU, use bf16.", []),
+        ("The Ampere release notes say nothing of it.", []),  # no GPU in the sentence
         # a link names a GPU without stating anything (a FLOPs table citing its datasheets)
         ("source: https://images.nvidia.com/content/volta/pdf/volta-v100-datasheet.pdf", []),
         ("see www.nvidia.com/t4-tensor-core-datasheet for T4 numbers", [75]),
