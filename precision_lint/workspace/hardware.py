@@ -245,11 +245,18 @@ def _advice(sentence: str, start: int) -> bool:
     advice, or as the machine a speed figure was measured on."""
     if _required(sentence, start):
         return False
+    ours = _OUR_RUN().search(sentence)
+    if ours is not None and not _CONDITIONAL().search(sentence[: ours.start()] + sentence[ours.end():]):
+        return False  # "4 x A40 48G: we can train Gemma-7B with max_length 4096": the authors' runs
     if _CONDITIONAL().search(sentence) or _IMPERATIVE().search(sentence) or _HYPOTHETICAL().search(sentence[:start]):
         return True
     if _PERFORMANCE().search(sentence) and not _TRAINED_OR_TESTED().search(sentence):
         return True
     return bool(_FEATURE().search(sentence)) and not _RAN().search(sentence)
+
+
+# "we can train", "we were able to fine-tune": what the authors ran, not advice to the reader
+_OUR_RUN = lazy(r"\bwe\s+(?:can|could|were\s+able\s+to|are\s+able\s+to)\s+(?:train|fine-?tune|run|fit|pre-?train)\b", re.IGNORECASE)
 
 
 # "... for A100", "... for the H100": the GPU a note on a line of code says the line is set for.

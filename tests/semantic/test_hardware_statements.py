@@ -32,6 +32,10 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("Note: This code requires a GPU with NVIDIA Ampere architecture or newer.", [80]),
         ("Tested on Hopper GPUs.", [90]),
         ("On pre-Ampere GPUs, use fp16 instead.", []),
+        # what the authors ran, said with "we can" (review 23e)
+        ("- 4 x A40 48G: we can train Gemma-7B-it with max_length 4096 by Deepspeed Zero-3;", [86]),
+        ("If you have two A100s, we can train the 7B model.", []),
+        ("You can train it on a single A100.", []),
         ("If you have an Ampere GPU, use bf16.", []),
         ("The Ampere release notes say nothing of it.", []),  # no GPU in the sentence
         # a link names a GPU without stating anything (a FLOPs table citing its datasheets)
