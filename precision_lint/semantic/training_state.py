@@ -727,6 +727,15 @@ class TrainedObjects:
         callee = self._project_callee(node)
         if callee is not None:
             out.add(("ret", callee, None))
+        elif method is not None and site.receiver is not None and not q:
+            # a method of a project class's instance (`self.model.trainable_params()`, the
+            # instance made by `Composite()`): what that method returns, as the join answers it
+            # (`return self.backbone.parameters()`: the instance's parts)
+            made: Set[tuple] = set()
+            self._walk(site.receiver, scope, klass, made, set(seen), depth + 1)
+            for key in made:
+                if key[0] == "ret" and key[2] is None:
+                    out.add(("ret", f"{key[1]}.{method}", None))
 
     def _project_callee(self, node) -> Optional[str]:
         """The project function or class a call runs (``callees.project_callee``), or None."""
