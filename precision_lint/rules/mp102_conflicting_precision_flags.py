@@ -111,9 +111,12 @@ def _names(atom, written: Tuple[str, ...]) -> List[str]:
 
 
 def _exclusive(a, b, a_written: Tuple[str, ...] = (), b_written: Tuple[str, ...] = ()) -> bool:
-    """Whether two ways of being on cannot hold together: opposite branches of one test, or one
-    is the negation of the other (``bf16=OK, fp16=... and not OK``; ``bf16=not args.fp16``)."""
+    """Whether two ways of being on cannot hold together: two launches of the script (each a run
+    of its own, ``Possible.chosen``), opposite branches of one test, or one is the negation of
+    the other (``bf16=OK, fp16=... and not OK``; ``bf16=not args.fp16``)."""
     if a is not None and b is not None:
+        if a.chosen and b.chosen and a.chosen[0] == b.chosen[0] and a.chosen[1] != b.chosen[1]:
+            return True  # two choices of one configuration: two shipped launches (or one and a run by hand)
         a_terms, b_terms = a.implies(), b.implies()
         if any((t, not truth) in b_terms for t, truth in a_terms):
             return True  # one implies a test the other denies, whatever names carry them
@@ -182,8 +185,6 @@ class ConflictingPrecisionFlags(Rule):
                     # tell (`use_bf16 = not args.fp16`), next to a flag a shipped launch passes
                     # the user adding the other flag by hand to that command
                     continue
-                if (a_state, b_state) == ("launch", "launch") and a.where != b.where:
-                    continue  # two launchers, each passing one flag: two runs, one flag each
                 if _exclusive(a, b, self._written(fp16, fp16_option), self._written(bf16, bf16_option)):
                     continue
                 pair = (a_state, b_state)

@@ -197,3 +197,12 @@ def test_two_launchers_each_passing_one_flag_are_two_runs(tmp_path):
         {"scripts/run_fp16.sh": launcher("--fp16"), "scripts/run_bf16.sh": launcher("--torch_dtype bfloat16", "--bf16")},
     )
     assert run(root, ["MP102"]) == []
+
+
+def test_two_launches_in_one_launcher_each_passing_one_flag_are_two_runs(tmp_path):
+    """One script, two commands: the first passes ``--fp16``, the second ``--bf16`` (review 23f)."""
+    both = launcher("--fp16") + launcher("--torch_dtype bfloat16", "--bf16").replace("#!/bin/bash\n", "")
+    assert run(project(tmp_path, {"scripts/go.sh": both}), ["MP102"]) == []
+    one = launcher("--fp16", "--bf16") + launcher("--fp16").replace("#!/bin/bash\n", "")
+    (d,) = run(project(tmp_path / "one", {"scripts/go.sh": one}), ["MP102"])
+    assert "both can be True (as scripts/go.sh (line 3)" in d.message  # where its --fp16 is
