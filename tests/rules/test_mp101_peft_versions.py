@@ -125,3 +125,24 @@ def test_a_conditional_wrap_is_not_judged_by_the_window(tmp_path):
     fine-tune of the float16 weights is reported as before, without the pin."""
     (d,) = found(project(tmp_path, "peft==0.10.0", script(before="if use_lora:\n    ")))
     assert "loads trainable weights in float16" in d.message and "peft==0.10.0" not in d.message
+
+
+def test_an_adapter_loaders_dtype_keyword_casts_nothing(tmp_path):
+    """``PeftModel.from_pretrained(model, adapter_dir, torch_dtype=torch.float16)`` loads adapters
+    into a model already made; peft has no dtype keyword there (it hands the rest to
+    ``load_adapter``), so nothing is float16 by it (review 23f). A loader of the base model with
+    the same keyword is reported."""
+    src = """\
+import torch
+from peft import PeftModel
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+base = AutoModelForCausalLM.from_pretrained("lm")
+model = {loader}(base, "adapter", torch_dtype=torch.float16)
+Trainer(model=model, args=TrainingArguments("out", fp16=True), train_dataset=ds).train()
+"""
+    cfg = from_table({}, "test")
+    for loader, expected in (("PeftModel.from_pretrained", 0), ("AutoModelForCausalLM.from_pretrained", 1)):
+        root = write_tree(tmp_path / loader, {"train.py": src.format(loader=loader)})
+        found = [d for d in Engine(cfg, [CODE], jobs=1).run_paths([str(root)]).diagnostics if d.code == CODE]
+        assert len(found) == expected, (loader, found)

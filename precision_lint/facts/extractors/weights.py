@@ -880,6 +880,15 @@ def _quantized(index: ModuleIndex, evaluator: Evaluator, site) -> bool:
     return False
 
 
+# peft's `PeftModel.from_pretrained(model, adapter_dir, ...)` (and its task classes) loads adapters
+# into a model already made: no dtype keyword of its own (peft 0.3 to 0.17 hand the rest of their
+# keywords to `load_adapter` and the hub download), so `torch_dtype=torch.float16` there casts
+# nothing. (`AutoPeftModelForCausalLM.from_pretrained` loads the base model too, with its dtype.)
+def _loads_adapters_only(site) -> bool:
+    parts = (site.qualname or "").split(".")
+    return parts[0] == "peft" and parts[-1] == "from_pretrained" and len(parts) >= 3 and parts[-2].startswith("PeftModel")
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator):
     chain = _chain_targets(index)
     uses = _Uses(index)
@@ -898,6 +907,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         builds = ""
         vals: Tuple[Possible, ...] = ()
         if is_loader(site):
+            if _loads_adapters_only(site):
+                continue
             sources = [s for s in evaluator.kwarg_sources(node, site.scope) if s.name in DTYPE_KWARGS]
             if not sources:
                 continue
