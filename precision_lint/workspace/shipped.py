@@ -48,7 +48,7 @@ import functools
 import os
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from .launches import Launch
@@ -106,6 +106,7 @@ class ShippedFiles:
         # README path → what it states: read once per README, not once per module beneath it
         # (every module of a package asks for the repository's README)
         self._readme_stated: Dict[str, List[int]] = {}
+        self._readme_scoped: Dict[str, List[Tuple[List[int], Set[str]]]] = {}
         self._docs_stated: Dict[str, List[int]] = {}  # project root → what its docs/ state
         self._subprojects: Dict[str, bool] = {}  # folder → whether it ships its own environment
         self._pins: Dict[str, List["Allowed"]] = {}
@@ -160,7 +161,7 @@ class ShippedFiles:
             self._listings[folder] = [n for n in names if n.endswith(LAUNCH_SUFFIXES + JOB_SUFFIXES)]
         return self._listings[folder]
 
-    def _nearest_readme(self, folder: str) -> List[int]:
+    def _nearest_readme(self, folder: str, module: str = "") -> List[int]:
         """What the nearest README above the module that states a GPU states: its folder's,
         else its parent's, up to the project's root (a folder with ``.git``, ``pyproject.toml``
         or ``setup.py``). A README that states none (a usage page of ``train/``) does not hide
@@ -176,7 +177,7 @@ class ShippedFiles:
                 if text is None:
                     continue
                 has_readme = True
-                stated = self._readme_statement(readme)
+                stated = self._readme_statement(readme, module)
                 if stated:
                     return stated
                 break
@@ -267,14 +268,14 @@ class ShippedFiles:
         found: List[int] = []
         if os.path.isfile(path):
             if readme:
-                found.extend(self._nearest_readme(os.path.dirname(path)))
+                found.extend(self._nearest_readme(os.path.dirname(path), path))
                 root = self._up_to_root(os.path.dirname(path))[1]
                 if root is not None:
                     found.extend(self._recorded_runs(root))
                 for where, readme_path, commands, above in self._readmes_about(path):
                     found.extend(_stated_by_launches(where, commands, path))
                     if not above:  # a README elsewhere that links to the file or runs it
-                        found.extend(self._readme_statement(readme_path))
+                        found.extend(self._readme_statement(readme_path, path))
             found.extend(self._container_archs(os.path.dirname(path)))
             for where, name, text in self._launchers_naming(path):
                 found.extend(_stated_by_launcher(name, text))
@@ -499,10 +500,11 @@ class ShippedFiles:
             commands = self._readme_shell[readme] = shell_text(self._read(readme) or "")
         return commands
 
-    def _readme_statement(self, readme: str) -> List[int]:
+    def _readme_statement(self, readme: str, module: str = "") -> List[int]:
         """What a README's prose states (its fenced blocks are commands, not prose; a ``.rst``
         or ``.txt`` one is read whole) and, for a Hugging Face Space's README, the hardware its
-        card suggests; read once per README."""
+        card suggests; read once per README. For ``module``, without the older GPUs a line names
+        for other scripts it links to (:meth:`_scoped_lines`)."""
         stated = self._readme_stated.get(readme)
         if stated is None:
             text = self._read(readme) or ""
@@ -513,7 +515,33 @@ class ShippedFiles:
                 if not stated:  # its pages say it instead ("See [Getting started](GETTING_STARTED.md)")
                     stated = self._linked_pages_statement(readme, text)
             self._readme_stated[readme] = stated
-        return list(stated)
+        stated = list(stated)
+        for capabilities, scripts in self._scoped_lines(readme) if module and stated else ():
+            if os.path.abspath(module) not in scripts:
+                for capability in capabilities:
+                    if capability in stated:
+                        stated.remove(capability)
+        return stated
+
+    def _scoped_lines(self, readme: str) -> List[Tuple[List[int], Set[str]]]:
+        """``(capabilities, scripts)`` of each line of a Markdown README that names GPUs without
+        native bf16 for the scripts it links to ("The small checkpoint runs on older cards such
+        as a GTX 1080 Ti: see [the demo](infer/demo.py)"): what that script runs on, not every
+        file of the project. (A newer GPU a line names holds for the project, as it did.)"""
+        found = self._readme_scoped.get(readme)
+        if found is None:
+            found = []
+            text = (self._read(readme) or "") if readme.endswith(".md") else ""
+            folder = os.path.dirname(readme)
+            for line in markdown_prose(text).splitlines() if _SCRIPT_LINK().search(text) else ():
+                scripts = {p for p in _linked(folder, line) if p.endswith(_SCRIPT_SUFFIXES)}
+                if not scripts:
+                    continue
+                older = [c for c in stated_in_text(line) if c < NATIVE_BF16]
+                if older:
+                    found.append((older, scripts))
+            self._readme_scoped[readme] = found
+        return found
 
     def _linked_pages_statement(self, readme: str, text: str) -> List[int]:
         """What the documentation pages a README links to state (``[Getting started](docs/train.md)``:
@@ -796,6 +824,11 @@ def _launches(text: str):
 
 # a Markdown link's target: `[tune.py](../training/tune.py)`, `[run](./run.sh "title")`
 _LINK = lazy(r"\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^\"']*[\"'])?\s*\)")
+
+
+# a Markdown link to a script of the tree: `[the demo](infer/demo.py)`
+_SCRIPT_SUFFIXES = (".py", ".ipynb", ".sh")
+_SCRIPT_LINK = lazy(r"\]\([^)\s]+\.(?:py|ipynb|sh)(?:#[^)]*)?\)")
 
 
 def _linked(folder: str, text: str) -> List[str]:

@@ -352,3 +352,26 @@ def test_only_weights_beyond_the_largest_pre_ampere_card_need_an_80gb_gpu():
     assert not needs_an_80gb_gpu(13)  # 26 GB: a V100 32GB holds it
     assert not needs_an_80gb_gpu(20)  # 40 GB: a 48 GB Turing card (Quadro RTX 8000) holds it
     assert needs_an_80gb_gpu(13, bytes_per_parameter=4)  # float32: 52 GB
+
+
+def test_an_older_gpu_a_readme_line_names_for_the_script_it_links_holds_for_that_script(tmp_path):
+    """"The small checkpoint runs on older cards such as a GTX 1080 Ti: see [the demo](infer/demo.py)":
+    the GTX 1080 Ti is demo.py's, not every file's (review 23g). A newer GPU a line names holds for
+    the project as before."""
+    from conftest import write_tree
+    from precision_lint.workspace.shipped import ShippedFiles
+
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "README.md": "# kit\n\nThe small checkpoint runs on older cards such as a GTX 1080 Ti: see [the demo](infer/demo.py).\n",
+        "infer/demo.py": "", "tools/chain.py": "",
+    })
+    shipped = ShippedFiles()
+    assert shipped.stated_for(str(root / "infer/demo.py")) == 61
+    assert shipped.stated_for(str(root / "tools/chain.py")) is None
+    newer = write_tree(tmp_path / "newer", {
+        ".git/HEAD": "",
+        "README.md": "# kit\n\nWe trained on 8 A100 GPUs with [the trainer](train.py).\n",
+        "train.py": "", "tools/chain.py": "",
+    })
+    assert ShippedFiles().stated_for(str(newer / "tools/chain.py")) == 80
