@@ -914,3 +914,23 @@ def test_a_container_of_another_folder_is_not_the_codes(tmp_path):
         "deploy/Dockerfile": "FROM ubuntu\nRUN pip install torch==2.1.0\n",
     })
     assert _targets(root, "src/train.py").of("torch").fallback
+
+
+def test_the_environment_a_committed_wandb_run_recorded_is_a_target(tmp_path):
+    """W&B saves each run's `pip freeze` (wandb/run-*/files/requirements.txt): the code in the
+    folder the runs started from ran with those versions, any of the runs' (review 23h)."""
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "", "bloom/ppo.py": "", "other/train.py": "",
+        "bloom/wandb/run-20240221_035220-g5z9wmtx/files/requirements.txt": "numpy==1.26.4\ntrl==0.7.11\ntorch==2.2.0\n",
+        "bloom/wandb/run-20240301_101010-abcd1234/files/requirements.txt": "trl==0.7.10\n",
+        "bloom/wandb/debug.log": "",
+    })
+    t = _targets(root, "bloom/ppo.py")
+    assert (t.of("trl").low, t.of("trl").high) == ((0, 7, 10), (0, 7, 11))
+    assert "wandb/run-" in t.of("trl").source and (t.of("torch").low, t.of("torch").high) == ((2, 2, 0), (2, 2, 0))
+    assert _targets(root, "other/train.py").of("trl").fallback  # another folder's runs are not its
+    pinned = write_tree(tmp_path / "pinned", {
+        ".git/HEAD": "", "ppo.py": "", "requirements.txt": "trl>=0.8\n",
+        "wandb/run-20240221_035220-g5z9wmtx/files/requirements.txt": "trl==0.7.11\n",
+    })
+    assert _targets(pinned, "ppo.py").of("trl").low == (0, 8)  # a requirements file says first

@@ -925,6 +925,30 @@ def folder_containers(folder: Path) -> List[Tuple[Allowed, Path]]:
     return out
 
 
+# W&B saves the `pip freeze` of each run's environment: `wandb/run-<time>-<id>/files/requirements.txt`
+RUN_RECORDS = "wandb"
+MAX_RECORDED_RUNS = 20  # the newest, by name (a run folder's name starts with its start time)
+
+
+def folder_recorded_runs(folder: Path) -> List[Tuple[Allowed, Path]]:
+    """The library versions of the runs W&B recorded in ``folder`` (the folder a script was
+    started from): each run's ``files/requirements.txt`` (``trl==0.7.11``), the environment
+    the code ran in, each run one of the environments it is run in (:attr:`Allowed.extra`)."""
+    records = folder / RUN_RECORDS
+    try:
+        runs = sorted((n for n in os.listdir(records) if n.startswith(("run-", "offline-run-"))), reverse=True)
+    except OSError:
+        return []
+    out: List[Tuple[Allowed, Path]] = []
+    for run in runs[:MAX_RECORDED_RUNS]:
+        path = records / run / "files" / "requirements.txt"
+        text = _read(path)
+        for found in requirements_in_text(text or "", f"{RUN_RECORDS}/{run}/files/requirements.txt"):
+            if found.low is not None or found.high is not None:
+                out.append((replace(found, extra=run), path))
+    return out
+
+
 def folder_readme(folder: Path) -> List[Tuple[Allowed, Path]]:
     """The pins of the README and the installation documents of ``folder`` (``INSTALL.md``,
     ``get_started.md``: see :func:`readme_requirements`)."""
@@ -1286,6 +1310,7 @@ class VersionResolver:
         self._folders: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._readmes: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._built: Dict[Path, List[Tuple[Allowed, Path]]] = {}
+        self._runs: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._read: Set[str] = set()
         self._copies: Dict[Path, Optional[Vendored]] = {}  # per join: an editor's later run sees edits
         self._libraries: Dict[str, Optional[Vendored]] = {}  # file → the library its code is (library_code)
@@ -1325,6 +1350,13 @@ class VersionResolver:
             found = self._built[folder] = folder_containers(folder)
             self._read.update(str(p) for _, p in found)
             self._read.add(str(folder / "Dockerfile"))  # one written later may pin
+        return found
+
+    def _recorded(self, folder: Path) -> List[Tuple[Allowed, Path]]:
+        found = self._runs.get(folder)
+        if found is None:
+            found = self._runs[folder] = folder_recorded_runs(folder)
+            self._read.update(str(p) for _, p in found)
         return found
 
     def _readme(self, folder: Path) -> List[Tuple[Allowed, Path]]:
@@ -1415,6 +1447,10 @@ class VersionResolver:
         if built:
             combined, paths = _deciding(built)
             return "", combined, paths
+        # then what the runs W&B recorded here ran with (the environment of each, any of them)
+        recorded = [(r, p) for r, p in self._recorded(folder) if r.dist == dist]
+        if recorded:
+            return "", _alternatives(recorded), list(dict.fromkeys(p for _, p in recorded))[:1]
         # last, what the folder's README installs in its code blocks
         stated = [(r, p) for r, p in self._readme(folder) if r.dist == dist]
         if stated:
