@@ -63,3 +63,18 @@ def test_unslothed_trainers_take_any_keyword(tmp_path, import_line, found):
         "train.py": TRAIN.replace("tokenizer=tok", "processing_class=tok, dataset_text_field=\"text\""),
     })
     assert [d.code for d in findings_in(tmp_path, ["MP302"])] == found
+
+
+@pytest.mark.parametrize("import_line, found", [("import unsloth", []), ("pass", ["MP302", "MP302"])])
+def test_unslothed_configs_filter_what_trl_no_longer_takes(tmp_path, import_line, found):
+    """unsloth's configs (``Unsloth<Config>.__init__(..., **kwargs)``) move a renamed field across
+    and drop a removed one with a notice (``rl_config_compat.py``): ``GRPOConfig(max_prompt_length=)``,
+    gone in TRL 0.28, raises nothing where unsloth is imported in every run (review 23h)."""
+    write_tree(tmp_path, {
+        ".git/HEAD": "", "requirements.txt": "trl==1.16.0\ntransformers==5.23.0\n",
+        "loaders.py": LOADERS.replace("IMPORT", import_line),
+        "train.py": "from trl import GRPOConfig\nfrom loaders import load\n\n\n"
+                    "def run(opts):\n    net, tok = load(opts)\n"
+                    "    return GRPOConfig(output_dir='out', warmup_ratio=0.1, max_prompt_length=256)\n",
+    })
+    assert [d.code for d in findings_in(tmp_path, ["MP302"])] == found
