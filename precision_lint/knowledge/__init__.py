@@ -511,6 +511,21 @@ def migrations() -> Tuple[Migration, ...]:
 FIELD_OWNERS = ("transformers.TrainingArguments", "trl.SFTConfig", "trl.DPOConfig", "trl.GRPOConfig")
 
 
+@lru_cache(maxsize=None)
+def _removed_imports() -> Dict[str, Migration]:
+    out: Dict[str, Migration] = {}
+    for row in migrations():
+        if row.kind == "import" and row.name and row.removed_in is not None:
+            out.setdefault(f"{row.owner}.{row.name}", row)
+    return out
+
+
+def removed_import(qualname: str) -> Optional[Migration]:
+    """The row of the table that removes the import of ``qualname`` (``trl.PPOTrainer``: gone
+    from ``trl`` in 0.29), None where none does."""
+    return _removed_imports().get(qualname)
+
+
 def _field_read(row: Migration) -> Optional[Migration]:
     """The read of a removed dataclass field: for a keyword row of a :data:`FIELD_OWNERS`
     constructor that a release removed (not one of its values), the attribute row of the same

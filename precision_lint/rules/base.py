@@ -17,6 +17,7 @@ from ..diagnostics import SAFE, Diagnostic, Edit, Fix, Related, Span
 from ..facts.model import ModuleFacts
 from ..workspace.notebook import cell_references, is_notebook
 from .._regex import lazy
+from ..knowledge import removed_import
 
 if TYPE_CHECKING:  # pragma: no cover - the join is imported only when something is judged
     from ..project.model import Project
@@ -156,6 +157,14 @@ class RuleContext:
         """The library versions this file targets (``versions.py``): configuration, the file's
         own ``require_version`` / ``%pip install``, its project's requirements, else installed."""
         return self.project.targets_of(self.facts)
+
+    def never_imported(self, qualname: str) -> bool:
+        """Whether the import of the library class ``qualname`` fails on every version this file
+        targets (``trl.PPOTrainer``, gone from ``trl`` in 0.29, for unpinned TRL): a call of it
+        never runs, and what MP302 says of its import is the finding, not what its keywords or
+        defaults would do on versions that have it."""
+        row = removed_import(qualname)
+        return row is not None and self.targets.of(row.library).every_at_least(row.removed_in)
 
     def diagnostic(
         self,

@@ -593,6 +593,8 @@ class Bf16WithoutCapabilityGuard(Rule):
             return  # no TRL the file targets turns bf16 on by default (a TRL 0.9 PPOConfig has no bf16)
         if patched_default(ctx.project.always_imported(ctx.facts), site.callee, "bf16") is False:
             return  # unsloth's config in its place: bf16 off, its trainer picks it only where native
+        if ctx.never_imported(site.callee):
+            return  # `trl.PPOConfig` on TRL 0.29+: its import fails first (MP302)
         probe, torch, _ = self._probe(ctx)
         if fp16 is None:
             text = (("bf16", probe), ("fp16", plan.guarded_fp16_flag(torch, probe)))

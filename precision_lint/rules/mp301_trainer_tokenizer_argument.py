@@ -113,6 +113,8 @@ class TrainerTokenizerArgument(Rule):
             elif self._is_trainer(ctx, call.callee):
                 if self._patched(ctx, call.callee):
                     continue  # e.g. unsloth maps `tokenizer=` to `processing_class=`: no TypeError
+                if ctx.never_imported(call.callee):
+                    continue  # `trl.PPOTrainer` on TRL 0.29+: its import fails first (MP302)
                 owner = ctx.project.symbols.init_owner(call.callee, ctx.facts)
                 if owner is not None and "tokenizer" in owner.init_params:
                     continue  # the user's own __init__ takes `tokenizer`: their signature, not ours

@@ -1,7 +1,7 @@
 """MP301 trainer-tokenizer-argument: before/after for every shape, and the negatives."""
 import pytest
 
-from conftest import config, dedent, fix, lint
+from conftest import config, dedent, findings_in, fix, lint, write_tree
 
 CODE = "MP301"
 
@@ -305,3 +305,20 @@ def test_each_trl_trainer_has_its_own_release(trainer, silent, warns, removed):
         assert f"was removed in TRL {removed}" in d.message
         before = ".".join(str(int(p) - (i == 1)) for i, p in enumerate(removed.split(".")))
         assert all("was removed" not in d.message for d in lint(src, CODE, config(trl_version=before)))
+
+
+@pytest.mark.parametrize("pins, found", [
+    ("", ["MP302", "MP302"]),  # TRL 1.x: no PPOTrainer nor PPOConfig; their imports fail first
+    ("trl==0.20.0\n", ["MP201", "MP301"]),  # both exist: tokenizer= is gone (0.15), bf16 on by default (0.19)
+])
+def test_a_class_whose_import_fails_everywhere_holds_no_finding_of_its_calls(tmp_path, pins, found):
+    """The first PPO API (``PPOTrainer(config=, model=, tokenizer=, dataset=)``) on the newest TRL:
+    MP302 reports the imports; the calls never run, so neither MP301's rename nor MP201's TRL
+    default is said of them (review 23h)."""
+    write_tree(tmp_path, {
+        ".git/HEAD": "", "requirements.txt": pins or "numpy\n",
+        "rollout.py": "from trl import PPOConfig, PPOTrainer\n"
+                      "cfg = PPOConfig(learning_rate=1e-5)\n"
+                      "runner = PPOTrainer(config=cfg, model=policy, tokenizer=tok, dataset=None)\n",
+    })
+    assert sorted(d.code for d in findings_in(tmp_path, ["MP201", "MP301", "MP302"])) == found

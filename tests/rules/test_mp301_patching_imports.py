@@ -78,3 +78,4 @@ def test_unslothed_configs_filter_what_trl_no_longer_takes(tmp_path, import_line
                     "    return GRPOConfig(output_dir='out', warmup_ratio=0.1, max_prompt_length=256)\n",
     })
     assert [d.code for d in findings_in(tmp_path, ["MP302"])] == found
+
