@@ -81,6 +81,9 @@ PROJECT_ROOT = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 # (`notebooks/`: the Colab notebook that clones the project and runs `!python train.py`, its
 # metadata's `gpuType` the run's GPU)
 LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers", "notebooks", "notebook")
+# a launch folder's name: one of them, alone or with a qualifier before or after it
+# (`jobs_local`, `slurm-jobs`, `run_scripts`, `scripts_v2`)
+_LAUNCH_FOLDER = lazy(r"^(?:[A-Za-z0-9]+[_-])?(?:" + "|".join(LAUNCH_FOLDERS) + r"|script|job)(?:[_-][A-Za-z0-9]+)?$", re.IGNORECASE)
 DOCS_FOLDERS = ("docs", "doc")  # a project's documentation, beside its root marker
 DOCS_SUFFIXES = (".md", ".mdx", ".rst")
 DOCS_MAX_PAGES = 200  # pages read of one project's documentation (a site's thousands are not)
@@ -102,6 +105,7 @@ class ShippedFiles:
         self._texts: Dict[str, Optional[str]] = {}
         self._listings: Dict[str, List[str]] = {}
         self._launch_folders: Dict[str, List[str]] = {}  # a launch folder → it and the folders in it
+        self._launch_parents: Dict[str, List[str]] = {}  # a folder → the launch folders in it
         self._stated: Dict[Tuple[str, bool], Optional[int]] = {}
         # README path → what it states: read once per README, not once per module beneath it
         # (every module of a package asks for the repository's README)
@@ -137,6 +141,19 @@ class ShippedFiles:
                 pass
             self._texts[path] = text
         return self._texts[path]
+
+    def _launch_folders_in(self, folder: str) -> List[str]:
+        """The launch folders directly in ``folder``: a name of :data:`LAUNCH_FOLDERS`, alone or
+        with a qualifier (``scripts/``, ``jobs_local/``, ``slurm-jobs/``, ``run_scripts/``). Listed once."""
+        found = self._launch_parents.get(folder)
+        if found is None:
+            try:
+                with os.scandir(folder) as entries:
+                    found = sorted(e.path for e in entries if _LAUNCH_FOLDER().match(e.name) and e.is_dir())
+            except OSError:
+                found = []
+            self._launch_parents[folder] = found
+        return found
 
     def _launch_folder(self, folder: str) -> List[str]:
         """A launch folder and the folders directly in it (``scripts/``, ``scripts/train/``);
@@ -421,7 +438,7 @@ class ShippedFiles:
         found = []
         here = os.path.dirname(path)
         for _ in range(LEVELS + 1):
-            for where in (here, *(f for d in LAUNCH_FOLDERS for f in self._launch_folder(os.path.join(here, d)))):
+            for where in (here, *(f for d in self._launch_folders_in(here) for f in self._launch_folder(d))):
                 for name in self._listing(where):
                     text = self._read(os.path.join(where, name))
                     # the plain substring first: a pattern that opens with a look-behind is tried

@@ -4,6 +4,8 @@
 ``TrainingArguments`` switches through ``HfArgumentParser``; ``scripts/run_sft.sh`` runs it.
 What every shipped launch passes is the shipped run's value; the default stays possible only as
 the user's own choice (a run by hand). A switch a launch passes is on in that run."""
+import pytest
+
 from conftest import write_tree
 from precision_lint.engine import Engine
 from precision_lint.project.configurations import alongside
@@ -206,3 +208,13 @@ def test_two_launches_in_one_launcher_each_passing_one_flag_are_two_runs(tmp_pat
     one = launcher("--fp16", "--bf16") + launcher("--fp16").replace("#!/bin/bash\n", "")
     (d,) = run(project(tmp_path / "one", {"scripts/go.sh": one}), ["MP102"])
     assert "both can be True (as scripts/go.sh (line 3)" in d.message  # where its --fp16 is
+
+
+@pytest.mark.parametrize("folder, found", [
+    ("jobs_local", 1), ("slurm-jobs", 1), ("run_scripts", 1), ("scripts_v2", 1), ("scripts", 1),
+    ("data", 0), ("transcripts", 0),  # not a launch folder: its shell files are not read as launches
+])
+def test_a_launch_folder_is_known_by_its_name_with_a_qualifier(tmp_path, folder, found):
+    """``jobs_local/train_kto.sh`` is a launch folder's launcher as ``jobs/`` is (review 23h)."""
+    root = project(tmp_path, {f"{folder}/run.sh": launcher("--fp16", "--bf16")})
+    assert len(run(root, ["MP102"])) == found
