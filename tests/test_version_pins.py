@@ -934,3 +934,18 @@ def test_the_environment_a_committed_wandb_run_recorded_is_a_target(tmp_path):
         "wandb/run-20240221_035220-g5z9wmtx/files/requirements.txt": "trl==0.7.11\n",
     })
     assert _targets(pinned, "ppo.py").of("trl").low == (0, 8)  # a requirements file says first
+
+
+@pytest.mark.parametrize("tag, low, high", [
+    ("22.11-py3", (1, 13), (2, 0)),   # NVIDIA: 1.13.0a0+936e930
+    ("20.02-py3", (1, 4), (1, 5)),    # NVIDIA: 1.4.0a0+a5b4d78
+    ("25.12-py3", (2, 9), (2, 10)),   # NVIDIA: 2.10.0a0+b4e4ee81d3
+])
+def test_an_ngc_image_is_the_torch_of_its_month(tmp_path, tag, low, high):
+    """NGC's PyTorch images build the torch under development in the month of their tag: from
+    the newest release by then to the next one (review 23i: 22.11 ships torch 1.13, where
+    `torch.cuda.amp` does not warn)."""
+    root = write_tree(tmp_path, {".git/HEAD": "", "train.py": "", "Dockerfile": f"FROM nvcr.io/nvidia/pytorch:{tag}\nRUN pip install wandb\n"})
+    torch = _targets(root, "train.py").of("torch")
+    assert (torch.low, torch.high, torch.high_inclusive) == (low, high, True)
+    assert "nvcr.io/nvidia/pytorch" in torch.described

@@ -450,8 +450,8 @@ class ShippedFiles:
                     if runs.search(text):
                         found.append((where, name, text))
             parent = os.path.dirname(here)
-            if parent == here:
-                break
+            if parent == here or os.path.exists(os.path.join(here, ".git")):
+                break  # the repository's own launchers: none of a folder that holds it
             here = parent
         self._naming[path] = found
         return found

@@ -897,6 +897,8 @@ def conda_requirements(lines: Iterable[str], where: str) -> List[Allowed]:
 _DOCKERFILE = lazy(r"^(?:Dockerfile(?:\.[\w-]+)?|[\w-]*\.Dockerfile)$", re.IGNORECASE)
 # the official PyTorch images are tagged by their torch release: `pytorch/pytorch:2.2.2-cuda12.1-cudnn8-runtime`
 _PYTORCH_IMAGE = lazy(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:docker\.io/)?pytorch/pytorch:v?(\d+\.\d+(?:\.\d+)?)\b", re.IGNORECASE | re.MULTILINE)
+# NVIDIA's NGC images are tagged by the month they were released: `nvcr.io/nvidia/pytorch:22.11-py3`
+_NGC_IMAGE = lazy(r"^\s*FROM\s+(?:--platform=\S+\s+)?nvcr\.io/nvidia/pytorch:(\d{2})\.(\d{2})\b", re.IGNORECASE | re.MULTILINE)
 # where a project keeps the files its container is built from, beside its root's own
 _CONTAINER_FOLDERS = ("docker", ".devcontainer")
 
@@ -922,7 +924,29 @@ def folder_containers(folder: Path) -> List[Tuple[Allowed, Path]]:
             out.extend((a, path) for a in pip_requirements(commands, shown) if a.low is not None or a.high is not None)
             for match in _PYTORCH_IMAGE().finditer(text):
                 out.append((parse_spec("torch", f"=={match.group(1)}", f"the image {shown} is built from", f"pytorch/pytorch:{match.group(1)}"), path))
+            for match in _NGC_IMAGE().finditer(text):
+                found = ngc_torch(int(match.group(1)), int(match.group(2)))
+                if found is not None:
+                    out.append((replace(found, source=f"the image {shown} is built from"), path))
     return out
+
+
+def ngc_torch(year: int, month: int) -> Optional[Allowed]:
+    """The torch of NVIDIA's NGC PyTorch image of ``year.month`` (``22.11``), bounded by the
+    release table: NGC builds the torch under development at the time (``1.13.0a0``, the
+    development of the release after the newest one or that one's), so from the newest minor
+    released by the end of that month to the next one. None outside the table's years."""
+    from ..knowledge import release_dates
+
+    minors = release_dates("torch")
+    end = f"20{year:02d}-{month:02d}-31"
+    released = [v for v, day in minors if day <= end]
+    if not released or released[-1] == minors[-1][0]:
+        return None  # before the table, or a month whose next release is not known yet
+    newest = released[-1]
+    following = minors[len(released)][0]
+    written = f"nvcr.io/nvidia/pytorch:{year:02d}.{month:02d}"
+    return Allowed("torch", tuple(newest), tuple(following), True, f"torch>={version_text(newest)},<={version_text(following)} ({written})", "")
 
 
 # W&B saves the `pip freeze` of each run's environment: `wandb/run-<time>-<id>/files/requirements.txt`
