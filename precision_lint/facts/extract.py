@@ -310,13 +310,12 @@ def _top_imports(tree, module: str, is_package: bool) -> Tuple[str, ...]:
     and whatever may be a module of the tree (not the standard library's, nor a known
     library's): the versions a module targets end where a module it must import is gone
     (``project/removed_imports.py``)."""
-    from ..knowledge import removed_modules
+    from ..knowledge import removed_module
     from ..semantic.names import LIBRARIES, unconditional_imports
 
-    removed = removed_modules()
     return tuple(
         m for m in unconditional_imports(tree, module, is_package)
-        if m in removed or not (m.partition(".")[0] in LIBRARIES or m.partition(".")[0] in sys.stdlib_module_names)
+        if not (m.partition(".")[0] in LIBRARIES or m.partition(".")[0] in sys.stdlib_module_names) or removed_module(m) is not None
     )
 
 

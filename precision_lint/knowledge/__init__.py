@@ -658,6 +658,21 @@ def removed_modules() -> Dict[str, RemovedModule]:
     return {r["module"]: RemovedModule(r["dist"], r["module"], parse_version(r["removed_in"])) for r in rows}
 
 
+@lru_cache(maxsize=None)
+def _removed_patterns() -> Tuple[RemovedModule, ...]:
+    return tuple(row for name, row in removed_modules().items() if "*" in name)
+
+
+def removed_module(name: str) -> Optional[RemovedModule]:
+    """The removal of the module (or ``module.name``) ``name``: a row of its own, or a row whose
+    ``module`` is a pattern that matches it (``transformers.Flax*``); None where none is."""
+    found = removed_modules().get(name)
+    if found is not None:
+        return found
+    pattern = next((row for row in _removed_patterns() if fnmatch.fnmatchcase(name, row.module)), None)
+    return RemovedModule(pattern.dist, name, pattern.removed_in) if pattern is not None else None
+
+
 def implying_libraries() -> Tuple[str, ...]:
     """The libraries whose pins imply the torch of their time."""
     return tuple(_table("torch.toml")["implies_torch"]["libraries"])

@@ -15,7 +15,7 @@ from collections import deque
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..facts.model import ModuleFacts
-from ..knowledge import RemovedModule, removed_modules
+from ..knowledge import RemovedModule, removed_module
 
 # path -> {dist: (the removal, "`torch._six`, imported by utils.py")}
 Ceilings = Dict[str, Dict[str, Tuple[RemovedModule, str]]]
@@ -28,14 +28,14 @@ def removal_ceilings(
     modules of the tree it imports the same way, the earliest removal per library and where
     it is imported. Worked out once per join, forward from the few modules that import a
     removed module, along the importers (nothing to do where none does)."""
-    removed = removed_modules()
-    direct = [(m, removed[name]) for m in modules for name in m.top_imports if name in removed]
+    removals = {name: removed_module(name) for m in modules for name in m.top_imports}
+    direct = [(m, removals[name]) for m in modules for name in m.top_imports if removals[name] is not None]
     if not direct:
         return {}
     importers: Dict[str, List[ModuleFacts]] = {}
     for m in modules:
         for name in m.top_imports:
-            if name in removed:
+            if removals[name] is not None:
                 continue
             target = module_named(name, m)
             if target is not None and target.path != m.path:

@@ -15,7 +15,7 @@ from .._dataclass import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related, Span
-from ..knowledge import Migration, migrations, older_spelling, patch_accepts, removed_modules
+from ..knowledge import Migration, migrations, older_spelling, patch_accepts, removed_module
 from ..project.configurations import builds_in, configurations
 from ..semantic.values import CONST, SYMBOL
 from ..workspace.versions import Allowed, compare, newest_admitted
@@ -391,7 +391,7 @@ class MigrationJudge:
         """The versions ``row`` is judged on: the file's, but for the import of a removed module
         (``[[removed_module]]``), the versions before that removal ends them (the file runs only
         before it: every other row is judged there; the import itself fails from it on)."""
-        if row.kind == "import" and f"{row.owner}.{row.name}" in removed_modules():
+        if row.kind == "import" and removed_module(f"{row.owner}.{row.name}") is not None:
             return self.ctx.project.targets_before_removals(self.ctx.facts).of(row.library)
         return allowed_versions(self.ctx, row)
 

@@ -3,6 +3,8 @@
 any ``try`` or ``if``, runs only on torch below 2.0, and so does every script that imports the
 helper the same way. There ``torch.cuda.amp`` warns about nothing (MP303 is silent), and its
 fix would write ``torch.amp.GradScaler``, which that torch lacks. Every shape has its negative."""
+import pytest
+
 from conftest import write_tree
 
 from precision_lint.workspace.config import from_table
@@ -102,6 +104,11 @@ def test_every_removed_import_of_the_table_is_gone_from_the_installed_library():
     assert {row.dist for row in removed_modules().values()} >= {"torch", "transformers"}
     for name, row in removed_modules().items():
         assert compare(read_version(importlib.metadata.version(row.dist)), row.removed_in) >= 0, name
+        if "*" in name:  # a pattern: nothing of the library's top level matches it
+            parent, _, pattern = name.rpartition(".")
+            import fnmatch
+            assert not fnmatch.filter(dir(importlib.import_module(parent)), pattern), name
+            continue
         assert not _importable(name), name
 
 
@@ -167,3 +174,18 @@ def test_a_removed_trainer_name_keeps_two_pins_to_the_one_it_imports_on(tmp_path
 
     assert found("ShardedDDPOption, get_parameter_names") == []
     assert found("get_parameter_names") == ["MP304"]
+
+
+@pytest.mark.parametrize("imported, found", [
+    ("from transformers import FlaxAutoModelForSeq2SeqLM", []),  # transformers 5 has no Flax
+    ("from transformers import TFAutoModel", ["MP304"]),  # nor TensorFlow (the table's row reports this import)
+    ("from transformers import AutoModelForSeq2SeqLM", ["MP304"]),  # removed in 5.0, which the range allows
+])
+def test_flax_or_tensorflow_code_runs_on_transformers_4(tmp_path, imported, found):
+    """A script that imports transformers' Flax or TensorFlow classes at its top level cannot run
+    on transformers 5 (``ImportError``), so what 5.0 removed (``overwrite_output_dir``) is no
+    finding there (the regression corpus: distil-whisper's Flax launchers)."""
+    (tmp_path / "requirements.txt").write_text("transformers>=4.34\n")
+    (tmp_path / "train.py").write_text(f"{imported}\nfrom transformers import TrainingArguments\n"
+                                       "args = TrainingArguments('out', overwrite_output_dir=True)\n")
+    assert _codes(tmp_path) == found
