@@ -733,6 +733,8 @@ class Bf16WithoutCapabilityGuard(Rule):
         for site in cap.bnb:
             if cap.call_guarded(site.span):
                 continue
+            if site.unread and not ctx.project.importers_of(ctx.facts):
+                continue  # a config nothing reads: no layer is quantized with it
             atoms = bf16_dtypes(site.arg.values, cap)
             if not atoms:
                 continue

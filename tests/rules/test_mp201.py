@@ -1085,3 +1085,22 @@ def test_a_model_handed_to_an_inference_pipeline_takes_the_pipelines_fallback(tm
     fixed = result.fixed_texts[next(p for p in result.fixed_texts if p.endswith("app.py"))]
     line = next(l for l in fixed.splitlines() if l.startswith("transformer = "))
     assert line.endswith(f"torch.bfloat16 if BF16_OK else {fallback})")
+
+
+@pytest.mark.parametrize("config, load, found", [
+    ("load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16", "quantization_config=q", 1),
+    # 8-bit layers never read the 4-bit compute dtype (review 23j)
+    ("load_in_8bit=True, bnb_4bit_compute_dtype=torch.bfloat16", "quantization_config=q", 0),
+    # a config nothing reads quantizes no layer (its load's `quantization_config=` commented out)
+    ("load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16", "device_map='cuda'", 0),
+])
+def test_a_4bit_compute_dtype_counts_where_4bit_layers_use_it(config, load, found):
+    src = f"""
+    import torch
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+    def load():
+        q = BitsAndBytesConfig({config})
+        return AutoModelForCausalLM.from_pretrained("m", {load})
+    """
+    assert len(lint(src, CODE)) == found

@@ -64,6 +64,8 @@ class BnbSite:
 
     span: Span  # the BitsAndBytesConfig(...) call
     arg: Arg  # bnb_4bit_compute_dtype
+    # bound to names the module never reads: quantizes nothing, unless another module imports it
+    unread: bool = False
 
 
 @dataclass(frozen=True)
@@ -799,8 +801,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             tf32 = _asks_tf32(index, evaluator, site)
         if q in BNB_CONFIGS or q.endswith(".BitsAndBytesConfig"):
             arg = _arg(index, evaluator, site, "bnb_4bit_compute_dtype")
-            if arg is not None:
-                bnb.append(BnbSite(index.span(site.node), arg))
+            unread = _never_read(index, site)
+            if arg is not None and not _eight_bit(evaluator, site) and not (unread and site.scope.kind != "module"):
+                bnb.append(BnbSite(index.span(site.node), arg, unread))
             continue
         loader = site.method in LOADER_METHODS
         if not (loader or _is_config_call(site)):
@@ -873,6 +876,30 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         options=tuple(options),
         trains=trains,
     )
+
+
+def _eight_bit(evaluator: Evaluator, site: CallSite) -> bool:
+    """A config that loads in 8 bits (``load_in_8bit=True``, no ``load_in_4bit``): its layers are
+    ``Linear8bitLt``, which never read ``bnb_4bit_compute_dtype`` (transformers hands it to
+    ``Linear4bit`` only, ``integrations/bitsandbytes.py``)."""
+    def certainly(name: str, value: bool) -> bool:
+        given = keyword(site.node, name)
+        if given is None:
+            return not value  # not given: False
+        values = evaluator.values(given.value, site.scope)
+        return bool(values) and all(v.kind == CONST and v.value is value for v in values)
+    return certainly("load_in_8bit", True) and certainly("load_in_4bit", False)
+
+
+def _never_read(index: ModuleIndex, site: CallSite) -> bool:
+    """A config bound to names nothing in the module reads (``quant_cfg = BitsAndBytesConfig(...)``
+    beside a load whose ``quantization_config=quant_cfg`` is commented out): no layer is
+    quantized with it. A name bound at the module's top level may be read by an importer: the
+    rule asks the project."""
+    names = set(site.assigned_to)
+    if not names:
+        return False
+    return not any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) for n in ast.walk(index.root.node))
 
 
 def _asks_tf32(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> bool:
