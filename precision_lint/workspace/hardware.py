@@ -255,8 +255,14 @@ def _advice(sentence: str, start: int) -> bool:
     return bool(_FEATURE().search(sentence)) and not _RAN().search(sentence)
 
 
-# "we can train", "we were able to fine-tune": what the authors ran, not advice to the reader
-_OUR_RUN = lazy(r"\bwe\s+(?:can|could|were\s+able\s+to|are\s+able\s+to)\s+(?:train|fine-?tune|run|fit|pre-?train)\b", re.IGNORECASE)
+# "we can train", "we were able to fine-tune", "only tested on": what the authors ran, not advice
+# "only ran / was only run / only tested on", "tested only on": the one GPU the authors ran on
+_OUR_RUN = lazy(
+    r"\bwe\s+(?:can|could|were\s+able\s+to|are\s+able\s+to)\s+(?:train|fine-?tune|run|fit|pre-?train)\b|"
+    r"\bonly\s+(?:been\s+)?(?:run|ran|tested|trained|validated|benchmarked)\b|"
+    r"\b(?:run|ran|tested|trained|validated|benchmarked)\s+only\b",
+    re.IGNORECASE,
+)
 
 
 # "... for A100", "... for the H100": the GPU a note on a line of code says the line is set for.

@@ -815,7 +815,7 @@ def runs_file(where: str, script: str, path: str) -> bool:
 
 def _stated_by_launcher(name: str, text: str) -> List[int]:
     """What a launcher states: a notebook's metadata and markdown (``!torchrun train.py`` in a
-    notebook tested on an A10G), a shell script's ``#`` lines."""
+    notebook tested on an A10G), a shell script's ``#`` lines, and its name (``run-4x-rtx4090.sh``)."""
     if name.endswith(".ipynb"):
         import json  # only for a notebook that launches the file (#23)
 
@@ -827,9 +827,11 @@ def _stated_by_launcher(name: str, text: str) -> List[int]:
             return []
         stated = notebook_capability(data.get("metadata") or {}, notebook_markdown(data), notebook_outputs(data))
         return [] if stated is None else [stated]
+    # the launcher's own name, which its author gave it after the run's machine (`run-4x-rtx4090.sh`)
+    named = stated_in_text(re.sub(r"[-_.]+", " ", os.path.splitext(os.path.basename(name))[0]))
     if name.endswith(JOB_SUFFIXES):  # a job's YAML: its `#` lines and the machine it requests
-        return stated_in_text(_comments(text)) + compute_capabilities(text)
-    return stated_in_text(_comments(text))
+        return named + stated_in_text(_comments(text)) + compute_capabilities(text)
+    return named + stated_in_text(_comments(text))
 
 
 def _launches(text: str):

@@ -36,6 +36,9 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("- 4 x A40 48G: we can train Gemma-7B-it with max_length 4096 by Deepspeed Zero-3;", [86]),
         ("If you have two A100s, we can train the 7B model.", []),
         ("You can train it on a single A100.", []),
+        ("This was only run on 80GB A100 GPUs.", [80]),  # review 23k
+        ("Only tested on H100 GPUs.", [90]),
+        ("bf16 only works on an A100.", []),  # what bf16 needs, not where the code ran
         ("If you have an Ampere GPU, use bf16.", []),
         ("The Ampere release notes say nothing of it.", []),  # no GPU in the sentence
         # a link names a GPU without stating anything (a FLOPs table citing its datasheets)
@@ -375,3 +378,19 @@ def test_an_older_gpu_a_readme_line_names_for_the_script_it_links_holds_for_that
         "train.py": "", "tools/chain.py": "",
     })
     assert ShippedFiles().stated_for(str(newer / "tools/chain.py")) == 80
+
+
+def test_a_launcher_named_after_its_machine_states_it(tmp_path):
+    """``scripts/run-4x-rtx4090.sh`` runs ``fit.py`` on four RTX 4090s (review 23k); a launcher
+    whose name names no GPU states nothing by it."""
+    from conftest import write_tree
+    from precision_lint.workspace.shipped import ShippedFiles
+
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "", "fit.py": "",
+        "scripts/run-4x-rtx4090.sh": "torchrun --nproc-per-node=4 fit.py --lr 2e-5\n",
+        "scripts/run-single.sh": "torchrun --nproc-per-node=1 fit.py\n",
+    })
+    assert ShippedFiles().stated_for(str(root / "fit.py")) == 89
+    (root / "scripts/run-4x-rtx4090.sh").rename(root / "scripts/run-four.sh")
+    assert ShippedFiles().stated_for(str(root / "fit.py")) is None
