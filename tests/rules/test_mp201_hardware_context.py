@@ -138,8 +138,10 @@ CONVERT = """
         (("import torch\n", "import torch\nimport deepspeed\n"), True),
         (('torch_dtype=torch.bfloat16)', 'torch_dtype=torch.bfloat16, device_map="cpu").to("cpu")'), False),
         (("v.to(torch.bfloat16)", "v.to(model.dtype)"), False),
+        # where the model already is (review 23k: a vocabulary trimmed on the CPU, then saved)
+        (("v.to(torch.bfloat16)", "v.to(model.device)"), False),
     ],
-    ids=["cpu-conversion", "no-save", "cuda", "device-map", "to-device", "gpu-library", "cpu-named", "to-a-dtype"],
+    ids=["cpu-conversion", "no-save", "cuda", "device-map", "to-device", "gpu-library", "cpu-named", "to-a-dtype", "to-its-device"],
 )
 def test_a_conversion_script_that_never_leaves_the_cpu_needs_no_capability_check(change, reported):
     src = textwrap.dedent(CONVERT)

@@ -613,6 +613,8 @@ def keeps_to_cpu(index: ModuleIndex, evaluator: Evaluator, trains: bool, marks: 
         for expr, moved in _device_arguments(index, site):
             if moved and (_is_dtype(evaluator, expr, site.scope) or (isinstance(expr, ast.Attribute) and expr.attr == "dtype")):
                 continue  # `.to(torch.bfloat16)`, `.to(other.dtype)`: a cast, no device
+            if moved and isinstance(expr, ast.Attribute) and expr.attr == "device":
+                continue  # `.to(lm.device)`: where an object of the module already is, no new device
             names = _device_strings(evaluator, expr, site.scope)
             if names and all(n == "cpu" for n in names):
                 continue  # `.to("cpu")`, `device="cpu"`
