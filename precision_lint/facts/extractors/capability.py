@@ -40,6 +40,7 @@ from typing import List, Optional, Tuple
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator, is_capability_callee
 from ...semantic.index import FUNCTION_DEFS, CallSite, ModuleIndex, build_index, first_argument, keyword, literal_key, positional, unstarred
+from ...semantic.kinds import object_kinds
 from ...semantic.names import dotted
 from ...semantic.queries import position, reaching, reaching_at
 from ...workspace import hardware
@@ -613,8 +614,8 @@ def keeps_to_cpu(index: ModuleIndex, evaluator: Evaluator, trains: bool, marks: 
         for expr, moved in _device_arguments(index, site):
             if moved and (_is_dtype(evaluator, expr, site.scope) or (isinstance(expr, ast.Attribute) and expr.attr == "dtype")):
                 continue  # `.to(torch.bfloat16)`, `.to(other.dtype)`: a cast, no device
-            if moved and isinstance(expr, ast.Attribute) and expr.attr == "device":
-                continue  # `.to(lm.device)`: where an object of the module already is, no new device
+            if moved and isinstance(expr, ast.Attribute) and expr.attr == "device" and object_kinds(index).is_model(expr.value, site.scope, site.klass):
+                continue  # `.to(lm.device)`: where the module's model already is, no new device
             names = _device_strings(evaluator, expr, site.scope)
             if names and all(n == "cpu" for n in names):
                 continue  # `.to("cpu")`, `device="cpu"`
