@@ -622,7 +622,7 @@ class ShippedFiles:
         and the ``pip install`` lines of the Dockerfile there."""
         from pathlib import Path
 
-        from .versions import folder_requirements, pip_requirements
+        from .versions import dockerfile_requirements, folder_requirements
 
         out: List["Allowed"] = []
         for context in dict.fromkeys(m.group(1) or m.group(2) for m in _BUILD_CONTEXT().finditer(text)):
@@ -633,8 +633,8 @@ class ShippedFiles:
             out.extend(replace(a, source=f"{a.source} in {built}") for a, _ in folder_requirements(Path(folder)))
             for name in self._container_files(folder):
                 if not name.lower().endswith((".yml", ".yaml")):  # a Dockerfile, not a compose file
-                    lines = [re.sub(r"^\s*RUN\s+", "", line) for line in (self._read(os.path.join(folder, name)) or "").splitlines()]
-                    out.extend(replace(a, source=f"{a.source} ({built})") for a in pip_requirements(lines, name))
+                    text = self._read(os.path.join(folder, name)) or ""
+                    out.extend(replace(a, source=f"{a.source} ({built})") for a in dockerfile_requirements(text, name))
         return out
 
     def launches_for(self, module_path: str) -> List[Tuple[str, "Launch"]]:

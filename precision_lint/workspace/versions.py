@@ -916,18 +916,22 @@ def folder_containers(folder: Path) -> List[Tuple[Allowed, Path]]:
             continue
         for name in names:
             path = here / name
-            text = _read(path)
-            if not text:
-                continue
-            shown = path.relative_to(folder).as_posix()
-            commands = [part for line in _joined(text.splitlines()) for part in re.split(r"&&|;|\|\|", re.sub(r"^\s*RUN\s+", "", line))]
-            out.extend((a, path) for a in pip_requirements(commands, shown) if a.low is not None or a.high is not None)
-            for match in _PYTORCH_IMAGE().finditer(text):
-                out.append((parse_spec("torch", f"=={match.group(1)}", f"the image {shown} is built from", f"pytorch/pytorch:{match.group(1)}"), path))
-            for match in _NGC_IMAGE().finditer(text):
-                found = ngc_torch(int(match.group(1)), int(match.group(2)))
-                if found is not None:
-                    out.append((replace(found, source=f"the image {shown} is built from"), path))
+            out.extend((a, path) for a in dockerfile_requirements(_read(path) or "", path.relative_to(folder).as_posix()))
+    return out
+
+
+def dockerfile_requirements(text: str, shown: str) -> List[Allowed]:
+    """What a Dockerfile installs: the pins of its ``RUN pip install torch==2.2.2`` commands
+    (continuations joined, each command of an ``&&`` chain), and the torch of the image it is
+    built from (an official ``pytorch/pytorch:2.2.2-...``, an NGC ``nvcr.io/nvidia/pytorch:22.11``)."""
+    commands = [part for line in _joined(text.splitlines()) for part in re.split(r"&&|;|\|\|", re.sub(r"^\s*RUN\s+", "", line))]
+    out = [a for a in pip_requirements(commands, shown) if a.low is not None or a.high is not None]
+    for match in _PYTORCH_IMAGE().finditer(text):
+        out.append(parse_spec("torch", f"=={match.group(1)}", f"the image {shown} is built from", f"pytorch/pytorch:{match.group(1)}"))
+    for match in _NGC_IMAGE().finditer(text):
+        found = ngc_torch(int(match.group(1)), int(match.group(2)))
+        if found is not None:
+            out.append(replace(found, source=f"the image {shown} is built from"))
     return out
 
 
