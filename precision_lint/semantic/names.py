@@ -17,17 +17,37 @@ from .gate import resolve_relative  # noqa: F401  (pure text: the gate reads it 
 def dotted(node) -> Optional[str]:
     """``a.b.c`` as a string, or None when the expression is not a plain dotted name.
 
-    Walked without recursion: a chain of thousands of attributes is legal Python."""
+    Walked without recursion: a chain of thousands of attributes is legal Python. An attribute
+    read with ``getattr`` and a written name is that attribute (``getattr(torch.cuda,
+    "is_bf16_supported", lambda: False)``: ``torch.cuda.is_bf16_supported``, where it exists)."""
     parts = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)
-        node = node.value
+    while True:
+        if type(node) is ast.Attribute:
+            parts.append(node.attr)
+            node = node.value
+        elif _getattr_of(node) is not None:
+            parts.append(node.args[1].value)
+            node = node.args[0]
+        else:
+            break
     if type(node) is not ast.Name:
         return None
     if not parts:
         return node.id
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def _getattr_of(node) -> Optional[ast.expr]:
+    """The object of ``getattr(obj, "name")`` / ``getattr(obj, "name", default)`` (a written
+    name that is an identifier), else None."""
+    if (
+        type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "getattr"
+        and 2 <= len(node.args) <= 3 and not node.keywords
+        and type(node.args[1]) is ast.Constant and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()
+    ):
+        return node.args[0]
+    return None
 
 
 def module_dotted(node) -> str:

@@ -234,3 +234,18 @@ def test_a_partial_of_anything_else_is_no_autocast():
         cast = functools.partial(torch.zeros, 3, dtype=torch.bfloat16)
     """
     assert not lint(src, CODE)
+
+
+def test_a_check_read_with_getattr_is_the_check():
+    """``getattr(torch.cuda, "is_bf16_supported", lambda: False)()`` is the emulation-counting
+    check (review 23's held-out gemma-local), fixed as the plain call is."""
+    src = """
+    import torch
+    from transformers import TrainingArguments
+
+    use_bf16 = getattr(torch.cuda, "is_bf16_supported", lambda: False)()
+    args = TrainingArguments("out", bf16=use_bf16, fp16=not use_bf16)
+    """
+    (d,) = lint(src, "MP203")
+    assert d.fix is not None
+    assert 'getattr(torch.cuda, "is_bf16_supported", lambda: False)(including_emulation=False)' in fix(src, "MP203")

@@ -123,3 +123,18 @@ def test_unconditional_imports_are_the_top_levels_own_outside_try_if_and_functio
     assert unconditional_imports(tree, "pkg.train", False) == (
         "os", "torch._six", "pkg", "pkg.helpers", "pkg.util", "pkg.util.inf",
     )
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ('getattr(torch.cuda, "is_bf16_supported", lambda: False)', "torch.cuda.is_bf16_supported"),
+    ('getattr(torch, "cuda").amp', "torch.cuda.amp"),
+    ('getattr(torch.cuda, name)', None),  # a name not written: not known
+    ('getattr(torch.cuda, "not an identifier")', None),
+])
+def test_an_attribute_read_with_getattr_and_a_written_name_is_that_attribute(expr, expected):
+    import ast
+
+    from precision_lint.semantic.names import dotted
+
+    found = dotted(ast.parse(expr, mode="eval").body)
+    assert found == (None if expected is None else expected)
