@@ -859,6 +859,13 @@ def test_one_extra_alone_still_states_its_range(tmp_path):
     })
     t = _targets(root, "train.py").of("transformers")
     assert (t.low, t.high) == ((4, 36), (5, 0))
+    # an extra named after the library (`"trl": ["trl==0.8.0"]`): its name is no requirement
+    named = write_tree(tmp_path / "named", {
+        ".git/HEAD": "",
+        "setup.py": 'EXTRAS = {"vllm": ["vllm"], "trl": ["trl==0.8.0"]}\nsetup(name="p", extras_require=EXTRAS)\n',
+        "train.py": "",
+    })
+    assert _targets(named, "train.py").of("trl").is_point
 
 
 # A README's fenced block that lists requirements and nothing else (the environment it was run

@@ -515,9 +515,11 @@ def _quoted_requirements(text: str, source: str) -> List[Allowed]:
     names = "|".join(LIBRARIES)
     extras = _extras_spans(text) if "extras_require" in text else []
     for match in re.finditer(rf"""["']\s*((?:{names})(?![\w-])[^"'\n]*)["']""", text, re.IGNORECASE):
+        extra = next((name for start, end, name in extras if start <= match.start() < end), None)
+        if extra == "":
+            continue  # an extra's own name (`"trl": [...]`), not a requirement
         found = parse_requirement(match.group(1), source)
         if found is not None:
-            extra = next((name for start, end, name in extras if start <= match.start() < end), "")
             out.append(replace(found, extra=extra) if extra else found)
     return out
 
@@ -525,7 +527,9 @@ def _quoted_requirements(text: str, source: str) -> List[Allowed]:
 def _extras_spans(text: str) -> List[Tuple[int, int, str]]:
     """``(start, end, extra)``: where each entry of a ``setup.py``'s ``extras_require`` dict is
     written (``extras_require={"gpu": [...], "npu": [...]}``, or a dict bound to a name that
-    ``extras_require=`` names), read with ``ast``, never run; [] where it does not parse."""
+    ``extras_require=`` names), read with ``ast``, never run; [] where it does not parse. The
+    keys are spans of their own, with the extra ``""``: an extra named after a library
+    (``"trl": ["trl==0.8.0"]``) is no requirement of it."""
     import ast  # only for a setup.py that names extras
 
     try:
@@ -554,6 +558,7 @@ def _extras_spans(text: str) -> List[Tuple[int, int, str]]:
         for key, value in zip(table.keys, table.values):
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and value.end_lineno is not None:
                 out.append((offset(value.lineno, value.col_offset), offset(value.end_lineno, value.end_col_offset or 0), key.value))
+                out.append((offset(key.lineno, key.col_offset), offset(key.end_lineno or key.lineno, key.end_col_offset or 0), ""))
     return out
 
 
