@@ -260,7 +260,10 @@ def _advice(sentence: str, start: int) -> bool:
 _OUR_RUN = lazy(
     r"\bwe\s+(?:can|could|were\s+able\s+to|are\s+able\s+to)\s+(?:train|fine-?tune|run|fit|pre-?train)\b|"
     r"\bonly\s+(?:been\s+)?(?:run|ran|tested|trained|validated|benchmarked)\b|"
-    r"\b(?:run|ran|tested|trained|validated|benchmarked)\s+only\b",
+    r"\b(?:run|ran|tested|trained|validated|benchmarked)\s+only\b|"
+    # "All scripts can run on a single A100-80GB GPU": what the code was made to fit, not advice to
+    # the reader ("you can run it on an A100" stays advice)
+    r"\b(?:scripts?|code|models?|experiments?|everything)\s+(?:can|could)\s+(?:be\s+)?(?:run|trained|fine-?tuned|executed)\b",
     re.IGNORECASE,
 )
 

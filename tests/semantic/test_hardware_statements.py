@@ -37,6 +37,7 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("If you have two A100s, we can train the 7B model.", []),
         ("You can train it on a single A100.", []),
         ("This was only run on 80GB A100 GPUs.", [80]),  # review 23k
+        ("* All scripts can run on a single A100-80GB GPU and have two variants.", [80]),  # review 23h
         ("Only tested on H100 GPUs.", [90]),
         ("bf16 only works on an A100.", []),  # what bf16 needs, not where the code ran
         ("If you have an Ampere GPU, use bf16.", []),
