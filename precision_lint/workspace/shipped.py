@@ -541,8 +541,8 @@ class ShippedFiles:
         return stated
 
     def _scoped_lines(self, readme: str) -> List[Tuple[List[int], Set[str]]]:
-        """``(capabilities, scripts)`` of each line of a Markdown README that names GPUs without
-        native bf16 for the scripts it links to ("The small checkpoint runs on older cards such
+        """``(capabilities, scripts)`` of each paragraph (or list item) of a Markdown README that
+        names GPUs without native bf16 for the scripts it links to ("The small checkpoint runs on older cards such
         as a GTX 1080 Ti: see [the demo](infer/demo.py)"): what that script runs on, not every
         file of the project. (A newer GPU a line names holds for the project, as it did.)"""
         found = self._readme_scoped.get(readme)
@@ -550,11 +550,11 @@ class ShippedFiles:
             found = []
             text = (self._read(readme) or "") if readme.endswith(".md") else ""
             folder = os.path.dirname(readme)
-            for line in markdown_prose(text).splitlines() if _SCRIPT_LINK().search(text) else ():
-                scripts = {p for p in _linked(folder, line) if p.endswith(_SCRIPT_SUFFIXES)}
+            for block in _blocks(markdown_prose(text)) if _SCRIPT_LINK().search(text) else ():
+                scripts = {p for p in _linked(folder, block) if p.endswith(_SCRIPT_SUFFIXES)}
                 if not scripts:
                     continue
-                older = [c for c in stated_in_text(line) if c < NATIVE_BF16]
+                older = [c for c in stated_in_text(block) if c < NATIVE_BF16]
                 if older:
                     found.append((older, scripts))
             self._readme_scoped[readme] = found
@@ -843,6 +843,21 @@ def _launches(text: str):
 
 # a Markdown link's target: `[tune.py](../training/tune.py)`, `[run](./run.sh "title")`
 _LINK = lazy(r"\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^\"']*[\"'])?\s*\)")
+
+
+# where a Markdown paragraph or list item ends: a blank line, or the next item's marker
+_ITEM_START = lazy(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s")
+
+
+def _blocks(prose: str) -> List[str]:
+    """The paragraphs and list items of a Markdown text, each with its wrapped lines."""
+    out: List[List[str]] = [[]]
+    for line in prose.splitlines():
+        if not line.strip() or _ITEM_START().match(line):
+            out.append([])
+        if line.strip():
+            out[-1].append(line)
+    return ["\n".join(block) for block in out if block]
 
 
 # a Markdown link to a script of the tree: `[the demo](infer/demo.py)`

@@ -373,6 +373,15 @@ def test_an_older_gpu_a_readme_line_names_for_the_script_it_links_holds_for_that
     shipped = ShippedFiles()
     assert shipped.stated_for(str(root / "infer/demo.py")) == 61
     assert shipped.stated_for(str(root / "tools/chain.py")) is None
+    # the sentence wrapped over lines of one list item, the link on another line of it
+    wrapped = write_tree(tmp_path / "wrapped", {
+        ".git/HEAD": "",
+        "README.md": "# kit\n\n- 2024: a smaller model.\n  You can run it on older GPUs like `GTX 1080TI`. Please\n"
+                     "  refer to [cli_demo](infer/demo.py) for the code.\n- 2025: nothing else.\n",
+        "infer/demo.py": "", "tools/chain.py": "",
+    })
+    assert ShippedFiles().stated_for(str(wrapped / "infer/demo.py")) == 61
+    assert ShippedFiles().stated_for(str(wrapped / "tools/chain.py")) is None
     newer = write_tree(tmp_path / "newer", {
         ".git/HEAD": "",
         "README.md": "# kit\n\nWe trained on 8 A100 GPUs with [the trainer](train.py).\n",
