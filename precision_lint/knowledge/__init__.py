@@ -96,27 +96,27 @@ def library_bases() -> Dict[str, Tuple[str, ...]]:
     return {k: tuple(v) for k, v in _table("libraries.toml").get("bases", {}).items()}
 
 
+def _patches_of(imported_modules: Iterable[str], target: str) -> List[dict]:
+    """The ``[[patches]]`` rows of the library table whose library is imported in the unit and
+    whose targets match ``target`` (a qualified class name), in the table's order."""
+    imported = {m.split(".")[0] for m in imported_modules}
+    return [
+        patch for patch in _table("libraries.toml").get("patches", [])
+        if patch["library"] in imported and any(fnmatch.fnmatchcase(target, t) for t in patch["targets"])
+    ]
+
+
 def patched_keywords(imported_modules: Iterable[str], target: str) -> Tuple[str, ...]:
     """Keywords that ``target`` (a qualified class name) accepts because a patching library
     is imported in the unit (``unsloth`` makes TRL trainers accept any: ``"*"``)."""
-    imported = {m.split(".")[0] for m in imported_modules}
-    out = []
-    for patch in _table("libraries.toml").get("patches", []):
-        if patch["library"] in imported and any(fnmatch.fnmatchcase(target, t) for t in patch["targets"]):
-            out.extend(patch.get("accepts", ()))
-    return tuple(out)
+    return tuple(keyword for patch in _patches_of(imported_modules, target) for keyword in patch.get("accepts", ()))
 
 
 def patched_default(imported_modules: Iterable[str], target: str, keyword: str) -> Optional[object]:
     """The default of ``keyword`` in the class that a patching library imported in the unit puts
     in place of ``target`` (``unsloth``: TRL's configs default ``bf16`` to False), None where no
     patch changes it."""
-    imported = {m.split(".")[0] for m in imported_modules}
-    for patch in _table("libraries.toml").get("patches", []):
-        defaults = patch.get("defaults", {})
-        if keyword in defaults and patch["library"] in imported and any(fnmatch.fnmatchcase(target, t) for t in patch["targets"]):
-            return defaults[keyword]
-    return None
+    return next((patch["defaults"][keyword] for patch in _patches_of(imported_modules, target) if keyword in patch.get("defaults", {})), None)
 
 
 def patch_accepts(imported_modules: Iterable[str], target: str, keyword: str) -> bool:

@@ -88,10 +88,6 @@ def is_notebook(path: str) -> bool:
 def is_ipython_line(line: str) -> bool:
     """Whether a line is IPython's, not Python's: ``!pip install x``, ``%cd``, ``x = !ls``,
     ``obj?``, an automagic ``pip install x``."""
-    return _is_magic(line)
-
-
-def _is_magic(line: str) -> bool:
     return bool(_MAGIC_LINE().match(line) or _MAGIC_ASSIGN().match(line) or _HELP_SUFFIX().match(line) or _AUTOMAGIC().match(line))
 
 
@@ -229,7 +225,7 @@ def _ipython_lines(lines, start, out, replaced, swap):
             swap(i, line, CONTINUATION)
             continued = line.rstrip("\r\n").endswith("\\")
             continue
-        if in_string is None and _is_magic(line):
+        if in_string is None and is_ipython_line(line):
             indent = line[: len(line) - len(line.lstrip(" \t"))]
             swap(i, line, indent + PLACEHOLDER)
             continued = line.rstrip("\r\n").endswith("\\")
