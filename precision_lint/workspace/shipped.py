@@ -357,17 +357,19 @@ class ShippedFiles:
             return self._recorded[root]
         import json
 
+        from .versions import wandb_runs
+
         found: List[int] = []
         files: List[str] = []
         for folder, name in self._record_folders(root):
+            if name == "wandb":
+                files.extend(os.path.join(folder, run, "files", "wandb-metadata.json") for run in wandb_runs(folder)[:RECORDS])
+                continue
             try:
                 names = sorted(os.listdir(folder))
             except OSError:
                 continue
-            if name == "wandb":
-                files.extend(os.path.join(folder, run, "files", "wandb-metadata.json") for run in names[:RECORDS])
-            else:
-                files.extend(os.path.join(folder, f) for f in names if f.endswith(_LOG_SUFFIXES))
+            files.extend(os.path.join(folder, f) for f in names if f.endswith(_LOG_SUFFIXES))
         for path in files[:RECORDS]:
             text = self._head(path)
             if not text:

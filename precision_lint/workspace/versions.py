@@ -963,17 +963,23 @@ RUN_RECORDS = "wandb"
 MAX_RECORDED_RUNS = 20  # the newest, by name (a run folder's name starts with its start time)
 
 
+def wandb_runs(records: str) -> List[str]:
+    """The run folders W&B wrote in its folder ``records`` (``run-<time>-<id>``,
+    ``offline-run-...``; not ``latest-run``, a link to one of them, nor its logs), in name order:
+    the order the runs started. [] where there is no such folder."""
+    try:
+        return sorted(n for n in os.listdir(records) if n.startswith(("run-", "offline-run-")))
+    except OSError:
+        return []
+
+
 def folder_recorded_runs(folder: Path) -> List[Tuple[Allowed, Path]]:
     """The library versions of the runs W&B recorded in ``folder`` (the folder a script was
     started from): each run's ``files/requirements.txt`` (``trl==0.7.11``), the environment
     the code ran in, each run one of the environments it is run in (:attr:`Allowed.extra`)."""
     records = folder / RUN_RECORDS
-    try:
-        runs = sorted((n for n in os.listdir(records) if n.startswith(("run-", "offline-run-"))), reverse=True)
-    except OSError:
-        return []
     out: List[Tuple[Allowed, Path]] = []
-    for run in runs[:MAX_RECORDED_RUNS]:
+    for run in wandb_runs(str(records))[::-1][:MAX_RECORDED_RUNS]:
         path = records / run / "files" / "requirements.txt"
         text = _read(path)
         for found in requirements_in_text(text or "", f"{RUN_RECORDS}/{run}/files/requirements.txt"):
