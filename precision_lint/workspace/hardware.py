@@ -355,12 +355,33 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
             if known:
                 stated(_INSTANCE_GPU.get(name), sentence, match.start())
         for match in _GPU_WORD().finditer(sentence):
-            stated(_capability(match.group(1)), sentence, match.start())
+            if not _item_label(match, sentence, text):
+                stated(_capability(match.group(1)), sentence, match.start())
         if _GPU_CONTEXT().search(sentence):
             for match in _BARE_GEFORCE().finditer(sentence):
                 if not _OPTION_BEFORE().search(sentence[: match.start()]):
                     stated(_capability("rtx" + match.group(1)), sentence, match.start())
     return found
+
+
+# A GPU name that is also a letter and a digit (T4, L4) labels an item of a test plan or an
+# outline as often: "- T4) two concurrent requests -> 423" after T1) to T3). Such a name is a label
+# where it heads its line and a bracket closes it ("T4)", "[T4]"), or where the text names the same
+# letter with every lower number too ("T1", "T2", "T3" as words of their own). "- T4: 16 GB, use
+# fp16" is the GPU.
+_LABEL_HEAD = lazy(r"(?:^|\n)[ \t]*(?:[-*+>#]+[ \t]*|\(?\d+[.)][ \t]*)?\(?$")
+_LABEL_CLOSE = lazy(r"^\s*[)\]]")
+
+
+def _item_label(match: "re.Match", sentence: str, text: str) -> bool:
+    """Whether a two-character GPU name (``T4``, ``L4``) is an item's label, not the GPU."""
+    name = match.group(1)
+    if len(name) != 2 or not name[1].isdigit():
+        return False
+    if _LABEL_HEAD().search(sentence[: match.start()]) and _LABEL_CLOSE().match(sentence[match.end():]):
+        return True
+    siblings = set(re.findall(rf"(?<![\w-]){name[0]}([0-9])(?![\w-])", text, re.IGNORECASE))
+    return int(name[1]) > 1 and all(str(n) in siblings for n in range(1, int(name[1])))
 
 
 # Architectures from Ampere on, as prose names them ("requires a GPU with NVIDIA Ampere

@@ -37,6 +37,11 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("If you have two A100s, we can train the 7B model.", []),
         ("You can train it on a single A100.", []),
         ("This was only run on 80GB A100 GPUs.", [80]),  # review 23k
+        # a test plan's item labels are not GPUs (review 24a): "T4)" heading its line, or T1..T3 beside it
+        ("Test plan:\n- T1) empty body -> 400\n- T2) bad token -> 401\n- T4) two requests -> 423", []),
+        ("Cases T1, T2, T3 and T4 cover the upload.", []),
+        ("- T4: 16 GB, use fp16 there", [75]),  # a list item about the GPU
+        ("Kaggle T4 x2; T1 weighting of the loss", [75]),  # one other label is no enumeration
         ("* All scripts can run on a single A100-80GB GPU and have two variants.", [80]),  # review 23h
         ("Only tested on H100 GPUs.", [90]),
         ("bf16 only works on an A100.", []),  # what bf16 needs, not where the code ran
