@@ -543,17 +543,18 @@ class ShippedFiles:
         return stated
 
     def _scoped_lines(self, readme: str) -> List[Tuple[List[int], Set[str]]]:
-        """``(capabilities, scripts)`` of each paragraph (or list item) of a Markdown README that
-        names GPUs without native bf16 for the scripts it links to ("The small checkpoint runs on older cards such
-        as a GTX 1080 Ti: see [the demo](infer/demo.py)"): what that script runs on, not every
-        file of the project. (A newer GPU a line names holds for the project, as it did.)"""
+        """``(capabilities, scripts)`` of each paragraph, list item or table row of a Markdown README
+        that names GPUs without native bf16 for the scripts it links to or names in a code span ("The
+        small checkpoint runs on older cards such as a GTX 1080 Ti: see [the demo](infer/demo.py)",
+        "| v1 | `notebook/v1.ipynb` | Kaggle T4 |"): what that script runs on, not every file of the
+        project. (A newer GPU a line names holds for the project, as it did.)"""
         found = self._readme_scoped.get(readme)
         if found is None:
             found = []
             text = (self._read(readme) or "") if readme.endswith(".md") else ""
             folder = os.path.dirname(readme)
             for block in _blocks(markdown_prose(text)) if _SCRIPT_LINK().search(text) else ():
-                scripts = {p for p in _linked(folder, block) if p.endswith(_SCRIPT_SUFFIXES)}
+                scripts = {p for p in _linked(folder, block) + _named(folder, block) if p.endswith(_SCRIPT_SUFFIXES)}
                 if not scripts:
                     continue
                 older = [c for c in stated_in_text(block) if c < NATIVE_BF16]
@@ -852,19 +853,31 @@ _ITEM_START = lazy(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s")
 
 
 def _blocks(prose: str) -> List[str]:
-    """The paragraphs and list items of a Markdown text, each with its wrapped lines."""
+    """The paragraphs, list items and table rows of a Markdown text, each with its wrapped lines."""
     out: List[List[str]] = [[]]
+    row = False
     for line in prose.splitlines():
-        if not line.strip() or _ITEM_START().match(line):
+        starts_row = line.lstrip().startswith("|")
+        if not line.strip() or _ITEM_START().match(line) or starts_row or row:
             out.append([])
+        row = starts_row
         if line.strip():
             out[-1].append(line)
     return ["\n".join(block) for block in out if block]
 
 
-# a Markdown link to a script of the tree: `[the demo](infer/demo.py)`
+# a Markdown link to a script of the tree, `[the demo](infer/demo.py)`, or its path in a code span,
+# `` `notebook/v1.ipynb` ``
 _SCRIPT_SUFFIXES = (".py", ".ipynb", ".sh")
-_SCRIPT_LINK = lazy(r"\]\([^)\s]+\.(?:py|ipynb|sh)(?:#[^)]*)?\)")
+_SCRIPT_LINK = lazy(r"\]\([^)\s]+\.(?:py|ipynb|sh)(?:#[^)]*)?\)|`[^`\s]+\.(?:py|ipynb|sh)`")
+_SCRIPT_SPAN = lazy(r"`(?:\./)?([^`\s:]+\.(?:py|ipynb|sh))`")
+
+
+def _named(folder: str, text: str) -> List[str]:
+    """The scripts a Markdown text in ``folder`` names by their path in a code span
+    (`` `notebook/v1.ipynb` ``), as absolute paths: a notebook kept out of the tree is still
+    another script than the module asking."""
+    return [os.path.normpath(os.path.join(folder, target)) for target in _SCRIPT_SPAN().findall(text)]
 
 
 def _linked(folder: str, text: str) -> List[str]:

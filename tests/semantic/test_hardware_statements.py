@@ -395,6 +395,26 @@ def test_an_older_gpu_a_readme_line_names_for_the_script_it_links_holds_for_that
     assert ShippedFiles().stated_for(str(newer / "tools/chain.py")) == 80
 
 
+def test_an_older_gpu_of_a_readme_table_row_holds_for_the_script_the_row_names(tmp_path):
+    """A README's table gives each artifact its machine: "| v1 | `notebook/v1.ipynb` | Kaggle T4 |"
+    beside "| v2 | `train.py` | DGX Spark (GB10) |" (review 24a). The T4 is the notebook's (named in a
+    code span, kept out of the tree or not), the GB10 the project's."""
+    from conftest import write_tree
+    from precision_lint.workspace.shipped import ShippedFiles
+
+    readme = ("# clf\n\n| Version | Artifact | Where it runs |\n|---|---|---|\n"
+              "| v1 | `notebook/v1.ipynb` | Kaggle T4 |\n| v2 | `train.py` | DGX Spark (GB10) |\n")
+    root = write_tree(tmp_path, {".git/HEAD": "", "README.md": readme, "train.py": "", "notebook/v1.ipynb": "{}"})
+    assert ShippedFiles().stated_for(str(root / "train.py")) == 121
+    assert ShippedFiles().stated_for(str(root / "notebook/v1.ipynb")) == 75
+    # a row that names no script states the project's machine
+    plain = write_tree(tmp_path / "plain", {
+        ".git/HEAD": "", "train.py": "",
+        "README.md": "# clf\n\n| Setting | Value |\n|---|---|\n| GPU | Kaggle T4 |\n| Epochs | 3 |\n",
+    })
+    assert ShippedFiles().stated_for(str(plain / "train.py")) == 75
+
+
 def test_a_launcher_named_after_its_machine_states_it(tmp_path):
     """``scripts/run-4x-rtx4090.sh`` runs ``fit.py`` on four RTX 4090s (review 23k); a launcher
     whose name names no GPU states nothing by it."""
