@@ -87,7 +87,8 @@ def _states(arg, option) -> List[Tuple[str, object]]:
         elif v.kind == CONST and _truthy(v.value):
             out.append(("on" if not v.guards else "cond", v))
         elif v.kind in (CAPABILITY, COND, CUDA):
-            out.append(("cond", v))
+            # `fp16 and use_cuda` of the user's switch: on only where the user turns it on
+            out.append(("switch" if any(g.user_choice for g in v.guards) else "cond", v))
     return out
 
 

@@ -578,6 +578,8 @@ class Evaluator:
             if head is node or not isinstance(head, ast.Name):
                 if isinstance(node, ast.Name) and _is_parameter(node, here):
                     follows = True
+                    if _on_by_default(node.id, here, compared):
+                        return False  # `def train(fp16: bool = True)`: on unless the user opts out
                 continue
             owner = here.lookup_scope(head.id)
             if owner is not None and owner.is_import(head.id):
@@ -2011,9 +2013,18 @@ class Evaluator:
     def _boolean(self, expr: ast.BoolOp, scope: Scope) -> List[Possible]:
         # `a and b and c` as `(a and b) and c` (see _operands)
         left_node, right_node = self._operands(expr)
-        left = _opaque(self.values(left_node, scope))
-        right = _opaque(self.values(right_node, scope))
+        left_values, right_values = self.values(left_node, scope), self.values(right_node, scope)
+        left, right = _opaque(left_values), _opaque(right_values)
         is_and = isinstance(expr.op, ast.And)
+        # `fp16 and use_cuda` of a parameter the user sets: true only where the user turns it on
+        # (the switch's guard, as `if fp16:` gives what it guards)
+        switches = tuple(
+            g for g in (
+                self.guard(node, True, scope)
+                for node, values in ((left_node, left_values), (right_node, right_values))
+                if any(v.kind in SYMBOLIC or v.kind == UNKNOWN for v in values)
+            ) if g.user_choice
+        ) if is_and else ()
         out: List[Possible] = []
         for a, b in itertools.islice(itertools.product(left, right), _MAX_ATOMS):
             if a.kind == CONST and b.kind == CONST:
@@ -2035,7 +2046,7 @@ class Evaluator:
                     Possible(
                         COND,
                         None,
-                        a.guards + b.guards,
+                        a.guards + b.guards + switches,
                         text=text,
                         capability=_consults(a, CAPABILITY) or _consults(b, CAPABILITY),
                         cuda=_consults(a, CUDA) or _consults(b, CUDA),
@@ -2234,6 +2245,17 @@ def _is_parameter(node: ast.Name, scope: Scope) -> bool:
 def _is_parameter_named(name: str, scope: Scope) -> bool:
     owner = scope.lookup_scope(name)
     return owner is not None and name in owner.params
+
+
+def _on_by_default(name: str, scope: Scope, compared) -> bool:
+    """Whether a precision parameter's written default turns it on (``fp16: bool = True``,
+    ``precision="bf16"`` where the test compares it with ``"bf16"``)."""
+    owner = scope.lookup_scope(name)
+    default = owner.params.get(name) if owner is not None else None
+    return (
+        isinstance(default, ast.Constant) and bool(PRECISION_WORD().search(name))
+        and not _falsy_literal(default) and not _other_than(default, compared)
+    )
 
 
 def _falsy_literal(node: ast.expr) -> bool:

@@ -120,6 +120,17 @@ def test_reported(src, line):
             use_fp16 = True
         training_args = TrainingArguments("o", bf16=use_bf16, fp16=use_fp16)
         """,
+        # two parameters of the entry point, both off by default, each joined with a device test (review 24a)
+        """
+        import fire
+        import torch
+        from transformers import TrainingArguments
+        def train(out="o", fp16: bool = False, bf16: bool = False):
+            cuda = torch.cuda.is_available()
+            ok = cuda and torch.cuda.get_device_capability()[0] >= 8
+            return TrainingArguments(out, fp16=fp16 and cuda, bf16=bf16 and ok)
+        fire.Fire(train)
+        """,
         # one flag only
         "from transformers import TrainingArguments\nargs = TrainingArguments('o', fp16=True, bf16=False)\n",
         # not a training config
@@ -188,6 +199,23 @@ def test_the_command_line_switches_of_a_parser_are_the_users_to_pass():
         (training_args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
         """
     assert lint(src, CODE) == []
+
+
+def test_a_switch_joined_with_a_device_test_is_the_users_and_a_default_on_parameter_is_not():
+    """``fp16 and cuda`` of a parameter off by default is on only where the user turns it on
+    (review 24a): next to a flag that is certainly on, the finding says so; a parameter that
+    defaults to on (``fp16: bool = True``) is no switch of the user's: on in some runs."""
+    src = """
+        import torch
+        from transformers import TrainingArguments
+        def train(fp16: bool = {default}):
+            cuda = torch.cuda.is_available()
+            return TrainingArguments("o", fp16=fp16 and cuda, bf16=True)
+        """
+    switched = lint(src.format(default="False"), CODE)
+    assert len(switched) == 1 and "when the user turns `fp16` on" in switched[0].message
+    default_on = lint(src.format(default="True"), CODE)
+    assert len(default_on) == 1 and "in some runs" in default_on[0].message
 
 
 def test_one_value_compared_with_two_dtypes_is_never_both():
