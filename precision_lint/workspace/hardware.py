@@ -38,13 +38,14 @@ GPU_CAPABILITY = {
     # Ada (sm89), Blackwell (sm120)
     "gtx1050": 61, "gtx1060": 61, "gtx1070": 61, "gtx1650": 75, "gtx1660": 75, "rtx2060": 75, "rtx2070": 75,
     "rtx3060": 86, "rtx3070": 86, "rtx4060": 89, "rtx4070": 89, "rtx5060": 120, "rtx5070": 120, "rtx5080": 120,
+    "rtx2050": 86, "rtx3050": 86, "rtx4050": 89, "rtx5050": 120,  # the 50-class cards (the RTX 2050 is an Ampere laptop part)
 }
 NATIVE_BF16 = 80
 FP8_CAPABILITY = 89  # Ada and Hopper: the first GPUs with FP8 tensor cores
 
 _GPU_WORD_PATTERN = (
     r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?)*"
-    r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?(?:[2345]0[6-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|b[12]00|p100|v100|t4|k80|p40|titan)"
+    r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?(?:[2345]0[5-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|b[12]00|p100|v100|t4|k80|p40|titan)"
     # a memory size or form factor may follow: "A100-40GB", "H100-SXM", "A100 80GB"
     r"s?(?:(?=-(?:\d+\s*gb?|sxm\d*|pcie|nvl)\b)|(?![\w-]))"
 )
@@ -355,7 +356,7 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
             if known:
                 stated(_INSTANCE_GPU.get(name), sentence, match.start())
         for match in _GPU_WORD().finditer(sentence):
-            if not _item_label(match, sentence, text):
+            if not _item_label(match, sentence, text) and not _SET_APART().search(sentence[: match.start()]):
                 stated(_capability(match.group(1)), sentence, match.start())
         if _GPU_CONTEXT().search(sentence):
             for match in _BARE_GEFORCE().finditer(sentence):
@@ -364,6 +365,13 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
     return found
 
 
+# A GPU the sentence sets apart from the code's run: "one GPU instead of 2xT4", "a single GPU, not 2
+# T4s", "rather than a V100": the machine an original was written for, not this code's.
+_SET_APART = lazy(
+    r"\b(?:instead\s+of|rather\s+than|not|in\s+place\s+of|replacing)\s+(?:(?:an?|the|two|one|\d+)\s+)?(?:x\s+)?"
+    r"(?:nvidia\s+|tesla\s+)?$",
+    re.IGNORECASE,
+)
 # A GPU name that is also a letter and a digit (T4, L4) labels an item of a test plan or an
 # outline as often: "- T4) two concurrent requests -> 423" after T1) to T3). Such a name is a label
 # where it heads its line and a bracket closes it ("T4)", "[T4]"), or where the text names the same

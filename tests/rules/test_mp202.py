@@ -192,12 +192,40 @@ NEGATIVES = [
         """,
         id="noqa",
     ),
+    pytest.param(
+        # the `else:` of a switch the code sets on: loaded in no run as shipped (review 24b)
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+        USE_LORA = False
+        USE_QLORA = True
+        if USE_QLORA or USE_LORA:
+            m = AutoModelForCausalLM.from_pretrained("m", dtype=torch.float16)
+        else:
+            m = AutoModelForCausalLM.from_pretrained("m", dtype=torch.float16, attn_implementation="flash_attention_2")
+        """,
+        id="branch_switched_off",
+    ),
 ]
 
 
 @pytest.mark.parametrize("src", NEGATIVES)
 def test_not_reported(src):
     assert lint(src, CODE) == []
+
+
+def test_the_branch_a_switch_selects_is_still_reported():
+    """The control of ``branch_switched_off``: with the switch off, the FlashAttention-2 load runs."""
+    src = """
+        import torch
+        from transformers import AutoModelForCausalLM
+        USE_QLORA = False
+        if USE_QLORA:
+            m = AutoModelForCausalLM.from_pretrained("m", dtype=torch.float16)
+        else:
+            m = AutoModelForCausalLM.from_pretrained("m", dtype=torch.float16, attn_implementation="flash_attention_2")
+        """
+    assert [d.code for d in lint(src, CODE)] == [CODE]
 
 
 def test_ampere_only_targets_get_nothing():

@@ -42,6 +42,12 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("Cases T1, T2, T3 and T4 cover the upload.", []),
         ("- T4: 16 GB, use fp16 there", [75]),  # a list item about the GPU
         ("Kaggle T4 x2; T1 weighting of the loss", [75]),  # one other label is no enumeration
+        # a GPU set apart from this code's run: the machine an original was written for (review 24b)
+        ("Reimplemented for one GPU instead of 2xT4, with twice the accumulation.", []),
+        ("- Single GPU, not 2xT4.", []),
+        ("Ported to an A100 rather than the V100 of the paper.", [80]),
+        ("Trained on an RTX 3050 laptop GPU.", [86]),  # the 50-class cards
+        ("Tested on an RTX 5050.", [120]),
         ("* All scripts can run on a single A100-80GB GPU and have two variants.", [80]),  # review 23h
         ("Only tested on H100 GPUs.", [90]),
         ("bf16 only works on an A100.", []),  # what bf16 needs, not where the code ran

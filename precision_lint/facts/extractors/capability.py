@@ -816,8 +816,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             # transformers' own spelling of the keyword, `_attn_implementation=`, is read as well
             given["attn_implementation"] = _arg(index, evaluator, site, "_attn_implementation")
         given = {k: a for k, a in given.items() if a is not None}
-        if not given:
-            continue
+        if not given or evaluator.dead(site.guards, site.scope):
+            continue  # (under a test that never holds, `else:` of `if USE_QLORA:` set True: loaded in no run)
         dtypes: List[Possible] = []
         for name in DTYPE_KWARGS:
             for src in evaluator.kwarg(site.node, site.scope, name):

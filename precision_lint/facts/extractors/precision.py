@@ -464,8 +464,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             ds = keyword(site.node, "deepspeed")
             if ds is not None and kind in ("training-args", PROJECT_CLASS):
                 deepspeed = string_value(ds.value)
-        if kind is None:
-            continue
+        if kind is None or evaluator.dead(site.guards, site.scope):
+            continue  # (under a test that never holds: built in no run)
         insert_at, insert_style = _insertion(index, site.node)
         scope = site.scope.code_scope()
         when, built_if = _built_under(index, evaluator, site) if kind in ("grad-scaler", PROJECT_CLASS) else ((), "")
