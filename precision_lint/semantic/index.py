@@ -1344,11 +1344,17 @@ def _caught_names(node: ast.Try) -> Tuple[str, ...]:
     """The exception names a ``try``'s handlers catch (last component; "*" for ``except:``). A
     handler that ends by raising the same exception again (``except Exception: log(e); raise``)
     survives nothing: its exceptions are not caught in the sense a use needs (one that raises an
-    error of its own, ``raise SystemExit("use the old options")``, expected the failure)."""
+    error of its own, ``raise SystemExit("use the old options")``, expected the failure). Nor does
+    a handler that only reports (``except Exception as e: print(e)``) where the ``try`` body binds
+    a name the handler leaves unbound (``model = from_pretrained(..., load_in_8bit=True)``): the
+    code after it reads that name and fails there (``NameError``), the error merely moved."""
     out = []
+    bound = _bound_names(node.body)
     for handler in node.handlers:
         last = handler.body[-1] if handler.body else None
         if type(last) is ast.Raise and last.exc is None:
+            continue
+        if bound and all(_reports(stmt) for stmt in handler.body) and bound - _bound_names(handler.body):
             continue
         if handler.type is None:
             out.append("*")
@@ -1358,6 +1364,34 @@ def _caught_names(node: ast.Try) -> Tuple[str, ...]:
             name = dotted(t)
             out.append(name.rsplit(".", 1)[-1] if name else "*")
     return tuple(out)
+
+
+def _bound_names(block: List[ast.stmt]) -> set:
+    """The names a block's own statements assign (``x = ...``, ``x: T = ...``, ``a, b = ...``),
+    not those of nested blocks."""
+    out = set()
+    for stmt in block:
+        targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target] if type(stmt) is ast.AnnAssign and stmt.value is not None else []
+        for target in targets:
+            for node in ast.walk(target):
+                if type(node) is ast.Name:
+                    out.add(node.id)
+    return out
+
+
+# what a handler that only reports the error calls: `print(e)`, `logger.warning(...)`, `warnings.warn(...)`
+_REPORTING = frozenset({"print", "warn", "warning", "error", "exception", "info", "debug", "critical", "print_exc", "log"})
+
+
+def _reports(stmt: ast.stmt) -> bool:
+    """Whether a handler's statement only reports (a call of :data:`_REPORTING`, ``pass``)."""
+    if type(stmt) is ast.Pass:
+        return True
+    if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
+        return False
+    func = stmt.value.func
+    name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+    return name in _REPORTING
 
 
 def _last_line(block: List[ast.stmt]) -> List[ast.stmt]:

@@ -675,3 +675,34 @@ def test_a_handler_that_raises_again_survives_nothing(handler, reported):
         f"    except Exception as err:\n        print('bad arguments', err)\n        {handler}\n"
     )
     assert bool([d for d in lint(src, cfg=config(transformers_version="5.0")) if d.code == "MP302"]) == reported
+
+
+@pytest.mark.parametrize(
+    "handler, reported",
+    [
+        ("print(f'could not load: {err}')", True),  # the model is never bound: the code after it fails
+        ("logger.warning('no 8-bit load: %s', err)", True),
+        ("model = AutoModelForCausalLM.from_pretrained('m')", False),  # a fallback binds it
+    ],
+)
+def test_a_handler_that_only_reports_leaves_what_the_try_binds_unbound(handler, reported):
+    """``try: model = from_pretrained(..., load_in_8bit=True)`` / ``except Exception as e: print(e)``
+    (review 24b): on transformers 5 the TypeError is printed and ``model`` never bound, so the next
+    line that reads it fails. A handler that binds it (a fallback load) expected the failure."""
+    src = (
+        "import logging\nfrom transformers import AutoModelForCausalLM\nlogger = logging.getLogger()\n"
+        "try:\n    model = AutoModelForCausalLM.from_pretrained('m', load_in_8bit=True)\n"
+        f"except Exception as err:\n    {handler}\nmodel.config.use_cache = False\n"
+    )
+    assert bool([d for d in lint(src, cfg=config(transformers_version="5.0")) if d.code == "MP302"]) == reported
+
+
+def test_a_reported_failure_of_a_call_that_binds_nothing_is_survived():
+    """``try: model.gradient_checkpointing_enable(...)`` / ``except Exception as e: print(e)``: an
+    optional step skipped, nothing left unbound; the handler expected it."""
+    src = (
+        "from transformers import TrainingArguments\n"
+        "try:\n    TrainingArguments('o', evaluation_strategy='no').to_json_string()\n"
+        "except Exception as err:\n    print(err)\n"
+    )
+    assert not [d for d in lint(src, cfg=config(transformers_version="5.0")) if d.code == "MP302"]
