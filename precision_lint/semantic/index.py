@@ -1247,7 +1247,7 @@ def _walk(root: ast.AST, visitor: "_Indexer") -> None:
                     elif_ = len(orelse) == 1 and type(orelse[0]) is ast.If and _is_elif(ix, orelse[0])
                     todo += [(_CALL, node, visitor.visit_If_orelse), (_ELIF, orelse, None) if elif_ else orelse, (_CALL, node, visitor.leave_If_orelse)]
             elif cls is ast.Try:
-                todo = [(_CALL, _caught_names(node), visitor.caught.append), node.body, (_CALL, None, _pop_caught(visitor))]
+                todo = [(_CALL, _caught_names(node, visitor.scope), visitor.caught.append), node.body, (_CALL, None, _pop_caught(visitor))]
                 for handler in node.handlers:
                     todo += [(_CALL, ("<handler>",), visitor.caught.append), handler, (_CALL, None, _pop_caught(visitor))]
                 todo += [node.orelse, node.finalbody]
@@ -1340,16 +1340,17 @@ def _flow_ranges(index: "ModuleIndex") -> None:
 _EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit", "SystemExit"})
 
 
-def _caught_names(node: ast.Try) -> Tuple[str, ...]:
+def _caught_names(node: ast.Try, scope: Optional[Scope] = None) -> Tuple[str, ...]:
     """The exception names a ``try``'s handlers catch (last component; "*" for ``except:``). A
     handler that ends by raising the same exception again (``except Exception: log(e); raise``)
     survives nothing: its exceptions are not caught in the sense a use needs (one that raises an
     error of its own, ``raise SystemExit("use the old options")``, expected the failure). Nor does
     a handler that only reports (``except Exception as e: print(e)``) where the ``try`` body binds
-    a name the handler leaves unbound (``model = from_pretrained(..., load_in_8bit=True)``): the
-    code after it reads that name and fails there (``NameError``), the error merely moved."""
+    a name bound nowhere before it (``scope``: the bindings the walk has met so far) and that the
+    handler leaves unbound (``model = from_pretrained(..., load_in_8bit=True)``): the code after
+    it reads that name and fails there (``NameError``), the error merely moved."""
     out = []
-    bound = _bound_names(node.body)
+    bound = {n for n in _bound_names(node.body) if scope is None or scope.lookup_scope(n) is None}
     for handler in node.handlers:
         last = handler.body[-1] if handler.body else None
         if type(last) is ast.Raise and last.exc is None:
@@ -1367,15 +1368,19 @@ def _caught_names(node: ast.Try) -> Tuple[str, ...]:
 
 
 def _bound_names(block: List[ast.stmt]) -> set:
-    """The names a block's own statements assign (``x = ...``, ``x: T = ...``, ``a, b = ...``),
-    not those of nested blocks."""
+    """The variables a block's own statements assign (``x = ...``, ``x: T = ...``, ``a, b = ...``),
+    not those of nested blocks, nor attributes or items (``self.x = ...`` binds no name)."""
     out = set()
     for stmt in block:
-        targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target] if type(stmt) is ast.AnnAssign and stmt.value is not None else []
-        for target in targets:
-            for node in ast.walk(target):
-                if type(node) is ast.Name:
-                    out.add(node.id)
+        targets = list(stmt.targets) if type(stmt) is ast.Assign else [stmt.target] if type(stmt) is ast.AnnAssign and stmt.value is not None else []
+        while targets:  # (a copy: the tree's own lists are never changed)
+            target = targets.pop()
+            if type(target) is ast.Starred:
+                target = target.value
+            if type(target) is ast.Name:
+                out.add(target.id)
+            elif type(target) in (ast.Tuple, ast.List):
+                targets.extend(target.elts)
     return out
 
 

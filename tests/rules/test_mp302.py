@@ -706,3 +706,32 @@ def test_a_reported_failure_of_a_call_that_binds_nothing_is_survived():
         "except Exception as err:\n    print(err)\n"
     )
     assert not [d for d in lint(src, cfg=config(transformers_version="5.0")) if d.code == "MP302"]
+
+
+@pytest.mark.parametrize(
+    "before, body",
+    [
+        ("model = None\n", "model = AutoModelForCausalLM.from_pretrained('m', load_in_8bit=True)"),  # bound before
+        ("", "self_model.attn = AutoModelForCausalLM.from_pretrained('m', load_in_8bit=True)"),  # no variable
+    ],
+)
+def test_a_reporting_handler_after_a_binding_or_around_an_attribute_store_is_a_fallback(before, body):
+    """Where the name was bound before the ``try`` (``model = None``), or the body stores an
+    attribute, the code after a reporting handler reads something bound: the handler expected it."""
+    src = (
+        "from transformers import AutoModelForCausalLM\nclass _Holder: pass\nself_model = _Holder()\n"
+        f"{before}try:\n    {body}\nexcept Exception as err:\n    print(err)\n"
+    )
+    assert not [d for d in lint(src, cfg=config(transformers_version="5.0")) if d.code == "MP302"]
+
+
+def test_reading_what_a_try_binds_leaves_the_tree_as_it_was():
+    """The names a ``try`` body binds are read from a copy of each assignment's targets: the
+    tree every extractor reads keeps ``a, b = ...`` and ``self.x = ...`` whole."""
+    import ast
+    from precision_lint.semantic.index import _caught_names
+
+    tree = ast.parse("try:\n    a, b = f()\n    self.x = 1\n    c = d = 2\nexcept Exception as e:\n    print(e)\n")
+    before = ast.dump(tree)
+    assert _caught_names(tree.body[0]) == ()
+    assert ast.dump(tree) == before
