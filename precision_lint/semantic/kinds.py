@@ -61,6 +61,11 @@ MODULE_METHODS = frozenset(
 MODEL_LIBRARIES = ("transformers.", "diffusers.", "peft.", "sentence_transformers.", "timm.", "open_clip.")
 _MODEL_CLASS = lazy(r"(?:Model|LMHeadModel|For[A-Z]\w*|Transformer|Encoder|Decoder)$")
 _NOT_MODEL_CLASS = lazy(r"(?:Config|Tokenizer\w*|Processor|Pipeline|Output|Mixin|Trainer|Arguments)$")
+# torch's containers of modules: an item of one is a module (``Sequential.__getitem__``)
+CONTAINERS = frozenset({
+    "torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+    "torch.nn.modules.container.Sequential", "torch.nn.modules.container.ModuleList", "torch.nn.modules.container.ModuleDict",
+})
 # Calls whose `model=` (or first) argument is a model they train or wrap.
 TAKES_MODEL = ("Trainer", "get_peft_model", "prepare_model_for_kbit_training", "PeftModel")
 
@@ -206,7 +211,99 @@ class ObjectKinds:
                 return True
             if "tensor" in kinds:
                 return False
+        if isinstance(expr, (ast.Attribute, ast.Subscript)) and self.is_part_model(expr, scope, klass):
+            return True
         return bool(self._same_objects(expr, scope, klass) & self._uses())
+
+    # --- a named part of a model ------------------------------------------------------
+    def builders(self, expr: Optional[ast.expr], scope: Scope, klass: Optional[str] = None) -> Set[str]:
+        """The qualified names of the constructors that make the object ``expr`` holds
+        (``constructor_calls``)."""
+        out: Set[str] = set()
+        for call in self.constructor_calls(expr, scope, klass):
+            site = self.ix.call_of(call)
+            if site is not None and site.qualname:
+                out.add(site.qualname)
+        return out
+
+    def constructor_calls(self, expr: Optional[ast.expr], scope: Scope, klass: Optional[str] = None, depth: int = 0) -> Tuple[ast.Call, ...]:
+        """The calls that make the object ``expr`` holds: the call a chain of calls starts with
+        (``Net().cuda()``: ``Net()``; a method of a value, ``.cuda()``, ``.half()``, gives back
+        that value), through every binding that reaches a name (one that binds no value, a
+        parameter or a loop variable, leaves the object unknown: ()) and the ``self.x``
+        attributes a class of this module sets (``model.encoder`` of ``model = Net()``: what
+        ``Net.__init__`` assigns to ``self.encoder``)."""
+        if expr is None or depth > 4:
+            return ()
+        node = expr
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            site = self.ix.call_of(node)
+            if site is None or site.qualname:
+                break
+            node = node.func.value  # `.cuda()`, `.half()`: the same object
+        if isinstance(node, ast.Call):
+            return (node,)
+        if isinstance(node, ast.Name):
+            owner, reached = self.ix.bindings_of(node, scope)
+            if owner is not None and owner.kind == "function" and node.id in owner.params:
+                return ()
+            out: list = []
+            for b in reached:
+                if b.value is None or b.imported is not None or b.unpack_index is not None or isinstance(b.statement, NOT_VALUE_BINDERS):
+                    return ()
+                made = self.constructor_calls(b.value, owner or scope, klass, depth + 1)
+                if not made:
+                    return ()
+                out.extend(made)
+            return tuple(out)
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self" and klass:
+                wholes = {klass}
+            else:
+                wholes = self.builders(node.value, scope, klass) if depth < 4 else set()
+            out = []
+            for value, where in self._attribute_values(wholes, node.attr):
+                out.extend(self.constructor_calls(value, where, _class_of(where), depth + 1))
+            return tuple(out)
+        return ()
+
+    def _attribute_values(self, classes: Set[str], attr: str):
+        """``(value, scope)`` of each ``self.<attr> = value`` of ``classes`` (of this module)
+        and of their bases in this module."""
+        seen: Set[str] = set()
+        stack = list(classes)
+        while stack:
+            name = stack.pop()
+            info = self.ix.classes.get(name)
+            if info is None or name in seen:
+                continue
+            seen.add(name)
+            for assignment, where in info.self_attr_values.get(attr, ()):
+                yield assignment.value, where
+            stack.extend(info.bases)
+
+    def is_part_model(self, expr: ast.expr, scope: Scope, klass: Optional[str] = None) -> bool:
+        """Whether ``expr`` names a submodule of a model by how the model is built, never by
+        its name: ``model.encoder`` where ``model = Net()`` and ``Net.__init__`` sets
+        ``self.encoder = nn.Linear(...)`` (a module); ``model[0]`` of a ``torch.nn.Sequential``
+        / ``ModuleList`` / ``ModuleDict`` (their items are modules). ``model[0].half()`` and
+        ``model.encoder.half()`` then cast those parameters in place."""
+        if isinstance(expr, ast.Subscript):
+            return bool(self.builders(expr.value, scope, klass) & CONTAINERS)
+        if isinstance(expr, ast.Attribute):
+            if isinstance(expr.value, ast.Name) and expr.value.id == "self":
+                return False  # `self.x`: read above from the class's own assignments
+            wholes = self.builders(expr.value, scope, klass)
+            return any(self.made_as(value) == "model" for value, _ in self._attribute_values(wholes, expr.attr))
+        return False
+
+
+def _class_of(scope: Scope) -> Optional[str]:
+    """The class whose method ``scope`` is (what ``self`` is an instance of there), or None."""
+    while scope is not None and scope.kind not in ("function", "module"):
+        scope = scope.parent
+    parent = scope.parent if scope is not None else None
+    return parent.qualname if parent is not None and parent.kind == "class" else None
 
 
 def object_kinds(index: ModuleIndex) -> ObjectKinds:

@@ -38,6 +38,28 @@ def dotted(node) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+def spelled(node) -> Optional[str]:
+    """``dotted(node)``, or for a path through constant subscripts the text that spells it
+    (``model[0]``, ``model.blocks[2].attn``): a named part of a container of modules, whose
+    cast, freeze and optimizer are matched by how the code writes it. None otherwise."""
+    found = dotted(node)
+    if found is not None or type(node) not in (ast.Subscript, ast.Attribute):
+        return found
+    parts = []
+    while True:
+        if type(node) is ast.Attribute:
+            parts.append("." + node.attr)
+            node = node.value
+        elif type(node) is ast.Subscript and type(node.slice) is ast.Constant and type(node.slice.value) in (int, str):
+            parts.append(f"[{node.slice.value!r}]")
+            node = node.value
+        else:
+            break
+    if type(node) is not ast.Name:
+        return None
+    return node.id + "".join(reversed(parts))
+
+
 def _getattr_of(node) -> Optional[ast.expr]:
     """The object of ``getattr(obj, "name")`` / ``getattr(obj, "name", default)`` (a written
     name that is an identifier), else None."""

@@ -21,7 +21,7 @@ import ast
 from .index import NOT_VALUE_BINDERS, ModuleIndex, Scope, argument, arguments, first_argument, identifiers, keyword, literal_key
 from .index import is_constant, nodes_of, positional, string_value, unstarred
 from .main_block import main_block_orders, main_scope
-from .names import dotted
+from .names import dotted, spelled
 from .values import TrainRef
 from .._regex import lazy
 
@@ -61,11 +61,11 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
         if site.method != "requires_grad_":
             continue
         chained = isinstance(site.receiver, ast.Call) and bool(set(site.assigned_to) & set(names))
-        if site.receiver is not None and (chained or dotted(site.receiver) in names):
+        if site.receiver is not None and (chained or spelled(site.receiver) in names):
             written = _flag(site.node)
             flag = truth(first_argument(site.node), site) if written is None and truth is not None else written
             if flag is not None:
-                shown = dotted(site.receiver) or site.assigned_to[0]
+                shown = spelled(site.receiver) or site.assigned_to[0]
                 at = index.order(site.node)[1] if chained else index.order(site.node)[0]
                 out.append((at, flag, f"`{shown}.requires_grad_({flag})`" + (" in these runs" if written is None else "")))
         else:  # `p.requires_grad_()` in a loop (or a comprehension) over the parameters: True
@@ -136,9 +136,9 @@ def _loop_owner(loops, names: Tuple[str, ...]) -> str:
             isinstance(it, ast.Call)
             and isinstance(it.func, ast.Attribute)
             and it.func.attr in ("parameters", "named_parameters")
-            and dotted(it.func.value) in names
+            and spelled(it.func.value) in names
         ):
-            return dotted(it.func.value) or ""
+            return spelled(it.func.value) or ""
     return ""
 
 
@@ -578,7 +578,15 @@ class TrainedObjects:
             for comp in node.generators:
                 walk(comp.iter)
         elif isinstance(node, ast.Subscript):
-            if not self._item(node, scope, klass, out, seen, depth):
+            if self._item(node, scope, klass, out, seen, depth):
+                pass
+            elif type(node.slice) is ast.Constant and type(node.slice.value) in (int, str):
+                # `model[0]` of an `nn.Sequential`, `blocks["enc"]` of a `ModuleDict`: one item,
+                # a part of its own as `model.encoder` is (two items share no parameters)
+                whole: Set[tuple] = set()
+                self._walk(node.value, scope, klass, whole, seen, depth + 1)
+                out.update(("part", key, f"[{node.slice.value!r}]") for key in whole)
+            else:
                 walk(node.value)
         elif isinstance(node, ast.IfExp):
             walk(node.body)
@@ -919,8 +927,8 @@ class TrainedObjects:
                 while key[0] == "part":
                     path.insert(0, key[2])
                     key = key[1]
-                    if key in keys and ".".join(path) not in found:
-                        found.append(".".join(path))
+                    if key in keys and part_path(path) not in found:
+                        found.append(part_path(path))
         return tuple(found)
 
     def sources(self, keys: FrozenSet[tuple]) -> Tuple[TrainRef, ...]:
@@ -1055,6 +1063,15 @@ def _sorted_edges(refs: List[TrainRef], pairs: Dict[str, Set[Tuple[int, int]]]) 
         numbers.append(ref_number.setdefault(source, len(ref_number)))
         numbers.append(scope_number.setdefault(scope, len(scope_number)))
     return tuple(refs[n] for n in ref_number), tuple(scope_number), tuple(numbers)
+
+
+def part_path(names: Iterable[str]) -> str:
+    """The attribute path of a part below its whole, as the code spells it (``encoder.layer``,
+    ``blocks[0].attn``): an item's ``[i]`` follows without a dot."""
+    out = ""
+    for name in names:
+        out += name if name.startswith("[") or not out else f".{name}"
+    return out
 
 
 def _wholes(keys: Iterable[tuple]) -> Set[tuple]:

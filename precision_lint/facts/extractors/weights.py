@@ -24,7 +24,7 @@ from ...semantic.callees import project_class
 from ...semantic.index import CallSite, ModuleIndex, Scope, argument, arguments, is_constant, keyword, mentions, positional, string_value, unstarred
 from ...semantic.kinds import TENSOR_FACTORIES, constructs_module, is_loader, object_kinds, same_names
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
-from ...semantic.names import dotted
+from ...semantic.names import dotted, spelled
 from ...semantic.queries import binding_position, bound_before, is_parameter, only_parameter, position, reaching
 from ...semantic.training_state import (
     TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function,
@@ -197,12 +197,22 @@ def _chained_on_loader(index: ModuleIndex, receiver) -> bool:
     return False
 
 
-def _imported_class(index: ModuleIndex, receiver) -> str:
+def _imported_class(index: ModuleIndex, receiver, kinds=None, scope: Optional[Scope] = None, klass: Optional[str] = None) -> str:
     """The class of another project module that a chain starts by building
-    (``Net(cfg).cuda()``): its qualified name, or "" for anything else."""
+    (``Net(cfg).cuda()``): its qualified name, or "" for anything else.
+
+    With ``kinds`` (``semantic/kinds.py``), a name is followed to the constructors bound to it
+    (``model = Net(); model.to(torch.float16); return model`` in a trainer's ``_create_model``):
+    every binding that reaches it must build that one class (the constructor says what the
+    object is, never the name). Whether the class is a ``torch.nn.Module`` is the join's
+    question (``join``)."""
     node = receiver
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         node = node.func.value
+    if isinstance(node, ast.Name) and kinds is not None:
+        found = {project_class(index, call) for call in kinds.constructor_calls(node, scope, klass)}
+        made = found.pop() if len(found) == 1 else None
+        return made if made and made not in index.classes else ""
     made = project_class(index, node) if isinstance(node, ast.Call) else None
     return made if made and made not in index.classes else ""
 
@@ -249,7 +259,7 @@ class _Uses:
         self.ix = index
 
     def _refers(self, node, name: str) -> bool:
-        return dotted(node) == name
+        return spelled(node) == name
 
     def frozen_reason(
         self, names: Tuple[str, ...], scope: Scope, call: Optional[ast.Call] = None, fresh: bool = False, truth=None,
@@ -926,7 +936,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             vals = evaluator.source_values(src, site.scope)
         elif site.method in CAST_METHODS and not node.args and not node.keywords and site.receiver is not None:
             if not kinds.is_model(site.receiver, site.scope, site.klass):
-                builds = _imported_class(index, site.receiver)
+                builds = _imported_class(index, site.receiver, kinds, site.scope, site.klass)
                 if not builds:
                     if site.method == "bfloat16" and not bf16_tensor_line:
                         bf16_tensor_line = index.span(node).line
@@ -938,7 +948,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             if arg is None:
                 continue
             if not kinds.is_model(site.receiver, site.scope, site.klass):
-                builds = _imported_class(index, site.receiver)
+                builds = _imported_class(index, site.receiver, kinds, site.scope, site.klass)
                 if not builds:
                     if not bf16_tensor_line and _written_bf16(evaluator, arg, site.scope):
                         bf16_tensor_line = index.span(node).line
@@ -961,8 +971,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             continue  # under a test that never holds: cast and loaded in no run (asked last: the
             # question reads the values of every test above the site, and most calls are no cast)
         targets = chain.get(id(node), ())
-        if not targets and site.receiver is not None and dotted(site.receiver) and kind != "dtype-kwarg":
-            targets = (dotted(site.receiver),)  # `model.half()` as a statement
+        if not targets and site.receiver is not None and spelled(site.receiver) and kind != "dtype-kwarg":
+            targets = (spelled(site.receiver),)  # `model.half()`, `model[0].half()` as a statement
         span = index.span(node)
         if kind in CAST_METHODS:
             # the `.half()` part: from the end of the receiver to the end of the call
@@ -988,7 +998,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         # what an optimizer takes may be a part of the object cast or loaded here: the pipeline
         # loaded with `torch_dtype=torch.float16` whose `unet` is trained (`pipe.unet`). That
         # part's own freezes and uses then decide (a pipeline is no module, its unet is one)
-        parts = tuple(f"{t}.{p}" for t in targets for p in objects.trained_parts(keys)) if trained else ()
+        parts = tuple((f"{t}{p}" if p.startswith("[") else f"{t}.{p}") for t in targets for p in objects.trained_parts(keys)) if trained else ()
         # the same objects under their other names in this code (`unet = pipe.unet`): a freeze,
         # an upcast or an adapter written with either spelling is this object's
         judged = same_names(parts or targets, scope) if (parts or targets) else ()
