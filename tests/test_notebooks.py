@@ -220,8 +220,10 @@ def test_broken_notebooks_are_mp000_and_untouched(project):
 
 
 def test_a_future_import_opening_a_later_cell_compiles_as_ipython_compiles_it(project):
-    """IPython compiles each cell on its own: ``from __future__`` at the top of cell 3 (after
-    its docstring) is legal there; in the middle of a cell it is refused, as in a file."""
+    """IPython compiles each top-level statement of a cell as a module of its own
+    (``run_ast_nodes``): ``from __future__`` at the top of cell 3 (after its docstring) is legal
+    there, and so is one after other statements of a cell (IPython 7.34, 8.39 and 9.18 run
+    ``x = 1`` then ``from __future__ import annotations``; an earlier note said it was refused)."""
     opening = _code_notebook(
         "import torch\n",
         "x = torch.ones(2)\n",
@@ -230,10 +232,27 @@ def test_a_future_import_opening_a_later_cell_compiles_as_ipython_compiles_it(pr
     (project / "opening.ipynb").write_bytes(opening)
     middle = _code_notebook("import torch\n", "x = 1\nfrom __future__ import annotations\n")
     (project / "middle.ipynb").write_bytes(middle)
-    out = run_cli("--output-format", "concise", "opening.ipynb", "middle.ipynb", cwd=project)
+    first = _code_notebook('import os\nimport re\nfrom __future__ import annotations\n\ndef f(x: "Undefined") -> int:\n    return 1\n')
+    (project / "first.ipynb").write_bytes(first)
+    out = run_cli("--output-format", "concise", "opening.ipynb", "middle.ipynb", "first.ipynb", cwd=project)
+    assert "MP000" not in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize(
+    "cell, row, col, message",
+    [
+        # nested in a block: not the first statement of the module IPython compiles
+        ("x = 1\nif x:\n    from __future__ import annotations\n", 3, 5, "from __future__ imports must occur at the beginning of the file"),
+        ("import os\nfrom __future__ import nonexistent_feature\n", 2, 1, "future feature nonexistent_feature is not defined"),
+        ("x = 1\nfrom __future__ import braces\n", 2, 1, "not a chance"),
+    ],
+)
+def test_a_future_import_ipython_refuses_is_still_mp000_at_its_line(project, cell, row, col, message):
+    """Every IPython refuses these (7.34, 8.39 and 9.18, checked): MP000 at the import, in its cell."""
+    (project / "nb.ipynb").write_bytes(_code_notebook("import torch\n", cell))
+    out = run_cli("--output-format", "concise", "nb.ipynb", cwd=project)
     found = [l for l in out.stdout.splitlines() if "MP000" in l]
-    assert found and all(l.startswith("middle.ipynb:cell 2:2:") for l in found), out.stdout
-    assert "from __future__ imports must occur at the beginning" in found[0]
+    assert len(found) == 1 and found[0].startswith(f"nb.ipynb:cell 2:{row}:{col}: MP000") and message in found[0], out.stdout
 
 
 def test_noqa_in_a_cell(project):

@@ -16,7 +16,6 @@ thread with a large stack and a recursion limit sized to the file; a file deeper
 from __future__ import annotations
 
 import ast
-import bisect
 import sys
 import threading
 import warnings
@@ -36,7 +35,7 @@ CELL_FLAGS = ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
 
 
 def cpython_tree(
-    source: str, path: str, flags: int = ast.PyCF_ONLY_AST, cell_starts: Sequence[int] = ()
+    source: str, path: str, flags: int = ast.PyCF_ONLY_AST, cell_starts: Optional[Sequence[int]] = None
 ) -> Tuple[Optional[ast.AST], Optional[ParseError]]:
     """CPython's tree of ``source``, or why CPython refuses it (as MP000 reports it).
 
@@ -48,15 +47,18 @@ def cpython_tree(
     compiler (``RecursionError`` while converting it, where the text compiles) is judged by
     compiling the text.
 
-    ``cell_starts``: for a notebook's joined cells, the lines where cells 2, 3... begin. IPython
-    compiles each cell on its own, so a ``from __future__`` import at the top of a later cell is
-    legal there (it is refused in the middle of a cell, as in a file)."""
+    ``cell_starts``: for a notebook's joined cells, the lines where cells 2, 3... begin (empty
+    for a notebook of one cell; None for a file). IPython parses a cell whole but compiles each
+    of its top-level statements as a module of its own (``InteractiveShell.run_ast_nodes``), so
+    a ``from __future__`` import at a cell's top level is legal anywhere in it, also after other
+    statements (IPython 7.34, 8.39 and 9.18 run ``import os`` then ``from __future__ import
+    annotations``); one nested in a block, or naming no feature, is refused there as in a file."""
     tree, error = parsed_tree(source, path, flags, cell_starts)
     return (None, error) if error is not None else (tree, None)
 
 
 def parsed_tree(
-    source: str, path: str, flags: int = ast.PyCF_ONLY_AST, cell_starts: Sequence[int] = ()
+    source: str, path: str, flags: int = ast.PyCF_ONLY_AST, cell_starts: Optional[Sequence[int]] = None
 ) -> Tuple[Optional[ast.AST], Optional[ParseError]]:
     """:func:`cpython_tree`'s verdict, with the parser's tree wherever the parser accepts the
     text (also where the compiler then refuses it): what the gate reads the imports from
@@ -67,7 +69,10 @@ def parsed_tree(
         with warnings.catch_warnings():  # `x is 1`, `assert (a, b)`: warnings, the user's business
             warnings.simplefilter("ignore")
             try:
-                compile(_without_cell_futures(tree, cell_starts), path, "exec", flags & ~ast.PyCF_ONLY_AST, dont_inherit=True)
+                rest, futures = _cell_futures(tree, cell_starts)
+                for future in futures:  # each on its own, as IPython compiles it: `braces`, an unknown feature
+                    compile(ast.Module(body=[future], type_ignores=[]), path, "exec", flags & ~ast.PyCF_ONLY_AST, dont_inherit=True)
+                compile(rest, path, "exec", flags & ~ast.PyCF_ONLY_AST, dont_inherit=True)
             except (RecursionError, MemoryError):  # the tree's conversion, not CPython's verdict
                 compile(source, path, "exec", flags & ~ast.PyCF_ONLY_AST, dont_inherit=True)
         return tree, None
@@ -88,29 +93,17 @@ def parsed_tree(
         return tree, ParseError(f"ValueError: {err}", 1, 0)
 
 
-def _without_cell_futures(tree: ast.Module, cell_starts: Sequence[int]) -> ast.Module:
-    """``tree`` without the ``from __future__`` imports that open a later cell (after its
-    docstring, before any other statement): what the compiler is given to judge the rest."""
-    if not cell_starts:
-        return tree
-    starts = sorted(cell_starts)
-    opening: set = set()
-    cell, seen_other = 0, False
-    for i, stmt in enumerate(tree.body):
-        here = bisect.bisect_right(starts, stmt.lineno)
-        if here != cell:
-            cell, seen_other, first = here, False, True
-        else:
-            first = False
-        if cell == 0:
-            continue  # the first cell is the file's beginning: the compiler judges it as it is
-        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__" and not seen_other:
-            opening.add(i)
-        elif not (first and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)):
-            seen_other = True
-    if not opening:
-        return tree
-    return ast.Module(body=[s for i, s in enumerate(tree.body) if i not in opening], type_ignores=tree.type_ignores)
+def _cell_futures(tree: ast.Module, cell_starts: Optional[Sequence[int]]) -> Tuple[ast.Module, list]:
+    """(``tree`` without its top-level ``from __future__`` imports, those imports) for a
+    notebook's cells (``cell_starts`` not None): what the compiler is given to judge the rest,
+    and the imports it judges one by one, each the first statement of its own module as IPython
+    compiles it. A file's tree comes back whole: the compiler judges its imports in place."""
+    if cell_starts is None:
+        return tree, []
+    futures = [s for s in tree.body if isinstance(s, ast.ImportFrom) and s.module == "__future__" and not s.level]
+    if not futures:
+        return tree, []
+    return ast.Module(body=[s for s in tree.body if s not in futures], type_ignores=tree.type_ignores), futures
 
 
 def nesting_depth(tree: ast.AST) -> Tuple[int, int, int]:
