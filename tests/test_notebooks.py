@@ -895,3 +895,85 @@ def test_the_python_a_notebooks_kernel_recorded_caps_its_libraries(tmp_path):
 def test_kernel_python_is_read_from_language_info(meta, expected):
     nb = {"cells": [], "metadata": meta, "nbformat": 4, "nbformat_minor": 4}
     assert parse(nbformat_bytes(nb)).kernel_python == expected
+
+
+# IPython cleans a cell up before parsing it (leading_indent, classic_prompt, ipython_prompt):
+# each cell below was run through IPython 7.34, 8.39 and 9.18 (transform_cell, then the parse
+# and the node-by-node compile of run_cell) for its verdict.
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "    for i, q in enumerate(questions, start=1):\n        print(i, q)\n",  # every version
+        " questions[0]\n",  # every version
+        "\n\n    x = 1\n    y = 2\n",  # leading blank lines dropped first
+        "    x = 1\n# a note\n    y = 2\n",  # 7.x/8.x strip the first line's indent where a line has it; 9.x refuses
+        "    x = 1\ny = 2\n",  # the same
+        '>>> ask({"question": "q"})\n',  # every version
+        ">>> for i in range(2):\n...     print(i)\n",  # every version
+        "    >>> x = 1\n",  # dedented, then stripped: every version
+        'ask({\n...     "question": "q",\n... })\n',  # 7.x/8.x (prompt on the 2nd line); 9.x refuses
+        "In [1]: x = 1\n   ...: y = 2\n",  # IPython's own prompts, every version
+    ],
+)
+def test_a_cell_ipython_cleans_up_into_python_is_no_mp000(cell):
+    """A cell that compiles once IPython (some version) has removed its first line's indentation
+    or its pasted prompts runs in Jupyter: no MP000. Where versions differ (a `...`-only cell
+    runs on IPython <= 8, which Colab and Kaggle ship, and not on 9.x), the linter stays silent."""
+    assert check_source(from_cells(["questions = ['a']\ndef ask(d):\n    return d\n", cell]).decode(), "nb.ipynb", select=["MP000"]) == []
+
+
+@pytest.mark.parametrize(
+    "cell, row, col, message",
+    [
+        ("x = 1\n    y = 2\n", 2, 4, "unexpected indent"),  # first line unindented: nothing is dedented
+        ("    x = 1\n  y = 2\n", 2, 2, "unexpected indent"),  # less indented than the first line
+        ("\tx = 1\n    y = 2\n", 2, 4, "unexpected indent"),  # tab, then spaces
+        ("    x = 1\n    y = (\n", 2, 9, "'(' was never closed"),  # dedented, still broken: at its `(` as written
+        ("... x = 1\n", 1, 5, "invalid syntax"),  # `...` on the first line alone is no prompt
+        (">>> x = (\n", 1, 9, "'(' was never closed"),  # prompt stripped, still broken
+    ],
+)
+def test_a_cell_no_ipython_runs_is_mp000_where_ipython_says(cell, row, col, message):
+    """Every IPython refuses these after its cleanup: MP000 at the error's line in the cell, its
+    column counted in the cell as written (IPython <= 8's cleaned cell gives the error)."""
+    found = check_source(from_cells(["import torch\n", cell]).decode(), "nb.ipynb", select=["MP000"])
+    assert len(found) == 1 and message in found[0].message, [d.message for d in found]
+    joined = parse(from_cells(["import torch\n", cell])).text
+    boundaries = boundary_lines(joined)
+    assert cell_position(boundaries, found[0].span.line) == (2, row)
+    assert found[0].span.col + 1 == col
+
+
+def test_a_cell_ipython_cleans_up_is_kept_as_written_and_hides_nothing_elsewhere(project):
+    """The cleaned-up cell is not read (its columns moved under IPython) but written back as it
+    is; the other cells keep their exact positions, and their fixes land."""
+    nb = kaggle_notebook()
+    indented = ["    for q in ['a', 'b']:\n", "        print(q)"]
+    prompted = [">>> x = 1\n", "... "]
+    nb["cells"].insert(2, {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": indented})
+    nb["cells"].append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": prompted})
+    path = project / "train.ipynb"
+    before = nbformat_bytes(nb)
+    path.write_bytes(before)
+    out = run_cli("--output-format", "concise", "train.ipynb", cwd=project)
+    lines = [l for l in out.stdout.splitlines() if ": MP" in l]
+    # the MP301 of the 4th code cell is now in the 5th, at the same line and column
+    assert len(lines) == 1 and lines[0].startswith("train.ipynb:cell 5:2:43: MP301"), out.stdout
+    out = run_cli("--fix", "train.ipynb", cwd=project)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert path.read_bytes() == before.replace(b"tokenizer=tok)", b"processing_class=tok)", 1)
+
+
+def test_the_cleanup_of_each_ipython_version():
+    """What IPython 7.x/8.x (8) and 9.x (9) make of a cell's lines before parsing it."""
+    from precision_lint.workspace.notebook import ipython_cleaned
+
+    cleaned = ipython_cleaned(["\n", "    x = 1\n", "y = 2\n"], 8)
+    assert cleaned.lines == ["x = 1\n", "y = 2\n"] and cleaned.dropped == 1 and cleaned.removed(0) == 4
+    assert ipython_cleaned(["\n", "    x = 1\n", "y = 2\n"], 9).lines == ["    x = 1\n", "y = 2\n"]  # nothing common
+    assert ipython_cleaned(["    x = 1\n", "      y\n"], 9).lines == ["x = 1\n", "  y\n"]
+    assert ipython_cleaned(["f(\n", "... 1)\n"], 8).lines == ["f(\n", "1)\n"]
+    assert ipython_cleaned(["f(\n", "... 1)\n"], 9) is None  # 9.x strips `...` only beside a `>>>` line
+    assert ipython_cleaned(["y = 1\n", "z = 2\n", ">>> x\n"], 8) is None  # 8.x looks at the first two lines
+    assert ipython_cleaned(["y = 1\n", "z = 2\n", ">>> x\n"], 9).lines == ["y = 1\n", "z = 2\n", "x\n"]
+    assert ipython_cleaned(["x = 1\n"], 8) is None and ipython_cleaned(["x = 1\n"], 9) is None

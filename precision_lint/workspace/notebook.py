@@ -10,6 +10,10 @@ IPython syntax that is not Python (``%pip install``, ``!nvidia-smi``,
 neutral placeholder (``pass`` or a comment) so the module parses; placeholders
 are put back when the cells are written. Columns of the other lines never move.
 
+A cell is compiled as IPython compiles it: after IPython's cleanup (its first line's
+indentation and pasted ``>>> ``/``... `` prompts removed, see :func:`ipython_cleaned`), a cell
+that compiles only then runs in Jupyter and is no error (it becomes comments, not read).
+
 A ``%%writefile train.py`` cell (also ``-a``/``--append``, and its alias ``%%file``)
 keeps its body as written: that body is the Python module the notebook writes, not
 code the kernel runs. The joined text holds it verbatim (so positions and fixes
@@ -238,20 +242,47 @@ def _ipython_lines(lines, start, out, replaced, swap):
     return "".join(out), tuple(replaced)
 
 
-def _masked_if_broken(text: str, replaced: Tuple[Tuple[int, str], ...], lines: List[str]):
-    """A cell as :func:`to_python` gives it; one that does not compile as IPython compiles it
-    (top-level ``await`` allowed) becomes comments, one per line, its error on its line."""
+def _cell_error(text: str) -> Optional[Tuple[int, int, str]]:
+    """(0-based line, 0-based column, message) of why a cell's Python does not compile as
+    IPython compiles it (top-level ``await`` allowed), or None where it compiles."""
     import ast
 
     flags = ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
     try:
         compile(text, "<cell>", "exec", flags, dont_inherit=True)
-        return text, replaced
+        return None
     except SyntaxError as err:
-        where, col, message = (err.lineno or 1) - 1, max((err.offset or 1) - 1, 0), f"SyntaxError: {err.msg}"
+        return (err.lineno or 1) - 1, max((err.offset or 1) - 1, 0), f"SyntaxError: {err.msg}"
     except (RecursionError, MemoryError, ValueError) as err:
-        where, col, message = 0, 0, f"{type(err).__name__}: {err}"
-    where = min(max(where, 0), max(len(lines) - 1, 0))
+        return 0, 0, f"{type(err).__name__}: {err}"
+
+
+def _masked_if_broken(text: str, replaced: Tuple[Tuple[int, str], ...], lines: List[str]):
+    """A cell as :func:`to_python` gives it; one that does not compile as IPython compiles it
+    (top-level ``await`` allowed) becomes comments, one per line, its error on its line.
+
+    IPython cleans a cell up before it parses it (:func:`ipython_cleaned`): a cell that does
+    not compile as written but compiles after the cleanup of some IPython version (its first
+    line indented, ``>>> `` prompts) runs, and is no error: it becomes comments without one
+    (its lines are not read: a finding there would have to be placed in lines whose columns
+    IPython moved). Where every version refuses it, the error is the one of IPython <= 8's
+    cleaned cell (what Colab and Kaggle run), put back at the line and column as written."""
+    error = _cell_error(text)
+    if error is None:
+        return text, replaced
+    if any(
+        cleaned is not None and _cell_error(_python_lines(cleaned.lines)) is None
+        for cleaned in (ipython_cleaned(lines, 8), ipython_cleaned(lines, 9))
+    ):
+        where, col, message = -1, 0, ""
+    else:
+        where, col, message = error
+        cleaned = ipython_cleaned(lines, 8)
+        if cleaned is not None:
+            where, col, message = _cell_error(_python_lines(cleaned.lines)) or error
+            col += cleaned.removed(where)
+            where += cleaned.dropped
+        where = min(max(where, 0), max(len(lines) - 1, 0))
     originals = dict(replaced)
     out, masked = [], []
     for i, line in enumerate(lines):
@@ -261,6 +292,96 @@ def _masked_if_broken(text: str, replaced: Tuple[Tuple[int, str], ...], lines: L
         out.append(note.replace("\n", " ").replace("\r", " ") + line[len(body):])
         masked.append((i, original))
     return "".join(out), tuple(masked)
+
+
+def _python_lines(lines: List[str]) -> str:
+    """A cell's lines (no cell magic on the first) with each IPython line a placeholder."""
+    replaced: List[Tuple[int, str]] = []
+    out: List[str] = []
+
+    def swap(i: int, line: str, placeholder: str) -> None:
+        out.append(placeholder + line[len(line.rstrip("\r\n")) :])
+
+    return _ipython_lines(lines, 0, out, replaced, swap)[0]
+
+
+# --- IPython's cleanup of a cell ------------------------------------------------------------
+# Before it parses a cell, IPython's input transformer (IPython.core.inputtransformer2,
+# TransformerManager.cleanup_transforms) drops the cell's leading blank lines, removes the
+# first line's indentation (leading_indent) and strips pasted prompts (classic_prompt: the
+# Python shell's ``>>> ``/``... ``, ipython_prompt: ``In [1]: ``/``   ...: ``). What it strips
+# differs between versions (checked on IPython 7.34, 8.39 and 9.18):
+# - IPython 7.x and 8.x (Colab ships 7.34, Kaggle 8.x): leading_indent removes the first line's
+#   leading spaces/tabs from every line that starts with exactly them; a prompt stripper strips
+#   its prompt from every line when the first line opens with the first prompt (``>>> ``,
+#   ``In [1]: ``) or the second line with any of its prompts (so a cell of ``... `` lines under
+#   an unprompted first line is stripped too).
+# - IPython 9.x: leading_indent is textwrap.dedent (the indentation common to every non-blank
+#   line); ``>>>``/``...`` prompts (indented or not, the space after optional) are stripped
+#   only where some line of the cell opens with ``>>>``, and the stripped lines are dedented
+#   again. (IPython 9 leaves prompts inside a triple-quoted string alone; that refinement is
+#   not followed here: a cell is only ever let through when some version compiles it.)
+_INDENT = lazy(r"^[ \t]+")
+_PY_PROMPT_FIRST = lazy(r"^>>>( |$)")
+_PY_PROMPT = lazy(r"^(>>>|\.\.\.)( |$)")
+_IPY_PROMPT = lazy(r"^(((\[nav\]|\[ins\])? )?In \[\d+\]: |\s*\.{3,}: ?)")
+_DOCTEST_OPENS = lazy(r"^\s*>>>")
+_DOCTEST_PROMPT = lazy(r"^\s*(>>>|\.\.\.)[ \t]?")
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    """A cell's lines after IPython's cleanup: ``dropped`` leading blank lines are gone, and
+    every other line lost a prefix (its indentation, a prompt), never anything else."""
+
+    lines: List[str]
+    dropped: int
+    originals: Tuple[str, ...]
+
+    def removed(self, line: int) -> int:
+        """How many characters IPython took off the start of the cleaned text's ``line`` (0-based)."""
+        if not 0 <= line < len(self.lines):
+            return 0
+        return len(self.originals[line + self.dropped]) - len(self.lines[line])
+
+
+def ipython_cleaned(lines: List[str], version: int) -> Optional[Cleaned]:
+    """The cell's lines as IPython ``version`` (8: IPython 7.x and 8.x; 9: 9.x) cleans them up
+    before parsing, or None where its cleanup leaves them as they are."""
+    import textwrap
+
+    dropped = 0
+    while dropped < len(lines) and not lines[dropped].strip():
+        dropped += 1
+    out = list(lines[dropped:])
+    if not out:
+        return None
+    if version >= 9:
+        out = textwrap.dedent("".join(out)).splitlines(keepends=True)
+        if any(_DOCTEST_OPENS().match(l) for l in out):
+            stripped = [_DOCTEST_PROMPT().sub("", l, count=1) for l in out]
+            if stripped != out:
+                out = textwrap.dedent("".join(stripped)).splitlines(keepends=True)
+        out = _prompts_stripped(out, _IPY_PROMPT(), _IPY_PROMPT())
+    else:
+        indent = _INDENT().match(out[0])
+        if indent is not None:
+            space = indent.group(0)
+            out = [l[len(space):] if l.startswith(space) else l for l in out]
+        out = _prompts_stripped(out, _PY_PROMPT_FIRST(), _PY_PROMPT())
+        out = _prompts_stripped(out, _IPY_PROMPT(), _IPY_PROMPT())
+    out += [""] * (len(lines) - dropped - len(out))  # dedent empties a last line of spaces: it is still a line
+    if dropped == 0 and out == list(lines):
+        return None
+    return Cleaned(out, dropped, tuple(lines))
+
+
+def _prompts_stripped(lines: List[str], first: "re.Pattern", prompt: "re.Pattern") -> List[str]:
+    """IPython <= 8's (and IPython 9's ``In [1]:``) prompt stripping: the prompt is removed from
+    every line when the first line opens with the first prompt or the second with any prompt."""
+    if lines and (first.match(lines[0]) or (len(lines) > 1 and prompt.match(lines[1]))):
+        return [prompt.sub("", l, count=1) for l in lines]
+    return lines
 
 
 # --- the notebook ------------------------------------------------------------------------------
