@@ -44,6 +44,13 @@ KNOWN_KEYS = {
 DEFAULT_MAX_FILE_SIZE = 1_000_000
 # Test code is not a training entry point: it runs on CI hardware chosen for it, behind skip
 # decorators. The portability rules (MP2xx) stay silent there unless `test-files = []`.
+# The default patterns say it by a file's place (a tests/ folder, pytest's conftest.py) or by
+# its name alone (test_*.py, *_test.py): a file the default patterns match is still a program
+# of the run where a shipped launcher runs it, or, matched by its name alone, where it is
+# written as a program and not as a test (``project/test_code.py``). Patterns the user
+# configures are taken as written.
+DEFAULT_TEST_PLACES = ("tests/*", "test/*", "*/tests/*", "*/test/*", "conftest.py")
+DEFAULT_TEST_NAMES = ("test_*.py", "*_test.py")
 DEFAULT_TEST_FILES = ("tests/*", "test/*", "*/tests/*", "*/test/*", "test_*.py", "*_test.py", "conftest.py")
 TEST_FILE_IGNORES = ("MP2",)
 CODE = lazy(r"^MP\d{0,3}$")
@@ -195,6 +202,7 @@ class Config:
     trl_version: Optional[Tuple[int, ...]] = None
     rule_options: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     test_files: Tuple[str, ...] = DEFAULT_TEST_FILES
+    test_files_explicit: bool = False  # `test-files` set in the configuration: its patterns decide alone
     # where each library version came from: "configuration" (it wins for every file) or
     # "installed" (metadata of the installed distribution: the fallback where a file's project
     # pins nothing; versions.py reads the pins per file)
@@ -216,18 +224,35 @@ class Config:
     def options_for(self, code: str) -> Dict[str, Any]:
         return self.rule_options.get(code, {})
 
-    def ignored_for(self, path: str) -> List[str]:
+    def ignored_for(self, path: str, test_code: Optional[bool] = None) -> List[str]:
+        """The codes turned off in ``path``: its ``per-file-ignores``, and in test code the
+        portability rules. ``test_code``: whether the file is test code, where the caller knows
+        more than its name (``project/test_code.py``); None: as the patterns say."""
         out: List[str] = []
         rel = self._relative(path)
         for pattern, codes in self.per_file_ignores.items():
             if _matches(rel, (pattern,)):
                 out.extend(codes)
-        if self.is_test_file(path):
+        if self.is_test_file(path) if test_code is None else test_code:
             out.extend(TEST_FILE_IGNORES)
         return out
 
     def is_test_file(self, path: str) -> bool:
+        """Whether the ``test-files`` patterns match ``path``."""
         return _matches(self._relative(path), tuple(self.test_files))
+
+    def is_test_place(self, path: str) -> bool:
+        """Whether ``path`` is test code by its place, not its name alone: the configured
+        patterns (:attr:`test_files_explicit`) all count; of the defaults, a tests/ folder or
+        a conftest.py (:data:`DEFAULT_TEST_PLACES`), never test_*.py or *_test.py alone."""
+        patterns = tuple(self.test_files) if self.test_files_configured else DEFAULT_TEST_PLACES
+        return _matches(self._relative(path), patterns)
+
+    @property
+    def test_files_configured(self) -> bool:
+        """Whether the ``test-files`` patterns are the user's (set in the configuration, or
+        other than the defaults): then they alone say what test code is."""
+        return self.test_files_explicit or tuple(self.test_files) != DEFAULT_TEST_FILES
 
     def _relative(self, path: str) -> str:
         return _relative_to(path, self.root)
@@ -334,6 +359,7 @@ def from_table(table: Dict[str, Any], where: str = "configuration", path: Option
         cfg.max_file_size = parse_size(table["max-file-size"], where)
     if "test-files" in table:
         cfg.test_files = tuple(_strings(table["test-files"], "test-files", where))
+        cfg.test_files_explicit = True
     if "target-gpus" in table:
         gpus = _strings(table["target-gpus"], "target-gpus", where)
         if not gpus:
