@@ -668,6 +668,30 @@ class ShippedFiles:
         self._launches[path] = found
         return found
 
+    def notebooks_running(self, module_path: str) -> List[str]:
+        """The notebooks near the file ``module_path`` (found as :meth:`_launchers_naming` finds
+        launchers: its folder, up to :data:`LEVELS` above, their launch folders) whose ``!``
+        and ``%run`` lines run it (:func:`lines_run`); absolute paths. A notebook that only
+        names the file (its markdown, another command's argument) does not run it. The
+        notebooks the check lints say it themselves (``project.notebook_lines``); these are read
+        for a check of the file without them."""
+        path = os.path.abspath(module_path)
+        found: List[str] = []
+        if not os.path.isfile(path):
+            return found
+        from .notebook import NotebookError, parse
+
+        for where, name, text in self._launchers_naming(path):
+            if not name.endswith(".ipynb"):
+                continue
+            try:
+                lines = parse(text.encode("utf-8")).command_lines
+            except (NotebookError, RecursionError):
+                continue
+            if lines_run(where, lines, path):
+                found.append(os.path.join(where, name))
+        return found
+
     def config_files_near(self, module_path: str, words: Tuple[str, ...], within: str) -> List[str]:
         """The JSON/YAML files the project ships around ``module_path`` whose text holds one of
         ``words`` (absolute paths, in name order): under the module's folder, or the folder up to
@@ -777,6 +801,17 @@ def _runs_launch(where: str, launch: "Launch", path: str) -> bool:
     """Whether ``launch``, written in a launcher in ``where``, runs the file ``path``
     (:func:`runs_file`; a module's file as ``python -m`` finds it)."""
     return any(runs_file(where, f, path) for f in launch.files())
+
+
+def lines_run(where: str, lines, path: str) -> bool:
+    """Whether the command lines of a notebook in the folder ``where`` (``!python
+    scripts/test_infer.py``, ``%run x.py``: ``Notebook.command_lines``) run the file ``path``:
+    by its name from that folder, or by a path with a folder in it whose tail is the file's
+    (:func:`_names_exactly`: ``%cd`` into a clone, then ``!python scripts/x.py``)."""
+    from .launches import launches
+
+    text = "\n".join(line.rstrip("\r\n") for line in lines)
+    return any(_names_exactly(where, f, path) for launch in launches(text) for f in launch.files())
 
 
 def _names_exactly(where: str, script: str, path: str) -> bool:
