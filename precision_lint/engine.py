@@ -559,6 +559,7 @@ class Engine:
         version each notebook's metadata records (``Notebook.kernel_python``)."""
         # one order whatever order the files came in
         from .project.model import Project  # the join: only when something is judged
+        from .project.test_code import is_test_code
 
         if configs is None:
             configs = ConfigFiles(max_bytes=self.config.max_file_size)
@@ -587,7 +588,9 @@ class Engine:
                 context = only is not None and module.path not in only
                 if module.skip_file or (context and not related) or module.path in project.failed:
                     continue
-                ignored = self.config.ignored_for(module.path)
+                # a file named like a test that a launcher runs, or written as a program, is judged
+                # as one (project/test_code.py)
+                ignored = self.config.ignored_for(module.path, is_test_code(project, module, self.config))
                 source = texts.get(module.path) or ""
                 for rule in rules:
                     if not rule.always and any(rule.code.startswith(i) for i in ignored):
@@ -639,12 +642,15 @@ class Engine:
         ends the option's command (a line continued with ``\\`` can hold no comment). A JSON file holds no comments:
         per-file-ignores is its way (the module's own ``# noqa`` lines are about the module's
         lines, never the other file's)."""
+        from .project.test_code import is_test_code
         from .workspace.discovery import is_excluded
         from .workspace.shipped import is_launch_document
 
         if is_excluded(d.path, self.config.exclude, self.config.root):
             return True
-        if any(d.code.startswith(i) for i in self.config.ignored_for(d.path)):
+        other = project.by_path.get(d.path)  # a module of the run: test code as its own findings are
+        test_code = None if other is None else is_test_code(project, other, self.config)
+        if any(d.code.startswith(i) for i in self.config.ignored_for(d.path, test_code)):
             return True
         text = None
         if d.path.lower().endswith((".yaml", ".yml")):  # a configuration file, or a job's YAML that launches
