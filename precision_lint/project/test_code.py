@@ -33,7 +33,11 @@ is, and ``test-files = []`` is the way to lint every file.
 
 Decided from the module's facts (its imports, definitions, classes, whether it acts) and from
 what the join already reads (the launchers and READMEs, side files of the run, and the linted
-notebooks' command lines): a check that reuses findings sees every change that could change it.
+notebooks' command lines): a check that reuses findings sees an edit of any of them. As for the
+hardware launchers state, a launcher *added* to a folder after a cached check is not seen by a
+warm run (folder listings are no side files). Not read as launches: a Python file that runs the
+file with ``subprocess`` (its commands are facts only where it states a GPU,
+``CapabilityFacts.launches``), a console script that names one of its functions.
 """
 from __future__ import annotations
 
