@@ -319,8 +319,18 @@ def receiver_classes(call) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(v.value for v in values))
 
 
+# library functions that build an instance of a library class (peft 0.21.2 `get_peft_model`
+# returns a `PeftModel`, or one of its task subclasses)
+_BUILDERS = {"peft.get_peft_model": "peft.PeftModel"}
+
+
 def _instance_class(source: str) -> str:
-    """What a call assigned to a variable builds: ``X.from_pretrained`` builds an ``X``."""
+    """What a call assigned to a variable builds: ``X.from_pretrained`` builds an ``X``,
+    ``get_peft_model(...)`` a ``PeftModel``."""
+    head, _, last = source.partition(".")
+    built = _BUILDERS.get(f"{head}.{source.rpartition('.')[2]}")
+    if built is not None:
+        return built
     for suffix in (".from_pretrained", ".from_config"):
         if source.endswith(suffix):
             return source[: -len(suffix)]
