@@ -1039,7 +1039,26 @@ def _requirements_file(path: Path, source: str, seen: Set[Path]) -> List[Tuple[A
     return out
 
 
-_READ_IN_FOLDER = frozenset({"requirements", "pyproject.toml", "setup.py", "setup.cfg"})  # and conda files (_CONDA_FILE)
+_READ_IN_FOLDER = frozenset({"requirements", "pyproject.toml", "setup.py", "setup.cfg", "uv.lock", "poetry.lock"})  # and conda files (_CONDA_FILE)
+# The lock files of uv and Poetry: the exact version of every package the project installs,
+# one `[[package]]` table each (`name = "transformers"` then `version = "5.14.1"`)
+LOCK_FILES = ("uv.lock", "poetry.lock")
+_LOCKED_PACKAGE = lazy(r'^\[\[package\]\]\s*\nname\s*=\s*"([^"\n]+)"\s*\nversion\s*=\s*"([^"\n]+)"', re.MULTILINE)
+
+
+def lock_requirements(text: str, source: str) -> List[Allowed]:
+    """The pins of a ``uv.lock`` / ``poetry.lock``: each read library's locked version, as a
+    requirements file's ``==`` (a lock that resolves one library twice, for two platforms'
+    markers, allows either)."""
+    versions: Dict[str, List[str]] = {}
+    for match in _LOCKED_PACKAGE().finditer(text):
+        dist = normalize(match.group(1))
+        if dist in READ_LIBRARIES and match.group(2) not in versions.setdefault(dist, []):
+            versions[dist].append(match.group(2))
+    return [
+        parse_spec(dist, " || ".join(f"=={v}" for v in found), source, f"{dist}=={' or '.join(found)}")
+        for dist, found in versions.items()
+    ]
 
 
 # A package's own declaration of its dependencies (what every install of it gets).
@@ -1097,6 +1116,8 @@ def folder_requirements(folder: Path) -> List[Tuple[Allowed, Path]]:
             reader = _quoted_requirements
         elif lower == "setup.cfg":
             reader = _setup_cfg
+        elif lower in LOCK_FILES:
+            reader = lock_requirements
         elif yaml:
             reader = _environment
         else:
@@ -1379,7 +1400,7 @@ class VersionResolver:
             found = folder_requirements(folder)
             self._read.update(str(p) for _, p in found)
             # the usual names, found or not: one written later changes what a file targets
-            self._read.update(str(folder / n) for n in ("requirements.txt", *REQUIREMENT_FILES))
+            self._read.update(str(folder / n) for n in ("requirements.txt", *REQUIREMENT_FILES, *LOCK_FILES))
             self._folders[folder] = found
         return self._folders[folder]
 
