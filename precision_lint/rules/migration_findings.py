@@ -680,6 +680,9 @@ class MigrationJudge:
         if classes and row.method:  # `cls.from_pretrained` with `cls` a class the code picks
             shorts = list(dict.fromkeys(c.rsplit(".", 1)[-1] for c in classes))
             target = f"`{call.receiver_text}.{row.method}` ({' or '.join(f'`{c}`' for c in shorts)})"
+        through = getattr(call, "through", "")
+        if through:  # `pipeline(model_kwargs={...})`: the Auto class the task picks
+            target = f"{target} by `{through}`"
         kind = valued(row, use, f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`")
         silent = self._silent(row, use, call.keywords)
         error = self._error(row, shown, several=len(classes) > 1, use=use)

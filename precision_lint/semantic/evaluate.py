@@ -869,6 +869,11 @@ class Evaluator:
         passed = keyword(site.node, name) if name else None
         return self._dict_entries(passed.value, site.scope, set()) if passed is not None else []
 
+    def dict_entries(self, expr: ast.expr, scope: Scope) -> List[KwargSource]:
+        """The entries of the dict ``expr`` builds (a literal, ``dict(...)``, a name bound to
+        one), as keywords a call would receive from ``**expr``."""
+        return self._dict_entries(expr, scope, set())
+
     def builds_mapping(self, expr: ast.expr, scope: Scope) -> bool:
         """Whether ``expr`` is a dict with entries (``{"zero_optimization": {...}}``,
         ``dict(stage=2)``, a name bound to one): a value that is set, whatever its keys say."""

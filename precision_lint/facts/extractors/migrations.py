@@ -130,6 +130,9 @@ class MigrationCall:
     # written for the versions that only warn: a version check, or a fallback in a handler (a
     # `try` whose handler catches the error catches no warning: `torch_dtype=` in one still warns)
     warning_tolerated: bool = False
+    # a call of the library that hands a dict on to another (``pipeline(model_kwargs={...})``:
+    # its keys are keywords of ``callee``), as the message names it
+    through: str = ""
 
 
 @dataclass(frozen=True)
@@ -402,12 +405,59 @@ def _may_take(name: str, site) -> bool:
     return any(m is not None and m in called for m in methods)
 
 
+# Library calls that hand the keys of one dict keyword on to another call as its keywords:
+# `pipeline(model_kwargs={...})` loads the model with `<Auto class>.from_pretrained(model,
+# **model_kwargs)` where `model` is a name to load (transformers 4.57.1 and 5.24.0
+# `pipelines/base.py` `load_model`), not where it is a model already built
+HANDED_ON = {
+    "transformers.pipeline": ("model_kwargs", "transformers.AutoModel.from_pretrained", "model"),
+    "transformers.pipelines.pipeline": ("model_kwargs", "transformers.AutoModel.from_pretrained", "model"),
+}
+
+
+def _handed_on(index: ModuleIndex, evaluator: Evaluator, site, wanted, valued):
+    """The call a library call's dict keyword reaches (:data:`HANDED_ON`), with the dict's
+    table keys as its keyword uses; None where there is none."""
+    spec = HANDED_ON.get(site.qualname or "")
+    if spec is None:
+        return None
+    name, callee, model_keyword = spec
+    given = keyword(site.node, name)
+    if given is None or evaluator.dead(site.guards, site.scope):
+        return None
+    model = keyword(site.node, model_keyword)
+    model = model.value if model is not None else (site.node.args[1] if len(site.node.args) > 1 else None)
+    if isinstance(model, ast.Call) or (
+        isinstance(model, ast.Name) and any(c.endswith((".from_pretrained", "get_peft_model")) for c in assigned_callees(index, model, site.scope))
+    ):
+        return None  # a model built already: nothing is loaded with the dict
+    entries = evaluator.dict_entries(given.value, site.scope)
+    uses = tuple(
+        KeywordUse(
+            e.name, key_span(index, e.key), key_text(index, e.key), e.via, value_text(index, e.value, e.key), None,
+            _code_values(evaluator, e.value, site.scope) if e.name in valued else None,
+        )
+        for e in entries if e.name in wanted
+    )
+    if not uses:
+        return None
+    return MigrationCall(
+        callee, None, site.klass, (), index.span(site.node), uses, tuple(sorted({e.name for e in entries})), None, (),
+        tolerates(index, site.guards, site.caught, CALL_FAILURES), (), "", _helpers(index, site.guards), _parameter_tests(evaluator, site),
+        warning_tolerated=tolerates(index, site.guards, tuple(c for c in site.caught if c == "<handler>"), CALL_FAILURES),
+        through=f"{site.qualname.rsplit('.', 1)[-1]}({name}=...)",
+    )
+
+
 def _calls(index: ModuleIndex, evaluator: Evaluator):
     old = migrated_names("keyword")
     wanted = old | newer_names()  # old names, and new ones older versions lack
     valued = valued_names()
     out = []
     for site in index.calls:
+        handed = _handed_on(index, evaluator, site, old, valued)
+        if handed is not None:
+            out.append(handed)
         every = evaluator.kwarg_sources(site.node, site.scope)
         # a name that is only new (`dtype`) where the call can be one of its rows' methods: not
         # every `torch.zeros(..., dtype=)` of a file
