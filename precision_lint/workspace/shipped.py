@@ -536,7 +536,7 @@ class ShippedFiles:
             self._readme_stated[readme] = stated
         stated = list(stated)
         for capabilities, scripts in self._scoped_lines(readme) if module and stated else ():
-            if os.path.abspath(module) not in scripts:
+            if not _one_of(os.path.abspath(module), scripts):
                 for capability in capabilities:
                     if capability in stated:
                         stated.remove(capability)
@@ -546,15 +546,18 @@ class ShippedFiles:
         """``(capabilities, scripts)`` of each paragraph, list item or table row of a Markdown README
         that names GPUs without native bf16 for the scripts it links to or names in a code span ("The
         small checkpoint runs on older cards such as a GTX 1080 Ti: see [the demo](infer/demo.py)",
-        "| v1 | `notebook/v1.ipynb` | Kaggle T4 |"): what that script runs on, not every file of the
-        project. (A newer GPU a line names holds for the project, as it did.)"""
+        "| v1 | `notebook/v1.ipynb` | Kaggle T4 |", or a row's cell naming a notebook by its title,
+        `` `v0.2-llama-qlora` ``): what that script runs on, not every file of the project. (A newer
+        GPU a line names holds for the project, as it did.)"""
         found = self._readme_scoped.get(readme)
         if found is None:
             found = []
             text = (self._read(readme) or "") if readme.endswith(".md") else ""
             folder = os.path.dirname(readme)
-            for block in _blocks(markdown_prose(text)) if _SCRIPT_LINK().search(text) else ():
+            for block in _blocks(markdown_prose(text)) if _SCRIPT_LINK().search(text) or _ARTIFACT_CELL().search(text) else ():
                 scripts = {p for p in _linked(folder, block) + _named(folder, block) if p.endswith(_SCRIPT_SUFFIXES)}
+                if block.lstrip().startswith("|"):  # a table row names its artifact as a whole cell
+                    scripts.update(_artifacts(folder, block))
                 if not scripts:
                     continue
                 older = [c for c in stated_in_text(block) if c < NATIVE_BF16]
@@ -906,6 +909,26 @@ def _blocks(prose: str) -> List[str]:
 _SCRIPT_SUFFIXES = (".py", ".ipynb", ".sh")
 _SCRIPT_LINK = lazy(r"\]\([^)\s]+\.(?:py|ipynb|sh)(?:#[^)]*)?\)|`[^`\s]+\.(?:py|ipynb|sh)`")
 _SCRIPT_SPAN = lazy(r"`(?:\./)?([^`\s:]+\.(?:py|ipynb|sh))`")
+
+
+# a table cell that is one code span naming an artifact: a notebook or script by its name, with or
+# without its suffix (`` `v0.2-llama-qlora` ``, a Kaggle notebook's name); not an option (`--fp16`),
+# nor a single word (`bf16`)
+_ARTIFACT_CELL = lazy(r"\|\s*`([A-Za-z0-9][\w.-]*[-_.][\w.-]*)`\s*(?=\|)")
+
+
+def _artifacts(folder: str, row: str) -> List[str]:
+    """The artifacts a README table row names by a cell of one code span (absolute paths from
+    ``folder``; a name without a suffix stays one, matched by stem: :func:`_one_of`)."""
+    return [os.path.normpath(os.path.join(folder, name)) for name in _ARTIFACT_CELL().findall(row)]
+
+
+def _one_of(module: str, scripts: Set[str]) -> bool:
+    """Whether ``module`` is one of the scripts a README line names: the same path, or a name
+    without a suffix that is the module's own (a notebook named in a table by its title)."""
+    if module in scripts:
+        return True
+    return any(module.endswith(suffix) and module[: -len(suffix)] in scripts for suffix in _SCRIPT_SUFFIXES)
 
 
 def _named(folder: str, text: str) -> List[str]:

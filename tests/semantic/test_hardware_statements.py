@@ -413,6 +413,14 @@ def test_an_older_gpu_of_a_readme_table_row_holds_for_the_script_the_row_names(t
     root = write_tree(tmp_path, {".git/HEAD": "", "README.md": readme, "train.py": "", "notebook/v1.ipynb": "{}"})
     assert ShippedFiles().stated_for(str(root / "train.py")) == 121
     assert ShippedFiles().stated_for(str(root / "notebook/v1.ipynb")) == 75
+    # a row's cell naming a notebook by its title (a Kaggle notebook, no suffix): that notebook's T4
+    titled = write_tree(tmp_path / "titled", {
+        ".git/HEAD": "", "train.py": "", "v0.2-llama-qlora.ipynb": "{}",
+        "README.md": "# clf\n\n| Version | Notebook | Notes |\n|---|---|---|\n"
+                     "| v0.2 | `v0.2-llama-qlora` | validation run on Kaggle T4 |\n",
+    })
+    assert ShippedFiles().stated_for(str(titled / "train.py")) is None
+    assert ShippedFiles().stated_for(str(titled / "v0.2-llama-qlora.ipynb")) == 75
     # a row that names no script states the project's machine
     plain = write_tree(tmp_path / "plain", {
         ".git/HEAD": "", "train.py": "",
