@@ -9,12 +9,8 @@ import pytest
 
 from conftest import lint
 
-SEQUENTIAL = """
-import torch
-from torch import nn
-
-model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1)).cuda()
-{cast}
+# the model cast ({cast}), its parameters ({given}) under an fp16 GradScaler ({scaler}), trained
+TRAINED = """{cast}
 opt = torch.optim.AdamW({given}, lr=1e-4)
 scaler = torch.cuda.amp.GradScaler({scaler})
 for x in loader:
@@ -24,6 +20,13 @@ for x in loader:
     scaler.step(opt)
     scaler.update()
 """
+
+SEQUENTIAL = """
+import torch
+from torch import nn
+
+model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1)).cuda()
+""" + TRAINED
 
 CLASS = """
 import torch
@@ -42,16 +45,7 @@ class EncoderDecoder(nn.Module):
 
 
 model = EncoderDecoder().cuda()
-{cast}
-opt = torch.optim.AdamW({given}, lr=1e-4)
-scaler = torch.cuda.amp.GradScaler({scaler})
-for x in loader:
-    with torch.autocast("cuda", dtype=torch.float16):
-        loss = model(x).mean()
-    scaler.scale(loss).backward()
-    scaler.step(opt)
-    scaler.update()
-"""
+""" + TRAINED
 
 
 def reported(template, cast, given="model.parameters()", scaler=""):
