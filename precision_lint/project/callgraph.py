@@ -44,6 +44,7 @@ class CallGraph:
         self._importer_paths: Dict[str, Set[str]] = {}  # module name → paths of modules importing it
         self._name_of_path: Dict[str, str] = {}
         self._holders: Set[str] = set()  # objects commands are registered with (`app`)
+        self._holders_asked: Set[str] = set()  # the holders whose entries are being worked out
         classes = {cls.qualname for module in modules for cls in module.classes}
         # the top-level packages (and modules) of the linted tree: a call of an installed
         # package's name runs the tree's code only where the tree is that package (its own
@@ -157,9 +158,15 @@ class CallGraph:
             for caller in callers:
                 if caller in self._holders:
                     # a command of an app: one command runs per process, so the command is an
-                    # entry of its own wherever its app runs (never joined with its siblings)
-                    if self.entries(caller, unit, unit_key):
-                        found.add(node)
+                    # entry of its own wherever its app runs (never joined with its siblings);
+                    # an app asked about again on the way (a holder among its own callers) adds nothing
+                    if caller not in self._holders_asked:
+                        self._holders_asked.add(caller)
+                        try:
+                            if self.entries(caller, unit, unit_key):
+                                found.add(node)
+                        finally:
+                            self._holders_asked.discard(caller)
                     continue
                 if caller not in seen:
                     seen.add(caller)

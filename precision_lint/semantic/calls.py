@@ -141,6 +141,8 @@ def registered_commands(index: ModuleIndex) -> tuple:
             func = call.func if isinstance(call, ast.Call) else call
             if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
                 continue
+            if func.attr in _PROPERTY_ACCESSORS:
+                continue  # `@scaler.setter`: the property's own setter, no command of an app
             holder = _project_object(index, func.value, scope.parent or index.root)
             if holder is not None:
                 out.add((holder, qualname))
@@ -158,6 +160,11 @@ def _project_object(index: ModuleIndex, name: ast.Name, scope) -> Optional[str]:
             return None
         target = f"{owner.qualname}.{name.id}" if owner.qualname else name.id
     return None if target.split(".")[0] in LIBRARIES or target.split(".")[0] in _DECORATOR_LIBRARIES else target
+
+
+# a property's accessors (`@scaler.setter` under `@property def scaler`): the property's own
+# methods, registered with no object that runs them
+_PROPERTY_ACCESSORS = frozenset({"setter", "getter", "deleter"})
 
 
 # libraries whose own decorators (``@click.command()``, ``@hydra.main()``) make the function

@@ -66,3 +66,31 @@ def test_an_imported_main_called_under_main_runs_with_the_script(tree, names):
 
 def test_an_imported_main_the_script_never_calls_does_not_run_with_it(tree):
     assert _run(tree, "print(model)") == []
+
+
+def test_a_property_setter_is_no_command_of_its_getter(tmp_path):
+    """``@scaler.setter`` under ``@property def scaler`` has the getter's own name: read as a
+    command registered with an app, the app was its own caller and the walk for where the
+    GradScaler built in the getter runs never ended (review 24c: MP003, RecursionError). A
+    property's accessors register nothing; the matcher's -1e9 is judged."""
+    from conftest import findings_in, write_tree
+    from precision_lint.semantic.calls import registered_commands
+    from precision_lint.semantic.index import build_index
+
+    config_src = (
+        "from torch.amp import GradScaler\n\nclass Config:\n    def __init__(self, amp=False):\n"
+        "        self.amp, self._scaler = amp, None\n\n    @property\n    def scaler(self):\n"
+        "        if self._scaler is None and self.amp:\n            self._scaler = GradScaler('cuda')\n"
+        "        return self._scaler\n\n    @scaler.setter\n    def scaler(self, obj):\n        self._scaler = obj\n"
+    )
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "", "config.py": config_src,
+        "model.py": "from torch import nn\n\nclass Matcher(nn.Module):\n    def forward(self, s, m):\n"
+                    "        return s.masked_fill(m, -1e9).softmax(-1)\n",
+        "train.py": "import torch\nfrom config import Config\nfrom model import Matcher\n\ncfg = Config(amp=True)\n"
+                    "print(Matcher()(torch.randn(4, 4), torch.zeros(4, 4, dtype=torch.bool)), cfg.scaler)\n",
+    })
+    index = build_index(config_src, "config")
+    assert registered_commands(index) == ()
+    codes = [d.code for d in findings_in(root)]
+    assert "MP003" not in codes and "MP402" in codes
