@@ -80,7 +80,7 @@ PROJECT_ROOT = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 # and these folders of each, with the folders directly in them (`scripts/train/run.sh`)
 # (`notebooks/`: the Colab notebook that clones the project and runs `!python train.py`, its
 # metadata's `gpuType` the run's GPU)
-LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers", "notebooks", "notebook")
+LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers", "notebooks", "notebook", "bash", "shell", "sh")
 # a launch folder's name: one of them, alone or with a qualifier before or after it
 # (`jobs_local`, `slurm-jobs`, `run_scripts`, `scripts_v2`)
 _LAUNCH_FOLDER = lazy(r"^(?:[A-Za-z0-9]+[_-])?(?:" + "|".join(LAUNCH_FOLDERS) + r"|script|job)(?:[_-][A-Za-z0-9]+)?$", re.IGNORECASE)

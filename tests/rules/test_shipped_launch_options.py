@@ -212,7 +212,8 @@ def test_two_launches_in_one_launcher_each_passing_one_flag_are_two_runs(tmp_pat
 
 @pytest.mark.parametrize("folder, found", [
     ("jobs_local", 1), ("slurm-jobs", 1), ("run_scripts", 1), ("scripts_v2", 1), ("scripts", 1),
-    ("data", 0), ("transcripts", 0),  # not a launch folder: its shell files are not read as launches
+    ("bash", 1), ("shell", 1),  # `bash/train.sh` run from the repository's root (review 24c)
+    ("data", 0), ("transcripts", 0), ("bashrc", 0),  # not a launch folder: its shell files are not read as launches
 ])
 def test_a_launch_folder_is_known_by_its_name_with_a_qualifier(tmp_path, folder, found):
     """``jobs_local/train_kto.sh`` is a launch folder's launcher as ``jobs/`` is (review 23h)."""
