@@ -53,6 +53,20 @@ def wraps_adapters(conditions: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...
     return True
 
 
+def wrapped_in_shipped_runs(conditions: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...], bool]]) -> bool:
+    """Whether a conditional PEFT wrap (``WeightsSite.peft_when``: ``if args.use_lora:
+    get_peft_model(...)``) runs in every run the project ships: each shipped launch's
+    configuration wraps the model (``--use_lora``); a run by hand without the switch is the
+    user's own choice, not one the code ships. False where nothing ships a launch (the
+    defaults are the run)."""
+    from .options import BY_HAND
+
+    if not conditions:
+        return False
+    shipped = [p for p in configurations(*(s for s, _, _ in conditions)) if p.chosen and p.chosen[1] != BY_HAND]
+    return bool(shipped) and all(wraps_adapters(conditions, p) for p in shipped)
+
+
 def _user_choice(v: Possible) -> bool:
     return any(g.user_choice for g in v.guards)
 

@@ -267,18 +267,38 @@ def _written_in_config(arg, key: str, near: str, among=None) -> str:
     return ""
 
 
-def launched_scaling(site: PrecisionSite, project: Project, entry) -> Optional[LaunchedPrecision]:
+def launched_scaling(site: PrecisionSite, project: Project, entry, weights: Optional[WeightsSite] = None) -> Optional[LaunchedPrecision]:
     """For an ``Accelerator`` that takes its mixed precision from the launch (no
     ``mixed_precision=``, or one that may be None: accelerate reads ACCELERATE_MIXED_PRECISION
     only then, an explicit value wins): the first shipped ``accelerate launch`` of the run's
     script (``entry``) that makes it fp16 under torch's GradScaler
-    (``project/launched_precision.py``: not DeepSpeed, FSDP or bf16); None otherwise."""
+    (``project/launched_precision.py``: not DeepSpeed, FSDP or bf16) and, for ``weights``, in
+    whose configuration they are float16 and trained: not where that launch's own options wrap
+    the model in fp32 adapters (``--use_lora`` of ``if args.use_lora: get_peft_model(...)``) or
+    leave the cast out; None otherwise."""
     if site.kind != "accelerator" or entry is None or site.opaque or site.callee not in LIBRARY_ACCELERATORS:
         return None
     mp = site.arg("mixed_precision")
     if mp is not None and not any(v.kind == CONST and v.value is None for v in mp.values):
         return None
-    return next((p for p in launched(project, entry.path) if p.loss_scaling), None)
+    return next(
+        (p for p in launched(project, entry.path) if p.loss_scaling and (weights is None or _scaled_in_launch(p, weights))),
+        None,
+    )
+
+
+def _scaled_in_launch(launch: LaunchedPrecision, weights: WeightsSite) -> bool:
+    """Whether, in the configuration of one shipped launch, the weights are cast and trained as
+    they are (not wrapped in fp32 adapters): the launch's options are the values of the cast's and
+    the wrap's tests that carry its mark (``project/options.py``)."""
+    mark = f"{launch.launcher}:{launch.launch.line}"
+    probe = Possible(CONST, True)
+    for subject, _, _ in (*weights.peft_when, *weights.cast_when):
+        chosen = next((v.chosen for v in subject if v.chosen and v.chosen[1] == mark), None)
+        if chosen is not None:
+            probe = Possible(CONST, True, chosen=chosen)
+            break
+    return not wraps_adapters(weights.peft_when, probe) and casts_in(weights.cast_when, probe)
 
 
 def _launched_reason(site: PrecisionSite, module: ModuleFacts, found: LaunchedPrecision) -> str:
@@ -369,7 +389,7 @@ def _by_hand_only(v) -> bool:
     return bool(v.chosen) and v.chosen[1] == BY_HAND and any(g.user_choice for g in v.guards)
 
 
-def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, entry=None, scaled=None) -> Optional[str]:
+def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, entry=None, scaled=None, weights=None) -> Optional[str]:
     """A short description of how ``site`` may switch fp16 loss scaling on, or None. ``entry``:
     the run's script, whose shipped launches give an ``Accelerator()`` its precision;
     ``scaled``: the values of its ``fp16`` that scale these weights' loss (the launch named is
@@ -410,7 +430,7 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, e
             if entry is not None and builds_no_grad_scaler(project, entry.path):
                 return None  # every shipped launch runs DeepSpeed/FSDP: no torch GradScaler
             return f"`Accelerator(mixed_precision={mp.value_text})`"
-        found = launched_scaling(site, project, entry)
+        found = launched_scaling(site, project, entry, weights)
         return _launched_reason(site, module, found) if found is not None else None
     if site.kind == "lightning":
         precision = site.arg("precision")
@@ -534,7 +554,7 @@ class Fp16WeightsUnderLossScaling(Rule):
                         continue  # no configuration scales the loss of these float16 weights
                     if scaled is None and wraps_adapters(weights.peft_when, Possible(CONST, True)):
                         continue  # every configuration wraps the model in fp32 adapters
-                    reason = scaling_reason(site, module, ctx.project, entry, scaled)
+                    reason = scaling_reason(site, module, ctx.project, entry, scaled, weights)
                     if reason is not None:
                         found[key] = (module, site, reason, entry)
 
@@ -598,7 +618,7 @@ class Fp16WeightsUnderLossScaling(Rule):
             for v in (site.arg("fp16").values if site.arg("fp16") is not None else ())
             if from_launcher(v) and may_be_true((v,))
         )
-        launch = launched_scaling(site, ctx.project, entry)
+        launch = launched_scaling(site, ctx.project, entry, weights)
         if launch is not None:
             if launch.key:
                 related += (Related(launch.where[0], launch.where[1], f"`{launch.key}` here: the launch's fp16"),)

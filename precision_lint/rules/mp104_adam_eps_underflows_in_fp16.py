@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ..diagnostics import UNSAFE, Fix, Related
 from ..semantic.values import HALF
+from ..project.configurations import wrapped_in_shipped_runs
 from .base import Rule, RuleContext, base_dtype_adapters, base_dtype_note, insert, replace
 
 FP16_SMALLEST = 2.0 ** -24  # smallest positive float16 (subnormal)
@@ -38,7 +39,7 @@ def _half_owners(ctx: RuleContext):
     for site in ctx.facts.section("weights"):
         if "float16" not in site.dtypes:
             continue
-        if not site.trainable or (site.peft and not _float16_adapters(ctx, site)):
+        if not site.trainable or _adapters_only(ctx, site):
             untrained.update((t, site.scope) for t in site.targets)
             continue
         for target in site.targets + site.parts:  # `pipe.unet` of a float16 `pipe`, trained
@@ -57,9 +58,18 @@ def _trained_by(ctx: RuleContext, optimizer):
     ``unet.to(dtype=torch.float16)``: ``WeightsSite.trained_by``); None otherwise."""
     for site in ctx.facts.section("weights"):
         if "float16" in site.dtypes and site.trainable and optimizer.span.start in site.trained_by:
-            if (not site.peft or _float16_adapters(ctx, site)) and not _made_after(site, optimizer):
+            if not _adapters_only(ctx, site) and not _made_after(site, optimizer):
                 return optimizer.owners[0], Related(ctx.path, site.span, "float16 parameters made here"), site
     return None
+
+
+def _adapters_only(ctx: RuleContext, site) -> bool:
+    """Whether only float32 adapters of this float16 model train: it is wrapped by
+    ``get_peft_model`` (in every run, or in every run the project ships: ``--use_lora`` of
+    ``if args.use_lora:``, ``project/configurations.py``), by a peft that keeps them float32."""
+    if site.peft:
+        return not _float16_adapters(ctx, site)
+    return wrapped_in_shipped_runs(site.peft_when) and base_dtype_adapters(ctx) is None
 
 
 def _float16_adapters(ctx: RuleContext, site) -> bool:
@@ -126,7 +136,7 @@ def _trained_half_at(ctx: RuleContext, module, span):
     for site in sites:
         if site.span.start > span.end or span.start > site.span.end or "float16" not in site.dtypes:
             continue
-        if not site.trainable or (site.peft and not _float16_adapters(ctx, site)):
+        if not site.trainable or _adapters_only(ctx, site):
             return None
         if any(
             w.scope == site.scope and set(w.targets) & set(site.targets) and w.span.start > site.span.end and "float16" not in w.dtypes

@@ -451,8 +451,9 @@ class _Uses:
     def peft_conditions(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, guards=()):
         """For a wrap that ``peft_after`` refuses because it runs only under conditions of its
         own: those conditions when each compares one expression with literals (``x == "a"``,
-        ``x != "a"``, ``x in ["a", "b"]``, ``x not in (...)``, also under ``not``/``else``), as
-        ``WeightsSite.peft_when`` holds them; () for any other wrap."""
+        ``x != "a"``, ``x in ["a", "b"]``, ``x not in (...)``, also under ``not``/``else``) or tests
+        one switch (``if args.use_lora:``), as ``WeightsSite.peft_when`` holds them; () for any
+        other wrap."""
         mine = {(id(expr), positive) for expr, positive in guards}
         for site in self.ix.calls:
             q = site.qualname or dotted(site.node.func) or ""
@@ -465,9 +466,13 @@ class _Uses:
             if flag is not None and is_constant(flag.value, False):
                 continue
             own = [term for expr, positive in site.guards if (id(expr), positive) not in mine for term in _conjuncts(expr, positive)]
-            conditions = [_membership(evaluator, expr, positive, site.scope) for expr, positive in own]
+            # (`if args.use_lora:` too: a bare switch, as a cast's conditions read it)
+            conditions = [
+                _membership(evaluator, expr, positive, site.scope) or _truthiness(evaluator, expr, positive, site.scope)
+                for expr, positive in own
+            ]
             if own and all(c is not None for c in conditions):
-                return tuple(conditions)
+                return tuple(_as_option(self.ix, expr, c) for (expr, _), c in zip(own, conditions))
         return ()
 
     def adapters_before(self, names: Tuple[str, ...], before: int) -> bool:
@@ -614,6 +619,19 @@ class _Uses:
 
 
 FALSY = (False, None, 0, "")
+
+
+def _as_option(index: ModuleIndex, test: ast.expr, condition):
+    """A condition whose subject is an argparse option read as ``args.<dest>`` (``if
+    args.use_lora:``, ``args.mode == "lora"``) with its values marked as that option's
+    (``Possible.option``): the join replaces them with what each shipped launch of the script
+    passes (``project/options.py``), so each launch is judged as the configuration it is."""
+    test, _ = _unnegated(test, True)
+    subject = test.left if isinstance(test, ast.Compare) else test
+    if not (isinstance(subject, ast.Attribute) and subject.attr in index.arg_options):
+        return condition
+    values, literals, wanted = condition
+    return (tuple(v if v.option else dataclasses.replace(v, option=subject.attr) for v in values), literals, wanted)
 
 
 def _unnegated(test: ast.expr, positive: bool) -> Tuple[ast.expr, bool]:
