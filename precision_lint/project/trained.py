@@ -13,16 +13,25 @@ attributes its base classes set. The answer is the least fixpoint.
 A derivation remembers the code it went through (module, scope): a question is asked for one
 run, and an answer holds there only when every piece of code it went through runs in that run
 (a ``__main__`` benchmark of a model library trains nothing in the scripts importing it).
+
+A derivation also remembers the part of its object that is trained (``TrainRef.part``,
+``semantic/parts.py``): ``AdamW(self.model.head.parameters())`` in a trainer trains the ``head``
+of the model class's instances, and a cast of that class's ``self.backbone`` asks about the
+``backbone``: the two share no parameters, and the float16 backbone is not trained. An edge links a
+part of one object to a part of another (``train(model.head)``: the ``head`` of what ``load()``
+returns is what ``train`` is given): the part trained is carried across it (``parts.carried``),
+and another part of the far end (``model.tail``) is not trained by it.
 """
 from __future__ import annotations
 
 from typing import Dict, FrozenSet, Hashable, List, Optional, Set, Tuple
 
 from ..facts.model import ModuleFacts
+from ..semantic.parts import carried, covers, shares
 from ..semantic.values import TrainRef
 
 SECTION = "trained"
-MAX_DERIVATIONS = 4
+MAX_DERIVATIONS = 6
 
 Node = Tuple[str, str, str]  # (kind, canonical function or class, parameter name or "")
 Witness = Tuple[str, str]  # (module path, scope)
@@ -33,7 +42,7 @@ class TrainedJoin:
         self._symbols = symbols
         self._modules = modules
         self._params: Dict[Tuple[str, str], Set[Tuple[str, Optional[int]]]] = {}  # (kind, f) -> {(name, index)}
-        self._derived: Optional[Dict[Node, List[Tuple[FrozenSet[Witness], str]]]] = None
+        self._derived: Optional[Dict[Node, List[Tuple[FrozenSet[Witness], str, str]]]] = None
         self._functions: Dict[Tuple[str, Hashable], str] = {}  # see _function
 
     # --- names ----------------------------------------------------------------------
@@ -100,13 +109,14 @@ class TrainedJoin:
                     if ref.name:
                         self.nodes(ref, module)
 
-    def _derive(self) -> Dict[Node, List[Tuple[FrozenSet[Witness], str]]]:
+    def _derive(self) -> Dict[Node, List[Tuple[FrozenSet[Witness], str, str]]]:
+        """Each node's derivations: ``(witnesses, evidence, part)``, part "" for all of it."""
         if self._derived is not None:
             return self._derived
         self._collect()
-        derived: Dict[Node, List[Tuple[FrozenSet[Witness], str]]] = {}
-        follows: Dict[Node, List[Tuple[Node, Witness]]] = {}
-        work: List[Tuple[Node, FrozenSet[Witness], str]] = []
+        derived: Dict[Node, List[Tuple[FrozenSet[Witness], str, str]]] = {}
+        follows: Dict[Node, List[Tuple[Node, Witness, str, str]]] = {}
+        work: List[Tuple[Node, FrozenSet[Witness], str, str]] = []
         for module in self._modules:
             summary = module.section(SECTION)
             if not summary:
@@ -117,7 +127,7 @@ class TrainedJoin:
             witnesses: Dict[int, Witness] = {}
             for fact in facts:
                 for node in self.nodes(fact.ref, module):
-                    work.append((node, frozenset({(module.path, fact.scope)}), fact.evidence))
+                    work.append((node, frozenset({(module.path, fact.scope)}), fact.evidence, fact.ref.part))
             # the edges in their order; the nodes of each reference worked out once (every
             # parameter is known since _collect: a reference's nodes are the same at each edge)
             for sink, source, scope in edges.numbered():
@@ -126,22 +136,26 @@ class TrainedJoin:
                     continue
                 targets = nodes[sink] if sink in nodes else nodes.setdefault(sink, self.nodes(refs[sink], module))
                 witness = witnesses[scope] if scope in witnesses else witnesses.setdefault(scope, (module.path, scopes[scope]))
+                linked = (refs[sink].part, refs[source].part)
                 for source_node in sources:
                     for target in targets:
-                        follows.setdefault(source_node, []).append((target, witness))
+                        follows.setdefault(source_node, []).append((target, witness, *linked))
             # an instance of a class trains what its base classes set on `self`
             for cls in module.classes:
                 for name, _, _ in list(self._symbols.ancestry(cls.qualname, module))[1:]:
-                    follows.setdefault(("instance", cls.qualname, ""), []).append((("instance", name, ""), (module.path, "")))
+                    follows.setdefault(("instance", cls.qualname, ""), []).append((("instance", name, ""), (module.path, ""), "", ""))
         while work:
-            node, witnesses, evidence = work.pop()
+            node, witnesses, evidence, part = work.pop()
             known = derived.setdefault(node, [])
-            if any(w <= witnesses for w, _ in known) or len(known) >= MAX_DERIVATIONS:
+            if any(w <= witnesses and covers(p, part) for w, _, p in known) or len(known) >= MAX_DERIVATIONS:
                 continue
-            known.append((witnesses, evidence))
-            for target, witness in follows.get(node, ()):
+            known.append((witnesses, evidence, part))
+            for target, witness, sink_part, source_part in follows.get(node, ()):
+                there = carried(sink_part, source_part, part)
+                if there is None:
+                    continue  # another part of the object trained: not the one this edge links
                 more = witnesses | {witness} if witness[1] else witnesses
-                work.append((target, more, evidence))
+                work.append((target, more, evidence, there))
         self._derived = derived
         return derived
 
@@ -153,7 +167,7 @@ class TrainedJoin:
         derived = self._derive()
         for ref in refs:
             for node in self.nodes(ref, module, asking=True):
-                for witnesses, evidence in derived.get(node, ()):
-                    if runs is None or runs(witnesses):
+                for witnesses, evidence, part in derived.get(node, ()):
+                    if shares(part, ref.part) and (runs is None or runs(witnesses)):
                         return evidence
         return ""

@@ -22,6 +22,7 @@ from .index import NOT_VALUE_BINDERS, ModuleIndex, Scope, argument, arguments, f
 from .index import is_constant, nodes_of, positional, string_value, unstarred
 from .main_block import main_block_orders, main_scope
 from .names import dotted, spelled
+from .parts import anchored, relation, spelled_path, split_path
 from .values import TrainRef
 from .._regex import lazy
 
@@ -553,8 +554,9 @@ class TrainedObjects:
                 # `pipe.unet`, `model.module`: a part of that object, an object of its own
                 # (``part_keys``): `pipe.unet` and `pipe.vae` are two objects, and a cast of
                 # one says nothing of what trains the other
+                # (walked afresh: `m.head` and `m.backbone` of one list each reach `m`'s value)
                 whole: Set[tuple] = set()
-                self._walk(node.value, scope, klass, whole, seen, depth + 1)
+                self._walk(node.value, scope, klass, whole, set(seen), depth + 1)
                 out.update(("part", key, node.attr) for key in whole)
         elif isinstance(node, ast.Call):
             self._call(node, scope, klass, out, seen, depth)
@@ -584,7 +586,7 @@ class TrainedObjects:
                 # `model[0]` of an `nn.Sequential`, `blocks["enc"]` of a `ModuleDict`: one item,
                 # a part of its own as `model.encoder` is (two items share no parameters)
                 whole: Set[tuple] = set()
-                self._walk(node.value, scope, klass, whole, seen, depth + 1)
+                self._walk(node.value, scope, klass, whole, set(seen), depth + 1)
                 out.update(("part", key, f"[{node.slice.value!r}]") for key in whole)
             else:
                 walk(node.value)
@@ -927,8 +929,8 @@ class TrainedObjects:
                 while key[0] == "part":
                     path.insert(0, key[2])
                     key = key[1]
-                    if key in keys and part_path(path) not in found:
-                        found.append(part_path(path))
+                    if key in keys and spelled_path(path) not in found:
+                        found.append(spelled_path(path))
         return tuple(found)
 
     def sources(self, keys: FrozenSet[tuple]) -> Tuple[TrainRef, ...]:
@@ -937,17 +939,45 @@ class TrainedObjects:
         callers that train it, it is a parameter whose callers train what they pass, it is an
         attribute of a class whose instances are trained."""
         found = set()
-        keys = flat(keys)
-        related = set(keys)
+        mine = [anchored(key) for key in keys]
+        for root, path, _ in mine:
+            found.add(_with_part(_key_source(root), path))
+        whole = flat(keys)
         for use in self.uses():
-            if use.kind != "train" and flat(use.keys) & keys:
-                related |= flat(use.keys)
-                found.add(_source_of(use))
-        for key in related:
-            ref = _key_source(key)
-            if ref is not None:
-                found.add(ref)
+            if use.kind == "train" or not flat(use.keys) & whole:
+                continue
+            # the part of that use's object this one is (or all of it): its answers, for that part
+            theirs = [anchored(key) for key in use.keys]
+            rest = relation(mine, theirs)
+            if rest is None:
+                continue  # another part of one whole (`model.decoder` handed on, `model.encoder` cast)
+            found.add(_with_part(_source_of(use), rest))
+            for root, path, _ in theirs:
+                found.add(_with_part(_key_source(root), (*path, *rest)))
         return tuple(sorted((r for r in found if r is not None), key=repr))
+
+    @staticmethod
+    def _trained_parts_of(i: int, uses: List[Use], every: List[FrozenSet[tuple]], by_key) -> List[TrainRef]:
+        """What the train use ``uses[i]`` makes trained, each with the part of it
+        (``TrainRef.part``): the sinks of its own keys (``return(Net)``, part ``head``, for
+        ``AdamW(self.model.head.parameters())`` with ``self.model = Net()``), and those of the
+        uses that hold its object, or a whole it is part of (``helper(model)``: what callers pass
+        to ``helper``, part ``head``); not those of another part of the same whole."""
+        use = uses[i]
+        mine = [anchored(key) for key in use.keys]
+        out = [_with_part(_key_sink(root), path) for root, path, sinkable in mine if sinkable]
+        met = sorted({j for key in every[i] for j in by_key[key]} - {i})
+        for j in met:
+            other = uses[j]
+            if other.kind == "train":
+                continue  # its own facts
+            theirs = [anchored(key) for key in other.keys]
+            rest = relation(mine, theirs)
+            if rest is None:
+                continue
+            out.append(_with_part(_sink_of(other), rest))
+            out.extend(_with_part(_key_sink(root), (*path, *rest)) for root, path, sinkable in theirs if sinkable)
+        return [ref for ref in dict.fromkeys(out) if ref is not None]
 
     def summary(self) -> Tuple[Tuple[Tuple[TrainRef, str, str, int], ...], Tuple[Tuple[TrainRef, TrainRef, str], ...]]:
         """``(facts, edges)`` of this module for the join: each fact a ``(ref, evidence, scope,
@@ -987,12 +1017,17 @@ class TrainedObjects:
         for i, keys in enumerate(every):
             for key in keys:
                 by_key.setdefault(key, []).append(i)
-        key_sinks = {key: numbered((_key_sink(key),)) for key in by_key}
-        key_sources = {key: numbered((_key_source(key),)) for key in by_key}
+        # each use's keys anchored at their outermost whole, with the part below it
+        # (``parts.py``): `train(model.head)` hands on the `head` of what `load()` returns
+        anchors = [[anchored(key) for key in use.keys] for use in uses]
+        key_sinks_of = [
+            numbered(_with_part(_key_sink(root), path) for root, path, sinkable in mine if sinkable) for mine in anchors
+        ]
+        key_sources_of = [numbered(_with_part(_key_source(root), path) for root, path, _ in mine) for mine in anchors]
         # what each use brings as the other one of a pair: the sinks and sources of its keys, and
         # what it hands on; and the links it makes on its own side of every pair
-        sinks_of = [numbered((_sink_of(use),)).union(*(key_sinks[k] for k in keys)) for use, keys in zip(uses, every)]
-        sources_of = [frozenset().union(*(key_sources[k] for k in keys)) for keys in every]
+        sinks_of = [numbered((_sink_of(use),)) | key_sinks_of[i] for i, use in enumerate(uses)]
+        sources_of = key_sources_of
         sinks_meeting = {key: frozenset().union(*(sinks_of[j] for j in js)) for key, js in by_key.items()}
         sources_meeting = {key: frozenset().union(*(sources_of[j] for j in js)) for key, js in by_key.items()}
         pairs: Dict[str, Set[Tuple[int, int]]] = {}  # scope → (sink, source)
@@ -1001,13 +1036,13 @@ class TrainedObjects:
             keys = every[i]
             if not keys:
                 continue  # meets no use
-            own_sinks = frozenset().union(*(key_sinks[k] for k in keys))
+            own_sinks = key_sinks_of[i]
             other_sinks = frozenset().union(*(sinks_meeting[k] for k in keys))
             if a.kind == "train":
-                for sink in own_sinks | other_sinks:
-                    facts.setdefault(refs[sink], (refs[sink], a.evidence, a.scope, a.line))
+                for sink in self._trained_parts_of(i, uses, every, by_key):
+                    facts.setdefault(sink, (sink, a.evidence, a.scope, a.line))
                 continue
-            own_sources = numbered((_source_of(a),)).union(*(key_sources[k] for k in keys))
+            own_sources = numbered((_source_of(a),)) | key_sources_of[i]
             other_sources = frozenset().union(*(sources_meeting[k] for k in keys))
             linked = pairs.setdefault(a.scope, set())
             linked.update(product(own_sinks, own_sources | other_sources))
@@ -1065,15 +1100,6 @@ def _sorted_edges(refs: List[TrainRef], pairs: Dict[str, Set[Tuple[int, int]]]) 
     return tuple(refs[n] for n in ref_number), tuple(scope_number), tuple(numbers)
 
 
-def part_path(names: Iterable[str]) -> str:
-    """The attribute path of a part below its whole, as the code spells it (``encoder.layer``,
-    ``blocks[0].attn``): an item's ``[i]`` follows without a dot."""
-    out = ""
-    for name in names:
-        out += name if name.startswith("[") or not out else f".{name}"
-    return out
-
-
 def _wholes(keys: Iterable[tuple]) -> Set[tuple]:
     """The keys of the objects that the ``("part", whole, attribute)`` keys among ``keys`` are
     parts of, through every level (``pipe`` and ``pipe.unet`` for ``pipe.unet.conv_in``)."""
@@ -1117,6 +1143,14 @@ def _caller_name(function: Scope) -> str:
     if parent is not None and parent.kind == "class" and key.endswith(".__init__"):
         return parent.qualname
     return key
+
+
+def _with_part(ref: Optional[TrainRef], path) -> Optional[TrainRef]:
+    """``ref`` about the part ``path`` (attribute names, below any part it names) of its object."""
+    if ref is None or not path:
+        return ref
+    part = spelled_path((*split_path(ref.part), *path))
+    return TrainRef(ref.kind, ref.function, ref.name, ref.index, ref.keyword, part)
 
 
 def _source_of(use: Use) -> Optional[TrainRef]:

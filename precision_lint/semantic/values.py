@@ -443,6 +443,10 @@ class TrainRef:
     - ``return``: what a function (or a class: its instances) returns is trained by a caller;
     - ``instance``: the instances of a class are trained (its ``self.x`` modules are).
 
+    ``part``: the attribute path below that object the answer is about (``head`` for
+    ``AdamW(self.model.head.parameters())``, ``backbone`` for a cast of ``self.backbone`` in the
+    class), "" for all of it (``semantic/parts.py``).
+
     Parameters are named as the callee names them (``function``: as ``param_ref`` gives it,
     ``name``, ``index``) or as a caller passes them (``index``/``keyword``, ``name`` ""). (``slots=True``,
     as :class:`Possible`: 197,000 in transformers.)"""
@@ -452,6 +456,7 @@ class TrainRef:
     name: str = ""
     index: Optional[int] = None
     keyword: Optional[str] = None
+    part: str = ""
 
 
 def join_questions(obj) -> Tuple[FrozenSet[str], FrozenSet[str]]:

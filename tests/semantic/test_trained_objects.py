@@ -381,23 +381,43 @@ def test_an_upcast_of_the_trainable_parameters_counts_on_every_fp16_path(upcast,
 def _pairwise_summary(objects):
     """The summary as the join defines it: every two uses whose keys meet link the sinks of
     either's keys (and what the other hands on) to the sources of either's keys (and what this
-    one hands on)."""
+    one hands on), each key anchored at its outermost whole with the part below it
+    (``semantic/parts.py``). A use that trains makes trained the sinks of its own keys, and
+    those of each other use that holds its object or a whole it is part of, for the part it
+    trains (``TrainedObjects._trained_parts_of``); another part of one whole is not trained."""
+    from precision_lint.semantic import parts
     from precision_lint.semantic import training_state as ts
 
     uses = objects.uses()
     every = [ts.flat(use.keys) for use in uses]
+    anchors = [[parts.anchored(k) for k in use.keys] for use in uses]
+
+    def key_sinks(i, rest=()):
+        return {ts._with_part(ts._key_sink(root), (*path, *rest)) for root, path, sinkable in anchors[i] if sinkable}
+
+    def key_sources(i):
+        return {ts._with_part(ts._key_source(root), path) for root, path, _ in anchors[i]}
+
     facts, edges = {}, set()
     for i, a in enumerate(uses):
         for j, b in enumerate(uses):
             if not every[i] & every[j]:
                 continue
-            keys = every[i] | every[j]
-            sinks = ({ts._sink_of(b)} | {ts._key_sink(k) for k in keys}) - {None}
             if a.kind == "train":
-                for sink in sinks:
+                if j == i:
+                    sinks = key_sinks(i)
+                elif b.kind == "train":
+                    continue
+                else:
+                    rest = parts.relation(anchors[i], anchors[j])
+                    if rest is None:
+                        continue
+                    sinks = {ts._with_part(ts._sink_of(b), rest)} | key_sinks(j, rest)
+                for sink in sinks - {None}:
                     facts.setdefault(sink, (sink, a.evidence, a.scope, a.line))
                 continue
-            sources = ({ts._source_of(a)} | {ts._key_source(k) for k in keys}) - {None}
+            sinks = ({ts._sink_of(b)} | key_sinks(i) | key_sinks(j)) - {None}
+            sources = ({ts._source_of(a)} | key_sources(i) | key_sources(j)) - {None}
             edges.update(
                 (sink, source, a.scope) for sink in sinks for source in sources
                 if sink != source and not ts._same_parameter(sink, source)
