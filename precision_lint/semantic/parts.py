@@ -32,6 +32,17 @@ def anchored(key: tuple) -> Anchor:
     return key, tuple(path), True
 
 
+def outermost(anchors: Iterable[Anchor]) -> List[Anchor]:
+    """``anchors`` less the parts of a whole they also hold: the object is that whole (``self``
+    stands for each ``self.x`` too, which ``self.parameters()`` hands on), and its every part
+    lies in it. Linked at a part too, a source would name the whole's own parts below that
+    part (``self``'s ``model.head`` trained: its ``head``, as though ``self`` were its
+    ``model``)."""
+    anchors = list(anchors)
+    wholes = {root for root, path, _ in anchors if not path}
+    return [anchor for anchor in anchors if not anchor[1] or anchor[0] not in wholes]
+
+
 def spelled_path(names: Iterable[str]) -> str:
     """The path as the code spells it (``encoder.layer``, ``blocks[0].attn``)."""
     out = ""

@@ -22,7 +22,7 @@ from .index import NOT_VALUE_BINDERS, ModuleIndex, Scope, argument, arguments, f
 from .index import is_constant, nodes_of, positional, string_value, unstarred
 from .main_block import main_block_orders, main_scope
 from .names import dotted, spelled
-from .parts import anchored, relation, spelled_path, split_path
+from .parts import anchored, outermost, relation, spelled_path, split_path
 from .values import TrainRef
 from .._regex import lazy
 
@@ -1018,18 +1018,33 @@ class TrainedObjects:
             for key in keys:
                 by_key.setdefault(key, []).append(i)
         # each use's keys anchored at their outermost whole, with the part below it
-        # (``parts.py``): `train(model.head)` hands on the `head` of what `load()` returns
-        anchors = [[anchored(key) for key in use.keys] for use in uses]
+        # (``parts.py``): `train(model.head)` hands on the `head` of what `load()` returns. A
+        # use's parts are its own: within the use (its keys' sinks, what it hands on, its keys'
+        # sources) an object is linked at the part it holds; across two uses that meet, at its
+        # whole, as it met the other (``outermost``: a use holding a whole, `self` with every
+        # `self.x` it stands for, links that whole only). A part named on both sides of every
+        # pair made each `self.x` of a class a source of every sink its `self` uses meet.
+        anchors = [outermost(anchored(key) for key in use.keys) for use in uses]
         key_sinks_of = [
             numbered(_with_part(_key_sink(root), path) for root, path, sinkable in mine if sinkable) for mine in anchors
         ]
         key_sources_of = [numbered(_with_part(_key_source(root), path) for root, path, _ in mine) for mine in anchors]
-        # what each use brings as the other one of a pair: the sinks and sources of its keys, and
-        # what it hands on; and the links it makes on its own side of every pair
-        sinks_of = [numbered((_sink_of(use),)) | key_sinks_of[i] for i, use in enumerate(uses)]
+        whole_sources_of = [numbered(_key_source(root) for root, _, _ in mine) for mine in anchors]
+        # the wholes a use holds only a part of: their sinks are named at that part, never at
+        # the whole another use brings (`helper(model.head)` trains the head of `model`, whatever
+        # else meets `model`)
+        part_sinks_of = [
+            numbered(_key_sink(root) for root, path, sinkable in mine if sinkable and path) for mine in anchors
+        ]
+        handed_sink = [numbered((_sink_of(use),)) for use in uses]
+        handed_source = [numbered((_source_of(use),)) for use in uses]
+        # what each use brings as the other one of a pair (what it hands on, its keys' sinks and
+        # sources at the whole), and its own pair's product (at its parts)
+        sinks_of = [handed_sink[i] | key_sinks_of[i] for i in range(len(uses))]
+        brought_sinks = [handed_sink[i] | numbered(_key_sink(root) for root, _, s in mine if s) for i, mine in enumerate(anchors)]
         sources_of = key_sources_of
-        sinks_meeting = {key: frozenset().union(*(sinks_of[j] for j in js)) for key, js in by_key.items()}
-        sources_meeting = {key: frozenset().union(*(sources_of[j] for j in js)) for key, js in by_key.items()}
+        sinks_meeting = {key: frozenset().union(*(brought_sinks[j] for j in js)) for key, js in by_key.items()}
+        sources_meeting = {key: frozenset().union(*(whole_sources_of[j] for j in js)) for key, js in by_key.items()}
         pairs: Dict[str, Set[Tuple[int, int]]] = {}  # scope → (sink, source)
         met_by_scope: Dict[str, Set[int]] = {}
         for i, a in enumerate(uses):
@@ -1037,16 +1052,15 @@ class TrainedObjects:
             if not keys:
                 continue  # meets no use
             own_sinks = key_sinks_of[i]
-            other_sinks = frozenset().union(*(sinks_meeting[k] for k in keys))
             if a.kind == "train":
                 for sink in self._trained_parts_of(i, uses, every, by_key):
                     facts.setdefault(sink, (sink, a.evidence, a.scope, a.line))
                 continue
-            own_sources = numbered((_source_of(a),)) | key_sources_of[i]
+            other_sinks = frozenset().union(*(sinks_meeting[k] for k in keys)) - part_sinks_of[i]
             other_sources = frozenset().union(*(sources_meeting[k] for k in keys))
             linked = pairs.setdefault(a.scope, set())
-            linked.update(product(own_sinks, own_sources | other_sources))
-            linked.update(product(other_sinks, own_sources))
+            linked.update(product(own_sinks, handed_source[i] | key_sources_of[i] | other_sources))
+            linked.update(product(other_sinks, handed_source[i] | whole_sources_of[i]))
             met = met_by_scope.setdefault(a.scope, set())
             for k in keys:
                 met.update(by_key[k])

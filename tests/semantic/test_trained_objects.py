@@ -379,24 +379,39 @@ def test_an_upcast_of_the_trainable_parameters_counts_on_every_fp16_path(upcast,
 
 
 def _pairwise_summary(objects):
-    """The summary as the join defines it: every two uses whose keys meet link the sinks of
-    either's keys (and what the other hands on) to the sources of either's keys (and what this
-    one hands on), each key anchored at its outermost whole with the part below it
-    (``semantic/parts.py``). A use that trains makes trained the sinks of its own keys, and
-    those of each other use that holds its object or a whole it is part of, for the part it
-    trains (``TrainedObjects._trained_parts_of``); another part of one whole is not trained."""
+    """The summary as the join defines it: every two uses whose keys meet link what becomes
+    trained (the sinks of their keys, and what the other hands on) to what makes it so (the
+    sources of their keys, and what this one hands on), each key anchored at its outermost
+    whole with the part below it (``semantic/parts.py``). A use's parts are its own: its keys'
+    sinks and sources, and what it hands on, are linked to each other at the parts it holds
+    (a use holding a whole and parts of it holds the whole: ``parts.outermost``); across the
+    two uses, what one brings to the other is its keys' wholes, and a whole this use holds only
+    a part of is linked at that part alone. A use that trains makes trained the sinks of its
+    own keys, and those of each other use that holds its object or a whole it is part of, for
+    the part it trains (``TrainedObjects._trained_parts_of``); another part of one whole is not
+    trained."""
     from precision_lint.semantic import parts
     from precision_lint.semantic import training_state as ts
 
     uses = objects.uses()
     every = [ts.flat(use.keys) for use in uses]
     anchors = [[parts.anchored(k) for k in use.keys] for use in uses]
+    held = [parts.outermost(mine) for mine in anchors]
 
-    def key_sinks(i, rest=()):
-        return {ts._with_part(ts._key_sink(root), (*path, *rest)) for root, path, sinkable in anchors[i] if sinkable}
+    def key_sinks(i, rest=(), of=anchors):
+        return {ts._with_part(ts._key_sink(root), (*path, *rest)) for root, path, sinkable in of[i] if sinkable}
 
     def key_sources(i):
-        return {ts._with_part(ts._key_source(root), path) for root, path, _ in anchors[i]}
+        return {ts._with_part(ts._key_source(root), path) for root, path, _ in held[i]}
+
+    def whole_sinks(i):
+        return {ts._key_sink(root) for root, _, sinkable in held[i] if sinkable}
+
+    def whole_sources(i):
+        return {ts._key_source(root) for root, _, _ in held[i]}
+
+    def part_only_sinks(i):
+        return {ts._key_sink(root) for root, path, sinkable in held[i] if sinkable and path}
 
     facts, edges = {}, set()
     for i, a in enumerate(uses):
@@ -416,10 +431,13 @@ def _pairwise_summary(objects):
                 for sink in sinks - {None}:
                     facts.setdefault(sink, (sink, a.evidence, a.scope, a.line))
                 continue
-            sinks = ({ts._sink_of(b)} | key_sinks(i) | key_sinks(j)) - {None}
-            sources = ({ts._source_of(a)} | key_sources(i) | key_sources(j)) - {None}
+            linked = [
+                (key_sinks(i, of=held), {ts._source_of(a)} | key_sources(i) | whole_sources(j)),
+                (({ts._sink_of(b)} | whole_sinks(j)) - part_only_sinks(i), {ts._source_of(a)} | whole_sources(i)),
+                ({ts._sink_of(b)} | key_sinks(j, of=held), key_sources(j)),
+            ]
             edges.update(
-                (sink, source, a.scope) for sink in sinks for source in sources
+                (sink, source, a.scope) for sinks, sources in linked for sink in sinks - {None} for source in sources - {None}
                 if sink != source and not ts._same_parameter(sink, source)
             )
     return tuple(sorted(facts.values(), key=repr)), tuple(sorted(edges, key=repr))
