@@ -121,3 +121,28 @@ def test_a_part_handed_to_a_helper_that_trains_it(tmp_path, given, reported):
     root = write_tree(tmp_path, {"blocks.py": BLOCKS, "helper.py": HELPER, "train.py": HANDED.format(given=given)})
     found = [d for d in findings_in(root, ["MP101"]) if d.code == "MP101"]
     assert bool(found) == reported
+
+
+OTHER_HELPER = """
+
+def evaluate(module):
+    return module
+
+
+def fit(module):
+    return torch.optim.SGD(module.parameters(), lr=1e-3)
+"""
+
+
+@pytest.mark.parametrize("also, reported", [
+    ("evaluate(model)", False),  # the whole handed elsewhere: still only the head trained
+    ("fit(model)", True),
+])
+def test_a_part_trained_by_a_helper_beside_the_whole_handed_to_another(tmp_path, also, reported):
+    # the uses of `model.head` and `model` meet at `model`: what trains the head is linked to
+    # the head alone, not to the whole that `evaluate` is given
+    handed = HANDED.format(given="model.head").replace("from helper import make_optimizer", "from helper import make_optimizer, evaluate, fit")
+    handed = handed.replace("opt = make_optimizer(model.head)\n", f"opt = make_optimizer(model.head)\n{also}\n")
+    root = write_tree(tmp_path, {"blocks.py": BLOCKS, "helper.py": HELPER + OTHER_HELPER, "train.py": handed})
+    found = [d for d in findings_in(root, ["MP101"]) if d.code == "MP101"]
+    assert bool(found) == reported
