@@ -524,6 +524,7 @@ class TrainedObjects:
         self.ev = evaluator
         self._memo: Dict[Tuple[int, Optional[str]], FrozenSet[tuple]] = {}
         self._uses: Optional[List[Use]] = None
+        self._filled: Optional[Dict[Tuple[int, str], List[Tuple[ast.expr, Scope]]]] = None
 
     # --- which object an expression holds ----------------------------------------
     def keys(self, expr: Optional[ast.expr], scope: Scope, klass: Optional[str] = None) -> FrozenSet[tuple]:
@@ -624,7 +625,14 @@ class TrainedObjects:
             value = binding.value
             if value is None or isinstance(binding.statement, NOT_VALUE_BINDERS):
                 out.add(("bind", id(binding.statement), node.id))
+                looped = _parameters_looped(binding.statement)
+                if looped is not None:  # `for name, p in unet.named_parameters():`: a parameter of unet
+                    self._walk(looped, owner, klass, out, seen, depth + 1)
                 continue
+            if isinstance(value, ast.List):
+                # `params = []` filled by `params.append(p)` / `params.extend(...)` in its scope
+                for added, where in self._filled_lists().get((id(owner), node.id), ()):
+                    self._walk(added, where, klass, out, seen, depth + 1)
             if binding.unpack_index is not None:
                 element = self._element(value, binding.unpack_index)
                 if element is None:
@@ -635,6 +643,20 @@ class TrainedObjects:
                     continue
                 value = element
             self._walk(value, owner, klass, out, seen, depth + 1)
+
+    def _filled_lists(self) -> Dict[Tuple[int, str], List[Tuple[ast.expr, Scope]]]:
+        """What ``name.append(x)`` / ``name.extend(xs)`` add to a list variable, by (the scope
+        that binds the name, the name): indexed once per module."""
+        if self._filled is None:
+            self._filled = {}
+            for site in self.ix.calls:
+                receiver = site.receiver
+                if site.method not in ("append", "extend") or not isinstance(receiver, ast.Name) or len(site.node.args) != 1:
+                    continue
+                owner = site.scope.lookup_scope(receiver.id)
+                if owner is not None:
+                    self._filled.setdefault((id(owner), receiver.id), []).append((site.node.args[0], site.scope))
+        return self._filled
 
     def _item(self, node: ast.Subscript, scope: Scope, klass, out, seen, depth) -> bool:
         """``parts["model"]`` of ``parts = {"model": m, "ref": r}`` or of ``parts = load(...)``
@@ -1157,6 +1179,17 @@ def _caller_name(function: Scope) -> str:
     if parent is not None and parent.kind == "class" and key.endswith(".__init__"):
         return parent.qualname
     return key
+
+
+def _parameters_looped(statement) -> Optional[ast.expr]:
+    """The ``m.parameters()`` / ``m.named_parameters()`` call a ``for`` loop iterates (its
+    variable then holds parameters of ``m``); None for any other binder."""
+    if not isinstance(statement, (ast.For, ast.AsyncFor)):
+        return None
+    it = statement.iter
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in PARAMETER_METHODS:
+        return it
+    return None
 
 
 def _with_part(ref: Optional[TrainRef], path) -> Optional[TrainRef]:
