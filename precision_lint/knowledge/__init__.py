@@ -304,7 +304,7 @@ def keyword_methods() -> FrozenSet[str]:
     a project class that defines one decides what its keywords are."""
     return frozenset(row.method for row in migrations() if row.kind == "keyword" and row.method)
 
-KINDS = ("keyword", "attribute", "import")
+KINDS = ("keyword", "attribute", "import", "call")
 FIXES = ("rename", "move", "none")
 _REQUIRED = ("library", "kind", "owner", "names", "replacement", "fix", "error")
 _OPTIONAL = (
@@ -312,7 +312,7 @@ _OPTIONAL = (
     "move_as", "move_since", "moved_to", "safety", "code", "verify_on", "since_note",
     "silent_since", "silent_values", "silent_with", "abbreviates", "on_store", "store_effect",
     "hub_may_define", "older_error", "quiet_values", "option_replacement", "values",
-    "option_error", "default",
+    "option_error", "default", "warning", "unless",
 )
 STORES = ("warns", "ignored", "fails")
 
@@ -332,8 +332,8 @@ class Migration:
     """One removed or renamed name of a library (a row of migrations.toml, one name)."""
 
     library: str  # "transformers", "trl" or "peft": whose version gates it
-    kind: str  # "keyword", "attribute" or "import"
-    owner: str  # class (keyword, attribute) or module (import)
+    kind: str  # "keyword", "attribute", "import" or "call"
+    owner: str  # class (keyword, attribute), module (import), or the callable itself (call)
     name: str  # the old name ("" for an import of the module `owner` itself)
     replacement: str
     fix: str  # "rename", "move", "none"
@@ -392,6 +392,12 @@ class Migration:
     # for a removed keyword: the value it defaulted to, as Python writes it ("False"): a use that
     # passes just that is removed without a replacement (the run is the same without it)
     default: Optional[str] = None
+    # for a call: what calling `owner` warns on `deprecated_in` up to below `removed_in`, the
+    # library's own text (`FutureWarning: ...`), and the keywords given literally
+    # (`("no_deprecation_warning", "True")`, from `unless = ["no_deprecation_warning=True"]`)
+    # that silence it
+    warning: Optional[str] = None
+    unless: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def owner_short(self) -> str:
@@ -471,6 +477,14 @@ def migrations() -> Tuple[Migration, ...]:
             raise _row_error(where, "`values` are the removed values of one keyword (a `removed_in`, no fix)")
         if row.get("option_error") and not row.get("values"):
             raise _row_error(where, "`option_error` is what a command line giving a removed value meets (`values`)")
+        if row["kind"] == "call" and (
+            row["names"] or not row.get("deprecated_in") or not row.get("warning") or row["fix"] != "none"
+        ):
+            raise _row_error(where, "a call row names its callable in `owner` (no `names`), says its `warning` from `deprecated_in`, and has no fix")
+        if (row.get("warning") or row.get("unless")) and row["kind"] != "call":
+            raise _row_error(where, "`warning` and `unless` are for call rows")
+        if any(item.count("=") != 1 or not all(item.split("=")) for item in row.get("unless", ())):
+            raise _row_error(where, "`unless` items are `keyword=value` (`no_deprecation_warning=True`)")
         abbreviates = row.get("abbreviates", {})
         if not isinstance(abbreviates, dict) or set(abbreviates) - set(row["names"]):
             raise _row_error(where, "`abbreviates` maps some of the row's names to the option each abbreviates")
@@ -500,6 +514,8 @@ def migrations() -> Tuple[Migration, ...]:
                     values=tuple(row.get("values", ())),
                     option_error=(row.get("option_error") or "").replace("{name}", name) or None,
                     default=row.get("default"),
+                    warning=row.get("warning"),
+                    unless=tuple(tuple(item.split("=")) for item in row.get("unless", ())),
                 )
             )
     return tuple(out) + tuple(r for r in map(_field_read, out) if r is not None)
@@ -569,6 +585,19 @@ def older_spelling(row: Migration) -> Optional[Migration]:
 
 
 @lru_cache(maxsize=None)
+@lru_cache(maxsize=None)
+def call_rows() -> Tuple[Migration, ...]:
+    """The rows about calling a library callable (``kind = "call"``: building
+    ``transformers.AdamW`` warns from 4.16)."""
+    return tuple(row for row in migrations() if row.kind == "call")
+
+
+@lru_cache(maxsize=None)
+def called_names() -> FrozenSet[str]:
+    """The last parts of the call rows' callables (``AdamW``): what the facts layer looks at."""
+    return frozenset(row.owner_short for row in call_rows())
+
+
 def migrated_names(kind: str) -> FrozenSet[str]:
     """The old names of one kind (what the facts layer records uses of)."""
     return frozenset(m.name for m in migrations() if m.kind == kind and m.name)
