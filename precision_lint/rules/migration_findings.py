@@ -891,6 +891,39 @@ class MigrationJudge:
                 fix = Fix(_safety(row), f"Import `{row.rename_to}` instead", (edit,))
             yield Finding(row, self.stage, imp.span, message, fix)
 
+    # --- calls of a library callable ----------------------------------------------------------
+    def called(self) -> Iterator[Finding]:
+        """A call of a callable that warns when called (``kind = "call"``: ``transformers.AdamW``
+        from 4.16): MP304's only, where no targeted version has removed the callable and some
+        warns; where one has, the import (or the qualified use) fails before any call, and the
+        import row says so. Not a call that gives a silencing keyword (``unless``) its value,
+        nor one whose value there, or a splat that may hold it, is not known."""
+        if self.stage != "deprecated" or not self._has_section():
+            return
+        for use in self.ctx.facts.section("migrations").get("called", ()):
+            if use.tolerated or use.opaque:
+                continue
+            row = next(
+                (r for r in migrations() if r.kind == "call" and r.code is None and not own_library(self.ctx, r) and r.matches_owner(use.callee)),
+                None,
+            )
+            if row is None or self._stage(row) != "deprecated":
+                continue
+            given = dict(use.given)
+            if any(name in given and (not given[name] or set(given[name]) == {value}) for name, value in row.unless):
+                continue  # silenced, or given a value the code does not fix
+            allowed = self._allowed(row)
+            lib = VERSION_TEXT[row.library]
+            below = f" below {lib} {version_text(row.removed_in)}" if row.removed_in else ""
+            where = f" ({allowed.where()})" if allowed.source not in ("configuration", "installed", "newest") else ""
+            shown = self.ctx.text(use.span)
+            named = f"`{shown}`" if shown == use.callee else f"`{shown}` (`{use.callee}`)"
+            message = (
+                f"{named} warns when called, from {lib} {version_text(row.deprecated_in)}{below}{where}: "
+                f"\"{row.warning}\"; use {row.replacement}"
+            )
+            yield Finding(row, self.stage, use.span, message, None)
+
     # --- configuration files -----------------------------------------------------------------
     def configured(self) -> Iterator[Finding]:
         """Keys of the JSON/YAML files that a parse of ``HfArgumentParser`` hands to
@@ -1190,6 +1223,7 @@ class MigrationJudge:
         yield from self.attrs()
         yield from self.fields()
         yield from self.imports()
+        yield from self.called()
         yield from self.configured()
         yield from self.launched()
 

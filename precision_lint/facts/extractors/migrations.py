@@ -30,7 +30,9 @@ from ..._dataclass import dataclass
 from typing import Optional, Tuple
 
 from ...diagnostics import Span
-from ...knowledge import migrated_names, newer_name_methods, newer_names, removed_keyword_names, valued_names
+from ...knowledge import (
+    call_rows, called_names, migrated_names, newer_name_methods, newer_names, removed_keyword_names, valued_names,
+)
 from ...semantic.names import dotted
 from ...semantic.callees import LIBRARIES, assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator
@@ -48,7 +50,7 @@ from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, tolerates
 SECTION = "migrations"
 EMPTY = {
     "calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": (), "parses": (), "argv_parses": (),
-    "self_parses": (), "parser_uses": (), "fields": (),
+    "self_parses": (), "parser_uses": (), "fields": (), "called": (),
 }
 
 # `HfArgumentParser`'s methods that read a whole file's keys as the dataclasses' fields (and
@@ -185,6 +187,22 @@ class MigrationImport:
 
 
 @dataclass(frozen=True)
+class CalledUse:
+    """A call of a library callable that a ``kind = "call"`` row is about (``AdamW(...)`` with
+    ``from transformers import AdamW``, under any alias, or ``transformers.optimization.AdamW(...)``),
+    with what it gives the keywords that silence the row's warning."""
+
+    callee: str  # import-resolved (`transformers.AdamW`)
+    span: Span  # the callee as written
+    # each `unless` keyword the call gives (directly or through a `**dict` it knows): the
+    # constants it may be, as Python writes them; () where a value is not a known constant
+    given: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    opaque: bool = False  # a `**splat` whose keys are not known: it may give one of them
+    tolerated: bool = False  # under a version check, or in a fallback handler
+    tolerated_if: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Forward:
     """A project function that hands its ``**kwargs`` to a call (``def make_args(**kw):
     return TrainingArguments(output_dir="o", **kw)``): keywords its callers pass go there."""
@@ -297,7 +315,7 @@ def join(module, symbols):
         return memo[callee]
 
     changed = {}
-    for key in ("calls", "attrs", "imports", "parses", "argv_parses"):
+    for key in ("calls", "attrs", "imports", "parses", "argv_parses", "called"):
         facts = section.get(key, ())
         new = tuple(
             dataclasses.replace(f, tolerated=True)
@@ -680,6 +698,42 @@ def _imports(index: ModuleIndex):
     return tuple(out)
 
 
+def _called(index: ModuleIndex, evaluator: Evaluator) -> Tuple[CalledUse, ...]:
+    """The calls whose callee resolves (through imports and aliases) to a call row's callable."""
+    short = called_names()
+    rows = call_rows()
+    out = []
+    for site in index.calls:
+        q = site.qualname
+        if not q or q.rpartition(".")[2] not in short:
+            continue
+        hits = [row for row in rows if row.matches_owner(q)]
+        if not hits or evaluator.dead(site.guards, site.scope):
+            continue
+        sources = evaluator.kwarg_sources(site.node, site.scope)
+        # a `*args` or a `**splat` of which no key is known (each splat asked alone) may give
+        # the silencing keyword; a config table's is read at the join, not here
+        opaque = any(isinstance(a, ast.Starred) for a in site.node.args) or any(
+            kw.arg is None and not [
+                s for s in evaluator.kwarg_sources(ast.Call(site.node.func, [], [kw]), site.scope) if s.via != "config-splat"
+            ]
+            for kw in site.node.keywords
+        )
+        given = []
+        for name in dict.fromkeys(k for row in hits for k, _ in row.unless):
+            values = [v for s in sources if s.name == name for v in evaluator.source_values(s, site.scope)]
+            if not any(s.name == name for s in sources):
+                continue
+            known = bool(values) and all(v.kind == CONST for v in values)
+            given.append((name, tuple(dict.fromkeys(repr(v.value) for v in values)) if known else ()))
+        out.append(CalledUse(
+            q, index.span(site.node.func), tuple(given), opaque,
+            tolerates(index, site.guards, tuple(c for c in site.caught if c == "<handler>"), CALL_FAILURES),
+            _helpers(index, site.guards),
+        ))
+    return tuple(out)
+
+
 def _parse_calls(index: ModuleIndex, evaluator: Evaluator, table: dict):
     """The calls of a method in ``table`` (a parse of HfArgumentParser) that fill dataclasses and
     may run: ``(site, table's entry, the classes, keyword arguments by name, positional ones)``."""
@@ -944,6 +998,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         "self_parses": _self_parses(index, evaluator),
         "parser_uses": _parser_uses(index, evaluator),
         "fields": _declared_fields(index),
+        "called": _called(index, evaluator),
     }
 
 
