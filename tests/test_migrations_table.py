@@ -4,7 +4,9 @@ For every row (one removed or renamed name): when the installed library has reac
 ``removed_in``, using the old name must fail there with exactly the row's ``error``; before
 that (and for deprecated-only rows) it must still be accepted. Where the table says a model
 call warns, it must log the warning on the installed version; where ``silent_since`` says the
-installed version accepts it silently again, it must not. A replacement the fix writes
+installed version accepts it silently again, it must not. A callable a call row says warns
+when called must be gone where removed, and before that take the keywords that silence it.
+A replacement the fix writes
 (``rename_to``, ``move_to``/``move_as``) must exist. So a table that drifts from the libraries
 fails here, in CI, instead of misleading users.
 """
@@ -478,12 +480,56 @@ def test_import_row(row):
         importlib.import_module(row.replacement.split()[0])
 
 
+# --- call rows --------------------------------------------------------------------------------
+CALLS = [r for r in ROWS if r.kind == "call"]
+
+
+@pytest.mark.parametrize("row", CALLS, ids=_id)
+def test_call_row(row):
+    """Where the installed version has reached ``removed_in``, the callable is gone under every
+    spelling the extractor resolves (``from <module> import <name>`` of its own module and of
+    the package, the package's attribute); before that, it exists, takes each ``unless``
+    keyword, and its module warns the row's text. The ``torch.optim.AdamW`` the advice names
+    exists with the defaults the replacement quotes."""
+    pytest.importorskip(row.library)
+    module, _, name = row.owner.rpartition(".")
+    kind, text = _message(row)
+    if _removed(row):
+        assert kind == "ImportError"
+        with pytest.raises(ImportError) as info:
+            exec(f"from {module} import {name}", {})  # noqa: S102 - the import is what fails
+        assert str(info.value) == text or str(info.value).startswith(text + " (")
+        with pytest.raises(AttributeError):
+            getattr(importlib.import_module(module), name)
+    else:
+        callable_ = _resolve(row.owner)
+        for keyword, _ in row.unless:
+            assert _accepts(callable_, keyword), f"{row.owner} no longer takes {keyword!r}"
+        category, said = row.warning.split(": ", 1)
+        source = inspect.getsource(inspect.getmodule(callable_))
+        assert category in source and said.split(". ")[0] in source, f"{row.owner} no longer warns {row.warning!r}"
+    for replacement in re.findall(r"\btorch\.[\w.]+", row.replacement):
+        target = _resolve(replacement)
+        defaults = {p.name: p.default for p in inspect.signature(target).parameters.values()}
+        quoted = re.findall(r"(\w+)=([\d.e-]+)(?= where|,)", row.replacement.split(" where ")[0] + " where")
+        assert quoted, f"{_id(row)}: the replacement quotes no default of {replacement}"
+        for keyword, value in quoted:
+            assert defaults[keyword] == float(value), f"{replacement}({keyword}=) defaults to {defaults[keyword]!r}"
+
+
+def test_call_rows_warn_between_deprecation_and_removal():
+    for row in CALLS:
+        assert row.deprecated_in is not None and row.warning and row.fix == "none" and not row.name, _id(row)
+        assert row.removed_in is None or at_least(row.removed_in, row.deprecated_in), _id(row)
+        assert row.warning.split(": ", 1)[0].endswith("Warning"), _id(row)
+
+
 # --- the table itself ---------------------------------------------------------------------------
 def test_table_covers_the_reference_families():
     """At least the rows of the reference's 85 that still apply, one name each or more."""
     by_library = {lib: {(r.kind, r.owner, r.name) for r in ROWS if r.library == lib} for lib in ("transformers", "trl")}
     assert len(by_library["transformers"]) >= 50 and len(by_library["trl"]) >= 60
-    assert {r.kind for r in ROWS} == {"keyword", "attribute", "import"}
+    assert {r.kind for r in ROWS} == {"keyword", "attribute", "import", "call"}
 
 
 def test_every_rename_and_move_has_a_version():
