@@ -122,3 +122,10 @@ def test_a_pinned_repository_is_told_its_pin(tmp_path):
     write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers==4.30.2\ntorch\n", "train.py": BUILD})
     (d,) = findings_in(tmp_path, ["MP302", "MP304"])
     assert d.code == "MP304" and "(transformers==4.30.2 in requirements.txt)" in d.message
+
+
+def test_the_import_from_the_optimization_module_is_removed_too():
+    src = "import torch\nfrom transformers.optimization import AdamW\nopt = AdamW(torch.nn.Linear(4, 1).parameters())\n"
+    found = findings(src, "4.50")
+    assert [(d.code, d.span.line) for d in found] == [("MP302", 2)]
+    assert "cannot import name 'AdamW' from 'transformers.optimization'" in found[0].message
