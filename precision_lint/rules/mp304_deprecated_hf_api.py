@@ -14,7 +14,9 @@ the version the code plausibly targets, the newest its range admits (what a fres
 warn.
 
 Others are removals announced for a later version: on transformers 5.0–5.14
-``TrainingArguments(warmup_ratio=)`` warns, on 5.15 it raises ``TypeError``. The rule is
+``TrainingArguments(warmup_ratio=)`` warns, on 5.15 it raises ``TypeError``. A library callable
+may warn when called (the table's call rows): building ``transformers.AdamW`` warns from 4.16
+below 4.50 unless given ``no_deprecation_warning=True``; its removal is the import's finding. The rule is
 silent for versions older than the deprecation (so it is off for old pins), and its rename
 is offered only where the targeted version has the new name: never the reverse.
 """

@@ -5,7 +5,8 @@ Recorded per file, unjudged: calls that receive a keyword named in the migration
 ``super`` inside a class, or a method of a variable and the calls that variable was assigned
 from) and, for trainers, the config object passed as ``args=`` (so a keyword can move into
 it); attribute reads of table names with what their receiver was built by; imports or
-qualified uses of table names; project functions that hand their ``**kwargs`` to a call,
+qualified uses of table names; calls of a callable a ``kind = "call"`` row names (``AdamW(...)``
+of ``from transformers import AdamW``), with the values they give its silencing keywords; project functions that hand their ``**kwargs`` to a call,
 and calls of project functions with table keywords (so a keyword is followed into a helper
 module); and the parses of ``HfArgumentParser`` that fill their dataclasses from a JSON/YAML
 file (``parser.parse_json_file(json_file=os.path.abspath(sys.argv[1]))``): the file's keys
