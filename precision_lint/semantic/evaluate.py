@@ -93,6 +93,13 @@ CONFIG_LOADERS = frozenset(
         "omegaconf.omegaconf.OmegaConf.load",
     }
 )
+# Calls that copy a table as it is (its keys with it): ``copy.deepcopy(cfg["training"])``
+_TABLE_COPIES = frozenset({"copy.deepcopy", "copy.copy"})
+# OmegaConf's conversions of a config into plain containers, keys kept (``resolve=``, ``enum_to_str=``)
+_OMEGACONF_CONVERSIONS = frozenset({
+    "omegaconf.OmegaConf.to_container", "omegaconf.omegaconf.OmegaConf.to_container",
+    "omegaconf.OmegaConf.to_object", "omegaconf.omegaconf.OmegaConf.to_object",
+})
 # The text of the guard of a value an argparse option takes only when the user passes it on the
 # command line, where the option has no flag (``Guard.on_command_line``)
 PASSED_OPTION = "a command-line option"
@@ -1860,6 +1867,9 @@ class Evaluator:
             got = self._mapping_get(expr, scope)
             if got is not None:
                 return got
+        copied = self._copied_table(expr, qual, given, scope)
+        if copied is not None:
+            return copied
         # a local function: the union of what it returns
         function = self._local_function(expr.func, scope)
         if function is not None:
@@ -2006,6 +2016,25 @@ class Evaluator:
                 if not found:
                     out.extend(default)
         return out or None
+
+    def _copied_table(self, expr: ast.Call, qual: Optional[str], given, scope: Scope) -> Optional[List[Possible]]:
+        """A copy of a config file's table, which holds the same keys: ``OmegaConf.to_container(
+        cfg.training, resolve=True)``, ``dict(cfg["training"])``, ``copy.deepcopy(cfg)``,
+        ``cfg["training"].copy()``. Only the file's values are kept (``CONFIG`` atoms); None
+        where the call is none of these or copies no such table (what it gives stays unknown)."""
+        plain = [a.value for a in given if a.keyword is None and not a.star]
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "copy" and not given:
+            source = expr.func.value
+        elif len(plain) == 1 and len(given) == 1 and (
+            qual in _TABLE_COPIES or (dotted(expr.func) == "dict" and not scope.is_import("dict") and qual in (None, "dict", "builtins.dict"))
+        ):
+            source = plain[0]
+        elif plain and qual in _OMEGACONF_CONVERSIONS:
+            source = plain[0]
+        else:
+            return None
+        found = [v for v in self.values(source, scope) if v.kind == CONFIG]
+        return found or None
 
     def _local_function(self, func: ast.expr, scope: Scope) -> Optional[Scope]:
         if isinstance(func, ast.Name):

@@ -157,18 +157,30 @@ class ConfigFiles:
                 self._unread.setdefault((near, relative, shown), self._problems[path])
         return None
 
-    def entries(self, near: str, relative: str, quiet: bool = False) -> Optional[List[ConfigEntry]]:
+    def entries(self, near: str, relative: str, quiet: bool = False, keys: Sequence[Any] = ()) -> Optional[List[ConfigEntry]]:
         """The keys of the top-level table of the JSON/YAML file ``relative`` (as the module at
         ``near`` names it), each where it is written, in file order; None when the file is not
         there or holds no table (a list, a scalar). What a parser that fills dataclasses from
         the whole file (``HfArgumentParser.parse_json_file``) reads as keywords. ``quiet``: as
-        for :meth:`locate`."""
+        for :meth:`locate`. ``keys``: of the table at that path in the file instead
+        (``("training",)``: what ``**cfg["training"]`` spreads into a call); None where the
+        file has no table there."""
         path = self.locate(near, relative, quiet)
         if path is None:
             return None
         real = self._shown[path]
         node = self._parsed[real]
-        if not isinstance(node.value, dict) or real.lower().endswith(".toml"):
+        if real.lower().endswith(".toml"):
+            return None
+        for key in keys:
+            value = node.value
+            if isinstance(value, dict) and isinstance(key, str) and key in value:
+                node = value[key]
+            elif isinstance(value, list) and isinstance(key, int) and not isinstance(key, bool) and -len(value) <= key < len(value):
+                node = value[key]
+            else:
+                return None
+        if not isinstance(node.value, dict):
             return None
         text = self._texts.get(real, "")
         out = []
