@@ -961,6 +961,67 @@ class MigrationJudge:
                     row, shown = found
                     yield self._key_finding(parse, tied, entry, row, shown)
 
+    def splatted(self) -> Iterator[Finding]:
+        """Keys of a table of a JSON/YAML file that the code loads by a literal path and spreads
+        into a call of a class of the table (``Seq2SeqTrainingArguments(**cfg["training"])`` of
+        ``cfg = yaml.safe_load(open("config.yaml"))``, :attr:`MigrationCall.splats`): each key
+        of that table is a keyword of the call, so a removed one raises the class's own
+        ``TypeError: ... got an unexpected keyword argument 'evaluation_strategy'`` and a
+        deprecated one warns. Each is reported at its place in the file, the call related (as
+        :meth:`configured` does); no fix: the engine rewrites Python files only, the message
+        names the new key. Keys the call also passes itself, and keys the code pops or deletes
+        from the table, are not the file's to report."""
+        section = self.ctx.facts.section("migrations") if self._has_section() else None
+        calls = section.get("splats", ()) if section else ()
+        if not calls:
+            return
+        configs = self.ctx.project.configs
+        done = set()
+        for call in calls:
+            if (call.tolerated and call.warning_tolerated) or never_runs(call):
+                continue
+            for path, keys in call.splats:
+                found = configs.found(self.ctx.path, path)
+                if found is None or configs.written_by_notebook(found):
+                    continue
+                entries = configs.entries(self.ctx.path, path, keys=keys) or ()
+                names = tuple(e.key for e in entries)
+                each = dataclasses.replace(call, keywords=tuple(sorted({*call.keywords, *names})))
+                for entry in entries:
+                    if entry.key in call.keywords or entry.key in call.dropped or (found, entry.key_span.start) in done:
+                        continue  # passed by the code as well (its own finding), or dropped before the call
+                    use = _KeyUse(entry.key, entry.value_text)
+                    hit = self._keyword_row(each, use)
+                    if hit is None or (call.tolerated and self._stage(hit[0]) != "deprecated"):
+                        continue
+                    done.add((found, entry.key_span.start))
+                    yield self._splat_finding(each, keys, found, entry, *hit)
+
+    def _splat_finding(self, call, keys, found: str, entry, row: Migration, shown: str) -> Finding:
+        """``train.py spreads this file's `training` table into `Seq2SeqTrainingArguments`
+        (`**cfg["training"]`, line 5), where key `evaluation_strategy` was removed in
+        transformers 4.51 and raises `TypeError: ...`; rename the key to `eval_strategy```."""
+        ctx = self.ctx
+        short = shown.rsplit(".", 1)[-1]
+        target = f"`{short}.{row.method}`" if row.method else f"`{short}`"
+        script = ctx.path.replace(os.sep, "/")
+        if all(isinstance(k, str) for k in keys):
+            table = ".".join(keys)  # `training`, `experiment.training`
+        else:
+            table = "".join(f"[{k!r}]" for k in keys)
+        what = f"the `{table}` table of this file" if keys else "the keys of this file"
+        whence = f"{script} passes {what} to {target} as keywords (`{call.splat_text}`, line {call.span.line})"
+        allowed = _rebased(self._allowed(row), ctx.path, found)
+        use = _KeyUse(entry.key, entry.value_text)
+        told = default_advice(row, entry.value_text) or self._key_advice(row, allowed)
+        silent = self._silent(row, use, call.keywords)
+        error = self._error(row, shown, use=use)
+        stage = stage_of(row, allowed, silent) or self.stage
+        key = valued(row, use, f"key `{entry.key}`")
+        message = f"{whence}, where {key} {consequence(row, stage, error, allowed, silent, told=told)}"
+        related = (Related(ctx.path, call.span, f"`{call.splat_text}` passes it here"),)
+        return Finding(row, self.stage, entry.key_span, message, None, ctx.project.configs.shown(found), related)
+
     def _parsed_key_row(self, parse, name: str, value_text: str, keys, any_stage: bool = False) -> Optional[Tuple[Migration, str]]:
         """The row a key ``name`` of a file ``parse`` reads hits, and the class it is a keyword of; None
         where another dataclass of the parse has a field of that name (the parser hands it
@@ -1225,6 +1286,7 @@ class MigrationJudge:
         yield from self.imports()
         yield from self.called()
         yield from self.configured()
+        yield from self.splatted()
         yield from self.launched()
 
 

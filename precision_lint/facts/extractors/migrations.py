@@ -36,9 +36,9 @@ from ...knowledge import (
 )
 from ...semantic.names import dotted
 from ...semantic.callees import LIBRARIES, assigned_callees, is_super_init, project_callee
-from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator
+from ...semantic.evaluate import ARGUMENT_PARSERS, SPLAT, Evaluator
 from ...semantic.kinds import instance_classes
-from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, keyword, parameters
+from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, keyword, literal_key, parameters, string_value
 from ...semantic.queries import binding_scope, calls_on, reaching
 from ...semantic.values import CONFIG, CONST, PARAM, SYMBOL, SYMBOLIC, Possible
 from ...semantic.version_tests import version_tests_of
@@ -51,7 +51,7 @@ from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, tolerates
 SECTION = "migrations"
 EMPTY = {
     "calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": (), "parses": (), "argv_parses": (),
-    "self_parses": (), "parser_uses": (), "fields": (), "called": (),
+    "self_parses": (), "parser_uses": (), "fields": (), "called": (), "splats": (),
 }
 
 # `HfArgumentParser`'s methods that read a whole file's keys as the dataclasses' fields (and
@@ -136,6 +136,13 @@ class MigrationCall:
     # a call of the library that hands a dict on to another (``pipeline(model_kwargs={...})``:
     # its keys are keywords of ``callee``), as the message names it
     through: str = ""
+    # `**x` where `x` is a table of a JSON/YAML file the code loads by a literal path
+    # (`**cfg["training"]` of `cfg = yaml.safe_load(open("config.yaml"))`): each table's (path
+    # as written, keys from the file's top), its keys being keywords of the call, read at the
+    # join (section "splats", whose calls have no `uses`)
+    splats: Tuple[Tuple[str, Tuple], ...] = ()
+    splat_text: str = ""  # the `**x` argument as written
+    dropped: Tuple[str, ...] = ()  # keys the code pops or deletes from that table (never passed)
 
 
 @dataclass(frozen=True)
@@ -316,7 +323,7 @@ def join(module, symbols):
         return memo[callee]
 
     changed = {}
-    for key in ("calls", "attrs", "imports", "parses", "argv_parses", "called"):
+    for key in ("calls", "attrs", "imports", "parses", "argv_parses", "called", "splats"):
         facts = section.get(key, ())
         new = tuple(
             dataclasses.replace(f, tolerated=True)
@@ -483,14 +490,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
         sources = [s for s in every if s.name in wanted and (s.name in old or _may_take(s.name, site))]
         if not sources or evaluator.dead(site.guards, site.scope):
             continue
-        callee, receivers = site.qualname, ()
-        if is_super_init(site):
-            callee = "super"
-        elif callee is None and site.method and isinstance(site.receiver, ast.Name):
-            receivers = assigned_callees(index, site.receiver, site.scope)
-        named: Tuple = ()
-        if callee is None and not receivers and site.method and site.receiver is not None:
-            named = _receiver_classes(evaluator, site)
+        callee, receivers, named = _callee_of(index, evaluator, site)
         if callee is None and not receivers and not named:
             continue
         args = call_args(site.node)
@@ -517,6 +517,99 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
             )
         )
     return tuple(out)
+
+
+def _callee_of(index: ModuleIndex, evaluator: Evaluator, site):
+    """What a call may run, as :class:`MigrationCall` records it: ``(callee, receivers,
+    receiver classes)``, its callee ``"super"`` for ``super().__init__``; all empty where
+    nothing is known."""
+    callee, receivers = site.qualname, ()
+    if is_super_init(site):
+        callee = "super"
+    elif callee is None and site.method and isinstance(site.receiver, ast.Name):
+        receivers = assigned_callees(index, site.receiver, site.scope)
+    named: Tuple = ()
+    if callee is None and not receivers and site.method and site.receiver is not None:
+        named = _receiver_classes(evaluator, site)
+    return callee, receivers, named
+
+
+# the files whose tables a splat's keys are read from (TOML keys have no place the finding could point at yet)
+_SPLAT_FILES = (".json", ".yaml", ".yml")
+
+
+def _splats(index: ModuleIndex, evaluator: Evaluator) -> Tuple[MigrationCall, ...]:
+    """The calls given ``**x`` where ``x`` is a table of a JSON/YAML file the code loads by a
+    literal path (``TrainingArguments(**cfg["training"])``, ``cfg.get("training")``, OmegaConf's
+    ``cfg.training``, ``OmegaConf.to_container(...)``, through variables): the table's keys are
+    the call's keywords, read at the join (:attr:`MigrationCall.splats`). A table the code
+    drops a key from by a name it computes (``for k in unused: cfg.pop(k)``) is not known, nor
+    is a copy it builds itself (``{k: v for k, v in cfg.items() if ...}``): no fact."""
+    out = []
+    dropped_from = None
+    for site in index.calls:
+        stars = [kw for kw in site.node.keywords if kw.arg is None]
+        if not stars or evaluator.dead(site.guards, site.scope):
+            continue
+        refs = []
+        for kw in stars:
+            for v in evaluator.values(kw.value, site.scope):
+                ref = v.value
+                if v.kind == CONFIG and not ref.choice and isinstance(ref.path, str) and ref.path.lower().endswith(_SPLAT_FILES):
+                    refs.append((kw, (ref.path, tuple(ref.keys))))
+        if not refs:
+            continue
+        callee, receivers, named = _callee_of(index, evaluator, site)
+        if callee is None and not receivers and not named:
+            continue
+        if dropped_from is None:
+            dropped_from = _dropped_keys(index, evaluator)
+        tables = tuple(dict.fromkeys(t for _, t in refs))
+        if any(dropped_from.get(t, ()) is None for t in tables):
+            continue  # a key dropped by a name not known: which keys are left is not known
+        dropped = tuple(dict.fromkeys(k for t in tables for k in dropped_from.get(t, ())))
+        given = tuple(sorted({s.name for s in evaluator.kwarg_sources(site.node, site.scope) if s.name != SPLAT}))
+        text = " ".join(dict.fromkeys(f"**{index.text(kw.value)}" for kw, _ in refs))
+        out.append(
+            MigrationCall(
+                callee, site.method, site.klass, receivers, index.span(site.node), (), given, None, (),
+                tolerates(index, site.guards, site.caught, CALL_FAILURES),
+                named, _receiver_text(index, site) if named else "", _helpers(index, site.guards),
+                _parameter_tests(evaluator, site),
+                warning_tolerated=tolerates(index, site.guards, tuple(c for c in site.caught if c == "<handler>"), CALL_FAILURES),
+                splats=tables, splat_text=text, dropped=dropped,
+            )
+        )
+    return tuple(out)
+
+
+def _dropped_keys(index: ModuleIndex, evaluator: Evaluator) -> dict:
+    """For each table of a config file (``(path, keys)``), the keys the code removes from it
+    anywhere in the module (``cfg["training"].pop("evaluation_strategy", None)``, ``del
+    train_cfg["evaluation_strategy"]``, on the table or on a copy of it); None for a table it
+    removes a key from whose name it computes."""
+    out: dict = {}
+
+    def note(receiver, key: Optional[str], scope) -> None:
+        for v in evaluator.values(receiver, scope):
+            if v.kind == CONFIG:
+                table = (v.value.path, tuple(v.value.keys))
+                if key is None:
+                    out[table] = None
+                elif out.get(table, ()) is not None:
+                    out[table] = (*out.get(table, ()), key)
+
+    for site in index.calls:
+        if site.method in ("pop", "popitem") and site.receiver is not None:
+            args = [a for a in arguments(site.node) if a.keyword is None]
+            key = string_value(args[0].value) if args and site.method == "pop" and not args[0].star else None
+            note(site.receiver, key, site.scope)
+    for node in ast.walk(index.module):
+        if isinstance(node, ast.Delete):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript):
+                    note(target.value, literal_key(target), index.scope_of(node))
+    return out
 
 
 def _parameter_tests(evaluator: Evaluator, site):
@@ -1000,6 +1093,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         "parser_uses": _parser_uses(index, evaluator),
         "fields": _declared_fields(index),
         "called": _called(index, evaluator),
+        "splats": _splats(index, evaluator),
     }
 
 
