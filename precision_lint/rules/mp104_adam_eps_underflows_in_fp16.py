@@ -36,9 +36,11 @@ def _half_owners(ctx: RuleContext):
     only, save on the peft that makes them in the base's dtype (:func:`_float16_adapters`)."""
     found = {}
     untrained = set()
+    judged = set()  # the casts a weights site stands for (the same `.half()` the casts below list)
     for site in ctx.facts.section("weights"):
         if "float16" not in site.dtypes:
             continue
+        judged.add(site.span.start)
         if not site.trainable or _adapters_only(ctx, site):
             untrained.update((t, site.scope) for t in site.targets)
             continue
@@ -46,6 +48,8 @@ def _half_owners(ctx: RuleContext):
             found.setdefault(target, []).append((Related(ctx.path, site.span, "float16 parameters made here"), site, site.scope))
     casts = ctx.facts.section("half_constants")
     for _, span, targets, scope in casts["half_casts"] if casts else ():
+        if span.start in judged:
+            continue  # judged with its weights site (trained or not, made after the optimizer or not)
         for target in targets:
             if (target, scope) not in untrained:
                 found.setdefault(target, []).append((Related(ctx.path, span, "float16 parameters made here"), None, scope))
@@ -148,14 +152,14 @@ def _trained_half_at(ctx: RuleContext, module, span):
 
 
 def _made_after(weights, optimizer) -> bool:
-    """A model *loaded* in float16 after the optimizer was built, in the same scope: a new
-    object, not the one whose parameters the optimizer holds."""
-    return (
-        weights is not None
-        and weights.kind == "dtype-kwarg"
-        and weights.scope == optimizer.scope
-        and weights.span.start > optimizer.span.start
-    )
+    """A model made float16 after the optimizer was built, in the same scope, that is not the
+    object whose parameters the optimizer holds: *loaded* in float16 there (a new object), or
+    cast in place where nothing in the module trains what the cast reaches (the name bound
+    again in between: a later notebook cell reloads the model for chatting and casts that one,
+    ``training_state.TrainedObjects``; an in-place cast of the optimizer's own model is trained)."""
+    if weights is None or weights.scope != optimizer.scope or weights.span.start <= optimizer.span.start:
+        return False
+    return weights.kind == "dtype-kwarg" or not (weights.trained or weights.trained_by or weights.trained_if)
 
 
 class AdamEpsUnderflowsInFp16(Rule):

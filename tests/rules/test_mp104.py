@@ -329,3 +329,18 @@ def test_the_float16_models_parameters_are_found_in_any_shape(params, args):
 )
 def test_text_that_mentions_another_models_parameters_is_no_owner(params, args):
     assert lint(OWNERS.replace("PARAMS", params).replace("ARGS", args), CODE) == []
+
+
+def test_a_model_reloaded_and_cast_after_the_optimizer_is_another_object():
+    """A later notebook cell reloads the model for chatting and casts that one (review 24c): the
+    optimizer holds the first model's float32 parameters; an in-place cast of the optimizer's own
+    model after it is still its parameters made float16."""
+    reloaded = (
+        "import torch\nfrom transformers import AutoModel\nmodel = AutoModel.from_pretrained('m')\n"
+        "optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)\nfor batch in loader:\n"
+        "    model(**batch).loss.backward()\n    optimizer.step()\n"
+        "model = AutoModel.from_pretrained('m')\nmodel.half().cuda().eval()\n"
+    )
+    assert lint(reloaded, "MP104") == []
+    same = reloaded.replace("model = AutoModel.from_pretrained('m')\nmodel.half()", "model.half()")
+    assert [d.code for d in lint(same, "MP104")] == ["MP104"]
