@@ -250,6 +250,19 @@ CASES = [
         stdout=["big.py:1:1: MP002 Not checked: 3 KB of code is more than max-file-size (2 KB)", "Found 1 error."],
     ),
     Case(
+        # a SLURM job kept with a `.py` name (review 24u): the shell runs it, never Python
+        "a-shell-script-named-py-is-not-checked-not-a-syntax-error",
+        {"job.py": b"#!/bin/bash\n#SBATCH --gpus-per-node=1\nnvidia-smi\npython train.py\n",
+         "env.py": b"#!/usr/bin/env -S zsh\necho hi\n", "broken.py": b"#!/usr/bin/env python\nx = (\n"},
+        ["--output-format", "concise", "."],
+        rc=1,
+        stdout=[
+            "broken.py:2:5: MP000 Cannot parse file: SyntaxError: '(' was never closed",
+            "env.py:1:1: MP002 Not checked: a zsh script (its first line names zsh), not Python",
+            "job.py:1:1: MP002 Not checked: a bash script (its first line names bash), not Python",
+        ],
+    ),
+    Case(
         "max-file-size-finding-can-be-ignored-per-file",
         {"big.py": _big(300)},
         ["--output-format", "concise", "."],

@@ -111,6 +111,22 @@ def read_imports(source: str, path: str, module: str = "", is_package: bool = Fa
     return imports, ((None, error) if error is not None else (tree, None))
 
 
+# a shebang's interpreter that is a shell (`#!/bin/bash`, `#!/usr/bin/env zsh`)
+_SHELLS = frozenset({"sh", "bash", "zsh", "ksh", "dash", "fish", "csh", "tcsh"})
+
+
+def shell_script(source: str) -> Optional[str]:
+    """The shell a text's shebang names (``#!/bin/bash``: "bash"), or None: a shell script kept
+    with a ``.py`` name (a SLURM job beside the code), which Python never runs."""
+    if not source.startswith("#!"):
+        return None
+    words = source[2:].split("\n", 1)[0].split()
+    if words and words[0].rsplit("/", 1)[-1] == "env":
+        words = [w for w in words[1:] if not w.startswith("-")]
+    name = words[0].rsplit("/", 1)[-1] if words else ""
+    return name if name in _SHELLS else None
+
+
 def ipython_masked(source: str, error: ParseError) -> Optional[Tuple[str, ast.AST]]:
     """A ``.py`` file of notebook code (cells pasted into it, or exported by hand: ``!pip install
     -q peft transformers`` among its lines), which CPython refuses at an IPython line: its text
@@ -176,6 +192,9 @@ def extract_facts(
             facts.requirements += _installed_by_ipython_lines(source, path)
             source, (tree, error) = masked[0], (masked[1], None)
     if error is not None:
+        shell = shell_script(source) if error.kind == "syntax" else None
+        if shell is not None:  # a SLURM job named `.py`: what runs it is the shell (MP002, not MP000)
+            error = ParseError(f"a {shell} script (its first line names {shell}), not Python", 1, 0, "unsupported")
         facts.parse_error = error
         return facts
     facts.main_lines = main_block_lines(tree)

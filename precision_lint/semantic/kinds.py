@@ -43,6 +43,8 @@ TENSOR_FACTORIES = frozenset(
         "randint", "stack", "cat", "randn_like", "zeros_like", "ones_like", "empty_like", "full_like", "linspace",
     )
 )
+# ``nn.Parameter``: a tensor, whose ``.to(dtype)`` makes a copy (a module's casts it in place)
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 # Methods only an ``nn.Module`` (or a Hugging Face model) has; a tensor has none of them.
 MODULE_METHODS = frozenset(
     {
@@ -89,6 +91,8 @@ def constructs_module(index: ModuleIndex, site: CallSite) -> bool:
     seen = set()
     while q and q not in seen:
         seen.add(q)
+        if q in PARAMETER_CLASSES:
+            return False  # `nn.Parameter(...)`: a tensor of `torch.nn`, whose `.to()` returns a copy
         if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper():
             return True
         info = index.classes.get(q)
@@ -115,7 +119,7 @@ class ObjectKinds:
                 q = site.qualname or ""
                 if is_loader(site) or constructs_module(self.ix, site) or q in MODEL_FACTORIES or is_library_model_class(q):
                     return "model"
-                if (site.qualname or "") in TENSOR_FACTORIES:
+                if q in TENSOR_FACTORIES or q in PARAMETER_CLASSES:
                     return "tensor"
             node = node.func.value if isinstance(node.func, ast.Attribute) else None
         return None

@@ -1104,3 +1104,27 @@ def test_a_4bit_compute_dtype_counts_where_4bit_layers_use_it(config, load, foun
         return AutoModelForCausalLM.from_pretrained("m", {load})
     """
     assert len(lint(src, CODE)) == found
+
+
+def test_a_parameters_to_makes_a_copy_and_casts_nothing():
+    """``self.pos.to(torch.bfloat16)`` of an ``nn.Parameter`` returns a new tensor (a module's
+    ``.to`` works in place): as a statement it makes nothing bf16 (review 24u, glide's vendored
+    model); the module's own ``self.lin.to(torch.bfloat16)`` still does."""
+    src = """
+        import torch
+        from torch import nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pos = nn.Parameter(torch.zeros(8, 16))
+                self.lin = nn.Linear(16, 16)
+
+            def cast(self):
+                self.pos.to(torch.bfloat16)
+
+        m = Model().cuda()
+        m.cast()
+        """
+    assert lint(src, "MP201") == []
+    assert [d.code for d in lint(src.replace("self.pos.to(", "self.lin.to("), "MP201")] == ["MP201"]
