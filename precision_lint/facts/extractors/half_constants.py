@@ -397,7 +397,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     out.extend(_inplace_constants(index, evaluator))
     # the same constant as an additive mask and in an in-place update: the additive one first
     out.sort(key=lambda c: (c.span.start, c.kind == "inplace"))
-    return {"constants": tuple(out), "half_casts": _half_casts(index, evaluator)}
+    return {"constants": tuple(out), "half_casts": _half_casts(index, evaluator) + _data_casts(index, evaluator)}
 
 
 # methods that give back their receiver's values reshaped, moved or cast: a constant the
@@ -647,12 +647,88 @@ def _half_casts(index: ModuleIndex, evaluator: Evaluator):
             outer = chained.get(id(outer.node))
         if isinstance(receiver, (ast.Name, ast.Attribute)) and dotted(receiver):
             targets += (dotted(receiver),)
-        if isinstance(receiver, ast.Name):
-            values = [b.value for b in _bindings(index, site.scope, receiver)]
-            receiver = next((v for v in values if isinstance(v, ast.Call)), None)
-        made = index.call_of(receiver) if isinstance(receiver, ast.Call) else None
-        while made is not None and not made.qualname and isinstance(made.receiver, ast.Call):
-            made = index.call_of(made.receiver)  # `Encoder().cuda()`: the class that builds it
+        made = _builder(index, receiver, site.scope)
         if made is not None:
             out.append((made.qualname or "", index.span(site.node), targets, site.scope.code_scope().qualname))
     return tuple(out)
+
+
+def _builder(index: ModuleIndex, receiver, scope):
+    """The call that builds the model ``receiver`` holds (through the bindings of a name, and past
+    ``.cuda()``-like calls of a chain), or None."""
+    if isinstance(receiver, ast.Name):
+        values = [b.value for b in _bindings(index, scope, receiver)]
+        receiver = next((v for v in values if isinstance(v, ast.Call)), None)
+    made = index.call_of(receiver) if isinstance(receiver, ast.Call) else None
+    while made is not None and not made.qualname and isinstance(made.receiver, ast.Call):
+        made = index.call_of(made.receiver)  # `Encoder().cuda()`: the class that builds it
+    return made
+
+
+def _data_casts(index: ModuleIndex, evaluator: Evaluator):
+    """A model's parameters made float16 through their ``.data``, as :func:`_half_casts` records a
+    cast: ``p.data = p.data.half()`` in a loop over ``model.parameters()``; ``m.weight.data =
+    m.weight.data.half()`` in a loop over ``model.modules()`` (or a method's loop over
+    ``self.body.modules()``: the model is each instance the method is called on, ``net.to_fp16()``),
+    or in a function ``model.apply(fn)`` runs on every submodule (OpenAI's ``convert_module_to_f16``).
+    The optimizer then holds float16 parameters as after ``model.half()``."""
+    out = []
+    applied = {}  # the functions `m.apply(fn)` runs: qualified name -> those calls
+    for site in index.calls:
+        if site.method == "apply" and site.receiver is not None and len(site.node.args) == 1 and isinstance(site.node.args[0], ast.Name):
+            name = site.node.args[0].id
+            owner = site.scope.lookup_scope(name)
+            if owner is not None:
+                applied.setdefault(f"{owner.qualname}.{name}" if owner.qualname else name, []).append(site)
+    seen = set()
+
+    def add(model, call_site, span) -> None:
+        made = _builder(index, model, call_site.scope) if dotted(model) else None
+        key = (span.start, dotted(model))
+        if made is not None and key not in seen:
+            seen.add(key)
+            out.append((made.qualname or "", span, (dotted(model),), call_site.scope.code_scope().qualname))
+
+    for site in index.calls:
+        receiver = site.receiver
+        if not (isinstance(receiver, ast.Attribute) and receiver.attr == "data" and dotted(receiver) in site.assigned_to):
+            continue  # `x.data = x.data.half()`: the same tensor's storage replaced
+        if not (site.method == "half" and not site.node.args and not site.node.keywords) and not (
+            site.method in ("to", "type")
+            and any(d.value == "float16" for a in _argument_values(site.node) for d in dtypes(evaluator.values(a, site.scope)))
+        ):
+            continue
+        if evaluator.dead(site.guards, site.scope):
+            continue
+        root = receiver.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            continue
+        function = site.scope.code_scope()
+        for binding in _bindings(index, site.scope, root):
+            loop = binding.statement
+            it = loop.iter if isinstance(loop, (ast.For, ast.AsyncFor)) else None
+            if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in _WALKS):
+                continue
+            model = it.func.value
+            inner = model
+            while isinstance(inner, ast.Attribute):
+                inner = inner.value
+            if isinstance(inner, ast.Name) and inner.id == "self" and function.parent is not None and function.parent.kind == "class":
+                # a method's own loop (`for m in self.body.modules():`): each instance it is called on
+                for call in index.calls:
+                    if call.method == function.node.name and call.receiver is not None:
+                        made = _builder(index, call.receiver, call.scope)
+                        if made is not None and made.qualname == function.parent.qualname:
+                            add(call.receiver, call, index.span(call.node))
+            else:
+                add(model, site, index.span(site.node))
+        if root.id in function.params:
+            for call in applied.get(function.qualname, ()):  # `layer.weight.data` of each submodule
+                add(call.receiver, call, index.span(call.node))
+    return tuple(out)
+
+
+# what a loop walks to reach a model's parameters: them, or its submodules
+_WALKS = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children", "named_children"})
