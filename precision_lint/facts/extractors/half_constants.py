@@ -22,7 +22,7 @@ from ...semantic.float16 import float16_tensors
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, is_constant, keyword, misfits_half, names_read, nodes_of, number, positional, unstarred
 from ...semantic.names import dotted
-from ...semantic.queries import reaching, reaching_kept
+from ...semantic.queries import binding_scope, reaching, reaching_kept
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.values import CONST, Possible, dtypes
 from .precision import argument_text, paren_extent, value_text
@@ -677,7 +677,7 @@ def _data_casts(index: ModuleIndex, evaluator: Evaluator):
     for site in index.calls:
         if site.method == "apply" and site.receiver is not None and len(site.node.args) == 1 and isinstance(site.node.args[0], ast.Name):
             name = site.node.args[0].id
-            owner = site.scope.lookup_scope(name)
+            owner = binding_scope(name, site.scope)
             if owner is not None:
                 applied.setdefault(f"{owner.qualname}.{name}" if owner.qualname else name, []).append(site)
     seen = set()
