@@ -21,7 +21,7 @@ from ..workspace.notebook import CELL_ERROR_PREFIX, boundary_lines, is_notebook_
 from . import extractors as _extractors_pkg
 from ..semantic import syntax
 from ..semantic.main_block import main_block_lines
-from ..semantic.programs import top_level_acts
+from ..semantic.programs import session_names, top_level_acts, top_names
 from ..semantic.queries import name_for, position, qualified_name
 from .model import DEFERRED, ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from ..semantic.values import CAPABILITY, COND, awaits_join, join_questions
@@ -200,6 +200,9 @@ def extract_facts(
     facts.main_lines = main_block_lines(tree)
     facts.cell_errors = facts.cell_errors or notebook_cell_errors(source, path)
     facts.acts = top_level_acts(tree)
+    if not is_notebook_text(path, source):  # (a notebook is the session itself)
+        facts.session_names = session_names(tree)
+    facts.top_names = top_names(tree)
     facts.top_imports = _top_imports(tree, module, is_package)
     if not analyse:
         # Not parsed, but its imports still link the files around it (a package

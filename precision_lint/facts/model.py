@@ -126,6 +126,10 @@ class ModuleFacts:
     # it is written to be run, so a function of it nothing calls may be run by a hand-over the
     # join cannot see; a module of imports, definitions and assignments only is not (``programs.py``)
     acts: bool = False
+    # names its top level reads that nothing in it binds (``semantic/programs.session_names``):
+    # a piece of a session, run after another piece bound them; and the names its top level binds
+    session_names: Tuple[str, ...] = ()
+    top_names: FrozenSet[str] = frozenset()
     # the modules its top level imports outside any `try`/`if` that the join follows: those of
     # the tree, and library modules a release removed (``extract._top_imports``)
     top_imports: Tuple[str, ...] = ()

@@ -750,9 +750,27 @@ class Project:
         where it is imported: an import under ``if args.use_unsloth:`` patches only the runs
         that pass the flag."""
         roots = self._roots_containing().get(module.path, ())
-        return self.memo(("always imported", roots), lambda: {
+        found = self.memo(("always imported", roots), lambda: {
             name for m in self.joined_modules(module) for name in m.imports if name not in m.conditional_imports
         })
+        pieces = self._session_pieces(module)
+        return found | {name for m in pieces for name in m.imports if name not in m.conditional_imports} if pieces else found
+
+    def _session_pieces(self, module: ModuleFacts) -> List[ModuleFacts]:
+        """For a piece of a session (a file whose top level reads names it never binds:
+        ``ModuleFacts.session_names``), the files of its folder whose top level binds some of
+        them, where together they bind them all: the pieces run before it in the same process
+        (a notebook's steps kept as files, run one after another in one kernel), whose imports
+        (a patching library: unsloth) hold in its run too."""
+        wanted = set(module.session_names)
+        if not wanted:
+            return []
+        folder = os.path.dirname(module.path)
+        pieces = [
+            m for m in self.modules
+            if m is not module and os.path.dirname(m.path) == folder and wanted & m.top_names
+        ]
+        return pieces if wanted <= set().union(*(m.top_names for m in pieces)) else []
 
     def _roots_containing(self) -> Dict[str, Tuple[str, ...]]:
         """path → the root entries whose unit holds it (a root: one module, the first by path,

@@ -34,3 +34,72 @@ def _acts(stmt: ast.stmt) -> bool:
     if isinstance(stmt, ast.Try):  # `try: import x except ImportError: x = None`
         return any(_acts(s) for s in (*stmt.body, *stmt.orelse, *stmt.finalbody, *(s for h in stmt.handlers for s in h.body)))
     return True  # a loop, a `with`, a `match`, a raise at import
+
+
+def session_names(tree: ast.AST) -> tuple:
+    """The names a module's top level reads that nothing in the module binds and Python does not
+    provide (``model``, ``tokenizer``, ``ds`` of a notebook's step kept as a file): such a module
+    is a piece of a session, run after another piece bound them (it raises ``NameError`` alone),
+    so what that piece imported is imported in its run too. ``()`` for a module that binds what
+    it reads (nearly every module)."""
+    import builtins
+
+    bound, read = set(), []
+    todo = list(getattr(tree, "body", ()))
+    while todo:
+        node = todo.pop()
+        kind = type(node)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            bound.add(node.name)
+            for inner in ast.walk(node):  # `global x` in a function binds the module's x
+                if type(inner) is ast.Global:
+                    bound.update(inner.names)
+            todo.extend(node.decorator_list)
+            continue
+        if kind is ast.Lambda:
+            continue  # its own parameters
+        if kind in (ast.Import, ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+            continue
+        if kind is ast.Name:
+            (bound.add if type(node.ctx) is not ast.Load else read.append)(node.id)
+            continue
+        if kind is ast.arg:
+            bound.add(node.arg)
+        elif kind is ast.ExceptHandler and node.name:
+            bound.add(node.name)
+        elif kind in (ast.MatchAs, ast.MatchStar) and node.name:
+            bound.add(node.name)
+        todo.extend(ast.iter_child_nodes(node))
+    provided = set(dir(builtins))
+    return tuple(sorted({n for n in read if n not in bound and n not in provided and not n.startswith("__")}))
+
+
+def top_names(tree: ast.AST) -> frozenset:
+    """The names a module's top level binds (assignments, loop and ``with`` targets, imports,
+    functions and classes, also inside top-level ``if``/``try``/``for``/``with`` blocks): what a
+    session's later piece may read (:func:`session_names`)."""
+    out = set()
+    todo = list(getattr(tree, "body", ()))
+    while todo:
+        stmt = todo.pop()
+        kind = type(stmt)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            out.add(stmt.name)
+        elif kind in (ast.Import, ast.ImportFrom):
+            out.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+        else:
+            targets = []
+            if kind is ast.Assign:
+                targets = stmt.targets
+            elif kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor):
+                targets = [stmt.target]
+            elif kind in (ast.With, ast.AsyncWith):
+                targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+            for target in targets:
+                out.update(n.id for n in ast.walk(target) if type(n) is ast.Name)
+            for field in ("body", "orelse", "finalbody"):
+                todo.extend(getattr(stmt, field, ()) or ())
+            for handler in getattr(stmt, "handlers", ()) or ():
+                todo.extend(handler.body)
+    return frozenset(out)

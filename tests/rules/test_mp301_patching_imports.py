@@ -79,3 +79,45 @@ def test_unslothed_configs_filter_what_trl_no_longer_takes(tmp_path, import_line
     })
     assert [d.code for d in findings_in(tmp_path, ["MP302"])] == found
 
+
+
+STEP_LOAD = """
+from unsloth import FastLanguageModel
+
+model, tokenizer = FastLanguageModel.from_pretrained("org/lm", max_seq_length=1024, load_in_4bit=True)
+"""
+STEP_TRAIN = """
+from trl import SFTTrainer
+
+trainer = SFTTrainer(model=model, tokenizer=tokenizer, train_dataset=ds, args=args)
+"""
+
+
+@pytest.mark.parametrize("binds, found", [
+    ("ds, args = None, None\n", []),  # the pieces bind every name the step reads: one session
+    ("ds = None\n", ["MP301"]),  # `args` bound by nothing: no session of these files runs it
+])
+def test_a_step_kept_as_a_file_runs_in_the_session_of_the_steps_that_bind_its_names(tmp_path, binds, found):
+    """``step3_trainer.py`` reads ``model``, ``tokenizer``, ``ds`` it never binds (review 24u, a
+    held-out repository's notebook steps kept as files): it runs in one session after the steps
+    that bind them, and ``step1_load.py``'s unsloth import patches its trainer there."""
+    write_tree(tmp_path, {
+        ".git/HEAD": "", "requirements.txt": "trl==0.19.0\n",
+        "step1_load.py": STEP_LOAD, "step2_data.py": binds, "step3_trainer.py": STEP_TRAIN,
+    })
+    assert [d.code for d in findings_in(tmp_path, ["MP301"])] == found
+
+
+def test_session_names_are_what_a_top_level_reads_and_never_binds():
+    import ast
+
+    from precision_lint.semantic.programs import session_names, top_names
+
+    tree = ast.parse(
+        "import torch\nfrom x import y as z\nfor i in range(3):\n    print(i, z, torch, model)\n"
+        "def f(a):\n    global g\n    return a + b\n"
+        "k = [j for j in data]\nwith open(p) as fh:\n    fh.read()\ntry:\n    pass\nexcept OSError as err:\n    err\n"
+        "print(__file__, lambda q: q)\n"
+    )
+    assert session_names(tree) == ("data", "model", "p")  # not i, z, torch, f, g, j, fh, err, q, builtins, dunders
+    assert top_names(tree) == {"torch", "z", "i", "f", "k", "fh"}
