@@ -66,10 +66,11 @@ def session_names(tree: ast.AST) -> tuple:
             continue
         if kind is ast.arg:
             bound.add(node.arg)
-        elif kind is ast.ExceptHandler and node.name:
-            bound.add(node.name)
-        elif kind in (ast.MatchAs, ast.MatchStar) and node.name:
-            bound.add(node.name)
+        elif kind is ast.ExceptHandler or kind.__name__ in ("MatchAs", "MatchStar", "MatchMapping"):
+            # `except E as err`, `case Point(x=px)`/`case [*rest]`/`case {**kw}` (Python 3.10 on: named, not imported)
+            name = getattr(node, "name", None) or getattr(node, "rest", None)
+            if name:
+                bound.add(name)
         todo.extend(ast.iter_child_nodes(node))
     provided = set(dir(builtins))
     return tuple(sorted({n for n in read if n not in bound and n not in provided and not n.startswith("__")}))
