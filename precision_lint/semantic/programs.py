@@ -50,10 +50,9 @@ def session_names(tree: ast.AST) -> tuple:
         node = todo.pop()
         kind = type(node)
         if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            # (its body is its own scope, not walked: a `global x` there is read as unbound here,
+            # which only makes the module a session piece where its folder's files bind x)
             bound.add(node.name)
-            for inner in ast.walk(node):  # `global x` in a function binds the module's x
-                if type(inner) is ast.Global:
-                    bound.update(inner.names)
             todo.extend(node.decorator_list)
             continue
         if kind is ast.Lambda:

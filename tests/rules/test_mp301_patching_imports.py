@@ -119,5 +119,5 @@ def test_session_names_are_what_a_top_level_reads_and_never_binds():
         "k = [j for j in data]\nwith open(p) as fh:\n    fh.read()\ntry:\n    pass\nexcept OSError as err:\n    err\n"
         "print(__file__, lambda q: q)\n"
     )
-    assert session_names(tree) == ("data", "model", "p")  # not i, z, torch, f, g, j, fh, err, q, builtins, dunders
+    assert session_names(tree) == ("data", "model", "p")  # not i, z, torch, f, j, fh, err, q, builtins, dunders
     assert top_names(tree) == {"torch", "z", "i", "f", "k", "fh"}
