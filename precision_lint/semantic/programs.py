@@ -49,17 +49,15 @@ def session_names(tree: ast.AST) -> tuple:
     while todo:
         node = todo.pop()
         kind = type(node)
-        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            # (its body is its own scope, not walked: a `global x` there is read as unbound here,
-            # which only makes the module a session piece where its folder's files bind x)
-            bound.add(node.name)
-            todo.extend(node.decorator_list)
+        declared = _declared(node)
+        if declared is not None:
+            # (a def's or class's body is its own scope, not walked: a `global x` there is read as
+            # unbound here, which only makes the module a session piece where its folder's files bind x)
+            bound.update(declared)
+            todo.extend(getattr(node, "decorator_list", ()))
             continue
         if kind is ast.Lambda:
             continue  # its own parameters
-        if kind in (ast.Import, ast.ImportFrom):
-            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-            continue
         if kind is ast.Name:
             (bound.add if type(node.ctx) is not ast.Load else read.append)(node.id)
             continue
@@ -84,10 +82,9 @@ def top_names(tree: ast.AST) -> frozenset:
     while todo:
         stmt = todo.pop()
         kind = type(stmt)
-        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            out.add(stmt.name)
-        elif kind in (ast.Import, ast.ImportFrom):
-            out.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+        declared = _declared(stmt)
+        if declared is not None:
+            out.update(declared)
         else:
             targets = []
             if kind is ast.Assign:
@@ -103,3 +100,13 @@ def top_names(tree: ast.AST) -> frozenset:
             for handler in getattr(stmt, "handlers", ()) or ():
                 todo.extend(handler.body)
     return frozenset(out)
+
+
+def _declared(node: ast.AST):
+    """The names a ``def``, ``class`` or import statement binds; None for any other node."""
+    kind = type(node)
+    if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        return (node.name,)
+    if kind in (ast.Import, ast.ImportFrom):
+        return tuple((a.asname or a.name).split(".")[0] for a in node.names)
+    return None
