@@ -132,15 +132,20 @@ def _comprehensions_around(index: ModuleIndex, site) -> List[ast.comprehension]:
 
 def _loop_owner(loops, names: Tuple[str, ...]) -> str:
     for loop in loops:
-        it = loop.iter
-        if (
-            isinstance(it, ast.Call)
-            and isinstance(it.func, ast.Attribute)
-            and it.func.attr in ("parameters", "named_parameters")
-            and spelled(it.func.value) in names
-        ):
+        it = walked_call(loop)
+        if it is not None and spelled(it.func.value) in names:
             return spelled(it.func.value) or ""
     return ""
+
+
+def walked_call(loop, methods: Optional[frozenset] = None) -> Optional[ast.Call]:
+    """The ``m.parameters()`` call (or of another of ``methods``: ``modules()``) a loop iterates,
+    a ``for`` statement or a comprehension's generator; None for any other iterable."""
+    it = loop.iter
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in (methods or PARAMETER_METHODS):
+        return it
+    return None
+
 
 
 def unfrozen_after(index: ModuleIndex, names: Tuple[str, ...], after: int) -> str:
@@ -1184,12 +1189,7 @@ def _caller_name(function: Scope) -> str:
 def _parameters_looped(statement) -> Optional[ast.expr]:
     """The ``m.parameters()`` / ``m.named_parameters()`` call a ``for`` loop iterates (its
     variable then holds parameters of ``m``); None for any other binder."""
-    if not isinstance(statement, (ast.For, ast.AsyncFor)):
-        return None
-    it = statement.iter
-    if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in PARAMETER_METHODS:
-        return it
-    return None
+    return walked_call(statement) if isinstance(statement, (ast.For, ast.AsyncFor)) else None
 
 
 def _with_part(ref: Optional[TrainRef], path) -> Optional[TrainRef]:

@@ -270,16 +270,19 @@ def _masked_if_broken(text: str, replaced: Tuple[Tuple[int, str], ...], lines: L
     error = _cell_error(text)
     if error is None:
         return text, replaced
-    if any(
-        cleaned is not None and _cell_error(_python_lines(cleaned.lines)) is None
-        for cleaned in (ipython_cleaned(lines, 8), ipython_cleaned(lines, 9))
-    ):
+    # each version's cleanup of the cell, and why it still does not compile (None: it does)
+    cleanups = {}
+    for version in (8, 9):
+        cleaned = ipython_cleaned(lines, version)
+        if cleaned is not None:
+            cleanups[version] = (cleaned, _cell_error(_python_lines(cleaned.lines)))
+    if any(refused is None for _, refused in cleanups.values()):
         where, col, message = -1, 0, ""
     else:
         where, col, message = error
-        cleaned = ipython_cleaned(lines, 8)
-        if cleaned is not None:
-            where, col, message = _cell_error(_python_lines(cleaned.lines)) or error
+        if 8 in cleanups:
+            cleaned, refused = cleanups[8]
+            where, col, message = refused or error
             col += cleaned.removed(where)
             where += cleaned.dropped
         where = min(max(where, 0), max(len(lines) - 1, 0))

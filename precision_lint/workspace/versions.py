@@ -1039,10 +1039,10 @@ def _requirements_file(path: Path, source: str, seen: Set[Path]) -> List[Tuple[A
     return out
 
 
-_READ_IN_FOLDER = frozenset({"requirements", "pyproject.toml", "setup.py", "setup.cfg", "uv.lock", "poetry.lock"})  # and conda files (_CONDA_FILE)
 # The lock files of uv and Poetry: the exact version of every package the project installs,
 # one `[[package]]` table each (`name = "transformers"` then `version = "5.14.1"`)
 LOCK_FILES = ("uv.lock", "poetry.lock")
+_READ_IN_FOLDER = frozenset({"requirements", "pyproject.toml", "setup.py", "setup.cfg", *LOCK_FILES})  # and conda files (_CONDA_FILE)
 _LOCKED_PACKAGE = lazy(r'^\[\[package\]\]\s*\nname\s*=\s*"([^"\n]+)"\s*\nversion\s*=\s*"([^"\n]+)"', re.MULTILINE)
 
 

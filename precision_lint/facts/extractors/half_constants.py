@@ -24,6 +24,7 @@ from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, is_constant, keyw
 from ...semantic.names import dotted
 from ...semantic.queries import binding_scope, reaching, reaching_kept
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
+from ...semantic.training_state import walked_call
 from ...semantic.values import CONST, Possible, dtypes
 from .precision import argument_text, paren_extent, value_text
 
@@ -628,13 +629,7 @@ def _half_casts(index: ModuleIndex, evaluator: Evaluator):
     out = []
     chained = {id(s.receiver): s for s in index.calls if isinstance(s.receiver, ast.Call)}
     for site in index.calls:
-        if site.method == "half" and not site.node.args and not site.node.keywords:
-            pass
-        elif site.method == "to" and any(
-            d.value == "float16" for a in _argument_values(site.node) for d in dtypes(evaluator.values(a, site.scope))
-        ):
-            pass
-        else:
+        if not _casts_to_float16(evaluator, site, ("to",)):
             continue
         if evaluator.dead(site.guards, site.scope):
             continue  # under a test that never holds: nothing is cast (asked of casts only: it
@@ -651,6 +646,16 @@ def _half_casts(index: ModuleIndex, evaluator: Evaluator):
         if made is not None:
             out.append((made.qualname or "", index.span(site.node), targets, site.scope.code_scope().qualname))
     return tuple(out)
+
+
+def _casts_to_float16(evaluator: Evaluator, site: CallSite, methods) -> bool:
+    """Whether the call casts its receiver to float16: ``.half()``, or one of ``methods``
+    (``.to``, ``.type``) given ``torch.float16``."""
+    if site.method == "half":
+        return not site.node.args and not site.node.keywords
+    return site.method in methods and any(
+        d.value == "float16" for a in _argument_values(site.node) for d in dtypes(evaluator.values(a, site.scope))
+    )
 
 
 def _builder(index: ModuleIndex, receiver, scope):
@@ -693,12 +698,7 @@ def _data_casts(index: ModuleIndex, evaluator: Evaluator):
         receiver = site.receiver
         if not (isinstance(receiver, ast.Attribute) and receiver.attr == "data" and dotted(receiver) in site.assigned_to):
             continue  # `x.data = x.data.half()`: the same tensor's storage replaced
-        if not (site.method == "half" and not site.node.args and not site.node.keywords) and not (
-            site.method in ("to", "type")
-            and any(d.value == "float16" for a in _argument_values(site.node) for d in dtypes(evaluator.values(a, site.scope)))
-        ):
-            continue
-        if evaluator.dead(site.guards, site.scope):
+        if not _casts_to_float16(evaluator, site, ("to", "type")) or evaluator.dead(site.guards, site.scope):
             continue
         root = receiver.value
         while isinstance(root, ast.Attribute):
@@ -707,9 +707,8 @@ def _data_casts(index: ModuleIndex, evaluator: Evaluator):
             continue
         function = site.scope.code_scope()
         for binding in _bindings(index, site.scope, root):
-            loop = binding.statement
-            it = loop.iter if isinstance(loop, (ast.For, ast.AsyncFor)) else None
-            if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in _WALKS):
+            it = walked_call(binding.statement, _WALKS) if isinstance(binding.statement, (ast.For, ast.AsyncFor)) else None
+            if it is None:
                 continue
             model = it.func.value
             inner = model

@@ -470,7 +470,7 @@ def _handed_on(index: ModuleIndex, evaluator: Evaluator, site, wanted, valued):
     return MigrationCall(
         callee, None, site.klass, (), index.span(site.node), uses, tuple(sorted({e.name for e in entries})), None, (),
         tolerates(index, site.guards, site.caught, CALL_FAILURES), (), "", _helpers(index, site.guards), _parameter_tests(evaluator, site),
-        warning_tolerated=tolerates(index, site.guards, tuple(c for c in site.caught if c == "<handler>"), CALL_FAILURES),
+        warning_tolerated=_warning_tolerated(index, site),
         through=f"{site.qualname.rsplit('.', 1)[-1]}({name}=...)",
     )
 
@@ -513,10 +513,17 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
                 arg_spans, tolerates(index, site.guards, site.caught, CALL_FAILURES),
                 named, _receiver_text(index, site) if named else "", _helpers(index, site.guards),
                 _parameter_tests(evaluator, site),
-                warning_tolerated=tolerates(index, site.guards, tuple(c for c in site.caught if c == "<handler>"), CALL_FAILURES),
+                warning_tolerated=_warning_tolerated(index, site),
             )
         )
     return tuple(out)
+
+
+def _warning_tolerated(index: ModuleIndex, site) -> bool:
+    """Whether a call is written for the versions where a name only warns: under a version
+    check, or a fallback in a handler (a ``try`` whose handler catches the error catches no
+    warning: ``MigrationCall.warning_tolerated``)."""
+    return tolerates(index, site.guards, tuple(c for c in site.caught if c == "<handler>"), CALL_FAILURES)
 
 
 def _callee_of(index: ModuleIndex, evaluator: Evaluator, site):
@@ -576,7 +583,7 @@ def _splats(index: ModuleIndex, evaluator: Evaluator) -> Tuple[MigrationCall, ..
                 tolerates(index, site.guards, site.caught, CALL_FAILURES),
                 named, _receiver_text(index, site) if named else "", _helpers(index, site.guards),
                 _parameter_tests(evaluator, site),
-                warning_tolerated=tolerates(index, site.guards, tuple(c for c in site.caught if c == "<handler>"), CALL_FAILURES),
+                warning_tolerated=_warning_tolerated(index, site),
                 splats=tables, splat_text=text, dropped=dropped,
             )
         )
@@ -822,7 +829,7 @@ def _called(index: ModuleIndex, evaluator: Evaluator) -> Tuple[CalledUse, ...]:
             given.append((name, tuple(dict.fromkeys(repr(v.value) for v in values)) if known else ()))
         out.append(CalledUse(
             q, index.span(site.node.func), tuple(given), opaque,
-            tolerates(index, site.guards, tuple(c for c in site.caught if c == "<handler>"), CALL_FAILURES),
+            _warning_tolerated(index, site),
             _helpers(index, site.guards),
         ))
     return tuple(out)

@@ -25,6 +25,7 @@ from ...semantic.index import CallSite, ModuleIndex, Scope, argument, arguments,
 from ...semantic.kinds import TENSOR_FACTORIES, constructs_module, is_loader, object_kinds, same_names
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted, spelled
+from ...semantic.parts import spelled_path
 from ...semantic.queries import binding_position, bound_before, is_parameter, only_parameter, position, reaching
 from ...semantic.training_state import (
     TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function,
@@ -1016,7 +1017,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         # what an optimizer takes may be a part of the object cast or loaded here: the pipeline
         # loaded with `torch_dtype=torch.float16` whose `unet` is trained (`pipe.unet`). That
         # part's own freezes and uses then decide (a pipeline is no module, its unet is one)
-        parts = tuple((f"{t}{p}" if p.startswith("[") else f"{t}.{p}") for t in targets for p in objects.trained_parts(keys)) if trained else ()
+        parts = tuple(spelled_path((t, p)) for t in targets for p in objects.trained_parts(keys)) if trained else ()
         # the same objects under their other names in this code (`unet = pipe.unet`): a freeze,
         # an upcast or an adapter written with either spelling is this object's
         judged = same_names(parts or targets, scope) if (parts or targets) else ()
