@@ -172,6 +172,23 @@ class CallGraphValues:
         records = self._calls_to(ref.function, self._home(ref.function, near) if near else "")
         return bool(records) and all(any(_fills(ref, a.index, a.keyword) for a in r.args) for _, r in records)
 
+    def chosen_at_every_call(self, module: ModuleFacts, function: str) -> Optional[str]:
+        """The condition every recorded call of ``function`` (canonical, defined in ``module``)
+        runs under when each is a choice (the user's switch, a capability check, a branch for
+        another device): ``if args.precision == "bf16": model.convert_to_bf16()`` makes what
+        ``convert_to_bf16`` does the user's choice too. None where a call runs unconditionally,
+        or where no call is seen (a library may call it: a hook, a callback)."""
+        records = self._calls_to(function, module.path)
+        if not records:
+            return None
+        chosen = []
+        for _, record in records:
+            guard = next((g for g in record.guards if g.user_choice or g.capability or g.other_device), None)
+            if guard is None:
+                return None
+            chosen.append(guard.text)
+        return chosen[0]
+
     def calls_of(self, function: str, paths=None) -> Tuple[CallRecord, ...]:
         """Every recorded call of the project function, class or method ``function``
         (its canonical name), in any module; with ``paths`` (a run's modules), only the calls

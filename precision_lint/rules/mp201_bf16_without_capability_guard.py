@@ -489,6 +489,8 @@ class Bf16WithoutCapabilityGuard(Rule):
             atoms = bf16_dtypes(w.values, cap)
             if not atoms:
                 continue
+            if w.scope_kind == "function" and ctx.project.calls.chosen_at_every_call(ctx.facts, w.scope):
+                continue  # a method the code calls only where the user asks for bf16 (or it is native)
             if trains is None:
                 trains = unit_trains(ctx)
             trained = (w.trainable or bool(w.quantized_unfrozen)) and trains

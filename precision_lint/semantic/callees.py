@@ -54,8 +54,30 @@ def _instance_of(index: ModuleIndex, scope, name: ast.Name) -> Optional[str]:
     of that class), or None."""
     _, bindings = index.bindings_of(name, scope)
     if len(bindings) == 1 and isinstance(bindings[0].value, ast.Call) and bindings[0].unpack_index is None:
-        return project_class(index, bindings[0].value) or _returned_class(index, bindings[0].value)
+        call = _unchained(bindings[0].value)
+        return project_class(index, call) or _returned_class(index, call)
     return None
+
+
+# `nn.Module` methods that return the module itself: `model = Net().to(device)` holds the `Net`
+# the constructor made (`to`, `cuda`, `cpu`, the dtype casts, `train`/`eval`, `requires_grad_`,
+# `apply`, `share_memory`, `to_empty`, `type`)
+_RETURNS_SELF = frozenset(
+    ("to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_",
+     "apply", "share_memory", "to_empty", "type", "xpu", "ipu", "mtia")
+)
+
+
+def _unchained(call: ast.Call) -> ast.Call:
+    """The constructor call under a chain of self-returning module methods
+    (``Net(cfg).cuda().eval()`` -> ``Net(cfg)``); the call itself otherwise."""
+    while (
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr in _RETURNS_SELF
+        and isinstance(call.func.value, ast.Call)
+    ):
+        call = call.func.value
+    return call
 
 
 def _returned_class(index: ModuleIndex, call: ast.Call) -> Optional[str]:

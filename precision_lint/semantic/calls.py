@@ -68,7 +68,9 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
             for source in evaluator.kwarg_sources(site.node, site.scope):
                 if source.via != "keyword" and evaluator.worth_passing(source.value, site.scope):
                     args.append(CallArg(None, source.name, shared(evaluator.values(source.value, site.scope))))
-        guards = evaluator.guards_of(site.guards, site.scope) if args else ()
+        # the conditions it runs under: what a parameter's value holds under, and whether every
+        # call of the callee is the user's choice (`if args.precision == "bf16": model.to_bf16()`)
+        guards = evaluator.guards_of(site.guards, site.scope) if args or site.guards else ()
         autocast = tensors is not None and tensors.autocast_enabled(site) is not None
         out.append(CallRecord(
             callee, tuple(args), guards, autocast,

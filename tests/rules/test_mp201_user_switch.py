@@ -217,3 +217,49 @@ def test_autocast_enabled_by_the_users_switch_is_the_users_bf16(enabled, reporte
         """
     found = [d.code for d in lint(HEAD + textwrap.dedent(body), CODE)]
     assert found == ([CODE, CODE] if reported else [])
+
+
+METHOD = """
+import argparse
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def to_bf16(self):
+        self.proj.to(torch.bfloat16)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
+parser.add_argument("--bf16", type=bool, default=True)
+args = parser.parse_args()
+model = Net().cuda()
+{calls}
+optimizer = torch.optim.AdamW(model.parameters())
+"""
+
+
+@pytest.mark.parametrize(
+    "calls, reported",
+    [
+        ('if args.precision == "bf16":\n    model.to_bf16()', False),  # an opt-in the user passes
+        ("if torch.cuda.is_bf16_supported():\n    model.to_bf16()", False),  # where bf16 is native
+        ("model.to_bf16()", True),  # always
+        ('if args.precision == "bf16":\n    model.to_bf16()\nmodel.to_bf16()', True),  # one call always
+        ("if args.bf16:\n    model.to_bf16()", True),  # a switch on by default
+    ],
+    ids=["opt-in", "capability", "unconditional", "one-call-unconditional", "default-on"],
+)
+def test_a_method_the_code_calls_only_where_the_user_asks_for_bf16_is_the_users_bf16(calls, reported):
+    """The bf16 cast inside a model's own conversion method (glide's ``convert_to_bf16``) runs
+    only where a call of the method does: when every call is under the user's opt-in (or a
+    capability check), the cast is the user's choice, as a cast written under that test is. A
+    method called once unconditionally, or under a switch on by default, still casts on every
+    GPU. The instance is found through ``Net().cuda()`` (``.cuda()`` returns the module)."""
+    found = [d.code for d in lint(METHOD.format(calls=calls), CODE)]
+    assert found == ([CODE] if reported else [])

@@ -208,3 +208,24 @@ def test_a_signed_number_is_a_constant():
     values = {s.targets[0].id: [(v.kind, v.value) for v in evaluator.values(s.value, index.root)] for s in index.module.body}
     assert values["a"] == [("const", -100)] and values["b"] == [("const", 0.5)]
     assert values["c"][0][0] == "unknown"
+
+
+def test_a_method_call_on_an_instance_made_through_module_methods_is_recorded_with_its_guards():
+    """``model = Net(cfg).cuda().eval()`` holds the ``Net`` its constructor made (``nn.Module``'s
+    ``to``/``cuda``/``eval``... return the module): ``model.convert()`` calls ``Net.convert``, and
+    its record keeps the conditions it runs under even when it passes nothing (what makes every
+    call of a method the user's choice, MP201)."""
+    from precision_lint.semantic.calls import call_records
+    from precision_lint.semantic.evaluate import Evaluator
+    from precision_lint.semantic.index import build_index
+
+    src = (
+        "import sys\nfrom torch import nn\n\n"
+        "class Net(nn.Module):\n    def convert(self):\n        pass\n\n"
+        "model = Net(4).cuda().eval()\nother = Net(4).to('cuda').cpu()\n"
+        "if sys.argv[1] == 'bf16':\n    model.convert()\nother.convert()\n"
+    )
+    index = build_index(src, "run")
+    records = [r for r in call_records(index, Evaluator(index)) if r.callee == "run.Net.convert"]
+    assert len(records) == 2
+    assert [bool(r.guards) for r in records] == [True, False]
