@@ -32,6 +32,7 @@ GPU_CAPABILITY = {
     "a4000": 86, "rtx3090": 86, "rtx3080": 86, "rtx4090": 89, "rtx4080": 89, "rtx5090": 120,
     "l4": 89, "l40": 89, "l40s": 89, "h100": 90, "h800": 90, "h200": 90, "h20": 90, "gh200": 90,
     "b100": 100, "b200": 100, "gb200": 100, "gb10": 121,  # GB10: the DGX Spark's Blackwell (sm121)
+    "dgxspark": 121,  # the machine by its product name ("a fine-tuning environment for the NVIDIA DGX Spark")
     "p100": 60, "v100": 70, "t4": 75, "k80": 37, "p40": 61, "titan": 75, "rtx2080": 75,
     "rtx2080ti": 75, "gtx1080": 61, "gtx1080ti": 61,
     # the other GeForce cards of those generations: Pascal (sm61), Turing (sm75), Ampere (sm86),
@@ -45,7 +46,7 @@ FP8_CAPABILITY = 89  # Ada and Hopper: the first GPUs with FP8 tensor cores
 
 _GPU_WORD_PATTERN = (
     r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?)*"
-    r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?(?:[2345]0[5-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|b[12]00|p100|v100|t4|k80|p40|titan)"
+    r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?(?:[2345]0[5-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|dgx[ -]?spark|b[12]00|p100|v100|t4|k80|p40|titan)"
     # a memory size or form factor may follow: "A100-40GB", "H100-SXM", "A100 80GB"
     r"s?(?:(?=-(?:\d+\s*gb?|sxm\d*|pcie|nvl)\b)|(?![\w-]))"
 )
@@ -90,11 +91,13 @@ _SENTENCE = lazy(r"(?<=[.;!?])(?<!\b[eE]\.[gG]\.)(?<!\b[iI]\.[eE]\.)\s+|\n|,?\s+
 # H100) and Google Cloud (a2 A100, a3 H100, g2 L4).
 _INSTANCE_PATTERN = r"\b(g4dn|g4ad|p3dn|p3|p2|g5|g5g|g6e?|p4de?|p5e?n?|a2-\w+|a3-\w+|g2-\w+)\.?\w*"
 _INSTANCE = lazy(_INSTANCE_PATTERN, re.IGNORECASE)
+# an instance's size: `.xlarge`, `.metal`, `.2xlarge` (read as "2 x large" once _COUNT has spaced it)
+_INSTANCE_SIZE = lazy(r"\.(?:\d+\s?x\s?)?(?:x?large|metal|medium)\b", re.IGNORECASE)
 _INSTANCE_GPU = {"g4dn": 75, "g4ad": 0, "p3": 70, "p3dn": 70, "p2": 37, "g5": 86, "g5g": 75, "g6": 89, "g6e": 89, "p4d": 80, "p4de": 80, "p5": 90, "p5e": 90, "p5en": 90, "a2": 80, "a3": 90, "g2": 89}
 
 
 def _capability(name: str) -> Optional[int]:
-    key = name.lower().replace(" ", "")
+    key = name.lower().replace(" ", "").replace("dgx-", "dgx")
     return GPU_CAPABILITY.get(key) or GPU_CAPABILITY.get(key[:-2] if key.endswith("ti") else key)
 
 
@@ -154,8 +157,9 @@ _RAN = lazy(r"\b(?:tested|trained|ran|runs|run on|validated|benchmarked|develope
 
 
 # A link names a GPU without stating anything of the code (a datasheet cited for a FLOPs table:
-# `# source: https://.../volta-v100-datasheet.pdf`).
-_URL = lazy(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
+# `# source: https://.../volta-v100-datasheet.pdf`); so does data written inline as a link
+# (`![plot](data:image/png;base64,...)`: its letters are no words, though "T4" may be among them).
+_URL = lazy(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.|\bdata:[\w.+-]+/[\w.+-]+;base64,)\S+", re.IGNORECASE)
 
 
 # A speed figure names the GPU it was measured on ("a real-time factor of ~2x on an RTX 4090",
@@ -264,7 +268,11 @@ _OUR_RUN = lazy(
     r"\b(?:run|ran|tested|trained|validated|benchmarked)\s+only\b|"
     # "All scripts can run on a single A100-80GB GPU": what the code was made to fit, not advice to
     # the reader ("you can run it on an A100" stays advice)
-    r"\b(?:scripts?|code|models?|experiments?|everything)\s+(?:can|could)\s+(?:be\s+)?(?:run|trained|fine-?tuned|executed)\b",
+    r"\b(?:scripts?|code|models?|experiments?|everything)\s+(?:can|could)\s+(?:be\s+)?(?:run|trained|fine-?tuned|executed)\b|"
+    # the same said of the project with no subject ("Can be trained on Google Colab with A100 40GB")
+    r"^\W*(?:can|could)\s+be\s+(?:run|trained|fine-?tuned|executed)\b|"
+    # a run told in the past tense: "Training ran on Colab with an L4", "was trained on 4 x A100"
+    r"\b(?:ran|(?:was|were)\s+(?:run|trained|tested|fine-?tuned))\s+(?:on|with|using)\b",
     re.IGNORECASE,
 )
 
@@ -352,7 +360,8 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
             continue  # read above
         for match in _INSTANCE().finditer(sentence):
             name = match.group(1).lower().split("-")[0]
-            known = name in ("a2", "a3", "g2") or "." in match.group(0)  # `g5.2xlarge`, `a2-highgpu-1g`
+            # `g5.2xlarge`, `a2-highgpu-1g`; not a task's number ("P2.1") or a section ("p3.")
+            known = name in ("a2", "a3", "g2") or _INSTANCE_SIZE().match(sentence, match.end(1)) is not None
             if known:
                 stated(_INSTANCE_GPU.get(name), sentence, match.start())
         for match in _GPU_WORD().finditer(sentence):
@@ -423,19 +432,20 @@ def _stated_architectures(text: str, note: bool) -> List[int]:
 # comma, which their lookarounds read as the sentence's ends), and a bare GeForce number holds
 # these four digits. Most prose names none, and is not split into sentences. _NAMES_A_GPU scans
 # slowly (a lookbehind at every character): first the cheap tests that every match passes, a
-# digit (or "titan") and, in the lowered text, one of the pairs that every name holds.
+# digit (or a name without one) and, in the lowered text, one of the pairs that every name holds.
 _NAMES_A_GPU = lazy(f"(?:{_GPU_WORD_PATTERN})|(?:{_INSTANCE_PATTERN})|[234]0[89]0", re.IGNORECASE)
 
 
 _DIGIT = re.compile(r"[0-9]")
-_TITAN = re.compile("titan", re.IGNORECASE)  # the one name without a digit (and with an "i": sre folds "ı" to it)
+# the names without a digit: "titan" (with an "i": sre folds "ı" to it) and the DGX Spark
+_DIGITLESS = re.compile(r"titan|dgx[ -]?spark", re.IGNORECASE)
 _NAME_PAIRS = re.compile(r"a[1-68]|[rg]tx|l4|h[128]|b[12]|p[1-5]|v1|t4|k8|g[2456]|0[89]0")
 
 
 def _may_name_a_gpu(text: str, exact: bool = True) -> bool:
     """``exact``: also _NAMES_A_GPU. Without it, the test holds of a text before _COUNT and _URL
-    too: neither makes a digit, a pair or "titan" (they insert " x " and " ")."""
-    if _TITAN.search(text):
+    too: neither makes a digit, a pair or a name without a digit (they insert " x " and " ")."""
+    if _DIGITLESS.search(text):
         return True
     return bool(_DIGIT.search(text) and _NAME_PAIRS.search(text.lower()) and (not exact or _NAMES_A_GPU().search(text)))
 

@@ -80,7 +80,20 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("Tested on an RTX 3060 12GB.", [86]),
         ("We ran it on an RTX 4070 Ti.", [89]),
         # the DGX Spark's Blackwell chip (review 21e: a project trained in its container)
-        ("Training runs on an NVIDIA DGX Spark (GB10).", [121]),
+        ("Training runs on an NVIDIA DGX Spark (GB10).", [121, 121]),  # the machine and its chip
+        # the machine by its product name alone (review 25a: "a fine-tuning environment for the
+        # NVIDIA DGX Spark™")
+        ("A small fine-tuning environment for the **NVIDIA DGX Spark™**: every script runs in its container.", [121]),
+        ("Trained on a DGX-Spark.", [121]),
+        # an AWS instance by its size; a task's number is none ("P2.1")
+        ("Runs on a p3.2xlarge.", [70]),
+        ("| P2.1 | Make pytest tests executable |", []),
+        # inline data is no text (review 25b: "T4" among the letters of a base64 PNG)
+        ("![loss](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ0bm+T4/z0nlX95W)", []),
+        # a run the authors tell in the past tense, or say the project can make
+        ("Training ran on Colab with an L4.", [89]),
+        ("Can be trained on Google Colab with A100 40GB GPU runtime.", [80]),
+        ("You can run it on an A100.", []),  # advice to the reader
     ],
 )
 def test_statements_advice_and_requests(text, expected):
