@@ -267,6 +267,42 @@ def test_a_signature_check_is_a_guard():
     assert [d.code for d in lint(plain, "MP301", NEWEST)] == ["MP301"]
 
 
+def test_a_keyword_put_in_the_arguments_only_under_a_signature_check_is_guarded():
+    """The check may choose the dict's key rather than the call (review 25a): ``kwargs`` gets
+    ``processing_class`` where the installed trainer takes it and ``tokenizer`` only otherwise,
+    and the trainer is called once with ``**kwargs``. The old name is then passed only where it is
+    taken; put there unconditionally, it is still reported."""
+    src = """\
+    import inspect
+    from transformers import Trainer
+    kwargs = {"model": m}
+    if "processing_class" in inspect.signature(Trainer.__init__).parameters:
+        kwargs["processing_class"] = tok
+    else:
+        kwargs["tokenizer"] = tok
+    trainer = Trainer(**kwargs)
+    """
+    assert lint(src, "MP301", NEWEST) == []
+    plain = src.replace('"processing_class" in inspect.signature(Trainer.__init__).parameters', "use_new_api")
+    assert [d.code for d in lint(plain, "MP301", NEWEST)] == ["MP301"]
+
+
+def test_a_removed_keyword_put_in_the_arguments_only_under_a_signature_check_is_guarded():
+    src = """\
+    import inspect
+    from transformers import TrainingArguments
+    kwargs = {"output_dir": "out"}
+    if "eval_strategy" in inspect.signature(TrainingArguments.__init__).parameters:
+        kwargs["eval_strategy"] = "steps"
+    else:
+        kwargs["evaluation_strategy"] = "steps"
+    args = TrainingArguments(**kwargs)
+    """
+    assert lint(src, "MP302", NEWEST) == []
+    plain = src.replace('"eval_strategy" in inspect.signature(TrainingArguments.__init__).parameters', "use_new_api")
+    assert [d.code for d in lint(plain, "MP302", NEWEST)] == ["MP302"]
+
+
 def test_a_version_check_is_a_guard_for_mp301():
     src = """\
     import transformers

@@ -46,7 +46,7 @@ from .weights import built_conditions  # the tests' reading is the weights sites
 from .precision import (
     argument_extents, comma_follows, key_span, key_text, paren_extent, skip_blank, value_text,
 )
-from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, tolerates
+from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, call_tolerated, tolerates
 
 SECTION = "migrations"
 EMPTY = {
@@ -510,7 +510,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
             MigrationCall(
                 callee, site.method, site.klass, receivers, index.span(site.node), tuple(uses),
                 tuple(sorted({s.name for s in every})), _config_target(index, site.node, site.scope),
-                arg_spans, tolerates(index, site.guards, site.caught, CALL_FAILURES),
+                arg_spans, call_tolerated(index, site, sources, CALL_FAILURES),
                 named, _receiver_text(index, site) if named else "", _helpers(index, site.guards),
                 _parameter_tests(evaluator, site),
                 warning_tolerated=_warning_tolerated(index, site),

@@ -44,6 +44,17 @@ def tolerates(index: ModuleIndex, guards, caught, failures, names=()) -> bool:
     return False
 
 
+def call_tolerated(index: ModuleIndex, site, sources, failures) -> bool:
+    """Whether a call survives ``failures`` of the keywords ``sources`` (``KwargSource``) give
+    it: the call itself is written for several versions (:func:`tolerates`), or each of those
+    keywords is put in its dict only under a check of its own (``if "processing_class" in
+    inspect.signature(Trainer.__init__).parameters: kwargs["processing_class"] = tok`` /
+    ``else: kwargs["tokenizer"] = tok``): the old name is then passed only where it is taken."""
+    if tolerates(index, site.guards, site.caught, failures):
+        return True
+    return bool(sources) and all(s.guards and tolerates(index, s.guards, (), failures) for s in sources)
+
+
 def attr_tolerated(index: ModuleIndex, use) -> bool:
     """Whether an attribute read is written for several versions: under a version, signature
     or ``hasattr`` check (an ``if`` or ``a if test else b``), or where AttributeError is caught."""
