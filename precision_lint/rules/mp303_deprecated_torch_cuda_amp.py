@@ -191,6 +191,12 @@ class DeprecatedTorchCudaAmp(Rule):
         if not torch.has_since(since):
             why = f"`torch.amp.{use.name}` does not exist before torch {version_text(since)}, which {torch.where()} allows"
             return ctx.diagnostic(self.code, use.func_span, f"{message} (no fix: {why})")
+        if use.base_class:
+            why = (
+                f"a base class, whose `__init__` each instance runs; derive from `torch.amp.{use.name}` "
+                f"and pass '{use.device}' to it"
+            )
+            return ctx.diagnostic(self.code, use.func_span, f"{message} (no fix: {why})")
         if use.reference:
             why = "a reference, called elsewhere"
             if use.name in ("autocast", "GradScaler"):

@@ -146,3 +146,41 @@ def test_a_reference_through_any_import_of_torch_cuda_is_found_and_other_modules
         """
     index = build_index(dedent(quiet))
     assert not cuda_amp._may_reference(index) and _references(quiet) == []
+
+
+def test_a_subclass_made_in_the_module_runs_the_deprecated_init():
+    """``class LoggingScaler(torch.cuda.amp.GradScaler)`` whose ``__init__`` calls
+    ``super().__init__(...)`` (or that defines none) runs the deprecated constructor, and its
+    ``FutureWarning``, at each instance the module makes (review 25a: CO-DETR's scaler). A class
+    that never runs it (its own ``__init__`` without ``super()``), or one never made here, warns
+    of nothing."""
+    src = """
+        import torch
+        from torch.cuda import amp
+
+
+        class LoggingScaler(torch.cuda.amp.GradScaler):
+            def __init__(self, path, **kwargs):
+                super().__init__(**kwargs)
+                self.path = path
+
+
+        class Plain(amp.GradScaler):
+            pass
+
+
+        class OwnInit(torch.cuda.amp.GradScaler):
+            def __init__(self):
+                self.scale_value = 1.0
+
+
+        class NeverMade(torch.cuda.amp.autocast):
+            pass
+
+
+        scaler = LoggingScaler("log.csv", init_scale=2.0**16)
+        plain = Plain()
+        own = OwnInit()
+        """
+    found = [(u.name, u.func_span.line, u.base_class) for u in _facts(src)["references"]]
+    assert found == [("GradScaler", 5, True), ("GradScaler", 11, True)]

@@ -76,6 +76,10 @@ class AmpUse:
     # and leave the binding behind where it holds only this one
     through_variable: bool = False
     device: str = "cuda"  # the device of the deprecated module: "cuda" (`torch.cuda.amp`) or "cpu"
+    # a base class (`class LoggingScaler(torch.cuda.amp.GradScaler):`) whose subclass runs its
+    # `__init__` (it defines none, or calls `super().__init__(...)`) and is made in the module:
+    # each instance warns
+    base_class: bool = False
 
 
 @dataclass(frozen=True)
@@ -354,6 +358,26 @@ _HANDED_ON = (ast.Return, ast.Yield, ast.YieldFrom, ast.Lambda, ast.Call, ast.ke
               ast.Tuple, ast.Set, ast.arguments)
 
 
+def _runs_base_init(node: ast.ClassDef) -> bool:
+    """Whether an instance of the class runs its base's ``__init__``: the class defines none,
+    or its own calls ``super().__init__(...)`` (or ``Base.__init__(self, ...)``)."""
+    init = next((s for s in node.body if isinstance(s, FUNCTION_DEFS) and s.name == "__init__"), None)
+    if init is None:
+        return True
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
+        for n in ast.walk(init)
+    )
+
+
+def _instantiated(index: ModuleIndex, node: ast.ClassDef) -> bool:
+    """Whether the module makes an instance of the class (a call of its name): defining a
+    subclass warns of nothing, making one runs the deprecated ``__init__``."""
+    return any(
+        isinstance(site.node.func, ast.Name) and site.node.func.id == node.name for site in index.calls
+    )
+
+
 def _may_reference(index: ModuleIndex) -> bool:
     """Whether the module can mention a deprecated callable through an import at all: it writes
     ``cuda.amp`` (``torch.cuda.amp.autocast``, an import of ``torch.cuda.amp``) or imports
@@ -416,30 +440,43 @@ def _references(index: ModuleIndex) -> Tuple[AmpUse, ...]:
             return isinstance(parent, _HANDED_ON)
         return False
 
-    def visit(node: ast.AST, chain, guards, handler: bool) -> None:
+    def record(node: ast.expr, scope, guards, handler: bool, base_class: bool = False) -> None:
         nonlocal fallbacks
+        found = _target(index.qualify(node, scope))
+        if found is None:
+            return
+        device, name = found
+        gated, helpers = _version_gated(index, guards)
+        if not gated and handler:
+            if fallbacks is None:
+                fallbacks = _fallbacks(index)
+            gated = name in fallbacks.get(id(node), ())
+        head, bound = _head_binding(index, node, scope)
+        out.append(AmpUse(name, index.span(node), index.text(node), head, bound, False, -1, (),
+                          gated, helpers, reference=True, device=device, base_class=base_class))
+
+    def imported(node: ast.AST, scope) -> bool:
+        """A dotted name read through an import (not a variable that holds the callable)."""
+        head = dotted(node).partition(".")[0]
+        owner = binding_scope(head, scope)
+        return owner is not None and owner.is_import(head)
+
+    def visit(node: ast.AST, chain, guards, handler: bool) -> None:
         chain = chain + [node]
+        if isinstance(node, ast.ClassDef) and _runs_base_init(node) and _instantiated(index, node):
+            scope = index.scope_of(node)
+            for base in node.bases:
+                if isinstance(base, (ast.Name, ast.Attribute)) and dotted(base) is not None and imported(base, scope):
+                    record(base, scope, guards, handler, base_class=True)
         if isinstance(node, (ast.Name, ast.Attribute)) and dotted(node) is not None:
             # a dotted name read whole: its parts (`torch.cuda.amp`, `torch`) are not visited
             if not isinstance(node.ctx, ast.Load):
                 return
             scope = index.scope_of(node)
-            head = dotted(node).partition(".")[0]
-            owner = binding_scope(head, scope)
-            if owner is None or not owner.is_import(head):
+            if not imported(node, scope):
                 return  # a variable that holds one: the mention that bound it is the reference
-            found = _target(index.qualify(node, scope))
-            if found is None or not handed_on(chain):
-                return
-            device, name = found
-            gated, helpers = _version_gated(index, guards)
-            if not gated and handler:
-                if fallbacks is None:
-                    fallbacks = _fallbacks(index)
-                gated = name in fallbacks.get(id(node), ())
-            head, bound = _head_binding(index, node, scope)
-            out.append(AmpUse(name, index.span(node), index.text(node), head, bound, False, -1, (),
-                              gated, helpers, reference=True, device=device))
+            if handed_on(chain):
+                record(node, scope, guards, handler)
             return
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _TYPE_TESTS:
             return  # `isinstance(s, torch.cuda.amp.GradScaler)`: nothing is called
