@@ -32,6 +32,20 @@ def test_an_eps_in_an_fp32_module_is_not_judged_by_another_models_fp16_weights()
     assert lint(ENCODER.format(cast=""), CODE) == []
 
 
+def test_a_module_apex_makes_float16_is_judged_as_one_cast_to_float16():
+    """apex's ``amp.initialize(model, optimizer, opt_level="O2")`` (or ``"O3"``) casts the
+    model's weights to float16, as ``model.half()`` does (review 25a: a ``-1e20`` attention mask
+    that raises at the first forward). ``"O1"`` patches functions instead, ``"O0"`` is float32,
+    and a level the user picks on the command line casts nothing by itself."""
+    apex = ENCODER.replace("import torch\n", "import torch\nfrom apex import amp\n", 1)
+    opt = "optimizer = torch.optim.AdamW(encoder.parameters())\n"
+    (d,) = lint(apex.format(cast=opt + 'encoder, optimizer = amp.initialize(encoder, optimizer, opt_level="O2")'), CODE)
+    assert d.span.line == 9 and "casts the model to float16" in d.message
+    assert len(lint(apex.format(cast=opt + 'encoder, optimizer = amp.initialize(encoder, optimizer, opt_level="O3")'), CODE)) == 1
+    for level in ('"O1"', '"O0"', "args.opt_level"):
+        assert lint(apex.format(cast=opt + f"encoder, optimizer = amp.initialize(encoder, optimizer, opt_level={level})"), CODE) == []
+
+
 def test_an_eps_in_a_module_cast_to_float16_is_reported():
     (d,) = lint(ENCODER.format(cast="encoder.half()"), CODE)  # not the integer count, line 10
     assert d.span.line == 8

@@ -398,7 +398,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     out.extend(_inplace_constants(index, evaluator))
     # the same constant as an additive mask and in an in-place update: the additive one first
     out.sort(key=lambda c: (c.span.start, c.kind == "inplace"))
-    return {"constants": tuple(out), "half_casts": _half_casts(index, evaluator) + _data_casts(index, evaluator)}
+    return {
+        "constants": tuple(out),
+        "half_casts": _half_casts(index, evaluator) + _data_casts(index, evaluator) + _apex_casts(index, evaluator),
+    }
 
 
 # methods that give back their receiver's values reshaped, moved or cast: a constant the
@@ -644,6 +647,40 @@ def _half_casts(index: ModuleIndex, evaluator: Evaluator):
             targets += (dotted(receiver),)
         made = _builder(index, receiver, site.scope)
         if made is not None:
+            out.append((made.qualname or "", index.span(site.node), targets, site.scope.code_scope().qualname))
+    return tuple(out)
+
+
+# apex's opt levels that make the model's own weights float16 (O2 keeps float32 master copies in
+# the optimizer, O3 none); O1 patches functions instead (as autocast does) and O0 is float32
+APEX_HALF_LEVELS = frozenset({"O2", "O3"})
+
+
+def _apex_casts(index: ModuleIndex, evaluator: Evaluator):
+    """``model, optimizer = amp.initialize(model, optimizer, opt_level="O2")`` (or ``"O3"``): apex
+    casts the model's weights to float16 (and its patched ``forward`` casts float inputs to
+    half), recorded as :func:`_half_casts` records ``model.half()``. Only where every value the
+    level may take is one of those: an option that defaults to ``"O1"`` casts nothing by itself."""
+    from .optimizers import APEX_INITIALIZE
+
+    out = []
+    for site in index.calls:
+        if site.qualname not in APEX_INITIALIZE:
+            continue
+        level = keyword(site.node, "opt_level")
+        values = evaluator.values(level.value, site.scope) if level is not None else ()
+        if not values or any(v.kind != CONST or v.value not in APEX_HALF_LEVELS for v in values):
+            continue
+        if evaluator.dead(site.guards, site.scope):
+            continue
+        given = keyword(site.node, "models")
+        args = positional(site.node)
+        model = given.value if given is not None else (args[0] if args else None)
+        if not isinstance(model, (ast.Name, ast.Attribute)) or not dotted(model):
+            continue  # a list of models: each is its own question
+        made = _builder(index, model, site.scope)
+        if made is not None:
+            targets = (dotted(model), *site.assigned_to[:1])
             out.append((made.qualname or "", index.span(site.node), targets, site.scope.code_scope().qualname))
     return tuple(out)
 
