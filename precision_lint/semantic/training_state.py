@@ -310,6 +310,7 @@ def cast_only_saved(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, 
     # mention of that object below may compute with it
     through = {name.partition(".")[0] for name in names if "." in name}
     at = index.order(cast)[1]  # past the whole cast
+    names, merged_from = _merged_copies(index, names, scope, at)
     saves = set()
     for site in index.calls:
         if site.scope.code_scope() is not scope or id(site.node) not in index.order_of or site.node is cast:
@@ -332,6 +333,8 @@ def cast_only_saved(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, 
             continue
         if node.id in through:
             return False
+        if id(node) in merged_from:
+            continue  # `PeftModel.from_pretrained(model, adapter).merge_and_unload()`: saved as `merged`
         if index.scope_of(node).code_scope() is not scope:
             return False  # used by a function defined here: it may compute
         parent = parents.get(id(node))
@@ -350,6 +353,39 @@ def cast_only_saved(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, 
                 continue  # `torch.save(model, p)`, `save_model(model=model)`
         return False
     return True
+
+
+# loads of adapters onto a base model, whose merge (`merge_and_unload()`) gives the base's weights
+# with the adapters folded in: the same conversion, saved under another name
+_ADAPTER_LOADS = frozenset({"peft.PeftModel.from_pretrained", "peft.peft_model.PeftModel.from_pretrained"})
+_UNWRAPS = frozenset({"merge_and_unload", "unload"})
+
+
+def _merged_copies(index: ModuleIndex, names: Tuple[str, ...], scope: Scope, at: int):
+    """``names`` with the names a merge of the model's adapters is bound to below ``at``
+    (``merged = PeftModel.from_pretrained(model, adapter).merge_and_unload()``, ``model =
+    model.merge_and_unload()``), and the ids of the mentions of the model those merges read."""
+    out = list(names)
+    sources = set()
+    assigns = sorted(
+        (index.order_of[id(n)][0], n) for n in ast.walk(scope.node)
+        if isinstance(n, ast.Assign) and id(n) in index.order_of and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+    )
+    for order, assign in assigns:
+        if order < at or index.scope_of(assign).code_scope() is not scope:
+            continue
+        value, unwrapped = assign.value, False
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _UNWRAPS:
+            value, unwrapped = value.func.value, True
+        if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name) and value.args[0].id in out:
+            site = index.call_of(value)
+            if site is not None and site.qualname in _ADAPTER_LOADS:
+                sources.add(id(value.args[0]))
+                out.append(assign.targets[0].id)
+        elif unwrapped and isinstance(value, ast.Name) and value.id in out:
+            sources.add(id(value))
+            out.append(assign.targets[0].id)
+    return tuple(dict.fromkeys(out)), sources
 
 
 STEPS = ("step", "backward", "train", "fit")

@@ -36,6 +36,26 @@ def test_weights_cast_only_to_be_saved_are_no_finding(body):
 
 
 @pytest.mark.parametrize(
+    "body, reported",
+    [
+        # the adapters merged into the bf16 base, then saved: the same conversion (review 25b)
+        ("model.to(torch.bfloat16)\nmerged = PeftModel.from_pretrained(model, 'a').merge_and_unload()\nmerged.save_pretrained(out)\n", False),
+        ("model.to(torch.bfloat16)\nmodel = PeftModel.from_pretrained(model, 'a')\nmodel = model.merge_and_unload()\nmodel.save_pretrained(out)\n", False),
+        # the merged model computes
+        ("model.to(torch.bfloat16)\nmerged = PeftModel.from_pretrained(model, 'a').merge_and_unload()\nmerged.save_pretrained(out)\nmerged.generate(torch.ones(1, 4, dtype=torch.long))\n", True),
+        # the adapters' model computes unmerged
+        ("model.to(torch.bfloat16)\nmodel = PeftModel.from_pretrained(model, 'a')\nmodel.generate(torch.ones(1, 4, dtype=torch.long))\nmodel.save_pretrained(out)\n", True),
+    ],
+    ids=["merged-saved", "merged-in-place", "merged-computes", "unmerged-computes"],
+)
+def test_a_merge_of_adapters_between_the_cast_and_the_save_is_the_same_conversion(body, reported):
+    """``PeftModel.from_pretrained(model, adapter).merge_and_unload()`` folds the adapters into
+    the base's weights: saved and nothing else, the bf16 cast computes nothing but that merge."""
+    code = "from peft import PeftModel\n" + HEAD + "    " + dedent(body).replace("\n", "\n    ") + "\n\nconvert('src', 'out')\n"
+    assert [d.code for d in lint(code, "MP201", config())] == (["MP201"] if reported else [])
+
+
+@pytest.mark.parametrize(
     "body",
     [
         "model.to(torch.bfloat16)\nmodel.save_pretrained(out)\nmodel.generate(torch.ones(1, 4, dtype=torch.long))\n",  # computes
