@@ -692,3 +692,37 @@ def test_the_request_of_a_launcher_that_runs_the_scripts_launcher_holds(tmp_path
     else:
         (d,) = found
         assert said in d.message
+
+
+TF32_CONFIG = """
+from dataclasses import dataclass
+import torch
+from transformers import AutoModelForCausalLM, TrainingArguments
+
+
+@dataclass
+class TrainConfig:
+    bf16: bool = True
+    tf32: bool = {tf32}
+
+
+def build(config: TrainConfig):
+    model = AutoModelForCausalLM.from_pretrained("m", dtype=torch.bfloat16, attn_implementation="flash_attention_2")
+    args = TrainingArguments(output_dir="out", bf16=config.bf16, tf32=config.tf32)
+    return model, args
+
+
+model, args = build(TrainConfig())
+"""
+
+
+def test_tf32_a_config_turns_on_makes_the_run_ampere_only(tmp_path):
+    """``tf32=config.tf32`` with the field's default True (review 25b): TrainingArguments raises
+    below Ampere (``--tf32 requires Ampere or a newer GPU arch``), so the run exists only on sm80
+    or newer, as for a literal ``tf32=True``: its bf16 and FlashAttention-2 are native there. With
+    the default False nothing is stated."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text(TF32_CONFIG.replace("{tf32}", "True"))
+    assert _run(tmp_path) == []
+    (tmp_path / "train.py").write_text(TF32_CONFIG.replace("{tf32}", "False"))
+    assert _run(tmp_path) == [("train.py", "MP201"), ("train.py", "MP202")]

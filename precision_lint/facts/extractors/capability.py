@@ -44,7 +44,7 @@ from ...semantic.kinds import object_kinds
 from ...semantic.names import dotted
 from ...semantic.queries import position, reaching, reaching_at
 from ...workspace import hardware
-from ...semantic.values import CONST, DTYPE, Possible, dtypes as dtype_atoms
+from ...semantic.values import CONST, DTYPE, SYMBOLIC, Possible, dtypes as dtype_atoms
 from .precision import Arg, is_training_args, key_span
 from . import sagemaker
 from ..._regex import lazy
@@ -123,14 +123,21 @@ class CapabilityFacts:
     # executable, "train/fit.py"])` in a Modal function that requests an H100), as written:
     # the GPU is theirs too (read where something is stated only)
     launches: Tuple[str, ...] = ()
+    # The values of a `TrainingArguments(tf32=...)` the join decides (`tf32=config.tf32` of a
+    # parameter, a config file's key): where every one is True, the run exists only on Ampere
+    # or newer, as a literal `tf32=True` says (``_asks_tf32``). () where the file decides it.
+    tf32: Tuple[Possible, ...] = ()
 
     def states(self) -> Optional[int]:
-        """The lowest compute capability the module states (``stated_capability``), or sm80 where
-        it places a checkpoint on one GPU that only an 80 GB card holds: no GPU without native
-        bf16 can run it, whatever its words say."""
-        if self.stated_capability is not None and self.stated_capability >= hardware.NATIVE_BF16:
-            return self.stated_capability
-        return hardware.NATIVE_BF16 if any(_only_on_80gb(names) for names in self.one_gpu_loads) else self.stated_capability
+        """The lowest compute capability the module states (``stated_capability``, with sm80 of a
+        ``tf32=True`` the join resolved), or sm80 where it places a checkpoint on one GPU that
+        only an 80 GB card holds: no GPU without native bf16 can run it, whatever its words say."""
+        stated = self.stated_capability
+        if self.tf32 and all(v.kind == CONST and v.value is True and not v.guards for v in self.tf32):
+            stated = hardware.summarise(c for c in (stated, hardware.NATIVE_BF16) if c is not None)
+        if stated is not None and stated >= hardware.NATIVE_BF16:
+            return stated
+        return hardware.NATIVE_BF16 if any(_only_on_80gb(names) for names in self.one_gpu_loads) else stated
 
     def call_guarded(self, span: Span) -> bool:
         return (span.start, span.end) in self.guarded_calls
@@ -793,6 +800,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     imports = None  # the guarded flash_attn imports, found where an attention site asks
     trains = fp8 = False
     tf32 = False  # TrainingArguments(tf32=True): a run that exists only on Ampere or newer
+    tf32_joined: Tuple[Possible, ...] = ()  # its values, where the join decides them
     for site in index.calls:
         q = site.qualname or ""
         trains = trains or _trains(site)
@@ -802,6 +810,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             opaque.append((span.start, span.end))
         if is_training_args(q) and not tf32:
             tf32 = _asks_tf32(index, evaluator, site)
+            if not tf32 and not tf32_joined:
+                tf32_joined = _tf32_joined(index, evaluator, site)
         if q in BNB_CONFIGS or q.endswith(".BitsAndBytesConfig"):
             arg = _arg(index, evaluator, site, "bnb_4bit_compute_dtype")
             unread = _never_read(index, site)
@@ -868,6 +878,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         stated_capability=stated,
         launches=(*_code_launches(index, evaluator), *(job.script for job in jobs)) if stated is not None else (),
         one_gpu_loads=_one_gpu_loads(index, evaluator, options),
+        tf32=tf32_joined,
         fp8_compute=fp8,
         device=other_device(index, evaluator, trains, marks),
         keeps_to_cpu=keeps_to_cpu(index, evaluator, trains, marks),
@@ -913,6 +924,15 @@ def _asks_tf32(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> bool
     ``--tf32 True`` says (``shipped._stated_by_launches``)."""
     arg = _arg(index, evaluator, site, "tf32")
     return arg is not None and bool(arg.values) and all(v.kind == CONST and v.value is True and not v.guards for v in arg.values)
+
+
+def _tf32_joined(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> Tuple[Possible, ...]:
+    """The values of ``tf32=`` (as :func:`_asks_tf32` reads it) where some are decided at the join
+    (``tf32=config.tf32`` of a parameter whose callers pass a config whose field is True), else ()."""
+    arg = _arg(index, evaluator, site, "tf32")
+    if arg is None or not any(v.kind in SYMBOLIC for v in arg.values):
+        return ()
+    return tuple(arg.values)
 
 
 def _cloud_request(evaluator: Evaluator, site: CallSite) -> Optional[int]:
