@@ -728,8 +728,20 @@ def requirement_rows(dist: str) -> Tuple[Tuple[Tuple[int, ...], Dict[str, str]],
     table = _requirement_table(dist)
     rows = []
     for minor, row in table.items():
-        rows.append((parse_version(minor), {k: v for k, v in row.items() if k != "releases"}))
+        rows.append((parse_version(minor), {k: v for k, v in row.items() if k not in ("releases", "release")}))
     return tuple(sorted(rows))
+
+
+@lru_cache(maxsize=None)
+def release_requirements(dist: str, version: Tuple[int, ...]) -> Optional[Dict[str, str]]:
+    """What one release of ``dist`` requires where it differs from its line's row (TRL 0.12.2:
+    ``transformers<4.47.0``, which 0.12.0 does not say); None for a release whose line's row
+    says it (or one not read)."""
+    row = _requirement_table(dist).get(".".join(map(str, version[:2])), {})
+    for text, own in row.get("release", {}).items():
+        if parse_version(text) == tuple(version):
+            return dict(own)
+    return None
 
 
 @lru_cache(maxsize=None)

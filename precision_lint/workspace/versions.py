@@ -1642,6 +1642,26 @@ def compatible_range(dist: str, pins: Dict[str, Allowed]) -> Optional[Allowed]:
     return _COMPATIBLE[key]
 
 
+def _admitted_rows(dist: str, pin: Allowed) -> List[Tuple[Version, Dict[str, str]]]:
+    """``(minor, what it requires)`` of each release line of ``dist`` the pin admits; for a pin of
+    exact releases (``trl==0.12.2``), each release's own requirements where the table has them
+    (a patch release that caps a library its line's first release does not: the line's row
+    bounds neither end)."""
+    from ..knowledge import release_requirements, requirement_rows
+
+    exact = pin.points or ((pin.low,) if pin.is_point else ())
+    out: List[Tuple[Version, Dict[str, str]]] = []
+    for minor, needs in requirement_rows(dist):
+        if not pin.accepts_between(minor, _bump(minor, 1)):
+            continue
+        own = [release_requirements(dist, v) for v in exact if tuple(v[:2]) == tuple(minor[:2])]
+        if own and all(o is not None for o in own):
+            out.extend((minor, o) for o in own)
+        else:
+            out.append((minor, needs))
+    return out
+
+
 def _compatible_range(dist: str, pins: Dict[str, Allowed]) -> Optional[Allowed]:
     """The versions of ``dist`` that the project's pins of the libraries beside it admit, by
     what each release line requires (``knowledge/requires.toml``, read from the wheels' own
@@ -1686,7 +1706,7 @@ def _compatible_range(dist: str, pins: Dict[str, Allowed]) -> Optional[Allowed]:
     for other, pin in pins.items():
         if other == dist or pin.commit or pin.newest or (pin.low is None and pin.high is None):
             continue
-        admitted = [(m, needs) for m, needs in requirement_rows(other) if pin.accepts_between(m, _bump(m, 1))]
+        admitted = _admitted_rows(other, pin)
         if not admitted or any(dist not in needs for _, needs in admitted):
             continue
         specs = [_required(dist, needs[dist]) for _, needs in admitted]

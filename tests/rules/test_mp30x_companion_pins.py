@@ -175,6 +175,19 @@ def test_a_pin_of_a_library_that_requires_it_bounds_it_below():
     assert "trl==0.7.4 in requirements.txt, which requires transformers>=4.18.0" in found.note
 
 
+def test_a_pin_of_one_release_reads_that_releases_own_requirements():
+    """TRL 0.12.2 requires transformers<4.47.0 where 0.12.0 requires >=4.46.0: the line's row
+    bounds neither end, and a project that pins exactly 0.12.2 runs a transformers below 4.47
+    (review 25b: a Kaggle notebook's `pip install trl==0.12.2`, where `warmup_ratio=` is current).
+    A pin of the line's first release, or of the line, keeps the line's row."""
+    found = compatible_range("transformers", {"trl": pin("trl", "==0.12.2")})
+    assert found is not None and found.high == (4, 47, 0) and found.low is None
+    assert "trl==0.12.2 in requirements.txt, which requires transformers<4.47.0" in found.note
+    first = compatible_range("transformers", {"trl": pin("trl", "==0.12.0")})
+    assert first is not None and first.low == (4, 46, 0) and first.high is None
+    assert compatible_range("transformers", {"trl": pin("trl", ">=0.12,<0.13")}) is None
+
+
 def test_an_old_transformers_pin_caps_the_trl_it_targets(tmp_path):
     """The installed TRL requires a newer transformers than the project's pin: the TRL the
     project targets is one whose requirement admits that pin."""
