@@ -765,12 +765,22 @@ class Project:
         wanted = set(module.session_names)
         if not wanted:
             return []
-        folder = os.path.dirname(module.path)
-        pieces = [
-            m for m in self.modules
-            if m is not module and os.path.dirname(m.path) == folder and wanted & m.top_names
-        ]
-        return pieces if wanted <= set().union(*(m.top_names for m in pieces)) else []
+
+        def compute() -> List[ModuleFacts]:
+            by_folder = self.memo("modules by folder", self._modules_by_folder)
+            pieces = [
+                m for m in by_folder.get(os.path.dirname(module.path), ())
+                if m is not module and wanted & m.top_names
+            ]
+            return pieces if wanted <= set().union(*(m.top_names for m in pieces)) else []
+
+        return self.memo(("session pieces", module.path), compute)
+
+    def _modules_by_folder(self) -> Dict[str, List[ModuleFacts]]:
+        out: Dict[str, List[ModuleFacts]] = {}
+        for m in self.modules:
+            out.setdefault(os.path.dirname(m.path), []).append(m)
+        return out
 
     def _roots_containing(self) -> Dict[str, Tuple[str, ...]]:
         """path → the root entries whose unit holds it (a root: one module, the first by path,

@@ -1889,6 +1889,8 @@ class Evaluator:
             return True
         if isinstance(expr, ast.Call) and not expr.args and not expr.keywords and self.may_carry(expr, scope):
             return True  # `train(Config())`: an instance whose fields are all the class's defaults
+        if isinstance(expr, ast.Call) and (site := self.ix.call_of(expr)) is not None and site.qualname in CONFIG_LOADERS:
+            return True  # `run(yaml.safe_load(open("config.yaml")))`: the file's keys, read at the join
         if isinstance(expr, ast.Name) and self.parsed_instance(expr, scope):
             return True  # its `fp16`, `deepspeed`: what the script's launches pass (`Trainer(args=...)`)
         return isinstance(expr, (ast.Name, ast.Subscript, ast.Attribute)) and self.may_carry(expr, scope)

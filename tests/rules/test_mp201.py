@@ -1128,3 +1128,38 @@ def test_a_parameters_to_makes_a_copy_and_casts_nothing():
         """
     assert lint(src, "MP201") == []
     assert [d.code for d in lint(src.replace("self.pos.to(", "self.lin.to("), "MP201")] == ["MP201"]
+
+
+CONFIG_PARAMETER = """
+import sys
+import torch
+import yaml
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+
+def run(config):
+    quant = config.get("quantization", {})
+    compute_dtype = getattr(torch, quant.get("bnb_4bit_compute_dtype", "bfloat16"))
+    bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=compute_dtype)
+    return AutoModelForCausalLM.from_pretrained("m", quantization_config=bnb)
+
+
+if __name__ == "__main__":
+    run(yaml.safe_load(open(sys.argv[1] if len(sys.argv) > 1 else "config.yaml")))
+"""
+
+
+@pytest.mark.parametrize("dtype, found", [("bfloat16", ["MP201"]), ("float16", [])])
+def test_a_config_file_handed_to_a_function_gives_its_parameter_the_files_keys(tmp_path, dtype, found):
+    """``run(yaml.safe_load(open("config.yaml")))``: the function's ``config`` holds the file's keys
+    at the join, as a module-level ``cfg = yaml.safe_load(...)`` does (review 25b: a 4-bit compute
+    dtype made by ``getattr(torch, ...)`` on a README's T4)."""
+    from conftest import findings_in, write_tree
+
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "README.md": "Runs on a single 16 GB T4 (Kaggle).\n",
+        "config.yaml": f"quantization:\n  load_in_4bit: true\n  bnb_4bit_compute_dtype: {dtype}\n",
+        "train.py": CONFIG_PARAMETER,
+    })
+    assert [d.code for d in findings_in(root, ["MP201"])] == found

@@ -35,7 +35,7 @@ import shlex
 import tokenize
 import dataclasses
 from ..._dataclass import dataclass
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator, is_capability_callee
@@ -801,6 +801,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     trains = fp8 = False
     tf32 = False  # TrainingArguments(tf32=True): a run that exists only on Ampere or newer
     tf32_joined: Tuple[Possible, ...] = ()  # its values, where the join decides them
+    loaded: Optional[Set[str]] = None  # the names the module reads, worked out for its first config
     for site in index.calls:
         q = site.qualname or ""
         trains = trains or _trains(site)
@@ -814,7 +815,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
                 tf32_joined = _tf32_joined(index, evaluator, site)
         if q in BNB_CONFIGS or q.endswith(".BitsAndBytesConfig"):
             arg = _arg(index, evaluator, site, "bnb_4bit_compute_dtype")
-            unread = _never_read(index, site)
+            if loaded is None:
+                loaded = _loaded_names(index)
+            unread = _never_read(site, loaded)
             if arg is not None and not _eight_bit(evaluator, site) and not (unread and site.scope.kind != "module"):
                 bnb.append(BnbSite(index.span(site.node), arg, unread))
             continue
@@ -905,15 +908,18 @@ def _eight_bit(evaluator: Evaluator, site: CallSite) -> bool:
     return certainly("load_in_8bit", True) and certainly("load_in_4bit", False)
 
 
-def _never_read(index: ModuleIndex, site: CallSite) -> bool:
+def _never_read(site: CallSite, loaded: Set[str]) -> bool:
     """A config bound to names nothing in the module reads (``quant_cfg = BitsAndBytesConfig(...)``
     beside a load whose ``quantization_config=quant_cfg`` is commented out): no layer is
     quantized with it. A name bound at the module's top level may be read by an importer: the
-    rule asks the project."""
+    rule asks the project. ``loaded``: the names the module reads (:func:`_loaded_names`)."""
     names = set(site.assigned_to)
-    if not names:
-        return False
-    return not any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) for n in ast.walk(index.root.node))
+    return bool(names) and not names & loaded
+
+
+def _loaded_names(index: ModuleIndex) -> Set[str]:
+    """Every variable name the module reads somewhere (one walk, for all its configs)."""
+    return {n.id for n in ast.walk(index.root.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def _asks_tf32(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> bool:
