@@ -650,6 +650,9 @@ def notebook_capability(metadata: dict, markdown: Iterable[str] = (), outputs: I
     accelerator = str(kaggle.get("accelerator", "")).lower().replace("_", "").replace("-", "")
     if accelerator in _KAGGLE:
         found.append(_KAGGLE[accelerator])
+    instance = metadata.get("instance_type")  # SageMaker Studio's: `ml.g4dn.xlarge`, a T4
+    if isinstance(instance, str) and instance_capability(instance) is not None:
+        found.append(instance_capability(instance))
     for text in markdown:
         found.extend(stated_in_text(markdown_prose(text)))
     return summarise(found)
@@ -702,7 +705,8 @@ def recorded_gpus(text: str) -> List[int]:
 def notebook_device(metadata: dict, markdown: Sequence[str] = ()) -> Optional[str]:
     """``"tpu"`` when the notebook's session is a TPU one (Colab or Kaggle): its metadata, or a
     markdown line that sets the session's accelerator as the notebook's settings name it
-    (``- Accelerator: TPU v5e-8``); else None."""
+    (``- Accelerator: TPU v5e-8``); ``"cpu"`` when its metadata names a SageMaker instance
+    without a GPU (``"instance_type": "ml.m5.2xlarge"``); else None."""
     if not isinstance(metadata, dict):
         return None
     kaggle = metadata.get("kaggle") if isinstance(metadata.get("kaggle"), dict) else {}
@@ -710,7 +714,15 @@ def notebook_device(metadata: dict, markdown: Sequence[str] = ()) -> Optional[st
         return "tpu"
     if any(_TPU_SESSION().search(text) for text in markdown):
         return "tpu"
+    instance = metadata.get("instance_type")
+    if isinstance(instance, str) and _CPU_INSTANCE().match(instance.strip()):
+        return "cpu"  # SageMaker Studio's kernel on an instance without a GPU (`ml.m5.2xlarge`)
     return None
+
+
+# SageMaker's instance types without a GPU: the burstable, general-purpose, compute- and
+# memory-optimised families (`ml.t3.medium`, `ml.m5.2xlarge`, `ml.c5.xlarge`, `ml.r5.large`)
+_CPU_INSTANCE = lazy(r"ml\.(?:t[23]|m[4-7][a-z]*|c[4-7][a-z]*|r[5-7][a-z]*)\.[\w]+$", re.IGNORECASE)
 
 
 # a markdown line that sets the session's accelerator: `- Accelerator: TPU v5e-8`, `**Accelerator** = TPU`

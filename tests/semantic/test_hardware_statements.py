@@ -219,11 +219,29 @@ def test_a_note_that_says_whom_its_precision_is_for_states_the_target(line, expe
         ({"accelerator": "GPU"}, 75),  # Colab's default GPU, a T4
         ({"kaggle": {"accelerator": "nvidiaTeslaT4"}}, 75),
         ({"kaggle": {"accelerator": "gpu"}}, 60),  # a P100 or a T4
+        ({"instance_type": "ml.g4dn.xlarge"}, 75),  # SageMaker Studio's instance: a T4
+        ({"instance_type": "ml.m5.2xlarge"}, None),  # no GPU (notebook_device: the CPU)
         ({}, None),
     ],
 )
 def test_notebook_metadata(metadata, expected):
     assert notebook_capability(metadata) == expected
+
+
+@pytest.mark.parametrize(
+    "metadata,expected",
+    [
+        ({"instance_type": "ml.m5.2xlarge"}, "cpu"),  # review 25d: a FLAN-T5 notebook run on it
+        ({"instance_type": "ml.t3.medium"}, "cpu"),
+        ({"instance_type": "ml.g5.2xlarge"}, None),  # an A10G
+        ({"accelerator": "TPU"}, "tpu"),
+        ({}, None),
+    ],
+)
+def test_notebook_session_device(metadata, expected):
+    from precision_lint.workspace.hardware import notebook_device
+
+    assert notebook_device(metadata) == expected
 
 
 @pytest.mark.parametrize(
