@@ -811,6 +811,18 @@ def test_a_readme_line_that_is_one_code_span_is_a_command():
     ]
 
 
+@pytest.mark.parametrize("prompt", ["$ ", ">> ", ">>> ", "% ", "(base) $ ", "(asr) > "])
+def test_a_command_after_a_prompt_is_a_command(prompt):
+    """A README's commands are written after many prompts (review 25c: ``>> conda create -n asr
+    python=3.8``, whose Python 3.8 caps transformers at 4.46): each is read as the command."""
+    from precision_lint.workspace.versions import readme_requirements
+
+    text = f"```\n{prompt}conda create -n asr python=3.8\n{prompt}pip install trl==0.7.4\n```\n"
+    assert sorted((a.dist, a.spec) for a in readme_requirements(text, "README.md")) == [
+        ("python", "python=3.8"), ("trl", "trl==0.7.4"),
+    ]
+
+
 def test_a_utf16_requirements_file_is_read_as_pip_reads_it(tmp_path):
     """``pip freeze > requirements.txt`` in Windows PowerShell writes UTF-16 with its byte-order
     mark; pip reads the pins by the mark, and so are they read here (a UTF-8 mark too)."""

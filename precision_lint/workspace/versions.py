@@ -649,7 +649,9 @@ def _setup_cfg(text: str, source: str) -> List[Allowed]:
 
 
 _RST_CODE = lazy(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::")
-_PROMPT = lazy(r"^\s*(?:\$|>|#|>>>)\s+")
+# a shell's or Python's prompt before a command: `$ `, `> `, `>> `, `>>> `, `% `, `# `, and a
+# conda environment's name before it (`(base) $ conda create -n asr python=3.8`)
+_PROMPT = lazy(r"^\s*(?:\([\w.-]+\)\s*)?(?:\$|>{1,3}|#|%)\s+")
 
 
 # A line that is one code span and nothing else (```` ```pip install transformers==4.31.0``` ````,
