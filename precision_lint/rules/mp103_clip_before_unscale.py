@@ -49,6 +49,17 @@ def _prefix(short, long) -> bool:
     return tuple(long[: len(short)]) == tuple(short)
 
 
+
+# What clipping scaled gradients does (the scale starts at 65536): the clip fires on nearly every
+# step and leaves gradients of norm `max_norm / scale` once unscaled. SGD's update shrinks by the
+# scale; an Adam-family optimizer divides the common factor out again (while eps stays below the
+# gradients), so its steps become normalised-gradient steps: the threshold bounds nothing.
+EFFECT = (
+    "the clip fires on nearly every step and leaves gradients of norm `max_norm / scale` once unscaled "
+    "(SGD's update shrinks by the scale; with Adam the step survives, but the threshold bounds nothing "
+    "and the logged norm is multiplied by the scale)"
+)
+
 class ClipBeforeUnscale(Rule):
     code = "MP103"
     name = "clip-before-unscale"
@@ -63,6 +74,8 @@ class ClipBeforeUnscale(Rule):
         for scope in section["scopes"]:
             fixed_steps = set()
             for clip in (e for e in scope.events if e.kind == "clip"):
+                if clip.never_runs():
+                    continue  # under a switch every configuration turns off (`clip_grad_norm: False`)
                 finding = self._judge(ctx, scope, clip, fixed_steps)
                 if finding is None and scope.accelerators:
                     finding = self._judge_accelerated(ctx, scope, clip)
@@ -95,7 +108,7 @@ class ClipBeforeUnscale(Rule):
             f"`{clip.arg_text}` clips gradients that `{accelerator}.backward(...)` (line {backward.span.line}) "
             f"multiplied by the fp16 loss scale, which {reason} (line {site.span.line}) turns on{self._when_fp16(site)}: "
             f"Accelerate unscales them only in `{step.scaler}.step()`, after the clip, so the threshold is "
-            f"compared with scaled gradients and the clip silently shrinks the update instead of clipping it; "
+            f"compared with scaled gradients: {EFFECT}; "
             f"clip with `{accelerator}.{name}(...)`, which unscales first (under `if {accelerator}.sync_gradients:`)"
         )
         related = (
@@ -169,8 +182,7 @@ class ClipBeforeUnscale(Rule):
         message = (
             f"`{clip.arg_text}` clips gradients that are still multiplied by the loss scale "
             f"(`{scaler}.scale(...).backward()`, line {backward.span.line}): the threshold is compared with "
-            f"scaled gradients, so the clip silently shrinks the update (to `max_norm / scale`) instead of "
-            f"clipping it; call {shown} before it"
+            f"scaled gradients: {EFFECT}; call {shown} before it"
         )
         late = next((e for e in events if e.kind == "unscale" and e.scaler == scaler and clip.at < e.at < step.at), None)
         related = (

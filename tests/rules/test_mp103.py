@@ -216,3 +216,35 @@ def test_clipping_scaled_gradients_is_measurably_wrong():
 
     assert applied_norm(fixed=True) == pytest.approx(1.0, rel=1e-4)
     assert applied_norm(fixed=False) < 1e-4
+
+
+CONFIGURED_CLIP = """
+import torch
+import yaml
+
+cfg = yaml.safe_load(open("config/base.yaml"))
+model = torch.nn.Linear(8, 2).cuda()
+opt = torch.optim.AdamW(model.parameters())
+scaler = torch.amp.GradScaler("cuda")
+x = torch.randn(4, 8).cuda()
+scaler.scale(model(x).sum()).backward()
+if cfg["training"]["clip_grad_norm"]:
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+scaler.step(opt)
+scaler.update()
+"""
+
+
+@pytest.mark.parametrize("switch, found", [("False", []), ("True", ["MP103"])])
+def test_a_clip_under_a_switch_the_configuration_file_turns_off_never_runs(tmp_path, switch, found):
+    """``if cfg["training"]["clip_grad_norm"]:`` with the file the script loads saying False
+    (review 25c: one trainer copied into eight experiment folders): the clip never runs, in any
+    configuration shipped; a file that turns it on makes it a finding."""
+    from conftest import findings_in, write_tree
+
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "config/base.yaml": f"training:\n  clip_grad_norm: {switch}\n",
+        "train.py": CONFIGURED_CLIP,
+    })
+    assert [d.code for d in findings_in(root, ["MP103"])] == found

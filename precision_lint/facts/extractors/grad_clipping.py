@@ -27,6 +27,7 @@ from ...semantic.index import CallSite, ModuleIndex, keyword, positional
 from ...semantic.kinds import made_instances
 from ...semantic.names import dotted
 from ...semantic.queries import position, reaching_at, sole_binding
+from ...semantic.values import CONST, SYMBOLIC, Possible
 from .precision import ACCELERATORS, GRAD_SCALERS
 
 SECTION = "clipping"
@@ -75,6 +76,17 @@ class StepEvent:
     callee_end: int = 0
     positionals: int = 0
     keywords: Tuple[str, ...] = ()
+    # for a clip, the tests around it whose values the join decides (a configuration file's key,
+    # `if cfg["training"]["clip_grad_norm"]:`), each with the branch the clip is in: where every
+    # value of one fails it, the clip never runs (``never_runs``)
+    conditions: Tuple[Tuple[Tuple[Possible, ...], bool], ...] = ()
+
+    def never_runs(self) -> bool:
+        """Whether a test around the clip fails for every value the join gave it."""
+        return any(
+            values and all(v.kind == CONST and bool(v.value) != branch for v in values)
+            for values, branch in self.conditions
+        )
 
 
 @dataclass(frozen=True)
@@ -178,6 +190,18 @@ def _synced(index: ModuleIndex, site: CallSite) -> bool:
     return False
 
 
+def _joined_conditions(evaluator: Evaluator, site: CallSite) -> Tuple[Tuple[Tuple[Possible, ...], bool], ...]:
+    """The tests around ``site`` that read a value the join decides (a configuration file's key,
+    a parameter), each as (its values, the branch ``site`` is in)."""
+    out = []
+    for test, branch in site.guards:
+        if isinstance(test, (ast.Name, ast.Attribute, ast.Subscript)):
+            values = tuple(evaluator.values(test, site.scope))
+            if any(v.kind in SYMBOLIC for v in values):
+                out.append((values, branch))
+    return tuple(out)
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator):
     by_scope: Dict[str, List[StepEvent]] = {}
     scalers: Dict[str, set] = {}
@@ -221,6 +245,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 callee_end=index.span(call.func).end,
                 positionals=-1 if any(type(a) is ast.Starred for a in call.args) else len(call.args),
                 keywords=tuple(k.arg or "**" for k in call.keywords),
+                conditions=_joined_conditions(evaluator, site),
             )
         by_scope.setdefault(scope, []).append(event)
         if scaler and _is_grad_scaler(index, scaler, site):
