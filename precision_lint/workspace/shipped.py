@@ -959,15 +959,44 @@ def _stated_by_launches(where: str, text: str, path: str) -> List[int]:
     newer, as a SLURM ``--gres=gpu:a100`` says."""
     from .launches import TRUE_WORDS, passed_options
 
-    if "tf32" not in text:
+    if "tf32" not in text and "config" not in text and ".yaml" not in text and ".yml" not in text:
         return []
     for launch in _launches(text):
         if not _runs_launch(where, launch, path):
             continue
-        word = passed_options(launch.args).get("tf32")  # "" for a bare `--tf32` switch
+        options = passed_options(launch.args)
+        word = options.get("tf32")  # "" for a bare `--tf32` switch
         if word is not None and (word == "" or word.lower() in TRUE_WORDS):
             return [NATIVE_BF16]
+        if word is None and any(_tf32_in_file(where, f) for f in _configuration_files(launch.args, options)):
+            return [NATIVE_BF16]
     return []
+
+
+def _configuration_files(args, options) -> List[str]:
+    """The configuration files a launch hands its script: ``--config recipe.yaml`` (TRL's
+    ``TrlParser``), or a first argument that is one (``python train.py recipe.yaml``: an
+    ``HfArgumentParser``'s ``parse_yaml_file(sys.argv[1])``)."""
+    found = [v for k, v in options.items() if k in ("config", "config_file", "config_path") and v]
+    if args and args[0].endswith((".yaml", ".yml", ".json")):
+        found.append(args[0])
+    return found
+
+
+# `tf32: true` at the top level of a YAML file, `"tf32": true` in a JSON one
+_TF32_KEY = lazy(r'^(?:tf32|"tf32"\s*):\s*(?:true|True|yes)\b|"tf32"\s*:\s*true\b', re.MULTILINE)
+
+
+def _tf32_in_file(where: str, written: str) -> bool:
+    """Whether the configuration file a launch passes (read from the launch's folder) sets
+    ``tf32`` true: its arguments are the script's ``TrainingArguments``."""
+    if "$" in written or "{" in written:
+        return False
+    try:
+        with open(os.path.join(where, written), encoding="utf-8", errors="replace") as f:
+            return bool(_TF32_KEY().search(f.read(200_000)))
+    except OSError:
+        return False
 
 
 def _comments(script: str) -> str:

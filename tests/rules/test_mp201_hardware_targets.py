@@ -726,3 +726,26 @@ def test_tf32_a_config_turns_on_makes_the_run_ampere_only(tmp_path):
     assert _run(tmp_path) == []
     (tmp_path / "train.py").write_text(TF32_CONFIG.replace("{tf32}", "False"))
     assert _run(tmp_path) == [("train.py", "MP201"), ("train.py", "MP202")]
+
+
+LAUNCHED_CONFIG = """
+import torch
+from transformers import AutoModelForCausalLM, TrainingArguments
+from trl import TrlParser
+
+parser = TrlParser((TrainingArguments,))
+(training_args,) = parser.parse_args_and_config()
+model = AutoModelForCausalLM.from_pretrained("m", dtype=torch.bfloat16)
+"""
+
+
+@pytest.mark.parametrize("tf32, found", [("true", []), ("false", [("train.py", "MP201")])])
+def test_tf32_in_the_configuration_file_a_launch_passes_makes_the_run_ampere_only(tmp_path, tf32, found):
+    """The README's launch passes ``--config ./config.yaml`` (TRL's ``TrlParser``), whose
+    ``tf32: true`` reaches ``TrainingArguments``: it raises below Ampere, so the run exists only
+    on sm80 or newer, as ``--tf32 True`` on the command line says (review 25c)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "README.md").write_text("```\ntorchrun --nproc_per_node=4 ./train.py --config ./config.yaml\n```\n")
+    (tmp_path / "config.yaml").write_text(f"output_dir: out\nbf16: true\ntf32: {tf32}\n")
+    (tmp_path / "train.py").write_text(LAUNCHED_CONFIG)
+    assert _run(tmp_path, codes=("MP201",)) == found
