@@ -332,12 +332,15 @@ def unguarded(atoms: Iterable[Possible], cap: CapabilityFacts) -> List[Possible]
 
 def _enabled_only_by_choice(enabled) -> bool:
     """Whether an autocast's ``enabled=`` is on only where the user turns it on (``enabled=
-    args.bf16`` of an option off by default, a config object's switch) or never: its bf16 is
-    then the user's choice, as in ``autocast(dtype=torch.bfloat16) if args.bf16 else
-    nullcontext()``. An ``enabled=`` not given, or one on by default, enables it."""
+    args.bf16`` of an option off by default, a config object's switch), only where the weights
+    are bf16 already (``enabled=next(model.parameters()).dtype == torch.bfloat16``: the load
+    chose bf16, not this region) or never: its bf16 is then chosen elsewhere, as in
+    ``autocast(dtype=torch.bfloat16) if args.bf16 else nullcontext()``. An ``enabled=`` not
+    given, or one on by default, enables it."""
     values = enabled.possible() if enabled is not None else ()
     return bool(values) and all(
-        (v.kind == CONST and not v.value) or any(g.user_choice or g.capability for g in v.guards) for v in values
+        (v.kind == CONST and not v.value) or any(g.user_choice or g.capability or g.param_dtype for g in v.guards)
+        for v in values
     )
 
 

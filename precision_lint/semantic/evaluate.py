@@ -2101,6 +2101,12 @@ class Evaluator:
             # `device == "cuda"`, `device.type == "cuda"`, `"cuda" in str(device)` of a device not
             # known here: true where the run is on a CUDA GPU (as `torch.cuda.is_available()`)
             return [Possible(CUDA, text=self.ix.text(expr), cuda=True)]
+        if isinstance(op, (ast.Eq, ast.Is)) and _reads_a_dtype(expr) and any(v.kind == DTYPE for v in left + right):
+            # `next(model.parameters()).dtype == torch.bfloat16`: true only where the weights (or
+            # the tensor) already have that dtype, which whoever made them chose (as a guard
+            # `if p.dtype == torch.float16:` is: ``Guard.param_dtype``)
+            text = self.ix.text(expr)
+            return [Possible(COND, None, (Guard(text, True, False, False, param_dtype=True),), text=text)]
         if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) and any(v.kind == CONST for v in left) and all(
             v.kind in (CONST, UNKNOWN) for v in left + right
         ):
@@ -2348,6 +2354,11 @@ def _dtype_name(v: Possible) -> Optional[str]:
     if v.kind == CONST:
         return dtype_of_string(v.value)
     return None
+
+
+def _reads_a_dtype(node: ast.Compare) -> bool:
+    """A comparison one side of which is an object's ``.dtype`` (``x.dtype == torch.bfloat16``)."""
+    return any(isinstance(s, ast.Attribute) and s.attr == "dtype" for s in (node.left, *node.comparators))
 
 
 def _is_param_dtype_check(node: ast.Compare, index: ModuleIndex, scope: Scope) -> bool:

@@ -194,6 +194,10 @@ def test_the_accelerators_mixed_precision_is_the_users_switch():
         ("True", True),
         ("args.on_by_default", True),  # an option whose default turns it on
         ("torch.cuda.is_available()", True),  # on wherever there is a GPU: no choice of the user's
+        # on only where the weights are bf16 already: their load chose bf16, not this region
+        # (transformers' esmfold2: `use_amp = next(self.esmc.parameters()).dtype == torch.bfloat16`)
+        ("next(model.parameters()).dtype == torch.bfloat16", False),
+        ("next(model.parameters()).dtype != torch.bfloat16", True),
     ],
 )
 def test_autocast_enabled_by_the_users_switch_is_the_users_bf16(enabled, reported):
