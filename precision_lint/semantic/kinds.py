@@ -220,11 +220,11 @@ class ObjectKinds:
         return bool(self._same_objects(expr, scope, klass) & self._uses())
 
     # --- a named part of a model ------------------------------------------------------
-    def builders(self, expr: Optional[ast.expr], scope: Scope, klass: Optional[str] = None) -> Set[str]:
+    def builders(self, expr: Optional[ast.expr], scope: Scope, klass: Optional[str] = None, depth: int = 0) -> Set[str]:
         """The qualified names of the constructors that make the object ``expr`` holds
-        (``constructor_calls``)."""
+        (``constructor_calls``; ``depth``: how deep that walk is already)."""
         out: Set[str] = set()
-        for call in self.constructor_calls(expr, scope, klass):
+        for call in self.constructor_calls(expr, scope, klass, depth):
             site = self.ix.call_of(call)
             if site is not None and site.qualname:
                 out.add(site.qualname)
@@ -264,7 +264,9 @@ class ObjectKinds:
             if isinstance(node.value, ast.Name) and node.value.id == "self" and klass:
                 wholes = {klass}
             else:
-                wholes = self.builders(node.value, scope, klass) if depth < 4 else set()
+                # (the walk's depth goes on through the whole's builders: `self.x = self.x.y`
+                # made it endless, miles-credit's trainer, review 25e)
+                wholes = self.builders(node.value, scope, klass, depth + 1) if depth < 4 else set()
             out = []
             for value, where in self._attribute_values(wholes, node.attr):
                 out.extend(self.constructor_calls(value, where, _class_of(where), depth + 1))

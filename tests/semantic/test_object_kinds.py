@@ -193,3 +193,24 @@ def test_instance_classes_never_from_a_name(name):
         print({name}.use_fp16)
         """
     assert _classes_of_reads(src, "use_fp16") == [(), ()]
+
+
+def test_an_attribute_rebound_to_a_part_of_itself_ends_the_walk():
+    """``self.model = self.model.module`` (an unwrapped DDP model, review 25e): what makes
+    ``self.model`` is what makes ``self.model``'s ``module``, which asks what makes ``self.model``
+    again. The walk's depth carries through, so it ends (it recursed until Python's limit and the
+    file's analysis failed, MP003)."""
+    src = (
+        "import torch\n\n"
+        "class Trainer:\n"
+        "    def __init__(self, model, distributed):\n"
+        "        self.model = model\n"
+        "        if distributed:\n"
+        "            self.model = self.model.module\n\n"
+        "    def step(self, a, b):\n"
+        "        return self.model.join(a, b).to(self.device)\n"
+    )
+    index = build_index(src, "t")
+    kinds = object_kinds(index)
+    site = next(s for s in index.calls if s.method == "to")
+    assert kinds.constructor_calls(site.receiver, site.scope, site.klass) == ()
