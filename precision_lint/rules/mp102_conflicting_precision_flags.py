@@ -67,6 +67,29 @@ TRAINING_KINDS = ("training-args", "training-args-class")
 _EQUALS = lazy(r"\(?\s*([\w.\[\]\"']+)\s*==\s*([\w.\"']+)\s*\)?")
 
 
+def _literals_tested(text: str) -> Optional[Tuple[str, frozenset]]:
+    """``(the tested expression, the literals it passes for)`` of a test written ``x == "a"`` or
+    ``x in ("a", "b")`` (a list, tuple or set of literals); None for any other text."""
+    import ast
+
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return None
+    op, right = node.ops[0], node.comparators[0]
+    if isinstance(op, ast.Eq) and isinstance(right, ast.Constant):
+        values = [right]
+    elif isinstance(op, ast.In) and isinstance(right, (ast.List, ast.Tuple, ast.Set)):
+        values = right.elts
+    else:
+        return None
+    if not values or not all(isinstance(v, ast.Constant) for v in values):
+        return None
+    return ast.dump(node.left), frozenset(v.value for v in values)
+
+
 def _truthy(value) -> bool:
     return value not in (None, False, 0, "", "no", "false", "False")
 
@@ -130,6 +153,10 @@ def _exclusive(a, b, a_written: Tuple[str, ...] = (), b_written: Tuple[str, ...]
         for o in b_names:
             ta, to = _EQUALS().fullmatch(t.strip()), _EQUALS().fullmatch(o.strip())
             if ta and to and ta.group(1) == to.group(1) and ta.group(2) != to.group(2):
+                return True
+            # `x in ["fp16", "float16"]` and `x == "bf16"`: no value of `x` passes both
+            la, lo = _literals_tested(t), _literals_tested(o)
+            if la and lo and la[0] == lo[0] and not la[1] & lo[1]:
                 return True
     for xs, ys in ((a_names, b_names), (b_names, a_names)):
         for t in xs:

@@ -131,6 +131,15 @@ def test_reported(src, line):
             return TrainingArguments(out, fp16=fp16 and cuda, bf16=bf16 and ok)
         fire.Fire(train)
         """,
+        # two tests of one string option no value passes both (review 25e: `in [...]` beside `==`)
+        """
+        import argparse
+        from transformers import TrainingArguments
+        p = argparse.ArgumentParser()
+        p.add_argument("--dtype", default="fp16", choices=["fp16", "bf16", "fp32"])
+        a = p.parse_args()
+        args = TrainingArguments("o", fp16=a.dtype in ["fp16", "float16"], bf16=a.dtype == "bf16")
+        """,
         # one flag only
         "from transformers import TrainingArguments\nargs = TrainingArguments('o', fp16=True, bf16=False)\n",
         # not a training config
