@@ -443,6 +443,18 @@ def scaling_reason(site: PrecisionSite, module: ModuleFacts, project: Project, e
     return None
 
 
+def _float16_written_inside(weights: WeightsSite):
+    """The span of the one ``torch.float16`` written inside the dtype expression and not the
+    whole of it (``torch_dtype or torch.float16``), else None."""
+    span = weights.edit_span
+    found = {
+        (v.origin.start, v.origin.end): v.origin for v in weights.values
+        if v.kind == DTYPE and v.value == "float16" and v.origin is not None and span is not None
+        and span.start <= v.origin.start and v.origin.end <= span.end and (v.origin.start, v.origin.end) != (span.start, span.end)
+    }
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
 def _fix_stays_in_runs(ctx: RuleContext, weights: WeightsSite, conflicts) -> bool:
     """Whether rewriting this weights site touches only models the failing runs train. A helper
     (``load_vae(path, dtype)``) given float16 by a caller outside every failing run — a caching
@@ -709,6 +721,11 @@ class Fp16WeightsUnderLossScaling(Rule):
         # A dtype a caller passes in keeps its other values: only float16 is replaced.
         simple = set(weights.dtypes) <= {"float16", "float32"} and not any(v.where for v in weights.values)
         string_like = text[:1] in ("'", '"')
+        inner = _float16_written_inside(weights)
+        if simple and inner is not None and not bf16 and when is None:
+            # `torch_dtype or torch.float16`: the float16 written inside is replaced, what a
+            # caller passes is kept
+            return [replace(inner, plan.fp32(torch)), *torch_edits]
         if simple:
             if bf16:
                 return [replace(weights.edit_span, target), *torch_edits]

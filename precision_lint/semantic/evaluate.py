@@ -2062,6 +2062,12 @@ class Evaluator:
             ) if g.user_choice
         ) if is_and else ()
         out: List[Possible] = []
+        if not is_and and any(v.kind in SYMBOLIC for v in left_values) and any(v.kind != UNKNOWN for v in right):
+            # `torch_dtype or torch.float16`: what the callers pass, kept for the join (their falsy
+            # values are not followed), and the right side where the parameter keeps its falsy
+            # default (below: a default is marked `default_of`, dropped where every call passes it)
+            out.extend(v for v in left_values if v.kind in SYMBOLIC)
+            left = [v for v in left if v.kind != UNKNOWN] or left
         for a, b in itertools.islice(itertools.product(left, right), _MAX_ATOMS):
             if a.kind == CONST and b.kind == CONST:
                 out.append(_const((a.value and b.value) if is_and else (a.value or b.value), a.guards + b.guards))
@@ -2069,6 +2075,10 @@ class Evaluator:
                 out.append(_const(a.value, a.guards))
             elif not is_and and a.kind == CONST and a.value:
                 out.append(_const(a.value, a.guards))
+            elif not is_and and a.kind == CONST and not a.value and b.kind != UNKNOWN:
+                # `torch_dtype or torch.float16` where the parameter keeps its default None: the
+                # right side (where no call passes a value, `default_of` says so at the join)
+                out.append(replace_fields(b, guards=a.guards + b.guards, default_of=a.default_of or b.default_of))
             elif not is_and and a.kind == UNKNOWN and b.kind == CONST and b.value:
                 # `precision or "bf16-mixed"`: the code's default where nothing is given
                 out.extend((Possible(UNKNOWN), replace_fields(b, guards=a.guards + b.guards)))
@@ -2117,7 +2127,10 @@ class Evaluator:
                     out.append(Possible(UNKNOWN))
                     continue
                 eq = a.value == b.value
-                out.append(_const(eq if isinstance(op, (ast.Eq, ast.Is)) else not eq, a.guards + b.guards))
+                truth = eq if isinstance(op, (ast.Eq, ast.Is)) else not eq
+                # a true test keeps where the value that passes it is written (`args.dtype == "bf16"`
+                # is true where the option's choice "bf16" is given: a command-line opt-in, MP201)
+                out.append(_const(truth, a.guards + b.guards, a.origin if truth else None))
             return out
         return [_cond(self.ix.text(expr), left + right)]
 

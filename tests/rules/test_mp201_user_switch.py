@@ -267,3 +267,18 @@ def test_a_method_the_code_calls_only_where_the_user_asks_for_bf16_is_the_users_
     GPU. The instance is found through ``Net().cuda()`` (``.cuda()`` returns the module)."""
     found = [d.code for d in lint(METHOD.format(calls=calls), CODE)]
     assert found == ([CODE] if reported else [])
+
+
+def test_a_test_of_an_options_choice_is_the_users_opt_in():
+    """``bf16=args.dtype == "bf16"`` with ``choices=["fp16", "bf16", "fp32"]`` and the default
+    "fp16": True only where the user passes ``--dtype bf16`` (review 25e), as ``dtype = torch.
+    bfloat16 if args.dtype == "bf16" else ...`` is; a default of "bf16" chooses it."""
+    import textwrap
+
+    body = """
+        parser.add_argument("--dtype", default="{default}", choices=["fp16", "bf16", "fp32"])
+        args = parser.parse_args()
+        targs = TrainingArguments(output_dir="o", bf16=args.dtype == "bf16")
+        """
+    assert lint(HEAD + textwrap.dedent(body.format(default="fp16")), CODE) == []
+    assert [d.code for d in lint(HEAD + textwrap.dedent(body.format(default="bf16")), CODE)] == [CODE]
