@@ -226,6 +226,7 @@ def _after_options(words: List[str], i: int, valued: frozenset, line: int, launc
 
 def _script(words: List[str], i: int, line: int, launcher: str, launcher_args: Tuple[str, ...] = ()) -> Optional[Launch]:
     script = words[i]
+    script = _ROOT_VARIABLE().sub("/", script, count=1)  # `$ROOT/train/sft.py`: a path under some folder
     if "$" in script or not script.endswith(".py"):
         return None  # `python $SCRIPT`: not known
     return Launch(script, None, tuple(words[i + 1:]), line, launcher, launcher_args)
@@ -329,13 +330,57 @@ def _line_at(starts: List[int], offset: int) -> int:
 
 def launches(text: str) -> List[Launch]:
     """Every launch in a shell-like text (a shell script, a Makefile's recipes, a YAML file's
-    lines)."""
+    lines), with the shell variables assigned above it written out (``script=train/sft.py`` ...
+    ``torchrun ${script} --bf16 True``; ``ARGS="--precision bf16"`` ... ``python x.py $ARGS``)."""
     found = []
+    variables: Dict[str, str] = {}
     for line, command in commands(text):
+        if "=" in command and _assigns(command, variables):
+            continue
+        if "$" in command and variables:
+            command = _expanded(command, variables)
         launch = parse(command, line)
         if launch is not None:
             found.append(launch)
     return found
+
+
+# a variable that opens a path (`$ROOT/`, `${work_dir}/`): the folder the project is cloned to
+_ROOT_VARIABLE = lazy(r"^\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)/")
+_ASSIGNMENT = lazy(r"^(?:export\s+|readonly\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+_VARIABLE = lazy(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _assigns(command: str, variables: Dict[str, str]) -> bool:
+    """Whether ``command`` only assigns a shell variable (``script=$root/train.py``,
+    ``export ARGS="--bf16 True"``); its value, with the variables known above it written out,
+    is kept in ``variables``. A value made by a command (`` `...` ``, ``$(...)``) is not known:
+    the variable is forgotten."""
+    found = _ASSIGNMENT().match(command.strip())
+    if found is None:
+        return False
+    name, value = found.group(1), found.group(2).strip()
+    if re.search(r"\s", value) and not (value[:1] in ("'", '"') and value[-1:] == value[:1]):
+        return False  # `FOO=1 python x.py`: a prefix of a command, not an assignment alone
+    if "`" in value or "$(" in value:
+        variables.pop(name, None)
+        return True
+    if value[:1] == "'" and value[-1:] == "'":
+        variables[name] = value[1:-1]
+        return True
+    if value[:1] == '"' and value[-1:] == '"':
+        value = value[1:-1]
+    value = _expanded(value, variables)
+    if "$" in _ROOT_VARIABLE().sub("/", value, count=1):
+        variables.pop(name, None)  # `STRAT=$1`: what the script is given, not known here
+    else:
+        variables[name] = value
+    return True
+
+
+def _expanded(text: str, variables: Dict[str, str]) -> str:
+    """``text`` with each ``$NAME`` / ``${NAME}`` whose value is known written out."""
+    return _VARIABLE().sub(lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), text)
 
 
 def scripts_of(found: Iterable[Launch], folders: Iterable[str]) -> List[str]:

@@ -847,11 +847,17 @@ def _naming(base: str, stem: Optional[str]) -> "re.Pattern[str]":
 def runs_file(where: str, script: str, path: str) -> bool:
     """Whether ``script`` (as a launcher in the folder ``where`` writes it) is the file ``path``:
     from the launcher's folder, or, as a path relative to wherever it is started, by its tail
-    (``python src/train.py`` run from the repository's root)."""
+    (``python src/train.py`` run from the repository's root; an absolute path by its folder and
+    file name)."""
     here = os.path.normcase(path)
-    return os.path.normcase(os.path.abspath(os.path.join(where, script))) == here or (
-        not os.path.isabs(script) and ".." not in script.split(os.sep) and here.endswith(os.sep + os.path.normcase(script))
-    )
+    if os.path.normcase(os.path.abspath(os.path.join(where, script))) == here:
+        return True
+    if os.path.isabs(script):
+        # an absolute path on the author's machine (`/home/me/proj/train/sft.py`, or `$ROOT/train/
+        # sft.py` with the root unknown): its last folder and file name
+        tail = os.path.join(*script.split(os.sep)[-2:]) if script.count(os.sep) >= 2 else ""
+        return bool(tail) and here.endswith(os.sep + os.path.normcase(tail))
+    return ".." not in script.split(os.sep) and here.endswith(os.sep + os.path.normcase(script))
 
 
 def _stated_by_launcher(name: str, text: str) -> List[int]:

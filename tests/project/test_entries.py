@@ -250,3 +250,46 @@ def test_entries_are_the_same_whichever_question_is_asked_first(tree):
     for order in itertools.permutations(scopes):
         graph = Project(facts).callgraph
         assert {scope: graph.entries(scope, paths) for scope in order} == alone, order
+
+
+@pytest.mark.parametrize(
+    "script, expected",
+    [
+        # a variable holding the script (review 25f: Chinese-Llama-2's `${train_path}`)
+        ("script=train/sft.py\ntorchrun --nproc_per_node 8 ${script} --bf16 True\n",
+         ("train/sft.py", ("--bf16", "True"))),
+        # a variable holding the options, quoted over several lines (Fengshenbang-LM's TRAINER_ARGS)
+        ('ARGS="\\\n    --gpus 1 \\\n    --precision bf16 \\\n    "\npython3 finetune.py $ARGS\n',
+         ("finetune.py", ("--gpus", "1", "--precision", "bf16"))),
+        # a root the reader sets: the path under it
+        ("ROOT=\nexport SCRIPT=$ROOT/train/sft.py\npython ${SCRIPT} --fp16\n", ("/train/sft.py", ("--fp16",))),
+        ("python $WORK/train/sft.py\n", ("/train/sft.py", ())),  # a root never assigned
+        # a command's output is not known; an assignment before a command is its prefix
+        ("S=$(ls *.py)\npython $S\n", None),
+        ("STRAT=$1\npython x.py --s $STRAT\n", ("x.py", ("--s", "$STRAT"))),  # the script's own argument
+        ("CUDA_VISIBLE_DEVICES=0 python x.py --a 1\n", ("x.py", ("--a", "1"))),
+    ],
+)
+def test_shell_variables_assigned_above_a_launch_are_written_out(script, expected):
+    found = launches(script)
+    assert ((found[0].script, found[0].args) if found else None) == expected
+
+
+def test_a_launch_through_a_variable_under_an_unknown_root_passes_its_options(tmp_path):
+    """``script=$root/train/run_sft.py`` ... ``torchrun ${script} --bf16 True`` (the root set by
+    the reader): the launch runs ``train/run_sft.py``, whose ``TrainingArguments`` the parser
+    fills with ``--bf16 True`` (MP201 on a torch that emulates bf16)."""
+    from conftest import findings_in, write_tree
+
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "requirements.txt": "transformers==4.44.2\ntorch==2.1.2\n",
+        "train/launch.sh": "root=\nscript=$root/train/run_sft.py\ntorchrun --nproc_per_node 8 ${script} --output_dir out --bf16 True\n",
+        "train/run_sft.py": (
+            "from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments\n"
+            "(args,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\n"
+            "Trainer(model=AutoModelForCausalLM.from_pretrained('gpt2'), args=args).train()\n"
+        ),
+    })
+    found = findings_in(root, ["MP201"])
+    assert [d.code for d in found] == ["MP201"] and "passed by launch.sh" in found[0].message
