@@ -198,6 +198,9 @@ class AdamEpsUnderflowsInFp16(Rule):
     def _finding(self, ctx: RuleContext, site, model: str, where: Related, weights=None):
         name = site.callee.rsplit(".", 1)[-1]
         eps = f"eps={site.eps_text}" if site.eps_span is not None else "the default eps=1e-8"
+        if site.trainer:  # the AdamW a Trainer builds itself from its TrainingArguments
+            name = f"{site.trainer}`'s own `AdamW"
+            eps = f"adam_epsilon={site.eps_text}" if site.eps_span is not None else "the default adam_epsilon=1e-8"
         what, related, peft_note = f"the float16 parameters of `{model}`", (where,), ""
         if weights is not None and weights.peft:  # float16 adapters of a peft that makes them so
             what = f"the float16 LoRA adapters that {weights.lora_wrap} (line {weights.lora_wrap_span.line}) adds to `{model}`"
@@ -207,11 +210,13 @@ class AdamEpsUnderflowsInFp16(Rule):
             f"`{name}` updates {what} with {eps}, which rounds to 0 in float16 "
             f"(smallest value ≈ 6e-8): where a gradient is 0 or tiny, `sqrt(v) + eps` is 0 and the first "
             f"step writes NaN/inf into the parameters (`loss=nan` afterwards); keep float32 master weights "
-            f"(MP101 `fp32-master`) or use `eps={SAFE_EPS}`{peft_note}"
+            f"(MP101 `fp32-master`) or use `{site.eps_keyword}={SAFE_EPS}`{peft_note}"
         )
         if site.eps_span is not None:
             edit = replace(site.eps_span, SAFE_EPS)
+        elif site.insert_at >= 0:
+            edit = insert(site.insert_at, site.keyword_text(site.eps_keyword, SAFE_EPS))
         else:
-            edit = insert(site.insert_at, site.keyword_text("eps", SAFE_EPS))
-        fix = Fix(UNSAFE, f"Use `eps={SAFE_EPS}` (representable in float16)", (edit,))
+            edit = None  # a Trainer given no TrainingArguments: nowhere to write it
+        fix = Fix(UNSAFE, f"Use `{site.eps_keyword}={SAFE_EPS}` (representable in float16)", (edit,)) if edit is not None else None
         return ctx.diagnostic(self.code, site.func_span, message, fix, related)

@@ -23,7 +23,7 @@ from ...semantic.index import ModuleIndex, keyword, nodes_of, positional, unstar
 from ...semantic.names import dotted
 from ...semantic.queries import reaching_values
 from ...semantic.values import CONST, ParamRef
-from .precision import _insertion, keyword_text
+from .precision import _insertion, is_training_args as is_training_arguments, keyword_text
 
 SECTION = "optimizers"
 EMPTY = ()
@@ -67,6 +67,12 @@ class AdamSite:
     # arguments as (position, keyword, the name passed, that name's reference where it is a
     # parameter of the optimizer's function)); the join asks the callee what it returns
     owner_calls: Tuple[Tuple[str, Tuple[Tuple[Optional[int], Optional[str], str, Optional[ParamRef]], ...]], ...] = ()
+    # the keyword that sets eps where a fix writes it: `eps` of the optimizer's call, or
+    # `adam_epsilon` of the TrainingArguments a Trainer builds its own AdamW from (there
+    # `insert_at` is in that call: -1 where the Trainer is given none, and no fix is written)
+    eps_keyword: str = "eps"
+    # the optimizer a Trainer makes itself (`Trainer(model=model, args=args)`): its call
+    trainer: str = ""
 
     def keyword_text(self, name: str, value: str) -> str:
         return keyword_text(self.insert_style, name, value)
@@ -205,10 +211,92 @@ def _master_weight_optimizers(index: ModuleIndex, evaluator: Evaluator) -> set:
     return found
 
 
+# Trainers that build a torch AdamW themselves from their TrainingArguments (`optim` "adamw_torch"
+# by default, "adamw_hf" before transformers 4.4x; `adam_epsilon` 1e-8 by default)
+TRAINERS = frozenset({
+    "transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer",
+    "transformers.trainer_seq2seq.Seq2SeqTrainer", "trl.SFTTrainer", "trl.trainer.sft_trainer.SFTTrainer",
+    "trl.RewardTrainer",
+})
+ADAMW_OPTIMS = frozenset({"adamw_torch", "adamw_hf", "adamw_torch_fused"})
+
+
+def _trained(index: ModuleIndex, site) -> bool:
+    """Whether the module calls ``.train()`` on the Trainer ``site`` makes (``Trainer(...).train()``,
+    or on a name it is bound to): only training builds the optimizer."""
+    names = set(site.assigned_to)
+    for other in index.calls:
+        if other.method != "train" or other.receiver is None:
+            continue
+        if other.receiver is site.node or (isinstance(other.receiver, (ast.Name, ast.Attribute)) and dotted(other.receiver) in names):
+            return True
+    return False
+
+
+def _trainer_optimizer(index: ModuleIndex, evaluator: Evaluator, site) -> Optional[AdamSite]:
+    """The AdamW a Trainer builds itself (no ``optimizers=`` given): over the parameters of the
+    model it trains, with ``adam_epsilon`` of its TrainingArguments (1e-8 by default), where
+    those arguments are known here (the call bound to the name passed as ``args=``, or none
+    given) and turn on no fp16 loss scaling (that crashes first: MP101). None otherwise."""
+    call = site.node
+    if keyword(call, "optimizers") is not None or any(k.arg is None for k in call.keywords) or any(
+        isinstance(a, ast.Starred) for a in call.args
+    ):
+        return None
+    if not _trained(index, site):
+        return None  # `trainer.evaluate()`, `trainer.predict()`: no optimizer is built
+    given = keyword(call, "model")
+    model = given.value if given is not None else (call.args[0] if call.args else None)
+    owner = dotted(model) if isinstance(model, (ast.Name, ast.Attribute)) else None
+    if owner is None:
+        return None
+    given = keyword(call, "args")
+    args_expr = given.value if given is not None else (call.args[1] if len(call.args) > 1 else None)
+    made = None
+    if args_expr is not None:
+        if isinstance(args_expr, ast.Name):
+            bound = reaching_values(index, args_expr, site.scope)
+            made = bound[0] if len(bound) == 1 else None
+        elif isinstance(args_expr, ast.Call):
+            made = args_expr
+        made_site = index.call_of(made) if isinstance(made, ast.Call) else None
+        if made_site is None or not is_training_arguments(made_site.qualname, index) or any(k.arg is None for k in made.keywords):
+            return None  # parsed from the command line, or built elsewhere: not known here
+    def known(name, test) -> bool:
+        if made is None or keyword(made, name) is None:
+            return True
+        values = evaluator.values(keyword(made, name).value, site.scope)
+        return bool(values) and all(v.kind == CONST and test(v.value) for v in values)
+    if not known("fp16", lambda v: not v) or not known("optim", lambda v: v in ADAMW_OPTIMS):
+        return None
+    written = keyword(made, "adam_epsilon") if made is not None else None
+    if written is None:
+        eps: Tuple[Optional[float], ...] = (DEFAULT_EPS,)
+    else:
+        eps = tuple(
+            float(v.value) if v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool) else None
+            for v in evaluator.values(written.value, site.scope)
+        ) or (None,)
+    insert_at, style = _insertion(index, made) if made is not None else (-1, "")
+    code = site.scope.code_scope()
+    return AdamSite(
+        site.qualname, index.span(call), index.span(call.func), eps,
+        index.span(written.value) if written is not None else None,
+        index.text(written.value) if written is not None else "",
+        insert_at, style, (owner,), code.qualname,
+        owner_params=_owner_params((owner,), code), eps_keyword="adam_epsilon", trainer=index.text(call.func),
+    )
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator):
     out = []
     master = None
     for site in index.calls:
+        if site.qualname in TRAINERS and not evaluator.dead(site.guards, site.scope):
+            found = _trainer_optimizer(index, evaluator, site)
+            if found is not None:
+                out.append(found)
+            continue
         if site.qualname not in ADAM_FAMILY or evaluator.dead(site.guards, site.scope):
             continue
         args = positional(site.node)
