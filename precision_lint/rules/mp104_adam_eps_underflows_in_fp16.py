@@ -19,6 +19,8 @@ autocast), or an eps float16 can hold — the fix writes ``eps=1e-4``.
 from __future__ import annotations
 
 
+from typing import Optional
+
 from ..diagnostics import UNSAFE, Fix, Related
 from ..semantic.values import HALF
 from ..project.configurations import wrapped_in_shipped_runs
@@ -83,11 +85,15 @@ def _float16_adapters(ctx: RuleContext, site) -> bool:
     return bool(site.lora_wrap) and base_dtype_adapters(ctx) is not None
 
 
-def _visible(name: str, made_in: str, used_in: str) -> bool:
+def _visible(name: str, made_in: str, used_in: str, bound_in: Optional[str] = None) -> bool:
     """Whether a name bound to a float16 model in scope ``made_in`` is the one the optimizer
     in ``used_in`` reads: the same code, a module-level or enclosing function's binding, or
     ``self.x`` set in another method of the same class. Two functions that each bind their own
-    ``model`` (an fp16 evaluation and an fp32 training) hold two objects."""
+    ``model`` (an fp16 evaluation and an fp32 training) hold two objects; where the optimizer's
+    code reads the name from ``bound_in`` (its own local), a binding elsewhere is another object
+    (a later notebook cell's ``model`` for inference)."""
+    if bound_in is not None and made_in != bound_in:
+        return False
     if made_in == used_in or used_in.startswith(made_in + "."):
         return True
     return name.startswith("self.") and made_in.rsplit(".", 1)[0] == used_in.rsplit(".", 1)[0]
@@ -187,7 +193,7 @@ class AdamEpsUnderflowsInFp16(Rule):
                     (o, where, weights)
                     for o in (*site.owners, *names)
                     for where, weights, scope in owners.get(o, ())
-                    if _visible(o, scope, site.scope) and not _made_after(weights, site)
+                    if _visible(o, scope, site.scope, dict(site.owner_scopes).get(o)) and not _made_after(weights, site)
                 ),
                 None,
             ) or _trained_by(ctx, site) or _passed_by_callers(ctx, (*site.owner_params, *refs))

@@ -21,7 +21,7 @@ from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator, param_ref
 from ...semantic.index import ModuleIndex, keyword, nodes_of, positional, unstarred
 from ...semantic.names import dotted
-from ...semantic.queries import reaching_values
+from ...semantic.queries import binding_scope, reaching_values
 from ...semantic.values import CONST, ParamRef
 from .precision import _insertion, is_training_args as is_training_arguments, keyword_text
 
@@ -73,6 +73,9 @@ class AdamSite:
     eps_keyword: str = "eps"
     # the optimizer a Trainer makes itself (`Trainer(model=model, args=args)`): its call
     trainer: str = ""
+    # (owner, the scope whose binding of it the optimizer reads) for each owner that is a plain
+    # name: a function's own `model` is not a `model` the module binds (a later notebook cell's)
+    owner_scopes: Tuple[Tuple[str, str], ...] = ()
 
     def keyword_text(self, name: str, value: str) -> str:
         return keyword_text(self.insert_style, name, value)
@@ -221,6 +224,16 @@ TRAINERS = frozenset({
 ADAMW_OPTIMS = frozenset({"adamw_torch", "adamw_hf", "adamw_torch_fused"})
 
 
+def _owner_scopes(owners: Tuple[str, ...], code) -> Tuple[Tuple[str, str], ...]:
+    out = []
+    for owner in owners:
+        if owner.isidentifier():
+            bound = binding_scope(owner, code)
+            if bound is not None:
+                out.append((owner, bound.qualname))
+    return tuple(out)
+
+
 def _trained(index: ModuleIndex, site) -> bool:
     """Whether the module calls ``.train()`` on the Trainer ``site`` makes (``Trainer(...).train()``,
     or on a name it is bound to): only training builds the optimizer."""
@@ -285,6 +298,7 @@ def _trainer_optimizer(index: ModuleIndex, evaluator: Evaluator, site) -> Option
         index.text(written.value) if written is not None else "",
         insert_at, style, (owner,), code.qualname,
         owner_params=_owner_params((owner,), code), eps_keyword="adam_epsilon", trainer=index.text(call.func),
+        owner_scopes=_owner_scopes((owner,), code),
     )
 
 
@@ -330,6 +344,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 id(site.node) in master,
                 _owner_params(owners, code),
                 _owner_calls(index, params_expr, site.scope, code),
+                owner_scopes=_owner_scopes(owners, code),
             )
         )
     return tuple(out)
