@@ -179,15 +179,11 @@ class CallGraphValues:
         ``convert_to_bf16`` does the user's choice too. None where a call runs unconditionally,
         or where no call is seen (a library may call it: a hook, a callback)."""
         records = self._calls_to(function, module.path)
-        if not records:
-            return None
-        chosen = []
-        for _, record in records:
-            guard = next((g for g in record.guards if g.user_choice or g.capability or g.other_device), None)
-            if guard is None:
-                return None
-            chosen.append(guard.text)
-        return chosen[0]
+        chosen = [
+            next((g.text for g in record.guards if g.user_choice or g.capability or g.other_device), None)
+            for _, record in records
+        ]
+        return chosen[0] if chosen and None not in chosen else None
 
     def calls_of(self, function: str, paths=None) -> Tuple[CallRecord, ...]:
         """Every recorded call of the project function, class or method ``function``

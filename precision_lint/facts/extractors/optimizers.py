@@ -23,7 +23,7 @@ from ...semantic.index import ModuleIndex, keyword, nodes_of, positional, unstar
 from ...semantic.names import dotted
 from ...semantic.queries import binding_scope, reaching_values
 from ...semantic.values import CONST, ParamRef
-from .precision import _insertion, is_training_args as is_training_arguments, keyword_text
+from .precision import _insertion, is_training_args, keyword_text
 
 SECTION = "optimizers"
 EMPTY = ()
@@ -224,7 +224,19 @@ TRAINERS = frozenset({
 ADAMW_OPTIMS = frozenset({"adamw_torch", "adamw_hf", "adamw_torch_fused"})
 
 
+def _eps_values(evaluator: Evaluator, expr, scope) -> Tuple[Optional[float], ...]:
+    """The values an eps written as ``expr`` may take (None: not a known number); the default
+    1e-8 where none is written."""
+    if expr is None:
+        return (DEFAULT_EPS,)
+    return tuple(
+        float(v.value) if v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool) else None
+        for v in evaluator.values(expr, scope)
+    ) or (None,)
+
+
 def _owner_scopes(owners: Tuple[str, ...], code) -> Tuple[Tuple[str, str], ...]:
+    """(owner, the scope whose binding of it ``code`` reads) for each owner that is a name."""
     out = []
     for owner in owners:
         if owner.isidentifier():
@@ -273,23 +285,20 @@ def _trainer_optimizer(index: ModuleIndex, evaluator: Evaluator, site) -> Option
         elif isinstance(args_expr, ast.Call):
             made = args_expr
         made_site = index.call_of(made) if isinstance(made, ast.Call) else None
-        if made_site is None or not is_training_arguments(made_site.qualname, index) or any(k.arg is None for k in made.keywords):
+        if made_site is None or not is_training_args(made_site.qualname, index) or any(k.arg is None for k in made.keywords):
             return None  # parsed from the command line, or built elsewhere: not known here
-    def known(name, test) -> bool:
-        if made is None or keyword(made, name) is None:
+
+    def known(name, test) -> bool:  # not given, or every value of it passes `test`
+        given = keyword(made, name) if made is not None else None
+        if given is None:
             return True
-        values = evaluator.values(keyword(made, name).value, site.scope)
+        values = evaluator.values(given.value, site.scope)
         return bool(values) and all(v.kind == CONST and test(v.value) for v in values)
+
     if not known("fp16", lambda v: not v) or not known("optim", lambda v: v in ADAMW_OPTIMS):
         return None
     written = keyword(made, "adam_epsilon") if made is not None else None
-    if written is None:
-        eps: Tuple[Optional[float], ...] = (DEFAULT_EPS,)
-    else:
-        eps = tuple(
-            float(v.value) if v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool) else None
-            for v in evaluator.values(written.value, site.scope)
-        ) or (None,)
+    eps = _eps_values(evaluator, written.value if written is not None else None, site.scope)
     insert_at, style = _insertion(index, made) if made is not None else (-1, "")
     code = site.scope.code_scope()
     return AdamSite(
@@ -316,13 +325,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         args = positional(site.node)
         given = keyword(site.node, "eps")
         eps_expr = given.value if given is not None else (args[EPS_POSITION] if len(args) > EPS_POSITION else None)
-        if eps_expr is None:
-            eps: Tuple[Optional[float], ...] = (DEFAULT_EPS,)
-        else:
-            eps = tuple(
-                float(v.value) if v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool) else None
-                for v in evaluator.values(eps_expr, site.scope)
-            ) or (None,)
+        eps = _eps_values(evaluator, eps_expr, site.scope)
         params = keyword(site.node, "params")
         params_expr = params.value if params is not None else (args[0] if args else None)
         insert_at, style = _insertion(index, site.node)
