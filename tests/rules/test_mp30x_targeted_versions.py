@@ -287,6 +287,25 @@ def test_a_keyword_put_in_the_arguments_only_under_a_signature_check_is_guarded(
     assert [d.code for d in lint(plain, "MP301", NEWEST)] == ["MP301"]
 
 
+def test_a_signature_bound_to_a_variable_is_a_signature_check():
+    """``params = inspect.signature(Seq2SeqTrainer.__init__).parameters`` then ``if
+    "processing_class" in params:`` (review 25a: SparkTransformer's prompt improver)."""
+    src = """\
+    import inspect
+    from transformers import Trainer
+    kwargs = {"model": m}
+    params = inspect.signature(Trainer.__init__).parameters
+    if "processing_class" in params:
+        kwargs["processing_class"] = tok
+    else:
+        kwargs["tokenizer"] = tok
+    trainer = Trainer(**kwargs)
+    """
+    assert lint(src, "MP301", NEWEST) == []
+    plain = src.replace("inspect.signature(Trainer.__init__).parameters", "{'processing_class': 1}")
+    assert [d.code for d in lint(plain, "MP301", NEWEST)] == ["MP301"]
+
+
 def test_a_removed_keyword_put_in_the_arguments_only_under_a_signature_check_is_guarded():
     src = """\
     import inspect

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 
 from ...knowledge import migrations
-from ...semantic.index import ModuleIndex
+from ...semantic.index import ModuleIndex, names_read
+from ...semantic.queries import reaching_values
 from ...semantic.version_tests import version_tests_of
 from ..._regex import lazy
 
@@ -37,11 +38,21 @@ def tolerates(index: ModuleIndex, guards, caught, failures, names=()) -> bool:
     tests = version_tests_of(index)
     for test, positive in guards:
         text = index.text(test)
-        if tests.test(test, positive) is not None or SIGNATURE_CHECK().search(text):
+        if tests.test(test, positive) is not None or SIGNATURE_CHECK().search(text) or _reads_a_signature(index, test):
             return True
         if names and HASATTR().search(text) and any(f"'{n}'" in text or f'"{n}"' in text for n in names):
             return True
     return False
+
+
+def _reads_a_signature(index: ModuleIndex, test) -> bool:
+    """Whether the test reads a variable bound to a signature's parameters (``params =
+    inspect.signature(Trainer.__init__).parameters`` ... ``if "processing_class" in params:``)."""
+    names = names_read(test)
+    if not names:
+        return False
+    scope = index.scope_of(test)
+    return any(SIGNATURE_CHECK().search(index.text(value)) for name in names for value in reaching_values(index, name, scope))
 
 
 def call_tolerated(index: ModuleIndex, site, sources, failures) -> bool:
