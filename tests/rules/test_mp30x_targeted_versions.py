@@ -551,3 +551,24 @@ def test_the_environment_a_readme_lists_is_what_the_code_targets(tmp_path):
     assert run(root, ("MP303",)) == []
     unlisted = write_tree(tmp_path / "other", {".git/HEAD": "", "README.md": "# t\n", "ckpt.py": CUSTOM_FWD})
     assert [d.code for d in run(unlisted, ("MP303",))] == ["MP303"]
+
+
+RETRY = """\
+import torch
+from transformers import AutoModelForCausalLM
+try:
+    model = AutoModelForCausalLM.from_pretrained("m", {tried}, attn_implementation="sdpa")
+except {caught}:
+    model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+"""
+
+
+def test_a_retry_of_the_same_call_in_an_except_block_is_no_fallback():
+    """``except Exception:`` loading again with the same ``torch_dtype=`` the ``try`` passed
+    (held-out 25: PGG-finetuning's model loaders) retries the call: both warn on transformers
+    4.56+. A handler that passes the old name where the ``try`` passes the new one is the
+    project's fallback for older versions, and stays silent."""
+    retry = lint(RETRY.format(tried="torch_dtype=torch.float16", caught="Exception"), "MP304")
+    assert [d.span.line for d in retry] == [4, 6]
+    fallback = lint(RETRY.format(tried="dtype=torch.float16", caught="TypeError"), "MP304")
+    assert [d.span.line for d in fallback] == []

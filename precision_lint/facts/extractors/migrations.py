@@ -46,7 +46,7 @@ from .weights import built_conditions  # the tests' reading is the weights sites
 from .precision import (
     argument_extents, comma_follows, key_span, key_text, paren_extent, skip_blank, value_text,
 )
-from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, call_tolerated, tolerates
+from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, call_tolerated, handler_caught, tolerates
 
 SECTION = "migrations"
 EMPTY = {
@@ -494,6 +494,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
         if callee is None and not receivers and not named:
             continue
         args = call_args(site.node)
+        caught = handler_caught(index, site, {s.name for s in sources if s.via == "keyword"})
         uses = []
         for s in sources:
             position = next(i for i, a in enumerate(args) if a is s.arg) if s.via == "keyword" else None
@@ -510,20 +511,22 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
             MigrationCall(
                 callee, site.method, site.klass, receivers, index.span(site.node), tuple(uses),
                 tuple(sorted({s.name for s in every})), _config_target(index, site.node, site.scope),
-                arg_spans, call_tolerated(index, site, sources, CALL_FAILURES),
+                arg_spans, call_tolerated(index, site, sources, CALL_FAILURES, caught),
                 named, _receiver_text(index, site) if named else "", _helpers(index, site.guards),
                 _parameter_tests(evaluator, site),
-                warning_tolerated=_warning_tolerated(index, site),
+                warning_tolerated=_warning_tolerated(index, site, caught),
             )
         )
     return tuple(out)
 
 
-def _warning_tolerated(index: ModuleIndex, site) -> bool:
+def _warning_tolerated(index: ModuleIndex, site, caught=None) -> bool:
     """Whether a call is written for the versions where a name only warns: under a version
     check, or a fallback in a handler (a ``try`` whose handler catches the error catches no
-    warning: ``MigrationCall.warning_tolerated``)."""
-    return tolerates(index, site.guards, tuple(c for c in site.caught if c == "<handler>"), CALL_FAILURES)
+    warning: ``MigrationCall.warning_tolerated``); ``caught``: what is caught around it, where
+    not ``site.caught`` (a retry of the try's own call is no fallback: ``handler_caught``)."""
+    caught = site.caught if caught is None else caught
+    return tolerates(index, site.guards, tuple(c for c in caught if c == "<handler>"), CALL_FAILURES)
 
 
 def _callee_of(index: ModuleIndex, evaluator: Evaluator, site):

@@ -12,9 +12,13 @@ counts the checks and the handlers only).
 """
 from __future__ import annotations
 
+import ast
+from typing import Tuple
+
 
 from ...knowledge import migrations
 from ...semantic.index import ModuleIndex, names_read
+from ...semantic.names import dotted
 from ...semantic.queries import reaching_values
 from ...semantic.version_tests import version_tests_of
 from ..._regex import lazy
@@ -55,13 +59,42 @@ def _reads_a_signature(index: ModuleIndex, test) -> bool:
     return any(SIGNATURE_CHECK().search(index.text(value)) for name in names for value in reaching_values(index, name, scope))
 
 
-def call_tolerated(index: ModuleIndex, site, sources, failures) -> bool:
+def handler_caught(index: ModuleIndex, site, names) -> Tuple[str, ...]:
+    """What is caught around ``site``, less the mark of an ``except`` block (``"<handler>"``)
+    where that block calls the same callable with one of the same keywords ``names`` as its
+    ``try`` did: a retry of the same call (``except Exception:`` loading again without
+    ``attn_implementation=``), not a fallback written for another version."""
+    if "<handler>" not in site.caught or not names or not _retries(index, site, names):
+        return site.caught
+    return tuple(c for c in site.caught if c != "<handler>")
+
+
+def _retries(index: ModuleIndex, site, names) -> bool:
+    node = site.node
+    handlers = [
+        (h, t) for t in ast.walk(site.scope.code_scope().node) if isinstance(t, ast.Try) for h in t.handlers
+        if h.lineno <= node.lineno and node.end_lineno <= h.end_lineno
+    ]
+    if not handlers:
+        return False
+    _, tried = max(handlers, key=lambda pair: pair[0].lineno)  # the innermost
+    first, last = tried.body[0].lineno, tried.body[-1].end_lineno
+    return any(
+        other.node is not node and first <= other.node.lineno <= last
+        and (other.qualname or dotted(other.node.func)) == (site.qualname or dotted(node.func))
+        and any(k.arg in names for k in other.node.keywords)
+        for other in index.calls
+    )
+
+
+def call_tolerated(index: ModuleIndex, site, sources, failures, caught=None) -> bool:
     """Whether a call survives ``failures`` of the keywords ``sources`` (``KwargSource``) give
     it: the call itself is written for several versions (:func:`tolerates`), or each of those
     keywords is put in its dict only under a check of its own (``if "processing_class" in
     inspect.signature(Trainer.__init__).parameters: kwargs["processing_class"] = tok`` /
-    ``else: kwargs["tokenizer"] = tok``): the old name is then passed only where it is taken."""
-    if tolerates(index, site.guards, site.caught, failures):
+    ``else: kwargs["tokenizer"] = tok``): the old name is then passed only where it is taken.
+    ``caught``: what is caught around it, where not ``site.caught`` (:func:`handler_caught`)."""
+    if tolerates(index, site.guards, site.caught if caught is None else caught, failures):
         return True
     return bool(sources) and all(s.guards and tolerates(index, s.guards, (), failures) for s in sources)
 
