@@ -651,8 +651,9 @@ def notebook_capability(metadata: dict, markdown: Iterable[str] = (), outputs: I
     if accelerator in _KAGGLE:
         found.append(_KAGGLE[accelerator])
     instance = metadata.get("instance_type")  # SageMaker Studio's: `ml.g4dn.xlarge`, a T4
-    if isinstance(instance, str) and instance_capability(instance) is not None:
-        found.append(instance_capability(instance))
+    capability = instance_capability(instance) if isinstance(instance, str) else None
+    if capability is not None:
+        found.append(capability)
     for text in markdown:
         found.extend(stated_in_text(markdown_prose(text)))
     return summarise(found)
