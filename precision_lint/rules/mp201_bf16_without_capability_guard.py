@@ -37,7 +37,9 @@ A site is fine when the value is chosen under a capability test
 001's ``if major < 8: use_bf16 = False``, ``get_device_properties(i).major``,
 ``is_torch_bf16_gpu_available()``, unsloth's ``is_bfloat16_supported()``, or a
 variable derived from one), when the whole call sits inside such an ``if``, when
-the configured ``target-gpus`` are all sm80+, or when bf16 is only reached through
+the configured ``target-gpus`` are all sm80+, when the run is written for another device
+(a TPU, Gaudi, XPU, NPU or MPS; a run that reads its files from a macOS home folder,
+``"/Users/me/models/phi"``, and holds no CUDA code runs on a Mac), or when bf16 is only reached through
 a command-line opt-in (``--bf16``, ``choices=``) rather than a ``default=``. A load written as a
 statement alone (``AutoModel.from_pretrained(name, dtype=torch.bfloat16)``, whose result is
 dropped: a script that fills the download cache) computes nothing and is not reported.
@@ -100,7 +102,8 @@ def hardware_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
 
     - ``"configuration"``: `target-gpus` from the configuration, which overrides everything;
     - ``"device"``: nothing (``()``): the run is written for a TPU/XLA, Gaudi/HPU, XPU, NPU or
-      MPS device (a backend imported, a device named, a TPU notebook), not a CUDA GPU;
+      MPS device (a backend imported, a device named, a TPU notebook, files read from a macOS
+      home folder by a run with no CUDA code), not a CUDA GPU;
     - ``"stated"``: the GPUs this module, or an entry script that runs it, states (a docstring's
       "runs on an H100", SLURM ``--gres=gpu:a100``, a notebook's metadata), together with FP8
       compute anywhere in the run (sm89+) — when all of them are Ampere or newer;
@@ -133,6 +136,8 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
         (c := capability_facts(project.by_path[p])) is not None and c.device not in (None, "cpu") for p in roots
     )):
         return (), "device"  # every script that runs it is written for another device
+    if _runs_on_a_mac(project, ctx.facts):
+        return (), "device"
     stating = ctx.project.memo(
         "modules stating a GPU",
         lambda: [m for m in ctx.project.modules if (c := capability_facts(m)) and c.states() is not None],
@@ -157,6 +162,25 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
     if stated:  # the GPUs named (each source's lowest), not the default list: what a message cites
         return tuple(sorted(set(stated))), "stated"
     return ctx.config.target_capabilities, "default"
+
+
+def _runs_on_a_mac(project, module) -> bool:
+    """Whether every run of ``module`` (the units of its root entries, or its own where none
+    runs it) reads a path under a macOS home folder (``model_path = "/Users/me/models/phi"`` in
+    the loader it imports) and holds no CUDA code: it runs on a Mac, where torch has MPS or the
+    CPU and no CUDA GPU whose capability could refuse bf16. A run that also calls ``.cuda()``
+    or names ``"cuda"`` anywhere is read as meant for a GPU too."""
+    if not project.memo("modules reading a macOS home", lambda: any(
+        (c := capability_facts(m)) is not None and c.macos_home for m in project.modules
+    )):
+        return False
+    entries = [project.by_path[p] for p in project.root_paths(module) if p in project.by_path] or [module]
+    return all(project.memo(("a run on a Mac", entry.path), lambda entry=entry: _mac_run(project, entry)) for entry in entries)
+
+
+def _mac_run(project, entry) -> bool:
+    found = [c for m in project.unit_modules(entry) if (c := capability_facts(m)) is not None]
+    return any(c.macos_home for c in found) and not any(c.cuda_code for c in found)
 
 
 def _launching(project, stating, paths: Tuple[str, ...]) -> List:

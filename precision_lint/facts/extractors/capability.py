@@ -127,6 +127,10 @@ class CapabilityFacts:
     # parameter, a config file's key): where every one is True, the run exists only on Ampere
     # or newer, as a literal `tf32=True` says (``_asks_tf32``). () where the file decides it.
     tf32: Tuple[Possible, ...] = ()
+    cuda_code: bool = False  # uses CUDA (_tree_marks): `.cuda()`, `torch.cuda...`, "cuda:0"
+    # reads a path under a macOS home folder and uses no CUDA: run with modules that use none
+    # either, it runs on a Mac (MPS or the CPU), not on a CUDA GPU
+    macos_home: bool = False
 
     def states(self) -> Optional[int]:
         """The lowest compute capability the module states (``stated_capability``, with sm80 of a
@@ -315,6 +319,7 @@ class _TreeMarks:
     uses_cuda: bool  # see _tree_marks
     gpu_library: bool  # imports a library that runs on the GPU (GPU_LIBRARIES)
     local_rank: bool  # reads `args.local_rank` or `os.environ["LOCAL_RANK"]`
+    macos_home: bool = False  # uses no CUDA and reads a path under a macOS home folder
 
 
 def _tree_marks(index: ModuleIndex) -> _TreeMarks:
@@ -324,7 +329,9 @@ def _tree_marks(index: ModuleIndex) -> _TreeMarks:
     a comparison against one, a ``--device`` default, ``backend="nccl"``). Read from the tree:
     comments, docstrings, other strings that mention CUDA (``"runs on cuda"``) and identifiers
     (``use_cuda_graph``, ``args.cuda``) are not CUDA code. The same walk notes a GPU library
-    imported and the local rank of a distributed launch read."""
+    imported and the local rank of a distributed launch read, and, in a module that uses no
+    CUDA, a path under a macOS home folder (``"/Users/me/models/phi"``, ``f"/Users/{user}/..."``:
+    :data:`_MACOS_HOME`) its code reads."""
     cuda = gpu_library = local_rank = False
     for node in index.import_statements:
         modules = _imported_modules(node)
@@ -360,7 +367,17 @@ def _tree_marks(index: ModuleIndex) -> _TreeMarks:
             break
         if literal_key(node) == "LOCAL_RANK":
             local_rank = (index.qualify(node.value) or dotted(node.value)) == "os.environ"
-    return _TreeMarks(cuda, gpu_library, local_rank)
+    words = {id(s.value) for s in index.string_statements} if not cuda else ()  # a docstring is no path read
+    mac = not cuda and any(
+        type(node.value) is str and node.value.startswith(_MACOS_HOME) and id(node) not in words for node in index.constants
+    )
+    return _TreeMarks(cuda, gpu_library, local_rank, mac)
+
+
+# The start of a path under a macOS user's home folder, written in the code: the script reads
+# its files on a Mac, where torch has no CUDA (MPS or the CPU). A Windows path has a drive
+# (``C:/Users/...``), a Linux home is ``/home/...``.
+_MACOS_HOME = "/Users/"
 
 
 _MENTIONS_CUDA = re.compile(r"cuda|nccl", re.IGNORECASE)
@@ -886,6 +903,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         device=other_device(index, evaluator, trains, marks),
         keeps_to_cpu=keeps_to_cpu(index, evaluator, trains, marks),
         saves_model=any(_saves(site) for site in index.calls),
+        cuda_code=marks.uses_cuda,
+        macos_home=marks.macos_home,
         bnb=tuple(bnb),
         attention=tuple(attention),
         guarded_calls=(),  # filled by finish(), once the sites that ask are known
