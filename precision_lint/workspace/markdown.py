@@ -59,18 +59,26 @@ def _blocks(lines: Sequence[str]) -> Iterator[Tuple[int, str, Optional[str]]]:
 
 
 # the info strings of a fenced block that holds shell commands (none: a bare block)
+# The prompt before a command in a README (`$ `, `% `, `> `, `>> `, `>>> `), with a conda
+# environment's name before it (`(base) $ python train.py`): cut, the rest is the command. A
+# `# ` is a root prompt only where a comment cannot be meant (versions.py's pins); in a shell
+# block it is a comment, and what follows it is not run.
+PROMPT_SIGNS = r"\$|>{1,3}|%"
+PROMPT_ENVIRONMENT = r"(?:\([\w.-]+\)\s*)?"
+_PROMPT = lazy(rf"^\s*{PROMPT_ENVIRONMENT}(?:{PROMPT_SIGNS})\s+")
+
 SHELL_INFO = frozenset({"", "bash", "sh", "shell", "zsh", "console", "shell-session", "shellsession"})
 
 
 def shell_text(text: str) -> str:
     """The lines of ``text``'s fenced shell blocks (a bare block, ``bash``, ``sh``, ``console``),
-    every other line blank (so a command keeps its line), a console prompt (``$ ``) cut: the
-    commands a README documents, to be read as a launch script's."""
+    every other line blank (so a command keeps its line), a console prompt (``$ ``,
+    ``(base) $ ``, ``% ``, ``>> ``) cut: the commands a README documents, to be read as a launch
+    script's."""
     lines = text.splitlines()
     out = [""] * len(lines)
     for i, line, info in _blocks(lines):
         words = (info or "").split()
         if info is not None and (words[0].lower().strip("{}.") if words else "") in SHELL_INFO:
-            stripped = line.lstrip()
-            out[i] = stripped[2:] if stripped.startswith("$ ") else line
+            out[i] = _PROMPT().sub("", line, count=1)
     return "\n".join(out)

@@ -965,8 +965,8 @@ def _stated_by_launches(where: str, text: str, path: str) -> List[int]:
     newer, as a SLURM ``--gres=gpu:a100`` says."""
     from .launches import TRUE_WORDS, passed_options
 
-    if "tf32" not in text and "config" not in text and ".yaml" not in text and ".yml" not in text:
-        return []
+    if "tf32" not in text and "config" not in text and ".yaml" not in text and ".yml" not in text and ".json" not in text:
+        return []  # no option and no configuration file (_configuration_files) can ask for TF32
     for launch in _launches(text):
         if not _runs_launch(where, launch, path):
             continue

@@ -69,7 +69,7 @@ from .._dataclass import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 from .._regex import lazy
-from .markdown import closes, fenced_lines, opening_fence
+from .markdown import PROMPT_ENVIRONMENT, PROMPT_SIGNS, closes, fenced_lines, opening_fence
 
 Version = Tuple[int, ...]
 
@@ -649,9 +649,9 @@ def _setup_cfg(text: str, source: str) -> List[Allowed]:
 
 
 _RST_CODE = lazy(r"^(\s*)\.\.\s+(?:code-block|code|sourcecode)::")
-# a shell's or Python's prompt before a command: `$ `, `> `, `>> `, `>>> `, `% `, `# `, and a
-# conda environment's name before it (`(base) $ conda create -n asr python=3.8`)
-_PROMPT = lazy(r"^\s*(?:\([\w.-]+\)\s*)?(?:\$|>{1,3}|#|%)\s+")
+# a README's prompt before a command (markdown.PROMPT_SIGNS: `$ `, `>> `, `(base) $ `...), and
+# a root prompt `# `: a pin written after it is read either way
+_PROMPT = lazy(rf"^\s*{PROMPT_ENVIRONMENT}(?:{PROMPT_SIGNS}|#)\s+")
 
 
 # A line that is one code span and nothing else (```` ```pip install transformers==4.31.0``` ````,

@@ -544,10 +544,12 @@ TF32_LAUNCH = "torchrun --nproc_per_node=4 train.py --output_dir out --bf16 True
         {"train.sh": TF32_LAUNCH.replace("--tf32 True", "--tf32")},
         {"README.md": f"# heads\n\n## Training\n\n```bash\n{TF32_LAUNCH}```\n"},
         {"README.md": f"# heads\n\n```console\n$ {TF32_LAUNCH}```\n"},
+        {"README.md": f"# heads\n\n```bash\n(base) $ {TF32_LAUNCH}```\n"},  # markdown.PROMPT_SIGNS, as pins read them
+        {"README.md": f"# heads\n\n```\n>> {TF32_LAUNCH}```\n"},
         # the README at the project's root documents the launch of a script in a package folder
         {"README.md": "# heads\n\n```\ntorchrun --nproc_per_node=4 heads/train.py \\\n    --bf16 True \\\n    --tf32 True\n```\n"},
     ],
-    ids=["launcher", "launcher-switch", "readme-bash", "readme-console", "root-readme-continued"],
+    ids=["launcher", "launcher-switch", "readme-bash", "readme-console", "readme-conda-prompt", "readme-double-prompt", "root-readme-continued"],
 )
 def test_a_launch_that_passes_tf32_states_ampere(tree, files):
     """``--tf32 True`` asks for TF32 tensor cores, which exist from Ampere on (a
@@ -565,8 +567,9 @@ def test_a_launch_that_passes_tf32_states_ampere(tree, files):
         {"train.sh": TF32_LAUNCH.replace("train.py", "other.py")},  # another script's run
         {"README.md": f"# heads\n\n```python\n# {TF32_LAUNCH}```\n"},  # not a shell block
         {"README.md": f"# heads\n\nWe ran `{TF32_LAUNCH.strip()}` once.\n"},  # prose, not a documented command
+        {"README.md": f"# heads\n\n```bash\n# {TF32_LAUNCH}```\n"},  # a comment in a shell block is not run
     ],
-    ids=["tf32-false", "other-script", "python-block", "inline-code"],
+    ids=["tf32-false", "other-script", "python-block", "inline-code", "shell-comment"],
 )
 def test_launches_that_do_not_ask_tf32_of_the_script_state_nothing(tree, files):
     body = PARSED_TRAIN.replace("from_pretrained(\"m\")", "from_pretrained(\"m\", torch_dtype=torch.bfloat16)").replace("import transformers\n", "import torch\nimport transformers\n", 1)
@@ -747,5 +750,17 @@ def test_tf32_in_the_configuration_file_a_launch_passes_makes_the_run_ampere_onl
     (tmp_path / ".git").mkdir()
     (tmp_path / "README.md").write_text("```\ntorchrun --nproc_per_node=4 ./train.py --config ./config.yaml\n```\n")
     (tmp_path / "config.yaml").write_text(f"output_dir: out\nbf16: true\ntf32: {tf32}\n")
+    (tmp_path / "train.py").write_text(LAUNCHED_CONFIG)
+    assert _run(tmp_path, codes=("MP201",)) == found
+
+
+@pytest.mark.parametrize("tf32, found", [("true", []), ("false", [("train.py", "MP201")])])
+def test_tf32_in_a_json_configuration_file_passed_first_makes_the_run_ampere_only(tmp_path, tf32, found):
+    """``python train.py args.json`` (an ``HfArgumentParser``'s ``parse_json_file``): a launch
+    whose only sign of a configuration is the ``.json`` file it passes is read as the ``.yaml``
+    one is."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "run.sh").write_text("python train.py args.json\n")
+    (tmp_path / "args.json").write_text(f'{{"output_dir": "out", "bf16": true, "tf32": {tf32}}}\n')
     (tmp_path / "train.py").write_text(LAUNCHED_CONFIG)
     assert _run(tmp_path, codes=("MP201",)) == found
