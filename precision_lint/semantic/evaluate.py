@@ -2067,7 +2067,9 @@ class Evaluator:
             # values are not followed), and the right side where the parameter keeps its falsy
             # default (below: a default is marked `default_of`, dropped where every call passes it)
             out.extend(v for v in left_values if v.kind in SYMBOLIC)
-            left = [v for v in left if v.kind != UNKNOWN] or left
+            # the other values of the left side go on below: its default, and an unknown value
+            # of its own (`dtype = getattr(torch, os.environ["DT"])` on one path) stays unknown
+            left = [v for v in left_values if v.kind not in SYMBOLIC] or left
         for a, b in itertools.islice(itertools.product(left, right), _MAX_ATOMS):
             if a.kind == CONST and b.kind == CONST:
                 out.append(_const((a.value and b.value) if is_and else (a.value or b.value), a.guards + b.guards))
