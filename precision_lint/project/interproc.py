@@ -255,6 +255,9 @@ class CallGraphValues:
         if key in self._returns_memo:
             return self._returns_memo[key]
         self._returns_memo[key] = (Possible(UNKNOWN),)  # a recursive chain ends here
+        if ref.bound:
+            self._returns_memo[key] = self._bound_value(ref, near, depth)
+            return self._returns_memo[key]
         module, canonical = self._symbols.resolve(ref.callee, self._by_path.get(near))
         values = module.returns_of(canonical) if module is not None else None
         keys = ref.keys
@@ -301,6 +304,31 @@ class CallGraphValues:
                 )
         self._returns_memo[key] = result
         return result
+
+    def _bound_value(self, ref: ReturnRef, near: str, depth: int) -> Tuple[Possible, ...]:
+        """What the module-level name ``ref.callee`` (imported in the module at ``near``) holds,
+        its keys followed: ``from configs import MODEL_DTYPE``, or ``train_config.MODEL_DTYPE``
+        of an imported module (the module's name, its first key the variable's). A function or a
+        class of that module is no value here (``from models import Net`` passed as a factory);
+        a library's name is unknown (a dtype apart), as is a variable whose value is not
+        summarised."""
+        name, keys = ref.callee, ref.keys
+        module, canonical = self._symbols.resolve(name, self._by_path.get(near))
+        while module is not None and keys and isinstance(keys[0], str) and canonical in (module.module, name) and not module.returns_of(canonical):
+            name, keys = f"{name}.{keys[0]}", keys[1:]  # a module's variable
+            module, canonical = self._symbols.resolve(name, self._by_path.get(near))
+        if module is None:
+            # a library's name, also through the module's alias of one (`MODEL_DTYPE =
+            # torch.bfloat16` is exported as `torch.bfloat16`)
+            dtype = dtype_of_qualname(canonical) if not keys else None
+            return (Possible(DTYPE, dtype, where=near),) if dtype else (Possible(UNKNOWN),)
+        local = canonical[len(module.module) + 1:] if module.module and canonical.startswith(module.module + ".") else canonical
+        values = module.returns_of(canonical) if not module.defines(local) else None
+        if not values:
+            return (Possible(UNKNOWN),)
+        values = _follow(values, keys, ref.missing)
+        found = self.substitute(tuple(v if v.where else replace_fields(v, where=module.path) for v in values), module.path, depth + 1)
+        return found or (Possible(UNKNOWN),)
 
     def _constructed_with(self, ref: ReturnRef, canonical: str, module) -> Optional[Tuple[Possible, ...]]:
         """The values one construction passes for the field ``ref.keys[0]`` of a project class

@@ -198,4 +198,7 @@ def return_summaries(index: ModuleIndex, evaluator: Evaluator) -> tuple:
         for attr, values in evaluator.instance_attributes(qualname).items():
             if any(v.kind != UNKNOWN for v in values):
                 out.append((f"{qualname}.{attr}", values))
+    # a module-level variable (``MODEL_DTYPE = torch.bfloat16``): what another file's
+    # ``from this_module import MODEL_DTYPE`` reads (a ``ReturnRef`` that is ``bound``)
+    out.extend(evaluator.module_variables())
     return tuple(out)

@@ -20,9 +20,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..knowledge import is_library_training_arguments, model_init_keyword
 from .callees import project_callee
-from .index import FUNCTION_DEFS, Assignment, CallSite, ModuleIndex, Scope, children, element, subscript_key
+from .index import FUNCTION_DEFS, NOT_VALUE_BINDERS, Assignment, CallSite, ModuleIndex, Scope, children, element, subscript_key
 from .index import arguments, first_argument, is_constant, item_owner, keyword, literal_key, positional, string_value, unstarred
-from .names import dotted
+from .names import LIBRARIES, dotted
 from .queries import calls_on
 from .values import COMMAND_LINE_FLAGS, command_line_flag, command_line_option
 from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, SYMBOL, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string, may_name_dtype
@@ -130,6 +130,11 @@ LIBRARY_ATTRIBUTES = {
 }
 _MAX_ATOMS = 64
 _MAX_DEPTH = 24
+# The values a module-level variable is summarised from (Evaluator.module_variables): a literal
+# (`-1e9` too), a name, an attribute (`torch.bfloat16`), a call (`yaml.safe_load(...)`,
+# `Config()`), a subscript, a ternary or `a or b`; not a table written out (the registries of
+# a library's modules: many, large, never a precision)
+_VARIABLE_VALUES = (ast.Constant, ast.UnaryOp, ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.IfExp, ast.BoolOp)
 # Evaluations one question may make (the nested ``values`` calls below one asked from outside):
 # real code needs at most a few hundred (373 on transformers' slice, 139 over 1,500 files of
 # the tune repositories). A recursive function whose result flows back into its own arguments
@@ -1209,6 +1214,10 @@ class Evaluator:
                     out.append(_with_guards(Possible(DTYPE, dtype, origin=origin), guards))
                 elif self._symbols:  # `from transformers import AutoModelForCausalLM`
                     out.append(_with_guards(Possible(SYMBOL, assignment.imported, origin=origin), guards))
+                elif assignment.imported.partition(".")[0] not in LIBRARIES:
+                    # `from configs import MODEL_DTYPE`: what that module's name holds, at the join
+                    # (a module, `train_config.MODEL_DTYPE`: its name as the first key)
+                    out.append(_with_guards(Possible(RETURN, ReturnRef(assignment.imported, bound=True), origin=origin), guards))
                 else:
                     out.append(_with_guards(Possible(UNKNOWN), guards))
                 continue
@@ -1953,6 +1962,24 @@ class Evaluator:
 
     def worth_summarising(self, function: Scope) -> bool:
         return any(self.may_carry(value, function) for value, _ in function.returns)
+
+    def module_variables(self) -> List[Tuple[str, Values]]:
+        """``(name, values)`` for each module-level variable whose value is known in part (a
+        dtype, a literal, a config file's table, an instance of a project class): what
+        ``from this_module import NAME`` reads in another file, at the join. A name bound by an
+        import, a ``def``, a ``class`` or a loop is none; only values written as a literal, a
+        name, an attribute, a call or a subscript are read (a table's literal is not)."""
+        root = self.ix.root
+        out = []
+        for name, bindings in root.assignments.items():
+            if any(b.imported is not None or b.value is None or isinstance(b.statement, NOT_VALUE_BINDERS) or not isinstance(b.value, _VARIABLE_VALUES) for b in bindings):
+                continue
+            values = _dedupe(
+                _with_guards(v, self.guards_of(b.guards, root)) for b in bindings for v in self._assigned(b, root)
+            )
+            if any(v.kind != UNKNOWN for v in values):
+                out.append((f"{root.qualname}.{name}" if root.qualname else name, values))
+        return out
 
     def returned(self, function: Scope) -> Values:
         """What ``function`` may return (its summary for callers in other files)."""

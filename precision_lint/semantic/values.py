@@ -72,6 +72,10 @@ class ReturnRef:
     # the command-line option of the script that names the file (``--args_file``): what the
     # script's shipped launches pass there is read as well (``project/interproc.py``)
     option: str = ""
+    # not a call: the value another module's module-level name holds (``from configs import
+    # MODEL_DTYPE``; ``train_config.MODEL_DTYPE`` of ``from configs import train_config``, where
+    # the name is the callee and ``MODEL_DTYPE`` its first key), read from that module's summary
+    bound: bool = False
 
 
 # The value of a key that a config file does not hold: unknown (``cfg["fp16"]`` raises).
