@@ -119,6 +119,13 @@ def patched_default(imported_modules: Iterable[str], target: str, keyword: str) 
     return next((patch["defaults"][keyword] for patch in _patches_of(imported_modules, target) if keyword in patch.get("defaults", {})), None)
 
 
+def patched_native_only(imported_modules: Iterable[str], probe: str) -> bool:
+    """Whether a patching library imported in the unit makes the bf16 check ``probe`` (a
+    qualified name) answer for native bf16 only (``unsloth`` replaces
+    ``torch.cuda.is_bf16_supported``)."""
+    return any(patch.get("native_only") for patch in _patches_of(imported_modules, probe))
+
+
 def patch_accepts(imported_modules: Iterable[str], target: str, keyword: str) -> bool:
     """Whether a patching library imported in the unit makes ``target`` take ``keyword``."""
     accepted = patched_keywords(imported_modules, target)

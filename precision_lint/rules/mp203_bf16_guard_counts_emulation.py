@@ -16,6 +16,10 @@ The fix asks for native bf16: ``torch.cuda.is_bf16_supported(including_emulation
 the precision plan's capability probe (unsafe: those helpers also answer for
 XPU/NPU/MPS, where the probe is False).
 
+A run that imports unsloth is not reported: its import replaces ``torch.cuda.is_bf16_supported``
+with a check for native bf16 (``including_emulation=False``, or ``major >= 8`` on older torch),
+which every helper above calls at run time (``knowledge/libraries.toml``).
+
 Emulation happens only below sm80: code whose run states only Ampere-or-newer GPUs, or is
 written for another device, is not reported (the hardware targets of MP201).
 
@@ -37,7 +41,7 @@ from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from ..fixes.plan import capability_probe, ensure_torch, lazy_probe, probe_expression
 from ..semantic.values import CAPABILITY, COND, CONST, DTYPE
 from .base import Rule, RuleContext, insert, replace
-from ..knowledge import bf16_facts
+from ..knowledge import bf16_facts, patched_native_only
 from ..workspace.versions import version_text
 from .mp201_bf16_without_capability_guard import pre_ampere_targets
 
@@ -117,9 +121,12 @@ class Bf16GuardCountsEmulation(Rule):
             return  # is_bf16_supported() still required compute capability 8.0 there
         transformers = ctx.targets.of("transformers")
         selections = list(_selections(ctx))
+        imported = ctx.project.always_imported(ctx.facts)
         for probe in probes:
             if probe.callee.startswith("transformers.") and not transformers.some_at_least(TRANSFORMERS_SINCE):
                 continue  # its own `major < 8` test: native bf16 only
+            if patched_native_only(imported, probe.callee):
+                continue  # `import unsloth` replaced the check with one for native bf16
             chosen = next((sel for sel in selections if _decides(probe, sel)), None)
             if chosen is not None:
                 yield self._finding(ctx, probe, chosen[2] or chosen[1], chosen[3])

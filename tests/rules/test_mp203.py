@@ -249,3 +249,29 @@ def test_a_check_read_with_getattr_is_the_check():
     (d,) = lint(src, "MP203")
     assert d.fix is not None
     assert 'getattr(torch.cuda, "is_bf16_supported", lambda: False)(including_emulation=False)' in fix(src, "MP203")
+
+
+UNSLOTH_RUN = """
+{imports}
+import torch
+from transformers import TrainingArguments
+{later}
+args = TrainingArguments(output_dir="o", fp16=not torch.cuda.is_bf16_supported(), bf16=torch.cuda.is_bf16_supported())
+"""
+
+
+@pytest.mark.parametrize(
+    "imports, later, found",
+    [
+        ("from unsloth import FastLanguageModel", "", 0),
+        ("import unsloth", "", 0),
+        ("", "", 2),
+        ("import argparse", "if argparse.Namespace().fast:\n    import unsloth", 2),  # only the runs that pass the switch
+    ],
+    ids=["from-unsloth", "import-unsloth", "no-unsloth", "unsloth-under-if"],
+)
+def test_unsloth_replaces_the_check_with_a_native_one(imports, later, found):
+    """``import unsloth`` replaces ``torch.cuda.is_bf16_supported`` with a check for native bf16
+    (``including_emulation=False``; ``major >= 8`` on older torch): the guard is right after it
+    (review 26a: four findings in unsloth notebooks)."""
+    assert len(lint(UNSLOTH_RUN.format(imports=imports, later=later), CODE)) == found
