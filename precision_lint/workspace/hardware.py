@@ -56,12 +56,13 @@ _GPU_WORD = lazy(_GPU_WORD_PATTERN, re.IGNORECASE)
 # Case-folding the CJK range makes it the costliest pattern a check compiles (3.5 ms of a small
 # file's 0.3 s, #23): like every pattern here it is compiled where first used (``lazy``).
 _BARE_GEFORCE = lazy(
-    r"(?<![A-Za-z0-9_.:=/\\-])([234]0[89]0(?:\s?ti)?)"
+    r"(?<![A-Za-z0-9_.:=/\\-])([2345]0[89]0(?:\s?ti)?)"
     r"(?=\s*(?:$|[`'\"*)\]，。、,.;:!）]|[\u4e00-\u9fff]|(?:gpus?|cards?|s)\b))",
     re.IGNORECASE,
 )
 _OPTION_BEFORE = lazy(r"--?[\w-]+\s*$")  # `--master_port 3090`: an option's value
-_GPU_CONTEXT = lazy(r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|显卡|显存|训练设备|设备|[0-9]\s*[台张块]", re.IGNORECASE)
+# (a sentence about running out of a GPU's memory is one: "suffers from OOM on 5090")
+_GPU_CONTEXT = lazy(r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|\bvram\b|\booms?\b|out of memory|显卡|显存|训练设备|设备|[0-9]\s*[台张块]", re.IGNORECASE)
 _COUNT = lazy(r"(\d)\s*[x×]\s*(?=[a-zA-Z])|(?<![\w.-])(\d+)-(?=[a-zA-Z])")  # "8xA100", "4-A100" → "8 x A100", "4 x A100"
 # A SLURM request for a GPU model: `--gres=gpu:a100:8`, `--gpus=h100:4`, `--constraint=a100`.
 _SLURM = lazy(r"--(?:gres|gpus(?:-per-node|-per-task)?|constraint|partition)[= ](?:gpu:)?([\w-]+)", re.IGNORECASE)
@@ -433,7 +434,7 @@ def _stated_architectures(text: str, note: bool) -> List[int]:
 # these four digits. Most prose names none, and is not split into sentences. _NAMES_A_GPU scans
 # slowly (a lookbehind at every character): first the cheap tests that every match passes, a
 # digit (or a name without one) and, in the lowered text, one of the pairs that every name holds.
-_NAMES_A_GPU = lazy(f"(?:{_GPU_WORD_PATTERN})|(?:{_INSTANCE_PATTERN})|[234]0[89]0", re.IGNORECASE)
+_NAMES_A_GPU = lazy(f"(?:{_GPU_WORD_PATTERN})|(?:{_INSTANCE_PATTERN})|[2345]0[89]0", re.IGNORECASE)
 
 
 _DIGIT = re.compile(r"[0-9]")

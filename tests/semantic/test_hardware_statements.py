@@ -68,6 +68,11 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("--master_port 3090 on each GPU", []),  # an option's value
         ("We used 3090 samples per GPU", []),  # a count
         ("released in 2080", []),  # no GPU in the sentence
+        # Blackwell's GeForce cards, and a sentence about running out of a GPU's memory (review 26a)
+        ("This script suffers from OOM on 5090", [120]),
+        ("We ran out of memory on a 4090.", [89]),
+        ("a `5080` card", [120]),
+        ("listening on 5090", []),  # no GPU in the sentence
         # a speed figure names the machine it was measured on, not the code's target
         ("Fast: the model runs with a real-time factor of ~2x on an RTX 4090.", []),
         ("Generation reaches 45 tokens/s on a single H100.", []),
