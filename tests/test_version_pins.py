@@ -811,6 +811,26 @@ def test_a_readme_line_that_is_one_code_span_is_a_command():
     ]
 
 
+@pytest.mark.parametrize(
+    "line, pins",
+    [
+        ("* Install packages with allowed versions: `pip install transformers==4.45.1 peft==0.13.0`", ["peft==0.13.0", "transformers==4.45.1"]),
+        ("1. Install the pinned release `pip install trl==0.7.4` first", ["trl==0.7.4"]),
+        ("Then run `pip install peft==0.3.0` and `conda install pytorch=1.13`.", ["peft==0.3.0", "pytorch=1.13"]),
+        ("We once used `pip install peft==0.3.0` for this.", []),  # a story, not an instruction
+        ("* Install `sentencepiece` and `matplotlib` too.", []),  # no command
+    ],
+)
+def test_an_install_command_in_an_instructions_code_span_is_a_command(line, pins):
+    """A list item of a README's setup that tells the reader to run ``pip install`` with pins
+    inside a code span (review 26a: NTU-ADL-HW3's "Install packages with allowed versions
+    according to spec: `pip install transformers==4.45.1 bitsandbytes==0.44.1 peft==0.13.0`",
+    whose transformers 4.45.1 has no ``dtype=``) states those pins."""
+    from precision_lint.workspace.versions import readme_requirements
+
+    assert sorted(a.spec for a in readme_requirements(f"# x\n\n## Setup\n{line}\n", "README.md")) == pins
+
+
 @pytest.mark.parametrize("prompt", ["$ ", ">> ", ">>> ", "% ", "(base) $ ", "(asr) > "])
 def test_a_command_after_a_prompt_is_a_command(prompt):
     """A README's commands are written after many prompts (review 25c: ``>> conda create -n asr

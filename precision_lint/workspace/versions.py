@@ -658,13 +658,25 @@ _PROMPT = lazy(rf"^\s*{PROMPT_ENVIRONMENT}(?:{PROMPT_SIGNS}|#)\s+")
 # `` `pip install ...` ``): CommonMark reads it as inline code (a fence's info string holds no
 # backtick), but it is a command the reader copies, as from a block.
 _CODE_SPAN_LINE = lazy(r"^\s{0,3}(`{1,3})([^`]+?)\1\s*$")
+# A code span inside a line of prose that holds an install command the line tells the reader to
+# run ("* Install the allowed versions: `pip install transformers==4.45.1 peft==0.13.0`"): what
+# comes before it is an instruction (it starts with the verb, or ends with a colon); "We once
+# used `pip install peft==0.3.0`" tells a story
+_CODE_SPAN = lazy(r"(`{1,3})([^`]+?)\1")
+_INSTALL_COMMAND = lazy(r"^\s*(?:python3?\s+-m\s+)?(?:pip3?|uv\s+pip|conda|mamba)\s+install\s")
+_INSTRUCTION = lazy(
+    r"^\s*(?:[-*+•]|\d{1,2}[.)])?\s*(?:(?:then\s+|please\s+|first,?\s+)?(?:install|run|use|execute|type)\b.*|.*:\s*)$",
+    re.IGNORECASE,
+)
 
 
 def readme_requirements(text: str, source: str) -> List[Allowed]:
     """The pins a README states: ``pip install transformers==4.31.0`` (or a range) on a line of a
     fenced code block (Markdown ```` ``` ```` / ``~~~``, reST ``.. code-block::``) or on a line
-    that is one code span, and the items of its requirements list (:func:`listed_requirements`).
-    Prose that mentions a version is not a pin, nor a bare ``pip install transformers``."""
+    that is one code span, or in a code span of an instruction that is an install command (``*
+    Install: `pip install transformers==4.45.1 peft==0.13.0` ``), and the items of its requirements list
+    (:func:`listed_requirements`). Prose that mentions a version is not a pin, nor a bare ``pip
+    install transformers``."""
     lines: List[str] = []
     listings: List[Allowed] = []
     block: List[str] = []
@@ -698,6 +710,12 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
         span = _CODE_SPAN_LINE().match(line)
         if span is not None:  # a line that is one code span: a command, as in a block
             lines.extend((span.group(2), ""))
+        elif "`" in line:
+            lines.extend(
+                text for found in _CODE_SPAN().finditer(line)
+                if _INSTALL_COMMAND().match(found.group(2)) and _INSTRUCTION().match(line[: found.start()])
+                for text in (found.group(2), "")
+            )
     lines.append("")  # an unclosed block ends with the file
     if fence is not None:
         listings.extend(_listing(block, source))
