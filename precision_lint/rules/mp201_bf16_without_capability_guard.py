@@ -506,7 +506,7 @@ class Bf16WithoutCapabilityGuard(Rule):
                 continue  # cast again before it leaves the CPU: that cast's dtype is what runs
             if w.kind == "dtype-kwarg" and requires_flash_attention(cap, w.span):
                 continue  # below sm80 the load fails at FlashAttention-2 (MP202): no dtype rescues it
-            if cap.call_guarded(w.span) or w.on_cpu or w.on_meta or w.discarded or w.only_saved:
+            if cap.call_guarded(w.span) or w.on_cpu or w.on_meta or w.discarded or w.computes_nothing:
                 # checked, kept on the CPU (a conversion script: bf16 is native there), built on
                 # the meta device (`init_empty_weights()`: the call that loads the weights chooses
                 # their dtype, so a fix here alone changes nothing), a load whose result is

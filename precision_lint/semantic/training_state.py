@@ -294,15 +294,26 @@ def save_time_cast(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, s
 # what a cast model may be asked below a cast that only prepares it to be saved: its
 # configuration and names, and being put in eval mode or on the CPU (nothing computes)
 _INERT_ATTRIBUTES = frozenset({"config", "generation_config", "name_or_path", "dtype", "eval", "cpu", "tie_weights"})
+# what a model may be asked without computing with it: its size, its parameters and modules
+# (listed, counted, printed), and the callables that only show a value
+_INSPECTIONS = frozenset({
+    "get_memory_footprint", "num_parameters", "parameters", "named_parameters", "modules", "named_modules",
+    "children", "named_children", "buffers", "named_buffers", "print_trainable_parameters", "get_nb_trainable_parameters",
+})
+_SHOWN_BY = frozenset({"print", "display", "repr", "str", "type", "len", "id", "isinstance", "pprint"})
+# what only counts what it is given (`sum(p.numel() for p in model.parameters())`), shown in turn
+_COUNTED_BY = frozenset({"sum", "len", "list", "sorted", "tuple", "max", "min", "any", "all"})
 
 
-def cast_only_saved(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, scope: Scope) -> bool:
-    """Whether a model cast in ``scope`` computes nothing after the cast: the cast sits in no
+def computes_nothing_after(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, scope: Scope) -> bool:
+    """Whether a model loaded or cast in ``scope`` computes nothing after it: the call sits in no
     loop, and below it every mention of the model (``names``: its spellings here) saves it
-    (``model.save_pretrained(out)``, ``torch.save(model.state_dict(), p)``, ``save_file``) or
-    reads its configuration; at least one saves it. A conversion script that casts the weights
-    to the dtype they are stored in (``model.to(torch.bfloat16)``, then ``save_pretrained``)
-    runs nothing in that dtype on any GPU. Returned, passed on, called, moved: it may compute."""
+    (``model.save_pretrained(out)``, ``torch.save(model.state_dict(), p)``, ``save_file``), reads
+    its configuration, or inspects it (``print(model.lm_head)``, ``model.get_memory_footprint()``,
+    ``model.named_parameters()``, a notebook cell's bare ``model``); at least one does. A
+    conversion script that casts the weights to the dtype they are stored in, or a notebook that
+    loads a model to look at its modules, runs nothing in that dtype on any GPU. Returned, passed
+    on, called, moved, or read as a module that is then called: it may compute."""
     site_of_cast = index.call_of(cast)
     if site_of_cast is None or site_of_cast.loops or id(cast) not in index.order_of or not names:
         return False
@@ -318,8 +329,6 @@ def cast_only_saved(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, 
         method = site.method or (site.qualname or "").rsplit(".", 1)[-1]
         if index.order(site.node)[0] >= at and method in SAVES and _mentions(site, names, cast):
             saves.add(id(site.node))
-    if not saves:
-        return False
     parents = {}
     mentions = []
     for node in ast.walk(scope.node):
@@ -327,12 +336,16 @@ def cast_only_saved(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, 
             parents[id(child)] = node
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and (node.id in names or node.id in through):
             mentions.append(node)
+    seen = bool(saves)
     for node in mentions:
         order = index.order_of.get(id(node))
         if order is None or order[0] < at:
             continue
         if node.id in through:
             return False
+        if _inspected(node, parents):
+            seen = True
+            continue
         if id(node) in merged_from:
             continue  # `PeftModel.from_pretrained(model, adapter).merge_and_unload()`: saved as `merged`
         if index.scope_of(node).code_scope() is not scope:
@@ -352,7 +365,46 @@ def cast_only_saved(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, 
             if id(call) in saves and (not isinstance(parent, ast.Call) or parent.func is not node):
                 continue  # `torch.save(model, p)`, `save_model(model=model)`
         return False
-    return True
+    return seen
+
+
+def _inspected(node: ast.Name, parents: dict) -> bool:
+    """Whether a mention of a model only looks at it: shown whole or in part (``print(model)``,
+    ``print(model.model.embed_tokens.weight[:, :2])``, a bare ``model`` statement), or asked its
+    size, parameters or modules (``model.get_memory_footprint()``, ``model.named_parameters()``).
+    A part that is called (``model.lm_head(x)``) computes."""
+    child, parent = node, parents.get(id(node))
+    while isinstance(parent, (ast.Attribute, ast.Subscript)) and (parent.value is child):
+        if isinstance(parent, ast.Attribute):
+            call = parents.get(id(parent))
+            if isinstance(call, ast.Call) and call.func is parent:
+                # `model.named_parameters()` looked at, not handed to an optimizer
+                return parent.attr in _INSPECTIONS and child is node and _shown(call, parents, loop=True)
+        child, parent = parent, parents.get(id(parent))
+    return _shown(child, parents)
+
+
+def _shown(expr: ast.expr, parents: dict, loop: bool = False) -> bool:
+    """Whether the value of ``expr`` is only shown: a bare expression statement (a notebook
+    displays it), an argument of ``print``/``len``..., an f-string's part, counted first
+    (``sum(p.numel() for p in ...)``); with ``loop``, also the iterable of a ``for`` (``for n, p
+    in model.named_parameters(): print(n)``). Bound to a name, passed to anything else: used."""
+    parent = parents.get(id(expr))
+    while True:
+        if isinstance(parent, ast.comprehension) and parent.iter is expr:
+            expr = parents.get(id(parent))  # the comprehension's expression
+        elif isinstance(parent, ast.Call) and expr is not parent.func and isinstance(parent.func, ast.Name) and parent.func.id in _COUNTED_BY:
+            expr = parent
+        elif isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+            expr = parent  # `model.get_memory_footprint() / 2**20`
+        else:
+            break
+        parent = parents.get(id(expr))
+    if isinstance(parent, (ast.Expr, ast.FormattedValue)):
+        return True
+    if isinstance(parent, ast.Call) and expr is not parent.func:
+        return isinstance(parent.func, ast.Name) and parent.func.id in _SHOWN_BY
+    return loop and isinstance(parent, ast.For) and parent.iter is expr
 
 
 # loads of adapters onto a base model, whose merge (`merge_and_unload()`) gives the base's weights

@@ -1,5 +1,5 @@
 """MP201 and a conversion script: weights cast to bf16 only to be saved compute nothing in bf16
-on any GPU (``training_state.cast_only_saved``); below the cast, a use that may compute (a
+on any GPU (``training_state.computes_nothing_after``); below the cast, a use that may compute (a
 call, a hand-over, a return, a move) makes the cast one that runs."""
 from __future__ import annotations
 
@@ -68,3 +68,25 @@ def test_a_merge_of_adapters_between_the_cast_and_the_save_is_the_same_conversio
 )
 def test_a_cast_with_a_use_that_may_compute_is_reported(body):
     assert [d.code for d in _findings(body)] == ["MP201"]
+
+
+LOOKED_AT = """
+import torch
+from transformers import AutoModelForCausalLM
+
+lm = AutoModelForCausalLM.from_pretrained("org/tiny-lm", device_map="cuda:0", dtype=torch.bfloat16)
+print(lm.model.embed_tokens)
+print(lm.model.embed_tokens.weight.data[:, :2])
+{then}
+"""
+
+
+@pytest.mark.parametrize(
+    "then, found",
+    [("", 0), ("print(f'{lm.get_memory_footprint() / 2**20:.1f} MiB')", 0), ("print(lm.generate(torch.ones(1, 2, dtype=torch.long)))", 1)],
+    ids=["modules-printed", "footprint", "generates"],
+)
+def test_a_bf16_model_only_looked_at_computes_nothing(then, found):
+    """Review 26a: a notebook loads a bf16 model to print two of its modules; nothing runs in
+    bf16 on any GPU (training_state.computes_nothing_after). Generating with it does."""
+    assert len(lint(LOOKED_AT.format(then=then), "MP201")) == found

@@ -187,7 +187,7 @@ def test_a_conversion_script_on_the_cpu_is_not_judged_for_cuda():
         """
     assert _codes(src) == []
     assert _codes(src.replace('"cpu"', '"cuda"')) == ["MP201"]
-    # only saved, on the GPU: a conversion computes nothing in bf16 (training_state.cast_only_saved)
+    # only saved, on the GPU: a conversion computes nothing in bf16 (training_state.computes_nothing_after)
     assert _codes(src.replace('"cpu"', '"cuda"').replace("print(model(torch.ones(1, 4, dtype=torch.long)))\n", "")) == []
 
 

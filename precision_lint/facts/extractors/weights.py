@@ -29,7 +29,7 @@ from ...semantic.parts import spelled_path
 from ...semantic.queries import binding_position, bound_before, is_parameter, only_parameter, position, reaching
 from ...semantic.training_state import (
     TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function,
-    peft_config_builds, runs_before, save_time_cast, cast_only_saved, saved_modules, trained_objects, unfrozen_after, unfrozen_by_choice, without_grad,
+    peft_config_builds, runs_before, save_time_cast, computes_nothing_after, saved_modules, trained_objects, unfrozen_after, unfrozen_by_choice, without_grad,
 )
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
 
@@ -79,8 +79,8 @@ class WeightsSite:
     discarded: bool = False
     # a bf16 cast or load whose model is then only saved (`model.to(torch.bfloat16)`, then
     # `model.save_pretrained(out)`): a conversion that runs nothing in that dtype
-    # (``training_state.cast_only_saved``)
-    only_saved: bool = False
+    # (``training_state.computes_nothing_after``)
+    computes_nothing: bool = False
     # a 4/8-bit base (frozen: its quantized layers never train) some of whose own parameters the
     # code makes trainable below (``[p.requires_grad_() for n, p in model.named_parameters() if
     # "norm" in n]``): those train in the dtype the load gives them (what makes them trainable;
@@ -1091,7 +1091,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 moves=moves,
                 conditional=any(id(test) not in index.raising_guards for test, _ in site.guards),
                 discarded=discarded,
-                only_saved="bfloat16" in found and cast_only_saved(index, tuple(judged), node, scope),
+                computes_nothing="bfloat16" in found and computes_nothing_after(index, tuple(judged), node, scope),
                 quantized_unfrozen=quantized_unfrozen,
                 builds=builds,
                 adapters=kind == "half" and uses.adapters_before(targets, span.start),
