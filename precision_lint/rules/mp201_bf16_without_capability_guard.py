@@ -157,6 +157,8 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
     ))
     if _fp8_in_runs(project, project.root_paths(ctx.facts)):
         stated.append(FP8_CAPABILITY)
+    if not stated and _runs_on_a_mac(project, ctx.facts, by_readme=True):
+        return (), "device"  # its README names a Mac, and nothing states or uses a CUDA GPU
     if stated and min(stated) >= NATIVE_BF16:
         return (min(stated),), "stated"
     if stated:  # the GPUs named (each source's lowest), not the default list: what a message cites
@@ -164,23 +166,30 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
     return ctx.config.target_capabilities, "default"
 
 
-def _runs_on_a_mac(project, module) -> bool:
+def _runs_on_a_mac(project, module, by_readme: bool = False) -> bool:
     """Whether every run of ``module`` (the units of its root entries, or its own where none
-    runs it) reads a path under a macOS home folder (``model_path = "/Users/me/models/phi"`` in
-    the loader it imports) and holds no CUDA code: it runs on a Mac, where torch has MPS or the
-    CPU and no CUDA GPU whose capability could refuse bf16. A run that also calls ``.cuda()``
-    or names ``"cuda"`` anywhere is read as meant for a GPU too."""
-    if not project.memo("modules reading a macOS home", lambda: any(
+    runs it) holds no CUDA code and reads a path under a macOS home folder (``model_path =
+    "/Users/me/models/phi"`` in the loader it imports) or, ``by_readme``, is documented by a
+    README that names an Apple machine ("Mac Studio M3 Ultra", "Apple Silicon"; asked where
+    nothing states a GPU): it runs on a Mac, where torch has MPS or the CPU and no CUDA GPU whose
+    capability could refuse bf16. A run that also calls ``.cuda()`` or names ``"cuda"`` anywhere
+    is read as meant for a GPU too."""
+    if not by_readme and not project.memo("modules reading a macOS home", lambda: any(
         (c := capability_facts(m)) is not None and c.macos_home for m in project.modules
     )):
         return False
     entries = [project.by_path[p] for p in project.root_paths(module) if p in project.by_path] or [module]
-    return all(project.memo(("a run on a Mac", entry.path), lambda entry=entry: _mac_run(project, entry)) for entry in entries)
+    return all(
+        project.memo(("a run on a Mac", entry.path, by_readme), lambda entry=entry: _mac_run(project, entry, by_readme))
+        for entry in entries
+    )
 
 
-def _mac_run(project, entry) -> bool:
+def _mac_run(project, entry, by_readme: bool) -> bool:
     found = [c for m in project.unit_modules(entry) if (c := capability_facts(m)) is not None]
-    return any(c.macos_home for c in found) and not any(c.cuda_code for c in found)
+    if any(c.cuda_code for c in found):
+        return False
+    return project.shipped.names_a_mac(entry.path) if by_readme else any(c.macos_home for c in found)
 
 
 def _launching(project, stating, paths: Tuple[str, ...]) -> List:

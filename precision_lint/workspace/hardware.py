@@ -451,6 +451,22 @@ def _may_name_a_gpu(text: str, exact: bool = True) -> bool:
     return bool(_DIGIT.search(text) and _NAME_PAIRS.search(text.lower()) and (not exact or _NAMES_A_GPU().search(text)))
 
 
+# An Apple machine a text names (torch runs there on MPS or the CPU, never on CUDA): "Apple
+# Silicon", "M3 Ultra", "MacBook Pro", "Mac Studio", "the MPS backend". macOS alone is not one:
+# READMEs of GPU projects tell how to install on macOS too
+_APPLE_MACHINE = lazy(
+    r"\bapple\s+(?:silicon|m[1-5])\b|\bm[1-5]\s+(?:pro|max|ultra)\b|\bmac\s?book|\bmac\s+(?:studio|mini)\b|\bimac\b"
+    r"|\bmps\s+(?:backend|device|support)|metal\s+performance\s+shaders",
+    re.IGNORECASE,
+)
+
+
+def names_an_apple_machine(text: str) -> bool:
+    """Whether a text (a README's prose) names an Apple machine: Apple Silicon, an M-series
+    chip, a MacBook, Mac Studio or Mac mini, or the MPS backend."""
+    return _APPLE_MACHINE().search(text) is not None
+
+
 def markdown_prose(text: str) -> str:
     """A markdown text without the code of its fenced blocks: a block's commands and
     variables (``t0, t1, ..., t4`` in a dump of a traced graph, ``--a10`` as an option) state no

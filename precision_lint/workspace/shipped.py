@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from .._regex import lazy
 from .hardware import (
-    NATIVE_BF16, compute_capabilities, markdown_prose, notebook_capability, notebook_markdown, notebook_outputs, recorded_gpus,
+    NATIVE_BF16, compute_capabilities, markdown_prose, names_an_apple_machine, notebook_capability, notebook_markdown, notebook_outputs, recorded_gpus,
     space_card_hardware, stated_in_text, summarise,
 )
 
@@ -110,6 +110,7 @@ class ShippedFiles:
         # README path → what it states: read once per README, not once per module beneath it
         # (every module of a package asks for the repository's README)
         self._readme_stated: Dict[str, List[int]] = {}
+        self._readme_mac: Dict[str, bool] = {}  # README -> it names an Apple machine (names_a_mac)
         self._readme_scoped: Dict[str, List[Tuple[List[int], Set[str]]]] = {}
         self._docs_stated: Dict[str, List[int]] = {}  # project root → what its docs/ state
         self._subprojects: Dict[str, bool] = {}  # folder → whether it ships its own environment
@@ -209,6 +210,29 @@ class ShippedFiles:
                 return []
             here = parent
         return []
+
+    def names_a_mac(self, module_path: str) -> bool:
+        """Whether the nearest README above the module (its folder's, else a parent's, up to the
+        project's root) names an Apple machine in its prose (``hardware.names_an_apple_machine``:
+        "Mac Studio M3 Ultra", "Apple Silicon", "the MPS backend"). Read once per README."""
+        here = os.path.dirname(os.path.abspath(module_path))
+        for _ in range(README_LEVELS):
+            for name in READMES:
+                readme = os.path.join(here, name)
+                found = self._readme_mac.get(readme)
+                if found is None:
+                    text = self._read(readme)
+                    if text is None:
+                        continue
+                    found = self._readme_mac[readme] = names_an_apple_machine(text if readme.endswith((".rst", ".txt")) else markdown_prose(text))
+                if found:
+                    return True
+                break
+            parent = os.path.dirname(here)
+            if parent == here or any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
+                return False
+            here = parent
+        return False
 
     def _is_subproject(self, folder: str) -> bool:
         """Whether a folder below the project's root ships its own environment: a requirements

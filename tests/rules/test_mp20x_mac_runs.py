@@ -76,3 +76,26 @@ def test_a_mac_path_in_one_run_leaves_another_run_of_the_module_judged(tmp_path)
 )
 def test_the_mark_is_read_from_string_values(source, expected):
     assert _tree_marks(build_index(source)).macos_home is expected
+
+
+@pytest.mark.parametrize(
+    "readme, placed, found",
+    [
+        ("Fine-tuned on a Mac Studio M3 Ultra (128 GB unified memory).", "", []),
+        ("Runs on Apple Silicon with the MPS backend.", "", []),
+        ("Fine-tuned on a Mac Studio M3 Ultra and on an NVIDIA T4.", "", [("loader.py", "MP201"), ("train.py", "MP201")]),  # a GPU stated too
+        ("Fine-tuned on a Mac Studio M3 Ultra.", ".cuda()", [("loader.py", "MP201"), ("train.py", "MP201")]),  # CUDA code
+        ("A fine-tuning recipe.", "", [("loader.py", "MP201"), ("train.py", "MP201")]),
+    ],
+    ids=["mac-studio", "apple-silicon", "mac-and-t4", "mac-but-cuda-code", "no-machine"],
+)
+def test_a_run_whose_readme_names_only_a_mac_is_a_mac_run(tmp_path, readme, placed, found):
+    """Review 26a: a vision-language fork's guide names a Mac Studio M3 Ultra with MPS; its
+    scripts hold no CUDA code. bf16 there runs on MPS, not on a CUDA GPU."""
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "README.md": f"# tuner\n\n{readme}\n",
+        "loader.py": LOADER.format(path='"org/phi"'),
+        "train.py": TRAIN.format(placed=placed),
+    })
+    assert _mp2(root) == found

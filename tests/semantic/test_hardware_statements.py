@@ -479,3 +479,19 @@ def test_a_launcher_named_after_its_machine_states_it(tmp_path):
     assert ShippedFiles().stated_for(str(root / "fit.py")) == 89
     (root / "scripts/run-4x-rtx4090.sh").rename(root / "scripts/run-four.sh")
     assert ShippedFiles().stated_for(str(root / "fit.py")) is None
+
+
+@pytest.mark.parametrize(
+    "text, apple",
+    [
+        ("Fine-tuned on a Mac Studio M3 Ultra (128 GB unified memory).", True),
+        ("Tested on Apple Silicon (M2 Max).", True),
+        ("PyTorch 2.0+ with MPS support.", True),
+        ("On macOS, install ffmpeg with brew first.", False),  # an install note for any OS
+        ("max 3 pro tips", False),
+    ],
+)
+def test_an_apple_machine_named_in_a_readme(text, apple):
+    from precision_lint.workspace.hardware import names_an_apple_machine
+
+    assert names_an_apple_machine(text) is apple
