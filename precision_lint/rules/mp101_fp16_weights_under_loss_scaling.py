@@ -82,6 +82,7 @@ from ..fixes import plan
 from ..diagnostics import SAFE, Edit, Fix, Related
 from ..workspace.configfiles import is_config_file, shown_from
 from ..facts.model import ModuleFacts
+from ..semantic.literal_tests import never_together
 from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
 from ..project.configurations import FALSY, alongside, builds_in, by_user_only, casts_in, configurations, runs_deepspeed, wraps_adapters
 from ..project.launched_precision import LaunchedPrecision, builds_no_grad_scaler, launched
@@ -382,6 +383,41 @@ def built_configurations(site: PrecisionSite, weights: WeightsSite, project: Pro
     return out
 
 
+def _stepped_fused(ctx: RuleContext, weights: WeightsSite, site: PrecisionSite) -> bool:
+    """Whether a GradScaler's float16 weights are stepped only by fused torch optimizers
+    (``AdamW(params, fused=True)``) and nothing in the run calls ``scaler.unscale_``: such an
+    optimizer takes the scale itself (``_step_supports_amp_scaling``), so ``scaler.step`` unscales
+    no gradient and nothing raises ``Attempting to unscale FP16 gradients`` (review 26b: FlagPerf;
+    an explicit ``unscale_``, for a clip, still raises)."""
+    if site.kind != "grad-scaler" or not weights.trained_by:
+        return False
+    optimizers = {o.span.start: o for o in ctx.facts.section("optimizers") or ()}
+    if not all(start in optimizers and optimizers[start].fused for start in weights.trained_by):
+        return False
+    return not any(
+        event.kind == "unscale"
+        for module in ctx.project.joined_modules(ctx.facts, "clipping")
+        for scope in (module.section("clipping") or {}).get("scopes", ())
+        for event in scope.events
+    )
+
+
+def _tested_apart(weights: WeightsSite, site: PrecisionSite, scaled) -> bool:
+    """Whether every float16 value of the weights is chosen under a test that contradicts the
+    tests the loss scaling is switched on under (``semantic.literal_tests``): weights made
+    float16 where ``opt.optim == "legacy"`` and a GradScaler built where ``opt.optim == "adam"``
+    (or its Trainer's ``fp16=`` chosen so) never meet; nor a cast under ``args.precision in
+    ("fp16", "pure_fp16")`` and ``GradScaler() if args.precision == "amp" else None``."""
+    half = [v for v in weights.values if _dtype_of(v) == "float16"]
+    built = [site.built_if] if site.built_if else []
+    switched = [[g.text for g in v.guards if g.positive] for v in scaled] if scaled else [[]]
+    if not half or not (built or any(switched)):
+        return False
+    return all(
+        never_together([g.text for g in h.guards if g.positive], built + texts) for h in half for texts in switched
+    )
+
+
 def _by_hand_only(v) -> bool:
     """Whether ``v`` is the user's own switch in a run of the script by hand, where the project
     ships the launches that run it: those launches are the runs the code targets (each judged
@@ -566,6 +602,10 @@ class Fp16WeightsUnderLossScaling(Rule):
                         continue  # no configuration scales the loss of these float16 weights
                     if scaled is None and wraps_adapters(weights.peft_when, Possible(CONST, True)):
                         continue  # every configuration wraps the model in fp32 adapters
+                    if _tested_apart(weights, site, scaled):
+                        continue  # `opt.optim == "legacy"` makes them float16, `opt.optim == "adam"` scales
+                    if _stepped_fused(ctx, weights, site):
+                        continue  # the fused optimizer takes the scale itself: nothing is unscaled
                     reason = scaling_reason(site, module, ctx.project, entry, scaled, weights)
                     if reason is not None:
                         found[key] = (module, site, reason, entry)

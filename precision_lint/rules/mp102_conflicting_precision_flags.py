@@ -49,12 +49,12 @@ from .._dataclass import dataclass
 from typing import List, Optional, Tuple
 
 from ..diagnostics import SAFE, Fix, Related
+from ..semantic.literal_tests import never_together
 from ..semantic.values import CAPABILITY, COND, CONST, CUDA, may_be_true
 from ..knowledge import bf16_default_on
 from ..fixes.plan import capability_probe, guarded_fp16_flag, lazy_probe, torch_name
 from ..project.options import from_launcher, passed_by
 from .base import Rule, RuleContext, replace
-from .._regex import lazy
 
 BOTH_ERROR = "ValueError: At most one of fp16 and bf16 can be True, but not both"
 DS_LAUNCH_ERROR = "ValueError: `--mixed_precision` arg cannot be set to `{mine}` when `{other}` is set in the DeepSpeed config file."
@@ -64,32 +64,6 @@ DS_FIELDS_ERROR = (
 )
 DS_ERROR = "ValueError: Please correct the following DeepSpeed config values that mismatch TrainingArguments values"
 TRAINING_KINDS = ("training-args", "training-args-class")
-_EQUALS = lazy(r"\(?\s*([\w.\[\]\"']+)\s*==\s*([\w.\"']+)\s*\)?")
-
-
-def _literals_tested(text: str) -> Optional[Tuple[str, frozenset]]:
-    """``(the tested expression, the literals it passes for)`` of a test written ``x == "a"`` or
-    ``x in ("a", "b")`` (a list, tuple or set of literals); None for any other text."""
-    import ast
-
-    try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
-        return None
-    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
-        return None
-    op, right = node.ops[0], node.comparators[0]
-    if isinstance(op, ast.Eq) and isinstance(right, ast.Constant):
-        values = [right]
-    elif isinstance(op, ast.In) and isinstance(right, (ast.List, ast.Tuple, ast.Set)):
-        values = right.elts
-    else:
-        return None
-    if not values or not all(isinstance(v, ast.Constant) for v in values):
-        return None
-    return ast.dump(node.left), frozenset(v.value for v in values)
-
-
 def _truthy(value) -> bool:
     return value not in (None, False, 0, "", "no", "false", "False")
 
@@ -149,15 +123,11 @@ def _exclusive(a, b, a_written: Tuple[str, ...] = (), b_written: Tuple[str, ...]
                 if g.text == h.text and g.positive != h.positive:
                     return True
     a_names, b_names = _names(a, a_written), _names(b, b_written)
-    for t in a_names:  # `x == torch.float16` and `x == torch.bfloat16`: one value, two tests
-        for o in b_names:
-            ta, to = _EQUALS().fullmatch(t.strip()), _EQUALS().fullmatch(o.strip())
-            if ta and to and ta.group(1) == to.group(1) and ta.group(2) != to.group(2):
-                return True
-            # `x in ["fp16", "float16"]` and `x == "bf16"`: no value of `x` passes both
-            la, lo = _literals_tested(t), _literals_tested(o)
-            if la and lo and la[0] == lo[0] and not la[1] & lo[1]:
-                return True
+    # `x == torch.float16` and `x == torch.bfloat16`, `x in ["fp16", "float16"]` and `x == "bf16"`:
+    # no value of `x` passes both
+    for t in a_names:
+        if any(never_together((t,), (o,)) for o in b_names):
+            return True
     for xs, ys in ((a_names, b_names), (b_names, a_names)):
         for t in xs:
             for o in ys:

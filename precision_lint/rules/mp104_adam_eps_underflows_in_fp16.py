@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..diagnostics import UNSAFE, Fix, Related
-from ..semantic.values import HALF
+from ..semantic.literal_tests import never_together
+from ..semantic.values import CONST, DTYPE, HALF, dtype_of_string
 from ..project.configurations import wrapped_in_shipped_runs
 from .base import Rule, RuleContext, base_dtype_adapters, base_dtype_note, insert, replace
 
@@ -168,6 +169,19 @@ def _made_after(weights, optimizer) -> bool:
     return weights.kind == "dtype-kwarg" or not (weights.trained or weights.trained_by or weights.trained_if)
 
 
+def _tested_apart(weights, optimizer) -> bool:
+    """Whether every float16 value of the weights is chosen under a test that contradicts the
+    tests the optimizer is built under (``semantic.literal_tests``): float16 where
+    ``opt.optim == "legacy"``, Adam where ``opt.optim == "adam"``."""
+    half = [
+        v for v in (weights.values if weights is not None else ())
+        if (v.value if v.kind == DTYPE else dtype_of_string(v.value) if v.kind == CONST else None) == "float16"
+    ]
+    return bool(half and optimizer.built_if) and all(
+        never_together([g.text for g in v.guards if g.positive], [optimizer.built_if]) for v in half
+    )
+
+
 class AdamEpsUnderflowsInFp16(Rule):
     code = "MP104"
     name = "adam-eps-underflows-in-fp16"
@@ -183,8 +197,9 @@ class AdamEpsUnderflowsInFp16(Rule):
         for site in sites:
             if not (site.owners or site.owner_calls) or not all(e is not None and e < FP16_SMALLEST for e in site.eps):
                 continue
-            if site.fp32_master:
-                continue  # apex O2: the optimizer steps float32 copies, eps is a float32 there
+            if site.fp32_master or site.fused:
+                # apex O2 steps float32 copies; a fused Adam computes in float32: eps is a float32 there
+                continue
             if owners is None:
                 owners = _half_owners(ctx)
             names, refs = _through_helpers(ctx, site)
@@ -197,7 +212,7 @@ class AdamEpsUnderflowsInFp16(Rule):
                 ),
                 None,
             ) or _trained_by(ctx, site) or _passed_by_callers(ctx, (*site.owner_params, *refs))
-            if made is None:
+            if made is None or _tested_apart(made[2], site):
                 continue
             yield self._finding(ctx, site, *made)
 

@@ -20,6 +20,7 @@ import ast
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator, param_ref
 from ...semantic.index import ModuleIndex, keyword, nodes_of, positional, unstarred
+from ...semantic.literal_tests import guards_text
 from ...semantic.names import dotted
 from ...semantic.queries import binding_scope, reaching_values
 from ...semantic.values import CONST, ParamRef
@@ -76,6 +77,14 @@ class AdamSite:
     # (owner, the scope whose binding of it the optimizer reads) for each owner that is a plain
     # name: a function's own `model` is not a `model` the module binds (a later notebook cell's)
     owner_scopes: Tuple[Tuple[str, str], ...] = ()
+    # the tests it is built under, as written (``opt.optim == "adam"``): weights made float16
+    # only under a test they contradict are never its parameters (``semantic.literal_tests``)
+    built_if: str = ""
+    # `fused=True` of torch's Adam/AdamW: one kernel that computes in float32 whatever the
+    # parameters' dtype (eps 1e-8 is a float32 there) and takes a GradScaler's scale itself
+    # (`_step_supports_amp_scaling`: `scaler.step` unscales nothing, so float16 gradients raise
+    # nothing unless the code calls `scaler.unscale_`)
+    fused: bool = False
 
     def keyword_text(self, name: str, value: str) -> str:
         return keyword_text(self.insert_style, name, value)
@@ -311,6 +320,15 @@ def _trainer_optimizer(index: ModuleIndex, evaluator: Evaluator, site) -> Option
     )
 
 
+def _fused(evaluator: Evaluator, site) -> bool:
+    """Whether a torch optimizer is built ``fused=True`` (every value the keyword may take)."""
+    given = keyword(site.node, "fused")
+    if given is None or not (site.qualname or "").startswith("torch.optim."):
+        return False
+    values = evaluator.values(given.value, site.scope)
+    return bool(values) and all(v.kind == CONST and v.value is True for v in values)
+
+
 def extract(index: ModuleIndex, evaluator: Evaluator):
     out = []
     master = None
@@ -348,6 +366,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 _owner_params(owners, code),
                 _owner_calls(index, params_expr, site.scope, code),
                 owner_scopes=_owner_scopes(owners, code),
+                built_if=guards_text(index, (*site.guards, *site.expression_guards)),
+                fused=_fused(evaluator, site),
             )
         )
     return tuple(out)

@@ -20,6 +20,7 @@ from ...diagnostics import Span
 from ...semantic.callees import project_callee
 from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator, is_training_arguments
 from ...semantic.index import CallSite, ModuleIndex, call_args, keyword, positional, string_value
+from ...semantic.literal_tests import guards_text
 from ...semantic.queries import reaching_at
 from ...semantic.values import CONFIG, CONST, UNKNOWN, Possible, Values, as_switch
 from .weights import built_conditions  # the tests' reading is the weights sites' own
@@ -416,14 +417,16 @@ def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> L
 
 def _built_under(index: ModuleIndex, evaluator: Evaluator, site: CallSite):
     """The tests a call runs under that a configuration may decide (``built_conditions``), and
-    the guards as written (``args.fp16 and not args.deepspeed``); ((), "") for none."""
-    if not site.guards:
+    the guards as written (``args.fp16 and not args.deepspeed``), those of the conditional
+    expressions it is a branch of included (``GradScaler() if args.precision == "amp" else
+    None``: rules read the text for tests that exclude each other); ((), "") for none."""
+    guards = (*site.guards, *site.expression_guards)
+    if not guards:
         return (), ""
     when = built_conditions(evaluator, site.guards, site.scope)
-    if not when:
+    if not when and not site.expression_guards:
         return (), ""
-    text = " and ".join(index.text(test) if positive else f"not ({index.text(test)})" for test, positive in site.guards)
-    return when, text
+    return when, guards_text(index, guards)
 
 
 def _opaque(evaluator: Evaluator, site: CallSite, positions) -> bool:

@@ -1,0 +1,69 @@
+"""Tests that compare one expression with values written in the code: ``x == "fp16"``,
+``x in ("fp16", "pure_fp16")``, ``dtype == torch.float16``. Two such tests of the same expression
+that accept no value in common never hold together: a GradScaler built under
+``if opt.optim == "adam":`` never meets weights made float16 under ``opt.optim == "legacy"``
+(review 26b: OpenNMT-py), nor a ``--precision amp`` scaler the ``fp16`` cast. Read from the
+texts of the tests (a guard keeps its test as written), each conjunct of an ``and`` on its own."""
+from __future__ import annotations
+
+import ast
+from typing import FrozenSet, Iterable, List, Optional, Tuple
+
+from .names import dotted
+
+
+def values_tested(test: ast.expr) -> Optional[Tuple[str, FrozenSet[Tuple[str, object]]]]:
+    """``(the expression tested, the values it passes for)`` of ``x == v`` or ``x in (v, w)``,
+    each value a literal or a dotted name (``torch.float16``); None for any other test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op, right = test.ops[0], test.comparators[0]
+    if isinstance(op, ast.Eq):
+        items = [right]
+    elif isinstance(op, ast.In) and isinstance(right, (ast.List, ast.Tuple, ast.Set)):
+        items = list(right.elts)
+    else:
+        return None
+    values = []
+    for item in items:
+        if isinstance(item, ast.Constant):
+            values.append(("literal", item.value))
+        elif isinstance(item, (ast.Name, ast.Attribute)) and dotted(item):
+            values.append(("name", dotted(item)))
+        else:
+            return None
+    return (ast.dump(test.left), frozenset(values)) if values else None
+
+
+def conjuncts(text: str) -> List[ast.expr]:
+    """The parts of a test written as text that must each hold (``a and (b and c)``: a, b, c);
+    [] for a text that is no expression."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return []
+    out, stack = [], [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.BoolOp) and isinstance(item.op, ast.And):
+            stack.extend(reversed(item.values))
+        else:
+            out.append(item)
+    return out
+
+
+def guards_text(index, guards) -> str:
+    """The tests a call runs under as one text (``args.fp16 and not (args.deepspeed)``): the
+    guards of its statements and of the conditional expressions it is a branch of."""
+    return " and ".join(index.text(test) if positive else f"not ({index.text(test)})" for test, positive in guards)
+
+
+def never_together(these: Iterable[str], those: Iterable[str]) -> bool:
+    """Whether the tests ``these`` (all holding) and ``those`` (all holding) contradict each
+    other: some conjunct of one and some of the other test the same expression against values
+    that have none in common."""
+    mine = [t for text in these if text for t in map(values_tested, conjuncts(text)) if t is not None]
+    if not mine:
+        return False
+    theirs = [t for text in those if text for t in map(values_tested, conjuncts(text)) if t is not None]
+    return any(a[0] == b[0] and not a[1] & b[1] for a in mine for b in theirs)

@@ -1,0 +1,25 @@
+"""``semantic.literal_tests``: tests of one expression against values written in the code, and
+whether two sets of tests can hold together."""
+import pytest
+
+from precision_lint.semantic.literal_tests import never_together
+
+
+@pytest.mark.parametrize(
+    "these, those, apart",
+    [
+        (['opt.optim == "legacy"'], ['opt.optim == "adam"'], True),
+        (['opt.fp16 and opt.optim == "legacy"'], ['opt.optim == "adam"'], True),  # a conjunct decides
+        (['args.precision in ("fp16", "pure_fp16")'], ['args.precision == "amp"'], True),
+        (["dtype == torch.float16"], ["dtype == torch.bfloat16"], True),
+        (['args.precision in ("fp16", "amp")'], ['args.precision == "amp"'], False),  # "amp" passes both
+        (['opt.optim == "legacy"'], ['cfg.optim == "adam"'], False),  # two expressions
+        (['opt.optim == "legacy" or opt.force'], ['opt.optim == "adam"'], False),  # an `or` may hold either way
+        (['opt.optim != "adam"'], ['opt.optim == "adam"'], False),  # (only == and in are read)
+        (["opt.fp16"], ['opt.optim == "adam"'], False),
+        ([""], ['opt.optim == "adam"'], False),
+    ],
+)
+def test_tests_that_accept_no_value_in_common_never_hold_together(these, those, apart):
+    assert never_together(these, those) is apart
+    assert never_together(those, these) is apart
