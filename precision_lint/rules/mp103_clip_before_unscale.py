@@ -201,6 +201,12 @@ class ClipBeforeUnscale(Rule):
             return None
         if not _prefix(steps[0].loops, clip.loops) or len(clip.loops) != len(steps[0].loops):
             return None  # a clip in a loop of its own: one unscale_ per step cannot go there
+        if any(not set(step.guards) <= set(clip.guards) for step in steps):
+            # the step runs under a test the clip does not (`if (i + 1) % accum == 0:`): the clip
+            # runs on micro-batches with no step, and an `unscale_` there would run twice before
+            # `update()` (`RuntimeError: unscale_() has already been called on this optimizer
+            # since the last update()`; review 26b)
+            return None
         line_start, _, indent = clip.line
         edits: List[Edit] = []
         late = [

@@ -191,6 +191,29 @@ def test_clip_in_a_loop_of_its_own_is_reported_without_a_fix():
     assert [r.span.line for r in d.related] == [3, 6]
 
 
+@pytest.mark.parametrize("clip_guarded, fixed", [(False, False), (True, True)])
+def test_a_clip_on_micro_batches_the_step_skips_gets_no_unscale(clip_guarded, fixed):
+    """Gradient accumulation: the step runs under ``if (i + 1) % accum == 0:``; a clip outside
+    it runs on every micro-batch, where an inserted ``unscale_`` would run twice before
+    ``update()`` (``RuntimeError: unscale_() has already been called on this optimizer since the
+    last update()``; review 26b: us-patent's experiments with accumulation 2 to 8). Reported,
+    with no fix; a clip inside the step's branch gets the ``unscale_``."""
+    clip = "torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)"
+    src = f"""
+    import torch
+    scaler = torch.amp.GradScaler("cuda")
+    for i in range(8):
+        scaler.scale(loss).backward()
+        {"" if clip_guarded else clip}
+        if (i + 1) % accum == 0:
+            {clip if clip_guarded else "pass"}
+            scaler.step(optimizer)
+            scaler.update()
+    """
+    (d,) = lint(src, CODE)
+    assert (d.fix is not None) is fixed
+
+
 def test_clipping_scaled_gradients_is_measurably_wrong():
     """What the rule is about, on CPU: the clip before unscale_ shrinks the applied gradient to
     max_norm / scale; the fixed order applies exactly max_norm."""
