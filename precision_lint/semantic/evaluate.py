@@ -2140,7 +2140,7 @@ class Evaluator:
             # `device == "cuda"`, `device.type == "cuda"`, `"cuda" in str(device)` of a device not
             # known here: true where the run is on a CUDA GPU (as `torch.cuda.is_available()`)
             return [Possible(CUDA, text=self.ix.text(expr), cuda=True)]
-        if isinstance(op, (ast.Eq, ast.Is)) and _reads_a_dtype(expr) and any(v.kind == DTYPE for v in left + right):
+        if isinstance(op, (ast.Eq, ast.Is)) and _reads_a_dtype(expr, self.ix, scope) and any(v.kind == DTYPE for v in left + right):
             # `next(model.parameters()).dtype == torch.bfloat16`: true only where the weights (or
             # the tensor) already have that dtype, which whoever made them chose (as a guard
             # `if p.dtype == torch.float16:` is: ``Guard.param_dtype``)
@@ -2398,15 +2398,27 @@ def _dtype_name(v: Possible) -> Optional[str]:
     return None
 
 
-def _reads_a_dtype(node: ast.Compare) -> bool:
-    """A comparison one side of which is an object's ``.dtype`` (``x.dtype == torch.bfloat16``)."""
-    return any(isinstance(s, ast.Attribute) and s.attr == "dtype" for s in (node.left, *node.comparators))
+def _dtype_read(side: ast.expr, index: ModuleIndex, scope: Scope) -> bool:
+    """An object's ``.dtype`` (``x.dtype``), or a variable every binding of which reads one
+    (``param_dtype = next(model.parameters()).dtype``)."""
+    if isinstance(side, ast.Attribute):
+        return side.attr == "dtype"
+    if not isinstance(side, ast.Name):
+        return False
+    _, bound = index.bindings_of(side, scope)
+    return bool(bound) and all(isinstance(b.value, ast.Attribute) and b.value.attr == "dtype" and b.unpack_index is None for b in bound)
+
+
+def _reads_a_dtype(node: ast.Compare, index: ModuleIndex, scope: Scope) -> bool:
+    """A comparison one side of which is an object's ``.dtype`` (``x.dtype == torch.bfloat16``),
+    also through a variable (``param_dtype == torch.float32``)."""
+    return any(_dtype_read(s, index, scope) for s in (node.left, *node.comparators))
 
 
 def _is_param_dtype_check(node: ast.Compare, index: ModuleIndex, scope: Scope) -> bool:
     """``p.dtype == torch.float16`` / ``x.dtype is torch.half`` / ``model.dtype != torch.float16``."""
     sides = [node.left, *node.comparators]
-    has_dtype_attr = any(isinstance(s, ast.Attribute) and s.attr == "dtype" for s in sides)
+    has_dtype_attr = any(_dtype_read(s, index, scope) for s in sides)
     has_fp16 = any(dtype_of_qualname(index.qualify(s, scope)) == "float16" for s in sides if isinstance(s, (ast.Attribute, ast.Name)))
     return has_dtype_attr and has_fp16
 

@@ -250,6 +250,19 @@ def test_a_deepspeed_config_is_not_torch_loss_scaling(tmp_path):
             use_scaler = False
         scaler = torch.amp.GradScaler("cuda", enabled=use_scaler)
         """,
+        # the same guard through a variable that reads the parameters' dtype, in a helper (review 26b)
+        """
+        import torch
+        def configure_amp(model):
+            param_dtype = next(model.parameters()).dtype
+            enabled = torch.cuda.is_available() and param_dtype == torch.float32
+            return enabled, torch.amp.GradScaler("cuda", enabled=enabled)
+        model = AutoModelForCausalLM.from_pretrained("x", torch_dtype=torch.float16)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, eps=1e-4)
+        amp_on, scaler = configure_amp(model)
+        scaler.scale(model(x).loss).backward()
+        scaler.step(optimizer)
+        """,
         # a loader function nobody calls
         """
         import torch
