@@ -188,6 +188,24 @@ def name_for(index: ModuleIndex, qualname: str, scope: Scope, at: Optional[int])
     return None
 
 
+def attribute_set_before(index: ModuleIndex, use) -> bool:
+    """Whether the attribute read ``use`` (an ``AttrUse``: ``model.language_model``) follows an
+    assignment of the same attribute of the same name in the same code (``model.language_model =
+    llm``), made outside loops and under no test the read is not under: the read returns the
+    object assigned there, whatever the library's class defines."""
+    if not isinstance(use.base, ast.Name) or id(use.node) not in index.order_of:
+        return False
+    at = index.order(use.node)[0]
+    scope = use.scope.code_scope()
+    tests = {id(test) for test, _ in use.guards}
+    return any(
+        isinstance(a.target.value, ast.Name) and a.target.value.id == use.base.id and a.target.attr == use.attr
+        and a.scope.code_scope() is scope and not a.loops and id(a.target) in index.order_of
+        and index.order(a.target)[0] < at and {id(test) for test, _ in a.guards} <= tests
+        for a in index.attr_assigns
+    )
+
+
 def calls_on(index: ModuleIndex, made: CallSite, methods: Optional[Collection[str]] = None) -> List[CallSite]:
     """The calls of methods (of ``methods``, else any) on the object the call ``made`` returns:
     chained on it (``HfArgumentParser(A).parse_dict(d)``), or on a name it is assigned to

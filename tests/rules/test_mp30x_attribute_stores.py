@@ -110,3 +110,20 @@ def test_a_trainer_tokenizer_store_is_no_attribute_error():
         """
     assert lint(src, "MP301", V5) == []
     assert len(lint(src.replace("trainer.tokenizer = tok", "t = trainer.tokenizer"), "MP301", V5)) == 1
+
+
+def test_a_read_after_a_store_of_the_same_attribute_returns_what_was_stored():
+    """``model.language_model = llm`` then ``model.language_model.model``: the read returns the
+    module set just above on every version, not the attribute 5.0 removed (review 26a:
+    llavalearn). A read before the store, or after a store under another test, still raises."""
+    head = (
+        "from transformers import LlavaConfig, LlavaForConditionalGeneration\n"
+        "model = LlavaForConditionalGeneration(LlavaConfig())\n"
+    )
+
+    def raising(body):
+        return [d.span.line for d in codes(head + body) if "raises" in d.message]
+
+    assert raising("model.language_model = llm\nprint(model.language_model.model)\n") == []
+    assert raising("print(model.language_model.model)\nmodel.language_model = llm\n") == [3]
+    assert raising("if swap:\n    model.language_model = llm\nprint(model.language_model.model)\n") == [5]

@@ -39,7 +39,7 @@ from ...semantic.callees import LIBRARIES, assigned_callees, is_super_init, proj
 from ...semantic.evaluate import ARGUMENT_PARSERS, SPLAT, Evaluator
 from ...semantic.kinds import instance_classes
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, keyword, literal_key, parameters, string_value
-from ...semantic.queries import binding_scope, calls_on, reaching
+from ...semantic.queries import attribute_set_before, binding_scope, calls_on, reaching
 from ...semantic.values import CONFIG, CONST, PARAM, SYMBOL, SYMBOLIC, Possible
 from ...semantic.version_tests import version_tests_of
 from .weights import built_conditions  # the tests' reading is the weights sites' own
@@ -733,6 +733,8 @@ def _attrs(index: ModuleIndex, evaluator: Evaluator):
         if store:
             augmented = _aug_targets(index) if augmented is None else augmented
             store = id(use.node) not in augmented
+        elif attribute_set_before(index, use):
+            continue  # `model.language_model = llm` above: the read returns what was set (review 26a)
         if isinstance(use.base, ast.Name) and use.base.id == "self":
             out.append(MigrationAttr(use.attr, index.name_span(use.node), "self", use.klass, (), "self", attr_tolerated(index, use), _helpers(index, use.guards), store))
             continue
