@@ -79,7 +79,7 @@ import re
 from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple
 
 from ..fixes import plan
-from ..diagnostics import SAFE, Edit, Fix, Related
+from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from ..workspace.configfiles import is_config_file, shown_from
 from ..facts.model import ModuleFacts
 from ..semantic.literal_tests import never_together
@@ -729,7 +729,17 @@ class Fp16WeightsUnderLossScaling(Rule):
         strategy = ctx.options.get("strategy", "fp32-master")
         if strategy == "fp32-master":
             edits = self._weights_edits(ctx, weights, bf16=False, when=self._failing_switch(ctx, weights, conflicts))
-            return Fix(SAFE, "Keep trainable weights in float32 (fp16 autocast still does the fast math)", tuple(edits)) if edits else None
+            if not edits:
+                return None
+            if weights.fp16_tensor_line:
+                # a float16 input the file makes itself outside autocast meets the float32 weights
+                return Fix(
+                    UNSAFE,
+                    f"Keep trainable weights in float32 (unsafe: line {weights.fp16_tensor_line} casts a tensor to float16 "
+                    f"outside autocast; where it reaches these weights: `RuntimeError: mat1 and mat2 must have the same dtype`)",
+                    tuple(edits),
+                )
+            return Fix(SAFE, "Keep trainable weights in float32 (fp16 autocast still does the fast math)", tuple(edits))
         if strategy == "bf16-if-supported":
             edits = self._weights_edits(ctx, weights, bf16=True)
             if not edits:

@@ -263,6 +263,40 @@ SAVES = ("save_pretrained", "save_model", "push_to_hub", "save", "save_file", "s
 TRAINING_CALLS = ("train", "fit", "backward", "step", "manual_backward", "training_step")
 
 
+# what gives a module a new submodule: `attn.to_q.set_lora_layer(LoRALinearLayer(...))`
+_SETTER_PREFIX = "set_"
+_DTYPE_KEYWORDS = ("dtype", "torch_dtype")
+_CASTS = frozenset({"half", "to", "float16", "bfloat16", "type", "cuda"})
+
+
+def attached_after(index: ModuleIndex, part: str, at: int) -> bool:
+    """Whether the trained part ``part`` (an attribute path, ``unet.to_q.lora_layer``) is a module
+    made and attached below ``at`` (the source order of a cast): ``x.set_lora_layer(LoRALinearLayer(...))`` or
+    ``x.lora_layer = LoRALinearLayer(...)``, built without a dtype and not cast on the way. Such
+    a module is made in float32 after the cast, whatever the cast did to the rest (review 26d:
+    diffusers' DreamBooth-LoRA scripts freeze and cast the UNet, then attach LoRA layers)."""
+    last = part.rsplit(".", 1)[-1]
+    if not last or last == part:
+        return False
+
+    def fresh(value) -> bool:  # a constructor's call, no dtype given, not cast on the way
+        return (
+            isinstance(value, ast.Call)
+            and not (isinstance(value.func, ast.Attribute) and value.func.attr in _CASTS)
+            and not any(keyword(value, k) is not None for k in _DTYPE_KEYWORDS)
+        )
+
+    for site in index.calls:
+        if site.method == _SETTER_PREFIX + last and id(site.node) in index.order_of and index.order(site.node)[0] > at:
+            given = positional(site.node)
+            if given and fresh(given[0]):
+                return True
+    for assign in index.attr_assigns:
+        if assign.target.attr == last and id(assign.target) in index.order_of and index.order(assign.target)[0] > at and fresh(assign.value):
+            return True
+    return False
+
+
 def save_time_cast(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, scope: Scope) -> str:
     """Why a cast of a model is an export, not training: in its scope, the model is saved after
     the cast (``model.half().save_pretrained(out)``, ``torch.save(model.state_dict(), p)``) and

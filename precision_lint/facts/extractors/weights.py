@@ -28,7 +28,7 @@ from ...semantic.names import dotted, spelled
 from ...semantic.parts import spelled_path
 from ...semantic.queries import binding_position, bound_before, is_parameter, only_parameter, position, reaching
 from ...semantic.training_state import (
-    TrainRef, adapter_injection, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function,
+    TrainRef, adapter_injection, attached_after, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function,
     peft_config_builds, runs_before, save_time_cast, computes_nothing_after, saved_modules, trained_objects, unfrozen_after, unfrozen_by_choice, without_grad,
 )
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
@@ -92,6 +92,11 @@ class WeightsSite:
     # 0: none): a fallback dtype given to the weights alone meets that bf16 tensor
     # (`RuntimeError: mat1 and mat2 must have the same dtype`), so MP201's fix is unsafe
     bf16_tensor_line: int = 0
+    # the same for float16, outside autocast (`x.to(dtype=weight_dtype)` of a dtype that may be
+    # float16, `x.half()`): weights MP101's fix keeps in float32 would meet that float16 tensor
+    # where nothing autocasts (`RuntimeError: mat1 and mat2 must have the same dtype, but got Half
+    # and Float`), so that fix is unsafe (review 26b, 26d: fp16 inputs of a cast module)
+    fp16_tensor_line: int = 0
     # `Net(cfg).half()` with `Net` a class of another project module: a model only if that
     # class derives from a torch.nn.Module, which the join decides (``join``); "" otherwise
     builds: str = ""
@@ -924,7 +929,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     kinds = object_kinds(index)
     objects = trained_objects(index, evaluator)
     out: List[WeightsSite] = []
-    bf16_tensor_line = 0
+    bf16_tensor_line = fp16_tensor_line = 0
     for site in index.calls:
         node = site.node
         kind = None
@@ -959,6 +964,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 if not builds:
                     if site.method == "bfloat16" and not bf16_tensor_line:
                         bf16_tensor_line = index.span(node).line
+                    if site.method == "half" and not fp16_tensor_line and not _autocast_around(site):
+                        fp16_tensor_line = index.span(node).line
                     continue
             kind = site.method
             vals = (Possible(DTYPE, CAST_METHODS[site.method]),)
@@ -971,15 +978,18 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 if not builds:
                     if not bf16_tensor_line and _written_bf16(evaluator, arg, site.scope):
                         bf16_tensor_line = index.span(node).line
+                    if not fp16_tensor_line and not _autocast_around(site) and _may_be_fp16(evaluator, arg, site.scope):
+                        fp16_tensor_line = index.span(node).line
                     continue
             kind, edit_node = "to-dtype", arg
             vals = evaluator.values(arg, site.scope)
             moves = keyword(node, "device") is not None or any(a is not arg for a in positional(node))
         else:
-            if not bf16_tensor_line and site.qualname in TENSOR_FACTORIES:
-                made = keyword(node, "dtype")
-                if made is not None and _written_bf16(evaluator, made.value, site.scope):
+            if site.qualname in TENSOR_FACTORIES and (made := keyword(node, "dtype")) is not None:
+                if not bf16_tensor_line and _written_bf16(evaluator, made.value, site.scope):
                     bf16_tensor_line = index.span(node).line
+                if not fp16_tensor_line and not _autocast_around(site) and _may_be_fp16(evaluator, made.value, site.scope):
+                    fp16_tensor_line = index.span(node).line
             continue
         if edit_node is not None:
             vals = _narrowed_by_guards(evaluator, edit_node, vals, site.guards, site.scope)
@@ -1025,6 +1035,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         frozen = ("" if parts else _pipeline(site)) or uses.frozen_reason(
             judged, scope, node, fresh=kind == "dtype-kwarg", truth=truth, optimized=bool(trained)
         )
+        if not frozen and parts and all(attached_after(index, part, position(index, node) or -1) for part in parts):
+            # the trained parts are modules attached after the cast (`set_lora_layer(LoRALinearLayer(...))`)
+            frozen = f"only `{parts[0]}`, made in float32 after the cast, trains"
         if not frozen and kind != "dtype-kwarg":
             frozen = save_time_cast(index, judged, node, scope) or after_training_cast(index, judged, node, scope)
         quantized_unfrozen = ""
@@ -1107,9 +1120,21 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 lora_wrap_into=index.text(argument(lora.node, 0, "model")) if lora is not None else "",
             )
         )
-    if bf16_tensor_line:
-        out = [dataclasses.replace(w, bf16_tensor_line=bf16_tensor_line) for w in out]
+    if bf16_tensor_line or fp16_tensor_line:
+        out = [dataclasses.replace(w, bf16_tensor_line=bf16_tensor_line, fp16_tensor_line=fp16_tensor_line) for w in out]
     return tuple(out)
+
+
+def _may_be_fp16(evaluator: Evaluator, value: ast.expr, scope: Scope) -> bool:
+    """Whether a dtype argument may be float16 in some run (``weight_dtype`` of ``torch.float16
+    if ... else torch.float32``)."""
+    return any(v.kind == DTYPE and v.value == "float16" for v in evaluator.values(value, scope))
+
+
+def _autocast_around(site: CallSite) -> bool:
+    """Whether a call runs inside a ``with`` that autocasts (``torch.autocast(...)``,
+    ``accelerator.autocast()``): there a float16 input meets float32 weights without error."""
+    return any("autocast" in context for context in site.contexts)
 
 
 def _written_bf16(evaluator: Evaluator, value: ast.expr, scope: Scope) -> bool:
