@@ -428,7 +428,7 @@ CASES = [
     Case(  # one fix (MP101's fp32 weights) resolves two findings: counted as ruff counts them
         "fix-summary-counts-the-findings-the-fixes-resolved",
         {"a.py": b'import torch\n\nmodel = torch.nn.Linear(4, 4).cuda().half()\n'
-         b'opt = torch.optim.AdamW(model.parameters(), lr=1e-3)\nscaler = torch.amp.GradScaler("cuda")\n'
+         b'opt = torch.optim.AdamW(model.parameters(), lr=1e-3)\nscaler = torch.amp.GradScaler("cuda", enabled=torch.cuda.is_available())\n'
          b'for x in loader:\n    with torch.autocast("cuda", dtype=torch.float16):\n        loss = model(x).sum()\n'
          b'    scaler.scale(loss).backward()\n    scaler.step(opt)\n    scaler.update()\n'},
         ["--output-format", "concise", "--fix", "a.py"],

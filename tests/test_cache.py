@@ -307,7 +307,7 @@ import torch
 
 def train(model, loader):
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    scaler = torch.amp.GradScaler("cuda")
+    scaler = torch.amp.GradScaler("cuda", enabled=torch.cuda.is_available())  # off on a CPU: Adam steps float16
     for x, y in loader:
         with torch.autocast("cuda", dtype=torch.float16):
             loss = torch.nn.functional.cross_entropy(model(x), y)

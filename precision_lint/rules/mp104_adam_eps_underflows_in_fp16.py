@@ -182,6 +182,26 @@ def _tested_apart(weights, optimizer) -> bool:
     )
 
 
+def _stepped_by_a_scaler(ctx: RuleContext, optimizer) -> bool:
+    """Whether the optimizer is stepped through a GradScaler that is on (``scaler.step(optimizer)``
+    of ``GradScaler()``, no ``enabled=`` that may be off): the step unscales the float16
+    gradients first and raises ``ValueError: Attempting to unscale FP16 gradients.`` (MP101)
+    before Adam runs, so no eps is ever used (review 26d: rl-knowledge-distillation), as a
+    Trainer given ``fp16=True`` raises first."""
+    if not optimizer.stepped_by:
+        return False
+    return any(
+        s.kind == "grad-scaler" and _always_on(s) and set(s.targets) & set(optimizer.stepped_by)
+        for s in ctx.facts.section("precision")
+    )
+
+
+def _always_on(scaler) -> bool:
+    """A GradScaler built on: no ``enabled=``, or one that is True in every run."""
+    enabled = scaler.arg("enabled")
+    return enabled is None or (bool(enabled.values) and all(v.kind == CONST and v.value is True for v in enabled.values))
+
+
 class AdamEpsUnderflowsInFp16(Rule):
     code = "MP104"
     name = "adam-eps-underflows-in-fp16"
@@ -212,7 +232,7 @@ class AdamEpsUnderflowsInFp16(Rule):
                 ),
                 None,
             ) or _trained_by(ctx, site) or _passed_by_callers(ctx, (*site.owner_params, *refs))
-            if made is None or _tested_apart(made[2], site):
+            if made is None or _tested_apart(made[2], site) or _stepped_by_a_scaler(ctx, site):
                 continue
             yield self._finding(ctx, site, *made)
 

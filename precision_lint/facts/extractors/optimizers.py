@@ -85,6 +85,9 @@ class AdamSite:
     # (`_step_supports_amp_scaling`: `scaler.step` unscales nothing, so float16 gradients raise
     # nothing unless the code calls `scaler.unscale_`)
     fused: bool = False
+    # the receivers of the `x.step(optimizer)` calls that step it (`scaler.step(optimizer)`): a
+    # GradScaler that is on unscales its float16 gradients first (MP101's ValueError)
+    stepped_by: Tuple[str, ...] = ()
 
     def keyword_text(self, name: str, value: str) -> str:
         return keyword_text(self.insert_style, name, value)
@@ -320,6 +323,20 @@ def _trainer_optimizer(index: ModuleIndex, evaluator: Evaluator, site) -> Option
     )
 
 
+def _stepped_by(index: ModuleIndex, made) -> Tuple[str, ...]:
+    """The receivers (as written) of calls ``x.step(o)`` in the optimizer's own code whose
+    argument ``o`` is a name the optimizer call is bound to (``scaler.step(optimizer)``)."""
+    if not made.assigned_to:
+        return ()
+    code = made.scope.code_scope()
+    return tuple(dict.fromkeys(
+        dotted(site.receiver) or ""
+        for site in index.calls
+        if site.method == "step" and site.receiver is not None and site.scope.code_scope() is code
+        and (given := positional(site.node)) and isinstance(given[0], ast.Name) and given[0].id in made.assigned_to
+    ))
+
+
 def _fused(evaluator: Evaluator, site) -> bool:
     """Whether a torch optimizer is built ``fused=True`` (every value the keyword may take)."""
     given = keyword(site.node, "fused")
@@ -368,6 +385,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 owner_scopes=_owner_scopes(owners, code),
                 built_if=guards_text(index, (*site.guards, *site.expression_guards)),
                 fused=_fused(evaluator, site),
+                stepped_by=_stepped_by(index, site),
             )
         )
     return tuple(out)
