@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
+from ..semantic.values import CONST
 from .base import Rule, RuleContext
 from .mp101_fp16_weights_under_loss_scaling import scaling_reason
 
@@ -59,6 +60,20 @@ EFFECT = (
     "(SGD's update shrinks by the scale; with Adam the step survives, but the threshold bounds nothing "
     "and the logged norm is multiplied by the scale)"
 )
+
+def _built_off(ctx: RuleContext, scaler: str) -> bool:
+    """Whether every GradScaler of the module bound to ``scaler`` is built off in every
+    configuration: each value its ``enabled=`` may take (the join's: a configuration file's key,
+    what the shipped launches pass) is false. ``scale()`` then returns the loss as it is, and
+    the clip sees true gradients (review 26d: LAVIS-style tasks whose shipped configs all set
+    ``loss_scale: False``)."""
+    built = [s for s in ctx.facts.section("precision") if s.kind == "grad-scaler" and scaler in s.targets]
+    return bool(built) and all(
+        (enabled := s.arg("enabled")) is not None and bool(enabled.values)
+        and all(v.kind == CONST and not v.value for v in enabled.values)
+        for s in built
+    )
+
 
 class ClipBeforeUnscale(Rule):
     code = "MP103"
@@ -157,6 +172,8 @@ class ClipBeforeUnscale(Rule):
         scaler = step.scaler
         if scaler not in scope.scalers and not any(e.kind == "update" and e.scaler == scaler for e in events):
             return None  # not known to be a GradScaler
+        if _built_off(ctx, scaler):
+            return None  # `GradScaler(enabled=cfg["loss_scale"])` off in every configuration: nothing is scaled
         backward = next(
             (
                 e

@@ -1469,6 +1469,14 @@ def item_owner(node: ast.expr) -> Optional[str]:
     return "\x00".join((node.id, *reversed(keys)))
 
 
+def _branches(value: ast.expr) -> List[ast.expr]:
+    """The expressions an assignment of ``value`` may bind: itself, or each branch of a
+    conditional expression (``a if test else b``), nested ones too."""
+    if type(value) is ast.IfExp:
+        return [*_branches(value.body), *_branches(value.orelse)]
+    return [value]
+
+
 def _target_names(target: ast.expr) -> List[Tuple[str, Optional[int]]]:
     """Names bound by an assignment target, with their unpacking position (``a, *b = ...``:
     ``b`` at 1)."""
@@ -1795,14 +1803,17 @@ class _Indexer:
             self._arg_option(node)
 
     def leave_Assign(self, node: ast.Assign) -> None:
-        site = self.ix.calls_by_node.get(id(node.value))
-        if site is not None:
-            names = []
-            for target in node.targets:
-                names.extend(n for n, idx in _target_names(target) if idx is None)
-                if type(target) is ast.Attribute and dotted(target):
-                    names.append(dotted(target))
-            site.assigned_to = tuple(names)
+        # the call assigned, or each call a conditional expression assigns in one branch
+        # (`scaler = GradScaler(enabled=...) if cfg["amp"] else None`)
+        for value in _branches(node.value):
+            site = self.ix.calls_by_node.get(id(value))
+            if site is not None:
+                names = []
+                for target in node.targets:
+                    names.extend(n for n, idx in _target_names(target) if idx is None)
+                    if type(target) is ast.Attribute and dotted(target):
+                        names.append(dotted(target))
+                site.assigned_to = tuple(names)
 
     def leave_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:

@@ -271,3 +271,32 @@ def test_a_clip_under_a_switch_the_configuration_file_turns_off_never_runs(tmp_p
         "train.py": CONFIGURED_CLIP,
     })
     assert [d.code for d in findings_in(root, ["MP103"])] == found
+
+
+CONFIGURED_SCALER = """
+import torch
+import yaml
+
+cfg = yaml.safe_load(open("train.yaml"))
+model = torch.nn.Linear(8, 2).cuda()
+opt = torch.optim.AdamW(model.parameters())
+scaler = torch.amp.GradScaler("cuda", enabled=cfg["loss_scale"]){ifexp}
+scaler.scale(model(torch.randn(4, 8).cuda()).sum()).backward()
+torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+scaler.step(opt)
+scaler.update()
+"""
+
+
+@pytest.mark.parametrize("loss_scale, found", [("false", 0), ("true", 1)])
+@pytest.mark.parametrize("ifexp", ["", ' if cfg["amp"] else None'], ids=["plain", "conditional-expression"])
+def test_a_scaler_every_configuration_builds_off_scales_nothing(tmp_path, loss_scale, found, ifexp):
+    """``GradScaler(enabled=cfg["loss_scale"])`` with the shipped config's ``loss_scale: false``:
+    ``scale()`` returns the loss as it is, and the clip sees true gradients (review 26d: LAVIS-style
+    tasks); also where the scaler is one branch of a conditional expression."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.yaml").write_text(f"amp: true\nloss_scale: {loss_scale}\n")
+    (tmp_path / "train.py").write_text(CONFIGURED_SCALER.format(ifexp=ifexp))
+    from conftest import findings_in
+
+    assert len([d for d in findings_in(tmp_path) if d.code == CODE]) == found
