@@ -408,7 +408,7 @@ def _tested_apart(weights: WeightsSite, site: PrecisionSite, scaled) -> bool:
     float16 where ``opt.optim == "legacy"`` and a GradScaler built where ``opt.optim == "adam"``
     (or its Trainer's ``fp16=`` chosen so) never meet; nor a cast under ``args.precision in
     ("fp16", "pure_fp16")`` and ``GradScaler() if args.precision == "amp" else None``."""
-    half = [v for v in weights.values if _dtype_of(v) == "float16"]
+    half = weights.float16_values()
     built = [site.built_if] if site.built_if else []
     switched = [[g.text for g in v.guards if g.positive] for v in scaled] if scaled else [[]]
     if not half or not (built or any(switched)):

@@ -33,7 +33,6 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
-from ..semantic.values import CONST
 from .base import Rule, RuleContext
 from .mp101_fp16_weights_under_loss_scaling import scaling_reason
 
@@ -68,11 +67,7 @@ def _built_off(ctx: RuleContext, scaler: str) -> bool:
     the clip sees true gradients (review 26d: LAVIS-style tasks whose shipped configs all set
     ``loss_scale: False``)."""
     built = [s for s in ctx.facts.section("precision") if s.kind == "grad-scaler" and scaler in s.targets]
-    return bool(built) and all(
-        (enabled := s.arg("enabled")) is not None and bool(enabled.values)
-        and all(v.kind == CONST and not v.value for v in enabled.values)
-        for s in built
-    )
+    return bool(built) and all(s.built_on() is False for s in built)
 
 
 class ClipBeforeUnscale(Rule):

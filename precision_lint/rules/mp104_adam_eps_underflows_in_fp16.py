@@ -23,7 +23,7 @@ from typing import Optional
 
 from ..diagnostics import UNSAFE, Fix, Related
 from ..semantic.literal_tests import never_together
-from ..semantic.values import CONST, DTYPE, HALF, dtype_of_string
+from ..semantic.values import HALF
 from ..project.configurations import wrapped_in_shipped_runs
 from .base import Rule, RuleContext, base_dtype_adapters, base_dtype_note, insert, replace
 
@@ -173,10 +173,7 @@ def _tested_apart(weights, optimizer) -> bool:
     """Whether every float16 value of the weights is chosen under a test that contradicts the
     tests the optimizer is built under (``semantic.literal_tests``): float16 where
     ``opt.optim == "legacy"``, Adam where ``opt.optim == "adam"``."""
-    half = [
-        v for v in (weights.values if weights is not None else ())
-        if (v.value if v.kind == DTYPE else dtype_of_string(v.value) if v.kind == CONST else None) == "float16"
-    ]
+    half = weights.float16_values() if weights is not None else ()
     return bool(half and optimizer.built_if) and all(
         never_together([g.text for g in v.guards if g.positive], [optimizer.built_if]) for v in half
     )
@@ -190,20 +187,12 @@ def _stepped_by_a_scaler(ctx: RuleContext, optimizer) -> bool:
     Trainer given ``fp16=True`` raises first."""
     if not optimizer.stepped_by:
         return False
+    # (a scaler built under a test, `GradScaler() if args.fp16 else None`, leaves Adam stepped
+    # alone where the test fails)
     return any(
-        s.kind == "grad-scaler" and _always_on(s) and set(s.targets) & set(optimizer.stepped_by)
+        s.kind == "grad-scaler" and s.built_on() is True and set(s.targets) & set(optimizer.stepped_by)
         for s in ctx.facts.section("precision")
     )
-
-
-def _always_on(scaler) -> bool:
-    """A GradScaler built on in every run: under no test (``GradScaler() if args.fp16 else
-    None`` leaves Adam stepped alone where the test fails), with no ``enabled=`` or one that is
-    True in every run."""
-    if scaler.built_if:
-        return False
-    enabled = scaler.arg("enabled")
-    return enabled is None or (bool(enabled.values) and all(v.kind == CONST and v.value is True for v in enabled.values))
 
 
 class AdamEpsUnderflowsInFp16(Rule):

@@ -330,9 +330,9 @@ def _stepped_by(index: ModuleIndex, made) -> Tuple[str, ...]:
         return ()
     code = made.scope.code_scope()
     return tuple(dict.fromkeys(
-        dotted(site.receiver) or ""
+        dotted(site.receiver)
         for site in index.calls
-        if site.method == "step" and site.receiver is not None and site.scope.code_scope() is code
+        if site.method == "step" and site.receiver is not None and dotted(site.receiver) and site.scope.code_scope() is code
         and (given := positional(site.node)) and isinstance(given[0], ast.Name) and given[0].id in made.assigned_to
     ))
 

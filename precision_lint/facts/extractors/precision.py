@@ -109,6 +109,18 @@ class PrecisionSite:
                 return a
         return None
 
+    def built_on(self) -> Optional[bool]:
+        """For a GradScaler: True where it is on in every run (built under no test, with no
+        ``enabled=`` or one True in every run), False where it is off in every run (each value
+        its ``enabled=`` may take, the join's included, is false), None otherwise."""
+        enabled = self.arg("enabled")
+        values = enabled.values if enabled is not None else ()
+        if enabled is not None and values and all(v.kind == CONST and not v.value for v in values):
+            return False
+        if not self.built_if and (enabled is None or (values and all(v.kind == CONST and v.value is True for v in values))):
+            return True
+        return None
+
 
 def keyword_text(style: str, name: str, value: str) -> str:
     """The text that adds ``name=value`` to a call, in the layout ``_insertion`` found."""

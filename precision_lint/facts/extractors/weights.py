@@ -154,6 +154,11 @@ class WeightsSite:
     # switch on by hand only by a second choice of theirs (MP101).
     trained_by_choice: str = ""
 
+    def float16_values(self) -> Tuple[Possible, ...]:
+        """The values that make these weights float16 (``torch.float16``, ``"fp16"``), with the
+        guards they are chosen under."""
+        return tuple(v for v in dtype_atoms(self.values) if v.value == "float16")
+
     def after_substitution(self) -> "WeightsSite":
         """Once parameters are replaced by what callers pass (the join), the dtypes follow."""
         return dataclasses.replace(self, dtypes=_dtype_names(self.values))
