@@ -30,26 +30,16 @@ def _codes(root, prefix="MP2"):
     return sorted((d.path.rsplit("/", 1)[-1], d.code) for d in findings_in(root) if d.code.startswith(prefix))
 
 
+@pytest.mark.parametrize("dtype, found", [("bfloat16", [("train.py", "MP201")]), ("float32", [])])
 @pytest.mark.parametrize("how", sorted(IMPORTS))
-def test_an_imported_bf16_constant_is_the_runs_dtype(tmp_path, how):
-    imports, model_id, dtype = IMPORTS[how]
+def test_an_imported_dtype_constant_is_the_runs_dtype(tmp_path, how, dtype, found):
+    imports, model_id, written = IMPORTS[how]
     root = write_tree(tmp_path, {
         "configs/__init__.py": "",
-        "configs/train_config.py": CONFIG.format(dtype="bfloat16", bf16="False"),
-        "train.py": LOAD.format(imports=imports, model_id=model_id, dtype=dtype),
+        "configs/train_config.py": CONFIG.format(dtype=dtype, bf16="False"),
+        "train.py": LOAD.format(imports=imports, model_id=model_id, dtype=written),
     })
-    assert _codes(root) == [("train.py", "MP201")]
-
-
-@pytest.mark.parametrize("how", sorted(IMPORTS))
-def test_an_imported_float32_constant_is_clean(tmp_path, how):
-    imports, model_id, dtype = IMPORTS[how]
-    root = write_tree(tmp_path, {
-        "configs/__init__.py": "",
-        "configs/train_config.py": CONFIG.format(dtype="float32", bf16="False"),
-        "train.py": LOAD.format(imports=imports, model_id=model_id, dtype=dtype),
-    })
-    assert _codes(root) == []
+    assert _codes(root) == found
 
 
 @pytest.mark.parametrize("bf16, found", [("True", [("train.py", "MP201")]), ("False", [])])
