@@ -427,7 +427,9 @@ class Evaluator:
                 cuda=cuda or capability,
                 param_dtype=param_dtype,
                 user_choice=user_choice,
-                other_device=positive and self.selects_other_device(test, scope, {}),
+                # a branch for another device, or the branch where the run is on no CUDA GPU
+                # (`torch.float16 if device == "cuda" else torch.bfloat16`: bf16 on the CPU only)
+                other_device=(positive and self.selects_other_device(test, scope, {})) or self._off_cuda(test, positive, scope),
                 # (either way round for the switch itself: `torch.float32 if targs.fp16 else ...`)
                 option=self._switch_read(test, scope) if user_choice or _part_name(test) in COMMAND_LINE_FLAGS else "",
             )
@@ -483,6 +485,32 @@ class Evaluator:
             return self._made_by_training_arguments(test.value, scope)
         if isinstance(test, ast.Name):
             return self._every_binding(test, scope, seen, self.selects_other_device)
+        return False
+
+    def _off_cuda(self, test: ast.expr, positive: bool, scope: Scope) -> bool:
+        """Whether the branch of ``test`` taken when it is ``positive`` runs on no CUDA GPU: the
+        false branch of a CUDA test (:meth:`_tests_cuda`), the true branch of its negation
+        (``not torch.cuda.is_available()``, ``device != "cuda"``)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._off_cuda(test.operand, not positive, scope)
+        if positive and isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
+            return _names_cuda(test, ast.Eq())  # `device != "cuda"`
+        return not positive and self._tests_cuda(test, scope)
+
+    def _tests_cuda(self, test: ast.expr, scope: Scope) -> bool:
+        """Whether a test holds exactly where the run is on a CUDA GPU: ``torch.cuda.is_available()``,
+        ``device == "cuda"`` / ``device.type == "cuda"`` / ``"cuda" in device``,
+        ``str(device).startswith("cuda")``, or a variable every reaching binding of which is
+        one. Its false branch is the run on the CPU (or another device), where no CUDA
+        capability matters. ``a and b`` is not one (it fails on a GPU where ``b`` does)."""
+        if isinstance(test, ast.Call):
+            site = self.ix.call_of(test)
+            qual = site.qualname if site is not None else self.ix.qualify(test.func, scope)
+            return qual == CUDA_AVAILABLE or _starts_with_cuda(test)
+        if isinstance(test, ast.Compare):
+            return len(test.ops) == 1 and _names_cuda(test, test.ops[0])
+        if isinstance(test, ast.Name):
+            return self._every_binding(test, scope, {}, lambda value, owner, seen: self._tests_cuda(value, owner))
         return False
 
     def _every_binding(self, name: ast.Name, scope: Scope, seen: dict, holds) -> bool:
