@@ -7,7 +7,9 @@ states none of it: the estimator, in a notebook or a launcher script beside it, 
 is written for. SageMaker's toolkit installs the ``requirements.txt`` of ``source_dir`` with
 ``pip install -r`` (no ``--upgrade``), so a library that file leaves unpinned stays at the
 container's version, and one it pins is what the file says (the join intersects both).
-``PyTorch(entry_point=..., framework_version="2.1")`` is the same with torch alone.
+``PyTorch(entry_point=..., framework_version="2.1")`` is the same with torch alone. Either's
+``py_version="py38"`` is the container's Python, which caps what pip installs there (transformers
+4.46.3 is the last release for Python 3.8).
 
 Recorded: the script as the estimator names it (relative to the launcher's folder), the
 versions each keyword gives (only literal strings), and the capability of the instance's GPU
@@ -70,6 +72,9 @@ def _launch(index: ModuleIndex, evaluator: Evaluator, site) -> Optional[Estimato
         version = _string(evaluator, site, name)
         if version is not None and version[:1].isdigit():
             versions.append((dist, version))
+    python = _string(evaluator, site, "py_version")  # `py_version="py38"`: the container's Python 3.8
+    if python is not None and python[:3] == "py3" and python[3:].isdigit():
+        versions.append(("python", f"3.{python[3:]}"))
     instance = _string(evaluator, site, "instance_type")
     capability = hardware.instance_capability(instance) if instance else None
     return EstimatorLaunch(index.span(site.node), script, tuple(versions), capability)
