@@ -12,15 +12,19 @@ from typing import FrozenSet, Iterable, List, Optional, Tuple
 from .names import dotted
 
 
-def values_tested(test: ast.expr) -> Optional[Tuple[str, FrozenSet[Tuple[str, object]]]]:
-    """``(the expression tested, the values it passes for)`` of ``x == v`` or ``x in (v, w)``,
-    each value a literal or a dotted name (``torch.float16``); None for any other test."""
+def values_tested(test: ast.expr) -> Optional[Tuple[str, FrozenSet[Tuple[str, object]], bool]]:
+    """``(the expression tested, the values, whether it passes for every value but those)`` of
+    ``x == v`` or ``x in (v, w)`` (False) and of ``x != v``, ``x not in (v, w)``, ``not (x == v)``
+    (True), each value a literal or a dotted name (``torch.float16``); None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = values_tested(test.operand)
+        return (inner[0], inner[1], not inner[2]) if inner is not None else None
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     op, right = test.ops[0], test.comparators[0]
-    if isinstance(op, ast.Eq):
+    if isinstance(op, (ast.Eq, ast.NotEq)):
         items = [right]
-    elif isinstance(op, ast.In) and isinstance(right, (ast.List, ast.Tuple, ast.Set)):
+    elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.List, ast.Tuple, ast.Set)):
         items = list(right.elts)
     else:
         return None
@@ -32,7 +36,7 @@ def values_tested(test: ast.expr) -> Optional[Tuple[str, FrozenSet[Tuple[str, ob
             values.append(("name", dotted(item)))
         else:
             return None
-    return (ast.dump(test.left), frozenset(values)) if values else None
+    return (ast.dump(test.left), frozenset(values), isinstance(op, (ast.NotEq, ast.NotIn))) if values else None
 
 
 def conjuncts(text: str) -> List[ast.expr]:
@@ -61,9 +65,20 @@ def guards_text(index, guards) -> str:
 def never_together(these: Iterable[str], those: Iterable[str]) -> bool:
     """Whether the tests ``these`` (all holding) and ``those`` (all holding) contradict each
     other: some conjunct of one and some of the other test the same expression against values
-    that have none in common."""
+    that have none in common (``x == "a"``, ``x in ("b", "c")``), or one passes only for values
+    the other refuses (``x == "a"``, ``not (x == "a")``)."""
     mine = [t for text in these if text for t in map(values_tested, conjuncts(text)) if t is not None]
     if not mine:
         return False
     theirs = [t for text in those if text for t in map(values_tested, conjuncts(text)) if t is not None]
-    return any(a[0] == b[0] and not a[1] & b[1] for a in mine for b in theirs)
+    return any(a[0] == b[0] and _apart(a, b) for a in mine for b in theirs)
+
+
+def _apart(a, b) -> bool:
+    (_, these, a_but), (_, those, b_but) = a, b
+    if a_but and b_but:
+        return False  # two refusals: some other value passes both
+    if a_but or b_but:
+        accepted, refused = (those, these) if a_but else (these, those)
+        return accepted <= refused
+    return not these & those

@@ -89,3 +89,30 @@ def test_a_fused_optimizer_takes_the_scale_itself(fused, unscale, found):
     ``ValueError: Attempting to unscale FP16 gradients.`` (review 26b: FlagPerf)."""
     codes = sorted(d.code for d in lint(FUSED.format(fused=fused, unscale=unscale)) if d.code in ("MP101", "MP104"))
     assert codes == found
+
+
+ELSE_BRANCH = """
+import argparse
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--optim", default="adam", choices=["adam", "fusedadam"])
+opt = p.parse_args()
+model = torch.nn.Linear(16, 4).cuda()
+precision = torch.float16 if opt.optim == "{cast_for}" else torch.float32
+model.to(precision)
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+if opt.optim == "fusedadam":
+    scaler = None
+else:
+    scaler = torch.amp.GradScaler("cuda")
+scaler.scale(model(torch.randn(2, 16).cuda()).sum()).backward()
+scaler.step(optimizer)
+"""
+
+
+@pytest.mark.parametrize("cast_for, found", [("fusedadam", 0), ("adam", 1)])
+def test_a_scaler_in_the_else_branch_of_the_casts_own_test(cast_for, found):
+    """The scaler is built where ``not (opt.optim == "fusedadam")``: weights made float16 only for
+    ``"fusedadam"`` never meet it (OpenNMT-py's legacy FusedAdam path, in one file)."""
+    assert len(lint(ELSE_BRANCH.format(cast_for=cast_for), "MP101")) == found

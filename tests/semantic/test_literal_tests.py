@@ -15,7 +15,11 @@ from precision_lint.semantic.literal_tests import never_together
         (['args.precision in ("fp16", "amp")'], ['args.precision == "amp"'], False),  # "amp" passes both
         (['opt.optim == "legacy"'], ['cfg.optim == "adam"'], False),  # two expressions
         (['opt.optim == "legacy" or opt.force'], ['opt.optim == "adam"'], False),  # an `or` may hold either way
-        (['opt.optim != "adam"'], ['opt.optim == "adam"'], False),  # (only == and in are read)
+        (['opt.optim != "adam"'], ['opt.optim == "adam"'], True),
+        (['not (opt.optim == "fusedadam")'], ['opt.optim == "fusedadam"'], True),
+        (['opt.optim not in ("adam", "sgd")'], ['opt.optim in ("adam", "sgd")'], True),
+        (['opt.optim not in ("adam",)'], ['opt.optim in ("adam", "sgd")'], False),  # "sgd" passes both
+        (['opt.optim != "adam"'], ['opt.optim != "sgd"'], False),
         (["opt.fp16"], ['opt.optim == "adam"'], False),
         ([""], ['opt.optim == "adam"'], False),
     ],
