@@ -970,7 +970,8 @@ class Evaluator:
             for assignment in bound:
                 if assignment.value is not None and assignment.unpack_index is None:
                     out.extend(self._entries(assignment.value, owner, seen))
-            if out:
+            # a dict known to start empty (`extra = {}`, `dict()`) holds what is put in it after
+            if out or (bound and all(_empty_dict(a.value) for a in bound)):
                 out.extend(self._mutations(expr.id, owner, min(len(a.guards) for a in bound), seen, self._reach_window(expr, scope, owner, bound)))
             return out
         return []
@@ -2513,6 +2514,13 @@ def _with_guards(v: Possible, guards: Tuple[Guard, ...]) -> Possible:
     if not guards:
         return v
     return replace_fields(v, guards=guards + v.guards)
+
+
+def _empty_dict(value: Optional[ast.expr]) -> bool:
+    """``{}`` or ``dict()``: a dict with no entries yet."""
+    return (isinstance(value, ast.Dict) and not value.keys) or (
+        isinstance(value, ast.Call) and dotted(value.func) == "dict" and not value.args and not value.keywords
+    )
 
 
 def _dedupe(values: Iterable[Possible]) -> Values:

@@ -22,6 +22,9 @@ TURNS_FP16_ON = {
     "item": 'kwargs = dict(base)\nkwargs["fp16"] = True',
     "update-keyword": 'kwargs = dict(**base)\nkwargs.update(fp16=True)',
     "update-dict": 'kwargs = {**base}\nkwargs.update({"fp16": True})',
+    # a dict that starts empty holds what is put in it after (held-out 26: EAGLE's `extra = {}`)
+    "empty-then-update": 'kwargs = {}\nkwargs.update(base)\nkwargs.update(fp16=True)',
+    "empty-call-then-item": 'kwargs = dict()\nkwargs.update(base)\nkwargs["fp16"] = True',
 }
 
 
