@@ -35,6 +35,7 @@ def test_the_trainers_own_adamw_over_float16_weights_is_reported():
         {"more": ", adam_epsilon=1e-4"},  # an eps float16 holds
         {"more": ', optim="adafactor"'},  # another optimizer
         {"more": ", fp16=True"},  # the unscale error comes first (MP101)
+        {"more": ', deepspeed="ds.json"'},  # DeepSpeed builds its own optimizer (held-out 26: elias_garden_elixir)
         {"trainer": ", optimizers=(opt, None)"},  # the user's own optimizer, judged where it is built
         {"run": "evaluate"},  # no training: no optimizer is built
     ],

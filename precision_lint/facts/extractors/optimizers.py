@@ -274,7 +274,8 @@ def _trainer_optimizer(index: ModuleIndex, evaluator: Evaluator, site) -> Option
     """The AdamW a Trainer builds itself (no ``optimizers=`` given): over the parameters of the
     model it trains, with ``adam_epsilon`` of its TrainingArguments (1e-8 by default), where
     those arguments are known here (the call bound to the name passed as ``args=``, or none
-    given) and turn on no fp16 loss scaling (that crashes first: MP101). None otherwise."""
+    given), turn on no fp16 loss scaling (that crashes first: MP101) and hand the step to no
+    DeepSpeed config (``deepspeed=``: DeepSpeed builds its own optimizer). None otherwise."""
     call = site.node
     if keyword(call, "optimizers") is not None or any(k.arg is None for k in call.keywords) or any(
         isinstance(a, ast.Starred) for a in call.args
@@ -309,6 +310,8 @@ def _trainer_optimizer(index: ModuleIndex, evaluator: Evaluator, site) -> Option
 
     if not known("fp16", lambda v: not v) or not known("optim", lambda v: v in ADAMW_OPTIMS):
         return None
+    if not known("deepspeed", lambda v: v is None):
+        return None  # DeepSpeed builds the optimizer (its config's, over fp32 master weights under fp16)
     written = keyword(made, "adam_epsilon") if made is not None else None
     eps = _eps_values(evaluator, written.value if written is not None else None, site.scope)
     insert_at, style = _insertion(index, made) if made is not None else (-1, "")
