@@ -529,6 +529,8 @@ class MigrationJudge:
                 continue  # under a test no configuration passes (a parameter every caller leaves False)
             hits = []
             for use in call.uses:
+                if use.tolerated:
+                    continue  # its key is set only under a version check of its own
                 hit = self._keyword_row(call, use)
                 if hit is not None and call.tolerated and self._stage(hit[0]) != "deprecated":
                     continue  # the TypeError the versions that removed it raise is caught

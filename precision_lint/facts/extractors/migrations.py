@@ -88,6 +88,10 @@ class KeywordUse:
     # its callers pass, substituted at the join); a value the user passes on the command line
     # (an argparse option's, beside its default) is theirs, not the code's. None: not read
     code_values: Optional[Tuple[Possible, ...]] = None
+    # the key is put in its dict only under a check of its own (``if version.parse(
+    # transformers.__version__) <= version.parse("4.36"): kw["use_flash_attention_2"] = True``):
+    # written for the versions that take it, whatever the call's other keys are
+    tolerated: bool = False
 
 
 @dataclass(frozen=True)
@@ -502,6 +506,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
                 KeywordUse(
                     s.name, key_span(index, s.key), key_text(index, s.key), s.via, value_text(index, s.value, s.key), position,
                     _code_values(evaluator, s.value, site.scope) if s.name in valued else None,
+                    tolerated=bool(s.guards) and tolerates(index, s.guards, (), CALL_FAILURES),
                 )
             )
         arg_spans = tuple(
