@@ -46,7 +46,7 @@ from .weights import built_conditions  # the tests' reading is the weights sites
 from .precision import (
     argument_extents, comma_follows, key_span, key_text, paren_extent, skip_blank, value_text,
 )
-from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, call_tolerated, handler_caught, tolerates
+from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, call_tolerated, handler_caught, source_tolerated, tolerates
 
 SECTION = "migrations"
 EMPTY = {
@@ -506,7 +506,7 @@ def _calls(index: ModuleIndex, evaluator: Evaluator):
                 KeywordUse(
                     s.name, key_span(index, s.key), key_text(index, s.key), s.via, value_text(index, s.value, s.key), position,
                     _code_values(evaluator, s.value, site.scope) if s.name in valued else None,
-                    tolerated=bool(s.guards) and tolerates(index, s.guards, (), CALL_FAILURES),
+                    tolerated=source_tolerated(index, s, CALL_FAILURES),
                 )
             )
         arg_spans = tuple(

@@ -96,7 +96,13 @@ def call_tolerated(index: ModuleIndex, site, sources, failures, caught=None) -> 
     ``caught``: what is caught around it, where not ``site.caught`` (:func:`handler_caught`)."""
     if tolerates(index, site.guards, site.caught if caught is None else caught, failures):
         return True
-    return bool(sources) and all(s.guards and tolerates(index, s.guards, (), failures) for s in sources)
+    return bool(sources) and all(source_tolerated(index, s, failures) for s in sources)
+
+
+def source_tolerated(index: ModuleIndex, source, failures) -> bool:
+    """Whether a keyword's source (``KwargSource``) is put in its dict only under a check of its
+    own (a version or signature test around ``kwargs["tokenizer"] = tok``)."""
+    return bool(source.guards) and tolerates(index, source.guards, (), failures)
 
 
 def attr_tolerated(index: ModuleIndex, use) -> bool:
