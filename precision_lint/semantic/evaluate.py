@@ -495,14 +495,16 @@ class Evaluator:
             return self._off_cuda(test.operand, not positive, scope)
         if positive and isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
             return _names_cuda(test, ast.Eq())  # `device != "cuda"`
-        return not positive and self._tests_cuda(test, scope)
+        return not positive and self._tests_cuda(test, scope, {})
 
-    def _tests_cuda(self, test: ast.expr, scope: Scope) -> bool:
+    def _tests_cuda(self, test: ast.expr, scope: Scope, seen: dict) -> bool:
         """Whether a test holds exactly where the run is on a CUDA GPU: ``torch.cuda.is_available()``,
         ``device == "cuda"`` / ``device.type == "cuda"`` / ``"cuda" in device``,
         ``str(device).startswith("cuda")``, or a variable every reaching binding of which is
-        one. Its false branch is the run on the CPU (or another device), where no CUDA
-        capability matters. ``a and b`` is not one (it fails on a GPU where ``b`` does)."""
+        one (``seen``: the variables worked out in this question, as :meth:`_every_binding` keeps
+        them: a binding that reads itself ends there). Its false branch is the run on the CPU (or
+        another device), where no CUDA capability matters. ``a and b`` is not one (it fails on a
+        GPU where ``b`` does)."""
         if isinstance(test, ast.Call):
             site = self.ix.call_of(test)
             qual = site.qualname if site is not None else self.ix.qualify(test.func, scope)
@@ -510,7 +512,7 @@ class Evaluator:
         if isinstance(test, ast.Compare):
             return len(test.ops) == 1 and _names_cuda(test, test.ops[0])
         if isinstance(test, ast.Name):
-            return self._every_binding(test, scope, {}, lambda value, owner, seen: self._tests_cuda(value, owner))
+            return self._every_binding(test, scope, seen, self._tests_cuda)
         return False
 
     def _every_binding(self, name: ast.Name, scope: Scope, seen: dict, holds) -> bool:

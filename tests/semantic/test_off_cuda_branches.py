@@ -30,3 +30,15 @@ def test_bf16_chosen_only_off_the_gpu_is_no_finding(choice, found):
         "print(model.generate(torch.ones(1, 2, dtype=torch.long)))\n"
     )
     assert len(lint(src, "MP201")) == found
+
+
+def test_a_variable_that_reads_itself_ends():
+    """``flag = flag`` of a parameter, read in a nested function: the question ends there, never
+    in a RecursionError (champ's attention module, once the CUDA test followed variables)."""
+    src = (
+        "import torch\nfrom transformers import AutoModelForCausalLM\n"
+        "def make(flag, name):\n    flag = flag\n    def inner():\n"
+        "        dtype = torch.float16 if flag else torch.bfloat16\n"
+        "        return AutoModelForCausalLM.from_pretrained(name, dtype=dtype).generate(y)\n    return inner\n"
+    )
+    assert [d.code for d in lint(src) if d.code == "MP003"] == []
