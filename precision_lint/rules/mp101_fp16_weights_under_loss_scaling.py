@@ -82,7 +82,7 @@ from ..fixes import plan
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from ..workspace.configfiles import is_config_file, shown_from
 from ..facts.model import ModuleFacts
-from ..semantic.literal_tests import never_together
+from ..semantic.literal_tests import chosen_apart
 from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
 from ..project.configurations import FALSY, alongside, builds_in, by_user_only, casts_in, configurations, runs_deepspeed, wraps_adapters
 from ..project.launched_precision import LaunchedPrecision, builds_no_grad_scaler, launched
@@ -411,11 +411,7 @@ def _tested_apart(weights: WeightsSite, site: PrecisionSite, scaled) -> bool:
     half = weights.float16_values()
     built = [site.built_if] if site.built_if else []
     switched = [[g.text for g in v.guards if g.positive] for v in scaled] if scaled else [[]]
-    if not half or not (built or any(switched)):
-        return False
-    return all(
-        never_together([g.text for g in h.guards if g.positive], built + texts) for h in half for texts in switched
-    )
+    return all(chosen_apart(half, built + texts) for texts in switched)
 
 
 def _by_hand_only(v) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..diagnostics import UNSAFE, Fix, Related
-from ..semantic.literal_tests import never_together
+from ..semantic.literal_tests import chosen_apart
 from ..semantic.values import HALF
 from ..project.configurations import wrapped_in_shipped_runs
 from .base import Rule, RuleContext, base_dtype_adapters, base_dtype_note, insert, replace
@@ -173,10 +173,7 @@ def _tested_apart(weights, optimizer) -> bool:
     """Whether every float16 value of the weights is chosen under a test that contradicts the
     tests the optimizer is built under (``semantic.literal_tests``): float16 where
     ``opt.optim == "legacy"``, Adam where ``opt.optim == "adam"``."""
-    half = weights.float16_values() if weights is not None else ()
-    return bool(half and optimizer.built_if) and all(
-        never_together([g.text for g in v.guards if g.positive], [optimizer.built_if]) for v in half
-    )
+    return weights is not None and chosen_apart(weights.float16_values(), [optimizer.built_if])
 
 
 def _stepped_by_a_scaler(ctx: RuleContext, optimizer) -> bool:

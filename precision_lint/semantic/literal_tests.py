@@ -74,6 +74,13 @@ def never_together(these: Iterable[str], those: Iterable[str]) -> bool:
     return any(a[0] == b[0] and _apart(a, b) for a in mine for b in theirs)
 
 
+def chosen_apart(values, tests: Iterable[str]) -> bool:
+    """Whether each of ``values`` (``Possible`` atoms) is chosen under a test (its positive
+    guards) that contradicts ``tests`` (:func:`never_together`); False for no values."""
+    tests = list(tests)
+    return bool(values) and all(never_together([g.text for g in v.guards if g.positive], tests) for v in values)
+
+
 def _apart(a, b) -> bool:
     (_, these, a_but), (_, those, b_but) = a, b
     if a_but and b_but:
