@@ -3,6 +3,8 @@
 compatibility code. Every shape has its negative beside it."""
 import json
 
+import pytest
+
 from conftest import config, lint, write_tree
 
 from precision_lint.workspace.config import from_table
@@ -267,43 +269,37 @@ def test_a_signature_check_is_a_guard():
     assert [d.code for d in lint(plain, "MP301", NEWEST)] == ["MP301"]
 
 
-def test_a_keyword_put_in_the_arguments_only_under_a_signature_check_is_guarded():
+SIGNATURE_CHOSEN_KEY = """\
+    import inspect
+    from transformers import Trainer
+    kwargs = {{"model": m}}
+    {bound}if "processing_class" in {params}:
+        kwargs["processing_class"] = tok
+    else:
+        kwargs["tokenizer"] = tok
+    trainer = Trainer(**kwargs)
+    """
+SIGNATURE = "inspect.signature(Trainer.__init__).parameters"
+
+
+@pytest.mark.parametrize(
+    "bound, params, plain",
+    [
+        ("", SIGNATURE, ('"processing_class" in ' + SIGNATURE, "use_new_api")),
+        # review 25a: SparkTransformer's prompt improver binds the parameters to a variable first
+        (f"params = {SIGNATURE}\n    ", "params", (SIGNATURE, "{'processing_class': 1}")),
+    ],
+    ids=["inline", "through-a-variable"],
+)
+def test_a_keyword_put_in_the_arguments_only_under_a_signature_check_is_guarded(bound, params, plain):
     """The check may choose the dict's key rather than the call (review 25a): ``kwargs`` gets
     ``processing_class`` where the installed trainer takes it and ``tokenizer`` only otherwise,
-    and the trainer is called once with ``**kwargs``. The old name is then passed only where it is
-    taken; put there unconditionally, it is still reported."""
-    src = """\
-    import inspect
-    from transformers import Trainer
-    kwargs = {"model": m}
-    if "processing_class" in inspect.signature(Trainer.__init__).parameters:
-        kwargs["processing_class"] = tok
-    else:
-        kwargs["tokenizer"] = tok
-    trainer = Trainer(**kwargs)
-    """
+    and the trainer is called once with ``**kwargs``; the signature may be bound to a variable
+    first (``params = inspect.signature(...).parameters``). The old name is then passed only
+    where it is taken; put there unconditionally, it is still reported."""
+    src = SIGNATURE_CHOSEN_KEY.format(bound=bound, params=params)
     assert lint(src, "MP301", NEWEST) == []
-    plain = src.replace('"processing_class" in inspect.signature(Trainer.__init__).parameters', "use_new_api")
-    assert [d.code for d in lint(plain, "MP301", NEWEST)] == ["MP301"]
-
-
-def test_a_signature_bound_to_a_variable_is_a_signature_check():
-    """``params = inspect.signature(Seq2SeqTrainer.__init__).parameters`` then ``if
-    "processing_class" in params:`` (review 25a: SparkTransformer's prompt improver)."""
-    src = """\
-    import inspect
-    from transformers import Trainer
-    kwargs = {"model": m}
-    params = inspect.signature(Trainer.__init__).parameters
-    if "processing_class" in params:
-        kwargs["processing_class"] = tok
-    else:
-        kwargs["tokenizer"] = tok
-    trainer = Trainer(**kwargs)
-    """
-    assert lint(src, "MP301", NEWEST) == []
-    plain = src.replace("inspect.signature(Trainer.__init__).parameters", "{'processing_class': 1}")
-    assert [d.code for d in lint(plain, "MP301", NEWEST)] == ["MP301"]
+    assert [d.code for d in lint(src.replace(*plain), "MP301", NEWEST)] == ["MP301"]
 
 
 def test_a_removed_keyword_put_in_the_arguments_only_under_a_signature_check_is_guarded():
