@@ -127,7 +127,11 @@ FIELD_SPECIFIERS = frozenset(
 LIBRARY_ATTRIBUTES = {
     ("accelerate.Accelerator", "mixed_precision"): "mixed_precision",
     ("accelerate.accelerator.Accelerator", "mixed_precision"): "mixed_precision",
+    ("torch.device", "type"): "type",  # `torch.device("mps").type` is "mps": the type given first
 }
+# Attributes that are part of the string the object was made from: `torch.device("cuda:1").type`
+# is "cuda", the text before the index.
+_DEVICE_TYPE = ("torch.device", "type")
 _MAX_ATOMS = 64
 _MAX_DEPTH = 24
 # The values a module-level variable is summarised from (Evaluator.module_variables): a literal
@@ -1776,11 +1780,18 @@ class Evaluator:
             made = self._qualname_of(call, where)
             name = LIBRARY_ATTRIBUTES.get((made or "", expr.attr))
             given = keyword(call, name) if name else None
+            given = given.value if given is not None else None
+            if name and given is None and (made, expr.attr) == _DEVICE_TYPE:
+                given = first_argument(call)  # `torch.device("mps")`
             if given is None:
                 return None
-            values = self.values(given.value, where)
+            values = self.values(given, where)
             if any(v.kind != CONST or v.value is None for v in values):
                 return None
+            if (made, expr.attr) == _DEVICE_TYPE:
+                if not all(isinstance(v.value, str) for v in values):
+                    return None  # `torch.device(0)`: an index, the type is the current accelerator's
+                values = [replace_fields(v, value=v.value.split(":", 1)[0]) for v in values]
             out.extend(values)
         return out
 

@@ -647,6 +647,17 @@ GUARDED = [
         """,
         id="cpu_autocast",
     ),
+    pytest.param(  # the device the autocast names is made for Apple's GPU: a CUDA scaler beside it is off there
+        """
+        import torch
+        DEVICE = torch.device("mps")
+        scaler = torch.amp.GradScaler("cuda", enabled=DEVICE.type == "cuda")
+        with torch.autocast(device_type=DEVICE.type, dtype=torch.bfloat16):
+            loss = model(x).mean()
+        scaler.scale(loss).backward()
+        """,
+        id="mps_device_type",
+    ),
     pytest.param(  # a tensor, not a model
         """
         import torch

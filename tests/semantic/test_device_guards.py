@@ -247,3 +247,29 @@ def test_a_test_that_a_device_not_known_here_is_a_cuda_gpu_holds_where_the_run_i
 @pytest.mark.parametrize("test", ['device == "cpu"', 'device.startswith("xla")', '"cuda" == "cuda"'])
 def test_other_comparisons_of_devices_are_not_cuda_tests(test):
     assert all(v.kind != CUDA and not v.cuda for v in _values(test))
+
+
+# --- `torch.device(...).type`: the type the device was made with -----------------------------------
+def _values_of_marker_argument(program: str):
+    ix = build_index(HEAD + textwrap.dedent(program), "m", False)
+    (site,) = [s for s in ix.calls if dotted(s.node.func) == "marker"]
+    return sorted(str(v.value) for v in Evaluator(ix).values(site.node.args[0], site.scope))
+
+
+@pytest.mark.parametrize(
+    "made, expected",
+    [
+        ('torch.device("mps")', ["mps"]),
+        ('torch.device("cuda:1")', ["cuda"]),
+        ('torch.device(type="xpu", index=0)', ["xpu"]),
+        ('torch.device("cuda" if torch.cuda.is_available() else "cpu")', ["cpu", "cuda"]),
+    ],
+    ids=["mps", "indexed", "keyword", "either"],
+)
+def test_a_device_s_type_is_the_type_it_was_made_with(made, expected):
+    assert _values_of_marker_argument(f"device = {made}\nmarker(device.type)\n") == expected
+
+
+@pytest.mark.parametrize("made", ["torch.device(0)", "torch.device(args.device)", "get_device()"])
+def test_a_device_of_unknown_type_stays_unknown(made):
+    assert _values_of_marker_argument(f"device = {made}\nmarker(device.type)\n") in (["None"], [])
