@@ -2530,10 +2530,28 @@ def _with_guards(v: Possible, guards: Tuple[Guard, ...]) -> Possible:
 
 
 def _empty_dict(value: Optional[ast.expr]) -> bool:
-    """``{}`` or ``dict()``: a dict with no entries yet."""
+    """``{}`` or ``dict()``: a dict with no entries yet; or the idiom of a ``None`` default,
+    ``{} if kwargs is None else kwargs`` (``kwargs or {}``): what the caller gave, else empty:
+    what is put in it after is there either way."""
+    if isinstance(value, ast.IfExp):
+        branches = (value.body, value.orelse)
+        given = [b for b in branches if isinstance(b, ast.Name)]
+        return len(given) == 1 and any(_empty_dict(b) for b in branches) and _tests_none(value.test, given[0].id)
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and len(value.values) == 2:
+        first, second = value.values
+        return isinstance(first, ast.Name) and _empty_dict(second)
     return (isinstance(value, ast.Dict) and not value.keys) or (
         isinstance(value, ast.Call) and dotted(value.func) == "dict" and not value.args and not value.keywords
     )
+
+
+def _tests_none(test: ast.expr, name: str) -> bool:
+    """``name is None``, ``name is not None``, ``not name`` or ``name`` itself."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        return is_constant(test.comparators[0], None) and isinstance(test.left, ast.Name) and test.left.id == name
+    return isinstance(test, ast.Name) and test.id == name
 
 
 def _dedupe(values: Iterable[Possible]) -> Values:

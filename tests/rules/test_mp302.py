@@ -45,6 +45,22 @@ def fix302(src, cfg=NEW, unsafe=False):
             b = MyArgs("o", use_cpu=True)
             """,
         ),
+        (  # a dict of the caller's, else empty, filled by update() (recall 26c: tweetnlp's loader)
+            """
+            from transformers import AutoModel
+            def load(name, token=None, model_kwargs=None):
+                model_kwargs = {} if model_kwargs is None else model_kwargs
+                model_kwargs.update({"use_auth_token": token})
+                return AutoModel.from_pretrained(name, **model_kwargs)
+            """,
+            """
+            from transformers import AutoModel
+            def load(name, token=None, model_kwargs=None):
+                model_kwargs = {} if model_kwargs is None else model_kwargs
+                model_kwargs.update({"token": token})
+                return AutoModel.from_pretrained(name, **model_kwargs)
+            """,
+        ),
         (  # **kwargs dicts (literal and dict()) and a TRL config (a TrainingArguments subclass)
             """
             from trl import SFTConfig

@@ -25,6 +25,9 @@ TURNS_FP16_ON = {
     # a dict that starts empty holds what is put in it after (held-out 26: EAGLE's `extra = {}`)
     "empty-then-update": 'kwargs = {}\nkwargs.update(base)\nkwargs.update(fp16=True)',
     "empty-call-then-item": 'kwargs = dict()\nkwargs.update(base)\nkwargs["fp16"] = True',
+    # what the caller gave, else an empty dict (tweetnlp's `{} if x is None else x`, recall 26c)
+    "none-default-then-update": 'given = None\nkwargs = {} if given is None else given\nkwargs.update(base)\nkwargs.update(fp16=True)',
+    "or-empty-then-item": 'given = None\nkwargs = given or {}\nkwargs.update(base)\nkwargs["fp16"] = True',
 }
 
 
