@@ -148,7 +148,7 @@ class CallGraphValues:
             for arg in record.args:
                 if _fills(ref, arg.index, arg.keyword):
                     passed = arg.fp16 if ref.fp16 else arg.values  # a certainly float16 tensor: its own values
-                    for v in self.substitute(_follow(passed, ref.keys, ref.missing), module.path, depth + 1):
+                    for v in self.substitute(_follow(passed, _inner_keys(ref), ref.missing), module.path, depth + 1):
                         out.append(
                             replace_fields(
                                 v,
@@ -162,6 +162,8 @@ class CallGraphValues:
             result = _dedupe(out)
         elif records and not ref.keys and not ref.missing and all(r.omits(ref.name, ref.index) for _, r in records):
             result = ()  # every call seen leaves it out: its default (an atom of its own) is its value
+        elif records and ref.var_keyword and len(ref.keys) == 1 and all(r.omits(ref.keys[0], None) for _, r in records):
+            result = ()  # no call passes that keyword: the entry is not in the `**kwargs` it spreads
         else:
             result = (Possible(UNKNOWN),)
         self._memo[key] = result
@@ -243,7 +245,7 @@ class CallGraphValues:
         """What the call ``ref`` (made in the file ``caller``) passes for ``param``."""
         for index, keyword, values in ref.args:
             if _fills(param, index, keyword):
-                found = self.substitute(_follow(values, param.keys, param.missing), caller, depth + 1)
+                found = self.substitute(_follow(values, _inner_keys(param), param.missing), caller, depth + 1)
                 return tuple(replace_fields(v, where=v.where or caller, via=v.via | {caller}) for v in found)
         return (Possible(UNKNOWN),)  # not passed: the parameter's default, or nothing we know
 
@@ -484,8 +486,17 @@ _LEAVES = (str, int, float, bool, type(None), bytes, Span, Possible)
 
 
 def _fills(param: ParamRef, index: Optional[int], keyword: Optional[str]) -> bool:
-    """Whether an argument at position ``index`` or named ``keyword`` fills ``param``."""
+    """Whether an argument at position ``index`` or named ``keyword`` fills ``param``; for
+    the entry ``keys[0]`` of a ``**kwargs`` parameter, the keyword of that name."""
+    if param.var_keyword:
+        return bool(param.keys) and keyword == param.keys[0]
     return keyword == param.name or (keyword is None and param.index is not None and index == param.index)
+
+
+def _inner_keys(param: ParamRef) -> tuple:
+    """The keys followed into what fills ``param``: for a ``**kwargs`` entry, those after
+    the keyword's own."""
+    return param.keys[1:] if param.var_keyword else param.keys
 
 
 def _looked_up(atom: Possible, keys, near: str) -> Tuple[Possible, ...]:

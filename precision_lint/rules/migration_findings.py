@@ -610,7 +610,7 @@ class MigrationJudge:
             section = module.section("migrations")
             forwards = [f for f in section.get("forwards", ()) if f.function == function] if section else []
             helper = function.rsplit(".", 1)[-1]
-            where = "" if module is self.ctx.facts else " of " + module.path
+            where = "" if module.path == self.ctx.facts.path else " of " + module.path  # (the join's copy of the same file)
             for use in call.uses:
                 # (row, the library calls that take it, with their classes), one finding per row: a
                 # helper that picks one of several classes (`LlamaX.from_pretrained(**kw)` or

@@ -891,6 +891,22 @@ class Evaluator:
     def kwarg(self, call: ast.Call, scope: Scope, name: str) -> List[KwargSource]:
         return [s for s in self.kwarg_sources(call, scope) if s.name == name]
 
+    def forwarded(self, call: ast.Call, scope: Scope, name: str) -> List[KwargSource]:
+        """Where a call spreads the enclosing function's own ``**kwargs``
+        (``from_pretrained(path, **kwargs)`` in ``def build(path, **kwargs)``), that dict's
+        entry ``name`` (``via`` "forwarded"): what callers pass by that keyword, substituted at
+        the join (recall 26c: tevatron's ``torch_dtype`` through ``DenseModel.build(...,
+        **hf_kwargs)``). A rule that also judges the callers' keyword itself asks
+        :meth:`kwarg` only (MP202 and the migrations report it where it is written)."""
+        for kw in call.keywords:
+            if kw.arg is None and isinstance(kw.value, ast.Name):
+                owner, bound = self.ix.bindings_of(kw.value, scope)
+                if owner is not None and owner.var_keyword == kw.value.id and not bound and owner.kind == "function":
+                    entry = ast.copy_location(ast.Subscript(kw.value, ast.copy_location(ast.Constant(name), kw.value), ast.Load()), kw.value)
+                    ast.fix_missing_locations(entry)
+                    return [KwargSource(name, kw, entry, "forwarded", kw)]
+        return []
+
     def source_values(self, source: "KwargSource", scope: Scope) -> Values:
         """The values of a keyword's source, with the conditions a ``d["k"] = v`` is set under."""
         values = self.values(source.value, scope)
@@ -2415,7 +2431,7 @@ def _param_ref(function: Scope, name: str) -> ParamRef:
         if key.endswith(".__init__"):
             key = parent.qualname
     index = positional.index(name) if name in positional else None
-    return ParamRef(key, name, index)
+    return ParamRef(key, name, index, var_keyword=name == function.var_keyword)
 
 
 def _narrowed(v: Possible, excluded: set) -> Possible:

@@ -71,6 +71,7 @@ class Scope:
     params: Dict[str, Optional[ast.expr]] = field(default_factory=dict)
     globals: set = field(default_factory=set)
     positional: Tuple[str, ...] = ()  # parameters a caller may fill by position, in order
+    var_keyword: str = ""  # the name of its ``**kwargs`` parameter
     # name → its ``ParamRef``, made once (``evaluate.param_ref``)
     param_refs: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -1745,6 +1746,8 @@ class _Indexer:
         for param in params:
             if param.kind in ("vararg", "kwarg"):
                 scope.params[param.name] = None
+            if param.kind == "kwarg":
+                scope.var_keyword = param.name
         # guards do not flow into a function body from where it is defined
         self._saved_guards.append((self.guards, self.contexts, self.context_items, self.loops))
         self.guards, self.contexts, self.context_items, self.loops = [], [], [], []

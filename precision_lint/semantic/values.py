@@ -48,6 +48,8 @@ class ParamRef:
     # the parameter as a tensor that is certainly float16 (``float16.py``): what each call
     # passes is its ``CallArg.fp16``, the argument's certain values, not every value it may take
     fp16: bool = False
+    # the function's ``**kwargs``: its key ``keys[0]`` is what a caller passes by that keyword
+    var_keyword: bool = False
 
 
 @dataclass(frozen=True)

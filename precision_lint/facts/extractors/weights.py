@@ -948,12 +948,17 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if is_loader(site):
             if _loads_adapters_only(site):
                 continue
-            sources = [s for s in evaluator.kwarg_sources(node, site.scope) if s.name in DTYPE_KWARGS]
+            # `**kwargs` of the enclosing function spread there: each name's entry (the callers')
+            sources = [s for s in evaluator.kwarg_sources(node, site.scope) if s.name in DTYPE_KWARGS] or [
+                s for name in DTYPE_KWARGS for s in evaluator.forwarded(node, site.scope, name)
+            ]
             if not sources:
                 continue
             src = sources[-1]
             kind, edit_node, via = "dtype-kwarg", src.value, src.via
             vals = evaluator.source_values(src, site.scope)
+            if via == "forwarded":  # what callers pass as `torch_dtype=` or as `dtype=`
+                vals = tuple(v for s in sources for v in evaluator.source_values(s, site.scope))
             placed = evaluator.kwarg_values(node, site.scope, "device_map")
             on_cpu = bool(placed) and all(v.kind == CONST and v.value == "cpu" for v in placed)
             moves = bool(placed) and not on_cpu
@@ -1013,6 +1018,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             recv_end = index.span(site.receiver).end
             edit_span = Span(span.line, span.col, span.end_line, span.end_col, recv_end, span.end)
             edit_text = index.source[recv_end : span.end]
+        elif via == "forwarded":  # the callers' keyword: a fix there is theirs, never the spread's
+            edit_span, edit_text = None, f"**{index.text(edit_node.value)}"
         else:
             edit_span = index.span(edit_node)
             edit_text = index.text(edit_node)
