@@ -39,6 +39,9 @@ CAPABILITY_FUNCTIONS = frozenset(
         "is_torch_bf16_gpu_available",
         "is_torch_bf16_available_on_device",
         "is_bfloat16_supported",
+        # ComfyUI's `comfy.model_management.should_use_bf16()`: True from compute capability 8
+        # (its custom nodes pick their dtype by it: recall 27c, ComfyUI-SUPIR after its fix)
+        "should_use_bf16",
     }
 )
 # Names and strings that say a condition is about the precision (`args.bf16`,

@@ -603,6 +603,16 @@ GUARDED = [
         """,
         id="unsloth_is_bfloat16_supported",
     ),
+    pytest.param(  # a ComfyUI node: the host's capability check picks bf16 (recall 27c)
+        """
+        import torch
+        import comfy.model_management as mm
+        dtype = torch.bfloat16 if mm.should_use_bf16() else torch.float16
+        with torch.autocast("cuda", dtype=dtype):
+            y = model(x)
+        """,
+        id="comfyui_should_use_bf16",
+    ),
     pytest.param(
         """
         import torch

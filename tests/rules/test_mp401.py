@@ -301,6 +301,15 @@ NEGATIVES = [
         """,
         id="helper-fp32-callers",
     ),
+    pytest.param(  # the entropy of one distribution: no student meets the teacher (review 26b)
+        """
+        teacher = AutoModelForCausalLM.from_pretrained("big", torch_dtype=torch.float16)
+        t = teacher(**batch).logits
+        probs = F.softmax(t, dim=-1)
+        entropy = -torch.sum(probs * F.log_softmax(t, dim=-1), dim=-1)
+        """,
+        id="entropy-of-one-distribution",
+    ),
 ]
 
 

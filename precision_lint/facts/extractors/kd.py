@@ -438,9 +438,17 @@ def _kd_loss(index: ModuleIndex, shapes: _Shapes, site):
                 return "manual KL divergence", probs + a + b
         else:
             logs = shapes.operands(other, scope, "log-probabilities")
-            if logs:
+            if logs and not _one_distribution(probs, logs):
                 return "soft-target cross entropy", probs + logs
     return None
+
+
+def _one_distribution(probs: List[Operand], logs: List[Operand]) -> bool:
+    """Whether the probabilities and the log-probabilities are taken of the same logits:
+    ``-(softmax(x) * log_softmax(x)).sum(-1)`` is the entropy of one distribution (at most
+    ``log(vocab)``), no teacher and no student meet in it (review 26b: an analysis script's
+    uncertainty of the teacher's tokens)."""
+    return {o.logits_text for o in probs} == {o.logits_text for o in logs}
 
 
 def _plain_operand(index: ModuleIndex, shapes: _Shapes, logits: _Logits, site) -> Operand:
