@@ -1690,10 +1690,7 @@ class Evaluator:
         if info is None or scope is None:
             return {}
         out: dict = {}
-        dataclass = any(
-            (dotted(d.func if isinstance(d, ast.Call) else d) or "").endswith("dataclass")
-            for d in info.node.decorator_list
-        )
+        dataclass = _declares_fields(info, self.ix, scope)
         for name, bound in scope.assignments.items():
             if name.startswith("__"):
                 continue
@@ -1957,8 +1954,10 @@ class Evaluator:
         reach, a command-line option, or a config value, instance or returned value."""
         if self.passes_dtype(expr, scope):
             return True
-        if isinstance(expr, ast.Call) and not expr.args and not expr.keywords and self.may_carry(expr, scope):
-            return True  # `train(Config())`: an instance whose fields are all the class's defaults
+        if isinstance(expr, ast.Call) and self.may_carry(expr, scope):
+            # `train(Config())`, `Factory(ModelConfig(path=p))`: an instance whose fields are the
+            # class's defaults where the call passes none (recall 27c: ArcticTraining's config)
+            return True
         if isinstance(expr, ast.Call) and (site := self.ix.call_of(expr)) is not None and site.qualname in CONFIG_LOADERS:
             return True  # `run(yaml.safe_load(open("config.yaml")))`: the file's keys, read at the join
         if isinstance(expr, ast.Name) and self.parsed_instance(expr, scope):
@@ -2562,6 +2561,26 @@ def _empty_dict(value: Optional[ast.expr]) -> bool:
     return (isinstance(value, ast.Dict) and not value.keys) or (
         isinstance(value, ast.Call) and dotted(value.func) == "dict" and not value.args and not value.keywords
     )
+
+
+# Classes whose class-level annotated names are the fields of a generated ``__init__``: pydantic
+# models and settings, NamedTuples (by a base), attrs classes (by a decorator, as dataclasses).
+FIELD_BASES = frozenset(
+    {"pydantic.BaseModel", "pydantic.main.BaseModel", "pydantic.v1.BaseModel", "pydantic_settings.BaseSettings", "typing.NamedTuple"}
+)
+FIELD_DECORATORS = ("dataclass", "attr.s", "attrs", "attr.define", "attrs.define", "attrs.frozen", "attr.frozen")
+
+
+def _declares_fields(info, ix: ModuleIndex, scope: Scope) -> bool:
+    """Whether a class's literal class-level values are the defaults of its instances' fields:
+    a dataclass, an attrs class, a pydantic model (recall 27c: ArcticTraining's
+    ``attn_implementation: str = "flash_attention_2"`` of a ``BaseModel``), a NamedTuple."""
+    for d in info.node.decorator_list:
+        written = dotted(d.func if isinstance(d, ast.Call) else d) or ""
+        qualified = ix.qualify(d.func if isinstance(d, ast.Call) else d, scope.parent or scope) or written
+        if written.endswith("dataclass") or qualified in FIELD_DECORATORS or qualified.startswith(("attr.", "attrs.")):
+            return True
+    return any(base in FIELD_BASES for base in info.bases)
 
 
 def _tests_none(test: ast.expr, name: str) -> bool:

@@ -102,3 +102,45 @@ def test_pydantic_and_attrs_field_defaults(kind, field):
 )
 def test_fields_whose_default_is_not_written_are_unknown(kind, field):
     assert lint(CONFIG_CLASS.format(field=field, **kind), "MP101") == []
+
+
+# --- classes whose class-level values are their instances' defaults ------------------------------
+DECLARED = """
+    {imports}
+    from transformers import AutoModelForCausalLM
+
+    {decorator}
+    class ModelConfig{bases}:
+        name_or_path: str
+        attn_implementation: str = "{default}"
+
+    class Factory:
+        def __init__(self, config):
+            self.config = config
+
+        def create_model(self):
+            return AutoModelForCausalLM.from_pretrained(
+                self.config.name_or_path, attn_implementation=self.config.attn_implementation
+            )
+
+    model = Factory(ModelConfig(name_or_path="Qwen/Qwen2.5-0.5B")).create_model()
+    """
+DECLARING = {
+    "dataclass": ("from dataclasses import dataclass", "@dataclass", ""),
+    "pydantic": ("from pydantic import BaseModel", "", "(BaseModel)"),
+    "pydantic-settings": ("from pydantic_settings import BaseSettings", "", "(BaseSettings)"),
+    "attrs-define": ("from attrs import define", "@define", ""),
+    "attr-s": ("import attr", "@attr.s(auto_attribs=True)", ""),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DECLARING))
+def test_a_config_class_default_reaches_the_loader_through_an_instance_passed_on(kind):
+    """recall 27c: ArcticTraining's pydantic ``ModelConfig`` defaulted ``attn_implementation``
+    to FlashAttention-2, read as ``self.config.attn_implementation`` of a factory given a
+    ``ModelConfig(...)`` built in the call."""
+    imports, decorator, bases = DECLARING[kind]
+    src = DECLARED.format(imports=imports, decorator=decorator, bases=bases, default="flash_attention_2")
+    assert [d.code for d in lint(src, "MP202")] == ["MP202"]
+    assert lint(DECLARED.format(imports=imports, decorator=decorator, bases=bases, default="sdpa"), "MP202") == []
+
