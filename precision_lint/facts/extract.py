@@ -233,7 +233,7 @@ def _analyse(
     """:func:`extract_facts` of a file CPython compiles and the gate analyses: its index, then
     its facts."""
     try:
-        index = build_index(source, module, is_package, tree)
+        index = build_index(source, module, is_package, tree, session=is_notebook_text(facts.path, source))
     except (RecursionError, ValueError) as exc:  # pathological input; still never a traceback
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         facts.parse_error = ParseError(f"the analysis failed on it ({message}); it was not checked", 1, 0, "unsupported")

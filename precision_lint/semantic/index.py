@@ -344,6 +344,8 @@ class ModuleIndex:
         # (each walk through a variable, each qualify of a name); kept once the walk of the
         # tree has bound every name (build_index), never while bindings are still being added
         self._bindings_memo: Dict[tuple, tuple] = _BUILDING
+        self.session = False  # a notebook's text (build_index)
+        self._session_names: Optional[Dict[str, Optional[List[int]]]] = None
         self.callee_memo: Dict[int, tuple] = {}  # id(call site) → (site, callees.project_callee's answer)
         self._resolved: Dict[tuple, tuple] = {}  # (name, id(scope), at, depth) → (scope, resolve_name's answer)
         self._scope_spans = None
@@ -623,7 +625,11 @@ class ModuleIndex:
           previous ``x``.
         - A use in a nested function sees the enclosing scope as it is when its code has run to
           the end (functions are called after the module has executed: pyright's binder
-          order): the last binding that always runs, and the conditional ones after it.
+          order): the last binding that always runs, and the conditional ones after it. In a
+          notebook (``session``), which nothing imports, a function of the module's own that
+          only the notebook's own code calls runs where it is last named there
+          (``notebook_launcher(training_function)``): a module variable rebound in a later cell
+          (``predictor = Predictor()`` for inference) is not what it reads (review 26d).
 
         Where no binding precedes a use (a name used before any assignment, which would raise
         at run time unless a loop brings it round), every binding is returned.
@@ -641,6 +647,8 @@ class ModuleIndex:
                 reached = []
             elif owner is scope and at is not None:
                 reached = self._reaching_use(bindings, at)
+            elif owner is self.root and self.session and (last := self._last_named(scope)) is not None:
+                reached = self._reaching_use(bindings, last)
             else:
                 reached = self._reaching_end(bindings, owner)
         if self._bindings_memo is not _BUILDING:
@@ -773,6 +781,24 @@ class ModuleIndex:
         self._covers_memo[key] = found
         return found
 
+    def _last_named(self, scope: Scope) -> Optional[int]:
+        """For code in a function defined once at the module's top (or nested in one), where
+        the module's own code names that function last (its pre-order number): a call, or a
+        launcher handed it. None where the function is named in any function's code (it may
+        run later), named nowhere, or defined more than once."""
+        top = scope
+        while top.parent is not None and top.parent is not self.root:
+            top = top.parent
+        if top.parent is not self.root or top.kind != "function" or not isinstance(top.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        name = top.node.name
+        if len(self.root.assignments.get(name, ())) != 1:
+            return None
+        if self._session_names is None:
+            self._session_names = _module_code_names(self.module, self.order_of)
+        places = self._session_names.get(name)
+        return places[-1] if places else None
+
     def _reaching_end(self, bindings: List[Assignment], owner: Scope) -> List[Assignment]:
         base = self.flow_at(self.order_of[id(owner.node.body)][0]) if owner.kind != "module" else frozenset()
         out: List[Assignment] = []
@@ -862,17 +888,42 @@ def line_starts(source: str) -> List[int]:
     return starts
 
 
-def build_index(source: str, module_name: str = "", is_package: bool = False, tree: Optional[ast.Module] = None) -> ModuleIndex:
+def build_index(
+    source: str, module_name: str = "", is_package: bool = False, tree: Optional[ast.Module] = None, session: bool = False
+) -> ModuleIndex:
     """Index ``source``. ``tree``: CPython's tree of it (``syntax.cpython_tree``'s), which the
     caller has parsed already; only without one is the text parsed here (``ast.parse``:
-    raises ``SyntaxError`` on bad input)."""
+    raises ``SyntaxError`` on bad input). ``session``: the text is a notebook's, run cell by
+    cell and never imported (see :meth:`ModuleIndex.bindings_at`)."""
     if tree is None:
         tree = ast.parse(source)
     index = ModuleIndex(source, tree, module_name, is_package)
+    index.session = session
     _walk(tree, _Indexer(index))
     index._bindings_memo = {}  # every binding is known from here on
     _resolve_names(index)
     return index
+
+
+def _module_code_names(module: ast.Module, order_of: dict) -> Dict[str, Optional[List[int]]]:
+    """Name -> the pre-order numbers where the module's own code (not a function's, nor a
+    lambda's) reads it, in order; None for a name some function or lambda reads."""
+    out: Dict[str, Optional[List[int]]] = {}
+    todo: List[Tuple[ast.AST, bool]] = [(node, False) for node in reversed(module.body)]
+    while todo:
+        node, nested = todo.pop()
+        if type(node) is ast.Name and type(node.ctx) is ast.Load:
+            if nested:
+                out[node.id] = None
+            elif out.get(node.id, []) is not None:
+                out.setdefault(node.id, []).append(order_of.get(id(node), (0,))[0])
+            continue
+        inner = nested or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        todo.extend((child, inner) for child in reversed(list(ast.iter_child_nodes(node))))
+    for places in out.values():
+        if places:
+            places.sort()
+    return out
 
 
 def _type_checking(test: ast.expr) -> bool:

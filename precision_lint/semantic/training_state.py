@@ -1046,9 +1046,11 @@ class TrainedObjects:
         (``("", "")`` when nothing here does): an optimizer given that object, a part of it
         (``AdamW(pipe.unet.parameters())`` for a cast of ``pipe``) or a whole it is part of
         (``AdamW(model.parameters())`` for a cast of ``model.encoder``), never another part of
-        the same whole (``pipe.vae`` for ``pipe.unet``)."""
+        the same whole (``pipe.vae`` for ``pipe.unet``). Where both are known by how this
+        module binds them, that decides: two calls of ``Net()`` or of one loader make two
+        objects, whatever the callee returns (:func:`same_object`)."""
         for use in self.uses():
-            if use.kind == "train" and meets(use.keys, keys):
+            if use.kind == "train" and same_object(use.keys, keys):
                 return f"{use.evidence} (line {use.line})", use.scope
         return "", ""
 
@@ -1292,6 +1294,19 @@ def meets(a: FrozenSet[tuple], b: FrozenSet[tuple]) -> bool:
     one is a part of the other (``pipe`` and ``pipe.unet``). Two parts of one whole
     (``pipe.unet`` and ``pipe.vae``) share none."""
     return bool(a & b) or bool(_wholes(a) & b) or bool(a & _wholes(b))
+
+
+def same_object(a: FrozenSet[tuple], b: FrozenSet[tuple]) -> bool:
+    """:func:`meets` where a key of what a project function returns (``("ret", "Net")``) is
+    left out whenever both sides are also known by their own bindings here: ``teacher =
+    load("big")`` and ``student = load("small")`` share the key of ``load``'s return and are
+    two objects; so are a notebook's trained ``predictor = Predictor()`` and a later cell's
+    ``predictor = Predictor()`` cast for inference (review 26d)."""
+    own_a = frozenset(k for k in a if _root(k)[0] != "ret")
+    own_b = frozenset(k for k in b if _root(k)[0] != "ret")
+    if own_a and own_b:
+        return meets(own_a, own_b)
+    return meets(a, b)
 
 
 def _klass_of(function: Scope) -> Optional[str]:

@@ -6,6 +6,8 @@ policy itself; the rule tests at the bottom are the repros that three policies g
 """
 import ast
 
+import pytest
+
 from conftest import dedent, lint
 
 from precision_lint.semantic.index import build_index, nodes_of
@@ -16,9 +18,10 @@ def _uses(ix, name):
     return [n for n in nodes_of(ix.module) if type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load]
 
 
-def _seen(src, name, which=-1):
-    """The first lines of the statements whose bindings reach the ``which``-th use of ``name``."""
-    ix = build_index(dedent(src), "m")
+def _seen(src, name, which=-1, session=False):
+    """The first lines of the statements whose bindings reach the ``which``-th use of ``name``
+    (``session``: the text is a notebook's)."""
+    ix = build_index(dedent(src), "m", session=session)
     use = _uses(ix, name)[which]
     _, bindings = ix.bindings_of(use, ix.scope_of(use))
     return [ix.text(b.statement).strip().splitlines()[0] for b in bindings]
@@ -185,6 +188,53 @@ def test_a_function_sees_the_module_as_it_is_at_its_end():
         """,
         "dtype",
     ) == ["dtype = torch.bfloat16", "dtype = torch.float16"]
+
+
+NOTEBOOK = """
+    predictor = Predictor()
+    def training_function():
+        opt = AdamW(predictor.parameters())
+    notebook_launcher(training_function)
+    predictor = Predictor()
+    predictor.half()
+    """
+
+
+def test_in_a_notebook_a_function_sees_the_module_where_the_notebook_last_names_it():
+    """Review 26d: the training cell's function runs at its launch; the inference cell after
+    it rebinds the name to a new model."""
+    assert _seen(NOTEBOOK, "predictor", which=0, session=True) == ["predictor = Predictor()"]
+    ix = build_index(dedent(NOTEBOOK), "m", session=True)
+    use = _uses(ix, "predictor")[0]
+    (binding,) = ix.bindings_of(use, ix.scope_of(use))[1]
+    assert ix.span(binding.statement).line == 1  # the first cell's, not the later one's
+
+
+def test_in_a_script_a_function_sees_the_module_at_its_end():
+    """A module another may import: its functions may run after its code has run to the end."""
+    assert len(_seen(NOTEBOOK, "predictor", which=0)) == 1
+    ix = build_index(dedent(NOTEBOOK), "m")
+    use = _uses(ix, "predictor")[0]
+    (binding,) = ix.bindings_of(use, ix.scope_of(use))[1]
+    assert ix.span(binding.statement).line == 5
+
+
+@pytest.mark.parametrize(
+    "called",
+    [
+        "def later():\n    training_function()\n",  # named in another function: it may run later
+        "",  # named nowhere: when it runs is not known
+    ],
+    ids=["named-in-a-function", "never-named"],
+)
+def test_in_a_notebook_a_function_named_elsewhere_sees_the_module_at_its_end(called):
+    src = dedent(NOTEBOOK).replace("notebook_launcher(training_function)\n", "") + called
+    if called.startswith("def later"):
+        src += "notebook_launcher(training_function)\n"
+    ix = build_index(src, "m", session=True)
+    use = _uses(ix, "predictor")[0]
+    lines = [ix.span(b.statement).line for b in ix.bindings_of(use, ix.scope_of(use))[1]]
+    assert lines == [4]  # the rebinding after the function reaches it
 
 
 def test_a_parameter_shadows_the_module_binding():
