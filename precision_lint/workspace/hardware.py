@@ -64,8 +64,12 @@ _OPTION_BEFORE = lazy(r"--?[\w-]+\s*$")  # `--master_port 3090`: an option's val
 # (a sentence about running out of a GPU's memory is one: "suffers from OOM on 5090")
 _GPU_CONTEXT = lazy(r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|\bvram\b|\booms?\b|out of memory|显卡|显存|训练设备|设备|[0-9]\s*[台张块]", re.IGNORECASE)
 _COUNT = lazy(r"(\d)\s*[x×]\s*(?=[a-zA-Z])|(?<![\w.-])(\d+)-(?=[a-zA-Z])")  # "8xA100", "4-A100" → "8 x A100", "4 x A100"
-# A SLURM request for a GPU model: `--gres=gpu:a100:8`, `--gpus=h100:4`, `--constraint=a100`.
-_SLURM = lazy(r"--(?:gres|gpus(?:-per-node|-per-task)?|constraint|partition)[= ](?:gpu:)?([\w-]+)", re.IGNORECASE)
+# A SLURM request for a GPU model: `--gres=gpu:a100:8`, `--gpus=h100:4`, `--constraint=a100`, a
+# partition named after its GPUs (`--partition=gpu_a100`, `#SBATCH -p gpu_a100`, `-C a100`).
+_SLURM = lazy(
+    r"(?:--(?:gres|gpus(?:-per-node|-per-task)?|constraint|partition)[= ]|#?SBATCH[ \t]+-[pC][ \t]*)(?:gpu:)?([\w-]+)",
+    re.IGNORECASE,
+)
 # GPU architectures as cluster partitions and constraints name them.
 _ARCHITECTURES = {
     "pascal": 60, "volta": 70, "turing": 75, "ampere": 80, "ada": 89, "lovelace": 89, "hopper": 90, "blackwell": 100,
@@ -341,15 +345,16 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
 
     if _NEWER_ARCHITECTURES.search(text):
         found.extend(_stated_architectures(text, note))
-    if "--" not in text and not _may_name_a_gpu(text, exact=False):
+    if "--" not in text and "SBATCH" not in text and not _may_name_a_gpu(text, exact=False):
         return found  # no SLURM request and no GPU name: not even the links are cut out
     text = _COUNT().sub(lambda m: f"{m.group(1) or m.group(2)} x ", _URL().sub(" ", text))
     for match in _SLURM().finditer(text):
-        for gpu in _GPU_WORD().finditer(match.group(1)):
+        requested = match.group(1).replace("_", " ")  # `gpu_a100`: the GPU after the underscore
+        for gpu in _GPU_WORD().finditer(requested):
             capability = _capability(gpu.group(1))
             if capability is not None:
                 found.append(capability)
-        architecture = _ARCHITECTURE().search(match.group(1))  # `--partition=hopper-prod`
+        architecture = _ARCHITECTURE().search(requested)  # `--partition=hopper-prod`
         if architecture is not None:
             found.append(_ARCHITECTURES[architecture.group(1).lower()])
     if not _may_name_a_gpu(text):
@@ -357,7 +362,7 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
     if "|" in text:
         text = _labelled_rows(text)
     for sentence in _SENTENCE().split(text):
-        if "--" in sentence and _SLURM().search(sentence):
+        if ("--" in sentence or "SBATCH" in sentence) and _SLURM().search(sentence):
             continue  # read above
         for match in _INSTANCE().finditer(sentence):
             name = match.group(1).lower().split("-")[0]

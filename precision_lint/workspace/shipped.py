@@ -48,7 +48,7 @@ import functools
 import os
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from .launches import Launch
@@ -122,6 +122,7 @@ class ShippedFiles:
         self._roots: Dict[str, Tuple[List[str], Optional[str]]] = {}  # folder → _up_to_root
         self._launches: Dict[str, List[Tuple[str, "Launch"]]] = {}
         self._naming: Dict[str, List[Tuple[str, str, str]]] = {}  # path → _launchers_naming
+        self._siblings: Dict[str, List[int]] = {}  # folder → _siblings_launched
         self._configs: Dict[str, List[str]] = {}  # top folder → the configuration files under it
         self._config_holds: Dict[Tuple[str, Tuple[str, ...]], bool] = {}  # (file, words) → holds one
         self._config_read: Dict[str, None] = {}  # configuration files read (side files of the run)
@@ -328,6 +329,8 @@ class ShippedFiles:
                     for _, outer_name, outer_text in self._launchers_naming(inner):
                         if not outer_name.endswith(".ipynb") and outer_text is not text:
                             found.extend(_stated_by_launcher(outer_name, outer_text))
+            if readme and not found and not self._launchers_naming(path):
+                found.extend(self._siblings_launched(os.path.dirname(path)))
         self._stated[(path, readme)] = self._stated[key] = summarise(found)
         return self._stated[key]
 
@@ -462,24 +465,54 @@ class ShippedFiles:
         base, stem = os.path.basename(path), _module_stem(path)
         runs = None  # compiled at the first launcher that holds the name (most files: none)
         found = []
-        here = os.path.dirname(path)
+        for where, name, text in self._launchers_near(os.path.dirname(path)):
+            # the plain substring first: a pattern that opens with a look-behind is tried
+            # at every offset of the text (a notebook's megabytes, once per module)
+            if base not in text and (stem is None or stem not in text):
+                continue
+            if runs is None:
+                runs = _naming(base, stem)
+            if runs.search(text):
+                found.append((where, name, text))
+        self._naming[path] = found
+        return found
+
+    def _launchers_near(self, folder: str) -> Iterator[Tuple[str, str, str]]:
+        """(folder, name, text) of each launcher in ``folder`` or up to :data:`LEVELS` above,
+        or their launch folders and the folders directly in those, up to the repository's root."""
+        here = folder
         for _ in range(LEVELS + 1):
             for where in (here, *(f for d in self._launch_folders_in(here) for f in self._launch_folder(d))):
                 for name in self._listing(where):
                     text = self._read(os.path.join(where, name))
-                    # the plain substring first: a pattern that opens with a look-behind is tried
-                    # at every offset of the text (a notebook's megabytes, once per module)
-                    if text is None or base not in text and (stem is None or stem not in text):
-                        continue
-                    if runs is None:
-                        runs = _naming(base, stem)
-                    if runs.search(text):
-                        found.append((where, name, text))
+                    if text is not None:
+                        yield where, name, text
             parent = os.path.dirname(here)
             if parent == here or os.path.exists(os.path.join(here, ".git")):
                 break  # the repository's own launchers: none of a folder that holds it
             here = parent
-        self._naming[path] = found
+
+    def _siblings_launched(self, folder: str) -> List[int]:
+        """What the shell launchers that run scripts of ``folder`` state (their ``#SBATCH``
+        requests, their comments, their names): the machines the folder's code is written for,
+        read for a file of it that no launcher names and no README speaks for (review 27a: the
+        study scripts beside Slurm jobs that all request an A100). Found once per folder."""
+        found = self._siblings.get(folder)
+        if found is None:
+            found = []
+            for where, name, text in self._launchers_near(folder):
+                if name.endswith(".ipynb"):
+                    continue
+                runs_here = any(
+                    os.path.normcase(os.path.dirname(os.path.abspath(os.path.join(where, f)))) == os.path.normcase(folder)
+                    or runs_file(where, f, os.path.join(folder, os.path.basename(f)))
+                    for launch in _launches(text)
+                    for f in launch.files()
+                    if f.endswith(".py")
+                )
+                if runs_here:
+                    found.extend(_stated_by_launcher(name, text))
+            self._siblings[folder] = found
         return found
 
     def _readmes_about(self, path: str) -> List[Tuple[str, str, str, bool]]:

@@ -342,15 +342,43 @@ def test_launchers_and_the_folders_readme_state_the_target(tree, files):
 @pytest.mark.parametrize(
     "files",
     [
-        {"src/launch.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\nsrun python other.py\n"},  # launches another script
+        # launches a script of another folder
+        {"jobs/launch.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\nsrun python tools/other.py\n", "tools/other.py": ""},
         {"README.md": "Every example was tested on an A100.\n", "src/README.md": "# Examples\n\nWe ran these on a T4.\n"},  # a nearer README
         {"docs/README.md": "Tested on 4x A100 80GB.\n"},  # another folder's
         {"src/launch.sh": "#!/bin/bash\n# runs on a T4\npython train.py  # A100\n"},  # commands are not read
     ],
-    ids=["slurm-other-script", "nearer-readme", "other-folders-readme", "script-command"],
+    ids=["slurm-other-folders-script", "nearer-readme", "other-folders-readme", "script-command"],
 )
 def test_files_that_do_not_speak_about_the_module_state_nothing(tree, files):
     assert _run(tree({"src/train.py": TRAIN, **files})) == [("src/train.py", "MP201")]
+
+
+@pytest.mark.parametrize(
+    "launcher, reported",
+    [
+        ("#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython main.py --steps 10\n", []),
+        ("#!/bin/bash\n#SBATCH -p gpu_h100\npython src/main.py\n", []),
+        ("#!/bin/bash\n#SBATCH --gres=gpu:v100:1\npython main.py\n", [("src/study.py", "MP201")]),
+        ("#!/bin/bash\npython main.py\n", [("src/study.py", "MP201")]),  # states nothing
+    ],
+    ids=["a100-sibling", "h100-partition-from-root", "v100-sibling", "nothing-stated"],
+)
+def test_a_script_no_launcher_names_targets_what_its_siblings_launchers_request(tree, launcher, reported):
+    """Review 27a: study scripts beside Slurm jobs that all request an A100 for the folder's
+    main script are run on that cluster too; where a README states a GPU, it decides."""
+    where = "src/run.sbatch" if "src/" not in launcher else "run.sbatch"
+    root = tree({"src/main.py": "print('main')\n", "src/study.py": TRAIN, where: launcher})
+    assert _run(root) == reported
+
+
+def test_a_readme_that_states_a_gpu_outranks_the_siblings_launchers(tree):
+    root = tree({
+        "src/main.py": "print('main')\n", "src/study.py": TRAIN,
+        "src/run.sbatch": "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\npython main.py\n",
+        "src/README.md": "The study scripts run on a free Colab T4.\n",
+    })
+    assert _run(root) == [("src/study.py", "MP201")]
 
 
 SPACE_CARD = "---\ntitle: Demo\nsdk: gradio\napp_file: app.py\nsuggested_hardware: {flavor}\n---\n\n# Demo\n"

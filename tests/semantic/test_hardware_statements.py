@@ -17,6 +17,13 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("#SBATCH --gres=gpu:a100:8", [80]),
         ("#SBATCH --partition=hopper-prod  # Adjust this for your cluster", [90]),
         ("#SBATCH --partition=lovelace", [89]),  # Ada Lovelace (review 19d)
+        # a partition named after its GPUs, long or short (review 27b), and a constraint
+        ("#SBATCH -p gpu_a100", [80]),
+        ("#SBATCH --partition=gpu_v100", [70]),
+        ("SBATCH -p gpu_h100", [90]),  # a launcher's `#` line as its comments are read
+        ("#SBATCH -C a100", [80]),
+        ("#SBATCH -p gpu", []),
+        ("python train.py -p 4090", []),
         ("## Example: 70B model 4-A100 40GB Training", [80]),  # a count joined by a hyphen
         ("Fine-tuned llama-2-7b, compared with gpt-4-turbo.", []),
         ("#SBATCH --gres=gpu:4", []),
