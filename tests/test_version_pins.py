@@ -466,6 +466,39 @@ def test_a_nearer_readme_wins_over_the_roots_requirements(tmp_path):
     assert _targets(root, "experimental/x/train.py").of("transformers").low == (4, 36, 2)
 
 
+SETUP_ENV = (
+    '#!/bin/bash\n#SBATCH -J setup_env\nTRANSFORMERS_VERSION="4.41.2"\nTRL_VERSION="0.8.6"\n'
+    'python -m venv "$HOME/envs/ft" && source "$HOME/envs/ft/bin/activate"\n'
+    'python -m pip install "transformers==${TRANSFORMERS_VERSION}" "trl==$TRL_VERSION" datasets\n'
+)
+
+
+@pytest.mark.parametrize("where", ["setup_env.sh", "install.sh", "environment_setup/create.sbatch", "env/make.bash"])
+def test_an_environment_setup_script_pins_what_nothing_else_names(tmp_path, where):
+    """Review 27b: a project's environment script installs its versions, through shell
+    variables too."""
+    root = write_tree(tmp_path, {".git/HEAD": "", where: SETUP_ENV, "train/sft.py": ""})
+    t = _targets(root, "train/sft.py")
+    assert t.of("transformers").is_point and t.of("transformers").low == (4, 41, 2)
+    assert t.of("trl").is_point and t.of("trl").low == (0, 8, 6)
+    assert "`pip install` in" in t.of("transformers").source and where.rsplit("/", 1)[-1] in t.of("transformers").source
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"run_train.sh": SETUP_ENV},  # a launcher's name: read only where it runs the file
+        {"scripts/setup_env.sh": SETUP_ENV},  # a folder not named for the environment
+        {"setup_env.sh": SETUP_ENV, "requirements.txt": "transformers>=4.46\n"},  # the requirements decide
+    ],
+    ids=["other-name", "other-folder", "requirements-first"],
+)
+def test_shell_scripts_that_are_no_setup_script_of_the_folder_pin_nothing(tmp_path, files):
+    root = write_tree(tmp_path, {".git/HEAD": "", **files, "train/sft.py": ""})
+    allowed = _targets(root, "train/sft.py").of("transformers")
+    assert not (allowed.is_point and allowed.low == (4, 41, 2))
+
+
 def test_readme_prose_indented_text_and_bare_installs_are_not_pins(tmp_path):
     root = write_tree(tmp_path, {
         ".git/HEAD": "",

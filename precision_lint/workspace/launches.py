@@ -345,6 +345,19 @@ def launches(text: str) -> List[Launch]:
     return found
 
 
+def expanded_commands(text: str) -> List[str]:
+    """The commands of a shell-like text (:func:`commands`) with the shell variables assigned
+    above each written out (``TRANSFORMERS_VERSION="4.41.2"`` ... ``pip install
+    "transformers==${TRANSFORMERS_VERSION}"``); the assignments themselves left out."""
+    out = []
+    variables: Dict[str, str] = {}
+    for _, command in commands(text):
+        if "=" in command and _assigns(command, variables):
+            continue
+        out.append(_expanded(command, variables) if "$" in command and variables else command)
+    return out
+
+
 # a variable that opens a path (`$ROOT/`, `${work_dir}/`): the folder the project is cloned to
 _ROOT_VARIABLE = lazy(r"^\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)/")
 _ASSIGNMENT = lazy(r"^(?:export\s+|readonly\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)

@@ -1023,6 +1023,43 @@ def folder_readme(folder: Path) -> List[Tuple[Allowed, Path]]:
     return out
 
 
+# A shell script that sets up the project's environment, by its name or its folder's
+# (`setup_env.sh`, `install.sh`, `environment_setup/create.sbatch`, `env/make_venv.bash`).
+_SETUP_SCRIPT = lazy(r"(?:^|[-_.])(?:setup|install|env|environment|venv|conda)(?:[-_.]|$)", re.IGNORECASE)
+_SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
+
+
+def folder_setup_scripts(folder: Path) -> List[Tuple[Allowed, Path]]:
+    """The ``pip install`` pins of the environment setup scripts of ``folder``: a shell
+    script named for it there, or any shell script of a folder directly in it named for it
+    (review 27b: ``environment_setup/setup_env.sbatch`` installs ``transformers==${
+    TRANSFORMERS_VERSION}`` with ``TRANSFORMERS_VERSION="4.41.2"`` above)."""
+    from .launches import expanded_commands
+
+    scripts: List[Path] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        stem = os.path.splitext(entry.name)[0]
+        if entry.name.endswith(_SHELL_SUFFIXES) and _SETUP_SCRIPT().search(stem) and entry.is_file():
+            scripts.append(Path(entry.path))
+        elif not entry.name.startswith(".") and _SETUP_SCRIPT().search(entry.name) and entry.is_dir():
+            try:
+                inner = sorted(e.path for e in os.scandir(entry.path) if e.name.endswith(_SHELL_SUFFIXES) and e.is_file())
+            except OSError:
+                inner = []
+            scripts.extend(Path(p) for p in inner)
+    out: List[Tuple[Allowed, Path]] = []
+    for script in scripts:
+        text = _read(script)
+        if text and "install" in text:
+            shown = os.path.relpath(script, folder)
+            out.extend((r, script) for r in pip_requirements(expanded_commands(text), shown))
+    return out
+
+
 def _is_project_folder(folder: Path) -> bool:
     """Whether a folder is a project's root: a repository, a package definition, or a
     requirements file (of any library)."""
@@ -1389,6 +1426,7 @@ class VersionResolver:
         self.installed = installed or {}
         self._folders: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._readmes: Dict[Path, List[Tuple[Allowed, Path]]] = {}
+        self._setups: Dict[Path, List[Tuple[Allowed, Path]]] = {}  # folder → folder_setup_scripts
         self._built: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._runs: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._read: Set[str] = set()
@@ -1446,6 +1484,13 @@ class VersionResolver:
             self._read.add(str(folder / "README.md"))  # one written later may pin
             self._readmes[folder] = found
         return self._readmes[folder]
+
+    def _setup_scripts(self, folder: Path) -> List[Tuple[Allowed, Path]]:
+        found = self._setups.get(folder)
+        if found is None:
+            found = self._setups[folder] = folder_setup_scripts(folder)
+            self._read.update(str(p) for _, p in found)
+        return found
 
     def _is_root(self, folder: Path) -> bool:
         if folder not in self._roots:
@@ -1531,13 +1576,18 @@ class VersionResolver:
         recorded = [(r, p) for r, p in self._recorded(folder) if r.dist == dist]
         if recorded:
             return "", _alternatives(recorded), list(dict.fromkeys(p for _, p in recorded))[:1]
-        # last, what the folder's README installs in its code blocks
+        # then what the folder's README installs in its code blocks
         stated = [(r, p) for r, p in self._readme(folder) if r.dist == dist]
         if stated:
             combined, paths = _deciding(stated)
             first = stated[0][0].source
             how = next((h for h in ("a `conda` command", "the requirements list") if first.startswith(h)), "`pip install`")
             return f"{how} in ", combined, paths
+        # last, what its environment setup scripts install
+        installed = [(r, p) for r, p in self._setup_scripts(folder) if r.dist == dist]
+        if installed:
+            combined, paths = _deciding(installed)
+            return "`pip install` in ", combined, paths
         return None
 
     def targets(
