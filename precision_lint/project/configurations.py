@@ -101,6 +101,45 @@ def _holding(subject, literals, wanted: bool, chosen: Possible) -> Optional[List
 FALSY = (False, None, 0, "")  # the values a bare test `if x:` refuses
 
 
+def conditions_apart(
+    these: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...], bool]],
+    those: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...], bool]],
+) -> bool:
+    """Whether two sets of conditions (a cast's ``WeightsSite.cast_when``, a GradScaler's
+    ``PrecisionSite.when``) never hold together: one of each tests the same value, known as
+    such because the literals it may take are the same ones written in the code (the default
+    and the choices of one option, followed through a call's parameter), against values no
+    configuration satisfies both ways (``precision in ("pure_fp16", "pure_bf16")`` and
+    ``precision == "amp"``: review 27a's open_clip factories, whose tests read two texts)."""
+    return any(_never_both(a, b) for a in these for b in those)
+
+
+def _never_both(a, b) -> bool:
+    (subject_a, literals_a, wanted_a), (subject_b, literals_b, wanted_b) = a, b
+    known_a, known_b = _literals_of(subject_a), _literals_of(subject_b)
+    if not known_a or known_a != known_b:
+        return False  # not known to be one value
+    closed = all(v.kind == CONST for v in (*subject_a, *subject_b))
+    domain = {v.value for v in (*subject_a, *subject_b) if v.kind == CONST}
+    if wanted_a and wanted_b:
+        return not set(literals_a) & set(literals_b)
+    if not closed:
+        return False  # a value typed by hand may pass a test that refuses the others
+    return not any((x in literals_a) == wanted_a and (x in literals_b) == wanted_b for x in domain)
+
+
+def _literals_of(subject: Sequence[Possible]) -> set:
+    """The literals a value may be, each as the value and where it is written (a value the join
+    brought from the caller's file names that file, the same value read in its own file names
+    none: the offsets are compared), a parameter's default apart (what a call that leaves the
+    parameter out gets: not a value of the option the callers pass)."""
+    return {
+        (repr(v.value), v.origin.start, v.origin.end)
+        for v in subject
+        if v.kind == CONST and v.origin is not None and v.default_of is None
+    }
+
+
 def configurations(*groups: Iterable[Possible]) -> List[Possible]:
     """One atom for each configuration the values of ``groups`` name (``Possible.chosen``: each
     shipped launch of a script, each file a parse reads, a run by hand), that :func:`alongside`

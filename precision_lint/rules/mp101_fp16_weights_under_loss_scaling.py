@@ -74,6 +74,7 @@ prepares the model (it casts float16 parameters to float32), nor where TRL wraps
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple
@@ -82,9 +83,9 @@ from ..fixes import plan
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from ..workspace.configfiles import is_config_file, shown_from
 from ..facts.model import ModuleFacts
-from ..semantic.literal_tests import chosen_apart
+from ..semantic.literal_tests import chosen_apart, conjuncts
 from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
-from ..project.configurations import FALSY, alongside, builds_in, by_user_only, casts_in, configurations, runs_deepspeed, wraps_adapters
+from ..project.configurations import FALSY, alongside, builds_in, by_user_only, casts_in, conditions_apart, configurations, runs_deepspeed, wraps_adapters
 from ..project.launched_precision import LaunchedPrecision, builds_no_grad_scaler, launched
 from ..project.options import BY_HAND, from_launcher, launcher_shown, passed_by
 from ..project.runs import half_in_run, run_name, trained_in_run, training_site, value_in_run
@@ -375,7 +376,7 @@ def built_configurations(site: PrecisionSite, weights: WeightsSite, project: Pro
             continue  # no scaler in this configuration, or no float16 weights
         user = by_user_only(when, probe)
         chosen = dataclasses.replace(probe, guards=user.guards) if user is not None else probe
-        if _by_hand_only(chosen) or (user is not None and _opt_in(alongside(half, probe))):
+        if _by_hand_only(chosen) or (user is not None and _opt_in(alongside(half, probe)) and _apart_choices(user, half)):
             continue  # both only by the user's own choices: not a run the code ships or defaults to
         if wraps_adapters(weights.peft_when, probe) or not casts_in(weights.cast_when, chosen):
             continue
@@ -408,10 +409,34 @@ def _tested_apart(weights: WeightsSite, site: PrecisionSite, scaled) -> bool:
     float16 where ``opt.optim == "legacy"`` and a GradScaler built where ``opt.optim == "adam"``
     (or its Trainer's ``fp16=`` chosen so) never meet; nor a cast under ``args.precision in
     ("fp16", "pure_fp16")`` and ``GradScaler() if args.precision == "amp" else None``."""
+    if conditions_apart(weights.cast_when, site.when):
+        return True  # the cast's test and the scaler's read one option, for values apart
     half = weights.float16_values()
     built = [site.built_if] if site.built_if else []
     switched = [[g.text for g in v.guards if g.positive] for v in scaled] if scaled else [[]]
     return all(chosen_apart(half, built + texts) for texts in switched)
+
+
+def _apart_choices(user, half) -> bool:
+    """Whether the user's choice that builds the scaler (``user``) is not the one that makes
+    the weights float16: two switches the user must both pass (``--half`` and ``--amp``), not
+    one that does both (``torch.float16 if opt.fp16 ...`` and ``GradScaler() if opt.fp16``)."""
+    switches = {g.option or g.text.lstrip("-") for g in user.guards if g.user_choice}
+    for v in half:
+        for g in v.guards:
+            if g.user_choice and g.positive and (g.option in switches or switches & _attributes_tested(g.text)):
+                return False
+    return True
+
+
+def _attributes_tested(text: str) -> set:
+    """The attribute names a test's conjuncts read (``opt.fp16 and opt.optim == "adam"``: fp16, optim)."""
+    out = set()
+    for term in conjuncts(text):
+        for node in ast.walk(term):
+            if isinstance(node, ast.Attribute):
+                out.add(node.attr)
+    return out
 
 
 def _by_hand_only(v) -> bool:

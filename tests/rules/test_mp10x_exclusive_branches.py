@@ -116,3 +116,50 @@ def test_a_scaler_in_the_else_branch_of_the_casts_own_test(cast_for, found):
     """The scaler is built where ``not (opt.optim == "fusedadam")``: weights made float16 only for
     ``"fusedadam"`` never meet it (OpenNMT-py's legacy FusedAdam path, in one file)."""
     assert len(lint(ELSE_BRANCH.format(cast_for=cast_for), "MP101")) == found
+
+
+INLINE = """
+import argparse
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--precision", default="amp", choices=["amp", "fp32", "pure_fp16", "pure_bf16"])
+args = p.parse_args()
+{body}
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-5)
+scaler = torch.amp.GradScaler("cuda") if args.precision == "amp" else None
+scaler.scale(model(torch.randn(2, 8).cuda()).float().mean()).backward()
+scaler.step(optimizer)
+"""
+IN_THE_SCOPE = """
+model = torch.nn.Linear(8, 8)
+if args.precision in ({cast_for}):
+    model.to(device="cuda", dtype=torch.float16)
+"""
+THROUGH_A_FACTORY = """
+def create_model(precision="fp32"):
+    model = torch.nn.Linear(8, 8)
+    if precision in ({cast_for}):
+        model.to(device="cuda", dtype=torch.float16)
+    return model
+
+model = create_model(precision=args.precision)
+"""
+
+
+@pytest.mark.parametrize("body", [IN_THE_SCOPE, THROUGH_A_FACTORY], ids=["in-the-scope", "through-a-factory"])
+@pytest.mark.parametrize("cast_for, found", [('"pure_fp16", "pure_bf16"', 0), ('"pure_fp16", "amp"', 1)])
+def test_a_cast_statement_under_one_precision_and_a_scaler_under_another(body, cast_for, found):
+    """Review 27a: open_clip's factory casts under ``precision in ("pure_fp16", ...)`` and its
+    training builds the scaler for ``"amp"``; the cast's dtype is written in the call, so the
+    test is the statement's, and through the factory's parameter its text is another's
+    (``project.configurations.conditions_apart``: the literals of one option)."""
+    src = INLINE.format(body=body.format(cast_for=cast_for))
+    assert len(lint(src, "MP101")) == found
+
+
+def test_tests_of_two_options_with_the_same_values_are_not_one_value():
+    src = INLINE.replace(
+        'args = p.parse_args()', 'p.add_argument("--cast", default="amp", choices=["amp", "pure_fp16"])\nargs = p.parse_args()'
+    ).format(body=IN_THE_SCOPE.replace("args.precision", "args.cast").format(cast_for='"pure_fp16",'))
+    assert len(lint(src, "MP101")) == 1

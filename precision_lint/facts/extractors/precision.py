@@ -429,14 +429,14 @@ def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> L
 
 def _built_under(index: ModuleIndex, evaluator: Evaluator, site: CallSite):
     """The tests a call runs under that a configuration may decide (``built_conditions``), and
-    the guards as written (``args.fp16 and not args.deepspeed``), those of the conditional
-    expressions it is a branch of included (``GradScaler() if args.precision == "amp" else
-    None``: rules read the text for tests that exclude each other, and whether it is built in
-    every run); ((), "") for none."""
+    the guards as written (``args.fp16 and not args.deepspeed``), both with those of the
+    conditional expressions it is a branch of (``GradScaler() if args.precision == "amp" else
+    None``: no configuration with another precision builds it; rules read the text for tests
+    that exclude each other, and whether it is built in every run); ((), "") for none."""
     guards = (*site.guards, *site.expression_guards)
     if not guards:
         return (), ""
-    return built_conditions(evaluator, site.guards, site.scope), guards_text(index, guards)
+    return built_conditions(evaluator, guards, site.scope), guards_text(index, guards)
 
 
 def _opaque(evaluator: Evaluator, site: CallSite, positions) -> bool:

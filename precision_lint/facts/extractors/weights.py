@@ -1106,7 +1106,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 frozen=frozen,
                 peft=peft,
                 peft_when=uses.peft_conditions(evaluator, targets, span.end, site.guards),
-                cast_when=cast_conditions(evaluator, site.guards, site.scope),
+                cast_when=cast_conditions(evaluator, (*site.guards, *site.expression_guards), site.scope),
                 returned=scope.kind == "function" and uses.returned(targets, scope, node),
                 via=via,
                 edit_text=edit_text,
