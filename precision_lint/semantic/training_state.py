@@ -75,15 +75,46 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
             if flag is not None and owner:
                 out.append((index.order(site.node)[0], flag, f"parameters of `{owner}` set to requires_grad_({flag})"))
     for assign in index.attr_assigns:
-        if assign.target.attr != "requires_grad" or not isinstance(assign.value, ast.Constant):
+        if assign.target.attr != "requires_grad":
             continue
-        if not isinstance(assign.value.value, bool):
+        if isinstance(assign.value, ast.Constant) and isinstance(assign.value.value, bool):
+            flag, shown = assign.value.value, str(assign.value.value)
+        elif _selects_by_name(assign.value, assign.loops):
+            # `p.requires_grad = ("lora_A" in n or "lora_B" in n)`: the loop freezes every
+            # parameter but those its test names (review 27a: BLIP-2's LoRA runs)
+            flag, shown = False, f"{index.text(assign.value)} (only the parameters it names train)"
+        else:
             continue
         owner = _loop_owner(assign.loops, names)
         if owner and id(assign.target) in index.order_of:
-            flag = assign.value.value
-            out.append((index.order(assign.target)[0], flag, f"parameters of `{owner}` set to requires_grad={flag}"))
+            out.append((index.order(assign.target)[0], flag, f"parameters of `{owner}` set to requires_grad={shown}"))
     return sorted(out, key=lambda e: e[0])
+
+
+def _selects_by_name(value: ast.expr, loops) -> bool:
+    """Whether ``value`` is a test that selects parameters by the name a loop over
+    ``named_parameters()`` binds (``"lora" in n``, ``n.startswith("head.")``, ``any(k in n for k
+    in keys)``, joined with ``and``/``or``): true for the few it names, false for the rest. A
+    test that refuses names (``"lora" not in n``, ``not ...``) trains all the others: no freeze."""
+    names = {
+        loop.target.elts[0].id
+        for loop in loops
+        if (call := walked_call(loop)) is not None and call.func.attr == "named_parameters"
+        and isinstance(loop.target, ast.Tuple) and loop.target.elts and isinstance(loop.target.elts[0], ast.Name)
+    }
+    if not names:
+        return False
+    if isinstance(value, ast.BoolOp):
+        return all(_selects_by_name(v, loops) for v in value.values)
+    if isinstance(value, ast.Compare):
+        positive = all(isinstance(op, (ast.In, ast.Eq)) for op in value.ops)
+    elif isinstance(value, ast.Call):
+        method = value.func.attr if isinstance(value.func, ast.Attribute) else dotted(value.func)
+        positive = method in ("startswith", "endswith", "any")
+    else:
+        return False
+    reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    return positive and bool(reads & names)
 
 
 def unfrozen_by_choice(index: ModuleIndex, names: Tuple[str, ...], values, after: int = -1) -> str:

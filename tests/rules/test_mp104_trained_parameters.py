@@ -42,6 +42,33 @@ def test_parameters_adam_does_not_update_in_float16(src):
     assert lint(HEAD + src, CODE) == []
 
 
+SELECTED = (
+    "from transformers import Blip2ForConditionalGeneration\n"
+    "model = Blip2ForConditionalGeneration.from_pretrained('m', torch_dtype=torch.float16)\n"
+    "model.language_model = get_peft_model(model.language_model, cfg)\n"
+    "for n, p in model.named_parameters():\n"
+    "    p.requires_grad = {test}\n"
+    "opt = torch.optim.AdamW(filter(lambda p: p.requires_grad, model.parameters()), lr=1e-4)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "test, reported",
+    [
+        ('("lora_A" in n or "lora_B" in n)', False),  # review 27a: only the adapters train
+        ('n.startswith("base_model.model.lm_head")', False),
+        ('any(k in n for k in ("lora_", "norm"))', False),
+        ('("lora_A" not in n)', True),  # everything but the adapters: the float16 base trains
+        ('not n.startswith("lora")', True),
+    ],
+)
+def test_a_requires_grad_test_of_the_parameters_name_selects_those_it_names(test, reported):
+    """``p.requires_grad = (<a test of the name>)`` over ``named_parameters()`` freezes every
+    parameter but those the test names, as the same loop written with ``if``/``else`` (the
+    language model wrapped in adapters, the vision tower still float16 in ``model``)."""
+    assert bool(lint(HEAD + SELECTED.format(test=test), CODE)) == reported
+
+
 LORA_STEP = """\
 import torch
 from peft import LoraConfig, get_peft_model

@@ -415,6 +415,9 @@ def test_no_rename_where_the_target_predates_the_new_name():
         "from transformers import AutoTokenizer\nAutoTokenizer.from_pretrained('m', use_auth_token=True)\n",
         # the tokenizer keyword belongs to MP301
         "from transformers import Trainer\nTrainer(model=m, tokenizer=tok)\n",
+        # BLIP-2 keeps `language_model` on 5.x (review 27a); LLaVA's moved to `model.model`
+        "from transformers import Blip2ForConditionalGeneration\n"
+        "m = Blip2ForConditionalGeneration.from_pretrained('x')\nlm = m.language_model\n",
     ],
 )
 def test_negatives(src):
