@@ -79,16 +79,24 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
             continue
         if isinstance(assign.value, ast.Constant) and isinstance(assign.value.value, bool):
             flag, shown = assign.value.value, str(assign.value.value)
-        elif _selects_by_name(assign.value, assign.loops):
-            # `p.requires_grad = ("lora_A" in n or "lora_B" in n)`: the loop freezes every
-            # parameter but those its test names (review 27a: BLIP-2's LoRA runs)
-            flag, shown = False, f"{index.text(assign.value)} (only the parameters it names train)"
+        elif _selects_by_name(assign.value, assign.loops) and _names_adapters(assign.value):
+            # `p.requires_grad = ("lora_A" in n or "lora_B" in n)`: the loop freezes the model's
+            # own parameters, only the adapters it names train (review 27a: BLIP-2's LoRA runs;
+            # a test that names the model's own layers, `"attn1" in n`, trains those)
+            flag, shown = False, f"{index.text(assign.value)} (only the adapters it names train)"
         else:
             continue
         owner = _loop_owner(assign.loops, names)
         if owner and id(assign.target) in index.order_of:
             out.append((index.order(assign.target)[0], flag, f"parameters of `{owner}` set to requires_grad={shown}"))
     return sorted(out, key=lambda e: e[0])
+
+
+def _names_adapters(value: ast.expr) -> bool:
+    """Whether every name a test compares with is an adapter's (``lora_A``, ``"lora_"``): peft's
+    layers, never the model's own weights."""
+    words = [n.value for n in ast.walk(value) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return bool(words) and all("lora" in w.lower() for w in words)
 
 
 def _selects_by_name(value: ast.expr, loops) -> bool:

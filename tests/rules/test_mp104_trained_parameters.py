@@ -56,8 +56,9 @@ SELECTED = (
     "test, reported",
     [
         ('("lora_A" in n or "lora_B" in n)', False),  # review 27a: only the adapters train
-        ('n.startswith("base_model.model.lm_head")', False),
-        ('any(k in n for k in ("lora_", "norm"))', False),
+        ('n.startswith("base_model.model.lora")', False),
+        ('any(k in n for k in ("lora_A", "lora_B"))', False),
+        ('("q_proj" in n)', True),  # the model's own float16 layers train
         ('("lora_A" not in n)', True),  # everything but the adapters: the float16 base trains
         ('not n.startswith("lora")', True),
     ],
