@@ -57,12 +57,17 @@ _GPU_WORD = lazy(_GPU_WORD_PATTERN, re.IGNORECASE)
 # file's 0.3 s, #23): like every pattern here it is compiled where first used (``lazy``).
 _BARE_GEFORCE = lazy(
     r"(?<![A-Za-z0-9_.:=/\\-])([2345]0[89]0(?:\s?ti)?)"
-    r"(?=\s*(?:$|[`'\"*)\]，。、,.;:!）]|[\u4e00-\u9fff]|(?:gpus?|cards?|s)\b))",
+    r"(?=\s*(?:$|[`'\"*()\]，。、,.;:!（）]|[\u4e00-\u9fff]|(?:gpus?|cards?|s)\b))",
     re.IGNORECASE,
 )
 _OPTION_BEFORE = lazy(r"--?[\w-]+\s*$")  # `--master_port 3090`: an option's value
+_NAMED_BEFORE = lazy(r"(?:rtx|gtx)\s?$", re.IGNORECASE)  # "RTX 4090": named whole already
 # (a sentence about running out of a GPU's memory is one: "suffers from OOM on 5090")
-_GPU_CONTEXT = lazy(r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|\bvram\b|\booms?\b|out of memory|显卡|显存|训练设备|设备|[0-9]\s*[台张块]", re.IGNORECASE)
+# (a card's memory beside the number is one too: "Trained on one 4090 (24 GB)")
+_GPU_CONTEXT = lazy(
+    r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|\bvram\b|\booms?\b|out of memory|\b\d{1,3}\s?gb\b|显卡|显存|训练设备|设备|[0-9]\s*[台张块]",
+    re.IGNORECASE,
+)
 _COUNT = lazy(r"(\d)\s*[x×]\s*(?=[a-zA-Z])|(?<![\w.-])(\d+)-(?=[a-zA-Z])")  # "8xA100", "4-A100" → "8 x A100", "4 x A100"
 # A SLURM request for a GPU model: `--gres=gpu:a100:8`, `--gpus=h100:4`, `--constraint=a100`, a
 # partition named after its GPUs (`--partition=gpu_a100`, `#SBATCH -p gpu_a100`, `-C a100`).
@@ -282,8 +287,9 @@ _OUR_RUN = lazy(
 )
 
 
-# "... for A100", "... for the H100": the GPU a note on a line of code says the line is set for.
-_FOR_GPU = lazy(r"\bfor\s+(?:the\s+|an?\s+)?(?:nvidia\s+|tesla\s+)?$", re.IGNORECASE)
+# "... for A100", "... for the H100", "native on an RTX 4090": the GPU a note on a line of code
+# says the line is set for.
+_FOR_GPU = lazy(r"\b(?:for|on)\s+(?:the\s+|an?\s+|one\s+|my\s+)?(?:nvidia\s+|tesla\s+|geforce\s+)?$", re.IGNORECASE)
 
 
 def _set_for(note: str, start: int) -> bool:
@@ -294,8 +300,9 @@ def _set_for(note: str, start: int) -> bool:
     says what the line needs, nothing of where the code runs."""
     if not _FEATURE().search(note) or _CONDITIONAL().search(note):
         return False
-    first = _GPU_WORD().search(note)
-    return first is not None and first.start() <= start and _FOR_GPU().search(note, 0, first.start()) is not None
+    starts = [m.start() for m in (_GPU_WORD().search(note), _BARE_GEFORCE().search(note)) if m is not None]
+    first = min(starts, default=None)
+    return first is not None and first <= start and _FOR_GPU().search(note, 0, first) is not None
 
 
 # A markdown table's rule under its header row: "|---|:--:|".
@@ -373,9 +380,12 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
         for match in _GPU_WORD().finditer(sentence):
             if not _item_label(match, sentence, text) and not _SET_APART().search(sentence[: match.start()]):
                 stated(_capability(match.group(1)), sentence, match.start())
-        if _GPU_CONTEXT().search(sentence):
+        # a card's number alone: in a sentence about a GPU, or in a note that sets its line for
+        # it ("bf16, native on 4090")
+        if _GPU_CONTEXT().search(sentence) or (note and _FEATURE().search(sentence)):
             for match in _BARE_GEFORCE().finditer(sentence):
-                if not _OPTION_BEFORE().search(sentence[: match.start()]):
+                before = sentence[: match.start()]
+                if not _OPTION_BEFORE().search(before) and not _NAMED_BEFORE().search(before):
                     stated(_capability("rtx" + match.group(1)), sentence, match.start())
     return found
 

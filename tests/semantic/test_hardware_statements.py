@@ -23,6 +23,8 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("SBATCH -p gpu_h100", [90]),  # a launcher's `#` line as its comments are read
         ("#SBATCH -C a100", [80]),
         ("#SBATCH -p gpu", []),
+        ("Trained on one 4090 (24 GB).", [89]),  # a card's memory beside its number (review 27b)
+        ("A batch of 4090 (tokens).", []),
         ("python train.py -p 4090", []),
         ("## Example: 70B model 4-A100 40GB Training", [80]),  # a count joined by a hyphen
         ("Fine-tuned llama-2-7b, compared with gpt-4-turbo.", []),
@@ -210,6 +212,10 @@ def test_only_comments_and_docstrings_state_a_target():
         ("dtype=torch.bfloat16,  # bf16 weights for A100/H100\n", 80),
         ("args = make(bf16=True,  # Use bfloat16 for A100\n)\n", 80),
         ("args = make(bf16=True)  # bf16 for the H100 nodes\n", 90),
+        # "on" a GPU too, and a GeForce number alone in such a note (review 27b)
+        ("args = make(bf16=True)  # Use BF16 (Native on RTX 4090)\n", 89),
+        ("args = make(bf16=True)  # Use BF16 (native on 4090)\n", 89),
+        ("args = make(bf16=True)  # bf16, batch 4090\n", None),
         # a bare GPU, a condition or a comparison says what the line needs, not where it runs
         ("args = make(bf16=True)  # A100\n", None),
         ("args = make(bf16=True)  # bf16 if on an A100\n", None),
