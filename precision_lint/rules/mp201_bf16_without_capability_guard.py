@@ -169,7 +169,8 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
 def _runs_on_a_mac(project, module, by_readme: bool = False) -> bool:
     """Whether every run of ``module`` (the units of its root entries, or its own where none
     runs it) holds no CUDA code and reads a path under a macOS home folder (``model_path =
-    "/Users/me/models/phi"`` in the loader it imports) or, ``by_readme``, is documented by a
+    "/Users/me/models/phi"`` in the loader it imports) or says in its comments that it runs on
+    an Apple machine (``# Runs on MPS (Apple Silicon)``) or, ``by_readme``, is documented by a
     README that names an Apple machine ("Mac Studio M3 Ultra", "Apple Silicon"; asked where
     nothing states a GPU): it runs on a Mac, where torch has MPS or the CPU and no CUDA GPU whose
     capability could refuse bf16. A run that also calls ``.cuda()`` or names ``"cuda"`` anywhere

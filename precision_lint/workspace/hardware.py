@@ -471,7 +471,7 @@ def _may_name_a_gpu(text: str, exact: bool = True) -> bool:
 # READMEs of GPU projects tell how to install on macOS too
 _APPLE_MACHINE = lazy(
     r"\bapple\s+(?:silicon|m[1-5])\b|\bm[1-5]\s+(?:pro|max|ultra)\b|\bmac\s?book|\bmac\s+(?:studio|mini)\b|\bimac\b"
-    r"|\bmps\s+(?:backend|device|support)|metal\s+performance\s+shaders",
+    r"|\bmps\s+(?:backend|device|support)|\b(?:runs?|running|tested|trained)\s+on\s+(?:an?\s+)?(?:mps|mac)\b|metal\s+performance\s+shaders",
     re.IGNORECASE,
 )
 

@@ -99,3 +99,23 @@ def test_a_run_whose_readme_names_only_a_mac_is_a_mac_run(tmp_path, readme, plac
         "train.py": TRAIN.format(placed=placed),
     })
     assert _mp2(root) == found
+
+
+@pytest.mark.parametrize(
+    "comment, found",
+    [
+        ("# Runs on MPS (Apple Silicon): bfloat16 for memory\n", []),
+        ('"""Fine-tunes the model on a MacBook Pro."""\n', []),
+        ("# tested on mps\n", []),
+        ("# The mps numbers in the paper were measured elsewhere\n", [("loader.py", "MP201"), ("train.py", "MP201")]),
+    ],
+    ids=["comment", "docstring", "tested-on", "word-only"],
+)
+def test_a_run_whose_code_says_it_runs_on_a_mac_is_a_mac_run(tmp_path, comment, found):
+    """Review 27b: a script that says in its own comments where it runs (Apple's MPS backend),
+    with no CUDA code in the run."""
+    loader = comment + LOADER.format(path='"org/phi"')
+    root = write_tree(tmp_path, {"loader.py": loader, "train.py": TRAIN.format(placed="")})
+    assert _mp2(root) == found
+    cuda = write_tree(tmp_path / "cuda", {"loader.py": loader, "train.py": TRAIN.format(placed="\nmodel.cuda()")})
+    assert _mp2(cuda) != []

@@ -128,8 +128,9 @@ class CapabilityFacts:
     # or newer, as a literal `tf32=True` says (``_asks_tf32``). () where the file decides it.
     tf32: Tuple[Possible, ...] = ()
     cuda_code: bool = False  # uses CUDA (_tree_marks): `.cuda()`, `torch.cuda...`, "cuda:0"
-    # reads a path under a macOS home folder and uses no CUDA: run with modules that use none
-    # either, it runs on a Mac (MPS or the CPU), not on a CUDA GPU
+    # reads a path under a macOS home folder, or says in its comments and docstrings that it
+    # runs on an Apple machine ("Runs on MPS (Apple Silicon)"), and uses no CUDA: run with
+    # modules that use none either, it runs on a Mac (MPS or the CPU), not on a CUDA GPU
     macos_home: bool = False
 
     def states(self) -> Optional[int]:
@@ -904,7 +905,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         keeps_to_cpu=keeps_to_cpu(index, evaluator, trains, marks),
         saves_model=any(_saves(site) for site in index.calls),
         cuda_code=marks.uses_cuda,
-        macos_home=marks.macos_home,
+        macos_home=marks.macos_home or (not marks.uses_cuda and hardware.names_an_apple_machine(" ".join(t for t, _ in prose))),
         bnb=tuple(bnb),
         attention=tuple(attention),
         guarded_calls=(),  # filled by finish(), once the sites that ask are known
