@@ -23,7 +23,7 @@ from .callees import project_callee
 from .index import FUNCTION_DEFS, NOT_VALUE_BINDERS, Assignment, CallSite, ModuleIndex, Scope, children, element, subscript_key
 from .index import arguments, first_argument, is_constant, item_owner, keyword, literal_key, positional, string_value, unstarred
 from .names import LIBRARIES, dotted
-from .queries import calls_on
+from .queries import attribute_stored_before, calls_on
 from .values import COMMAND_LINE_FLAGS, command_line_flag, command_line_option
 from .values import CAPABILITY, CONFIG, CONST, COND, CUDA, DTYPE, PARAM, RETURN, SYMBOL, UNKNOWN, UNKNOWN_VALUE, SYMBOLIC, ConfigRef, Guard, ParamRef, ReturnRef, select, Possible, Values, dtype_of_qualname, dtype_of_string, may_name_dtype
 from .values import replace as replace_fields
@@ -1519,6 +1519,9 @@ class Evaluator:
         dtype = dtype_of_qualname(qual)
         if dtype:
             return [Possible(DTYPE, dtype, origin=origin)]
+        stored = attribute_stored_before(self.ix, expr, scope)
+        if stored is not None:  # `args.weight_dtype = ...` above the read (review 27a)
+            return list(self.values(stored, scope))
         base_vals = self.values(expr.value, scope) if not isinstance(expr.value, ast.Name) or scope.lookup_scope(expr.value.id) else ()
         if any(v.kind == CAPABILITY for v in base_vals):  # props.major
             return [Possible(CAPABILITY, text=self.ix.text(expr), capability=True)]

@@ -206,6 +206,31 @@ def attribute_set_before(index: ModuleIndex, use) -> bool:
     )
 
 
+def attribute_stored_before(index: ModuleIndex, expr: ast.Attribute, scope) -> Optional[ast.expr]:
+    """The value the last ``name.attr = value`` of the same code stored before the read ``expr``
+    (``args.weight_dtype = torch.bfloat16 if ... else ...`` then ``torch_dtype=args.weight_dtype``),
+    where it runs whenever the read does (outside loops and tests) and after every binding of
+    ``name`` that reaches the read; None where there is none (``self`` apart: its attributes
+    are the class's)."""
+    base = expr.value
+    if not isinstance(base, ast.Name) or base.id == "self" or id(expr) not in index.order_of:
+        return None
+    at = index.order(expr)[0]
+    code = scope.code_scope()
+    owner, bound = index.bindings_of(base, scope)
+    bound_at = [index.order_of[id(b.statement)][0] for b in bound if id(b.statement) in index.order_of]
+    found, last = None, -1
+    for a in index.attr_assigns:
+        if a.target.attr != expr.attr or not isinstance(a.target.value, ast.Name) or a.target.value.id != base.id:
+            continue
+        if a.loops or a.guards or a.scope.code_scope() is not code or id(a.value) not in index.order_of:
+            continue
+        stored, done = index.order(a.target)[0], index.order(a.value)[1]
+        if done <= at and stored > last and all(b < stored for b in bound_at):
+            found, last = a.value, stored
+    return found
+
+
 def calls_on(index: ModuleIndex, made: CallSite, methods: Optional[Collection[str]] = None) -> List[CallSite]:
     """The calls of methods (of ``methods``, else any) on the object the call ``made`` returns:
     chained on it (``HfArgumentParser(A).parse_dict(d)``), or on a name it is assigned to

@@ -60,6 +60,32 @@ def test_fix(before, after):
     assert fix(fixed, CODE) == fixed
 
 
+ATTRIBUTE_STORE = """
+import argparse
+import torch
+from transformers import AutoModelForCausalLM
+
+args = argparse.ArgumentParser().parse_args()
+{store}
+model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=args.weight_dtype)
+"""
+
+
+@pytest.mark.parametrize(
+    "store, found",
+    [
+        ("args.weight_dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16", 1),
+        # under a test, or in a loop: not what every read sees
+        ("if args.fp16:\n    args.weight_dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16", 0),
+        ("args.weight_dtype = torch.float16", 0),
+    ],
+    ids=["stored", "stored-under-a-test", "stored-float16"],
+)
+def test_a_guard_stored_in_an_attribute_reaches_the_read_after_it(store, found):
+    """Review 27a: flymyai-lora-trainer keeps the guard's choice in ``args.weight_dtype``."""
+    assert len(lint(ATTRIBUTE_STORE.format(store=store), CODE)) == found
+
+
 def test_keyword_only_argument_form():
     src = """
     import torch
