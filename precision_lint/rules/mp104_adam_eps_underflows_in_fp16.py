@@ -18,11 +18,11 @@ autocast), or an eps float16 can hold — the fix writes ``eps=1e-4``.
 """
 from __future__ import annotations
 
-
+import ast
 from typing import Optional
 
 from ..diagnostics import UNSAFE, Fix, Related
-from ..semantic.literal_tests import chosen_apart
+from ..semantic.literal_tests import chosen_apart, conjuncts, never_together, values_tested
 from ..semantic.values import HALF
 from ..project.configurations import wrapped_in_shipped_runs
 from .base import Rule, RuleContext, base_dtype_adapters, base_dtype_note, insert, replace
@@ -173,22 +173,46 @@ def _tested_apart(weights, optimizer) -> bool:
     """Whether every float16 value of the weights is chosen under a test that contradicts the
     tests the optimizer is built under (``semantic.literal_tests``): float16 where
     ``opt.optim == "legacy"``, Adam where ``opt.optim == "adam"``."""
-    return weights is not None and chosen_apart(weights.float16_values(), [optimizer.built_if])
+    if weights is None:
+        return False
+    if weights.cast_if and optimizer.built_if and never_together([weights.cast_if], [optimizer.built_if]):
+        return True  # cast under `if args.fp16:`, the optimizer built under its `else:` (review 27d)
+    return chosen_apart(weights.float16_values(), [optimizer.built_if])
 
 
-def _stepped_by_a_scaler(ctx: RuleContext, optimizer) -> bool:
+def _stepped_by_a_scaler(ctx: RuleContext, optimizer, weights=None) -> bool:
     """Whether the optimizer is stepped through a GradScaler that is on (``scaler.step(optimizer)``
-    of ``GradScaler()``, no ``enabled=`` that may be off): the step unscales the float16
-    gradients first and raises ``ValueError: Attempting to unscale FP16 gradients.`` (MP101)
-    before Adam runs, so no eps is ever used (review 26d: rl-knowledge-distillation), as a
-    Trainer given ``fp16=True`` raises first."""
+    of ``GradScaler()``, no ``enabled=`` that may be off), or on exactly where the weights are
+    float16 (``enabled=(dtype == torch.float16)`` for weights cast ``.to(dtype)``: review 27d):
+    the step unscales the float16 gradients first and raises ``ValueError: Attempting to
+    unscale FP16 gradients.`` (MP101) before Adam runs, so no eps is ever used (review 26d:
+    rl-knowledge-distillation), as a Trainer given ``fp16=True`` raises first."""
     if not optimizer.stepped_by:
         return False
     # (a scaler built under a test, `GradScaler() if args.fp16 else None`, leaves Adam stepped
     # alone where the test fails)
     return any(
-        s.kind == "grad-scaler" and s.built_on() is True and set(s.targets) & set(optimizer.stepped_by)
+        s.kind == "grad-scaler" and (s.built_on() is True or _on_where_float16(s, weights))
+        and set(s.targets) & set(optimizer.stepped_by)
         for s in ctx.facts.section("precision")
+    )
+
+
+def _on_where_float16(scaler, weights) -> bool:
+    """Whether a scaler built under no test is enabled by a comparison of the very expression
+    that gives the weights their dtype with float16 (``enabled=(dtype == torch.float16)``,
+    ``.to(dtype)``): on in every configuration where those weights are float16."""
+    enabled = scaler.arg("enabled")
+    if scaler.built_if or enabled is None or weights is None or not weights.edit_text:
+        return False
+    tests = [values_tested(t) for t in conjuncts(enabled.value_text)]
+    if len(tests) != 1 or tests[0] is None:
+        return False
+    subject, values, refused = tests[0]
+    dtype = conjuncts(weights.edit_text)
+    return (
+        not refused and len(dtype) == 1 and subject == ast.dump(dtype[0])
+        and values <= {("name", "torch.float16"), ("name", "torch.half"), ("literal", "fp16"), ("literal", "float16")}
     )
 
 
@@ -222,7 +246,7 @@ class AdamEpsUnderflowsInFp16(Rule):
                 ),
                 None,
             ) or _trained_by(ctx, site) or _passed_by_callers(ctx, (*site.owner_params, *refs))
-            if made is None or _tested_apart(made[2], site) or _stepped_by_a_scaler(ctx, site):
+            if made is None or _tested_apart(made[2], site) or _stepped_by_a_scaler(ctx, site, made[2]):
                 continue
             yield self._finding(ctx, site, *made)
 

@@ -12,6 +12,9 @@ from typing import FrozenSet, Iterable, List, Optional, Tuple
 from .names import dotted
 
 
+TRUTHY = frozenset({("truthy", True)})  # the values a bare test passes
+
+
 def values_tested(test: ast.expr) -> Optional[Tuple[str, FrozenSet[Tuple[str, object]], bool]]:
     """``(the expression tested, the values, whether it passes for every value but those)`` of
     ``x == v`` or ``x in (v, w)`` (False) and of ``x != v``, ``x not in (v, w)``, ``not (x == v)``
@@ -19,6 +22,9 @@ def values_tested(test: ast.expr) -> Optional[Tuple[str, FrozenSet[Tuple[str, ob
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = values_tested(test.operand)
         return (inner[0], inner[1], not inner[2]) if inner is not None else None
+    if isinstance(test, (ast.Name, ast.Attribute)) and dotted(test):
+        # a switch read bare (`if args.fp16:`): it passes for what is true, `not` for the rest
+        return ast.dump(test), TRUTHY, False
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     op, right = test.ops[0], test.comparators[0]
@@ -83,6 +89,8 @@ def chosen_apart(values, tests: Iterable[str]) -> bool:
 
 def _apart(a, b) -> bool:
     (_, these, a_but), (_, those, b_but) = a, b
+    if (these == TRUTHY) != (those == TRUTHY):
+        return False  # `x` and `x == "fp16"`: a value may be both true and that literal
     if a_but and b_but:
         return False  # two refusals: some other value passes both
     if a_but or b_but:

@@ -21,6 +21,12 @@ from precision_lint.semantic.literal_tests import never_together
         (['opt.optim not in ("adam",)'], ['opt.optim in ("adam", "sgd")'], False),  # "sgd" passes both
         (['opt.optim != "adam"'], ['opt.optim != "sgd"'], False),
         (["opt.fp16"], ['opt.optim == "adam"'], False),
+        # a switch read bare and its negation (review 27d: `if args.fp16: ... else: ...`)
+        (["args.fp16"], ["not (args.fp16)"], True),
+        (["args.fp16"], ["args.fp16"], False),
+        (["not (args.fp16)"], ["not (args.fp16)"], False),
+        (["args.fp16"], ['args.fp16 == "yes"'], False),  # true and that literal at once
+        (["args.fp16"], ["not (args.bf16)"], False),
         ([""], ['opt.optim == "adam"'], False),
     ],
 )

@@ -25,6 +25,7 @@ from ...semantic.index import CallSite, ModuleIndex, Scope, argument, arguments,
 from ...semantic.kinds import TENSOR_FACTORIES, constructs_module, is_loader, object_kinds, same_names
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.names import dotted, spelled
+from ...semantic.literal_tests import guards_text
 from ...semantic.parts import spelled_path
 from ...semantic.queries import binding_position, bound_before, is_parameter, only_parameter, position, reaching
 from ...semantic.training_state import (
@@ -120,6 +121,9 @@ class WeightsSite:
     # The tests of that form the cast itself runs under (``if model_args.pre_seq_len is not
     # None: model = model.half()``): a configuration where one certainly fails never casts.
     cast_when: Tuple[Tuple[Tuple[Possible, ...], Tuple[Any, ...], bool], ...] = ()
+    # Those tests as written (``semantic.literal_tests.guards_text``): an optimizer built in the
+    # other branch of the cast's ``if`` never steps the weights it casts (review 27d)
+    cast_if: str = ""
     # Adapters injected in place into this model (``unet.add_adapter(config)``,
     # ``inject_adapter_in_model(config, unet)``) after its last freeze: what trains is those
     # adapters, made in the model's dtype (``training_state.adapter_injection``). The call as
@@ -1107,6 +1111,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 peft=peft,
                 peft_when=uses.peft_conditions(evaluator, targets, span.end, site.guards),
                 cast_when=cast_conditions(evaluator, (*site.guards, *site.expression_guards), site.scope),
+                cast_if=guards_text(index, (*site.guards, *site.expression_guards)),
                 returned=scope.kind == "function" and uses.returned(targets, scope, node),
                 via=via,
                 edit_text=edit_text,
