@@ -323,3 +323,28 @@ def test_a_cast_after_the_training_loop_for_inference_is_not_trained():
 def test_a_cast_that_something_trains_afterwards_is_reported(tail):
     src = AFTER_TRAINING.replace("TAIL", tail)
     assert len(lint(src, "MP101")) == 1
+
+
+@pytest.mark.parametrize(
+    "restore, found",
+    [
+        ("model.float()", 0),
+        ("model.float().cpu()", 0),  # review 27d: HRLLM's baseline evaluation, then back to float32
+        ("model.float().train()", 0),
+        ("model.float().half()", 1),  # cast again in the same chain
+        ("model.cpu()", 1),  # moved, never cast back
+    ],
+)
+def test_a_cast_back_to_float32_before_the_trainer_leaves_float32_weights(restore, found):
+    src = f"""
+import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+model = AutoModelForCausalLM.from_pretrained("m")
+model.half().to("cuda")
+with torch.no_grad():
+    model.generate(torch.ones(1, 4, dtype=torch.long, device="cuda"))
+{restore}
+Trainer(model=model, args=TrainingArguments(output_dir="o", fp16=True)).train()
+"""
+    assert len([d for d in lint(src) if d.code == "MP101"]) == found

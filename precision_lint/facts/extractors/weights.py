@@ -578,13 +578,14 @@ class _Uses:
         """The in-place casts ``x.<method>(...)`` written as statements below ``after`` in the
         code of ``scope``, under no test the site is not under (``if not fp16: model.float()``
         is not in every run of the load), each with the dtypes it makes (``cast_dtypes``).
-        ``other = model.float()`` makes the cast for another name, and is not one."""
+        ``other = model.float()`` makes the cast for another name, and is not one; a chain of
+        in-place module calls after it is the same statement (``model.float().cpu()``: review 27d)."""
         mine = {(id(expr), positive) for expr, positive in guards}
         for site in self.ix.calls:
             if site.receiver is None or site.method not in methods or site.scope.code_scope() is not scope:
                 continue
             line = site.statement
-            if not (isinstance(line, ast.Expr) and line.value is site.node):
+            if not (isinstance(line, ast.Expr) and _in_place_chain(line.value, site.node)):
                 continue
             if any((id(expr), positive) not in mine for expr, positive in site.guards):
                 continue
@@ -634,6 +635,18 @@ class _Uses:
 
 
 FALSY = (False, None, 0, "")
+_KEEPS_DTYPE = frozenset({"cpu", "cuda", "xpu", "npu", "train", "eval", "requires_grad_"})
+
+
+def _in_place_chain(value: ast.expr, call: ast.Call) -> bool:
+    """Whether ``value`` is ``call`` itself or ``call`` followed by module methods that move or
+    switch the module in place and return it, its dtype kept (``.cpu()``, ``.cuda()``,
+    ``.train()``, ``.eval()``, ``.requires_grad_()``)."""
+    while value is not call:
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _KEEPS_DTYPE):
+            return False
+        value = value.func.value
+    return True
 
 
 def _as_option(index: ModuleIndex, test: ast.expr, condition):
