@@ -1021,3 +1021,36 @@ def test_an_ngc_image_is_the_torch_of_its_month(tmp_path, tag, low, high):
     torch = _targets(root, "train.py").of("torch")
     assert (torch.low, torch.high, torch.high_inclusive) == (low, high, True)
     assert "nvcr.io/nvidia/pytorch" in torch.described
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("module load python/intel/3.8.6", ((3, 8, 6), (3, 8, 6))),
+        ("module add Python/3.9.6-GCCcore-11.2.0", ((3, 9, 6), (3, 9, 6))),
+        ("ml python3/3.10", ((3, 10), (3, 11))),
+        ("  module load cuda/11.8 python/3.11.5", ((3, 11, 5), (3, 11, 5))),
+        ("module load anaconda3/2020.07", None),
+        ("module load pytorch/2.1", None),
+        ("echo module load python/3.8.6", None),
+    ],
+)
+def test_a_job_scripts_module_load_names_its_python(line, expected):
+    """Review 27e: a cluster job loads Python 3.8.6 before it installs and runs the script."""
+    from precision_lint.workspace.versions import module_load_pythons
+
+    found = module_load_pythons([line], "job.sh")
+    assert [(a.low, a.high) for a in found] == ([expected] if expected else [])
+
+
+def test_the_python_a_launcher_loads_caps_the_libraries_of_the_script_it_runs(tmp_path):
+    from conftest import findings_in
+
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "run.sh": "#!/bin/bash\nmodule load python/intel/3.8.6\npip install transformers torch\npython train.py\n",
+        "train.py": "from transformers import AdamW\nopt = AdamW(params, lr=1e-4)\n",
+    })
+    found = [d for d in findings_in(root) if d.code in ("MP302", "MP304")]
+    # transformers 4.47 requires Python 3.9: on 3.8.6 the newest is 4.46.3, where AdamW exists
+    assert [d.code for d in found] == ["MP304"] and "python==3.8.6" in found[0].message

@@ -658,7 +658,7 @@ class ShippedFiles:
         (``versions.pip_requirements`` / ``launched_scripts``). The launched path is read from
         the launcher's folder, or, as a path relative to wherever it is started, by its tail
         (``python src/train.py`` run from the repository's root)."""
-        from .versions import launched_scripts, pip_requirements
+        from .versions import launched_scripts, module_load_pythons, pip_requirements
 
         path = os.path.abspath(module_path)
         if path in self._pins:
@@ -673,6 +673,7 @@ class ShippedFiles:
                     continue  # it names the file without running it (a comment, another script's argument)
                 shown = os.path.relpath(os.path.join(where, name), os.path.dirname(path))
                 found.extend(replace(a, source=f"{a.source}, which runs it") for a in pip_requirements(lines, shown))
+                found.extend(replace(a, source=f"{a.source}, which runs it") for a in module_load_pythons(lines, shown))
                 if name.endswith(JOB_SUFFIXES):
                     found.extend(self._built_pins(where, text, shown))
         self._pins[path] = found

@@ -1294,6 +1294,32 @@ def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List
     return out
 
 
+# An environment module a cluster job loads before it runs Python: `module load python/intel/3.8.6`,
+# `module add Python/3.9.6-GCCcore-11.2.0`, `ml python3/3.10`.
+_MODULE_LOAD = lazy(r"^\s*(?:module\s+(?:load|add)|ml)\s+(.*)$")
+_PYTHON_MODULE = lazy(r"^python3?/(?:[\w.-]+/)*?(3\.\d{1,2})(\.\d{1,2})?(?![\d.]*\d)", re.IGNORECASE)
+
+
+def module_load_pythons(lines: Iterable[str], where: str) -> List[Allowed]:
+    """The Python a job script's ``module load python/<...>/3.8.6`` gives what it runs after it
+    (review 27e: an NYU HPC project whose jobs load Python 3.8.6, where transformers stops at
+    4.46.3): that release, or the series where no patch is named."""
+    out = []
+    for line in lines:
+        found = _MODULE_LOAD().match(line)
+        if found is None:
+            continue
+        for word in found.group(1).split():
+            version = _PYTHON_MODULE().match(word)
+            if version is None:
+                continue
+            spec = f"python=={version.group(1)}{version.group(2)}" if version.group(2) else f"python=={version.group(1)}.*"
+            parsed = parse_requirement(spec, f"`module load {word}` in {where}")
+            if parsed is not None:
+                out.append(parsed)
+    return out
+
+
 def _install_words(lines: Iterable[str], command: Callable[[], "re.Pattern"], valued: Tuple[str, ...]) -> Iterator[str]:
     """The package words of each install command ``command()`` matches (its group 1: what
     follows ``install``), continuation lines joined: options, and the value after each option
