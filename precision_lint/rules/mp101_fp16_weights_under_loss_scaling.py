@@ -614,8 +614,8 @@ class Fp16WeightsUnderLossScaling(Rule):
                     scope = run_scope(module, site.scope, site.span.line)
                     if not runs_together(paths, weights_scope, scope, entry.path):
                         continue
-                    if self._switched(ctx, weights, module, site, on=False):
-                        continue
+                    if site.unused or self._switched(ctx, weights, module, site, on=False):
+                        continue  # (training arguments only read: nothing scales with them)
                     scaled = scaled_configurations(site, weights)
                     if scaled is None:
                         scaled = built_configurations(site, weights, ctx.project, paths)

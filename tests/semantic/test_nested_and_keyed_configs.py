@@ -118,7 +118,8 @@ def test_choices_the_code_computes_keep_what_the_default_selects():
     (d,) = lint(KEYED.format(default="bf16", choices=computed), "MP201")
     assert d.span.line == 9
     assert lint(KEYED.format(default="fp32", choices=computed), "MP201") == []
-    scaled = KEYED + 'args_t = TrainingArguments(output_dir="o", fp16=True)\n'
+    # (arguments a Trainer takes: ones nothing takes scale no loss)
+    scaled = KEYED + 'args_t = TrainingArguments(output_dir="o", fp16=True)\nTrainer(model=model, args=args_t)\n'
     assert [d.span.line for d in lint(scaled.format(default="fp16", choices=computed), "MP101")] == [9]
     assert lint(scaled.format(default="fp32", choices=computed), "MP101") == []
 

@@ -20,6 +20,7 @@ from ...diagnostics import Span
 from ...semantic.callees import project_callee
 from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator, is_training_arguments
 from ...semantic.index import CallSite, ModuleIndex, call_args, keyword, positional, string_value
+from ...semantic.tree import nodes_of
 from ...semantic.literal_tests import guards_text
 from ...semantic.queries import reaching_at
 from ...semantic.values import CONFIG, CONST, UNKNOWN, Possible, Values, as_switch
@@ -98,6 +99,9 @@ class PrecisionSite:
     # those tests as written. A configuration where one certainly fails builds no scaler.
     when: Tuple[Tuple[Tuple[Possible, ...], Tuple[object, ...], bool], ...] = ()
     built_if: str = ""
+    # For training arguments: the object is only read (``training_args.local_rank``), never
+    # handed to anything (a Trainer, a function, a container): its fp16 scales no loss
+    unused: bool = False
 
     def keyword_text(self, name: str, value: str) -> str:
         """The text that adds ``name=value`` at ``insert_at``, in the call's own layout."""
@@ -422,9 +426,53 @@ def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> L
                     scope_kind=here.kind,
                     contexts=(at or site).contexts,
                     targets=site.assigned_to,
+                    unused=_parses_only_read(index, evaluator, site),
                 )
             )
     return out
+
+
+def _parses_only_read(index: ModuleIndex, evaluator: Evaluator, parser: CallSite) -> bool:
+    """Whether every parse of ``parser`` is assigned to names whose objects are only read
+    (:func:`only_attributes_read`): review 27e's LightSeq script reads ``training_args.local_rank``
+    of its parsed TrainingArguments and gives them to no Trainer."""
+    calls = evaluator.parse_calls(parser)
+    if not calls:
+        return False
+    names = []
+    for call in calls:
+        at = index.call_of(call)
+        if at is None or not isinstance(at.statement, ast.Assign) or at.statement.value is not call:
+            return False
+        for target in at.statement.targets:  # `args = ...`, `(model_args, training_args) = ...`
+            parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+            for part in parts:
+                part = part.value if isinstance(part, ast.Starred) else part
+                if not isinstance(part, ast.Name):
+                    return False
+                names.append(part.id)
+    return only_attributes_read(index, names)
+
+
+# The fields of training arguments that carry their precision on to code that reads them
+# (`GradScaler(enabled=training_args.fp16)`): read, the object's switch is used.
+_PRECISION_FIELDS = frozenset({"fp16", "bf16", "half_precision_backend", "fp16_opt_level", "deepspeed", "fp16_backend"})
+
+
+def only_attributes_read(index: ModuleIndex, names) -> bool:
+    """Whether every use of the variables ``names`` in the module reads an attribute of their
+    object (``args.output_dir``, ``args.to_dict()``) other than its precision switches: none
+    hands it on (an argument, a value assigned, returned or put in a container) and none reads
+    its ``fp16`` for code of its own."""
+    wanted = set(names)
+    if not wanted:
+        return False
+    for node in nodes_of(index.module):
+        for child in ast.iter_child_nodes(node):
+            if type(child) is ast.Name and child.id in wanted and type(child.ctx) is ast.Load:
+                if not (type(node) is ast.Attribute and node.value is child) or node.attr in _PRECISION_FIELDS:
+                    return False
+    return True
 
 
 def _built_under(index: ModuleIndex, evaluator: Evaluator, site: CallSite):
@@ -482,6 +530,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         insert_at, insert_style = _insertion(index, site.node)
         scope = site.scope.code_scope()
         when, built_if = _built_under(index, evaluator, site) if kind in ("grad-scaler", PROJECT_CLASS) else ((), "")
+        unused = (
+            kind == "training-args" and bool(site.assigned_to) and isinstance(site.statement, ast.Assign)
+            and site.statement.value is site.node and only_attributes_read(index, site.assigned_to)
+        )
         out.append(
             PrecisionSite(
                 kind=kind,
@@ -498,6 +550,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 opaque=_opaque(evaluator, site, positions),
                 when=when,
                 built_if=built_if,
+                unused=unused,
             )
         )
     # `@dataclass class MyArgs(TrainingArguments): fp16: bool = True` (HfArgumentParser)
