@@ -119,7 +119,7 @@ def test_choices_the_code_computes_keep_what_the_default_selects():
     assert d.span.line == 9
     assert lint(KEYED.format(default="fp32", choices=computed), "MP201") == []
     # (arguments a Trainer takes: ones nothing takes scale no loss)
-    scaled = KEYED + 'args_t = TrainingArguments(output_dir="o", fp16=True)\nTrainer(model=model, args=args_t)\n'
+    scaled = KEYED + 'args_t = TrainingArguments(output_dir="o", fp16=True)\n    run(model, args_t)\n'
     assert [d.span.line for d in lint(scaled.format(default="fp16", choices=computed), "MP101")] == [9]
     assert lint(scaled.format(default="fp32", choices=computed), "MP101") == []
 
