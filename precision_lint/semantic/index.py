@@ -345,6 +345,7 @@ class ModuleIndex:
         # tree has bound every name (build_index), never while bindings are still being added
         self._bindings_memo: Dict[tuple, tuple] = _BUILDING
         self.session = False  # a notebook's text (build_index)
+        self._tests_of_ifs: Optional[Dict[int, ast.If]] = None
         self._session_names: Optional[Dict[str, Optional[List[int]]]] = None
         self.callee_memo: Dict[int, tuple] = {}  # id(call site) → (site, callees.project_callee's answer)
         self._resolved: Dict[tuple, tuple] = {}  # (name, id(scope), at, depth) → (scope, resolve_name's answer)
@@ -470,26 +471,40 @@ class ModuleIndex:
         diffusers and transformers: at run time the package imports a submodule only when one
         of its names is first read, never all of them). Such an import binds names for tools;
         it does not run the module. An import in the ``else:`` of such a test runs."""
-        return self._imported_only_where(lambda guards: any(positive and _type_checking(test) for test, positive in guards))
+        return self._imported_only_where(lambda guards: any(positive and _type_checking(test) for test, positive, _ in guards))
 
     def conditional_imports(self) -> Tuple[str, ...]:
         """The modules this module imports only under an ``if`` a run may not take (``if
         args.use_unsloth: from unsloth import FastLanguageModel``): imported in some runs, not in
         every one. An import in a ``try`` runs wherever the module is installed; one under
-        ``TYPE_CHECKING`` never runs (:meth:`type_checking_imports`)."""
-        return self._imported_only_where(bool)
+        ``TYPE_CHECKING`` never runs (:meth:`type_checking_imports`). The test of an early exit
+        above it (``if not os.path.exists(path): sys.exit(1)``) is no such ``if``: where it
+        exits, nothing after it runs either (review 27e: unsloth imported in ``main()`` after its
+        input check)."""
+        return self._imported_only_where(lambda guards: any(not self._exit_above(test, node) for test, _, node in guards))
 
     def _imported_only_where(self, holds: Callable[[tuple], bool]) -> Tuple[str, ...]:
-        """The modules every import statement of which sits under ``if`` tests (``(test,
-        positive)`` pairs, outermost first) that ``holds`` accepts."""
+        """The modules every import statement of which sits under ``if`` tests that ``holds``
+        accepts (given ``(test, positive, the import statement)``, outermost first)."""
         from .names import import_bindings
 
         only, run = set(), set()
         for node in self.import_statements:
             guards, _ = self.import_context.get(id(node), ((), ()))
             _, modules = import_bindings(node, self.module_name, self.imports.is_package)
-            (only if holds(guards) else run).update(m for m in modules if m)
+            (only if holds(tuple((test, positive, node) for test, positive in guards)) else run).update(m for m in modules if m)
         return tuple(sorted(only - run))
+
+    def _exit_above(self, test: ast.expr, statement: ast.stmt) -> bool:
+        """Whether ``test`` is the test of an ``if`` that ``statement`` is not inside: the guard
+        of an early exit above it, not of a branch it is in."""
+        if self._tests_of_ifs is None:
+            self._tests_of_ifs = {id(n.test): n for n in nodes_of(self.module) if type(n) is ast.If}
+        branch = self._tests_of_ifs.get(id(test))
+        if branch is None or id(branch) not in self.order_of or id(statement) not in self.order_of:
+            return False
+        first, last = self.order_of[id(branch)][:2]
+        return not first <= self.order_of[id(statement)][0] < last
 
     def named_half_misfits(self) -> List[HalfMisfit]:
         """The operations that add or subtract a name holding a constant float16 cannot hold

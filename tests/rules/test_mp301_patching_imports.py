@@ -46,8 +46,11 @@ def test_an_import_under_a_users_flag_patches_only_the_runs_that_pass_it(tmp_pat
     [
         "from unsloth import FastLanguageModel",  # in the function, every call runs it
         "try:\n        import unsloth\n    except ImportError:\n        pass",  # runs wherever unsloth is installed
+        # below an early exit: where it exits nothing trains (review 27e)
+        "if not opts.path:\n        raise SystemExit(1)\n    from unsloth import FastLanguageModel",
+        "if opts.path is None:\n        return None, None\n    import unsloth",
     ],
-    ids=["unconditional", "try"],
+    ids=["unconditional", "try", "after-an-early-exit", "after-an-early-return"],
 )
 def test_an_import_every_run_makes_patches_the_trainer(tmp_path, import_line):
     assert codes(tmp_path, import_line) == []
