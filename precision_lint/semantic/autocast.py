@@ -30,10 +30,11 @@ import ast
 from ..knowledge import autocast_ops
 from .evaluate import Evaluator
 from .index import ModuleIndex, Scope, positional
-from .tensors import enclosing_class, half_tensors
+from .tensors import AUTOCAST, enclosing_class, half_tensors
 from .values import CONST
 
 _DEPTH = 8  # bindings and ops followed back from the expression
+_MOVES = frozenset({"cuda", "cpu", "to", "eval", "train", "requires_grad_", "float"})  # a module's own methods that return it
 _CALLERS = 3  # callers followed up from a function to an autocast region
 
 
@@ -54,7 +55,8 @@ class AutocastHalf:
         self._functions = ops["float16_functions"]
         self._methods = ops["float16_methods"]
         self._keeping = ops["dtype_keeping_methods"]
-        self._torch_keeping = frozenset(f"torch.{m}" for m in self._keeping)
+        self._torch_keeping = frozenset(f"torch.{m}" for m in self._keeping) | ops["dtype_keeping_functions"]
+        self._modules = ops["float16_modules"]
         self._under: Dict[str, Optional[str]] = {}  # function qualname → why it runs under autocast
 
     # --- public -------------------------------------------------------------------
@@ -126,7 +128,33 @@ class AutocastHalf:
         if qual in self._torch_keeping:
             args = positional(expr)
             return self._half(args[0], scope, depth + 1) if args else None  # `torch.abs(x)`
+        made = self._module_made(expr.func, scope)
+        if made is not None:  # `self.head(x)` of `self.head = nn.Linear(...)`
+            region = self._region(site.contexts, site.context_items, site.scope)
+            return f"`{self._short(expr.func)}(...)` (a `{made.rsplit('.', 1)[-1]}`, line {self._line(expr)}) {region}" if region else None
         return None
+
+    def _module_made(self, func: ast.expr, scope: Scope) -> Optional[str]:
+        """The class of autocast's float16 list (``float16_modules``) that every binding of the
+        called name, or of ``self.<attr>`` in the methods of its class, constructs; None
+        otherwise."""
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            klass = enclosing_class(scope)
+            info = self.ix.classes.get(klass.qualname) if klass is not None else None
+            assigned = info.self_attr_values.get(func.attr, ()) if info is not None else ()
+            made = [(a.value, where) for a, where in assigned]
+        elif isinstance(func, ast.Name):
+            owner, reached = self.ix.bindings_of(func, scope)
+            made = [(b.value, owner) for b in reached] if owner is not None else []
+        else:
+            return None
+        names = set()
+        for value, where in made:
+            value = _made(value) if isinstance(value, ast.Call) else value  # `nn.Conv2d(...).cuda()`
+            if not isinstance(value, ast.Call):
+                return None
+            names.add(self.ix.qualify(value.func, where))
+        return names.pop() if len(names) == 1 and next(iter(names)) in self._modules else None
 
     def _number(self, expr: ast.expr, scope: Scope) -> bool:
         """A Python number: it keeps a float16 tensor float16 (``x * 0.5``, ``x - 1``)."""
@@ -149,7 +177,27 @@ class AutocastHalf:
         if region is not None and region[0] == "float16":
             return f"runs in float16 under fp16 autocast (line {self._line(region[1])})"
         function = scope.code_scope()
-        return self._called_under(function, 0) if function.kind == "function" else None
+        if function.kind != "function":
+            return None
+        decorated = self._decorated(function)
+        if decorated is not None:  # `@torch.autocast("cuda", enabled=False)` on the function itself
+            return decorated or None
+        return self._called_under(function, 0)
+
+    def _decorated(self, function: Scope) -> Optional[str]:
+        """For a function decorated with an autocast: why it runs in float16 there, "" where
+        that autocast is off or of another dtype (the caller's region ends at it); None for a
+        function with no such decorator."""
+        node = function.node
+        decorators = [d for d in getattr(node, "decorator_list", ()) if isinstance(d, ast.Call)]
+        items = tuple(decorators)
+        contexts = tuple(self.ix.qualify(d.func, function.parent or function) or "" for d in decorators)
+        if not any(q in AUTOCAST or q.rsplit(".", 1)[-1] == "autocast" for q in contexts):
+            return None
+        region = self.tensors.autocast_region(contexts, items, function.parent or function)
+        if region is not None and region[0] == "float16":
+            return f"runs in float16 under fp16 autocast (line {self._line(region[1])})"
+        return ""
 
     def _called_under(self, function: Scope, depth: int) -> Optional[str]:
         """Why ``function`` runs under an enabled fp16 autocast: a call of it in this module
@@ -196,9 +244,11 @@ class AutocastHalf:
             values = [a.value for a, _ in info.self_attr_values.get(func.attr, [])] if info is not None else []
         else:
             return False
-        return any(isinstance(v, ast.Call) and self._builds(v, klass) for v in values)
+        return any(isinstance(v, ast.Call) and self._builds(_made(v), klass) for v in values)
 
-    def _builds(self, call: ast.Call, klass: Scope) -> bool:
+    def _builds(self, call: ast.expr, klass: Scope) -> bool:
+        if not isinstance(call, ast.Call):
+            return False
         func = call.func
         if not isinstance(func, ast.Name) or func.id != klass.qualname.rsplit(".", 1)[-1]:
             return False
@@ -213,6 +263,13 @@ class AutocastHalf:
     def _short(self, node: ast.AST) -> str:
         text = self.ix.text(node)
         return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _made(value: ast.Call) -> ast.expr:
+    """The constructor call under a module's moves (``Net(64).cuda()``, ``.to(device)``)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES:
+        value = value.func.value
+    return value
 
 
 def _real_literal(expr: ast.expr) -> bool:

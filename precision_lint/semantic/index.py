@@ -520,6 +520,11 @@ class ModuleIndex:
             }
             found = []
             for op in self.name_operands:
+                if type(op.literal) is ast.Attribute:
+                    value = self._instance_constant(op.literal.attr, op.klass)
+                    if value is not None and misfits_half(value):
+                        found.append(dataclasses.replace(op, value=value))
+                    continue
                 if op.literal.id not in holding:
                     continue
                 _, reached = self.bindings_of(op.literal, op.scope)
@@ -530,6 +535,18 @@ class ModuleIndex:
                         found.append(dataclasses.replace(op, value=value))
             self._named_misfits = found
         return self._named_misfits
+
+    def _instance_constant(self, attr: str, klass: Optional[str]) -> Optional[float]:
+        """The number every ``self.<attr> = <literal>`` of class ``klass`` sets, where each of
+        its assignments sets that one literal (``self.epsilon = 1e-8`` in ``__init__``); None
+        otherwise."""
+        info = self.classes.get(klass) if klass else None
+        assigned = info.self_attr_values.get(attr, ()) if info is not None else ()
+        values = {number(a.value) for a, _ in assigned}
+        if not assigned or len(values) != 1:
+            return None
+        value = values.pop()
+        return None if value is None else value
 
     def dismantle(self) -> None:
         """Drop every table of the index and of its scopes, once a file's facts are made.
@@ -1678,7 +1695,8 @@ class _Indexer:
         op = type(node.op)
         if op is ast.Add or op is ast.Sub:
             for name, other in ((node.right, node.left), (node.left, node.right)):
-                if type(name) is ast.Name:
+                # a name, or an attribute of the instance (`D + self.epsilon`, review 27c)
+                if type(name) is ast.Name or (type(name) is ast.Attribute and type(name.value) is ast.Name and name.value.id == "self"):
                     self.ix.name_operands.append(
                         HalfMisfit(node, name, 0.0, other, "binary", self.scope,
                                    self.classes[-1].qualname if self.classes else None, tuple(self.context_items))

@@ -142,3 +142,30 @@ def test_masking_a_product_computed_under_autocast_raises():
     found = lint(program, CODE)
     assert [f.code for f in found] == [CODE]
     assert "raises" in found[0].message
+
+
+def test_an_instance_eps_added_to_a_product_in_a_forward_run_under_autocast():
+    """Review 27c (T2T-ViT): the model is built moved (``.cuda()``) and called under fp16
+    autocast; its ``forward`` adds ``self.epsilon = 1e-8`` to a float16 einsum."""
+    src = """
+import torch
+from torch import nn
+
+class Performer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.kqv = nn.Linear(dim, dim)
+        self.epsilon = {eps}
+
+    def forward(self, x):
+        q = self.kqv(x)
+        d = torch.einsum("bti,bi->bt", q, q.sum(dim=1)).unsqueeze(2)
+        return q / (d + self.epsilon)
+
+model = Performer(64).cuda()
+with torch.autocast("cuda", dtype=torch.float16):
+    y = model(torch.randn(2, 16, 64, device="cuda"))
+"""
+    (d,) = [d for d in lint(src.format(eps="1e-8")) if d.code == "MP402"]
+    assert "`+ self.epsilon` (1e-08) adds 0 in float16" in d.message
+    assert [d for d in lint(src.format(eps="1e-4")) if d.code == "MP402"] == []

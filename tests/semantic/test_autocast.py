@@ -120,3 +120,55 @@ def test_a_region_held_by_a_name():
     assert answers["named"].startswith("`q @ k` (line 13) runs in float16 under fp16 autocast (line 7)")  # the call that makes it
     assert answers["device_chosen"].startswith("`q @ k` (line 17) runs in float16 under fp16 autocast")
     assert answers["switch_chosen"] is None
+
+
+MODULES = """
+import torch
+from torch import nn
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8).cuda()
+        self.norm = nn.LayerNorm(8)
+        self.epsilon = 1e-8
+        self.scale = 1e-8
+        self.scale = 0.5
+
+    def projected(self, x):
+        with torch.autocast("cuda"):
+            return self.proj(x).sigmoid()
+
+    def normed(self, x):
+        with torch.autocast("cuda"):
+            return self.norm(x)
+
+conv = nn.Conv2d(3, 8, 3).cuda()
+
+def convolved(x):
+    with torch.autocast("cuda"):
+        return torch.relu(conv(x))
+
+def activated(q, k):
+    with torch.autocast("cuda"):
+        return torch.nn.functional.gelu(q @ k)
+"""
+
+
+def test_module_calls_of_autocasts_float16_list_and_activations_keep_float16():
+    """Review 27c/27d: ``self.kqv(x)`` of an ``nn.Linear``, ``head(x)`` of an ``nn.Conv2d``
+    (moved with ``.cuda()``), through ``sigmoid``/``relu``/``gelu``: float16 under fp16
+    autocast; a ``LayerNorm`` (autocast's float32 list) is no answer."""
+    answers = _answers(MODULES)
+    assert answers["projected"].startswith("`self.proj(...)` (a `Linear`")
+    assert answers["convolved"].startswith("`conv(...)` (a `Conv2d`")
+    assert answers["activated"].startswith("`q @ k`")
+    assert answers["normed"] is None
+
+
+def test_an_instance_attribute_holding_one_tiny_constant_is_a_named_constant():
+    """Review 27c: T2T-ViT's ``self.epsilon = 1e-8`` added to a float16 einsum in ``forward``."""
+    inline = build_index(textwrap.dedent(MODULES).replace(
+        "    def normed(self, x):", "    def ratio(self, d):\n        return d + self.epsilon, d + self.scale\n\n    def normed(self, x):"), "m")
+    found = sorted((m.literal.attr, m.value) for m in inline.named_half_misfits() if hasattr(m.literal, "attr"))
+    assert found == [("epsilon", 1e-8)]  # `self.scale` is set twice, to two values
