@@ -203,6 +203,17 @@ def test_autocast_ops_hold_in_the_installed_torch():
                    "expand": (4, 4), "expand_as": (half,), "clamp": (-1, 1), "clip": (-1, 1)}
     for method in ops["dtype_keeping_methods"]:
         assert getattr(half, method)(*method_args.get(method, ())).dtype == torch.float16, method
+    for qualname in ops["dtype_keeping_functions"]:
+        module, name = qualname.rsplit(".", 1)
+        assert getattr(importlib.import_module(module), name)(half).dtype == torch.float16, qualname
+    inputs = {"Linear": (4,), "Conv1d": (1, 4), "Conv2d": (1, 4, 4), "Conv3d": (1, 4, 4, 4)}
+    with torch.autocast("cpu", dtype=torch.float16):
+        for qualname in ops["float16_modules"]:
+            name = qualname.rsplit(".", 1)[1]
+            kind = name.replace("Transpose", "")
+            module = getattr(torch.nn, name)(4, 4) if kind == "Linear" else getattr(torch.nn, name)(1, 1, 3)
+            shape = (2, 4) if kind == "Linear" else (1,) + inputs[kind]
+            assert module(torch.randn(*shape)).dtype == torch.float16, qualname
 
 
 def test_a_parsed_table_is_kept_and_read_back_while_its_text_is_the_same(tmp_path, monkeypatch):
