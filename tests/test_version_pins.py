@@ -1054,3 +1054,18 @@ def test_the_python_a_launcher_loads_caps_the_libraries_of_the_script_it_runs(tm
     found = [d for d in findings_in(root) if d.code in ("MP302", "MP304")]
     # transformers 4.47 requires Python 3.9: on 3.8.6 the newest is 4.46.3, where AdamW exists
     assert [d.code for d in found] == ["MP304"] and "python==3.8.6" in found[0].message
+
+
+@pytest.mark.parametrize(
+    "line, kept",
+    [
+        ('!pip install -U "transformers>=4.37.0" trl==0.8.6', ["trl"]),  # review 27e: -U installs the newest
+        ('%pip install --upgrade "transformers>=4.37,<4.45"', ["transformers"]),  # a ceiling still states one
+        ('!pip install "transformers>=4.37.0"', ["transformers"]),  # no upgrade: the floor is a version it may get
+        ("!pip install -q -U transformers==4.46.0", ["transformers"]),
+    ],
+)
+def test_an_upgrade_install_of_a_floor_states_no_version(line, kept):
+    from precision_lint.workspace.versions import pip_requirements
+
+    assert [a.dist for a in pip_requirements([line])] == kept

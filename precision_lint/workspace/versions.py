@@ -1284,14 +1284,25 @@ def in_file_requirements(source: str, where: str = "this file") -> List[Allowed]
 
 def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List[Allowed]:
     """The requirements of ``%pip install`` / ``!pip install`` lines (options skipped; a line
-    ending in a backslash goes on in the next)."""
+    ending in a backslash goes on in the next). With ``-U`` / ``--upgrade`` a floor alone
+    (``pip install -U "transformers>=4.37"``) installs the newest release, whatever the floor
+    says: such a requirement states no version (review 27e); a pin or a ceiling still does."""
     out = []
     valued = ("-r", "-c", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--target", "-t")
-    for word in _install_words(lines, _PIP, valued):
-        found = parse_requirement(word, f"`pip install` in {where}")
-        if found is not None:
+    for line in _joined(lines):
+        found_command = _PIP().match(line.strip())
+        if found_command is None:
+            continue
+        upgrade = bool(_UPGRADE().search(found_command.group(1)))
+        for word in _install_words([line], _PIP, valued):
+            found = parse_requirement(word, f"`pip install` in {where}")
+            if found is None or (upgrade and found.high is None and not found.commit):
+                continue
             out.append(found)
     return out
+
+
+_UPGRADE = lazy(r"(?<!\S)(?:-U|--upgrade)(?!\S)")
 
 
 # An environment module a cluster job loads before it runs Python: `module load python/intel/3.8.6`,
