@@ -1508,9 +1508,13 @@ class VersionResolver:
         return found
 
     def _recorded(self, folder: Path) -> List[Tuple[Allowed, Path]]:
-        found = self._runs.get(folder)
+        return self._kept(self._runs, folder, folder_recorded_runs)
+
+    def _kept(self, table: Dict[Path, List[Tuple[Allowed, Path]]], folder: Path, read) -> List[Tuple[Allowed, Path]]:
+        """``read(folder)``, once per folder, its files noted as read (the side files of the run)."""
+        found = table.get(folder)
         if found is None:
-            found = self._runs[folder] = folder_recorded_runs(folder)
+            found = table[folder] = read(folder)
             self._read.update(str(p) for _, p in found)
         return found
 
@@ -1523,11 +1527,7 @@ class VersionResolver:
         return self._readmes[folder]
 
     def _setup_scripts(self, folder: Path) -> List[Tuple[Allowed, Path]]:
-        found = self._setups.get(folder)
-        if found is None:
-            found = self._setups[folder] = folder_setup_scripts(folder)
-            self._read.update(str(p) for _, p in found)
-        return found
+        return self._kept(self._setups, folder, folder_setup_scripts)
 
     def _is_root(self, folder: Path) -> bool:
         if folder not in self._roots:
