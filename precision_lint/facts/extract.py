@@ -204,6 +204,12 @@ def extract_facts(
         shell = shell_script(source) if error.kind == "syntax" else None
         if shell is not None:  # a SLURM job named `.py`: what runs it is the shell (MP002, not MP000)
             error = ParseError(f"a {shell} script (its first line names {shell}), not Python", 1, 0, "unsupported")
+        elif error.kind == "syntax" and syntax.newer_fstrings(source, error):
+            error = ParseError(
+                f"{error.message[len('SyntaxError: '):]}: an f-string only Python 3.12 and later compile (PEP 701); "
+                f"this check runs on Python {sys.version_info[0]}.{sys.version_info[1]} and did not read the file",
+                error.line, error.col, "unsupported",
+            )
         facts.parse_error = error
         return facts
     facts.main_lines = main_block_lines(tree)

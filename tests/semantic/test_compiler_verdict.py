@@ -3,6 +3,7 @@ accepts but the compiler refuses (``return`` outside a function, ``nonlocal`` at
 never runs, so it is MP000. The tree is parsed once and compiled; compiling the tree must give
 exactly what compiling the text gives."""
 import ast
+import sys
 
 import pytest
 
@@ -54,3 +55,16 @@ def test_what_the_compiler_accepts_is_no_MP000(src):
     tree, error = cpython_tree(src, "a.py")
     assert error is None and isinstance(tree, ast.Module)
     assert [d.code for d in check_source(src, "a.py") if d.code == "MP000"] == []
+
+
+PEP_701 = 'rows = {"a": 1}\nprint(f"{"on" if rows else "off"}: {len(rows)}")\nprint(f"{\'\\t\'.join(rows)}")\n'
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 compiles PEP 701 f-strings: nothing to report")
+def test_an_f_string_only_python_3_12_compiles_is_not_checked_never_a_syntax_error():
+    """Review 27's held-out tools: f-strings with a quote of their own kind or a backslash in a
+    replacement field run on 3.12 and later; this interpreter refuses them. Not read (MP002),
+    never MP000; an f-string wrong on every version stays MP000."""
+    found = [(d.code, d.span.line) for d in check_source(PEP_701, "report.py")]
+    assert found == [("MP002", 2)]
+    assert [d.code for d in check_source('x = f"{1 +}"\n', "bad.py")] == ["MP000"]
