@@ -459,10 +459,20 @@ def _exports(index: ModuleIndex):
         target = qualified_name(index, name, index.root)  # as an importer sees it: at the module's end
         if target is not None and target != f"{own}{name}":
             exports.append((name, target))
+    # `from .helpers import *` at the top: the names that module binds are this one's too
+    # (STAR_EXPORT entries, one per module, looked in by the join's name resolution)
+    from ..semantic.gate import resolve_relative
+
+    for node in index.module.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            base = resolve_relative(index.module_name, index.imports.is_package, node.level, node.module or "")
+            if base:
+                exports.append((f"{STAR_EXPORT}{base}", base))
     return tuple(sorted(exports)), frozenset(definitions)
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+STAR_EXPORT = "*"  # the prefix of an export entry that stands for a `from x import *`
 # `match` (Python 3.10+) and `try ... except*` (3.11+), where this Python has them: Python 3.9
 # is still supported, and its `ast` has neither class.
 _MATCH = tuple(c for c in (getattr(ast, "Match", None),) if c is not None)

@@ -316,8 +316,14 @@ class CallGraphValues:
         summarised."""
         name, keys = ref.callee, ref.keys
         module, canonical = self._symbols.resolve(name, self._by_path.get(near))
-        while module is not None and keys and isinstance(keys[0], str) and canonical in (module.module, name) and not module.returns_of(canonical):
-            name, keys = f"{name}.{keys[0]}", keys[1:]  # a module's variable
+        while module is not None and keys and isinstance(keys[0], str) and not module.returns_of(canonical):
+            if canonical in (module.module, name):
+                name = f"{name}.{keys[0]}"  # a module's variable
+            elif module.returns_of(f"{canonical}.{keys[0]}") is not None:
+                name = f"{canonical}.{keys[0]}"  # an entry of a module's table, re-exported (`from .helpers import *`)
+            else:
+                break
+            keys = keys[1:]
             module, canonical = self._symbols.resolve(name, self._by_path.get(near))
         if module is None:
             # a library's name, also through the module's alias of one (`MODEL_DTYPE =

@@ -70,9 +70,16 @@ class ProjectSymbols:
             rest = parts[i:]
             if not rest:
                 return module, qualname
-            target = module.exports_map().get(rest[0])
+            exports = module.exports_map()
+            target = exports.get(rest[0])
             if target is not None and not module.defines(rest[0]):
                 return self._resolve(".".join([target, *rest[1:]]), module, seen)
+            if target is None and not module.defines(rest[0]):
+                # `from .helpers import *`: a name the starred module binds (its variables too)
+                for star in (t for name, t in exports.items() if name.startswith("*")):
+                    found, canonical = self._resolve(".".join([star, *rest]), module, seen)
+                    if found is not None and found is not module and rest[0] in (found.top_names or ()):
+                        return found, canonical
             return module, ".".join([module.module, *rest]) if module.module else ".".join(rest)
         return None, qualname
 

@@ -2035,6 +2035,15 @@ class Evaluator:
         root = self.ix.root
         out = []
         for name, bindings in root.assignments.items():
+            if len(bindings) == 1 and _small_table(bindings[0].value) and not bindings[0].guards:
+                # `DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}`: each entry, as
+                # `from utils import DTYPES` ... `DTYPES[args.dtype]` reads it (held-out 27)
+                prefix = f"{root.qualname}.{name}" if root.qualname else name
+                for key, value in zip(bindings[0].value.keys, bindings[0].value.values):
+                    found = self.values(value, root)
+                    if any(v.kind != UNKNOWN for v in found):
+                        out.append((f"{prefix}.{key.value}", found))
+                continue
             if any(b.imported is not None or b.value is None or isinstance(b.statement, NOT_VALUE_BINDERS) or not isinstance(b.value, _VARIABLE_VALUES) for b in bindings):
                 continue
             values = _dedupe(
@@ -2584,6 +2593,16 @@ def _declares_fields(info, ix: ModuleIndex, scope: Scope) -> bool:
         if written.endswith("dataclass") or qualified in FIELD_DECORATORS or qualified.startswith(("attr.", "attrs.")):
             return True
     return any(base in FIELD_BASES for base in info.bases)
+
+
+def _small_table(value: Optional[ast.expr]) -> bool:
+    """A dict literal of a few string keys whose values are names, attributes or literals
+    (``{"bf16": torch.bfloat16, "fp16": torch.float16}``): a choice table, not a registry."""
+    return (
+        isinstance(value, ast.Dict) and 0 < len(value.keys) <= 16
+        and all(isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier() for k in value.keys)
+        and all(isinstance(v, (ast.Attribute, ast.Name, ast.Constant)) for v in value.values)
+    )
 
 
 def _tests_none(test: ast.expr, name: str) -> bool:

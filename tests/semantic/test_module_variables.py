@@ -4,6 +4,9 @@ unknown for a library's."""
 import ast
 import textwrap
 
+import pytest
+from conftest import findings_in, write_tree
+
 from precision_lint.semantic.evaluate import Evaluator
 from precision_lint.semantic.index import build_index
 from precision_lint.semantic.values import CONFIG, CONST, DTYPE, RETURN, UNKNOWN
@@ -28,6 +31,17 @@ def test_literals_dtypes_and_loaded_tables_are_summarised():
     assert found["configs.train.CFG"] == {(CONFIG, None)}
 
 
+def test_a_small_choice_table_is_summarised_by_its_entries():
+    """``DTYPES = {"bf16": torch.bfloat16, ...}``: each entry, as ``DTYPES[args.dtype]`` in
+    another module reads it (held-out 27); a table of other keys or values is a registry."""
+    found = _variables("""
+        import torch
+        DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+        LOADERS = {"a": load_a(), "b": load_b()}
+    """)
+    assert found == {"configs.train.DTYPES.bf16": {(DTYPE, "bfloat16")}, "configs.train.DTYPES.fp16": {(DTYPE, "float16")}}
+
+
 def test_imports_definitions_loops_tables_and_unknowns_are_not():
     found = _variables("""
         import torch
@@ -38,7 +52,7 @@ def test_imports_definitions_loops_tables_and_unknowns_are_not():
             pass
         for i in range(3):
             pass
-        TABLE = {"fp16": torch.float16}
+        REGISTRY = {"a-b": torch.float16}
         HOME = input()
         logger = get_logger(__name__)
     """)
@@ -70,3 +84,37 @@ def test_a_project_modules_name_is_read_at_the_join():
 
 def test_a_librarys_name_stays_unknown():
     assert [v.kind for v in _value_of("from transformers import logging", "logging")] == [UNKNOWN]
+
+
+TABLE_TRAIN = """
+import argparse
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+from utils import DTYPES
+
+p = argparse.ArgumentParser()
+p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
+args = p.parse_args()
+model = AutoModelForCausalLM.from_pretrained("m").to(DTYPES[args.dtype])
+Trainer(model=model, args=TrainingArguments("out", fp16=args.dtype == "fp16")).train()
+"""
+TABLE = """
+import torch
+
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+"""
+
+
+@pytest.mark.parametrize(
+    "package",
+    [
+        {"utils/__init__.py": TABLE},
+        {"utils/__init__.py": "from .helpers import *\n", "utils/helpers.py": TABLE},  # re-exported
+    ],
+    ids=["in-the-package", "star-re-export"],
+)
+def test_a_dtype_table_of_another_module_is_read_by_its_keys(tmp_path, package):
+    """Held-out 27 (peft-da-llms): ``--torch_dtype fp16`` picks float16 from a table in the
+    project's ``utils`` package, and the same flag sets ``fp16=``: the unscale raises."""
+    write_tree(tmp_path, {".git/HEAD": "", "train.py": TABLE_TRAIN, **package})
+    found = [d for d in findings_in(tmp_path) if d.code == "MP101"]
+    assert [d.path.rsplit("/", 1)[-1] for d in found] == ["train.py"]
