@@ -421,6 +421,14 @@ def _before_release(bound: Allowed, release: Version) -> Allowed:
     return replace(bound, low=low, high=high, high_inclusive=inclusive)
 
 
+def _spec_text(spec: str) -> str:
+    """A requirement as a reader writes it: ``>=4.3.2,<=4.3.2`` (a wheel's metadata) is ``==4.3.2``."""
+    parts = spec.split(",")
+    if len(parts) == 2 and parts[0].startswith(">=") and parts[1].startswith("<=") and parts[0][2:] == parts[1][2:]:
+        return f"=={parts[0][2:]}"
+    return spec
+
+
 def _previous(release: Version) -> Optional[Version]:
     """The series a pre-release of ``release`` comes after, as a lowest version: ``2.4.0`` ->
     ``2.3``, ``4.40.1`` -> ``4.40.0``, ``5.0.0`` -> ``4``; None for ``0.0``."""
@@ -1795,7 +1803,7 @@ def _compatible_range(dist: str, pins: Dict[str, Allowed]) -> Optional[Allowed]:
                 if spec is None or minor in excluded:
                     continue
                 if pin.intersect(_required(dep, spec)).is_empty:
-                    excluded[minor] = (pin, f"{dist} {version_text(minor)} requires {dep}{spec}")
+                    excluded[minor] = (pin, f"{dist} {version_text(minor)} requires {dep}{_spec_text(spec)}")
         kept = [m for m, _ in rows if m not in excluded]
         if excluded and kept:
             minors = [m for m, _ in rows]
