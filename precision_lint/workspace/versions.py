@@ -1294,7 +1294,7 @@ def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List
     """The requirements of ``%pip install`` / ``!pip install`` lines (options skipped; a line
     ending in a backslash goes on in the next). With ``-U`` / ``--upgrade`` a floor alone
     (``pip install -U "transformers>=4.37"``) installs the newest release, whatever the floor
-    says: such a requirement states no version (review 27e); a pin or a ceiling still does."""
+    says: it reads as the bare name, the newest (review 27e); a pin or a ceiling still holds."""
     out = []
     valued = ("-r", "-c", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--target", "-t")
     for line in _joined(lines):
@@ -1304,9 +1304,10 @@ def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List
         upgrade = bool(_UPGRADE().search(found_command.group(1)))
         for word in _install_words([line], _PIP, valued):
             found = parse_requirement(word, f"`pip install` in {where}")
-            if found is None or (upgrade and found.high is None and not found.commit):
-                continue
-            out.append(found)
+            if found is not None and upgrade and found.high is None and found.low is not None and not found.commit:
+                found = parse_requirement(found.dist, f"`pip install` in {where}")
+            if found is not None:
+                out.append(found)
     return out
 
 
