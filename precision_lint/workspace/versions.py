@@ -1037,11 +1037,13 @@ _SETUP_SCRIPT = lazy(r"(?:^|[-_.])(?:setup|install|env|environment|venv|conda)(?
 _SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
 
 
-def folder_setup_scripts(folder: Path) -> List[Tuple[Allowed, Path]]:
+def folder_setup_scripts(folder: Path, project: bool = True) -> List[Tuple[Allowed, Path]]:
     """The ``pip install`` pins of the environment setup scripts of ``folder``: a shell
-    script named for it there, or any shell script of a folder directly in it named for it
-    (review 27b: ``environment_setup/setup_env.sbatch`` installs ``transformers==${
-    TRANSFORMERS_VERSION}`` with ``TRANSFORMERS_VERSION="4.41.2"`` above)."""
+    script named for it there, or, in a project's root (``project``), any shell script of a
+    folder directly in it named for it (review 27b: ``environment_setup/setup_env.sbatch``
+    installs ``transformers==${TRANSFORMERS_VERSION}`` with ``TRANSFORMERS_VERSION="4.41.2"``
+    above). A folder of unrelated checkouts above a project is no project: its folders named
+    ``env`` or ``setup`` are other projects'."""
     from .launches import expanded_commands
 
     scripts: List[Path] = []
@@ -1053,7 +1055,7 @@ def folder_setup_scripts(folder: Path) -> List[Tuple[Allowed, Path]]:
         stem = os.path.splitext(entry.name)[0]
         if entry.name.endswith(_SHELL_SUFFIXES) and _SETUP_SCRIPT().search(stem) and entry.is_file():
             scripts.append(Path(entry.path))
-        elif not entry.name.startswith(".") and _SETUP_SCRIPT().search(entry.name) and entry.is_dir():
+        elif project and not entry.name.startswith(".") and _SETUP_SCRIPT().search(entry.name) and entry.is_dir():
             try:
                 inner = sorted(e.path for e in os.scandir(entry.path) if e.name.endswith(_SHELL_SUFFIXES) and e.is_file())
             except OSError:
@@ -1536,7 +1538,7 @@ class VersionResolver:
         return self._readmes[folder]
 
     def _setup_scripts(self, folder: Path) -> List[Tuple[Allowed, Path]]:
-        return self._kept(self._setups, folder, folder_setup_scripts)
+        return self._kept(self._setups, folder, lambda f: folder_setup_scripts(f, self._is_root(f)))
 
     def _is_root(self, folder: Path) -> bool:
         if folder not in self._roots:
