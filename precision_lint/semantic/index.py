@@ -481,7 +481,7 @@ class ModuleIndex:
         above it (``if not os.path.exists(path): sys.exit(1)``) is no such ``if``: where it
         exits, nothing after it runs either (review 27e: unsloth imported in ``main()`` after its
         input check)."""
-        return self._imported_only_where(lambda guards: any(not self._exit_above(test, node) for test, _, node in guards))
+        return self._imported_only_where(lambda guards: any(not self.exit_above(test, node) for test, _, node in guards))
 
     def _imported_only_where(self, holds: Callable[[tuple], bool]) -> Tuple[str, ...]:
         """The modules every import statement of which sits under ``if`` tests that ``holds``
@@ -495,7 +495,7 @@ class ModuleIndex:
             (only if holds(tuple((test, positive, node) for test, positive in guards)) else run).update(m for m in modules if m)
         return tuple(sorted(only - run))
 
-    def _exit_above(self, test: ast.expr, statement: ast.stmt) -> bool:
+    def exit_above(self, test: ast.expr, statement: ast.stmt) -> bool:
         """Whether ``test`` is the test of an ``if`` that ``statement`` is not inside: the guard
         of an early exit above it, not of a branch it is in."""
         if self._tests_of_ifs is None:
