@@ -318,6 +318,9 @@ class ModuleIndex:
         # (``assert ok``; ``if bad: raise ...`` / ``sys.exit()`` with no ``else``): code after it
         # is not a path that skips something and goes on, it is no path at all
         self.raising_guards: Set[int] = set()
+        # (id(test), polarity) of each guard that an early exit above the code sets (``if not ok:
+        # sys.exit(1)`` guards what follows with ``ok``): where it fails nothing after it runs
+        self.exit_guards: Set[Tuple[int, bool]] = set()
         self.for_loops: List[ForLoop] = []
         self.import_statements: List[ast.stmt] = []
         # statements that are a string alone (`"""docstring"""`, `"note"`, `f"..."`): the
@@ -345,7 +348,6 @@ class ModuleIndex:
         # tree has bound every name (build_index), never while bindings are still being added
         self._bindings_memo: Dict[tuple, tuple] = _BUILDING
         self.session = False  # a notebook's text (build_index)
-        self._tests_of_ifs: Optional[Dict[int, ast.If]] = None
         self._session_names: Optional[Dict[str, Optional[List[int]]]] = None
         self.callee_memo: Dict[int, tuple] = {}  # id(call site) → (site, callees.project_callee's answer)
         self._resolved: Dict[tuple, tuple] = {}  # (name, id(scope), at, depth) → (scope, resolve_name's answer)
@@ -481,7 +483,7 @@ class ModuleIndex:
         above it (``if not os.path.exists(path): sys.exit(1)``) is no such ``if``: where it
         exits, nothing after it runs either (review 27e: unsloth imported in ``main()`` after its
         input check)."""
-        return self._imported_only_where(lambda guards: any(not self.exit_above(test, node) for test, _, node in guards))
+        return self._imported_only_where(lambda guards: any(not self.exit_guard(test, positive) for test, positive, _ in guards))
 
     def _imported_only_where(self, holds: Callable[[tuple], bool]) -> Tuple[str, ...]:
         """The modules every import statement of which sits under ``if`` tests that ``holds``
@@ -495,16 +497,10 @@ class ModuleIndex:
             (only if holds(tuple((test, positive, node) for test, positive in guards)) else run).update(m for m in modules if m)
         return tuple(sorted(only - run))
 
-    def exit_above(self, test: ast.expr, statement: ast.stmt) -> bool:
-        """Whether ``test`` is the test of an ``if`` that ``statement`` is not inside: the guard
-        of an early exit above it, not of a branch it is in."""
-        if self._tests_of_ifs is None:
-            self._tests_of_ifs = {id(n.test): n for n in nodes_of(self.module) if type(n) is ast.If}
-        branch = self._tests_of_ifs.get(id(test))
-        if branch is None or id(branch) not in self.order_of or id(statement) not in self.order_of:
-            return False
-        first, last = self.order_of[id(branch)][:2]
-        return not first <= self.order_of[id(statement)][0] < last
+    def exit_guard(self, test: ast.expr, positive: bool) -> bool:
+        """Whether the guard ``(test, positive)`` is an early exit's above the code it guards
+        (``if not ok: sys.exit(1)``), not the test of a branch the code is in."""
+        return (id(test), positive) in self.exit_guards
 
     def named_half_misfits(self) -> List[HalfMisfit]:
         """The operations that add or subtract a name holding a constant float16 cannot hold
@@ -1258,6 +1254,7 @@ def _walk(root: ast.AST, visitor: "_Indexer") -> None:
             elif action is _GUARD:
                 guard = _dominating_guard(node)
                 if guard is not None:  # the list of the scope the block is in (a function has its own)
+                    ix.exit_guards.add((id(guard[0]), guard[1]))
                     if _raises(node):
                         ix.raising_guards.add(id(guard[0]))
                     block, j, pushed = extra

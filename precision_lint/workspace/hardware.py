@@ -476,9 +476,16 @@ _APPLE_MACHINE = lazy(
 )
 
 
+# What every match of _APPLE_MACHINE holds, lowercased: a cheap test before the pattern.
+_APPLE_WORDS = ("apple", "mac", "mps", "metal", "m1", "m2", "m3", "m4", "m5")
+
+
 def names_an_apple_machine(text: str) -> bool:
     """Whether a text (a README's prose) names an Apple machine: Apple Silicon, an M-series
     chip, a MacBook, Mac Studio or Mac mini, or the MPS backend."""
+    lowered = text.lower()
+    if not any(word in lowered for word in _APPLE_WORDS):
+        return False  # most texts (a module's whole prose): the pattern is never tried
     return _APPLE_MACHINE().search(text) is not None
 
 

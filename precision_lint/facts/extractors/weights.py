@@ -587,7 +587,7 @@ class _Uses:
             line = site.statement
             if not (isinstance(line, ast.Expr) and _in_place_chain(line.value, site.node)):
                 continue
-            if any((id(expr), positive) not in mine and not self.ix.exit_above(expr, site.statement) for expr, positive in site.guards):
+            if any((id(expr), positive) not in mine and not self.ix.exit_guard(expr, positive) for expr, positive in site.guards):
                 continue  # (an early exit's test above it is none: where it exits, nothing trains)
             if self.ix.span(site.node).start < after:
                 continue
