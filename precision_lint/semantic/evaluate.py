@@ -2576,11 +2576,11 @@ def _empty_dict(value: Optional[ast.expr]) -> bool:
 
 
 # Classes whose class-level annotated names are the fields of a generated ``__init__``: pydantic
-# models and settings, NamedTuples (by a base), attrs classes (by a decorator, as dataclasses).
+# models and settings, NamedTuples (by a base); dataclasses and attrs classes (by a decorator:
+# ``@dataclass``, ``@attr.s``, ``@attrs.define``, ``@define`` from attrs).
 FIELD_BASES = frozenset(
     {"pydantic.BaseModel", "pydantic.main.BaseModel", "pydantic.v1.BaseModel", "pydantic_settings.BaseSettings", "typing.NamedTuple"}
 )
-FIELD_DECORATORS = ("dataclass", "attr.s", "attrs", "attr.define", "attrs.define", "attrs.frozen", "attr.frozen")
 
 
 def _declares_fields(info, ix: ModuleIndex, scope: Scope) -> bool:
@@ -2590,7 +2590,7 @@ def _declares_fields(info, ix: ModuleIndex, scope: Scope) -> bool:
     for d in info.node.decorator_list:
         written = dotted(d.func if isinstance(d, ast.Call) else d) or ""
         qualified = ix.qualify(d.func if isinstance(d, ast.Call) else d, scope.parent or scope) or written
-        if written.endswith("dataclass") or qualified in FIELD_DECORATORS or qualified.startswith(("attr.", "attrs.")):
+        if written.endswith("dataclass") or qualified.startswith(("attr.", "attrs.")):
             return True
     return any(base in FIELD_BASES for base in info.bases)
 

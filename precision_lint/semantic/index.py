@@ -473,7 +473,7 @@ class ModuleIndex:
         diffusers and transformers: at run time the package imports a submodule only when one
         of its names is first read, never all of them). Such an import binds names for tools;
         it does not run the module. An import in the ``else:`` of such a test runs."""
-        return self._imported_only_where(lambda guards: any(positive and _type_checking(test) for test, positive, _ in guards))
+        return self._imported_only_where(lambda guards: any(positive and _type_checking(test) for test, positive in guards))
 
     def conditional_imports(self) -> Tuple[str, ...]:
         """The modules this module imports only under an ``if`` a run may not take (``if
@@ -483,18 +483,18 @@ class ModuleIndex:
         above it (``if not os.path.exists(path): sys.exit(1)``) is no such ``if``: where it
         exits, nothing after it runs either (review 27e: unsloth imported in ``main()`` after its
         input check)."""
-        return self._imported_only_where(lambda guards: any(not self.exit_guard(test, positive) for test, positive, _ in guards))
+        return self._imported_only_where(lambda guards: any(not self.exit_guard(test, positive) for test, positive in guards))
 
     def _imported_only_where(self, holds: Callable[[tuple], bool]) -> Tuple[str, ...]:
-        """The modules every import statement of which sits under ``if`` tests that ``holds``
-        accepts (given ``(test, positive, the import statement)``, outermost first)."""
+        """The modules every import statement of which sits under ``if`` tests (``(test,
+        positive)`` pairs, outermost first) that ``holds`` accepts."""
         from .names import import_bindings
 
         only, run = set(), set()
         for node in self.import_statements:
             guards, _ = self.import_context.get(id(node), ((), ()))
             _, modules = import_bindings(node, self.module_name, self.imports.is_package)
-            (only if holds(tuple((test, positive, node) for test, positive in guards)) else run).update(m for m in modules if m)
+            (only if holds(guards) else run).update(m for m in modules if m)
         return tuple(sorted(only - run))
 
     def exit_guard(self, test: ast.expr, positive: bool) -> bool:
@@ -539,10 +539,7 @@ class ModuleIndex:
         info = self.classes.get(klass) if klass else None
         assigned = info.self_attr_values.get(attr, ()) if info is not None else ()
         values = {number(a.value) for a, _ in assigned}
-        if not assigned or len(values) != 1:
-            return None
-        value = values.pop()
-        return None if value is None else value
+        return values.pop() if assigned and len(values) == 1 else None
 
     def dismantle(self) -> None:
         """Drop every table of the index and of its scopes, once a file's facts are made.
