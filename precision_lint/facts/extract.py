@@ -23,7 +23,7 @@ from ..semantic import syntax
 from ..semantic.main_block import main_block_lines
 from ..semantic.programs import session_names, top_level_acts, top_names
 from ..semantic.queries import name_for, position, qualified_name
-from .model import DEFERRED, ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
+from .model import DEFERRED, STAR_EXPORT, ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
 from ..semantic.values import CAPABILITY, COND, awaits_join, join_questions
 from .._regex import lazy
 
@@ -472,7 +472,6 @@ def _exports(index: ModuleIndex):
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-STAR_EXPORT = "*"  # the prefix of an export entry that stands for a `from x import *`
 # `match` (Python 3.10+) and `try ... except*` (3.11+), where this Python has them: Python 3.9
 # is still supported, and its `ast` has neither class.
 _MATCH = tuple(c for c in (getattr(ast, "Match", None),) if c is not None)

@@ -16,6 +16,8 @@ from typing import Any, Callable, Dict, FrozenSet, Optional, Tuple
 from ..diagnostics import Span
 from ..semantic.records import CallArg, CallRecord, ParseError  # noqa: F401  (part of the facts' data)
 
+STAR_EXPORT = "*"  # the prefix of an export entry that stands for a `from x import *`
+
 
 @dataclass(frozen=True, slots=True)
 class ClassFact:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Hashable, Iterator, List, Optional, Set, Tuple
 
-from ..facts.model import ClassFact, ModuleFacts
+from ..facts.model import STAR_EXPORT, ClassFact, ModuleFacts
 from ..knowledge import library_bases
 
 _MAX_HOPS = 16
@@ -76,7 +76,7 @@ class ProjectSymbols:
                 return self._resolve(".".join([target, *rest[1:]]), module, seen)
             if target is None and not module.defines(rest[0]):
                 # `from .helpers import *`: a name the starred module binds (its variables too)
-                for star in (t for name, t in exports.items() if name.startswith("*")):
+                for star in (t for name, t in exports.items() if name.startswith(STAR_EXPORT)):
                     found, canonical = self._resolve(".".join([star, *rest]), module, seen)
                     if found is not None and found is not module and rest[0] in (found.top_names or ()):
                         return found, canonical

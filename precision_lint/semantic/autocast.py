@@ -23,7 +23,7 @@ torch.autocast(...)`` region, or where this module calls it from inside one: ``s
 """
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Tuple
 
 import ast
 
@@ -138,15 +138,8 @@ class AutocastHalf:
         """The class of autocast's float16 list (``float16_modules``) that every binding of the
         called name, or of ``self.<attr>`` in the methods of its class, constructs; None
         otherwise."""
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            klass = enclosing_class(scope)
-            info = self.ix.classes.get(klass.qualname) if klass is not None else None
-            assigned = info.self_attr_values.get(func.attr, ()) if info is not None else ()
-            made = [(a.value, where) for a, where in assigned]
-        elif isinstance(func, ast.Name):
-            owner, reached = self.ix.bindings_of(func, scope)
-            made = [(b.value, owner) for b in reached] if owner is not None else []
-        else:
+        made = self._bound_values(func, scope)
+        if made is None:
             return None
         names = set()
         for value, where in made:
@@ -234,17 +227,21 @@ class AutocastHalf:
         klass = function.parent
         if klass is None or klass.kind != "class":
             return False
-        func = site.node.func
+        values = self._bound_values(site.node.func, site.scope)
+        return values is not None and any(isinstance(v, ast.Call) and self._builds(_made(v), klass) for v, _ in values)
+
+    def _bound_values(self, func: ast.expr, scope: Scope) -> Optional[List[Tuple[ast.expr, Scope]]]:
+        """``(value, the scope it is read in)`` for each binding of the called name that reaches
+        the call, or of ``self.<attr>`` in the methods of its class; None for another callee."""
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            klass = enclosing_class(scope)
+            info = self.ix.classes.get(klass.qualname) if klass is not None else None
+            assigned = info.self_attr_values.get(func.attr, ()) if info is not None else ()
+            return [(a.value, where) for a, where in assigned]
         if isinstance(func, ast.Name):
-            _, reached = self.ix.bindings_of(func, site.scope)
-            values = [b.value for b in reached]
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            owner = enclosing_class(site.scope)
-            info = self.ix.classes.get(owner.qualname) if owner is not None else None
-            values = [a.value for a, _ in info.self_attr_values.get(func.attr, [])] if info is not None else []
-        else:
-            return False
-        return any(isinstance(v, ast.Call) and self._builds(_made(v), klass) for v in values)
+            owner, reached = self.ix.bindings_of(func, scope)
+            return [(b.value, owner) for b in reached] if owner is not None else []
+        return None
 
     def _builds(self, call: ast.expr, klass: Scope) -> bool:
         if not isinstance(call, ast.Call):

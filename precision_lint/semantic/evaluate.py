@@ -2035,14 +2035,14 @@ class Evaluator:
         root = self.ix.root
         out = []
         for name, bindings in root.assignments.items():
+            qualified = f"{root.qualname}.{name}" if root.qualname else name
             if len(bindings) == 1 and _small_table(bindings[0].value) and not bindings[0].guards:
                 # `DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}`: each entry, as
                 # `from utils import DTYPES` ... `DTYPES[args.dtype]` reads it (held-out 27)
-                prefix = f"{root.qualname}.{name}" if root.qualname else name
                 for key, value in zip(bindings[0].value.keys, bindings[0].value.values):
                     found = self.values(value, root)
                     if any(v.kind != UNKNOWN for v in found):
-                        out.append((f"{prefix}.{key.value}", found))
+                        out.append((f"{qualified}.{key.value}", found))
                 continue
             if any(b.imported is not None or b.value is None or isinstance(b.statement, NOT_VALUE_BINDERS) or not isinstance(b.value, _VARIABLE_VALUES) for b in bindings):
                 continue
@@ -2050,7 +2050,7 @@ class Evaluator:
                 _with_guards(v, self.guards_of(b.guards, root)) for b in bindings for v in self._assigned(b, root)
             )
             if any(v.kind != UNKNOWN for v in values):
-                out.append((f"{root.qualname}.{name}" if root.qualname else name, values))
+                out.append((qualified, values))
         return out
 
     def returned(self, function: Scope) -> Values:
@@ -2588,8 +2588,9 @@ def _declares_fields(info, ix: ModuleIndex, scope: Scope) -> bool:
     a dataclass, an attrs class, a pydantic model (recall 27c: ArcticTraining's
     ``attn_implementation: str = "flash_attention_2"`` of a ``BaseModel``), a NamedTuple."""
     for d in info.node.decorator_list:
-        written = dotted(d.func if isinstance(d, ast.Call) else d) or ""
-        qualified = ix.qualify(d.func if isinstance(d, ast.Call) else d, scope.parent or scope) or written
+        decorator = d.func if isinstance(d, ast.Call) else d
+        written = dotted(decorator) or ""
+        qualified = ix.qualify(decorator, scope.parent or scope) or written
         if written.endswith("dataclass") or qualified.startswith(("attr.", "attrs.")):
             return True
     return any(base in FIELD_BASES for base in info.bases)

@@ -144,6 +144,11 @@ class CallSite:
     # ``guards``, which most questions read as the statement's conditions
     expression_guards: Tuple[GuardNode, ...] = ()
 
+    @property
+    def every_guard(self) -> Tuple[GuardNode, ...]:
+        """The tests the call runs under: its statements' and its conditional expressions'."""
+        return (*self.guards, *self.expression_guards)
+
 
 @dataclass
 class ClassInfo:
@@ -1886,14 +1891,14 @@ class _Indexer:
     def leave_Assign(self, node: ast.Assign) -> None:
         # the call assigned, or each call a conditional expression assigns in one branch
         # (`scaler = GradScaler(enabled=...) if cfg["amp"] else None`)
-        for value in _branches(node.value):
-            site = self.ix.calls_by_node.get(id(value))
-            if site is not None:
-                names = []
-                for target in node.targets:
-                    names.extend(n for n, idx in _target_names(target) if idx is None)
-                    if type(target) is ast.Attribute and dotted(target):
-                        names.append(dotted(target))
+        sites = [s for s in map(self.ix.calls_by_node.get, map(id, _branches(node.value))) if s is not None]
+        if sites:
+            names = []
+            for target in node.targets:
+                names.extend(n for n, idx in _target_names(target) if idx is None)
+                if type(target) is ast.Attribute and dotted(target):
+                    names.append(dotted(target))
+            for site in sites:
                 site.assigned_to = tuple(names)
 
     def leave_AnnAssign(self, node: ast.AnnAssign) -> None:

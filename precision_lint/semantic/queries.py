@@ -188,6 +188,15 @@ def name_for(index: ModuleIndex, qualname: str, scope: Scope, at: Optional[int])
     return None
 
 
+def _assigns_outside_loops(index: ModuleIndex, name: str, attr: str, code):
+    """The assignments ``name.attr = ...`` of the code scope ``code`` made outside loops."""
+    for a in index.attr_assigns:
+        target = a.target
+        if target.attr == attr and isinstance(target.value, ast.Name) and target.value.id == name:
+            if not a.loops and a.scope.code_scope() is code:
+                yield a
+
+
 def attribute_set_before(index: ModuleIndex, use) -> bool:
     """Whether the attribute read ``use`` (an ``AttrUse``: ``model.language_model``) follows an
     assignment of the same attribute of the same name in the same code (``model.language_model =
@@ -196,13 +205,10 @@ def attribute_set_before(index: ModuleIndex, use) -> bool:
     if not isinstance(use.base, ast.Name) or id(use.node) not in index.order_of:
         return False
     at = index.order(use.node)[0]
-    scope = use.scope.code_scope()
     tests = {id(test) for test, _ in use.guards}
     return any(
-        isinstance(a.target.value, ast.Name) and a.target.value.id == use.base.id and a.target.attr == use.attr
-        and a.scope.code_scope() is scope and not a.loops and id(a.target) in index.order_of
-        and index.order(a.target)[0] < at and {id(test) for test, _ in a.guards} <= tests
-        for a in index.attr_assigns
+        id(a.target) in index.order_of and index.order(a.target)[0] < at and {id(test) for test, _ in a.guards} <= tests
+        for a in _assigns_outside_loops(index, use.base.id, use.attr, use.scope.code_scope())
     )
 
 
@@ -220,10 +226,8 @@ def attribute_stored_before(index: ModuleIndex, expr: ast.Attribute, scope) -> O
     owner, bound = index.bindings_of(base, scope)
     bound_at = [index.order_of[id(b.statement)][0] for b in bound if id(b.statement) in index.order_of]
     found, last = None, -1
-    for a in index.attr_assigns:
-        if a.target.attr != expr.attr or not isinstance(a.target.value, ast.Name) or a.target.value.id != base.id:
-            continue
-        if a.loops or a.guards or a.scope.code_scope() is not code or id(a.value) not in index.order_of:
+    for a in _assigns_outside_loops(index, base.id, expr.attr, code):
+        if a.guards or id(a.value) not in index.order_of:
             continue
         stored, done = index.order(a.target)[0], index.order(a.value)[1]
         if done <= at and stored > last and all(b < stored for b in bound_at):

@@ -504,8 +504,7 @@ class ShippedFiles:
                 if name.endswith(".ipynb"):
                     continue
                 runs_here = any(
-                    os.path.normcase(os.path.dirname(os.path.abspath(os.path.join(where, f)))) == os.path.normcase(folder)
-                    or runs_file(where, f, os.path.join(folder, os.path.basename(f)))
+                    runs_file(where, f, os.path.join(folder, os.path.basename(f)))
                     for launch in _launches(text)
                     for f in launch.files()
                     if f.endswith(".py")

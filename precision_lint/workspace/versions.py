@@ -914,7 +914,8 @@ def conda_requirements(lines: Iterable[str], where: str) -> List[Allowed]:
     ``name=1.8`` is every 1.8.x, ``name==1.8.0`` that one; a ``+cu111`` build suffix is the
     same release); options and their values are skipped."""
     out = []
-    for word in _install_words(lines, _CONDA, ("-c", "--channel", "-n", "--name", "-p", "--prefix")):
+    valued = ("-c", "--channel", "-n", "--name", "-p", "--prefix")
+    for word in (w for args in _install_args(lines, _CONDA) for w in _package_words(args, valued)):
         spec = _CONDA_SPEC().match(word)
         if spec is None:
             continue
@@ -1299,12 +1300,9 @@ def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List
     says: it reads as the bare name, the newest (review 27e); a pin or a ceiling still holds."""
     out = []
     valued = ("-r", "-c", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--target", "-t")
-    for line in _joined(lines):
-        found_command = _PIP().match(line.strip())
-        if found_command is None:
-            continue
-        upgrade = bool(_UPGRADE().search(found_command.group(1)))
-        for word in _install_words([line], _PIP, valued):
+    for args in _install_args(lines, _PIP):
+        upgrade = bool(_UPGRADE().search(args))
+        for word in _package_words(args, valued):
             found = parse_requirement(word, f"`pip install` in {where}")
             if found is not None and upgrade and found.high is None and found.low is not None and not found.commit:
                 found = parse_requirement(found.dist, f"`pip install` in {where}")
@@ -1342,31 +1340,35 @@ def module_load_pythons(lines: Iterable[str], where: str) -> List[Allowed]:
     return out
 
 
-def _install_words(lines: Iterable[str], command: Callable[[], "re.Pattern"], valued: Tuple[str, ...]) -> Iterator[str]:
-    """The package words of each install command ``command()`` matches (its group 1: what
-    follows ``install``), continuation lines joined: options, and the value after each option
-    in ``valued`` (``-c pytorch``, ``-r reqs.txt``), skipped."""
+def _install_args(lines: Iterable[str], command: Callable[[], "re.Pattern"]) -> Iterator[str]:
+    """What follows ``install`` (group 1) in each install command ``command()`` matches,
+    continuation lines joined."""
     for line in _joined(lines):
         match = command().match(line.strip())
-        if match is None:
-            continue
-        import shlex  # only where an install command is read
+        if match is not None:
+            yield match.group(1)
 
-        try:
-            words = shlex.split(match.group(1), comments=True)
-        except ValueError:
-            words = match.group(1).split()
-        skip_next = False
-        for word in words:
-            if skip_next:
-                skip_next = False
-                continue
-            if word in valued:
-                skip_next = True
-                continue
-            if word.startswith("-") or word in ("&&", "|", ";"):
-                continue
-            yield word
+
+def _package_words(args: str, valued: Tuple[str, ...]) -> Iterator[str]:
+    """The package words of an install command's arguments: options, and the value after each
+    option in ``valued`` (``-c pytorch``, ``-r reqs.txt``), skipped."""
+    import shlex  # only where an install command is read
+
+    try:
+        words = shlex.split(args, comments=True)
+    except ValueError:
+        words = args.split()
+    skip_next = False
+    for word in words:
+        if skip_next:
+            skip_next = False
+            continue
+        if word in valued:
+            skip_next = True
+            continue
+        if word.startswith("-") or word in ("&&", "|", ";"):
+            continue
+        yield word
 
 
 def _joined(lines: Iterable[str]) -> List[str]:

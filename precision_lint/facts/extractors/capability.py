@@ -1023,7 +1023,7 @@ def finish(cap: CapabilityFacts, sections: dict, index: ModuleIndex, evaluator: 
 
     guarded: List[Tuple[int, int]] = []
     # a call that is one branch of a conditional expression runs only where its test holds
-    sites = [(index.span(site.node), (*site.guards, *site.expression_guards), site.scope) for site in index.calls]
+    sites = [(index.span(site.node), site.every_guard, site.scope) for site in index.calls]
     sites += [
         (index.span(assign.target), assign.guards, assign.scope)
         for assign in index.attr_assigns

@@ -386,7 +386,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 _owner_params(owners, code),
                 _owner_calls(index, params_expr, site.scope, code),
                 owner_scopes=_owner_scopes(owners, code),
-                built_if=guards_text(index, (*site.guards, *site.expression_guards)),
+                built_if=guards_text(index, site.every_guard),
                 fused=_fused(evaluator, site),
                 stepped_by=_stepped_by(index, site),
             )

@@ -481,7 +481,7 @@ def _built_under(index: ModuleIndex, evaluator: Evaluator, site: CallSite):
     conditional expressions it is a branch of (``GradScaler() if args.precision == "amp" else
     None``: no configuration with another precision builds it; rules read the text for tests
     that exclude each other, and whether it is built in every run); ((), "") for none."""
-    guards = (*site.guards, *site.expression_guards)
+    guards = site.every_guard
     if not guards:
         return (), ""
     return built_conditions(evaluator, guards, site.scope), guards_text(index, guards)
