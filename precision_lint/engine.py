@@ -29,7 +29,7 @@ from .workspace.configfiles import ConfigFiles
 from .diagnostics import SAFE, Diagnostic
 from .workspace.discovery import ImportRoots, discover, module_name
 from .workspace import hardware
-from .facts.model import ModuleFacts, ParseError, same_facts
+from .facts.model import NOTHING_ASKED, FactsAsked, ModuleFacts, ParseError, same_facts
 from .rules import all_rules, selected_codes
 from .rules.base import RuleContext, TextReads
 from .rules import mp003_internal_error as internal
@@ -302,6 +302,7 @@ class Engine:
         # what the current check read: each file's facts key and gate imports (``_facts``), and
         # what the rules read of the texts (``_judged``); None outside a check
         self._reads: Optional[TextReads] = None
+        self._asked: Optional[FactsAsked] = None  # what this check's joins ask of the facts read by question (the ledger's)
         self._facts_keys: Dict[str, tuple] = {}
         # files named in the current check (read one by one for their neighbours, ``_run_named``):
         # as many, and each one's call summaries are deferred as in a batch of that size
@@ -565,7 +566,7 @@ class Engine:
             configs = ConfigFiles(max_bytes=self.config.max_file_size)
         ordered = sorted(facts, key=lambda m: m.path)
         try:
-            project = Project(ordered, lambda m: self.import_roots(m.path, m.root), configs, self._summarise_many)
+            project = Project(ordered, lambda m: self.import_roots(m.path, m.root), configs, self._summarise_many, self._asked)
         except Exception as exc:  # a bug of ours in the whole-project join: no file can be judged
             self._side_files = ()
             stage = _stage_where("joining the project", exc)
@@ -697,17 +698,17 @@ class Engine:
                 result.fixed_texts = texts
                 result.unsafe_held_back = _held_back(cached, unsafe)
                 return result
-        self._reads, self._facts_keys, self._gate_imports = TextReads(), {}, {}
+        self._reads, self._asked, self._facts_keys, self._gate_imports = TextReads(), FactsAsked(), {}, {}
         try:
             first = self._vendored(self._judge_texts(sources, names, only, related), result.sources)
             keys, gate = dict(self._facts_keys), dict(self._gate_imports)  # the check's own, not its fixes' trials
             self._finish_run(result, sources, texts, first, fix, unsafe, names, only, related)
         finally:
-            reads, self._reads = self._reads, None
+            (reads, asked), self._reads, self._asked = (self._reads, self._asked), None, None
         if run_key is not None and not any(d.code == internal.CODE for d in result.diagnostics):
             side_files = file_states(self._side_files)
             self.runs.put(run_key, side_files, result.diagnostics)
-            self._keep_ledger(ledger_key, sources, contents, side_files, result.diagnostics, keys, gate, reads)
+            self._keep_ledger(ledger_key, sources, contents, side_files, result.diagnostics, keys, gate, reads, asked)
         return result
 
     def _finish_run(self, result, sources, texts, first, fix, unsafe, names, only, related) -> None:
@@ -741,7 +742,7 @@ class Engine:
                     self.index.save(whole=False)  # run saw no other file's (nothing is added after it)
         return cached
 
-    def _keep_ledger(self, ledger_key: str, sources, contents, side_files, diagnostics, keys, gate, reads: TextReads) -> None:
+    def _keep_ledger(self, ledger_key: str, sources, contents, side_files, diagnostics, keys, gate, reads: TextReads, asked: FactsAsked) -> None:
         if self.ledger is None or any(s.notebook is not None and s.notebook.writes_files for s in sources):
             return  # a notebook's written modules are named and read apart: always checked whole
         texts = {s.path: s.text for s in sources if s.path in reads.by_path and s.has_text}
@@ -752,6 +753,7 @@ class Engine:
             reads=ledgers.ranges_read(reads.by_path, texts),
             side_files=side_files,
             diagnostics=diagnostics,
+            asked=asked.kept(),
         )
         self.ledger.put(ledger_key, entry)
 
@@ -802,7 +804,7 @@ class Engine:
         if now is None:
             now = _facts_job((src.kept_text, src.path, *naming, key[3]))
             self._keep_facts(key, src.path, src.unsaved, now)
-        if _is_internal(now) or not same_facts(before, now) or not entry.reads_hold(src.path, src.text):
+        if _is_internal(now) or not same_facts(before, now, entry.asked.get(src.path, NOTHING_ASKED)) or not entry.reads_hold(src.path, src.text):
             return None
         return key
 

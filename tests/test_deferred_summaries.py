@@ -189,3 +189,29 @@ def test_summaries_alone_are_those_of_the_whole_extraction():
     alone = extract_facts(text, "train.py", "train", only_summaries=True)
     assert (alone.calls, alone.returns) == (whole.calls, whole.returns) and alone.calls
     assert not alone.sections  # no extractor ran
+
+
+def test_same_facts_compares_what_was_asked_of_summaries_and_top_level_names():
+    """With what the last check asked (``FactsAsked``), a module variable nobody asked for is no
+    change, and one asked for is compared by its value, as a name asked of its top level is."""
+    from precision_lint.facts.model import FactsAsked
+
+    text = "import torch\n\nDTYPE = torch.float32\n"
+    before = extract_facts(text, "config.py", "config")
+    added = extract_facts(text + "LIMIT = 3\n", "config.py", "config")
+    changed = extract_facts(text.replace("float32", "float16"), "config.py", "config")
+    assert not same_facts(before, added)  # compared whole: a summary and a name more
+    asked = FactsAsked()
+    assert asked.returns_of(before, "config.DTYPE") is not None
+    assert asked.binds_at_top(before, frozenset({"DTYPE", "MISSING"})) == {"DTYPE"}
+    assert asked.of("config.py") == (frozenset({"config.DTYPE"}), frozenset({"DTYPE", "MISSING"}))
+    assert set(asked.kept()) == {"config.py"}
+    kept = asked.of("config.py")
+    assert same_facts(before, added, kept)
+    assert not same_facts(before, changed, kept)
+    # `DTYPE = torch.float16` is also the library name it exports (read whole); a literal is not
+    batch = extract_facts(text + "BATCH = 8\n", "config.py", "config")
+    bigger = extract_facts(text + "BATCH = 16\n", "config.py", "config")
+    assert same_facts(batch, bigger, (frozenset(), frozenset({"BATCH"})))  # its value never asked
+    assert not same_facts(batch, bigger, (frozenset({"config.BATCH"}), frozenset()))
+    assert not same_facts(before, added, (frozenset(), frozenset({"LIMIT"})))  # a name asked comes to be bound

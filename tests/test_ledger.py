@@ -243,3 +243,87 @@ def test_a_run_answered_from_the_ledger_keeps_the_imports_of_the_files_it_did_no
     cached = _check(root, cache)
     assert {os.path.basename(p) for p in read} == {"helper.py"}  # and its fixes checked; the others from the cache
     assert cached == _check(root)
+
+
+CONFIG = '''
+import torch
+
+DTYPE = torch.float32
+'''
+
+TRAIN_WITH_CONFIG = '''
+import torch
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+from config import DTYPE
+
+model = AutoModelForCausalLM.from_pretrained("gpt2", dtype=DTYPE)
+args = TrainingArguments(output_dir="out", fp16=True, max_grad_norm=1.0)
+Trainer(model=model, args=args).train()
+'''
+
+
+def test_a_constant_nothing_imports_answers_from_the_ledger(tree, judged):
+    """A module variable is a fact (its summary, a name its top level binds: another module may
+    import it); one nobody asks for changes no answer the join read: the benchmark's edit."""
+    root, cache = tree
+    first = _check(root, cache)
+    _answered_from_the_ledger(root, cache, judged, "util.py", "\nLIMIT = 3\n", first)
+    _answered_from_the_ledger(root, cache, judged, "util.py", "\nLIMIT = 4\n", first)
+
+
+def test_a_constant_another_module_imports_is_compared_by_its_value(tree, judged):
+    """The summary of ``DTYPE`` was asked by the join (train2.py's load reads it): an edit that
+    keeps its value answers from the ledger, one that changes it is a full check, and MP101
+    follows the new value."""
+    root, cache = tree
+    _write(root, {"config.py": CONFIG, "train2.py": TRAIN_WITH_CONFIG})
+    first = _check(root, cache)
+    assert not any(path.endswith("train2.py") for path, *_ in first)
+    _answered_from_the_ledger(root, cache, judged, "config.py", "\nLIMIT = 3\n", first)
+    (root / "config.py").write_text((root / "config.py").read_text().replace("torch.float32", "torch.float16"))
+    judged.clear()
+    now = _check(root, cache)
+    assert judged
+    assert now == _check(root)
+    assert any(path.endswith("train2.py") and code == "MP101" for path, code, *_ in now)
+
+
+def test_a_name_a_starred_reexport_asked_for_is_compared(tree, judged):
+    """``pkg/__init__.py`` re-exports ``from .helpers import *`` and train3.py imports ``DTYPE``
+    from ``pkg``: the join asked whether helpers.py's top level binds it. Binding it there is a
+    full check (the load becomes float16: MP101); another new name answers from the ledger."""
+    root, cache = tree
+    (root / "pkg").mkdir()
+    _write(root, {
+        "pkg/__init__.py": "from .helpers import *\n",
+        "pkg/helpers.py": "import torch\n\nOTHER = 1\n",
+        "train3.py": TRAIN_WITH_CONFIG.replace("from config import DTYPE", "from pkg import DTYPE"),
+    })
+    first = _check(root, cache)
+    assert not any(path.endswith("train3.py") for path, *_ in first)
+    _answered_from_the_ledger(root, cache, judged, "pkg/helpers.py", "\nLIMIT = 3\n", first)
+    with open(root / "pkg" / "helpers.py", "a") as fh:
+        fh.write("\nDTYPE = torch.float16\n")
+    judged.clear()
+    now = _check(root, cache)
+    assert judged
+    assert now == _check(root)
+    assert any(path.endswith("train3.py") and code == "MP101" for path, code, *_ in now)
+
+
+def test_a_name_a_session_piece_reads_is_compared(tree, judged):
+    """train4.py's top level reads ``DTYPE``, which nothing in it binds (a piece of a session,
+    ``Project._session_pieces``): the join asked which files of its folder bind it. One that
+    comes to bind it is a full check; another new name answers from the ledger."""
+    root, cache = tree
+    _write(root, {
+        "shared.py": "import torch\n\nOTHER = 1\n",
+        "train4.py": TRAIN_WITH_CONFIG.replace("from config import DTYPE\n", ""),
+    })
+    first = _check(root, cache)
+    _answered_from_the_ledger(root, cache, judged, "shared.py", "\nLIMIT = 3\n", first)
+    with open(root / "shared.py", "a") as fh:
+        fh.write("\nDTYPE = torch.float16\n")
+    judged.clear()
+    assert _check(root, cache) == _check(root)
+    assert judged

@@ -299,7 +299,45 @@ class PackedSection:
         return hash(self.data)
 
 
-def same_facts(before: ModuleFacts, now: ModuleFacts) -> bool:
+class FactsAsked:
+    """What the joins of one check asked of the facts that are read by question: the return
+    summaries asked of each module (``returns_of``: a function's, a module variable's) and the
+    names asked of what its top level binds (a starred import's, a session piece's). Every other
+    fact is read whole. A later check whose edited file changed only entries nobody asked (a
+    module constant nothing imports: a summary and a top-level name more) asks the same
+    questions and gets the same answers: the ledger keeps the findings (``workspace/ledger.py``,
+    :func:`same_facts`). Every read of those two facts by the join goes through here."""
+
+    __slots__ = ("returns", "top")
+
+    def __init__(self) -> None:
+        self.returns: Dict[str, set] = {}  # path → the qualified names asked of its summaries
+        self.top: Dict[str, set] = {}  # path → the names asked of what its top level binds
+
+    def returns_of(self, module: "ModuleFacts", qualname: str) -> Optional[Tuple[Any, ...]]:
+        """``module.returns_of(qualname)``, noted."""
+        self.returns.setdefault(module.path, set()).add(qualname)
+        return module.returns_of(qualname)
+
+    def binds_at_top(self, module: "ModuleFacts", names: FrozenSet[str]) -> FrozenSet[str]:
+        """The names of ``names`` that ``module``'s top level binds, noted."""
+        self.top.setdefault(module.path, set()).update(names)
+        return (module.top_names or frozenset()) & names
+
+    def of(self, path: str) -> "Asked":
+        """What was asked of the module at ``path``: (summaries, top-level names)."""
+        return frozenset(self.returns.get(path, ())), frozenset(self.top.get(path, ()))
+
+    def kept(self) -> Dict[str, "Asked"]:
+        """Every module's :meth:`of`, where anything was asked: what a ledger keeps."""
+        return {path: self.of(path) for path in {*self.returns, *self.top}}
+
+
+Asked = Tuple[FrozenSet[str], FrozenSet[str]]  # (summaries asked, top-level names asked)
+NOTHING_ASKED: Asked = (frozenset(), frozenset())
+
+
+def same_facts(before: ModuleFacts, now: ModuleFacts, asked: Optional[Asked] = None) -> bool:
     """Whether two facts of a file are equal for the findings of a check that read
     ``before``, either of them unpickled packed (see PACKED): a file whose text changed where no
     fact of it is (a comment, a constant nothing reads) gives the same facts, and a run may keep
@@ -308,11 +346,21 @@ def same_facts(before: ModuleFacts, now: ModuleFacts) -> bool:
     Summaries ``before`` still has DEFERRED were never asked by that check's join (the engine
     keeps them once asked): its findings did not read them, and with every other fact the same
     the join asks the same questions of ``now``'s, so they are not compared. Otherwise
-    ``now``'s are worked out and compared."""
+    ``now``'s are worked out and compared: whole, or, with ``asked`` (what that check's joins
+    asked of the file, :class:`FactsAsked`), the return summaries and top-level names asked
+    only. With every fact read whole the same, and the same answer to each question asked,
+    the join asks the same questions again."""
     if before.summaries_deferred:
         now = dataclasses.replace(now, calls=before.calls, returns=before.returns)
     else:
         now.complete_summaries()
+    if asked is not None:
+        summaries, names = asked
+        if (before.top_names or frozenset()) & names != (now.top_names or frozenset()) & names:
+            return False
+        if not before.summaries_deferred and any(before.returns_of(n) != now.returns_of(n) for n in summaries):
+            return False
+        now = dataclasses.replace(now, returns=before.returns, top_names=before.top_names)
     for facts in (before, now):
         for name in PACKED_FIELDS:
             if getattr(facts, name) is not DEFERRED:

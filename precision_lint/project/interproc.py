@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Callable, Dict, Hashable, List, Optional, Tuple
 
 from ..diagnostics import Span
-from ..facts.model import CallRecord, ModuleFacts
+from ..facts.model import CallRecord, FactsAsked, ModuleFacts
 from ..workspace.configfiles import ConfigFiles
 from ..workspace.shipped import ShippedFiles
 from .options import as_launched
@@ -34,8 +34,12 @@ _MAX_ATOMS = 64
 
 
 class CallGraphValues:
-    def __init__(self, modules: List[ModuleFacts], symbols, configs: Optional[ConfigFiles] = None, shipped: Optional[ShippedFiles] = None) -> None:
+    def __init__(
+        self, modules: List[ModuleFacts], symbols, configs: Optional[ConfigFiles] = None,
+        shipped: Optional[ShippedFiles] = None, asked: Optional[FactsAsked] = None,
+    ) -> None:
         self._symbols = symbols
+        self._asked = asked if asked is not None else FactsAsked()  # every return summary read, noted
         self._configs = configs or ConfigFiles()
         self._shipped = shipped or ShippedFiles()
         self._modules = modules
@@ -94,7 +98,7 @@ class CallGraphValues:
                     read.append((module.call_records()[at].args, module.path))
             for where, canonical in defined:
                 if not where.summaries_deferred:
-                    read.append((where.returns_of(canonical), where.path))
+                    read.append((self._asked.returns_of(where, canonical), where.path))
             params, returns = set(), set()
             for values, path in read:
                 asked_params, asked_returns = join_questions(values)
@@ -261,7 +265,7 @@ class CallGraphValues:
             self._returns_memo[key] = self._bound_value(ref, near, depth)
             return self._returns_memo[key]
         module, canonical = self._symbols.resolve(ref.callee, self._by_path.get(near))
-        values = module.returns_of(canonical) if module is not None else None
+        values = self._asked.returns_of(module, canonical) if module is not None else None
         keys = ref.keys
         passed = self._constructed_with(ref, canonical, module)
         if passed is not None:
@@ -271,7 +275,7 @@ class CallGraphValues:
         if values is None and module is not None and keys:
             # an instance's attribute: the class's (or a base class's) field or `self.` value
             for name, where, _ in self._symbols.ancestry(canonical, module):
-                values = where.returns_of(f"{name}.{keys[0]}") if where is not None else None
+                values = self._asked.returns_of(where, f"{name}.{keys[0]}") if where is not None else None
                 if values is not None:
                     module, keys = where, keys[1:]
                     break
@@ -316,10 +320,10 @@ class CallGraphValues:
         summarised."""
         name, keys = ref.callee, ref.keys
         module, canonical = self._symbols.resolve(name, self._by_path.get(near))
-        while module is not None and keys and isinstance(keys[0], str) and not module.returns_of(canonical):
+        while module is not None and keys and isinstance(keys[0], str) and not self._asked.returns_of(module, canonical):
             if canonical in (module.module, name):
                 name = f"{name}.{keys[0]}"  # a module's variable
-            elif module.returns_of(f"{canonical}.{keys[0]}") is not None:
+            elif self._asked.returns_of(module, f"{canonical}.{keys[0]}") is not None:
                 name = f"{canonical}.{keys[0]}"  # an entry of a module's table, re-exported (`from .helpers import *`)
             else:
                 break
@@ -331,7 +335,7 @@ class CallGraphValues:
             dtype = dtype_of_qualname(canonical) if not keys else None
             return (Possible(DTYPE, dtype, where=near),) if dtype else (Possible(UNKNOWN),)
         local = canonical[len(module.module) + 1:] if module.module and canonical.startswith(module.module + ".") else canonical
-        values = module.returns_of(canonical) if not module.defines(local) else None
+        values = self._asked.returns_of(module, canonical) if not module.defines(local) else None
         if not values:
             return (Possible(UNKNOWN),)
         values = _follow(values, keys, ref.missing)

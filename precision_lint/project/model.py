@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Opt
 
 from ..workspace.configfiles import ConfigFiles
 from ..semantic.main_block import in_main_block, main_scope
-from ..facts.model import ModuleFacts
+from ..facts.model import FactsAsked, ModuleFacts
 from .callgraph import CallGraph
 from .entries import programs_and_entries
 from ..workspace.declared import DeclaredEntries
@@ -56,22 +56,25 @@ class Project:
         import_roots: Optional[Callable[[ModuleFacts], Sequence[str]]] = None,
         configs: Optional[ConfigFiles] = None,
         summarise: Optional[Callable[[List[ModuleFacts]], None]] = None,
+        asked: Optional[FactsAsked] = None,
     ) -> None:
         """``import_roots(module)``: the folders, nearest first, where an import written in
         ``module`` finds local modules (default: only the folder its own name is relative to);
         ``configs``: how config files named by a literal path are read (default: from disk);
         ``summarise(modules)``: works out the DEFERRED call summaries of those modules at once
-        (the engine's, in its worker processes), before the join reads them."""
+        (the engine's, in its worker processes), before the join reads them; ``asked``: where
+        what the join asks of the facts read by question is noted (``FactsAsked``: the ledger's)."""
         self.modules: List[ModuleFacts] = [m for m in modules]
+        self.asked = asked if asked is not None else FactsAsked()
         self._import_roots = import_roots or (lambda m: (m.root,))
         self._index()
-        self.symbols = ProjectSymbols(self.module_named, self.import_roots_of, self.module_in)
+        self.symbols = ProjectSymbols(self.module_named, self.import_roots_of, self.module_in, self.asked)
         # The config files of the run (YAML/JSON/TOML at literal paths), each read once.
         self.configs = configs or ConfigFiles()
         # The launch scripts and READMEs beside the code (the hardware they state).
         self.shipped = ShippedFiles(self.configs.cwd)
         # Parameters become what their callers pass (interproc.py); rules see the result.
-        self.calls = CallGraphValues(self.modules, self.symbols, self.configs, self.shipped)
+        self.calls = CallGraphValues(self.modules, self.symbols, self.configs, self.shipped, self.asked)
         # path → (stage, exception) of a module whose own step of the join raised (a bug of
         # ours): the engine reports it (MP003) and judges it no further; the others still join
         # with its facts as extracted
@@ -762,7 +765,7 @@ class Project:
         them, where together they bind them all: the pieces run before it in the same process
         (a notebook's steps kept as files, run one after another in one kernel), whose imports
         (a patching library: unsloth) hold in its run too."""
-        wanted = set(module.session_names)
+        wanted = frozenset(module.session_names)
         if not wanted:
             return []
 
@@ -770,9 +773,9 @@ class Project:
             by_folder = self.memo("modules by folder", self._modules_by_folder)
             pieces = [
                 m for m in by_folder.get(os.path.dirname(module.path), ())
-                if m is not module and wanted & m.top_names
+                if m is not module and self.asked.binds_at_top(m, wanted)
             ]
-            return pieces if wanted <= set().union(*(m.top_names for m in pieces)) else []
+            return pieces if wanted <= set().union(*(self.asked.binds_at_top(m, wanted) for m in pieces)) else []
 
         return self.memo(("session pieces", module.path), compute)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Hashable, Iterator, List, Optional, Set, Tuple
 
-from ..facts.model import STAR_EXPORT, ClassFact, ModuleFacts
+from ..facts.model import STAR_EXPORT, ClassFact, FactsAsked, ModuleFacts
 from ..knowledge import library_bases
 
 _MAX_HOPS = 16
@@ -24,12 +24,14 @@ class ProjectSymbols:
         module_named: Callable[[str, Optional[ModuleFacts]], Optional[ModuleFacts]],
         import_roots: Optional[Callable[[ModuleFacts], Hashable]] = None,
         module_in: Optional[Callable[[str, Hashable], Optional[ModuleFacts]]] = None,
+        asked: Optional[FactsAsked] = None,
     ) -> None:
         """``import_roots(module)``: all that ``module_named`` reads of the importer (its import
         roots), so that the modules sharing them share each answer; without it, per module.
         ``module_in(name, roots)``: ``module_named`` asked with those roots directly (each step
         of a resolution then reads the importer's roots once, not once per prefix)."""
         self._module_named = module_named
+        self._asked = asked if asked is not None else FactsAsked()  # what it asks of top-level names
         self._scope = import_roots or (lambda m: m.path)
         self._module_in = module_in if import_roots is not None else None
         self._memo: Dict[Tuple[str, Hashable], Tuple[Optional[ModuleFacts], str]] = {}
@@ -75,11 +77,13 @@ class ProjectSymbols:
             if target is not None and not module.defines(rest[0]):
                 return self._resolve(".".join([target, *rest[1:]]), module, seen)
             if target is None and not module.defines(rest[0]):
-                # `from .helpers import *`: a name the starred module binds (its variables too)
+                # `from .helpers import *`: a name the starred module's top level binds (its
+                # variables, its imports), as that module resolves it: a library's name too
+                # (`DTYPE = torch.float16` there is `torch.float16`)
                 for star in (t for name, t in exports.items() if name.startswith(STAR_EXPORT)):
-                    found, canonical = self._resolve(".".join([star, *rest]), module, seen)
-                    if found is not None and found is not module and rest[0] in (found.top_names or ()):
-                        return found, canonical
+                    starred = self._module_named(star, module)
+                    if starred is not None and starred is not module and self._asked.binds_at_top(starred, frozenset((rest[0],))):
+                        return self._resolve(".".join([star, *rest]), module, seen)
             return module, ".".join([module.module, *rest]) if module.module else ".".join(rest)
         return None, qualname
 

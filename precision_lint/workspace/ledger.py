@@ -11,7 +11,9 @@ the ranges read with a digest of what they held, or that the whole text was read
 A later check of the same files in which some changed answers with the ledger's findings when,
 for each changed file: it is a plain Python file; its text imports the same modules; its facts
 are the facts it had (an edit of a comment, of a docstring, of a name nothing reads), so every
-finding's place is the same; and every range the rules read of it holds the same text, the whole
+finding's place is the same, where the facts the join reads by question (a module variable's
+summary, a name its top level binds: ``facts.model.FactsAsked``) are compared by the questions
+the check asked of them, a constant nobody imports being no question; and every range the rules read of it holds the same text, the whole
 text never having been read (a finding with a fix reads it whole: the engine asks its header
 whether it is vendored, and the plan applies the fix to it). Anything else, or anything missing,
 is a full check. Ledger entries are keyed by the files' paths and names, the configuration and
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from dataclasses import field
 from typing import Dict, Iterable, Optional, Tuple
 
 from .._dataclass import dataclass
@@ -48,6 +51,9 @@ class Entry:
     reads: Dict[str, Ranges]  # path → what the rules read of its text, where they read any
     side_files: FileStates  # the config files the join read, as it read them
     diagnostics: list
+    # path → what the joins asked of its facts read by question (``facts.model.FactsAsked``):
+    # the return summaries and top-level names compared after an edit; nothing else of them
+    asked: Dict[str, tuple] = field(default_factory=dict)
 
     def side_files_hold(self) -> bool:
         return states_hold(self.side_files)

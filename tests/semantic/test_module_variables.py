@@ -118,3 +118,30 @@ def test_a_dtype_table_of_another_module_is_read_by_its_keys(tmp_path, package):
     write_tree(tmp_path, {".git/HEAD": "", "train.py": TABLE_TRAIN, **package})
     found = [d for d in findings_in(tmp_path) if d.code == "MP101"]
     assert [d.path.rsplit("/", 1)[-1] for d in found] == ["train.py"]
+
+
+ALIAS_TRAIN = """
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+from utils import DTYPE
+
+model = AutoModelForCausalLM.from_pretrained("m", dtype=DTYPE)
+Trainer(model=model, args=TrainingArguments("out", fp16=True)).train()
+"""
+
+
+@pytest.mark.parametrize(
+    "package, fires",
+    [
+        ({"utils/__init__.py": "import torch\nDTYPE = torch.float16\n"}, True),
+        ({"utils/__init__.py": "from .helpers import *\n", "utils/helpers.py": "import torch\nDTYPE = torch.float16\n"}, True),
+        # the starred module binds no DTYPE: the import fails, and nothing is claimed of it
+        ({"utils/__init__.py": "from .helpers import *\n", "utils/helpers.py": "import torch\nOTHER = torch.float16\n"}, False),
+    ],
+    ids=["in-the-package", "star-re-export", "star-re-export-binds-no-such-name"],
+)
+def test_a_variable_naming_a_librarys_dtype_is_read_through_a_starred_re_export(tmp_path, package, fires):
+    """``DTYPE = torch.float16`` in the starred module is the library's name: a name
+    ``from .helpers import *`` binds is resolved as that module resolves it, a library's too."""
+    write_tree(tmp_path, {".git/HEAD": "", "train.py": ALIAS_TRAIN, **package})
+    found = [d.path.rsplit("/", 1)[-1] for d in findings_in(tmp_path) if d.code == "MP101"]
+    assert found == (["train.py"] if fires else [])
