@@ -162,6 +162,9 @@ def test_keyword_row(row, tiny_model_dir, tokenizer, tmp_path):
     if row.method == "from_config" and row.name == "torch_dtype":
         _check_from_config(row)
         return
+    if row.name == "return_all_scores":
+        _check_text_classification(row, tokenizer)
+        return
     if inspect.isfunction(owner):
         function = owner
     else:
@@ -248,6 +251,29 @@ def _check_tokenizer_from_pretrained(row, tokenizer, folder):
         assert any(_warning_text(row).split(": ", 1)[-1] in s for s in said), f"{_id(row)}: no warning"
     if row.fix == "rename":
         assert row.rename_to in inspect.signature(transformers.PreTrainedTokenizerBase.from_pretrained).parameters
+
+
+def _check_text_classification(row, tokenizer):
+    """A text-classification pipeline of a tiny three-label classifier, built with the row's
+    keyword: accepted, warning only where the installed version has not reached
+    ``silent_since``; from there silent, and the pipeline gives the top label alone where the
+    keyword asked for every label's score, which the replacement ``top_k=None`` still gives."""
+    model = transformers.GPT2ForSequenceClassification(transformers.GPT2Config(
+        n_layer=1, n_embd=8, n_head=2, vocab_size=16, n_positions=16, num_labels=3, pad_token_id=0,
+        bos_token_id=0, eos_token_id=0))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        classify = transformers.pipeline("text-classification", model=model, tokenizer=tokenizer, **{row.name: True})
+        found = classify("a a")
+    said = [str(w.message) for w in caught]
+    if _silent_now(row):
+        assert not any(_warning_text(row).split(": ", 1)[-1] in s for s in said), f"{_id(row)}: the installed version warns"
+        assert len(found) == 1 and isinstance(found[0], dict), f"{_id(row)}: still gives every score: {found!r}"
+    else:
+        assert any(_warning_text(row).split(": ", 1)[-1] in s for s in said), f"{_id(row)}: no warning"
+    every = transformers.pipeline("text-classification", model=model, tokenizer=tokenizer, top_k=None)("a a")
+    scores = every[0] if every and isinstance(every[0], list) else every  # one list per text
+    assert len(scores) == 3, f"top_k=None no longer gives every label's score: {every!r}"
 
 
 def _check_from_pretrained(row, model_dir):

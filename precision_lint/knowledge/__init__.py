@@ -319,7 +319,7 @@ _OPTIONAL = (
     "move_as", "move_since", "moved_to", "safety", "code", "verify_on", "since_note",
     "silent_since", "silent_values", "silent_with", "abbreviates", "on_store", "store_effect",
     "hub_may_define", "older_error", "quiet_values", "option_replacement", "values",
-    "option_error", "default", "warning", "unless",
+    "option_error", "default", "warning", "unless", "silent_effect",
 )
 STORES = ("warns", "ignored", "fails")
 
@@ -364,6 +364,9 @@ class Migration:
     # silently), for calls passing one of `silent_values` or one of the keywords `silent_with`
     # (neither: every call)
     silent_since: Optional[Tuple[int, ...]] = None
+    # where `silent_since` keeps no compatibility but takes the keyword into `**kwargs` that
+    # nothing reads: what the code then loses (the message says so instead of "accept it silently")
+    silent_effect: Optional[str] = None
     silent_values: Tuple[str, ...] = ()
     silent_with: Tuple[str, ...] = ()
     # the values the deprecated versions accept without a word (`use_flash_attention_2=False`:
@@ -470,8 +473,8 @@ def migrations() -> Tuple[Migration, ...]:
             raise _row_error(where, "a move needs `move_to`")
         if row.get("silent_since") and (row.get("removed_in") or not row.get("deprecated_in")):
             raise _row_error(where, "`silent_since` is for deprecated-only rows (a `deprecated_in`, no `removed_in`)")
-        if (row.get("silent_values") or row.get("silent_with")) and not row.get("silent_since"):
-            raise _row_error(where, "`silent_values` / `silent_with` limit a `silent_since`")
+        if (row.get("silent_values") or row.get("silent_with") or row.get("silent_effect")) and not row.get("silent_since"):
+            raise _row_error(where, "`silent_values` / `silent_with` limit a `silent_since`, `silent_effect` says what it loses")
         if row.get("quiet_values") and (not row.get("deprecated_in") or row.get("kind") != "keyword"):
             raise _row_error(where, "`quiet_values` are for a deprecated keyword (`deprecated_in`)")
         if row.get("on_store") not in (None, *STORES) or (row.get("on_store") or row.get("hub_may_define")) and row["kind"] != "attribute":
@@ -510,7 +513,7 @@ def migrations() -> Tuple[Migration, ...]:
                     move_since=parse_version(row.get("move_since")),
                     moved_to=row.get("moved_to"), safety=row.get("safety", "safe"), code=row.get("code"), verify_on=row.get("verify_on"),
                     since_note=row.get("since_note"),
-                    silent_since=parse_version(row.get("silent_since")),
+                    silent_since=parse_version(row.get("silent_since")), silent_effect=row.get("silent_effect"),
                     silent_values=tuple(row.get("silent_values", ())), silent_with=tuple(row.get("silent_with", ())),
                     quiet_values=tuple(row.get("quiet_values", ())),
                     abbreviates=abbreviates.get(name),

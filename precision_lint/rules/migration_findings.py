@@ -224,7 +224,8 @@ def consequence(row: Migration, stage: str, error: str, allowed: Allowed, silent
         said = (
             f"is deprecated since {lib} {version_text(row.deprecated_in)} and warns below {lib} "
             f"{version_text(row.silent_since)} ({error.removeprefix('warning: ')}); {lib} "
-            f"{version_text(row.silent_since)} and later accept it silently"
+            f"{version_text(row.silent_since)} and later "
+            + (f"take it without a word and ignore it ({row.silent_effect})" if row.silent_effect else "accept it silently")
         )
     else:
         said = f"is deprecated since {lib} {version_text(row.deprecated_in)} (it warns: {error.removeprefix('warning: ')})"

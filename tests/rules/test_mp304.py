@@ -508,3 +508,24 @@ def test_a_dict_key_several_calls_receive_is_one_finding_naming_them():
     assert d.span.line == 6 and "passed to `LlamaForCausalLM.from_pretrained`" in d.message
     assert d.message.endswith("(the dict goes to `MistralForCausalLM.from_pretrained` (line 9) too)")
     assert fix304(SHARED_KWARGS, transformers_version="4.56") == dedent(SHARED_KWARGS).replace('kwargs["torch_dtype"]', 'kwargs["dtype"]')
+
+
+RETURN_ALL_SCORES = """\
+from transformers import pipeline
+
+classify = pipeline("text-classification", model="m", return_all_scores=True)
+"""
+
+
+@pytest.mark.parametrize("version, warns", [("4.20", False), ("4.25", True), ("4.48.2", True), ("4.57.1", True), ("5.0", False), ("5.24", False)])
+def test_return_all_scores_warns_from_4_25_and_is_ignored_from_5(version, warns):
+    """Held-out 27's SentimentAnalysis (transformers 4.48-4.50): the text-classification pipeline
+    warns for `return_all_scores=` from 4.25 (read in the wheels), and from 5.0 takes it into the
+    tokenizer's keywords: no warning, and only the top label comes back."""
+    found = lint304(RETURN_ALL_SCORES, transformers_version=version)
+    assert len(found) == (1 if warns else 0)
+    if warns:
+        (d,) = found
+        assert "`return_all_scores=` passed to `pipeline` is deprecated since transformers 4.25" in d.message
+        assert "ignore it (the pipeline gives the top label alone" in d.message and "top_k=None" in d.message
+        assert d.fix is None
