@@ -277,16 +277,22 @@ def saved_modules(index: ModuleIndex, site) -> Optional[ast.expr]:
     return found
 
 
-def adapters_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1) -> Optional[ast.Call]:
+def adapters_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1, guards=()) -> Optional[ast.Call]:
     """The last call that injects adapters into the model bound to ``names`` (``unet.add_adapter(
     config)``), when nothing after it freezes the model or makes all of it trainable again
     (``requires_grad_(False)`` / ``requires_grad_(True)``): what trains is then those adapters,
-    in the dtype the model has. None otherwise. ``after`` as in ``frozen_at_end``."""
+    in the dtype the model has. None otherwise. ``after`` as in ``frozen_at_end``; ``guards``:
+    the tests the site asking is under, whose other branch holds no injection of its run (a
+    script that injects peft's adapters under ``if provider == "hf":`` and AdapterHub's in the
+    ``else:``: the ``else:`` one is not the last injection of the ``if`` branch's run)."""
     found = None
+    apart = {(id(expr), not positive) for expr, positive in guards}
     for site in index.calls:
         target = adapter_injection(index, site)
         if target is None or dotted(target) not in names or id(site.node) not in index.order_of:
             continue
+        if apart and any((id(expr), positive) in apart for expr, positive in site.guards):
+            continue  # the other branch of a test the site is under
         at = index.order(site.node)[0]
         if at > after and (found is None or at > index.order(found)[0]):
             found = site.node

@@ -360,3 +360,43 @@ def test_norm_layers_made_trainable_after_the_adapters_are_upcast_with_them():
 def test_norm_layers_made_trainable_in_float16_without_an_upcast_are_reported():
     (d,) = lint(script(NORMS), CODE)
     assert d.span.line == 20
+
+
+BRANCHES = """
+import argparse
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+
+def train(args, torch_dtype, provider):
+    model = AutoModelForCausalLM.from_pretrained("m")
+    if provider == "hf":
+        model = get_peft_model(model, LoraConfig())
+        model = model.to(torch_dtype)
+    else:
+        model.add_adapter("task", config="seq_bn"){else_upcast}
+    Trainer(model=model, args=args, train_dataset=[]).train()
+
+
+p = argparse.ArgumentParser()
+p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
+p.add_argument("--provider", default="hf")
+a = p.parse_args()
+dtype = {{"bf16": torch.bfloat16, "fp16": torch.float16}}[a.dtype]
+train(TrainingArguments("out", fp16=a.dtype == "fp16"), dtype, a.provider)
+"""
+ELSE_UPCAST = """
+        for param in model.parameters():
+            if param.ndim == 1:
+                param.data = param.data.to(torch.float32)"""
+
+
+@pytest.mark.parametrize("else_upcast", ["", ELSE_UPCAST], ids=["no-upcast", "upcast-in-the-else"])
+def test_an_injection_in_the_other_branch_is_not_the_casts(else_upcast):
+    """Held-out 27's peft-da-llms: peft's adapters under ``if provider == "hf":``, cast to the
+    chosen dtype there, and AdapterHub's in the ``else:`` with its own upcast loop. The last
+    injection of the ``if`` branch's run is ``get_peft_model``: the ``else:``'s is in no run of
+    the cast, nor is its upcast, and ``--dtype fp16`` trains float16 adapters."""
+    (d,) = lint(BRANCHES.format(else_upcast=else_upcast), CODE)
+    assert "`.to(torch_dtype)` makes trainable weights float16" in d.message

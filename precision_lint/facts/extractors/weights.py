@@ -1088,7 +1088,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         made_at = position(index, node) if kind == "dtype-kwarg" else None
         if made_at is None:
             made_at = remade  # adapters injected before the object was made went into another one
-        injection = adapters_at_end(index, judged, made_at) if judged and not frozen else None
+        injection = adapters_at_end(index, judged, made_at, site.guards) if judged and not frozen else None
         injected_site = index.call_of(injection) if injection is not None else None
         if injected_site is not None:
             upcast_after = max(span.end, index.span(injection).end)
