@@ -1025,6 +1025,57 @@ class MigrationJudge:
         related = (Related(ctx.path, call.span, f"`{call.splat_text}` passes it here"),)
         return Finding(row, self.stage, entry.key_span, message, None, ctx.project.configs.shown(found), related)
 
+    def instantiated(self) -> Iterator[Finding]:
+        """Keys of the ``_target_`` tables a Hydra app of the module builds
+        (``project/hydra_configs.py``): ``hydra.utils.instantiate`` calls the class the table
+        names with its other keys as keywords (``_target_: transformers.TrainingArguments`` and
+        ``overwrite_output_dir: true``), so a removed one raises the class's own ``TypeError``
+        when the app builds it, a deprecated one warns. Each is reported at its place in the
+        file, the app's ``instantiate`` call related; no fix (the engine rewrites Python files
+        only; the message names the new key). Hydra's own keys (``_partial_``, ``_recursive_``,
+        ``_convert_``, ``_args_``) are no keywords."""
+        section = self.ctx.facts.section("migrations") if self._has_section() else None
+        mains = section.get("hydra", ()) if section else ()
+        if not mains:
+            return
+        from ..project.hydra_configs import built_tables
+
+        configs = self.ctx.project.configs
+        done = set()
+        for main in mains:
+            for path, keys, target in built_tables(self.ctx.project, self.ctx.facts, main):
+                entries = [e for e in configs.entries(self.ctx.path, path, keys=keys) or () if not e.key.startswith("_")]
+                names = tuple(e.key for e in entries)
+                for entry in entries:
+                    if (path, entry.key_span.start) in done or self._declared_by_project(target, entry.key):
+                        continue
+                    use = _KeyUse(entry.key, entry.value_text)
+                    hit = self._keyword_row(_Forwarded(target, None, None, (), names), use)
+                    if hit is None:
+                        continue
+                    done.add((path, entry.key_span.start))
+                    yield self._built_finding(main, keys, path, entry, names, *hit)
+
+    def _built_finding(self, main, keys, path: str, entry, names, row: Migration, shown: str) -> Finding:
+        """``train.py builds this file's `training_args` table as `TrainingArguments` (Hydra's
+        `_target_`, `instantiate(...)`, line 12), where key `overwrite_output_dir` was removed in
+        transformers 5.0 and raises `TypeError: ...`; remove it (...)``."""
+        ctx = self.ctx
+        short = shown.rsplit(".", 1)[-1]
+        script = ctx.path.replace(os.sep, "/")
+        what = f"the `{'.'.join(keys)}` table of this file" if keys else "this file"
+        whence = f"{script} builds {what} as `{short}` (Hydra's `_target_`, `{main.built_text}`, line {main.built.line})"
+        allowed = _rebased(self._allowed(row), ctx.path, path)
+        use = _KeyUse(entry.key, entry.value_text)
+        told = default_advice(row, entry.value_text) or self._key_advice(row, allowed)
+        silent = self._silent(row, use, names)
+        error = self._error(row, shown, use=use)
+        stage = stage_of(row, allowed, silent) or self.stage
+        key = valued(row, use, f"key `{entry.key}`")
+        message = f"{whence}, where {key} {consequence(row, stage, error, allowed, silent, told=told)}"
+        related = (Related(ctx.path, main.built, f"`{main.built_text}` builds it here"),)
+        return Finding(row, self.stage, entry.key_span, message, None, ctx.project.configs.shown(path), related)
+
     def _parsed_key_row(self, parse, name: str, value_text: str, keys, any_stage: bool = False) -> Optional[Tuple[Migration, str]]:
         """The row a key ``name`` of a file ``parse`` reads hits, and the class it is a keyword of; None
         where another dataclass of the parse has a field of that name (the parser hands it
@@ -1290,6 +1341,7 @@ class MigrationJudge:
         yield from self.called()
         yield from self.configured()
         yield from self.splatted()
+        yield from self.instantiated()
         yield from self.launched()
 
 

@@ -31,6 +31,9 @@ LIBRARIES = frozenset(
         # a SageMaker estimator that launches the training script in a container of known
         # versions, on an instance of a known GPU (`facts/extractors/sagemaker.py`)
         "sagemaker",
+        # a Hydra app builds the classes its YAML configs name (`_target_: transformers.
+        # TrainingArguments`, `project/hydra_configs.py`): what its imports do not show
+        "hydra",
     }
 )
 

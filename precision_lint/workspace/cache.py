@@ -294,7 +294,13 @@ def states_hold(states: FileStates) -> bool:
 
 
 def file_state(path: str) -> Optional[str]:
-    """A side file's content digest; None when it cannot be read (missing counts too)."""
+    """A side file's content digest; a folder's, of the names it holds (a file added or removed
+    changes it); None when it cannot be read (missing counts too)."""
+    if os.path.isdir(path):
+        try:
+            return "folder:" + hashlib.sha1("\0".join(sorted(os.listdir(path))).encode("utf-8", "surrogateescape")).hexdigest()
+        except OSError:
+            return None
     try:
         with open(path, "rb") as fh:
             return hashlib.sha1(fh.read()).hexdigest()

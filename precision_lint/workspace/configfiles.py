@@ -27,7 +27,7 @@ from __future__ import annotations
 import bisect
 import os
 from .._dataclass import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..diagnostics import Span
 from .._regex import lazy
@@ -104,6 +104,7 @@ class ConfigFiles:
         self._unread: Dict[Tuple[str, str, str], str] = {}
         self._written = {os.path.normpath(k): v for k, v in (written or {}).items()}
         self._shown: Dict[str, str] = {}  # the path locate() gave → the key of its parse
+        self._listed: Set[str] = set()  # the folders listed for their files (``files_under``)
 
     def lookup(self, near: str, relative: str, keys: Sequence[Any]) -> Optional[ConfigValue]:
         """The value at ``keys`` in the config file ``relative`` as loaded by the module at
@@ -128,7 +129,7 @@ class ConfigFiles:
 
     def looked_for(self) -> List[str]:
         """The files on disk looked for so far, found or not (a notebook's written files aside)."""
-        return [p for p in self._parsed if p not in self._written]
+        return [p for p in self._parsed if p not in self._written] + sorted(self._listed)
 
     def locate(self, near: str, relative: str, quiet: bool = False) -> Optional[str]:
         """The readable config file ``relative`` names, seen from the module at ``near``.
@@ -191,6 +192,38 @@ class ConfigFiles:
             out.append(ConfigEntry(key, child.key, scalar, child.span, text[child.span.start : child.span.end]))
         return out
 
+    def targets(self, near: str, relative: str) -> List[Tuple[Tuple[str, ...], str]]:
+        """Every table of the YAML/JSON file ``relative`` (as the module at ``near`` names it)
+        that names a class to build (Hydra's ``_target_: transformers.TrainingArguments``), as
+        (its keys from the top, the class's qualified name), in file order."""
+        path = self.locate(near, relative, quiet=True)
+        if path is None or path.lower().endswith(".toml"):
+            return []
+        out: List[Tuple[Tuple[str, ...], str]] = []
+        stack: List[Tuple[Tuple[str, ...], _Node]] = [((), self._parsed[self._shown[path]])]
+        while stack:
+            keys, node = stack.pop()
+            if not isinstance(node.value, dict):
+                continue
+            target = node.value.get("_target_")
+            if target is not None and isinstance(target.value, str) and target.value:
+                out.append((keys, target.value))
+            stack.extend(((*keys, k), child) for k, child in reversed(list(node.value.items())) if isinstance(k, str))
+        return sorted(out, key=lambda found: _first_span(self._parsed[self._shown[path]], found[0]))
+
+    def files_under(self, folder: str, limit: int = 400) -> List[str]:
+        """The YAML files under ``folder`` (an absolute path), sorted, at most ``limit``: the
+        config groups a Hydra app composes from. Each folder listed is a side file of the run
+        (its listing is its state, ``cache.file_state``): a config added there is seen."""
+        out: List[str] = []
+        for root, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            self._listed.add(os.path.normpath(root))
+            out.extend(os.path.join(root, f) for f in sorted(files) if f.lower().endswith((".yaml", ".yml")))
+            if len(out) >= limit:
+                break
+        return out[:limit]
+
     @property
     def cwd(self) -> str:
         """The folder the check runs from (files are looked for there too)."""
@@ -220,6 +253,13 @@ class ConfigFiles:
         """(the path as the module ``near`` writes it, the file as shown, why it gave no values)
         for each file that module's code names and that is there but could not be read."""
         return [(relative, shown, why) for (module, relative, shown), why in self._unread.items() if module == near]
+
+
+def _first_span(node: _Node, keys: Tuple[str, ...]) -> int:
+    """Where the table at ``keys`` below ``node`` starts (its key's place: file order)."""
+    for key in keys:
+        node = node.value[key]
+    return (node.key or node.span).start
 
 
 def _shown(path: str, cwd: str) -> str:

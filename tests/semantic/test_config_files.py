@@ -2,6 +2,7 @@
 JSON or TOML file that the script loads from a literal path. The file is read (never run)
 when files are joined; findings name its line, and fixes never edit it."""
 import json
+import os
 
 import pytest
 from conftest import config, dedent, write_tree
@@ -209,3 +210,25 @@ def test_a_config_table_passed_to_a_builder_in_another_file(tmp_path):
     assert finding.path.endswith("models.py") and "float16 is set in" in finding.message
     write_tree(tmp_path, {"config.yaml": "model:\n  name: gpt2\n  dtype: float32\n"})
     assert _run(tmp_path) == []
+
+
+def test_the_tables_a_file_names_a_class_for_in_file_order(tmp_path):
+    from precision_lint.workspace.configfiles import ConfigFiles
+
+    (tmp_path / "c.yaml").write_text(
+        "trainer:\n  _target_: pkg.Trainer\n  args:\n    _target_: transformers.TrainingArguments\n    lr: 1\n"
+        "model:\n  name: x\nopt:\n  _target_: torch.optim.AdamW\n  _partial_: true\nwhere: ${oc.env:X}\n"
+    )
+    configs = ConfigFiles(cwd=str(tmp_path))
+    near = str(tmp_path / "train.py")
+    assert configs.targets(near, "c.yaml") == [
+        (("trainer",), "pkg.Trainer"), (("trainer", "args"), "transformers.TrainingArguments"), (("opt",), "torch.optim.AdamW"),
+    ]
+    assert configs.targets(near, "missing.yaml") == []
+    (tmp_path / "confs" / "g").mkdir(parents=True)
+    for name in ("b.yaml", "a.yml", "notes.txt"):
+        (tmp_path / "confs" / name).write_text("x: 1\n")
+    (tmp_path / "confs" / "g" / "c.yaml").write_text("x: 1\n")
+    found = configs.files_under(str(tmp_path / "confs"))
+    assert [os.path.relpath(f, tmp_path) for f in found] == ["confs/a.yml", "confs/b.yaml", "confs/g/c.yaml"]
+    assert {os.path.relpath(p, tmp_path) for p in configs.looked_for() if os.path.isdir(p)} == {"confs", "confs/g"}

@@ -38,7 +38,7 @@ from ...semantic.names import dotted
 from ...semantic.callees import LIBRARIES, assigned_callees, is_super_init, project_callee
 from ...semantic.evaluate import ARGUMENT_PARSERS, SPLAT, Evaluator
 from ...semantic.kinds import instance_classes
-from ...semantic.index import FUNCTION_DEFS, ModuleIndex, arguments, call_args, keyword, literal_key, parameters, string_value
+from ...semantic.index import FUNCTION_DEFS, ModuleIndex, argument, arguments, call_args, keyword, literal_key, parameters, string_value
 from ...semantic.queries import attribute_set_before, binding_scope, calls_on, reaching
 from ...semantic.values import CONFIG, CONST, PARAM, SYMBOL, SYMBOLIC, Possible
 from ...semantic.version_tests import version_tests_of
@@ -51,7 +51,7 @@ from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, call_tole
 SECTION = "migrations"
 EMPTY = {
     "calls": (), "attrs": (), "imports": (), "forwards": (), "project_calls": (), "parses": (), "argv_parses": (),
-    "self_parses": (), "parser_uses": (), "fields": (), "called": (), "splats": (),
+    "self_parses": (), "parser_uses": (), "fields": (), "called": (), "splats": (), "hydra": (),
 }
 
 # `HfArgumentParser`'s methods that read a whole file's keys as the dataclasses' fields (and
@@ -168,6 +168,22 @@ class MigrationAttr:
     # its receiver was built with `trust_remote_code=` (not certainly False): the hub's own
     # class, which may define the name itself (the row's `hub_may_define`)
     remote: bool = False
+
+
+@dataclass(frozen=True)
+class HydraMain:
+    """A Hydra app of a module that builds objects from its configuration: the module's
+    ``@hydra.main(config_path=..., config_name=...)`` and its first ``hydra.utils.instantiate``
+    (or ``call``). ``instantiate`` builds each config node holding a ``_target_`` (the nodes
+    below it too: recursive by default) by calling that class with the node's other keys as
+    keywords: a key a library release removed raises its ``TypeError`` there, before anything
+    runs (``project/hydra_configs.py`` finds the nodes)."""
+
+    config_path: Optional[str]  # as written, from the module's folder; None where not a literal
+    config_name: Optional[str]
+    span: Span  # the decorator's call
+    built: Span  # the first `instantiate(...)` call
+    built_text: str  # how it is called: `instantiate(...)`
 
 
 @dataclass(frozen=True)
@@ -1111,7 +1127,34 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         "fields": _declared_fields(index),
         "called": _called(index, evaluator),
         "splats": _splats(index, evaluator),
+        "hydra": _hydra_mains(index),
     }
+
+
+# what builds a config node's `_target_` (`from hydra.utils import instantiate`)
+HYDRA_BUILDERS = frozenset({"hydra.utils.instantiate", "hydra.utils.call"})
+
+
+def _hydra_mains(index: ModuleIndex) -> Tuple[HydraMain, ...]:
+    """The module's Hydra apps (:class:`HydraMain`), where it also calls ``instantiate``: an app
+    that only reads values from its config builds no ``_target_``."""
+    mains = [site for site in index.calls if site.qualname == "hydra.main"]
+    if not mains:
+        return ()
+    built = next((site for site in index.calls if site.qualname in HYDRA_BUILDERS), None)
+    if built is None:
+        return ()
+    text = f"{index.text(built.node.func)}(...)"
+    return tuple(
+        HydraMain(
+            string_value(argument(site.node, 0, "config_path")),
+            string_value(argument(site.node, 1, "config_name")),
+            index.span(site.node),
+            index.span(built.node),
+            text,
+        )
+        for site in mains
+    )
 
 
 def _declared_fields(index: ModuleIndex) -> Tuple[DeclaredField, ...]:
