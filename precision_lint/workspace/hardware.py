@@ -267,7 +267,22 @@ def _advice(sentence: str, start: int) -> bool:
         return True
     if _PERFORMANCE().search(sentence) and not _TRAINED_OR_TESTED().search(sentence):
         return True
+    if _SETTING_ON().match(sentence, 0, start) and _LABEL_END().match(sentence, start):
+        return False  # "- BF16 on RTX 3090.": a label of what the run used, in a list of its settings
     return bool(_FEATURE().search(sentence)) and not _RAN().search(sentence)
+
+
+# A sentence that is a label of a run's setting and nothing more: "BF16 on RTX 3090.", "fp16
+# mixed precision on a V100" (a bullet of a list of what a run used, beside its batch size and
+# learning rate): the precision and the GPU it ran on, no verb. Advice says more ("use BF16 on
+# an A100", "BF16 is faster on A100", "BF16 if you have an A100").
+_SETTING_ON = lazy(
+    rf"\W*(?:(?:{_FEATURE_WORDS})[\w-]*\s+)+(?:training\s+)?(?:on|with)\s+"
+    r"(?:(?:an?\s+)?single\s+|an?\s+|one\s+|\d+\s*[x×]\s*)?(?:nvidia\s+|geforce\s+|tesla\s+)?$",
+    re.IGNORECASE,
+)
+# ... and after the GPU's name, only its end ("RTX 3090.", "A100-80GB")
+_LABEL_END = lazy(r"[\w -]{1,24}?[\W_]*$")
 
 
 # "we can train", "we were able to fine-tune", "only tested on": what the authors ran, not advice

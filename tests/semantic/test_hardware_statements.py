@@ -508,3 +508,23 @@ def test_an_apple_machine_named_in_a_readme(text, apple):
     from precision_lint.workspace.hardware import names_an_apple_machine
 
     assert names_an_apple_machine(text) is apple
+
+
+# A bullet that is a label of a run's setting (review 28a's speech-enhancement docs: "- BF16 on
+# RTX 3090." among "- Effective batch size 48", "- AdamW, LR 3e-4") states the GPU the run used;
+# a sentence that says more about the precision and the GPU stays advice.
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Foundation optimization:\n\n- BF16 on RTX 3090.\n- Effective batch size 48.\n", [86]),
+        ("- bf16 mixed precision on a single A100-80GB\n", [80]),
+        ("* FP16 with 4x V100\n", [70]),
+        ("- Use BF16 on an A100.\n", []),
+        ("- BF16 is faster on A100.\n", []),
+        ("- BF16 if you have an A100.\n", []),
+        ("- BF16 on A100 (80 GB) gives the best throughput.\n", []),
+        ("- FlashAttention and bf16 work best on an A100.\n", []),
+    ],
+)
+def test_a_label_of_a_runs_precision_and_gpu_states_the_gpu(text, expected):
+    assert stated_in_text(markdown_prose(text)) == expected
