@@ -55,6 +55,15 @@ def _write(root, files):
 _check = check_folder
 
 
+def _a_full_check(root, cache, judged):
+    """The cached check, which judges again and finds what a check without caches finds."""
+    judged.clear()
+    now = _check(root, cache)
+    assert judged
+    assert now == _check(root)
+    return now
+
+
 def _answered_from_the_ledger(root, cache, judged, name, line, first):
     """Append ``line`` to the file ``name`` (no fact of it changes): the cached check gives
     ``first`` without judging, as a check without caches finds."""
@@ -281,10 +290,7 @@ def test_a_constant_another_module_imports_is_compared_by_its_value(tree, judged
     assert not any(path.endswith("train2.py") for path, *_ in first)
     _answered_from_the_ledger(root, cache, judged, "config.py", "\nLIMIT = 3\n", first)
     (root / "config.py").write_text((root / "config.py").read_text().replace("torch.float32", "torch.float16"))
-    judged.clear()
-    now = _check(root, cache)
-    assert judged
-    assert now == _check(root)
+    now = _a_full_check(root, cache, judged)
     assert any(path.endswith("train2.py") and code == "MP101" for path, code, *_ in now)
 
 
@@ -304,10 +310,7 @@ def test_a_name_a_starred_reexport_asked_for_is_compared(tree, judged):
     _answered_from_the_ledger(root, cache, judged, "pkg/helpers.py", "\nLIMIT = 3\n", first)
     with open(root / "pkg" / "helpers.py", "a") as fh:
         fh.write("\nDTYPE = torch.float16\n")
-    judged.clear()
-    now = _check(root, cache)
-    assert judged
-    assert now == _check(root)
+    now = _a_full_check(root, cache, judged)
     assert any(path.endswith("train3.py") and code == "MP101" for path, code, *_ in now)
 
 
@@ -324,6 +327,4 @@ def test_a_name_a_session_piece_reads_is_compared(tree, judged):
     _answered_from_the_ledger(root, cache, judged, "shared.py", "\nLIMIT = 3\n", first)
     with open(root / "shared.py", "a") as fh:
         fh.write("\nDTYPE = torch.float16\n")
-    judged.clear()
-    assert _check(root, cache) == _check(root)
-    assert judged
+    _a_full_check(root, cache, judged)

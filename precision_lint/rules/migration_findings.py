@@ -1014,14 +1014,7 @@ class MigrationJudge:
             table = "".join(f"[{k!r}]" for k in keys)
         what = f"the `{table}` table of this file" if keys else "the keys of this file"
         whence = f"{script} passes {what} to {target} as keywords (`{call.splat_text}`, line {call.span.line})"
-        allowed = _rebased(self._allowed(row), ctx.path, found)
-        use = _KeyUse(entry.key, entry.value_text)
-        told = default_advice(row, entry.value_text) or self._key_advice(row, allowed)
-        silent = self._silent(row, use, call.keywords)
-        error = self._error(row, shown, use=use)
-        stage = stage_of(row, allowed, silent) or self.stage
-        key = valued(row, use, f"key `{entry.key}`")
-        message = f"{whence}, where {key} {consequence(row, stage, error, allowed, silent, told=told)}"
+        message = self._spread_key_message(whence, row, shown, entry, call.keywords, found)
         related = (Related(ctx.path, call.span, f"`{call.splat_text}` passes it here"),)
         return Finding(row, self.stage, entry.key_span, message, None, ctx.project.configs.shown(found), related)
 
@@ -1065,16 +1058,22 @@ class MigrationJudge:
         script = ctx.path.replace(os.sep, "/")
         what = f"the `{'.'.join(keys)}` table of this file" if keys else "this file"
         whence = f"{script} builds {what} as `{short}` (Hydra's `_target_`, `{main.built_text}`, line {main.built.line})"
-        allowed = _rebased(self._allowed(row), ctx.path, path)
+        message = self._spread_key_message(whence, row, shown, entry, names, path)
+        related = (Related(ctx.path, main.built, f"`{main.built_text}` builds it here"),)
+        return Finding(row, self.stage, entry.key_span, message, None, ctx.project.configs.shown(path), related)
+
+    def _spread_key_message(self, whence: str, row: Migration, shown: str, entry, keywords, path: str) -> str:
+        """What a key of the file at ``path`` that a call takes as a keyword of ``shown`` (beside
+        ``keywords``) meets there: ``whence``, then what the row says of the key on the versions
+        the module targets, with its advice."""
+        allowed = _rebased(self._allowed(row), self.ctx.path, path)
         use = _KeyUse(entry.key, entry.value_text)
         told = default_advice(row, entry.value_text) or self._key_advice(row, allowed)
-        silent = self._silent(row, use, names)
+        silent = self._silent(row, use, keywords)
         error = self._error(row, shown, use=use)
         stage = stage_of(row, allowed, silent) or self.stage
         key = valued(row, use, f"key `{entry.key}`")
-        message = f"{whence}, where {key} {consequence(row, stage, error, allowed, silent, told=told)}"
-        related = (Related(ctx.path, main.built, f"`{main.built_text}` builds it here"),)
-        return Finding(row, self.stage, entry.key_span, message, None, ctx.project.configs.shown(path), related)
+        return f"{whence}, where {key} {consequence(row, stage, error, allowed, silent, told=told)}"
 
     def _parsed_key_row(self, parse, name: str, value_text: str, keys, any_stage: bool = False) -> Optional[Tuple[Migration, str]]:
         """The row a key ``name`` of a file ``parse`` reads hits, and the class it is a keyword of; None
