@@ -13,7 +13,10 @@ model, fp16 weights, an fp16 autocast region):
 - ``scores += (1.0 - mask) * -1e9`` (``-=``, ``add_``, ``sub_``, ``torch.add(..., out=)``):
   the float32 mask term is written back into the float16 ``scores`` an in-place update keeps,
   so it becomes ``-inf`` too (out of place the sum is float32, and fine);
-- ``x / (norm + 1e-8)`` adds 0 — eps rounds away, and a zero norm gives inf.
+- ``x / (norm + 1e-8)`` adds 0 — eps rounds away, and a zero norm gives inf;
+- ``p.clamp(1e-8, 1 - 1e-7)`` before ``log(p)`` / ``log(1 - p)`` keeps nothing off 0 and 1:
+  both bounds round onto them (the float16 just below 1 is 1 - 2**-11), so p can be 0 or 1 and
+  the log is -inf.
 
 The fix for the masking calls and assignments is ``torch.finfo(<tensor>.dtype).min``
 (``.max`` for a positive constant): the most negative value of the tensor's own
@@ -52,6 +55,21 @@ def _calls_unknown(project, module, paths) -> bool:
 def _is_model_class(name: str) -> bool:
     return name in MODEL_BASES or name.startswith("transformers.") and name.rsplit(".", 1)[-1].endswith(
         ("Model", "PreTrainedModel", "Attention", "Layer", "Block", "MLP")
+    )
+
+
+def _clamp_what(const, shown: str) -> str:
+    """What a clamp's bound that float16 rounds onto 1 or 0 does to the log that reads it."""
+    name = f"`{const.clamped}`" if const.clamped else "the clamped value"
+    if const.kind == "clamp-one":
+        return (
+            f"the clamp's upper bound `{shown}` is 1.0 in float16 (the float16 just below 1 is 0.99951): it keeps "
+            f"{name} below 1 in float32 only, and the log of `1 - {const.clamped or 'p'}` is -inf where it reaches 1 "
+            "(the loss is inf or NaN)"
+        )
+    return (
+        f"the clamp's lower bound `{shown}` is 0 in float16 (its smallest positive value is about 6e-8): it keeps "
+        f"{name} above 0 in float32 only, and its log is -inf where it reaches 0 (the loss is inf or NaN)"
     )
 
 
@@ -262,10 +280,12 @@ class Fp16OverflowingConstant(Rule):
                 f"{const.update} {verb} `{shown}` in place: the result is written back in {into}'s own dtype, "
                 f"float16, where it becomes {inf} ({then})"
             )
+        elif const.kind in ("clamp-one", "clamp-zero"):
+            what = _clamp_what(const, shown)
         else:
             named = "" if shown.lstrip("-+").replace(".", "", 1).replace("e-", "", 1).isdigit() else f" ({const.value:g})"
             what = f"`+ {shown}`{named} adds 0 in float16 (its smallest positive value is about 6e-8), so it guards nothing"
-        message = f"{what} ({reason})" + ("; float16 holds at most ±65504" if const.kind != "eps" else "")
+        message = f"{what} ({reason})" + ("; float16 holds at most ±65504" if const.kind not in ("eps", "clamp-one", "clamp-zero") else "")
         fix = None
         if const.kind in ("masked_fill", "where", "subscript") and const.tensor:
             torch, edits = ensure_torch(ctx.facts)
@@ -284,6 +304,10 @@ class Fp16OverflowingConstant(Rule):
         elif const.kind in ("additive", "masked_fill", "where", "subscript"):
             bound = "min" if const.value < 0 else "max"
             message += f"; use `torch.finfo(<the tensor>.dtype).{bound}`"
+        elif const.kind in ("clamp-one", "clamp-zero"):
+            held = "1 - 1e-3" if const.kind == "clamp-one" else "1e-4"
+            into = f"`{const.tensor}.float().clamp(...)`" if const.tensor else "`.float()` before the clamp"
+            message += f"; clamp and take the log in float32 ({into}), or use a bound float16 holds (`{held}`)"
         else:
             message += "; compute in float32 or use an eps float16 can hold (1e-4 … 1e-6)"
         return ctx.diagnostic(self.code, const.span, message, fix, (related,) if related else ())

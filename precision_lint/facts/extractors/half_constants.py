@@ -20,12 +20,12 @@ from ...diagnostics import Span
 from ...semantic.autocast import autocast_half
 from ...semantic.float16 import float16_tensors
 from ...semantic.evaluate import Evaluator
-from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, is_constant, keyword, misfits_half, names_read, nodes_of, number, positional, unstarred
+from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, argument, is_constant, keyword, misfits_half, names_read, nodes_of, number, positional, unstarred
 from ...semantic.names import dotted
 from ...semantic.queries import binding_scope, reaching, reaching_kept
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.training_state import walked_call
-from ...semantic.values import CONST, Possible, dtypes
+from ...semantic.values import CONST, PARAM, Possible, dtypes
 from .precision import argument_text, paren_extent, value_text
 
 SECTION = "half_constants"
@@ -44,7 +44,7 @@ class HalfConstant:
     round to zero) where it meets a tensor, with the local evidence that the tensor may be float16
     and what a fix needs to write ``torch.finfo(x.dtype).min`` in its place."""
 
-    kind: str  # "masked_fill", "where", "subscript", "additive", "eps", "inplace"
+    kind: str  # "masked_fill", "where", "subscript", "additive", "eps", "inplace", "clamp-one", "clamp-zero"
     value: float
     span: Span  # the constant (or the name holding it) as written at the use
     text: str
@@ -63,6 +63,8 @@ class HalfConstant:
     fp16: Tuple[Possible, ...] = ()
     # an "inplace" constant: the update that writes it into ``tensor`` ("`scores += ...` (line 7)")
     update: str = ""  # (its ``value`` is the constant with the sign the update adds it with)
+    # a "clamp-one"/"clamp-zero" bound: the name the clamp's value is assigned to (what the log reads)
+    clamped: str = ""
 
 
 def _simple(index: ModuleIndex, expr: Optional[ast.expr]) -> str:
@@ -396,12 +398,148 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             )
         )
     out.extend(_inplace_constants(index, evaluator))
+    out.extend(_clamp_bounds(index, evaluator))
     # the same constant as an additive mask and in an in-place update: the additive one first
     out.sort(key=lambda c: (c.span.start, c.kind == "inplace"))
     return {
         "constants": tuple(out),
         "half_casts": _half_casts(index, evaluator) + _data_casts(index, evaluator) + _apex_casts(index, evaluator),
     }
+
+
+# A clamp that keeps a probability off 0 and 1 before a log (``p.clamp(eps, 1 - eps)`` then
+# ``log(p)`` and ``log(1 - p)``: focal and binary cross-entropy losses written by hand) keeps
+# nothing off in float16 where its bound rounds onto what it avoids: the float16 just below 1 is
+# 1 - 2**-11, so ``1 - c`` is 1.0 for ``0 < c <= 2**-12`` (eps = 1e-6, 1e-7), and ``c`` is 0.0
+# below half its smallest subnormal (eps = 1e-8). Then p can be 1 (or 0) and the log is -inf: the
+# loss is inf or NaN.
+_ONE_ROUNDS_FROM = 2.0 ** -12
+_ZERO_ROUNDS_BELOW = 2.0 ** -25
+_CLAMPS = frozenset({"clamp", "clamp_", "clip", "clip_"})
+_CLAMP_FUNCTIONS = frozenset({"torch.clamp", "torch.clip", "torch.clamp_"})
+_LOGS = frozenset({"log", "log_", "log2", "log10", "log1p"})
+
+
+def _clamp_bounds(index: ModuleIndex, evaluator: Evaluator) -> List[HalfConstant]:
+    """The bounds of clamps whose value a log reads where float16 rounds the bound onto 0 or 1
+    (see _ONE_ROUNDS_FROM), each with the evidence that the clamped tensor may be float16, as
+    for an eps term: the tensor made float16 here, a float16 result of fp16 autocast, or one the
+    join finds float16. An autocast region alone makes no clamp float16 (``clamp`` is no
+    autocast op: it runs in its input's dtype)."""
+    out: List[HalfConstant] = []
+    logged = None
+    for site in index.calls:
+        if site.qualname is None and site.method in _CLAMPS and site.receiver is not None:
+            tensor, low, high = site.receiver, argument(site.node, 0, "min"), argument(site.node, 1, "max")
+        elif site.qualname in _CLAMP_FUNCTIONS:
+            args = positional(site.node)
+            tensor, low, high = (args[0] if args else None), argument(site.node, 1, "min"), argument(site.node, 2, "max")
+        else:
+            continue
+        if tensor is None or _made_wide(index, evaluator, _through_elementwise(tensor), site.scope):
+            continue
+        half = _half_tensor(index, evaluator, tensor, site.scope)
+        if not half and _autocast_float32(tensor):
+            continue  # `softmax(...)` under fp16 autocast is float32 (an op autocast runs in float32)
+        found = []
+        if high is not None and (c := _one_minus(evaluator, high, site.scope)) is not None and 0 < c <= _ONE_ROUNDS_FROM:
+            found.append(("clamp-one", high, 1.0 - c))
+        if low is not None and (c := _small_number(evaluator, low, site.scope)) is not None and 0 < c < _ZERO_ROUNDS_BELOW:
+            found.append(("clamp-zero", low, c))
+        if not found:
+            continue
+        if logged is None:
+            logged = _logged_names(index)
+        if not _read_by_a_log(index, site, logged):
+            continue
+        evidence = ("half-tensor",) if half else ()
+        produced = "" if evidence else autocast_half(index, evaluator).produced(tensor, site.scope) or ""
+        certain = () if evidence or produced else float16_tensors(index, evaluator).values(tensor, site.scope)
+        for kind, bound, value in found:
+            out.append(HalfConstant(
+                kind, value, index.span(bound), _argument_text(index, site.node, bound), _simple(index, tensor), evidence,
+                site.klass, site.scope.code_scope().qualname, autocast_op=produced,
+                autocast_off=_autocast_off(index, site.context_items, site.scope), fp16=certain,
+                clamped=(site.assigned_to or ("",))[0],
+            ))
+    return out
+
+
+# ops that keep their input's dtype, looked through to what they are given (`torch.sigmoid(x.float())`)
+_ELEMENTWISE = frozenset({"sigmoid", "tanh", "abs", "relu", "neg", "clone", "detach", "squeeze", "unsqueeze", "view", "reshape", "flatten"})
+# ops fp16 autocast runs in float32 (PyTorch's list), that a probability is often made with
+_AUTOCAST_FLOAT32 = frozenset({"softmax", "softmin", "log_softmax", "exp", "expm1", "softplus", "normalize", "cosine_similarity", "pow"})
+
+
+def _called_name(expr: ast.expr) -> str:
+    """The last name of the function or method an expression calls ("" for no call)."""
+    if isinstance(expr, ast.Call):
+        return expr.func.attr if isinstance(expr.func, ast.Attribute) else expr.func.id if isinstance(expr.func, ast.Name) else ""
+    return ""
+
+
+def _through_elementwise(expr: ast.expr) -> ast.expr:
+    """``expr`` with the dtype-keeping ops around its input taken away (``torch.sigmoid(x)`` → ``x``,
+    ``x.sigmoid()`` → ``x``)."""
+    for _ in range(8):
+        if _called_name(expr) not in _ELEMENTWISE:
+            return expr
+        func = expr.func
+        if isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id in ("torch", "F")) and not expr.args:
+            expr = func.value  # a method of the tensor
+        elif expr.args:
+            expr = expr.args[0]
+        else:
+            return expr
+    return expr
+
+
+def _autocast_float32(expr: ast.expr) -> bool:
+    """Whether the clamped tensor is the result of an op fp16 autocast runs in float32."""
+    return _called_name(expr) in _AUTOCAST_FLOAT32
+
+
+def _one_minus(evaluator: Evaluator, expr: ast.expr, scope) -> Optional[float]:
+    """``c`` of a bound written ``1 - c`` (``1.0 - eps``, ``1 - 1e-7``)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Sub) and number(expr.left) == 1:
+        return _small_number(evaluator, expr.right, scope)
+    return None
+
+
+def _small_number(evaluator: Evaluator, expr: ast.expr, scope) -> Optional[float]:
+    """A number written as a literal or held by a name of one value (``eps = 1e-7``), also a
+    parameter's default where the parameter is what holds it (``def __init__(self, eps=1e-7)``
+    ... ``self.eps``: the value of every caller that leaves it)."""
+    value = number(expr)
+    if value is None and isinstance(expr, (ast.Name, ast.Attribute)):
+        values = evaluator.values(expr, scope)
+        nums = {v.value for v in values if v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool)}
+        if len(nums) == 1 and all(v.kind in (CONST, PARAM) for v in values):
+            value = float(nums.pop())
+    return value
+
+
+def _logged_names(index: ModuleIndex):
+    """(the nodes inside the arguments of each log, the names those arguments read, by scope)."""
+    inside, names = set(), {}
+    for site in index.calls:
+        if site.method not in _LOGS and (site.qualname or "").rsplit(".", 1)[-1] not in _LOGS:
+            continue
+        operands = [site.receiver] if site.qualname is None and site.receiver is not None else positional(site.node)[:1]
+        for operand in operands:
+            for node in ast.walk(operand):
+                inside.add(id(node))
+            names.setdefault(id(site.scope.code_scope()), set()).update(n.id for n in names_read(operand))
+    return inside, names
+
+
+def _read_by_a_log(index: ModuleIndex, site: CallSite, logged) -> bool:
+    """Whether a log reads the clamp's value: the clamp is inside a log's operand, or a name it
+    is assigned to is read by one in the same code (``p = x.clamp(...)`` ... ``torch.log(1 - p)``)."""
+    inside, names = logged
+    if id(site.node) in inside:
+        return True
+    return bool(set(site.assigned_to or ()) & names.get(id(site.scope.code_scope()), set()))
 
 
 # methods that give back their receiver's values reshaped, moved or cast: a constant the
