@@ -311,13 +311,22 @@ def _set_for(note: str, start: int) -> bool:
     """Whether a note on a line of code (``dtype=torch.bfloat16,  # bf16 weights for A100/H100``)
     says the line's precision is set for the GPU named at ``start``: it names a precision, and
     its GPUs follow a "for" (the first of them: "for A100/H100", "for A100 and H100"), with no
-    condition or comparison ("bf16 if on an A100", "faster for A100"). A bare GPU (``# A100``)
-    says what the line needs, nothing of where the code runs."""
+    condition or comparison ("bf16 if on an A100", "faster for A100"), or the GPU the note says
+    has it natively ("A100 native bfloat16": the author chose it for that card). A bare GPU
+    (``# A100``) says what the line needs, nothing of where the code runs."""
     if not _FEATURE().search(note) or _CONDITIONAL().search(note):
         return False
-    starts = [m.start() for m in (_GPU_WORD().search(note), _BARE_GEFORCE().search(note)) if m is not None]
-    first = min(starts, default=None)
-    return first is not None and first <= start and _FOR_GPU().search(note, 0, first) is not None
+    matches = [m for m in (_GPU_WORD().search(note), _BARE_GEFORCE().search(note)) if m is not None]
+    if not matches:
+        return False
+    first = min(matches, key=lambda m: m.start())
+    if first.start() > start:
+        return False
+    return _FOR_GPU().search(note, 0, first.start()) is not None or _NATIVE_AFTER().match(note, first.end()) is not None
+
+
+# "A100 native bfloat16", "H100 natively supports bf16": the GPU a note says has the precision natively
+_NATIVE_AFTER = lazy(r"[\s,:;(-]*(?:gpus?\s+)?(?:has\s+|with\s+)?(?:native(?:ly)?\b|原生)", re.IGNORECASE)
 
 
 # A markdown table's rule under its header row: "|---|:--:|".

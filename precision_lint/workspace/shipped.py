@@ -64,6 +64,14 @@ LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
 # The records of a project's runs: the files of its log folders, a committed W&B run's metadata
 _RUN_LOG_FOLDER = lazy(r"^(?:logs?(?:[_-]\w+)?|outputs?|runs)$", re.IGNORECASE)
 _LOG_SUFFIXES = (".log", ".out", ".txt")
+# the keys of a configuration's precision settings, and a note at the end of such a line
+# (`bf16: true  # A100 native bfloat16`, `"mixed_precision": "bf16"` has no comment in JSON)
+_PRECISION_KEYS = ("bf16", "fp16", "bfloat16", "float16", "mixed_precision", "precision", "dtype")
+_PRECISION_NOTE = lazy(
+    r"^[ \t]*-?[ \t]*[\"']?[\w.-]*(?:bf16|fp16|bfloat16|float16|mixed_precision|precision|dtype)[\w.-]*[\"']?[ \t]*:"
+    r"[^#\n]*#([^\n]*)$",
+    re.IGNORECASE | re.MULTILINE,
+)
 RECORDS = 50  # run records read of one project
 RECORD_DEPTH = 3  # folders below the project's root looked in for its log folders
 RECORD_BYTES = 256 * 1024  # read of each run record
@@ -127,6 +135,7 @@ class ShippedFiles:
         self._config_holds: Dict[Tuple[str, Tuple[str, ...]], bool] = {}  # (file, words) → holds one
         self._config_read: Dict[str, None] = {}  # configuration files read (side files of the run)
         self._recorded: Dict[str, List[int]] = {}  # project root → the GPUs its run records name
+        self._notes_by_root: Dict[str, List[int]] = {}  # project root → the GPUs its config notes name
         self._records_read: Dict[str, None] = {}  # the run records read (side files of the run)
 
     def looked_for(self) -> List[str]:
@@ -314,6 +323,7 @@ class ShippedFiles:
                 root = self._up_to_root(os.path.dirname(path))[1]
                 if root is not None:
                     found.extend(self._recorded_runs(root))
+                found.extend(self._config_notes(path))
                 for where, readme_path, commands, above in self._readmes_about(path):
                     found.extend(_stated_by_launches(where, commands, path))
                     if not above:  # a README elsewhere that links to the file or runs it
@@ -333,6 +343,26 @@ class ShippedFiles:
                 found.extend(self._siblings_launched(os.path.dirname(path)))
         self._stated[(path, readme)] = self._stated[key] = summarise(found)
         return self._stated[key]
+
+    def _config_notes(self, module_path: str) -> List[int]:
+        """The GPUs the notes on precision settings of the project's configuration files name,
+        as a note on a line of code does (``bf16: true  # A100 native bfloat16``: the card the
+        setting was chosen for; a bare ``# A100`` says what the line needs): the YAML files of
+        the project's root (:meth:`_config_listing`), each read once per root."""
+        folder = os.path.dirname(module_path)
+        root = self._up_to_root(folder)[1] or folder
+        found = self._notes_by_root.get(root)
+        if found is None:
+            found = []
+            for path in self._config_listing(root):
+                if not path.lower().endswith((".yaml", ".yml")):
+                    continue
+                text = self._read(path)
+                if text and "#" in text and any(k in text for k in _PRECISION_KEYS):
+                    for match in _PRECISION_NOTE().finditer(text):
+                        found.extend(stated_in_text(match.group(1), note=True))
+            self._notes_by_root[root] = found
+        return found
 
     def _container_archs(self, folder: str) -> List[int]:
         """The GPU architectures the project's container builds for: ``TORCH_CUDA_ARCH_LIST``
