@@ -517,16 +517,30 @@ def markdown_prose(text: str) -> str:
     """A markdown text without the code of its fenced blocks: a block's commands and
     variables (``t0, t1, ..., t4`` in a dump of a traced graph, ``--a10`` as an option) state no
     GPU. The ``#`` comments inside a block are kept (``#SBATCH --gres=gpu:a100:8``, ``# runs
-    on 8xA100``): they are the author's words."""
+    on 8xA100``): they are the author's words; but not a comment that heads an install of torch
+    (``# CUDA 12.1 (most current Ampere/Ada/Hopper GPUs)`` above ``pip install ... cu121 torch``,
+    beside ``# CUDA 11.8 (older GPUs)``): it says which build fits which card, for every reader."""
     out = []
-    for _, line, code in fenced_lines(text.splitlines()):
+    lines = list(fenced_lines(text.splitlines()))
+    for n, (_, line, code) in enumerate(lines):
         if not code:
             out.append(line)
             continue
         at = line.find("#")
-        if at >= 0:
-            out.append(line[at + 1:])
+        if at < 0:
+            continue
+        following = lines[n + 1] if n + 1 < len(lines) else None
+        if at == len(line) - len(line.lstrip()) and following is not None and following[2] and _TORCH_INSTALL().match(following[1]) \
+                and not _JOB_DIRECTIVE().match(line):
+            continue  # "# CUDA 12.1 wheel (Ampere/Ada/Hopper GPUs)" above its `pip install torch`: which build fits which card
+        out.append(line[at + 1:])
     return "\n".join(out)
+
+
+# a command that installs torch (also commented out: an alternative the reader may choose)
+_TORCH_INSTALL = lazy(r"\s*#?\s*[!%]?(?:pip3?|uv\s+pip|conda|mamba|python3?\s+-m\s+pip)\s+install\b.*\b(?:torch|pytorch)\b", re.IGNORECASE)
+# a scheduler's directive, not a comment (`#SBATCH --gres=gpu:a100`)
+_JOB_DIRECTIVE = lazy(r"\s*#(?:SBATCH|PBS|\$|BSUB)\b")
 
 
 # A Hugging Face Space's card, the YAML block that opens its README, names the hardware the

@@ -301,3 +301,39 @@ def test_unsloth_replaces_the_check_with_a_native_one(imports, later, found):
     (``including_emulation=False``; ``major >= 8`` on older torch): the guard is right after it
     (review 26a: four findings in unsloth notebooks)."""
     assert len(lint(UNSLOTH_RUN.format(imports=imports, later=later), CODE)) == found
+
+
+GUARDED_AMP = """
+import torch
+
+
+def amp_dtype():
+    if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+        return torch.bfloat16
+    return torch.float16  # older cards
+
+
+net = torch.nn.Conv2d(4, 4, 3).cuda()
+with torch.autocast(device_type="cuda", dtype=amp_dtype()):
+    out = net(torch.randn(2, 4, 8, 8, device="cuda"))
+"""
+INSTALL_CHOICES = """\
+# Distiller
+
+```bash
+# CUDA 12.1 wheel (most current Ampere/Ada/Hopper GPUs)
+pip install --index-url https://download.pytorch.org/whl/cu121 torch
+# CUDA 11.8 wheel (older GPUs / drivers)
+# pip install --index-url https://download.pytorch.org/whl/cu118 torch
+```
+"""
+
+
+def test_a_readmes_install_choices_name_no_target(tmp_path):
+    """Review 28b's sd-distill-prune-quant: the comment above each wheel's install says which
+    build fits which card; it states no GPU the code runs on, and the guard that counts emulation
+    is reported as without a README."""
+    from conftest import findings_in, write_tree
+
+    write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "torch>=2.4\n", "train.py": GUARDED_AMP, "README.md": INSTALL_CHOICES})
+    assert [d.code for d in findings_in(tmp_path) if d.code == "MP203"] == ["MP203"]

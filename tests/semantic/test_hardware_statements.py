@@ -528,3 +528,19 @@ def test_an_apple_machine_named_in_a_readme(text, apple):
 )
 def test_a_label_of_a_runs_precision_and_gpu_states_the_gpu(text, expected):
     assert stated_in_text(markdown_prose(text)) == expected
+
+
+# A comment that heads an install of torch in a README's block says which build fits which card
+# (review 28b's sd-distill-prune-quant: "# CUDA 12.1 (most current Ampere/Ada/Hopper GPUs)" above
+# `pip install ... cu121 torch`, "# CUDA 11.8 (older GPUs / drivers)" above the other): no target.
+@pytest.mark.parametrize(
+    "markdown,expected",
+    [
+        ("```bash\n# CUDA 12.1 (most current Ampere/Ada/Hopper GPUs)\npip install --index-url https://download.pytorch.org/whl/cu121 torch\n"
+         "# CUDA 11.8 (older GPUs)\n# pip install --index-url https://download.pytorch.org/whl/cu118 torch\n```\n", []),
+        ("```bash\n# we train on 8x A100\npython train.py\n```\n", [80]),  # a comment above a run: the author's
+        ("```bash\n#SBATCH --gres=gpu:a100:4\npip install torch\n```\n", [80]),  # a job's request stays one
+    ],
+)
+def test_a_comment_heading_a_torch_install_states_no_target(markdown, expected):
+    assert stated_in_text(markdown_prose(markdown)) == expected
