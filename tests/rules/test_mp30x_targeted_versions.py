@@ -124,6 +124,24 @@ def test_trl_trainer_tokenizer_is_judged_by_trls_pin(tmp_path):
     assert d.code == "MP301" and "TRL 0.16" in d.message and d.fix is not None
 
 
+@pytest.mark.parametrize("pins, expected", [
+    # TRL removed the `tokenizer=` keyword, never the property of transformers' Trainer its
+    # trainers inherit: on transformers 4.56 it warns (held-out 28's fine-tune-gpt-oss)
+    ("transformers==4.56.2\ntrl==0.21.0\n", "is deprecated since transformers 4.46 and raises"),
+    ("transformers>=5.0\ntrl==0.21.0\n", "was removed in transformers 5.0"),
+    ("transformers==4.44.2\ntrl==0.21.0\n", None),  # (before the property's deprecation)
+])
+def test_trl_trainer_tokenizer_attribute_is_judged_by_transformers_pin(tmp_path, pins, expected):
+    src = "from trl import SFTTrainer\nt = SFTTrainer(model=m, processing_class=tok)\nprint(t.tokenizer)\n"
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": pins, "train.py": src})
+    found = [d for d in run(root) if d.code == "MP301"]
+    if expected is None:
+        assert found == []
+    else:
+        (d,) = found
+        assert ".tokenizer`" in d.message and expected in d.message and "TRL" not in d.message
+
+
 def test_notebook_pip_install_pins_the_version(tmp_path):
     def notebook(pip):
         cells = [pip, EVAL_STRATEGY]
