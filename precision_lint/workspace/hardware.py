@@ -178,7 +178,9 @@ _URL = lazy(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.|\bdata:[\w.+-]+/[\w.+-]+;base64,
 # tested there ("trained on 8xA100 at 3,000 tokens/s").
 _PERFORMANCE = lazy(
     r"real[- ]?time|\brtf\b|latency|throughput|\b(?:tokens?|samples?|images?|it|steps?)\s*/\s*s(?:ec)?\b|"
-    r"\b(?:tokens?|samples?|images?|iterations?|steps?) per second\b|\bfps\b|\bspeed(?:up)?s?\b",
+    r"\b(?:tokens?|samples?|images?|iterations?|steps?) per second\b|\bfps\b|\bspeed(?:up)?s?\b|"
+    # "Indicative numbers on an A100 80 GB ... your numbers will vary": figures measured there
+    r"\b(?:indicative|typical|example|reference|approximate)\s+(?:numbers|timings?|figures|results)\b|\byour\s+numbers\s+will\s+vary\b",
     re.IGNORECASE,
 )
 _TRAINED_OR_TESTED = lazy(r"\b(?:trained|tested|validated|fine-?tuned)\b", re.IGNORECASE)
@@ -529,12 +531,24 @@ def markdown_prose(text: str) -> str:
         at = line.find("#")
         if at < 0:
             continue
-        following = lines[n + 1] if n + 1 < len(lines) else None
-        if at == len(line) - len(line.lstrip()) and following is not None and following[2] and _TORCH_INSTALL().match(following[1]) \
-                and not _JOB_DIRECTIVE().match(line):
+        if at == len(line) - len(line.lstrip()) and not _JOB_DIRECTIVE().match(line) and _TORCH_INSTALL().match(_command_after(lines, n)):
             continue  # "# CUDA 12.1 wheel (Ampere/Ada/Hopper GPUs)" above its `pip install torch`: which build fits which card
         out.append(line[at + 1:])
     return "\n".join(out)
+
+
+def _command_after(lines, n: int) -> str:
+    """The command on the code line after line ``n`` of a fenced block, with the lines it
+    continues onto (``pip install --index-url ... \\`` then ``torch torchvision``); "" where
+    the next line is no code."""
+    parts = []
+    for _, line, code in lines[n + 1 : n + 5]:
+        if not code:
+            break
+        parts.append(line.rstrip().rstrip("\\").lstrip(" \t#"))
+        if not line.rstrip().endswith("\\"):
+            break
+    return " ".join(parts)
 
 
 # a command that installs torch (also commented out: an alternative the reader may choose)

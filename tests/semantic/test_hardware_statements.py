@@ -538,9 +538,24 @@ def test_a_label_of_a_runs_precision_and_gpu_states_the_gpu(text, expected):
     [
         ("```bash\n# CUDA 12.1 (most current Ampere/Ada/Hopper GPUs)\npip install --index-url https://download.pytorch.org/whl/cu121 torch\n"
          "# CUDA 11.8 (older GPUs)\n# pip install --index-url https://download.pytorch.org/whl/cu118 torch\n```\n", []),
+        ("```bash\n# CUDA 12.1 (most current Ampere/Ada/Hopper GPUs)\npip install --index-url https://download.pytorch.org/whl/cu121 \\\n"
+         "    torch torchvision\n```\n", []),  # the install continued on the next line
         ("```bash\n# we train on 8x A100\npython train.py\n```\n", [80]),  # a comment above a run: the author's
         ("```bash\n#SBATCH --gres=gpu:a100:4\npip install torch\n```\n", [80]),  # a job's request stays one
     ],
 )
 def test_a_comment_heading_a_torch_install_states_no_target(markdown, expected):
     assert stated_in_text(markdown_prose(markdown)) == expected
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Indicative numbers on an A100 80 GB, batch=1, 512x512. Your numbers will vary.", []),
+        ("Typical timings on a single H100: 2 s per step.", []),
+        ("All numbers were measured on a T4.", [75]),  # a pre-Ampere card named counts anyway
+    ],
+)
+def test_figures_measured_on_a_card_are_no_target(text, expected):
+    """Review 28b's sd-distill-prune-quant: the machine a table of figures was measured on."""
+    assert stated_in_text(text) == expected
