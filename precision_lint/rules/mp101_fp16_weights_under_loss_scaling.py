@@ -524,6 +524,10 @@ def _fix_stays_in_runs(ctx: RuleContext, weights: WeightsSite, conflicts) -> boo
     return True
 
 
+# TRL's trainers keep a PeftModel they are given with `peft_config=` as it is below 0.20 (read in
+# the wheels of 0.11.4 to 0.19.1); 0.20.0 and later make its adapters anew (or, 1.x, refuse it)
+TRL_REWRAPS_FROM = (0, 20)
+
 class Fp16WeightsUnderLossScaling(Rule):
     code = "MP101"
     name = "fp16-weights-under-loss-scaling"
@@ -547,6 +551,8 @@ class Fp16WeightsUnderLossScaling(Rule):
         ]
         pin = base_dtype_adapters(ctx) if any(w.peft and not w.quantized_unfrozen for w in candidates) else None
         for weights in candidates:
+            if weights.kept_peft and ctx.targets.of("trl").every_at_least(TRL_REWRAPS_FROM):
+                continue  # the trainer wraps the PeftModel again: float32 adapters (or refuses it)
             if weights.peft and not weights.quantized_unfrozen:
                 if pin is None:
                     continue  # get_peft_model upcasts the adapters to float32 on the peft targeted
@@ -566,7 +572,13 @@ class Fp16WeightsUnderLossScaling(Rule):
                     if not _switched_by_user(c[1]) or (not weights.trained_by_choice and self._switched(ctx, weights, c[0], c[1], on=True))
                 ]
             if conflicts:
-                yield self._finding(ctx, weights, conflicts, pin if weights.peft else None)
+                found = self._finding(ctx, weights, conflicts, pin if weights.peft else None)
+                if weights.kept_peft:
+                    found = dataclasses.replace(found, message=(
+                        f"{found.message} ({weights.kept_peft} makes no adapters of its own: below TRL 0.20 a trainer keeps "
+                        "the PeftModel it is given, adapters and all)"
+                    ))
+                yield found
 
     @staticmethod
     def _switched(ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite, on: bool) -> bool:

@@ -146,3 +146,35 @@ Trainer(model=model, args=TrainingArguments("out", fp16=True), train_dataset=ds)
         root = write_tree(tmp_path / loader, {"train.py": src.format(loader=loader)})
         found = [d for d in Engine(cfg, [CODE], jobs=1).run_paths([str(root)]).diagnostics if d.code == CODE]
         assert len(found) == expected, (loader, found)
+
+
+REWRAPPED = """
+import argparse
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, TrainingArguments
+from trl import SFTTrainer
+
+p = argparse.ArgumentParser()
+p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16"])
+a = p.parse_args()
+config = LoraConfig()
+model = get_peft_model(AutoModelForCausalLM.from_pretrained("m"), config)
+model = model.to({"bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype])
+SFTTrainer(model=model, args=TrainingArguments("out", fp16=a.dtype == "fp16"), peft_config=config, train_dataset=[]).train()
+"""
+
+
+@pytest.mark.parametrize("trl, fires", [("trl==0.12.2", True), ("trl==0.19.1", True), ("trl==0.21.0", False)])
+def test_a_trainer_given_a_peft_model_with_peft_config_keeps_its_adapters_below_trl_020(tmp_path, trl, fires):
+    """Held-out 27's peft-da-llms: ``get_peft_model``, the PeftModel cast to float16, then
+    ``SFTTrainer(model=..., peft_config=config)``. Below TRL 0.20 the trainer returns a PeftModel
+    as it is (read in the wheels of 0.11.4 to 0.19.1): the float16 adapters train and the first
+    unscale raises; from 0.20 it makes the adapters anew (float32 on current peft)."""
+    from conftest import findings_in, write_tree
+
+    write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": f"{trl}\ntransformers==4.46.3\npeft==0.13.2\n", "train.py": REWRAPPED})
+    found = [d for d in findings_in(tmp_path) if d.code == "MP101"]
+    assert len(found) == (1 if fires else 0)
+    if fires:
+        assert "below TRL 0.20 a trainer keeps the PeftModel it is given" in found[0].message

@@ -157,6 +157,10 @@ class WeightsSite:
     # otherwise). Like float16 chosen by hand, that run meets loss scaling the user must also
     # switch on by hand only by a second choice of theirs (MP101).
     trained_by_choice: str = ""
+    # a TRL trainer given the model with `peft_config=` after `get_peft_model` made it a
+    # PeftModel already (the call as written, and its line; "" otherwise): below TRL 0.20 the
+    # trainer keeps the PeftModel as it is, adapters and all, and makes no float32 ones (MP101)
+    kept_peft: str = ""
 
     def float16_values(self) -> Tuple[Possible, ...]:
         """The values that make these weights float16 (``torch.float16``, ``"fp16"``), with the
@@ -385,6 +389,8 @@ class _Uses:
                 first = argument(site.node, 0, "model")
             elif q.rsplit(".", 1)[-1].endswith("Trainer") and _given(keyword(site.node, "peft_config")):
                 first = argument(site.node, 0, "model")
+                if first is not None and self._peft_model_before(names, self.ix.span(site.node).start):
+                    continue  # a PeftModel already: TRL keeps it, adapters and all (see _peft_model_before)
             else:
                 continue
             if first is None or not any(self._refers(first, n) for n in names):
@@ -397,6 +403,39 @@ class _Uses:
             if any((id(expr), positive) not in mine for expr, positive in site.guards):
                 continue  # only on some paths (`if args.use_peft:`): the others train the weights
             return True
+        return False
+
+    def trainer_keeps_peft(self, names: Tuple[str, ...], after: int) -> str:
+        """The TRL trainer below ``after`` given the model bound to ``names`` with ``peft_config=``
+        where the model is a PeftModel already (:meth:`_peft_model_before`), as written with its
+        line; "" where there is none."""
+        for site in self.ix.calls:
+            q = site.qualname or dotted(site.node.func) or ""
+            short = q.rsplit(".", 1)[-1]
+            if not short.endswith("Trainer") or not _given(keyword(site.node, "peft_config")):
+                continue
+            start = self.ix.span(site.node).start
+            first = argument(site.node, 0, "model")
+            if start > after and first is not None and any(self._refers(first, n) for n in names) and self._peft_model_before(names, start):
+                return f"`{short}(..., peft_config=...)` (line {self.ix.span(site.node).line})"
+        return ""
+
+    def _peft_model_before(self, names: Tuple[str, ...], at: int) -> bool:
+        """Whether the model bound to ``names`` is made a PeftModel before ``at``
+        (``get_peft_model(model, ...)``): a TRL trainer given it with ``peft_config=`` then makes
+        no float32 adapters of its own below TRL 0.20. TRL 0.11.4, 0.12.2, 0.16.1, 0.17.0, 0.18.2
+        and 0.19.1 return a PeftModel as it is (``if isinstance(model, PeftModel): return
+        model``): its adapters train in the dtype the code gave them. 0.20.0 and 0.21.0 hand it to
+        ``get_peft_model`` again, which makes the adapters anew (float32 on peft 0.21: checked on
+        CPU); TRL 1.x refuses the pair (``ValueError: You passed a `PeftModel` instance together
+        with a `peft_config` ...``). The rule reads the TRL versions (MP101)."""
+        for site in self.ix.calls:
+            q = site.qualname or dotted(site.node.func) or ""
+            if not q.endswith("get_peft_model") or self.ix.span(site.node).start >= at:
+                continue
+            first = argument(site.node, 0, "model")
+            if first is not None and any(self._refers(first, n) for n in names) or set(site.assigned_to or ()) & set(names):
+                return True  # the model wrapped, or a name bound to the PeftModel (`model = get_peft_model(...)`)
         return False
 
     def kbit_prepared(self, names: Tuple[str, ...], after: int) -> bool:
@@ -428,7 +467,8 @@ class _Uses:
         for site in self.ix.calls:
             q = site.qualname or dotted(site.node.func) or ""
             short = q.rsplit(".", 1)[-1]
-            wraps_trl = short.endswith("Trainer") and _given(keyword(site.node, "peft_config"))
+            wraps_trl = short.endswith("Trainer") and _given(keyword(site.node, "peft_config")) \
+                and not self._peft_model_before(names, self.ix.span(site.node).start)
             if short in KBIT_PREPARES or wraps_trl:
                 first = argument(site.node, 0, "model")
                 if first is not None and any(self._refers(first, n) for n in names) and self.ix.span(site.node).start > after:
@@ -1122,6 +1162,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 trainable=not frozen,
                 frozen=frozen,
                 peft=peft,
+                kept_peft=uses.trainer_keeps_peft(targets, span.end) if not peft else "",
                 peft_when=uses.peft_conditions(evaluator, targets, span.end, site.guards),
                 cast_when=cast_conditions(evaluator, site.every_guard, site.scope),
                 cast_if=guards_text(index, site.every_guard),
