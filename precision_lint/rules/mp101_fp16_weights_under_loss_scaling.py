@@ -70,7 +70,8 @@ loop below ``get_peft_model`` makes them float32.
 LoraConfig(...))`` on a float16 model trains float16 adapters and is reported like an injection,
 the pin named; the fix writes the same loop below it. Not where ``prepare_model_for_kbit_training``
 prepares the model (it casts float16 parameters to float32), nor where TRL wraps it
-(``SFTTrainer(peft_config=...)``: TRL's own handling).
+(``SFTTrainer(peft_config=...)``: TRL's own handling), unless the model is a PeftModel already and
+the project allows TRL below 0.20, which keeps it as it is given (``TRL_REWRAPS_FROM``).
 """
 from __future__ import annotations
 
