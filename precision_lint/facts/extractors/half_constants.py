@@ -326,13 +326,23 @@ def _call_constant(index: ModuleIndex, evaluator: Evaluator, site: CallSite):
 
 
 def _constant_value(evaluator: Evaluator, expr: ast.expr, scope) -> Optional[float]:
+    """A number beyond float16's range written as a literal or held by a name of one value."""
+    value = _number_of(evaluator, expr, scope)
+    return value if misfits_half(value) and abs(value) > FP16_MAX else None
+
+
+def _number_of(evaluator: Evaluator, expr: ast.expr, scope, defaults: bool = False) -> Optional[float]:
+    """A number written as a literal or held by a name of one value (``eps = 1e-7``); with
+    ``defaults``, also a parameter's default where the parameter is what holds it (``def
+    __init__(self, eps=1e-7)`` ... ``self.eps``: the value of every caller that leaves it)."""
     value = number(expr)
     if value is None and isinstance(expr, (ast.Name, ast.Attribute)):
         values = evaluator.values(expr, scope)
         nums = {v.value for v in values if v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool)}
-        if len(nums) == 1 and all(v.kind == CONST for v in values):
+        kinds = (CONST, PARAM) if defaults else (CONST,)
+        if len(nums) == 1 and all(v.kind in kinds for v in values):
             value = float(nums.pop())
-    return value if misfits_half(value) and abs(value) > FP16_MAX else None
+    return value
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator):
@@ -444,7 +454,7 @@ def _clamp_bounds(index: ModuleIndex, evaluator: Evaluator) -> List[HalfConstant
         found = []
         if high is not None and (c := _one_minus(evaluator, high, site.scope)) is not None and 0 < c <= _ONE_ROUNDS_FROM:
             found.append(("clamp-one", high, 1.0 - c))
-        if low is not None and (c := _small_number(evaluator, low, site.scope)) is not None and 0 < c < _ZERO_ROUNDS_BELOW:
+        if low is not None and (c := _number_of(evaluator, low, site.scope, defaults=True)) is not None and 0 < c < _ZERO_ROUNDS_BELOW:
             found.append(("clamp-zero", low, c))
         if not found:
             continue
@@ -502,21 +512,8 @@ def _autocast_float32(expr: ast.expr) -> bool:
 def _one_minus(evaluator: Evaluator, expr: ast.expr, scope) -> Optional[float]:
     """``c`` of a bound written ``1 - c`` (``1.0 - eps``, ``1 - 1e-7``)."""
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Sub) and number(expr.left) == 1:
-        return _small_number(evaluator, expr.right, scope)
+        return _number_of(evaluator, expr.right, scope, defaults=True)
     return None
-
-
-def _small_number(evaluator: Evaluator, expr: ast.expr, scope) -> Optional[float]:
-    """A number written as a literal or held by a name of one value (``eps = 1e-7``), also a
-    parameter's default where the parameter is what holds it (``def __init__(self, eps=1e-7)``
-    ... ``self.eps``: the value of every caller that leaves it)."""
-    value = number(expr)
-    if value is None and isinstance(expr, (ast.Name, ast.Attribute)):
-        values = evaluator.values(expr, scope)
-        nums = {v.value for v in values if v.kind == CONST and isinstance(v.value, (int, float)) and not isinstance(v.value, bool)}
-        if len(nums) == 1 and all(v.kind in (CONST, PARAM) for v in values):
-            value = float(nums.pop())
-    return value
 
 
 def _logged_names(index: ModuleIndex):
