@@ -200,6 +200,8 @@ class ConfigFiles:
         if path is None or path.lower().endswith(".toml"):
             return []
         out: List[Tuple[Tuple[str, ...], str]] = []
+        # depth first, each table's entries pushed in reverse: a table comes before the tables in
+        # it, and those in the order written (file order)
         stack: List[Tuple[Tuple[str, ...], _Node]] = [((), self._parsed[self._shown[path]])]
         while stack:
             keys, node = stack.pop()
@@ -209,7 +211,7 @@ class ConfigFiles:
             if target is not None and isinstance(target.value, str) and target.value:
                 out.append((keys, target.value))
             stack.extend(((*keys, k), child) for k, child in reversed(list(node.value.items())) if isinstance(k, str))
-        return sorted(out, key=lambda found: _first_span(self._parsed[self._shown[path]], found[0]))
+        return out
 
     def files_under(self, folder: str, limit: int = 400) -> List[str]:
         """The YAML files under ``folder`` (an absolute path), sorted, at most ``limit``: the
@@ -253,13 +255,6 @@ class ConfigFiles:
         """(the path as the module ``near`` writes it, the file as shown, why it gave no values)
         for each file that module's code names and that is there but could not be read."""
         return [(relative, shown, why) for (module, relative, shown), why in self._unread.items() if module == near]
-
-
-def _first_span(node: _Node, keys: Tuple[str, ...]) -> int:
-    """Where the table at ``keys`` below ``node`` starts (its key's place: file order)."""
-    for key in keys:
-        node = node.value[key]
-    return (node.key or node.span).start
 
 
 def _shown(path: str, cwd: str) -> str:
