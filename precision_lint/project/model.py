@@ -771,11 +771,9 @@ class Project:
 
         def compute() -> List[ModuleFacts]:
             by_folder = self.memo("modules by folder", self._modules_by_folder)
-            pieces = [
-                m for m in by_folder.get(os.path.dirname(module.path), ())
-                if m is not module and self.asked.binds_at_top(m, wanted)
-            ]
-            return pieces if wanted <= set().union(*(self.asked.binds_at_top(m, wanted) for m in pieces)) else []
+            bound = [(m, self.asked.binds_at_top(m, wanted)) for m in by_folder.get(os.path.dirname(module.path), ()) if m is not module]
+            pieces = [(m, names) for m, names in bound if names]
+            return [m for m, _ in pieces] if wanted <= set().union(*(names for _, names in pieces)) else []
 
         return self.memo(("session pieces", module.path), compute)
 
