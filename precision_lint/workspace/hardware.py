@@ -551,8 +551,9 @@ def _command_after(lines, n: int) -> str:
     return " ".join(parts)
 
 
-# a command that installs torch (also commented out: an alternative the reader may choose)
-_TORCH_INSTALL = lazy(r"\s*#?\s*[!%]?(?:pip3?|uv\s+pip|conda|mamba|python3?\s+-m\s+pip)\s+install\b.*\b(?:torch|pytorch)\b", re.IGNORECASE)
+# a command that installs torch (also commented out, an alternative the reader may choose:
+# `_command_after` gives it without its `#`)
+_TORCH_INSTALL = lazy(r"[!%]?(?:pip3?|uv\s+pip|conda|mamba|python3?\s+-m\s+pip)\s+install\b.*\b(?:torch|pytorch)\b", re.IGNORECASE)
 # a scheduler's directive, not a comment (`#SBATCH --gres=gpu:a100`)
 _JOB_DIRECTIVE = lazy(r"\s*#(?:SBATCH|PBS|\$|BSUB)\b")
 

@@ -357,7 +357,7 @@ class ShippedFiles:
             for path in self._config_listing(root):
                 if not path.lower().endswith((".yaml", ".yml")):
                     continue
-                text = self._read(path)
+                text = self._config_text(path)
                 if text and "#" in text and any(k in text for k in _PRECISION_KEYS):
                     for match in _PRECISION_NOTE().finditer(text):
                         found.extend(stated_in_text(match.group(1), note=True))
@@ -811,18 +811,21 @@ class ShippedFiles:
         for path in self._config_listing(top):
             key = (path, words)
             if key not in self._config_holds:
-                # read to be searched, not kept: a project's data files may be many
-                text = None
-                try:
-                    with open(path, encoding="utf-8", errors="replace") as fh:
-                        text = fh.read()
-                except OSError:
-                    pass
+                text = self._config_text(path)
                 self._config_holds[key] = text is not None and any(w in text for w in words)
-                self._config_read.setdefault(path, None)
             if self._config_holds[key]:
                 found.append(path)
         return found
+
+    def _config_text(self, path: str) -> Optional[str]:
+        """A configuration file's text, read to be searched, not kept (a project's data files may
+        be many); the file is a side file of the run."""
+        self._config_read.setdefault(path, None)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                return fh.read()
+        except OSError:
+            return None
 
     def _config_listing(self, top: str) -> List[str]:
         """The JSON/YAML files under ``top`` as discovery finds files (``.gitignore``, VCS
