@@ -399,3 +399,20 @@ def test_requires_rows_are_in_order_and_read():
         for _, needs in rows:
             for dep, spec in needs.items():
                 assert not parse_spec(dep, spec).is_empty, (dist, dep, spec)
+
+
+# --- [peft_model_kept]: the TRL whose trainers keep a PeftModel as they are given it -------------
+def test_peft_model_kept_row_parses_and_holds_in_the_installed_trl():
+    """The row reads as TRL below 0.20; the installed TRL (past it) makes no such exception: its
+    SFTTrainer refuses a PeftModel given with ``peft_config=`` instead of keeping it."""
+    import inspect
+
+    from precision_lint.knowledge import peft_model_kept
+
+    row = peft_model_kept()
+    assert (row.library, row.until) == ("trl", (0, 20))
+    trl = pytest.importorskip("trl")
+    assert tuple(int(p) for p in trl.__version__.split(".")[:2]) >= row.until
+    source = inspect.getsource(trl.SFTTrainer)
+    assert "You passed a `PeftModel` instance together with a `peft_config`" in source
+    assert "isinstance(model, PeftModel):\n            return model" not in source

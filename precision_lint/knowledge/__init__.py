@@ -239,6 +239,21 @@ def adapter_dtype() -> AdapterDtype:
         tuple(int(p) for p in row["float32_since"].split(".")),
     )
 
+@dataclass(frozen=True)
+class PeftModelKept:
+    """The versions of a trainer library (below ``until``) whose trainers keep a PeftModel they
+    are given with ``peft_config=`` as it is (``libraries.toml`` ``[peft_model_kept]``)."""
+
+    library: str
+    until: Tuple[int, ...]
+
+
+@lru_cache(maxsize=None)
+def peft_model_kept() -> PeftModelKept:
+    row = _table("libraries.toml")["peft_model_kept"]
+    return PeftModelKept(row["library"], tuple(int(p) for p in row["until"].split(".")))
+
+
 # --- methods the library calls with a new argument (overrides.toml) ------------------------
 @dataclass(frozen=True)
 class Override:

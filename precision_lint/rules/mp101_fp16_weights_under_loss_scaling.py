@@ -71,7 +71,7 @@ LoraConfig(...))`` on a float16 model trains float16 adapters and is reported li
 the pin named; the fix writes the same loop below it. Not where ``prepare_model_for_kbit_training``
 prepares the model (it casts float16 parameters to float32), nor where TRL wraps it
 (``SFTTrainer(peft_config=...)``: TRL's own handling), unless the model is a PeftModel already and
-the project allows TRL below 0.20, which keeps it as it is given (``TRL_REWRAPS_FROM``).
+the project allows TRL below 0.20, which keeps it as it is given (``knowledge`` ``peft_model_kept``).
 """
 from __future__ import annotations
 
@@ -83,6 +83,8 @@ from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple
 from ..fixes import plan
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
 from ..workspace.configfiles import is_config_file, shown_from
+from ..workspace.versions import version_text
+from ..knowledge import peft_model_kept
 from ..facts.model import ModuleFacts
 from ..semantic.literal_tests import chosen_apart, conjuncts
 from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
@@ -525,10 +527,6 @@ def _fix_stays_in_runs(ctx: RuleContext, weights: WeightsSite, conflicts) -> boo
     return True
 
 
-# TRL's trainers keep a PeftModel they are given with `peft_config=` as it is below 0.20 (read in
-# the wheels of 0.11.4 to 0.19.1); 0.20.0 and later make its adapters anew (or, 1.x, refuse it)
-TRL_REWRAPS_FROM = (0, 20)
-
 class Fp16WeightsUnderLossScaling(Rule):
     code = "MP101"
     name = "fp16-weights-under-loss-scaling"
@@ -551,8 +549,9 @@ class Fp16WeightsUnderLossScaling(Rule):
             if "float16" in w.dtypes and (w.quantized_unfrozen or (w.trainable and (not w.peft or w.lora_wrap)))
         ]
         pin = base_dtype_adapters(ctx) if any(w.peft and not w.quantized_unfrozen for w in candidates) else None
+        kept = peft_model_kept()
         for weights in candidates:
-            if weights.kept_peft and ctx.targets.of("trl").every_at_least(TRL_REWRAPS_FROM):
+            if weights.kept_peft and ctx.targets.of(kept.library).every_at_least(kept.until):
                 continue  # the trainer wraps the PeftModel again: float32 adapters (or refuses it)
             if weights.peft and not weights.quantized_unfrozen:
                 if pin is None:
@@ -573,13 +572,7 @@ class Fp16WeightsUnderLossScaling(Rule):
                     if not _switched_by_user(c[1]) or (not weights.trained_by_choice and self._switched(ctx, weights, c[0], c[1], on=True))
                 ]
             if conflicts:
-                found = self._finding(ctx, weights, conflicts, pin if weights.peft else None)
-                if weights.kept_peft:
-                    found = dataclasses.replace(found, message=(
-                        f"{found.message} ({weights.kept_peft} makes no adapters of its own: below TRL 0.20 a trainer keeps "
-                        "the PeftModel it is given, adapters and all)"
-                    ))
-                yield found
+                yield self._finding(ctx, weights, conflicts, pin if weights.peft else None)
 
     @staticmethod
     def _switched(ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite, on: bool) -> bool:
@@ -728,6 +721,12 @@ class Fp16WeightsUnderLossScaling(Rule):
             )
         if pin is not None:
             message += f"; {base_dtype_note(pin)}"
+        if weights.kept_peft:
+            kept = peft_model_kept()
+            message += (
+                f" ({weights.kept_peft} makes no adapters of its own: below TRL {version_text(kept.until)} a trainer keeps "
+                "the PeftModel it is given, adapters and all)"
+            )
         fix = self._fix(ctx, weights, module, site, conflicts) if _fix_stays_in_runs(ctx, weights, conflicts) else None
         # Reported where the fix edits: the dtype expression (or `.half()`), not the whole call.
         span = weights.edit_span or weights.span

@@ -271,6 +271,12 @@ def _same(a: ast.AST, b: ast.AST) -> bool:
     return a is b or (type(a) is type(b) and ast.dump(a) == ast.dump(b))
 
 
+def _peft_config_trainer(qualname: str, site: CallSite) -> bool:
+    """Whether the call (its qualified or dotted name ``qualname``) is a trainer given
+    ``peft_config=`` (TRL's ``SFTTrainer``): one that wraps the model it is given for adapters."""
+    return qualname.rsplit(".", 1)[-1].endswith("Trainer") and _given(keyword(site.node, "peft_config"))
+
+
 class _Uses:
     """How the names bound to a model are used in the module."""
 
@@ -387,7 +393,7 @@ class _Uses:
                 if saved_modules(self.ix, site) is not None:
                     continue  # trainable copies of `modules_to_save` in the model's dtype (adapter_injection)
                 first = argument(site.node, 0, "model")
-            elif q.rsplit(".", 1)[-1].endswith("Trainer") and _given(keyword(site.node, "peft_config")):
+            elif _peft_config_trainer(q, site):
                 first = argument(site.node, 0, "model")
                 if first is not None and self._peft_model_before(names, self.ix.span(site.node).start):
                     continue  # a PeftModel already: TRL keeps it, adapters and all (see _peft_model_before)
@@ -411,13 +417,12 @@ class _Uses:
         line; "" where there is none."""
         for site in self.ix.calls:
             q = site.qualname or dotted(site.node.func) or ""
-            short = q.rsplit(".", 1)[-1]
-            if not short.endswith("Trainer") or not _given(keyword(site.node, "peft_config")):
+            if not _peft_config_trainer(q, site):
                 continue
             start = self.ix.span(site.node).start
             first = argument(site.node, 0, "model")
             if start > after and first is not None and any(self._refers(first, n) for n in names) and self._peft_model_before(names, start):
-                return f"`{short}(..., peft_config=...)` (line {self.ix.span(site.node).line})"
+                return f"`{q.rsplit('.', 1)[-1]}(..., peft_config=...)` (line {self.ix.span(site.node).line})"
         return ""
 
     def _peft_model_before(self, names: Tuple[str, ...], at: int) -> bool:
@@ -467,8 +472,7 @@ class _Uses:
         for site in self.ix.calls:
             q = site.qualname or dotted(site.node.func) or ""
             short = q.rsplit(".", 1)[-1]
-            wraps_trl = short.endswith("Trainer") and _given(keyword(site.node, "peft_config")) \
-                and not self._peft_model_before(names, self.ix.span(site.node).start)
+            wraps_trl = _peft_config_trainer(q, site) and not self._peft_model_before(names, self.ix.span(site.node).start)
             if short in KBIT_PREPARES or wraps_trl:
                 first = argument(site.node, 0, "model")
                 if first is not None and any(self._refers(first, n) for n in names) and self.ix.span(site.node).start > after:
