@@ -659,6 +659,12 @@ class MigrationJudge:
     def _has_section(self) -> bool:
         return bool(self.ctx.facts.section("migrations"))
 
+    def _entries(self, name: str) -> tuple:
+        """The entries ``name`` (``"splats"``, ``"hydra"``...) of the module's migrations section;
+        () where it has none."""
+        section = self.ctx.facts.section("migrations")
+        return section.get(name, ()) if section else ()
+
     def _error(self, row: Migration, shown: str, several: bool = False, use=None) -> str:
         """The row's error for a call of ``shown`` (``several``: the code picks one of several
         classes, so none is named), given ``use``'s removed value for a row of ``values``."""
@@ -939,8 +945,7 @@ class MigrationJudge:
         without a word and the run goes on without it (it does not evaluate, keeps the default
         batch size...): said so instead. No fix: the engine rewrites Python files only; the
         message names the new key."""
-        section = self.ctx.facts.section("migrations") if self._has_section() else None
-        parses = [p for p in (section.get("parses", ()) if section else ()) if not p.tolerated and p.extra_keys is not None]
+        parses = [p for p in self._entries("parses") if not p.tolerated and p.extra_keys is not None]
         if not parses:
             return
         from ..project.parsed_files import tied_files
@@ -974,8 +979,7 @@ class MigrationJudge:
         :meth:`configured` does); no fix: the engine rewrites Python files only, the message
         names the new key. Keys the call also passes itself, and keys the code pops or deletes
         from the table, are not the file's to report."""
-        section = self.ctx.facts.section("migrations") if self._has_section() else None
-        calls = section.get("splats", ()) if section else ()
+        calls = self._entries("splats")
         if not calls:
             return
         configs = self.ctx.project.configs
@@ -1027,8 +1031,7 @@ class MigrationJudge:
         file, the app's ``instantiate`` call related; no fix (the engine rewrites Python files
         only; the message names the new key). Hydra's own keys (``_partial_``, ``_recursive_``,
         ``_convert_``, ``_args_``) are no keywords."""
-        section = self.ctx.facts.section("migrations") if self._has_section() else None
-        mains = section.get("hydra", ()) if section else ()
+        mains = self._entries("hydra")
         if not mains:
             return
         from ..project.hydra_configs import built_tables
@@ -1159,9 +1162,8 @@ class MigrationJudge:
         the parse's classes declares itself (a field of the script's ``ModelArguments``), the
         code adds (``parser.add_argument``), or that argparse reads as another option it
         abbreviates, is accepted. No fix: the engine rewrites Python files only."""
-        section = self.ctx.facts.section("migrations") if self._has_section() else None
         parses = [
-            p for p in (section.get("argv_parses", ()) if section else ())
+            p for p in self._entries("argv_parses")
             if not p.tolerated and p.remaining is not None and p.options is not None
         ]
         if not parses:
