@@ -276,7 +276,7 @@ def filled_error(error: str, row: Migration, shown: Optional[str], project_class
 
 def too_new_message(row: Migration, use, shown: str, allowed: Allowed, library_class: str, project_class: bool) -> str:
     """``processing_class=`` passed to `Trainer` is new in transformers 4.46 and raises ... on
-    the older versions transformers>=4.44.2 (in setup.py) allows. ``library_class``: the first
+    every version transformers<4.46 (in setup.py) allows. ``library_class``: the first
     library class of ``shown``'s MRO; ``project_class``: ``shown`` is the project's own."""
     lib = VERSION_TEXT[row.library]
     short = shown.rsplit(".", 1)[-1]
@@ -287,13 +287,11 @@ def too_new_message(row: Migration, use, shown: str, allowed: Allowed, library_c
         error = error.replace(f"{row.owner_short}.__init__()", f"{library_class.rsplit('.', 1)[-1]}.__init__()")
     kind = f"key `{use.name}` of the **kwargs dict" if use.via != "keyword" else f"`{use.name}=`"
     since = version_text(row.rename_since)
-    if not allowed.some_at_least(row.rename_since):  # none of them has it
-        where = f"on every version {allowed.where()} allows" if not allowed.is_point else f"on {allowed.where()}"
-    else:
-        where = f"below {lib} {since}, which {allowed.where()} allows (from {lib} {version_text(allowed.low)})"
+    # (reported only where none of the allowed versions has it: ``MigrationJudge.too_new``)
+    where = f"on every version {allowed.where()} allows" if not allowed.is_point else f"on {allowed.where()}"
     return (
         f"{kind} passed to {target} is new in {lib} {since} and raises `{error}` {where}; "
-        f"no fix: the old `{row.name}=` {old_fate(row)}, so raise the lowest version to {lib} {since} "
+        f"no fix: the old `{row.name}=` {old_fate(row)}, so require {lib} {since} or later "
         f"(or choose the keyword by a version check)"
     )
 
@@ -1295,11 +1293,14 @@ class MigrationJudge:
     # --- new names below the versions that brought them -------------------------------------
     def too_new(self, code: Optional[str] = None) -> Iterator[Finding]:
         """Keywords written in their NEW spelling (``Trainer(processing_class=)``, new in
-        transformers 4.46) where the versions the code states it runs on (a pin, a stated
-        version: never the default targets) begin below the release that brought it
-        (``transformers>=4.44.2``): the call raises the row's ``older_error`` there. Only rows
-        that know that release (``older_error``) and that ``code`` reports (None: MP302). No fix:
-        the old spelling fails on the newer versions the range admits (and warns on the rest)."""
+        transformers 4.46) where no version the code states it runs on has it (a pin, a cap, a
+        stated version: never the default targets): ``transformers==4.45.2`` or
+        ``transformers<4.46`` raises the row's ``older_error`` at every install. A range that
+        admits the release (``transformers>=4.44.2``) is not reported: the code's own use of the
+        new name says its authors run a version that has it, and every install that resolves the
+        range afresh gets the newest (reviews 24a, 27e and 28b judged such floors stale, not the
+        code wrong). Only rows that know that release (``older_error``) and that ``code``
+        reports (None: MP302). No fix: the old spelling fails on the newer versions (or warns)."""
         if not self._has_section():
             return
         for call in self.ctx.facts.section("migrations").get("calls", ()):
@@ -1324,8 +1325,8 @@ class MigrationJudge:
                 if nearest.split(".", 1)[0] != row.library:
                     continue  # another library's class (TRL's `DPOTrainer`): its own signature, its own versions
                 allowed = self._allowed(row)
-                if not stated_floor(allowed) or allowed.has_since(row.rename_since):
-                    continue
+                if not stated_floor(allowed) or allowed.some_at_least(row.rename_since):
+                    continue  # a version the range admits has it (see the docstring)
                 if any(u.name == row.name for u in call.uses):
                     continue  # the old spelling beside it: the other finding's business
                 message = too_new_message(row, use, shown, allowed, nearest, self._is_project_class(shown))
