@@ -20,7 +20,7 @@ from ..diagnostics import Span
 from ..facts.model import CallRecord, FactsAsked, ModuleFacts
 from ..workspace.configfiles import ConfigFiles
 from ..workspace.shipped import ShippedFiles
-from .options import as_launched
+from .options import as_launched, switched_by_launches
 from ..workspace.launches import passed_options
 from ..knowledge import is_library_training_arguments
 from ..semantic.values import COMMAND_LINE_FLAGS, COMMAND_LINE_OPTIONS, command_line_flag, command_line_option
@@ -466,7 +466,12 @@ class CallGraphValues:
             if obj and all(isinstance(v, Possible) for v in obj):
                 out = self.substitute(obj, near) if any(v.kind in SYMBOLIC for v in obj) else obj
                 # a command-line option's values: as the shipped launches of its script pass them
-                return as_launched(out, self._shipped, lambda v: v.where or near) if any(v.option for v in out) else out
+                if any(v.option for v in out):
+                    out = as_launched(out, self._shipped, lambda v: v.where or near)
+                # a branch of a command-line switch that every shipped launch turns off: by hand only
+                if any(g.switch for v in out for g in v.guards):
+                    out = switched_by_launches(out, self._shipped, lambda v: v.where or near)
+                return out
             new = tuple(self._resolve(v, near, memo) for v in obj)
             return obj if all(a is b for a, b in zip(new, obj)) else new
         if isinstance(obj, list):

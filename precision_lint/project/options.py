@@ -132,6 +132,55 @@ def _origin(text: str, launch: Launch, option: str, word: str) -> Optional[Span]
     return Span(line, col, line, col + (end - start), start, end)
 
 
+def switched_by_launches(values: Sequence[Possible], shipped, script_of: Callable[[Possible], str]) -> Tuple[Possible, ...]:
+    """``values`` where a branch chosen by a command-line switch (``Guard.switch``) is switched
+    off by every shipped launch of its script (``script_of(atom)``): such a value runs only when
+    someone runs the script by hand without the launch's switch, the user's choice (a guard
+    ``user_choice`` added). Every launch of a LLaVA-style ``finetune.sh`` passes
+    ``--disable_flash_attn2 True`` to a script whose default is FlashAttention-2: the shipped runs
+    use SDPA (review 29b, L1). A launch that leaves the switch out (its default runs), or passes a
+    shell variable, decides nothing; neither does a script no launch runs."""
+    out: List[Possible] = []
+    changed = False
+    for v in values:
+        off = [g for g in v.guards if g.switch and _switched_off(g, shipped.launches_for(script_of(v)))]
+        if off:
+            by_hand = Guard(
+                f"--{off[0].switch} other than every shipped launch's", True, False, False, user_choice=True, on_command_line=True,
+            )
+            v = dataclasses.replace(v, guards=v.guards + (by_hand,))
+            changed = True
+        out.append(v)
+    return tuple(out) if changed else tuple(values)
+
+
+def _switched_off(guard: Guard, launches) -> bool:
+    """Whether every one of ``launches`` (at least one) passes ``guard``'s switch with the value
+    under which its branch does not run."""
+    if not launches:
+        return False
+    for _, launch in launches:
+        given = passed_options(launch.args)
+        if guard.switch in given:
+            word = given[guard.switch]
+            if word is None:
+                return False  # a shell variable
+            lowered = word.lower()
+            if word == "":
+                value = guard.switch_passed
+            elif lowered in TRUE_WORDS + FALSE_WORDS:
+                value = lowered in TRUE_WORDS
+            else:
+                return False
+        elif given.get(f"no_{guard.switch}") == "":
+            value = False  # `--no_flag` of a bool field that defaults to True
+        else:
+            return False  # left at its default
+        if value == guard.switch_on:
+            return False
+    return True
+
+
 def launcher_shown(path: str, near: str) -> str:
     """A launcher's path as a message shows it to the reader of ``near``: relative to the
     module's folder (``scripts/run_sft.sh``, ``../run.sh``)."""

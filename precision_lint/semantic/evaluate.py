@@ -439,8 +439,40 @@ class Evaluator:
                 other_device=(positive and self.selects_other_device(test, scope, {})) or self._off_cuda(test, positive, scope),
                 # (either way round for the switch itself: `torch.float32 if targs.fp16 else ...`)
                 option=self._switch_read(test, scope) if user_choice or _part_name(test) in COMMAND_LINE_FLAGS else "",
+                **self._switch_of(test, positive, scope),
             )
         return found
+
+    def _switch_of(self, test: ast.expr, positive: bool, scope: Scope) -> Dict[str, object]:
+        """``Guard.switch`` and its values where ``test`` reads one command-line switch alone,
+        negated or not: a bool field of the arguments a parser fills from the command line
+        (``extra.disable_flash_attn2``, before the join a return of the parse) or an argparse
+        ``store_true``/``store_false`` option (``args.no_fa``: its default, and the value
+        passing it stores, guarded by that choice). Nothing for any other test."""
+        runs_when = positive
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, runs_when = test.operand, not runs_when
+        if not isinstance(test, (ast.Name, ast.Attribute)):
+            return {}
+        values = self.values(test, scope)
+        if len(values) == 1 and values[0].kind == RETURN:
+            ref = values[0].value
+            if ref.command_line and len(ref.keys) == 1 and not ref.files and not ref.missing:
+                return {"switch": ref.keys[0], "switch_on": runs_when, "switch_passed": True}
+            return {}
+        # an argparse switch: its default, and the other value, stored where it is passed
+        # (`args.fa2 or True` is True either way: no switch)
+        if any(v.kind != CONST or not isinstance(v.value, bool) or len(v.guards) > 1 for v in values):
+            return {}
+        passing = [v for v in values if v.guards]
+        flags = {g.text[2:].replace("-", "_") for v in passing for g in v.guards if g.on_command_line and g.user_choice and g.text.startswith("--")}
+        stored = {v.value for v in passing}
+        if len(flags) != 1 or len(stored) != 1 or len(passing) != sum(1 for v in passing for g in v.guards if g.on_command_line):
+            return {}
+        passed = stored.pop()
+        if any(v.value == passed for v in values if not v.guards):
+            return {}
+        return {"switch": flags.pop(), "switch_on": runs_when, "switch_passed": passed}
 
     def _switch_read(self, test: ast.expr, scope: Scope) -> str:
         """The command-line switch of a parsed TrainingArguments that ``test`` is, read as it is

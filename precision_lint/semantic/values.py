@@ -152,6 +152,16 @@ class Guard:
     # .parse_args_into_dataclasses()`: "fp16"): the same choice as the `--fp16` a Trainer is
     # given, whatever the variable is called
     option: str = ""
+    # The command-line switch the condition reads alone, negated or not, and the value of it
+    # under which this branch runs: `"flash_attention_2" if not extra.disable_flash_attn2 else
+    # "sdpa"` (a bool field of a dataclass the parser fills) runs its first branch where
+    # `disable_flash_attn2` is False. ``switch_passed``: what a bare `--switch` stores (True for
+    # a bool field and `store_true`, False for `store_false`). The join reads the shipped
+    # launches of the script (``project/options.py``, :func:`switched_by_launches`): a branch
+    # every launch switches off runs only by hand.
+    switch: str = ""
+    switch_on: bool = True
+    switch_passed: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -494,8 +504,9 @@ def join_questions(obj) -> Tuple[FrozenSet[str], FrozenSet[str]]:
 
 def awaits_join(obj, _memo: Optional[dict] = None) -> bool:
     """Whether a fact holds a value the join substitutes: a tuple of values with one that is
-    symbolic (a parameter, a configuration file's key, another module's return) or a
-    command-line option's (``Possible.option``). Worked out once, when the facts are made, so
+    symbolic (a parameter, a configuration file's key, another module's return), a
+    command-line option's (``Possible.option``) or one chosen by a command-line switch
+    (``Guard.switch``). Worked out once, when the facts are made, so
     that each run walks only the sections that have one (``project/interproc.py``). Facts
     share their parts (one guard, one trained-object reference in many sites): each part is
     looked at once."""
@@ -506,7 +517,7 @@ def awaits_join(obj, _memo: Optional[dict] = None) -> bool:
     if found is not None:
         return found[1]
     if isinstance(obj, tuple) and obj and all(isinstance(v, Possible) for v in obj):
-        result = any(v.kind in SYMBOLIC or v.option for v in obj)
+        result = any(v.kind in SYMBOLIC or v.option or any(g.switch for g in v.guards) for v in obj)
     elif isinstance(obj, (tuple, list)) and _HOLD_NO_VALUES.issuperset(map(type, obj)):
         result = False  # (a module's tens of thousands of trained-object edges: one pass in C)
     elif isinstance(obj, (tuple, list)):
