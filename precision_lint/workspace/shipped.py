@@ -29,7 +29,7 @@ A training script's GPU is often stated outside it: the SLURM script that launch
   none is described by the documentation pages it links to (``[Getting started](GETTING_STARTED.md)``,
   where its requirements list "A100 GPUs"), else by the README above it;
 - where no README up to the project's root states one, the project's documentation: the pages
-  of ``docs/`` (or ``doc/``) beside the root's ``pyproject.toml`` / ``setup.py`` / ``.git``, and
+  of ``docs/`` (or ``doc/``, ``documentation/``) beside the root's ``pyproject.toml`` / ``setup.py`` / ``.git``, and
   of the folders directly in it ("We ran SFT on 1 node of 8 NVIDIA H100 GPUs"). They speak
   for the whole project as its root README does; a project without a root marker has none.
   A sub-project on the way up (a folder with its own README and its own requirements file or
@@ -92,7 +92,7 @@ LAUNCH_FOLDERS = ("scripts", "jobs", "slurm", "launch", "launchers", "notebooks"
 # a launch folder's name: one of them, alone or with a qualifier before or after it
 # (`jobs_local`, `slurm-jobs`, `run_scripts`, `scripts_v2`)
 _LAUNCH_FOLDER = lazy(r"^(?:[A-Za-z0-9]+[_-])?(?:" + "|".join(LAUNCH_FOLDERS) + r"|script|job)(?:[_-][A-Za-z0-9]+)?$", re.IGNORECASE)
-DOCS_FOLDERS = ("docs", "doc")  # a project's documentation, beside its root marker
+DOCS_FOLDERS = ("docs", "doc", "documentation")  # a project's documentation, beside its root marker
 DOCS_SUFFIXES = (".md", ".mdx", ".rst")
 DOCS_MAX_PAGES = 200  # pages read of one project's documentation (a site's thousands are not)
 PROJECT_READMES = 300  # READMEs of one project read for the files they link to or run

@@ -431,8 +431,10 @@ PROJECT = {"pyproject.toml": "[project]\nname = 'p'\n", "README.md": "# p\n\nTra
         {"docs/algorithms/dpo.md": "## Train (1x8 H100, ~9.5 h)\n"},  # a folder directly in docs/
         {"doc/index.rst": "All experiments ran on 8 NVIDIA A100-80GB GPUs.\n"},
         {"docs/recipes.md": "We ran SFT on 8 H100s.\n", "docs/other.md": "# Other\n\nRun `make`.\n"},
+        # review 29b: a guide under `documentation/` ("optimized for tuning on a single RTX 5080")
+        {"documentation/TUNING.md": "This guide is optimized for tuning on a single RTX 5080.\n"},
     ],
-    ids=["docs-page", "docs-subfolder", "doc-rst", "one-page-of-several"],
+    ids=["docs-page", "docs-subfolder", "doc-rst", "one-page-of-several", "documentation-folder"],
 )
 def test_the_projects_docs_state_the_target_where_its_readme_is_silent(tree, files):
     root = tree({**PROJECT, **files})
