@@ -629,8 +629,9 @@ class Engine:
                     continue
                 d = dataclasses.replace(d, fix=None)
             elif module.cell_errors and d.fix is not None:
-                # a notebook with a cell that does not compile is checked, never rewritten: as a
-                # file that does not parse, it is left as it is until it compiles
+                # a notebook with a cell that does not compile (or was not read: a Python 3.12
+                # f-string) is checked, never rewritten: as a file that does not parse, it is left
+                # as it is until it compiles
                 d = dataclasses.replace(d, fix=None)
             out.append(d)
         return out

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..workspace.cache import collector_paused
-from ..workspace.notebook import CELL_ERROR_PREFIX, boundary_lines, is_notebook_text
+from ..workspace.notebook import CELL_ERROR_PREFIX, CELL_UNREAD_PREFIX, boundary_lines, is_notebook_text
 from . import extractors as _extractors_pkg
 from ..semantic import syntax
 from ..semantic.main_block import main_block_lines
@@ -205,11 +205,7 @@ def extract_facts(
         if shell is not None:  # a SLURM job named `.py`: what runs it is the shell (MP002, not MP000)
             error = ParseError(f"a {shell} script (its first line names {shell}), not Python", 1, 0, "unsupported")
         elif error.kind == "syntax" and syntax.newer_fstrings(source, error):
-            error = ParseError(
-                f"{error.message[len('SyntaxError: '):]}: an f-string only Python 3.12 and later compile (PEP 701); "
-                f"this check runs on Python {sys.version_info[0]}.{sys.version_info[1]} and did not read the file",
-                error.line, error.col, "unsupported",
-            )
+            error = syntax.newer_fstrings_unread(error)
         facts.parse_error = error
         return facts
     facts.main_lines = main_block_lines(tree)
@@ -308,7 +304,7 @@ def _extract_parsed(facts: ModuleFacts, index: ModuleIndex, summaries: bool = Tr
     return facts
 
 
-_CELL_ERROR = lazy(r"^" + re.escape(CELL_ERROR_PREFIX) + r"(\d+): (.*)$", re.MULTILINE)
+_CELL_ERROR = lazy(r"^(" + re.escape(CELL_ERROR_PREFIX) + "|" + re.escape(CELL_UNREAD_PREFIX) + r")(\d+): (.*)$", re.MULTILINE)
 
 
 def _installed_by_ipython_lines(source: str, path: str) -> tuple:
@@ -325,13 +321,15 @@ def _installed_by_ipython_lines(source: str, path: str) -> tuple:
 
 def notebook_cell_errors(source: str, path: str) -> Tuple[ParseError, ...]:
     """The code cells of a notebook that do not compile (``notebook.to_python`` masks each and
-    leaves the error on the line it is on): each is its own MP000, the other cells are checked."""
-    if CELL_ERROR_PREFIX not in source or not is_notebook_text(path, source):
+    leaves the error on the line it is on): each is its own MP000, the other cells are checked.
+    A cell refused only for a Python 3.12 f-string is one of kind ``unsupported``: not read (MP002)."""
+    if (CELL_ERROR_PREFIX not in source and CELL_UNREAD_PREFIX not in source) or not is_notebook_text(path, source):
         return ()
     out = []
     for match in _CELL_ERROR().finditer(source):
         line = source.count("\n", 0, match.start()) + 1
-        out.append(ParseError(match.group(2), line, int(match.group(1))))
+        kind = "syntax" if match.group(1) == CELL_ERROR_PREFIX else "unsupported"
+        out.append(ParseError(match.group(3), line, int(match.group(2)), kind))
     return tuple(out)
 
 

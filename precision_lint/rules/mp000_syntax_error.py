@@ -20,6 +20,8 @@ class ParseFailure(Rule):
         # notebook code refused at an IPython line (`!pip install x`: facts/extract.ipython_masked)
         # (the text is read only where there is one: a rule that reads it is judged again at every edit)
         for cell_error in ctx.facts.cell_errors:
+            if cell_error.kind != "syntax":  # a cell of Python 3.12's f-strings: not read (MP002)
+                continue
             what = "Cannot parse cell" if is_notebook_text(ctx.path, ctx.source) else "Cannot parse file"
             yield self._diagnostic(ctx, cell_error, what)
 

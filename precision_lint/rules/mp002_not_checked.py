@@ -1,7 +1,9 @@
 """MP002 not-checked: something the run had to read was not checked, so no finding is no pass.
 
 A file with more code than ``max-file-size``, one nested deeper than the analysis goes, or
-one that LibCST cannot parse although CPython compiles it, was not analysed; a config file
+one that LibCST cannot parse although CPython compiles it, was not analysed; nor was a file, or
+a notebook's cell, that this interpreter refuses only for an f-string Python 3.12 compiles
+(``syntax.newer_fstrings``: no syntax error, MP000, where its authors run it); a config file
 the code names (a DeepSpeed JSON, a YAML config, an accelerate config) that is there but
 cannot be read — too large, not UTF-8, or invalid (DeepSpeed's own ``json.load`` fails on a
 trailing comma: ``json.decoder.JSONDecodeError: Expecting property name enclosed in double
@@ -30,6 +32,9 @@ class NotChecked(Rule):
         if error is not None and error.kind in _NOT_ANALYSED:
             line = max(error.line, 1)
             yield ctx.diagnostic(self.code, _at(ctx.source, line, max(error.col, 0)), f"Not checked: {error.message}")
+        for cell_error in ctx.facts.cell_errors:  # a notebook's cell not read; its other cells were checked
+            if cell_error.kind in _NOT_ANALYSED:
+                yield ctx.diagnostic(self.code, _at(ctx.source, max(cell_error.line, 1), max(cell_error.col, 0)), f"Not checked: {cell_error.message}")
         for relative, shown, why in ctx.project.configs.problems_for(ctx.path):
             yield ctx.diagnostic(
                 self.code,

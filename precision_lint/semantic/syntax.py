@@ -122,6 +122,16 @@ def newer_fstrings(source: str, error: ParseError) -> bool:
     return True
 
 
+def newer_fstrings_unread(error: ParseError, what: str = "file") -> ParseError:
+    """What MP002 says of a text :func:`newer_fstrings` finds Python 3.12's: ``what`` (a file, or
+    a notebook's cell: ``notebook.to_python``) was not read, at CPython's place for its refusal."""
+    return ParseError(
+        f"{error.message.removeprefix('SyntaxError: ')}: an f-string only Python 3.12 and later compile (PEP 701); "
+        f"this check runs on Python {sys.version_info[0]}.{sys.version_info[1]} and did not read the {what}",
+        error.line, error.col, "unsupported",
+    )
+
+
 def nesting_depth(tree: ast.AST) -> Tuple[int, int, int]:
     """How deep CPython's tree of a module nests, and where (line, column) it is deepest.
 

@@ -51,6 +51,9 @@ COMMENTED = "# precision-lint: IPython cell: "
 # error says where and why (the column, then CPython's message): that cell is its own MP000,
 # and the notebook's other cells are still checked.
 CELL_ERROR_PREFIX = "# precision-lint: cell does not parse at column "
+# A cell this interpreter refuses only for an f-string Python 3.12 compiles (PEP 701) is masked
+# the same way, but is no error: it was not read (MP002), and the other cells are still checked.
+CELL_UNREAD_PREFIX = "# precision-lint: cell not read at column "
 
 # Cell magics whose body is Python: only their first line is IPython syntax.
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit", "pypy"}
@@ -266,35 +269,56 @@ def _masked_if_broken(text: str, replaced: Tuple[Tuple[int, str], ...], lines: L
     line indented, ``>>> `` prompts) runs, and is no error: it becomes comments without one
     (its lines are not read: a finding there would have to be placed in lines whose columns
     IPython moved). Where every version refuses it, the error is the one of IPython <= 8's
-    cleaned cell (what Colab and Kaggle run), put back at the line and column as written."""
+    cleaned cell (what Colab and Kaggle run), put back at the line and column as written.
+
+    A cell refused only for an f-string that Python 3.12 compiles (``syntax.newer_fstrings``:
+    LibCST parses the text CPython was given) runs on a 3.12 kernel: like a ``.py`` file of such
+    text, it is not read and says so at its error (MP002, never MP000 and never a pass)."""
     error = _cell_error(text)
     if error is None:
         return text, replaced
-    # each version's cleanup of the cell, and why it still does not compile (None: it does)
+    # each version's cleanup of the cell, its text, and why it still does not compile (None: it does)
     cleanups = {}
     for version in (8, 9):
         cleaned = ipython_cleaned(lines, version)
         if cleaned is not None:
-            cleanups[version] = (cleaned, _cell_error(_python_lines(cleaned.lines)))
-    if any(refused is None for _, refused in cleanups.values()):
+            python = _python_lines(cleaned.lines)
+            cleanups[version] = (cleaned, python, _cell_error(python))
+    prefix = CELL_ERROR_PREFIX
+    if any(refused is None for _, _, refused in cleanups.values()):
         where, col, message = -1, 0, ""
     else:
         where, col, message = error
+        refused_text = text
         if 8 in cleanups:
-            cleaned, refused = cleanups[8]
+            cleaned, refused_text, refused = cleanups[8]
             where, col, message = refused or error
             col += cleaned.removed(where)
             where += cleaned.dropped
         where = min(max(where, 0), max(len(lines) - 1, 0))
+        prefix, message = _newer_fstrings_note(refused_text, message)
     originals = dict(replaced)
     out, masked = [], []
     for i, line in enumerate(lines):
         original = originals.get(i, line)
         body = line.rstrip("\r\n")
-        note = f"{CELL_ERROR_PREFIX}{col}: {message}" if i == where else COMMENTED + f"{i}"
+        note = f"{prefix}{col}: {message}" if i == where else COMMENTED + f"{i}"
         out.append(note.replace("\n", " ").replace("\r", " ") + line[len(body):])
         masked.append((i, original))
     return "".join(out), tuple(masked)
+
+
+def _newer_fstrings_note(text: str, message: str) -> Tuple[str, str]:
+    """(prefix, message) of the note on a refused cell's error line: CPython's refusal
+    (:data:`CELL_ERROR_PREFIX`), or, for an f-string only Python 3.12 compiles, that the cell
+    was not read (:data:`CELL_UNREAD_PREFIX`, worded as for a file)."""
+    from ..semantic import syntax
+    from ..semantic.records import ParseError
+
+    refusal = ParseError(message, 1, 0)
+    if not syntax.newer_fstrings(text, refusal):
+        return CELL_ERROR_PREFIX, message
+    return CELL_UNREAD_PREFIX, syntax.newer_fstrings_unread(refusal, "cell").message
 
 
 def _python_lines(lines: List[str]) -> str:

@@ -68,3 +68,35 @@ def test_an_f_string_only_python_3_12_compiles_is_not_checked_never_a_syntax_err
     found = [(d.code, d.span.line) for d in check_source(PEP_701, "report.py")]
     assert found == [("MP002", 2)]
     assert [d.code for d in check_source('x = f"{1 +}"\n', "bad.py")] == ["MP000"]
+
+
+PEP_701_CELL = 'def pair_to_token(pair):\n    return f"{pair[0]}{pair[1].lstrip("#")}"\n'
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 compiles PEP 701 f-strings: nothing to report")
+def test_a_notebook_cell_of_f_strings_only_python_3_12_compiles_is_not_checked_never_a_syntax_error():
+    """Review 29's notebook (its kernel recorded Python 3.12.8): a cell this interpreter refuses
+    only for a PEP 701 f-string is, as such a file is, not read: MP002 at CPython's place in the
+    cell, never MP000. The other cells are still checked (the MP301 of cell 2), and, as with a
+    cell that does not compile, the notebook is not rewritten."""
+    from precision_lint.workspace.notebook import boundary_lines, cell_position, from_cells, parse
+
+    raw = from_cells([PEP_701_CELL, "from transformers import Trainer\nTrainer(model=m, tokenizer=tok)\n"])
+    found = check_source(raw.decode(), "tokens.ipynb")
+    boundaries = boundary_lines(parse(raw).text)  # the findings' lines are the joined module's
+    where = [(d.code, cell_position(boundaries, d.span.line), d.span.col) for d in found]
+    assert where == [("MP002", (1, 2), 39), ("MP301", (2, 2), 17)], [d.message for d in found]
+    assert found[0].message == (
+        "Not checked: f-string: unmatched '(': an f-string only Python 3.12 and later compile (PEP 701); "
+        f"this check runs on Python {sys.version_info[0]}.{sys.version_info[1]} and did not read the cell"
+    )
+    assert all(d.fix is None for d in found)
+
+
+@pytest.mark.parametrize("cell", ['x = f"{1 +}"\n', 'x = f"{pair[0}"\n', 'x = f"{a!z}"\n'])
+def test_a_notebook_cell_whose_f_string_is_wrong_on_every_version_is_MP000(cell):
+    """LibCST refuses these too: no Python runs them, so the cell is MP000 as before."""
+    from precision_lint.workspace.notebook import from_cells
+
+    found = check_source(from_cells(["import torch\n", cell]).decode(), "nb.ipynb")
+    assert [d.code for d in found] == ["MP000"] and "f-string" in found[0].message, [d.message for d in found]
