@@ -125,6 +125,8 @@ class ShippedFiles:
         self._pins: Dict[str, List["Allowed"]] = {}
         self._readme_shell: Dict[str, str] = {}  # README path → its fenced shell lines
         self._readmes: Dict[str, List[str]] = {}  # project root → its READMEs
+        self._notebooks: Dict[str, List[str]] = {}  # project root → its notebooks
+        self._linked_stated: Dict[str, List[int]] = {}  # README → what the pages it links to state
         self._readme_indexes: Dict[str, Dict[str, list]] = {}  # project root → _readme_index
         self._folder_archs: Dict[str, List[int]] = {}  # folder → the TORCH_CUDA_ARCH_LIST of its container files
         self._roots: Dict[str, Tuple[List[str], Optional[str]]] = {}  # folder → _up_to_root
@@ -617,16 +619,28 @@ class ShippedFiles:
                 stated = stated_in_text(text)
             else:
                 stated = stated_in_text(markdown_prose(text)) + space_card_hardware(text)
-                if not stated:  # its pages say it instead ("See [Getting started](GETTING_STARTED.md)")
-                    stated = self._linked_pages_statement(readme, text)
             self._readme_stated[readme] = stated
         stated = list(stated)
         for capabilities, scripts in self._scoped_lines(readme) if module and stated else ():
-            if not _one_of(os.path.abspath(module), scripts):
+            if not self._in_scope(os.path.abspath(module), scripts):
                 for capability in capabilities:
                     if capability in stated:
                         stated.remove(capability)
+        if not stated and not readme.endswith((".rst", ".txt")):
+            # its pages say it instead ("See [Getting started](GETTING_STARTED.md)"), also where
+            # what it states is about other scripts than this one
+            stated = list(self._linked_pages_statement(readme))
         return stated
+
+    def _in_scope(self, module: str, scripts: Set[str]) -> bool:
+        """Whether a README line that names ``scripts`` speaks about ``module``: one of them, or a
+        script one of those notebooks runs (``!python train.py`` in the Colab notebook)."""
+        if _one_of(module, scripts):
+            return True
+        return any(
+            name.endswith(".ipynb") and _one_of(os.path.normpath(os.path.join(where, name)), scripts)
+            for where, name, _ in self._launchers_naming(module)
+        )
 
     def _scoped_lines(self, readme: str) -> List[Tuple[List[int], Set[str]]]:
         """``(capabilities, scripts)`` of each paragraph, list item or table row of a Markdown README
@@ -640,10 +654,15 @@ class ShippedFiles:
             found = []
             text = (self._read(readme) or "") if readme.endswith(".md") else ""
             folder = os.path.dirname(readme)
-            for block in _blocks(markdown_prose(text)) if _SCRIPT_LINK().search(text) or _ARTIFACT_CELL().search(text) else ():
+            hosted = _HOSTED_NOTEBOOKS().search(text) is not None
+            for block in _blocks(markdown_prose(text)) if hosted or _SCRIPT_LINK().search(text) or _ARTIFACT_CELL().search(text) else ():
                 scripts = {p for p in _linked(folder, block) + _named(folder, block) if p.endswith(_SCRIPT_SUFFIXES)}
                 if block.lstrip().startswith("|"):  # a table row names its artifact as a whole cell
                     scripts.update(_artifacts(folder, block))
+                if not scripts and hosted and _HOSTED_NOTEBOOKS().search(block):
+                    # "| Google Colab | yes | a stronger GPU (T4 16GB) |": the run of the project's
+                    # notebooks there (and of what they run), where it has any
+                    scripts = set(self._project_notebooks(folder))
                 if not scripts:
                     continue
                 older = [c for c in stated_in_text(block) if c < NATIVE_BF16]
@@ -652,20 +671,36 @@ class ShippedFiles:
             self._readme_scoped[readme] = found
         return found
 
-    def _linked_pages_statement(self, readme: str, text: str) -> List[int]:
+    def _linked_pages_statement(self, readme: str) -> List[int]:
         """What the documentation pages a README links to state (``[Getting started](docs/train.md)``:
         Markdown or reStructuredText files of the tree, at most :data:`LINKED_PAGES`): a README
         that leaves installation and training to such a page leaves it their hardware too
-        ("- A100 GPUs" under its "Requirements"). Another README linked is its folder's own."""
-        found: List[int] = []
+        ("- A100 GPUs" under its "Requirements"). Another README linked is its folder's own.
+        Read once per README."""
+        found = self._linked_stated.get(readme)
+        if found is not None:
+            return found
+        found = []
         pages = [
-            p for p in dict.fromkeys(_linked(os.path.dirname(readme), text))
+            p for p in dict.fromkeys(_linked(os.path.dirname(readme), self._read(readme) or ""))
             if p.endswith(DOCS_SUFFIXES) and os.path.basename(p) not in READMES and p != readme
         ]
         for page in pages[:LINKED_PAGES]:
             if os.path.isfile(page):
                 found.extend(self._page_statement(page))
+        self._linked_stated[readme] = found
         return found
+
+    def _project_notebooks(self, folder: str) -> List[str]:
+        """The notebooks of the project ``folder`` is in (as discovery finds files), listed once
+        per project."""
+        root = self._up_to_root(folder)[1] or folder
+        listed = self._notebooks.get(root)
+        if listed is None:
+            from .discovery import discover
+
+            listed = self._notebooks[root] = [os.path.normpath(p) for p in discover([root], suffixes=(".ipynb",))]
+        return listed
 
     def _project_readmes(self, root: str) -> List[str]:
         """The READMEs of the project at ``root`` as discovery finds files (``.gitignore``, VCS
@@ -1003,6 +1038,9 @@ def _blocks(prose: str) -> List[str]:
 # a Markdown link to a script of the tree, `[the demo](infer/demo.py)`, or its path in a code span,
 # `` `notebook/v1.ipynb` ``
 _SCRIPT_SUFFIXES = (".py", ".ipynb", ".sh")
+# a hosted notebook service a README line offers as a way to run the project: its GPU is that
+# route's (the project's notebooks), not the GPU of every script
+_HOSTED_NOTEBOOKS = lazy(r"\bcolab(?:oratory)?\b|\bkaggle\b", re.IGNORECASE)
 _SCRIPT_LINK = lazy(r"\]\([^)\s]+\.(?:py|ipynb|sh)(?:#[^)]*)?\)|`[^`\s]+\.(?:py|ipynb|sh)`")
 _SCRIPT_SPAN = lazy(r"`(?:\./)?([^`\s:]+\.(?:py|ipynb|sh))`")
 

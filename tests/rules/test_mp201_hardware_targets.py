@@ -794,3 +794,36 @@ def test_tf32_in_a_json_configuration_file_passed_first_makes_the_run_ampere_onl
     (tmp_path / "args.json").write_text(f'{{"output_dir": "out", "bf16": true, "tf32": {tf32}}}\n')
     (tmp_path / "train.py").write_text(LAUNCHED_CONFIG)
     assert _run(tmp_path, codes=("MP201",)) == found
+
+
+# --- a hosted notebook service a README offers: its GPU is the notebooks' --------------------------
+HOSTED_README = """\
+# p
+
+| Environment | Supported | Notes |
+|---|---|---|
+| Linux (local) | yes | see [SETUP.md](SETUP.md) |
+| Google Colab | yes | a stronger GPU (T4 16GB), suitable for full training |
+"""
+HOSTED = {
+    "pyproject.toml": "[project]\nname = 'p'\n",
+    "README.md": HOSTED_README,
+    "SETUP.md": "# Setup\n\nTrained locally on an RTX 3070 (8GB).\n",
+    "train/train.py": HEAD + BF16_ARGS,
+}
+
+
+def test_a_colab_row_names_the_gpu_of_the_notebooks_not_of_every_script(tree):
+    """Review 29a: a README's environment table offers Colab with a T4; the scripts run on the
+    local card its linked setup page states. The T4 is the run of the project's notebooks."""
+    root = tree({**HOSTED, "notebooks/colab.ipynb": _notebook("print('train here')")})
+    assert _run(root) == []
+
+
+def test_a_colab_row_speaks_for_a_script_a_notebook_runs(tree):
+    root = tree({**HOSTED, "notebooks/colab.ipynb": _notebook("!python train/train.py")})
+    assert _run(root) == [("train/train.py", "MP201")]
+
+
+def test_without_a_notebook_a_colab_row_speaks_for_the_project(tree):
+    assert _run(tree(HOSTED)) == [("train/train.py", "MP201")]
