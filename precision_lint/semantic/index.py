@@ -279,6 +279,7 @@ class ForLoop:
     target: ast.expr
     iter: ast.expr
     scope: Scope
+    body: Tuple[ast.stmt, ...] = ()  # its statements (an `if ...: continue` in them skips the rest)
 
 
 @dataclass
@@ -1728,7 +1729,7 @@ class _Indexer:
     def visit_For(self, node) -> None:
         for name, _ in _target_names(node.target):
             self._bind(name, None, node)
-        loop = ForLoop(node.target, node.iter, self.scope)
+        loop = ForLoop(node.target, node.iter, self.scope, tuple(node.body))
         self.ix.for_loops.append(loop)
         self.loops.append(loop)
 

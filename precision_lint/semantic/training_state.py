@@ -9,6 +9,14 @@ parameters trainable, so a later cast to ``weight_dtype`` makes *trainable* weig
 
 ``.parameters()`` after a freeze does not re-enable anything (a LoRA script hands
 ``filter(lambda p: p.requires_grad, unet.parameters())`` — the adapters — to the optimizer).
+
+A freeze in a loop over the parameters freezes the whole model only when nothing between the
+loop and it picks parameters: ``for n, p in model.named_parameters(): if "ln_" in n:
+p.requires_grad_(False)`` freezes the LayerNorms, and the rest (the adapters ``get_peft_model``
+added) still train. It is no event. One test is read as a freeze all the same: one that lets
+every parameter through but the adapters (``if "lora_" not in n:``, the ``else:`` of ``if "lora"
+in n:``), the loop written as ``p.requires_grad = "lora" in n``. An unfreeze under a test
+(``if "lora" in n: p.requires_grad_(True)``) still makes parameters trainable: it stays an event.
 """
 from __future__ import annotations
 
@@ -71,9 +79,14 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
                 out.append((at, flag, f"`{shown}.requires_grad_({flag})`" + (" in these runs" if written is None else "")))
         else:  # `p.requires_grad_()` in a loop (or a comprehension) over the parameters: True
             flag = _flag(site.node)
-            owner = _loop_owner(site.loops, names) or _loop_owner(_comprehensions_around(index, site), names)
-            if flag is not None and owner:
-                out.append((index.order(site.node)[0], flag, f"parameters of `{owner}` set to requires_grad_({flag})"))
+            loops = site.loops if _owning_loop(site.loops, names) is not None else _comprehensions_around(index, site)
+            loop = _owning_loop(loops, names)
+            if flag is not None and loop is not None:
+                what = f"parameters of `{_owner(loop)}` set to requires_grad_({flag})"
+                at = index.order(site.node)[0]
+                event = _whole_model_event(index, loop, loops, site.every_guard, at, flag, what)
+                if event is not None:
+                    out.append((at, *event))
     for assign in index.attr_assigns:
         if assign.target.attr != "requires_grad":
             continue
@@ -86,10 +99,77 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
             flag, shown = False, f"{index.text(assign.value)} (only the adapters it names train)"
         else:
             continue
-        owner = _loop_owner(assign.loops, names)
-        if owner and id(assign.target) in index.order_of:
-            out.append((index.order(assign.target)[0], flag, f"parameters of `{owner}` set to requires_grad={shown}"))
+        loop = _owning_loop(assign.loops, names)
+        if loop is not None and id(assign.target) in index.order_of:
+            what = f"parameters of `{_owner(loop)}` set to requires_grad={shown}"
+            at = index.order(assign.target)[0]
+            event = _whole_model_event(index, loop, assign.loops, assign.guards, at, flag, what)
+            if event is not None:
+                out.append((at, *event))
     return sorted(out, key=lambda e: e[0])
+
+
+def _whole_model_event(index: ModuleIndex, loop, loops, guards, at: int, flag: bool, what: str) -> Optional[Tuple[bool, str]]:
+    """``(trainable, what)``: what a ``requires_grad`` write in ``loop`` (over the model's
+    parameters; ``loops``: the loops around the write; ``at``: its pre-order number) does to the
+    model as a whole, given the tests ``guards`` it runs under; None when it changes nothing of
+    that.
+
+    A test between the loop and a freeze (``if "ln_" in n or ".bias" in n:``) freezes only the
+    parameters it picks: the others keep their state, and after ``get_peft_model`` the
+    adapters train (review 29a: a CLIP LoRA run whose loop froze LayerNorms and biases read as
+    a frozen model). The exception is a test that lets all but the adapters through: the
+    model's own weights are frozen as by ``p.requires_grad = "lora" in n``. An unfreeze
+    under a test still makes the parameters it picks trainable. A test around the whole loop
+    (``if not args.train_text_encoder:``) is none of these: the loop freezes everything in the
+    runs that take it (``truth`` in ``freeze_events`` reads such tests)."""
+    inside = _tests_in_loop(index, loop, guards, at)
+    if flag or not inside:
+        return flag, what
+    if all(_refuses_adapters(test, positive, loops) for test, positive in inside):
+        return False, f"{what} for all but the adapters (only the adapters train)"
+    return None
+
+
+def _tests_in_loop(index: ModuleIndex, loop, guards, at: int) -> List[Tuple[ast.expr, bool]]:
+    """The tests of ``guards`` written inside ``loop`` (after its iterable: the ``if`` of its
+    body, a comprehension's ``if`` clauses), and those of the ``if ...: continue`` lines of its
+    body above the write at pre-order number ``at`` (the write runs where they are false), each
+    with the branch taken (True: the test holds)."""
+    start = index.order_of.get(id(loop.iter))
+    inside = [(test, True) for test in getattr(loop, "ifs", ())]
+    if start is not None:
+        inside += [(t, p) for t, p in guards if index.order_of.get(id(t), (-1,))[0] > start[0]]
+    for stmt in getattr(loop, "body", ()):
+        first, last = index.order_of.get(id(stmt), (at, at))
+        if last > at:
+            break  # the write's own line, or one below it
+        if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], (ast.Continue, ast.Break)):
+            inside.append((stmt.test, False))
+    return inside
+
+
+def _refuses_adapters(test: ast.expr, positive: bool, loops) -> bool:
+    """Whether the branch ``positive`` of a test of the parameter's name takes every parameter
+    but the adapters: ``"lora_" not in n``, ``not n.startswith("lora")``, the ``else:`` of ``if
+    "lora_A" in n or "lora_B" in n:``. A test that names the model's own layers, or picks the
+    adapters themselves, takes only some of the model."""
+    if not _names_adapters(test):
+        return False
+    return _selects_by_name(test, loops) if not positive else _refuses_by_name(test, loops)
+
+
+def _refuses_by_name(value: ast.expr, loops) -> bool:
+    """Whether ``value`` is a test that is false for the names it mentions, true for the rest:
+    ``"lora" not in n``, ``not n.startswith("lora")`` (the negation of a ``_selects_by_name``
+    test), joined with ``and``."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+        return _selects_by_name(value.operand, loops)
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
+        return all(_refuses_by_name(v, loops) for v in value.values)
+    if isinstance(value, ast.Compare) and all(isinstance(op, (ast.NotIn, ast.NotEq)) for op in value.ops):
+        return bool({n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & _name_variables(loops))
+    return False
 
 
 def _names_adapters(value: ast.expr) -> bool:
@@ -104,12 +184,7 @@ def _selects_by_name(value: ast.expr, loops) -> bool:
     ``named_parameters()`` binds (``"lora" in n``, ``n.startswith("head.")``, ``any(k in n for k
     in keys)``, joined with ``and``/``or``): true for the few it names, false for the rest. A
     test that refuses names (``"lora" not in n``, ``not ...``) trains all the others: no freeze."""
-    names = {
-        loop.target.elts[0].id
-        for loop in loops
-        if (call := walked_call(loop)) is not None and call.func.attr == "named_parameters"
-        and isinstance(loop.target, ast.Tuple) and loop.target.elts and isinstance(loop.target.elts[0], ast.Name)
-    }
+    names = _name_variables(loops)
     if not names:
         return False
     if isinstance(value, ast.BoolOp):
@@ -123,6 +198,17 @@ def _selects_by_name(value: ast.expr, loops) -> bool:
         return False
     reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
     return positive and bool(reads & names)
+
+
+def _name_variables(loops) -> Set[str]:
+    """The names a loop over ``named_parameters()`` binds to each parameter's name (``n`` in
+    ``for n, p in model.named_parameters()``)."""
+    return {
+        loop.target.elts[0].id
+        for loop in loops
+        if (call := walked_call(loop)) is not None and call.func.attr == "named_parameters"
+        and isinstance(loop.target, ast.Tuple) and loop.target.elts and isinstance(loop.target.elts[0], ast.Name)
+    }
 
 
 def unfrozen_by_choice(index: ModuleIndex, names: Tuple[str, ...], values, after: int = -1) -> str:
@@ -169,12 +255,18 @@ def _comprehensions_around(index: ModuleIndex, site) -> List[ast.comprehension]:
     return out
 
 
-def _loop_owner(loops, names: Tuple[str, ...]) -> str:
+def _owning_loop(loops, names: Tuple[str, ...]):
+    """The loop of ``loops`` over the parameters of the model bound to ``names``, or None."""
     for loop in loops:
         it = walked_call(loop)
         if it is not None and spelled(it.func.value) in names:
-            return spelled(it.func.value) or ""
-    return ""
+            return loop
+    return None
+
+
+def _owner(loop) -> str:
+    """The model a loop of ``_owning_loop`` walks the parameters of, as the code spells it."""
+    return spelled(walked_call(loop).func.value) or ""
 
 
 def walked_call(loop, methods: Optional[frozenset] = None) -> Optional[ast.Call]:

@@ -70,6 +70,26 @@ def test_a_requires_grad_test_of_the_parameters_name_selects_those_it_names(test
     assert bool(lint(HEAD + SELECTED.format(test=test), CODE)) == reported
 
 
+@pytest.mark.parametrize(
+    "body, reported",
+    [
+        ('if "lora_A" not in n and "lora_B" not in n:\n        p.requires_grad = False', False),
+        ('if not n.startswith("base_model.model.lora"):\n        p.requires_grad_(False)', False),
+        ('if "lora" in n:\n        p.requires_grad = True\n    else:\n        p.requires_grad = False', False),
+        ("p.requires_grad = False", False),  # everything frozen
+        # review 29a: a freeze of the parameters a test picks leaves the others training
+        ('if "layernorm" in n or ".bias" in n:\n        p.requires_grad_(False)', True),
+        ('if "lora" in n:\n        p.requires_grad = False', True),
+    ],
+)
+def test_a_freeze_under_a_name_test_freezes_what_the_test_picks(body, reported):
+    """The same loop written with ``if``: a freeze of all but the adapters leaves only them
+    training (float32, made by the wrap); a freeze of the parameters a test picks leaves the
+    rest of the float16 model trainable, handed to AdamW by ``filter(requires_grad)``."""
+    src = HEAD + SELECTED.replace("p.requires_grad = {test}", body)
+    assert bool(lint(src, CODE)) == reported
+
+
 LORA_STEP = """\
 import torch
 from peft import LoraConfig, get_peft_model
