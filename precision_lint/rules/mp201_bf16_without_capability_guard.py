@@ -767,7 +767,9 @@ class Bf16WithoutCapabilityGuard(Rule):
         the dequantized weight and the input are cast to it and multiplied by ``F.linear``. Under
         fp16 autocast (a Trainer with ``fp16=True``) that ``F.linear`` is autocast to float16, as
         every other matmul of the forward (and its backward): no bf16 matmul runs on any GPU, so
-        a unit that trains only that way is no finding."""
+        a unit that trains only that way is no finding. A call that runs the model outside the
+        Trainer (``model.generate(...)`` before or after ``trainer.train()``, a forward that
+        scores rows: ``BnbSite.run_outside``) computes in bf16 all the same."""
         fp16_run = None
         for site in cap.bnb:
             if cap.call_guarded(site.span):
@@ -779,7 +781,7 @@ class Bf16WithoutCapabilityGuard(Rule):
                 continue
             if fp16_run is None:
                 fp16_run = trains_under_fp16_autocast(ctx)
-            if fp16_run:
+            if fp16_run and site.run_outside is None:
                 continue
             probe, torch, _ = self._probe(ctx)
             edits = rewrite_origins(ctx, atoms, site.arg.value_span, lambda t: self._dtype_text(t, torch, probe, "float16"))
@@ -787,5 +789,10 @@ class Bf16WithoutCapabilityGuard(Rule):
                 f"`bnb_4bit_compute_dtype={site.arg.value_text}` computes the 4-bit layers in bf16 on every GPU; "
                 f"{targets_text(ctx)}, where bf16 matmuls are emulated (QLoRA on a T4 uses float16)"
             )
+            if fp16_run:  # the Trainer's own steps run under its fp16 autocast; this call does not
+                message += (
+                    f"; the Trainer's `fp16=True` autocasts only its own steps, and `{ctx.text(site.run_outside)[:60]}` "
+                    f"(line {site.run_outside.line}) runs the model outside it"
+                )
             fix = self._fix(ctx, "Compute in bf16 where it is native, float16 elsewhere", edits)
             yield ctx.diagnostic(self.code, site.arg.value_span, message, fix)

@@ -67,6 +67,10 @@ class BnbSite:
     arg: Arg  # bnb_4bit_compute_dtype
     # bound to names the module never reads: quantizes nothing, unless another module imports it
     unread: bool = False
+    # a call that runs the model it quantizes outside any fp16 autocast (``model.generate(...)``,
+    # ``model(**batch)`` after ``trainer.train()``): there the layers compute in the config's dtype
+    # whatever the Trainer's ``fp16=True`` does for its own steps (:func:`_run_outside_autocast`)
+    run_outside: Optional[Span] = None
 
 
 @dataclass(frozen=True)
@@ -837,7 +841,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
                 loaded = _loaded_names(index)
             unread = _never_read(site, loaded)
             if arg is not None and not _eight_bit(evaluator, site) and not (unread and site.scope.kind != "module"):
-                bnb.append(BnbSite(index.span(site.node), arg, unread))
+                run = _run_outside_autocast(index, evaluator, site.node)
+                bnb.append(BnbSite(index.span(site.node), arg, unread, run))
             continue
         loader = site.method in LOADER_METHODS
         if not (loader or _is_config_call(site)):
@@ -926,6 +931,64 @@ def _eight_bit(evaluator: Evaluator, site: CallSite) -> bool:
         values = evaluator.values(given.value, site.scope)
         return bool(values) and all(v.kind == CONST and v.value is value for v in values)
     return certainly("load_in_8bit", True) and certainly("load_in_4bit", False)
+
+
+# library calls that hand back the model they are given, wrapped or prepared (its layers, and so
+# its compute dtype, as they were)
+_MODEL_WRAPPERS = frozenset({
+    "peft.get_peft_model", "peft.prepare_model_for_kbit_training", "peft.PeftModel.from_pretrained",
+    "peft.PeftModel", "peft.PeftModelForCausalLM",
+})
+
+
+def _run_outside_autocast(index: ModuleIndex, evaluator: Evaluator, config: ast.Call) -> Optional[Span]:
+    """The first call in the module that runs a model loaded with the ``BitsAndBytesConfig``
+    call ``config`` (``from_pretrained(..., quantization_config=config)``, through a variable
+    too, and what ``get_peft_model`` / ``prepare_model_for_kbit_training`` make of it) outside
+    every fp16 autocast region: a forward (``model(**batch)``) or ``model.generate(...)``. A
+    Trainer with ``fp16=True`` runs its own steps under autocast, where the 4-bit layers' matmuls
+    are float16; such a call runs them in the compute dtype (review 26a: a Gemma QLoRA notebook
+    generating before and after training on a Colab T4; 29b: a Kaggle notebook scoring every
+    row after training). None where there is none, or every one runs under fp16 autocast."""
+    made = {id(config)}
+    models: Set[int] = set()
+    for site in index.calls:  # in source order: a wrapper's argument is made before it
+        if site.method in LOADER_METHODS:
+            given = keyword(site.node, "quantization_config")
+            if given is not None and _reaches(index, given.value, site.scope, made):
+                models.add(id(site.node))
+        elif site.qualname in _MODEL_WRAPPERS:
+            first = first_argument(site.node)
+            if first is not None and _reaches(index, first, site.scope, models):
+                models.add(id(site.node))
+    if not models:
+        return None
+    tensors = None
+    for site in index.calls:
+        func = site.node.func
+        runs = (type(func) is ast.Name and _reaches(index, func, site.scope, models)) or (
+            site.method == "generate" and site.receiver is not None and _reaches(index, site.receiver, site.scope, models)
+        )
+        if not runs or evaluator.dead(site.guards, site.scope):
+            continue
+        if tensors is None:
+            from ...semantic.tensors import half_tensors
+
+            tensors = half_tensors(index, evaluator)
+        if tensors is None or tensors.autocast_enabled(site) != "float16":
+            return index.span(site.node)
+    return None
+
+
+def _reaches(index: ModuleIndex, expr: ast.expr, scope, made: Set[int]) -> bool:
+    """Whether ``expr`` is one of the calls ``made`` (by ``id``), or a variable every binding of
+    which that reaches it is one."""
+    if id(expr) in made:
+        return True
+    if type(expr) is not ast.Name:
+        return False
+    bound = reaching(index, expr, scope).bindings
+    return bool(bound) and all(a.value is not None and a.unpack_index is None and id(a.value) in made for a in bound)
 
 
 def _never_read(site: CallSite, loaded: Set[str]) -> bool:
