@@ -93,7 +93,7 @@ class Fp16OverflowingConstant(Rule):
             if reason is None and const.fp16:
                 reason, related = self._certainly_half(ctx, const)
             model_class = const.klass or self._called_from_model(ctx, const.scope)
-            if reason is None and model_class and (const.kind != "additive" or const.cast):
+            if reason is None and model_class and (const.kind != "additive" or const.cast) and not _computed_at_construction(const):
                 if evidence is None:
                     evidence = self._run_evidence(ctx)
                 if self._model_code(ctx, model_class):
@@ -311,3 +311,20 @@ class Fp16OverflowingConstant(Rule):
         else:
             message += "; compute in float32 or use an eps float16 can hold (1e-4 … 1e-6)"
         return ctx.diagnostic(self.code, const.span, message, fix, (related,) if related else ())
+
+
+# the kinds of constant whose result is a value computed with it, not the constant stored
+_COMPUTED_WITH = ("eps", "clamp-zero", "clamp-one")
+
+
+def _computed_at_construction(const) -> bool:
+    """Whether ``const`` is computed with in a class's ``__init__`` (``torch.log(var.clamp(min=
+    1e-20))`` of a noise schedule, ``1 / (std + 1e-8)``): the module's construction, which no
+    fp16 autocast of the run reaches and which runs before any ``.half()`` of the module, so
+    its tensors are float32 there and the result (a finite ``-46.05``) keeps in float16 when
+    the buffer is cast later. Review 29c: a DDPM schedule buffer read as model code under the
+    run's fp16 autocast. A constant stored as it is (``torch.full(..., -1e9)`` as a buffer, a
+    mask fill) is not: a later cast of the buffer overflows it. Local evidence that the tensor is
+    float16 (a float16 factory, a region of autocast) is read before this, and still counts."""
+    return const.kind in _COMPUTED_WITH and const.scope.rsplit(".", 1)[-1] == "__init__"
+

@@ -91,3 +91,44 @@ def test_a_clamp_inside_the_log():
 def test_a_softmax_under_fp16_autocast_is_float32():
     """``softmax`` is an op fp16 autocast runs in float32: the clamp after it is float32."""
     assert _lint(clamp="torch.softmax(logits, dim=-1).clamp(self.eps, 1 - self.eps)") == []
+
+
+SCHEDULE = """
+import torch
+import torch.nn as nn
+
+
+class Schedule(nn.Module):
+    def __init__(self, steps=1000):
+        super().__init__()
+        b = torch.linspace(1e-4, 0.02, steps)
+        var = b * (1.0 - torch.cumprod(1.0 - b, 0))
+        self.register_buffer("log_var", torch.log(var.clamp(min=1e-20)))
+        {more}
+
+    def forward(self, x, t):
+        return x * self.log_var[t]
+
+
+sched, net = Schedule().cuda(), nn.Linear(16, 16).cuda()
+opt, scaler = torch.optim.AdamW(net.parameters()), torch.amp.GradScaler("cuda")
+with torch.autocast("cuda", dtype=torch.float16):
+    loss = sched(net(torch.randn(8, 16, device="cuda")), 3).pow(2).mean()
+scaler.scale(loss).backward()
+"""
+
+
+def test_a_clamp_computed_at_construction_is_float32():
+    """Review 29c: a noise schedule's ``log(var.clamp(min=1e-20))`` in ``__init__`` runs in
+    float32 (no autocast reaches the construction, and it runs before any ``.half()``); its
+    result, about -46, keeps in float16 when the buffer is cast later."""
+    assert lint(SCHEDULE.format(more="pass"), CODE) == []
+
+
+def test_a_constant_stored_at_construction_or_a_clamp_of_a_float16_tensor_is_still_reported():
+    stored = 'self.register_buffer("mask", torch.zeros(4, 4).masked_fill(torch.eye(4, dtype=torch.bool), -1e9))'
+    (d,) = lint(SCHEDULE.format(more=stored).replace("Schedule().cuda()", "Schedule().cuda().half()"), CODE)
+    assert "-1e9" in d.message
+    half = "self.h = torch.log(torch.rand(3, dtype=torch.float16).clamp(min=1e-20))"
+    (d,) = lint(SCHEDULE.format(more=half), CODE)
+    assert "lower bound `1e-20` is 0 in float16" in d.message and d.span.line == 11  # the float16 one
