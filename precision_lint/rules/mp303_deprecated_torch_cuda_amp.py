@@ -35,7 +35,9 @@ test), ``hasattr(torch.amp, "GradScaler")``, or a variable bound to one of them.
 from its tree, never from its words: ``if args.version == 2:`` is no such test, nor a comment
 that says "torch version". So is a use in an ``except`` handler of a ``try`` whose body calls the
 same entry point of ``torch.amp`` (``try: torch.amp.GradScaler(device=d)`` / ``except
-AttributeError: torch.cuda.amp.GradScaler()``): the handler runs only on a torch without it.
+AttributeError: torch.cuda.amp.GradScaler()``): the handler runs only on a torch without it. And
+so is a use after ``if hasattr(torch.amp, "GradScaler"):`` whose body is a ``try`` returning the
+new spelling on every path, its handlers falling through (``cuda_amp._after_tried``).
 """
 from __future__ import annotations
 

@@ -430,6 +430,50 @@ def test_a_handler_without_the_new_spelling_above_is_no_fallback(body, caught, h
     assert d.span.line == line
 
 
+# --- after an `if` on what torch has whose body tries the torch.amp spelling and returns ------------
+TRIED = """
+import torch
+
+
+def make(device="cuda"):
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        try:
+            {tried}
+        except Exception:
+            {handler}
+    return torch.cuda.amp.GradScaler()
+"""
+
+
+@pytest.mark.parametrize(
+    "tried",
+    [
+        "return torch.amp.GradScaler(device)",
+        "if device:\n                return torch.amp.GradScaler(device)\n            return torch.amp.GradScaler()",
+    ],
+    ids=["return", "both-branches-return"],
+)
+def test_the_code_after_a_tried_torch_amp_spelling_is_the_fallback(tried):
+    """Review 29c: ``make_grad_scaler`` tries ``torch.amp.GradScaler`` under ``hasattr`` inside
+    ``try/except Exception: pass``; from torch 2.3 the ``try`` returns, so the old spelling after
+    it runs only on a torch without the new one, where it is not deprecated."""
+    assert lint(TRIED.format(tried=tried, handler="pass"), CODE) == []
+
+
+@pytest.mark.parametrize(
+    "tried, handler",
+    [
+        ("scaler = torch.amp.GradScaler(device)", "pass"),  # the try does not return: the old call runs too
+        ("return torch.amp.autocast(device)", "pass"),  # another entry point tried
+        ("return make_scaler(device)", "pass"),  # no torch.amp spelling tried
+    ],
+    ids=["no-return", "other-name", "no-new-spelling"],
+)
+def test_a_try_that_may_fall_through_on_new_torch_is_no_fallback(tried, handler):
+    (d,) = lint(TRIED.format(tried=tried, handler=handler), CODE)
+    assert d.span.line == 10  # the old spelling after the `if`
+
+
 def test_a_reference_called_elsewhere_is_reported_without_a_fix():
     """`autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext` entered as `with
     autocast():` warns at each entry on torch >= 2.4; the reference is reported, with no fix

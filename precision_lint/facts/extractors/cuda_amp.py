@@ -178,6 +178,80 @@ def _fallbacks(index: ModuleIndex) -> Dict[int, FrozenSet[str]]:
     return found
 
 
+def _after_tried(index: ModuleIndex) -> Dict[int, FrozenSet[str]]:
+    """id(node) → the names of ``torch.amp`` tried first, for each node of the statements that
+    follow, in the same block, an ``if`` on what torch has whose body is one ``try`` that returns
+    the device-generic spelling on every path and whose handlers fall through::
+
+        if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+            try:
+                return torch.amp.GradScaler("cuda")
+            except Exception:
+                pass
+        return torch.cuda.amp.GradScaler()  # runs where torch.amp has none (before 2.3)
+
+    What follows runs only where torch lacks the name or where calling it raised: on a torch
+    that has it (where the old spelling is deprecated) the ``try`` returns (review 29c: a DDPM
+    project's ``make_grad_scaler``). A plain ``if hasattr(...): return ...`` is the index's exit
+    guard already; the ``try`` is what keeps the body from always leaving."""
+    found: Dict[int, FrozenSet[str]] = {}
+    for node in ast.walk(index.root.node):
+        for block in (getattr(node, "body", None), getattr(node, "orelse", None), getattr(node, "finalbody", None)):
+            if not isinstance(block, list):
+                continue
+            for i, statement in enumerate(block):
+                names = _tried_and_returned(index, statement)
+                if not names:
+                    continue
+                for later in block[i + 1:]:
+                    for inner in ast.walk(later):
+                        found[id(inner)] = found.get(id(inner), frozenset()) | names
+    return found
+
+
+def _tried_and_returned(index: ModuleIndex, statement: ast.stmt) -> FrozenSet[str]:
+    """The ``torch.amp`` names an ``if hasattr(torch..., ...):`` whose body is one ``try``
+    returning on every path calls there (see :func:`_after_tried`); empty for any other
+    statement."""
+    if not isinstance(statement, ast.If) or statement.orelse or len(statement.body) != 1:
+        return frozenset()
+    attempt = statement.body[0]
+    if not isinstance(attempt, _TRY) or attempt.orelse or attempt.finalbody or not _always_returns(attempt.body):
+        return frozenset()
+    if any(_leaves(handler.body) for handler in attempt.handlers):
+        return frozenset()  # a handler that returns or raises: nothing falls through it
+    scope = index.scope_of(statement)
+    negated = _under_not(statement.test)
+    if not any(
+        isinstance(n, ast.Call) and id(n) not in negated and _has_torch(index, n, scope) for n in nodes_of(statement.test)
+    ):
+        return frozenset()
+    names = set()
+    for inner in ast.walk(attempt):
+        if isinstance(inner, ast.Call) and not any(inner is h or inner in ast.walk(h) for h in attempt.handlers):
+            site = index.call_of(inner)
+            name = _new_name(site.qualname if site is not None else None)
+            if name is not None:
+                names.add(name)
+    return frozenset(names)
+
+
+def _always_returns(body: list) -> bool:
+    """Whether a block of statements returns on every path (its last statement a ``return``, or
+    an ``if`` whose branches both do)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and _always_returns(last.body) and _always_returns(last.orelse)
+
+
+def _leaves(body: list) -> bool:
+    """Whether a handler's block leaves the function or raises on its last statement."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
 def _asks_torch(
     index: ModuleIndex, tests: VersionTests, expr: ast.expr, scope: Scope, seen: set, depth: int = 0, positive: bool = True
 ) -> bool:
@@ -284,6 +358,7 @@ def _args(index: ModuleIndex, call: ast.Call) -> Tuple[Tuple[int, Optional[str],
 def extract(index: ModuleIndex, evaluator: Evaluator):
     uses = []
     fallbacks: Optional[Dict[int, FrozenSet[str]]] = None
+    tried: Optional[Dict[int, FrozenSet[str]]] = None
     for site in index.calls:
         found = _target(site.qualname)
         if found is None or dotted(site.node.func) is None:
@@ -297,6 +372,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             if fallbacks is None:
                 fallbacks = _fallbacks(index)  # only in a file with a deprecated call in a handler
             gated = name in fallbacks.get(id(site.node), ())
+        if not gated:
+            if tried is None:
+                tried = _after_tried(index)
+            gated = name in tried.get(id(site.node), ())
         uses.append(
             AmpUse(name, func_span, index.text(site.node.func), head, bound, True, paren, _args(index, site.node),
                    gated, helpers, through_variable=_through_variable(index, site.node.func, site.scope), device=device)
