@@ -115,19 +115,24 @@ def _whole_model_event(index: ModuleIndex, loop, loops, guards, at: int, flag: b
     model as a whole, given the tests ``guards`` it runs under; None when it changes nothing of
     that.
 
-    A test between the loop and a freeze (``if "ln_" in n or ".bias" in n:``) freezes only the
-    parameters it picks: the others keep their state, and after ``get_peft_model`` the
-    adapters train (review 29a: a CLIP LoRA run whose loop froze LayerNorms and biases read as
-    a frozen model). The exception is a test that lets all but the adapters through: the
-    model's own weights are frozen as by ``p.requires_grad = "lora" in n``. An unfreeze
-    under a test still makes the parameters it picks trainable. A test around the whole loop
-    (``if not args.train_text_encoder:``) is none of these: the loop freezes everything in the
-    runs that take it (``truth`` in ``freeze_events`` reads such tests)."""
+    A test between the loop and a freeze that picks parameters by name (``if "ln_" in n or
+    ".bias" in n:``) freezes only those: the others keep their state, and after
+    ``get_peft_model`` the adapters train (review 29a: a CLIP LoRA run whose loop froze
+    LayerNorms and biases read as a frozen model). A test that lets every parameter through but
+    the names it mentions freezes the model's own weights, the part it names left as it was:
+    the adapters (``p.requires_grad = "lora" in n``), or a part of the model a wrapper made
+    its own (``if not n.startswith("language_model."):`` around a ``language_model`` that
+    ``get_peft_model`` wrapped, whose base it froze: review 27a's BLIP-2 AdaLoRA script). An
+    unfreeze under a test still makes the parameters it picks trainable. A test around the
+    whole loop (``if not args.train_text_encoder:``) is none of these: the loop freezes
+    everything in the runs that take it (``truth`` in ``freeze_events`` reads such tests)."""
     inside = _tests_in_loop(index, loop, guards, at)
     if flag or not inside:
         return flag, what
-    if all(_refuses_adapters(test, positive, loops) for test, positive in inside):
-        return False, f"{what} for all but the adapters (only the adapters train)"
+    if all(_refuses_names(test, positive, loops) for test, positive in inside):
+        if all(_names_adapters(test) for test, _ in inside):
+            return False, f"{what} for all but the adapters (only the adapters train)"
+        return False, f"{what} for all but the parameters it names"
     return None
 
 
@@ -149,13 +154,11 @@ def _tests_in_loop(index: ModuleIndex, loop, guards, at: int) -> List[Tuple[ast.
     return inside
 
 
-def _refuses_adapters(test: ast.expr, positive: bool, loops) -> bool:
+def _refuses_names(test: ast.expr, positive: bool, loops) -> bool:
     """Whether the branch ``positive`` of a test of the parameter's name takes every parameter
-    but the adapters: ``"lora_" not in n``, ``not n.startswith("lora")``, the ``else:`` of ``if
-    "lora_A" in n or "lora_B" in n:``. A test that names the model's own layers, or picks the
-    adapters themselves, takes only some of the model."""
-    if not _names_adapters(test):
-        return False
+    but those it names: ``"lora_" not in n``, ``not n.startswith("language_model.")``, the
+    ``else:`` of ``if "lora_A" in n or "lora_B" in n:``. A test that picks the names it
+    mentions (``if "ln_" in n:``) takes only some of the model."""
     return _selects_by_name(test, loops) if not positive else _refuses_by_name(test, loops)
 
 

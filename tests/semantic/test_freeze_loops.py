@@ -52,8 +52,6 @@ def test_an_unconditional_freeze_in_a_loop_freezes_the_model(loop):
         'for n, p in model.named_parameters():\n    if "ln_" in n or ".bias" in n:\n        p.requires_grad_(False)',
         'for n, p in model.named_parameters():\n    if "position_embeddings" in n:\n        p.requires_grad = False',
         'for n, p in model.named_parameters():\n    if any(k in n for k in frozen_keys):\n        p.requires_grad_(False)',
-        # adapters named otherwise than peft's (`adapter`): the model's own layers
-        'for n, p in model.named_parameters():\n    if "adapter" not in n:\n        p.requires_grad = False',
         # a test that picks some of what is not an adapter
         'for n, p in model.named_parameters():\n    if "lora" not in n and "ln" in n:\n        p.requires_grad_(False)',
         # the adapters themselves frozen: the model's own weights keep training
@@ -85,6 +83,21 @@ def test_a_freeze_under_a_test_in_the_loop_freezes_only_what_it_picks(loop):
 def test_a_test_that_keeps_only_the_adapters_freezes_the_model_s_own_weights(loop):
     """As ``p.requires_grad = "lora" in n`` (review 27a): what trains is the adapters only."""
     assert ONLY_ADAPTERS in _frozen(loop)
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        # adapters named otherwise than peft's (`adapter`)
+        'for n, p in model.named_parameters():\n    if "adapter" not in n:\n        p.requires_grad = False',
+        # review 27a: all but a `language_model` that `get_peft_model` wrapped (and froze the base of)
+        'for n, p in model.named_parameters():\n    if not n.startswith("language_model."):\n        p.requires_grad = False',
+    ],
+)
+def test_a_test_that_keeps_only_a_named_part_freezes_the_model_s_own_weights(loop):
+    """Every parameter but those the test names is frozen: the model's own weights, the named
+    part left as it was (never a partial freeze of what the test picks)."""
+    assert _frozen(loop) == "parameters of `model` set to requires_grad=False for all but the parameters it names"
 
 
 def test_a_conditional_freeze_next_to_an_unconditional_one_leaves_the_model_frozen():
