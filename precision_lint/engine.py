@@ -122,18 +122,24 @@ def _applicable(d: Diagnostic, unsafe: bool) -> bool:
 
 def _with_notebook_targets(facts: ModuleFacts, notebook) -> ModuleFacts:
     """A notebook's facts with what its metadata (Colab's ``gpuType``, Kaggle's accelerator, a
-    TPU session) and its markdown cells state about its hardware: not in the code cells the
-    facts are read (and cached) from, so added on each run."""
+    TPU session), its markdown cells and its saved outputs state about its hardware: not in the
+    code cells the facts are read (and cached) from, so added on each run. Where its outputs
+    record the GPU it ran on, that run's GPU is not lowered by what its code's comments name."""
     cap = facts.sections.get("capability") if notebook is not None else None
     if not cap:
         return facts
     metadata = notebook.data.get("metadata") or {}
     markdown = hardware.notebook_markdown(notebook.data)
-    stated = hardware.notebook_capability(metadata, markdown, hardware.notebook_outputs(notebook.data))
+    outputs = hardware.notebook_outputs(notebook.data)
+    stated = hardware.notebook_capability(metadata, markdown, outputs)
     device = hardware.notebook_device(metadata, markdown)
     if stated is None and device is None:
         return facts
-    if stated is not None and cap.stated_capability is not None:
+    # what its code's comments name counts beside, never over, the GPU its saved outputs record
+    # it ran on: Unsloth's template note "Float16 for Tesla T4, V100, Bfloat16 for Ampere+" is
+    # advice, and the banner it printed names the RTX A5000 of the run (review 29c)
+    recorded = any(hardware.recorded_gpus(text) for text in outputs)
+    if stated is not None and cap.stated_capability is not None and not recorded:
         stated = hardware.summarise((stated, cap.stated_capability))
     new = dataclasses.replace(
         cap, stated_capability=cap.stated_capability if stated is None else stated, device=cap.device or device

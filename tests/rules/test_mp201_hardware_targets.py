@@ -254,10 +254,11 @@ def test_a_pre_ampere_notebook_or_advice_is_still_reported(metadata, markdown):
     assert _notebook_codes(HEAD + "# set bf16 to True with an A100\n" + BF16_ARGS, metadata, markdown) == ["MP201"]
 
 
-def _ran_with(*outputs):
+def _ran_with(*outputs, comment=""):
     """A notebook whose bf16 cell was run: ``outputs``, the text each of its output records
-    (``nvidia-smi``'s table, a printed device name, a dataset's rows)."""
-    data = json.loads(_notebook(HEAD + BF16_ARGS))
+    (``nvidia-smi``'s table, a printed device name, a dataset's rows); ``comment``, a line of
+    its code before it."""
+    data = json.loads(_notebook(HEAD + comment + BF16_ARGS))
     data["cells"][-1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": text} for text in outputs]
     found = check_source(json.dumps(data), path="nb.ipynb", config=config(transformers_version="5.23"))
     return [(d.code, d.message) for d in found if d.code.startswith("MP2")]
@@ -273,6 +274,16 @@ def test_a_notebooks_saved_outputs_record_the_gpu_it_ran_on():
     # a row of data that names a GPU is no device
     ((code, message),) = _ran_with("The A100 launch price was high.\n")
     assert "no GPU stated" in message
+
+
+def test_a_recorded_run_is_not_lowered_by_the_codes_advice_comment():
+    """Review 29c: Unsloth's template note on ``dtype = None`` names a T4 and a V100 for float16;
+    the banner the notebook printed names the RTX A5000 it ran on. The recorded run is the
+    notebook's GPU; without a recorded one the comment still counts."""
+    advice = "dtype = None  # None for auto detection. Float16 for Tesla T4, V100, Bfloat16 for Ampere+\n"
+    assert _ran_with("==((====))==  Unsloth: GPU: NVIDIA RTX A5000. Max memory: 23.6 GB.\n", comment=advice) == []
+    ((code, message),) = _ran_with(comment=advice)
+    assert code == "MP201" and "sm70" in message
 
 
 # --- launch scripts and READMEs shipped with the code ----------------------------------------------
