@@ -13,10 +13,12 @@ parameters trainable, so a later cast to ``weight_dtype`` makes *trainable* weig
 A freeze in a loop over the parameters freezes the whole model only when nothing between the
 loop and it picks parameters: ``for n, p in model.named_parameters(): if "ln_" in n:
 p.requires_grad_(False)`` freezes the LayerNorms, and the rest (the adapters ``get_peft_model``
-added) still train. It is no event. One test is read as a freeze all the same: one that lets
-every parameter through but the adapters (``if "lora_" not in n:``, the ``else:`` of ``if "lora"
-in n:``), the loop written as ``p.requires_grad = "lora" in n``. An unfreeze under a test
-(``if "lora" in n: p.requires_grad_(True)``) still makes parameters trainable: it stays an event.
+added) still train. It is no event. A test that lets every parameter through but the names it
+mentions is read as a freeze of the model's own weights all the same, the part it names left as
+it was: the adapters (``if "lora_" not in n:``, the ``else:`` of ``if "lora" in n:``, the loop
+written as ``p.requires_grad = "lora" in n``), or a part a wrapper made its own (``if not
+n.startswith("language_model."):``). An unfreeze under a test (``if "lora" in n:
+p.requires_grad_(True)``) still makes parameters trainable: it stays an event.
 """
 from __future__ import annotations
 
