@@ -112,16 +112,24 @@ def _atom(word: Optional[str], own: List[Possible], option: str, launcher: str, 
     if word == "":
         value = True
     elif consts and all(isinstance(c, bool) for c in consts):
-        lowered = word.lower()
-        if lowered not in TRUE_WORDS + FALSE_WORDS:
+        value = _bool_word(word)
+        if value is None:
             return Possible(UNKNOWN, where=launcher, origin=origin)
-        value = lowered in TRUE_WORDS
     elif consts and all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in consts):
         try:
             value = int(word) if all(isinstance(c, int) for c in consts) else float(word)
         except ValueError:
             return Possible(UNKNOWN, where=launcher, origin=origin)
     return Possible(CONST, value, origin=origin, where=launcher)
+
+
+def _bool_word(word: str) -> Optional[bool]:
+    """What a bool option's value word is (``True``/``yes``/``1``, ``false``/``no``/``0``, any
+    case); None for another word."""
+    lowered = word.lower()
+    if lowered not in TRUE_WORDS + FALSE_WORDS:
+        return None
+    return lowered in TRUE_WORDS
 
 
 def _origin(text: str, launch: Launch, option: str, word: str) -> Optional[Span]:
@@ -165,12 +173,8 @@ def _switched_off(guard: Guard, launches) -> bool:
             word = given[guard.switch]
             if word is None:
                 return False  # a shell variable
-            lowered = word.lower()
-            if word == "":
-                value = guard.switch_passed
-            elif lowered in TRUE_WORDS + FALSE_WORDS:
-                value = lowered in TRUE_WORDS
-            else:
+            value = guard.switch_passed if word == "" else _bool_word(word)
+            if value is None:
                 return False
         elif given.get(f"no_{guard.switch}") == "":
             value = False  # `--no_flag` of a bool field that defaults to True

@@ -161,17 +161,9 @@ def _fallbacks(index: ModuleIndex) -> Dict[int, FrozenSet[str]]:
     for node in ast.walk(index.root.node):
         if not isinstance(node, _TRY) or not node.handlers:
             continue
-        names = set()
-        for statement in node.body:
-            for inner in ast.walk(statement):
-                if isinstance(inner, ast.Call):
-                    site = index.call_of(inner)
-                    name = _new_name(site.qualname if site is not None else None)
-                    if name is not None:
-                        names.add(name)
-        if not names:
+        frozen = _new_names_called(index, node.body)
+        if not frozen:
             continue
-        frozen = frozenset(names)
         for handler in node.handlers:
             for inner in ast.walk(handler):
                 found[id(inner)] = found.get(id(inner), frozenset()) | frozen
@@ -226,13 +218,20 @@ def _tried_and_returned(index: ModuleIndex, statement: ast.stmt) -> FrozenSet[st
         isinstance(n, ast.Call) and id(n) not in negated and _has_torch(index, n, scope) for n in nodes_of(statement.test)
     ):
         return frozenset()
+    return _new_names_called(index, attempt.body)
+
+
+def _new_names_called(index: ModuleIndex, statements: list) -> FrozenSet[str]:
+    """The names of ``torch.amp`` (its device-generic spellings) that ``statements`` call, by
+    each call's callee resolved through the imports, never its text."""
     names = set()
-    for inner in ast.walk(attempt):
-        if isinstance(inner, ast.Call) and not any(inner is h or inner in ast.walk(h) for h in attempt.handlers):
-            site = index.call_of(inner)
-            name = _new_name(site.qualname if site is not None else None)
-            if name is not None:
-                names.add(name)
+    for statement in statements:
+        for inner in ast.walk(statement):
+            if isinstance(inner, ast.Call):
+                site = index.call_of(inner)
+                name = _new_name(site.qualname if site is not None else None)
+                if name is not None:
+                    names.add(name)
     return frozenset(names)
 
 
