@@ -18,13 +18,16 @@ mentions is read as a freeze of the model's own weights all the same, the part i
 it was: the adapters (``if "lora_" not in n:``, the ``else:`` of ``if "lora" in n:``, the loop
 written as ``p.requires_grad = "lora" in n``), or a part a wrapper made its own (``if not
 n.startswith("language_model."):``). An unfreeze under a test (``if "lora" in n:
-p.requires_grad_(True)``) still makes parameters trainable: it stays an event.
+p.requires_grad_(True)``) still makes parameters trainable: it stays an event. A freeze that
+lets the adapters' names through (``FreezeEvent.keeps_adapters``) leaves what ``get_peft_model``
+adds trainable, before or after it: on peft 0.7 to 0.11 those adapters are float16 on a float16
+base, and a GradScaler raises ``ValueError: Attempting to unscale FP16 gradients.``.
 """
 from __future__ import annotations
 
 from .._dataclass import dataclass
 from itertools import product
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 import ast
 
@@ -58,8 +61,8 @@ def _flag(node: ast.Call) -> Optional[bool]:
     return None
 
 
-def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Iterable[Tuple[int, bool, str]]:
-    """``(order, trainable, what)`` for each ``requires_grad_`` call on one of ``names`` (also
+def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> List[FreezeEvent]:
+    """A ``FreezeEvent`` for each ``requires_grad_`` call on one of ``names`` (also
     at the end of the chain that makes it: ``te = Model.from_pretrained(...).requires_grad_(x)``)
     and each ``p.requires_grad = …`` in a loop over their parameters, in source order.
 
@@ -78,7 +81,7 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
             if flag is not None:
                 shown = spelled(site.receiver) or site.assigned_to[0]
                 at = index.order(site.node)[1] if chained else index.order(site.node)[0]
-                out.append((at, flag, f"`{shown}.requires_grad_({flag})`" + (" in these runs" if written is None else "")))
+                out.append(FreezeEvent(at, flag, f"`{shown}.requires_grad_({flag})`" + (" in these runs" if written is None else "")))
         else:  # `p.requires_grad_()` in a loop (or a comprehension) over the parameters: True
             flag = _flag(site.node)
             loops = site.loops if _owning_loop(site.loops, names) is not None else _comprehensions_around(index, site)
@@ -88,31 +91,34 @@ def freeze_events(index: ModuleIndex, names: Tuple[str, ...], truth=None) -> Ite
                 at = index.order(site.node)[0]
                 event = _whole_model_event(index, loop, loops, site.every_guard, at, flag, what)
                 if event is not None:
-                    out.append((at, *event))
+                    out.append(FreezeEvent(at, *event))
     for assign in index.attr_assigns:
         if assign.target.attr != "requires_grad":
             continue
+        keeps_adapters = False
         if isinstance(assign.value, ast.Constant) and isinstance(assign.value.value, bool):
             flag, shown = assign.value.value, str(assign.value.value)
         elif _selects_by_name(assign.value, assign.loops) and _names_adapters(assign.value):
             # `p.requires_grad = ("lora_A" in n or "lora_B" in n)`: the loop freezes the model's
             # own parameters, only the adapters it names train (review 27a: BLIP-2's LoRA runs;
             # a test that names the model's own layers, `"attn1" in n`, trains those)
-            flag, shown = False, f"{index.text(assign.value)} (only the adapters it names train)"
+            flag, shown, keeps_adapters = False, f"{index.text(assign.value)} (only the adapters it names train)", True
         else:
             continue
         loop = _owning_loop(assign.loops, names)
         if loop is not None and id(assign.target) in index.order_of:
             what = f"parameters of `{_owner(loop)}` set to requires_grad={shown}"
             at = index.order(assign.target)[0]
-            event = _whole_model_event(index, loop, assign.loops, assign.guards, at, flag, what)
+            event = _whole_model_event(index, loop, assign.loops, assign.guards, at, flag, what, keeps_adapters)
             if event is not None:
-                out.append((at, *event))
-    return sorted(out, key=lambda e: e[0])
+                out.append(FreezeEvent(at, *event))
+    return sorted(out, key=lambda e: e.at)
 
 
-def _whole_model_event(index: ModuleIndex, loop, loops, guards, at: int, flag: bool, what: str) -> Optional[Tuple[bool, str]]:
-    """``(trainable, what)``: what a ``requires_grad`` write in ``loop`` (over the model's
+def _whole_model_event(
+    index: ModuleIndex, loop, loops, guards, at: int, flag: bool, what: str, keeps_adapters: bool = False,
+) -> Optional[Tuple[bool, str, bool]]:
+    """``(trainable, what, keeps_adapters)``: what a ``requires_grad`` write in ``loop`` (over the model's
     parameters; ``loops``: the loops around the write; ``at``: its pre-order number) does to the
     model as a whole, given the tests ``guards`` it runs under; None when it changes nothing of
     that.
@@ -130,11 +136,13 @@ def _whole_model_event(index: ModuleIndex, loop, loops, guards, at: int, flag: b
     everything in the runs that take it (``truth`` in ``freeze_events`` reads such tests)."""
     inside = _tests_in_loop(index, loop, guards, at)
     if flag or not inside:
-        return flag, what
+        return flag, what, keeps_adapters
     if all(_refuses_names(test, positive, loops) for test, positive in inside):
         if all(_names_adapters(test) for test, _ in inside):
-            return False, f"{what} for all but the adapters (only the adapters train)"
-        return False, f"{what} for all but the parameters it names"
+            return False, f"{what} for all but the adapters (only the adapters train)", True
+        # the names it lets through may be the adapters' among others (`"lora" not in n and
+        # "head" not in n`): those train as well
+        return False, f"{what} for all but the parameters it names", any(_mentions_adapters(test) for test, _ in inside)
     return None
 
 
@@ -175,6 +183,11 @@ def _refuses_by_name(value: ast.expr, loops) -> bool:
     if isinstance(value, ast.Compare) and all(isinstance(op, (ast.NotIn, ast.NotEq)) for op in value.ops):
         return bool({n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & _name_variables(loops))
     return False
+
+
+def _mentions_adapters(value: ast.expr) -> bool:
+    """Whether a test compares with an adapter's name among others (``"lora" in n or "head" in n``)."""
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and "lora" in n.value.lower() for n in ast.walk(value))
 
 
 def _names_adapters(value: ast.expr) -> bool:
@@ -284,12 +297,23 @@ def walked_call(loop, methods: Optional[frozenset] = None) -> Optional[ast.Call]
 
 
 
+class FreezeEvent(NamedTuple):
+    """A ``requires_grad`` write that changes the model as a whole, at pre-order number ``at``.
+    ``keeps_adapters``: a freeze that lets the adapters' names through (``if "lora_" not in n:``,
+    ``p.requires_grad = "lora" in n``) leaves what ``get_peft_model`` adds trainable."""
+
+    at: int
+    trainable: bool
+    what: str
+    keeps_adapters: bool = False
+
+
 def unfrozen_after(index: ModuleIndex, names: Tuple[str, ...], after: int) -> str:
     """What makes parameters of the model trainable below pre-order number ``after``
     (``[p.requires_grad_() for n, p in model.named_parameters() if "norm" in n]``), "" when
     nothing does: a 4/8-bit base whose norms or embeddings are unfrozen trains those in the
     dtype the load gave them."""
-    return next((what for at, trainable, what in freeze_events(index, names) if trainable and at > after), "")
+    return next((e.what for e in freeze_events(index, names) if e.trainable and e.at > after), "")
 
 
 def frozen_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1, truth=None) -> str:
@@ -297,12 +321,19 @@ def frozen_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1, t
     ``requires_grad_(True)`` or an adapter injection (``adapters_at_end``) re-enabled it ("" when
     it ends trainable or nothing freezes it). ``after``: only events later than this pre-order
     number count (a model made there). ``truth``: as in ``freeze_events``."""
-    last = ""
-    for at, trainable, what in freeze_events(index, names, truth):
-        if at > after:
-            last = "" if trainable else what
-    if last and adapters_at_end(index, names, after) is not None:
-        return ""  # adapters injected after the freeze: they train (in the model's dtype)
+    last = last_freeze(index, names, after, truth)
+    return last.what if last is not None else ""
+
+
+def last_freeze(index: ModuleIndex, names: Tuple[str, ...], after: int = -1, truth=None) -> Optional[FreezeEvent]:
+    """The freeze that holds once the code has run (``frozen_at_end``'s), None where the model
+    ends trainable or nothing freezes it."""
+    last = None
+    for event in freeze_events(index, names, truth):
+        if event.at > after:
+            last = None if event.trainable else event
+    if last is not None and adapters_at_end(index, names, after) is not None:
+        return None  # adapters injected after the freeze: they train (in the model's dtype)
     return last
 
 
@@ -396,7 +427,7 @@ def adapters_at_end(index: ModuleIndex, names: Tuple[str, ...], after: int = -1,
     if found is None:
         return None
     at = index.order(found)[0]
-    if any(when > at for when, _, _ in freeze_events(index, names)):
+    if any(e.at > at for e in freeze_events(index, names)):
         return None  # frozen again, or the whole model trainable again, after it
     return found
 

@@ -102,6 +102,7 @@ def test_a_name_filtered_freeze_loop_leaves_the_float16_adapters_training(tmp_pa
 
 
 FULL = "for p in model.parameters():\n    p.requires_grad = False\n"
+ALL_BUT_LORA = 'for n, p in model.named_parameters():\n    if "lora_" not in n:\n        p.requires_grad = False\n'
 SCRIPT = """\
 import torch
 from peft import LoraConfig, get_peft_model
@@ -128,6 +129,12 @@ model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj"]))
         (FREEZE + FULL, False),
         # ... unless the adapters are made trainable again after it
         (FULL + 'for n, p in model.named_parameters():\n    if "lora" in n:\n        p.requires_grad_(True)\n', True),
+        # a freeze of all but the adapters freezes what the wrap froze already: the adapters train
+        (ALL_BUT_LORA, True),
+        ('for n, p in model.named_parameters():\n    p.requires_grad = "lora" in n\n', True),
+        ('for n, p in model.named_parameters():\n    if "lora" in n:\n        continue\n    p.requires_grad_(False)\n', True),
+        ('for n, p in model.named_parameters():\n    if "lora" not in n and "score" not in n:\n        p.requires_grad = False\n', True),
+        (ALL_BUT_LORA + FULL, False),
     ],
 )
 def test_only_a_freeze_of_every_parameter_freezes_the_wrapped_model(tmp_path, loops, reported):
@@ -137,3 +144,39 @@ def test_only_a_freeze_of_every_parameter_freezes_the_wrapped_model(tmp_path, lo
     if reported:
         (d,) = found_here
         assert "the adapters that `get_peft_model(...)` (line 6) adds to `model` take its float16 dtype" in d.message
+
+
+@pytest.mark.parametrize("peft, reported", [("0.10.0", True), ("0.13.2", False)])
+def test_a_freeze_of_all_but_the_adapters_after_the_wrap_leaves_peft_to_decide(tmp_path, peft, reported):
+    """peft 0.7 to 0.11 makes the adapters in the base layer's float16; 0.12 and later upcast
+    them to float32 (``autocast_adapter_dtype``): the freeze changes neither."""
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "", "train.py": SCRIPT.format(loops=ALL_BUT_LORA), "requirements.txt": f"peft=={peft}\n",
+    })
+    assert bool(found(root)) == reported
+
+
+BEFORE_WRAP = """\
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+model = AutoModelForCausalLM.from_pretrained("lm", torch_dtype=torch.float16)
+for p in model.parameters():
+    p.requires_grad = False
+model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj"]))
+Trainer(model=model, args=TrainingArguments("out", fp16=True), train_dataset=ds).train()
+"""
+
+
+@pytest.mark.parametrize("peft, reported", [("0.10.0", True), ("0.13.2", False)])
+def test_a_freeze_before_the_wrap_leaves_the_adapters_it_adds_training(tmp_path, peft, reported):
+    """``get_peft_model`` adds trainable adapters to a frozen base: a freeze written before it
+    freezes only the base (the wrap would freeze it too)."""
+    root = write_tree(tmp_path, {".git/HEAD": "", "train.py": BEFORE_WRAP, "requirements.txt": f"peft=={peft}\n"})
+    assert bool(found(root)) == reported
+    # a freeze after the wrap, of every parameter, freezes the adapters as well
+    after = BEFORE_WRAP.replace("for p in model.parameters():\n    p.requires_grad = False\n", "")
+    after = after.replace("Trainer(", "for p in model.parameters():\n    p.requires_grad = False\nTrainer(")
+    (tmp_path / "train.py").write_text(after)
+    assert found(root) == []

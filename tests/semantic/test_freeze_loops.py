@@ -11,7 +11,7 @@ import pytest
 from conftest import dedent
 
 from precision_lint.semantic.index import build_index
-from precision_lint.semantic.training_state import adapters_at_end, freeze_events, frozen_at_end
+from precision_lint.semantic.training_state import adapters_at_end, freeze_events, frozen_at_end, last_freeze
 
 ONLY_ADAPTERS = "(only the adapters train)"
 
@@ -21,9 +21,14 @@ def _frozen(src, names=("model",)):
     return frozen_at_end(index, names)
 
 
+def _keeps_adapters(src, names=("model",)):
+    last = last_freeze(build_index(dedent(src), "m"), names)
+    return last is not None and last.keeps_adapters
+
+
 def _events(src, names=("model",)):
     index = build_index(dedent(src), "m")
-    return [(trainable, what) for _, trainable, what in freeze_events(index, names)]
+    return [(e.trainable, e.what) for e in freeze_events(index, names)]
 
 
 @pytest.mark.parametrize(
@@ -43,6 +48,7 @@ def test_an_unconditional_freeze_in_a_loop_freezes_the_model(loop):
     frozen = _frozen(loop)
     assert frozen.startswith("parameters of `model` set to requires_grad")
     assert ONLY_ADAPTERS not in frozen
+    assert not _keeps_adapters(loop)
 
 
 @pytest.mark.parametrize(
@@ -83,6 +89,7 @@ def test_a_freeze_under_a_test_in_the_loop_freezes_only_what_it_picks(loop):
 def test_a_test_that_keeps_only_the_adapters_freezes_the_model_s_own_weights(loop):
     """As ``p.requires_grad = "lora" in n`` (review 27a): what trains is the adapters only."""
     assert ONLY_ADAPTERS in _frozen(loop)
+    assert _keeps_adapters(loop)  # after `get_peft_model`, the wrap's adapters still train
 
 
 @pytest.mark.parametrize(
@@ -98,6 +105,15 @@ def test_a_test_that_keeps_only_a_named_part_freezes_the_model_s_own_weights(loo
     """Every parameter but those the test names is frozen: the model's own weights, the named
     part left as it was (never a partial freeze of what the test picks)."""
     assert _frozen(loop) == "parameters of `model` set to requires_grad=False for all but the parameters it names"
+    assert not _keeps_adapters(loop)
+
+
+def test_a_test_that_keeps_the_adapters_among_other_names_keeps_them_training():
+    loop = 'for n, p in model.named_parameters():\n    if "lora" not in n and "score" not in n:\n        p.requires_grad = False'
+    assert _frozen(loop) == "parameters of `model` set to requires_grad=False for all but the parameters it names"
+    assert _keeps_adapters(loop)
+    # a freeze of everything after it: nothing is kept
+    assert not _keeps_adapters(loop + "\nfor p in model.parameters():\n    p.requires_grad = False")
 
 
 def test_a_conditional_freeze_next_to_an_unconditional_one_leaves_the_model_frozen():

@@ -29,7 +29,7 @@ from ...semantic.literal_tests import guards_text
 from ...semantic.parts import spelled_path
 from ...semantic.queries import binding_position, bound_before, is_parameter, only_parameter, position, reaching
 from ...semantic.training_state import (
-    TrainRef, adapter_injection, attached_after, adapters_at_end, after_training_cast, frozen_at_end, no_grad_function,
+    TrainRef, adapter_injection, attached_after, adapters_at_end, after_training_cast, frozen_at_end, last_freeze, no_grad_function,
     peft_config_builds, runs_before, save_time_cast, computes_nothing_after, saved_modules, trained_objects, unfrozen_after, unfrozen_by_choice, without_grad,
 )
 from ...semantic.values import CONST, DTYPE, PARAM, SYMBOLIC, Possible, dtypes as dtype_atoms
@@ -286,6 +286,25 @@ class _Uses:
     def _refers(self, node, name: str) -> bool:
         return spelled(node) == name
 
+    def adapters_escape_freeze(
+        self, names: Tuple[str, ...], reason: str, wrap: CallSite, call: Optional[ast.Call] = None, fresh: bool = False, truth=None,
+    ) -> bool:
+        """Whether the adapters ``wrap`` (``peft_wrap``) adds train though ``reason``
+        (``frozen_reason``'s answer, with the same arguments) froze the model: the freeze was
+        written before the wrap (``get_peft_model`` adds trainable adapters to a frozen base), or
+        it lets the adapters' names through (``if "lora_" not in n: p.requires_grad = False``
+        freezes what the wrap froze already)."""
+        at = position(self.ix, call) if fresh and call is not None else None
+        last = last_freeze(self.ix, names, -1 if at is None else at, truth)
+        if last is None or last.what != reason:
+            return False
+        if last.keeps_adapters:
+            return True
+        if (wrap.qualname or dotted(wrap.node.func) or "").endswith(KBIT_PREPARES):
+            return False  # it adds no adapters (and freezes the base itself)
+        wrapped_at = position(self.ix, wrap.node)
+        return wrapped_at is not None and last.at < wrapped_at
+
     def frozen_reason(
         self, names: Tuple[str, ...], scope: Scope, call: Optional[ast.Call] = None, fresh: bool = False, truth=None,
         optimized: bool = False,
@@ -380,8 +399,8 @@ class _Uses:
             a.target.attr == "requires_grad" for a in self.ix.attr_assigns
         )
 
-    def peft_after(self, names: Tuple[str, ...], after: int, guards=()) -> bool:
-        """Whether every path wraps the model for adapter training after ``after``: a
+    def peft_wrap(self, names: Tuple[str, ...], after: int, guards=()) -> Optional[CallSite]:
+        """The call that wraps the model for adapter training after ``after`` on every path: a
         ``get_peft_model(model, ...)`` / ``prepare_model_for_kbit_training(model)`` or a
         trainer given ``model=model`` with ``peft_config=`` (TRL's ``SFTTrainer``), run under no
         condition the weights site itself is not under. A wrap taken only when ``use_peft``
@@ -408,8 +427,8 @@ class _Uses:
                 continue
             if any((id(expr), positive) not in mine for expr, positive in site.guards):
                 continue  # only on some paths (`if args.use_peft:`): the others train the weights
-            return True
-        return False
+            return site
+        return None
 
     def trainer_keeps_peft(self, names: Tuple[str, ...], after: int) -> str:
         """The TRL trainer below ``after`` given the model bound to ``names`` with ``peft_config=``
@@ -457,7 +476,7 @@ class _Uses:
         return False
 
     def lora_wrap(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, guards=()) -> Optional[CallSite]:
-        """The ``get_peft_model(model, config)`` below ``after`` that ``peft_after`` counts, when
+        """The ``get_peft_model(model, config)`` below ``after`` that ``peft_wrap`` counts, when
         ``config`` is a LoRA config on every path (built in the call, or bound to a name by such a
         call) and it alone decides the adapters' dtype: not where the model is also handed to
         ``prepare_model_for_kbit_training`` / ``prepare_model_for_int8_training`` (they cast its
@@ -508,7 +527,7 @@ class _Uses:
         return bool(builds)
 
     def peft_conditions(self, evaluator: Evaluator, names: Tuple[str, ...], after: int, guards=()):
-        """For a wrap that ``peft_after`` refuses because it runs only under conditions of its
+        """For a wrap that ``peft_wrap`` refuses because it runs only under conditions of its
         own: those conditions when each compares one expression with literals (``x == "a"``,
         ``x != "a"``, ``x in ["a", "b"]``, ``x not in (...)``, also under ``not``/``else``) or tests
         one switch (``if args.use_lora:``), as ``WeightsSite.peft_when`` holds them; () for any
@@ -1108,6 +1127,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         frozen = ("" if parts else _pipeline(site)) or uses.frozen_reason(
             judged, scope, node, fresh=kind == "dtype-kwarg", truth=truth, optimized=bool(trained)
         )
+        wrap = uses.peft_wrap(targets, span.end, site.guards)
+        peft = wrap is not None
+        if frozen and peft and uses.adapters_escape_freeze(judged, frozen, wrap, node, fresh=kind == "dtype-kwarg", truth=truth):
+            frozen = ""  # the wrap's adapters train, in the dtype peft gives them (MP101 asks which)
         if not frozen and parts and all(attached_after(index, part, position(index, node) or -1) for part in parts):
             # the trained parts are modules attached after the cast (`set_lora_layer(LoRALinearLayer(...))`)
             frozen = f"only `{parts[0]}`, made in float32 after the cast, trains"
@@ -1142,7 +1165,6 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if injected_site is not None and not frozen:
             head = index.text(injection.func)
             injected = f"`{head}(...)`"
-        peft = uses.peft_after(targets, span.end, site.guards)
         lora = uses.lora_wrap(evaluator, targets, span.end, site.guards) if peft and (not frozen or quantized_unfrozen) and not injected else None
         if lora is not None:
             # what trains the wrapped model trains these adapters (the walk of what an optimizer
