@@ -137,6 +137,7 @@ class ShippedFiles:
         self._config_holds: Dict[Tuple[str, Tuple[str, ...]], bool] = {}  # (file, words) → holds one
         self._config_read: Dict[str, None] = {}  # configuration files read (side files of the run)
         self._recorded: Dict[str, List[int]] = {}  # project root → the GPUs its run records name
+        self._notebook_recorded: Dict[str, List[int]] = {}  # project root → the GPUs its notebooks' outputs name
         self._notes_by_root: Dict[str, List[int]] = {}  # project root → the GPUs its config notes name
         self._records_read: Dict[str, None] = {}  # the run records read (side files of the run)
 
@@ -343,6 +344,8 @@ class ShippedFiles:
                             found.extend(_stated_by_launcher(outer_name, outer_text))
             if readme and not found and not self._launchers_naming(path):
                 found.extend(self._siblings_launched(os.path.dirname(path)))
+            if readme and not found and root is not None:
+                found.extend(self._notebook_runs(root))
         self._stated[(path, readme)] = self._stated[key] = summarise(found)
         return self._stated[key]
 
@@ -442,6 +445,33 @@ class ShippedFiles:
             else:
                 found.extend(recorded_gpus(text))
         self._recorded[root] = found
+        return found
+
+    def _notebook_runs(self, root: str) -> List[int]:
+        """The GPUs the saved outputs of the project's own notebooks record their runs on (a
+        library's "You are using a CUDA device ('NVIDIA RTX A6000') ...", ``nvidia-smi``'s table,
+        a printed ``torch.cuda.get_device_name()``): the machine its author runs the project's
+        code on, for the code nothing else states a GPU for (a README, a launcher, a log says
+        more: review 30b, a LoRA project whose example notebook ran on an RTX A6000 and whose
+        scripts were read as pre-Ampere). At most :data:`RECORDS` notebooks, each of at most
+        :data:`MAX_BYTES`."""
+        if root in self._notebook_recorded:
+            return self._notebook_recorded[root]
+        import json
+
+        found: List[int] = []
+        for path in self._project_notebooks(root)[:RECORDS]:
+            text = self._read(path)
+            if not text or not _may_hold_outputs(text):
+                continue
+            try:
+                data = json.loads(text)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(data, dict):
+                for output in notebook_outputs(data):
+                    found.extend(recorded_gpus(output))
+        self._notebook_recorded[root] = found
         return found
 
     def _head(self, path: str) -> Optional[str]:
@@ -902,6 +932,12 @@ _BUILD_CONTEXT = lazy(
 # a container's build and run files: `Dockerfile`, `Dockerfile.gpu`, `docker-compose.yml`, `compose.yaml`
 _CONTAINER_FILE = lazy(r"^(?:Dockerfile(?:\.[\w-]+)?|[\w-]*\.Dockerfile|(?:docker-)?compose(?:\.[\w-]+)?\.ya?ml)$", re.IGNORECASE)
 _ARCH_LIST = lazy(r"TORCH_CUDA_ARCH_LIST\s*[=:]\s*[\"']?([0-9][0-9.;, +PTXptx]*)")
+
+
+def _may_hold_outputs(text: str) -> bool:
+    """Whether a notebook's text may hold a saved output that names a GPU (most notebooks are
+    committed without outputs, or with none naming a device): parsed only then."""
+    return '"outputs": [\n' in text or '"outputs":[{' in text or '"outputs": [{' in text
 
 
 def cuda_arch_list(text: str) -> List[int]:

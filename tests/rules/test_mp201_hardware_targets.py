@@ -323,6 +323,45 @@ def test_the_records_of_the_projects_runs_name_its_gpu(tmp_path):
     assert _run(other) == [("train.py", "MP201")]
 
 
+def _recorded_notebook(*outputs) -> str:
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": 1, "source": "trainer.fit(model)\n", "outputs": [
+        {"output_type": "stream", "name": "stderr", "text": text} for text in outputs
+    ]}]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def test_the_projects_notebooks_record_the_gpu_its_code_runs_on(tmp_path):
+    """Review 30b: a LoRA project whose example notebook printed Lightning's "You are using a
+    CUDA device ('NVIDIA RTX A6000') that has Tensor Cores" (said only from sm80), its scripts'
+    bf16 read as pre-Ampere. The project's recorded runs speak for code that nothing else
+    states a GPU for."""
+    from conftest import write_tree
+
+    train = "from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', bf16=True)\n"
+    a6000 = "You are using a CUDA device ('NVIDIA RTX A6000') that has Tensor Cores. To properly utilize them, ...\n"
+    ran = write_tree(tmp_path / "ran", {".git/HEAD": "", "train.py": train, "examples/estimate.ipynb": _recorded_notebook(a6000)})
+    assert _run(ran) == []
+    # a notebook saved without outputs, or whose outputs name no device, records nothing
+    bare = write_tree(tmp_path / "bare", {".git/HEAD": "", "train.py": train, "examples/estimate.ipynb": _recorded_notebook()})
+    assert _run(bare) == [("train.py", "MP201")]
+    data = write_tree(tmp_path / "data", {
+        ".git/HEAD": "", "train.py": train, "examples/estimate.ipynb": _recorded_notebook("price of an A100: $10,000\n"),
+    })
+    assert _run(data) == [("train.py", "MP201")]
+    # a notebook run on a T4 records a pre-Ampere machine
+    t4 = write_tree(tmp_path / "t4", {
+        ".git/HEAD": "", "train.py": train, "examples/estimate.ipynb": _recorded_notebook("|   0  Tesla T4   Off | 00000000:00:04.0 Off |\n"),
+    })
+    ((path, code),) = _run(t4)
+    assert (path, code) == ("train.py", "MP201")
+    # what the code's own project says outranks them: a README that names a T4
+    stated = write_tree(tmp_path / "stated", {
+        ".git/HEAD": "", "train.py": train, "README.md": "# Fine-tuning\n\nTrained on one Tesla T4 (16 GB).\n",
+        "examples/estimate.ipynb": _recorded_notebook(a6000),
+    })
+    assert _run(stated) == [("train.py", "MP201")]
+
+
 TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', bf16=True)\n"
 
 
