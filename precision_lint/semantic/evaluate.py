@@ -172,6 +172,10 @@ class KwargSource:
     arg: Optional[ast.AST] = None
     conditional: bool = False  # set under a condition of its own: it may not override
     guards: Tuple = ()  # for `d["k"] = v` / `d.update(...)`: the conditions it is set under
+    # the conditions the variable the dict reaches the call through was bound under (`if
+    # HAVE_CFG: kw = dict(processing_class=tok)` / `else: kw = dict(tokenizer=tok)`): which
+    # versions the entry is written for (``tolerance.source_tolerated``), not its values' own
+    bound_under: Tuple = ()
 
 
 SPLAT = "**"  # the name of a `**table` of a config file: its keys are read at the join
@@ -1026,7 +1030,10 @@ class Evaluator:
             out = []
             for assignment in bound:
                 if assignment.value is not None and assignment.unpack_index is None:
-                    out.extend(self._entries(assignment.value, owner, seen))
+                    entries = self._entries(assignment.value, owner, seen)
+                    if assignment.guards:
+                        entries = [replace_fields(e, bound_under=tuple(assignment.guards) + e.bound_under) for e in entries]
+                    out.extend(entries)
             # a dict known to start empty (`extra = {}`, `dict()`) holds what is put in it after
             if out or (bound and all(_empty_dict(a.value) for a in bound)):
                 out.extend(self._mutations(expr.id, owner, min(len(a.guards) for a in bound), seen, self._reach_window(expr, scope, owner, bound)))

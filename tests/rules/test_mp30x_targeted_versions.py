@@ -586,3 +586,44 @@ def test_a_retry_of_the_same_call_in_an_except_block_is_no_fallback():
     assert [d.span.line for d in retry] == [4, 6]
     fallback = lint(RETRY.format(tried="dtype=torch.float16", caught="TypeError"), "MP304")
     assert [d.span.line for d in fallback] == []
+
+
+IMPORT_PROBE = """\
+from transformers import TrainingArguments
+{probe}
+
+def build(model, tok, ds):
+    base = dict(output_dir="out", learning_rate=1e-4)
+    if HAVE_CFG:
+        kw = dict(model=model, args=SFTConfig(**base), train_dataset=ds, processing_class=tok)
+    else:
+        kw = dict(model=model, args=TrainingArguments(**base), train_dataset=ds, tokenizer=tok, max_seq_length=512)
+    return SFTTrainer(**kw)
+"""
+TRIED = """\
+try:
+    from trl import SFTConfig, SFTTrainer
+    HAVE_CFG = True
+except ImportError:
+    from trl import SFTTrainer
+    HAVE_CFG = False"""
+
+
+@pytest.mark.parametrize(
+    "probe, reported",
+    [
+        (TRIED, []),
+        # the flag set False before the `try` and True in it
+        ("from trl import SFTTrainer\nHAVE_CFG = False\ntry:\n    from trl import SFTConfig\n    HAVE_CFG = True\nexcept ModuleNotFoundError:\n    pass", []),
+        # a flag the user sets (an option), or one that no import decides: the old keywords run
+        ("import sys\nfrom trl import SFTConfig, SFTTrainer\nHAVE_CFG = '--new' in sys.argv", ["MP301", "MP302"]),
+        ("from trl import SFTConfig, SFTTrainer\ntry:\n    HAVE_CFG = bool(int(open('f').read()))\nexcept ImportError:\n    HAVE_CFG = False", ["MP301", "MP302"]),
+    ],
+    ids=["try-flag", "flag-before-try", "option", "no-import-in-try"],
+)
+def test_a_branch_of_an_import_probe_flag_is_written_for_the_versions_it_names(probe, reported):
+    """Review 30a: the removed ``SFTTrainer`` keywords sit in the branch a flag takes where
+    ``from trl import SFTConfig`` failed (a TRL older than the pin); the pinned TRL takes the
+    other branch. A flag carried out of an import's ``try`` is an import check."""
+    found = lint(IMPORT_PROBE.format(probe=probe), cfg=NEWEST)
+    assert sorted(d.code for d in found if d.code in ("MP301", "MP302")) == reported

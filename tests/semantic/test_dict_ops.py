@@ -183,3 +183,31 @@ def test_a_change_in_place_that_does_not_reach_the_use_is_not_its_value(shape):
 )
 def test_a_change_in_place_that_reaches_the_use_is_its_value(src):
     assert "True" in _fp16_at(src)
+
+
+def test_an_entry_knows_the_test_its_dict_was_bound_under():
+    """``if new: kw = dict(processing_class=tok)`` / ``else: kw = dict(tokenizer=tok)``: each
+    entry that reaches ``Trainer(**kw)`` carries the test its dict's binding is under
+    (``KwargSource.bound_under``, read by the migrations' tolerance), not as its values' own
+    conditions (``guards``)."""
+    from conftest import dedent
+    from precision_lint.semantic.evaluate import Evaluator
+    from precision_lint.semantic.index import build_index
+
+    src = dedent(
+        """
+        kw = dict(output_dir="o")
+        if new:
+            kw = dict(model=m, processing_class=tok)
+        else:
+            kw = dict(model=m, tokenizer=tok)
+        Trainer(**kw)
+        """
+    )
+    index = build_index(src, "m")
+    call = next(site.node for site in index.calls if getattr(site.node.func, "id", "") == "Trainer")
+    sources = {s.name: s for s in Evaluator(index).kwarg_sources(call, index.root)}
+    assert set(sources) == {"model", "processing_class", "tokenizer"}  # the first binding is hidden
+    assert [(index.text(t), p) for t, p in sources["processing_class"].bound_under] == [("new", True)]
+    assert [(index.text(t), p) for t, p in sources["tokenizer"].bound_under] == [("new", False)]
+    assert sources["tokenizer"].guards == ()

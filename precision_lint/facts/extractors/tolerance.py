@@ -19,7 +19,7 @@ from typing import Tuple
 from ...knowledge import migrations
 from ...semantic.index import ModuleIndex, names_read
 from ...semantic.names import dotted
-from ...semantic.queries import reaching_values
+from ...semantic.queries import reaching, reaching_values
 from ...semantic.version_tests import version_tests_of
 from ..._regex import lazy
 
@@ -44,9 +44,51 @@ def tolerates(index: ModuleIndex, guards, caught, failures, names=()) -> bool:
         text = index.text(test)
         if tests.test(test, positive) is not None or SIGNATURE_CHECK().search(text) or _reads_a_signature(index, test):
             return True
+        if _import_probe_flag(index, test):
+            return True
         if names and HASATTR().search(text) and any(f"'{n}'" in text or f'"{n}"' in text for n in names):
             return True
     return False
+
+
+def _import_probe_flag(index: ModuleIndex, test) -> bool:
+    """Whether the test reads a flag that records whether an import succeeded: bound to a bool
+    in the body of a ``try`` that imports (``from trl import SFTConfig; HAVE_CFG = True``) whose
+    handler catches the import's failure (``except ImportError: HAVE_CFG = False``), every
+    binding that reaches the test a bool literal. Either branch of the test is written for the
+    versions it names: the other one runs only where the import fails (review 30a: removed
+    ``SFTTrainer`` keywords in the branch for a TRL without ``SFTConfig``, under a pin that has it)."""
+    node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    if not isinstance(node, ast.Name):
+        return False
+    bound_in, bindings = reaching(index, node, index.scope_of(test))
+    if bound_in is None or not bindings:
+        return False
+    if not all(isinstance(b.value, ast.Constant) and isinstance(b.value.value, bool) for b in bindings):
+        return False
+    probes = [t for t in ast.walk(bound_in.node) if isinstance(t, ast.Try) and _probes_an_import(t)]
+    return any(_within(b.statement, t.body) for b in bindings for t in probes)
+
+
+def _probes_an_import(node: ast.Try) -> bool:
+    """A ``try`` whose body imports and whose handlers catch the import's failure."""
+    imports = any(isinstance(n, (ast.Import, ast.ImportFrom)) for stmt in node.body for n in ast.walk(stmt))
+    return imports and bool(IMPORT_FAILURES.intersection(_caught_by(node)))
+
+
+def _caught_by(node: ast.Try) -> Tuple[str, ...]:
+    out = []
+    for handler in node.handlers:
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type] if handler.type is not None else []
+        out.extend((dotted(t) or "*").rsplit(".", 1)[-1] for t in types)
+        if handler.type is None:
+            out.append("*")
+    return tuple(out)
+
+
+def _within(statement: ast.AST, body) -> bool:
+    """Whether ``statement`` is written in the statements ``body`` (at any depth)."""
+    return any(statement is n for stmt in body for n in ast.walk(stmt))
 
 
 def _reads_a_signature(index: ModuleIndex, test) -> bool:
@@ -101,8 +143,10 @@ def call_tolerated(index: ModuleIndex, site, sources, failures, caught=None) -> 
 
 def source_tolerated(index: ModuleIndex, source, failures) -> bool:
     """Whether a keyword's source (``KwargSource``) is put in its dict only under a check of its
-    own (a version or signature test around ``kwargs["tokenizer"] = tok``)."""
-    return bool(source.guards) and tolerates(index, source.guards, (), failures)
+    own (a version or signature test around ``kwargs["tokenizer"] = tok``), or the dict it is in
+    is bound under one (``else: kw = dict(tokenizer=tok)`` of ``if HAVE_CFG:``)."""
+    guards = tuple(source.guards) + tuple(source.bound_under)
+    return bool(guards) and tolerates(index, guards, (), failures)
 
 
 def attr_tolerated(index: ModuleIndex, use) -> bool:
