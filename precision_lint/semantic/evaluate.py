@@ -166,7 +166,9 @@ class KwargSource:
     name: str
     key: ast.AST
     value: ast.expr
-    via: str  # "keyword", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat" (name: SPLAT)
+    # "keyword", "dict-call", "dict-literal", "item-assign", "dict-update", "config-splat" (name: SPLAT);
+    # "removed": ``d.pop("k")`` / ``del d["k"]``, which ``_override`` applies to the entries before it
+    via: str
     # the whole argument: the ``ast.keyword`` (``fp16=x``, ``**cfg``), the ``d["k"] = v``
     # statement; None for a ``{...}`` entry (ast has no node for a key: value pair)
     arg: Optional[ast.AST] = None
@@ -179,6 +181,7 @@ class KwargSource:
 
 
 SPLAT = "**"  # the name of a `**table` of a config file: its keys are read at the join
+REMOVED = "removed"  # KwargSource.via of a key's removal
 
 
 def _const(value, guards=(), origin=None) -> Possible:
@@ -365,6 +368,7 @@ class Evaluator:
         self._flow_busy: set = set()  # the variables whose walk (see _variable_flows) is under way
         self.flow_walks = 0  # how many variables' bindings were walked (a test counts them)
         self._updates: Optional[Dict[str, list]] = None  # dict name → its `.update(...)` calls
+        self._removed: Optional[Dict[str, list]] = None  # dict name → its `.pop("k")` / `del d["k"]` (_removals)
         self._contexts: Dict[tuple, tuple] = {}  # (call, scope) → its call_arguments
         # analyses built on this evaluator once per module and shared by the extractors
         # (``tensors.half_tensors``), keyed by name
@@ -1084,6 +1088,11 @@ class Evaluator:
             for site in self.ix.calls:
                 if site.method == "update" and isinstance(site.receiver, ast.Name):
                     self._updates.setdefault(site.receiver.id, []).append(site)
+        for key, node, guards in self._removals(name):
+            if reaches(node) and self.ix.scope_of(node) is owner:
+                own = tuple(guards[depth:])
+                removal = KwargSource(key, node, node, REMOVED, node, bool(own), own)
+                found.append((self.ix.order(node)[0], [removal]))
         for site in self._updates.get(name, ()):
             if site.scope is owner and reaches(site.node):
                 entries = []
@@ -1094,6 +1103,24 @@ class Evaluator:
                         entries.extend(replace_fields(e, conditional=len(site.guards) > depth, guards=site.guards) for e in self._entries(arg.value, owner, seen))
                 found.append((self.ix.order(site.node)[0], entries))
         return [e for _, entries in sorted(found, key=lambda f: f[0]) for e in entries]
+
+    def _removals(self, name: str) -> List[Tuple[str, ast.AST, tuple]]:
+        """``(key, node, guards)`` of each ``name.pop("k")`` / ``name.pop("k", default)`` call
+        and ``del name["k"]`` statement of the module (any scope: the caller keeps its own)."""
+        if self._removed is None:
+            self._removed = {}
+            for site in self.ix.calls:
+                args = site.node.args
+                if site.method == "pop" and isinstance(site.receiver, ast.Name) and args and not site.node.keywords:
+                    key = string_value(args[0])
+                    if key is not None:
+                        self._removed.setdefault(site.receiver.id, []).append((key, site.node, tuple(site.guards)))
+            for owner, deletes in self.ix.item_deletes.items():
+                for d in deletes:
+                    key = string_value(d.key)
+                    if key is not None:
+                        self._removed.setdefault(owner, []).append((key, d.statement, tuple(d.guards)))
+        return self._removed.get(name, ())
 
     # --- list contents ---------------------------------------------------------------
     def list_elements(self, expr: ast.expr, scope: Scope) -> List[Tuple[ast.expr, tuple]]:
@@ -1972,7 +1999,7 @@ class Evaluator:
             origin = self.ix.span(expr)
             refs = [Possible(CONFIG, ConfigRef(p), origin=origin) for p in self._config_paths(paths[0], scope, 0)] if paths else []
             return refs or list(UNKNOWN_VALUE)
-        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" and given:
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("get", "pop") and given:
             got = self._mapping_get(expr, scope)
             if got is not None:
                 return got
@@ -2128,8 +2155,8 @@ class Evaluator:
         return [v.value for v in self.values(expr, scope) if v.kind == CONST and isinstance(v.value, str)]
 
     def _mapping_get(self, expr: ast.Call, scope: Scope) -> Optional[List[Possible]]:
-        """``cfg.get("fp16", False)`` on a config file's table or a dict built in the code: the
-        key's value where it is there, else the default (None without one)."""
+        """``cfg.get("fp16", False)`` (or ``.pop``) on a config file's table or a dict built in
+        the code: the key's value where it is there, else the default (None without one)."""
         func = expr.func
         args = positional(expr)
         if not args or len(args) != len([a for a in arguments(expr) if a.keyword is None]):
@@ -2387,9 +2414,20 @@ def tests_absence(test: ast.expr) -> bool:
 
 
 def _override(entries: List[KwargSource]) -> List[KwargSource]:
-    """Entries with those a later unconditional entry of the same key replaces left out."""
+    """Entries with those a later unconditional entry of the same key replaces left out. A
+    removal (``d.pop("k")``, ``del d["k"]``) leaves out the entries of its key before it; one
+    under a test of its own leaves them where the test fails (``bound_under`` gets the test's
+    other branch: review 30a's ``kw["eval_strategy"] = kw.pop("evaluation_strategy")`` under a
+    signature check), or, under several tests, keeps them as they are."""
     out: List[KwargSource] = []
     for entry in entries:
+        if entry.via == REMOVED:
+            if not entry.conditional:
+                out = [e for e in out if e.name != entry.name]
+            elif len(entry.guards) == 1:
+                ((test, positive),) = entry.guards
+                out = [replace_fields(e, bound_under=e.bound_under + ((test, not positive),)) if e.name == entry.name else e for e in out]
+            continue
         if not entry.conditional:
             out = [e for e in out if e.name != entry.name]
         out.append(entry)

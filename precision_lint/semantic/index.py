@@ -205,6 +205,16 @@ class ItemAssign:
 
 
 @dataclass
+class ItemDelete:
+    """``del d["k"]``: a key taken out of a dict after it is built."""
+
+    key: ast.expr
+    scope: "Scope"
+    guards: Tuple[GuardNode, ...]
+    statement: ast.stmt  # the ``del``
+
+
+@dataclass
 class HalfMisfit:
     """A numeric literal that float16 cannot hold (beyond ±65504, or so small that it rounds
     to 0), written as an operand of arithmetic (``(1 - mask) * -1e9``, ``norm + 1e-8``) or
@@ -310,6 +320,7 @@ class ModuleIndex:
         self.arg_options: Dict[str, List[ArgOption]] = {}
         self.attr_assigns: List[AttrAssign] = []
         self.item_assigns: Dict[str, List[ItemAssign]] = {}  # by the dict's variable name
+        self.item_deletes: Dict[str, List[ItemDelete]] = {}  # by the dict's variable name
         self.half_misfits: List[HalfMisfit] = []
         self.matmuls: Dict[int, MatmulSite] = {}  # id(BinOp) → its site
         self.inplace_updates: List[InplaceUpdate] = []  # augmented assignments, in source order
@@ -1684,6 +1695,14 @@ class _Indexer:
                 self.ix.attr_assigns.append(
                     AttrAssign(target, node.value, self.scope, tuple(self.loops), tuple(self.guards))
                 )
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            if type(target) is ast.Subscript:
+                owner = item_owner(target.value)
+                key = subscript_key(self.ix, target) if owner is not None else None
+                if key is not None:
+                    self.ix.item_deletes.setdefault(owner, []).append(ItemDelete(key, self.scope, tuple(self.guards), node))
 
     def _half_misfit(self, node, literal, other, kind) -> None:
         self.ix.half_misfits.append(

@@ -53,6 +53,55 @@ def test_a_key_set_under_a_condition_joins_the_earlier_value():
     assert [d.code for d in lint(src, "MP101")] == ["MP101"]  # still True on a GPU
 
 
+@pytest.mark.parametrize(
+    "removal, reported",
+    [
+        ('kwargs.pop("fp16")', False),
+        ('kwargs.pop("fp16", None)', False),
+        ('del kwargs["fp16"]', False),
+        ('renamed = kwargs.pop("fp16")', False),
+        # a removal under a test of its own leaves the key where the test fails
+        ('if torch.cuda.is_available():\n        kwargs.pop("fp16")', True),
+        # another dict's key, or another key
+        ('other = dict(base)\n    other.pop("fp16")', True),
+        ('kwargs.pop("output_dir")', True),
+    ],
+)
+def test_a_key_removed_after_the_dict_is_built_is_not_passed(removal, reported):
+    """``d.pop("k")`` and ``del d["k"]`` between the dict and the call take the key out of what
+    ``**d`` passes (review 30a: ``kw["eval_strategy"] = kw.pop("evaluation_strategy")``)."""
+    src = HEAD.replace('"fp16": False', '"fp16": True') + "kwargs = dict(base)\n    " + removal + TAIL
+    assert bool(lint(src, "MP101")) == reported
+
+
+RENAMED = """\
+    import inspect
+    from transformers import TrainingArguments
+
+    def make_args(out):
+        kw = {"output_dir": out, "evaluation_strategy": "steps", "eval_steps": 50}
+        accepted = inspect.signature(TrainingArguments.__init__).parameters
+        if "eval_strategy" in accepted and "evaluation_strategy" in kw:
+            kw["eval_strategy"] = kw.pop("evaluation_strategy")
+        return TrainingArguments(**kw)
+    """
+
+
+def test_a_key_renamed_under_a_signature_check_is_the_old_name_only_where_the_check_fails():
+    """The old key stays only where the installed ``TrainingArguments`` lacks ``eval_strategy``:
+    written for both versions. Renamed unconditionally, it is never passed; renamed under the
+    user's own switch, the old key still reaches the call."""
+    from conftest import config
+
+    newest = config(transformers_version="5.23")
+    assert lint(RENAMED, "MP302", newest) == []
+    unconditional = RENAMED.replace('if "eval_strategy" in accepted and "evaluation_strategy" in kw:\n            ', "")
+    assert 'kw["eval_strategy"] = kw.pop' in unconditional and "if " not in unconditional
+    assert lint(unconditional, None, newest) == []  # nothing: no MP302, no MP000 either
+    switched = RENAMED.replace('"eval_strategy" in accepted and "evaluation_strategy" in kw', "out.endswith('new')")
+    assert [d.code for d in lint(switched, "MP302", newest)] == ["MP302"]
+
+
 @pytest.mark.parametrize("call", ["cache.get(key='a')", "cache.get(*names)", "cache.get()", "store.get(**opts)"])
 def test_get_calls_that_are_not_a_dicts_get_are_unknown_never_an_error(call):
     src = f"""
@@ -211,3 +260,20 @@ def test_an_entry_knows_the_test_its_dict_was_bound_under():
     assert [(index.text(t), p) for t, p in sources["processing_class"].bound_under] == [("new", True)]
     assert [(index.text(t), p) for t, p in sources["tokenizer"].bound_under] == [("new", False)]
     assert sources["tokenizer"].guards == ()
+
+
+@pytest.mark.parametrize("method", ["get", "pop"])
+def test_a_dicts_get_or_pop_is_the_keys_value_else_the_default(method):
+    """Review 30b: ``kwargs.pop("torch_dtype", torch.bfloat16)`` reads a dict built in the code
+    as ``.get`` does: the key's value where the dict holds it, else the default."""
+    src = f"""
+        import torch
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+        extra = {{"trust_remote_code": True}}
+        dtype = extra.{method}("torch_dtype", torch.float16)
+        model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=dtype)
+        Trainer(model=model, args=TrainingArguments("o", fp16=True)).train()
+        """
+    assert [d.code for d in lint(src, "MP101")] == ["MP101"]
+    held = src.replace('{"trust_remote_code": True}', '{"torch_dtype": torch.float32}')
+    assert lint(held, "MP101") == []
