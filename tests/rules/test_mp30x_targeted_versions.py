@@ -627,3 +627,20 @@ def test_a_branch_of_an_import_probe_flag_is_written_for_the_versions_it_names(p
     other branch. A flag carried out of an import's ``try`` is an import check."""
     found = lint(IMPORT_PROBE.format(probe=probe), cfg=NEWEST)
     assert sorted(d.code for d in found if d.code in ("MP301", "MP302")) == reported
+
+
+def test_the_branch_an_import_check_takes_where_the_import_works_is_judged_as_any_code():
+    """Review 30a (the first run of the flag's reading): ``SFTConfig(**common)`` with a
+    deprecated ``warmup_ratio`` under ``if HAVE_CFG:`` runs on the pinned TRL, which has
+    ``SFTConfig``: it warns (or fails) there. Only the fallback is written for other versions."""
+    src = TRIED + """
+
+def build(common):
+    if HAVE_CFG:
+        return SFTConfig(**common, warmup_ratio=0.03)
+    return None
+"""
+    # (removed by transformers 5.15: MP302 under the newest versions)
+    assert [d.code for d in lint(src, cfg=NEWEST) if d.code.startswith("MP30")] == ["MP302"]
+    fallback = src.replace("if HAVE_CFG:", "if not HAVE_CFG:")
+    assert [d.code for d in lint(fallback, cfg=NEWEST) if d.code.startswith("MP30")] == []

@@ -44,21 +44,24 @@ def tolerates(index: ModuleIndex, guards, caught, failures, names=()) -> bool:
         text = index.text(test)
         if tests.test(test, positive) is not None or SIGNATURE_CHECK().search(text) or _reads_a_signature(index, test):
             return True
-        if _import_probe_flag(index, test):
+        if _import_probe_fallback(index, test, positive):
             return True
         if names and HASATTR().search(text) and any(f"'{n}'" in text or f'"{n}"' in text for n in names):
             return True
     return False
 
 
-def _import_probe_flag(index: ModuleIndex, test) -> bool:
-    """Whether the test reads a flag that records whether an import succeeded: bound to a bool
-    in the body of a ``try`` that imports (``from trl import SFTConfig; HAVE_CFG = True``) whose
-    handler catches the import's failure (``except ImportError: HAVE_CFG = False``), every
-    binding that reaches the test a bool literal. Either branch of the test is written for the
-    versions it names: the other one runs only where the import fails (review 30a: removed
-    ``SFTTrainer`` keywords in the branch for a TRL without ``SFTConfig``, under a pin that has it)."""
-    node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+def _import_probe_fallback(index: ModuleIndex, test, positive: bool) -> bool:
+    """Whether the branch ``positive`` of the test is the fallback of an import check: the test
+    reads a flag bound to a bool in the body of a ``try`` that imports (``from trl import
+    SFTConfig; HAVE_CFG = True``) whose handler catches the import's failure (``except
+    ImportError: HAVE_CFG = False``), every binding that reaches the test a bool literal, and the
+    branch runs where the flag is not what the ``try`` set: only where the import fails, on
+    versions the code is written to survive (review 30a: removed ``SFTTrainer`` keywords in the
+    branch for a TRL without ``SFTConfig``, under a pin that has it). The other branch runs on
+    the versions that have the name, and is judged as any code is."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    node = test.operand if negated else test
     if not isinstance(node, ast.Name):
         return False
     bound_in, bindings = reaching(index, node, index.scope_of(test))
@@ -67,7 +70,8 @@ def _import_probe_flag(index: ModuleIndex, test) -> bool:
     if not all(isinstance(b.value, ast.Constant) and isinstance(b.value.value, bool) for b in bindings):
         return False
     probes = [t for t in ast.walk(bound_in.node) if isinstance(t, ast.Try) and _probes_an_import(t)]
-    return any(_within(b.statement, t.body) for b in bindings for t in probes)
+    imported = {b.value.value for b in bindings for t in probes if _within(b.statement, t.body)}
+    return len(imported) == 1 and (positive != negated) not in imported
 
 
 def _probes_an_import(node: ast.Try) -> bool:
