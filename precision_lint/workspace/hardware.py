@@ -703,14 +703,22 @@ _QUANTIZED_NAME = lazy(r"gptq|awq|gguf|ggml|exl2|bnb|nf4|fp8|int[48]|[248]-?bits
 
 def billions_of_parameters(model_name: str) -> Optional[float]:
     """The number of parameters (in billions) a checkpoint's name states, where its weights are
-    stored in 16 bits or more (a quantized checkpoint's name gives None)."""
+    stored in 16 bits or more (a quantized checkpoint's name gives None). A hub name
+    (``org/name``) states it in its name; a local path in its nearest folder that states one (a
+    fine-tune's output keeps its base's name above its checkpoints:
+    ``/data/ckpt/QwQ-32B-lora/final-0708``, review 30a)."""
     if _QUANTIZED_NAME().search(model_name):
         return None
-    found = None
-    for experts, size in _BILLIONS().findall(model_name.rsplit("/", 1)[-1]):
-        billions = float(size) * (int(experts) if experts else 1)
-        found = billions if found is None else max(found, billions)
-    return found
+    parts = [p for p in model_name.replace("\\", "/").split("/") if p]
+    local = model_name.startswith(("/", "./", "../", "~")) or len(parts) > 2
+    for part in reversed(parts if local else parts[-1:]):
+        found = None
+        for experts, size in _BILLIONS().findall(part):
+            billions = float(size) * (int(experts) if experts else 1)
+            found = billions if found is None else max(found, billions)
+        if found is not None:
+            return found
+    return None
 
 
 def needs_an_80gb_gpu(billions: float, bytes_per_parameter: int = 2) -> bool:

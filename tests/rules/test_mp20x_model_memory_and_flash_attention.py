@@ -50,8 +50,8 @@ def test_a_model_only_an_80gb_gpu_holds_is_not_judged_for_older_gpus(body):
         'net = AutoModelForCausalLM.from_pretrained("org/coder-33b", torch_dtype=torch.bfloat16, quantization_config=q).cuda()\n',
         # a quantized checkpoint
         'net = AutoModelForCausalLM.from_pretrained("org/coder-33b-gptq", torch_dtype=torch.bfloat16).cuda()\n',
-        # the user chooses the model: the default is one of many
-        'p = argparse.ArgumentParser()\np.add_argument("--model", default="org/coder-33b")\nargs = p.parse_args()\n'
+        # the user chooses the model, and its default is one a T4 holds
+        'p = argparse.ArgumentParser()\np.add_argument("--model", default="org/coder-7b")\nargs = p.parse_args()\n'
         'net = AutoModelForCausalLM.from_pretrained(args.model, torch_dtype=torch.bfloat16).cuda()\n',
         # moved to the GPU before a later load of the large one (another variable)
         'small = AutoModelForCausalLM.from_pretrained("org/coder-7b", torch_dtype=torch.bfloat16)\nsmall.cuda()\n'
@@ -64,6 +64,45 @@ def test_a_model_only_an_80gb_gpu_holds_is_not_judged_for_older_gpus(body):
 )
 def test_a_model_an_older_gpu_holds_is_still_judged(body):
     assert "MP201" in _codes(body)
+
+
+OPTION_DEFAULT = """\
+p = argparse.ArgumentParser()
+p.add_argument("--model", default="org/coder-33b")
+p.add_argument("--device_map", default="{'': 0}")
+args = p.parse_args()
+net = AutoModelForCausalLM.from_pretrained(
+    args.model, torch_dtype=torch.bfloat16, device_map=DEVICE_MAP, attn_implementation="flash_attention_2")
+"""
+
+
+@pytest.mark.parametrize("device_map", ['{"": 0}', "ast.literal_eval(args.device_map)", '"cuda:0"'])
+def test_the_default_run_of_an_option_is_the_scripts_where_nothing_is_stated(device_map):
+    """Review 30a: a 32B checkpoint as ``--model``'s default, placed whole on one GPU (its
+    ``device_map`` read from an option's default string), with FlashAttention-2: the run the
+    script makes as shipped needs an 80 GB GPU. Where the project states a GPU, the statement
+    may be about a smaller checkpoint the user passes: it is judged by the statement."""
+    body = "import ast\n" + OPTION_DEFAULT.replace("DEVICE_MAP", device_map)
+    assert _codes(body) == []
+    assert "MP202" in _codes("# Tested on a Tesla T4\n" + body)
+    # the device map the user passes by default may spread the model: judged for older GPUs
+    assert "MP202" in _codes(body.replace("'': 0", "auto").replace('"cuda:0"', '"auto"').replace('{"": 0}', '"auto"'))
+
+
+@pytest.mark.parametrize(
+    "path, billions",
+    [
+        ("/data/ckpt/QwQ-32B-lora-ds/final-0708", 32.0),  # a fine-tune's output under its base's name
+        ("./runs/llama-70b/checkpoint-500", 70.0),
+        ("/data/ckpt/run-3/final", None),
+        ("org/coder-7b", 7.0),  # a hub name: its name alone
+        ("output/Qwen-14B-sft/merged-7b", 7.0),  # the nearest folder that states one
+    ],
+)
+def test_a_local_checkpoint_path_states_its_size_in_its_nearest_folder(path, billions):
+    from precision_lint.workspace.hardware import billions_of_parameters
+
+    assert billions_of_parameters(path) == billions
 
 
 def test_a_memory_statement_also_covers_the_modules_the_script_runs(tmp_path):

@@ -45,6 +45,7 @@ from ...semantic.names import dotted
 from ...semantic.queries import position, reaching, reaching_at
 from ...workspace import hardware
 from ...semantic.values import CONST, DTYPE, SYMBOLIC, Possible, dtypes as dtype_atoms
+from ...semantic.values import replace as replace_fields
 from .precision import Arg, is_training_args, key_span
 from . import sagemaker
 from ..._regex import lazy
@@ -123,6 +124,10 @@ class CapabilityFacts:
     # The checkpoint names of each load placed whole on one GPU, unquantized (`from_pretrained(
     # name, ...).cuda()`): the join gives a parameter's its callers' (`self.model_name`)
     one_gpu_loads: Tuple[Tuple[Possible, ...], ...] = ()
+    # The same, for a load whose checkpoint is a command-line option's default (`--model`
+    # default "Qwen/QwQ-32B"): the run the script makes when no one picks another, read where
+    # nothing states a GPU (a statement may be about a smaller checkpoint the user passes)
+    default_one_gpu_loads: Tuple[Tuple[Possible, ...], ...] = ()
     # The files a module that states a GPU launches from its code (`subprocess.run([sys.
     # executable, "train/fit.py"])` in a Modal function that requests an H100), as written:
     # the GPU is theirs too (read where something is stated only)
@@ -146,7 +151,11 @@ class CapabilityFacts:
             stated = hardware.summarise(c for c in (stated, hardware.NATIVE_BF16) if c is not None)
         if stated is not None and stated >= hardware.NATIVE_BF16:
             return stated
-        return hardware.NATIVE_BF16 if any(_only_on_80gb(names) for names in self.one_gpu_loads) else stated
+        if any(_only_on_80gb(names) for names in self.one_gpu_loads):
+            return hardware.NATIVE_BF16
+        if stated is None and any(_only_on_80gb(names) for names in self.default_one_gpu_loads):
+            return hardware.NATIVE_BF16  # the script's own default run (review 30a: a 32B checkpoint)
+        return stated
 
     def call_guarded(self, span: Span) -> bool:
         return (span.start, span.end) in self.guarded_calls
@@ -724,31 +733,66 @@ def _device_map_one_gpu(index: ModuleIndex, evaluator: Evaluator, site: CallSite
         return False
     if isinstance(passed.value, ast.Dict):
         return bool(passed.value.keys) and all(_string(k) == "" for k in passed.value.keys)
-    values = evaluator.values(passed.value, site.scope)
+    parsed = _parsed_text(index, passed.value)
+    values = [v for v in evaluator.values(parsed if parsed is not None else passed.value, site.scope) if not _passed_by_user(v)]
+    if parsed is not None:
+        values = [_literal(v) for v in values]
     return bool(values) and all(
-        v.kind == CONST and (
+        v is not None and v.kind == CONST and (
             (isinstance(v.value, int) and not isinstance(v.value, bool))
             or (isinstance(v.value, str) and CUDA_STRING.fullmatch(v.value) is not None and v.value.lower() != "nccl")
+            or (isinstance(v.value, dict) and bool(v.value) and all(k == "" for k in v.value))
         )
         for v in values
     )
 
 
-def _model_names(evaluator: Evaluator, site: CallSite, options: List[ArgparseOption]) -> Tuple[Possible, ...]:
+# calls that read a literal out of a string (`ast.literal_eval(args.device_map)` of an option
+# whose default is "{'': 0}")
+_LITERAL_READERS = frozenset({"ast.literal_eval", "json.loads"})
+
+
+def _parsed_text(index: ModuleIndex, expr: ast.expr) -> Optional[ast.expr]:
+    """The string ``expr`` reads a literal out of (``ast.literal_eval(text)``), else None."""
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
+        site = index.call_of(expr)
+        if site is not None and site.qualname in _LITERAL_READERS:
+            return expr.args[0]
+    return None
+
+
+def _literal(value: Possible) -> Optional[Possible]:
+    """The literal a constant string spells (``"{'': 0}"`` → ``{"": 0}``), read as
+    ``ast.literal_eval`` reads it; None where it spells none."""
+    if value.kind != CONST or not isinstance(value.value, str):
+        return None
+    try:
+        return replace_fields(value, value=ast.literal_eval(value.value))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _passed_by_user(value: Possible) -> bool:
+    """A value the user passes on the command line (not the option's default)."""
+    return any(g.on_command_line or g.user_choice for g in value.guards)
+
+
+def _model_names(evaluator: Evaluator, site: CallSite, options: List[ArgparseOption]) -> Tuple[Tuple[Possible, ...], bool]:
     """The checkpoint names a loader may load (values: a parameter's are its callers', at the
-    join); none where one is written inside an option's declaration (``--model``'s default
-    names one of many: the user chooses)."""
+    join), and whether one is written inside an option's declaration (``--model``'s default
+    names one of many: the user chooses; the names are then the defaults only, the run the
+    script makes when no one passes another)."""
     first = positional(site.node)
     expr = first[0] if first else (found.value if (found := keyword(site.node, "pretrained_model_name_or_path")) is not None else None)
     if expr is None:
-        return ()
+        return (), False
     values = tuple(evaluator.values(expr, site.scope))
     if any(
         v.origin is not None and not v.where and any(o.span.start <= v.origin.start and v.origin.end <= o.span.end for o in options)
         for v in values
     ):
-        return ()
-    return values
+        return tuple(v for v in values if not _passed_by_user(v)), True
+    return values, False
 
 
 def _only_on_80gb(names: Tuple[Possible, ...]) -> bool:
@@ -790,29 +834,30 @@ def _placed_on_one_gpu(index: ModuleIndex, evaluator: Evaluator, loader: CallSit
     )
 
 
-def _one_gpu_loads(index: ModuleIndex, evaluator: Evaluator, options: List[ArgparseOption]) -> Tuple[Tuple[Possible, ...], ...]:
+def _one_gpu_loads(index: ModuleIndex, evaluator: Evaluator, options: List[ArgparseOption]):
     """The checkpoint names of each load the module places whole on one GPU, unquantized
-    (:attr:`CapabilityFacts.one_gpu_loads`): where they name a checkpoint whose weights fit no
-    GPU without native bf16 (a 33B model's 16-bit weights, 67 GB, ``.cuda()``), every GPU that
-    can run the module is an 80 GB A100 or newer, so bf16 and FlashAttention-2 cannot fail there.
-    At least two bytes a weight: a load without a dtype reads the checkpoint's (16-bit) or
-    float32 (transformers 4.x); one that quantizes (``load_in_4bit``, ``quantization_config``)
-    or an 8-bit dtype is left out."""
+    (:attr:`CapabilityFacts.one_gpu_loads`), and those of the loads whose checkpoint is an
+    option's default (:attr:`CapabilityFacts.default_one_gpu_loads`): where they name a
+    checkpoint whose weights fit no GPU without native bf16 (a 33B model's 16-bit weights, 67 GB,
+    ``.cuda()``), every GPU that can run the module is an 80 GB A100 or newer, so bf16 and
+    FlashAttention-2 cannot fail there. At least two bytes a weight: a load without a dtype
+    reads the checkpoint's (16-bit) or float32 (transformers 4.x); one that quantizes
+    (``load_in_4bit``, ``quantization_config``) or an 8-bit dtype is left out."""
     loaders = [s for s in index.calls if s.method in LOADER_METHODS and not (s.qualname or "").endswith("Config.from_pretrained")]
     if not loaders:
-        return ()
+        return (), ()
     placers = [s for s in index.calls if s.method in _ONE_GPU_METHODS]
-    out = []
+    out, defaults = [], []
     for site in loaders:
         if any(keyword(site.node, k) is not None for k in _QUANTIZING_KWARGS):
             continue
         dtypes = [d for name in DTYPE_KWARGS if (vals := evaluator.kwarg_values(site.node, site.scope, name)) for d in dtype_atoms(vals)]
         if any(d.value and ("float8" in d.value or d.value in ("int8", "uint8")) for d in dtypes):
             continue
-        names = _model_names(evaluator, site, options)
+        names, by_default = _model_names(evaluator, site, options)
         if names and any(v.kind != CONST or isinstance(v.value, str) for v in names) and _placed_on_one_gpu(index, evaluator, site, placers):
-            out.append(names)
-    return tuple(out)
+            (defaults if by_default else out).append(names)
+    return tuple(out), tuple(defaults)
 
 
 def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
@@ -900,10 +945,12 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     if tf32:
         requests.append(hardware.NATIVE_BF16)
     stated = hardware.summarise(c for c in (hardware.stated_capability(prose), *requests) if c is not None)
+    one_gpu, default_one_gpu = _one_gpu_loads(index, evaluator, options)
     return CapabilityFacts(
         stated_capability=stated,
         launches=(*_code_launches(index, evaluator), *(job.script for job in jobs)) if stated is not None else (),
-        one_gpu_loads=_one_gpu_loads(index, evaluator, options),
+        one_gpu_loads=one_gpu,
+        default_one_gpu_loads=default_one_gpu,
         tf32=tf32_joined,
         fp8_compute=fp8,
         device=other_device(index, evaluator, trains, marks),
