@@ -62,8 +62,13 @@ from .hardware import (
 
 LAUNCH_SUFFIXES = (".sh", ".slurm", ".sbatch", ".bash", ".ipynb")
 # The records of a project's runs: the files of its log folders, a committed W&B run's metadata
-_RUN_LOG_FOLDER = lazy(r"^(?:logs?(?:[_-]\w+)?|outputs?|runs)$", re.IGNORECASE)
+_RUN_LOG_FOLDER = lazy(r"^(?:logs?(?:[_-]\w+)?|outputs?|runs|reports?|experiments?)$", re.IGNORECASE)
 _LOG_SUFFIXES = (".log", ".out", ".txt")
+# the experiment logs a project writes by hand in its report folders (`reports/experiment_log.md`:
+# "- GPU: NVIDIA GeForce RTX 4070 12GB", held-out 30u); a run's output folder's Markdown is the
+# text it generated, not a record of the machine
+_REPORT_FOLDER = lazy(r"^(?:reports?|experiments?)$", re.IGNORECASE)
+_REPORT_SUFFIXES = (*_LOG_SUFFIXES, ".md")
 # the keys of a configuration's precision settings, and a note at the end of such a line
 # (`bf16: true  # A100 native bfloat16`, `"mixed_precision": "bf16"` has no comment in JSON)
 _PRECISION_KEYS = ("bf16", "fp16", "bfloat16", "float16", "mixed_precision", "precision", "dtype")
@@ -413,7 +418,8 @@ class ShippedFiles:
         8xA100" does: the ``"gpu"`` of a committed Weights & Biases run
         (``wandb/run-*/files/wandb-metadata.json``), and the device lines of the log files in
         its log folders (``logs/``, ``script/logs/``, ``outputs/``: a library's "Your device 'NVIDIA
-        H100 PCIe' ...", a printed ``torch.cuda.get_device_name()``). At most
+        H100 PCIe' ...", a printed ``torch.cuda.get_device_name()``) and of the experiment logs
+        in its report folders (``reports/experiment_log.md``: "- GPU: NVIDIA GeForce RTX 4070"). At most
         :data:`RECORDS` files, the head of each (:meth:`_head`)."""
         if root in self._recorded:
             return self._recorded[root]
@@ -431,7 +437,8 @@ class ShippedFiles:
                 names = sorted(os.listdir(folder))
             except OSError:
                 continue
-            files.extend(os.path.join(folder, f) for f in names if f.endswith(_LOG_SUFFIXES))
+            suffixes = _REPORT_SUFFIXES if _REPORT_FOLDER().match(name) else _LOG_SUFFIXES
+            files.extend(os.path.join(folder, f) for f in names if f.endswith(suffixes))
         for path in files[:RECORDS]:
             text = self._head(path)
             if not text:

@@ -321,6 +321,16 @@ def test_the_records_of_the_projects_runs_name_its_gpu(tmp_path):
         ".git/HEAD": "", "train.py": train, "logs/notes.txt": "compare with A100 prices\n", "misc/run.log": "GPU: NVIDIA A100\n",
     })
     assert _run(other) == [("train.py", "MP201")]
+    # an experiment log written by hand in a report folder (held-out 30u: QLoRA on an RTX 4070);
+    # a run's output folder's Markdown is the text it generated
+    report = write_tree(tmp_path / "report", {
+        ".git/HEAD": "", "train.py": train, "reports/experiment_log.md": "## Run 1\n- GPU: NVIDIA GeForce RTX 4070 12GB\n- torch 2.12\n",
+    })
+    assert _run(report) == []
+    generated = write_tree(tmp_path / "generated", {
+        ".git/HEAD": "", "train.py": train, "outputs/answers.md": "Q: which GPU?\nA: the NVIDIA A100 GPU is fast.\n",
+    })
+    assert _run(generated) == [("train.py", "MP201")]
 
 
 def _recorded_notebook(*outputs) -> str:
