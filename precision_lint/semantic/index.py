@@ -1450,7 +1450,7 @@ def _caught_names(node: ast.Try, scope: Optional[Scope] = None) -> Tuple[str, ..
         last = handler.body[-1] if handler.body else None
         if type(last) is ast.Raise and last.exc is None:
             continue
-        if bound and all(_reports(stmt) for stmt in handler.body) and bound - _bound_names(handler.body):
+        if bound and all(reports(stmt) for stmt in handler.body) and bound - _bound_names(handler.body):
             continue
         if handler.type is None:
             out.append("*")
@@ -1483,7 +1483,7 @@ def _bound_names(block: List[ast.stmt]) -> set:
 _REPORTING = frozenset({"print", "warn", "warning", "error", "exception", "info", "debug", "critical", "print_exc", "log"})
 
 
-def _reports(stmt: ast.stmt) -> bool:
+def reports(stmt: ast.stmt) -> bool:
     """Whether a handler's statement only reports (a call of :data:`_REPORTING`, ``pass``)."""
     if type(stmt) is ast.Pass:
         return True

@@ -644,3 +644,39 @@ def build(common):
     assert [d.code for d in lint(src, cfg=NEWEST) if d.code.startswith("MP30")] == ["MP302"]
     fallback = src.replace("if HAVE_CFG:", "if not HAVE_CFG:")
     assert [d.code for d in lint(fallback, cfg=NEWEST) if d.code.startswith("MP30")] == []
+
+
+GIVES_UP = """\
+import logging
+from transformers import AutoModelForCausalLM
+
+
+def load(path):
+    try:
+        model = AutoModelForCausalLM.from_pretrained(path, device_map="auto", load_in_4bit=True)
+        return model
+    except {caught} as e:
+        logging.error(f"Failed to load model: {{e}}")
+        {after}
+"""
+
+
+@pytest.mark.parametrize(
+    "caught, after, reported",
+    [
+        ("Exception", "return None", True),
+        ("Exception", "return None, None", True),
+        ("BaseException", "return", True),
+        # the error a removed keyword raises, caught by name: written for the versions without it
+        ("TypeError", "return None", False),
+        # anything else in the handler is a fallback of the project's own
+        ("Exception", "return AutoModelForCausalLM.from_pretrained(path, device_map='auto')", False),
+        ("Exception", "raise SystemExit('use transformers<5')", False),
+    ],
+)
+def test_a_handler_that_catches_any_error_and_gives_up_expects_no_version(caught, after, reported):
+    """Held-out 30u: ``load_in_4bit=`` (removed in transformers 5.0) in a loader whose
+    ``except Exception:`` logs and returns ``None``: on the targeted version every load fails
+    and the evaluation reads "model not available". Swallowed is not expected."""
+    found = lint(GIVES_UP.format(caught=caught, after=after), "MP302", NEWEST)
+    assert bool(found) == reported

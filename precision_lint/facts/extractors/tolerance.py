@@ -13,11 +13,11 @@ counts the checks and the handlers only).
 from __future__ import annotations
 
 import ast
-from typing import Tuple
+from typing import Optional, Tuple
 
 
 from ...knowledge import migrations
-from ...semantic.index import ModuleIndex, names_read
+from ...semantic.index import ModuleIndex, names_read, reports
 from ...semantic.names import dotted
 from ...semantic.queries import reaching, reaching_values
 from ...semantic.version_tests import version_tests_of
@@ -109,10 +109,64 @@ def handler_caught(index: ModuleIndex, site, names) -> Tuple[str, ...]:
     """What is caught around ``site``, less the mark of an ``except`` block (``"<handler>"``)
     where that block calls the same callable with one of the same keywords ``names`` as its
     ``try`` did: a retry of the same call (``except Exception:`` loading again without
-    ``attn_implementation=``), not a fallback written for another version."""
-    if "<handler>" not in site.caught or not names or not _retries(index, site, names):
-        return site.caught
-    return tuple(c for c in site.caught if c != "<handler>")
+    ``attn_implementation=``), not a fallback written for another version; and less what the
+    innermost ``try`` around it catches where each of its handlers catches any error and gives
+    up (:func:`_gives_up`): the call's failure is then swallowed, not expected."""
+    caught = site.caught
+    if "<handler>" in caught and names and _retries(index, site, names):
+        caught = tuple(c for c in caught if c != "<handler>")
+    tried = _innermost_try(site)
+    if tried is not None and tried.handlers and all(_gives_up(h) for h in tried.handlers):
+        given_up = list(_caught_by(tried))
+        kept = []
+        for name in caught:
+            if name in given_up:
+                given_up.remove(name)  # (the same name caught by an outer try is kept)
+                continue
+            kept.append(name)
+        caught = tuple(kept)
+    return caught
+
+
+_ANY_ERROR = frozenset({"Exception", "BaseException"})
+
+
+def _gives_up(handler: ast.ExceptHandler) -> bool:
+    """Whether a handler catches any error (``except Exception:``, a bare ``except:``) and only
+    reports it and returns nothing of use (``logging.error(...); return None, None``): the
+    failure of a keyword a library removed is swallowed there, and what the ``try`` made is
+    lost (held-out 30u: an evaluation's loader with ``load_in_4bit=`` that returns ``None`` on
+    transformers 5, every evaluation round "model not available"). A handler that catches the
+    error a version raises (``except TypeError:``), or does anything else, is a fallback."""
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type] if handler.type is not None else []
+    if types and not all((dotted(t) or "").rsplit(".", 1)[-1] in _ANY_ERROR for t in types):
+        return False
+    body = handler.body
+    if not body or not isinstance(body[-1], ast.Return) or not _nothing(body[-1].value):
+        return False
+    return all(reports(stmt) for stmt in body[:-1])
+
+
+def _nothing(value: Optional[ast.expr]) -> bool:
+    """``return``, ``return None``, ``return None, None``, ``return False``, ``return {}``."""
+    if value is None:
+        return True
+    if isinstance(value, ast.Constant):
+        return value.value is None or value.value is False
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return all(_nothing(e) for e in value.elts)
+    return isinstance(value, ast.Dict) and not value.keys
+
+
+def _innermost_try(site) -> Optional[ast.Try]:
+    """The innermost ``try`` whose body holds the call (not one of its handlers)."""
+    node = site.node
+    found = None
+    for t in ast.walk(site.scope.code_scope().node):
+        if isinstance(t, ast.Try) and t.body and t.body[0].lineno <= node.lineno and node.end_lineno <= t.body[-1].end_lineno:
+            if found is None or t.body[0].lineno >= found.body[0].lineno:
+                found = t
+    return found
 
 
 def _retries(index: ModuleIndex, site, names) -> bool:
