@@ -416,3 +416,51 @@ def test_peft_model_kept_row_parses_and_holds_in_the_installed_trl():
     source = inspect.getsource(trl.SFTTrainer)
     assert "You passed a `PeftModel` instance together with a `peft_config`" in source
     assert "isinstance(model, PeftModel):\n            return model" not in source
+
+
+# --- [attention_classes.toml]: the per-backend attention tables and their removal -------------
+def _attention_generator():
+    """tools/attention_classes_table.py (read here without the network)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "tools" / "attention_classes_table.py"
+    spec = importlib.util.spec_from_file_location("attention_classes_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_attention_table_is_gone_from_the_installed_transformers():
+    """Each row names a modeling module and a table that the installed release (newer than
+    every removal listed) no longer defines, and the rows become import migrations and
+    ``removed_module`` rows alike."""
+    import importlib
+
+    from precision_lint.knowledge import _attention_classes, migrations, parse_version, removed_module
+
+    transformers = pytest.importorskip("transformers")
+    rows = _attention_classes()
+    assert len(rows) > 50 and {"LLAMA_ATTENTION_CLASSES", "WHISPER_ATTENTION_CLASSES"} <= {r["name"] for r in rows}
+    installed = parse_version(transformers.__version__.split("+", 1)[0])
+    imports = {(m.owner, m.name) for m in migrations() if m.kind == "import"}
+    for row in rows:
+        assert parse_version(row["removed_in"]) <= installed
+        try:
+            module = importlib.import_module(row["module"])
+        except ImportError:
+            module = None  # the model itself is gone
+        assert module is None or not hasattr(module, row["name"]), row
+        assert (row["module"], row["name"]) in imports
+        assert removed_module(f"{row['module']}.{row['name']}").removed_in == parse_version(row["removed_in"])
+
+
+def test_the_attention_table_generator_reads_a_wheels_modeling_files(tmp_path):
+    import zipfile
+
+    path = tmp_path / "transformers-4.99.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("transformers/models/toy/modeling_toy.py", "TOY_ATTENTION_CLASSES = {\n    'eager': 1,\n}\nx = 1\n")
+        z.writestr("transformers/models/toy/configuration_toy.py", "OTHER_ATTENTION_CLASSES = {}\n")
+        z.writestr("transformers/models/toy/modeling_tf_toy.py", "    INDENTED_ATTENTION_CLASSES = {}\n")
+    assert _attention_generator().tables(str(path)) == {"TOY_ATTENTION_CLASSES": "transformers.models.toy.modeling_toy"}

@@ -475,7 +475,7 @@ def _row_error(where: str, message: str) -> ValueError:
 def migrations() -> Tuple[Migration, ...]:
     """Every row of migrations.toml, one per name."""
     out = []
-    for i, row in enumerate(_table("migrations.toml").get("migration", [])):
+    for i, row in enumerate([*_table("migrations.toml").get("migration", []), *_attention_class_migrations()]):
         where = f"row {i + 1} ({row.get('owner', '?')})"
         missing, unknown = _fields_amiss(row, _REQUIRED, _OPTIONAL)
         if missing or unknown:
@@ -707,9 +707,35 @@ class RemovedModule:
 @lru_cache(maxsize=None)
 def removed_modules() -> Dict[str, RemovedModule]:
     """Module name (or ``module.name``) -> its removal, for every ``[[removed_module]]`` of
-    ``libraries.toml``."""
-    rows = _table("libraries.toml").get("removed_module", ())
+    ``libraries.toml`` and every attention table of ``attention_classes.toml`` (code that imports
+    one runs on the versions before its removal)."""
+    rows = [
+        *_table("libraries.toml").get("removed_module", ()),
+        *({"dist": "transformers", "module": f"{r['module']}.{r['name']}", "removed_in": r["removed_in"]} for r in _attention_classes()),
+    ]
     return {r["module"]: RemovedModule(r["dist"], r["module"], parse_version(r["removed_in"])) for r in rows}
+
+
+def _attention_classes() -> List[dict]:
+    """The per-backend attention tables transformers' modeling files defined and the minor each
+    is gone from (``attention_classes.toml``, made by ``tools/attention_classes_table.py`` from
+    the wheels)."""
+    return list(_table("attention_classes.toml").get("attention_classes", ()))
+
+
+def _attention_class_migrations() -> List[dict]:
+    """A ``migrations.toml`` row for each attention table: its import raises ``ImportError``
+    from the release that moved its model to ``ALL_ATTENTION_FUNCTIONS`` (no fix: the patch
+    that used it is written for the old attention classes)."""
+    return [
+        {
+            "library": "transformers", "kind": "import", "owner": r["module"], "names": [r["name"]],
+            "removed_in": r["removed_in"], "fix": "none",
+            "replacement": "the attention interface of 4.48 (`transformers.modeling_utils.ALL_ATTENTION_FUNCTIONS`)",
+            "error": f"ImportError: cannot import name '{r['name']}' from '{r['module']}'",
+        }
+        for r in _attention_classes()
+    ]
 
 
 @lru_cache(maxsize=None)

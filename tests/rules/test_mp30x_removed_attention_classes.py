@@ -64,3 +64,16 @@ def test_the_checkpoint_sharder_gone_in_4_47(tmp_path, how, error):
     root = write_tree(tmp_path / "p", {".git/HEAD": "", "requirements.txt": "transformers>=4.50\n", "export.py": how})
     (found,) = findings_in(root, ["MP302", "MP304"])
     assert found.code == "MP302" and error in found.message and "split_torch_state_dict_into_shards" in found.message
+
+
+@pytest.mark.parametrize("pin, reported", [("transformers", True), ("transformers==4.52.4", False), ("transformers>=4.53", True)])
+def test_every_models_attention_table_has_its_own_removal(tmp_path, pin, reported):
+    """Held-out 30u: a Whisper fine-tune that patches ``WHISPER_ATTENTION_CLASSES``, gone from
+    transformers 4.53 (each model moved on its own release: attention_classes.toml, read from
+    the wheels)."""
+    imports = "from transformers.models.whisper.modeling_whisper import WHISPER_ATTENTION_CLASSES\n"
+    found = [(c, line, m) for c, line, m in findings(tmp_path, pin, imports=imports) if c == "MP302"]
+    assert bool(found) == reported
+    if reported:
+        ((_, line, message),) = found
+        assert line == 3 and "4.53" in message and "WHISPER_ATTENTION_CLASSES" in message
