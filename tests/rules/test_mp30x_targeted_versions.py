@@ -680,3 +680,30 @@ def test_a_handler_that_catches_any_error_and_gives_up_expects_no_version(caught
     and the evaluation reads "model not available". Swallowed is not expected."""
     found = lint(GIVES_UP.format(caught=caught, after=after), "MP302", NEWEST)
     assert bool(found) == reported
+
+
+UNRELATED_PROBE = """\
+import inspect, sys
+from transformers import TrainingArguments
+
+def make_args(out):
+    common = dict(output_dir=out, evaluation_strategy="steps")
+    if {probe} not in inspect.signature(TrainingArguments.__init__).parameters:
+        sys.exit("transformers too old")
+    return TrainingArguments(**common)
+"""
+
+
+@pytest.mark.parametrize(
+    "probe, reported",
+    [
+        ('"average_tokens_across_devices"', True),  # asks for a newer release: says nothing of the key
+        ('"eval_strategy"', False),  # the key's own new name: written for both
+        ('"evaluation_strategy"', False),
+    ],
+)
+def test_a_signature_check_guards_only_the_keywords_it_names(probe, reported):
+    """Review 30a: an early exit unless ``SFTConfig`` takes ``completion_only_loss`` raised the
+    floor, and hid a deprecated ``warmup_ratio`` of the same config (MP304 missed)."""
+    found = lint(UNRELATED_PROBE.format(probe=probe), "MP302", NEWEST)
+    assert bool(found) == reported

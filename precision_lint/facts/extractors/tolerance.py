@@ -32,23 +32,49 @@ SIGNATURE_CHECK = lazy(r"\b(?:signature|getfullargspec|getargspec|co_varnames|__
 HASATTR = lazy(r"\bhasattr\s*\(")
 
 
-def tolerates(index: ModuleIndex, guards, caught, failures, names=()) -> bool:
+def tolerates(index: ModuleIndex, guards, caught, failures, names=(), keywords=None) -> bool:
     """Whether a use under ``guards`` (tests, each with its polarity) and inside handlers of
     ``caught`` survives one of ``failures``. ``names``: for an attribute, a ``hasattr`` check
     of one of them (the name or what replaced it) is a guard as well. A version check is one
-    by what it compares (``semantic/version_tests.py``), never by the word "version"."""
+    by what it compares (``semantic/version_tests.py``), never by the word "version".
+    ``keywords``: for a call, the keywords judged and the names they were renamed from or to; a
+    signature check that names parameters guards the call only where it names one of them
+    (review 30a: ``if "completion_only_loss" not in inspect.signature(SFTConfig.__init__)
+    .parameters: sys.exit(...)`` asks for a newer TRL, and says nothing of ``warmup_ratio``)."""
     if failures.intersection(caught):
         return True
     tests = version_tests_of(index)
     for test, positive in guards:
         text = index.text(test)
-        if tests.test(test, positive) is not None or SIGNATURE_CHECK().search(text) or _reads_a_signature(index, test):
+        if tests.test(test, positive) is not None:
+            return True
+        if (SIGNATURE_CHECK().search(text) or _reads_a_signature(index, test)) and _names_any(test, keywords):
             return True
         if _import_probe_fallback(index, test, positive):
             return True
         if names and HASATTR().search(text) and any(f"'{n}'" in text or f'"{n}"' in text for n in names):
             return True
     return False
+
+
+def _names_any(test, keywords) -> bool:
+    """Whether a signature check may speak of ``keywords`` (None: of anything): it names none
+    of the parameters it tests (``len(params) > 3``), or one of them."""
+    if keywords is None:
+        return True
+    quoted = {n.value for n in ast.walk(test) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return not quoted or bool(quoted & keywords)
+
+
+def related_keywords(names) -> frozenset:
+    """``names`` and the names the migration table renames them from or to
+    (``tokenizer`` / ``processing_class``)."""
+    names = set(names)
+    out = set(names)
+    for m in migrations():
+        if m.kind == "keyword" and m.rename_to and (m.name in names or m.rename_to in names):
+            out.update((m.name, m.rename_to))
+    return frozenset(out)
 
 
 def _import_probe_fallback(index: ModuleIndex, test, positive: bool) -> bool:
@@ -194,7 +220,8 @@ def call_tolerated(index: ModuleIndex, site, sources, failures, caught=None) -> 
     inspect.signature(Trainer.__init__).parameters: kwargs["processing_class"] = tok`` /
     ``else: kwargs["tokenizer"] = tok``): the old name is then passed only where it is taken.
     ``caught``: what is caught around it, where not ``site.caught`` (:func:`handler_caught`)."""
-    if tolerates(index, site.guards, site.caught if caught is None else caught, failures):
+    keywords = related_keywords(s.name for s in sources) if sources else None
+    if tolerates(index, site.guards, site.caught if caught is None else caught, failures, keywords=keywords):
         return True
     return bool(sources) and all(source_tolerated(index, s, failures) for s in sources)
 
@@ -204,7 +231,7 @@ def source_tolerated(index: ModuleIndex, source, failures) -> bool:
     own (a version or signature test around ``kwargs["tokenizer"] = tok``), or the dict it is in
     is bound under one (``else: kw = dict(tokenizer=tok)`` of ``if HAVE_CFG:``)."""
     guards = tuple(source.guards) + tuple(source.bound_under)
-    return bool(guards) and tolerates(index, guards, (), failures)
+    return bool(guards) and tolerates(index, guards, (), failures, keywords=related_keywords((source.name,)))
 
 
 def attr_tolerated(index: ModuleIndex, use) -> bool:
