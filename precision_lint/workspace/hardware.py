@@ -60,6 +60,9 @@ _BARE_GEFORCE = lazy(
     r"(?=\s*(?:$|[`'\"*()\]，。、,.;:!（）]|[\u4e00-\u9fff]|(?:gpus?|cards?|s)\b))",
     re.IGNORECASE,
 )
+# A GeForce card's number right after the word GPU, whatever follows ("all scripts work on GPU
+# 4090 with 24G mem", "GPU: 3090", review 31a): the word names what the number is
+_GPU_THEN_NUMBER = lazy(r"\bgpus?\s*[:：]?\s*([2345]0[89]0(?:\s?ti)?)(?![\w.])", re.IGNORECASE)
 _OPTION_BEFORE = lazy(r"--?[\w-]+\s*$")  # `--master_port 3090`: an option's value
 _NAMED_BEFORE = lazy(r"(?:rtx|gtx)\s?$", re.IGNORECASE)  # "RTX 4090": named whole already
 # (a sentence about running out of a GPU's memory is one: "suffers from OOM on 5090")
@@ -409,10 +412,15 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
         # a card's number alone: in a sentence about a GPU, or in a note that sets its line for
         # it ("bf16, native on 4090")
         if _GPU_CONTEXT().search(sentence) or (note and _FEATURE().search(sentence)):
+            read = set()
             for match in _BARE_GEFORCE().finditer(sentence):
                 before = sentence[: match.start()]
+                read.add(match.start(1))
                 if not _OPTION_BEFORE().search(before) and not _NAMED_BEFORE().search(before):
                     stated(_capability("rtx" + match.group(1)), sentence, match.start())
+            for match in _GPU_THEN_NUMBER().finditer(sentence):
+                if match.start(1) not in read:
+                    stated(_capability("rtx" + match.group(1)), sentence, match.start(1))
     return found
 
 

@@ -24,6 +24,10 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("#SBATCH -C a100", [80]),
         ("#SBATCH -p gpu", []),
         ("Trained on one 4090 (24 GB).", [89]),  # a card's memory beside its number (review 27b)
+        # the word GPU right before the number, whatever follows (review 31a)
+        ("platform：all scripts work on GPU 4090 with 24G mem,ubuntu linux", [89]),
+        ("GPU: 3090 Ti, CUDA 12.1", [86]),
+        ("GPU 0 runs the teacher.", []),  # a device index
         ("A batch of 4090 (tokens).", []),
         ("python train.py -p 4090", []),
         ("## Example: 70B model 4-A100 40GB Training", [80]),  # a count joined by a hyphen
