@@ -55,3 +55,25 @@ def test_a_fence_line_with_an_info_string_inside_a_block_is_a_line_of_it():
     text = "```\nsteps:\n```python\nstill code, on an A100\n```\n\nRuns on a T4.\n"
     prose = markdown_prose(text)
     assert "still code" not in prose and "Runs on a T4." in prose
+
+
+def test_a_readme_written_as_unfenced_commands_runs_them():
+    """Review 31a: a README that lists ``python main_qwen.py`` then ``python merge_qwen.py`` with
+    no fences runs them as a fenced block would; prose that mentions a command does not."""
+    from precision_lint.workspace.markdown import shell_text
+
+    text = (
+        "# Steps\n"
+        "1. python train.py      (overnight)\n"
+        "$ accelerate launch --num_processes 2 main.py --x 1\n"
+        "torchrun --nproc_per_node=4 dist.py\n"
+        "python is what the scripts are written in.\n"
+        "Run python train.py to train.\n"
+        "```bash\npython fenced.py\n```\n"
+    )
+    lines = shell_text(text).splitlines()
+    assert [line for line in lines if line] == [
+        "python train.py      (overnight)", "accelerate launch --num_processes 2 main.py --x 1",
+        "torchrun --nproc_per_node=4 dist.py", "python fenced.py",
+    ]
+    assert lines[1] == "python train.py      (overnight)"  # each command keeps its line

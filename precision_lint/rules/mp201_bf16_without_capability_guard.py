@@ -155,6 +155,8 @@ def _inferred_targets(ctx: RuleContext) -> Tuple[Tuple[int, ...], str]:
         ("roots' shipped statements", roots, readme),
         lambda: [s for p in roots if (s := shipped.stated_for(p, readme)) is not None],
     ))
+    if not stated:
+        stated.extend(_run_beside(project, ctx.facts))
     if _fp8_in_runs(project, project.root_paths(ctx.facts)):
         stated.append(FP8_CAPABILITY)
     if not stated and _runs_on_a_mac(project, ctx.facts, by_readme=True):
@@ -206,6 +208,23 @@ def _launching(project, stating, paths: Tuple[str, ...]) -> List:
         m for m in stating
         if any(runs_file(os.path.dirname(os.path.abspath(m.path)), written, p) for written in capability_facts(m).launches for p in wanted)
     ]
+
+
+def _run_beside(project, module) -> List[int]:
+    """What the scripts run in one sequence with ``module`` (a README's ``python train.py``,
+    then ``python merge.py``: ``ShippedFiles.run_beside``) state or show of the machine: a
+    training script's ``TrainingArguments(tf32=True)``, which transformers refuses below sm80
+    (``ValueError: --tf32 requires Ampere or a newer GPU arch``), is the machine its merge and
+    inference scripts run on next (review 31a). Read where nothing states a GPU for the module."""
+    by_path = project.memo("modules by absolute path", lambda: {os.path.abspath(m.path): m for m in project.modules})
+    found = []
+    for path in project.shipped.run_beside(module.path):
+        other = by_path.get(path)
+        facts = capability_facts(other) if other is not None else None
+        stated = facts.states() if facts is not None else None
+        if stated is not None:
+            found.append(stated)
+    return found
 
 
 def _fp8_in_runs(project, roots: Tuple[str, ...]) -> bool:

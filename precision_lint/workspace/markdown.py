@@ -81,4 +81,15 @@ def shell_text(text: str) -> str:
         words = (info or "").split()
         if info is not None and (words[0].lower().strip("{}.") if words else "") in SHELL_INFO:
             out[i] = _PROMPT().sub("", line, count=1)
+        elif info is None and (bare := _BARE_COMMAND().match(line)) is not None:
+            out[i] = line[bare.end(1):]  # a README written as a list of commands, unfenced
     return "\n".join(out)
+
+
+# A line outside any fence that is a command running a Python file (a README written as the
+# commands it runs, review 31a: "python main_qwen.py" then "python merge_qwen.py"), a list's
+# marker or a prompt before it; never prose that mentions one inline
+_BARE_COMMAND = lazy(
+    rf"^(\s*(?:(?:\d+[.)]|[-*+])\s+)?{PROMPT_ENVIRONMENT}(?:(?:{PROMPT_SIGNS})\s+)?)"
+    r"(?:python3?|accelerate\s+launch|torchrun|deepspeed)\s+(?:--?[\w.-]+(?:[= ](?!-)(?!\S+\.py\b)\S+)?\s+)*[\w./\\-]+\.py\b"
+)

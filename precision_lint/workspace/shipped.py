@@ -830,6 +830,28 @@ class ShippedFiles:
         self._launches[path] = found
         return found
 
+    def run_beside(self, module_path: str) -> List[str]:
+        """The other files that the README shell blocks and the shell launchers which run
+        ``module_path`` run too (``python train.py`` then ``python merge.py`` then ``python
+        infer.py``): one sequence, one machine. Absolute paths of files that exist, as each
+        command names them from its launcher's folder."""
+        path = os.path.abspath(module_path)
+        if not os.path.isfile(path):
+            return []
+        texts = [(where, commands) for where, _, commands, _ in self._readmes_about(path)]
+        texts += [(where, text) for where, name, text in self._launchers_naming(path) if not name.endswith(".ipynb")]
+        found: List[str] = []
+        for where, text in texts:
+            launched = [launch for launch in _launches(text)]
+            if not any(_runs_launch(where, launch, path) for launch in launched):
+                continue
+            for launch in launched:
+                for written in launch.files():
+                    other = os.path.normpath(os.path.join(where, written))
+                    if other != path and other not in found and os.path.isfile(other):
+                        found.append(other)
+        return found
+
     def notebooks_running(self, module_path: str) -> List[str]:
         """The notebooks near the file ``module_path`` (found as :meth:`_launchers_naming` finds
         launchers: its folder, up to :data:`LEVELS` above, their launch folders) whose ``!``

@@ -372,6 +372,24 @@ def test_the_projects_notebooks_record_the_gpu_its_code_runs_on(tmp_path):
     assert _run(stated) == [("train.py", "MP201")]
 
 
+def test_the_scripts_a_readme_runs_in_one_sequence_share_its_machine(tmp_path):
+    """Review 31a: training with ``TrainingArguments(tf32=True)`` (refused below sm80) and then,
+    as the README lists them, a merge and an inference script that load bf16 weights: they run
+    on the machine that trained. A script the README does not run is judged alone."""
+    from conftest import write_tree
+
+    train = "from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', bf16=True, tf32=True)\n"
+    load = "import torch\nfrom transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('out', torch_dtype=torch.bfloat16).cuda()\n"
+    readme = "# LoRA\n1. python train.py\n2. python merge.py\n"
+    root = write_tree(tmp_path / "seq", {".git/HEAD": "", "README.md": readme, "train.py": train, "merge.py": load, "other.py": load})
+    assert _run(root) == [("other.py", "MP201")]
+    # without the TF32 run, nothing says which machine
+    plain = write_tree(tmp_path / "plain", {
+        ".git/HEAD": "", "README.md": readme, "train.py": train.replace(", tf32=True", ""), "merge.py": load,
+    })
+    assert _run(plain) == [("merge.py", "MP201"), ("train.py", "MP201")]
+
+
 TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(output_dir='o', bf16=True)\n"
 
 
