@@ -181,11 +181,18 @@ def _runs_on_a_mac(project, module, by_readme: bool = False) -> bool:
         (c := capability_facts(m)) is not None and c.macos_home for m in project.modules
     )):
         return False
-    entries = [project.by_path[p] for p in project.root_paths(module) if p in project.by_path] or [module]
-    return all(
-        project.memo(("a run on a Mac", entry.path, by_readme), lambda entry=entry: _mac_run(project, entry, by_readme))
-        for entry in entries
-    )
+    roots = project.root_paths(module)
+
+    def every_run() -> bool:
+        entries = [project.by_path[p] for p in roots if p in project.by_path] or [module]
+        return all(
+            project.memo(("a run on a Mac", entry.path, by_readme), lambda entry=entry: _mac_run(project, entry, by_readme))
+            for entry in entries
+        )
+
+    # modules under the same roots share the answer (in a package, thousands of modules have
+    # thousands of roots each)
+    return project.memo(("every run on a Mac", roots or module.path, by_readme), every_run)
 
 
 def _mac_run(project, entry, by_readme: bool) -> bool:

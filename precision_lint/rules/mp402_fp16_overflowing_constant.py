@@ -127,8 +127,15 @@ class Fp16OverflowingConstant(Rule):
         for v in half:
             if not v.where:
                 return f"the tensor is float16: {v.value}", None
+        if not any(v.origin is not None for v in half):
+            return None, None
         there = project.run_scope(ctx.facts, const.scope, const.span.line)
-        units = [(entry.path, project.unit_view(entry)) for entry in project.units_containing(ctx.facts)]
+        # the runs of this file, listed once for all its constants (in a package imported by
+        # thousands of modules, the list is as long)
+        units = project.memo(
+            ("unit views", ctx.facts.path),
+            lambda: [(entry.path, project.unit_view(entry)) for entry in project.units_containing(ctx.facts)],
+        )
         runs_there: Dict[str, bool] = {}  # entry → whether the constant's code runs in its run
 
         def passed_in_a_run(v) -> bool:
@@ -227,32 +234,12 @@ class Fp16OverflowingConstant(Rule):
         switches that turn it on (``fp16=True``, ``mixed_precision="fp16"``, a ``GradScaler``)."""
         found = []
         autocast_dtypes = []  # whether each autocast region of the joined code may be float16
-        for module in ctx.project.joined_modules(ctx.facts, "weights", "half_constants", "precision"):
-            for site in module.section("weights"):
-                if "float16" in site.dtypes:
-                    where = Related(module.path, site.span, "float16 weights here")
-                    # a loader's `torch_dtype=torch.float16`: a library model's weights
-                    kind = "loaded" if site.kind == "dtype-kwarg" and not site.builds else "weights"
-                    found.append((0, "the run loads float16 weights", where, kind, "", module, site.scope))
-            casts = module.section("half_constants")
-            for qualname, span, _, scope in casts["half_casts"] if casts else ():
-                if qualname and ctx.project.symbols.class_inherits(qualname, _is_model_class, module):
-                    where = Related(module.path, span, "the model is cast to float16 here")
-                    found.append((0, "the run casts the model to float16", where, "weights", qualname, module, scope))
-            for site in module.section("precision"):
-                if site.kind == "autocast":
-                    dtype = site.arg("dtype")
-                    may_be_half = dtype is None or any(getattr(v, "value", None) in ("float16", None) for v in dtype.values)
-                    autocast_dtypes.append(may_be_half)
-                    if dtype is None or any(getattr(v, "value", None) == "float16" for v in dtype.values):
-                        where = Related(module.path, site.span, "fp16 autocast here")
-                        found.append((1, "the run uses fp16 autocast", where, "amp", "", module, site.scope))
-                    continue
-                text = scaling_reason(site, module, ctx.project)
-                if text:
-                    rank = 3 if site.kind == "grad-scaler" else 2
-                    where = Related(module.path, site.span, "fp16 switched on here")
-                    found.append((rank, f"the run uses {text}", where, "amp", "", module, site.scope))
+        project = ctx.project
+        for module in project.joined_modules(ctx.facts, "weights", "half_constants", "precision"):
+            # each module's own evidence, worked out once for every file whose runs hold it
+            evidence, dtypes = project.memo(("mp402 evidence", module.path), lambda module=module: _module_evidence(project, module))
+            found.extend(evidence)
+            autocast_dtypes.extend(dtypes)
         if autocast_dtypes and not any(autocast_dtypes):
             # a GradScaler makes no tensor float16: the autocast regions do, and every one of
             # them is bf16 here (a scaler beside bf16 autocast is redundant, not fp16)
@@ -328,3 +315,36 @@ def _computed_at_construction(const) -> bool:
     float16 (a float16 factory, a region of autocast) is read before this, and still counts."""
     return const.kind in _COMPUTED_WITH and const.scope.rsplit(".", 1)[-1] == "__init__"
 
+
+def _module_evidence(project, module):
+    """One module's part of ``Fp16OverflowingConstant._run_evidence``: its float16 weights and
+    casts of model classes, its fp16 autocast regions and switches, and whether each of its
+    autocast regions may be float16."""
+    found = []
+    autocast_dtypes = []
+    for site in module.section("weights"):
+        if "float16" in site.dtypes:
+            where = Related(module.path, site.span, "float16 weights here")
+            # a loader's `torch_dtype=torch.float16`: a library model's weights
+            kind = "loaded" if site.kind == "dtype-kwarg" and not site.builds else "weights"
+            found.append((0, "the run loads float16 weights", where, kind, "", module, site.scope))
+    casts = module.section("half_constants")
+    for qualname, span, _, scope in casts["half_casts"] if casts else ():
+        if qualname and project.symbols.class_inherits(qualname, _is_model_class, module):
+            where = Related(module.path, span, "the model is cast to float16 here")
+            found.append((0, "the run casts the model to float16", where, "weights", qualname, module, scope))
+    for site in module.section("precision"):
+        if site.kind == "autocast":
+            dtype = site.arg("dtype")
+            may_be_half = dtype is None or any(getattr(v, "value", None) in ("float16", None) for v in dtype.values)
+            autocast_dtypes.append(may_be_half)
+            if dtype is None or any(getattr(v, "value", None) == "float16" for v in dtype.values):
+                where = Related(module.path, site.span, "fp16 autocast here")
+                found.append((1, "the run uses fp16 autocast", where, "amp", "", module, site.scope))
+            continue
+        text = scaling_reason(site, module, project)
+        if text:
+            rank = 3 if site.kind == "grad-scaler" else 2
+            where = Related(module.path, site.span, "fp16 switched on here")
+            found.append((rank, f"the run uses {text}", where, "amp", "", module, site.scope))
+    return found, autocast_dtypes
