@@ -196,6 +196,8 @@ def _runs_on_a_mac(project, module, by_readme: bool = False) -> bool:
 
 
 def _mac_run(project, entry, by_readme: bool) -> bool:
+    if by_readme and not project.shipped.names_a_mac(entry.path):
+        return False  # (asked first: the README is read once, the unit listed for each entry)
     found = [c for m in project.unit_modules(entry) if (c := capability_facts(m)) is not None]
     if any(c.cuda_code for c in found):
         return False
@@ -210,9 +212,12 @@ def _launching(project, stating, paths: Tuple[str, ...]) -> List:
     command runs from wherever the project is mounted: ``shipped.runs_file``)."""
     from ..workspace.shipped import runs_file
 
+    launchers = [m for m in stating if capability_facts(m).launches]
+    if not launchers:
+        return []  # (most projects: no module launches another from its code)
     wanted = [os.path.abspath(p) for p in paths]
     return [
-        m for m in stating
+        m for m in launchers
         if any(runs_file(os.path.dirname(os.path.abspath(m.path)), written, p) for written in capability_facts(m).launches for p in wanted)
     ]
 
