@@ -156,6 +156,9 @@ def test_keyword_row(row, tiny_model_dir, tokenizer, tmp_path):
     if row.method == "from_pretrained" and issubclass(owner, transformers.PreTrainedTokenizerBase):
         _check_tokenizer_from_pretrained(row, tokenizer, tmp_path)
         return
+    if row.method == "from_pretrained" and issubclass(owner, transformers.PretrainedConfig):
+        _check_config_from_pretrained(row, tiny_model_dir)
+        return
     if row.method == "from_pretrained":
         _check_from_pretrained(row, tiny_model_dir)
         return
@@ -251,6 +254,22 @@ def _check_tokenizer_from_pretrained(row, tokenizer, folder):
         assert any(_warning_text(row).split(": ", 1)[-1] in s for s in said), f"{_id(row)}: no warning"
     if row.fix == "rename":
         assert row.rename_to in inspect.signature(transformers.PreTrainedTokenizerBase.from_pretrained).parameters
+
+
+def _check_config_from_pretrained(row, folder):
+    """A saved model's config loaded again with the row's keyword (through ``AutoConfig``, as
+    code writes it): accepted, warning only where the installed version has not reached
+    ``silent_since``, and the new spelling taken by the config's loader."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        log = _logged(lambda: transformers.AutoConfig.from_pretrained(str(folder), **{row.name: True}))
+    said = [str(w.message) for w in caught] + [log]
+    if _silent_now(row):
+        assert not any(_warning_text(row).split(": ", 1)[-1] in s for s in said), f"{_id(row)}: the installed version warns"
+    else:
+        assert any(_warning_text(row).split(": ", 1)[-1] in s for s in said), f"{_id(row)}: no warning"
+    if row.fix == "rename":
+        transformers.AutoConfig.from_pretrained(str(folder), **{row.rename_to: None})
 
 
 def _check_text_classification(row, tokenizer):

@@ -154,6 +154,8 @@ class DeprecatedTorchCudaAmp(Rule):
             return [insert(use.args[-1][2], f", {keyword}")]
         if not use.args:
             return [insert(use.open_paren, device)]
+        if _passes_device_type(use):
+            return []  # `torch.amp.autocast(device_type="cuda", ...)` as written (see _finding)
         if use.name == "autocast":
             position = 0
             for start, kw, _ in use.args:
@@ -184,7 +186,16 @@ class DeprecatedTorchCudaAmp(Rule):
             f"`{old}` is deprecated (`FutureWarning: `{old}(args...)` is deprecated`) and will be "
             f"removed; use `{new}`"
         )
-        if not torch.every_at_least(deprecated):
+        if _passes_device_type(use):
+            # `torch.cuda.amp.autocast(enabled, dtype, cache_enabled)` has no such parameter: the
+            # call fails on every torch, at the first batch (review 32; torch 2.13 says
+            # `autocast.__new__()`, the releases before the deprecation `autocast.__init__()`)
+            message = (
+                f"`{old}` takes no `device_type=` (`TypeError: autocast.__new__() got an unexpected keyword "
+                f"argument 'device_type'` on every torch): the `with` fails at the first batch; use "
+                f"`torch.amp.autocast(device_type=...)`, which takes it"
+            )
+        elif not torch.every_at_least(deprecated):
             message = (
                 f"`{old}` is deprecated from torch {version_text(deprecated)} (`FutureWarning`), which "
                 f"{torch.where()} allows ({torch.from_version(deprecated)}); use `{new}`"
@@ -224,6 +235,12 @@ class DeprecatedTorchCudaAmp(Rule):
             edits = [replace(use.func_span, f'{callee}(device_type="{use.device}")')]
         fix = Fix(SAFE, f"Use `{new}`", tuple(edits) + tuple(extra))
         return ctx.diagnostic(self.code, use.func_span, message, fix)
+
+
+def _passes_device_type(use) -> bool:
+    """Whether a call of ``torch.cuda.amp.autocast`` passes ``device_type=`` (``torch.autocast``'s
+    keyword, which it does not take)."""
+    return use.name == "autocast" and use.is_call and any(kw == "device_type" for _, kw, _ in use.args)
 
 
 def _old(use) -> str:

@@ -45,8 +45,8 @@ NATIVE_BF16 = 80
 FP8_CAPABILITY = 89  # Ada and Hopper: the first GPUs with FP8 tensor cores
 
 _GPU_WORD_PATTERN = (
-    r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?)*"
-    r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx) ?(?:[2345]0[5-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|dgx[ -]?spark|b[12]00|p100|v100|t4|k80|p40|titan)"
+    r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?|geforce[ -]?|rtx[ -]?(?=a[456]000))*"
+    r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx)[ -]?(?:[2345]0[5-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|dgx[ -]?spark|b[12]00|p100|v100|t4|k80|p40|titan)"
     # a memory size or form factor may follow: "A100-40GB", "H100-SXM", "A100 80GB"
     r"s?(?:(?=-(?:\d+\s*gb?|sxm\d*|pcie|nvl)\b)|(?![\w-]))"
 )
@@ -111,6 +111,8 @@ _INSTANCE_GPU = {"g4dn": 75, "g4ad": 0, "p3": 70, "p3dn": 70, "p2": 37, "g5": 86
 
 def _capability(name: str) -> Optional[int]:
     key = name.lower().replace(" ", "").replace("dgx-", "dgx")
+    if key.startswith(("rtx-", "gtx-")):
+        key = key[:3] + key[4:]  # "RTX-4080" (review 32)
     return GPU_CAPABILITY.get(key) or GPU_CAPABILITY.get(key[:-2] if key.endswith("ti") else key)
 
 
@@ -265,10 +267,12 @@ def _advice(sentence: str, start: int) -> bool:
     advice, or as the machine a speed figure was measured on."""
     if _required(sentence, start):
         return False
+    # "with only one 16GB RTX-4080 GPU" counts the GPUs of the run, it sets no condition (review 32)
+    plain = _ONLY_COUNT().sub(" ", sentence)
     ours = _OUR_RUN().search(sentence)
     if ours is not None and not _CONDITIONAL().search(sentence[: ours.start()] + sentence[ours.end():]):
         return False  # "4 x A40 48G: we can train Gemma-7B with max_length 4096": the authors' runs
-    if _CONDITIONAL().search(sentence) or _IMPERATIVE().search(sentence) or _HYPOTHETICAL().search(sentence[:start]):
+    if _CONDITIONAL().search(plain) or _IMPERATIVE().search(sentence) or _HYPOTHETICAL().search(sentence[:start]):
         return True
     if _PERFORMANCE().search(sentence) and not _TRAINED_OR_TESTED().search(sentence):
         return True
@@ -290,6 +294,8 @@ _SETTING_ON = lazy(
 _LABEL_END = lazy(r"[\w -]{1,24}?[\W_]*$")
 
 
+# "only" that counts GPUs ("with only one 16GB RTX-4080", "only a single T4"), not a condition
+_ONLY_COUNT = lazy(r"\bonly\s+(?=(?:one|a|an|a\s+single|single|two|\d+)\b)", re.IGNORECASE)
 # "we can train", "we were able to fine-tune", "only tested on": what the authors ran, not advice
 # "only ran / was only run / only tested on", "tested only on": the one GPU the authors ran on
 _OUR_RUN = lazy(

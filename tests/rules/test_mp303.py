@@ -578,3 +578,19 @@ def test_a_call_through_a_variable_that_may_hold_another_callable_gets_no_fix():
     (d,) = lint(src, CODE)
     assert d.fix is None and "called through the variable `ctx`" in d.message
     assert fix(src, CODE) == dedent(src)
+
+
+def test_device_type_given_to_the_cuda_autocast_fails_on_every_torch():
+    """Review 32: ``torch.cuda.amp.autocast(device_type="cuda", ...)`` raises TypeError (it takes
+    ``enabled``, ``dtype``, ``cache_enabled``): the finding says so, and the fix calls
+    ``torch.amp.autocast`` with the arguments as written (a positional "cuda" before the keyword
+    would be a second value for it)."""
+    import torch
+
+    src = "import torch\nwith torch.cuda.amp.autocast(device_type='cuda', dtype=torch.float16):\n    pass\n"
+    (d,) = lint(src, "MP303")
+    assert "TypeError" in d.message and "device_type" in d.message
+    fixed = fix(src, "MP303")
+    assert "with torch.amp.autocast(device_type='cuda', dtype=torch.float16):" in fixed
+    with pytest.raises(TypeError, match="device_type"):
+        torch.cuda.amp.autocast(device_type="cuda", dtype=torch.float16)

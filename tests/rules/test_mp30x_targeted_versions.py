@@ -707,3 +707,19 @@ def test_a_signature_check_guards_only_the_keywords_it_names(probe, reported):
     floor, and hid a deprecated ``warmup_ratio`` of the same config (MP304 missed)."""
     found = lint(UNRELATED_PROBE.format(probe=probe), "MP302", NEWEST)
     assert bool(found) == reported
+
+
+LOADERS = """\
+from transformers import AutoConfig, AutoFeatureExtractor, AutoTokenizer
+cfg = AutoConfig.from_pretrained("org/m", use_auth_token=True)
+fe = AutoFeatureExtractor.from_pretrained("org/m", use_auth_token=True)
+tok = AutoTokenizer.from_pretrained("org/m", use_auth_token=True)
+"""
+
+
+@pytest.mark.parametrize("pin, lines", [("transformers==4.33.2", [2, 3, 4]), ("transformers==4.30.2", [])])
+def test_use_auth_token_of_every_loader_of_a_repository(tmp_path, pin, lines):
+    """Review 32: ``use_auth_token=`` warns from 4.31 in a config's and a feature extractor's
+    loader as in a tokenizer's (4.31.0's configuration_utils.py, feature_extraction_utils.py)."""
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": f"{pin}\n", "load.py": LOADERS})
+    assert [d.span.line for d in run(root, ("MP304",))] == lines

@@ -24,6 +24,11 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("#SBATCH -C a100", [80]),
         ("#SBATCH -p gpu", []),
         ("Trained on one 4090 (24 GB).", [89]),  # a card's memory beside its number (review 27b)
+        # a hyphen in a card's name, and "only" that counts the run's GPUs (review 32)
+        ("Tested on hardware with only one 16GB RTX-4080 GPU.", [89]),
+        ("We trained on one GeForce-RTX-3090.", [86]),
+        ("Runs on an RTX-A6000.", [86]),
+        ("bf16 only works on an A100.", []),  # still a condition
         # the word GPU right before the number, whatever follows (review 31a)
         ("platform：all scripts work on GPU 4090 with 24G mem,ubuntu linux", [89]),
         ("GPU: 3090 Ti, CUDA 12.1", [86]),
