@@ -142,7 +142,7 @@ class ShippedFiles:
         self._config_holds: Dict[Tuple[str, Tuple[str, ...]], bool] = {}  # (file, words) → holds one
         self._config_read: Dict[str, None] = {}  # configuration files read (side files of the run)
         self._recorded: Dict[str, List[int]] = {}  # project root → the GPUs its run records name
-        self._notebook_recorded: Dict[str, List[int]] = {}  # project root → the GPUs its notebooks' outputs name
+        self._notebook_recorded: Dict[Tuple[str, str], List[int]] = {}  # (root, folder) → the GPUs its notebooks' outputs name
         self._notes_by_root: Dict[str, List[int]] = {}  # project root → the GPUs its config notes name
         self._records_read: Dict[str, None] = {}  # the run records read (side files of the run)
 
@@ -350,7 +350,7 @@ class ShippedFiles:
             if readme and not found and not self._launchers_naming(path):
                 found.extend(self._siblings_launched(os.path.dirname(path)))
             if readme and not found and root is not None:
-                found.extend(self._notebook_runs(root))
+                found.extend(self._notebook_runs(root, os.path.dirname(path)))
         self._stated[(path, readme)] = self._stated[key] = summarise(found)
         return self._stated[key]
 
@@ -454,20 +454,36 @@ class ShippedFiles:
         self._recorded[root] = found
         return found
 
-    def _notebook_runs(self, root: str) -> List[int]:
+    def _notebook_runs(self, root: str, folder: str) -> List[int]:
         """The GPUs the saved outputs of the project's own notebooks record their runs on (a
         library's "You are using a CUDA device ('NVIDIA RTX A6000') ...", ``nvidia-smi``'s table,
         a printed ``torch.cuda.get_device_name()``): the machine its author runs the project's
-        code on, for the code nothing else states a GPU for (a README, a launcher, a log says
-        more: review 30b, a LoRA project whose example notebook ran on an RTX A6000 and whose
-        scripts were read as pre-Ampere). At most :data:`RECORDS` notebooks, each of at most
-        :data:`MAX_BYTES`."""
-        if root in self._notebook_recorded:
-            return self._notebook_recorded[root]
+        code on, for the code in ``folder`` that nothing else states a GPU for (a README, a
+        launcher, a log says more: review 30b, a LoRA project whose example notebook ran on an
+        RTX A6000 and whose scripts were read as pre-Ampere). Where the folder or one above it
+        holds notebooks of its own, the nearest such folder's notebooks speak for it, not those
+        of other folders (review 32: a course's assignments, one notebook run on an RTX 3090,
+        another on Colab). At most :data:`RECORDS` notebooks, each of at most :data:`MAX_BYTES`."""
+        notebooks = self._project_notebooks(root)
+        folders = {os.path.dirname(p) for p in notebooks}
+        here = os.path.normpath(folder)
+        scope = root
+        while True:
+            if here in folders:
+                scope = here
+                break
+            parent = os.path.dirname(here)
+            if here == os.path.normpath(root) or parent == here:
+                break
+            here = parent
+        key = (root, scope)
+        if key in self._notebook_recorded:
+            return self._notebook_recorded[key]
         import json
 
         found: List[int] = []
-        for path in self._project_notebooks(root)[:RECORDS]:
+        inside = [p for p in notebooks if scope == root or p.startswith(scope + os.sep)]
+        for path in inside[:RECORDS]:
             text = self._read(path)
             if not text or not _may_hold_outputs(text):
                 continue
@@ -478,7 +494,7 @@ class ShippedFiles:
             if isinstance(data, dict):
                 for output in notebook_outputs(data):
                     found.extend(recorded_gpus(output))
-        self._notebook_recorded[root] = found
+        self._notebook_recorded[key] = found
         return found
 
     def _head(self, path: str) -> Optional[str]:

@@ -370,6 +370,14 @@ def test_the_projects_notebooks_record_the_gpu_its_code_runs_on(tmp_path):
         "examples/estimate.ipynb": _recorded_notebook(a6000),
     })
     assert _run(stated) == [("train.py", "MP201")]
+    # a course's folders: one assignment's notebook ran on an RTX 3090; another folder with a
+    # notebook of its own (a Colab one, no record) is judged by its own (review 32)
+    rtx3090 = "You are using a CUDA device ('NVIDIA GeForce RTX 3090') that has Tensor Cores.\n"
+    course = write_tree(tmp_path / "course", {
+        ".git/HEAD": "", "S13/run.ipynb": _recorded_notebook(rtx3090), "S13/model.py": train,
+        "S21/colab.ipynb": _recorded_notebook(), "S21/train.py": train,
+    })
+    assert _run(course) == [("S21/train.py", "MP201")]
 
 
 def test_the_scripts_a_readme_runs_in_one_sequence_share_its_machine(tmp_path):
