@@ -300,16 +300,21 @@ def test_argument_parsers_parse_into_their_dataclasses_in_order():
 
 
 # --- [requires.toml]: what each release line requires of the others ------------------------------
-def _generator():
-    """tools/requires_table.py, the script that writes the table (read here without the network)."""
+def _tool(name: str):
+    """``tools/<name>.py``, a script that writes a table from the wheels (read here without the network)."""
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "tools" / "requires_table.py"
-    spec = importlib.util.spec_from_file_location("requires_table", path)
+    path = Path(__file__).resolve().parent.parent / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _generator():
+    """tools/requires_table.py, the script that writes the table."""
+    return _tool("requires_table")
 
 
 @pytest.mark.parametrize("dist", ["transformers", "trl", "peft", "accelerate", "torch"])
@@ -420,15 +425,8 @@ def test_peft_model_kept_row_parses_and_holds_in_the_installed_trl():
 
 # --- [attention_classes.toml]: the per-backend attention tables and their removal -------------
 def _attention_generator():
-    """tools/attention_classes_table.py (read here without the network)."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "tools" / "attention_classes_table.py"
-    spec = importlib.util.spec_from_file_location("attention_classes_table", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """tools/attention_classes_table.py, the script that writes the table."""
+    return _tool("attention_classes_table")
 
 
 def test_every_attention_table_is_gone_from_the_installed_transformers():

@@ -244,14 +244,7 @@ def _check_tokenizer_from_pretrained(row, tokenizer, folder):
     """A tokenizer saved and loaded again with the row's keyword: accepted, warning only where
     the installed version has not reached ``silent_since``, and the new spelling a parameter."""
     tokenizer.save_pretrained(folder)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        log = _logged(lambda: transformers.AutoTokenizer.from_pretrained(str(folder), **{row.name: True}))
-    said = [str(w.message) for w in caught] + [log]
-    if _silent_now(row):
-        assert not any(_warning_text(row).split(": ", 1)[-1] in s for s in said), f"{_id(row)}: the installed version warns"
-    else:
-        assert any(_warning_text(row).split(": ", 1)[-1] in s for s in said), f"{_id(row)}: no warning"
+    _check_loader_warns(row, lambda **given: transformers.AutoTokenizer.from_pretrained(str(folder), **given))
     if row.fix == "rename":
         assert row.rename_to in inspect.signature(transformers.PreTrainedTokenizerBase.from_pretrained).parameters
 
@@ -260,16 +253,23 @@ def _check_config_from_pretrained(row, folder):
     """A saved model's config loaded again with the row's keyword (through ``AutoConfig``, as
     code writes it): accepted, warning only where the installed version has not reached
     ``silent_since``, and the new spelling taken by the config's loader."""
+    load = lambda **given: transformers.AutoConfig.from_pretrained(str(folder), **given)  # noqa: E731
+    _check_loader_warns(row, load)
+    if row.fix == "rename":
+        load(**{row.rename_to: None})
+
+
+def _check_loader_warns(row, load):
+    """``load(**{row.name: True})`` is accepted, and warns (a warning or a log line with the row's
+    text) exactly where the installed version has not reached ``silent_since``."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        log = _logged(lambda: transformers.AutoConfig.from_pretrained(str(folder), **{row.name: True}))
+        log = _logged(lambda: load(**{row.name: True}))
     said = [str(w.message) for w in caught] + [log]
     if _silent_now(row):
         assert not any(_warning_text(row).split(": ", 1)[-1] in s for s in said), f"{_id(row)}: the installed version warns"
     else:
         assert any(_warning_text(row).split(": ", 1)[-1] in s for s in said), f"{_id(row)}: no warning"
-    if row.fix == "rename":
-        transformers.AutoConfig.from_pretrained(str(folder), **{row.rename_to: None})
 
 
 def _check_text_classification(row, tokenizer):
