@@ -18,7 +18,7 @@ from ...semantic.callees import assigned_callees, is_super_init
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
 from .precision import key_span, key_text
-from .tolerance import CALL_FAILURES, attr_tolerated, call_tolerated
+from .tolerance import CALL_FAILURES, attr_tolerated, call_tolerated, handler_caught
 
 SECTION = "trainer"
 KEY = "tokenizer"
@@ -94,7 +94,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             for s in sources
         )
         keywords = tuple(sorted({s.name for s in every}))
-        tolerated = call_tolerated(index, site, sources, CALL_FAILURES)
+        caught = handler_caught(index, site, {s.name for s in sources if s.via == "keyword"})
+        tolerated = call_tolerated(index, site, sources, CALL_FAILURES, caught)
         calls.append(TokenizerCall(callee, site.klass, index.span(node), uses, keywords, tolerated))
     attrs = []
     for use in index.attr_uses:
