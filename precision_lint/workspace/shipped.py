@@ -858,7 +858,7 @@ class ShippedFiles:
         texts += [(where, text) for where, name, text in self._launchers_naming(path) if not name.endswith(".ipynb")]
         found: List[str] = []
         for where, text in texts:
-            launched = [launch for launch in _launches(text)]
+            launched = list(_launches(text))
             if not any(_runs_launch(where, launch, path) for launch in launched):
                 continue
             for launch in launched:

@@ -799,7 +799,7 @@ def _only_on_80gb(names: Tuple[Possible, ...]) -> bool:
     """Whether every checkpoint a load may load is one whose 16-bit weights only an 80 GB GPU
     holds (``hardware.needs_an_80gb_gpu``); a name the user passes on the command line is theirs."""
     for v in names:
-        if v.kind != CONST or not isinstance(v.value, str) or v.option or any(g.on_command_line or g.user_choice for g in v.guards):
+        if v.kind != CONST or not isinstance(v.value, str) or v.option or _passed_by_user(v):
             return False
         billions = hardware.billions_of_parameters(v.value)
         if billions is None or not hardware.needs_an_80gb_gpu(billions):

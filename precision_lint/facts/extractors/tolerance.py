@@ -13,7 +13,8 @@ counts the checks and the handlers only).
 from __future__ import annotations
 
 import ast
-from typing import Optional, Tuple
+from functools import lru_cache
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 
 from ...knowledge import migrations
@@ -48,13 +49,19 @@ def tolerates(index: ModuleIndex, guards, caught, failures, names=(), keywords=N
         text = index.text(test)
         if tests.test(test, positive) is not None:
             return True
-        if (SIGNATURE_CHECK().search(text) or _reads_a_signature(index, test)) and _names_any(test, keywords):
+        if _signature_check(index, test, text) and _names_any(test, keywords):
             return True
         if _import_probe_fallback(index, test, positive):
             return True
         if names and HASATTR().search(text) and any(f"'{n}'" in text or f'"{n}"' in text for n in names):
             return True
     return False
+
+
+def _signature_check(index: ModuleIndex, test, text: str) -> bool:
+    """Whether the test (``text``: its source) reads a callable's signature, inline or through
+    a variable bound to one."""
+    return bool(SIGNATURE_CHECK().search(text)) or _reads_a_signature(index, test)
 
 
 def _names_any(test, keywords) -> bool:
@@ -69,12 +76,20 @@ def _names_any(test, keywords) -> bool:
 def related_keywords(names) -> frozenset:
     """``names`` and the names the migration table renames them from or to
     (``tokenizer`` / ``processing_class``)."""
-    names = set(names)
-    out = set(names)
+    renames = _keyword_renames()
+    return frozenset(n for name in names for n in (name, *renames.get(name, ())))
+
+
+@lru_cache(maxsize=None)
+def _keyword_renames() -> Dict[str, FrozenSet[str]]:
+    """Each keyword the migration table renames, and each new name, to the other side of its
+    renames: read once, not once per call judged."""
+    out: Dict[str, set] = {}
     for m in migrations():
-        if m.kind == "keyword" and m.rename_to and (m.name in names or m.rename_to in names):
-            out.update((m.name, m.rename_to))
-    return frozenset(out)
+        if m.kind == "keyword" and m.rename_to:
+            out.setdefault(m.name, set()).add(m.rename_to)
+            out.setdefault(m.rename_to, set()).add(m.name)
+    return {name: frozenset(others) for name, others in out.items()}
 
 
 def _import_probe_fallback(index: ModuleIndex, test, positive: bool) -> bool:
@@ -107,13 +122,17 @@ def _probes_an_import(node: ast.Try) -> bool:
 
 
 def _caught_by(node: ast.Try) -> Tuple[str, ...]:
-    out = []
-    for handler in node.handlers:
-        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type] if handler.type is not None else []
-        out.extend((dotted(t) or "*").rsplit(".", 1)[-1] for t in types)
-        if handler.type is None:
-            out.append("*")
-    return tuple(out)
+    """The exception names a ``try``'s handlers catch (last component; "*" for ``except:``)."""
+    return tuple(name for handler in node.handlers for name in _handler_types(handler))
+
+
+def _handler_types(handler: ast.ExceptHandler) -> List[str]:
+    """The exception names one handler catches (last component; "*" for ``except:`` or a name
+    not written out)."""
+    if handler.type is None:
+        return ["*"]
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return [(dotted(t) or "*").rsplit(".", 1)[-1] for t in types]
 
 
 def _within(statement: ast.AST, body) -> bool:
@@ -164,8 +183,7 @@ def _gives_up(handler: ast.ExceptHandler) -> bool:
     lost (held-out 30u: an evaluation's loader with ``load_in_4bit=`` that returns ``None`` on
     transformers 5, every evaluation round "model not available"). A handler that catches the
     error a version raises (``except TypeError:``), or does anything else, is a fallback."""
-    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type] if handler.type is not None else []
-    if types and not all((dotted(t) or "").rsplit(".", 1)[-1] in _ANY_ERROR for t in types):
+    if handler.type is not None and not all(name in _ANY_ERROR for name in _handler_types(handler)):
         return False
     body = handler.body
     if not body or not isinstance(body[-1], ast.Return) or not _nothing(body[-1].value, handler.name):
@@ -209,14 +227,12 @@ def handler_of_a_version_test(index: ModuleIndex, statement: ast.AST) -> bool:
     .parameters: ... else: ...``): the handler is the same choice for a version the test could
     not read (held-out 31u: ``kwargs["tokenizer"] = tok`` under ``except Exception:``)."""
     tests = version_tests_of(index)
-    scope = index.scope_of(statement)
-    for node in ast.walk(scope.code_scope().node if hasattr(scope, "code_scope") else scope.node):
+    for node in ast.walk(index.scope_of(statement).code_scope().node):
         if not isinstance(node, ast.Try) or not any(_within(statement, h.body) for h in node.handlers):
             continue
         for inner in (n for stmt in node.body for n in ast.walk(stmt)):
             if isinstance(inner, (ast.If, ast.IfExp)):
-                text = index.text(inner.test)
-                if tests.test(inner.test, True) is not None or SIGNATURE_CHECK().search(text) or _reads_a_signature(index, inner.test):
+                if tests.test(inner.test, True) is not None or _signature_check(index, inner.test, index.text(inner.test)):
                     return True
     return False
 
