@@ -675,6 +675,11 @@ def load(path):
         # anything else in the handler is a fallback of the project's own
         ("Exception", "return AutoModelForCausalLM.from_pretrained(path, device_map='auto')", False),
         ("Exception", "raise SystemExit('use transformers<5')", False),
+        # a fallback that returns another loader's model, or binds one and returns it
+        ("Exception", "return load_without_quantization(path)", False),
+        ("Exception", "model = load_without_quantization(path)\n        return model", False),
+        # a failure record built and returned, whatever else the handler does first
+        ("Exception", 'record = {"status": "failed"}\n        print(record)\n        return record', True),
     ],
 )
 def test_a_handler_that_catches_any_error_and_gives_up_expects_no_version(caught, after, reported):
@@ -683,6 +688,54 @@ def test_a_handler_that_catches_any_error_and_gives_up_expects_no_version(caught
     and the evaluation reads "model not available". Swallowed is not expected."""
     found = lint(GIVES_UP.format(caught=caught, after=after), "MP302", NEWEST)
     assert bool(found) == reported
+
+
+EXPERIMENT_RUNNER = """\
+import json, logging
+from transformers import Seq2SeqTrainer, Trainer
+log = logging.getLogger(__name__)
+
+
+def run_experiment(exp, model, tok, ds):
+    try:
+        if exp["causal"]:
+            trainer = Trainer(model=model, train_dataset=ds, tokenizer=tok)
+        else:
+            trainer = Seq2SeqTrainer(model=model, train_dataset=ds, tokenizer=tok)
+        trainer.train()
+        result = {{"name": exp["name"], "status": "success"}}
+        return result
+    except Exception as e:
+        log.error("failed: %s", e)
+        {cleanup}
+        result = {{"name": exp["name"], "status": "failed", "error": str(e)}}
+        with open(exp["name"] + ".json", "w") as f:
+            json.dump(result, f)
+        {leave}
+
+
+def main(exps, model, tok, ds):
+    for exp in exps:
+        print(run_experiment(exp, model, tok, ds))
+"""
+
+
+@pytest.mark.parametrize(
+    "cleanup, leave, reported",
+    [
+        ("del model", "return result", True),
+        ("pass", "return result", True),
+        # falls through to the code after the try: what the try did was optional
+        ("pass", "pass", False),
+    ],
+)
+def test_a_handler_that_cleans_up_and_records_the_failure_swallows_it(cleanup, leave, reported):
+    """Held-out 31u's M2: an experiment runner's ``Trainer(tokenizer=...)`` inside a ``try``
+    whose ``except Exception:`` logs, cleans up, writes ``{"status": "failed", ...}`` to a file
+    and returns it: on transformers 5 every experiment is a recorded failure. Only a handler
+    that carries the work on, or goes on after the ``try``, expects the failure."""
+    found = lint(EXPERIMENT_RUNNER.format(cleanup=cleanup, leave=leave), "MP301", NEWEST)
+    assert len(found) == (2 if reported else 0)
 
 
 UNRELATED_PROBE = """\

@@ -18,7 +18,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 
 
 from ...knowledge import migrations
-from ...semantic.index import ModuleIndex, names_read, reports
+from ...semantic.index import ModuleIndex, names_read
 from ...semantic.names import dotted
 from ...semantic.queries import reaching, reaching_values
 from ...semantic.version_tests import version_tests_of
@@ -154,71 +154,90 @@ def handler_caught(index: ModuleIndex, site, names) -> Tuple[str, ...]:
     """What is caught around ``site``, less the mark of an ``except`` block (``"<handler>"``)
     where that block calls the same callable with one of the same keywords ``names`` as its
     ``try`` did: a retry of the same call (``except Exception:`` loading again without
-    ``attn_implementation=``), not a fallback written for another version; and less what the
-    innermost ``try`` around it catches where each of its handlers catches any error and gives
-    up (:func:`_gives_up`): the call's failure is then swallowed, not expected."""
+    ``attn_implementation=``), not a fallback written for another version; and less what each
+    ``try`` around it catches with a handler that catches any error and does not carry on the
+    call's work (:func:`_falls_back`): the call's failure is then swallowed, not expected."""
     caught = site.caught
     if "<handler>" in caught and names and _retries(index, site, names):
         caught = tuple(c for c in caught if c != "<handler>")
-    tried = _innermost_try(site)
-    if tried is not None and tried.handlers and all(_gives_up(h) for h in tried.handlers):
-        given_up = list(_caught_by(tried))
-        kept = []
-        for name in caught:
-            if name in given_up:
-                given_up.remove(name)  # (the same name caught by an outer try is kept)
-                continue
-            kept.append(name)
-        caught = tuple(kept)
-    return caught
+    swallowed = [
+        name for tried in _enclosing_tries(site) for handler in tried.handlers
+        if not _falls_back(index, handler, tried, site) for name in _handler_types(handler)
+    ]
+    if not swallowed:
+        return caught
+    kept = []
+    for name in caught:
+        if name in swallowed:
+            swallowed.remove(name)  # one handler's name, once: another try's catch of it is kept
+            continue
+        kept.append(name)
+    return tuple(kept)
 
 
-_ANY_ERROR = frozenset({"Exception", "BaseException"})
+_ANY_ERROR = frozenset({"Exception", "BaseException", "*"})
+# builtins that build a record, not the call's object (``trainer = dict(status="failed")``)
+_RECORDS = frozenset({"dict", "list", "tuple", "set", "str", "repr", "format"})
 
 
-def _gives_up(handler: ast.ExceptHandler) -> bool:
-    """Whether a handler catches any error (``except Exception:``, a bare ``except:``) and only
-    reports it and returns nothing of use (``logging.error(...); return None, None``): the
-    failure of a keyword a library removed is swallowed there, and what the ``try`` made is
-    lost (held-out 30u: an evaluation's loader with ``load_in_4bit=`` that returns ``None`` on
-    transformers 5, every evaluation round "model not available"). A handler that catches the
-    error a version raises (``except TypeError:``), or does anything else, is a fallback."""
-    if handler.type is not None and not all(name in _ANY_ERROR for name in _handler_types(handler)):
-        return False
-    body = handler.body
-    if not body or not isinstance(body[-1], ast.Return) or not _nothing(body[-1].value, handler.name):
-        return False
-    return all(reports(stmt) for stmt in body[:-1])
-
-
-def _nothing(value: Optional[ast.expr], error: Optional[str] = None) -> bool:
-    """``return``, ``return None``, ``return None, None``, ``return False``, ``return {}``, or
-    a record of the failure and nothing else (``return {"status": "failed", "error": str(e)}``:
-    held-out 31u's experiments, each "failed" on transformers 5)."""
-    if value is None:
+def _falls_back(index: ModuleIndex, handler: ast.ExceptHandler, tried: ast.Try, site) -> bool:
+    """Whether a handler of ``tried`` (whose body holds the call ``site``) is a fallback for
+    the call's failure. One that names the error a version raises (``except TypeError:``)
+    expects it. One that catches any error (``except Exception:``, a bare ``except:``) expects
+    it where it carries on the call's work another way (it calls the same callable again,
+    ``Trainer(..., processing_class=tok)``; binds what the call's statement binds to another
+    call's result, ``trainer = build_legacy_trainer()``; returns another call's result; or
+    chooses by a version or signature test), where it stops with an error of its own (the
+    author's message for the versions it does not run on), or where it falls through to the
+    code after the ``try`` (an optional step skipped; a name it leaves unbound is
+    ``CallSite.caught``'s business). One that leaves with nothing of the work (``return``,
+    ``continue``, ``break``) swallows the failure and abandons what the ``try`` was for:
+    held-out 30u's evaluation loader with ``load_in_4bit=`` returning ``None`` on transformers
+    5; held-out 31u's runner whose every experiment was written out ``{"status": "failed",
+    "error": str(e)}`` at ``Trainer(tokenizer=...)``, the handler cleaning up and saving the
+    record first."""
+    if not all(name in _ANY_ERROR for name in _handler_types(handler)) or not handler.body:
         return True
-    if isinstance(value, ast.Constant):
-        return value.value is None or value.value is False
-    if isinstance(value, (ast.Tuple, ast.List)):
-        return all(_nothing(e, error) for e in value.elts)
-    if isinstance(value, ast.Dict):
-        return all(k is not None and isinstance(k, ast.Constant) for k in value.keys) and all(
-            _failure_text(v, error) for v in value.values
+    last = handler.body[-1]
+    if isinstance(last, ast.Raise):
+        return last.exc is not None  # an error of its own (``raise SystemExit("use transformers<5")``)
+    if not isinstance(last, (ast.Return, ast.Continue, ast.Break)):
+        return True
+    if isinstance(last, ast.Return) and isinstance(last.value, ast.Call) and dotted(last.value.func) not in _RECORDS:
+        return True
+    callee = _callee_name(site.qualname, site.node)
+    bound = set(site.assigned_to) or _bound_by(site.statement)
+    tests = version_tests_of(index)
+    for node in (n for stmt in handler.body for n in ast.walk(stmt)):
+        if isinstance(node, ast.Call) and callee and _callee_name(None, node) == callee:
+            return True
+        rebinds = isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) and bound & _bound_by(node)
+        if rebinds and dotted(node.value.func) not in _RECORDS:
+            return True
+        chooses = isinstance(node, (ast.If, ast.IfExp)) and (
+            tests.test(node.test, True) is not None or _signature_check(index, node.test, index.text(node.test))
         )
+        if chooses:
+            return True
     return False
 
 
-def _failure_text(value: ast.expr, error: Optional[str]) -> bool:
-    """A constant, or the caught error as text (``str(e)``, ``repr(e)``, an f-string of it)."""
-    if isinstance(value, ast.Constant):
-        return True
-    if isinstance(value, ast.Name):
-        return value.id == error
-    if isinstance(value, ast.JoinedStr):
-        return all(_failure_text(v.value if isinstance(v, ast.FormattedValue) else v, error) for v in value.values)
-    if isinstance(value, ast.Call) and dotted(value.func) in ("str", "repr") and len(value.args) == 1 and not value.keywords:
-        return _failure_text(value.args[0], error)
-    return False
+def _callee_name(qualname: Optional[str], call: ast.Call) -> Optional[str]:
+    """The last component of what a call calls (``Trainer``, ``from_pretrained``): the same
+    callable whether imported or reached through its module, and any class's loader."""
+    name = qualname or dotted(call.func)
+    return name.rsplit(".", 1)[-1] if name else None
+
+
+def _bound_by(statement: Optional[ast.AST]) -> set:
+    """The plain names an assignment statement binds (``a = b = ...``, ``a, b = ...``)."""
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AnnAssign):
+        targets = [statement.target]
+    else:
+        return set()
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def handler_of_a_version_test(index: ModuleIndex, statement: ast.AST) -> bool:
@@ -237,15 +256,13 @@ def handler_of_a_version_test(index: ModuleIndex, statement: ast.AST) -> bool:
     return False
 
 
-def _innermost_try(site) -> Optional[ast.Try]:
-    """The innermost ``try`` whose body holds the call (not one of its handlers)."""
+def _enclosing_tries(site) -> List[ast.Try]:
+    """The ``try`` statements of the call's scope whose body (not a handler) holds the call."""
     node = site.node
-    found = None
-    for t in ast.walk(site.scope.code_scope().node):
-        if isinstance(t, ast.Try) and t.body and t.body[0].lineno <= node.lineno and node.end_lineno <= t.body[-1].end_lineno:
-            if found is None or t.body[0].lineno >= found.body[0].lineno:
-                found = t
-    return found
+    return [
+        t for t in ast.walk(site.scope.code_scope().node)
+        if isinstance(t, ast.Try) and t.body and t.body[0].lineno <= node.lineno and node.end_lineno <= t.body[-1].end_lineno
+    ]
 
 
 def _retries(index: ModuleIndex, site, names) -> bool:
