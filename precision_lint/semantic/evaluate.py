@@ -1044,8 +1044,11 @@ class Evaluator:
                 return []
             out = []
             for assignment in bound:
-                if assignment.value is not None and assignment.unpack_index is None:
-                    entries = self._entries(assignment.value, owner, seen)
+                if assignment.value is not None:
+                    if assignment.unpack_index is None:
+                        entries = self._entries(assignment.value, owner, seen)
+                    else:
+                        entries = self._unpacked_entries(assignment.value, assignment.unpack_index, owner, seen)
                     if assignment.guards:
                         entries = [replace_fields(e, bound_under=tuple(assignment.guards) + e.bound_under) for e in entries]
                     out.extend(entries)
@@ -1054,6 +1057,23 @@ class Evaluator:
                 out.extend(self._mutations(expr.id, owner, min(len(a.guards) for a in bound), seen, self._reach_window(expr, scope, owner, bound)))
             return out
         return []
+
+    def _unpacked_entries(self, value: ast.expr, index: int, owner: Scope, seen: set) -> List[KwargSource]:
+        """The entries of the dict an unpacking target takes: the element at its position of a
+        literal tuple (``kwargs, n = {...}, 2``), or of each tuple a function of this module
+        returns (``model_kwargs, processor_kwargs = build_kwargs(cfg)``, held-out 31u)."""
+        item = element(value, index)
+        if item is not None:
+            return self._entries(item, owner, seen)
+        function = self._local_function(value.func, owner) if isinstance(value, ast.Call) else None
+        key = f"{function.qualname}()" if function is not None else ""
+        if function is None or key in seen:
+            return []
+        inner = {k for k in seen if k.endswith("()")} | {key}
+        return [
+            e for returned, _ in function.returns for item in (element(returned, index),) if item is not None
+            for e in self._entries(item, function, inner)
+        ]
 
     def _reach_window(self, use: ast.Name, scope: Scope, owner: Scope, bound) -> Callable[[ast.AST], bool]:
         """Whether a change made in place at a node (``d["k"] = v``, ``d.update(...)``) reaches

@@ -19,6 +19,9 @@ TURNS_FP16_ON = {
     # a function of the module that builds the dict and returns it (held-out 31u)
     "returned-by-a-helper": 'def make():\n    kwargs = {"output_dir": "o"}\n    kwargs["fp16"] = True\n    return kwargs\nkwargs = make()',
     "literal-returned": 'def make():\n    return {"output_dir": "o", "fp16": True}\nkwargs = make()',
+    # one element of the tuple it returns (held-out 31u: model and processor kwargs built together)
+    "unpacked-from-a-returned-tuple": 'def make():\n    kwargs = {"output_dir": "o", "fp16": True}\n    return "o", kwargs\nout, kwargs = make()',
+    "unpacked-from-a-tuple": 'kwargs, n = {"output_dir": "o", "fp16": True}, 2',
     "dict-call": 'kwargs = dict(base, fp16=True)',
     "bit-or": 'kwargs = base | {"fp16": True}',
     "splat": 'kwargs = {**base, "fp16": True}',
