@@ -40,13 +40,17 @@ GPU_CAPABILITY = {
     "gtx1050": 61, "gtx1060": 61, "gtx1070": 61, "gtx1650": 75, "gtx1660": 75, "rtx2060": 75, "rtx2070": 75,
     "rtx3060": 86, "rtx3070": 86, "rtx4060": 89, "rtx4070": 89, "rtx5060": 120, "rtx5070": 120, "rtx5080": 120,
     "rtx2050": 86, "rtx3050": 86, "rtx4050": 89, "rtx5050": 120,  # the 50-class cards (the RTX 2050 is an Ampere laptop part)
+    # the Ada workstation cards, named with their generation ("RTX 4000 Ada", "RTX 6000 Ada
+    # Generation"): without it, a Quadro RTX 4000 / 6000 is Turing (sm75) and is not read
+    "rtx2000ada": 89, "rtx3500ada": 89, "rtx4000ada": 89, "rtx4500ada": 89, "rtx5000ada": 89,
+    "rtx5880ada": 89, "rtx6000ada": 89,
 }
 NATIVE_BF16 = 80
 FP8_CAPABILITY = 89  # Ada and Hopper: the first GPUs with FP8 tensor cores
 
 _GPU_WORD_PATTERN = (
     r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?|geforce[ -]?|rtx[ -]?(?=a[456]000))*"
-    r"(a100|a800|a30|a10g?|a40|a[456]000|(?:rtx|gtx)[ -]?(?:[2345]0[5-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|dgx[ -]?spark|b[12]00|p100|v100|t4|k80|p40|titan)"
+    r"(a100|a800|a30|a10g?|a40|a[456]000|rtx[ -]?(?:[2-6]000|3500|4500|5880)[ -]?ada|(?:rtx|gtx)[ -]?(?:[2345]0[5-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|dgx[ -]?spark|b[12]00|p100|v100|t4|k80|p40|titan)"
     # a memory size or form factor may follow: "A100-40GB", "H100-SXM", "A100 80GB"
     r"s?(?:(?=-(?:\d+\s*gb?|sxm\d*|pcie|nvl)\b)|(?![\w-]))"
 )
@@ -113,6 +117,7 @@ def _capability(name: str) -> Optional[int]:
     key = name.lower().replace(" ", "").replace("dgx-", "dgx")
     if key.startswith(("rtx-", "gtx-")):
         key = key[:3] + key[4:]  # "RTX-4080" (review 32)
+    key = key.replace("-ada", "ada")  # "RTX 4000-Ada"
     return GPU_CAPABILITY.get(key) or GPU_CAPABILITY.get(key[:-2] if key.endswith("ti") else key)
 
 
@@ -315,7 +320,12 @@ _OUR_RUN = lazy(
 
 # "... for A100", "... for the H100", "native on an RTX 4090": the GPU a note on a line of code
 # says the line is set for.
-_FOR_GPU = lazy(r"\b(?:for|on)\s+(?:the\s+|an?\s+|one\s+|my\s+)?(?:nvidia\s+|tesla\s+|geforce\s+)?$", re.IGNORECASE)
+# Also the machine a note says the line was run with ("bf16 [i9 185H с RTX 4000 Ada]", review
+# 33a: Russian "с", with): "with", "using", "@" and their Russian and German words.
+_FOR_GPU = lazy(
+    r"(?:\b(?:for|on|with|using|mit|auf)|(?<![\w])(?:с|на)|@)\s*(?:the\s+|an?\s+|one\s+|my\s+)?(?:nvidia\s+|tesla\s+|geforce\s+)?$",
+    re.IGNORECASE,
+)
 
 
 def _set_for(note: str, start: int) -> bool:
@@ -333,7 +343,17 @@ def _set_for(note: str, start: int) -> bool:
     first = min(matches, key=lambda m: m.start())
     if first.start() > start:
         return False
+    if _MACHINE().search(note):
+        return True  # the machine the line was set on: its processor, or the computer, beside the GPU
     return _FOR_GPU().search(note, 0, first.start()) is not None or _NATIVE_AFTER().match(note, first.end()) is not None
+
+
+# A computer a note names beside its GPU ("bf16 [Core Ultra 9 laptop + RTX 4000 Ada]", "bf16 on
+# my i9-13900K / 4090 desktop"): the author's machine, where the line was set and run (review 33a).
+_MACHINE = lazy(
+    r"\b(?:laptop|desktop|workstation|i[3579][ -]?\d{3,5}[a-z]{0,2}|i[3579]|core\s+(?:ultra|i[3579])|ryzen|threadripper|xeon|epyc)\b",
+    re.IGNORECASE,
+)
 
 
 # "A100 native bfloat16", "H100 natively supports bf16": the GPU a note says has the precision natively

@@ -102,6 +102,10 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("Trained on a GTX 1660 Super and an RTX 2070.", [75, 75]),
         ("Tested on an RTX 3060 12GB.", [86]),
         ("We ran it on an RTX 4070 Ti.", [89]),
+        # the Ada workstation cards by their generation; a Quadro RTX 4000 alone is Turing
+        ("Trained on an RTX 4000 Ada Generation.", [89]),
+        ("Trained on an NVIDIA RTX 6000 Ada.", [89]),
+        ("Trained on a Quadro RTX 4000.", []),
         # the DGX Spark's Blackwell chip (review 21e: a project trained in its container)
         ("Training runs on an NVIDIA DGX Spark (GB10).", [121, 121]),  # the machine and its chip
         # the machine by its product name alone (review 25a: "a fine-tuning environment for the
@@ -232,6 +236,13 @@ def test_only_comments_and_docstrings_state_a_target():
         ("args = make(bf16=True)  # for A100\n", None),  # no precision named
         # a pre-Ampere GPU a note names still counts
         ("args = make(bf16=True)  # bf16 for A100, fp16 for T4\n", 75),
+        # the machine the line ran with, in the author's language (review 33a: Russian "с", with)
+        ("args = make(bf16=True)  # bf16 [i9 185H с RTX 4000ada]\n", 89),
+        ("args = make(bf16=True)  # bf16 with an RTX 6000 Ada\n", 89),
+        ("args = make(bf16=True)  # bf16 @A100\n", 80),
+        # the computer beside the GPU: the author's machine
+        ("args = make(bf16=True)  # bf16 [Core Ultra 9 laptop + RTX 4000 Ada]\n", 89),
+        ("args = make(bf16=True)  # bf16, i9-13900K + RTX 4090 desktop\n", 89),
     ],
 )
 def test_a_note_that_says_whom_its_precision_is_for_states_the_target(line, expected):
