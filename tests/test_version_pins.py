@@ -1081,3 +1081,24 @@ def test_a_wheels_exact_requirement_is_shown_as_a_pin():
     assert _spec_text(">=4.3.2,<=4.3.2") == "==4.3.2"
     assert _spec_text(">=4.18.0") == ">=4.18.0"
     assert _spec_text(">=4.3,<=4.4") == ">=4.3,<=4.4"
+
+
+def test_a_requirements_file_a_readme_or_setup_script_installs_is_read(tmp_path):
+    """``pip install -r configs/requirements.txt`` in the README (review 33a: its
+    ``transformers==4.34.1`` unread, nine deprecations told on code written for that version),
+    or in an environment setup script: the file the project's own install reads, though no
+    folder of the code's walk holds it. A file nothing installs is not read."""
+    pins = "torch==2.1.0\ntransformers==4.34.1\n"
+    root = write_tree(tmp_path, {
+        "a/.git/HEAD": "", "a/README.md": "## Setup\n```\npip install -r configs/requirements.txt\n```\n",
+        "a/configs/requirements.txt": pins, "a/src/train.py": "",
+        "b/.git/HEAD": "", "b/install.sh": "#!/bin/bash\npip install --requirement=env/reqs.txt\n",
+        "b/env/reqs.txt": pins, "b/train.py": "",
+        "c/.git/HEAD": "", "c/README.md": "## Setup\n```\npip install transformers\n```\n",
+        "c/configs/requirements.txt": pins, "c/train.py": "",
+    })
+    read = _targets(root, "a/src/train.py").of("transformers")
+    assert read.is_point and read.low == (4, 34, 1)
+    assert "pip install -r configs/requirements.txt" in read.where()
+    assert _targets(root, "b/train.py").of("transformers").low == (4, 34, 1)
+    assert _targets(root, "c/train.py").of("transformers").low != (4, 34, 1)

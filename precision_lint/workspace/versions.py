@@ -1019,7 +1019,8 @@ def folder_recorded_runs(folder: Path) -> List[Tuple[Allowed, Path]]:
 
 def folder_readme(folder: Path) -> List[Tuple[Allowed, Path]]:
     """The pins of the README and the installation documents of ``folder`` (``INSTALL.md``,
-    ``get_started.md``: see :func:`readme_requirements`)."""
+    ``get_started.md``: see :func:`readme_requirements`), and those of the requirements files
+    their install commands name (:func:`installed_files`)."""
     try:
         names = sorted(n for n in os.listdir(folder) if _README.match(n))
     except OSError:
@@ -1029,6 +1030,33 @@ def folder_readme(folder: Path) -> List[Tuple[Allowed, Path]]:
         text = _read(folder / name)
         if text and ("install" in text or _LIST_TOPIC().search(text)):
             out.extend((r, folder / name) for r in readme_requirements(text, name))
+            out.extend(installed_files(text, folder, folder / name))
+    return out
+
+
+# `pip install -r configs/requirements.txt`, `pip3 install --requirement=env/reqs.txt`: the file
+# an install command reads (a README's or a setup script's)
+_INSTALLS_FILE = lazy(
+    r"(?:pip3?|uv\s+pip)\s+install\b[^\n`]*?(?:(?<!\S)-r\s*|--requirement[\s=]+)([^\s`'\"]+)"
+)
+
+
+def installed_files(text: str, folder: Path, where: Path) -> List[Tuple[Allowed, Path]]:
+    """The requirements of the files that the install commands of ``text`` (a README or a
+    setup script of ``folder``, at ``where``) install with ``-r``, relative to ``folder``: a file
+    outside the folders the code's walk reads (review 33a: ``pip install -r
+    configs/requirements.txt``, its ``transformers==4.34.1`` unread, nine deprecations told on
+    code written for that version). A file of the folder itself is its own requirements."""
+    out: List[Tuple[Allowed, Path]] = []
+    seen: Set[Path] = set()
+    for match in _INSTALLS_FILE().finditer(text):
+        relative = match.group(1)
+        path = folder / relative
+        if "$" in relative or path.parent == folder or not path.is_file():
+            continue
+        shown = os.path.relpath(path, folder)
+        source = f"`pip install -r {shown}`"
+        out.extend((replace(r, source=source), where) for r, _ in _requirements_file(path, shown, seen))
     return out
 
 
@@ -1068,6 +1096,7 @@ def folder_setup_scripts(folder: Path, project: bool = True) -> List[Tuple[Allow
         if text and "install" in text:
             shown = os.path.relpath(script, folder)
             out.extend((r, script) for r in pip_requirements(expanded_commands(text), shown))
+            out.extend(installed_files(text, folder, script))
     return out
 
 
@@ -1631,7 +1660,8 @@ class VersionResolver:
         if stated:
             combined, paths = _deciding(stated)
             first = stated[0][0].source
-            how = next((h for h in ("a `conda` command", "the requirements list") if first.startswith(h)), "`pip install`")
+            how = next((h for h in ("a `conda` command", "the requirements list", "`pip install -r ") if first.startswith(h)), "`pip install`")
+            how = first if how == "`pip install -r " else how
             return f"{how} in ", combined, paths
         # last, what its environment setup scripts install
         installed = [(r, p) for r, p in self._setup_scripts(folder) if r.dist == dist]
