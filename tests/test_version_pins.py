@@ -1102,3 +1102,20 @@ def test_a_requirements_file_a_readme_or_setup_script_installs_is_read(tmp_path)
     assert "pip install -r configs/requirements.txt" in read.where()
     assert _targets(root, "b/train.py").of("transformers").low == (4, 34, 1)
     assert _targets(root, "c/train.py").of("transformers").low != (4, 34, 1)
+@pytest.mark.parametrize(
+    "installs, low, high",
+    [
+        # the run installs the newest: the project's pin, or the newest (review 33a, held-out 31u)
+        (["!pip install -U transformers trl"], (4, 38, 2), None),
+        (["!pip install -q transformers accelerate"], (4, 38, 2), None),
+        (['!pip install -U "transformers>=4.37"'], (4, 38, 2), None),  # -U with a floor: the newest
+        # a version the run installs holds for it
+        (["!pip install transformers==4.40.0"], (4, 40, 0), (4, 40, 0)),
+        # nothing installed: the project's pin
+        ([], (4, 38, 2), (4, 38, 2)),
+    ],
+)
+def test_a_run_that_installs_the_newest_reaches_past_the_projects_pin(tmp_path, installs, low, high):
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers==4.38.2\n", "nb/train.py": ""})
+    found = _targets(root, "nb/train.py", lines=installs).of("transformers")
+    assert (found.low, found.high) == (low, high)

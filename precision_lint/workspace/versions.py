@@ -1448,6 +1448,22 @@ def _combine(found: List[Allowed]) -> Optional[Allowed]:
     return out
 
 
+def _unbounded(allowed: Allowed) -> bool:
+    """A requirement with no version (``transformers``, or ``-U "transformers>=4.37"``)."""
+    return allowed.low is None and allowed.high is None and not allowed.commit
+
+
+def _up_to_the_newest(project: Allowed, installed: Allowed) -> Allowed:
+    """The project's range, and the newest release a run installs with no version (review
+    33a, held-out 31u: a Colab notebook's ``!pip install -U transformers trl`` under a root
+    ``requirements.txt`` that pins ``transformers==4.38.2`` for the other notebooks): the code
+    runs with either. Its lowest version stays the project's (what a fix may write)."""
+    return Allowed(
+        project.dist, project.low, None, False, f"{project.described} or the newest",
+        f"{project.source}, and {installed.source}",
+    )
+
+
 def _alternatives(mentions: List[Tuple[Allowed, Path]]) -> Allowed:
     """One range from the extras of a declaration that each name a library: the statements of
     one extra all at once (:func:`_combine`), any of the extras."""
@@ -1678,7 +1694,8 @@ class VersionResolver:
         notebook's ``%pip install`` lines, where the notebook launches the file or a script
         that imports it)."""
         folder, name = os.path.split(os.path.abspath(path))
-        inline = list(stated) + pip_requirements(notebook_lines, name) + list(run)
+        installs = pip_requirements(notebook_lines, name) + list(run)
+        inline = list(stated) + installs
         # the answer depends on the file only through its folder and what it states itself: the
         # files of a folder that state nothing share one (a package's thousands of modules)
         key = (folder, tuple(inline))
@@ -1700,9 +1717,16 @@ class VersionResolver:
     def _stated(self, here: Path, dist: str, inline: List[Allowed]) -> Optional[Allowed]:
         """What the file (``inline``) and its project (from ``here`` up) state of ``dist``, both
         where both do; None where neither states a version (`transformers`, the main branch:
-        the newest)."""
-        own = _combine([r for r in inline if r.dist == dist])
+        the newest). Where the run installs the library with no version (a notebook's ``!pip
+        install -U transformers trl``) and nothing of the file or its run bounds it, that run has
+        the newest release whatever the project pins for its other runs: the project's range
+        reaches up to the newest (:func:`_up_to_the_newest`)."""
+        mine = [r for r in inline if r.dist == dist]
+        own = _combine(mine)
         project = self._project(here, dist)
+        if own is not None and project is not None and _unbounded(own) and any(r.source.startswith("`pip install`") for r in mine):
+            if project.high is not None and not project.commit:
+                return _up_to_the_newest(project, own)
         if own is not None and project is not None:
             both = own.intersect(project)
             found = both if not both.is_empty else own
