@@ -23,19 +23,47 @@ def config(**table):
     return from_table(table, "test")
 
 
+_ALONE = None
+
+
+def _alone():
+    """An empty project folder (a ``.git`` marks its root) in which :func:`lint` and :func:`fix`
+    check their source: a relative ``path`` resolves there, so what a check reads beside the
+    file (a README's GPU, a requirements pin) is never this repository's own files, and a
+    test's answer does not change with them."""
+    global _ALONE
+    if _ALONE is None:
+        import tempfile
+
+        _ALONE = tempfile.mkdtemp(prefix="precision-lint-alone-")
+        os.mkdir(os.path.join(_ALONE, ".git"))
+    return _ALONE
+
+
+class _in_alone:
+    def __enter__(self):
+        self.cwd = os.getcwd()
+        os.chdir(_alone())
+
+    def __exit__(self, *exc):
+        os.chdir(self.cwd)
+
+
 def lint(src: str, code: str = None, cfg=None, path: str = "train.py"):
-    diags = check_source(dedent(src), path=path, config=cfg or config(**{"transformers_version": "5.23"}))
+    with _in_alone():
+        diags = check_source(dedent(src), path=path, config=cfg or config(**{"transformers_version": "5.23"}))
     return [d for d in diags if code is None or d.code == code]
 
 
 def fix(src: str, code: str = None, cfg=None, unsafe: bool = False, path: str = "train.py") -> str:
-    return fix_source(
-        dedent(src),
-        path=path,
-        config=cfg or config(**{"transformers_version": "5.23"}),
-        unsafe=unsafe,
-        select=[code] if code else None,
-    )
+    with _in_alone():
+        return fix_source(
+            dedent(src),
+            path=path,
+            config=cfg or config(**{"transformers_version": "5.23"}),
+            unsafe=unsafe,
+            select=[code] if code else None,
+        )
 
 
 def findings_in(root, codes=None):
