@@ -941,3 +941,17 @@ def test_tf32_in_one_branch_makes_that_branch_ampere_only(tmp_path):
     assert [d.span.line for d in found] == [12]
     (tmp_path / "train.py").write_text(TF32_IN_ONE_MODE.format(tf32="False"))
     assert sorted(d.span.line for d in findings_in(tmp_path, ("MP201",))) == [9, 10, 12]
+@pytest.mark.parametrize(
+    "guide, found",
+    [
+        # a guide of the project's root that runs the script names its machine (review 34)
+        ("# Reproduction\n\nEverything here was run on a Colab A100 (40GB).\n\n```bash\ncd training && python train.py\n```\n", []),
+        ("# Kaggle\n\nAccelerator: 2 x T4 GPU.\n\n```bash\n!python training/train.py\n```\n", [("training/train.py", "MP201")]),
+        # a guide that neither runs nor links to the script says nothing of it
+        ("# Colab\n\nUse the Colab A100 for everything.\n\n```bash\npython other.py\n```\n", [("training/train.py", "MP201")]),
+    ],
+    ids=["ampere-guide", "t4-guide", "another-script"],
+)
+def test_a_guide_beside_the_readme_speaks_of_the_scripts_it_runs(tree, guide, found):
+    root = tree({".git/HEAD": "", "README.md": "# Project\n", "GUIDE.md": guide, "training/train.py": TRAIN, "other.py": "x = 1\n"})
+    assert _run(root, codes=("MP201",)) == found
