@@ -108,11 +108,6 @@ CONFIG_MAX_FILES = 2000  # files listed per top folder (a data folder's thousand
 CONFIG_MAX_BYTES = 1_000_000  # as configfiles.MAX_BYTES: larger is data, not configuration
 
 
-def _is_readme(path: str) -> bool:
-    """A README by its name (``README.md``, ``README_zh.md``, ``readme.md``), not a guide."""
-    return os.path.basename(path).lower().startswith("readme")
-
-
 class ShippedFiles:
     """The launch scripts and READMEs of one run, each read once."""
 
@@ -631,10 +626,9 @@ class ShippedFiles:
             return found
         for readme, linked, scripts in self._readme_index(root).get(base, ()):
             folder = os.path.dirname(readme)
-            if folder in ancestors and _is_readme(readme):
+            if folder in ancestors:
                 # a README of a folder above the file (another language's copy of the project's
-                # README beside it): what it states is the nearest README's to say, not a link's;
-                # a guide beside it (``KAGGLE_2xT4_GUIDE.md``) speaks of what it runs
+                # README beside it): what it states is the nearest README's to say, not a link's
                 continue
             if path in linked or any(runs_file(folder, script, path) for script in scripts):
                 found.append((folder, readme, self._shell(readme), False))
@@ -763,19 +757,15 @@ class ShippedFiles:
 
     def _project_readmes(self, root: str) -> List[str]:
         """The READMEs of the project at ``root`` as discovery finds files (``.gitignore``, VCS
-        folders, virtual environments and build output skipped), and the Markdown guides of its
-        root folder (``KAGGLE_2xT4_GUIDE.md``, ``REPRODUCTION_GUIDE.md``, review 34: each runs
-        scripts on the machine it names), the first :data:`PROJECT_READMES` in name order;
-        listed once per project."""
+        folders, virtual environments and build output skipped), the first
+        :data:`PROJECT_READMES` in name order; listed once per project."""
         listed = self._readmes.get(root)
         if listed is None:
             from .discovery import discover
 
             names = {n.lower() for n in READMES if n.endswith(".md")}
-            top = os.path.normpath(root)
             listed = self._readmes[root] = [
-                p for p in discover([root], suffixes=(".md",))
-                if os.path.basename(p).lower() in names or os.path.dirname(os.path.normpath(p)) == top
+                p for p in discover([root], suffixes=(".md",)) if os.path.basename(p).lower() in names
             ][:PROJECT_READMES]
         return listed
 

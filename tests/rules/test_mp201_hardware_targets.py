@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from conftest import config, findings_in, lint
+from conftest import config, lint
 
 from precision_lint.engine import Engine, check_source
 
@@ -913,45 +913,3 @@ def test_a_colab_row_speaks_for_a_script_a_notebook_runs(tree):
 
 def test_without_a_notebook_a_colab_row_speaks_for_the_project(tree):
     assert _run(tree(HOSTED)) == [("train/train.py", "MP201")]
-
-
-TF32_IN_ONE_MODE = """\
-import argparse
-import torch
-from transformers import AutoModelForCausalLM, TrainingArguments
-
-p = argparse.ArgumentParser()
-p.add_argument("--mode", choices=["sft", "dpo"], required=True)
-a = p.parse_args()
-if a.mode == "sft":
-    model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.bfloat16)
-    args = TrainingArguments(output_dir="sft", bf16=True, tf32={tf32})
-if a.mode == "dpo":
-    args = TrainingArguments(output_dir="dpo", bf16=True)
-"""
-
-
-def test_tf32_in_one_branch_makes_that_branch_ampere_only(tmp_path):
-    """Review 34's M1: ``tf32=True`` for ``--mode sft`` says the sft run is Ampere or newer (its
-    bf16 load and its ``bf16=True`` with it), not the ``--mode dpo`` run of another branch, whose
-    ``bf16=True`` is judged on its own. Unconditional, it says so of the whole module."""
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "train.py").write_text(TF32_IN_ONE_MODE.format(tf32="True"))
-    found = [d for d in findings_in(tmp_path, ("MP201",))]
-    assert [d.span.line for d in found] == [12]
-    (tmp_path / "train.py").write_text(TF32_IN_ONE_MODE.format(tf32="False"))
-    assert sorted(d.span.line for d in findings_in(tmp_path, ("MP201",))) == [9, 10, 12]
-@pytest.mark.parametrize(
-    "guide, found",
-    [
-        # a guide of the project's root that runs the script names its machine (review 34)
-        ("# Reproduction\n\nEverything here was run on a Colab A100 (40GB).\n\n```bash\ncd training && python train.py\n```\n", []),
-        ("# Kaggle\n\nAccelerator: 2 x T4 GPU.\n\n```bash\n!python training/train.py\n```\n", [("training/train.py", "MP201")]),
-        # a guide that neither runs nor links to the script says nothing of it
-        ("# Colab\n\nUse the Colab A100 for everything.\n\n```bash\npython other.py\n```\n", [("training/train.py", "MP201")]),
-    ],
-    ids=["ampere-guide", "t4-guide", "another-script"],
-)
-def test_a_guide_beside_the_readme_speaks_of_the_scripts_it_runs(tree, guide, found):
-    root = tree({".git/HEAD": "", "README.md": "# Project\n", "GUIDE.md": guide, "training/train.py": TRAIN, "other.py": "x = 1\n"})
-    assert _run(root, codes=("MP201",)) == found

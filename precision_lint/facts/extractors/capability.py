@@ -877,9 +877,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             span = index.span(site.node)
             opaque.append((span.start, span.end))
         if is_training_args(q) and not tf32:
-            # in one branch of the module's runs (`if args.mode == "sft":`), it says so of that
-            # branch only (:func:`_tf32_branches`, read by ``finish``)
-            tf32 = _asks_tf32(index, evaluator, site) and not site.every_guard
+            tf32 = _asks_tf32(index, evaluator, site)
             if not tf32 and not tf32_joined:
                 tf32_joined = _tf32_joined(index, evaluator, site)
         if q in BNB_CONFIGS or q.endswith(".BitsAndBytesConfig"):
@@ -1064,24 +1062,6 @@ def _asks_tf32(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> bool
     return arg is not None and bool(arg.values) and all(v.kind == CONST and v.value is True and not v.guards for v in arg.values)
 
 
-def _tf32_branches(index: ModuleIndex, evaluator: Evaluator) -> List[Tuple]:
-    """The conditions of each ``tf32=True`` training configuration written in a branch of the
-    module (``if args.mode == "sft": SFTConfig(bf16=True, tf32=True)``): that branch's run
-    exists only on Ampere or newer, and its bf16 with it; another branch (``--mode grpo``, run
-    on a Kaggle 2xT4 by the project's guide) is a run of its own (review 34's M1). A ``tf32=True``
-    under no condition says so of the whole module (``CapabilityFacts.states``)."""
-    return [
-        site.every_guard for site in index.calls
-        if site.every_guard and is_training_args(site.qualname or "") and _asks_tf32(index, evaluator, site)
-    ]
-
-
-def _within_branch(guards, branch) -> bool:
-    """Whether code under ``guards`` runs only in the branch ``branch`` (each of its tests, with
-    the same polarity, among them)."""
-    return all(any(test is t and positive == p for t, p in guards) for test, positive in branch)
-
-
 def _tf32_joined(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> Tuple[Possible, ...]:
     """The values of ``tf32=`` (as :func:`_asks_tf32` reads it) where some are decided at the join
     (``tf32=config.tf32`` of a parameter whose callers pass a config whose field is True), else ()."""
@@ -1148,11 +1128,7 @@ def finish(cap: CapabilityFacts, sections: dict, index: ModuleIndex, evaluator: 
     wanted.update((site.span.start, site.span.end) for site in (*cap.bnb, *cap.attention))
     if not wanted:
         return cap
-    branches = _tf32_branches(index, evaluator)
-
     def is_guarded(guards, scope) -> bool:
-        if branches and any(_within_branch(guards, branch) for branch in branches):
-            return True
         return bool(guards) and any(_chosen_or_checked(evaluator.guard(t, p, scope)) for t, p in guards) or decorator_guarded(evaluator, scope)
 
     guarded: List[Tuple[int, int]] = []
