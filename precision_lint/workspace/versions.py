@@ -1718,8 +1718,7 @@ class VersionResolver:
         notebook's ``%pip install`` lines, where the notebook launches the file or a script
         that imports it)."""
         folder, name = os.path.split(os.path.abspath(path))
-        installs = pip_requirements(notebook_lines, name, sequential=True) + list(run)
-        inline = list(stated) + installs
+        inline = list(stated) + pip_requirements(notebook_lines, name, sequential=True) + list(run)
         # the answer depends on the file only through its folder and what it states itself: the
         # files of a folder that state nothing share one (a package's thousands of modules)
         key = (folder, tuple(inline))
