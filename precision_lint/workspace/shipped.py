@@ -108,6 +108,10 @@ CONFIG_MAX_FILES = 2000  # files listed per top folder (a data folder's thousand
 CONFIG_MAX_BYTES = 1_000_000  # as configfiles.MAX_BYTES: larger is data, not configuration
 
 
+# a Slurm job script's directive line (`#SBATCH --gres=gpu:a100:1`)
+_SBATCH_LINE = lazy(r"^#SBATCH\s", re.MULTILINE)
+
+
 class ShippedFiles:
     """The launch scripts and READMEs of one run, each read once."""
 
@@ -581,20 +585,22 @@ class ShippedFiles:
         """What the shell launchers that run scripts of ``folder`` state (their ``#SBATCH``
         requests, their comments, their names): the machines the folder's code is written for,
         read for a file of it that no launcher names and no README speaks for (review 27a: the
-        study scripts beside Slurm jobs that all request an A100). Found once per folder."""
+        study scripts beside Slurm jobs that all request an A100). A Slurm job in the folder
+        itself that runs no Python file requests the cluster's GPUs for the folder all the same
+        (review 35: ``#SBATCH --gres=gpu:h100:2`` above ``vllm serve``, beside the merge scripts
+        it serves); one that runs another folder's script speaks of that one. Found once per
+        folder."""
         found = self._siblings.get(folder)
         if found is None:
             found = []
             for where, name, text in self._launchers_near(folder):
                 if name.endswith(".ipynb"):
                     continue
-                runs_here = any(
-                    runs_file(where, f, os.path.join(folder, os.path.basename(f)))
-                    for launch in _launches(text)
-                    for f in launch.files()
-                    if f.endswith(".py")
-                )
-                if runs_here:
+                scripts = [f for launch in _launches(text) for f in launch.files() if f.endswith(".py")]
+                runs_here = any(runs_file(where, f, os.path.join(folder, os.path.basename(f))) for f in scripts)
+                # a job of the folder itself that runs no Python file (`vllm serve`): the cluster
+                serves = not scripts and os.path.normpath(where) == os.path.normpath(folder) and _SBATCH_LINE().search(text)
+                if runs_here or serves:
                     found.extend(_stated_by_launcher(name, text))
             self._siblings[folder] = found
         return found

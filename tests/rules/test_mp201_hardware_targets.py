@@ -447,8 +447,12 @@ def test_files_that_do_not_speak_about_the_module_state_nothing(tree, files):
         ("#!/bin/bash\n#SBATCH -p gpu_h100\npython src/main.py\n", []),
         ("#!/bin/bash\n#SBATCH --gres=gpu:v100:1\npython main.py\n", [("src/study.py", "MP201")]),
         ("#!/bin/bash\npython main.py\n", [("src/study.py", "MP201")]),  # states nothing
+        # a Slurm job of the folder that serves a model (review 35): the cluster's GPUs still
+        ("#!/bin/bash\n#SBATCH --gres=gpu:h100:2\nvllm serve ./merged --port 8000\n", []),
+        # a plain shell script that runs none of the folder's files says nothing of them
+        ("#!/bin/bash\n# on the H100 node\nvllm serve ./merged\n", [("src/study.py", "MP201")]),
     ],
-    ids=["a100-sibling", "h100-partition-from-root", "v100-sibling", "nothing-stated"],
+    ids=["a100-sibling", "h100-partition-from-root", "v100-sibling", "nothing-stated", "slurm-serving-job", "shell-serving"],
 )
 def test_a_script_no_launcher_names_targets_what_its_siblings_launchers_request(tree, launcher, reported):
     """Review 27a: study scripts beside Slurm jobs that all request an A100 for the folder's
