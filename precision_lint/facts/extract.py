@@ -316,7 +316,7 @@ def _installed_by_ipython_lines(source: str, path: str) -> tuple:
     from ..workspace.versions import pip_requirements
 
     lines = [line.strip().lstrip("!%") for line in source.splitlines() if is_ipython_line(line)]
-    return tuple(pip_requirements(lines, os.path.basename(path), sequential=True))
+    return tuple(pip_requirements(lines, os.path.basename(path)))
 
 
 def notebook_cell_errors(source: str, path: str) -> Tuple[ParseError, ...]:

@@ -355,7 +355,7 @@ class Project:
             self._launches = {}
             for path, lines in self.notebook_lines.items():
                 name = os.path.basename(path)
-                pins = pip_requirements(lines, name, sequential=True)
+                pins = pip_requirements(lines, name)
                 if not pins:
                     continue
                 pins = [dataclasses.replace(a, source=f"{a.source}, which runs it") for a in pins]

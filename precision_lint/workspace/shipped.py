@@ -795,7 +795,7 @@ class ShippedFiles:
                 if not any(runs_file(where, s, path) for s in launched_scripts(lines, "")):
                     continue  # it names the file without running it (a comment, another script's argument)
                 shown = os.path.relpath(os.path.join(where, name), os.path.dirname(path))
-                found.extend(replace(a, source=f"{a.source}, which runs it") for a in pip_requirements(lines, shown, sequential=True))
+                found.extend(replace(a, source=f"{a.source}, which runs it") for a in pip_requirements(lines, shown))
                 found.extend(replace(a, source=f"{a.source}, which runs it") for a in module_load_pythons(lines, shown))
                 if name.endswith(JOB_SUFFIXES):
                     found.extend(self._built_pins(where, text, shown))

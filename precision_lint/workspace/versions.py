@@ -1095,7 +1095,7 @@ def folder_setup_scripts(folder: Path, project: bool = True) -> List[Tuple[Allow
         text = _read(script)
         if text and "install" in text:
             shown = os.path.relpath(script, folder)
-            out.extend((r, script) for r in pip_requirements(expanded_commands(text), shown, sequential=True))
+            out.extend((r, script) for r in pip_requirements(expanded_commands(text), shown))
             out.extend(installed_files(text, folder, script))
     return out
 
@@ -1322,16 +1322,12 @@ def in_file_requirements(source: str, where: str = "this file") -> List[Allowed]
     return out
 
 
-def pip_requirements(lines: Iterable[str], where: str = "this notebook", sequential: bool = False) -> List[Allowed]:
+def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List[Allowed]:
     """The requirements of ``%pip install`` / ``!pip install`` lines (options skipped; a line
     ending in a backslash goes on in the next). With ``-U`` / ``--upgrade`` a floor alone
     (``pip install -U "transformers>=4.37"``) installs the newest release, whatever the floor
-    says: it reads as the bare name, the newest (review 27e); a pin or a ceiling still holds.
-    ``sequential``: the lines run one after another (a notebook's cells, a shell script), and
-    what a later command installs of a library is what the environment ends with
-    (:func:`_installed_after`); a README's commands are alternatives the reader picks from."""
-    out: List[Allowed] = []
-    at: Dict[str, int] = {}  # sequential: the library → its entry in ``out``
+    says: it reads as the bare name, the newest (review 27e); a pin or a ceiling still holds."""
+    out = []
     valued = ("-r", "-c", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--target", "-t")
     for args in _install_args(lines, _PIP):
         upgrade = bool(_UPGRADE().search(args))
@@ -1339,29 +1335,9 @@ def pip_requirements(lines: Iterable[str], where: str = "this notebook", sequent
             found = parse_requirement(word, f"`pip install` in {where}")
             if found is not None and upgrade and found.high is None and found.low is not None and not found.commit:
                 found = parse_requirement(found.dist, f"`pip install` in {where}")
-            if found is None:
-                continue
-            if sequential and found.dist in at:
-                out[at[found.dist]] = _installed_after(out[at[found.dist]], found, upgrade)
-                continue
-            at[found.dist] = len(out)
-            out.append(found)
+            if found is not None:
+                out.append(found)
     return out
-
-
-def _installed_after(before: Allowed, then: Allowed, upgrade: bool) -> Allowed:
-    """What a library is after a second install command of it (review 33a: a notebook that
-    pins ``transformers==4.38.2`` in its first cell and runs ``!pip install --upgrade
-    transformers`` in a later one trains with the newest): ``-U`` installs what the second
-    asks; a version the first one's does not satisfy replaces it; a bare name, or a range the
-    installed version already satisfies, changes nothing (pip: "Requirement already
-    satisfied")."""
-    if upgrade:
-        return then
-    if _unbounded(then):
-        return before
-    both = before.intersect(then)
-    return then if both.is_empty else both
 
 
 _UPGRADE = lazy(r"(?<!\S)(?:-U|--upgrade)(?!\S)")
@@ -1718,7 +1694,7 @@ class VersionResolver:
         notebook's ``%pip install`` lines, where the notebook launches the file or a script
         that imports it)."""
         folder, name = os.path.split(os.path.abspath(path))
-        inline = list(stated) + pip_requirements(notebook_lines, name, sequential=True) + list(run)
+        inline = list(stated) + pip_requirements(notebook_lines, name) + list(run)
         # the answer depends on the file only through its folder and what it states itself: the
         # files of a folder that state nothing share one (a package's thousands of modules)
         key = (folder, tuple(inline))
