@@ -528,7 +528,7 @@ def computes_nothing_after(index: ModuleIndex, names: Tuple[str, ...], cast: ast
     if site_of_cast is None or site_of_cast.loops or id(cast) not in index.order_of:
         return False
     if isinstance(site_of_cast.statement, ast.Return) and site_of_cast.statement.value is cast:
-        return _returned_to_saves(index, site_of_cast, scope, depth)
+        return _returned_to_saves(index, scope, depth)
     if not names or depth > 2:
         return False
     # another spelling of the model through an object (`model = pipe.unet`: `pipe.unet`): any
@@ -574,6 +574,9 @@ def computes_nothing_after(index: ModuleIndex, names: Tuple[str, ...], cast: ast
             if isinstance(call, ast.Call) and call.func is parent and id(call) in saves:
                 continue  # `model.save_pretrained(out)`
             return False
+        if isinstance(parent, ast.Return) and _returned_to_saves(index, scope, depth):
+            seen = True
+            continue  # `return model`, and every caller saves it
         if isinstance(parent, (ast.Call, ast.keyword)):
             call = parent if isinstance(parent, ast.Call) else parents.get(id(parent))
             if id(call) in saves and (not isinstance(parent, ast.Call) or parent.func is not node):
@@ -630,11 +633,11 @@ def _reads_only_weights(index: ModuleIndex, call: ast.Call, parent: ast.AST, arg
     return True
 
 
-def _returned_to_saves(index: ModuleIndex, site, scope: Scope, depth: int) -> bool:
-    """Whether a cast that a function of the module returns whole (``return dst.to(dtype=
-    torch.bfloat16)``) is only saved: the function is called in the module, and each call's
-    result is saved at once (``convert(src).save_pretrained(out)``) or bound to a name that
-    computes nothing after it (:func:`computes_nothing_after`)."""
+def _returned_to_saves(index: ModuleIndex, scope: Scope, depth: int) -> bool:
+    """Whether what the function ``scope`` returns (a cast, ``return dst.to(dtype=
+    torch.bfloat16)``, or the model it is bound to) is only saved: the function is called in
+    the module, and each call's result is saved at once (``convert(src).save_pretrained(out)``)
+    or bound to a name that computes nothing after it (:func:`computes_nothing_after`)."""
     if depth > 2 or scope.kind != "function":
         return False
     callers = [s for s in index.calls if _local_function(index, s.node.func, s.scope) is scope]

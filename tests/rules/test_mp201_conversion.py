@@ -126,3 +126,13 @@ src = AutoModelForSequenceClassification.from_pretrained("org/rm", device_map="a
 def test_a_model_handed_to_a_function_that_only_copies_it_and_a_cast_only_saved_by_callers(copy, then, rows):
     code = ACROSS_A_FUNCTION.format(copy=copy, then=then)
     assert sorted(d.span.line for d in lint(code, "MP201", config())) == rows
+
+
+@pytest.mark.parametrize("then, rows", [('convert(src).save_pretrained("out")', []), ('convert(src).generate(torch.ones(1, 4, dtype=torch.long))', [8])])
+def test_a_cast_bound_then_returned_is_judged_by_the_callers(then, rows):
+    """``dst = dst.to(dtype=torch.bfloat16)``, its configuration set, then ``return dst``
+    (held-out 33u's reward-model conversion): saved by every caller, it computes nothing."""
+    code = ACROSS_A_FUNCTION.format(copy="dst.model.load_state_dict(src.model.state_dict())", then=then).replace(
+        "    return dst.to(dtype=torch.bfloat16)\n", "    dst = dst.to(dtype=torch.bfloat16)\n    dst.config.auto_map = {}\n    return dst\n"
+    )
+    assert sorted(d.span.line for d in lint(code, "MP201", config())) == rows
