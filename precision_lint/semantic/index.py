@@ -367,6 +367,7 @@ class ModuleIndex:
         self.session = False  # a notebook's text (build_index)
         self._session_names: Optional[Dict[str, Optional[List[int]]]] = None
         self.callee_memo: Dict[int, tuple] = {}  # id(call site) → (site, callees.project_callee's answer)
+        self._tries_memo: Dict[int, Tuple[ast.Try, ...]] = {}  # id(code scope's node) → tries_in's answer
         self._resolved: Dict[tuple, tuple] = {}  # (name, id(scope), at, depth) → (scope, resolve_name's answer)
         self._scope_spans = None
         self._scope_starts = []
@@ -570,6 +571,15 @@ class ModuleIndex:
         for scope in self.scopes.values():
             scope.__dict__.clear()
         self.__dict__.clear()
+
+    def tries_in(self, scope: Scope) -> Tuple[ast.Try, ...]:
+        """The ``try`` statements written in ``scope``'s code (its nested functions' too), in
+        the order of a walk of its tree: the questions of ``facts/extractors/tolerance.py`` ask
+        them of each call judged, and walk the scope once."""
+        found = self._tries_memo.get(id(scope.node))
+        if found is None:
+            found = self._tries_memo[id(scope.node)] = tuple(t for t in ast.walk(scope.node) if type(t) is ast.Try)
+        return found
 
     def scope_of(self, node) -> Scope:
         """The innermost scope whose code contains ``node`` (a function's own scope for

@@ -114,3 +114,35 @@ def test_imports_made_only_for_a_type_checker():
             import json
     """), "pkg", is_package=True)
     assert index.type_checking_imports() == ("numpy", "pkg.attention", "pkg.attention.Attention", "torch")
+
+
+def test_the_try_statements_of_a_scope_are_listed_once():
+    """``ModuleIndex.tries_in``: the ``try`` statements written in a scope's code, its nested
+    functions' too, walked once and kept (the tolerance questions ask them for every call)."""
+    ix = build_index(dedent(
+        """
+        try:
+            import trl
+        except ImportError:
+            trl = None
+
+        def load():
+            try:
+                x = 1
+            except Exception:
+                try:
+                    x = 2
+                finally:
+                    pass
+            def inner():
+                try:
+                    pass
+                except TypeError:
+                    pass
+            return x
+        """
+    ))
+    load = ix.functions["load"]
+    assert [t.lineno for t in ix.tries_in(ix.root)] == [1, 7, 15, 10]
+    assert [t.lineno for t in ix.tries_in(load)] == [7, 15, 10]
+    assert ix.tries_in(load) is ix.tries_in(load)

@@ -110,7 +110,7 @@ def _import_probe_fallback(index: ModuleIndex, test, positive: bool) -> bool:
         return False
     if not all(isinstance(b.value, ast.Constant) and isinstance(b.value.value, bool) for b in bindings):
         return False
-    probes = [t for t in ast.walk(bound_in.node) if isinstance(t, ast.Try) and _probes_an_import(t)]
+    probes = [t for t in index.tries_in(bound_in) if _probes_an_import(t)]
     imported = {b.value.value for b in bindings for t in probes if _within(b.statement, t.body)}
     return len(imported) == 1 and (positive != negated) not in imported
 
@@ -161,7 +161,7 @@ def handler_caught(index: ModuleIndex, site, names) -> Tuple[str, ...]:
     if "<handler>" in caught and names and _retries(index, site, names):
         caught = tuple(c for c in caught if c != "<handler>")
     swallowed = [
-        name for tried in _enclosing_tries(site) for handler in tried.handlers
+        name for tried in _enclosing_tries(index, site) for handler in tried.handlers
         if not _falls_back(index, handler, tried, site) for name in _handler_types(handler)
     ]
     if not swallowed:
@@ -246,8 +246,8 @@ def handler_of_a_version_test(index: ModuleIndex, statement: ast.AST) -> bool:
     .parameters: ... else: ...``): the handler is the same choice for a version the test could
     not read (held-out 31u: ``kwargs["tokenizer"] = tok`` under ``except Exception:``)."""
     tests = version_tests_of(index)
-    for node in ast.walk(index.scope_of(statement).code_scope().node):
-        if not isinstance(node, ast.Try) or not any(_within(statement, h.body) for h in node.handlers):
+    for node in index.tries_in(index.scope_of(statement).code_scope()):
+        if not any(_within(statement, h.body) for h in node.handlers):
             continue
         for inner in (n for stmt in node.body for n in ast.walk(stmt)):
             if isinstance(inner, (ast.If, ast.IfExp)):
@@ -256,19 +256,19 @@ def handler_of_a_version_test(index: ModuleIndex, statement: ast.AST) -> bool:
     return False
 
 
-def _enclosing_tries(site) -> List[ast.Try]:
+def _enclosing_tries(index: ModuleIndex, site) -> List[ast.Try]:
     """The ``try`` statements of the call's scope whose body (not a handler) holds the call."""
     node = site.node
     return [
-        t for t in ast.walk(site.scope.code_scope().node)
-        if isinstance(t, ast.Try) and t.body and t.body[0].lineno <= node.lineno and node.end_lineno <= t.body[-1].end_lineno
+        t for t in index.tries_in(site.scope.code_scope())
+        if t.body and t.body[0].lineno <= node.lineno and node.end_lineno <= t.body[-1].end_lineno
     ]
 
 
 def _retries(index: ModuleIndex, site, names) -> bool:
     node = site.node
     handlers = [
-        (h, t) for t in ast.walk(site.scope.code_scope().node) if isinstance(t, ast.Try) for h in t.handlers
+        (h, t) for t in index.tries_in(site.scope.code_scope()) for h in t.handlers
         if h.lineno <= node.lineno and node.end_lineno <= h.end_lineno
     ]
     if not handlers:
