@@ -228,10 +228,9 @@ def _run_beside(project, module) -> List[int]:
     training script's ``TrainingArguments(tf32=True)``, which transformers refuses below sm80
     (``ValueError: --tf32 requires Ampere or a newer GPU arch``), is the machine its merge and
     inference scripts run on next (review 31a). Read where nothing states a GPU for the module."""
-    by_path = project.memo("modules by absolute path", lambda: {os.path.abspath(m.path): m for m in project.modules})
     found = []
     for path in project.shipped.run_beside(module.path):
-        other = by_path.get(path)
+        other = project.module_at(path)
         facts = capability_facts(other) if other is not None else None
         stated = facts.states() if facts is not None else None
         if stated is not None:

@@ -599,7 +599,7 @@ class Evaluator:
     def _checks_device(self, call: ast.Call, scope: Scope, seen: dict) -> bool:
         """Whether a call is a backend's availability check, by its qualified name, or a local
         function whose every return is a device condition."""
-        function = self._local_function(call.func, scope)
+        function = self.ix.local_function(call.func, scope)
         qual = self._qualname_of(call, scope)
         if function is None and qual:
             function = self.ix.functions.get(qual)
@@ -748,7 +748,7 @@ class Evaluator:
                 name = node.id
             else:
                 if isinstance(node, ast.Call):
-                    function = self._local_function(node.func, here)
+                    function = self.ix.local_function(node.func, here)
                     if function is not None and id(function) not in seen:
                         seen.add(id(function))
                         stack.extend((value, function) for value, _ in function.returns)
@@ -1029,13 +1029,10 @@ class Evaluator:
         if isinstance(expr, ast.Call):
             # `**load_kwargs("bf16")`: what a function of this module returns (held-out 31u: a
             # helper that builds the kwargs dict of `from_pretrained` and returns it)
-            function = self._local_function(expr.func, scope)
-            key = f"{function.qualname}()" if function is not None else ""
-            if function is None or key in seen:
+            followed = self._returning_function(expr, scope, seen)
+            if followed is None:
                 return []
-            # its names are its own scope's (a `kwargs` there is not the caller's): only the
-            # functions being followed are carried, against a recursion
-            inner = {k for k in seen if k.endswith("()")} | {key}
+            function, inner = followed
             return [e for returned, _ in function.returns for e in self._entries(returned, function, inner)]
         if isinstance(expr, ast.Name) and expr.id not in seen:
             seen.add(expr.id)
@@ -1065,15 +1062,25 @@ class Evaluator:
         item = element(value, index)
         if item is not None:
             return self._entries(item, owner, seen)
-        function = self._local_function(value.func, owner) if isinstance(value, ast.Call) else None
-        key = f"{function.qualname}()" if function is not None else ""
-        if function is None or key in seen:
+        followed = self._returning_function(value, owner, seen) if isinstance(value, ast.Call) else None
+        if followed is None:
             return []
-        inner = {k for k in seen if k.endswith("()")} | {key}
+        function, inner = followed
         return [
             e for returned, _ in function.returns for item in (element(returned, index),) if item is not None
             for e in self._entries(item, function, inner)
         ]
+
+    def _returning_function(self, call: ast.Call, scope: Scope, seen: set) -> Optional[Tuple[Scope, set]]:
+        """The function of this module ``call`` runs, with what :meth:`_entries` carries into its
+        returns: its names are its own scope's (a ``kwargs`` there is not the caller's), so only
+        the functions being followed (``"<qualname>()"``) go with it, against a recursion. None
+        for another call, or a function already being followed."""
+        function = self.ix.local_function(call.func, scope)
+        key = f"{function.qualname}()" if function is not None else ""
+        if function is None or key in seen:
+            return None
+        return function, {k for k in seen if k.endswith("()")} | {key}
 
     def _reach_window(self, use: ast.Name, scope: Scope, owner: Scope, bound) -> Callable[[ast.AST], bool]:
         """Whether a change made in place at a node (``d["k"] = v``, ``d.update(...)``) reaches
@@ -1570,7 +1577,7 @@ class Evaluator:
                 return parsed
             # `args, training_args = setup()` of a local function returning a tuple: the
             # element at that position of each tuple it returns (or of the parse it returns)
-            function = self._local_function(assignment.value.func, owner) if isinstance(assignment.value, ast.Call) else None
+            function = self.ix.local_function(assignment.value.func, owner) if isinstance(assignment.value, ast.Call) else None
             if function is not None:
                 out: List[Possible] = []
                 for value, guards in function.returns:
@@ -2038,7 +2045,7 @@ class Evaluator:
         if copied is not None:
             return copied
         # a local function: the union of what it returns
-        function = self._local_function(expr.func, scope)
+        function = self.ix.local_function(expr.func, scope)
         if function is not None:
             return list(self.returned(function)) or list(UNKNOWN_VALUE)
         # a function of another module (or one this module cannot see into): its summary,
@@ -2233,14 +2240,6 @@ class Evaluator:
             return None
         found = [v for v in self.values(source, scope) if v.kind == CONFIG]
         return found or None
-
-    def _local_function(self, func: ast.expr, scope: Scope) -> Optional[Scope]:
-        if isinstance(func, ast.Name):
-            owner = scope.lookup_scope(func.id)
-            if owner is not None:
-                qual = f"{owner.qualname}.{func.id}" if owner.qualname else func.id
-                return self.ix.functions.get(qual)
-        return None
 
     def _boolean(self, expr: ast.BoolOp, scope: Scope) -> List[Possible]:
         # `a and b and c` as `(a and b) and c` (see _operands)

@@ -572,6 +572,15 @@ class ModuleIndex:
             scope.__dict__.clear()
         self.__dict__.clear()
 
+    def local_function(self, func: ast.expr, scope: Scope) -> Optional[Scope]:
+        """The function of this module a call's ``func`` names where it is seen from ``scope``
+        (``convert(...)``, ``make_kwargs(...)``), or None."""
+        if isinstance(func, ast.Name):
+            owner = scope.lookup_scope(func.id)
+            if owner is not None:
+                return self.functions.get(f"{owner.qualname}.{func.id}" if owner.qualname else func.id)
+        return None
+
     def tries_in(self, scope: Scope) -> Tuple[ast.Try, ...]:
         """The ``try`` statements written in ``scope``'s code (its nested functions' too), in
         the order of a walk of its tree: the questions of ``facts/extractors/tolerance.py`` ask

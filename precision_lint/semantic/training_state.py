@@ -588,14 +588,9 @@ def computes_nothing_after(index: ModuleIndex, names: Tuple[str, ...], cast: ast
     return seen
 
 
-def _local_function(index: ModuleIndex, func: ast.expr, scope: Scope) -> Optional[Scope]:
-    """The function of this module a call's ``func`` names (``convert(...)``), or None."""
-    if not isinstance(func, ast.Name):
-        return None
-    owner = scope.lookup_scope(func.id)
-    if owner is None:
-        return None
-    return index.functions.get(f"{owner.qualname}.{func.id}" if owner.qualname else func.id)
+def _parents(tree: ast.AST) -> Dict[int, ast.AST]:
+    """id(node) → the node it is written in, for every node under ``tree``."""
+    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
 
 def _reads_only_weights(index: ModuleIndex, call: ast.Call, parent: ast.AST, arg: ast.Name, scope: Scope) -> bool:
@@ -603,7 +598,7 @@ def _reads_only_weights(index: ModuleIndex, call: ast.Call, parent: ast.AST, arg
     keyword of it), only reads its weights or its configuration: each mention of the parameter
     is ``p.state_dict()`` (also of a part, ``p.model.state_dict()``: a copy of the weights, no
     computation) or an inert attribute (``p.config``). Anything else may compute."""
-    function = _local_function(index, call.func, scope)
+    function = index.local_function(call.func, scope)
     if function is None or not isinstance(function.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     params = [a.arg for a in (*function.node.args.posonlyargs, *function.node.args.args)]
@@ -615,7 +610,7 @@ def _reads_only_weights(index: ModuleIndex, call: ast.Call, parent: ast.AST, arg
         name = params[position] if position is not None and position < len(params) else None
     if name is None:
         return False
-    parents = {id(child): node for node in ast.walk(function.node) for child in ast.iter_child_nodes(node)}
+    parents = _parents(function.node)
     for node in ast.walk(function.node):
         if not (isinstance(node, ast.Name) and node.id == name):
             continue
@@ -640,15 +635,17 @@ def _returned_to_saves(index: ModuleIndex, scope: Scope, depth: int) -> bool:
     or bound to a name that computes nothing after it (:func:`computes_nothing_after`)."""
     if depth > 2 or scope.kind != "function":
         return False
-    callers = [s for s in index.calls if _local_function(index, s.node.func, s.scope) is scope]
+    callers = [s for s in index.calls if index.local_function(s.node.func, s.scope) is scope]
     if not callers:
         return False
+    parents_in: Dict[int, Dict[int, ast.AST]] = {}  # id(caller's code scope) → its parent map
     for caller in callers:
         code = caller.scope.code_scope()
-        parents = {id(child): node for node in ast.walk(code.node) for child in ast.iter_child_nodes(node)}
-        up = parents.get(id(caller.node))
+        if id(code) not in parents_in:
+            parents_in[id(code)] = _parents(code.node)
+        up = parents_in[id(code)].get(id(caller.node))
         if isinstance(up, ast.Attribute) and up.attr in SAVES:
-            called = parents.get(id(up))
+            called = parents_in[id(code)].get(id(up))
             if isinstance(called, ast.Call) and called.func is up:
                 continue  # `convert(src).save_pretrained(out)`
             return False

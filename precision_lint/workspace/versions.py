@@ -1676,8 +1676,10 @@ class VersionResolver:
         if stated:
             combined, paths = _deciding(stated)
             first = stated[0][0].source
-            how = next((h for h in ("a `conda` command", "the requirements list", "`pip install -r ") if first.startswith(h)), "`pip install`")
-            how = first if how == "`pip install -r " else how
+            if first.startswith("`pip install -r "):
+                how = first  # a requirements file the README installs (`installed_files`)
+            else:
+                how = next((h for h in ("a `conda` command", "the requirements list") if first.startswith(h)), "`pip install`")
             return f"{how} in ", combined, paths
         # last, what its environment setup scripts install
         installed = [(r, p) for r, p in self._setup_scripts(folder) if r.dist == dist]
@@ -1732,7 +1734,7 @@ class VersionResolver:
             found = replace(found, source=f"{own.source} and {project.source}" if found is both else own.source)
         else:
             found = own or project
-        if found is not None and found.low is None and found.high is None and not found.commit:
+        if found is not None and _unbounded(found):
             return None
         return found
 

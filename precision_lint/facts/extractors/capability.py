@@ -541,7 +541,7 @@ def _checks_capability(evaluator: Evaluator, expr, scope, seen: set, depth: int 
             qual = site.qualname if site is not None else ix.qualify(node.func, here)
             if is_capability_callee(qual, node.func):
                 return True
-            function = evaluator._local_function(node.func, here) or ix.functions.get(qual or "")
+            function = ix.local_function(node.func, here) or ix.functions.get(qual or "")
             if function is not None:
                 if depth < _HELPER_DEPTH and ("body", id(function)) not in seen:
                     seen.add(("body", id(function)))
