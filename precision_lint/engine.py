@@ -557,13 +557,16 @@ class Engine:
         notebook_lines: Optional[Dict[str, Tuple[str, ...]]] = None,
         written_files: Optional[Dict[str, str]] = None,
         kernels: Optional[Dict[str, str]] = None,
+        notebook_rows: Optional[Dict[str, Tuple[Tuple[int, str], ...]]] = None,
     ) -> List[Diagnostic]:
         """Diagnostics of every module (or of the paths in ``only``), the project joined from all;
         with ``related``, also those of other modules that name a path of ``only``, unfixed.
         ``notebook_lines``: a notebook's IPython lines (``%pip install``), which say the
         versions it installs; ``written_files``: the file on disk each module a notebook writes
         (``%%writefile``) becomes, which the notebook's commands run; ``kernels``: the Python
-        version each notebook's metadata records (``Notebook.kernel_python``)."""
+        version each notebook's metadata records (``Notebook.kernel_python``); ``notebook_rows``:
+        the same lines with their rows, where a later cell installs other versions (each part of
+        such a notebook is judged on what it runs with: ``Project.install_parts``)."""
         # one order whatever order the files came in
         from .project.model import Project  # the join: only when something is judged
         from .project.test_code import is_test_code
@@ -583,6 +586,7 @@ class Engine:
             ]
         project.versions = resolver_for(self.config)
         project.notebook_lines = dict(notebook_lines or {})
+        project.notebook_rows = dict(notebook_rows or {})
         project.written_files = dict(written_files or {})
         project.kernels = dict(kernels or {})
         out: List[Diagnostic] = []
@@ -599,12 +603,23 @@ class Engine:
                 # as one (project/test_code.py)
                 ignored = self.config.ignored_for(module.path, is_test_code(project, module, self.config))
                 source = texts.get(module.path) or ""
-                for rule in rules:
-                    if not rule.always and any(rule.code.startswith(i) for i in ignored):
-                        continue
-                    if not module.parsed and not rule.judges_unparsed:
-                        continue
-                    out.extend(self._judged(rule, module, source, project, only, context))
+                judging = [
+                    rule for rule in rules
+                    if (rule.always or not any(rule.code.startswith(i) for i in ignored))
+                    and (module.parsed or rule.judges_unparsed)
+                ]
+                parts = project.install_parts(module)
+                if not parts:
+                    for rule in judging:
+                        out.extend(self._judged(rule, module, source, project, only, context))
+                    continue
+                for first, last, lines in parts:  # a notebook whose later cells install other versions
+                    with project.installed_until(module, lines):
+                        for rule in judging:
+                            out.extend(
+                                d for d in self._judged(rule, module, source, project, only, context)
+                                if _in_part(d, module.path, first, last)
+                            )
         self._side_files = project.side_files()  # after the rules: they read config files too
         out.sort(key=Diagnostic.sort_key)
         return _unfixed_where_internal(_dedupe(out))
@@ -956,8 +971,9 @@ class Engine:
             if s.notebook is not None
         }
         kernels = {s.path: s.notebook.kernel_python for s in current if s.notebook is not None and s.notebook.kernel_python}
+        rows = {s.path: s.notebook.command_rows for s in current if s.notebook is not None}
         if not any(s.notebook is not None and s.text is not None and s.notebook.writes_files for s in current):
-            return self.judge(self.facts(current, names), texts, only, related, notebook_lines=lines, kernels=kernels)
+            return self.judge(self.facts(current, names), texts, only, related, notebook_lines=lines, kernels=kernels, notebook_rows=rows)
         from .workspace import written
 
         sources: List[SourceFile] = []
@@ -991,7 +1007,7 @@ class Engine:
         configs = written.config_files(found)
         configs = ConfigFiles(written=configs, max_bytes=self.config.max_file_size) if configs else None
         files = {m.path: m.file for m in found if m.file and not m.is_config}
-        diagnostics = self.judge(self.facts(sources, names), judged, only, related, configs, lines, files, kernels)
+        diagnostics = self.judge(self.facts(sources, names), judged, only, related, configs, lines, files, kernels, rows)
         if not found:
             return diagnostics
         remap = written.Remapper(found, texts)
@@ -1150,6 +1166,15 @@ def _notebook_problem(src: Optional[SourceFile], text: str) -> Optional[str]:
         return str(exc)
     return None
 
+
+
+def _in_part(d: Diagnostic, path: str, first: int, last: Optional[int]) -> bool:
+    """Whether a finding of one part of a notebook (rows ``first`` to ``last``, None: its end) is
+    that part's: one in its rows, or, for the last part, one in another file (what the
+    notebook ends with is what the files it reads are judged with)."""
+    if d.path != path:
+        return last is None
+    return first <= d.span.line and (last is None or d.span.line <= last)
 
 def _unfixed_where_internal(diagnostics: List[Diagnostic]) -> List[Diagnostic]:
     """The findings, none with a fix in a file an internal error stopped (MP003): what was

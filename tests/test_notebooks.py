@@ -977,3 +977,48 @@ def test_the_cleanup_of_each_ipython_version():
     assert ipython_cleaned(["y = 1\n", "z = 2\n", ">>> x\n"], 8) is None  # 8.x looks at the first two lines
     assert ipython_cleaned(["y = 1\n", "z = 2\n", ">>> x\n"], 9).lines == ["y = 1\n", "z = 2\n", "x\n"]
     assert ipython_cleaned(["x = 1\n"], 8) is None and ipython_cleaned(["x = 1\n"], 9) is None
+
+
+EVALUATION_STRATEGY = (
+    "from transformers import TrainingArguments\n"
+    "args = TrainingArguments(output_dir='out', evaluation_strategy='steps')\n"
+)
+
+
+@pytest.mark.parametrize(
+    "later, flagged",
+    [
+        # review 33a's M2: the cells before the upgrade ran on 4.38.2, the cells after on the newest
+        ("!pip install --upgrade transformers", [9]),
+        ("!pip install -q -U transformers accelerate", [9]),
+        ("!pip install transformers==4.52.0", [9]),  # a version the pin does not satisfy replaces it
+        # installs nothing more: "Requirement already satisfied"
+        ("!pip install transformers peft", []),
+        ("!pip install 'transformers>=4.30'", []),
+    ],
+)
+def test_cells_after_a_later_install_are_judged_on_what_it_installs(tmp_path, later, flagged):
+    """A notebook that pins ``transformers==4.38.2`` in its first cell and upgrades in a later
+    one: each cell is judged on what it runs with, ``evaluation_strategy=`` (gone in 4.51) fine
+    before the upgrade and a ``TypeError`` after it."""
+    from conftest import write_tree
+
+    root = write_tree(tmp_path, {".git/HEAD": ""})
+    nb = _code_notebook("!pip install -q transformers==4.38.2", EVALUATION_STRATEGY, later, EVALUATION_STRATEGY)
+    (root / "train.ipynb").write_bytes(nb)
+    found = findings_in(root, ["MP302"])
+    assert [d.span.line for d in found] == flagged
+    assert all("evaluation_strategy" in d.message for d in found)
+
+
+def test_a_notebook_installed_once_is_one_part():
+    """Only a library installed again, differently, splits a notebook: a first install of
+    another library later on changes nothing for the cells before it (they cannot import it)."""
+    from precision_lint.workspace.versions import install_segments
+
+    assert install_segments([(1, "!pip install transformers==4.38.2\n"), (9, "!pip install peft==0.10.0\n")]) == ()
+    pin, upgrade = "!pip install transformers==4.38.2 trl\n", "!pip install -U transformers\n"
+    assert install_segments([(1, pin), (9, "!nvidia-smi\n"), (20, upgrade)]) == (
+        (1, (pin, "!nvidia-smi\n")),
+        (20, (pin, "!nvidia-smi\n", upgrade)),
+    )

@@ -1119,3 +1119,27 @@ def test_a_run_that_installs_the_newest_reaches_past_the_projects_pin(tmp_path, 
     root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers==4.38.2\n", "nb/train.py": ""})
     found = _targets(root, "nb/train.py", lines=installs).of("transformers")
     assert (found.low, found.high) == (low, high)
+
+
+@pytest.mark.parametrize(
+    "lines, low, high",
+    [
+        # a later upgrade is what the notebook has from then on (review 33a: a pin, then --upgrade)
+        (["!pip install transformers==4.38.2", "!pip install --upgrade transformers"], None, None),
+        (["!pip install transformers==4.38.2", "!pip install -U transformers==4.41.0"], (4, 41, 0), (4, 41, 0)),
+        # a bare name, or a range the pin satisfies, installs nothing more
+        (["!pip install transformers==4.38.2", "!pip install transformers peft"], (4, 38, 2), (4, 38, 2)),
+        (["!pip install transformers==4.38.2", "!pip install 'transformers>=4.30'"], (4, 38, 2), (4, 38, 2)),
+        # a version the first does not satisfy replaces it
+        (["!pip install transformers==4.38.2", "!pip install transformers==4.40.0"], (4, 40, 0), (4, 40, 0)),
+    ],
+)
+def test_a_notebooks_installs_in_order(lines, low, high):
+    (found,) = [a for a in pip_requirements(lines, "nb.ipynb", sequential=True) if a.dist == "transformers"]
+    assert (found.low, found.high) == (low, high)
+
+
+def test_a_readmes_two_installs_are_alternatives():
+    """A README's commands are choices the reader makes, not steps: both stay."""
+    lines = ["pip install transformers==4.38.2", "pip install --upgrade transformers"]
+    assert len([a for a in pip_requirements(lines, "README.md") if a.dist == "transformers"]) == 2

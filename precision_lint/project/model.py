@@ -10,6 +10,7 @@ an unrelated folder is not the one it means.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from itertools import compress
@@ -95,6 +96,10 @@ class Project:
         # knows the configuration and the installed versions, and the notebooks' `%pip` lines.
         self.versions = VersionResolver()
         self.notebook_lines: Dict[str, Tuple[str, ...]] = {}
+        # each notebook's IPython lines with their rows, and the lines in force where the rules
+        # judge one part of a notebook whose later cells install other versions (install_parts)
+        self.notebook_rows: Dict[str, Tuple[Tuple[int, str], ...]] = {}
+        self._installed_so_far: Dict[str, Tuple[str, ...]] = {}
         # the file on disk a module a notebook writes (`%%writefile`) becomes: what commands run
         self.written_files: Dict[str, str] = {}
         # the Python each notebook's kernel recorded (`language_info.version`): the run it was
@@ -174,20 +179,48 @@ class Project:
 
     def targets_of(self, module: ModuleFacts) -> Targets:
         """The library versions ``module`` targets (its configuration, its own
-        ``require_version`` and ``%pip install`` lines, its project's requirements)."""
-        found = self._targets.get(module.path)
+        ``require_version`` and ``%pip install`` lines, its project's requirements); in a
+        notebook judged part by part, those of the part being judged (:meth:`installed_until`)."""
+        key = (module.path, self._installed_so_far.get(module.path))
+        found = self._targets.get(key)
         if found is None:
             found = self._ended_by_removed_imports(module, self.targets_before_removals(module))
-            self._targets[module.path] = found
+            self._targets[key] = found
         return found
 
     def targets_before_removals(self, module: ModuleFacts) -> Targets:
         """:meth:`targets_of` before the removed modules ``module`` must import end them: what
         the import of such a module is judged on (its own removal is what it is told of)."""
-        return self.memo(("targets before removals", module.path), lambda: self._narrowed_by_importers(module, self.versions.targets(
-            module.path, (*module.requirements, *self._kernel_requirements(module)), self.notebook_lines.get(module.path, ()),
+        lines = self._installed_so_far.get(module.path)
+        return self.memo(("targets before removals", module.path, lines), lambda: self._narrowed_by_importers(module, self.versions.targets(
+            module.path, (*module.requirements, *self._kernel_requirements(module)),
+            self.notebook_lines.get(module.path, ()) if lines is None else lines,
             self._run_requirements(module),
         )))
+
+    def install_parts(self, module: ModuleFacts) -> Tuple[Tuple[int, int, Tuple[str, ...]], ...]:
+        """``(first row, last row, IPython lines in force)`` of each part of a notebook whose
+        later cells install other versions of a library it had installed
+        (``versions.install_segments``: a pin in the first cell, ``--upgrade`` in the 47th): the
+        rules judge each part on what it runs with. Empty for every other file."""
+        from ..workspace.versions import install_segments
+
+        rows = self.notebook_rows.get(module.path)
+        if not rows:
+            return ()
+        parts = self.memo(("install parts", module.path), lambda: install_segments(rows, os.path.basename(module.path)))
+        ends = [row - 1 for row, _ in parts[1:]] + [None]
+        return tuple((row, end, lines) for (row, lines), end in zip(parts, ends))
+
+    @contextlib.contextmanager
+    def installed_until(self, module: ModuleFacts, lines: Tuple[str, ...]):
+        """Within the block, ``module``'s targets are those of its IPython ``lines`` (one part
+        of :meth:`install_parts`), not of all of them."""
+        self._installed_so_far[module.path] = lines
+        try:
+            yield
+        finally:
+            del self._installed_so_far[module.path]
 
     def _kernel_requirements(self, module: ModuleFacts) -> Tuple[Allowed, ...]:
         """``python==3.7.12`` where ``module`` is a notebook whose kernel recorded that Python."""

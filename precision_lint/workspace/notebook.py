@@ -464,6 +464,19 @@ class Notebook:
         cell's lines): what its installs and launches are read from."""
         return tuple(line for cell in self.cells for _, line in cell.magics)
 
+    @property
+    def command_rows(self) -> Tuple[Tuple[int, str], ...]:
+        """Each IPython line of :attr:`command_lines` with the row of :attr:`text` it stands on:
+        the code below it runs after it (a later cell's ``!pip install -U transformers``)."""
+        out = []
+        row = 1
+        for n, cell in enumerate(self.cells):
+            row += n > 0  # the boundary line before the cell
+            out.extend((row + i, line) for i, line in cell.magics)
+            text = _terminated(cell.python)
+            row += text.count("\n")
+        return tuple(out)
+
     def __init__(self, raw: bytes, data: dict, cells: Sequence[CodeCell], style: JsonStyle, python: bool = True):
         self.raw = raw
         self.data = data
@@ -778,6 +791,12 @@ class DatabricksNotebook(Notebook):
         """As for an ``.ipynb``, and the lines of its ``%pip`` and ``%sh`` cells, which the
         export writes as ``# MAGIC %pip install x`` comments."""
         return super().command_lines + tuple(_magic_cell_lines(self.cells))
+
+    @property
+    def command_rows(self) -> Tuple[Tuple[int, str], ...]:
+        """None placed: a ``%pip`` cell's lines are comments of the file, read as the whole
+        file's installs."""
+        return ()
 
     @property
     def writes_files(self) -> bool:

@@ -67,7 +67,7 @@ from dataclasses import replace
 from functools import lru_cache
 from .._dataclass import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 from .._regex import lazy
 from .markdown import PROMPT_ENVIRONMENT, PROMPT_SIGNS, closes, fenced_lines, opening_fence
 
@@ -1322,12 +1322,17 @@ def in_file_requirements(source: str, where: str = "this file") -> List[Allowed]
     return out
 
 
-def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List[Allowed]:
+def pip_requirements(lines: Iterable[str], where: str = "this notebook", sequential: bool = False) -> List[Allowed]:
     """The requirements of ``%pip install`` / ``!pip install`` lines (options skipped; a line
     ending in a backslash goes on in the next). With ``-U`` / ``--upgrade`` a floor alone
     (``pip install -U "transformers>=4.37"``) installs the newest release, whatever the floor
-    says: it reads as the bare name, the newest (review 27e); a pin or a ceiling still holds."""
-    out = []
+    says: it reads as the bare name, the newest (review 27e); a pin or a ceiling still holds.
+    ``sequential``: the lines run one after another (a notebook's cells up to a line of its
+    code: :func:`install_segments`), and what a later command installs of a library is what the
+    environment has from then on (:func:`_installed_after`); otherwise (a README's commands,
+    which the reader picks from) every requirement is kept, to be met together."""
+    out: List[Allowed] = []
+    at: Dict[str, int] = {}  # sequential: the library → its entry in ``out``
     valued = ("-r", "-c", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--target", "-t")
     for args in _install_args(lines, _PIP):
         upgrade = bool(_UPGRADE().search(args))
@@ -1335,9 +1340,53 @@ def pip_requirements(lines: Iterable[str], where: str = "this notebook") -> List
             found = parse_requirement(word, f"`pip install` in {where}")
             if found is not None and upgrade and found.high is None and found.low is not None and not found.commit:
                 found = parse_requirement(found.dist, f"`pip install` in {where}")
-            if found is not None:
-                out.append(found)
+            if found is None:
+                continue
+            if sequential and found.dist in at:
+                out[at[found.dist]] = _installed_after(out[at[found.dist]], found, upgrade)
+                continue
+            at[found.dist] = len(out)
+            out.append(found)
     return out
+
+
+def _installed_after(before: Allowed, then: Allowed, upgrade: bool) -> Allowed:
+    """What a library is after a second install command of it: ``-U`` installs what the second
+    asks (``!pip install --upgrade transformers`` after ``transformers==4.38.2``: the newest);
+    a version the first one's does not satisfy replaces it; a bare name, or a range the
+    installed version already satisfies, changes nothing (pip: "Requirement already
+    satisfied")."""
+    if upgrade:
+        return then
+    if _unbounded(then):
+        return before
+    both = before.intersect(then)
+    return then if both.is_empty else both
+
+
+def install_segments(commands: Sequence[Tuple[int, str]], where: str = "this notebook") -> Tuple[Tuple[int, Tuple[str, ...]], ...]:
+    """A notebook's code split where a later install changes a library it had installed
+    (review 33a: ``transformers==4.38.2`` in the first cell, ``!pip install --upgrade
+    transformers`` in the 47th; the cells between ran on 4.38.2, the cells after on the
+    newest): ``(first row, the command lines that row's code runs after)`` per part, in order,
+    the first part from row 1. ``commands``: ``(row, IPython line)`` in the order they run. A
+    library's first install does not start a part (code before it cannot import it); where
+    nothing is installed twice differently there is one part, and the answer is empty."""
+    out: List[Tuple[int, Tuple[str, ...]]] = []
+    lines = [line for _, line in commands]
+    state: Dict[str, Allowed] = {}
+    for n, (row, line) in enumerate(commands):
+        if line.rstrip().endswith("\\"):
+            continue  # the command goes on in the next line
+        now = {a.dist: a for a in pip_requirements(lines[: n + 1], where, sequential=True)}
+        if any(dist in state and now[dist] != state[dist] for dist in now):
+            out.append((row, n))
+        state = now
+    if not out:
+        return ()
+    starts = [(1, 0), *out]
+    ends = [n for _, n in out] + [len(lines)]
+    return tuple((row, tuple(lines[:end])) for (row, _), end in zip(starts, ends))
 
 
 _UPGRADE = lazy(r"(?<!\S)(?:-U|--upgrade)(?!\S)")
@@ -1696,7 +1745,7 @@ class VersionResolver:
         notebook's ``%pip install`` lines, where the notebook launches the file or a script
         that imports it)."""
         folder, name = os.path.split(os.path.abspath(path))
-        inline = list(stated) + pip_requirements(notebook_lines, name) + list(run)
+        inline = list(stated) + pip_requirements(notebook_lines, name, sequential=True) + list(run)
         # the answer depends on the file only through its folder and what it states itself: the
         # files of a folder that state nothing share one (a package's thousands of modules)
         key = (folder, tuple(inline))
