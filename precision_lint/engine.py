@@ -659,7 +659,8 @@ class Engine:
 
     def _suppressed_in(self, d: Diagnostic, project) -> bool:
         """Whether a finding a module makes in another file (a key of a JSON/YAML configuration
-        it reads, an option a shell launcher passes it: MP302) is turned off there: that file
+        it reads, an option a shell launcher passes it, a key of a dict another module of the run
+        binds: MP302) is turned off there: that file
         matches ``exclude``, its ``per-file-ignores`` name the code, or, in YAML, a ``# noqa``
         comment ends its line; in a shell launcher or a README's fenced command, the line that
         ends the option's command (a line continued with ``\\`` can hold no comment). A JSON file holds no comments:
@@ -675,6 +676,10 @@ class Engine:
         test_code = None if other is None else is_test_code(project, other, self.config)
         if any(d.code.startswith(i) for i in self.config.ignored_for(d.path, test_code)):
             return True
+        if other is not None:  # a key of a dict another module spreads: that module's `# noqa`
+            codes = other.noqa.get(d.noqa_row, frozenset())
+            if codes is None or d.code in codes:
+                return True
         text = None
         if d.path.lower().endswith((".yaml", ".yml")):  # a configuration file, or a job's YAML that launches
             text = project.configs.text_of(d.path) or project.shipped.text_of(os.path.abspath(d.path))

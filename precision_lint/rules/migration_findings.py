@@ -1001,6 +1001,46 @@ class MigrationJudge:
                         continue
                     done.add((found, entry.key_span.start))
                     yield self._splat_finding(each, keys, found, entry, *hit)
+            for qualname in call.module_tables:
+                yield from self._table_findings(call, qualname, done)
+
+    def _table_findings(self, call, qualname: str, done: set) -> Iterator[Finding]:
+        """Keys of a dict another project module binds at its top level that the call spreads
+        (``TrainingArguments(**settings.TRAINING_ARGS)``: ``keyword_tables.py``), each reported
+        at its place in that module, the call related, as a config file's keys are (no fix:
+        the module's other importers may pass it elsewhere)."""
+        project = self.ctx.project
+        module, canonical = project.symbols.resolve(qualname, self.ctx.facts)
+        if module is None or not module.module or not canonical.startswith(module.module + "."):
+            return
+        name = canonical[len(module.module) + 1 :]
+        section = module.section("keyword_tables")
+        table = next((t for t in (section or {}).get("tables", ()) if t.name == name), None)
+        if table is None:
+            return
+        names = tuple(k.name for k in table.keys)
+        each = dataclasses.replace(call, keywords=tuple(sorted({*call.keywords, *names})))
+        for key in table.keys:
+            if key.name in call.keywords or (module.path, key.span.start) in done:
+                continue  # passed by the call as well: the call's own finding
+            hit = self._keyword_row(each, _KeyUse(key.name, key.value_text))
+            if hit is None or (call.tolerated and self._stage(hit[0]) != "deprecated"):
+                continue
+            done.add((module.path, key.span.start))
+            yield self._table_finding(each, name, module.path, key, *hit)
+
+    def _table_finding(self, call, name: str, path: str, key, row: Migration, shown: str) -> Finding:
+        """``train.py passes `TRAINING_ARGS` of this module to `TrainingArguments` as keywords
+        (`**settings.TRAINING_ARGS`, line 5), where key `evaluation_strategy` was removed in
+        transformers 4.51 and raises `TypeError: ...`; use eval_strategy=``."""
+        ctx = self.ctx
+        short = shown.rsplit(".", 1)[-1]
+        target = f"`{short}.{row.method}`" if row.method else f"`{short}`"
+        script = ctx.path.replace(os.sep, "/")
+        whence = f"{script} passes `{name}` of this module to {target} as keywords (`{call.splat_text}`, line {call.span.line})"
+        message = self._spread_key_message(whence, row, shown, _KeyUse(key.name, key.value_text), call.keywords, path)
+        related = (Related(ctx.path, call.span, f"`{call.splat_text}` passes it here"),)
+        return Finding(row, self.stage, key.span, message, None, path, related)
 
     def _splat_finding(self, call, keys, found: str, entry, row: Migration, shown: str) -> Finding:
         """``train.py spreads this file's `training` table into `Seq2SeqTrainingArguments`
@@ -1016,7 +1056,7 @@ class MigrationJudge:
             table = "".join(f"[{k!r}]" for k in keys)
         what = f"the `{table}` table of this file" if keys else "the keys of this file"
         whence = f"{script} passes {what} to {target} as keywords (`{call.splat_text}`, line {call.span.line})"
-        message = self._spread_key_message(whence, row, shown, entry, call.keywords, found)
+        message = self._spread_key_message(whence, row, shown, _KeyUse(entry.key, entry.value_text), call.keywords, found)
         related = (Related(ctx.path, call.span, f"`{call.splat_text}` passes it here"),)
         return Finding(row, self.stage, entry.key_span, message, None, ctx.project.configs.shown(found), related)
 
@@ -1059,21 +1099,20 @@ class MigrationJudge:
         script = ctx.path.replace(os.sep, "/")
         what = f"the `{'.'.join(keys)}` table of this file" if keys else "this file"
         whence = f"{script} builds {what} as `{short}` (Hydra's `_target_`, `{main.built_text}`, line {main.built.line})"
-        message = self._spread_key_message(whence, row, shown, entry, names, path)
+        message = self._spread_key_message(whence, row, shown, _KeyUse(entry.key, entry.value_text), names, path)
         related = (Related(ctx.path, main.built, f"`{main.built_text}` builds it here"),)
         return Finding(row, self.stage, entry.key_span, message, None, ctx.project.configs.shown(path), related)
 
-    def _spread_key_message(self, whence: str, row: Migration, shown: str, entry, keywords, path: str) -> str:
+    def _spread_key_message(self, whence: str, row: Migration, shown: str, use: "_KeyUse", keywords, path: str) -> str:
         """What a key of the file at ``path`` that a call takes as a keyword of ``shown`` (beside
         ``keywords``) meets there: ``whence``, then what the row says of the key on the versions
         the module targets, with its advice."""
         allowed = _rebased(self._allowed(row), self.ctx.path, path)
-        use = _KeyUse(entry.key, entry.value_text)
-        told = default_advice(row, entry.value_text) or self._key_advice(row, allowed)
+        told = default_advice(row, use.value_text) or self._key_advice(row, allowed)
         silent = self._silent(row, use, keywords)
         error = self._error(row, shown, use=use)
         stage = stage_of(row, allowed, silent) or self.stage
-        key = valued(row, use, f"key `{entry.key}`")
+        key = valued(row, use, f"key `{use.name}`")
         return f"{whence}, where {key} {consequence(row, stage, error, allowed, silent, told=told)}"
 
     def _parsed_key_row(self, parse, name: str, value_text: str, keys, any_stage: bool = False) -> Optional[Tuple[Migration, str]]:

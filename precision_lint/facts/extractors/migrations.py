@@ -40,7 +40,7 @@ from ...semantic.evaluate import ARGUMENT_PARSERS, SPLAT, Evaluator
 from ...semantic.kinds import instance_classes
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, argument, arguments, call_args, keyword, literal_key, parameters, string_value
 from ...semantic.queries import attribute_set_before, binding_scope, calls_on, reaching
-from ...semantic.values import CONFIG, CONST, PARAM, SYMBOL, SYMBOLIC, Possible
+from ...semantic.values import CONFIG, CONST, PARAM, RETURN, SYMBOL, SYMBOLIC, Possible
 from ...semantic.version_tests import version_tests_of
 from .weights import built_conditions  # the tests' reading is the weights sites' own
 from .precision import (
@@ -147,6 +147,9 @@ class MigrationCall:
     splats: Tuple[Tuple[str, Tuple], ...] = ()
     splat_text: str = ""  # the `**x` argument as written
     dropped: Tuple[str, ...] = ()  # keys the code pops or deletes from that table (never passed)
+    # `**settings.TRAINING_ARGS`: a name another project module binds (qualified as imported),
+    # whose dict's keys (``keyword_tables.py``) are keywords of the call, read at the join
+    module_tables: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -582,16 +585,18 @@ def _splats(index: ModuleIndex, evaluator: Evaluator) -> Tuple[MigrationCall, ..
         stars = [kw for kw in site.node.keywords if kw.arg is None]
         if not stars or evaluator.dead(site.guards, site.scope):
             continue
-        refs = []
+        refs, named = [], []
         for kw in stars:
             for v in evaluator.values(kw.value, site.scope):
                 ref = v.value
                 if v.kind == CONFIG and not ref.choice and isinstance(ref.path, str) and ref.path.lower().endswith(_SPLAT_FILES):
                     refs.append((kw, (ref.path, tuple(ref.keys))))
-        if not refs:
+                elif v.kind == RETURN and ref.args is None and ref.bound and all(isinstance(k, str) for k in ref.keys):
+                    named.append((kw, ".".join([ref.callee, *ref.keys])))  # another module's name
+        if not refs and not named:
             continue
-        callee, receivers, named = _callee_of(index, evaluator, site)
-        if callee is None and not receivers and not named:
+        callee, receivers, classes = _callee_of(index, evaluator, site)
+        if callee is None and not receivers and not classes:
             continue
         if dropped_from is None:
             dropped_from = _dropped_keys(index, evaluator)
@@ -600,15 +605,16 @@ def _splats(index: ModuleIndex, evaluator: Evaluator) -> Tuple[MigrationCall, ..
             continue  # a key dropped by a name not known: which keys are left is not known
         dropped = tuple(dict.fromkeys(k for t in tables for k in dropped_from.get(t, ())))
         given = tuple(sorted({s.name for s in evaluator.kwarg_sources(site.node, site.scope) if s.name != SPLAT}))
-        text = " ".join(dict.fromkeys(f"**{index.text(kw.value)}" for kw, _ in refs))
+        text = " ".join(dict.fromkeys(f"**{index.text(kw.value)}" for kw, _ in (*refs, *named)))
         out.append(
             MigrationCall(
                 callee, site.method, site.klass, receivers, index.span(site.node), (), given, None, (),
                 tolerates(index, site.guards, site.caught, CALL_FAILURES),
-                named, _receiver_text(index, site) if named else "", _helpers(index, site.guards),
+                classes, _receiver_text(index, site) if classes else "", _helpers(index, site.guards),
                 _parameter_tests(evaluator, site),
                 warning_tolerated=_warning_tolerated(index, site),
                 splats=tables, splat_text=text, dropped=dropped,
+                module_tables=tuple(dict.fromkeys(q for _, q in named)),
             )
         )
     return tuple(out)
