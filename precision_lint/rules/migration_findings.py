@@ -809,9 +809,11 @@ class MigrationJudge:
                     break  # a plain attribute: the store works, and the code's own reads find it
                 shown = attr.receiver_text
                 known = cls.rsplit(".", 1)[-1] if cls and cls != CONFIG_CLASS else None
+                if known and known.startswith("Auto"):
+                    known = None  # an Auto class loads the class the checkpoint names
                 error = (
                     row.error.replace("{tokenizer}", "<tokenizer class>").replace("{config}", known or "<config class>")
-                    .replace("{processor}", known or "<processor class>")
+                    .replace("{processor}", known or "<processor class>").replace("{model}", known or "<model class>")
                 )
                 if store and row.on_store != "warns":
                     stage = self._stage(row)

@@ -498,6 +498,8 @@ def made_instances(index: ModuleIndex, expr: Optional[ast.expr], scope: Scope, k
             info = index.classes.get(klass)
             for assignment, where in (info.self_attr_values.get(expr.attr, []) if info is not None else []):
                 out.extend(made_instances(index, assignment.value, where, klass, depth + 1))
+            if info is not None and not info.self_attr_values.get(expr.attr):
+                out.extend(_declared_field_class(index, info, expr.attr))
         else:
             held = instance_attributes()
             for owner_class in instance_classes(index, expr.value, scope, klass, depth + 1):
@@ -575,6 +577,17 @@ def _parameter_classes(index: ModuleIndex, name: str, function: Scope, depth: in
             return ()  # a caller passes something else: the parameter is not known
         out.extend(found)
     return tuple(out)
+
+
+def _declared_field_class(index: ModuleIndex, info, name: str) -> Tuple[Tuple[str, None], ...]:
+    """``self.x`` of a class that declares ``x: Wav2Vec2Processor`` in its body (a dataclass's
+    field, which its generated ``__init__`` sets): the annotated class, where no method assigns
+    ``self.x`` (the HF CTC blog's ``DataCollatorCTCWithPadding``)."""
+    for statement in info.node.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.target.id == name:
+            named = _annotated_class(index, statement.annotation, index.scopes.get(info.qualname) or index.root)
+            return ((named, None),) if named else ()
+    return ()
 
 
 def _annotated_class(index: ModuleIndex, annotation: ast.expr, scope: Scope) -> Optional[str]:
