@@ -1143,3 +1143,44 @@ def test_a_readmes_two_installs_are_alternatives():
     """A README's commands are choices the reader makes, not steps: both stay."""
     lines = ["pip install transformers==4.38.2", "pip install --upgrade transformers"]
     assert len([a for a in pip_requirements(lines, "README.md") if a.dist == "transformers"]) == 2
+
+
+FREEZE = "accelerate==1.8.1\naiohttp==3.13.5\ntorch==2.6.0+cu124\ntransformers==5.5.4\ntrl @ git+https://github.com/huggingface/trl@abc\n"
+
+
+@pytest.mark.parametrize("name", ["env/pipeline-rl-pip-freeze.txt", "docs/requirements.train.lock", "frozen_env.txt", "pinned-requirements.lock"])
+def test_a_pip_freeze_the_project_keeps_is_its_environment_where_nothing_else_states_one(tmp_path, name):
+    """Review 36a's F1 and held-out 33u's F1: the training run's `pip freeze`, kept in the
+    repository under a name that says so and named by nothing, is what the code ran with."""
+    root = write_tree(tmp_path, {".git/HEAD": "", name: FREEZE, "sft/train.py": ""})
+    found = _targets(root, "sft/train.py").of("transformers")
+    assert (found.low, found.high) == ((5, 5, 4), (5, 5, 4))
+    assert found.where() == f"transformers==5.5.4 in the environment frozen in ../{name}"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        # a pin anywhere on the way up decides first
+        {"requirements.txt": "transformers>=5.10\n"},
+        # a list of requirements to install (a range, a bare name) is no freeze
+        {"env/freeze.txt": FREEZE + "peft>=0.10\n"},
+        {"env/freeze.txt": FREEZE + "datasets\n"},
+        # other tools' lock files, and a freeze-like file with another name
+        {"yarn.lock": FREEZE},
+        {"env/versions.txt": FREEZE},
+    ],
+)
+def test_what_is_no_frozen_environment(tmp_path, files):
+    root = write_tree(tmp_path, {".git/HEAD": "", "sft/train.py": "", **files})
+    found = _targets(root, "sft/train.py").of("transformers")
+    assert found.low != (5, 5, 4)
+
+
+def test_two_frozen_environments_are_either(tmp_path):
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "", "docs/requirements.train.lock": FREEZE,
+        "docs/requirements.vllm.lock": FREEZE.replace("transformers==5.5.4", "transformers==4.57.1"), "train.py": "",
+    })
+    found = _targets(root, "train.py").of("transformers")
+    assert (found.low, found.high) == ((4, 57, 1), (5, 5, 4)) and found.some_at_least((5, 5, 4)) and not found.every_at_least((5, 0))

@@ -1100,6 +1100,61 @@ def folder_setup_scripts(folder: Path, project: bool = True) -> List[Tuple[Allow
     return out
 
 
+# A pip freeze the project keeps of the environment it ran in, under a name that says so
+# (`env/pipeline-rl-pip-freeze.txt`, `docs/requirements.train.lock`), not a requirements file a
+# folder is installed from: read only where nothing else states the library (_decided's last step)
+_SNAPSHOT = lazy(r"freeze|frozen|(?:^|[-_.])(?:lock|pinned)(?:[-_.]|$)", re.IGNORECASE)
+_SNAPSHOT_SUFFIXES = (".txt", ".lock")
+# the lock files of other tools (uv's and Poetry's are read beside their pyproject.toml)
+_OTHER_LOCKS = frozenset({"uv.lock", "poetry.lock", "pipfile.lock", "pdm.lock", "yarn.lock", "cargo.lock", "flake.lock"})
+
+
+def environment_snapshots(folder: Path) -> List[Tuple[Allowed, Path]]:
+    """The pins of the pip freezes a project's root (``folder``) keeps, in it or in a folder
+    directly in it (review 36a: ``env/pipeline-rl-pip-freeze.txt`` with transformers==5.5.4;
+    held-out 33u: ``docs/requirements.train.lock`` with transformers==5.6.0 and trl==0.24.0, the
+    training run's environment): a file named for a freeze or a lock whose every requirement is
+    an exact pin, as ``pip freeze`` writes them. Several such files are environments of several
+    runs: any of them."""
+    files: List[Path] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            try:
+                inner = sorted(os.scandir(entry.path), key=lambda e: e.name)
+            except OSError:
+                continue
+            files.extend(Path(e.path) for e in inner if _is_snapshot(e.name) and e.is_file())
+        elif _is_snapshot(entry.name) and entry.is_file():
+            files.append(Path(entry.path))
+    out: List[Tuple[Allowed, Path]] = []
+    for path in files:
+        text = _read(path)
+        if not text:
+            continue
+        lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith(("#", "-"))]
+        if len(lines) < 3 or not all(_FROZEN_LINE().match(line) for line in lines):
+            continue  # not what `pip freeze` writes: a list of requirements to install
+        shown = os.path.relpath(path, folder)
+        out.extend((a, path) for a in (parse_requirement(line, shown) for line in lines) if a is not None and a.is_point)
+    return out
+
+
+# a line of `pip freeze`: `name==version` (`name[extra]==...`, `===`), or `name @ url` (a local
+# or VCS install), with an environment marker at most
+_FROZEN_LINE = lazy(r"^[A-Za-z0-9][\w.-]*(?:\[[^\]]*\])?\s*(?:===?\s*[\w.+!-]+|@\s*\S+)\s*(?:;.*)?$")
+
+
+def _is_snapshot(name: str) -> bool:
+    lower = name.lower()
+    return lower.endswith(_SNAPSHOT_SUFFIXES) and lower not in _OTHER_LOCKS and bool(_SNAPSHOT().search(lower))
+
+
 def _is_project_folder(folder: Path) -> bool:
     """Whether a folder is a project's root: a repository, a package definition, or a
     requirements file (of any library)."""
@@ -1571,6 +1626,7 @@ class VersionResolver:
         self._folders: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._readmes: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._setups: Dict[Path, List[Tuple[Allowed, Path]]] = {}  # folder → folder_setup_scripts
+        self._frozen: Dict[Path, List[Tuple[Allowed, Path]]] = {}  # folder → environment_snapshots
         self._built: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._runs: Dict[Path, List[Tuple[Allowed, Path]]] = {}
         self._read: Set[str] = set()
@@ -1635,6 +1691,9 @@ class VersionResolver:
 
     def _setup_scripts(self, folder: Path) -> List[Tuple[Allowed, Path]]:
         return self._kept(self._setups, folder, lambda f: folder_setup_scripts(f, self._is_root(f)))
+
+    def _snapshots(self, folder: Path) -> List[Tuple[Allowed, Path]]:
+        return self._kept(self._frozen, folder, environment_snapshots)
 
     def _is_root(self, folder: Path) -> bool:
         if folder not in self._roots:
@@ -1730,11 +1789,15 @@ class VersionResolver:
             else:
                 how = next((h for h in ("a `conda` command", "the requirements list") if first.startswith(h)), "`pip install`")
             return f"{how} in ", combined, paths
-        # last, what its environment setup scripts install
+        # then what its environment setup scripts install
         installed = [(r, p) for r, p in self._setup_scripts(folder) if r.dist == dist]
         if installed:
             combined, paths = _deciding(installed)
             return "`pip install` in ", combined, paths
+        # last, in a project's root, the pip freezes it keeps of the environments it ran in
+        frozen = [(r, p) for r, p in self._snapshots(folder) if r.dist == dist] if looks_like_root else []
+        if frozen:
+            return "the environment frozen in ", _alternatives(frozen), list(dict.fromkeys(p for _, p in frozen))
         return None
 
     def targets(
