@@ -98,6 +98,9 @@ HAND_FIXES = {
         "MP305": [("", "def compute_loss(self, model, inputs, return_outputs=False):",
                    "def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):")],
     },
+    "MP306/autocast_without_device_type": {
+        "MP306": [("", "        with torch.amp.autocast(enabled=USE_AMP):", '        with torch.amp.autocast("cuda", enabled=USE_AMP):')],
+    },
     "MP302/training_arguments_evaluation_strategy": {
         "MP302": [("", 'evaluation_strategy="steps",', 'eval_strategy="steps",')],
     },

@@ -437,7 +437,7 @@ def test_attribute_row(row, trainer, tokenizer):
     pytest.importorskip(row.library)  # accelerate's rows: transformers and TRL are required above
     instance = _instance(row, trainer, tokenizer)
     if _removed(row):
-        kind, text = _message(row, tokenizer=type(instance).__name__, config=type(instance).__name__, processor=type(instance).__name__)
+        kind, text = _message(row, tokenizer=type(instance).__name__, config=type(instance).__name__, processor=type(instance).__name__, model=type(instance).__name__)
         with pytest.raises(AttributeError) as info:
             getattr(instance, row.name)
         assert kind == "AttributeError"
