@@ -1172,7 +1172,6 @@ def _notebook_problem(src: Optional[SourceFile], text: str) -> Optional[str]:
     return None
 
 
-
 def _in_part(d: Diagnostic, path: str, first: int, last: Optional[int]) -> bool:
     """Whether a finding of one part of a notebook (rows ``first`` to ``last``, None: its end) is
     that part's: one in its rows, or, for the last part, one in another file (what the
@@ -1180,6 +1179,7 @@ def _in_part(d: Diagnostic, path: str, first: int, last: Optional[int]) -> bool:
     if d.path != path:
         return last is None
     return first <= d.span.line and (last is None or d.span.line <= last)
+
 
 def _unfixed_where_internal(diagnostics: List[Diagnostic]) -> List[Diagnostic]:
     """The findings, none with a fix in a file an internal error stopped (MP003): what was

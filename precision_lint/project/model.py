@@ -105,7 +105,7 @@ class Project:
         # the Python each notebook's kernel recorded (`language_info.version`): the run it was
         # written in, which caps the libraries that Python could install (transformers 4.30 on 3.7)
         self.kernels: Dict[str, str] = {}
-        self._targets: Dict[str, Targets] = {}
+        self._targets: Dict[Tuple[str, Optional[Tuple[str, ...]]], Targets] = {}  # (path, the part's lines)
         self._launches: Optional[Dict[str, List[Allowed]]] = None  # script → what its launchers pin
         self._pins_as_importer: Dict[str, List[Allowed]] = {}  # script → what it pins for its imports
 

@@ -64,6 +64,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             if isinstance(decorator, (ast.Name, ast.Attribute)) and index.qualify(decorator) in DECORATORS:
                 span = index.span(decorator)
                 calls.append(DevicelessCall("decorator", index.text(decorator), span, span.end, True, True))
+    if not calls:
+        return {"calls": (), "names_cuda": False}
     return {"calls": tuple(sorted(calls, key=lambda c: c.span.start)), "names_cuda": _names_cuda(index.module)}
 
 

@@ -64,15 +64,11 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 bound[target.id] = bound.get(target.id, 0) + 1
                 if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
                     candidates[target.id] = statement.value
+    found = {name: keys for name, value in candidates.items() if bound.get(name) == 1 and (keys := _keys(index, value))}
+    if not found:
+        return {"tables": ()}  # most modules bind no such dict: nothing to walk for
     changed = _changed_in_place(index.module)
-    tables = []
-    for name, value in candidates.items():
-        if bound.get(name) != 1 or name in changed:
-            continue
-        keys = _keys(index, value)
-        if keys:
-            tables.append(KeywordTable(name, keys))
-    return {"tables": tuple(tables)}
+    return {"tables": tuple(KeywordTable(name, keys) for name, keys in found.items() if name not in changed)}
 
 
 def _keys(index: ModuleIndex, value: ast.expr) -> Tuple[TableKey, ...]:
