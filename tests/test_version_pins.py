@@ -1184,3 +1184,32 @@ def test_two_frozen_environments_are_either(tmp_path):
     })
     found = _targets(root, "train.py").of("transformers")
     assert (found.low, found.high) == ((4, 57, 1), (5, 5, 4)) and found.some_at_least((5, 5, 4)) and not found.every_at_least((5, 0))
+
+
+@pytest.mark.parametrize(
+    "files, low, high",
+    [
+        # review 38's M1: the CPU phase installs the first, the Colab GPU phase the second
+        ({"requirements-cpu.txt": "transformers\ntorch\n", "requirements-gpu.txt": "torch\ntransformers<4.45\npeft\n"}, None, (5, 24, 0)),
+        ({"requirements_colab.txt": "transformers==4.41.2\n", "requirements_local.txt": "transformers==4.46.0\n"}, (4, 41, 2), (4, 46, 0)),
+    ],
+)
+def test_requirements_files_of_two_environments_are_either(tmp_path, files, low, high):
+    root = write_tree(tmp_path, {".git/HEAD": "", "nb/eval.py": "", **files})
+    found = VersionResolver(installed={"transformers": Allowed.point("transformers", (5, 24, 0), "installed")}).targets(
+        str(root / "nb/eval.py")
+    ).of("transformers")
+    assert (found.low, found.high) == (low, high)
+
+
+def test_a_plain_requirements_file_beside_them_decides():
+    """With a requirements.txt that names the library, the suffixed files are extras, as before."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = write_tree(Path(tmp), {
+            ".git/HEAD": "", "requirements.txt": "transformers==4.46.0\n", "requirements-gpu.txt": "transformers<4.45\n",
+            "requirements-cpu.txt": "transformers\n", "train.py": "",
+        })
+        found = _targets(root, "train.py").of("transformers")
+        assert (found.low, found.high) == ((4, 46, 0), (4, 46, 0))

@@ -1581,6 +1581,42 @@ def _alternatives(mentions: List[Tuple[Allowed, Path]]) -> Allowed:
     return out
 
 
+# the suffix of a requirements file written for one environment of several (`requirements-gpu.txt`,
+# `requirements_colab.txt`), where no plain requirements.txt says what every install has
+_ENVIRONMENT_SUFFIX = lazy(
+    r"^requirements?[-_.](?:cpu|gpu|cuda\d*|cu\d+|rocm\d*|mps|mac(?:os)?|apple|tpu|xpu|npu|colab|kaggle|local|cloud|"
+    r"cluster|hpc|slurm|docker|aws|gcp|azure|linux|windows|win)\.(?:txt|in)$",
+    re.IGNORECASE,
+)
+
+
+def _environment_files(mentions: List[Tuple[Allowed, Path]], folder: Path) -> bool:
+    """Whether the statements of a library come from two or more requirements files of
+    ``folder``, each written for one environment (``requirements-cpu.txt``, ``requirements-gpu.txt``)."""
+    files = {p for _, p in mentions}
+    return len(files) > 1 and all(p.parent == folder and _ENVIRONMENT_SUFFIX().match(p.name) for p in files)
+
+
+def _either_file(mentions: List[Tuple[Allowed, Path]], newest: Optional[Allowed]) -> Allowed:
+    """One range from several files' statements of a library: each file's all at once, any file.
+    A file that names the library with no version installs the newest release (``newest``: what
+    a check falls back to where nothing is stated), so the range reaches up to it and no further."""
+    groups: Dict[Path, List[Allowed]] = {}
+    for r, p in mentions:
+        groups.setdefault(p, []).append(r)
+    ranges = [_combine(found) for found in groups.values()]
+    if newest is not None and newest.low is not None:
+        ranges = [
+            replace(Allowed.point(r.dist, newest.low, r.source), spec=f"{r.dist} (the newest: {version_text(newest.low)})")
+            if _unbounded(r) else r
+            for r in ranges
+        ]
+    out = ranges[0]
+    for other in ranges[1:]:
+        out = out.hull(other)
+    return out
+
+
 def _same_range(a: Allowed, b: Allowed) -> bool:
     return (a.low, a.high, a.high_inclusive, a.commit, a.newest) == (b.low, b.high, b.high_inclusive, b.commit, b.newest)
 
@@ -1760,6 +1796,11 @@ class VersionResolver:
             # only extras name it: each is one install the user chooses (`pip install .[gpu]`
             # or `.[npu]`), so the code runs with any of their versions
             return "", _alternatives(mentions), list(dict.fromkeys(p for _, p in mentions))
+        if _environment_files(mentions, folder):
+            # only `requirements-cpu.txt` and `requirements-gpu.txt` name it (no requirements.txt):
+            # one environment each, the code runs in either (review 38's M1: the CPU notebooks
+            # install the first, unpinned; the Colab GPU phase the second, transformers<4.45)
+            return "", _either_file(mentions, self.installed.get(dist)), list(dict.fromkeys(p for _, p in mentions))
         if mentions:
             combined, paths = _deciding(mentions)
             return "", combined, paths
