@@ -250,12 +250,13 @@ def store_consequence(row: Migration, stage: str, allowed: Allowed) -> str:
     return f"{said}; {advice(row, allowed)}"
 
 
-def stated_floor(allowed: Allowed) -> bool:
-    """Whether the lowest allowed version is one the code's project states (a pin, a
+def stated_range(allowed: Allowed) -> bool:
+    """Whether the allowed versions are ones the code's project states (a pin, a floor, a cap, a
     ``require_version``, the configuration's ``transformers-version``), not the installed or
     newest version taken for want of one, nor a range implied from another library's pin."""
     return (
-        allowed.low is not None and not allowed.fallback and not allowed.commit and not allowed.note
+        (allowed.low is not None or allowed.high is not None)
+        and not allowed.fallback and not allowed.commit and not allowed.note
     )
 
 
@@ -1336,7 +1337,8 @@ class MigrationJudge:
         """Keywords written in their NEW spelling (``Trainer(processing_class=)``, new in
         transformers 4.46) where no version the code states it runs on has it (a pin, a cap, a
         stated version: never the default targets): ``transformers==4.45.2`` or
-        ``transformers<4.46`` raises the row's ``older_error`` at every install. A range that
+        ``transformers<4.46`` (a cap alone: every version below it) raises the row's
+        ``older_error`` at every install. A range that
         admits the release (``transformers>=4.44.2``) is not reported: the code's own use of the
         new name says its authors run a version that has it, and every install that resolves the
         range afresh gets the newest (reviews 24a, 27e and 28b judged such floors stale, not the
@@ -1366,7 +1368,7 @@ class MigrationJudge:
                 if nearest.split(".", 1)[0] != row.library:
                     continue  # another library's class (TRL's `DPOTrainer`): its own signature, its own versions
                 allowed = self._allowed(row)
-                if not stated_floor(allowed) or allowed.some_at_least(row.rename_since):
+                if not stated_range(allowed) or allowed.some_at_least(row.rename_since):
                     continue  # a version the range admits has it (see the docstring)
                 if any(u.name == row.name for u in call.uses):
                     continue  # the old spelling beside it: the other finding's business

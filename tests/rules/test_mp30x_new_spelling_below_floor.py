@@ -128,8 +128,10 @@ model = AutoModelForCausalLM.from_pretrained(name, dtype=torch.bfloat16)
 """
 
 
-@pytest.mark.parametrize("pin", ["transformers>=4.40,<4.56", "transformers==4.45.0"])
+@pytest.mark.parametrize("pin", ["transformers>=4.40,<4.56", "transformers==4.45.0", "transformers<4.45"])
 def test_dtype_below_4_56_is_mp302(tmp_path, pin):
+    """A cap alone is every version below it (review 38: `transformers<4.45` in
+    requirements-gpu.txt): none has `dtype=`."""
     (d,) = project(tmp_path, pin, LOAD)
     assert d.code == "MP302" and d.fix is None
     assert "`dtype=` passed to `AutoModelForCausalLM.from_pretrained` is new in transformers 4.56" in d.message
@@ -138,8 +140,8 @@ def test_dtype_below_4_56_is_mp302(tmp_path, pin):
     assert d.span.line == 3
 
 
-@pytest.mark.parametrize("pin", ["transformers>=4.56", "transformers==4.56.0", "transformers", None])
-def test_dtype_from_4_56_or_without_a_floor_is_nothing(tmp_path, pin):
+@pytest.mark.parametrize("pin", ["transformers>=4.56", "transformers==4.56.0", "transformers", None, "transformers<5"])
+def test_dtype_from_4_56_or_without_a_version_or_under_a_cap_above_is_nothing(tmp_path, pin):
     assert project(tmp_path, pin, LOAD) == []
 
 
