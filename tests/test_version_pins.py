@@ -812,7 +812,12 @@ def test_an_open_or_contradicted_companion_pin_leaves_torch_as_it_was(tmp_path, 
     ({"README.md": "# t5\n\n## Requirements\n- Python 3.9\n- transformers\n"}, (5, 0)),
     ({"environment.yml": "dependencies:\n  - python=3.11\n  - pip:\n    - transformers\n"}, None),  # every line admits it
     ({"README.md": "# t5\n\n## Requirements\n- Python >= 3.8\n"}, None),  # a floor caps nothing
-], ids=["environment-yml", "conda-create", "requirements-list", "newer-python", "floor"])
+    # the command that makes the environment (held-out 36u's F1: `virtualenv .venv -p python3.8`)
+    ({"README.md": "```\nvirtualenv .venv -p python3.8\nsource .venv/bin/activate\npip install transformers\n```\n"}, (4, 47)),
+    ({"README.md": "```bash\npython3.8 -m venv .venv\npip install transformers\n```\n"}, (4, 47)),
+    ({"README.md": "```\nuv venv --python 3.9\nuv pip install transformers\n```\n"}, (5, 0)),
+    ({"README.md": "```\npython -m venv .venv\n```\n"}, None),  # no version named
+], ids=["environment-yml", "conda-create", "requirements-list", "newer-python", "floor", "virtualenv", "venv", "uv-venv", "plain-venv"])
 def test_a_stated_python_caps_the_libraries_that_require_a_newer_one(tmp_path, files, high):
     root = write_tree(tmp_path, {".git/HEAD": "", "train.py": "", **files})
     allowed = _targets(root, "train.py").of("transformers")

@@ -727,7 +727,10 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
     lines.append("")  # an unclosed block ends with the file
     if fence is not None:
         listings.extend(_listing(block, source))
-    found = pip_requirements(lines, source) + conda_requirements(lines, source) + listings + listed_requirements(text, source)
+    found = (
+        pip_requirements(lines, source) + conda_requirements(lines, source) + environment_pythons(lines, source)
+        + listings + listed_requirements(text, source)
+    )
     return [r for r in found if r.low is not None or r.high is not None]
 
 
@@ -1453,6 +1456,31 @@ _MODULE_LOAD = lazy(r"^\s*(?:module\s+(?:load|add)|ml)\s+(.*)$")
 _PYTHON_MODULE = lazy(r"^python3?/(?:[\w.-]+/)*?(3\.\d{1,2})(\.\d{1,2})?(?![\d.]*\d)", re.IGNORECASE)
 
 
+# A virtual environment made for one Python: `virtualenv .venv -p python3.8`, `virtualenv
+# --python=python3.10 env`, `python3.8 -m venv .venv`, `uv venv --python 3.11`, `pyenv install 3.8.10`
+_ENVIRONMENT_PYTHON = lazy(
+    r"^\s*(?:virtualenv\b.*?(?:-p|--python)[\s=]+(?:\S*/)?python(3\.\d{1,2})(\.\d{1,2})?\b"
+    r"|(?:\S*/)?python(3\.\d{1,2})\s+-m\s+(?:venv|virtualenv)\b"
+    r"|uv\s+venv\b.*?(?:-p|--python)[\s=]+(?:python|cpython-?)?(3\.\d{1,2})(\.\d{1,2})?\b"
+    r"|pyenv\s+(?:install|virtualenv)\s+(?:-\S+\s+)*(3\.\d{1,2})(\.\d{1,2})?\b)"
+)
+
+
+def environment_pythons(lines: Iterable[str], where: str) -> List[Allowed]:
+    """The Python a command that makes the project's environment names (review 36u's F1:
+    ``virtualenv .venv -p python3.8`` in a README, where transformers stops at 4.46.3): that
+    release, or the series where no patch is named, as ``conda create -n env python=3.8`` is read."""
+    out = []
+    for line in lines:
+        found = _ENVIRONMENT_PYTHON().match(line)
+        if found is None:
+            continue
+        groups = [g for g in found.groups() if g]
+        version = groups[0] + (groups[1] if len(groups) > 1 else "")
+        out.append(parse_spec("python", ("==" if len(groups) > 1 else "=") + version, f"an environment command in {where}", f"python{version}"))
+    return out
+
+
 def module_load_pythons(lines: Iterable[str], where: str) -> List[Allowed]:
     """The Python a job script's ``module load python/<...>/3.8.6`` gives what it runs after it
     (review 27e: an NYU HPC project whose jobs load Python 3.8.6, where transformers stops at
@@ -1828,7 +1856,10 @@ class VersionResolver:
             if first.startswith("`pip install -r "):
                 how = first  # a requirements file the README installs (`installed_files`)
             else:
-                how = next((h for h in ("a `conda` command", "the requirements list") if first.startswith(h)), "`pip install`")
+                how = next(
+                    (h for h in ("a `conda` command", "an environment command", "the requirements list") if first.startswith(h)),
+                    "`pip install`",
+                )
             return f"{how} in ", combined, paths
         # then what its environment setup scripts install
         installed = [(r, p) for r, p in self._setup_scripts(folder) if r.dist == dist]
