@@ -673,6 +673,12 @@ def bf16_facts() -> Dict[str, object]:
 
 
 @lru_cache(maxsize=None)
+def trainer_facts() -> Dict[str, Tuple[int, ...]]:
+    """What the transformers ``Trainer`` runs under its own fp16 autocast, by version."""
+    return {k: parse_version(v) for k, v in _table("torch.toml")["trainer"].items()}
+
+
+@lru_cache(maxsize=None)
 def amp_facts() -> Dict[str, Tuple[int, ...]]:
     """The torch versions that have each ``torch.amp`` spelling, and the deprecation of ``torch.cuda.amp``."""
     return {k: parse_version(v) for k, v in _table("torch.toml")["amp"].items()}

@@ -211,6 +211,11 @@ class CallGraph:
             return True
         return _within(self._created_in.get(klass), paths) and self._created_by_running_code(klass, paths, unit_key)
 
+    def creators(self, klass: str) -> Tuple[str, ...]:
+        """The scopes whose code calls the project class ``klass`` itself (or its ``__init__``):
+        where its instances are made (a loss module built by a Trainer subclass's method)."""
+        return tuple(sorted({c for callee in (klass, f"{klass}.__init__") for c in self._callers.get(callee, ())}))
+
     def _created_by_running_code(self, owner: str, paths, unit_key: str) -> bool:
         """Whether code that runs in this run calls ``owner`` or a class derived from it (a
         question asked while it is being answered counts as no)."""

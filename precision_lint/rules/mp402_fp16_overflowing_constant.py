@@ -31,6 +31,7 @@ from typing import Dict, Optional, Tuple
 
 from ..diagnostics import SAFE, Fix, Related
 from ..fixes.plan import ensure_torch
+from ..knowledge import trainer_facts
 from .base import Rule, RuleContext, replace
 from ..project.runs import value_in_run
 from ..semantic.values import HALF
@@ -171,6 +172,26 @@ class Fp16OverflowingConstant(Rule):
     def _model_code(self, ctx: RuleContext, klass: str) -> bool:
         return ctx.project.symbols.class_inherits(klass, _is_model_class, ctx.facts)
 
+    @staticmethod
+    def _made_by_a_trainer(ctx: RuleContext, klass: str) -> bool:
+        """Whether the model-code class ``klass`` is made only by methods of ``Trainer``
+        subclasses (``self.loss_fct = FocalLoss()`` in ``__init__``, ``ClampedBCE()(out.logits,
+        y)`` in ``compute_loss``; held-out 36u's F2) on a transformers that runs only the model's
+        ``forward`` under fp16 autocast: from 4.35 the Trainer leaves autocast to accelerate,
+        which wraps the prepared model's ``forward`` and converts its outputs to float32, so a
+        loss computed on them in ``compute_loss`` is float32 (4.34 and older entered
+        ``torch.cuda.amp.autocast`` around ``compute_loss`` itself)."""
+        from .migration_findings import same_library_class
+
+        if not ctx.targets.of("transformers").every_at_least(trainer_facts()["trainer_leaves_autocast_since"]):
+            return False
+        creators = ctx.project.callgraph.creators(klass)
+        symbols = ctx.project.symbols
+        return bool(creators) and all(
+            symbols.class_inherits(c.rpartition(".")[0], lambda n: same_library_class(n, "transformers.Trainer"), ctx.facts)
+            for c in creators
+        )
+
     def _in_a_run(self, ctx: RuleContext, const, klass: str, evidence):
         """The first piece of ``evidence`` that runs in a run holding the constant's model code
         (never an imported module's ``__main__`` block, never an uncalled helper of an
@@ -191,8 +212,10 @@ class Fp16OverflowingConstant(Rule):
                 cast_class and project.symbols.class_inherits(cast_class, lambda n: n == klass, module)
             ):
                 continue
-            if kind == "amp" and const.autocast_off:
+            if kind in ("amp", "trainer-amp") and const.autocast_off:
                 continue  # written where autocast is switched off: the run's fp16 autocast stops there
+            if kind == "trainer-amp" and self._made_by_a_trainer(ctx, klass):
+                continue  # a Trainer's loss module: it meets the model's float32 outputs, outside autocast
             if kind == "loaded":
                 if library_code is None:
                     library_code = self._library_model_code(ctx, klass)
@@ -346,5 +369,6 @@ def _module_evidence(project, module):
         if text:
             rank = 3 if site.kind == "grad-scaler" else 2
             where = Related(module.path, site.span, "fp16 switched on here")
-            found.append((rank, f"the run uses {text}", where, "amp", "", module, site.scope))
+            kind = "trainer-amp" if site.kind in ("training-args", "training-args-class") else "amp"
+            found.append((rank, f"the run uses {text}", where, kind, "", module, site.scope))
     return found, autocast_dtypes
