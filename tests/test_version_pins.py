@@ -1218,3 +1218,22 @@ def test_a_plain_requirements_file_beside_them_decides():
         })
         found = _targets(root, "train.py").of("transformers")
         assert (found.low, found.high) == ((4, 46, 0), (4, 46, 0))
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        # held-out 36u's F1: a notebook's helper that runs pip with the packages it is given
+        ('import subprocess, sys\ndef pip_install(pkgs):\n    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q"] + pkgs)\n'
+         'pip_install(["transformers==4.41.2", "peft==0.10.0"])\n', [("transformers", (4, 41, 2)), ("peft", (0, 10, 0))]),
+        ('import subprocess\nsubprocess.run(["pip", "install", "trl>=0.8,<0.9"])\n', [("trl", (0, 8))]),
+        ('import os\nos.system("pip install -q transformers==4.41.2 trl")\n', [("transformers", (4, 41, 2))]),
+        # no pip run: a quoted requirement is not an install
+        ('MIN = "transformers==4.41.2"\n', []),
+        ('# pip install transformers==4.41.2\n', []),
+    ],
+)
+def test_pip_the_code_runs_itself(source, expected):
+    found = in_file_requirements(source, "nb.ipynb")
+    assert [(a.dist, a.low) for a in found if a.low is not None] == expected
+    assert all(a.source == "`pip install` run by nb.ipynb" for a in found)

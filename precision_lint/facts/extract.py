@@ -83,7 +83,7 @@ def stated_requirements(source: str, path: str) -> tuple:
     """The versions ``source`` states itself (``versions.in_file_requirements``), named by
     its file's name as its findings word them; read whatever the gate decides and whether it
     compiles (a script that pins and imports: its pins hold for what it imports)."""
-    if "require_version" not in source and "check_min_version" not in source:
+    if "require_version" not in source and "check_min_version" not in source and not ("pip" in source and "install" in source):
         return ()
     import os
 

@@ -1360,6 +1360,36 @@ _CHECK_MIN_FROM = lazy(r"^\s*from\s+([\w]+)[\w.]*\s+import\s+[^\n]*\bcheck_min_v
 _PIP = lazy(r"^\s*(?:[%!]\s*)?(?:python3?\s+-m\s+)?(?:pip3?|uv\s+pip)\s+install\s+(.*)$")
 
 
+# pip run by the code itself: `subprocess.check_call([sys.executable, "-m", "pip", "install", ...])`
+# (also through a helper that adds the packages to such a list), or a shell line it runs,
+# `os.system("pip install transformers==4.41.2")`: what a Kaggle notebook without `!` lines installs
+_PIP_ARGV = lazy(r"""["'](?:pip3?|-m)["']\s*,\s*(?:["']pip3?["']\s*,\s*)?["']install["']""")
+_PIP_SHELL = lazy(r"""\b(?:system|run|call|check_call|check_output|Popen|getoutput)\(\s*[fr]?["']([^"'\n]*\bpip3?\s+install\b[^"'\n]*)["']""")
+# a requirement with a version, quoted: `"transformers==4.41.2"`, `'peft>=0.10,<0.12'`
+_QUOTED_REQUIREMENT = lazy(
+    r"""["']([A-Za-z][\w.-]*(?:\[[^\]"']*\])?\s*(?:===|==|~=|>=|<=|<|>)\s*[\w.*+!-]+"""
+    r"""(?:\s*,\s*(?:==|!=|~=|>=|<=|<|>)\s*[\w.*+!-]+)*)["']"""
+)
+
+
+def _pip_run_by_the_code(source: str, where: str) -> List[Allowed]:
+    """The versions a file installs by running pip itself (held-out 36u's F1: a notebook's
+    ``pip_install(["transformers==4.41.2", ...])`` helper that calls ``subprocess.check_call([
+    sys.executable, "-m", "pip", "install", "-q"] + pkgs)``): a shell line's packages, and, where
+    the file builds pip's argument list, every quoted requirement with a version in it."""
+    found: List[Allowed] = []
+    run_by = f"`pip install` run by {where}"
+    for match in _PIP_SHELL().finditer(source):
+        line = match.group(1)
+        found.extend(replace(a, source=run_by) for a in pip_requirements([line[line.index("pip"):]], where))
+    if _PIP_ARGV().search(source):
+        for match in _QUOTED_REQUIREMENT().finditer(source):
+            parsed = parse_requirement(match.group(1), run_by)
+            if parsed is not None:
+                found.append(parsed)
+    return found
+
+
 def in_file_requirements(source: str, where: str = "this file") -> List[Allowed]:
     """``require_version("trl>=0.8.6,<=0.9.6")`` and ``check_min_version("4.36.0")`` (of the
     library it is imported from: transformers' examples, diffusers' check diffusers)."""
@@ -1369,6 +1399,8 @@ def in_file_requirements(source: str, where: str = "this file") -> List[Allowed]
             found = parse_requirement(match.group(1), f"require_version(...) in {where}")
             if found is not None:
                 out.append(found)
+    if "install" in source and "pip" in source:
+        out.extend(_pip_run_by_the_code(source, where))
     if "check_min_version" in source:
         origin = _CHECK_MIN_FROM().search(source)
         dist = normalize(origin.group(1)) if origin else "transformers"
