@@ -129,3 +129,21 @@ def test_the_import_from_the_optimization_module_is_removed_too():
     found = findings(src, "4.50")
     assert [(d.code, d.span.line) for d in found] == [("MP302", 2)]
     assert "cannot import name 'AdamW' from 'transformers.optimization'" in found[0].message
+
+
+LM_HEAD = """
+    from transformers import AutoModelWithLMHead
+    model = AutoModelWithLMHead.from_pretrained("microsoft/deberta-v3-large")
+    """
+
+
+@pytest.mark.parametrize("version, expected", [("2.11", []), ("4.30", ["MP304"]), ("5.0", ["MP302"])])
+def test_auto_model_with_lm_head(version, expected):
+    """Held-out 36u's M1: its `from_pretrained` warns from 3.0 (a FutureWarning); 5.0 has no such
+    class, which the import reports (once: not the call as well)."""
+    found = findings(LM_HEAD, version)
+    assert [d.code for d in found] == expected
+    if expected == ["MP304"]:
+        assert "The class `AutoModelWithLMHead` is deprecated" in found[0].message and found[0].span.line == 2
+    if expected == ["MP302"]:
+        assert "cannot import name 'AutoModelWithLMHead' from 'transformers'" in found[0].message and found[0].span.line == 1
