@@ -211,10 +211,14 @@ class CallGraph:
             return True
         return _within(self._created_in.get(klass), paths) and self._created_by_running_code(klass, paths, unit_key)
 
-    def creators(self, klass: str) -> Tuple[str, ...]:
-        """The scopes whose code calls the project class ``klass`` itself (or its ``__init__``):
-        where its instances are made (a loss module built by a Trainer subclass's method)."""
-        return tuple(sorted({c for callee in (klass, f"{klass}.__init__") for c in self._callers.get(callee, ())}))
+    def creators(self, klass: str, paths) -> Tuple[str, ...]:
+        """The scopes of the run of ``paths`` whose code calls the project class ``klass`` itself
+        (or its ``__init__``): where its instances are made (a loss module built by a Trainer
+        subclass's method; a test of another run that builds it does not count)."""
+        found = {c for callee in (klass, f"{klass}.__init__") for c in self._callers.get(callee, ())}
+        return tuple(sorted(
+            c for c in found if _within(self._function_paths.get(c) or self._module_paths.get(c), paths)
+        ))
 
     def _created_by_running_code(self, owner: str, paths, unit_key: str) -> bool:
         """Whether code that runs in this run calls ``owner`` or a class derived from it (a

@@ -173,19 +173,20 @@ class Fp16OverflowingConstant(Rule):
         return ctx.project.symbols.class_inherits(klass, _is_model_class, ctx.facts)
 
     @staticmethod
-    def _made_by_a_trainer(ctx: RuleContext, klass: str) -> bool:
-        """Whether the model-code class ``klass`` is made only by methods of ``Trainer``
-        subclasses (``self.loss_fct = FocalLoss()`` in ``__init__``, ``ClampedBCE()(out.logits,
-        y)`` in ``compute_loss``; held-out 36u's F2) on a transformers that runs only the model's
-        ``forward`` under fp16 autocast: from 4.35 the Trainer leaves autocast to accelerate,
-        which wraps the prepared model's ``forward`` and converts its outputs to float32, so a
-        loss computed on them in ``compute_loss`` is float32 (4.34 and older entered
-        ``torch.cuda.amp.autocast`` around ``compute_loss`` itself)."""
+    def _made_by_a_trainer(ctx: RuleContext, klass: str, paths) -> bool:
+        """Whether the model-code class ``klass`` is made, in the run of ``paths``, only by
+        methods of ``Trainer`` subclasses (``self.loss_fct = FocalLoss()`` in ``__init__``,
+        ``ClampedBCE()(out.logits, y)`` in ``compute_loss``; held-out 36u's F2) on a transformers
+        that runs only the model's ``forward`` under fp16 autocast: from 4.35 the Trainer leaves
+        autocast to accelerate, which wraps the prepared model's ``forward`` and converts its
+        outputs to float32, so a loss computed on them in ``compute_loss`` is float32 (4.34 and
+        older entered ``torch.cuda.amp.autocast`` around ``compute_loss`` itself). A test of
+        another run that builds the class does not count."""
         from .migration_findings import same_library_class
 
         if not ctx.targets.of("transformers").every_at_least(trainer_facts()["trainer_leaves_autocast_since"]):
             return False
-        creators = ctx.project.callgraph.creators(klass)
+        creators = ctx.project.callgraph.creators(klass, paths)
         symbols = ctx.project.symbols
         return bool(creators) and all(
             symbols.class_inherits(c.rpartition(".")[0], lambda n: same_library_class(n, "transformers.Trainer"), ctx.facts)
@@ -214,8 +215,6 @@ class Fp16OverflowingConstant(Rule):
                 continue
             if kind in ("amp", "trainer-amp") and const.autocast_off:
                 continue  # written where autocast is switched off: the run's fp16 autocast stops there
-            if kind == "trainer-amp" and self._made_by_a_trainer(ctx, klass):
-                continue  # a Trainer's loss module: it meets the model's float32 outputs, outside autocast
             if kind == "loaded":
                 if library_code is None:
                     library_code = self._library_model_code(ctx, klass)
@@ -231,6 +230,8 @@ class Fp16OverflowingConstant(Rule):
                 paths = project.unit_view(entry)
                 if module.path not in paths or not project.callgraph.builds(klass, paths, entry.path):
                     continue  # the evidence runs elsewhere, or this run never builds the model
+                if kind == "trainer-amp" and self._made_by_a_trainer(ctx, klass, paths):
+                    continue  # a Trainer's loss module: it meets the model's float32 outputs, outside autocast
                 if project.callgraph.entries(there, paths, entry.path) or _calls_unknown(project, module, paths):
                     return text, where
         return None
@@ -369,6 +370,8 @@ def _module_evidence(project, module):
         if text:
             rank = 3 if site.kind == "grad-scaler" else 2
             where = Related(module.path, site.span, "fp16 switched on here")
-            kind = "trainer-amp" if site.kind in ("training-args", "training-args-class") else "amp"
+            # a Trainer's fp16, or an Accelerator's (the one a Trainer makes, under an `accelerate
+            # launch --mixed_precision fp16`): autocast around the prepared model's forward only
+            kind = "trainer-amp" if site.kind in ("training-args", "training-args-class", "accelerator") else "amp"
             found.append((rank, f"the run uses {text}", where, kind, "", module, site.scope))
     return found, autocast_dtypes

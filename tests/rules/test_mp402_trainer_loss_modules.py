@@ -65,3 +65,12 @@ def test_a_loss_module_the_model_builds_runs_in_its_forward(tmp_path):
     )
     write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers==4.56.0\n", "train.py": src})
     assert [d.span.line for d in findings_in(tmp_path, ["MP402"])] == [12]
+
+
+def test_a_test_of_another_run_that_builds_the_loss_does_not_count(tmp_path):
+    write_tree(tmp_path, {
+        ".git/HEAD": "", "requirements.txt": "transformers==4.56.0\n",
+        "train.py": LOSS.format(body=IN_INIT).replace("trainer = ", "if __name__ == '__main__':\n    trainer = ").replace("trainer.train()", "    trainer.train()"),
+        "tests/test_loss.py": "import torch\nfrom train import ClampedBCE\n\ndef test_loss():\n    ClampedBCE()(torch.zeros(2), torch.ones(2))\n",
+    })
+    assert [d.path for d in findings_in(tmp_path, ["MP402"])] == []
