@@ -1338,8 +1338,8 @@ class MigrationJudge:
         transformers 4.46) where no version the code states it runs on has it (a pin, a cap, a
         stated version: never the default targets): ``transformers==4.45.2`` or
         ``transformers<4.46`` (a cap alone: every version below it) raises the row's
-        ``older_error`` at every install. A range that
-        admits the release (``transformers>=4.44.2``) is not reported: the code's own use of the
+        ``older_error`` at every install. A range that admits the release
+        (``transformers>=4.44.2``) is not reported: the code's own use of the
         new name says its authors run a version that has it, and every install that resolves the
         range afresh gets the newest (reviews 24a, 27e and 28b judged such floors stale, not the
         code wrong). Only rows that know that release (``older_error``) and that ``code``

@@ -33,6 +33,7 @@ from ..diagnostics import SAFE, Fix, Related
 from ..fixes.plan import ensure_torch
 from ..knowledge import trainer_facts
 from .base import Rule, RuleContext, replace
+from .migration_findings import same_library_class
 from ..project.runs import value_in_run
 from ..semantic.values import HALF
 from .mp101_fp16_weights_under_loss_scaling import scaling_reason
@@ -182,8 +183,6 @@ class Fp16OverflowingConstant(Rule):
         outputs to float32, so a loss computed on them in ``compute_loss`` is float32 (4.34 and
         older entered ``torch.cuda.amp.autocast`` around ``compute_loss`` itself). A test of
         another run that builds the class does not count."""
-        from .migration_findings import same_library_class
-
         if not ctx.targets.of("transformers").every_at_least(trainer_facts()["trainer_leaves_autocast_since"]):
             return False
         creators = ctx.project.callgraph.creators(klass, paths)
@@ -213,7 +212,7 @@ class Fp16OverflowingConstant(Rule):
                 cast_class and project.symbols.class_inherits(cast_class, lambda n: n == klass, module)
             ):
                 continue
-            if kind in ("amp", "trainer-amp") and const.autocast_off:
+            if kind in ("amp", "forward-amp") and const.autocast_off:
                 continue  # written where autocast is switched off: the run's fp16 autocast stops there
             if kind == "loaded":
                 if library_code is None:
@@ -230,7 +229,7 @@ class Fp16OverflowingConstant(Rule):
                 paths = project.unit_view(entry)
                 if module.path not in paths or not project.callgraph.builds(klass, paths, entry.path):
                     continue  # the evidence runs elsewhere, or this run never builds the model
-                if kind == "trainer-amp" and self._made_by_a_trainer(ctx, klass, paths):
+                if kind == "forward-amp" and self._made_by_a_trainer(ctx, klass, paths):
                     continue  # a Trainer's loss module: it meets the model's float32 outputs, outside autocast
                 if project.callgraph.entries(there, paths, entry.path) or _calls_unknown(project, module, paths):
                     return text, where
@@ -372,6 +371,6 @@ def _module_evidence(project, module):
             where = Related(module.path, site.span, "fp16 switched on here")
             # a Trainer's fp16, or an Accelerator's (the one a Trainer makes, under an `accelerate
             # launch --mixed_precision fp16`): autocast around the prepared model's forward only
-            kind = "trainer-amp" if site.kind in ("training-args", "training-args-class", "accelerator") else "amp"
+            kind = "forward-amp" if site.kind in ("training-args", "training-args-class", "accelerator") else "amp"
             found.append((rank, f"the run uses {text}", where, kind, "", module, site.scope))
     return found, autocast_dtypes

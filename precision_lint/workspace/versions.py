@@ -1634,7 +1634,11 @@ def _alternatives(mentions: List[Tuple[Allowed, Path]]) -> Allowed:
     groups: Dict[str, List[Allowed]] = {}
     for r, _ in mentions:
         groups.setdefault(r.extra, []).append(r)
-    ranges = [_combine(found) for found in groups.values()]
+    return _hull([_combine(found) for found in groups.values()])
+
+
+def _hull(ranges: List[Allowed]) -> Allowed:
+    """The versions any of ``ranges`` allows (one range, from the lowest to the highest)."""
     out = ranges[0]
     for other in ranges[1:]:
         out = out.hull(other)
@@ -1671,10 +1675,7 @@ def _either_file(mentions: List[Tuple[Allowed, Path]], newest: Optional[Allowed]
             if _unbounded(r) else r
             for r in ranges
         ]
-    out = ranges[0]
-    for other in ranges[1:]:
-        out = out.hull(other)
-    return out
+    return _hull(ranges)
 
 
 def _same_range(a: Allowed, b: Allowed) -> bool:
