@@ -3,6 +3,7 @@ the dict's keys are keywords of ``<Auto class>.from_pretrained(model, **model_kw
 (``pipelines/base.py`` ``load_model``, 4.57.1 and 5.24.0): the from_pretrained rows judge them."""
 from __future__ import annotations
 
+import pytest
 from conftest import findings_in, write_tree
 
 CHAT = """
@@ -53,3 +54,23 @@ def test_the_message_names_the_pipeline_and_the_fix_renames_the_key(tmp_path):
     (d,) = findings_in(tmp_path, ["MP304"])
     assert "pipeline(model_kwargs=...)" in d.message
     assert [e.content for e in d.fix.edits] == ['"dtype"']
+
+
+ENCODER = """
+import torch
+from sentence_transformers import CLASS
+
+model = CLASS(ARGS, model_kwargs={"torch_dtype": torch.float16})
+"""
+
+
+@pytest.mark.parametrize("cls", ["CrossEncoder", "SentenceTransformer"])
+@pytest.mark.parametrize("args, loads", [('"org/encoder"', True), ('model_name_or_path="org/encoder"', True), ("built", False)])
+def test_sentence_transformers_hand_their_model_kwargs_to_from_pretrained(tmp_path, cls, args, loads):
+    """Held-out 39u's M1: a reranker's `CrossEncoder(name, model_kwargs={"torch_dtype": ...})`
+    (sentence-transformers 5.7.0 loads with `AutoModel*.from_pretrained(name, **model_kwargs)`)."""
+    prelude = "from transformers import AutoModel\nbuilt = AutoModel.from_pretrained('org/encoder')\n" if not loads else ""
+    write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.44,<5\n",
+                          "rank.py": prelude + ENCODER.replace("CLASS", cls).replace("ARGS", args)})
+    found = findings_in(tmp_path, ["MP302", "MP304"])
+    assert [(d.code, f"{cls}(model_kwargs=...)" in d.message) for d in found] == ([("MP304", True)] if loads else [])

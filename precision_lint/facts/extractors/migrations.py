@@ -457,10 +457,21 @@ def _may_take(name: str, site) -> bool:
 # Library calls that hand the keys of one dict keyword on to another call as its keywords:
 # `pipeline(model_kwargs={...})` loads the model with `<Auto class>.from_pretrained(model,
 # **model_kwargs)` where `model` is a name to load (transformers 4.57.1 and 5.24.0
-# `pipelines/base.py` `load_model`), not where it is a model already built
+# `pipelines/base.py` `load_model`), not where it is a model already built; sentence-transformers'
+# `CrossEncoder(name, model_kwargs={...})` and `SentenceTransformer(name, model_kwargs={...})` load
+# theirs with `AutoModel*.from_pretrained(name, **model_kwargs)` (5.7.0's cross_encoder/model.py and
+# models/Transformer.py; held-out 39u's M1: `torch_dtype` in a reranker's model_kwargs).
+# Each: (the dict keyword, the call it reaches, the model's keyword, the model's position)
 HANDED_ON = {
-    "transformers.pipeline": ("model_kwargs", "transformers.AutoModel.from_pretrained", "model"),
-    "transformers.pipelines.pipeline": ("model_kwargs", "transformers.AutoModel.from_pretrained", "model"),
+    "transformers.pipeline": ("model_kwargs", "transformers.AutoModel.from_pretrained", "model", 1),
+    "transformers.pipelines.pipeline": ("model_kwargs", "transformers.AutoModel.from_pretrained", "model", 1),
+    **{
+        name: ("model_kwargs", "transformers.AutoModel.from_pretrained", "model_name_or_path", 0)
+        for name in (
+            "sentence_transformers.CrossEncoder", "sentence_transformers.cross_encoder.CrossEncoder",
+            "sentence_transformers.SentenceTransformer", "sentence_transformers.SparseEncoder",
+        )
+    },
 }
 
 
@@ -470,12 +481,12 @@ def _handed_on(index: ModuleIndex, evaluator: Evaluator, site, wanted, valued):
     spec = HANDED_ON.get(site.qualname or "")
     if spec is None:
         return None
-    name, callee, model_keyword = spec
+    name, callee, model_keyword, position = spec
     given = keyword(site.node, name)
     if given is None or evaluator.dead(site.guards, site.scope):
         return None
     model = keyword(site.node, model_keyword)
-    model = model.value if model is not None else (site.node.args[1] if len(site.node.args) > 1 else None)
+    model = model.value if model is not None else (site.node.args[position] if len(site.node.args) > position else None)
     if isinstance(model, ast.Call) or (
         isinstance(model, ast.Name) and any(c.endswith((".from_pretrained", "get_peft_model")) for c in assigned_callees(index, model, site.scope))
     ):
