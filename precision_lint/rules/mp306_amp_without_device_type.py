@@ -16,14 +16,16 @@ arguments stops at the first ``with``, on every torch and every machine::
 A call that spreads ``*args`` or ``**kw`` into it may pass the device and is not reported, nor is
 one in a branch that never runs. The fix passes ``"cuda"`` (``torch.amp.autocast("cuda",
 enabled=use_amp)``, ``@torch.amp.custom_fwd(device_type="cuda")``): the original never runs, so
-the fix changes behaviour only where it fails; it is safe where the module itself names CUDA
-(``.cuda()``, ``"cuda"``, ``torch.cuda``), and unsafe elsewhere (code meant for another device
+the fix changes behaviour only where it fails; it is safe where the module's code itself uses
+CUDA (``.cuda()``, a ``"cuda"`` device, ``torch.cuda``: the capability facts' ``cuda_code``; a
+docstring that mentions CUDA is not code), and unsafe elsewhere (code meant for another device
 names its own).
 """
 from __future__ import annotations
 
 from ..diagnostics import SAFE, UNSAFE, Fix
 from .base import Rule, RuleContext, insert
+from .mp201_bf16_without_capability_guard import capability_facts
 
 AUTOCAST_ERROR = "TypeError: autocast.__init__() missing 1 required positional argument: 'device_type'"
 DECORATOR_ERROR = "TypeError: {name}() missing 1 required keyword-only argument: 'device_type'"
@@ -40,7 +42,8 @@ class AmpWithoutDeviceType(Rule):
         section = ctx.facts.section("amp_device")
         if not section:
             return
-        safety = SAFE if section.get("names_cuda") else UNSAFE
+        capability = capability_facts(ctx.facts)
+        safety = SAFE if capability is not None and capability.cuda_code else UNSAFE
         for call in section.get("calls", ()):
             yield ctx.diagnostic(self.code, call.span, _message(call), _fix(call, safety))
 

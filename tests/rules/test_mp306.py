@@ -93,3 +93,17 @@ def test_the_fact_records_where_the_device_goes():
     index = build_index(source, "train")
     (call,) = amp_device.extract(index, Evaluator(index))["calls"]
     assert source[call.insert_at - 1] == "(" and call.kind == "autocast" and not call.empty and not call.bare
+
+
+def test_a_docstring_that_mentions_cuda_is_no_cuda_code():
+    """The fix assumes CUDA only where the module's code uses it (the capability facts' `cuda_code`)."""
+    src = '"""Trains on cuda when there is one."""\nimport torch\nwith torch.amp.autocast(dtype=torch.bfloat16):\n    pass\n'
+    (d,) = lint(src, CODE)
+    assert d.fix.applicability == "unsafe"
+    (d,) = lint(src.replace("import torch\n", "import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"), CODE)
+    assert d.fix.applicability == "safe"
+
+
+def test_the_device_goes_after_the_opening_parenthesis_whatever_comes_between():
+    src = "import torch\nx = torch.ones(1).cuda()\nwith (torch.amp.autocast)  (  # why\n        enabled=True):\n    pass\n"
+    assert "with (torch.amp.autocast)  (\"cuda\",   # why\n" in fix(src, CODE)

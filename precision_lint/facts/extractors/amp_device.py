@@ -10,21 +10,22 @@ migration from the deprecated spelling easily writes) raises on every torch::
     TypeError: custom_fwd() missing 1 required keyword-only argument: 'device_type'
 
 Recorded: each such call (no positional argument, no ``device_type=``, nothing spread into it:
-``*args`` / ``**kw`` may carry it) and each bare ``@torch.amp.custom_fwd`` decorator, with what a
-fix inserts and where, and whether the module names CUDA anywhere (the device a fix may assume).
+``*args`` / ``**kw`` may carry it) and each bare ``@torch.amp.custom_fwd`` decorator, with where a
+fix inserts the device. Whether the module's code uses CUDA (the device a fix may assume) is the
+capability facts' ``cuda_code``.
 """
 from __future__ import annotations
 
 import ast
-from typing import Optional, Tuple
 
 from ..._dataclass import dataclass
 from ...diagnostics import Span
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex
+from .precision import after_open_paren
 
 SECTION = "amp_device"
-EMPTY = {"calls": (), "names_cuda": False}
+EMPTY = {"calls": ()}
 
 AUTOCASTS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
 DECORATORS = frozenset({"torch.amp.custom_fwd", "torch.amp.custom_bwd", "torch.amp.autocast_mode.custom_fwd", "torch.amp.autocast_mode.custom_bwd"})
@@ -52,10 +53,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         node = site.node
         if node.args or any(kw.arg is None or kw.arg == "device_type" for kw in node.keywords):
             continue
-        opening = _opening(index, node)
-        if opening is None:
-            continue
-        calls.append(DevicelessCall(kind, index.text(node.func), index.span(node), opening, False, not node.keywords))
+        calls.append(DevicelessCall(kind, index.text(node.func), index.span(node), after_open_paren(index, node), False, not node.keywords))
     for scope in index.functions.values():
         node = scope.node
         if not isinstance(node, FUNCTION_DEFS):
@@ -64,23 +62,5 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             if isinstance(decorator, (ast.Name, ast.Attribute)) and index.qualify(decorator) in DECORATORS:
                 span = index.span(decorator)
                 calls.append(DevicelessCall("decorator", index.text(decorator), span, span.end, True, True))
-    if not calls:
-        return {"calls": (), "names_cuda": False}
-    return {"calls": tuple(sorted(calls, key=lambda c: c.span.start)), "names_cuda": _names_cuda(index.module)}
+    return {"calls": tuple(sorted(calls, key=lambda c: c.span.start))}
 
-
-def _opening(index: ModuleIndex, call: ast.Call) -> Optional[int]:
-    """The offset just after the call's ``(`` (after the callee and any blanks or comments)."""
-    at = index.span(call.func).end
-    found = index.source.find("(", at)
-    return found + 1 if found >= 0 else None
-
-
-def _names_cuda(module: ast.Module) -> bool:
-    """Whether the module names CUDA: ``"cuda"`` in a string, ``.cuda()``, ``torch.cuda``."""
-    for node in ast.walk(module):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "cuda" in node.value.lower():
-            return True
-        if isinstance(node, ast.Attribute) and node.attr == "cuda":
-            return True
-    return False

@@ -44,7 +44,7 @@ from ...semantic.values import CONFIG, CONST, PARAM, RETURN, SYMBOL, SYMBOLIC, P
 from ...semantic.version_tests import version_tests_of
 from .weights import built_conditions  # the tests' reading is the weights sites' own
 from .precision import (
-    argument_extents, comma_follows, key_span, key_text, paren_extent, skip_blank, value_text,
+    after_open_paren, argument_extents, comma_follows, key_span, key_text, paren_extent, skip_blank, value_text,
 )
 from .tolerance import CALL_FAILURES, IMPORT_FAILURES, attr_tolerated, call_tolerated, handler_caught, source_tolerated, tolerates
 
@@ -402,7 +402,7 @@ def _config_target(index: ModuleIndex, call: ast.Call, scope) -> Optional[Config
     args = call_args(value)
     keywords = tuple(a.arg for a in value.keywords if a.arg is not None)
     if not args:
-        return ConfigTarget(site.qualname if site else None, keywords, _after_open_paren(index, value), "", "", same_scope)
+        return ConfigTarget(site.qualname if site else None, keywords, after_open_paren(index, value), "", "", same_scope)
     text = index.text(value)
     multiline = "\n" in text
     last_start, last_end = argument_extents(index, value, args)[-1]
@@ -421,15 +421,6 @@ def _config_target(index: ModuleIndex, call: ast.Call, scope) -> Optional[Config
         comma_at = index.source.index(",", last_end)
         return ConfigTarget(site.qualname if site else None, keywords, comma_at + 1, " ", ",", same_scope)
     return ConfigTarget(site.qualname if site else None, keywords, last_end, ", ", "", same_scope)
-
-
-def _after_open_paren(index: ModuleIndex, call: ast.Call) -> int:
-    """The offset just after a call's ``(`` (past the parentheses its callee may close first)."""
-    src = index.source
-    at = skip_blank(src, index.span(call.func).end)
-    while at < len(src) and src[at] == ")":
-        at = skip_blank(src, at + 1)
-    return at + 1
 
 
 def _after_comma(source: str, end: int) -> int:

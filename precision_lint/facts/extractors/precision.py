@@ -620,6 +620,16 @@ def skip_blank(source: str, at: int) -> int:
     return at
 
 
+def after_open_paren(index: ModuleIndex, call: ast.Call) -> int:
+    """The offset just after a call's ``(`` (past the blanks and comments after its callee, and
+    the parentheses the callee may close first): where a first argument goes."""
+    src = index.source
+    at = skip_blank(src, index.span(call.func).end)
+    while at < len(src) and src[at] == ")":
+        at = skip_blank(src, at + 1)
+    return at + 1
+
+
 def paren_extent(source: str, start: int, end: int, before: int, own: int = 0) -> Tuple[int, int]:
     """The range ``start..end`` of a node with the parentheses around it (``(t - t.max())``).
 
