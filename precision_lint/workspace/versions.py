@@ -1078,21 +1078,12 @@ def folder_setup_scripts(folder: Path, project: bool = True) -> List[Tuple[Allow
     ``env`` or ``setup`` are other projects'."""
     from .launches import expanded_commands
 
-    scripts: List[Path] = []
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
-        return []
-    for entry in entries:
-        stem = os.path.splitext(entry.name)[0]
-        if entry.name.endswith(_SHELL_SUFFIXES) and _SETUP_SCRIPT().search(stem) and entry.is_file():
-            scripts.append(Path(entry.path))
-        elif project and not entry.name.startswith(".") and _SETUP_SCRIPT().search(entry.name) and entry.is_dir():
-            try:
-                inner = sorted(e.path for e in os.scandir(entry.path) if e.name.endswith(_SHELL_SUFFIXES) and e.is_file())
-            except OSError:
-                inner = []
-            scripts.extend(Path(p) for p in inner)
+    scripts = _files_here_and_below(
+        folder,
+        lambda name: name.endswith(_SHELL_SUFFIXES) and bool(_SETUP_SCRIPT().search(os.path.splitext(name)[0])),
+        lambda name: project and bool(_SETUP_SCRIPT().search(name)),
+        lambda name: name.endswith(_SHELL_SUFFIXES),
+    )
     out: List[Tuple[Allowed, Path]] = []
     for script in scripts:
         text = _read(script)
@@ -1101,6 +1092,29 @@ def folder_setup_scripts(folder: Path, project: bool = True) -> List[Tuple[Allow
             out.extend((r, script) for r in pip_requirements(expanded_commands(text), shown))
             out.extend(installed_files(text, folder, script))
     return out
+
+
+def _files_here_and_below(
+    folder: Path, here: Callable[[str], bool], below: Callable[[str], bool], inside: Callable[[str], bool]
+) -> List[Path]:
+    """The files of ``folder`` whose names ``here`` accepts and, in each folder directly in it
+    whose name ``below`` accepts (never a hidden one), the files whose names ``inside``
+    accepts: in name order, a folder's files at its place. Nothing where ``folder`` cannot be
+    listed; a folder in it that cannot be listed adds nothing."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+    found: List[Path] = []
+    for entry in entries:
+        if here(entry.name) and entry.is_file():
+            found.append(Path(entry.path))
+        elif not entry.name.startswith(".") and below(entry.name) and entry.is_dir():
+            try:
+                found.extend(Path(p) for p in sorted(e.path for e in os.scandir(entry.path) if inside(e.name) and e.is_file()))
+            except OSError:
+                continue
+    return found
 
 
 # A pip freeze the project keeps of the environment it ran in, under a name that says so
@@ -1119,22 +1133,7 @@ def environment_snapshots(folder: Path) -> List[Tuple[Allowed, Path]]:
     training run's environment): a file named for a freeze or a lock whose every requirement is
     an exact pin, as ``pip freeze`` writes them. Several such files are environments of several
     runs: any of them."""
-    files: List[Path] = []
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        if entry.is_dir():
-            try:
-                inner = sorted(os.scandir(entry.path), key=lambda e: e.name)
-            except OSError:
-                continue
-            files.extend(Path(e.path) for e in inner if _is_snapshot(e.name) and e.is_file())
-        elif _is_snapshot(entry.name) and entry.is_file():
-            files.append(Path(entry.path))
+    files = _files_here_and_below(folder, lambda name: not name.startswith(".") and _is_snapshot(name), lambda name: True, _is_snapshot)
     out: List[Tuple[Allowed, Path]] = []
     for path in files:
         text = _read(path)
