@@ -300,3 +300,28 @@ def test_a_scaler_every_configuration_builds_off_scales_nothing(tmp_path, loss_s
     from conftest import findings_in
 
     assert len([d for d in findings_in(tmp_path) if d.code == CODE]) == found
+
+
+def test_a_scaled_backward_in_a_branch_no_run_takes_orders_nothing():
+    """Held-out review 39u: ``scaler.scale(loss).backward()`` under ``if mode == "amp":`` of a
+    ``mode = "fp32"`` nothing changes never runs; the clip after it sees fp32 gradients. Where a
+    run may choose ``"amp"``, the clip is reported."""
+    src = """
+        import torch
+        scaler = torch.amp.GradScaler("cuda")
+        mode = "fp32"
+        def step(net, opt, x):
+            loss = net(x).pow(2).mean()
+            if mode == "amp":
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            if mode == "amp":
+                scaler.step(opt)
+            else:
+                opt.step()
+        """
+    assert lint(src, CODE) == []
+    live = src.replace('mode = "fp32"', 'import sys\n        mode = sys.argv[1]')
+    assert [d.span.line for d in lint(live, CODE)] == [11]

@@ -594,3 +594,25 @@ def test_device_type_given_to_the_cuda_autocast_fails_on_every_torch():
     assert "with torch.amp.autocast(device_type='cuda', dtype=torch.float16):" in fixed
     with pytest.raises(TypeError, match="device_type"):
         torch.cuda.amp.autocast(device_type="cuda", dtype=torch.float16)
+
+
+def test_a_call_in_a_branch_no_run_takes_is_not_reported():
+    """Held-out review 39u: ``if mode == "amp":`` of a ``mode = "fp32"`` nothing changes never runs
+    its ``torch.cuda.amp.autocast()``, so it never warns; the GradScaler made on every run does,
+    and a comment between a callee and its ``(`` does not move where the device goes."""
+    src = """
+        import torch
+        real = torch.cuda.amp.GradScaler (  # spaced
+            enabled=True)
+        mode = "fp32"
+        def train(net, x):
+            if mode == "amp":
+                with torch.cuda.amp.autocast():
+                    return net(x)
+            return net(x)
+        """
+    found = lint(src, CODE)
+    assert [d.span.line for d in found] == [2]
+    assert 'real = torch.amp.GradScaler (  # spaced\n    "cuda", enabled=True)' in fix(src, CODE)
+    live = src.replace('mode = "fp32"', 'mode = "fp32"\n        if __name__ == "__main__":\n            mode = "amp"')
+    assert [d.span.line for d in lint(live, CODE)] == [2, 9]

@@ -35,6 +35,7 @@ from ...semantic.index import FUNCTION_DEFS, ModuleIndex, Scope, call_args, name
 from ...semantic.names import dotted
 from ...semantic.queries import binding_scope, is_builtin, position, qualified_name, reaching
 from ...semantic.version_tests import HelperCall, VersionTests, version_tests_of
+from .precision import after_open_paren
 
 SECTION = "cuda_amp"
 EMPTY = {"uses": (), "imports": (), "references": ()}
@@ -360,11 +361,11 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
     tried: Optional[Dict[int, FrozenSet[str]]] = None
     for site in index.calls:
         found = _target(site.qualname)
-        if found is None or dotted(site.node.func) is None:
-            continue
+        if found is None or dotted(site.node.func) is None or evaluator.dead(site.guards, site.scope):
+            continue  # a call in a branch no run takes (`if mode == "amp":` of `mode = "fp32"`) never warns
         device, name = found
         func_span = index.span(site.node.func)
-        paren = index.source.index("(", func_span.end) + 1
+        paren = after_open_paren(index, site.node)
         head, bound = _head_binding(index, site.node.func, site.scope)
         gated, helpers = _version_gated(index, site.guards)
         if not gated and "<handler>" in site.caught:

@@ -230,8 +230,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             elif kind != "update":
                 optimizer = keyword(site.node, "optimizer")
                 arg_text = index.text(optimizer.value) if optimizer is not None else ""
-        if kind is None:
-            continue
+        if kind is None or evaluator.dead(site.guards, site.scope):
+            continue  # a step no run takes (`if mode == "amp":` of `mode = "fp32"`) orders nothing
         scope = site.scope.code_scope().qualname
         guards = tuple((index.order(test)[0], branch) for test, branch in site.guards)
         loops = tuple(index.order(loop.iter)[0] for loop in site.loops)
