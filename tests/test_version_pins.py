@@ -1028,6 +1028,42 @@ def test_an_ngc_image_is_the_torch_of_its_month(tmp_path, tag, low, high):
     assert "nvcr.io/nvidia/pytorch" in torch.described
 
 
+@pytest.mark.parametrize("dockerfile, low", [
+    ("ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:22.10-py3\nFROM ${FROM_IMAGE_NAME}\n", (1, 13)),
+    ('ARG BASE="pytorch/pytorch:2.1.2-cuda12.1-cudnn8-runtime"\nFROM --platform=linux/amd64 $BASE AS train\n', (2, 1, 2)),
+    ("FROM ${BASE:-nvcr.io/nvidia/pytorch:22.10-py3}\n", (1, 13)),
+    ("FROM ubuntu:22.04\nARG BASE=nvcr.io/nvidia/pytorch:22.10-py3\nFROM ${BASE}\n", None),  # a stage's ARG: not the FROM's
+    ("ARG BASE\nFROM ${BASE}\n", None),  # only a build command says which image
+])
+def test_a_dockerfile_names_its_image_through_a_global_argument(tmp_path, dockerfile, low):
+    """Held-out review 40a: ``ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:22.10-py3`` then ``FROM
+    ${FROM_IMAGE_NAME}`` builds on NGC 22.10 (torch 1.13, where ``torch.cuda.amp`` does not warn).
+    Only an ``ARG`` before the first ``FROM`` is seen by a ``FROM`` line."""
+    root = write_tree(tmp_path, {".git/HEAD": "", "train.py": "", "Dockerfile": dockerfile})
+    torch = _targets(root, "train.py").of("torch")
+    assert (torch.low if low else None) == low and torch.fallback == (low is None)
+
+
+@pytest.mark.parametrize("readme, low", [
+    ("# toy\n\nAll the code was run in a `nvidia/pytorch:22.08-py3` container.\n", (1, 12)),
+    ("## Setup\n\n```bash\ndocker run --gpus all -it nvcr.io/nvidia/pytorch:22.08-py3\npython train.py\n```\n", (1, 12)),
+    ("Use the image pytorch/pytorch:2.1.2-cuda12.1-cudnn8-devel.\n", (2, 1, 2)),
+    ("Build with `FROM nvcr.io/nvidia/pytorch:<yy.mm>-py3`.\n", None),  # no tag: no image
+    ("See github.com/someone/nvidia/pytorch:22.08 notes.\n", None),  # part of another path
+])
+def test_a_readme_names_the_image_it_ran_in(tmp_path, readme, low):
+    """Held-out review 40a: a README that says the code ran in NGC's ``nvidia/pytorch:22.08-py3``
+    (prose or a ``docker run`` command) states torch 1.12 to 1.13, read after the requirements
+    files as its other statements are."""
+    root = write_tree(tmp_path, {".git/HEAD": "", "train.py": "", "README.md": readme})
+    torch = _targets(root, "train.py").of("torch")
+    assert (torch.low if low else None) == low and torch.fallback == (low is None)
+    if low:
+        assert "the image named in README.md" in torch.source
+    pinned = write_tree(tmp_path / "pinned", {".git/HEAD": "", "train.py": "", "README.md": readme, "requirements.txt": "torch==2.4.0\n"})
+    assert _targets(pinned, "train.py").of("torch").low == (2, 4, 0)  # the requirements file says first
+
+
 @pytest.mark.parametrize(
     "line, expected",
     [

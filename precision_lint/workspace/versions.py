@@ -683,8 +683,10 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
     fenced code block (Markdown ```` ``` ```` / ``~~~``, reST ``.. code-block::``) or on a line
     that is one code span, or in a code span of an instruction that is an install command (``*
     Install: `pip install transformers==4.45.1 peft==0.13.0` ``), and the items of its requirements list
-    (:func:`listed_requirements`). Prose that mentions a version is not a pin, nor a bare ``pip
-    install transformers``."""
+    (:func:`listed_requirements`), and the torch of an image of torch it names, in prose or a
+    command ("run in a `nvidia/pytorch:22.08-py3` container", ``docker run ...
+    nvcr.io/nvidia/pytorch:22.08-py3``: held-out review 40a, a molecular transformer's README). Prose
+    that mentions a version is not a pin, nor a bare ``pip install transformers``."""
     lines: List[str] = []
     listings: List[Allowed] = []
     block: List[str] = []
@@ -730,6 +732,7 @@ def readme_requirements(text: str, source: str) -> List[Allowed]:
     found = (
         pip_requirements(lines, source) + conda_requirements(lines, source) + environment_pythons(lines, source)
         + listings + listed_requirements(text, source)
+        + [replace(a, source=f"the image named in {source}") for a in image_torch(text)]
     )
     return [r for r in found if r.low is not None or r.high is not None]
 
@@ -932,10 +935,16 @@ def conda_requirements(lines: Iterable[str], where: str) -> List[Allowed]:
 
 # a container's build file: `Dockerfile`, `Dockerfile.gpu`, `pytorch.Dockerfile`
 _DOCKERFILE = lazy(r"^(?:Dockerfile(?:\.[\w-]+)?|[\w-]*\.Dockerfile)$", re.IGNORECASE)
-# the official PyTorch images are tagged by their torch release: `pytorch/pytorch:2.2.2-cuda12.1-cudnn8-runtime`
-_PYTORCH_IMAGE = lazy(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:docker\.io/)?pytorch/pytorch:v?(\d+\.\d+(?:\.\d+)?)\b", re.IGNORECASE | re.MULTILINE)
-# NVIDIA's NGC images are tagged by the month they were released: `nvcr.io/nvidia/pytorch:22.11-py3`
-_NGC_IMAGE = lazy(r"^\s*FROM\s+(?:--platform=\S+\s+)?nvcr\.io/nvidia/pytorch:(\d{2})\.(\d{2})\b", re.IGNORECASE | re.MULTILINE)
+# the images of torch, named by their tag: the official ones by their torch release
+# (`pytorch/pytorch:2.2.2-cuda12.1-cudnn8-runtime`), NVIDIA's NGC ones by the month they were
+# released (`nvcr.io/nvidia/pytorch:22.11-py3`; a README writes `nvidia/pytorch:22.08-py3`)
+_PYTORCH_IMAGE = r"(?:docker\.io/)?pytorch/pytorch:v?(\d+\.\d+(?:\.\d+)?)\b"
+_NGC_IMAGE = r"(?:nvcr\.io/)?nvidia/pytorch:(\d{2})\.(\d{2})\b"
+_IMAGE = lazy(rf"(?<![\w./-])(?:{_PYTORCH_IMAGE}|{_NGC_IMAGE})", re.IGNORECASE)
+_FROM = lazy(r"^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)", re.IGNORECASE | re.MULTILINE)
+# `ARG BASE_IMAGE=nvcr.io/nvidia/pytorch:22.10-py3` before the first `FROM`: what `FROM ${BASE_IMAGE}` builds
+_GLOBAL_ARG = lazy(r"^\s*ARG\s+([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|\S+)", re.IGNORECASE)
+_ARG_USE = lazy(r"\$\{([A-Za-z_]\w*)(?::?-([^}]*))?\}|\$([A-Za-z_]\w*)")
 # where a project keeps the files its container is built from, beside its root's own
 _CONTAINER_FOLDERS = ("docker", ".devcontainer")
 
@@ -960,15 +969,54 @@ def folder_containers(folder: Path) -> List[Tuple[Allowed, Path]]:
 def dockerfile_requirements(text: str, shown: str) -> List[Allowed]:
     """What a Dockerfile installs: the pins of its ``RUN pip install torch==2.2.2`` commands
     (continuations joined, each command of an ``&&`` chain), and the torch of the image it is
-    built from (an official ``pytorch/pytorch:2.2.2-...``, an NGC ``nvcr.io/nvidia/pytorch:22.11``)."""
+    built from (an official ``pytorch/pytorch:2.2.2-...``, an NGC ``nvcr.io/nvidia/pytorch:22.11``),
+    also where ``FROM ${BASE_IMAGE}`` names it through an ``ARG`` declared before the first ``FROM``
+    (held-out review 40a: a graph transformer's Dockerfile, ``ARG FROM_IMAGE_NAME=nvcr.io/...``)."""
     commands = [part for line in _joined(text.splitlines()) for part in re.split(r"&&|;|\|\|", re.sub(r"^\s*RUN\s+", "", line))]
     out = [a for a in pip_requirements(commands, shown) if a.low is not None or a.high is not None]
-    for match in _PYTORCH_IMAGE().finditer(text):
-        out.append(parse_spec("torch", f"=={match.group(1)}", f"the image {shown} is built from", f"pytorch/pytorch:{match.group(1)}"))
-    for match in _NGC_IMAGE().finditer(text):
-        found = ngc_torch(int(match.group(1)), int(match.group(2)))
-        if found is not None:
-            out.append(replace(found, source=f"the image {shown} is built from"))
+    arguments = _global_arguments(text)
+    for match in _FROM().finditer(text):
+        image = _ARG_USE().sub(lambda use: _argument(use, arguments), match.group(1))
+        out.extend(replace(a, source=f"the image {shown} is built from") for a in image_torch(image, anchored=True))
+    return out
+
+
+def _global_arguments(text: str) -> Dict[str, str]:
+    """The default of each ``ARG`` a Dockerfile declares before its first ``FROM`` (the only ones
+    a ``FROM`` line can read)."""
+    found: Dict[str, str] = {}
+    for line in text.splitlines():
+        if re.match(r"^\s*FROM\s", line, re.IGNORECASE):
+            break
+        match = _GLOBAL_ARG().match(line)
+        if match is not None:
+            found[match.group(1)] = match.group(2).strip("\"'")
+    return found
+
+
+def _argument(use: "re.Match[str]", arguments: Dict[str, str]) -> str:
+    """What ``${NAME}`` (``${NAME:-default}``, ``$NAME``) stands for: the argument's default, else
+    the default written in the use, else nothing (an argument only a build command passes)."""
+    name = use.group(1) or use.group(3)
+    return arguments.get(name, use.group(2) or "")
+
+
+def image_torch(text: str, anchored: bool = False) -> List[Allowed]:
+    """The torch of each image of torch named in ``text`` (``pytorch/pytorch:2.2.2-cuda12.1``:
+    that release; ``nvcr.io/nvidia/pytorch:22.11-py3``: :func:`ngc_torch`); ``anchored``: only
+    an image ``text`` starts with (a ``FROM`` line's)."""
+    out = []
+    for match in _IMAGE().finditer(text):
+        if anchored and match.start() != 0:
+            break
+        if match.group(1) is not None:
+            out.append(parse_spec("torch", f"=={match.group(1)}", "an image", f"pytorch/pytorch:{match.group(1)}"))
+        else:
+            found = ngc_torch(int(match.group(2)), int(match.group(3)))
+            if found is not None:
+                out.append(found)
+        if anchored:
+            break
     return out
 
 
@@ -1031,7 +1079,7 @@ def folder_readme(folder: Path) -> List[Tuple[Allowed, Path]]:
     out: List[Tuple[Allowed, Path]] = []
     for name in names:
         text = _read(folder / name)
-        if text and ("install" in text or _LIST_TOPIC().search(text)):
+        if text and ("install" in text or "pytorch:" in text or _LIST_TOPIC().search(text)):
             out.extend((r, folder / name) for r in readme_requirements(text, name))
             out.extend(installed_files(text, folder, folder / name))
     return out
@@ -1889,7 +1937,7 @@ class VersionResolver:
                 how = first  # a requirements file the README installs (`installed_files`)
             else:
                 how = next(
-                    (h for h in ("a `conda` command", "an environment command", "the requirements list") if first.startswith(h)),
+                    (h for h in ("a `conda` command", "an environment command", "the requirements list", "the image named") if first.startswith(h)),
                     "`pip install`",
                 )
             return f"{how} in ", combined, paths

@@ -616,3 +616,12 @@ def test_a_call_in_a_branch_no_run_takes_is_not_reported():
     assert 'real = torch.amp.GradScaler (  # spaced\n    "cuda", enabled=True)' in fix(src, CODE)
     live = src.replace('mode = "fp32"', 'mode = "fp32"\n        if __name__ == "__main__":\n            mode = "amp"')
     assert [d.span.line for d in lint(live, CODE)] == [2, 9]
+
+
+@pytest.mark.parametrize("tag, reported", [("22.08-py3", False), ("24.10-py3", True)])
+def test_the_ngc_image_a_readme_says_the_code_ran_in_decides(tmp_path, tag, reported):
+    """Held-out review 40a: "All the code was run in a `nvidia/pytorch:22.08-py3` container"
+    states torch 1.12/1.13, where ``torch.cuda.amp`` does not warn; NGC 24.10 builds torch 2.5,
+    where both calls warn."""
+    found = _project_findings(tmp_path, f"# regressor\n\nAll the code was run in a `nvidia/pytorch:{tag}` container.\n")
+    assert len(found) == (2 if reported else 0)
