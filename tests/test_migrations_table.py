@@ -451,6 +451,8 @@ def test_attribute_row(row, trainer, tokenizer):
         if row.error.startswith("warning: `") and row.stage(installed_version(row.library)) == "deprecated":
             assert _warning_text(row) in log, f"{_id(row)}: no longer warns {row.error!r}"
     if row.fix == "rename":
+        if isinstance(instance, transformers.ProcessorMixin) and row.rename_to in type(instance).get_attributes():
+            return  # a part the processor's __init__ sets (`image_processor`), absent on a bare instance
         getattr(instance, row.rename_to)
 
 
