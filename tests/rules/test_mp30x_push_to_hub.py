@@ -1,5 +1,6 @@
 """``push_to_hub(use_auth_token=...)`` (review 24b, M1): PushToHubMixin.push_to_hub, the method of
-every model, of an Auto class's model and of peft's PeftModel (``get_peft_model(...)``), took
+every model, of an Auto class's model and of peft's PeftModel (``get_peft_model(...)``), and of
+every tokenizer, config and processor (held-out 39u's M4), took
 ``use_auth_token`` as a parameter up to 4.31, popped it with a FutureWarning ``if use_auth_token
 is not None`` from 4.32 to 4.57, and has no ``**kwargs`` from 5.0 (TypeError)."""
 from __future__ import annotations
@@ -22,6 +23,14 @@ from transformers import AutoModelForCausalLM
 
 model = AutoModelForCausalLM.from_pretrained("org/lm-1b")
 model.push_to_hub("user/lm-1b", KEYWORD)
+"""
+
+
+LOADED = """
+from transformers import CLASS
+
+loaded = CLASS.from_pretrained("org/lm-1b")
+loaded.push_to_hub("user/lm-1b", KEYWORD)
 """
 
 
@@ -73,3 +82,11 @@ def test_a_trainer_push_to_hub_is_another_method(tmp_path):
     )
     write_tree(tmp_path, {".git/HEAD": "", "push.py": script})
     assert [d for d in findings_in(tmp_path, ["MP302", "MP304"]) if "push_to_hub" in d.message] == []
+
+
+@pytest.mark.parametrize("cls", ["AutoTokenizer", "LlamaTokenizerFast", "AutoConfig", "AutoProcessor", "AutoImageProcessor"])
+def test_a_tokenizer_config_or_processor_pushes_with_the_same_method(tmp_path, cls):
+    script = LOADED.replace("CLASS", cls)
+    assert codes(tmp_path, "use_auth_token=True", script=script) == ["MP302"]
+    assert codes(tmp_path, "use_auth_token=True", "transformers==4.40.2", script=script) == ["MP304"]
+    assert codes(tmp_path, "organization='me'", "transformers==4.40.2", script=script) == ["MP304"]
