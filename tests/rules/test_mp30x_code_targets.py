@@ -46,6 +46,33 @@ def by_any_key(path, kind):
     assert "load_in_8bit" in found[1].message and "5.0" in found[1].message
 
 
+def test_a_class_taken_from_a_table_of_tables(tmp_path):
+    """Held-out 39u's M2: ``MODEL_CLASSES[model_type]["model"].from_pretrained(...)`` with the model
+    type not known here: the ``"model"`` entry of any of the table's dicts; a key a dict lacks
+    gives nothing of it, and a table whose values are not all dicts gives nothing."""
+    src = """\
+from transformers import AutoModelForCausalLM, T5ForConditionalGeneration
+
+MODEL_CLASSES = {
+    "llama": {"model": AutoModelForCausalLM, "peft": True},
+    "t5": {"model": T5ForConditionalGeneration},
+}
+MIXED = {"llama": {"model": AutoModelForCausalLM}, "other": object}
+
+
+def load(model_type, path):
+    return MODEL_CLASSES[model_type]["model"].from_pretrained(path, load_in_8bit=True)
+
+
+def load_mixed(model_type, path):
+    return MIXED[model_type]["model"].from_pretrained(path, load_in_8bit=True)
+"""
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=5\n", "load.py": src})
+    found = run(root)
+    assert lines(found) == [("load.py", 11, "MP302")]
+    assert "(`AutoModelForCausalLM` or `T5ForConditionalGeneration`)" in found[0].message
+
+
 def test_a_class_kept_on_self_and_passed_to_a_helper(tmp_path):
     src = KINDS + """\
 
