@@ -546,12 +546,13 @@ class Bf16WithoutCapabilityGuard(Rule):
                 continue  # cast again before it leaves the CPU: that cast's dtype is what runs
             if w.kind == "dtype-kwarg" and requires_flash_attention(cap, w.span):
                 continue  # below sm80 the load fails at FlashAttention-2 (MP202): no dtype rescues it
-            if cap.call_guarded(w.span) or w.on_cpu or w.on_meta or w.discarded or w.computes_nothing:
+            if cap.call_guarded(w.span) or w.on_cpu or w.on_meta or w.discarded or w.computes_nothing or w.upcast_first:
                 # checked, kept on the CPU (a conversion script: bf16 is native there), built on
                 # the meta device (`init_empty_weights()`: the call that loads the weights chooses
                 # their dtype, so a fix here alone changes nothing), a load whose result is
                 # dropped (it fills the download cache: nothing computes), or weights cast to be
-                # saved in bf16 and nothing else (a conversion script: nothing computes)
+                # saved in bf16 and nothing else (a conversion script: nothing computes), or
+                # weights cast to float32 by `prepare_model_for_kbit_training` before any use
                 continue
             atoms = bf16_dtypes(w.values, cap)
             if not atoms:
@@ -806,6 +807,8 @@ class Bf16WithoutCapabilityGuard(Rule):
                 continue
             if site.unread and not ctx.project.importers_of(ctx.facts):
                 continue  # a config nothing reads: no layer is quantized with it
+            if site.computes_nothing:
+                continue  # its models are only merged and saved: nothing multiplies in bf16
             atoms = bf16_dtypes(site.arg.values, cap)
             if not atoms:
                 continue

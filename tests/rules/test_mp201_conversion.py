@@ -136,3 +136,28 @@ def test_a_cast_bound_then_returned_is_judged_by_the_callers(then, rows):
         "    return dst.to(dtype=torch.bfloat16)\n", "    dst = dst.to(dtype=torch.bfloat16)\n    dst.config.auto_map = {}\n    return dst\n"
     )
     assert sorted(d.span.line for d in lint(code, "MP201", config())) == rows
+
+
+MERGE_4BIT = """
+import torch
+from peft import PeftModel
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)
+base = AutoModelForCausalLM.from_pretrained("org/lm", quantization_config=quant, device_map="auto")
+merged = PeftModel.from_pretrained(base, "adapter").merge_and_unload()
+merged.save_pretrained("merged")
+{then}"""
+
+
+@pytest.mark.parametrize("then, reported", [
+    ("", False),  # merged and saved: no 4-bit matmul runs in the compute dtype
+    ("merged.generate(torch.ones(1, 4, dtype=torch.long))\n", True),
+    ("print(base(torch.ones(1, 4, dtype=torch.long)))\n", True),
+])
+def test_a_4bit_base_only_merged_with_its_adapter_computes_nothing(then, reported):
+    """Review 41a: a script that merges a QLoRA adapter into its 4-bit base and saves it never
+    multiplies in ``bnb_4bit_compute_dtype`` (peft's merge dequantizes each weight with its own
+    quantization state); a generate or forward of either model does."""
+    found = [d for d in lint(MERGE_4BIT.format(then=then), "MP201", config()) if "bnb_4bit_compute_dtype" in d.message]
+    assert len(found) == (1 if reported else 0)

@@ -72,6 +72,10 @@ class BnbSite:
     # ``model(**batch)`` after ``trainer.train()``): there the layers compute in the config's dtype
     # whatever the Trainer's ``fp16=True`` does for its own steps (:func:`_run_outside_autocast`)
     run_outside: Optional[Span] = None
+    # every model loaded with it computes nothing: only merged with an adapter and saved
+    # (`PeftModel.from_pretrained(base, adapter).merge_and_unload()` then `save_pretrained`): no
+    # 4-bit layer runs a matmul in the compute dtype (:func:`_loads_compute_nothing`)
+    computes_nothing: bool = False
 
 
 @dataclass(frozen=True)
@@ -887,7 +891,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             unread = _never_read(site, loaded)
             if arg is not None and not _eight_bit(evaluator, site) and not (unread and site.scope.kind != "module"):
                 run = _run_outside_autocast(index, evaluator, site.node)
-                bnb.append(BnbSite(index.span(site.node), arg, unread, run))
+                bnb.append(BnbSite(index.span(site.node), arg, unread, run, run is None and _loads_compute_nothing(index, site.node)))
             continue
         loader = site.method in LOADER_METHODS
         if not (loader or _is_config_call(site)):
@@ -1025,6 +1029,27 @@ def _run_outside_autocast(index: ModuleIndex, evaluator: Evaluator, config: ast.
         if tensors is None or tensors.autocast_enabled(site) != "float16":
             return index.span(site.node)
     return None
+
+
+def _loads_compute_nothing(index: ModuleIndex, config: ast.Call) -> bool:
+    """Whether the module loads a model with the ``BitsAndBytesConfig`` call ``config``
+    (``from_pretrained(..., quantization_config=config)``, through a variable too) and every such
+    model computes nothing after its load (``training_state.computes_nothing_after``: saved,
+    inspected, merged with an adapter and saved). A script that merges a QLoRA adapter into its
+    4-bit base dequantizes each weight with its own quantization state and never multiplies in
+    the compute dtype (review 41a: a self-rewarding pipeline's merge script)."""
+    from ...semantic.training_state import computes_nothing_after
+
+    made = {id(config)}
+    loads = [
+        site for site in index.calls
+        if site.method in LOADER_METHODS and (given := keyword(site.node, "quantization_config")) is not None
+        and _reaches(index, given.value, site.scope, made)
+    ]
+    return bool(loads) and all(
+        site.assigned_to and computes_nothing_after(index, site.assigned_to, site.node, site.scope.code_scope())
+        for site in loads
+    )
 
 
 def _reaches(index: ModuleIndex, expr: ast.expr, scope, made: Set[int]) -> bool:

@@ -82,6 +82,10 @@ class WeightsSite:
     # `model.save_pretrained(out)`): a conversion that runs nothing in that dtype
     # (``training_state.computes_nothing_after``)
     computes_nothing: bool = False
+    # the model's first use below the load or cast hands it to `prepare_model_for_kbit_training`
+    # (`prepare_model_for_int8_training`), which casts every float16 and bfloat16 parameter to
+    # float32 (:func:`_upcast_first`): nothing computes in the dtype chosen here
+    upcast_first: bool = False
     # a 4/8-bit base (frozen: its quantized layers never train) some of whose own parameters the
     # code makes trainable below (``[p.requires_grad_() for n, p in model.named_parameters() if
     # "norm" in n]``): those train in the dtype the load gives them (what makes them trainable;
@@ -986,6 +990,50 @@ def _loaded_in_place(index: ModuleIndex, names: Tuple[str, ...], after: int, sco
     return False
 
 
+def _upcast_first(index: ModuleIndex, evaluator: Evaluator, site: CallSite, names: Tuple[str, ...], scope: Scope) -> bool:
+    """Whether the first mention of the model below the load or cast ``site`` (``names``: its
+    spellings here) is as the model handed to ``prepare_model_for_kbit_training`` /
+    ``prepare_model_for_int8_training``. Every peft from 0.4 to 0.21 casts each float16 and
+    bfloat16 parameter to float32 there (not a 4-bit ``Params4bit``, and nothing of a GPTQ,
+    AQLM, EETQ, HQQ or torchao model: a ``quantization_config`` other than bitsandbytes' is not
+    read so), so nothing computes in the dtype chosen at the load: ``dtype=torch.bfloat16`` then
+    ``model = prepare_model_for_kbit_training(model)`` trains float32 weights on any GPU (review
+    41a: a Gemma-2 classifier notebook). The site sits in no loop, and the call in its scope."""
+    if not names or site.loops or position(index, site.node) is None:
+        return False
+    given = keyword(site.node, "quantization_config")
+    if _given(given) and not any(
+        (made := index.call_of(call)) is not None and (made.qualname or "").endswith("BitsAndBytesConfig")
+        for call in _assigned_calls(index, given.value, site.scope)
+    ):
+        return False
+    at = index.order(site.node)[1]  # past the whole load
+    first = None
+    for node in ast.walk(scope.node):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
+            at_node = position(index, node)
+            if at_node is not None and at_node >= at and (first is None or at_node < first[0]):
+                first = (at_node, node)
+    if first is None:
+        return False
+    for call in index.calls:
+        if call.scope.code_scope() is not scope or call.loops:
+            continue
+        if ((call.qualname or "").rsplit(".", 1)[-1] in KBIT_PREPARES and argument(call.node, 0, "model") is first[1]
+                and not evaluator.dead(call.guards, call.scope)):
+            return True
+    return False
+
+
+def _assigned_calls(index: ModuleIndex, value: ast.expr, scope: Scope) -> List[ast.Call]:
+    """The calls ``value`` is: itself, or each call a name reaching it is bound to."""
+    if isinstance(value, ast.Call):
+        return [value]
+    if isinstance(value, ast.Name):
+        return [b.value for b in reaching(index, value, scope).bindings if isinstance(b.value, ast.Call)]
+    return []
+
+
 def _quantized(index: ModuleIndex, evaluator: Evaluator, site) -> bool:
     """``from_pretrained(..., quantization_config=...)`` or ``load_in_4bit=True`` /
     ``load_in_8bit=True``: the base weights are 4/8-bit integers no optimizer updates (only
@@ -1202,6 +1250,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 conditional=any(id(test) not in index.raising_guards for test, _ in site.guards),
                 discarded=discarded,
                 computes_nothing="bfloat16" in found and computes_nothing_after(index, tuple(judged), node, scope),
+                upcast_first=_upcast_first(index, evaluator, site, tuple(judged or targets), scope),
                 quantized_unfrozen=quantized_unfrozen,
                 builds=builds,
                 adapters=kind == "half" and uses.adapters_before(targets, span.start),
