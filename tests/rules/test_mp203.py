@@ -337,3 +337,22 @@ def test_a_readmes_install_choices_name_no_target(tmp_path):
 
     write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "torch>=2.4\n", "train.py": GUARDED_AMP, "README.md": INSTALL_CHOICES})
     assert [d.code for d in findings_in(tmp_path) if d.code == "MP203"] == ["MP203"]
+
+
+@pytest.mark.parametrize("head, tail", [
+    ("args = TrainingArguments(", ")\n    return args"),
+    ("return TrainingArguments(", ")"),  # review 41a's O2: the same call returned at once
+    ("trainer = Trainer(model=None, args=TrainingArguments(", "))\n    return trainer"),
+])
+def test_both_choices_of_one_call_are_reported_and_fixed_however_it_is_held(head, tail):
+    """``bf16=True if probe() else False, fp16=False if probe() else True``: each probe chooses
+    bf16 (the second by turning fp16 off), however the call's value is held, and the two fixes
+    go together (one alone would leave the pair for MP102 to doubt)."""
+    src = (
+        "import torch\nfrom transformers import Trainer, TrainingArguments\n\n\ndef make():\n    " + head
+        + "\n        output_dir='o',\n        bf16=True if torch.cuda.is_bf16_supported() else False,"
+        + "\n        fp16=False if torch.cuda.is_bf16_supported() else True,\n    " + tail + "\n"
+    )
+    found = lint(src, "MP203")
+    assert [d.span.line for d in found] == [8, 9] and all(d.fix is not None for d in found)
+    assert fix(src, "MP203").count("is_bf16_supported(including_emulation=False)") == 2

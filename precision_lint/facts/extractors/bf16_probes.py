@@ -48,7 +48,10 @@ class WeakProbe:
     close: int  # offset of the closing parenthesis
     has_args: bool
     names: Tuple[str, ...]  # names (or `self.x`) the statement holding the call assigns
-    statement: Optional[Span]  # that statement, when it is an assignment
+    # that statement, when it assigns a name or returns (or is) the value it builds:
+    # `return TrainingArguments(bf16=... if probe() else ..., fp16=... if probe() else ...)`
+    # writes both choices as `args = TrainingArguments(...)` does (review 41a's O2)
+    statement: Optional[Span]
     # (start, end) of the text that removes the helper's import when this call is its only
     # use (a fix that replaces the call would leave an unused import: ruff's F401)
     only_use_import: Optional[Tuple[int, int]] = None
@@ -83,6 +86,8 @@ def _assigned(index: ModuleIndex, site) -> Tuple[Tuple[str, ...], Optional[Span]
         names.extend(n for n, _ in _target_names(target))
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
             names.append(f"{target.value.id}.{target.attr}")
+    if isinstance(stmt, (ast.Return, ast.Expr)):
+        return (), index.span(stmt)
     return tuple(names), (index.span(stmt) if names else None)
 
 
