@@ -406,6 +406,20 @@ def _stepped_fused(ctx: RuleContext, weights: WeightsSite, site: PrecisionSite) 
     )
 
 
+def _steps_others(ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, site: PrecisionSite) -> bool:
+    """Whether a GradScaler of this file steps only optimizers made here that are none of those
+    given these weights' parameters (``PrecisionSite.steps`` against ``WeightsSite.trained_by``):
+    ``scaler.step(opt)`` unscales the gradients of ``opt``'s parameters alone, so float16 weights
+    another optimizer steps never meet it (held-out 40u: a course's notebook that halves ``net``
+    and trains it with plain SGD, then makes a new float32 ``net`` and its own SGD for the
+    GradScaler cell). Where what it steps, or what trains the weights, is not known here, it may
+    be theirs."""
+    return (
+        site.kind == "grad-scaler" and module.path == ctx.path and bool(site.steps) and bool(weights.trained_by)
+        and not set(site.steps) & set(weights.trained_by)
+    )
+
+
 def _tested_apart(weights: WeightsSite, site: PrecisionSite, scaled) -> bool:
     """Whether every float16 value of the weights is chosen under a test that contradicts the
     tests the loss scaling is switched on under (``semantic.literal_tests``): weights made
@@ -633,6 +647,8 @@ class Fp16WeightsUnderLossScaling(Rule):
                         continue  # `opt.optim == "legacy"` makes them float16, `opt.optim == "adam"` scales
                     if _stepped_fused(ctx, weights, site):
                         continue  # the fused optimizer takes the scale itself: nothing is unscaled
+                    if _steps_others(ctx, weights, module, site):
+                        continue  # the scaler steps optimizers of other weights: these are never unscaled
                     reason = scaling_reason(site, module, ctx.project, entry, scaled, weights)
                     if reason is not None:
                         found[key] = (module, site, reason, entry)

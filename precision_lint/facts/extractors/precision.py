@@ -19,10 +19,10 @@ from typing import List, Optional, Tuple
 from ...diagnostics import Span
 from ...semantic.callees import project_callee
 from ...semantic.evaluate import ARGUMENT_PARSERS, Evaluator, is_training_arguments
-from ...semantic.index import CallSite, ModuleIndex, call_args, keyword, positional, string_value
+from ...semantic.index import CallSite, ModuleIndex, argument, call_args, keyword, positional, string_value
 from ...semantic.tree import nodes_of
 from ...semantic.literal_tests import guards_text
-from ...semantic.queries import reaching_at
+from ...semantic.queries import reaching, reaching_at
 from ...semantic.values import CONFIG, CONST, UNKNOWN, Possible, Values, as_switch
 from .weights import built_conditions  # the tests' reading is the weights sites' own
 from ..._regex import lazy
@@ -102,6 +102,10 @@ class PrecisionSite:
     # For training arguments: the object is only read (``training_args.local_rank``), never
     # handed to anything (a Trainer, a function, a container): its fp16 scales no loss
     unused: bool = False
+    # For a GradScaler: where each optimizer it steps is made in this module (``scaler.step(opt)``
+    # of ``opt = SGD(net.parameters())``), None where one of its steps takes an optimizer made
+    # elsewhere (a parameter, an attribute) or it steps none here (:func:`_stepped_optimizers`)
+    steps: Optional[Tuple[int, ...]] = None
 
     def keyword_text(self, name: str, value: str) -> str:
         """The text that adds ``name=value`` at ``insert_at``, in the call's own layout."""
@@ -363,6 +367,31 @@ def join(module, symbols):
     return dataclasses.replace(module, sections={**module.sections, SECTION: tuple(out)})
 
 
+def _stepped_optimizers(index: ModuleIndex, scaler: CallSite) -> Optional[Tuple[int, ...]]:
+    """Where each optimizer the GradScaler ``scaler`` steps is made: every ``s.step(opt)`` whose
+    ``s`` only this call reaches, its ``opt`` a name every binding of which (reaching the step) is
+    a call of this module (``opt = torch.optim.SGD(net.parameters())``). None where a step's
+    optimizer is made elsewhere (a parameter, an attribute, a container), the scaler is bound to
+    no name, or no step is seen: what it steps is then not known here."""
+    if not scaler.assigned_to:
+        return None
+    found: List[int] = []
+    for site in index.calls:
+        if site.method != "step" or not isinstance(site.receiver, ast.Name) or site.receiver.id not in scaler.assigned_to:
+            continue
+        bound = reaching(index, site.receiver, site.scope).bindings
+        if not bound or any(b.value is not scaler.node for b in bound):
+            continue  # another object under that name (`scheduler.step()` of another `s`)
+        optimizer = argument(site.node, 0, "optimizer")
+        if not isinstance(optimizer, ast.Name):
+            return None
+        made = reaching(index, optimizer, site.scope).bindings
+        if not made or any(not isinstance(b.value, ast.Call) or b.unpack_index is not None for b in made):
+            return None
+        found.extend(index.span(b.value).start for b in made)
+    return tuple(sorted(set(found))) or None
+
+
 def _parser_sites(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> List["PrecisionSite"]:
     """``HfArgumentParser((ModelArguments, TrainingArguments))``: the TrainingArguments it
     fills take ``--fp16``/``--bf16`` from the command line (the user's switches). Nothing
@@ -551,6 +580,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                 when=when,
                 built_if=built_if,
                 unused=unused,
+                steps=_stepped_optimizers(index, site) if kind == "grad-scaler" else None,
             )
         )
     # `@dataclass class MyArgs(TrainingArguments): fp16: bool = True` (HfArgumentParser)
