@@ -50,8 +50,9 @@ FP8_CAPABILITY = 89  # Ada and Hopper: the first GPUs with FP8 tensor cores
 
 _GPU_WORD_PATTERN = (
     r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?|geforce[ -]?|rtx[ -]?(?=a[456]000))*"
-    r"(a100|a800|a30|a10g?|a40|a[456]000|rtx[ -]?(?:[2-6]000|3500|4500|5880)[ -]?ada|(?:rtx|gtx)[ -]?(?:[2345]0[5-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|dgx[ -]?spark|b[12]00|p100|v100|t4|k80|p40|titan)"
-    # a memory size or form factor may follow: "A100-40GB", "H100-SXM", "A100 80GB"
+    r"(a100|a800|a30|a10g?|a40|a[456]000|rtx[ -]?(?:[2-6]000|3500|4500|5880)[ -]?ada|(?:rtx|gtx)[ -]?(?:[2345]0[5-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|dgx[ -]?spark|b[12]00|p100|v100|t4|k80|p40|titan(?!s\b|'s\b))"
+    # a memory size or form factor may follow: "A100-40GB", "H100-SXM", "A100 80GB"; never
+    # "Titans" alone, a model and a paper's name (the cards are "TITAN RTXs", "two Titans" is rare)
     r"s?(?:(?=-(?:\d+\s*gb?|sxm\d*|pcie|nvl)\b)|(?![\w-]))"
 )
 _GPU_WORD = lazy(_GPU_WORD_PATTERN, re.IGNORECASE)

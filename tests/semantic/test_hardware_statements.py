@@ -121,6 +121,12 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("Training ran on Colab with an L4.", [89]),
         ("Can be trained on Google Colab with A100 40GB GPU runtime.", [80]),
         ("You can run it on an A100.", []),  # advice to the reader
+        # the TITAN cards by name, never "Titans", a memory architecture's and its paper's (hunt 42:
+        # a RetNet distillation README; its stated cards are an RTX 3090 to 5090)
+        ("Trained on a TITAN RTX.", [75]),
+        ("Trained on 2 TITAN RTXs.", [75]),
+        ("We fuse the Memory-as-Context architecture (Titans) with retention, trained on one card.", []),
+        ("Chasing bugs in the original Titans implementation, trained by us.", []),
     ],
 )
 def test_statements_advice_and_requests(text, expected):
