@@ -113,9 +113,13 @@ def _load(path: Path):
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
+def collector_paused(freeze: bool = False) -> Iterator[None]:
     """Python's cyclic collector off while many objects are made that all live on, back on
-    after; only where the collector is on (a caller that turned it off keeps it off).
+    after; only where the collector is on (a caller that turned it off keeps it off). With
+    ``freeze`` (a process that ends after one check), what is alive then is frozen before the
+    collector is back on (``gc.freeze``): the first collection after would traverse every object
+    made while it was off (a run with one file edited: 1.2 million, 0.1-0.15 s on transformers)
+    only to find them alive, as the engine's ``gc.freeze`` after the facts then tells it.
 
     - Cached entries unpickled: a module's facts are thousands of small objects, none of them
       garbage, and the collections their allocations trigger traverse every entry read before:
@@ -135,7 +139,33 @@ def collector_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        if freeze:
+            gc.freeze()
         gc.enable()
+
+
+# gen2's threshold while its collections are held back (``oldest_generation_paused``): never met
+_NEVER = 1 << 30
+
+
+@contextmanager
+def oldest_generation_paused() -> Iterator[None]:
+    """The collector's full collections held back, the young ones kept, while one check joins
+    its files and judges them (``Engine.judge``). The join's tables and the rules' memos all
+    live to the end of the check, and each full collection traversed every one of them made
+    so far to find them alive: a run with one file edited on transformers made 8, 0.6 s of a
+    4.8 s run. The young collections still free what a rule leaves in cycles; what was promoted
+    and dies during the check (no such cycle was seen: the peak RSS is the same) waits for the
+    first full collection after it. Only where the collector is on."""
+    if not gc.isenabled():
+        yield
+        return
+    young, middle, oldest = gc.get_threshold()
+    gc.set_threshold(young, middle, _NEVER)
+    try:
+        yield
+    finally:
+        gc.set_threshold(young, middle, oldest)
 
 
 def _store(path: Path, entry, cache_root: Path) -> None:
