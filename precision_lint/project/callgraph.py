@@ -15,7 +15,7 @@ other from any entry, or when one entry function reaches both.
 """
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Hashable, Iterable, List, Set, Tuple
+from typing import Any, Dict, FrozenSet, Hashable, Iterable, List, Set, Tuple
 
 from ..semantic.names import installed_package_name
 from ..semantic.main_block import is_main_scope, module_of_main
@@ -34,14 +34,14 @@ class CallGraph:
         self._programs = programs
         self._entry_functions = entry_functions
         self._symbols = symbols
-        self._callers: Dict[str, Set[str]] = {}  # canonical callee -> callers (functions or module names); tuples once built
+        self._callers: Dict[str, Tuple[str, ...]] = {}  # canonical callee -> callers (functions or module names)
         self._called: Set[str] = set()
         self._entries: Dict[Tuple[str, str], FrozenSet[str]] = {}
         # where each name is defined, by module path: a unit is then just a set of paths
-        self._module_paths: Dict[str, Set[str]] = {}
-        self._function_paths: Dict[str, Set[str]] = {}
-        self._class_paths: Dict[str, Set[str]] = {}
-        self._importer_paths: Dict[str, Set[str]] = {}  # module name → paths of modules importing it
+        self._module_paths: Dict[str, Tuple[str, ...]] = {}
+        self._function_paths: Dict[str, Tuple[str, ...]] = {}
+        self._class_paths: Dict[str, Tuple[str, ...]] = {}
+        self._importer_paths: Dict[str, Tuple[str, ...]] = {}  # module name → paths of modules importing it
         self._name_of_path: Dict[str, str] = {}
         self._holders: Set[str] = set()  # objects commands are registered with (`app`)
         self._holders_asked: Set[str] = set()  # the holders whose entries are being worked out
@@ -50,38 +50,61 @@ class CallGraph:
         # package's name runs the tree's code only where the tree is that package (its own
         # repository, a top-level copy); elsewhere it is the library's, never an edge
         tops = {module.module.partition(".")[0] for module in modules if module.module}
-        # (callee, the caller's scope) → the names a call edge adds callers to: all that they
+        # the caller's scope → callee → the names a call edge adds callers to: all that they
         # read of the calling module is its scope (transformers: 110,000 edges, most of them
         # to a name other modules of the same roots call too)
-        callees: Dict[Tuple[str, Hashable], Tuple[str, ...]] = {}
+        callees: Dict[Hashable, Dict[str, Tuple[str, ...]]] = {}
+        # Built, these tables are only read: each holds tuples of paths or names. Nearly all
+        # hold one (a function is defined in one module): a set of one is 216 bytes, a tuple of
+        # one 48, and transformers has 170,000 of them (34 MB at the peak of a run, #23). A
+        # name's callers are a tuple of one, a set from the second (a function called from many
+        # modules), made a tuple at the end; so are the path tables' entries, grown as lists
+        # (``_add_path``).
+        callers: Dict[str, Any] = self._callers
+        grown: List[str] = []  # the names whose callers became a set
+        listed: List[Tuple[dict, str]] = []  # (path table, name) whose paths became a list
         for module in modules:
+            path = module.path
             if module.module:
-                self._module_paths.setdefault(module.module, set()).add(module.path)
-                self._name_of_path[module.path] = module.module
+                _add_path(self._module_paths, listed, module.module, path)
+                self._name_of_path[path] = module.module
             for function in module.functions:
-                self._function_paths.setdefault(function, set()).add(module.path)
+                _add_path(self._function_paths, listed, function, path)
             for cls in module.classes:
-                self._class_paths.setdefault(cls.qualname, set()).add(module.path)
+                _add_path(self._class_paths, listed, cls.qualname, path)
             for name in module.imports:
-                self._importer_paths.setdefault(name, set()).add(module.path)
+                _add_path(self._importer_paths, listed, name, path)
             for holder, command in module.registered:
                 # an object commands are registered with (`app` of `@app.command()`): it runs,
                 # uncalled, as a function of its module would (a console script may name it:
                 # `pkg.cli:app`); its commands run one per process (``entries``)
                 holder = symbols.canonical(holder, module)
-                self._function_paths.setdefault(holder, set()).add(module.path)
+                _add_path(self._function_paths, listed, holder, path)
                 self._holders.add(holder)
-                self._callers.setdefault(command, set()).add(holder)
-                self._called.add(command)
+                _add_caller(callers, grown, command, holder)
             scope = symbols.scope(module)
+            named = callees.get(scope)
+            if named is None:
+                named = callees[scope] = {}
             for caller, callee in module.call_edges:
-                key = (callee, scope)
-                names = callees.get(key)
+                names = named.get(callee)
                 if names is None:
-                    names = callees[key] = self._callee_names(callee, module, tops, classes)
+                    names = named[callee] = self._callee_names(callee, module, scope, tops, classes)
                 for name in names:
-                    self._callers.setdefault(name, set()).add(caller)
-                    self._called.add(name)
+                    found = callers.get(name)
+                    if found is None:
+                        callers[name] = (caller,)
+                    elif type(found) is tuple:
+                        if found[0] != caller:
+                            callers[name] = {found[0], caller}
+                            grown.append(name)
+                    else:
+                        found.add(caller)
+        for name in grown:
+            callers[name] = tuple(callers[name])
+        for table, name in listed:
+            table[name] = tuple(table[name])
+        self._called.update(callers)  # every name called: those with callers
         # class (or a project class it derives from) → paths of modules with a created subclass
         self._created_in: Dict[str, Set[str]] = {}
         self._created_as: Dict[str, Set[str]] = {}  # class → the created classes derived from it
@@ -92,14 +115,7 @@ class CallGraph:
                         self._created_in.setdefault(name, set()).add(module.path)
                         self._created_as.setdefault(name, set()).add(cls.qualname)
         self._asking: Set[Tuple[str, str]] = set()
-        # Built, these tables are only read: each set becomes a tuple of its paths or names, in
-        # the set's own order. Nearly all hold one (a function is defined in one module): a set
-        # of one is 216 bytes, a tuple of one 48, and transformers has 170,000 of them (34 MB
-        # at the peak of a run, #23).
-        for table in (
-            self._callers, self._module_paths, self._function_paths, self._class_paths,
-            self._importer_paths, self._created_in, self._created_as,
-        ):
+        for table in (self._created_in, self._created_as):
             for key, found in table.items():
                 table[key] = tuple(found)
         # equal answers of entries() share one set (transformers: 59,268 answers, all empty)
@@ -108,15 +124,14 @@ class CallGraph:
         # cut one holds only under the question that cut it, so it is not kept (``entries``)
         self._cuts = 0
 
-    def _callee_names(self, callee: str, module: ModuleFacts, tops: Set[str], classes: Set[str]) -> Tuple[str, ...]:
-        """The canonical names a call of ``callee`` written in ``module`` runs (none for an
-        installed package's name outside the tree): the callee, the ``__init__`` of the class
-        whose ``__init__`` runs, and the class an alternate constructor builds."""
+    def _callee_names(self, callee: str, module: ModuleFacts, scope: Hashable, tops: Set[str], classes: Set[str]) -> Tuple[str, ...]:
+        """The canonical names a call of ``callee`` written in ``module`` (whose scope is
+        ``scope``) runs (none for an installed package's name outside the tree): the callee,
+        the ``__init__`` of the class whose ``__init__`` runs, and the class an alternate
+        constructor builds."""
         if installed_package_name(callee) and callee.partition(".")[0] not in tops:
             return ()
-        symbols = self._symbols
-        target = symbols.canonical(callee, module)
-        owner = symbols.init_owner(callee, module)
+        _, target, _, owner = self._symbols.callee(callee, module, scope)
         names = {target, f"{owner.qualname}.__init__" if owner is not None else target}
         klass, _, method = target.rpartition(".")
         if method in ALTERNATE_CONSTRUCTORS and klass in classes:
@@ -261,6 +276,34 @@ class CallGraph:
         if not ea or not eb:
             return False
         return MODULE_LEVEL in ea or MODULE_LEVEL in eb or bool(ea & eb)
+
+
+def _add_path(table: Dict[str, Any], grown: List[Tuple[dict, str]], name: str, path: str) -> None:
+    """``path`` added to the paths of ``name`` in ``table``, once: a tuple of one, a list from
+    the second (noted in ``grown``, made a tuple at the end). A module adds all its entries
+    before the next module adds any, so its path, added before, is the last."""
+    found = table.get(name)
+    if found is None:
+        table[name] = (path,)
+    elif type(found) is tuple:
+        if found[0] != path:
+            table[name] = [found[0], path]
+            grown.append((table, name))
+    elif found[-1] != path:
+        found.append(path)
+
+
+def _add_caller(callers: Dict[str, Any], grown: List[str], name: str, caller: str) -> None:
+    """``caller`` added to the callers of ``name`` (a tuple of one, then a set: see ``CallGraph``)."""
+    found = callers.get(name)
+    if found is None:
+        callers[name] = (caller,)
+    elif type(found) is tuple:
+        if found[0] != caller:
+            callers[name] = {found[0], caller}
+            grown.append(name)
+    else:
+        found.add(caller)
 
 
 def _within(defined, paths) -> bool:

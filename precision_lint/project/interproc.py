@@ -55,14 +55,17 @@ class CallGraphValues:
         question reads them (:meth:`_calls_to`)."""
         if self._by_callee is None:
             index: Dict[str, List[Tuple[ModuleFacts, int, str]]] = {}
-            # (callee, the calling module's scope) → its keys: all they read of the module
-            keys: Dict[Tuple[str, Hashable], Tuple[Tuple[str, str], ...]] = {}
+            # the calling module's scope → callee → its keys: all they read of the module
+            keys: Dict[Hashable, Dict[str, Tuple[Tuple[str, str], ...]]] = {}
             for module in self._modules:
                 scope = self._symbols.scope(module)
+                named = keys.get(scope)
+                if named is None:
+                    named = keys[scope] = {}
                 for at, callee in enumerate(module.call_callees):
-                    found = keys.get((callee, scope))
+                    found = named.get(callee)
                     if found is None:
-                        found = keys[(callee, scope)] = self._keys(callee, module)
+                        found = named[callee] = self._keys(callee, module, scope)
                     for key, home in found:
                         index.setdefault(key, []).append((module, at, home))
             self._by_callee = index
@@ -118,13 +121,13 @@ class CallGraphValues:
             if not home or not defined or defined == home
         ]
 
-    def _keys(self, callee: str, module: ModuleFacts) -> Tuple[Tuple[str, str], ...]:
-        """The names a parameter reference may use for this callee, each with the path of the
-        module that defines it (""where no linted module does): its canonical name, and for a
-        class without its own ``__init__``, the class whose ``__init__`` runs."""
-        where, canonical = self._symbols.resolve(callee, module)
+    def _keys(self, callee: str, module: ModuleFacts, scope: Hashable) -> Tuple[Tuple[str, str], ...]:
+        """The names a parameter reference may use for this callee (written in ``module``, whose
+        scope is ``scope``), each with the path of the module that defines it (""where no
+        linted module does): its canonical name, and for a class without its own ``__init__``,
+        the class whose ``__init__`` runs."""
+        where, canonical, owner_module, owner = self._symbols.callee(callee, module, scope)
         home = where.path if where is not None else ""
-        owner_module, owner = self._symbols.init_owner_in(callee, module)
         if owner is not None and owner.qualname != canonical:
             return ((canonical, home), (owner.qualname, owner_module.path if owner_module is not None else ""))
         return ((canonical, home),)

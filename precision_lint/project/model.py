@@ -30,6 +30,8 @@ from .trained import TrainedJoin
 from ..workspace.versions import Allowed, Targets, VersionResolver, version_text
 
 
+# whether paths are case-normalised (Windows): names are then looked up as their paths spell them
+_CASE_FOLDS = os.path.normcase("A") != "A"
 # a unit's flags as the digits of its bits (see Project._unit_bits), and back
 _AS_DIGITS = bytes.maketrans(b"\x00\x01", b"01")
 _AS_FLAGS = bytes.maketrans(b"01", b"\x00\x01")
@@ -69,7 +71,7 @@ class Project:
         self.asked = asked if asked is not None else FactsAsked()
         self._import_roots = import_roots or (lambda m: (m.root,))
         self._index()
-        self.symbols = ProjectSymbols(self.module_named, self.import_roots_of, self.module_in, self.asked)
+        self.symbols = ProjectSymbols(self.module_named, self.import_roots_of, self.module_in, self.asked, self.may_name_module)
         # The config files of the run (YAML/JSON/TOML at literal paths), each read once.
         self.configs = configs or ConfigFiles()
         # The launch scripts and READMEs beside the code (the hardware they state).
@@ -138,6 +140,7 @@ class Project:
         self._named: Dict[Tuple[str, Tuple[str, ...]], Optional[ModuleFacts]] = {}
         self._import_roots_by_module: Dict[Tuple[str, str], Tuple[str, ...]] = {}  # (path, root) → import roots
         self._scripts: Optional[Set[str]] = None  # see _script_folders
+        self._spellings: Optional[Set[str]] = None  # see may_name_module
 
     def _resolved(self, module: ModuleFacts) -> ModuleFacts:
         """``module`` with its parameters substituted and its extractors' join steps run; as it
@@ -518,6 +521,33 @@ class Project:
                     if found is not None:
                         return found
         return None
+
+    def may_name_module(self, name: str) -> bool:
+        """Whether the dotted name of ASCII identifiers ``name`` may name a linted module from
+        some importer (:meth:`module_in`): False where it is neither a module's name nor the
+        tail of the path of a linted file (``a.b`` of ``.../a/b.py`` or ``.../a/b/__init__.py``),
+        as every module found under an import root is (:meth:`_files_under`). What a name's
+        resolution asks before looking each prefix up (``ProjectSymbols``)."""
+        spellings = self._spellings
+        if spellings is None:
+            spellings = self._spellings = self._module_spellings()
+        return name in spellings or (_CASE_FOLDS and os.path.normcase(name) in spellings)
+
+    def _module_spellings(self) -> Set[str]:
+        """Every module's name, and every tail of each linted file's path as a dotted name
+        (case-normalised as :meth:`_files_under` spells them), its ``__init__`` dropped too."""
+        found = set(self._by_name)
+        for module in self.modules:
+            path = os.path.normcase(os.path.abspath(module.path))
+            if not path.endswith(".py"):
+                continue
+            parts = path[:-3].split(os.sep)
+            if os.altsep:
+                parts = [p for part in parts for p in part.split(os.altsep)]
+            for tail in (parts, parts[:-1] if parts[-1] == "__init__" else ()):
+                for i in range(len(tail)):
+                    found.add(".".join(tail[i:]))
+        return found
 
     def _files_under(self, root: str) -> Dict[str, ModuleFacts]:
         """The linted ``.py`` files under ``root`` by the dotted name a plain import spells them
