@@ -197,11 +197,20 @@ def _runs_on_a_mac(project, module, by_readme: bool = False) -> bool:
 
 def _mac_run(project, entry, by_readme: bool) -> bool:
     if by_readme and not project.shipped.names_a_mac(entry.path):
-        return False  # (asked first: the README is read once, the unit listed for each entry)
-    found = [c for m in project.unit_modules(entry) if (c := capability_facts(m)) is not None]
-    if any(c.cuda_code for c in found):
+        return False  # (asked first: the README is read once)
+    if project.unit_holds(entry, "cuda code", _cuda_code):
         return False
-    return project.shipped.names_a_mac(entry.path) if by_readme else any(c.macos_home for c in found)
+    return project.shipped.names_a_mac(entry.path) if by_readme else project.unit_holds(entry, "macos home", _macos_home)
+
+
+def _cuda_code(module) -> bool:
+    found = capability_facts(module)
+    return found is not None and bool(found.cuda_code)
+
+
+def _macos_home(module) -> bool:
+    found = capability_facts(module)
+    return found is not None and bool(found.macos_home)
 
 
 def _launching(project, stating, paths: Tuple[str, ...]) -> List:

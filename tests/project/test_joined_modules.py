@@ -81,3 +81,14 @@ def test_entries_among_on_a_fresh_project(seed):
         module = project.by_path[module.path]
         expected = [c.path for c in project.modules if c.path == module.path or module.path in units[c.path]]
         assert [c.path for c in project.entries_among(module, project.modules)] == expected
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_unit_holds_is_any_module_of_the_unit(seed):
+    # worked out once down the graph of import groups, against each unit listed path by path
+    project = Project(_graph(seed, size=3 + seed % 17))
+    rng = random.Random(seed)
+    marked = {m.path for m in project.modules if rng.random() < 0.2}
+    for module in project.modules:
+        expected = any(p in marked for p in project.unit(module))
+        assert project.unit_holds(module, "marked", lambda m: m.path in marked) == expected
