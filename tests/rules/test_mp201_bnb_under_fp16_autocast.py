@@ -98,3 +98,22 @@ def test_a_run_of_the_model_outside_the_trainers_autocast_computes_in_bf16(after
 def test_runs_under_fp16_autocast_or_of_another_model_keep_the_exemption(after):
     src = TRAINED + after + "\n"
     assert [d.code for d in lint(src) if d.code in ("MP000", CODE)] == []  # (parsed: no MP000 either)
+
+
+@pytest.mark.parametrize("switch, reported", [("False", False), ("True", True)])
+def test_a_config_built_under_a_switch_no_run_turns_on_is_no_finding(switch, reported):
+    """Held-out 41u's F9 (after its measurement): ``if USE_QLORA:`` of a ``USE_QLORA = False``
+    set once at the top of a notebook builds the bf16 BitsAndBytesConfig in no run."""
+    src = f"""
+        import torch
+        from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+        USE_QLORA = {switch}
+        quant = None
+        if USE_QLORA:
+            quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)
+        lm = AutoModelForCausalLM.from_pretrained("base", quantization_config=quant, device_map={{"": 0}})
+        print(lm.generate(torch.ones(1, 4, dtype=torch.long)))
+        """
+    found = [d for d in lint(src, CODE) if "bnb_4bit_compute_dtype" in d.message]
+    assert len(found) == (1 if reported else 0)

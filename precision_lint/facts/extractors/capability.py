@@ -889,7 +889,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             if loaded is None:
                 loaded = _loaded_names(index)
             unread = _never_read(site, loaded)
-            if arg is not None and not _eight_bit(evaluator, site) and not (unread and site.scope.kind != "module"):
+            if (arg is not None and not _eight_bit(evaluator, site) and not (unread and site.scope.kind != "module")
+                    and not evaluator.dead(site.guards, site.scope)):  # `if USE_QLORA:` of `USE_QLORA = False`: built in no run
                 run = _run_outside_autocast(index, evaluator, site.node)
                 bnb.append(BnbSite(index.span(site.node), arg, unread, run, run is None and _loads_compute_nothing(index, site.node)))
             continue
