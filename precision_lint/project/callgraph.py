@@ -91,15 +91,7 @@ class CallGraph:
                 if names is None:
                     names = named[callee] = self._callee_names(callee, module, scope, tops, classes)
                 for name in names:
-                    found = callers.get(name)
-                    if found is None:
-                        callers[name] = (caller,)
-                    elif type(found) is tuple:
-                        if found[0] != caller:
-                            callers[name] = {found[0], caller}
-                            grown.append(name)
-                    else:
-                        found.add(caller)
+                    _add_caller(callers, grown, name, caller)
         for name in grown:
             callers[name] = tuple(callers[name])
         for table, name in listed:
