@@ -952,7 +952,15 @@ class Engine:
                 edited[path] = self._within_size([SourceFile.read(path)])[0]
                 digest = _content_key(edited[path])
             contents[path] = digest
-        diagnostics = self._cached_run(*self._keys_of_files(contents, None, None, False), contents, edited.__getitem__)
+
+        def source_of(path: str) -> SourceFile:
+            # a file the ledger's check saw otherwise may keep the stamp another check of the
+            # same file recorded (the folder named by another path): read it here
+            if path not in edited:
+                edited[path] = self._within_size([SourceFile.read(path)])[0]
+            return edited[path]
+
+        diagnostics = self._cached_run(*self._keys_of_files(contents, None, None, False), contents, source_of)
         if diagnostics is None:
             return None
         self._remember_stamps(edited.values())

@@ -328,3 +328,28 @@ def test_a_name_a_session_piece_reads_is_compared(tree, judged):
     with open(root / "shared.py", "a") as fh:
         fh.write("\nDTYPE = torch.float16\n")
     _a_full_check(root, cache, judged)
+
+
+def test_a_file_edited_and_checked_by_another_path_is_read_again(tree, judged):
+    """Stamps are kept by absolute path, the ledger by the paths a check names: a file edited,
+    then checked through the folder's absolute path, keeps its new stamp when the folder is
+    checked again as ``.``, yet it changed since that ledger's check. It is read again (it once
+    raised ``KeyError``) and the findings are those of a check without caches."""
+    from precision_lint.engine import Engine
+
+    root, cache = tree
+    settings = config(transformers_version="5.23")
+    engine = lambda: Engine(settings, jobs=1, cache_dir=str(cache))
+    first = _check(root, cache, settings)
+    (root / "util.py").write_text(dedent(UTIL) + "\nLIMIT = 3\n")
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        by_absolute = engine().run_paths([str(root)])
+    finally:
+        os.chdir(cwd)
+    assert {d.code for d in by_absolute.diagnostics} == {code for _, code, *_ in first}
+    judged.clear()
+    assert _check(root, cache, settings) == first  # util.py read again: no fact of it changed
+    assert judged == []
+    assert _check(root, None, settings) == first
