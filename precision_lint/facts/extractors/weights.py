@@ -604,10 +604,9 @@ class _Uses:
             if not _upcast_value(a.value, evaluator, a.scope):
                 continue
             for loop in a.loops:
-                it = loop.iter
-                if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "parameters"):
+                owner = _parameters_owner(loop, a.target.value)
+                if owner is None:
                     continue
-                owner = it.func.value
                 held = [(owner, ())]
                 outer = [o for o in a.loops if o is not loop and isinstance(owner, ast.Name) and owner.id in _bound_names(o.target)]
                 if outer and evaluator is not None:  # `for model in models: for p in model.parameters():`
@@ -911,6 +910,21 @@ def _fp16_test(test: ast.expr, positive: bool) -> bool:
         if dotted(item) in ("torch.float16", "torch.half"):
             return True
     return False
+
+
+def _parameters_owner(loop: ast.For, receiver: ast.expr) -> Optional[ast.expr]:
+    """The module whose parameters ``loop`` walks with ``receiver`` as each of them: ``for p in
+    model.parameters():`` with ``p``, ``for name, p in model.named_parameters():`` with ``p`` (the
+    pair's second). None for any other loop or name."""
+    it = loop.iter
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and isinstance(receiver, ast.Name)):
+        return None
+    target = loop.target
+    if it.func.attr == "named_parameters" and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2:
+        target = target.elts[1]
+    elif it.func.attr != "parameters":
+        return None
+    return it.func.value if isinstance(target, ast.Name) and target.id == receiver.id else None
 
 
 def _bound_names(target: ast.expr) -> Tuple[str, ...]:
