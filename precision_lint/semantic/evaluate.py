@@ -2468,9 +2468,11 @@ def tests_absence(test: ast.expr) -> bool:
 def _override(entries: List[KwargSource]) -> List[KwargSource]:
     """Entries with those a later unconditional entry of the same key replaces left out. A
     removal (``d.pop("k")``, ``del d["k"]``) leaves out the entries of its key before it; one
-    under a test of its own leaves them where the test fails (``bound_under`` gets the test's
-    other branch: review 30a's ``kw["eval_strategy"] = kw.pop("evaluation_strategy")`` under a
-    signature check), or, under several tests, keeps them as they are."""
+    under a test of its own leaves them where the test fails, or, under several tests, keeps
+    them as they are. The test's other branch goes to ``bound_under`` (the versions the entry is
+    written for: review 30a's ``kw["eval_strategy"] = kw.pop("evaluation_strategy")`` under a
+    signature check) and to ``guards`` (the runs its value reaches the call in: ``if use_bf16:
+    kw.pop("fp16"); kw["bf16"] = True`` passes fp16 only where bf16 is off, held-out 41u's F7)."""
     out: List[KwargSource] = []
     for entry in entries:
         if entry.via == REMOVED:
@@ -2478,7 +2480,8 @@ def _override(entries: List[KwargSource]) -> List[KwargSource]:
                 out = [e for e in out if e.name != entry.name]
             elif len(entry.guards) == 1:
                 ((test, positive),) = entry.guards
-                out = [replace_fields(e, bound_under=e.bound_under + ((test, not positive),)) if e.name == entry.name else e for e in out]
+                other = ((test, not positive),)
+                out = [replace_fields(e, bound_under=e.bound_under + other, guards=e.guards + other) if e.name == entry.name else e for e in out]
             continue
         if not entry.conditional:
             out = [e for e in out if e.name != entry.name]

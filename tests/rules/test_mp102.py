@@ -236,3 +236,31 @@ def test_one_value_compared_with_two_dtypes_is_never_both():
         args = TrainingArguments("o", fp16=compute_dtype == torch.float16, bf16=compute_dtype == torch.bfloat16)
         """
     assert lint(src, CODE) == []
+
+
+POPPED = """
+    from transformers import TrainingArguments
+
+    def make_args(use_bf16=True, full=False):
+        extra = {{"fp16": True, "do_eval": True}}
+        if {pop_test}:
+            extra.pop("fp16")
+        if {set_test}:
+            extra["bf16"] = True
+        return TrainingArguments(output_dir="out", **extra)
+    """
+
+
+@pytest.mark.parametrize(
+    "pop_test, set_test, reported",
+    [
+        ("use_bf16", "use_bf16", False),  # fp16 leaves the dict exactly where bf16 comes in
+        ("use_bf16", "not use_bf16", True),  # the other branch: both on where use_bf16 is off
+        ("full", "use_bf16", True),  # another test: both on where use_bf16 and not full
+    ],
+)
+def test_a_key_popped_under_the_test_that_sets_the_other_is_never_both(pop_test, set_test, reported):
+    """``if use_bf16: extra.pop("fp16"); extra["bf16"] = True`` (held-out 41u's F7): the fp16
+    entry reaches the call only where the test fails, the bf16 entry only where it holds."""
+    found = lint(POPPED.format(pop_test=pop_test, set_test=set_test), CODE)
+    assert [d.code for d in found] == (["MP102"] if reported else [])
