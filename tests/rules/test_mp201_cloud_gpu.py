@@ -74,3 +74,38 @@ def test_requested_capability():
     assert requested_capability("H100!") == 90 and requested_capability("L40S") == 89
     assert requested_capability("T4") == 75
     assert requested_capability("any") is None and requested_capability("tpu-v5") is None
+
+
+SPACE_APP = """\
+import spaces
+import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("some/lm", torch_dtype=torch.bfloat16).to("cuda")
+
+
+{decorator}
+def generate(prompt):
+    return model.generate(prompt)
+"""
+
+
+@pytest.mark.parametrize(
+    "decorator, reported",
+    [
+        ("@spaces.GPU", False),
+        ("@spaces.GPU(duration=120)", False),
+        ("", True),  # `import spaces` alone states nothing: a plain GPU Space or a local run
+        ("@torch.no_grad()", True),
+    ],
+)
+def test_a_zero_gpu_space_runs_on_the_gpu_zero_gpu_lends(tmp_path, decorator, reported):
+    """A function under ``@spaces.GPU`` runs only on a ZeroGPU Space's GPU (an A100, an H200
+    slice since 2025): bf16 is native there, as where a SLURM request names an A100."""
+    found = findings(tmp_path, {"app.py": SPACE_APP.format(decorator=decorator)})
+    assert bool(found) is reported
+
+
+def test_a_function_wrapped_by_spaces_gpu_is_a_zero_gpu_spaces(tmp_path):
+    app = SPACE_APP.format(decorator="") + "\ngenerate = spaces.GPU(generate)\n"
+    assert findings(tmp_path, {"app.py": app}) == []

@@ -944,6 +944,8 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
             options.append(ArgparseOption(index.span(option.call), index.span(default.value) if default else None))
     modal = any((site.qualname or "").startswith("modal.") for site in index.calls)
     requests = [_cloud_request(evaluator, site) for site in index.calls] if modal else []
+    if _zero_gpu(index):
+        requests.append(ZERO_GPU_CAPABILITY)
     # a SageMaker estimator's instance is the GPU of the script it launches (`sagemaker.py`)
     jobs = [job for job in sagemaker.extract(index, evaluator) if job.capability is not None]
     requests.extend(job.capability for job in jobs)
@@ -1095,6 +1097,27 @@ def _tf32_joined(index: ModuleIndex, evaluator: Evaluator, site: CallSite) -> Tu
     if arg is None or not any(v.kind in SYMBOLIC for v in arg.values):
         return ()
     return tuple(arg.values)
+
+
+# A Hugging Face Space on ZeroGPU: its functions run on the GPU Spaces lends them, an A10G in
+# the beta, an A100 (40 GB) in 2024, an H200 slice since 2025 (hub docs "Spaces ZeroGPU"): all
+# run bf16 natively. The lowest of them that is sm80 or more is the A100's.
+ZERO_GPU = ("spaces.GPU", "spaces.zero.GPU")
+ZERO_GPU_CAPABILITY = 80
+
+
+def _zero_gpu(index: ModuleIndex) -> bool:
+    """Whether the module is a ZeroGPU Space's code: a function decorated ``@spaces.GPU`` (or
+    ``@spaces.GPU(duration=120)``), or a function wrapped by ``spaces.GPU(fn)``. Such a function
+    only runs on the GPU ZeroGPU lends, so the module states that GPU as a SLURM request does."""
+    for site in index.calls:
+        if site.qualname in ZERO_GPU:
+            return True
+    for scope in index.functions.values():
+        for decorator in getattr(scope.node, "decorator_list", ()):
+            if index.qualify(decorator, scope.parent) in ZERO_GPU:
+                return True
+    return False
 
 
 def _cloud_request(evaluator: Evaluator, site: CallSite) -> Optional[int]:
