@@ -367,10 +367,7 @@ def built_configurations(site: PrecisionSite, weights: WeightsSite, project: Pro
         tests += ((enabled.values, FALSY, False),)
     if not tests:
         return None
-    when = tuple(
-        (tuple(v for v in subject if value_in_run(project, v, paths)), literals, wanted)
-        for subject, literals, wanted in tests
-    )
+    when = _conditions_in_run(project, tests, paths)
     half = [v for v in weights.values if _dtype_of(v) == "float16"]
     out: List = []
     for probe in configurations(*(s for s, _, _ in when), *(s for s, _, _ in weights.cast_when), half):
@@ -417,6 +414,16 @@ def _steps_others(ctx: RuleContext, weights: WeightsSite, module: ModuleFacts, s
     return (
         site.kind == "grad-scaler" and module.path == ctx.path and bool(site.steps) and bool(weights.trained_by)
         and not set(site.steps) & set(weights.trained_by)
+    )
+
+
+def _conditions_in_run(project: Project, conditions, paths):
+    """Conditions (``WeightsSite.cast_when``, ``PrecisionSite.when``) with the values their tests
+    read as the run of ``paths`` passes them: ``train(..., precision="half")`` in a notebook is
+    not a value of the script that calls ``train(...)`` with its default (``value_in_run``)."""
+    return tuple(
+        (tuple(v for v in subject if value_in_run(project, v, paths)), literals, wanted)
+        for subject, literals, wanted in conditions
     )
 
 
@@ -565,6 +572,8 @@ class Fp16WeightsUnderLossScaling(Rule):
         pin = base_dtype_adapters(ctx) if any(w.peft and not w.quantized_unfrozen for w in candidates) else None
         kept = peft_model_kept()
         for weights in candidates:
+            if weights.cast_when and not casts_in(weights.cast_when, Possible(CONST, True)):
+                continue  # cast in no run: every call leaves the parameter its test reads at a value it refuses
             if weights.kept_peft and ctx.targets.of(kept.library).every_at_least(kept.until):
                 continue  # the trainer wraps the PeftModel again: float32 adapters (or refuses it)
             if weights.peft and not weights.quantized_unfrozen:
@@ -622,6 +631,8 @@ class Fp16WeightsUnderLossScaling(Rule):
             paths = ctx.project.unit_view(entry)
             if not half_in_run(ctx.project, weights.values, paths):
                 return  # the float16 comes from another run's call (each run has its own arguments)
+            if not casts_in(_conditions_in_run(ctx.project, weights.cast_when, paths), Possible(CONST, True)):
+                return  # cast only where a call of another run passes what its test accepts
             if training_site(ctx.project, entry, ctx.facts, weights.scope, weights.span.line) is None:  # (its unit: kept)
                 return  # this run steps no optimizer: no gradients are ever unscaled
             if not trained_in_run(ctx.project, ctx.facts, weights, entry, paths):
