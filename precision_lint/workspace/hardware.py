@@ -44,13 +44,19 @@ GPU_CAPABILITY = {
     # Generation"): without it, a Quadro RTX 4000 / 6000 is Turing (sm75) and is not read
     "rtx2000ada": 89, "rtx3500ada": 89, "rtx4000ada": 89, "rtx4500ada": 89, "rtx5000ada": 89,
     "rtx5880ada": 89, "rtx6000ada": 89,
+    # NVIDIA's Jetson modules, by their GPU: Orin (AGX, NX, Nano) is Ampere sm87, Xavier (AGX,
+    # NX) Volta sm72, the TX2 Pascal sm62, the first Nano Maxwell sm53 (see _capability)
+    "jetsonorin": 87, "jetsonxavier": 72, "jetsontx2": 62, "jetsonnano": 53,
 }
 NATIVE_BF16 = 80
 FP8_CAPABILITY = 89  # Ada and Hopper: the first GPUs with FP8 tensor cores
 
 _GPU_WORD_PATTERN = (
     r"(?<![\w-])(?:nvidia[ -]?|tesla[ -]?|geforce[ -]?|rtx[ -]?(?=a[456]000))*"
-    r"(a100|a800|a30|a10g?|a40|a[456]000|rtx[ -]?(?:[2-6]000|3500|4500|5880)[ -]?ada|(?:rtx|gtx)[ -]?(?:[2345]0[5-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|dgx[ -]?spark|b[12]00|p100|v100|t4|k80|p40|titan(?!s\b|'s\b))"
+    r"(a100|a800|a30|a10g?|a40|a[456]000|rtx[ -]?(?:[2-6]000|3500|4500|5880)[ -]?ada|(?:rtx|gtx)[ -]?(?:[2345]0[5-9]0|10[5-8]0|16[56]0)(?: ?ti)?|l40s?|l4|h100|h800|h200|h20|gh200|gb200|gb10|dgx[ -]?spark|b[12]00|p100|v100|t4|k80|p40|titan(?!s\b|'s\b)"
+    # a Jetson named by its module ("Jetson AGX Orin", "Jetson Orin Nano", "AGX Xavier", "Xavier
+    # NX"): never "Orin" or "Xavier" alone, which are people's names too
+    r"|jetson[ -]?(?:agx[ -]?)?(?:orin|xavier|tx2|nano)(?:[ -]?(?:nano|nx))?|agx[ -]?(?:orin|xavier)|(?:orin|xavier)[ -]?nx)"
     # a memory size or form factor may follow: "A100-40GB", "H100-SXM", "A100 80GB"; never
     # "Titans" alone, a model and a paper's name (the cards are "TITAN RTXs", "two Titans" is rare)
     r"s?(?:(?=-(?:\d+\s*gb?|sxm\d*|pcie|nvl)\b)|(?![\w-]))"
@@ -119,6 +125,10 @@ def _capability(name: str) -> Optional[int]:
     if key.startswith(("rtx-", "gtx-")):
         key = key[:3] + key[4:]  # "RTX-4080" (review 32)
     key = key.replace("-ada", "ada")  # "RTX 4000-Ada"
+    if key.startswith(("jetson", "agx")) or key.endswith("nx"):  # "Jetson AGX Orin", "Orin NX", "AGX Xavier"
+        for module in ("orin", "xavier", "tx2"):
+            if module in key:
+                return GPU_CAPABILITY["jetson" + module]
     return GPU_CAPABILITY.get(key) or GPU_CAPABILITY.get(key[:-2] if key.endswith("ti") else key)
 
 
@@ -514,8 +524,8 @@ _NAMES_A_GPU = lazy(f"(?:{_GPU_WORD_PATTERN})|(?:{_INSTANCE_PATTERN})|[2345]0[89
 
 
 _DIGIT = re.compile(r"[0-9]")
-# the names without a digit: "titan" (with an "i": sre folds "ı" to it) and the DGX Spark
-_DIGITLESS = re.compile(r"titan|dgx[ -]?spark", re.IGNORECASE)
+# the names without a digit: "titan" (with an "i": sre folds "ı" to it), the DGX Spark and the Jetsons
+_DIGITLESS = re.compile(r"titan|dgx[ -]?spark|jetson|agx|orin[ -]?nx|xavier[ -]?nx", re.IGNORECASE)
 _NAME_PAIRS = re.compile(r"a[1-68]|[rg]tx|l4|h[128]|b[12]|p[1-5]|v1|t4|k8|g[2456]|0[89]0")
 
 

@@ -127,6 +127,13 @@ from precision_lint.workspace.hardware import markdown_prose, notebook_capabilit
         ("Trained on 2 TITAN RTXs.", [75]),
         ("We fuse the Memory-as-Context architecture (Titans) with retention, trained on one card.", []),
         ("Chasing bugs in the original Titans implementation, trained by us.", []),
+        # NVIDIA's Jetson modules by their GPU (held-out 41u's F5: a LoRA project tested on an AGX
+        # Orin, Ampere sm87); never "Orin" or "Xavier" alone, people's names too
+        ("Tested on a Jetson AGX Orin Developer Kit.", [87]),
+        ("Runs on a Jetson Orin Nano.", [87]),
+        ("Trained on an AGX Xavier.", [72]),
+        ("Tested on a Jetson TX2.", [62]),
+        ("Thanks to Xavier and Orin for their help, trained by us.", []),
     ],
 )
 def test_statements_advice_and_requests(text, expected):
