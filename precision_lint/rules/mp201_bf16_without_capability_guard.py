@@ -566,6 +566,8 @@ class Bf16WithoutCapabilityGuard(Rule):
             atoms = bf16_dtypes(w.values, cap)
             if not atoms:
                 continue
+            if self._computes_under_fp16_autocast(ctx, cap, w):
+                continue
             if w.scope_kind == "function" and ctx.project.calls.chosen_at_every_call(ctx.facts, w.scope):
                 continue  # a method the code calls only where the user asks for bf16 (or it is native)
             if trains is None:
@@ -608,6 +610,18 @@ class Bf16WithoutCapabilityGuard(Rule):
             if shipped:
                 message += f"; the bfloat16 is passed by {shipped}, the shipped launch"
             yield ctx.diagnostic(self.code, span, message, fix)
+
+    @staticmethod
+    def _computes_under_fp16_autocast(ctx: RuleContext, cap: CapabilityFacts, w) -> bool:
+        """Whether a bf16 ``torch_dtype`` of a 4/8-bit quantized load computes nothing in bf16: the
+        dtype reaches only the layers left unquantized (embeddings, norms, the head), and a unit
+        that trains only under fp16 autocast (``TrainingArguments(fp16=True)``) runs every matmul
+        of theirs in float16, as it does the 4-bit layers' (see :meth:`_bnb`); nothing runs the
+        model outside that autocast (``model.generate(...)`` after training would, in bf16)."""
+        if w.kind != "dtype-kwarg" or w.quantized_unfrozen:
+            return False
+        load = cap.quantized_load(w.span)
+        return load is not None and load[2] is None and trains_under_fp16_autocast(ctx)
 
     @staticmethod
     def _dtype_text(text: str, torch: str, probe: str, fallback: str) -> Optional[str]:

@@ -47,6 +47,7 @@ from ...workspace import hardware
 from ...semantic.values import CONST, DTYPE, SYMBOLIC, Possible, dtypes as dtype_atoms
 from ...semantic.values import replace as replace_fields
 from .precision import Arg, is_training_args, key_span
+from .weights import bitsandbytes_load
 from . import sagemaker
 from ..._regex import lazy
 
@@ -141,6 +142,12 @@ class CapabilityFacts:
     # or newer, as a literal `tf32=True` says (``_asks_tf32``). () where the file decides it.
     tf32: Tuple[Possible, ...] = ()
     cuda_code: bool = False  # uses CUDA (_tree_marks): `.cuda()`, `torch.cuda...`, "cuda:0"
+    # Each load bitsandbytes quantizes (`from_pretrained(..., quantization_config=
+    # BitsAndBytesConfig(...))`, `load_in_4bit=True`) as (start, end) of the call, with the first call that runs its model outside every
+    # fp16 autocast region (None: none, :func:`_model_run_outside_autocast`): its `torch_dtype`
+    # reaches the layers left unquantized (embeddings, norms, the head), whose matmuls a Trainer's
+    # fp16 autocast runs in float16 as it does the 4-bit layers' (held-out 45's F1)
+    quantized_loads: Tuple[Tuple[int, int, Optional[Span]], ...] = ()
     # reads a path under a macOS home folder, or says in its comments and docstrings that it
     # runs on an Apple machine ("Runs on MPS (Apple Silicon)"), and uses no CUDA: run with
     # modules that use none either, it runs on a Mac (MPS or the CPU), not on a CUDA GPU
@@ -160,6 +167,10 @@ class CapabilityFacts:
         if stated is None and any(_only_on_80gb(names) for names in self.default_one_gpu_loads):
             return hardware.NATIVE_BF16  # the script's own default run (review 30a: a 32B checkpoint)
         return stated
+
+    def quantized_load(self, span: Span) -> Optional[Tuple[int, int, Optional[Span]]]:
+        """The quantized load whose call is ``span`` (see ``quantized_loads``); None: not one."""
+        return next((q for q in self.quantized_loads if (q[0], q[1]) == (span.start, span.end)), None)
 
     def call_guarded(self, span: Span) -> bool:
         return (span.start, span.end) in self.guarded_calls
@@ -866,6 +877,7 @@ def _one_gpu_loads(index: ModuleIndex, evaluator: Evaluator, options: List[Argpa
 
 def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
     bnb: List[BnbSite] = []
+    quantized: List[Tuple[int, int, Optional[Span]]] = []
     attention: List[AttentionSite] = []
     opaque: List[Tuple[int, int]] = []
     imports = None  # the guarded flash_attn imports, found where an attention site asks
@@ -895,6 +907,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
                 bnb.append(BnbSite(index.span(site.node), arg, unread, run, run is None and _loads_compute_nothing(index, site.node)))
             continue
         loader = site.method in LOADER_METHODS
+        if loader and bitsandbytes_load(index, evaluator, site):
+            span = index.span(site.node)
+            quantized.append((span.start, span.end, _model_run_outside_autocast(index, evaluator, {id(site.node)})))
         if not (loader or _is_config_call(site)):
             continue
         given = {key: _arg(index, evaluator, site, key) for key in ATTN_KEYS}
@@ -964,6 +979,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator) -> CapabilityFacts:
         keeps_to_cpu=keeps_to_cpu(index, evaluator, trains, marks),
         saves_model=any(_saves(site) for site in index.calls),
         cuda_code=marks.uses_cuda,
+        quantized_loads=tuple(quantized),
         macos_home=marks.macos_home or (not marks.uses_cuda and hardware.names_an_apple_machine(" ".join(t for t, _ in prose))),
         bnb=tuple(bnb),
         attention=tuple(attention),
@@ -1011,7 +1027,16 @@ def _run_outside_autocast(index: ModuleIndex, evaluator: Evaluator, config: ast.
             given = keyword(site.node, "quantization_config")
             if given is not None and _reaches(index, given.value, site.scope, made):
                 models.add(id(site.node))
-        elif site.qualname in _MODEL_WRAPPERS:
+    return _model_run_outside_autocast(index, evaluator, models)
+
+
+def _model_run_outside_autocast(index: ModuleIndex, evaluator: Evaluator, models: Set[int]) -> Optional[Span]:
+    """The first call that runs one of the models the calls ``models`` make (by ``id``), or what
+    ``get_peft_model`` / ``prepare_model_for_kbit_training`` make of them, outside every fp16
+    autocast region (see :func:`_run_outside_autocast`). None where there is none."""
+    models = set(models)
+    for site in index.calls:  # in source order: a wrapper's argument is made before it
+        if site.qualname in _MODEL_WRAPPERS:
             first = first_argument(site.node)
             if first is not None and _reaches(index, first, site.scope, models):
                 models.add(id(site.node))

@@ -1016,10 +1016,7 @@ def _upcast_first(index: ModuleIndex, evaluator: Evaluator, site: CallSite, name
     if not names or site.loops or position(index, site.node) is None:
         return False
     given = keyword(site.node, "quantization_config")
-    if _given(given) and not any(
-        (made := index.call_of(call)) is not None and (made.qualname or "").endswith("BitsAndBytesConfig")
-        for call in _assigned_calls(index, given.value, site.scope)
-    ):
+    if _given(given) and not _bitsandbytes_config(index, given.value, site.scope):
         return False
     at = index.order(site.node)[1]  # past the whole load
     first = None
@@ -1037,6 +1034,26 @@ def _upcast_first(index: ModuleIndex, evaluator: Evaluator, site: CallSite, name
                 and not evaluator.dead(call.guards, call.scope)):
             return True
     return False
+
+
+def _bitsandbytes_config(index: ModuleIndex, value: ast.expr, scope: Scope) -> bool:
+    """Whether a ``quantization_config=`` value is a ``BitsAndBytesConfig(...)`` call (or a
+    name bound to one)."""
+    return any(
+        (made := index.call_of(call)) is not None and (made.qualname or "").endswith("BitsAndBytesConfig")
+        for call in _assigned_calls(index, value, scope)
+    )
+
+
+def bitsandbytes_load(index: ModuleIndex, evaluator: Evaluator, site) -> bool:
+    """A load quantized by bitsandbytes: ``quantization_config=BitsAndBytesConfig(...)``, or
+    ``load_in_4bit=True`` / ``load_in_8bit=True``. Its 4/8-bit layers cast their input to the
+    compute dtype (float16 by default, ``bnb_4bit_compute_dtype``); the dtype the load is given
+    reaches only the layers left unquantized."""
+    given = keyword(site.node, "quantization_config")
+    if _given(given):
+        return _bitsandbytes_config(index, given.value, site.scope)
+    return _quantized(index, evaluator, site)
 
 
 def _assigned_calls(index: ModuleIndex, value: ast.expr, scope: Scope) -> List[ast.Call]:
