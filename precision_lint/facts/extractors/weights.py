@@ -1049,11 +1049,19 @@ def bitsandbytes_load(index: ModuleIndex, evaluator: Evaluator, site) -> bool:
     """A load quantized by bitsandbytes: ``quantization_config=BitsAndBytesConfig(...)``, or
     ``load_in_4bit=True`` / ``load_in_8bit=True``. Its 4/8-bit layers cast their input to the
     compute dtype (float16 by default, ``bnb_4bit_compute_dtype``); the dtype the load is given
-    reaches only the layers left unquantized."""
+    reaches only the layers left unquantized. The keyword may come through a dict the call
+    spreads (``from_pretrained(name, **model_kwargs)``)."""
     given = keyword(site.node, "quantization_config")
     if _given(given):
         return _bitsandbytes_config(index, given.value, site.scope)
-    return _quantized(index, evaluator, site)
+    if _quantized(index, evaluator, site):
+        return True
+    if not any(k.arg is None for k in site.node.keywords):
+        return False
+    return any(
+        source.name == "quantization_config" and not is_constant(source.value, None) and _bitsandbytes_config(index, source.value, site.scope)
+        for source in evaluator.kwarg_sources(site.node, site.scope)
+    )
 
 
 def _assigned_calls(index: ModuleIndex, value: ast.expr, scope: Scope) -> List[ast.Call]:
