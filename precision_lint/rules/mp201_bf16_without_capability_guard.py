@@ -390,6 +390,22 @@ def unit_trains(ctx: RuleContext) -> bool:
     return any((capability_facts(m) or _EMPTY).trains for m in unit_modules(ctx))
 
 
+def _advised_off(ctx: RuleContext, flag) -> bool:
+    """Whether the project's README tells the users of a GPU without native bf16 to turn this
+    flag off by the switch it reads: ``bf16=use_bf16`` where it says "If you are finetuning on a
+    T4 instance which does not support bf16, set the `use_bf16` to `False`", a ``--bf16`` passed
+    by a launch where it says "On a V100, replace `--bf16 True` with `--fp16 True`"
+    (``ShippedFiles.advised_for``). Such a default is written for the newer GPUs the project
+    targets, the older ones' users are told what to change: not a defect of the code (review
+    41u's F1, a README naming an A10 for training)."""
+    names = set()
+    if SIMPLE().match(flag.value_text):
+        names.add(flag.value_text.rsplit(".", 1)[-1])  # `use_bf16`, `cfg.use_bf16`
+    if flag.via == "command-line":
+        names.add("bf16")  # `--bf16`, the option the parser fills
+    return bool(names) and bool(names & ctx.project.shipped.advised_for(ctx.path))
+
+
 def unguarded(atoms: Iterable[Possible], cap: CapabilityFacts) -> List[Possible]:
     """The atoms that select bf16 by themselves on a CUDA GPU: not under a capability check, not
     only reached when the user opts in (a command-line option, a branch on the user's own
@@ -664,7 +680,7 @@ class Bf16WithoutCapabilityGuard(Rule):
         name = site.callee.rsplit(".", 1)[-1]
         if bf16 is not None:
             atoms = truthy(bf16.values, cap)
-            if not atoms:
+            if not atoms or _advised_off(ctx, bf16):
                 return
             edits = self._bf16_flag_edits(ctx, site, bf16, fp16, atoms)
             shipped = passed_by(atoms, ctx.path) if bf16.via == "command-line" else ""

@@ -22,7 +22,7 @@ import io
 import re
 import sys
 import tokenize
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 from .._regex import lazy
 from .markdown import fenced_lines
 
@@ -459,6 +459,39 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
                 if match.start(1) not in read:
                     stated(_capability("rtx" + match.group(1)), sentence, match.start(1))
     return found
+
+
+# What advice names in code: a code span (`use_bf16`, `--bf16 True`) or a command-line flag.
+_CODE_SPAN = lazy(r"`([^`\n]+)`")
+_FLAG = lazy(r"(?<![\w-])--([A-Za-z_][\w-]*)")
+_IDENTIFIER = lazy(r"[A-Za-z_]\w*")
+_NOT_A_SWITCH = frozenset({"True", "False", "None", "true", "false", "none"})
+
+
+def advised_switches(text: str) -> FrozenSet[str]:
+    """The switches a prose text tells the users of a GPU without native bf16 to set: the
+    identifiers and flags a sentence of advice that names such a GPU writes as code ("If you are
+    finetuning on a T4 instance which does not support bf16, set the `use_bf16` to `False`":
+    use_bf16; "On a V100, replace `--bf16 True` with `--fp16 True`": bf16, fp16). A bf16 flag that
+    reads one of them is the users' to turn off, as the project documents: its default is
+    written for the newer GPUs the project names, not a defect of the code (review 41u's F1)."""
+    if not _may_name_a_gpu(text, exact=False) or ("`" not in text and "--" not in text):
+        return frozenset()
+    text = _COUNT().sub(lambda m: f"{m.group(1) or m.group(2)} x ", _URL().sub(" ", text))
+    found: Set[str] = set()
+    for sentence in _SENTENCE().split(text):
+        if "`" not in sentence and "--" not in sentence:
+            continue
+        if not any(
+            (capability := _capability(m.group(1))) is not None and capability < NATIVE_BF16 and _advice(sentence, m.start())
+            for m in _GPU_WORD().finditer(sentence)
+        ):
+            continue
+        for span in _CODE_SPAN().findall(sentence):
+            words = _FLAG().sub(lambda m: " " + m.group(1), span).replace("-", "_")  # `--bf16 True`: bf16
+            found.update(w for w in _IDENTIFIER().findall(words) if w not in _NOT_A_SWITCH)
+        found.update(flag.replace("-", "_") for flag in _FLAG().findall(sentence))
+    return frozenset(found)
 
 
 # A GPU the sentence sets apart from the code's run: "one GPU instead of 2xT4", "a single GPU, not 2

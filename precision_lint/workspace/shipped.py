@@ -48,7 +48,7 @@ import functools
 import os
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from .launches import Launch
@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from .._regex import lazy
 from .hardware import (
-    NATIVE_BF16, compute_capabilities, markdown_prose, names_an_apple_machine, notebook_capability, notebook_markdown, notebook_outputs, recorded_gpus,
+    NATIVE_BF16, advised_switches, compute_capabilities, markdown_prose, names_an_apple_machine, notebook_capability, notebook_markdown, notebook_outputs, recorded_gpus,
     space_card_hardware, stated_in_text, summarise,
 )
 
@@ -124,6 +124,7 @@ class ShippedFiles:
         self._launch_folders: Dict[str, List[str]] = {}  # a launch folder → it and the folders in it
         self._launch_parents: Dict[str, List[str]] = {}  # a folder → the launch folders in it
         self._stated: Dict[Tuple[str, bool], Optional[int]] = {}
+        self._advised: Dict[str, FrozenSet[str]] = {}  # folder → the switches its READMEs advise
         # README path → what it states: read once per README, not once per module beneath it
         # (every module of a package asks for the repository's README)
         self._readme_stated: Dict[str, List[int]] = {}
@@ -314,6 +315,22 @@ class ShippedFiles:
         if text is None:
             return []
         return stated_in_text(text if page.endswith(".rst") else markdown_prose(text))
+
+    def advised_for(self, module_path: str) -> FrozenSet[str]:
+        """The switches the READMEs above the module, up to its project's root, tell the users of
+        a GPU without native bf16 to set (``hardware.advised_switches``: "If you are on a T4,
+        set `use_bf16` to `False`"); read once per folder."""
+        folder = os.path.dirname(os.path.abspath(module_path))
+        found = self._advised.get(folder)
+        if found is None:
+            advised: Set[str] = set()
+            for here in self._up_to_root(folder)[0]:
+                for name in READMES:
+                    text = self._read(os.path.join(here, name))
+                    if text is not None:
+                        advised |= advised_switches(text if name.endswith((".rst", ".txt")) else markdown_prose(text))
+            found = self._advised[folder] = frozenset(advised)
+        return found
 
     def stated_for(self, module_path: str, readme: bool = True) -> Optional[int]:
         """What the module's launch scripts and (with ``readme``) the nearest README above it

@@ -917,3 +917,41 @@ def test_a_colab_row_speaks_for_a_script_a_notebook_runs(tree):
 
 def test_without_a_notebook_a_colab_row_speaks_for_the_project(tree):
     assert _run(tree(HOSTED)) == [("train/train.py", "MP201")]
+
+
+FLAG = """\
+from transformers import TrainingArguments
+
+
+def train(use_bf16=True):
+    return TrainingArguments(output_dir="o", bf16=use_bf16)
+
+
+train()
+"""
+
+LAUNCHED = """\
+from transformers import HfArgumentParser, TrainingArguments
+
+(args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+"""
+
+
+@pytest.mark.parametrize(
+    "files, reported",
+    [
+        # the README tells T4 users which switch turns bf16 off (review 41u's F1)
+        ({"train.py": FLAG, "README.md": "If you are finetuning on a T4 instance which does not support bf16, set the `use_bf16` to `False`.\n"}, False),
+        ({"train.py": LAUNCHED, "run.sh": "torchrun train.py --bf16 True\n",
+          "README.md": "Run `bash run.sh`. If you use V100, please replace `--bf16 True` with `--fp16 True`.\n"}, False),
+        # the README names the T4 and another switch: the flag stays the code's own default
+        ({"train.py": FLAG, "README.md": "If you are on a T4, set `batch_size` to 2.\n"}, True),
+        # a statement, not advice: the README says the code ran on a T4 with that switch
+        ({"train.py": FLAG, "README.md": "We trained on a T4 with `use_bf16` left as it is.\n"}, True),
+        ({"train.py": FLAG.replace("bf16=use_bf16", "bf16=True"), "README.md": "If you are on a T4, set `use_bf16` to `False`.\n"}, True),
+    ],
+    ids=["advised-variable", "advised-launch-flag", "another-switch", "statement", "hard-coded"],
+)
+def test_a_bf16_flag_the_readme_tells_older_gpus_users_to_switch_off(tree, files, reported):
+    root = tree({".git/HEAD": "", **files})
+    assert bool(_run(root)) is reported
