@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import ast
+import builtins
 
 from .index import CallSite, ModuleIndex
 from .names import LIBRARIES, installed_package_name  # noqa: F401  (calls.py reads both from here)
@@ -39,6 +40,11 @@ def _project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
             return f"{made}.{_call_method(index, made)}"
     if site.qualname:
         return None if site.qualname.split(".")[0] in LIBRARIES else site.qualname
+    if isinstance(site.node.func, ast.Name) and _star_imported(index, site.node.func, site.scope):
+        # `from losses import *` then `ClampedLogLoss()`: named as if this module bound it, the
+        # join looks it up in the modules it star-imports (``project/symbols.py``)
+        name = site.node.func.id
+        return f"{index.module_name}.{name}" if index.module_name else name
     if site.method and isinstance(receiver, ast.Name):
         if receiver.id == "self" and site.klass:
             held = _held_on_self(index, site.klass, site.method)  # self.criterion = DistillLoss()
@@ -47,6 +53,26 @@ def _project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
         if made is not None:
             return f"{made}.{site.method}"
     return None
+
+
+def _star_imported(index: ModuleIndex, name: ast.Name, scope) -> bool:
+    """Whether ``name`` may come from a ``from x import *`` of project code at the module's top
+    level: no scope binds it, it is no builtin, and such an import is there (a library's star
+    import, ``from torch.nn import *``, names no project code)."""
+    stars = index.star_imports
+    if stars is None:
+        stars = index.star_imports = tuple(
+            node.module or "" for node in index.module.body
+            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+            and (node.level or (node.module or "").split(".")[0] not in LIBRARIES)
+        )
+    if not stars or name.id in _BUILTINS:
+        return False
+    owner, _ = index.bindings_at(name.id, scope, None)
+    return owner is None
+
+
+_BUILTINS = frozenset(dir(builtins))
 
 
 def _instance_of(index: ModuleIndex, scope, name: ast.Name) -> Optional[str]:

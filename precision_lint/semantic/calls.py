@@ -119,6 +119,8 @@ def call_edges(index: ModuleIndex) -> tuple:
             callee = site.qualname
         if callee is not None:
             edges.add((caller, callee))
+        if site.qualname is None and isinstance(site.node.func, ast.Name) and site.node.func.id in _NOT_CALLING:
+            continue  # `super(Net, self)`, `isinstance(m, Block)`: the class is read, never called
         for arg in arguments(site.node):  # `*handlers` and `**kw` alike
             value = arg.value
             if isinstance(value, (ast.Name, ast.Attribute)):
@@ -126,6 +128,11 @@ def call_edges(index: ModuleIndex) -> tuple:
                 if target is not None and (target.split(".")[0] not in LIBRARIES or installed_package_name(target)):
                     edges.add((caller, target))
     return tuple(sorted(edges))
+
+
+# builtins whose arguments are classes they read, not callables they run (a class passed to
+# one is not built there: ``super(Net, self).__init__()`` in Net's own ``__init__``, tune 44's M1)
+_NOT_CALLING = frozenset({"super", "isinstance", "issubclass", "type", "hasattr", "getattr", "setattr", "vars", "id"})
 
 
 def registered_commands(index: ModuleIndex) -> tuple:

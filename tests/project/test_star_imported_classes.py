@@ -1,0 +1,69 @@
+"""The call graph across ``from losses import *``: a class the importing module calls by the
+name the star import binds is built there, and a class named in its own ``super(Cls,
+self).__init__()`` is not built by itself (tune 44's M1: a hand-written loss with a clamp the
+run's fp16 autocast rounds to 0 went unreported with both)."""
+import pytest
+
+from conftest import config, dedent, write_tree
+from precision_lint.engine import Engine
+from precision_lint.facts.extract import extract_facts
+
+LOSSES = """
+import torch
+import torch.nn as nn
+
+
+class ClampedLogLoss(nn.Module):
+    def __init__(self, eps=1e-8):
+        {init}
+        self.eps = eps
+
+    def forward(self, x, y):
+        p = torch.sigmoid(x)
+        return -(y * torch.log(p.clamp(min=self.eps))).sum()
+"""
+
+TRAIN = """
+import torch
+import torch.nn as nn
+{imported}
+
+
+def fit(model, criterion, opt, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = criterion(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+
+model = nn.Linear(16, 1)
+fit(model, ClampedLogLoss(), torch.optim.AdamW(model.parameters()), [])
+"""
+
+
+@pytest.mark.parametrize("imported", ["from losses import *", "from losses import ClampedLogLoss"])
+@pytest.mark.parametrize("init", ["super(ClampedLogLoss, self).__init__()", "super().__init__()"])
+def test_a_loss_built_through_a_star_import_runs_under_the_runs_autocast(tmp_path, imported, init):
+    write_tree(tmp_path, {"losses.py": dedent(LOSSES.format(init=init)), "train.py": dedent(TRAIN.format(imported=imported))})
+    found = Engine(config(), ["MP402"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    assert [(d.path.rsplit("/", 1)[-1], d.code) for d in found] == [("losses.py", "MP402")]
+
+
+def test_a_class_named_in_super_or_isinstance_is_no_callee():
+    src = dedent(LOSSES.format(init="super(ClampedLogLoss, self).__init__()")) + (
+        "\n\ndef count(m):\n    return isinstance(m, ClampedLogLoss)\n"
+    )
+    edges = extract_facts(src, "losses.py", "losses").call_edges
+    assert not any(callee == "losses.ClampedLogLoss" for _, callee in edges)
+
+
+def test_a_name_a_star_import_binds_is_called_as_this_modules_own_and_a_builtin_is_not():
+    src = "from losses import *\nfrom torch.nn import *\n\nloss = ClampedLogLoss()\nprint(len([]))\n"
+    edges = extract_facts(src, "train.py", "train").call_edges
+    assert ("train", "train.ClampedLogLoss") in edges
+    assert not any(callee.endswith((".print", ".len")) for _, callee in edges)
+    # a library's star import alone names no project code
+    assert not any(c == "train.Linear" for _, c in extract_facts("from torch.nn import *\nLinear(2, 2)\n", "t.py", "t").call_edges)
