@@ -86,6 +86,19 @@ _NOT_RECORDS = frozenset({"node_modules", "site-packages", "venv", "env", "__pyc
 # configuration file for where its findings stand (``is_launch_document``).
 JOB_SUFFIXES = (".yml", ".yaml")
 READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
+# `flash-attn>=2.5.8` (or `flash_attn`, an extra, a marker) as a line of a requirements file or a
+# dependency of pyproject.toml: group 1 its version specifier
+_FLASH_ATTN_LINE = lazy(r"^[ \t]*flash[-_]attn[ \t]*(?:\[[^\]]*\])?[ \t]*([^#;\n]*)", re.IGNORECASE | re.MULTILINE)
+# `pip install flash-attn --no-build-isolation`, `pip install "flash_attn==2.5.8"`
+_PIP_FLASH_ATTN = lazy(r"\bpip3?\s+install\b[^\n]*?(?<![\w./-])[\"']?flash[-_]attn\b([^\s\"']*)", re.IGNORECASE)
+
+
+def flash_attn_2(spec: str) -> bool:
+    """Whether a version specifier of flash-attn allows only FlashAttention-2 or newer: none
+    (the newest release), or one that no 1.x release meets (`==1.0.9`, `<2`, `~=1.0` name
+    FlashAttention-1, which runs on Turing too)."""
+    spec = spec.strip().strip("\"'")
+    return not re.search(r"(?:==|~=|<=?|===)\s*v?1(?:\.|\b)|<\s*2(?:\.0)*(?![\d.])", spec)
 MAX_BYTES = 4 * 1024 * 1024
 LEVELS = 2  # folders above the module searched for its launch scripts
 README_LEVELS = 6  # folders above the module searched for its README
@@ -125,6 +138,7 @@ class ShippedFiles:
         self._launch_parents: Dict[str, List[str]] = {}  # a folder → the launch folders in it
         self._stated: Dict[Tuple[str, bool], Optional[int]] = {}
         self._advised: Dict[str, FrozenSet[str]] = {}  # folder → the switches its READMEs advise
+        self._flash_attn: Dict[str, bool] = {}  # folder → whether its install takes flash-attn 2
         # README path → what it states: read once per README, not once per module beneath it
         # (every module of a package asks for the repository's README)
         self._readme_stated: Dict[str, List[int]] = {}
@@ -316,6 +330,47 @@ class ShippedFiles:
             return []
         return stated_in_text(text if page.endswith(".rst") else markdown_prose(text))
 
+    def _installs_flash_attn(self, folder: str) -> List[int]:
+        """[sm80] where the project installs flash-attn 2, in a folder from ``folder`` up to the
+        project's root: its ``requirements.txt``, its ``pyproject.toml``'s dependencies, or a
+        ``pip install`` line of its README's fenced blocks. FlashAttention-2 (every release
+        since July 2023, and what an unpinned install gets) builds its kernels for Ampere and
+        newer GPUs only ("FlashAttention-2 currently supports Ampere, Ada, or Hopper GPUs";
+        Turing needs flash-attn 1.x): a project whose install takes it is written for those
+        GPUs, as one whose SLURM script requests an A100. An optional extra states nothing."""
+        for here in self._up_to_root(folder)[0]:
+            found = self._flash_attn.get(here)
+            if found is None:
+                found = self._flash_attn[here] = self._folder_installs_flash_attn(here)
+            if found:
+                return [NATIVE_BF16]
+        return []
+
+    def _folder_installs_flash_attn(self, here: str) -> bool:
+        for name in ("requirements.txt", "requirement.txt"):
+            text = self._read(os.path.join(here, name))
+            if text and any(flash_attn_2(m.group(1)) for m in _FLASH_ATTN_LINE().finditer(text)):
+                return True
+        text = self._read(os.path.join(here, "pyproject.toml"))
+        if text and "flash" in text:
+            from ..knowledge import tomllib_module
+
+            try:
+                project = tomllib_module().loads(text).get("project") or {}
+            except Exception:  # a file that does not parse states nothing (config.py reports it)
+                project = {}
+            for dependency in project.get("dependencies") or ():
+                match = _FLASH_ATTN_LINE().match(dependency) if isinstance(dependency, str) else None
+                if match is not None and flash_attn_2(match.group(1)):
+                    return True
+        for name in READMES:
+            readme = os.path.join(here, name)
+            if self._read(readme) is not None:
+                if any(flash_attn_2(m.group(1)) for m in _PIP_FLASH_ATTN().finditer(self._shell(readme))):
+                    return True
+                break
+        return False
+
     def advised_for(self, module_path: str) -> FrozenSet[str]:
         """The switches the READMEs above the module, up to its project's root, tell the users of
         a GPU without native bf16 to set (``hardware.advised_switches``: "If you are on a T4,
@@ -349,6 +404,7 @@ class ShippedFiles:
         if os.path.isfile(path):
             if readme:
                 found.extend(self._nearest_readme(os.path.dirname(path), path))
+                found.extend(self._installs_flash_attn(os.path.dirname(path)))
                 root = self._up_to_root(os.path.dirname(path))[1]
                 if root is not None:
                     found.extend(self._recorded_runs(root))

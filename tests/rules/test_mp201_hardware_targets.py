@@ -416,8 +416,12 @@ TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(ou
         {"../walkthrough.ipynb": _notebook("!torchrun src/train.py", markdown=("Validated on NVIDIA A10G GPUs.",))},
         # the project's Colab notebook in a `notebooks/` folder beside the script's, its metadata's GPU
         {"../notebooks/run.ipynb": _notebook("%cd project\n!python src/train.py", {"accelerator": "GPU", "colab": {"gpuType": "L4"}})},
+        # an install that takes flash-attn 2, whose kernels exist for Ampere and newer only
+        {"../requirements.txt": "torch==2.3.1\nflash-attn>=2.5.8\n"},
+        {"../pyproject.toml": '[project]\nname = "p"\ndependencies = ["torch", "flash_attn==2.6.3"]\n'},
+        {"../README.md": "## Install\n\n```bash\npip install -r requirements.txt\npip install flash-attn --no-build-isolation\n```\n"},
     ],
-    ids=["slurm-gres", "slurm-partition-above", "tf32-launch-in-a-launch-subfolder", "readme-own-folder", "readme-of-the-project", "silent-readme-below-the-projects", "readme-with-code", "notebook-launcher", "notebooks-folder"],
+    ids=["slurm-gres", "slurm-partition-above", "tf32-launch-in-a-launch-subfolder", "readme-own-folder", "readme-of-the-project", "silent-readme-below-the-projects", "readme-with-code", "notebook-launcher", "notebooks-folder", "flash-attn-requirement", "flash-attn-dependency", "flash-attn-readme-install"],
 )
 def test_launchers_and_the_folders_readme_state_the_target(tree, files):
     root = tree({"src/train.py": TRAIN, **{f"src/{k}": v for k, v in files.items()}})
@@ -433,8 +437,10 @@ def test_launchers_and_the_folders_readme_state_the_target(tree, files):
         {"README.md": "Every example was tested on an A100.\n", "src/README.md": "# Examples\n\nWe ran these on a T4.\n"},  # a nearer README
         {"docs/README.md": "Tested on 4x A100 80GB.\n"},  # another folder's
         {"src/launch.sh": "#!/bin/bash\n# runs on a T4\npython train.py  # A100\n"},  # commands are not read
+        {"requirements.txt": "flash-attn==1.0.9\n"},  # FlashAttention-1 runs on Turing too
+        {"pyproject.toml": '[project]\nname = "p"\n[project.optional-dependencies]\nfast = ["flash-attn>=2"]\n'},  # an option
     ],
-    ids=["slurm-other-folders-script", "nearer-readme", "other-folders-readme", "script-command"],
+    ids=["slurm-other-folders-script", "nearer-readme", "other-folders-readme", "script-command", "flash-attn-1", "flash-attn-extra"],
 )
 def test_files_that_do_not_speak_about_the_module_state_nothing(tree, files):
     assert _run(tree({"src/train.py": TRAIN, **files})) == [("src/train.py", "MP201")]
@@ -955,3 +961,19 @@ from transformers import HfArgumentParser, TrainingArguments
 def test_a_bf16_flag_the_readme_tells_older_gpus_users_to_switch_off(tree, files, reported):
     root = tree({".git/HEAD": "", **files})
     assert bool(_run(root)) is reported
+
+
+FA2_LOAD = """\
+import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("org/lm", torch_dtype=torch.float16, attn_implementation="flash_attention_2").cuda()
+"""
+
+
+@pytest.mark.parametrize("requirements, reported", [("torch\nflash-attn\n", False), ("torch\n", True), ("flash-attn<2\n", True)])
+def test_flash_attention_2_in_a_project_that_installs_flash_attn_2(tree, requirements, reported):
+    """MP202 where the project's own install takes flash-attn 2: the kernels it installs exist
+    for Ampere and newer only, so the project is written for those GPUs."""
+    root = tree({".git/HEAD": "", "requirements.txt": requirements, "infer.py": FA2_LOAD})
+    assert bool(_run(root, codes=("MP202",))) is reported
