@@ -76,7 +76,8 @@ class WeightsSite:
     # early exit before it, whose failing path ends the program): it may not run
     conditional: bool = False
     # a load written as a statement alone (`AutoModel.from_pretrained(name, dtype=...)`): its
-    # result is dropped, so nothing computes with these weights (a script that fills the cache)
+    # result is dropped, so nothing computes with these weights (a script that fills the cache);
+    # or a new object bound to names no read sees before they are bound again (_dead_store)
     discarded: bool = False
     # a bf16 cast or load whose model is then only saved (`model.to(torch.bfloat16)`, then
     # `model.save_pretrained(out)`): a conversion that runs nothing in that dtype
@@ -704,6 +705,39 @@ FALSY = (False, None, 0, "")
 _KEEPS_DTYPE = frozenset({"cpu", "cuda", "xpu", "npu", "train", "eval", "requires_grad_"})
 
 
+def _dead_store(index: ModuleIndex, site: CallSite, targets: Tuple[str, ...]) -> bool:
+    """Whether the model a load or a cast of a new object makes (``down = Smooth(5).cuda().to(
+    dtype=torch.bfloat16)``) is bound only to plain names that no read sees: each is bound
+    again (``down = Smooth(5).cuda()``) before any use, so nothing computes with it (tune 46's
+    F2/F3, a scratch ``__main__`` block). A cast of a module a name holds (``m = model.half()``)
+    changes that module in place: not a new object, never a dead store."""
+    statement = site.statement
+    if not targets or not isinstance(statement, ast.Assign) or not _in_place_chain(statement.value, site.node):
+        return False
+    if not all(isinstance(t, ast.Name) for t in statement.targets):
+        return False
+    if not is_loader(site):
+        root = site.receiver
+        while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and isinstance(root.func.value, ast.Call):
+            root = root.func.value  # `Smooth(5).cuda().to(...)`: down to `Smooth(5)`
+        if not isinstance(root, ast.Call) or (
+            isinstance(root.func, ast.Attribute) and root.func.attr in (*_KEEPS_DTYPE, *CAST_METHODS, "to")
+        ):
+            return False  # `model.cuda().half()`: the module `model` holds, cast in place
+    scope = site.scope
+    for target in statement.targets:
+        bindings = scope.assignments.get(target.id, ())
+        if len(bindings) < 2 or target.id in scope.globals:
+            return False  # bound once (or a global another function may read): it may be read
+    names = {t.id for t in statement.targets}
+    for node in ast.walk(scope.node):
+        if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+            seen = reaching(index, node, index.scope_of(node))
+            if seen.owner is None or any(b.statement is statement for b in seen.bindings):
+                return False  # read where this binding may reach, or not known
+    return True
+
+
 def _in_place_chain(value: ast.expr, call: ast.Call) -> bool:
     """Whether ``value`` is ``call`` itself or ``call`` followed by module methods that move or
     switch the module in place and return it, its dtype kept (``.cpu()``, ``.cuda()``,
@@ -1259,6 +1293,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             # the base's own parameters a quantized base unfreezes
             keys = keys | objects.keys(lora.node, lora.scope, lora.klass)
             trained, trained_scope = objects.trained_here(keys)
+        discarded = discarded or _dead_store(index, site, targets)
         out.append(
             WeightsSite(
                 kind=kind,
