@@ -133,6 +133,10 @@ def _with_notebook_targets(facts: ModuleFacts, notebook) -> ModuleFacts:
     outputs = hardware.notebook_outputs(notebook.data)
     stated = hardware.notebook_capability(metadata, markdown, outputs)
     device = hardware.notebook_device(metadata, markdown)
+    scoped = _newer_stated_rows(notebook) if markdown else ()
+    if scoped:
+        cap = dataclasses.replace(cap, newer_stated_rows=scoped)
+        facts = dataclasses.replace(facts, sections={**facts.sections, "capability": cap})
     if stated is None and device is None:
         return facts
     # what its code's comments name counts beside, never over, the GPU its saved outputs record
@@ -146,6 +150,28 @@ def _with_notebook_targets(facts: ModuleFacts, notebook) -> ModuleFacts:
     )
     out = dataclasses.replace(facts, sections={**facts.sections, "capability": new})
     return out
+
+
+def _newer_stated_rows(notebook) -> Tuple[Tuple[int, int], ...]:
+    """The rows of the code cells between a markdown cell that states GPUs with native bf16
+    only ("The FLUX cells below will only work on an A100") and the next markdown cell: the
+    notebook says those cells need that GPU (the user switches the runtime for them), though its
+    metadata records the T4 it was saved with."""
+    rows = notebook.code_cell_rows()
+    by_index = {cell.index: row for cell, row in zip(notebook.cells, rows)}
+    out = []
+    current = None
+    for index, cell in enumerate(notebook.data.get("cells") or ()):
+        if not isinstance(cell, dict):
+            continue
+        if cell.get("cell_type") == "markdown":
+            source = cell.get("source")
+            text = "".join(source) if isinstance(source, list) else str(source or "")
+            found = hardware.section_gpus(hardware.markdown_prose(text))
+            current = min(found) if found and min(found) >= hardware.NATIVE_BF16 else None
+        elif index in by_index and current is not None:
+            out.append(by_index[index])
+    return tuple(out)
 
 
 def _held_back(diagnostics: Sequence[Diagnostic], unsafe: bool) -> int:

@@ -71,7 +71,7 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
             return
         setup = None
         for site in cap.attention:
-            if cap.call_guarded(site.span) or self._projects_own_switch(ctx, site):
+            if cap.call_guarded(site.span) or self._projects_own_switch(ctx, site) or cap.stated_newer_at(site.span.line):
                 continue
             arg = site.arg
             if site.key == "attn_implementation":

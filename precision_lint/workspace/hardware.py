@@ -468,6 +468,34 @@ _IDENTIFIER = lazy(r"[A-Za-z_]\w*")
 _NOT_A_SWITCH = frozenset({"True", "False", "None", "true", "false", "none"})
 
 
+# What a notebook's markdown says of the cells below it: they work only on, or need, a GPU
+_ONLY_ON = lazy(r"\b(?:only\s+(?:works?|runs?)|(?:will|would|can)\s+only\s+(?:work|run)|needs?|requires?|required)\b", re.IGNORECASE)
+
+
+def section_gpus(text: str) -> List[int]:
+    """The GPUs a notebook's markdown cell says the code cells below it are written for: those
+    it says the cells need or work only on ("This next cell will only work on an A100", even
+    where another sentence points to a T4 example elsewhere: tune 46's F1); failing such a
+    sentence, those it states and every older GPU it names at all. Advice ("Set bf16 to True
+    with an A100") names no section's GPU."""
+    if not _may_name_a_gpu(text, exact=False):
+        return []
+    text = _COUNT().sub(lambda m: f"{m.group(1) or m.group(2)} x ", _URL().sub(" ", text))
+    required: List[int] = []
+    named: List[int] = []
+    for sentence in _SENTENCE().split(text):
+        needs = _ONLY_ON().search(sentence) is not None
+        for match in _GPU_WORD().finditer(sentence):
+            capability = _capability(match.group(1))
+            if capability is None:
+                continue
+            if needs and not _HYPOTHETICAL().search(sentence[: match.start()]):
+                required.append(capability)
+            elif capability < NATIVE_BF16 or not _advice(sentence, match.start()):
+                named.append(capability)
+    return required or named
+
+
 def advised_switches(text: str) -> FrozenSet[str]:
     """The switches a prose text tells the users of a GPU without native bf16 to set: the
     identifiers and flags a sentence of advice that names such a GPU writes as code ("If you are

@@ -477,6 +477,18 @@ class Notebook:
             row += text.count("\n")
         return tuple(out)
 
+    def code_cell_rows(self) -> Tuple[Tuple[int, int], ...]:
+        """The first and last row of :attr:`text` each code cell stands on, in cell order (as
+        :attr:`command_rows` counts them: one boundary line between two cells)."""
+        out = []
+        row = 1
+        for n, cell in enumerate(self.cells):
+            row += n > 0
+            lines = _terminated(cell.python).count("\n")
+            out.append((row, row + max(lines, 1) - 1))
+            row += lines
+        return tuple(out)
+
     def __init__(self, raw: bytes, data: dict, cells: Sequence[CodeCell], style: JsonStyle, python: bool = True):
         self.raw = raw
         self.data = data

@@ -977,3 +977,38 @@ def test_flash_attention_2_in_a_project_that_installs_flash_attn_2(tree, require
     for Ampere and newer only, so the project is written for those GPUs."""
     root = tree({".git/HEAD": "", "requirements.txt": requirements, "infer.py": FA2_LOAD})
     assert bool(_run(root, codes=("MP202",))) is reported
+
+
+def _sections(*cells):
+    """A Colab notebook saved on a T4 runtime, of (kind, source) cells."""
+    out = [
+        {"cell_type": kind, "metadata": {}, "source": text, **({"execution_count": None, "outputs": []} if kind == "code" else {})}
+        for kind, text in cells
+    ]
+    meta = {"accelerator": "GPU", "colab": {"gpuType": "T4"}}
+    return json.dumps({"cells": out, "metadata": meta, "nbformat": 4, "nbformat_minor": 5})
+
+
+BF16_CELL = "import torch\nfrom transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('big', torch_dtype=torch.bfloat16).cuda()\n"
+
+
+@pytest.mark.parametrize(
+    "cells, reported",
+    [
+        # the markdown right above says the cell needs an A100 (tune 46's F1): the user switches runtimes
+        ((("markdown", "## This cell will only work on an A100"), ("code", BF16_CELL)), False),
+        ((("markdown", "## Big model (needs an H100 or an A100)"), ("code", "x = 1\n"), ("code", BF16_CELL)), False),
+        # what the cells need, beside a T4 example it points to elsewhere
+        ((("markdown", "## This next cell will only work on a big GPU like an A100\n\nBut at the bottom is an example that runs on a free T4!"), ("code", BF16_CELL)), False),
+        ((("markdown", "Set bf16 to True with an A100."), ("code", BF16_CELL)), True),  # advice
+        # the section ends at the next markdown cell
+        ((("markdown", "## This cell will only work on an A100"), ("code", "x = 1\n"), ("markdown", "## Back to the demo"), ("code", BF16_CELL)), True),
+        # a section that names a T4 too, or none
+        ((("markdown", "## Runs on an A100; on a T4 it is slow"), ("code", BF16_CELL)), True),
+        ((("markdown", "## Load the model"), ("code", BF16_CELL)), True),
+    ],
+    ids=["a100-section", "a100-section-two-cells", "needs-a100-t4-elsewhere", "advice", "section-ended", "t4-named-too", "no-gpu-named"],
+)
+def test_a_notebook_section_whose_markdown_names_a_newer_gpu(cells, reported):
+    found = check_source(_sections(*cells), path="nb.ipynb", config=config(transformers_version="5.23"))
+    assert any(d.code == "MP201" for d in found) is reported

@@ -148,6 +148,11 @@ class CapabilityFacts:
     # reaches the layers left unquantized (embeddings, norms, the head), whose matmuls a Trainer's
     # fp16 autocast runs in float16 as it does the 4-bit layers' (held-out 45's F1)
     quantized_loads: Tuple[Tuple[int, int, Optional[Span]], ...] = ()
+    # A notebook's rows (first, last) of the code cells right below a markdown cell that states
+    # GPUs with native bf16 only ("This cell will only work on an A100"): those cells are
+    # written for that GPU, whatever runtime the notebook was saved with (tune 46's F1). Added
+    # on each run from the notebook (``engine._with_notebook_targets``), as its metadata is.
+    newer_stated_rows: Tuple[Tuple[int, int], ...] = ()
     # reads a path under a macOS home folder, or says in its comments and docstrings that it
     # runs on an Apple machine ("Runs on MPS (Apple Silicon)"), and uses no CUDA: run with
     # modules that use none either, it runs on a Mac (MPS or the CPU), not on a CUDA GPU
@@ -167,6 +172,11 @@ class CapabilityFacts:
         if stated is None and any(_only_on_80gb(names) for names in self.default_one_gpu_loads):
             return hardware.NATIVE_BF16  # the script's own default run (review 30a: a 32B checkpoint)
         return stated
+
+    def stated_newer_at(self, line: int) -> bool:
+        """Whether the markdown just above the code cell holding ``line`` states that it runs on
+        GPUs with native bf16 only (see ``newer_stated_rows``)."""
+        return any(first <= line <= last for first, last in self.newer_stated_rows)
 
     def quantized_load(self, span: Span) -> Optional[Tuple[int, int, Optional[Span]]]:
         """The quantized load whose call is ``span`` (see ``quantized_loads``); None: not one."""
