@@ -381,3 +381,27 @@ def test_a_toml_key_in_the_second_table_of_its_name_is_shown_at_its_line(tmp_pat
     assert {(os.path.basename(r.path), r.span.line) for r in finding.related} >= {("train.toml", 5)}
     write_tree(tmp_path, {"train.toml": toml.replace("true", "false")})
     assert Engine(config(), ["MP101"], jobs=1).run_paths([str(tmp_path)]).diagnostics == []
+
+
+# --- YAML: the merge key ----------------------------------------------------------------------
+MERGED = """\
+defaults: &defaults
+  fp16: true
+  lr: 0.001
+train:
+  <<: *defaults
+  lr: 0.01
+explicit:
+  !!merge <<: *defaults
+  fp16: false
+"""
+
+
+def test_a_yaml_merge_key_reads_the_merged_mapping_first(tmp_path):
+    """``<<: *defaults`` (YAML's merge key, read by PyYAML and OmegaConf): valid YAML whose
+    mapping takes the anchor's entries, its own after them (held-out 44u's F1: a Hydra config
+    reported as "not valid YAML")."""
+    merged = _at(tmp_path, "c.yaml", MERGED, "train", "fp16")
+    assert merged is not None and merged.value is True
+    assert _at(tmp_path, "c.yaml", MERGED, "train", "lr").value == 0.01  # its own, after the merge
+    assert _at(tmp_path, "c.yaml", MERGED, "explicit", "fp16").value is False
