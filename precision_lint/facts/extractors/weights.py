@@ -705,6 +705,20 @@ FALSY = (False, None, 0, "")
 _KEEPS_DTYPE = frozenset({"cpu", "cuda", "xpu", "npu", "train", "eval", "requires_grad_"})
 
 
+# The classes whose `from_pretrained` makes no weights: a tokenizer, a processor, a feature
+# extractor (a `torch_dtype=` given to one lands in its init kwargs and changes nothing)
+_NO_WEIGHTS = ("Tokenizer", "TokenizerFast", "Processor", "FeatureExtractor")
+
+
+def _loads_no_weights(site: CallSite) -> bool:
+    """``AutoTokenizer.from_pretrained(name, torch_dtype=torch.bfloat16)``: the receiver is a
+    tokenizer, processor or feature extractor class (held-out 45u: a perplexity script that
+    passes the model's dtype to its tokenizer too). A config is not one: a model loaded with it
+    may take its ``torch_dtype`` (``dtype="auto"``)."""
+    klass = (site.qualname or "").rpartition(".")[0].rsplit(".", 1)[-1]
+    return bool(klass) and klass.endswith(_NO_WEIGHTS)
+
+
 def _dead_store(index: ModuleIndex, site: CallSite, targets: Tuple[str, ...]) -> bool:
     """Whether the model a load or a cast of a new object makes (``down = Smooth(5).cuda().to(
     dtype=torch.bfloat16)``) is bound only to plain names that no read sees: each is bound
@@ -1147,7 +1161,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         builds = ""
         vals: Tuple[Possible, ...] = ()
         if is_loader(site):
-            if _loads_adapters_only(site):
+            if _loads_adapters_only(site) or _loads_no_weights(site):
                 continue
             # `**kwargs` of the enclosing function spread there: each name's entry (the callers')
             sources = [s for s in evaluator.kwarg_sources(node, site.scope) if s.name in DTYPE_KWARGS] or [
