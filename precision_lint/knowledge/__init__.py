@@ -638,9 +638,9 @@ def removed_keyword_names() -> FrozenSet[str]:
 
 @lru_cache(maxsize=None)
 def valued_names() -> FrozenSet[str]:
-    """The keywords of rows with ``quiet_values`` or removed ``values``: the facts layer records
-    the values the code gives them."""
-    return frozenset(m.name for m in migrations() if m.kind == "keyword" and (m.quiet_values or m.values))
+    """The keywords of rows with ``quiet_values``, ``silent_values`` or removed ``values``: the
+    facts layer records the values the code gives them."""
+    return frozenset(m.name for m in migrations() if m.kind == "keyword" and (m.quiet_values or m.values or m.silent_values))
 
 
 def newer_names() -> FrozenSet[str]:

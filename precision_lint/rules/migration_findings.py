@@ -444,8 +444,15 @@ class MigrationJudge:
 
     def _silent(self, row: Migration, use, keywords) -> bool:
         """Whether the call is one the row's ``silent_since`` accepts silently (a literal
-        ``"auto"``, or ``config=`` beside it, where the table says so)."""
-        return row.silent_for(use.value_text, keywords)
+        ``"auto"``, or ``config=`` beside it, where the table says so), also where the value is
+        not written as a literal but every value the code gives it is one (a parameter whose
+        default is ``"auto"`` and that no caller passes: held-out 44u's F2)."""
+        if row.silent_for(use.value_text, keywords):
+            return True
+        given = _given_by_code(use)
+        return bool(given) and all(
+            v.kind == CONST and isinstance(v.value, str) and row.silent_for(repr(v.value), keywords) for v in given
+        )
 
     def _still_warns(self, found, call, use, any_stage: bool) -> Optional[Tuple[Migration, str]]:
         """``found``, unless the call is one that every allowed version that warns for other

@@ -529,3 +529,23 @@ def test_return_all_scores_warns_from_4_25_and_is_ignored_from_5(version, warns)
         assert "`return_all_scores=` passed to `pipeline` is deprecated since transformers 4.25" in d.message
         assert "ignore it (the pipeline gives the top label alone" in d.message and "top_k=None" in d.message
         assert d.fix is None
+
+
+AUTO_BY_DEFAULT = """
+from transformers import AutoModelForCausalLM
+
+
+def load(name, torch_dtype="auto"):
+    return AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch_dtype)
+
+
+model = load("gpt2"{passed})
+"""
+
+
+@pytest.mark.parametrize("passed, reported", [("", False), (', torch_dtype="auto"', False), (", torch_dtype=torch.float16", True)])
+def test_a_parameter_that_is_auto_in_every_call_is_auto(passed, reported):
+    """``torch_dtype=torch_dtype`` of a parameter whose default is ``"auto"`` and that no caller
+    passes otherwise: transformers 5.x pops ``"auto"`` silently, as the literal (held-out 44u's F2)."""
+    src = ("import torch\n" if "torch." in passed else "") + AUTO_BY_DEFAULT.format(passed=passed)
+    assert bool(lint304(src, transformers_version="5.24")) is reported
