@@ -684,6 +684,24 @@ def test_a_removed_flag_given_its_default_is_removed_not_replaced(value, told):
 
 
 @pytest.mark.parametrize(
+    "keyword, value, told",
+    [
+        ("use_flash_attention_2", "False", "remove it (`False` is what it defaulted to"),
+        ("use_flash_attention_2", "True", 'use attn_implementation="flash_attention_2"'),
+        ("load_in_8bit", "False", "remove it (`False` is what it defaulted to"),
+        ("load_in_4bit", "True", "use quantization_config=BitsAndBytesConfig(...)"),
+    ],
+)
+def test_a_removed_loader_flag_given_its_default_is_removed_not_replaced(keyword, value, told):
+    """``use_flash_attention_2=False`` (held-out 46u's F1): its replacement would turn
+    FlashAttention-2 on (and need an Ampere GPU); ``load_in_8bit=False`` asks for no
+    quantization. The default is what the load does without the keyword."""
+    src = f"from transformers import AutoModelForCausalLM\n\nm = AutoModelForCausalLM.from_pretrained('m', {keyword}={value})\n"
+    (d,) = [d for d in lint(src, cfg=config(transformers_version="5.2")) if d.code == "MP302"]
+    assert told in d.message
+
+
+@pytest.mark.parametrize(
     "handler, reported",
     [
         ("return TrainingArguments('out')", False),
