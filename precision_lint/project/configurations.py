@@ -71,6 +71,13 @@ def _user_choice(v: Possible) -> bool:
     return any(g.user_choice for g in v.guards)
 
 
+def casts_nowhere(conditions: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...], bool]]) -> bool:
+    """Whether a cast under ``conditions`` (``WeightsSite.cast_when``) runs in no configuration:
+    a test of its function's parameter that every call leaves at, or passes, a literal the test
+    refuses (``if precision == "half": model.half()`` of ``precision="full"`` no caller changes)."""
+    return bool(conditions) and not casts_in(conditions, Possible(CONST, True))
+
+
 def casts_in(conditions: Sequence[Tuple[Sequence[Possible], Tuple[Any, ...], bool]], chosen: Possible) -> bool:
     """Whether a cast under ``conditions`` (``WeightsSite.cast_when``) may run in the
     configuration of ``chosen``: no condition certainly fails there (every value its subject may

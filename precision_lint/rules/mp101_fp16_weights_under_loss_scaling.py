@@ -88,7 +88,7 @@ from ..knowledge import peft_model_kept
 from ..facts.model import ModuleFacts
 from ..semantic.literal_tests import chosen_apart, conjuncts
 from ..semantic.values import CONST, DTYPE, Possible, dtype_of_string, may_be_true
-from ..project.configurations import FALSY, alongside, builds_in, by_user_only, casts_in, conditions_apart, configurations, runs_deepspeed, wraps_adapters
+from ..project.configurations import FALSY, alongside, builds_in, by_user_only, casts_in, casts_nowhere, conditions_apart, configurations, runs_deepspeed, wraps_adapters
 from ..project.launched_precision import LaunchedPrecision, builds_no_grad_scaler, launched
 from ..project.options import BY_HAND, from_launcher, launcher_shown, passed_by
 from ..project.runs import half_in_run, run_name, trained_in_run, training_site, value_in_run
@@ -572,7 +572,7 @@ class Fp16WeightsUnderLossScaling(Rule):
         pin = base_dtype_adapters(ctx) if any(w.peft and not w.quantized_unfrozen for w in candidates) else None
         kept = peft_model_kept()
         for weights in candidates:
-            if weights.cast_when and not casts_in(weights.cast_when, Possible(CONST, True)):
+            if casts_nowhere(weights.cast_when):
                 continue  # cast in no run: every call leaves the parameter its test reads at a value it refuses
             if weights.kept_peft and ctx.targets.of(kept.library).every_at_least(kept.until):
                 continue  # the trainer wraps the PeftModel again: float32 adapters (or refuses it)
@@ -631,7 +631,7 @@ class Fp16WeightsUnderLossScaling(Rule):
             paths = ctx.project.unit_view(entry)
             if not half_in_run(ctx.project, weights.values, paths):
                 return  # the float16 comes from another run's call (each run has its own arguments)
-            if not casts_in(_conditions_in_run(ctx.project, weights.cast_when, paths), Possible(CONST, True)):
+            if casts_nowhere(_conditions_in_run(ctx.project, weights.cast_when, paths)):
                 return  # cast only where a call of another run passes what its test accepts
             if training_site(ctx.project, entry, ctx.facts, weights.scope, weights.span.line) is None:  # (its unit: kept)
                 return  # this run steps no optimizer: no gradients are ever unscaled

@@ -23,8 +23,8 @@ from typing import Optional
 
 from ..diagnostics import UNSAFE, Fix, Related
 from ..semantic.literal_tests import chosen_apart, conjuncts, never_together, values_tested
-from ..semantic.values import CONST, HALF, Possible
-from ..project.configurations import casts_in, wrapped_in_shipped_runs
+from ..semantic.values import HALF
+from ..project.configurations import casts_nowhere, wrapped_in_shipped_runs
 from .base import Rule, RuleContext, base_dtype_adapters, base_dtype_note, insert, replace
 
 FP16_SMALLEST = 2.0 ** -24  # smallest positive float16 (subnormal)
@@ -44,7 +44,7 @@ def _half_owners(ctx: RuleContext):
         if "float16" not in site.dtypes:
             continue
         judged.add(site.span.start)
-        if _cast_in_no_run(site):
+        if casts_nowhere(site.cast_when):
             continue
         if not site.trainable or _adapters_only(ctx, site):
             untrained.update((t, site.scope) for t in site.targets)
@@ -67,7 +67,7 @@ def _trained_by(ctx: RuleContext, optimizer):
     ``unet.to(dtype=torch.float16)``: ``WeightsSite.trained_by``); None otherwise."""
     for site in ctx.facts.section("weights"):
         if "float16" in site.dtypes and site.trainable and optimizer.span.start in site.trained_by:
-            if not _adapters_only(ctx, site) and not _made_after(site, optimizer) and not _cast_in_no_run(site):
+            if not _adapters_only(ctx, site) and not _made_after(site, optimizer) and not casts_nowhere(site.cast_when):
                 return optimizer.owners[0], Related(ctx.path, site.span, "float16 parameters made here"), site
     return None
 
@@ -143,20 +143,13 @@ def _passed_by_callers(ctx: RuleContext, owner_params):
     return None
 
 
-def _cast_in_no_run(site) -> bool:
-    """Whether a cast runs in no configuration: under a test of its function's parameter that
-    every call leaves at, or passes, a literal it refuses (``if precision == "half":
-    model.half()`` of ``precision="full"`` no caller changes: ``WeightsSite.cast_when``)."""
-    return bool(site.cast_when) and not casts_in(site.cast_when, Possible(CONST, True))
-
-
 def _trained_half_at(ctx: RuleContext, module, span):
     """The float16 weights site of ``module`` at ``span`` that trains as float16 there."""
     sites = module.section("weights") or ()
     for site in sites:
         if site.span.start > span.end or span.start > site.span.end or "float16" not in site.dtypes:
             continue
-        if not site.trainable or _adapters_only(ctx, site) or _cast_in_no_run(site):
+        if not site.trainable or _adapters_only(ctx, site) or casts_nowhere(site.cast_when):
             return None
         if any(
             w.scope == site.scope and set(w.targets) & set(site.targets) and w.span.start > site.span.end and "float16" not in w.dtypes
