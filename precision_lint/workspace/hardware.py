@@ -398,6 +398,12 @@ def _labelled_rows(text: str) -> str:
     return "\n".join(lines)
 
 
+def _spaced(text: str) -> str:
+    """``text`` with its links cut out and its GPU counts spaced ("8xA100" → "8 x A100"), as
+    every reading of GPUs in prose takes it."""
+    return _COUNT().sub(lambda m: f"{m.group(1) or m.group(2)} x ", _URL().sub(" ", text))
+
+
 def stated_in_text(text: str, note: bool = False) -> List[int]:
     """The capabilities of the GPUs a prose text states it runs on: every GPU named in a
     stating sentence, and every pre-Ampere GPU named at all (advice to a T4 user says T4
@@ -420,7 +426,7 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
         found.extend(_stated_architectures(text, note))
     if "--" not in text and "SBATCH" not in text and not _may_name_a_gpu(text, exact=False):
         return found  # no SLURM request and no GPU name: not even the links are cut out
-    text = _COUNT().sub(lambda m: f"{m.group(1) or m.group(2)} x ", _URL().sub(" ", text))
+    text = _spaced(text)
     for match in _SLURM().finditer(text):
         requested = match.group(1).replace("_", " ")  # `gpu_a100`: the GPU after the underscore
         for gpu in _GPU_WORD().finditer(requested):
@@ -461,13 +467,6 @@ def stated_in_text(text: str, note: bool = False) -> List[int]:
     return found
 
 
-# What advice names in code: a code span (`use_bf16`, `--bf16 True`) or a command-line flag.
-_CODE_SPAN = lazy(r"`([^`\n]+)`")
-_FLAG = lazy(r"(?<![\w-])--([A-Za-z_][\w-]*)")
-_IDENTIFIER = lazy(r"[A-Za-z_]\w*")
-_NOT_A_SWITCH = frozenset({"True", "False", "None", "true", "false", "none"})
-
-
 # What a notebook's markdown says of the cells below it: they work only on, or need, a GPU
 _ONLY_ON = lazy(r"\b(?:only\s+(?:works?|runs?)|(?:will|would|can)\s+only\s+(?:work|run)|needs?|requires?|required)\b", re.IGNORECASE)
 
@@ -480,7 +479,7 @@ def section_gpus(text: str) -> List[int]:
     with an A100") names no section's GPU."""
     if not _may_name_a_gpu(text, exact=False):
         return []
-    text = _COUNT().sub(lambda m: f"{m.group(1) or m.group(2)} x ", _URL().sub(" ", text))
+    text = _spaced(text)
     required: List[int] = []
     named: List[int] = []
     for sentence in _SENTENCE().split(text):
@@ -496,6 +495,13 @@ def section_gpus(text: str) -> List[int]:
     return required or named
 
 
+# What advice names in code: a code span (`use_bf16`, `--bf16 True`) or a command-line flag.
+_CODE_SPAN = lazy(r"`([^`\n]+)`")
+_FLAG = lazy(r"(?<![\w-])--([A-Za-z_][\w-]*)")
+_IDENTIFIER = lazy(r"[A-Za-z_]\w*")
+_NOT_A_SWITCH = frozenset({"True", "False", "None", "true", "false", "none"})
+
+
 def advised_switches(text: str) -> FrozenSet[str]:
     """The switches a prose text tells the users of a GPU without native bf16 to set: the
     identifiers and flags a sentence of advice that names such a GPU writes as code ("If you are
@@ -505,7 +511,7 @@ def advised_switches(text: str) -> FrozenSet[str]:
     written for the newer GPUs the project names, not a defect of the code (review 41u's F1)."""
     if not _may_name_a_gpu(text, exact=False) or ("`" not in text and "--" not in text):
         return frozenset()
-    text = _COUNT().sub(lambda m: f"{m.group(1) or m.group(2)} x ", _URL().sub(" ", text))
+    text = _spaced(text)
     found: Set[str] = set()
     for sentence in _SENTENCE().split(text):
         if "`" not in sentence and "--" not in sentence:

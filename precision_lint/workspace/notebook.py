@@ -468,22 +468,17 @@ class Notebook:
     def command_rows(self) -> Tuple[Tuple[int, str], ...]:
         """Each IPython line of :attr:`command_lines` with the row of :attr:`text` it stands on:
         the code below it runs after it (a later cell's ``!pip install -U transformers``)."""
+        return tuple(
+            (first + i, line) for cell, (first, _) in zip(self.cells, self.code_cell_rows()) for i, line in cell.magics
+        )
+
+    def code_cell_rows(self) -> Tuple[Tuple[int, int], ...]:
+        """The first and last row of :attr:`text` each code cell stands on, in cell order (one
+        boundary line between two cells)."""
         out = []
         row = 1
         for n, cell in enumerate(self.cells):
             row += n > 0  # the boundary line before the cell
-            out.extend((row + i, line) for i, line in cell.magics)
-            text = _terminated(cell.python)
-            row += text.count("\n")
-        return tuple(out)
-
-    def code_cell_rows(self) -> Tuple[Tuple[int, int], ...]:
-        """The first and last row of :attr:`text` each code cell stands on, in cell order (as
-        :attr:`command_rows` counts them: one boundary line between two cells)."""
-        out = []
-        row = 1
-        for n, cell in enumerate(self.cells):
-            row += n > 0
             lines = _terminated(cell.python).count("\n")
             out.append((row, row + max(lines, 1) - 1))
             row += lines
