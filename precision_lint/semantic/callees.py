@@ -61,10 +61,10 @@ def _star_imported(index: ModuleIndex, name: ast.Name, scope) -> bool:
     import, ``from torch.nn import *``, names no project code)."""
     stars = index.star_imports
     if stars is None:
-        stars = index.star_imports = tuple(
-            node.module or "" for node in index.module.body
-            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+        stars = index.star_imports = any(
+            isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
             and (node.level or (node.module or "").split(".")[0] not in LIBRARIES)
+            for node in index.module.body
         )
     if not stars or name.id in _BUILTINS:
         return False

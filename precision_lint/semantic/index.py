@@ -309,8 +309,8 @@ class ModuleIndex:
         self.source = source
         self.module = module
         self.module_name = module_name
-        # the modules of the top level's `from x import *` of project code (``callees.py``): worked out once
-        self.star_imports: Optional[Tuple[str, ...]] = None
+        # whether the top level has a `from x import *` of project code (``callees.py``): worked out once
+        self.star_imports: Optional[bool] = None
         self.imports = ImportMap(module_name, is_package)
         self.root = Scope(module_name, "module", None, module)
         self.scopes: Dict[str, Scope] = {module_name: self.root}  # by qualname

@@ -91,14 +91,6 @@ READMES = ("README.md", "README.rst", "README.txt", "README", "readme.md")
 _FLASH_ATTN_LINE = lazy(r"^[ \t]*flash[-_]attn[ \t]*(?:\[[^\]]*\])?[ \t]*([^#;\n]*)", re.IGNORECASE | re.MULTILINE)
 # `pip install flash-attn --no-build-isolation`, `pip install "flash_attn==2.5.8"`
 _PIP_FLASH_ATTN = lazy(r"\bpip3?\s+install\b[^\n]*?(?<![\w./-])[\"']?flash[-_]attn\b([^\s\"']*)", re.IGNORECASE)
-
-
-def flash_attn_2(spec: str) -> bool:
-    """Whether a version specifier of flash-attn allows only FlashAttention-2 or newer: none
-    (the newest release), or one that no 1.x release meets (`==1.0.9`, `<2`, `~=1.0` name
-    FlashAttention-1, which runs on Turing too)."""
-    spec = spec.strip().strip("\"'")
-    return not re.search(r"(?:==|~=|<=?|===)\s*v?1(?:\.|\b)|<\s*2(?:\.0)*(?![\d.])", spec)
 MAX_BYTES = 4 * 1024 * 1024
 LEVELS = 2  # folders above the module searched for its launch scripts
 README_LEVELS = 6  # folders above the module searched for its README
@@ -123,6 +115,14 @@ CONFIG_MAX_BYTES = 1_000_000  # as configfiles.MAX_BYTES: larger is data, not co
 
 # a Slurm job script's directive line (`#SBATCH --gres=gpu:a100:1`)
 _SBATCH_LINE = lazy(r"^#SBATCH\s", re.MULTILINE)
+
+
+def flash_attn_2(spec: str) -> bool:
+    """Whether a version specifier of flash-attn allows only FlashAttention-2 or newer: none
+    (the newest release), or one that no 1.x release meets (`==1.0.9`, `<2`, `~=1.0` name
+    FlashAttention-1, which runs on Turing too)."""
+    spec = spec.strip().strip("\"'")
+    return not re.search(r"(?:==|~=|<=?|===)\s*v?1(?:\.|\b)|<\s*2(?:\.0)*(?![\d.])", spec)
 
 
 class ShippedFiles:

@@ -143,10 +143,11 @@ class CapabilityFacts:
     tf32: Tuple[Possible, ...] = ()
     cuda_code: bool = False  # uses CUDA (_tree_marks): `.cuda()`, `torch.cuda...`, "cuda:0"
     # Each load bitsandbytes quantizes (`from_pretrained(..., quantization_config=
-    # BitsAndBytesConfig(...))`, `load_in_4bit=True`) as (start, end) of the call, with the first call that runs its model outside every
-    # fp16 autocast region (None: none, :func:`_model_run_outside_autocast`): its `torch_dtype`
-    # reaches the layers left unquantized (embeddings, norms, the head), whose matmuls a Trainer's
-    # fp16 autocast runs in float16 as it does the 4-bit layers' (held-out 45's F1)
+    # BitsAndBytesConfig(...))`, `load_in_4bit=True`) as (start, end) of the call, with the first
+    # call that runs its model outside every fp16 autocast region (None: none,
+    # :func:`_model_run_outside_autocast`): its `torch_dtype` reaches the layers left unquantized
+    # (embeddings, norms, the head), whose matmuls a Trainer's fp16 autocast runs in float16 as it
+    # does the 4-bit layers' (tune 45's F1)
     quantized_loads: Tuple[Tuple[int, int, Optional[Span]], ...] = ()
     # A notebook's rows (first, last) of the code cells right below a markdown cell that states
     # GPUs with native bf16 only ("This cell will only work on an A100"): those cells are
