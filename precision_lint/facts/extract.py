@@ -16,6 +16,7 @@ import sys
 from functools import lru_cache
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
+from ..workspace import fstring_mask
 from ..workspace.cache import collector_paused
 from ..workspace.notebook import CELL_ERROR_PREFIX, CELL_UNREAD_PREFIX, boundary_lines, is_notebook_text
 from . import extractors as _extractors_pkg
@@ -107,6 +108,9 @@ def read_imports(source: str, path: str, module: str = "", is_package: bool = Fa
         masked = ipython_masked(source, error)
         if masked is not None:  # parsed again by extract_facts, which records the refusal
             return gate.imported_modules(masked[0], module, is_package, masked[1]), None
+        readable = fstring_mask.masked(source) if fstring_mask.refused_for_fstring(error.message) else None
+        if readable is not None:  # masked again by extract_facts
+            return gate.imported_modules(readable, module, is_package), None
     imports = gate.imported_modules(source, module, is_package, tree) if tree is not None else None
     return imports, ((None, error) if error is not None else (tree, None))
 
@@ -200,6 +204,10 @@ def extract_facts(
                 facts.cell_errors = (ParseError(refusal, error.line, error.col),)
             facts.requirements += _installed_by_ipython_lines(source, path)
             source, (tree, error) = masked[0], (masked[1], None)
+    if error is not None and fstring_mask.refused_for_fstring(error.message) and not is_notebook_text(path, source):
+        readable = fstring_mask.masked(source)  # Python 3.12's f-strings (PEP 701), each put aside
+        if readable is not None:
+            source, (tree, error) = readable, syntax.cpython_tree(readable, path)
     if error is not None:
         shell = shell_script(source) if error.kind == "syntax" else None
         if shell is not None:  # a SLURM job named `.py`: what runs it is the shell (MP002, not MP000)

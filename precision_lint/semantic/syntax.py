@@ -21,6 +21,7 @@ import threading
 import warnings
 from typing import Any, Callable, Optional, Sequence, Tuple
 
+from ..workspace import fstring_mask
 from .records import ParseError
 
 # Deeper than this (the tree's nesting, see nesting_depth), a file is analysed on a thread of
@@ -108,10 +109,11 @@ def _cell_futures(tree: ast.Module, cell_starts: Optional[Sequence[int]]) -> Tup
 
 def newer_fstrings(source: str, error: ParseError) -> bool:
     """Whether a text the running CPython refuses for an f-string (before 3.12: a quote of the
-    string's own kind or a backslash inside a replacement field) is Python 3.12's: LibCST,
+    string's own kind or a backslash inside a replacement field, or a replacement field that
+    spans lines, which 3.11 calls an ``unterminated string literal``) is Python 3.12's: LibCST,
     whose grammar has PEP 701's f-strings, parses it. Such a file runs where its authors run
-    it (review 27's held-out tools written for 3.12); it is not a syntax error, only not read."""
-    if sys.version_info >= (3, 12) or "f-string" not in error.message:
+    it (review 27's held-out tools written for 3.12); it is not a syntax error."""
+    if sys.version_info >= (3, 12) or not fstring_mask.refused_for_fstring(error.message):
         return False
     import libcst  # only for such a file
 

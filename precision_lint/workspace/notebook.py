@@ -35,6 +35,7 @@ import re
 from .._dataclass import dataclass
 from typing import List, Optional, Sequence, Tuple
 
+from . import fstring_mask
 from .configfiles import is_config_file
 from .._regex import lazy
 
@@ -277,6 +278,10 @@ def _masked_if_broken(text: str, replaced: Tuple[Tuple[int, str], ...], lines: L
     error = _cell_error(text)
     if error is None:
         return text, replaced
+    readable = fstring_mask.masked(text) if fstring_mask.refused_for_fstring(error[2]) else None
+    if readable is not None and _cell_error(readable) is None:  # Python 3.12's f-strings, each put aside
+        changed = [(i, line) for i, (line, now) in enumerate(zip(lines, readable.splitlines(keepends=True))) if line != now]
+        return readable, tuple(sorted({**dict(changed), **dict(replaced)}.items()))
     # each version's cleanup of the cell, its text, and why it still does not compile (None: it does)
     cleanups = {}
     for version in (8, 9):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from precision_lint.engine import check_source
+from precision_lint.engine import check_source, fix_source
 from precision_lint.semantic.syntax import cpython_tree
 
 REFUSED = {
@@ -60,37 +60,58 @@ def test_what_the_compiler_accepts_is_no_MP000(src):
 PEP_701 = 'rows = {"a": 1}\nprint(f"{"on" if rows else "off"}: {len(rows)}")\nprint(f"{\'\\t\'.join(rows)}")\n'
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 compiles PEP 701 f-strings: nothing to report")
-def test_an_f_string_only_python_3_12_compiles_is_not_checked_never_a_syntax_error():
+TRAINER = "from transformers import Trainer\nTrainer(model=m, tokenizer=tok)\n"
+OLDER_PYTHON = pytest.mark.skipif(
+    sys.version_info >= (3, 12), reason="Python 3.12 parses PEP 701 f-strings itself: nothing is put aside"
+)
+
+
+@OLDER_PYTHON
+def test_a_file_of_f_strings_only_python_3_12_compiles_is_read_with_them_put_aside():
     """Review 27's held-out tools: f-strings with a quote of their own kind or a backslash in a
-    replacement field run on 3.12 and later; this interpreter refuses them. Not read (MP002),
-    never MP000; an f-string wrong on every version stays MP000."""
-    found = [(d.code, d.span.line) for d in check_source(PEP_701, "report.py")]
-    assert found == [("MP002", 2)]
+    replacement field run on 3.12 and later, and this interpreter refuses them. The rest of the
+    file is still read (``workspace/fstring_mask.py``): the Trainer call after them is MP301 at
+    its own column, and its fix leaves the f-strings as written. Never MP000; an f-string wrong on
+    every version stays MP000."""
+    found = [(d.code, d.span.line, d.span.col) for d in check_source(PEP_701 + TRAINER, "report.py")]
+    assert found == [("MP301", 5, 17)]
+    fixed = fix_source(PEP_701 + TRAINER, "report.py")
+    assert fixed == PEP_701 + TRAINER.replace("tokenizer=", "processing_class=")
     assert [d.code for d in check_source('x = f"{1 +}"\n', "bad.py")] == ["MP000"]
+
+
+@OLDER_PYTHON
+def test_an_f_string_no_padded_replacement_keeps_in_place_leaves_the_file_unread():
+    """A single-quoted f-string whose replacement field spans lines (3.11: "unterminated string
+    literal"), outside brackets, with code after it on its last line: put aside, its line break
+    would end the statement there. Such a file is not read and says so (MP002), never MP000
+    and never a pass; inside brackets the same f-string is put aside and the file read."""
+    found = check_source('import torch\nx = f"{"a"\n} " + y\n' + TRAINER, "report.py")
+    assert [(d.code, d.span.line) for d in found] == [("MP002", 2)]
+    assert "only Python 3.12 and later compile (PEP 701)" in found[0].message
+    found = check_source('import torch\nx = (f"{"a"\n} " + y)\n' + TRAINER, "report.py")
+    assert [(d.code, d.span.line) for d in found] == [("MP301", 5)]
 
 
 PEP_701_CELL = 'def pair_to_token(pair):\n    return f"{pair[0]}{pair[1].lstrip("#")}"\n'
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 compiles PEP 701 f-strings: nothing to report")
-def test_a_notebook_cell_of_f_strings_only_python_3_12_compiles_is_not_checked_never_a_syntax_error():
+@OLDER_PYTHON
+def test_a_notebook_cell_of_f_strings_only_python_3_12_compiles_is_read_with_them_put_aside():
     """Review 29's notebook (its kernel recorded Python 3.12.8): a cell this interpreter refuses
-    only for a PEP 701 f-string is, as such a file is, not read: MP002 at CPython's place in the
-    cell, never MP000. The other cells are still checked (the MP301 of cell 2), and, as with a
-    cell that does not compile, the notebook is not rewritten."""
+    only for a PEP 701 f-string is read as a file of such text is, and the notebook's fix
+    writes the f-string's cell back as it was."""
     from precision_lint.workspace.notebook import boundary_lines, cell_position, from_cells, parse
 
-    raw = from_cells([PEP_701_CELL, "from transformers import Trainer\nTrainer(model=m, tokenizer=tok)\n"])
+    raw = from_cells([PEP_701_CELL + "import torch\nt = torch.zeros(1).cuda()\n", TRAINER])
     found = check_source(raw.decode(), "tokens.ipynb")
     boundaries = boundary_lines(parse(raw).text)  # the findings' lines are the joined module's
     where = [(d.code, cell_position(boundaries, d.span.line), d.span.col) for d in found]
-    assert where == [("MP002", (1, 2), 39), ("MP301", (2, 2), 17)], [d.message for d in found]
-    assert found[0].message == (
-        "Not checked: f-string: unmatched '(': an f-string only Python 3.12 and later compile (PEP 701); "
-        f"this check runs on Python {sys.version_info[0]}.{sys.version_info[1]} and did not read the cell"
-    )
-    assert all(d.fix is None for d in found)
+    assert where == [("MP301", (2, 2), 17)], [d.message for d in found]
+    fixed = parse(fix_source(raw.decode(), "tokens.ipynb").encode())
+    assert [c.source for c in fixed.cells] == [
+        PEP_701_CELL + "import torch\nt = torch.zeros(1).cuda()\n", TRAINER.replace("tokenizer=", "processing_class=")
+    ]
 
 
 @pytest.mark.parametrize("cell", ['x = f"{1 +}"\n', 'x = f"{pair[0}"\n', 'x = f"{a!z}"\n'])
