@@ -678,7 +678,7 @@ class Evaluator:
             # read through `accelerator.mixed_precision`), not for every option the walk passes
             # (`Accelerator(gradient_accumulation_steps=args.accum, ...)`)
             if isinstance(node, ast.Attribute) and PRECISION_WORD().search(node.attr):
-                for option in self.ix.arg_options.get(node.attr, ()):
+                for option in self.ix.arg_options.get(node.attr, ())[:1]:  # the default is the first option's
                     default = keyword(option.call, "default")
                     action = keyword(option.call, "action")
                     if action is not None and string_value(action.value) == "store_false":
@@ -1528,7 +1528,7 @@ class Evaluator:
             return False
         options = self.ix.arg_options.get(expr.attr)
         if options and all(v.kind in (CONST, UNKNOWN) for v in values):
-            offered = [v for option in options for v in self._arg_option_values(option.call, scope)]
+            offered = self._dest_values(options, scope)
             return all(v in offered for v in values) and all(_option_never_none(option.call, self.ix) for option in options)
         if all(v.kind == RETURN for v in values):
             return all(
@@ -1653,10 +1653,7 @@ class Evaluator:
             return given
         options = self.ix.arg_options.get(expr.attr)
         if options and isinstance(expr.value, ast.Name):
-            out: List[Possible] = []
-            for option in options:
-                out.extend(self._arg_option_values(option.call, scope))
-            return out
+            return self._dest_values(options, scope)
         # `cfg.fp16` of a parameter `cfg`: that field of what the callers pass (`train(Config())`)
         fields = [replace_fields(select(v, expr.attr), origin=origin) for v in base_vals if v.kind == PARAM]
         return fields or list(UNKNOWN_VALUE)
@@ -1976,12 +1973,23 @@ class Evaluator:
             out.extend(_with_guards(v, guards) for v in self._assigned(assignment, where))
         return out
 
-    def _arg_option_values(self, call: ast.Call, scope: Scope) -> List[Possible]:
+    def _dest_values(self, options, scope: Scope) -> List[Possible]:
+        """The values the options that store into one name can give it. argparse sets each
+        name's default once, from the first option that stores into it: ``--bf16``
+        (``store_true``) then ``--no-bf16`` (``store_false``, ``dest="bf16"``) leave ``args.bf16``
+        False unless the user passes ``--bf16`` (47b: read as default-on, MP102 and MP201 said
+        so); the later options add only what passing them gives."""
+        out: List[Possible] = []
+        for i, option in enumerate(options):
+            out.extend(self._arg_option_values(option.call, scope, with_default=i == 0))
+        return out
+
+    def _arg_option_values(self, call: ast.Call, scope: Scope, with_default: bool = True) -> List[Possible]:
         """The values an argparse option can hold: its default as it stands (what a run that
-        does not pass the option gets), and what passing it gives, guarded by the user's
-        choice of passing it. ``add_argument("--no_fp16", action="store_false")`` is True
-        unless the user passes ``--no_fp16``; ``action="store_true", default=True`` is True
-        either way."""
+        does not pass the option gets; not ``with_default``: an option whose name another
+        option's default has set), and what passing it gives, guarded by the user's choice of
+        passing it. ``add_argument("--no_fp16", action="store_false")`` is True unless the user
+        passes ``--no_fp16``; ``action="store_true", default=True`` is True either way."""
         action = keyword(call, "action")
         action_value = action.value.value if action is not None and _is_string(action.value) else None
         default = keyword(call, "default")
@@ -1996,10 +2004,10 @@ class Evaluator:
             stored = action_value == "store_true"
             defaults = self.values(default.value, self.ix.root) if default is not None else [_const(not stored)]
             # passing the option is the user's choice even where it stores the default again
-            return [*defaults, _const(stored, (passed,), self.ix.span(call))]
-        if default is not None:
+            return [*(defaults if with_default else ()), _const(stored, (passed,), self.ix.span(call))]
+        if with_default and default is not None:
             out += self.values(default.value, self.ix.root)
-        elif action_value is None:
+        elif with_default and action_value is None:
             out.append(_const(None))
         if choices is not None and isinstance(choices.value, (ast.List, ast.Tuple, ast.Set)):
             for el in _element_values(choices.value):
@@ -2035,7 +2043,12 @@ class Evaluator:
         if qual in CONFIG_LOADERS:
             paths = [a.value for a in given if a.keyword is None][:1]
             origin = self.ix.span(expr)
-            refs = [Possible(CONFIG, ConfigRef(p), origin=origin) for p in self._config_paths(paths[0], scope, 0)] if paths else []
+            found = self._config_paths(paths[0], scope, 0) if paths else []
+            option = self._config_option(paths[0], scope, 0) if paths else ""
+            if option:  # each file the shipped launches pass there too, each a configuration of its own
+                choice = self.parse_choice(expr)
+                return [Possible(CONFIG, ConfigRef(p, choice=choice, option=option), origin=origin) for p in found or [""]]
+            refs = [Possible(CONFIG, ConfigRef(p), origin=origin) for p in found]
             return refs or list(UNKNOWN_VALUE)
         if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("get", "pop") and given:
             got = self._mapping_get(expr, scope)
@@ -2191,6 +2204,29 @@ class Evaluator:
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
             return self._config_paths(expr.right, scope, depth + 1)  # `Path(__file__).parent / "c.yaml"`
         return [v.value for v in self.values(expr, scope) if v.kind == CONST and isinstance(v.value, str)]
+
+    def _config_option(self, expr: ast.expr, scope: Scope, depth: int) -> str:
+        """The command-line option whose value is the path a loader reads, followed as
+        :meth:`_config_paths` follows it (``with open(args.exp_config_path) as f`` ...
+        ``yaml.safe_load(f)``: "exp_config_path"), else "". The join reads the files the shipped
+        launches pass there (47a: a SLURM job's ``--exp-config-path configs/exp.yaml`` sets both
+        ``bf16`` and ``fp16``)."""
+        if depth > 6:
+            return ""
+        if isinstance(expr, ast.Name) and not scope.is_import(expr.id):
+            owner, bound = self.ix.bindings_of(expr, scope)
+            if len(bound) == 1 and isinstance(bound[0].value, ast.Call):
+                return self._config_option(bound[0].value, owner, depth + 1)
+            return ""
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            args = [a.value for a in arguments(expr) if a.keyword is None]
+            if isinstance(func, ast.Attribute) and func.attr in ("read", "read_text", "open", "read_bytes"):
+                return self._config_option(func.value, scope, depth + 1)
+            if (dotted(func) or "").rsplit(".", 1)[-1] in ("open", "Path", "PurePath") and args:
+                return self._config_option(args[0], scope, depth + 1)
+            return ""
+        return self.parse_option(expr, scope)
 
     def _mapping_get(self, expr: ast.Call, scope: Scope) -> Optional[List[Possible]]:
         """``cfg.get("fp16", False)`` (or ``.pop``) on a config file's table or a dict built in

@@ -264,3 +264,66 @@ def test_a_key_popped_under_the_test_that_sets_the_other_is_never_both(pop_test,
     entry reaches the call only where the test fails, the bf16 entry only where it holds."""
     found = lint(POPPED.format(pop_test=pop_test, set_test=set_test), CODE)
     assert [d.code for d in found] == (["MP102"] if reported else [])
+
+
+PAIRED = """
+import argparse
+from trl import SFTConfig
+
+p = argparse.ArgumentParser()
+p.add_argument({first_bf16})
+p.add_argument({second_bf16})
+p.add_argument({first_fp16})
+p.add_argument({second_fp16})
+args = p.parse_args()
+cfg = SFTConfig(output_dir="out", bf16=args.bf16, fp16=args.fp16)
+"""
+ON = '"--bf16", action="store_true"'
+OFF = '"--no-bf16", dest="bf16", action="store_false"'
+
+
+def _paired(on_first: bool) -> str:
+    bf16 = (ON, OFF) if on_first else (OFF, ON)
+    fp16 = tuple(o.replace("bf16", "fp16") for o in bf16)
+    return PAIRED.format(first_bf16=bf16[0], second_bf16=bf16[1], first_fp16=fp16[0], second_fp16=fp16[1])
+
+
+def test_an_option_pair_sharing_a_name_takes_the_first_options_default():
+    """47b: ``--bf16`` (``store_true``) then ``--no-bf16`` (``store_false`` into the same name):
+    argparse sets ``args.bf16`` from the first option's default, False, so both precisions are
+    the user's opt-ins, passed together only by hand. Neither MP102 ("both default on") nor
+    MP201 (bf16 set for every run). With the ``store_false`` options first, both default on."""
+    assert not [d.code for d in lint(_paired(on_first=True)) if d.code in ("MP102", "MP201")]
+    (d,) = lint(_paired(on_first=False), CODE)
+    assert "(default on)" in d.message
+    assert [x.code for x in lint(_paired(on_first=False), "MP201")] == ["MP201"]
+
+
+EXPERIMENT = """
+import argparse
+import yaml
+from transformers import TrainingArguments
+
+p = argparse.ArgumentParser()
+p.add_argument("--exp-config-path", type=str, default="")
+a = p.parse_args()
+with open(a.exp_config_path) as f:
+    cfg = yaml.safe_load(f)["parameters"]
+args = TrainingArguments(output_dir="out", bf16=cfg["bf16"], fp16=cfg["fp16"])
+"""
+
+
+@pytest.mark.parametrize("bf16, fp16, expected", [("true", "true", 1), ("true", "false", 0)])
+def test_a_config_file_a_shipped_launch_names_on_the_command_line_is_read(tmp_path, bf16, fp16, expected):
+    """47a: the run's flags come from the YAML file a shipped SLURM job passes to
+    ``--exp-config-path``, which ``yaml.safe_load`` reads through ``with open(...) as f``: a
+    file that sets both is the project's own run, and raises before training starts."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "exp.yaml").write_text(f"parameters:\n  lr: 0.0001\n  bf16: {bf16}\n  fp16: {fp16}\n")
+    (tmp_path / "job.slurm").write_text("#!/bin/sh\npython train.py --exp-config-path configs/exp.yaml\n")
+    (tmp_path / "train.py").write_text(EXPERIMENT)
+    found = check_paths([str(tmp_path)], select=[CODE])
+    assert len(found) == expected, [d.message for d in found]
+    if expected:
+        assert "both can be True" in found[0].message

@@ -80,7 +80,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
                     continue
                 found = index.arg_options.get(value.attr)
                 if found:
-                    default_on = any(_default_on(evaluator, o.call, site.scope) for o in found)
+                    default_on = _default_on(evaluator, found[0].call, site.scope)  # argparse: the first option's default
                     options.append(OptionFlag(span, source.name, value.attr, default_on, index.text(value)))
                     break
     overrides = []
