@@ -30,9 +30,18 @@ def test_weights_prepared_first_compute_nothing_in_bf16(quant):
     assert _weights_findings(quant) == []
 
 
+@pytest.mark.parametrize("between", [
+    "model.gradient_checkpointing_enable()\n    ",  # 47b: set up between the load and the prepare
+    "model.config.use_cache = False\n    model.enable_input_require_grads()\n    print(model)\n    ",
+])
+def test_setting_the_model_up_before_the_prepare_computes_nothing_either(between):
+    assert _weights_findings("", between) == []
+
+
 @pytest.mark.parametrize("quant, between", [
     (", quantization_config=GPTQConfig(bits=4)", ""),  # peft casts nothing of a GPTQ model
     ("", 'print(model(torch.ones(1, 4, dtype=torch.long)))\n    '),  # a forward in bf16 before the cast
+    ("", "model.to(torch.bfloat16)\n    model.generate(torch.ones(1, 4, dtype=torch.long))\n    "),
 ])
 def test_weights_used_in_bf16_first_are_reported(quant, between):
     assert len(_weights_findings(quant, between)) == 1

@@ -1068,11 +1068,22 @@ def _upcast_first(index: ModuleIndex, evaluator: Evaluator, site: CallSite, name
         return False
     at = index.order(site.node)[1]  # past the whole load
     first = None
+    parents = {}
     for node in ast.walk(scope.node):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
             at_node = position(index, node)
             if at_node is not None and at_node >= at and (first is None or at_node < first[0]):
                 first = (at_node, node)
+    while first is not None and _sets_up(first[1], parents):
+        # `model.gradient_checkpointing_enable()` before the prepare (47b): it computes nothing
+        later = [
+            (at_node, node) for node in ast.walk(scope.node)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id == first[1].id
+            and (at_node := position(index, node)) is not None and at_node > first[0]
+        ]
+        first = min(later, key=lambda found: found[0]) if later else None
     if first is None:
         return False
     for call in index.calls:
@@ -1082,6 +1093,29 @@ def _upcast_first(index: ModuleIndex, evaluator: Evaluator, site: CallSite, name
                 and not evaluator.dead(call.guards, call.scope)):
             return True
     return False
+
+
+# A model's methods that set it up for training and compute nothing with its weights, nor
+# change their dtype: called as a statement of their own between a load and peft's prepare
+SET_UP_METHODS = frozenset({
+    "gradient_checkpointing_enable", "gradient_checkpointing_disable", "enable_input_require_grads",
+    "print_trainable_parameters", "train", "eval", "tie_weights", "requires_grad_",
+})
+
+
+def _sets_up(name: ast.Name, parents) -> bool:
+    """Whether this mention of a model only sets it up: a statement that calls one of its
+    :data:`SET_UP_METHODS` (``model.gradient_checkpointing_enable()``), assigns a field of its
+    configuration (``model.config.use_cache = False``), or prints it."""
+    parent = parents.get(id(name))
+    if isinstance(parent, ast.Attribute) and parent.value is name:
+        call = parents.get(id(parent))
+        if parent.attr in SET_UP_METHODS and isinstance(call, ast.Call) and call.func is parent:
+            return isinstance(parents.get(id(call)), ast.Expr)
+        field = parents.get(id(parent))
+        if parent.attr == "config" and isinstance(field, ast.Attribute) and isinstance(field.ctx, ast.Store):
+            return True
+    return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "print"
 
 
 def _bitsandbytes_config(index: ModuleIndex, value: ast.expr, scope: Scope) -> bool:
