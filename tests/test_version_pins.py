@@ -484,10 +484,20 @@ def test_an_environment_setup_script_pins_what_nothing_else_names(tmp_path, wher
     assert "`pip install` in" in t.of("transformers").source and where.rsplit("/", 1)[-1] in t.of("transformers").source
 
 
+def test_a_shell_script_that_installs_and_launches_nothing_is_a_setup_script_whatever_its_name(tmp_path):
+    """47b: a root ``scripts.sh`` of ``pip install "transformers==4.34.0" ...`` and a capability
+    check pins the project's versions (the ``dtype=`` that MP304 offers would raise there)."""
+    script = 'pip install "transformers==4.34.0" "peft==0.4.0" --upgrade\npython -c "import torch; print(torch.__version__)"\n'
+    root = write_tree(tmp_path, {".git/HEAD": "", "scripts.sh": script, "evaluation/evaluate.py": ""})
+    t = _targets(root, "evaluation/evaluate.py")
+    assert t.of("transformers").is_point and t.of("transformers").low == (4, 34, 0)
+    assert "scripts.sh" in t.of("transformers").source
+
+
 @pytest.mark.parametrize(
     "files",
     [
-        {"run_train.sh": SETUP_ENV},  # a launcher's name: read only where it runs the file
+        {"run_train.sh": SETUP_ENV + "python train/dpo.py\n"},  # a launcher: read only where it runs the file
         {"scripts/setup_env.sh": SETUP_ENV},  # a folder not named for the environment
         {"setup_env.sh": SETUP_ENV, "requirements.txt": "transformers>=4.46\n"},  # the requirements decide
     ],
@@ -1273,3 +1283,14 @@ def test_pip_the_code_runs_itself(source, expected):
     found = in_file_requirements(source, "nb.ipynb")
     assert [(a.dist, a.low) for a in found if a.low is not None] == expected
     assert all(a.source == "`pip install` run by nb.ipynb" for a in found)
+
+
+def test_a_software_section_of_lines_states_the_python_it_ran_on(tmp_path):
+    """47c: a Kaggle solution's README states its environment as plain lines under "## SOFTWARE"
+    (``Python 3.7.3`` / ``CUDA 11.0``): no torch 2 installs on Python 3.7, so nothing of torch
+    2.4's deprecations is true of it. A sentence there states nothing."""
+    readme = "# model\n\n## HARDWARE\n1 x RTX 3090  \n\n## SOFTWARE\nPython 3.7.3  \nCUDA 11.0  \nWe used PyTorch 1.10 with apex.\n"
+    root = write_tree(tmp_path, {".git/HEAD": "", "README.md": readme, "train.py": ""})
+    t = _targets(root, "train.py")
+    assert t.of("torch").high == (2, 0) and "README.md" in t.of("torch").source  # torch 2.0 needs Python 3.8
+    assert t.of("transformers").high == (4, 31)  # the last transformers for Python 3.7 is 4.30.2

@@ -773,7 +773,7 @@ def _listing(block: List[str], source: str) -> List[Allowed]:
 # The headings whose lists state what the code needs: "## Requirements", "### Installation",
 # "Dependencies", "Prerequisites", "Environment setup" (ATX, setext / reST underlined, or a line
 # that is only a bold label or ends in a colon: "**Requirements**", "Requirements:").
-_LIST_TOPIC = lazy(r"\b(?:requirements?|install(?:ation|ing)?|dependenc(?:y|ies)|prerequisites?|environment|setup|set up)\b", re.IGNORECASE)
+_LIST_TOPIC = lazy(r"\b(?:requirements?|install(?:ation|ing)?|dependenc(?:y|ies)|prerequisites?|environment|setup|set up|software)\b", re.IGNORECASE)
 _ATX = lazy(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _UNDERLINE = lazy(r"^\s{0,3}(?:={3,}|-{3,}|~{3,}|\^{3,})\s*$")
 _LABEL = lazy(r"^\s{0,3}(?:\*\*|__)?([^*_:]{1,60}?)(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?\s*$")
@@ -807,7 +807,9 @@ def listed_requirements(text: str, source: str) -> List[Allowed]:
       requirement and not beside another states a version for the other; the code was
       written for that series, and what later releases deprecate is true only after an upgrade.
 
-    An item that names two versions of one library (``PyTorch 1.13 or 2.0``, ``1.12-2.0``),
+    A line of such a section that is not a list's item is read where it is one statement and
+    nothing else (a Kaggle solution's "## SOFTWARE" section: ``Python 3.7.3`` on a line of its
+    own, where no torch 2 installs: 47c). An item that names two versions of one library (``PyTorch 1.13 or 2.0``, ``1.12-2.0``),
     names it inside a sentence (``Install PyTorch 2.0 from pytorch.org``), or a version without
     a library (``CUDA 11.8``, ``Python 3.8``) states nothing. Prose outside such a list and the
     lists of other sections (a changelog's "- transformers 4.30 support") are not read."""
@@ -836,6 +838,10 @@ def listed_requirements(text: str, source: str) -> List[Allowed]:
         item = _ITEM().match(line)
         if item is not None:
             out.extend(_listed(item.group(1), source))
+        elif line.strip():  # a line of its own, not a list's item: read where it is one statement alone
+            alone = _listed_one(_LINK().sub(r"\1", line).replace("`", "").strip().rstrip(".;"), f"the requirements list in {source}")
+            if alone is not None:
+                out.append(alone)
     return out
 
 
@@ -1119,27 +1125,37 @@ _SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
 
 def folder_setup_scripts(folder: Path, project: bool = True) -> List[Tuple[Allowed, Path]]:
     """The ``pip install`` pins of the environment setup scripts of ``folder``: a shell
-    script named for it there, or, in a project's root (``project``), any shell script of a
-    folder directly in it named for it (review 27b: ``environment_setup/setup_env.sbatch``
-    installs ``transformers==${TRANSFORMERS_VERSION}`` with ``TRANSFORMERS_VERSION="4.41.2"``
-    above). A folder of unrelated checkouts above a project is no project: its folders named
-    ``env`` or ``setup`` are other projects'."""
-    from .launches import expanded_commands
+    script named for it there, or one there that installs and launches nothing (47b's
+    ``scripts.sh`` of ``pip install "transformers==4.34.0" ...`` and a capability check), or,
+    in a project's root (``project``), any shell script of a folder directly in it named for it
+    (review 27b: ``environment_setup/setup_env.sbatch`` installs
+    ``transformers==${TRANSFORMERS_VERSION}`` with ``TRANSFORMERS_VERSION="4.41.2"`` above). A
+    folder of unrelated checkouts above a project is no project: its folders named ``env`` or
+    ``setup`` are other projects'. A script that launches a Python script and installs is that
+    script's launcher (``shipped.py``): its installs are that script's, not the folder's."""
+    from .launches import expanded_commands, launches
 
     scripts = _files_here_and_below(
         folder,
-        lambda name: name.endswith(_SHELL_SUFFIXES) and bool(_SETUP_SCRIPT().search(os.path.splitext(name)[0])),
+        lambda name: name.endswith(_SHELL_SUFFIXES),
         lambda name: project and bool(_SETUP_SCRIPT().search(name)),
         lambda name: name.endswith(_SHELL_SUFFIXES),
     )
     out: List[Tuple[Allowed, Path]] = []
     for script in scripts:
         text = _read(script)
-        if text and "install" in text:
-            shown = os.path.relpath(script, folder)
-            out.extend((r, script) for r in pip_requirements(expanded_commands(text), shown))
-            out.extend(installed_files(text, folder, script))
+        if not text or "install" not in text:
+            continue
+        if script.parent == folder and not _named_for_setup(script.name) and launches(text):
+            continue  # a launcher: what it installs is for the script it runs
+        shown = os.path.relpath(script, folder)
+        out.extend((r, script) for r in pip_requirements(expanded_commands(text), shown))
+        out.extend(installed_files(text, folder, script))
     return out
+
+
+def _named_for_setup(name: str) -> bool:
+    return name.endswith(_SHELL_SUFFIXES) and bool(_SETUP_SCRIPT().search(os.path.splitext(name)[0]))
 
 
 def _files_here_and_below(
