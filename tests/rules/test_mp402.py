@@ -319,3 +319,27 @@ def test_a_mapping_or_a_list_is_not_a_float16_tensor(store):
     """
     (d,) = lint(src, CODE)
     assert "`scores[...] = -1e9`" in d.message
+
+
+@pytest.mark.parametrize("read, reported", [
+    ("return scores.max(1).values", False),  # 47c: a max-pool over padded tokens
+    ("pooled, _ = torch.max(scores, dim=1)\n                return pooled", False),
+    ("return scores.amax(dim=1) + scores.topk(2, dim=1).values.sum(1)", False),
+    ("return scores.softmax(-1)", True),
+    ("return scores.max(1).values, scores", True),  # handed on: a softmax may read it
+    ("", True),  # read nowhere below: the caller's tensor, filled in place
+])
+def test_a_subscript_fill_read_only_by_a_max_pads_a_max_pool(read, reported):
+    """-inf, what float16 stores for -1e9, is the max's own neutral element: a row with one real
+    entry pools the same finite value, and no softmax sees the row."""
+    src = f"""
+    import torch
+
+    class Pool(torch.nn.Module):
+        def forward(self, x, keep):
+            with torch.autocast("cuda", dtype=torch.float16):
+                scores = x @ x.transpose(-1, -2)
+                scores[keep == 0] = -1e9
+                {read}
+    """
+    assert len(lint(src, CODE)) == (1 if reported else 0)

@@ -22,7 +22,7 @@ from ...semantic.float16 import float16_tensors
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import FP16_MAX, CallSite, ModuleIndex, argument, is_constant, keyword, misfits_half, names_read, nodes_of, number, positional, unstarred
 from ...semantic.names import dotted
-from ...semantic.queries import binding_scope, reaching, reaching_kept
+from ...semantic.queries import binding_scope, position, reaching, reaching_kept
 from ...semantic.tensors import CAST_METHODS, WIDE_DTYPES, cast_dtypes
 from ...semantic.training_state import walked_call
 from ...semantic.values import CONST, PARAM, Possible, dtypes
@@ -381,7 +381,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
             kind = "eps"
         else:
             continue
-        if kind == "subscript" and (not big or _mapping_item(index, misfit)):
+        if kind == "subscript" and (not big or _mapping_item(index, misfit) or _read_only_by_max(index, misfit)):
             continue
         if kind == "eps" and _integer(index, misfit.other, misfit.scope):
             continue  # an integer count: `count + 1e-8` is float32
@@ -700,6 +700,43 @@ def _inplace_constants(index: ModuleIndex, evaluator: Evaluator) -> List[HalfCon
                 )
             )
     return out
+
+
+# Reductions for which -inf is what the fill means: the largest entry, its place, the k largest
+_MAX_READS = frozenset({"max", "amax", "argmax", "topk", "sort", "argsort"})
+
+
+def _read_only_by_max(index: ModuleIndex, misfit) -> bool:
+    """Whether the tensor a subscript fill writes (``h[keep == 0] = -1e9``) is read below it only
+    by a max (``h.max(1)``, ``torch.amax(h, dim=1)``): the fill pads a max-pooling, and the
+    -inf float16 stores is the max's own neutral element, so every row with one real entry
+    pools the same finite value (47c: a Kaggle DeBERTa's max-pool over padded tokens). No
+    softmax sees the row; read any other way, or returned, it may (reported)."""
+    if not isinstance(misfit.other, ast.Name):
+        return False
+    name, scope = misfit.other.id, misfit.scope.code_scope()
+    after = max((at for n in ast.walk(misfit.node) if (at := position(index, n)) is not None), default=None)
+    if after is None:  # past the whole fill (its target reads the tensor too)
+        return False
+    parents = {}
+    reads = []
+    for node in ast.walk(scope.node):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            at = position(index, node)
+            if at is not None and at > after:
+                reads.append(node)
+    return bool(reads) and all(_reduced_by_max(read, parents) for read in reads)
+
+
+def _reduced_by_max(read: ast.Name, parents) -> bool:
+    parent = parents.get(id(read))
+    if isinstance(parent, ast.Attribute) and parent.value is read and parent.attr in _MAX_READS:
+        return isinstance(parents.get(id(parent)), ast.Call)  # `h.max(1)`
+    if isinstance(parent, ast.Call) and parent.args and parent.args[0] is read:  # `torch.max(h, dim=1)`
+        return isinstance(parent.func, ast.Attribute) and parent.func.attr in _MAX_READS
+    return False
 
 
 def _mapping_item(index: ModuleIndex, misfit) -> bool:
