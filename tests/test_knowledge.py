@@ -171,6 +171,38 @@ def test_adapter_dtype_row_parses_and_holds_in_the_installed_peft():
     assert adapters(autocast_adapter_dtype=False) == {torch.float16}
 
 
+# --- [trainer_fused_default]: the Trainer's default optimizer is torch's fused AdamW ------------
+def test_trainer_fused_default_holds_in_the_installed_transformers():
+    """The installed transformers (past 4.54) on the installed torch (past 2.8) defaults
+    ``optim`` to ``adamw_torch_fused``, and fused AdamW keeps float16 parameters finite where
+    the unfused one writes inf/NaN (eps 1e-8 is 0 in float16): checked on the CPU, whose fused
+    kernel computes in float32 as CUDA's does."""
+    from precision_lint.knowledge import trainer_fused_default
+
+    row = trainer_fused_default()
+    assert (row.library, row.since, row.torch_since) == ("transformers", (4, 54), (2, 8))
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    installed = tuple(int(p) for p in transformers.__version__.split(".")[:2])
+    installed_torch = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    assert installed >= row.since and installed_torch >= row.torch_since
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as out:
+        assert transformers.TrainingArguments(output_dir=out).optim == "adamw_torch_fused"
+
+    def stepped(fused: bool):
+        torch.manual_seed(0)
+        p = torch.nn.Parameter(torch.randn(64).half())
+        opt = torch.optim.AdamW([p], lr=1e-3, eps=1e-8, fused=fused)
+        for _ in range(3):
+            p.grad = (torch.randn(64) * 1e-5).half()
+            opt.step()
+        return bool(torch.isfinite(p).all())
+
+    assert stepped(fused=True) and not stepped(fused=False)
+
+
 def test_autocast_ops_hold_in_the_installed_torch():
     """What ``[autocast]`` says autocast computes in float16 does so under an fp16 autocast
     (CPU autocast runs these products in float16 too), and the dtype-keeping methods return a

@@ -254,6 +254,24 @@ def peft_model_kept() -> PeftModelKept:
     return PeftModelKept(row["library"], tuple(int(p) for p in row["until"].split(".")))
 
 
+@dataclass(frozen=True)
+class TrainerFusedDefault:
+    """The versions of ``library`` (from ``since``, with torch from ``torch_since``) whose Trainer
+    defaults to torch's fused AdamW (``libraries.toml`` ``[trainer_fused_default]``)."""
+
+    library: str
+    since: Tuple[int, ...]
+    torch_since: Tuple[int, ...]
+
+
+@lru_cache(maxsize=None)
+def trainer_fused_default() -> TrainerFusedDefault:
+    row = _table("libraries.toml")["trainer_fused_default"]
+    return TrainerFusedDefault(
+        row["library"], tuple(int(p) for p in row["since"].split(".")), tuple(int(p) for p in row["torch_since"].split("."))
+    )
+
+
 # --- methods the library calls with a new argument (overrides.toml) ------------------------
 @dataclass(frozen=True)
 class Override:

@@ -22,6 +22,7 @@ import ast
 from typing import Optional
 
 from ..diagnostics import UNSAFE, Fix, Related
+from ..knowledge import trainer_fused_default
 from ..semantic.literal_tests import chosen_apart, conjuncts, never_together, values_tested
 from ..semantic.values import HALF
 from ..project.configurations import casts_nowhere, wrapped_in_shipped_runs
@@ -218,6 +219,14 @@ def _on_where_float16(scaler, weights) -> bool:
     )
 
 
+def _fused_by_default(ctx: RuleContext) -> bool:
+    """Whether every transformers and torch the code targets make a Trainer's default optimizer
+    torch's fused AdamW (transformers 4.54 with torch 2.8: ``knowledge.trainer_fused_default``),
+    whose float32 arithmetic keeps eps 1e-8 (48a: an SFT notebook on unpinned libraries)."""
+    fused = trainer_fused_default()
+    return ctx.targets.of(fused.library).every_at_least(fused.since) and ctx.targets.of("torch").every_at_least(fused.torch_since)
+
+
 class AdamEpsUnderflowsInFp16(Rule):
     code = "MP104"
     name = "adam-eps-underflows-in-fp16"
@@ -233,7 +242,7 @@ class AdamEpsUnderflowsInFp16(Rule):
         for site in sites:
             if not (site.owners or site.owner_calls) or not all(e is not None and e < FP16_SMALLEST for e in site.eps):
                 continue
-            if site.fp32_master or site.fused:
+            if site.fp32_master or site.fused or (site.default_optim and _fused_by_default(ctx)):
                 # apex O2 steps float32 copies; a fused Adam computes in float32: eps is a float32 there
                 continue
             if owners is None:

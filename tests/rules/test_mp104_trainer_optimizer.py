@@ -5,7 +5,7 @@ and without fp16 loss scaling (which raises ``Attempting to unscale FP16 gradien
 MP101), the first step writes NaN/inf into the parameters (review 25e: pykoi's reward model)."""
 import pytest
 
-from conftest import fix, lint
+from conftest import config, fix, lint
 
 PROGRAM = """
 import torch
@@ -22,9 +22,23 @@ def _codes(dtype="torch.float16", more="", trainer="", run="train"):
     return [d.code for d in lint(PROGRAM.format(dtype=dtype, more=more, trainer=trainer, run=run), "MP104")]
 
 
+UNFUSED = ', optim="adamw_torch"'
+
+
 def test_the_trainers_own_adamw_over_float16_weights_is_reported():
-    (d,) = lint(PROGRAM.format(dtype="torch.float16", more="", trainer="", run="train"), "MP104")
+    (d,) = lint(PROGRAM.format(dtype="torch.float16", more=UNFUSED, trainer="", run="train"), "MP104")
     assert "`Trainer`'s own `AdamW` updates the float16 parameters of `model` with the default adam_epsilon=1e-8" in d.message
+
+
+@pytest.mark.parametrize("transformers, reported", [("5.23", False), ("4.54", False), ("4.53", True)])
+def test_the_default_optimizer_is_fused_from_transformers_4_54_on_torch_2_8(transformers, reported):
+    """48a: with no ``optim`` given, transformers 4.54 and later build torch's fused AdamW where
+    torch is 2.8 or newer (here the installed 2.13): one kernel that computes in float32, where
+    eps 1e-8 is no 0. Before 4.54 the default is ``adamw_torch``, which divides by float16 zeros."""
+    found = lint(PROGRAM.format(dtype="torch.float16", more="", trainer="", run="train"), "MP104",
+                 cfg=config(transformers_version=transformers))
+    assert len(found) == (1 if reported else 0)
+    assert _codes(more=', optim="adamw_torch_fused"') == []
 
 
 @pytest.mark.parametrize(
@@ -45,8 +59,8 @@ def test_no_finding_where_the_trainers_adamw_is_not_the_float16_one(kwargs):
 
 
 def test_the_fix_gives_the_arguments_an_eps_float16_holds():
-    fixed = fix(PROGRAM.format(dtype="torch.float16", more="", trainer="", run="train"), "MP104", unsafe=True)
-    assert 'TrainingArguments(output_dir="out", adam_epsilon=1e-4)' in fixed
+    fixed = fix(PROGRAM.format(dtype="torch.float16", more=UNFUSED, trainer="", run="train"), "MP104", unsafe=True)
+    assert 'TrainingArguments(output_dir="out", optim="adamw_torch", adam_epsilon=1e-4)' in fixed
 
 
 def test_a_model_the_trainers_function_binds_itself_is_not_a_later_module_level_one():

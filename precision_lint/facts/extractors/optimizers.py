@@ -85,6 +85,9 @@ class AdamSite:
     # (`_step_supports_amp_scaling`: `scaler.step` unscales nothing, so float16 gradients raise
     # nothing unless the code calls `scaler.unscale_`)
     fused: bool = False
+    # a Trainer's own AdamW with no `optim` given: fused where the targeted transformers and torch
+    # make that the default (knowledge `trainer_fused_default`: transformers 4.54 with torch 2.8)
+    default_optim: bool = False
     # the receivers of the `x.step(optimizer)` calls that step it (`scaler.step(optimizer)`): a
     # GradScaler that is on unscales its float16 gradients first (MP101's ValueError)
     stepped_by: Tuple[str, ...] = ()
@@ -310,6 +313,8 @@ def _trainer_optimizer(index: ModuleIndex, evaluator: Evaluator, site) -> Option
 
     if not known("fp16", lambda v: not v) or not known("optim", lambda v: v in ADAMW_OPTIMS):
         return None
+    optim = keyword(made, "optim") if made is not None else None
+    fused = optim is not None and known("optim", lambda v: v == "adamw_torch_fused")
     if not known("deepspeed", lambda v: v is None):
         return None  # DeepSpeed builds the optimizer (its config's, over fp32 master weights under fp16)
     written = keyword(made, "adam_epsilon") if made is not None else None
@@ -322,7 +327,7 @@ def _trainer_optimizer(index: ModuleIndex, evaluator: Evaluator, site) -> Option
         index.text(written.value) if written is not None else "",
         insert_at, style, (owner,), code.qualname,
         owner_params=_owner_params((owner,), code), eps_keyword="adam_epsilon", trainer=index.text(call.func),
-        owner_scopes=_owner_scopes((owner,), code),
+        owner_scopes=_owner_scopes((owner,), code), fused=fused, default_optim=optim is None,
     )
 
 
