@@ -33,6 +33,8 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Related
+from ..project.configurations import builds_in, configurations
+from ..project.options import BY_HAND
 from .base import Rule, RuleContext
 from .mp101_fp16_weights_under_loss_scaling import scaling_reason
 
@@ -67,7 +69,18 @@ def _built_off(ctx: RuleContext, scaler: str) -> bool:
     the clip sees true gradients (review 26d: LAVIS-style tasks whose shipped configs all set
     ``loss_scale: False``)."""
     built = [s for s in ctx.facts.section("precision") if s.kind == "grad-scaler" and scaler in s.targets]
-    return bool(built) and all(s.built_on() is False for s in built)
+    return bool(built) and all(s.built_on() is False or _off_in_shipped_runs(s.when) for s in built)
+
+
+def _off_in_shipped_runs(when) -> bool:
+    """Whether a GradScaler that a run by hand may turn on is off in every run the project
+    ships: in each shipped launch's configuration one of the tests it is built or enabled under
+    certainly fails (47c: ``GradScaler(enabled=(args.fp16 == "true"))`` where every launch
+    passes ``--fp16 false``). A switch no shipped launch makes is the user's, as for MP101."""
+    if not when:
+        return False
+    shipped = [c for c in configurations(*(s for s, _, _ in when)) if c.chosen and c.chosen[1] != BY_HAND]
+    return bool(shipped) and all(builds_in(when, c) is None for c in shipped)
 
 
 class ClipBeforeUnscale(Rule):

@@ -136,6 +136,9 @@ class ShippedFiles:
         self._listings: Dict[str, List[str]] = {}
         self._launch_folders: Dict[str, List[str]] = {}  # a launch folder → it and the folders in it
         self._launch_parents: Dict[str, List[str]] = {}  # a folder → the launch folders in it
+        self._wheres: Dict[str, List[str]] = {}  # a folder → where its launchers may be (_launch_wheres)
+        self._beside: Set[str] = set()  # the folders of those that are beside, not launch folders
+        self._launch_set: Set[str] = set()  # the launch folders among them, and the folders in those
         self._stated: Dict[Tuple[str, bool], Optional[int]] = {}
         self._advised: Dict[str, FrozenSet[str]] = {}  # folder → the switches its READMEs advise
         self._flash_attn: Dict[str, bool] = {}  # folder → whether its install takes flash-attn 2
@@ -179,6 +182,46 @@ class ShippedFiles:
                 pass
             self._texts[path] = text
         return self._texts[path]
+
+    def _exactly(self, where: str, name: str, text: str, path: str) -> bool:
+        """Whether a launcher may run ``path``: any of a launch folder or a folder above the
+        file; one of a folder beside them only by a path from there that is the file's own
+        (``python ../code/train.py``), never by a bare name another folder's file shares."""
+        if not self._is_beside(where, path):
+            return True
+        if name.endswith(".ipynb"):
+            return False  # (its `!` lines are JSON strings, not read as a launcher's)
+        target = os.path.normcase(path)
+        return any(
+            os.path.normcase(os.path.abspath(os.path.join(where, f))) == target for launch in _launches(text) for f in launch.files()
+        )
+
+    def _is_beside(self, where: str, path: str) -> bool:
+        """Whether the launcher folder ``where`` is only beside the file ``path``'s folders: not
+        one of them, nor a launch folder (``scripts/``) of one."""
+        if where not in self._beside or where in self._launch_set:
+            return False
+        return not os.path.abspath(path).startswith(os.path.join(os.path.abspath(where), ""))
+
+    def _launch_wheres(self, here: str) -> List[str]:
+        """``here``, its launch folders and the folders directly in those, then the other folders
+        directly in ``here`` that hold a launcher. Listed once per folder. A launcher of such a
+        folder runs a file only by a path that leads to it from there (``_runs_launch``)."""
+        found = self._wheres.get(here)
+        if found is None:
+            launch = [f for d in self._launch_folders_in(here) for f in self._launch_folder(d)]
+            try:
+                with os.scandir(here) as entries:
+                    others = sorted(e.path for e in entries if not e.name.startswith(".") and e.is_dir())
+            except OSError:
+                others = []
+            taken = set(launch)
+            beside = [f for f in others if f not in taken and self._listing(f)]
+            self._beside.update(beside)
+            self._launch_set.update(launch)
+            found = [here, *launch, *beside]
+            self._wheres[here] = found
+        return found
 
     def _launch_folders_in(self, folder: str) -> List[str]:
         """The launch folders directly in ``folder``: a name of :data:`LAUNCH_FOLDERS`, alone or
@@ -634,17 +677,24 @@ class ShippedFiles:
                 continue
             if runs is None:
                 runs = _naming(base, stem)
-            if runs.search(text):
+            if runs.search(text) and self._exactly(where, name, text, path):
                 found.append((where, name, text))
         self._naming[path] = found
         return found
 
     def _launchers_near(self, folder: str) -> Iterator[Tuple[str, str, str]]:
         """(folder, name, text) of each launcher in ``folder`` or up to :data:`LEVELS` above,
-        or their launch folders and the folders directly in those, up to the repository's root."""
+        or their launch folders and the folders directly in those, or another folder directly in
+        one of them that holds launchers (47c: ``exp/run.sh`` beside ``code/``, running
+        ``python ../code/train.py``; such a folder's launcher names a file only by a path that
+        leads to it from there: :meth:`_exactly`), up to the repository's root."""
         here = folder
+        seen = set()  # a folder beside one level's is the level below's own: read once
         for _ in range(LEVELS + 1):
-            for where in (here, *(f for d in self._launch_folders_in(here) for f in self._launch_folder(d))):
+            for where in self._launch_wheres(here):
+                if where in seen:
+                    continue
+                seen.add(where)
                 for name in self._listing(where):
                     text = self._read(os.path.join(where, name))
                     if text is not None:
@@ -670,7 +720,10 @@ class ShippedFiles:
                 if name.endswith(".ipynb"):
                     continue
                 scripts = [f for launch in _launches(text) for f in launch.files() if f.endswith(".py")]
-                runs_here = any(runs_file(where, f, os.path.join(folder, os.path.basename(f))) for f in scripts)
+                runs_here = any(runs_file(where, f, os.path.join(folder, os.path.basename(f))) for f in scripts) and (
+                    not self._is_beside(where, os.path.join(folder, "_"))
+                    or any(os.path.dirname(os.path.abspath(os.path.join(where, f))) == os.path.abspath(folder) for f in scripts)
+                )
                 # a job of the folder itself that runs no Python file (`vllm serve`): the cluster
                 serves = not scripts and os.path.normpath(where) == os.path.normpath(folder) and _SBATCH_LINE().search(text)
                 if runs_here or serves:

@@ -325,3 +325,37 @@ def test_a_scaled_backward_in_a_branch_no_run_takes_orders_nothing():
     assert lint(src, CODE) == []
     live = src.replace('mode = "fp32"', 'import sys\n        mode = sys.argv[1]')
     assert [d.span.line for d in lint(live, CODE)] == [11]
+
+
+LAUNCHED_SCALER = """
+import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fp16", type=str, default="false")
+args = parser.parse_args()
+model = torch.nn.Linear(8, 2).cuda()
+opt = torch.optim.AdamW(model.parameters())
+scaler = torch.amp.GradScaler("cuda", enabled=(args.fp16 == "true"))
+with torch.autocast("cuda", enabled=(args.fp16 == "true")):
+    loss = model(torch.randn(4, 8).cuda()).sum()
+scaler.scale(loss).backward()
+torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+scaler.step(opt)
+scaler.update()
+"""
+
+
+@pytest.mark.parametrize("passed, found", [("false", 0), ("true", 1)])
+def test_a_scaler_every_shipped_launch_turns_off_scales_nothing(tmp_path, passed, found):
+    """47c: ``GradScaler(enabled=(args.fp16 == "true"))`` where the only launch the project ships,
+    ``exp/run.sh`` beside ``code/``, passes ``--fp16 false``: the scaler is on only in a run by
+    hand, which MP101 also leaves to the user. A launch that passes ``--fp16 true`` is a finding."""
+    from conftest import findings_in, write_tree
+
+    root = write_tree(tmp_path, {
+        ".git/HEAD": "",
+        "exp/run.sh": f"#!/bin/bash\npython ../code/train.py --fp16 {passed}\n",
+        "code/train.py": LAUNCHED_SCALER,
+    })
+    assert [d.code for d in findings_in(root, ["MP103"])] == ["MP103"] * found

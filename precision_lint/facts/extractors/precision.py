@@ -24,7 +24,7 @@ from ...semantic.tree import nodes_of
 from ...semantic.literal_tests import guards_text
 from ...semantic.queries import reaching, reaching_at
 from ...semantic.values import CONFIG, CONST, UNKNOWN, Possible, Values, as_switch
-from .weights import built_conditions  # the tests' reading is the weights sites' own
+from .weights import built_conditions, option_conditions  # the tests' reading is the weights sites' own
 from ..._regex import lazy
 
 SECTION = "precision"
@@ -559,6 +559,9 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         insert_at, insert_style = _insertion(index, site.node)
         scope = site.scope.code_scope()
         when, built_if = _built_under(index, evaluator, site) if kind in ("grad-scaler", PROJECT_CLASS) else ((), "")
+        enabled = keyword(site.node, "enabled") if kind == "grad-scaler" else None
+        if enabled is not None:  # `GradScaler(enabled=args.amp)` scales only where `if args.amp: GradScaler()` would be built
+            when += option_conditions(index, evaluator, enabled.value, site.scope)
         unused = (
             kind == "training-args" and bool(site.assigned_to) and isinstance(site.statement, ast.Assign)
             and site.statement.value is site.node and only_attributes_read(index, site.assigned_to)

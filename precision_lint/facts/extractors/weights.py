@@ -935,6 +935,18 @@ def built_conditions(evaluator: Evaluator, guards, scope) -> Tuple[Tuple[Tuple[P
     return tuple(out)
 
 
+def option_conditions(index: ModuleIndex, evaluator: Evaluator, expr: ast.expr, scope) -> Tuple[Tuple[Tuple[Possible, ...], Tuple[Any, ...], bool], ...]:
+    """:func:`built_conditions` of one test that must hold (a GradScaler's ``enabled=(args.fp16
+    == "true")``), each whose subject is an argparse option marked as that option's
+    (:func:`_as_option`): the join gives it what each shipped launch passes."""
+    out = []
+    for term, wanted in _conjuncts(expr, True):
+        found = _membership(evaluator, term, wanted, scope) or _truthiness(evaluator, term, wanted, scope)
+        if found is not None and found[0]:
+            out.append(_as_option(index, term, found))
+    return tuple(out)
+
+
 FP16_LITERALS = ("fp16", "float16")
 
 
