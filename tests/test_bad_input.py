@@ -521,6 +521,15 @@ CASES = [
         setup=_no_torch,
     ),
     Case(
+        # 48c: smes_ppo's `.gitignore` has a pattern ending in a lone backslash, which git ignores
+        # (it never matches) and pathspec refuses with a traceback; the other patterns still hold
+        "gitignore-pattern-git-refuses",
+        {".gitignore": b"*.pyc\nconfigs/user_side.jsonnet\\\nskipped/\n", "a.py": BAD, "skipped/b.py": BAD},
+        ["--output-format", "concise", "."],
+        rc=1,
+        stdout=["a.py:2:18: MP301", "Found 1 error"],  # skipped/b.py stays ignored
+    ),
+    Case(
         "known-prefixes-and-ALL-are-accepted",
         {"a.py": BAD},
         ["--output-format", "concise", "--select", "ALL", "--ignore", "MP1,MP20", "a.py"],

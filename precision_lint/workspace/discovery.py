@@ -36,6 +36,24 @@ def _is_virtualenv(folder) -> bool:
     return os.path.isfile(os.path.join(folder, "pyvenv.cfg")) or os.path.isdir(os.path.join(folder, "conda-meta"))
 
 
+def _spec(pathspec, lines: List[str]):
+    """The ``.gitignore`` ``lines`` as one spec. A pattern git refuses (one that ends in a lone
+    backslash: ``configs/user.jsonnet\\``, 48c's smes_ppo) never matches in git, which ignores
+    it and reads the rest; pathspec raises on it (``GitIgnorePatternError``), so such a line is
+    left out here too, never a traceback that checks nothing."""
+    try:
+        return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    except ValueError:  # GitIgnorePatternError derives from ValueError
+        kept = []
+        for line in lines:
+            try:
+                pathspec.PathSpec.from_lines("gitwildmatch", [line])
+            except ValueError:
+                continue
+            kept.append(line)
+        return pathspec.PathSpec.from_lines("gitwildmatch", kept)
+
+
 class _GitIgnores:
     def __init__(self) -> None:
         self._specs: List[Tuple[Path, object]] = []
@@ -50,7 +68,7 @@ class _GitIgnores:
                 lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
             except OSError:
                 return
-            self._specs.append((folder, pathspec.PathSpec.from_lines("gitwildmatch", lines)))
+            self._specs.append((folder, _spec(pathspec, lines)))
 
     def active(self) -> bool:
         """Whether a ``.gitignore`` was read (else nothing is ignored by one)."""
