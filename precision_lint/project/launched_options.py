@@ -56,7 +56,7 @@ def launch_options(project, scripts) -> List[PassedOption]:
 def _of_script(project, path: str) -> Tuple[PassedOption, ...]:
     out = []
     for launcher, launch in project.shipped.launches_for(path):
-        text = project.shipped.text_of(launcher)
+        text = project.shipped.command_text(launcher)
         if text is None:
             continue
         for i, (line, col, start, end) in option_words(text, launch):

@@ -116,7 +116,7 @@ def launched(project: "Project", script_path: str) -> List[LaunchedPrecision]:
 
 def _precision(project: "Project", launcher: str, launch: Launch, script_path: str) -> Optional[LaunchedPrecision]:
     given = passed_options(launch.launcher_args)
-    text = project.shipped.text_of(launcher)
+    text = project.shipped.command_text(launcher)
     flags = {name for name in ("use_deepspeed", "use_fsdp", "use_megatron_lm", "cpu", "tpu", "multi_gpu") if name in given and (given[name] == "" or _truthy(given[name]))}
     config_file = given.get("config_file")
     command = "accelerate launch"

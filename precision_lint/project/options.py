@@ -83,7 +83,7 @@ def _launched(own: List[Possible], option: str, launches, shipped, script: str) 
             left_out = True
             passed.extend(dataclasses.replace(v, chosen=run) for v in defaults if not v.chosen)
             continue
-        passed.append(dataclasses.replace(_atom(given[option], own, option, launcher, launch, shipped.text_of(launcher)), chosen=run))
+        passed.append(dataclasses.replace(_atom(given[option], own, option, launcher, launch, shipped.command_text(launcher)), chosen=run))
     if not launches:
         return own  # nothing ships a command for the script: the code's default, the user's choices
     hand = (choice, BY_HAND)
@@ -195,8 +195,10 @@ def from_launcher(v: Possible) -> bool:
     """Whether ``v`` is a value a shipped launcher passes (:func:`as_launched` made it): one
     launch's choice, written in that launch's file (a shell script, a README's command, a
     job's YAML), not the script's default a launch leaves as it is."""
-    if not (v.chosen and v.where and v.origin is not None and v.chosen[0].endswith(_LAUNCHED)):
+    if not (v.chosen and v.where and v.chosen[0].endswith(_LAUNCHED)):
         return False
+    if v.origin is None and not v.where.lower().endswith(".ipynb"):
+        return False  # (a notebook's launch has no span: its `!` line stands in a JSON string)
     return v.chosen[1].rpartition(":")[0] == v.where
 
 
@@ -205,5 +207,6 @@ def passed_by(values: Sequence[Possible], near: str) -> str:
     ``values`` that one passes, as the reader of ``near`` finds it; "" for none."""
     for v in values:
         if from_launcher(v) and not any(g.user_choice for g in v.guards):
-            return f"{launcher_shown(v.where, near)} (line {v.origin.line})"
+            line = f"line {v.origin.line}" if v.origin is not None else "its `!python` line"
+            return f"{launcher_shown(v.where, near)} ({line})"
     return ""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional, Tuple
 
 from ..facts.model import ModuleFacts
+from .options import from_launcher
 from ..semantic.values import CONST, DTYPE, dtype_of_string
 
 if TYPE_CHECKING:  # the extractor (and LibCST) is loaded by the facts it made, never to judge
@@ -76,7 +77,10 @@ def value_in_run(project, value, paths) -> bool:
     ``load_vae(path, torch.float32)`` in the training script: each run has its own). A value
     passed through callers (``via``) needs every one of them in the run: a float16 model that a
     shared loader makes with the dtype an export script passes is that script's."""
-    for where in (getattr(value, "where", ""), *sorted(getattr(value, "via", ()))):
+    # a value a shipped launch passes is written in its launcher (a notebook the check may lint
+    # too): it is the run of the script that launch runs
+    written = "" if from_launcher(value) else getattr(value, "where", "")
+    for where in (written, *sorted(getattr(value, "via", ()))):
         module = project.module_at(where) if where else None
         if module is not None and module.path not in paths:
             return False  # a config file, or code written here, is in every run

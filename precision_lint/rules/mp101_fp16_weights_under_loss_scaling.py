@@ -722,7 +722,7 @@ class Fp16WeightsUnderLossScaling(Rule):
         ) + tuple(
             Related(v.where, v.origin, "the shipped launch passes `--fp16` here")
             for v in (site.arg("fp16").values if site.arg("fp16") is not None else ())
-            if from_launcher(v) and may_be_true((v,))
+            if from_launcher(v) and v.origin is not None and may_be_true((v,))
         )
         launch = launched_scaling(site, ctx.project, entry, weights)
         if launch is not None:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
+
 from .._dataclass import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 from .._regex import lazy
@@ -72,6 +74,10 @@ class Launch:
     # (``accelerate launch --mixed_precision fp16 train.py``: ``("--mixed_precision", "fp16")``)
     launcher: str = ""
     launcher_args: Tuple[str, ...] = ()
+    # the folder the command runs in, relative to the launcher's, where a `cd` / `%cd` / `pushd`
+    # above it moved there (`%cd ../code` then `!python run.py`); "" where none did or where it
+    # is not known (`cd $ROOT`, `cd /content/repo`): the script is then read as written
+    folder: str = ""
 
     @property
     def written(self) -> Optional[str]:
@@ -334,15 +340,57 @@ def launches(text: str) -> List[Launch]:
     ``torchrun ${script} --bf16 True``; ``ARGS="--precision bf16"`` ... ``python x.py $ARGS``)."""
     found = []
     variables: Dict[str, str] = {}
+    moves = _Moves()
     for line, command in commands(text):
         if "=" in command and _assigns(command, variables):
             continue
         if "$" in command and variables:
             command = _expanded(command, variables)
+        if moves.read(line, command):
+            continue
         launch = parse(command, line)
         if launch is not None:
-            found.append(launch)
+            found.append(replace(launch, folder=moves.folder) if moves.folder else launch)
     return found
+
+
+class _Moves:
+    """The folder the commands of a launcher run in, as its ``cd`` / ``pushd`` / ``popd`` and a
+    notebook's ``%cd`` leave it, relative to the launcher's folder (None: not known). A
+    notebook's ``!`` line runs in a shell of its own: a ``cd`` in it (``!cd src && python
+    train.py``) moves that line's later commands only."""
+
+    def __init__(self) -> None:
+        self.folder: Optional[str] = ""
+        self._stack: List[Optional[str]] = []
+        self._bang: Optional[Tuple[int, Optional[str]]] = None  # (the `!` line, the folder before it)
+
+    def read(self, line: int, command: str) -> bool:
+        """Follow ``command`` (on ``line``); whether it only moved the folder."""
+        if self._bang is not None and line != self._bang[0]:
+            self.folder, self._bang = self._bang[1], None
+        text = command.strip()
+        if text.startswith("!") and self._bang is None:
+            self._bang = (line, self.folder)
+        words = text.lstrip("!").split()
+        if not words or words[0] not in ("cd", "%cd", "pushd", "popd"):
+            return False
+        if words[0] == "popd":
+            self.folder = self._stack.pop() if self._stack else None
+            return True
+        if words[0] == "pushd":
+            self._stack.append(self.folder)
+        target = words[1].strip("\"'") if len(words) == 2 else None
+        if target is None or self.folder is None or not _RELATIVE_FOLDER().match(target):
+            self.folder = None  # `cd`, `cd ~`, `cd $ROOT/src`, `cd /content/repo`, `cd -`: not known
+        else:
+            self.folder = os.path.normpath(os.path.join(self.folder, target))
+            self.folder = "" if self.folder == "." else self.folder
+        return True
+
+
+# a folder named relative to where the command runs (`src`, `../code`, `./scripts/`)
+_RELATIVE_FOLDER = lazy(r"^(?!-)(?:\.{1,2}|[\w.-]+)(?:/(?:\.{1,2}|[\w.-]+))*/?$")
 
 
 def expanded_commands(text: str) -> List[str]:

@@ -189,11 +189,12 @@ class ShippedFiles:
         (``python ../code/train.py``), never by a bare name another folder's file shares."""
         if not self._is_beside(where, path):
             return True
-        if name.endswith(".ipynb"):
-            return False  # (its `!` lines are JSON strings, not read as a launcher's)
         target = os.path.normcase(path)
+        launched = _notebook_commands(text) if name.endswith(".ipynb") else text
         return any(
-            os.path.normcase(os.path.abspath(os.path.join(where, f))) == target for launch in _launches(text) for f in launch.files()
+            os.path.normcase(os.path.abspath(os.path.join(where, f))) == target
+            for launch in _launches(launched)
+            for f in launch_files(where, launch)
         )
 
     def _is_beside(self, where: str, path: str) -> bool:
@@ -719,7 +720,7 @@ class ShippedFiles:
             for where, name, text in self._launchers_near(folder):
                 if name.endswith(".ipynb"):
                     continue
-                scripts = [f for launch in _launches(text) for f in launch.files() if f.endswith(".py")]
+                scripts = [f for launch in _launches(text) for f in launch_files(where, launch) if f.endswith(".py")]
                 runs_here = any(runs_file(where, f, os.path.join(folder, os.path.basename(f))) for f in scripts) and (
                     not self._is_beside(where, os.path.join(folder, "_"))
                     or any(os.path.dirname(os.path.abspath(os.path.join(where, f))) == os.path.abspath(folder) for f in scripts)
@@ -966,14 +967,15 @@ class ShippedFiles:
         found: List[Tuple[str, "Launch"]] = []
         if os.path.isfile(path):
             for where, name, text in self._launchers_naming(path):
-                if name.endswith(".ipynb"):
-                    continue  # a notebook's `!` lines are JSON strings: not read here
+                if name.endswith(".ipynb"):  # its `!` and `%run` lines, naming the file exactly
+                    found.extend((os.path.join(where, name), launch) for launch in _notebook_launches(where, text, path))
+                    continue
                 for launch in _launches(text):
                     if _runs_launch(where, launch, path):
                         found.append((os.path.join(where, name), launch))
             for folder, readme, commands, _ in self._readmes_about(path):
                 for launch in _launches(commands):
-                    if any(_names_exactly(folder, f, path) for f in launch.files()):
+                    if any(_names_exactly(folder, f, path) for f in launch_files(folder, launch)):
                         found.append((readme, launch))
         self._launches[path] = found
         return found
@@ -994,7 +996,7 @@ class ShippedFiles:
             if not any(_runs_launch(where, launch, path) for launch in launched):
                 continue
             for launch in launched:
-                for written in launch.files():
+                for written in launch_files(where, launch):
                     other = os.path.normpath(os.path.join(where, written))
                     if other != path and other not in found and os.path.isfile(other):
                         found.append(other)
@@ -1011,16 +1013,8 @@ class ShippedFiles:
         found: List[str] = []
         if not os.path.isfile(path):
             return found
-        from .notebook import NotebookError, parse
-
         for where, name, text in self._launchers_naming(path):
-            if not name.endswith(".ipynb"):
-                continue
-            try:
-                lines = parse(text.encode("utf-8")).command_lines
-            except (NotebookError, RecursionError):
-                continue
-            if lines_run(where, lines, path):
+            if name.endswith(".ipynb") and _notebook_launches(where, text, path):
                 found.append(os.path.join(where, name))
         return found
 
@@ -1099,6 +1093,12 @@ class ShippedFiles:
         """The text of a launcher :meth:`launches_for` found (read once)."""
         return self._read(launcher)
 
+    def command_text(self, launcher: str) -> Optional[str]:
+        """The text the lines and columns of a launch of ``launcher`` (:meth:`launches_for`)
+        stand in: a shell launcher's or README's own; None for a notebook, whose launches are
+        read from its IPython lines, not from the JSON file a finding would point into."""
+        return None if launcher.lower().endswith(".ipynb") else self._read(launcher)
+
 
 # the folder a job's YAML builds its container from: `build:` then `path:` (AzureML) or `context:`
 # (compose) on a line below it, or `build: ./app` on its own line
@@ -1138,21 +1138,56 @@ def is_launch_document(path: str) -> bool:
     return path.lower().endswith(LAUNCH_SUFFIXES) or os.path.basename(path) in READMES
 
 
+def launch_files(where: str, launch: "Launch") -> Tuple[str, ...]:
+    """The files ``launch`` (written in a launcher in the folder ``where``) runs, relative to
+    ``where``: in the folder a ``cd`` above it moved to (``Launch.folder``: ``cd ../code`` then
+    ``python run.py``), where that folder is there; else as written (``%cd`` into a folder the
+    notebook clones first: the clone is the project itself, named from wherever it is)."""
+    files = launch.files()
+    if launch.folder and os.path.isdir(os.path.join(where, launch.folder)):
+        return tuple(os.path.join(launch.folder, f) for f in files)
+    return files
+
+
 def _runs_launch(where: str, launch: "Launch", path: str) -> bool:
     """Whether ``launch``, written in a launcher in ``where``, runs the file ``path``
     (:func:`runs_file`; a module's file as ``python -m`` finds it)."""
-    return any(runs_file(where, f, path) for f in launch.files())
+    return any(runs_file(where, f, path) for f in launch_files(where, launch))
+
+
+def _notebook_commands(text: str) -> str:
+    """The IPython lines of a notebook (its JSON text ``text``), one per line: what its launches
+    are read from (``Notebook.command_lines``); "" for a notebook that does not parse."""
+    from .notebook import NotebookError, parse
+
+    try:
+        lines = parse(text.encode("utf-8")).command_lines
+    except (NotebookError, RecursionError):
+        return ""
+    return _joined(lines)
+
+
+def _joined(lines) -> str:
+    return "\n".join(line.rstrip("\r\n") for line in lines)
+
+
+def _notebook_launches(where: str, text: str, path: str) -> List["Launch"]:
+    """The launches of a notebook in the folder ``where`` (its text ``text``) that run the file
+    ``path`` (:func:`_names_exactly`)."""
+    return _running(where, _notebook_commands(text), path)
+
+
+def _running(where: str, commands: str, path: str) -> List["Launch"]:
+    return [launch for launch in _launches(commands) if any(_names_exactly(where, f, path) for f in launch_files(where, launch))]
 
 
 def lines_run(where: str, lines, path: str) -> bool:
     """Whether the command lines of a notebook in the folder ``where`` (``!python
     scripts/test_infer.py``, ``%run x.py``: ``Notebook.command_lines``) run the file ``path``:
-    by its name from that folder, or by a path with a folder in it whose tail is the file's
-    (:func:`_names_exactly`: ``%cd`` into a clone, then ``!python scripts/x.py``)."""
-    from .launches import launches
-
-    text = "\n".join(line.rstrip("\r\n") for line in lines)
-    return any(_names_exactly(where, f, path) for launch in launches(text) for f in launch.files())
+    by its name from that folder (or the folder a ``%cd`` above it moved to), or by a path with a
+    folder in it whose tail is the file's (:func:`_names_exactly`: ``%cd`` into a clone, then
+    ``!python scripts/x.py``)."""
+    return bool(_running(where, _joined(lines), path))
 
 
 def _names_exactly(where: str, script: str, path: str) -> bool:
