@@ -209,6 +209,14 @@ def instance_attributes() -> Dict[str, str]:
 
 
 @lru_cache(maxsize=None)
+def model_factories() -> Dict[str, FrozenSet[str]]:
+    """The library calls that return a ``torch.nn.Module`` (``libraries.toml``
+    ``[model_factories]``): ``functions``, ``builder_modules``, ``class_modules``."""
+    table = _table("libraries.toml").get("model_factories", {})
+    return {key: frozenset(table.get(key, ())) for key in ("functions", "builder_modules", "class_modules")}
+
+
+@lru_cache(maxsize=None)
 def argument_parsers() -> Dict[str, FrozenSet[str]]:
     """The library argument parsers whose parse methods return instances of the dataclasses
     they are built with, in order: ``classes`` and ``methods`` (``libraries.toml``

@@ -24,7 +24,7 @@ from typing import Optional, Set, Tuple
 
 import ast
 
-from ..knowledge import argument_parsers, instance_attributes
+from ..knowledge import argument_parsers, instance_attributes, model_factories
 from .index import (
     FUNCTION_DEFS, NOT_VALUE_BINDERS, CallSite, ModuleIndex, Scope, argument, keyword, mentions, parameters, positional,
 )
@@ -80,6 +80,23 @@ def is_library_model_class(qualname: str) -> bool:
     return bool(_MODEL_CLASS().search(last)) and not _NOT_MODEL_CLASS().search(last)
 
 
+def is_library_model_factory(qualname: str) -> bool:
+    """A library call that builds a model (``knowledge`` ``model_factories``):
+    ``timm.create_model``, a torchvision builder (``torchvision.models.resnet18``), a
+    ``segmentation_models_pytorch`` class."""
+    if not qualname or "." not in qualname:
+        return False
+    table = model_factories()
+    if qualname in table["functions"]:
+        return True
+    module, _, name = qualname.rpartition(".")
+    if name[:1].isupper():
+        return module in table["class_modules"]
+    if name.startswith(("get_", "list_", "_")):
+        return False
+    return any(module == m or module.startswith(m + ".") for m in table["builder_modules"])
+
+
 def is_loader(site: CallSite) -> bool:
     return site.method in LOADERS
 
@@ -117,7 +134,10 @@ class ObjectKinds:
             site = self.ix.call_of(node)
             if site is not None:
                 q = site.qualname or ""
-                if is_loader(site) or constructs_module(self.ix, site) or q in MODEL_FACTORIES or is_library_model_class(q):
+                if (
+                    is_loader(site) or constructs_module(self.ix, site) or q in MODEL_FACTORIES or is_library_model_class(q)
+                    or is_library_model_factory(q)
+                ):
                     return "model"
                 if q in TENSOR_FACTORIES or q in PARAMETER_CLASSES:
                     return "tensor"

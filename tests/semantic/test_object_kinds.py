@@ -73,6 +73,48 @@ def test_kinds_from_how_values_are_made():
     ) == {"a": True, "b": True, "c": True, "t": False}
 
 
+def test_library_model_factories_make_models():
+    # 49a: `timm.create_model(...).half()` under a GradScaler gave no MP101 (nothing said what
+    # the factory returns); torchvision's builders and segmentation_models_pytorch's classes too
+    assert _receivers(
+        """
+        import timm
+        import torch
+        import segmentation_models_pytorch as smp
+        from torchvision import models
+        a = timm.create_model("resnet18", num_classes=10)
+        b = models.resnet18(weights=None)
+        c = models.detection.fasterrcnn_resnet50_fpn()
+        d = smp.Unet("resnet34")
+        e = torch.hub.load("pytorch/vision", "resnet50")
+        w = models.get_weight("ResNet18_Weights.DEFAULT")
+        a.half(); b.half(); c.half(); d.half(); e.half(); w.half()
+        """
+    ) == {"a": True, "b": True, "c": True, "d": True, "e": True, "w": False}
+
+
+def test_a_cast_chained_on_a_library_factory_is_trained_in_float16():
+    src = """
+        import timm
+        import torch
+
+        def main(loader):
+            model = timm.create_model("resnet18", num_classes=10).half().cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            scaler = torch.amp.GradScaler("cuda")
+            for x, y in loader:
+                with torch.autocast("cuda", dtype=torch.float16):
+                    loss = torch.nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+
+        main([])
+        """
+    (d,) = lint(src, "MP101")
+    assert d.span.line == 5 and "timm.create_model" in d.message
+
+
 def test_a_called_and_cast_value_is_a_module_a_cast_alone_is_not():
     assert _receivers(
         """
