@@ -343,3 +343,27 @@ def test_a_subscript_fill_read_only_by_a_max_pads_a_max_pool(read, reported):
                 {read}
     """
     assert len(lint(src, CODE)) == (1 if reported else 0)
+
+
+RUN = "\ndef train(model, x):\n    with torch.autocast('cuda', dtype=torch.float16):\n        return model(x)\n"
+
+
+def test_a_conditional_fill_is_judged_by_the_branch_float16_cannot_hold():
+    # 49a: `-1e9 if self.causal else -1e4` was never read (a conditional is no constant); its
+    # -1e9 branch runs whenever the test holds, whatever the scores' dtype
+    src = MODEL.format(line="scores = scores.masked_fill(mask, -1e9 if mask.dim() == 4 else -1e4)") + RUN
+    (d,) = lint(src, CODE)
+    assert "-1e9" in d.message and d.span.col == src.splitlines()[7].index("-1e9")
+    fixed = fix(src, CODE)
+    assert "torch.finfo(scores.dtype).min if mask.dim() == 4 else -1e4" in fixed
+
+
+@pytest.mark.parametrize("test", ["scores.dtype == torch.float16", "self.fp16", "torch.is_autocast_enabled()"])
+def test_a_conditional_fill_chosen_by_precision_is_left_alone(test):
+    src = MODEL.format(line=f"scores = scores.masked_fill(mask, -1e4 if {test} else -1e9)") + RUN
+    assert lint(src, CODE) == []
+
+
+def test_a_conditional_fill_of_fitting_constants_is_left_alone():
+    src = MODEL.format(line="scores = scores.masked_fill(mask, -1e4 if mask.dim() == 4 else -3e4)") + RUN
+    assert lint(src, CODE) == []

@@ -331,6 +331,30 @@ def _constant_value(evaluator: Evaluator, expr: ast.expr, scope) -> Optional[flo
     return value if misfits_half(value) and abs(value) > FP16_MAX else None
 
 
+# the words of a test that picks a fill by the precision it runs in (`-1e4 if x.dtype ==
+# torch.float16 else -1e9`, `-65504 if cfg.fp16 else -1e9`): its float16 branch is the one that fits
+_PRECISION_WORDS = frozenset({
+    "dtype", "float16", "half", "fp16", "bfloat16", "bf16", "amp", "autocast", "is_autocast_enabled", "finfo",
+    "precision", "mixed_precision", "use_amp",
+})
+
+
+def _unguarded_branch(evaluator: Evaluator, expr: ast.IfExp, scope) -> Optional[ast.expr]:
+    """The branch of a conditional fill (``-1e9 if self.causal else -1e4``) that float16
+    cannot hold, where the test is not about precision: that branch runs whenever its test
+    holds, whatever the dtype (49a). None where no branch misfits, or the test reads the dtype
+    or a precision switch (its float16 branch is chosen to fit)."""
+    words = {n.id for n in ast.walk(expr.test) if isinstance(n, ast.Name)}
+    words |= {n.attr for n in ast.walk(expr.test) if isinstance(n, ast.Attribute)}
+    if any(word.lower() in _PRECISION_WORDS or "fp16" in word.lower() or "dtype" in word.lower() for word in words):
+        return None
+    for branch in (expr.body, expr.orelse):
+        inner = _unguarded_branch(evaluator, branch, scope) if isinstance(branch, ast.IfExp) else branch
+        if inner is not None and _constant_value(evaluator, inner, scope) is not None:
+            return inner
+    return None
+
+
 def _number_of(evaluator: Evaluator, expr: ast.expr, scope, defaults: bool = False) -> Optional[float]:
     """A number written as a literal or held by a name of one value (``eps = 1e-7``); with
     ``defaults``, also a parameter's default where the parameter is what holds it (``def
@@ -354,6 +378,10 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         if found is None:
             continue
         kind, expr, tensor = found
+        if isinstance(expr, ast.IfExp):
+            expr = _unguarded_branch(evaluator, expr, site.scope)
+            if expr is None:
+                continue
         value = _constant_value(evaluator, expr, site.scope)
         if value is None or _made_wide(index, evaluator, tensor, site.scope):
             continue
