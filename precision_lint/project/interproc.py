@@ -154,8 +154,9 @@ class CallGraphValues:
         for module, record in records:
             for arg in record.args:
                 if _fills(ref, arg.index, arg.keyword):
-                    passed = arg.fp16 if ref.fp16 else arg.values  # a certainly float16 tensor: its own values
-                    for v in self.substitute(_follow(passed, _inner_keys(ref), ref.missing), module.path, depth + 1):
+                    # a certainly float16 tensor: its own values; a namespace: the field read
+                    passed, keys = (arg.fp16, _inner_keys(ref)) if ref.fp16 else arg.passed(_inner_keys(ref))
+                    for v in self.substitute(_follow(passed, keys, ref.missing), module.path, depth + 1):
                         out.append(
                             replace_fields(
                                 v,

@@ -18,6 +18,7 @@ from .evaluate import Evaluator
 from .float16 import float16_tensors
 from .index import FUNCTION_DEFS, ModuleIndex, arguments
 from .main_block import main_block_orders, main_scope
+from .queries import reaching_values
 from .records import CallArg, CallRecord
 from .tensors import half_tensors
 from .values import HALF, PARAM, SYMBOL, UNKNOWN, ParamRef, Possible
@@ -60,8 +61,9 @@ def call_records(index: ModuleIndex, evaluator: Evaluator) -> tuple:
                 if any(v.kind == SYMBOL for v in named):
                     values = named
             fp16 = () if isinstance(value, _NO_TENSOR) else _placed(certain.values(value, site.scope), index.span(value))
-            if values or fp16:
-                args.append(CallArg(position if keyword is None else None, keyword, shared(values), shared(fp16)))
+            fields = evaluator.namespace_fields() if _namespace(index, value, site.scope, values) else ()
+            if values or fp16 or fields:
+                args.append(CallArg(position if keyword is None else None, keyword, shared(values), shared(fp16), fields))
             if keyword is None:
                 position += 1
         if any(kw.arg is None for kw in site.node.keywords):
@@ -85,6 +87,20 @@ def recorded_callees(index: ModuleIndex) -> tuple:
     """The callee of each record :func:`call_records` makes, in its order (one per call that
     may reach project code): what the join indexes a module's callers by, without the records."""
     return tuple(callee for callee in (project_callee(index, site) for site in index.calls) if callee is not None)
+
+
+_PARSES = frozenset({"parse_args", "parse_known_args"})
+
+
+def _namespace(index: ModuleIndex, value: ast.expr, scope, values: tuple) -> bool:
+    """Whether ``value`` is a name that holds what an argparse parser of this module parses
+    (``args = parser.parse_args()``), known as nothing else: its options are its fields."""
+    if not isinstance(value, ast.Name) or not index.arg_options or any(v.kind != UNKNOWN for v in values):
+        return False
+    made = reaching_values(index, value, scope)
+    return bool(made) and all(
+        isinstance(m, ast.Call) and isinstance(m.func, ast.Attribute) and m.func.attr in _PARSES for m in made
+    )
 
 
 def _passed_on(atom: Possible) -> bool:

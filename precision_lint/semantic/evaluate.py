@@ -370,6 +370,7 @@ class Evaluator:
         self._updates: Optional[Dict[str, list]] = None  # dict name → its `.update(...)` calls
         self._removed: Optional[Dict[str, list]] = None  # dict name → its `.pop("k")` / `del d["k"]` (_removals)
         self._contexts: Dict[tuple, tuple] = {}  # (call, scope) → its call_arguments
+        self._namespace: Optional[tuple] = None  # namespace_fields, made on first use
         # analyses built on this evaluator once per module and shared by the extractors
         # (``tensors.half_tensors``), keyed by name
         self.analyses: Dict[str, object] = {}
@@ -1972,6 +1973,16 @@ class Evaluator:
             guards = self.guards_of(assignment.guards, where)
             out.extend(_with_guards(v, guards) for v in self._assigned(assignment, where))
         return out
+
+    def namespace_fields(self) -> Tuple[Tuple[str, Tuple[Possible, ...]], ...]:
+        """``(dest, values)`` of every argparse option of the module: the fields of the
+        namespace its parsers parse, as ``args.<dest>`` reads them (one table per module,
+        shared by every call that hands the namespace over)."""
+        if self._namespace is None:
+            self._namespace = tuple(
+                (dest, tuple(self._dest_values(options, self.ix.root))) for dest, options in self.ix.arg_options.items()
+            )
+        return self._namespace
 
     def _dest_values(self, options, scope: Scope) -> List[Possible]:
         """The values the options that store into one name can give it. argparse sets each

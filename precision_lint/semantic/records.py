@@ -21,6 +21,19 @@ class CallArg:
     # why the argument is certainly a float16 tensor (``float16.py``), the ``HALF`` atoms placed
     # at the argument: what a parameter reference marked ``fp16`` takes
     fp16: Tuple[Any, ...] = ()
+    # for an argparse namespace handed over (``build_trainer(args)`` of ``args =
+    # parser.parse_args()``): ``(dest, values)`` of each option of the caller's parsers, what
+    # the callee's ``args.precision`` reads (its values are unknown as a whole)
+    fields: Tuple[Tuple[str, Tuple[Any, ...]], ...] = ()
+
+    def passed(self, keys: Tuple[Any, ...]) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
+        """The values a parameter read at ``keys`` (``args.precision``: ``("precision",)``) takes
+        from this argument, and the keys left to follow into them."""
+        if keys and self.fields:
+            for dest, values in self.fields:
+                if dest == keys[0]:
+                    return values, keys[1:]
+        return self.values, keys
 
 
 @dataclass(frozen=True, slots=True)
