@@ -56,7 +56,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
 from ..fixes import plan
-from ..project.options import passed_by
+from ..project.options import launcher_shown, passed_by
 from ..diagnostics import SAFE, UNSAFE, Edit, Fix, Span
 from ..workspace.hardware import FP8_CAPABILITY
 from ..facts.model import ModuleFacts
@@ -78,6 +78,8 @@ AUTOCAST_ERROR = _BF16["autocast_error"]
 ACCELERATE_ERROR = _BF16["accelerate_error"]
 AMP_KINDS = ("training-args", "training-args-class", "grad-scaler", "accelerator", "lightning")
 LIGHTNING_BF16 = ("bf16-mixed", "bf16", "bf16-true")
+# the library's own Accelerator (a project class of that name is its own)
+_LIBRARY_ACCELERATORS = ("accelerate.Accelerator", "accelerate.accelerator.Accelerator")
 SIMPLE = lazy(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
@@ -668,6 +670,7 @@ class Bf16WithoutCapabilityGuard(Rule):
                 yield from self._autocast(ctx, cap, site, "grad-scaler" in kinds)
             elif site.kind == "accelerator":
                 yield from self._mode(ctx, cap, site, "mixed_precision", ("bf16",), "fp16", ACCELERATE_ERROR)
+                yield from self._launched_mode(ctx, site)
             elif site.kind == "lightning":
                 yield from self._mode(ctx, cap, site, "precision", LIGHTNING_BF16, "16-mixed", None)
 
@@ -832,6 +835,48 @@ class Bf16WithoutCapabilityGuard(Rule):
         )
         fix = self._fix(ctx, f"Use bf16 where it is native (and on CPU), `{fallback}` on other GPUs", edits)
         yield ctx.diagnostic(self.code, arg.value_span, message, fix)
+
+    def _launched_mode(self, ctx, site):
+        """An ``Accelerator()`` that takes its precision from the launch (no ``mixed_precision=``,
+        or one that may be None), run by a shipped ``accelerate launch --mixed_precision bf16``
+        (or a config file's ``mixed_precision: bf16``) of a script whose run holds it: bf16 on
+        the GPUs that launch targets, with nothing in the code to ask: where a GPU is stated or
+        configured (a launch the author wrote and ran says bf16 worked where no GPU is named).
+        Reported at the
+        ``Accelerator``, naming the launch, without a fix: the command, not the code, chooses it
+        (48b note; a notebook's ``!accelerate launch`` too)."""
+        if site.opaque or site.callee not in _LIBRARY_ACCELERATORS:
+            return
+        if hardware_targets(ctx)[1] == "default":
+            return  # the author ran the launch they wrote: only a GPU stated (or configured) says it lacks bf16
+        mp = site.arg("mixed_precision")
+        if mp is not None and not any(v.kind == CONST and v.value is None for v in mp.values):
+            return
+        found = self._launched_bf16(ctx)
+        if found is None:
+            return
+        launch, entry = found
+        shown = launcher_shown(launch.launcher, ctx.path)
+        line = f", line {launch.where[1].line}" if launch.where[1] is not None else ""
+        run = "" if entry.path == ctx.path else f" (the run of `{os.path.basename(entry.path)}`)"
+        how = f"`{launch.key}` of its config" if launch.key else f"`{launch.command}`"
+        message = (
+            f"`{site.callee.rsplit('.', 1)[-1]}()` takes bf16 from the shipped launch{run}: {how} ({shown}{line}) "
+            f"with no capability check; {targets_text(ctx)}, where it {bf16_outcome(ctx, 'torch', ACCELERATE_ERROR)}"
+        )
+        yield ctx.diagnostic(self.code, site.span, message, None)
+
+    @staticmethod
+    def _launched_bf16(ctx):
+        """The first shipped launch of a run holding this module that gives its Accelerator bf16,
+        with the run's entry; None where none does."""
+        from ..project.launched_precision import launched
+
+        for entry in ctx.project.units_containing(ctx.facts):
+            for launch in launched(ctx.project, entry.path):
+                if launch.precision == "bf16":
+                    return launch, entry
+        return None
 
     # --- BitsAndBytesConfig(bnb_4bit_compute_dtype=torch.bfloat16) ------------------------------
     def _bnb(self, ctx, cap):
