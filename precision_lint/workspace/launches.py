@@ -115,7 +115,7 @@ def _commands(text: str) -> List[Tuple[int, int, str]]:
     written = 0  # the last line of the folded block that holds words
 
     def flush(last: int) -> None:
-        for part in re.split(r"\s(?:&&|\|\||;|\|)\s|;\s*$", pending):
+        for part in re.split(r"\s(?:&&|\|\||;|\|)\s|;\s+|;\s*$", pending):
             out.append((first, last, part))
 
     number = 0

@@ -53,6 +53,12 @@ def test_cd_moves_the_commands_after_it():
     assert folders("cd .. && cd ./scripts/\npython x.py") == [("x.py", "../scripts")]
 
 
+def test_commands_after_a_semicolon_are_launches():
+    # `source activate env; python train.py --fp16` was one command, never a launch
+    assert [(l.script, l.args) for l in launches("source activate env; python train.py --fp16")] == [("train.py", ("--fp16",))]
+    assert folders("cd ..; cd ./scripts/\npython x.py") == [("x.py", "../scripts")]
+
+
 def test_pushd_and_popd_come_back():
     assert folders("pushd sub\npython a.py\npopd\npython b.py") == [("a.py", "sub"), ("b.py", "")]
 
