@@ -443,6 +443,17 @@ def test_a_readme_code_block_pins_what_no_requirement_file_names(tmp_path):
     assert (t.of("trl").low, t.of("trl").high) == ((0, 7), (0, 8))
 
 
+def test_a_listing_under_a_heading_in_another_language_pins(tmp_path):
+    # 49 held-out: "## 环境" ("environment") then a fenced block of `pkg==version` lines, the word
+    # "install" nowhere: the README was never read, and a project written for trl 0.16 and
+    # transformers 4.48.2 was judged on the newest releases (53 findings false)
+    readme = "# 大模型微调\n\n## 环境\n\n```bash\ntorch==2.5.0\ntransformers==4.48.2\ntrl==0.16.0\ndeepspeed==0.16.2  # 可选\n```\n"
+    root = write_tree(tmp_path, {".git/HEAD": "", "README.md": readme, "sft/train.py": ""})
+    t = _targets(root, "sft/train.py")
+    assert t.of("transformers").is_point and t.of("transformers").low == (4, 48, 2)
+    assert t.of("trl").low == (0, 16, 0) and "README.md" in t.of("trl").source
+
+
 def test_a_readme_is_below_the_requirement_files_of_its_folder(tmp_path):
     root = write_tree(tmp_path, {
         ".git/HEAD": "",

