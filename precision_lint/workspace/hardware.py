@@ -68,7 +68,7 @@ _GPU_WORD = lazy(_GPU_WORD_PATTERN, re.IGNORECASE)
 # file's 0.3 s, #23): like every pattern here it is compiled where first used (``lazy``).
 _BARE_GEFORCE = lazy(
     r"(?<![A-Za-z0-9_.:=/\\-])([2345]0[89]0(?:\s?ti)?)"
-    r"(?=\s*(?:$|[`'\"*()\]，。、,.;:!（）]|[\u4e00-\u9fff]|(?:gpus?|cards?|s)\b))",
+    r"(?=\s*(?:$|[`'\"*()\]，。、,.;:!（）]|[\u4e00-\u9fff]|(?:gpus?|cards?|nodes?|machines?|servers?|s)\b))",
     re.IGNORECASE,
 )
 # A GeForce card's number right after the word GPU, whatever follows ("all scripts work on GPU
@@ -79,7 +79,9 @@ _NAMED_BEFORE = lazy(r"(?:rtx|gtx)\s?$", re.IGNORECASE)  # "RTX 4090": named who
 # (a sentence about running out of a GPU's memory is one: "suffers from OOM on 5090")
 # (a card's memory beside the number is one too: "Trained on one 4090 (24 GB)")
 _GPU_CONTEXT = lazy(
-    r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|\bvram\b|\booms?\b|out of memory|\b\d{1,3}\s?gb\b|显卡|显存|训练设备|设备|[0-9]\s*[台张块]",
+    r"\bgpus?\b|\bcards?\b|\bgraphics\b|\bgeforce\b|\bvram\b|\booms?\b|out of memory|\b\d{1,3}\s?gb\b|显卡|显存|训练设备|设备|[0-9]\s*[台张块]"
+    # a count of cards ("on a 2x 4090 node": 49 held-out, a README's only statement of its GPU)
+    r"|\b\d{1,2}\s?[x×]\s?[2345]0[89]0\b",
     re.IGNORECASE,
 )
 _COUNT = lazy(r"(\d)\s*[x×]\s*(?=[a-zA-Z])|(?<![\w.-])(\d+)-(?=[a-zA-Z])")  # "8xA100", "4-A100" → "8 x A100", "4 x A100"

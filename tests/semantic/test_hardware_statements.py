@@ -592,3 +592,17 @@ def test_a_comment_heading_a_torch_install_states_no_target(markdown, expected):
 def test_figures_measured_on_a_card_are_no_target(text, expected):
     """Review 28b's sd-distill-prune-quant: the machine a table of figures was measured on."""
     assert stated_in_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # 49 held-out: a README's only statement of its GPU, a count of cards by their number
+        ("It takes 30-ish mins to make a pass on a 2x 4090 node", [89]),
+        ("we used 4 x 3090 machines", [86]),
+        ("the 4090 node is fast", []),  # no count, no word for a GPU: a number
+        ("torchrun --master_port 3090 train.py", []),
+    ],
+)
+def test_a_count_of_cards_named_by_their_number(text, expected):
+    assert stated_in_text(text) == expected
