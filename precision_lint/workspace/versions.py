@@ -181,6 +181,10 @@ class Allowed:
     # `extras_require`, `[project.optional-dependencies]`): one choice among others, "" for the
     # requirements every install gets
     extra: str = ""
+    # joined from statements that contradict each other (requirements.txt's transformers<4.38
+    # beside environment.yml's transformers==4.52.4): one environment each, and the code runs in
+    # any of them, so a neighbour's pin, which belongs to one of them, cannot choose between them
+    either: bool = False
 
     # --- construction -------------------------------------------------------------------
     @classmethod
@@ -1668,13 +1672,16 @@ def _combine(found: List[Allowed]) -> Optional[Allowed]:
     alternatives such as requirements-old.txt / requirements-new.txt) any of them."""
     if not found:
         return None
-    out = found[0]
+    out, either = found[0], False
     for other in found[1:]:
         if other.described == out.described:
             continue  # the same requirement twice (two optional groups): one statement
         both = out.intersect(other)
-        out = both if not both.is_empty else out.hull(other)
-    return out
+        if both.is_empty:
+            out, either = out.hull(other), True
+        else:
+            out = both
+    return replace(out, either=True) if either else out
 
 
 def _unbounded(allowed: Allowed) -> bool:
@@ -1707,7 +1714,8 @@ def _hull(ranges: List[Allowed]) -> Allowed:
     out = ranges[0]
     for other in ranges[1:]:
         out = out.hull(other)
-    return out
+    differ = any(not _same_range(r, ranges[0]) for r in ranges[1:])
+    return replace(out, either=True) if differ else out
 
 
 # the suffix of a requirements file written for one environment of several (`requirements-gpu.txt`,
@@ -2043,10 +2051,10 @@ class VersionResolver:
         for dist in NARROWED:
             if dist in self.configured or (library is not None and library.dist == dist):
                 continue
-            narrow = compatible_range(dist, stated)
+            now = versions.get(dist)
+            narrow = compatible_range(dist, _shared_pins(stated, now))
             if narrow is None:
                 continue
-            now = versions.get(dist)
             if now is None:
                 narrowing[dist] = narrow  # what the fallback must be among
             elif not now.commit:
@@ -2063,6 +2071,19 @@ class VersionResolver:
                 found = _fallback_among(self.installed.get(dist), narrowing[dist])
             versions[dist] = found or self.installed.get(dist) or Allowed.unknown(dist)
         return Targets(versions, library)
+
+
+def _shared_pins(pins: Dict[str, Allowed], stated: Optional[Allowed]) -> Dict[str, Allowed]:
+    """The pins that may narrow a library the project states as ``stated``: all of them, except
+    where its statements contradict each other (:attr:`Allowed.either`, one environment per
+    file), the pins of some but not all of those files. trl==0.18.1 in environment.yml says
+    which transformers that environment has (>=4.50), and nothing of requirements.txt's (<4.38);
+    a pin every environment shares (a README's Python, a file that states nothing of the
+    library) narrows them all."""
+    if stated is None or not stated.either:
+        return pins
+    files = set(stated.source.split(" and "))
+    return {d: a for d, a in pins.items() if not set(a.source.split(" and ")) < files}
 
 
 def _bounds_text(allowed: Allowed) -> str:

@@ -245,3 +245,37 @@ def test_a_hub_client_pin_narrows_the_transformers_of_a_bare_install(tmp_path, h
     if not reported:
         rows = dict(requirement_rows("transformers"))
         assert rows[(4, 23)]["huggingface-hub"].startswith(">=0.10.0")
+
+
+# --- two environments in one folder (51 tune: a fork that adds an environment.yml for its own
+# TRL work beside the original project's requirements.txt) --------------------------------------
+TWO_ENVIRONMENTS = {
+    ".git/HEAD": "",
+    "requirements.txt": "transformers>=4.32.0,<4.38.0\naccelerate==0.28.0\n",
+    "environment.yml": "name: fork\ndependencies:\n  - python=3.10\n  - pip:\n    - transformers==4.52.4\n    - trl==0.18.1\n",
+    "train.py": TRAINER,
+}
+
+
+def test_a_neighbours_pin_of_one_environment_does_not_choose_between_two(tmp_path):
+    """requirements.txt states transformers below 4.38 and environment.yml states 4.52.4 with
+    trl 0.18.1, which requires transformers>=4.50: the TRL pin belongs to the second
+    environment, and says nothing of the first. The file runs on either, so its range is both
+    statements' (4.32 to 4.52.4), and `processing_class=` (new in 4.46) is no safe spelling."""
+    root = write_tree(tmp_path, TWO_ENVIRONMENTS)
+    found = resolver_for(config()).targets(str(root / "train.py")).of("transformers")
+    assert (found.low, found.high) == ((4, 32, 0), (4, 52, 4)), found
+    assert "which requires" not in found.where()
+    diags = run(root, codes=("MP301",))
+    assert [d.fix for d in diags] == [None] and "no fix" in diags[0].message
+
+
+def test_one_environment_is_still_narrowed_by_its_neighbours_pins(tmp_path):
+    """The negative: one requirements file that pins trl==0.18.1 and a loose transformers
+    targets the transformers trl 0.18.1 requires (>=4.50), where `tokenizer=` warns and
+    `processing_class=` exists: the fix is safe."""
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "transformers>=4.32.0\ntrl==0.18.1\n", "train.py": TRAINER})
+    found = resolver_for(config()).targets(str(root / "train.py")).of("transformers")
+    assert found.low == (4, 50, 0) and "which requires" in found.where()
+    diags = run(root, codes=("MP301",))
+    assert len(diags) == 1 and diags[0].fix is not None
