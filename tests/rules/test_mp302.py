@@ -783,3 +783,27 @@ def test_reading_what_a_try_binds_leaves_the_tree_as_it_was():
     before = ast.dump(tree)
     assert _caught_names(tree.body[0]) == ()
     assert ast.dump(tree) == before
+
+
+@pytest.mark.parametrize(
+    "src, named",
+    [
+        # a subclass of Qwen2-Audio reading `self.language_model` (51 tune, a speech SFT script):
+        # Python names the object's own class, the project's `Model`, not LLaVA's
+        (
+            "from transformers import Qwen2AudioForConditionalGeneration\n"
+            "class Model(Qwen2AudioForConditionalGeneration):\n"
+            "    def head(self):\n"
+            "        return self.language_model.lm_head\n",
+            "'Model' object",
+        ),
+        (
+            "from transformers import LlavaForConditionalGeneration\n"
+            "m = LlavaForConditionalGeneration.from_pretrained('x')\nlm = m.language_model\n",
+            "'LlavaForConditionalGeneration' object",
+        ),
+    ],
+)
+def test_a_removed_attributes_error_names_the_objects_class(src, named):
+    [found] = lint302(src)
+    assert f"AttributeError: {named} has no attribute 'language_model'" in found.message
