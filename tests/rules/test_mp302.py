@@ -807,3 +807,16 @@ def test_reading_what_a_try_binds_leaves_the_tree_as_it_was():
 def test_a_removed_attributes_error_names_the_objects_class(src, named):
     [found] = lint302(src)
     assert f"AttributeError: {named} has no attribute 'language_model'" in found.message
+
+
+def test_peft_auto_classes_hand_quantization_keywords_to_the_base_model():
+    """`AutoPeftModelForCausalLM.from_pretrained(path, load_in_4bit=True)` passes its keywords to
+    the base model's `from_pretrained` (peft's `auto.py`), which has no `load_in_4bit` from
+    transformers 5.0 (a held-over miss of review 48c)."""
+    src = (
+        "from peft import AutoPeftModelForCausalLM\n"
+        "model = AutoPeftModelForCausalLM.from_pretrained('out', load_in_4bit=True, bnb_4bit_quant_type='nf4')\n"
+    )
+    found = lint302(src)
+    assert [f.message.split("`")[1] for f in found] == ["load_in_4bit=", "bnb_4bit_quant_type="]
+    assert all("AutoPeftModelForCausalLM.from_pretrained" in f.message for f in found)
