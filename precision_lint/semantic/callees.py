@@ -40,11 +40,9 @@ def _project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
             return f"{made}.{_call_method(index, made)}"
     if site.qualname:
         return None if site.qualname.split(".")[0] in LIBRARIES else site.qualname
-    if isinstance(site.node.func, ast.Name) and _star_imported(index, site.node.func, site.scope):
-        # `from losses import *` then `ClampedLogLoss()`: named as if this module bound it, the
-        # join looks it up in the modules it star-imports (``project/symbols.py``)
-        name = site.node.func.id
-        return f"{index.module_name}.{name}" if index.module_name else name
+    starred = star_imported_callee(index, site)
+    if starred is not None:
+        return starred
     if site.method and isinstance(receiver, ast.Name):
         if receiver.id == "self" and site.klass:
             held = _held_on_self(index, site.klass, site.method)  # self.criterion = DistillLoss()
@@ -53,6 +51,16 @@ def _project_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
         if made is not None:
             return f"{made}.{site.method}"
     return None
+
+
+def star_imported_callee(index: ModuleIndex, site: CallSite) -> Optional[str]:
+    """``from losses import *`` then ``ClampedLogLoss()``: the name called, as if this module
+    bound it (``train.ClampedLogLoss``), where a star import of project code may bind it; the
+    join looks it up in the modules the module star-imports (``project/symbols.py``)."""
+    if not isinstance(site.node.func, ast.Name) or not _star_imported(index, site.node.func, site.scope):
+        return None
+    name = site.node.func.id
+    return f"{index.module_name}.{name}" if index.module_name else name
 
 
 def _star_imported(index: ModuleIndex, name: ast.Name, scope) -> bool:

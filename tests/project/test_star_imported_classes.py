@@ -67,3 +67,52 @@ def test_a_name_a_star_import_binds_is_called_as_this_modules_own_and_a_builtin_
     assert not any(callee.endswith((".print", ".len")) for _, callee in edges)
     # a library's star import alone names no project code
     assert not any(c == "train.Linear" for _, c in extract_facts("from torch.nn import *\nLinear(2, 2)\n", "t.py", "t").call_edges)
+
+
+# --- the library classes a star-imported project class derives from (48c's miss) ---------------
+HELPERS = """
+from transformers import Trainer, TrainingArguments
+
+
+class LoggingTrainer(Trainer):
+    def log_more(self):
+        pass
+
+
+class RunArguments(TrainingArguments):
+    pass
+
+
+def build(**kwargs):
+    return dict(kwargs)
+"""
+
+CALLS = """
+{imported}
+
+args = RunArguments(output_dir="out", evaluation_strategy="steps")
+trainer = LoggingTrainer(model=None, args=args, tokenizer=None)
+options = build(tokenizer=None, evaluation_strategy="steps")
+"""
+
+
+@pytest.mark.parametrize("imported", ["from helpers import *", "from helpers import LoggingTrainer, RunArguments, build"])
+def test_a_star_imported_trainer_subclass_takes_its_bases_keywords(tmp_path, imported):
+    """`from helpers import *` then `LoggingTrainer(..., tokenizer=tok)`: the class is the
+    project's Trainer subclass, as with a named import, so `tokenizer=` raises on transformers 5
+    (MP301) and so does `evaluation_strategy=` of a TrainingArguments subclass (MP302). A
+    function of the same module taking the same keywords is no trainer (its negative)."""
+    write_tree(tmp_path, {".git/HEAD": "", "helpers.py": dedent(HELPERS), "train.py": dedent(CALLS.format(imported=imported))})
+    cfg = config(transformers_version="5.0")
+    found = Engine(cfg, ["MP301", "MP302"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    assert sorted((d.path.rsplit("/", 1)[-1], d.span.line, d.code) for d in found) == [
+        ("train.py", 3, "MP302"), ("train.py", 4, "MP301"),
+    ]
+
+
+def test_a_library_star_import_names_no_project_class(tmp_path):
+    """`from torch.nn import *` binds library names only: a call of an unbound name there is
+    not looked up among the project's modules."""
+    write_tree(tmp_path, {".git/HEAD": "", "helpers.py": dedent(HELPERS), "train.py": dedent(CALLS.format(imported="from torch.nn import *"))})
+    found = Engine(config(transformers_version="5.0"), ["MP301", "MP302"], jobs=1).run_paths([str(tmp_path)]).diagnostics
+    assert found == []

@@ -35,7 +35,7 @@ from ...knowledge import (
     call_rows, called_names, migrated_names, newer_name_methods, newer_names, removed_keyword_names, valued_names,
 )
 from ...semantic.names import dotted
-from ...semantic.callees import LIBRARIES, assigned_callees, is_super_init, project_callee
+from ...semantic.callees import LIBRARIES, assigned_callees, is_super_init, project_callee, star_imported_callee
 from ...semantic.evaluate import ARGUMENT_PARSERS, SPLAT, Evaluator
 from ...semantic.kinds import instance_classes
 from ...semantic.index import FUNCTION_DEFS, ModuleIndex, argument, arguments, call_args, keyword, literal_key, parameters, string_value
@@ -559,7 +559,8 @@ def _callee_of(index: ModuleIndex, evaluator: Evaluator, site):
     """What a call may run, as :class:`MigrationCall` records it: ``(callee, receivers,
     receiver classes)``, its callee ``"super"`` for ``super().__init__``; all empty where
     nothing is known."""
-    callee, receivers = site.qualname, ()
+    # `from utils import *` then `MyTrainer(...)`: the name the star import binds
+    callee, receivers = site.qualname or star_imported_callee(index, site), ()
     if is_super_init(site):
         callee = "super"
     elif callee is None and site.method and isinstance(site.receiver, ast.Name):

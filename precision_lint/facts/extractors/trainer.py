@@ -14,7 +14,7 @@ from typing import Optional, Tuple
 import ast
 
 from ...diagnostics import Span
-from ...semantic.callees import assigned_callees, is_super_init
+from ...semantic.callees import assigned_callees, is_super_init, star_imported_callee
 from ...semantic.evaluate import Evaluator
 from ...semantic.index import ModuleIndex
 from .precision import key_span, key_text
@@ -80,7 +80,7 @@ def extract(index: ModuleIndex, evaluator: Evaluator):
         sources = [s for s in every if s.name == KEY]
         if not sources:
             continue
-        callee = "super" if is_super_init(site) else site.qualname
+        callee = "super" if is_super_init(site) else site.qualname or star_imported_callee(index, site)
         if callee is None:
             continue
         uses = tuple(
