@@ -820,3 +820,14 @@ def test_peft_auto_classes_hand_quantization_keywords_to_the_base_model():
     found = lint302(src)
     assert [f.message.split("`")[1] for f in found] == ["load_in_4bit=", "bnb_4bit_quant_type="]
     assert all("AutoPeftModelForCausalLM.from_pretrained" in f.message for f in found)
+
+
+def test_trl_trainer_utils_prepare_deepspeed_is_gone_from_trl_1_1():
+    """`from trl.trainer.utils import prepare_deepspeed` (a distillation script's teacher set-up):
+    in trl/trainer/utils.py up to TRL 1.0.0, absent from 1.1.0; `trl.models.prepare_deepspeed`
+    takes other arguments, so there is no automatic fix (48c's miss)."""
+    src = "from trl.trainer.utils import prepare_deepspeed\nteacher = prepare_deepspeed(teacher, 8, fp16=True)\n"
+    [found] = lint302(src, config(trl_version="1.1.0"))
+    assert "cannot import name 'prepare_deepspeed' from 'trl.trainer.utils'" in found.message and found.fix is None
+    assert lint302(src, config(trl_version="1.0.0")) == []
+    assert lint302("from trl.models import prepare_deepspeed\n", config(trl_version="1.1.0")) == []
