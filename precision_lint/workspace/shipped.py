@@ -93,6 +93,10 @@ _FLASH_ATTN_LINE = lazy(r"^[ \t]*flash[-_]attn[ \t]*(?:\[[^\]]*\])?[ \t]*([^#;\n
 _PIP_FLASH_ATTN = lazy(r"\bpip3?\s+install\b[^\n]*?(?<![\w./-])[\"']?flash[-_]attn\b([^\s\"']*)", re.IGNORECASE)
 MAX_BYTES = 4 * 1024 * 1024
 LEVELS = 2  # folders above the module searched for its launch scripts
+# the levels whose other folders that hold a launcher are read too (``exp/run.sh`` beside the
+# module's ``code/``: its folder and its parent's); above them, only the launch folders, unless
+# a root marker (or the folder the check runs from) above says the level is the project's own
+BESIDE_LEVELS = 1
 README_LEVELS = 6  # folders above the module searched for its README
 PROJECT_ROOT = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 # and these folders of each, with the folders directly in them (`scripts/train/run.sh`)
@@ -136,7 +140,8 @@ class ShippedFiles:
         self._listings: Dict[str, List[str]] = {}
         self._launch_folders: Dict[str, List[str]] = {}  # a launch folder → it and the folders in it
         self._launch_parents: Dict[str, List[str]] = {}  # a folder → the launch folders in it
-        self._wheres: Dict[str, List[str]] = {}  # a folder → where its launchers may be (_launch_wheres)
+        self._wheres: Dict[str, List[str]] = {}  # a folder → it and its launch folders (_launch_wheres)
+        self._besides: Dict[str, List[str]] = {}  # a folder → its other folders that hold a launcher
         self._beside: Set[str] = set()  # the folders of those that are beside, not launch folders
         self._launch_set: Set[str] = set()  # the launch folders among them, and the folders in those
         self._stated: Dict[Tuple[str, bool], Optional[int]] = {}
@@ -204,25 +209,29 @@ class ShippedFiles:
             return False
         return not os.path.abspath(path).startswith(os.path.join(os.path.abspath(where), ""))
 
-    def _launch_wheres(self, here: str) -> List[str]:
-        """``here``, its launch folders and the folders directly in those, then the other folders
-        directly in ``here`` that hold a launcher. Listed once per folder. A launcher of such a
-        folder runs a file only by a path that leads to it from there (``_runs_launch``)."""
+    def _launch_wheres(self, here: str, beside: bool = True) -> List[str]:
+        """``here``, its launch folders and the folders directly in those, then (``beside``) the
+        other folders directly in ``here`` that hold a launcher. Listed once per folder. A
+        launcher of such a folder runs a file only by a path that leads to it from there
+        (``_runs_launch``)."""
         found = self._wheres.get(here)
         if found is None:
             launch = [f for d in self._launch_folders_in(here) for f in self._launch_folder(d)]
+            self._launch_set.update(launch)
+            found = self._wheres[here] = [here, *launch]
+        if not beside:
+            return found
+        others = self._besides.get(here)
+        if others is None:
             try:
                 with os.scandir(here) as entries:
-                    others = sorted(e.path for e in entries if not e.name.startswith(".") and e.is_dir())
+                    listed = sorted(e.path for e in entries if not e.name.startswith(".") and e.is_dir())
             except OSError:
-                others = []
-            taken = set(launch)
-            beside = [f for f in others if f not in taken and self._listing(f)]
-            self._beside.update(beside)
-            self._launch_set.update(launch)
-            found = [here, *launch, *beside]
-            self._wheres[here] = found
-        return found
+                listed = []
+            taken = set(found)
+            others = self._besides[here] = [f for f in listed if f not in taken and self._listing(f)]
+            self._beside.update(others)
+        return [*found, *others]
 
     def _launch_folders_in(self, folder: str) -> List[str]:
         """The launch folders directly in ``folder``: a name of :data:`LAUNCH_FOLDERS`, alone or
@@ -691,8 +700,12 @@ class ShippedFiles:
         leads to it from there: :meth:`_exactly`), up to the repository's root."""
         here = folder
         seen = set()  # a folder beside one level's is the level below's own: read once
-        for _ in range(LEVELS + 1):
-            for where in self._launch_wheres(here):
+        for level in range(LEVELS + 1):
+            # above the code's parent, in a checkout with no root marker up the way, only the
+            # launch folders: the folders beside it there may be other projects (or a test run's
+            # other trees, thousands, each check reading them all)
+            beside = level <= BESIDE_LEVELS or self._up_to_root(here)[1] is not None
+            for where in self._launch_wheres(here, beside=beside):
                 if where in seen:
                     continue
                 seen.add(where)

@@ -132,3 +132,30 @@ def test_a_notebook_launch_without_the_switch_scales_nothing(tmp_path):
     })
     assert mp101(root) == []
     assert mp101(root, "code") == []
+
+
+# --- how far up the folders beside the code are read ------------------------------------------------
+DEEP = {"src/code/run.py": SCRIPT, "exp/go.sh": "cd ../src/code\npython run.py --fp16\n"}
+
+
+def test_a_launcher_beside_the_code_s_grandparent_is_read_in_a_marked_project(tmp_path):
+    """`exp/go.sh` in the repository's root runs `src/code/run.py`: two folders above the script,
+    inside the project its `.git` marks, a folder beside the code's own is the project's."""
+    root = write_tree(tmp_path / "p", {".git/HEAD": "", **DEEP})
+    [(launcher, launch)] = ShippedFiles(str(root)).launches_for(str(root / "src" / "code" / "run.py"))
+    assert os.path.basename(launcher) == "go.sh" and launch.args == ("--fp16",)
+
+
+def test_without_a_root_marker_the_folders_two_levels_up_are_not_read(tmp_path):
+    """With no marker up the way, the folder two levels above the script may hold other
+    projects (a downloads folder, a test run's thousands of temporary trees, each of which a
+    check used to list and read): there only its launch folders are read, and `exp/go.sh`
+    beside the code's grandparent is not. One level up it still is (47c's `exp/` beside `code/`);
+    a check run from the folder above reads it as the project's root, as a marker says."""
+    root = write_tree(tmp_path / "p", DEEP)
+    assert ShippedFiles().launches_for(str(root / "src" / "code" / "run.py")) == []
+    near = write_tree(tmp_path / "q", {"code/run.py": SCRIPT, "exp/go.sh": "cd ../code\npython run.py --fp16\n"})
+    [(launcher, _)] = ShippedFiles().launches_for(str(near / "code" / "run.py"))
+    assert os.path.basename(launcher) == "go.sh"
+    [(launcher, _)] = ShippedFiles(str(root)).launches_for(str(root / "src" / "code" / "run.py"))
+    assert os.path.basename(launcher) == "go.sh"
