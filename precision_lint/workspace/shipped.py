@@ -93,10 +93,10 @@ _FLASH_ATTN_LINE = lazy(r"^[ \t]*flash[-_]attn[ \t]*(?:\[[^\]]*\])?[ \t]*([^#;\n
 _PIP_FLASH_ATTN = lazy(r"\bpip3?\s+install\b[^\n]*?(?<![\w./-])[\"']?flash[-_]attn\b([^\s\"']*)", re.IGNORECASE)
 MAX_BYTES = 4 * 1024 * 1024
 LEVELS = 2  # folders above the module searched for its launch scripts
-# the levels whose other folders that hold a launcher are read too (``exp/run.sh`` beside the
-# module's ``code/``: its folder and its parent's); above them, only the launch folders, unless
-# a root marker (or the folder the check runs from) above says the level is the project's own
-BESIDE_LEVELS = 1
+# the levels whose other folders that hold a launcher are read whatever is above (the module's own
+# folder's); above it, such a folder (``exp/run.sh`` beside the module's ``code/``) is read only where
+# a root marker, or the folder the check runs from, at or above that level says it is the project's
+BESIDE_LEVELS = 0
 README_LEVELS = 6  # folders above the module searched for its README
 PROJECT_ROOT = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 # and these folders of each, with the folders directly in them (`scripts/train/run.sh`)
@@ -701,7 +701,7 @@ class ShippedFiles:
         here = folder
         seen = set()  # a folder beside one level's is the level below's own: read once
         for level in range(LEVELS + 1):
-            # above the code's parent, in a checkout with no root marker up the way, only the
+            # above the code's own folder, in a checkout with no root marker up the way, only the
             # launch folders: the folders beside it there may be other projects (or a test run's
             # other trees, thousands, each check reading them all)
             beside = level <= BESIDE_LEVELS or self._up_to_root(here)[1] is not None

@@ -146,16 +146,17 @@ def test_a_launcher_beside_the_code_s_grandparent_is_read_in_a_marked_project(tm
     assert os.path.basename(launcher) == "go.sh" and launch.args == ("--fp16",)
 
 
-def test_without_a_root_marker_the_folders_two_levels_up_are_not_read(tmp_path):
-    """With no marker up the way, the folder two levels above the script may hold other
-    projects (a downloads folder, a test run's thousands of temporary trees, each of which a
-    check used to list and read): there only its launch folders are read, and `exp/go.sh`
-    beside the code's grandparent is not. One level up it still is (47c's `exp/` beside `code/`);
-    a check run from the folder above reads it as the project's root, as a marker says."""
+def test_without_a_root_marker_the_folders_above_the_code_are_not_read(tmp_path):
+    """With no marker up the way, and the check run from elsewhere, the folders above the script
+    may hold other projects (a downloads folder, a test run's thousands of temporary trees, each
+    of which a check used to list and read): there only their launch folders are read, and
+    `exp/go.sh` beside the code is not. A check run from the project's folder reads it as the
+    project's root, as a marker says (47c's `exp/` beside `code/`)."""
     root = write_tree(tmp_path / "p", DEEP)
     assert ShippedFiles().launches_for(str(root / "src" / "code" / "run.py")) == []
-    near = write_tree(tmp_path / "q", {"code/run.py": SCRIPT, "exp/go.sh": "cd ../code\npython run.py --fp16\n"})
-    [(launcher, _)] = ShippedFiles().launches_for(str(near / "code" / "run.py"))
-    assert os.path.basename(launcher) == "go.sh"
     [(launcher, _)] = ShippedFiles(str(root)).launches_for(str(root / "src" / "code" / "run.py"))
+    assert os.path.basename(launcher) == "go.sh"
+    near = write_tree(tmp_path / "q", {"code/run.py": SCRIPT, "exp/go.sh": "cd ../code\npython run.py --fp16\n"})
+    assert ShippedFiles().launches_for(str(near / "code" / "run.py")) == []
+    [(launcher, _)] = ShippedFiles(str(near)).launches_for(str(near / "code" / "run.py"))
     assert os.path.basename(launcher) == "go.sh"
