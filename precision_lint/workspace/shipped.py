@@ -697,7 +697,9 @@ class ShippedFiles:
         or their launch folders and the folders directly in those, or another folder directly in
         one of them that holds launchers (47c: ``exp/run.sh`` beside ``code/``, running
         ``python ../code/train.py``; such a folder's launcher names a file only by a path that
-        leads to it from there: :meth:`_exactly`), up to the repository's root."""
+        leads to it from there: :meth:`_exactly`), up to the repository's root. Above ``folder``
+        such other folders count only where :meth:`_up_to_root` finds the project's root (a
+        marker, or the folder the check runs from): see :data:`BESIDE_LEVELS`."""
         here = folder
         seen = set()  # a folder beside one level's is the level below's own: read once
         for level in range(LEVELS + 1):
