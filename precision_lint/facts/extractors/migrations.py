@@ -733,8 +733,9 @@ def _project_calls(index: ModuleIndex, evaluator: Evaluator):
 
 
 def _aug_targets(index: ModuleIndex) -> frozenset:
-    """The ids of ``x.a += v`` targets: a Store context that reads the attribute first."""
-    return frozenset(id(n.target) for n in ast.walk(index.module) if isinstance(n, ast.AugAssign))
+    """The ids of ``x.a += v`` targets: a Store context that reads the attribute first (the
+    index lists every augmented assignment, ``index.inplace_updates``)."""
+    return frozenset(id(update.node.target) for update in index.inplace_updates)
 
 
 def _remote(index: ModuleIndex, evaluator: Evaluator, name: ast.Name, scope) -> bool:
