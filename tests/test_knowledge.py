@@ -512,3 +512,25 @@ def test_the_attention_table_generator_reads_a_wheels_modeling_files(tmp_path):
         z.writestr("transformers/models/toy/configuration_toy.py", "OTHER_ATTENTION_CLASSES = {}\n")
         z.writestr("transformers/models/toy/modeling_tf_toy.py", "    INDENTED_ATTENTION_CLASSES = {}\n")
     assert _attention_generator().tables(str(path)) == {"TOY_ATTENTION_CLASSES": "transformers.models.toy.modeling_toy"}
+
+
+def test_package_tests_ask_for_their_package_in_the_installed_libraries():
+    """Each availability test of ``[package_tests]`` the installed library still has reads the
+    package it is listed for; one it no longer has is a removal the table of removed imports
+    records (the 4.38 alias ``is_flash_attn_available``)."""
+    import importlib
+    import inspect
+
+    from precision_lint.knowledge import package_tests, removed_modules
+
+    pytest.importorskip("transformers")
+    removed = set(removed_modules())
+    assert package_tests(), "libraries.toml has no [package_tests]"
+    for qualname, package in package_tests().items():
+        module_name, _, name = qualname.rpartition(".")
+        function = getattr(importlib.import_module(module_name), name, None)
+        if function is None:
+            assert qualname in removed, f"{qualname} is in neither the installed library nor [[removed_module]]"
+            continue
+        assert f'"{package}"' in inspect.getsource(function), f"{qualname} does not ask for {package}"
+

@@ -209,6 +209,13 @@ def instance_attributes() -> Dict[str, str]:
 
 
 @lru_cache(maxsize=None)
+def package_tests() -> Dict[str, str]:
+    """A library function that answers whether a package is installed -> that package
+    (``libraries.toml`` ``[package_tests]``)."""
+    return dict(_table("libraries.toml").get("package_tests", {}))
+
+
+@lru_cache(maxsize=None)
 def model_factories() -> Dict[str, FrozenSet[str]]:
     """The library calls that return a ``torch.nn.Module`` (``libraries.toml``
     ``[model_factories]``): ``functions``, ``builder_modules``, ``class_modules``."""

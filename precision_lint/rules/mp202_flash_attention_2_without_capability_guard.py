@@ -28,7 +28,10 @@ above, so the capability alone is not enough.
 
 Where the setting runs only after ``import flash_attn`` succeeded (``try: import flash_attn;
 config._attn_implementation = "flash_attention_2" except ImportError: pass``), the package is
-installed wherever it takes effect: the message names only the kernel's RuntimeError.
+installed wherever it takes effect: the message names only the kernel's RuntimeError. So where
+the value is chosen only in the branch of a test that found the package
+(``"flash_attention_2" if importlib.util.find_spec("flash_attn") is not None else "sdpa"``,
+transformers' ``is_flash_attn_2_available()``): that test asks nothing of the GPU.
 """
 from __future__ import annotations
 
@@ -97,8 +100,10 @@ class FlashAttention2WithoutCapabilityGuard(Rule):
                         'Use FlashAttention-2 where the GPU and the flash-attn package have it, "sdpa" elsewhere',
                         tuple(probe_edits) + edits,
                     )
-                # after a guarded `import flash_attn` the package is there: only the kernel can refuse
-                errors = f"`{KERNEL_ERROR}`" if site.package_imported else f"`{LOAD_ERROR}` or `{KERNEL_ERROR}`"
+                # after a guarded `import flash_attn`, or in the branch of a test that found it
+                # (`find_spec("flash_attn") is not None`), the package is there: only the kernel can refuse
+                found = site.package_imported or all(any(g.package == "flash_attn" for g in a.guards) for a in open_atoms)
+                errors = f"`{KERNEL_ERROR}`" if found else f"`{LOAD_ERROR}` or `{KERNEL_ERROR}`"
                 message = f"{shown} without a capability check; {targets_text(ctx, 'FlashAttention-2')}, where it raises {errors}"
                 if self._fp32_without_amp(ctx, site):
                     message += f"; with float32 weights and no mixed precision it also raises `{DTYPE_ERROR}`"

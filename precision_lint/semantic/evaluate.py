@@ -18,7 +18,7 @@ import tokenize
 from .._dataclass import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
-from ..knowledge import is_library_training_arguments, model_init_keyword
+from ..knowledge import is_library_training_arguments, model_init_keyword, package_tests
 from .callees import project_callee
 from .index import FUNCTION_DEFS, NOT_VALUE_BINDERS, Assignment, CallSite, ModuleIndex, Scope, children, element, subscript_key
 from .index import arguments, first_argument, is_constant, item_owner, keyword, literal_key, positional, string_value, unstarred
@@ -448,9 +448,40 @@ class Evaluator:
                 other_device=(positive and self.selects_other_device(test, scope, {})) or self._off_cuda(test, positive, scope),
                 # (either way round for the switch itself: `torch.float32 if targs.fp16 else ...`)
                 option=self._switch_read(test, scope) if user_choice or _part_name(test) in COMMAND_LINE_FLAGS else "",
+                package=self._package_found(test, scope, positive),
                 **self._switch_of(test, positive, scope),
             )
         return found
+
+    def _package_found(self, test: ast.expr, scope: Scope, positive: bool, depth: int = 0) -> str:
+        """The package ``test`` finds installed in its ``positive`` branch (``Guard.package``):
+        ``importlib.util.find_spec("flash_attn")`` (true, or ``is not None``), a library's own
+        availability test (``knowledge.package_tests``), ``not`` and ``and`` of them (every test of an
+        ``and`` holds in its true branch), or a name bound once to one of these. "" otherwise."""
+        if depth > 4:
+            return ""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._package_found(test.operand, scope, not positive, depth + 1)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and positive:
+            found = (self._package_found(v, scope, True, depth + 1) for v in test.values)
+            return next((p for p in found if p), "")
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and _is_none(test.comparators[0]):
+            present = isinstance(test.ops[0], (ast.IsNot, ast.NotEq))
+            if present or isinstance(test.ops[0], (ast.Is, ast.Eq)):
+                return self._package_found(test.left, scope, positive == present, depth + 1)
+            return ""
+        if isinstance(test, ast.Name) and depth < 4:
+            owner, reached = self.ix.bindings_of(test, scope)
+            if owner is not None and len(reached) == 1 and reached[0].value is not None and reached[0].unpack_index is None:
+                return self._package_found(reached[0].value, owner, positive, depth + 1)
+            return ""
+        if not positive or not isinstance(test, ast.Call):
+            return ""
+        q = self.ix.qualify(test.func, scope) or ""
+        if q == "importlib.util.find_spec" and test.args and isinstance(test.args[0], ast.Constant):
+            name = test.args[0].value
+            return name.split(".")[0] if isinstance(name, str) else ""
+        return package_tests().get(q, "")
 
     def _switch_of(self, test: ast.expr, positive: bool, scope: Scope) -> Dict[str, object]:
         """``Guard.switch`` and its values where ``test`` reads one command-line switch alone,
@@ -2805,3 +2836,7 @@ def _dedupe(values: Iterable[Possible]) -> Values:
         if len(out) >= _MAX_ATOMS:
             break
     return tuple(out)
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None

@@ -162,6 +162,11 @@ class Guard:
     switch: str = ""
     switch_on: bool = True
     switch_passed: bool = True
+    # The package the branch runs only where it is installed: the condition asks for it and
+    # the branch is the one where it was found (`"flash_attention_2" if
+    # importlib.util.find_spec("flash_attn") is not None else "sdpa"`, transformers'
+    # `is_flash_attn_2_available()`). What fails only without the package cannot fail there.
+    package: str = ""
 
 
 @dataclass(frozen=True, slots=True)

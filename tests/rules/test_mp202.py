@@ -367,3 +367,55 @@ GUARDS = """
 def test_a_setting_not_behind_the_flash_attn_import_keeps_the_import_error(body):
     (d,) = lint(dedent(GUARDS).replace("{body}", body), CODE)
     assert "FlashAttention2 has been toggled on" in d.message and "Ampere GPUs or newer" in d.message
+
+
+# --- FlashAttention-2 chosen in the branch of a test that found the package (held-out review 34) ----
+PACKAGE_TEST = """
+    import importlib.util
+    from importlib.util import find_spec
+
+    import torch
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import is_flash_attn_2_available
+
+    use_fa = torch.cuda.device_count() > 1
+    {setup}
+    model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16, attn_implementation={choice})
+"""
+
+
+@pytest.mark.parametrize(
+    "setup, choice",
+    [
+        ("", '"flash_attention_2" if importlib.util.find_spec("flash_attn") is not None else "sdpa"'),
+        ("", '"flash_attention_2" if find_spec("flash_attn") else "sdpa"'),
+        ("", '"sdpa" if find_spec("flash_attn") is None else "flash_attention_2"'),
+        ("", '"sdpa" if not is_flash_attn_2_available() else "flash_attention_2"'),
+        ("", '"flash_attention_2" if use_fa and is_flash_attn_2_available() else "sdpa"'),
+        ('HAS_FA = find_spec("flash_attn") is not None', '"flash_attention_2" if HAS_FA else "sdpa"'),
+    ],
+    ids=["find-spec-is-not-none", "find-spec-truthy", "is-none-else", "not-available-else", "and", "a-name"],
+)
+def test_behind_a_test_that_found_the_package_only_the_kernel_error_is_claimed(setup, choice):
+    (d,) = lint(dedent(PACKAGE_TEST).replace("{setup}", setup).replace("{choice}", choice), CODE)
+    assert "FlashAttention only supports Ampere GPUs or newer" in d.message
+    assert "doesn't seem to be installed" not in d.message
+
+
+@pytest.mark.parametrize(
+    "setup, choice",
+    [
+        # the branch where the package was not found
+        ("", '"flash_attention_2" if find_spec("flash_attn") is None else "sdpa"'),
+        # another package
+        ("", '"flash_attention_2" if find_spec("xformers") is not None else "sdpa"'),
+        # `or`: the branch runs also where the package is missing
+        ("", '"flash_attention_2" if use_fa or is_flash_attn_2_available() else "sdpa"'),
+        # a name bound twice: which binding reaches the test is not one package test
+        ('HAS_FA = find_spec("flash_attn") is not None\nif use_fa:\n    HAS_FA = True', '"flash_attention_2" if HAS_FA else "sdpa"'),
+    ],
+    ids=["not-found-branch", "other-package", "or", "a-name-bound-twice"],
+)
+def test_a_test_that_does_not_find_the_package_keeps_the_import_error(setup, choice):
+    (d,) = lint(dedent(PACKAGE_TEST).replace("{setup}", setup).replace("{choice}", choice), CODE)
+    assert "FlashAttention2 has been toggled on" in d.message and "Ampere GPUs or newer" in d.message
