@@ -314,6 +314,52 @@ def test_python_lines_are_left_alone():
     assert python == source and magics == ()
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a comparison continued inside parentheses: `!=` opens the line, not a shell escape
+        'LIMIT = 3\nif (\n    float("2.5")\n    != LIMIT\n):\n    print("over")',
+        # `%` continuing an expression inside brackets, and after a backslash
+        "x = (7\n     % 2)\ny = 7 \\\n    % 3",
+        # a `?` line inside a call's arguments is Python's (a conditional written across lines is not, but a dict is)
+        "d = dict(\n    a=1,\n)\nprint(d)",
+        # brackets and quotes inside strings and comments do not open anything
+        's = "(" # [\nt = \'{\'\nprint(s, t)',
+    ],
+    ids=["not-equal-in-parentheses", "modulo-continued", "call-arguments", "brackets-in-strings"],
+)
+def test_an_operator_continuing_a_statement_is_python(source):
+    python, magics = to_python(source)
+    assert python == source and magics == ()
+    compile(python, "cell", "exec")
+
+
+def test_an_escape_after_a_closed_statement_is_ipython_again():
+    source = 'x = (1,\n     2)\n!nvidia-smi\ny = """(\n"""\n%ls\nz = 1 \\\n    + 2\n!pwd'
+    python, magics = to_python(source)
+    assert [i for i, _ in magics] == [2, 5, 8]
+    compile(python, "cell", "exec")
+
+
+def test_a_py_file_of_notebook_code_keeps_its_continued_operators(tmp_path):
+    # a `.py` export with a shell line: the shell line is IPython's, the `!=` continuing the
+    # condition is Python's, and the file's other lines are checked
+    (tmp_path / "train.py").write_text(
+        "!pip install -q transformers\n"
+        "from transformers import Trainer\n"
+        "LIMIT = 3\n"
+        "if (\n"
+        "    float('2.5')\n"
+        "    != LIMIT\n"
+        "):\n"
+        "    Trainer(model=None, tokenizer=None).train()\n"
+    )
+    found = findings_in(tmp_path)
+    assert sorted(d.code for d in found) == ["MP000", "MP301"]
+    (mp000,) = [d for d in found if d.code == "MP000"]
+    assert mp000.span.line == 1 and "an IPython line" in mp000.message
+
+
 def test_continued_shell_lines_and_cell_magics():
     python, magics = to_python("!pip install a \\\n   b \\\n   c\nimport torch")
     assert python.splitlines() == [PLACEHOLDER, CONTINUATION, CONTINUATION, "import torch"]

@@ -139,14 +139,15 @@ def ipython_masked(source: str, error: ParseError) -> Optional[Tuple[str, ast.AS
     where IPython runs it, and MP000 says so; its other lines are what such a run executes, and
     are checked (at their own lines and columns: nothing else moves). None where the refusal is
     not at an IPython line, or the file does not compile without them either."""
-    from ..workspace.notebook import is_ipython_line
+    from ..workspace.notebook import line_kinds
 
     lines = source.splitlines(keepends=True)
-    if error.kind != "syntax" or not 1 <= error.line <= len(lines) or not is_ipython_line(lines[error.line - 1]):
+    ipython = {i for i, kind in line_kinds(lines) if kind == "ipython"}
+    if error.kind != "syntax" or not 1 <= error.line <= len(lines) or error.line - 1 not in ipython:
         return None
     out = []
-    for line in lines:
-        if is_ipython_line(line):
+    for i, line in enumerate(lines):
+        if i in ipython:
             body = line.rstrip("\r\n")
             indent = len(body) - len(body.lstrip(" \t"))
             rest = body[indent:]
@@ -320,10 +321,11 @@ def _installed_by_ipython_lines(source: str, path: str) -> tuple:
     the IPython session that runs it installs."""
     import os
 
-    from ..workspace.notebook import is_ipython_line
+    from ..workspace.notebook import line_kinds
     from ..workspace.versions import pip_requirements
 
-    lines = [line.strip().lstrip("!%") for line in source.splitlines() if is_ipython_line(line)]
+    every = source.splitlines()
+    lines = [every[i].strip().lstrip("!%") for i, kind in line_kinds(every) if kind == "ipython"]
     return tuple(pip_requirements(lines, os.path.basename(path)))
 
 

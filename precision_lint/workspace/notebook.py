@@ -225,25 +225,80 @@ def to_python(source: str, shadowed: frozenset = frozenset()) -> Tuple[str, Tupl
 
 def _ipython_lines(lines, start, out, replaced, swap):
     """The cell's lines from ``start`` with each IPython line swapped for a placeholder."""
-    in_string: Optional[str] = None  # inside a triple-quoted string: a `%` line there is text
-    continued = False  # the previous IPython line ended with a backslash
+    for i, kind in line_kinds(lines, start):
+        line = lines[i]
+        if kind == "continuation":
+            swap(i, line, CONTINUATION)
+        elif kind == "ipython":
+            indent = line[: len(line) - len(line.lstrip(" \t"))]
+            swap(i, line, indent + PLACEHOLDER)
+        else:
+            out.append(line)
+    return "".join(out), tuple(replaced)
+
+
+def line_kinds(lines: Sequence[str], start: int = 0):
+    """``(index, kind)`` of each line from ``start``: ``"ipython"`` (a line IPython reads as its
+    own: :func:`is_ipython_line` where a logical line starts), ``"continuation"`` (a line such a
+    line continues with a backslash) or ``"python"``. IPython reads an escape only where a
+    logical line starts (its transformers take the cell's tokens line by line): `    != LIMIT`
+    inside `if (...)`, `% 2` after `x = (a`, a `%` line inside a triple-quoted string, are
+    Python's."""
+    in_string: Optional[str] = None  # the triple-quoted string the lines above left open
+    depth = 0  # brackets the Python lines above left open
+    joined = False  # the Python line above ended with a backslash
+    continued = False  # the IPython line above ended with a backslash
     for i in range(start, len(lines)):
         line = lines[i]
         if continued:
-            swap(i, line, CONTINUATION)
             continued = line.rstrip("\r\n").endswith("\\")
-            continue
-        if in_string is None and is_ipython_line(line):
-            indent = line[: len(line) - len(line.lstrip(" \t"))]
-            swap(i, line, indent + PLACEHOLDER)
+            yield i, "continuation"
+        elif in_string is None and not depth and not joined and is_ipython_line(line):
             continued = line.rstrip("\r\n").endswith("\\")
+            yield i, "ipython"
+        else:
+            depth, in_string, joined = _python_line_state(line, depth, in_string)
+            yield i, "python"
+
+
+def _python_line_state(line: str, depth: int, in_string: Optional[str]) -> Tuple[int, Optional[str], bool]:
+    """(brackets open, the triple-quoted string open, whether the line continues with a
+    backslash) after a line of Python, from those before it: strings, comments and brackets
+    read as the tokenizer reads them, without tokenizing the cell (its IPython lines are no
+    Python)."""
+    body = line.rstrip("\r\n")
+    i, n = 0, len(body)
+    quote = in_string
+    comment = False
+    while i < n:
+        ch = body[i]
+        if quote is not None:
+            if ch == "\\":
+                i += 2
+            elif body.startswith(quote, i):
+                i += len(quote)
+                quote = None
+            else:
+                i += 1
             continue
-        out.append(line)
-        for quote in ('"""', "'''"):
-            count = line.count(quote)
-            if in_string in (None, quote) and count % 2 == 1:
-                in_string = quote if in_string is None else None
-    return "".join(out), tuple(replaced)
+        if ch == "#":
+            comment = True
+            break
+        if body.startswith(('"""', "'''"), i):
+            quote = body[i : i + 3]
+            i += 3
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        i += 1
+    joined = not comment and body.endswith("\\") and (quote is None or len(quote) == 1)
+    if quote is not None and len(quote) == 1 and not joined:
+        quote = None  # a one-quote string ends with its line (unterminated: Python refuses it)
+    return depth, (quote if quote is not None and len(quote) == 3 else None), joined
 
 
 def _cell_error(text: str) -> Optional[Tuple[int, int, str]]:
