@@ -167,6 +167,8 @@ class ShippedFiles:
         self._siblings: Dict[str, List[int]] = {}  # folder → _siblings_launched
         self._configs: Dict[str, List[str]] = {}  # top folder → the configuration files under it
         self._config_holds: Dict[Tuple[str, Tuple[str, ...]], bool] = {}  # (file, words) → holds one
+        self._cells: Dict[str, Optional[str]] = {}  # notebook → its cells' sources (see _searched)
+        self._python_folders: Dict[str, bool] = {}  # folder → holds a `.py` file (a config beside it is its code's)
         self._config_read: Dict[str, None] = {}  # configuration files read (side files of the run)
         self._recorded: Dict[str, List[int]] = {}  # project root → the GPUs its run records name
         self._notebook_recorded: Dict[Tuple[str, str], List[int]] = {}  # (root, folder) → the GPUs its notebooks' outputs name
@@ -187,6 +189,25 @@ class ShippedFiles:
                 pass
             self._texts[path] = text
         return self._texts[path]
+
+    def _searched(self, path: str) -> Optional[str]:
+        """The text of a launcher that names the files it runs: a script's own, a notebook's
+        cells (their sources, not its outputs and metadata: a notebook of plots is megabytes of
+        images, and each module near it looked for its name there; the outputs of malaya-speech's
+        789 notebooks are 338 MB, their cells 4.5 MB). Read once; a notebook's whole text is read
+        again only where its cells name the module (:meth:`_launchers_naming`)."""
+        if not path.endswith(".ipynb"):
+            return self._read(path)
+        if path not in self._cells:
+            text = None
+            try:
+                if os.path.getsize(path) <= MAX_BYTES:
+                    with open(path, encoding="utf-8", errors="replace") as fh:
+                        text = _cell_sources(fh.read())
+            except OSError:
+                pass
+            self._cells[path] = text
+        return self._cells[path]
 
     def _exactly(self, where: str, name: str, text: str, path: str) -> bool:
         """Whether a launcher may run ``path``: any of a launch folder or a folder above the
@@ -682,12 +703,18 @@ class ShippedFiles:
         found = []
         for where, name, text in self._launchers_near(os.path.dirname(path)):
             # the plain substring first: a pattern that opens with a look-behind is tried
-            # at every offset of the text (a notebook's megabytes, once per module)
+            # at every offset of the text (a script's, a notebook's cells, once per module)
             if base not in text and (stem is None or stem not in text):
                 continue
             if runs is None:
                 runs = _naming(base, stem)
-            if runs.search(text) and self._exactly(where, name, text, path):
+            if not runs.search(text):
+                continue
+            if name.endswith(".ipynb"):
+                text = self._read(os.path.join(where, name))  # its metadata and outputs too
+                if text is None:
+                    continue
+            if self._exactly(where, name, text, path):
                 found.append((where, name, text))
         self._naming[path] = found
         return found
@@ -712,7 +739,7 @@ class ShippedFiles:
                     continue
                 seen.add(where)
                 for name in self._listing(where):
-                    text = self._read(os.path.join(where, name))
+                    text = self._searched(os.path.join(where, name))
                     if text is not None:
                         yield where, name, text
             parent = os.path.dirname(here)
@@ -1060,12 +1087,40 @@ class ShippedFiles:
             top = parent
         found = []
         for path in self._config_listing(top):
+            if self._beside_other_code(os.path.dirname(path), here, top):
+                continue
             key = (path, words)
             if key not in self._config_holds:
                 text = self._config_text(path)
                 self._config_holds[key] = text is not None and any(w in text for w in words)
             if self._config_holds[key]:
                 found.append(path)
+        return found
+
+    def _beside_other_code(self, folder: str, here: str, top: str) -> bool:
+        """Whether a configuration file in ``folder`` belongs to other code than the module's
+        (in ``here``; ``top``: the folder searched from): a folder between ``top`` and it that is
+        not on the module's way up holds Python files of its own (``stt/pretrain/config.json``
+        beside ``stt/pretrain/pretrain.py``, which its README runs with it). Another script's
+        configuration is that script's, though its keys fit the module's copy of the same
+        dataclasses (a repository of many scripts grown from one Hugging Face example); a
+        ``configs/`` folder holds no code, and its files may be any script's."""
+        while folder != top and folder.startswith(os.path.join(top, "")):
+            on_the_way = here == folder or here.startswith(os.path.join(folder, ""))
+            if not on_the_way and self._holds_python(folder):
+                return True
+            folder = os.path.dirname(folder)
+        return False
+
+    def _holds_python(self, folder: str) -> bool:
+        """Whether ``folder`` holds a ``.py`` file (read once per folder)."""
+        found = self._python_folders.get(folder)
+        if found is None:
+            try:
+                found = any(name.endswith(".py") for name in os.listdir(folder))
+            except OSError:
+                found = False
+            self._python_folders[folder] = found
         return found
 
     def _config_text(self, path: str) -> Optional[str]:
@@ -1168,6 +1223,22 @@ def _runs_launch(where: str, launch: "Launch", path: str) -> bool:
     """Whether ``launch``, written in a launcher in ``where``, runs the file ``path``
     (:func:`runs_file`; a module's file as ``python -m`` finds it)."""
     return any(runs_file(where, f, path) for f in launch_files(where, launch))
+
+
+def _cell_sources(text: str) -> str:
+    """The sources of a notebook's cells (its JSON text ``text``), one after another; "" for a
+    notebook that does not parse (it launches nothing: :func:`_notebook_commands`)."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return ""
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        return ""
+    sources = (cell.get("source", "") for cell in cells if isinstance(cell, dict))
+    return "\n".join("".join(s) if isinstance(s, list) else str(s) for s in sources)
 
 
 def _notebook_commands(text: str) -> str:

@@ -316,6 +316,33 @@ def test_shipped_files_are_looked_for_up_to_the_folder_the_check_runs_from(tmp_p
     assert "training/train.py reads this file" in found[0].message
 
 
+def test_a_config_beside_another_scripts_code_is_that_scripts(tmp_path, monkeypatch):
+    # many scripts grown from one Hugging Face example share their dataclasses' fields: the JSON
+    # beside `stt/pretrain/pretrain.py` is its file (its folder holds that code), not one for
+    # `tts/finetune/train.py`, though its keys fit that script's copy of the dataclasses; a
+    # `configs/` folder holds no code, and a file under the module's own folder is its own
+    write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "requirements.txt": "transformers==4.53.0\n",
+            "stt/pretrain/pretrain.py": SCRIPT,
+            "stt/pretrain/base.json": _json(CONFIG),
+            "tts/finetune/train.py": SCRIPT,
+            "configs/summarize.json": _json(CONFIG),
+            "tts/finetune/runs/small.json": _json(CONFIG),
+        },
+    )
+    found = _run(tmp_path, monkeypatch)
+    readers = sorted((d.path, d.message.split(" reads this file")[0].rsplit(" ", 1)[-1]) for d in found)
+    assert readers == [
+        ("configs/summarize.json", "stt/pretrain/pretrain.py"),
+        ("configs/summarize.json", "tts/finetune/train.py"),
+        ("stt/pretrain/base.json", "stt/pretrain/pretrain.py"),
+        ("tts/finetune/runs/small.json", "tts/finetune/train.py"),
+    ]
+
+
 def test_a_gitignored_folder_of_dumped_arguments_is_no_shipped_configuration(tmp_path, monkeypatch):
     # a run dumped every argument (the script's own fields too) into its ignored output folder
     write_tree(tmp_path, {"train.py": SCRIPT, ".gitignore": "runs/\n", "runs/summarize/all_args.json": _json(CONFIG)})
