@@ -293,7 +293,9 @@ class ShippedFiles:
     def _nearest_readme(self, folder: str, module: str = "") -> List[int]:
         """What the nearest README above the module that states a GPU states: its folder's,
         else its parent's, up to the project's root (a folder with ``.git``, ``pyproject.toml``
-        or ``setup.py``). A README that states none (a usage page of ``train/``) does not hide
+        or ``setup.py``). Where the module's own folder's README states none, the runs its
+        folder's notebooks recorded come first (:meth:`_own_notebook_runs`): they are nearer
+        than any README above. A README that states none (a usage page of ``train/``) does not hide
         the project's ("all experiments ran on 8 NVIDIA A100-40GB GPUs"). A sub-project's
         documentation (:meth:`_is_subproject`) speaks after its own README, before the README
         above it; the project root's, after every README."""
@@ -312,6 +314,10 @@ class ShippedFiles:
                 break
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
                 return self._project_docs(here)
+            if here == folder:
+                recorded = self._own_notebook_runs(folder)
+                if recorded:
+                    return recorded
             if has_readme and self._is_subproject(here):
                 stated = self._project_docs(here)
                 if stated:
@@ -321,6 +327,20 @@ class ShippedFiles:
                 return []
             here = parent
         return []
+
+    def _own_notebook_runs(self, folder: str) -> List[int]:
+        """The GPUs that the notebooks of ``folder`` itself (not of a folder above it) recorded
+        their runs on (:meth:`_notebook_runs`): the machine that folder's code ran on. A
+        repository's README that thanks a cloud of V100s for its first models does not speak
+        for a folder whose checkpoint notebook printed ``nvidia-smi``'s RTX 3090 Ti (held-out
+        review 34: malaya-speech's ``session/dia-tts``)."""
+        root = self._up_to_root(folder)[1]
+        if root is None:
+            return []
+        here = os.path.normpath(folder)
+        if not any(os.path.dirname(p) == here for p in self._project_notebooks(root)):
+            return []
+        return self._notebook_runs(root, folder)
 
     def names_a_mac(self, module_path: str) -> bool:
         """Whether the nearest README above the module (its folder's, else a parent's, up to the

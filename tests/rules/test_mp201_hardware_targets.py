@@ -380,6 +380,27 @@ def test_the_projects_notebooks_record_the_gpu_its_code_runs_on(tmp_path):
     assert _run(course) == [("S21/train.py", "MP201")]
 
 
+def test_a_folders_own_notebooks_speak_before_a_readme_above_it(tmp_path):
+    """Held-out review 34: a repository's README thanks a cloud of V100s for its first models; a
+    folder of later work holds a notebook that printed ``nvidia-smi``'s RTX 3090 Ti. That
+    folder's scripts ran there; a folder without a record of its own keeps the README's V100,
+    and a README of the folder itself that states a GPU keeps its word."""
+    from conftest import write_tree
+
+    smi = "|   0  NVIDIA GeForce RTX 3090 Ti     Off | 00000000:01:00.0 Off |                  Off |\n"
+    root = write_tree(tmp_path / "repo", {
+        ".git/HEAD": "",
+        "README.md": "# Speech toolkit\n\nThanks to our sponsor for the private V100s cloud used to train the models.\n",
+        "session/tts/train.py": TRAIN,
+        "session/tts/test-checkpoint.ipynb": _recorded_notebook(smi),
+        "session/asr/train.py": TRAIN,
+        "session/vc/train.py": TRAIN,
+        "session/vc/README.md": "# Voice conversion\n\nTrained on one Tesla T4.\n",
+        "session/vc/check.ipynb": _recorded_notebook(smi),
+    })
+    assert _run(root) == [("session/asr/train.py", "MP201"), ("session/vc/train.py", "MP201")]
+
+
 def test_the_scripts_a_readme_runs_in_one_sequence_share_its_machine(tmp_path):
     """Review 31a: training with ``TrainingArguments(tf32=True)`` (refused below sm80) and then,
     as the README lists them, a merge and an inference script that load bf16 weights: they run
