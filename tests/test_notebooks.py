@@ -168,6 +168,17 @@ def test_real_nbformat_round_trip(project):
     assert path.read_bytes() == written.replace(b"tokenizer=tok)", b"processing_class=tok)", 1)
 
 
+def test_a_parsed_notebook_keeps_the_text_of_its_outputs_not_their_images():
+    # what the checks read of outputs (a stream's text, a result's text/plain) is kept; an
+    # image is not held for the whole check (the fix round trip writes it back from the bytes)
+    nb = parse(nbformat_bytes(kaggle_notebook()))
+    outputs = [o for cell in nb.data["cells"] for o in cell.get("outputs", ())]
+    assert {"output_type": "stream", "text": ["Successfully installed transformers\n"]} in outputs
+    assert {"output_type": "display_data", "data": {"text/plain": ["<Figure size 640x480 with 1 Axes>"]}} in outputs
+    assert not any("image/png" in (o.get("data") or {}) for o in outputs)
+    assert json.loads(nb.raw)["cells"][3]["outputs"][0]["data"]["image/png"] == PNG
+
+
 def test_notebook_without_fix_is_never_rewritten(project):
     nb = kaggle_notebook()
     nb["cells"][4]["source"][1] = "trainer = Trainer(model=model, args=args, processing_class=tok)\n"

@@ -546,7 +546,7 @@ class Notebook:
 
     def __init__(self, raw: bytes, data: dict, cells: Sequence[CodeCell], style: JsonStyle, python: bool = True):
         self.raw = raw
-        self.data = data
+        self.data = _text_outputs_only(data)
         self.cells = list(cells)
         self.style = style
         self.is_python = python
@@ -600,6 +600,32 @@ class Notebook:
         for cell, new in changed:
             data["cells"][cell.index]["source"] = new.splitlines(keepends=True) if cell.as_list else new
         return dump(data, self.style)
+
+
+def _text_outputs_only(data: dict) -> dict:
+    """The notebook's JSON with each code cell's outputs cut to what the checks read of them
+    (``hardware.notebook_outputs``: a stream's text, a result's ``text/plain``): a notebook of
+    plots holds megabytes of images, and a check holds every notebook it reads until the end
+    (malaya-speech's 789 notebooks: 338 MB of JSON). Writing a fixed notebook back parses its
+    bytes again (:meth:`Notebook.encode`): nothing of the file is lost."""
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        return data
+    kept = []
+    for cell in cells:
+        outputs = cell.get("outputs") if isinstance(cell, dict) else None
+        if isinstance(outputs, list) and outputs:
+            cell = dict(cell)
+            cell["outputs"] = [_text_output(o) for o in outputs if isinstance(o, dict)]
+        kept.append(cell)
+    return {**data, "cells": kept}
+
+
+def _text_output(output: dict) -> dict:
+    if output.get("output_type") == "stream":
+        return {"output_type": "stream", "text": output.get("text")}
+    plain = (output.get("data") or {}).get("text/plain") if isinstance(output.get("data"), dict) else None
+    return {"output_type": output.get("output_type"), "data": {"text/plain": plain} if plain is not None else {}}
 
 
 def join(cells: Sequence[str]) -> str:
