@@ -1133,11 +1133,13 @@ class ShippedFiles:
         return False
 
     def _holds_python(self, folder: str) -> bool:
-        """Whether ``folder`` holds a ``.py`` file (read once per folder)."""
+        """Whether ``folder`` holds Python code: a ``.py`` file other than a package's
+        ``__init__.py`` (a ``configs/`` package of JSON files is still configuration). Read once
+        per folder."""
         found = self._python_folders.get(folder)
         if found is None:
             try:
-                found = any(name.endswith(".py") for name in os.listdir(folder))
+                found = any(name.endswith(".py") and name != "__init__.py" for name in os.listdir(folder))
             except OSError:
                 found = False
             self._python_folders[folder] = found

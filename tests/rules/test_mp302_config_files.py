@@ -320,7 +320,8 @@ def test_a_config_beside_another_scripts_code_is_that_scripts(tmp_path, monkeypa
     # many scripts grown from one Hugging Face example share their dataclasses' fields: the JSON
     # beside `stt/pretrain/pretrain.py` is its file (its folder holds that code), not one for
     # `tts/finetune/train.py`, though its keys fit that script's copy of the dataclasses; a
-    # `configs/` folder holds no code, and a file under the module's own folder is its own
+    # `configs/` folder holds no code (a package's `__init__.py` is none), and a file under the
+    # module's own folder is its own
     write_tree(
         tmp_path,
         {
@@ -330,6 +331,7 @@ def test_a_config_beside_another_scripts_code_is_that_scripts(tmp_path, monkeypa
             "stt/pretrain/base.json": _json(CONFIG),
             "tts/finetune/train.py": SCRIPT,
             "configs/summarize.json": _json(CONFIG),
+            "configs/__init__.py": "",
             "tts/finetune/runs/small.json": _json(CONFIG),
         },
     )
