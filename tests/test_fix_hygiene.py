@@ -364,6 +364,7 @@ def _introduced(tmp_path, programs):
     return names, {f"{names[f]} ({f})": dict(new[f] - old[f]) for f in names if new[f] - old[f]}
 
 
+@pytest.mark.slow  # ruff over every fixed program of the suite, one process each (27-65 s)
 @pytest.mark.skipif(not Path(RUFF).exists(), reason="ruff is in the `test` extra")
 def test_fixed_programs_have_no_new_ruff_findings(tmp_path):
     programs = _programs()

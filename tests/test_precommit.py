@@ -77,6 +77,7 @@ def _try_repo(env, cwd, hook):
     )
 
 
+@pytest.mark.slow  # pre-commit builds the hook's environment: a pip install of precision-lint (27-71 s)
 def test_check_fails_fix_rewrites_rerun_passes(env, tmp_path):
     project = _project(tmp_path / "proj")
     notebook_before = (project / "train.ipynb").read_bytes()
