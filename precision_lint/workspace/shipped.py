@@ -176,18 +176,11 @@ class ShippedFiles:
         self._records_read: Dict[str, None] = {}  # the run records read (side files of the run)
 
     def looked_for(self) -> List[str]:
-        return [*self._texts, *self._config_read, *self._records_read]
+        return [*self._texts, *self._cells, *self._config_read, *self._records_read]
 
     def _read(self, path: str) -> Optional[str]:
         if path not in self._texts:
-            text = None
-            try:
-                if os.path.getsize(path) <= MAX_BYTES:
-                    with open(path, encoding="utf-8", errors="replace") as fh:
-                        text = fh.read()
-            except OSError:
-                pass
-            self._texts[path] = text
+            self._texts[path] = _file_text(path)
         return self._texts[path]
 
     def _searched(self, path: str) -> Optional[str]:
@@ -198,15 +191,9 @@ class ShippedFiles:
         again only where its cells name the module (:meth:`_launchers_naming`)."""
         if not path.endswith(".ipynb"):
             return self._read(path)
-        if path not in self._cells:
-            text = None
-            try:
-                if os.path.getsize(path) <= MAX_BYTES:
-                    with open(path, encoding="utf-8", errors="replace") as fh:
-                        text = _cell_sources(fh.read())
-            except OSError:
-                pass
-            self._cells[path] = text
+        if path not in self._cells:  # (a side file of the run as any file read: looked_for)
+            text = _file_text(path)
+            self._cells[path] = _cell_sources(text) if text is not None else None
         return self._cells[path]
 
     def _exactly(self, where: str, name: str, text: str, path: str) -> bool:
@@ -1245,6 +1232,17 @@ def _runs_launch(where: str, launch: "Launch", path: str) -> bool:
     """Whether ``launch``, written in a launcher in ``where``, runs the file ``path``
     (:func:`runs_file`; a module's file as ``python -m`` finds it)."""
     return any(runs_file(where, f, path) for f in launch_files(where, launch))
+
+
+def _file_text(path: str) -> Optional[str]:
+    """A shipped file's text, None where it cannot be read or is over :data:`MAX_BYTES`."""
+    try:
+        if os.path.getsize(path) <= MAX_BYTES:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                return fh.read()
+    except OSError:
+        pass
+    return None
 
 
 def _cell_sources(text: str) -> str:

@@ -401,6 +401,22 @@ def test_a_folders_own_notebooks_speak_before_a_readme_above_it(tmp_path):
     assert _run(root) == [("session/asr/train.py", "MP201"), ("session/vc/train.py", "MP201")]
 
 
+def test_the_notebooks_searched_for_a_launch_are_side_files_of_the_run(tmp_path):
+    """A notebook near the module is searched in its cells for a launch of it; whether it names
+    the module or not, a change to it may change the answer, so a cached result depends on it."""
+    from conftest import write_tree
+    from precision_lint.workspace.shipped import ShippedFiles
+
+    root = write_tree(tmp_path / "repo", {
+        ".git/HEAD": "", "train.py": TRAIN,
+        "run.ipynb": _notebook("!python train.py", {"colab": {"gpuType": "A100"}}),
+        "plots.ipynb": _notebook("print(1)"),
+    })
+    shipped = ShippedFiles(str(root))
+    assert shipped.stated_for(str(root / "train.py")) == 80
+    assert {str(root / "run.ipynb"), str(root / "plots.ipynb")} <= set(shipped.looked_for())
+
+
 def test_the_scripts_a_readme_runs_in_one_sequence_share_its_machine(tmp_path):
     """Review 31a: training with ``TrainingArguments(tf32=True)`` (refused below sm80) and then,
     as the README lists them, a merge and an inference script that load bf16 weights: they run
