@@ -465,12 +465,12 @@ class Evaluator:
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and positive:
             found = (self._package_found(v, scope, True, depth + 1) for v in test.values)
             return next((p for p in found if p), "")
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and _is_none(test.comparators[0]):
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and is_constant(test.comparators[0], None):
             present = isinstance(test.ops[0], (ast.IsNot, ast.NotEq))
             if present or isinstance(test.ops[0], (ast.Is, ast.Eq)):
                 return self._package_found(test.left, scope, positive == present, depth + 1)
             return ""
-        if isinstance(test, ast.Name) and depth < 4:
+        if isinstance(test, ast.Name):
             owner, reached = self.ix.bindings_of(test, scope)
             if owner is not None and len(reached) == 1 and reached[0].value is not None and reached[0].unpack_index is None:
                 return self._package_found(reached[0].value, owner, positive, depth + 1)
@@ -2836,7 +2836,3 @@ def _dedupe(values: Iterable[Possible]) -> Values:
         if len(out) >= _MAX_ATOMS:
             break
     return tuple(out)
-
-
-def _is_none(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
