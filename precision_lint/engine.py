@@ -130,7 +130,7 @@ def _with_notebook_targets(facts: ModuleFacts, notebook) -> ModuleFacts:
         return facts
     metadata = notebook.data.get("metadata") or {}
     markdown = hardware.notebook_markdown(notebook.data)
-    outputs = hardware.notebook_outputs(notebook.data)
+    outputs = notebook.outputs
     stated = hardware.notebook_capability(metadata, markdown, outputs)
     device = hardware.notebook_device(metadata, markdown)
     scoped = _newer_stated_rows(notebook) if markdown else ()

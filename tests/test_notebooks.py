@@ -172,10 +172,9 @@ def test_a_parsed_notebook_keeps_the_text_of_its_outputs_not_their_images():
     # what the checks read of outputs (a stream's text, a result's text/plain) is kept; an
     # image is not held for the whole check (the fix round trip writes it back from the bytes)
     nb = parse(nbformat_bytes(kaggle_notebook()))
-    outputs = [o for cell in nb.data["cells"] for o in cell.get("outputs", ())]
-    assert {"output_type": "stream", "text": ["Successfully installed transformers\n"]} in outputs
-    assert {"output_type": "display_data", "data": {"text/plain": ["<Figure size 640x480 with 1 Axes>"]}} in outputs
-    assert not any("image/png" in (o.get("data") or {}) for o in outputs)
+    assert "Successfully installed transformers\n" in nb.outputs
+    assert "<Figure size 640x480 with 1 Axes>" in nb.outputs
+    assert not any("outputs" in cell for cell in nb.data["cells"])
     assert json.loads(nb.raw)["cells"][3]["outputs"][0]["data"]["image/png"] == PNG
 
 

@@ -37,6 +37,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from . import fstring_mask
 from .configfiles import is_config_file
+from .hardware import notebook_outputs
 from .._regex import lazy
 
 # The first line of a Databricks notebook exported as source (see is_databricks)
@@ -546,7 +547,12 @@ class Notebook:
 
     def __init__(self, raw: bytes, data: dict, cells: Sequence[CodeCell], style: JsonStyle, python: bool = True):
         self.raw = raw
-        self.data = _text_outputs_only(data)
+        # what the checks read of the outputs (the record of the run it is), read once: the
+        # outputs themselves are not held (a notebook of plots holds megabytes of images, and a
+        # check holds every notebook it reads until the end: malaya-speech's 789 notebooks are
+        # 338 MB of JSON). A fixed notebook is written back from its bytes (:meth:`encode`).
+        self.outputs: Tuple[str, ...] = tuple(notebook_outputs(data))
+        self.data = _without_outputs(data)
         self.cells = list(cells)
         self.style = style
         self.is_python = python
@@ -602,30 +608,13 @@ class Notebook:
         return dump(data, self.style)
 
 
-def _text_outputs_only(data: dict) -> dict:
-    """The notebook's JSON with each code cell's outputs cut to what the checks read of them
-    (``hardware.notebook_outputs``: a stream's text, a result's ``text/plain``): a notebook of
-    plots holds megabytes of images, and a check holds every notebook it reads until the end
-    (malaya-speech's 789 notebooks: 338 MB of JSON). Writing a fixed notebook back parses its
-    bytes again (:meth:`Notebook.encode`): nothing of the file is lost."""
+def _without_outputs(data: dict) -> dict:
+    """The notebook's JSON without its code cells' outputs (:attr:`Notebook.outputs` keeps what
+    is read of them)."""
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
         return data
-    kept = []
-    for cell in cells:
-        outputs = cell.get("outputs") if isinstance(cell, dict) else None
-        if isinstance(outputs, list) and outputs:
-            cell = dict(cell)
-            cell["outputs"] = [_text_output(o) for o in outputs if isinstance(o, dict)]
-        kept.append(cell)
-    return {**data, "cells": kept}
-
-
-def _text_output(output: dict) -> dict:
-    if output.get("output_type") == "stream":
-        return {"output_type": "stream", "text": output.get("text")}
-    plain = (output.get("data") or {}).get("text/plain") if isinstance(output.get("data"), dict) else None
-    return {"output_type": output.get("output_type"), "data": {"text/plain": plain} if plain is not None else {}}
+    return {**data, "cells": [{k: v for k, v in c.items() if k != "outputs"} if isinstance(c, dict) else c for c in cells]}
 
 
 def join(cells: Sequence[str]) -> str:
