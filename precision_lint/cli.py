@@ -279,7 +279,9 @@ def check_command(argv: Sequence[str], one_shot: bool = False) -> int:
         )
         return EXIT_ERROR
 
-    for path, why in result.rejected:
+    # what a check run tried only to tell which findings are fixable is not news: the rejected
+    # fixes are shown without `[*]`; where fixes were asked for, each file's refusal once
+    for path, why in dict.fromkeys(result.rejected) if fixing else ():
         if result.sources[path].notebook is not None:
             print(f"precision-lint: warning: fixes for {_display(path)} were not applied: {why}", file=sys.stderr)
             continue

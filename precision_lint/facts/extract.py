@@ -139,22 +139,13 @@ def ipython_masked(source: str, error: ParseError) -> Optional[Tuple[str, ast.AS
     where IPython runs it, and MP000 says so; its other lines are what such a run executes, and
     are checked (at their own lines and columns: nothing else moves). None where the refusal is
     not at an IPython line, or the file does not compile without them either."""
-    from ..workspace.notebook import line_kinds
+    from ..workspace.notebook import quieted_ipython_lines
 
-    lines = source.splitlines(keepends=True)
-    ipython = {i for i, kind in line_kinds(lines) if kind == "ipython"}
-    if error.kind != "syntax" or not 1 <= error.line <= len(lines) or error.line - 1 not in ipython:
+    if error.kind != "syntax":
         return None
-    out = []
-    for i, line in enumerate(lines):
-        if i in ipython:
-            body = line.rstrip("\r\n")
-            indent = len(body) - len(body.lstrip(" \t"))
-            rest = body[indent:]
-            quiet = "pass#" + rest[5:] if len(rest) >= 5 else "#" + rest[1:]
-            line = body[:indent] + quiet + line[len(body):]
-        out.append(line)
-    masked = "".join(out)
+    masked, ipython = quieted_ipython_lines(source)
+    if error.line - 1 not in ipython:
+        return None
     tree, refused = syntax.cpython_tree(masked, "<ipython>")
     return (masked, tree) if refused is None else None
 

@@ -60,12 +60,37 @@ def still_valid(original: str, fixed: str, filename: str = "<fixed>") -> Optiona
         try:
             compile(original, filename, "exec", dont_inherit=True)
         except (SyntaxError, ValueError):
+            quiet = _notebook_code_problem(original, fixed, filename)
+            if quiet is not None:  # notebook code: judged without its IPython lines, as IPython runs it
+                return quiet or None
             return _libcst_problem(fixed)  # newer syntax than this interpreter: the LibCST parse must do
         try:
             compile(fixed, filename, "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as exc:
             return _libcst_problem(fixed) or f"{type(exc).__name__}: {exc}"
     return None
+
+
+def _notebook_code_problem(original: str, fixed: str, filename: str) -> Optional[str]:
+    """For an ``original`` that compiles once its IPython lines are quieted (a Colab export,
+    ``!pip install -q peft`` among its lines: ``notebook.quieted_ipython_lines``), why ``fixed``,
+    so quieted, does not compile, or "" where it does; None for any other original. Quieting
+    moves nothing, so the fixes, found on the quieted text, apply to the original as they are;
+    LibCST, which reads no IPython line, cannot judge such a text."""
+    from ..workspace.notebook import quieted_ipython_lines
+
+    quiet, lines = quieted_ipython_lines(original)
+    if not lines:
+        return None
+    try:
+        compile(quiet, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    try:
+        compile(quieted_ipython_lines(fixed)[0], filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return ""
 
 
 def _libcst_problem(text: str) -> Optional[str]:

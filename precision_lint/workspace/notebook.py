@@ -262,6 +262,26 @@ def line_kinds(lines: Sequence[str], start: int = 0):
             yield i, "python"
 
 
+def quieted_ipython_lines(source: str) -> Tuple[str, Tuple[int, ...]]:
+    """``source`` (a ``.py`` file of notebook code: cells pasted into it, or a Colab export)
+    with each line IPython reads as its own (:func:`line_kinds`: ``!pip install -q peft``) made
+    a statement of the same length that does nothing (``pass#ip install -q peft``), and the
+    indexes of those lines. Nothing else moves: an offset, line or column of the quieted text is
+    the same in the original, so what is found, or fixed, in one holds in the other."""
+    lines = source.splitlines(keepends=True)
+    ipython = tuple(i for i, kind in line_kinds(lines) if kind == "ipython")
+    if not ipython:
+        return source, ()
+    for i in ipython:
+        line = lines[i]
+        body = line.rstrip("\r\n")
+        indent = len(body) - len(body.lstrip(" \t"))
+        rest = body[indent:]
+        quiet = "pass#" + rest[5:] if len(rest) >= 5 else "#" + rest[1:]
+        lines[i] = body[:indent] + quiet + line[len(body):]
+    return "".join(lines), ipython
+
+
 def _python_line_state(line: str, depth: int, in_string: Optional[str]) -> Tuple[int, Optional[str], bool]:
     """(brackets open, the triple-quoted string open, whether the line continues with a
     backslash) after a line of Python, from those before it: strings, comments and brackets
