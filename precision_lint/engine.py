@@ -682,7 +682,7 @@ class Engine:
                 if not any(r.path in only for r in d.related):
                     continue
                 d = dataclasses.replace(d, fix=None)
-            elif module.cell_errors and d.fix is not None:
+            elif any(e.kind != "ipython" for e in module.cell_errors) and d.fix is not None:
                 # a notebook with a cell that does not compile (or was not read: a Python 3.12
                 # f-string) is checked, never rewritten: as a file that does not parse, it is left
                 # as it is until it compiles
@@ -1229,8 +1229,9 @@ def _in_part(d: Diagnostic, path: str, first: int, last: Optional[int]) -> bool:
 
 def _unfixed_where_internal(diagnostics: List[Diagnostic]) -> List[Diagnostic]:
     """The findings, none with a fix in a file an internal error stopped (MP003): what was
-    not checked whole is never rewritten."""
-    stopped = {d.path for d in diagnostics if d.code == internal.CODE}
+    not checked whole is never rewritten; nor is a file MP000 says Python refuses (a `.py` file of
+    notebook code that the project runs with Python: ``rules/mp000_syntax_error.py``)."""
+    stopped = {d.path for d in diagnostics if d.code in (internal.CODE, "MP000")}
     if not stopped:
         return diagnostics
     return [dataclasses.replace(d, fix=None) if d.path in stopped and d.fix is not None else d for d in diagnostics]

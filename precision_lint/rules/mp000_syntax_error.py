@@ -20,15 +20,42 @@ class ParseFailure(Rule):
         # notebook code refused at an IPython line (`!pip install x`: facts/extract.ipython_masked)
         # (the text is read only where there is one: a rule that reads it is judged again at every edit)
         for cell_error in ctx.facts.cell_errors:
+            if cell_error.kind == "ipython":  # notebook code kept as a `.py` file
+                why = _run_by_python(ctx)
+                if why:
+                    yield self._diagnostic(ctx, cell_error, "Cannot parse file", f" (an IPython line: only IPython runs this file, but {why}; its Python lines were checked)")
+                continue
             if cell_error.kind != "syntax":  # a cell of Python 3.12's f-strings: not read (MP002)
                 continue
             what = "Cannot parse cell" if is_notebook_text(ctx.path, ctx.source) else "Cannot parse file"
             yield self._diagnostic(ctx, cell_error, what)
 
-    def _diagnostic(self, ctx: RuleContext, error, what: str):
+    def _diagnostic(self, ctx: RuleContext, error, what: str, note: str = ""):
         line = max(error.line, 1)
         lines = ctx.source.splitlines(keepends=True)
         start = sum(len(l) for l in lines[: line - 1]) + max(error.col, 0)
         start = min(start, len(ctx.source))
         span = Span(line, max(error.col, 0), line, max(error.col, 0), start, start)
-        return ctx.diagnostic(self.code, span, f"{what}: {error.message}")
+        return ctx.diagnostic(self.code, span, f"{what}: {error.message}{note}")
+
+
+def _run_by_python(ctx: RuleContext) -> str:
+    """Why Python runs a file of notebook code (its IPython lines, ``!pip install x``, are a
+    ``SyntaxError`` there), or "": a notebook's ``%%writefile`` cell writes it (to be imported or
+    run: IPython runs the notebook's own cells, never the file), another module imports it, or a
+    launcher runs it (``python
+    file.py`` in a shell script, a README's command, a notebook's ``!python file.py``). A file no
+    such thing runs is a notebook's cells kept as a file, run where it was written to run:
+    pasted into cells, or opened in Colab."""
+    from ..project.test_code import launched
+    from ..workspace.written import is_written_module
+
+    if is_written_module(ctx.facts.path):
+        return "a notebook writes it as a file (`%%writefile`), which Python imports or runs"
+    importers = ctx.project.direct_importers(ctx.facts)
+    if importers:
+        name = importers[0].path.replace("\\", "/").rsplit("/", 1)[-1]
+        return f"`{name}` imports it"
+    if launched(ctx.project, ctx.facts):
+        return "a launcher of the project runs it with Python"
+    return ""

@@ -110,3 +110,27 @@ def _declared(node: ast.AST):
     if kind in (ast.Import, ast.ImportFrom):
         return tuple((a.asname or a.name).split(".")[0] for a in node.names)
     return None
+
+
+# calls that read a program's command line: `parser.parse_args()`, HfArgumentParser's
+# dataclass readers, `fire.Fire(main)`, `typer.run(main)`
+_COMMAND_LINE_CALLS = frozenset({"parse_args", "parse_known_args", "parse_args_into_dataclasses", "parse_json_file", "parse_yaml_file", "Fire"})
+
+
+def reads_command_line(tree: ast.AST) -> bool:
+    """Whether a module reads the command line it is run with (``sys.argv``, an argument
+    parser's ``parse_args()``, ``fire.Fire``): a program run as ``python file.py ARGS``, which
+    only Python runs (IPython runs a notebook's cells, which take no arguments)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            if node.attr == "argv" and isinstance(node.value, ast.Name) and node.value.id == "sys":
+                return True
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module == "sys" and any(a.name == "argv" for a in node.names):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in _COMMAND_LINE_CALLS:
+                return True
+    return False

@@ -72,5 +72,6 @@ class ParseError:
     col: int
     # "syntax" (MP000); "read" / "decode" (MP001): the file's bytes never became text;
     # "size" / "depth" (MP002): text that was not analysed (over max-file-size, nested deeper
-    # than the analysis goes).
+    # than the analysis goes); "ipython": a `.py` file CPython refuses only at its IPython lines
+    # (`!pip install x`), which nothing shows Python runs (MP000 asks the project).
     kind: str = "syntax"

@@ -92,6 +92,15 @@ class WrittenModule:
         return None
 
 
+_WRITTEN_PATH = re.compile(r":cell\d+:[^/\\:]+$")
+
+
+def is_written_module(path: str) -> bool:
+    """Whether ``path`` names a module a notebook writes (:attr:`WrittenModule.path`:
+    ``nb.ipynb:cell3:train.py``), which is checked apart from the notebook's own cells."""
+    return _WRITTEN_PATH.search(path) is not None
+
+
 def is_config(target: str) -> bool:
     """A written config file (``config.yaml``), not a module."""
     return is_config_file(target)
