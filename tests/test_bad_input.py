@@ -308,6 +308,13 @@ CASES = [
         stdout=["Found 1 error (1 fixed, 0 remaining)."],
         after={"bot.py": b"!pip install -q peft transformers\n" + GOOD},
     ),
+    Case(  # an IPython line continued with backslashes: its continuation lines are IPython's too
+        "ipython-lines-continued-in-a-py-file-are-notebook-code",
+        {"bot.py": b"!python train.py \\\n    --fp16 \\\n    -lr 1e-4\n" + BAD},
+        ["--output-format", "concise", "bot.py"],
+        rc=1,
+        stdout=["bot.py:5:18: MP301 [*] `tokenizer=` passed to `Trainer`", "Found 1 error."],
+    ),
     Case(  # ... but a program Python runs (a main block) fails at the IPython line: MP000, never rewritten
         "ipython-lines-in-a-program-are-MP000-and-the-rest-is-checked",
         {"bot.py": b"!pip install -q peft transformers\n" + BAD + MAIN},

@@ -265,21 +265,25 @@ def line_kinds(lines: Sequence[str], start: int = 0):
 def quieted_ipython_lines(source: str) -> Tuple[str, Tuple[int, ...]]:
     """``source`` (a ``.py`` file of notebook code: cells pasted into it, or a Colab export)
     with each line IPython reads as its own (:func:`line_kinds`: ``!pip install -q peft``) made
-    a statement of the same length that does nothing (``pass#ip install -q peft``), and the
-    indexes of those lines. Nothing else moves: an offset, line or column of the quieted text is
-    the same in the original, so what is found, or fixed, in one holds in the other."""
+    a statement of the same length that does nothing (``pass#ip install -q peft``), each line
+    such a line continues with a backslash a comment, and the indexes of the IPython lines.
+    Nothing else moves: an offset, line or column of the quieted text is the same in the
+    original, so what is found, or fixed, in one holds in the other."""
     lines = source.splitlines(keepends=True)
-    ipython = tuple(i for i, kind in line_kinds(lines) if kind == "ipython")
-    if not ipython:
+    kinds = [(i, kind) for i, kind in line_kinds(lines) if kind != "python"]
+    if not kinds:
         return source, ()
-    for i in ipython:
+    for i, kind in kinds:
         line = lines[i]
         body = line.rstrip("\r\n")
         indent = len(body) - len(body.lstrip(" \t"))
         rest = body[indent:]
-        quiet = "pass#" + rest[5:] if len(rest) >= 5 else "#" + rest[1:]
+        if kind == "continuation":  # a line `!python train.py \` continues: a comment
+            quiet = "#" + rest[1:] if rest else rest
+        else:
+            quiet = "pass#" + rest[5:] if len(rest) >= 5 else "#" + rest[1:]
         lines[i] = body[:indent] + quiet + line[len(body):]
-    return "".join(lines), ipython
+    return "".join(lines), tuple(i for i, kind in kinds if kind == "ipython")
 
 
 def _python_line_state(line: str, depth: int, in_string: Optional[str]) -> Tuple[int, Optional[str], bool]:
