@@ -98,6 +98,8 @@ LEVELS = 2  # folders above the module searched for its launch scripts
 # a root marker, or the folder the check runs from, at or above that level says it is the project's
 BESIDE_LEVELS = 0
 README_LEVELS = 6  # folders above the module searched for its README
+# another README of a folder: `README_TRAINING.md`, `README-zh.md`, `readme.ja.md`
+_OTHER_README = lazy(r"readme[-_.][^/\\]*\.(?:md|rst|txt)$", re.IGNORECASE)
 PROJECT_ROOT = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 # and these folders of each, with the folders directly in them (`scripts/train/run.sh`)
 # (`notebooks/`: the Colab notebook that clones the project and runs `!python train.py`, its
@@ -151,6 +153,7 @@ class ShippedFiles:
         # (every module of a package asks for the repository's README)
         self._readme_stated: Dict[str, List[int]] = {}
         self._readme_mac: Dict[str, bool] = {}  # README -> it names an Apple machine (names_a_mac)
+        self._other_readmes: Dict[str, List[str]] = {}  # folder -> its README_*.md (_other_readmes_statement)
         self._readme_scoped: Dict[str, List[Tuple[List[int], Set[str]]]] = {}
         self._docs_stated: Dict[str, List[int]] = {}  # project root → what its docs/ state
         self._subprojects: Dict[str, bool] = {}  # folder → whether it ships its own environment
@@ -299,6 +302,9 @@ class ShippedFiles:
                 if stated:
                     return stated
                 break
+            stated = self._other_readmes_statement(here, module)
+            if stated:
+                return stated
             if any(os.path.exists(os.path.join(here, marker)) for marker in PROJECT_ROOT):
                 return self._project_docs(here)
             if here == folder:
@@ -314,6 +320,25 @@ class ShippedFiles:
                 return []
             here = parent
         return []
+
+    def _other_readmes_statement(self, folder: str, module: str = "") -> List[int]:
+        """What the other READMEs of ``folder`` state, where its README states nothing: a
+        ``README_TRAINING.md`` beside a ``README.md`` of the paper ("GPU: NVIDIA TITAN RTX (24GB,
+        Turing 7.5)", tune review 35), a ``README_zh.md`` copy. Other pages of the folder
+        (``CHANGES.md``, notes) do not speak for its code. Listed once per folder."""
+        names = self._other_readmes.get(folder)
+        if names is None:
+            try:
+                listed = sorted(os.listdir(folder))
+            except OSError:
+                listed = []
+            names = self._other_readmes[folder] = [
+                n for n in listed if n not in READMES and _OTHER_README().match(n) and os.path.isfile(os.path.join(folder, n))
+            ]
+        found: List[int] = []
+        for name in names:
+            found.extend(self._readme_statement(os.path.join(folder, name), module))
+        return found
 
     def _own_notebook_runs(self, folder: str) -> List[int]:
         """The GPUs that the notebooks of ``folder`` itself (not of a folder above it) recorded

@@ -450,6 +450,8 @@ TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(ou
         {"README.md": "# Fine-tuning\n\nRun `bash run.sh`.\n", "../README.md": "All runs used 8 NVIDIA A100-40GB GPUs.\n"},
         # a variable `t4` in a code block is no T4 beside the A100 the prose states
         {"README.md": "Tested on 8 NVIDIA A100-40GB GPUs.\n\n```python\nt0, t1, t4 = inputs\n```\n"},
+        # the project's README is the paper's; its training README beside it states the machine
+        {"../README.md": "# A paper\n\nSee README_TRAINING.md.\n", "../README_TRAINING.md": "## Hardware\n\nGPU: NVIDIA A100 80GB.\n"},
         {"../walkthrough.ipynb": _notebook("!torchrun src/train.py", markdown=("Validated on NVIDIA A10G GPUs.",))},
         # the project's Colab notebook in a `notebooks/` folder beside the script's, its metadata's GPU
         {"../notebooks/run.ipynb": _notebook("%cd project\n!python src/train.py", {"accelerator": "GPU", "colab": {"gpuType": "L4"}})},
@@ -458,7 +460,7 @@ TRAIN = "from transformers import TrainingArguments\nargs = TrainingArguments(ou
         {"../pyproject.toml": '[project]\nname = "p"\ndependencies = ["torch", "flash_attn==2.6.3"]\n'},
         {"../README.md": "## Install\n\n```bash\npip install -r requirements.txt\npip install flash-attn --no-build-isolation\n```\n"},
     ],
-    ids=["slurm-gres", "slurm-partition-above", "tf32-launch-in-a-launch-subfolder", "readme-own-folder", "readme-of-the-project", "silent-readme-below-the-projects", "readme-with-code", "notebook-launcher", "notebooks-folder", "flash-attn-requirement", "flash-attn-dependency", "flash-attn-readme-install"],
+    ids=["slurm-gres", "slurm-partition-above", "tf32-launch-in-a-launch-subfolder", "readme-own-folder", "readme-of-the-project", "silent-readme-below-the-projects", "readme-with-code", "another-readme-of-the-project", "notebook-launcher", "notebooks-folder", "flash-attn-requirement", "flash-attn-dependency", "flash-attn-readme-install"],
 )
 def test_launchers_and_the_folders_readme_state_the_target(tree, files):
     root = tree({"src/train.py": TRAIN, **{f"src/{k}": v for k, v in files.items()}})
@@ -473,11 +475,12 @@ def test_launchers_and_the_folders_readme_state_the_target(tree, files):
         {"jobs/launch.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\nsrun python tools/other.py\n", "tools/other.py": ""},
         {"README.md": "Every example was tested on an A100.\n", "src/README.md": "# Examples\n\nWe ran these on a T4.\n"},  # a nearer README
         {"docs/README.md": "Tested on 4x A100 80GB.\n"},  # another folder's
+        {"CHANGES.md": "Tested on 4x A100 80GB.\n"},  # a page of the project that is no README
         {"src/launch.sh": "#!/bin/bash\n# runs on a T4\npython train.py  # A100\n"},  # commands are not read
         {"requirements.txt": "flash-attn==1.0.9\n"},  # FlashAttention-1 runs on Turing too
         {"pyproject.toml": '[project]\nname = "p"\n[project.optional-dependencies]\nfast = ["flash-attn>=2"]\n'},  # an option
     ],
-    ids=["slurm-other-folders-script", "nearer-readme", "other-folders-readme", "script-command", "flash-attn-1", "flash-attn-extra"],
+    ids=["slurm-other-folders-script", "nearer-readme", "other-folders-readme", "changes-page", "script-command", "flash-attn-1", "flash-attn-extra"],
 )
 def test_files_that_do_not_speak_about_the_module_state_nothing(tree, files):
     assert _run(tree({"src/train.py": TRAIN, **files})) == [("src/train.py", "MP201")]
