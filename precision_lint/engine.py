@@ -655,7 +655,7 @@ class Engine:
                             )
         self._side_files = project.side_files()  # after the rules: they read config files too
         out.sort(key=Diagnostic.sort_key)
-        return _unfixed_where_internal(_dedupe(out))
+        return _unfixed_where_unchecked(_dedupe(out))
 
     def _judged(self, rule, module, source: str, project, only, context: bool) -> List[Diagnostic]:
         """One rule's findings in one module, after ``# noqa``; for a neighbour read only for
@@ -1227,10 +1227,10 @@ def _in_part(d: Diagnostic, path: str, first: int, last: Optional[int]) -> bool:
     return first <= d.span.line and (last is None or d.span.line <= last)
 
 
-def _unfixed_where_internal(diagnostics: List[Diagnostic]) -> List[Diagnostic]:
-    """The findings, none with a fix in a file an internal error stopped (MP003): what was
-    not checked whole is never rewritten; nor is a file MP000 says Python refuses (a `.py` file of
-    notebook code that the project runs with Python: ``rules/mp000_syntax_error.py``)."""
+def _unfixed_where_unchecked(diagnostics: List[Diagnostic]) -> List[Diagnostic]:
+    """The findings, none with a fix in a file an internal error stopped (MP003) or MP000 says
+    Python refuses: what was not checked whole is never rewritten, nor is what does not compile
+    (a `.py` file of notebook code that the project runs with Python: ``rules/mp000_syntax_error.py``)."""
     stopped = {d.path for d in diagnostics if d.code in (internal.CODE, "MP000")}
     if not stopped:
         return diagnostics

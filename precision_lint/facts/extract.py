@@ -25,6 +25,7 @@ from ..semantic.main_block import main_block_lines
 from ..semantic.programs import reads_command_line, session_names, top_level_acts, top_names
 from ..semantic.queries import name_for, position, qualified_name
 from .model import DEFERRED, STAR_EXPORT, ClassFact, ImportLine, Layout, ModuleFacts, ParseError, ProbeFact
+from ..semantic.records import run_by_python_note
 from ..semantic.values import CAPABILITY, COND, awaits_join, join_questions
 from .._regex import lazy
 
@@ -164,7 +165,7 @@ def _ipython_refusal(error: ParseError, tree: ast.AST) -> ParseError:
         why = "it reads the command line of a program run as `python file.py`"
     else:
         return ParseError(error.message, error.line, error.col, "ipython")
-    return ParseError(f"{error.message} (an IPython line: only IPython runs this file, but {why}; its Python lines were checked)", error.line, error.col)
+    return ParseError(error.message + run_by_python_note(why), error.line, error.col)
 
 
 def exported_notebook(source: str) -> bool:

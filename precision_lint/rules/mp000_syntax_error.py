@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..diagnostics import Span
+from ..semantic.records import run_by_python_note
 from ..workspace.notebook import is_notebook_text
 from .base import Rule, RuleContext
 
@@ -23,7 +24,7 @@ class ParseFailure(Rule):
             if cell_error.kind == "ipython":  # notebook code kept as a `.py` file
                 why = _run_by_python(ctx)
                 if why:
-                    yield self._diagnostic(ctx, cell_error, "Cannot parse file", f" (an IPython line: only IPython runs this file, but {why}; its Python lines were checked)")
+                    yield self._diagnostic(ctx, cell_error, "Cannot parse file", run_by_python_note(why))
                 continue
             if cell_error.kind != "syntax":  # a cell of Python 3.12's f-strings: not read (MP002)
                 continue
@@ -43,10 +44,9 @@ def _run_by_python(ctx: RuleContext) -> str:
     """Why Python runs a file of notebook code (its IPython lines, ``!pip install x``, are a
     ``SyntaxError`` there), or "": a notebook's ``%%writefile`` cell writes it (to be imported or
     run: IPython runs the notebook's own cells, never the file), another module imports it, or a
-    launcher runs it (``python
-    file.py`` in a shell script, a README's command, a notebook's ``!python file.py``). A file no
-    such thing runs is a notebook's cells kept as a file, run where it was written to run:
-    pasted into cells, or opened in Colab."""
+    launcher runs it (``python file.py`` in a shell script, a README's command, a notebook's
+    ``!python file.py``). A file no such thing runs is a notebook's cells kept as a file, run
+    where it was written to run: pasted into cells, or opened in Colab."""
     from ..project.test_code import launched
     from ..workspace.written import is_written_module
 

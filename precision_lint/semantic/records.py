@@ -75,3 +75,10 @@ class ParseError:
     # than the analysis goes); "ipython": a `.py` file CPython refuses only at its IPython lines
     # (`!pip install x`), which nothing shows Python runs (MP000 asks the project).
     kind: str = "syntax"
+
+
+def run_by_python_note(why: str) -> str:
+    """What MP000 adds to the refusal of a ``.py`` file of notebook code that Python runs
+    (``why``: what runs it): said by the facts for what the file itself shows (a main block),
+    by the rule for what the project shows (an importer, a launcher)."""
+    return f" (an IPython line: only IPython runs this file, but {why}; its Python lines were checked)"

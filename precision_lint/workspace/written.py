@@ -92,12 +92,18 @@ class WrittenModule:
         return None
 
 
-_WRITTEN_PATH = re.compile(r":cell\d+:[^/\\:]+$")
+_WRITTEN_PATH = re.compile(r":cell\d+:[^/\\:]+$")  # the tail :func:`written_path` writes
+
+
+def written_path(notebook: str, cell: int, target: str) -> str:
+    """:attr:`WrittenModule.path` of the module cell ``cell`` of ``notebook`` writes to
+    ``target``: ``nb.ipynb:cell3:train.py``."""
+    return f"{notebook}:cell{cell}:{os.path.basename(target)}"
 
 
 def is_written_module(path: str) -> bool:
-    """Whether ``path`` names a module a notebook writes (:attr:`WrittenModule.path`:
-    ``nb.ipynb:cell3:train.py``), which is checked apart from the notebook's own cells."""
+    """Whether ``path`` names a module a notebook writes (:func:`written_path`), which is
+    checked apart from the notebook's own cells."""
     return _WRITTEN_PATH.search(path) is not None
 
 
@@ -162,7 +168,7 @@ def modules(path: str, notebook: Notebook, text: str, naming: Tuple[str, bool, s
         out.append(
             WrittenModule(
                 notebook=path,
-                path=f"{path}:cell{first_cell}:{os.path.basename(target)}",
+                path=written_path(path, first_cell, target),
                 target=target,
                 naming=_naming(path, target, naming, None if latest else first_cell),
                 text="".join(parts),
